@@ -1,0 +1,96 @@
+/* tensorgraph eager autograd: the dynamic graph (tape), backward, the
+ * functional grad for higher-order derivatives, grad mode, custom
+ * operators with C callbacks, and gradcheck. */
+#ifndef TG_AUTOGRAD_H
+#define TG_AUTOGRAD_H
+
+#include "tg/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- leaves and gradients --------------------------------------------- */
+/* marks a floating-point tensor as a leaf whose gradient is accumulated */
+tg_status tg_set_requires_grad(tg_tensor *t, bool requires_grad);
+bool tg_requires_grad(const tg_tensor *t);
+bool tg_is_leaf(const tg_tensor *t);
+/* the accumulated gradient (borrowed; owned by t), or NULL */
+tg_tensor *tg_grad(const tg_tensor *t);
+void tg_zero_grad(tg_tensor *t); /* drops the gradient */
+/* a new tensor sharing t's storage, cut off from the graph */
+tg_tensor *tg_detach(tg_tensor *t);
+/* name of the op that produced t ("mul", ...), or NULL for a leaf */
+const char *tg_grad_fn_name(const tg_tensor *t);
+
+/* ---- backward ----------------------------------------------------------
+ * Gradients of `root` flow back to every leaf that requires grad and are
+ * added to its grad. grad_output NULL is allowed only for a one-element
+ * root (it means 1). Unless retain_graph, the tensors the graph saved are
+ * freed: a second backward through it fails with an error naming
+ * retain_graph. */
+tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output,
+                      bool retain_graph);
+
+/* Functional gradients: writes d(sum of outputs . grad_outputs)/d inputs
+ * into results[0..n_inputs-1] (new references; NULL where an input is
+ * unreachable). Leaves' grad fields are left untouched. grad_outputs may
+ * be NULL (all one-element outputs). With create_graph the results are
+ * themselves differentiable (grad of grad); create_graph implies
+ * retain_graph. */
+tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
+                           tg_tensor *const *grad_outputs, int n_inputs,
+                           tg_tensor *const *inputs, tg_tensor **results,
+                           bool retain_graph, bool create_graph);
+
+/* ---- grad mode ----------------------------------------------------------
+ * Per thread, nestable. Inside no_grad, ops record nothing. */
+void tg_no_grad_begin(void);
+void tg_no_grad_end(void);
+bool tg_grad_enabled(void);
+void tg_set_grad_enabled(bool on);
+
+/* ---- custom operators (PyTorch's autograd.Function) --------------------
+ * forward runs with grad mode off inside a scope of its own and returns
+ * its result made with tg ops (or one of its inputs); it may save tensors
+ * for backward on ctx. backward runs inside a scope too: it receives the
+ * output's gradient dy and sets dx[i] for the inputs that need one (made
+ * with tg ops, or dy itself; leave NULL for none). Built with tg ops,
+ * backward is differentiable again with create_graph. */
+typedef struct tg_function_ctx tg_function_ctx;
+typedef struct tg_function {
+    const char *name;
+    tg_tensor *(*forward)(tg_function_ctx *ctx, int n_in,
+                          tg_tensor *const *in, void *user);
+    tg_status (*backward)(tg_function_ctx *ctx, tg_tensor *dy, int n_in,
+                          tg_tensor **dx, void *user);
+} tg_function;
+tg_tensor *tg_function_apply(const tg_function *fn, int n_in,
+                             tg_tensor *const *in, void *user);
+tg_status tg_ctx_save_for_backward(tg_function_ctx *ctx, int n,
+                                   tg_tensor *const *tensors);
+/* the i-th saved tensor (borrowed) or NULL with an error when it was
+ * modified in place since it was saved */
+tg_tensor *tg_ctx_saved(tg_function_ctx *ctx, int i);
+int tg_ctx_num_saved(const tg_function_ctx *ctx);
+bool tg_ctx_needs_input_grad(const tg_function_ctx *ctx, int i);
+
+/* ---- gradcheck ----------------------------------------------------------
+ * Compares the analytic Jacobian (backward) of fn at `inputs` with central
+ * finite differences. Inputs should be float64; those that require grad
+ * are checked. Passes when |analytic - numeric| <= atol + rtol * |numeric|
+ * for every entry. On failure returns TG_ERR_AUTOGRAD with the first
+ * mismatch (input, element, both values) in tg_last_error(). */
+typedef tg_tensor *(*tg_gradcheck_fn)(int n, tg_tensor *const *inputs,
+                                      void *user);
+typedef struct tg_gradcheck_opts {
+    double eps, atol, rtol; /* zeros mean PyTorch's 1e-6, 1e-5, 1e-3 */
+} tg_gradcheck_opts;
+tg_status tg_gradcheck(tg_gradcheck_fn fn, void *user, int n,
+                       tg_tensor *const *inputs,
+                       const tg_gradcheck_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,82 @@
+/* tensorgraph core: status codes and errors, dtypes and promotion, devices,
+ * threading. Everything else in the public API builds on these. */
+#ifndef TG_CORE_H
+#define TG_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_VERSION "0.1.0"
+#define TG_MAX_DIMS 8
+
+/* ---- status and errors (DESIGN §5) ------------------------------------
+ * Library calls never abort on user error. Functions returning a pointer
+ * return NULL on failure; functions returning tg_status return non-TG_OK.
+ * Either way tg_last_error() (thread-local) says what went wrong, naming
+ * the op, the shapes and what was expected. Every op returns NULL when
+ * one of its inputs is NULL, keeping the first error, so chained calls
+ * such as tg_add(tg_mul(a, b), c) report the failure that happened. */
+typedef enum tg_status {
+    TG_OK = 0,
+    TG_ERR_ARG,         /* invalid argument (NULL, bad value, bad option) */
+    TG_ERR_SHAPE,       /* shapes incompatible */
+    TG_ERR_DTYPE,       /* dtype not supported or mismatched */
+    TG_ERR_INDEX,       /* axis or index out of range */
+    TG_ERR_AUTOGRAD,    /* misuse of autograd (double backward, ...) */
+    TG_ERR_NOMEM,       /* allocation failed */
+    TG_ERR_IO,          /* file or data error */
+    TG_ERR_UNSUPPORTED, /* op or feature not available */
+    TG_ERR_INTERNAL     /* a bug in tensorgraph: please report */
+} tg_status;
+
+const char *tg_last_error(void);   /* "" when no error since last clear */
+tg_status tg_last_status(void);
+void tg_clear_error(void);
+const char *tg_status_name(tg_status s);
+
+/* ---- dtypes ------------------------------------------------------------
+ * Type promotion (tg_promote_types) follows PyTorch's tensor-tensor rules:
+ *   bool < uint8 < int32 < int64 < float32 < float64
+ * the result is the larger of the two in that order, except that mixing
+ * uint8 with a signed integer gives the signed type (int32/int64).
+ * Comparisons and logical ops give bool. Integer division (tg_div) of
+ * integer inputs promotes to float32, as true division in PyTorch. */
+typedef enum tg_dtype {
+    TG_FLOAT32 = 0,
+    TG_FLOAT64,
+    TG_INT32,
+    TG_INT64,
+    TG_UINT8,
+    TG_BOOL,
+    TG_NUM_DTYPES
+} tg_dtype;
+
+size_t tg_dtype_size(tg_dtype dt);
+const char *tg_dtype_name(tg_dtype dt); /* "float32", ... */
+bool tg_dtype_is_float(tg_dtype dt);
+bool tg_dtype_is_valid(int dt);
+tg_dtype tg_promote_types(tg_dtype a, tg_dtype b);
+
+/* ---- devices -----------------------------------------------------------
+ * Only the CPU exists today; the index leaves room for virtual devices. */
+typedef enum tg_device_type { TG_CPU = 0 } tg_device_type;
+typedef struct tg_device {
+    tg_device_type type;
+    int index;
+} tg_device;
+
+/* ---- threads -----------------------------------------------------------
+ * One thread pool serves the whole library (intra-op parallelism).
+ * Default size: TG_NUM_THREADS from the environment, else the cores. */
+tg_status tg_set_num_threads(int n);
+int tg_get_num_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

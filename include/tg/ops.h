@@ -1,0 +1,189 @@
+/* tensorgraph operators: the one public function per op (DESIGN §2).
+ * Each call runs the op now (eager mode) and, when an input requires grad
+ * and grad mode is on, records a node on the autograd tape.
+ * All return a new reference (see tg/tensor.h on ownership) or NULL with
+ * tg_last_error() set. Binary ops broadcast like numpy. Axes may be
+ * negative (counted from the end). */
+#ifndef TG_OPS_H
+#define TG_OPS_H
+
+#include "tg/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- views: share storage, never copy ---------------------------------- */
+/* one dim may be -1 (inferred). tg_view fails when the strides do not
+ * allow a view; tg_reshape then copies (like PyTorch's reshape). */
+tg_tensor *tg_view(tg_tensor *x, int ndim, const int64_t *shape);
+tg_tensor *tg_reshape(tg_tensor *x, int ndim, const int64_t *shape);
+tg_tensor *tg_permute(tg_tensor *x, const int *perm); /* ndim entries */
+tg_tensor *tg_transpose(tg_tensor *x, int axis0, int axis1);
+/* start:stop:step on one axis, Python semantics (negative start/stop
+ * count from the end and are clamped); step must be >= 1 */
+tg_tensor *tg_slice(tg_tensor *x, int axis, int64_t start, int64_t stop,
+                    int64_t step);
+tg_tensor *tg_expand(tg_tensor *x, int ndim, const int64_t *shape);
+tg_tensor *tg_squeeze(tg_tensor *x, int axis);     /* the size-1 axis */
+tg_tensor *tg_squeeze_all(tg_tensor *x);           /* every size-1 axis */
+tg_tensor *tg_unsqueeze(tg_tensor *x, int axis);
+tg_tensor *tg_flatten(tg_tensor *x, int start_axis, int end_axis);
+/* a C-contiguous tensor: x itself (new reference) when already so */
+tg_tensor *tg_contiguous(tg_tensor *x);
+tg_tensor *tg_clone(tg_tensor *x); /* always a contiguous copy */
+
+/* ---- elementwise, binary (broadcasting) -------------------------------- */
+tg_tensor *tg_add(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_sub(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_mul(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_div(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b);
+/* scalar conveniences; the scalar takes x's dtype */
+tg_tensor *tg_add_scalar(tg_tensor *x, double s);
+tg_tensor *tg_mul_scalar(tg_tensor *x, double s);
+tg_tensor *tg_pow_scalar(tg_tensor *x, double s);
+
+/* ---- elementwise, unary ------------------------------------------------- */
+tg_tensor *tg_neg(tg_tensor *x);
+tg_tensor *tg_abs(tg_tensor *x);
+tg_tensor *tg_exp(tg_tensor *x);
+tg_tensor *tg_log(tg_tensor *x);
+tg_tensor *tg_sqrt(tg_tensor *x);
+tg_tensor *tg_rsqrt(tg_tensor *x);
+tg_tensor *tg_sin(tg_tensor *x);
+tg_tensor *tg_cos(tg_tensor *x);
+tg_tensor *tg_tanh(tg_tensor *x);
+tg_tensor *tg_sigmoid(tg_tensor *x);
+tg_tensor *tg_relu(tg_tensor *x);
+tg_tensor *tg_leaky_relu(tg_tensor *x, double negative_slope);
+tg_tensor *tg_elu(tg_tensor *x, double alpha);
+tg_tensor *tg_gelu(tg_tensor *x); /* exact (erf) form */
+tg_tensor *tg_erf(tg_tensor *x);
+tg_tensor *tg_softplus(tg_tensor *x);
+tg_tensor *tg_floor(tg_tensor *x);
+tg_tensor *tg_ceil(tg_tensor *x);
+tg_tensor *tg_round(tg_tensor *x); /* half to even, like PyTorch */
+tg_tensor *tg_sign(tg_tensor *x);
+tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi);
+tg_tensor *tg_where(tg_tensor *cond, tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_cast(tg_tensor *x, tg_dtype dt);
+
+/* ---- comparisons and logic (bool results, no gradient) ----------------- */
+tg_tensor *tg_eq(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_ne(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_lt(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_le(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_gt(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_ge(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_logical_and(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_logical_or(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_logical_xor(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_logical_not(tg_tensor *x);
+
+/* ---- reductions ---------------------------------------------------------
+ * Over n_axes axes (n_axes == 0: all axes). keepdim keeps them as size 1.
+ * var/std use `correction` (1: unbiased, as PyTorch's default). */
+tg_tensor *tg_sum(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
+tg_tensor *tg_mean(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
+tg_tensor *tg_max(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
+tg_tensor *tg_min(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
+tg_tensor *tg_prod(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
+tg_tensor *tg_var(tg_tensor *x, int n_axes, const int *axes, int correction,
+                  bool keepdim);
+tg_tensor *tg_std(tg_tensor *x, int n_axes, const int *axes, int correction,
+                  bool keepdim);
+tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes,
+                        bool keepdim);
+tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64 */
+tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
+/* sums broadcast dims away so the result has `shape` (the gradient of a
+ * broadcast); shape must broadcast to x's shape */
+tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
+
+/* ---- linear algebra ------------------------------------------------------ */
+/* numpy matmul: 1-D operands promoted, batch dims broadcast */
+tg_tensor *tg_matmul(tg_tensor *a, tg_tensor *b);
+/* alpha * op(a) @ op(b) + beta * c, a and b 2-D, c broadcast (may be NULL) */
+tg_tensor *tg_gemm(tg_tensor *a, tg_tensor *b, tg_tensor *c, double alpha,
+                   double beta, bool trans_a, bool trans_b);
+/* x @ w^T + b, w is [out, in], b is [out] or NULL (PyTorch's Linear) */
+tg_tensor *tg_linear(tg_tensor *x, tg_tensor *w, tg_tensor *b);
+
+/* ---- neural network ops -------------------------------------------------- */
+typedef struct tg_conv2d_opts {
+    int stride[2], padding[2], dilation[2], groups;
+} tg_conv2d_opts;
+/* x [N, C, H, W], w [O, C/groups, kh, kw], b [O] or NULL; opts NULL means
+ * stride 1, padding 0, dilation 1, groups 1 */
+tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                     const tg_conv2d_opts *opts);
+
+typedef struct tg_pool2d_opts {
+    int kernel[2], stride[2], padding[2];
+    bool ceil_mode;
+    bool count_include_pad; /* avg_pool2d only */
+} tg_pool2d_opts;
+/* stride {0,0} means stride = kernel */
+tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts);
+tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts);
+tg_tensor *tg_global_avg_pool2d(tg_tensor *x); /* [N,C,H,W] -> [N,C,1,1] */
+
+/* x [N, C, ...]. training: normalise with batch statistics and update
+ * running_mean/running_var in place (unbiased var, PyTorch's momentum
+ * convention) when they are not NULL; eval: use the running stats.
+ * weight/bias [C] or NULL. */
+tg_tensor *tg_batch_norm(tg_tensor *x, tg_tensor *running_mean,
+                         tg_tensor *running_var, tg_tensor *weight,
+                         tg_tensor *bias, bool training, double momentum,
+                         double eps);
+/* normalises over the last n_axes axes; weight/bias of that shape or NULL */
+tg_tensor *tg_layer_norm(tg_tensor *x, int n_axes, tg_tensor *weight,
+                         tg_tensor *bias, double eps);
+/* zeroes with probability p, scales by 1/(1-p); identity when !training */
+tg_tensor *tg_dropout(tg_tensor *x, double p, bool training,
+                      tg_generator *gen);
+tg_tensor *tg_softmax(tg_tensor *x, int axis);
+tg_tensor *tg_log_softmax(tg_tensor *x, int axis);
+/* weight [V, D], indices int32/int64 of any shape -> [..., D] */
+tg_tensor *tg_embedding(tg_tensor *weight, tg_tensor *indices);
+
+/* ---- losses -------------------------------------------------------------- */
+typedef enum tg_reduction {
+    TG_REDUCTION_MEAN = 0,
+    TG_REDUCTION_SUM,
+    TG_REDUCTION_NONE
+} tg_reduction;
+tg_tensor *tg_mse_loss(tg_tensor *pred, tg_tensor *target, tg_reduction r);
+/* logits [N, C], labels int32/int64 [N] in 0..C-1 */
+tg_tensor *tg_cross_entropy(tg_tensor *logits, tg_tensor *labels,
+                            tg_reduction r);
+tg_tensor *tg_nll_loss(tg_tensor *log_probs, tg_tensor *labels,
+                       tg_reduction r);
+tg_tensor *tg_bce_with_logits(tg_tensor *logits, tg_tensor *targets,
+                              tg_reduction r);
+
+/* ---- array ops ----------------------------------------------------------- */
+tg_tensor *tg_concat(int n, tg_tensor *const *xs, int axis);
+tg_tensor *tg_stack(int n, tg_tensor *const *xs, int axis);
+/* splits into n parts of sizes[i] along axis (sizes must sum to the dim);
+ * writes n new references to out; returns TG_OK or an error */
+tg_status tg_split(tg_tensor *x, int axis, int n, const int64_t *sizes,
+                   tg_tensor **out);
+/* out[i][j] = x[index[i][j]][j] along axis (index same ndim as x) */
+tg_tensor *tg_gather(tg_tensor *x, int axis, tg_tensor *index);
+tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index);
+/* pads[2*i] and pads[2*i+1] elements of `value` go before and after
+ * axis i, for axes 0 .. n_pads/2 - 1 (n_pads even, <= 2 * ndim; the
+ * remaining axes are not padded). Pads must be >= 0. */
+tg_tensor *tg_pad(tg_tensor *x, int n_pads, const int64_t *pads,
+                  double value);
+tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes); /* int64 */
+tg_tensor *tg_tile(tg_tensor *x, int n_reps, const int64_t *reps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,108 @@
+/* tensorgraph tensors: creation, inspection, reference counting, scopes,
+ * random generators and printing. Views and math live in tg/ops.h. */
+#ifndef TG_TENSOR_H
+#define TG_TENSOR_H
+
+#include "tg/core.h"
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_tensor tg_tensor;
+typedef struct tg_generator tg_generator;
+
+/* ---- ownership (DESIGN §3) ---------------------------------------------
+ * Every function returning a tg_tensor* returns a new reference.
+ *  - With no scope open, the caller owns it and calls tg_release once.
+ *  - Inside tg_scope_begin()/tg_scope_end(), the innermost scope owns it:
+ *    tg_scope_end releases every tensor created inside that was not kept.
+ *  - tg_keep(t) makes t outlive the current scope: at tg_scope_end it is
+ *    handed to the enclosing scope, or, when there is none, to the caller,
+ *    who then owns one reference and must tg_release it.
+ * Scopes are per thread and nest. Tensors created outside any scope
+ * (parameters, say) are never touched by a scope. */
+tg_tensor *tg_retain(tg_tensor *t);  /* returns t */
+void tg_release(tg_tensor *t);       /* NULL is ignored */
+void tg_scope_begin(void);
+void tg_scope_end(void);
+tg_tensor *tg_keep(tg_tensor *t);    /* returns t; NULL passes through */
+int tg_scope_depth(void);
+
+/* ---- creation ----------------------------------------------------------
+ * Shapes are int64 dims; ndim 0 makes a scalar (one element). */
+tg_tensor *tg_empty(tg_dtype dt, int ndim, const int64_t *shape);
+tg_tensor *tg_zeros(tg_dtype dt, int ndim, const int64_t *shape);
+tg_tensor *tg_ones(tg_dtype dt, int ndim, const int64_t *shape);
+tg_tensor *tg_full(tg_dtype dt, int ndim, const int64_t *shape, double value);
+tg_tensor *tg_scalar(tg_dtype dt, double value); /* 0-d tensor */
+/* start, start+step, ... while < stop (> stop for negative step) */
+tg_tensor *tg_arange(tg_dtype dt, double start, double stop, double step);
+/* copies numel elements of dtype dt from data (C order) */
+tg_tensor *tg_from_data(tg_dtype dt, int ndim, const int64_t *shape,
+                        const void *data);
+tg_tensor *tg_zeros_like(const tg_tensor *t);
+tg_tensor *tg_ones_like(const tg_tensor *t);
+tg_tensor *tg_full_like(const tg_tensor *t, double value);
+
+/* ---- random: explicit, seedable generators (no global state) ---------- */
+tg_generator *tg_generator_new(uint64_t seed);
+void tg_generator_free(tg_generator *g);
+void tg_generator_seed(tg_generator *g, uint64_t seed);
+uint64_t tg_generator_next(tg_generator *g);  /* 64 random bits */
+double tg_generator_uniform(tg_generator *g); /* in [0, 1) */
+/* float32/float64 tensors from U(lo, hi) and N(mean, std^2) */
+tg_tensor *tg_rand_uniform(tg_generator *g, tg_dtype dt, int ndim,
+                           const int64_t *shape, double lo, double hi);
+tg_tensor *tg_rand_normal(tg_generator *g, tg_dtype dt, int ndim,
+                          const int64_t *shape, double mean, double std);
+/* bool tensor, each element true with probability p */
+tg_tensor *tg_rand_bernoulli(tg_generator *g, int ndim, const int64_t *shape,
+                             double p);
+/* a uniformly random permutation of 0..n-1 (int64) */
+tg_tensor *tg_randperm(tg_generator *g, int64_t n);
+
+/* ---- inspection --------------------------------------------------------
+ * Strides and offsets are in elements, not bytes. */
+int tg_ndim(const tg_tensor *t);
+const int64_t *tg_shape(const tg_tensor *t);
+int64_t tg_size(const tg_tensor *t, int axis); /* negative axis counts back */
+const int64_t *tg_strides(const tg_tensor *t);
+int64_t tg_offset(const tg_tensor *t);
+int64_t tg_numel(const tg_tensor *t);
+tg_dtype tg_dtype_of(const tg_tensor *t);
+tg_device tg_device_of(const tg_tensor *t);
+bool tg_is_contiguous(const tg_tensor *t);
+bool tg_shares_storage(const tg_tensor *a, const tg_tensor *b);
+/* pointer to element 0 (storage + offset); strides tell the layout */
+void *tg_data(const tg_tensor *t);
+/* value of a one-element tensor as double; NaN and an error otherwise */
+double tg_item(const tg_tensor *t);
+/* element at a multi-index (ndim entries), as double */
+double tg_get(const tg_tensor *t, const int64_t *index);
+/* copies all elements in C order into out, converted to dtype dt */
+tg_status tg_copy_to(const tg_tensor *t, tg_dtype dt, void *out);
+
+/* ---- printing: numpy/PyTorch style, elided when large ----------------- */
+char *tg_to_string(const tg_tensor *t); /* malloc'd; caller frees */
+void tg_print(const tg_tensor *t);      /* to stdout, with a newline */
+void tg_fprint(FILE *f, const tg_tensor *t);
+/* "[2, 3]" into buf, for messages; returns buf */
+char *tg_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
+
+/* ---- in-place updates --------------------------------------------------
+ * Each bumps the storage's version counter, so autograd can tell when a
+ * tensor it saved was changed. In-place ops do not record a graph: they
+ * fail on a tensor that requires grad unless grad mode is off (as in
+ * PyTorch, update parameters inside tg_no_grad_begin/end). */
+tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src); /* broadcasts */
+tg_status tg_fill_(tg_tensor *dst, double value);
+tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha);
+tg_status tg_mul_scalar_(tg_tensor *dst, double s);
+uint64_t tg_version(const tg_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

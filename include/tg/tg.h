@@ -1,0 +1,10 @@
+/* tensorgraph: the umbrella header. Include this one. */
+#ifndef TG_TG_H
+#define TG_TG_H
+
+#include "tg/core.h"
+#include "tg/tensor.h"
+#include "tg/ops.h"
+#include "tg/autograd.h"
+
+#endif

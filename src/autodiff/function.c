@@ -1,0 +1,146 @@
+/* Custom operators from user code (PyTorch's autograd.Function): a C
+ * forward run with grad off, a C backward run by the engine, and a
+ * context that saves tensors for backward with version checks. */
+#include "autodiff/node.h"
+
+#include <stdlib.h>
+
+struct tg_function_ctx {
+    int n_saved;
+    tg_tensor **saved;
+    uint64_t *versions;
+    int n_in;
+    bool needs[TG_MAX_OP_INPUTS];
+    const char *name;
+};
+
+void tg__function_ctx_free_saved(struct tg_function_ctx *ctx)
+{
+    for (int i = 0; i < ctx->n_saved; i++)
+        tg_release(ctx->saved[i]);
+    free(ctx->saved);
+    free(ctx->versions);
+    ctx->saved = NULL;
+    ctx->versions = NULL;
+    ctx->n_saved = 0;
+}
+
+void tg__function_ctx_free(struct tg_function_ctx *ctx)
+{
+    tg__function_ctx_free_saved(ctx);
+    free(ctx);
+}
+
+tg_status tg_ctx_save_for_backward(tg_function_ctx *ctx, int n,
+                                   tg_tensor *const *tensors)
+{
+    if (!ctx || n < 0 || (n > 0 && !tensors))
+        return tg__error(TG_ERR_ARG, "tg_ctx_save_for_backward: bad arguments");
+    tg_tensor **s = realloc(ctx->saved, (size_t)(ctx->n_saved + n) * sizeof *s);
+    if (!s)
+        return tg__error(TG_ERR_NOMEM, "out of memory saving tensors");
+    ctx->saved = s;
+    uint64_t *v = realloc(ctx->versions, (size_t)(ctx->n_saved + n) * sizeof *v);
+    if (!v)
+        return tg__error(TG_ERR_NOMEM, "out of memory saving tensors");
+    ctx->versions = v;
+    for (int i = 0; i < n; i++) {
+        if (!tensors[i])
+            return tg__error(TG_ERR_ARG, "tg_ctx_save_for_backward: tensor %d is NULL", i);
+        ctx->saved[ctx->n_saved] = tg_retain(tensors[i]);
+        ctx->versions[ctx->n_saved++] = tensors[i]->storage->version;
+    }
+    return TG_OK;
+}
+
+int tg_ctx_num_saved(const tg_function_ctx *ctx) { return ctx ? ctx->n_saved : 0; }
+
+tg_tensor *tg_ctx_saved(tg_function_ctx *ctx, int i)
+{
+    if (!ctx || i < 0 || i >= ctx->n_saved)
+        return tg__error_null(TG_ERR_INDEX, "tg_ctx_saved: no saved tensor %d "
+                              "(%d saved)", i, ctx ? ctx->n_saved : 0);
+    tg_tensor *t = ctx->saved[i];
+    if (t->storage->version != ctx->versions[i])
+        return tg__error_null(TG_ERR_AUTOGRAD,
+                              "custom function '%s': saved tensor %d was modified "
+                              "by an in-place operation (version %llu, expected %llu)",
+                              ctx->name, i, (unsigned long long)t->storage->version,
+                              (unsigned long long)ctx->versions[i]);
+    return t;
+}
+
+bool tg_ctx_needs_input_grad(const tg_function_ctx *ctx, int i)
+{
+    return ctx && i >= 0 && i < ctx->n_in && ctx->needs[i];
+}
+
+static tg_tensor *run_forward(const tg_function *fn, tg_function_ctx *ctx,
+                              int n_in, tg_tensor *const *in, void *user)
+{
+    tg_no_grad_begin();
+    tg_scope_begin();
+    tg_tensor *y = fn->forward(ctx, n_in, in, user);
+    /* a fresh alias: the output gets a grad_fn without touching y, which
+     * may be an input passed through */
+    tg_tensor *out = y ? tg__alias(y, y->ndim, y->shape, y->strides, y->offset) : NULL;
+    tg_scope_end();
+    tg_no_grad_end();
+    if (!y && !tg__error_is_set())
+        tg__error(TG_ERR_ARG, "custom function '%s': forward returned NULL",
+                  fn->name);
+    return out;
+}
+
+tg_tensor *tg_function_apply(const tg_function *fn, int n_in,
+                             tg_tensor *const *in, void *user)
+{
+    if (!fn || !fn->forward || !fn->backward || n_in < 0 || n_in > TG_MAX_OP_INPUTS)
+        return tg__error_null(TG_ERR_ARG, "tg_function_apply: need forward and "
+                              "backward callbacks and 0 to %d inputs", TG_MAX_OP_INPUTS);
+    for (int i = 0; i < n_in; i++)
+        if (!in[i])
+            return tg__error_is_set() ? NULL
+                                      : tg__error_null(TG_ERR_ARG, "custom function "
+                                                       "'%s': input %d is NULL", fn->name, i);
+    tg_function_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return tg__error_null(TG_ERR_NOMEM, "out of memory");
+    ctx->n_in = n_in;
+    ctx->name = fn->name ? fn->name : "custom";
+    for (int i = 0; i < n_in; i++)
+        ctx->needs[i] = in[i]->requires_grad && tg_grad_enabled();
+    tg_tensor *out = run_forward(fn, ctx, n_in, in, user);
+    if (!out || !tg__should_record(n_in, in) || !tg_dtype_is_float(out->dtype)) {
+        tg__function_ctx_free(ctx);
+        return tg__publish(out);
+    }
+    tg_node *n = tg__node_new(n_in, 1);
+    if (!n) {
+        tg__function_ctx_free(ctx);
+        tg_release(out);
+        return NULL;
+    }
+    n->fn = fn;
+    n->fn_user = user;
+    n->fn_ctx = ctx;
+    n->name = ctx->name;
+    for (int i = 0; i < n_in; i++) {
+        tg__node_set_edge(n, i, in[i]);
+        tg_meta_of(in[i], &n->in_meta[i]);
+    }
+    tg_meta_of(out, &n->out_meta[0]);
+    out->requires_grad = true;
+    out->grad_fn = n; /* takes the node's first reference */
+    out->out_index = 0;
+    return tg__publish(out);
+}
+
+/* called by the engine inside a scope of its own */
+tg_status tg__function_backward(tg_node *n, tg_tensor *dy, tg_tensor **dx)
+{
+    tg_status s = n->fn->backward(n->fn_ctx, dy, n->n_in, dx, n->fn_user);
+    if (s != TG_OK && !tg__error_is_set())
+        tg__error(s, "custom function '%s': backward failed", n->name);
+    return s;
+}

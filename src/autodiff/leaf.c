@@ -1,0 +1,43 @@
+/* Leaves and gradients: requires_grad, the accumulated grad, detach. */
+#include "autodiff/node.h"
+
+tg_status tg_set_requires_grad(tg_tensor *t, bool requires_grad)
+{
+    if (!t)
+        return tg__error(TG_ERR_ARG, "tg_set_requires_grad: tensor is NULL");
+    if (t->grad_fn)
+        return tg__error(TG_ERR_AUTOGRAD,
+                         "tg_set_requires_grad: only leaves can be changed; this "
+                         "tensor was produced by '%s' (use tg_detach first)",
+                         t->grad_fn->name);
+    if (requires_grad && !tg_dtype_is_float(t->dtype))
+        return tg__error(TG_ERR_DTYPE,
+                         "tg_set_requires_grad: only floating-point tensors can "
+                         "require grad, this one is %s", tg_dtype_name(t->dtype));
+    t->requires_grad = requires_grad;
+    return TG_OK;
+}
+
+bool tg_requires_grad(const tg_tensor *t) { return t && t->requires_grad; }
+bool tg_is_leaf(const tg_tensor *t) { return t && !t->grad_fn; }
+tg_tensor *tg_grad(const tg_tensor *t) { return t ? t->grad : NULL; }
+
+void tg_zero_grad(tg_tensor *t)
+{
+    if (!t)
+        return;
+    tg_release(t->grad);
+    t->grad = NULL;
+}
+
+const char *tg_grad_fn_name(const tg_tensor *t)
+{
+    return t && t->grad_fn ? t->grad_fn->name : NULL;
+}
+
+tg_tensor *tg_detach(tg_tensor *t)
+{
+    if (!t)
+        return NULL;
+    return tg__publish(tg__alias(t, t->ndim, t->shape, t->strides, t->offset));
+}

@@ -1,0 +1,213 @@
+/* Recording op applications on the tape, and node lifetime. Nodes are
+ * freed iteratively so that long chains cannot overflow the C stack. */
+#include "autodiff/node.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- grad mode (per thread, nestable) -------------------------------- */
+#define GRAD_MODE_STACK 64
+static _Thread_local bool grad_disabled;
+static _Thread_local bool grad_stack[GRAD_MODE_STACK];
+static _Thread_local int grad_depth;
+
+bool tg_grad_enabled(void) { return !grad_disabled; }
+void tg_set_grad_enabled(bool on) { grad_disabled = !on; }
+
+void tg_no_grad_begin(void)
+{
+    if (grad_depth < GRAD_MODE_STACK)
+        grad_stack[grad_depth] = grad_disabled;
+    grad_depth++;
+    grad_disabled = true;
+}
+
+void tg_no_grad_end(void)
+{
+    if (grad_depth == 0)
+        return;
+    grad_depth--;
+    grad_disabled = grad_depth < GRAD_MODE_STACK ? grad_stack[grad_depth] : true;
+}
+
+bool tg__should_record(int n_in, tg_tensor *const *in)
+{
+    if (grad_disabled)
+        return false;
+    for (int i = 0; i < n_in; i++)
+        if (in[i]->requires_grad)
+            return true;
+    return false;
+}
+
+/* ---- nodes ------------------------------------------------------------- */
+tg_node *tg__node_new(int n_in, int n_out)
+{
+    size_t size = sizeof(tg_node) + (size_t)n_in * sizeof(tg_edge) +
+                  (size_t)(n_in + n_out) *
+                      (sizeof(tg_tensor *) + sizeof(uint64_t) + sizeof(tg_meta));
+    tg_node *n = calloc(1, size);
+    if (!n)
+        return tg__error_null(TG_ERR_NOMEM, "out of memory recording a node");
+    n->refcount = 1;
+    n->n_in = n_in;
+    n->n_out = n_out;
+    char *p = (char *)(n + 1);
+    n->in_meta = (tg_meta *)p;
+    p += (size_t)n_in * sizeof(tg_meta);
+    n->out_meta = (tg_meta *)p;
+    p += (size_t)n_out * sizeof(tg_meta);
+    n->edges = (tg_edge *)p;
+    p += (size_t)n_in * sizeof(tg_edge);
+    n->ver_in = (uint64_t *)p;
+    p += (size_t)n_in * sizeof(uint64_t);
+    n->ver_out = (uint64_t *)p;
+    p += (size_t)n_out * sizeof(uint64_t);
+    n->saved_in = (tg_tensor **)p;
+    p += (size_t)n_in * sizeof(tg_tensor *);
+    n->saved_out = (tg_tensor **)p;
+    return n;
+}
+
+void tg__node_set_edge(tg_node *n, int i, tg_tensor *in)
+{
+    tg_edge *e = &n->edges[i];
+    if (!in->requires_grad)
+        return;
+    if (in->grad_fn) {
+        e->node = in->grad_fn;
+        e->node->refcount++;
+        e->index = in->out_index;
+    } else {
+        e->leaf = tg_retain(in);
+    }
+}
+
+tg_tensor *tg__save_output_alias(tg_tensor *t)
+{
+    return tg__alias(t, t->ndim, t->shape, t->strides, t->offset);
+}
+
+static bool saves(uint32_t mask, int i)
+{
+    return mask == TG_SAVE_ALL || (i < 32 && ((mask >> i) & 1u));
+}
+
+static void attach_outputs(tg_node *n, tg_op_ctx *c)
+{
+    for (int o = 0; o < c->n_out; o++) {
+        tg_tensor *y = c->out[o];
+        if (!tg_dtype_is_float(y->dtype))
+            continue; /* integer and bool results carry no gradient */
+        y->requires_grad = true;
+        y->grad_fn = n;
+        y->out_index = o;
+        n->refcount++;
+    }
+}
+
+tg_status tg__record(tg_op_ctx *c)
+{
+    const tg_op_def *op = c->op;
+    if (op->nondiff)
+        return TG_OK;
+    tg_node *n = tg__node_new(c->n_in, c->n_out);
+    if (!n)
+        return TG_ERR_NOMEM;
+    n->op = op;
+    n->name = op->name;
+    n->n_attrs = c->n_attrs;
+    if (c->n_attrs && !(n->attrs = tg_attrs_copy(c->attrs, c->n_attrs))) {
+        free(n);
+        return TG_ERR_NOMEM;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        tg_tensor *x = c->in[i];
+        tg__node_set_edge(n, i, x);
+        tg_meta_of(x, &n->in_meta[i]);
+        if (saves(op->save_inputs, i)) {
+            n->saved_in[i] = tg_retain(x);
+            n->ver_in[i] = x->storage->version;
+        }
+    }
+    for (int o = 0; o < c->n_out; o++) {
+        tg_tensor *y = c->out[o];
+        tg_meta_of(y, &n->out_meta[o]);
+        if (saves(op->save_outputs, o)) {
+            if (!(n->saved_out[o] = tg__save_output_alias(y))) {
+                tg__node_release(n);
+                return TG_ERR_NOMEM;
+            }
+            n->ver_out[o] = y->storage->version;
+        }
+    }
+    attach_outputs(n, c);
+    tg__node_release(n); /* the outputs hold the node now */
+    return TG_OK;
+}
+
+void tg__function_ctx_free_saved(struct tg_function_ctx *ctx); /* function.c */
+
+void tg__node_free_saved(tg_node *n)
+{
+    if (n->fn_ctx)
+        tg__function_ctx_free_saved(n->fn_ctx);
+    for (int i = 0; i < n->n_in; i++) {
+        tg_release(n->saved_in[i]);
+        n->saved_in[i] = NULL;
+    }
+    for (int o = 0; o < n->n_out; o++) {
+        tg_release(n->saved_out[o]);
+        n->saved_out[o] = NULL;
+    }
+}
+
+void tg__function_ctx_free(struct tg_function_ctx *ctx); /* function.c */
+
+/* Freeing a node releases the nodes its edges point to, and the tensors it
+ * saved, whose own nodes may then go too: a worklist instead of recursion. */
+static _Thread_local tg_node **worklist;
+static _Thread_local size_t work_n, work_cap;
+static _Thread_local bool draining;
+
+static void destroy(tg_node *n)
+{
+    tg__node_free_saved(n);
+    for (int i = 0; i < n->n_in; i++) {
+        tg__node_release(n->edges[i].node);
+        tg_release(n->edges[i].leaf);
+    }
+    if (n->fn_ctx)
+        tg__function_ctx_free(n->fn_ctx);
+    free(n->pending);
+    free(n->attrs);
+    free(n);
+}
+
+void tg__node_release(tg_node *n)
+{
+    if (!n || --n->refcount > 0)
+        return;
+    if (draining) {
+        if (work_n == work_cap) {
+            size_t cap = work_cap ? work_cap * 2 : 64;
+            tg_node **w = realloc(worklist, cap * sizeof *w);
+            if (!w) { /* cannot defer: free now, recursion is bounded by memory */
+                destroy(n);
+                return;
+            }
+            worklist = w;
+            work_cap = cap;
+        }
+        worklist[work_n++] = n;
+        return;
+    }
+    draining = true;
+    destroy(n);
+    while (work_n > 0)
+        destroy(worklist[--work_n]);
+    free(worklist);
+    worklist = NULL;
+    work_cap = 0;
+    draining = false;
+}

@@ -1,0 +1,55 @@
+/* Nodes of the eager autograd tape (the dynamic graph). A node is one
+ * recorded op application: edges to where its inputs' gradients go, the
+ * tensors its gradient rule needs, and the op's attributes. */
+#ifndef TG_NODE_H
+#define TG_NODE_H
+
+#include "ops/op.h"
+#include "tg/autograd.h"
+
+/* where an input's gradient flows: into another node's output, or into a
+ * leaf's grad. Both NULL: the input needs no gradient. */
+typedef struct tg_edge {
+    struct tg_node *node; /* owned reference */
+    int index;            /* output index of node */
+    tg_tensor *leaf;      /* owned reference */
+} tg_edge;
+
+typedef struct tg_node {
+    int refcount;
+    const tg_op_def *op;          /* NULL for custom functions */
+    const tg_function *fn;        /* custom function, or NULL */
+    void *fn_user;
+    struct tg_function_ctx *fn_ctx;
+    const char *name;
+    int n_in, n_out;
+    tg_edge *edges;          /* n_in */
+    tg_tensor **saved_in;    /* n_in, NULL where not saved */
+    tg_tensor **saved_out;   /* n_out */
+    uint64_t *ver_in, *ver_out;
+    tg_meta *in_meta, *out_meta;
+    tg_attr *attrs;
+    int n_attrs;
+    bool released;           /* saved tensors freed by backward */
+    /* scratch for one backward pass */
+    int deps;
+    int visit;
+    tg_tensor **pending;     /* n_out accumulated output gradients */
+} tg_node;
+
+/* records the op application in c (outputs already made) when grad mode
+ * is on and an input requires grad; marks outputs. */
+tg_status tg__record(tg_op_ctx *c);
+/* allocates a node with arrays for n_in/n_out (custom functions use it) */
+tg_node *tg__node_new(int n_in, int n_out);
+/* sets the edge for input i from the tensor that fed it */
+void tg__node_set_edge(tg_node *n, int i, tg_tensor *in);
+/* saves t as a saved output: an alias without grad_fn, avoiding a cycle */
+tg_tensor *tg__save_output_alias(tg_tensor *t);
+void tg__node_release(tg_node *n);
+/* frees the saved tensors (after backward without retain_graph) */
+void tg__node_free_saved(tg_node *n);
+/* does any input require grad while grad mode is on? */
+bool tg__should_record(int n_in, tg_tensor *const *in);
+
+#endif

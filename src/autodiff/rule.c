@@ -1,0 +1,100 @@
+/* Running one node's gradient rule: check that the tensors it saved were
+ * not modified in place, unpack them, fill in zero output gradients, and
+ * call the op's rule (or a custom function's backward) in a scope of its
+ * own so that everything but the input gradients is freed at once. */
+#include "autodiff/node.h"
+
+#include <stdio.h>
+
+tg_status tg__function_backward(tg_node *n, tg_tensor *dy, tg_tensor **dx);
+
+static tg_status check_version(const tg_node *n, const tg_tensor *t,
+                               uint64_t saved, const char *what, int i)
+{
+    if (!t || t->storage->version == saved)
+        return TG_OK;
+    return tg__error(TG_ERR_AUTOGRAD,
+                     "backward: %s %d of '%s', saved for its gradient, was "
+                     "modified by an in-place operation (it is at version "
+                     "%llu, expected %llu). Clone it before modifying it, or "
+                     "modify it after backward.",
+                     what, i, n->name, (unsigned long long)t->storage->version,
+                     (unsigned long long)saved);
+}
+
+/* a saved output re-attached to this node, so that create_graph sees it
+ * as a function of the inputs (the alias itself has no grad_fn) */
+static tg_tensor *unpack_output(tg_node *n, int o, bool create_graph)
+{
+    tg_tensor *s = n->saved_out[o];
+    if (!s)
+        return NULL;
+    tg_tensor *t = tg__alias(s, s->ndim, s->shape, s->strides, s->offset);
+    if (t && create_graph && tg_dtype_is_float(t->dtype)) {
+        t->requires_grad = true;
+        t->grad_fn = n;
+        t->out_index = o;
+        n->refcount++;
+    }
+    return tg__publish(t);
+}
+
+static tg_status call_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
+                           bool create_graph)
+{
+    if (n->fn)
+        return tg__function_backward(n, dy[0], dx);
+    if (!n->op->grad)
+        return tg__error(TG_ERR_UNSUPPORTED,
+                         "backward: op '%s' has no gradient rule", n->name);
+    tg_tensor *out[TG_MAX_OP_OUTPUTS] = {0};
+    bool needs[TG_MAX_OP_INPUTS];
+    for (int o = 0; o < n->n_out; o++)
+        if (n->saved_out[o] && !(out[o] = unpack_output(n, o, create_graph)))
+            return tg_last_status();
+    for (int i = 0; i < n->n_in; i++)
+        needs[i] = n->edges[i].node || n->edges[i].leaf;
+    tg_grad_ctx g = {
+        .op = n->op, .n_in = n->n_in, .n_out = n->n_out,
+        .in = n->saved_in, .out = out, .in_meta = n->in_meta,
+        .dy = dy, .dx = dx, .needs_grad = needs,
+        .attrs = n->attrs, .n_attrs = n->n_attrs,
+    };
+    return n->op->grad(&g);
+}
+
+tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
+                       bool create_graph)
+{
+    for (int i = 0; i < n->n_in; i++)
+        dx[i] = NULL;
+    if (n->released)
+        return tg__error(TG_ERR_AUTOGRAD,
+                         "backward: saved tensors of '%s' were already freed; "
+                         "use retain_graph=true", n->name);
+    tg_status s = TG_OK;
+    for (int i = 0; i < n->n_in && s == TG_OK; i++)
+        s = check_version(n, n->saved_in[i], n->ver_in[i], "input", i);
+    for (int o = 0; o < n->n_out && s == TG_OK; o++)
+        s = check_version(n, n->saved_out[o], n->ver_out[o], "output", o);
+    if (s != TG_OK)
+        return s;
+    tg_scope_begin();
+    tg_tensor *dy_full[TG_MAX_OP_OUTPUTS];
+    for (int o = 0; o < n->n_out && s == TG_OK; o++) {
+        const tg_meta *m = &n->out_meta[o];
+        dy_full[o] = dy[o] ? dy[o] : tg_zeros(m->dtype, m->ndim, m->shape);
+        if (!dy_full[o])
+            s = tg_last_status();
+    }
+    if (s == TG_OK)
+        s = call_rule(n, dy_full, dx, create_graph);
+    for (int i = 0; i < n->n_in; i++) {
+        if (s == TG_OK && dx[i])
+            tg_retain(dx[i]); /* survives the scope: the engine owns it */
+        else
+            dx[i] = NULL;
+    }
+    tg_scope_end();
+    return s;
+}

@@ -1,0 +1,32 @@
+/* dtype sizes, names and the promotion lattice documented in tg/core.h. */
+#include "tg/core.h"
+
+static const size_t sizes[TG_NUM_DTYPES] = {4, 8, 4, 8, 1, 1};
+static const char *const names[TG_NUM_DTYPES] = {
+    "float32", "float64", "int32", "int64", "uint8", "bool"};
+/* rank in the promotion order bool < uint8 < int32 < int64 < f32 < f64 */
+static const int rank[TG_NUM_DTYPES] = {4, 5, 2, 3, 1, 0};
+
+bool tg_dtype_is_valid(int dt) { return dt >= 0 && dt < TG_NUM_DTYPES; }
+
+size_t tg_dtype_size(tg_dtype dt)
+{
+    return tg_dtype_is_valid((int)dt) ? sizes[dt] : 0;
+}
+
+const char *tg_dtype_name(tg_dtype dt)
+{
+    return tg_dtype_is_valid((int)dt) ? names[dt] : "invalid-dtype";
+}
+
+bool tg_dtype_is_float(tg_dtype dt)
+{
+    return dt == TG_FLOAT32 || dt == TG_FLOAT64;
+}
+
+tg_dtype tg_promote_types(tg_dtype a, tg_dtype b)
+{
+    /* uint8 with a signed integer: the signed type (rank already says so
+     * for int32/int64, as both outrank uint8) */
+    return rank[a] >= rank[b] ? a : b;
+}

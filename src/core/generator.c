@@ -1,0 +1,136 @@
+/* Seedable random generators (xoshiro256**, seeded through splitmix64) and
+ * the random tensor constructors. No global state: every draw names its
+ * generator, so runs are reproducible (DESIGN §4). */
+#include "core/tensor_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+struct tg_generator {
+    uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+void tg_generator_seed(tg_generator *g, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        g->s[i] = splitmix64(&seed);
+}
+
+tg_generator *tg_generator_new(uint64_t seed)
+{
+    tg_generator *g = malloc(sizeof *g);
+    if (!g)
+        return tg__error_null(TG_ERR_NOMEM, "out of memory");
+    tg_generator_seed(g, seed);
+    return g;
+}
+
+void tg_generator_free(tg_generator *g) { free(g); }
+
+uint64_t tg_generator_next(tg_generator *g)
+{
+    uint64_t *s = g->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double tg_generator_uniform(tg_generator *g)
+{
+    return (double)(tg_generator_next(g) >> 11) * 0x1.0p-53;
+}
+
+static tg_tensor *random_tensor(const char *op, tg_generator *g, tg_dtype dt,
+                                int ndim, const int64_t *shape, bool float_only)
+{
+    if (!g)
+        return tg__error_null(TG_ERR_ARG, "%s: generator is NULL", op);
+    if (!tg_dtype_is_valid((int)dt) || (float_only && !tg_dtype_is_float(dt)))
+        return tg__error_null(TG_ERR_DTYPE,
+                              "%s: expected float32 or float64, got %s", op,
+                              tg_dtype_name(dt));
+    if (!tg__check_shape(op, ndim, shape))
+        return NULL;
+    return tg__alloc(dt, ndim, shape);
+}
+
+tg_tensor *tg_rand_uniform(tg_generator *g, tg_dtype dt, int ndim,
+                           const int64_t *shape, double lo, double hi)
+{
+    tg_tensor *t = random_tensor("tg_rand_uniform", g, dt, ndim, shape, true);
+    if (!t)
+        return NULL;
+    size_t es = tg_dtype_size(dt);
+    for (int64_t i = 0; i < t->numel; i++)
+        tg__store(dt, tg__base(t) + i * (int64_t)es,
+                  lo + (hi - lo) * tg_generator_uniform(g));
+    return tg__publish(t);
+}
+
+tg_tensor *tg_rand_normal(tg_generator *g, tg_dtype dt, int ndim,
+                          const int64_t *shape, double mean, double std)
+{
+    tg_tensor *t = random_tensor("tg_rand_normal", g, dt, ndim, shape, true);
+    if (!t)
+        return NULL;
+    size_t es = tg_dtype_size(dt);
+    for (int64_t i = 0; i < t->numel; i += 2) { /* Box-Muller, two at a time */
+        double u1 = 1.0 - tg_generator_uniform(g); /* (0, 1]: log is finite */
+        double u2 = tg_generator_uniform(g);
+        double r = sqrt(-2.0 * log(u1));
+        tg__store(dt, tg__base(t) + i * (int64_t)es,
+                  mean + std * r * cos(2 * M_PI * u2));
+        if (i + 1 < t->numel)
+            tg__store(dt, tg__base(t) + (i + 1) * (int64_t)es,
+                      mean + std * r * sin(2 * M_PI * u2));
+    }
+    return tg__publish(t);
+}
+
+tg_tensor *tg_rand_bernoulli(tg_generator *g, int ndim, const int64_t *shape,
+                             double p)
+{
+    if (!(p >= 0 && p <= 1))
+        return tg__error_null(TG_ERR_ARG,
+                              "tg_rand_bernoulli: p must be in [0, 1], got %g", p);
+    tg_tensor *t = random_tensor("tg_rand_bernoulli", g, TG_BOOL, ndim, shape, false);
+    if (!t)
+        return NULL;
+    uint8_t *d = (uint8_t *)tg__base(t);
+    for (int64_t i = 0; i < t->numel; i++)
+        d[i] = tg_generator_uniform(g) < p;
+    return tg__publish(t);
+}
+
+tg_tensor *tg_randperm(tg_generator *g, int64_t n)
+{
+    tg_tensor *t = random_tensor("tg_randperm", g, TG_INT64, 1, &n, false);
+    if (!t)
+        return NULL;
+    int64_t *d = (int64_t *)tg__base(t);
+    for (int64_t i = 0; i < n; i++)
+        d[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        int64_t j = (int64_t)(tg_generator_next(g) % (uint64_t)(i + 1));
+        int64_t tmp = d[i];
+        d[i] = d[j];
+        d[j] = tmp;
+    }
+    return tg__publish(t);
+}

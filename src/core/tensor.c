@@ -1,0 +1,288 @@
+/* Tensor and storage lifetime: allocation (64-byte aligned), views that
+ * share storage, reference counting, and shape helpers. */
+#include "core/tensor_impl.h"
+#include "autodiff/node.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* storage header and data share one aligned block: one malloc per tensor
+ * buffer keeps eager dispatch cheap */
+#define STORAGE_HEADER ((sizeof(tg_storage) + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN)
+
+static tg_storage *storage_new(size_t nbytes)
+{
+    size_t total = STORAGE_HEADER + (nbytes + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN;
+    tg_storage *s = aligned_alloc(TG_ALIGN, total);
+    if (!s)
+        return tg__error_null(TG_ERR_NOMEM, "out of memory allocating %zu bytes",
+                              nbytes);
+    s->refcount = 1;
+    s->version = 0;
+    s->nbytes = nbytes;
+    s->data = (char *)s + STORAGE_HEADER;
+    return s;
+}
+
+static void storage_release(tg_storage *s)
+{
+    if (s && --s->refcount == 0)
+        free(s);
+}
+
+void tg__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
+{
+    int64_t st = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = st;
+        st *= shape[i] > 0 ? shape[i] : 1;
+    }
+}
+
+int64_t tg__shape_numel(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= shape[i];
+    return n;
+}
+
+bool tg__shape_eq(int na, const int64_t *a, int nb, const int64_t *b)
+{
+    if (na != nb)
+        return false;
+    for (int i = 0; i < na; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+bool tg__check_shape(const char *op, int ndim, const int64_t *shape)
+{
+    if (ndim < 0 || ndim > TG_MAX_DIMS) {
+        tg__error(TG_ERR_SHAPE, "%s: %d dims requested, supported are 0 to %d",
+                  op, ndim, TG_MAX_DIMS);
+        return false;
+    }
+    if (ndim > 0 && !shape) {
+        tg__error(TG_ERR_ARG, "%s: shape is NULL for %d dims", op, ndim);
+        return false;
+    }
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            tg__error(TG_ERR_SHAPE, "%s: dim %d is %lld, dims must be >= 0", op,
+                      i, (long long)shape[i]);
+            return false;
+        }
+        if (shape[i] > 0 && n > INT64_MAX / 16 / shape[i]) {
+            tg__error(TG_ERR_SHAPE, "%s: shape is too large", op);
+            return false;
+        }
+        n *= shape[i];
+    }
+    return true;
+}
+
+bool tg__norm_axis(const char *op, int axis, int ndim, int *out)
+{
+    int n = ndim > 0 ? ndim : 1;
+    if (axis < -n || axis >= n) {
+        tg__error(TG_ERR_INDEX,
+                  "%s: axis %d is out of range for a tensor of %d dims "
+                  "(expected %d to %d)",
+                  op, axis, ndim, -n, n - 1);
+        return false;
+    }
+    *out = axis < 0 ? axis + n : axis;
+    return true;
+}
+
+tg_tensor *tg__tensor_struct(tg_dtype dt, int ndim, const int64_t *shape)
+{
+    tg_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return tg__error_null(TG_ERR_NOMEM, "out of memory");
+    t->refcount = 1;
+    t->dtype = dt;
+    t->ndim = ndim;
+    if (ndim > 0)
+        memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    tg__contiguous_strides(ndim, t->shape, t->strides);
+    t->numel = tg__shape_numel(ndim, t->shape);
+    return t;
+}
+
+tg_tensor *tg__alloc(tg_dtype dt, int ndim, const int64_t *shape)
+{
+    tg_tensor *t = tg__tensor_struct(dt, ndim, shape);
+    if (!t)
+        return NULL;
+    t->storage = storage_new((size_t)t->numel * tg_dtype_size(dt));
+    if (!t->storage) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+tg_tensor *tg__alias(const tg_tensor *x, int ndim, const int64_t *shape,
+                     const int64_t *strides, int64_t offset)
+{
+    tg_tensor *t = tg__tensor_struct(x->dtype, ndim, shape);
+    if (!t)
+        return NULL;
+    if (ndim > 0)
+        memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
+    t->offset = offset;
+    t->device = x->device;
+    t->storage = x->storage;
+    t->storage->refcount++;
+    return t;
+}
+
+tg_tensor *tg_retain(tg_tensor *t)
+{
+    if (t)
+        t->refcount++;
+    return t;
+}
+
+void tg_release(tg_tensor *t)
+{
+    if (!t || --t->refcount > 0)
+        return;
+    storage_release(t->storage);
+    tg_release(t->grad);
+    tg__node_release(t->grad_fn);
+    free(t);
+}
+
+/* ---- inspection ---------------------------------------------------------- */
+int tg_ndim(const tg_tensor *t) { return t ? t->ndim : -1; }
+const int64_t *tg_shape(const tg_tensor *t) { return t ? t->shape : NULL; }
+const int64_t *tg_strides(const tg_tensor *t) { return t ? t->strides : NULL; }
+int64_t tg_offset(const tg_tensor *t) { return t ? t->offset : 0; }
+int64_t tg_numel(const tg_tensor *t) { return t ? t->numel : 0; }
+tg_dtype tg_dtype_of(const tg_tensor *t) { return t ? t->dtype : TG_FLOAT32; }
+tg_device tg_device_of(const tg_tensor *t)
+{
+    tg_device cpu = {TG_CPU, 0};
+    return t ? t->device : cpu;
+}
+void *tg_data(const tg_tensor *t) { return t ? tg__base(t) : NULL; }
+uint64_t tg_version(const tg_tensor *t) { return t ? t->storage->version : 0; }
+
+int64_t tg_size(const tg_tensor *t, int axis)
+{
+    int a;
+    if (!t || !tg__norm_axis("tg_size", axis, t->ndim, &a))
+        return -1;
+    return t->ndim ? t->shape[a] : 1;
+}
+
+bool tg_is_contiguous(const tg_tensor *t)
+{
+    int64_t st = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] != 1 && t->strides[i] != st)
+            return false;
+        st *= t->shape[i];
+    }
+    return true;
+}
+
+bool tg_shares_storage(const tg_tensor *a, const tg_tensor *b)
+{
+    return a && b && a->storage == b->storage;
+}
+
+double tg__load(tg_dtype dt, const void *p)
+{
+    switch (dt) {
+    case TG_FLOAT32: return *(const float *)p;
+    case TG_FLOAT64: return *(const double *)p;
+    case TG_INT32: return *(const int32_t *)p;
+    case TG_INT64: return (double)*(const int64_t *)p;
+    case TG_UINT8: return *(const uint8_t *)p;
+    case TG_BOOL: return *(const uint8_t *)p != 0;
+    default: return 0;
+    }
+}
+
+void tg__store(tg_dtype dt, void *p, double v)
+{
+    switch (dt) {
+    case TG_FLOAT32: *(float *)p = (float)v; break;
+    case TG_FLOAT64: *(double *)p = v; break;
+    case TG_INT32: *(int32_t *)p = (int32_t)v; break;
+    case TG_INT64: *(int64_t *)p = (int64_t)v; break;
+    case TG_UINT8: *(uint8_t *)p = (uint8_t)v; break;
+    case TG_BOOL: *(uint8_t *)p = v != 0; break;
+    default: break;
+    }
+}
+
+void *tg__elem_ptr(const tg_tensor *t, int64_t flat)
+{
+    int64_t off = 0;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        int64_t idx = flat % t->shape[i];
+        flat /= t->shape[i];
+        off += idx * t->strides[i];
+    }
+    return tg__base(t) + off * (int64_t)tg_dtype_size(t->dtype);
+}
+
+double tg_item(const tg_tensor *t)
+{
+    if (!t || t->numel != 1) {
+        tg__error(TG_ERR_SHAPE, "tg_item: expected a one-element tensor, got %lld elements",
+                  t ? (long long)t->numel : 0LL);
+        return 0.0 / 0.0;
+    }
+    return tg__load(t->dtype, tg__base(t));
+}
+
+double tg_get(const tg_tensor *t, const int64_t *index)
+{
+    if (!t)
+        return 0.0 / 0.0;
+    int64_t off = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (index[i] < 0 || index[i] >= t->shape[i]) {
+            tg__error(TG_ERR_INDEX, "tg_get: index %lld out of range for axis %d of size %lld",
+                      (long long)index[i], i, (long long)t->shape[i]);
+            return 0.0 / 0.0;
+        }
+        off += index[i] * t->strides[i];
+    }
+    return tg__load(t->dtype, tg__base(t) + off * (int64_t)tg_dtype_size(t->dtype));
+}
+
+tg_status tg_copy_to(const tg_tensor *t, tg_dtype dt, void *out)
+{
+    if (!t || !out || !tg_dtype_is_valid((int)dt))
+        return tg__error(TG_ERR_ARG, "tg_copy_to: NULL tensor, NULL output or bad dtype");
+    size_t es = tg_dtype_size(dt);
+    if (dt == t->dtype && tg_is_contiguous(t)) {
+        memcpy(out, tg__base(t), (size_t)t->numel * es);
+        return TG_OK;
+    }
+    for (int64_t i = 0; i < t->numel; i++)
+        tg__store(dt, (char *)out + i * (int64_t)es,
+                  tg__load(t->dtype, tg__elem_ptr(t, i)));
+    return TG_OK;
+}
+
+char *tg_shape_str(int ndim, const int64_t *shape, char *buf, size_t len)
+{
+    size_t n = 0;
+    n += (size_t)snprintf(buf + n, len - n, "[");
+    for (int i = 0; i < ndim && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, i ? ", %lld" : "%lld",
+                              (long long)shape[i]);
+    if (n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
+}

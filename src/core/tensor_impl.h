@@ -1,0 +1,72 @@
+/* Internal layout of tensors and storage, shared by core, ops, kernels and
+ * autodiff. Nothing here is part of the public API. */
+#ifndef TG_TENSOR_IMPL_H
+#define TG_TENSOR_IMPL_H
+
+#include "tg/tensor.h"
+#include "core/status_impl.h"
+
+#define TG_ALIGN 64 /* buffers are 64-byte aligned (DESIGN §4) */
+
+typedef struct tg_storage {
+    int refcount;
+    uint64_t version; /* bumped by every in-place write (autograd checks) */
+    size_t nbytes;
+    void *data;
+} tg_storage;
+
+struct tg_node;
+
+struct tg_tensor {
+    int refcount;
+    tg_dtype dtype;
+    int ndim;
+    int64_t shape[TG_MAX_DIMS];
+    int64_t strides[TG_MAX_DIMS]; /* in elements */
+    int64_t offset;               /* in elements */
+    int64_t numel;
+    tg_device device;
+    tg_storage *storage;
+    /* autograd */
+    bool requires_grad;
+    tg_tensor *grad;         /* owned */
+    struct tg_node *grad_fn; /* owned reference; NULL for leaves */
+    int out_index;           /* which output of grad_fn this is */
+};
+
+/* a tensor struct with shape and contiguous strides, no storage yet */
+tg_tensor *tg__tensor_struct(tg_dtype dt, int ndim, const int64_t *shape);
+/* a tensor with fresh, uninitialised, aligned storage; not registered
+ * in any scope (internal callers own the reference) */
+tg_tensor *tg__alloc(tg_dtype dt, int ndim, const int64_t *shape);
+/* a view of x's storage with the given geometry; not registered */
+tg_tensor *tg__alias(const tg_tensor *x, int ndim, const int64_t *shape,
+                     const int64_t *strides, int64_t offset);
+/* hands a fresh reference to the current scope, if one is open; returns t.
+ * Every public function that returns a new tensor ends with this. */
+tg_tensor *tg__publish(tg_tensor *t);
+/* hides the open scopes from code that owns its references explicitly:
+ * until tg__scope_resume, new tensors go to no scope (the caller owns
+ * them) and scopes opened meanwhile work as usual */
+int tg__scope_suspend(void);
+void tg__scope_resume(int old_floor);
+void tg__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
+int64_t tg__shape_numel(int ndim, const int64_t *shape);
+bool tg__shape_eq(int na, const int64_t *a, int nb, const int64_t *b);
+/* validates ndim/shape (non-negative, <= 8 dims) and names `op` in errors */
+bool tg__check_shape(const char *op, int ndim, const int64_t *shape);
+/* normalises a possibly negative axis; sets an error naming op if bad */
+bool tg__norm_axis(const char *op, int axis, int ndim, int *out);
+/* the element pointer at a flat C-order index (slow; for tests/printing) */
+void *tg__elem_ptr(const tg_tensor *t, int64_t flat);
+double tg__load(tg_dtype dt, const void *p);
+void tg__store(tg_dtype dt, void *p, double v);
+static inline char *tg__base(const tg_tensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)tg_dtype_size(t->dtype);
+}
+void tg__bump_version(tg_tensor *t);
+/* checks that an in-place write to t is allowed (grad rules) */
+bool tg__check_inplace(const char *op, const tg_tensor *t);
+
+#endif

@@ -1,0 +1,36 @@
+/* Strided elementwise iteration over up to four operands with numpy
+ * broadcasting: dims are coalesced, the inner loop is handed whole rows
+ * (pointer + byte stride per operand) so kernels can vectorize, and large
+ * iterations are split across the thread pool. */
+#ifndef TG_ITER_H
+#define TG_ITER_H
+
+#include "core/tensor_impl.h"
+
+#define TG_ITER_MAX_OPS 4
+
+typedef struct tg_iter {
+    int ndim; /* >= 1 after coalescing */
+    int64_t shape[TG_MAX_DIMS];
+    int n_ops;
+    char *base[TG_ITER_MAX_OPS];
+    int64_t strides[TG_ITER_MAX_OPS][TG_MAX_DIMS]; /* bytes */
+    int64_t numel;
+} tg_iter;
+
+/* t[0] (usually the output) sets the shape; the other operands must
+ * broadcast to it (checked by the op's inference beforehand) */
+void tg_iter_init(tg_iter *it, int n_ops, const tg_tensor *const *t);
+
+/* a row: n elements, operand k at p[k] advancing s[k] bytes */
+typedef void (*tg_iter_row_fn)(char **p, const int64_t *s, int64_t n,
+                               void *ctx);
+/* runs fn over every row, in parallel when the iteration is large */
+void tg_iter_run(const tg_iter *it, tg_iter_row_fn fn, void *ctx);
+/* the same, always on the calling thread */
+void tg_iter_run_serial(const tg_iter *it, tg_iter_row_fn fn, void *ctx);
+
+/* elements per parallel chunk: below this, threads cost more than they give */
+#define TG_ITER_GRAIN 32768
+
+#endif

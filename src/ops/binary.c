@@ -1,0 +1,254 @@
+/* Broadcasting binary arithmetic: add sub mul div pow maximum minimum.
+ * One row-kernel template per op, expanded for every numeric dtype, with
+ * contiguous and scalar-operand fast paths that the compiler vectorizes. */
+#include "kernels/cpu/iter.h"
+#include "ops/elementwise.h"
+
+#include <math.h>
+
+/* a row kernel: o = EXPR(x, y) with x from operand 1, y from operand 2 */
+#define BIN_ROW(NAME, T, EXPR)                                              \
+    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    {                                                                       \
+        (void)ctx;                                                          \
+        const int64_t z = sizeof(T);                                        \
+        T *o = (T *)p[0];                                                   \
+        const T *a = (const T *)p[1], *b = (const T *)p[2];                 \
+        if (s[0] == z && s[1] == z && s[2] == z) {                          \
+            for (int64_t i = 0; i < n; i++) {                               \
+                T x = a[i], y = b[i];                                       \
+                o[i] = (EXPR);                                              \
+            }                                                               \
+        } else if (s[0] == z && s[1] == z && s[2] == 0) {                   \
+            const T y = b[0];                                               \
+            for (int64_t i = 0; i < n; i++) {                               \
+                T x = a[i];                                                 \
+                (void)x, (void)y;                                           \
+                o[i] = (EXPR);                                              \
+            }                                                               \
+        } else if (s[0] == z && s[1] == 0 && s[2] == z) {                   \
+            const T x = a[0];                                               \
+            for (int64_t i = 0; i < n; i++) {                               \
+                T y = b[i];                                                 \
+                (void)x, (void)y;                                           \
+                o[i] = (EXPR);                                              \
+            }                                                               \
+        } else {                                                            \
+            for (int64_t i = 0; i < n; i++) {                               \
+                T x = *(const T *)(p[1] + i * s[1]);                        \
+                T y = *(const T *)(p[2] + i * s[2]);                        \
+                *(T *)(p[0] + i * s[0]) = (EXPR);                           \
+            }                                                               \
+        }                                                                   \
+    }
+
+/* integer arithmetic wraps (as in PyTorch) instead of overflowing */
+#define WRAP(T, UT, OP, x, y) ((T)((UT)(x) OP (UT)(y)))
+
+#define BIN_ALL(OP, FEXPR, I32EXPR, I64EXPR, U8EXPR)  \
+    BIN_ROW(OP##_f32, float, FEXPR)                   \
+    BIN_ROW(OP##_f64, double, FEXPR)                  \
+    BIN_ROW(OP##_i32, int32_t, I32EXPR)               \
+    BIN_ROW(OP##_i64, int64_t, I64EXPR)               \
+    BIN_ROW(OP##_u8, uint8_t, U8EXPR)                 \
+    static const tg_iter_row_fn OP##_rows[TG_NUM_DTYPES] = { \
+        OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_u8, NULL};
+
+BIN_ALL(add, x + y, WRAP(int32_t, uint32_t, +, x, y),
+        WRAP(int64_t, uint64_t, +, x, y), (uint8_t)(x + y))
+BIN_ALL(sub, x - y, WRAP(int32_t, uint32_t, -, x, y),
+        WRAP(int64_t, uint64_t, -, x, y), (uint8_t)(x - y))
+BIN_ALL(mul, x * y, WRAP(int32_t, uint32_t, *, x, y),
+        WRAP(int64_t, uint64_t, *, x, y), (uint8_t)(x * y))
+BIN_ALL(maximum, (x > y || x != x) ? x : y, x > y ? x : y, x > y ? x : y,
+        x > y ? x : y)
+BIN_ALL(minimum, (x < y || x != x) ? x : y, x < y ? x : y, x < y ? x : y,
+        x < y ? x : y)
+/* div promotes integers to float32 (true division), so floats only */
+BIN_ROW(div_f32, float, x / y)
+BIN_ROW(div_f64, double, x / y)
+static const tg_iter_row_fn div_rows[TG_NUM_DTYPES] = {div_f32, div_f64};
+
+static int64_t ipow(int64_t x, int64_t y)
+{
+    if (y < 0)
+        return x == 1 ? 1 : x == -1 ? (y % 2 ? -1 : 1) : 0;
+    uint64_t r = 1, b = (uint64_t)x;
+    for (; y; y >>= 1, b *= b)
+        if (y & 1)
+            r *= b;
+    return (int64_t)r;
+}
+BIN_ROW(pow_f32, float, powf(x, y))
+BIN_ROW(pow_f64, double, pow(x, y))
+BIN_ROW(pow_i32, int32_t, (int32_t)ipow(x, y))
+BIN_ROW(pow_i64, int64_t, ipow(x, y))
+BIN_ROW(pow_u8, uint8_t, (uint8_t)ipow(x, y))
+static const tg_iter_row_fn pow_rows[TG_NUM_DTYPES] = {pow_f32, pow_f64, pow_i32,
+                                                      pow_i64, pow_u8, NULL};
+
+static tg_status binary_infer(tg_op_ctx *c)
+{
+    const tg_tensor *a = c->in[0], *b = c->in[1];
+    if (a->dtype == TG_BOOL || b->dtype == TG_BOOL)
+        return tg__error(TG_ERR_DTYPE,
+                         "%s: bool tensors are not supported by arithmetic; "
+                         "cast them first (tg_cast)", c->op->name);
+    tg_dtype dt = tg_result_type(a, b);
+    if (!tg_dtype_is_float(dt) && tg_attr_int(c->attrs, c->n_attrs, "true_div", 0))
+        dt = TG_FLOAT32;
+    return tg_infer_broadcast(c, dt);
+}
+
+/* runs the row table for the output dtype over (out, a, b), converting
+ * inputs of another dtype first */
+static tg_status run_binary(tg_op_ctx *c, const tg_iter_row_fn *rows)
+{
+    tg_tensor *out = c->out[0];
+    tg_tensor *a = tg__as_dtype(c->in[0], out->dtype);
+    tg_tensor *b = tg__as_dtype(c->in[1], out->dtype);
+    tg_status s = TG_OK;
+    if (!a || !b) {
+        s = TG_ERR_NOMEM;
+    } else if (!rows[out->dtype]) {
+        s = tg__error(TG_ERR_DTYPE, "%s: not supported for %s", c->op->name,
+                      tg_dtype_name(out->dtype));
+    } else {
+        const tg_tensor *ops[3] = {out, a, b};
+        tg_iter it;
+        tg_iter_init(&it, 3, ops);
+        tg_iter_run(&it, rows[out->dtype], NULL);
+    }
+    tg_release(a);
+    tg_release(b);
+    return s;
+}
+
+#define KERNEL(OP) \
+    static tg_status OP##_kernel(tg_op_ctx *c) { return run_binary(c, OP##_rows); }
+KERNEL(add)
+KERNEL(sub)
+KERNEL(mul)
+KERNEL(div)
+KERNEL(pow)
+KERNEL(maximum)
+KERNEL(minimum)
+
+/* ---- gradient rules: public ops only, reduced back over broadcast dims */
+static tg_tensor *unbroadcast(tg_grad_ctx *g, int i, tg_tensor *d)
+{
+    return tg_sum_to(d, g->in_meta[i].ndim, g->in_meta[i].shape);
+}
+
+static tg_status add_grad(tg_grad_ctx *g)
+{
+    for (int i = 0; i < 2; i++)
+        if (g->needs_grad[i])
+            g->dx[i] = unbroadcast(g, i, g->dy[0]);
+    return TG_OK;
+}
+
+static tg_status sub_grad(tg_grad_ctx *g)
+{
+    if (g->needs_grad[0])
+        g->dx[0] = unbroadcast(g, 0, g->dy[0]);
+    if (g->needs_grad[1])
+        g->dx[1] = unbroadcast(g, 1, tg_neg(g->dy[0]));
+    return TG_OK;
+}
+
+static tg_status mul_grad(tg_grad_ctx *g)
+{
+    if (g->needs_grad[0])
+        g->dx[0] = unbroadcast(g, 0, tg_mul(g->dy[0], g->in[1]));
+    if (g->needs_grad[1])
+        g->dx[1] = unbroadcast(g, 1, tg_mul(g->dy[0], g->in[0]));
+    return TG_OK;
+}
+
+static tg_status div_grad(tg_grad_ctx *g)
+{
+    tg_tensor *a = g->in[0], *b = g->in[1];
+    if (g->needs_grad[0])
+        g->dx[0] = unbroadcast(g, 0, tg_div(g->dy[0], b));
+    if (g->needs_grad[1]) /* -dy * a / b^2 */
+        g->dx[1] = unbroadcast(g, 1, tg_neg(tg_div(tg_mul(g->dy[0], a),
+                                                   tg_mul(b, b))));
+    return TG_OK;
+}
+
+static tg_status pow_grad(tg_grad_ctx *g)
+{
+    tg_tensor *a = g->in[0], *b = g->in[1], *dy = g->dy[0];
+    if (g->needs_grad[0]) /* dy * b * a^(b-1) */
+        g->dx[0] = unbroadcast(g, 0, tg_mul(dy, tg_mul(b, tg_pow(a, tg_add_scalar(b, -1.0)))));
+    if (g->needs_grad[1]) { /* dy * a^b * log(a), taken as 0 where a == 0 */
+        tg_tensor *zero = tg_zeros_like(a);
+        tg_tensor *safe = tg_where(tg_eq(a, zero), tg_ones_like(a), a);
+        tg_tensor *d = tg_mul(dy, tg_mul(tg_pow(a, b), tg_log(safe)));
+        g->dx[1] = unbroadcast(g, 1, tg_where(tg_eq(a, zero), tg_zeros_like(d), d));
+    }
+    return TG_OK;
+}
+
+/* ties split the gradient evenly, as PyTorch does */
+static tg_status extremum_grad(tg_grad_ctx *g, bool is_max)
+{
+    tg_tensor *a = g->in[0], *b = g->in[1], *dy = g->dy[0];
+    tg_tensor *wins = is_max ? tg_gt(a, b) : tg_lt(a, b);
+    tg_tensor *ties = tg_eq(a, b);
+    tg_tensor *wa = tg_add(tg_cast(wins, dy->dtype),
+                           tg_mul_scalar(tg_cast(ties, dy->dtype), 0.5));
+    if (g->needs_grad[0])
+        g->dx[0] = unbroadcast(g, 0, tg_mul(dy, wa));
+    if (g->needs_grad[1])
+        g->dx[1] = unbroadcast(g, 1, tg_mul(dy, tg_sub(tg_ones_like(wa), wa)));
+    return TG_OK;
+}
+static tg_status maximum_grad(tg_grad_ctx *g) { return extremum_grad(g, true); }
+static tg_status minimum_grad(tg_grad_ctx *g) { return extremum_grad(g, false); }
+
+#define BINARY_OP(OP, SAVE)                                                 \
+    const tg_op_def tg_op_##OP = {                                          \
+        .name = #OP, .n_in = 2, .n_out = 1, .save_inputs = (SAVE),          \
+        .infer = binary_infer, .kernel = OP##_kernel, .grad = OP##_grad};   \
+    tg_tensor *tg_##OP(tg_tensor *a, tg_tensor *b)                          \
+    {                                                                       \
+        tg_tensor *in[2] = {a, b};                                          \
+        return tg_op_call(&tg_op_##OP, 2, in, NULL, 0);                     \
+    }
+
+BINARY_OP(add, 0)
+BINARY_OP(sub, 0)
+BINARY_OP(mul, TG_SAVE_ALL)
+BINARY_OP(pow, TG_SAVE_ALL)
+BINARY_OP(maximum, TG_SAVE_ALL)
+BINARY_OP(minimum, TG_SAVE_ALL)
+
+/* div is true division: integer inputs give float32 */
+static const tg_attr true_div = TG_AI("true_div", 1);
+const tg_op_def tg_op_div = {
+    .name = "div", .n_in = 2, .n_out = 1, .save_inputs = TG_SAVE_ALL,
+    .infer = binary_infer, .kernel = div_kernel, .grad = div_grad};
+tg_tensor *tg_div(tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *in[2] = {a, b};
+    return tg_op_call(&tg_op_div, 2, in, &true_div, 1);
+}
+
+/* ---- scalar conveniences: a 0-d tensor of x's dtype ------------------- */
+static tg_tensor *with_scalar(tg_tensor *(*op)(tg_tensor *, tg_tensor *),
+                              tg_tensor *x, double s)
+{
+    if (!x)
+        return NULL;
+    /* a fractional scalar with an integer tensor computes in float */
+    tg_dtype dt = tg_dtype_is_float(x->dtype) || s == floor(s) ? x->dtype : TG_FLOAT64;
+    TG_LOCAL_BEGIN();
+    tg_tensor *y = op(x, tg_scalar(dt, s));
+    TG_LOCAL_RETURN(y);
+}
+
+tg_tensor *tg_add_scalar(tg_tensor *x, double s) { return with_scalar(tg_add, x, s); }
+tg_tensor *tg_mul_scalar(tg_tensor *x, double s) { return with_scalar(tg_mul, x, s); }
+tg_tensor *tg_pow_scalar(tg_tensor *x, double s) { return with_scalar(tg_pow, x, s); }

@@ -1,0 +1,132 @@
+/* Dtype conversion: the cast op's kernel and the helpers that bring
+ * inputs to an op's compute dtype. */
+#include "kernels/cpu/iter.h"
+#include "ops/elementwise.h"
+
+static int category(tg_dtype d)
+{
+    return d == TG_BOOL ? 0 : tg_dtype_is_float(d) ? 2 : 1;
+}
+
+tg_dtype tg_result_type(const tg_tensor *a, const tg_tensor *b)
+{
+    bool a0 = a->ndim == 0, b0 = b->ndim == 0;
+    if (a0 != b0) {
+        const tg_tensor *dim = a0 ? b : a, *zero = a0 ? a : b;
+        if (category(zero->dtype) <= category(dim->dtype))
+            return dim->dtype;
+        if (category(zero->dtype) == 2)
+            return TG_FLOAT32; /* the default float type */
+        return tg_promote_types(dim->dtype, zero->dtype);
+    }
+    return tg_promote_types(a->dtype, b->dtype);
+}
+
+tg_status tg_infer_broadcast(tg_op_ctx *c, tg_dtype dt)
+{
+    int nd;
+    int64_t shape[TG_MAX_DIMS];
+    const tg_tensor *a = c->in[0], *b = c->in[1];
+    tg_status s = tg_broadcast_shapes(c->op->name, a->ndim, a->shape, b->ndim,
+                                      b->shape, &nd, shape);
+    return s == TG_OK ? tg_infer_set(c, 0, dt, nd, shape) : s;
+}
+
+/* one conversion loop per (from, to) pair, through a macro table */
+#define CONV_ROW(FROM_T, TO_T, NAME)                                        \
+    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    {                                                                       \
+        (void)ctx;                                                          \
+        if (s[0] == sizeof(TO_T) && s[1] == sizeof(FROM_T)) {               \
+            TO_T *o = (TO_T *)p[0];                                         \
+            const FROM_T *x = (const FROM_T *)p[1];                         \
+            for (int64_t i = 0; i < n; i++)                                 \
+                o[i] = (TO_T)x[i];                                          \
+        } else {                                                            \
+            for (int64_t i = 0; i < n; i++)                                 \
+                *(TO_T *)(p[0] + i * s[0]) = (TO_T) * (const FROM_T *)(p[1] + i * s[1]); \
+        }                                                                   \
+    }
+
+/* to bool: any non-zero is true */
+#define CONV_BOOL_ROW(FROM_T, NAME)                                         \
+    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    {                                                                       \
+        (void)ctx;                                                          \
+        for (int64_t i = 0; i < n; i++)                                     \
+            *(uint8_t *)(p[0] + i * s[0]) = *(const FROM_T *)(p[1] + i * s[1]) != 0; \
+    }
+
+#define CONV_FROM(FROM_T, SUF)                    \
+    CONV_ROW(FROM_T, float, conv_##SUF##_f32)     \
+    CONV_ROW(FROM_T, double, conv_##SUF##_f64)    \
+    CONV_ROW(FROM_T, int32_t, conv_##SUF##_i32)   \
+    CONV_ROW(FROM_T, int64_t, conv_##SUF##_i64)   \
+    CONV_ROW(FROM_T, uint8_t, conv_##SUF##_u8)    \
+    CONV_BOOL_ROW(FROM_T, conv_##SUF##_b)
+
+CONV_FROM(float, f32)
+CONV_FROM(double, f64)
+CONV_FROM(int32_t, i32)
+CONV_FROM(int64_t, i64)
+CONV_FROM(uint8_t, u8)
+CONV_FROM(uint8_t, b)
+
+#define CONV_ENTRY(SUF) \
+    {conv_##SUF##_f32, conv_##SUF##_f64, conv_##SUF##_i32, conv_##SUF##_i64, \
+     conv_##SUF##_u8, conv_##SUF##_b}
+static const tg_iter_row_fn conv_table[TG_NUM_DTYPES][TG_NUM_DTYPES] = {
+    CONV_ENTRY(f32), CONV_ENTRY(f64), CONV_ENTRY(i32),
+    CONV_ENTRY(i64), CONV_ENTRY(u8),  CONV_ENTRY(b)};
+
+void tg__convert_into(tg_tensor *dst, const tg_tensor *src)
+{
+    const tg_tensor *ops[2] = {dst, src};
+    tg_iter it;
+    tg_iter_init(&it, 2, ops);
+    tg_iter_run(&it, conv_table[src->dtype][dst->dtype], NULL);
+}
+
+tg_tensor *tg__as_dtype(tg_tensor *x, tg_dtype dt)
+{
+    if (x->dtype == dt)
+        return tg_retain(x);
+    tg_tensor *y = tg__alloc(dt, x->ndim, x->shape);
+    if (y)
+        tg__convert_into(y, x);
+    return y;
+}
+
+/* ---- the cast op ---------------------------------------------------------- */
+static tg_status cast_infer(tg_op_ctx *c)
+{
+    int64_t dt = tg_attr_int(c->attrs, c->n_attrs, "to", -1);
+    if (!tg_dtype_is_valid((int)dt))
+        return tg__error(TG_ERR_DTYPE, "cast: invalid target dtype %lld", (long long)dt);
+    return tg_infer_set(c, 0, (tg_dtype)dt, c->in[0]->ndim, c->in[0]->shape);
+}
+
+static tg_status cast_kernel(tg_op_ctx *c)
+{
+    tg__convert_into(c->out[0], c->in[0]);
+    return TG_OK;
+}
+
+static tg_status cast_grad(tg_grad_ctx *g)
+{
+    /* the engine casts the gradient back to the input's dtype */
+    if (tg_dtype_is_float(g->in_meta[0].dtype))
+        g->dx[0] = g->dy[0];
+    return TG_OK;
+}
+
+const tg_op_def tg_op_cast = {
+    .name = "cast", .n_in = 1, .n_out = 1,
+    .infer = cast_infer, .kernel = cast_kernel, .grad = cast_grad,
+};
+
+tg_tensor *tg_cast(tg_tensor *x, tg_dtype dt)
+{
+    tg_attr a = TG_AI("to", (int64_t)dt);
+    return tg_op_call(&tg_op_cast, 1, &x, &a, 1);
+}

@@ -1,0 +1,146 @@
+/* The dispatcher behind every public op function: check, infer, allocate,
+ * run the kernel (or make the view), record for autograd, publish.
+ * This is the one place a future graph-building scope hooks in: there it
+ * will append a node instead of running the kernel (DESIGN §2). */
+#include "autodiff/node.h"
+#include "ops/op.h"
+
+#include <string.h>
+
+static tg_status check_inputs(const tg_op_def *op, int n_in,
+                              tg_tensor *const *in)
+{
+    if (op->n_in >= 0 && n_in != op->n_in)
+        return tg__error(TG_ERR_ARG, "%s: expected %d inputs, got %d", op->name,
+                         op->n_in, n_in);
+    if (n_in > TG_MAX_OP_INPUTS)
+        return tg__error(TG_ERR_ARG, "%s: %d inputs, at most %d are supported",
+                         op->name, n_in, TG_MAX_OP_INPUTS);
+    for (int i = 0; i < n_in; i++) {
+        if (in[i])
+            continue;
+        /* a NULL input is usually an earlier failure: keep its message */
+        if (tg__error_is_set())
+            return tg_last_status();
+        return tg__error(TG_ERR_ARG, "%s: input %d is NULL", op->name, i);
+    }
+    return TG_OK;
+}
+
+static void release_outputs(tg_op_ctx *c)
+{
+    for (int i = 0; i < c->n_out; i++) {
+        tg_release(c->out[i]);
+        c->out[i] = NULL;
+    }
+}
+
+static tg_status allocate_outputs(tg_op_ctx *c)
+{
+    for (int i = 0; i < c->n_out; i++) {
+        const tg_meta *m = &c->out_meta[i];
+        c->out[i] = tg__alloc(m->dtype, m->ndim, m->shape);
+        if (!c->out[i]) {
+            release_outputs(c);
+            return TG_ERR_NOMEM;
+        }
+    }
+    return TG_OK;
+}
+
+tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
+                    const tg_attr *attrs, int n_attrs, tg_tensor **out)
+{
+    tg_status s = check_inputs(op, n_in, in);
+    if (s != TG_OK)
+        return s;
+    tg_op_ctx c;
+    c.op = op;
+    c.n_in = n_in;
+    c.n_out = op->n_out;
+    c.in = in;
+    c.out = out;
+    c.attrs = attrs;
+    c.n_attrs = n_attrs;
+    for (int i = 0; i < c.n_out; i++)
+        out[i] = NULL;
+    if ((s = op->infer(&c)) != TG_OK)
+        return s;
+    if (op->make_view) {
+        s = op->make_view(&c);
+    } else {
+        if ((s = allocate_outputs(&c)) != TG_OK)
+            return s;
+        s = op->kernel(&c);
+    }
+    if (s == TG_OK && tg__should_record(n_in, in))
+        s = tg__record(&c);
+    if (s != TG_OK) {
+        release_outputs(&c);
+        return s;
+    }
+    for (int i = 0; i < c.n_out; i++)
+        tg__publish(out[i]);
+    return TG_OK;
+}
+
+tg_tensor *tg_op_call(const tg_op_def *op, int n_in, tg_tensor *const *in,
+                      const tg_attr *attrs, int n_attrs)
+{
+    tg_tensor *out[TG_MAX_OP_OUTPUTS];
+    return tg_op_run(op, n_in, in, attrs, n_attrs, out) == TG_OK ? out[0] : NULL;
+}
+
+/* ---- inference helpers ---------------------------------------------------- */
+void tg_meta_of(const tg_tensor *t, tg_meta *m)
+{
+    m->dtype = t->dtype;
+    m->ndim = t->ndim;
+    memcpy(m->shape, t->shape, sizeof m->shape);
+}
+
+tg_status tg_infer_set(tg_op_ctx *c, int i, tg_dtype dt, int ndim,
+                       const int64_t *shape)
+{
+    if (!tg__check_shape(c->op->name, ndim, shape))
+        return tg_last_status();
+    tg_meta *m = &c->out_meta[i];
+    m->dtype = dt;
+    m->ndim = ndim;
+    memset(m->shape, 0, sizeof m->shape);
+    if (ndim > 0)
+        memcpy(m->shape, shape, (size_t)ndim * sizeof *shape);
+    return TG_OK;
+}
+
+tg_status tg_broadcast_shapes(const char *op, int na, const int64_t *a,
+                              int nb, const int64_t *b, int *ndim_out,
+                              int64_t *out)
+{
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int64_t da = i < n - na ? 1 : a[i - (n - na)];
+        int64_t db = i < n - nb ? 1 : b[i - (n - nb)];
+        if (da != db && da != 1 && db != 1) {
+            char sa[160], sb[160];
+            return tg__error(TG_ERR_SHAPE,
+                             "%s: shapes %s and %s cannot be broadcast "
+                             "(dim %d: %lld vs %lld; sizes must match or be 1)",
+                             op, tg_shape_str(na, a, sa, sizeof sa),
+                             tg_shape_str(nb, b, sb, sizeof sb), i,
+                             (long long)da, (long long)db);
+        }
+        out[i] = da == 1 ? db : da;
+    }
+    *ndim_out = n;
+    return TG_OK;
+}
+
+tg_status tg_require_float(const char *op, const tg_tensor *t, int index)
+{
+    if (tg_dtype_is_float(t->dtype))
+        return TG_OK;
+    return tg__error(TG_ERR_DTYPE,
+                     "%s: input %d must be float32 or float64, got %s", op,
+                     index, tg_dtype_name(t->dtype));
+}

@@ -1,0 +1,4 @@
+/* The norm op family (to be filled in). */
+#include "ops/op.h"
+
+const tg_op_def *const tg_ops_norm[] = {NULL};

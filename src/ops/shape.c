@@ -1,0 +1,495 @@
+/* View ops: reshape/view, permute/transpose, slice, expand, squeeze,
+ * unsqueeze, flatten share their input's storage and never copy;
+ * contiguous and clone copy. Each is differentiable. */
+#include "kernels/cpu/iter.h"
+#include "ops/elementwise.h"
+
+#include <string.h>
+
+/* ---- shapes with one -1 ---------------------------------------------------- */
+static tg_status resolve_shape(const char *op, const tg_tensor *x, int ndim,
+                               const int64_t *shape, int64_t *out)
+{
+    int infer_at = -1;
+    int64_t known = 1;
+    if (ndim < 0 || ndim > TG_MAX_DIMS || (ndim > 0 && !shape))
+        return tg__error(TG_ERR_SHAPE, "%s: bad target rank %d", op, ndim);
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == -1 && infer_at < 0) {
+            infer_at = i;
+            continue;
+        }
+        if (shape[i] < 0)
+            return tg__error(TG_ERR_SHAPE, "%s: invalid dim %lld at %d (only one -1 "
+                             "is allowed)", op, (long long)shape[i], i);
+        known *= shape[i];
+        out[i] = shape[i];
+    }
+    char a[160], b[160];
+    if (infer_at >= 0) {
+        if (known == 0 || x->numel % known != 0)
+            return tg__error(TG_ERR_SHAPE, "%s: cannot reshape %s (%lld elements) "
+                             "into %s", op, tg_shape_str(x->ndim, x->shape, a, sizeof a),
+                             (long long)x->numel, tg_shape_str(ndim, shape, b, sizeof b));
+        out[infer_at] = x->numel / known;
+    } else if (known != x->numel) {
+        return tg__error(TG_ERR_SHAPE, "%s: cannot reshape %s (%lld elements) into "
+                         "%s (%lld elements)", op,
+                         tg_shape_str(x->ndim, x->shape, a, sizeof a), (long long)x->numel,
+                         tg_shape_str(ndim, shape, b, sizeof b), (long long)known);
+    }
+    return TG_OK;
+}
+
+/* strides that make x's elements appear with shape `shape` without a copy,
+ * or false when its layout does not allow it (PyTorch's view rule: each
+ * run of new dims must fall inside a run of old dims contiguous among
+ * themselves) */
+static bool view_strides(const tg_tensor *x, int ndim, const int64_t *shape,
+                         int64_t *strides)
+{
+    if (x->numel == 0 || ndim == 0 || x->ndim == 0) {
+        tg__contiguous_strides(ndim, shape, strides);
+        return true;
+    }
+    int64_t chunk_base_stride = x->strides[x->ndim - 1];
+    int64_t tensor_numel = 1, view_numel = 1;
+    int vd = ndim - 1;
+    for (int td = x->ndim - 1; td >= 0; td--) {
+        tensor_numel *= x->shape[td];
+        bool chunk_end = td == 0 || (x->shape[td - 1] != 1 &&
+                                     x->strides[td - 1] != tensor_numel * chunk_base_stride);
+        if (!chunk_end)
+            continue;
+        while (vd >= 0 && (view_numel < tensor_numel || shape[vd] == 1)) {
+            strides[vd] = view_numel * chunk_base_stride;
+            view_numel *= shape[vd];
+            vd--;
+        }
+        if (view_numel != tensor_numel)
+            return false;
+        if (td > 0) {
+            chunk_base_stride = x->strides[td - 1];
+            tensor_numel = 1;
+            view_numel = 1;
+        }
+    }
+    return vd == -1;
+}
+
+/* ---- view -------------------------------------------------------------------- */
+static tg_status view_infer(tg_op_ctx *c)
+{
+    const int64_t *shape;
+    int nd = tg_attr_ints(c->attrs, c->n_attrs, "shape", &shape);
+    int64_t out[TG_MAX_DIMS];
+    tg_status s = resolve_shape(c->op->name, c->in[0], nd, shape, out);
+    return s == TG_OK ? tg_infer_set(c, 0, c->in[0]->dtype, nd, out) : s;
+}
+
+static tg_status view_make(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    const tg_meta *m = &c->out_meta[0];
+    int64_t strides[TG_MAX_DIMS];
+    if (!view_strides(x, m->ndim, m->shape, strides)) {
+        char a[160], b[160];
+        return tg__error(TG_ERR_SHAPE,
+                         "view: a tensor of shape %s with these strides cannot be "
+                         "viewed as %s without a copy; use tg_reshape (copies) or "
+                         "tg_contiguous first",
+                         tg_shape_str(x->ndim, x->shape, a, sizeof a),
+                         tg_shape_str(m->ndim, m->shape, b, sizeof b));
+    }
+    c->out[0] = tg__alias(x, m->ndim, m->shape, strides, x->offset);
+    return c->out[0] ? TG_OK : TG_ERR_NOMEM;
+}
+
+static tg_status view_grad(tg_grad_ctx *g)
+{
+    g->dx[0] = tg_reshape(g->dy[0], g->in_meta[0].ndim, g->in_meta[0].shape);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_view = {
+    .name = "view", .n_in = 1, .n_out = 1,
+    .infer = view_infer, .make_view = view_make, .grad = view_grad};
+
+tg_tensor *tg_view(tg_tensor *x, int ndim, const int64_t *shape)
+{
+    tg_attr a = TG_AINTS("shape", shape, ndim);
+    return tg_op_call(&tg_op_view, 1, &x, &a, 1);
+}
+
+tg_tensor *tg_reshape(tg_tensor *x, int ndim, const int64_t *shape)
+{
+    if (!x)
+        return NULL;
+    int64_t out[TG_MAX_DIMS], strides[TG_MAX_DIMS];
+    if (resolve_shape("reshape", x, ndim, shape, out) != TG_OK)
+        return NULL;
+    if (view_strides(x, ndim, out, strides))
+        return tg_view(x, ndim, shape);
+    TG_LOCAL_BEGIN();
+    tg_tensor *y = tg_view(tg_contiguous(x), ndim, shape);
+    TG_LOCAL_RETURN(y);
+}
+
+tg_tensor *tg_flatten(tg_tensor *x, int start_axis, int end_axis)
+{
+    int s, e;
+    if (!x)
+        return NULL;
+    if (!tg__norm_axis("flatten", start_axis, x->ndim, &s) ||
+        !tg__norm_axis("flatten", end_axis, x->ndim, &e))
+        return NULL;
+    if (x->ndim == 0)
+        return tg_reshape(x, 1, (const int64_t[]){1});
+    if (s > e)
+        return tg__error_null(TG_ERR_INDEX, "flatten: start axis %d is after end "
+                              "axis %d", start_axis, end_axis);
+    int64_t shape[TG_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < s; i++)
+        shape[n++] = x->shape[i];
+    shape[n] = 1;
+    for (int i = s; i <= e; i++)
+        shape[n] *= x->shape[i];
+    n++;
+    for (int i = e + 1; i < x->ndim; i++)
+        shape[n++] = x->shape[i];
+    return tg_reshape(x, n, shape);
+}
+
+tg_tensor *tg_squeeze(tg_tensor *x, int axis)
+{
+    int a;
+    if (!x || !tg__norm_axis("squeeze", axis, x->ndim, &a))
+        return NULL;
+    if (x->ndim == 0)
+        return tg_view(x, 0, NULL);
+    if (x->shape[a] != 1)
+        return tg__error_null(TG_ERR_SHAPE, "squeeze: axis %d has size %lld, "
+                              "expected 1", axis, (long long)x->shape[a]);
+    int64_t shape[TG_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != a)
+            shape[n++] = x->shape[i];
+    return tg_view(x, n, shape);
+}
+
+tg_tensor *tg_squeeze_all(tg_tensor *x)
+{
+    if (!x)
+        return NULL;
+    int64_t shape[TG_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (x->shape[i] != 1)
+            shape[n++] = x->shape[i];
+    return tg_view(x, n, shape);
+}
+
+tg_tensor *tg_unsqueeze(tg_tensor *x, int axis)
+{
+    int a;
+    if (!x || !tg__norm_axis("unsqueeze", axis, x->ndim + 1, &a))
+        return NULL;
+    if (x->ndim == TG_MAX_DIMS)
+        return tg__error_null(TG_ERR_SHAPE, "unsqueeze: already %d dims", TG_MAX_DIMS);
+    int64_t shape[TG_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i <= x->ndim; i++) {
+        if (i == a)
+            shape[n++] = 1;
+        if (i < x->ndim)
+            shape[n++] = x->shape[i];
+    }
+    return tg_view(x, n, shape);
+}
+
+/* ---- permute --------------------------------------------------------------------- */
+static tg_status permute_infer(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    const int64_t *perm;
+    int n = tg_attr_ints(c->attrs, c->n_attrs, "perm", &perm);
+    bool seen[TG_MAX_DIMS] = {0};
+    if (n != x->ndim)
+        return tg__error(TG_ERR_SHAPE, "permute: %d axes given for a tensor of %d dims",
+                         n, x->ndim);
+    int64_t shape[TG_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        if (perm[i] < 0 || perm[i] >= n || seen[perm[i]])
+            return tg__error(TG_ERR_INDEX, "permute: axis %lld at position %d is out "
+                             "of range or repeated (expected a permutation of 0..%d)",
+                             (long long)perm[i], i, n - 1);
+        seen[perm[i]] = true;
+        shape[i] = x->shape[perm[i]];
+    }
+    return tg_infer_set(c, 0, x->dtype, n, shape);
+}
+
+static tg_status permute_make(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    const int64_t *perm;
+    int n = tg_attr_ints(c->attrs, c->n_attrs, "perm", &perm);
+    int64_t shape[TG_MAX_DIMS], strides[TG_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        shape[i] = x->shape[perm[i]];
+        strides[i] = x->strides[perm[i]];
+    }
+    c->out[0] = tg__alias(x, n, shape, strides, x->offset);
+    return c->out[0] ? TG_OK : TG_ERR_NOMEM;
+}
+
+static tg_tensor *permute64(tg_tensor *x, int n, const int64_t *perm);
+
+static tg_status permute_grad(tg_grad_ctx *g)
+{
+    const int64_t *perm;
+    int n = tg_attr_ints(g->attrs, g->n_attrs, "perm", &perm);
+    int64_t inv[TG_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        inv[perm[i]] = i;
+    g->dx[0] = permute64(g->dy[0], n, inv);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_permute = {
+    .name = "permute", .n_in = 1, .n_out = 1,
+    .infer = permute_infer, .make_view = permute_make, .grad = permute_grad};
+
+static tg_tensor *permute64(tg_tensor *x, int n, const int64_t *perm)
+{
+    tg_attr a = TG_AINTS("perm", perm, n);
+    return tg_op_call(&tg_op_permute, 1, &x, &a, 1);
+}
+
+tg_tensor *tg_permute(tg_tensor *x, const int *perm)
+{
+    if (!x)
+        return NULL;
+    if (!perm && x->ndim > 0)
+        return tg__error_null(TG_ERR_ARG, "permute: perm is NULL");
+    int64_t p[TG_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        p[i] = perm[i];
+    return permute64(x, x->ndim, p);
+}
+
+tg_tensor *tg_transpose(tg_tensor *x, int axis0, int axis1)
+{
+    int a, b;
+    if (!x || !tg__norm_axis("transpose", axis0, x->ndim, &a) ||
+        !tg__norm_axis("transpose", axis1, x->ndim, &b))
+        return NULL;
+    int64_t p[TG_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        p[i] = i;
+    if (x->ndim > 0) {
+        p[a] = b;
+        p[b] = a;
+    }
+    return permute64(x, x->ndim, p);
+}
+
+/* ---- slice ------------------------------------------------------------------------ */
+/* attrs: axis, start, stop, step, already normalised by tg_slice */
+static tg_status slice_infer(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    int64_t axis = tg_attr_int(c->attrs, c->n_attrs, "axis", 0);
+    int64_t start = tg_attr_int(c->attrs, c->n_attrs, "start", 0);
+    int64_t stop = tg_attr_int(c->attrs, c->n_attrs, "stop", 0);
+    int64_t step = tg_attr_int(c->attrs, c->n_attrs, "step", 1);
+    int64_t shape[TG_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[axis] = stop > start ? (stop - start + step - 1) / step : 0;
+    return tg_infer_set(c, 0, x->dtype, x->ndim, shape);
+}
+
+static tg_status slice_make(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    int64_t axis = tg_attr_int(c->attrs, c->n_attrs, "axis", 0);
+    int64_t start = tg_attr_int(c->attrs, c->n_attrs, "start", 0);
+    int64_t step = tg_attr_int(c->attrs, c->n_attrs, "step", 1);
+    int64_t strides[TG_MAX_DIMS];
+    memcpy(strides, x->strides, sizeof strides);
+    strides[axis] *= step;
+    const tg_meta *m = &c->out_meta[0];
+    int64_t offset = x->offset + (m->shape[axis] > 0 ? start * x->strides[axis] : 0);
+    c->out[0] = tg__alias(x, m->ndim, m->shape, strides, offset);
+    return c->out[0] ? TG_OK : TG_ERR_NOMEM;
+}
+
+/* the slice's gradient: dy placed back into zeros of the input's shape */
+static tg_status slice_grad_infer(tg_op_ctx *c)
+{
+    const int64_t *shape;
+    int nd = tg_attr_ints(c->attrs, c->n_attrs, "input_shape", &shape);
+    return tg_infer_set(c, 0, c->in[0]->dtype, nd, shape);
+}
+
+static tg_status slice_grad_kernel(tg_op_ctx *c)
+{
+    tg_tensor *out = c->out[0];
+    memset(tg__base(out), 0, (size_t)out->numel * tg_dtype_size(out->dtype));
+    tg_op_ctx view = *c;
+    view.in = (tg_tensor *const *)&c->out[0];
+    tg_tensor *window[1];
+    view.out = window;
+    if (slice_infer(&view) != TG_OK || slice_make(&view) != TG_OK)
+        return tg_last_status();
+    tg__convert_into(window[0], c->in[0]);
+    tg_release(window[0]);
+    return TG_OK;
+}
+
+static tg_tensor *slice_attrs_call(const tg_op_def *op, tg_tensor *x,
+                                   const tg_attr *attrs, int n);
+
+static tg_status slice_grad_grad(tg_grad_ctx *g)
+{
+    extern const tg_op_def tg_op_slice;
+    g->dx[0] = slice_attrs_call(&tg_op_slice, g->dy[0], g->attrs, 4);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_slice_grad = {
+    .name = "slice_grad", .n_in = 1, .n_out = 1,
+    .infer = slice_grad_infer, .kernel = slice_grad_kernel, .grad = slice_grad_grad};
+
+static tg_status slice_grad(tg_grad_ctx *g)
+{
+    tg_attr a[5];
+    memcpy(a, g->attrs, 4 * sizeof *a);
+    a[4] = (tg_attr)TG_AINTS("input_shape", g->in_meta[0].shape, g->in_meta[0].ndim);
+    g->dx[0] = slice_attrs_call(&tg_op_slice_grad, g->dy[0], a, 5);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_slice = {
+    .name = "slice", .n_in = 1, .n_out = 1,
+    .infer = slice_infer, .make_view = slice_make, .grad = slice_grad};
+
+static tg_tensor *slice_attrs_call(const tg_op_def *op, tg_tensor *x,
+                                   const tg_attr *attrs, int n)
+{
+    return tg_op_call(op, 1, &x, attrs, n);
+}
+
+tg_tensor *tg_slice(tg_tensor *x, int axis, int64_t start, int64_t stop,
+                    int64_t step)
+{
+    int a;
+    if (!x || !tg__norm_axis("slice", axis, x->ndim, &a))
+        return NULL;
+    if (x->ndim == 0)
+        return tg__error_null(TG_ERR_SHAPE, "slice: cannot slice a 0-d tensor");
+    if (step < 1)
+        return tg__error_null(TG_ERR_ARG, "slice: step must be >= 1, got %lld",
+                              (long long)step);
+    int64_t n = x->shape[a];
+    /* Python semantics: negative counts from the end, then clamp */
+    if (start < 0) start += n;
+    if (stop < 0) stop += n;
+    start = start < 0 ? 0 : start > n ? n : start;
+    stop = stop < 0 ? 0 : stop > n ? n : stop;
+    tg_attr attrs[4] = {TG_AI("axis", a), TG_AI("start", start), TG_AI("stop", stop),
+                        TG_AI("step", step)};
+    return tg_op_call(&tg_op_slice, 1, &x, attrs, 4);
+}
+
+/* ---- expand ----------------------------------------------------------------------- */
+static tg_status expand_infer(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    const int64_t *shape;
+    int nd = tg_attr_ints(c->attrs, c->n_attrs, "shape", &shape);
+    int64_t out[TG_MAX_DIMS];
+    char a[160], b[160];
+    if (nd < x->ndim || nd > TG_MAX_DIMS)
+        return tg__error(TG_ERR_SHAPE, "expand: cannot expand %s to %s (fewer dims)",
+                         tg_shape_str(x->ndim, x->shape, a, sizeof a),
+                         tg_shape_str(nd, shape, b, sizeof b));
+    for (int i = 0; i < nd; i++) {
+        int j = i - (nd - x->ndim);
+        int64_t have = j >= 0 ? x->shape[j] : 1;
+        out[i] = shape[i] == -1 ? have : shape[i];
+        if (have != out[i] && have != 1)
+            return tg__error(TG_ERR_SHAPE, "expand: cannot expand %s to %s (dim %d "
+                             "is %lld, must be 1 or equal)",
+                             tg_shape_str(x->ndim, x->shape, a, sizeof a),
+                             tg_shape_str(nd, shape, b, sizeof b), i, (long long)have);
+    }
+    return tg_infer_set(c, 0, x->dtype, nd, out);
+}
+
+static tg_status expand_make(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    const tg_meta *m = &c->out_meta[0];
+    int64_t strides[TG_MAX_DIMS];
+    for (int i = 0; i < m->ndim; i++) {
+        int j = i - (m->ndim - x->ndim);
+        strides[i] = j >= 0 && x->shape[j] == m->shape[i] ? x->strides[j] : 0;
+    }
+    c->out[0] = tg__alias(x, m->ndim, m->shape, strides, x->offset);
+    return c->out[0] ? TG_OK : TG_ERR_NOMEM;
+}
+
+static tg_status expand_grad(tg_grad_ctx *g)
+{
+    g->dx[0] = tg_sum_to(g->dy[0], g->in_meta[0].ndim, g->in_meta[0].shape);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_expand = {
+    .name = "expand", .n_in = 1, .n_out = 1,
+    .infer = expand_infer, .make_view = expand_make, .grad = expand_grad};
+
+tg_tensor *tg_expand(tg_tensor *x, int ndim, const int64_t *shape)
+{
+    tg_attr a = TG_AINTS("shape", shape, ndim);
+    return tg_op_call(&tg_op_expand, 1, &x, &a, 1);
+}
+
+/* ---- copies: clone and contiguous ----------------------------------------------------- */
+static tg_status clone_infer(tg_op_ctx *c)
+{
+    return tg_infer_set(c, 0, c->in[0]->dtype, c->in[0]->ndim, c->in[0]->shape);
+}
+
+static tg_status clone_kernel(tg_op_ctx *c)
+{
+    tg__convert_into(c->out[0], c->in[0]);
+    return TG_OK;
+}
+
+static tg_status clone_grad(tg_grad_ctx *g)
+{
+    g->dx[0] = g->dy[0];
+    return TG_OK;
+}
+
+const tg_op_def tg_op_clone = {
+    .name = "clone", .n_in = 1, .n_out = 1,
+    .infer = clone_infer, .kernel = clone_kernel, .grad = clone_grad};
+
+tg_tensor *tg_clone(tg_tensor *x) { return tg_op_call(&tg_op_clone, 1, &x, NULL, 0); }
+
+tg_tensor *tg_contiguous(tg_tensor *x)
+{
+    if (x && tg_is_contiguous(x))
+        return tg__publish(tg_retain(x));
+    return tg_clone(x);
+}
+
+const tg_op_def *const tg_ops_shape[] = {
+    &tg_op_view, &tg_op_permute, &tg_op_slice, &tg_op_slice_grad,
+    &tg_op_expand, &tg_op_clone, NULL,
+};

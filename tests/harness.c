@@ -1,0 +1,173 @@
+/* The test harness (see harness.h). */
+#include "harness.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tt_failures, tt_checks;
+const char *tt_current = "";
+static int tests_passed, tests_failed;
+static tg_generator *gen;
+
+void tt_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    tt_failures++;
+    fprintf(stderr, "FAIL %s (%s:%d): ", tt_current, file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void tt_run(const char *name, void (*fn)(void))
+{
+    int before = tt_failures;
+    tt_current = name;
+    tg_clear_error();
+    tg_scope_begin();
+    fn();
+    tg_scope_end();
+    if (tg_scope_depth() != 0)
+        tt_fail(__FILE__, __LINE__, "scope depth %d after test", tg_scope_depth());
+    if (tt_failures == before)
+        tests_passed++;
+    else
+        tests_failed++;
+    printf("%s %s\n", tt_failures == before ? "ok  " : "FAIL", name);
+}
+
+int tt_finish(void)
+{
+    tg_generator_free(gen);
+    gen = NULL;
+    printf("%d passed, %d failed\n", tests_passed, tests_failed);
+    return tests_failed ? 1 : 0;
+}
+
+void tt_expect_error(int succeeded, tg_status st, const char *needle,
+                     const char *expr, const char *file, int line)
+{
+    if (succeeded)
+        tt_fail(file, line, "%s succeeded, expected %s", expr, tg_status_name(st));
+    else if (tg_last_status() != st)
+        tt_fail(file, line, "%s failed with %s (%s), expected %s", expr,
+                tg_status_name(tg_last_status()), tg_last_error(), tg_status_name(st));
+    else if (needle && !strstr(tg_last_error(), needle))
+        tt_fail(file, line, "%s: message \"%s\" lacks \"%s\"", expr,
+                tg_last_error(), needle);
+    tg_clear_error();
+}
+
+tg_tensor *tt_tensor(tg_dtype dt, int ndim, const int64_t *shape,
+                     const double *values)
+{
+    tg_tensor *t = tg_empty(dt, ndim, shape);
+    if (!t)
+        return NULL;
+    char *p = tg_data(t);
+    size_t es = tg_dtype_size(dt);
+    for (int64_t i = 0; i < tg_numel(t); i++) {
+        double v = values[i];
+        switch (dt) {
+        case TG_FLOAT32: *(float *)(p + i * es) = (float)v; break;
+        case TG_FLOAT64: *(double *)(p + i * es) = v; break;
+        case TG_INT32: *(int32_t *)(p + i * es) = (int32_t)v; break;
+        case TG_INT64: *(int64_t *)(p + i * es) = (int64_t)v; break;
+        case TG_UINT8: *(uint8_t *)(p + i * es) = (uint8_t)v; break;
+        case TG_BOOL: *(uint8_t *)(p + i * es) = v != 0; break;
+        default: break;
+        }
+    }
+    return t;
+}
+
+void tt_check_tensor(const tg_tensor *t, const double *expected, double tol,
+                     const char *what, const char *file, int line)
+{
+    tt_checks++;
+    if (!t) {
+        tt_fail(file, line, "%s is NULL: %s", what, tg_last_error());
+        return;
+    }
+    int64_t n = tg_numel(t);
+    double *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    tg_copy_to(t, TG_FLOAT64, v);
+    for (int64_t i = 0; i < n; i++) {
+        bool same = (isnan(v[i]) && isnan(expected[i])) ||
+                    (isinf(v[i]) && v[i] == expected[i]) ||
+                    fabs(v[i] - expected[i]) <= tol;
+        if (!same) {
+            tt_fail(file, line, "%s[%lld] = %.10g, expected %.10g", what,
+                    (long long)i, v[i], expected[i]);
+            break;
+        }
+    }
+    free(v);
+}
+
+void tt_check_shape(const tg_tensor *t, const int64_t *shape, int ndim,
+                    const char *what, const char *file, int line)
+{
+    tt_checks++;
+    char a[160], b[160];
+    if (!t) {
+        tt_fail(file, line, "%s is NULL: %s", what, tg_last_error());
+        return;
+    }
+    bool same = tg_ndim(t) == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = tg_shape(t)[i] == shape[i];
+    if (!same)
+        tt_fail(file, line, "%s has shape %s, expected %s", what,
+                tg_shape_str(tg_ndim(t), tg_shape(t), a, sizeof a),
+                tg_shape_str(ndim, shape, b, sizeof b));
+}
+
+tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi)
+{
+    if (!gen)
+        gen = tg_generator_new(1234);
+    tg_tensor *t = tg_rand_uniform(gen, TG_FLOAT64, ndim, shape, lo, hi);
+    tg_set_requires_grad(t, true);
+    return t;
+}
+
+tg_tensor *tt_strided(tg_tensor *x)
+{
+    /* a buffer twice as long in the last dim; take every other element */
+    int nd = tg_ndim(x);
+    int64_t shape[TG_MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        shape[i] = tg_shape(x)[i];
+    tg_no_grad_begin();
+    tg_tensor *v;
+    if (nd == 0) {
+        v = tg_clone(x);
+    } else {
+        shape[nd - 1] *= 2;
+        tg_tensor *big = tg_zeros(tg_dtype_of(x), nd, shape);
+        v = tg_slice(big, nd - 1, 0, shape[nd - 1], 2);
+        tg_copy_(v, x);
+    }
+    tg_no_grad_end();
+    v = tg_detach(v); /* a leaf view */
+    tg_set_requires_grad(v, tg_requires_grad(x));
+    return v;
+}
+
+void tt_gradcheck(tg_gradcheck_fn fn, void *user, int n, tg_tensor **inputs,
+                  const char *what, const char *file, int line)
+{
+    tt_checks++;
+    if (tg_gradcheck(fn, user, n, inputs, NULL) != TG_OK) {
+        tt_fail(file, line, "gradcheck %s (contiguous): %s", what, tg_last_error());
+        return;
+    }
+    tg_tensor *strided[16];
+    for (int i = 0; i < n && i < 16; i++)
+        strided[i] = tg_requires_grad(inputs[i]) ? tt_strided(inputs[i]) : inputs[i];
+    if (tg_gradcheck(fn, user, n, strided, NULL) != TG_OK)
+        tt_fail(file, line, "gradcheck %s (strided): %s", what, tg_last_error());
+}

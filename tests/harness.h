@@ -1,0 +1,92 @@
+/* A small test harness: checks that report file:line and keep going,
+ * helpers to build tensors, and gradcheck wrappers that try contiguous
+ * and strided inputs. Each test program ends with tt_finish(), which
+ * prints "N passed, N failed" and returns the exit status. */
+#ifndef TG_TEST_HARNESS_H
+#define TG_TEST_HARNESS_H
+
+#include "tg/tg.h"
+
+#include <math.h>
+#include <stdio.h>
+
+extern int tt_failures, tt_checks;
+extern const char *tt_current;
+
+void tt_fail(const char *file, int line, const char *fmt, ...);
+int tt_finish(void);
+void tt_run(const char *name, void (*fn)(void));
+#define RUN(fn) tt_run(#fn, fn)
+
+#define CHECK(cond)                                                   \
+    do {                                                              \
+        tt_checks++;                                                  \
+        if (!(cond))                                                  \
+            tt_fail(__FILE__, __LINE__, "CHECK(%s) failed; last error: %s", \
+                    #cond, tg_last_error());                          \
+    } while (0)
+
+#define CHECK_OK(expr)                                                \
+    do {                                                              \
+        tt_checks++;                                                  \
+        tg_status tt_s = (expr);                                      \
+        if (tt_s != TG_OK)                                            \
+            tt_fail(__FILE__, __LINE__, "%s returned %s: %s", #expr,  \
+                    tg_status_name(tt_s), tg_last_error());           \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                         \
+    do {                                                              \
+        tt_checks++;                                                  \
+        double tt_a = (a), tt_b = (b);                                \
+        if (!(fabs(tt_a - tt_b) <= (tol)))                            \
+            tt_fail(__FILE__, __LINE__, "%s = %.10g, expected %.10g (tol %g)", \
+                    #a, tt_a, tt_b, (double)(tol));                   \
+    } while (0)
+
+/* expects expr to fail (NULL or non-OK) with status st and a message
+ * containing `needle` */
+#define CHECK_ERROR(expr, st, needle)                                 \
+    do {                                                              \
+        tt_checks++;                                                  \
+        tg_clear_error();                                             \
+        tt_expect_error((expr) ? 1 : 0, st, needle, #expr, __FILE__, __LINE__); \
+    } while (0)
+#define CHECK_FAILS(expr, st, needle)                                 \
+    do {                                                              \
+        tt_checks++;                                                  \
+        tg_clear_error();                                             \
+        tt_expect_error((expr) != TG_OK ? 0 : 1, st, needle, #expr, __FILE__, __LINE__); \
+    } while (0)
+void tt_expect_error(int succeeded, tg_status st, const char *needle,
+                     const char *expr, const char *file, int line);
+
+/* tensor from doubles, converted to dtype */
+tg_tensor *tt_tensor(tg_dtype dt, int ndim, const int64_t *shape,
+                     const double *values);
+/* checks every element of t against expected (C order) */
+#define CHECK_TENSOR(t, expected, tol) \
+    tt_check_tensor(t, expected, tol, #t, __FILE__, __LINE__)
+void tt_check_tensor(const tg_tensor *t, const double *expected, double tol,
+                     const char *what, const char *file, int line);
+#define CHECK_SHAPE(t, ...) \
+    tt_check_shape(t, (const int64_t[]){__VA_ARGS__}, \
+                   (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
+                   #t, __FILE__, __LINE__)
+void tt_check_shape(const tg_tensor *t, const int64_t *shape, int ndim,
+                    const char *what, const char *file, int line);
+
+/* random float64 leaf in [lo, hi) requiring grad (deterministic seed) */
+tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi);
+/* the same values laid out non-contiguously (a strided view of a larger
+ * buffer), as a leaf requiring grad */
+tg_tensor *tt_strided(tg_tensor *x);
+
+/* gradcheck fn on inputs, then on strided copies of the inputs that
+ * require grad; reports failures at the caller's line */
+#define CHECK_GRADCHECK(fn, user, n, inputs) \
+    tt_gradcheck(fn, user, n, inputs, #fn, __FILE__, __LINE__)
+void tt_gradcheck(tg_gradcheck_fn fn, void *user, int n, tg_tensor **inputs,
+                  const char *what, const char *file, int line);
+
+#endif

@@ -1,0 +1,37 @@
+/* tg: the tensorgraph command-line tool. Dispatches to one file per
+ * subcommand; errors become one line on stderr and exit status 1. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const tg_command commands[] = {
+    {"bench", "micro-benchmarks (JSON lines): tg bench dispatch", tg_cmd_bench},
+    {"version", "print the version", tg_cmd_version},
+};
+#define N_COMMANDS (int)(sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: tg <command> [options]\n\ncommands:\n");
+    for (int i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nRun 'tg <command> --help' for a command's options.\n"
+               "Environment: TG_NUM_THREADS sets the number of threads.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 1 : 0;
+    }
+    if (!strcmp(argv[1], "--version"))
+        return tg_cmd_version(argc - 1, argv + 1);
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tg: unknown command '%s' (see 'tg --help')\n", argv[1]);
+    return 1;
+}

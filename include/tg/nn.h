@@ -137,8 +137,9 @@ char *tg_module_to_string(const tg_module *m);
  * tensor registered twice (tied weights) is listed once among the
  * parameters (as PyTorch does) but under each name in the state. Both
  * return the count (or -1 with an error) and set *out to an array that
- * the caller releases with tg_named_tensors_free; names live in it and
- * tensors are borrowed from the module. */
+ * the caller releases with tg_named_tensors_free; names live in it,
+ * tensors are borrowed from the module, and an entry with a NULL name
+ * follows the last one. */
 typedef struct tg_named_tensor {
     const char *name;
     tg_tensor *tensor;

@@ -3,6 +3,7 @@
  * inconsistent headers) and atomic saves that leave the old file intact. */
 #include "harness.h"
 #include "io/io_impl.h"
+#include "io/json.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -537,6 +538,50 @@ static void test_state_dict_api(void)
     unlink(p);
 }
 
+/* ---- the JSON reader underneath ---------------------------------------------------- */
+
+static void test_json_reader(void)
+{
+    char err[160];
+    const char *doc = "{\"a\": [0, 18446744073709551615, 18446744073709551616, -1, 2.5, 1e3],"
+                      " \"s\": \"x\\u00e9\\ud83d\\ude00\\n\", \"t\": true, \"n\": null}";
+    tg_json *j = tg_json_parse(doc, strlen(doc), err, sizeof err);
+    CHECK(j && j->type == TG_JSON_OBJECT && j->n == 4);
+    if (j) {
+        const tg_json *a = tg_json_get(j, "a");
+        CHECK(a && a->type == TG_JSON_ARRAY && a->n == 6);
+        CHECK(a->items[0].is_uint && a->items[0].u == 0);
+        CHECK(a->items[1].is_uint && a->items[1].u == UINT64_MAX);
+        CHECK(!a->items[2].is_uint && a->items[2].num == 18446744073709551616.0);
+        CHECK(!a->items[3].is_uint && a->items[3].num == -1);
+        CHECK(!a->items[4].is_uint && a->items[4].num == 2.5);
+        CHECK(!a->items[5].is_uint && a->items[5].num == 1000);
+        CHECK(strcmp(tg_json_get(j, "s")->str, "x\xc3\xa9\xf0\x9f\x98\x80\n") == 0);
+        CHECK(tg_json_get(j, "t")->boolean && tg_json_get(j, "n")->type == TG_JSON_NULL);
+        CHECK(tg_json_get(j, "zz") == NULL);
+    }
+    tg_json_free(j);
+    const char *bad[] = {"", "{", "[1,]", "01", "1.", "-", "\"\\x\"", "\"\\ud800\"", "\"\\udc00\"",
+                         "tru", "{\"a\" 1}", "{1: 2}", "\"\x01\"", "\"\xc0\x80\"", "\"\xed\xa0\x80\"",
+                         "[1] 2", "\"abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        j = tg_json_parse(bad[i], strlen(bad[i]), err, sizeof err);
+        if (j)
+            tt_fail(__FILE__, __LINE__, "JSON '%s' parsed", bad[i]);
+        tt_checks++;
+        CHECK(strstr(err, "at byte") != NULL);
+        tg_json_free(j);
+    }
+    /* strings are escaped on output and read back the same */
+    tg_strbuf b = {0};
+    const char *raw = "q\" b\\ \x01\x1f\t\r\n \xc3\xa9";
+    tg_strbuf_json_string(&b, raw);
+    j = tg_json_parse(b.data, b.len, err, sizeof err);
+    CHECK(j && j->type == TG_JSON_STRING && strcmp(j->str, raw) == 0);
+    tg_json_free(j);
+    tg_strbuf_free(&b);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/tg_st_XXXXXX");
@@ -551,6 +596,7 @@ int main(void)
     RUN(test_atomic_save);
     RUN(test_save_errors);
     RUN(test_state_dict_api);
+    RUN(test_json_reader);
     rmdir(dir);
     return tt_finish();
 }

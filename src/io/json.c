@@ -15,6 +15,7 @@ typedef struct parser {
     char *err;
     size_t errlen;
     bool failed;
+    long values_left;
 } parser;
 
 static bool fail(parser *ps, const char *what)
@@ -376,6 +377,8 @@ static bool parse_value(parser *ps, tg_json *v, int depth)
 {
     if (depth > MAX_DEPTH)
         return fail(ps, "nesting too deep");
+    if (--ps->values_left < 0)
+        return fail(ps, "too many values");
     skip_ws(ps);
     if (ps->p >= ps->end)
         return fail(ps, "unexpected end of input");
@@ -398,7 +401,8 @@ static bool parse_value(parser *ps, tg_json *v, int depth)
 tg_json *tg_json_parse(const char *text, size_t len, char *err, size_t errlen)
 {
     parser ps = {(const unsigned char *)text, (const unsigned char *)text,
-                 (const unsigned char *)text + len, err, errlen, false};
+                 (const unsigned char *)text + len, err, errlen, false,
+                 TG_JSON_MAX_VALUES};
     if (err && errlen)
         err[0] = '\0';
     tg_json *root = calloc(1, sizeof *root);

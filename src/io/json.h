@@ -20,17 +20,27 @@ typedef enum tg_json_type {
 
 typedef struct tg_json {
     tg_json_type type;
-    bool boolean;
-    /* numbers: every number as a double; is_uint when it was written as a
-     * non-negative integer that fits uint64 exactly (then in u) */
-    double num;
-    bool is_uint;
-    uint64_t u;
-    char *str;             /* strings: NUL-terminated UTF-8 */
-    int n;                 /* arrays and objects: number of items */
-    struct tg_json *items; /* array items / object member values */
-    char **keys;           /* object member keys (in input order) */
+    int n; /* arrays and objects: number of items */
+    union {
+        bool boolean;
+        /* numbers: every number as a double; is_uint when it was written
+         * as a non-negative integer that fits uint64 exactly (then in u) */
+        struct {
+            double num;
+            uint64_t u;
+            bool is_uint;
+        };
+        char *str; /* strings: NUL-terminated UTF-8 */
+        struct {
+            struct tg_json *items; /* array items / object member values */
+            char **keys;           /* object member keys (in input order) */
+        };
+    };
 } tg_json;
+
+/* at most this many values in one document: bounds the memory a hostile
+ * input can make the parser allocate (32 bytes per value plus keys) */
+#define TG_JSON_MAX_VALUES (4 << 20)
 
 /* parses len bytes; returns the root (free with tg_json_free) or NULL with
  * a message "what, at byte N" in err */

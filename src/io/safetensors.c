@@ -499,9 +499,10 @@ static tg_status read_tensor(const source *src, uint64_t data_start,
         const unsigned char *p = (const unsigned char *)tg__base(t);
         for (size_t i = 0; i < nbytes; i++) {
             if (p[i] > 1) {
+                unsigned byte = p[i];
                 tg_release(t);
                 return BAD(src, "BOOL tensor '%s' holds the byte %u at element %zu "
-                           "(only 0 and 1 are valid)", e->name, p[i], i);
+                           "(only 0 and 1 are valid)", e->name, byte, i);
             }
         }
     }

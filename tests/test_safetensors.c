@@ -149,7 +149,7 @@ static void test_round_trip_every_dtype(void)
         CHECK(strcmp(tg_state_dict_meta(sd, meta[i].key), meta[i].value) == 0);
     CHECK(tg_state_dict_meta(sd, "absent") == NULL);
     /* the same bytes parse from memory */
-    size_t len;
+    size_t len = 0;
     unsigned char *bytes = read_all(p, &len);
     tg_state_dict *sd2 = tg_safetensors_parse(bytes, len);
     CHECK(sd2 && tg_state_dict_size(sd2) == NT);
@@ -167,7 +167,7 @@ static void test_layout(void)
     const char *names[3] = {"a", "b", "c"};
     const char *p = path_in("layout.safetensors");
     CHECK_OK(tg_safetensors_save(p, 3, names, t, 0, NULL));
-    size_t len;
+    size_t len = 0;
     unsigned char *b = read_all(p, &len);
     uint64_t n = 0;
     for (int i = 0; i < 8; i++)
@@ -238,7 +238,7 @@ static void expect_bad_bytes(const unsigned char *b, size_t len, const char *nee
 static void expect_bad_(const char *hdr, const void *data, size_t dlen,
                         const char *needle, int line)
 {
-    size_t len;
+    size_t len = 0;
     unsigned char *b = build(hdr, data, dlen, &len);
     expect_bad_bytes(b, len, needle, line);
     free(b);
@@ -250,7 +250,7 @@ static void test_bad_headers(void)
     const float d[4] = {1, 2, 3, 4};
     const uint8_t bools[2] = {1, 2};
     /* a well-formed file first, to show the helpers make valid files */
-    size_t len;
+    size_t len = 0;
     unsigned char *ok = build("{\"x\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]}}",
                               d, 16, &len);
     tg_state_dict *sd = tg_safetensors_parse(ok, len);
@@ -335,7 +335,7 @@ static void test_truncated_and_corrupted(void)
     make_tensors(t, names);
     const char *p = path_in("src.safetensors");
     CHECK_OK(tg_safetensors_save(p, NT, names, t, 1, (tg_kv[]){{"a", "b"}}));
-    size_t len;
+    size_t len = 0;
     unsigned char *b = read_all(p, &len);
     unlink(p);
     /* every truncation point fails (memory; a few as files) */
@@ -414,7 +414,7 @@ static void test_atomic_save(void)
     tg_tensor *v2 = tg_full(TG_FLOAT64, 1, (int64_t[]){500}, 2.5);
     const char *nm[1] = {"w"};
     CHECK_OK(tg_safetensors_save(p, 1, nm, &v1, 0, NULL));
-    size_t len1;
+    size_t len1 = 0;
     unsigned char *old = read_all(p, &len1);
 
     /* the disk "fills up" at several points: the old file stays, no temp left */
@@ -423,7 +423,7 @@ static void test_atomic_save(void)
         tg__io_fail_after_bytes = points[i];
         CHECK_FAILS(tg_safetensors_save(p, 1, nm, &v2, 0, NULL), TG_ERR_IO, "unchanged");
         tg__io_fail_after_bytes = -1;
-        size_t len;
+        size_t len = 0;
         unsigned char *now = read_all(p, &len);
         CHECK(now && len == len1 && memcmp(now, old, len) == 0);
         free(now);

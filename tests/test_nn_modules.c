@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *lenet_names[10] = {
     "conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight",
@@ -730,6 +731,61 @@ static void test_load_state(void)
     tg_generator_free(g);
 }
 
+
+/* model state through a state dict and a safetensors file, with PyTorch's
+ * names, a prefix for sharing the file, and int64 buffers */
+static void test_checkpoint_roundtrip(void)
+{
+    tg_generator *g = tg_generator_new(20);
+    tg_module *a = tg_nn_sequential(2, (tg_module *[]){
+        tg_lenet5(g), tg_nn_batch_norm2d(3, 1e-5, 0.1, true, true)});
+    tg_module *b = tg_nn_sequential(2, (tg_module *[]){
+        tg_lenet5(g), tg_nn_batch_norm2d(3, 1e-5, 0.1, true, true)});
+    tg_tensor *nbt = tg_module_tensor(a, "1.num_batches_tracked");
+    *(int64_t *)tg_data(nbt) = 7;
+    tg_state_dict *sd = tg_state_dict_new();
+    CHECK_OK(tg_module_state_dict(a, sd, "model."));
+    CHECK_OK(tg_state_dict_add(sd, "optim.state.0.step", tg_zeros(TG_INT64, 0, NULL)));
+    CHECK(tg_state_dict_size(sd) == 16);
+    CHECK(strcmp(tg_state_dict_name(sd, 0), "model.0.conv1.weight") == 0);
+    CHECK(strcmp(tg_state_dict_name(sd, 14), "model.1.num_batches_tracked") == 0);
+    char path[64];
+    snprintf(path, sizeof path, "test_nn_modules_%d.safetensors", (int)getpid());
+    CHECK_OK(tg_safetensors_save_dict(path, sd));
+    tg_state_dict_free(sd);
+    tg_state_dict *back = tg_safetensors_load(path);
+    CHECK(back != NULL);
+    remove(path);
+    /* without the prefix the names do not match */
+    CHECK_FAILS(tg_module_load_state_dict(b, back, NULL, true), TG_ERR_ARG,
+                "unexpected key 'model.0.conv1.weight'");
+    CHECK_OK(tg_module_load_state_dict(b, back, "model.", true));
+    tg_named_tensor *sa, *sb;
+    int n = tg_module_state(a, &sa);
+    CHECK(tg_module_state(b, &sb) == n && n == 15);
+    for (int i = 0; i < n; i++) {
+        CHECK(strcmp(sa[i].name, sb[i].name) == 0);
+        CHECK(tg_dtype_of(sa[i].tensor) == tg_dtype_of(sb[i].tensor));
+        CHECK(same_values(sa[i].tensor, sb[i].tensor));
+    }
+    CHECK(tg_item(tg_module_tensor(b, "1.num_batches_tracked")) == 7);
+    tg_named_tensors_free(sa);
+    tg_named_tensors_free(sb);
+    /* plain names: what PyTorch's load_state_dict expects */
+    tg_state_dict *plain = tg_state_dict_new();
+    CHECK_OK(tg_module_state_dict(tg_module_child(a, "0"), plain, NULL));
+    CHECK(tg_state_dict_size(plain) == 10);
+    for (int i = 0; i < 10; i++)
+        CHECK(strcmp(tg_state_dict_name(plain, i), lenet_names[i]) == 0);
+    CHECK_FAILS(tg_module_state_dict(tg_module_child(a, "0"), plain, NULL),
+                TG_ERR_ARG, "conv1.weight");
+    tg_state_dict_free(plain);
+    tg_state_dict_free(back);
+    tg_module_free(a);
+    tg_module_free(b);
+    tg_generator_free(g);
+}
+
 /* ---- errors --------------------------------------------------------------------------------- */
 
 static void test_forward_errors(void)
@@ -855,6 +911,7 @@ int main(void)
     RUN(test_custom_module);
     RUN(test_ownership);
     RUN(test_load_state);
+    RUN(test_checkpoint_roundtrip);
     RUN(test_forward_errors);
     RUN(test_construction_errors);
     RUN(test_name_errors);

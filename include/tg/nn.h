@@ -4,6 +4,7 @@
 #ifndef TG_NN_H
 #define TG_NN_H
 
+#include "tg/io.h"
 #include "tg/ops.h"
 
 #ifdef __cplusplus
@@ -153,6 +154,17 @@ void tg_named_tensors_free(tg_named_tensor *list);
  * and every given name must exist. Runs without recording gradients. */
 tg_status tg_module_load_state(tg_module *m, int n,
                                const tg_named_tensor *state, bool strict);
+
+/* Checkpoints (tg/io.h): adds the state to sd as prefix + name (prefix
+ * NULL or "" for PyTorch's plain names; "model." to share a file with an
+ * optimizer's "optim." entries). The tensors are shared, not copied. */
+tg_status tg_module_state_dict(const tg_module *m, tg_state_dict *sd,
+                               const char *prefix);
+/* loads the entries of sd whose names start with prefix (all when NULL or
+ * ""), with the prefix removed, as tg_module_load_state does. With
+ * safetensors: tg_module_load_state_dict(m, tg_safetensors_load(path)...) */
+tg_status tg_module_load_state_dict(tg_module *m, const tg_state_dict *sd,
+                                    const char *prefix, bool strict);
 
 /* ---- modes and bulk updates --------------------------------------------------------- */
 /* sets training (true) or eval (false) mode on m and all its children */

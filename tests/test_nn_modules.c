@@ -628,6 +628,49 @@ static void test_pool_modules(void)
     tg_module_free(ap);
 }
 
+/* the module's parameters drive an optimizer: a few SGD steps on a fixed
+ * batch lower the loss */
+static void test_training_steps(void)
+{
+    tg_generator *g = tg_generator_new(21);
+    tg_module *net = tg_nn_sequential(3, (tg_module *[]){
+        tg_nn_linear(4, 8, true, g), tg_nn_tanh(), tg_nn_linear(8, 3, true, g)});
+    tg_named_tensor *p;
+    int n = tg_module_parameters(net, &p);
+    tg_tensor *params[4];
+    for (int i = 0; i < n && i < 4; i++)
+        params[i] = p[i].tensor;
+    tg_named_tensors_free(p);
+    tg_sgd_opts o = tg_sgd_defaults();
+    o.lr = 0.5;
+    o.momentum = 0.9;
+    tg_optimizer *opt = tg_optim_sgd(n, params, &o);
+    CHECK(opt != NULL);
+    tg_tensor *x = tg_rand_uniform(g, TG_FLOAT32, 2, (int64_t[]){8, 4}, -1, 1);
+    tg_tensor *labels = tg_from_data(TG_INT64, 1, (int64_t[]){8},
+                                     (int64_t[]){0, 1, 2, 0, 1, 2, 0, 1});
+    double first = 0, last = 0;
+    for (int step = 0; step < 20 && opt; step++) {
+        tg_scope_begin();
+        tg_optim_zero_grad(opt);
+        tg_tensor *loss = tg_cross_entropy(tg_module_forward(net, x), labels,
+                                           TG_REDUCTION_MEAN);
+        CHECK(loss != NULL);
+        if (loss) {
+            last = tg_item(loss);
+            if (step == 0)
+                first = last;
+            CHECK_OK(tg_backward(loss, NULL, false));
+            CHECK_OK(tg_optim_step(opt));
+        }
+        tg_scope_end();
+    }
+    CHECK(last < first * 0.5);
+    tg_optim_free(opt);
+    tg_module_free(net);
+    tg_generator_free(g);
+}
+
 /* ---- custom modules --------------------------------------------------------------------- */
 
 typedef struct scaler {
@@ -906,6 +949,7 @@ int main(void)
     RUN(test_sequential_matches_raw_ops);
     RUN(test_module_gradcheck);
     RUN(test_gradients_reach_parameters);
+    RUN(test_training_steps);
     RUN(test_activation_modules);
     RUN(test_pool_modules);
     RUN(test_custom_module);

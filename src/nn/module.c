@@ -401,7 +401,7 @@ int64_t tg_module_num_parameters(const tg_module *m)
     int64_t total = 0;
     for (int i = 0; i < n; i++)
         total += list[i].tensor->numel;
-    tg_named_tensors_free(n >= 0 ? list : NULL);
+    tg_named_tensors_free(list); /* NULL on failure */
     return n >= 0 ? total : -1;
 }
 
@@ -502,11 +502,12 @@ static int list_finish(lister *l, tg_named_tensor **out)
 static int list_all(const char *fn, const tg_module *m, tg_named_tensor **out,
                     bool buffers)
 {
-    if (!out)
-        return tg__error(TG_ERR_ARG, "%s: out is NULL", fn), -1;
-    *out = NULL;
-    if (!m)
-        return tg__error(TG_ERR_ARG, "%s: module is NULL", fn), -1;
+    if (!out || !m) {
+        if (out)
+            *out = NULL;
+        tg__error(TG_ERR_ARG, "%s: %s is NULL", fn, out ? "module" : "out");
+        return -1;
+    }
     lister l = {.buffers = buffers, .dedup = !buffers};
     list_module(&l, m, "");
     return list_finish(&l, out);

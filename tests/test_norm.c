@@ -235,7 +235,7 @@ static void test_layer_norm_gradcheck(void)
 typedef struct gg {
     tg_gradcheck_fn f;
     void *user;
-    tg_tensor *r;
+    tg_tensor *r, *r2; /* fixed upstream gradients (r2: third order) */
     int k;
 } gg;
 
@@ -260,7 +260,7 @@ static void test_grad_of_grad(void)
     for (int k = 0; k < 2; k++) {
         tg_tensor *in[3] = {tt_rand(4, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
                             tt_rand(1, &C, -1, 1)};
-        gg g = {f_bn, &train, tt_rand(4, xs, -1, 1), k};
+        gg g = {f_bn, &train, tt_rand(4, xs, -1, 1), NULL, k};
         tg_set_requires_grad(g.r, false);
         CHECK_GRADCHECK(f_grad, &g, 3, in);
     }
@@ -269,10 +269,75 @@ static void test_grad_of_grad(void)
     for (int k = 0; k < 2; k++) {
         tg_tensor *in[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
                             tt_rand(1, &K, -1, 1)};
-        gg g = {f_ln, &one, tt_rand(2, ls, -1, 1), k};
+        gg g = {f_ln, &one, tt_rand(2, ls, -1, 1), NULL, k};
         tg_set_requires_grad(g.r, false);
         CHECK_GRADCHECK(f_grad, &g, 3, in);
     }
+}
+
+/* third order: the second-order graph runs the composite rules with
+ * non-zero gradients reaching the statistics outputs */
+static tg_tensor *f_grad2(int n, tg_tensor *const *in, void *user)
+{
+    gg *g = user;
+    bool was = tg_grad_enabled();
+    tg_set_grad_enabled(true);
+    tg_tensor *d1 = f_grad(n, in, g), *res = NULL, *out = NULL;
+    if (d1 && tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &res, true, true) == TG_OK)
+        out = tg_mul_scalar(res, 1.0);
+    tg_release(res);
+    tg_set_grad_enabled(was);
+    return out;
+}
+
+static void test_third_order(void)
+{
+    int64_t xs[3] = {3, 2, 2}, C = 2;
+    bn_mode train = {true, true, NULL, NULL};
+    tg_tensor *in[3] = {tt_rand(3, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
+                        tt_rand(1, &C, -1, 1)};
+    gg g = {f_bn, &train, tt_rand(3, xs, -1, 1), tt_rand(3, xs, -1, 1), 0};
+    tg_set_requires_grad(g.r, false);
+    tg_set_requires_grad(g.r2, false);
+    CHECK_GRADCHECK(f_grad2, &g, 3, in);
+    int64_t ls[2] = {2, 3}, K = 3;
+    int one = 1;
+    tg_tensor *lin[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
+                         tt_rand(1, &K, -1, 1)};
+    gg h = {f_ln, &one, tt_rand(2, ls, -1, 1), tt_rand(2, ls, -1, 1), 0};
+    tg_set_requires_grad(h.r, false);
+    tg_set_requires_grad(h.r2, false);
+    CHECK_GRADCHECK(f_grad2, &h, 3, lin);
+}
+
+/* second order, where gradients reach the statistics outputs: the fused
+ * rule (create_graph off) and the composite one (on) give the same values */
+static void check_second_order_paths(gg *g, tg_tensor **in)
+{
+    tg_tensor *d1 = f_grad(3, in, g), *a = NULL, *b = NULL;
+    CHECK_OK(tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &a, true, false));
+    CHECK_OK(tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &b, true, true));
+    double *v = values_of(a);
+    CHECK_TENSOR(b, v, 1e-10);
+    free(v);
+    tg_release(a);
+    tg_release(b);
+}
+
+static void test_second_order_paths_agree(void)
+{
+    int64_t xs[4] = {3, 2, 2, 2}, C = 2;
+    bn_mode train = {true, true, NULL, NULL};
+    tg_tensor *in[3] = {tt_rand(4, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
+                        tt_rand(1, &C, -1, 1)};
+    gg g = {f_bn, &train, tt_rand(4, xs, -1, 1), tt_rand(4, xs, -1, 1), 0};
+    check_second_order_paths(&g, in);
+    int64_t ls[2] = {3, 4}, K = 4;
+    int one = 1;
+    tg_tensor *lin[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
+                         tt_rand(1, &K, -1, 1)};
+    gg h = {f_ln, &one, tt_rand(2, ls, -1, 1), tt_rand(2, ls, -1, 1), 0};
+    check_second_order_paths(&h, lin);
 }
 
 /* the fused first-order backward and the composite one agree */
@@ -379,6 +444,8 @@ int main(void)
     RUN(test_batch_norm_gradcheck);
     RUN(test_layer_norm_gradcheck);
     RUN(test_grad_of_grad);
+    RUN(test_third_order);
+    RUN(test_second_order_paths_agree);
     RUN(test_fused_matches_composite);
     RUN(test_large_parallel);
     RUN(test_errors);

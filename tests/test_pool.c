@@ -146,6 +146,15 @@ static void test_nan_and_ties(void)
     /* ties: the gradient goes to the first maximum in the window */
     CHECK_OK(tg_backward(tg_sum(tg_slice(y, 3, 1, 2, 1), 0, NULL, false), NULL, false));
     CHECK_TENSOR(tg_grad(x), ((double[]){0, 0, 1, 0, 0, 0, 0, 0}), 0);
+    /* infinities (inf - inf is NaN inside the 2x2 fast path's NaN test) */
+    tg_tensor *xi = tt_tensor(TG_FLOAT32, 4, (int64_t[]){1, 1, 2, 4},
+                              (double[]){-INFINITY, 1, -INFINITY, -INFINITY,
+                                         INFINITY, 2, -INFINITY, -INFINITY});
+    tg_tensor *yi = tg_max_pool2d(xi, &o);
+    CHECK_TENSOR(yi, ((double[]){INFINITY, -INFINITY}), 0);
+    tg_set_requires_grad(xi, true);
+    CHECK_OK(tg_backward(tg_sum(tg_max_pool2d(xi, &o), 0, NULL, false), NULL, false));
+    CHECK_TENSOR(tg_grad(xi), ((double[]){0, 0, 1, 0, 1, 0, 0, 0}), 0);
 }
 
 static void test_noncontiguous_input(void)

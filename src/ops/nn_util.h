@@ -49,4 +49,58 @@ static inline void tg__nn_parallel(int64_t n, int64_t per_item,
     tg_parallel_for(n, grain < 1 ? 1 : grain, fn, ctx);
 }
 
+/* Row reductions in double with four independent partial sums: in strict
+ * left-to-right order every add would wait on the previous one. */
+#define TG_NN_REDUCTIONS(SFX, T)                                              \
+    /* sum of x */                                                            \
+    static inline double tg__nn_sum_##SFX(const T *x, int64_t n)              \
+    {                                                                         \
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                \
+        int64_t i = 0;                                                        \
+        for (; i + 4 <= n; i += 4) {                                          \
+            a0 += x[i];                                                       \
+            a1 += x[i + 1];                                                   \
+            a2 += x[i + 2];                                                   \
+            a3 += x[i + 3];                                                   \
+        }                                                                     \
+        for (; i < n; i++)                                                    \
+            a0 += x[i];                                                       \
+        return (a0 + a1) + (a2 + a3);                                         \
+    }                                                                         \
+    /* sum of (x - c)^2 */                                                    \
+    static inline double tg__nn_sqdev_##SFX(const T *x, int64_t n, double c)  \
+    {                                                                         \
+        double a[4] = {0, 0, 0, 0};                                           \
+        int64_t i = 0;                                                        \
+        for (; i + 4 <= n; i += 4)                                            \
+            for (int l = 0; l < 4; l++)                                       \
+                a[l] += (x[i + l] - c) * (x[i + l] - c);                      \
+        for (; i < n; i++)                                                    \
+            a[0] += (x[i] - c) * (x[i] - c);                                  \
+        return (a[0] + a[1]) + (a[2] + a[3]);                                 \
+    }                                                                         \
+    /* *sd += sum of d * w, *sdx += sum of d * w * (x - c); w NULL means 1 */ \
+    static inline void tg__nn_dots_##SFX(const T *d, const T *x,              \
+                                         const double *w, int64_t n,          \
+                                         double c, double *sd, double *sdx)   \
+    {                                                                         \
+        double a[4] = {0, 0, 0, 0}, b[4] = {0, 0, 0, 0};                      \
+        int64_t i = 0;                                                        \
+        for (; i + 4 <= n; i += 4)                                            \
+            for (int l = 0; l < 4; l++) {                                     \
+                double g = w ? d[i + l] * w[i + l] : (double)d[i + l];        \
+                a[l] += g;                                                    \
+                b[l] += g * (x[i + l] - c);                                   \
+            }                                                                 \
+        for (; i < n; i++) {                                                  \
+            double g = w ? d[i] * w[i] : (double)d[i];                        \
+            a[0] += g;                                                        \
+            b[0] += g * (x[i] - c);                                           \
+        }                                                                     \
+        *sd += (a[0] + a[1]) + (a[2] + a[3]);                                 \
+        *sdx += (b[0] + b[1]) + (b[2] + b[3]);                                \
+    }
+TG_NN_REDUCTIONS(f32, float)
+TG_NN_REDUCTIONS(f64, double)
+
 #endif

@@ -93,19 +93,11 @@ typedef struct bn_task {
         const int64_t C = t->C, S = t->S;                                       \
         const double M = (double)(t->N * S);                                    \
         double s = 0, q = 0;                                                    \
-        for (int64_t n = 0; n < t->N; n++) {                                    \
-            const T *r = (const T *)t->x + (n * C + c) * S;                     \
-            for (int64_t i = 0; i < S; i++)                                     \
-                s += r[i];                                                      \
-        }                                                                       \
+        for (int64_t n = 0; n < t->N; n++)                                      \
+            s += tg__nn_sum_##SFX((const T *)t->x + (n * C + c) * S, S);        \
         const double mean = s / M;                                              \
-        for (int64_t n = 0; n < t->N; n++) {                                    \
-            const T *r = (const T *)t->x + (n * C + c) * S;                     \
-            for (int64_t i = 0; i < S; i++) {                                   \
-                double d = r[i] - mean;                                         \
-                q += d * d;                                                     \
-            }                                                                   \
-        }                                                                       \
+        for (int64_t n = 0; n < t->N; n++)                                      \
+            q += tg__nn_sqdev_##SFX((const T *)t->x + (n * C + c) * S, S, mean); \
         const double var = q / M, invstd = 1.0 / sqrt(var + t->eps);            \
         const T scale = (T)(t->w[c] * invstd);                                  \
         const T shift = (T)(t->b[c] - mean * t->w[c] * invstd);                 \
@@ -124,14 +116,10 @@ typedef struct bn_task {
         const double M = (double)(t->N * S), mean = t->mean_in[c];              \
         const T fm = (T)mean;                                                   \
         double sdy = 0, sdyx = 0;                                               \
-        for (int64_t n = 0; n < t->N; n++) {                                    \
-            const T *r = (const T *)t->x + (n * C + c) * S;                     \
-            const T *d = (const T *)t->dy + (n * C + c) * S;                    \
-            for (int64_t i = 0; i < S; i++) {                                   \
-                sdy += d[i];                                                    \
-                sdyx += d[i] * (r[i] - fm);                                     \
-            }                                                                   \
-        }                                                                       \
+        for (int64_t n = 0; n < t->N; n++)                                      \
+            tg__nn_dots_##SFX((const T *)t->dy + (n * C + c) * S,               \
+                              (const T *)t->x + (n * C + c) * S, NULL, S, mean, \
+                              &sdy, &sdyx);                                     \
         const double invstd = 1.0 / sqrt(t->var_in[c] + t->eps), w = t->w[c];   \
         const T k1 = (T)(w * invstd);                                           \
         const T k2 = (T)((2 * t->dvar[c] - w * invstd * invstd * invstd * sdyx) / M); \
@@ -436,15 +424,9 @@ typedef struct ln_task {
         const int64_t K = t->K;                                                 \
         const T *x = (const T *)t->x + r * K;                                   \
         T *y = (T *)t->y + r * K;                                               \
-        double s = 0, q = 0;                                                    \
-        for (int64_t k = 0; k < K; k++)                                         \
-            s += x[k];                                                          \
-        const double mean = s / (double)K;                                      \
-        for (int64_t k = 0; k < K; k++) {                                       \
-            double d = x[k] - mean;                                             \
-            q += d * d;                                                         \
-        }                                                                       \
-        const double var = q / (double)K, invstd = 1.0 / sqrt(var + t->eps);    \
+        const double mean = tg__nn_sum_##SFX(x, K) / (double)K;                 \
+        const double var = tg__nn_sqdev_##SFX(x, K, mean) / (double)K;          \
+        const double invstd = 1.0 / sqrt(var + t->eps);                         \
         for (int64_t k = 0; k < K; k++)                                         \
             y[k] = (T)((x[k] - mean) * invstd * t->w[k] + t->b[k]);             \
         t->mean[r] = mean;                                                      \
@@ -458,11 +440,7 @@ typedef struct ln_task {
         const double mean = t->mean_in[r];                                      \
         const double invstd = 1.0 / sqrt(t->var_in[r] + t->eps);                \
         double sg = 0, sgx = 0;                                                 \
-        for (int64_t k = 0; k < K; k++) {                                       \
-            double gk = dy[k] * t->w[k];                                        \
-            sg += gk;                                                           \
-            sgx += gk * (x[k] - mean);                                          \
-        }                                                                       \
+        tg__nn_dots_##SFX(dy, x, t->w, K, mean, &sg, &sgx);                     \
         const double k2 = (2 * t->dvar[r] - invstd * invstd * invstd * sgx) / (double)K; \
         const double k3 = t->dmean[r] / (double)K - invstd * sg / (double)K;    \
         for (int64_t k = 0; k < K; k++)                                         \

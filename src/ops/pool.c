@@ -88,10 +88,12 @@ static inline bool is_2x2(const geom *g)
 /* ---- plane kernels, expanded for float and double ----------------------------
  * Max: NaN wins (as in PyTorch); ties keep the first element in row-major
  * window order. The index is the position within the H x W plane. */
-#define TAKE(v, at)                   \
-    if ((v) > m || isnan(v)) {        \
-        m = (v);                      \
-        mi = (at);                    \
+#define TAKE(T, v, at)                              \
+    {                                               \
+        T v_ = (v);                                 \
+        bool t_ = (v_ > m) | (v_ != v_); /* or NaN */ \
+        m = t_ ? v_ : m; /* selects, not branches */ \
+        mi = t_ ? (at) : mi;                        \
     }
 
 #define PLANES(SFX, T)                                                           \
@@ -103,11 +105,22 @@ static inline bool is_2x2(const geom *g)
                 const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                      \
                 for (int64_t ow = 0; ow < OW; ow++) {                            \
                     int64_t j = 2 * ow, b = 2 * oh * W + j;                      \
-                    T m = r0[j];                                                 \
+                    T p = r0[j], q = r0[j + 1], u = r1[j], v = r1[j + 1];        \
+                    T m = p;                                                     \
                     int64_t mi = b;                                              \
-                    TAKE(r0[j + 1], b + 1)                                       \
-                    TAKE(r1[j], b + W)                                           \
-                    TAKE(r1[j + 1], b + W + 1)                                   \
+                    T sum = p + q + u + v; /* NaN when one is NaN (or inf - inf) */ \
+                    if (sum != sum) { /* rare: the general NaN-aware scan */     \
+                        TAKE(T, q, b + 1)                                        \
+                        TAKE(T, u, b + W)                                        \
+                        TAKE(T, v, b + W + 1)                                    \
+                    } else { /* selects (maxss, cmov), no branches */       \
+                        mi = q > m ? b + 1 : mi;                                 \
+                        m = q > m ? q : m;                                       \
+                        mi = u > m ? b + W : mi;                                 \
+                        m = u > m ? u : m;                                       \
+                        mi = v > m ? b + W + 1 : mi;                             \
+                        m = v > m ? v : m;                                       \
+                    }                                                            \
                     y[oh * OW + ow] = m;                                         \
                     idx[oh * OW + ow] = mi;                                      \
                 }                                                                \
@@ -122,7 +135,7 @@ static inline bool is_2x2(const geom *g)
                 int64_t mi = hs * W + ws;                                        \
                 for (int64_t h = hs; h < he; h++)                                \
                     for (int64_t w = ws; w < we; w++)                            \
-                        TAKE(x[h * W + w], h * W + w)                            \
+                        TAKE(T, x[h * W + w], h * W + w)                            \
                 y[oh * OW + ow] = m;                                             \
                 idx[oh * OW + ow] = mi;                                          \
             }                                                                    \

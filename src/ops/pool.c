@@ -375,7 +375,7 @@ const tg_op_def tg_op_max_pool2d = {
  * input's shape at the argmax indices */
 static tg_status max_grad_infer(tg_op_ctx *c)
 {
-    int64_t H, W;
+    int64_t H = 0, W = 0;
     tg_status s = need_4d(c->op->name, c->in[0], "gradient");
     if (s == TG_OK)
         s = check_index_tensor(c->op->name, c->in[1], c->in[0], true);
@@ -476,7 +476,7 @@ const tg_op_def tg_op_avg_pool2d = {
 /* avg_pool2d_grad(dy): each dy spread over its window of the input */
 static tg_status avg_grad_geom(tg_op_ctx *c, geom *g)
 {
-    int64_t H, W;
+    int64_t H = 0, W = 0;
     const tg_tensor *dy = c->in[0];
     tg_status s = need_4d(c->op->name, dy, "gradient");
     if (s == TG_OK)

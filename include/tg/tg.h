@@ -6,5 +6,6 @@
 #include "tg/tensor.h"
 #include "tg/ops.h"
 #include "tg/autograd.h"
+#include "tg/data.h"
 
 #endif

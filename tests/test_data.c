@@ -794,6 +794,84 @@ static void test_fetch_logic(void)
     CHECK(count_entries(nested, ".tg-fetch") == 0);
 }
 
+/* the npm route with a fake `npm` on PATH that "packs" local tarballs:
+ * the wanted members are extracted, verified and installed; a package
+ * whose file is a symlink is refused */
+static void test_fetch_npm(void)
+{
+    if (system("command -v tar >/dev/null 2>&1 && command -v gzip >/dev/null 2>&1") != 0) {
+        printf("  (tar or gzip missing: npm test skipped)\n");
+        return;
+    }
+    char cmd[2048], path[700], ha[65], hb[65], why[256];
+    const char *src = tpath("npmsrc"), *bin = tpath("fakebin"), *dir = tpath("npmdest");
+    mkdir(src, 0755);
+    mkdir(bin, 0755);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/package/data' '%s/link/package/data'", src, src);
+    CHECK(system(cmd) == 0);
+    snprintf(path, sizeof path, "%s/package/data/a.bin", src);
+    fake_file(path, 70, 4, ha);
+    snprintf(path, sizeof path, "%s/package/data/b.bin", src);
+    fake_file(path, 1000, 5, hb);
+    snprintf(path, sizeof path, "%s/package/extra.js", src);
+    fake_file(path, 10, 6, NULL);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && tar -czf fake-pkg-1.0.0.tgz package && "
+             "cp package/data/a.bin link/package/data/ && "
+             "ln -s '%s/package/data/b.bin' link/package/data/b.bin && "
+             "cd link && tar -czf ../link-pkg-1.0.0.tgz package", src, src);
+    CHECK(system(cmd) == 0);
+    snprintf(path, sizeof path, "%s/npm", bin);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fprintf(f, "#!/bin/sh\n[ \"$1\" = pack ] || exit 2\n"
+               "[ -f \"%s/$2-1.0.0.tgz\" ] || { echo \"npm ERR! 404 $2\" >&2; exit 1; }\n"
+               "cp \"%s/$2-1.0.0.tgz\" . && echo \"$2-1.0.0.tgz\"\n", src, src);
+    fclose(f);
+    chmod(path, 0755);
+    const char *old = getenv("PATH");
+    char *saved = strdup(old ? old : "/usr/bin:/bin"), newpath[4096];
+    snprintf(newpath, sizeof newpath, "%s:%s", bin, saved);
+    setenv("PATH", newpath, 1);
+
+    tg__fetch_file files[2] = {{"a.bin", 70, ha}, {"b.bin", 1000, hb}};
+    tg__fetch_plan plan = {.what = "FAKE", .files = files, .n_files = 2,
+                           .npm_package = "fake-pkg", .npm_dir = "package/data",
+                           .connect_timeout_s = 2};
+    CHECK_OK(tg__fetch_ensure(dir, &plan));
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        CHECK(tg__fetch_check(path, &files[i], why, sizeof why));
+    }
+    snprintf(path, sizeof path, "%s/extra.js", dir);
+    CHECK(access(path, F_OK) != 0);
+    CHECK(count_entries(dir, ".tg-fetch") == 0);
+
+    /* a package that does not exist */
+    const char *dir2 = tpath("npmdest2");
+    plan.npm_package = "missing-pkg";
+    CHECK(tg__fetch_ensure(dir2, &plan) == TG_ERR_IO);
+    CHECK(strstr(tg_last_error(), "npm pack missing-pkg (exit 1: npm ERR! 404") != NULL);
+    tg_clear_error();
+
+    /* b.bin is a symlink in the archive: a.bin is taken, b.bin refused */
+    plan.npm_package = "link-pkg";
+    CHECK(tg__fetch_ensure(dir2, &plan) == TG_ERR_IO);
+    CHECK(strstr(tg_last_error(), "missing or invalid: b.bin)") != NULL);
+    CHECK(strstr(tg_last_error(), "not a regular file") != NULL);
+    tg_clear_error();
+    snprintf(path, sizeof path, "%s/a.bin", dir2);
+    CHECK(tg__fetch_check(path, &files[0], why, sizeof why));
+    snprintf(path, sizeof path, "%s/b.bin", dir2);
+    CHECK(access(path, F_OK) != 0);
+    CHECK(count_entries(dir2, ".tg-fetch") == 0);
+
+    setenv("PATH", saved, 1);
+    free(saved);
+}
+
 /* the tg binary sits next to this test in the build directory */
 static bool tg_binary(char *out, size_t len)
 {
@@ -887,6 +965,7 @@ int main(void)
     RUN(test_shutdown_mid_epoch);
     RUN(test_custom_dataset_and_errors);
     RUN(test_fetch_logic);
+    RUN(test_fetch_npm);
     RUN(test_cli);
     RUN(test_real_mnist);
     nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

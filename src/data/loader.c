@@ -5,6 +5,7 @@
 #include "data/data_impl.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,13 @@ static void slot_clear(slot *s)
 static void *worker_main(void *arg)
 {
     tg_loader *l = arg;
+#ifdef SCHED_BATCH
+    /* no wake-up preemption: when the caller frees a slot and wakes us,
+     * we must not take its CPU away in the middle of its step (on 2 cores
+     * that cost the caller up to a whole batch's preparation) */
+    struct sched_param sp = {0};
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+#endif
     int depth = l->o.prefetch;
     for (int64_t b = 0; b < l->n_batches; b++) {
         pthread_mutex_lock(&l->mu);
@@ -87,8 +95,8 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&l->mu);
         l->ring[b % depth] = s;
         l->produced = b + 1;
-        pthread_cond_signal(&l->filled);
         pthread_mutex_unlock(&l->mu);
+        pthread_cond_signal(&l->filled);
         if (s.status != TG_OK)
             break; /* the caller gets the error with this batch */
     }
@@ -203,8 +211,9 @@ static slot take_prefetched(tg_loader *l)
     slot s = *r;
     *r = (slot){NULL, NULL, TG_OK, NULL};
     l->consumed++;
-    pthread_cond_signal(&l->freed);
     pthread_mutex_unlock(&l->mu);
+    /* after unlocking: the woken worker does not block on the mutex */
+    pthread_cond_signal(&l->freed);
     return s;
 }
 

@@ -355,6 +355,25 @@ static void test_mnist_dataset(void)
     CHECK(d && tg_dataset_size(d) == 4);
     tg_dataset_free(d);
 
+    /* images of another size (3 x 5: not a multiple of the 16-wide chunks) */
+    const char *odd = tpath("mnist_odd");
+    mkdir(odd, 0755);
+    write_mnist(odd, "train", 3, 3, 5, -1);
+    d = tg_mnist_dataset(odd, true);
+    CHECK(d && tg_dataset_get(d, (int64_t[]){2, 0}, 2, &x, &y) == TG_OK);
+    if (d && x) {
+        CHECK_SHAPE(x, 2, 1, 3, 5);
+        const float *xd = tg_data(x);
+        bool exact = true;
+        for (int j = 0; j < 15; j++) {
+            int i2 = 2 * 15 + j, i0 = j;
+            exact &= xd[j] == mnist_norm((i2 * 31 + i2 / 7) % 256);
+            exact &= xd[15 + j] == mnist_norm((i0 * 31 + i0 / 7) % 256);
+        }
+        CHECK(exact);
+    }
+    tg_dataset_free(d);
+
     /* broken datasets */
     const char *bad = tpath("mnist_bad");
     mkdir(bad, 0755);

@@ -188,8 +188,21 @@ tg_dataset *tg_dataset_from_tensors(const tg_tensor *x, const tg_tensor *y)
 typedef struct mnist_ds {
     tg_tensor *images; /* uint8 [N, H, W] */
     tg_tensor *labels; /* uint8 [N] */
-    float lut[256];    /* byte -> normalised float32 */
 } mnist_ds;
+
+/* as torchvision: ToTensor (v / 255) then Normalize, in float32. Fixed
+ * 16-wide chunks let gcc vectorize at -O2; IEEE division keeps every
+ * value bit-identical to the scalar formula (and to PyTorch). */
+static void normalize(const uint8_t *restrict src, float *restrict dst, int64_t n)
+{
+    const float mean = (float)TG_MNIST_MEAN, std = (float)TG_MNIST_STD;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++)
+            dst[i + k] = ((float)src[i + k] / 255.0f - mean) / std;
+    for (; i < n; i++)
+        dst[i] = ((float)src[i] / 255.0f - mean) / std;
+}
 
 static int64_t mnist_size(void *self) { return ((mnist_ds *)self)->labels->shape[0]; }
 
@@ -207,10 +220,7 @@ static tg_status mnist_get(void *self, const int64_t *idx, int64_t n,
     float *xd = (float *)tg__base(*x);
     int64_t *yd = (int64_t *)tg__base(*y);
     for (int64_t i = 0; i < n; i++) {
-        const uint8_t *src = img + idx[i] * hw;
-        float *dst = xd + i * hw;
-        for (int64_t j = 0; j < hw; j++)
-            dst[j] = m->lut[src[j]];
+        normalize(img + idx[i] * hw, xd + i * hw, hw);
         yd[i] = lab[idx[i]];
     }
     return TG_OK;
@@ -264,9 +274,6 @@ tg_dataset *tg_mnist_dataset(const char *dir, bool train)
     tg__scope_resume(floor);
     tg_dataset *ds = NULL;
     if (m->labels && mnist_check(m, ipath, lpath)) {
-        /* as torchvision: ToTensor (v / 255) then Normalize, in float32 */
-        for (int v = 0; v < 256; v++)
-            m->lut[v] = ((float)v / 255.0f - (float)TG_MNIST_MEAN) / (float)TG_MNIST_STD;
         static const tg_dataset_impl impl = {mnist_size, mnist_get, mnist_free};
         ds = tg_dataset_new(&impl, m);
     }

@@ -244,6 +244,7 @@ static void test_idx_malformed(void)
     p = tpath("magicg.idx");
     write_idx(p, 0x1f8b0800, 0, d3, 40);
     CHECK_ERROR(tg_idx_load(p, 0), TG_ERR_IO, "wrong magic 0x1f8b0800");
+    CHECK_ERROR(tg_idx_load(p, 0), TG_ERR_IO, "gzip-compressed");
     p = tpath("magic0.idx");
     write_idx(p, 0x00000800, 0, d3, 4);
     CHECK_ERROR(tg_idx_load(p, 0), TG_ERR_IO, "wrong magic");
@@ -377,7 +378,8 @@ static void test_mnist_dataset(void)
     /* broken datasets */
     const char *bad = tpath("mnist_bad");
     mkdir(bad, 0755);
-    CHECK_ERROR(tg_mnist_dataset(bad, true), TG_ERR_IO, "train-images-idx3-ubyte");
+    CHECK_ERROR(tg_mnist_dataset(bad, true), TG_ERR_IO,
+                "train-images-idx3-ubyte' not found; fetch MNIST with `tg data mnist --dir");
     write_mnist(bad, "train", 5, 28, 28, 3);
     CHECK_ERROR(tg_mnist_dataset(bad, true), TG_ERR_IO, "label 10 at index 3");
     write_mnist(bad, "t10k", 5, 28, 28, -1);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct tg_dataset {
     tg_dataset_impl impl;
@@ -272,6 +273,12 @@ tg_dataset *tg_mnist_dataset(const char *dir, bool train)
     m->images = tg_idx_load(ipath, 3);
     m->labels = m->images ? tg_idx_load(lpath, 1) : NULL;
     tg__scope_resume(floor);
+    /* the file that failed, when it failed by not being there */
+    const char *failed = !m->images ? ipath : !m->labels ? lpath : NULL;
+    const char *missing = failed && access(failed, F_OK) != 0 ? failed : NULL;
+    if (missing)
+        tg__error(TG_ERR_IO, "tg_mnist_dataset: '%s' not found; fetch MNIST with "
+                  "`tg data mnist --dir %s` (tg_mnist_ensure)", missing, dir);
     tg_dataset *ds = NULL;
     if (m->labels && mnist_check(m, ipath, lpath)) {
         static const tg_dataset_impl impl = {mnist_size, mnist_get, mnist_free};

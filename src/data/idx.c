@@ -55,8 +55,10 @@ static bool read_header(FILE *f, const char *path, int64_t size, int expect_ndim
             snprintf(want, sizeof want, "0x%08x", 0x800u | (unsigned)expect_ndim);
         else
             snprintf(want, sizeof want, "0x00000801 to 0x%08x", 0x800u | TG_MAX_DIMS);
+        bool gz = b[0] == 0x1f && b[1] == 0x8b;
         tg__error(TG_ERR_IO, "tg_idx_load: '%s' has wrong magic 0x%08x, expected "
-                  "%s (unsigned-byte IDX)", path, (unsigned)magic, want);
+                  "%s (unsigned-byte IDX)%s", path, (unsigned)magic, want,
+                  gz ? "; it is gzip-compressed: gunzip it first" : "");
         return false;
     }
     *header = 4 + 4 * (int64_t)nd;

@@ -86,7 +86,7 @@ typedef struct tg_loader_options {
     int prefetch;   /* batches prepared ahead, 0 (off) to 64 */
 } tg_loader_options;
 
-/* batch_size 64, no shuffle, seed 0, keep the last batch, prefetch 2 */
+/* batch_size 64, no shuffle, seed 0, keep the last batch, prefetch 4 */
 tg_loader_options tg_loader_defaults(void);
 /* the dataset is borrowed: it must outlive the loader. NULL options take
  * the defaults. */

@@ -39,7 +39,7 @@ struct tg_loader {
 tg_loader_options tg_loader_defaults(void)
 {
     return (tg_loader_options){.batch_size = 64, .shuffle = false, .seed = 0,
-                               .drop_last = false, .prefetch = 2};
+                               .drop_last = false, .prefetch = 4};
 }
 
 static int64_t batch_start(const tg_loader *l, int64_t b) { return b * l->o.batch_size; }

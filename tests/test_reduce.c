@@ -575,7 +575,9 @@ static tg_tensor *grad_of(int n, tg_tensor *const *in, void *user)
     tg_tensor *out = tg_sum(y, 0, NULL, false);
     tg_status st = tg_autograd_grad(1, &out, NULL, 1, in, &g, true, true);
     tg_set_grad_enabled(was);
-    return st == TG_OK ? tg_sum(tg_mul(g, w), 0, NULL, false) : NULL;
+    tg_tensor *r = st == TG_OK ? tg_sum(tg_mul(g, w), 0, NULL, false) : NULL;
+    tg_release(g); /* tg_autograd_grad's results belong to the caller */
+    return r;
 }
 
 static void test_double_backward(void)

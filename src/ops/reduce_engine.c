@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK 256   /* row mode: outputs whose accumulators are batched */
-#define VBLOCK 2048 /* column mode: accumulators updated as one vector */
-#define ACC_MAX 16 /* bytes of the largest accumulator */
-#define MIN_SPLIT 4096 /* fewest reduced elements worth a thread of their own */
+#define BLOCK 256       /* row mode: outputs whose accumulators are batched */
+#define VBLOCK 2048     /* column mode: accumulators updated as one vector */
+#define ACC_MAX 16      /* bytes of the largest accumulator */
+#define MIN_SPLIT 4096  /* fewest reduced elements worth a thread of their own */
 
 /* The loops: kept dims in output (C) order, reduced dims by decreasing
  * stride, both with size-1 dims dropped and mergeable neighbours merged;
@@ -103,6 +103,10 @@ static void walk_init(walk *w, const plan *P, int d0, int d1, int64_t r)
     w->stride = P->rx + d0;
     w->n = d1 - d0;
     w->off = 0;
+    if (r == 0) { /* the common case, without divisions */
+        memset(w->idx, 0, sizeof w->idx);
+        return;
+    }
     for (int i = w->n - 1; i >= 0; i--) {
         w->idx[i] = w->size[i] ? r % w->size[i] : 0;
         r = w->size[i] ? r / w->size[i] : 0;

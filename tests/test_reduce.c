@@ -59,7 +59,7 @@ static void case_mask(const rcase *c, int nd, bool *mask)
 }
 
 /* ---- the naive reference ---------------------------------------------------------
- * out[o] for each output in C order, from every element by tg_get */
+ * out[o] for each output in C order, from every element of x */
 static int64_t ref_reduce(const rcase *c, tg_tensor *x, double *out)
 {
     int nd = tg_ndim(x);
@@ -74,6 +74,8 @@ static int64_t ref_reduce(const rcase *c, tg_tensor *x, double *out)
     double *a = calloc((size_t)n_out + 1, sizeof *a), *b = calloc((size_t)n_out + 1, sizeof *b);
     double *cnt = calloc((size_t)n_out + 1, sizeof *cnt);
     int64_t n = tg_numel(x);
+    double *xv = malloc((size_t)(n + 1) * sizeof *xv); /* x's values in C order */
+    tg_copy_to(x, TG_FLOAT64, xv);
     for (int pass = 0; pass < 2; pass++) {
         for (int64_t e = 0; e < n; e++) {
             int64_t idx[TG_MAX_DIMS], rem = e, o = 0;
@@ -82,7 +84,7 @@ static int64_t ref_reduce(const rcase *c, tg_tensor *x, double *out)
                 rem /= shape[i];
                 o += idx[i] * ostride[i];
             }
-            double v = tg_get(x, idx);
+            double v = xv[e];
             bool first = cnt[o] == 0;
             if (pass == 0) {
                 cnt[o]++;
@@ -128,6 +130,7 @@ static int64_t ref_reduce(const rcase *c, tg_tensor *x, double *out)
     free(a);
     free(b);
     free(cnt);
+    free(xv);
     return n_out;
 }
 
@@ -282,6 +285,8 @@ static void sweep(kind k, tg_dtype dt, double lo, double hi, int max_numel)
                 if (is_arg(k) && counts[a] != 1)
                     continue;
                 for (int keep = 0; keep < 2; keep++) {
+                    if (layout != L_CONTIG && keep != a % 2)
+                        continue; /* strided layouts: one keepdim each, for speed */
                     rcase c = {k, counts[a], {0}, keep, k == K_VAR || k == K_STD ? 1 + a % 2 - (a % 3 == 0) : 0};
                     memcpy(c.axes, sets[a], sizeof c.axes);
                     check_against_ref(&c, x, layout_name[layout], __LINE__);
@@ -341,21 +346,20 @@ static void test_scalar_input(void)
 /* ---- large inputs: threaded row, column and split-reduction paths ---------------- */
 static void test_large(void)
 {
-    /* [300, 301] float32: rows, columns, everything, and the transpose */
-    int64_t s[2] = {300, 301};
+    /* [260, 257] float32 (just above the threading threshold): rows,
+     * columns, everything, and the transpose */
+    int64_t s[2] = {260, 257};
     tg_tensor *x = make_input(L_CONTIG, TG_FLOAT32, 2, s, -1, 1);
     tg_tensor *xt = tg_transpose(x, 0, 1);
-    for (int k = K_SUM; k <= K_ARGMIN; k++) {
-        if (k == K_PROD)
-            continue;
+    const kind ks[] = {K_SUM, K_MAX, K_VAR, K_LSE, K_ARGMAX};
+    for (int i = 0; i < 5; i++)
         for (int a = -1; a < 2; a++) {
-            rcase c = {k, a >= 0, {a < 0 ? 0 : a}, false, 1};
-            if (is_arg(k) && a < 0)
+            rcase c = {ks[i], a >= 0, {a < 0 ? 0 : a}, false, 1};
+            if (is_arg(ks[i]) && a < 0)
                 continue;
             check_against_ref(&c, x, "large", __LINE__);
             check_against_ref(&c, xt, "large transposed", __LINE__);
         }
-    }
     /* [N, C, H, W] over N, H, W (batch norm's statistics, bias gradients) */
     int64_t s4[4] = {16, 3, 40, 40};
     tg_tensor *x4 = make_input(L_CONTIG, TG_FLOAT32, 4, s4, -1, 1);
@@ -366,10 +370,10 @@ static void test_large(void)
     /* tall and thin: a column sum with few outputs splits the rows */
     int64_t st[2] = {40000, 2};
     tg_tensor *tall = make_input(L_CONTIG, TG_FLOAT64, 2, st, -1, 1);
-    for (int k = K_SUM; k <= K_ARGMIN; k++) {
-        rcase c = {k, 1, {0}, false, 1};
-        if (k != K_PROD)
-            check_against_ref(&c, tall, "tall", __LINE__);
+    const kind kt[] = {K_SUM, K_MIN, K_STD, K_ARGMIN};
+    for (int i = 0; i < 4; i++) {
+        rcase c = {kt[i], 1, {0}, false, 1};
+        check_against_ref(&c, tall, "tall", __LINE__);
     }
     rcase cp = {K_PROD, 1, {0}, false, 0};
     tg_tensor *ones = tg_add_scalar(tg_mul_scalar(tall, 1e-4), 1.0);

@@ -95,8 +95,8 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&l->mu);
         l->ring[b % depth] = s;
         l->produced = b + 1;
-        pthread_mutex_unlock(&l->mu);
         pthread_cond_signal(&l->filled);
+        pthread_mutex_unlock(&l->mu);
         if (s.status != TG_OK)
             break; /* the caller gets the error with this batch */
     }
@@ -211,9 +211,10 @@ static slot take_prefetched(tg_loader *l)
     slot s = *r;
     *r = (slot){NULL, NULL, TG_OK, NULL};
     l->consumed++;
-    pthread_mutex_unlock(&l->mu);
-    /* after unlocking: the woken worker does not block on the mutex */
+    /* signalled under the lock: helgrind and drd stay clean (signalling
+     * after the unlock measured no faster) */
     pthread_cond_signal(&l->freed);
+    pthread_mutex_unlock(&l->mu);
     return s;
 }
 

@@ -24,6 +24,16 @@ bool tg__check_inplace(const char *op, const tg_tensor *t)
                   "inside tg_no_grad_begin/end (as for parameter updates)", op);
         return false;
     }
+    /* an expanded (stride-0) destination would write one element many
+     * times: accumulating ops would add repeatedly, threads would race */
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] > 1 && t->strides[i] == 0) {
+            tg__error(TG_ERR_ARG,
+                      "%s: more than one element of the destination refers to "
+                      "the same memory location (axis %d is expanded); clone "
+                      "it before writing to it", op, i);
+            return false;
+        }
     return true;
 }
 

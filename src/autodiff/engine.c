@@ -171,12 +171,20 @@ static tg_tensor *conform(tg_node *n, int i, tg_tensor *g)
     const tg_meta *m = &n->in_meta[i];
     if (!tg__shape_eq(g->ndim, g->shape, m->ndim, m->shape)) {
         char a[160], b[160];
+        tg_shape_str(g->ndim, g->shape, a, sizeof a); /* before g goes */
         tg_release(g);
+        /* a built-in rule is our bug; a custom backward is the user's */
+        if (n->fn)
+            return tg__error_null(TG_ERR_AUTOGRAD,
+                                  "backward: custom function '%s' returned a "
+                                  "gradient of shape %s for input %d of shape %s",
+                                  n->name, a, i,
+                                  tg_shape_str(m->ndim, m->shape, b, sizeof b));
         return tg__error_null(TG_ERR_INTERNAL,
                               "backward: gradient rule of '%s' gave shape %s "
                               "for input %d of shape %s",
-                              n->name, tg_shape_str(g->ndim, g->shape, a, sizeof a),
-                              i, tg_shape_str(m->ndim, m->shape, b, sizeof b));
+                              n->name, a, i,
+                              tg_shape_str(m->ndim, m->shape, b, sizeof b));
     }
     if (g->dtype == m->dtype)
         return g;
@@ -185,8 +193,17 @@ static tg_tensor *conform(tg_node *n, int i, tg_tensor *g)
     return c;
 }
 
-tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
-                       bool create_graph); /* rule.c */
+/* a saved tensor modified in place fails the backward before any node
+ * runs, so that the failure consumes nothing of the graph */
+static tg_status check_all_saved(const run *r)
+{
+    for (int k = 0; k < r->n_nodes; k++) {
+        tg_status s = tg__check_saved(r->nodes[k]);
+        if (s != TG_OK)
+            return s;
+    }
+    return TG_OK;
+}
 
 static tg_status run_node(run *r, tg_node *n, tg_node **ready, int *n_ready)
 {
@@ -309,6 +326,8 @@ static tg_status backward_run(run *r, int n_roots, tg_tensor *const *roots,
     bool was_enabled = tg_grad_enabled();
     tg_set_grad_enabled(r->create_graph);
     tg_status s = collect(r, n_roots, roots);
+    if (s == TG_OK)
+        s = check_all_saved(r);
     if (s == TG_OK)
         s = seed_roots(r, n_roots, roots, seeds);
     if (s == TG_OK)

@@ -51,5 +51,15 @@ void tg__node_release(tg_node *n);
 void tg__node_free_saved(tg_node *n);
 /* does any input require grad while grad mode is on? */
 bool tg__should_record(int n_in, tg_tensor *const *in);
+/* fails (TG_ERR_AUTOGRAD) when a tensor n saved was modified in place */
+tg_status tg__check_saved(const tg_node *n);
+/* runs n's gradient rule: dy[n_out] in, dx[n_in] out (new references) */
+tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
+                       bool create_graph);
+/* custom functions (function.c) */
+tg_status tg__function_backward(tg_node *n, tg_tensor *dy, tg_tensor **dx);
+tg_status tg__function_check_saved(const struct tg_function_ctx *ctx);
+void tg__function_ctx_free_saved(struct tg_function_ctx *ctx);
+void tg__function_ctx_free(struct tg_function_ctx *ctx);
 
 #endif

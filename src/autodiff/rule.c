@@ -6,8 +6,6 @@
 
 #include <stdio.h>
 
-tg_status tg__function_backward(tg_node *n, tg_tensor *dy, tg_tensor **dx);
-
 static tg_status check_version(const tg_node *n, const tg_tensor *t,
                                uint64_t saved, const char *what, int i)
 {
@@ -20,6 +18,17 @@ static tg_status check_version(const tg_node *n, const tg_tensor *t,
                      "modify it after backward.",
                      what, i, n->name, (unsigned long long)t->storage->version,
                      (unsigned long long)saved);
+}
+
+/* every tensor the node saved must still be at the version it was saved at */
+tg_status tg__check_saved(const tg_node *n)
+{
+    tg_status s = n->fn_ctx ? tg__function_check_saved(n->fn_ctx) : TG_OK;
+    for (int i = 0; i < n->n_in && s == TG_OK; i++)
+        s = check_version(n, n->saved_in[i], n->ver_in[i], "input", i);
+    for (int o = 0; o < n->n_out && s == TG_OK; o++)
+        s = check_version(n, n->saved_out[o], n->ver_out[o], "output", o);
+    return s;
 }
 
 /* a saved output re-attached to this node, so that create_graph sees it
@@ -72,11 +81,7 @@ tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
         return tg__error(TG_ERR_AUTOGRAD,
                          "backward: saved tensors of '%s' were already freed; "
                          "use retain_graph=true", n->name);
-    tg_status s = TG_OK;
-    for (int i = 0; i < n->n_in && s == TG_OK; i++)
-        s = check_version(n, n->saved_in[i], n->ver_in[i], "input", i);
-    for (int o = 0; o < n->n_out && s == TG_OK; o++)
-        s = check_version(n, n->saved_out[o], n->ver_out[o], "output", o);
+    tg_status s = tg__check_saved(n);
     if (s != TG_OK)
         return s;
     tg_scope_begin();

@@ -109,6 +109,11 @@ static void test_from_data_every_dtype(void)
         CHECK(tg_data(t) != data[k]);
         CHECK(memcmp(tg_data(t), data[k], 4 * tg_dtype_size(all_dtypes[k])) == 0);
     }
+    /* bool bytes other than 0 and 1 are stored as true */
+    uint8_t b2[3] = {0, 7, 255};
+    tg_tensor *tb = tg_from_data(TG_BOOL, 1, (int64_t[]){3}, b2);
+    CHECK(((uint8_t *)tg_data(tb))[1] == 1 && ((uint8_t *)tg_data(tb))[2] == 1);
+    CHECK_TENSOR(tg_eq(tb, tg_ones(TG_BOOL, 0, NULL)), ((double[]){0, 1, 1}), 0);
     /* int64 values beyond 2^53 round-trip exactly through tg_copy_to */
     int64_t back[4];
     CHECK_OK(tg_copy_to(tg_from_data(TG_INT64, 2, s, i64), TG_INT64, back));
@@ -184,6 +189,10 @@ static void test_generator_reproducible(void)
     tg_generator_free(g2);
     tg_generator_free(g3);
     tg_generator_free(NULL);
+    /* a NULL generator is an error, not a crash */
+    tg_generator_seed(NULL, 1);
+    tg_clear_error();
+    CHECK(tg_generator_next(NULL) == 0 && tg_last_status() == TG_ERR_ARG);
 }
 
 static void test_uniform_range(void)
@@ -544,6 +553,17 @@ static void test_inplace_copy_fill(void)
     tg_tensor *bt = tg_zeros(TG_BOOL, 1, (int64_t[]){2});
     CHECK_OK(tg_fill_(bt, 0.5)); /* non-zero is true */
     CHECK_TENSOR(bt, ((double[]){1, 1}), 0);
+    /* source and destination overlapping: the source is read first */
+    tg_tensor *r = tg_arange(TG_FLOAT32, 0, 5, 1);
+    CHECK_OK(tg_copy_(tg_slice(r, 0, 1, 5, 1), tg_slice(r, 0, 0, 4, 1)));
+    CHECK_TENSOR(r, ((double[]){0, 0, 1, 2, 3}), 0);
+    CHECK_OK(tg_copy_(tg_slice(r, 0, 0, 4, 1), tg_slice(r, 0, 1, 5, 1)));
+    CHECK_TENSOR(r, ((double[]){0, 1, 2, 3, 3}), 0);
+    tg_tensor *sq = tg_reshape(tg_arange(TG_INT64, 0, 9, 1), 2, (int64_t[]){3, 3});
+    CHECK_OK(tg_copy_(sq, tg_transpose(sq, 0, 1)));
+    CHECK_TENSOR(sq, ((double[]){0, 3, 6, 1, 4, 7, 2, 5, 8}), 0);
+    CHECK_OK(tg_copy_(sq, sq)); /* the very same elements: nothing to do */
+    CHECK_TENSOR(sq, ((double[]){0, 3, 6, 1, 4, 7, 2, 5, 8}), 0);
     /* errors */
     CHECK_FAILS(tg_copy_(d, tg_zeros(TG_FLOAT32, 1, (int64_t[]){4})), TG_ERR_SHAPE, "copy_");
     CHECK_FAILS(tg_copy_(col, tg_zeros(TG_FLOAT32, 3, (int64_t[]){3, 2, 2})), TG_ERR_SHAPE,
@@ -582,6 +602,18 @@ static void test_inplace_add_mul(void)
     CHECK_OK(tg_add_(i, tg_full(TG_INT32, 1, (int64_t[]){4}, 3), 2));
     CHECK_OK(tg_mul_scalar_(i, 3));
     CHECK_TENSOR(i, ((double[]){18, 21, 24, 27}), 0);
+    /* uint8 with a negative alpha or scale wraps */
+    tg_tensor *u = tg_full(TG_UINT8, 1, (int64_t[]){2}, 10);
+    CHECK_OK(tg_add_(u, tg_ones(TG_UINT8, 1, (int64_t[]){2}), -3));
+    CHECK_TENSOR(u, ((double[]){7, 7}), 0);
+    CHECK_OK(tg_mul_scalar_(u, -1));
+    CHECK_TENSOR(u, ((double[]){249, 249}), 0);
+    /* x += x^T reads the transpose before overwriting it */
+    tg_tensor *m = tg_reshape(tg_arange(TG_FLOAT64, 0, 4, 1), 2, (int64_t[]){2, 2});
+    CHECK_OK(tg_add_(m, tg_transpose(m, 0, 1), 1));
+    CHECK_TENSOR(m, ((double[]){0, 3, 3, 6}), 0);
+    CHECK_OK(tg_add_(m, m, -0.5)); /* the same elements: fine in place */
+    CHECK_TENSOR(m, ((double[]){0, 1.5, 1.5, 3}), 0);
     /* errors */
     CHECK_FAILS(tg_add_(x, tg_ones(TG_FLOAT32, 1, (int64_t[]){3}), 1), TG_ERR_SHAPE, "add_");
     CHECK_FAILS(tg_add_(tg_zeros(TG_BOOL, 0, NULL), tg_zeros(TG_BOOL, 0, NULL), 1),

@@ -3,6 +3,7 @@
  * and clone copy. Values, strides, gradients (gradcheck on contiguous and
  * strided inputs) and error messages. */
 #include "harness.h"
+#include "ops/op.h" /* ops by name, as graphs and ONNX import reach them */
 
 #include <stdlib.h>
 #include <string.h>
@@ -457,6 +458,47 @@ static void test_slice_double_backward(void)
     CHECK_GRADCHECK(f_slice_double, NULL, 1, x);
 }
 
+/* attributes that did not come through tg_slice are checked too */
+static void test_ops_by_name_validate(void)
+{
+    tg_tensor *x = iota(2, (int64_t[]){3, 4});
+    const tg_op_def *slice = tg_op_find("slice");
+    CHECK(slice != NULL);
+    tg_attr ok[4] = {TG_AI("axis", 1), TG_AI("start", 1), TG_AI("stop", 4), TG_AI("step", 2)};
+    CHECK_SHAPE(tg_op_call(slice, 1, &x, ok, 4), 3, 2);
+    tg_attr bad_axis[4] = {TG_AI("axis", 2), TG_AI("start", 0), TG_AI("stop", 1), TG_AI("step", 1)};
+    CHECK_ERROR(tg_op_call(slice, 1, &x, bad_axis, 4), TG_ERR_INDEX, "slice: axis 2");
+    tg_attr bad_stop[4] = {TG_AI("axis", 0), TG_AI("start", 0), TG_AI("stop", 9), TG_AI("step", 1)};
+    CHECK_ERROR(tg_op_call(slice, 1, &x, bad_stop, 4), TG_ERR_INDEX, "stop 9");
+    tg_attr bad_start[4] = {TG_AI("axis", 0), TG_AI("start", -1), TG_AI("stop", 2), TG_AI("step", 1)};
+    CHECK_ERROR(tg_op_call(slice, 1, &x, bad_start, 4), TG_ERR_INDEX, "start -1");
+    tg_attr bad_step[4] = {TG_AI("axis", 0), TG_AI("start", 0), TG_AI("stop", 2), TG_AI("step", 0)};
+    CHECK_ERROR(tg_op_call(slice, 1, &x, bad_step, 4), TG_ERR_INDEX, "step 0");
+    /* slice_grad: dy must have the slice's shape */
+    const tg_op_def *sg = tg_op_find("slice_grad");
+    CHECK(sg != NULL);
+    tg_tensor *dy = tg_ones(TG_FLOAT64, 2, (int64_t[]){3, 2});
+    tg_attr ga[5] = {TG_AI("axis", 1), TG_AI("start", 1), TG_AI("stop", 4), TG_AI("step", 2),
+                     TG_AINTS("input_shape", ((const int64_t[]){3, 4}), 2)};
+    tg_tensor *g = tg_op_call(sg, 1, &dy, ga, 5);
+    CHECK_SHAPE(g, 3, 4);
+    CHECK_TENSOR(g, ((double[]){0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1}), 0);
+    tg_tensor *big = tg_ones(TG_FLOAT64, 2, (int64_t[]){3, 3});
+    CHECK_ERROR(tg_op_call(sg, 1, &big, ga, 5), TG_ERR_SHAPE,
+                "slice_grad: gradient of shape [3, 3] does not match the slice's shape [3, 2]");
+    tg_attr gb[5] = {TG_AI("axis", 1), TG_AI("start", 1), TG_AI("stop", 9), TG_AI("step", 2),
+                     TG_AINTS("input_shape", ((const int64_t[]){3, 4}), 2)};
+    CHECK_ERROR(tg_op_call(sg, 1, &dy, gb, 5), TG_ERR_INDEX, "slice_grad");
+    /* permute and view by name */
+    const int64_t perm[2] = {1, 1};
+    tg_attr pa = TG_AINTS("perm", perm, 2);
+    CHECK_ERROR(tg_op_call(tg_op_find("permute"), 1, &x, &pa, 1), TG_ERR_INDEX, "repeated");
+    const int64_t vs[2] = {5, -1};
+    tg_attr va = TG_AINTS("shape", vs, 2);
+    CHECK_ERROR(tg_op_call(tg_op_find("view"), 1, &x, &va, 1), TG_ERR_SHAPE, "view");
+    CHECK_ERROR(tg_op_call(tg_op_find("cast"), 1, &x, NULL, 0), TG_ERR_DTYPE, "cast");
+}
+
 int main(void)
 {
     RUN(test_view_reshape);
@@ -469,5 +511,6 @@ int main(void)
     RUN(test_view_gradients);
     RUN(test_view_gradient_values);
     RUN(test_slice_double_backward);
+    RUN(test_ops_by_name_validate);
     return tt_finish();
 }

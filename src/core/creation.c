@@ -80,6 +80,11 @@ tg_tensor *tg_from_data(tg_dtype dt, int ndim, const int64_t *shape,
     }
     if (n)
         memcpy(tg__base(t), data, n);
+    if (dt == TG_BOOL) { /* any non-zero byte is true: store it as 1 */
+        uint8_t *b = (uint8_t *)tg__base(t);
+        for (int64_t i = 0; i < t->numel; i++)
+            b[i] = b[i] != 0;
+    }
     return tg__publish(t);
 }
 

@@ -22,6 +22,8 @@ static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 void tg_generator_seed(tg_generator *g, uint64_t seed)
 {
+    if (!g)
+        return;
     for (int i = 0; i < 4; i++)
         g->s[i] = splitmix64(&seed);
 }
@@ -39,6 +41,10 @@ void tg_generator_free(tg_generator *g) { free(g); }
 
 uint64_t tg_generator_next(tg_generator *g)
 {
+    if (!g) {
+        tg__error(TG_ERR_ARG, "tg_generator_next: generator is NULL");
+        return 0;
+    }
     uint64_t *s = g->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;

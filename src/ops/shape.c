@@ -317,7 +317,8 @@ tg_tensor *tg_transpose(tg_tensor *x, int axis0, int axis1)
 }
 
 /* ---- slice ------------------------------------------------------------------------ */
-/* attrs: axis, start, stop, step, already normalised by tg_slice */
+/* attrs: axis, start, stop, step, normalised by tg_slice; checked again
+ * because the op can also be reached by name (graphs, ONNX import) */
 static tg_status slice_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
@@ -325,6 +326,12 @@ static tg_status slice_infer(tg_op_ctx *c)
     int64_t start = tg_attr_int(c->attrs, c->n_attrs, "start", 0);
     int64_t stop = tg_attr_int(c->attrs, c->n_attrs, "stop", 0);
     int64_t step = tg_attr_int(c->attrs, c->n_attrs, "step", 1);
+    if (axis < 0 || axis >= x->ndim || step < 1 || start < 0 ||
+        start > x->shape[axis] || stop < 0 || stop > x->shape[axis])
+        return tg__error(TG_ERR_INDEX, "%s: axis %lld start %lld stop %lld step "
+                         "%lld do not fit a tensor of %d dims", c->op->name,
+                         (long long)axis, (long long)start, (long long)stop,
+                         (long long)step, x->ndim);
     int64_t shape[TG_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     shape[axis] = stop > start ? (stop - start + step - 1) / step : 0;
@@ -351,7 +358,28 @@ static tg_status slice_grad_infer(tg_op_ctx *c)
 {
     const int64_t *shape;
     int nd = tg_attr_ints(c->attrs, c->n_attrs, "input_shape", &shape);
-    return tg_infer_set(c, 0, c->in[0]->dtype, nd, shape);
+    tg_status s = tg_infer_set(c, 0, c->in[0]->dtype, nd, shape);
+    if (s != TG_OK)
+        return s;
+    /* the window the kernel writes dy into must be dy's shape: infer the
+     * slice of a tensor of the input shape (its struct, no storage) */
+    tg_tensor *probe = tg__tensor_struct(c->in[0]->dtype, nd, shape);
+    if (!probe)
+        return TG_ERR_NOMEM;
+    tg_op_ctx v = *c;
+    v.in = (tg_tensor *const *)&probe;
+    s = slice_infer(&v);
+    const tg_tensor *dy = c->in[0];
+    if (s == TG_OK && !tg__shape_eq(v.out_meta[0].ndim, v.out_meta[0].shape,
+                                    dy->ndim, dy->shape)) {
+        char a[160], b[160];
+        s = tg__error(TG_ERR_SHAPE, "slice_grad: gradient of shape %s does not "
+                      "match the slice's shape %s",
+                      tg_shape_str(dy->ndim, dy->shape, a, sizeof a),
+                      tg_shape_str(v.out_meta[0].ndim, v.out_meta[0].shape, b, sizeof b));
+    }
+    tg_release(probe);
+    return s;
 }
 
 static tg_status slice_grad_kernel(tg_op_ctx *c)

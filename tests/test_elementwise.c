@@ -358,6 +358,83 @@ static void test_binary_many_dims(void)
     CHECK(ok);
 }
 
+/* random broadcast shapes and random layouts (permuted, sliced, expanded),
+ * checked element by element through tg_get: exercises the iterator's
+ * coalescing and, for the large cases, its split across threads */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static int rnd(int n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (int)(rng_state % (uint64_t)n);
+}
+
+/* a tensor with `shape` whose memory layout is random */
+static tg_tensor *random_layout(int nd, const int64_t *shape)
+{
+    int p[TG_MAX_DIMS], inv[TG_MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        p[i] = i;
+    for (int i = nd - 1; i > 0; i--) {
+        int j = rnd(i + 1), t = p[i];
+        p[i] = p[j];
+        p[j] = t;
+    }
+    for (int i = 0; i < nd; i++)
+        inv[p[i]] = i;
+    int64_t ps[TG_MAX_DIMS];
+    int step = 1 + rnd(2);
+    for (int i = 0; i < nd; i++)
+        ps[i] = shape[p[i]] * (i == nd - 1 ? step : 1);
+    int64_t n = numel_of(nd, ps);
+    tg_tensor *t = tg_reshape(tg_arange(TG_FLOAT64, 0, (double)n, 1), nd, ps);
+    if (nd > 0 && step > 1)
+        t = tg_slice(t, nd - 1, rnd(2), ps[nd - 1], step);
+    return tg_permute(t, inv);
+}
+
+static void test_binary_random_layouts(void)
+{
+    for (int iter = 0; iter < 200; iter++) {
+        tg_scope_begin();
+        bool large = iter % 50 == 0;
+        int nd = large ? 3 : rnd(6);
+        int64_t os[TG_MAX_DIMS], as[TG_MAX_DIMS], bs[TG_MAX_DIMS];
+        for (int i = 0; i < nd; i++)
+            os[i] = large ? 40 + rnd(20) : 1 + rnd(4);
+        int na = nd - rnd(nd + 1), nb = nd - rnd(nd + 1);
+        for (int i = 0; i < na; i++)
+            as[i] = rnd(3) ? os[i + nd - na] : 1;
+        for (int i = 0; i < nb; i++)
+            bs[i] = rnd(3) ? os[i + nd - nb] : 1;
+        tg_tensor *a = random_layout(na, as), *b = random_layout(nb, bs);
+        if (rnd(3) == 0 && na > 0) /* a stride-0 view as well */
+            a = tg_expand(tg_slice(a, 0, 0, 1, 1), na, as);
+        tg_tensor *y = tg_sub(a, b);
+        CHECK(y != NULL);
+        if (!y) {
+            tg_scope_end();
+            continue;
+        }
+        int ynd = tg_ndim(y);
+        int64_t n = tg_numel(y), idx[TG_MAX_DIMS], ia[TG_MAX_DIMS], ib[TG_MAX_DIMS];
+        bool ok = true;
+        for (int64_t f = 0; f < n && ok; f += large ? 7 : 1) {
+            unflatten(ynd, tg_shape(y), f, idx);
+            for (int i = 0; i < na; i++)
+                ia[i] = tg_shape(a)[i] == 1 ? 0 : idx[i + ynd - na];
+            for (int i = 0; i < nb; i++)
+                ib[i] = tg_shape(b)[i] == 1 ? 0 : idx[i + ynd - nb];
+            ok = tg_get(y, idx) == tg_get(a, ia) - tg_get(b, ib);
+        }
+        if (!ok)
+            tt_fail(__FILE__, __LINE__, "iteration %d: wrong value", iter);
+        tt_checks++;
+        tg_scope_end();
+    }
+}
+
 /* ---- unary ops against libm ------------------------------------------------ */
 typedef enum uop {
     NEG, ABS, EXP, LOG, SQRT, RSQRT, SIN, COS, TANH, SIGMOID, RELU, LEAKY, ELU,
@@ -933,6 +1010,7 @@ int main(void)
     RUN(test_scalar_ops);
     RUN(test_binary_parallel);
     RUN(test_binary_many_dims);
+    RUN(test_binary_random_layouts);
     RUN(test_unary_float);
     RUN(test_unary_special);
     RUN(test_unary_integer);

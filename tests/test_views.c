@@ -458,6 +458,125 @@ static void test_slice_double_backward(void)
     CHECK_GRADCHECK(f_slice_double, NULL, 1, x);
 }
 
+/* random compositions of views, then a reshape to a random factorisation:
+ * three independent readers (strides via tg_get, tg_copy_to, the iterator
+ * via tg_contiguous) and the view rule must all agree */
+static uint64_t rng_state = 88172645463325252ULL;
+static int rnd(int n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (int)(rng_state % (uint64_t)n);
+}
+
+static tg_tensor *random_view_step(tg_tensor *v)
+{
+    int nd = tg_ndim(v);
+    const int64_t *s = tg_shape(v);
+    switch (rnd(5)) {
+    case 0: { /* permute */
+        int p[TG_MAX_DIMS];
+        for (int i = 0; i < nd; i++)
+            p[i] = i;
+        for (int i = nd - 1; i > 0; i--) {
+            int j = rnd(i + 1), t = p[i];
+            p[i] = p[j];
+            p[j] = t;
+        }
+        return tg_permute(v, p);
+    }
+    case 1: { /* slice */
+        if (nd == 0)
+            return v;
+        int a = rnd(nd);
+        int64_t n = s[a], start = rnd((int)n + 1), stop = start + rnd((int)(n - start) + 1);
+        return stop > start ? tg_slice(v, a, start, stop, 1 + rnd(3)) : v;
+    }
+    case 2: { /* expand a size-1 dim */
+        int64_t t[TG_MAX_DIMS];
+        for (int i = 0; i < nd; i++)
+            t[i] = s[i] == 1 ? 1 + rnd(3) : s[i];
+        return tg_expand(v, nd, t);
+    }
+    case 3:
+        return nd < 5 ? tg_unsqueeze(v, rnd(nd + 1)) : v;
+    default:
+        return nd > 1 ? tg_squeeze_all(v) : v;
+    }
+}
+
+static void test_view_fuzz(void)
+{
+    int viewed = 0, copied = 0;
+    for (int iter = 0; iter < 300; iter++) {
+        tg_scope_begin();
+        int nd = 1 + rnd(4);
+        int64_t shape[4];
+        for (int i = 0; i < nd; i++)
+            shape[i] = 1 + rnd(4);
+        tg_tensor *v = iota(nd, shape);
+        for (int k = 0; k < 4; k++)
+            v = random_view_step(v);
+        int64_t n = tg_numel(v);
+        CHECK(v && n <= 4096);
+        if (!v || n > 4096 || n == 0) {
+            tg_scope_end();
+            continue;
+        }
+        static double ref[4096], got[4096];
+        tg_tensor *c = tg_contiguous(v);
+        memcpy(ref, tg_data(c), (size_t)n * sizeof *ref);
+        tg_copy_to(v, TG_FLOAT64, got);
+        bool same = memcmp(ref, got, (size_t)n * sizeof *ref) == 0;
+        int64_t idx[TG_MAX_DIMS];
+        for (int64_t f = 0; f < n && same; f++) {
+            int64_t r = f;
+            for (int i = tg_ndim(v) - 1; i >= 0; i--) {
+                idx[i] = r % tg_shape(v)[i];
+                r /= tg_shape(v)[i];
+            }
+            same = tg_get(v, idx) == ref[f];
+        }
+        CHECK(same);
+        /* a random factorisation of n as the target */
+        int64_t t[TG_MAX_DIMS], rest = n;
+        int tn = 0;
+        while (rest > 1 && tn < 5) {
+            int64_t d = 2;
+            while (rest % d)
+                d++;
+            int64_t f = d;
+            while (rnd(2) && rest % (f * d) == 0)
+                f *= d;
+            t[tn++] = f;
+            rest /= f;
+            if (rnd(4) == 0)
+                t[tn++] = 1;
+        }
+        if (rest > 1 || tn == 0)
+            t[tn++] = rest;
+        if (tn > 1 && rnd(2))
+            t[rnd(tn)] = -1;
+        tg_tensor *r = tg_reshape(v, tn, t);
+        CHECK(r != NULL);
+        if (r) {
+            tg_copy_to(r, TG_FLOAT64, got);
+            CHECK(memcmp(ref, got, (size_t)n * sizeof *ref) == 0);
+            if (tg_shares_storage(r, v))
+                viewed++;
+            else
+                copied++;
+            tg_clear_error();
+            tg_tensor *w = tg_view(v, tn, t);
+            CHECK(w ? tg_shares_storage(w, v) == tg_shares_storage(r, v)
+                    : !tg_shares_storage(r, v) && tg_last_status() == TG_ERR_SHAPE);
+        }
+        tg_scope_end();
+    }
+    CHECK(viewed > 50 && copied > 20);
+}
+
 /* attributes that did not come through tg_slice are checked too */
 static void test_ops_by_name_validate(void)
 {
@@ -512,5 +631,6 @@ int main(void)
     RUN(test_view_gradient_values);
     RUN(test_slice_double_backward);
     RUN(test_ops_by_name_validate);
+    RUN(test_view_fuzz);
     return tt_finish();
 }

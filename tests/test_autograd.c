@@ -576,6 +576,111 @@ static void test_custom_function_more(void)
     CHECK(tg_ctx_num_saved(NULL) == 0 && !tg_ctx_needs_input_grad(NULL, 0));
 }
 
+/* ---- nesting and pruning -------------------------------------------------------------- */
+/* activation checkpointing: forward keeps only the input; backward
+ * recomputes f under grad mode and differentiates it with a nested run */
+static tg_tensor *ck_f(tg_tensor *x) { return tg_mul(tg_tanh(x), x); }
+static tg_tensor *ck_fwd(tg_function_ctx *ctx, int n, tg_tensor *const *in, void *u)
+{
+    (void)n; (void)u;
+    tg_ctx_save_for_backward(ctx, 1, in);
+    return ck_f(in[0]);
+}
+static tg_status ck_bwd(tg_function_ctx *ctx, tg_tensor *dy, int n, tg_tensor **dx, void *u)
+{
+    (void)n;
+    tg_tensor *x = tg_ctx_saved(ctx, 0);
+    if (!x)
+        return tg_last_status();
+    bool detach = *(const bool *)u;
+    if (detach) { /* the usual way: a fresh leaf */
+        x = tg_detach(x);
+        tg_set_requires_grad(x, true);
+    }
+    bool was = tg_grad_enabled();
+    tg_set_grad_enabled(true);
+    tg_tensor *y = ck_f(x), *g = NULL;
+    tg_status s = tg_autograd_grad(1, &y, &dy, 1, &x, &g, false, false);
+    tg_set_grad_enabled(was);
+    if (s != TG_OK)
+        return s;
+    dx[0] = tg_detach(g); /* into this scope: the engine takes it from there */
+    tg_release(g);
+    return TG_OK;
+}
+
+static void test_nested_backward(void)
+{
+    const tg_function ck = {"checkpoint", ck_fwd, ck_bwd};
+    for (int d = 0; d < 2; d++) {
+        bool detach = d;
+        tg_tensor *x0 = leaf(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){0.25, -0.5, 1});
+        /* a non-leaf input: without detach, the nested run reaches nodes of
+         * the graph being differentiated (the mul_scalar), which it must
+         * neither disturb nor run */
+        tg_tensor *x = tg_mul_scalar(x0, 2);
+        tg_tensor *y = tg_function_apply(&ck, 1, &x, &detach);
+        CHECK_OK(tg_backward(sum_all(tg_mul(y, x)), NULL, false));
+        /* d/dx0 of sum(tanh(2x0) * (2x0)^2) */
+        double e[3];
+        const double xv[3] = {0.25, -0.5, 1};
+        for (int i = 0; i < 3; i++) {
+            double u = 2 * xv[i], t = tanh(u);
+            e[i] = 2 * ((1 - t * t) * u * u + 2 * t * u);
+        }
+        CHECK_TENSOR(tg_grad(x0), e, 1e-12);
+    }
+}
+
+static int expensive_calls;
+static tg_status counting_bwd(tg_function_ctx *ctx, tg_tensor *dy, int n, tg_tensor **dx, void *u)
+{
+    expensive_calls++;
+    return ident_bwd(ctx, dy, n, dx, u);
+}
+
+static void test_functional_pruning(void)
+{
+    /* only the branches that lead to the requested inputs run */
+    const tg_function counted = {"counted", ident_fwd, counting_bwd};
+    tg_tensor *a = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 2});
+    tg_tensor *b = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){3, 4});
+    tg_tensor *y = sum_all(tg_mul(a, tg_function_apply(&counted, 1, &b, NULL)));
+    tg_tensor *g = NULL;
+    expensive_calls = 0;
+    CHECK_OK(tg_autograd_grad(1, &y, NULL, 1, &a, &g, true, false));
+    CHECK_TENSOR(g, ((double[]){3, 4}), 0);
+    CHECK(expensive_calls == 0);
+    tg_release(g);
+    CHECK_OK(tg_autograd_grad(1, &y, NULL, 1, &b, &g, true, false));
+    CHECK_TENSOR(g, ((double[]){1, 2}), 0);
+    CHECK(expensive_calls == 1);
+    tg_release(g);
+    CHECK_OK(tg_backward(y, NULL, false)); /* backward runs everything */
+    CHECK(expensive_calls == 2);
+    /* a gradient w.r.t. a non-leaf without retain_graph leaves the graph
+     * beyond it intact, for a later backward through it */
+    tg_tensor *w = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){0, 1});
+    tg_tensor *h = tg_exp(w);
+    tg_tensor *z = sum_all(tg_mul(h, h));
+    CHECK_OK(tg_autograd_grad(1, &z, NULL, 1, &h, &g, false, false));
+    CHECK_TENSOR(g, ((double[]){2, 2 * exp(1.0)}), 1e-12);
+    tg_release(g);
+    CHECK_OK(tg_backward(sum_all(h), NULL, false));
+    CHECK_TENSOR(tg_grad(w), ((double[]){1, exp(1.0)}), 1e-12);
+    CHECK_FAILS(tg_backward(z, NULL, false), TG_ERR_AUTOGRAD, "retain_graph");
+    /* inputs on one path: a non-leaf and the leaf behind it */
+    tg_tensor *v = leaf(TG_FLOAT64, 0, NULL, (double[]){0.5});
+    tg_tensor *m = tg_mul(v, v);
+    tg_tensor *o = tg_sin(m);
+    tg_tensor *ins[2] = {m, v}, *res[2];
+    CHECK_OK(tg_autograd_grad(1, &o, NULL, 2, ins, res, false, false));
+    CHECK_NEAR(tg_item(res[0]), cos(0.25), 1e-15);
+    CHECK_NEAR(tg_item(res[1]), cos(0.25) * 2 * 0.5, 1e-15);
+    tg_release(res[0]);
+    tg_release(res[1]);
+}
+
 /* ---- gradcheck itself -------------------------------------------------------------- */
 static tg_tensor *f_nan(int n, tg_tensor *const *in, void *u)
 {
@@ -638,6 +743,8 @@ int main(void)
     RUN(test_version_counter);
     RUN(test_custom_function);
     RUN(test_custom_function_more);
+    RUN(test_nested_backward);
+    RUN(test_functional_pruning);
     RUN(test_gradcheck_itself);
     return tt_finish();
 }

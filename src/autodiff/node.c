@@ -175,7 +175,6 @@ static void destroy(tg_node *n)
     }
     if (n->fn_ctx)
         tg__function_ctx_free(n->fn_ctx);
-    free(n->pending);
     free(n->attrs);
     free(n);
 }

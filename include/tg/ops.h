@@ -85,7 +85,13 @@ tg_tensor *tg_logical_not(tg_tensor *x);
 
 /* ---- reductions ---------------------------------------------------------
  * Over n_axes axes (n_axes == 0: all axes). keepdim keeps them as size 1.
- * var/std use `correction` (1: unbiased, as PyTorch's default). */
+ * var/std use `correction` (1: unbiased, as PyTorch's default).
+ * Dtypes as in PyTorch: sum/prod of integers give int64; mean/var/std need
+ * float inputs; logsumexp of integers computes in float32; bool inputs
+ * are rejected. Over an axis of size 0, sum gives 0, prod 1, mean NaN,
+ * while max/min/argmax/argmin fail. NaN propagates through max/min, and
+ * argmax/argmin return the first extreme (the first NaN if any). The
+ * gradient of max/min is shared evenly by tied extremes (PyTorch's amax). */
 tg_tensor *tg_sum(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
 tg_tensor *tg_mean(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
 tg_tensor *tg_max(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
@@ -97,7 +103,7 @@ tg_tensor *tg_std(tg_tensor *x, int n_axes, const int *axes, int correction,
                   bool keepdim);
 tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes,
                         bool keepdim);
-tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64 */
+tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64, nondiff */
 tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
@@ -165,7 +171,10 @@ tg_tensor *tg_nll_loss(tg_tensor *log_probs, tg_tensor *labels,
 tg_tensor *tg_bce_with_logits(tg_tensor *logits, tg_tensor *targets,
                               tg_reduction r);
 
-/* ---- array ops ----------------------------------------------------------- */
+/* ---- array ops -----------------------------------------------------------
+ * concat/stack promote mixed dtypes (tg_promote_types), as torch.cat does.
+ * Index ops (gather, index_select, one_hot, embedding) take int32/int64
+ * indices; a negative or too large one fails with TG_ERR_INDEX. */
 tg_tensor *tg_concat(int n, tg_tensor *const *xs, int axis);
 tg_tensor *tg_stack(int n, tg_tensor *const *xs, int axis);
 /* splits into n parts of sizes[i] along axis (sizes must sum to the dim);
@@ -174,13 +183,16 @@ tg_status tg_split(tg_tensor *x, int axis, int n, const int64_t *sizes,
                    tg_tensor **out);
 /* out[i][j] = x[index[i][j]][j] along axis (index same ndim as x) */
 tg_tensor *tg_gather(tg_tensor *x, int axis, tg_tensor *index);
-tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index);
+tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index); /* 1-D */
 /* pads[2*i] and pads[2*i+1] elements of `value` go before and after
  * axis i, for axes 0 .. n_pads/2 - 1 (n_pads even, <= 2 * ndim; the
  * remaining axes are not padded). Pads must be >= 0. */
 tg_tensor *tg_pad(tg_tensor *x, int n_pads, const int64_t *pads,
                   double value);
-tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes); /* int64 */
+/* int64 result [..., num_classes]; num_classes >= 0 (not inferred) */
+tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes);
+/* torch.tile: reps and shape aligned at the right, the shorter padded
+ * with leading 1s */
 tg_tensor *tg_tile(tg_tensor *x, int n_reps, const int64_t *reps);
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
 #include "tg/ops.h"
 #include "tg/autograd.h"
 #include "tg/nn.h"
+#include "tg/data.h"
 #include "tg/io.h"
 #include "tg/optim.h"
 

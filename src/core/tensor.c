@@ -155,6 +155,7 @@ void tg_release(tg_tensor *t)
     storage_release(t->storage);
     tg_release(t->grad);
     tg__node_release(t->grad_fn);
+    tg__graph_release(t->graph);
     free(t);
 }
 
@@ -170,8 +171,24 @@ tg_device tg_device_of(const tg_tensor *t)
     tg_device cpu = {TG_CPU, 0};
     return t ? t->device : cpu;
 }
-void *tg_data(const tg_tensor *t) { return t ? tg__base(t) : NULL; }
-uint64_t tg_version(const tg_tensor *t) { return t ? t->storage->version : 0; }
+void *tg_data(const tg_tensor *t)
+{
+    return t && tg__check_concrete("tg_data", t) ? tg__base(t) : NULL;
+}
+uint64_t tg_version(const tg_tensor *t)
+{
+    return t && t->storage ? t->storage->version : 0;
+}
+
+bool tg__check_concrete(const char *fn, const tg_tensor *t)
+{
+    if (!t->graph)
+        return true;
+    tg__error(TG_ERR_ARG,
+              "%s: the tensor is symbolic (a value of a graph built in graph "
+              "mode) and holds no data; compute it with tg_session_run", fn);
+    return false;
+}
 
 int64_t tg_size(const tg_tensor *t, int axis)
 {
@@ -194,7 +211,7 @@ bool tg_is_contiguous(const tg_tensor *t)
 
 bool tg_shares_storage(const tg_tensor *a, const tg_tensor *b)
 {
-    return a && b && a->storage == b->storage;
+    return a && b && a->storage && a->storage == b->storage;
 }
 
 double tg__load(tg_dtype dt, const void *p)
@@ -241,12 +258,14 @@ double tg_item(const tg_tensor *t)
                   t ? (long long)t->numel : 0LL);
         return 0.0 / 0.0;
     }
+    if (!tg__check_concrete("tg_item", t))
+        return 0.0 / 0.0;
     return tg__load(t->dtype, tg__base(t));
 }
 
 double tg_get(const tg_tensor *t, const int64_t *index)
 {
-    if (!t)
+    if (!t || !tg__check_concrete("tg_get", t))
         return 0.0 / 0.0;
     int64_t off = 0;
     for (int i = 0; i < t->ndim; i++) {
@@ -264,6 +283,8 @@ tg_status tg_copy_to(const tg_tensor *t, tg_dtype dt, void *out)
 {
     if (!t || !out || !tg_dtype_is_valid((int)dt))
         return tg__error(TG_ERR_ARG, "tg_copy_to: NULL tensor, NULL output or bad dtype");
+    if (!tg__check_concrete("tg_copy_to", t))
+        return tg_last_status();
     size_t es = tg_dtype_size(dt);
     if (dt == t->dtype && tg_is_contiguous(t)) {
         memcpy(out, tg__base(t), (size_t)t->numel * es);

@@ -238,11 +238,11 @@ static void test_verifier(void)
     tanh_node->n_in = 1;
 
     /* a cycle through a control edge added behind the builder's back */
-    tg__graph_add_ctrl(g, 1, 2);
+    tg__graph_add_ctrl(g, 1, 2, false);
     CHECK_FAILS(tg_graph_verify(g), TG_ERR_INTERNAL, "cycle");
     tanh_node->n_ctrl = 0;
 
-    tg__graph_add_ctrl(g, 1, 42);
+    tg__graph_add_ctrl(g, 1, 42, false);
     CHECK_FAILS(tg_graph_verify(g), TG_ERR_INTERNAL, "control dependency 0 refers to node 42");
     tanh_node->n_ctrl = 0;
 
@@ -295,7 +295,7 @@ static void test_dump_and_dot(void)
     tg_tensor *q[6];
     q[0] = tg_placeholder(g, "x", TG_FLOAT64, 2, (int64_t[]){4, 3});
     for (int i = 1; i < 5; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "%s%d", i % 2 ? "w" : "b", (i + 1) / 2);
         q[i] = tg_variable(g, name, p[i]);
     }
@@ -351,7 +351,7 @@ static void compare_gradients(model_fn model, int n, tg_tensor **p)
     tg_graph *g = tg_graph_new("grad");
     tg_tensor *q[8], *dq[8];
     for (int i = 0; i < n; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "p%d", i);
         q[i] = tg_placeholder(g, name, TG_FLOAT64, tg_ndim(p[i]), tg_shape(p[i]));
     }

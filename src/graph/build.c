@@ -251,8 +251,8 @@ static bool reaches(const tg_graph *g, int from, int target)
     seen[from] = true;
     while (n > 0 && !found) {
         const tg_gnode *x = &g->nodes[work[--n]];
-        for (int i = 0; i < x->n_in + x->n_ctrl; i++) {
-            int p = i < x->n_in ? g->values[x->in[i]].node : x->ctrl[i - x->n_in];
+        for (int i = 0; i < tg__gnode_n_preds(x); i++) {
+            int p = tg__gnode_pred(g, x, i);
             if (p == target)
                 found = true;
             if (!seen[p]) {
@@ -280,7 +280,7 @@ tg_status tg_graph_add_control_dep(tg_tensor *t, tg_tensor *dep)
     if (node == d || reaches(g, d, node))
         return tg__error(TG_ERR_ARG, "tg_graph_add_control_dep: '%s' after '%s' "
                          "would make a cycle", g->nodes[node].name, g->nodes[d].name);
-    tg_status s = tg__graph_add_ctrl(g, node, d);
+    tg_status s = tg__graph_add_ctrl(g, node, d, false);
     if (s == TG_OK && node < g->n_nodes - 1)
         g->epoch++; /* an existing node changed: cached plans are stale */
     return s;
@@ -288,7 +288,8 @@ tg_status tg_graph_add_control_dep(tg_tensor *t, tg_tensor *dep)
 
 /* Orders an assign after every node that reads the variable, directly or
  * through views (which alias its storage), so that every executor, serial
- * or parallel, gives the reads the old value. */
+ * or parallel, gives the reads the old value. Ordering-only edges: running
+ * the assign alone does not run the readers. */
 static tg_status order_after_readers(tg_graph *g, int var_value, int assign)
 {
     bool *reads = calloc((size_t)g->n_values, 1);
@@ -303,7 +304,7 @@ static tg_status order_after_readers(tg_graph *g, int var_value, int assign)
             hit |= reads[n->in[i]];
         if (!hit)
             continue;
-        s = tg__graph_add_ctrl(g, assign, id);
+        s = tg__graph_add_ctrl(g, assign, id, true);
         if (n->kind == TG_GNODE_OP && n->op->make_view)
             for (int o = 0; o < n->n_out; o++)
                 reads[n->out[o]] = true; /* an alias: its readers read too */

@@ -31,8 +31,10 @@ static void dump_node(const tg_graph *g, int id, FILE *f)
         meta_str(&g->values[n->out[o]].meta, meta, sizeof meta);
         fprintf(f, "%s %s", o ? "," : "", meta);
     }
-    for (int i = 0; i < n->n_ctrl; i++)
-        fprintf(f, "%s^%s", i ? ", " : "  after ", g->nodes[n->ctrl[i]].name);
+    /* ^x: control edge (x must run), ~x: ordering-only edge */
+    for (int i = n->n_in; i < tg__gnode_n_preds(n); i++)
+        fprintf(f, "%s%c%s", i > n->n_in ? ", " : "  after ",
+                i - n->n_in < n->n_ctrl ? '^' : '~', g->nodes[tg__gnode_pred(g, n, i)].name);
     fprintf(f, "\n");
 }
 
@@ -106,8 +108,9 @@ static void dot_edges(const tg_graph *g, int id, FILE *f)
             fprintf(f, ":%d ", v->index);
         fprintf(f, "%s\"];\n", meta);
     }
-    for (int i = 0; i < n->n_ctrl; i++)
-        fprintf(f, "  n%d -> n%d [style=dashed, color=gray40];\n", n->ctrl[i], id);
+    for (int i = n->n_in; i < tg__gnode_n_preds(n); i++)
+        fprintf(f, "  n%d -> n%d [style=%s, color=gray40];\n", tg__gnode_pred(g, n, i), id,
+                i - n->n_in < n->n_ctrl ? "dashed" : "dotted");
 }
 
 tg_status tg_graph_to_dot(const tg_graph *g, const char *path)

@@ -136,6 +136,7 @@ static void node_free(tg_gnode *n)
     free(n->in);
     free(n->out);
     free(n->ctrl);
+    free(n->order);
     tg_release(n->tensor);
 }
 
@@ -255,16 +256,27 @@ int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m)
     return g->n_values++;
 }
 
-tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep)
+tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only)
 {
     tg_gnode *n = &g->nodes[node];
-    for (int i = 0; i < n->n_ctrl; i++)
-        if (n->ctrl[i] == dep)
+    int **list = order_only ? &n->order : &n->ctrl;
+    int *len = order_only ? &n->n_order : &n->n_ctrl;
+    int *cap = order_only ? &n->cap_order : &n->cap_ctrl;
+    for (int i = 0; i < *len; i++)
+        if ((*list)[i] == dep)
             return TG_OK;
-    if (!grow((void **)&n->ctrl, &n->cap_ctrl, n->n_ctrl + 1, sizeof *n->ctrl))
+    if (!grow((void **)list, cap, *len + 1, sizeof **list))
         return TG_ERR_NOMEM;
-    n->ctrl[n->n_ctrl++] = dep;
+    (*list)[(*len)++] = dep;
     return TG_OK;
+}
+
+int tg__gnode_pred(const tg_graph *g, const tg_gnode *n, int i)
+{
+    if (i < n->n_in)
+        return g->values[n->in[i]].node;
+    i -= n->n_in;
+    return i < n->n_ctrl ? n->ctrl[i] : n->order[i - n->n_ctrl];
 }
 
 /* ---- symbolic tensors --------------------------------------------------------------- */

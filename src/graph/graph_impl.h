@@ -22,10 +22,14 @@ typedef struct tg_gnode {
     tg_attr *attrs;      /* deep copy (tg_attrs_copy); tensor and graph
                           * attributes hold a reference */
     int n_attrs;
-    int n_in, n_out, n_ctrl, cap_ctrl;
+    int n_in, n_out, n_ctrl, cap_ctrl, n_order, cap_order;
     int *in;   /* value ids */
     int *out;  /* value ids */
-    int *ctrl; /* node ids that must run before this one */
+    int *ctrl; /* node ids that must run (and run first) when this one runs */
+    /* ordering-only edges: node ids that run first when both run in the
+     * same plan, without making this node need them (an assign runs after
+     * the variable's earlier readers, but does not force them to run) */
+    int *order;
     tg_tensor *tensor; /* VARIABLE / CONSTANT: the concrete value (owned) */
 } tg_gnode;
 
@@ -59,6 +63,14 @@ struct tg_graph {
     uint64_t epoch;
 };
 
+/* a node's predecessors for ordering: its inputs' producers, then its
+ * control edges, then its ordering-only edges */
+static inline int tg__gnode_n_preds(const tg_gnode *n)
+{
+    return n->n_in + n->n_ctrl + n->n_order;
+}
+int tg__gnode_pred(const tg_graph *g, const tg_gnode *n, int i);
+
 /* ---- lifetime and lookup ---------------------------------------------------- */
 void tg__graph_retain(tg_graph *g);
 void tg__graph_release(tg_graph *g); /* also declared in core/tensor_impl.h */
@@ -70,7 +82,8 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
                        const char *base, int n_in, int n_out);
 /* a value produced by output `index` of node `node`; returns id or -1 */
 int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m);
-tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep);
+/* adds a control edge (order_only: an ordering-only edge) dep -> node */
+tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only);
 /* records that concrete tensor t is captured as constant value v */
 bool tg__graph_map_capture(tg_graph *g, const tg_tensor *t, int v);
 /* attribute copies for nodes: tensor and graph attributes hold references */

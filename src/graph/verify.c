@@ -19,11 +19,16 @@ static tg_status check_edges(const tg_graph *g, int id)
             return tg__error(TG_ERR_INTERNAL, NODE_FMT "input %d refers to value "
                              "%d, which does not exist (the graph has %d values)",
                              NODE_ARGS(g, n), i, n->in[i], g->n_values);
-    for (int i = 0; i < n->n_ctrl; i++)
-        if (n->ctrl[i] < 0 || n->ctrl[i] >= g->n_nodes || n->ctrl[i] == id)
-            return tg__error(TG_ERR_INTERNAL, NODE_FMT "control dependency %d "
-                             "refers to node %d, which does not exist or is itself",
-                             NODE_ARGS(g, n), i, n->ctrl[i]);
+    for (int i = n->n_in; i < tg__gnode_n_preds(n); i++) {
+        int p = tg__gnode_pred(g, n, i);
+        if (p < 0 || p >= g->n_nodes || p == id)
+            return tg__error(TG_ERR_INTERNAL, NODE_FMT "%s %d refers to node %d, "
+                             "which does not exist or is itself", NODE_ARGS(g, n),
+                             i - n->n_in < n->n_ctrl ? "control dependency"
+                                                     : "ordering edge",
+                             i - n->n_in < n->n_ctrl ? i - n->n_in
+                                                     : i - n->n_in - n->n_ctrl, p);
+    }
     for (int o = 0; o < n->n_out; o++) {
         int v = n->out[o];
         if (v < 0 || v >= g->n_values || g->values[v].node != id ||
@@ -147,7 +152,7 @@ static tg_status check_acyclic(const tg_graph *g)
     int *start = calloc((size_t)n + 2, sizeof *start);
     int n_edges = 0;
     for (int id = 0; id < n; id++)
-        n_edges += g->nodes[id].n_in + g->nodes[id].n_ctrl;
+        n_edges += tg__gnode_n_preds(&g->nodes[id]);
     int *succ = malloc(((size_t)n_edges + 1) * sizeof *succ);
     tg_status s = TG_OK;
     if (!deps || !ready || !start || !succ) {
@@ -156,8 +161,8 @@ static tg_status check_acyclic(const tg_graph *g)
     }
     for (int id = 0; id < n; id++) {
         const tg_gnode *x = &g->nodes[id];
-        for (int i = 0; i < x->n_in + x->n_ctrl; i++) {
-            int p = i < x->n_in ? g->values[x->in[i]].node : x->ctrl[i - x->n_in];
+        for (int i = 0; i < tg__gnode_n_preds(x); i++) {
+            int p = tg__gnode_pred(g, x, i);
             start[p + 2]++;
             deps[id]++;
         }
@@ -166,8 +171,8 @@ static tg_status check_acyclic(const tg_graph *g)
         start[i + 2] += start[i + 1];
     for (int id = 0; id < n; id++) {
         const tg_gnode *x = &g->nodes[id];
-        for (int i = 0; i < x->n_in + x->n_ctrl; i++) {
-            int p = i < x->n_in ? g->values[x->in[i]].node : x->ctrl[i - x->n_in];
+        for (int i = 0; i < tg__gnode_n_preds(x); i++) {
+            int p = tg__gnode_pred(g, x, i);
             succ[start[p + 1]++] = id;
         }
     }

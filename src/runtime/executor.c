@@ -82,6 +82,23 @@ static tg_status run_op(const tg_graph *g, const tg_gnode *n, tg_tensor **vals,
     return n->op->kernel(&c);
 }
 
+/* fetched values that alias state are copied as soon as they exist */
+static tg_status snapshot(const tg_plan *p, const tg_gnode *n, tg_tensor **vals,
+                          tg_tensor **snaps)
+{
+    for (int o = 0; o < n->n_out; o++) {
+        tg_tensor *t = vals[n->out[o]];
+        if (!t || !p->snapshot[n->out[o]] || snaps[n->out[o]])
+            continue;
+        tg_tensor *c = tg__alloc(t->dtype, t->ndim, t->shape);
+        if (!c)
+            return TG_ERR_NOMEM;
+        tg__convert_into(c, t);
+        snaps[n->out[o]] = c;
+    }
+    return TG_OK;
+}
+
 static tg_status run_step(const tg_graph *g, int id, tg_tensor **vals, int64_t *n_ops)
 {
     const tg_gnode *n = &g->nodes[id];
@@ -103,7 +120,7 @@ static tg_status run_step(const tg_graph *g, int id, tg_tensor **vals, int64_t *
 }
 
 tg_status tg__plan_execute(const tg_graph *g, const tg_plan *p, tg_tensor **vals,
-                           int64_t *n_ops)
+                           tg_tensor **snaps, int64_t *n_ops)
 {
     /* kernels run eagerly even when the caller is inside a graph scope */
     int old = tg__graph_suspend();
@@ -111,6 +128,8 @@ tg_status tg__plan_execute(const tg_graph *g, const tg_plan *p, tg_tensor **vals
     *n_ops = 0;
     for (int k = 0; k < p->n_steps && s == TG_OK; k++) {
         s = run_step(g, p->steps[k], vals, n_ops);
+        if (s == TG_OK)
+            s = snapshot(p, &g->nodes[p->steps[k]], vals, snaps);
         for (int f = p->mem.free_start[k]; f < p->mem.free_start[k + 1]; f++) {
             int v = p->mem.free_values[f];
             tg_release(vals[v]);

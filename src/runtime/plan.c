@@ -18,6 +18,7 @@ void tg__plan_free(tg_plan *p)
     free(p->steps);
     free(p->mem.free_start);
     free(p->mem.free_values);
+    free(p->snapshot);
     free(p);
 }
 
@@ -127,9 +128,11 @@ static void for_preds(const tg_graph *g, const bool *needed, const bool *fed, in
         if (!fed[n->in[i]] && needed[p])
             fn(ctx, p);
     }
-    for (int i = 0; i < n->n_ctrl; i++)
-        if (needed[n->ctrl[i]])
-            fn(ctx, n->ctrl[i]);
+    for (int i = n->n_in; i < tg__gnode_n_preds(n); i++) {
+        int p = tg__gnode_pred(g, n, i); /* control and ordering-only edges */
+        if (needed[p])
+            fn(ctx, p);
+    }
 }
 
 typedef struct order_ctx {
@@ -155,7 +158,7 @@ static tg_status order(const tg_graph *g, const bool *needed, const bool *fed,
 {
     int n = g->n_nodes, n_edges = 0;
     for (int id = 0; id < n; id++)
-        n_edges += g->nodes[id].n_in + g->nodes[id].n_ctrl;
+        n_edges += tg__gnode_n_preds(&g->nodes[id]);
     order_ctx o = {calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 2, sizeof(int)),
                    malloc(((size_t)n_edges + 1) * sizeof(int)), 0};
     int *heap = malloc(((size_t)n + 1) * sizeof *heap);
@@ -244,6 +247,28 @@ static tg_status plan_memory(const tg_graph *g, tg_plan *plan)
     return TG_OK;
 }
 
+static tg_status plan_snapshots(const tg_graph *g, const bool *fed, tg_plan *plan)
+{
+    bool *state = calloc((size_t)plan->n_values + 1, 1);
+    plan->snapshot = calloc((size_t)plan->n_values + 1, 1);
+    if (!state || !plan->snapshot) {
+        free(state);
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    for (int k = 0; k < plan->n_steps; k++) {
+        const tg_gnode *n = &g->nodes[plan->steps[k]];
+        bool alias = n->kind == TG_GNODE_VARIABLE || n->kind == TG_GNODE_CONSTANT;
+        for (int i = 0; n->kind == TG_GNODE_OP && n->op->make_view && i < n->n_in; i++)
+            alias |= state[n->in[i]];
+        for (int o = 0; o < n->n_out; o++)
+            state[n->out[o]] = alias && !fed[n->out[o]];
+    }
+    for (int i = 0; i < plan->key.n_fetches; i++)
+        plan->snapshot[plan->key.fetches[i]] = state[plan->key.fetches[i]];
+    free(state);
+    return TG_OK;
+}
+
 tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed)
 {
     tg_plan *plan = calloc(1, sizeof *plan);
@@ -270,6 +295,8 @@ tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool 
         s = order(g, p.needed, fed, plan);
     if (s == TG_OK)
         s = plan_memory(g, plan);
+    if (s == TG_OK)
+        s = plan_snapshots(g, fed, plan);
     free(p.needed);
     free(p.by);
     free(p.work);

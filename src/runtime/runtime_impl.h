@@ -31,6 +31,10 @@ typedef struct tg_plan {
     int n_steps;
     int *steps;       /* node ids in execution order (ops and sources) */
     tg_memplan mem;
+    /* per value: fetched and aliasing a variable or constant (itself or a
+     * view of it), so copied when produced: later steps (assigns) and runs
+     * must not change what the caller gets */
+    bool *snapshot;
     struct tg_plan *next;
 } tg_plan;
 
@@ -41,8 +45,10 @@ void tg__plan_free(tg_plan *p);
 
 /* runs plan p: vals[n_values] holds the fed tensors (owned references) on
  * entry and the fetched ones on success; everything else is released.
- * *n_ops counts the op nodes executed. */
+ * snaps[n_values] (NULLs on entry) receives the copies of fetched values
+ * marked in p->snapshot, taken when they were produced. *n_ops counts the
+ * op nodes executed. */
 tg_status tg__plan_execute(const tg_graph *g, const tg_plan *p, tg_tensor **vals,
-                           int64_t *n_ops);
+                           tg_tensor **snaps, int64_t *n_ops);
 
 #endif

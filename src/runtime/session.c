@@ -158,37 +158,15 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
     return p;
 }
 
-/* Fetched values that alias a variable or a constant (the value itself or
- * a view of it) are copied: later runs and assigns must not change what
- * the caller holds. */
-static bool aliases_state(const tg_graph *g, const tg_tensor *t)
-{
-    for (int id = 0; id < g->n_nodes; id++) {
-        const tg_tensor *x = g->nodes[id].tensor;
-        if (x && x->storage == t->storage)
-            return true;
-    }
-    return false;
-}
-
-static tg_status hand_over(const tg_graph *g, const request *r, tg_tensor **vals,
-                           tg_tensor **results)
+/* fetched values that alias variables or constants were copied by the
+ * executor (see tg_plan.snapshot): hand the tensors over as they are */
+static void hand_over(const request *r, tg_tensor **vals, tg_tensor **snaps,
+                      tg_tensor **results)
 {
     for (int i = 0; i < r->n_fetches; i++) {
-        tg_tensor *t = vals[r->fetches[i]];
-        if (aliases_state(g, t)) {
-            tg_tensor *c = tg__alloc(t->dtype, t->ndim, t->shape);
-            if (!c)
-                return TG_ERR_NOMEM;
-            tg__convert_into(c, t);
-            results[i] = c;
-        } else {
-            results[i] = tg_retain(t);
-        }
+        int v = r->fetches[i];
+        results[i] = tg__publish(tg_retain(snaps[v] ? snaps[v] : vals[v]));
     }
-    for (int i = 0; i < r->n_fetches; i++)
-        tg__publish(results[i]);
-    return TG_OK;
 }
 
 static tg_status run_request(tg_session *s, const request *r, tg_tensor **results)
@@ -198,7 +176,8 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
         results[i] = NULL;
     bool *fed = calloc((size_t)g->n_values + 1, 1);
     tg_tensor **vals = calloc((size_t)g->n_values + 1, sizeof *vals);
-    tg_status st = fed && vals ? check_feeds(g, r, fed)
+    tg_tensor **snaps = calloc((size_t)g->n_values + 1, sizeof *snaps);
+    tg_status st = fed && vals && snaps ? check_feeds(g, r, fed)
                                : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     tg_plan *p = st == TG_OK ? find_or_compile(s, r, fed) : NULL;
     if (st == TG_OK && !p)
@@ -207,21 +186,25 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     if (st == TG_OK) {
         for (int i = 0; i < r->n_feeds; i++)
             vals[r->feeds[i]] = tg_retain(r->feed_tensors[i]);
-        st = tg__plan_execute(g, p, vals, &n_ops);
+        st = tg__plan_execute(g, p, vals, snaps, &n_ops);
         s->stats.nodes_last_run = n_ops;
         s->stats.nodes_total += n_ops;
     }
-    if (st == TG_OK && (st = hand_over(g, r, vals, results)) == TG_OK)
+    if (st == TG_OK) {
+        hand_over(r, vals, snaps, results);
         s->stats.runs++;
-    for (int v = 0; vals && v < g->n_values; v++)
-        tg_release(vals[v]);
+    }
+    for (int v = 0; v < g->n_values; v++) {
+        tg_release(vals ? vals[v] : NULL);
+        tg_release(snaps ? snaps[v] : NULL);
+    }
     if (st != TG_OK)
         for (int i = 0; i < r->n_fetches; i++) {
-            tg_release(results[i]); /* not yet published on failure */
             results[i] = NULL;
         }
     free(fed);
     free(vals);
+    free(snaps);
     return st;
 }
 

@@ -28,7 +28,10 @@ tg_status tg__vjp_run(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx);
  * user's error (custom functions), else it is tensorgraph's. */
 tg_tensor *tg__grad_conform(const char *name, int i, const tg_meta *m,
                             tg_tensor *g, bool user_rule);
-/* a + b for gradients that meet; consumes both (NULL on failure) */
+/* a + b for gradients that meet; consumes both (NULL on failure). The
+ * engines call it with the caller's scopes suspended: they own the sum.
+ * It is differentiable only when a graph is being built (create_graph,
+ * or symbolic mode). */
 tg_tensor *tg__grad_sum(tg_tensor *a, tg_tensor *b);
 
 #endif

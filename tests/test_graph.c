@@ -17,11 +17,9 @@ static tg_tensor *linear(tg_tensor *x, tg_tensor *w, tg_tensor *b)
     return tg_add(tg_sum(p, 1, &axis, false), b);
 }
 
-/* mean((y - t)^2) */
 static tg_tensor *mse(tg_tensor *y, tg_tensor *t)
 {
-    tg_tensor *d = tg_sub(y, t);
-    return tg_mul_scalar(tg_sum(tg_mul(d, d), 0, NULL, false), 1.0 / (double)tg_numel(d));
+    return tg_mse_loss(y, t, TG_REDUCTION_MEAN);
 }
 
 static tg_tensor *mlp_loss(tg_tensor *const *p) /* x w1 b1 w2 b2 t */
@@ -46,6 +44,18 @@ static tg_tensor *branchy(tg_tensor *const *p) /* a [3,4], b [4] , c [4,3] */
     tg_tensor *e = tg_expand(tg_sum(r, 1, (int[]){0}, true), 2, (int64_t[]){3, 3});
     tg_tensor *z = tg_add(tg_sum(s, 0, NULL, false), tg_sum(tg_mul(e, e), 0, NULL, false));
     return tg_add(z, tg_sum(tg_mul(u, tg_tanh(u)), 0, NULL, false));
+}
+
+/* a small CNN-style classifier: max pooling (a node with two outputs),
+ * layer norm (three outputs), a linear layer and cross-entropy on int64
+ * labels, which are fed but not differentiated */
+static tg_tensor *classifier(tg_tensor *const *p) /* x [2,1,6,6] w [4,9] b [4] labels */
+{
+    tg_pool2d_opts po = {.kernel = {2, 2}};
+    tg_tensor *h = tg_flatten(tg_max_pool2d(p[0], &po), 1, 3);    /* [2, 9] */
+    h = tg_relu(tg_layer_norm(h, 1, NULL, NULL, 1e-5));
+    tg_tensor *logits = linear(h, p[1], p[2]);
+    return tg_cross_entropy(tg_softmax(logits, 1), p[3], TG_REDUCTION_MEAN);
 }
 
 typedef tg_tensor *(*model_fn)(tg_tensor *const *p);
@@ -340,36 +350,37 @@ static void test_dump_and_dot(void)
 }
 
 /* ---- symbolic gradients vs eager ----------------------------------------------------- */
-/* builds model in a graph with placeholders for p, appends its gradients,
- * runs them in a session and compares with eager tg_autograd_grad */
-static void compare_gradients(model_fn model, int n, tg_tensor **p)
+/* builds model in a graph with placeholders for p, appends its gradients
+ * with respect to the first n_diff, runs them in a session and compares
+ * with eager tg_autograd_grad */
+static void compare_gradients(model_fn model, int n, int n_diff, tg_tensor **p)
 {
     tg_tensor *loss = model(p);
     tg_tensor *eager[8];
-    CHECK_OK(tg_autograd_grad(1, &loss, NULL, n, p, eager, false, false));
+    CHECK_OK(tg_autograd_grad(1, &loss, NULL, n_diff, p, eager, false, false));
 
     tg_graph *g = tg_graph_new("grad");
     tg_tensor *q[8], *dq[8];
     for (int i = 0; i < n; i++) {
         char name[16];
         snprintf(name, sizeof name, "p%d", i);
-        q[i] = tg_placeholder(g, name, TG_FLOAT64, tg_ndim(p[i]), tg_shape(p[i]));
+        q[i] = tg_placeholder(g, name, tg_dtype_of(p[i]), tg_ndim(p[i]), tg_shape(p[i]));
     }
     tg_graph_begin(g);
     tg_tensor *sloss = model(q);
     tg_graph_end();
     int forward_nodes = tg_graph_num_nodes(g);
-    CHECK_OK(tg_graph_gradients(g, 1, &sloss, NULL, n, q, dq));
+    CHECK_OK(tg_graph_gradients(g, 1, &sloss, NULL, n_diff, q, dq));
     CHECK(tg_graph_num_nodes(g) > forward_nodes);
     CHECK_OK(tg_graph_verify(g));
     tg_session *s = tg_session_new(g);
     tg_tensor *fetch[9], *res[9];
     fetch[0] = sloss;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n_diff; i++)
         fetch[i + 1] = dq[i];
-    CHECK_OK(tg_session_run(s, n, q, p, n + 1, fetch, res, 0, NULL));
+    CHECK_OK(tg_session_run(s, n, q, p, n_diff + 1, fetch, res, 0, NULL));
     CHECK(rel_diff(res[0], loss) == 0); /* the same kernels in the same order */
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n_diff; i++) {
         double d = rel_diff(res[i + 1], eager[i]);
         if (!(d <= 1e-9))
             tt_fail(__FILE__, __LINE__, "gradient %d differs from eager by %g", i, d);
@@ -384,14 +395,24 @@ static void test_gradients_mlp(void)
 {
     tg_tensor *p[6];
     mlp_inputs(p);
-    compare_gradients(mlp_loss, 6, p);
+    compare_gradients(mlp_loss, 6, 5, p);
 }
 
 static void test_gradients_branching(void)
 {
     tg_tensor *p[3];
     branchy_inputs(p);
-    compare_gradients(branchy, 3, p);
+    compare_gradients(branchy, 3, 3, p);
+}
+
+static void test_gradients_nn_ops(void)
+{
+    tg_tensor *p[4];
+    p[0] = tt_rand(4, (int64_t[]){2, 1, 6, 6}, -1, 1);
+    p[1] = tt_rand(2, (int64_t[]){4, 9}, -1, 1);
+    p[2] = tt_rand(1, (int64_t[]){4}, -1, 1);
+    p[3] = tt_tensor(TG_INT64, 1, (int64_t[]){2}, (double[]){3, 1});
+    compare_gradients(classifier, 4, 3, p);
 }
 
 static void test_gradients_misc(void)
@@ -500,6 +521,7 @@ int main(void)
     RUN(test_dump_and_dot);
     RUN(test_gradients_mlp);
     RUN(test_gradients_branching);
+    RUN(test_gradients_nn_ops);
     RUN(test_gradients_misc);
     RUN(test_gradients_captured);
     RUN(test_assign_eager);

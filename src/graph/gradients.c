@@ -114,6 +114,7 @@ static tg_status visit(pass *p, int id)
     };
     if (s == TG_OK)
         s = tg__vjp_run(&v, dy, dx);
+    n = &p->g->nodes[id]; /* the rule appended nodes: the array may have moved */
     for (int i = 0; i < n->n_in; i++) {
         if (!dx[i])
             continue;

@@ -132,6 +132,12 @@ static void test_build_symbolic(void)
     CHECK_FAILS(tg_add_(c, z, 1.0), TG_ERR_ARG, "symbolic");
     CHECK_FAILS(tg_set_requires_grad(z, true), TG_ERR_AUTOGRAD, "tg_graph_gradients");
     CHECK_ERROR(tg_detach(z), TG_ERR_ARG, "symbolic");
+    const char *zname[1] = {"z"};
+    CHECK_FAILS(tg_safetensors_save("/tmp/tg-never-written.safetensors", 1, zname, &z, 0,
+                                    NULL), TG_ERR_ARG, "symbolic");
+    tg_state_dict *sd = tg_state_dict_new();
+    CHECK_FAILS(tg_state_dict_add(sd, "z", z), TG_ERR_ARG, "symbolic");
+    tg_state_dict_free(sd);
     CHECK(!tg_shares_storage(y, z));
     CHECK(tg_version(z) == 0);
     char *s = tg_to_string(z);

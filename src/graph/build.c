@@ -61,8 +61,7 @@ static int add_source(tg_graph *g, tg_gnode_kind kind, const char *name,
         return -1;
     }
     g->nodes[id].tensor = tensor;
-    int v = tg__graph_add_value(g, id, 0, m);
-    return v; /* on failure the node stays, without a value: unreachable */
+    return tg__graph_add_value(g, id, 0, m); /* reserved: cannot fail */
 }
 
 int tg__graph_capture(tg_graph *g, tg_tensor *t)
@@ -137,9 +136,10 @@ tg_status tg__graph_append(tg_op_ctx *c)
     n->attrs = attrs;
     n->n_attrs = c->n_attrs;
     memcpy(n->in, in_ids, (size_t)c->n_in * sizeof *in_ids);
+    for (int o = 0; o < c->n_out; o++)
+        tg__graph_add_value(g, id, o, &c->out_meta[o]); /* reserved: cannot fail */
     for (int o = 0; o < c->n_out; o++) {
-        int v = tg__graph_add_value(g, id, o, &c->out_meta[o]);
-        c->out[o] = v < 0 ? NULL : tg__graph_symbolic(g, v);
+        c->out[o] = tg__graph_symbolic(g, n->out[o]);
         if (!c->out[o]) {
             for (int k = 0; k < o; k++) {
                 tg_release(c->out[k]);

@@ -225,7 +225,11 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
 {
     if (name && check_new_name(g, name, "graph") != TG_OK)
         return -1;
-    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes))
+    /* room for the node and its values first: once the node exists, adding
+     * its values cannot fail, so a failure never leaves half a node */
+    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes) ||
+        !grow((void **)&g->values, &g->cap_values, g->n_values + n_out,
+              sizeof *g->values))
         return -1;
     tg_gnode *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof *n);
@@ -398,16 +402,17 @@ tg_status tg_graph_set_name(tg_tensor *t, const char *name)
     char *copy = strdup(name);
     if (!copy)
         return tg__error(TG_ERR_NOMEM, "graph: out of memory");
-    /* the table has no deletion: rebuild it with the new name */
+    /* the table has no deletion: build a new one with the new name */
     tg_gmap m = {0};
     m.strings = true;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!gmap_put(&m, i == id ? copy : g->nodes[i].name, i)) {
+            gmap_free(&m);
+            free(copy);
+            return TG_ERR_NOMEM; /* nothing changed */
+        }
     free(n->name);
     n->name = copy;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (!gmap_put(&m, g->nodes[i].name, i)) {
-            gmap_free(&m);
-            return TG_ERR_NOMEM; /* the old table still maps the old names */
-        }
     gmap_free(&g->names);
     g->names = m;
     return TG_OK;

@@ -77,7 +77,8 @@ void tg__graph_release(tg_graph *g); /* also declared in core/tensor_impl.h */
 int tg__gmap_get(const tg_gmap *m, const void *key); /* -1 when absent */
 
 /* a new node (its arrays allocated, contents zero) named `name` or, when
- * name is NULL, a unique name made from `base`; returns its id or -1 */
+ * name is NULL, a unique name made from `base`; returns its id or -1.
+ * Room for its n_out values is reserved: adding them then cannot fail. */
 int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
                        const char *base, int n_in, int n_out);
 /* a value produced by output `index` of node `node`; returns id or -1 */

@@ -94,18 +94,17 @@ static void *buf_alloc(size_t bytes)
             int64_t mr = mc - ip < MR ? mc - ip : MR;                            \
             for (int64_t i = 0; i < MR; i++) {                                   \
                 T *d = dst + i;                                                  \
-                if (i >= mr) {                                                   \
+                int64_t row = i0 + ip + (i < mr ? i : 0);                        \
+                const T *s = ta ? a + p0 * lda + row : a + row * lda + p0;       \
+                if (i >= mr)                                                     \
                     for (int64_t p = 0; p < kc; p++)                             \
                         d[p * MR] = 0;                                           \
-                } else if (ta) {                                                 \
-                    const T *s = a + (p0)*lda + (i0 + ip + i);                   \
+                else if (ta)                                                     \
                     for (int64_t p = 0; p < kc; p++)                             \
                         d[p * MR] = alpha * s[p * lda];                          \
-                } else {                                                         \
-                    const T *s = a + (i0 + ip + i) * lda + p0;                   \
+                else                                                             \
                     for (int64_t p = 0; p < kc; p++)                             \
                         d[p * MR] = alpha * s[p];                                \
-                }                                                                \
             }                                                                    \
             dst += MR * kc;                                                      \
         }                                                                        \

@@ -9,11 +9,6 @@
 
 #include <string.h>
 
-/* batched products smaller than this (multiply-adds per matrix times
- * batch) stay on one thread; a single large GEMM splits itself */
-#define BATCH_PAR_WORK ((int64_t)1 << 20)
-#define GEMM_SELF_SPLIT ((int64_t)1 << 23)
-
 /* ---- operands as (batched) matrices ---------------------------------------
  * An operand is a rows x cols matrix at element strides rs/cs, repeated
  * over the output's batch dims at bstride (0 where broadcast). A 1-D a is
@@ -32,6 +27,11 @@ typedef struct operand {
 static bool blas_layout(operand *o)
 {
     int64_t r1 = o->rows > 1 ? o->rows : 1, c1 = o->cols > 1 ? o->cols : 1;
+    if (o->rows == 0 || o->cols == 0) { /* never read */
+        o->trans = false;
+        o->ld = c1;
+        return true;
+    }
     if ((o->cols == 1 || o->cs == 1) && (o->rows == 1 || o->rs >= c1)) {
         o->trans = false;
         o->ld = o->rows == 1 ? c1 : o->rs;
@@ -86,9 +86,7 @@ static bool operand_init(operand *o, tg_tensor *x, tg_dtype dt, bool is_b,
     tg_release(o->t);
     o->t = c;
     operand_geometry(o, is_b, nb);
-    bool ok = blas_layout(o);
-    (void)ok;
-    return true;
+    return blas_layout(o); /* always true for a contiguous copy */
 }
 
 static int64_t batch_offset(int64_t bi, int nb, const int64_t *bshape,
@@ -259,11 +257,13 @@ static tg_status matmul_kernel(tg_op_ctx *c)
         j.m *= batch;
         batch = 1;
     }
+    /* many matrices: one per thread at a time (each GEMM then serial);
+     * fewer matrices than threads: one after another, each GEMM split */
     int64_t work = j.m * j.n * (j.k > 0 ? j.k : 1);
-    if (batch <= 1 || work >= GEMM_SELF_SPLIT)
-        mm_batches(&j, 0, batch);
+    if (batch >= 2 && batch >= tg_get_num_threads())
+        tg_parallel_for(batch, (TG__GEMM_PAR_WORK + work - 1) / work, mm_batches, &j);
     else
-        tg_parallel_for(batch, (BATCH_PAR_WORK + work - 1) / work, mm_batches, &j);
+        mm_batches(&j, 0, batch);
     s = j.status;
 done:
     tg_release(a.t);

@@ -5,6 +5,7 @@
 #include "kernels/cpu/gemm.h"
 #include "core/threadpool.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +46,7 @@ const char *tg__gemm_backend(void)
 #endif
 }
 
-/* below this many multiply-adds a GEMM stays on one thread: waking the
- * pool costs about as much as ~100^3 flops (measured, see above) */
-#define PAR_MIN_WORK ((int64_t)1 << 20)
+#define PAR_MIN_WORK TG__GEMM_PAR_WORK
 /* parallel blocks of C are at least this many rows or columns */
 #define PAR_MIN_SPLIT 16
 
@@ -237,6 +236,10 @@ static int64_t fix_ld(int64_t ld, int64_t rows, int64_t cols)
     int64_t need = cols > 1 ? cols : 1;
     return rows <= 1 && ld < need ? need : ld;
 }
+static bool fits_int(int64_t x, int64_t y, int64_t z)
+{
+    return x <= INT_MAX && y <= INT_MAX && z <= INT_MAX;
+}
 #define SERIAL_CALL(T, SUF, BLASFN)                                             \
     pthread_once(&blas_once, blas_init);                                        \
     if (m <= 0 || n <= 0)                                                       \
@@ -245,6 +248,9 @@ static int64_t fix_ld(int64_t ld, int64_t rows, int64_t cols)
         scale_c_##SUF(m, n, beta, c, ldc);                                      \
         return TG_OK;                                                           \
     }                                                                           \
+    if (!fits_int(m, n, k) || !fits_int(lda, ldb, ldc)) /* CBLAS takes int */   \
+        return tg__gemm_builtin_##SUF(ta, tb, m, n, k, alpha, a, lda, b, ldb,   \
+                                      beta, c, ldc);                            \
     BLASFN(CblasRowMajor, BLAS_T(ta), BLAS_T(tb), (int)m, (int)n, (int)k,       \
            alpha, a, (int)fix_ld(lda, ta ? k : m, ta ? m : k), b,               \
            (int)fix_ld(ldb, tb ? n : k, tb ? k : n), beta, c,                   \

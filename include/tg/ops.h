@@ -165,7 +165,10 @@ tg_tensor *tg_nll_loss(tg_tensor *log_probs, tg_tensor *labels,
 tg_tensor *tg_bce_with_logits(tg_tensor *logits, tg_tensor *targets,
                               tg_reduction r);
 
-/* ---- array ops ----------------------------------------------------------- */
+/* ---- array ops -----------------------------------------------------------
+ * concat/stack promote mixed dtypes (tg_promote_types), as torch.cat does.
+ * Index ops (gather, index_select, one_hot, embedding) take int32/int64
+ * indices; a negative or too large one fails with TG_ERR_INDEX. */
 tg_tensor *tg_concat(int n, tg_tensor *const *xs, int axis);
 tg_tensor *tg_stack(int n, tg_tensor *const *xs, int axis);
 /* splits into n parts of sizes[i] along axis (sizes must sum to the dim);
@@ -174,13 +177,16 @@ tg_status tg_split(tg_tensor *x, int axis, int n, const int64_t *sizes,
                    tg_tensor **out);
 /* out[i][j] = x[index[i][j]][j] along axis (index same ndim as x) */
 tg_tensor *tg_gather(tg_tensor *x, int axis, tg_tensor *index);
-tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index);
+tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index); /* 1-D */
 /* pads[2*i] and pads[2*i+1] elements of `value` go before and after
  * axis i, for axes 0 .. n_pads/2 - 1 (n_pads even, <= 2 * ndim; the
  * remaining axes are not padded). Pads must be >= 0. */
 tg_tensor *tg_pad(tg_tensor *x, int n_pads, const int64_t *pads,
                   double value);
-tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes); /* int64 */
+/* int64 result [..., num_classes]; num_classes >= 0 (not inferred) */
+tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes);
+/* torch.tile: reps and shape aligned at the right, the shorter padded
+ * with leading 1s */
 tg_tensor *tg_tile(tg_tensor *x, int n_reps, const int64_t *reps);
 
 #ifdef __cplusplus

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs every test program under valgrind memcheck: any invalid access or
+# definite/indirect leak fails. Builds into build-valgrind/ without
+# -march=native: valgrind cannot decode AVX-512 instructions.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=build-valgrind scripts/build.sh -DTG_NATIVE=OFF
+failed=0
+for t in build-valgrind/test_*; do
+    [ -x "$t" ] || continue
+    if TG_NUM_THREADS=2 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+        --show-leak-kinds=definite,indirect --error-exitcode=9 "$t" >/tmp/tg-valgrind.log 2>&1; then
+        echo "valgrind ok   $(basename "$t")"
+    else
+        echo "valgrind FAIL $(basename "$t")"; tail -40 /tmp/tg-valgrind.log; failed=1
+    fi
+done
+exit $failed

@@ -1,0 +1,214 @@
+/* State dicts: ordered named tensors plus string metadata, the in-memory
+ * form of a checkpoint (see tg/io.h). Lookups are linear: checkpoints
+ * hold at most thousands of entries and are read once. */
+#include "core/tensor_impl.h"
+#include "io/io_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tg_state_dict {
+    int n, cap;
+    char **names;
+    tg_tensor **tensors;
+    int n_meta, cap_meta;
+    char **keys, **values;
+};
+
+tg_state_dict *tg_state_dict_new(void)
+{
+    tg_state_dict *sd = calloc(1, sizeof *sd);
+    if (!sd)
+        return tg__error_null(TG_ERR_NOMEM, "tg_state_dict_new: out of memory");
+    return sd;
+}
+
+void tg_state_dict_free(tg_state_dict *sd)
+{
+    if (!sd)
+        return;
+    for (int i = 0; i < sd->n; i++) {
+        free(sd->names[i]);
+        tg_release(sd->tensors[i]);
+    }
+    for (int i = 0; i < sd->n_meta; i++) {
+        free(sd->keys[i]);
+        free(sd->values[i]);
+    }
+    free(sd->names);
+    free(sd->tensors);
+    free(sd->keys);
+    free(sd->values);
+    free(sd);
+}
+
+static int find(const tg_state_dict *sd, const char *name)
+{
+    for (int i = 0; i < sd->n; i++)
+        if (strcmp(sd->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+tg_tensor *tg__state_dict_find(const tg_state_dict *sd, const char *name)
+{
+    int i = sd && name ? find(sd, name) : -1;
+    return i < 0 ? NULL : sd->tensors[i];
+}
+
+tg_status tg__state_dict_add_owned(tg_state_dict *sd, const char *name,
+                                   tg_tensor *t)
+{
+    tg_status s = TG_OK;
+    if (!sd || !name || !t)
+        s = tg__error(TG_ERR_ARG, "tg_state_dict_add: %s is NULL",
+                      !sd ? "the dict" : !name ? "the name" : "the tensor");
+    else if (!name[0] || strcmp(name, "__metadata__") == 0)
+        s = tg__error(TG_ERR_ARG, "tg_state_dict_add: the name '%s' is not "
+                      "allowed (empty or reserved)", name);
+    else if (find(sd, name) >= 0)
+        s = tg__error(TG_ERR_ARG, "tg_state_dict_add: the name '%s' is already "
+                      "in the dict", name);
+    if (s == TG_OK && sd->n == sd->cap) {
+        int cap = sd->cap ? sd->cap * 2 : 16;
+        char **nm = realloc(sd->names, (size_t)cap * sizeof *nm);
+        if (nm)
+            sd->names = nm;
+        tg_tensor **ts = nm ? realloc(sd->tensors, (size_t)cap * sizeof *ts) : NULL;
+        if (ts) {
+            sd->tensors = ts;
+            sd->cap = cap;
+        } else {
+            s = tg__error(TG_ERR_NOMEM, "tg_state_dict_add: out of memory");
+        }
+    }
+    char *copy = s == TG_OK ? strdup(name) : NULL;
+    if (s == TG_OK && !copy)
+        s = tg__error(TG_ERR_NOMEM, "tg_state_dict_add: out of memory");
+    if (s != TG_OK) {
+        tg_release(t);
+        return s;
+    }
+    sd->names[sd->n] = copy;
+    sd->tensors[sd->n] = t;
+    sd->n++;
+    return TG_OK;
+}
+
+tg_status tg_state_dict_add(tg_state_dict *sd, const char *name, tg_tensor *t)
+{
+    return tg__state_dict_add_owned(sd, name, t ? tg_retain(t) : NULL);
+}
+
+int tg_state_dict_size(const tg_state_dict *sd) { return sd ? sd->n : 0; }
+
+static bool in_range(const char *fn, const tg_state_dict *sd, int i, int n)
+{
+    if (!sd) {
+        tg__error(TG_ERR_ARG, "%s: the dict is NULL", fn);
+        return false;
+    }
+    if (i < 0 || i >= n) {
+        tg__error(TG_ERR_INDEX, "%s: index %d out of range [0, %d)", fn, i, n);
+        return false;
+    }
+    return true;
+}
+
+const char *tg_state_dict_name(const tg_state_dict *sd, int i)
+{
+    return in_range("tg_state_dict_name", sd, i, sd ? sd->n : 0) ? sd->names[i] : NULL;
+}
+
+tg_tensor *tg_state_dict_tensor(const tg_state_dict *sd, int i)
+{
+    if (!in_range("tg_state_dict_tensor", sd, i, sd ? sd->n : 0))
+        return NULL;
+    return tg__publish(tg_retain(sd->tensors[i]));
+}
+
+tg_tensor *tg_state_dict_get(const tg_state_dict *sd, const char *name)
+{
+    if (!sd || !name)
+        return tg__error_null(TG_ERR_ARG, "tg_state_dict_get: %s is NULL",
+                              !sd ? "the dict" : "the name");
+    tg_tensor *t = tg__state_dict_find(sd, name);
+    if (!t)
+        return tg__error_null(TG_ERR_ARG, "tg_state_dict_get: no tensor named "
+                              "'%s' (the dict has %d)", name, sd->n);
+    return tg__publish(tg_retain(t));
+}
+
+bool tg_state_dict_has(const tg_state_dict *sd, const char *name)
+{
+    return tg__state_dict_find(sd, name) != NULL;
+}
+
+/* ---- metadata ------------------------------------------------------------------ */
+
+static int find_meta(const tg_state_dict *sd, const char *key)
+{
+    for (int i = 0; i < sd->n_meta; i++)
+        if (strcmp(sd->keys[i], key) == 0)
+            return i;
+    return -1;
+}
+
+tg_status tg_state_dict_set_meta(tg_state_dict *sd, const char *key,
+                                 const char *value)
+{
+    if (!sd || !key || !value)
+        return tg__error(TG_ERR_ARG, "tg_state_dict_set_meta: %s is NULL",
+                         !sd ? "the dict" : !key ? "the key" : "the value");
+    char *v = strdup(value);
+    if (!v)
+        return tg__error(TG_ERR_NOMEM, "tg_state_dict_set_meta: out of memory");
+    int i = find_meta(sd, key);
+    if (i >= 0) {
+        free(sd->values[i]);
+        sd->values[i] = v;
+        return TG_OK;
+    }
+    if (sd->n_meta == sd->cap_meta) {
+        int cap = sd->cap_meta ? sd->cap_meta * 2 : 8;
+        char **k = realloc(sd->keys, (size_t)cap * sizeof *k);
+        if (k)
+            sd->keys = k;
+        char **vs = k ? realloc(sd->values, (size_t)cap * sizeof *vs) : NULL;
+        if (!vs) {
+            free(v);
+            return tg__error(TG_ERR_NOMEM, "tg_state_dict_set_meta: out of memory");
+        }
+        sd->values = vs;
+        sd->cap_meta = cap;
+    }
+    char *k = strdup(key);
+    if (!k) {
+        free(v);
+        return tg__error(TG_ERR_NOMEM, "tg_state_dict_set_meta: out of memory");
+    }
+    sd->keys[sd->n_meta] = k;
+    sd->values[sd->n_meta] = v;
+    sd->n_meta++;
+    return TG_OK;
+}
+
+const char *tg_state_dict_meta(const tg_state_dict *sd, const char *key)
+{
+    int i = sd && key ? find_meta(sd, key) : -1;
+    return i < 0 ? NULL : sd->values[i];
+}
+
+int tg_state_dict_meta_size(const tg_state_dict *sd) { return sd ? sd->n_meta : 0; }
+
+const char *tg_state_dict_meta_key(const tg_state_dict *sd, int i)
+{
+    return in_range("tg_state_dict_meta_key", sd, i, sd ? sd->n_meta : 0)
+               ? sd->keys[i] : NULL;
+}
+
+const char *tg_state_dict_meta_value(const tg_state_dict *sd, int i)
+{
+    return in_range("tg_state_dict_meta_value", sd, i, sd ? sd->n_meta : 0)
+               ? sd->values[i] : NULL;
+}

@@ -1,0 +1,25 @@
+/* Internal pieces shared by the array op files (array.c, array_index.c):
+ * block copies with memcpy fast paths, and the index-based op defs. */
+#ifndef TG_ARRAY_H
+#define TG_ARRAY_H
+
+#include "ops/op.h"
+
+/* copies src into dst of the same shape (any layouts); contiguous runs
+ * in both go through memcpy, other dtypes are converted */
+void tg__copy_into(tg_tensor *dst, const tg_tensor *src);
+/* x itself (retained) when C-contiguous, else a contiguous internal copy;
+ * the caller releases it. NULL on allocation failure. */
+tg_tensor *tg__contig(tg_tensor *x);
+/* product of shape[from..to) (1 for an empty range) */
+int64_t tg__span(const int64_t *shape, int from, int to);
+/* error unless t is int32/int64 ("op: index must be int32 or int64") */
+tg_status tg__require_index(const char *op, const tg_tensor *t);
+
+extern const tg_op_def tg_op_gather;
+extern const tg_op_def tg_op_scatter_add;
+extern const tg_op_def tg_op_index_select;
+extern const tg_op_def tg_op_index_add;
+extern const tg_op_def tg_op_embedding;
+
+#endif

@@ -32,7 +32,7 @@ typedef struct layer {
 
 static void bench(const layer *l, int threads)
 {
-    enum { REPS = 41 };
+    enum { REPS = 101 };
     tg_set_num_threads(threads);
     tg_generator *g = tg_generator_new(1);
     tg_tensor *x = tg_rand_uniform(g, TG_FLOAT32, 4, l->x, -1, 1);
@@ -61,9 +61,11 @@ static void bench(const layer *l, int threads)
     }
     qsort(fwd, REPS, sizeof(double), cmp);
     qsort(bwd, REPS, sizeof(double), cmp);
+    /* the median, and the minimum (what the code does on an idle machine) */
     printf("{\"bench\":\"conv2d\",\"layer\":\"%s\",\"batch\":%lld,\"threads\":%d,"
-           "\"forward_ms\":%.3f,\"backward_ms\":%.3f}\n", l->name,
-           (long long)l->x[0], threads, fwd[REPS / 2], bwd[REPS / 2]);
+           "\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"forward_min_ms\":%.3f,"
+           "\"backward_min_ms\":%.3f}\n", l->name, (long long)l->x[0], threads,
+           fwd[REPS / 2], bwd[REPS / 2], fwd[0], bwd[0]);
     tg_release(x);
     tg_release(w);
     tg_release(b);

@@ -277,10 +277,13 @@ static void test_matmul_batched(void)
         check_matmul(rnd(dt, 4, (int64_t[]){2, 3, 1, 4}), rnd(dt, 3, (int64_t[]){1, 4, 5}),
                      4, (int64_t[]){2, 3, 1, 5}, tol);
     }
-    /* many small matrices: split over the pool by batch */
+    /* many matrices: split over the pool by batch (small ones stay serial) */
     check_matmul(rnd(TG_FLOAT64, 3, (int64_t[]){300, 9, 20}),
                  rnd(TG_FLOAT64, 3, (int64_t[]){300, 20, 11}), 3,
                  (int64_t[]){300, 9, 11}, 1e-10);
+    check_matmul(rnd(TG_FLOAT32, 3, (int64_t[]){64, 64, 64}),
+                 tg_transpose(rnd(TG_FLOAT32, 3, (int64_t[]){64, 64, 64}), 1, 2), 3,
+                 (int64_t[]){64, 64, 64}, 1e-4);
 }
 
 static void test_matmul_strided(void)

@@ -12,17 +12,22 @@
 
 /* ---- threading policy ----------------------------------------------------
  * There is one thread pool in the library. A BLAS that starts threads of
- * its own would fight it for the 2 cores (and OpenBLAS's pthread build is
- * not safe to call from several threads while it threads itself), so
- * OpenBLAS is told once to use 1 thread and big GEMMs are split here by
- * blocks of rows (or columns) of C over tg_parallel_for; a GEMM reached
- * from inside a pool region (conv over the batch, batched matmul) runs on
- * its caller's thread. Measured on this 2-core box (bench/bench_gemm.c,
- * sgemm 1024^3): OpenBLAS with its own 2 threads ~97 GFLOP/s, 1 OpenBLAS
- * thread split over our 2 pool threads ~94 GFLOP/s, 1 thread ~51 GFLOP/s;
- * so the split loses little where BLAS threading would win, and keeps
- * every thread count under tg_set_num_threads. openblas_set_num_threads
- * is looked up weakly: a CBLAS other than OpenBLAS simply lacks it. */
+ * its own would compete with it for the cores (and each pool worker
+ * calling a threaded BLAS would ask for all of them), so OpenBLAS is told
+ * once to use 1 thread and big GEMMs are split here, by blocks of rows
+ * (or columns) of C, over tg_parallel_for; a GEMM reached from inside a
+ * pool region (conv over the batch, batched matmul) runs on its caller's
+ * thread. Measured with bench/bench_gemm.c on this 2-core box (sgemm n^3,
+ * GFLOP/s, best of 5; 1 OpenBLAS thread / split over our 2 threads /
+ * OpenBLAS's own 2 threads), machine otherwise quiet:
+ *   n = 128: 95 / 50 / 127,  256: 99 / 164 / 172,  512: 94 / 195 / 188,
+ *   1024: 90 / 181 / 186;
+ * with other jobs on the cores, OpenBLAS's spinning threads fell to 16-40
+ * while the split kept 33-88. So the split costs little where OpenBLAS
+ * threading wins, degrades better, and tg_set_num_threads governs all
+ * threads. Small products stay serial (TG__GEMM_PAR_WORK: the pool's
+ * wake-up costs ~10-50 us). openblas_set_num_threads is looked up weakly:
+ * a CBLAS other than OpenBLAS simply lacks it. */
 #ifdef TG_HAVE_CBLAS
 #include <cblas.h>
 #include <pthread.h>
@@ -81,11 +86,11 @@ static void *buf_alloc(size_t bytes)
 #define MADD(FMA, acc, x, y) ((acc) + (x) * (y))
 #endif
 
-#define GEMM_KERNEL(T, SUF, FMA)                                                   \
+#define GEMM_KERNEL(T, SUF, FMA)                                                 \
     enum { NR_##SUF = 2 * VEC_BYTES / (int)sizeof(T) };                          \
                                                                                  \
     /* A(i0.., p0..) block of mc x kc into MR-row panels, times alpha,           \
-     * zero-padded to a multiple of MR rows */                                    \
+     * zero-padded to a multiple of MR rows */                                   \
     static void pack_a_##SUF(bool ta, const T *a, int64_t lda, int64_t i0,       \
                              int64_t mc, int64_t p0, int64_t kc, T alpha, T *dst)\
     {                                                                            \
@@ -135,7 +140,7 @@ static void *buf_alloc(size_t bytes)
         }                                                                        \
     }                                                                            \
                                                                                  \
-    /* C tile (mr x nr of MR x NR) += packed A panel @ packed B panel */          \
+    /* C tile (mr x nr of MR x NR) += packed A panel @ packed B panel */         \
     static void micro_##SUF(int64_t kc, const T *restrict ap,                    \
                             const T *restrict bp, T *restrict c, int64_t ldc,    \
                             int64_t mr, int64_t nr)                              \
@@ -149,7 +154,7 @@ static void *buf_alloc(size_t bytes)
             for (int i = 0; i < MR; i++) {                                       \
                 const T av = ap[p * MR + i];                                     \
                 for (int j = 0; j < NR; j++)                                     \
-                    acc[i][j] = MADD(FMA, acc[i][j], av, bv[j]);                \
+                    acc[i][j] = MADD(FMA, acc[i][j], av, bv[j]);                 \
             }                                                                    \
         }                                                                        \
         if (mr == MR && nr == NR) {                                              \

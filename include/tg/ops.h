@@ -85,7 +85,13 @@ tg_tensor *tg_logical_not(tg_tensor *x);
 
 /* ---- reductions ---------------------------------------------------------
  * Over n_axes axes (n_axes == 0: all axes). keepdim keeps them as size 1.
- * var/std use `correction` (1: unbiased, as PyTorch's default). */
+ * var/std use `correction` (1: unbiased, as PyTorch's default).
+ * Dtypes as in PyTorch: sum/prod of integers give int64; mean/var/std need
+ * float inputs; logsumexp of integers computes in float32; bool inputs
+ * are rejected. Over an axis of size 0, sum gives 0, prod 1, mean NaN,
+ * while max/min/argmax/argmin fail. NaN propagates through max/min, and
+ * argmax/argmin return the first extreme (the first NaN if any). The
+ * gradient of max/min is shared evenly by tied extremes (PyTorch's amax). */
 tg_tensor *tg_sum(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
 tg_tensor *tg_mean(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
 tg_tensor *tg_max(tg_tensor *x, int n_axes, const int *axes, bool keepdim);
@@ -97,7 +103,7 @@ tg_tensor *tg_std(tg_tensor *x, int n_axes, const int *axes, int correction,
                   bool keepdim);
 tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes,
                         bool keepdim);
-tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64 */
+tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64, nondiff */
 tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */

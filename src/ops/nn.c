@@ -1,4 +1,209 @@
-/* The nn op family (to be filled in). */
-#include "ops/op.h"
+/* Activation-style nn ops: softmax and log_softmax along any axis (fused,
+ * numerically stable kernels whose gradients are written with public ops)
+ * and dropout. The losses live in loss.c; both share the nn op table. */
+#include "ops/nn_util.h"
 
-const tg_op_def *const tg_ops_nn[] = {NULL};
+#include <math.h>
+
+/* ---- softmax kernels: x viewed as [outer, n, inner], normalised over n ------------ */
+typedef struct sm_task {
+    bool f64, log;
+    const char *x;
+    char *y;
+    int64_t n, inner;
+} sm_task;
+
+#define SM_BLOCK 256 /* columns handled at once when inner > 1 */
+
+#define SM_KERNEL(SFX, T, EXP, LOG)                                             \
+    static void sm_row_##SFX(const sm_task *t, const T *x, T *y)                \
+    {                                                                           \
+        const int64_t n = t->n;                                                 \
+        T m = x[0];                                                             \
+        for (int64_t k = 1; k < n; k++)                                         \
+            m = x[k] > m ? x[k] : m;                                            \
+        double s = 0;                                                           \
+        if (t->log) {                                                           \
+            for (int64_t k = 0; k < n; k++)                                     \
+                s += EXP(x[k] - m);                                             \
+            const T lse = m + (T)log(s);                                        \
+            for (int64_t k = 0; k < n; k++)                                     \
+                y[k] = x[k] - lse;                                              \
+        } else {                                                                \
+            for (int64_t k = 0; k < n; k++) {                                   \
+                T e = EXP(x[k] - m);                                            \
+                y[k] = e;                                                       \
+                s += e;                                                         \
+            }                                                                   \
+            const T r = (T)(1.0 / s);                                           \
+            for (int64_t k = 0; k < n; k++)                                     \
+                y[k] *= r;                                                      \
+        }                                                                       \
+    }                                                                           \
+    /* nb <= SM_BLOCK columns j of stride 1; row k starts at k * inner */       \
+    static void sm_cols_##SFX(const sm_task *t, const T *x, T *y, int64_t nb)   \
+    {                                                                           \
+        const int64_t n = t->n, in = t->inner;                                  \
+        T m[SM_BLOCK];                                                          \
+        double s[SM_BLOCK];                                                     \
+        for (int64_t j = 0; j < nb; j++) {                                      \
+            m[j] = x[j];                                                        \
+            s[j] = 0;                                                           \
+        }                                                                       \
+        for (int64_t k = 1; k < n; k++)                                         \
+            for (int64_t j = 0; j < nb; j++)                                    \
+                m[j] = x[k * in + j] > m[j] ? x[k * in + j] : m[j];             \
+        for (int64_t k = 0; k < n; k++)                                         \
+            for (int64_t j = 0; j < nb; j++) {                                  \
+                T e = EXP(x[k * in + j] - m[j]);                                \
+                if (!t->log)                                                    \
+                    y[k * in + j] = e;                                          \
+                s[j] += e;                                                      \
+            }                                                                   \
+        for (int64_t j = 0; j < nb; j++)                                        \
+            m[j] = t->log ? m[j] + (T)LOG(s[j]) : (T)(1.0 / s[j]);              \
+        for (int64_t k = 0; k < n; k++)                                         \
+            for (int64_t j = 0; j < nb; j++) {                                  \
+                if (t->log)                                                     \
+                    y[k * in + j] = x[k * in + j] - m[j];                       \
+                else                                                            \
+                    y[k * in + j] *= m[j];                                      \
+            }                                                                   \
+    }                                                                           \
+    static void sm_outer_##SFX(const sm_task *t, int64_t o)                     \
+    {                                                                           \
+        const T *x = (const T *)t->x + o * t->n * t->inner;                     \
+        T *y = (T *)t->y + o * t->n * t->inner;                                 \
+        if (t->inner == 1) {                                                    \
+            sm_row_##SFX(t, x, y);                                              \
+            return;                                                             \
+        }                                                                       \
+        for (int64_t j = 0; j < t->inner; j += SM_BLOCK) {                      \
+            int64_t nb = t->inner - j < SM_BLOCK ? t->inner - j : SM_BLOCK;     \
+            sm_cols_##SFX(t, x + j, y + j, nb);                                 \
+        }                                                                       \
+    }
+
+SM_KERNEL(f32, float, expf, log)
+SM_KERNEL(f64, double, exp, log)
+
+static void sm_range(void *ctx, int64_t b, int64_t e)
+{
+    const sm_task *t = ctx;
+    for (int64_t o = b; o < e; o++)
+        t->f64 ? sm_outer_f64(t, o) : sm_outer_f32(t, o);
+}
+
+/* ---- softmax and log_softmax ops (attr axis, already normalised) ----------------- */
+static tg_status sm_infer(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    int64_t axis = tg_attr_int(c->attrs, c->n_attrs, "axis", -1);
+    int a;
+    tg_status s = tg_require_float(c->op->name, x, 0);
+    if (s == TG_OK && !tg__norm_axis(c->op->name, (int)axis, x->ndim ? x->ndim : 1, &a))
+        s = tg_last_status();
+    return s != TG_OK ? s : tg_infer_set(c, 0, x->dtype, x->ndim, x->shape);
+}
+
+static tg_status sm_kernel(tg_op_ctx *c)
+{
+    tg_tensor *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
+    if (!x)
+        return TG_ERR_NOMEM;
+    int a = (int)tg_attr_int(c->attrs, c->n_attrs, "axis", -1);
+    if (a < 0)
+        a += x->ndim;
+    sm_task t = {.f64 = x->dtype == TG_FLOAT64, .log = c->op->name[0] == 'l',
+                 .x = tg__base(x), .y = tg__base(c->out[0]),
+                 .n = x->ndim ? x->shape[a] : 1, .inner = 1};
+    for (int i = a + 1; i < x->ndim; i++)
+        t.inner *= x->shape[i];
+    if (t.n > 0 && t.inner > 0)
+        tg__nn_parallel(x->numel / (t.n * t.inner), 3 * t.n * t.inner, sm_range, &t);
+    tg_release(x);
+    return TG_OK;
+}
+
+static int rule_axis(const tg_grad_ctx *g)
+{
+    return (int)tg_attr_int(g->attrs, g->n_attrs, "axis", -1);
+}
+
+/* dx = y * (dy - sum(dy * y, axis)) */
+static tg_status softmax_rule(tg_grad_ctx *g)
+{
+    tg_tensor *y = g->out[0], *dy = g->dy[0];
+    int a = rule_axis(g);
+    tg_tensor *dot = g->in_meta[0].ndim ? tg_sum(tg_mul(dy, y), 1, &a, true) : tg_mul(dy, y);
+    g->dx[0] = tg_mul(y, tg_sub(dy, dot));
+    return TG_OK;
+}
+
+/* dx = dy - exp(y) * sum(dy, axis) */
+static tg_status log_softmax_rule(tg_grad_ctx *g)
+{
+    tg_tensor *y = g->out[0], *dy = g->dy[0];
+    int a = rule_axis(g);
+    tg_tensor *sdy = g->in_meta[0].ndim ? tg_sum(dy, 1, &a, true) : dy;
+    g->dx[0] = tg_sub(dy, tg_mul(tg_exp(y), sdy));
+    return TG_OK;
+}
+
+const tg_op_def tg_op_softmax = {
+    .name = "softmax", .n_in = 1, .n_out = 1, .save_outputs = 1u,
+    .infer = sm_infer, .kernel = sm_kernel, .grad = softmax_rule};
+const tg_op_def tg_op_log_softmax = {
+    .name = "log_softmax", .n_in = 1, .n_out = 1, .save_outputs = 1u,
+    .infer = sm_infer, .kernel = sm_kernel, .grad = log_softmax_rule};
+
+static tg_tensor *sm_call(const tg_op_def *op, tg_tensor *x, int axis)
+{
+    int a;
+    if (!tg__nn_have(op->name, x, "input"))
+        return NULL;
+    if (!tg__norm_axis(op->name, axis, x->ndim ? x->ndim : 1, &a))
+        return NULL;
+    tg_attr attr = TG_AI("axis", a);
+    return tg_op_call(op, 1, &x, &attr, 1);
+}
+
+tg_tensor *tg_softmax(tg_tensor *x, int axis) { return sm_call(&tg_op_softmax, x, axis); }
+
+tg_tensor *tg_log_softmax(tg_tensor *x, int axis)
+{
+    return sm_call(&tg_op_log_softmax, x, axis);
+}
+
+/* ---- dropout: x * mask / (1 - p), mask ~ Bernoulli(1 - p) --------------------------- */
+tg_tensor *tg_dropout(tg_tensor *x, double p, bool training, tg_generator *gen)
+{
+    if (!tg__nn_have("dropout", x, "input"))
+        return NULL;
+    if (!(p >= 0 && p <= 1))
+        return tg__error_null(TG_ERR_ARG, "dropout: probability p must be in [0, 1], "
+                              "got %g", p);
+    if (tg_require_float("dropout", x, 0) != TG_OK)
+        return NULL;
+    if (!training || p == 0)
+        return tg__publish(tg_retain(x));
+    if (p < 1 && !gen)
+        return tg__error_null(TG_ERR_ARG, "dropout: a generator is needed in training "
+                              "mode (gen is NULL)");
+    TG_LOCAL_BEGIN();
+    tg_tensor *y;
+    if (p == 1) { /* everything dropped; the gradient is zero, not NaN */
+        y = tg_mul(x, tg_scalar(x->dtype, 0.0));
+    } else {
+        tg_tensor *keep = tg_rand_bernoulli(gen, x->ndim, x->shape, 1.0 - p);
+        y = tg_mul(x, tg_mul_scalar(tg_cast(keep, x->dtype), 1.0 / (1.0 - p)));
+    }
+    TG_LOCAL_RETURN(y);
+}
+
+extern const tg_op_def tg_op_nll_loss, tg_op_nll_loss_grad, tg_op_bce_with_logits;
+
+const tg_op_def *const tg_ops_nn[] = {
+    &tg_op_softmax, &tg_op_log_softmax, &tg_op_nll_loss, &tg_op_nll_loss_grad,
+    &tg_op_bce_with_logits, NULL,
+};

@@ -1,4 +1,701 @@
-/* The norm op family (to be filled in). */
-#include "ops/op.h"
+/* Normalisation: batch_norm (training: batch statistics and running-stat
+ * updates; eval: running stats) and layer_norm. The training forms are
+ * fused ops with fused backward ops; under create_graph the same gradient
+ * is built from public ops instead, so it can be differentiated again. */
+#include "ops/nn_util.h"
+#include "tg/autograd.h"
 
-const tg_op_def *const tg_ops_norm[] = {NULL};
+#include <math.h>
+#include <string.h>
+
+/* ---- shared ------------------------------------------------------------------- */
+/* copies of small parameter tensors as contiguous doubles (owned) */
+static tg_status as_f64(int n, tg_tensor *const *in, tg_tensor **out)
+{
+    tg_status s = TG_OK;
+    for (int i = 0; i < n; i++) {
+        out[i] = s == TG_OK ? tg__nn_contig(in[i], TG_FLOAT64) : NULL;
+        if (!out[i])
+            s = TG_ERR_NOMEM;
+    }
+    return s;
+}
+
+static void release_all(int n, tg_tensor **t)
+{
+    for (int i = 0; i < n; i++)
+        tg_release(t[i]);
+}
+
+#define F64(t) ((double *)tg__base(t))
+
+/* t (1-D or any shape) must have exactly `shape` */
+static tg_status check_param(const char *op, const char *name, const tg_tensor *t,
+                             int nd, const int64_t *shape, const char *meaning,
+                             const tg_tensor *x)
+{
+    char a[160], b[160], c[160];
+    if (!tg__shape_eq(t->ndim, t->shape, nd, shape))
+        return tg__error(TG_ERR_SHAPE, "%s: %s has shape %s, expected %s (%s of the "
+                         "input %s)", op, name, tg_shape_str(t->ndim, t->shape, a, sizeof a),
+                         tg_shape_str(nd, shape, b, sizeof b), meaning,
+                         tg_shape_str(x->ndim, x->shape, c, sizeof c));
+    if (!tg_dtype_is_float(t->dtype))
+        return tg__error(TG_ERR_DTYPE, "%s: %s must be float32 or float64, got %s", op,
+                         name, tg_dtype_name(t->dtype));
+    return TG_OK;
+}
+
+/* ---- the gradient from public ops (create_graph) ---------------------------------
+ * x, dy: full shape; mean, var, w, dmean, dvar broadcastable to x; the
+ * statistics reduce `axes` (M elements each). dw_b, db_b come out in the
+ * broadcast shape `pshape` of w. */
+static void composite_backward(tg_tensor *x, tg_tensor *dy, tg_tensor *mean,
+                               tg_tensor *var, tg_tensor *w, tg_tensor *dmean,
+                               tg_tensor *dvar, double eps, int n_axes,
+                               const int *axes, double M, int pnd,
+                               const int64_t *pshape, tg_tensor **dx,
+                               tg_tensor **dw, tg_tensor **db)
+{
+    tg_tensor *invstd = tg_rsqrt(tg_add_scalar(var, eps));
+    tg_tensor *xc = tg_sub(x, mean);
+    tg_tensor *gdy = tg_mul(dy, w);
+    tg_tensor *sg = tg_sum(gdy, n_axes, axes, true);
+    tg_tensor *sgx = tg_sum(tg_mul(gdy, xc), n_axes, axes, true);
+    if (dx) {
+        /* invstd (g - sg/M) + xc (2 dvar - invstd^3 sgx)/M + dmean/M */
+        tg_tensor *k2 = tg_mul_scalar(tg_sub(tg_mul_scalar(dvar, 2.0),
+                                             tg_mul(tg_pow_scalar(invstd, 3.0), sgx)),
+                                      1.0 / M);
+        tg_tensor *t = tg_mul(invstd, tg_sub(gdy, tg_mul_scalar(sg, 1.0 / M)));
+        *dx = tg_add(tg_add(t, tg_mul(xc, k2)), tg_mul_scalar(dmean, 1.0 / M));
+    }
+    if (dw)
+        *dw = tg_sum_to(tg_mul(dy, tg_mul(xc, invstd)), pnd, pshape);
+    if (db)
+        *db = tg_sum_to(dy, pnd, pshape);
+}
+
+/* ---- batch_norm kernels: x viewed as [N, C, S], statistics per channel ---------- */
+typedef struct bn_task {
+    bool f64;
+    const char *x, *dy;
+    char *y, *dx;
+    const double *w, *b, *mean_in, *var_in, *dmean, *dvar;
+    double *mean, *var, *dw, *db;
+    int64_t N, C, S;
+    double eps;
+} bn_task;
+
+#define BN_KERNELS(SFX, T)                                                      \
+    static void bn_fwd_##SFX(const bn_task *t, int64_t c)                       \
+    {                                                                           \
+        const int64_t C = t->C, S = t->S;                                       \
+        const double M = (double)(t->N * S);                                    \
+        double s = 0, q = 0;                                                    \
+        for (int64_t n = 0; n < t->N; n++)                                      \
+            s += tg__nn_sum_##SFX((const T *)t->x + (n * C + c) * S, S);        \
+        const double mean = s / M;                                              \
+        for (int64_t n = 0; n < t->N; n++)                                      \
+            q += tg__nn_sqdev_##SFX((const T *)t->x + (n * C + c) * S, S, mean); \
+        const double var = q / M, invstd = 1.0 / sqrt(var + t->eps);            \
+        const T scale = (T)(t->w[c] * invstd);                                  \
+        const T shift = (T)(t->b[c] - mean * t->w[c] * invstd);                 \
+        for (int64_t n = 0; n < t->N; n++) {                                    \
+            const T *r = (const T *)t->x + (n * C + c) * S;                     \
+            T *o = (T *)t->y + (n * C + c) * S;                                 \
+            for (int64_t i = 0; i < S; i++)                                     \
+                o[i] = r[i] * scale + shift;                                    \
+        }                                                                       \
+        t->mean[c] = mean;                                                      \
+        t->var[c] = var;                                                        \
+    }                                                                           \
+    static void bn_bwd_##SFX(const bn_task *t, int64_t c)                       \
+    {                                                                           \
+        const int64_t C = t->C, S = t->S;                                       \
+        const double M = (double)(t->N * S), mean = t->mean_in[c];              \
+        const T fm = (T)mean;                                                   \
+        double sdy = 0, sdyx = 0;                                               \
+        for (int64_t n = 0; n < t->N; n++)                                      \
+            tg__nn_dots_##SFX((const T *)t->dy + (n * C + c) * S,               \
+                              (const T *)t->x + (n * C + c) * S, NULL, S, mean, \
+                              &sdy, &sdyx);                                     \
+        const double invstd = 1.0 / sqrt(t->var_in[c] + t->eps), w = t->w[c];   \
+        const T k1 = (T)(w * invstd);                                           \
+        const T k2 = (T)((2 * t->dvar[c] - w * invstd * invstd * invstd * sdyx) / M); \
+        const T k3 = (T)((t->dmean[c] - w * invstd * sdy) / M);                 \
+        for (int64_t n = 0; n < t->N; n++) {                                    \
+            const T *r = (const T *)t->x + (n * C + c) * S;                     \
+            const T *d = (const T *)t->dy + (n * C + c) * S;                    \
+            T *o = (T *)t->dx + (n * C + c) * S;                                \
+            for (int64_t i = 0; i < S; i++)                                     \
+                o[i] = k1 * d[i] + k2 * (r[i] - fm) + k3;                       \
+        }                                                                       \
+        t->dw[c] = sdyx * invstd;                                               \
+        t->db[c] = sdy;                                                         \
+    }
+
+BN_KERNELS(f32, float)
+BN_KERNELS(f64, double)
+
+static void bn_fwd_range(void *ctx, int64_t b, int64_t e)
+{
+    const bn_task *t = ctx;
+    for (int64_t c = b; c < e; c++)
+        t->f64 ? bn_fwd_f64(t, c) : bn_fwd_f32(t, c);
+}
+
+static void bn_bwd_range(void *ctx, int64_t b, int64_t e)
+{
+    const bn_task *t = ctx;
+    for (int64_t c = b; c < e; c++)
+        t->f64 ? bn_bwd_f64(t, c) : bn_bwd_f32(t, c);
+}
+
+/* ---- batch_norm ops ----------------------------------------------------------- */
+static tg_status bn_check_input(const char *op, const tg_tensor *x)
+{
+    char a[160];
+    if (x->ndim < 2)
+        return tg__error(TG_ERR_SHAPE, "%s: expected an input [N, C, ...] of at least "
+                         "2 dims, got %s", op, tg_shape_str(x->ndim, x->shape, a, sizeof a));
+    return tg_require_float(op, x, 0);
+}
+
+static tg_status bn_check_channel(const char *op, const char *name, const tg_tensor *t,
+                                  const tg_tensor *x)
+{
+    return check_param(op, name, t, 1, &x->shape[1], "the channels", x);
+}
+
+/* batch_norm(x, weight, bias) -> y, batch mean [C], biased batch var [C] */
+static tg_status bn_infer(tg_op_ctx *c)
+{
+    const char *op = c->op->name;
+    const tg_tensor *x = c->in[0];
+    tg_status s = bn_check_input(op, x);
+    if (s == TG_OK)
+        s = bn_check_channel(op, "weight", c->in[1], x);
+    if (s == TG_OK)
+        s = bn_check_channel(op, "bias", c->in[2], x);
+    if (s != TG_OK)
+        return s;
+    if (x->shape[1] == 0 || x->numel / x->shape[1] <= 1) {
+        char a[160];
+        return tg__error(TG_ERR_SHAPE, "%s: expected more than 1 value per channel when "
+                         "training, got input %s", op,
+                         tg_shape_str(x->ndim, x->shape, a, sizeof a));
+    }
+    s = tg_infer_set(c, 0, x->dtype, x->ndim, x->shape);
+    if (s == TG_OK)
+        s = tg_infer_set(c, 1, x->dtype, 1, &x->shape[1]);
+    if (s == TG_OK)
+        s = tg_infer_set(c, 2, x->dtype, 1, &x->shape[1]);
+    return s;
+}
+
+static void bn_dims(const tg_tensor *x, bn_task *t)
+{
+    t->N = x->shape[0];
+    t->C = x->shape[1];
+    t->S = t->N * t->C != 0 ? x->numel / (t->N * t->C) : 0;
+    t->f64 = x->dtype == TG_FLOAT64;
+}
+
+static tg_status bn_kernel(tg_op_ctx *c)
+{
+    tg_tensor *p[2] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
+    int64_t C = c->in[0]->shape[1];
+    tg_tensor *stats = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * C});
+    tg_status s = x && stats ? as_f64(2, c->in + 1, p) : TG_ERR_NOMEM;
+    if (s == TG_OK) {
+        bn_task t = {.x = tg__base(x), .y = tg__base(c->out[0]), .w = F64(p[0]),
+                     .b = F64(p[1]), .mean = F64(stats), .var = F64(stats) + C,
+                     .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
+        bn_dims(x, &t);
+        tg__nn_parallel(C, 3 * t.N * t.S, bn_fwd_range, &t);
+        tg_tensor *m = tg__alias(stats, 1, &C, (int64_t[]){1}, 0);
+        tg_tensor *v = tg__alias(stats, 1, &C, (int64_t[]){1}, C);
+        if (m && v) {
+            tg__convert_into(c->out[1], m);
+            tg__convert_into(c->out[2], v);
+        } else {
+            s = TG_ERR_NOMEM;
+        }
+        tg_release(m);
+        tg_release(v);
+    }
+    release_all(2, p);
+    tg_release(x);
+    tg_release(stats);
+    return s;
+}
+
+/* batch_norm_grad(x, dy, mean, var, weight, dmean, dvar) -> dx, dweight,
+ * dbias. dmean/dvar are the gradients reaching the statistics outputs. */
+static tg_status bn_grad_infer(tg_op_ctx *c)
+{
+    const char *op = c->op->name;
+    const tg_tensor *x = c->in[0];
+    static const char *names[7] = {"input", "gradient", "mean", "var", "weight",
+                                   "mean gradient", "var gradient"};
+    tg_status s = bn_check_input(op, x);
+    if (s == TG_OK)
+        s = check_param(op, names[1], c->in[1], x->ndim, x->shape, "the shape", x);
+    for (int i = 2; i < 7 && s == TG_OK; i++)
+        s = bn_check_channel(op, names[i], c->in[i], x);
+    if (s == TG_OK)
+        s = tg_infer_set(c, 0, x->dtype, x->ndim, x->shape);
+    if (s == TG_OK)
+        s = tg_infer_set(c, 1, x->dtype, 1, &x->shape[1]);
+    if (s == TG_OK)
+        s = tg_infer_set(c, 2, x->dtype, 1, &x->shape[1]);
+    return s;
+}
+
+static tg_status bn_grad_kernel(tg_op_ctx *c)
+{
+    tg_tensor *p[5] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
+    tg_tensor *dy = tg__nn_contig(c->in[1], c->in[0]->dtype);
+    int64_t C = c->in[0]->shape[1];
+    tg_tensor *res = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * C});
+    tg_status s = x && dy && res ? as_f64(5, c->in + 2, p) : TG_ERR_NOMEM;
+    if (s == TG_OK) {
+        bn_task t = {.x = tg__base(x), .dy = tg__base(dy), .dx = tg__base(c->out[0]),
+                     .mean_in = F64(p[0]), .var_in = F64(p[1]), .w = F64(p[2]),
+                     .dmean = F64(p[3]), .dvar = F64(p[4]), .dw = F64(res),
+                     .db = F64(res) + C,
+                     .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
+        bn_dims(x, &t);
+        tg__nn_parallel(C, 4 * t.N * t.S, bn_bwd_range, &t);
+        tg_tensor *dw = tg__alias(res, 1, &C, (int64_t[]){1}, 0);
+        tg_tensor *db = tg__alias(res, 1, &C, (int64_t[]){1}, C);
+        if (dw && db) {
+            tg__convert_into(c->out[1], dw);
+            tg__convert_into(c->out[2], db);
+        } else {
+            s = TG_ERR_NOMEM;
+        }
+        tg_release(dw);
+        tg_release(db);
+    }
+    release_all(5, p);
+    tg_release(x);
+    tg_release(dy);
+    tg_release(res);
+    return s;
+}
+
+const tg_op_def tg_op_batch_norm_grad = {
+    .name = "batch_norm_grad", .n_in = 7, .n_out = 3,
+    .infer = bn_grad_infer, .kernel = bn_grad_kernel,
+    .grad = NULL /* first-order only: create_graph uses the composite rule */};
+
+/* [1, C, 1, ...] for broadcasting per-channel values against x */
+static tg_tensor *per_channel(tg_tensor *v, const tg_meta *x)
+{
+    int64_t shape[TG_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++)
+        shape[i] = i == 1 ? x->shape[1] : 1;
+    return tg_reshape(v, x->ndim, shape);
+}
+
+static tg_status bn_rule(tg_grad_ctx *g)
+{
+    tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
+    double eps = tg_attr_float(g->attrs, g->n_attrs, "eps", 1e-5);
+    if (!tg_grad_enabled()) { /* first order: the fused kernel */
+        tg_tensor *in[7] = {x, g->dy[0], mean, var, w, g->dy[1], g->dy[2]};
+        tg_tensor *out[3];
+        tg_attr a = TG_AF("eps", eps);
+        tg_status s = tg_op_run(&tg_op_batch_norm_grad, 7, in, &a, 1, out);
+        for (int i = 0; s == TG_OK && i < 3; i++)
+            if (g->needs_grad[i])
+                g->dx[i] = out[i];
+        return s;
+    }
+    const tg_meta *m = &g->in_meta[0];
+    int axes[TG_MAX_DIMS], n = 0;
+    for (int i = 0; i < m->ndim; i++)
+        if (i != 1)
+            axes[n++] = i;
+    int64_t pshape[TG_MAX_DIMS];
+    for (int i = 0; i < m->ndim; i++)
+        pshape[i] = i == 1 ? m->shape[1] : 1;
+    double M = (double)(tg__shape_numel(m->ndim, m->shape) / m->shape[1]);
+    tg_tensor *dw = NULL, *db = NULL;
+    composite_backward(x, g->dy[0], per_channel(mean, m), per_channel(var, m),
+                       per_channel(w, m), per_channel(g->dy[1], m),
+                       per_channel(g->dy[2], m), eps, n, axes, M, m->ndim, pshape,
+                       g->needs_grad[0] ? &g->dx[0] : NULL,
+                       g->needs_grad[1] ? &dw : NULL, g->needs_grad[2] ? &db : NULL);
+    if (dw)
+        g->dx[1] = tg_reshape(dw, 1, &m->shape[1]);
+    if (db)
+        g->dx[2] = tg_reshape(db, 1, &m->shape[1]);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_batch_norm = {
+    .name = "batch_norm", .n_in = 3, .n_out = 3, .save_inputs = 3u, .save_outputs = 6u,
+    .infer = bn_infer, .kernel = bn_kernel, .grad = bn_rule};
+
+/* ---- batch_norm, the public function ----------------------------------------------- */
+/* running = (1 - momentum) running + momentum * batch (var unbiased) */
+static tg_status update_running(tg_tensor *rm, tg_tensor *rv, tg_tensor *mean,
+                                tg_tensor *var, double momentum, double M)
+{
+    tg_status s = TG_OK;
+    tg_no_grad_begin();
+    if (rm && (s = tg_mul_scalar_(rm, 1.0 - momentum)) == TG_OK)
+        s = tg_add_(rm, mean, momentum);
+    if (s == TG_OK && rv && (s = tg_mul_scalar_(rv, 1.0 - momentum)) == TG_OK)
+        s = tg_add_(rv, var, momentum * M / (M - 1));
+    tg_no_grad_end();
+    return s;
+}
+
+/* eval: y = x * scale + shift with per-channel scale = w / sqrt(rv + eps)
+ * and shift = b - rm * scale, from public ops (autograd comes for free) */
+static tg_tensor *bn_eval(tg_tensor *x, tg_tensor *rm, tg_tensor *rv, tg_tensor *w,
+                          tg_tensor *b, double eps)
+{
+    tg_meta m;
+    tg_meta_of(x, &m);
+    TG_LOCAL_BEGIN();
+    tg_tensor *scale = tg_rsqrt(tg_add_scalar(rv, eps));
+    if (w)
+        scale = tg_mul(w, scale);
+    tg_tensor *shift = tg_neg(tg_mul(rm, scale));
+    if (b)
+        shift = tg_add(b, shift);
+    scale = per_channel(tg_cast(scale, x->dtype), &m);
+    shift = per_channel(tg_cast(shift, x->dtype), &m);
+    tg_tensor *y = tg_add(tg_mul(x, scale), shift);
+    TG_LOCAL_RETURN(y);
+}
+
+tg_tensor *tg_batch_norm(tg_tensor *x, tg_tensor *running_mean, tg_tensor *running_var,
+                         tg_tensor *weight, tg_tensor *bias, bool training,
+                         double momentum, double eps)
+{
+    const char *op = "batch_norm";
+    if (!tg__nn_have(op, x, "input") || bn_check_input(op, x) != TG_OK)
+        return NULL;
+    tg_tensor *params[4] = {running_mean, running_var, weight, bias};
+    static const char *names[4] = {"running_mean", "running_var", "weight", "bias"};
+    for (int i = 0; i < 4; i++)
+        if (params[i] && bn_check_channel(op, names[i], params[i], x) != TG_OK)
+            return NULL;
+    if (!training) {
+        if (!running_mean || !running_var)
+            return tg__error_null(TG_ERR_ARG, "batch_norm: evaluation mode needs "
+                                  "running_mean and running_var");
+        return bn_eval(x, running_mean, running_var, weight, bias, eps);
+    }
+    int64_t C = x->shape[1];
+    TG_LOCAL_BEGIN();
+    tg_tensor *in[3] = {x, weight ? weight : tg_ones(x->dtype, 1, &C),
+                        bias ? bias : tg_zeros(x->dtype, 1, &C)};
+    tg_tensor *out[3], *y = NULL;
+    tg_attr a = TG_AF("eps", eps);
+    if (in[1] && in[2] && tg_op_run(&tg_op_batch_norm, 3, in, &a, 1, out) == TG_OK &&
+        update_running(running_mean, running_var, out[1], out[2], momentum,
+                       (double)(x->numel / C)) == TG_OK)
+        y = out[0];
+    TG_LOCAL_RETURN(y);
+}
+
+/* ---- layer_norm kernels: x viewed as [R, K], statistics per row ----------------------- */
+typedef struct ln_task {
+    bool f64;
+    const char *x, *dy;
+    char *y, *dx;
+    const double *w, *b, *mean_in, *var_in, *dmean, *dvar;
+    double *mean, *var, *dw, *db;
+    double *invstd; /* per row, for dweight */
+    int64_t R, K;
+    double eps;
+} ln_task;
+
+#define LN_KERNELS(SFX, T)                                                      \
+    static void ln_fwd_##SFX(const ln_task *t, int64_t r)                       \
+    {                                                                           \
+        const int64_t K = t->K;                                                 \
+        const T *x = (const T *)t->x + r * K;                                   \
+        T *y = (T *)t->y + r * K;                                               \
+        const double mean = tg__nn_sum_##SFX(x, K) / (double)K;                 \
+        const double var = tg__nn_sqdev_##SFX(x, K, mean) / (double)K;          \
+        const double invstd = 1.0 / sqrt(var + t->eps);                         \
+        for (int64_t k = 0; k < K; k++)                                         \
+            y[k] = (T)((x[k] - mean) * invstd * t->w[k] + t->b[k]);             \
+        t->mean[r] = mean;                                                      \
+        t->var[r] = var;                                                        \
+    }                                                                           \
+    static void ln_bwd_##SFX(const ln_task *t, int64_t r)                       \
+    {                                                                           \
+        const int64_t K = t->K;                                                 \
+        const T *x = (const T *)t->x + r * K, *dy = (const T *)t->dy + r * K;   \
+        T *dx = (T *)t->dx + r * K;                                             \
+        const double mean = t->mean_in[r];                                      \
+        const double invstd = 1.0 / sqrt(t->var_in[r] + t->eps);                \
+        double sg = 0, sgx = 0;                                                 \
+        tg__nn_dots_##SFX(dy, x, t->w, K, mean, &sg, &sgx);                     \
+        const double k2 = (2 * t->dvar[r] - invstd * invstd * invstd * sgx) / (double)K; \
+        const double k3 = t->dmean[r] / (double)K - invstd * sg / (double)K;    \
+        for (int64_t k = 0; k < K; k++)                                         \
+            dx[k] = (T)(invstd * dy[k] * t->w[k] + (x[k] - mean) * k2 + k3);    \
+    }                                                                           \
+    /* columns [k0, k1) of dweight and dbias, summed over the rows */           \
+    static void ln_wb_##SFX(const ln_task *t, int64_t k0, int64_t k1)           \
+    {                                                                           \
+        for (int64_t r = 0; r < t->R; r++) {                                    \
+            const T *x = (const T *)t->x + r * t->K;                            \
+            const T *dy = (const T *)t->dy + r * t->K;                          \
+            const double mean = t->mean_in[r], invstd = t->invstd[r];              \
+            for (int64_t k = k0; k < k1; k++) {                                 \
+                t->dw[k] += dy[k] * (x[k] - mean) * invstd;                     \
+                t->db[k] += dy[k];                                              \
+            }                                                                   \
+        }                                                                       \
+    }
+
+LN_KERNELS(f32, float)
+LN_KERNELS(f64, double)
+
+static void ln_fwd_range(void *ctx, int64_t b, int64_t e)
+{
+    const ln_task *t = ctx;
+    for (int64_t r = b; r < e; r++)
+        t->f64 ? ln_fwd_f64(t, r) : ln_fwd_f32(t, r);
+}
+
+static void ln_bwd_range(void *ctx, int64_t b, int64_t e)
+{
+    const ln_task *t = ctx;
+    for (int64_t r = b; r < e; r++)
+        t->f64 ? ln_bwd_f64(t, r) : ln_bwd_f32(t, r);
+}
+
+static void ln_wb_range(void *ctx, int64_t b, int64_t e)
+{
+    const ln_task *t = ctx;
+    t->f64 ? ln_wb_f64(t, b, e) : ln_wb_f32(t, b, e);
+}
+
+/* ---- layer_norm ops -------------------------------------------------------------- */
+static tg_status ln_check(const char *op, const tg_tensor *x, int64_t n_axes)
+{
+    tg_status s = tg_require_float(op, x, 0);
+    if (s == TG_OK && (n_axes < 1 || n_axes > x->ndim)) {
+        char a[160];
+        return tg__error(TG_ERR_INDEX, "%s: cannot normalise over the last %lld axes "
+                         "of an input %s (expected 1 to %d)", op, (long long)n_axes,
+                         tg_shape_str(x->ndim, x->shape, a, sizeof a), x->ndim);
+    }
+    return s;
+}
+
+static tg_status ln_check_param(const char *op, const char *name, const tg_tensor *t,
+                                const tg_tensor *x, int64_t n_axes)
+{
+    int nd = (int)n_axes;
+    return check_param(op, name, t, nd, x->shape + x->ndim - nd,
+                       "the normalised shape", x);
+}
+
+/* the statistics' shape: the leading dims, then n_axes ones */
+static void ln_stat_shape(const int64_t *shape, int nd, int n_axes, int64_t *out)
+{
+    for (int i = 0; i < nd; i++)
+        out[i] = i < nd - n_axes ? shape[i] : 1;
+}
+
+/* layer_norm(x, weight, bias) -> y, mean, biased var (kept dims) */
+static tg_status ln_infer(tg_op_ctx *c)
+{
+    const char *op = c->op->name;
+    const tg_tensor *x = c->in[0];
+    int64_t n = tg_attr_int(c->attrs, c->n_attrs, "n_axes", 1);
+    tg_status s = ln_check(op, x, n);
+    if (s == TG_OK)
+        s = ln_check_param(op, "weight", c->in[1], x, n);
+    if (s == TG_OK)
+        s = ln_check_param(op, "bias", c->in[2], x, n);
+    int64_t st[TG_MAX_DIMS];
+    ln_stat_shape(x->shape, x->ndim, (int)n, st);
+    for (int i = 0; s == TG_OK && i < 3; i++)
+        s = tg_infer_set(c, i, x->dtype, x->ndim, i == 0 ? x->shape : st);
+    return s;
+}
+
+static void ln_dims(const tg_op_ctx *c, ln_task *t)
+{
+    const tg_tensor *x = c->in[0];
+    int64_t n = tg_attr_int(c->attrs, c->n_attrs, "n_axes", 1);
+    t->K = tg__shape_numel((int)n, x->shape + x->ndim - n);
+    t->R = t->K ? x->numel / t->K : tg__shape_numel(x->ndim - (int)n, x->shape);
+    t->f64 = x->dtype == TG_FLOAT64;
+    t->eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5);
+}
+
+static tg_status ln_kernel(tg_op_ctx *c)
+{
+    tg_tensor *p[2] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
+    ln_task t = {0};
+    ln_dims(c, &t);
+    tg_tensor *stats = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * t.R});
+    tg_status s = x && stats ? as_f64(2, c->in + 1, p) : TG_ERR_NOMEM;
+    if (s == TG_OK) {
+        t.x = tg__base(x);
+        t.y = tg__base(c->out[0]);
+        t.w = F64(p[0]);
+        t.b = F64(p[1]);
+        t.mean = F64(stats);
+        t.var = F64(stats) + t.R;
+        tg__nn_parallel(t.R, 3 * t.K, ln_fwd_range, &t);
+        tg_tensor *m = tg__alias(stats, c->out[1]->ndim, c->out[1]->shape,
+                                 c->out[1]->strides, 0);
+        tg_tensor *v = tg__alias(stats, c->out[2]->ndim, c->out[2]->shape,
+                                 c->out[2]->strides, t.R);
+        if (m && v) {
+            tg__convert_into(c->out[1], m);
+            tg__convert_into(c->out[2], v);
+        } else {
+            s = TG_ERR_NOMEM;
+        }
+        tg_release(m);
+        tg_release(v);
+    }
+    release_all(2, p);
+    tg_release(x);
+    tg_release(stats);
+    return s;
+}
+
+/* layer_norm_grad(x, dy, mean, var, weight, dmean, dvar) -> dx, dw, db */
+static tg_status ln_grad_infer(tg_op_ctx *c)
+{
+    const char *op = c->op->name;
+    const tg_tensor *x = c->in[0];
+    int64_t n = tg_attr_int(c->attrs, c->n_attrs, "n_axes", 1);
+    tg_status s = ln_check(op, x, n);
+    int64_t st[TG_MAX_DIMS];
+    ln_stat_shape(x->shape, x->ndim, (int)n, st);
+    if (s == TG_OK)
+        s = check_param(op, "gradient", c->in[1], x->ndim, x->shape, "the shape", x);
+    static const char *names[7] = {"", "", "mean", "var", "weight", "mean gradient",
+                                   "var gradient"};
+    for (int i = 2; i < 7 && s == TG_OK; i++)
+        s = i == 4 ? ln_check_param(op, names[i], c->in[i], x, n)
+                   : check_param(op, names[i], c->in[i], x->ndim, st, "the statistics", x);
+    if (s == TG_OK)
+        s = tg_infer_set(c, 0, x->dtype, x->ndim, x->shape);
+    for (int i = 1; s == TG_OK && i < 3; i++)
+        s = tg_infer_set(c, i, x->dtype, (int)n, x->shape + x->ndim - n);
+    return s;
+}
+
+static tg_status ln_grad_kernel(tg_op_ctx *c)
+{
+    tg_tensor *p[5] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
+    tg_tensor *dy = tg__nn_contig(c->in[1], c->in[0]->dtype);
+    ln_task t = {0};
+    ln_dims(c, &t);
+    tg_tensor *res = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * t.K + t.R});
+    tg_status s = x && dy && res ? as_f64(5, c->in + 2, p) : TG_ERR_NOMEM;
+    if (s == TG_OK) {
+        t.x = tg__base(x);
+        t.dy = tg__base(dy);
+        t.dx = tg__base(c->out[0]);
+        t.mean_in = F64(p[0]);
+        t.var_in = F64(p[1]);
+        t.w = F64(p[2]);
+        t.dmean = F64(p[3]);
+        t.dvar = F64(p[4]);
+        t.dw = F64(res);
+        t.db = F64(res) + t.K;
+        t.invstd = F64(res) + 2 * t.K;
+        tg__nn_parallel(t.R, 4 * t.K, ln_bwd_range, &t);
+        memset(t.dw, 0, (size_t)(2 * t.K) * sizeof(double));
+        for (int64_t r = 0; r < t.R; r++)
+            t.invstd[r] = 1.0 / sqrt(t.var_in[r] + t.eps);
+        tg__nn_parallel(t.K, 2 * t.R, ln_wb_range, &t);
+        const tg_tensor *o = c->out[1];
+        tg_tensor *dw = tg__alias(res, o->ndim, o->shape, o->strides, 0);
+        tg_tensor *db = tg__alias(res, o->ndim, o->shape, o->strides, t.K);
+        if (dw && db) {
+            tg__convert_into(c->out[1], dw);
+            tg__convert_into(c->out[2], db);
+        } else {
+            s = TG_ERR_NOMEM;
+        }
+        tg_release(dw);
+        tg_release(db);
+    }
+    release_all(5, p);
+    tg_release(x);
+    tg_release(dy);
+    tg_release(res);
+    return s;
+}
+
+const tg_op_def tg_op_layer_norm_grad = {
+    .name = "layer_norm_grad", .n_in = 7, .n_out = 3,
+    .infer = ln_grad_infer, .kernel = ln_grad_kernel,
+    .grad = NULL /* first-order only: create_graph uses the composite rule */};
+
+static tg_status ln_rule(tg_grad_ctx *g)
+{
+    tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
+    if (!tg_grad_enabled()) { /* first order: the fused kernel */
+        tg_tensor *in[7] = {x, g->dy[0], mean, var, w, g->dy[1], g->dy[2]};
+        tg_tensor *out[3];
+        tg_status s = tg_op_run(&tg_op_layer_norm_grad, 7, in, g->attrs, g->n_attrs, out);
+        for (int i = 0; s == TG_OK && i < 3; i++)
+            if (g->needs_grad[i])
+                g->dx[i] = out[i];
+        return s;
+    }
+    const tg_meta *m = &g->in_meta[0];
+    int n = (int)tg_attr_int(g->attrs, g->n_attrs, "n_axes", 1);
+    int axes[TG_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        axes[i] = m->ndim - n + i;
+    double M = (double)tg__shape_numel(n, m->shape + m->ndim - n);
+    composite_backward(x, g->dy[0], mean, var, w, g->dy[1], g->dy[2],
+                       tg_attr_float(g->attrs, g->n_attrs, "eps", 1e-5), n, axes, M, n,
+                       m->shape + m->ndim - n, g->needs_grad[0] ? &g->dx[0] : NULL,
+                       g->needs_grad[1] ? &g->dx[1] : NULL,
+                       g->needs_grad[2] ? &g->dx[2] : NULL);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_layer_norm = {
+    .name = "layer_norm", .n_in = 3, .n_out = 3, .save_inputs = 3u, .save_outputs = 6u,
+    .infer = ln_infer, .kernel = ln_kernel, .grad = ln_rule};
+
+tg_tensor *tg_layer_norm(tg_tensor *x, int n_axes, tg_tensor *weight, tg_tensor *bias,
+                         double eps)
+{
+    const char *op = "layer_norm";
+    if (!tg__nn_have(op, x, "input") || ln_check(op, x, n_axes) != TG_OK)
+        return NULL;
+    if ((weight && ln_check_param(op, "weight", weight, x, n_axes) != TG_OK) ||
+        (bias && ln_check_param(op, "bias", bias, x, n_axes) != TG_OK))
+        return NULL;
+    const int64_t *pshape = x->shape + x->ndim - n_axes;
+    TG_LOCAL_BEGIN();
+    tg_tensor *in[3] = {x, weight ? weight : tg_ones(x->dtype, n_axes, pshape),
+                        bias ? bias : tg_zeros(x->dtype, n_axes, pshape)};
+    tg_tensor *out[3], *y = NULL;
+    tg_attr a[2] = {TG_AI("n_axes", n_axes), TG_AF("eps", eps)};
+    if (in[1] && in[2] && tg_op_run(&tg_op_layer_norm, 3, in, a, 2, out) == TG_OK)
+        y = out[0];
+    TG_LOCAL_RETURN(y);
+}
+
+const tg_op_def *const tg_ops_norm[] = {
+    &tg_op_batch_norm, &tg_op_batch_norm_grad, &tg_op_layer_norm,
+    &tg_op_layer_norm_grad, NULL,
+};

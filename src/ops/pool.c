@@ -1,4 +1,588 @@
-/* The pool op family (to be filled in). */
-#include "ops/op.h"
+/* 2-D pooling over [N, C, H, W] with PyTorch's semantics (output size,
+ * padding, ceil_mode, count_include_pad): max_pool2d (which also yields
+ * argmax indices for its gradient), avg_pool2d, their backward ops, and
+ * global average pooling. Kernels work plane by plane over N*C. */
+#include "ops/nn_util.h"
 
-const tg_op_def *const tg_ops_pool[] = {NULL};
+#include <math.h>
+#include <string.h>
+
+/* ---- geometry --------------------------------------------------------------- */
+typedef struct geom {
+    int64_t H, W, OH, OW;
+    int64_t kh, kw, sh, sw, ph, pw;
+    bool ceil_mode, include_pad;
+} geom;
+
+/* PyTorch's pooling_output_shape: floor (or ceil) division, and with
+ * ceil_mode the last window must start inside the input or left padding */
+static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode)
+{
+    int64_t num = in + 2 * p - k + (ceil_mode ? s - 1 : 0);
+    int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+    if (ceil_mode && o > 0 && (o - 1) * s >= in + p)
+        o--;
+    return o;
+}
+
+/* reads the pooling attributes and checks them against an H x W plane */
+static tg_status read_geom(const char *op, const tg_attr *a, int na, int64_t H,
+                           int64_t W, geom *g)
+{
+    const int64_t *k, *s, *p;
+    if (tg_attr_ints(a, na, "kernel", &k) != 2 || tg_attr_ints(a, na, "stride", &s) != 2 ||
+        tg_attr_ints(a, na, "padding", &p) != 2)
+        return tg__error(TG_ERR_ARG, "%s: the kernel, stride and padding attributes "
+                         "need 2 values each", op);
+    if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1 || p[0] < 0 || p[1] < 0)
+        return tg__error(TG_ERR_ARG, "%s: kernel %lldx%lld and stride %lldx%lld must be "
+                         "positive and padding %lldx%lld non-negative", op,
+                         (long long)k[0], (long long)k[1], (long long)s[0],
+                         (long long)s[1], (long long)p[0], (long long)p[1]);
+    if (2 * p[0] > k[0] || 2 * p[1] > k[1])
+        return tg__error(TG_ERR_ARG, "%s: padding %lldx%lld must be at most half the "
+                         "kernel %lldx%lld", op, (long long)p[0], (long long)p[1],
+                         (long long)k[0], (long long)k[1]);
+    *g = (geom){.H = H, .W = W, .kh = k[0], .kw = k[1], .sh = s[0], .sw = s[1],
+                .ph = p[0], .pw = p[1],
+                .ceil_mode = tg_attr_int(a, na, "ceil_mode", 0) != 0,
+                .include_pad = tg_attr_int(a, na, "count_include_pad", 1) != 0};
+    g->OH = out_size(H, g->kh, g->sh, g->ph, g->ceil_mode);
+    g->OW = out_size(W, g->kw, g->sw, g->pw, g->ceil_mode);
+    if (g->OH < 1 || g->OW < 1)
+        return tg__error(TG_ERR_SHAPE, "%s: kernel %lldx%lld is larger than the padded "
+                         "input %lldx%lld (input %lldx%lld, padding %lldx%lld): the "
+                         "output would be %lldx%lld", op, (long long)g->kh,
+                         (long long)g->kw, (long long)(H + 2 * g->ph),
+                         (long long)(W + 2 * g->pw), (long long)H, (long long)W,
+                         (long long)g->ph, (long long)g->pw, (long long)g->OH,
+                         (long long)g->OW);
+    return TG_OK;
+}
+
+/* the window of output (oh, ow) clipped to the input, and PyTorch's
+ * average divisor (the window clipped to the padded input, or to the
+ * input without count_include_pad) */
+static inline int64_t window(const geom *g, int64_t oh, int64_t ow, int64_t *hs,
+                             int64_t *he, int64_t *ws, int64_t *we)
+{
+    int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw;
+    int64_t h1 = h0 + g->kh, w1 = w0 + g->kw;
+    if (h1 > g->H + g->ph) h1 = g->H + g->ph;
+    if (w1 > g->W + g->pw) w1 = g->W + g->pw;
+    int64_t padded = (h1 - h0) * (w1 - w0);
+    *hs = h0 < 0 ? 0 : h0;
+    *ws = w0 < 0 ? 0 : w0;
+    *he = h1 > g->H ? g->H : h1;
+    *we = w1 > g->W ? g->W : w1;
+    return g->include_pad ? padded : (*he - *hs) * (*we - *ws);
+}
+
+/* LeNet's 2x2 stride 2 pooling with every window inside the input */
+static inline bool is_2x2(const geom *g)
+{
+    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 &&
+           g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+}
+
+/* ---- plane kernels, expanded for float and double ----------------------------
+ * Max: NaN wins (as in PyTorch); ties keep the first element in row-major
+ * window order. The index is the position within the H x W plane. */
+#define TAKE(T, v, at)                              \
+    {                                               \
+        T v_ = (v);                                 \
+        bool t_ = (v_ > m) | (v_ != v_); /* or NaN */ \
+        m = t_ ? v_ : m; /* selects, not branches */ \
+        mi = t_ ? (at) : mi;                        \
+    }
+
+#define PLANES(SFX, T)                                                           \
+    static void max_plane_##SFX(const geom *g, const T *x, T *y, int64_t *idx)  \
+    {                                                                            \
+        const int64_t W = g->W, OW = g->OW;                                      \
+        if (is_2x2(g)) {                                                         \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                             \
+                const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                      \
+                for (int64_t ow = 0; ow < OW; ow++) {                            \
+                    int64_t j = 2 * ow, b = 2 * oh * W + j;                      \
+                    T p = r0[j], q = r0[j + 1], u = r1[j], v = r1[j + 1];        \
+                    T m = p;                                                     \
+                    int64_t mi = b;                                              \
+                    T sum = p + q + u + v; /* NaN when one is NaN (or inf - inf) */ \
+                    if (sum != sum) { /* rare: the general NaN-aware scan */     \
+                        TAKE(T, q, b + 1)                                        \
+                        TAKE(T, u, b + W)                                        \
+                        TAKE(T, v, b + W + 1)                                    \
+                    } else { /* selects (maxss, cmov), no branches */       \
+                        mi = q > m ? b + 1 : mi;                                 \
+                        m = q > m ? q : m;                                       \
+                        mi = u > m ? b + W : mi;                                 \
+                        m = u > m ? u : m;                                       \
+                        mi = v > m ? b + W + 1 : mi;                             \
+                        m = v > m ? v : m;                                       \
+                    }                                                            \
+                    y[oh * OW + ow] = m;                                         \
+                    idx[oh * OW + ow] = mi;                                      \
+                }                                                                \
+            }                                                                    \
+            return;                                                              \
+        }                                                                        \
+        for (int64_t oh = 0; oh < g->OH; oh++)                                   \
+            for (int64_t ow = 0; ow < OW; ow++) {                                \
+                int64_t hs, he, ws, we;                                          \
+                window(g, oh, ow, &hs, &he, &ws, &we);                           \
+                T m = -INFINITY;                                                 \
+                int64_t mi = hs * W + ws;                                        \
+                for (int64_t h = hs; h < he; h++)                                \
+                    for (int64_t w = ws; w < we; w++)                            \
+                        TAKE(T, x[h * W + w], h * W + w)                            \
+                y[oh * OW + ow] = m;                                             \
+                idx[oh * OW + ow] = mi;                                          \
+            }                                                                    \
+    }                                                                            \
+    static void avg_plane_##SFX(const geom *g, const T *x, T *y)                 \
+    {                                                                            \
+        const int64_t W = g->W, OW = g->OW;                                      \
+        if (is_2x2(g)) {                                                         \
+            for (int64_t oh = 0; oh < g->OH; oh++) {                             \
+                const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                      \
+                for (int64_t ow = 0; ow < OW; ow++)                              \
+                    y[oh * OW + ow] = (r0[2 * ow] + r0[2 * ow + 1] + r1[2 * ow] + \
+                                       r1[2 * ow + 1]) * (T)0.25;                \
+            }                                                                    \
+            return;                                                              \
+        }                                                                        \
+        for (int64_t oh = 0; oh < g->OH; oh++)                                   \
+            for (int64_t ow = 0; ow < OW; ow++) {                                \
+                int64_t hs, he, ws, we;                                          \
+                int64_t div = window(g, oh, ow, &hs, &he, &ws, &we);             \
+                double acc = 0;                                                  \
+                for (int64_t h = hs; h < he; h++)                                \
+                    for (int64_t w = ws; w < we; w++)                            \
+                        acc += x[h * W + w];                                     \
+                y[oh * OW + ow] = (T)(acc / (double)div);                        \
+            }                                                                    \
+    }                                                                            \
+    /* dx (zeroed) gets each dy spread evenly over its window */                 \
+    static void avg_grad_plane_##SFX(const geom *g, const T *dy, T *dx)          \
+    {                                                                            \
+        const int64_t W = g->W, OW = g->OW;                                      \
+        memset(dx, 0, (size_t)(g->H * W) * sizeof(T));                           \
+        for (int64_t oh = 0; oh < g->OH; oh++)                                   \
+            for (int64_t ow = 0; ow < OW; ow++) {                                \
+                int64_t hs, he, ws, we;                                          \
+                int64_t div = window(g, oh, ow, &hs, &he, &ws, &we);             \
+                T d = dy[oh * OW + ow] / (T)div;                                 \
+                for (int64_t h = hs; h < he; h++)                                \
+                    for (int64_t w = ws; w < we; w++)                            \
+                        dx[h * W + w] += d;                                      \
+            }                                                                    \
+    }                                                                            \
+    /* dx (zeroed) gets each dy added at its argmax */                           \
+    static void max_grad_plane_##SFX(int64_t in_n, int64_t out_n, const T *dy,   \
+                                     const int64_t *idx, T *dx)                  \
+    {                                                                            \
+        memset(dx, 0, (size_t)in_n * sizeof(T));                                 \
+        for (int64_t o = 0; o < out_n; o++)                                      \
+            dx[idx[o]] += dy[o];                                                 \
+    }                                                                            \
+    /* the adjoint of max_grad: each output picks its argmax element */          \
+    static void select_plane_##SFX(int64_t out_n, const T *src,                  \
+                                   const int64_t *idx, T *out)                   \
+    {                                                                            \
+        for (int64_t o = 0; o < out_n; o++)                                      \
+            out[o] = src[idx[o]];                                                \
+    }
+
+PLANES(f32, float)
+PLANES(f64, double)
+
+/* ---- running the plane kernels over N*C planes --------------------------------- */
+typedef enum kind { K_MAX, K_AVG, K_AVG_GRAD, K_MAX_GRAD, K_SELECT } kind;
+
+typedef struct task {
+    kind k;
+    const geom *g;
+    bool f64;
+    const char *a;      /* the input plane array (x, dy or src) */
+    char *b;            /* the output plane array */
+    int64_t *idx;       /* argmax indices (max, max_grad, select) */
+    int64_t a_n, b_n;   /* elements per plane of a and b */
+} task;
+
+#define PLANE_PTRS(T) \
+    const T *a = (const T *)t->a + p * t->a_n; T *b = (T *)t->b + p * t->b_n
+
+static void run_planes(void *ctx, int64_t begin, int64_t end)
+{
+    const task *t = ctx;
+    /* the indices have the shape of the pooled side: b, except for max_grad */
+    int64_t idx_n = t->k == K_MAX_GRAD ? t->a_n : t->b_n;
+    for (int64_t p = begin; p < end; p++) {
+        int64_t *idx = t->idx ? t->idx + p * idx_n : NULL;
+        if (t->f64) {
+            PLANE_PTRS(double);
+            switch (t->k) {
+            case K_MAX: max_plane_f64(t->g, a, b, idx); break;
+            case K_AVG: avg_plane_f64(t->g, a, b); break;
+            case K_AVG_GRAD: avg_grad_plane_f64(t->g, a, b); break;
+            case K_MAX_GRAD: max_grad_plane_f64(t->b_n, t->a_n, a, idx, b); break;
+            case K_SELECT: select_plane_f64(t->b_n, a, idx, b); break;
+            }
+        } else {
+            PLANE_PTRS(float);
+            switch (t->k) {
+            case K_MAX: max_plane_f32(t->g, a, b, idx); break;
+            case K_AVG: avg_plane_f32(t->g, a, b); break;
+            case K_AVG_GRAD: avg_grad_plane_f32(t->g, a, b); break;
+            case K_MAX_GRAD: max_grad_plane_f32(t->b_n, t->a_n, a, idx, b); break;
+            case K_SELECT: select_plane_f32(t->b_n, a, idx, b); break;
+            }
+        }
+    }
+}
+
+/* runs kind k from input `in` (made contiguous) into out */
+static tg_status run_kind(kind k, const geom *g, tg_tensor *in, tg_tensor *out,
+                          tg_tensor *idx)
+{
+    tg_tensor *a = tg__nn_contig(in, out->dtype);
+    tg_tensor *ix = idx ? tg__nn_contig(idx, TG_INT64) : NULL;
+    if (!a || (idx && !ix)) {
+        tg_release(a);
+        tg_release(ix);
+        return TG_ERR_NOMEM;
+    }
+    int64_t planes = out->shape[0] * out->shape[1];
+    task t = {k, g, out->dtype == TG_FLOAT64, tg__base(a), tg__base(out),
+              ix ? (int64_t *)tg__base(ix) : NULL,
+              planes ? a->numel / planes : 0, planes ? out->numel / planes : 0};
+    int64_t work = t.a_n > t.b_n ? t.a_n : t.b_n;
+    if (g && k != K_MAX_GRAD && k != K_SELECT)
+        work *= 1 + (g->kh * g->kw) / 4; /* windows overlap with large kernels */
+    tg__nn_parallel(planes, work, run_planes, &t);
+    tg_release(a);
+    tg_release(ix);
+    return TG_OK;
+}
+
+/* argmax indices given to the grad ops must point inside their plane */
+static tg_status check_indices(const char *op, const tg_tensor *idx, int64_t plane)
+{
+    tg_tensor *c = tg__nn_contig((tg_tensor *)idx, TG_INT64);
+    if (!c)
+        return TG_ERR_NOMEM;
+    const int64_t *v = (const int64_t *)tg__base(c);
+    tg_status s = TG_OK;
+    for (int64_t i = 0; i < c->numel && s == TG_OK; i++)
+        if (v[i] < 0 || v[i] >= plane)
+            s = tg__error(TG_ERR_INDEX, "%s: index %lld at position %lld is outside "
+                          "the plane of %lld elements", op, (long long)v[i],
+                          (long long)i, (long long)plane);
+    tg_release(c);
+    return s;
+}
+
+/* ---- inference ------------------------------------------------------------------- */
+static tg_status need_4d(const char *op, const tg_tensor *x, const char *what)
+{
+    char b[160];
+    if (x->ndim != 4)
+        return tg__error(TG_ERR_SHAPE, "%s: expected a 4-D %s [N, C, H, W], got %s", op,
+                         what, tg_shape_str(x->ndim, x->shape, b, sizeof b));
+    return tg_require_float(op, x, 0);
+}
+
+static tg_status pool_infer(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    geom g;
+    tg_status s = need_4d(c->op->name, x, "input");
+    if (s == TG_OK && (x->shape[2] < 1 || x->shape[3] < 1))
+        s = tg__error(TG_ERR_SHAPE, "%s: empty %lldx%lld input plane", c->op->name,
+                      (long long)x->shape[2], (long long)x->shape[3]);
+    if (s == TG_OK)
+        s = read_geom(c->op->name, c->attrs, c->n_attrs, x->shape[2], x->shape[3], &g);
+    if (s != TG_OK)
+        return s;
+    int64_t shape[4] = {x->shape[0], x->shape[1], g.OH, g.OW};
+    s = tg_infer_set(c, 0, x->dtype, 4, shape);
+    if (s == TG_OK && c->op->n_out == 2)
+        s = tg_infer_set(c, 1, TG_INT64, 4, shape);
+    return s;
+}
+
+/* the input plane size recorded by the forward op's gradient rule */
+static tg_status input_size(const tg_op_ctx *c, int64_t *H, int64_t *W)
+{
+    const int64_t *hw;
+    if (tg_attr_ints(c->attrs, c->n_attrs, "input_size", &hw) != 2 || hw[0] < 1 ||
+        hw[1] < 1)
+        return tg__error(TG_ERR_ARG, "%s: needs an input_size attribute of 2 "
+                         "positive values", c->op->name);
+    *H = hw[0];
+    *W = hw[1];
+    return TG_OK;
+}
+
+/* int64 indices matching `like` in N and C (and in every dim when `full`) */
+static tg_status check_index_tensor(const char *op, const tg_tensor *ix,
+                                    const tg_tensor *like, bool full)
+{
+    char a[160], b[160];
+    if (ix->dtype != TG_INT64)
+        return tg__error(TG_ERR_DTYPE, "%s: indices must be int64, got %s", op,
+                         tg_dtype_name(ix->dtype));
+    if (ix->ndim != 4 || ix->shape[0] != like->shape[0] || ix->shape[1] != like->shape[1] ||
+        (full && !tg__shape_eq(4, ix->shape, 4, like->shape)))
+        return tg__error(TG_ERR_SHAPE, "%s: indices of shape %s do not match %s", op,
+                         tg_shape_str(ix->ndim, ix->shape, a, sizeof a),
+                         tg_shape_str(like->ndim, like->shape, b, sizeof b));
+    return TG_OK;
+}
+
+/* ---- max_pool2d ---------------------------------------------------------------------- */
+extern const tg_op_def tg_op_max_pool2d_grad, tg_op_max_pool2d_select;
+
+static tg_status max_pool2d_kernel(tg_op_ctx *c)
+{
+    geom g;
+    read_geom(c->op->name, c->attrs, c->n_attrs, c->in[0]->shape[2], c->in[0]->shape[3], &g);
+    return run_kind(K_MAX, &g, c->in[0], c->out[0], c->out[1]);
+}
+
+static tg_tensor *max_grad_call(tg_tensor *dy, tg_tensor *idx, int64_t H, int64_t W)
+{
+    int64_t hw[2] = {H, W};
+    tg_attr a = TG_AINTS("input_size", hw, 2);
+    tg_tensor *in[2] = {dy, idx};
+    return tg_op_call(&tg_op_max_pool2d_grad, 2, in, &a, 1);
+}
+
+static tg_status max_pool2d_rule(tg_grad_ctx *g)
+{
+    const tg_meta *m = &g->in_meta[0];
+    g->dx[0] = max_grad_call(g->dy[0], g->out[1], m->shape[2], m->shape[3]);
+    return TG_OK;
+}
+
+/* outputs: the pooled values and, for the gradient, the argmax indices */
+const tg_op_def tg_op_max_pool2d = {
+    .name = "max_pool2d", .n_in = 1, .n_out = 2, .save_outputs = 2u,
+    .infer = pool_infer, .kernel = max_pool2d_kernel, .grad = max_pool2d_rule};
+
+/* max_pool2d_grad(dy, indices): dy scattered (added) into zeros of the
+ * input's shape at the argmax indices */
+static tg_status max_grad_infer(tg_op_ctx *c)
+{
+    int64_t H = 0, W = 0;
+    tg_status s = need_4d(c->op->name, c->in[0], "gradient");
+    if (s == TG_OK)
+        s = check_index_tensor(c->op->name, c->in[1], c->in[0], true);
+    if (s == TG_OK)
+        s = input_size(c, &H, &W);
+    if (s != TG_OK)
+        return s;
+    int64_t shape[4] = {c->in[0]->shape[0], c->in[0]->shape[1], H, W};
+    return tg_infer_set(c, 0, c->in[0]->dtype, 4, shape);
+}
+
+static tg_status max_grad_kernel(tg_op_ctx *c)
+{
+    tg_status s = check_indices(c->op->name, c->in[1],
+                                c->out[0]->shape[2] * c->out[0]->shape[3]);
+    return s != TG_OK ? s : run_kind(K_MAX_GRAD, NULL, c->in[0], c->out[0], c->in[1]);
+}
+
+static tg_status max_grad_rule(tg_grad_ctx *g)
+{
+    if (g->needs_grad[0]) {
+        tg_tensor *in[2] = {g->dy[0], g->in[1]};
+        g->dx[0] = tg_op_call(&tg_op_max_pool2d_select, 2, in, NULL, 0);
+    }
+    return TG_OK;
+}
+
+const tg_op_def tg_op_max_pool2d_grad = {
+    .name = "max_pool2d_grad", .n_in = 2, .n_out = 1, .save_inputs = 2u,
+    .infer = max_grad_infer, .kernel = max_grad_kernel, .grad = max_grad_rule};
+
+/* max_pool2d_select(src, indices): src's elements at the argmax indices,
+ * the adjoint of max_pool2d_grad (its gradient, and so grad of grad) */
+static tg_status select_infer(tg_op_ctx *c)
+{
+    tg_status s = need_4d(c->op->name, c->in[0], "input");
+    if (s == TG_OK)
+        s = check_index_tensor(c->op->name, c->in[1], c->in[0], false);
+    return s != TG_OK ? s : tg_infer_set(c, 0, c->in[0]->dtype, 4, c->in[1]->shape);
+}
+
+static tg_status select_kernel(tg_op_ctx *c)
+{
+    tg_status s = check_indices(c->op->name, c->in[1],
+                                c->in[0]->shape[2] * c->in[0]->shape[3]);
+    return s != TG_OK ? s : run_kind(K_SELECT, NULL, c->in[0], c->out[0], c->in[1]);
+}
+
+static tg_status select_rule(tg_grad_ctx *g)
+{
+    if (g->needs_grad[0]) {
+        const tg_meta *m = &g->in_meta[0];
+        g->dx[0] = max_grad_call(g->dy[0], g->in[1], m->shape[2], m->shape[3]);
+    }
+    return TG_OK;
+}
+
+const tg_op_def tg_op_max_pool2d_select = {
+    .name = "max_pool2d_select", .n_in = 2, .n_out = 1, .save_inputs = 2u,
+    .infer = select_infer, .kernel = select_kernel, .grad = select_rule};
+
+/* ---- avg_pool2d ------------------------------------------------------------------------ */
+extern const tg_op_def tg_op_avg_pool2d, tg_op_avg_pool2d_grad;
+
+static tg_status avg_pool2d_kernel(tg_op_ctx *c)
+{
+    geom g;
+    read_geom(c->op->name, c->attrs, c->n_attrs, c->in[0]->shape[2], c->in[0]->shape[3], &g);
+    return run_kind(K_AVG, &g, c->in[0], c->out[0], NULL);
+}
+
+/* the pooling attributes of a node plus the input plane size */
+static int with_input_size(const tg_grad_ctx *g, tg_attr *a, int64_t *hw)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_attrs && n < 7; i++)
+        if (strcmp(g->attrs[i].name, "input_size") != 0)
+            a[n++] = g->attrs[i];
+    hw[0] = g->in_meta[0].shape[2];
+    hw[1] = g->in_meta[0].shape[3];
+    a[n++] = (tg_attr)TG_AINTS("input_size", hw, 2);
+    return n;
+}
+
+static tg_status avg_pool2d_rule(tg_grad_ctx *g)
+{
+    tg_attr a[8];
+    int64_t hw[2];
+    int n = with_input_size(g, a, hw);
+    g->dx[0] = tg_op_call(&tg_op_avg_pool2d_grad, 1, &g->dy[0], a, n);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_avg_pool2d = {
+    .name = "avg_pool2d", .n_in = 1, .n_out = 1,
+    .infer = pool_infer, .kernel = avg_pool2d_kernel, .grad = avg_pool2d_rule};
+
+/* avg_pool2d_grad(dy): each dy spread over its window of the input */
+static tg_status avg_grad_geom(tg_op_ctx *c, geom *g)
+{
+    int64_t H = 0, W = 0;
+    const tg_tensor *dy = c->in[0];
+    tg_status s = need_4d(c->op->name, dy, "gradient");
+    if (s == TG_OK)
+        s = input_size(c, &H, &W);
+    if (s == TG_OK)
+        s = read_geom(c->op->name, c->attrs, c->n_attrs, H, W, g);
+    if (s == TG_OK && (dy->shape[2] != g->OH || dy->shape[3] != g->OW))
+        s = tg__error(TG_ERR_SHAPE, "avg_pool2d_grad: gradient of %lldx%lld, but pooling "
+                      "a %lldx%lld input gives %lldx%lld", (long long)dy->shape[2],
+                      (long long)dy->shape[3], (long long)H, (long long)W,
+                      (long long)g->OH, (long long)g->OW);
+    return s;
+}
+
+static tg_status avg_grad_infer(tg_op_ctx *c)
+{
+    geom g;
+    tg_status s = avg_grad_geom(c, &g);
+    if (s != TG_OK)
+        return s;
+    int64_t shape[4] = {c->in[0]->shape[0], c->in[0]->shape[1], g.H, g.W};
+    return tg_infer_set(c, 0, c->in[0]->dtype, 4, shape);
+}
+
+static tg_status avg_grad_kernel(tg_op_ctx *c)
+{
+    geom g;
+    avg_grad_geom(c, &g);
+    return run_kind(K_AVG_GRAD, &g, c->in[0], c->out[0], NULL);
+}
+
+static tg_status avg_grad_rule(tg_grad_ctx *g)
+{
+    /* linear in dy: its adjoint is the pooling itself */
+    if (g->needs_grad[0])
+        g->dx[0] = tg_op_call(&tg_op_avg_pool2d, 1, &g->dy[0], g->attrs, g->n_attrs);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_avg_pool2d_grad = {
+    .name = "avg_pool2d_grad", .n_in = 1, .n_out = 1,
+    .infer = avg_grad_infer, .kernel = avg_grad_kernel, .grad = avg_grad_rule};
+
+/* ---- public functions ---------------------------------------------------------------- */
+static int pool_attrs(const tg_pool2d_opts *o, bool avg, int64_t *v, tg_attr *a)
+{
+    for (int i = 0; i < 2; i++) {
+        v[i] = o->kernel[i];
+        v[2 + i] = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
+        v[4 + i] = o->padding[i];
+    }
+    a[0] = (tg_attr)TG_AINTS("kernel", v, 2);
+    a[1] = (tg_attr)TG_AINTS("stride", v + 2, 2);
+    a[2] = (tg_attr)TG_AINTS("padding", v + 4, 2);
+    a[3] = (tg_attr)TG_AI("ceil_mode", o->ceil_mode);
+    if (!avg)
+        return 4;
+    a[4] = (tg_attr)TG_AI("count_include_pad", o->count_include_pad);
+    return 5;
+}
+
+tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
+{
+    if (!tg__nn_have("max_pool2d", x, "input"))
+        return NULL;
+    if (!opts)
+        return tg__error_null(TG_ERR_ARG, "max_pool2d: opts is NULL (the kernel size "
+                              "is required)");
+    int64_t v[6];
+    tg_attr a[5];
+    int n = pool_attrs(opts, false, v, a);
+    tg_tensor *out[2];
+    TG_LOCAL_BEGIN();
+    tg_tensor *y = tg_op_run(&tg_op_max_pool2d, 1, &x, a, n, out) == TG_OK ? out[0] : NULL;
+    TG_LOCAL_RETURN(y); /* the indices go with the scope (the node keeps its own) */
+}
+
+tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
+{
+    if (!tg__nn_have("avg_pool2d", x, "input"))
+        return NULL;
+    if (!opts)
+        return tg__error_null(TG_ERR_ARG, "avg_pool2d: opts is NULL (the kernel size "
+                              "is required)");
+    int64_t v[6];
+    tg_attr a[5];
+    int n = pool_attrs(opts, true, v, a);
+    return tg_op_call(&tg_op_avg_pool2d, 1, &x, a, n);
+}
+
+tg_tensor *tg_global_avg_pool2d(tg_tensor *x)
+{
+    if (!tg__nn_have("global_avg_pool2d", x, "input"))
+        return NULL;
+    if (need_4d("global_avg_pool2d", x, "input") != TG_OK)
+        return NULL;
+    int64_t hw = x->shape[2] * x->shape[3];
+    if (hw == 0)
+        return tg__error_null(TG_ERR_SHAPE, "global_avg_pool2d: empty %lldx%lld plane",
+                              (long long)x->shape[2], (long long)x->shape[3]);
+    TG_LOCAL_BEGIN();
+    tg_tensor *y = tg_mul_scalar(tg_sum(x, 2, (const int[]){2, 3}, true), 1.0 / (double)hw);
+    TG_LOCAL_RETURN(y);
+}
+
+const tg_op_def *const tg_ops_pool[] = {
+    &tg_op_max_pool2d, &tg_op_max_pool2d_grad, &tg_op_max_pool2d_select,
+    &tg_op_avg_pool2d, &tg_op_avg_pool2d_grad, NULL,
+};

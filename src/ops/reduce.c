@@ -1,171 +1,275 @@
-/* Reductions over any set of axes, with keepdim: sum (more to come in
- * this family), and sum_to, the gradient of broadcasting. */
-#include "kernels/cpu/iter.h"
-#include "ops/elementwise.h"
+/* Reductions over any set of axes, with keepdim: sum, mean, prod, max,
+ * min, and sum_to (the gradient of broadcasting); the shared axis handling
+ * of the family and its registry table. var/std/logsumexp live in
+ * reduce_stat.c, argmax/argmin in reduce_arg.c, the loops in reduce_engine.c. */
+#include "ops/reduce.h"
 
 #include <string.h>
 
 /* ---- axes ------------------------------------------------------------------- */
-/* parses the "axes" attribute into a mask (no axes: all) */
-static tg_status axes_mask(const char *op, const tg_tensor *x, const int64_t *axes,
-                           int n, bool *mask)
+/* the axes as a mask (no axes: all); errors name the op and the axis */
+static tg_status axes_mask(const char *op, int ndim, const int64_t *axes, int n,
+                           bool *mask)
 {
     memset(mask, 0, TG_MAX_DIMS * sizeof *mask);
     if (n == 0) {
-        for (int i = 0; i < x->ndim; i++)
+        for (int i = 0; i < ndim; i++)
             mask[i] = true;
         return TG_OK;
     }
     for (int i = 0; i < n; i++) {
         int a;
-        if (!tg__norm_axis(op, (int)axes[i], x->ndim, &a))
+        if (axes[i] < -TG_MAX_DIMS - 1 || axes[i] > TG_MAX_DIMS) /* fits an int */
+            return tg__error(TG_ERR_INDEX, "%s: axis %lld is out of range for a "
+                             "tensor of %d dims", op, (long long)axes[i], ndim);
+        if (!tg__norm_axis(op, (int)axes[i], ndim, &a))
             return tg_last_status();
         if (mask[a])
-            return tg__error(TG_ERR_INDEX, "%s: axis %lld appears twice", op,
-                             (long long)axes[i]);
+            return tg__error(TG_ERR_INDEX, "%s: axis %d appears twice in the axes "
+                             "(axis %lld and %d are the same for %d dims)", op, a,
+                             (long long)axes[i], a, ndim);
         mask[a] = true;
     }
     return TG_OK;
 }
 
-/* the reduced shape; with keepdim the reduced axes stay as 1 */
-static int reduced_shape(const tg_tensor *x, const bool *mask, bool keepdim,
-                         int64_t *out)
+/* argmax/argmin take one "axis"; the others "axes" */
+static tg_status attrs_mask(const tg_op_def *op, const tg_attr *attrs, int n_attrs,
+                            int ndim, bool *mask)
 {
-    int n = 0;
-    for (int i = 0; i < x->ndim; i++) {
-        if (!mask[i])
-            out[n++] = x->shape[i];
-        else if (keepdim)
-            out[n++] = 1;
+    const tg_red_def *d = (const tg_red_def *)op;
+    if (d->dtype_rule == TG_RDT_INDEX) {
+        int64_t axis = tg_attr_int(attrs, n_attrs, "axis", 0);
+        return axes_mask(op->name, ndim, &axis, 1, mask);
     }
+    const int64_t *axes;
+    int n = tg_attr_ints(attrs, n_attrs, "axes", &axes);
+    return axes_mask(op->name, ndim, axes, n, mask);
+}
+
+void tg__red_mask(const tg_op_ctx *c, bool *mask)
+{
+    attrs_mask(c->op, c->attrs, c->n_attrs, c->in[0]->ndim, mask);
+}
+
+void tg__red_grad_mask(const tg_grad_ctx *g, bool *mask)
+{
+    attrs_mask(g->op, g->attrs, g->n_attrs, g->in_meta[0].ndim, mask);
+}
+
+int64_t tg__red_count(int ndim, const int64_t *shape, const bool *mask)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        if (mask[i])
+            n *= shape[i];
     return n;
 }
 
-static tg_status reduce_infer(tg_op_ctx *c)
+static tg_status check_dtype(const tg_red_def *d, const tg_tensor *x)
 {
-    const tg_tensor *x = c->in[0];
-    const int64_t *axes;
-    int n = tg_attr_ints(c->attrs, c->n_attrs, "axes", &axes);
-    bool keepdim = tg_attr_int(c->attrs, c->n_attrs, "keepdim", 0);
-    bool mask[TG_MAX_DIMS];
-    tg_status s = axes_mask(c->op->name, x, axes, n, mask);
-    if (s != TG_OK)
-        return s;
+    const char *name = d->def.name;
     if (x->dtype == TG_BOOL)
-        return tg__error(TG_ERR_DTYPE, "%s: bool input; cast it first", c->op->name);
-    int64_t shape[TG_MAX_DIMS];
-    int nd = reduced_shape(x, mask, keepdim, shape);
-    return tg_infer_set(c, 0, x->dtype, nd, shape);
-}
-
-/* ---- sum: accumulate in double (floats) or int64 (integers) ------------- */
-#define SUM_ROW(NAME, T, ACC)                                               \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
-    {                                                                       \
-        (void)ctx;                                                          \
-        if (s[1] == 0) { /* the whole row lands in one accumulator */       \
-            ACC acc = 0;                                                    \
-            for (int64_t i = 0; i < n; i++)                                 \
-                acc += *(const T *)(p[0] + i * s[0]);                       \
-            *(ACC *)p[1] += acc;                                            \
-        } else {                                                            \
-            for (int64_t i = 0; i < n; i++)                                 \
-                *(ACC *)(p[1] + i * s[1]) += *(const T *)(p[0] + i * s[0]); \
-        }                                                                   \
-    }
-SUM_ROW(sum_f32, float, double)
-SUM_ROW(sum_f64, double, double)
-SUM_ROW(sum_i32, int32_t, int64_t)
-SUM_ROW(sum_i64, int64_t, int64_t)
-SUM_ROW(sum_u8, uint8_t, int64_t)
-static const tg_iter_row_fn sum_rows[TG_NUM_DTYPES] = {sum_f32, sum_f64, sum_i32,
-                                                      sum_i64, sum_u8, NULL};
-
-/* x summed into out (out has x's rank with size-1 reduced dims) */
-static tg_status sum_into(tg_tensor *out_keep, const tg_tensor *x)
-{
-    tg_dtype acc_dt = tg_dtype_is_float(x->dtype) ? TG_FLOAT64 : TG_INT64;
-    tg_tensor *acc = tg__alloc(acc_dt, out_keep->ndim, out_keep->shape);
-    if (!acc)
-        return TG_ERR_NOMEM;
-    memset(tg__base(acc), 0, (size_t)acc->numel * 8);
-    const tg_tensor *ops[2] = {x, acc};
-    tg_iter it;
-    tg_iter_init(&it, 2, ops);
-    tg_iter_run_serial(&it, sum_rows[x->dtype], NULL);
-    tg__convert_into(out_keep, acc);
-    tg_release(acc);
+        return tg__error(TG_ERR_DTYPE, "%s: bool input is not supported; cast it "
+                         "first", name);
+    if (d->dtype_rule == TG_RDT_FLOAT && !tg_dtype_is_float(x->dtype))
+        return tg__error(TG_ERR_DTYPE, "%s: expected a float32 or float64 input, "
+                         "got %s; cast it first", name, tg_dtype_name(x->dtype));
     return TG_OK;
 }
 
-/* out viewed with x's rank: reduced axes as size 1 */
-static tg_tensor *keepdim_alias(const tg_tensor *out, const tg_tensor *x,
-                                const bool *mask)
+static tg_dtype out_dtype(tg_red_dtype rule, tg_dtype dt)
 {
-    int64_t shape[TG_MAX_DIMS];
-    for (int i = 0; i < x->ndim; i++)
-        shape[i] = mask[i] ? 1 : x->shape[i];
-    int64_t strides[TG_MAX_DIMS];
-    tg__contiguous_strides(x->ndim, shape, strides);
-    return tg__alias(out, x->ndim, shape, strides, out->offset);
+    bool is_int = !tg_dtype_is_float(dt);
+    switch (rule) {
+    case TG_RDT_INT64: return is_int ? TG_INT64 : dt;
+    case TG_RDT_TO_FLOAT: return is_int ? TG_FLOAT32 : dt;
+    case TG_RDT_INDEX: return TG_INT64;
+    default: return dt;
+    }
 }
 
-static tg_status sum_kernel(tg_op_ctx *c)
+tg_status tg__red_infer(tg_op_ctx *c)
 {
-    const int64_t *axes;
-    int n = tg_attr_ints(c->attrs, c->n_attrs, "axes", &axes);
+    const tg_red_def *d = (const tg_red_def *)c->op;
+    const tg_tensor *x = c->in[0];
     bool mask[TG_MAX_DIMS];
-    axes_mask(c->op->name, c->in[0], axes, n, mask);
-    tg_tensor *keep = keepdim_alias(c->out[0], c->in[0], mask);
-    if (!keep)
-        return TG_ERR_NOMEM;
-    tg_status s = sum_into(keep, c->in[0]);
-    tg_release(keep);
-    return s;
+    tg_status s = attrs_mask(c->op, c->attrs, c->n_attrs, x->ndim, mask);
+    if (s != TG_OK || (s = check_dtype(d, x)) != TG_OK)
+        return s;
+    bool keepdim = tg_attr_int(c->attrs, c->n_attrs, "keepdim", 0);
+    int64_t shape[TG_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (mask[i] && d->nonempty && x->shape[i] == 0) {
+            char b[160];
+            return tg__error(TG_ERR_SHAPE, "%s: cannot reduce over axis %d of size "
+                             "0 (input shape %s): the result is undefined",
+                             c->op->name, i, tg_shape_str(x->ndim, x->shape, b, sizeof b));
+        }
+        if (!mask[i])
+            shape[nd++] = x->shape[i];
+        else if (keepdim)
+            shape[nd++] = 1;
+    }
+    return tg_infer_set(c, 0, out_dtype(d->dtype_rule, x->dtype), nd, shape);
 }
 
-/* dy broadcast back over the reduced axes */
-static tg_tensor *expand_back(tg_grad_ctx *g, tg_tensor *dy)
+/* ---- gradient helpers -------------------------------------------------------- */
+tg_tensor *tg__red_keep(const tg_grad_ctx *g, tg_tensor *t)
 {
     const tg_meta *m = &g->in_meta[0];
-    const int64_t *axes;
-    int n = tg_attr_ints(g->attrs, g->n_attrs, "axes", &axes);
+    bool mask[TG_MAX_DIMS];
+    tg__red_grad_mask(g, mask);
     int64_t shape[TG_MAX_DIMS];
-    for (int i = 0; i < m->ndim; i++) {
-        bool reduced = n == 0;
-        for (int k = 0; k < n; k++)
-            reduced |= (axes[k] < 0 ? axes[k] + m->ndim : axes[k]) == i;
-        shape[i] = reduced ? 1 : m->shape[i];
-    }
-    return tg_expand(tg_reshape(dy, m->ndim, shape), m->ndim, m->shape);
+    for (int i = 0; i < m->ndim; i++)
+        shape[i] = mask[i] ? 1 : m->shape[i];
+    return tg_reshape(t, m->ndim, shape);
+}
+
+tg_tensor *tg__red_expand(const tg_grad_ctx *g, tg_tensor *t)
+{
+    const tg_meta *m = &g->in_meta[0];
+    return tg_expand(tg__red_keep(g, t), m->ndim, m->shape);
+}
+
+/* ---- calls ---------------------------------------------------------------------- */
+tg_tensor *tg__red_call(const tg_red_def *op, tg_tensor *x, int n_axes,
+                        const int *axes, bool keepdim, const tg_attr *extra)
+{
+    int64_t ax[TG_MAX_DIMS];
+    if (n_axes < 0 || n_axes > TG_MAX_DIMS || (n_axes > 0 && !axes))
+        return tg__error_null(TG_ERR_ARG, "%s: bad axes (%d axes, %s); expected "
+                              "0 to %d", op->def.name, n_axes, axes ? "given" : "NULL",
+                              TG_MAX_DIMS);
+    for (int i = 0; i < n_axes; i++)
+        ax[i] = axes[i];
+    tg_attr attrs[3] = {TG_AINTS("axes", ax, n_axes), TG_AI("keepdim", keepdim)};
+    int n_attrs = 2;
+    if (extra)
+        attrs[n_attrs++] = *extra;
+    return tg_op_call(&op->def, 1, &x, attrs, n_attrs);
+}
+
+/* runs one engine pass of the op's kind over c->in[0] into c->out[0] */
+static tg_status run_kind(tg_op_ctx *c, tg_red_kind kind, tg_red_fin fin, double div)
+{
+    bool mask[TG_MAX_DIMS];
+    tg__red_mask(c, mask);
+    tg_red_spec spec = {kind, fin, div, NULL};
+    return tg__reduce(c->in[0], mask, &spec, c->out[0]);
+}
+
+/* ---- sum, prod, max, min, mean ---------------------------------------------- */
+static tg_status sum_kernel(tg_op_ctx *c) { return run_kind(c, TG_RED_SUM, TG_FIN_PLAIN, 1); }
+static tg_status prod_kernel(tg_op_ctx *c) { return run_kind(c, TG_RED_PROD, TG_FIN_PLAIN, 1); }
+static tg_status max_kernel(tg_op_ctx *c) { return run_kind(c, TG_RED_MAX, TG_FIN_PLAIN, 1); }
+static tg_status min_kernel(tg_op_ctx *c) { return run_kind(c, TG_RED_MIN, TG_FIN_PLAIN, 1); }
+
+static tg_status mean_kernel(tg_op_ctx *c)
+{
+    bool mask[TG_MAX_DIMS];
+    tg__red_mask(c, mask);
+    const tg_tensor *x = c->in[0];
+    /* sum / n like PyTorch: an empty reduction gives 0 / 0 = NaN */
+    return run_kind(c, TG_RED_SUM, TG_FIN_DIV, (double)tg__red_count(x->ndim, x->shape, mask));
 }
 
 static tg_status sum_grad(tg_grad_ctx *g)
 {
-    g->dx[0] = expand_back(g, g->dy[0]);
+    g->dx[0] = tg__red_expand(g, g->dy[0]);
     return TG_OK;
 }
 
-const tg_op_def tg_op_sum = {
-    .name = "sum", .n_in = 1, .n_out = 1,
-    .infer = reduce_infer, .kernel = sum_kernel, .grad = sum_grad};
-
-static tg_tensor *reduce_call(const tg_op_def *op, tg_tensor *x, int n_axes,
-                              const int *axes, bool keepdim)
+static tg_status mean_grad(tg_grad_ctx *g)
 {
-    int64_t ax[TG_MAX_DIMS];
-    if (n_axes < 0 || n_axes > TG_MAX_DIMS || (n_axes > 0 && !axes))
-        return tg__error_null(TG_ERR_ARG, "%s: bad axes (%d)", op->name, n_axes);
-    for (int i = 0; i < n_axes; i++)
-        ax[i] = axes[i];
-    tg_attr attrs[2] = {TG_AINTS("axes", ax, n_axes), TG_AI("keepdim", keepdim)};
-    return tg_op_call(op, 1, &x, attrs, 2);
+    bool mask[TG_MAX_DIMS];
+    tg__red_grad_mask(g, mask);
+    const tg_meta *m = &g->in_meta[0];
+    double n = (double)tg__red_count(m->ndim, m->shape, mask);
+    g->dx[0] = tg__red_expand(g, tg_mul_scalar(g->dy[0], 1.0 / n));
+    return TG_OK;
 }
+
+/* amax semantics: the gradient is shared evenly by the tied extremes */
+static tg_status minmax_grad(tg_grad_ctx *g)
+{
+    tg_tensor *x = g->in[0];
+    tg_tensor *hit = tg_cast(tg_eq(x, tg__red_keep(g, g->out[0])), x->dtype);
+    bool mask[TG_MAX_DIMS];
+    tg__red_grad_mask(g, mask);
+    int axes[TG_MAX_DIMS], n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (mask[i])
+            axes[n++] = i;
+    tg_tensor *count = n ? tg_sum(hit, n, axes, true) : tg_ones_like(hit);
+    g->dx[0] = tg_mul(tg__red_keep(g, g->dy[0]), tg_div(hit, count));
+    return TG_OK;
+}
+
+/* The product of the others, safe with zeros: with no zero in a reduction
+ * it is y / x; with one zero, only the zero's gradient is nonzero (the
+ * product of the rest); with two or more, all are zero. */
+static tg_status prod_grad(tg_grad_ctx *g)
+{
+    tg_tensor *x = g->in[0];
+    bool mask[TG_MAX_DIMS];
+    tg__red_grad_mask(g, mask);
+    int axes[TG_MAX_DIMS], n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (mask[i])
+            axes[n++] = i;
+    tg_tensor *zero = tg_zeros_like(x), *one = tg_ones_like(x);
+    tg_tensor *is_zero = tg_eq(x, zero);
+    tg_tensor *safe = tg_where(is_zero, one, x);
+    tg_tensor *p_safe = n ? tg_prod(safe, n, axes, true) : safe;
+    tg_tensor *nz = n ? tg_sum(tg_cast(is_zero, x->dtype), n, axes, true)
+                      : tg_cast(is_zero, x->dtype);
+    tg_tensor *none = tg_eq(nz, tg_zeros_like(nz));
+    tg_tensor *single = tg_logical_and(tg_eq(nz, tg_ones_like(nz)), is_zero);
+    tg_tensor *others = tg_where(none, tg_div(p_safe, safe),
+                                 tg_where(single, tg_expand(p_safe, x->ndim, x->shape), zero));
+    g->dx[0] = tg_mul(tg__red_keep(g, g->dy[0]), others);
+    return TG_OK;
+}
+
+#define RED_DEF(OP, RULE, NONEMPTY, SAVE_IN, SAVE_OUT)                      \
+    const tg_red_def tg_op_##OP = {                                         \
+        {.name = #OP, .n_in = 1, .n_out = 1, .save_inputs = (SAVE_IN),      \
+         .save_outputs = (SAVE_OUT), .infer = tg__red_infer,                \
+         .kernel = OP##_kernel, .grad = OP##_grad},                         \
+        RULE, NONEMPTY};
+#define max_grad minmax_grad
+#define min_grad minmax_grad
+RED_DEF(sum, TG_RDT_INT64, false, 0, 0)
+RED_DEF(mean, TG_RDT_FLOAT, false, 0, 0)
+RED_DEF(prod, TG_RDT_INT64, false, 1, 0)
+RED_DEF(max, TG_RDT_SAME, true, 1, 1)
+RED_DEF(min, TG_RDT_SAME, true, 1, 1)
 
 tg_tensor *tg_sum(tg_tensor *x, int n_axes, const int *axes, bool keepdim)
 {
-    return reduce_call(&tg_op_sum, x, n_axes, axes, keepdim);
+    return tg__red_call(&tg_op_sum, x, n_axes, axes, keepdim, NULL);
+}
+
+tg_tensor *tg_mean(tg_tensor *x, int n_axes, const int *axes, bool keepdim)
+{
+    return tg__red_call(&tg_op_mean, x, n_axes, axes, keepdim, NULL);
+}
+
+tg_tensor *tg_prod(tg_tensor *x, int n_axes, const int *axes, bool keepdim)
+{
+    return tg__red_call(&tg_op_prod, x, n_axes, axes, keepdim, NULL);
+}
+
+tg_tensor *tg_max(tg_tensor *x, int n_axes, const int *axes, bool keepdim)
+{
+    return tg__red_call(&tg_op_max, x, n_axes, axes, keepdim, NULL);
+}
+
+tg_tensor *tg_min(tg_tensor *x, int n_axes, const int *axes, bool keepdim)
+{
+    return tg__red_call(&tg_op_min, x, n_axes, axes, keepdim, NULL);
 }
 
 /* ---- sum_to ---------------------------------------------------------------- */
@@ -174,10 +278,10 @@ tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape)
     if (!x)
         return NULL;
     char a[160], b[160];
-    if (ndim > x->ndim || ndim < 0)
+    if (ndim > x->ndim || ndim < 0 || (ndim > 0 && !shape))
         return tg__error_null(TG_ERR_SHAPE, "sum_to: cannot sum %s to %s",
                               tg_shape_str(x->ndim, x->shape, a, sizeof a),
-                              tg_shape_str(ndim, shape, b, sizeof b));
+                              shape ? tg_shape_str(ndim, shape, b, sizeof b) : "NULL");
     int axes[TG_MAX_DIMS], n = 0, lead = x->ndim - ndim;
     for (int i = 0; i < x->ndim; i++) {
         int j = i - lead;
@@ -195,4 +299,8 @@ tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape)
     TG_LOCAL_RETURN(y);
 }
 
-const tg_op_def *const tg_ops_reduce[] = {&tg_op_sum, NULL};
+const tg_op_def *const tg_ops_reduce[] = {
+    &tg_op_sum.def, &tg_op_mean.def, &tg_op_prod.def, &tg_op_max.def,
+    &tg_op_min.def, &tg_op_var.def, &tg_op_std.def, &tg_op_logsumexp.def,
+    &tg_op_argmax.def, &tg_op_argmin.def, NULL,
+};

@@ -1,0 +1,153 @@
+/* Statistical reductions: var and std (two passes, mean then squared
+ * deviations, in double) with PyTorch's `correction`, and logsumexp
+ * (max, then the sum of exp(x - max), so large inputs do not overflow). */
+#include "ops/elementwise.h"
+#include "ops/reduce.h"
+
+#include <math.h>
+
+/* a float64 scratch vector with one entry per output */
+static tg_tensor *per_output(const tg_op_ctx *c)
+{
+    int64_t n = c->out[0]->numel;
+    tg_tensor *t = tg__alloc(TG_FLOAT64, 1, &n);
+    if (!t)
+        tg__error(TG_ERR_NOMEM, "%s: out of memory", c->op->name);
+    return t;
+}
+
+static double dof_of(int64_t n, int64_t correction)
+{
+    double d = (double)n - (double)correction;
+    return d > 0 ? d : 0; /* 0: the result is inf or NaN, as in PyTorch */
+}
+
+/* ---- var, std -------------------------------------------------------------------- */
+static tg_status var_std_kernel(tg_op_ctx *c, tg_red_fin fin)
+{
+    const tg_tensor *x = c->in[0];
+    bool mask[TG_MAX_DIMS];
+    tg__red_mask(c, mask);
+    int64_t n = tg__red_count(x->ndim, x->shape, mask);
+    int64_t corr = tg_attr_int(c->attrs, c->n_attrs, "correction", 1);
+    tg_tensor *mean = per_output(c);
+    if (!mean)
+        return TG_ERR_NOMEM;
+    tg_red_spec pass1 = {TG_RED_SUM, TG_FIN_DIV, (double)n, NULL};
+    tg_status s = tg__reduce(x, mask, &pass1, mean);
+    if (s == TG_OK) {
+        tg_red_spec pass2 = {TG_RED_SQDEV, fin, dof_of(n, corr),
+                             (const double *)tg__base(mean)};
+        s = tg__reduce(x, mask, &pass2, c->out[0]);
+    }
+    tg_release(mean);
+    return s;
+}
+
+static tg_status var_kernel(tg_op_ctx *c) { return var_std_kernel(c, TG_FIN_DIV); }
+static tg_status std_kernel(tg_op_ctx *c) { return var_std_kernel(c, TG_FIN_SQRT); }
+
+/* d var = dvar * 2 (x - mean) / (n - correction) */
+static tg_tensor *var_dx(tg_grad_ctx *g, tg_tensor *dvar)
+{
+    tg_tensor *x = g->in[0];
+    bool mask[TG_MAX_DIMS];
+    tg__red_grad_mask(g, mask);
+    int axes[TG_MAX_DIMS], n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (mask[i])
+            axes[n++] = i;
+    double dof = dof_of(tg__red_count(x->ndim, x->shape, mask),
+                        tg_attr_int(g->attrs, g->n_attrs, "correction", 1));
+    tg_tensor *centred = n ? tg_sub(x, tg_mean(x, n, axes, true)) : tg_zeros_like(x);
+    return tg_mul(tg__red_keep(g, tg_mul_scalar(dvar, 2.0 / dof)), centred);
+}
+
+static tg_status var_grad(tg_grad_ctx *g)
+{
+    g->dx[0] = var_dx(g, g->dy[0]);
+    return TG_OK;
+}
+
+/* d std = d var / (2 std); zero where std is 0, like PyTorch */
+static tg_status std_grad(tg_grad_ctx *g)
+{
+    tg_tensor *y = g->out[0], *dy = g->dy[0];
+    tg_tensor *zero = tg_zeros_like(y);
+    tg_tensor *dvar = tg_where(tg_eq(y, zero), zero, tg_div(dy, tg_mul_scalar(y, 2.0)));
+    g->dx[0] = var_dx(g, dvar);
+    return TG_OK;
+}
+
+/* ---- logsumexp ------------------------------------------------------------------ */
+static tg_status logsumexp_kernel(tg_op_ctx *c)
+{
+    bool mask[TG_MAX_DIMS];
+    tg__red_mask(c, mask);
+    tg_tensor *x = tg__as_dtype(c->in[0], c->out[0]->dtype); /* ints: float32 */
+    tg_tensor *shift = per_output(c);
+    tg_status s = x && shift ? TG_OK : TG_ERR_NOMEM;
+    if (s == TG_OK) {
+        /* the max, or 0 when it is infinite (all -inf, or +inf present) */
+        tg_red_spec pass1 = {TG_RED_MAX, TG_FIN_SHIFT, 1, NULL};
+        s = tg__reduce(x, mask, &pass1, shift);
+    }
+    if (s == TG_OK) {
+        tg_red_spec pass2 = {TG_RED_SUMEXP, TG_FIN_LOGADD, 1,
+                             (const double *)tg__base(shift)};
+        s = tg__reduce(x, mask, &pass2, c->out[0]);
+    }
+    tg_release(x);
+    tg_release(shift);
+    return s;
+}
+
+/* d/dx log sum exp x = exp(x - y) (the softmax) */
+static tg_status logsumexp_grad(tg_grad_ctx *g)
+{
+    tg_tensor *p = tg_exp(tg_sub(g->in[0], tg__red_keep(g, g->out[0])));
+    g->dx[0] = tg_mul(tg__red_keep(g, g->dy[0]), p);
+    return TG_OK;
+}
+
+/* ---- definitions ------------------------------------------------------------------- */
+const tg_red_def tg_op_var = {
+    {.name = "var", .n_in = 1, .n_out = 1, .save_inputs = 1u,
+     .infer = tg__red_infer, .kernel = var_kernel, .grad = var_grad},
+    TG_RDT_FLOAT, false};
+const tg_red_def tg_op_std = {
+    {.name = "std", .n_in = 1, .n_out = 1, .save_inputs = 1u, .save_outputs = 1u,
+     .infer = tg__red_infer, .kernel = std_kernel, .grad = std_grad},
+    TG_RDT_FLOAT, false};
+const tg_red_def tg_op_logsumexp = {
+    {.name = "logsumexp", .n_in = 1, .n_out = 1, .save_inputs = 1u,
+     .save_outputs = 1u, .infer = tg__red_infer, .kernel = logsumexp_kernel,
+     .grad = logsumexp_grad},
+    TG_RDT_TO_FLOAT, false};
+
+static tg_tensor *var_call(const tg_red_def *op, tg_tensor *x, int n_axes,
+                           const int *axes, int correction, bool keepdim)
+{
+    if (correction < 0)
+        return tg__error_null(TG_ERR_ARG, "%s: correction %d is negative; expected "
+                              ">= 0 (1: unbiased)", op->def.name, correction);
+    tg_attr a = TG_AI("correction", correction);
+    return tg__red_call(op, x, n_axes, axes, keepdim, &a);
+}
+
+tg_tensor *tg_var(tg_tensor *x, int n_axes, const int *axes, int correction,
+                  bool keepdim)
+{
+    return var_call(&tg_op_var, x, n_axes, axes, correction, keepdim);
+}
+
+tg_tensor *tg_std(tg_tensor *x, int n_axes, const int *axes, int correction,
+                  bool keepdim)
+{
+    return var_call(&tg_op_std, x, n_axes, axes, correction, keepdim);
+}
+
+tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes, bool keepdim)
+{
+    return tg__red_call(&tg_op_logsumexp, x, n_axes, axes, keepdim, NULL);
+}

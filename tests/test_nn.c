@@ -1,0 +1,508 @@
+/* Tests for softmax, log_softmax, dropout and the losses (mse_loss,
+ * cross_entropy, nll_loss, bce_with_logits): forward against naive double
+ * references and hand-computed values, gradients for every reduction,
+ * and error paths. */
+#include "harness.h"
+#include "ops/op.h"
+
+#include <stdlib.h>
+
+static double *values_of(tg_tensor *t)
+{
+    double *v = malloc((size_t)(tg_numel(t) ? tg_numel(t) : 1) * sizeof *v);
+    tg_copy_to(t, TG_FLOAT64, v);
+    return v;
+}
+
+static tg_tensor *rnd(tg_dtype dt, int ndim, const int64_t *shape, double lo, double hi)
+{
+    return tg_detach(tg_cast(tt_rand(ndim, shape, lo, hi), dt));
+}
+
+/* ---- softmax ----------------------------------------------------------------------- */
+/* naive (log_)softmax of x with shape [outer, n, inner] over n */
+static void ref_softmax(const double *x, int64_t outer, int64_t n, int64_t inner,
+                        bool log_form, double *y)
+{
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < inner; j++) {
+            double m = -INFINITY, s = 0;
+            for (int64_t k = 0; k < n; k++)
+                m = fmax(m, x[(o * n + k) * inner + j]);
+            for (int64_t k = 0; k < n; k++)
+                s += exp(x[(o * n + k) * inner + j] - m);
+            for (int64_t k = 0; k < n; k++) {
+                int64_t i = (o * n + k) * inner + j;
+                y[i] = log_form ? x[i] - m - log(s) : exp(x[i] - m) / s;
+            }
+        }
+}
+
+static void check_softmax(tg_dtype dt, int ndim, const int64_t *shape, int axis)
+{
+    int a = axis < 0 ? axis + ndim : axis;
+    int64_t outer = 1, inner = 1, numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        numel *= shape[i];
+        if (i < a) outer *= shape[i];
+        if (i > a) inner *= shape[i];
+    }
+    tg_tensor *x = rnd(dt, ndim, shape, -5, 5);
+    double *xv = values_of(x), *ref = malloc((size_t)numel * sizeof *ref);
+    double tol = dt == TG_FLOAT32 ? 2e-6 : 1e-13;
+    for (int lg = 0; lg < 2; lg++) {
+        ref_softmax(xv, outer, shape[a], inner, lg, ref);
+        tg_tensor *y = lg ? tg_log_softmax(x, axis) : tg_softmax(x, axis);
+        CHECK(y && tg_dtype_of(y) == dt);
+        CHECK_TENSOR(y, ref, lg ? 10 * tol : tol);
+    }
+    free(xv);
+    free(ref);
+}
+
+static void test_softmax_forward(void)
+{
+    int64_t s3[3] = {3, 4, 5}, big[3] = {2, 3, 300};
+    for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++) {
+        for (int axis = -3; axis < 3; axis++)
+            check_softmax((tg_dtype)dt, 3, s3, axis);
+        check_softmax((tg_dtype)dt, 3, big, 1); /* inner > one column block */
+        check_softmax((tg_dtype)dt, 3, big, 0);
+        check_softmax((tg_dtype)dt, 2, (int64_t[]){64, 1000}, -1); /* parallel rows */
+    }
+}
+
+static void test_softmax_values(void)
+{
+    /* uniform -> 1/n; huge logits stay finite */
+    tg_tensor *u = tg_full(TG_FLOAT32, 2, (int64_t[]){2, 4}, 7.0);
+    CHECK_TENSOR(tg_softmax(u, 1), ((double[]){.25, .25, .25, .25, .25, .25, .25, .25}), 1e-7);
+    tg_tensor *h = tt_tensor(TG_FLOAT32, 1, (int64_t[]){3}, (double[]){1000, 1001, 1002});
+    double e = exp(1.0), s = 1 + e + e * e;
+    CHECK_TENSOR(tg_softmax(h, 0), ((double[]){1 / s, e / s, e * e / s}), 1e-6);
+    CHECK_TENSOR(tg_log_softmax(h, 0), ((double[]){-2 - log(1 + 1 / e + 1 / (e * e)),
+                                                   -1 - log(1 + 1 / e + 1 / (e * e)),
+                                                   -log(1 + 1 / e + 1 / (e * e))}), 1e-4);
+    tg_tensor *n = tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){-1e300, 0});
+    CHECK_TENSOR(tg_softmax(n, 0), ((double[]){0, 1}), 0);
+    /* a 0-d input is its own axis */
+    CHECK_NEAR(tg_item(tg_softmax(tg_scalar(TG_FLOAT64, 3), 0)), 1, 0);
+    CHECK_NEAR(tg_item(tg_log_softmax(tg_scalar(TG_FLOAT64, 3), -1)), 0, 0);
+    /* non-contiguous input */
+    tg_tensor *x = rnd(TG_FLOAT64, 2, (int64_t[]){4, 3}, -2, 2);
+    tg_tensor *xt = tg_transpose(x, 0, 1);
+    double *want = values_of(tg_softmax(tg_contiguous(xt), 1));
+    CHECK_TENSOR(tg_softmax(xt, 1), want, 1e-15);
+    free(want);
+}
+
+static tg_tensor *f_softmax(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    return tg_softmax(in[0], *(int *)user);
+}
+
+static tg_tensor *f_log_softmax(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    return tg_log_softmax(in[0], *(int *)user);
+}
+
+/* d/dx sum(f(x) * r) with create_graph, for grad of grad */
+typedef struct gg {
+    tg_gradcheck_fn f;
+    void *user;
+    tg_tensor *r;
+    int k;
+} gg;
+
+static tg_tensor *f_grad(int n, tg_tensor *const *in, void *user)
+{
+    gg *g = user;
+    bool was = tg_grad_enabled();
+    tg_set_grad_enabled(true);
+    tg_tensor *y = g->f(n, in, g->user), *res = NULL, *out = NULL;
+    if (y && tg_autograd_grad(1, &y, &g->r, 1, &in[g->k], &res, true, true) == TG_OK)
+        out = tg_mul_scalar(res, 1.0);
+    tg_release(res);
+    tg_set_grad_enabled(was);
+    return out;
+}
+
+static void test_softmax_grad(void)
+{
+    int64_t s[3] = {2, 3, 4};
+    int axes[3] = {0, -1, 1};
+    for (int i = 0; i < 3; i++) {
+        tg_tensor *in[1] = {tt_rand(3, s, -2, 2)};
+        CHECK_GRADCHECK(f_softmax, &axes[i], 1, in);
+        CHECK_GRADCHECK(f_log_softmax, &axes[i], 1, in);
+        for (int lg = 0; lg < 2; lg++) {
+            gg g = {lg ? f_log_softmax : f_softmax, &axes[i], tt_rand(3, s, -1, 1), 0};
+            tg_set_requires_grad(g.r, false);
+            CHECK_GRADCHECK(f_grad, &g, 1, in);
+        }
+    }
+}
+
+/* ---- dropout --------------------------------------------------------------------------- */
+static void test_dropout(void)
+{
+    int64_t n = 20000;
+    tg_generator *gen = tg_generator_new(11), *same = tg_generator_new(11);
+    tg_tensor *x = rnd(TG_FLOAT32, 1, &n, 1, 2);
+    /* identity when not training or p == 0 */
+    double *xv = values_of(x);
+    CHECK_TENSOR(tg_dropout(x, 0.5, false, gen), xv, 0);
+    CHECK_TENSOR(tg_dropout(x, 0.0, true, gen), xv, 0);
+    /* the mask is tg_rand_bernoulli(1 - p) of the generator, scaled by 1/(1-p) */
+    tg_tensor *y = tg_dropout(x, 0.3, true, gen);
+    double *mask = values_of(tg_rand_bernoulli(same, 1, &n, 0.7));
+    double *want = malloc((size_t)n * sizeof *want);
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < n; i++) {
+        want[i] = mask[i] ? xv[i] / 0.7 : 0;
+        zeros += mask[i] == 0;
+    }
+    CHECK_TENSOR(y, want, 1e-5);
+    CHECK_NEAR((double)zeros / (double)n, 0.3, 0.02);
+    /* p == 1 drops everything; the gradient is zero, not NaN */
+    tg_tensor *xg = rnd(TG_FLOAT64, 1, (int64_t[]){5}, -1, 1);
+    tg_set_requires_grad(xg, true);
+    tg_tensor *z = tg_dropout(xg, 1.0, true, gen);
+    CHECK_TENSOR(z, ((double[]){0, 0, 0, 0, 0}), 0);
+    CHECK_OK(tg_backward(tg_sum(z, 0, NULL, false), NULL, false));
+    CHECK_TENSOR(tg_grad(xg), ((double[]){0, 0, 0, 0, 0}), 0);
+    /* gradient: the scaled mask */
+    tg_tensor *ones = tg_ones(TG_FLOAT64, 1, (int64_t[]){64});
+    tg_set_requires_grad(ones, true);
+    tg_tensor *d = tg_dropout(ones, 0.5, true, gen);
+    CHECK_OK(tg_backward(tg_sum(d, 0, NULL, false), NULL, false));
+    double *dv = values_of(d);
+    CHECK_TENSOR(tg_grad(ones), dv, 0);
+    free(dv), free(xv), free(mask), free(want);
+    tg_generator_free(gen);
+    tg_generator_free(same);
+}
+
+static void test_dropout_errors(void)
+{
+    tg_generator *gen = tg_generator_new(1);
+    tg_tensor *x = tg_ones(TG_FLOAT32, 1, (int64_t[]){4});
+    CHECK_ERROR(tg_dropout(x, -0.1, true, gen), TG_ERR_ARG, "[0, 1], got -0.1");
+    CHECK_ERROR(tg_dropout(x, 1.5, true, gen), TG_ERR_ARG, "got 1.5");
+    CHECK_ERROR(tg_dropout(x, 1.5, false, gen), TG_ERR_ARG, "[0, 1]");
+    CHECK_ERROR(tg_dropout(x, NAN, true, gen), TG_ERR_ARG, "[0, 1]");
+    CHECK_ERROR(tg_dropout(x, 0.5, true, NULL), TG_ERR_ARG, "generator");
+    CHECK_ERROR(tg_dropout(tg_ones(TG_INT64, 1, (int64_t[]){4}), 0.5, true, gen),
+                TG_ERR_DTYPE, "int64");
+    tg_generator_free(gen);
+}
+
+/* ---- losses ------------------------------------------------------------------------------ */
+static const tg_reduction reductions[3] = {TG_REDUCTION_MEAN, TG_REDUCTION_SUM,
+                                           TG_REDUCTION_NONE};
+
+/* the reduced reference for per-element losses l[0..n) */
+static void reduce_ref(const double *l, int64_t n, tg_reduction r, double *out)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        s += l[i];
+        if (r == TG_REDUCTION_NONE)
+            out[i] = l[i];
+    }
+    if (r != TG_REDUCTION_NONE)
+        out[0] = r == TG_REDUCTION_SUM ? s : s / (double)n;
+}
+
+static void check_reduced_shape(tg_tensor *y, tg_reduction r, int ndim, const int64_t *shape)
+{
+    if (r == TG_REDUCTION_NONE)
+        tt_check_shape(y, shape, ndim, "loss", __FILE__, __LINE__);
+    else
+        CHECK(y && tg_ndim(y) == 0);
+}
+
+static void test_mse(void)
+{
+    int64_t s[2] = {3, 4};
+    for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++) {
+        tg_tensor *p = rnd((tg_dtype)dt, 2, s, -2, 2), *t = rnd((tg_dtype)dt, 2, s, -2, 2);
+        double *pv = values_of(p), *tv = values_of(t), l[12], want[12];
+        for (int i = 0; i < 12; i++)
+            l[i] = (pv[i] - tv[i]) * (pv[i] - tv[i]);
+        for (int k = 0; k < 3; k++) {
+            reduce_ref(l, 12, reductions[k], want);
+            tg_tensor *y = tg_mse_loss(p, t, reductions[k]);
+            check_reduced_shape(y, reductions[k], 2, s);
+            CHECK(y && tg_dtype_of(y) == (tg_dtype)dt);
+            CHECK_TENSOR(y, want, dt == TG_FLOAT32 ? 1e-5 : 1e-12);
+        }
+        free(pv), free(tv);
+    }
+    tg_tensor *a = tt_tensor(TG_FLOAT32, 1, (int64_t[]){2}, (double[]){1, 3});
+    tg_tensor *b = tt_tensor(TG_FLOAT32, 1, (int64_t[]){2}, (double[]){0, 0});
+    CHECK_NEAR(tg_item(tg_mse_loss(a, b, TG_REDUCTION_MEAN)), 5, 1e-6);
+}
+
+/* naive cross entropy of logits [N, C] row n and label */
+static double ref_ce(const double *x, int64_t C, int64_t n, int64_t label)
+{
+    double m = -INFINITY, s = 0;
+    for (int64_t c = 0; c < C; c++)
+        m = fmax(m, x[n * C + c]);
+    for (int64_t c = 0; c < C; c++)
+        s += exp(x[n * C + c] - m);
+    return m + log(s) - x[n * C + label];
+}
+
+static void test_cross_entropy_forward(void)
+{
+    int64_t s[2] = {5, 4}, N = 5;
+    double labv[5] = {0, 3, 1, 1, 2};
+    for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++)
+        for (int ldt = TG_INT32; ldt <= TG_INT64; ldt++) {
+            tg_tensor *x = rnd((tg_dtype)dt, 2, s, -3, 3);
+            tg_tensor *lab = tt_tensor((tg_dtype)ldt, 1, &N, labv);
+            double *xv = values_of(x), l[5], want[5];
+            for (int n = 0; n < 5; n++)
+                l[n] = ref_ce(xv, 4, n, (int64_t)labv[n]);
+            for (int k = 0; k < 3; k++) {
+                reduce_ref(l, 5, reductions[k], want);
+                tg_tensor *ce = tg_cross_entropy(x, lab, reductions[k]);
+                check_reduced_shape(ce, reductions[k], 1, &N);
+                CHECK(ce && tg_dtype_of(ce) == (tg_dtype)dt);
+                CHECK_TENSOR(ce, want, dt == TG_FLOAT32 ? 1e-5 : 1e-12);
+                /* nll_loss of log_softmax is the same */
+                CHECK_TENSOR(tg_nll_loss(tg_log_softmax(x, 1), lab, reductions[k]), want,
+                             dt == TG_FLOAT32 ? 1e-5 : 1e-12);
+            }
+            free(xv);
+        }
+    /* uniform logits: log C for every sample */
+    tg_tensor *u = tg_zeros(TG_FLOAT32, 2, (int64_t[]){3, 10});
+    tg_tensor *lab = tt_tensor(TG_INT64, 1, (int64_t[]){3}, (double[]){0, 9, 4});
+    CHECK_NEAR(tg_item(tg_cross_entropy(u, lab, TG_REDUCTION_MEAN)), log(10.0), 1e-6);
+    CHECK_NEAR(tg_item(tg_cross_entropy(u, lab, TG_REDUCTION_SUM)), 3 * log(10.0), 1e-5);
+    /* a confident right answer costs little */
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 2, (int64_t[]){1, 2}, (double[]){50, 0});
+    tg_tensor *l0 = tt_tensor(TG_INT32, 1, (int64_t[]){1}, (double[]){0});
+    CHECK_NEAR(tg_item(tg_cross_entropy(x, l0, TG_REDUCTION_MEAN)), log1p(exp(-50.0)), 1e-15);
+}
+
+static void test_nll_loss_forward(void)
+{
+    /* [N, C, d] scores with [N, d] labels, as for segmentation */
+    int64_t s[3] = {2, 3, 4}, ls[2] = {2, 4};
+    double labv[8] = {0, 1, 2, 2, 1, 1, 0, 2};
+    tg_tensor *x = rnd(TG_FLOAT64, 3, s, -3, 0);
+    tg_tensor *lab = tt_tensor(TG_INT64, 2, ls, labv);
+    double *xv = values_of(x), l[8], want[8];
+    for (int n = 0; n < 2; n++)
+        for (int j = 0; j < 4; j++)
+            l[n * 4 + j] = -xv[(n * 3 + (int)labv[n * 4 + j]) * 4 + j];
+    for (int k = 0; k < 3; k++) {
+        reduce_ref(l, 8, reductions[k], want);
+        tg_tensor *y = tg_nll_loss(x, lab, reductions[k]);
+        check_reduced_shape(y, reductions[k], 2, ls);
+        CHECK_TENSOR(y, want, 1e-14);
+    }
+    free(xv);
+}
+
+static void test_bce_forward(void)
+{
+    int64_t s[2] = {3, 4};
+    for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++) {
+        tg_tensor *x = rnd((tg_dtype)dt, 2, s, -4, 4), *t = rnd((tg_dtype)dt, 2, s, 0, 1);
+        double *xv = values_of(x), *tv = values_of(t), l[12], want[12];
+        for (int i = 0; i < 12; i++) {
+            double p = 1 / (1 + exp(-xv[i]));
+            l[i] = -(tv[i] * log(p) + (1 - tv[i]) * log(1 - p));
+        }
+        for (int k = 0; k < 3; k++) {
+            reduce_ref(l, 12, reductions[k], want);
+            tg_tensor *y = tg_bce_with_logits(x, t, reductions[k]);
+            check_reduced_shape(y, reductions[k], 2, s);
+            CHECK(y && tg_dtype_of(y) == (tg_dtype)dt);
+            CHECK_TENSOR(y, want, dt == TG_FLOAT32 ? 1e-5 : 1e-12);
+        }
+        free(xv), free(tv);
+    }
+    /* stable at extreme logits */
+    tg_tensor *x = tt_tensor(TG_FLOAT32, 1, (int64_t[]){4}, (double[]){100, -100, 100, -100});
+    tg_tensor *t = tt_tensor(TG_FLOAT32, 1, (int64_t[]){4}, (double[]){1, 1, 0, 0});
+    CHECK_TENSOR(tg_bce_with_logits(x, t, TG_REDUCTION_NONE),
+                 ((double[]){0, 100, 100, 0}), 1e-5);
+}
+
+/* ---- loss gradients ---------------------------------------------------------------------------- */
+typedef struct loss_case {
+    tg_reduction r;
+    tg_tensor *labels;
+} loss_case;
+
+static tg_tensor *f_mse(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    return tg_mse_loss(in[0], in[1], ((loss_case *)user)->r);
+}
+
+static tg_tensor *f_bce(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    return tg_bce_with_logits(in[0], in[1], ((loss_case *)user)->r);
+}
+
+static tg_tensor *f_ce(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    loss_case *c = user;
+    return tg_cross_entropy(in[0], c->labels, c->r);
+}
+
+static tg_tensor *f_nll(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    loss_case *c = user;
+    return tg_nll_loss(in[0], c->labels, c->r);
+}
+
+static void test_loss_gradcheck(void)
+{
+    int64_t s[2] = {4, 3}, N = 4, s3[3] = {2, 3, 2}, l3[2] = {2, 2};
+    tg_tensor *lab = tt_tensor(TG_INT64, 1, &N, (double[]){2, 0, 1, 2});
+    tg_tensor *lab32 = tt_tensor(TG_INT32, 1, &N, (double[]){1, 1, 0, 2});
+    tg_tensor *lab3 = tt_tensor(TG_INT64, 2, l3, (double[]){0, 2, 1, 1});
+    for (int k = 0; k < 3; k++) {
+        loss_case c = {reductions[k], lab}, c32 = {reductions[k], lab32},
+                  c3 = {reductions[k], lab3};
+        tg_tensor *two[2] = {tt_rand(2, s, -2, 2), tt_rand(2, s, -2, 2)};
+        CHECK_GRADCHECK(f_mse, &c, 2, two);
+        tg_tensor *bce[2] = {tt_rand(2, s, -3, 3), tt_rand(2, s, 0, 1)};
+        CHECK_GRADCHECK(f_bce, &c, 2, bce);
+        tg_tensor *one[1] = {tt_rand(2, s, -2, 2)};
+        CHECK_GRADCHECK(f_ce, &c, 1, one);
+        CHECK_GRADCHECK(f_ce, &c32, 1, one);
+        CHECK_GRADCHECK(f_nll, &c, 1, one);
+        tg_tensor *k3[1] = {tt_rand(3, s3, -2, 2)};
+        CHECK_GRADCHECK(f_nll, &c3, 1, k3);
+        /* grad of grad: cross entropy's is the softmax Jacobian, bce's is
+         * sigmoid'; nll_loss_grad's own rule runs in both */
+        gg g = {f_ce, &c, k == 2 ? tt_rand(1, &N, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
+        tg_set_requires_grad(g.r, false);
+        CHECK_GRADCHECK(f_grad, &g, 1, one);
+        gg h = {f_bce, &c, k == 2 ? tt_rand(2, s, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
+        tg_set_requires_grad(h.r, false);
+        CHECK_GRADCHECK(f_grad, &h, 2, bce);
+    }
+}
+
+/* the gradient of nll_loss_grad w.r.t. the upstream gradient (its own rule) */
+static tg_tensor *f_nll_grad_wrt_r(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    loss_case *c = user;
+    bool was = tg_grad_enabled();
+    tg_set_grad_enabled(true);
+    tg_tensor *x = tg_detach(in[0]), *res = NULL, *out = NULL;
+    tg_set_requires_grad(x, true);
+    tg_tensor *y = tg_nll_loss(x, c->labels, TG_REDUCTION_NONE);
+    if (y && tg_autograd_grad(1, &y, &in[1], 1, &x, &res, true, true) == TG_OK)
+        out = tg_mul(tg_mul_scalar(res, 1.0), in[0]);
+    tg_release(res);
+    tg_set_grad_enabled(was);
+    return out;
+}
+
+static void test_nll_grad_of_grad(void)
+{
+    int64_t s[2] = {4, 3}, N = 4;
+    loss_case c = {TG_REDUCTION_NONE,
+                   tt_tensor(TG_INT32, 1, &N, (double[]){2, 0, 1, 2})};
+    tg_tensor *in[2] = {tg_detach(tt_rand(2, s, -2, 2)), tt_rand(1, &N, -1, 1)};
+    CHECK_GRADCHECK(f_nll_grad_wrt_r, &c, 2, in);
+    /* the gradient of cross entropy (mean) is (softmax - onehot) / N */
+    tg_tensor *x = tt_rand(2, s, -2, 2);
+    CHECK_OK(tg_backward(tg_cross_entropy(x, c.labels, TG_REDUCTION_MEAN), NULL, false));
+    double *p = values_of(tg_softmax(tg_detach(x), 1)), labs[4] = {2, 0, 1, 2};
+    for (int i = 0; i < 12; i++)
+        p[i] = (p[i] - (i % 3 == labs[i / 3])) / 4;
+    CHECK_TENSOR(tg_grad(x), p, 1e-14);
+    free(p);
+}
+
+/* ---- loss errors ------------------------------------------------------------------------------ */
+static void test_loss_errors(void)
+{
+    int64_t s[2] = {3, 5}, N = 3;
+    tg_tensor *x = tg_zeros(TG_FLOAT32, 2, s);
+    tg_tensor *ok = tt_tensor(TG_INT64, 1, &N, (double[]){0, 4, 1});
+    tg_tensor *big = tt_tensor(TG_INT64, 1, &N, (double[]){0, 5, 1});
+    tg_tensor *neg = tt_tensor(TG_INT32, 1, &N, (double[]){0, 1, -1});
+    CHECK_ERROR(tg_cross_entropy(x, big, TG_REDUCTION_MEAN), TG_ERR_INDEX, "label 5");
+    CHECK_ERROR(tg_cross_entropy(x, big, TG_REDUCTION_MEAN), TG_ERR_INDEX, "C = 5");
+    CHECK_ERROR(tg_nll_loss(x, neg, TG_REDUCTION_SUM), TG_ERR_INDEX, "label -1");
+    CHECK_ERROR(tg_nll_loss(x, big, TG_REDUCTION_NONE), TG_ERR_INDEX, "C = 5");
+    CHECK_ERROR(tg_cross_entropy(x, tg_zeros(TG_FLOAT32, 1, &N), TG_REDUCTION_MEAN),
+                TG_ERR_DTYPE, "int32 or int64, got float32");
+    CHECK_ERROR(tg_nll_loss(x, tg_zeros(TG_UINT8, 1, &N), TG_REDUCTION_MEAN), TG_ERR_DTYPE,
+                "uint8");
+    CHECK_ERROR(tg_cross_entropy(x, tg_zeros(TG_INT64, 1, (int64_t[]){4}), TG_REDUCTION_MEAN),
+                TG_ERR_SHAPE, "labels of shape [4]");
+    CHECK_ERROR(tg_cross_entropy(tg_zeros(TG_FLOAT32, 1, (int64_t[]){5}), ok,
+                                 TG_REDUCTION_MEAN), TG_ERR_SHAPE, "[N, C, ...]");
+    CHECK_ERROR(tg_cross_entropy(tg_zeros(TG_INT32, 2, s), ok, TG_REDUCTION_MEAN),
+                TG_ERR_DTYPE, "int32");
+    CHECK_ERROR(tg_cross_entropy(x, ok, (tg_reduction)7), TG_ERR_ARG, "reduction 7");
+    CHECK_ERROR(tg_cross_entropy(x, NULL, TG_REDUCTION_MEAN), TG_ERR_ARG, "labels");
+    CHECK_ERROR(tg_mse_loss(x, tg_zeros(TG_FLOAT32, 2, (int64_t[]){5, 3}), TG_REDUCTION_SUM),
+                TG_ERR_SHAPE, "target of shape [5, 3]");
+    CHECK_ERROR(tg_mse_loss(x, x, (tg_reduction)-1), TG_ERR_ARG, "reduction");
+    CHECK_ERROR(tg_mse_loss(tg_zeros(TG_INT32, 2, s), x, TG_REDUCTION_SUM), TG_ERR_DTYPE,
+                "int32");
+    CHECK_ERROR(tg_bce_with_logits(x, tg_zeros(TG_FLOAT32, 1, &N), TG_REDUCTION_MEAN),
+                TG_ERR_SHAPE, "targets of shape [3]");
+    CHECK_ERROR(tg_bce_with_logits(x, tg_zeros(TG_INT64, 2, s), TG_REDUCTION_MEAN),
+                TG_ERR_DTYPE, "int64");
+    CHECK_ERROR(tg_bce_with_logits(x, x, (tg_reduction)3), TG_ERR_ARG, "reduction");
+    /* softmax errors */
+    CHECK_ERROR(tg_softmax(x, 2), TG_ERR_INDEX, "softmax");
+    CHECK_ERROR(tg_log_softmax(x, -3), TG_ERR_INDEX, "log_softmax");
+    CHECK_ERROR(tg_softmax(tg_zeros(TG_INT64, 2, s), 1), TG_ERR_DTYPE, "int64");
+    CHECK_ERROR(tg_softmax(NULL, 1), TG_ERR_ARG, "NULL");
+}
+
+/* the registry lists every op of the family */
+static void test_registry(void)
+{
+    static const char *names[] = {"softmax", "log_softmax", "nll_loss", "nll_loss_grad",
+                                  "bce_with_logits", "max_pool2d", "max_pool2d_grad",
+                                  "max_pool2d_select", "avg_pool2d", "avg_pool2d_grad",
+                                  "batch_norm", "batch_norm_grad", "layer_norm",
+                                  "layer_norm_grad"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        tt_checks++;
+        if (!tg_op_find(names[i]))
+            tt_fail(__FILE__, __LINE__, "op %s is not registered", names[i]);
+    }
+}
+
+int main(void)
+{
+    RUN(test_softmax_forward);
+    RUN(test_softmax_values);
+    RUN(test_softmax_grad);
+    RUN(test_dropout);
+    RUN(test_dropout_errors);
+    RUN(test_mse);
+    RUN(test_cross_entropy_forward);
+    RUN(test_nll_loss_forward);
+    RUN(test_bce_forward);
+    RUN(test_loss_gradcheck);
+    RUN(test_nll_grad_of_grad);
+    RUN(test_loss_errors);
+    RUN(test_registry);
+    return tt_finish();
+}

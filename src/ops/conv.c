@@ -111,10 +111,16 @@ static tg_status check_dy(const char *op, const tg_tensor *dy,
 
 /* ---- kernels ---------------------------------------------------------------------
  * A job covers the batch in `parts` contiguous slices, run in parallel;
- * each slice has its own im2col buffer (and, for the weight gradient, its
- * own accumulator, summed at the end). */
+ * each slice has its own scratch and, for the weight gradient, its own
+ * accumulator, summed at the end. An image's patch matrix comes one of
+ * three ways: none needed (1x1 kernel, stride 1, no padding: the image is
+ * its own [C, H * W] patch matrix), the wide layout (stride 1; one memcpy
+ * per tap, see im2col.h) or the rows layout (any stride). */
+typedef enum layout { LAYOUT_DIRECT, LAYOUT_WIDE, LAYOUT_ROWS } layout;
+
 typedef struct conv_job {
     tg__conv_geom g;
+    layout lay;
     const char *x, *w, *b, *dy; /* contiguous, of the output's dtype */
     char *out;
     char **acc; /* grad_weight: one [O, C/G, kh, kw] accumulator per part */
@@ -122,15 +128,41 @@ typedef struct conv_job {
     tg_status status;
 } conv_job;
 
-/* a 1x1 kernel at stride 1 without padding needs no im2col: the image is
- * already the [C, H * W] patch matrix */
-static bool is_direct(const tg__conv_geom *g)
+static layout choose_layout(const tg__conv_geom *g)
 {
-    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-           g->pw == 0;
+    if (g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+        g->pw == 0)
+        return LAYOUT_DIRECT;
+    return tg__conv_wide_ok(g) ? LAYOUT_WIDE : LAYOUT_ROWS;
 }
 
-/* fixed-length inner loops: the form gcc's -O2 vectorizer accepts */
+/* the sizes every kernel works with, for one image */
+typedef struct dims {
+    int64_t G, cg, og, kg; /* groups; channels in, out, patch rows per group */
+    int64_t ohw, hw;
+    int64_t P;     /* patch-matrix columns: wide length or OH * OW */
+    int64_t chan;  /* elements per channel of the image the patches come from */
+    bool wide, padded;
+} dims;
+
+static dims dims_of(const conv_job *j)
+{
+    const tg__conv_geom *g = &j->g;
+    dims d;
+    d.G = g->groups;
+    d.cg = g->c / d.G;
+    d.og = g->o / d.G;
+    d.kg = d.cg * g->kh * g->kw;
+    d.ohw = g->oh * g->ow;
+    d.hw = g->h * g->w;
+    d.wide = j->lay == LAYOUT_WIDE;
+    d.padded = d.wide && (g->ph > 0 || g->pw > 0);
+    d.P = d.wide ? tg__conv_wide_len(g) : d.ohw;
+    d.chan = d.wide ? tg__conv_hp(g) * tg__conv_wp(g) : d.hw;
+    return d;
+}
+
+/* fixed-length inner loops: the form any vectorizer takes */
 #define FILL(T, SUF)                                                             \
     static void fill_##SUF(T *d, int64_t n, T v)                                 \
     {                                                                            \
@@ -144,36 +176,74 @@ static bool is_direct(const tg__conv_geom *g)
 
 #define CONV_KERNELS(T, SUF, GEMM)                                               \
     FILL(T, SUF)                                                                 \
+                                                                                 \
+    /* one block of scratch: col (patch matrix), img (a padded image), io      \
+     * (a wide output or output gradient); NULL and NOMEM on failure */         \
+    static T *scratch_##SUF(conv_job *j, const dims *d, int64_t io, T **col,     \
+                            T **img, T **wio)                                    \
+    {                                                                            \
+        int64_t ncol = j->lay == LAYOUT_DIRECT ? 0 : d->kg * d->P;               \
+        int64_t nimg = d->padded ? j->g.c * d->chan : 0;                         \
+        T *buf = malloc((size_t)(ncol + nimg + io + 1) * sizeof(T));             \
+        if (!buf) {                                                              \
+            j->status = TG_ERR_NOMEM;                                            \
+            return NULL;                                                         \
+        }                                                                        \
+        *col = buf;                                                              \
+        *img = buf + ncol;                                                       \
+        *wio = buf + ncol + nimg;                                                \
+        return buf;                                                              \
+    }                                                                            \
+                                                                                 \
+    /* the patch matrix of group gi of image xn (xn: padded when d->padded) */   \
+    static const T *patches_##SUF(const conv_job *j, const dims *d,              \
+                                  const T *xn, int64_t gi, T *col)               \
+    {                                                                            \
+        const T *xg = xn + gi * d->cg * d->chan;                                 \
+        if (j->lay == LAYOUT_WIDE)                                               \
+            tg__im2col_wide_##SUF(xg, d->cg, &j->g, col);                        \
+        else if (j->lay == LAYOUT_ROWS)                                          \
+            tg__im2col_##SUF(xg, d->cg, &j->g, col);                             \
+        return j->lay == LAYOUT_DIRECT ? xg : col;                               \
+    }                                                                            \
+                                                                                 \
+    /* y = W @ patches (+ bias) per image and group */                           \
     static void fwd_##SUF(void *ctx, int64_t t0, int64_t t1)                     \
     {                                                                            \
         conv_job *j = ctx;                                                       \
         const tg__conv_geom *g = &j->g;                                          \
-        const int64_t G = g->groups, cg = g->c / G, og = g->o / G;               \
-        const int64_t kg = cg * g->kh * g->kw, ohw = g->oh * g->ow;              \
-        const T *x = (const T *)j->x, *w = (const T *)j->w;                      \
-        const T *b = (const T *)j->b;                                            \
-        T *col = is_direct(g) ? NULL : malloc((size_t)(kg * ohw + 1) * sizeof(T)); \
-        if (!is_direct(g) && !col) {                                             \
-            j->status = TG_ERR_NOMEM;                                            \
+        const dims d = dims_of(j);                                               \
+        const T *w = (const T *)j->w, *b = (const T *)j->b;                      \
+        T *col, *img, *yw;                                                       \
+        T *buf = scratch_##SUF(j, &d, d.wide ? d.og * d.P : 0, &col, &img, &yw); \
+        if (!buf)                                                                \
             return;                                                              \
-        }                                                                        \
         int64_t n0 = g->n * t0 / j->parts, n1 = g->n * t1 / j->parts;            \
         for (int64_t n = n0; n < n1; n++) {                                      \
-            T *y = (T *)j->out + n * g->o * ohw;                                 \
-            for (int64_t o = 0; b && o < g->o; o++)                              \
-                fill_##SUF(y + o * ohw, ohw, b[o]);                              \
-            for (int64_t gi = 0; gi < G; gi++) {                                 \
-                const T *xg = x + (n * g->c + gi * cg) * g->h * g->w;            \
-                if (col)                                                         \
-                    tg__im2col_##SUF(xg, cg, g, col);                            \
-                tg_status s = GEMM(false, false, og, ohw, kg, 1, w + gi * og * kg, \
-                                   kg, col ? col : xg, ohw, b ? 1 : 0,           \
-                                   y + gi * og * ohw, ohw);                      \
+            T *y = (T *)j->out + n * g->o * d.ohw;                               \
+            const T *xn = (const T *)j->x + n * g->c * d.hw;                     \
+            if (d.padded) {                                                      \
+                tg__pad_image_##SUF(xn, g->c, g, img);                           \
+                xn = img;                                                        \
+            }                                                                    \
+            for (int64_t o = 0; b && !d.wide && o < g->o; o++)                   \
+                fill_##SUF(y + o * d.ohw, d.ohw, b[o]);                          \
+            for (int64_t gi = 0; gi < d.G; gi++) {                               \
+                const T *src = patches_##SUF(j, &d, xn, gi, col);                \
+                const T *wg = w + gi * d.og * d.kg;                              \
+                T *yg = y + gi * d.og * d.ohw;                                   \
+                tg_status s = d.wide                                             \
+                    ? GEMM(false, false, d.og, d.P, d.kg, 1, wg, d.kg, src, d.P, \
+                           0, yw, d.P)                                           \
+                    : GEMM(false, false, d.og, d.ohw, d.kg, 1, wg, d.kg, src,    \
+                           d.ohw, b ? 1 : 0, yg, d.ohw);                         \
                 if (s != TG_OK)                                                  \
                     j->status = s;                                               \
+                if (d.wide)                                                      \
+                    tg__narrow_##SUF(yw, d.og, g, b ? b + gi * d.og : NULL, yg); \
             }                                                                    \
         }                                                                        \
-        free(col);                                                               \
+        free(buf);                                                               \
     }                                                                            \
                                                                                  \
     /* dx = col2im(W^T @ dy) per image and group */                              \
@@ -181,64 +251,76 @@ static bool is_direct(const tg__conv_geom *g)
     {                                                                            \
         conv_job *j = ctx;                                                       \
         const tg__conv_geom *g = &j->g;                                          \
-        const int64_t G = g->groups, cg = g->c / G, og = g->o / G;               \
-        const int64_t kg = cg * g->kh * g->kw, ohw = g->oh * g->ow;              \
-        const int64_t hw = g->h * g->w;                                          \
-        const T *dy = (const T *)j->dy, *w = (const T *)j->w;                    \
-        T *col = is_direct(g) ? NULL : malloc((size_t)(kg * ohw + 1) * sizeof(T)); \
-        if (!is_direct(g) && !col) {                                             \
-            j->status = TG_ERR_NOMEM;                                            \
+        const dims d = dims_of(j);                                               \
+        const T *w = (const T *)j->w;                                            \
+        T *col, *img, *dyw;                                                      \
+        T *buf = scratch_##SUF(j, &d, d.wide ? g->o * d.P : 0, &col, &img, &dyw); \
+        if (!buf)                                                                \
             return;                                                              \
-        }                                                                        \
         int64_t n0 = g->n * t0 / j->parts, n1 = g->n * t1 / j->parts;            \
         for (int64_t n = n0; n < n1; n++) {                                      \
-            T *dx = (T *)j->out + n * g->c * hw;                                 \
-            if (col)                                                             \
-                memset(dx, 0, (size_t)(g->c * hw) * sizeof(T));                  \
-            for (int64_t gi = 0; gi < G; gi++) {                                 \
-                T *dst = col ? col : dx + gi * cg * hw;                          \
-                tg_status s = GEMM(true, false, kg, ohw, og, 1, w + gi * og * kg, \
-                                   kg, dy + (n * g->o + gi * og) * ohw, ohw, 0,  \
-                                   dst, ohw);                                    \
+            T *dx = (T *)j->out + n * g->c * d.hw;                               \
+            const T *dyn = (const T *)j->dy + n * g->o * d.ohw;                  \
+            if (d.wide) {                                                        \
+                tg__widen_##SUF(dyn, g->o, g, dyw);                              \
+                dyn = dyw;                                                       \
+            }                                                                    \
+            T *dst = d.padded ? img : dx; /* the image col2im adds into */       \
+            if (j->lay != LAYOUT_DIRECT)                                         \
+                memset(dst, 0, (size_t)(g->c * d.chan) * sizeof(T));            \
+            for (int64_t gi = 0; gi < d.G; gi++) {                               \
+                const T *wg = w + gi * d.og * d.kg, *dyg = dyn + gi * d.og * d.P; \
+                T *into = j->lay == LAYOUT_DIRECT ? dx + gi * d.cg * d.hw : col; \
+                tg_status s = GEMM(true, false, d.kg, d.P, d.og, 1, wg, d.kg,    \
+                                   dyg, d.P, 0, into, d.P);                      \
                 if (s != TG_OK)                                                  \
                     j->status = s;                                               \
-                if (col)                                                         \
-                    tg__col2im_##SUF(col, cg, g, dx + gi * cg * hw);             \
+                if (j->lay == LAYOUT_WIDE)                                       \
+                    tg__col2im_wide_##SUF(col, d.cg, g, dst + gi * d.cg * d.chan); \
+                else if (j->lay == LAYOUT_ROWS)                                  \
+                    tg__col2im_##SUF(col, d.cg, g, dst + gi * d.cg * d.chan);    \
             }                                                                    \
+            if (d.padded)                                                        \
+                tg__crop_image_##SUF(img, g->c, g, dx);                          \
         }                                                                        \
-        free(col);                                                               \
+        free(buf);                                                               \
     }                                                                            \
                                                                                  \
-    /* dW += dy @ im2col(x)^T per image and group, into part t's accumulator */  \
+    /* dW += dy @ patches^T per image and group, into part t's accumulator */    \
     static void bwd_weight_##SUF(void *ctx, int64_t t0, int64_t t1)              \
     {                                                                            \
         conv_job *j = ctx;                                                       \
         const tg__conv_geom *g = &j->g;                                          \
-        const int64_t G = g->groups, cg = g->c / G, og = g->o / G;               \
-        const int64_t kg = cg * g->kh * g->kw, ohw = g->oh * g->ow;              \
-        const T *dy = (const T *)j->dy, *x = (const T *)j->x;                    \
-        T *col = is_direct(g) ? NULL : malloc((size_t)(kg * ohw + 1) * sizeof(T)); \
-        if (!is_direct(g) && !col) {                                             \
-            j->status = TG_ERR_NOMEM;                                            \
+        const dims d = dims_of(j);                                               \
+        T *col, *img, *dyw;                                                      \
+        T *buf = scratch_##SUF(j, &d, d.wide ? g->o * d.P : 0, &col, &img, &dyw); \
+        if (!buf)                                                                \
             return;                                                              \
-        }                                                                        \
         for (int64_t t = t0; t < t1; t++) {                                      \
             T *acc = (T *)j->acc[t];                                             \
             int64_t n0 = g->n * t / j->parts, n1 = g->n * (t + 1) / j->parts;    \
-            for (int64_t n = n0; n < n1; n++)                                    \
-                for (int64_t gi = 0; gi < G; gi++) {                             \
-                    const T *xg = x + (n * g->c + gi * cg) * g->h * g->w;        \
-                    if (col)                                                     \
-                        tg__im2col_##SUF(xg, cg, g, col);                        \
-                    tg_status s = GEMM(false, true, og, kg, ohw, 1,              \
-                                       dy + (n * g->o + gi * og) * ohw, ohw,     \
-                                       col ? col : xg, ohw, 1,                   \
-                                       acc + gi * og * kg, kg);                  \
+            for (int64_t n = n0; n < n1; n++) {                                  \
+                const T *xn = (const T *)j->x + n * g->c * d.hw;                 \
+                const T *dyn = (const T *)j->dy + n * g->o * d.ohw;              \
+                if (d.padded) {                                                  \
+                    tg__pad_image_##SUF(xn, g->c, g, img);                       \
+                    xn = img;                                                    \
+                }                                                                \
+                if (d.wide) {                                                    \
+                    tg__widen_##SUF(dyn, g->o, g, dyw);                          \
+                    dyn = dyw;                                                   \
+                }                                                                \
+                for (int64_t gi = 0; gi < d.G; gi++) {                           \
+                    const T *src = patches_##SUF(j, &d, xn, gi, col);            \
+                    tg_status s = GEMM(false, true, d.og, d.kg, d.P, 1,          \
+                                       dyn + gi * d.og * d.P, d.P, src, d.P, 1,  \
+                                       acc + gi * d.og * d.kg, d.kg);            \
                     if (s != TG_OK)                                              \
                         j->status = s;                                           \
                 }                                                                \
+            }                                                                    \
         }                                                                        \
-        free(col);                                                               \
+        free(buf);                                                               \
     }
 
 CONV_KERNELS(float, f32, tg__sgemm)
@@ -322,6 +404,7 @@ static tg_status conv2d_kernel(tg_op_ctx *c)
         j.w = tg__base(w);
         j.b = b ? tg__base(b) : NULL;
         j.out = tg__base(out);
+        j.lay = choose_layout(&j.g);
         j.parts = plan_parts(&j.g);
         run_parts(&j, out->dtype == TG_FLOAT32 ? fwd_f32 : fwd_f64);
         s = j.status;
@@ -431,6 +514,7 @@ static tg_status grad_input_kernel(tg_op_ctx *c)
         j.dy = tg__base(dy);
         j.w = tg__base(w);
         j.out = tg__base(out);
+        j.lay = choose_layout(&j.g);
         j.parts = plan_parts(&j.g);
         run_parts(&j, out->dtype == TG_FLOAT32 ? bwd_input_f32 : bwd_input_f64);
         s = j.status;
@@ -470,6 +554,7 @@ static tg_status grad_weight_kernel(tg_op_ctx *c)
     make_geom(c->op->name, &p, c->in[1]->shape, out->shape, &j.g);
     tg_tensor *dy = contig(c->in[0], out->dtype), *x = contig(c->in[1], out->dtype);
     size_t bytes = (size_t)out->numel * tg_dtype_size(out->dtype);
+    j.lay = choose_layout(&j.g);
     j.parts = plan_parts(&j.g);
     char *acc[MAX_PARTS] = {NULL};
     tg_status s = TG_ERR_NOMEM;

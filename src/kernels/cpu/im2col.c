@@ -1,7 +1,7 @@
-/* im2col and col2im, one template for float32 and float64. Each output
- * row (a kernel tap of one channel) is filled row of output by row: the
- * taps that fall inside the input form one contiguous range of ox, copied
- * (memcpy at stride 1), with zeros on either side. */
+/* im2col and col2im in the rows layout (any stride: each output row of a
+ * tap is the contiguous range of ox inside the input, copied, with zeros
+ * either side) and the wide layout (stride 1: each tap is one slice of the
+ * padded image), one template for float32 and float64. */
 #include "kernels/cpu/im2col.h"
 
 #include <string.h>
@@ -18,55 +18,30 @@ static void valid_range(int64_t x0, int64_t s, int64_t w, int64_t ow,
         *hi = *lo;
 }
 
-/* the oy whose input row oy * sh - ph + i * dh lies in [0, h): [*lo, *hi) */
-static void valid_rows(const tg__conv_geom *g, int64_t i, int64_t *lo, int64_t *hi)
+/* ---- wide geometry ---------------------------------------------------------- */
+int64_t tg__conv_hp(const tg__conv_geom *g) { return g->h + 2 * g->ph; }
+int64_t tg__conv_wp(const tg__conv_geom *g) { return g->w + 2 * g->pw; }
+int64_t tg__conv_wide_len(const tg__conv_geom *g)
 {
-    valid_range(i * g->dh - g->ph, g->sh, g->h, g->oh, lo, hi);
+    return (g->oh - 1) * tg__conv_wp(g) + g->ow;
 }
 
-#define CHUNK 8 /* measured best of 4/8/16 on the LeNet shapes */
-/* d += s over n elements; restrict and a fixed-length inner loop let
- * gcc vectorize it at -O2 */
+bool tg__conv_wide_ok(const tg__conv_geom *g)
+{
+    return g->sh == 1 && g->sw == 1 && 2 * tg__conv_wide_len(g) <= 3 * g->oh * g->ow;
+}
+
+/* d += s over n elements (restrict: no overlap, so it vectorizes) */
 #define ADD_ROW(T, SUF)                                                       \
     static void add_row_##SUF(T *restrict d, const T *restrict s, int64_t n)  \
     {                                                                         \
-        int64_t q = 0;                                                        \
-        for (; q + CHUNK <= n; q += CHUNK)                                    \
-            for (int k = 0; k < CHUNK; k++)                                   \
-                d[q + k] += s[q + k];                                         \
-        for (; q < n; q++)                                                    \
+        for (int64_t q = 0; q < n; q++)                                       \
             d[q] += s[q];                                                     \
-    }
-
-/* stride 1 with ow == w ("same" convolutions): a tap's rows are one
- * contiguous span of the input, shifted by x0; it is copied at once and
- * the clipped columns zeroed after */
-#define IM2COL_SAME(T)                                                        \
-    if (g->sh == 1 && g->sw == 1 && g->ow == g->w) {                          \
-        int64_t y0, y1;                                                       \
-        valid_rows(g, i, &y0, &y1);                                           \
-        memset(row, 0, (size_t)(y0 * g->ow) * sizeof(T));                     \
-        memset(row + y1 * g->ow, 0, (size_t)((g->oh - y1) * g->ow) * sizeof(T)); \
-        if (y0 < y1 && lo < hi) {                                             \
-            const T *s = x + (ch * g->h + y0 - g->ph + i * g->dh) * g->w +    \
-                         x0 + lo;                                             \
-            memcpy(row + y0 * g->ow + lo, s,                                  \
-                   (size_t)((y1 - 1 - y0) * g->ow + hi - lo) * sizeof(T));    \
-            for (int64_t oy = y0; oy < y1; oy++) {                            \
-                T *d = row + oy * g->ow;                                      \
-                for (int64_t ox = 0; ox < lo; ox++)                           \
-                    d[ox] = 0;                                                \
-                for (int64_t ox = hi; ox < g->ow; ox++)                       \
-                    d[ox] = 0;                                                \
-            }                                                                 \
-        } else {                                                              \
-            memset(row + y0 * g->ow, 0, (size_t)((y1 - y0) * g->ow) * sizeof(T)); \
-        }                                                                     \
-        continue;                                                             \
     }
 
 #define IM2COL(T, SUF)                                                        \
     ADD_ROW(T, SUF)                                                           \
+                                                                              \
     void tg__im2col_##SUF(const T *x, int64_t c, const tg__conv_geom *g,      \
                           T *col)                                             \
     {                                                                         \
@@ -77,26 +52,23 @@ static void valid_rows(const tg__conv_geom *g, int64_t i, int64_t *lo, int64_t *
                     T *row = col + ((ch * g->kh + i) * g->kw + j) * ohw;      \
                     int64_t x0 = j * g->dw - g->pw, lo, hi;                   \
                     valid_range(x0, g->sw, g->w, g->ow, &lo, &hi);            \
-                    IM2COL_SAME(T)                                            \
                     for (int64_t oy = 0; oy < g->oh; oy++) {                  \
                         T *d = row + oy * g->ow;                              \
                         int64_t iy = oy * g->sh - g->ph + i * g->dh;          \
-                        if (iy < 0 || iy >= g->h) {                           \
+                        if (iy < 0 || iy >= g->h || lo >= hi) {               \
                             memset(d, 0, (size_t)g->ow * sizeof(T));          \
                             continue;                                         \
                         }                                                     \
+                        /* input column of ox = lo, never before x */        \
+                        const T *s = x + (ch * g->h + iy) * g->w + x0 +       \
+                                     lo * g->sw;                              \
                         for (int64_t ox = 0; ox < lo; ox++)                   \
                             d[ox] = 0;                                        \
-                        if (lo < hi) {                                        \
-                            /* input column of ox = lo, never before x */    \
-                            const T *s = x + (ch * g->h + iy) * g->w + x0 +   \
-                                         lo * g->sw;                          \
-                            if (g->sw == 1)                                   \
-                                memcpy(d + lo, s, (size_t)(hi - lo) * sizeof(T)); \
-                            else                                              \
-                                for (int64_t ox = lo; ox < hi; ox++)          \
-                                    d[ox] = s[(ox - lo) * g->sw];             \
-                        }                                                     \
+                        if (g->sw == 1)                                       \
+                            memcpy(d + lo, s, (size_t)(hi - lo) * sizeof(T)); \
+                        else                                                  \
+                            for (int64_t ox = lo; ox < hi; ox++)              \
+                                d[ox] = s[(ox - lo) * g->sw];                 \
                         for (int64_t ox = hi; ox < g->ow; ox++)               \
                             d[ox] = 0;                                        \
                     }                                                         \
@@ -115,9 +87,7 @@ static void valid_rows(const tg__conv_geom *g, int64_t i, int64_t *lo, int64_t *
                     valid_range(x0, g->sw, g->w, g->ow, &lo, &hi);            \
                     for (int64_t oy = 0; oy < g->oh; oy++) {                  \
                         int64_t iy = oy * g->sh - g->ph + i * g->dh;          \
-                        if (iy < 0 || iy >= g->h)                             \
-                            continue;                                         \
-                        if (lo >= hi)                                         \
+                        if (iy < 0 || iy >= g->h || lo >= hi)                 \
                             continue;                                         \
                         const T *s = row + oy * g->ow;                        \
                         T *d = x + (ch * g->h + iy) * g->w + x0 + lo * g->sw; \
@@ -128,6 +98,83 @@ static void valid_rows(const tg__conv_geom *g, int64_t i, int64_t *lo, int64_t *
                                 d[(ox - lo) * g->sw] += s[ox];                \
                     }                                                         \
                 }                                                             \
+    }                                                                         \
+                                                                              \
+    void tg__pad_image_##SUF(const T *x, int64_t c, const tg__conv_geom *g,   \
+                             T *xp)                                           \
+    {                                                                         \
+        const int64_t hp = tg__conv_hp(g), wp = tg__conv_wp(g);               \
+        memset(xp, 0, (size_t)(c * hp * wp) * sizeof(T));                     \
+        for (int64_t ch = 0; ch < c; ch++)                                    \
+            for (int64_t y = 0; y < g->h; y++)                                \
+                memcpy(xp + (ch * hp + y + g->ph) * wp + g->pw,               \
+                       x + (ch * g->h + y) * g->w, (size_t)g->w * sizeof(T)); \
+    }                                                                         \
+                                                                              \
+    void tg__crop_image_##SUF(const T *xp, int64_t c,                         \
+                              const tg__conv_geom *g, T *x)                   \
+    {                                                                         \
+        const int64_t hp = tg__conv_hp(g), wp = tg__conv_wp(g);               \
+        for (int64_t ch = 0; ch < c; ch++)                                    \
+            for (int64_t y = 0; y < g->h; y++)                                \
+                memcpy(x + (ch * g->h + y) * g->w,                            \
+                       xp + (ch * hp + y + g->ph) * wp + g->pw,               \
+                       (size_t)g->w * sizeof(T));                             \
+    }                                                                         \
+                                                                              \
+    void tg__im2col_wide_##SUF(const T *xp, int64_t c,                        \
+                               const tg__conv_geom *g, T *col)                \
+    {                                                                         \
+        const int64_t hp = tg__conv_hp(g), wp = tg__conv_wp(g);               \
+        const int64_t len = tg__conv_wide_len(g);                             \
+        for (int64_t ch = 0; ch < c; ch++)                                    \
+            for (int64_t i = 0; i < g->kh; i++)                               \
+                for (int64_t j = 0; j < g->kw; j++)                           \
+                    memcpy(col + ((ch * g->kh + i) * g->kw + j) * len,        \
+                           xp + ch * hp * wp + i * g->dh * wp + j * g->dw,    \
+                           (size_t)len * sizeof(T));                          \
+    }                                                                         \
+                                                                              \
+    void tg__col2im_wide_##SUF(const T *col, int64_t c,                       \
+                               const tg__conv_geom *g, T *xp)                 \
+    {                                                                         \
+        const int64_t hp = tg__conv_hp(g), wp = tg__conv_wp(g);               \
+        const int64_t len = tg__conv_wide_len(g);                             \
+        for (int64_t ch = 0; ch < c; ch++)                                    \
+            for (int64_t i = 0; i < g->kh; i++)                               \
+                for (int64_t j = 0; j < g->kw; j++)                           \
+                    add_row_##SUF(xp + ch * hp * wp + i * g->dh * wp + j * g->dw, \
+                                  col + ((ch * g->kh + i) * g->kw + j) * len, \
+                                  len);                                       \
+    }                                                                         \
+                                                                              \
+    void tg__widen_##SUF(const T *y, int64_t rows, const tg__conv_geom *g,    \
+                         T *yw)                                               \
+    {                                                                         \
+        const int64_t wp = tg__conv_wp(g), len = tg__conv_wide_len(g);        \
+        for (int64_t r = 0; r < rows; r++)                                    \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                          \
+                T *d = yw + r * len + oy * wp;                                \
+                memcpy(d, y + (r * g->oh + oy) * g->ow,                       \
+                       (size_t)g->ow * sizeof(T));                            \
+                if (oy + 1 < g->oh)                                           \
+                    memset(d + g->ow, 0, (size_t)(wp - g->ow) * sizeof(T));   \
+            }                                                                 \
+    }                                                                         \
+                                                                              \
+    void tg__narrow_##SUF(const T *yw, int64_t rows, const tg__conv_geom *g,  \
+                          const T *bias, T *y)                                \
+    {                                                                         \
+        const int64_t wp = tg__conv_wp(g), len = tg__conv_wide_len(g);        \
+        for (int64_t r = 0; r < rows; r++) {                                  \
+            const T b = bias ? bias[r] : 0;                                   \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                          \
+                const T *s = yw + r * len + oy * wp;                          \
+                T *d = y + (r * g->oh + oy) * g->ow;                          \
+                for (int64_t ox = 0; ox < g->ow; ox++)                        \
+                    d[ox] = s[ox] + b;                                        \
+            }                                                                 \
+        }                                                                     \
     }
 
 IM2COL(float, f32)

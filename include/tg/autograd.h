@@ -33,11 +33,14 @@ tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output,
                       bool retain_graph);
 
 /* Functional gradients: writes d(sum of outputs . grad_outputs)/d inputs
- * into results[0..n_inputs-1] (new references; NULL where an input is
- * unreachable). Leaves' grad fields are left untouched. grad_outputs may
- * be NULL (all one-element outputs). With create_graph the results are
- * themselves differentiable (grad of grad); create_graph implies
- * retain_graph. */
+ * into results[0..n_inputs-1] (new references that no scope owns: the
+ * caller releases them, inside a scope too; NULL where an input is
+ * unreachable). Leaves' grad fields are left untouched. Only the part of
+ * the graph leading to the inputs runs (and, without retain_graph, is
+ * freed). grad_outputs may be NULL (all one-element outputs). With
+ * create_graph the results are themselves differentiable (grad of grad);
+ * create_graph implies retain_graph. May be called from a custom
+ * function's backward (e.g. to recompute a checkpointed forward). */
 tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
                            tg_tensor *const *grad_outputs, int n_inputs,
                            tg_tensor *const *inputs, tg_tensor **results,

@@ -6,6 +6,7 @@
 #include "tg/tensor.h"
 #include "tg/ops.h"
 #include "tg/autograd.h"
+#include "tg/data.h"
 #include "tg/io.h"
 #include "tg/optim.h"
 

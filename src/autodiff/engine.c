@@ -2,15 +2,29 @@
  * their gradient rules in dependency order (Kahn), sum gradients that meet,
  * and deliver them into leaves' grad (backward) or to the caller (grad).
  * The rules are written with public ops, so with create_graph the
- * backward pass itself is recorded and can be differentiated again. */
+ * backward pass itself is recorded and can be differentiated again.
+ * All the bookkeeping of one run lives in the run, never in the nodes, so
+ * runs nest: a custom backward may differentiate a graph of its own (as
+ * activation checkpointing does), even one sharing nodes with this one. */
 #include "autodiff/node.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* one reachable node during one run */
+typedef struct slot {
+    tg_node *node;
+    int deps;            /* reachable nodes whose gradients for it are due */
+    bool needed;         /* its rule must run */
+    tg_tensor **pending; /* n_out gradients summed so far, or NULL */
+} slot;
+
 typedef struct run {
-    tg_node **nodes; /* reachable nodes */
-    int n_nodes, cap_nodes;
+    slot *slots; /* reachable nodes, roots first */
+    int n_slots, cap_slots;
+    int *table;  /* node -> slot index + 1 (open addressing), 0: empty */
+    int table_cap;
     bool retain, create_graph;
     /* functional mode: inputs to capture, or NULL to accumulate in leaves */
     int n_inputs;
@@ -18,22 +32,78 @@ typedef struct run {
     tg_tensor **results;
 } run;
 
-static _Thread_local int visit_epoch;
-
-static tg_status push_node(run *r, tg_node *n)
+static tg_status nomem(void)
 {
-    if (r->n_nodes == r->cap_nodes) {
-        int cap = r->cap_nodes ? r->cap_nodes * 2 : 64;
-        tg_node **p = realloc(r->nodes, (size_t)cap * sizeof *p);
-        if (!p)
-            return tg__error(TG_ERR_NOMEM, "backward: out of memory");
-        r->nodes = p;
-        r->cap_nodes = cap;
+    return tg__error(TG_ERR_NOMEM, "backward: out of memory");
+}
+
+/* ---- node -> slot ---------------------------------------------------------- */
+static size_t hash_node(const tg_node *n, int cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)n * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(h >> 32) & (size_t)(cap - 1);
+}
+
+static void table_put(int *table, int cap, const tg_node *n, int k)
+{
+    size_t i = hash_node(n, cap);
+    while (table[i])
+        i = (i + 1) & (size_t)(cap - 1);
+    table[i] = k + 1;
+}
+
+static int find_slot(const run *r, const tg_node *n)
+{
+    if (!r->table_cap)
+        return -1;
+    for (size_t i = hash_node(n, r->table_cap);; i = (i + 1) & (size_t)(r->table_cap - 1)) {
+        int k = r->table[i];
+        if (k == 0)
+            return -1;
+        if (r->slots[k - 1].node == n)
+            return k - 1;
     }
-    r->nodes[r->n_nodes++] = n;
+}
+
+static tg_status grow(run *r)
+{
+    if (2 * (r->n_slots + 1) > r->table_cap) { /* keep the table half empty */
+        int cap = r->table_cap ? r->table_cap * 2 : 128;
+        int *t = calloc((size_t)cap, sizeof *t);
+        if (!t)
+            return nomem();
+        for (int k = 0; k < r->n_slots; k++)
+            table_put(t, cap, r->slots[k].node, k);
+        free(r->table);
+        r->table = t;
+        r->table_cap = cap;
+    }
+    if (r->n_slots == r->cap_slots) {
+        int cap = r->cap_slots ? r->cap_slots * 2 : 64;
+        slot *s = realloc(r->slots, (size_t)cap * sizeof *s);
+        if (!s)
+            return nomem();
+        r->slots = s;
+        r->cap_slots = cap;
+    }
     return TG_OK;
 }
 
+/* the slot of n, added when new; -1 (error set) when out of memory */
+static int slot_of(run *r, tg_node *n)
+{
+    int k = find_slot(r, n);
+    if (k >= 0)
+        return k;
+    if (grow(r) != TG_OK)
+        return -1;
+    k = r->n_slots++;
+    r->slots[k] = (slot){.node = n};
+    table_put(r->table, r->table_cap, n, k);
+    return k;
+}
+
+/* ---- finding the graph ------------------------------------------------------ */
 static tg_status released_error(const tg_node *n)
 {
     return tg__error(TG_ERR_AUTOGRAD,
@@ -48,35 +118,114 @@ static tg_status released_error(const tg_node *n)
  * edges that point at it from other reachable nodes */
 static tg_status collect(run *r, int n_roots, tg_tensor *const *roots)
 {
-    int epoch = ++visit_epoch;
-    tg_status s = TG_OK;
-    for (int i = 0; i < n_roots && s == TG_OK; i++) {
-        tg_node *n = roots[i]->grad_fn;
-        if (n && n->visit != epoch) {
-            n->visit = epoch;
-            n->deps = 0;
-            s = push_node(r, n);
-        }
-    }
-    for (int k = 0; k < r->n_nodes && s == TG_OK; k++) {
-        tg_node *n = r->nodes[k];
-        if (n->released)
-            return released_error(n);
-        for (int i = 0; i < n->n_in && s == TG_OK; i++) {
-            tg_node *m = n->edges[i].node;
-            if (!m)
+    for (int i = 0; i < n_roots; i++)
+        if (roots[i]->grad_fn && slot_of(r, roots[i]->grad_fn) < 0)
+            return tg_last_status();
+    for (int k = 0; k < r->n_slots; k++) {
+        const tg_node *n = r->slots[k].node; /* slots may move; nodes do not */
+        for (int i = 0; i < n->n_in; i++) {
+            if (!n->edges[i].node)
                 continue;
-            if (m->visit != epoch) {
-                m->visit = epoch;
-                m->deps = 0;
-                s = push_node(r, m);
-            }
-            m->deps++;
+            int j = slot_of(r, n->edges[i].node);
+            if (j < 0)
+                return tg_last_status();
+            r->slots[j].deps++;
         }
     }
-    return s;
+    return TG_OK;
 }
 
+static bool is_input(const run *r, const tg_tensor *t)
+{
+    for (int i = 0; i < r->n_inputs; i++)
+        if (r->inputs[i] == t)
+            return true;
+    return false;
+}
+
+/* does a requested non-leaf input come out of node n? */
+static bool feeds_input(const run *r, const tg_node *n)
+{
+    for (int i = 0; i < r->n_inputs; i++)
+        if (r->inputs[i]->grad_fn == n)
+            return true;
+    return false;
+}
+
+/* does the gradient of edge i of n lead to a requested input? (backward
+ * mode: every edge leads to a leaf that wants its gradient) */
+static bool edge_wanted(const run *r, const tg_node *n, int i)
+{
+    const tg_edge *e = &n->edges[i];
+    if (!r->inputs)
+        return e->node || e->leaf;
+    if (e->leaf)
+        return is_input(r, e->leaf);
+    if (!e->node)
+        return false;
+    return feeds_input(r, e->node) || r->slots[find_slot(r, e->node)].needed;
+}
+
+/* which rules must run: in functional mode only those on a path to a
+ * requested input (PyTorch prunes the same way). Works through a
+ * topological order backwards, so that an edge's target is decided first. */
+static tg_status mark_needed(run *r)
+{
+    int n = r->n_slots;
+    if (!r->inputs) {
+        for (int k = 0; k < n; k++)
+            r->slots[k].needed = true;
+        return TG_OK;
+    }
+    int *order = malloc((size_t)(n + 1) * sizeof *order);
+    int *deps = malloc((size_t)(n + 1) * sizeof *deps);
+    if (!order || !deps) {
+        free(order);
+        free(deps);
+        return nomem();
+    }
+    int tail = 0;
+    for (int k = 0; k < n; k++)
+        if ((deps[k] = r->slots[k].deps) == 0)
+            order[tail++] = k;
+    for (int head = 0; head < tail; head++) {
+        const tg_node *node = r->slots[order[head]].node;
+        for (int i = 0; i < node->n_in; i++) {
+            if (!node->edges[i].node)
+                continue;
+            int j = find_slot(r, node->edges[i].node);
+            if (--deps[j] == 0)
+                order[tail++] = j;
+        }
+    }
+    for (int q = tail - 1; q >= 0; q--) {
+        slot *s = &r->slots[order[q]];
+        for (int i = 0; i < s->node->n_in && !s->needed; i++)
+            s->needed = edge_wanted(r, s->node, i);
+    }
+    free(order);
+    free(deps);
+    return TG_OK;
+}
+
+/* a saved tensor modified in place (or freed by an earlier backward) fails
+ * the run before any rule runs, so that the failure consumes nothing */
+static tg_status check_needed(const run *r)
+{
+    for (int k = 0; k < r->n_slots; k++) {
+        const slot *s = &r->slots[k];
+        if (!s->needed)
+            continue;
+        if (s->node->released)
+            return released_error(s->node);
+        tg_status st = tg__check_saved(s->node);
+        if (st != TG_OK)
+            return st;
+    }
+    return TG_OK;
+}
+
+/* ---- moving gradients -------------------------------------------------------- */
 /* a + b for gradient sums: differentiable only when building a graph */
 static tg_tensor *sum_grads(tg_tensor *a, tg_tensor *b)
 {
@@ -86,21 +235,22 @@ static tg_tensor *sum_grads(tg_tensor *a, tg_tensor *b)
     return s;
 }
 
-static tg_status add_pending(tg_node *n, int index, tg_tensor *g)
+static tg_status add_pending(run *r, int k, int index, tg_tensor *g)
 {
-    if (!n->pending) {
-        n->pending = calloc((size_t)n->n_out, sizeof *n->pending);
-        if (!n->pending) {
+    slot *s = &r->slots[k];
+    if (!s->pending) {
+        s->pending = calloc((size_t)s->node->n_out, sizeof *s->pending);
+        if (!s->pending) {
             tg_release(g);
-            return tg__error(TG_ERR_NOMEM, "backward: out of memory");
+            return nomem();
         }
     }
-    if (!n->pending[index]) {
-        n->pending[index] = g;
+    if (!s->pending[index]) {
+        s->pending[index] = g;
         return TG_OK;
     }
-    n->pending[index] = sum_grads(n->pending[index], g);
-    return n->pending[index] ? TG_OK : tg_last_status();
+    s->pending[index] = sum_grads(s->pending[index], g);
+    return s->pending[index] ? TG_OK : tg_last_status();
 }
 
 static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
@@ -120,14 +270,13 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
         return TG_OK;
     }
     if (!leaf->grad) {
-        /* own a private copy unless building a graph, so that in-place
-         * accumulation later never writes into a tensor shared elsewhere */
-        leaf->grad = r->create_graph ? g : tg_clone(g);
-        if (!r->create_graph)
-            tg_release(g);
+        /* own a private copy, so that in-place accumulation later never
+         * writes into a tensor shared elsewhere */
+        leaf->grad = tg_clone(g);
+        tg_release(g);
         return leaf->grad ? TG_OK : tg_last_status();
     }
-    if (!r->create_graph && !leaf->grad->requires_grad) {
+    if (!leaf->grad->requires_grad) {
         tg_status s = tg_add_(leaf->grad, g, 1.0);
         tg_release(g);
         return s;
@@ -137,31 +286,31 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
 }
 
 /* gradients asked for non-leaf inputs are the sums that reached them */
-static tg_status capture_nonleaf(run *r, tg_node *n)
+static void capture_nonleaf(run *r, const slot *s)
 {
     for (int i = 0; r->inputs && i < r->n_inputs; i++) {
         tg_tensor *x = r->inputs[i];
-        if (x->grad_fn == n && n->pending && n->pending[x->out_index]) {
+        if (x->grad_fn == s->node && s->pending && s->pending[x->out_index]) {
             tg_release(r->results[i]);
-            r->results[i] = tg_retain(n->pending[x->out_index]);
+            r->results[i] = tg_retain(s->pending[x->out_index]);
         }
     }
-    return TG_OK;
 }
 
-static tg_status route(run *r, tg_node *n, int i, tg_tensor *g, tg_node **ready,
+static tg_status route(run *r, const tg_node *n, int i, tg_tensor *g, int *ready,
                        int *n_ready)
 {
-    tg_edge *e = &n->edges[i];
+    const tg_edge *e = &n->edges[i];
+    int j = e->node ? find_slot(r, e->node) : -1;
     tg_status s = TG_OK;
     if (g && e->leaf)
         s = accumulate_leaf(r, e->leaf, g);
     else if (g && e->node)
-        s = add_pending(e->node, e->index, g);
+        s = add_pending(r, j, e->index, g);
     else
         tg_release(g);
-    if (e->node && --e->node->deps == 0)
-        ready[(*n_ready)++] = e->node;
+    if (j >= 0 && --r->slots[j].deps == 0)
+        ready[(*n_ready)++] = j;
     return s;
 }
 
@@ -171,12 +320,20 @@ static tg_tensor *conform(tg_node *n, int i, tg_tensor *g)
     const tg_meta *m = &n->in_meta[i];
     if (!tg__shape_eq(g->ndim, g->shape, m->ndim, m->shape)) {
         char a[160], b[160];
+        tg_shape_str(g->ndim, g->shape, a, sizeof a); /* before g goes */
         tg_release(g);
+        /* a built-in rule is our bug; a custom backward is the user's */
+        if (n->fn)
+            return tg__error_null(TG_ERR_AUTOGRAD,
+                                  "backward: custom function '%s' returned a "
+                                  "gradient of shape %s for input %d of shape %s",
+                                  n->name, a, i,
+                                  tg_shape_str(m->ndim, m->shape, b, sizeof b));
         return tg__error_null(TG_ERR_INTERNAL,
                               "backward: gradient rule of '%s' gave shape %s "
                               "for input %d of shape %s",
-                              n->name, tg_shape_str(g->ndim, g->shape, a, sizeof a),
-                              i, tg_shape_str(m->ndim, m->shape, b, sizeof b));
+                              n->name, a, i,
+                              tg_shape_str(m->ndim, m->shape, b, sizeof b));
     }
     if (g->dtype == m->dtype)
         return g;
@@ -185,70 +342,93 @@ static tg_tensor *conform(tg_node *n, int i, tg_tensor *g)
     return c;
 }
 
-tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
-                       bool create_graph); /* rule.c */
-
-static tg_status run_node(run *r, tg_node *n, tg_node **ready, int *n_ready)
+/* runs slot k's rule (when needed) and routes what it gives */
+static tg_status run_slot(run *r, int k, int *ready, int *n_ready)
 {
+    tg_node *n = r->slots[k].node;
     tg_tensor *dy[TG_MAX_OP_OUTPUTS] = {0};
     tg_tensor *dx_stack[16];
-    tg_tensor **dx = n->n_in <= 16 ? dx_stack : calloc((size_t)n->n_in, sizeof *dx);
-    if (!dx)
-        return tg__error(TG_ERR_NOMEM, "backward: out of memory");
-    capture_nonleaf(r, n);
-    for (int o = 0; o < n->n_out; o++)
-        dy[o] = n->pending ? n->pending[o] : NULL;
-    tg_status s = tg__run_rule(n, dy, dx, r->create_graph);
+    bool needs_stack[16];
+    tg_tensor **dx = dx_stack;
+    bool *needs = needs_stack;
+    if (n->n_in > 16) {
+        dx = calloc((size_t)n->n_in, sizeof *dx);
+        needs = calloc((size_t)n->n_in, sizeof *needs);
+        if (!dx || !needs) {
+            free(dx);
+            free(needs);
+            return nomem();
+        }
+    }
+    capture_nonleaf(r, &r->slots[k]);
+    tg_status s = TG_OK;
+    if (r->slots[k].needed) {
+        for (int o = 0; o < n->n_out; o++)
+            dy[o] = r->slots[k].pending ? r->slots[k].pending[o] : NULL;
+        for (int i = 0; i < n->n_in; i++)
+            needs[i] = edge_wanted(r, n, i);
+        s = tg__run_rule(n, dy, dx, needs, r->create_graph);
+    } else {
+        for (int i = 0; i < n->n_in; i++)
+            dx[i] = NULL;
+    }
     for (int i = 0; i < n->n_in; i++) {
-        tg_tensor *g = (s == TG_OK && dx[i]) ? conform(n, i, dx[i]) : NULL;
-        if (s == TG_OK && dx[i] && !g)
-            s = tg_last_status();
-        else if (s != TG_OK)
+        tg_tensor *g = NULL;
+        if (s == TG_OK && dx[i] && needs[i] && r->slots[k].needed) {
+            if (!(g = conform(n, i, dx[i])))
+                s = tg_last_status();
+        } else {
             tg_release(dx[i]);
+        }
         tg_status s2 = route(r, n, i, s == TG_OK ? g : NULL, ready, n_ready);
         if (s == TG_OK)
             s = s2;
     }
-    if (dx != dx_stack)
+    if (dx != dx_stack) {
         free(dx);
+        free(needs);
+    }
     return s;
 }
 
-static void clear_pending(tg_node *n)
+static void clear_pending(slot *s)
 {
-    if (!n->pending)
+    if (!s->pending)
         return;
-    for (int o = 0; o < n->n_out; o++)
-        tg_release(n->pending[o]);
-    free(n->pending);
-    n->pending = NULL;
+    for (int o = 0; o < s->node->n_out; o++)
+        tg_release(s->pending[o]);
+    free(s->pending);
+    s->pending = NULL;
 }
 
 static tg_status execute(run *r)
 {
-    tg_node **ready = malloc((size_t)(r->n_nodes + 1) * sizeof *ready);
+    int *ready = malloc((size_t)(r->n_slots + 1) * sizeof *ready);
     if (!ready)
-        return tg__error(TG_ERR_NOMEM, "backward: out of memory");
+        return nomem();
     int n_ready = 0, done = 0;
-    for (int k = 0; k < r->n_nodes; k++)
-        if (r->nodes[k]->deps == 0)
-            ready[n_ready++] = r->nodes[k];
+    for (int k = 0; k < r->n_slots; k++)
+        if (r->slots[k].deps == 0)
+            ready[n_ready++] = k;
     tg_status s = TG_OK;
     while (n_ready > 0 && s == TG_OK) {
-        tg_node *n = ready[--n_ready];
-        s = run_node(r, n, ready, &n_ready);
-        clear_pending(n);
-        if (!r->retain)
-            tg__node_free_saved(n), n->released = true;
+        int k = ready[--n_ready];
+        s = run_slot(r, k, ready, &n_ready);
+        clear_pending(&r->slots[k]);
+        if (!r->retain && r->slots[k].needed) {
+            tg__node_free_saved(r->slots[k].node);
+            r->slots[k].node->released = true;
+        }
         done++;
     }
     free(ready);
-    if (s == TG_OK && done != r->n_nodes)
+    if (s == TG_OK && done != r->n_slots)
         s = tg__error(TG_ERR_INTERNAL, "backward: %d of %d nodes ran", done,
-                      r->n_nodes);
+                      r->n_slots);
     return s;
 }
 
+/* ---- the two entry points ---------------------------------------------------- */
 static tg_status check_root(const char *fn, tg_tensor *root, tg_tensor *seed)
 {
     if (!root)
@@ -293,7 +473,8 @@ static tg_status seed_roots(run *r, int n, tg_tensor *const *roots,
                 return tg_last_status();
         }
         tg_status s = roots[i]->grad_fn
-                          ? add_pending(roots[i]->grad_fn, roots[i]->out_index, g)
+                          ? add_pending(r, find_slot(r, roots[i]->grad_fn),
+                                        roots[i]->out_index, g)
                           : accumulate_leaf(r, roots[i], g);
         if (s != TG_OK)
             return s;
@@ -310,12 +491,17 @@ static tg_status backward_run(run *r, int n_roots, tg_tensor *const *roots,
     tg_set_grad_enabled(r->create_graph);
     tg_status s = collect(r, n_roots, roots);
     if (s == TG_OK)
+        s = mark_needed(r);
+    if (s == TG_OK)
+        s = check_needed(r);
+    if (s == TG_OK)
         s = seed_roots(r, n_roots, roots, seeds);
     if (s == TG_OK)
         s = execute(r);
-    for (int k = 0; k < r->n_nodes; k++)
-        clear_pending(r->nodes[k]);
-    free(r->nodes);
+    for (int k = 0; k < r->n_slots; k++)
+        clear_pending(&r->slots[k]);
+    free(r->slots);
+    free(r->table);
     tg_set_grad_enabled(was_enabled);
     tg__scope_resume(floor);
     return s;

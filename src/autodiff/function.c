@@ -55,19 +55,33 @@ tg_status tg_ctx_save_for_backward(tg_function_ctx *ctx, int n,
 
 int tg_ctx_num_saved(const tg_function_ctx *ctx) { return ctx ? ctx->n_saved : 0; }
 
+static tg_status check_saved(const tg_function_ctx *ctx, int i)
+{
+    const tg_tensor *t = ctx->saved[i];
+    if (t->storage->version == ctx->versions[i])
+        return TG_OK;
+    return tg__error(TG_ERR_AUTOGRAD,
+                     "custom function '%s': saved tensor %d was modified by an "
+                     "in-place operation (version %llu, expected %llu)",
+                     ctx->name, i, (unsigned long long)t->storage->version,
+                     (unsigned long long)ctx->versions[i]);
+}
+
+/* the engine checks every saved tensor before a backward starts */
+tg_status tg__function_check_saved(const tg_function_ctx *ctx)
+{
+    tg_status s = TG_OK;
+    for (int i = 0; i < ctx->n_saved && s == TG_OK; i++)
+        s = check_saved(ctx, i);
+    return s;
+}
+
 tg_tensor *tg_ctx_saved(tg_function_ctx *ctx, int i)
 {
     if (!ctx || i < 0 || i >= ctx->n_saved)
         return tg__error_null(TG_ERR_INDEX, "tg_ctx_saved: no saved tensor %d "
                               "(%d saved)", i, ctx ? ctx->n_saved : 0);
-    tg_tensor *t = ctx->saved[i];
-    if (t->storage->version != ctx->versions[i])
-        return tg__error_null(TG_ERR_AUTOGRAD,
-                              "custom function '%s': saved tensor %d was modified "
-                              "by an in-place operation (version %llu, expected %llu)",
-                              ctx->name, i, (unsigned long long)t->storage->version,
-                              (unsigned long long)ctx->versions[i]);
-    return t;
+    return check_saved(ctx, i) == TG_OK ? ctx->saved[i] : NULL;
 }
 
 bool tg_ctx_needs_input_grad(const tg_function_ctx *ctx, int i)

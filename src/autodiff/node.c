@@ -146,8 +146,6 @@ tg_status tg__record(tg_op_ctx *c)
     return TG_OK;
 }
 
-void tg__function_ctx_free_saved(struct tg_function_ctx *ctx); /* function.c */
-
 void tg__node_free_saved(tg_node *n)
 {
     if (n->fn_ctx)
@@ -161,8 +159,6 @@ void tg__node_free_saved(tg_node *n)
         n->saved_out[o] = NULL;
     }
 }
-
-void tg__function_ctx_free(struct tg_function_ctx *ctx); /* function.c */
 
 /* Freeing a node releases the nodes its edges point to, and the tensors it
  * saved, whose own nodes may then go too: a worklist instead of recursion. */
@@ -179,7 +175,6 @@ static void destroy(tg_node *n)
     }
     if (n->fn_ctx)
         tg__function_ctx_free(n->fn_ctx);
-    free(n->pending);
     free(n->attrs);
     free(n);
 }

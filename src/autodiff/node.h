@@ -31,10 +31,6 @@ typedef struct tg_node {
     tg_attr *attrs;
     int n_attrs;
     bool released;           /* saved tensors freed by backward */
-    /* scratch for one backward pass */
-    int deps;
-    int visit;
-    tg_tensor **pending;     /* n_out accumulated output gradients */
 } tg_node;
 
 /* records the op application in c (outputs already made) when grad mode
@@ -51,5 +47,16 @@ void tg__node_release(tg_node *n);
 void tg__node_free_saved(tg_node *n);
 /* does any input require grad while grad mode is on? */
 bool tg__should_record(int n_in, tg_tensor *const *in);
+/* fails (TG_ERR_AUTOGRAD) when a tensor n saved was modified in place */
+tg_status tg__check_saved(const tg_node *n);
+/* runs n's gradient rule: dy[n_out] in (NULL: zeros), dx[n_in] out (new
+ * references) for the inputs with needs[i] */
+tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
+                       const bool *needs, bool create_graph);
+/* custom functions (function.c) */
+tg_status tg__function_backward(tg_node *n, tg_tensor *dy, tg_tensor **dx);
+tg_status tg__function_check_saved(const struct tg_function_ctx *ctx);
+void tg__function_ctx_free_saved(struct tg_function_ctx *ctx);
+void tg__function_ctx_free(struct tg_function_ctx *ctx);
 
 #endif

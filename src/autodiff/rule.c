@@ -6,8 +6,6 @@
 
 #include <stdio.h>
 
-tg_status tg__function_backward(tg_node *n, tg_tensor *dy, tg_tensor **dx);
-
 static tg_status check_version(const tg_node *n, const tg_tensor *t,
                                uint64_t saved, const char *what, int i)
 {
@@ -20,6 +18,17 @@ static tg_status check_version(const tg_node *n, const tg_tensor *t,
                      "modify it after backward.",
                      what, i, n->name, (unsigned long long)t->storage->version,
                      (unsigned long long)saved);
+}
+
+/* every tensor the node saved must still be at the version it was saved at */
+tg_status tg__check_saved(const tg_node *n)
+{
+    tg_status s = n->fn_ctx ? tg__function_check_saved(n->fn_ctx) : TG_OK;
+    for (int i = 0; i < n->n_in && s == TG_OK; i++)
+        s = check_version(n, n->saved_in[i], n->ver_in[i], "input", i);
+    for (int o = 0; o < n->n_out && s == TG_OK; o++)
+        s = check_version(n, n->saved_out[o], n->ver_out[o], "output", o);
+    return s;
 }
 
 /* a saved output re-attached to this node, so that create_graph sees it
@@ -40,7 +49,7 @@ static tg_tensor *unpack_output(tg_node *n, int o, bool create_graph)
 }
 
 static tg_status call_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
-                           bool create_graph)
+                           const bool *needs, bool create_graph)
 {
     if (n->fn)
         return tg__function_backward(n, dy[0], dx);
@@ -48,12 +57,9 @@ static tg_status call_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
         return tg__error(TG_ERR_UNSUPPORTED,
                          "backward: op '%s' has no gradient rule", n->name);
     tg_tensor *out[TG_MAX_OP_OUTPUTS] = {0};
-    bool needs[TG_MAX_OP_INPUTS];
     for (int o = 0; o < n->n_out; o++)
         if (n->saved_out[o] && !(out[o] = unpack_output(n, o, create_graph)))
             return tg_last_status();
-    for (int i = 0; i < n->n_in; i++)
-        needs[i] = n->edges[i].node || n->edges[i].leaf;
     tg_grad_ctx g = {
         .op = n->op, .n_in = n->n_in, .n_out = n->n_out,
         .in = n->saved_in, .out = out, .in_meta = n->in_meta,
@@ -64,7 +70,7 @@ static tg_status call_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
 }
 
 tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
-                       bool create_graph)
+                       const bool *needs, bool create_graph)
 {
     for (int i = 0; i < n->n_in; i++)
         dx[i] = NULL;
@@ -72,11 +78,7 @@ tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
         return tg__error(TG_ERR_AUTOGRAD,
                          "backward: saved tensors of '%s' were already freed; "
                          "use retain_graph=true", n->name);
-    tg_status s = TG_OK;
-    for (int i = 0; i < n->n_in && s == TG_OK; i++)
-        s = check_version(n, n->saved_in[i], n->ver_in[i], "input", i);
-    for (int o = 0; o < n->n_out && s == TG_OK; o++)
-        s = check_version(n, n->saved_out[o], n->ver_out[o], "output", o);
+    tg_status s = tg__check_saved(n);
     if (s != TG_OK)
         return s;
     tg_scope_begin();
@@ -88,7 +90,7 @@ tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
             s = tg_last_status();
     }
     if (s == TG_OK)
-        s = call_rule(n, dy_full, dx, create_graph);
+        s = call_rule(n, dy_full, dx, needs, create_graph);
     for (int i = 0; i < n->n_in; i++) {
         if (s == TG_OK && dx[i])
             tg_retain(dx[i]); /* survives the scope: the engine owns it */

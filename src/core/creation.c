@@ -55,6 +55,8 @@ tg_tensor *tg_arange(tg_dtype dt, double start, double stop, double step)
                               "step, got start %g stop %g step %g",
                               start, stop, step);
     double n = ceil((stop - start) / step);
+    if (n > (double)(INT64_MAX / 16)) /* also catches an infinite count */
+        return tg__error_null(TG_ERR_SHAPE, "tg_arange: %g elements is too large", n);
     int64_t len = n > 0 ? (int64_t)n : 0;
     tg_tensor *t = new_tensor("tg_arange", dt, 1, &len);
     if (!t)
@@ -78,22 +80,33 @@ tg_tensor *tg_from_data(tg_dtype dt, int ndim, const int64_t *shape,
     }
     if (n)
         memcpy(tg__base(t), data, n);
+    if (dt == TG_BOOL) { /* any non-zero byte is true: store it as 1 */
+        uint8_t *b = (uint8_t *)tg__base(t);
+        for (int64_t i = 0; i < t->numel; i++)
+            b[i] = b[i] != 0;
+    }
     return tg__publish(t);
+}
+
+/* a NULL input is usually an earlier failure: keep its message */
+static tg_tensor *null_input(const char *fn)
+{
+    if (!tg__error_is_set())
+        tg__error(TG_ERR_ARG, "%s: tensor is NULL", fn);
+    return NULL;
 }
 
 tg_tensor *tg_zeros_like(const tg_tensor *t)
 {
-    if (!t)
-        return NULL;
-    return tg_zeros(t->dtype, t->ndim, t->shape);
+    return t ? tg_zeros(t->dtype, t->ndim, t->shape) : null_input("tg_zeros_like");
 }
 
 tg_tensor *tg_ones_like(const tg_tensor *t)
 {
-    return t ? tg_full(t->dtype, t->ndim, t->shape, 1.0) : NULL;
+    return t ? tg_full(t->dtype, t->ndim, t->shape, 1.0) : null_input("tg_ones_like");
 }
 
 tg_tensor *tg_full_like(const tg_tensor *t, double value)
 {
-    return t ? tg_full(t->dtype, t->ndim, t->shape, value) : NULL;
+    return t ? tg_full(t->dtype, t->ndim, t->shape, value) : null_input("tg_full_like");
 }

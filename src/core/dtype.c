@@ -28,5 +28,7 @@ tg_dtype tg_promote_types(tg_dtype a, tg_dtype b)
 {
     /* uint8 with a signed integer: the signed type (rank already says so
      * for int32/int64, as both outrank uint8) */
+    if (!tg_dtype_is_valid((int)a) || !tg_dtype_is_valid((int)b))
+        return tg_dtype_is_valid((int)a) ? a : b; /* garbage in: no overread */
     return rank[a] >= rank[b] ? a : b;
 }

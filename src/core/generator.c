@@ -22,6 +22,8 @@ static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 void tg_generator_seed(tg_generator *g, uint64_t seed)
 {
+    if (!g)
+        return;
     for (int i = 0; i < 4; i++)
         g->s[i] = splitmix64(&seed);
 }
@@ -39,6 +41,10 @@ void tg_generator_free(tg_generator *g) { free(g); }
 
 uint64_t tg_generator_next(tg_generator *g)
 {
+    if (!g) {
+        tg__error(TG_ERR_ARG, "tg_generator_next: generator is NULL");
+        return 0;
+    }
     uint64_t *s = g->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
@@ -76,10 +82,23 @@ tg_tensor *tg_rand_uniform(tg_generator *g, tg_dtype dt, int ndim,
     tg_tensor *t = random_tensor("tg_rand_uniform", g, dt, ndim, shape, true);
     if (!t)
         return NULL;
-    size_t es = tg_dtype_size(dt);
-    for (int64_t i = 0; i < t->numel; i++)
-        tg__store(dt, tg__base(t) + i * (int64_t)es,
-                  lo + (hi - lo) * tg_generator_uniform(g));
+    /* lo + (hi - lo) * u can round up to hi (always possible in float32):
+     * such draws take the largest value below hi, keeping [lo, hi) */
+    if (dt == TG_FLOAT32) {
+        float *d = (float *)tg__base(t);
+        float top = nextafterf((float)hi, -INFINITY);
+        for (int64_t i = 0; i < t->numel; i++) {
+            float v = (float)(lo + (hi - lo) * tg_generator_uniform(g));
+            d[i] = (double)v >= hi && hi > lo ? fmaxf(top, (float)lo) : v;
+        }
+    } else {
+        double *d = (double *)tg__base(t);
+        double top = nextafter(hi, -INFINITY);
+        for (int64_t i = 0; i < t->numel; i++) {
+            double v = lo + (hi - lo) * tg_generator_uniform(g);
+            d[i] = v >= hi && hi > lo ? fmax(top, lo) : v;
+        }
+    }
     return tg__publish(t);
 }
 

@@ -24,7 +24,49 @@ bool tg__check_inplace(const char *op, const tg_tensor *t)
                   "inside tg_no_grad_begin/end (as for parameter updates)", op);
         return false;
     }
+    /* an expanded (stride-0) destination would write one element many
+     * times: accumulating ops would add repeatedly, threads would race */
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] > 1 && t->strides[i] == 0) {
+            tg__error(TG_ERR_ARG,
+                      "%s: more than one element of the destination refers to "
+                      "the same memory location (axis %d is expanded); clone "
+                      "it before writing to it", op, i);
+            return false;
+        }
     return true;
+}
+
+/* does src read exactly the element of dst being written, everywhere?
+ * (then an in-place elementwise update through both is safe) */
+static bool same_elements(const tg_tensor *dst, const tg_tensor *src)
+{
+    if (src->offset != dst->offset || src->dtype != dst->dtype)
+        return false;
+    int lead = dst->ndim - src->ndim;
+    for (int i = 0; i < dst->ndim; i++) {
+        if (dst->shape[i] == 1)
+            continue;
+        int j = i - lead;
+        if (j < 0 || src->shape[j] == 1 || src->strides[j] != dst->strides[i])
+            return false;
+    }
+    return true;
+}
+
+/* src in dtype dt, ready to read while dst is written: a private copy
+ * when the two overlap in memory other than element for element (as in
+ * x[1:] = x[:-1]), where reading after writing would give wrong values.
+ * Internal reference; the caller releases it. */
+static tg_tensor *readable_source(const tg_tensor *dst, const tg_tensor *src,
+                                  tg_dtype dt)
+{
+    if (src->storage != dst->storage || same_elements(dst, src))
+        return tg__as_dtype((tg_tensor *)src, dt);
+    tg_tensor *c = tg__alloc(dt, src->ndim, src->shape);
+    if (c)
+        tg__convert_into(c, src);
+    return c;
 }
 
 tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src)
@@ -46,7 +88,11 @@ tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src)
                          tg_shape_str(src->ndim, src->shape, a, sizeof a),
                          tg_shape_str(dst->ndim, dst->shape, b, sizeof b));
     }
-    tg__convert_into(dst, src);
+    tg_tensor *x = readable_source(dst, src, src->dtype);
+    if (!x)
+        return TG_ERR_NOMEM;
+    tg__convert_into(dst, x);
+    tg_release(x);
     tg__bump_version(dst);
     return TG_OK;
 }
@@ -69,11 +115,12 @@ tg_status tg_fill_(tg_tensor *dst, double value)
     return TG_OK;
 }
 
-/* dst += alpha * src, computed in dst's dtype */
-#define AXPY_ROW(NAME, T)                                                   \
+/* dst += alpha * src, computed in dst's dtype; an integer alpha converts
+ * through int64 (CONV) so that negative values wrap into uint8 */
+#define AXPY_ROW(NAME, T, CONV)                                             \
     static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
     {                                                                       \
-        const T alpha = (T) * (const double *)ctx;                          \
+        const T alpha = (T)(CONV) * (const double *)ctx;                    \
         if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                       \
             T *d = (T *)p[0];                                               \
             const T *x = (const T *)p[1];                                   \
@@ -84,11 +131,11 @@ tg_status tg_fill_(tg_tensor *dst, double value)
                 *(T *)(p[0] + i * s[0]) += alpha * *(const T *)(p[1] + i * s[1]); \
         }                                                                   \
     }
-AXPY_ROW(axpy_f32, float)
-AXPY_ROW(axpy_f64, double)
-AXPY_ROW(axpy_i32, int32_t)
-AXPY_ROW(axpy_i64, int64_t)
-AXPY_ROW(axpy_u8, uint8_t)
+AXPY_ROW(axpy_f32, float, double)
+AXPY_ROW(axpy_f64, double, double)
+AXPY_ROW(axpy_i32, int32_t, int64_t)
+AXPY_ROW(axpy_i64, int64_t, int64_t)
+AXPY_ROW(axpy_u8, uint8_t, int64_t)
 static const tg_iter_row_fn axpy_rows[TG_NUM_DTYPES] = {axpy_f32, axpy_f64, axpy_i32,
                                                        axpy_i64, axpy_u8, NULL};
 
@@ -109,7 +156,7 @@ tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha)
                       "destination's shape");
     if (s != TG_OK)
         return s;
-    tg_tensor *x = tg__as_dtype((tg_tensor *)src, dst->dtype);
+    tg_tensor *x = readable_source(dst, src, dst->dtype);
     if (!x)
         return TG_ERR_NOMEM;
     const tg_tensor *ops[2] = {dst, x};
@@ -121,18 +168,18 @@ tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha)
     return TG_OK;
 }
 
-#define SCALE_ROW(NAME, T)                                                  \
+#define SCALE_ROW(NAME, T, CONV)                                            \
     static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
     {                                                                       \
-        const T k = (T) * (const double *)ctx;                              \
+        const T k = (T)(CONV) * (const double *)ctx;                        \
         for (int64_t i = 0; i < n; i++)                                     \
             *(T *)(p[0] + i * s[0]) *= k;                                   \
     }
-SCALE_ROW(scale_f32, float)
-SCALE_ROW(scale_f64, double)
-SCALE_ROW(scale_i32, int32_t)
-SCALE_ROW(scale_i64, int64_t)
-SCALE_ROW(scale_u8, uint8_t)
+SCALE_ROW(scale_f32, float, double)
+SCALE_ROW(scale_f64, double, double)
+SCALE_ROW(scale_i32, int32_t, int64_t)
+SCALE_ROW(scale_i64, int64_t, int64_t)
+SCALE_ROW(scale_u8, uint8_t, int64_t)
 static const tg_iter_row_fn scale_rows[TG_NUM_DTYPES] = {scale_f32, scale_f64, scale_i32,
                                                         scale_i64, scale_u8, NULL};
 

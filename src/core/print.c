@@ -1,5 +1,6 @@
-/* Printing tensors like numpy/PyTorch: nested brackets, aligned columns,
- * elided with "..." past 1000 elements (three items at each edge). */
+/* Printing tensors as PyTorch does: nested brackets, right-aligned columns,
+ * rows wrapped at 80 columns, elided with "..." past 1000 elements (three
+ * items at each edge), the format chosen from the items shown. */
 #include "core/tensor_impl.h"
 #include "tg/autograd.h"
 
@@ -10,6 +11,8 @@
 
 #define ELIDE_THRESHOLD 1000
 #define EDGE 3
+#define LINE_WIDTH 80
+#define PREFIX "tensor("
 
 typedef struct buf {
     char *s;
@@ -46,28 +49,48 @@ static void put(buf *b, const char *fmt, ...)
     }
 }
 
+/* the style chosen for the whole tensor (PyTorch's _Formatter) */
 typedef struct fmt {
-    bool is_float, is_bool, all_int, sci;
-    int width, prec;
+    bool is_float, is_bool;
+    bool int_mode; /* every finite float is a whole number: "3." */
+    bool sci;      /* "3.0000e+00" */
+    int width;
+    /* scratch while scanning */
+    double nz_min, nz_max;
 } fmt;
 
-/* formats one value according to the style chosen for the whole tensor */
-static void format_value(char *out, size_t n, const fmt *f, double v)
+/* integers are printed from their exact value, not through double */
+static long long load_int(tg_dtype dt, const void *p)
 {
-    if (f->is_bool)
-        snprintf(out, n, "%s", v != 0 ? "True" : "False");
-    else if (!f->is_float)
-        snprintf(out, n, "%.0f", v);
-    else if (isnan(v))
+    switch (dt) {
+    case TG_INT32: return *(const int32_t *)p;
+    case TG_INT64: return *(const int64_t *)p;
+    default: return *(const uint8_t *)p;
+    }
+}
+
+static void format_value(char *out, size_t n, const fmt *f, tg_dtype dt,
+                         const void *p)
+{
+    if (f->is_bool) {
+        snprintf(out, n, "%s", *(const uint8_t *)p ? "True" : "False");
+        return;
+    }
+    if (!f->is_float) {
+        snprintf(out, n, "%lld", load_int(dt, p));
+        return;
+    }
+    double v = tg__load(dt, p);
+    if (isnan(v))
         snprintf(out, n, "nan");
     else if (isinf(v))
         snprintf(out, n, v > 0 ? "inf" : "-inf");
     else if (f->sci)
-        snprintf(out, n, "%.*e", f->prec, v);
-    else if (f->all_int)
+        snprintf(out, n, "%.4e", v);
+    else if (f->int_mode)
         snprintf(out, n, "%.0f.", v);
     else
-        snprintf(out, n, "%.*f", f->prec, v);
+        snprintf(out, n, "%.4f", v);
 }
 
 static bool shown(const tg_tensor *t, int axis, int64_t i, bool elide)
@@ -76,62 +99,134 @@ static bool shown(const tg_tensor *t, int axis, int64_t i, bool elide)
            i >= t->shape[axis] - EDGE;
 }
 
+/* calls fn on every element that will be printed */
+typedef void (*visit_fn)(fmt *f, const tg_tensor *t, const void *p);
+static void visit(const tg_tensor *t, int axis, int64_t off, bool elide,
+                  visit_fn fn, fmt *f)
+{
+    if (axis == t->ndim) {
+        fn(f, t, tg__base(t) + off * (int64_t)tg_dtype_size(t->dtype));
+        return;
+    }
+    for (int64_t i = 0; i < t->shape[axis]; i++)
+        if (shown(t, axis, i, elide))
+            visit(t, axis + 1, off + i * t->strides[axis], elide, fn, f);
+}
+
+static void scan_range(fmt *f, const tg_tensor *t, const void *p)
+{
+    double v = tg__load(t->dtype, p);
+    if (!isfinite(v) || v == 0)
+        return;
+    if (v != floor(v))
+        f->int_mode = false;
+    f->nz_max = fmax(f->nz_max, fabs(v));
+    f->nz_min = fmin(f->nz_min, fabs(v));
+}
+
+/* width over the finite values only: "nan" and "inf" are not padded for */
+static void scan_width(fmt *f, const tg_tensor *t, const void *p)
+{
+    if (f->is_float && !isfinite(tg__load(t->dtype, p)))
+        return;
+    char tmp[64];
+    format_value(tmp, sizeof tmp, f, t->dtype, p);
+    int w = (int)strlen(tmp);
+    if (w > f->width)
+        f->width = w;
+}
+
 static void choose_format(const tg_tensor *t, bool elide, fmt *f)
 {
+    memset(f, 0, sizeof *f);
     f->is_float = tg_dtype_is_float(t->dtype);
     f->is_bool = t->dtype == TG_BOOL;
-    f->all_int = true;
-    f->prec = 4;
-    double amax = 0, amin = INFINITY;
-    for (int64_t i = 0; i < t->numel; i++) {
-        (void)elide;
-        double v = tg__load(t->dtype, tg__elem_ptr(t, i));
-        if (!isfinite(v))
-            continue;
-        if (v != floor(v))
-            f->all_int = false;
-        amax = fmax(amax, fabs(v));
-        if (v != 0)
-            amin = fmin(amin, fabs(v));
-    }
-    f->sci = f->is_float && (amax >= 1e8 || (amin < 1e-4 && amin > 0));
+    f->int_mode = true;
+    f->nz_min = INFINITY;
     f->width = 1;
-    char tmp[64];
-    for (int64_t i = 0; i < t->numel; i++) {
-        format_value(tmp, sizeof tmp, f, tg__load(t->dtype, tg__elem_ptr(t, i)));
-        int w = (int)strlen(tmp);
-        if (w > f->width)
-            f->width = w;
+    if (f->is_float) {
+        visit(t, 0, 0, elide, scan_range, f);
+        bool any = f->nz_max > 0;
+        double ratio = any ? f->nz_max / f->nz_min : 0;
+        /* PyTorch switches to scientific notation for a dynamic range over
+         * 1000, values over 1e8, or (non-integers) values under 1e-4 */
+        f->sci = any && (ratio > 1000 || f->nz_max > 1e8 ||
+                         (!f->int_mode && f->nz_min < 1e-4));
     }
+    visit(t, 0, 0, elide, scan_width, f);
+}
+
+static void print_item(buf *b, const tg_tensor *t, int64_t off, const fmt *f)
+{
+    char tmp[64];
+    format_value(tmp, sizeof tmp, f, t->dtype,
+                 tg__base(t) + off * (int64_t)tg_dtype_size(t->dtype));
+    put(b, "%*s", f->width, tmp);
+}
+
+/* the last axis: items wrapped so that lines stay within LINE_WIDTH */
+static void print_row(buf *b, const tg_tensor *t, int axis, int64_t off,
+                      const fmt *f, bool elide, int indent)
+{
+    int per_line = (LINE_WIDTH - indent) / (f->width + 2);
+    if (per_line < 1)
+        per_line = 1;
+    int on_line = 0;
+    bool dots = false;
+    put(b, "[");
+    for (int64_t i = 0; i < t->shape[axis]; i++) {
+        bool show = shown(t, axis, i, elide);
+        if (!show && dots)
+            continue;
+        if (i > 0) {
+            if (on_line == per_line) {
+                put(b, ",\n%*s", indent + 1, "");
+                on_line = 0;
+            } else {
+                put(b, ", ");
+            }
+        }
+        if (show) {
+            print_item(b, t, off + i * t->strides[axis], f);
+        } else {
+            put(b, " ...");
+            dots = true;
+        }
+        on_line++;
+    }
+    put(b, "]");
 }
 
 static void print_rec(buf *b, const tg_tensor *t, int axis, int64_t off,
                       const fmt *f, bool elide, int indent)
 {
-    size_t es = tg_dtype_size(t->dtype);
-    if (axis == t->ndim) {
-        char tmp[64];
-        format_value(tmp, sizeof tmp, f,
-                     tg__load(t->dtype, tg__base(t) + off * (int64_t)es));
-        put(b, "%*s", f->width, tmp);
+    if (axis == t->ndim) { /* 0-d */
+        print_item(b, t, off, f);
         return;
     }
-    put(b, "[");
+    if (axis == t->ndim - 1) {
+        print_row(b, t, axis, off, f, elide, indent);
+        return;
+    }
+    /* sub-blocks are separated by ndim - axis - 1 newlines */
+    int newlines = t->ndim - axis - 1;
     bool dots = false;
+    put(b, "[");
     for (int64_t i = 0; i < t->shape[axis]; i++) {
-        if (!shown(t, axis, i, elide)) {
-            if (!dots)
-                put(b, axis == t->ndim - 1 ? ", ..." : ",\n%*s...", indent + 1, "");
-            dots = true;
+        bool show = shown(t, axis, i, elide);
+        if (!show && dots)
             continue;
-        }
         if (i > 0) {
-            if (axis == t->ndim - 1)
-                put(b, ", ");
-            else
-                put(b, ",%s%*s", t->ndim - axis > 2 ? "\n\n" : "\n", indent + 1, "");
+            put(b, ",");
+            for (int k = 0; k < newlines; k++)
+                put(b, "\n");
+            put(b, "%*s", indent + 1, "");
         }
-        print_rec(b, t, axis + 1, off + i * t->strides[axis], f, elide, indent + 1);
+        if (show)
+            print_rec(b, t, axis + 1, off + i * t->strides[axis], f, elide, indent + 1);
+        else
+            put(b, "...");
+        dots |= !show;
     }
     put(b, "]");
 }
@@ -143,12 +238,26 @@ char *tg_to_string(const tg_tensor *t)
         put(&b, "tensor(NULL)");
         return b.s;
     }
-    bool elide = t->numel > ELIDE_THRESHOLD;
-    fmt f;
-    choose_format(t, elide, &f);
-    put(&b, "tensor(");
-    print_rec(&b, t, 0, 0, &f, elide, 7);
-    if (t->dtype != TG_FLOAT32 && t->dtype != TG_INT64 && t->dtype != TG_BOOL)
+    bool show_dtype = t->dtype != TG_FLOAT32 && t->dtype != TG_INT64 &&
+                      t->dtype != TG_BOOL;
+    put(&b, PREFIX);
+    if (t->numel == 0) {
+        /* nothing shows the shape or dtype of an empty tensor: say them */
+        put(&b, "[]");
+        if (t->ndim != 1) {
+            put(&b, ", size=(");
+            for (int i = 0; i < t->ndim; i++)
+                put(&b, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+            put(&b, ")");
+        }
+        show_dtype = t->dtype != TG_FLOAT32;
+    } else {
+        bool elide = t->numel > ELIDE_THRESHOLD;
+        fmt f;
+        choose_format(t, elide, &f);
+        print_rec(&b, t, 0, 0, &f, elide, (int)strlen(PREFIX));
+    }
+    if (show_dtype)
         put(&b, ", dtype=%s", tg_dtype_name(t->dtype));
     if (t->grad_fn)
         put(&b, ", grad_fn=<%s>", tg_grad_fn_name(t));

@@ -3,6 +3,7 @@
 #include "core/tensor_impl.h"
 #include "autodiff/node.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,8 @@ int64_t tg_size(const tg_tensor *t, int axis)
 
 bool tg_is_contiguous(const tg_tensor *t)
 {
+    if (!t)
+        return false;
     int64_t st = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] != 1 && t->strides[i] != st)
@@ -215,9 +218,10 @@ void tg__store(tg_dtype dt, void *p, double v)
     switch (dt) {
     case TG_FLOAT32: *(float *)p = (float)v; break;
     case TG_FLOAT64: *(double *)p = v; break;
-    case TG_INT32: *(int32_t *)p = (int32_t)v; break;
+    /* through int64: negative values wrap into uint8 (defined behaviour) */
+    case TG_INT32: *(int32_t *)p = (int32_t)(int64_t)v; break;
     case TG_INT64: *(int64_t *)p = (int64_t)v; break;
-    case TG_UINT8: *(uint8_t *)p = (uint8_t)v; break;
+    case TG_UINT8: *(uint8_t *)p = (uint8_t)(int64_t)v; break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
     default: break;
     }
@@ -234,12 +238,22 @@ void *tg__elem_ptr(const tg_tensor *t, int64_t flat)
     return tg__base(t) + off * (int64_t)tg_dtype_size(t->dtype);
 }
 
+/* a NULL tensor is usually an earlier failure: keep its message */
+static double null_nan(const char *fn)
+{
+    if (!tg__error_is_set())
+        tg__error(TG_ERR_ARG, "%s: tensor is NULL", fn);
+    return NAN;
+}
+
 double tg_item(const tg_tensor *t)
 {
-    if (!t || t->numel != 1) {
+    if (!t)
+        return null_nan("tg_item");
+    if (t->numel != 1) {
         tg__error(TG_ERR_SHAPE, "tg_item: expected a one-element tensor, got %lld elements",
-                  t ? (long long)t->numel : 0LL);
-        return 0.0 / 0.0;
+                  (long long)t->numel);
+        return NAN;
     }
     return tg__load(t->dtype, tg__base(t));
 }
@@ -247,13 +261,17 @@ double tg_item(const tg_tensor *t)
 double tg_get(const tg_tensor *t, const int64_t *index)
 {
     if (!t)
-        return 0.0 / 0.0;
+        return null_nan("tg_get");
+    if (!index && t->ndim > 0) {
+        tg__error(TG_ERR_ARG, "tg_get: index is NULL");
+        return NAN;
+    }
     int64_t off = 0;
     for (int i = 0; i < t->ndim; i++) {
         if (index[i] < 0 || index[i] >= t->shape[i]) {
             tg__error(TG_ERR_INDEX, "tg_get: index %lld out of range for axis %d of size %lld",
                       (long long)index[i], i, (long long)t->shape[i]);
-            return 0.0 / 0.0;
+            return NAN;
         }
         off += index[i] * t->strides[i];
     }

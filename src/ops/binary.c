@@ -240,10 +240,12 @@ tg_tensor *tg_div(tg_tensor *a, tg_tensor *b)
 static tg_tensor *with_scalar(tg_tensor *(*op)(tg_tensor *, tg_tensor *),
                               tg_tensor *x, double s)
 {
-    if (!x)
-        return NULL;
+    if (!x) /* usually an earlier failure: keep its message */
+        return tg__error_is_set() ? NULL
+                                  : tg__error_null(TG_ERR_ARG, "scalar op: input is NULL");
     /* a fractional scalar with an integer tensor computes in float */
-    tg_dtype dt = tg_dtype_is_float(x->dtype) || s == floor(s) ? x->dtype : TG_FLOAT64;
+    tg_dtype dt = tg_dtype_is_float(x->dtype) || (isfinite(s) && s == floor(s))
+                      ? x->dtype : TG_FLOAT64;
     TG_LOCAL_BEGIN();
     tg_tensor *y = op(x, tg_scalar(dt, s));
     TG_LOCAL_RETURN(y);

@@ -6,14 +6,25 @@
 
 #include <string.h>
 
+/* a NULL input is usually an earlier failure: keep its message */
+static tg_tensor *null_input(const char *op)
+{
+    if (!tg__error_is_set())
+        tg__error(TG_ERR_ARG, "%s: input is NULL", op);
+    return NULL;
+}
+
 /* ---- shapes with one -1 ---------------------------------------------------- */
 static tg_status resolve_shape(const char *op, const tg_tensor *x, int ndim,
                                const int64_t *shape, int64_t *out)
 {
     int infer_at = -1;
     int64_t known = 1;
-    if (ndim < 0 || ndim > TG_MAX_DIMS || (ndim > 0 && !shape))
-        return tg__error(TG_ERR_SHAPE, "%s: bad target rank %d", op, ndim);
+    if (ndim > 0 && !shape)
+        return tg__error(TG_ERR_ARG, "%s: shape is NULL for %d dims", op, ndim);
+    if (ndim < 0 || ndim > TG_MAX_DIMS)
+        return tg__error(TG_ERR_SHAPE, "%s: %d dims requested, supported are 0 to %d",
+                         op, ndim, TG_MAX_DIMS);
     for (int i = 0; i < ndim; i++) {
         if (shape[i] == -1 && infer_at < 0) {
             infer_at = i;
@@ -124,7 +135,7 @@ tg_tensor *tg_view(tg_tensor *x, int ndim, const int64_t *shape)
 tg_tensor *tg_reshape(tg_tensor *x, int ndim, const int64_t *shape)
 {
     if (!x)
-        return NULL;
+        return null_input("reshape");
     int64_t out[TG_MAX_DIMS], strides[TG_MAX_DIMS];
     if (resolve_shape("reshape", x, ndim, shape, out) != TG_OK)
         return NULL;
@@ -139,7 +150,7 @@ tg_tensor *tg_flatten(tg_tensor *x, int start_axis, int end_axis)
 {
     int s, e;
     if (!x)
-        return NULL;
+        return null_input("flatten");
     if (!tg__norm_axis("flatten", start_axis, x->ndim, &s) ||
         !tg__norm_axis("flatten", end_axis, x->ndim, &e))
         return NULL;
@@ -164,7 +175,9 @@ tg_tensor *tg_flatten(tg_tensor *x, int start_axis, int end_axis)
 tg_tensor *tg_squeeze(tg_tensor *x, int axis)
 {
     int a;
-    if (!x || !tg__norm_axis("squeeze", axis, x->ndim, &a))
+    if (!x)
+        return null_input("squeeze");
+    if (!tg__norm_axis("squeeze", axis, x->ndim, &a))
         return NULL;
     if (x->ndim == 0)
         return tg_view(x, 0, NULL);
@@ -182,7 +195,7 @@ tg_tensor *tg_squeeze(tg_tensor *x, int axis)
 tg_tensor *tg_squeeze_all(tg_tensor *x)
 {
     if (!x)
-        return NULL;
+        return null_input("squeeze_all");
     int64_t shape[TG_MAX_DIMS];
     int n = 0;
     for (int i = 0; i < x->ndim; i++)
@@ -193,9 +206,14 @@ tg_tensor *tg_squeeze_all(tg_tensor *x)
 
 tg_tensor *tg_unsqueeze(tg_tensor *x, int axis)
 {
-    int a;
-    if (!x || !tg__norm_axis("unsqueeze", axis, x->ndim + 1, &a))
-        return NULL;
+    if (!x)
+        return null_input("unsqueeze");
+    /* the new axis may go anywhere in the result's ndim + 1 positions */
+    int n1 = x->ndim + 1, a = axis < 0 ? axis + n1 : axis;
+    if (a < 0 || a >= n1)
+        return tg__error_null(TG_ERR_INDEX,
+                              "unsqueeze: axis %d is out of range for a tensor of %d "
+                              "dims (expected %d to %d)", axis, x->ndim, -n1, n1 - 1);
     if (x->ndim == TG_MAX_DIMS)
         return tg__error_null(TG_ERR_SHAPE, "unsqueeze: already %d dims", TG_MAX_DIMS);
     int64_t shape[TG_MAX_DIMS];
@@ -271,7 +289,7 @@ static tg_tensor *permute64(tg_tensor *x, int n, const int64_t *perm)
 tg_tensor *tg_permute(tg_tensor *x, const int *perm)
 {
     if (!x)
-        return NULL;
+        return null_input("permute");
     if (!perm && x->ndim > 0)
         return tg__error_null(TG_ERR_ARG, "permute: perm is NULL");
     int64_t p[TG_MAX_DIMS];
@@ -283,7 +301,9 @@ tg_tensor *tg_permute(tg_tensor *x, const int *perm)
 tg_tensor *tg_transpose(tg_tensor *x, int axis0, int axis1)
 {
     int a, b;
-    if (!x || !tg__norm_axis("transpose", axis0, x->ndim, &a) ||
+    if (!x)
+        return null_input("transpose");
+    if (!tg__norm_axis("transpose", axis0, x->ndim, &a) ||
         !tg__norm_axis("transpose", axis1, x->ndim, &b))
         return NULL;
     int64_t p[TG_MAX_DIMS];
@@ -297,7 +317,8 @@ tg_tensor *tg_transpose(tg_tensor *x, int axis0, int axis1)
 }
 
 /* ---- slice ------------------------------------------------------------------------ */
-/* attrs: axis, start, stop, step, already normalised by tg_slice */
+/* attrs: axis, start, stop, step, normalised by tg_slice; checked again
+ * because the op can also be reached by name (graphs, ONNX import) */
 static tg_status slice_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
@@ -305,6 +326,12 @@ static tg_status slice_infer(tg_op_ctx *c)
     int64_t start = tg_attr_int(c->attrs, c->n_attrs, "start", 0);
     int64_t stop = tg_attr_int(c->attrs, c->n_attrs, "stop", 0);
     int64_t step = tg_attr_int(c->attrs, c->n_attrs, "step", 1);
+    if (axis < 0 || axis >= x->ndim || step < 1 || start < 0 ||
+        start > x->shape[axis] || stop < 0 || stop > x->shape[axis])
+        return tg__error(TG_ERR_INDEX, "%s: axis %lld start %lld stop %lld step "
+                         "%lld do not fit a tensor of %d dims", c->op->name,
+                         (long long)axis, (long long)start, (long long)stop,
+                         (long long)step, x->ndim);
     int64_t shape[TG_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     shape[axis] = stop > start ? (stop - start + step - 1) / step : 0;
@@ -331,7 +358,28 @@ static tg_status slice_grad_infer(tg_op_ctx *c)
 {
     const int64_t *shape;
     int nd = tg_attr_ints(c->attrs, c->n_attrs, "input_shape", &shape);
-    return tg_infer_set(c, 0, c->in[0]->dtype, nd, shape);
+    tg_status s = tg_infer_set(c, 0, c->in[0]->dtype, nd, shape);
+    if (s != TG_OK)
+        return s;
+    /* the window the kernel writes dy into must be dy's shape: infer the
+     * slice of a tensor of the input shape (its struct, no storage) */
+    tg_tensor *probe = tg__tensor_struct(c->in[0]->dtype, nd, shape);
+    if (!probe)
+        return TG_ERR_NOMEM;
+    tg_op_ctx v = *c;
+    v.in = (tg_tensor *const *)&probe;
+    s = slice_infer(&v);
+    const tg_tensor *dy = c->in[0];
+    if (s == TG_OK && !tg__shape_eq(v.out_meta[0].ndim, v.out_meta[0].shape,
+                                    dy->ndim, dy->shape)) {
+        char a[160], b[160];
+        s = tg__error(TG_ERR_SHAPE, "slice_grad: gradient of shape %s does not "
+                      "match the slice's shape %s",
+                      tg_shape_str(dy->ndim, dy->shape, a, sizeof a),
+                      tg_shape_str(v.out_meta[0].ndim, v.out_meta[0].shape, b, sizeof b));
+    }
+    tg_release(probe);
+    return s;
 }
 
 static tg_status slice_grad_kernel(tg_op_ctx *c)
@@ -386,7 +434,9 @@ tg_tensor *tg_slice(tg_tensor *x, int axis, int64_t start, int64_t stop,
                     int64_t step)
 {
     int a;
-    if (!x || !tg__norm_axis("slice", axis, x->ndim, &a))
+    if (!x)
+        return null_input("slice");
+    if (!tg__norm_axis("slice", axis, x->ndim, &a))
         return NULL;
     if (x->ndim == 0)
         return tg__error_null(TG_ERR_SHAPE, "slice: cannot slice a 0-d tensor");
@@ -412,13 +462,22 @@ static tg_status expand_infer(tg_op_ctx *c)
     int nd = tg_attr_ints(c->attrs, c->n_attrs, "shape", &shape);
     int64_t out[TG_MAX_DIMS];
     char a[160], b[160];
-    if (nd < x->ndim || nd > TG_MAX_DIMS)
+    if (nd > TG_MAX_DIMS)
+        return tg__error(TG_ERR_SHAPE, "expand: %d dims requested, at most %d "
+                         "are supported", nd, TG_MAX_DIMS);
+    if (nd < x->ndim)
         return tg__error(TG_ERR_SHAPE, "expand: cannot expand %s to %s (fewer dims)",
                          tg_shape_str(x->ndim, x->shape, a, sizeof a),
                          tg_shape_str(nd, shape, b, sizeof b));
     for (int i = 0; i < nd; i++) {
         int j = i - (nd - x->ndim);
         int64_t have = j >= 0 ? x->shape[j] : 1;
+        /* -1 keeps an existing size; a new leading dim has none to keep */
+        if (shape[i] == -1 && j < 0)
+            return tg__error(TG_ERR_SHAPE, "expand: cannot expand %s to %s (-1 is "
+                             "not allowed for the new leading dim %d)",
+                             tg_shape_str(x->ndim, x->shape, a, sizeof a),
+                             tg_shape_str(nd, shape, b, sizeof b), i);
         out[i] = shape[i] == -1 ? have : shape[i];
         if (have != out[i] && have != 1)
             return tg__error(TG_ERR_SHAPE, "expand: cannot expand %s to %s (dim %d "
@@ -454,6 +513,8 @@ const tg_op_def tg_op_expand = {
 
 tg_tensor *tg_expand(tg_tensor *x, int ndim, const int64_t *shape)
 {
+    if (ndim > 0 && !shape)
+        return tg__error_null(TG_ERR_ARG, "expand: shape is NULL for %d dims", ndim);
     tg_attr a = TG_AINTS("shape", shape, ndim);
     return tg_op_call(&tg_op_expand, 1, &x, &a, 1);
 }

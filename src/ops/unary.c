@@ -51,9 +51,13 @@ typedef struct params {
 
 #define SQRT1_2 0.70710678118654752440
 
-UN_ALL(neg, -x, (V)(0 - x), (V)(0 - x))
-UN_ALL(abs, fabs(x), (V)(x < 0 ? 0 - x : x), x)
-UN_ALL(relu, x > 0 ? x : (V)0, x > 0 ? x : (V)0, x)
+/* integer negation wraps through uint64 (-INT_MIN is INT_MIN, as in
+ * PyTorch) instead of overflowing, which is undefined behaviour */
+#define INEG(x) (V)(0 - (uint64_t)(x))
+UN_ALL(neg, -x, INEG(x), INEG(x))
+UN_ALL(abs, fabs(x), x < 0 ? INEG(x) : x, x)
+/* NaN passes through relu (x != x), as in PyTorch */
+UN_ALL(relu, x > 0 || x != x ? x : (V)0, x > 0 ? x : (V)0, x)
 UN_ALL(sign, (V)((x > 0) - (x < 0)), (V)((x > 0) - (x < 0)), (V)(x > 0))
 UN_ALL(floor, floor(x), x, x)
 UN_ALL(ceil, ceil(x), x, x)
@@ -70,7 +74,8 @@ UN_FLOAT(cos, cos(x))
 UN_FLOAT(tanh, tanh(x))
 UN_FLOAT(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 UN_FLOAT(erf, erf(x))
-UN_FLOAT(gelu, (V)0.5 * x * (1 + erf(x * (V)SQRT1_2)))
+/* erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for x << 0 */
+UN_FLOAT(gelu, (V)0.5 * x * erfc(-x * (V)SQRT1_2))
 UN_FLOAT(softplus, fmax(x, (V)0) + log1p(exp(-fabs(x))))
 UN_FLOAT(leaky_relu, x > 0 ? x : x * (V)P->a)
 UN_FLOAT(elu, x > 0 ? x : (V)P->a * expm1(x))

@@ -10,6 +10,7 @@ typedef struct tg_command {
 } tg_command;
 
 int tg_cmd_bench(int argc, char **argv);
+int tg_cmd_data(int argc, char **argv);
 int tg_cmd_version(int argc, char **argv);
 
 #endif

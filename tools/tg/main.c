@@ -7,6 +7,7 @@
 
 static const tg_command commands[] = {
     {"bench", "micro-benchmarks (JSON lines): tg bench dispatch", tg_cmd_bench},
+    {"data", "datasets: tg data mnist [--dir DIR] fetches and verifies MNIST", tg_cmd_data},
     {"version", "print the version", tg_cmd_version},
 };
 #define N_COMMANDS (int)(sizeof commands / sizeof commands[0])

@@ -17,7 +17,7 @@
  * once to use 1 thread and big GEMMs are split here, by blocks of rows
  * (or columns) of C, over tg_parallel_for; a GEMM reached from inside a
  * pool region (conv over the batch, batched matmul) runs on its caller's
- * thread. Measured with bench/bench_gemm.c on this 2-core box (sgemm n^3,
+ * thread. Measured with bench/gemm.c on this 2-core box (sgemm n^3,
  * GFLOP/s, best of 5; 1 OpenBLAS thread / split over our 2 threads /
  * OpenBLAS's own 2 threads), machine otherwise quiet:
  *   n = 128: 95 / 50 / 127,  256: 99 / 164 / 172,  512: 94 / 195 / 188,

@@ -7,7 +7,7 @@
 #include "tg/core.h"
 
 /* a GEMM of fewer multiply-adds (m * n * k) stays on one thread: waking
- * the pool costs more than it saves (measured with bench/bench_gemm.c) */
+ * the pool costs more than it saves (measured with bench/gemm.c) */
 #define TG__GEMM_PAR_WORK ((int64_t)1 << 22)
 
 /* op(A) is [m, k] and op(B) is [k, n]; A is stored [m, k] (trans_a: [k, m])

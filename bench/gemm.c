@@ -1,12 +1,8 @@
-/* GEMM micro-benchmark (JSON lines): the library's float GEMM (CBLAS or
- * built-in, split over the pool), the built-in kernel alone, and, with
- * OpenBLAS, OpenBLAS threading itself, to back the threading choice in
- * src/kernels/cpu/gemm.c. Not part of the CMake build; from the repo:
- *   gcc -O2 -march=native -Iinclude -Isrc bench/bench_gemm.c build/libtg.a \
- *       -lopenblas -lpthread -lm -o /tmp/bench_gemm [-DWITH_OPENBLAS]
- *   /tmp/bench_gemm [size ...] */
-#include "core/threadpool.h"
-#include "kernels/cpu/gemm.h"
+/* GEMM micro-benchmark (JSON lines): the library's float32 GEMM
+ * (CBLAS or built-in, split over the pool) at 1 and 2 threads, the
+ * built-in kernel alone, and, built with -DWITH_OPENBLAS (add -lopenblas),
+ * OpenBLAS threading itself, which backs the threading choice described
+ * in src/kernels/cpu/gemm.c. Usage: bench_gemm [n ...] (square n^3). */
 #include "tg/tg.h"
 
 #include <stdio.h>
@@ -16,6 +12,17 @@
 #ifdef WITH_OPENBLAS
 #include <cblas.h>
 #endif
+
+/* internal symbols of the library (src/kernels/cpu/gemm.h), declared here
+ * so that the benchmark needs only the public headers */
+tg_status tg__sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                    float alpha, const float *a, int64_t lda, const float *b,
+                    int64_t ldb, float beta, float *c, int64_t ldc);
+tg_status tg__gemm_builtin_f32(bool trans_a, bool trans_b, int64_t m,
+                               int64_t n, int64_t k, float alpha,
+                               const float *a, int64_t lda, const float *b,
+                               int64_t ldb, float beta, float *c, int64_t ldc);
+const char *tg__gemm_backend(void);
 
 static double now_s(void)
 {

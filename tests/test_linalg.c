@@ -483,25 +483,34 @@ static void test_linear_grad(void)
     free(xv);
 }
 
-/* first derivative of sum((a @ b)^2) w.r.t. a and b, made differentiable:
+/* first derivative of sum(f(a, b)^2) w.r.t. a and b, made differentiable:
  * gradcheck of this function checks the second derivative against finite
- * differences of the first */
-static tg_tensor *f_matmul_grad(int n, tg_tensor *const *in, void *user)
+ * differences of the first. f is matmul (user: int *which) or, through
+ * f_linear_grad, linear (a gemm with trans_b) */
+static tg_tensor *first_grad(int n, tg_tensor *const *in, int which, bool linear)
 {
-    (void)n;
-    int which = *(const int *)user;
     bool was = tg_grad_enabled();
     tg_set_grad_enabled(true);
-    tg_tensor *y = tg_matmul(in[0], in[1]);
+    tg_tensor *y = linear ? tg_linear(in[0], in[1], NULL) : tg_matmul(in[0], in[1]);
     tg_tensor *loss = tg_sum(tg_mul(y, y), 0, NULL, false);
     tg_tensor *g[2] = {NULL, NULL};
-    tg_status s = tg_autograd_grad(1, &loss, NULL, 2, in, g, true, true);
+    tg_status s = tg_autograd_grad(1, &loss, NULL, n, in, g, true, true);
     /* results are owned by the caller: a published copy goes to the scope */
     tg_tensor *r = s == TG_OK ? tg_mul_scalar(g[which], 1.0) : NULL;
     tg_set_grad_enabled(was);
     tg_release(g[0]);
     tg_release(g[1]);
     return r;
+}
+
+static tg_tensor *f_matmul_grad(int n, tg_tensor *const *in, void *user)
+{
+    return first_grad(n, in, *(const int *)user, false);
+}
+
+static tg_tensor *f_linear_grad(int n, tg_tensor *const *in, void *user)
+{
+    return first_grad(n, in, *(const int *)user, true);
 }
 
 static void test_matmul_double_backward(void)
@@ -513,6 +522,9 @@ static void test_matmul_double_backward(void)
         tg_tensor *bin[2] = {tt_rand(3, (int64_t[]){2, 2, 3}, -1, 1),
                              tt_rand(1, (int64_t[]){3}, -1, 1)};
         CHECK_GRADCHECK(f_matmul_grad, &which, 2, bin);
+        tg_tensor *lin[2] = {tt_rand(2, (int64_t[]){3, 2}, -1, 1),
+                             tt_rand(2, (int64_t[]){4, 2}, -1, 1)};
+        CHECK_GRADCHECK(f_linear_grad, &which, 2, lin);
     }
     /* by hand: a = [x] (1x1), b = [y]: L = (xy)^2, dL/dx = 2xy^2,
      * d2L/dx2 = 2y^2, d2L/dxdy = 4xy */

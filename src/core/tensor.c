@@ -2,6 +2,7 @@
  * share storage, reference counting, and shape helpers. */
 #include "core/tensor_impl.h"
 #include "autodiff/node.h"
+#include "core/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,10 +12,14 @@
  * buffer keeps eager dispatch cheap */
 #define STORAGE_HEADER ((sizeof(tg_storage) + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN)
 
+static size_t storage_bytes(size_t nbytes)
+{
+    return STORAGE_HEADER + (nbytes + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN;
+}
+
 static tg_storage *storage_new(size_t nbytes)
 {
-    size_t total = STORAGE_HEADER + (nbytes + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN;
-    tg_storage *s = aligned_alloc(TG_ALIGN, total);
+    tg_storage *s = tg__buffer_alloc(storage_bytes(nbytes));
     if (!s)
         return tg__error_null(TG_ERR_NOMEM, "out of memory allocating %zu bytes",
                               nbytes);
@@ -28,7 +33,7 @@ static tg_storage *storage_new(size_t nbytes)
 static void storage_release(tg_storage *s)
 {
     if (s && --s->refcount == 0)
-        free(s);
+        tg__buffer_free(s, storage_bytes(s->nbytes));
 }
 
 void tg__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)

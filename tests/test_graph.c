@@ -10,7 +10,7 @@
 
 /* ---- models shared by eager and graph runs --------------------------------- */
 /* x [N, I], w [O, I], b [O] -> x @ w^T + b, from broadcasting ops */
-static tg_tensor *linear(tg_tensor *x, tg_tensor *w, tg_tensor *b)
+static tg_tensor *bcast_linear(tg_tensor *x, tg_tensor *w, tg_tensor *b)
 {
     int axis = 2;
     tg_tensor *p = tg_mul(tg_unsqueeze(x, 1), tg_unsqueeze(w, 0));
@@ -24,8 +24,8 @@ static tg_tensor *mse(tg_tensor *y, tg_tensor *t)
 
 static tg_tensor *mlp_loss(tg_tensor *const *p) /* x w1 b1 w2 b2 t */
 {
-    tg_tensor *h = tg_tanh(linear(p[0], p[1], p[2]));
-    tg_tensor *y = tg_relu(linear(h, p[3], p[4]));
+    tg_tensor *h = tg_tanh(tg_linear(p[0], p[1], p[2]));
+    tg_tensor *y = tg_relu(tg_linear(h, p[3], p[4]));
     return mse(y, p[5]);
 }
 
@@ -54,8 +54,20 @@ static tg_tensor *classifier(tg_tensor *const *p) /* x [2,1,6,6] w [4,9] b [4] l
     tg_pool2d_opts po = {.kernel = {2, 2}};
     tg_tensor *h = tg_flatten(tg_max_pool2d(p[0], &po), 1, 3);    /* [2, 9] */
     h = tg_relu(tg_layer_norm(h, 1, NULL, NULL, 1e-5));
-    tg_tensor *logits = linear(h, p[1], p[2]);
+    tg_tensor *logits = bcast_linear(h, p[1], p[2]);
     return tg_cross_entropy(tg_softmax(logits, 1), p[3], TG_REDUCTION_MEAN);
+}
+
+/* LeNet-5 in miniature: conv, relu, max pool, conv, flatten, linear layers
+ * (gemm), cross-entropy */
+static tg_tensor *lenet(tg_tensor *const *p) /* x c1w c1b c2w c2b f1w f1b f2w f2b labels */
+{
+    tg_pool2d_opts po = {.kernel = {2, 2}};
+    tg_conv2d_opts co = {.stride = {1, 1}, .padding = {1, 1}, .dilation = {1, 1}, .groups = 1};
+    tg_tensor *h = tg_max_pool2d(tg_relu(tg_conv2d(p[0], p[1], p[2], &co)), &po);
+    h = tg_max_pool2d(tg_relu(tg_conv2d(h, p[3], p[4], NULL)), &po);
+    h = tg_relu(tg_linear(tg_flatten(h, 1, 3), p[5], p[6]));
+    return tg_cross_entropy(tg_linear(h, p[7], p[8]), p[9], TG_REDUCTION_MEAN);
 }
 
 typedef tg_tensor *(*model_fn)(tg_tensor *const *p);
@@ -329,9 +341,10 @@ static void test_dump_and_dot(void)
     char *text = read_file(path);
     CHECK(text && strstr(text, "graph mlp ("));
     CHECK(text && strstr(text, "%x = placeholder() : float64[4, 3]"));
-    CHECK(text && strstr(text, "%tanh = tanh(%add)"));
-    CHECK(text && strstr(text, "= sum(%mul) {axes=[2], keepdim=0} : float64[4, 5]"));
-    CHECK(text && strstr(text, "%loss = mul(%sum_"));
+    CHECK(text && strstr(text, "%gemm = gemm(%x, %w1, %b1) {alpha=1, beta=1, trans_a=0, "
+                               "trans_b=1} : float64[4, 5]"));
+    CHECK(text && strstr(text, "%tanh = tanh(%gemm) : float64[4, 5]"));
+    CHECK(text && strstr(text, "%loss = mul(%sum, %const) : float64[]"));
     CHECK(text && strstr(text, "after ^w1"));
     free(text);
 
@@ -345,7 +358,7 @@ static void test_dump_and_dot(void)
     CHECK(dot && strstr(dot, "label=\"tanh\"]"));
     CHECK(dot && strstr(dot, "label=\"relu\"]"));
     CHECK(dot && strstr(dot, "label=\"loss\\nmul\"]"));
-    CHECK(dot && strstr(dot, "label=\"sum\\naxes=[2], keepdim=0\"]"));
+    CHECK(dot && strstr(dot, "label=\"gemm\\nalpha=1, beta=1, trans_a=0, trans_b=1\"]"));
     CHECK(dot && strstr(dot, "[label=\"float64[4, 5]\"]"));
     CHECK(dot && strstr(dot, "style=dashed"));
     free(dot);
@@ -362,11 +375,11 @@ static void test_dump_and_dot(void)
 static void compare_gradients(model_fn model, int n, int n_diff, tg_tensor **p)
 {
     tg_tensor *loss = model(p);
-    tg_tensor *eager[8];
+    tg_tensor *eager[16];
     CHECK_OK(tg_autograd_grad(1, &loss, NULL, n_diff, p, eager, false, false));
 
     tg_graph *g = tg_graph_new("grad");
-    tg_tensor *q[8], *dq[8];
+    tg_tensor *q[16], *dq[16];
     for (int i = 0; i < n; i++) {
         char name[16];
         snprintf(name, sizeof name, "p%d", i);
@@ -380,7 +393,7 @@ static void compare_gradients(model_fn model, int n, int n_diff, tg_tensor **p)
     CHECK(tg_graph_num_nodes(g) > forward_nodes);
     CHECK_OK(tg_graph_verify(g));
     tg_session *s = tg_session_new(g);
-    tg_tensor *fetch[9], *res[9];
+    tg_tensor *fetch[17], *res[17];
     fetch[0] = sloss;
     for (int i = 0; i < n_diff; i++)
         fetch[i + 1] = dq[i];
@@ -409,6 +422,22 @@ static void test_gradients_branching(void)
     tg_tensor *p[3];
     branchy_inputs(p);
     compare_gradients(branchy, 3, 3, p);
+}
+
+static void test_gradients_lenet(void)
+{
+    tg_tensor *p[10];
+    p[0] = tt_rand(4, (int64_t[]){2, 1, 12, 12}, -1, 1);
+    p[1] = tt_rand(4, (int64_t[]){3, 1, 3, 3}, -0.5, 0.5);
+    p[2] = tt_rand(1, (int64_t[]){3}, -0.1, 0.1);
+    p[3] = tt_rand(4, (int64_t[]){4, 3, 3, 3}, -0.5, 0.5);
+    p[4] = tt_rand(1, (int64_t[]){4}, -0.1, 0.1);
+    p[5] = tt_rand(2, (int64_t[]){6, 16}, -0.5, 0.5);
+    p[6] = tt_rand(1, (int64_t[]){6}, -0.1, 0.1);
+    p[7] = tt_rand(2, (int64_t[]){3, 6}, -0.5, 0.5);
+    p[8] = tt_rand(1, (int64_t[]){3}, -0.1, 0.1);
+    p[9] = tt_tensor(TG_INT64, 1, (int64_t[]){2}, (double[]){2, 0});
+    compare_gradients(lenet, 10, 9, p);
 }
 
 static void test_gradients_nn_ops(void)
@@ -528,6 +557,7 @@ int main(void)
     RUN(test_gradients_mlp);
     RUN(test_gradients_branching);
     RUN(test_gradients_nn_ops);
+    RUN(test_gradients_lenet);
     RUN(test_gradients_misc);
     RUN(test_gradients_captured);
     RUN(test_assign_eager);

@@ -165,6 +165,22 @@ static void test_build_symbolic(void)
     CHECK(strcmp(tg_graph_name(tg_tensor_graph(w)), "build") == 0);
 }
 
+/* ops that update state at build time refuse graph mode before changing
+ * anything */
+static void test_stateful_ops_in_graph(void)
+{
+    tg_graph *g = tg_graph_new("bn");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 4, (int64_t[]){4, 3, 1, 1});
+    tg_tensor *rm = tg_zeros(TG_FLOAT64, 1, (int64_t[]){3});
+    tg_tensor *rv = tg_ones(TG_FLOAT64, 1, (int64_t[]){3});
+    CHECK_ERROR(tg_batch_norm(x, rm, rv, NULL, NULL, true, 0.1, 1e-5), TG_ERR_UNSUPPORTED,
+                "running statistics inside a graph");
+    CHECK_TENSOR(rv, ((double[]){1, 1, 1}), 0);
+    CHECK(tg_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) != NULL);
+    CHECK(tg_batch_norm(x, rm, rv, NULL, NULL, false, 0.1, 1e-5) != NULL);
+    tg_graph_free(g);
+}
+
 static void test_captures_and_sources(void)
 {
     tg_graph *g = tg_graph_new("src");
@@ -551,6 +567,7 @@ int main(void)
 {
     RUN(test_build_symbolic);
     RUN(test_captures_and_sources);
+    RUN(test_stateful_ops_in_graph);
     RUN(test_control_deps);
     RUN(test_verifier);
     RUN(test_dump_and_dot);

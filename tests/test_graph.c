@@ -178,6 +178,10 @@ static void test_stateful_ops_in_graph(void)
     CHECK_TENSOR(rv, ((double[]){1, 1, 1}), 0);
     CHECK(tg_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5) != NULL);
     CHECK(tg_batch_norm(x, rm, rv, NULL, NULL, false, 0.1, 1e-5) != NULL);
+    tg_generator *gen = tg_generator_new(7);
+    CHECK_ERROR(tg_dropout(x, 0.5, true, gen), TG_ERR_UNSUPPORTED, "random op node");
+    CHECK(tg_dropout(x, 0.5, false, gen) != NULL); /* eval: the identity */
+    tg_generator_free(gen);
     tg_graph_free(g);
 }
 

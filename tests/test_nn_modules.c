@@ -671,6 +671,35 @@ static void test_training_steps(void)
     tg_generator_free(g);
 }
 
+/* tracing: forward inside a graph scope builds a graph (parameters become
+ * constants) whose run gives the eager logits */
+static void test_trace_to_graph(void)
+{
+    tg_generator *g = tg_generator_new(22);
+    tg_module *net = tg_nn_sequential(2, (tg_module *[]){
+        tg_lenet5(g), tg_nn_dropout(0.5, g)});
+    tg_module_train(net, false);
+    int64_t shape[4] = {2, 1, 28, 28};
+    tg_tensor *x = tg_rand_uniform(g, TG_FLOAT32, 4, shape, 0, 1);
+    tg_tensor *eager = tg_module_forward(net, x);
+    tg_graph *gr = tg_graph_new("lenet");
+    CHECK_OK(tg_graph_begin(gr));
+    tg_tensor *in = tg_placeholder(gr, "x", TG_FLOAT32, 4, shape);
+    tg_tensor *out = tg_module_forward(net, in);
+    CHECK_OK(tg_graph_end());
+    CHECK(out && tg_is_symbolic(out));
+    if (out)
+        CHECK_SHAPE(out, 2, 10);
+    tg_session *sess = tg_session_new(gr);
+    tg_tensor *res = NULL;
+    CHECK_OK(tg_session_run(sess, 1, &in, &x, 1, &out, &res, 0, NULL));
+    CHECK(res && max_diff(res, eager) < 1e-5);
+    tg_session_free(sess);
+    tg_graph_free(gr);
+    tg_module_free(net);
+    tg_generator_free(g);
+}
+
 /* ---- custom modules --------------------------------------------------------------------- */
 
 typedef struct scaler {
@@ -950,6 +979,7 @@ int main(void)
     RUN(test_module_gradcheck);
     RUN(test_gradients_reach_parameters);
     RUN(test_training_steps);
+    RUN(test_trace_to_graph);
     RUN(test_activation_modules);
     RUN(test_pool_modules);
     RUN(test_custom_module);

@@ -91,12 +91,12 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
 {
     *o = (train_opts){.data = "data/mnist", .optimizer = "sgd", .epochs = 1, .batch = 64,
                       .threads = tg_get_num_threads(), .seed = 1, .prefetch = 2,
-                      .lr = 0.01, .momentum = 0.9};
+                      .lr = 0.02, .momentum = 0.9};
     const opt train_table[] = {
         {"data", OPT_STRING, &o->data, "MNIST directory (default data/mnist)"},
         {"epochs", OPT_INT, &o->epochs, "epochs to train (default 1)"},
         {"batch", OPT_INT, &o->batch, "batch size (default 64)"},
-        {"lr", OPT_DOUBLE, &o->lr, "learning rate (default 0.01)"},
+        {"lr", OPT_DOUBLE, &o->lr, "learning rate (default 0.02)"},
         {"momentum", OPT_DOUBLE, &o->momentum, "SGD momentum (default 0.9)"},
         {"optimizer", OPT_STRING, &o->optimizer, "sgd | adam | adamw | adadelta (default sgd)"},
         {"threads", OPT_INT, &o->threads, "threads (default: TG_NUM_THREADS or the cores)"},

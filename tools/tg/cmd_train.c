@@ -231,18 +231,23 @@ int tg_cmd_eval(int argc, char **argv)
     int r = parse_train(argc, argv, &o, true);
     if (r >= 0)
         return r;
-    tg_dataset *test = lenet_open_data(o.data, false, true);
+    /* the checkpoint first: a wrong file fails before any data is fetched */
     tg_generator *gen = tg_generator_new(1);
-    tg_module *model = test ? tg_lenet5(gen) : NULL;
+    tg_module *model = tg_lenet5(gen);
+    tg_dataset *test = NULL;
     r = 1;
     if (!model)
         fprintf(stderr, "tg: %s\n", tg_last_error());
-    else if (lenet_load(o.load, model, NULL, NULL) == TG_OK) {
+    else if (lenet_load(o.load, model, NULL, NULL) != TG_OK)
+        ; /* lenet_load said why */
+    else if (!(test = lenet_open_data(o.data, false, true)))
+        fprintf(stderr, "tg: %s\n", tg_last_error());
+    else {
         double acc = lenet_accuracy(model, test, 1000);
         if (acc < 0)
             fprintf(stderr, "tg: evaluation failed: %s\n", tg_last_error());
         else if (o.json)
-            printf("{\"model\":\"lenet\",\"checkpoint\":\"%s\",\"test_accuracy\":%.4f}\n", o.load, acc);
+            printf("{\"model\":\"lenet\",\"test_accuracy\":%.4f}\n", acc);
         else
             printf("test accuracy %.2f%% (%s)\n", 100 * acc, o.load);
         r = acc < 0;

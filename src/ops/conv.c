@@ -123,7 +123,9 @@ typedef struct conv_job {
     layout lay;
     const char *x, *w, *b, *dy; /* contiguous, of the output's dtype */
     char *out;
-    char **acc; /* grad_weight: one [O, C/G, kh, kw] accumulator per part */
+    char **acc; /* grad_weight: one accumulator per part, [G, og, kg] or,
+                   when wt, transposed per group: [G, kg, og] */
+    bool wt;
     int64_t parts;
     tg_status status;
 } conv_job;
@@ -246,7 +248,7 @@ static dims dims_of(const conv_job *j)
         free(buf);                                                               \
     }                                                                            \
                                                                                  \
-    /* dx = col2im(W^T @ dy) per image and group */                              \
+    /* dx = col2im(W^T @ dy) per image and group (w: W^T per group) */                             \
     static void bwd_input_##SUF(void *ctx, int64_t t0, int64_t t1)               \
     {                                                                            \
         conv_job *j = ctx;                                                       \
@@ -271,7 +273,7 @@ static dims dims_of(const conv_job *j)
             for (int64_t gi = 0; gi < d.G; gi++) {                               \
                 const T *wg = w + gi * d.og * d.kg, *dyg = dyn + gi * d.og * d.P; \
                 T *into = j->lay == LAYOUT_DIRECT ? dx + gi * d.cg * d.hw : col; \
-                tg_status s = GEMM(true, false, d.kg, d.P, d.og, 1, wg, d.kg,    \
+                tg_status s = GEMM(false, false, d.kg, d.P, d.og, 1, wg, d.og,   \
                                    dyg, d.P, 0, into, d.P);                      \
                 if (s != TG_OK)                                                  \
                     j->status = s;                                               \
@@ -286,7 +288,8 @@ static dims dims_of(const conv_job *j)
         free(buf);                                                               \
     }                                                                            \
                                                                                  \
-    /* dW += dy @ patches^T per image and group, into part t's accumulator */    \
+    /* dW += dy @ patches^T (or dW^T += patches @ dy^T) per image and group, \
+     * into part t's accumulator */                                                \
     static void bwd_weight_##SUF(void *ctx, int64_t t0, int64_t t1)              \
     {                                                                            \
         conv_job *j = ctx;                                                       \
@@ -312,15 +315,45 @@ static dims dims_of(const conv_job *j)
                 }                                                                \
                 for (int64_t gi = 0; gi < d.G; gi++) {                           \
                     const T *src = patches_##SUF(j, &d, xn, gi, col);            \
-                    tg_status s = GEMM(false, true, d.og, d.kg, d.P, 1,          \
-                                       dyn + gi * d.og * d.P, d.P, src, d.P, 1,  \
-                                       acc + gi * d.og * d.kg, d.kg);            \
+                    const T *dyg = dyn + gi * d.og * d.P;                        \
+                    T *accg = acc + gi * d.og * d.kg;                            \
+                    tg_status s = j->wt                                          \
+                        ? GEMM(false, true, d.kg, d.og, d.P, 1, src, d.P, dyg,   \
+                               d.P, 1, accg, d.og)                               \
+                        : GEMM(false, true, d.og, d.kg, d.P, 1, dyg, d.P, src,   \
+                               d.P, 1, accg, d.kg);                              \
                     if (s != TG_OK)                                              \
                         j->status = s;                                           \
                 }                                                                \
             }                                                                    \
         }                                                                        \
         free(buf);                                                               \
+    }                                                                            \
+                                                                                 \
+    /* dst[g][c][r] = (or +=) src[g][r][c] for G blocks of rows x cols */        \
+    static void transpose_##SUF(const T *src, int64_t G, int64_t rows,           \
+                                int64_t cols, bool add, T *dst)                  \
+    {                                                                            \
+        for (int64_t gi = 0; gi < G; gi++, src += rows * cols, dst += rows * cols) \
+            for (int64_t c = 0; c < cols; c++)                                   \
+                for (int64_t r = 0; r < rows; r++)                               \
+                    dst[c * rows + r] = (add ? dst[c * rows + r] : 0) +          \
+                                        src[r * cols + c];                       \
+    }                                                                            \
+                                                                                 \
+    /* out = the parts' accumulators summed in a fixed order (part 0 already    \
+     * is out unless transposed) */                                              \
+    static void combine_##SUF(const conv_job *j, int64_t numel, T *out)          \
+    {                                                                            \
+        const dims d = dims_of(j);                                               \
+        for (int64_t t = j->wt ? 0 : 1; t < j->parts; t++) {                     \
+            const T *a = (const T *)j->acc[t];                                   \
+            if (j->wt)                                                           \
+                transpose_##SUF(a, d.G, d.kg, d.og, t > 0, out);                 \
+            else                                                                 \
+                for (int64_t i = 0; i < numel; i++)                              \
+                    out[i] += a[i];                                              \
+        }                                                                        \
     }
 
 CONV_KERNELS(float, f32, tg__sgemm)
@@ -509,10 +542,20 @@ static tg_status grad_input_kernel(tg_op_ctx *c)
     read_params(c->op->name, c->attrs, c->n_attrs, &p);
     make_geom(c->op->name, &p, out->shape, c->in[1]->shape, &j.g);
     tg_tensor *dy = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
+    /* W^T per group: W^T @ dy as a plain product runs ~10% faster in
+     * OpenBLAS than with W read transposed */
+    tg_tensor *wt = w ? tg__alloc(out->dtype, 4, w->shape) : NULL;
     tg_status s = TG_ERR_NOMEM;
-    if (dy && w) {
+    if (dy && w && wt) {
+        int64_t G = j.g.groups, og = j.g.o / G, kg = w->numel / j.g.o;
+        if (out->dtype == TG_FLOAT32)
+            transpose_f32((const float *)tg__base(w), G, og, kg, false,
+                          (float *)tg__base(wt));
+        else
+            transpose_f64((const double *)tg__base(w), G, og, kg, false,
+                          (double *)tg__base(wt));
         j.dy = tg__base(dy);
-        j.w = tg__base(w);
+        j.w = tg__base(wt);
         j.out = tg__base(out);
         j.lay = choose_layout(&j.g);
         j.parts = plan_parts(&j.g);
@@ -521,6 +564,7 @@ static tg_status grad_input_kernel(tg_op_ctx *c)
     }
     tg_release(dy);
     tg_release(w);
+    tg_release(wt);
     return s;
 }
 
@@ -545,6 +589,14 @@ const tg_op_def tg_op_conv2d_grad_input = {
     .infer = grad_input_infer, .kernel = grad_input_kernel, .grad = grad_input_grad};
 
 /* ---- conv2d_grad_weight(dy, x): the weight gradient, of shape weight_shape ------ */
+/* whether to accumulate the weight gradient transposed, as patches @ dy^T:
+ * with the long side (patch rows) as the GEMM's rows OpenBLAS runs LeNet's
+ * conv2 (150 x 16 x 136 per image) 1.3x faster than as dy @ patches^T */
+static bool weight_grad_transposed(const tg__conv_geom *g)
+{
+    return g->c / g->groups * g->kh * g->kw >= g->o / g->groups;
+}
+
 static tg_status grad_weight_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
@@ -556,6 +608,7 @@ static tg_status grad_weight_kernel(tg_op_ctx *c)
     size_t bytes = (size_t)out->numel * tg_dtype_size(out->dtype);
     j.lay = choose_layout(&j.g);
     j.parts = plan_parts(&j.g);
+    j.wt = weight_grad_transposed(&j.g);
     char *acc[MAX_PARTS] = {NULL};
     tg_status s = TG_ERR_NOMEM;
     if (j.parts > MAX_PARTS)
@@ -563,26 +616,23 @@ static tg_status grad_weight_kernel(tg_op_ctx *c)
     if (!dy || !x)
         goto done;
     memset(tg__base(out), 0, bytes);
-    acc[0] = tg__base(out);
-    for (int64_t t = 1; t < j.parts; t++)
+    /* part 0 sums straight into out when no transposition follows */
+    acc[0] = j.wt ? NULL : tg__base(out);
+    for (int64_t t = j.wt ? 0 : 1; t < j.parts; t++)
         if (!(acc[t] = calloc(1, bytes ? bytes : 1)))
             goto done;
     j.dy = tg__base(dy);
     j.x = tg__base(x);
     j.acc = acc;
-    run_parts(&j, out->dtype == TG_FLOAT32 ? bwd_weight_f32 : bwd_weight_f64);
+    bool f32 = out->dtype == TG_FLOAT32;
+    run_parts(&j, f32 ? bwd_weight_f32 : bwd_weight_f64);
     s = j.status;
-    /* the parts' sums, added in a fixed order */
-    for (int64_t t = 1; t < j.parts && s == TG_OK; t++) {
-        if (out->dtype == TG_FLOAT32)
-            for (int64_t i = 0; i < out->numel; i++)
-                ((float *)acc[0])[i] += ((const float *)acc[t])[i];
-        else
-            for (int64_t i = 0; i < out->numel; i++)
-                ((double *)acc[0])[i] += ((const double *)acc[t])[i];
-    }
+    if (s == TG_OK && f32)
+        combine_f32(&j, out->numel, (float *)tg__base(out));
+    else if (s == TG_OK)
+        combine_f64(&j, out->numel, (double *)tg__base(out));
 done:
-    for (int64_t t = 1; t < j.parts; t++)
+    for (int64_t t = j.wt ? 0 : 1; t < j.parts; t++)
         free(acc[t]);
     tg_release(dy);
     tg_release(x);

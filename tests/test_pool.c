@@ -2,6 +2,7 @@
  * naive double-precision references with PyTorch's semantics, their
  * gradients (and gradients of gradients), and their error paths. */
 #include "harness.h"
+#include "ops/op.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +322,39 @@ static void test_errors(void)
     CHECK_ERROR(tg_max_pool2d(NULL, &o), TG_ERR_ARG, "NULL");
 }
 
+/* the backward ops check the argmax indices they are handed (both on one
+ * thread and split over planes); a bad one fails the op with its value */
+static void test_bad_indices(void)
+{
+    const tg_op_def *grad = tg_op_find("max_pool2d_grad");
+    const tg_op_def *select = tg_op_find("max_pool2d_select");
+    CHECK(grad && select);
+    if (!grad || !select)
+        return;
+    int64_t small[4] = {1, 2, 2, 2}, large[4] = {256, 128, 2, 2}, hw[2] = {4, 4};
+    tg_attr a = TG_AINTS("input_size", hw, 2);
+    for (int big = 0; big < 2; big++) {
+        const int64_t *s = big ? large : small;
+        tg_tensor *dy = tg_ones(TG_FLOAT32, 4, s);
+        tg_tensor *idx = tg_zeros(TG_INT64, 4, s);
+        tg_tensor *in[2] = {dy, idx};
+        CHECK(tg_op_call(grad, 2, in, &a, 1) != NULL);
+        int64_t last = tg_numel(idx) - 1;
+        tg_no_grad_begin();
+        tg__store(TG_INT64, tg__elem_ptr(idx, last), 16);
+        tg_no_grad_end();
+        CHECK_ERROR(tg_op_call(grad, 2, in, &a, 1), TG_ERR_INDEX, "index 16");
+        /* select reads a [.., 4, 4] source at the same indices */
+        tg_tensor *src = tg_ones(TG_FLOAT32, 4, (int64_t[]){s[0], s[1], 4, 4});
+        tg_tensor *sel[2] = {src, idx};
+        CHECK_ERROR(tg_op_call(select, 2, sel, NULL, 0), TG_ERR_INDEX, "outside");
+        tg_no_grad_begin();
+        tg__store(TG_INT64, tg__elem_ptr(idx, last), -1);
+        tg_no_grad_end();
+        CHECK_ERROR(tg_op_call(grad, 2, in, &a, 1), TG_ERR_INDEX, "index -1");
+    }
+}
+
 int main(void)
 {
     RUN(test_forward_vs_reference);
@@ -332,5 +366,6 @@ int main(void)
     RUN(test_grad_of_grad);
     RUN(test_lenet_shapes);
     RUN(test_errors);
+    RUN(test_bad_indices);
     return tt_finish();
 }

@@ -5,6 +5,7 @@
 #include "ops/nn_util.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* ---- geometry --------------------------------------------------------------- */
@@ -178,20 +179,33 @@ static inline bool is_2x2(const geom *g)
                         dx[h * W + w] += d;                                      \
             }                                                                    \
     }                                                                            \
-    /* dx (zeroed) gets each dy added at its argmax */                           \
-    static void max_grad_plane_##SFX(int64_t in_n, int64_t out_n, const T *dy,   \
+    /* dx (zeroed) gets each dy added at its argmax; indices are checked as  \
+     * they are used (true: one was outside the plane) */                       \
+    static bool max_grad_plane_##SFX(int64_t in_n, int64_t out_n, const T *dy,   \
                                      const int64_t *idx, T *dx)                  \
     {                                                                            \
+        bool bad = false;                                                        \
         memset(dx, 0, (size_t)in_n * sizeof(T));                                 \
-        for (int64_t o = 0; o < out_n; o++)                                      \
-            dx[idx[o]] += dy[o];                                                 \
+        for (int64_t o = 0; o < out_n; o++) {                                    \
+            if ((uint64_t)idx[o] < (uint64_t)in_n)                               \
+                dx[idx[o]] += dy[o];                                             \
+            else                                                                 \
+                bad = true;                                                      \
+        }                                                                        \
+        return bad;                                                              \
     }                                                                            \
-    /* the adjoint of max_grad: each output picks its argmax element */          \
-    static void select_plane_##SFX(int64_t out_n, const T *src,                  \
+    /* the adjoint of max_grad: each output picks its argmax element (in_n:    \
+     * the plane size of src; true when an index was outside it) */             \
+    static bool select_plane_##SFX(int64_t in_n, int64_t out_n, const T *src,    \
                                    const int64_t *idx, T *out)                   \
     {                                                                            \
-        for (int64_t o = 0; o < out_n; o++)                                      \
-            out[o] = src[idx[o]];                                                \
+        bool bad = false;                                                        \
+        for (int64_t o = 0; o < out_n; o++) {                                    \
+            bool ok = (uint64_t)idx[o] < (uint64_t)in_n;                         \
+            out[o] = ok ? src[idx[o]] : 0;                                       \
+            bad |= !ok;                                                          \
+        }                                                                        \
+        return bad;                                                              \
     }
 
 PLANES(f32, float)
@@ -208,6 +222,7 @@ typedef struct task {
     char *b;            /* the output plane array */
     int64_t *idx;       /* argmax indices (max, max_grad, select) */
     int64_t a_n, b_n;   /* elements per plane of a and b */
+    atomic_bool bad_index; /* max_grad, select: an index was outside its plane */
 } task;
 
 #define PLANE_PTRS(T) \
@@ -215,7 +230,8 @@ typedef struct task {
 
 static void run_planes(void *ctx, int64_t begin, int64_t end)
 {
-    const task *t = ctx;
+    task *t = ctx;
+    bool bad = false;
     /* the indices have the shape of the pooled side: b, except for max_grad */
     int64_t idx_n = t->k == K_MAX_GRAD ? t->a_n : t->b_n;
     for (int64_t p = begin; p < end; p++) {
@@ -226,8 +242,8 @@ static void run_planes(void *ctx, int64_t begin, int64_t end)
             case K_MAX: max_plane_f64(t->g, a, b, idx); break;
             case K_AVG: avg_plane_f64(t->g, a, b); break;
             case K_AVG_GRAD: avg_grad_plane_f64(t->g, a, b); break;
-            case K_MAX_GRAD: max_grad_plane_f64(t->b_n, t->a_n, a, idx, b); break;
-            case K_SELECT: select_plane_f64(t->b_n, a, idx, b); break;
+            case K_MAX_GRAD: bad |= max_grad_plane_f64(t->b_n, t->a_n, a, idx, b); break;
+            case K_SELECT: bad |= select_plane_f64(t->a_n, t->b_n, a, idx, b); break;
             }
         } else {
             PLANE_PTRS(float);
@@ -235,38 +251,17 @@ static void run_planes(void *ctx, int64_t begin, int64_t end)
             case K_MAX: max_plane_f32(t->g, a, b, idx); break;
             case K_AVG: avg_plane_f32(t->g, a, b); break;
             case K_AVG_GRAD: avg_grad_plane_f32(t->g, a, b); break;
-            case K_MAX_GRAD: max_grad_plane_f32(t->b_n, t->a_n, a, idx, b); break;
-            case K_SELECT: select_plane_f32(t->b_n, a, idx, b); break;
+            case K_MAX_GRAD: bad |= max_grad_plane_f32(t->b_n, t->a_n, a, idx, b); break;
+            case K_SELECT: bad |= select_plane_f32(t->a_n, t->b_n, a, idx, b); break;
             }
         }
     }
+    if (bad)
+        atomic_store(&t->bad_index, true);
 }
 
-/* runs kind k from input `in` (made contiguous) into out */
-static tg_status run_kind(kind k, const geom *g, tg_tensor *in, tg_tensor *out,
-                          tg_tensor *idx)
-{
-    tg_tensor *a = tg__nn_contig(in, out->dtype);
-    tg_tensor *ix = idx ? tg__nn_contig(idx, TG_INT64) : NULL;
-    if (!a || (idx && !ix)) {
-        tg_release(a);
-        tg_release(ix);
-        return TG_ERR_NOMEM;
-    }
-    int64_t planes = out->shape[0] * out->shape[1];
-    task t = {k, g, out->dtype == TG_FLOAT64, tg__base(a), tg__base(out),
-              ix ? (int64_t *)tg__base(ix) : NULL,
-              planes ? a->numel / planes : 0, planes ? out->numel / planes : 0};
-    int64_t work = t.a_n > t.b_n ? t.a_n : t.b_n;
-    if (g && k != K_MAX_GRAD && k != K_SELECT)
-        work *= 1 + (g->kh * g->kw) / 4; /* windows overlap with large kernels */
-    tg__nn_parallel(planes, work, run_planes, &t);
-    tg_release(a);
-    tg_release(ix);
-    return TG_OK;
-}
-
-/* argmax indices given to the grad ops must point inside their plane */
+/* argmax indices given to the grad ops must point inside their plane: the
+ * kernels check as they go, and on a bad one this scan names it */
 static tg_status check_indices(const char *op, const tg_tensor *idx, int64_t plane)
 {
     tg_tensor *c = tg__nn_contig((tg_tensor *)idx, TG_INT64);
@@ -280,6 +275,36 @@ static tg_status check_indices(const char *op, const tg_tensor *idx, int64_t pla
                           "the plane of %lld elements", op, (long long)v[i],
                           (long long)i, (long long)plane);
     tg_release(c);
+    return s;
+}
+
+/* runs kind k of op `op` from input `in` (made contiguous) into out */
+static tg_status run_kind(const char *op, kind k, const geom *g, tg_tensor *in,
+                          tg_tensor *out, tg_tensor *idx)
+{
+    tg_tensor *a = tg__nn_contig(in, out->dtype);
+    tg_tensor *ix = idx ? tg__nn_contig(idx, TG_INT64) : NULL;
+    if (!a || (idx && !ix)) {
+        tg_release(a);
+        tg_release(ix);
+        return TG_ERR_NOMEM;
+    }
+    int64_t planes = out->shape[0] * out->shape[1];
+    task t = {.k = k, .g = g, .f64 = out->dtype == TG_FLOAT64, .a = tg__base(a),
+              .b = tg__base(out), .idx = ix ? (int64_t *)tg__base(ix) : NULL,
+              .a_n = planes ? a->numel / planes : 0,
+              .b_n = planes ? out->numel / planes : 0};
+    atomic_init(&t.bad_index, false);
+    int64_t work = t.a_n > t.b_n ? t.a_n : t.b_n;
+    if (g && k != K_MAX_GRAD && k != K_SELECT)
+        work *= 1 + (g->kh * g->kw) / 4; /* windows overlap with large kernels */
+    tg__nn_parallel(planes, work, run_planes, &t);
+    /* a bad index: the output is dropped and the scan names the culprit */
+    tg_status s = TG_OK;
+    if (atomic_load(&t.bad_index))
+        s = check_indices(op, ix, k == K_SELECT ? t.a_n : t.b_n);
+    tg_release(a);
+    tg_release(ix);
     return s;
 }
 
@@ -348,7 +373,7 @@ static tg_status max_pool2d_kernel(tg_op_ctx *c)
 {
     geom g;
     read_geom(c->op->name, c->attrs, c->n_attrs, c->in[0]->shape[2], c->in[0]->shape[3], &g);
-    return run_kind(K_MAX, &g, c->in[0], c->out[0], c->out[1]);
+    return run_kind(c->op->name, K_MAX, &g, c->in[0], c->out[0], c->out[1]);
 }
 
 static tg_tensor *max_grad_call(tg_tensor *dy, tg_tensor *idx, int64_t H, int64_t W)
@@ -389,9 +414,7 @@ static tg_status max_grad_infer(tg_op_ctx *c)
 
 static tg_status max_grad_kernel(tg_op_ctx *c)
 {
-    tg_status s = check_indices(c->op->name, c->in[1],
-                                c->out[0]->shape[2] * c->out[0]->shape[3]);
-    return s != TG_OK ? s : run_kind(K_MAX_GRAD, NULL, c->in[0], c->out[0], c->in[1]);
+    return run_kind(c->op->name, K_MAX_GRAD, NULL, c->in[0], c->out[0], c->in[1]);
 }
 
 static tg_status max_grad_rule(tg_grad_ctx *g)
@@ -419,9 +442,7 @@ static tg_status select_infer(tg_op_ctx *c)
 
 static tg_status select_kernel(tg_op_ctx *c)
 {
-    tg_status s = check_indices(c->op->name, c->in[1],
-                                c->in[0]->shape[2] * c->in[0]->shape[3]);
-    return s != TG_OK ? s : run_kind(K_SELECT, NULL, c->in[0], c->out[0], c->in[1]);
+    return run_kind(c->op->name, K_SELECT, NULL, c->in[0], c->out[0], c->in[1]);
 }
 
 static tg_status select_rule(tg_grad_ctx *g)
@@ -444,7 +465,7 @@ static tg_status avg_pool2d_kernel(tg_op_ctx *c)
 {
     geom g;
     read_geom(c->op->name, c->attrs, c->n_attrs, c->in[0]->shape[2], c->in[0]->shape[3], &g);
-    return run_kind(K_AVG, &g, c->in[0], c->out[0], NULL);
+    return run_kind(c->op->name, K_AVG, &g, c->in[0], c->out[0], NULL);
 }
 
 /* the pooling attributes of a node plus the input plane size */
@@ -505,7 +526,7 @@ static tg_status avg_grad_kernel(tg_op_ctx *c)
 {
     geom g;
     avg_grad_geom(c, &g);
-    return run_kind(K_AVG_GRAD, &g, c->in[0], c->out[0], NULL);
+    return run_kind(c->op->name, K_AVG_GRAD, &g, c->in[0], c->out[0], NULL);
 }
 
 static tg_status avg_grad_rule(tg_grad_ctx *g)

@@ -4,6 +4,7 @@
  * matmul is a plain loop. */
 #include "kernels/cpu/gemm.h"
 #include "core/threadpool.h"
+#include "kernels/cpu/simd.h"
 
 #include <limits.h>
 #include <math.h>
@@ -61,13 +62,6 @@ const char *tg__gemm_backend(void)
  * accumulates a tile in registers. The micro-kernel is plain C with
  * constant trip counts so that gcc/clang turn the j loop into vectors;
  * NR is two vectors wide for the target's SIMD width. */
-#if defined(__AVX512F__)
-#define VEC_BYTES 64
-#elif defined(__AVX__)
-#define VEC_BYTES 32
-#else
-#define VEC_BYTES 16
-#endif
 #define MR 6
 #define KC 256
 #define MC 96 /* a multiple of MR */
@@ -78,16 +72,8 @@ static void *buf_alloc(size_t bytes)
     return aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
 
-/* -std=c11 turns off FMA contraction (-ffp-contract=off), so fused
- * multiply-adds are asked for by name where the target has them */
-#if defined(__FMA__)
-#define MADD(FMA, acc, x, y) FMA(x, y, acc)
-#else
-#define MADD(FMA, acc, x, y) ((acc) + (x) * (y))
-#endif
-
 #define GEMM_KERNEL(T, SUF, FMA)                                                 \
-    enum { NR_##SUF = 2 * VEC_BYTES / (int)sizeof(T) };                          \
+    enum { NR_##SUF = 2 * TG_VEC_BYTES / (int)sizeof(T) };                       \
                                                                                  \
     /* A(i0.., p0..) block of mc x kc into MR-row panels, times alpha,           \
      * zero-padded to a multiple of MR rows */                                   \
@@ -154,7 +140,7 @@ static void *buf_alloc(size_t bytes)
             for (int i = 0; i < MR; i++) {                                       \
                 const T av = ap[p * MR + i];                                     \
                 for (int j = 0; j < NR; j++)                                     \
-                    acc[i][j] = MADD(FMA, acc[i][j], av, bv[j]);                 \
+                    acc[i][j] = TG_MADD(FMA, acc[i][j], av, bv[j]);              \
             }                                                                    \
         }                                                                        \
         if (mr == MR && nr == NR) {                                              \

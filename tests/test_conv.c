@@ -185,6 +185,36 @@ static void test_lenet_shapes(void)
                rnd(TG_FLOAT32, 4, (int64_t[]){16, 6, 5, 5}), true, &p0, "lenet conv2");
 }
 
+/* the implicit kernels of the wide layout (stride 1) around their
+ * blocking: output channels per group around a panel (4 or 6 rows) and a
+ * vector (16 float32 or 8 float64 lanes, from which the weight gradient
+ * runs implicitly), tap counts that are not a multiple of 6 */
+static void test_wide_kernels(void)
+{
+    static const struct {
+        tg_dtype dt;
+        int64_t C, O, kh, kw;
+        int pad, dil, groups;
+    } cases[] = {
+        {TG_FLOAT32, 3, 20, 3, 3, 1, 1, 1}, /* panels of 4; 16 + 4 lanes; 27 taps */
+        {TG_FLOAT32, 4, 34, 3, 2, 0, 1, 2}, /* groups of 17 */
+        {TG_FLOAT32, 2, 7, 5, 5, 2, 1, 1},  /* panels 4 + 3; 7 < 16: GEMM */
+        {TG_FLOAT64, 3, 9, 3, 3, 1, 2, 1},  /* 8 + 1 lanes, dilation */
+        {TG_FLOAT64, 2, 16, 2, 3, 1, 1, 2}, /* groups of 8 */
+    };
+    char what[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tg_dtype dt = cases[i].dt;
+        tg_conv2d_opts o = opts(1, 1, cases[i].pad, cases[i].pad, cases[i].dil,
+                                cases[i].dil, cases[i].groups);
+        tg_tensor *x = rnd(dt, 4, (int64_t[]){3, cases[i].C, 9, 11});
+        tg_tensor *w = rnd(dt, 4, (int64_t[]){cases[i].O, cases[i].C / cases[i].groups,
+                                              cases[i].kh, cases[i].kw});
+        snprintf(what, sizeof what, "wide case %zu", i);
+        check_conv(dt, x, w, i % 2 == 0, &o, what);
+    }
+}
+
 static void test_strided_inputs(void)
 {
     /* non-contiguous x and w (permuted, sliced), mixed float dtypes */
@@ -303,6 +333,7 @@ int main(void)
     RUN(test_forward_backward_combos);
     RUN(test_special_shapes);
     RUN(test_lenet_shapes);
+    RUN(test_wide_kernels);
     RUN(test_strided_inputs);
     RUN(test_gradcheck);
     RUN(test_double_backward);

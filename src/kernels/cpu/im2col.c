@@ -76,7 +76,7 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
                             memset(d, 0, (size_t)g->ow * sizeof(T));          \
                             continue;                                         \
                         }                                                     \
-                        /* input column of ox = lo, never before x */        \
+                        /* input column of ox = lo, never before x */         \
                         const T *s = x + (ch * g->h + iy) * g->w + x0 +       \
                                      lo * g->sw;                              \
                         for (int64_t ox = 0; ox < lo; ox++)                   \
@@ -175,6 +175,17 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
                 for (int64_t ox = g->ow; oy + 1 < g->oh && ox < wp; ox++)     \
                     d[ox] = 0;                                                \
             }                                                                 \
+    }                                                                         \
+                                                                              \
+    void tg__widen_t_##SUF(const T *y, int64_t rows, const tg__conv_geom *g,  \
+                           int64_t ld, T *yt)                                 \
+    {                                                                         \
+        const int64_t wp = tg__conv_wp(g), len = tg__conv_wide_len(g);        \
+        memset(yt, 0, (size_t)(len * ld) * sizeof(T));                        \
+        for (int64_t r = 0; r < rows; r++)                                    \
+            for (int64_t oy = 0; oy < g->oh; oy++)                            \
+                for (int64_t ox = 0; ox < g->ow; ox++)                        \
+                    yt[(oy * wp + ox) * ld + r] = y[(r * g->oh + oy) * g->ow + ox]; \
     }                                                                         \
                                                                               \
     void tg__narrow_##SUF(const T *yw, int64_t rows, const tg__conv_geom *g,  \

@@ -59,6 +59,10 @@ int64_t tg__conv_wide_len(const tg__conv_geom *g);
     /* [rows, oh * ow] into [rows, wide_len] with zero extra columns */       \
     void tg__widen_##SUF(const T *y, int64_t rows, const tg__conv_geom *g,    \
                          T *yw);                                              \
+    /* [rows, oh * ow] into yt[t][r], the wide positions as rows of stride    \
+     * ld >= rows: the extra columns' rows and the lanes past rows zero */    \
+    void tg__widen_t_##SUF(const T *y, int64_t rows, const tg__conv_geom *g,  \
+                           int64_t ld, T *yt);                                \
     /* back: y[r] = yw[r] without the extra columns, + bias[r] if given */    \
     void tg__narrow_##SUF(const T *yw, int64_t rows, const tg__conv_geom *g,  \
                           const T *bias, T *y);

@@ -9,13 +9,15 @@
 #include "kernels/cpu/im2col.h"
 #include "ops/elementwise.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* convolutions with fewer multiply-adds than this run on one thread
  * (about 50 us of work: less than waking the pool costs) */
 #define CONV_PAR_WORK ((int64_t)1 << 21)
-/* at most this many batch slices (the pool's largest size) */
+/* batch slices per thread (more balance late threads better) and in all */
+#define PARTS_PER_THREAD 4
 #define MAX_PARTS 256
 
 /* ---- parameters and geometry ------------------------------------------------ */
@@ -135,8 +137,19 @@ typedef struct conv_job {
     bool wt;
     bool implicit_wgrad; /* grad_weight by tg__conv_wgrad (transposed) */
     int64_t parts;
+    atomic_llong next_part; /* the first part no thread has claimed */
     tg_status status;
 } conv_job;
+
+/* the next part for the calling thread, or -1 when all are taken */
+static int64_t claim_part(conv_job *j)
+{
+    int64_t t = atomic_fetch_add(&j->next_part, 1);
+    return t < j->parts ? t : -1;
+}
+
+/* the images of part t */
+static int64_t part_begin(const conv_job *j, int64_t t) { return j->g.n * t / j->parts; }
 
 static layout choose_layout(const tg__conv_geom *g)
 {
@@ -286,28 +299,36 @@ static bool slice_alloc(conv_job *j, const dims *d, size_t el, int64_t ncol,
         }                                                                        \
     }                                                                            \
                                                                                  \
+    static tg_status fwd_image_##SUF(const conv_job *j, const dims *d,           \
+                                     const slice *s, int64_t n)                  \
+    {                                                                            \
+        const tg__conv_geom *g = &j->g;                                          \
+        T *y = (T *)j->out + n * g->o * d->ohw;                                  \
+        const T *xn = (const T *)j->x + n * g->c * d->hw;                        \
+        if (!d->wide)                                                            \
+            return fwd_gemm_##SUF(j, d, xn, y, (T *)s->col);                     \
+        tg__pad_image_##SUF(xn, g->c, g, (T *)s->img);                           \
+        fwd_wide_##SUF(j, d, s, y);                                              \
+        return TG_OK;                                                            \
+    }                                                                            \
+                                                                                 \
+    /* a thread's share: the parts it claims (the range is not used) */          \
     static void fwd_##SUF(void *ctx, int64_t t0, int64_t t1)                     \
     {                                                                            \
         conv_job *j = ctx;                                                       \
-        const tg__conv_geom *g = &j->g;                                          \
         const dims d = dims_of(j);                                               \
         slice s;                                                                 \
+        (void)t0, (void)t1;                                                      \
         if (!slice_alloc(j, &d, sizeof(T), j->lay == LAYOUT_ROWS ? d.kg * d.P : 0, \
-                         d.wide ? g->c * d.chan : 0, d.wide ? d.og * d.P : 0, &s)) \
+                         d.wide ? j->g.c * d.chan : 0, d.wide ? d.og * d.P : 0,  \
+                         &s))                                                    \
             return;                                                              \
-        for (int64_t n = g->n * t0 / j->parts; n < g->n * t1 / j->parts; n++) {  \
-            T *y = (T *)j->out + n * g->o * d.ohw;                               \
-            const T *xn = (const T *)j->x + n * g->c * d.hw;                     \
-            tg_status st = TG_OK;                                                \
-            if (d.wide) {                                                        \
-                tg__pad_image_##SUF(xn, g->c, g, (T *)s.img);                    \
-                fwd_wide_##SUF(j, &d, &s, y);                                    \
-            } else {                                                             \
-                st = fwd_gemm_##SUF(j, &d, xn, y, (T *)s.col);                   \
+        for (int64_t t; (t = claim_part(j)) >= 0;)                               \
+            for (int64_t n = part_begin(j, t); n < part_begin(j, t + 1); n++) {  \
+                tg_status st = fwd_image_##SUF(j, &d, &s, n);                    \
+                if (st != TG_OK)                                                 \
+                    j->status = st;                                              \
             }                                                                    \
-            if (st != TG_OK)                                                     \
-                j->status = st;                                                  \
-        }                                                                        \
         free(s.buf);                                                             \
     }                                                                            \
                                                                                  \
@@ -351,16 +372,18 @@ static bool slice_alloc(conv_job *j, const dims *d, size_t el, int64_t ncol,
         const dims d = dims_of(j);                                               \
         const bool padded = d.wide && (g->ph > 0 || g->pw > 0);                  \
         slice s;                                                                 \
+        (void)t0, (void)t1;                                                      \
         if (!slice_alloc(j, &d, sizeof(T), j->lay == LAYOUT_DIRECT ? 0 : d.kg * d.P, \
                          padded ? g->c * d.chan : 0, d.wide ? g->o * d.P : 0, &s)) \
             return;                                                              \
-        for (int64_t n = g->n * t0 / j->parts; n < g->n * t1 / j->parts; n++) {  \
-            tg_status st = bwd_input_image_##SUF(                                \
-                j, &d, &s, (const T *)j->dy + n * g->o * d.ohw,                  \
-                (T *)j->out + n * g->c * d.hw);                                  \
-            if (st != TG_OK)                                                     \
-                j->status = st;                                                  \
-        }                                                                        \
+        for (int64_t t; (t = claim_part(j)) >= 0;)                               \
+            for (int64_t n = part_begin(j, t); n < part_begin(j, t + 1); n++) {  \
+                tg_status st = bwd_input_image_##SUF(                            \
+                    j, &d, &s, (const T *)j->dy + n * g->o * d.ohw,              \
+                    (T *)j->out + n * g->c * d.hw);                              \
+                if (st != TG_OK)                                                 \
+                    j->status = st;                                              \
+            }                                                                    \
         free(s.buf);                                                             \
     }                                                                            \
                                                                                  \
@@ -431,12 +454,12 @@ static bool slice_alloc(conv_job *j, const dims *d, size_t el, int64_t ncol,
                             : j->implicit_wgrad ? d.P * dyt_stride(&d, sizeof(T)) \
                                                 : g->o * d.P;                    \
         slice s;                                                                 \
+        (void)t0, (void)t1;                                                      \
         if (!slice_alloc(j, &d, sizeof(T), gemm_col ? d.kg * d.P : 0,            \
                          d.wide ? g->c * d.chan : 0, nio, &s))                   \
             return;                                                              \
-        for (int64_t t = t0; t < t1; t++)                                        \
-            for (int64_t n = g->n * t / j->parts; n < g->n * (t + 1) / j->parts; \
-                 n++) {                                                          \
+        for (int64_t t; (t = claim_part(j)) >= 0;)                               \
+            for (int64_t n = part_begin(j, t); n < part_begin(j, t + 1); n++) {  \
                 tg_status st = wgrad_image_##SUF(                                \
                     j, &d, &s, (const T *)j->x + n * g->c * d.hw,                \
                     (const T *)j->dy + n * g->o * d.ohw, (T *)j->acc[t]);        \
@@ -514,20 +537,28 @@ static tg_tensor *contig(tg_tensor *x, tg_dtype dt)
     return y;
 }
 
-/* how many batch slices to run in parallel */
+/* how many batch slices (parts) the job has: one on one thread, else a
+ * few per thread, claimed by the threads as they come (run_parts) */
 static int64_t plan_parts(const tg__conv_geom *g)
 {
     int64_t work = g->n * g->o * (g->c / g->groups) * g->kh * g->kw * g->oh * g->ow;
     int64_t threads = tg_get_num_threads();
     if (work < CONV_PAR_WORK || g->n < 2 || threads < 2 || tg_in_parallel_region())
         return 1;
-    return g->n < threads ? g->n : threads;
+    int64_t parts = PARTS_PER_THREAD * threads;
+    return g->n < parts ? g->n : parts > MAX_PARTS ? MAX_PARTS : parts;
 }
 
+/* fn on each thread, claiming parts until none is left: a thread that the
+ * scheduler starts late (the cores are shared) leaves its share to the
+ * others instead of holding the op up by a whole share; which thread ran
+ * a part never changes the result */
 static void run_parts(conv_job *j, tg_range_fn fn)
 {
-    if (j->parts > 1)
-        tg_parallel_for(j->parts, 1, fn, j);
+    int64_t threads = tg_get_num_threads();
+    atomic_init(&j->next_part, 0);
+    if (j->parts > 1 && threads > 1)
+        tg_parallel_for(threads < j->parts ? threads : j->parts, 1, fn, j);
     else
         fn(j, 0, 1);
 }
@@ -756,8 +787,6 @@ static tg_status grad_weight_kernel(tg_op_ctx *c)
     j.wt = j.implicit_wgrad || weight_grad_transposed(&j.g);
     char *acc[MAX_PARTS] = {NULL};
     tg_status s = TG_ERR_NOMEM;
-    if (j.parts > MAX_PARTS)
-        j.parts = MAX_PARTS;
     if (!dy || !x)
         goto done;
     memset(tg__base(out), 0, bytes);

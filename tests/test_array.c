@@ -441,25 +441,26 @@ static void test_gather_forward(void)
     CHECK_SHAPE(y, 2, 0);
 }
 
-/* large enough to run on the thread pool; a bad value deep inside */
+/* large enough to run on the thread pool (twice TG_ITER_GRAIN elements);
+ * a bad value deep inside, in the second thread's half */
 static void test_gather_parallel(void)
 {
-    int64_t s[2] = {256, 512};
+    int64_t s[2] = {512, 1024};
     tg_tensor *x = make(TG_FLOAT32, 2, s, 0);
-    tg_tensor *index = rand_index(TG_INT32, 2, s, 256, 1);
+    tg_tensor *index = rand_index(TG_INT32, 2, s, 512, 1);
     tg_tensor *y = tg_gather(x, 0, index);
     CHECK(y && check_gather(x, 0, index, y) == 0);
     tg_no_grad_begin();
-    tg__store(TG_INT32, tg__elem_ptr(index, 100000), 999);
+    tg__store(TG_INT32, tg__elem_ptr(index, 400000), 999);
     tg_no_grad_end();
-    CHECK_ERROR2(tg_gather(x, 0, index), TG_ERR_INDEX, "index 999", "size 256");
+    CHECK_ERROR2(tg_gather(x, 0, index), TG_ERR_INDEX, "index 999", "size 512");
     /* index_select on the pool too */
-    tg_tensor *sel = rand_index(TG_INT64, 1, (int64_t[]){300}, 512, 2);
+    tg_tensor *sel = rand_index(TG_INT64, 1, (int64_t[]){1100}, 1024, 2);
     y = tg_index_select(x, 1, sel);
-    CHECK_SHAPE(y, 256, 300);
+    CHECK_SHAPE(y, 512, 1100);
     int bad = 0;
-    for (int64_t r = 0; r < 256 && !bad; r += 17)
-        for (int64_t j = 0; j < 300 && !bad; j += 7) {
+    for (int64_t r = 0; r < 512 && !bad; r += 17)
+        for (int64_t j = 0; j < 1100 && !bad; j += 7) {
             int64_t src = (int64_t)tg_get(sel, &j);
             if (tg_get(y, (int64_t[]){r, j}) != tg_get(x, (int64_t[]){r, src}))
                 bad = 1;

@@ -316,12 +316,12 @@ static void test_scalar_ops(void)
 /* a large broadcast over a transposed input: the parallel iterator path */
 static void test_binary_parallel(void)
 {
-    int64_t n = 300;
+    int64_t n = 750; /* n * n above twice TG_ITER_GRAIN */
     tg_tensor *base = tg_reshape(tg_arange(TG_FLOAT32, 0, (double)(n * n), 1), 2, (int64_t[]){n, n});
     tg_tensor *t = tg_transpose(base, 0, 1);
     tg_tensor *row = tg_arange(TG_FLOAT32, 0, (double)n, 1);
     tg_tensor *y = tg_sub(t, row);
-    CHECK_SHAPE(y, 300, 300);
+    CHECK_SHAPE(y, 750, 750);
     const float *d = tg_data(y);
     bool ok = true;
     for (int64_t i = 0; i < n && ok; i++)
@@ -402,7 +402,7 @@ static void test_binary_random_layouts(void)
         int nd = large ? 3 : rnd(6);
         int64_t os[TG_MAX_DIMS], as[TG_MAX_DIMS], bs[TG_MAX_DIMS];
         for (int i = 0; i < nd; i++)
-            os[i] = large ? 40 + rnd(20) : 1 + rnd(4);
+            os[i] = large ? 82 + rnd(20) : 1 + rnd(4); /* large: > 2 grains */
         int na = nd - rnd(nd + 1), nb = nd - rnd(nd + 1);
         for (int i = 0; i < na; i++)
             as[i] = rnd(3) ? os[i + nd - na] : 1;
@@ -420,7 +420,7 @@ static void test_binary_random_layouts(void)
         int ynd = tg_ndim(y);
         int64_t n = tg_numel(y), idx[TG_MAX_DIMS], ia[TG_MAX_DIMS], ib[TG_MAX_DIMS];
         bool ok = true;
-        for (int64_t f = 0; f < n && ok; f += large ? 7 : 1) {
+        for (int64_t f = 0; f < n && ok; f += large ? 61 : 1) {
             unflatten(ynd, tg_shape(y), f, idx);
             for (int i = 0; i < na; i++)
                 ia[i] = tg_shape(a)[i] == 1 ? 0 : idx[i + ynd - na];

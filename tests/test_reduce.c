@@ -346,9 +346,9 @@ static void test_scalar_input(void)
 /* ---- large inputs: threaded row, column and split-reduction paths ---------------- */
 static void test_large(void)
 {
-    /* [260, 257] float32 (just above the threading threshold): rows,
-     * columns, everything, and the transpose */
-    int64_t s[2] = {260, 257};
+    /* [730, 727] float32 (just above the threading threshold, twice
+     * TG_ITER_GRAIN elements): rows, columns, everything, the transpose */
+    int64_t s[2] = {730, 727};
     tg_tensor *x = make_input(L_CONTIG, TG_FLOAT32, 2, s, -1, 1);
     tg_tensor *xt = tg_transpose(x, 0, 1);
     const kind ks[] = {K_SUM, K_MAX, K_VAR, K_LSE, K_ARGMAX};
@@ -361,14 +361,14 @@ static void test_large(void)
             check_against_ref(&c, xt, "large transposed", __LINE__);
         }
     /* [N, C, H, W] over N, H, W (batch norm's statistics, bias gradients) */
-    int64_t s4[4] = {16, 3, 40, 40};
+    int64_t s4[4] = {16, 3, 110, 110};
     tg_tensor *x4 = make_input(L_CONTIG, TG_FLOAT32, 4, s4, -1, 1);
     rcase c4 = {K_SUM, 3, {0, 2, 3}, true, 0};
     check_against_ref(&c4, x4, "nchw", __LINE__);
     c4.k = K_VAR;
     check_against_ref(&c4, x4, "nchw", __LINE__);
     /* tall and thin: a column sum with few outputs splits the rows */
-    int64_t st[2] = {40000, 2};
+    int64_t st[2] = {300000, 2};
     tg_tensor *tall = make_input(L_CONTIG, TG_FLOAT64, 2, st, -1, 1);
     const kind kt[] = {K_SUM, K_MIN, K_STD, K_ARGMIN};
     for (int i = 0; i < 4; i++) {

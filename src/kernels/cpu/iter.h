@@ -31,6 +31,6 @@ void tg_iter_run(const tg_iter *it, tg_iter_row_fn fn, void *ctx);
 void tg_iter_run_serial(const tg_iter *it, tg_iter_row_fn fn, void *ctx);
 
 /* elements per parallel chunk: below this, threads cost more than they give */
-#define TG_ITER_GRAIN 32768
+#define TG_ITER_GRAIN 262144
 
 #endif

@@ -39,25 +39,8 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
             d[q] += s[q];                                                     \
     }
 
-/* d = s over n elements, inline: the rows copied here are short (tens to
- * a few thousand bytes) and glibc's memcpy costs a call per row and, on
- * this AMD machine, swings 2-3x with the alignment of such copies (the
- * blocks of 16 keep gcc from turning the loop back into memcpy) */
-#define COPY_ROW(T, SUF)                                                      \
-    static inline void copy_row_##SUF(T *restrict d, const T *restrict s,     \
-                                      int64_t n)                              \
-    {                                                                         \
-        int64_t q = 0;                                                        \
-        for (; q + 16 <= n; q += 16)                                          \
-            for (int k = 0; k < 16; k++)                                      \
-                d[q + k] = s[q + k];                                          \
-        for (; q < n; q++)                                                    \
-            d[q] = s[q];                                                      \
-    }
-
 #define IM2COL(T, SUF)                                                        \
     ADD_ROW(T, SUF)                                                           \
-    COPY_ROW(T, SUF)                                                          \
                                                                               \
     void tg__im2col_##SUF(const T *x, int64_t c, const tg__conv_geom *g,      \
                           T *col)                                             \
@@ -76,13 +59,13 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
                             memset(d, 0, (size_t)g->ow * sizeof(T));          \
                             continue;                                         \
                         }                                                     \
-                        /* input column of ox = lo, never before x */         \
+                        /* input column of ox = lo, never before x */        \
                         const T *s = x + (ch * g->h + iy) * g->w + x0 +       \
                                      lo * g->sw;                              \
                         for (int64_t ox = 0; ox < lo; ox++)                   \
                             d[ox] = 0;                                        \
                         if (g->sw == 1)                                       \
-                            copy_row_##SUF(d + lo, s, hi - lo);               \
+                            memcpy(d + lo, s, (size_t)(hi - lo) * sizeof(T)); \
                         else                                                  \
                             for (int64_t ox = lo; ox < hi; ox++)              \
                                 d[ox] = s[(ox - lo) * g->sw];                 \
@@ -124,8 +107,8 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
         memset(xp, 0, (size_t)(c * hp * wp) * sizeof(T));                     \
         for (int64_t ch = 0; ch < c; ch++)                                    \
             for (int64_t y = 0; y < g->h; y++)                                \
-                copy_row_##SUF(xp + (ch * hp + y + g->ph) * wp + g->pw,       \
-                               x + (ch * g->h + y) * g->w, g->w);             \
+                memcpy(xp + (ch * hp + y + g->ph) * wp + g->pw,               \
+                       x + (ch * g->h + y) * g->w, (size_t)g->w * sizeof(T)); \
     }                                                                         \
                                                                               \
     void tg__crop_image_##SUF(const T *xp, int64_t c,                         \
@@ -134,8 +117,9 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
         const int64_t hp = tg__conv_hp(g), wp = tg__conv_wp(g);               \
         for (int64_t ch = 0; ch < c; ch++)                                    \
             for (int64_t y = 0; y < g->h; y++)                                \
-                copy_row_##SUF(x + (ch * g->h + y) * g->w,                    \
-                               xp + (ch * hp + y + g->ph) * wp + g->pw, g->w); \
+                memcpy(x + (ch * g->h + y) * g->w,                            \
+                       xp + (ch * hp + y + g->ph) * wp + g->pw,               \
+                       (size_t)g->w * sizeof(T));                             \
     }                                                                         \
                                                                               \
     void tg__im2col_wide_##SUF(const T *xp, int64_t c,                        \
@@ -146,9 +130,9 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
         for (int64_t ch = 0; ch < c; ch++)                                    \
             for (int64_t i = 0; i < g->kh; i++)                               \
                 for (int64_t j = 0; j < g->kw; j++)                           \
-                    copy_row_##SUF(col + ((ch * g->kh + i) * g->kw + j) * len, \
-                                   xp + ch * hp * wp + i * g->dh * wp + j * g->dw, \
-                                   len);                                      \
+                    memcpy(col + ((ch * g->kh + i) * g->kw + j) * len,        \
+                           xp + ch * hp * wp + i * g->dh * wp + j * g->dw,    \
+                           (size_t)len * sizeof(T));                          \
     }                                                                         \
                                                                               \
     void tg__col2im_wide_##SUF(const T *col, int64_t c,                       \
@@ -171,9 +155,10 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
         for (int64_t r = 0; r < rows; r++)                                    \
             for (int64_t oy = 0; oy < g->oh; oy++) {                          \
                 T *d = yw + r * len + oy * wp;                                \
-                copy_row_##SUF(d, y + (r * g->oh + oy) * g->ow, g->ow);       \
-                for (int64_t ox = g->ow; oy + 1 < g->oh && ox < wp; ox++)     \
-                    d[ox] = 0;                                                \
+                memcpy(d, y + (r * g->oh + oy) * g->ow,                       \
+                       (size_t)g->ow * sizeof(T));                            \
+                if (oy + 1 < g->oh)                                           \
+                    memset(d + g->ow, 0, (size_t)(wp - g->ow) * sizeof(T));   \
             }                                                                 \
     }                                                                         \
                                                                               \

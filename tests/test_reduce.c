@@ -347,16 +347,21 @@ static void test_scalar_input(void)
 static void test_large(void)
 {
     /* [730, 727] float32 (just above the threading threshold, twice
-     * TG_ITER_GRAIN elements): rows, columns, everything, the transpose */
+     * TG_ITER_GRAIN elements): every kind over everything (the split
+     * reduction and its combining), and rows and columns of it and of its
+     * transpose (the row and column paths) */
     int64_t s[2] = {730, 727};
     tg_tensor *x = make_input(L_CONTIG, TG_FLOAT32, 2, s, -1, 1);
     tg_tensor *xt = tg_transpose(x, 0, 1);
-    const kind ks[] = {K_SUM, K_MAX, K_VAR, K_LSE, K_ARGMAX};
-    for (int i = 0; i < 5; i++)
-        for (int a = -1; a < 2; a++) {
-            rcase c = {ks[i], a >= 0, {a < 0 ? 0 : a}, false, 1};
-            if (is_arg(ks[i]) && a < 0)
-                continue;
+    const kind ks[] = {K_SUM, K_MAX, K_VAR, K_LSE};
+    for (int i = 0; i < 4; i++) {
+        rcase c = {ks[i], 0, {0}, false, 1};
+        check_against_ref(&c, x, "large", __LINE__);
+    }
+    const kind kr[] = {K_SUM, K_ARGMAX};
+    for (int i = 0; i < 2; i++)
+        for (int a = 0; a < 2; a++) {
+            rcase c = {kr[i], 1, {a}, false, 1};
             check_against_ref(&c, x, "large", __LINE__);
             check_against_ref(&c, xt, "large transposed", __LINE__);
         }
@@ -368,7 +373,7 @@ static void test_large(void)
     c4.k = K_VAR;
     check_against_ref(&c4, x4, "nchw", __LINE__);
     /* tall and thin: a column sum with few outputs splits the rows */
-    int64_t st[2] = {300000, 2};
+    int64_t st[2] = {270000, 2};
     tg_tensor *tall = make_input(L_CONTIG, TG_FLOAT64, 2, st, -1, 1);
     const kind kt[] = {K_SUM, K_MIN, K_STD, K_ARGMIN};
     for (int i = 0; i < 4; i++) {

@@ -374,6 +374,85 @@ static void test_fan_out(void)
     tg_graph_free(g);
 }
 
+/* ---- random graphs -------------------------------------------------------------------------
+ * DAGs of elementwise ops, views (transposes, reshapes of transposes, which
+ * copy), matmuls and fan-out over [6, 6] values, built once eagerly and
+ * once in a graph from the same choices; every configuration must give
+ * the eager bits, fetching the output and a few intermediates. */
+static uint64_t rng_state;
+static int rnd(int n)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (int)((rng_state >> 33) % (uint64_t)n);
+}
+
+enum { N_RAND = 40, N_FETCH = 3 };
+
+static tg_tensor *rand_graph(tg_tensor *x, uint64_t seed, tg_tensor **fetch)
+{
+    tg_tensor *v[N_RAND + 1];
+    int n = 0;
+    v[n++] = x;
+    rng_state = seed;
+    for (int i = 0; i < N_RAND; i++) {
+        tg_tensor *a = v[n - 1 - rnd(n < 4 ? n : 4)], *b = v[rnd(n)];
+        tg_tensor *y;
+        switch (rnd(10)) {
+        case 0: y = tg_tanh(a); break;
+        case 1: y = tg_sin(a); break;
+        case 2: y = tg_neg(a); break;
+        case 3: y = tg_sigmoid(a); break;
+        case 4: y = tg_mul(a, b); break;
+        case 5: y = tg_add(a, b); break;
+        case 6: y = tg_sub(b, a); break;
+        case 7: y = tg_transpose(a, 0, 1); break;
+        case 8: y = tg_reshape(tg_reshape(a, 1, (int64_t[]){36}), 2, (int64_t[]){6, 6}); break;
+        default: y = tg_mul_scalar(tg_matmul(a, b), 0.2); break;
+        }
+        v[n++] = y;
+    }
+    for (int i = 0; i < N_FETCH; i++)
+        fetch[i] = v[1 + rnd(n - 1)];
+    tg_tensor *out = v[n - 1];
+    for (int i = 1; i < 6; i++)
+        out = tg_add(out, v[n - 1 - i]);
+    return out;
+}
+
+static void test_random_graphs(void)
+{
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+        tg_tensor *x = tt_rand(2, (int64_t[]){6, 6}, -1, 1);
+        tg_tensor *ef[N_FETCH], *sf[N_FETCH + 1];
+        tg_tensor *ey = rand_graph(x, seed, ef);
+        tg_graph *g = tg_graph_new("random");
+        check_graph = g;
+        tg_tensor *sx = tg_placeholder(g, "x", TG_FLOAT64, 2, (int64_t[]){6, 6});
+        sf[0] = rand_graph(sx, seed, sf + 1);
+        tg_session *s = tg_session_new(g);
+        for (int c = 0; c < 4; c++) {
+            configure(s, &configs[c]);
+            tg_tensor *r[N_FETCH + 1];
+            /* the output alone, then with intermediates (duplicates allowed) */
+            CHECK_OK(tg_session_run(s, 1, &sx, &x, 1, sf, r, 0, NULL));
+            CHECK(same(r[0], ey));
+            if (configs[c].memplan) {
+                const tg_memory_stats *st = &tg__session_last_plan(s)->mem.stats;
+                CHECK(st->n_inplace > 0 && st->planned_bytes < st->naive_bytes);
+                check_plan(s);
+            }
+            CHECK_OK(tg_session_run(s, 1, &sx, &x, N_FETCH + 1, sf, r, 0, NULL));
+            CHECK(same(r[0], ey));
+            for (int i = 0; i < N_FETCH; i++)
+                CHECK(same(r[i + 1], ef[i]));
+            if (configs[c].memplan)
+                check_plan(s);
+        }
+        tg_session_free(s);
+        tg_graph_free(g);
+    }
+}
+
 /* memory stats errors; switching options drops cached plans */
 static void test_stats_errors(void)
 {
@@ -416,6 +495,7 @@ int main(void)
     RUN(test_mlp_training_identical);
     RUN(test_tricky_graph);
     RUN(test_fan_out);
+    RUN(test_random_graphs);
     RUN(test_stats_errors);
     return tt_finish();
 }

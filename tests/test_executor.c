@@ -287,6 +287,38 @@ static void test_parallel_errors(void)
     tg_set_num_threads(old);
 }
 
+/* ---- reads around assigns --------------------------------------------------------------
+ * readers made before an assign see the old value and readers made after
+ * it the new one, in both executors (ordering-only edges both ways) */
+static void test_assign_order(void)
+{
+    int old = want_threads();
+    for (int par = 0; par < 2; par++) {
+        tg_graph *g = tg_graph_new("order");
+        tg_tensor *v = tg_variable(g, "v", tg_ones(TG_FLOAT64, 1, (int64_t[]){4096}));
+        tg_graph_begin(g);
+        tg_tensor *view = tg_reshape(v, 2, (int64_t[]){64, 64}); /* made before */
+        tg_tensor *before = tg_mul_scalar(v, 2);
+        tg_tensor *upd = tg_assign_sub(v, tg_ones(TG_FLOAT64, 1, (int64_t[]){1}), 1.0);
+        tg_tensor *after = tg_add_scalar(v, 5);
+        tg_tensor *after_view = tg_mul_scalar(view, 3); /* reads through the old view */
+        tg_tensor *before_sum = tg_sum(before, 0, NULL, false);
+        tg_graph_end();
+        tg_session *s = tg_session_new(g);
+        CHECK_OK(tg_session_set_executor(s, par ? TG_EXECUTOR_PARALLEL : TG_EXECUTOR_SERIAL));
+        tg_tensor *fetch[3] = {before_sum, after, after_view}, *r[3];
+        for (int k = 0; k < 10; k++) {
+            CHECK_OK(tg_session_run(s, 0, NULL, NULL, 3, fetch, r, 1, &upd));
+            CHECK_NEAR(tg_item(r[0]), 4096 * 2.0 * (1 - k), 0);
+            CHECK_NEAR(tg_get(r[1], (int64_t[]){4095}), (double)(-k) + 5, 0);
+            CHECK_NEAR(tg_get(r[2], (int64_t[]){63, 63}), 3.0 * (-k), 0);
+        }
+        tg_session_free(s);
+        tg_graph_free(g);
+    }
+    tg_set_num_threads(old);
+}
+
 /* ---- the profiler ---------------------------------------------------------------------------- */
 /* parses the trace and checks every event; returns the number of events
  * (-1 when the file is not a trace) */
@@ -393,6 +425,7 @@ int main(void)
     RUN(test_wide_graph);
     RUN(test_nodes_overlap);
     RUN(test_parallel_errors);
+    RUN(test_assign_order);
     RUN(test_profiler);
     return tt_finish();
 }

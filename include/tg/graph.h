@@ -46,6 +46,12 @@ tg_tensor *tg_placeholder(tg_graph *g, const char *name, tg_dtype dt,
 /* state that persists across runs (parameters): the graph keeps a private
  * contiguous copy of init; assign nodes (below) update it */
 tg_tensor *tg_variable(tg_graph *g, const char *name, tg_tensor *init);
+/* a variable holding t itself (by reference, no copy): assigns update t
+ * in place, and t used as an input inside g means this variable (as if
+ * tg_variable's result had been passed). For models whose parameters are
+ * ordinary tensors: train them with a graph, use them eagerly. Fails if g
+ * already captured t as a constant. */
+tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t);
 /* a constant node holding `value` (captured by reference, as above) */
 tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value);
 /* the live tensor of a variable (var is the symbolic tensor returned by
@@ -62,6 +68,22 @@ tg_tensor *tg_variable_value(tg_tensor *var);
  * run it by passing it as a target (or fetch) of tg_session_run. */
 tg_tensor *tg_assign(tg_tensor *var, tg_tensor *value);
 tg_tensor *tg_assign_sub(tg_tensor *var, tg_tensor *value, double alpha);
+
+/* ---- tracing (dynamic to static) -----------------------------------------------
+ * Runs fn, written with the eager API, once on placeholders shaped like
+ * the example tensors (their data is not used) inside a graph scope of g,
+ * and returns the placeholders ("input_0", ... or names[i]) and the
+ * outputs fn wrote as symbolic tensors (new references in the current
+ * scope). Concrete tensors fn uses become constants (by reference), or
+ * the variables tg_variable_ref made of them. What runs is what fn did
+ * this once: a branch fn takes on a concrete tensor's value is frozen,
+ * and reading a symbolic tensor's data (tg_item, tg_data) fails, which
+ * fails the trace. fn returns TG_OK or an error status. */
+typedef tg_status (*tg_trace_fn)(void *user, tg_tensor *const *inputs,
+                                 tg_tensor **outputs);
+tg_status tg_graph_trace(tg_graph *g, tg_trace_fn fn, void *user, int n_in,
+                         tg_tensor *const *examples, const char *const *names,
+                         tg_tensor **inputs, int n_out, tg_tensor **outputs);
 
 /* ---- names and lookup ------------------------------------------------------------
  * Node names are unique in a graph: op nodes are named after their op

@@ -101,6 +101,28 @@ tg_status tg_session_memory_stats(tg_session *s, int n_feeds,
 tg_status tg_session_trace_begin(tg_session *s);
 tg_status tg_session_trace_end(tg_session *s, const char *path);
 
+/* ---- training steps -------------------------------------------------------------
+ * Appends to loss's graph the gradients of loss with respect to params
+ * (tg_graph_gradients) and PyTorch's SGD update of each parameter
+ * (torch.optim.SGD, as tg_optim_sgd) made of assign nodes:
+ *   g = grad (+ weight_decay * p), negated when maximize
+ *   buf = g on the first step, else momentum * buf + (1 - dampening) * g
+ *   p = p + (-lr) * (nesterov ? g + momentum * buf : buf)   (buf = g without momentum)
+ * The momentum buffers are new variables ("<param>/momentum", zeros), and
+ * with dampening a float scalar variable "sgd/first" marks the first step.
+ * params: variables of the graph (tg_variable or tg_variable_ref; the
+ * concrete tensor given to tg_variable_ref works too). lr NULL: opts->lr,
+ * fixed in the graph; else a 0-d symbolic value of the graph (a variable,
+ * or a placeholder fed at every step) for schedules. opts NULL: defaults.
+ * updates[i] receives the assign node of params[i] (the variable itself
+ * if the loss does not depend on it). A training step is then one run:
+ *   tg_session_run(s, n_feeds, placeholders, batch, 1, &loss, &loss_value,
+ *                  n, updates);
+ * Forward values fetched with the updates (the loss) are those before the
+ * update. */
+tg_status tg_graph_sgd(tg_tensor *loss, int n, tg_tensor *const *params,
+                       const tg_sgd_opts *opts, tg_tensor *lr, tg_tensor **updates);
+
 /* counters, for tests and profiling */
 typedef struct tg_session_stats {
     int64_t runs;            /* successful runs */

@@ -230,6 +230,28 @@ tg_tensor *tg_variable(tg_graph *g, const char *name, tg_tensor *init)
     return v < 0 ? NULL : tg__publish(tg__graph_symbolic(g, v));
 }
 
+tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t)
+{
+    if (!g)
+        return tg__error_null(TG_ERR_ARG, "tg_variable_ref: graph is NULL");
+    if (!t)
+        return tg__error_is_set() ? NULL
+                                  : tg__error_null(TG_ERR_ARG, "tg_variable_ref: tensor is NULL");
+    if (!tg__check_concrete("tg_variable_ref", t))
+        return NULL;
+    int old = tg__gmap_get(&g->captured, t);
+    if (old >= 0)
+        return tg__error_null(TG_ERR_ARG, "tg_variable_ref: graph '%s' already uses this "
+                              "tensor as node '%s'; make it a variable before using it",
+                              g->name, g->nodes[g->values[old].node].name);
+    tg_meta m;
+    tg_meta_of(t, &m);
+    int v = add_source(g, TG_GNODE_VARIABLE, name, "variable", tg_retain(t), &m);
+    if (v < 0 || !tg__graph_map_capture(g, t, v))
+        return NULL;
+    return tg__publish(tg__graph_symbolic(g, v));
+}
+
 tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value)
 {
     if (!g)

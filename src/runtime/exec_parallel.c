@@ -7,6 +7,7 @@
  * a node memory that a node it does not depend on may still touch. */
 #include "core/threadpool.h"
 #include "runtime/runtime_impl.h"
+#include "tg/autograd.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -55,7 +56,9 @@ static void run_task(tg_tasks *q, void *ctx, int64_t task, int worker)
     const tg_gnode *n = &x->g->nodes[p->steps[k]];
     bool op;
     int64_t t0 = x->spans ? tg__now_ns() : 0;
+    tg_no_grad_begin(); /* per thread: nothing records, assigns may write leaves */
     tg_status s = tg__exec_step(x, k, &op);
+    tg_no_grad_end();
     if (x->spans)
         x->spans[k] = (tg_trace_span){op ? p->steps[k] : -1, worker, t0, tg__now_ns()};
     if (op)

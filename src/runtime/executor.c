@@ -5,6 +5,7 @@
  * after its last use. */
 #include "ops/elementwise.h"
 #include "runtime/runtime_impl.h"
+#include "tg/autograd.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -130,8 +131,10 @@ tg_status tg__plan_execute(tg_exec *x)
 {
     const tg_plan *p = x->p;
     tg_status s = tg__memplan_prepare(x->p);
-    /* kernels run eagerly even when the caller is inside a graph scope */
+    /* kernels run eagerly even when the caller is inside a graph scope,
+     * and record nothing (assigns may write variables that require grad) */
     int old = tg__graph_suspend();
+    tg_no_grad_begin();
     x->n_ops = 0;
     for (int k = 0; k < p->n_steps && s == TG_OK; k++) {
         bool op;
@@ -146,6 +149,7 @@ tg_status tg__plan_execute(tg_exec *x)
             x->vals[v] = NULL;
         }
     }
+    tg_no_grad_end();
     tg__graph_resume(old);
     return s;
 }

@@ -83,8 +83,8 @@ static void test_tasks(void)
     int64_t root = 0;
     CHECK(tg_tasks_run(1, &root, tree_task, NULL) == 0);
     check_tree();
-    /* several initial tasks (a forest), some pushed again by their parents:
-     * start from the tree's second level */
+    /* several initial tasks: the tree from its second level (task 0 marked
+     * as run by hand) */
     reset_tree();
     atomic_store(&runs[0], 1);
     int64_t two[2] = {2, 1};

@@ -193,6 +193,8 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
             break;
     tg_plan *p = *pp;
     if (p && p->epoch != s->g->epoch) { /* the graph was edited: recompile */
+        if (s->last == p)
+            s->last = NULL;
         *pp = p->next;
         tg__plan_free(p);
         s->stats.n_plans--;

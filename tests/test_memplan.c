@@ -453,6 +453,53 @@ static void test_random_graphs(void)
     }
 }
 
+/* ---- kernels write into the arena ----------------------------------------------------------
+ * a probe op records where its output lives; with the memory plan it is
+ * the plan's arena at the planned offset */
+static const tg_storage *probe_storage;
+static int64_t probe_offset;
+
+static tg_status probe_infer(tg_op_ctx *c)
+{
+    return tg_infer_set(c, 0, c->in[0]->dtype, c->in[0]->ndim, c->in[0]->shape);
+}
+
+static tg_status probe_kernel(tg_op_ctx *c)
+{
+    probe_storage = c->out[0]->storage;
+    probe_offset = c->out[0]->offset * (int64_t)tg_dtype_size(c->out[0]->dtype);
+    return tg_copy_(c->out[0], c->in[0]);
+}
+
+static const tg_op_def probe_op = {.name = "probe", .n_in = 1, .n_out = 1,
+                                   .infer = probe_infer, .kernel = probe_kernel};
+
+static void test_outputs_in_arena(void)
+{
+    tg_graph *g = tg_graph_new("probe");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){100});
+    tg_tensor *a = tg_exp(x);
+    tg_tensor *b = tg_op_call(&probe_op, 1, &a, NULL, 0);
+    tg_tensor *y = tg_sum(tg_sin(b), 0, NULL, false);
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT64, 1, (int64_t[]){100}), *r;
+    for (int c = 0; c < 4; c++) {
+        configure(s, &configs[c]);
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &y, &r, 0, NULL));
+        CHECK_NEAR(tg_item(r), 100 * sin(exp(1.0)), 1e-12);
+        const tg_plan *p = tg__session_last_plan(s);
+        if (configs[c].memplan) {
+            CHECK(p->mem.arena && probe_storage == p->mem.arena->storage);
+            CHECK(p->mem.kind[b->value] == TG_MEM_ARENA &&
+                  probe_offset == p->mem.offset[b->value]);
+        } else {
+            CHECK(!p->mem.arena && p->mem.kind[b->value] == TG_MEM_OWN);
+        }
+    }
+    tg_session_free(s);
+    tg_graph_free(g);
+}
+
 /* memory stats errors; switching options drops cached plans */
 static void test_stats_errors(void)
 {
@@ -496,6 +543,7 @@ int main(void)
     RUN(test_tricky_graph);
     RUN(test_fan_out);
     RUN(test_random_graphs);
+    RUN(test_outputs_in_arena);
     RUN(test_stats_errors);
     return tt_finish();
 }

@@ -48,7 +48,7 @@ def main():
     p.add_argument("--data", default="data/mnist")
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)

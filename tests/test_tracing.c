@@ -372,6 +372,71 @@ static void test_sgd_float32_bitwise(void)
     tg_optim_free(opt);
 }
 
+/* ---- a tg_nn module trained as a graph ------------------------------------------------------
+ * tg_lenet5 twice from one seed: one trained eagerly with tg_optim_sgd,
+ * the other with its parameters made variables by reference, the forward
+ * built by the module itself inside a graph scope, tg_graph_sgd and one
+ * parallel session run per step; the parameters stay together */
+static void test_lenet_module_graph_training(void)
+{
+    enum { BATCH = 8, STEPS = 3 };
+    tg_generator *ge = tg_generator_new(7), *gg = tg_generator_new(7);
+    tg_module *eager = tg_lenet5(ge), *net = tg_lenet5(gg);
+    tg_named_tensor *pe, *pg;
+    int n = tg_module_parameters(eager, &pe);
+    CHECK(n == 10 && tg_module_parameters(net, &pg) == n);
+    tg_tensor *ep[10], *gp[10];
+    for (int i = 0; i < n; i++) {
+        ep[i] = pe[i].tensor;
+        gp[i] = pg[i].tensor;
+    }
+    tg_sgd_opts o = {.lr = 0.05, .momentum = 0.9};
+    tg_optimizer *opt = tg_optim_sgd(n, ep, &o);
+    tg_graph *g = tg_graph_new("lenet_train");
+    for (int i = 0; i < n; i++)
+        CHECK(tg_variable_ref(g, pg[i].name, gp[i]) != NULL);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 4, (int64_t[]){BATCH, 1, 28, 28});
+    tg_tensor *y = tg_placeholder(g, "y", TG_INT64, 1, (int64_t[]){BATCH});
+    tg_graph_begin(g);
+    tg_tensor *loss = tg_cross_entropy(tg_module_forward(net, x), y, TG_REDUCTION_MEAN);
+    tg_graph_end();
+    tg_tensor *upd[10];
+    CHECK_OK(tg_graph_sgd(loss, n, gp, &o, NULL, upd));
+    tg_session *s = tg_session_new(g);
+    CHECK_OK(tg_session_set_executor(s, TG_EXECUTOR_PARALLEL));
+    tg_tensor *feeds[2] = {x, y};
+    tg_generator *data = tg_generator_new(3);
+    for (int k = 0; k < STEPS; k++) {
+        tg_scope_begin();
+        tg_tensor *xb = tg_rand_uniform(data, TG_FLOAT32, 4, (int64_t[]){BATCH, 1, 28, 28}, 0, 1);
+        tg_tensor *yb = tg_empty(TG_INT64, 1, (int64_t[]){BATCH});
+        for (int i = 0; i < BATCH; i++)
+            ((int64_t *)tg_data(yb))[i] = (i * 3 + k) % 10;
+        tg_tensor *el = tg_cross_entropy(tg_module_forward(eager, xb), yb, TG_REDUCTION_MEAN);
+        tg_optim_zero_grad(opt);
+        CHECK_OK(tg_backward(el, NULL, false));
+        CHECK_OK(tg_optim_step(opt));
+        tg_tensor *batch[2] = {xb, yb}, *gl;
+        CHECK_OK(tg_session_run(s, 2, feeds, batch, 1, &loss, &gl, n, upd));
+        CHECK(rel_diff(gl, el) <= 1e-5);
+        tg_scope_end();
+    }
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        worst = fmax(worst, rel_diff(gp[i], ep[i]));
+    CHECK(worst <= 1e-5);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_optim_free(opt);
+    tg_named_tensors_free(pe);
+    tg_named_tensors_free(pg);
+    tg_module_free(eager);
+    tg_module_free(net);
+    tg_generator_free(ge);
+    tg_generator_free(gg);
+    tg_generator_free(data);
+}
+
 static void test_sgd_errors(void)
 {
     tg_graph *g = tg_graph_new("errs");
@@ -415,6 +480,7 @@ int main(void)
     RUN(test_variable_ref);
     RUN(test_sgd_builder);
     RUN(test_sgd_float32_bitwise);
+    RUN(test_lenet_module_graph_training);
     RUN(test_sgd_errors);
     return tt_finish();
 }

@@ -500,6 +500,27 @@ static void test_outputs_in_arena(void)
     tg_graph_free(g);
 }
 
+/* the ops run in place are registered elementwise ops; others are not */
+static void test_inplace_ops(void)
+{
+    const char *yes[] = {"neg", "tanh", "relu", "relu_grad", "clamp", "add", "mul", "div",
+                         "pow", "minimum"};
+    const char *no[] = {"softmax", "log_softmax", "matmul", "sum", "view", "cast", "eq",
+                        "where", "assign", "conv2d"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        CHECK(tg_op_find(yes[i]) != NULL);
+        CHECK(tg__memplan_elementwise(tg_op_find(yes[i])));
+    }
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        CHECK(!tg__memplan_elementwise(tg_op_find(no[i])));
+    CHECK(!tg__memplan_elementwise(NULL));
+    /* unary ops missing from the list are safe (just not run in place):
+     * named here so that the list is looked at when the family grows */
+    for (const tg_op_def *const *t = tg_ops_unary; *t; t++)
+        if (!tg__memplan_elementwise(*t))
+            printf("  note: unary op '%s' is not run in place (memplan.c)\n", (*t)->name);
+}
+
 /* memory stats errors; switching options drops cached plans */
 static void test_stats_errors(void)
 {
@@ -544,6 +565,7 @@ int main(void)
     RUN(test_fan_out);
     RUN(test_random_graphs);
     RUN(test_outputs_in_arena);
+    RUN(test_inplace_ops);
     RUN(test_stats_errors);
     return tt_finish();
 }

@@ -24,9 +24,8 @@
  * blocks merge with free neighbours. The arena's size is the top's
  * highest point.
  *
- * In place: an elementwise unary or binary op (the unary and elementwise
- * families' kernels read each element before writing the same index)
- * writes its output over input u when u is an arena value whose last
+ * In place: an elementwise unary or binary op (listed below: kernels that
+ * read each element before writing the same index) writes its output over input u when u is an arena value whose last
  * reader is this node (so no view of u is alive after it), of the same
  * dtype and shape (no broadcasting, no conversion), and no other input of
  * the node is a view of u (that would be read after being overwritten).
@@ -51,9 +50,6 @@
 
 #define MAX_WAIT 16
 #define MAX_ANC_STEPS 8192
-
-extern const tg_op_def *const tg_ops_unary[];
-extern const tg_op_def *const tg_ops_elementwise[];
 
 typedef struct block {
     int64_t off, size;
@@ -364,17 +360,24 @@ static tg_status release_block(planner *P, int v)
 }
 
 /* ---- in place ------------------------------------------------------------------------ */
-static bool in_table(const tg_op_def *op, const tg_op_def *const *t)
-{
-    for (; *t; t++)
-        if (*t == op)
-            return true;
-    return false;
-}
+/* Ops whose kernel reads each element before writing the same index of
+ * the output (unary.c, binary.c: rows over tg_iter, no scratch): named
+ * here rather than taken from the family tables, so that an op added to a
+ * table later is not run in place without someone checking its kernel. */
+static const char *const elementwise_ops[] = {
+    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
+    "relu", "erf", "gelu", "softplus", "floor", "ceil", "round", "sign",
+    "leaky_relu", "elu", "clamp", "relu_grad",
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", NULL};
 
-static bool elementwise_op(const tg_op_def *op)
+bool tg__memplan_elementwise(const tg_op_def *op)
 {
-    return op->n_out == 1 && (in_table(op, tg_ops_unary) || in_table(op, tg_ops_elementwise));
+    if (!op || op->n_out != 1 || !op->kernel)
+        return false;
+    for (const char *const *n = elementwise_ops; *n; n++)
+        if (!strcmp(op->name, *n))
+            return tg_op_find(*n) == op; /* the registered op of that name */
+    return false;
 }
 
 /* can step k (node n) write output v over its input u? */
@@ -401,7 +404,7 @@ static bool can_overwrite(planner *P, int k, const tg_gnode *n, int u, int v)
 
 static bool try_in_place(planner *P, int k, const tg_gnode *n, int v)
 {
-    if (!elementwise_op(n->op) || !P->reuse)
+    if (!tg__memplan_elementwise(n->op) || !P->reuse)
         return false;
     for (int i = 0; i < n->n_in; i++) {
         int u = n->in[i];

@@ -79,6 +79,8 @@ tg_status tg__memplan_build(const tg_graph *g, tg_plan *p, bool enabled, bool pa
 void tg__memplan_free(tg_memplan *m);
 /* the arena, allocated on first use; TG_OK when the plan needs none */
 tg_status tg__memplan_prepare(tg_plan *p);
+/* may op's output overwrite a same-shaped input (elementwise kernels)? */
+bool tg__memplan_elementwise(const tg_op_def *op);
 /* a tensor for value v computed by a kernel: in the arena or its own */
 tg_tensor *tg__memplan_output(const tg_plan *p, int v, const tg_meta *m);
 

@@ -1054,6 +1054,47 @@ static void test_deep_nesting(void)
     onnx_model_free(mm);
 }
 
+/* a node of nothing but empty attributes: each costs 2 bytes of input and
+ * ~200 bytes of memory, past the parse budget (64 bytes per input byte) */
+static void test_alloc_budget(void)
+{
+    size_t k = 1 << 20, n = 0;
+    uint8_t *b = malloc(2 * k + 32);
+    b[n++] = 0x3a; /* ModelProto.graph */
+    uint8_t hdr[24];
+    tg_pb_writer w = wr(hdr, sizeof hdr);
+    tg_pb_put_varint(&w, 2 * k + 4 + 4);
+    tg_pb_put_tag(&w, 1, TG_PB_LEN); /* GraphProto.node */
+    tg_pb_put_varint(&w, 2 * k);
+    memcpy(b + n, hdr, w.len);
+    n += w.len;
+    for (size_t i = 0; i < k; i++) {
+        b[n++] = 0x2a; /* NodeProto.attribute, empty */
+        b[n++] = 0x00;
+    }
+    memcpy(b + n, "\x12\x02gg", 4); /* GraphProto.name, after the node */
+    n += 4;
+    PARSE_ERROR(b, n, "not a plausible model");
+    /* a quarter as many fit */
+    size_t small = k / 4;
+    n = 0;
+    b[n++] = 0x3a;
+    w = wr(hdr, sizeof hdr);
+    tg_pb_put_varint(&w, 2 * small + 4);
+    tg_pb_put_tag(&w, 1, TG_PB_LEN);
+    tg_pb_put_varint(&w, 2 * small);
+    memcpy(b + n, hdr, w.len);
+    n += w.len;
+    for (size_t i = 0; i < small; i++, n += 2)
+        memcpy(b + n, "\x2a\x00", 2);
+    onnx_model *m = NULL;
+    CHECK_OK(onnx_model_parse(b, n, &m));
+    CHECK(m && m->graph && m->graph->n_node == 1 &&
+          m->graph->node[0].n_attribute == small);
+    onnx_model_free(m);
+    free(b);
+}
+
 /* ---- every truncation, random bit flips, saved crashes ------------------------------ */
 
 static void exercise_or_fail(const uint8_t *b, size_t n, const char *what,
@@ -1166,6 +1207,7 @@ int main(void)
     RUN(test_built_model);
     RUN(test_hostile_fields);
     RUN(test_deep_nesting);
+    RUN(test_alloc_budget);
     RUN(test_truncations);
     RUN(test_bit_flips);
     RUN(test_crash_corpus);

@@ -161,6 +161,8 @@ void onnx_model_free(onnx_model *m)
 
 typedef struct pctx {
     const uint8_t *base;
+    size_t len;
+    size_t budget; /* bytes the parser may still allocate */
     int depth;
     struct {
         const char *name;
@@ -214,6 +216,21 @@ static bool nomem(void)
     return false;
 }
 
+/* every allocation is charged to a budget proportional to the input: a
+ * hostile file of tiny empty messages cannot make the parser allocate
+ * much more than a real model of its size would (see ONNX_PARSE_BUDGET) */
+static bool charge(pctx *c, size_t bytes)
+{
+    if (bytes <= c->budget) {
+        c->budget -= bytes;
+        return true;
+    }
+    tg__error(TG_ERR_IO, "onnx: parsing %zu bytes would take more than "
+              "%zu bytes of memory; the input is not a plausible model",
+              c->len, ONNX_PARSE_BUDGET(c->len));
+    return false;
+}
+
 /* arrays grow to the next power of two of their count, so their capacity
  * follows from the count alone */
 static size_t cap_for(size_t n)
@@ -224,13 +241,15 @@ static size_t cap_for(size_t n)
     return c;
 }
 
-static bool reserve(void **arr, size_t n, size_t add, size_t elem)
+static bool reserve(pctx *c, void **arr, size_t n, size_t add, size_t elem)
 {
-    size_t need = cap_for(n + add);
-    if (need <= cap_for(n) && (*arr || need == 0))
+    size_t need = cap_for(n + add), have = cap_for(n);
+    if (need <= have && (*arr || need == 0))
         return true;
     if (need > SIZE_MAX / elem)
         return nomem();
+    if (!charge(c, (need - (*arr ? have : 0)) * elem))
+        return false;
     void *p = realloc(*arr, need * elem);
     if (!p)
         return nomem();
@@ -239,9 +258,9 @@ static bool reserve(void **arr, size_t n, size_t add, size_t elem)
 }
 
 /* appends one zeroed element; returns it or NULL */
-static void *push(void **arr, size_t *n, size_t elem)
+static void *push(pctx *c, void **arr, size_t *n, size_t elem)
 {
-    if (!reserve(arr, *n, 1, elem))
+    if (!reserve(c, arr, *n, 1, elem))
         return NULL;
     void *e = (char *)*arr + *n * elem;
     memset(e, 0, elem);
@@ -260,10 +279,10 @@ static bool want(const pctx *c, const tg_pb_field *f, const char *field,
 
 /* ==== parsing: field helpers ================================================== */
 
-static bool keep_unknown(const tg_pb_field *f, onnx_bytes *u)
+static bool keep_unknown(pctx *c, const tg_pb_field *f, onnx_bytes *u)
 {
     size_t n = (size_t)(f->stop - f->start);
-    if (!reserve((void **)&u->data, u->len, n, 1))
+    if (!reserve(c, (void **)&u->data, u->len, n, 1))
         return false;
     memcpy(u->data + u->len, f->start, n);
     u->len += n;
@@ -278,8 +297,10 @@ static bool get_varint(const pctx *c, const tg_pb_field *f, const char *field,
 }
 
 /* a copy of a LEN payload with a NUL after it */
-static bool copy_bytes(const tg_pb_field *f, onnx_bytes *b)
+static bool copy_bytes(pctx *c, const tg_pb_field *f, onnx_bytes *b)
 {
+    if (!charge(c, f->len + 1))
+        return false;
     uint8_t *p = malloc(f->len + 1);
     if (!p)
         return nomem();
@@ -292,14 +313,14 @@ static bool copy_bytes(const tg_pb_field *f, onnx_bytes *b)
     return true;
 }
 
-static bool set_bytes(const pctx *c, const tg_pb_field *f, const char *field,
+static bool set_bytes(pctx *c, const tg_pb_field *f, const char *field,
                       onnx_bytes *b)
 {
-    return want(c, f, field, TG_PB_LEN) && copy_bytes(f, b);
+    return want(c, f, field, TG_PB_LEN) && copy_bytes(c, f, b);
 }
 
 /* strings are names: a NUL inside would cut them short for C callers */
-static bool copy_string(const pctx *c, const tg_pb_field *f, const char *field,
+static bool copy_string(pctx *c, const tg_pb_field *f, const char *field,
                         char **s)
 {
     if (!want(c, f, field, TG_PB_LEN))
@@ -307,35 +328,35 @@ static bool copy_string(const pctx *c, const tg_pb_field *f, const char *field,
     if (f->len && memchr(f->data, 0, f->len))
         return perr(c, field, at_of(c, f), "string contains a NUL byte");
     onnx_bytes b = {0};
-    if (!copy_bytes(f, &b))
+    if (!copy_bytes(c, f, &b))
         return false;
     free(*s);
     *s = (char *)b.data;
     return true;
 }
 
-static bool add_string(const pctx *c, const tg_pb_field *f, const char *field,
+static bool add_string(pctx *c, const tg_pb_field *f, const char *field,
                        char ***arr, size_t *n)
 {
-    char **slot = push((void **)arr, n, sizeof **arr);
+    char **slot = push(c, (void **)arr, n, sizeof **arr);
     return slot && copy_string(c, f, field, slot);
 }
 
-static bool add_bytes(const pctx *c, const tg_pb_field *f, const char *field,
+static bool add_bytes(pctx *c, const tg_pb_field *f, const char *field,
                       onnx_bytes **arr, size_t *n)
 {
-    onnx_bytes *slot = push((void **)arr, n, sizeof **arr);
+    onnx_bytes *slot = push(c, (void **)arr, n, sizeof **arr);
     return slot && set_bytes(c, f, field, slot);
 }
 
 /* repeated varint fields, packed or not; bits = 32 keeps the low 32 bits
  * (protobuf's int32), stored as int32_t */
-static bool add_varints(const pctx *c, const tg_pb_field *f, const char *field,
+static bool add_varints(pctx *c, const tg_pb_field *f, const char *field,
                         void **arr, size_t *n, int bits)
 {
     size_t elem = bits == 32 ? sizeof(int32_t) : sizeof(int64_t);
     if (f->wire == TG_PB_VARINT) {
-        void *slot = push(arr, n, elem);
+        void *slot = push(c, arr, n, elem);
         if (!slot)
             return false;
         if (bits == 32)
@@ -350,7 +371,7 @@ static bool add_varints(const pctx *c, const tg_pb_field *f, const char *field,
     if (count < 0)
         return perr(c, field, at_of(c, f), "packed varints end in a "
                     "truncated varint");
-    if (!reserve(arr, *n, (size_t)count, elem))
+    if (!reserve(c, arr, *n, (size_t)count, elem))
         return false;
     const uint8_t *p = f->data, *end = f->data + f->len;
     for (int64_t i = 0; i < count; i++) {
@@ -368,7 +389,7 @@ static bool add_varints(const pctx *c, const tg_pb_field *f, const char *field,
 }
 
 /* repeated float (size 4) or double (size 8), packed or not */
-static bool add_fixed(const pctx *c, const tg_pb_field *f, const char *field,
+static bool add_fixed(pctx *c, const tg_pb_field *f, const char *field,
                       void **arr, size_t *n, size_t size)
 {
     int wire = size == 4 ? TG_PB_I32 : TG_PB_I64;
@@ -389,7 +410,7 @@ static bool add_fixed(const pctx *c, const tg_pb_field *f, const char *field,
         p = f->data;
         count = f->len / size;
     }
-    if (!reserve(arr, *n, count, size))
+    if (!reserve(c, arr, *n, count, size))
         return false;
     for (size_t i = 0; i < count; i++, p += size) {
         if (size == 4) {
@@ -425,6 +446,8 @@ static bool sub(pctx *c, const tg_pb_field *f, const char *field,
 static bool sub_one(pctx *c, const tg_pb_field *f, const char *field,
                     parse_fn fn, void **slot, size_t size)
 {
+    if (!*slot && !charge(c, size))
+        return false;
     if (!*slot && !(*slot = calloc(1, size)))
         return nomem();
     return sub(c, f, field, -1, fn, *slot);
@@ -437,7 +460,7 @@ static bool sub_add(pctx *c, const tg_pb_field *f, const char *field,
 {
     if (!want(c, f, field, TG_PB_LEN))
         return false;
-    void *e = push(arr, n, size);
+    void *e = push(c, arr, n, size);
     return e && sub(c, f, field, (int64_t)*n - 1, fn, e);
 }
 
@@ -489,7 +512,7 @@ static bool parse_tensor(pctx *c, const uint8_t *data, size_t len, void *out)
             t->data_location = (int32_t)(uint32_t)v;
             t->has_data_location = true;
             break;
-        default: ok = keep_unknown(f, &t->unknown);
+        default: ok = keep_unknown(c, f, &t->unknown);
         }
         if (!ok)
             return false;
@@ -516,7 +539,7 @@ static bool parse_dim(pctx *c, const uint8_t *data, size_t len, void *out)
             d->kind = ONNX_DIM_PARAM;
             d->value = 0;
             break;
-        default: ok = keep_unknown(f, &d->unknown);
+        default: ok = keep_unknown(c, f, &d->unknown);
         }
         if (!ok)
             return false;
@@ -534,7 +557,7 @@ static bool parse_shape(pctx *c, const uint8_t *data, size_t len, void *out)
             ok = sub_add(c, f, "dim", parse_dim, (void **)&ty->dims,
                          &ty->n_dims, sizeof *ty->dims);
         else
-            ok = keep_unknown(f, &ty->shape_unknown);
+            ok = keep_unknown(c, f, &ty->shape_unknown);
         if (!ok)
             return false;
     }
@@ -556,7 +579,7 @@ static bool parse_tensor_type(pctx *c, const uint8_t *data, size_t len,
             ty->has_elem_type = true;
             break;
         case 2: ok = sub(c, f, "shape", -1, parse_shape, ty); break;
-        default: ok = keep_unknown(f, &ty->tensor_unknown);
+        default: ok = keep_unknown(c, f, &ty->tensor_unknown);
         }
         if (!ok)
             return false;
@@ -574,9 +597,9 @@ static bool parse_type(pctx *c, const uint8_t *data, size_t len, void *out)
         case 4: case 5: case 8: case 9:
             /* another member of the `value` oneof replaces tensor_type */
             type_clear_tensor(ty);
-            ok = keep_unknown(f, &ty->unknown);
+            ok = keep_unknown(c, f, &ty->unknown);
             break;
-        default: ok = keep_unknown(f, &ty->unknown);
+        default: ok = keep_unknown(c, f, &ty->unknown);
         }
         if (!ok)
             return false;
@@ -596,7 +619,7 @@ static bool parse_value_info(pctx *c, const uint8_t *data, size_t len,
             vi->has_type = true;
             ok = sub(c, f, "type", -1, parse_type, &vi->type);
             break;
-        default: ok = keep_unknown(f, &vi->unknown);
+        default: ok = keep_unknown(c, f, &vi->unknown);
         }
         if (!ok)
             return false;
@@ -657,7 +680,7 @@ static bool parse_attribute(pctx *c, const uint8_t *data, size_t len,
             ok = sub_add(c, f, "graphs", parse_graph, (void **)&a->graphs,
                          &a->n_graphs, sizeof *a->graphs);
             break;
-        default: ok = keep_unknown(f, &a->unknown);
+        default: ok = keep_unknown(c, f, &a->unknown);
         }
         if (!ok)
             return false;
@@ -681,7 +704,7 @@ static bool parse_node(pctx *c, const uint8_t *data, size_t len, void *out)
                          (void **)&n->attribute, &n->n_attribute,
                          sizeof *n->attribute);
             break;
-        default: ok = keep_unknown(f, &n->unknown);
+        default: ok = keep_unknown(c, f, &n->unknown);
         }
         if (!ok)
             return false;
@@ -718,7 +741,7 @@ static bool parse_graph(pctx *c, const uint8_t *data, size_t len, void *out)
                          (void **)&g->value_info, &g->n_value_info,
                          sizeof *g->value_info);
             break;
-        default: ok = keep_unknown(f, &g->unknown);
+        default: ok = keep_unknown(c, f, &g->unknown);
         }
         if (!ok)
             return false;
@@ -739,7 +762,7 @@ static bool parse_opset(pctx *c, const uint8_t *data, size_t len, void *out)
             o->version = (int64_t)v;
             o->has_version = true;
             break;
-        default: ok = keep_unknown(f, &o->unknown);
+        default: ok = keep_unknown(c, f, &o->unknown);
         }
         if (!ok)
             return false;
@@ -772,7 +795,7 @@ static bool parse_model(pctx *c, const uint8_t *data, size_t len, void *out)
                          (void **)&m->opset_import, &m->n_opset_import,
                          sizeof *m->opset_import);
             break;
-        default: ok = keep_unknown(f, &m->unknown);
+        default: ok = keep_unknown(c, f, &m->unknown);
         }
         if (!ok)
             return false;
@@ -793,6 +816,8 @@ tg_status onnx_model_parse(const void *data, size_t len, onnx_model **out)
         return tg__error(TG_ERR_NOMEM, "onnx: out of memory while parsing");
     }
     c->base = data;
+    c->len = len;
+    c->budget = ONNX_PARSE_BUDGET(len);
     c->depth = 0;
     if (!parse_model(c, data, len, m)) {
         free(c);

@@ -68,11 +68,15 @@ enum { ONNX_DIM_NONE = 0, ONNX_DIM_VALUE = 1, ONNX_DIM_PARAM = 2 };
 /* nested messages deeper than this are rejected (a subgraph costs three
  * levels: graph -> node -> attribute -> graph) */
 #define ONNX_MAX_DEPTH 100
+/* what the parser may allocate for len bytes of input: real models need
+ * a few times their size at most (their bulk is tensor data, copied
+ * once); 64x covers models made only of tiny nodes and attributes */
+#define ONNX_PARSE_BUDGET(len) (((size_t)16 << 20) + (size_t)64 * (len))
 /* the most elements a tensor may have (and what a protobuf can hold) */
 #define ONNX_MAX_ELEMENTS ((int64_t)1 << 31)
 
-/* bytes with a length; data has an extra NUL after len bytes for
- * convenience, and is NULL when the field is absent */
+/* bytes with a length; data is NULL when the field is absent. Parsed
+ * bytes fields have an extra NUL after len bytes (not `unknown`). */
 typedef struct onnx_bytes {
     uint8_t *data;
     size_t len;

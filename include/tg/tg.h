@@ -6,6 +6,10 @@
 #include "tg/tensor.h"
 #include "tg/ops.h"
 #include "tg/autograd.h"
+#include "tg/graph.h"
+#include "tg/runtime.h"
+#include "tg/nn.h"
+#include "tg/data.h"
 #include "tg/io.h"
 #include "tg/optim.h"
 

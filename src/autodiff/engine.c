@@ -7,6 +7,7 @@
  * runs nest: a custom backward may differentiate a graph of its own (as
  * activation checkpointing does), even one sharing nodes with this one. */
 #include "autodiff/node.h"
+#include "autodiff/vjp.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -226,15 +227,6 @@ static tg_status check_needed(const run *r)
 }
 
 /* ---- moving gradients -------------------------------------------------------- */
-/* a + b for gradient sums: differentiable only when building a graph */
-static tg_tensor *sum_grads(tg_tensor *a, tg_tensor *b)
-{
-    tg_tensor *s = tg_add(a, b); /* no scope is open here: we own it */
-    tg_release(a);
-    tg_release(b);
-    return s;
-}
-
 static tg_status add_pending(run *r, int k, int index, tg_tensor *g)
 {
     slot *s = &r->slots[k];
@@ -249,7 +241,7 @@ static tg_status add_pending(run *r, int k, int index, tg_tensor *g)
         s->pending[index] = g;
         return TG_OK;
     }
-    s->pending[index] = sum_grads(s->pending[index], g);
+    s->pending[index] = tg__grad_sum(s->pending[index], g);
     return s->pending[index] ? TG_OK : tg_last_status();
 }
 
@@ -260,7 +252,7 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
             if (r->inputs[i] != leaf)
                 continue;
             tg_tensor *old = r->results[i];
-            r->results[i] = old ? sum_grads(old, tg_retain(g)) : tg_retain(g);
+            r->results[i] = old ? tg__grad_sum(old, tg_retain(g)) : tg_retain(g);
             if (!r->results[i]) {
                 tg_release(g);
                 return tg_last_status();
@@ -281,7 +273,7 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
         tg_release(g);
         return s;
     }
-    leaf->grad = sum_grads(leaf->grad, g);
+    leaf->grad = tg__grad_sum(leaf->grad, g);
     return leaf->grad ? TG_OK : tg_last_status();
 }
 
@@ -312,34 +304,6 @@ static tg_status route(run *r, const tg_node *n, int i, tg_tensor *g, int *ready
     if (j >= 0 && --r->slots[j].deps == 0)
         ready[(*n_ready)++] = j;
     return s;
-}
-
-/* casts and checks a rule's result against the input it is for */
-static tg_tensor *conform(tg_node *n, int i, tg_tensor *g)
-{
-    const tg_meta *m = &n->in_meta[i];
-    if (!tg__shape_eq(g->ndim, g->shape, m->ndim, m->shape)) {
-        char a[160], b[160];
-        tg_shape_str(g->ndim, g->shape, a, sizeof a); /* before g goes */
-        tg_release(g);
-        /* a built-in rule is our bug; a custom backward is the user's */
-        if (n->fn)
-            return tg__error_null(TG_ERR_AUTOGRAD,
-                                  "backward: custom function '%s' returned a "
-                                  "gradient of shape %s for input %d of shape %s",
-                                  n->name, a, i,
-                                  tg_shape_str(m->ndim, m->shape, b, sizeof b));
-        return tg__error_null(TG_ERR_INTERNAL,
-                              "backward: gradient rule of '%s' gave shape %s "
-                              "for input %d of shape %s",
-                              n->name, a, i,
-                              tg_shape_str(m->ndim, m->shape, b, sizeof b));
-    }
-    if (g->dtype == m->dtype)
-        return g;
-    tg_tensor *c = tg_cast(g, m->dtype);
-    tg_release(g);
-    return c;
 }
 
 /* runs slot k's rule (when needed) and routes what it gives */
@@ -375,7 +339,9 @@ static tg_status run_slot(run *r, int k, int *ready, int *n_ready)
     for (int i = 0; i < n->n_in; i++) {
         tg_tensor *g = NULL;
         if (s == TG_OK && dx[i] && needs[i] && r->slots[k].needed) {
-            if (!(g = conform(n, i, dx[i])))
+            /* shape check and cast (vjp.c); a custom backward's mistake
+             * is the user's, a built-in rule's is ours */
+            if (!(g = tg__grad_conform(n->name, i, &n->in_meta[i], dx[i], n->fn != NULL)))
                 s = tg_last_status();
         } else {
             tg_release(dx[i]);

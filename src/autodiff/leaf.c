@@ -5,6 +5,10 @@ tg_status tg_set_requires_grad(tg_tensor *t, bool requires_grad)
 {
     if (!t)
         return tg__error(TG_ERR_ARG, "tg_set_requires_grad: tensor is NULL");
+    if (t->graph)
+        return tg__error(TG_ERR_AUTOGRAD,
+                         "tg_set_requires_grad: the tensor is symbolic; graphs "
+                         "are differentiated with tg_graph_gradients");
     if (t->grad_fn)
         return tg__error(TG_ERR_AUTOGRAD,
                          "tg_set_requires_grad: only leaves can be changed; this "
@@ -37,7 +41,7 @@ const char *tg_grad_fn_name(const tg_tensor *t)
 
 tg_tensor *tg_detach(tg_tensor *t)
 {
-    if (!t)
+    if (!t || !tg__check_concrete("tg_detach", t))
         return NULL;
     return tg__publish(tg__alias(t, t->ndim, t->shape, t->strides, t->offset));
 }

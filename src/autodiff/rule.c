@@ -1,8 +1,10 @@
 /* Running one node's gradient rule: check that the tensors it saved were
- * not modified in place, unpack them, fill in zero output gradients, and
- * call the op's rule (or a custom function's backward) in a scope of its
- * own so that everything but the input gradients is freed at once. */
+ * not modified in place, unpack them, and call the op's rule through
+ * vjp.c (shared with symbolic autodiff), or a custom function's backward,
+ * in a scope of its own so that everything but the input gradients is
+ * freed at once. */
 #include "autodiff/node.h"
+#include "autodiff/vjp.h"
 
 #include <stdio.h>
 
@@ -32,12 +34,11 @@ tg_status tg__check_saved(const tg_node *n)
 }
 
 /* a saved output re-attached to this node, so that create_graph sees it
- * as a function of the inputs (the alias itself has no grad_fn) */
+ * as a function of the inputs (the alias itself has no grad_fn); the
+ * caller owns the reference */
 static tg_tensor *unpack_output(tg_node *n, int o, bool create_graph)
 {
     tg_tensor *s = n->saved_out[o];
-    if (!s)
-        return NULL;
     tg_tensor *t = tg__alias(s, s->ndim, s->shape, s->strides, s->offset);
     if (t && create_graph && tg_dtype_is_float(t->dtype)) {
         t->requires_grad = true;
@@ -45,28 +46,48 @@ static tg_tensor *unpack_output(tg_node *n, int o, bool create_graph)
         t->out_index = o;
         n->refcount++;
     }
-    return tg__publish(t);
+    return t;
 }
 
-static tg_status call_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
-                           const bool *needs, bool create_graph)
+/* an op's rule, through the VJP code symbolic autodiff shares (vjp.c) */
+static tg_status run_op_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
+                             const bool *needs, bool create_graph)
 {
-    if (n->fn)
-        return tg__function_backward(n, dy[0], dx);
-    if (!n->op->grad)
-        return tg__error(TG_ERR_UNSUPPORTED,
-                         "backward: op '%s' has no gradient rule", n->name);
     tg_tensor *out[TG_MAX_OP_OUTPUTS] = {0};
-    for (int o = 0; o < n->n_out; o++)
+    tg_status s = TG_OK;
+    for (int o = 0; o < n->n_out && s == TG_OK; o++)
         if (n->saved_out[o] && !(out[o] = unpack_output(n, o, create_graph)))
-            return tg_last_status();
-    tg_grad_ctx g = {
-        .op = n->op, .n_in = n->n_in, .n_out = n->n_out,
+            s = tg_last_status();
+    tg_vjp v = {
+        .op = n->op, .name = n->name, .n_in = n->n_in, .n_out = n->n_out,
         .in = n->saved_in, .out = out, .in_meta = n->in_meta,
-        .dy = dy, .dx = dx, .needs_grad = needs,
+        .out_meta = n->out_meta, .needs_grad = needs,
         .attrs = n->attrs, .n_attrs = n->n_attrs,
     };
-    return n->op->grad(&g);
+    if (s == TG_OK)
+        s = tg__vjp_run(&v, dy, dx);
+    for (int o = 0; o < n->n_out; o++)
+        tg_release(out[o]);
+    return s;
+}
+
+/* a custom function's backward, in a scope of its own */
+static tg_status run_function(tg_node *n, tg_tensor **dy, tg_tensor **dx,
+                              const bool *needs)
+{
+    tg_status s = TG_OK;
+    tg_scope_begin();
+    const tg_meta *m = &n->out_meta[0];
+    tg_tensor *dy0 = dy[0] ? dy[0] : tg_zeros(m->dtype, m->ndim, m->shape);
+    s = dy0 ? tg__function_backward(n, dy0, dx) : tg_last_status();
+    for (int i = 0; i < n->n_in; i++) {
+        if (s == TG_OK && dx[i] && needs[i])
+            tg_retain(dx[i]); /* survives the scope: the engine owns it */
+        else
+            dx[i] = NULL;
+    }
+    tg_scope_end();
+    return s;
 }
 
 tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
@@ -81,22 +102,6 @@ tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
     tg_status s = tg__check_saved(n);
     if (s != TG_OK)
         return s;
-    tg_scope_begin();
-    tg_tensor *dy_full[TG_MAX_OP_OUTPUTS];
-    for (int o = 0; o < n->n_out && s == TG_OK; o++) {
-        const tg_meta *m = &n->out_meta[o];
-        dy_full[o] = dy[o] ? dy[o] : tg_zeros(m->dtype, m->ndim, m->shape);
-        if (!dy_full[o])
-            s = tg_last_status();
-    }
-    if (s == TG_OK)
-        s = call_rule(n, dy_full, dx, needs, create_graph);
-    for (int i = 0; i < n->n_in; i++) {
-        if (s == TG_OK && dx[i])
-            tg_retain(dx[i]); /* survives the scope: the engine owns it */
-        else
-            dx[i] = NULL;
-    }
-    tg_scope_end();
-    return s;
+    return n->fn ? run_function(n, dy, dx, needs)
+                 : run_op_rule(n, dy, dx, needs, create_graph);
 }

@@ -18,6 +18,8 @@ bool tg__check_inplace(const char *op, const tg_tensor *t)
             tg__error(TG_ERR_ARG, "%s: tensor is NULL", op);
         return false;
     }
+    if (!tg__check_concrete(op, t))
+        return false;
     if (t->requires_grad && tg_grad_enabled()) {
         tg__error(TG_ERR_AUTOGRAD,
                   "%s: in-place update of a tensor that requires grad; do it "
@@ -75,6 +77,8 @@ tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src)
         return tg_last_status();
     if (!src)
         return tg__error(TG_ERR_ARG, "copy_: source is NULL");
+    if (!tg__check_concrete("copy_", src))
+        return tg_last_status();
     int nd;
     int64_t shape[TG_MAX_DIMS];
     tg_status s = tg_broadcast_shapes("copy_", dst->ndim, dst->shape, src->ndim,
@@ -145,6 +149,8 @@ tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha)
         return tg_last_status();
     if (!src)
         return tg__error(TG_ERR_ARG, "add_: source is NULL");
+    if (!tg__check_concrete("add_", src))
+        return tg_last_status();
     if (dst->dtype == TG_BOOL)
         return tg__error(TG_ERR_DTYPE, "add_: bool destination is not supported");
     int nd;

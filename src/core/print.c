@@ -3,6 +3,7 @@
  * items at each edge), the format chosen from the items shown. */
 #include "core/tensor_impl.h"
 #include "tg/autograd.h"
+#include "tg/graph.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -236,6 +237,14 @@ char *tg_to_string(const tg_tensor *t)
     buf b = {0};
     if (!t) {
         put(&b, "tensor(NULL)");
+        return b.s;
+    }
+    if (t->graph) { /* symbolic: no data, describe it (as TF prints Tensors) */
+        char shape[160];
+        put(&b, "tensor(<symbolic '%s' of graph '%s'>, shape=%s, dtype=%s)",
+            tg_graph_node_name(t), tg_graph_name(t->graph),
+            tg_shape_str(t->ndim, t->shape, shape, sizeof shape),
+            tg_dtype_name(t->dtype));
         return b.s;
     }
     bool show_dtype = t->dtype != TG_FLOAT32 && t->dtype != TG_INT64 &&

@@ -2,6 +2,7 @@
  * share storage, reference counting, and shape helpers. */
 #include "core/tensor_impl.h"
 #include "autodiff/node.h"
+#include "core/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,10 +12,14 @@
  * buffer keeps eager dispatch cheap */
 #define STORAGE_HEADER ((sizeof(tg_storage) + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN)
 
+static size_t storage_bytes(size_t nbytes)
+{
+    return STORAGE_HEADER + (nbytes + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN;
+}
+
 static tg_storage *storage_new(size_t nbytes)
 {
-    size_t total = STORAGE_HEADER + (nbytes + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN;
-    tg_storage *s = aligned_alloc(TG_ALIGN, total);
+    tg_storage *s = tg__buffer_alloc(storage_bytes(nbytes));
     if (!s)
         return tg__error_null(TG_ERR_NOMEM, "out of memory allocating %zu bytes",
                               nbytes);
@@ -28,7 +33,7 @@ static tg_storage *storage_new(size_t nbytes)
 static void storage_release(tg_storage *s)
 {
     if (s && --s->refcount == 0)
-        free(s);
+        tg__buffer_free(s, storage_bytes(s->nbytes));
 }
 
 void tg__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
@@ -156,6 +161,7 @@ void tg_release(tg_tensor *t)
     storage_release(t->storage);
     tg_release(t->grad);
     tg__node_release(t->grad_fn);
+    tg__graph_release(t->graph);
     free(t);
 }
 
@@ -171,8 +177,24 @@ tg_device tg_device_of(const tg_tensor *t)
     tg_device cpu = {TG_CPU, 0};
     return t ? t->device : cpu;
 }
-void *tg_data(const tg_tensor *t) { return t ? tg__base(t) : NULL; }
-uint64_t tg_version(const tg_tensor *t) { return t ? t->storage->version : 0; }
+void *tg_data(const tg_tensor *t)
+{
+    return t && tg__check_concrete("tg_data", t) ? tg__base(t) : NULL;
+}
+uint64_t tg_version(const tg_tensor *t)
+{
+    return t && t->storage ? t->storage->version : 0;
+}
+
+bool tg__check_concrete(const char *fn, const tg_tensor *t)
+{
+    if (!t->graph)
+        return true;
+    tg__error(TG_ERR_ARG,
+              "%s: the tensor is symbolic (a value of a graph built in graph "
+              "mode) and holds no data; compute it with tg_session_run", fn);
+    return false;
+}
 
 int64_t tg_size(const tg_tensor *t, int axis)
 {
@@ -197,7 +219,7 @@ bool tg_is_contiguous(const tg_tensor *t)
 
 bool tg_shares_storage(const tg_tensor *a, const tg_tensor *b)
 {
-    return a && b && a->storage == b->storage;
+    return a && b && a->storage && a->storage == b->storage;
 }
 
 double tg__load(tg_dtype dt, const void *p)
@@ -255,6 +277,8 @@ double tg_item(const tg_tensor *t)
                   (long long)t->numel);
         return NAN;
     }
+    if (!tg__check_concrete("tg_item", t))
+        return NAN;
     return tg__load(t->dtype, tg__base(t));
 }
 
@@ -262,6 +286,8 @@ double tg_get(const tg_tensor *t, const int64_t *index)
 {
     if (!t)
         return null_nan("tg_get");
+    if (!tg__check_concrete("tg_get", t))
+        return NAN;
     if (!index && t->ndim > 0) {
         tg__error(TG_ERR_ARG, "tg_get: index is NULL");
         return NAN;
@@ -282,6 +308,8 @@ tg_status tg_copy_to(const tg_tensor *t, tg_dtype dt, void *out)
 {
     if (!t || !out || !tg_dtype_is_valid((int)dt))
         return tg__error(TG_ERR_ARG, "tg_copy_to: NULL tensor, NULL output or bad dtype");
+    if (!tg__check_concrete("tg_copy_to", t))
+        return tg_last_status();
     size_t es = tg_dtype_size(dt);
     if (dt == t->dtype && tg_is_contiguous(t)) {
         memcpy(out, tg__base(t), (size_t)t->numel * es);

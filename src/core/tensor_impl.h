@@ -16,6 +16,7 @@ typedef struct tg_storage {
 } tg_storage;
 
 struct tg_node;
+struct tg_graph;
 
 struct tg_tensor {
     int refcount;
@@ -32,6 +33,10 @@ struct tg_tensor {
     tg_tensor *grad;         /* owned */
     struct tg_node *grad_fn; /* owned reference; NULL for leaves */
     int out_index;           /* which output of grad_fn this is */
+    /* graph mode (src/graph): a symbolic tensor has no storage (NULL) and
+     * stands for value `value` of `graph`, on which it holds a reference */
+    struct tg_graph *graph;
+    int value;
 };
 
 /* a tensor struct with shape and contiguous strides, no storage yet */
@@ -66,6 +71,10 @@ static inline char *tg__base(const tg_tensor *t)
     return (char *)t->storage->data + t->offset * (int64_t)tg_dtype_size(t->dtype);
 }
 void tg__bump_version(tg_tensor *t);
+/* false, with an error naming fn, when t is symbolic (it has no data) */
+bool tg__check_concrete(const char *fn, const tg_tensor *t);
+/* drops a symbolic tensor's reference on its graph (src/graph/graph.c) */
+void tg__graph_release(struct tg_graph *g);
 /* checks that an in-place write to t is allowed (grad rules) */
 bool tg__check_inplace(const char *op, const tg_tensor *t);
 

@@ -57,6 +57,8 @@ static tg_status check_save_inputs(int n, const char *const *names,
         if (!tensors[i])
             return tg__error(TG_ERR_ARG, "tg_safetensors_save: tensor '%s' is NULL",
                              names[i]);
+        if (!tg__check_concrete("tg_safetensors_save", tensors[i]))
+            return tg_last_status(); /* symbolic (graph mode): no data */
         for (int j = 0; j < i; j++)
             if (strcmp(names[i], names[j]) == 0)
                 return tg__error(TG_ERR_ARG, "tg_safetensors_save: the name '%s' "

@@ -63,6 +63,8 @@ tg_status tg__state_dict_add_owned(tg_state_dict *sd, const char *name,
     if (!sd || !name || !t)
         s = tg__error(TG_ERR_ARG, "tg_state_dict_add: %s is NULL",
                       !sd ? "the dict" : !name ? "the name" : "the tensor");
+    else if (!tg__check_concrete("tg_state_dict_add", t)) /* symbolic: no data */
+        s = tg_last_status();
     else if (!name[0] || strcmp(name, "__metadata__") == 0)
         s = tg__error(TG_ERR_ARG, "tg_state_dict_add: the name '%s' is not "
                       "allowed (empty or reserved)", name);

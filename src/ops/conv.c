@@ -1,4 +1,613 @@
-/* The conv op family (to be filled in). */
-#include "ops/op.h"
+/* 2-D convolution (NCHW) with stride, padding, dilation, groups and an
+ * optional bias. Forward is im2col + GEMM per image and group; the two
+ * gradients are ops of their own, conv2d_grad_input (GEMM + col2im) and
+ * conv2d_grad_weight (im2col + GEMM), each differentiable again through
+ * the others (grad of grad). The batch is split over the thread pool. */
+#include "core/threadpool.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/im2col.h"
+#include "ops/elementwise.h"
 
-const tg_op_def *const tg_ops_conv[] = {NULL};
+#include <stdlib.h>
+#include <string.h>
+
+/* convolutions with fewer multiply-adds than this run on one thread
+ * (about 50 us of work: less than waking the pool costs) */
+#define CONV_PAR_WORK ((int64_t)1 << 21)
+/* at most this many batch slices (the pool's largest size) */
+#define MAX_PARTS 256
+
+/* ---- parameters and geometry ------------------------------------------------ */
+typedef struct conv_params {
+    int64_t stride[2], padding[2], dilation[2], groups;
+} conv_params;
+
+/* reads the attributes (absent ones take PyTorch's defaults) */
+static tg_status read_params(const char *op, const tg_attr *a, int na,
+                             conv_params *p)
+{
+    static const char *names[3] = {"stride", "padding", "dilation"};
+    int64_t *dst[3] = {p->stride, p->padding, p->dilation};
+    for (int k = 0; k < 3; k++) {
+        const int64_t *v;
+        int n = tg_attr_ints(a, na, names[k], &v);
+        if (n != 0 && n != 2)
+            return tg__error(TG_ERR_ARG, "%s: %s needs 2 values (h, w), got %d",
+                             op, names[k], n);
+        for (int i = 0; i < 2; i++) {
+            dst[k][i] = n ? v[i] : k == 1 ? 0 : 1;
+            if (dst[k][i] < (k == 1 ? 0 : 1))
+                return tg__error(TG_ERR_ARG, "%s: %s %lld is invalid (expected %s)",
+                                 op, names[k], (long long)dst[k][i],
+                                 k == 1 ? ">= 0" : ">= 1");
+        }
+    }
+    p->groups = tg_attr_int(a, na, "groups", 1);
+    if (p->groups < 1)
+        return tg__error(TG_ERR_ARG, "%s: groups must be >= 1, got %lld", op,
+                         (long long)p->groups);
+    return TG_OK;
+}
+
+/* the geometry of input shape xs with weight shape ws (both 4-D) */
+static tg_status make_geom(const char *op, const conv_params *p, const int64_t *xs,
+                           const int64_t *ws, tg__conv_geom *g)
+{
+    char sx[160], sw[160];
+    tg_shape_str(4, xs, sx, sizeof sx);
+    tg_shape_str(4, ws, sw, sizeof sw);
+    int64_t G = p->groups;
+    if (xs[1] % G != 0 || ws[0] % G != 0)
+        return tg__error(TG_ERR_SHAPE, "%s: groups = %lld must divide the input "
+                         "channels (%lld, input %s) and the output channels "
+                         "(%lld, weight %s)", op, (long long)G, (long long)xs[1], sx,
+                         (long long)ws[0], sw);
+    if (ws[1] * G != xs[1])
+        return tg__error(TG_ERR_SHAPE, "%s: input %s has %lld channels but weight "
+                         "%s expects %lld (%lld per group x %lld groups)", op, sx,
+                         (long long)xs[1], sw, (long long)(ws[1] * G),
+                         (long long)ws[1], (long long)G);
+    *g = (tg__conv_geom){
+        .n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3],
+        .o = ws[0], .kh = ws[2], .kw = ws[3],
+        .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
+        .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1], .groups = G};
+    int64_t span_h = g->h + 2 * g->ph - g->dh * (g->kh - 1) - 1;
+    int64_t span_w = g->w + 2 * g->pw - g->dw * (g->kw - 1) - 1;
+    if (span_h < 0 || span_w < 0 || g->kh < 1 || g->kw < 1)
+        return tg__error(TG_ERR_SHAPE, "%s: kernel %lldx%lld (dilation %lldx%lld) "
+                         "is larger than the padded input %lldx%lld (input %s, "
+                         "padding %lldx%lld)", op, (long long)g->kh, (long long)g->kw,
+                         (long long)g->dh, (long long)g->dw,
+                         (long long)(g->h + 2 * g->ph), (long long)(g->w + 2 * g->pw),
+                         sx, (long long)g->ph, (long long)g->pw);
+    g->oh = span_h / g->sh + 1;
+    g->ow = span_w / g->sw + 1;
+    return TG_OK;
+}
+
+static tg_status require_4d(const char *op, const tg_tensor *t, const char *what,
+                            const char *layout)
+{
+    char s[160];
+    if (t->ndim == 4)
+        return TG_OK;
+    return tg__error(TG_ERR_SHAPE, "%s: %s must be 4-D %s, got %s", op, what,
+                     layout, tg_shape_str(t->ndim, t->shape, s, sizeof s));
+}
+
+/* checks dy against the convolution's output shape */
+static tg_status check_dy(const char *op, const tg_tensor *dy,
+                          const tg__conv_geom *g)
+{
+    int64_t want[4] = {g->n, g->o, g->oh, g->ow};
+    char a[160], b[160];
+    if (tg__shape_eq(dy->ndim, dy->shape, 4, want))
+        return TG_OK;
+    return tg__error(TG_ERR_SHAPE, "%s: output gradient has shape %s, expected %s",
+                     op, tg_shape_str(dy->ndim, dy->shape, a, sizeof a),
+                     tg_shape_str(4, want, b, sizeof b));
+}
+
+/* ---- kernels ---------------------------------------------------------------------
+ * A job covers the batch in `parts` contiguous slices, run in parallel;
+ * each slice has its own scratch and, for the weight gradient, its own
+ * accumulator, summed at the end. An image's patch matrix comes one of
+ * three ways: none needed (1x1 kernel, stride 1, no padding: the image is
+ * its own [C, H * W] patch matrix), the wide layout (stride 1; one memcpy
+ * per tap, see im2col.h) or the rows layout (any stride). */
+typedef enum layout { LAYOUT_DIRECT, LAYOUT_WIDE, LAYOUT_ROWS } layout;
+
+typedef struct conv_job {
+    tg__conv_geom g;
+    layout lay;
+    const char *x, *w, *b, *dy; /* contiguous, of the output's dtype */
+    char *out;
+    char **acc; /* grad_weight: one [O, C/G, kh, kw] accumulator per part */
+    int64_t parts;
+    tg_status status;
+} conv_job;
+
+static layout choose_layout(const tg__conv_geom *g)
+{
+    if (g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
+        g->pw == 0)
+        return LAYOUT_DIRECT;
+    return tg__conv_wide_ok(g) ? LAYOUT_WIDE : LAYOUT_ROWS;
+}
+
+/* the sizes every kernel works with, for one image */
+typedef struct dims {
+    int64_t G, cg, og, kg; /* groups; channels in, out, patch rows per group */
+    int64_t ohw, hw;
+    int64_t P;     /* patch-matrix columns: wide length or OH * OW */
+    int64_t chan;  /* elements per channel of the image the patches come from */
+    bool wide, padded;
+} dims;
+
+static dims dims_of(const conv_job *j)
+{
+    const tg__conv_geom *g = &j->g;
+    dims d;
+    d.G = g->groups;
+    d.cg = g->c / d.G;
+    d.og = g->o / d.G;
+    d.kg = d.cg * g->kh * g->kw;
+    d.ohw = g->oh * g->ow;
+    d.hw = g->h * g->w;
+    d.wide = j->lay == LAYOUT_WIDE;
+    d.padded = d.wide && (g->ph > 0 || g->pw > 0);
+    d.P = d.wide ? tg__conv_wide_len(g) : d.ohw;
+    d.chan = d.wide ? tg__conv_hp(g) * tg__conv_wp(g) : d.hw;
+    return d;
+}
+
+/* fixed-length inner loops: the form any vectorizer takes */
+#define FILL(T, SUF)                                                             \
+    static void fill_##SUF(T *d, int64_t n, T v)                                 \
+    {                                                                            \
+        int64_t i = 0;                                                           \
+        for (; i + 16 <= n; i += 16)                                             \
+            for (int k = 0; k < 16; k++)                                         \
+                d[i + k] = v;                                                    \
+        for (; i < n; i++)                                                       \
+            d[i] = v;                                                            \
+    }
+
+#define CONV_KERNELS(T, SUF, GEMM)                                               \
+    FILL(T, SUF)                                                                 \
+                                                                                 \
+    /* one block of scratch: col (patch matrix), img (a padded image), io      \
+     * (a wide output or output gradient); NULL and NOMEM on failure */         \
+    static T *scratch_##SUF(conv_job *j, const dims *d, int64_t io, T **col,     \
+                            T **img, T **wio)                                    \
+    {                                                                            \
+        int64_t ncol = j->lay == LAYOUT_DIRECT ? 0 : d->kg * d->P;               \
+        int64_t nimg = d->padded ? j->g.c * d->chan : 0;                         \
+        T *buf = malloc((size_t)(ncol + nimg + io + 1) * sizeof(T));             \
+        if (!buf) {                                                              \
+            j->status = TG_ERR_NOMEM;                                            \
+            return NULL;                                                         \
+        }                                                                        \
+        *col = buf;                                                              \
+        *img = buf + ncol;                                                       \
+        *wio = buf + ncol + nimg;                                                \
+        return buf;                                                              \
+    }                                                                            \
+                                                                                 \
+    /* the patch matrix of group gi of image xn (xn: padded when d->padded) */   \
+    static const T *patches_##SUF(const conv_job *j, const dims *d,              \
+                                  const T *xn, int64_t gi, T *col)               \
+    {                                                                            \
+        const T *xg = xn + gi * d->cg * d->chan;                                 \
+        if (j->lay == LAYOUT_WIDE)                                               \
+            tg__im2col_wide_##SUF(xg, d->cg, &j->g, col);                        \
+        else if (j->lay == LAYOUT_ROWS)                                          \
+            tg__im2col_##SUF(xg, d->cg, &j->g, col);                             \
+        return j->lay == LAYOUT_DIRECT ? xg : col;                               \
+    }                                                                            \
+                                                                                 \
+    /* y = W @ patches (+ bias) per image and group */                           \
+    static void fwd_##SUF(void *ctx, int64_t t0, int64_t t1)                     \
+    {                                                                            \
+        conv_job *j = ctx;                                                       \
+        const tg__conv_geom *g = &j->g;                                          \
+        const dims d = dims_of(j);                                               \
+        const T *w = (const T *)j->w, *b = (const T *)j->b;                      \
+        T *col, *img, *yw;                                                       \
+        T *buf = scratch_##SUF(j, &d, d.wide ? d.og * d.P : 0, &col, &img, &yw); \
+        if (!buf)                                                                \
+            return;                                                              \
+        int64_t n0 = g->n * t0 / j->parts, n1 = g->n * t1 / j->parts;            \
+        for (int64_t n = n0; n < n1; n++) {                                      \
+            T *y = (T *)j->out + n * g->o * d.ohw;                               \
+            const T *xn = (const T *)j->x + n * g->c * d.hw;                     \
+            if (d.padded) {                                                      \
+                tg__pad_image_##SUF(xn, g->c, g, img);                           \
+                xn = img;                                                        \
+            }                                                                    \
+            for (int64_t o = 0; b && !d.wide && o < g->o; o++)                   \
+                fill_##SUF(y + o * d.ohw, d.ohw, b[o]);                          \
+            for (int64_t gi = 0; gi < d.G; gi++) {                               \
+                const T *src = patches_##SUF(j, &d, xn, gi, col);                \
+                const T *wg = w + gi * d.og * d.kg;                              \
+                T *yg = y + gi * d.og * d.ohw;                                   \
+                tg_status s = d.wide                                             \
+                    ? GEMM(false, false, d.og, d.P, d.kg, 1, wg, d.kg, src, d.P, \
+                           0, yw, d.P)                                           \
+                    : GEMM(false, false, d.og, d.ohw, d.kg, 1, wg, d.kg, src,    \
+                           d.ohw, b ? 1 : 0, yg, d.ohw);                         \
+                if (s != TG_OK)                                                  \
+                    j->status = s;                                               \
+                if (d.wide)                                                      \
+                    tg__narrow_##SUF(yw, d.og, g, b ? b + gi * d.og : NULL, yg); \
+            }                                                                    \
+        }                                                                        \
+        free(buf);                                                               \
+    }                                                                            \
+                                                                                 \
+    /* dx = col2im(W^T @ dy) per image and group */                              \
+    static void bwd_input_##SUF(void *ctx, int64_t t0, int64_t t1)               \
+    {                                                                            \
+        conv_job *j = ctx;                                                       \
+        const tg__conv_geom *g = &j->g;                                          \
+        const dims d = dims_of(j);                                               \
+        const T *w = (const T *)j->w;                                            \
+        T *col, *img, *dyw;                                                      \
+        T *buf = scratch_##SUF(j, &d, d.wide ? g->o * d.P : 0, &col, &img, &dyw); \
+        if (!buf)                                                                \
+            return;                                                              \
+        int64_t n0 = g->n * t0 / j->parts, n1 = g->n * t1 / j->parts;            \
+        for (int64_t n = n0; n < n1; n++) {                                      \
+            T *dx = (T *)j->out + n * g->c * d.hw;                               \
+            const T *dyn = (const T *)j->dy + n * g->o * d.ohw;                  \
+            if (d.wide) {                                                        \
+                tg__widen_##SUF(dyn, g->o, g, dyw);                              \
+                dyn = dyw;                                                       \
+            }                                                                    \
+            T *dst = d.padded ? img : dx; /* the image col2im adds into */       \
+            if (j->lay != LAYOUT_DIRECT)                                         \
+                memset(dst, 0, (size_t)(g->c * d.chan) * sizeof(T));            \
+            for (int64_t gi = 0; gi < d.G; gi++) {                               \
+                const T *wg = w + gi * d.og * d.kg, *dyg = dyn + gi * d.og * d.P; \
+                T *into = j->lay == LAYOUT_DIRECT ? dx + gi * d.cg * d.hw : col; \
+                tg_status s = GEMM(true, false, d.kg, d.P, d.og, 1, wg, d.kg,    \
+                                   dyg, d.P, 0, into, d.P);                      \
+                if (s != TG_OK)                                                  \
+                    j->status = s;                                               \
+                if (j->lay == LAYOUT_WIDE)                                       \
+                    tg__col2im_wide_##SUF(col, d.cg, g, dst + gi * d.cg * d.chan); \
+                else if (j->lay == LAYOUT_ROWS)                                  \
+                    tg__col2im_##SUF(col, d.cg, g, dst + gi * d.cg * d.chan);    \
+            }                                                                    \
+            if (d.padded)                                                        \
+                tg__crop_image_##SUF(img, g->c, g, dx);                          \
+        }                                                                        \
+        free(buf);                                                               \
+    }                                                                            \
+                                                                                 \
+    /* dW += dy @ patches^T per image and group, into part t's accumulator */    \
+    static void bwd_weight_##SUF(void *ctx, int64_t t0, int64_t t1)              \
+    {                                                                            \
+        conv_job *j = ctx;                                                       \
+        const tg__conv_geom *g = &j->g;                                          \
+        const dims d = dims_of(j);                                               \
+        T *col, *img, *dyw;                                                      \
+        T *buf = scratch_##SUF(j, &d, d.wide ? g->o * d.P : 0, &col, &img, &dyw); \
+        if (!buf)                                                                \
+            return;                                                              \
+        for (int64_t t = t0; t < t1; t++) {                                      \
+            T *acc = (T *)j->acc[t];                                             \
+            int64_t n0 = g->n * t / j->parts, n1 = g->n * (t + 1) / j->parts;    \
+            for (int64_t n = n0; n < n1; n++) {                                  \
+                const T *xn = (const T *)j->x + n * g->c * d.hw;                 \
+                const T *dyn = (const T *)j->dy + n * g->o * d.ohw;              \
+                if (d.padded) {                                                  \
+                    tg__pad_image_##SUF(xn, g->c, g, img);                       \
+                    xn = img;                                                    \
+                }                                                                \
+                if (d.wide) {                                                    \
+                    tg__widen_##SUF(dyn, g->o, g, dyw);                          \
+                    dyn = dyw;                                                   \
+                }                                                                \
+                for (int64_t gi = 0; gi < d.G; gi++) {                           \
+                    const T *src = patches_##SUF(j, &d, xn, gi, col);            \
+                    tg_status s = GEMM(false, true, d.og, d.kg, d.P, 1,          \
+                                       dyn + gi * d.og * d.P, d.P, src, d.P, 1,  \
+                                       acc + gi * d.og * d.kg, d.kg);            \
+                    if (s != TG_OK)                                              \
+                        j->status = s;                                           \
+                }                                                                \
+            }                                                                    \
+        }                                                                        \
+        free(buf);                                                               \
+    }
+
+CONV_KERNELS(float, f32, tg__sgemm)
+CONV_KERNELS(double, f64, tg__dgemm)
+
+/* x as a contiguous tensor of dtype dt (x itself when it already is) */
+static tg_tensor *contig(tg_tensor *x, tg_dtype dt)
+{
+    if (x->dtype == dt && tg_is_contiguous(x))
+        return tg_retain(x);
+    tg_tensor *y = tg__alloc(dt, x->ndim, x->shape);
+    if (y)
+        tg__convert_into(y, x);
+    return y;
+}
+
+/* how many batch slices to run in parallel */
+static int64_t plan_parts(const tg__conv_geom *g)
+{
+    int64_t work = g->n * g->o * (g->c / g->groups) * g->kh * g->kw * g->oh * g->ow;
+    int64_t threads = tg_get_num_threads();
+    if (work < CONV_PAR_WORK || g->n < 2 || threads < 2 || tg_in_parallel_region())
+        return 1;
+    return g->n < threads ? g->n : threads;
+}
+
+static void run_parts(conv_job *j, tg_range_fn fn)
+{
+    if (j->parts > 1)
+        tg_parallel_for(j->parts, 1, fn, j);
+    else
+        fn(j, 0, 1);
+}
+
+/* ---- conv2d ---------------------------------------------------------------------- */
+static tg_status conv2d_infer(tg_op_ctx *c)
+{
+    const char *op = c->op->name;
+    if (c->n_in != 2 && c->n_in != 3)
+        return tg__error(TG_ERR_ARG, "%s: expected 2 or 3 inputs (x, w[, b]), got %d",
+                         op, c->n_in);
+    const tg_tensor *x = c->in[0], *w = c->in[1];
+    if (require_4d(op, x, "input", "[N, C, H, W]") != TG_OK ||
+        require_4d(op, w, "weight", "[O, C/groups, kh, kw]") != TG_OK)
+        return tg_last_status();
+    tg_dtype dt = tg_promote_types(x->dtype, w->dtype);
+    for (int i = 0; i < c->n_in; i++) {
+        if (tg_require_float(op, c->in[i], i) != TG_OK)
+            return tg_last_status();
+        dt = tg_promote_types(dt, c->in[i]->dtype);
+    }
+    conv_params p;
+    tg__conv_geom g;
+    if (read_params(op, c->attrs, c->n_attrs, &p) != TG_OK ||
+        make_geom(op, &p, x->shape, w->shape, &g) != TG_OK)
+        return tg_last_status();
+    if (c->n_in == 3) {
+        const tg_tensor *b = c->in[2];
+        char sb[160];
+        if (b->ndim != 1 || b->shape[0] != g.o)
+            return tg__error(TG_ERR_SHAPE, "%s: bias has shape %s, expected [%lld] "
+                             "(the output channels)", op,
+                             tg_shape_str(b->ndim, b->shape, sb, sizeof sb),
+                             (long long)g.o);
+    }
+    return tg_infer_set(c, 0, dt, 4, (int64_t[]){g.n, g.o, g.oh, g.ow});
+}
+
+static tg_status conv2d_kernel(tg_op_ctx *c)
+{
+    tg_tensor *out = c->out[0];
+    conv_params p;
+    conv_job j = {0};
+    read_params(c->op->name, c->attrs, c->n_attrs, &p);
+    make_geom(c->op->name, &p, c->in[0]->shape, c->in[1]->shape, &j.g);
+    tg_tensor *x = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
+    tg_tensor *b = c->n_in == 3 ? contig(c->in[2], out->dtype) : NULL;
+    tg_status s = TG_ERR_NOMEM;
+    if (x && w && (c->n_in == 2 || b)) {
+        j.x = tg__base(x);
+        j.w = tg__base(w);
+        j.b = b ? tg__base(b) : NULL;
+        j.out = tg__base(out);
+        j.lay = choose_layout(&j.g);
+        j.parts = plan_parts(&j.g);
+        run_parts(&j, out->dtype == TG_FLOAT32 ? fwd_f32 : fwd_f64);
+        s = j.status;
+    }
+    tg_release(x);
+    tg_release(w);
+    tg_release(b);
+    return s;
+}
+
+extern const tg_op_def tg_op_conv2d, tg_op_conv2d_grad_input,
+    tg_op_conv2d_grad_weight;
+
+/* runs a conv op with parameters p and, for the gradient ops, the shape
+ * attribute (name, 4 dims) they produce */
+static tg_tensor *conv_run(const tg_op_def *op, tg_tensor *a, tg_tensor *b,
+                           tg_tensor *bias, const conv_params *p,
+                           const char *shape_name, const int64_t *shape)
+{
+    tg_attr attrs[5] = {TG_AINTS("stride", p->stride, 2),
+                        TG_AINTS("padding", p->padding, 2),
+                        TG_AINTS("dilation", p->dilation, 2),
+                        TG_AI("groups", p->groups)};
+    if (shape_name)
+        attrs[4] = (tg_attr)TG_AINTS(shape_name, shape, 4);
+    tg_tensor *in[3] = {a, b, bias};
+    return tg_op_call(op, bias ? 3 : 2, in, attrs, shape_name ? 5 : 4);
+}
+
+static tg_status conv2d_grad(tg_grad_ctx *g)
+{
+    conv_params p;
+    if (read_params(g->op->name, g->attrs, g->n_attrs, &p) != TG_OK)
+        return tg_last_status();
+    tg_tensor *x = g->in[0], *w = g->in[1], *dy = g->dy[0];
+    if (g->needs_grad[0])
+        g->dx[0] = conv_run(&tg_op_conv2d_grad_input, dy, w, NULL, &p, "input_shape",
+                            g->in_meta[0].shape);
+    if (g->needs_grad[1])
+        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, dy, x, NULL, &p,
+                            "weight_shape", g->in_meta[1].shape);
+    if (g->n_in == 3 && g->needs_grad[2])
+        g->dx[2] = tg_sum(dy, 3, (const int[]){0, 2, 3}, false);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_conv2d = {
+    .name = "conv2d", .n_in = -1, .n_out = 1, .save_inputs = 0x3,
+    .infer = conv2d_infer, .kernel = conv2d_kernel, .grad = conv2d_grad};
+
+tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                     const tg_conv2d_opts *opts)
+{
+    tg_conv2d_opts o = {{1, 1}, {0, 0}, {1, 1}, 1};
+    if (opts)
+        o = *opts;
+    conv_params p = {{o.stride[0], o.stride[1]}, {o.padding[0], o.padding[1]},
+                     {o.dilation[0], o.dilation[1]}, o.groups};
+    return conv_run(&tg_op_conv2d, x, w, b, &p, NULL, NULL);
+}
+
+/* ---- conv2d_grad_input(dy, w): the input gradient, of shape input_shape --------- */
+static tg_status read_shape_attr(const tg_op_ctx *c, const char *name,
+                                 const int64_t **shape)
+{
+    if (tg_attr_ints(c->attrs, c->n_attrs, name, shape) != 4)
+        return tg__error(TG_ERR_ARG, "%s: attribute %s must hold 4 dims",
+                         c->op->name, name);
+    return TG_OK;
+}
+
+/* shared inference of the two gradient ops: input 1 is w (grad_input) or
+ * x (grad_weight); the attribute gives the other shape */
+static tg_status grad_infer(tg_op_ctx *c, bool for_input)
+{
+    const char *op = c->op->name;
+    const tg_tensor *dy = c->in[0], *other = c->in[1];
+    const int64_t *shape;
+    conv_params p;
+    tg__conv_geom g;
+    if (require_4d(op, dy, "output gradient", "[N, O, OH, OW]") != TG_OK ||
+        require_4d(op, other, for_input ? "weight" : "input",
+                   for_input ? "[O, C/groups, kh, kw]" : "[N, C, H, W]") != TG_OK ||
+        tg_require_float(op, dy, 0) != TG_OK || tg_require_float(op, other, 1) != TG_OK ||
+        read_shape_attr(c, for_input ? "input_shape" : "weight_shape", &shape) != TG_OK ||
+        read_params(op, c->attrs, c->n_attrs, &p) != TG_OK ||
+        make_geom(op, &p, for_input ? shape : other->shape,
+                  for_input ? other->shape : shape, &g) != TG_OK ||
+        check_dy(op, dy, &g) != TG_OK)
+        return tg_last_status();
+    return tg_infer_set(c, 0, tg_promote_types(dy->dtype, other->dtype), 4, shape);
+}
+
+static tg_status grad_input_infer(tg_op_ctx *c) { return grad_infer(c, true); }
+static tg_status grad_weight_infer(tg_op_ctx *c) { return grad_infer(c, false); }
+
+static tg_status grad_input_kernel(tg_op_ctx *c)
+{
+    tg_tensor *out = c->out[0];
+    conv_params p;
+    conv_job j = {0};
+    read_params(c->op->name, c->attrs, c->n_attrs, &p);
+    make_geom(c->op->name, &p, out->shape, c->in[1]->shape, &j.g);
+    tg_tensor *dy = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
+    tg_status s = TG_ERR_NOMEM;
+    if (dy && w) {
+        j.dy = tg__base(dy);
+        j.w = tg__base(w);
+        j.out = tg__base(out);
+        j.lay = choose_layout(&j.g);
+        j.parts = plan_parts(&j.g);
+        run_parts(&j, out->dtype == TG_FLOAT32 ? bwd_input_f32 : bwd_input_f64);
+        s = j.status;
+    }
+    tg_release(dy);
+    tg_release(w);
+    return s;
+}
+
+/* d<gx, J_x^T dy> : w.r.t. dy it is conv2d(gx, w); w.r.t. w it is the
+ * weight gradient of dy against gx */
+static tg_status grad_input_grad(tg_grad_ctx *g)
+{
+    conv_params p;
+    if (read_params(g->op->name, g->attrs, g->n_attrs, &p) != TG_OK)
+        return tg_last_status();
+    tg_tensor *dy = g->in[0], *w = g->in[1], *gx = g->dy[0];
+    if (g->needs_grad[0])
+        g->dx[0] = conv_run(&tg_op_conv2d, gx, w, NULL, &p, NULL, NULL);
+    if (g->needs_grad[1])
+        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, dy, gx, NULL, &p,
+                            "weight_shape", g->in_meta[1].shape);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_conv2d_grad_input = {
+    .name = "conv2d_grad_input", .n_in = 2, .n_out = 1, .save_inputs = 0x3,
+    .infer = grad_input_infer, .kernel = grad_input_kernel, .grad = grad_input_grad};
+
+/* ---- conv2d_grad_weight(dy, x): the weight gradient, of shape weight_shape ------ */
+static tg_status grad_weight_kernel(tg_op_ctx *c)
+{
+    tg_tensor *out = c->out[0];
+    conv_params p;
+    conv_job j = {0};
+    read_params(c->op->name, c->attrs, c->n_attrs, &p);
+    make_geom(c->op->name, &p, c->in[1]->shape, out->shape, &j.g);
+    tg_tensor *dy = contig(c->in[0], out->dtype), *x = contig(c->in[1], out->dtype);
+    size_t bytes = (size_t)out->numel * tg_dtype_size(out->dtype);
+    j.lay = choose_layout(&j.g);
+    j.parts = plan_parts(&j.g);
+    char *acc[MAX_PARTS] = {NULL};
+    tg_status s = TG_ERR_NOMEM;
+    if (j.parts > MAX_PARTS)
+        j.parts = MAX_PARTS;
+    if (!dy || !x)
+        goto done;
+    memset(tg__base(out), 0, bytes);
+    acc[0] = tg__base(out);
+    for (int64_t t = 1; t < j.parts; t++)
+        if (!(acc[t] = calloc(1, bytes ? bytes : 1)))
+            goto done;
+    j.dy = tg__base(dy);
+    j.x = tg__base(x);
+    j.acc = acc;
+    run_parts(&j, out->dtype == TG_FLOAT32 ? bwd_weight_f32 : bwd_weight_f64);
+    s = j.status;
+    /* the parts' sums, added in a fixed order */
+    for (int64_t t = 1; t < j.parts && s == TG_OK; t++) {
+        if (out->dtype == TG_FLOAT32)
+            for (int64_t i = 0; i < out->numel; i++)
+                ((float *)acc[0])[i] += ((const float *)acc[t])[i];
+        else
+            for (int64_t i = 0; i < out->numel; i++)
+                ((double *)acc[0])[i] += ((const double *)acc[t])[i];
+    }
+done:
+    for (int64_t t = 1; t < j.parts; t++)
+        free(acc[t]);
+    tg_release(dy);
+    tg_release(x);
+    return s;
+}
+
+/* d<gw, J_w^T dy> : w.r.t. dy it is conv2d(x, gw); w.r.t. x it is the
+ * input gradient of dy through gw */
+static tg_status grad_weight_grad(tg_grad_ctx *g)
+{
+    conv_params p;
+    if (read_params(g->op->name, g->attrs, g->n_attrs, &p) != TG_OK)
+        return tg_last_status();
+    tg_tensor *dy = g->in[0], *x = g->in[1], *gw = g->dy[0];
+    if (g->needs_grad[0])
+        g->dx[0] = conv_run(&tg_op_conv2d, x, gw, NULL, &p, NULL, NULL);
+    if (g->needs_grad[1])
+        g->dx[1] = conv_run(&tg_op_conv2d_grad_input, dy, gw, NULL, &p, "input_shape",
+                            g->in_meta[1].shape);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_conv2d_grad_weight = {
+    .name = "conv2d_grad_weight", .n_in = 2, .n_out = 1, .save_inputs = 0x3,
+    .infer = grad_weight_infer, .kernel = grad_weight_kernel, .grad = grad_weight_grad};
+
+const tg_op_def *const tg_ops_conv[] = {&tg_op_conv2d, &tg_op_conv2d_grad_input,
+                                        &tg_op_conv2d_grad_weight, NULL};

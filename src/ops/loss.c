@@ -94,8 +94,8 @@ static tg_status check_labels(const char *op, const tg_tensor *x, tg_tensor *lab
                               const char *xname)
 {
     tg_status s = check_label_shapes(op, x, labels, xname);
-    if (s != TG_OK)
-        return s;
+    if (s != TG_OK || labels->graph)
+        return s; /* symbolic labels (graph mode): the kernel checks them */
     tg_tensor *lab = tg__nn_contig(labels, TG_INT64);
     if (!lab)
         return TG_ERR_NOMEM;

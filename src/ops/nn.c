@@ -190,6 +190,9 @@ tg_tensor *tg_dropout(tg_tensor *x, double p, bool training, tg_generator *gen)
     if (p < 1 && !gen)
         return tg__error_null(TG_ERR_ARG, "dropout: a generator is needed in training "
                               "mode (gen is NULL)");
+    if (x->graph) /* a mask drawn now would be a constant: the same every run */
+        return tg__error_null(TG_ERR_UNSUPPORTED, "dropout: training mode inside a "
+                              "graph needs a random op node (not supported yet)");
     TG_LOCAL_BEGIN();
     tg_tensor *y;
     if (p == 1) { /* everything dropped; the gradient is zero, not NaN */

@@ -346,6 +346,11 @@ static tg_status update_running(tg_tensor *rm, tg_tensor *rv, tg_tensor *mean,
                                 tg_tensor *var, double momentum, double M)
 {
     tg_status s = TG_OK;
+    if ((rm || rv) && mean->graph) /* graph mode: before anything is changed */
+        return tg__error(TG_ERR_UNSUPPORTED,
+                         "batch_norm: updating running statistics inside a graph "
+                         "is not supported yet (it needs assign nodes); pass NULL "
+                         "running stats in training mode, or use eval mode");
     tg_no_grad_begin();
     if (rm && (s = tg_mul_scalar_(rm, 1.0 - momentum)) == TG_OK)
         s = tg_add_(rm, mean, momentum);

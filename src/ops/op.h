@@ -140,6 +140,7 @@ extern const tg_op_def *const tg_ops_conv[];
 extern const tg_op_def *const tg_ops_pool[];
 extern const tg_op_def *const tg_ops_norm[];
 extern const tg_op_def *const tg_ops_nn[];
+extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
 
 /* ---- internal scoping for composite ops and the engine -------------------
  * TG_LOCAL_BEGIN opens a scope; TG_LOCAL_RETURN(t) keeps t, closes the

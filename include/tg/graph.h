@@ -1,0 +1,111 @@
+/* tensorgraph static graphs (TensorFlow 1.x / MindSpore GRAPH_MODE): build
+ * a graph with the same op functions as eager mode inside a graph scope,
+ * inspect, verify and draw it, and append symbolic gradients. Running a
+ * graph is tg/runtime.h's job (sessions). */
+#ifndef TG_GRAPH_H
+#define TG_GRAPH_H
+
+#include "tg/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_graph tg_graph;
+
+/* ---- graphs ----------------------------------------------------------------
+ * A graph holds nodes (op applications, placeholders, variables,
+ * constants) and the values they produce. Graphs are reference counted:
+ * tg_graph_free drops the caller's reference; symbolic tensors and
+ * sessions keep the graph alive until they are released. A graph is not
+ * thread-safe; build and run it from one thread at a time. */
+tg_graph *tg_graph_new(const char *name); /* name may be NULL ("graph") */
+void tg_graph_free(tg_graph *g);          /* NULL is ignored */
+const char *tg_graph_name(const tg_graph *g);
+int tg_graph_num_nodes(const tg_graph *g);
+int tg_graph_num_values(const tg_graph *g);
+
+/* ---- building ----------------------------------------------------------------
+ * Between tg_graph_begin(g) and tg_graph_end() (per thread, nestable) every
+ * public op function appends a node to g and returns a SYMBOLIC tensor:
+ * it has a dtype and a shape but no data (tg_data, tg_item, tg_get,
+ * tg_copy_to and in-place updates fail on it; printing describes it).
+ * Nothing runs and no autograd tape is recorded. An ordinary (concrete)
+ * tensor used as an input becomes a constant node of g, captured by
+ * reference (no copy): the graph sees in-place changes made to it later;
+ * use tg_variable for state the graph itself updates. Ops on symbolic
+ * tensors outside any scope go to the tensors' graph. Shapes are concrete
+ * for now (unknown dims such as a symbolic batch are a later step). */
+tg_status tg_graph_begin(tg_graph *g);
+tg_status tg_graph_end(void); /* fails when no graph scope is open */
+tg_graph *tg_graph_current(void); /* the innermost open graph, or NULL */
+
+/* a value fed at run time (tg_session_run) */
+tg_tensor *tg_placeholder(tg_graph *g, const char *name, tg_dtype dt,
+                          int ndim, const int64_t *shape);
+/* state that persists across runs (parameters): the graph keeps a private
+ * contiguous copy of init; assign nodes (below) update it */
+tg_tensor *tg_variable(tg_graph *g, const char *name, tg_tensor *init);
+/* a constant node holding `value` (captured by reference, as above) */
+tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value);
+/* the live tensor of a variable (var is the symbolic tensor returned by
+ * tg_variable or tg_graph_find): a new reference sharing its storage,
+ * so reading it sees the latest assignments */
+tg_tensor *tg_variable_value(tg_tensor *var);
+
+/* Assignments, for training steps made of graph ops: var must be the
+ * value of a variable node (or, in eager mode, any tensor, updated in
+ * place). value broadcasts to var's shape and is converted to its dtype.
+ * The result is the variable after the update (it aliases the variable).
+ * In a graph, an assign runs after every node that read the variable
+ * before the assign was added (control dependencies are added for it);
+ * run it by passing it as a target (or fetch) of tg_session_run. */
+tg_tensor *tg_assign(tg_tensor *var, tg_tensor *value);
+tg_tensor *tg_assign_sub(tg_tensor *var, tg_tensor *value, double alpha);
+
+/* ---- names and lookup ------------------------------------------------------------
+ * Node names are unique in a graph: op nodes are named after their op
+ * ("add", "add_1", ...), captured constants "const", "const_1", ...
+ * A value is "node:i" for output i; "node" alone means output 0. */
+bool tg_is_symbolic(const tg_tensor *t);
+tg_graph *tg_tensor_graph(const tg_tensor *t); /* borrowed; NULL if concrete */
+/* the name of the node that produces t, or NULL (borrowed, valid until the
+ * node is renamed) */
+const char *tg_graph_node_name(const tg_tensor *t);
+/* renames the node producing t (letters, digits, '_', '.', '/', '-') */
+tg_status tg_graph_set_name(tg_tensor *t, const char *name);
+/* a symbolic tensor for "node" or "node:i", or NULL with an error */
+tg_tensor *tg_graph_find(tg_graph *g, const char *name);
+/* the node producing t will run after the node producing dep */
+tg_status tg_graph_add_control_dep(tg_tensor *t, tg_tensor *dep);
+
+/* ---- checking and drawing ------------------------------------------------------------
+ * The verifier checks that every input and control edge exists, that op
+ * arities match their definitions, that the graph is acyclic, that names
+ * are unique, and that each op's inference, re-run, gives the stored
+ * dtypes and shapes. Errors name the node. */
+tg_status tg_graph_verify(const tg_graph *g);
+/* one line per node: %out = op(%inputs) {attrs} : dtype[shape] */
+tg_status tg_graph_dump(const tg_graph *g, FILE *f);
+/* Graphviz: ops as boxes labelled with op and attributes, values as
+ * edges labelled with dtype and shape, placeholders, variables and
+ * constants drawn differently, control edges dashed */
+tg_status tg_graph_to_dot(const tg_graph *g, const char *path);
+
+/* ---- symbolic gradients ------------------------------------------------------------
+ * Appends to g the backward nodes of sum_i(ys[i] . grad_ys[i]) with
+ * respect to xs and writes symbolic tensors for the gradients to dxs
+ * (NULL where an x does not influence the ys, as tg_autograd_grad).
+ * grad_ys may be NULL (every y then needs one element; its seed is 1).
+ * The gradient rules are the ones eager autograd runs. xs may be any
+ * values of g (placeholders, variables, intermediates) or concrete
+ * tensors g captured as constants. Results are new references (put in
+ * the current scope, if one is open). */
+tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
+                             tg_tensor *const *grad_ys, int n_xs,
+                             tg_tensor *const *xs, tg_tensor **dxs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

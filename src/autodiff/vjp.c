@@ -1,0 +1,81 @@
+/* Running a gradient rule and conforming its results: the pieces eager
+ * and symbolic reverse mode share (see vjp.h). */
+#include "autodiff/vjp.h"
+
+tg_tensor *tg__grad_sum(tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *s = tg_add(a, b);
+    tg_release(a);
+    tg_release(b);
+    return s;
+}
+
+tg_tensor *tg__grad_conform(const char *name, int i, const tg_meta *m,
+                            tg_tensor *g, bool user_rule)
+{
+    if (!tg__shape_eq(g->ndim, g->shape, m->ndim, m->shape)) {
+        char a[160], b[160];
+        tg_shape_str(g->ndim, g->shape, a, sizeof a); /* before g goes */
+        tg_shape_str(m->ndim, m->shape, b, sizeof b);
+        tg_release(g);
+        if (user_rule)
+            return tg__error_null(TG_ERR_AUTOGRAD,
+                                  "backward: custom function '%s' returned a "
+                                  "gradient of shape %s for input %d of shape %s",
+                                  name, a, i, b);
+        return tg__error_null(TG_ERR_INTERNAL,
+                              "backward: gradient rule of '%s' gave shape %s "
+                              "for input %d of shape %s", name, a, i, b);
+    }
+    if (g->dtype == m->dtype)
+        return g;
+    tg_tensor *c = tg_cast(g, m->dtype);
+    tg_release(g);
+    return c;
+}
+
+static tg_status call(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)
+{
+    if (!v->op->grad)
+        return tg__error(TG_ERR_UNSUPPORTED,
+                         "backward: op '%s' has no gradient rule (node '%s')",
+                         v->op->name, v->name);
+    tg_tensor *dy_full[TG_MAX_OP_OUTPUTS];
+    for (int o = 0; o < v->n_out; o++) {
+        const tg_meta *m = &v->out_meta[o];
+        dy_full[o] = dy[o] ? dy[o] : tg_zeros(m->dtype, m->ndim, m->shape);
+        if (!dy_full[o])
+            return tg_last_status();
+    }
+    tg_grad_ctx g = {
+        .op = v->op, .n_in = v->n_in, .n_out = v->n_out,
+        .in = v->in, .out = v->out, .in_meta = v->in_meta,
+        .dy = dy_full, .dx = dx, .needs_grad = v->needs_grad,
+        .attrs = v->attrs, .n_attrs = v->n_attrs,
+    };
+    return v->op->grad(&g);
+}
+
+tg_status tg__vjp_run(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)
+{
+    for (int i = 0; i < v->n_in; i++)
+        dx[i] = NULL;
+    tg_scope_begin();
+    tg_status s = call(v, dy, dx);
+    for (int i = 0; i < v->n_in; i++) {
+        if (s == TG_OK && dx[i] && v->needs_grad[i])
+            tg_retain(dx[i]); /* survives the scope: the caller owns it */
+        else
+            dx[i] = NULL;
+    }
+    tg_scope_end();
+    for (int i = 0; i < v->n_in && s == TG_OK; i++)
+        if (dx[i] && !(dx[i] = tg__grad_conform(v->name, i, &v->in_meta[i], dx[i], false)))
+            s = tg_last_status();
+    if (s != TG_OK)
+        for (int i = 0; i < v->n_in; i++) {
+            tg_release(dx[i]);
+            dx[i] = NULL;
+        }
+    return s;
+}

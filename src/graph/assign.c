@@ -1,0 +1,97 @@
+/* State updates as ops: assign (var = value) and assign_sub (var -= alpha
+ * * value, an SGD step), so that a training step can be made of graph
+ * nodes. Their output aliases the variable, as TensorFlow's ref outputs
+ * do, so they are view ops whose make_view first writes in place. In
+ * eager mode they update any tensor in place, like tg_copy_/tg_add_. */
+#include "graph/graph_impl.h"
+#include "graph/hook.h"
+
+#include <string.h>
+
+extern const tg_op_def tg_op_assign;
+
+static tg_status assign_infer(tg_op_ctx *c)
+{
+    const tg_tensor *var = c->in[0], *val = c->in[1];
+    int nd;
+    int64_t shape[TG_MAX_DIMS];
+    tg_status s = tg_broadcast_shapes(c->op->name, var->ndim, var->shape,
+                                      val->ndim, val->shape, &nd, shape);
+    if (s == TG_OK && !tg__shape_eq(nd, shape, var->ndim, var->shape)) {
+        char a[160], b[160];
+        return tg__error(TG_ERR_SHAPE, "%s: value of shape %s does not broadcast "
+                         "to the variable's shape %s", c->op->name,
+                         tg_shape_str(val->ndim, val->shape, a, sizeof a),
+                         tg_shape_str(var->ndim, var->shape, b, sizeof b));
+    }
+    if (s != TG_OK)
+        return s;
+    if (var->dtype == TG_BOOL && c->op != &tg_op_assign)
+        return tg__error(TG_ERR_DTYPE, "%s: bool variables are not supported",
+                         c->op->name);
+    return tg_infer_set(c, 0, var->dtype, var->ndim, var->shape);
+}
+
+static tg_status alias_var(tg_op_ctx *c)
+{
+    const tg_tensor *v = c->in[0];
+    c->out[0] = tg__alias(v, v->ndim, v->shape, v->strides, v->offset);
+    return c->out[0] ? TG_OK : TG_ERR_NOMEM;
+}
+
+static tg_status assign_write(tg_op_ctx *c)
+{
+    tg_status s = tg_copy_(c->in[0], c->in[1]);
+    return s == TG_OK ? alias_var(c) : s;
+}
+
+static tg_status assign_sub_write(tg_op_ctx *c)
+{
+    double alpha = tg_attr_float(c->attrs, c->n_attrs, "alpha", 1.0);
+    tg_status s = tg_add_(c->in[0], c->in[1], -alpha);
+    return s == TG_OK ? alias_var(c) : s;
+}
+
+/* nondiff: an update is not a function to differentiate through */
+const tg_op_def tg_op_assign = {
+    .name = "assign", .n_in = 2, .n_out = 1, .nondiff = true,
+    .infer = assign_infer, .make_view = assign_write};
+const tg_op_def tg_op_assign_sub = {
+    .name = "assign_sub", .n_in = 2, .n_out = 1, .nondiff = true,
+    .infer = assign_infer, .make_view = assign_sub_write};
+
+const tg_op_def *const tg_ops_graph[] = {&tg_op_assign, &tg_op_assign_sub, NULL};
+
+static tg_tensor *assign_call(const tg_op_def *op, tg_tensor *var,
+                              tg_tensor *value, const tg_attr *attrs, int n)
+{
+    tg_tensor *in[2] = {var, value};
+    if (!var || !value)
+        return tg__error_is_set() ? NULL
+                                  : tg__error_null(TG_ERR_ARG, "%s: NULL input", op->name);
+    bool graph_mode = tg__graph_intercepts(2, in);
+    if (graph_mode) { /* in a graph only variables hold state */
+        const tg_graph *g = var->graph;
+        if (!g || g->nodes[g->values[var->value].node].kind != TG_GNODE_VARIABLE)
+            return tg__error_null(TG_ERR_ARG,
+                                  "%s: in graph mode the target must be a variable "
+                                  "(tg_variable), got %s%s%s", op->name,
+                                  g ? "node '" : "a concrete tensor",
+                                  g ? tg_graph_node_name(var) : "", g ? "'" : "");
+    }
+    tg_tensor *y = tg_op_call(op, 2, in, attrs, n);
+    if (y && graph_mode && tg__graph_order_assign(var, y) != TG_OK)
+        return NULL; /* y stays in the caller's scope */
+    return y;
+}
+
+tg_tensor *tg_assign(tg_tensor *var, tg_tensor *value)
+{
+    return assign_call(&tg_op_assign, var, value, NULL, 0);
+}
+
+tg_tensor *tg_assign_sub(tg_tensor *var, tg_tensor *value, double alpha)
+{
+    tg_attr a = TG_AF("alpha", alpha);
+    return assign_call(&tg_op_assign_sub, var, value, &a, 1);
+}

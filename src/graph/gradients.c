@@ -1,0 +1,239 @@
+/* Symbolic reverse-mode autodiff (TensorFlow's tf.gradients): the backward
+ * pass is appended to the graph by running each op's gradient rule, the
+ * same rule eager autograd runs (autodiff/vjp.c), on symbolic tensors
+ * inside a graph scope. Node ids are a topological order of the data
+ * edges, so visiting them from the last down sees every value's consumers
+ * before its producer: its gradient sum is complete when it is used. */
+#include "autodiff/vjp.h"
+#include "graph/graph_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool saves(uint32_t mask, int i)
+{
+    return mask == TG_SAVE_ALL || (i < 32 && ((mask >> i) & 1u));
+}
+
+typedef struct pass {
+    tg_graph *g;
+    int n_nodes, n_values; /* the graph before the pass: what we visit */
+    bool *relevant;        /* value leads to an x through float values */
+    tg_tensor **pending;   /* accumulated gradient per value (owned) */
+} pass;
+
+/* a value matters when it is an x, or an op that has gradients made it
+ * from a value that matters; only floating-point values carry gradients */
+static void mark_relevant(pass *p, int n_xs, const int *x_ids)
+{
+    const tg_graph *g = p->g;
+    for (int j = 0; j < n_xs; j++)
+        p->relevant[x_ids[j]] = tg_dtype_is_float(g->values[x_ids[j]].meta.dtype);
+    for (int id = 0; id < p->n_nodes; id++) {
+        const tg_gnode *n = &g->nodes[id];
+        if (n->kind != TG_GNODE_OP || n->op->nondiff)
+            continue;
+        bool any = false;
+        for (int i = 0; i < n->n_in; i++)
+            any |= p->relevant[n->in[i]];
+        for (int o = 0; any && o < n->n_out; o++)
+            if (tg_dtype_is_float(g->values[n->out[o]].meta.dtype))
+                p->relevant[n->out[o]] = true;
+    }
+}
+
+/* a gradient made inside the graph may still be concrete (a rule that
+ * returns zeros, a concrete seed): make it a constant of the graph */
+static tg_tensor *as_symbolic(tg_graph *g, tg_tensor *t)
+{
+    if (!t || t->graph)
+        return t;
+    int v = tg__graph_capture(g, t);
+    tg_release(t);
+    return v < 0 ? NULL : tg__graph_symbolic(g, v);
+}
+
+static tg_status add_pending(pass *p, int v, tg_tensor *grad)
+{
+    if (!(grad = as_symbolic(p->g, grad)))
+        return tg_last_status();
+    p->pending[v] = p->pending[v] ? tg__grad_sum(p->pending[v], grad) : grad;
+    return p->pending[v] ? TG_OK : tg_last_status();
+}
+
+/* symbolic tensors for the inputs and outputs the rule saves (as eager
+ * mode saves them), their metadata, and which inputs need gradients */
+static tg_status prepare(pass *p, const tg_gnode *n, tg_tensor **in,
+                         tg_tensor **out, tg_meta *in_meta, tg_meta *out_meta,
+                         bool *needs)
+{
+    tg_graph *g = p->g;
+    for (int i = 0; i < n->n_in; i++) {
+        in_meta[i] = g->values[n->in[i]].meta;
+        needs[i] = p->relevant[n->in[i]];
+        in[i] = NULL;
+        if (saves(n->op->save_inputs, i) && !(in[i] = tg__graph_symbolic(g, n->in[i])))
+            return tg_last_status();
+    }
+    for (int o = 0; o < n->n_out; o++) {
+        out_meta[o] = g->values[n->out[o]].meta;
+        out[o] = NULL;
+        if (saves(n->op->save_outputs, o) &&
+            !(out[o] = tg__graph_symbolic(g, n->out[o])))
+            return tg_last_status();
+    }
+    return TG_OK;
+}
+
+static tg_status visit(pass *p, int id)
+{
+    const tg_gnode *n = &p->g->nodes[id];
+    if (n->kind != TG_GNODE_OP || n->op->nondiff)
+        return TG_OK;
+    bool has_dy = false, has_x = false;
+    for (int o = 0; o < n->n_out; o++)
+        has_dy |= p->pending[n->out[o]] != NULL;
+    for (int i = 0; i < n->n_in; i++)
+        has_x |= p->relevant[n->in[i]];
+    if (!has_dy || !has_x) /* not on a path from an x to a y */
+        return TG_OK;
+    tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS], *dy[TG_MAX_OP_OUTPUTS];
+    tg_tensor *dx[TG_MAX_OP_INPUTS];
+    tg_meta in_meta[TG_MAX_OP_INPUTS], out_meta[TG_MAX_OP_OUTPUTS];
+    bool needs[TG_MAX_OP_INPUTS];
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    memset(dx, 0, sizeof dx);
+    tg_status s = prepare(p, n, in, out, in_meta, out_meta, needs);
+    for (int o = 0; o < n->n_out; o++)
+        dy[o] = p->pending[n->out[o]];
+    tg_vjp v = {
+        .op = n->op, .name = n->name, .n_in = n->n_in, .n_out = n->n_out,
+        .in = in, .out = out, .in_meta = in_meta, .out_meta = out_meta,
+        .needs_grad = needs, .attrs = n->attrs, .n_attrs = n->n_attrs,
+    };
+    if (s == TG_OK)
+        s = tg__vjp_run(&v, dy, dx);
+    n = &p->g->nodes[id]; /* the rule appended nodes: the array may have moved */
+    for (int i = 0; i < n->n_in; i++) {
+        if (!dx[i])
+            continue;
+        if (s == TG_OK)
+            s = add_pending(p, n->in[i], dx[i]); /* consumes dx[i] */
+        else
+            tg_release(dx[i]);
+    }
+    for (int i = 0; i < n->n_in; i++)
+        tg_release(in[i]);
+    for (int o = 0; o < n->n_out; o++)
+        tg_release(out[o]);
+    return s;
+}
+
+static tg_status seed(pass *p, int n_ys, const int *y_ids, tg_tensor *const *ys,
+                      tg_tensor *const *grad_ys)
+{
+    for (int i = 0; i < n_ys; i++) {
+        const tg_meta *m = &p->g->values[y_ids[i]].meta;
+        tg_tensor *s0 = grad_ys && grad_ys[i] ? tg_retain(grad_ys[i])
+                                              : tg_ones_like(ys[i]);
+        if (!s0)
+            return tg_last_status();
+        if (s0->dtype != m->dtype) {
+            tg_tensor *c = tg_cast(s0, m->dtype);
+            tg_release(s0);
+            if (!(s0 = c))
+                return tg_last_status();
+        }
+        tg_status s = add_pending(p, y_ids[i], s0);
+        if (s != TG_OK)
+            return s;
+    }
+    return TG_OK;
+}
+
+static tg_status check_y(const tg_graph *g, int i, int v, tg_tensor *const *grad_ys)
+{
+    const tg_meta *m = &g->values[v].meta;
+    char a[160], b[160];
+    if (!tg_dtype_is_float(m->dtype))
+        return tg__error(TG_ERR_DTYPE, "tg_graph_gradients: ys[%d] ('%s') is %s; only "
+                         "floating-point values have gradients", i,
+                         g->nodes[g->values[v].node].name, tg_dtype_name(m->dtype));
+    const tg_tensor *gy = grad_ys ? grad_ys[i] : NULL;
+    if (!gy && tg__shape_numel(m->ndim, m->shape) != 1)
+        return tg__error(TG_ERR_AUTOGRAD, "tg_graph_gradients: ys[%d] has shape %s; a "
+                         "gradient can be implicitly created only for a one-element "
+                         "output: pass grad_ys", i, tg_shape_str(m->ndim, m->shape, a, sizeof a));
+    if (gy && !tg__shape_eq(gy->ndim, gy->shape, m->ndim, m->shape))
+        return tg__error(TG_ERR_SHAPE, "tg_graph_gradients: grad_ys[%d] has shape %s, "
+                         "ys[%d] has shape %s", i, tg_shape_str(gy->ndim, gy->shape, a, sizeof a),
+                         i, tg_shape_str(m->ndim, m->shape, b, sizeof b));
+    if (gy && gy->graph && gy->graph != g)
+        return tg__error(TG_ERR_ARG, "tg_graph_gradients: grad_ys[%d] belongs to graph "
+                         "'%s', not to '%s'", i, gy->graph->name, g->name);
+    return TG_OK;
+}
+
+static tg_status run(pass *p, int n_ys, const int *y_ids, tg_tensor *const *ys,
+                     tg_tensor *const *grad_ys, int n_xs, const int *x_ids,
+                     tg_tensor **dxs)
+{
+    mark_relevant(p, n_xs, x_ids);
+    tg_status s = seed(p, n_ys, y_ids, ys, grad_ys);
+    for (int id = p->n_nodes - 1; id >= 0 && s == TG_OK; id--)
+        s = visit(p, id);
+    for (int j = 0; j < n_xs && s == TG_OK; j++)
+        dxs[j] = tg_retain(p->pending[x_ids[j]]);
+    return s;
+}
+
+tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
+                             tg_tensor *const *grad_ys, int n_xs,
+                             tg_tensor *const *xs, tg_tensor **dxs)
+{
+    if (!g || n_ys < 1 || n_xs < 1 || !ys || !xs || !dxs)
+        return tg__error(TG_ERR_ARG, "tg_graph_gradients: need a graph, at least "
+                         "one y and one x, and a dxs array");
+    for (int j = 0; j < n_xs; j++)
+        dxs[j] = NULL;
+    int *ids = malloc((size_t)(n_ys + n_xs) * sizeof *ids);
+    if (!ids)
+        return tg__error(TG_ERR_NOMEM, "tg_graph_gradients: out of memory");
+    tg_status s = TG_OK;
+    for (int i = 0; i < n_ys + n_xs && s == TG_OK; i++) {
+        bool is_y = i < n_ys;
+        ids[i] = tg__graph_value_of(g, is_y ? ys[i] : xs[i - n_ys], "tg_graph_gradients",
+                                    is_y ? "a y" : "an x");
+        if (ids[i] < 0)
+            s = tg_last_status();
+        else if (is_y)
+            s = check_y(g, i, ids[i], grad_ys);
+    }
+    pass p = {g, g->n_nodes, g->n_values, calloc((size_t)g->n_values, sizeof(bool)),
+              calloc((size_t)g->n_values, sizeof(tg_tensor *))};
+    if (s == TG_OK && (!p.relevant || !p.pending))
+        s = tg__error(TG_ERR_NOMEM, "tg_graph_gradients: out of memory");
+    if (s == TG_OK) {
+        /* we own every reference we make: hide the caller's tensor scopes */
+        int floor = tg__scope_suspend();
+        tg_graph_begin(g);
+        s = run(&p, n_ys, ids, ys, grad_ys, n_xs, ids + n_ys, dxs);
+        tg_graph_end();
+        tg__scope_resume(floor);
+    }
+    for (int v = 0; p.pending && v < p.n_values; v++)
+        tg_release(p.pending[v]);
+    free(p.pending);
+    free(p.relevant);
+    free(ids);
+    for (int j = 0; j < n_xs; j++) {
+        if (s != TG_OK) {
+            tg_release(dxs[j]);
+            dxs[j] = NULL;
+        } else {
+            tg__publish(dxs[j]);
+        }
+    }
+    return s;
+}

@@ -1,0 +1,496 @@
+/* Graph storage: lifetime, nodes and values appended by id, unique names
+ * (a hash table), symbolic tensors standing for values, and lookups of
+ * values by name. */
+#include "graph/graph_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- an open-addressing hash table (linear probing, no deletion) ---------- */
+static uint64_t hash_key(const tg_gmap *m, const void *key)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    if (m->strings) {
+        for (const unsigned char *s = key; *s; s++)
+            h = (h ^ *s) * 1099511628211ull;
+    } else {
+        h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static bool key_eq(const tg_gmap *m, const void *a, const void *b)
+{
+    return m->strings ? strcmp(a, b) == 0 : a == b;
+}
+
+int tg__gmap_get(const tg_gmap *m, const void *key)
+{
+    if (m->cap == 0)
+        return -1;
+    for (uint64_t i = hash_key(m, key) & (uint64_t)(m->cap - 1);;
+         i = (i + 1) & (uint64_t)(m->cap - 1)) {
+        if (!m->keys[i])
+            return -1;
+        if (key_eq(m, m->keys[i], key))
+            return m->ids[i];
+    }
+}
+
+static void gmap_insert_nogrow(tg_gmap *m, const void *key, int id)
+{
+    uint64_t i = hash_key(m, key) & (uint64_t)(m->cap - 1);
+    while (m->keys[i] && !key_eq(m, m->keys[i], key))
+        i = (i + 1) & (uint64_t)(m->cap - 1);
+    if (!m->keys[i])
+        m->n++;
+    m->keys[i] = key;
+    m->ids[i] = id;
+}
+
+/* key must outlive the map entry (node names, captured tensors) */
+static bool gmap_put(tg_gmap *m, const void *key, int id)
+{
+    if ((m->n + 1) * 2 > m->cap) { /* keep the load under 1/2 */
+        int cap = m->cap ? m->cap * 2 : 64;
+        tg_gmap g = {calloc((size_t)cap, sizeof *g.keys),
+                     malloc((size_t)cap * sizeof *g.ids), cap, 0, m->strings};
+        if (!g.keys || !g.ids) {
+            free(g.keys);
+            free(g.ids);
+            tg__error(TG_ERR_NOMEM, "graph: out of memory");
+            return false;
+        }
+        for (int i = 0; i < m->cap; i++)
+            if (m->keys[i])
+                gmap_insert_nogrow(&g, m->keys[i], m->ids[i]);
+        free(m->keys);
+        free(m->ids);
+        *m = g;
+    }
+    gmap_insert_nogrow(m, key, id);
+    return true;
+}
+
+static void gmap_free(tg_gmap *m)
+{
+    free(m->keys);
+    free(m->ids);
+    m->keys = NULL;
+    m->ids = NULL;
+    m->cap = m->n = 0;
+}
+
+/* ---- lifetime ----------------------------------------------------------------- */
+tg_graph *tg_graph_new(const char *name)
+{
+    tg_graph *g = calloc(1, sizeof *g);
+    if (!g || !(g->name = strdup(name ? name : "graph"))) {
+        free(g);
+        return tg__error_null(TG_ERR_NOMEM, "tg_graph_new: out of memory");
+    }
+    g->refcount = 1;
+    g->names.strings = true;
+    return g;
+}
+
+void tg__graph_retain(tg_graph *g)
+{
+    if (g)
+        g->refcount++;
+}
+
+/* attributes that hold references: tensors and subgraphs */
+static void attrs_hold(tg_attr *a, int n, bool hold)
+{
+    for (int i = 0; i < n; i++) {
+        if (a[i].type == TG_ATTR_TENSOR)
+            hold ? (void)tg_retain(a[i].u.t) : tg_release(a[i].u.t);
+        else if (a[i].type == TG_ATTR_GRAPH)
+            hold ? tg__graph_retain(a[i].u.g) : tg__graph_release(a[i].u.g);
+    }
+}
+
+tg_attr *tg__attrs_hold_copy(const tg_attr *a, int n)
+{
+    tg_attr *c = n ? tg_attrs_copy(a, n) : NULL;
+    if (c)
+        attrs_hold(c, n, true);
+    return c;
+}
+
+void tg__attrs_free(tg_attr *a, int n)
+{
+    if (a)
+        attrs_hold(a, n, false);
+    free(a);
+}
+
+static void node_free(tg_gnode *n)
+{
+    tg__attrs_free(n->attrs, n->n_attrs);
+    free(n->name);
+    free(n->in);
+    free(n->out);
+    free(n->ctrl);
+    free(n->order);
+    tg_release(n->tensor);
+}
+
+void tg__graph_release(tg_graph *g)
+{
+    if (!g || --g->refcount > 0)
+        return;
+    for (int i = 0; i < g->n_nodes; i++)
+        node_free(&g->nodes[i]);
+    free(g->nodes);
+    free(g->values);
+    gmap_free(&g->names);
+    gmap_free(&g->captured);
+    free(g->name);
+    free(g);
+}
+
+void tg_graph_free(tg_graph *g) { tg__graph_release(g); }
+const char *tg_graph_name(const tg_graph *g) { return g ? g->name : NULL; }
+int tg_graph_num_nodes(const tg_graph *g) { return g ? g->n_nodes : 0; }
+int tg_graph_num_values(const tg_graph *g) { return g ? g->n_values : 0; }
+
+/* ---- names -------------------------------------------------------------------- */
+static bool name_ok(const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++) {
+        char c = *s;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' ||
+              c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static tg_status check_new_name(const tg_graph *g, const char *name,
+                                const char *fn)
+{
+    if (!name_ok(name))
+        return tg__error(TG_ERR_ARG,
+                         "%s: invalid node name '%s' (use letters, digits, "
+                         "'_', '.', '/', '-')", fn, name ? name : "(null)");
+    int id = tg__gmap_get(&g->names, name);
+    if (id >= 0)
+        return tg__error(TG_ERR_ARG,
+                         "%s: graph '%s' already has a node named '%s' (%s)",
+                         fn, g->name, name, tg__gnode_op_name(&g->nodes[id]));
+    return TG_OK;
+}
+
+/* "base", else "base_1", "base_2", ...: the first one that is free */
+static char *unique_name(const tg_graph *g, const char *base)
+{
+    size_t len = strlen(base) + 24;
+    char *s = malloc(len);
+    if (!s)
+        return tg__error_null(TG_ERR_NOMEM, "graph: out of memory");
+    snprintf(s, len, "%s", base);
+    for (long k = 1; tg__gmap_get(&g->names, s) >= 0; k++)
+        snprintf(s, len, "%s_%ld", base, k);
+    return s;
+}
+
+/* ---- nodes and values ------------------------------------------------------------ */
+static bool grow(void **p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    int c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) {
+        tg__error(TG_ERR_NOMEM, "graph: out of memory");
+        return false;
+    }
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
+                       const char *base, int n_in, int n_out)
+{
+    if (name && check_new_name(g, name, "graph") != TG_OK)
+        return -1;
+    /* room for the node and its values first: once the node exists, adding
+     * its values cannot fail, so a failure never leaves half a node */
+    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes) ||
+        !grow((void **)&g->values, &g->cap_values, g->n_values + n_out,
+              sizeof *g->values))
+        return -1;
+    tg_gnode *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    n->n_in = n_in;
+    n->n_out = n_out;
+    n->name = name ? strdup(name) : unique_name(g, base);
+    n->in = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *n->in);
+    n->out = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *n->out);
+    if (!n->name || !n->in || !n->out || !gmap_put(&g->names, n->name, g->n_nodes)) {
+        node_free(n);
+        tg__error(TG_ERR_NOMEM, "graph: out of memory");
+        return -1;
+    }
+    return g->n_nodes++;
+}
+
+int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m)
+{
+    if (!grow((void **)&g->values, &g->cap_values, g->n_values + 1,
+              sizeof *g->values))
+        return -1;
+    tg_gvalue *v = &g->values[g->n_values];
+    v->meta = *m;
+    v->node = node;
+    v->index = index;
+    g->nodes[node].out[index] = g->n_values;
+    return g->n_values++;
+}
+
+tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only)
+{
+    tg_gnode *n = &g->nodes[node];
+    int **list = order_only ? &n->order : &n->ctrl;
+    int *len = order_only ? &n->n_order : &n->n_ctrl;
+    int *cap = order_only ? &n->cap_order : &n->cap_ctrl;
+    for (int i = 0; i < *len; i++)
+        if ((*list)[i] == dep)
+            return TG_OK;
+    if (!grow((void **)list, cap, *len + 1, sizeof **list))
+        return TG_ERR_NOMEM;
+    (*list)[(*len)++] = dep;
+    return TG_OK;
+}
+
+int tg__gnode_pred(const tg_graph *g, const tg_gnode *n, int i)
+{
+    if (i < n->n_in)
+        return g->values[n->in[i]].node;
+    i -= n->n_in;
+    return i < n->n_ctrl ? n->ctrl[i] : n->order[i - n->n_ctrl];
+}
+
+/* ---- symbolic tensors --------------------------------------------------------------- */
+tg_tensor *tg__graph_symbolic(tg_graph *g, int v)
+{
+    const tg_meta *m = &g->values[v].meta;
+    tg_tensor *t = tg__tensor_struct(m->dtype, m->ndim, m->shape);
+    if (!t)
+        return NULL;
+    t->graph = g;
+    t->value = v;
+    tg__graph_retain(g);
+    return t;
+}
+
+bool tg_is_symbolic(const tg_tensor *t) { return t && t->graph; }
+tg_graph *tg_tensor_graph(const tg_tensor *t) { return t ? t->graph : NULL; }
+
+const char *tg_graph_node_name(const tg_tensor *t)
+{
+    if (!t || !t->graph)
+        return NULL;
+    return t->graph->nodes[t->graph->values[t->value].node].name;
+}
+
+const char *tg__value_name(const tg_graph *g, int v, char *buf, size_t len)
+{
+    const tg_gvalue *x = &g->values[v];
+    const tg_gnode *n = &g->nodes[x->node];
+    if (n->n_out == 1)
+        snprintf(buf, len, "%s", n->name);
+    else
+        snprintf(buf, len, "%s:%d", n->name, x->index);
+    return buf;
+}
+
+int tg__graph_parse_value(const tg_graph *g, const char *name, const char *fn)
+{
+    if (!name) {
+        tg__error(TG_ERR_ARG, "%s: name is NULL", fn);
+        return -1;
+    }
+    char node[256];
+    const char *colon = strrchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
+    long index = 0;
+    if (colon) {
+        char *end;
+        index = strtol(colon + 1, &end, 10);
+        if (end == colon + 1 || *end || index < 0) {
+            tg__error(TG_ERR_ARG, "%s: bad value name '%s' (expected \"node\" or "
+                      "\"node:index\")", fn, name);
+            return -1;
+        }
+    }
+    if (len >= sizeof node) {
+        tg__error(TG_ERR_ARG, "%s: name '%s' is too long", fn, name);
+        return -1;
+    }
+    memcpy(node, name, len);
+    node[len] = 0;
+    int id = tg__gmap_get(&g->names, node);
+    if (id < 0) {
+        tg__error(TG_ERR_ARG, "%s: graph '%s' has no node named '%s'", fn,
+                  g->name, node);
+        return -1;
+    }
+    const tg_gnode *n = &g->nodes[id];
+    if (index >= n->n_out) {
+        tg__error(TG_ERR_INDEX, "%s: node '%s' has %d output(s), no output %ld",
+                  fn, node, n->n_out, index);
+        return -1;
+    }
+    return n->out[index];
+}
+
+tg_tensor *tg_graph_find(tg_graph *g, const char *name)
+{
+    if (!g)
+        return tg__error_null(TG_ERR_ARG, "tg_graph_find: graph is NULL");
+    int v = tg__graph_parse_value(g, name, "tg_graph_find");
+    return v < 0 ? NULL : tg__publish(tg__graph_symbolic(g, v));
+}
+
+int tg__graph_value_of(const tg_graph *g, const tg_tensor *t, const char *fn,
+                       const char *what)
+{
+    if (!t) {
+        if (!tg__error_is_set())
+            tg__error(TG_ERR_ARG, "%s: %s is NULL", fn, what);
+        return -1;
+    }
+    if (t->graph == g)
+        return t->value;
+    if (t->graph) {
+        tg__error(TG_ERR_ARG, "%s: %s '%s' belongs to graph '%s', not to '%s'",
+                  fn, what, tg_graph_node_name(t), t->graph->name, g->name);
+        return -1;
+    }
+    int v = tg__gmap_get(&g->captured, t);
+    if (v < 0)
+        tg__error(TG_ERR_ARG, "%s: %s is a concrete tensor that graph '%s' does "
+                  "not use; pass a symbolic tensor of the graph", fn, what, g->name);
+    return v;
+}
+
+tg_status tg_graph_set_name(tg_tensor *t, const char *name)
+{
+    if (!t || !t->graph)
+        return tg__error(TG_ERR_ARG, "tg_graph_set_name: expected a symbolic tensor");
+    tg_graph *g = t->graph;
+    int id = g->values[t->value].node;
+    tg_gnode *n = &g->nodes[id];
+    if (name && strcmp(n->name, name) == 0)
+        return TG_OK;
+    tg_status s = check_new_name(g, name, "tg_graph_set_name");
+    if (s != TG_OK)
+        return s;
+    char *copy = strdup(name);
+    if (!copy)
+        return tg__error(TG_ERR_NOMEM, "graph: out of memory");
+    /* the table has no deletion: build a new one with the new name */
+    tg_gmap m = {0};
+    m.strings = true;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!gmap_put(&m, i == id ? copy : g->nodes[i].name, i)) {
+            gmap_free(&m);
+            free(copy);
+            return TG_ERR_NOMEM; /* nothing changed */
+        }
+    free(n->name);
+    n->name = copy;
+    gmap_free(&g->names);
+    g->names = m;
+    return TG_OK;
+}
+
+bool tg__graph_map_capture(tg_graph *g, const tg_tensor *t, int v)
+{
+    return gmap_put(&g->captured, t, v);
+}
+
+/* ---- descriptions ------------------------------------------------------------------ */
+const char *tg__gnode_kind_name(tg_gnode_kind k)
+{
+    switch (k) {
+    case TG_GNODE_OP: return "op";
+    case TG_GNODE_PLACEHOLDER: return "placeholder";
+    case TG_GNODE_VARIABLE: return "variable";
+    case TG_GNODE_CONSTANT: return "constant";
+    }
+    return "?";
+}
+
+const char *tg__gnode_op_name(const tg_gnode *n)
+{
+    return n->kind == TG_GNODE_OP ? n->op->name : tg__gnode_kind_name(n->kind);
+}
+
+/* appends to buf at *pos, never past len */
+static void cat(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+    TG_PRINTF(4, 5);
+static void cat(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+    if (*pos >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *pos += (size_t)k;
+}
+
+#define MAX_LIST 6 /* elements of an ints/floats attribute shown */
+
+const char *tg__attrs_summary(const tg_gnode *n, char *buf, size_t len)
+{
+    size_t p = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n->n_attrs; i++) {
+        const tg_attr *a = &n->attrs[i];
+        cat(buf, len, &p, "%s%s=", i ? ", " : "", a->name);
+        switch (a->type) {
+        case TG_ATTR_INT: cat(buf, len, &p, "%lld", (long long)a->u.i); break;
+        case TG_ATTR_FLOAT: cat(buf, len, &p, "%g", a->u.f); break;
+        case TG_ATTR_STRING: cat(buf, len, &p, "\"%s\"", a->u.s); break;
+        case TG_ATTR_INTS:
+        case TG_ATTR_FLOATS:
+            cat(buf, len, &p, "[");
+            for (int k = 0; k < a->u.ints.n && k < MAX_LIST; k++) {
+                if (a->type == TG_ATTR_INTS)
+                    cat(buf, len, &p, k ? ", %lld" : "%lld", (long long)a->u.ints.v[k]);
+                else
+                    cat(buf, len, &p, k ? ", %g" : "%g", a->u.floats.v[k]);
+            }
+            cat(buf, len, &p, a->u.ints.n > MAX_LIST ? ", ...]" : "]");
+            break;
+        case TG_ATTR_TENSOR: {
+            char s[160];
+            const tg_tensor *t = a->u.t;
+            cat(buf, len, &p, "<tensor %s%s>", t ? tg_dtype_name(t->dtype) : "NULL",
+                t ? tg_shape_str(t->ndim, t->shape, s, sizeof s) : "");
+            break;
+        }
+        case TG_ATTR_GRAPH:
+            cat(buf, len, &p, "<graph %s>",
+                a->u.g ? ((const tg_graph *)a->u.g)->name : "NULL");
+            break;
+        }
+    }
+    return buf;
+}

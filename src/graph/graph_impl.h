@@ -1,0 +1,121 @@
+/* The graph IR (DESIGN §1 "graph"): nodes and values in arrays indexed by
+ * id, names, and the helpers the builder, verifier, printers, symbolic
+ * autodiff and the runtime share. Nodes are only appended, so ids are
+ * stable, and a node's inputs always come from nodes with smaller ids. */
+#ifndef TG_GRAPH_IMPL_H
+#define TG_GRAPH_IMPL_H
+
+#include "ops/op.h"
+#include "tg/graph.h"
+
+typedef enum tg_gnode_kind {
+    TG_GNODE_OP,          /* an op application: op, attrs, inputs */
+    TG_GNODE_PLACEHOLDER, /* fed at run time */
+    TG_GNODE_VARIABLE,    /* a tensor that persists across runs */
+    TG_GNODE_CONSTANT     /* a tensor fixed when the graph was built */
+} tg_gnode_kind;
+
+typedef struct tg_gnode {
+    tg_gnode_kind kind;
+    const tg_op_def *op; /* TG_GNODE_OP only; the registry's definition */
+    char *name;          /* unique in the graph; owned */
+    tg_attr *attrs;      /* deep copy (tg_attrs_copy); tensor and graph
+                          * attributes hold a reference */
+    int n_attrs;
+    int n_in, n_out, n_ctrl, cap_ctrl, n_order, cap_order;
+    int *in;   /* value ids */
+    int *out;  /* value ids */
+    int *ctrl; /* node ids that must run (and run first) when this one runs */
+    /* ordering-only edges: node ids that run first when both run in the
+     * same plan, without making this node need them (an assign runs after
+     * the variable's earlier readers, but does not force them to run) */
+    int *order;
+    tg_tensor *tensor; /* VARIABLE / CONSTANT: the concrete value (owned) */
+} tg_gnode;
+
+/* Concrete dims only for now; unknown dims (-1) are a later step, when
+ * plans get specialised per feed-shape signature (DESIGN §4). */
+typedef struct tg_gvalue {
+    tg_meta meta;
+    int node;  /* producer */
+    int index; /* which output of the producer */
+} tg_gvalue;
+
+/* an open-addressing table from keys (strings or pointers) to ids */
+typedef struct tg_gmap {
+    const void **keys;
+    int *ids;
+    int cap, n;
+    bool strings;
+} tg_gmap;
+
+struct tg_graph {
+    int refcount;
+    char *name;
+    tg_gnode *nodes;
+    int n_nodes, cap_nodes;
+    tg_gvalue *values;
+    int n_values, cap_values;
+    tg_gmap names;    /* node name -> node id */
+    tg_gmap captured; /* concrete tensor -> constant value id */
+    /* bumped by edits other than appending (control edges added to an
+     * existing node, ...): cached plans compiled earlier are stale */
+    uint64_t epoch;
+};
+
+/* a node's predecessors for ordering: its inputs' producers, then its
+ * control edges, then its ordering-only edges */
+static inline int tg__gnode_n_preds(const tg_gnode *n)
+{
+    return n->n_in + n->n_ctrl + n->n_order;
+}
+int tg__gnode_pred(const tg_graph *g, const tg_gnode *n, int i);
+
+/* ---- lifetime and lookup ---------------------------------------------------- */
+void tg__graph_retain(tg_graph *g);
+void tg__graph_release(tg_graph *g); /* also declared in core/tensor_impl.h */
+int tg__gmap_get(const tg_gmap *m, const void *key); /* -1 when absent */
+
+/* a new node (its arrays allocated, contents zero) named `name` or, when
+ * name is NULL, a unique name made from `base`; returns its id or -1.
+ * Room for its n_out values is reserved: adding them then cannot fail. */
+int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
+                       const char *base, int n_in, int n_out);
+/* a value produced by output `index` of node `node`; returns id or -1 */
+int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m);
+/* adds a control edge (order_only: an ordering-only edge) dep -> node */
+tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only);
+/* records that concrete tensor t is captured as constant value v */
+bool tg__graph_map_capture(tg_graph *g, const tg_tensor *t, int v);
+/* attribute copies for nodes: tensor and graph attributes hold references */
+tg_attr *tg__attrs_hold_copy(const tg_attr *a, int n);
+void tg__attrs_free(tg_attr *a, int n);
+
+/* a new symbolic tensor for value v (not published to any scope) */
+tg_tensor *tg__graph_symbolic(tg_graph *g, int v);
+/* "node" or "node:i" -> value id, or -1 with an error naming `fn` */
+int tg__graph_parse_value(const tg_graph *g, const char *name, const char *fn);
+/* the value id of t in g: t symbolic in g, or a concrete tensor g has
+ * captured as a constant; -1 with an error naming fn and `what` */
+int tg__graph_value_of(const tg_graph *g, const tg_tensor *t, const char *fn,
+                       const char *what);
+/* "node:i" (or "node" for single-output nodes) into buf; returns buf */
+const char *tg__value_name(const tg_graph *g, int v, char *buf, size_t len);
+const char *tg__gnode_kind_name(tg_gnode_kind k);
+/* "op" name of a node: the op's name, or placeholder/variable/constant */
+const char *tg__gnode_op_name(const tg_gnode *n);
+/* a summary of the node's attributes ("axes=[0, 1], keepdim=1") */
+const char *tg__attrs_summary(const tg_gnode *n, char *buf, size_t len);
+
+/* ---- graph scopes and captures (build.c) --------------------------------------- */
+/* the value of the constant capturing concrete tensor t (made on first
+ * use, by reference); -1 on failure */
+int tg__graph_capture(tg_graph *g, tg_tensor *t);
+/* hides open graph scopes (the runtime runs kernels eagerly) */
+int tg__graph_suspend(void);
+void tg__graph_resume(int old);
+/* adds control edges so that the assign producing assign_out runs after
+ * every earlier reader of variable value var (assign.c) */
+tg_status tg__graph_order_assign(tg_tensor *var, tg_tensor *assign_out);
+
+#endif

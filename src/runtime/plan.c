@@ -1,0 +1,308 @@
+/* Compiling a plan (TensorFlow's Session::Run pruning): the nodes the
+ * fetches and targets need, walking back through data and control edges
+ * and stopping at fed values; an execution order (Kahn's algorithm taking
+ * the lowest id first, so creation order whenever that is valid); and the
+ * memory plan (each value freed after its last use). */
+#include "runtime/runtime_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tg__plan_free(tg_plan *p)
+{
+    if (!p)
+        return;
+    free(p->key.feeds);
+    free(p->key.fetches);
+    free(p->key.targets);
+    free(p->steps);
+    free(p->mem.free_start);
+    free(p->mem.free_values);
+    free(p->snapshot);
+    free(p);
+}
+
+static int *copy_ints(const int *a, int n)
+{
+    int *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
+    if (c && n > 0)
+        memcpy(c, a, (size_t)n * sizeof *a);
+    return c;
+}
+
+/* ---- pruning ------------------------------------------------------------------- */
+typedef struct prune {
+    const tg_graph *g;
+    const bool *fed;
+    bool *needed; /* per node */
+    int *by;      /* per node: the node that needed it first (-1: a root) */
+    int *work;
+    int n_work;
+} prune;
+
+static tg_status unfed_error(const prune *p, int id)
+{
+    const tg_graph *g = p->g;
+    int by = p->by[id];
+    if (by < 0)
+        return tg__error(TG_ERR_ARG, "tg_session_run: placeholder '%s' must be fed "
+                         "(it is fetched or a target)", g->nodes[id].name);
+    return tg__error(TG_ERR_ARG, "tg_session_run: placeholder '%s' must be fed: node "
+                     "'%s' (%s) needs it", g->nodes[id].name, g->nodes[by].name,
+                     tg__gnode_op_name(&g->nodes[by]));
+}
+
+static tg_status need(prune *p, int id, int by)
+{
+    if (p->needed[id])
+        return TG_OK;
+    const tg_gnode *n = &p->g->nodes[id];
+    p->by[id] = by;
+    if (n->kind == TG_GNODE_PLACEHOLDER) {
+        if (p->fed[n->out[0]])
+            return TG_OK; /* its value comes from the feed: nothing runs */
+        return unfed_error(p, id);
+    }
+    p->needed[id] = true;
+    p->work[p->n_work++] = id;
+    return TG_OK;
+}
+
+static tg_status mark_needed(prune *p, const tg_plan_key *key)
+{
+    const tg_graph *g = p->g;
+    tg_status s = TG_OK;
+    for (int i = 0; i < key->n_fetches && s == TG_OK; i++)
+        s = need(p, g->values[key->fetches[i]].node, -1);
+    for (int i = 0; i < key->n_targets && s == TG_OK; i++)
+        s = need(p, key->targets[i], -1);
+    while (p->n_work > 0 && s == TG_OK) {
+        int id = p->work[--p->n_work];
+        const tg_gnode *n = &g->nodes[id];
+        for (int i = 0; i < n->n_in && s == TG_OK; i++)
+            if (!p->fed[n->in[i]])
+                s = need(p, g->values[n->in[i]].node, id);
+        for (int i = 0; i < n->n_ctrl && s == TG_OK; i++)
+            s = need(p, n->ctrl[i], id);
+    }
+    return s;
+}
+
+/* ---- ordering: Kahn's algorithm with a min-heap of ready ids ----------------------- */
+static void heap_push(int *h, int *n, int x)
+{
+    int i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > x) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+static int heap_pop(int *h, int *n)
+{
+    int top = h[0], x = h[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= x)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = x;
+    return top;
+}
+
+/* the predecessors of node id that run in this plan, through fn */
+static void for_preds(const tg_graph *g, const bool *needed, const bool *fed, int id,
+                      void (*fn)(void *ctx, int pred), void *ctx)
+{
+    const tg_gnode *n = &g->nodes[id];
+    for (int i = 0; i < n->n_in; i++) {
+        int p = g->values[n->in[i]].node;
+        if (!fed[n->in[i]] && needed[p])
+            fn(ctx, p);
+    }
+    for (int i = n->n_in; i < tg__gnode_n_preds(n); i++) {
+        int p = tg__gnode_pred(g, n, i); /* control and ordering-only edges */
+        if (needed[p])
+            fn(ctx, p);
+    }
+}
+
+typedef struct order_ctx {
+    int *deps, *start, *succ;
+    int id;
+} order_ctx;
+
+static void count_pred(void *c, int pred)
+{
+    order_ctx *o = c;
+    o->deps[o->id]++;
+    o->start[pred + 2]++;
+}
+
+static void fill_succ(void *c, int pred)
+{
+    order_ctx *o = c;
+    o->succ[o->start[pred + 1]++] = o->id;
+}
+
+static tg_status order(const tg_graph *g, const bool *needed, const bool *fed,
+                       tg_plan *plan)
+{
+    int n = g->n_nodes, n_edges = 0;
+    for (int id = 0; id < n; id++)
+        n_edges += tg__gnode_n_preds(&g->nodes[id]);
+    order_ctx o = {calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 2, sizeof(int)),
+                   malloc(((size_t)n_edges + 1) * sizeof(int)), 0};
+    int *heap = malloc(((size_t)n + 1) * sizeof *heap);
+    tg_status s = TG_OK;
+    if (!o.deps || !o.start || !o.succ || !heap) {
+        s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+        goto done;
+    }
+    for (o.id = 0; o.id < n; o.id++)
+        if (needed[o.id])
+            for_preds(g, needed, fed, o.id, count_pred, &o);
+    for (int i = 0; i < n; i++)
+        o.start[i + 2] += o.start[i + 1];
+    for (o.id = 0; o.id < n; o.id++)
+        if (needed[o.id])
+            for_preds(g, needed, fed, o.id, fill_succ, &o);
+    int n_heap = 0, want = 0;
+    for (int id = 0; id < n; id++)
+        if (needed[id]) {
+            want++;
+            if (o.deps[id] == 0)
+                heap_push(heap, &n_heap, id);
+        }
+    while (n_heap > 0) {
+        int id = heap_pop(heap, &n_heap);
+        plan->steps[plan->n_steps++] = id;
+        for (int k = o.start[id]; k < o.start[id + 1]; k++)
+            if (--o.deps[o.succ[k]] == 0)
+                heap_push(heap, &n_heap, o.succ[k]);
+    }
+    if (plan->n_steps != want)
+        s = tg__error(TG_ERR_ARG, "tg_session_run: graph '%s' has a cycle among the "
+                      "nodes this run needs (%d of %d can be ordered)", g->name,
+                      plan->n_steps, want);
+done:
+    free(o.deps);
+    free(o.start);
+    free(o.succ);
+    free(heap);
+    return s;
+}
+
+/* ---- memory plan ------------------------------------------------------------------ */
+static tg_status plan_memory(const tg_graph *g, tg_plan *plan)
+{
+    int nv = plan->n_values;
+    int *last = malloc((size_t)(nv > 0 ? nv : 1) * sizeof *last);
+    bool *keep = calloc((size_t)(nv > 0 ? nv : 1), 1);
+    tg_memplan *m = &plan->mem;
+    m->free_start = calloc((size_t)plan->n_steps + 2, sizeof(int));
+    if (!last || !keep || !m->free_start) {
+        free(last);
+        free(keep);
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    for (int v = 0; v < nv; v++)
+        last[v] = -1;
+    for (int i = 0; i < plan->key.n_fetches; i++)
+        keep[plan->key.fetches[i]] = true; /* handed to the caller */
+    for (int k = 0; k < plan->n_steps; k++) {
+        const tg_gnode *n = &g->nodes[plan->steps[k]];
+        for (int o = 0; o < n->n_out; o++)
+            last[n->out[o]] = k; /* unused outputs go right away */
+        for (int i = 0; i < n->n_in; i++)
+            last[n->in[i]] = k;
+    }
+    int n_free = 0;
+    for (int v = 0; v < nv; v++)
+        if (last[v] >= 0 && !keep[v]) {
+            m->free_start[last[v] + 2]++;
+            n_free++;
+        }
+    for (int k = 0; k < plan->n_steps; k++)
+        m->free_start[k + 2] += m->free_start[k + 1];
+    m->free_values = malloc((size_t)(n_free > 0 ? n_free : 1) * sizeof(int));
+    if (!m->free_values) {
+        free(last);
+        free(keep);
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    for (int v = 0; v < nv; v++)
+        if (last[v] >= 0 && !keep[v])
+            m->free_values[m->free_start[last[v] + 1]++] = v;
+    free(last);
+    free(keep);
+    return TG_OK;
+}
+
+static tg_status plan_snapshots(const tg_graph *g, const bool *fed, tg_plan *plan)
+{
+    bool *state = calloc((size_t)plan->n_values + 1, 1);
+    plan->snapshot = calloc((size_t)plan->n_values + 1, 1);
+    if (!state || !plan->snapshot) {
+        free(state);
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    for (int k = 0; k < plan->n_steps; k++) {
+        const tg_gnode *n = &g->nodes[plan->steps[k]];
+        bool alias = n->kind == TG_GNODE_VARIABLE || n->kind == TG_GNODE_CONSTANT;
+        for (int i = 0; n->kind == TG_GNODE_OP && n->op->make_view && i < n->n_in; i++)
+            alias |= state[n->in[i]];
+        for (int o = 0; o < n->n_out; o++)
+            state[n->out[o]] = alias && !fed[n->out[o]];
+    }
+    for (int i = 0; i < plan->key.n_fetches; i++)
+        plan->snapshot[plan->key.fetches[i]] = state[plan->key.fetches[i]];
+    free(state);
+    return TG_OK;
+}
+
+tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed)
+{
+    tg_plan *plan = calloc(1, sizeof *plan);
+    prune p = {g, fed, calloc((size_t)g->n_nodes + 1, 1),
+               malloc(((size_t)g->n_nodes + 1) * sizeof(int)),
+               malloc(((size_t)g->n_nodes + 1) * sizeof(int)), 0};
+    tg_status s = TG_OK;
+    if (!plan || !p.needed || !p.by || !p.work)
+        s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    if (s == TG_OK) {
+        plan->epoch = g->epoch;
+        plan->n_values = g->n_values;
+        plan->key = (tg_plan_key){key->n_feeds, key->n_fetches, key->n_targets,
+                                  copy_ints(key->feeds, key->n_feeds),
+                                  copy_ints(key->fetches, key->n_fetches),
+                                  copy_ints(key->targets, key->n_targets)};
+        plan->steps = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
+        if (!plan->key.feeds || !plan->key.fetches || !plan->key.targets || !plan->steps)
+            s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    if (s == TG_OK)
+        s = mark_needed(&p, key);
+    if (s == TG_OK)
+        s = order(g, p.needed, fed, plan);
+    if (s == TG_OK)
+        s = plan_memory(g, plan);
+    if (s == TG_OK)
+        s = plan_snapshots(g, fed, plan);
+    free(p.needed);
+    free(p.by);
+    free(p.work);
+    if (s != TG_OK) {
+        tg__plan_free(plan);
+        return NULL;
+    }
+    return plan;
+}

@@ -1,0 +1,137 @@
+/* LeNet-5 on MNIST for the tg tool (see lenet_task.h). Checkpoints hold
+ * the model under PyTorch's names (conv1.weight ...), the optimizer under
+ * "optim.", and metadata {"model": "lenet", "epochs": N}. */
+#include "lenet_task.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static void log_line(void *user, const char *line)
+{
+    if (!*(bool *)user)
+        fprintf(stderr, "tg: %s\n", line);
+}
+
+tg_dataset *lenet_open_data(const char *dir, bool train, bool quiet)
+{
+    if (tg_mnist_ensure(dir, log_line, &quiet) != TG_OK)
+        return NULL;
+    return tg_mnist_dataset(dir, train);
+}
+
+double lenet_accuracy(tg_module *model, tg_dataset *test, int64_t batch)
+{
+    tg_loader_options o = tg_loader_defaults();
+    o.batch_size = batch;
+    tg_loader *l = tg_loader_new(test, &o);
+    if (!l)
+        return -1;
+    bool was_training = tg_module_is_training(model);
+    tg_module_train(model, false);
+    tg_no_grad_begin();
+    int64_t correct = 0, seen = 0;
+    tg_tensor *x, *y;
+    int r;
+    while (true) {
+        tg_scope_begin();
+        r = tg_loader_next(l, &x, &y);
+        if (r == 1) {
+            tg_tensor *hit = tg_eq(tg_argmax(tg_module_forward(model, x), 1, false), y);
+            tg_tensor *n = tg_sum(tg_cast(hit, TG_INT64), 0, NULL, false);
+            if (!n)
+                r = -1;
+            else {
+                correct += (int64_t)tg_item(n);
+                seen += tg_size(y, 0);
+            }
+        }
+        tg_scope_end();
+        if (r != 1)
+            break;
+    }
+    tg_no_grad_end();
+    tg_module_train(model, was_training);
+    tg_loader_free(l);
+    return r < 0 || seen == 0 ? -1 : (double)correct / (double)seen;
+}
+
+tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
+                     int epochs_done)
+{
+    tg_state_dict *sd = tg_state_dict_new();
+    char epochs[32];
+    snprintf(epochs, sizeof epochs, "%d", epochs_done);
+    tg_status s = sd ? tg_module_state_dict(model, sd, NULL) : TG_ERR_NOMEM;
+    if (s == TG_OK && opt)
+        s = tg_optim_state_dict(opt, sd);
+    if (s == TG_OK)
+        s = tg_state_dict_set_meta(sd, "model", "lenet");
+    if (s == TG_OK)
+        s = tg_state_dict_set_meta(sd, "epochs", epochs);
+    if (s == TG_OK)
+        s = tg_safetensors_save_dict(path, sd);
+    tg_state_dict_free(sd);
+    return s;
+}
+
+/* the model's own entries: everything but the optimizer's */
+static tg_state_dict *model_part(const tg_state_dict *sd)
+{
+    tg_state_dict *m = tg_state_dict_new();
+    for (int i = 0; m && i < tg_state_dict_size(sd); i++) {
+        const char *name = tg_state_dict_name(sd, i);
+        if (strncmp(name, "optim.", 6) != 0 &&
+            tg_state_dict_add(m, name, tg_state_dict_tensor(sd, i)) != TG_OK) {
+            tg_state_dict_free(m);
+            return NULL;
+        }
+    }
+    return m;
+}
+
+static bool has_optimizer_state(const tg_state_dict *sd)
+{
+    for (int i = 0; i < tg_state_dict_size(sd); i++)
+        if (strncmp(tg_state_dict_name(sd, i), "optim.", 6) == 0)
+            return true;
+    return false;
+}
+
+tg_status lenet_load(const char *path, tg_module *model, tg_optimizer *opt,
+                     int *epochs_done)
+{
+    tg_state_dict *sd = tg_safetensors_load(path);
+    if (!sd) {
+        fprintf(stderr, "tg: %s\n", tg_last_error());
+        return tg_last_status();
+    }
+    const char *kind = tg_state_dict_meta(sd, "model");
+    tg_status s = TG_OK;
+    tg_state_dict *m = NULL;
+    if (kind && strcmp(kind, "lenet") != 0) {
+        fprintf(stderr, "tg: %s is a checkpoint of model '%s', not lenet\n", path, kind);
+        s = TG_ERR_IO;
+    } else if (!(m = model_part(sd))) {
+        s = TG_ERR_NOMEM;
+    } else if ((s = tg_module_load_state_dict(model, m, NULL, true)) != TG_OK) {
+        fprintf(stderr, "tg: %s does not hold a LeNet-5 checkpoint: %s\n", path,
+                tg_last_error());
+    } else if (opt && has_optimizer_state(sd) &&
+               (s = tg_optim_load_state_dict(opt, sd)) != TG_OK) {
+        fprintf(stderr, "tg: %s: optimizer state: %s\n", path, tg_last_error());
+    }
+    if (s == TG_OK && epochs_done)
+        *epochs_done = atoi(tg_state_dict_meta(sd, "epochs") ? tg_state_dict_meta(sd, "epochs") : "0");
+    tg_state_dict_free(m);
+    tg_state_dict_free(sd);
+    return s;
+}
+
+double peak_rss_mb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}

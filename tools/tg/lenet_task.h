@@ -1,0 +1,24 @@
+/* LeNet-5 on MNIST for the tg tool: the pieces `tg train lenet` and
+ * `tg eval lenet` share (data, model, checkpoints, evaluation). */
+#ifndef TG_TOOL_LENET_TASK_H
+#define TG_TOOL_LENET_TASK_H
+
+#include "tg/tg.h"
+
+/* fetches MNIST into dir when needed (progress lines on stderr unless
+ * quiet), then opens the train or test split; NULL with an error */
+tg_dataset *lenet_open_data(const char *dir, bool train, bool quiet);
+/* test-set accuracy of model (eval mode, no grad), as a fraction */
+double lenet_accuracy(tg_module *model, tg_dataset *test, int64_t batch);
+/* the model (and optimizer, when given) saved atomically to path */
+tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
+                     int epochs_done);
+/* loads path into model (and opt when given and the file has its state);
+ * a checkpoint of another model is an error. Failures print one line
+ * "tg: ..." on stderr. *epochs_done may be NULL. */
+tg_status lenet_load(const char *path, tg_module *model, tg_optimizer *opt,
+                     int *epochs_done);
+/* peak resident set size of this process in MiB */
+double peak_rss_mb(void);
+
+#endif

@@ -182,6 +182,48 @@ FIXTURES = {
 }
 
 
+def varint(n):
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(number, wire, payload):
+    if wire == 2:
+        payload = varint(len(payload)) + payload
+    return varint(number << 3 | wire) + payload
+
+
+def nested_subgraphs(k):
+    g = b""
+    for _ in range(k):  # graph.node.attribute.g, k times
+        g = field(1, 2, field(5, 2, field(6, 2, g)))
+    return field(1, 0, varint(8)) + field(7, 2, g)
+
+
+# hand-made hostile inputs, replayed by the C test with the fuzzer's crash
+# inputs (tests/data/onnx_crashes/) and seeding the fuzzer
+HOSTILE = {
+    "hand_nested_34": nested_subgraphs(34),  # one past the depth limit
+    "hand_nested_33": nested_subgraphs(33),  # at the limit
+    "hand_groups": field(7, 2, field(20, 3, field(1, 0, b"\x01") + b"\xa3\x01" +
+                                     b"\xa4\x01") + b"\xa4\x01"),
+    "hand_overlong_varint": b"\x08" + b"\xff" * 10 + b"\x01",
+    "hand_raw_mismatch": field(7, 2, field(5, 2, field(1, 0, b"\x03") +
+                                         field(2, 0, b"\x01") +
+                                         field(9, 2, b"\0" * 11))),
+    "hand_huge_dims": field(7, 2, field(5, 2, b"".join(
+        field(1, 0, varint(1 << 40)) for _ in range(3)) + field(2, 0, b"\x01") +
+        field(4, 2, b"\0" * 8))),
+    "hand_negative_dim": field(7, 2, field(5, 2, field(1, 0, varint(2**64 - 3)) +
+                                         field(2, 0, b"\x07") + field(7, 2, b"\x01"))),
+    "hand_length_overflow": field(7, 2, b"")[:1] + varint(2**63) + b"\x0a",
+}
+
+
 def generate():
     os.makedirs(OUT, exist_ok=True)
     os.makedirs(CORPUS, exist_ok=True)
@@ -193,6 +235,11 @@ def generate():
             with open(os.path.join(d, name + ".onnx"), "wb") as f:
                 f.write(data)
         print("%-14s %5d bytes" % (name, len(data)))
+    crashes = os.path.join(HERE, "onnx_crashes")
+    for name, data in HOSTILE.items():
+        for d in (crashes, CORPUS):
+            with open(os.path.join(d, name + ".bin"), "wb") as f:
+                f.write(data)
 
 
 def check(directory):

@@ -3,6 +3,7 @@
  * higher-order gradients against analytic second derivatives, grad mode,
  * detach, version counters, custom functions, and gradcheck itself. */
 #include "harness.h"
+#include "ops/op.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -727,6 +728,31 @@ static void test_gradcheck_itself(void)
     CHECK(tg_grad(x[0]) == NULL);
 }
 
+/* relu's fused backward (relu_grad) is differentiable in dy: the gradient
+ * of sum(relu'(x) * x * w) w.r.t. w, through create_graph, is relu'(x) * x */
+static tg_tensor *relu_grad_fn(int n, tg_tensor *const *in, void *user)
+{
+    (void)n; (void)user;
+    tg_tensor *x = in[0], *w = in[1], *g;
+    tg_tensor *y = tg_sum(tg_mul(tg_relu(x), w), 0, NULL, false);
+    if (tg_autograd_grad(1, &y, NULL, 1, &x, &g, true, true) != TG_OK)
+        return NULL;
+    tg_tensor *r = tg_mul(g, x); /* g = relu'(x) * w, differentiable in w */
+    tg_release(g);
+    return r;
+}
+
+static void test_relu_grad_of_grad(void)
+{
+    double xv[6] = {-1.5, -0.2, 0.3, 0.7, 1.1, -2.0};
+    int64_t s[1] = {6};
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 1, s, xv);
+    tg_set_requires_grad(x, true);
+    tg_tensor *in[2] = {x, tt_rand(1, s, -1, 1)};
+    CHECK_GRADCHECK(relu_grad_fn, NULL, 2, in);
+    CHECK(tg_op_find("relu_grad") != NULL);
+}
+
 int main(void)
 {
     RUN(test_accumulate_two_backwards);
@@ -736,6 +762,7 @@ int main(void)
     RUN(test_long_chain);
     RUN(test_grad_of_grad);
     RUN(test_grad_of_grad_mul);
+    RUN(test_relu_grad_of_grad);
     RUN(test_functional_grad);
     RUN(test_no_grad_and_detach);
     RUN(test_requires_grad_rules);

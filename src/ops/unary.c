@@ -150,7 +150,9 @@ RULE(sin, tg_mul(DY, tg_cos(X)))
 RULE(cos, tg_neg(tg_mul(DY, tg_sin(X))))
 RULE(tanh, tg_mul(DY, tg_sub(tg_ones_like(Y), tg_mul(Y, Y))))
 RULE(sigmoid, tg_mul(DY, tg_mul(Y, tg_sub(tg_ones_like(Y), Y))))
-RULE(relu, tg_mul(DY, mask_of(tg_gt(Y, tg_zeros_like(Y)), DY)))
+/* relu's gradient is one fused pass (relu_grad below), not gt+cast+mul */
+static tg_tensor *relu_grad_call(tg_tensor *dy, tg_tensor *y);
+RULE(relu, relu_grad_call(DY, Y))
 RULE(erf, tg_mul(DY, tg_mul_scalar(tg_exp(tg_neg(tg_mul(X, X))), 1.12837916709551257390)))
 /* d/dx x*Phi(x) = Phi(x) + x*phi(x) */
 RULE(gelu, tg_mul(DY, tg_add(tg_mul_scalar(tg_add_scalar(tg_erf(tg_mul_scalar(X, SQRT1_2)), 1.0), 0.5),
@@ -226,11 +228,74 @@ tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
     return tg_op_call(&tg_op_clamp.def, 1, &x, a, 2);
 }
 
+/* ---- relu_grad(dy, y) = dy where y > 0, else 0 ----------------------------
+ * The backward of relu, fused: it runs once per activation per training
+ * step. Its own gradient: relu_grad(ddy, y) for dy; y gets none. */
+#define RELU_GRAD_ROW(NAME, T)                                              \
+    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    {                                                                       \
+        (void)ctx;                                                          \
+        const int64_t z = sizeof(T);                                        \
+        if (s[0] == z && s[1] == z && s[2] == z) {                          \
+            T *o = (T *)p[0];                                               \
+            const T *d = (const T *)p[1], *y = (const T *)p[2];             \
+            for (int64_t i = 0; i < n; i++)                                 \
+                o[i] = y[i] > 0 ? d[i] : (T)0;                              \
+        } else {                                                            \
+            for (int64_t i = 0; i < n; i++)                                 \
+                *(T *)(p[0] + i * s[0]) = *(const T *)(p[2] + i * s[2]) > 0 \
+                                              ? *(const T *)(p[1] + i * s[1]) \
+                                              : (T)0;                       \
+        }                                                                   \
+    }
+RELU_GRAD_ROW(relu_grad_f32, float)
+RELU_GRAD_ROW(relu_grad_f64, double)
+
+static tg_status relu_grad_infer(tg_op_ctx *c)
+{
+    const tg_tensor *dy = c->in[0], *y = c->in[1];
+    if (!tg__shape_eq(dy->ndim, dy->shape, y->ndim, y->shape) || dy->dtype != y->dtype ||
+        !tg_dtype_is_float(dy->dtype)) {
+        char a[160], b[160];
+        return tg__error(TG_ERR_SHAPE, "relu_grad: dy %s %s and y %s %s must be floating "
+                         "point of one shape and dtype",
+                         tg_shape_str(dy->ndim, dy->shape, a, sizeof a), tg_dtype_name(dy->dtype),
+                         tg_shape_str(y->ndim, y->shape, b, sizeof b), tg_dtype_name(y->dtype));
+    }
+    return tg_infer_set(c, 0, dy->dtype, dy->ndim, dy->shape);
+}
+
+static tg_status relu_grad_kernel(tg_op_ctx *c)
+{
+    const tg_tensor *ops[3] = {c->out[0], c->in[0], c->in[1]};
+    tg_iter it;
+    tg_iter_init(&it, 3, ops);
+    tg_iter_run(&it, c->out[0]->dtype == TG_FLOAT32 ? relu_grad_f32 : relu_grad_f64, NULL);
+    return TG_OK;
+}
+
+static tg_status relu_grad_grad(tg_grad_ctx *g)
+{
+    if (g->needs_grad[0])
+        g->dx[0] = relu_grad_call(g->dy[0], g->in[1]);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_relu_grad = {
+    .name = "relu_grad", .n_in = 2, .n_out = 1, .save_inputs = 2u,
+    .infer = relu_grad_infer, .kernel = relu_grad_kernel, .grad = relu_grad_grad};
+
+static tg_tensor *relu_grad_call(tg_tensor *dy, tg_tensor *y)
+{
+    tg_tensor *in[2] = {dy, y};
+    return tg_op_call(&tg_op_relu_grad, 2, in, NULL, 0);
+}
+
 const tg_op_def *const tg_ops_unary[] = {
     &tg_op_neg.def, &tg_op_abs.def, &tg_op_exp.def, &tg_op_log.def,
     &tg_op_sqrt.def, &tg_op_rsqrt.def, &tg_op_sin.def, &tg_op_cos.def,
     &tg_op_tanh.def, &tg_op_sigmoid.def, &tg_op_relu.def, &tg_op_erf.def,
     &tg_op_gelu.def, &tg_op_softplus.def, &tg_op_floor.def, &tg_op_ceil.def,
     &tg_op_round.def, &tg_op_sign.def, &tg_op_leaky_relu.def, &tg_op_elu.def,
-    &tg_op_clamp.def, NULL,
+    &tg_op_clamp.def, &tg_op_relu_grad, NULL,
 };

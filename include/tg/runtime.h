@@ -108,7 +108,9 @@ tg_status tg_session_trace_end(tg_session *s, const char *path);
  *   g = grad (+ weight_decay * p), negated when maximize
  *   buf = g on the first step, else momentum * buf + (1 - dampening) * g
  *   p = p + (-lr) * (nesterov ? g + momentum * buf : buf)   (buf = g without momentum)
- * The momentum buffers are new variables ("<param>/momentum", zeros), and
+ * The momentum buffers are the variables "<param>/momentum": the caller's
+ * when it made them (tg_variable_ref of zeros, to share one buffer between
+ * graphs for several batch sizes), else new ones of zeros; and
  * with dampening a float scalar variable "sgd/first" marks the first step.
  * params: variables of the graph (tg_variable or tg_variable_ref; the
  * concrete tensor given to tg_variable_ref works too). lr NULL: opts->lr,

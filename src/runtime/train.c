@@ -71,6 +71,26 @@ typedef struct sgd_build {
     tg_tensor *first; /* dampening only: 1 on the first step, then 1 - dampening */
 } sgd_build;
 
+/* The momentum buffer of p: the variable "<p>/momentum" when the caller
+ * made one of p's dtype and shape (tg_variable_ref: graphs built for
+ * several batch sizes then share one buffer), else a new one of zeros. */
+static tg_tensor *momentum_buffer(sgd_build *b, tg_tensor *p)
+{
+    char base[300];
+    snprintf(base, sizeof base, "%s/momentum", tg_graph_node_name(p));
+    int node = tg__gmap_get(&b->g->names, base);
+    if (node >= 0 && b->g->nodes[node].kind == TG_GNODE_VARIABLE) {
+        tg_tensor *buf = tg_graph_find(b->g, base);
+        if (buf && buf->dtype == p->dtype &&
+            tg__shape_eq(buf->ndim, buf->shape, p->ndim, p->shape))
+            return buf;
+        return tg__error_null(TG_ERR_ARG, "tg_graph_sgd: variable '%s' is not a momentum "
+                              "buffer for '%s' (dtype or shape differ)", base,
+                              tg_graph_node_name(p));
+    }
+    return named_variable(b->g, base, tg_zeros(tg_dtype_of(p), tg_ndim(p), tg_shape(p)));
+}
+
 /* the update of parameter p (symbolic) with gradient d; NULL on failure */
 static tg_tensor *sgd_update(sgd_build *b, tg_tensor *p, tg_tensor *d)
 {
@@ -81,10 +101,7 @@ static tg_tensor *sgd_update(sgd_build *b, tg_tensor *p, tg_tensor *d)
         d = tg_add(d, tg_mul_scalar(p, h->weight_decay));
     tg_tensor *step = d;
     if (h->momentum != 0) {
-        char base[300];
-        snprintf(base, sizeof base, "%s/momentum", tg_graph_node_name(p));
-        tg_tensor *buf = named_variable(b->g, base,
-                                        tg_zeros(tg_dtype_of(p), tg_ndim(p), tg_shape(p)));
+        tg_tensor *buf = momentum_buffer(b, p);
         /* on the first step buf is 0 and `first` 1: momentum * 0 + g is g */
         tg_tensor *nb = tg_add(tg_mul_scalar(buf, h->momentum),
                                b->first ? tg_mul(d, b->first) : d);

@@ -1,8 +1,6 @@
-/* LeNet-5's training step as a static graph (see lenet_graph.h). The
- * update is PyTorch's SGD with momentum and no dampening:
- *     buf = momentum * buf + grad;  p = p - lr * buf
- * which, with buf starting at zero, gives buf = grad on the first step as
- * torch.optim.SGD does. */
+/* LeNet-5's training step as a static graph (see lenet_graph.h): the
+ * update is tg_graph_sgd's (PyTorch's SGD with momentum) on momentum
+ * buffers this file owns, so that graphs for two batch sizes share them. */
 #include "lenet_graph.h"
 
 #include <stdio.h>
@@ -37,28 +35,6 @@ void sgd_state_free(sgd_state *s)
     s->n = 0;
 }
 
-/* the update nodes of parameter i, given its symbolic gradient */
-static tg_tensor *sgd_update(const sgd_state *st, tg_tensor *param, tg_tensor *buf,
-                             tg_tensor *grad)
-{
-    tg_tensor *new_buf = tg_assign(buf, tg_add(tg_mul_scalar(buf, st->momentum_factor), grad));
-    return tg_assign_sub(param, new_buf, st->lr);
-}
-
-static tg_status add_update(lenet_graph *lg, sgd_state *st, tg_tensor *const *vars,
-                            tg_tensor *const *bufs, bool update)
-{
-    tg_tensor *grads[16];
-    tg_status s = tg_graph_gradients(lg->graph, 1, &lg->loss, NULL, st->n, vars, grads);
-    if (s != TG_OK || !update)
-        return s;
-    for (int i = 0; i < st->n && s == TG_OK; i++)
-        if (!(lg->updates[i] = sgd_update(st, vars[i], bufs[i], grads[i])))
-            s = tg_last_status();
-    lg->n_params = st->n;
-    return s;
-}
-
 static tg_status build(lenet_graph *lg, tg_module *model, sgd_state *st,
                        int64_t batch, bool backward, bool update)
 {
@@ -66,14 +42,13 @@ static tg_status build(lenet_graph *lg, tg_module *model, sgd_state *st,
     lg->graph = tg_graph_new("lenet_train_step");
     if (!lg->graph)
         return tg_last_status();
-    tg_tensor *vars[16], *bufs[16];
+    tg_tensor *vars[16];
     char name[160];
     tg_status s = TG_OK;
     for (int i = 0; i < st->n && s == TG_OK; i++) {
         snprintf(name, sizeof name, "%s/momentum", st->names[i]);
         vars[i] = tg_variable_ref(lg->graph, st->names[i], st->params[i]);
-        bufs[i] = tg_variable_ref(lg->graph, name, st->momentum[i]);
-        if (!vars[i] || !bufs[i])
+        if (!vars[i] || !tg_variable_ref(lg->graph, name, st->momentum[i]))
             s = tg_last_status();
     }
     if (s != TG_OK)
@@ -85,9 +60,17 @@ static tg_status build(lenet_graph *lg, tg_module *model, sgd_state *st,
     lg->logits = tg_module_forward(model, lg->x);
     lg->loss = tg_cross_entropy(lg->logits, lg->y, TG_REDUCTION_MEAN);
     s = lg->loss ? TG_OK : tg_last_status();
-    if (s == TG_OK && backward)
-        s = add_update(lg, st, vars, bufs, update);
     tg_graph_end();
+    if (s == TG_OK && backward && update) {
+        tg_sgd_opts o = tg_sgd_defaults();
+        o.lr = st->lr;
+        o.momentum = st->momentum_factor;
+        s = tg_graph_sgd(lg->loss, st->n, vars, &o, NULL, lg->updates);
+        lg->n_params = s == TG_OK ? st->n : 0;
+    } else if (s == TG_OK && backward) {
+        tg_tensor *grads[16];
+        s = tg_graph_gradients(lg->graph, 1, &lg->loss, NULL, st->n, vars, grads);
+    }
     if (s == TG_OK && !(lg->session = tg_session_new(lg->graph)))
         s = tg_last_status();
     return s;

@@ -48,7 +48,7 @@ static tg_status build(lenet_graph *lg, tg_module *model, sgd_state *st,
     for (int i = 0; i < st->n && s == TG_OK; i++) {
         snprintf(name, sizeof name, "%s/momentum", st->names[i]);
         vars[i] = tg_variable_ref(lg->graph, st->names[i], st->params[i]);
-        if (!vars[i] || !tg_variable_ref(lg->graph, name, st->momentum[i]))
+        if (!vars[i] || (update && !tg_variable_ref(lg->graph, name, st->momentum[i])))
             s = tg_last_status();
     }
     if (s != TG_OK)

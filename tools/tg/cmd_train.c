@@ -12,7 +12,7 @@
 #include <string.h>
 
 typedef struct train_opts {
-    const char *data, *optimizer, *save, *load, *mode;
+    const char *data, *optimizer, *save, *load, *mode, *profile;
     int epochs, batch, threads, seed, prefetch;
     double lr, momentum;
     bool json, quiet;
@@ -58,7 +58,26 @@ typedef struct trainer {
     tg_named_tensor *names;
     lenet_graph graphs[2];
     int n_graphs;
+    const char *profile;  /* graph mode: Chrome trace of the first steps */
+    tg_session *traced;
+    int traced_steps;
 } trainer;
+
+#define PROFILE_STEPS 50
+
+/* the first PROFILE_STEPS runs of the first graph go into the trace */
+static tg_status profile_step(trainer *t, lenet_graph *lg, bool before)
+{
+    if (!t->profile)
+        return TG_OK;
+    if (before)
+        return t->traced ? TG_OK : tg_session_trace_begin(t->traced = lg->session);
+    if (lg->session != t->traced || ++t->traced_steps < PROFILE_STEPS)
+        return TG_OK;
+    tg_status s = tg_session_trace_end(t->traced, t->profile);
+    t->profile = NULL;
+    return s;
+}
 
 static lenet_graph *graph_for(trainer *t, int64_t batch)
 {
@@ -81,7 +100,10 @@ static double trainer_step(trainer *t, tg_tensor *x, tg_tensor *y)
 {
     if (t->graph_mode) {
         lenet_graph *lg = graph_for(t, tg_size(x, 0));
-        return lg ? lenet_graph_step(lg, x, y) : 0.0 / 0.0;
+        if (!lg || profile_step(t, lg, true) != TG_OK)
+            return 0.0 / 0.0;
+        double loss = lenet_graph_step(lg, x, y);
+        return profile_step(t, lg, false) == TG_OK ? loss : 0.0 / 0.0;
     }
     tg_tensor *loss = tg_cross_entropy(tg_module_forward(t->model, x), y, TG_REDUCTION_MEAN);
     if (!loss || tg_backward(loss, NULL, false) != TG_OK || tg_optim_step(t->opt) != TG_OK)
@@ -95,6 +117,7 @@ static tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model)
     memset(t, 0, sizeof *t);
     t->model = model;
     t->graph_mode = !strcmp(o->mode, "graph");
+    t->profile = o->profile;
     t->opt = make_optimizer(o, model);
     if (!t->opt)
         return tg_last_status();
@@ -104,6 +127,8 @@ static tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model)
 
 static void trainer_free(trainer *t)
 {
+    if (t->profile && t->traced && tg_session_trace_end(t->traced, t->profile) != TG_OK)
+        fprintf(stderr, "tg: writing the profile: %s\n", tg_last_error());
     for (int i = 0; i < t->n_graphs; i++)
         lenet_graph_free(&t->graphs[i]);
     sgd_state_free(&t->sgd);
@@ -162,6 +187,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"seed", OPT_INT, &o->seed, "seed for initialisation and shuffling (default 1)"},
         {"mode", OPT_STRING, &o->mode, "eager | graph: run each step op by op, or as one static graph (default graph)"},
         {"prefetch", OPT_INT, &o->prefetch, "batches prepared ahead in the background, 0 = off (default 2)"},
+        {"profile", OPT_STRING, &o->profile, "graph mode: write a Chrome trace of the first 50 steps (Perfetto)"},
         {"save", OPT_STRING, &o->save, "write a checkpoint (safetensors) at the end"},
         {"load", OPT_STRING, &o->load, "start from a checkpoint (model and optimizer)"},
         {"json", OPT_FLAG, &o->json, "end with one JSON summary line"},
@@ -204,6 +230,10 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     if (!strcmp(o->mode, "graph") && strcmp(o->optimizer, "sgd")) {
         fprintf(stderr, "tg: --mode graph trains with --optimizer sgd only (its update is "
                         "built into the graph); use --mode eager for %s\n", o->optimizer);
+        return 1;
+    }
+    if (o->profile && strcmp(o->mode, "graph")) {
+        fprintf(stderr, "tg: --profile traces graph sessions: use it with --mode graph\n");
         return 1;
     }
     if (eval && !o->load) {

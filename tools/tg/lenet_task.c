@@ -76,18 +76,21 @@ tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
     return s;
 }
 
-/* the model's own entries: everything but the optimizer's */
+/* the model's own entries: everything but the optimizer's. The dict hands
+ * out new references; the scope releases ours once the copy holds its own. */
 static tg_state_dict *model_part(const tg_state_dict *sd)
 {
     tg_state_dict *m = tg_state_dict_new();
+    tg_scope_begin();
     for (int i = 0; m && i < tg_state_dict_size(sd); i++) {
         const char *name = tg_state_dict_name(sd, i);
         if (strncmp(name, "optim.", 6) != 0 &&
             tg_state_dict_add(m, name, tg_state_dict_tensor(sd, i)) != TG_OK) {
             tg_state_dict_free(m);
-            return NULL;
+            m = NULL;
         }
     }
+    tg_scope_end();
     return m;
 }
 

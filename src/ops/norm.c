@@ -29,6 +29,26 @@ static void release_all(int n, tg_tensor **t)
 
 #define F64(t) ((double *)tg__base(t))
 
+/* converts two results a kernel computed in float64 into the outputs o1 and
+ * o2: they lie in buf at element 0 and at element off2, each laid out like
+ * its output (contiguous) */
+static tg_status convert_pair(const tg_tensor *buf, tg_tensor *o1, tg_tensor *o2,
+                              int64_t off2)
+{
+    tg_status s = TG_OK;
+    tg_tensor *a = tg__alias(buf, o1->ndim, o1->shape, o1->strides, 0);
+    tg_tensor *b = tg__alias(buf, o2->ndim, o2->shape, o2->strides, off2);
+    if (a && b) {
+        tg__convert_into(o1, a);
+        tg__convert_into(o2, b);
+    } else {
+        s = TG_ERR_NOMEM;
+    }
+    tg_release(a);
+    tg_release(b);
+    return s;
+}
+
 /* t (1-D or any shape) must have exactly `shape` */
 static tg_status check_param(const char *op, const char *name, const tg_tensor *t,
                              int nd, const int64_t *shape, const char *meaning,
@@ -214,16 +234,7 @@ static tg_status bn_kernel(tg_op_ctx *c)
                      .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
         bn_dims(x, &t);
         tg__nn_parallel(C, 3 * t.N * t.S, bn_fwd_range, &t);
-        tg_tensor *m = tg__alias(stats, 1, &C, (int64_t[]){1}, 0);
-        tg_tensor *v = tg__alias(stats, 1, &C, (int64_t[]){1}, C);
-        if (m && v) {
-            tg__convert_into(c->out[1], m);
-            tg__convert_into(c->out[2], v);
-        } else {
-            s = TG_ERR_NOMEM;
-        }
-        tg_release(m);
-        tg_release(v);
+        s = convert_pair(stats, c->out[1], c->out[2], C);
     }
     release_all(2, p);
     tg_release(x);
@@ -268,16 +279,7 @@ static tg_status bn_grad_kernel(tg_op_ctx *c)
                      .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
         bn_dims(x, &t);
         tg__nn_parallel(C, 4 * t.N * t.S, bn_bwd_range, &t);
-        tg_tensor *dw = tg__alias(res, 1, &C, (int64_t[]){1}, 0);
-        tg_tensor *db = tg__alias(res, 1, &C, (int64_t[]){1}, C);
-        if (dw && db) {
-            tg__convert_into(c->out[1], dw);
-            tg__convert_into(c->out[2], db);
-        } else {
-            s = TG_ERR_NOMEM;
-        }
-        tg_release(dw);
-        tg_release(db);
+        s = convert_pair(res, c->out[1], c->out[2], C);
     }
     release_all(5, p);
     tg_release(x);
@@ -559,18 +561,7 @@ static tg_status ln_kernel(tg_op_ctx *c)
         t.mean = F64(stats);
         t.var = F64(stats) + t.R;
         tg__nn_parallel(t.R, 3 * t.K, ln_fwd_range, &t);
-        tg_tensor *m = tg__alias(stats, c->out[1]->ndim, c->out[1]->shape,
-                                 c->out[1]->strides, 0);
-        tg_tensor *v = tg__alias(stats, c->out[2]->ndim, c->out[2]->shape,
-                                 c->out[2]->strides, t.R);
-        if (m && v) {
-            tg__convert_into(c->out[1], m);
-            tg__convert_into(c->out[2], v);
-        } else {
-            s = TG_ERR_NOMEM;
-        }
-        tg_release(m);
-        tg_release(v);
+        s = convert_pair(stats, c->out[1], c->out[2], t.R);
     }
     release_all(2, p);
     tg_release(x);
@@ -626,17 +617,7 @@ static tg_status ln_grad_kernel(tg_op_ctx *c)
         for (int64_t r = 0; r < t.R; r++)
             t.invstd[r] = 1.0 / sqrt(t.var_in[r] + t.eps);
         tg__nn_parallel(t.K, 2 * t.R, ln_wb_range, &t);
-        const tg_tensor *o = c->out[1];
-        tg_tensor *dw = tg__alias(res, o->ndim, o->shape, o->strides, 0);
-        tg_tensor *db = tg__alias(res, o->ndim, o->shape, o->strides, t.K);
-        if (dw && db) {
-            tg__convert_into(c->out[1], dw);
-            tg__convert_into(c->out[2], db);
-        } else {
-            s = TG_ERR_NOMEM;
-        }
-        tg_release(dw);
-        tg_release(db);
+        s = convert_pair(res, c->out[1], c->out[2], t.K);
     }
     release_all(5, p);
     tg_release(x);

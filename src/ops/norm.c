@@ -96,6 +96,21 @@ static void composite_backward(tg_tensor *x, tg_tensor *dy, tg_tensor *mean,
         *db = tg_sum_to(dy, pnd, pshape);
 }
 
+/* the first-order gradient, from the fused grad_op(x, dy, mean, var, weight,
+ * dmean, dvar) -> dx, dweight, dbias */
+static tg_status fused_rule(tg_grad_ctx *g, const tg_op_def *grad_op, const tg_attr *a,
+                            int n_attrs)
+{
+    tg_tensor *in[7] = {g->in[0], g->dy[0], g->out[1], g->out[2], g->in[1], g->dy[1],
+                        g->dy[2]};
+    tg_tensor *out[3];
+    tg_status s = tg_op_run(grad_op, 7, in, a, n_attrs, out);
+    for (int i = 0; s == TG_OK && i < 3; i++)
+        if (g->needs_grad[i])
+            g->dx[i] = out[i];
+    return s;
+}
+
 /* ---- batch_norm kernels: x viewed as [N, C, S], statistics per channel ---------- */
 typedef struct bn_task {
     bool f64;
@@ -307,14 +322,8 @@ static tg_status bn_rule(tg_grad_ctx *g)
     tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
     double eps = tg_attr_float(g->attrs, g->n_attrs, "eps", 1e-5);
     if (!tg_grad_enabled()) { /* first order: the fused kernel */
-        tg_tensor *in[7] = {x, g->dy[0], mean, var, w, g->dy[1], g->dy[2]};
-        tg_tensor *out[3];
         tg_attr a = TG_AF("eps", eps);
-        tg_status s = tg_op_run(&tg_op_batch_norm_grad, 7, in, &a, 1, out);
-        for (int i = 0; s == TG_OK && i < 3; i++)
-            if (g->needs_grad[i])
-                g->dx[i] = out[i];
-        return s;
+        return fused_rule(g, &tg_op_batch_norm_grad, &a, 1);
     }
     const tg_meta *m = &g->in_meta[0];
     int axes[TG_MAX_DIMS], n = 0;
@@ -634,15 +643,8 @@ const tg_op_def tg_op_layer_norm_grad = {
 static tg_status ln_rule(tg_grad_ctx *g)
 {
     tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
-    if (!tg_grad_enabled()) { /* first order: the fused kernel */
-        tg_tensor *in[7] = {x, g->dy[0], mean, var, w, g->dy[1], g->dy[2]};
-        tg_tensor *out[3];
-        tg_status s = tg_op_run(&tg_op_layer_norm_grad, 7, in, g->attrs, g->n_attrs, out);
-        for (int i = 0; s == TG_OK && i < 3; i++)
-            if (g->needs_grad[i])
-                g->dx[i] = out[i];
-        return s;
-    }
+    if (!tg_grad_enabled()) /* first order: the fused kernel */
+        return fused_rule(g, &tg_op_layer_norm_grad, g->attrs, g->n_attrs);
     const tg_meta *m = &g->in_meta[0];
     int n = (int)tg_attr_int(g->attrs, g->n_attrs, "n_axes", 1);
     int axes[TG_MAX_DIMS];

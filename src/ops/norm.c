@@ -111,6 +111,16 @@ static tg_status fused_rule(tg_grad_ctx *g, const tg_op_def *grad_op, const tg_a
     return s;
 }
 
+/* NAME_range: the tg_range_fn running NAME_f32 or NAME_f64 (by the task's
+ * dtype) on each item (channel or row) of [b, e) */
+#define BY_ITEM_RANGE(NAME, TASK)                                               \
+    static void NAME##_range(void *ctx, int64_t b, int64_t e)                   \
+    {                                                                           \
+        const TASK *t = ctx;                                                    \
+        for (int64_t i = b; i < e; i++)                                         \
+            t->f64 ? NAME##_f64(t, i) : NAME##_f32(t, i);                       \
+    }
+
 /* ---- batch_norm kernels: x viewed as [N, C, S], statistics per channel ---------- */
 typedef struct bn_task {
     bool f64;
@@ -173,19 +183,8 @@ typedef struct bn_task {
 BN_KERNELS(f32, float)
 BN_KERNELS(f64, double)
 
-static void bn_fwd_range(void *ctx, int64_t b, int64_t e)
-{
-    const bn_task *t = ctx;
-    for (int64_t c = b; c < e; c++)
-        t->f64 ? bn_fwd_f64(t, c) : bn_fwd_f32(t, c);
-}
-
-static void bn_bwd_range(void *ctx, int64_t b, int64_t e)
-{
-    const bn_task *t = ctx;
-    for (int64_t c = b; c < e; c++)
-        t->f64 ? bn_bwd_f64(t, c) : bn_bwd_f32(t, c);
-}
+BY_ITEM_RANGE(bn_fwd, bn_task)
+BY_ITEM_RANGE(bn_bwd, bn_task)
 
 /* ---- batch_norm ops ----------------------------------------------------------- */
 static tg_status bn_check_input(const char *op, const tg_tensor *x)
@@ -479,19 +478,8 @@ typedef struct ln_task {
 LN_KERNELS(f32, float)
 LN_KERNELS(f64, double)
 
-static void ln_fwd_range(void *ctx, int64_t b, int64_t e)
-{
-    const ln_task *t = ctx;
-    for (int64_t r = b; r < e; r++)
-        t->f64 ? ln_fwd_f64(t, r) : ln_fwd_f32(t, r);
-}
-
-static void ln_bwd_range(void *ctx, int64_t b, int64_t e)
-{
-    const ln_task *t = ctx;
-    for (int64_t r = b; r < e; r++)
-        t->f64 ? ln_bwd_f64(t, r) : ln_bwd_f32(t, r);
-}
+BY_ITEM_RANGE(ln_fwd, ln_task)
+BY_ITEM_RANGE(ln_bwd, ln_task)
 
 static void ln_wb_range(void *ctx, int64_t b, int64_t e)
 {

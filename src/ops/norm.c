@@ -9,22 +9,39 @@
 #include <string.h>
 
 /* ---- shared ------------------------------------------------------------------- */
-/* copies of small parameter tensors as contiguous doubles (owned) */
-static tg_status as_f64(int n, tg_tensor *const *in, tg_tensor **out)
+/* What every norm kernel works on, all owned: x (and for the gradient ops
+ * dy, the next input) contiguous in x's dtype, contiguous float64 copies of
+ * the n_p small parameter inputs after them, and a float64 buffer res for
+ * results. io_close releases whatever io_open got. */
+typedef struct norm_io {
+    tg_tensor *x, *dy, *res, *p[5];
+    int n_p;
+} norm_io;
+
+static tg_status io_open(tg_op_ctx *c, bool with_dy, int n_p, int64_t n_res,
+                         norm_io *io)
 {
-    tg_status s = TG_OK;
-    for (int i = 0; i < n; i++) {
-        out[i] = s == TG_OK ? tg__nn_contig(in[i], TG_FLOAT64) : NULL;
-        if (!out[i])
-            s = TG_ERR_NOMEM;
-    }
-    return s;
+    tg_dtype dt = c->in[0]->dtype;
+    *io = (norm_io){.n_p = n_p};
+    io->x = tg__nn_contig(c->in[0], dt);
+    io->dy = with_dy ? tg__nn_contig(c->in[1], dt) : NULL;
+    io->res = tg__alloc(TG_FLOAT64, 1, &n_res);
+    if (!io->x || (with_dy && !io->dy) || !io->res)
+        return TG_ERR_NOMEM;
+    tg_tensor *const *params = c->in + (with_dy ? 2 : 1);
+    for (int i = 0; i < n_p; i++)
+        if (!(io->p[i] = tg__nn_contig(params[i], TG_FLOAT64)))
+            return TG_ERR_NOMEM;
+    return TG_OK;
 }
 
-static void release_all(int n, tg_tensor **t)
+static void io_close(norm_io *io)
 {
-    for (int i = 0; i < n; i++)
-        tg_release(t[i]);
+    for (int i = 0; i < io->n_p; i++)
+        tg_release(io->p[i]);
+    tg_release(io->x);
+    tg_release(io->dy);
+    tg_release(io->res);
 }
 
 #define F64(t) ((double *)tg__base(t))
@@ -238,21 +255,18 @@ static void bn_dims(const tg_tensor *x, bn_task *t)
 
 static tg_status bn_kernel(tg_op_ctx *c)
 {
-    tg_tensor *p[2] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
     int64_t C = c->in[0]->shape[1];
-    tg_tensor *stats = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * C});
-    tg_status s = x && stats ? as_f64(2, c->in + 1, p) : TG_ERR_NOMEM;
+    norm_io io; /* res: mean, var */
+    tg_status s = io_open(c, false, 2, 2 * C, &io);
     if (s == TG_OK) {
-        bn_task t = {.x = tg__base(x), .y = tg__base(c->out[0]), .w = F64(p[0]),
-                     .b = F64(p[1]), .mean = F64(stats), .var = F64(stats) + C,
+        bn_task t = {.x = tg__base(io.x), .y = tg__base(c->out[0]), .w = F64(io.p[0]),
+                     .b = F64(io.p[1]), .mean = F64(io.res), .var = F64(io.res) + C,
                      .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
-        bn_dims(x, &t);
+        bn_dims(io.x, &t);
         tg__nn_parallel(C, 3 * t.N * t.S, bn_fwd_range, &t);
-        s = convert_pair(stats, c->out[1], c->out[2], C);
+        s = convert_pair(io.res, c->out[1], c->out[2], C);
     }
-    release_all(2, p);
-    tg_release(x);
-    tg_release(stats);
+    io_close(&io);
     return s;
 }
 
@@ -280,25 +294,20 @@ static tg_status bn_grad_infer(tg_op_ctx *c)
 
 static tg_status bn_grad_kernel(tg_op_ctx *c)
 {
-    tg_tensor *p[5] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
-    tg_tensor *dy = tg__nn_contig(c->in[1], c->in[0]->dtype);
     int64_t C = c->in[0]->shape[1];
-    tg_tensor *res = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * C});
-    tg_status s = x && dy && res ? as_f64(5, c->in + 2, p) : TG_ERR_NOMEM;
+    norm_io io; /* res: dweight, dbias */
+    tg_status s = io_open(c, true, 5, 2 * C, &io);
     if (s == TG_OK) {
-        bn_task t = {.x = tg__base(x), .dy = tg__base(dy), .dx = tg__base(c->out[0]),
-                     .mean_in = F64(p[0]), .var_in = F64(p[1]), .w = F64(p[2]),
-                     .dmean = F64(p[3]), .dvar = F64(p[4]), .dw = F64(res),
-                     .db = F64(res) + C,
+        bn_task t = {.x = tg__base(io.x), .dy = tg__base(io.dy),
+                     .dx = tg__base(c->out[0]), .mean_in = F64(io.p[0]),
+                     .var_in = F64(io.p[1]), .w = F64(io.p[2]), .dmean = F64(io.p[3]),
+                     .dvar = F64(io.p[4]), .dw = F64(io.res), .db = F64(io.res) + C,
                      .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
-        bn_dims(x, &t);
+        bn_dims(io.x, &t);
         tg__nn_parallel(C, 4 * t.N * t.S, bn_bwd_range, &t);
-        s = convert_pair(res, c->out[1], c->out[2], C);
+        s = convert_pair(io.res, c->out[1], c->out[2], C);
     }
-    release_all(5, p);
-    tg_release(x);
-    tg_release(dy);
-    tg_release(res);
+    io_close(&io);
     return s;
 }
 
@@ -545,24 +554,21 @@ static void ln_dims(const tg_op_ctx *c, ln_task *t)
 
 static tg_status ln_kernel(tg_op_ctx *c)
 {
-    tg_tensor *p[2] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
     ln_task t = {0};
     ln_dims(c, &t);
-    tg_tensor *stats = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * t.R});
-    tg_status s = x && stats ? as_f64(2, c->in + 1, p) : TG_ERR_NOMEM;
+    norm_io io; /* res: mean, var */
+    tg_status s = io_open(c, false, 2, 2 * t.R, &io);
     if (s == TG_OK) {
-        t.x = tg__base(x);
+        t.x = tg__base(io.x);
         t.y = tg__base(c->out[0]);
-        t.w = F64(p[0]);
-        t.b = F64(p[1]);
-        t.mean = F64(stats);
-        t.var = F64(stats) + t.R;
+        t.w = F64(io.p[0]);
+        t.b = F64(io.p[1]);
+        t.mean = F64(io.res);
+        t.var = F64(io.res) + t.R;
         tg__nn_parallel(t.R, 3 * t.K, ln_fwd_range, &t);
-        s = convert_pair(stats, c->out[1], c->out[2], t.R);
+        s = convert_pair(io.res, c->out[1], c->out[2], t.R);
     }
-    release_all(2, p);
-    tg_release(x);
-    tg_release(stats);
+    io_close(&io);
     return s;
 }
 
@@ -591,35 +597,30 @@ static tg_status ln_grad_infer(tg_op_ctx *c)
 
 static tg_status ln_grad_kernel(tg_op_ctx *c)
 {
-    tg_tensor *p[5] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
-    tg_tensor *dy = tg__nn_contig(c->in[1], c->in[0]->dtype);
     ln_task t = {0};
     ln_dims(c, &t);
-    tg_tensor *res = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * t.K + t.R});
-    tg_status s = x && dy && res ? as_f64(5, c->in + 2, p) : TG_ERR_NOMEM;
+    norm_io io; /* res: dweight, dbias, invstd per row */
+    tg_status s = io_open(c, true, 5, 2 * t.K + t.R, &io);
     if (s == TG_OK) {
-        t.x = tg__base(x);
-        t.dy = tg__base(dy);
+        t.x = tg__base(io.x);
+        t.dy = tg__base(io.dy);
         t.dx = tg__base(c->out[0]);
-        t.mean_in = F64(p[0]);
-        t.var_in = F64(p[1]);
-        t.w = F64(p[2]);
-        t.dmean = F64(p[3]);
-        t.dvar = F64(p[4]);
-        t.dw = F64(res);
-        t.db = F64(res) + t.K;
-        t.invstd = F64(res) + 2 * t.K;
+        t.mean_in = F64(io.p[0]);
+        t.var_in = F64(io.p[1]);
+        t.w = F64(io.p[2]);
+        t.dmean = F64(io.p[3]);
+        t.dvar = F64(io.p[4]);
+        t.dw = F64(io.res);
+        t.db = F64(io.res) + t.K;
+        t.invstd = F64(io.res) + 2 * t.K;
         tg__nn_parallel(t.R, 4 * t.K, ln_bwd_range, &t);
         memset(t.dw, 0, (size_t)(2 * t.K) * sizeof(double));
         for (int64_t r = 0; r < t.R; r++)
             t.invstd[r] = 1.0 / sqrt(t.var_in[r] + t.eps);
         tg__nn_parallel(t.K, 2 * t.R, ln_wb_range, &t);
-        s = convert_pair(res, c->out[1], c->out[2], t.K);
+        s = convert_pair(io.res, c->out[1], c->out[2], t.K);
     }
-    release_all(5, p);
-    tg_release(x);
-    tg_release(dy);
-    tg_release(res);
+    io_close(&io);
     return s;
 }
 

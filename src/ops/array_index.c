@@ -111,23 +111,26 @@ static void axis_bounds(const tg_tensor *t, int axis, idx_ctx *c)
     c->bad_value = 0;
 }
 
-/* ---- gather -------------------------------------------------------------------- */
-/* index of the same rank as x; index.shape[d] <= x.shape[d] except on axis */
-static tg_status check_gather_shapes(const char *op, const tg_tensor *x,
-                                     const tg_tensor *index, int axis)
+/* index of the same rank as the indexed tensor (`what`: the gather's data,
+ * the scatter_add's output) of shape [nd] shape; index.shape[d] <= shape[d]
+ * except on axis */
+static tg_status check_index_fits(const char *op, const tg_tensor *index, int nd,
+                                  const int64_t *shape, const char *what, int axis)
 {
     char a[160], b[160];
-    bool ok = index->ndim == x->ndim;
-    for (int d = 0; ok && d < x->ndim; d++)
-        ok = d == axis || index->shape[d] <= x->shape[d];
+    bool ok = index->ndim == nd;
+    for (int d = 0; ok && d < nd; d++)
+        ok = d == axis || index->shape[d] <= shape[d];
     if (ok)
         return TG_OK;
-    return tg__error(TG_ERR_SHAPE, "%s: index of shape %s does not fit data of shape %s "
+    return tg__error(TG_ERR_SHAPE, "%s: index of shape %s does not fit %s of shape %s "
                      "(expected the same rank and index.shape[d] <= shape[d] for "
                      "every d except axis %d)", op,
-                     tg_shape_str(index->ndim, index->shape, a, sizeof a),
-                     tg_shape_str(x->ndim, x->shape, b, sizeof b), axis);
+                     tg_shape_str(index->ndim, index->shape, a, sizeof a), what,
+                     tg_shape_str(nd, shape, b, sizeof b), axis);
 }
+
+/* ---- gather -------------------------------------------------------------------- */
 
 static tg_status gather_infer(tg_op_ctx *c)
 {
@@ -138,7 +141,7 @@ static tg_status gather_infer(tg_op_ctx *c)
         return tg_last_status();
     tg_status s = tg__require_index(c->op->name, index);
     if (s == TG_OK)
-        s = check_gather_shapes(c->op->name, x, index, axis);
+        s = check_index_fits(c->op->name, index, x->ndim, x->shape, "data", axis);
     return s == TG_OK ? tg_infer_set(c, 0, x->dtype, index->ndim, index->shape) : s;
 }
 
@@ -219,16 +222,8 @@ static tg_status scatter_add_infer(tg_op_ctx *c)
                          "must have the same shape", op,
                          tg_shape_str(src->ndim, src->shape, a, sizeof a),
                          tg_shape_str(index->ndim, index->shape, b, sizeof b));
-    bool ok = index->ndim == nd;
-    for (int d = 0; ok && d < nd; d++)
-        ok = d == axis || index->shape[d] <= shape[d];
-    if (!ok)
-        return tg__error(TG_ERR_SHAPE, "%s: index of shape %s does not fit output of "
-                         "shape %s (expected the same rank and index.shape[d] <= "
-                         "shape[d] for every d except axis %d)", op,
-                         tg_shape_str(index->ndim, index->shape, a, sizeof a),
-                         tg_shape_str(nd, shape, b, sizeof b), axis);
-    return tg_infer_set(c, 0, src->dtype, nd, shape);
+    s = check_index_fits(op, index, nd, shape, "output", axis);
+    return s == TG_OK ? tg_infer_set(c, 0, src->dtype, nd, shape) : s;
 }
 
 static tg_status scatter_add_kernel(tg_op_ctx *c)

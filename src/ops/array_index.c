@@ -27,6 +27,30 @@ static tg_status index_error(const char *op, int64_t v, int axis, int64_t bound)
                      (long long)bound, (long long)bound - 1);
 }
 
+/* ---- gather, scatter_add, index_select, index_add: op(x, index) along an
+ * axis, each the gradient of another; the two that make zeros of a given
+ * shape (scatter_add, index_add) are also given m's shape */
+static tg_tensor *axis_call(const tg_op_def *op, tg_tensor *x, tg_tensor *index,
+                            int axis, const tg_meta *m)
+{
+    tg_tensor *in[2] = {x, index};
+    tg_attr a[2] = {TG_AI("axis", axis),
+                    TG_AINTS("shape", m ? m->shape : NULL, m ? m->ndim : 0)};
+    return tg_op_call(op, 2, in, a, m ? 2 : 1);
+}
+
+/* dx = back(dy, index) along the same axis, with x's shape when `shaped`
+ * (the ranks of x and dy are equal for all four ops) */
+static tg_status axis_rule(tg_grad_ctx *g, const tg_op_def *back, bool shaped)
+{
+    const tg_meta *m = &g->in_meta[0];
+    int axis = norm_attr_axis(g->attrs, g->n_attrs, m->ndim);
+    if (g->needs_grad[0] &&
+        !(g->dx[0] = axis_call(back, g->dy[0], g->in[1], axis, shaped ? m : NULL)))
+        return tg_last_status();
+    return TG_OK;
+}
+
 /* ---- strided index rows (gather, scatter_add) -------------------------------
  * The iteration runs over the index's shape; the data operand is a view
  * whose stride along the axis is 0, so an element sits at
@@ -168,21 +192,9 @@ static tg_status gather_kernel(tg_op_ctx *c)
     return TG_OK;
 }
 
-static tg_tensor *scatter_add_call(tg_tensor *src, tg_tensor *index, int axis,
-                                   const tg_meta *m)
-{
-    tg_tensor *in[2] = {src, index};
-    tg_attr a[2] = {TG_AI("axis", axis), TG_AINTS("shape", m->shape, m->ndim)};
-    return tg_op_call(&tg_op_scatter_add, 2, in, a, 2);
-}
-
 static tg_status gather_grad(tg_grad_ctx *g)
 {
-    const tg_meta *m = &g->in_meta[0];
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, m->ndim);
-    if (g->needs_grad[0] && !(g->dx[0] = scatter_add_call(g->dy[0], g->in[1], axis, m)))
-        return tg_last_status();
-    return TG_OK;
+    return axis_rule(g, &tg_op_scatter_add, true);
 }
 
 const tg_op_def tg_op_gather = {
@@ -191,9 +203,7 @@ const tg_op_def tg_op_gather = {
 
 tg_tensor *tg_gather(tg_tensor *x, int axis, tg_tensor *index)
 {
-    tg_tensor *in[2] = {x, index};
-    tg_attr a = TG_AI("axis", axis);
-    return tg_op_call(&tg_op_gather, 2, in, &a, 1);
+    return axis_call(&tg_op_gather, x, index, axis, NULL);
 }
 
 /* ---- scatter_add: zeros of `shape` with src added at index along axis ----
@@ -249,10 +259,7 @@ static tg_status scatter_add_kernel(tg_op_ctx *c)
 
 static tg_status scatter_add_grad(tg_grad_ctx *g)
 {
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, g->dy[0]->ndim);
-    if (g->needs_grad[0] && !(g->dx[0] = tg_gather(g->dy[0], axis, g->in[1])))
-        return tg_last_status();
-    return TG_OK;
+    return axis_rule(g, &tg_op_gather, false);
 }
 
 const tg_op_def tg_op_scatter_add = {
@@ -441,23 +448,12 @@ static tg_status index_add_kernel(tg_op_ctx *c)
 
 static tg_status index_add_grad(tg_grad_ctx *g)
 {
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, g->dy[0]->ndim);
-    if (g->needs_grad[0] && !(g->dx[0] = tg_index_select(g->dy[0], axis, g->in[1])))
-        return tg_last_status();
-    return TG_OK;
+    return axis_rule(g, &tg_op_index_select, false);
 }
 
 const tg_op_def tg_op_index_add = {
     .name = "index_add", .n_in = 2, .n_out = 1, .save_inputs = 1u << 1,
     .infer = index_add_infer, .kernel = index_add_kernel, .grad = index_add_grad};
-
-static tg_tensor *index_add_call(tg_tensor *src, tg_tensor *index, int axis,
-                                 const tg_meta *m)
-{
-    tg_tensor *in[2] = {src, index};
-    tg_attr a[2] = {TG_AI("axis", axis), TG_AINTS("shape", m->shape, m->ndim)};
-    return tg_op_call(&tg_op_index_add, 2, in, a, 2);
-}
 
 /* ---- index_select ---------------------------------------------------------------- */
 static tg_status index_select_infer(tg_op_ctx *c)
@@ -490,11 +486,7 @@ static tg_status index_select_kernel(tg_op_ctx *c)
 
 static tg_status index_select_grad(tg_grad_ctx *g)
 {
-    const tg_meta *m = &g->in_meta[0];
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, m->ndim);
-    if (g->needs_grad[0] && !(g->dx[0] = index_add_call(g->dy[0], g->in[1], axis, m)))
-        return tg_last_status();
-    return TG_OK;
+    return axis_rule(g, &tg_op_index_add, true);
 }
 
 const tg_op_def tg_op_index_select = {
@@ -504,9 +496,7 @@ const tg_op_def tg_op_index_select = {
 
 tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index)
 {
-    tg_tensor *in[2] = {x, index};
-    tg_attr a = TG_AI("axis", axis);
-    return tg_op_call(&tg_op_index_select, 2, in, &a, 1);
+    return axis_call(&tg_op_index_select, x, index, axis, NULL);
 }
 
 /* ---- embedding: rows of weight [V, D] picked by indices of any shape ---- */
@@ -542,8 +532,8 @@ static tg_status embedding_grad(tg_grad_ctx *g)
         return TG_OK;
     tg_tensor *idx = g->in[1];
     int64_t n = idx->numel, rows[2] = {n, g->in_meta[0].shape[1]};
-    g->dx[0] = index_add_call(tg_reshape(g->dy[0], 2, rows), tg_reshape(idx, 1, &n), 0,
-                              &g->in_meta[0]);
+    g->dx[0] = axis_call(&tg_op_index_add, tg_reshape(g->dy[0], 2, rows),
+                         tg_reshape(idx, 1, &n), 0, &g->in_meta[0]);
     return g->dx[0] ? TG_OK : tg_last_status();
 }
 

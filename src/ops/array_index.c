@@ -127,12 +127,26 @@ static tg_tensor *axis_view(const tg_tensor *t, const tg_tensor *index, int axis
     return tg__alias(t, index->ndim, index->shape, strides, t->offset);
 }
 
-static void axis_bounds(const tg_tensor *t, int axis, idx_ctx *c)
+/* runs row over the operands ops (one of them an axis_view of t), serially
+ * when indices may repeat; the bad index recorded first is the error */
+static tg_status run_index_rows(const char *op, const tg_tensor *const ops[3],
+                                tg_iter_row_fn row, bool serial, const tg_tensor *t,
+                                int axis)
 {
-    c->bound = t->ndim ? t->shape[axis] : 1;
-    c->axis_stride = t->ndim ? t->strides[axis] * (int64_t)tg_dtype_size(t->dtype) : 0;
-    atomic_init(&c->bad, 0);
-    c->bad_value = 0;
+    idx_ctx ctx;
+    ctx.bound = t->ndim ? t->shape[axis] : 1;
+    ctx.axis_stride = t->ndim ? t->strides[axis] * (int64_t)tg_dtype_size(t->dtype) : 0;
+    atomic_init(&ctx.bad, 0);
+    ctx.bad_value = 0;
+    tg_iter it;
+    tg_iter_init(&it, 3, ops);
+    if (serial)
+        tg_iter_run_serial(&it, row, &ctx);
+    else
+        tg_iter_run(&it, row, &ctx);
+    if (atomic_load(&ctx.bad))
+        return index_error(op, ctx.bad_value, axis, ctx.bound);
+    return TG_OK;
 }
 
 /* index of the same rank as the indexed tensor (`what`: the gather's data,
@@ -180,16 +194,11 @@ static tg_status gather_kernel(tg_op_ctx *c)
         {gather_1_i32, gather_4_i32, gather_8_i32},
         {gather_1_i64, gather_4_i64, gather_8_i64}};
     size_t es = tg_dtype_size(x->dtype);
-    idx_ctx ctx;
-    axis_bounds(x, axis, &ctx);
+    tg_iter_row_fn row = rows[index->dtype == TG_INT64][es == 1 ? 0 : es == 4 ? 1 : 2];
     const tg_tensor *ops[3] = {c->out[0], index, xv};
-    tg_iter it;
-    tg_iter_init(&it, 3, ops);
-    tg_iter_run(&it, rows[index->dtype == TG_INT64][es == 1 ? 0 : es == 4 ? 1 : 2], &ctx);
+    tg_status s = run_index_rows(c->op->name, ops, row, false, x, axis);
     tg_release(xv);
-    if (atomic_load(&ctx.bad))
-        return index_error(c->op->name, ctx.bad_value, axis, ctx.bound);
-    return TG_OK;
+    return s;
 }
 
 static tg_status gather_grad(tg_grad_ctx *g)
@@ -245,16 +254,12 @@ static tg_status scatter_add_kernel(tg_op_ctx *c)
     tg_tensor *ov = axis_view(out, index, axis);
     if (!ov)
         return TG_ERR_NOMEM;
-    idx_ctx ctx;
-    axis_bounds(out, axis, &ctx);
     const tg_tensor *ops[3] = {index, src, ov};
-    tg_iter it;
-    tg_iter_init(&it, 3, ops);
-    tg_iter_run_serial(&it, scatter_add_rows[index->dtype == TG_INT64][out->dtype], &ctx);
+    tg_status s = run_index_rows(c->op->name, ops,
+                                 scatter_add_rows[index->dtype == TG_INT64][out->dtype],
+                                 true, out, axis);
     tg_release(ov);
-    if (atomic_load(&ctx.bad))
-        return index_error(c->op->name, ctx.bad_value, axis, ctx.bound);
-    return TG_OK;
+    return s;
 }
 
 static tg_status scatter_add_grad(tg_grad_ctx *g)

@@ -17,6 +17,22 @@ static int norm_attr_axis(const tg_attr *a, int n, int ndim)
     return axis < 0 ? axis + (ndim > 0 ? ndim : 1) : axis;
 }
 
+/* the checks every index op's infer starts with: its axis attribute
+ * against nd dims, then the index (in[1]): int32/int64, and 1-D when
+ * one_d; *axis is the normalised axis */
+static tg_status check_axis_index(const tg_op_ctx *c, int nd, bool one_d, int *axis)
+{
+    const char *op = c->op->name;
+    const tg_tensor *index = c->in[1];
+    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), nd, axis))
+        return tg_last_status();
+    tg_status s = tg__require_index(op, index);
+    if (s == TG_OK && one_d && index->ndim > 1)
+        return tg__error(TG_ERR_SHAPE, "%s: index must be 1-D, got %d dims", op,
+                         index->ndim);
+    return s;
+}
+
 static tg_status index_error(const char *op, int64_t v, int axis, int64_t bound)
 {
     if (bound == 0)
@@ -174,10 +190,7 @@ static tg_status gather_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0], *index = c->in[1];
     int axis;
-    if (!tg__norm_axis(c->op->name, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0),
-                       x->ndim, &axis))
-        return tg_last_status();
-    tg_status s = tg__require_index(c->op->name, index);
+    tg_status s = check_axis_index(c, x->ndim, false, &axis);
     if (s == TG_OK)
         s = check_index_fits(c->op->name, index, x->ndim, x->shape, "data", axis);
     return s == TG_OK ? tg_infer_set(c, 0, x->dtype, index->ndim, index->shape) : s;
@@ -227,9 +240,7 @@ static tg_status scatter_add_infer(tg_op_ctx *c)
     if (!tg__check_shape(op, nd, shape))
         return tg_last_status();
     int axis;
-    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), nd, &axis))
-        return tg_last_status();
-    tg_status s = tg__require_index(op, index);
+    tg_status s = check_axis_index(c, nd, false, &axis);
     if (s != TG_OK)
         return s;
     if (!scatter_add_rows[0][src->dtype])
@@ -402,14 +413,9 @@ static tg_status index_add_infer(tg_op_ctx *c)
     int axis;
     if (nd == 0)
         return tg__error(TG_ERR_SHAPE, "%s: the output must have at least one dim", op);
-    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), nd, &axis))
-        return tg_last_status();
-    tg_status s = tg__require_index(op, index);
+    tg_status s = check_axis_index(c, nd, true, &axis);
     if (s != TG_OK)
         return s;
-    if (index->ndim > 1)
-        return tg__error(TG_ERR_SHAPE, "%s: index must be 1-D, got %d dims", op,
-                         index->ndim);
     if (!index_add_fns[src->dtype])
         return tg__error(TG_ERR_DTYPE, "%s: not supported for %s", op,
                          tg_dtype_name(src->dtype));
@@ -468,15 +474,9 @@ static tg_status index_select_infer(tg_op_ctx *c)
     if (x->ndim == 0)
         return tg__error(TG_ERR_SHAPE, "%s: x is 0-d; it needs an axis to select on", op);
     int axis;
-    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), x->ndim,
-                       &axis))
-        return tg_last_status();
-    tg_status s = tg__require_index(op, index);
+    tg_status s = check_axis_index(c, x->ndim, true, &axis);
     if (s != TG_OK)
         return s;
-    if (index->ndim > 1)
-        return tg__error(TG_ERR_SHAPE, "%s: index must be 1-D, got %d dims", op,
-                         index->ndim);
     int64_t shape[TG_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     shape[axis] = index->numel;

@@ -66,13 +66,6 @@ tg_status tg__require_index(const char *op, const tg_tensor *t)
                      tg_dtype_name(t->dtype));
 }
 
-/* the "axis" attribute normalised for a tensor of ndim dims */
-static int attr_axis(const tg_attr *a, int n, int ndim)
-{
-    int axis = (int)tg_attr_int(a, n, "axis", 0);
-    return axis < 0 ? axis + ndim : axis;
-}
-
 /* ---- concat ------------------------------------------------------------------
  * Mixed dtypes are promoted like torch.cat (tg_promote_types over all
  * inputs); the gradient is cast back to each input's dtype by the engine. */
@@ -115,7 +108,7 @@ static tg_status concat_infer(tg_op_ctx *c)
 static tg_status concat_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    int axis = attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
     int64_t pos = 0;
     for (int i = 0; i < c->n_in; i++) {
         const tg_tensor *x = c->in[i];
@@ -134,7 +127,7 @@ static tg_status concat_kernel(tg_op_ctx *c)
 
 static tg_status concat_grad(tg_grad_ctx *g)
 {
-    int axis = attr_axis(g->attrs, g->n_attrs, g->in_meta[0].ndim);
+    int axis = tg__attr_axis(g->attrs, g->n_attrs, g->in_meta[0].ndim);
     int64_t pos = 0;
     for (int i = 0; i < g->n_in; i++) {
         int64_t len = g->in_meta[i].shape[axis];

@@ -10,13 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the axis attribute normalised (0-d tensors have one implicit axis) */
-static int norm_attr_axis(const tg_attr *a, int n, int ndim)
-{
-    int axis = (int)tg_attr_int(a, n, "axis", 0);
-    return axis < 0 ? axis + (ndim > 0 ? ndim : 1) : axis;
-}
-
 /* the checks every index op's infer starts with: its axis attribute
  * against nd dims, then the index (in[1]): int32/int64, and 1-D when
  * one_d; *axis is the normalised axis */
@@ -60,7 +53,7 @@ static tg_tensor *axis_call(const tg_op_def *op, tg_tensor *x, tg_tensor *index,
 static tg_status axis_rule(tg_grad_ctx *g, const tg_op_def *back, bool shaped)
 {
     const tg_meta *m = &g->in_meta[0];
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, m->ndim);
+    int axis = tg__attr_axis(g->attrs, g->n_attrs, m->ndim);
     if (g->needs_grad[0] &&
         !(g->dx[0] = axis_call(back, g->dy[0], g->in[1], axis, shaped ? m : NULL)))
         return tg_last_status();
@@ -199,7 +192,7 @@ static tg_status gather_infer(tg_op_ctx *c)
 static tg_status gather_kernel(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0], *index = c->in[1];
-    int axis = norm_attr_axis(c->attrs, c->n_attrs, x->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, x->ndim);
     tg_tensor *xv = axis_view(x, index, axis);
     if (!xv)
         return TG_ERR_NOMEM;
@@ -260,7 +253,7 @@ static tg_status scatter_add_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
     const tg_tensor *src = c->in[0], *index = c->in[1];
-    int axis = norm_attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
     memset(tg__base(out), 0, (size_t)out->numel * tg_dtype_size(out->dtype));
     tg_tensor *ov = axis_view(out, index, axis);
     if (!ov)
@@ -435,7 +428,7 @@ static tg_status index_add_infer(tg_op_ctx *c)
 static tg_status index_add_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    int axis = norm_attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
     memset(tg__base(out), 0, (size_t)out->numel * tg_dtype_size(out->dtype));
     int64_t *idx = read_indices(c->op->name, c->in[1], axis, out->shape[axis]);
     if (!idx)
@@ -485,7 +478,7 @@ static tg_status index_select_infer(tg_op_ctx *c)
 
 static tg_status index_select_kernel(tg_op_ctx *c)
 {
-    int axis = norm_attr_axis(c->attrs, c->n_attrs, c->in[0]->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, c->in[0]->ndim);
     return select_rows(c->op->name, c->out[0], c->in[0], axis, c->in[1]);
 }
 

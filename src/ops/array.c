@@ -66,6 +66,18 @@ tg_status tg__require_index(const char *op, const tg_tensor *t)
                      tg_dtype_name(t->dtype));
 }
 
+/* copies x into the window of out (same strides) that starts at element
+ * offset and has x's shape */
+static tg_status copy_into_window(tg_tensor *out, const tg_tensor *x, int64_t offset)
+{
+    tg_tensor *win = tg__alias(out, x->ndim, x->shape, out->strides, offset);
+    if (!win)
+        return TG_ERR_NOMEM;
+    tg__copy_into(win, x);
+    tg_release(win);
+    return TG_OK;
+}
+
 /* ---- concat ------------------------------------------------------------------
  * Mixed dtypes are promoted like torch.cat (tg_promote_types over all
  * inputs); the gradient is cast back to each input's dtype by the engine. */
@@ -112,14 +124,9 @@ static tg_status concat_kernel(tg_op_ctx *c)
     int64_t pos = 0;
     for (int i = 0; i < c->n_in; i++) {
         const tg_tensor *x = c->in[i];
-        if (x->numel > 0) {
-            tg_tensor *win = tg__alias(out, x->ndim, x->shape, out->strides,
-                                       out->offset + pos * out->strides[axis]);
-            if (!win)
-                return TG_ERR_NOMEM;
-            tg__copy_into(win, x);
-            tg_release(win);
-        }
+        if (x->numel > 0 &&
+            copy_into_window(out, x, out->offset + pos * out->strides[axis]) != TG_OK)
+            return TG_ERR_NOMEM;
         pos += x->shape[axis];
     }
     return TG_OK;
@@ -297,12 +304,7 @@ static tg_status pad_kernel(tg_op_ctx *c)
     int64_t offset = out->offset;
     for (int i = 0; i < n / 2; i++)
         offset += pads[2 * i] * out->strides[i];
-    tg_tensor *win = tg__alias(out, x->ndim, x->shape, out->strides, offset);
-    if (!win)
-        return TG_ERR_NOMEM;
-    tg__copy_into(win, x);
-    tg_release(win);
-    return TG_OK;
+    return copy_into_window(out, x, offset);
 }
 
 /* the gradient is the interior of dy: one slice per padded axis */

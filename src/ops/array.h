@@ -1,5 +1,6 @@
 /* Internal pieces shared by the array op files (array.c, array_index.c):
- * block copies with memcpy fast paths, and the index-based op defs. */
+ * block copies with memcpy fast paths, and the index-based op defs; the
+ * optimizers use tg__contig too. */
 #ifndef TG_ARRAY_H
 #define TG_ARRAY_H
 

@@ -2,6 +2,7 @@
  * created state buffers, the step driver (validate, allocate, then run
  * the fused loop per parameter) and zero_grad. */
 #include "core/threadpool.h"
+#include "ops/array.h"
 #include "ops/elementwise.h"
 #include "optim/optim_impl.h"
 #include "tg/autograd.h"
@@ -88,17 +89,6 @@ static void run_range(void *ctx, int64_t begin, int64_t end)
     r->algo->update(&r->job, begin, end);
 }
 
-/* a contiguous tensor with t's values: t itself (retained) when it is */
-static tg_tensor *contiguous_copy(tg_tensor *t)
-{
-    if (tg_is_contiguous(t))
-        return tg_retain(t);
-    tg_tensor *c = tg__alloc(t->dtype, t->ndim, t->shape);
-    if (c)
-        tg__convert_into(c, t);
-    return c;
-}
-
 static tg_tensor *zeros_like_param(const tg_tensor *p)
 {
     tg_tensor *z = tg__alloc(p->dtype, p->ndim, p->shape);
@@ -156,8 +146,8 @@ static tg_status plan_step(const tg_optimizer *o, step_plan *pl)
         tg_tensor *p = o->params[i];
         if (!p->grad)
             continue;
-        pl->grads[i] = contiguous_copy(p->grad);
-        pl->work[i] = contiguous_copy(p);
+        pl->grads[i] = tg__contig(p->grad);
+        pl->work[i] = tg__contig(p);
         if (!pl->grads[i] || !pl->work[i])
             return tg__error(TG_ERR_NOMEM, "%s step: out of memory", o->algo->name);
         for (int s = 0; s < o->algo->n_slots; s++) {

@@ -89,4 +89,16 @@ tg_tensor *tt_strided(tg_tensor *x);
 void tt_gradcheck(tg_gradcheck_fn fn, void *user, int n, tg_tensor **inputs,
                   const char *what, const char *file, int line);
 
+/* grad of grad: tt_grad_of_fn, with user a tt_grad_of, is the gradient
+ * d/d in[k] of sum(f(in) * r), built with create_graph so that gradcheck
+ * differentiates the gradient rules again (r: a fixed upstream gradient
+ * shaped like f's output, not requiring grad) */
+typedef struct tt_grad_of {
+    tg_gradcheck_fn f;
+    void *user;
+    tg_tensor *r;
+    int k;
+} tt_grad_of;
+tg_tensor *tt_grad_of_fn(int n, tg_tensor *const *in, void *user);
+
 #endif

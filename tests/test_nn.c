@@ -108,27 +108,6 @@ static tg_tensor *f_log_softmax(int n, tg_tensor *const *in, void *user)
     return tg_log_softmax(in[0], *(int *)user);
 }
 
-/* d/dx sum(f(x) * r) with create_graph, for grad of grad */
-typedef struct gg {
-    tg_gradcheck_fn f;
-    void *user;
-    tg_tensor *r;
-    int k;
-} gg;
-
-static tg_tensor *f_grad(int n, tg_tensor *const *in, void *user)
-{
-    gg *g = user;
-    bool was = tg_grad_enabled();
-    tg_set_grad_enabled(true);
-    tg_tensor *y = g->f(n, in, g->user), *res = NULL, *out = NULL;
-    if (y && tg_autograd_grad(1, &y, &g->r, 1, &in[g->k], &res, true, true) == TG_OK)
-        out = tg_mul_scalar(res, 1.0);
-    tg_release(res);
-    tg_set_grad_enabled(was);
-    return out;
-}
-
 static void test_softmax_grad(void)
 {
     int64_t s[3] = {2, 3, 4};
@@ -138,9 +117,10 @@ static void test_softmax_grad(void)
         CHECK_GRADCHECK(f_softmax, &axes[i], 1, in);
         CHECK_GRADCHECK(f_log_softmax, &axes[i], 1, in);
         for (int lg = 0; lg < 2; lg++) {
-            gg g = {lg ? f_log_softmax : f_softmax, &axes[i], tt_rand(3, s, -1, 1), 0};
+            tt_grad_of g = {lg ? f_log_softmax : f_softmax, &axes[i], tt_rand(3, s, -1, 1),
+                            0};
             tg_set_requires_grad(g.r, false);
-            CHECK_GRADCHECK(f_grad, &g, 1, in);
+            CHECK_GRADCHECK(tt_grad_of_fn, &g, 1, in);
         }
     }
 }
@@ -390,12 +370,14 @@ static void test_loss_gradcheck(void)
         CHECK_GRADCHECK(f_nll, &c3, 1, k3);
         /* grad of grad: cross entropy's is the softmax Jacobian, bce's is
          * sigmoid'; nll_loss_grad's own rule runs in both */
-        gg g = {f_ce, &c, k == 2 ? tt_rand(1, &N, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
+        tt_grad_of g = {f_ce, &c,
+                        k == 2 ? tt_rand(1, &N, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
         tg_set_requires_grad(g.r, false);
-        CHECK_GRADCHECK(f_grad, &g, 1, one);
-        gg h = {f_bce, &c, k == 2 ? tt_rand(2, s, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
+        CHECK_GRADCHECK(tt_grad_of_fn, &g, 1, one);
+        tt_grad_of h = {f_bce, &c,
+                        k == 2 ? tt_rand(2, s, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
         tg_set_requires_grad(h.r, false);
-        CHECK_GRADCHECK(f_grad, &h, 2, bce);
+        CHECK_GRADCHECK(tt_grad_of_fn, &h, 2, bce);
     }
 }
 

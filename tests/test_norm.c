@@ -230,27 +230,14 @@ static void test_layer_norm_gradcheck(void)
     }
 }
 
-/* d/d in[k] of sum(f(in) * r) with create_graph: the composite rules,
- * differentiated again by gradcheck (their statistics outputs included) */
+/* d/d in[k] of sum(f(in) * r) with create_graph (tt_grad_of_fn): the
+ * composite rules, differentiated again by gradcheck (their statistics
+ * outputs included); r2 is a fixed upstream gradient of that, for the
+ * third order */
 typedef struct gg {
-    tg_gradcheck_fn f;
-    void *user;
-    tg_tensor *r, *r2; /* fixed upstream gradients (r2: third order) */
-    int k;
+    tt_grad_of d1;
+    tg_tensor *r2;
 } gg;
-
-static tg_tensor *f_grad(int n, tg_tensor *const *in, void *user)
-{
-    gg *g = user;
-    bool was = tg_grad_enabled();
-    tg_set_grad_enabled(true);
-    tg_tensor *y = g->f(n, in, g->user), *res = NULL, *out = NULL;
-    if (y && tg_autograd_grad(1, &y, &g->r, 1, &in[g->k], &res, true, true) == TG_OK)
-        out = tg_mul_scalar(res, 1.0);
-    tg_release(res);
-    tg_set_grad_enabled(was);
-    return out;
-}
 
 static void test_grad_of_grad(void)
 {
@@ -260,18 +247,18 @@ static void test_grad_of_grad(void)
     for (int k = 0; k < 2; k++) {
         tg_tensor *in[3] = {tt_rand(4, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
                             tt_rand(1, &C, -1, 1)};
-        gg g = {f_bn, &train, tt_rand(4, xs, -1, 1), NULL, k};
+        tt_grad_of g = {f_bn, &train, tt_rand(4, xs, -1, 1), k};
         tg_set_requires_grad(g.r, false);
-        CHECK_GRADCHECK(f_grad, &g, 3, in);
+        CHECK_GRADCHECK(tt_grad_of_fn, &g, 3, in);
     }
     int64_t ls[2] = {3, 4}, K = 4;
     int one = 1;
     for (int k = 0; k < 2; k++) {
         tg_tensor *in[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
                             tt_rand(1, &K, -1, 1)};
-        gg g = {f_ln, &one, tt_rand(2, ls, -1, 1), NULL, k};
+        tt_grad_of g = {f_ln, &one, tt_rand(2, ls, -1, 1), k};
         tg_set_requires_grad(g.r, false);
-        CHECK_GRADCHECK(f_grad, &g, 3, in);
+        CHECK_GRADCHECK(tt_grad_of_fn, &g, 3, in);
     }
 }
 
@@ -282,7 +269,7 @@ static tg_tensor *f_grad2(int n, tg_tensor *const *in, void *user)
     gg *g = user;
     bool was = tg_grad_enabled();
     tg_set_grad_enabled(true);
-    tg_tensor *d1 = f_grad(n, in, g), *res = NULL, *out = NULL;
+    tg_tensor *d1 = tt_grad_of_fn(n, in, &g->d1), *res = NULL, *out = NULL;
     if (d1 && tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &res, true, true) == TG_OK)
         out = tg_mul_scalar(res, 1.0);
     tg_release(res);
@@ -296,16 +283,16 @@ static void test_third_order(void)
     bn_mode train = {true, true, NULL, NULL};
     tg_tensor *in[3] = {tt_rand(3, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
                         tt_rand(1, &C, -1, 1)};
-    gg g = {f_bn, &train, tt_rand(3, xs, -1, 1), tt_rand(3, xs, -1, 1), 0};
-    tg_set_requires_grad(g.r, false);
+    gg g = {{f_bn, &train, tt_rand(3, xs, -1, 1), 0}, tt_rand(3, xs, -1, 1)};
+    tg_set_requires_grad(g.d1.r, false);
     tg_set_requires_grad(g.r2, false);
     CHECK_GRADCHECK(f_grad2, &g, 3, in);
     int64_t ls[2] = {2, 3}, K = 3;
     int one = 1;
     tg_tensor *lin[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
                          tt_rand(1, &K, -1, 1)};
-    gg h = {f_ln, &one, tt_rand(2, ls, -1, 1), tt_rand(2, ls, -1, 1), 0};
-    tg_set_requires_grad(h.r, false);
+    gg h = {{f_ln, &one, tt_rand(2, ls, -1, 1), 0}, tt_rand(2, ls, -1, 1)};
+    tg_set_requires_grad(h.d1.r, false);
     tg_set_requires_grad(h.r2, false);
     CHECK_GRADCHECK(f_grad2, &h, 3, lin);
 }
@@ -314,7 +301,7 @@ static void test_third_order(void)
  * rule (create_graph off) and the composite one (on) give the same values */
 static void check_second_order_paths(gg *g, tg_tensor **in)
 {
-    tg_tensor *d1 = f_grad(3, in, g), *a = NULL, *b = NULL;
+    tg_tensor *d1 = tt_grad_of_fn(3, in, &g->d1), *a = NULL, *b = NULL;
     CHECK_OK(tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &a, true, false));
     CHECK_OK(tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &b, true, true));
     double *v = values_of(a);
@@ -330,13 +317,13 @@ static void test_second_order_paths_agree(void)
     bn_mode train = {true, true, NULL, NULL};
     tg_tensor *in[3] = {tt_rand(4, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
                         tt_rand(1, &C, -1, 1)};
-    gg g = {f_bn, &train, tt_rand(4, xs, -1, 1), tt_rand(4, xs, -1, 1), 0};
+    gg g = {{f_bn, &train, tt_rand(4, xs, -1, 1), 0}, tt_rand(4, xs, -1, 1)};
     check_second_order_paths(&g, in);
     int64_t ls[2] = {3, 4}, K = 4;
     int one = 1;
     tg_tensor *lin[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
                          tt_rand(1, &K, -1, 1)};
-    gg h = {f_ln, &one, tt_rand(2, ls, -1, 1), tt_rand(2, ls, -1, 1), 0};
+    gg h = {{f_ln, &one, tt_rand(2, ls, -1, 1), 0}, tt_rand(2, ls, -1, 1)};
     check_second_order_paths(&h, lin);
 }
 

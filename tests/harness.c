@@ -184,3 +184,16 @@ tg_tensor *tt_grad_of_fn(int n, tg_tensor *const *in, void *user)
     tg_set_grad_enabled(was);
     return out;
 }
+
+tg_tensor *tt_rand_dtype(tg_dtype dt, int ndim, const int64_t *shape, double lo,
+                         double hi)
+{
+    return tg_detach(tg_cast(tt_rand(ndim, shape, lo, hi), dt));
+}
+
+double *tt_values(tg_tensor *t)
+{
+    double *v = malloc((size_t)(tg_numel(t) ? tg_numel(t) : 1) * sizeof *v);
+    tg_copy_to(t, TG_FLOAT64, v);
+    return v;
+}

@@ -78,6 +78,11 @@ void tt_check_shape(const tg_tensor *t, const int64_t *shape, int ndim,
 
 /* random float64 leaf in [lo, hi) requiring grad (deterministic seed) */
 tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi);
+/* the same values cast to dtype dt, not requiring grad */
+tg_tensor *tt_rand_dtype(tg_dtype dt, int ndim, const int64_t *shape, double lo,
+                         double hi);
+/* t's values as doubles in C order (malloc'd; the caller frees them) */
+double *tt_values(tg_tensor *t);
 /* the same values laid out non-contiguously (a strided view of a larger
  * buffer), as a leaf requiring grad */
 tg_tensor *tt_strided(tg_tensor *x);

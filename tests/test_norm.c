@@ -6,19 +6,6 @@
 
 #include <stdlib.h>
 
-static double *values_of(tg_tensor *t)
-{
-    double *v = malloc((size_t)(tg_numel(t) ? tg_numel(t) : 1) * sizeof *v);
-    tg_copy_to(t, TG_FLOAT64, v);
-    return v;
-}
-
-/* random values of dtype dt, not requiring grad */
-static tg_tensor *rnd(tg_dtype dt, int ndim, const int64_t *shape, double lo, double hi)
-{
-    return tg_detach(tg_cast(tt_rand(ndim, shape, lo, hi), dt));
-}
-
 /* ---- references ------------------------------------------------------------------ */
 /* x [N, C, S]: per-channel batch statistics; y normalised with w, b (NULL: 1, 0) */
 static void ref_batch_norm(const double *x, int64_t N, int64_t C, int64_t S,
@@ -68,13 +55,13 @@ static void check_bn_train(tg_dtype dt, int ndim, const int64_t *shape, bool aff
     int64_t N = shape[0], C = shape[1], S = 1;
     for (int i = 2; i < ndim; i++)
         S *= shape[i];
-    tg_tensor *x = rnd(dt, ndim, shape, -2, 3);
-    tg_tensor *w = affine ? rnd(dt, 1, &C, 0.5, 1.5) : NULL;
-    tg_tensor *b = affine ? rnd(dt, 1, &C, -1, 1) : NULL;
-    tg_tensor *rm = rnd(dt, 1, &C, -1, 1);
-    tg_tensor *rv = rnd(dt, 1, &C, 0.5, 2);
-    double *xv = values_of(x), *wv = affine ? values_of(w) : NULL;
-    double *bv = affine ? values_of(b) : NULL, *rm0 = values_of(rm), *rv0 = values_of(rv);
+    tg_tensor *x = tt_rand_dtype(dt, ndim, shape, -2, 3);
+    tg_tensor *w = affine ? tt_rand_dtype(dt, 1, &C, 0.5, 1.5) : NULL;
+    tg_tensor *b = affine ? tt_rand_dtype(dt, 1, &C, -1, 1) : NULL;
+    tg_tensor *rm = tt_rand_dtype(dt, 1, &C, -1, 1);
+    tg_tensor *rv = tt_rand_dtype(dt, 1, &C, 0.5, 2);
+    double *xv = tt_values(x), *wv = affine ? tt_values(w) : NULL;
+    double *bv = affine ? tt_values(b) : NULL, *rm0 = tt_values(rm), *rv0 = tt_values(rv);
     double *y = malloc((size_t)(N * C * S) * sizeof *y), mean[16], var[16];
     ref_batch_norm(xv, N, C, S, wv, bv, 1e-5, y, mean, var);
     tg_tensor *out = tg_batch_norm(x, rm, rv, w, b, true, 0.1, 1e-5);
@@ -124,12 +111,12 @@ static void test_batch_norm_eval(void)
 {
     int64_t shape[4] = {2, 3, 2, 2}, C = 3;
     for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++) {
-        tg_tensor *x = rnd((tg_dtype)dt, 4, shape, -2, 2);
+        tg_tensor *x = tt_rand_dtype((tg_dtype)dt, 4, shape, -2, 2);
         tg_tensor *rm = tt_tensor((tg_dtype)dt, 1, &C, (double[]){0.5, -1, 0});
         tg_tensor *rv = tt_tensor((tg_dtype)dt, 1, &C, (double[]){1, 4, 0.25});
         tg_tensor *w = tt_tensor((tg_dtype)dt, 1, &C, (double[]){2, 1, -1});
         tg_tensor *b = tt_tensor((tg_dtype)dt, 1, &C, (double[]){0, 1, 3});
-        double *xv = values_of(x), ref[24], ref_plain[24];
+        double *xv = tt_values(x), ref[24], ref_plain[24];
         const double rmv[3] = {0.5, -1, 0}, rvv[3] = {1, 4, 0.25}, wv[3] = {2, 1, -1},
                      bv[3] = {0, 1, 3};
         for (int i = 0; i < 24; i++) {
@@ -160,11 +147,12 @@ static void test_layer_norm_forward(void)
                 int64_t K = 1;
                 for (int i = 0; i < n_axes; i++)
                     K *= ps[i];
-                tg_tensor *x = rnd((tg_dtype)dt, 3, shape, -2, 3);
-                tg_tensor *w = affine ? rnd((tg_dtype)dt, n_axes, ps, 0.5, 1.5) : NULL;
-                tg_tensor *b = affine ? rnd((tg_dtype)dt, n_axes, ps, -1, 1) : NULL;
-                double *xv = values_of(x), *wv = affine ? values_of(w) : NULL;
-                double *bv = affine ? values_of(b) : NULL, ref[24];
+                tg_tensor *x = tt_rand_dtype((tg_dtype)dt, 3, shape, -2, 3);
+                tg_tensor *w =
+                    affine ? tt_rand_dtype((tg_dtype)dt, n_axes, ps, 0.5, 1.5) : NULL;
+                tg_tensor *b = affine ? tt_rand_dtype((tg_dtype)dt, n_axes, ps, -1, 1) : NULL;
+                double *xv = tt_values(x), *wv = affine ? tt_values(w) : NULL;
+                double *bv = affine ? tt_values(b) : NULL, ref[24];
                 ref_layer_norm(xv, 24 / K, K, wv, bv, 1e-5, ref);
                 tg_tensor *y = tg_layer_norm(x, n_axes, w, b, 1e-5);
                 CHECK(y && tg_dtype_of(y) == (tg_dtype)dt);
@@ -304,7 +292,7 @@ static void check_second_order_paths(gg *g, tg_tensor **in)
     tg_tensor *d1 = tt_grad_of_fn(3, in, &g->d1), *a = NULL, *b = NULL;
     CHECK_OK(tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &a, true, false));
     CHECK_OK(tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &b, true, true));
-    double *v = values_of(a);
+    double *v = tt_values(a);
     CHECK_TENSOR(b, v, 1e-10);
     free(v);
     tg_release(a);
@@ -338,7 +326,7 @@ static void check_paths_agree(tg_gradcheck_fn f, void *user, tg_tensor **in, dou
         CHECK_OK(tg_autograd_grad(1, &y, &r, 3, in, res, false, pass == 1));
     }
     for (int i = 0; i < 3; i++) {
-        double *v = values_of(fused[i]);
+        double *v = tt_values(fused[i]);
         CHECK_TENSOR(composite[i], v, tol);
         free(v);
         tg_release(fused[i]);
@@ -372,7 +360,7 @@ static void test_large_parallel(void)
     int64_t xs[4] = {8, 16, 32, 32}, C = 16;
     tg_generator *gen = tg_generator_new(3);
     tg_tensor *x = tg_rand_normal(gen, TG_FLOAT32, 4, xs, 1, 2);
-    double *xv = values_of(x);
+    double *xv = tt_values(x);
     double *ref = malloc((size_t)tg_numel(x) * sizeof *ref), mean[16], var[16];
     ref_batch_norm(xv, 8, C, 1024, NULL, NULL, 1e-5, ref, mean, var);
     CHECK_TENSOR(tg_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), ref, 1e-4);

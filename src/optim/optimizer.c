@@ -46,12 +46,7 @@ tg_optimizer *tg__optim_new(const tg__optim_algo *algo, int n,
         o->state = calloc(((size_t)n + 1) * TG_OPTIM_MAX_SLOTS, sizeof *o->state);
     }
     if (!o || !o->params || !o->steps || !o->state) {
-        if (o) {
-            free(o->params);
-            free(o->steps);
-            free(o->state);
-        }
-        free(o);
+        tg_optim_free(o); /* n is still 0: it frees only what was allocated */
         return tg__error_null(TG_ERR_NOMEM, "%s: out of memory", nm);
     }
     o->algo = algo;

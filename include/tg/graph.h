@@ -127,6 +127,31 @@ tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
                              tg_tensor *const *grad_ys, int n_xs,
                              tg_tensor *const *xs, tg_tensor **dxs);
 
+/* ---- symbolic forward mode (Jacobian-vector products) --------------------------------
+ * Appends to g the tangent nodes of the ys along the direction `tangents`
+ * of the xs and writes symbolic tensors for them to out_tangents:
+ *   out_tangents[i] = sum_j (d ys[i] / d xs[j]) . tangents[j]
+ * (the J.v that tg_graph_gradients' rows would give, without forming J).
+ * Each op's JVP rule runs once per node on the path from an x to a y, in
+ * creation order, inside a graph scope (one forward sweep whatever the
+ * number of ys; reverse mode needs one per output element). xs and ys are
+ * values of g (placeholders, variables, intermediates) or concrete
+ * tensors g captured as constants. tangents[j] has the shape and dtype of
+ * xs[j] (TG_ERR_SHAPE / TG_ERR_DTYPE naming it otherwise); it is a value
+ * of g (a placeholder fed at run time, say) or a concrete tensor (captured
+ * as a constant by reference). tangents, or an entry, may be NULL: zero.
+ * Only floating-point values have tangents. An x computed from another x
+ * gets its own tangent plus the one propagated to it, as reverse mode
+ * adds both paths. A y that does not depend on the xs gets zeros (of its
+ * dtype). An op on the path without a JVP rule fails with
+ * TG_ERR_UNSUPPORTED naming the op and the node (rules cover the
+ * elementwise, view, reduction, linear-algebra, conv/pool, softmax, loss
+ * and array ops; not yet batch_norm, layer_norm, prod). Results are new
+ * references (put in the current scope, if one is open). */
+tg_status tg_graph_jvp(tg_graph *g, int n_xs, tg_tensor *const *xs,
+                       tg_tensor *const *tangents, int n_ys, tg_tensor *const *ys,
+                       tg_tensor **out_tangents);
+
 #ifdef __cplusplus
 }
 #endif

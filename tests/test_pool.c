@@ -295,6 +295,30 @@ static void test_lenet_shapes(void)
 }
 
 /* ---- errors --------------------------------------------------------------------------------- */
+/* inputs large enough for the pooling kernels to split over the threads:
+ * forward against the reference, and every window's gradient */
+static void test_large_parallel(void)
+{
+    int64_t s[4] = {8, 16, 90, 92}; /* over 1M elements, forward and back */
+    tg_tensor *x = tt_rand(4, s, -1, 1);
+    double *xv = values_of(x);
+    double *ref = malloc(8 * 16 * 45 * 46 * sizeof *ref);
+    tg_pool2d_opts o = {{2, 2}, {0, 0}, {0, 0}, false, true};
+    int64_t OH, OW;
+    for (int is_max = 0; is_max < 2; is_max++) {
+        ref_pool(xv, 8, 16, 90, 92, &o, is_max, ref, &OH, &OW);
+        tg_tensor *y = is_max ? tg_max_pool2d(x, &o) : tg_avg_pool2d(x, &o);
+        CHECK_SHAPE(y, 8, 16, 45, 46);
+        CHECK_TENSOR(y, ref, 1e-12);
+        tg_tensor *g = NULL, *dy = tg_ones_like(y);
+        CHECK_OK(tg_autograd_grad(1, &y, &dy, 1, &x, &g, false, false));
+        CHECK_NEAR(tg_item(tg_sum(g, 0, NULL, false)), 8.0 * 16 * 45 * 46, 1e-6);
+        tg_release(g);
+    }
+    free(ref);
+    free(xv);
+}
+
 static void test_errors(void)
 {
     tg_tensor *x = tg_zeros(TG_FLOAT32, 4, (int64_t[]){1, 1, 4, 4});
@@ -331,7 +355,7 @@ static void test_bad_indices(void)
     CHECK(grad && select);
     if (!grad || !select)
         return;
-    int64_t small[4] = {1, 2, 2, 2}, large[4] = {256, 128, 2, 2}, hw[2] = {4, 4};
+    int64_t small[4] = {1, 2, 2, 2}, large[4] = {512, 128, 2, 2}, hw[2] = {4, 4};
     tg_attr a = TG_AINTS("input_size", hw, 2);
     for (int big = 0; big < 2; big++) {
         const int64_t *s = big ? large : small;
@@ -365,6 +389,7 @@ int main(void)
     RUN(test_gradcheck);
     RUN(test_grad_of_grad);
     RUN(test_lenet_shapes);
+    RUN(test_large_parallel);
     RUN(test_errors);
     RUN(test_bad_indices);
     return tt_finish();

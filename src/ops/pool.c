@@ -211,7 +211,13 @@ static inline bool is_2x2(const geom *g)
 PLANES(f32, float)
 PLANES(f64, double)
 
-/* ---- running the plane kernels over N*C planes --------------------------------- */
+/* ---- running the plane kernels over N*C planes ---------------------------------
+ * Pooling streams memory, a few elements per ns: below POOL_PAR_MIN
+ * elements touched a split over the pool loses to waking it (5-35 us on a
+ * 2-core machine shared with other work). LeNet's poolings (0.1M-0.6M)
+ * took longer on average on two threads than on one. */
+#define POOL_PAR_MIN ((int64_t)1 << 20)
+
 typedef enum kind { K_MAX, K_AVG, K_AVG_GRAD, K_MAX_GRAD, K_SELECT } kind;
 
 typedef struct task {
@@ -298,7 +304,10 @@ static tg_status run_kind(const char *op, kind k, const geom *g, tg_tensor *in,
     int64_t work = t.a_n > t.b_n ? t.a_n : t.b_n;
     if (g && k != K_MAX_GRAD && k != K_SELECT)
         work *= 1 + (g->kh * g->kw) / 4; /* windows overlap with large kernels */
-    tg__nn_parallel(planes, work, run_planes, &t);
+    if (planes * work < POOL_PAR_MIN)
+        run_planes(&t, 0, planes);
+    else
+        tg__nn_parallel(planes, work, run_planes, &t);
     /* a bad index: the output is dropped and the scan names the culprit */
     tg_status s = TG_OK;
     if (atomic_load(&t.bad_index))

@@ -1,8 +1,10 @@
 /* 2-D convolution (NCHW) with stride, padding, dilation, groups and an
- * optional bias. Forward is im2col + GEMM per image and group; the two
- * gradients are ops of their own, conv2d_grad_input (GEMM + col2im) and
- * conv2d_grad_weight (im2col + GEMM), each differentiable again through
- * the others (grad of grad). The batch is split over the thread pool. */
+ * optional bias. Forward is a GEMM per image and group (implicit over the
+ * image for stride 1, else on im2col's patches); the two gradients are
+ * ops of their own, conv2d_grad_input (GEMM + col2im) and
+ * conv2d_grad_weight (implicit GEMM, or im2col + GEMM), each
+ * differentiable again through the others (grad of grad). The batch is
+ * split over the thread pool. */
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_gemm.h"
 #include "kernels/cpu/gemm.h"

@@ -39,24 +39,7 @@ static void mark_relevant(pass *p, int n_xs, const int *x_ids)
     }
 }
 
-/* a gradient made inside the graph may still be concrete (a rule that
- * returns zeros, a concrete seed): make it a constant of the graph */
-static tg_tensor *as_symbolic(tg_graph *g, tg_tensor *t)
-{
-    if (!t || t->graph)
-        return t;
-    int v = tg__graph_capture(g, t);
-    tg_release(t);
-    return v < 0 ? NULL : tg__graph_symbolic(g, v);
-}
 
-static tg_status add_pending(pass *p, int v, tg_tensor *grad)
-{
-    if (!(grad = as_symbolic(p->g, grad)))
-        return tg_last_status();
-    p->val[v] = p->val[v] ? tg__grad_sum(p->val[v], grad) : grad;
-    return p->val[v] ? TG_OK : tg_last_status();
-}
 
 /* symbolic tensors for the inputs and outputs the rule saves (as eager
  * mode saves them), their metadata, and which inputs need gradients */
@@ -116,7 +99,7 @@ static tg_status visit(pass *p, int id)
         if (!dx[i])
             continue;
         if (s == TG_OK)
-            s = add_pending(p, n->in[i], dx[i]); /* consumes dx[i] */
+            s = tg__gpass_accumulate(p, n->in[i], dx[i]); /* consumes dx[i] */
         else
             tg_release(dx[i]);
     }
@@ -142,7 +125,7 @@ static tg_status seed(pass *p, int n_ys, const int *y_ids, tg_tensor *const *ys,
             if (!(s0 = c))
                 return tg_last_status();
         }
-        tg_status s = add_pending(p, y_ids[i], s0);
+        tg_status s = tg__gpass_accumulate(p, y_ids[i], s0);
         if (s != TG_OK)
             return s;
     }

@@ -146,5 +146,10 @@ typedef struct tg_gpass_spec {
  * caller's scopes hidden; out[0..n_out) are published on success, NULL
  * on failure */
 tg_status tg__graph_pass(tg_graph *g, const tg_gpass_spec *sp, int n_out, tg_tensor **out);
+/* a tensor made inside the graph may still be concrete (a rule returning
+ * zeros, a caller's seed or tangent): a constant of g then; consumes t */
+tg_tensor *tg__gpass_symbolic(tg_graph *g, tg_tensor *t);
+/* val[v] += t (symbolic; gradients or tangents that meet add up); consumes t */
+tg_status tg__gpass_accumulate(tg_gpass *p, int v, tg_tensor *t);
 
 #endif

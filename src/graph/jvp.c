@@ -32,26 +32,7 @@ static void mark_needed(fwd *p, int n_ys, const int *y_ids)
     }
 }
 
-/* a tangent made inside the graph may still be concrete (a caller's
- * tangent, zeros): make it a constant of the graph; consumes t */
-static tg_tensor *as_symbolic(tg_graph *g, tg_tensor *t)
-{
-    if (!t || t->graph)
-        return t;
-    int v = tg__graph_capture(g, t);
-    tg_release(t);
-    return v < 0 ? NULL : tg__graph_symbolic(g, v);
-}
 
-/* tangent[v] += t (an x fed from outside and reached from another x
- * gets both); consumes t */
-static tg_status add_tangent(fwd *p, int v, tg_tensor *t)
-{
-    if (!(t = as_symbolic(p->g, t)))
-        return tg_last_status();
-    p->val[v] = p->val[v] ? tg__grad_sum(p->val[v], t) : t;
-    return p->val[v] ? TG_OK : tg_last_status();
-}
 
 /* symbolic tensors for all the node's inputs and outputs, and their
  * metadata (a JVP rule may use any of them) */
@@ -105,7 +86,7 @@ static tg_status visit(fwd *p, int id)
         if (!dy[o])
             continue;
         if (s == TG_OK)
-            s = add_tangent(p, n->out[o], dy[o]); /* consumes dy[o] */
+            s = tg__gpass_accumulate(p, n->out[o], dy[o]); /* consumes dy[o] */
         else
             tg_release(dy[o]);
     }
@@ -135,7 +116,7 @@ static tg_status results(fwd *p, int n_ys, const int *y_ids, tg_tensor **out)
         int v = y_ids[i];
         const tg_meta *m = &p->g->values[v].meta;
         out[i] = p->val[v] ? tg_retain(p->val[v])
-                               : as_symbolic(p->g, tg_zeros(m->dtype, m->ndim, m->shape));
+                               : tg__gpass_symbolic(p->g, tg_zeros(m->dtype, m->ndim, m->shape));
         if (!out[i])
             return tg_last_status();
     }
@@ -159,7 +140,7 @@ static tg_status run(fwd *p, const int *x_ids, const int *y_ids, tg_tensor **out
     tg_status s = TG_OK;
     for (int j = 0; j < a->n_xs && s == TG_OK; j++)
         if (a->tangents && a->tangents[j])
-            s = add_tangent(p, x_ids[j], tg_retain(a->tangents[j]));
+            s = tg__gpass_accumulate(p, x_ids[j], tg_retain(a->tangents[j]));
     for (int id = 0; id < p->n_nodes && s == TG_OK; id++)
         s = visit(p, id);
     return s == TG_OK ? results(p, a->n_ys, y_ids, out) : s;

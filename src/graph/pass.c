@@ -3,9 +3,27 @@
  * pass a mark and an owned tensor per value, run it inside the graph's
  * scope with the caller's tensor scopes hidden, then hand the results out
  * (published) or drop them (on failure). */
+#include "autodiff/vjp.h"
 #include "graph/graph_impl.h"
 
 #include <stdlib.h>
+
+tg_tensor *tg__gpass_symbolic(tg_graph *g, tg_tensor *t)
+{
+    if (!t || t->graph)
+        return t;
+    int v = tg__graph_capture(g, t);
+    tg_release(t);
+    return v < 0 ? NULL : tg__graph_symbolic(g, v);
+}
+
+tg_status tg__gpass_accumulate(tg_gpass *p, int v, tg_tensor *t)
+{
+    if (!(t = tg__gpass_symbolic(p->g, t)))
+        return tg_last_status();
+    p->val[v] = p->val[v] ? tg__grad_sum(p->val[v], t) : t;
+    return p->val[v] ? TG_OK : tg_last_status();
+}
 
 static tg_status resolve(const tg_gpass_spec *sp, tg_graph *g, int *ids)
 {

@@ -399,10 +399,8 @@ static tg_status check_ops(tg_onnx_model *m)
                      (long long)m->opset);
         else
             snprintf(why, sizeof why, "%s%s%s", dom, dom[0] ? "." : "", nz(n->op_type));
-        int used = snprintf(msg + len, sizeof msg - len, "%s%s (node%s", n_bad ? "; " : "",
-                            why, "");
-        if (used > 0 && (size_t)used < sizeof msg - len)
-            len += (size_t)used;
+        char nodes[400];
+        size_t nl = 0;
         int count = 0;
         for (size_t j = i; j < g->n_node; j++) {
             const onnx_node *o = &g->node[j];
@@ -410,18 +408,21 @@ static tg_status check_ops(tg_onnx_model *m)
                 strcmp(nz(o->op_type), nz(n->op_type)) || strcmp(nz(o->domain), dom))
                 continue;
             seen[j] = true;
-            if (count < 4) {
-                used = snprintf(msg + len, sizeof msg - len, "%s '%s'",
-                                count ? "," : "", onnx_node_label(o));
-                if (used > 0 && (size_t)used < sizeof msg - len)
-                    len += (size_t)used;
+            if (count < 4 && nl < sizeof nodes) {
+                int u = snprintf(nodes + nl, sizeof nodes - nl, "%s'%s'", count ? ", " : "",
+                                 onnx_node_label(o));
+                nl = u > 0 ? nl + (size_t)u : nl;
             }
             count++;
         }
-        used = count > 4 ? snprintf(msg + len, sizeof msg - len, " and %d more)", count - 4)
-                         : snprintf(msg + len, sizeof msg - len, ")");
-        if (used > 0 && (size_t)used < sizeof msg - len)
-            len += (size_t)used;
+        if (nl >= sizeof nodes)
+            nl = sizeof nodes - 1;
+        nodes[nl] = '\0';
+        int used = snprintf(msg + len, sizeof msg - len, "%s%s (node%s %s%s)",
+                            n_bad ? "; " : "", why, count > 1 ? "s" : "", nodes,
+                            count > 4 ? ", ..." : "");
+        if (used > 0)
+            len = len + (size_t)used < sizeof msg ? len + (size_t)used : sizeof msg - 1;
         n_bad++;
     }
     free(seen);
@@ -464,9 +465,16 @@ static tg_status check_nodes(tg_onnx_model *m)
             no--;
         if ((int)ni < e->min_in || (int)n->n_input > ONNX_MAX_IO ||
             (e->max_in >= 0 && (int)ni > e->max_in))
-            return tg__error(TG_ERR_IO, "onnx: node '%s' (%s) has %zu inputs, expected "
-                             "%d to %d", onnx_node_label(n), n->op_type, ni, e->min_in,
-                             e->max_in < 0 ? ONNX_MAX_IO : e->max_in);
+        {
+            char want[48];
+            if (e->max_in == e->min_in)
+                snprintf(want, sizeof want, "%d", e->min_in);
+            else
+                snprintf(want, sizeof want, "%d to %d", e->min_in,
+                         e->max_in < 0 ? ONNX_MAX_IO : e->max_in);
+            return tg__error(TG_ERR_IO, "onnx: node '%s' (%s) has %zu inputs, expected %s",
+                             onnx_node_label(n), n->op_type, ni, want);
+        }
         if ((int)no < e->min_out || (int)no > e->max_out || n->n_output > ONNX_MAX_IO)
             return tg__error(TG_ERR_IO, "onnx: node '%s' (%s) has %zu outputs, expected "
                              "%d to %d", onnx_node_label(n), n->op_type, no, e->min_out,
@@ -606,9 +614,10 @@ static tg_status load_io(tg_onnx_model *m)
         }
         tg_tensor *t = onnx_tensor_to_tg_wide(tp);
         if (!t) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", tg_last_error());
             tg_scope_end();
-            return tg__error(tg_last_status(), "onnx: initializer '%s': %s", tp->name,
-                             tg_last_error());
+            return tg__error(tg_last_status(), "onnx: initializer '%s': %s", tp->name, msg);
         }
         m->init_names[m->n_inits] = tp->name;
         m->inits[m->n_inits++] = tg_retain(t);
@@ -1025,17 +1034,23 @@ static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
 }
 
 /* prefixes the current error with the node, unless it already names one */
+/* prefixes the current error with the node, unless it already names one;
+ * an op rejecting what the model feeds it (shapes, dtypes, axes) means
+ * the model is inconsistent: TG_ERR_IO */
 static tg_status node_error(const onnx_node *n, tg_status s)
 {
+    if (tg_last_status() != TG_OK)
+        s = tg_last_status();
     if (s == TG_OK)
         s = TG_ERR_INTERNAL;
-    const char *msg = tg_last_error();
-    if (!strncmp(msg, "ONNX node", 9))
-        return tg_last_status() != TG_OK ? tg_last_status() : s;
-    char copy[1024];
-    snprintf(copy, sizeof copy, "%s", msg[0] ? msg : "failed without a message");
-    return tg__error(tg_last_status() != TG_OK ? tg_last_status() : s,
-                     "ONNX node '%s' (%s): %s", onnx_node_label(n), n->op_type, copy);
+    if (s == TG_ERR_ARG || s == TG_ERR_SHAPE || s == TG_ERR_DTYPE || s == TG_ERR_INDEX)
+        s = TG_ERR_IO;
+    char copy[1024]; /* tg_last_error's buffer is the one written below */
+    snprintf(copy, sizeof copy, "%s", tg_last_error()[0] ? tg_last_error()
+                                                         : "failed without a message");
+    if (!strncmp(copy, "ONNX node", 9))
+        return tg__error(s, "%s", copy);
+    return tg__error(s, "ONNX node '%s' (%s): %s", onnx_node_label(n), n->op_type, copy);
 }
 
 static tg_status build_node(build_state *b, const mnode *mn)
@@ -1106,7 +1121,7 @@ static tg_status check_output(const tg_onnx_model *m, int i, const tg_tensor *t)
     if (vi->ndim < 0 && !vi->onnx_type)
         return TG_OK;
     if (vi->onnx_type && tg_dtype_of(t) != vi->dtype)
-        return tg__error(TG_ERR_UNSUPPORTED, "onnx: output '%s' is %s but the model "
+        return tg__error(TG_ERR_IO, "onnx: output '%s' is %s but the model "
                          "declares %s (%s)", vi->name, tg_dtype_name(tg_dtype_of(t)),
                          tg_dtype_name(vi->dtype), onnx_data_type_name(vi->onnx_type));
     if (vi->ndim < 0)
@@ -1115,7 +1130,7 @@ static tg_status check_output(const tg_onnx_model *m, int i, const tg_tensor *t)
     for (int d = 0; ok && d < vi->ndim; d++)
         ok = vi->shape[d] < 0 || vi->shape[d] == tg_shape(t)[d];
     if (!ok)
-        return tg__error(TG_ERR_SHAPE, "onnx: output '%s' has shape %s but the model "
+        return tg__error(TG_ERR_IO, "onnx: output '%s' has shape %s but the model "
                          "declares %s (-1: any)", vi->name,
                          tg_shape_str(tg_ndim(t), tg_shape(t), s1, sizeof s1),
                          tg_shape_str(vi->ndim, vi->shape, s2, sizeof s2));

@@ -720,10 +720,10 @@ tg_onnx_model *tg_onnx_load(const char *path)
     onnx_model *pm = NULL;
     if (!path)
         return tg__error_null(TG_ERR_ARG, "tg_onnx_load: path is NULL");
-    if (onnx_model_load_file(path, &pm) != TG_OK)
-        return NULL;
-    tg_onnx_model *m = load_parsed(pm);
-    if (!m && !strstr(tg_last_error(), path)) {
+    tg_onnx_model *m = NULL;
+    if (onnx_model_load_file(path, &pm) == TG_OK)
+        m = load_parsed(pm);
+    if (!m && !strstr(tg_last_error(), path)) { /* name the file */
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tg_last_error());
         tg__error(tg_last_status(), "%s: %s", path, msg);

@@ -10,8 +10,10 @@
 #include "io/onnx_ops.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char data_dir[1024]; /* tests/data/onnx_import */
 
@@ -425,13 +427,18 @@ static void test_mutations(void)
 }
 
 /* ---- export ------------------------------------------------------------------------------ */
+/* TG_ONNX_OUT_DIR/tg_onnx_NAME.onnx (kept), else a temporary file that
+ * main removes */
 static const char *out_path(const char *name)
 {
     static char buf[2][1200];
     static int k;
     k ^= 1;
     const char *dir = getenv("TG_ONNX_OUT_DIR");
-    snprintf(buf[k], sizeof buf[k], "%s/tg_onnx_%s.onnx", dir ? dir : "/tmp", name);
+    if (dir)
+        snprintf(buf[k], sizeof buf[k], "%s/tg_onnx_%s.onnx", dir, name);
+    else
+        snprintf(buf[k], sizeof buf[k], "/tmp/tg_onnx_%ld_%s.onnx", (long)getpid(), name);
     return buf[k];
 }
 
@@ -545,5 +552,10 @@ int main(void)
     RUN(test_mutations);
     RUN(test_export_lenet);
     RUN(test_export_graph);
+    if (!getenv("TG_ONNX_OUT_DIR")) {
+        static const char *const names[] = {"lenet", "graph", "bad"};
+        for (int i = 0; i < 3; i++)
+            remove(out_path(names[i]));
+    }
     return tt_finish();
 }

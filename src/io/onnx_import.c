@@ -1093,6 +1093,10 @@ static tg_status build_node(build_state *b, const mnode *mn)
             s = tg__error_is_set() ? tg_last_status()
                                    : tg__error(TG_ERR_UNSUPPORTED, "output %d (%s) is not "
                                                "supported", j, n->output[j]);
+    /* in graph mode nothing was allocated yet: a huge value stops here */
+    for (int j = 0; s == TG_OK && j < c.n_out; j++)
+        if (c.out[j])
+            s = onnx_check_numel(&c, tg_ndim(c.out[j]), tg_shape(c.out[j]), "an output");
     if (s == TG_OK)
         for (int j = 0; j < c.n_out; j++) {
             int v = mn->out[j];
@@ -1639,6 +1643,25 @@ tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out)
         return onnx_err(c, TG_ERR_IO, "input %d (%s) should have one element, has %lld",
                         i, what, (long long)tg_numel(t));
     return tg_copy_to(t, TG_FLOAT64, out);
+}
+
+tg_status onnx_check_numel(const onnx_ictx *c, int ndim, const int64_t *shape,
+                           const char *what)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            return onnx_err(c, TG_ERR_IO, "%s has a negative dim %lld", what,
+                            (long long)shape[i]);
+        if (shape[i] && n > ONNX_IMPORT_MAX_ELEMENTS / shape[i])
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "%s would have more than %lld elements",
+                            what, (long long)ONNX_IMPORT_MAX_ELEMENTS);
+        n *= shape[i];
+    }
+    if (n > ONNX_IMPORT_MAX_ELEMENTS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "%s would have more than %lld elements", what,
+                        (long long)ONNX_IMPORT_MAX_ELEMENTS);
+    return TG_OK;
 }
 
 tg_status onnx_axis(const onnx_ictx *c, int64_t axis, int rank, const char *what, int *out)

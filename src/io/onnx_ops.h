@@ -13,6 +13,11 @@
 #define ONNX_MIN_OPSET 11
 #define ONNX_MAX_OPSET 17
 #define ONNX_MAX_IO 64 /* inputs or outputs of one node (Concat, Sum, ...) */
+/* the most elements one imported value may have (1 GiB of float32): a
+ * hostile model must not make the importer allocate without bound */
+#define ONNX_IMPORT_MAX_ELEMENTS ((int64_t)1 << 28)
+/* the most windows positions the composite pooling expands into slices */
+#define ONNX_MAX_POOL_WINDOW 4096
 
 typedef struct onnx_ictx {
     const onnx_node *node;
@@ -92,6 +97,10 @@ tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out);
 void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes);
 
 /* ---- shared helpers ----------------------------------------------------------------- */
+/* TG_ERR_UNSUPPORTED when a value of this shape would exceed
+ * ONNX_IMPORT_MAX_ELEMENTS (shape values must be non-negative) */
+tg_status onnx_check_numel(const onnx_ictx *c, int ndim, const int64_t *shape,
+                           const char *what);
 /* axis in [-r, r) normalised, else TG_ERR_IO naming the attribute */
 tg_status onnx_axis(const onnx_ictx *c, int64_t axis, int rank, const char *what,
                     int *out);

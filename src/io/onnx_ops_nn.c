@@ -290,6 +290,20 @@ static tg_status pool_geom(onnx_ictx *c, tg_tensor *x, bool dilations, geom *g)
     return read_geom(c, x, ks, dilations, g);
 }
 
+/* the composite pools make one slice per window cell: bounded */
+static tg_status generic_ok(onnx_ictx *c, const geom *g)
+{
+    int64_t window = 1;
+    for (int i = 0; i < g->nsp; i++) {
+        window *= g->k[i];
+        if (window > ONNX_MAX_POOL_WINDOW)
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "this pooling geometry (padding, "
+                            "dilation, ceil_mode or rank) with a window of more than %d "
+                            "cells is not supported", ONNX_MAX_POOL_WINDOW);
+    }
+    return TG_OK;
+}
+
 static tg_status n_maxpool(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "X");
@@ -306,7 +320,7 @@ static tg_status n_maxpool(onnx_ictx *c)
             tg_tensor *xf = tg_dtype_is_float(dt) ? x : tg_cast(x, TG_FLOAT64);
             return done(c, 0, onnx_as(tg_max_pool2d(xf, &o), dt));
         }
-        return done(c, 0, generic_max(x, &g));
+        return generic_ok(c, &g) != TG_OK ? tg_last_status() : done(c, 0, generic_max(x, &g));
     }
     /* Indices: flattened positions in the whole input (N, C, H, W) */
     if (!fast_pool(x, &g, true))
@@ -358,6 +372,8 @@ static tg_status n_avgpool(onnx_ictx *c)
     }
     if (!tg_dtype_is_float(tg_dtype_of(x)))
         return onnx_err(c, TG_ERR_DTYPE, "AveragePool needs a floating-point input");
+    if ((s = generic_ok(c, &g)) != TG_OK)
+        return s;
     return done(c, 0, generic_avg(x, &g, cip != 0));
 }
 

@@ -379,9 +379,9 @@ static tg_status s_expand(onnx_ictx *c)
             return onnx_err(c, TG_ERR_SHAPE, "input dim %lld and shape value %lld do not "
                             "broadcast", (long long)dx, (long long)ds);
         shape[i] = dx == 1 ? ds : dx;
-        if (shape[i] < 0)
-            return onnx_err(c, TG_ERR_SHAPE, "shape value %lld is negative", (long long)ds);
     }
+    if ((s = onnx_check_numel(c, nd, shape, "the result")) != TG_OK)
+        return s;
     return done(c, 0, tg_expand(x, nd, shape));
 }
 
@@ -395,9 +395,16 @@ static tg_status s_tile(onnx_ictx *c)
     if (n != tg_ndim(x))
         return onnx_err(c, TG_ERR_IO, "repeats has %lld values for rank %d", (long long)n,
                         tg_ndim(x));
-    for (int64_t i = 0; i < n; i++)
+    int64_t shape[TG_MAX_DIMS];
+    for (int64_t i = 0; i < n; i++) {
         if (v[i] < 0)
             return onnx_err(c, TG_ERR_IO, "repeats must be non-negative");
+        if (v[i] && tg_shape(x)[i] > ONNX_IMPORT_MAX_ELEMENTS / v[i])
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "the result would be too large");
+        shape[i] = tg_shape(x)[i] * v[i];
+    }
+    if ((s = onnx_check_numel(c, (int)n, shape, "the result")) != TG_OK)
+        return s;
     return done(c, 0, tg_tile(x, (int)n, v));
 }
 
@@ -422,7 +429,7 @@ static tg_status s_pad(onnx_ictx *c)
     if (n != 2 * r)
         return onnx_err(c, TG_ERR_IO, "pads has %lld values for rank %d (expected %d)",
                         (long long)n, r, 2 * r);
-    int64_t pads[2 * TG_MAX_DIMS];
+    int64_t pads[2 * TG_MAX_DIMS], shape[TG_MAX_DIMS];
     tg_tensor *y = x;
     for (int i = 0; i < r; i++) {
         int64_t b = p[i], e = p[r + i];
@@ -437,7 +444,12 @@ static tg_status s_pad(onnx_ictx *c)
         }
         pads[2 * i] = b > 0 ? b : 0;
         pads[2 * i + 1] = e > 0 ? e : 0;
+        if (pads[2 * i] > ONNX_IMPORT_MAX_ELEMENTS || pads[2 * i + 1] > ONNX_IMPORT_MAX_ELEMENTS)
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "pads are too large");
+        shape[i] = tg_shape(y)[i] + pads[2 * i] + pads[2 * i + 1];
     }
+    if ((s = onnx_check_numel(c, r, shape, "the result")) != TG_OK)
+        return s;
     return done(c, 0, tg_pad(y, 2 * r, pads, value));
 }
 
@@ -524,13 +536,8 @@ static tg_status s_constant_of_shape(onnx_ictx *c)
                         (long long)tg_numel(val));
     if (n > TG_MAX_DIMS)
         return onnx_err(c, TG_ERR_UNSUPPORTED, "shape has %lld dims", (long long)n);
-    int64_t numel = 1;
-    for (int64_t i = 0; i < n; i++) {
-        if (v[i] < 0 || (v[i] && numel > ONNX_MAX_ELEMENTS / v[i]))
-            return onnx_err(c, TG_ERR_IO, "shape value %lld is negative or too large",
-                            (long long)v[i]);
-        numel *= v[i];
-    }
+    if ((s = onnx_check_numel(c, (int)n, v, "the result")) != TG_OK)
+        return s;
     tg_dtype dt = val ? tg_dtype_of(val) : TG_FLOAT32;
     double fill = val ? tg_item(val) : 0;
     c->out_known[0] = true;

@@ -93,6 +93,29 @@ tg_status tg_gradcheck(tg_gradcheck_fn fn, void *user, int n,
                        tg_tensor *const *inputs,
                        const tg_gradcheck_opts *opts);
 
+/* ---- forward mode (Jacobian-vector products) ------------------------------
+ * Evaluates fn at `inputs` and, along `tangents` (one per input, shaped
+ * and typed like it; NULL, or a NULL entry, means zero; integer inputs
+ * take none), the directional derivatives of its outputs:
+ *   outputs[k] = fn(inputs)[k],  out_tangents[k] = sum_i J_ki . tangents[i]
+ * Both are new concrete tensors (in the current scope, if one is open);
+ * outputs may be NULL when only the tangents are wanted. fn writes its
+ * n_out outputs with the eager API and returns TG_OK or an error status
+ * (the same shape as tg_graph_trace's function).
+ * It is trace-based: fn runs once on placeholders in a temporary graph
+ * (tg_graph_trace), tg_graph_jvp appends the tangent nodes, and one
+ * session run computes outputs and tangents; nothing is recorded on the
+ * autograd tape. So control flow that depends on tensor values is not
+ * possible in fn (reading a symbolic tensor's data fails the trace), and
+ * training-mode dropout / batch-norm statistics updates are refused (see
+ * docs/GRAPHS.md, "Tracing"); ops without a JVP rule fail with
+ * TG_ERR_UNSUPPORTED naming the op. */
+typedef tg_status (*tg_jvp_fn)(void *user, tg_tensor *const *inputs,
+                               tg_tensor **outputs);
+tg_status tg_jvp(tg_jvp_fn fn, void *user, int n_in, tg_tensor *const *inputs,
+                 tg_tensor *const *tangents, int n_out, tg_tensor **outputs,
+                 tg_tensor **out_tangents);
+
 #ifdef __cplusplus
 }
 #endif

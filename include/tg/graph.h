@@ -46,6 +46,12 @@ tg_tensor *tg_placeholder(tg_graph *g, const char *name, tg_dtype dt,
 /* state that persists across runs (parameters): the graph keeps a private
  * contiguous copy of init; assign nodes (below) update it */
 tg_tensor *tg_variable(tg_graph *g, const char *name, tg_tensor *init);
+/* a variable holding t itself (by reference, no copy): assigns update t
+ * in place, and t used as an input inside g means this variable (as if
+ * tg_variable's result had been passed). For models whose parameters are
+ * ordinary tensors: train them with a graph, use them eagerly. Fails if g
+ * already captured t as a constant. */
+tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t);
 /* a constant node holding `value` (captured by reference, as above) */
 tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value);
 /* the live tensor of a variable (var is the symbolic tensor returned by
@@ -62,6 +68,22 @@ tg_tensor *tg_variable_value(tg_tensor *var);
  * run it by passing it as a target (or fetch) of tg_session_run. */
 tg_tensor *tg_assign(tg_tensor *var, tg_tensor *value);
 tg_tensor *tg_assign_sub(tg_tensor *var, tg_tensor *value, double alpha);
+
+/* ---- tracing (dynamic to static) -----------------------------------------------
+ * Runs fn, written with the eager API, once on placeholders shaped like
+ * the example tensors (their data is not used) inside a graph scope of g,
+ * and returns the placeholders ("input_0", ... or names[i]) and the
+ * outputs fn wrote as symbolic tensors (new references in the current
+ * scope). Concrete tensors fn uses become constants (by reference), or
+ * the variables tg_variable_ref made of them. What runs is what fn did
+ * this once: a branch fn takes on a concrete tensor's value is frozen,
+ * and reading a symbolic tensor's data (tg_item, tg_data) fails, which
+ * fails the trace. fn returns TG_OK or an error status. */
+typedef tg_status (*tg_trace_fn)(void *user, tg_tensor *const *inputs,
+                                 tg_tensor **outputs);
+tg_status tg_graph_trace(tg_graph *g, tg_trace_fn fn, void *user, int n_in,
+                         tg_tensor *const *examples, const char *const *names,
+                         tg_tensor **inputs, int n_out, tg_tensor **outputs);
 
 /* ---- names and lookup ------------------------------------------------------------
  * Node names are unique in a graph: op nodes are named after their op
@@ -104,6 +126,31 @@ tg_status tg_graph_to_dot(const tg_graph *g, const char *path);
 tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
                              tg_tensor *const *grad_ys, int n_xs,
                              tg_tensor *const *xs, tg_tensor **dxs);
+
+/* ---- symbolic forward mode (Jacobian-vector products) --------------------------------
+ * Appends to g the tangent nodes of the ys along the direction `tangents`
+ * of the xs and writes symbolic tensors for them to out_tangents:
+ *   out_tangents[i] = sum_j (d ys[i] / d xs[j]) . tangents[j]
+ * (the J.v that tg_graph_gradients' rows would give, without forming J).
+ * Each op's JVP rule runs once per node on the path from an x to a y, in
+ * creation order, inside a graph scope (one forward sweep whatever the
+ * number of ys; reverse mode needs one per output element). xs and ys are
+ * values of g (placeholders, variables, intermediates) or concrete
+ * tensors g captured as constants. tangents[j] has the shape and dtype of
+ * xs[j] (TG_ERR_SHAPE / TG_ERR_DTYPE naming it otherwise); it is a value
+ * of g (a placeholder fed at run time, say) or a concrete tensor (captured
+ * as a constant by reference). tangents, or an entry, may be NULL: zero.
+ * Only floating-point values have tangents. An x computed from another x
+ * gets its own tangent plus the one propagated to it, as reverse mode
+ * adds both paths. A y that does not depend on the xs gets zeros (of its
+ * dtype). An op on the path without a JVP rule fails with
+ * TG_ERR_UNSUPPORTED naming the op and the node (rules cover the
+ * elementwise, view, reduction, linear-algebra, conv/pool, softmax, loss
+ * and array ops; not yet batch_norm, layer_norm, prod). Results are new
+ * references (put in the current scope, if one is open). */
+tg_status tg_graph_jvp(tg_graph *g, int n_xs, tg_tensor *const *xs,
+                       tg_tensor *const *tangents, int n_ys, tg_tensor *const *ys,
+                       tg_tensor **out_tangents);
 
 #ifdef __cplusplus
 }

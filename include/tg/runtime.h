@@ -6,6 +6,7 @@
 #define TG_RUNTIME_H
 
 #include "tg/graph.h"
+#include "tg/optim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,84 @@ tg_status tg_session_run_named(tg_session *s, int n_feeds,
                                const char *const *fetch_names,
                                tg_tensor **results, int n_targets,
                                const char *const *target_names);
+
+/* ---- options ----------------------------------------------------------------
+ * Executors: SERIAL runs the plan's steps one after another on the
+ * calling thread (kernels use the thread pool inside); PARALLEL runs
+ * independent nodes at the same time on the thread pool, each kernel on
+ * one thread. Both give bitwise the same results whenever the kernels do
+ * not depend on the thread count (see docs/GRAPHS.md).
+ * The memory plan (on by default) places every value a kernel computes
+ * in one arena per plan, reusing the memory of dead values and writing
+ * elementwise results over inputs that die there; off, every value gets
+ * its own buffer, freed after its last use. Changing either option drops
+ * the session's cached plans. */
+typedef enum tg_executor_kind {
+    TG_EXECUTOR_SERIAL = 0,
+    TG_EXECUTOR_PARALLEL = 1
+} tg_executor_kind;
+tg_status tg_session_set_executor(tg_session *s, tg_executor_kind kind);
+tg_status tg_session_set_memory_plan(tg_session *s, bool on);
+
+/* ---- memory plan statistics ------------------------------------------------------
+ * Plans (compiling and caching, as a run would) the feed/fetch/target
+ * signature without running it, and reports its memory:
+ *  - naive_bytes: every value computed by a kernel in a buffer of its own
+ *    (64-byte aligned sizes), as if nothing were ever freed or reused;
+ *  - planned_bytes: what the plan needs at most: arena_bytes (the arena
+ *    holding the values the plan places) plus own_bytes (values kept out
+ *    of the arena: fetched values, and values a fetched view aliases).
+ * With the memory plan off, planned_bytes is naive_bytes. Values bound to
+ * feeds, variables and constants are not counted: they are not allocated
+ * by the run. Feeds are given as values only (shapes are static). */
+typedef struct tg_memory_stats {
+    int64_t naive_bytes;
+    int64_t planned_bytes;
+    int64_t arena_bytes;
+    int64_t own_bytes;
+    int n_values;  /* values computed by kernels in the plan */
+    int n_reused;  /* placed (at least partly) in memory a dead value used */
+    int n_inplace; /* written over an input that dies at that node */
+} tg_memory_stats;
+tg_status tg_session_memory_stats(tg_session *s, int n_feeds,
+                                  tg_tensor *const *feed_values, int n_fetches,
+                                  tg_tensor *const *fetch_values, int n_targets,
+                                  tg_tensor *const *targets, tg_memory_stats *out);
+
+/* ---- profiler ------------------------------------------------------------------
+ * Between tg_session_trace_begin and tg_session_trace_end every run
+ * records one span per op node it executes (start, duration, thread).
+ * trace_end writes them to `path` as a Chrome trace (chrome://tracing,
+ * Perfetto): {"traceEvents": [{"name": node, "cat": op, "ph": "X",
+ * "ts": us, "dur": us, "pid": 1, "tid": thread, "args": {"run": i}}]},
+ * times in microseconds from trace_begin, thread 0 the calling thread.
+ * path NULL discards the spans. */
+tg_status tg_session_trace_begin(tg_session *s);
+tg_status tg_session_trace_end(tg_session *s, const char *path);
+
+/* ---- training steps -------------------------------------------------------------
+ * Appends to loss's graph the gradients of loss with respect to params
+ * (tg_graph_gradients) and PyTorch's SGD update of each parameter
+ * (torch.optim.SGD, as tg_optim_sgd) made of assign nodes:
+ *   g = grad (+ weight_decay * p), negated when maximize
+ *   buf = g on the first step, else momentum * buf + (1 - dampening) * g
+ *   p = p + (-lr) * (nesterov ? g + momentum * buf : buf)   (buf = g without momentum)
+ * The momentum buffers are the variables "<param>/momentum": the caller's
+ * when it made them (tg_variable_ref of zeros, to share one buffer between
+ * graphs for several batch sizes), else new ones of zeros; and
+ * with dampening a float scalar variable "sgd/first" marks the first step.
+ * params: variables of the graph (tg_variable or tg_variable_ref; the
+ * concrete tensor given to tg_variable_ref works too). lr NULL: opts->lr,
+ * fixed in the graph; else a 0-d symbolic value of the graph (a variable,
+ * or a placeholder fed at every step) for schedules. opts NULL: defaults.
+ * updates[i] receives the assign node of params[i] (the variable itself
+ * if the loss does not depend on it). A training step is then one run:
+ *   tg_session_run(s, n_feeds, placeholders, batch, 1, &loss, &loss_value,
+ *                  n, updates);
+ * Forward values fetched with the updates (the loss) are those before the
+ * update. */
+tg_status tg_graph_sgd(tg_tensor *loss, int n, tg_tensor *const *params,
+                       const tg_sgd_opts *opts, tg_tensor *lr, tg_tensor **updates);
 
 /* counters, for tests and profiling */
 typedef struct tg_session_stats {

@@ -8,8 +8,12 @@
 
 #define TG_ALIGN 64 /* buffers are 64-byte aligned (DESIGN §4) */
 
+/* Reference counts are atomic: the parallel graph executor runs kernels on
+ * several threads at once, and kernels retain and release (and make
+ * views of) tensors that other threads also hold, all sharing one arena
+ * storage. Everything else about a tensor stays single-writer. */
 typedef struct tg_storage {
-    int refcount;
+    _Atomic int refcount;
     uint64_t version; /* bumped by every in-place write (autograd checks) */
     size_t nbytes;
     void *data;
@@ -19,7 +23,7 @@ struct tg_node;
 struct tg_graph;
 
 struct tg_tensor {
-    int refcount;
+    _Atomic int refcount; /* atomic: see tg_storage */
     tg_dtype dtype;
     int ndim;
     int64_t shape[TG_MAX_DIMS];

@@ -160,3 +160,113 @@ void tg_parallel_for(int64_t n, int64_t grain, tg_range_fn fn, void *ctx)
     pthread_mutex_unlock(&pool.mu);
     pthread_mutex_unlock(&pool.run_mu);
 }
+
+/* ---- task groups ----------------------------------------------------------------
+ * A min-heap of task ids under one mutex; every thread of a parallel_for
+ * over the pool's size loops taking the lowest id, waiting while the heap
+ * is empty but tasks still run (they may push more), and leaving when
+ * nothing is queued or running. */
+struct tg_tasks {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t *heap;
+    int64_t n_heap, cap;
+    int64_t pending; /* queued + running */
+    int failed;
+    tg_task_fn fn;
+    void *ctx;
+};
+
+static void heap_push(tg_tasks *q, int64_t x)
+{
+    int64_t i = q->n_heap++;
+    while (i > 0 && q->heap[(i - 1) / 2] > x) {
+        q->heap[i] = q->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->heap[i] = x;
+}
+
+static int64_t heap_pop(tg_tasks *q)
+{
+    int64_t top = q->heap[0], x = q->heap[--q->n_heap], i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= q->n_heap)
+            break;
+        if (c + 1 < q->n_heap && q->heap[c + 1] < q->heap[c])
+            c++;
+        if (q->heap[c] >= x)
+            break;
+        q->heap[i] = q->heap[c];
+        i = c;
+    }
+    if (q->n_heap > 0)
+        q->heap[i] = x;
+    return top;
+}
+
+/* called with q->mu held */
+static void enqueue(tg_tasks *q, int64_t task)
+{
+    if (q->n_heap == q->cap) {
+        int64_t cap = q->cap * 2;
+        int64_t *h = realloc(q->heap, (size_t)cap * sizeof *h);
+        if (!h) {
+            q->failed = 1;
+            return;
+        }
+        q->heap = h;
+        q->cap = cap;
+    }
+    heap_push(q, task);
+    q->pending++;
+}
+
+void tg_tasks_push(tg_tasks *q, int64_t task)
+{
+    pthread_mutex_lock(&q->mu);
+    enqueue(q, task);
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void tasks_loop(void *ctx, int64_t begin, int64_t end)
+{
+    (void)end;
+    tg_tasks *q = ctx;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (q->n_heap == 0 && q->pending > 0)
+            pthread_cond_wait(&q->cv, &q->mu);
+        if (q->n_heap == 0)
+            break; /* nothing queued or running: done */
+        int64_t task = heap_pop(q);
+        pthread_mutex_unlock(&q->mu);
+        q->fn(q, q->ctx, task, (int)begin);
+        pthread_mutex_lock(&q->mu);
+        if (--q->pending == 0)
+            pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+int tg_tasks_run(int n, const int64_t *tasks, tg_task_fn fn, void *ctx)
+{
+    tg_tasks q = {.cap = n > 16 ? n : 16, .fn = fn, .ctx = ctx};
+    if (!(q.heap = malloc((size_t)q.cap * sizeof *q.heap)))
+        return -1;
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    for (int i = 0; i < n; i++)
+        enqueue(&q, tasks[i]);
+    int threads = tg_get_num_threads();
+    if (threads > 1 && !in_region)
+        tg_parallel_for(threads, 1, tasks_loop, &q);
+    else
+        tasks_loop(&q, 0, 1);
+    pthread_mutex_destroy(&q.mu);
+    pthread_cond_destroy(&q.cv);
+    free(q.heap);
+    return q.failed ? -1 : 0;
+}

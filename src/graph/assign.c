@@ -70,18 +70,32 @@ static tg_tensor *assign_call(const tg_op_def *op, tg_tensor *var,
         return tg__error_is_set() ? NULL
                                   : tg__error_null(TG_ERR_ARG, "%s: NULL input", op->name);
     bool graph_mode = tg__graph_intercepts(2, in);
+    tg_tensor *ref = NULL; /* var is a tensor tg_variable_ref made a variable */
+    tg_graph *cur = tg_graph_current();
+    if (graph_mode && !var->graph && (cur || value->graph)) {
+        tg_graph *g = cur ? cur : value->graph;
+        int v = tg__gmap_get(&g->captured, var);
+        if (v >= 0 && g->nodes[g->values[v].node].kind == TG_GNODE_VARIABLE) {
+            if (!(ref = tg__graph_symbolic(g, v)))
+                return NULL;
+            in[0] = var = ref;
+        }
+    }
     if (graph_mode) { /* in a graph only variables hold state */
         const tg_graph *g = var->graph;
-        if (!g || g->nodes[g->values[var->value].node].kind != TG_GNODE_VARIABLE)
+        if (!g || g->nodes[g->values[var->value].node].kind != TG_GNODE_VARIABLE) {
+            tg_release(ref);
             return tg__error_null(TG_ERR_ARG,
                                   "%s: in graph mode the target must be a variable "
                                   "(tg_variable), got %s%s%s", op->name,
                                   g ? "node '" : "a concrete tensor",
                                   g ? tg_graph_node_name(var) : "", g ? "'" : "");
+        }
     }
     tg_tensor *y = tg_op_call(op, 2, in, attrs, n);
     if (y && graph_mode && tg__graph_order_assign(var, y) != TG_OK)
-        return NULL; /* y stays in the caller's scope */
+        y = NULL; /* y stays in the caller's scope */
+    tg_release(ref);
     return y;
 }
 

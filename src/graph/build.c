@@ -111,6 +111,47 @@ static tg_graph *target_graph(const tg_op_ctx *c)
     return g;
 }
 
+extern const tg_op_def tg_op_assign, tg_op_assign_sub;
+
+static bool is_assign(const tg_gnode *n)
+{
+    return n->kind == TG_GNODE_OP && (n->op == &tg_op_assign || n->op == &tg_op_assign_sub);
+}
+
+/* the variable node value v is (or a view of, through first inputs), or -1 */
+static int variable_behind(const tg_graph *g, int v)
+{
+    for (;;) {
+        int id = g->values[v].node;
+        const tg_gnode *n = &g->nodes[id];
+        if (n->kind == TG_GNODE_VARIABLE)
+            return id;
+        if (n->kind != TG_GNODE_OP || !n->op->make_view || n->n_in == 0)
+            return -1;
+        v = n->in[0];
+    }
+}
+
+/* A new node reading a variable (or a view of it) that assigns already
+ * update runs after those assigns, as creation order has it: ordering-only
+ * edges, so that the parallel executor reads what the serial one reads.
+ * (Readers made before an assign are ordered before it by
+ * tg__graph_order_assign.) */
+static tg_status order_after_assigns(tg_graph *g, int id)
+{
+    if (is_assign(&g->nodes[id]))
+        return TG_OK; /* ordered after earlier readers, assigns included */
+    for (int i = 0; i < g->nodes[id].n_in; i++) {
+        int var = variable_behind(g, g->nodes[id].in[i]);
+        for (int a = var + 1; var >= 0 && a < id; a++)
+            if (is_assign(&g->nodes[a]) && g->nodes[a].in[0] == g->nodes[var].out[0] &&
+                tg__graph_add_ctrl(g, id, a, true) != TG_OK)
+                return tg__error(TG_ERR_NOMEM, "%s: out of memory",
+                                 tg__gnode_op_name(&g->nodes[id]));
+    }
+    return TG_OK;
+}
+
 tg_status tg__graph_append(tg_op_ctx *c)
 {
     tg_graph *g = target_graph(c);
@@ -138,6 +179,8 @@ tg_status tg__graph_append(tg_op_ctx *c)
     memcpy(n->in, in_ids, (size_t)c->n_in * sizeof *in_ids);
     for (int o = 0; o < c->n_out; o++)
         tg__graph_add_value(g, id, o, &c->out_meta[o]); /* reserved: cannot fail */
+    if (order_after_assigns(g, id) != TG_OK)
+        return tg_last_status();
     for (int o = 0; o < c->n_out; o++) {
         c->out[o] = tg__graph_symbolic(g, n->out[o]);
         if (!c->out[o]) {
@@ -185,6 +228,28 @@ tg_tensor *tg_variable(tg_graph *g, const char *name, tg_tensor *init)
     tg_meta_of(copy, &m);
     int v = add_source(g, TG_GNODE_VARIABLE, name, "variable", copy, &m);
     return v < 0 ? NULL : tg__publish(tg__graph_symbolic(g, v));
+}
+
+tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t)
+{
+    if (!g)
+        return tg__error_null(TG_ERR_ARG, "tg_variable_ref: graph is NULL");
+    if (!t)
+        return tg__error_is_set() ? NULL
+                                  : tg__error_null(TG_ERR_ARG, "tg_variable_ref: tensor is NULL");
+    if (!tg__check_concrete("tg_variable_ref", t))
+        return NULL;
+    int old = tg__gmap_get(&g->captured, t);
+    if (old >= 0)
+        return tg__error_null(TG_ERR_ARG, "tg_variable_ref: graph '%s' already uses this "
+                              "tensor as node '%s'; make it a variable before using it",
+                              g->name, g->nodes[g->values[old].node].name);
+    tg_meta m;
+    tg_meta_of(t, &m);
+    int v = add_source(g, TG_GNODE_VARIABLE, name, "variable", tg_retain(t), &m);
+    if (v < 0 || !tg__graph_map_capture(g, t, v))
+        return NULL;
+    return tg__publish(tg__graph_symbolic(g, v));
 }
 
 tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value)

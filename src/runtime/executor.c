@@ -1,17 +1,21 @@
-/* The serial executor: runs a plan's steps in order with the ops' own
- * kernels (the ones eager mode runs), binding variables and constants,
- * allocating outputs from the inferred metadata (or making views), and
- * releasing each value after its last use. */
+/* Running a step (shared by both executors) and the serial executor: the
+ * plan's steps in order with the ops' own kernels (the ones eager mode
+ * runs), binding variables and constants, placing outputs where the
+ * memory plan says (or making views), and releasing each value's tensor
+ * after its last use. */
 #include "ops/elementwise.h"
 #include "runtime/runtime_impl.h"
+#include "tg/autograd.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
-/* the memory plan's allocation hook (an arena will live here) */
-static tg_tensor *alloc_output(const tg_meta *m)
+int64_t tg__now_ns(void)
 {
-    return tg__alloc(m->dtype, m->ndim, m->shape);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static tg_status node_error(const tg_graph *g, const tg_gnode *n)
@@ -58,8 +62,8 @@ static tg_status retry_view_contiguous(tg_op_ctx *c)
     return s;
 }
 
-static tg_status run_op(const tg_graph *g, const tg_gnode *n, tg_tensor **vals,
-                        tg_tensor **out)
+static tg_status run_op(const tg_graph *g, const tg_plan *p, const tg_gnode *n,
+                        tg_tensor **vals, tg_tensor **out)
 {
     tg_tensor *in[TG_MAX_OP_INPUTS];
     for (int i = 0; i < n->n_in; i++)
@@ -77,7 +81,7 @@ static tg_status run_op(const tg_graph *g, const tg_gnode *n, tg_tensor **vals,
         return s;
     }
     for (int o = 0; o < n->n_out; o++)
-        if (!(out[o] = alloc_output(&c.out_meta[o])))
+        if (!(out[o] = tg__memplan_output(p, n->out[o], &c.out_meta[o])))
             return TG_ERR_NOMEM;
     return n->op->kernel(&c);
 }
@@ -99,43 +103,53 @@ static tg_status snapshot(const tg_plan *p, const tg_gnode *n, tg_tensor **vals,
     return TG_OK;
 }
 
-static tg_status run_step(const tg_graph *g, int id, tg_tensor **vals, int64_t *n_ops)
+tg_status tg__exec_step(const tg_exec *x, int k, bool *ran_op)
 {
-    const tg_gnode *n = &g->nodes[id];
+    const tg_graph *g = x->g;
+    const tg_gnode *n = &g->nodes[x->p->steps[k]];
+    tg_tensor **vals = x->vals;
+    *ran_op = n->kind == TG_GNODE_OP;
     if (n->kind != TG_GNODE_OP) { /* variables and constants: bind the tensor */
         if (!vals[n->out[0]])
             vals[n->out[0]] = tg_retain(n->tensor);
-        return TG_OK;
+        return snapshot(x->p, n, vals, x->snaps);
     }
     tg_tensor *out[TG_MAX_OP_OUTPUTS];
-    tg_status s = run_op(g, n, vals, out);
+    tg_status s = run_op(g, x->p, n, vals, out);
     for (int o = 0; o < n->n_out; o++) {
         if (s != TG_OK || vals[n->out[o]]) /* failed, or the value is fed */
             tg_release(out[o]);
         else
             vals[n->out[o]] = out[o];
     }
-    (*n_ops)++;
+    if (s == TG_OK)
+        s = snapshot(x->p, n, vals, x->snaps);
     return s == TG_OK ? TG_OK : node_error(g, n);
 }
 
-tg_status tg__plan_execute(const tg_graph *g, const tg_plan *p, tg_tensor **vals,
-                           tg_tensor **snaps, int64_t *n_ops)
+tg_status tg__plan_execute(tg_exec *x)
 {
-    /* kernels run eagerly even when the caller is inside a graph scope */
+    const tg_plan *p = x->p;
+    tg_status s = tg__memplan_prepare(x->p);
+    /* kernels run eagerly even when the caller is inside a graph scope,
+     * and record nothing (assigns may write variables that require grad) */
     int old = tg__graph_suspend();
-    tg_status s = TG_OK;
-    *n_ops = 0;
+    tg_no_grad_begin();
+    x->n_ops = 0;
     for (int k = 0; k < p->n_steps && s == TG_OK; k++) {
-        s = run_step(g, p->steps[k], vals, n_ops);
-        if (s == TG_OK)
-            s = snapshot(p, &g->nodes[p->steps[k]], vals, snaps);
+        bool op;
+        int64_t t0 = x->spans ? tg__now_ns() : 0;
+        s = tg__exec_step(x, k, &op);
+        x->n_ops += op;
+        if (x->spans)
+            x->spans[k] = (tg_trace_span){op ? p->steps[k] : -1, 0, t0, tg__now_ns()};
         for (int f = p->mem.free_start[k]; f < p->mem.free_start[k + 1]; f++) {
             int v = p->mem.free_values[f];
-            tg_release(vals[v]);
-            vals[v] = NULL;
+            tg_release(x->vals[v]);
+            x->vals[v] = NULL;
         }
     }
+    tg_no_grad_end();
     tg__graph_resume(old);
     return s;
 }

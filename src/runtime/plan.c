@@ -1,8 +1,9 @@
 /* Compiling a plan (TensorFlow's Session::Run pruning): the nodes the
  * fetches and targets need, walking back through data and control edges
  * and stopping at fed values; an execution order (Kahn's algorithm taking
- * the lowest id first, so creation order whenever that is valid); and the
- * memory plan (each value freed after its last use). */
+ * the lowest id first, so creation order whenever that is valid); the
+ * dependency graph among the steps (for the parallel executor); and the
+ * memory plan (memplan.c). */
 #include "runtime/runtime_impl.h"
 
 #include <stdlib.h>
@@ -16,8 +17,12 @@ void tg__plan_free(tg_plan *p)
     free(p->key.fetches);
     free(p->key.targets);
     free(p->steps);
-    free(p->mem.free_start);
-    free(p->mem.free_values);
+    free(p->n_preds);
+    free(p->succ_start);
+    free(p->succ);
+    free(p->fed);
+    free(p->fetched);
+    tg__memplan_free(&p->mem);
     free(p->snapshot);
     free(p);
 }
@@ -201,49 +206,50 @@ done:
     return s;
 }
 
-/* ---- memory plan ------------------------------------------------------------------ */
-static tg_status plan_memory(const tg_graph *g, tg_plan *plan)
+/* ---- the steps' dependency graph --------------------------------------------------- */
+typedef struct deps_ctx {
+    const int *pos; /* node id -> step index */
+    int *n_preds, *start, *succ;
+    int k;
+} deps_ctx;
+
+static void count_dep(void *c, int pred)
 {
-    int nv = plan->n_values;
-    int *last = malloc((size_t)(nv > 0 ? nv : 1) * sizeof *last);
-    bool *keep = calloc((size_t)(nv > 0 ? nv : 1), 1);
-    tg_memplan *m = &plan->mem;
-    m->free_start = calloc((size_t)plan->n_steps + 2, sizeof(int));
-    if (!last || !keep || !m->free_start) {
-        free(last);
-        free(keep);
+    deps_ctx *d = c;
+    d->n_preds[d->k]++;
+    d->start[d->pos[pred] + 2]++;
+}
+
+static void fill_dep(void *c, int pred)
+{
+    deps_ctx *d = c;
+    d->succ[d->start[d->pos[pred] + 1]++] = d->k;
+}
+
+static tg_status build_deps(const tg_graph *g, const bool *needed, const bool *fed,
+                            tg_plan *plan)
+{
+    int n = plan->n_steps, n_edges = 0;
+    int *pos = malloc(((size_t)g->n_nodes + 1) * sizeof *pos);
+    plan->n_preds = calloc((size_t)n + 1, sizeof(int));
+    plan->succ_start = calloc((size_t)n + 2, sizeof(int));
+    for (int k = 0; k < n; k++)
+        n_edges += tg__gnode_n_preds(&g->nodes[plan->steps[k]]);
+    plan->succ = malloc(((size_t)n_edges + 1) * sizeof(int));
+    if (!pos || !plan->n_preds || !plan->succ_start || !plan->succ) {
+        free(pos);
         return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     }
-    for (int v = 0; v < nv; v++)
-        last[v] = -1;
-    for (int i = 0; i < plan->key.n_fetches; i++)
-        keep[plan->key.fetches[i]] = true; /* handed to the caller */
-    for (int k = 0; k < plan->n_steps; k++) {
-        const tg_gnode *n = &g->nodes[plan->steps[k]];
-        for (int o = 0; o < n->n_out; o++)
-            last[n->out[o]] = k; /* unused outputs go right away */
-        for (int i = 0; i < n->n_in; i++)
-            last[n->in[i]] = k;
-    }
-    int n_free = 0;
-    for (int v = 0; v < nv; v++)
-        if (last[v] >= 0 && !keep[v]) {
-            m->free_start[last[v] + 2]++;
-            n_free++;
-        }
-    for (int k = 0; k < plan->n_steps; k++)
-        m->free_start[k + 2] += m->free_start[k + 1];
-    m->free_values = malloc((size_t)(n_free > 0 ? n_free : 1) * sizeof(int));
-    if (!m->free_values) {
-        free(last);
-        free(keep);
-        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
-    }
-    for (int v = 0; v < nv; v++)
-        if (last[v] >= 0 && !keep[v])
-            m->free_values[m->free_start[last[v] + 1]++] = v;
-    free(last);
-    free(keep);
+    for (int k = 0; k < n; k++)
+        pos[plan->steps[k]] = k;
+    deps_ctx d = {pos, plan->n_preds, plan->succ_start, plan->succ, 0};
+    for (d.k = 0; d.k < n; d.k++)
+        for_preds(g, needed, fed, plan->steps[d.k], count_dep, &d);
+    for (int k = 0; k < n; k++)
+        d.start[k + 2] += d.start[k + 1];
+    for (d.k = 0; d.k < n; d.k++)
+        for_preds(g, needed, fed, plan->steps[d.k], fill_dep, &d);
+    free(pos);
     return TG_OK;
 }
 
@@ -269,7 +275,8 @@ static tg_status plan_snapshots(const tg_graph *g, const bool *fed, tg_plan *pla
     return TG_OK;
 }
 
-tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed)
+tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed,
+                          bool memory_plan, bool parallel)
 {
     tg_plan *plan = calloc(1, sizeof *plan);
     prune p = {g, fed, calloc((size_t)g->n_nodes + 1, 1),
@@ -286,15 +293,25 @@ tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool 
                                   copy_ints(key->fetches, key->n_fetches),
                                   copy_ints(key->targets, key->n_targets)};
         plan->steps = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
-        if (!plan->key.feeds || !plan->key.fetches || !plan->key.targets || !plan->steps)
+        plan->fed = malloc((size_t)g->n_values + 1);
+        plan->fetched = calloc((size_t)g->n_values + 1, 1);
+        if (!plan->key.feeds || !plan->key.fetches || !plan->key.targets ||
+            !plan->steps || !plan->fed || !plan->fetched)
             s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    if (s == TG_OK) {
+        memcpy(plan->fed, fed, (size_t)g->n_values);
+        for (int i = 0; i < key->n_fetches; i++)
+            plan->fetched[key->fetches[i]] = true;
     }
     if (s == TG_OK)
         s = mark_needed(&p, key);
     if (s == TG_OK)
         s = order(g, p.needed, fed, plan);
     if (s == TG_OK)
-        s = plan_memory(g, plan);
+        s = build_deps(g, p.needed, fed, plan);
+    if (s == TG_OK)
+        s = tg__memplan_build(g, plan, memory_plan, parallel);
     if (s == TG_OK)
         s = plan_snapshots(g, fed, plan);
     free(p.needed);

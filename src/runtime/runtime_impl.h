@@ -1,6 +1,7 @@
 /* Runtime internals: a plan is what a session compiles once per feed /
- * fetch / target signature (the pruned node set in execution order and
- * its memory plan) and the executor runs with the ops' own kernels. */
+ * fetch / target signature (the pruned node set in execution order, its
+ * dependency graph and its memory plan) and the executors run with the
+ * ops' own kernels. */
 #ifndef TG_RUNTIME_IMPL_H
 #define TG_RUNTIME_IMPL_H
 
@@ -15,13 +16,33 @@ typedef struct tg_plan_key {
     int *targets; /* node ids */
 } tg_plan_key;
 
-/* Memory plan: when each value's buffer can go. Today the executor frees
- * a value after the step that uses it last (and allocates outputs with
- * tg__alloc); an arena with buffer reuse and in-place execution will
- * replace alloc_output/free lists without changing the plan's users. */
+/* where a value's tensor comes from at run time */
+typedef enum tg_mem_kind {
+    TG_MEM_NONE = 0, /* not produced in this plan */
+    TG_MEM_EXTERNAL, /* a feed, variable or constant: bound, never allocated */
+    TG_MEM_VIEW,     /* made by a view op: aliases its input (or a copy) */
+    TG_MEM_OWN,      /* a buffer of its own (tg__alloc) */
+    TG_MEM_ARENA     /* at offset[v] in the plan's arena */
+} tg_mem_kind;
+
+/* The memory plan (memplan.c). Serially, a value lives from its producer
+ * to its last reader, readers of views of it included; arena values get
+ * 64-byte aligned offsets, best fit among the blocks of dead values. For
+ * the parallel executor a dead value's block is reused only by a node
+ * that depends on every node that touched it (see memplan.c). */
 typedef struct tg_memplan {
-    int *free_start; /* n_steps + 1 offsets into free_values */
-    int *free_values; /* values to release after each step */
+    bool enabled;  /* false: every computed value TG_MEM_OWN */
+    bool parallel; /* reuse restricted for the parallel executor */
+    uint8_t *kind;     /* per value: tg_mem_kind */
+    int64_t *offset;   /* per value: arena byte offset (TG_MEM_ARENA) */
+    int *inplace_of;   /* per value: the input whose buffer it took, or -1 */
+    /* serial executor: values released after each step (tensor
+     * references; the arena itself stays) */
+    int *free_start;  /* n_steps + 1 offsets into free_values */
+    int *free_values;
+    int *n_reads;     /* per value: input slots reading it (parallel executor) */
+    tg_memory_stats stats;
+    tg_tensor *arena; /* uint8 storage of stats.arena_bytes, made at first run */
 } tg_memplan;
 
 typedef struct tg_plan {
@@ -30,6 +51,14 @@ typedef struct tg_plan {
     int n_values;     /* graph values then: the size of a run's value table */
     int n_steps;
     int *steps;       /* node ids in execution order (ops and sources) */
+    /* the dependency graph among steps (data, control and ordering edges
+     * whose ends both run), by step index: how many predecessors each
+     * step has, and its successors */
+    int *n_preds;
+    int *succ_start; /* n_steps + 1 */
+    int *succ;
+    bool *fed;       /* per value: fed in this signature */
+    bool *fetched;   /* per value */
     tg_memplan mem;
     /* per value: fetched and aliasing a variable or constant (itself or a
      * view of it), so copied when produced: later steps (assigns) and runs
@@ -39,16 +68,51 @@ typedef struct tg_plan {
 } tg_plan;
 
 /* compiles the plan for key (copied) or fails naming what is missing;
- * fed[v] marks fed values (n_values entries) */
-tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed);
+ * fed[v] marks fed values (n_values entries). memory_plan/parallel pick
+ * the memory plan's mode. */
+tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed,
+                          bool memory_plan, bool parallel);
 void tg__plan_free(tg_plan *p);
 
-/* runs plan p: vals[n_values] holds the fed tensors (owned references) on
- * entry and the fetched ones on success; everything else is released.
- * snaps[n_values] (NULLs on entry) receives the copies of fetched values
- * marked in p->snapshot, taken when they were produced. *n_ops counts the
- * op nodes executed. */
-tg_status tg__plan_execute(const tg_graph *g, const tg_plan *p, tg_tensor **vals,
-                           tg_tensor **snaps, int64_t *n_ops);
+/* builds p->mem for the compiled steps (memplan.c) */
+tg_status tg__memplan_build(const tg_graph *g, tg_plan *p, bool enabled, bool parallel);
+void tg__memplan_free(tg_memplan *m);
+/* the arena, allocated on first use; TG_OK when the plan needs none */
+tg_status tg__memplan_prepare(tg_plan *p);
+/* may op's output overwrite a same-shaped input (elementwise kernels)? */
+bool tg__memplan_elementwise(const tg_op_def *op);
+/* a tensor for value v computed by a kernel: in the arena or its own */
+tg_tensor *tg__memplan_output(const tg_plan *p, int v, const tg_meta *m);
+
+/* one op execution, for the profiler */
+typedef struct tg_trace_span {
+    int node;       /* -1: the step was not an op (a variable or constant) */
+    int tid;        /* 0: the calling thread */
+    int64_t t0, t1; /* CLOCK_MONOTONIC nanoseconds */
+} tg_trace_span;
+int64_t tg__now_ns(void);
+
+/* A run of plan p: vals[n_values] holds the fed tensors (owned
+ * references) on entry and the fetched ones on success; everything else
+ * is released. snaps[n_values] (NULLs on entry) receives the copies of
+ * fetched values marked in p->snapshot, taken when they were produced.
+ * spans (n_steps entries, or NULL) receives one span per step. */
+typedef struct tg_exec {
+    const tg_graph *g;
+    tg_plan *p;
+    tg_tensor **vals, **snaps;
+    tg_trace_span *spans;
+    int64_t n_ops; /* out: op nodes executed */
+} tg_exec;
+
+tg_status tg__plan_execute(tg_exec *x);          /* serial (executor.c) */
+tg_status tg__plan_execute_parallel(tg_exec *x); /* exec_parallel.c */
+/* runs step k (binding a source, or running an op into vals and taking
+ * snapshots); *ran_op tells whether it was an op. On failure the error
+ * names the node. Shared by both executors. */
+tg_status tg__exec_step(const tg_exec *x, int k, bool *ran_op);
+
+/* the plan the session's last run (or memory_stats call) used; tests */
+const tg_plan *tg__session_last_plan(const tg_session *s);
 
 #endif

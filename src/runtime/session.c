@@ -1,17 +1,44 @@
 /* Sessions: check a run's feeds, fetches and targets, find or compile the
- * plan for their signature (cached), execute it, and hand the fetched
- * values back as concrete tensors. */
+ * plan for their signature (cached), execute it with the chosen executor,
+ * and hand the fetched values back as concrete tensors; options, memory
+ * statistics and the profiler's spans. */
+#include "io/json.h"
 #include "ops/elementwise.h"
 #include "runtime/runtime_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct trace_event {
+    int node, tid, run;
+    int64_t t0, t1;
+} trace_event;
+
 struct tg_session {
     tg_graph *g;
     tg_plan *plans; /* the cache: a list, most recently compiled first */
+    const tg_plan *last; /* used by the last run or memory_stats call */
     tg_session_stats stats;
+    tg_executor_kind executor;
+    bool no_memory_plan;
+    /* profiler */
+    bool tracing;
+    int64_t trace_t0;
+    trace_event *events;
+    int64_t n_events, cap_events;
+    int trace_runs;
 };
+
+static void drop_plans(tg_session *s)
+{
+    while (s->plans) {
+        tg_plan *p = s->plans;
+        s->plans = p->next;
+        tg__plan_free(p);
+    }
+    s->last = NULL;
+    s->stats.n_plans = 0;
+}
 
 tg_session *tg_session_new(tg_graph *g)
 {
@@ -29,14 +56,36 @@ void tg_session_free(tg_session *s)
 {
     if (!s)
         return;
-    while (s->plans) {
-        tg_plan *p = s->plans;
-        s->plans = p->next;
-        tg__plan_free(p);
-    }
+    drop_plans(s);
+    free(s->events);
     tg__graph_release(s->g);
     free(s);
 }
+
+tg_status tg_session_set_executor(tg_session *s, tg_executor_kind kind)
+{
+    if (!s)
+        return tg__error(TG_ERR_ARG, "tg_session_set_executor: session is NULL");
+    if (kind != TG_EXECUTOR_SERIAL && kind != TG_EXECUTOR_PARALLEL)
+        return tg__error(TG_ERR_ARG, "tg_session_set_executor: unknown executor %d",
+                         (int)kind);
+    if (kind != s->executor)
+        drop_plans(s); /* the memory plan differs between executors */
+    s->executor = kind;
+    return TG_OK;
+}
+
+tg_status tg_session_set_memory_plan(tg_session *s, bool on)
+{
+    if (!s)
+        return tg__error(TG_ERR_ARG, "tg_session_set_memory_plan: session is NULL");
+    if (on == s->no_memory_plan)
+        drop_plans(s);
+    s->no_memory_plan = !on;
+    return TG_OK;
+}
+
+const tg_plan *tg__session_last_plan(const tg_session *s) { return s ? s->last : NULL; }
 
 void tg_session_get_stats(const tg_session *s, tg_session_stats *out)
 {
@@ -86,6 +135,7 @@ static void meta_str(int ndim, const int64_t *shape, tg_dtype dt, char *buf, siz
     snprintf(buf, len, "%s%s", tg_dtype_name(dt), tg_shape_str(ndim, shape, s, sizeof s));
 }
 
+/* r->feed_tensors NULL: planning only (memory_stats), no tensors to check */
 static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed)
 {
     char name[300], a[200], b[200];
@@ -101,6 +151,8 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed)
         if (n->kind == TG_GNODE_VARIABLE)
             return tg__error(TG_ERR_ARG, "tg_session_run: '%s' is a variable and "
                              "cannot be fed; assign it (tg_assign) instead", name);
+        if (!r->feed_tensors)
+            continue;
         if (!t)
             return tg__error(TG_ERR_ARG, "tg_session_run: the tensor fed to '%s' is NULL",
                              name);
@@ -141,6 +193,8 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
             break;
     tg_plan *p = *pp;
     if (p && p->epoch != s->g->epoch) { /* the graph was edited: recompile */
+        if (s->last == p)
+            s->last = NULL;
         *pp = p->next;
         tg__plan_free(p);
         s->stats.n_plans--;
@@ -148,13 +202,17 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
     }
     if (p) {
         s->stats.plan_hits++;
-    } else if (tg_graph_verify(s->g) == TG_OK && (p = tg__plan_compile(s->g, &k, fed))) {
+    } else if (tg_graph_verify(s->g) == TG_OK &&
+               (p = tg__plan_compile(s->g, &k, fed, !s->no_memory_plan,
+                                     s->executor == TG_EXECUTOR_PARALLEL))) {
         p->next = s->plans;
         s->plans = p;
         s->stats.plan_misses++;
         s->stats.n_plans++;
     }
     free(buf);
+    if (p)
+        s->last = p;
     return p;
 }
 
@@ -167,6 +225,87 @@ static void hand_over(const request *r, tg_tensor **vals, tg_tensor **snaps,
         int v = r->fetches[i];
         results[i] = tg__publish(tg_retain(snaps[v] ? snaps[v] : vals[v]));
     }
+}
+
+/* ---- profiler ---------------------------------------------------------------------- */
+static tg_status record_spans(tg_session *s, const tg_trace_span *spans, int n)
+{
+    for (int k = 0; k < n; k++) {
+        if (spans[k].node < 0)
+            continue;
+        if (s->n_events == s->cap_events) {
+            int64_t cap = s->cap_events ? 2 * s->cap_events : 256;
+            trace_event *e = realloc(s->events, (size_t)cap * sizeof *e);
+            if (!e)
+                return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory "
+                                 "recording the trace");
+            s->events = e;
+            s->cap_events = cap;
+        }
+        s->events[s->n_events++] = (trace_event){spans[k].node, spans[k].tid,
+                                                 s->trace_runs, spans[k].t0, spans[k].t1};
+    }
+    s->trace_runs++;
+    return TG_OK;
+}
+
+tg_status tg_session_trace_begin(tg_session *s)
+{
+    if (!s)
+        return tg__error(TG_ERR_ARG, "tg_session_trace_begin: session is NULL");
+    s->tracing = true;
+    s->trace_t0 = tg__now_ns();
+    s->n_events = 0;
+    s->trace_runs = 0;
+    return TG_OK;
+}
+
+static void write_event(tg_strbuf *b, const tg_graph *g, const trace_event *e, int64_t t0,
+                        bool first)
+{
+    const tg_gnode *n = &g->nodes[e->node];
+    tg_strbuf_puts(b, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
+    tg_strbuf_json_string(b, n->name);
+    tg_strbuf_puts(b, ", \"cat\": ");
+    tg_strbuf_json_string(b, tg__gnode_op_name(n));
+    tg_strbuf_printf(b, ", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": 1, "
+                     "\"tid\": %d, \"args\": {\"run\": %d}}",
+                     (double)(e->t0 - t0) / 1e3, (double)(e->t1 - e->t0) / 1e3, e->tid,
+                     e->run);
+}
+
+tg_status tg_session_trace_end(tg_session *s, const char *path)
+{
+    if (!s)
+        return tg__error(TG_ERR_ARG, "tg_session_trace_end: session is NULL");
+    if (!s->tracing)
+        return tg__error(TG_ERR_ARG, "tg_session_trace_end: no trace was begun "
+                         "(tg_session_trace_begin)");
+    s->tracing = false;
+    tg_status st = TG_OK;
+    if (path) {
+        tg_strbuf b = {0};
+        tg_strbuf_puts(&b, "{\"traceEvents\": [");
+        for (int64_t i = 0; i < s->n_events; i++)
+            write_event(&b, s->g, &s->events[i], s->trace_t0, i == 0);
+        tg_strbuf_puts(&b, "\n], \"displayTimeUnit\": \"ms\"}\n");
+        FILE *f = b.failed ? NULL : fopen(path, "wb");
+        if (b.failed) {
+            st = tg__error(TG_ERR_NOMEM, "tg_session_trace_end: out of memory");
+        } else if (!f) {
+            st = tg__error(TG_ERR_IO, "tg_session_trace_end: cannot open '%s' for "
+                           "writing", path);
+        } else {
+            bool ok = fwrite(b.data, 1, b.len, f) == b.len;
+            if (fclose(f) != 0 || !ok)
+                st = tg__error(TG_ERR_IO, "tg_session_trace_end: cannot write '%s'", path);
+        }
+        tg_strbuf_free(&b);
+    }
+    free(s->events);
+    s->events = NULL;
+    s->n_events = s->cap_events = 0;
+    return st;
 }
 
 static tg_status run_request(tg_session *s, const request *r, tg_tensor **results)
@@ -182,14 +321,24 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     tg_plan *p = st == TG_OK ? find_or_compile(s, r, fed) : NULL;
     if (st == TG_OK && !p)
         st = tg_last_status();
-    int64_t n_ops = 0;
+    tg_trace_span *spans = NULL;
+    if (st == TG_OK && s->tracing &&
+        !(spans = malloc(((size_t)p->n_steps + 1) * sizeof *spans)))
+        st = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     if (st == TG_OK) {
         for (int i = 0; i < r->n_feeds; i++)
             vals[r->feeds[i]] = tg_retain(r->feed_tensors[i]);
-        st = tg__plan_execute(g, p, vals, snaps, &n_ops);
-        s->stats.nodes_last_run = n_ops;
-        s->stats.nodes_total += n_ops;
+        for (int k = 0; spans && k < p->n_steps; k++)
+            spans[k].node = -1; /* steps that never ran */
+        tg_exec x = {g, p, vals, snaps, spans, 0};
+        st = s->executor == TG_EXECUTOR_PARALLEL ? tg__plan_execute_parallel(&x)
+                                                 : tg__plan_execute(&x);
+        s->stats.nodes_last_run = x.n_ops;
+        s->stats.nodes_total += x.n_ops;
+        if (spans && record_spans(s, spans, p->n_steps) != TG_OK && st == TG_OK)
+            st = tg_last_status();
     }
+    free(spans);
     if (st == TG_OK) {
         hand_over(r, vals, snaps, results);
         s->stats.runs++;
@@ -225,6 +374,28 @@ static tg_status check_counts(const tg_session *s, int n_feeds, const void *feed
     return TG_OK;
 }
 
+/* the value ids of feeds and fetches and the node ids of targets, into
+ * ids (n_feeds + n_fetches + n_targets entries) */
+static tg_status ids_of(const tg_session *s, int n_feeds, tg_tensor *const *feed_values,
+                        int n_fetches, tg_tensor *const *fetch_values, int n_targets,
+                        tg_tensor *const *targets, int *ids)
+{
+    int n = n_feeds + n_fetches + n_targets;
+    for (int i = 0; i < n; i++) {
+        tg_tensor *t = i < n_feeds ? feed_values[i]
+                       : i < n_feeds + n_fetches ? fetch_values[i - n_feeds]
+                                                 : targets[i - n_feeds - n_fetches];
+        const char *what = i < n_feeds ? "a fed value"
+                           : i < n_feeds + n_fetches ? "a fetched value" : "a target";
+        ids[i] = tg__graph_value_of(s->g, t, "tg_session_run", what);
+        if (ids[i] < 0)
+            return tg_last_status();
+        if (i >= n_feeds + n_fetches) /* targets are nodes */
+            ids[i] = s->g->values[ids[i]].node;
+    }
+    return TG_OK;
+}
+
 tg_status tg_session_run(tg_session *s, int n_feeds, tg_tensor *const *feed_values,
                          tg_tensor *const *feed_tensors, int n_fetches,
                          tg_tensor *const *fetch_values, tg_tensor **results,
@@ -238,18 +409,7 @@ tg_status tg_session_run(tg_session *s, int n_feeds, tg_tensor *const *feed_valu
     int *ids = malloc((size_t)(n + 1) * sizeof *ids);
     if (!ids)
         return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
-    for (int i = 0; i < n && st == TG_OK; i++) {
-        tg_tensor *t = i < n_feeds ? feed_values[i]
-                       : i < n_feeds + n_fetches ? fetch_values[i - n_feeds]
-                                                 : targets[i - n_feeds - n_fetches];
-        const char *what = i < n_feeds ? "a fed value"
-                           : i < n_feeds + n_fetches ? "a fetched value" : "a target";
-        ids[i] = tg__graph_value_of(s->g, t, "tg_session_run", what);
-        if (ids[i] < 0)
-            st = tg_last_status();
-        else if (i >= n_feeds + n_fetches) /* targets are nodes */
-            ids[i] = s->g->values[ids[i]].node;
-    }
+    st = ids_of(s, n_feeds, feed_values, n_fetches, fetch_values, n_targets, targets, ids);
     request r = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
                  ids + n_feeds + n_fetches, feed_tensors};
     if (st == TG_OK)
@@ -258,6 +418,40 @@ tg_status tg_session_run(tg_session *s, int n_feeds, tg_tensor *const *feed_valu
         for (int i = 0; i < n_fetches; i++)
             results[i] = NULL;
     free(ids);
+    return st;
+}
+
+tg_status tg_session_memory_stats(tg_session *s, int n_feeds, tg_tensor *const *feed_values,
+                                  int n_fetches, tg_tensor *const *fetch_values,
+                                  int n_targets, tg_tensor *const *targets,
+                                  tg_memory_stats *out)
+{
+    tg_tensor *dummy = NULL;
+    tg_status st = check_counts(s, n_feeds, feed_values, feed_values, n_fetches,
+                                fetch_values, &dummy, n_targets, targets);
+    if (st == TG_OK && !out)
+        st = tg__error(TG_ERR_ARG, "tg_session_memory_stats: out is NULL");
+    if (st != TG_OK)
+        return st;
+    int n = n_feeds + n_fetches + n_targets;
+    int *ids = malloc((size_t)(n + 1) * sizeof *ids);
+    bool *fed = calloc((size_t)s->g->n_values + 1, 1);
+    if (!ids || !fed)
+        st = tg__error(TG_ERR_NOMEM, "tg_session_memory_stats: out of memory");
+    if (st == TG_OK)
+        st = ids_of(s, n_feeds, feed_values, n_fetches, fetch_values, n_targets, targets,
+                    ids);
+    request r = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
+                 ids + n_feeds + n_fetches, NULL};
+    if (st == TG_OK)
+        st = check_feeds(s->g, &r, fed);
+    const tg_plan *p = st == TG_OK ? find_or_compile(s, &r, fed) : NULL;
+    if (st == TG_OK && !p)
+        st = tg_last_status();
+    if (p)
+        *out = p->mem.stats;
+    free(ids);
+    free(fed);
     return st;
 }
 

@@ -3,6 +3,7 @@
  * a progress display, and a --json summary line. */
 #include "args.h"
 #include "commands.h"
+#include "lenet_graph.h"
 #include "lenet_task.h"
 #include "progress.h"
 
@@ -11,7 +12,7 @@
 #include <string.h>
 
 typedef struct train_opts {
-    const char *data, *optimizer, *save, *load;
+    const char *data, *optimizer, *save, *load, *mode, *profile;
     int epochs, batch, threads, seed, prefetch;
     double lr, momentum;
     bool json, quiet;
@@ -45,34 +46,115 @@ static tg_optimizer *make_optimizer(const train_opts *o, tg_module *model)
     return opt;
 }
 
+/* What a training step needs in either mode. Eager: the optimizer runs
+ * after backward. Graph: one session run per step of a graph holding the
+ * forward, the backward and the SGD update; one graph per batch size (the
+ * last batch of an epoch is smaller), sharing parameters and momentum. */
+typedef struct trainer {
+    tg_module *model;
+    tg_optimizer *opt; /* eager mode */
+    bool graph_mode;
+    sgd_state sgd;
+    tg_named_tensor *names;
+    lenet_graph graphs[2];
+    int n_graphs;
+    const char *profile;  /* graph mode: Chrome trace of the first steps */
+    tg_session *traced;
+    int traced_steps;
+} trainer;
+
+#define PROFILE_STEPS 50
+
+/* the first PROFILE_STEPS runs of the first graph go into the trace */
+static tg_status profile_step(trainer *t, lenet_graph *lg, bool before)
+{
+    if (!t->profile)
+        return TG_OK;
+    if (before)
+        return t->traced ? TG_OK : tg_session_trace_begin(t->traced = lg->session);
+    if (lg->session != t->traced || ++t->traced_steps < PROFILE_STEPS)
+        return TG_OK;
+    tg_status s = tg_session_trace_end(t->traced, t->profile);
+    t->profile = NULL;
+    return s;
+}
+
+static lenet_graph *graph_for(trainer *t, int64_t batch)
+{
+    for (int i = 0; i < t->n_graphs; i++)
+        if (t->graphs[i].batch == batch)
+            return &t->graphs[i];
+    if (t->n_graphs == 2) { /* a third batch size: rebuild the second slot */
+        lenet_graph_free(&t->graphs[1]);
+        t->n_graphs = 1;
+    }
+    lenet_graph *lg = &t->graphs[t->n_graphs];
+    if (lenet_graph_build(lg, t->model, &t->sgd, batch, true, true) != TG_OK)
+        return NULL;
+    t->n_graphs++;
+    return lg;
+}
+
+/* one step on (x, y); the loss before the update, or NaN on error */
+static double trainer_step(trainer *t, tg_tensor *x, tg_tensor *y)
+{
+    if (t->graph_mode) {
+        lenet_graph *lg = graph_for(t, tg_size(x, 0));
+        if (!lg || profile_step(t, lg, true) != TG_OK)
+            return 0.0 / 0.0;
+        double loss = lenet_graph_step(lg, x, y);
+        return profile_step(t, lg, false) == TG_OK ? loss : 0.0 / 0.0;
+    }
+    tg_tensor *loss = tg_cross_entropy(tg_module_forward(t->model, x), y, TG_REDUCTION_MEAN);
+    if (!loss || tg_backward(loss, NULL, false) != TG_OK || tg_optim_step(t->opt) != TG_OK)
+        return 0.0 / 0.0;
+    tg_optim_zero_grad(t->opt);
+    return tg_item(loss);
+}
+
+static tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model)
+{
+    memset(t, 0, sizeof *t);
+    t->model = model;
+    t->graph_mode = !strcmp(o->mode, "graph");
+    t->profile = o->profile;
+    t->opt = make_optimizer(o, model);
+    if (!t->opt)
+        return tg_last_status();
+    return t->graph_mode ? sgd_state_init(&t->sgd, model, o->lr, o->momentum, &t->names)
+                         : TG_OK;
+}
+
+static void trainer_free(trainer *t)
+{
+    if (t->profile && t->traced && tg_session_trace_end(t->traced, t->profile) != TG_OK)
+        fprintf(stderr, "tg: writing the profile: %s\n", tg_last_error());
+    for (int i = 0; i < t->n_graphs; i++)
+        lenet_graph_free(&t->graphs[i]);
+    sgd_state_free(&t->sgd);
+    tg_named_tensors_free(t->names);
+    tg_optim_free(t->opt);
+}
+
 /* one epoch of training; returns the mean loss, or NaN on error */
-static double train_epoch(tg_module *model, tg_optimizer *opt, tg_loader *loader,
-                          int epoch, const train_opts *o)
+static double train_epoch(trainer *t, tg_loader *loader, int epoch, const train_opts *o)
 {
     progress pr;
     progress_begin(&pr, epoch, o->epochs, tg_loader_num_batches(loader), o->quiet);
-    tg_module_train(model, true);
+    tg_module_train(t->model, true);
     tg_tensor *x, *y;
     int r;
     for (;;) {
         tg_scope_begin();
         r = tg_loader_next(loader, &x, &y);
-        double loss_value = 0;
-        if (r == 1) {
-            tg_tensor *loss = tg_cross_entropy(tg_module_forward(model, x), y,
-                                               TG_REDUCTION_MEAN);
-            if (!loss || tg_backward(loss, NULL, false) != TG_OK ||
-                tg_optim_step(opt) != TG_OK)
-                r = -1;
-            else
-                loss_value = tg_item(loss);
-            tg_optim_zero_grad(opt);
-        }
+        double loss = r == 1 ? trainer_step(t, x, y) : 0;
         int64_t images = r == 1 ? tg_size(x, 0) : 0;
         tg_scope_end();
+        if (r == 1 && loss != loss)
+            r = -1;
         if (r != 1)
             break;
-        progress_step(&pr, images, loss_value);
+        progress_step(&pr, images, loss);
     }
     double mean = progress_end(&pr);
     if (r < 0) {
@@ -85,12 +167,14 @@ static double train_epoch(tg_module *model, tg_optimizer *opt, tg_loader *loader
 static const char train_usage[] =
     "usage: tg train lenet [options]\n"
     "Trains LeNet-5 on MNIST (fetched into --data on first use) and prints\n"
-    "per-epoch train loss, test accuracy, seconds and images/s.";
+    "per-epoch train loss, test accuracy, seconds and images/s.\n"
+    "--mode graph (the default) runs each step as one static graph with the\n"
+    "SGD update inside; its checkpoints hold the model but not the momentum.";
 
 static int parse_train(int argc, char **argv, train_opts *o, bool eval)
 {
     *o = (train_opts){.data = "data/mnist", .optimizer = "sgd", .epochs = 1, .batch = 64,
-                      .threads = tg_get_num_threads(), .seed = 1, .prefetch = 2,
+                      .threads = tg_get_num_threads(), .seed = 1, .prefetch = 2, .mode = "graph",
                       .lr = 0.02, .momentum = 0.9};
     const opt train_table[] = {
         {"data", OPT_STRING, &o->data, "MNIST directory (default data/mnist)"},
@@ -101,7 +185,9 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"optimizer", OPT_STRING, &o->optimizer, "sgd | adam | adamw | adadelta (default sgd)"},
         {"threads", OPT_INT, &o->threads, "threads (default: TG_NUM_THREADS or the cores)"},
         {"seed", OPT_INT, &o->seed, "seed for initialisation and shuffling (default 1)"},
+        {"mode", OPT_STRING, &o->mode, "eager | graph: run each step op by op, or as one static graph (default graph)"},
         {"prefetch", OPT_INT, &o->prefetch, "batches prepared ahead in the background, 0 = off (default 2)"},
+        {"profile", OPT_STRING, &o->profile, "graph mode: write a Chrome trace of the first 50 steps (Perfetto)"},
         {"save", OPT_STRING, &o->save, "write a checkpoint (safetensors) at the end"},
         {"load", OPT_STRING, &o->load, "start from a checkpoint (model and optimizer)"},
         {"json", OPT_FLAG, &o->json, "end with one JSON summary line"},
@@ -137,6 +223,19 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         fprintf(stderr, "tg: unknown optimizer '%s' (sgd, adam, adamw, adadelta)\n", o->optimizer);
         return 1;
     }
+    if (strcmp(o->mode, "eager") && strcmp(o->mode, "graph")) {
+        fprintf(stderr, "tg: unknown mode '%s' (eager, graph)\n", o->mode);
+        return 1;
+    }
+    if (!strcmp(o->mode, "graph") && strcmp(o->optimizer, "sgd")) {
+        fprintf(stderr, "tg: --mode graph trains with --optimizer sgd only (its update is "
+                        "built into the graph); use --mode eager for %s\n", o->optimizer);
+        return 1;
+    }
+    if (o->profile && strcmp(o->mode, "graph")) {
+        fprintf(stderr, "tg: --profile traces graph sessions: use it with --mode graph\n");
+        return 1;
+    }
     if (eval && !o->load) {
         fprintf(stderr, "tg: eval needs --load PATH\n");
         return 1;
@@ -148,9 +247,13 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     return -1; /* go on */
 }
 
-static int run_training(const train_opts *o, tg_module *model, tg_optimizer *opt,
-                        tg_dataset *train, tg_dataset *test)
+static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
+                        tg_dataset *test)
 {
+    tg_module *model = t->model;
+    /* graph mode keeps its momentum inside the graph: its checkpoints hold
+     * the model only (see --help) */
+    tg_optimizer *opt = t->graph_mode ? NULL : t->opt;
     tg_loader_options lo = tg_loader_defaults();
     lo.batch_size = o->batch;
     lo.shuffle = true;
@@ -171,7 +274,7 @@ static int run_training(const train_opts *o, tg_module *model, tg_optimizer *opt
     for (int e = 1; e <= o->epochs; e++) {
         tg_loader_set_epoch(loader, (uint64_t)(done + e - 1));
         double t0 = progress_now();
-        loss = train_epoch(model, opt, loader, e, o);
+        loss = train_epoch(t, loader, e, o);
         double secs = progress_now() - t0;
         if (loss != loss) {
             tg_loader_free(loader);
@@ -192,10 +295,10 @@ static int run_training(const train_opts *o, tg_module *model, tg_optimizer *opt
     if (o->save && !o->quiet)
         printf("saved %s\n", o->save);
     if (o->json)
-        printf("{\"model\":\"lenet\",\"epochs\":%d,\"batch\":%d,\"threads\":%d,"
+        printf("{\"model\":\"lenet\",\"mode\":\"%s\",\"epochs\":%d,\"batch\":%d,\"threads\":%d,"
                "\"train_seconds\":%.3f,\"images_per_second\":%.1f,\"final_train_loss\":%.5f,"
                "\"test_accuracy\":%.4f,\"peak_rss_mb\":%.1f}\n",
-               o->epochs, o->batch, o->threads, train_seconds,
+               o->mode, o->epochs, o->batch, o->threads, train_seconds,
                (double)images / train_seconds, loss, acc, peak_rss_mb());
     return 0;
 }
@@ -210,14 +313,15 @@ int tg_cmd_train(int argc, char **argv)
     tg_dataset *test = train ? tg_mnist_dataset(o.data, false) : NULL;
     tg_generator *gen = tg_generator_new((uint64_t)o.seed);
     tg_module *model = test ? tg_lenet5(gen) : NULL;
-    tg_optimizer *opt = model ? make_optimizer(&o, model) : NULL;
-    if (!opt) {
+    trainer t;
+    if (!model || trainer_init(&t, &o, model) != TG_OK) {
         fprintf(stderr, "tg: %s\n", tg_last_error());
         r = 1;
     } else {
-        r = run_training(&o, model, opt, train, test);
+        r = run_training(&o, &t, train, test);
     }
-    tg_optim_free(opt);
+    if (model)
+        trainer_free(&t);
     tg_module_free(model);
     tg_generator_free(gen);
     tg_dataset_free(test);

@@ -12,6 +12,7 @@ typedef struct tg_command {
 int tg_cmd_bench(int argc, char **argv);
 int tg_cmd_data(int argc, char **argv);
 int tg_cmd_eval(int argc, char **argv);
+int tg_cmd_graph(int argc, char **argv);
 int tg_cmd_inspect(int argc, char **argv);
 int tg_cmd_run(int argc, char **argv);
 int tg_cmd_train(int argc, char **argv);

@@ -1,0 +1,209 @@
+/* Symbolic forward-mode autodiff (Jacobian-vector products): the tangent
+ * nodes are appended to the graph by running each op's JVP rule
+ * (autodiff/jvp_rules.c) on symbolic tensors inside a graph scope. Node
+ * ids are a topological order, so visiting them from the first up sees
+ * every value's producer before its consumers: a value's tangent is
+ * complete when it is used. Only nodes on a path from an x to a y run. */
+#include "autodiff/jvp.h"
+#include "autodiff/vjp.h"
+#include "graph/graph_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fwd {
+    tg_graph *g;
+    int n_nodes, n_values; /* the graph before the pass: what we visit */
+    bool *needed;          /* value leads to a y */
+    tg_tensor **tangent;   /* per value, NULL for zero (owned, symbolic) */
+} fwd;
+
+/* a value is needed when it is a y or an input of a node with a needed
+ * output; ids are topological, so one sweep from the last node down */
+static void mark_needed(fwd *p, int n_ys, const int *y_ids)
+{
+    const tg_graph *g = p->g;
+    for (int i = 0; i < n_ys; i++)
+        p->needed[y_ids[i]] = true;
+    for (int id = p->n_nodes - 1; id >= 0; id--) {
+        const tg_gnode *n = &g->nodes[id];
+        bool any = false;
+        for (int o = 0; o < n->n_out; o++)
+            any |= p->needed[n->out[o]];
+        for (int i = 0; any && i < n->n_in; i++)
+            p->needed[n->in[i]] = true;
+    }
+}
+
+/* a tangent made inside the graph may still be concrete (a caller's
+ * tangent, zeros): make it a constant of the graph; consumes t */
+static tg_tensor *as_symbolic(tg_graph *g, tg_tensor *t)
+{
+    if (!t || t->graph)
+        return t;
+    int v = tg__graph_capture(g, t);
+    tg_release(t);
+    return v < 0 ? NULL : tg__graph_symbolic(g, v);
+}
+
+/* tangent[v] += t (an x fed from outside and reached from another x
+ * gets both); consumes t */
+static tg_status add_tangent(fwd *p, int v, tg_tensor *t)
+{
+    if (!(t = as_symbolic(p->g, t)))
+        return tg_last_status();
+    p->tangent[v] = p->tangent[v] ? tg__grad_sum(p->tangent[v], t) : t;
+    return p->tangent[v] ? TG_OK : tg_last_status();
+}
+
+/* symbolic tensors for all the node's inputs and outputs, and their
+ * metadata (a JVP rule may use any of them) */
+static tg_status prepare(fwd *p, const tg_gnode *n, tg_tensor **in, tg_tensor **out,
+                         tg_meta *in_meta, tg_meta *out_meta)
+{
+    tg_graph *g = p->g;
+    for (int i = 0; i < n->n_in; i++) {
+        in_meta[i] = g->values[n->in[i]].meta;
+        if (!(in[i] = tg__graph_symbolic(g, n->in[i])))
+            return tg_last_status();
+    }
+    for (int o = 0; o < n->n_out; o++) {
+        out_meta[o] = g->values[n->out[o]].meta;
+        if (!(out[o] = tg__graph_symbolic(g, n->out[o])))
+            return tg_last_status();
+    }
+    return TG_OK;
+}
+
+static tg_status visit(fwd *p, int id)
+{
+    const tg_gnode *n = &p->g->nodes[id];
+    if (n->kind != TG_GNODE_OP || n->op->nondiff)
+        return TG_OK;
+    bool has_dx = false, needed = false;
+    for (int i = 0; i < n->n_in; i++)
+        has_dx |= p->tangent[n->in[i]] != NULL;
+    for (int o = 0; o < n->n_out; o++)
+        needed |= p->needed[n->out[o]];
+    if (!has_dx || !needed) /* not on a path from an x to a y */
+        return TG_OK;
+    tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS], *dx[TG_MAX_OP_INPUTS];
+    tg_tensor *dy[TG_MAX_OP_OUTPUTS];
+    tg_meta in_meta[TG_MAX_OP_INPUTS], out_meta[TG_MAX_OP_OUTPUTS];
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    memset(dy, 0, sizeof dy);
+    tg_status s = prepare(p, n, in, out, in_meta, out_meta);
+    for (int i = 0; i < n->n_in; i++)
+        dx[i] = p->tangent[n->in[i]];
+    tg_jvp_ctx c = {
+        .op = n->op, .name = n->name, .n_in = n->n_in, .n_out = n->n_out,
+        .in = in, .out = out, .in_meta = in_meta, .out_meta = out_meta,
+        .attrs = n->attrs, .n_attrs = n->n_attrs,
+    };
+    if (s == TG_OK)
+        s = tg__jvp_run(&c, dx, dy);
+    n = &p->g->nodes[id]; /* the rule appended nodes: the array may have moved */
+    for (int o = 0; o < n->n_out; o++) {
+        if (!dy[o])
+            continue;
+        if (s == TG_OK)
+            s = add_tangent(p, n->out[o], dy[o]); /* consumes dy[o] */
+        else
+            tg_release(dy[o]);
+    }
+    for (int i = 0; i < n->n_in; i++)
+        tg_release(in[i]);
+    for (int o = 0; o < n->n_out; o++)
+        tg_release(out[o]);
+    return s;
+}
+
+static tg_status check_x(const tg_graph *g, int j, int v, tg_tensor *const *tangents)
+{
+    const tg_tensor *t = tangents ? tangents[j] : NULL;
+    char name[300];
+    tg__value_name(g, v, name, sizeof name);
+    if (t && t->graph && t->graph != g)
+        return tg__error(TG_ERR_ARG, "tg_graph_jvp: tangents[%d] belongs to graph "
+                         "'%s', not to '%s'", j, t->graph->name, g->name);
+    return tg__jvp_check_tangent("tg_graph_jvp", j, t, &g->values[v].meta, name);
+}
+
+/* the ys' tangents: what the pass computed, or zeros of the y's shape
+ * and dtype (a y that does not depend on the xs) */
+static tg_status results(fwd *p, int n_ys, const int *y_ids, tg_tensor **out)
+{
+    for (int i = 0; i < n_ys; i++) {
+        int v = y_ids[i];
+        const tg_meta *m = &p->g->values[v].meta;
+        out[i] = p->tangent[v] ? tg_retain(p->tangent[v])
+                               : as_symbolic(p->g, tg_zeros(m->dtype, m->ndim, m->shape));
+        if (!out[i])
+            return tg_last_status();
+    }
+    return TG_OK;
+}
+
+static tg_status run(fwd *p, int n_xs, const int *x_ids, tg_tensor *const *tangents,
+                     int n_ys, const int *y_ids, tg_tensor **out)
+{
+    mark_needed(p, n_ys, y_ids);
+    tg_status s = TG_OK;
+    for (int j = 0; j < n_xs && s == TG_OK; j++)
+        if (tangents && tangents[j])
+            s = add_tangent(p, x_ids[j], tg_retain(tangents[j]));
+    for (int id = 0; id < p->n_nodes && s == TG_OK; id++)
+        s = visit(p, id);
+    return s == TG_OK ? results(p, n_ys, y_ids, out) : s;
+}
+
+tg_status tg_graph_jvp(tg_graph *g, int n_xs, tg_tensor *const *xs,
+                       tg_tensor *const *tangents, int n_ys, tg_tensor *const *ys,
+                       tg_tensor **out_tangents)
+{
+    if (!g || n_ys < 1 || n_xs < 1 || !ys || !xs || !out_tangents)
+        return tg__error(TG_ERR_ARG, "tg_graph_jvp: need a graph, at least one x and "
+                         "one y, and an out_tangents array");
+    for (int i = 0; i < n_ys; i++)
+        out_tangents[i] = NULL;
+    int *ids = malloc((size_t)(n_xs + n_ys) * sizeof *ids);
+    if (!ids)
+        return tg__error(TG_ERR_NOMEM, "tg_graph_jvp: out of memory");
+    tg_status s = TG_OK;
+    for (int i = 0; i < n_xs + n_ys && s == TG_OK; i++) {
+        bool is_x = i < n_xs;
+        ids[i] = tg__graph_value_of(g, is_x ? xs[i] : ys[i - n_xs], "tg_graph_jvp",
+                                    is_x ? "an x" : "a y");
+        if (ids[i] < 0)
+            s = tg_last_status();
+        else if (is_x)
+            s = check_x(g, i, ids[i], tangents);
+    }
+    fwd p = {g, g->n_nodes, g->n_values, calloc((size_t)g->n_values, sizeof(bool)),
+             calloc((size_t)g->n_values, sizeof(tg_tensor *))};
+    if (s == TG_OK && (!p.needed || !p.tangent))
+        s = tg__error(TG_ERR_NOMEM, "tg_graph_jvp: out of memory");
+    if (s == TG_OK) {
+        /* we own every reference we make: hide the caller's tensor scopes */
+        int floor = tg__scope_suspend();
+        tg_graph_begin(g);
+        s = run(&p, n_xs, ids, tangents, n_ys, ids + n_xs, out_tangents);
+        tg_graph_end();
+        tg__scope_resume(floor);
+    }
+    for (int v = 0; p.tangent && v < p.n_values; v++)
+        tg_release(p.tangent[v]);
+    free(p.tangent);
+    free(p.needed);
+    free(ids);
+    for (int i = 0; i < n_ys; i++) {
+        if (s != TG_OK) {
+            tg_release(out_tangents[i]);
+            out_tangents[i] = NULL;
+        } else {
+            tg__publish(out_tangents[i]);
+        }
+    }
+    return s;
+}

@@ -224,7 +224,7 @@ int main(int argc, char **argv)
             if (l[0] && l[0] != '#')
                 xf[nxf++] = l;
     }
-    opstat stats[256];
+    opstat stats[256] = {{{0}, 0, 0}};
     int nstats = 0, pass = 0, total = 0, unexpected = 0, xfailed = 0, xpassed = 0;
     int node_pass = 0, node_total = 0;
     char *save = NULL;

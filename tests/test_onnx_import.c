@@ -87,8 +87,8 @@ out:
 
 static void test_fixtures(void)
 {
-    static const char *const names[] = {"mlp", "softmax11", "shape_chain"};
-    for (int i = 0; i < 3; i++) {
+    static const char *const names[] = {"mlp", "softmax11", "shape_chain", "opset11_forms"};
+    for (int i = 0; i < 4; i++) {
         check_fixture(names[i], TG_ONNX_EAGER, 1e-5);
         check_fixture(names[i], TG_ONNX_GRAPH, 1e-5);
     }

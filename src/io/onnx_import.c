@@ -1017,8 +1017,8 @@ static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
             char nm[256];
             graph_name(m->init_names[i], nm, sizeof nm);
             t = tg_variable(b->g, tg__gmap_get(&b->g->names, nm) >= 0 ? NULL : nm, src);
-        } else if (param) {
-            t = tg_detach(src);
+        } else if (param) { /* a copy: training must not change the model */
+            t = tg_clone(src);
             if (t && tg_set_requires_grad(t, true) != TG_OK)
                 t = NULL;
         } else {

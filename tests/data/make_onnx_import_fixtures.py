@@ -121,6 +121,48 @@ def shape_chain(rng):
                      {"y": x.reshape(3, 6).sum(1), "z": 2 * x.reshape(3, 6)})
 
 
+def opset11_forms(rng):
+    """the attribute forms of opset 11: Squeeze/Unsqueeze axes, Split split,
+    ReduceSum axes, Dropout-10's ratio, BatchNormalization-9, Clip-11 with
+    min/max initializers, Pad-11, ArgMax-11, Softmax default axis 1"""
+    x = rng.standard_normal((2, 1, 6)).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, 6).astype(np.float32)
+    bias = rng.standard_normal(6).astype(np.float32)
+    mean = rng.standard_normal(6).astype(np.float32)
+    var = rng.uniform(0.5, 2.0, 6).astype(np.float32)
+    nodes = [helper.make_node("Squeeze", ["x"], ["sq"], axes=[1]),
+             helper.make_node("Split", ["sq"], ["s1", "s2"], axis=1, split=[2, 4]),
+             helper.make_node("ReduceSum", ["s2"], ["rs"], axes=[-1], keepdims=0),
+             helper.make_node("Unsqueeze", ["rs"], ["us"], axes=[0, 2]),
+             helper.make_node("Dropout", ["s1"], ["dr", "mask"], ratio=0.3),
+             helper.make_node("Clip", ["dr", "lo", ""], ["cl"]),
+             helper.make_node("Pad", ["cl", "pads", "pv"], ["pd"]),
+             helper.make_node("ArgMax", ["pd"], ["am"], axis=1, keepdims=0),
+             helper.make_node("Unsqueeze", ["sq"], ["x4"], axes=[2, 3]),
+             helper.make_node("BatchNormalization", ["x4", "scale", "bias", "mean", "var"],
+                              ["bn"], epsilon=1e-3),
+             helper.make_node("Softmax", ["sq"], ["sm"])]
+    outs = [vi("us", F, [1, 2, 1]), vi("mask", TensorProto.BOOL, [2, 2]),
+            vi("pd", F, [2, 5]), vi("am", I64, [2]), vi("bn", F, [2, 6, 1, 1]),
+            vi("sm", F, [2, 6])]
+    m = make(nodes, [vi("x", F, [2, 1, 6])], outs,
+             [init("lo", np.array(-0.2, np.float32)), init("pads", np.array([0, 1, 0, 2], np.int64)),
+              init("pv", np.array(9.0, np.float32)), init("scale", scale), init("bias", bias),
+              init("mean", mean), init("var", var)], opset=11)
+    save(m, "opset11_forms")
+    sq = x[:, 0, :]
+    cl = np.maximum(sq[:, :2], -0.2)
+    pd = np.pad(cl, ((0, 0), (1, 2)), constant_values=9.0)
+    x4 = sq[:, :, None, None]
+    bn = (x4 - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-3)
+    bn = bn * scale[None, :, None, None] + bias[None, :, None, None]
+    save_safetensors(os.path.join(OUT, "opset11_forms_in.safetensors"), {"x": x})
+    save_safetensors(os.path.join(OUT, "opset11_forms_out.safetensors"), {
+        "us": sq[:, 2:].sum(-1)[None, :, None], "mask": np.ones((2, 2), bool),
+        "pd": pd.astype(np.float32), "am": pd.argmax(1).astype(np.int64),
+        "bn": bn.astype(np.float32), "sm": softmax(sq, 1).astype(np.float32)})
+
+
 def widened():
     """initializers of types tensorgraph holds wider: INT8, FLOAT16, UINT64"""
     i8 = helper.make_tensor("i8", TensorProto.INT8, [3], [-128, 5, 127])
@@ -195,6 +237,7 @@ def main():
     mlp(rng)
     softmax11(rng)
     shape_chain(rng)
+    opset11_forms(rng)
     widened()
     unsupported()
     hostile()

@@ -45,8 +45,8 @@ static tg_status read_geom(onnx_ictx *c, const tg_tensor *x, const int64_t *kern
         g->in[i] = tg_shape(x)[2 + i];
         g->k[i] = kernel[i];
         g->s[i] = g->d[i] = 1;
-        if (g->k[i] < 1)
-            return onnx_err(c, TG_ERR_IO, "kernel size %lld must be positive",
+        if (g->k[i] < 1 || g->k[i] > INT32_MAX)
+            return onnx_err(c, TG_ERR_IO, "kernel size %lld must be in [1, 2^31)",
                             (long long)g->k[i]);
     }
     if ((s = oa_ints(c, "strides", &v, &n)) != TG_OK)
@@ -54,8 +54,8 @@ static tg_status read_geom(onnx_ictx *c, const tg_tensor *x, const int64_t *kern
     if (n >= 0 && n != nsp)
         return onnx_err(c, TG_ERR_IO, "strides has %d values for %d spatial dims", n, nsp);
     for (int i = 0; i < n; i++)
-        if ((g->s[i] = v[i]) < 1)
-            return onnx_err(c, TG_ERR_IO, "strides must be positive");
+        if ((g->s[i] = v[i]) < 1 || v[i] > INT32_MAX)
+            return onnx_err(c, TG_ERR_IO, "strides must be in [1, 2^31)");
     if (dilations) {
         if ((s = oa_ints(c, "dilations", &v, &n)) != TG_OK)
             return s;
@@ -63,8 +63,8 @@ static tg_status read_geom(onnx_ictx *c, const tg_tensor *x, const int64_t *kern
             return onnx_err(c, TG_ERR_IO, "dilations has %d values for %d spatial dims", n,
                             nsp);
         for (int i = 0; i < n; i++)
-            if ((g->d[i] = v[i]) < 1)
-                return onnx_err(c, TG_ERR_IO, "dilations must be positive");
+            if ((g->d[i] = v[i]) < 1 || v[i] > INT32_MAX)
+                return onnx_err(c, TG_ERR_IO, "dilations must be in [1, 2^31)");
     }
     int64_t ceil_mode = 0;
     if (onnx_attr(c, "ceil_mode") && (s = oa_int(c, "ceil_mode", 0, &ceil_mode)) != TG_OK)
@@ -80,8 +80,8 @@ static tg_status read_geom(onnx_ictx *c, const tg_tensor *x, const int64_t *kern
         if (n >= 0 && n != 2 * nsp)
             return onnx_err(c, TG_ERR_IO, "pads has %d values, expected %d", n, 2 * nsp);
         for (int i = 0; i < n; i++)
-            if (v[i] < 0)
-                return onnx_err(c, TG_ERR_IO, "pads must be non-negative");
+            if (v[i] < 0 || v[i] > INT32_MAX)
+                return onnx_err(c, TG_ERR_IO, "pads must be in [0, 2^31)");
         for (int i = 0; i < nsp && n > 0; i++) {
             g->pb[i] = v[i];
             g->pe[i] = v[nsp + i];

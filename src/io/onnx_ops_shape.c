@@ -77,6 +77,9 @@ static tg_status s_reshape(onnx_ictx *c)
             return onnx_err(c, TG_ERR_SHAPE, "shape[%d] = %lld is negative", i,
                             (long long)v[i]);
         }
+        if (shape[i] && known > ONNX_IMPORT_MAX_ELEMENTS / shape[i] + 1)
+            return onnx_err(c, TG_ERR_SHAPE, "shape value %lld is too large",
+                            (long long)shape[i]);
         known *= shape[i];
     }
     if (infer >= 0) {
@@ -230,6 +233,11 @@ static tg_status s_slice(onnx_ictx *c)
         int64_t b = st[i], e = en[i];
         if (step == 0)
             return onnx_err(c, TG_ERR_IO, "steps must not be 0");
+        /* a step longer than the axis takes one element: bound it */
+        if (step > dim + 1)
+            step = dim + 1;
+        if (step < -(dim + 1))
+            step = -(dim + 1);
         if (b < 0)
             b = b < -dim ? 0 : b + dim;
         if (e < 0)
@@ -312,15 +320,17 @@ static tg_status s_split(onnx_ictx *c)
         return onnx_err(c, TG_ERR_IO, "split has %lld sizes for %d outputs", (long long)n, nout);
     int64_t total = 0;
     for (int i = 0; i < nout; i++) {
-        if (sizes[i] < 0)
-            return onnx_err(c, TG_ERR_IO, "split sizes must be non-negative");
+        if (sizes[i] < 0 || sizes[i] > dim)
+            return onnx_err(c, TG_ERR_IO, "split size %lld is negative or larger than "
+                            "the axis (%lld)", (long long)sizes[i], (long long)dim);
         total += sizes[i];
     }
     if (total != dim)
         return onnx_err(c, TG_ERR_SHAPE, "split sizes add up to %lld, axis %d has %lld",
                         (long long)total, axis, (long long)dim);
     /* slices (views) rather than tg_split: zero-size parts are fine */
-    for (int i = 0, at = 0; i < nout; at += (int)sizes[i], i++)
+    int64_t at = 0;
+    for (int i = 0; i < nout; at += sizes[i], i++)
         if ((c->out[i] = tg_slice(x, axis, at, at + sizes[i], 1)) == NULL)
             return tg_last_status();
     return TG_OK;
@@ -433,6 +443,8 @@ static tg_status s_pad(onnx_ictx *c)
     tg_tensor *y = x;
     for (int i = 0; i < r; i++) {
         int64_t b = p[i], e = p[r + i];
+        if (b < -ONNX_IMPORT_MAX_ELEMENTS || e < -ONNX_IMPORT_MAX_ELEMENTS)
+            return onnx_err(c, TG_ERR_IO, "pads are too negative");
         /* negative pads remove elements */
         if (b < 0 || e < 0) {
             int64_t dim = tg_shape(y)[i];

@@ -426,6 +426,31 @@ static void test_mutations(void)
     tg_clear_error();
 }
 
+/* inputs the fuzzer found (fuzz/fuzz_onnx.c), kept as crash_*.onnx: each
+ * must now fail cleanly in both modes */
+static void test_fuzz_finds(void)
+{
+    static const struct { const char *file, *needle; } finds[] = {
+        /* a reduction over an empty dim of a [0, 1, 1, 1342176633] constant
+         * would have allocated 10 GB */
+        {"crash_reduce_empty_huge.onnx", "more than 268435456 elements"},
+    };
+    tg_tensor *x = tg_ones(TG_FLOAT32, 3, (int64_t[]){3, 2, 3});
+    const char *nm = "x";
+    for (size_t i = 0; i < sizeof finds / sizeof finds[0]; i++) {
+        tg_onnx_model *m = tg_onnx_load(path_of(finds[i].file));
+        if (!m) {
+            CHECK(tg_last_error()[0] != '\0');
+            continue;
+        }
+        tg_state_dict *o = NULL;
+        for (int mode = 0; mode < 2; mode++)
+            CHECK_FAILS(tg_onnx_run(m, (tg_onnx_mode)mode, 1, &nm, &x, &o, NULL),
+                        TG_ERR_UNSUPPORTED, finds[i].needle);
+        tg_onnx_free(m);
+    }
+}
+
 /* ---- export ------------------------------------------------------------------------------ */
 /* TG_ONNX_OUT_DIR/tg_onnx_NAME.onnx (kept), else a temporary file that
  * main removes */
@@ -550,6 +575,7 @@ int main(void)
     RUN(test_unsupported);
     RUN(test_hostile);
     RUN(test_mutations);
+    RUN(test_fuzz_finds);
     RUN(test_export_lenet);
     RUN(test_export_graph);
     if (!getenv("TG_ONNX_OUT_DIR")) {

@@ -71,6 +71,19 @@ static void smap_put(smap *m, const char *k, int v)
     m->vals[i] = v;
 }
 
+/* the product of the non-zero dims: what a tensor of this shape would
+ * hold if its empty dims were not empty (reductions over them produce it) */
+static bool extent_ok(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || (shape[i] && n > ONNX_IMPORT_MAX_ELEMENTS / shape[i]))
+            return false;
+        n *= shape[i] ? shape[i] : 1;
+    }
+    return n <= ONNX_IMPORT_MAX_ELEMENTS;
+}
+
 /* ==== the loaded model ========================================================= */
 typedef enum { SRC_INPUT, SRC_INIT, SRC_NODE } src_kind;
 
@@ -619,6 +632,11 @@ static tg_status load_io(tg_onnx_model *m)
             tg_scope_end();
             return tg__error(tg_last_status(), "onnx: initializer '%s': %s", tp->name, msg);
         }
+        if (!extent_ok(tg_ndim(t), tg_shape(t))) {
+            tg_scope_end();
+            return tg__error(TG_ERR_UNSUPPORTED, "onnx: initializer '%s' has dims over %lld "
+                             "elements", tp->name, (long long)ONNX_IMPORT_MAX_ELEMENTS);
+        }
         m->init_names[m->n_inits] = tp->name;
         m->inits[m->n_inits++] = tg_retain(t);
     }
@@ -984,6 +1002,12 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
     if (s != TG_OK)
         return s;
     for (int i = 0; i < m->n_inputs; i++) {
+        int nd = m->inputs[i].ndim >= 0 ? m->inputs[i].ndim : tg_ndim(b->given[i]);
+        if (!extent_ok(nd, b->dims + i * TG_MAX_DIMS))
+            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' has dims over %lld "
+                             "elements", m->inputs[i].name, (long long)ONNX_IMPORT_MAX_ELEMENTS);
+    }
+    for (int i = 0; i < m->n_inputs; i++) {
         tg_tensor *t;
         if (b->g) {
             char nm[256];
@@ -1053,6 +1077,37 @@ static tg_status node_error(const onnx_node *n, tg_status s)
     return tg__error(s, "ONNX node '%s' (%s): %s", onnx_node_label(n), n->op_type, copy);
 }
 
+/* Before a node runs eagerly (folding, or eager mode), the same mapping
+ * is built into a scratch graph, which allocates nothing, and the output
+ * sizes are checked there: a hostile model cannot make a kernel allocate
+ * an absurd tensor (say, a reduction over an empty dim of a huge tensor) */
+static tg_status sizes_ok(const mnode *mn, const onnx_ictx *c0)
+{
+    onnx_ictx c = *c0;
+    memset(c.out, 0, sizeof c.out);
+    memset(c.out_known, 0, sizeof c.out_known);
+    c.n_tmp = 0;
+    c.graph_mode = true;
+    c.folding = false;
+    tg_graph *g = tg_graph_new("size_check");
+    if (!g)
+        return tg_last_status();
+    tg_status s = tg_graph_begin(g);
+    tg_scope_begin();
+    if (s == TG_OK) {
+        s = mn->entry->import(&c);
+        tg_graph_end();
+    }
+    for (int j = 0; s == TG_OK && j < c.n_out; j++)
+        if (c.out[j])
+            s = onnx_check_numel(&c, tg_ndim(c.out[j]), tg_shape(c.out[j]), "an output");
+    tg_scope_end();
+    tg_graph_free(g);
+    for (int k = 0; k < c.n_tmp; k++)
+        free(c.tmp[k]);
+    return s;
+}
+
 static tg_status build_node(build_state *b, const mnode *mn)
 {
     const onnx_node *n = mn->node;
@@ -1080,6 +1135,8 @@ static tg_status build_node(build_state *b, const mnode *mn)
             all_known = false;
     }
     c.folding = all_known;
+    if ((all_known || !b->g) && sizes_ok(mn, &c) != TG_OK)
+        return node_error(n, tg_last_status());
     int first_node = b->g ? b->g->n_nodes : 0;
     int old_floor = 0;
     tg_scope_begin();
@@ -1583,7 +1640,9 @@ tg_status oa_tensor(const onnx_ictx *c, const char *name, tg_tensor **out)
     if (!a->t)
         return onnx_err(c, TG_ERR_IO, "attribute '%s' has no tensor", name);
     *out = onnx_tensor_to_tg_wide(a->t);
-    return *out ? TG_OK : tg_last_status();
+    if (!*out)
+        return tg_last_status();
+    return onnx_check_numel(c, tg_ndim(*out), tg_shape(*out), "a tensor attribute");
 }
 
 tg_tensor *oi_req(onnx_ictx *c, int i, const char *what)
@@ -1648,19 +1707,13 @@ tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out)
 tg_status onnx_check_numel(const onnx_ictx *c, int ndim, const int64_t *shape,
                            const char *what)
 {
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         if (shape[i] < 0)
             return onnx_err(c, TG_ERR_IO, "%s has a negative dim %lld", what,
                             (long long)shape[i]);
-        if (shape[i] && n > ONNX_IMPORT_MAX_ELEMENTS / shape[i])
-            return onnx_err(c, TG_ERR_UNSUPPORTED, "%s would have more than %lld elements",
-                            what, (long long)ONNX_IMPORT_MAX_ELEMENTS);
-        n *= shape[i];
-    }
-    if (n > ONNX_IMPORT_MAX_ELEMENTS)
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "%s would have more than %lld elements", what,
-                        (long long)ONNX_IMPORT_MAX_ELEMENTS);
+    if (!extent_ok(ndim, shape))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "%s would have more than %lld elements "
+                        "(counting empty dims as 1)", what, (long long)ONNX_IMPORT_MAX_ELEMENTS);
     return TG_OK;
 }
 

@@ -1,9 +1,5 @@
-/* ONNX export: the part of a static graph that computes some fetches,
- * written as an ONNX model (opset 17). Placeholders become graph inputs,
- * variables and constants initializers, and each op node one or a few
- * ONNX nodes (a table by op name below); attributes that ONNX takes as
- * inputs (Reshape's shape, Slice's starts, ...) become int64 initializers.
- * tg_onnx_export_module traces a module's forward into a graph first. */
+/* ONNX export (opset 17): the part of a static graph the fetches need, op by
+ * op through a table by op name; tg_onnx_export_module traces a module first. */
 #include "io/onnx_ops.h"
 
 #include "graph/graph_impl.h"

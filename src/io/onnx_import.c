@@ -1,9 +1,6 @@
-/* The ONNX importer: loads and checks a model (names, arities, cycles,
- * opsets, supported ops), then builds it by walking the nodes in a
- * topological order and calling each op's mapping (onnx_ops_*.c), which
- * uses the public op functions. The same walk builds a static graph (when
- * a graph scope is open) or runs eagerly; values known at import time are
- * folded. Also: tg_onnx_run, and the helpers the mappings share. */
+/* The ONNX importer: loads and checks a model, then builds it (graph or eager
+ * mode, one walk) by calling each node's mapping (onnx_ops_*.c); tg_onnx_run;
+ * helpers the mappings share. See docs/ONNX.md. */
 #include "io/onnx_ops.h"
 
 #include "core/tensor_impl.h"

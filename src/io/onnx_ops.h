@@ -1,7 +1,5 @@
-/* The ONNX importer's op mapping: the context a mapping function gets for
- * one node (its inputs as tensors, what is known at import time, the op
- * version in effect), attribute and constant-input readers that check
- * types, and the per-family tables (onnx_ops_*.c) of op mappings. */
+/* The ONNX importer's op mappings: the per-node context, attribute and
+ * constant-input readers that check types, and the per-family tables. */
 #ifndef TG_ONNX_OPS_H
 #define TG_ONNX_OPS_H
 

@@ -1,7 +1,5 @@
-/* ONNX elementwise ops -> tensorgraph: unary math and activations, binary
- * arithmetic (ONNX keeps the input type: integer Div truncates, Pow keeps
- * the base's type), variadic Max/Min/Sum/Mean, comparisons, logic, Clip
- * and Where. */
+/* ONNX elementwise ops -> tensorgraph: unary math and activations, arithmetic
+ * in the input type, variadic Max/Min/Sum/Mean, comparisons, logic, Clip, Where. */
 #include "io/onnx_ops.h"
 
 #include <math.h>

@@ -1,10 +1,5 @@
-/* ONNX neural-network ops -> tensorgraph: Conv (1-D and 2-D, auto_pad,
- * asymmetric pads), MaxPool/AveragePool (tg's 2-D pools when they match
- * ONNX's geometry, else a composite over strided slices that covers 1-D
- * to 3-D, dilations and any padding), GlobalAveragePool, Gemm, MatMul,
- * Softmax/LogSoftmax (opset < 13: over the flattened trailing dims),
- * BatchNormalization (inference, and training mode's batch statistics),
- * LayerNormalization and Dropout. */
+/* ONNX neural-network ops -> tensorgraph: Conv, pools (tg's 2-D pools or a
+ * strided-slice composite), Gemm, MatMul, Softmax, normalisations, Dropout. */
 #include "io/onnx_ops.h"
 
 #include "ops/op.h"

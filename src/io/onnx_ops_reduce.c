@@ -1,7 +1,5 @@
-/* ONNX reductions -> tensorgraph: ReduceSum (axes an input from opset 13,
- * noop_with_empty_axes), ReduceMean/Max/Min/Prod/LogSumExp (axes an
- * attribute up to opset 17), keepdims, and ArgMax/ArgMin (keepdims,
- * select_last_index). Results keep the input's type, as ONNX says. */
+/* ONNX reductions -> tensorgraph: ReduceX (axes attribute or input, keepdims)
+ * and ArgMax/ArgMin (select_last_index), results in the input's type. */
 #include "io/onnx_ops.h"
 
 #include <string.h>

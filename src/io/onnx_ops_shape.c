@@ -1,10 +1,5 @@
-/* ONNX shape and data-movement ops -> tensorgraph: Reshape (0 and -1),
- * Flatten, Squeeze/Unsqueeze (axes attribute before opset 13, input
- * after), Transpose, Slice (constant starts/ends/axes/steps, negative
- * steps through index_select), Concat, Split (attribute or input), Gather
- * (numpy take), Expand (bidirectional broadcast), Tile, Pad (constant
- * mode), Shape (a constant: shapes are known), Constant, ConstantOfShape,
- * Cast (FLOAT16/BFLOAT16 targets rounded to their precision), Identity. */
+/* ONNX shape and data-movement ops -> tensorgraph: Reshape, Slice, Split,
+ * Gather, Pad, Shape, Constant, Cast and the rest of that family. */
 #include "io/onnx_ops.h"
 
 #include <math.h>

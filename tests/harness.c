@@ -171,3 +171,29 @@ void tt_gradcheck(tg_gradcheck_fn fn, void *user, int n, tg_tensor **inputs,
     if (tg_gradcheck(fn, user, n, strided, NULL) != TG_OK)
         tt_fail(file, line, "gradcheck %s (strided): %s", what, tg_last_error());
 }
+
+tg_tensor *tt_grad_of_fn(int n, tg_tensor *const *in, void *user)
+{
+    tt_grad_of *g = user;
+    bool was = tg_grad_enabled();
+    tg_set_grad_enabled(true);
+    tg_tensor *y = g->f(n, in, g->user), *res = NULL, *out = NULL;
+    if (y && tg_autograd_grad(1, &y, &g->r, 1, &in[g->k], &res, true, true) == TG_OK)
+        out = tg_mul_scalar(res, 1.0);
+    tg_release(res);
+    tg_set_grad_enabled(was);
+    return out;
+}
+
+tg_tensor *tt_rand_dtype(tg_dtype dt, int ndim, const int64_t *shape, double lo,
+                         double hi)
+{
+    return tg_detach(tg_cast(tt_rand(ndim, shape, lo, hi), dt));
+}
+
+double *tt_values(tg_tensor *t)
+{
+    double *v = malloc((size_t)(tg_numel(t) ? tg_numel(t) : 1) * sizeof *v);
+    tg_copy_to(t, TG_FLOAT64, v);
+    return v;
+}

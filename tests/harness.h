@@ -78,6 +78,11 @@ void tt_check_shape(const tg_tensor *t, const int64_t *shape, int ndim,
 
 /* random float64 leaf in [lo, hi) requiring grad (deterministic seed) */
 tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi);
+/* the same values cast to dtype dt, not requiring grad */
+tg_tensor *tt_rand_dtype(tg_dtype dt, int ndim, const int64_t *shape, double lo,
+                         double hi);
+/* t's values as doubles in C order (malloc'd; the caller frees them) */
+double *tt_values(tg_tensor *t);
 /* the same values laid out non-contiguously (a strided view of a larger
  * buffer), as a leaf requiring grad */
 tg_tensor *tt_strided(tg_tensor *x);
@@ -88,5 +93,17 @@ tg_tensor *tt_strided(tg_tensor *x);
     tt_gradcheck(fn, user, n, inputs, #fn, __FILE__, __LINE__)
 void tt_gradcheck(tg_gradcheck_fn fn, void *user, int n, tg_tensor **inputs,
                   const char *what, const char *file, int line);
+
+/* grad of grad: tt_grad_of_fn, with user a tt_grad_of, is the gradient
+ * d/d in[k] of sum(f(in) * r), built with create_graph so that gradcheck
+ * differentiates the gradient rules again (r: a fixed upstream gradient
+ * shaped like f's output, not requiring grad) */
+typedef struct tt_grad_of {
+    tg_gradcheck_fn f;
+    void *user;
+    tg_tensor *r;
+    int k;
+} tt_grad_of;
+tg_tensor *tt_grad_of_fn(int n, tg_tensor *const *in, void *user);
 
 #endif

@@ -7,18 +7,6 @@
 
 #include <stdlib.h>
 
-static double *values_of(tg_tensor *t)
-{
-    double *v = malloc((size_t)(tg_numel(t) ? tg_numel(t) : 1) * sizeof *v);
-    tg_copy_to(t, TG_FLOAT64, v);
-    return v;
-}
-
-static tg_tensor *rnd(tg_dtype dt, int ndim, const int64_t *shape, double lo, double hi)
-{
-    return tg_detach(tg_cast(tt_rand(ndim, shape, lo, hi), dt));
-}
-
 /* ---- softmax ----------------------------------------------------------------------- */
 /* naive (log_)softmax of x with shape [outer, n, inner] over n */
 static void ref_softmax(const double *x, int64_t outer, int64_t n, int64_t inner,
@@ -47,8 +35,8 @@ static void check_softmax(tg_dtype dt, int ndim, const int64_t *shape, int axis)
         if (i < a) outer *= shape[i];
         if (i > a) inner *= shape[i];
     }
-    tg_tensor *x = rnd(dt, ndim, shape, -5, 5);
-    double *xv = values_of(x), *ref = malloc((size_t)numel * sizeof *ref);
+    tg_tensor *x = tt_rand_dtype(dt, ndim, shape, -5, 5);
+    double *xv = tt_values(x), *ref = malloc((size_t)numel * sizeof *ref);
     double tol = dt == TG_FLOAT32 ? 2e-6 : 1e-13;
     for (int lg = 0; lg < 2; lg++) {
         ref_softmax(xv, outer, shape[a], inner, lg, ref);
@@ -89,9 +77,9 @@ static void test_softmax_values(void)
     CHECK_NEAR(tg_item(tg_softmax(tg_scalar(TG_FLOAT64, 3), 0)), 1, 0);
     CHECK_NEAR(tg_item(tg_log_softmax(tg_scalar(TG_FLOAT64, 3), -1)), 0, 0);
     /* non-contiguous input */
-    tg_tensor *x = rnd(TG_FLOAT64, 2, (int64_t[]){4, 3}, -2, 2);
+    tg_tensor *x = tt_rand_dtype(TG_FLOAT64, 2, (int64_t[]){4, 3}, -2, 2);
     tg_tensor *xt = tg_transpose(x, 0, 1);
-    double *want = values_of(tg_softmax(tg_contiguous(xt), 1));
+    double *want = tt_values(tg_softmax(tg_contiguous(xt), 1));
     CHECK_TENSOR(tg_softmax(xt, 1), want, 1e-15);
     free(want);
 }
@@ -108,27 +96,6 @@ static tg_tensor *f_log_softmax(int n, tg_tensor *const *in, void *user)
     return tg_log_softmax(in[0], *(int *)user);
 }
 
-/* d/dx sum(f(x) * r) with create_graph, for grad of grad */
-typedef struct gg {
-    tg_gradcheck_fn f;
-    void *user;
-    tg_tensor *r;
-    int k;
-} gg;
-
-static tg_tensor *f_grad(int n, tg_tensor *const *in, void *user)
-{
-    gg *g = user;
-    bool was = tg_grad_enabled();
-    tg_set_grad_enabled(true);
-    tg_tensor *y = g->f(n, in, g->user), *res = NULL, *out = NULL;
-    if (y && tg_autograd_grad(1, &y, &g->r, 1, &in[g->k], &res, true, true) == TG_OK)
-        out = tg_mul_scalar(res, 1.0);
-    tg_release(res);
-    tg_set_grad_enabled(was);
-    return out;
-}
-
 static void test_softmax_grad(void)
 {
     int64_t s[3] = {2, 3, 4};
@@ -138,9 +105,10 @@ static void test_softmax_grad(void)
         CHECK_GRADCHECK(f_softmax, &axes[i], 1, in);
         CHECK_GRADCHECK(f_log_softmax, &axes[i], 1, in);
         for (int lg = 0; lg < 2; lg++) {
-            gg g = {lg ? f_log_softmax : f_softmax, &axes[i], tt_rand(3, s, -1, 1), 0};
+            tt_grad_of g = {lg ? f_log_softmax : f_softmax, &axes[i], tt_rand(3, s, -1, 1),
+                            0};
             tg_set_requires_grad(g.r, false);
-            CHECK_GRADCHECK(f_grad, &g, 1, in);
+            CHECK_GRADCHECK(tt_grad_of_fn, &g, 1, in);
         }
     }
 }
@@ -150,14 +118,14 @@ static void test_dropout(void)
 {
     int64_t n = 20000;
     tg_generator *gen = tg_generator_new(11), *same = tg_generator_new(11);
-    tg_tensor *x = rnd(TG_FLOAT32, 1, &n, 1, 2);
+    tg_tensor *x = tt_rand_dtype(TG_FLOAT32, 1, &n, 1, 2);
     /* identity when not training or p == 0 */
-    double *xv = values_of(x);
+    double *xv = tt_values(x);
     CHECK_TENSOR(tg_dropout(x, 0.5, false, gen), xv, 0);
     CHECK_TENSOR(tg_dropout(x, 0.0, true, gen), xv, 0);
     /* the mask is tg_rand_bernoulli(1 - p) of the generator, scaled by 1/(1-p) */
     tg_tensor *y = tg_dropout(x, 0.3, true, gen);
-    double *mask = values_of(tg_rand_bernoulli(same, 1, &n, 0.7));
+    double *mask = tt_values(tg_rand_bernoulli(same, 1, &n, 0.7));
     double *want = malloc((size_t)n * sizeof *want);
     int64_t zeros = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -167,7 +135,7 @@ static void test_dropout(void)
     CHECK_TENSOR(y, want, 1e-5);
     CHECK_NEAR((double)zeros / (double)n, 0.3, 0.02);
     /* p == 1 drops everything; the gradient is zero, not NaN */
-    tg_tensor *xg = rnd(TG_FLOAT64, 1, (int64_t[]){5}, -1, 1);
+    tg_tensor *xg = tt_rand_dtype(TG_FLOAT64, 1, (int64_t[]){5}, -1, 1);
     tg_set_requires_grad(xg, true);
     tg_tensor *z = tg_dropout(xg, 1.0, true, gen);
     CHECK_TENSOR(z, ((double[]){0, 0, 0, 0, 0}), 0);
@@ -178,7 +146,7 @@ static void test_dropout(void)
     tg_set_requires_grad(ones, true);
     tg_tensor *d = tg_dropout(ones, 0.5, true, gen);
     CHECK_OK(tg_backward(tg_sum(d, 0, NULL, false), NULL, false));
-    double *dv = values_of(d);
+    double *dv = tt_values(d);
     CHECK_TENSOR(tg_grad(ones), dv, 0);
     free(dv), free(xv), free(mask), free(want);
     tg_generator_free(gen);
@@ -228,8 +196,9 @@ static void test_mse(void)
 {
     int64_t s[2] = {3, 4};
     for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++) {
-        tg_tensor *p = rnd((tg_dtype)dt, 2, s, -2, 2), *t = rnd((tg_dtype)dt, 2, s, -2, 2);
-        double *pv = values_of(p), *tv = values_of(t), l[12], want[12];
+        tg_tensor *p = tt_rand_dtype((tg_dtype)dt, 2, s, -2, 2);
+        tg_tensor *t = tt_rand_dtype((tg_dtype)dt, 2, s, -2, 2);
+        double *pv = tt_values(p), *tv = tt_values(t), l[12], want[12];
         for (int i = 0; i < 12; i++)
             l[i] = (pv[i] - tv[i]) * (pv[i] - tv[i]);
         for (int k = 0; k < 3; k++) {
@@ -263,9 +232,9 @@ static void test_cross_entropy_forward(void)
     double labv[5] = {0, 3, 1, 1, 2};
     for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++)
         for (int ldt = TG_INT32; ldt <= TG_INT64; ldt++) {
-            tg_tensor *x = rnd((tg_dtype)dt, 2, s, -3, 3);
+            tg_tensor *x = tt_rand_dtype((tg_dtype)dt, 2, s, -3, 3);
             tg_tensor *lab = tt_tensor((tg_dtype)ldt, 1, &N, labv);
-            double *xv = values_of(x), l[5], want[5];
+            double *xv = tt_values(x), l[5], want[5];
             for (int n = 0; n < 5; n++)
                 l[n] = ref_ce(xv, 4, n, (int64_t)labv[n]);
             for (int k = 0; k < 3; k++) {
@@ -296,9 +265,9 @@ static void test_nll_loss_forward(void)
     /* [N, C, d] scores with [N, d] labels, as for segmentation */
     int64_t s[3] = {2, 3, 4}, ls[2] = {2, 4};
     double labv[8] = {0, 1, 2, 2, 1, 1, 0, 2};
-    tg_tensor *x = rnd(TG_FLOAT64, 3, s, -3, 0);
+    tg_tensor *x = tt_rand_dtype(TG_FLOAT64, 3, s, -3, 0);
     tg_tensor *lab = tt_tensor(TG_INT64, 2, ls, labv);
-    double *xv = values_of(x), l[8], want[8];
+    double *xv = tt_values(x), l[8], want[8];
     for (int n = 0; n < 2; n++)
         for (int j = 0; j < 4; j++)
             l[n * 4 + j] = -xv[(n * 3 + (int)labv[n * 4 + j]) * 4 + j];
@@ -315,8 +284,9 @@ static void test_bce_forward(void)
 {
     int64_t s[2] = {3, 4};
     for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++) {
-        tg_tensor *x = rnd((tg_dtype)dt, 2, s, -4, 4), *t = rnd((tg_dtype)dt, 2, s, 0, 1);
-        double *xv = values_of(x), *tv = values_of(t), l[12], want[12];
+        tg_tensor *x = tt_rand_dtype((tg_dtype)dt, 2, s, -4, 4);
+        tg_tensor *t = tt_rand_dtype((tg_dtype)dt, 2, s, 0, 1);
+        double *xv = tt_values(x), *tv = tt_values(t), l[12], want[12];
         for (int i = 0; i < 12; i++) {
             double p = 1 / (1 + exp(-xv[i]));
             l[i] = -(tv[i] * log(p) + (1 - tv[i]) * log(1 - p));
@@ -390,12 +360,14 @@ static void test_loss_gradcheck(void)
         CHECK_GRADCHECK(f_nll, &c3, 1, k3);
         /* grad of grad: cross entropy's is the softmax Jacobian, bce's is
          * sigmoid'; nll_loss_grad's own rule runs in both */
-        gg g = {f_ce, &c, k == 2 ? tt_rand(1, &N, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
+        tt_grad_of g = {f_ce, &c,
+                        k == 2 ? tt_rand(1, &N, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
         tg_set_requires_grad(g.r, false);
-        CHECK_GRADCHECK(f_grad, &g, 1, one);
-        gg h = {f_bce, &c, k == 2 ? tt_rand(2, s, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
+        CHECK_GRADCHECK(tt_grad_of_fn, &g, 1, one);
+        tt_grad_of h = {f_bce, &c,
+                        k == 2 ? tt_rand(2, s, -1, 1) : tg_ones(TG_FLOAT64, 0, NULL), 0};
         tg_set_requires_grad(h.r, false);
-        CHECK_GRADCHECK(f_grad, &h, 2, bce);
+        CHECK_GRADCHECK(tt_grad_of_fn, &h, 2, bce);
     }
 }
 
@@ -426,7 +398,7 @@ static void test_nll_grad_of_grad(void)
     /* the gradient of cross entropy (mean) is (softmax - onehot) / N */
     tg_tensor *x = tt_rand(2, s, -2, 2);
     CHECK_OK(tg_backward(tg_cross_entropy(x, c.labels, TG_REDUCTION_MEAN), NULL, false));
-    double *p = values_of(tg_softmax(tg_detach(x), 1)), labs[4] = {2, 0, 1, 2};
+    double *p = tt_values(tg_softmax(tg_detach(x), 1)), labs[4] = {2, 0, 1, 2};
     for (int i = 0; i < 12; i++)
         p[i] = (p[i] - (i % 3 == labs[i / 3])) / 4;
     CHECK_TENSOR(tg_grad(x), p, 1e-14);

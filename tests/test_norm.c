@@ -6,19 +6,6 @@
 
 #include <stdlib.h>
 
-static double *values_of(tg_tensor *t)
-{
-    double *v = malloc((size_t)(tg_numel(t) ? tg_numel(t) : 1) * sizeof *v);
-    tg_copy_to(t, TG_FLOAT64, v);
-    return v;
-}
-
-/* random values of dtype dt, not requiring grad */
-static tg_tensor *rnd(tg_dtype dt, int ndim, const int64_t *shape, double lo, double hi)
-{
-    return tg_detach(tg_cast(tt_rand(ndim, shape, lo, hi), dt));
-}
-
 /* ---- references ------------------------------------------------------------------ */
 /* x [N, C, S]: per-channel batch statistics; y normalised with w, b (NULL: 1, 0) */
 static void ref_batch_norm(const double *x, int64_t N, int64_t C, int64_t S,
@@ -68,13 +55,13 @@ static void check_bn_train(tg_dtype dt, int ndim, const int64_t *shape, bool aff
     int64_t N = shape[0], C = shape[1], S = 1;
     for (int i = 2; i < ndim; i++)
         S *= shape[i];
-    tg_tensor *x = rnd(dt, ndim, shape, -2, 3);
-    tg_tensor *w = affine ? rnd(dt, 1, &C, 0.5, 1.5) : NULL;
-    tg_tensor *b = affine ? rnd(dt, 1, &C, -1, 1) : NULL;
-    tg_tensor *rm = rnd(dt, 1, &C, -1, 1);
-    tg_tensor *rv = rnd(dt, 1, &C, 0.5, 2);
-    double *xv = values_of(x), *wv = affine ? values_of(w) : NULL;
-    double *bv = affine ? values_of(b) : NULL, *rm0 = values_of(rm), *rv0 = values_of(rv);
+    tg_tensor *x = tt_rand_dtype(dt, ndim, shape, -2, 3);
+    tg_tensor *w = affine ? tt_rand_dtype(dt, 1, &C, 0.5, 1.5) : NULL;
+    tg_tensor *b = affine ? tt_rand_dtype(dt, 1, &C, -1, 1) : NULL;
+    tg_tensor *rm = tt_rand_dtype(dt, 1, &C, -1, 1);
+    tg_tensor *rv = tt_rand_dtype(dt, 1, &C, 0.5, 2);
+    double *xv = tt_values(x), *wv = affine ? tt_values(w) : NULL;
+    double *bv = affine ? tt_values(b) : NULL, *rm0 = tt_values(rm), *rv0 = tt_values(rv);
     double *y = malloc((size_t)(N * C * S) * sizeof *y), mean[16], var[16];
     ref_batch_norm(xv, N, C, S, wv, bv, 1e-5, y, mean, var);
     tg_tensor *out = tg_batch_norm(x, rm, rv, w, b, true, 0.1, 1e-5);
@@ -124,12 +111,12 @@ static void test_batch_norm_eval(void)
 {
     int64_t shape[4] = {2, 3, 2, 2}, C = 3;
     for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++) {
-        tg_tensor *x = rnd((tg_dtype)dt, 4, shape, -2, 2);
+        tg_tensor *x = tt_rand_dtype((tg_dtype)dt, 4, shape, -2, 2);
         tg_tensor *rm = tt_tensor((tg_dtype)dt, 1, &C, (double[]){0.5, -1, 0});
         tg_tensor *rv = tt_tensor((tg_dtype)dt, 1, &C, (double[]){1, 4, 0.25});
         tg_tensor *w = tt_tensor((tg_dtype)dt, 1, &C, (double[]){2, 1, -1});
         tg_tensor *b = tt_tensor((tg_dtype)dt, 1, &C, (double[]){0, 1, 3});
-        double *xv = values_of(x), ref[24], ref_plain[24];
+        double *xv = tt_values(x), ref[24], ref_plain[24];
         const double rmv[3] = {0.5, -1, 0}, rvv[3] = {1, 4, 0.25}, wv[3] = {2, 1, -1},
                      bv[3] = {0, 1, 3};
         for (int i = 0; i < 24; i++) {
@@ -160,11 +147,12 @@ static void test_layer_norm_forward(void)
                 int64_t K = 1;
                 for (int i = 0; i < n_axes; i++)
                     K *= ps[i];
-                tg_tensor *x = rnd((tg_dtype)dt, 3, shape, -2, 3);
-                tg_tensor *w = affine ? rnd((tg_dtype)dt, n_axes, ps, 0.5, 1.5) : NULL;
-                tg_tensor *b = affine ? rnd((tg_dtype)dt, n_axes, ps, -1, 1) : NULL;
-                double *xv = values_of(x), *wv = affine ? values_of(w) : NULL;
-                double *bv = affine ? values_of(b) : NULL, ref[24];
+                tg_tensor *x = tt_rand_dtype((tg_dtype)dt, 3, shape, -2, 3);
+                tg_tensor *w =
+                    affine ? tt_rand_dtype((tg_dtype)dt, n_axes, ps, 0.5, 1.5) : NULL;
+                tg_tensor *b = affine ? tt_rand_dtype((tg_dtype)dt, n_axes, ps, -1, 1) : NULL;
+                double *xv = tt_values(x), *wv = affine ? tt_values(w) : NULL;
+                double *bv = affine ? tt_values(b) : NULL, ref[24];
                 ref_layer_norm(xv, 24 / K, K, wv, bv, 1e-5, ref);
                 tg_tensor *y = tg_layer_norm(x, n_axes, w, b, 1e-5);
                 CHECK(y && tg_dtype_of(y) == (tg_dtype)dt);
@@ -230,27 +218,14 @@ static void test_layer_norm_gradcheck(void)
     }
 }
 
-/* d/d in[k] of sum(f(in) * r) with create_graph: the composite rules,
- * differentiated again by gradcheck (their statistics outputs included) */
+/* d/d in[k] of sum(f(in) * r) with create_graph (tt_grad_of_fn): the
+ * composite rules, differentiated again by gradcheck (their statistics
+ * outputs included); r2 is a fixed upstream gradient of that, for the
+ * third order */
 typedef struct gg {
-    tg_gradcheck_fn f;
-    void *user;
-    tg_tensor *r, *r2; /* fixed upstream gradients (r2: third order) */
-    int k;
+    tt_grad_of d1;
+    tg_tensor *r2;
 } gg;
-
-static tg_tensor *f_grad(int n, tg_tensor *const *in, void *user)
-{
-    gg *g = user;
-    bool was = tg_grad_enabled();
-    tg_set_grad_enabled(true);
-    tg_tensor *y = g->f(n, in, g->user), *res = NULL, *out = NULL;
-    if (y && tg_autograd_grad(1, &y, &g->r, 1, &in[g->k], &res, true, true) == TG_OK)
-        out = tg_mul_scalar(res, 1.0);
-    tg_release(res);
-    tg_set_grad_enabled(was);
-    return out;
-}
 
 static void test_grad_of_grad(void)
 {
@@ -260,18 +235,18 @@ static void test_grad_of_grad(void)
     for (int k = 0; k < 2; k++) {
         tg_tensor *in[3] = {tt_rand(4, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
                             tt_rand(1, &C, -1, 1)};
-        gg g = {f_bn, &train, tt_rand(4, xs, -1, 1), NULL, k};
+        tt_grad_of g = {f_bn, &train, tt_rand(4, xs, -1, 1), k};
         tg_set_requires_grad(g.r, false);
-        CHECK_GRADCHECK(f_grad, &g, 3, in);
+        CHECK_GRADCHECK(tt_grad_of_fn, &g, 3, in);
     }
     int64_t ls[2] = {3, 4}, K = 4;
     int one = 1;
     for (int k = 0; k < 2; k++) {
         tg_tensor *in[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
                             tt_rand(1, &K, -1, 1)};
-        gg g = {f_ln, &one, tt_rand(2, ls, -1, 1), NULL, k};
+        tt_grad_of g = {f_ln, &one, tt_rand(2, ls, -1, 1), k};
         tg_set_requires_grad(g.r, false);
-        CHECK_GRADCHECK(f_grad, &g, 3, in);
+        CHECK_GRADCHECK(tt_grad_of_fn, &g, 3, in);
     }
 }
 
@@ -282,7 +257,7 @@ static tg_tensor *f_grad2(int n, tg_tensor *const *in, void *user)
     gg *g = user;
     bool was = tg_grad_enabled();
     tg_set_grad_enabled(true);
-    tg_tensor *d1 = f_grad(n, in, g), *res = NULL, *out = NULL;
+    tg_tensor *d1 = tt_grad_of_fn(n, in, &g->d1), *res = NULL, *out = NULL;
     if (d1 && tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &res, true, true) == TG_OK)
         out = tg_mul_scalar(res, 1.0);
     tg_release(res);
@@ -296,16 +271,16 @@ static void test_third_order(void)
     bn_mode train = {true, true, NULL, NULL};
     tg_tensor *in[3] = {tt_rand(3, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
                         tt_rand(1, &C, -1, 1)};
-    gg g = {f_bn, &train, tt_rand(3, xs, -1, 1), tt_rand(3, xs, -1, 1), 0};
-    tg_set_requires_grad(g.r, false);
+    gg g = {{f_bn, &train, tt_rand(3, xs, -1, 1), 0}, tt_rand(3, xs, -1, 1)};
+    tg_set_requires_grad(g.d1.r, false);
     tg_set_requires_grad(g.r2, false);
     CHECK_GRADCHECK(f_grad2, &g, 3, in);
     int64_t ls[2] = {2, 3}, K = 3;
     int one = 1;
     tg_tensor *lin[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
                          tt_rand(1, &K, -1, 1)};
-    gg h = {f_ln, &one, tt_rand(2, ls, -1, 1), tt_rand(2, ls, -1, 1), 0};
-    tg_set_requires_grad(h.r, false);
+    gg h = {{f_ln, &one, tt_rand(2, ls, -1, 1), 0}, tt_rand(2, ls, -1, 1)};
+    tg_set_requires_grad(h.d1.r, false);
     tg_set_requires_grad(h.r2, false);
     CHECK_GRADCHECK(f_grad2, &h, 3, lin);
 }
@@ -314,10 +289,10 @@ static void test_third_order(void)
  * rule (create_graph off) and the composite one (on) give the same values */
 static void check_second_order_paths(gg *g, tg_tensor **in)
 {
-    tg_tensor *d1 = f_grad(3, in, g), *a = NULL, *b = NULL;
+    tg_tensor *d1 = tt_grad_of_fn(3, in, &g->d1), *a = NULL, *b = NULL;
     CHECK_OK(tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &a, true, false));
     CHECK_OK(tg_autograd_grad(1, &d1, &g->r2, 1, &in[0], &b, true, true));
-    double *v = values_of(a);
+    double *v = tt_values(a);
     CHECK_TENSOR(b, v, 1e-10);
     free(v);
     tg_release(a);
@@ -330,13 +305,13 @@ static void test_second_order_paths_agree(void)
     bn_mode train = {true, true, NULL, NULL};
     tg_tensor *in[3] = {tt_rand(4, xs, -2, 2), tt_rand(1, &C, 0.5, 1.5),
                         tt_rand(1, &C, -1, 1)};
-    gg g = {f_bn, &train, tt_rand(4, xs, -1, 1), tt_rand(4, xs, -1, 1), 0};
+    gg g = {{f_bn, &train, tt_rand(4, xs, -1, 1), 0}, tt_rand(4, xs, -1, 1)};
     check_second_order_paths(&g, in);
     int64_t ls[2] = {3, 4}, K = 4;
     int one = 1;
     tg_tensor *lin[3] = {tt_rand(2, ls, -2, 2), tt_rand(1, &K, 0.5, 1.5),
                          tt_rand(1, &K, -1, 1)};
-    gg h = {f_ln, &one, tt_rand(2, ls, -1, 1), tt_rand(2, ls, -1, 1), 0};
+    gg h = {{f_ln, &one, tt_rand(2, ls, -1, 1), 0}, tt_rand(2, ls, -1, 1)};
     check_second_order_paths(&h, lin);
 }
 
@@ -351,7 +326,7 @@ static void check_paths_agree(tg_gradcheck_fn f, void *user, tg_tensor **in, dou
         CHECK_OK(tg_autograd_grad(1, &y, &r, 3, in, res, false, pass == 1));
     }
     for (int i = 0; i < 3; i++) {
-        double *v = values_of(fused[i]);
+        double *v = tt_values(fused[i]);
         CHECK_TENSOR(composite[i], v, tol);
         free(v);
         tg_release(fused[i]);
@@ -385,7 +360,7 @@ static void test_large_parallel(void)
     int64_t xs[4] = {8, 16, 32, 32}, C = 16;
     tg_generator *gen = tg_generator_new(3);
     tg_tensor *x = tg_rand_normal(gen, TG_FLOAT32, 4, xs, 1, 2);
-    double *xv = values_of(x);
+    double *xv = tt_values(x);
     double *ref = malloc((size_t)tg_numel(x) * sizeof *ref), mean[16], var[16];
     ref_batch_norm(xv, 8, C, 1024, NULL, NULL, 1e-5, ref, mean, var);
     CHECK_TENSOR(tg_batch_norm(x, NULL, NULL, NULL, NULL, true, 0.1, 1e-5), ref, 1e-4);

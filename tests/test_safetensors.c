@@ -209,28 +209,29 @@ static unsigned char *build(const char *hdr, const void *data, size_t dlen, size
     return b;
 }
 
+/* one check: sd (from `how`: parse or load) is NULL with TG_ERR_IO naming
+ * `needle`; frees sd */
+static void expect_io_error(tg_state_dict *sd, const char *how, const char *needle,
+                            int line)
+{
+    tt_checks++;
+    if (sd || tg_last_status() != TG_ERR_IO || (needle && !strstr(tg_last_error(), needle)))
+        tt_fail(__FILE__, line, "%s: expected TG_ERR_IO with \"%s\", got %s: %s", how,
+                needle ? needle : "", sd ? "success" : tg_status_name(tg_last_status()),
+                tg_last_error());
+    tg_state_dict_free(sd);
+}
+
 /* bad from memory and as a file, with TG_ERR_IO naming `needle` */
 static void expect_bad_bytes(const unsigned char *b, size_t len, const char *needle,
                              int line)
 {
     tg_clear_error();
-    tg_state_dict *sd = tg_safetensors_parse(b, len);
-    tt_checks++;
-    if (sd || tg_last_status() != TG_ERR_IO || (needle && !strstr(tg_last_error(), needle)))
-        tt_fail(__FILE__, line, "parse: expected TG_ERR_IO with \"%s\", got %s: %s",
-                needle ? needle : "", sd ? "success" : tg_status_name(tg_last_status()),
-                tg_last_error());
-    tg_state_dict_free(sd);
+    expect_io_error(tg_safetensors_parse(b, len), "parse", needle, line);
     const char *p = path_in("bad.safetensors");
     write_all(p, b, len);
     tg_clear_error();
-    sd = tg_safetensors_load(p);
-    tt_checks++;
-    if (sd || tg_last_status() != TG_ERR_IO || (needle && !strstr(tg_last_error(), needle)))
-        tt_fail(__FILE__, line, "load: expected TG_ERR_IO with \"%s\", got %s: %s",
-                needle ? needle : "", sd ? "success" : tg_status_name(tg_last_status()),
-                tg_last_error());
-    tg_state_dict_free(sd);
+    expect_io_error(tg_safetensors_load(p), "load", needle, line);
     unlink(p);
     tg_clear_error();
 }

@@ -71,17 +71,28 @@ static tg_tensor *readable_source(const tg_tensor *dst, const tg_tensor *src,
     return c;
 }
 
-tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src)
+/* the first checks of an update of dst from src: dst may be written in
+ * place, src is there and has data */
+static tg_status check_dst_src(const char *op, const tg_tensor *dst,
+                               const tg_tensor *src)
 {
-    if (!tg__check_inplace("copy_", dst))
+    if (!tg__check_inplace(op, dst))
         return tg_last_status();
     if (!src)
-        return tg__error(TG_ERR_ARG, "copy_: source is NULL");
-    if (!tg__check_concrete("copy_", src))
+        return tg__error(TG_ERR_ARG, "%s: source is NULL", op);
+    if (!tg__check_concrete(op, src))
         return tg_last_status();
+    return TG_OK;
+}
+
+tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src)
+{
+    tg_status s = check_dst_src("copy_", dst, src);
+    if (s != TG_OK)
+        return s;
     int nd;
     int64_t shape[TG_MAX_DIMS];
-    tg_status s = tg_broadcast_shapes("copy_", dst->ndim, dst->shape, src->ndim,
+    s = tg_broadcast_shapes("copy_", dst->ndim, dst->shape, src->ndim,
                                       src->shape, &nd, shape);
     if (s != TG_OK)
         return s;
@@ -145,17 +156,14 @@ static const tg_iter_row_fn axpy_rows[TG_NUM_DTYPES] = {axpy_f32, axpy_f64, axpy
 
 tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha)
 {
-    if (!tg__check_inplace("add_", dst))
-        return tg_last_status();
-    if (!src)
-        return tg__error(TG_ERR_ARG, "add_: source is NULL");
-    if (!tg__check_concrete("add_", src))
-        return tg_last_status();
+    tg_status s = check_dst_src("add_", dst, src);
+    if (s != TG_OK)
+        return s;
     if (dst->dtype == TG_BOOL)
         return tg__error(TG_ERR_DTYPE, "add_: bool destination is not supported");
     int nd;
     int64_t shape[TG_MAX_DIMS];
-    tg_status s = tg_broadcast_shapes("add_", dst->ndim, dst->shape, src->ndim,
+    s = tg_broadcast_shapes("add_", dst->ndim, dst->shape, src->ndim,
                                       src->shape, &nd, shape);
     if (s == TG_OK && !tg__shape_eq(nd, shape, dst->ndim, dst->shape))
         s = tg__error(TG_ERR_SHAPE, "add_: the source does not broadcast to the "

@@ -211,14 +211,26 @@ tg_tensor *tg_placeholder(tg_graph *g, const char *name, tg_dtype dt, int ndim,
     return v < 0 ? NULL : tg__publish(tg__graph_symbolic(g, v));
 }
 
+/* the checks of fn, which makes a source node of g from the concrete
+ * tensor t (its argument `what`); a NULL t keeps an earlier error */
+static bool check_source(const tg_graph *g, const char *fn, const tg_tensor *t,
+                         const char *what)
+{
+    if (!g) {
+        tg__error(TG_ERR_ARG, "%s: graph is NULL", fn);
+        return false;
+    }
+    if (!t) {
+        if (!tg__error_is_set())
+            tg__error(TG_ERR_ARG, "%s: %s is NULL", fn, what);
+        return false;
+    }
+    return tg__check_concrete(fn, t);
+}
+
 tg_tensor *tg_variable(tg_graph *g, const char *name, tg_tensor *init)
 {
-    if (!g)
-        return tg__error_null(TG_ERR_ARG, "tg_variable: graph is NULL");
-    if (!init)
-        return tg__error_is_set() ? NULL
-                                  : tg__error_null(TG_ERR_ARG, "tg_variable: init is NULL");
-    if (!tg__check_concrete("tg_variable", init))
+    if (!check_source(g, "tg_variable", init, "init"))
         return NULL;
     tg_tensor *copy = tg__alloc(init->dtype, init->ndim, init->shape);
     if (!copy)
@@ -232,12 +244,7 @@ tg_tensor *tg_variable(tg_graph *g, const char *name, tg_tensor *init)
 
 tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t)
 {
-    if (!g)
-        return tg__error_null(TG_ERR_ARG, "tg_variable_ref: graph is NULL");
-    if (!t)
-        return tg__error_is_set() ? NULL
-                                  : tg__error_null(TG_ERR_ARG, "tg_variable_ref: tensor is NULL");
-    if (!tg__check_concrete("tg_variable_ref", t))
+    if (!check_source(g, "tg_variable_ref", t, "tensor"))
         return NULL;
     int old = tg__gmap_get(&g->captured, t);
     if (old >= 0)
@@ -254,12 +261,7 @@ tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t)
 
 tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value)
 {
-    if (!g)
-        return tg__error_null(TG_ERR_ARG, "tg_constant: graph is NULL");
-    if (!value)
-        return tg__error_is_set() ? NULL
-                                  : tg__error_null(TG_ERR_ARG, "tg_constant: value is NULL");
-    if (!tg__check_concrete("tg_constant", value))
+    if (!check_source(g, "tg_constant", value, "value"))
         return NULL;
     tg_meta m;
     tg_meta_of(value, &m);

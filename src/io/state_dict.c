@@ -42,17 +42,18 @@ void tg_state_dict_free(tg_state_dict *sd)
     free(sd);
 }
 
-static int find(const tg_state_dict *sd, const char *name)
+/* the index of name among names[0..n) (tensor names or metadata keys), or -1 */
+static int find(char *const *names, int n, const char *name)
 {
-    for (int i = 0; i < sd->n; i++)
-        if (strcmp(sd->names[i], name) == 0)
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
             return i;
     return -1;
 }
 
 tg_tensor *tg__state_dict_find(const tg_state_dict *sd, const char *name)
 {
-    int i = sd && name ? find(sd, name) : -1;
+    int i = sd && name ? find(sd->names, sd->n, name) : -1;
     return i < 0 ? NULL : sd->tensors[i];
 }
 
@@ -68,7 +69,7 @@ tg_status tg__state_dict_add_owned(tg_state_dict *sd, const char *name,
     else if (!name[0] || strcmp(name, "__metadata__") == 0)
         s = tg__error(TG_ERR_ARG, "tg_state_dict_add: the name '%s' is not "
                       "allowed (empty or reserved)", name);
-    else if (find(sd, name) >= 0)
+    else if (find(sd->names, sd->n, name) >= 0)
         s = tg__error(TG_ERR_ARG, "tg_state_dict_add: the name '%s' is already "
                       "in the dict", name);
     if (s == TG_OK && sd->n == sd->cap) {
@@ -148,14 +149,6 @@ bool tg_state_dict_has(const tg_state_dict *sd, const char *name)
 
 /* ---- metadata ------------------------------------------------------------------ */
 
-static int find_meta(const tg_state_dict *sd, const char *key)
-{
-    for (int i = 0; i < sd->n_meta; i++)
-        if (strcmp(sd->keys[i], key) == 0)
-            return i;
-    return -1;
-}
-
 tg_status tg_state_dict_set_meta(tg_state_dict *sd, const char *key,
                                  const char *value)
 {
@@ -165,7 +158,7 @@ tg_status tg_state_dict_set_meta(tg_state_dict *sd, const char *key,
     char *v = strdup(value);
     if (!v)
         return tg__error(TG_ERR_NOMEM, "tg_state_dict_set_meta: out of memory");
-    int i = find_meta(sd, key);
+    int i = find(sd->keys, sd->n_meta, key);
     if (i >= 0) {
         free(sd->values[i]);
         sd->values[i] = v;
@@ -197,7 +190,7 @@ tg_status tg_state_dict_set_meta(tg_state_dict *sd, const char *key,
 
 const char *tg_state_dict_meta(const tg_state_dict *sd, const char *key)
 {
-    int i = sd && key ? find_meta(sd, key) : -1;
+    int i = sd && key ? find(sd->keys, sd->n_meta, key) : -1;
     return i < 0 ? NULL : sd->values[i];
 }
 

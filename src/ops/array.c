@@ -66,11 +66,16 @@ tg_status tg__require_index(const char *op, const tg_tensor *t)
                      tg_dtype_name(t->dtype));
 }
 
-/* the "axis" attribute normalised for a tensor of ndim dims */
-static int attr_axis(const tg_attr *a, int n, int ndim)
+/* copies x into the window of out (same strides) that starts at element
+ * offset and has x's shape */
+static tg_status copy_into_window(tg_tensor *out, const tg_tensor *x, int64_t offset)
 {
-    int axis = (int)tg_attr_int(a, n, "axis", 0);
-    return axis < 0 ? axis + ndim : axis;
+    tg_tensor *win = tg__alias(out, x->ndim, x->shape, out->strides, offset);
+    if (!win)
+        return TG_ERR_NOMEM;
+    tg__copy_into(win, x);
+    tg_release(win);
+    return TG_OK;
 }
 
 /* ---- concat ------------------------------------------------------------------
@@ -115,18 +120,13 @@ static tg_status concat_infer(tg_op_ctx *c)
 static tg_status concat_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    int axis = attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
     int64_t pos = 0;
     for (int i = 0; i < c->n_in; i++) {
         const tg_tensor *x = c->in[i];
-        if (x->numel > 0) {
-            tg_tensor *win = tg__alias(out, x->ndim, x->shape, out->strides,
-                                       out->offset + pos * out->strides[axis]);
-            if (!win)
-                return TG_ERR_NOMEM;
-            tg__copy_into(win, x);
-            tg_release(win);
-        }
+        if (x->numel > 0 &&
+            copy_into_window(out, x, out->offset + pos * out->strides[axis]) != TG_OK)
+            return TG_ERR_NOMEM;
         pos += x->shape[axis];
     }
     return TG_OK;
@@ -134,7 +134,7 @@ static tg_status concat_kernel(tg_op_ctx *c)
 
 static tg_status concat_grad(tg_grad_ctx *g)
 {
-    int axis = attr_axis(g->attrs, g->n_attrs, g->in_meta[0].ndim);
+    int axis = tg__attr_axis(g->attrs, g->n_attrs, g->in_meta[0].ndim);
     int64_t pos = 0;
     for (int i = 0; i < g->n_in; i++) {
         int64_t len = g->in_meta[i].shape[axis];
@@ -304,12 +304,7 @@ static tg_status pad_kernel(tg_op_ctx *c)
     int64_t offset = out->offset;
     for (int i = 0; i < n / 2; i++)
         offset += pads[2 * i] * out->strides[i];
-    tg_tensor *win = tg__alias(out, x->ndim, x->shape, out->strides, offset);
-    if (!win)
-        return TG_ERR_NOMEM;
-    tg__copy_into(win, x);
-    tg_release(win);
-    return TG_OK;
+    return copy_into_window(out, x, offset);
 }
 
 /* the gradient is the interior of dy: one slice per padded axis */

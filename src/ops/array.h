@@ -1,5 +1,6 @@
 /* Internal pieces shared by the array op files (array.c, array_index.c):
- * block copies with memcpy fast paths, and the index-based op defs. */
+ * block copies with memcpy fast paths, and the index-based op defs; the
+ * optimizers use tg__contig too. */
 #ifndef TG_ARRAY_H
 #define TG_ARRAY_H
 
@@ -15,6 +16,13 @@ tg_tensor *tg__contig(tg_tensor *x);
 int64_t tg__span(const int64_t *shape, int from, int to);
 /* error unless t is int32/int64 ("op: index must be int32 or int64") */
 tg_status tg__require_index(const char *op, const tg_tensor *t);
+/* the "axis" attribute of an op on ndim dims, normalised (0-d tensors
+ * have one implicit axis); infer has checked it */
+static inline int tg__attr_axis(const tg_attr *a, int n, int ndim)
+{
+    int axis = (int)tg_attr_int(a, n, "axis", 0);
+    return axis < 0 ? axis + (ndim > 0 ? ndim : 1) : axis;
+}
 
 extern const tg_op_def tg_op_gather;
 extern const tg_op_def tg_op_scatter_add;

@@ -10,11 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the axis attribute normalised (0-d tensors have one implicit axis) */
-static int norm_attr_axis(const tg_attr *a, int n, int ndim)
+/* the checks every index op's infer starts with: its axis attribute
+ * against nd dims, then the index (in[1]): int32/int64, and 1-D when
+ * one_d; *axis is the normalised axis */
+static tg_status check_axis_index(const tg_op_ctx *c, int nd, bool one_d, int *axis)
 {
-    int axis = (int)tg_attr_int(a, n, "axis", 0);
-    return axis < 0 ? axis + (ndim > 0 ? ndim : 1) : axis;
+    const char *op = c->op->name;
+    const tg_tensor *index = c->in[1];
+    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), nd, axis))
+        return tg_last_status();
+    tg_status s = tg__require_index(op, index);
+    if (s == TG_OK && one_d && index->ndim > 1)
+        return tg__error(TG_ERR_SHAPE, "%s: index must be 1-D, got %d dims", op,
+                         index->ndim);
+    return s;
 }
 
 static tg_status index_error(const char *op, int64_t v, int axis, int64_t bound)
@@ -25,6 +34,30 @@ static tg_status index_error(const char *op, int64_t v, int axis, int64_t bound)
     return tg__error(TG_ERR_INDEX, "%s: index %lld is out of range for axis %d of "
                      "size %lld (expected 0 to %lld)", op, (long long)v, axis,
                      (long long)bound, (long long)bound - 1);
+}
+
+/* ---- gather, scatter_add, index_select, index_add: op(x, index) along an
+ * axis, each the gradient of another; the two that make zeros of a given
+ * shape (scatter_add, index_add) are also given m's shape */
+static tg_tensor *axis_call(const tg_op_def *op, tg_tensor *x, tg_tensor *index,
+                            int axis, const tg_meta *m)
+{
+    tg_tensor *in[2] = {x, index};
+    tg_attr a[2] = {TG_AI("axis", axis),
+                    TG_AINTS("shape", m ? m->shape : NULL, m ? m->ndim : 0)};
+    return tg_op_call(op, 2, in, a, m ? 2 : 1);
+}
+
+/* dx = back(dy, index) along the same axis, with x's shape when `shaped`
+ * (the ranks of x and dy are equal for all four ops) */
+static tg_status axis_rule(tg_grad_ctx *g, const tg_op_def *back, bool shaped)
+{
+    const tg_meta *m = &g->in_meta[0];
+    int axis = tg__attr_axis(g->attrs, g->n_attrs, m->ndim);
+    if (g->needs_grad[0] &&
+        !(g->dx[0] = axis_call(back, g->dy[0], g->in[1], axis, shaped ? m : NULL)))
+        return tg_last_status();
+    return TG_OK;
 }
 
 /* ---- strided index rows (gather, scatter_add) -------------------------------
@@ -103,49 +136,63 @@ static tg_tensor *axis_view(const tg_tensor *t, const tg_tensor *index, int axis
     return tg__alias(t, index->ndim, index->shape, strides, t->offset);
 }
 
-static void axis_bounds(const tg_tensor *t, int axis, idx_ctx *c)
+/* runs row over the operands ops (one of them an axis_view of t), serially
+ * when indices may repeat; the bad index recorded first is the error */
+static tg_status run_index_rows(const char *op, const tg_tensor *const ops[3],
+                                tg_iter_row_fn row, bool serial, const tg_tensor *t,
+                                int axis)
 {
-    c->bound = t->ndim ? t->shape[axis] : 1;
-    c->axis_stride = t->ndim ? t->strides[axis] * (int64_t)tg_dtype_size(t->dtype) : 0;
-    atomic_init(&c->bad, 0);
-    c->bad_value = 0;
+    idx_ctx ctx;
+    ctx.bound = t->ndim ? t->shape[axis] : 1;
+    ctx.axis_stride = t->ndim ? t->strides[axis] * (int64_t)tg_dtype_size(t->dtype) : 0;
+    atomic_init(&ctx.bad, 0);
+    ctx.bad_value = 0;
+    tg_iter it;
+    tg_iter_init(&it, 3, ops);
+    if (serial)
+        tg_iter_run_serial(&it, row, &ctx);
+    else
+        tg_iter_run(&it, row, &ctx);
+    if (atomic_load(&ctx.bad))
+        return index_error(op, ctx.bad_value, axis, ctx.bound);
+    return TG_OK;
+}
+
+/* index of the same rank as the indexed tensor (`what`: the gather's data,
+ * the scatter_add's output) of shape [nd] shape; index.shape[d] <= shape[d]
+ * except on axis */
+static tg_status check_index_fits(const char *op, const tg_tensor *index, int nd,
+                                  const int64_t *shape, const char *what, int axis)
+{
+    char a[160], b[160];
+    bool ok = index->ndim == nd;
+    for (int d = 0; ok && d < nd; d++)
+        ok = d == axis || index->shape[d] <= shape[d];
+    if (ok)
+        return TG_OK;
+    return tg__error(TG_ERR_SHAPE, "%s: index of shape %s does not fit %s of shape %s "
+                     "(expected the same rank and index.shape[d] <= shape[d] for "
+                     "every d except axis %d)", op,
+                     tg_shape_str(index->ndim, index->shape, a, sizeof a), what,
+                     tg_shape_str(nd, shape, b, sizeof b), axis);
 }
 
 /* ---- gather -------------------------------------------------------------------- */
-/* index of the same rank as x; index.shape[d] <= x.shape[d] except on axis */
-static tg_status check_gather_shapes(const char *op, const tg_tensor *x,
-                                     const tg_tensor *index, int axis)
-{
-    char a[160], b[160];
-    bool ok = index->ndim == x->ndim;
-    for (int d = 0; ok && d < x->ndim; d++)
-        ok = d == axis || index->shape[d] <= x->shape[d];
-    if (ok)
-        return TG_OK;
-    return tg__error(TG_ERR_SHAPE, "%s: index of shape %s does not fit data of shape %s "
-                     "(expected the same rank and index.shape[d] <= shape[d] for "
-                     "every d except axis %d)", op,
-                     tg_shape_str(index->ndim, index->shape, a, sizeof a),
-                     tg_shape_str(x->ndim, x->shape, b, sizeof b), axis);
-}
 
 static tg_status gather_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0], *index = c->in[1];
     int axis;
-    if (!tg__norm_axis(c->op->name, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0),
-                       x->ndim, &axis))
-        return tg_last_status();
-    tg_status s = tg__require_index(c->op->name, index);
+    tg_status s = check_axis_index(c, x->ndim, false, &axis);
     if (s == TG_OK)
-        s = check_gather_shapes(c->op->name, x, index, axis);
+        s = check_index_fits(c->op->name, index, x->ndim, x->shape, "data", axis);
     return s == TG_OK ? tg_infer_set(c, 0, x->dtype, index->ndim, index->shape) : s;
 }
 
 static tg_status gather_kernel(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0], *index = c->in[1];
-    int axis = norm_attr_axis(c->attrs, c->n_attrs, x->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, x->ndim);
     tg_tensor *xv = axis_view(x, index, axis);
     if (!xv)
         return TG_ERR_NOMEM;
@@ -153,33 +200,16 @@ static tg_status gather_kernel(tg_op_ctx *c)
         {gather_1_i32, gather_4_i32, gather_8_i32},
         {gather_1_i64, gather_4_i64, gather_8_i64}};
     size_t es = tg_dtype_size(x->dtype);
-    idx_ctx ctx;
-    axis_bounds(x, axis, &ctx);
+    tg_iter_row_fn row = rows[index->dtype == TG_INT64][es == 1 ? 0 : es == 4 ? 1 : 2];
     const tg_tensor *ops[3] = {c->out[0], index, xv};
-    tg_iter it;
-    tg_iter_init(&it, 3, ops);
-    tg_iter_run(&it, rows[index->dtype == TG_INT64][es == 1 ? 0 : es == 4 ? 1 : 2], &ctx);
+    tg_status s = run_index_rows(c->op->name, ops, row, false, x, axis);
     tg_release(xv);
-    if (atomic_load(&ctx.bad))
-        return index_error(c->op->name, ctx.bad_value, axis, ctx.bound);
-    return TG_OK;
-}
-
-static tg_tensor *scatter_add_call(tg_tensor *src, tg_tensor *index, int axis,
-                                   const tg_meta *m)
-{
-    tg_tensor *in[2] = {src, index};
-    tg_attr a[2] = {TG_AI("axis", axis), TG_AINTS("shape", m->shape, m->ndim)};
-    return tg_op_call(&tg_op_scatter_add, 2, in, a, 2);
+    return s;
 }
 
 static tg_status gather_grad(tg_grad_ctx *g)
 {
-    const tg_meta *m = &g->in_meta[0];
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, m->ndim);
-    if (g->needs_grad[0] && !(g->dx[0] = scatter_add_call(g->dy[0], g->in[1], axis, m)))
-        return tg_last_status();
-    return TG_OK;
+    return axis_rule(g, &tg_op_scatter_add, true);
 }
 
 const tg_op_def tg_op_gather = {
@@ -188,9 +218,7 @@ const tg_op_def tg_op_gather = {
 
 tg_tensor *tg_gather(tg_tensor *x, int axis, tg_tensor *index)
 {
-    tg_tensor *in[2] = {x, index};
-    tg_attr a = TG_AI("axis", axis);
-    return tg_op_call(&tg_op_gather, 2, in, &a, 1);
+    return axis_call(&tg_op_gather, x, index, axis, NULL);
 }
 
 /* ---- scatter_add: zeros of `shape` with src added at index along axis ----
@@ -205,9 +233,7 @@ static tg_status scatter_add_infer(tg_op_ctx *c)
     if (!tg__check_shape(op, nd, shape))
         return tg_last_status();
     int axis;
-    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), nd, &axis))
-        return tg_last_status();
-    tg_status s = tg__require_index(op, index);
+    tg_status s = check_axis_index(c, nd, false, &axis);
     if (s != TG_OK)
         return s;
     if (!scatter_add_rows[0][src->dtype])
@@ -219,45 +245,30 @@ static tg_status scatter_add_infer(tg_op_ctx *c)
                          "must have the same shape", op,
                          tg_shape_str(src->ndim, src->shape, a, sizeof a),
                          tg_shape_str(index->ndim, index->shape, b, sizeof b));
-    bool ok = index->ndim == nd;
-    for (int d = 0; ok && d < nd; d++)
-        ok = d == axis || index->shape[d] <= shape[d];
-    if (!ok)
-        return tg__error(TG_ERR_SHAPE, "%s: index of shape %s does not fit output of "
-                         "shape %s (expected the same rank and index.shape[d] <= "
-                         "shape[d] for every d except axis %d)", op,
-                         tg_shape_str(index->ndim, index->shape, a, sizeof a),
-                         tg_shape_str(nd, shape, b, sizeof b), axis);
-    return tg_infer_set(c, 0, src->dtype, nd, shape);
+    s = check_index_fits(op, index, nd, shape, "output", axis);
+    return s == TG_OK ? tg_infer_set(c, 0, src->dtype, nd, shape) : s;
 }
 
 static tg_status scatter_add_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
     const tg_tensor *src = c->in[0], *index = c->in[1];
-    int axis = norm_attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
     memset(tg__base(out), 0, (size_t)out->numel * tg_dtype_size(out->dtype));
     tg_tensor *ov = axis_view(out, index, axis);
     if (!ov)
         return TG_ERR_NOMEM;
-    idx_ctx ctx;
-    axis_bounds(out, axis, &ctx);
     const tg_tensor *ops[3] = {index, src, ov};
-    tg_iter it;
-    tg_iter_init(&it, 3, ops);
-    tg_iter_run_serial(&it, scatter_add_rows[index->dtype == TG_INT64][out->dtype], &ctx);
+    tg_status s = run_index_rows(c->op->name, ops,
+                                 scatter_add_rows[index->dtype == TG_INT64][out->dtype],
+                                 true, out, axis);
     tg_release(ov);
-    if (atomic_load(&ctx.bad))
-        return index_error(c->op->name, ctx.bad_value, axis, ctx.bound);
-    return TG_OK;
+    return s;
 }
 
 static tg_status scatter_add_grad(tg_grad_ctx *g)
 {
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, g->dy[0]->ndim);
-    if (g->needs_grad[0] && !(g->dx[0] = tg_gather(g->dy[0], axis, g->in[1])))
-        return tg_last_status();
-    return TG_OK;
+    return axis_rule(g, &tg_op_gather, false);
 }
 
 const tg_op_def tg_op_scatter_add = {
@@ -395,14 +406,9 @@ static tg_status index_add_infer(tg_op_ctx *c)
     int axis;
     if (nd == 0)
         return tg__error(TG_ERR_SHAPE, "%s: the output must have at least one dim", op);
-    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), nd, &axis))
-        return tg_last_status();
-    tg_status s = tg__require_index(op, index);
+    tg_status s = check_axis_index(c, nd, true, &axis);
     if (s != TG_OK)
         return s;
-    if (index->ndim > 1)
-        return tg__error(TG_ERR_SHAPE, "%s: index must be 1-D, got %d dims", op,
-                         index->ndim);
     if (!index_add_fns[src->dtype])
         return tg__error(TG_ERR_DTYPE, "%s: not supported for %s", op,
                          tg_dtype_name(src->dtype));
@@ -422,7 +428,7 @@ static tg_status index_add_infer(tg_op_ctx *c)
 static tg_status index_add_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    int axis = norm_attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
     memset(tg__base(out), 0, (size_t)out->numel * tg_dtype_size(out->dtype));
     int64_t *idx = read_indices(c->op->name, c->in[1], axis, out->shape[axis]);
     if (!idx)
@@ -446,23 +452,12 @@ static tg_status index_add_kernel(tg_op_ctx *c)
 
 static tg_status index_add_grad(tg_grad_ctx *g)
 {
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, g->dy[0]->ndim);
-    if (g->needs_grad[0] && !(g->dx[0] = tg_index_select(g->dy[0], axis, g->in[1])))
-        return tg_last_status();
-    return TG_OK;
+    return axis_rule(g, &tg_op_index_select, false);
 }
 
 const tg_op_def tg_op_index_add = {
     .name = "index_add", .n_in = 2, .n_out = 1, .save_inputs = 1u << 1,
     .infer = index_add_infer, .kernel = index_add_kernel, .grad = index_add_grad};
-
-static tg_tensor *index_add_call(tg_tensor *src, tg_tensor *index, int axis,
-                                 const tg_meta *m)
-{
-    tg_tensor *in[2] = {src, index};
-    tg_attr a[2] = {TG_AI("axis", axis), TG_AINTS("shape", m->shape, m->ndim)};
-    return tg_op_call(&tg_op_index_add, 2, in, a, 2);
-}
 
 /* ---- index_select ---------------------------------------------------------------- */
 static tg_status index_select_infer(tg_op_ctx *c)
@@ -472,15 +467,9 @@ static tg_status index_select_infer(tg_op_ctx *c)
     if (x->ndim == 0)
         return tg__error(TG_ERR_SHAPE, "%s: x is 0-d; it needs an axis to select on", op);
     int axis;
-    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), x->ndim,
-                       &axis))
-        return tg_last_status();
-    tg_status s = tg__require_index(op, index);
+    tg_status s = check_axis_index(c, x->ndim, true, &axis);
     if (s != TG_OK)
         return s;
-    if (index->ndim > 1)
-        return tg__error(TG_ERR_SHAPE, "%s: index must be 1-D, got %d dims", op,
-                         index->ndim);
     int64_t shape[TG_MAX_DIMS];
     memcpy(shape, x->shape, sizeof shape);
     shape[axis] = index->numel;
@@ -489,17 +478,13 @@ static tg_status index_select_infer(tg_op_ctx *c)
 
 static tg_status index_select_kernel(tg_op_ctx *c)
 {
-    int axis = norm_attr_axis(c->attrs, c->n_attrs, c->in[0]->ndim);
+    int axis = tg__attr_axis(c->attrs, c->n_attrs, c->in[0]->ndim);
     return select_rows(c->op->name, c->out[0], c->in[0], axis, c->in[1]);
 }
 
 static tg_status index_select_grad(tg_grad_ctx *g)
 {
-    const tg_meta *m = &g->in_meta[0];
-    int axis = norm_attr_axis(g->attrs, g->n_attrs, m->ndim);
-    if (g->needs_grad[0] && !(g->dx[0] = index_add_call(g->dy[0], g->in[1], axis, m)))
-        return tg_last_status();
-    return TG_OK;
+    return axis_rule(g, &tg_op_index_add, true);
 }
 
 const tg_op_def tg_op_index_select = {
@@ -509,9 +494,7 @@ const tg_op_def tg_op_index_select = {
 
 tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index)
 {
-    tg_tensor *in[2] = {x, index};
-    tg_attr a = TG_AI("axis", axis);
-    return tg_op_call(&tg_op_index_select, 2, in, &a, 1);
+    return axis_call(&tg_op_index_select, x, index, axis, NULL);
 }
 
 /* ---- embedding: rows of weight [V, D] picked by indices of any shape ---- */
@@ -547,8 +530,8 @@ static tg_status embedding_grad(tg_grad_ctx *g)
         return TG_OK;
     tg_tensor *idx = g->in[1];
     int64_t n = idx->numel, rows[2] = {n, g->in_meta[0].shape[1]};
-    g->dx[0] = index_add_call(tg_reshape(g->dy[0], 2, rows), tg_reshape(idx, 1, &n), 0,
-                              &g->in_meta[0]);
+    g->dx[0] = axis_call(&tg_op_index_add, tg_reshape(g->dy[0], 2, rows),
+                         tg_reshape(idx, 1, &n), 0, &g->in_meta[0]);
     return g->dx[0] ? TG_OK : tg_last_status();
 }
 

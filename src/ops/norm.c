@@ -9,25 +9,62 @@
 #include <string.h>
 
 /* ---- shared ------------------------------------------------------------------- */
-/* copies of small parameter tensors as contiguous doubles (owned) */
-static tg_status as_f64(int n, tg_tensor *const *in, tg_tensor **out)
+/* What every norm kernel works on, all owned: x (and for the gradient ops
+ * dy, the next input) contiguous in x's dtype, contiguous float64 copies of
+ * the n_p small parameter inputs after them, and a float64 buffer res for
+ * results. io_close releases whatever io_open got. */
+typedef struct norm_io {
+    tg_tensor *x, *dy, *res, *p[5];
+    int n_p;
+} norm_io;
+
+static tg_status io_open(tg_op_ctx *c, bool with_dy, int n_p, int64_t n_res,
+                         norm_io *io)
 {
-    tg_status s = TG_OK;
-    for (int i = 0; i < n; i++) {
-        out[i] = s == TG_OK ? tg__nn_contig(in[i], TG_FLOAT64) : NULL;
-        if (!out[i])
-            s = TG_ERR_NOMEM;
-    }
-    return s;
+    tg_dtype dt = c->in[0]->dtype;
+    *io = (norm_io){.n_p = n_p};
+    io->x = tg__nn_contig(c->in[0], dt);
+    io->dy = with_dy ? tg__nn_contig(c->in[1], dt) : NULL;
+    io->res = tg__alloc(TG_FLOAT64, 1, &n_res);
+    if (!io->x || (with_dy && !io->dy) || !io->res)
+        return TG_ERR_NOMEM;
+    tg_tensor *const *params = c->in + (with_dy ? 2 : 1);
+    for (int i = 0; i < n_p; i++)
+        if (!(io->p[i] = tg__nn_contig(params[i], TG_FLOAT64)))
+            return TG_ERR_NOMEM;
+    return TG_OK;
 }
 
-static void release_all(int n, tg_tensor **t)
+static void io_close(norm_io *io)
 {
-    for (int i = 0; i < n; i++)
-        tg_release(t[i]);
+    for (int i = 0; i < io->n_p; i++)
+        tg_release(io->p[i]);
+    tg_release(io->x);
+    tg_release(io->dy);
+    tg_release(io->res);
 }
 
 #define F64(t) ((double *)tg__base(t))
+
+/* converts two results a kernel computed in float64 into the outputs o1 and
+ * o2: they lie in buf at element 0 and at element off2, each laid out like
+ * its output (contiguous) */
+static tg_status convert_pair(const tg_tensor *buf, tg_tensor *o1, tg_tensor *o2,
+                              int64_t off2)
+{
+    tg_status s = TG_OK;
+    tg_tensor *a = tg__alias(buf, o1->ndim, o1->shape, o1->strides, 0);
+    tg_tensor *b = tg__alias(buf, o2->ndim, o2->shape, o2->strides, off2);
+    if (a && b) {
+        tg__convert_into(o1, a);
+        tg__convert_into(o2, b);
+    } else {
+        s = TG_ERR_NOMEM;
+    }
+    tg_release(a);
+    tg_release(b);
+    return s;
+}
 
 /* t (1-D or any shape) must have exactly `shape` */
 static tg_status check_param(const char *op, const char *name, const tg_tensor *t,
@@ -75,6 +112,31 @@ static void composite_backward(tg_tensor *x, tg_tensor *dy, tg_tensor *mean,
     if (db)
         *db = tg_sum_to(dy, pnd, pshape);
 }
+
+/* the first-order gradient, from the fused grad_op(x, dy, mean, var, weight,
+ * dmean, dvar) -> dx, dweight, dbias */
+static tg_status fused_rule(tg_grad_ctx *g, const tg_op_def *grad_op, const tg_attr *a,
+                            int n_attrs)
+{
+    tg_tensor *in[7] = {g->in[0], g->dy[0], g->out[1], g->out[2], g->in[1], g->dy[1],
+                        g->dy[2]};
+    tg_tensor *out[3];
+    tg_status s = tg_op_run(grad_op, 7, in, a, n_attrs, out);
+    for (int i = 0; s == TG_OK && i < 3; i++)
+        if (g->needs_grad[i])
+            g->dx[i] = out[i];
+    return s;
+}
+
+/* NAME_range: the tg_range_fn running NAME_f32 or NAME_f64 (by the task's
+ * dtype) on each item (channel or row) of [b, e) */
+#define BY_ITEM_RANGE(NAME, TASK)                                               \
+    static void NAME##_range(void *ctx, int64_t b, int64_t e)                   \
+    {                                                                           \
+        const TASK *t = ctx;                                                    \
+        for (int64_t i = b; i < e; i++)                                         \
+            t->f64 ? NAME##_f64(t, i) : NAME##_f32(t, i);                       \
+    }
 
 /* ---- batch_norm kernels: x viewed as [N, C, S], statistics per channel ---------- */
 typedef struct bn_task {
@@ -138,19 +200,8 @@ typedef struct bn_task {
 BN_KERNELS(f32, float)
 BN_KERNELS(f64, double)
 
-static void bn_fwd_range(void *ctx, int64_t b, int64_t e)
-{
-    const bn_task *t = ctx;
-    for (int64_t c = b; c < e; c++)
-        t->f64 ? bn_fwd_f64(t, c) : bn_fwd_f32(t, c);
-}
-
-static void bn_bwd_range(void *ctx, int64_t b, int64_t e)
-{
-    const bn_task *t = ctx;
-    for (int64_t c = b; c < e; c++)
-        t->f64 ? bn_bwd_f64(t, c) : bn_bwd_f32(t, c);
-}
+BY_ITEM_RANGE(bn_fwd, bn_task)
+BY_ITEM_RANGE(bn_bwd, bn_task)
 
 /* ---- batch_norm ops ----------------------------------------------------------- */
 static tg_status bn_check_input(const char *op, const tg_tensor *x)
@@ -204,30 +255,18 @@ static void bn_dims(const tg_tensor *x, bn_task *t)
 
 static tg_status bn_kernel(tg_op_ctx *c)
 {
-    tg_tensor *p[2] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
     int64_t C = c->in[0]->shape[1];
-    tg_tensor *stats = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * C});
-    tg_status s = x && stats ? as_f64(2, c->in + 1, p) : TG_ERR_NOMEM;
+    norm_io io; /* res: mean, var */
+    tg_status s = io_open(c, false, 2, 2 * C, &io);
     if (s == TG_OK) {
-        bn_task t = {.x = tg__base(x), .y = tg__base(c->out[0]), .w = F64(p[0]),
-                     .b = F64(p[1]), .mean = F64(stats), .var = F64(stats) + C,
+        bn_task t = {.x = tg__base(io.x), .y = tg__base(c->out[0]), .w = F64(io.p[0]),
+                     .b = F64(io.p[1]), .mean = F64(io.res), .var = F64(io.res) + C,
                      .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
-        bn_dims(x, &t);
+        bn_dims(io.x, &t);
         tg__nn_parallel(C, 3 * t.N * t.S, bn_fwd_range, &t);
-        tg_tensor *m = tg__alias(stats, 1, &C, (int64_t[]){1}, 0);
-        tg_tensor *v = tg__alias(stats, 1, &C, (int64_t[]){1}, C);
-        if (m && v) {
-            tg__convert_into(c->out[1], m);
-            tg__convert_into(c->out[2], v);
-        } else {
-            s = TG_ERR_NOMEM;
-        }
-        tg_release(m);
-        tg_release(v);
+        s = convert_pair(io.res, c->out[1], c->out[2], C);
     }
-    release_all(2, p);
-    tg_release(x);
-    tg_release(stats);
+    io_close(&io);
     return s;
 }
 
@@ -255,34 +294,20 @@ static tg_status bn_grad_infer(tg_op_ctx *c)
 
 static tg_status bn_grad_kernel(tg_op_ctx *c)
 {
-    tg_tensor *p[5] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
-    tg_tensor *dy = tg__nn_contig(c->in[1], c->in[0]->dtype);
     int64_t C = c->in[0]->shape[1];
-    tg_tensor *res = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * C});
-    tg_status s = x && dy && res ? as_f64(5, c->in + 2, p) : TG_ERR_NOMEM;
+    norm_io io; /* res: dweight, dbias */
+    tg_status s = io_open(c, true, 5, 2 * C, &io);
     if (s == TG_OK) {
-        bn_task t = {.x = tg__base(x), .dy = tg__base(dy), .dx = tg__base(c->out[0]),
-                     .mean_in = F64(p[0]), .var_in = F64(p[1]), .w = F64(p[2]),
-                     .dmean = F64(p[3]), .dvar = F64(p[4]), .dw = F64(res),
-                     .db = F64(res) + C,
+        bn_task t = {.x = tg__base(io.x), .dy = tg__base(io.dy),
+                     .dx = tg__base(c->out[0]), .mean_in = F64(io.p[0]),
+                     .var_in = F64(io.p[1]), .w = F64(io.p[2]), .dmean = F64(io.p[3]),
+                     .dvar = F64(io.p[4]), .dw = F64(io.res), .db = F64(io.res) + C,
                      .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
-        bn_dims(x, &t);
+        bn_dims(io.x, &t);
         tg__nn_parallel(C, 4 * t.N * t.S, bn_bwd_range, &t);
-        tg_tensor *dw = tg__alias(res, 1, &C, (int64_t[]){1}, 0);
-        tg_tensor *db = tg__alias(res, 1, &C, (int64_t[]){1}, C);
-        if (dw && db) {
-            tg__convert_into(c->out[1], dw);
-            tg__convert_into(c->out[2], db);
-        } else {
-            s = TG_ERR_NOMEM;
-        }
-        tg_release(dw);
-        tg_release(db);
+        s = convert_pair(io.res, c->out[1], c->out[2], C);
     }
-    release_all(5, p);
-    tg_release(x);
-    tg_release(dy);
-    tg_release(res);
+    io_close(&io);
     return s;
 }
 
@@ -305,14 +330,8 @@ static tg_status bn_rule(tg_grad_ctx *g)
     tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
     double eps = tg_attr_float(g->attrs, g->n_attrs, "eps", 1e-5);
     if (!tg_grad_enabled()) { /* first order: the fused kernel */
-        tg_tensor *in[7] = {x, g->dy[0], mean, var, w, g->dy[1], g->dy[2]};
-        tg_tensor *out[3];
         tg_attr a = TG_AF("eps", eps);
-        tg_status s = tg_op_run(&tg_op_batch_norm_grad, 7, in, &a, 1, out);
-        for (int i = 0; s == TG_OK && i < 3; i++)
-            if (g->needs_grad[i])
-                g->dx[i] = out[i];
-        return s;
+        return fused_rule(g, &tg_op_batch_norm_grad, &a, 1);
     }
     const tg_meta *m = &g->in_meta[0];
     int axes[TG_MAX_DIMS], n = 0;
@@ -468,19 +487,8 @@ typedef struct ln_task {
 LN_KERNELS(f32, float)
 LN_KERNELS(f64, double)
 
-static void ln_fwd_range(void *ctx, int64_t b, int64_t e)
-{
-    const ln_task *t = ctx;
-    for (int64_t r = b; r < e; r++)
-        t->f64 ? ln_fwd_f64(t, r) : ln_fwd_f32(t, r);
-}
-
-static void ln_bwd_range(void *ctx, int64_t b, int64_t e)
-{
-    const ln_task *t = ctx;
-    for (int64_t r = b; r < e; r++)
-        t->f64 ? ln_bwd_f64(t, r) : ln_bwd_f32(t, r);
-}
+BY_ITEM_RANGE(ln_fwd, ln_task)
+BY_ITEM_RANGE(ln_bwd, ln_task)
 
 static void ln_wb_range(void *ctx, int64_t b, int64_t e)
 {
@@ -546,35 +554,21 @@ static void ln_dims(const tg_op_ctx *c, ln_task *t)
 
 static tg_status ln_kernel(tg_op_ctx *c)
 {
-    tg_tensor *p[2] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
     ln_task t = {0};
     ln_dims(c, &t);
-    tg_tensor *stats = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * t.R});
-    tg_status s = x && stats ? as_f64(2, c->in + 1, p) : TG_ERR_NOMEM;
+    norm_io io; /* res: mean, var */
+    tg_status s = io_open(c, false, 2, 2 * t.R, &io);
     if (s == TG_OK) {
-        t.x = tg__base(x);
+        t.x = tg__base(io.x);
         t.y = tg__base(c->out[0]);
-        t.w = F64(p[0]);
-        t.b = F64(p[1]);
-        t.mean = F64(stats);
-        t.var = F64(stats) + t.R;
+        t.w = F64(io.p[0]);
+        t.b = F64(io.p[1]);
+        t.mean = F64(io.res);
+        t.var = F64(io.res) + t.R;
         tg__nn_parallel(t.R, 3 * t.K, ln_fwd_range, &t);
-        tg_tensor *m = tg__alias(stats, c->out[1]->ndim, c->out[1]->shape,
-                                 c->out[1]->strides, 0);
-        tg_tensor *v = tg__alias(stats, c->out[2]->ndim, c->out[2]->shape,
-                                 c->out[2]->strides, t.R);
-        if (m && v) {
-            tg__convert_into(c->out[1], m);
-            tg__convert_into(c->out[2], v);
-        } else {
-            s = TG_ERR_NOMEM;
-        }
-        tg_release(m);
-        tg_release(v);
+        s = convert_pair(io.res, c->out[1], c->out[2], t.R);
     }
-    release_all(2, p);
-    tg_release(x);
-    tg_release(stats);
+    io_close(&io);
     return s;
 }
 
@@ -603,45 +597,30 @@ static tg_status ln_grad_infer(tg_op_ctx *c)
 
 static tg_status ln_grad_kernel(tg_op_ctx *c)
 {
-    tg_tensor *p[5] = {0}, *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
-    tg_tensor *dy = tg__nn_contig(c->in[1], c->in[0]->dtype);
     ln_task t = {0};
     ln_dims(c, &t);
-    tg_tensor *res = tg__alloc(TG_FLOAT64, 1, (int64_t[]){2 * t.K + t.R});
-    tg_status s = x && dy && res ? as_f64(5, c->in + 2, p) : TG_ERR_NOMEM;
+    norm_io io; /* res: dweight, dbias, invstd per row */
+    tg_status s = io_open(c, true, 5, 2 * t.K + t.R, &io);
     if (s == TG_OK) {
-        t.x = tg__base(x);
-        t.dy = tg__base(dy);
+        t.x = tg__base(io.x);
+        t.dy = tg__base(io.dy);
         t.dx = tg__base(c->out[0]);
-        t.mean_in = F64(p[0]);
-        t.var_in = F64(p[1]);
-        t.w = F64(p[2]);
-        t.dmean = F64(p[3]);
-        t.dvar = F64(p[4]);
-        t.dw = F64(res);
-        t.db = F64(res) + t.K;
-        t.invstd = F64(res) + 2 * t.K;
+        t.mean_in = F64(io.p[0]);
+        t.var_in = F64(io.p[1]);
+        t.w = F64(io.p[2]);
+        t.dmean = F64(io.p[3]);
+        t.dvar = F64(io.p[4]);
+        t.dw = F64(io.res);
+        t.db = F64(io.res) + t.K;
+        t.invstd = F64(io.res) + 2 * t.K;
         tg__nn_parallel(t.R, 4 * t.K, ln_bwd_range, &t);
         memset(t.dw, 0, (size_t)(2 * t.K) * sizeof(double));
         for (int64_t r = 0; r < t.R; r++)
             t.invstd[r] = 1.0 / sqrt(t.var_in[r] + t.eps);
         tg__nn_parallel(t.K, 2 * t.R, ln_wb_range, &t);
-        const tg_tensor *o = c->out[1];
-        tg_tensor *dw = tg__alias(res, o->ndim, o->shape, o->strides, 0);
-        tg_tensor *db = tg__alias(res, o->ndim, o->shape, o->strides, t.K);
-        if (dw && db) {
-            tg__convert_into(c->out[1], dw);
-            tg__convert_into(c->out[2], db);
-        } else {
-            s = TG_ERR_NOMEM;
-        }
-        tg_release(dw);
-        tg_release(db);
+        s = convert_pair(io.res, c->out[1], c->out[2], t.K);
     }
-    release_all(5, p);
-    tg_release(x);
-    tg_release(dy);
-    tg_release(res);
+    io_close(&io);
     return s;
 }
 
@@ -653,15 +632,8 @@ const tg_op_def tg_op_layer_norm_grad = {
 static tg_status ln_rule(tg_grad_ctx *g)
 {
     tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
-    if (!tg_grad_enabled()) { /* first order: the fused kernel */
-        tg_tensor *in[7] = {x, g->dy[0], mean, var, w, g->dy[1], g->dy[2]};
-        tg_tensor *out[3];
-        tg_status s = tg_op_run(&tg_op_layer_norm_grad, 7, in, g->attrs, g->n_attrs, out);
-        for (int i = 0; s == TG_OK && i < 3; i++)
-            if (g->needs_grad[i])
-                g->dx[i] = out[i];
-        return s;
-    }
+    if (!tg_grad_enabled()) /* first order: the fused kernel */
+        return fused_rule(g, &tg_op_layer_norm_grad, g->attrs, g->n_attrs);
     const tg_meta *m = &g->in_meta[0];
     int n = (int)tg_attr_int(g->attrs, g->n_attrs, "n_axes", 1);
     int axes[TG_MAX_DIMS];

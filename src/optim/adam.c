@@ -113,29 +113,23 @@ static const tg__hparam adam_hparams[] = {
     {"maximize", offsetof(tg_adam_opts, maximize), true},
 };
 
-const tg__optim_algo tg__optim_adam = {
-    .name = "adam",
-    .opts_size = sizeof(tg_adam_opts),
-    .n_hparams = sizeof adam_hparams / sizeof adam_hparams[0],
-    .hparams = adam_hparams,
-    .n_slots = 3,
-    .slot_names = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
-    .validate = adam_validate,
-    .slot_used = adam_slot_used,
-    .update = adam_update,
-};
+/* Adam and AdamW share options, state and checks: only the name (also the
+ * checkpoint's type) and the update differ */
+#define ADAM_ALGO(NAME, UPDATE)                                             \
+    {                                                                       \
+        .name = (NAME),                                                     \
+        .opts_size = sizeof(tg_adam_opts),                                  \
+        .n_hparams = sizeof adam_hparams / sizeof adam_hparams[0],          \
+        .hparams = adam_hparams,                                            \
+        .n_slots = 3,                                                       \
+        .slot_names = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},          \
+        .validate = adam_validate,                                          \
+        .slot_used = adam_slot_used,                                        \
+        .update = (UPDATE),                                                 \
+    }
 
-const tg__optim_algo tg__optim_adamw = {
-    .name = "adamw",
-    .opts_size = sizeof(tg_adam_opts),
-    .n_hparams = sizeof adam_hparams / sizeof adam_hparams[0],
-    .hparams = adam_hparams,
-    .n_slots = 3,
-    .slot_names = {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
-    .validate = adam_validate,
-    .slot_used = adam_slot_used,
-    .update = adamw_update,
-};
+const tg__optim_algo tg__optim_adam = ADAM_ALGO("adam", adam_update);
+const tg__optim_algo tg__optim_adamw = ADAM_ALGO("adamw", adamw_update);
 
 tg_optimizer *tg_optim_adam(int n, tg_tensor *const *params, const tg_adam_opts *opts)
 {

@@ -2,6 +2,7 @@
  * created state buffers, the step driver (validate, allocate, then run
  * the fused loop per parameter) and zero_grad. */
 #include "core/threadpool.h"
+#include "ops/array.h"
 #include "ops/elementwise.h"
 #include "optim/optim_impl.h"
 #include "tg/autograd.h"
@@ -45,12 +46,7 @@ tg_optimizer *tg__optim_new(const tg__optim_algo *algo, int n,
         o->state = calloc(((size_t)n + 1) * TG_OPTIM_MAX_SLOTS, sizeof *o->state);
     }
     if (!o || !o->params || !o->steps || !o->state) {
-        if (o) {
-            free(o->params);
-            free(o->steps);
-            free(o->state);
-        }
-        free(o);
+        tg_optim_free(o); /* n is still 0: it frees only what was allocated */
         return tg__error_null(TG_ERR_NOMEM, "%s: out of memory", nm);
     }
     o->algo = algo;
@@ -86,17 +82,6 @@ static void run_range(void *ctx, int64_t begin, int64_t end)
 {
     const run_ctx *r = ctx;
     r->algo->update(&r->job, begin, end);
-}
-
-/* a contiguous tensor with t's values: t itself (retained) when it is */
-static tg_tensor *contiguous_copy(tg_tensor *t)
-{
-    if (tg_is_contiguous(t))
-        return tg_retain(t);
-    tg_tensor *c = tg__alloc(t->dtype, t->ndim, t->shape);
-    if (c)
-        tg__convert_into(c, t);
-    return c;
 }
 
 static tg_tensor *zeros_like_param(const tg_tensor *p)
@@ -156,8 +141,8 @@ static tg_status plan_step(const tg_optimizer *o, step_plan *pl)
         tg_tensor *p = o->params[i];
         if (!p->grad)
             continue;
-        pl->grads[i] = contiguous_copy(p->grad);
-        pl->work[i] = contiguous_copy(p);
+        pl->grads[i] = tg__contig(p->grad);
+        pl->work[i] = tg__contig(p);
         if (!pl->grads[i] || !pl->work[i])
             return tg__error(TG_ERR_NOMEM, "%s step: out of memory", o->algo->name);
         for (int s = 0; s < o->algo->n_slots; s++) {

@@ -140,22 +140,51 @@ static void for_preds(const tg_graph *g, const bool *needed, const bool *fed, in
     }
 }
 
-typedef struct order_ctx {
-    int *deps, *start, *succ;
-    int id;
-} order_ctx;
+/* Successor lists in CSR form, built for the ordering (items are node ids)
+ * and again for the steps' dependency graph (items are step indices):
+ * n_preds[k] counts item k's predecessors in this plan, and the items that
+ * follow item j are succ[start[j]] .. succ[start[j + 1] - 1]. */
+typedef struct csr_ctx {
+    const int *nodes; /* item -> node id, NULL when items are node ids */
+    const int *pos;   /* node id -> item, NULL when items are node ids */
+    int *n_preds, *start, *succ;
+    int k; /* the item whose predecessors are being visited */
+} csr_ctx;
 
-static void count_pred(void *c, int pred)
+static int item_of(const csr_ctx *c, int node) { return c->pos ? c->pos[node] : node; }
+
+static void count_edge(void *ctx, int pred)
 {
-    order_ctx *o = c;
-    o->deps[o->id]++;
-    o->start[pred + 2]++;
+    csr_ctx *c = ctx;
+    c->n_preds[c->k]++;
+    c->start[item_of(c, pred) + 2]++;
 }
 
-static void fill_succ(void *c, int pred)
+static void fill_edge(void *ctx, int pred)
 {
-    order_ctx *o = c;
-    o->succ[o->start[pred + 1]++] = o->id;
+    csr_ctx *c = ctx;
+    c->succ[c->start[item_of(c, pred) + 1]++] = c->k;
+}
+
+/* fn on every predecessor edge of the items that this plan runs */
+static void visit_items(const tg_graph *g, const bool *needed, const bool *fed, int n,
+                        csr_ctx *c, void (*fn)(void *ctx, int pred))
+{
+    for (c->k = 0; c->k < n; c->k++) {
+        int id = c->nodes ? c->nodes[c->k] : c->k;
+        if (needed[id])
+            for_preds(g, needed, fed, id, fn, c);
+    }
+}
+
+/* fills c's n_preds (n zeroed), start (n + 2 zeroed) and succ for n items */
+static void build_csr(const tg_graph *g, const bool *needed, const bool *fed, int n,
+                      csr_ctx *c)
+{
+    visit_items(g, needed, fed, n, c, count_edge);
+    for (int k = 0; k < n; k++) /* counts to offsets */
+        c->start[k + 2] += c->start[k + 1];
+    visit_items(g, needed, fed, n, c, fill_edge);
 }
 
 static tg_status order(const tg_graph *g, const bool *needed, const bool *fed,
@@ -164,34 +193,29 @@ static tg_status order(const tg_graph *g, const bool *needed, const bool *fed,
     int n = g->n_nodes, n_edges = 0;
     for (int id = 0; id < n; id++)
         n_edges += tg__gnode_n_preds(&g->nodes[id]);
-    order_ctx o = {calloc((size_t)n + 1, sizeof(int)), calloc((size_t)n + 2, sizeof(int)),
-                   malloc(((size_t)n_edges + 1) * sizeof(int)), 0};
+    csr_ctx o = {NULL, NULL, calloc((size_t)n + 1, sizeof(int)),
+                 calloc((size_t)n + 2, sizeof(int)),
+                 malloc(((size_t)n_edges + 1) * sizeof(int)), 0};
     int *heap = malloc(((size_t)n + 1) * sizeof *heap);
     tg_status s = TG_OK;
-    if (!o.deps || !o.start || !o.succ || !heap) {
+    if (!o.n_preds || !o.start || !o.succ || !heap) {
         s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
         goto done;
     }
-    for (o.id = 0; o.id < n; o.id++)
-        if (needed[o.id])
-            for_preds(g, needed, fed, o.id, count_pred, &o);
-    for (int i = 0; i < n; i++)
-        o.start[i + 2] += o.start[i + 1];
-    for (o.id = 0; o.id < n; o.id++)
-        if (needed[o.id])
-            for_preds(g, needed, fed, o.id, fill_succ, &o);
+    build_csr(g, needed, fed, n, &o);
+    int *deps = o.n_preds; /* counted down as predecessors are placed */
     int n_heap = 0, want = 0;
     for (int id = 0; id < n; id++)
         if (needed[id]) {
             want++;
-            if (o.deps[id] == 0)
+            if (deps[id] == 0)
                 heap_push(heap, &n_heap, id);
         }
     while (n_heap > 0) {
         int id = heap_pop(heap, &n_heap);
         plan->steps[plan->n_steps++] = id;
         for (int k = o.start[id]; k < o.start[id + 1]; k++)
-            if (--o.deps[o.succ[k]] == 0)
+            if (--deps[o.succ[k]] == 0)
                 heap_push(heap, &n_heap, o.succ[k]);
     }
     if (plan->n_steps != want)
@@ -199,7 +223,7 @@ static tg_status order(const tg_graph *g, const bool *needed, const bool *fed,
                       "nodes this run needs (%d of %d can be ordered)", g->name,
                       plan->n_steps, want);
 done:
-    free(o.deps);
+    free(o.n_preds);
     free(o.start);
     free(o.succ);
     free(heap);
@@ -207,25 +231,6 @@ done:
 }
 
 /* ---- the steps' dependency graph --------------------------------------------------- */
-typedef struct deps_ctx {
-    const int *pos; /* node id -> step index */
-    int *n_preds, *start, *succ;
-    int k;
-} deps_ctx;
-
-static void count_dep(void *c, int pred)
-{
-    deps_ctx *d = c;
-    d->n_preds[d->k]++;
-    d->start[d->pos[pred] + 2]++;
-}
-
-static void fill_dep(void *c, int pred)
-{
-    deps_ctx *d = c;
-    d->succ[d->start[d->pos[pred] + 1]++] = d->k;
-}
-
 static tg_status build_deps(const tg_graph *g, const bool *needed, const bool *fed,
                             tg_plan *plan)
 {
@@ -242,13 +247,8 @@ static tg_status build_deps(const tg_graph *g, const bool *needed, const bool *f
     }
     for (int k = 0; k < n; k++)
         pos[plan->steps[k]] = k;
-    deps_ctx d = {pos, plan->n_preds, plan->succ_start, plan->succ, 0};
-    for (d.k = 0; d.k < n; d.k++)
-        for_preds(g, needed, fed, plan->steps[d.k], count_dep, &d);
-    for (int k = 0; k < n; k++)
-        d.start[k + 2] += d.start[k + 1];
-    for (d.k = 0; d.k < n; d.k++)
-        for_preds(g, needed, fed, plan->steps[d.k], fill_dep, &d);
+    csr_ctx d = {plan->steps, pos, plan->n_preds, plan->succ_start, plan->succ, 0};
+    build_csr(g, needed, fed, n, &d);
     free(pos);
     return TG_OK;
 }

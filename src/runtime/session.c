@@ -375,41 +375,45 @@ static tg_status check_counts(const tg_session *s, int n_feeds, const void *feed
 }
 
 /* the value ids of feeds and fetches and the node ids of targets, into
- * ids (n_feeds + n_fetches + n_targets entries) */
-static tg_status ids_of(const tg_session *s, int n_feeds, tg_tensor *const *feed_values,
-                        int n_fetches, tg_tensor *const *fetch_values, int n_targets,
-                        tg_tensor *const *targets, int *ids)
+ * ids (n_feeds + n_fetches + n_targets entries); the three lists hold
+ * tensors, or names (const char *) when `named` */
+static tg_status ids_of(const tg_session *s, bool named, int n_feeds, const void *feeds,
+                        int n_fetches, const void *fetches, int n_targets,
+                        const void *targets, int *ids)
 {
-    int n = n_feeds + n_fetches + n_targets;
-    for (int i = 0; i < n; i++) {
-        tg_tensor *t = i < n_feeds ? feed_values[i]
-                       : i < n_feeds + n_fetches ? fetch_values[i - n_feeds]
-                                                 : targets[i - n_feeds - n_fetches];
-        const char *what = i < n_feeds ? "a fed value"
-                           : i < n_feeds + n_fetches ? "a fetched value" : "a target";
-        ids[i] = tg__graph_value_of(s->g, t, "tg_session_run", what);
+    static const char *const what[3] = {"a fed value", "a fetched value", "a target"};
+    const void *lists[3] = {feeds, fetches, targets};
+    int first[3] = {0, n_feeds, n_feeds + n_fetches};
+    for (int i = 0; i < n_feeds + n_fetches + n_targets; i++) {
+        int l = i < first[1] ? 0 : i < first[2] ? 1 : 2, k = i - first[l];
+        ids[i] = named ? tg__graph_parse_value(s->g, ((const char *const *)lists[l])[k],
+                                               "tg_session_run")
+                       : tg__graph_value_of(s->g, ((tg_tensor *const *)lists[l])[k],
+                                            "tg_session_run", what[l]);
         if (ids[i] < 0)
             return tg_last_status();
-        if (i >= n_feeds + n_fetches) /* targets are nodes */
+        if (l == 2) /* targets are nodes */
             ids[i] = s->g->values[ids[i]].node;
     }
     return TG_OK;
 }
 
-tg_status tg_session_run(tg_session *s, int n_feeds, tg_tensor *const *feed_values,
-                         tg_tensor *const *feed_tensors, int n_fetches,
-                         tg_tensor *const *fetch_values, tg_tensor **results,
-                         int n_targets, tg_tensor *const *targets)
+/* both front doors: feeds, fetches and targets given as tensors, or by
+ * name when `named` (the lists are then const char *const *) */
+static tg_status session_run(tg_session *s, bool named, int n_feeds, const void *feeds,
+                             tg_tensor *const *feed_tensors, int n_fetches,
+                             const void *fetches, tg_tensor **results, int n_targets,
+                             const void *targets)
 {
-    tg_status st = check_counts(s, n_feeds, feed_values, feed_tensors, n_fetches,
-                                fetch_values, results, n_targets, targets);
+    tg_status st = check_counts(s, n_feeds, feeds, feed_tensors, n_fetches, fetches,
+                                results, n_targets, targets);
     if (st != TG_OK)
         return st;
     int n = n_feeds + n_fetches + n_targets;
     int *ids = malloc((size_t)(n + 1) * sizeof *ids);
     if (!ids)
         return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
-    st = ids_of(s, n_feeds, feed_values, n_fetches, fetch_values, n_targets, targets, ids);
+    st = ids_of(s, named, n_feeds, feeds, n_fetches, fetches, n_targets, targets, ids);
     request r = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
                  ids + n_feeds + n_fetches, feed_tensors};
     if (st == TG_OK)
@@ -419,6 +423,15 @@ tg_status tg_session_run(tg_session *s, int n_feeds, tg_tensor *const *feed_valu
             results[i] = NULL;
     free(ids);
     return st;
+}
+
+tg_status tg_session_run(tg_session *s, int n_feeds, tg_tensor *const *feed_values,
+                         tg_tensor *const *feed_tensors, int n_fetches,
+                         tg_tensor *const *fetch_values, tg_tensor **results,
+                         int n_targets, tg_tensor *const *targets)
+{
+    return session_run(s, false, n_feeds, feed_values, feed_tensors, n_fetches,
+                       fetch_values, results, n_targets, targets);
 }
 
 tg_status tg_session_memory_stats(tg_session *s, int n_feeds, tg_tensor *const *feed_values,
@@ -439,8 +452,8 @@ tg_status tg_session_memory_stats(tg_session *s, int n_feeds, tg_tensor *const *
     if (!ids || !fed)
         st = tg__error(TG_ERR_NOMEM, "tg_session_memory_stats: out of memory");
     if (st == TG_OK)
-        st = ids_of(s, n_feeds, feed_values, n_fetches, fetch_values, n_targets, targets,
-                    ids);
+        st = ids_of(s, false, n_feeds, feed_values, n_fetches, fetch_values, n_targets,
+                    targets, ids);
     request r = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
                  ids + n_feeds + n_fetches, NULL};
     if (st == TG_OK)
@@ -460,31 +473,6 @@ tg_status tg_session_run_named(tg_session *s, int n_feeds, const char *const *fe
                                const char *const *fetch_names, tg_tensor **results,
                                int n_targets, const char *const *target_names)
 {
-    tg_status st = check_counts(s, n_feeds, feed_names, feed_tensors, n_fetches,
-                                fetch_names, results, n_targets, target_names);
-    if (st != TG_OK)
-        return st;
-    int n = n_feeds + n_fetches + n_targets;
-    int *ids = malloc((size_t)(n + 1) * sizeof *ids);
-    if (!ids)
-        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
-    for (int i = 0; i < n && st == TG_OK; i++) {
-        const char *name = i < n_feeds ? feed_names[i]
-                           : i < n_feeds + n_fetches ? fetch_names[i - n_feeds]
-                                                     : target_names[i - n_feeds - n_fetches];
-        ids[i] = tg__graph_parse_value(s->g, name, "tg_session_run");
-        if (ids[i] < 0)
-            st = tg_last_status();
-        else if (i >= n_feeds + n_fetches)
-            ids[i] = s->g->values[ids[i]].node;
-    }
-    request r = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
-                 ids + n_feeds + n_fetches, feed_tensors};
-    if (st == TG_OK)
-        st = run_request(s, &r, results);
-    else
-        for (int i = 0; i < n_fetches; i++)
-            results[i] = NULL;
-    free(ids);
-    return st;
+    return session_run(s, true, n_feeds, feed_names, feed_tensors, n_fetches, fetch_names,
+                       results, n_targets, target_names);
 }

@@ -79,6 +79,64 @@ class SmallCNN(nn.Module):
         return nn.functional.log_softmax(self.fc2(x), dim=1)
 
 
+class TinyAttention(nn.Module):
+    """embedding (Gather), LayerNormalization, MatMul, GELU (Erf), scaled
+    softmax attention, slicing, concatenation and a mean"""
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(11, 8)
+        self.ln = nn.LayerNorm(8)
+        self.qkv = nn.Linear(8, 24)
+        self.out = nn.Linear(16, 3)
+
+    def forward(self, tokens):
+        h = self.ln(self.emb(tokens))
+        q, k, v = self.qkv(h).split(8, dim=-1)
+        a = torch.softmax(q @ k.transpose(1, 2) / 8 ** 0.5, dim=-1)
+        z = torch.cat([a @ v, nn.functional.gelu(h)], dim=-1)
+        return self.out(z[:, 1:, :]).mean(dim=1)
+
+
+def run_tg(tg, model_path, inputs, work, tag, mode, grad=True):
+    inp = os.path.join(work, "in_%s.safetensors" % tag)
+    out = os.path.join(work, "out_%s_%s.safetensors" % (tag, mode))
+    gpath = os.path.join(work, "grad_%s_%s.safetensors" % (tag, mode))
+    save_safetensors(inp, inputs)
+    cmd = [tg, "run", model_path, "--input", inp, "--output", out, "--mode", mode]
+    if grad:
+        cmd += ["--grad", gpath]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print("FAIL tg run %s --mode %s: %s" % (tag, mode, r.stderr.strip()))
+        return None, None
+    return load_safetensors(out), load_safetensors(gpath) if grad else None
+
+
+def attention_case(tg, work):
+    torch.manual_seed(1)
+    model = TinyAttention().eval()
+    tokens = torch.tensor([[1, 5, 7, 2], [3, 3, 10, 0]])
+    path = os.path.join(work, "attn.onnx")
+    torch.onnx.export(model, (tokens,), path, input_names=["tokens"],
+                      output_names=["y"], opset_version=17, do_constant_folding=False)
+    y = model(tokens)
+    y.sum().backward()
+    ok = True
+    for mode in ("eager", "graph"):
+        got, grads = run_tg(tg, path, {"tokens": tokens.numpy()}, work, "attn", mode)
+        if got is None:
+            ok = False
+            continue
+        ok &= check("attention %s output" % mode, got["y"], y.detach().numpy())
+        for n, p in model.named_parameters():
+            if n not in grads:
+                print("FAIL attention %s: no gradient for %s (have %s)" % (mode, n, sorted(grads)))
+                ok = False
+            else:
+                ok &= check("attention %s grad %s" % (mode, n), grads[n], p.grad.numpy())
+    return ok
+
+
 def check(name, got, want, rtol=1e-4, atol=1e-5):
     if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol):
         err = np.max(np.abs(got - want)) if got.shape == want.shape else "shape"
@@ -151,6 +209,7 @@ def main():
         with torch.no_grad():
             ok &= check("batch 3 output", load_safetensors(out3)["logp"],
                         model(x3).numpy())
+    ok &= attention_case(tg, work)
     print("torch comparison: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 

@@ -15,5 +15,5 @@ cmake --build build-fuzz --target fuzz_onnx -j2
 mkdir -p build-fuzz/corpus build-fuzz/crashes
 # nice: the machine's cores are shared; one job keeps it to one core
 exec nice -n 10 build-fuzz/fuzz_onnx build-fuzz/corpus fuzz/corpus \
-    -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 -timeout=10 \
+    -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=4096 -timeout=10 \
     -artifact_prefix=build-fuzz/crashes/ -print_final_stats=1 "$@"

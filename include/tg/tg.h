@@ -12,5 +12,6 @@
 #include "tg/data.h"
 #include "tg/io.h"
 #include "tg/optim.h"
+#include "tg/onnx.h"
 
 #endif

@@ -15,12 +15,9 @@ static bool saves(uint32_t mask, int i)
     return mask == TG_SAVE_ALL || (i < 32 && ((mask >> i) & 1u));
 }
 
-typedef struct pass {
-    tg_graph *g;
-    int n_nodes, n_values; /* the graph before the pass: what we visit */
-    bool *relevant;        /* value leads to an x through float values */
-    tg_tensor **pending;   /* accumulated gradient per value (owned) */
-} pass;
+/* the pass's mark: the value leads to an x through float values; its
+ * tensor: the gradient accumulated so far for the value */
+typedef tg_gpass pass;
 
 /* a value matters when it is an x, or an op that has gradients made it
  * from a value that matters; only floating-point values carry gradients */
@@ -28,38 +25,21 @@ static void mark_relevant(pass *p, int n_xs, const int *x_ids)
 {
     const tg_graph *g = p->g;
     for (int j = 0; j < n_xs; j++)
-        p->relevant[x_ids[j]] = tg_dtype_is_float(g->values[x_ids[j]].meta.dtype);
+        p->mark[x_ids[j]] = tg_dtype_is_float(g->values[x_ids[j]].meta.dtype);
     for (int id = 0; id < p->n_nodes; id++) {
         const tg_gnode *n = &g->nodes[id];
         if (n->kind != TG_GNODE_OP || n->op->nondiff)
             continue;
         bool any = false;
         for (int i = 0; i < n->n_in; i++)
-            any |= p->relevant[n->in[i]];
+            any |= p->mark[n->in[i]];
         for (int o = 0; any && o < n->n_out; o++)
             if (tg_dtype_is_float(g->values[n->out[o]].meta.dtype))
-                p->relevant[n->out[o]] = true;
+                p->mark[n->out[o]] = true;
     }
 }
 
-/* a gradient made inside the graph may still be concrete (a rule that
- * returns zeros, a concrete seed): make it a constant of the graph */
-static tg_tensor *as_symbolic(tg_graph *g, tg_tensor *t)
-{
-    if (!t || t->graph)
-        return t;
-    int v = tg__graph_capture(g, t);
-    tg_release(t);
-    return v < 0 ? NULL : tg__graph_symbolic(g, v);
-}
 
-static tg_status add_pending(pass *p, int v, tg_tensor *grad)
-{
-    if (!(grad = as_symbolic(p->g, grad)))
-        return tg_last_status();
-    p->pending[v] = p->pending[v] ? tg__grad_sum(p->pending[v], grad) : grad;
-    return p->pending[v] ? TG_OK : tg_last_status();
-}
 
 /* symbolic tensors for the inputs and outputs the rule saves (as eager
  * mode saves them), their metadata, and which inputs need gradients */
@@ -70,7 +50,7 @@ static tg_status prepare(pass *p, const tg_gnode *n, tg_tensor **in,
     tg_graph *g = p->g;
     for (int i = 0; i < n->n_in; i++) {
         in_meta[i] = g->values[n->in[i]].meta;
-        needs[i] = p->relevant[n->in[i]];
+        needs[i] = p->mark[n->in[i]];
         in[i] = NULL;
         if (saves(n->op->save_inputs, i) && !(in[i] = tg__graph_symbolic(g, n->in[i])))
             return tg_last_status();
@@ -92,9 +72,9 @@ static tg_status visit(pass *p, int id)
         return TG_OK;
     bool has_dy = false, has_x = false;
     for (int o = 0; o < n->n_out; o++)
-        has_dy |= p->pending[n->out[o]] != NULL;
+        has_dy |= p->val[n->out[o]] != NULL;
     for (int i = 0; i < n->n_in; i++)
-        has_x |= p->relevant[n->in[i]];
+        has_x |= p->mark[n->in[i]];
     if (!has_dy || !has_x) /* not on a path from an x to a y */
         return TG_OK;
     tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS], *dy[TG_MAX_OP_OUTPUTS];
@@ -106,7 +86,7 @@ static tg_status visit(pass *p, int id)
     memset(dx, 0, sizeof dx);
     tg_status s = prepare(p, n, in, out, in_meta, out_meta, needs);
     for (int o = 0; o < n->n_out; o++)
-        dy[o] = p->pending[n->out[o]];
+        dy[o] = p->val[n->out[o]];
     tg_vjp v = {
         .op = n->op, .name = n->name, .n_in = n->n_in, .n_out = n->n_out,
         .in = in, .out = out, .in_meta = in_meta, .out_meta = out_meta,
@@ -119,7 +99,7 @@ static tg_status visit(pass *p, int id)
         if (!dx[i])
             continue;
         if (s == TG_OK)
-            s = add_pending(p, n->in[i], dx[i]); /* consumes dx[i] */
+            s = tg__gpass_accumulate(p, n->in[i], dx[i]); /* consumes dx[i] */
         else
             tg_release(dx[i]);
     }
@@ -145,7 +125,7 @@ static tg_status seed(pass *p, int n_ys, const int *y_ids, tg_tensor *const *ys,
             if (!(s0 = c))
                 return tg_last_status();
         }
-        tg_status s = add_pending(p, y_ids[i], s0);
+        tg_status s = tg__gpass_accumulate(p, y_ids[i], s0);
         if (s != TG_OK)
             return s;
     }
@@ -175,16 +155,25 @@ static tg_status check_y(const tg_graph *g, int i, int v, tg_tensor *const *grad
     return TG_OK;
 }
 
-static tg_status run(pass *p, int n_ys, const int *y_ids, tg_tensor *const *ys,
-                     tg_tensor *const *grad_ys, int n_xs, const int *x_ids,
-                     tg_tensor **dxs)
+typedef struct grad_args {
+    int n_ys, n_xs;
+    tg_tensor *const *ys, *const *grad_ys;
+} grad_args;
+
+static tg_status check_y_arg(const tg_graph *g, int i, int v, void *user)
 {
-    mark_relevant(p, n_xs, x_ids);
-    tg_status s = seed(p, n_ys, y_ids, ys, grad_ys);
+    return check_y(g, i, v, ((const grad_args *)user)->grad_ys);
+}
+
+static tg_status run(pass *p, const int *y_ids, const int *x_ids, tg_tensor **dxs, void *user)
+{
+    const grad_args *a = user;
+    mark_relevant(p, a->n_xs, x_ids);
+    tg_status s = seed(p, a->n_ys, y_ids, a->ys, a->grad_ys);
     for (int id = p->n_nodes - 1; id >= 0 && s == TG_OK; id--)
         s = visit(p, id);
-    for (int j = 0; j < n_xs && s == TG_OK; j++)
-        dxs[j] = tg_retain(p->pending[x_ids[j]]);
+    for (int j = 0; j < a->n_xs && s == TG_OK; j++)
+        dxs[j] = tg_retain(p->val[x_ids[j]]);
     return s;
 }
 
@@ -195,45 +184,8 @@ tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
     if (!g || n_ys < 1 || n_xs < 1 || !ys || !xs || !dxs)
         return tg__error(TG_ERR_ARG, "tg_graph_gradients: need a graph, at least "
                          "one y and one x, and a dxs array");
-    for (int j = 0; j < n_xs; j++)
-        dxs[j] = NULL;
-    int *ids = malloc((size_t)(n_ys + n_xs) * sizeof *ids);
-    if (!ids)
-        return tg__error(TG_ERR_NOMEM, "tg_graph_gradients: out of memory");
-    tg_status s = TG_OK;
-    for (int i = 0; i < n_ys + n_xs && s == TG_OK; i++) {
-        bool is_y = i < n_ys;
-        ids[i] = tg__graph_value_of(g, is_y ? ys[i] : xs[i - n_ys], "tg_graph_gradients",
-                                    is_y ? "a y" : "an x");
-        if (ids[i] < 0)
-            s = tg_last_status();
-        else if (is_y)
-            s = check_y(g, i, ids[i], grad_ys);
-    }
-    pass p = {g, g->n_nodes, g->n_values, calloc((size_t)g->n_values, sizeof(bool)),
-              calloc((size_t)g->n_values, sizeof(tg_tensor *))};
-    if (s == TG_OK && (!p.relevant || !p.pending))
-        s = tg__error(TG_ERR_NOMEM, "tg_graph_gradients: out of memory");
-    if (s == TG_OK) {
-        /* we own every reference we make: hide the caller's tensor scopes */
-        int floor = tg__scope_suspend();
-        tg_graph_begin(g);
-        s = run(&p, n_ys, ids, ys, grad_ys, n_xs, ids + n_ys, dxs);
-        tg_graph_end();
-        tg__scope_resume(floor);
-    }
-    for (int v = 0; p.pending && v < p.n_values; v++)
-        tg_release(p.pending[v]);
-    free(p.pending);
-    free(p.relevant);
-    free(ids);
-    for (int j = 0; j < n_xs; j++) {
-        if (s != TG_OK) {
-            tg_release(dxs[j]);
-            dxs[j] = NULL;
-        } else {
-            tg__publish(dxs[j]);
-        }
-    }
-    return s;
+    grad_args a = {n_ys, n_xs, ys, grad_ys};
+    tg_gpass_spec sp = {"tg_graph_gradients", n_ys, ys, "a y", n_xs, xs, "an x",
+                        check_y_arg, run, &a};
+    return tg__graph_pass(g, &sp, n_xs, dxs);
 }

@@ -118,4 +118,38 @@ void tg__graph_resume(int old);
  * every earlier reader of variable value var (assign.c) */
 tg_status tg__graph_order_assign(tg_tensor *var, tg_tensor *assign_out);
 
+/* ---- the frame of the symbolic autodiff passes (pass.c) -------------------- */
+typedef struct tg_gpass {
+    tg_graph *g;
+    int n_nodes, n_values; /* the graph before the pass: what it visits */
+    bool *mark;            /* per value: on the pass's path */
+    tg_tensor **val;       /* per value: the pass's tensor (owned; released after) */
+} tg_gpass;
+
+typedef struct tg_gpass_spec {
+    const char *fn;                         /* public name, for errors */
+    int n_first;
+    tg_tensor *const *first;
+    const char *first_what;                 /* "a y", "an x" */
+    int n_second;
+    tg_tensor *const *second;
+    const char *second_what;
+    /* optional check of first[i] (value id v) */
+    tg_status (*check_first)(const tg_graph *g, int i, int v, void *user);
+    /* the pass: fills out[] (owned references) from the resolved ids */
+    tg_status (*run)(tg_gpass *p, const int *first_ids, const int *second_ids,
+                     tg_tensor **out, void *user);
+    void *user;
+} tg_gpass_spec;
+
+/* resolves and checks the lists, runs the pass in g's scope with the
+ * caller's scopes hidden; out[0..n_out) are published on success, NULL
+ * on failure */
+tg_status tg__graph_pass(tg_graph *g, const tg_gpass_spec *sp, int n_out, tg_tensor **out);
+/* a tensor made inside the graph may still be concrete (a rule returning
+ * zeros, a caller's seed or tangent): a constant of g then; consumes t */
+tg_tensor *tg__gpass_symbolic(tg_graph *g, tg_tensor *t);
+/* val[v] += t (symbolic; gradients or tangents that meet add up); consumes t */
+tg_status tg__gpass_accumulate(tg_gpass *p, int v, tg_tensor *t);
+
 #endif

@@ -11,12 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fwd {
-    tg_graph *g;
-    int n_nodes, n_values; /* the graph before the pass: what we visit */
-    bool *needed;          /* value leads to a y */
-    tg_tensor **tangent;   /* per value, NULL for zero (owned, symbolic) */
-} fwd;
+/* the pass's mark: the value leads to a y; its tensor: the value's
+ * tangent (symbolic), NULL for zero */
+typedef tg_gpass fwd;
 
 /* a value is needed when it is a y or an input of a node with a needed
  * output; ids are topological, so one sweep from the last node down */
@@ -24,37 +21,18 @@ static void mark_needed(fwd *p, int n_ys, const int *y_ids)
 {
     const tg_graph *g = p->g;
     for (int i = 0; i < n_ys; i++)
-        p->needed[y_ids[i]] = true;
+        p->mark[y_ids[i]] = true;
     for (int id = p->n_nodes - 1; id >= 0; id--) {
         const tg_gnode *n = &g->nodes[id];
         bool any = false;
         for (int o = 0; o < n->n_out; o++)
-            any |= p->needed[n->out[o]];
+            any |= p->mark[n->out[o]];
         for (int i = 0; any && i < n->n_in; i++)
-            p->needed[n->in[i]] = true;
+            p->mark[n->in[i]] = true;
     }
 }
 
-/* a tangent made inside the graph may still be concrete (a caller's
- * tangent, zeros): make it a constant of the graph; consumes t */
-static tg_tensor *as_symbolic(tg_graph *g, tg_tensor *t)
-{
-    if (!t || t->graph)
-        return t;
-    int v = tg__graph_capture(g, t);
-    tg_release(t);
-    return v < 0 ? NULL : tg__graph_symbolic(g, v);
-}
 
-/* tangent[v] += t (an x fed from outside and reached from another x
- * gets both); consumes t */
-static tg_status add_tangent(fwd *p, int v, tg_tensor *t)
-{
-    if (!(t = as_symbolic(p->g, t)))
-        return tg_last_status();
-    p->tangent[v] = p->tangent[v] ? tg__grad_sum(p->tangent[v], t) : t;
-    return p->tangent[v] ? TG_OK : tg_last_status();
-}
 
 /* symbolic tensors for all the node's inputs and outputs, and their
  * metadata (a JVP rule may use any of them) */
@@ -82,9 +60,9 @@ static tg_status visit(fwd *p, int id)
         return TG_OK;
     bool has_dx = false, needed = false;
     for (int i = 0; i < n->n_in; i++)
-        has_dx |= p->tangent[n->in[i]] != NULL;
+        has_dx |= p->val[n->in[i]] != NULL;
     for (int o = 0; o < n->n_out; o++)
-        needed |= p->needed[n->out[o]];
+        needed |= p->mark[n->out[o]];
     if (!has_dx || !needed) /* not on a path from an x to a y */
         return TG_OK;
     tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS], *dx[TG_MAX_OP_INPUTS];
@@ -95,7 +73,7 @@ static tg_status visit(fwd *p, int id)
     memset(dy, 0, sizeof dy);
     tg_status s = prepare(p, n, in, out, in_meta, out_meta);
     for (int i = 0; i < n->n_in; i++)
-        dx[i] = p->tangent[n->in[i]];
+        dx[i] = p->val[n->in[i]];
     tg_jvp_ctx c = {
         .op = n->op, .name = n->name, .n_in = n->n_in, .n_out = n->n_out,
         .in = in, .out = out, .in_meta = in_meta, .out_meta = out_meta,
@@ -108,7 +86,7 @@ static tg_status visit(fwd *p, int id)
         if (!dy[o])
             continue;
         if (s == TG_OK)
-            s = add_tangent(p, n->out[o], dy[o]); /* consumes dy[o] */
+            s = tg__gpass_accumulate(p, n->out[o], dy[o]); /* consumes dy[o] */
         else
             tg_release(dy[o]);
     }
@@ -137,25 +115,35 @@ static tg_status results(fwd *p, int n_ys, const int *y_ids, tg_tensor **out)
     for (int i = 0; i < n_ys; i++) {
         int v = y_ids[i];
         const tg_meta *m = &p->g->values[v].meta;
-        out[i] = p->tangent[v] ? tg_retain(p->tangent[v])
-                               : as_symbolic(p->g, tg_zeros(m->dtype, m->ndim, m->shape));
+        out[i] = p->val[v] ? tg_retain(p->val[v])
+                               : tg__gpass_symbolic(p->g, tg_zeros(m->dtype, m->ndim, m->shape));
         if (!out[i])
             return tg_last_status();
     }
     return TG_OK;
 }
 
-static tg_status run(fwd *p, int n_xs, const int *x_ids, tg_tensor *const *tangents,
-                     int n_ys, const int *y_ids, tg_tensor **out)
+typedef struct jvp_args {
+    int n_xs, n_ys;
+    tg_tensor *const *tangents;
+} jvp_args;
+
+static tg_status check_x_arg(const tg_graph *g, int j, int v, void *user)
 {
-    mark_needed(p, n_ys, y_ids);
+    return check_x(g, j, v, ((const jvp_args *)user)->tangents);
+}
+
+static tg_status run(fwd *p, const int *x_ids, const int *y_ids, tg_tensor **out, void *user)
+{
+    const jvp_args *a = user;
+    mark_needed(p, a->n_ys, y_ids);
     tg_status s = TG_OK;
-    for (int j = 0; j < n_xs && s == TG_OK; j++)
-        if (tangents && tangents[j])
-            s = add_tangent(p, x_ids[j], tg_retain(tangents[j]));
+    for (int j = 0; j < a->n_xs && s == TG_OK; j++)
+        if (a->tangents && a->tangents[j])
+            s = tg__gpass_accumulate(p, x_ids[j], tg_retain(a->tangents[j]));
     for (int id = 0; id < p->n_nodes && s == TG_OK; id++)
         s = visit(p, id);
-    return s == TG_OK ? results(p, n_ys, y_ids, out) : s;
+    return s == TG_OK ? results(p, a->n_ys, y_ids, out) : s;
 }
 
 tg_status tg_graph_jvp(tg_graph *g, int n_xs, tg_tensor *const *xs,
@@ -165,45 +153,8 @@ tg_status tg_graph_jvp(tg_graph *g, int n_xs, tg_tensor *const *xs,
     if (!g || n_ys < 1 || n_xs < 1 || !ys || !xs || !out_tangents)
         return tg__error(TG_ERR_ARG, "tg_graph_jvp: need a graph, at least one x and "
                          "one y, and an out_tangents array");
-    for (int i = 0; i < n_ys; i++)
-        out_tangents[i] = NULL;
-    int *ids = malloc((size_t)(n_xs + n_ys) * sizeof *ids);
-    if (!ids)
-        return tg__error(TG_ERR_NOMEM, "tg_graph_jvp: out of memory");
-    tg_status s = TG_OK;
-    for (int i = 0; i < n_xs + n_ys && s == TG_OK; i++) {
-        bool is_x = i < n_xs;
-        ids[i] = tg__graph_value_of(g, is_x ? xs[i] : ys[i - n_xs], "tg_graph_jvp",
-                                    is_x ? "an x" : "a y");
-        if (ids[i] < 0)
-            s = tg_last_status();
-        else if (is_x)
-            s = check_x(g, i, ids[i], tangents);
-    }
-    fwd p = {g, g->n_nodes, g->n_values, calloc((size_t)g->n_values, sizeof(bool)),
-             calloc((size_t)g->n_values, sizeof(tg_tensor *))};
-    if (s == TG_OK && (!p.needed || !p.tangent))
-        s = tg__error(TG_ERR_NOMEM, "tg_graph_jvp: out of memory");
-    if (s == TG_OK) {
-        /* we own every reference we make: hide the caller's tensor scopes */
-        int floor = tg__scope_suspend();
-        tg_graph_begin(g);
-        s = run(&p, n_xs, ids, tangents, n_ys, ids + n_xs, out_tangents);
-        tg_graph_end();
-        tg__scope_resume(floor);
-    }
-    for (int v = 0; p.tangent && v < p.n_values; v++)
-        tg_release(p.tangent[v]);
-    free(p.tangent);
-    free(p.needed);
-    free(ids);
-    for (int i = 0; i < n_ys; i++) {
-        if (s != TG_OK) {
-            tg_release(out_tangents[i]);
-            out_tangents[i] = NULL;
-        } else {
-            tg__publish(out_tangents[i]);
-        }
-    }
-    return s;
+    jvp_args a = {n_xs, n_ys, tangents};
+    tg_gpass_spec sp = {"tg_graph_jvp", n_xs, xs, "an x", n_ys, ys, "a y",
+                        check_x_arg, run, &a};
+    return tg__graph_pass(g, &sp, n_ys, out_tangents);
 }

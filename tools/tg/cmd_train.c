@@ -12,7 +12,7 @@
 #include <string.h>
 
 typedef struct train_opts {
-    const char *data, *optimizer, *save, *load, *mode, *profile;
+    const char *data, *optimizer, *save, *load, *mode, *profile, *export_path;
     int epochs, batch, threads, seed, prefetch;
     double lr, momentum;
     bool json, quiet;
@@ -188,6 +188,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"mode", OPT_STRING, &o->mode, "eager | graph: run each step op by op, or as one static graph (default graph)"},
         {"prefetch", OPT_INT, &o->prefetch, "batches prepared ahead in the background, 0 = off (default 2)"},
         {"profile", OPT_STRING, &o->profile, "graph mode: write a Chrome trace of the first 50 steps (Perfetto)"},
+        {"export", OPT_STRING, &o->export_path, "write the trained model as ONNX (opset 17, input [1,1,28,28])"},
         {"save", OPT_STRING, &o->save, "write a checkpoint (safetensors) at the end"},
         {"load", OPT_STRING, &o->load, "start from a checkpoint (model and optimizer)"},
         {"json", OPT_FLAG, &o->json, "end with one JSON summary line"},
@@ -294,6 +295,13 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
     }
     if (o->save && !o->quiet)
         printf("saved %s\n", o->save);
+    if (o->export_path &&
+        tg_onnx_export_module(model, 4, (int64_t[]){1, 1, 28, 28}, o->export_path) != TG_OK) {
+        fprintf(stderr, "tg: exporting %s: %s\n", o->export_path, tg_last_error());
+        return 1;
+    }
+    if (o->export_path && !o->quiet)
+        printf("exported %s\n", o->export_path);
     if (o->json)
         printf("{\"model\":\"lenet\",\"mode\":\"%s\",\"epochs\":%d,\"batch\":%d,\"threads\":%d,"
                "\"train_seconds\":%.3f,\"images_per_second\":%.1f,\"final_train_loss\":%.5f,"

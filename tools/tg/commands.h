@@ -13,6 +13,8 @@ int tg_cmd_bench(int argc, char **argv);
 int tg_cmd_data(int argc, char **argv);
 int tg_cmd_eval(int argc, char **argv);
 int tg_cmd_graph(int argc, char **argv);
+int tg_cmd_inspect(int argc, char **argv);
+int tg_cmd_run(int argc, char **argv);
 int tg_cmd_train(int argc, char **argv);
 int tg_cmd_version(int argc, char **argv);
 

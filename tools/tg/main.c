@@ -10,6 +10,8 @@ static const tg_command commands[] = {
     {"data", "datasets: tg data mnist [--dir DIR] fetches and verifies MNIST", tg_cmd_data},
     {"graph", "LeNet-5 as a static graph: tg graph lenet [--backward] --format dot|svg|png -o FILE; --memory", tg_cmd_graph},
     {"eval", "test accuracy of a checkpoint: tg eval lenet --load PATH", tg_cmd_eval},
+    {"inspect", "describe an ONNX model: tg inspect MODEL.onnx [--dot FILE]", tg_cmd_inspect},
+    {"run", "run an ONNX model: tg run MODEL.onnx --input IN --output OUT [--grad G]", tg_cmd_run},
     {"train", "train a model: tg train lenet [--epochs N --batch B ...]", tg_cmd_train},
     {"version", "print the version", tg_cmd_version},
 };

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Writes the ONNX models of tests/test_onnx_import.c and tests/onnx_conformance/cli.sh
+into tests/data/onnx_import/: small models with inputs and expected outputs
+(safetensors, computed with numpy), and hostile ones (structurally valid
+protobufs with nonsense semantics). The files are committed: the C tests
+do not need Python.
+
+    python3 tests/data/make_onnx_import_fixtures.py"""
+import json
+import os
+import struct
+
+import numpy as np
+
+for _alias, _type in (("float", float), ("int", int), ("bool", bool),
+                      ("object", object)):
+    if _alias not in np.__dict__:
+        setattr(np, _alias, _type)
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx_import")
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+DT = {np.float32: "F32", np.float64: "F64", np.int64: "I64", np.int32: "I32",
+      np.uint8: "U8", np.bool_: "BOOL"}
+
+
+def save_safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a)
+        b = a.tobytes()
+        header[name] = {"dtype": DT[a.dtype.type], "shape": list(a.shape),
+                        "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def save(model, name, opset=None):
+    with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def make(nodes, inputs, outputs, inits=(), opset=13, name="g", domains=()):
+    g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1) for d in domains]
+    return helper.make_model(g, opset_imports=ops, producer_name="tg-fixtures")
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def init(name, a):
+    return numpy_helper.from_array(a, name)
+
+
+def softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def mlp(rng):
+    """Gemm-Relu-Gemm-Softmax at opset 11 with a symbolic batch"""
+    w1 = rng.standard_normal((5, 4)).astype(np.float32)
+    b1 = rng.standard_normal(5).astype(np.float32)
+    w2 = rng.standard_normal((5, 3)).astype(np.float32)
+    b2 = rng.standard_normal(3).astype(np.float32)
+    nodes = [helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1", transB=1),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("Gemm", ["r", "w2", "b2"], ["z"], name="fc2", alpha=0.5,
+                              beta=2.0),
+             helper.make_node("Softmax", ["z"], ["y"], name="softmax", axis=1)]
+    m = make(nodes, [vi("x", F, ["N", 4])], [vi("y", F, ["N", 3])],
+             [init("w1", w1), init("b1", b1), init("w2", w2), init("b2", b2)], opset=11)
+    save(m, "mlp")
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    h = np.maximum(x @ w1.T + b1, 0)
+    y = softmax(0.5 * (h @ w2) + 2.0 * b2, 1)
+    save_safetensors(os.path.join(OUT, "mlp_in.safetensors"), {"x": x})
+    save_safetensors(os.path.join(OUT, "mlp_out.safetensors"), {"y": y.astype(np.float32)})
+
+
+def softmax11(rng):
+    """opset 11 Softmax on 3-D: over the flattened dims from axis 1"""
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=1),
+             helper.make_node("LogSoftmax", ["x"], ["ly"])]  # default axis 1
+    m = make(nodes, [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 3, 4]), vi("ly", F, [2, 3, 4])],
+             opset=11)
+    save(m, "softmax11")
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    y = softmax(x.reshape(2, 12), 1).reshape(2, 3, 4)
+    save_safetensors(os.path.join(OUT, "softmax11_in.safetensors"), {"x": x})
+    save_safetensors(os.path.join(OUT, "softmax11_out.safetensors"),
+                     {"y": y.astype(np.float32), "ly": np.log(y).astype(np.float32)})
+
+
+def shape_chain(rng):
+    """PyTorch-style dynamic reshape: Shape -> Gather -> Unsqueeze -> Concat"""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Constant", [], ["zero"],
+                              value=numpy_helper.from_array(np.array(0, np.int64))),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+             helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["flat"]),
+             helper.make_node("ReduceSum", ["flat", "axes1"], ["y"], keepdims=0),
+             helper.make_node("Mul", ["flat", "two"], ["z"])]
+    m = make(nodes, [vi("x", F, ["B", 2, 3])], [vi("y", F, ["B"]), vi("z", F, ["B", 6])],
+             [init("axes0", np.array([0], np.int64)), init("minus1", np.array([-1], np.int64)),
+              init("axes1", np.array([1], np.int64)), init("two", np.array(2, np.float32))],
+             opset=13)
+    save(m, "shape_chain")
+    x = rng.standard_normal((3, 2, 3)).astype(np.float32)
+    save_safetensors(os.path.join(OUT, "shape_chain_in.safetensors"), {"x": x})
+    save_safetensors(os.path.join(OUT, "shape_chain_out.safetensors"),
+                     {"y": x.reshape(3, 6).sum(1), "z": 2 * x.reshape(3, 6)})
+
+
+def opset11_forms(rng):
+    """the attribute forms of opset 11: Squeeze/Unsqueeze axes, Split split,
+    ReduceSum axes, Dropout-10's ratio, BatchNormalization-9, Clip-11 with
+    min/max initializers, Pad-11, ArgMax-11, Softmax default axis 1"""
+    x = rng.standard_normal((2, 1, 6)).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, 6).astype(np.float32)
+    bias = rng.standard_normal(6).astype(np.float32)
+    mean = rng.standard_normal(6).astype(np.float32)
+    var = rng.uniform(0.5, 2.0, 6).astype(np.float32)
+    nodes = [helper.make_node("Squeeze", ["x"], ["sq"], axes=[1]),
+             helper.make_node("Split", ["sq"], ["s1", "s2"], axis=1, split=[2, 4]),
+             helper.make_node("ReduceSum", ["s2"], ["rs"], axes=[-1], keepdims=0),
+             helper.make_node("Unsqueeze", ["rs"], ["us"], axes=[0, 2]),
+             helper.make_node("Dropout", ["s1"], ["dr", "mask"], ratio=0.3),
+             helper.make_node("Clip", ["dr", "lo", ""], ["cl"]),
+             helper.make_node("Pad", ["cl", "pads", "pv"], ["pd"]),
+             helper.make_node("ArgMax", ["pd"], ["am"], axis=1, keepdims=0),
+             helper.make_node("Unsqueeze", ["sq"], ["x4"], axes=[2, 3]),
+             helper.make_node("BatchNormalization", ["x4", "scale", "bias", "mean", "var"],
+                              ["bn"], epsilon=1e-3),
+             helper.make_node("Softmax", ["sq"], ["sm"])]
+    outs = [vi("us", F, [1, 2, 1]), vi("mask", TensorProto.BOOL, [2, 2]),
+            vi("pd", F, [2, 5]), vi("am", I64, [2]), vi("bn", F, [2, 6, 1, 1]),
+            vi("sm", F, [2, 6])]
+    m = make(nodes, [vi("x", F, [2, 1, 6])], outs,
+             [init("lo", np.array(-0.2, np.float32)), init("pads", np.array([0, 1, 0, 2], np.int64)),
+              init("pv", np.array(9.0, np.float32)), init("scale", scale), init("bias", bias),
+              init("mean", mean), init("var", var)], opset=11)
+    save(m, "opset11_forms")
+    sq = x[:, 0, :]
+    cl = np.maximum(sq[:, :2], -0.2)
+    pd = np.pad(cl, ((0, 0), (1, 2)), constant_values=9.0)
+    x4 = sq[:, :, None, None]
+    bn = (x4 - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-3)
+    bn = bn * scale[None, :, None, None] + bias[None, :, None, None]
+    save_safetensors(os.path.join(OUT, "opset11_forms_in.safetensors"), {"x": x})
+    save_safetensors(os.path.join(OUT, "opset11_forms_out.safetensors"), {
+        "us": sq[:, 2:].sum(-1)[None, :, None], "mask": np.ones((2, 2), bool),
+        "pd": pd.astype(np.float32), "am": pd.argmax(1).astype(np.int64),
+        "bn": bn.astype(np.float32), "sm": softmax(sq, 1).astype(np.float32)})
+
+
+def widened():
+    """initializers of types tensorgraph holds wider: INT8, FLOAT16, UINT64"""
+    i8 = helper.make_tensor("i8", TensorProto.INT8, [3], [-128, 5, 127])
+    f16 = numpy_helper.from_array(np.array([1.5, -2.0, 65504.0], np.float16), "f16")
+    u64 = helper.make_tensor("u64", TensorProto.UINT64, [2], [7, 2 ** 40])
+    nodes = [helper.make_node("Cast", ["i8"], ["a"], to=F),
+             helper.make_node("Cast", ["f16"], ["b"], to=F),
+             helper.make_node("Add", ["a", "b"], ["y"]),
+             helper.make_node("Identity", ["u64"], ["u"])]
+    m = make(nodes, [], [vi("y", F, [3]), vi("u", TensorProto.UINT64, [2])],
+             [i8, f16, u64])
+    save(m, "widened")
+
+
+def unsupported():
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok"),
+             helper.make_node("LSTM", ["a"], ["b"], name="lstm_1"),
+             helper.make_node("LSTM", ["b"], ["c"], name="lstm_2"),
+             helper.make_node("NonMaxSuppression", ["c"], ["d"], name="nms"),
+             helper.make_node("FusedConv", ["d"], ["e"], name="fused", domain="com.microsoft"),
+             helper.make_node("Pad", ["e", "p"], ["f"], name="pad_reflect", mode="reflect")]
+    m = make(nodes, [vi("x", F, [1, 2])], [vi("f", F, [1, 2])],
+             [init("p", np.zeros(4, np.int64))], domains=["com.microsoft"])
+    save(m, "unsupported")
+    m = make([helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="ln")],
+             [vi("x", F, [2, 3]), vi("s", F, [3])], [vi("y", F, [2, 3])], opset=16)
+    save(m, "too_old_for_op")
+
+
+def hostile():
+    save_safetensors(os.path.join(OUT, "x23.safetensors"),
+                     {"x": np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5})
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, [2, 3])]
+    save(make([helper.make_node("Relu", ["nowhere"], ["y"], name="dangling")], x, y),
+         "bad_dangling")
+    save(make([helper.make_node("Add", ["x", "b"], ["a"], name="n1"),
+               helper.make_node("Relu", ["a"], ["b"], name="n2"),
+               helper.make_node("Relu", ["a"], ["y"], name="n3")], x, y), "bad_cycle")
+    save(make([helper.make_node("Add", ["x", "x", "x"], ["y"], name="add3")], x, y),
+         "bad_arity")
+    save(make([helper.make_node("Relu", ["x"], ["y"], name="r1"),
+               helper.make_node("Neg", ["x"], ["y"], name="r2")], x, y), "bad_dup_output")
+    save(make([helper.make_node("Relu", ["x"], ["z"], name="r")], x, y), "bad_no_output")
+    n = helper.make_node("LeakyRelu", ["x"], ["y"], name="lr")
+    n.attribute.append(helper.make_attribute("alpha", [1, 2]))
+    save(make([n], x, y), "bad_attr_type")
+    n = helper.make_node("Softmax", ["x"], ["y"], name="sm")
+    n.attribute.append(helper.make_attribute("axis", 1.5))
+    save(make([n], x, y), "bad_attr_float")
+    save(make([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=7)], x, y),
+         "bad_axis")
+    save(make([helper.make_node("Relu", ["x"], ["y"])], x, y, opset=18), "bad_opset18")
+    m = make([helper.make_node("Relu", ["x"], ["y"])], x, y)
+    del m.opset_import[:]
+    save(m, "bad_no_opset")
+    save(make([helper.make_node("Reshape", ["x", "x"], ["y"], name="rs")], x, y),
+         "bad_reshape_input")
+    save(make([helper.make_node("MatMul", ["x", "x"], ["y"], name="mm")], x, y),
+         "bad_matmul_shapes")
+    save(make([helper.make_node("Relu", ["x"], ["y"])], x, [vi("y", F, [3, 2])]),
+         "bad_output_shape")
+    save(make([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"], name="sl")], x, y,
+              [init("s", np.array([0], np.int64)), init("e", np.array([2], np.int64)),
+               init("a", np.array([0], np.int64)), init("st", np.array([0], np.int64))]),
+         "bad_slice_step")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    rng = np.random.default_rng(7)
+    mlp(rng)
+    softmax11(rng)
+    shape_chain(rng)
+    opset11_forms(rng)
+    widened()
+    unsupported()
+    hostile()
+    print("fixtures written to", OUT)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Dumps ONNX's node test cases (onnx.backend.test.case.node) for the ops
+tensorgraph imports into OUT_DIR, one directory per case in ONNX's backend
+test layout: model.onnx and test_data_set_0/{input,output}_N.pb
+(TensorProtos). OUT_DIR/cases.txt lists "name op_type kind" per line
+(kind: node, or expanded for a function op's expansion whose ops are all
+on the list). tests/onnx_conformance/runner.c runs them.
+
+    python3 export_cases.py OUT_DIR
+
+Exits 77 (CTest's skip code) when the onnx package is not available."""
+import os
+import sys
+
+try:
+    import numpy as np
+    # Debian's onnx 1.12 still uses aliases that numpy 1.24 removed
+    for _alias, _type in (("float", float), ("int", int), ("bool", bool),
+                          ("object", object)):
+        if _alias not in np.__dict__:
+            setattr(np, _alias, _type)
+    import onnx  # noqa: E402
+    from onnx import numpy_helper  # noqa: E402
+    from onnx.backend.test.case import node as node_cases  # noqa: E402
+except Exception as e:  # pragma: no cover - depends on the machine
+    print("SKIP: python3 onnx is not available (%s)" % e)
+    sys.exit(77)
+
+OPS = """Abs Add And ArgMax ArgMin AveragePool BatchNormalization Cast Ceil Clip
+Concat Constant ConstantOfShape Conv Cos Div Dropout Elu Equal Erf Exp Expand
+Flatten Floor Gather Gemm GlobalAveragePool Greater GreaterOrEqual Identity
+LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax MatMul Max MaxPool
+Mean Min Mul Neg Not Or Pad Pow Reciprocal ReduceLogSumExp ReduceMax ReduceMean
+ReduceMin ReduceProd ReduceSum Relu Reshape Round Shape Sigmoid Sign Sin Slice
+Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where
+Xor""".split()
+
+
+def tensor_proto(value, name, elem_type):
+    if not isinstance(value, (np.ndarray, np.generic)):  # numpy scalars too
+        return None  # sequences, optionals: not tensors
+    tp = numpy_helper.from_array(np.asarray(value), name)
+    # numpy has no bfloat16: the cases hold its bits as uint16
+    if elem_type == onnx.TensorProto.BFLOAT16 and tp.data_type == onnx.TensorProto.UINT16:
+        tp.data_type = onnx.TensorProto.BFLOAT16
+    return tp
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    cases = node_cases.collect_testcases(None)
+    # the op each test is about (expanded tests: their unexpanded twin's)
+    op_of = {tc.name: tc.model.graph.node[0].op_type for tc in cases
+             if not tc.name.endswith("_expanded")}
+    lines = []
+    for tc in cases:
+        graph = tc.model.graph
+        expanded = tc.name.endswith("_expanded")
+        op = op_of.get(tc.name[:-len("_expanded")] if expanded else tc.name, "?")
+        if expanded:
+            if not set(n.op_type for n in graph.node) <= set(OPS):
+                continue
+        elif op not in OPS:
+            continue
+        d = os.path.join(out, tc.name)
+        ds = os.path.join(d, "test_data_set_0")
+        os.makedirs(ds, exist_ok=True)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(tc.model.SerializeToString())
+        inputs, outputs = tc.data_sets[0]
+        tensors = True
+        for kind, values, infos in (("input", inputs, graph.input),
+                                    ("output", outputs, graph.output)):
+            for i, v in enumerate(values):
+                info = infos[i] if i < len(infos) else None
+                tp = tensor_proto(v, info.name if info else "",
+                                  info.type.tensor_type.elem_type if info else 0)
+                if tp is None:
+                    tensors = False
+                    continue
+                with open(os.path.join(ds, "%s_%d.pb" % (kind, i)), "wb") as f:
+                    f.write(tp.SerializeToString())
+        lines.append("%s %s %s%s" % (tc.name, op, "expanded" if expanded else "node",
+                                     "" if tensors else " nontensor"))
+    with open(os.path.join(out, "cases.txt"), "w") as f:
+        f.write("\n".join(sorted(lines)) + "\n")
+    print("%d cases written to %s" % (len(lines), out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -125,6 +125,25 @@ void tt_check_shape(const tg_tensor *t, const int64_t *shape, int ndim,
                 tg_shape_str(ndim, shape, b, sizeof b));
 }
 
+double tt_rel_diff(const tg_tensor *a, const tg_tensor *b, double floor)
+{
+    if (!a || !b || tg_numel(a) != tg_numel(b))
+        return INFINITY;
+    int64_t n = tg_numel(a);
+    double *x = malloc((size_t)(n ? n : 1) * sizeof *x), *y = malloc((size_t)(n ? n : 1) * sizeof *y);
+    double worst = 0;
+    if (tg_copy_to(a, TG_FLOAT64, x) != TG_OK || tg_copy_to(b, TG_FLOAT64, y) != TG_OK)
+        worst = INFINITY;
+    for (int64_t i = 0; i < n && worst < INFINITY; i++) {
+        double d = fabs(x[i] - y[i]) / fmax(floor, fabs(y[i]));
+        if (!(d <= worst))
+            worst = isnan(d) ? INFINITY : d;
+    }
+    free(x);
+    free(y);
+    return worst;
+}
+
 tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi)
 {
     if (!gen)

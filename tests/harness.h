@@ -76,6 +76,10 @@ void tt_check_tensor(const tg_tensor *t, const double *expected, double tol,
 void tt_check_shape(const tg_tensor *t, const int64_t *shape, int ndim,
                     const char *what, const char *file, int line);
 
+/* max_i |a_i - b_i| / max(floor, |b_i|): relative error where b is not
+ * small; INFINITY for NULL, a size mismatch or NaN */
+double tt_rel_diff(const tg_tensor *a, const tg_tensor *b, double floor);
+
 /* random float64 leaf in [lo, hi) requiring grad (deterministic seed) */
 tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi);
 /* the same values cast to dtype dt, not requiring grad */

@@ -7,23 +7,6 @@
 
 enum { BATCH = 4 };
 
-/* max_i |a_i - b_i| / max(1e-3, |b_i|): relative where values are not tiny */
-static double rel_diff(const tg_tensor *a, const tg_tensor *b)
-{
-    int64_t n = tg_numel(a);
-    if (!a || !b || n != tg_numel(b))
-        return INFINITY;
-    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y), worst = 0;
-    tg_copy_to(a, TG_FLOAT64, x);
-    tg_copy_to(b, TG_FLOAT64, y);
-    for (int64_t i = 0; i < n; i++) {
-        double d = fabs(x[i] - y[i]) / fmax(1e-3, fabs(y[i]));
-        worst = d > worst || isnan(d) ? d : worst;
-    }
-    free(x);
-    free(y);
-    return worst;
-}
 
 static void test_lenet_symbolic_equals_eager(void)
 {
@@ -58,9 +41,9 @@ static void test_lenet_symbolic_equals_eager(void)
         fetch[i + 1] = grads[i];
     CHECK_OK(tg_session_run(s, 2, (tg_tensor *[]){px, py}, (tg_tensor *[]){x, y}, n + 1, fetch,
                             results, 0, NULL));
-    CHECK(rel_diff(results[0], loss) <= 1e-12);
+    CHECK(tt_rel_diff(results[0], loss, 1e-3) <= 1e-12);
     for (int i = 0; i < n; i++) {
-        double d = rel_diff(results[i + 1], tg_grad(params[i].tensor));
+        double d = tt_rel_diff(results[i + 1], tg_grad(params[i].tensor), 1e-3);
         if (!(d <= 1e-9))
             tt_fail(__FILE__, __LINE__, "%s: symbolic vs eager gradient differ by %g",
                     params[i].name, d);

@@ -42,9 +42,12 @@ static tg_status call(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)
                          v->op->name, v->name);
     tg_tensor *dy_full[TG_MAX_OP_OUTPUTS];
     for (int o = 0; o < v->n_out; o++) {
+        /* integer and bool outputs (max_pool2d's indices) carry no gradient:
+         * no zeros are made for them, they would be written for nothing */
         const tg_meta *m = &v->out_meta[o];
-        dy_full[o] = dy[o] ? dy[o] : tg_zeros(m->dtype, m->ndim, m->shape);
-        if (!dy_full[o])
+        dy_full[o] = dy[o] || !tg_dtype_is_float(m->dtype) ? dy[o]
+                                                            : tg_zeros(m->dtype, m->ndim, m->shape);
+        if (!dy_full[o] && tg_dtype_is_float(m->dtype))
             return tg_last_status();
     }
     tg_grad_ctx g = {

@@ -71,7 +71,9 @@ typedef struct tg_op_ctx {
     int n_attrs;
 } tg_op_ctx;
 
-/* passed to a gradient rule. dy[i] is never NULL (zeros are filled in).
+/* passed to a gradient rule. dy[i] is never NULL for a floating-point
+ * output (zeros are filled in); it is NULL for an integer or bool output,
+ * which carries no gradient.
  * The rule sets dx[i] for inputs with needs_grad[i] using public tg ops;
  * tensors it creates are released by the engine's scope, dx excepted. */
 typedef struct tg_grad_ctx {

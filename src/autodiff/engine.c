@@ -262,10 +262,14 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
         return TG_OK;
     }
     if (!leaf->grad) {
-        /* own a private copy, so that in-place accumulation later never
-         * writes into a tensor shared elsewhere */
-        leaf->grad = tg_clone(g);
-        tg_release(g);
+        /* the leaf must own its gradient alone, so that in-place
+         * accumulation later never writes into a tensor shared elsewhere:
+         * take g when nothing else holds it or its storage, else copy */
+        bool sole = g->refcount == 1 && g->storage->refcount == 1 && !g->requires_grad &&
+                    tg_is_contiguous(g);
+        leaf->grad = sole ? g : tg_clone(g);
+        if (!sole)
+            tg_release(g);
         return leaf->grad ? TG_OK : tg_last_status();
     }
     if (!leaf->grad->requires_grad) {

@@ -58,6 +58,7 @@ typedef struct trainer {
     tg_named_tensor *names;
     lenet_graph graphs[2];
     int n_graphs;
+    int64_t graph_steps;  /* graph mode: SGD steps taken (for checkpoints) */
     const char *profile;  /* graph mode: Chrome trace of the first steps */
     tg_session *traced;
     int traced_steps;
@@ -103,6 +104,7 @@ static double trainer_step(trainer *t, tg_tensor *x, tg_tensor *y)
         if (!lg || profile_step(t, lg, true) != TG_OK)
             return 0.0 / 0.0;
         double loss = lenet_graph_step(lg, x, y);
+        t->graph_steps++;
         return profile_step(t, lg, false) == TG_OK ? loss : 0.0 / 0.0;
     }
     tg_tensor *loss = tg_cross_entropy(tg_module_forward(t->model, x), y, TG_REDUCTION_MEAN);
@@ -169,7 +171,8 @@ static const char train_usage[] =
     "Trains LeNet-5 on MNIST (fetched into --data on first use) and prints\n"
     "per-epoch train loss, test accuracy, seconds and images/s.\n"
     "--mode graph (the default) runs each step as one static graph with the\n"
-    "SGD update inside; its checkpoints hold the model but not the momentum.";
+    "SGD update inside; --mode eager runs it op by op. Checkpoints of either\n"
+    "mode resume in either (model, SGD momentum and step count).";
 
 static int parse_train(int argc, char **argv, train_opts *o, bool eval)
 {
@@ -252,9 +255,10 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
                         tg_dataset *test)
 {
     tg_module *model = t->model;
-    /* graph mode keeps its momentum inside the graph: its checkpoints hold
-     * the model only (see --help) */
-    tg_optimizer *opt = t->graph_mode ? NULL : t->opt;
+    /* graph mode keeps its momentum in the sgd_state the graphs update */
+    tg_optimizer *opt = t->opt;
+    lenet_momentum mom = {t->sgd.n, t->sgd.momentum, &t->graph_steps};
+    const lenet_momentum *momp = t->graph_mode ? &mom : NULL;
     tg_loader_options lo = tg_loader_defaults();
     lo.batch_size = o->batch;
     lo.shuffle = true;
@@ -266,7 +270,7 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
         return 1;
     }
     int done = 0;
-    if (o->load && lenet_load(o->load, model, opt, &done) != TG_OK) {
+    if (o->load && lenet_load(o->load, model, opt, momp, &done) != TG_OK) {
         tg_loader_free(loader);
         return 1;
     }
@@ -289,7 +293,9 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
                    e, o->epochs, loss, 100 * acc, secs, (double)tg_dataset_size(train) / secs);
     }
     tg_loader_free(loader);
-    if (o->save && lenet_save(o->save, model, opt, done + o->epochs) != TG_OK) {
+    /* in graph mode the optimizer never steps: it gives the checkpoint its
+     * type and hyper-parameters, the momentum comes from the graphs */
+    if (o->save && lenet_save(o->save, model, opt, momp, done + o->epochs) != TG_OK) {
         fprintf(stderr, "tg: saving %s: %s\n", o->save, tg_last_error());
         return 1;
     }
@@ -350,7 +356,7 @@ int tg_cmd_eval(int argc, char **argv)
     r = 1;
     if (!model)
         fprintf(stderr, "tg: %s\n", tg_last_error());
-    else if (lenet_load(o.load, model, NULL, NULL) != TG_OK)
+    else if (lenet_load(o.load, model, NULL, NULL, NULL) != TG_OK)
         ; /* lenet_load said why */
     else if (!(test = lenet_open_data(o.data, false, true)))
         fprintf(stderr, "tg: %s\n", tg_last_error());

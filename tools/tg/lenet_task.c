@@ -57,8 +57,43 @@ double lenet_accuracy(tg_module *model, tg_dataset *test, int64_t batch)
     return r < 0 || seen == 0 ? -1 : (double)correct / (double)seen;
 }
 
+/* graph mode's momentum under the optimizer's names (see lenet_task.h) */
+static tg_status add_momentum(tg_state_dict *sd, const lenet_momentum *mom)
+{
+    char key[64];
+    tg_status s = TG_OK;
+    tg_scope_begin();
+    for (int i = 0; s == TG_OK && i < mom->n && *mom->steps > 0; i++) {
+        snprintf(key, sizeof key, "optim.state.%d.momentum_buffer", i);
+        s = tg_state_dict_add(sd, key, mom->buf[i]);
+        snprintf(key, sizeof key, "optim.state.%d.step", i);
+        if (s == TG_OK)
+            s = tg_state_dict_add(sd, key, tg_scalar(TG_INT64, (double)*mom->steps));
+    }
+    tg_scope_end();
+    return s;
+}
+
+static tg_status load_momentum(const tg_state_dict *sd, const lenet_momentum *mom)
+{
+    char key[64];
+    tg_status s = TG_OK;
+    tg_scope_begin();
+    for (int i = 0; s == TG_OK && i < mom->n; i++) {
+        snprintf(key, sizeof key, "optim.state.%d.momentum_buffer", i);
+        if (!tg_state_dict_has(sd, key))
+            continue; /* no step taken yet: the buffer stays zero */
+        s = tg_copy_(mom->buf[i], tg_state_dict_get(sd, key));
+        snprintf(key, sizeof key, "optim.state.%d.step", i);
+        if (s == TG_OK && tg_state_dict_has(sd, key))
+            *mom->steps = (int64_t)tg_item(tg_state_dict_get(sd, key));
+    }
+    tg_scope_end();
+    return s;
+}
+
 tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
-                     int epochs_done)
+                     const lenet_momentum *mom, int epochs_done)
 {
     tg_state_dict *sd = tg_state_dict_new();
     char epochs[32];
@@ -66,6 +101,8 @@ tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
     tg_status s = sd ? tg_module_state_dict(model, sd, NULL) : TG_ERR_NOMEM;
     if (s == TG_OK && opt)
         s = tg_optim_state_dict(opt, sd);
+    if (s == TG_OK && mom)
+        s = add_momentum(sd, mom);
     if (s == TG_OK)
         s = tg_state_dict_set_meta(sd, "model", "lenet");
     if (s == TG_OK)
@@ -103,7 +140,7 @@ static bool has_optimizer_state(const tg_state_dict *sd)
 }
 
 tg_status lenet_load(const char *path, tg_module *model, tg_optimizer *opt,
-                     int *epochs_done)
+                     const lenet_momentum *mom, int *epochs_done)
 {
     tg_state_dict *sd = tg_safetensors_load(path);
     if (!sd) {
@@ -124,6 +161,8 @@ tg_status lenet_load(const char *path, tg_module *model, tg_optimizer *opt,
     } else if (opt && has_optimizer_state(sd) &&
                (s = tg_optim_load_state_dict(opt, sd)) != TG_OK) {
         fprintf(stderr, "tg: %s: optimizer state: %s\n", path, tg_last_error());
+    } else if (mom && (s = load_momentum(sd, mom)) != TG_OK) {
+        fprintf(stderr, "tg: %s: momentum: %s\n", path, tg_last_error());
     }
     if (s == TG_OK && epochs_done)
         *epochs_done = atoi(tg_state_dict_meta(sd, "epochs") ? tg_state_dict_meta(sd, "epochs") : "0");

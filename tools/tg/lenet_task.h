@@ -10,14 +10,24 @@
 tg_dataset *lenet_open_data(const char *dir, bool train, bool quiet);
 /* test-set accuracy of model (eval mode, no grad), as a fraction */
 double lenet_accuracy(tg_module *model, tg_dataset *test, int64_t batch);
-/* the model (and optimizer, when given) saved atomically to path */
+/* graph mode's SGD momentum, which lives outside any tg_optimizer: it is
+ * saved and loaded under the optimizer's own names ("optim.state.<i>.
+ * momentum_buffer", "optim.state.<i>.step"), so each mode resumes the
+ * other's checkpoints */
+typedef struct lenet_momentum {
+    int n;
+    tg_tensor *const *buf;
+    int64_t *steps; /* optimizer steps taken (one count for all) */
+} lenet_momentum;
+
+/* the model (and optimizer / momentum, when given) saved atomically */
 tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
-                     int epochs_done);
+                     const lenet_momentum *mom, int epochs_done);
 /* loads path into model (and opt when given and the file has its state);
  * a checkpoint of another model is an error. Failures print one line
  * "tg: ..." on stderr. *epochs_done may be NULL. */
 tg_status lenet_load(const char *path, tg_module *model, tg_optimizer *opt,
-                     int *epochs_done);
+                     const lenet_momentum *mom, int *epochs_done);
 /* peak resident set size of this process in MiB */
 double peak_rss_mb(void);
 

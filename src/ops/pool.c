@@ -568,16 +568,27 @@ static int pool_attrs(const tg_pool2d_opts *o, bool avg, int64_t *v, tg_attr *a)
     return 5;
 }
 
+/* the checks both public pooling functions start with; their attributes
+ * in a (backed by v); returns the count, or -1 with an error */
+static int pool_prepare(const char *op, tg_tensor *x, const tg_pool2d_opts *opts,
+                        bool avg, int64_t *v, tg_attr *a)
+{
+    if (!tg__nn_have(op, x, "input"))
+        return -1;
+    if (!opts) {
+        tg__error(TG_ERR_ARG, "%s: opts is NULL (the kernel size is required)", op);
+        return -1;
+    }
+    return pool_attrs(opts, avg, v, a);
+}
+
 tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
 {
-    if (!tg__nn_have("max_pool2d", x, "input"))
-        return NULL;
-    if (!opts)
-        return tg__error_null(TG_ERR_ARG, "max_pool2d: opts is NULL (the kernel size "
-                              "is required)");
     int64_t v[6];
     tg_attr a[5];
-    int n = pool_attrs(opts, false, v, a);
+    int n = pool_prepare("max_pool2d", x, opts, false, v, a);
+    if (n < 0)
+        return NULL;
     tg_tensor *out[2];
     TG_LOCAL_BEGIN();
     tg_tensor *y = tg_op_run(&tg_op_max_pool2d, 1, &x, a, n, out) == TG_OK ? out[0] : NULL;
@@ -586,15 +597,10 @@ tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
 
 tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
 {
-    if (!tg__nn_have("avg_pool2d", x, "input"))
-        return NULL;
-    if (!opts)
-        return tg__error_null(TG_ERR_ARG, "avg_pool2d: opts is NULL (the kernel size "
-                              "is required)");
     int64_t v[6];
     tg_attr a[5];
-    int n = pool_attrs(opts, true, v, a);
-    return tg_op_call(&tg_op_avg_pool2d, 1, &x, a, n);
+    int n = pool_prepare("avg_pool2d", x, opts, true, v, a);
+    return n < 0 ? NULL : tg_op_call(&tg_op_avg_pool2d, 1, &x, a, n);
 }
 
 tg_tensor *tg_global_avg_pool2d(tg_tensor *x)

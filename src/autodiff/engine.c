@@ -7,6 +7,7 @@
  * runs nest: a custom backward may differentiate a graph of its own (as
  * activation checkpointing does), even one sharing nodes with this one. */
 #include "autodiff/node.h"
+#include "util/grow.h"
 #include "autodiff/vjp.h"
 
 #include <stdint.h>
@@ -79,14 +80,8 @@ static tg_status grow(run *r)
         r->table = t;
         r->table_cap = cap;
     }
-    if (r->n_slots == r->cap_slots) {
-        int cap = r->cap_slots ? r->cap_slots * 2 : 64;
-        slot *s = realloc(r->slots, (size_t)cap * sizeof *s);
-        if (!s)
-            return nomem();
-        r->slots = s;
-        r->cap_slots = cap;
-    }
+    if (!TG_GROW(r->slots, r->cap_slots, r->n_slots + 1))
+        return nomem();
     return TG_OK;
 }
 

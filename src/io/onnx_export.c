@@ -1,6 +1,7 @@
 /* ONNX export (opset 17): the part of a static graph the fetches need, op by
  * op through a table by op name; tg_onnx_export_module traces a module first. */
 #include "io/onnx_ops.h"
+#include "util/grow.h"
 
 #include "graph/graph_impl.h"
 
@@ -22,19 +23,6 @@ typedef struct ex {
     tg_status err;
 } ex;
 
-static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return true;
-    size_t nc = *cap ? 2 * *cap : 16;
-    void *p = realloc(*arr, nc * elem);
-    if (!p)
-        return false;
-    memset((char *)p + *cap * elem, 0, (nc - *cap) * elem);
-    *arr = p;
-    *cap = nc;
-    return true;
-}
 
 static tg_status ex_fail(ex *e, tg_status s, const char *fmt, ...) TG_PRINTF(3, 4);
 static tg_status ex_fail(ex *e, tg_status s, const char *fmt, ...)
@@ -69,7 +57,7 @@ static char *aux_name(ex *e, const char *base)
 static onnx_node *add_node(ex *e, const char *op, const char *name)
 {
     onnx_graph *og = e->og;
-    if (e->err || !grow((void **)&og->node, &e->cap_node, og->n_node, sizeof *og->node)) {
+    if (e->err || !TG_GROW(og->node, e->cap_node, og->n_node + 1)) {
         ex_fail(e, TG_ERR_NOMEM, "out of memory");
         return NULL;
     }
@@ -99,13 +87,12 @@ static void node_io(ex *e, onnx_node *n, int n_in, const char *const *in, int n_
 
 static onnx_attribute *add_attr(ex *e, onnx_node *n, const char *name, int type)
 {
-    onnx_attribute *a = realloc(n->attribute, (n->n_attribute + 1) * sizeof *a);
-    if (!a) {
+    size_t cap = tg__grow_capacity(0, n->n_attribute, sizeof *n->attribute); /* messages keep no capacity */
+    if (!TG_GROW(n->attribute, cap, n->n_attribute + 1)) {
         ex_fail(e, TG_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    n->attribute = a;
-    a = &a[n->n_attribute++];
+    onnx_attribute *a = &n->attribute[n->n_attribute++];
     memset(a, 0, sizeof *a);
     a->name = dupstr(e, name);
     a->type = type;
@@ -150,8 +137,7 @@ static void add_initializer(ex *e, const char *name, const tg_tensor *t)
     onnx_graph *og = e->og;
     if (e->err)
         return;
-    if (!grow((void **)&og->initializer, &e->cap_init, og->n_initializer,
-              sizeof *og->initializer)) {
+    if (!TG_GROW(og->initializer, e->cap_init, og->n_initializer + 1)) {
         ex_fail(e, TG_ERR_NOMEM, "out of memory");
         return;
     }
@@ -211,7 +197,7 @@ static void add_value_info(ex *e, onnx_value_info **arr, size_t *n, size_t *cap,
 {
     if (e->err)
         return;
-    if (!grow((void **)arr, cap, *n, sizeof **arr)) {
+    if (!TG_GROW(*arr, *cap, *n + 1)) {
         ex_fail(e, TG_ERR_NOMEM, "out of memory");
         return;
     }

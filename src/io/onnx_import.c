@@ -6,67 +6,13 @@
 #include "core/tensor_impl.h"
 #include "graph/graph_impl.h"
 #include "io/protobuf.h"
+#include "util/hmap.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ==== a string -> int table (open addressing; keys are borrowed) ============= */
-typedef struct smap {
-    const char **keys;
-    int *vals;
-    size_t cap;
-} smap;
-
-static uint64_t str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
-static bool smap_init(smap *m, size_t n)
-{
-    m->cap = 16;
-    while (m->cap < 2 * n + 2)
-        m->cap *= 2;
-    m->keys = calloc(m->cap, sizeof *m->keys);
-    m->vals = calloc(m->cap, sizeof *m->vals);
-    return m->keys && m->vals;
-}
-
-static void smap_free(smap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    m->keys = NULL;
-    m->vals = NULL;
-}
-
-static int smap_get(const smap *m, const char *k)
-{
-    if (!m->keys || !k)
-        return -1;
-    for (size_t i = str_hash(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->keys[i])
-            return -1;
-        if (!strcmp(m->keys[i], k))
-            return m->vals[i];
-    }
-}
-
-/* inserts k (absent: capacity was sized for every key) */
-static void smap_put(smap *m, const char *k, int v)
-{
-    size_t i = str_hash(k) & (m->cap - 1);
-    while (m->keys[i])
-        i = (i + 1) & (m->cap - 1);
-    m->keys[i] = k;
-    m->vals[i] = v;
-}
 
 /* the product of the non-zero dims: what a tensor of this shape would
  * hold if its empty dims were not empty (reductions over them produce it) */
@@ -112,7 +58,7 @@ struct tg_onnx_model {
     mvalue *values;
     int *output_vid;
     int *last_use; /* per value: position in order of its last consumer */
-    smap names;
+    tg_hmap names; /* value name -> value id */
 };
 
 static const char *nz(const char *s) { return s ? s : ""; }
@@ -147,7 +93,7 @@ void tg_onnx_free(tg_onnx_model *m)
     free(m->values);
     free(m->output_vid);
     free(m->last_use);
-    smap_free(&m->names);
+    tg__hmap_free(&m->names);
     onnx_model_free(m->pm);
     free(m);
 }
@@ -371,12 +317,12 @@ static tg_status add_name(tg_onnx_model *m, const char *name, mvalue v, const ch
 {
     if (!name || !name[0])
         return tg__error(TG_ERR_IO, "onnx: %s has an empty name", what);
-    int old = smap_get(&m->names, name);
+    int old = tg__hmap_get(&m->names, name);
     if (old >= 0)
         return tg__error(TG_ERR_IO, "onnx: the value '%s' is defined twice (%s)", name, what);
     v.name = name;
     m->values[m->n_values] = v;
-    smap_put(&m->names, name, m->n_values++);
+    tg__hmap_put(&m->names, name, m->n_values++); /* reserved: cannot fail */
     return TG_OK;
 }
 
@@ -579,7 +525,7 @@ static tg_status link_values(tg_onnx_model *m)
             m->nodes[i].in[j] = -1;
             if (!nz(n->input[j])[0])
                 continue;
-            int v = smap_get(&m->names, n->input[j]);
+            int v = tg__hmap_get(&m->names, n->input[j]);
             if (v < 0)
                 return tg__error(TG_ERR_IO, "onnx: input '%s' of node '%s' (%s) is not a "
                                  "graph input, an initializer or a node's output",
@@ -596,7 +542,8 @@ static tg_status load_io(tg_onnx_model *m)
     size_t n_names = g->n_input + g->n_initializer;
     for (size_t i = 0; i < g->n_node; i++)
         n_names += g->node[i].n_output;
-    if (!smap_init(&m->names, n_names))
+    m->names = tg__hmap_strings();
+    if (!tg__hmap_reserve(&m->names, n_names))
         return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     m->values = calloc(n_names + 1, sizeof *m->values);
     m->inits = calloc(g->n_initializer + 1, sizeof *m->inits);
@@ -640,8 +587,8 @@ static tg_status load_io(tg_onnx_model *m)
     tg_scope_end();
     for (size_t i = 0; i < g->n_input; i++) {
         const onnx_value_info *vi = &g->input[i];
-        if (vi->name && smap_get(&m->names, vi->name) >= 0 &&
-            m->values[smap_get(&m->names, vi->name)].kind == SRC_INIT)
+        if (vi->name && tg__hmap_get(&m->names, vi->name) >= 0 &&
+            m->values[tg__hmap_get(&m->names, vi->name)].kind == SRC_INIT)
             continue;
         char what[64];
         snprintf(what, sizeof what, "graph input %zu", i);
@@ -662,7 +609,7 @@ static tg_status load_outputs(tg_onnx_model *m)
         return tg__error(TG_ERR_IO, "onnx: the graph has no outputs");
     for (size_t i = 0; i < g->n_output; i++) {
         const onnx_value_info *vi = &g->output[i];
-        int v = smap_get(&m->names, nz(vi->name));
+        int v = tg__hmap_get(&m->names, nz(vi->name));
         if (v < 0)
             return tg__error(TG_ERR_IO, "onnx: graph output '%s' is not produced by any "
                              "node, input or initializer", nz(vi->name));
@@ -871,7 +818,7 @@ static void name_node(tg_tensor *t, int first_node, const char *onnx_name)
         return;
     char buf[256];
     graph_name(onnx_name, buf, sizeof buf);
-    if (tg__gmap_get(&t->graph->names, buf) >= 0)
+    if (tg__hmap_get(&t->graph->names, buf) >= 0)
         return;
     if (tg_graph_set_name(t, buf) != TG_OK)
         tg_clear_error();
@@ -968,7 +915,7 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
     for (int k = 0; k < n; k++) {
         if (!names || !names[k] || !inputs || !inputs[k])
             return tg__error(TG_ERR_ARG, "tg_onnx_build: input %d has no name or tensor", k);
-        int v = smap_get(&m->names, names[k]);
+        int v = tg__hmap_get(&m->names, names[k]);
         if (v < 0 || m->values[v].kind != SRC_INPUT) {
             char list[400];
             size_t len = 0;
@@ -1009,11 +956,11 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
         if (b->g) {
             char nm[256];
             graph_name(m->inputs[i].name, nm, sizeof nm);
-            if (tg__gmap_get(&b->g->names, nm) >= 0)
+            if (tg__hmap_get(&b->g->names, nm) >= 0)
                 snprintf(nm, sizeof nm, "input_%d", i);
             int ndim;
             resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &ndim);
-            t = tg_placeholder(b->g, tg__gmap_get(&b->g->names, nm) >= 0 ? NULL : nm,
+            t = tg_placeholder(b->g, tg__hmap_get(&b->g->names, nm) >= 0 ? NULL : nm,
                                m->inputs[i].dtype, ndim, b->dims + i * TG_MAX_DIMS);
             if (!t)
                 return tg_last_status();
@@ -1021,7 +968,7 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
             t = b->given[i];
         }
         net->inputs[i] = tg_retain(t);
-        b->vals[smap_get(&m->names, m->inputs[i].name)] = tg_retain(t);
+        b->vals[tg__hmap_get(&m->names, m->inputs[i].name)] = tg_retain(t);
     }
     return TG_OK;
 }
@@ -1032,12 +979,12 @@ static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
     bool trainable = b->opts && b->opts->trainable;
     for (int i = 0; i < m->n_inits; i++) {
         tg_tensor *src = m->inits[i], *t;
-        int v = smap_get(&m->names, m->init_names[i]);
+        int v = tg__hmap_get(&m->names, m->init_names[i]);
         bool param = trainable && tg_dtype_is_float(tg_dtype_of(src));
         if (param && b->g) {
             char nm[256];
             graph_name(m->init_names[i], nm, sizeof nm);
-            t = tg_variable(b->g, tg__gmap_get(&b->g->names, nm) >= 0 ? NULL : nm, src);
+            t = tg_variable(b->g, tg__hmap_get(&b->g->names, nm) >= 0 ? NULL : nm, src);
         } else if (param) { /* a copy: training must not change the model */
             t = tg_clone(src);
             if (t && tg_set_requires_grad(t, true) != TG_OK)

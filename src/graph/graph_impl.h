@@ -134,6 +134,22 @@ typedef struct tg_gpass_spec {
     void *user;
 } tg_gpass_spec;
 
+/* What a pass reads of an op node, copied out of the graph. A rule run on
+ * a node appends nodes and values, and g->nodes / g->values then move
+ * (realloc): a pointer into them kept across a rule, or across adding a
+ * gradient, reads freed memory. (The node's own in/out/name/attrs
+ * allocations never move.) */
+typedef struct tg_gop {
+    const tg_op_def *op;
+    const char *name;
+    const tg_attr *attrs;
+    int n_attrs, n_in, n_out;
+    int in[TG_MAX_OP_INPUTS];   /* value ids */
+    int out[TG_MAX_OP_OUTPUTS]; /* value ids */
+} tg_gop;
+/* false for nodes that are not op applications (sources) */
+bool tg__gpass_op(const tg_graph *g, int id, tg_gop *n);
+
 /* resolves and checks the lists, runs the pass in g's scope with the
  * caller's scopes hidden; out[0..n_out) are published on success, NULL
  * on failure */

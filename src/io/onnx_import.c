@@ -613,10 +613,6 @@ static tg_status load_outputs(tg_onnx_model *m)
         if (v < 0)
             return tg__error(TG_ERR_IO, "onnx: graph output '%s' is not produced by any "
                              "node, input or initializer", nz(vi->name));
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(nz(g->output[j].name), vi->name))
-                return tg__error(TG_ERR_IO, "onnx: graph output '%s' is listed twice",
-                                 vi->name);
         tg_status s = vi->has_type ? read_value_info(vi, "graph output", &m->outputs[i])
                                    : TG_OK;
         if (!vi->has_type) {
@@ -1236,6 +1232,17 @@ static tg_tensor *float_sum(tg_onnx_net *net)
     return total;
 }
 
+/* a value may be listed as an output more than once (PyTorch exports
+ * `return y, y` so): it counts once per listing in the sum that --grad
+ * differentiates, as in PyTorch, but is written once */
+static bool listed_earlier(const tg_onnx_model *m, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (!strcmp(m->outputs[j].name, m->outputs[i].name))
+            return true;
+    return false;
+}
+
 static tg_status add_zeros_or(tg_state_dict *sd, const char *name, tg_tensor *like,
                               tg_tensor *grad)
 {
@@ -1280,7 +1287,8 @@ static tg_status run_eager(const tg_onnx_model *m, int n, const char *const *nam
     if (!net)
         s = tg_last_status();
     for (int i = 0; s == TG_OK && i < net->n_outputs; i++)
-        s = tg_state_dict_add(outs, net->output_names[i], tg_detach(net->outputs[i]));
+        if (!listed_earlier(m, i))
+            s = tg_state_dict_add(outs, net->output_names[i], tg_detach(net->outputs[i]));
     if (s == TG_OK && grads) {
         int nx = m->n_inputs + m->n_inits;
         tg_tensor **xs = calloc((size_t)nx + 1, sizeof *xs);
@@ -1407,7 +1415,9 @@ static tg_status run_graph(const tg_onnx_model *m, int n, const char *const *nam
     }
     for (int i = 0; s == TG_OK && i < n_want; i++) {
         tg_tensor *v = slot[i] >= 0 ? res[slot[i]] : want[i];
-        if (i < m->n_outputs) {
+        if (i < m->n_outputs && listed_earlier(m, i)) {
+            continue;
+        } else if (i < m->n_outputs) {
             tg_tensor *c = tg_clone(v);
             s = c ? tg_state_dict_add(outs, m->outputs[i].name, c) : tg_last_status();
         } else {

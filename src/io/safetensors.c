@@ -97,35 +97,35 @@ static void assign_offsets(int n, out_entry *e)
 static void header_json(tg_strbuf *b, int n, const out_entry *e, int n_meta,
                         const tg_kv *meta)
 {
-    tg_strbuf_puts(b, "{");
+    tg__strbuf_puts(b, "{");
     bool first = true;
     if (n_meta > 0) {
-        tg_strbuf_puts(b, "\"__metadata__\":{");
+        tg__strbuf_puts(b, "\"__metadata__\":{");
         for (int i = 0; i < n_meta; i++) {
             if (i)
-                tg_strbuf_puts(b, ",");
-            tg_strbuf_json_string(b, meta[i].key);
-            tg_strbuf_puts(b, ":");
-            tg_strbuf_json_string(b, meta[i].value);
+                tg__strbuf_puts(b, ",");
+            tg_json_put_string(b, meta[i].key);
+            tg__strbuf_puts(b, ":");
+            tg_json_put_string(b, meta[i].value);
         }
-        tg_strbuf_puts(b, "}");
+        tg__strbuf_puts(b, "}");
         first = false;
     }
     for (int i = 0; i < n; i++) {
         if (!first)
-            tg_strbuf_puts(b, ",");
+            tg__strbuf_puts(b, ",");
         first = false;
-        tg_strbuf_json_string(b, e[i].name);
-        tg_strbuf_printf(b, ":{\"dtype\":\"%s\",\"shape\":[",
+        tg_json_put_string(b, e[i].name);
+        tg__strbuf_printf(b, ":{\"dtype\":\"%s\",\"shape\":[",
                          dtype_names[e[i].t->dtype]);
         for (int d = 0; d < e[i].t->ndim; d++)
-            tg_strbuf_printf(b, "%s%lld", d ? "," : "", (long long)e[i].t->shape[d]);
-        tg_strbuf_printf(b, "],\"data_offsets\":[%llu,%llu]}",
+            tg__strbuf_printf(b, "%s%lld", d ? "," : "", (long long)e[i].t->shape[d]);
+        tg__strbuf_printf(b, "],\"data_offsets\":[%llu,%llu]}",
                          (unsigned long long)e[i].begin, (unsigned long long)e[i].end);
     }
-    tg_strbuf_puts(b, "}");
+    tg__strbuf_puts(b, "}");
     while ((8 + b->len) % 8 != 0) /* spaces are allowed after the JSON */
-        tg_strbuf_puts(b, " ");
+        tg__strbuf_puts(b, " ");
 }
 
 typedef struct writer {
@@ -209,7 +209,7 @@ tg_status tg_safetensors_save(const char *path, int n, const char *const *names,
         s = tg__error(TG_ERR_NOMEM, "tg_safetensors_save: out of memory");
     else
         s = write_file(path, &hdr, n, e);
-    tg_strbuf_free(&hdr);
+    tg__strbuf_free(&hdr);
     free(e);
     return s;
 }

@@ -17,8 +17,8 @@
  * its has_ flag is set (the parser sets has_ for every scalar present in
  * the input, so an explicit 0 survives a round trip). Strings are NULL
  * when absent; bytes fields have data == NULL when absent. */
-#ifndef TG_ONNX_MODEL_H
-#define TG_ONNX_MODEL_H
+#ifndef TG_ONNX_PROTO_H
+#define TG_ONNX_PROTO_H
 
 #include "tg/tensor.h"
 

@@ -7,6 +7,7 @@
 
 #include "ops/op.h"
 #include "tg/graph.h"
+#include "util/hmap.h"
 
 typedef enum tg_gnode_kind {
     TG_GNODE_OP,          /* an op application: op, attrs, inputs */
@@ -41,14 +42,6 @@ typedef struct tg_gvalue {
     int index; /* which output of the producer */
 } tg_gvalue;
 
-/* an open-addressing table from keys (strings or pointers) to ids */
-typedef struct tg_gmap {
-    const void **keys;
-    int *ids;
-    int cap, n;
-    bool strings;
-} tg_gmap;
-
 struct tg_graph {
     int refcount;
     char *name;
@@ -56,8 +49,8 @@ struct tg_graph {
     int n_nodes, cap_nodes;
     tg_gvalue *values;
     int n_values, cap_values;
-    tg_gmap names;    /* node name -> node id */
-    tg_gmap captured; /* concrete tensor -> constant value id */
+    tg_hmap names;    /* node name -> node id */
+    tg_hmap captured; /* concrete tensor -> constant value id */
     /* bumped by edits other than appending (control edges added to an
      * existing node, ...): cached plans compiled earlier are stale */
     uint64_t epoch;
@@ -74,7 +67,6 @@ int tg__gnode_pred(const tg_graph *g, const tg_gnode *n, int i);
 /* ---- lifetime and lookup ---------------------------------------------------- */
 void tg__graph_retain(tg_graph *g);
 void tg__graph_release(tg_graph *g); /* also declared in core/tensor_impl.h */
-int tg__gmap_get(const tg_gmap *m, const void *key); /* -1 when absent */
 
 /* a new node (its arrays allocated, contents zero) named `name` or, when
  * name is NULL, a unique name made from `base`; returns its id or -1.

@@ -5,6 +5,7 @@
 #include "onnx/proto_fields.h"
 
 #include "core/status_impl.h"
+#include "io/atomic_file.h"
 #include "onnx/protobuf.h"
 
 #include <errno.h>
@@ -221,43 +222,15 @@ tg_status onnx_model_serialize(const onnx_model *m, uint8_t **bytes,
     return TG_OK;
 }
 
-/* written to a temporary file renamed over path: path is never left half
- * written */
+/* written atomically (io/atomic_file.c): path is never left half written */
 tg_status onnx_model_save_file(const onnx_model *m, const char *path)
 {
-    if (!path)
-        return tg__error(TG_ERR_ARG, "onnx_model_save_file: NULL path");
-    uint8_t *buf;
+    uint8_t *buf = NULL;
     size_t n;
+    tg__atomic_file af;
     tg_status s = onnx_model_serialize(m, &buf, &n);
-    if (s != TG_OK)
-        return s;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
-        free(buf);
-        return tg__error(TG_ERR_NOMEM, "onnx_model_save_file: out of memory");
-    }
-    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *fp = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    bool ok = fp && fwrite(buf, 1, n, fp) == n;
-    ok = fp && fflush(fp) == 0 && ok;
-    int err = errno;
-    if (fp)
-        ok = fclose(fp) == 0 && ok;
-    else if (fd >= 0)
-        close(fd);
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok && fd >= 0)
-        unlink(tmp);
-    free(tmp);
+    if (s == TG_OK && (s = tg__atomic_begin(&af, path, "onnx")) == TG_OK)
+        s = tg__atomic_end(&af, fwrite(buf, 1, n, af.f) == n, errno, "onnx");
     free(buf);
-    if (!ok)
-        return tg__error(TG_ERR_IO, "onnx: cannot write '%s': %s", path,
-                         strerror(err));
-    return TG_OK;
+    return s;
 }

@@ -1,5 +1,5 @@
 /* The operator definition: one struct per op holding its schema, shape and
- * dtype inference, CPU kernel and gradient rule (DESIGN §2), plus the
+ * dtype inference, CPU kernel and gradient rule, plus the
  * dispatcher every public op function calls. */
 #ifndef TG_OP_H
 #define TG_OP_H

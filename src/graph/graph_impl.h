@@ -22,6 +22,7 @@ typedef struct tg_gnode {
     tg_attr *attrs;      /* deep copy (tg_attrs_copy); tensor and graph
                           * attributes hold a reference */
     int n_attrs;
+    void *attr;          /* the op's struct, decoded from attrs (owned) */
     int n_in, n_out, n_ctrl, cap_ctrl, n_order, cap_order;
     int *in;   /* value ids */
     int *out;  /* value ids */

@@ -88,7 +88,7 @@ static tg_tensor *assign_call(const tg_op_def *op, tg_tensor *var,
     tg_graph *cur = tg_graph_current();
     if (graph_mode && !var->graph && (cur || value->graph)) {
         tg_graph *g = cur ? cur : value->graph;
-        int v = tg__gmap_get(&g->captured, var);
+        int v = tg__hmap_get(&g->captured, var);
         if (v >= 0 && g->nodes[g->values[v].node].kind == TG_GNODE_VARIABLE) {
             if (!(ref = tg__graph_symbolic(g, v)))
                 return NULL;

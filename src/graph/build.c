@@ -66,7 +66,7 @@ static int add_source(tg_graph *g, tg_gnode_kind kind, const char *name,
 
 int tg__graph_capture(tg_graph *g, tg_tensor *t)
 {
-    int v = tg__gmap_get(&g->captured, t);
+    int v = tg__hmap_get(&g->captured, t);
     if (v >= 0)
         return v;
     tg_meta m;
@@ -252,7 +252,7 @@ tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t)
 {
     if (!check_source(g, "tg_variable_ref", t, "tensor"))
         return NULL;
-    int old = tg__gmap_get(&g->captured, t);
+    int old = tg__hmap_get(&g->captured, t);
     if (old >= 0)
         return tg__error_null(TG_ERR_ARG, "tg_variable_ref: graph '%s' already uses this "
                               "tensor as node '%s'; make it a variable before using it",
@@ -272,7 +272,7 @@ tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value)
     tg_meta m;
     tg_meta_of(value, &m);
     int v = add_source(g, TG_GNODE_CONSTANT, name, "const", tg_retain(value), &m);
-    if (v >= 0 && tg__gmap_get(&g->captured, value) < 0 &&
+    if (v >= 0 && tg__hmap_get(&g->captured, value) < 0 &&
         !tg__graph_map_capture(g, value, v))
         return NULL;
     return v < 0 ? NULL : tg__publish(tg__graph_symbolic(g, v));

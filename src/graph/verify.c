@@ -131,7 +131,7 @@ static tg_status check_names(const tg_graph *g)
 {
     for (int id = 0; id < g->n_nodes; id++) {
         const char *name = g->nodes[id].name;
-        int found = name ? tg__gmap_get(&g->names, name) : -1;
+        int found = name ? tg__hmap_get(&g->names, name) : -1;
         if (found != id)
             return tg__error(TG_ERR_INTERNAL, "graph '%s': node %d '%s' is %s",
                              g->name, id, name ? name : "(null)",

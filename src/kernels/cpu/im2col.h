@@ -11,15 +11,11 @@
 #ifndef TG_KERNELS_IM2COL_H
 #define TG_KERNELS_IM2COL_H
 
+#include "kernels/cpu/conv.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct tg__conv_geom {
-    int64_t n, c, h, w;  /* input [N, C, H, W] */
-    int64_t o, kh, kw;   /* weight [O, C / groups, kh, kw] */
-    int64_t oh, ow;      /* output [N, O, OH, OW] */
-    int64_t sh, sw, ph, pw, dh, dw, groups;
-} tg__conv_geom;
 
 /* ---- rows layout ----------------------------------------------------------
  * col[(ch * kh + i) * kw + j][oy * ow + ox] = x[ch][oy*sh - ph + i*dh]

@@ -1,6 +1,6 @@
 /* ONNX export (opset 17): the part of a static graph the fetches need, op by
  * op through a table by op name; tg_onnx_export_module traces a module first. */
-#include "io/onnx_ops.h"
+#include "onnx/ops.h"
 
 #include "graph/graph_impl.h"
 

@@ -1,6 +1,6 @@
 /* ONNX shape and data-movement ops -> tensorgraph: Reshape, Slice, Split,
  * Gather, Pad, Shape, Constant, Cast and the rest of that family. */
-#include "io/onnx_ops.h"
+#include "onnx/ops.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* ONNX elementwise ops -> tensorgraph: unary math and activations, arithmetic
  * in the input type, variadic Max/Min/Sum/Mean, comparisons, logic, Clip, Where. */
-#include "io/onnx_ops.h"
+#include "onnx/ops.h"
 
 #include <math.h>
 

@@ -20,7 +20,7 @@
  * What protobuf-c would give for free (reflection, every field of the
  * schema) we do not need: fields outside our subset are kept as raw bytes
  * and written back unchanged. */
-#include "io/protobuf.h"
+#include "onnx/protobuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #define TG_ONNX_OPS_H
 
 #include "core/status_impl.h"
-#include "io/onnx_model.h"
+#include "onnx/proto.h"
 #include "tg/onnx.h"
 #include "tg/tg.h"
 

@@ -1,6 +1,6 @@
 /* ONNX neural-network ops -> tensorgraph: Conv, pools (tg's 2-D pools or a
  * strided-slice composite), Gemm, MatMul, Softmax, normalisations, Dropout. */
-#include "io/onnx_ops.h"
+#include "onnx/ops.h"
 
 #include "ops/op.h"
 

@@ -1,7 +1,9 @@
 /* ONNX files as C structs: the subset of onnx.proto that tensorgraph reads
  * and writes (models, graphs, nodes, attributes, tensors, value infos), a
- * parser that treats its input as hostile, a serializer, and conversion
- * between TensorProto and tg_tensor. Knows nothing about ops or the IR.
+ * parser that treats its input as hostile, a serializer (both driven by
+ * the field tables of proto_fields.c: a field added to a struct here is
+ * one row there), and conversion between TensorProto and tg_tensor
+ * (tensor.c). Knows nothing about ops or the IR.
  *
  * Ownership: everything reachable from an onnx_model is malloc'd and owned
  * by it; onnx_model_free releases it all. Code that builds or edits a
@@ -17,8 +19,8 @@
  * its has_ flag is set (the parser sets has_ for every scalar present in
  * the input, so an explicit 0 survives a round trip). Strings are NULL
  * when absent; bytes fields have data == NULL when absent. */
-#ifndef TG_ONNX_MODEL_H
-#define TG_ONNX_MODEL_H
+#ifndef TG_ONNX_PROTO_H
+#define TG_ONNX_PROTO_H
 
 #include "tg/tensor.h"
 

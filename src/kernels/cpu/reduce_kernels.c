@@ -2,7 +2,7 @@
  * expanded per dtype: row loops (one accumulator, 8 lanes so contiguous
  * rows vectorize) and column loops (a vector of accumulators updated row
  * by row). Floats accumulate sums in double, integers in wrapping 64 bits. */
-#include "ops/reduce.h"
+#include "kernels/cpu/reduce_kernels.h"
 
 #include <math.h>
 #include <string.h>

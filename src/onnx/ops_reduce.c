@@ -1,6 +1,6 @@
 /* ONNX reductions -> tensorgraph: ReduceX (axes attribute or input, keepdims)
  * and ArgMax/ArgMin (select_last_index), results in the input's type. */
-#include "io/onnx_ops.h"
+#include "onnx/ops.h"
 
 #include <string.h>
 

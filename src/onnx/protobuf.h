@@ -1,9 +1,10 @@
 /* A small protobuf wire-format reader and writer (no schema, no generated
  * code): the reader walks the fields of one message, checking every length
  * against the bytes left; the writer appends fields to a growing buffer or
- * only counts their bytes (to size nested messages). Used by onnx_model.c. */
-#ifndef TG_PROTOBUF_H
-#define TG_PROTOBUF_H
+ * only counts their bytes (to size nested messages). The ONNX messages
+ * are described by the field tables of onnx/proto.c. */
+#ifndef TG_ONNX_PROTOBUF_H
+#define TG_ONNX_PROTOBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,30 @@
+/* 2-D convolution kernels on contiguous NCHW buffers of float32 or
+ * float64 (one dtype for every operand): the forward product and the two
+ * gradients. The op definitions (checks, attributes, gradient rules) are
+ * in ops/conv.c. */
+#ifndef TG_KERNELS_CONV_H
+#define TG_KERNELS_CONV_H
+
+#include "tg/core.h"
+
+#include <stdint.h>
+
+typedef struct tg__conv_geom {
+    int64_t n, c, h, w;  /* input [N, C, H, W] */
+    int64_t o, kh, kw;   /* weight [O, C / groups, kh, kw] */
+    int64_t oh, ow;      /* output [N, O, OH, OW] */
+    int64_t sh, sw, ph, pw, dh, dw, groups;
+} tg__conv_geom;
+
+/* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b [o]
+ * when b is not NULL). Returns TG_OK or TG_ERR_NOMEM. */
+tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                             const void *w, const void *b, void *y);
+/* dx [n, c, h, w] from dy [n, o, oh, ow] and w (dx is overwritten) */
+tg_status tg__conv2d_grad_input(tg_dtype dt, const tg__conv_geom *g,
+                                const void *dy, const void *w, void *dx);
+/* dw [o, c / groups, kh, kw] from dy and x (dw is overwritten) */
+tg_status tg__conv2d_grad_weight(tg_dtype dt, const tg__conv_geom *g,
+                                 const void *dy, const void *x, void *dw);
+
+#endif

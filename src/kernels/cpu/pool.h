@@ -1,0 +1,34 @@
+/* 2-D pooling kernels over the planes of contiguous [N, C, H, W] float32
+ * or float64 buffers, with PyTorch's semantics (see ops/pool.c, which
+ * checks shapes and attributes and computes the output size). */
+#ifndef TG_KERNELS_POOL_H
+#define TG_KERNELS_POOL_H
+
+#include "tg/core.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct tg__pool_geom {
+    int64_t H, W, OH, OW;
+    int64_t kh, kw, sh, sw, ph, pw;
+    bool ceil_mode, include_pad;
+} tg__pool_geom;
+
+typedef enum tg__pool_kind {
+    TG_POOL_MAX,      /* a: x, b: y, idx: argmax out (position in the plane) */
+    TG_POOL_AVG,      /* a: x, b: y */
+    TG_POOL_AVG_GRAD, /* a: dy, b: dx */
+    TG_POOL_MAX_GRAD, /* a: dy, b: dx (zeroed here), idx: argmax in, like a */
+    TG_POOL_SELECT    /* a: src, b: src at idx (idx like b) */
+} tg__pool_kind;
+
+/* runs kind k over `planes` planes of a_n elements of a and b_n of b
+ * (g is needed by MAX, AVG and AVG_GRAD only). Returns true when an index
+ * read (MAX_GRAD, SELECT) was outside its plane; the output is then
+ * unspecified. */
+bool tg__pool2d(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
+                const void *a, void *b, int64_t *idx, int64_t planes,
+                int64_t a_n, int64_t b_n);
+
+#endif

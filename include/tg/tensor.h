@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 typedef struct tg_tensor tg_tensor;
 typedef struct tg_generator tg_generator;
@@ -119,6 +120,8 @@ tg_status tg_fill_(tg_tensor *dst, double value);
 tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha);
 tg_status tg_mul_scalar_(tg_tensor *dst, double s);
 uint64_t tg_version(const tg_tensor *t);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

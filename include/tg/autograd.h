@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- leaves and gradients --------------------------------------------- */
 /* marks a floating-point tensor as a leaf whose gradient is accumulated */
@@ -124,6 +125,8 @@ typedef tg_status (*tg_jvp_fn)(void *user, tg_tensor *const *inputs,
 tg_status tg_jvp(tg_jvp_fn fn, void *user, int n_in, tg_tensor *const *inputs,
                  tg_tensor *const *tangents, int n_out, tg_tensor **outputs,
                  tg_tensor **out_tangents);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

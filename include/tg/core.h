@@ -10,11 +10,20 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Symbol visibility: the library is built with -fvisibility=hidden, so
+ * libtg.so exports only what the public headers declare. Each header in
+ * include/tg/ wraps its declarations in "#pragma GCC visibility
+ * push(default)" ... "pop" (GCC and Clang), which makes every function
+ * declared there, and only those, visible; internal functions (tg__*, the
+ * ONNX and JSON readers, ...) stay hidden. A new public header does the
+ * same; scripts/check_exports.sh (the ctest "exported_symbols") checks
+ * both directions against `nm -D`. */
+#pragma GCC visibility push(default)
 
 #define TG_VERSION "0.1.0"
 #define TG_MAX_DIMS 8
 
-/* ---- status and errors (DESIGN §5) ------------------------------------
+/* ---- status and errors ------------------------------------------------
  * Library calls never abort on user error. Functions returning a pointer
  * return NULL on failure; functions returning tg_status return non-TG_OK.
  * Either way tg_last_error() (thread-local) says what went wrong, naming
@@ -75,6 +84,8 @@ typedef struct tg_device {
  * Default size: TG_NUM_THREADS from the environment, else the cores. */
 tg_status tg_set_num_threads(int n);
 int tg_get_num_threads(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

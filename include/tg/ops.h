@@ -1,4 +1,4 @@
-/* tensorgraph operators: the one public function per op (DESIGN §2).
+/* tensorgraph operators: the one public function per op.
  * Each call runs the op now (eager mode) and, when an input requires grad
  * and grad mode is on, records a node on the autograd tape.
  * All return a new reference (see tg/tensor.h on ownership) or NULL with
@@ -12,6 +12,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- views: share storage, never copy ---------------------------------- */
 /* one dim may be -1 (inferred). tg_view fails when the strides do not
@@ -194,6 +195,8 @@ tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes);
 /* torch.tile: reps and shape aligned at the right, the shorter padded
  * with leading 1s */
 tg_tensor *tg_tile(tg_tensor *x, int n_reps, const int64_t *reps);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

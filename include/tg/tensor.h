@@ -9,11 +9,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 typedef struct tg_tensor tg_tensor;
 typedef struct tg_generator tg_generator;
 
-/* ---- ownership (DESIGN §3) ---------------------------------------------
+/* ---- ownership ------------------------------------------------------------
  * Every function returning a tg_tensor* returns a new reference.
  *  - With no scope open, the caller owns it and calls tg_release once.
  *  - Inside tg_scope_begin()/tg_scope_end(), the innermost scope owns it:
@@ -119,6 +120,8 @@ tg_status tg_fill_(tg_tensor *dst, double value);
 tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha);
 tg_status tg_mul_scalar_(tg_tensor *dst, double s);
 uint64_t tg_version(const tg_tensor *t);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -158,7 +158,7 @@ static PyObject *inplace(PyObject *a, PyObject *b, binary_fn fn, double add_sign
             PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired "
                          "output type %s", tg_dtype_name(tg_dtype_of(r)),
                          tg_dtype_name(tg_dtype_of(t)));
-            tg_release(r); /* after the message, which reads its dtype */
+            tg_release(r);
             tg_release(s);
             return NULL;
         }

@@ -66,6 +66,7 @@ void tg__attrs_free(tg_attr *a, int n)
 static void node_free(tg_gnode *n)
 {
     tg__attrs_free(n->attrs, n->n_attrs);
+    free(n->attr);
     free(n->name);
     free(n->in);
     free(n->out);

@@ -23,7 +23,8 @@ bool tg__gpass_op(const tg_graph *g, int id, tg_gop *n)
     const tg_gnode *x = &g->nodes[id];
     if (x->kind != TG_GNODE_OP)
         return false;
-    *n = (tg_gop){x->op, x->name, x->attrs, x->n_attrs, x->n_in, x->n_out, {0}, {0}};
+    *n = (tg_gop){.op = x->op, .name = x->name, .attrs = x->attrs, .attr = x->attr,
+                  .n_attrs = x->n_attrs, .n_in = x->n_in, .n_out = x->n_out};
     memcpy(n->in, x->in, (size_t)x->n_in * sizeof *x->in);
     memcpy(n->out, x->out, (size_t)x->n_out * sizeof *x->out);
     return true;

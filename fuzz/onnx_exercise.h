@@ -7,7 +7,7 @@
 #ifndef TG_ONNX_EXERCISE_H
 #define TG_ONNX_EXERCISE_H
 
-#include "io/onnx_model.h"
+#include "onnx/proto.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,6 @@
  * against libm, comparisons and logic with NaN, where, cast between all
  * dtypes, gradcheck of every differentiable op, and the error paths. */
 #include "harness.h"
-#include "ops/op.h" /* the registry */
 
 #include <stdlib.h>
 #include <string.h>
@@ -963,46 +962,6 @@ static void test_errors(void)
     CHECK(tg_last_status() == TG_ERR_SHAPE && strstr(tg_last_error(), "add: "));
 }
 
-/* ---- the registry ------------------------------------------------------------- */
-static void test_registry(void)
-{
-    int n = tg_op_count();
-    CHECK(n > 40);
-    for (int i = 0; i < n; i++) {
-        const tg_op_def *op = tg_op_at(i);
-        tt_checks++;
-        if (!op || !op->name || !op->infer || !op->kernel == !op->make_view ||
-            op->n_out < 1 || op->n_out > TG_MAX_OP_OUTPUTS || tg_op_find(op->name) != op) {
-            tt_fail(__FILE__, __LINE__, "op %d (%s) is malformed or not unique", i,
-                    op && op->name ? op->name : "?");
-            continue;
-        }
-        for (int j = 0; j < i; j++)
-            if (strcmp(tg_op_at(j)->name, op->name) == 0)
-                tt_fail(__FILE__, __LINE__, "op name %s appears twice", op->name);
-    }
-    CHECK(tg_op_at(n) == NULL && tg_op_at(-1) == NULL);
-    CHECK(tg_op_find("no_such_op") == NULL);
-    /* every op of the core families is reachable by name */
-    const char *names[] = {
-        "add", "sub", "mul", "div", "pow", "maximum", "minimum", "cast", "neg", "abs",
-        "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu", "erf",
-        "gelu", "softplus", "floor", "ceil", "round", "sign", "leaky_relu", "elu",
-        "clamp", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-        "logical_xor", "logical_not", "where", "view", "permute", "slice",
-        "slice_grad", "expand", "clone", "sum"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        tt_checks++;
-        if (!tg_op_find(names[k]))
-            tt_fail(__FILE__, __LINE__, "op %s is not registered", names[k]);
-    }
-    /* an op found by name runs like its public function */
-    tg_tensor *in[2] = {tg_full(TG_INT32, 1, (int64_t[]){2}, 3), tg_full(TG_INT32, 0, NULL, 4)};
-    CHECK_TENSOR(tg_op_call(tg_op_find("mul"), 2, in, NULL, 0), ((double[]){12, 12}), 0);
-    CHECK_ERROR(tg_op_call(tg_op_find("mul"), 1, in, NULL, 0), TG_ERR_ARG,
-                "mul: expected 2 inputs, got 1");
-}
-
 int main(void)
 {
     RUN(test_binary_forward);
@@ -1023,6 +982,5 @@ int main(void)
     RUN(test_where_cast_gradcheck);
     RUN(test_extremum_ties);
     RUN(test_errors);
-    RUN(test_registry);
     return tt_finish();
 }

@@ -441,6 +441,36 @@ static void test_gradients_lenet(void)
     compare_gradients(lenet, 10, 9, p);
 }
 
+/* one value gets several gradient contributions per node (concat of x,
+ * x * w and x), over a chain long enough that the node array grows while
+ * the pass adds them up: the pass once kept a pointer into the array
+ * across those additions and read freed memory (issue 10) */
+static int chain_length;
+
+static tg_tensor *many_contributions(tg_tensor *const *p) /* x [3,4], w [3,4] */
+{
+    tg_tensor *h = p[0];
+    for (int k = 0; k < chain_length; k++) {
+        tg_tensor *parts[3] = {h, tg_mul(h, p[1]), h};
+        tg_tensor *c = tg_concat(3, parts, 1);
+        h = tg_add(tg_slice(c, 1, 2, 6, 1), tg_tanh(h));
+    }
+    tg_tensor *both[2] = {h, p[0]};
+    return tg_sum(tg_mul(tg_concat(2, both, 0), tg_concat(2, both, 0)), 0, NULL, false);
+}
+
+static void test_gradients_many_contributions(void)
+{
+    /* lengths 1..24 put the array's growth at every point of the pass */
+    for (chain_length = 1; chain_length <= 24; chain_length++) {
+        tg_scope_begin();
+        tg_tensor *p[2] = {tt_rand(2, (int64_t[]){3, 4}, -1, 1),
+                           tt_rand(2, (int64_t[]){3, 4}, -1, 1)};
+        compare_gradients(many_contributions, 2, 2, p);
+        tg_scope_end();
+    }
+}
+
 static void test_gradients_nn_ops(void)
 {
     tg_tensor *p[4];
@@ -558,6 +588,7 @@ int main(void)
     RUN(test_dump_and_dot);
     RUN(test_gradients_mlp);
     RUN(test_gradients_branching);
+    RUN(test_gradients_many_contributions);
     RUN(test_gradients_nn_ops);
     RUN(test_gradients_lenet);
     RUN(test_gradients_misc);

@@ -7,8 +7,8 @@
  * there for `make_onnx_fixtures.py --check dir` (onnx.checker). */
 #include "harness.h"
 
-#include "io/onnx_model.h"
-#include "io/protobuf.h"
+#include "onnx/proto.h"
+#include "onnx/protobuf.h"
 
 #include "../fuzz/onnx_exercise.h"
 

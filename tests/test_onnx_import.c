@@ -1,5 +1,5 @@
-/* ONNX import, run and export (src/io/onnx_import.c, onnx_ops_*.c,
- * onnx_export.c): the fixtures of tests/data/onnx_import/ (made by
+/* ONNX import, run and export (src/onnx/: load.c, build.c, run.c,
+ * ops_*.c, export.c): the fixtures of tests/data/onnx_import/ (made by
  * make_onnx_import_fixtures.py) in eager and graph mode against numpy's
  * results, gradients against finite differences, symbolic dims, input
  * errors, unsupported ops, hostile models (and mutated bytes), and
@@ -7,7 +7,7 @@
  * With TG_ONNX_OUT_DIR set, exported models are kept there for
  * tests/onnx_conformance/check_export.sh (onnx.checker). */
 #include "harness.h"
-#include "io/onnx_ops.h"
+#include "onnx/ops.h"
 
 #include <math.h>
 #include <stdio.h>

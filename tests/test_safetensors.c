@@ -576,11 +576,11 @@ static void test_json_reader(void)
     /* strings are escaped on output and read back the same */
     tg_strbuf b = {0};
     const char *raw = "q\" b\\ \x01\x1f\t\r\n \xc3\xa9";
-    tg_strbuf_json_string(&b, raw);
+    tg_json_put_string(&b, raw);
     j = tg_json_parse(b.data, b.len, err, sizeof err);
     CHECK(j && j->type == TG_JSON_STRING && strcmp(j->str, raw) == 0);
     tg_json_free(j);
-    tg_strbuf_free(&b);
+    tg__strbuf_free(&b);
 }
 
 int main(void)

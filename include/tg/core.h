@@ -10,6 +10,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Symbol visibility: the library is built with -fvisibility=hidden, so
+ * libtg.so exports only what the public headers declare. Each header in
+ * include/tg/ wraps its declarations in "#pragma GCC visibility
+ * push(default)" ... "pop" (GCC and Clang), which makes every function
+ * declared there, and only those, visible; internal functions (tg__*, the
+ * ONNX and JSON readers, ...) stay hidden. A new public header does the
+ * same; scripts/check_exports.sh (the ctest "exported_symbols") checks
+ * both directions against `nm -D`. */
+#pragma GCC visibility push(default)
 
 #define TG_VERSION "0.1.0"
 #define TG_MAX_DIMS 8
@@ -91,6 +100,8 @@ const char *tg_kernels_isa(void);
 const char *tg_kernels_blas(void);
 const char *tg_gemm_choice(tg_dtype dt, bool trans_a, bool trans_b, int64_t m,
                            int64_t n, int64_t k);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

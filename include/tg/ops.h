@@ -12,6 +12,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- views: share storage, never copy ---------------------------------- */
 /* one dim may be -1 (inferred). tg_view fails when the strides do not
@@ -194,6 +195,8 @@ tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes);
 /* torch.tile: reps and shape aligned at the right, the shorter padded
  * with leading 1s */
 tg_tensor *tg_tile(tg_tensor *x, int n_reps, const int64_t *reps);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

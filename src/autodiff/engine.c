@@ -8,8 +8,8 @@
  * activation checkpointing does), even one sharing nodes with this one. */
 #include "autodiff/node.h"
 #include "autodiff/vjp.h"
+#include "util/hmap.h"
 
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,8 +24,7 @@ typedef struct slot {
 typedef struct run {
     slot *slots; /* reachable nodes, roots first */
     int n_slots, cap_slots;
-    int *table;  /* node -> slot index + 1 (open addressing), 0: empty */
-    int table_cap;
+    tg_hmap index; /* node -> slot index */
     bool retain, create_graph;
     /* functional mode: inputs to capture, or NULL to accumulate in leaves */
     int n_inputs;
@@ -39,46 +38,15 @@ static tg_status nomem(void)
 }
 
 /* ---- node -> slot ---------------------------------------------------------- */
-static size_t hash_node(const tg_node *n, int cap)
-{
-    uint64_t h = (uint64_t)(uintptr_t)n * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(h >> 32) & (size_t)(cap - 1);
-}
-
-static void table_put(int *table, int cap, const tg_node *n, int k)
-{
-    size_t i = hash_node(n, cap);
-    while (table[i])
-        i = (i + 1) & (size_t)(cap - 1);
-    table[i] = k + 1;
-}
-
 static int find_slot(const run *r, const tg_node *n)
 {
-    if (!r->table_cap)
-        return -1;
-    for (size_t i = hash_node(n, r->table_cap);; i = (i + 1) & (size_t)(r->table_cap - 1)) {
-        int k = r->table[i];
-        if (k == 0)
-            return -1;
-        if (r->slots[k - 1].node == n)
-            return k - 1;
-    }
+    return tg__hmap_get(&r->index, n);
 }
 
 static tg_status grow(run *r)
 {
-    if (2 * (r->n_slots + 1) > r->table_cap) { /* keep the table half empty */
-        int cap = r->table_cap ? r->table_cap * 2 : 128;
-        int *t = calloc((size_t)cap, sizeof *t);
-        if (!t)
-            return nomem();
-        for (int k = 0; k < r->n_slots; k++)
-            table_put(t, cap, r->slots[k].node, k);
-        free(r->table);
-        r->table = t;
-        r->table_cap = cap;
-    }
+    if (!tg__hmap_reserve(&r->index, (size_t)r->n_slots + 1))
+        return nomem();
     if (r->n_slots == r->cap_slots) {
         int cap = r->cap_slots ? r->cap_slots * 2 : 64;
         slot *s = realloc(r->slots, (size_t)cap * sizeof *s);
@@ -100,7 +68,7 @@ static int slot_of(run *r, tg_node *n)
         return -1;
     k = r->n_slots++;
     r->slots[k] = (slot){.node = n};
-    table_put(r->table, r->table_cap, n, k);
+    tg__hmap_put(&r->index, n, k); /* reserved by grow: cannot fail */
     return k;
 }
 
@@ -471,7 +439,7 @@ static tg_status backward_run(run *r, int n_roots, tg_tensor *const *roots,
     for (int k = 0; k < r->n_slots; k++)
         clear_pending(&r->slots[k]);
     free(r->slots);
-    free(r->table);
+    tg__hmap_free(&r->index);
     tg_set_grad_enabled(was_enabled);
     tg__scope_resume(floor);
     return s;

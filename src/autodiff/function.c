@@ -12,6 +12,8 @@ struct tg_function_ctx {
     int n_in;
     bool needs[TG_MAX_OP_INPUTS];
     const char *name;
+    void *user; /* owned through user_free (tg_function_apply_owned) */
+    void (*user_free)(void *user);
 };
 
 void tg__function_ctx_free_saved(struct tg_function_ctx *ctx)
@@ -28,6 +30,8 @@ void tg__function_ctx_free_saved(struct tg_function_ctx *ctx)
 void tg__function_ctx_free(struct tg_function_ctx *ctx)
 {
     tg__function_ctx_free_saved(ctx);
+    if (ctx->user_free)
+        ctx->user_free(ctx->user);
     free(ctx);
 }
 
@@ -111,17 +115,36 @@ static tg_tensor *run_forward(const tg_function *fn, tg_function_ctx *ctx,
 tg_tensor *tg_function_apply(const tg_function *fn, int n_in,
                              tg_tensor *const *in, void *user)
 {
+    return tg_function_apply_owned(fn, n_in, in, user, NULL);
+}
+
+/* the context owns user from here on, so every exit frees it once */
+static tg_tensor *fail_owned(void *user, void (*user_free)(void *), tg_tensor *r)
+{
+    if (user_free)
+        user_free(user);
+    return r;
+}
+
+tg_tensor *tg_function_apply_owned(const tg_function *fn, int n_in,
+                                   tg_tensor *const *in, void *user,
+                                   void (*user_free)(void *user))
+{
     if (!fn || !fn->forward || !fn->backward || n_in < 0 || n_in > TG_MAX_OP_INPUTS)
-        return tg__error_null(TG_ERR_ARG, "tg_function_apply: need forward and "
-                              "backward callbacks and 0 to %d inputs", TG_MAX_OP_INPUTS);
+        return fail_owned(user, user_free,
+                          tg__error_null(TG_ERR_ARG, "tg_function_apply: need forward "
+                                         "and backward callbacks and 0 to %d inputs",
+                                         TG_MAX_OP_INPUTS));
     for (int i = 0; i < n_in; i++)
         if (!in[i])
-            return tg__error_is_set() ? NULL
-                                      : tg__error_null(TG_ERR_ARG, "custom function "
-                                                       "'%s': input %d is NULL", fn->name, i);
+            return fail_owned(user, user_free, tg__error_is_set() ? NULL
+                              : tg__error_null(TG_ERR_ARG, "custom function "
+                                               "'%s': input %d is NULL", fn->name, i));
     tg_function_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return tg__error_null(TG_ERR_NOMEM, "out of memory");
+        return fail_owned(user, user_free, tg__error_null(TG_ERR_NOMEM, "out of memory"));
+    ctx->user = user;
+    ctx->user_free = user_free;
     ctx->n_in = n_in;
     ctx->name = fn->name ? fn->name : "custom";
     for (int i = 0; i < n_in; i++)

@@ -111,6 +111,7 @@ tg_status tg__record(tg_op_ctx *c)
     const tg_op_def *op = c->op;
     if (op->nondiff)
         return TG_OK;
+    tg_status s;
     tg_node *n = tg__node_new(c->n_in, c->n_out);
     if (!n)
         return TG_ERR_NOMEM;
@@ -120,6 +121,12 @@ tg_status tg__record(tg_op_ctx *c)
     if (c->n_attrs && !(n->attrs = tg_attrs_copy(c->attrs, c->n_attrs))) {
         free(n);
         return TG_ERR_NOMEM;
+    }
+    n->attr = tg__attrs_decode_copy(op, n->attrs, n->n_attrs, &s);
+    if (s != TG_OK) {
+        free(n->attrs);
+        free(n);
+        return s;
     }
     for (int i = 0; i < c->n_in; i++) {
         tg_tensor *x = c->in[i];
@@ -176,6 +183,7 @@ static void destroy(tg_node *n)
     if (n->fn_ctx)
         tg__function_ctx_free(n->fn_ctx);
     free(n->attrs);
+    free(n->attr);
     free(n);
 }
 

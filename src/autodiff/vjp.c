@@ -36,7 +36,7 @@ tg_tensor *tg__grad_conform(const char *name, int i, const tg_meta *m,
 
 static tg_status call(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)
 {
-    if (!v->op->grad)
+    if (!tg_op_has_vjp(v->op))
         return tg__error(TG_ERR_UNSUPPORTED,
                          "backward: op '%s' has no gradient rule (node '%s')",
                          v->op->name, v->name);
@@ -54,9 +54,13 @@ static tg_status call(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)
         .op = v->op, .n_in = v->n_in, .n_out = v->n_out,
         .in = v->in, .out = v->out, .in_meta = v->in_meta,
         .dy = dy_full, .dx = dx, .needs_grad = v->needs_grad,
-        .attrs = v->attrs, .n_attrs = v->n_attrs,
+        .attr = v->attr, .attrs = v->attrs, .n_attrs = v->n_attrs,
     };
-    return v->op->grad(&g);
+    if (v->op->grad)
+        return v->op->grad(&g);
+    /* a unary elementwise op: dx = dy * f'(x) from its derivative */
+    g.dx[0] = v->op->deriv(dy_full[0], v->in[0], v->out[0], v->attr);
+    return TG_OK;
 }
 
 tg_status tg__vjp_run(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)

@@ -4,9 +4,9 @@
 #include "core/tensor_impl.h"
 #include "tg/autograd.h"
 #include "tg/graph.h"
+#include "util/strbuf.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,41 +14,6 @@
 #define EDGE 3
 #define LINE_WIDTH 80
 #define PREFIX "tensor("
-
-typedef struct buf {
-    char *s;
-    size_t len, cap;
-    bool failed;
-} buf;
-
-static void put(buf *b, const char *fmt, ...) TG_PRINTF(2, 3);
-static void put(buf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = true;
-            return;
-        }
-        if (b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap + (size_t)n + 1) * 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->failed = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
 
 /* the style chosen for the whole tensor (PyTorch's _Formatter) */
 typedef struct fmt {
@@ -157,16 +122,16 @@ static void choose_format(const tg_tensor *t, bool elide, fmt *f)
     visit(t, 0, 0, elide, scan_width, f);
 }
 
-static void print_item(buf *b, const tg_tensor *t, int64_t off, const fmt *f)
+static void print_item(tg_strbuf *b, const tg_tensor *t, int64_t off, const fmt *f)
 {
     char tmp[64];
     format_value(tmp, sizeof tmp, f, t->dtype,
                  tg__base(t) + off * (int64_t)tg_dtype_size(t->dtype));
-    put(b, "%*s", f->width, tmp);
+    tg__strbuf_printf(b, "%*s", f->width, tmp);
 }
 
 /* the last axis: items wrapped so that lines stay within LINE_WIDTH */
-static void print_row(buf *b, const tg_tensor *t, int axis, int64_t off,
+static void print_row(tg_strbuf *b, const tg_tensor *t, int axis, int64_t off,
                       const fmt *f, bool elide, int indent)
 {
     int per_line = (LINE_WIDTH - indent) / (f->width + 2);
@@ -174,31 +139,31 @@ static void print_row(buf *b, const tg_tensor *t, int axis, int64_t off,
         per_line = 1;
     int on_line = 0;
     bool dots = false;
-    put(b, "[");
+    tg__strbuf_puts(b, "[");
     for (int64_t i = 0; i < t->shape[axis]; i++) {
         bool show = shown(t, axis, i, elide);
         if (!show && dots)
             continue;
         if (i > 0) {
             if (on_line == per_line) {
-                put(b, ",\n%*s", indent + 1, "");
+                tg__strbuf_printf(b, ",\n%*s", indent + 1, "");
                 on_line = 0;
             } else {
-                put(b, ", ");
+                tg__strbuf_puts(b, ", ");
             }
         }
         if (show) {
             print_item(b, t, off + i * t->strides[axis], f);
         } else {
-            put(b, " ...");
+            tg__strbuf_puts(b, " ...");
             dots = true;
         }
         on_line++;
     }
-    put(b, "]");
+    tg__strbuf_puts(b, "]");
 }
 
-static void print_rec(buf *b, const tg_tensor *t, int axis, int64_t off,
+static void print_rec(tg_strbuf *b, const tg_tensor *t, int axis, int64_t off,
                       const fmt *f, bool elide, int indent)
 {
     if (axis == t->ndim) { /* 0-d */
@@ -212,52 +177,52 @@ static void print_rec(buf *b, const tg_tensor *t, int axis, int64_t off,
     /* sub-blocks are separated by ndim - axis - 1 newlines */
     int newlines = t->ndim - axis - 1;
     bool dots = false;
-    put(b, "[");
+    tg__strbuf_puts(b, "[");
     for (int64_t i = 0; i < t->shape[axis]; i++) {
         bool show = shown(t, axis, i, elide);
         if (!show && dots)
             continue;
         if (i > 0) {
-            put(b, ",");
+            tg__strbuf_puts(b, ",");
             for (int k = 0; k < newlines; k++)
-                put(b, "\n");
-            put(b, "%*s", indent + 1, "");
+                tg__strbuf_puts(b, "\n");
+            tg__strbuf_printf(b, "%*s", indent + 1, "");
         }
         if (show)
             print_rec(b, t, axis + 1, off + i * t->strides[axis], f, elide, indent + 1);
         else
-            put(b, "...");
+            tg__strbuf_puts(b, "...");
         dots |= !show;
     }
-    put(b, "]");
+    tg__strbuf_puts(b, "]");
 }
 
 char *tg_to_string(const tg_tensor *t)
 {
-    buf b = {0};
+    tg_strbuf b = {0};
     if (!t) {
-        put(&b, "tensor(NULL)");
-        return b.s;
+        tg__strbuf_puts(&b, "tensor(NULL)");
+        return tg__strbuf_take(&b);
     }
     if (t->graph) { /* symbolic: no data, describe it (as TF prints Tensors) */
         char shape[160];
-        put(&b, "tensor(<symbolic '%s' of graph '%s'>, shape=%s, dtype=%s)",
+        tg__strbuf_printf(&b, "tensor(<symbolic '%s' of graph '%s'>, shape=%s, dtype=%s)",
             tg_graph_node_name(t), tg_graph_name(t->graph),
             tg_shape_str(t->ndim, t->shape, shape, sizeof shape),
             tg_dtype_name(t->dtype));
-        return b.s;
+        return tg__strbuf_take(&b);
     }
     bool show_dtype = t->dtype != TG_FLOAT32 && t->dtype != TG_INT64 &&
                       t->dtype != TG_BOOL;
-    put(&b, PREFIX);
+    tg__strbuf_puts(&b, PREFIX);
     if (t->numel == 0) {
         /* nothing shows the shape or dtype of an empty tensor: say them */
-        put(&b, "[]");
+        tg__strbuf_puts(&b, "[]");
         if (t->ndim != 1) {
-            put(&b, ", size=(");
+            tg__strbuf_puts(&b, ", size=(");
             for (int i = 0; i < t->ndim; i++)
-                put(&b, i ? ", %lld" : "%lld", (long long)t->shape[i]);
-            put(&b, ")");
+                tg__strbuf_printf(&b, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+            tg__strbuf_puts(&b, ")");
         }
         show_dtype = t->dtype != TG_FLOAT32;
     } else {
@@ -267,17 +232,14 @@ char *tg_to_string(const tg_tensor *t)
         print_rec(&b, t, 0, 0, &f, elide, (int)strlen(PREFIX));
     }
     if (show_dtype)
-        put(&b, ", dtype=%s", tg_dtype_name(t->dtype));
+        tg__strbuf_printf(&b, ", dtype=%s", tg_dtype_name(t->dtype));
     if (t->grad_fn)
-        put(&b, ", grad_fn=<%s>", tg_grad_fn_name(t));
+        tg__strbuf_printf(&b, ", grad_fn=<%s>", tg_grad_fn_name(t));
     else if (t->requires_grad)
-        put(&b, ", requires_grad=True");
-    put(&b, ")");
-    if (b.failed) {
-        free(b.s);
-        return tg__error_null(TG_ERR_NOMEM, "tg_to_string: out of memory");
-    }
-    return b.s;
+        tg__strbuf_puts(&b, ", requires_grad=True");
+    tg__strbuf_puts(&b, ")");
+    char *s = tg__strbuf_take(&b);
+    return s ? s : tg__error_null(TG_ERR_NOMEM, "tg_to_string: out of memory");
 }
 
 void tg_fprint(FILE *out, const tg_tensor *t)

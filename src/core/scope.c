@@ -30,6 +30,9 @@ int tg__scope_suspend(void)
 
 void tg__scope_resume(int old_floor) { floor_depth = old_floor; }
 
+int tg_scope_hide(void) { return tg__scope_suspend(); }
+void tg_scope_unhide(int token) { tg__scope_resume(token); }
+
 int tg_scope_depth(void) { return depth + overflow; }
 
 void tg_scope_begin(void)

@@ -17,6 +17,10 @@ typedef struct tg_storage {
     uint64_t version; /* bumped by every in-place write (autograd checks) */
     size_t nbytes;
     void *data;
+    /* memory owned by someone else (tg_from_blob): called with release_ctx
+     * when the storage goes; NULL when data follows the header */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
 } tg_storage;
 
 struct tg_node;

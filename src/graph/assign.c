@@ -45,19 +45,33 @@ static tg_status assign_write(tg_op_ctx *c)
     return s == TG_OK ? alias_var(c) : s;
 }
 
+typedef struct assign_sub_attrs {
+    double alpha;
+} assign_sub_attrs;
+static const tg_attr_spec assign_sub_specs[] = {
+    TG_SPEC_FLOAT(assign_sub_attrs, alpha, 1.0), {0}};
+
 static tg_status assign_sub_write(tg_op_ctx *c)
 {
-    double alpha = tg_attr_float(c->attrs, c->n_attrs, "alpha", 1.0);
-    tg_status s = tg_add_(c->in[0], c->in[1], -alpha);
+    const assign_sub_attrs *a = c->attr;
+    tg_status s = tg_add_(c->in[0], c->in[1], -a->alpha);
     return s == TG_OK ? alias_var(c) : s;
 }
 
+static const tg_arg_spec assign_inputs[] = {{"var", TG_DTS_ANY}, {"value", TG_DTS_ANY}, {0}};
+static const tg_arg_spec assign_outputs[] = {{"ref", TG_DTS_ANY}, {0}};
+
 /* nondiff: an update is not a function to differentiate through */
 const tg_op_def tg_op_assign = {
-    .name = "assign", .n_in = 2, .n_out = 1, .nondiff = true,
+    .name = "assign", .n_in = 2, .n_out = 1,
+    .inputs = assign_inputs, .outputs = assign_outputs,
+    .flags = TG_OP_SIDE_EFFECTS | TG_OP_VIEW, .nondiff = true,
     .infer = assign_infer, .make_view = assign_write};
 const tg_op_def tg_op_assign_sub = {
-    .name = "assign_sub", .n_in = 2, .n_out = 1, .nondiff = true,
+    .name = "assign_sub", .n_in = 2, .n_out = 1,
+    .inputs = assign_inputs, .outputs = assign_outputs,
+    .attrs = {assign_sub_specs, sizeof(assign_sub_attrs)},
+    .flags = TG_OP_SIDE_EFFECTS | TG_OP_VIEW, .nondiff = true,
     .infer = assign_infer, .make_view = assign_sub_write};
 
 const tg_op_def *const tg_ops_graph[] = {&tg_op_assign, &tg_op_assign_sub, NULL};
@@ -74,7 +88,7 @@ static tg_tensor *assign_call(const tg_op_def *op, tg_tensor *var,
     tg_graph *cur = tg_graph_current();
     if (graph_mode && !var->graph && (cur || value->graph)) {
         tg_graph *g = cur ? cur : value->graph;
-        int v = tg__gmap_get(&g->captured, var);
+        int v = tg__hmap_get(&g->captured, var);
         if (v >= 0 && g->nodes[g->values[v].node].kind == TG_GNODE_VARIABLE) {
             if (!(ref = tg__graph_symbolic(g, v)))
                 return NULL;

@@ -66,7 +66,7 @@ static int add_source(tg_graph *g, tg_gnode_kind kind, const char *name,
 
 int tg__graph_capture(tg_graph *g, tg_tensor *t)
 {
-    int v = tg__gmap_get(&g->captured, t);
+    int v = tg__hmap_get(&g->captured, t);
     if (v >= 0)
         return v;
     tg_meta m;
@@ -167,13 +167,19 @@ tg_status tg__graph_append(tg_op_ctx *c)
     tg_attr *attrs = tg__attrs_hold_copy(c->attrs, c->n_attrs);
     if (c->n_attrs && !attrs)
         return tg_last_status();
-    int id = tg__graph_add_node(g, TG_GNODE_OP, NULL, c->op->name, c->n_in, c->n_out);
+    tg_status s;
+    void *attr = tg__attrs_decode_copy(c->op, attrs, c->n_attrs, &s);
+    int id = s == TG_OK ? tg__graph_add_node(g, TG_GNODE_OP, NULL, c->op->name, c->n_in,
+                                             c->n_out)
+                        : -1;
     if (id < 0) {
         tg__attrs_free(attrs, c->n_attrs);
+        free(attr);
         return tg_last_status();
     }
     tg_gnode *n = &g->nodes[id];
     n->op = c->op;
+    n->attr = attr;
     n->attrs = attrs;
     n->n_attrs = c->n_attrs;
     memcpy(n->in, in_ids, (size_t)c->n_in * sizeof *in_ids);
@@ -246,7 +252,7 @@ tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t)
 {
     if (!check_source(g, "tg_variable_ref", t, "tensor"))
         return NULL;
-    int old = tg__gmap_get(&g->captured, t);
+    int old = tg__hmap_get(&g->captured, t);
     if (old >= 0)
         return tg__error_null(TG_ERR_ARG, "tg_variable_ref: graph '%s' already uses this "
                               "tensor as node '%s'; make it a variable before using it",
@@ -266,7 +272,7 @@ tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value)
     tg_meta m;
     tg_meta_of(value, &m);
     int v = add_source(g, TG_GNODE_CONSTANT, name, "const", tg_retain(value), &m);
-    if (v >= 0 && tg__gmap_get(&g->captured, value) < 0 &&
+    if (v >= 0 && tg__hmap_get(&g->captured, value) < 0 &&
         !tg__graph_map_capture(g, value, v))
         return NULL;
     return v < 0 ? NULL : tg__publish(tg__graph_symbolic(g, v));

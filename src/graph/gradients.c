@@ -43,7 +43,7 @@ static void mark_relevant(pass *p, int n_xs, const int *x_ids)
 
 /* symbolic tensors for the inputs and outputs the rule saves (as eager
  * mode saves them), their metadata, and which inputs need gradients */
-static tg_status prepare(pass *p, const tg_gnode *n, tg_tensor **in,
+static tg_status prepare(pass *p, const tg_gop *n, tg_tensor **in,
                          tg_tensor **out, tg_meta *in_meta, tg_meta *out_meta,
                          bool *needs)
 {
@@ -51,13 +51,11 @@ static tg_status prepare(pass *p, const tg_gnode *n, tg_tensor **in,
     for (int i = 0; i < n->n_in; i++) {
         in_meta[i] = g->values[n->in[i]].meta;
         needs[i] = p->mark[n->in[i]];
-        in[i] = NULL;
         if (saves(n->op->save_inputs, i) && !(in[i] = tg__graph_symbolic(g, n->in[i])))
             return tg_last_status();
     }
     for (int o = 0; o < n->n_out; o++) {
         out_meta[o] = g->values[n->out[o]].meta;
-        out[o] = NULL;
         if (saves(n->op->save_outputs, o) &&
             !(out[o] = tg__graph_symbolic(g, n->out[o])))
             return tg_last_status();
@@ -65,47 +63,46 @@ static tg_status prepare(pass *p, const tg_gnode *n, tg_tensor **in,
     return TG_OK;
 }
 
+/* runs node id's rule and adds its input gradients up. The rule and the
+ * sums append nodes, so the node is read through a copy (tg_gop), never
+ * through a pointer into g->nodes. */
 static tg_status visit(pass *p, int id)
 {
-    const tg_gnode *n = &p->g->nodes[id];
-    if (n->kind != TG_GNODE_OP || n->op->nondiff)
+    tg_gop n;
+    if (!tg__gpass_op(p->g, id, &n) || n.op->nondiff)
         return TG_OK;
     bool has_dy = false, has_x = false;
-    for (int o = 0; o < n->n_out; o++)
-        has_dy |= p->val[n->out[o]] != NULL;
-    for (int i = 0; i < n->n_in; i++)
-        has_x |= p->mark[n->in[i]];
+    for (int o = 0; o < n.n_out; o++)
+        has_dy |= p->val[n.out[o]] != NULL;
+    for (int i = 0; i < n.n_in; i++)
+        has_x |= p->mark[n.in[i]];
     if (!has_dy || !has_x) /* not on a path from an x to a y */
         return TG_OK;
-    tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS], *dy[TG_MAX_OP_OUTPUTS];
-    tg_tensor *dx[TG_MAX_OP_INPUTS];
+    tg_tensor *in[TG_MAX_OP_INPUTS] = {0}, *out[TG_MAX_OP_OUTPUTS] = {0};
+    tg_tensor *dy[TG_MAX_OP_OUTPUTS], *dx[TG_MAX_OP_INPUTS] = {0};
     tg_meta in_meta[TG_MAX_OP_INPUTS], out_meta[TG_MAX_OP_OUTPUTS];
     bool needs[TG_MAX_OP_INPUTS];
-    memset(in, 0, sizeof in);
-    memset(out, 0, sizeof out);
-    memset(dx, 0, sizeof dx);
-    tg_status s = prepare(p, n, in, out, in_meta, out_meta, needs);
-    for (int o = 0; o < n->n_out; o++)
-        dy[o] = p->val[n->out[o]];
+    tg_status s = prepare(p, &n, in, out, in_meta, out_meta, needs);
+    for (int o = 0; o < n.n_out; o++)
+        dy[o] = p->val[n.out[o]];
     tg_vjp v = {
-        .op = n->op, .name = n->name, .n_in = n->n_in, .n_out = n->n_out,
+        .op = n.op, .name = n.name, .n_in = n.n_in, .n_out = n.n_out,
         .in = in, .out = out, .in_meta = in_meta, .out_meta = out_meta,
-        .needs_grad = needs, .attrs = n->attrs, .n_attrs = n->n_attrs,
+        .needs_grad = needs, .attr = n.attr, .attrs = n.attrs, .n_attrs = n.n_attrs,
     };
     if (s == TG_OK)
         s = tg__vjp_run(&v, dy, dx);
-    n = &p->g->nodes[id]; /* the rule appended nodes: the array may have moved */
-    for (int i = 0; i < n->n_in; i++) {
+    for (int i = 0; i < n.n_in; i++) {
         if (!dx[i])
             continue;
         if (s == TG_OK)
-            s = tg__gpass_accumulate(p, n->in[i], dx[i]); /* consumes dx[i] */
+            s = tg__gpass_accumulate(p, n.in[i], dx[i]); /* consumes dx[i] */
         else
             tg_release(dx[i]);
     }
-    for (int i = 0; i < n->n_in; i++)
+    for (int i = 0; i < n.n_in; i++)
         tg_release(in[i]);
-    for (int o = 0; o < n->n_out; o++)
+    for (int o = 0; o < n.n_out; o++)
         tg_release(out[o]);
     return s;
 }
@@ -114,13 +111,14 @@ static tg_status seed(pass *p, int n_ys, const int *y_ids, tg_tensor *const *ys,
                       tg_tensor *const *grad_ys)
 {
     for (int i = 0; i < n_ys; i++) {
-        const tg_meta *m = &p->g->values[y_ids[i]].meta;
+        /* a copy: making the seed may append values (and move the array) */
+        const tg_meta m = p->g->values[y_ids[i]].meta;
         tg_tensor *s0 = grad_ys && grad_ys[i] ? tg_retain(grad_ys[i])
                                               : tg_ones_like(ys[i]);
         if (!s0)
             return tg_last_status();
-        if (s0->dtype != m->dtype) {
-            tg_tensor *c = tg_cast(s0, m->dtype);
+        if (s0->dtype != m.dtype) {
+            tg_tensor *c = tg_cast(s0, m.dtype);
             tg_release(s0);
             if (!(s0 = c))
                 return tg_last_status();

@@ -8,80 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- an open-addressing hash table (linear probing, no deletion) ---------- */
-static uint64_t hash_key(const tg_gmap *m, const void *key)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    if (m->strings) {
-        for (const unsigned char *s = key; *s; s++)
-            h = (h ^ *s) * 1099511628211ull;
-    } else {
-        h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
-static bool key_eq(const tg_gmap *m, const void *a, const void *b)
-{
-    return m->strings ? strcmp(a, b) == 0 : a == b;
-}
-
-int tg__gmap_get(const tg_gmap *m, const void *key)
-{
-    if (m->cap == 0)
-        return -1;
-    for (uint64_t i = hash_key(m, key) & (uint64_t)(m->cap - 1);;
-         i = (i + 1) & (uint64_t)(m->cap - 1)) {
-        if (!m->keys[i])
-            return -1;
-        if (key_eq(m, m->keys[i], key))
-            return m->ids[i];
-    }
-}
-
-static void gmap_insert_nogrow(tg_gmap *m, const void *key, int id)
-{
-    uint64_t i = hash_key(m, key) & (uint64_t)(m->cap - 1);
-    while (m->keys[i] && !key_eq(m, m->keys[i], key))
-        i = (i + 1) & (uint64_t)(m->cap - 1);
-    if (!m->keys[i])
-        m->n++;
-    m->keys[i] = key;
-    m->ids[i] = id;
-}
-
 /* key must outlive the map entry (node names, captured tensors) */
-static bool gmap_put(tg_gmap *m, const void *key, int id)
+static bool map_put(tg_hmap *m, const void *key, int id)
 {
-    if ((m->n + 1) * 2 > m->cap) { /* keep the load under 1/2 */
-        int cap = m->cap ? m->cap * 2 : 64;
-        tg_gmap g = {calloc((size_t)cap, sizeof *g.keys),
-                     malloc((size_t)cap * sizeof *g.ids), cap, 0, m->strings};
-        if (!g.keys || !g.ids) {
-            free(g.keys);
-            free(g.ids);
-            tg__error(TG_ERR_NOMEM, "graph: out of memory");
-            return false;
-        }
-        for (int i = 0; i < m->cap; i++)
-            if (m->keys[i])
-                gmap_insert_nogrow(&g, m->keys[i], m->ids[i]);
-        free(m->keys);
-        free(m->ids);
-        *m = g;
-    }
-    gmap_insert_nogrow(m, key, id);
-    return true;
-}
-
-static void gmap_free(tg_gmap *m)
-{
-    free(m->keys);
-    free(m->ids);
-    m->keys = NULL;
-    m->ids = NULL;
-    m->cap = m->n = 0;
+    if (tg__hmap_put(m, key, id))
+        return true;
+    tg__error(TG_ERR_NOMEM, "graph: out of memory");
+    return false;
 }
 
 /* ---- lifetime ----------------------------------------------------------------- */
@@ -93,7 +26,7 @@ tg_graph *tg_graph_new(const char *name)
         return tg__error_null(TG_ERR_NOMEM, "tg_graph_new: out of memory");
     }
     g->refcount = 1;
-    g->names.strings = true;
+    g->names = tg__hmap_strings();
     return g;
 }
 
@@ -132,6 +65,7 @@ void tg__attrs_free(tg_attr *a, int n)
 static void node_free(tg_gnode *n)
 {
     tg__attrs_free(n->attrs, n->n_attrs);
+    free(n->attr);
     free(n->name);
     free(n->in);
     free(n->out);
@@ -148,8 +82,8 @@ void tg__graph_release(tg_graph *g)
         node_free(&g->nodes[i]);
     free(g->nodes);
     free(g->values);
-    gmap_free(&g->names);
-    gmap_free(&g->captured);
+    tg__hmap_free(&g->names);
+    tg__hmap_free(&g->captured);
     free(g->name);
     free(g);
 }
@@ -181,7 +115,7 @@ static tg_status check_new_name(const tg_graph *g, const char *name,
         return tg__error(TG_ERR_ARG,
                          "%s: invalid node name '%s' (use letters, digits, "
                          "'_', '.', '/', '-')", fn, name ? name : "(null)");
-    int id = tg__gmap_get(&g->names, name);
+    int id = tg__hmap_get(&g->names, name);
     if (id >= 0)
         return tg__error(TG_ERR_ARG,
                          "%s: graph '%s' already has a node named '%s' (%s)",
@@ -197,7 +131,7 @@ static char *unique_name(const tg_graph *g, const char *base)
     if (!s)
         return tg__error_null(TG_ERR_NOMEM, "graph: out of memory");
     snprintf(s, len, "%s", base);
-    for (long k = 1; tg__gmap_get(&g->names, s) >= 0; k++)
+    for (long k = 1; tg__hmap_get(&g->names, s) >= 0; k++)
         snprintf(s, len, "%s_%ld", base, k);
     return s;
 }
@@ -239,7 +173,7 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
     n->name = name ? strdup(name) : unique_name(g, base);
     n->in = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *n->in);
     n->out = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *n->out);
-    if (!n->name || !n->in || !n->out || !gmap_put(&g->names, n->name, g->n_nodes)) {
+    if (!n->name || !n->in || !n->out || !map_put(&g->names, n->name, g->n_nodes)) {
         node_free(n);
         tg__error(TG_ERR_NOMEM, "graph: out of memory");
         return -1;
@@ -342,7 +276,7 @@ int tg__graph_parse_value(const tg_graph *g, const char *name, const char *fn)
     }
     memcpy(node, name, len);
     node[len] = 0;
-    int id = tg__gmap_get(&g->names, node);
+    int id = tg__hmap_get(&g->names, node);
     if (id < 0) {
         tg__error(TG_ERR_ARG, "%s: graph '%s' has no node named '%s'", fn,
                   g->name, node);
@@ -380,7 +314,7 @@ int tg__graph_value_of(const tg_graph *g, const tg_tensor *t, const char *fn,
                   fn, what, tg_graph_node_name(t), t->graph->name, g->name);
         return -1;
     }
-    int v = tg__gmap_get(&g->captured, t);
+    int v = tg__hmap_get(&g->captured, t);
     if (v < 0)
         tg__error(TG_ERR_ARG, "%s: %s is a concrete tensor that graph '%s' does "
                   "not use; pass a symbolic tensor of the graph", fn, what, g->name);
@@ -403,24 +337,23 @@ tg_status tg_graph_set_name(tg_tensor *t, const char *name)
     if (!copy)
         return tg__error(TG_ERR_NOMEM, "graph: out of memory");
     /* the table has no deletion: build a new one with the new name */
-    tg_gmap m = {0};
-    m.strings = true;
+    tg_hmap m = tg__hmap_strings();
     for (int i = 0; i < g->n_nodes; i++)
-        if (!gmap_put(&m, i == id ? copy : g->nodes[i].name, i)) {
-            gmap_free(&m);
+        if (!map_put(&m, i == id ? copy : g->nodes[i].name, i)) {
+            tg__hmap_free(&m);
             free(copy);
             return TG_ERR_NOMEM; /* nothing changed */
         }
     free(n->name);
     n->name = copy;
-    gmap_free(&g->names);
+    tg__hmap_free(&g->names);
     g->names = m;
     return TG_OK;
 }
 
 bool tg__graph_map_capture(tg_graph *g, const tg_tensor *t, int v)
 {
-    return gmap_put(&g->captured, t, v);
+    return map_put(&g->captured, t, v);
 }
 
 /* ---- descriptions ------------------------------------------------------------------ */

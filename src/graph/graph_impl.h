@@ -7,6 +7,7 @@
 
 #include "ops/op.h"
 #include "tg/graph.h"
+#include "util/hmap.h"
 
 typedef enum tg_gnode_kind {
     TG_GNODE_OP,          /* an op application: op, attrs, inputs */
@@ -22,6 +23,7 @@ typedef struct tg_gnode {
     tg_attr *attrs;      /* deep copy (tg_attrs_copy); tensor and graph
                           * attributes hold a reference */
     int n_attrs;
+    void *attr;          /* the op's struct, decoded from attrs (owned) */
     int n_in, n_out, n_ctrl, cap_ctrl, n_order, cap_order;
     int *in;   /* value ids */
     int *out;  /* value ids */
@@ -41,14 +43,6 @@ typedef struct tg_gvalue {
     int index; /* which output of the producer */
 } tg_gvalue;
 
-/* an open-addressing table from keys (strings or pointers) to ids */
-typedef struct tg_gmap {
-    const void **keys;
-    int *ids;
-    int cap, n;
-    bool strings;
-} tg_gmap;
-
 struct tg_graph {
     int refcount;
     char *name;
@@ -56,8 +50,8 @@ struct tg_graph {
     int n_nodes, cap_nodes;
     tg_gvalue *values;
     int n_values, cap_values;
-    tg_gmap names;    /* node name -> node id */
-    tg_gmap captured; /* concrete tensor -> constant value id */
+    tg_hmap names;    /* node name -> node id */
+    tg_hmap captured; /* concrete tensor -> constant value id */
     /* bumped by edits other than appending (control edges added to an
      * existing node, ...): cached plans compiled earlier are stale */
     uint64_t epoch;
@@ -74,7 +68,6 @@ int tg__gnode_pred(const tg_graph *g, const tg_gnode *n, int i);
 /* ---- lifetime and lookup ---------------------------------------------------- */
 void tg__graph_retain(tg_graph *g);
 void tg__graph_release(tg_graph *g); /* also declared in core/tensor_impl.h */
-int tg__gmap_get(const tg_gmap *m, const void *key); /* -1 when absent */
 
 /* a new node (its arrays allocated, contents zero) named `name` or, when
  * name is NULL, a unique name made from `base`; returns its id or -1.
@@ -141,6 +134,23 @@ typedef struct tg_gpass_spec {
                      tg_tensor **out, void *user);
     void *user;
 } tg_gpass_spec;
+
+/* What a pass reads of an op node, copied out of the graph. A rule run on
+ * a node appends nodes and values, and g->nodes / g->values then move
+ * (realloc): a pointer into them kept across a rule, or across adding a
+ * gradient, reads freed memory. (The node's own in/out/name/attrs
+ * allocations never move.) */
+typedef struct tg_gop {
+    const tg_op_def *op;
+    const char *name;
+    const tg_attr *attrs;
+    const void *attr; /* the op's decoded struct */
+    int n_attrs, n_in, n_out;
+    int in[TG_MAX_OP_INPUTS];   /* value ids */
+    int out[TG_MAX_OP_OUTPUTS]; /* value ids */
+} tg_gop;
+/* false for nodes that are not op applications (sources) */
+bool tg__gpass_op(const tg_graph *g, int id, tg_gop *n);
 
 /* resolves and checks the lists, runs the pass in g's scope with the
  * caller's scopes hidden; out[0..n_out) are published on success, NULL

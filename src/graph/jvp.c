@@ -1,6 +1,6 @@
 /* Symbolic forward-mode autodiff (Jacobian-vector products): the tangent
  * nodes are appended to the graph by running each op's JVP rule
- * (autodiff/jvp_rules.c) on symbolic tensors inside a graph scope. Node
+ * (each op definition's `jvp`) on symbolic tensors inside a graph scope. Node
  * ids are a topological order, so visiting them from the first up sees
  * every value's producer before its consumers: a value's tangent is
  * complete when it is used. Only nodes on a path from an x to a y run. */
@@ -36,7 +36,7 @@ static void mark_needed(fwd *p, int n_ys, const int *y_ids)
 
 /* symbolic tensors for all the node's inputs and outputs, and their
  * metadata (a JVP rule may use any of them) */
-static tg_status prepare(fwd *p, const tg_gnode *n, tg_tensor **in, tg_tensor **out,
+static tg_status prepare(fwd *p, const tg_gop *n, tg_tensor **in, tg_tensor **out,
                          tg_meta *in_meta, tg_meta *out_meta)
 {
     tg_graph *g = p->g;
@@ -53,46 +53,45 @@ static tg_status prepare(fwd *p, const tg_gnode *n, tg_tensor **in, tg_tensor **
     return TG_OK;
 }
 
+/* runs node id's JVP rule and adds its output tangents up. The rule and
+ * the sums append nodes, so the node is read through a copy (tg_gop),
+ * never through a pointer into g->nodes. */
 static tg_status visit(fwd *p, int id)
 {
-    const tg_gnode *n = &p->g->nodes[id];
-    if (n->kind != TG_GNODE_OP || n->op->nondiff)
+    tg_gop n;
+    if (!tg__gpass_op(p->g, id, &n) || n.op->nondiff)
         return TG_OK;
     bool has_dx = false, needed = false;
-    for (int i = 0; i < n->n_in; i++)
-        has_dx |= p->val[n->in[i]] != NULL;
-    for (int o = 0; o < n->n_out; o++)
-        needed |= p->mark[n->out[o]];
+    for (int i = 0; i < n.n_in; i++)
+        has_dx |= p->val[n.in[i]] != NULL;
+    for (int o = 0; o < n.n_out; o++)
+        needed |= p->mark[n.out[o]];
     if (!has_dx || !needed) /* not on a path from an x to a y */
         return TG_OK;
-    tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS], *dx[TG_MAX_OP_INPUTS];
-    tg_tensor *dy[TG_MAX_OP_OUTPUTS];
+    tg_tensor *in[TG_MAX_OP_INPUTS] = {0}, *out[TG_MAX_OP_OUTPUTS] = {0};
+    tg_tensor *dx[TG_MAX_OP_INPUTS], *dy[TG_MAX_OP_OUTPUTS] = {0};
     tg_meta in_meta[TG_MAX_OP_INPUTS], out_meta[TG_MAX_OP_OUTPUTS];
-    memset(in, 0, sizeof in);
-    memset(out, 0, sizeof out);
-    memset(dy, 0, sizeof dy);
-    tg_status s = prepare(p, n, in, out, in_meta, out_meta);
-    for (int i = 0; i < n->n_in; i++)
-        dx[i] = p->val[n->in[i]];
+    tg_status s = prepare(p, &n, in, out, in_meta, out_meta);
+    for (int i = 0; i < n.n_in; i++)
+        dx[i] = p->val[n.in[i]];
     tg_jvp_ctx c = {
-        .op = n->op, .name = n->name, .n_in = n->n_in, .n_out = n->n_out,
+        .op = n.op, .name = n.name, .n_in = n.n_in, .n_out = n.n_out,
         .in = in, .out = out, .in_meta = in_meta, .out_meta = out_meta,
-        .attrs = n->attrs, .n_attrs = n->n_attrs,
+        .attr = n.attr, .attrs = n.attrs, .n_attrs = n.n_attrs,
     };
     if (s == TG_OK)
         s = tg__jvp_run(&c, dx, dy);
-    n = &p->g->nodes[id]; /* the rule appended nodes: the array may have moved */
-    for (int o = 0; o < n->n_out; o++) {
+    for (int o = 0; o < n.n_out; o++) {
         if (!dy[o])
             continue;
         if (s == TG_OK)
-            s = tg__gpass_accumulate(p, n->out[o], dy[o]); /* consumes dy[o] */
+            s = tg__gpass_accumulate(p, n.out[o], dy[o]); /* consumes dy[o] */
         else
             tg_release(dy[o]);
     }
-    for (int i = 0; i < n->n_in; i++)
+    for (int i = 0; i < n.n_in; i++)
         tg_release(in[i]);
-    for (int o = 0; o < n->n_out; o++)
+    for (int o = 0; o < n.n_out; o++)
         tg_release(out[o]);
     return s;
 }
@@ -114,9 +113,9 @@ static tg_status results(fwd *p, int n_ys, const int *y_ids, tg_tensor **out)
 {
     for (int i = 0; i < n_ys; i++) {
         int v = y_ids[i];
-        const tg_meta *m = &p->g->values[v].meta;
+        const tg_meta m = p->g->values[v].meta; /* a copy: zeros may append */
         out[i] = p->val[v] ? tg_retain(p->val[v])
-                               : tg__gpass_symbolic(p->g, tg_zeros(m->dtype, m->ndim, m->shape));
+                           : tg__gpass_symbolic(p->g, tg_zeros(m.dtype, m.ndim, m.shape));
         if (!out[i])
             return tg_last_status();
     }

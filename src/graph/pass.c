@@ -7,6 +7,7 @@
 #include "graph/graph_impl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 tg_tensor *tg__gpass_symbolic(tg_graph *g, tg_tensor *t)
 {
@@ -15,6 +16,18 @@ tg_tensor *tg__gpass_symbolic(tg_graph *g, tg_tensor *t)
     int v = tg__graph_capture(g, t);
     tg_release(t);
     return v < 0 ? NULL : tg__graph_symbolic(g, v);
+}
+
+bool tg__gpass_op(const tg_graph *g, int id, tg_gop *n)
+{
+    const tg_gnode *x = &g->nodes[id];
+    if (x->kind != TG_GNODE_OP)
+        return false;
+    *n = (tg_gop){.op = x->op, .name = x->name, .attrs = x->attrs, .attr = x->attr,
+                  .n_attrs = x->n_attrs, .n_in = x->n_in, .n_out = x->n_out};
+    memcpy(n->in, x->in, (size_t)x->n_in * sizeof *x->in);
+    memcpy(n->out, x->out, (size_t)x->n_out * sizeof *x->out);
+    return true;
 }
 
 tg_status tg__gpass_accumulate(tg_gpass *p, int v, tg_tensor *t)

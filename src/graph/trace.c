@@ -22,7 +22,7 @@ tg_status tg_graph_trace(tg_graph *g, tg_trace_fn fn, void *user, int n_in,
         const tg_tensor *x = examples[i];
         char name[48];
         snprintf(name, sizeof name, "input_%d", i);
-        for (int k = 1; !(names && names[i]) && tg__gmap_get(&g->names, name) >= 0; k++)
+        for (int k = 1; !(names && names[i]) && tg__hmap_get(&g->names, name) >= 0; k++)
             snprintf(name, sizeof name, "input_%d_%d", i, k); /* traced before */
         if (!x)
             s = tg__error(TG_ERR_ARG, "tg_graph_trace: example %d is NULL", i);

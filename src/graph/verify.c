@@ -105,7 +105,7 @@ static tg_status check_infer(const tg_graph *g, const tg_gnode *n)
         }
     }
     tg_op_ctx c = {.op = n->op, .n_in = n->n_in, .n_out = n->n_out, .in = in,
-                   .attrs = n->attrs, .n_attrs = n->n_attrs};
+                   .attr = n->attr, .attrs = n->attrs, .n_attrs = n->n_attrs};
     if (s == TG_OK && n->op->infer(&c) != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tg_last_error());
@@ -131,7 +131,7 @@ static tg_status check_names(const tg_graph *g)
 {
     for (int id = 0; id < g->n_nodes; id++) {
         const char *name = g->nodes[id].name;
-        int found = name ? tg__gmap_get(&g->names, name) : -1;
+        int found = name ? tg__hmap_get(&g->names, name) : -1;
         if (found != id)
             return tg__error(TG_ERR_INTERNAL, "graph '%s': node %d '%s' is %s",
                              g->name, id, name ? name : "(null)",

@@ -1,9 +1,8 @@
-/* The strict JSON reader and the string-buffer writer of json.h. Recursive
+/* The strict JSON reader and the string escaping of json.h. Recursive
  * descent with a depth limit; every error names the byte offset. */
 #include "io/json.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,83 +431,25 @@ const tg_json *tg_json_get(const tg_json *obj, const char *key)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-void tg_strbuf_append(tg_strbuf *b, const char *s, size_t n)
+void tg_json_put_string(tg_strbuf *b, const char *s)
 {
-    if (b->failed)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *d = realloc(b->data, cap);
-        if (!d) {
-            b->failed = true;
-            return;
-        }
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-void tg_strbuf_puts(tg_strbuf *b, const char *s) { tg_strbuf_append(b, s, strlen(s)); }
-
-void tg_strbuf_printf(tg_strbuf *b, const char *fmt, ...)
-{
-    char small[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->failed = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        tg_strbuf_append(b, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        b->failed = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    tg_strbuf_append(b, big, (size_t)n);
-    free(big);
-}
-
-void tg_strbuf_json_string(tg_strbuf *b, const char *s)
-{
-    tg_strbuf_append(b, "\"", 1);
+    tg__strbuf_append(b, "\"", 1);
     const char *run = s;
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c != '"' && c != '\\' && c >= 0x20)
             continue;
-        tg_strbuf_append(b, run, (size_t)(s - run));
+        tg__strbuf_append(b, run, (size_t)(s - run));
         run = s + 1;
         switch (c) {
-        case '"': tg_strbuf_puts(b, "\\\""); break;
-        case '\\': tg_strbuf_puts(b, "\\\\"); break;
-        case '\n': tg_strbuf_puts(b, "\\n"); break;
-        case '\r': tg_strbuf_puts(b, "\\r"); break;
-        case '\t': tg_strbuf_puts(b, "\\t"); break;
-        default: tg_strbuf_printf(b, "\\u%04x", c); break;
+        case '"': tg__strbuf_puts(b, "\\\""); break;
+        case '\\': tg__strbuf_puts(b, "\\\\"); break;
+        case '\n': tg__strbuf_puts(b, "\\n"); break;
+        case '\r': tg__strbuf_puts(b, "\\r"); break;
+        case '\t': tg__strbuf_puts(b, "\\t"); break;
+        default: tg__strbuf_printf(b, "\\u%04x", c); break;
         }
     }
-    tg_strbuf_append(b, run, (size_t)(s - run));
-    tg_strbuf_append(b, "\"", 1);
-}
-
-void tg_strbuf_free(tg_strbuf *b)
-{
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-    b->failed = false;
+    tg__strbuf_append(b, run, (size_t)(s - run));
+    tg__strbuf_append(b, "\"", 1);
 }

@@ -1,5 +1,5 @@
-/* A small strict JSON reader (a tree of values) and writer helpers (a
- * growable string buffer with JSON string escaping), for file headers.
+/* A small strict JSON reader (a tree of values) and JSON string escaping
+ * for writers (onto the string builder of util/strbuf.h), for file headers.
  * The reader treats its input as hostile: bounded depth, checked UTF-8,
  * no NUL inside strings, exact unsigned integers. */
 #ifndef TG_IO_JSON_H
@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/strbuf.h"
 
 typedef enum tg_json_type {
     TG_JSON_NULL,
@@ -50,21 +52,7 @@ void tg_json_free(tg_json *v);
 const tg_json *tg_json_get(const tg_json *obj, const char *key);
 
 /* ---- writing ---------------------------------------------------------------- */
-typedef struct tg_strbuf {
-    char *data; /* NUL-terminated when len > 0 */
-    size_t len, cap;
-    bool failed; /* an allocation failed; the content is incomplete */
-} tg_strbuf;
-
-void tg_strbuf_append(tg_strbuf *b, const char *s, size_t n);
-void tg_strbuf_puts(tg_strbuf *b, const char *s);
-void tg_strbuf_printf(tg_strbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 /* s as a quoted JSON string, escaping quotes, backslashes, controls */
-void tg_strbuf_json_string(tg_strbuf *b, const char *s);
-void tg_strbuf_free(tg_strbuf *b);
+void tg_json_put_string(tg_strbuf *b, const char *s);
 
 #endif

@@ -1,7 +1,8 @@
-/* safetensors files (see tg/io.h): an atomic writer (temporary file,
- * fsync, rename) and a loader that checks every number in the header
+/* safetensors files (see tg/io.h): an atomic writer (atomic_file.c:
+ * temporary file, fsync, rename) and a loader that checks every number in the header
  * against the file before using it. */
 #include "core/tensor_impl.h"
+#include "io/atomic_file.h"
 #include "io/io_impl.h"
 #include "io/json.h"
 
@@ -96,35 +97,35 @@ static void assign_offsets(int n, out_entry *e)
 static void header_json(tg_strbuf *b, int n, const out_entry *e, int n_meta,
                         const tg_kv *meta)
 {
-    tg_strbuf_puts(b, "{");
+    tg__strbuf_puts(b, "{");
     bool first = true;
     if (n_meta > 0) {
-        tg_strbuf_puts(b, "\"__metadata__\":{");
+        tg__strbuf_puts(b, "\"__metadata__\":{");
         for (int i = 0; i < n_meta; i++) {
             if (i)
-                tg_strbuf_puts(b, ",");
-            tg_strbuf_json_string(b, meta[i].key);
-            tg_strbuf_puts(b, ":");
-            tg_strbuf_json_string(b, meta[i].value);
+                tg__strbuf_puts(b, ",");
+            tg_json_put_string(b, meta[i].key);
+            tg__strbuf_puts(b, ":");
+            tg_json_put_string(b, meta[i].value);
         }
-        tg_strbuf_puts(b, "}");
+        tg__strbuf_puts(b, "}");
         first = false;
     }
     for (int i = 0; i < n; i++) {
         if (!first)
-            tg_strbuf_puts(b, ",");
+            tg__strbuf_puts(b, ",");
         first = false;
-        tg_strbuf_json_string(b, e[i].name);
-        tg_strbuf_printf(b, ":{\"dtype\":\"%s\",\"shape\":[",
+        tg_json_put_string(b, e[i].name);
+        tg__strbuf_printf(b, ":{\"dtype\":\"%s\",\"shape\":[",
                          dtype_names[e[i].t->dtype]);
         for (int d = 0; d < e[i].t->ndim; d++)
-            tg_strbuf_printf(b, "%s%lld", d ? "," : "", (long long)e[i].t->shape[d]);
-        tg_strbuf_printf(b, "],\"data_offsets\":[%llu,%llu]}",
+            tg__strbuf_printf(b, "%s%lld", d ? "," : "", (long long)e[i].t->shape[d]);
+        tg__strbuf_printf(b, "],\"data_offsets\":[%llu,%llu]}",
                          (unsigned long long)e[i].begin, (unsigned long long)e[i].end);
     }
-    tg_strbuf_puts(b, "}");
+    tg__strbuf_puts(b, "}");
     while ((8 + b->len) % 8 != 0) /* spaces are allowed after the JSON */
-        tg_strbuf_puts(b, " ");
+        tg__strbuf_puts(b, " ");
 }
 
 typedef struct writer {
@@ -165,70 +166,14 @@ static bool write_tensor(writer *w, tg_tensor *t)
     return ok;
 }
 
-/* a fresh file next to path: "<path>.tmp.<pid>.<n>", created exclusively */
-static int create_temp(const char *path, char **tmp_out)
-{
-    static _Atomic unsigned counter;
-    size_t len = strlen(path) + 64;
-    char *tmp = malloc(len);
-    if (!tmp)
-        return -1;
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(), counter++);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            *tmp_out = tmp;
-            return fd;
-        }
-        if (errno != EEXIST)
-            break;
-    }
-    int e = errno;
-    free(tmp);
-    errno = e;
-    return -1;
-}
-
-/* makes the rename durable; failures here do not undo the save */
-static void sync_dir_of(const char *path)
-{
-    char *dir = strdup(path);
-    if (!dir)
-        return;
-    char *slash = strrchr(dir, '/');
-    const char *d = ".";
-    if (slash == dir)
-        d = "/";
-    else if (slash) {
-        *slash = '\0';
-        d = dir;
-    }
-    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(dir);
-}
-
 static tg_status write_file(const char *path, const tg_strbuf *hdr, int n,
                             const out_entry *e)
 {
-    char *tmp = NULL;
-    int fd = create_temp(path, &tmp);
-    if (fd < 0)
-        return tg__error(TG_ERR_IO, "tg_safetensors_save: cannot create a "
-                         "temporary file next to '%s': %s", path, strerror(errno));
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        int err = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return tg__error(TG_ERR_IO, "tg_safetensors_save: '%s': %s", path,
-                         strerror(err));
-    }
-    writer w = {f, 0};
+    tg__atomic_file af;
+    tg_status s = tg__atomic_begin(&af, path, "tg_safetensors_save");
+    if (s != TG_OK)
+        return s;
+    writer w = {af.f, 0};
     unsigned char len8[8];
     for (int i = 0; i < 8; i++)
         len8[i] = (unsigned char)((uint64_t)hdr->len >> (8 * i));
@@ -238,26 +183,7 @@ static tg_status write_file(const char *path, const tg_strbuf *hdr, int n,
         for (int i = 0; ok && i < n; i++)
             if (tg_dtype_size(e[i].t->dtype) == es)
                 ok = write_tensor(&w, e[i].t);
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int err = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        err = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok) {
-        unlink(tmp);
-        free(tmp);
-        return tg__error(TG_ERR_IO, "tg_safetensors_save: writing '%s' failed: "
-                         "%s (the old file, if any, is unchanged)", path,
-                         strerror(err));
-    }
-    free(tmp);
-    sync_dir_of(path);
-    return TG_OK;
+    return tg__atomic_end(&af, ok, errno, "tg_safetensors_save");
 }
 
 tg_status tg_safetensors_save(const char *path, int n, const char *const *names,
@@ -283,7 +209,7 @@ tg_status tg_safetensors_save(const char *path, int n, const char *const *names,
         s = tg__error(TG_ERR_NOMEM, "tg_safetensors_save: out of memory");
     else
         s = write_file(path, &hdr, n, e);
-    tg_strbuf_free(&hdr);
+    tg__strbuf_free(&hdr);
     free(e);
     return s;
 }

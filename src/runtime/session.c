@@ -264,11 +264,11 @@ static void write_event(tg_strbuf *b, const tg_graph *g, const trace_event *e, i
                         bool first)
 {
     const tg_gnode *n = &g->nodes[e->node];
-    tg_strbuf_puts(b, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
-    tg_strbuf_json_string(b, n->name);
-    tg_strbuf_puts(b, ", \"cat\": ");
-    tg_strbuf_json_string(b, tg__gnode_op_name(n));
-    tg_strbuf_printf(b, ", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": 1, "
+    tg__strbuf_puts(b, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
+    tg_json_put_string(b, n->name);
+    tg__strbuf_puts(b, ", \"cat\": ");
+    tg_json_put_string(b, tg__gnode_op_name(n));
+    tg__strbuf_printf(b, ", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": 1, "
                      "\"tid\": %d, \"args\": {\"run\": %d}}",
                      (double)(e->t0 - t0) / 1e3, (double)(e->t1 - e->t0) / 1e3, e->tid,
                      e->run);
@@ -285,10 +285,10 @@ tg_status tg_session_trace_end(tg_session *s, const char *path)
     tg_status st = TG_OK;
     if (path) {
         tg_strbuf b = {0};
-        tg_strbuf_puts(&b, "{\"traceEvents\": [");
+        tg__strbuf_puts(&b, "{\"traceEvents\": [");
         for (int64_t i = 0; i < s->n_events; i++)
             write_event(&b, s->g, &s->events[i], s->trace_t0, i == 0);
-        tg_strbuf_puts(&b, "\n], \"displayTimeUnit\": \"ms\"}\n");
+        tg__strbuf_puts(&b, "\n], \"displayTimeUnit\": \"ms\"}\n");
         FILE *f = b.failed ? NULL : fopen(path, "wb");
         if (b.failed) {
             st = tg__error(TG_ERR_NOMEM, "tg_session_trace_end: out of memory");
@@ -300,7 +300,7 @@ tg_status tg_session_trace_end(tg_session *s, const char *path)
             if (fclose(f) != 0 || !ok)
                 st = tg__error(TG_ERR_IO, "tg_session_trace_end: cannot write '%s'", path);
         }
-        tg_strbuf_free(&b);
+        tg__strbuf_free(&b);
     }
     free(s->events);
     s->events = NULL;

@@ -59,7 +59,7 @@ static tg_tensor *named_variable(tg_graph *g, const char *base, tg_tensor *init)
 {
     char name[320];
     snprintf(name, sizeof name, "%s", base);
-    for (int k = 1; tg__gmap_get(&g->names, name) >= 0; k++)
+    for (int k = 1; tg__hmap_get(&g->names, name) >= 0; k++)
         snprintf(name, sizeof name, "%s_%d", base, k);
     return tg_variable(g, name, init);
 }
@@ -78,7 +78,7 @@ static tg_tensor *momentum_buffer(sgd_build *b, tg_tensor *p)
 {
     char base[300];
     snprintf(base, sizeof base, "%s/momentum", tg_graph_node_name(p));
-    int node = tg__gmap_get(&b->g->names, base);
+    int node = tg__hmap_get(&b->g->names, base);
     if (node >= 0 && b->g->nodes[node].kind == TG_GNODE_VARIABLE) {
         tg_tensor *buf = tg_graph_find(b->g, base);
         if (buf && buf->dtype == p->dtype &&

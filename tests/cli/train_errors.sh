@@ -54,6 +54,18 @@ expect 1 "needs an integer" -- "$tg" train lenet --batch many
 expect 1 "expected a model name" -- "$tg" train resnet
 expect 1 "unknown optimizer" -- "$tg" train lenet --optimizer lbfgs
 expect 1 "needs --load" -- "$tg" eval lenet
+# numbers: non-finite values are refused at parse time, each range check
+# names its option
+for v in nan inf -inf 1e999; do
+    expect 1 "option --lr needs a finite number, got '$v'" -- "$tg" train lenet --lr "$v"
+    expect 1 "option --momentum needs a finite number, got '$v'" -- "$tg" train lenet --momentum "$v"
+done
+expect 1 "--lr must be > 0, got 0" -- "$tg" train lenet --lr 0
+expect 1 "--lr must be > 0, got -1" -- "$tg" train lenet --lr=-1
+expect 1 "--momentum must be >= 0, got -0.5" -- "$tg" train lenet --momentum=-0.5
+expect 1 "--batch must be >= 1, got 0" -- "$tg" train lenet --batch 0
+expect 1 "--prefetch must be between 0 and 64, got 65" -- "$tg" train lenet --prefetch 65
+expect 1 "--limit must be >= 0, got -3" -- "$tg" train lenet --limit=-3
 expect 1 "unknown command" -- "$tg" frobnicate
 # help is not an error
 if "$tg" --help | grep -q "train" && "$tg" train --help | grep -q -- "--epochs"; then

@@ -5,7 +5,7 @@
  * failures file (with the reason) may fail, any other failure (or an
  * expected failure that passes) makes the exit status 1.
  *   onnx_conformance_runner CASES_DIR [--xfail FILE] [--only NAME] [-v] */
-#include "io/onnx_ops.h"
+#include "onnx/ops.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
 #include "args.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ static bool set_value(const opt *o, const char *v)
     }
     case OPT_DOUBLE: {
         double x = strtod(v, &end);
-        if (errno || *end || end == v)
+        if (errno || *end || end == v || !isfinite(x))
             return false;
         *(double *)o->dst = x;
         return true;
@@ -56,6 +57,17 @@ static const opt *find(const opt *opts, int n, const char *name, size_t len)
         if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
             return &opts[i];
     return NULL;
+}
+
+bool args_check_range(const char *flag, double value, double min, double max)
+{
+    if (value >= min && value <= max)
+        return true;
+    if (max == INFINITY)
+        fprintf(stderr, "tg: --%s must be >= %g, got %g\n", flag, min, value);
+    else
+        fprintf(stderr, "tg: --%s must be between %g and %g, got %g\n", flag, min, max, value);
+    return false;
 }
 
 args_result args_parse(const char *usage, int argc, char **argv, int first,
@@ -93,8 +105,9 @@ args_result args_parse(const char *usage, int argc, char **argv, int first,
         }
         const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
         if (!v || !set_value(o, v)) {
-            fprintf(stderr, "tg: option --%s needs a%s value, got '%s'\n", o->name,
-                    o->kind == OPT_INT ? "n integer" : o->kind == OPT_DOUBLE ? " number" : "",
+            fprintf(stderr, "tg: option --%s needs %s, got '%s'\n", o->name,
+                    o->kind == OPT_INT ? "an integer" : o->kind == OPT_DOUBLE ? "a finite number"
+                                                                              : "a value",
                     v ? v : "nothing");
             return ARGS_ERROR;
         }

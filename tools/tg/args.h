@@ -22,6 +22,9 @@ typedef enum { ARGS_OK, ARGS_HELP, ARGS_ERROR } args_result;
 args_result args_parse(const char *usage, int argc, char **argv, int first,
                        const opt *opts, int n_opts, const char **positional,
                        int max_pos, int *n_pos);
+/* min <= value <= max (max INFINITY: no upper bound), else prints
+ * "tg: --flag must be >= min, got value" and returns false */
+bool args_check_range(const char *flag, double value, double min, double max);
 void args_usage(const char *usage, const opt *opts, int n_opts);
 
 #endif

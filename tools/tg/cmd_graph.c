@@ -3,6 +3,7 @@
 #include "args.h"
 #include "commands.h"
 #include "lenet_graph.h"
+#include "paths.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,8 @@ static int parse(int argc, char **argv, graph_opts *o)
         fprintf(stderr, "tg: --batch must be >= 1\n");
         return 1;
     }
+    if (!o->memory && !path_check_output("-o", o->out))
+        return 1;
     return -1;
 }
 

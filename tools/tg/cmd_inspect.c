@@ -3,6 +3,7 @@
  * --dot, a Graphviz picture of the graph tensorgraph builds from it. */
 #include "args.h"
 #include "commands.h"
+#include "paths.h"
 #include "tg/tg.h"
 
 #include <stdio.h>
@@ -126,6 +127,9 @@ int tg_cmd_inspect(int argc, char **argv)
         fprintf(stderr, "tg inspect: expected one MODEL.onnx (see tg inspect --help)\n");
         return 1;
     }
+    const path_role files[] = {{"model", pos[0], false}, {"--dot", dot, true}};
+    if (!path_check_output("--dot", dot) || !path_check_distinct(2, files))
+        return 1;
     tg_onnx_model *m = tg_onnx_load(pos[0]);
     if (!m) {
         fprintf(stderr, "tg inspect: %s\n", tg_last_error());

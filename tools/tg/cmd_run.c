@@ -5,6 +5,7 @@
  * floating-point input and initializer (keyed by their ONNX names). */
 #include "args.h"
 #include "commands.h"
+#include "paths.h"
 #include "tg/tg.h"
 
 #include <stdio.h>
@@ -42,6 +43,11 @@ int tg_cmd_run(int argc, char **argv)
         fprintf(stderr, "tg run: --mode must be eager or graph, not '%s'\n", mode);
         return 1;
     }
+    const path_role files[] = {{"model", pos[0], false}, {"--input", in_path, false},
+                               {"--output", out_path, true}, {"--grad", grad_path, true}};
+    if (!path_check_output("--output", out_path) || !path_check_output("--grad", grad_path) ||
+        !path_check_distinct(4, files))
+        return 1;
     tg_onnx_model *m = tg_onnx_load(pos[0]);
     if (!m) {
         fprintf(stderr, "tg run: %s\n", tg_last_error());

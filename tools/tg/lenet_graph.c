@@ -101,13 +101,14 @@ tg_status lenet_graph_build(lenet_graph *lg, tg_module *model, sgd_state *st,
     return s;
 }
 
-double lenet_graph_step(lenet_graph *lg, tg_tensor *x, tg_tensor *y)
+tg_status lenet_graph_step(lenet_graph *lg, tg_tensor *x, tg_tensor *y, double *loss)
 {
-    tg_tensor *feeds[2] = {lg->x, lg->y}, *batch[2] = {x, y}, *loss;
-    if (tg_session_run(lg->session, 2, feeds, batch, 1, &lg->loss, &loss, lg->n_params,
-                       lg->updates) != TG_OK)
-        return 0.0 / 0.0;
-    return tg_item(loss);
+    tg_tensor *feeds[2] = {lg->x, lg->y}, *batch[2] = {x, y}, *l;
+    tg_status s = tg_session_run(lg->session, 2, feeds, batch, 1, &lg->loss, &l, lg->n_params,
+                                 lg->updates);
+    if (s == TG_OK)
+        *loss = tg_item(l);
+    return s;
 }
 
 void lenet_graph_free(lenet_graph *lg)

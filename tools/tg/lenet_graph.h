@@ -35,8 +35,8 @@ void sgd_state_free(sgd_state *s);
  * loss only (backward true adds the gradients without the update) */
 tg_status lenet_graph_build(lenet_graph *lg, tg_module *model, sgd_state *st,
                             int64_t batch, bool backward, bool update);
-/* one training step on (x, y): returns the loss before the update, or NaN */
-double lenet_graph_step(lenet_graph *lg, tg_tensor *x, tg_tensor *y);
+/* one training step on (x, y); *loss is the loss before the update */
+tg_status lenet_graph_step(lenet_graph *lg, tg_tensor *x, tg_tensor *y, double *loss);
 void lenet_graph_free(lenet_graph *lg);
 
 #endif

@@ -14,11 +14,50 @@ static void log_line(void *user, const char *line)
         fprintf(stderr, "tg: %s\n", line);
 }
 
-tg_dataset *lenet_open_data(const char *dir, bool train, bool quiet)
+/* the first `limit` samples of a dataset (quick runs and tests) */
+typedef struct subset {
+    tg_dataset *base;
+    int64_t n;
+} subset;
+
+static int64_t subset_size(void *self)
+{
+    return ((subset *)self)->n;
+}
+
+static tg_status subset_get(void *self, const int64_t *idx, int64_t n, tg_tensor **x,
+                            tg_tensor **y)
+{
+    return tg_dataset_get(((subset *)self)->base, idx, n, x, y);
+}
+
+static void subset_free(void *self)
+{
+    tg_dataset_free(((subset *)self)->base);
+    free(self);
+}
+
+tg_dataset *lenet_first_samples(tg_dataset *d, int64_t limit)
+{
+    if (!d || limit <= 0 || limit >= tg_dataset_size(d))
+        return d;
+    static const tg_dataset_impl impl = {subset_size, subset_get, subset_free};
+    subset *s = malloc(sizeof *s);
+    tg_dataset *out = s ? tg_dataset_new(&impl, s) : NULL;
+    if (!out) {
+        free(s);
+        tg_dataset_free(d);
+        return NULL;
+    }
+    *s = (subset){d, limit};
+    return out;
+}
+
+tg_dataset *lenet_open_data(const char *dir, bool train, bool quiet, int64_t limit)
 {
     if (tg_mnist_ensure(dir, log_line, &quiet) != TG_OK)
         return NULL;
-    return tg_mnist_dataset(dir, train);
+    return lenet_first_samples(tg_mnist_dataset(dir, train), limit);
 }
 
 double lenet_accuracy(tg_module *model, tg_dataset *test, int64_t batch)
@@ -74,6 +113,16 @@ static tg_status add_momentum(tg_state_dict *sd, const lenet_momentum *mom)
     return s;
 }
 
+static bool has_optimizer_state(const tg_state_dict *sd);
+
+/* a number the optimizer's own load has already validated */
+static void meta_number(const tg_state_dict *sd, const char *key, double *out)
+{
+    const char *v = tg_state_dict_meta(sd, key);
+    if (v && out)
+        *out = strtod(v, NULL);
+}
+
 static tg_status load_momentum(const tg_state_dict *sd, const lenet_momentum *mom)
 {
     char key[64];
@@ -89,6 +138,26 @@ static tg_status load_momentum(const tg_state_dict *sd, const lenet_momentum *mo
             *mom->steps = (int64_t)tg_item(tg_state_dict_get(sd, key));
     }
     tg_scope_end();
+    /* the hyper-parameters resume as eager mode's optimizer resumes them
+     * (lenet_load has checked them through the optimizer) */
+    if (!has_optimizer_state(sd))
+        return s;
+    meta_number(sd, "optim.lr", mom->lr);
+    meta_number(sd, "optim.momentum", mom->momentum);
+    return s;
+}
+
+/* the optimizer's type and hyper-parameters (its metadata) without its
+ * buffers: in graph mode the graphs' momentum is the state that counts */
+static tg_status add_optimizer_meta(tg_state_dict *sd, const tg_optimizer *opt)
+{
+    tg_state_dict *full = tg_state_dict_new();
+    tg_status s = full ? tg_optim_state_dict(opt, full) : TG_ERR_NOMEM;
+    for (int i = 0; s == TG_OK && i < tg_state_dict_meta_size(full); i++)
+        if (strncmp(tg_state_dict_meta_key(full, i), "optim.", 6) == 0)
+            s = tg_state_dict_set_meta(sd, tg_state_dict_meta_key(full, i),
+                                       tg_state_dict_meta_value(full, i));
+    tg_state_dict_free(full);
     return s;
 }
 
@@ -100,7 +169,7 @@ tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
     snprintf(epochs, sizeof epochs, "%d", epochs_done);
     tg_status s = sd ? tg_module_state_dict(model, sd, NULL) : TG_ERR_NOMEM;
     if (s == TG_OK && opt)
-        s = tg_optim_state_dict(opt, sd);
+        s = mom ? add_optimizer_meta(sd, opt) : tg_optim_state_dict(opt, sd);
     if (s == TG_OK && mom)
         s = add_momentum(sd, mom);
     if (s == TG_OK)
@@ -133,6 +202,8 @@ static tg_state_dict *model_part(const tg_state_dict *sd)
 
 static bool has_optimizer_state(const tg_state_dict *sd)
 {
+    if (tg_state_dict_meta(sd, "optim.type"))
+        return true;
     for (int i = 0; i < tg_state_dict_size(sd); i++)
         if (strncmp(tg_state_dict_name(sd, i), "optim.", 6) == 0)
             return true;

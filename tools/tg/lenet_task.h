@@ -6,18 +6,24 @@
 #include "tg/tg.h"
 
 /* fetches MNIST into dir when needed (progress lines on stderr unless
- * quiet), then opens the train or test split; NULL with an error */
-tg_dataset *lenet_open_data(const char *dir, bool train, bool quiet);
+ * quiet), then opens the train or test split, only its first `limit`
+ * images when limit > 0; NULL with an error */
+tg_dataset *lenet_open_data(const char *dir, bool train, bool quiet, int64_t limit);
+/* d itself when limit <= 0 or >= its size, else a dataset of its first
+ * `limit` samples that owns d; NULL (d freed) on error */
+tg_dataset *lenet_first_samples(tg_dataset *d, int64_t limit);
 /* test-set accuracy of model (eval mode, no grad), as a fraction */
 double lenet_accuracy(tg_module *model, tg_dataset *test, int64_t batch);
 /* graph mode's SGD momentum, which lives outside any tg_optimizer: it is
  * saved and loaded under the optimizer's own names ("optim.state.<i>.
  * momentum_buffer", "optim.state.<i>.step"), so each mode resumes the
- * other's checkpoints */
+ * other's checkpoints. The tg_optimizer given with it supplies only the
+ * type and hyper-parameters (metadata) of a save, and checks a load. */
 typedef struct lenet_momentum {
     int n;
     tg_tensor *const *buf;
-    int64_t *steps; /* optimizer steps taken (one count for all) */
+    int64_t *steps;          /* optimizer steps taken (one count for all) */
+    double *lr, *momentum;   /* set from a loaded checkpoint (may be NULL) */
 } lenet_momentum;
 
 /* the model (and optimizer / momentum, when given) saved atomically */

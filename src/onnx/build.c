@@ -1,0 +1,478 @@
+/* Building a loaded ONNX model into a graph or running it eagerly (one
+ * walk over the sorted nodes, each through its mapping in ops_*.c), with
+ * folding of values known at import time and size checks before any
+ * kernel allocates. See docs/ONNX.md. */
+#include "onnx/import.h"
+
+#include "core/tensor_impl.h"
+#include "graph/graph_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tg_onnx_net_free(tg_onnx_net *net)
+{
+    if (!net)
+        return;
+    for (int i = 0; i < net->n_inputs; i++)
+        tg_release(net->inputs[i]);
+    for (int i = 0; i < net->n_inits; i++)
+        tg_release(net->inits[i]);
+    for (int i = 0; i < net->n_outputs; i++)
+        tg_release(net->outputs[i]);
+    free(net->inputs);
+    free(net->inits);
+    free(net->outputs);
+    free(net->output_names);
+    free(net);
+}
+
+bool tg_onnx_net_is_graph(const tg_onnx_net *n) { return n && n->graph_mode; }
+int tg_onnx_net_num_outputs(const tg_onnx_net *n) { return n ? n->n_outputs : 0; }
+const char *tg_onnx_net_output_name(const tg_onnx_net *n, int i)
+{
+    return n && i >= 0 && i < n->n_outputs ? n->output_names[i] : NULL;
+}
+tg_tensor *tg_onnx_net_output(const tg_onnx_net *n, int i)
+{
+    return n && i >= 0 && i < n->n_outputs ? n->outputs[i] : NULL;
+}
+tg_tensor *tg_onnx_net_input(const tg_onnx_net *n, int i)
+{
+    return n && i >= 0 && i < n->n_inputs ? n->inputs[i] : NULL;
+}
+tg_tensor *tg_onnx_net_initializer(const tg_onnx_net *n, int i)
+{
+    return n && i >= 0 && i < n->n_inits ? n->inits[i] : NULL;
+}
+
+/* graph node names allow letters, digits and _ . / -: others become _ */
+static void graph_name(const char *src, char *dst, size_t cap)
+{
+    size_t n = 0;
+    for (; *src && n + 1 < cap; src++) {
+        char ch = *src;
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '/' ||
+                  ch == '-';
+        dst[n++] = ok ? ch : '_';
+    }
+    if (!n)
+        dst[n++] = '_';
+    dst[n] = '\0';
+}
+
+/* names the graph node that produced the output t of an ONNX node after
+ * the ONNX value (when the node is new and the name free), for dumps */
+static void name_node(tg_tensor *t, int first_node, const char *onnx_name)
+{
+    if (!t || !t->graph || t->graph->values[t->value].node < first_node ||
+        t->graph->n_nodes > 20000)
+        return;
+    char buf[256];
+    graph_name(onnx_name, buf, sizeof buf);
+    if (tg__hmap_get(&t->graph->names, buf) >= 0)
+        return;
+    if (tg_graph_set_name(t, buf) != TG_OK)
+        tg_clear_error();
+}
+
+typedef struct build_state {
+    const tg_onnx_model *m;
+    const tg_onnx_opts *opts;
+    tg_graph *g;
+    tg_tensor **vals;
+    bool *known;
+    tg_tensor **given; /* per model input, or NULL */
+    int64_t *dims;           /* per model input: resolved shape */
+    tg_generator *gen;
+} build_state;
+
+/* the concrete shape of model input i */
+static tg_status resolve_input(build_state *b, int i, int64_t *shape, int *ndim)
+{
+    const tg_onnx_value_info *vi = &b->m->inputs[i];
+    tg_tensor *given = b->given[i];
+    if (given && tg_dtype_of(given) != vi->dtype)
+        return tg__error(TG_ERR_ARG, "onnx: input '%s' has dtype %s, the model expects "
+                         "%s (%s)", vi->name, tg_dtype_name(tg_dtype_of(given)),
+                         tg_dtype_name(vi->dtype), onnx_data_type_name(vi->onnx_type));
+    if (vi->ndim < 0) {
+        if (!given)
+            return tg__error(TG_ERR_ARG, "onnx: input '%s' has no shape in the model: "
+                             "give a tensor for it", vi->name);
+        *ndim = tg_ndim(given);
+        memcpy(shape, tg_shape(given), (size_t)*ndim * sizeof *shape);
+        return TG_OK;
+    }
+    *ndim = vi->ndim;
+    char s1[160], s2[160];
+    if (given && tg_ndim(given) != vi->ndim)
+        goto bad_shape;
+    for (int d = 0; d < vi->ndim; d++) {
+        int64_t v = vi->shape[d];
+        if (v < 0 && vi->dim_param[d] && b->opts)
+            for (int k = 0; k < b->opts->n_dims; k++)
+                if (b->opts->dim_names[k] && !strcmp(b->opts->dim_names[k], vi->dim_param[d]))
+                    v = b->opts->dim_values[k];
+        if (given) {
+            if (v >= 0 && v != tg_shape(given)[d])
+                goto bad_shape;
+            v = tg_shape(given)[d];
+        }
+        if (v < 0)
+            return tg__error(TG_ERR_ARG, "onnx: input '%s' dim %d (%s) is not fixed by the "
+                             "model: give the input or bind the dim", vi->name, d,
+                             vi->dim_param[d] ? vi->dim_param[d] : "unknown");
+        shape[d] = v;
+    }
+    return TG_OK;
+bad_shape:;
+    int64_t want[TG_MAX_DIMS];
+    for (int d = 0; d < vi->ndim; d++)
+        want[d] = vi->shape[d];
+    return tg__error(TG_ERR_ARG, "onnx: input '%s' has shape %s, the model expects %s "
+                     "(-1: any)", vi->name,
+                     tg_shape_str(tg_ndim(given), tg_shape(given), s1, sizeof s1),
+                     tg_shape_str(vi->ndim, want, s2, sizeof s2));
+}
+
+/* the same symbol must get the same value in every input */
+static tg_status check_dim_params(build_state *b)
+{
+    const tg_onnx_model *m = b->m;
+    for (int i = 0; i < m->n_inputs; i++)
+        for (int d = 0; d < m->inputs[i].ndim; d++) {
+            const char *p = m->inputs[i].dim_param[d];
+            if (!p)
+                continue;
+            for (int j = 0; j <= i; j++)
+                for (int e = 0; e < m->inputs[j].ndim; e++) {
+                    if ((j == i && e >= d) || !m->inputs[j].dim_param[e] ||
+                        strcmp(m->inputs[j].dim_param[e], p))
+                        continue;
+                    int64_t a = b->dims[i * TG_MAX_DIMS + d], c = b->dims[j * TG_MAX_DIMS + e];
+                    if (a != c)
+                        return tg__error(TG_ERR_ARG, "onnx: dim '%s' is %lld in input '%s' "
+                                         "but %lld in input '%s'", p, (long long)a,
+                                         m->inputs[i].name, (long long)c, m->inputs[j].name);
+                }
+        }
+    return TG_OK;
+}
+
+static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char *const *names,
+                             tg_tensor *const *inputs)
+{
+    const tg_onnx_model *m = b->m;
+    for (int k = 0; k < n; k++) {
+        if (!names || !names[k] || !inputs || !inputs[k])
+            return tg__error(TG_ERR_ARG, "tg_onnx_build: input %d has no name or tensor", k);
+        int v = tg__hmap_get(&m->names, names[k]);
+        if (v < 0 || m->values[v].kind != SRC_INPUT) {
+            char list[400];
+            size_t len = 0;
+            for (int i = 0; i < m->n_inputs && len < sizeof list - 60; i++)
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'", i ? ", " : "",
+                                        m->inputs[i].name);
+            if (!m->n_inputs)
+                snprintf(list, sizeof list, "none");
+            return tg__error(TG_ERR_ARG, "onnx: '%s' is not an input of the model (its "
+                             "inputs: %s)", names[k], list);
+        }
+        int i = m->values[v].index;
+        if (b->given[i])
+            return tg__error(TG_ERR_ARG, "onnx: input '%s' is given twice", names[k]);
+        b->given[i] = inputs[k];
+    }
+    for (int i = 0; i < m->n_inputs; i++) {
+        if (!b->g && !b->given[i])
+            return tg__error(TG_ERR_ARG, "onnx: missing input '%s' (%s%s)",
+                             m->inputs[i].name, tg_dtype_name(m->inputs[i].dtype),
+                             m->inputs[i].ndim < 0 ? ", any shape" : "");
+        int ndim;
+        tg_status s = resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &ndim);
+        if (s != TG_OK)
+            return s;
+    }
+    tg_status s = check_dim_params(b);
+    if (s != TG_OK)
+        return s;
+    for (int i = 0; i < m->n_inputs; i++) {
+        int nd = m->inputs[i].ndim >= 0 ? m->inputs[i].ndim : tg_ndim(b->given[i]);
+        if (!onnx_extent_ok(nd, b->dims + i * TG_MAX_DIMS))
+            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' has dims over %lld "
+                             "elements", m->inputs[i].name, (long long)ONNX_IMPORT_MAX_ELEMENTS);
+    }
+    for (int i = 0; i < m->n_inputs; i++) {
+        tg_tensor *t;
+        if (b->g) {
+            char nm[256];
+            graph_name(m->inputs[i].name, nm, sizeof nm);
+            if (tg__hmap_get(&b->g->names, nm) >= 0)
+                snprintf(nm, sizeof nm, "input_%d", i);
+            int ndim;
+            resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &ndim);
+            t = tg_placeholder(b->g, tg__hmap_get(&b->g->names, nm) >= 0 ? NULL : nm,
+                               m->inputs[i].dtype, ndim, b->dims + i * TG_MAX_DIMS);
+            if (!t)
+                return tg_last_status();
+        } else {
+            t = b->given[i];
+        }
+        net->inputs[i] = tg_retain(t);
+        b->vals[tg__hmap_get(&m->names, m->inputs[i].name)] = tg_retain(t);
+    }
+    return TG_OK;
+}
+
+static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
+{
+    const tg_onnx_model *m = b->m;
+    bool trainable = b->opts && b->opts->trainable;
+    for (int i = 0; i < m->n_inits; i++) {
+        tg_tensor *src = m->inits[i], *t;
+        int v = tg__hmap_get(&m->names, m->init_names[i]);
+        bool param = trainable && tg_dtype_is_float(tg_dtype_of(src));
+        if (param && b->g) {
+            char nm[256];
+            graph_name(m->init_names[i], nm, sizeof nm);
+            t = tg_variable(b->g, tg__hmap_get(&b->g->names, nm) >= 0 ? NULL : nm, src);
+        } else if (param) { /* a copy: training must not change the model */
+            t = tg_clone(src);
+            if (t && tg_set_requires_grad(t, true) != TG_OK)
+                t = NULL;
+        } else {
+            t = src;
+        }
+        if (!t)
+            return tg_last_status();
+        net->inits[i] = tg_retain(t);
+        b->vals[v] = tg_retain(t);
+        b->known[v] = !param;
+    }
+    return TG_OK;
+}
+
+/* prefixes the current error with the node, unless it already names one */
+/* prefixes the current error with the node, unless it already names one;
+ * an op rejecting what the model feeds it (shapes, dtypes, axes) means
+ * the model is inconsistent: TG_ERR_IO */
+static tg_status node_error(const onnx_node *n, tg_status s)
+{
+    if (tg_last_status() != TG_OK)
+        s = tg_last_status();
+    if (s == TG_OK)
+        s = TG_ERR_INTERNAL;
+    if (s == TG_ERR_ARG || s == TG_ERR_SHAPE || s == TG_ERR_DTYPE || s == TG_ERR_INDEX)
+        s = TG_ERR_IO;
+    char copy[1024]; /* tg_last_error's buffer is the one written below */
+    snprintf(copy, sizeof copy, "%s", tg_last_error()[0] ? tg_last_error()
+                                                         : "failed without a message");
+    if (!strncmp(copy, "ONNX node", 9))
+        return tg__error(s, "%s", copy);
+    return tg__error(s, "ONNX node '%s' (%s): %s", onnx_node_label(n), n->op_type, copy);
+}
+
+/* Before a node runs eagerly (folding, or eager mode), the same mapping
+ * is built into a scratch graph, which allocates nothing, and the output
+ * sizes are checked there: a hostile model cannot make a kernel allocate
+ * an absurd tensor (say, a reduction over an empty dim of a huge tensor) */
+static tg_status sizes_ok(const mnode *mn, const onnx_ictx *c0)
+{
+    onnx_ictx c = *c0;
+    memset(c.out, 0, sizeof c.out);
+    memset(c.out_known, 0, sizeof c.out_known);
+    c.n_tmp = 0;
+    c.graph_mode = true;
+    c.folding = false;
+    tg_graph *g = tg_graph_new("size_check");
+    if (!g)
+        return tg_last_status();
+    tg_status s = tg_graph_begin(g);
+    tg_scope_begin();
+    if (s == TG_OK) {
+        s = mn->entry->import(&c);
+        tg_graph_end();
+    }
+    for (int j = 0; s == TG_OK && j < c.n_out; j++)
+        if (c.out[j])
+            s = onnx_check_numel(&c, tg_ndim(c.out[j]), tg_shape(c.out[j]), "an output");
+    tg_scope_end();
+    tg_graph_free(g);
+    for (int k = 0; k < c.n_tmp; k++)
+        free(c.tmp[k]);
+    return s;
+}
+
+static tg_status build_node(build_state *b, const mnode *mn)
+{
+    const onnx_node *n = mn->node;
+    onnx_ictx c;
+    memset(&c, 0, sizeof c);
+    c.node = n;
+    c.version = mn->version;
+    c.graph_mode = b->g != NULL;
+    c.n_in = (int)n->n_input;
+    c.n_out = (int)n->n_output;
+    c.gen = b->gen;
+    bool all_known = !(mn->entry->flags & ONNX_OP_NO_FOLD);
+    for (int j = 0; j < c.n_in; j++) {
+        int v = mn->in[j];
+        c.in[j] = v >= 0 ? b->vals[v] : NULL;
+        c.known[j] = v >= 0 && b->known[v];
+        c.val[j] = c.known[j] ? c.in[j] : NULL;
+        if (v >= 0 && !c.val[j] && b->opts && b->opts->specialize &&
+            b->m->values[v].kind == SRC_INPUT)
+            c.val[j] = b->given[b->m->values[v].index];
+        if (v >= 0 && !c.in[j])
+            return tg__error(TG_ERR_INTERNAL, "onnx: value '%s' was released early",
+                             n->input[j]);
+        if (v >= 0 && !c.known[j])
+            all_known = false;
+    }
+    c.folding = all_known;
+    if ((all_known || !b->g) && sizes_ok(mn, &c) != TG_OK)
+        return node_error(n, tg_last_status());
+    int first_node = b->g ? b->g->n_nodes : 0;
+    int old_floor = 0;
+    tg_scope_begin();
+    if (all_known) {
+        old_floor = tg__graph_suspend();
+        tg_no_grad_begin();
+    }
+    tg_status s = mn->entry->import(&c);
+    for (int j = 0; s == TG_OK && j < c.n_out; j++)
+        if (mn->out[j] >= 0 && !c.out[j])
+            s = tg__error_is_set() ? tg_last_status()
+                                   : tg__error(TG_ERR_UNSUPPORTED, "output %d (%s) is not "
+                                               "supported", j, n->output[j]);
+    /* in graph mode nothing was allocated yet: a huge value stops here */
+    for (int j = 0; s == TG_OK && j < c.n_out; j++)
+        if (c.out[j])
+            s = onnx_check_numel(&c, tg_ndim(c.out[j]), tg_shape(c.out[j]), "an output");
+    if (s == TG_OK)
+        for (int j = 0; j < c.n_out; j++) {
+            int v = mn->out[j];
+            if (v < 0)
+                continue;
+            b->vals[v] = tg_retain(c.out[j]);
+            b->known[v] = (all_known || c.out_known[j]) && !tg_is_symbolic(c.out[j]);
+            if (b->g)
+                name_node(c.out[j], first_node, n->output[j]);
+        }
+    if (all_known) {
+        tg_no_grad_end();
+        tg__graph_resume(old_floor);
+    }
+    tg_scope_end();
+    for (int k = 0; k < c.n_tmp; k++)
+        free(c.tmp[k]);
+    return s == TG_OK ? TG_OK : node_error(n, s);
+}
+
+/* the declared dtype and shape of graph output i, when the model gives them */
+static tg_status check_output(const tg_onnx_model *m, int i, const tg_tensor *t)
+{
+    const tg_onnx_value_info *vi = &m->outputs[i];
+    char s1[160], s2[160];
+    if (vi->ndim < 0 && !vi->onnx_type)
+        return TG_OK;
+    if (vi->onnx_type && tg_dtype_of(t) != vi->dtype)
+        return tg__error(TG_ERR_IO, "onnx: output '%s' is %s but the model "
+                         "declares %s (%s)", vi->name, tg_dtype_name(tg_dtype_of(t)),
+                         tg_dtype_name(vi->dtype), onnx_data_type_name(vi->onnx_type));
+    if (vi->ndim < 0)
+        return TG_OK;
+    bool ok = vi->ndim == tg_ndim(t);
+    for (int d = 0; ok && d < vi->ndim; d++)
+        ok = vi->shape[d] < 0 || vi->shape[d] == tg_shape(t)[d];
+    if (!ok)
+        return tg__error(TG_ERR_IO, "onnx: output '%s' has shape %s but the model "
+                         "declares %s (-1: any)", vi->name,
+                         tg_shape_str(tg_ndim(t), tg_shape(t), s1, sizeof s1),
+                         tg_shape_str(vi->ndim, vi->shape, s2, sizeof s2));
+    return TG_OK;
+}
+
+static void state_free(build_state *b)
+{
+    for (int v = 0; b->vals && v < b->m->n_values; v++)
+        tg_release(b->vals[v]);
+    free(b->vals);
+    free(b->known);
+    free(b->given);
+    free(b->dims);
+    tg_generator_free(b->gen);
+}
+
+tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *const *names,
+                           tg_tensor *const *inputs, const tg_onnx_opts *opts)
+{
+    if (!m)
+        return tg__error_null(TG_ERR_ARG, "tg_onnx_build: model is NULL");
+    if (n_inputs < 0)
+        return tg__error_null(TG_ERR_ARG, "tg_onnx_build: n_inputs is negative");
+    build_state b = {.m = m, .opts = opts, .g = tg_graph_current()};
+    tg_onnx_net *net = calloc(1, sizeof *net);
+    b.vals = calloc((size_t)m->n_values + 1, sizeof *b.vals);
+    b.known = calloc((size_t)m->n_values + 1, sizeof *b.known);
+    b.given = calloc((size_t)m->n_inputs + 1, sizeof *b.given);
+    b.dims = calloc(((size_t)m->n_inputs + 1) * TG_MAX_DIMS, sizeof *b.dims);
+    b.gen = tg_generator_new(0);
+    if (net) {
+        net->graph_mode = b.g != NULL;
+        net->inputs = calloc((size_t)m->n_inputs + 1, sizeof *net->inputs);
+        net->inits = calloc((size_t)m->n_inits + 1, sizeof *net->inits);
+        net->outputs = calloc((size_t)m->n_outputs + 1, sizeof *net->outputs);
+        net->output_names = calloc((size_t)m->n_outputs + 1, sizeof *net->output_names);
+        net->n_inputs = m->n_inputs;
+        net->n_inits = m->n_inits;
+        net->n_outputs = m->n_outputs;
+    }
+    if (!net || !b.vals || !b.known || !b.given || !b.dims || !b.gen || !net->inputs ||
+        !net->inits || !net->outputs || !net->output_names) {
+        tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+        goto fail;
+    }
+    tg_scope_begin(); /* placeholders, variables, leaves: the net retains them */
+    tg_status s = bind_inputs(&b, net, n_inputs, names, inputs);
+    if (s == TG_OK)
+        s = bind_initializers(&b, net);
+    tg_scope_end();
+    if (s != TG_OK)
+        goto fail;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const mnode *mn = &m->nodes[m->order[k]];
+        if (build_node(&b, mn) != TG_OK)
+            goto fail;
+        /* values no later node reads are dropped (eager memory) */
+        for (size_t j = 0; j < mn->node->n_input; j++) {
+            int v = mn->in[j];
+            if (v >= 0 && m->last_use[v] == k && b.vals[v]) {
+                tg_release(b.vals[v]);
+                b.vals[v] = NULL;
+            }
+        }
+    }
+    for (int i = 0; i < m->n_outputs; i++) {
+        tg_tensor *t = b.vals[m->output_vid[i]];
+        if (!t) {
+            tg__error(TG_ERR_INTERNAL, "onnx: output '%s' was not computed",
+                      m->outputs[i].name);
+            goto fail;
+        }
+        if (check_output(m, i, t) != TG_OK)
+            goto fail;
+        net->outputs[i] = tg_retain(t);
+        net->output_names[i] = m->outputs[i].name;
+    }
+    state_free(&b);
+    return net;
+fail:
+    state_free(&b);
+    tg_onnx_net_free(net);
+    return NULL;
+}
+

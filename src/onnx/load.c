@@ -1,0 +1,543 @@
+/* Loading an ONNX model: parse, check the opset and every node (op known,
+ * version, arity), link values by name, sort the nodes topologically
+ * (Kahn), and note each value's last use; then the inspection accessors.
+ * See docs/ONNX.md. */
+#include "onnx/import.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *onnx_node_label(const onnx_node *n)
+{
+    if (n->name && n->name[0])
+        return n->name;
+    for (size_t i = 0; i < n->n_output; i++)
+        if (n->output[i] && n->output[i][0])
+            return n->output[i];
+    return "?";
+}
+
+void tg_onnx_free(tg_onnx_model *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->n_inits; i++)
+        tg_release(m->inits[i]);
+    for (int i = 0; i < m->n_nodes; i++) {
+        free(m->nodes[i].in);
+        free(m->nodes[i].out);
+    }
+    free(m->inputs);
+    free(m->outputs);
+    free(m->input_vi);
+    free(m->init_names);
+    free(m->inits);
+    free(m->nodes);
+    free(m->order);
+    free(m->values);
+    free(m->output_vid);
+    free(m->last_use);
+    tg__hmap_free(&m->names);
+    onnx_model_free(m->pm);
+    free(m);
+}
+
+static void *load_fail(tg_onnx_model *m)
+{
+    tg_onnx_free(m);
+    return NULL;
+}
+
+/* a value info's type as a tg_onnx_value_info; what names the entry */
+static tg_status read_value_info(const onnx_value_info *vi, const char *what,
+                                 tg_onnx_value_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = vi->name;
+    if (!vi->has_type || !vi->type.has_tensor_type)
+        return tg__error(TG_ERR_UNSUPPORTED, "onnx: %s '%s' is not a tensor (sequences, "
+                         "maps and optionals are not supported)", what, nz(vi->name));
+    out->onnx_type = vi->type.elem_type;
+    tg_status s = onnx_storage_dtype(vi->type.elem_type, &out->dtype);
+    if (s != TG_OK)
+        return tg__error(s, "onnx: %s '%s' has data type %s (%d), which is not supported",
+                         what, nz(vi->name), onnx_data_type_name(vi->type.elem_type),
+                         (int)vi->type.elem_type);
+    if (!vi->type.has_shape) {
+        out->ndim = -1;
+        return TG_OK;
+    }
+    if (vi->type.n_dims > TG_MAX_DIMS)
+        return tg__error(TG_ERR_UNSUPPORTED, "onnx: %s '%s' has rank %zu (at most %d)",
+                         what, nz(vi->name), vi->type.n_dims, TG_MAX_DIMS);
+    out->ndim = (int)vi->type.n_dims;
+    for (int i = 0; i < out->ndim; i++) {
+        const onnx_dim *d = &vi->type.dims[i];
+        out->shape[i] = -1;
+        if (d->kind == ONNX_DIM_VALUE) {
+            if (d->value < 0)
+                return tg__error(TG_ERR_IO, "onnx: %s '%s' has a negative dim %lld",
+                                 what, nz(vi->name), (long long)d->value);
+            out->shape[i] = d->value;
+        } else if (d->kind == ONNX_DIM_PARAM && d->param && d->param[0]) {
+            out->dim_param[i] = d->param;
+        }
+    }
+    return TG_OK;
+}
+
+/* ---- the checks of tg_onnx_load ------------------------------------------------ */
+static tg_status find_opset(tg_onnx_model *m)
+{
+    const onnx_model *pm = m->pm;
+    m->opset = -1;
+    for (size_t i = 0; i < pm->n_opset_import; i++) {
+        const char *d = nz(pm->opset_import[i].domain);
+        if (!d[0] || !strcmp(d, "ai.onnx"))
+            m->opset = pm->opset_import[i].version;
+    }
+    if (m->opset < 0)
+        return tg__error(TG_ERR_IO, "onnx: the model imports no version of the default "
+                         "(ai.onnx) operator set");
+    if (m->opset > ONNX_MAX_OPSET)
+        return tg__error(TG_ERR_UNSUPPORTED, "onnx: the model uses opset %lld; tensorgraph "
+                         "imports opsets up to %d", (long long)m->opset, ONNX_MAX_OPSET);
+    if (m->opset < 1)
+        return tg__error(TG_ERR_IO, "onnx: opset version %lld is not valid",
+                         (long long)m->opset);
+    return TG_OK;
+}
+
+static tg_status add_name(tg_onnx_model *m, const char *name, mvalue v, const char *what)
+{
+    if (!name || !name[0])
+        return tg__error(TG_ERR_IO, "onnx: %s has an empty name", what);
+    int old = tg__hmap_get(&m->names, name);
+    if (old >= 0)
+        return tg__error(TG_ERR_IO, "onnx: the value '%s' is defined twice (%s)", name, what);
+    v.name = name;
+    m->values[m->n_values] = v;
+    tg__hmap_put(&m->names, name, m->n_values++); /* reserved: cannot fail */
+    return TG_OK;
+}
+
+/* one TG_ERR_UNSUPPORTED message listing every unsupported op type and the
+ * nodes that use it (versions too old or too new are listed the same way) */
+static tg_status check_ops(tg_onnx_model *m)
+{
+    const onnx_graph *g = m->pm->graph;
+    char msg[900];
+    size_t len = 0;
+    int n_bad = 0;
+    bool *seen = calloc(g->n_node + 1, 1);
+    if (!seen)
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    for (size_t i = 0; i < g->n_node; i++) {
+        if ((m->nodes[i].entry && m->nodes[i].version > 0) || seen[i])
+            continue;
+        const onnx_node *n = &g->node[i];
+        /* this op type (and domain): one entry listing all its nodes */
+        char why[160];
+        const char *dom = nz(n->domain);
+        int have = m->nodes[i].entry ? onnx_op_version(m->nodes[i].entry, m->opset) : 0;
+        if (m->nodes[i].entry && have)
+            snprintf(why, sizeof why, "%s-%d (the version in opset %lld; tensorgraph "
+                     "implements %s from version %d)", nz(n->op_type), have,
+                     (long long)m->opset, nz(n->op_type),
+                     onnx_op_min_version(m->nodes[i].entry));
+        else if (m->nodes[i].entry)
+            snprintf(why, sizeof why, "%s (not in opset %lld)", nz(n->op_type),
+                     (long long)m->opset);
+        else
+            snprintf(why, sizeof why, "%s%s%s", dom, dom[0] ? "." : "", nz(n->op_type));
+        char nodes[400];
+        size_t nl = 0;
+        int count = 0;
+        for (size_t j = i; j < g->n_node; j++) {
+            const onnx_node *o = &g->node[j];
+            if (seen[j] || (m->nodes[j].entry && m->nodes[j].version > 0) ||
+                strcmp(nz(o->op_type), nz(n->op_type)) || strcmp(nz(o->domain), dom))
+                continue;
+            seen[j] = true;
+            if (count < 4 && nl < sizeof nodes) {
+                int u = snprintf(nodes + nl, sizeof nodes - nl, "%s'%s'", count ? ", " : "",
+                                 onnx_node_label(o));
+                nl = u > 0 ? nl + (size_t)u : nl;
+            }
+            count++;
+        }
+        if (nl >= sizeof nodes)
+            nl = sizeof nodes - 1;
+        nodes[nl] = '\0';
+        int used = snprintf(msg + len, sizeof msg - len, "%s%s (node%s %s%s)",
+                            n_bad ? "; " : "", why, count > 1 ? "s" : "", nodes,
+                            count > 4 ? ", ..." : "");
+        if (used > 0)
+            len = len + (size_t)used < sizeof msg ? len + (size_t)used : sizeof msg - 1;
+        n_bad++;
+    }
+    free(seen);
+    if (!n_bad)
+        return TG_OK;
+    return tg__error(TG_ERR_UNSUPPORTED, "onnx: unsupported op%s: %s", n_bad > 1 ? "s" : "",
+                     msg);
+}
+
+static tg_status check_nodes(tg_onnx_model *m)
+{
+    const onnx_graph *g = m->pm->graph;
+    for (size_t i = 0; i < g->n_node; i++) {
+        const onnx_node *n = &g->node[i];
+        mnode *mn = &m->nodes[i];
+        mn->node = n;
+        const char *dom = nz(n->domain);
+        if (!n->op_type || !n->op_type[0])
+            return tg__error(TG_ERR_IO, "onnx: node %zu ('%s') has no op_type", i,
+                             onnx_node_label(n));
+        if (!dom[0] || !strcmp(dom, "ai.onnx")) {
+            mn->entry = onnx_op_lookup(n->op_type);
+            if (mn->entry) {
+                int v = onnx_op_version(mn->entry, m->opset);
+                mn->version = v >= onnx_op_min_version(mn->entry) ? v : 0;
+            }
+        }
+    }
+    tg_status s = check_ops(m);
+    if (s != TG_OK)
+        return s;
+    for (size_t i = 0; i < g->n_node; i++) {
+        const onnx_node *n = &g->node[i];
+        const onnx_op_entry *e = m->nodes[i].entry;
+        /* trailing "" inputs/outputs are omitted optional ones */
+        size_t ni = n->n_input, no = n->n_output;
+        while (ni && !nz(n->input[ni - 1])[0])
+            ni--;
+        while (no && !nz(n->output[no - 1])[0])
+            no--;
+        if ((int)ni < e->min_in || (int)n->n_input > ONNX_MAX_IO ||
+            (e->max_in >= 0 && (int)ni > e->max_in))
+        {
+            char want[48];
+            if (e->max_in == e->min_in)
+                snprintf(want, sizeof want, "%d", e->min_in);
+            else
+                snprintf(want, sizeof want, "%d to %d", e->min_in,
+                         e->max_in < 0 ? ONNX_MAX_IO : e->max_in);
+            return tg__error(TG_ERR_IO, "onnx: node '%s' (%s) has %zu inputs, expected %s",
+                             onnx_node_label(n), n->op_type, ni, want);
+        }
+        if ((int)no < e->min_out || (int)no > e->max_out || n->n_output > ONNX_MAX_IO)
+            return tg__error(TG_ERR_IO, "onnx: node '%s' (%s) has %zu outputs, expected "
+                             "%d to %d", onnx_node_label(n), n->op_type, no, e->min_out,
+                             e->max_out);
+        for (size_t j = 0; j < n->n_attribute; j++)
+            if (!n->attribute[j].name || !n->attribute[j].name[0])
+                return tg__error(TG_ERR_IO, "onnx: node '%s' (%s) has an attribute "
+                                 "without a name", onnx_node_label(n), n->op_type);
+    }
+    return TG_OK;
+}
+
+/* Kahn's algorithm over node -> consumer edges; a leftover node is on a
+ * cycle (or depends on one) */
+static tg_status sort_nodes(tg_onnx_model *m)
+{
+    int nn = m->n_nodes;
+    int *pending = calloc((size_t)nn + 1, sizeof *pending);
+    int *head = malloc(((size_t)nn + 1) * sizeof *head);
+    int n_edges = 0;
+    for (int i = 0; i < nn; i++)
+        for (size_t j = 0; j < m->nodes[i].node->n_input; j++)
+            n_edges += m->nodes[i].in[j] >= 0;
+    int *next = malloc(((size_t)n_edges + 1) * sizeof *next);
+    int *dst = malloc(((size_t)n_edges + 1) * sizeof *dst);
+    m->order = malloc(((size_t)nn + 1) * sizeof *m->order);
+    if (!pending || !head || !next || !dst || !m->order) {
+        free(pending); free(head); free(next); free(dst);
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    }
+    for (int i = 0; i < nn; i++)
+        head[i] = -1;
+    int e = 0;
+    for (int i = 0; i < nn; i++)
+        for (size_t j = 0; j < m->nodes[i].node->n_input; j++) {
+            int v = m->nodes[i].in[j];
+            if (v < 0 || m->values[v].kind != SRC_NODE)
+                continue;
+            int p = m->values[v].index;
+            dst[e] = i;
+            next[e] = head[p];
+            head[p] = e++;
+            pending[i]++;
+        }
+    int n_done = 0;
+    for (int i = 0; i < nn; i++)
+        if (!pending[i])
+            m->order[n_done++] = i;
+    for (int k = 0; k < n_done; k++)
+        for (int x = head[m->order[k]]; x >= 0; x = next[x])
+            if (--pending[dst[x]] == 0)
+                m->order[n_done++] = dst[x];
+    tg_status s = TG_OK;
+    if (n_done < nn)
+        for (int i = 0; i < nn; i++)
+            if (pending[i]) {
+                s = tg__error(TG_ERR_IO, "onnx: the graph has a cycle through node '%s' "
+                              "(%s)", onnx_node_label(m->nodes[i].node),
+                              m->nodes[i].node->op_type);
+                break;
+            }
+    free(pending); free(head); free(next); free(dst);
+    return s;
+}
+
+static tg_status link_values(tg_onnx_model *m)
+{
+    const onnx_graph *g = m->pm->graph;
+    for (int i = 0; i < m->n_nodes; i++) {
+        const onnx_node *n = &g->node[i];
+        mnode *mn = &m->nodes[i];
+        mn->in = malloc((n->n_input + 1) * sizeof *mn->in);
+        mn->out = malloc((n->n_output + 1) * sizeof *mn->out);
+        if (!mn->in || !mn->out)
+            return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+        for (size_t j = 0; j < n->n_output; j++) {
+            mn->out[j] = -1;
+            if (!nz(n->output[j])[0])
+                continue;
+            char what[200];
+            snprintf(what, sizeof what, "output %zu of node '%s' (%s)", j,
+                     onnx_node_label(n), n->op_type);
+            tg_status s = add_name(m, n->output[j], (mvalue){0, SRC_NODE, i, (int)j}, what);
+            if (s != TG_OK)
+                return s;
+            mn->out[j] = m->n_values - 1;
+        }
+    }
+    for (int i = 0; i < m->n_nodes; i++) {
+        const onnx_node *n = &g->node[i];
+        for (size_t j = 0; j < n->n_input; j++) {
+            m->nodes[i].in[j] = -1;
+            if (!nz(n->input[j])[0])
+                continue;
+            int v = tg__hmap_get(&m->names, n->input[j]);
+            if (v < 0)
+                return tg__error(TG_ERR_IO, "onnx: input '%s' of node '%s' (%s) is not a "
+                                 "graph input, an initializer or a node's output",
+                                 n->input[j], onnx_node_label(n), n->op_type);
+            m->nodes[i].in[j] = v;
+        }
+    }
+    return TG_OK;
+}
+
+static tg_status load_io(tg_onnx_model *m)
+{
+    const onnx_graph *g = m->pm->graph;
+    size_t n_names = g->n_input + g->n_initializer;
+    for (size_t i = 0; i < g->n_node; i++)
+        n_names += g->node[i].n_output;
+    m->names = tg__hmap_strings();
+    if (!tg__hmap_reserve(&m->names, n_names))
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    m->values = calloc(n_names + 1, sizeof *m->values);
+    m->inits = calloc(g->n_initializer + 1, sizeof *m->inits);
+    m->init_names = calloc(g->n_initializer + 1, sizeof *m->init_names);
+    m->inputs = calloc(g->n_input + 1, sizeof *m->inputs);
+    m->input_vi = calloc(g->n_input + 1, sizeof *m->input_vi);
+    m->outputs = calloc(g->n_output + 1, sizeof *m->outputs);
+    m->output_vid = calloc(g->n_output + 1, sizeof *m->output_vid);
+    m->nodes = calloc(g->n_node + 1, sizeof *m->nodes);
+    if (!m->values || !m->inits || !m->init_names || !m->inputs || !m->input_vi ||
+        !m->outputs || !m->output_vid || !m->nodes)
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    m->n_nodes = (int)g->n_node;
+    /* initializers first: graph inputs that repeat one (IR < 4 style
+     * defaults) are taken as the initializer */
+    tg_scope_begin();
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        const onnx_tensor *tp = &g->initializer[i];
+        char what[64];
+        snprintf(what, sizeof what, "initializer %zu", i);
+        tg_status s = add_name(m, tp->name, (mvalue){0, SRC_INIT, m->n_inits, 0}, what);
+        if (s != TG_OK) {
+            tg_scope_end();
+            return s;
+        }
+        tg_tensor *t = onnx_tensor_to_tg_wide(tp);
+        if (!t) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", tg_last_error());
+            tg_scope_end();
+            return tg__error(tg_last_status(), "onnx: initializer '%s': %s", tp->name, msg);
+        }
+        if (!onnx_extent_ok(tg_ndim(t), tg_shape(t))) {
+            tg_scope_end();
+            return tg__error(TG_ERR_UNSUPPORTED, "onnx: initializer '%s' has dims over %lld "
+                             "elements", tp->name, (long long)ONNX_IMPORT_MAX_ELEMENTS);
+        }
+        m->init_names[m->n_inits] = tp->name;
+        m->inits[m->n_inits++] = tg_retain(t);
+    }
+    tg_scope_end();
+    for (size_t i = 0; i < g->n_input; i++) {
+        const onnx_value_info *vi = &g->input[i];
+        if (vi->name && tg__hmap_get(&m->names, vi->name) >= 0 &&
+            m->values[tg__hmap_get(&m->names, vi->name)].kind == SRC_INIT)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "graph input %zu", i);
+        tg_status s = add_name(m, vi->name, (mvalue){0, SRC_INPUT, m->n_inputs, 0}, what);
+        if (s == TG_OK)
+            s = read_value_info(vi, "graph input", &m->inputs[m->n_inputs]);
+        if (s != TG_OK)
+            return s;
+        m->input_vi[m->n_inputs++] = vi;
+    }
+    return TG_OK;
+}
+
+static tg_status load_outputs(tg_onnx_model *m)
+{
+    const onnx_graph *g = m->pm->graph;
+    if (!g->n_output)
+        return tg__error(TG_ERR_IO, "onnx: the graph has no outputs");
+    for (size_t i = 0; i < g->n_output; i++) {
+        const onnx_value_info *vi = &g->output[i];
+        int v = tg__hmap_get(&m->names, nz(vi->name));
+        if (v < 0)
+            return tg__error(TG_ERR_IO, "onnx: graph output '%s' is not produced by any "
+                             "node, input or initializer", nz(vi->name));
+        tg_status s = vi->has_type ? read_value_info(vi, "graph output", &m->outputs[i])
+                                   : TG_OK;
+        if (!vi->has_type) {
+            m->outputs[i] = (tg_onnx_value_info){.name = vi->name, .ndim = -1,
+                                                 .dtype = TG_FLOAT32};
+        }
+        if (s != TG_OK)
+            return s;
+        m->output_vid[i] = v;
+        m->n_outputs++;
+    }
+    return TG_OK;
+}
+
+/* when each value is last read (graph outputs: never released) */
+static tg_status compute_last_use(tg_onnx_model *m)
+{
+    m->last_use = malloc(((size_t)m->n_values + 1) * sizeof *m->last_use);
+    if (!m->last_use)
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    for (int v = 0; v < m->n_values; v++)
+        m->last_use[v] = -1;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const mnode *mn = &m->nodes[m->order[k]];
+        for (size_t j = 0; j < mn->node->n_input; j++)
+            if (mn->in[j] >= 0)
+                m->last_use[mn->in[j]] = k;
+    }
+    for (int i = 0; i < m->n_outputs; i++)
+        m->last_use[m->output_vid[i]] = m->n_nodes;
+    return TG_OK;
+}
+
+static tg_onnx_model *load_parsed(onnx_model *pm)
+{
+    tg_onnx_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        onnx_model_free(pm);
+        return tg__error_null(TG_ERR_NOMEM, "onnx: out of memory");
+    }
+    m->pm = pm;
+    if (!pm->graph)
+        return tg__error_null(TG_ERR_IO, "onnx: the model has no graph"), load_fail(m);
+    if (find_opset(m) != TG_OK || load_io(m) != TG_OK || check_nodes(m) != TG_OK ||
+        link_values(m) != TG_OK || load_outputs(m) != TG_OK || sort_nodes(m) != TG_OK ||
+        compute_last_use(m) != TG_OK)
+        return load_fail(m);
+    return m;
+}
+
+tg_onnx_model *tg_onnx_load_bytes(const void *data, size_t len)
+{
+    onnx_model *pm = NULL;
+    if (!data && len)
+        return tg__error_null(TG_ERR_ARG, "tg_onnx_load_bytes: data is NULL");
+    if (onnx_model_parse(data ? data : "", len, &pm) != TG_OK)
+        return NULL;
+    return load_parsed(pm);
+}
+
+tg_onnx_model *tg_onnx_load(const char *path)
+{
+    onnx_model *pm = NULL;
+    if (!path)
+        return tg__error_null(TG_ERR_ARG, "tg_onnx_load: path is NULL");
+    tg_onnx_model *m = NULL;
+    if (onnx_model_load_file(path, &pm) == TG_OK)
+        m = load_parsed(pm);
+    if (!m && !strstr(tg_last_error(), path)) { /* name the file */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tg_last_error());
+        tg__error(tg_last_status(), "%s: %s", path, msg);
+    }
+    return m;
+}
+
+/* ---- inspection ------------------------------------------------------------------ */
+int64_t tg_onnx_opset(const tg_onnx_model *m) { return m ? m->opset : -1; }
+const char *tg_onnx_producer(const tg_onnx_model *m)
+{
+    return m ? nz(m->pm->producer_name) : "";
+}
+int tg_onnx_num_inputs(const tg_onnx_model *m) { return m ? m->n_inputs : 0; }
+int tg_onnx_num_outputs(const tg_onnx_model *m) { return m ? m->n_outputs : 0; }
+int tg_onnx_num_initializers(const tg_onnx_model *m) { return m ? m->n_inits : 0; }
+int tg_onnx_num_nodes(const tg_onnx_model *m) { return m ? m->n_nodes : 0; }
+
+tg_status tg_onnx_input_info(const tg_onnx_model *m, int i, tg_onnx_value_info *out)
+{
+    if (!m || !out || i < 0 || i >= m->n_inputs)
+        return tg__error(TG_ERR_INDEX, "tg_onnx_input_info: no input %d", i);
+    *out = m->inputs[i];
+    return TG_OK;
+}
+
+tg_status tg_onnx_output_info(const tg_onnx_model *m, int i, tg_onnx_value_info *out)
+{
+    if (!m || !out || i < 0 || i >= m->n_outputs)
+        return tg__error(TG_ERR_INDEX, "tg_onnx_output_info: no output %d", i);
+    *out = m->outputs[i];
+    return TG_OK;
+}
+
+const char *tg_onnx_initializer_name(const tg_onnx_model *m, int i)
+{
+    return m && i >= 0 && i < m->n_inits ? m->init_names[i] : NULL;
+}
+
+tg_tensor *tg_onnx_initializer(const tg_onnx_model *m, int i)
+{
+    return m && i >= 0 && i < m->n_inits ? m->inits[i] : NULL;
+}
+
+int64_t tg_onnx_num_parameters(const tg_onnx_model *m)
+{
+    int64_t n = 0;
+    for (int i = 0; m && i < m->n_inits; i++)
+        if (tg_dtype_is_float(tg_dtype_of(m->inits[i])))
+            n += tg_numel(m->inits[i]);
+    return n;
+}
+
+const char *tg_onnx_node_op(const tg_onnx_model *m, int i)
+{
+    return m && i >= 0 && i < m->n_nodes ? m->nodes[i].node->op_type : NULL;
+}
+
+const char *tg_onnx_node_name(const tg_onnx_model *m, int i)
+{
+    return m && i >= 0 && i < m->n_nodes ? nz(m->nodes[i].node->name) : NULL;
+}
+

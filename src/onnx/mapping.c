@@ -1,0 +1,269 @@
+/* What the op mappings (ops_*.c) share: node-named errors, typed attribute
+ * and constant-input readers, size and axis checks, and the op tables'
+ * lookup by type and opset version. */
+#include "onnx/import.h"
+
+#include "graph/graph_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the product of the non-zero dims: what a tensor of this shape would
+ * hold if its empty dims were not empty (reductions over them produce it) */
+bool onnx_extent_ok(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || (shape[i] && n > ONNX_IMPORT_MAX_ELEMENTS / shape[i]))
+            return false;
+        n *= shape[i] ? shape[i] : 1;
+    }
+    return n <= ONNX_IMPORT_MAX_ELEMENTS;
+}
+
+tg_status onnx_err(const onnx_ictx *c, tg_status s, const char *fmt, ...)
+{
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return tg__error(s, "ONNX node '%s' (%s): %s", onnx_node_label(c->node),
+                     c->node->op_type, msg);
+}
+
+const onnx_attribute *onnx_attr(const onnx_ictx *c, const char *name)
+{
+    for (size_t i = 0; i < c->node->n_attribute; i++)
+        if (c->node->attribute[i].name && !strcmp(c->node->attribute[i].name, name))
+            return &c->node->attribute[i];
+    return NULL;
+}
+
+/* attribute a has type `want` (producers that omit the type field are
+ * judged by which field is present) */
+static tg_status attr_type(const onnx_ictx *c, const onnx_attribute *a, int want)
+{
+    int t = a->type;
+    if (!a->has_type || t == ONNX_ATTR_UNDEFINED)
+        t = a->has_f ? ONNX_ATTR_FLOAT : a->has_i ? ONNX_ATTR_INT
+            : a->s.data ? ONNX_ATTR_STRING : a->t ? ONNX_ATTR_TENSOR
+            : a->n_ints ? ONNX_ATTR_INTS : a->n_floats ? ONNX_ATTR_FLOATS : want;
+    if (t == want)
+        return TG_OK;
+    return onnx_err(c, TG_ERR_IO, "attribute '%s' should be %s, got %s", a->name,
+                    onnx_attribute_type_name(want), onnx_attribute_type_name(t));
+}
+
+tg_status oa_int(const onnx_ictx *c, const char *name, int64_t dflt, int64_t *out)
+{
+    const onnx_attribute *a = onnx_attr(c, name);
+    *out = dflt;
+    if (!a)
+        return TG_OK;
+    tg_status s = attr_type(c, a, ONNX_ATTR_INT);
+    if (s == TG_OK)
+        *out = a->i;
+    return s;
+}
+
+tg_status oa_float(const onnx_ictx *c, const char *name, double dflt, double *out)
+{
+    const onnx_attribute *a = onnx_attr(c, name);
+    *out = dflt;
+    if (!a)
+        return TG_OK;
+    tg_status s = attr_type(c, a, ONNX_ATTR_FLOAT);
+    if (s == TG_OK)
+        *out = a->f;
+    return s;
+}
+
+tg_status oa_ints(const onnx_ictx *c, const char *name, const int64_t **v, int *n)
+{
+    const onnx_attribute *a = onnx_attr(c, name);
+    *v = NULL;
+    *n = -1;
+    if (!a)
+        return TG_OK;
+    tg_status s = attr_type(c, a, ONNX_ATTR_INTS);
+    if (s != TG_OK)
+        return s;
+    if (a->n_ints > 1000000)
+        return onnx_err(c, TG_ERR_IO, "attribute '%s' has %zu values", name, a->n_ints);
+    *v = a->ints;
+    *n = (int)a->n_ints;
+    return TG_OK;
+}
+
+tg_status oa_floats(const onnx_ictx *c, const char *name, const float **v, int *n)
+{
+    const onnx_attribute *a = onnx_attr(c, name);
+    *v = NULL;
+    *n = -1;
+    if (!a)
+        return TG_OK;
+    tg_status s = attr_type(c, a, ONNX_ATTR_FLOATS);
+    if (s != TG_OK)
+        return s;
+    if (a->n_floats > 1000000)
+        return onnx_err(c, TG_ERR_IO, "attribute '%s' has %zu values", name, a->n_floats);
+    *v = a->floats;
+    *n = (int)a->n_floats;
+    return TG_OK;
+}
+
+tg_status oa_string(const onnx_ictx *c, const char *name, const char *dflt, const char **out)
+{
+    const onnx_attribute *a = onnx_attr(c, name);
+    *out = dflt;
+    if (!a)
+        return TG_OK;
+    tg_status s = attr_type(c, a, ONNX_ATTR_STRING);
+    if (s == TG_OK)
+        *out = a->s.data ? (const char *)a->s.data : "";
+    return s;
+}
+
+tg_status oa_tensor(const onnx_ictx *c, const char *name, tg_tensor **out)
+{
+    const onnx_attribute *a = onnx_attr(c, name);
+    *out = NULL;
+    if (!a)
+        return TG_OK;
+    tg_status s = attr_type(c, a, ONNX_ATTR_TENSOR);
+    if (s != TG_OK)
+        return s;
+    if (!a->t)
+        return onnx_err(c, TG_ERR_IO, "attribute '%s' has no tensor", name);
+    *out = onnx_tensor_to_tg_wide(a->t);
+    if (!*out)
+        return tg_last_status();
+    return onnx_check_numel(c, tg_ndim(*out), tg_shape(*out), "a tensor attribute");
+}
+
+tg_tensor *oi_req(onnx_ictx *c, int i, const char *what)
+{
+    if (i < c->n_in && c->in[i])
+        return c->in[i];
+    onnx_err(c, TG_ERR_IO, "input %d (%s) is required", i, what);
+    return NULL;
+}
+
+void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes)
+{
+    if (c->n_tmp == (int)(sizeof c->tmp / sizeof c->tmp[0])) {
+        tg__error(TG_ERR_INTERNAL, "onnx: too many temporaries");
+        return NULL;
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+        return NULL;
+    }
+    c->tmp[c->n_tmp++] = p;
+    return p;
+}
+
+tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n)
+{
+    tg_tensor *t = oi_req(c, i, what);
+    if (!t)
+        return tg_last_status();
+    t = c->val[i];
+    if (!t || tg_is_symbolic(t))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') must be known when "
+                        "the model is imported (an initializer, a Constant, or computed "
+                        "from them)", i, what, c->node->input[i]);
+    tg_dtype dt = tg_dtype_of(t);
+    if (dt != TG_INT64 && dt != TG_INT32)
+        return onnx_err(c, TG_ERR_IO, "input %d (%s) should be int64, got %s", i, what,
+                        tg_dtype_name(dt));
+    *n = tg_numel(t);
+    *v = onnx_tmp_alloc(c, (size_t)*n * sizeof **v);
+    if (!*v)
+        return tg_last_status();
+    return tg_copy_to(t, TG_INT64, *v);
+}
+
+tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out)
+{
+    tg_tensor *t = oi_req(c, i, what);
+    if (!t)
+        return tg_last_status();
+    t = c->val[i];
+    if (!t || tg_is_symbolic(t))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') must be known when "
+                        "the model is imported", i, what, c->node->input[i]);
+    if (tg_numel(t) != 1)
+        return onnx_err(c, TG_ERR_IO, "input %d (%s) should have one element, has %lld",
+                        i, what, (long long)tg_numel(t));
+    return tg_copy_to(t, TG_FLOAT64, out);
+}
+
+tg_status onnx_check_numel(const onnx_ictx *c, int ndim, const int64_t *shape,
+                           const char *what)
+{
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            return onnx_err(c, TG_ERR_IO, "%s has a negative dim %lld", what,
+                            (long long)shape[i]);
+    if (!onnx_extent_ok(ndim, shape))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "%s would have more than %lld elements "
+                        "(counting empty dims as 1)", what, (long long)ONNX_IMPORT_MAX_ELEMENTS);
+    return TG_OK;
+}
+
+tg_status onnx_axis(const onnx_ictx *c, int64_t axis, int rank, const char *what, int *out)
+{
+    if (axis < -rank || axis >= rank || (rank == 0 && axis != 0))
+        return onnx_err(c, TG_ERR_IO, "%s %lld is out of range for rank %d", what,
+                        (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return TG_OK;
+}
+
+int onnx_eager_begin(void)
+{
+    int old = tg__graph_suspend();
+    tg_no_grad_begin();
+    return old;
+}
+
+void onnx_eager_end(int token)
+{
+    tg_no_grad_end();
+    tg__graph_resume(token);
+}
+
+tg_tensor *onnx_as(tg_tensor *y, tg_dtype dt)
+{
+    if (!y)
+        return NULL;
+    return tg_dtype_of(y) == dt ? y : tg_cast(y, dt);
+}
+
+/* ---- the op tables ----------------------------------------------------------------- */
+const onnx_op_entry *onnx_op_lookup(const char *op_type)
+{
+    static const onnx_op_entry *const tables[] = {onnx_ops_math, onnx_ops_nn, onnx_ops_shape,
+                                                  onnx_ops_reduce};
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (const onnx_op_entry *e = tables[t]; e->op_type; e++)
+            if (!strcmp(e->op_type, op_type))
+                return e;
+    return NULL;
+}
+
+int onnx_op_version(const onnx_op_entry *e, int64_t opset)
+{
+    int v = 0;
+    for (int i = 0; i < 8 && e->versions[i]; i++)
+        if (e->versions[i] <= opset)
+            v = e->versions[i];
+    return v;
+}
+
+int onnx_op_min_version(const onnx_op_entry *e) { return onnx_op_version(e, ONNX_MIN_OPSET); }

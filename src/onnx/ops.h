@@ -1,0 +1,118 @@
+/* The ONNX importer's op mappings: the per-node context, attribute and
+ * constant-input readers that check types, and the per-family tables. */
+#ifndef TG_ONNX_OPS_H
+#define TG_ONNX_OPS_H
+
+#include "core/status_impl.h"
+#include "onnx/proto.h"
+#include "tg/onnx.h"
+#include "tg/tg.h"
+
+#define ONNX_MIN_OPSET 11
+#define ONNX_MAX_OPSET 17
+#define ONNX_MAX_IO 64 /* inputs or outputs of one node (Concat, Sum, ...) */
+/* the most elements one imported value may have (1 GiB of float32): a
+ * hostile model must not make the importer allocate without bound */
+#define ONNX_IMPORT_MAX_ELEMENTS ((int64_t)1 << 28)
+/* the most windows positions the composite pooling expands into slices */
+#define ONNX_MAX_POOL_WINDOW 4096
+
+typedef struct onnx_ictx {
+    const onnx_node *node;
+    int version;          /* the op's version in effect (since_version) */
+    bool graph_mode;      /* building into a graph (else eager) */
+    bool folding;         /* all inputs known: running eagerly, no grad */
+    int n_in;             /* node->n_input */
+    tg_tensor *in[ONNX_MAX_IO]; /* NULL for omitted ("") inputs */
+    bool known[ONNX_MAX_IO];    /* value fixed at import time (concrete) */
+    /* concrete values where the import knows them: known values, and with
+     * tg_onnx_opts.specialize the given graph inputs (for inputs that must
+     * be constants, like Reshape's shape); NULL otherwise */
+    tg_tensor *val[ONNX_MAX_IO];
+    int n_out;                  /* node->n_output */
+    /* set by the mapping: scope-owned results or inputs passed through */
+    tg_tensor *out[ONNX_MAX_IO];
+    bool out_known[ONNX_MAX_IO]; /* the mapping may mark outputs known */
+    void *tmp[8];               /* freed after the mapping ran */
+    int n_tmp;
+    tg_generator *gen;          /* for training-mode Dropout */
+} onnx_ictx;
+
+typedef tg_status (*onnx_import_fn)(onnx_ictx *c);
+
+enum {
+    ONNX_OP_NO_FOLD = 1, /* never evaluate at import time (random) */
+};
+
+typedef struct onnx_op_entry {
+    const char *op_type;
+    /* since_version of every version up to opset 17, ascending, 0-ended */
+    int8_t versions[8];
+    int min_in, max_in, min_out, max_out;
+    onnx_import_fn import;
+    unsigned flags;
+} onnx_op_entry;
+
+/* NULL-op_type-terminated tables */
+extern const onnx_op_entry onnx_ops_math[];
+extern const onnx_op_entry onnx_ops_nn[];
+extern const onnx_op_entry onnx_ops_shape[];
+extern const onnx_op_entry onnx_ops_reduce[];
+
+const onnx_op_entry *onnx_op_lookup(const char *op_type);
+/* the op version in effect at `opset` (0 when the op does not exist yet) */
+int onnx_op_version(const onnx_op_entry *e, int64_t opset);
+/* the oldest version tensorgraph implements (the one in effect at 11) */
+int onnx_op_min_version(const onnx_op_entry *e);
+
+/* ---- errors: "ONNX node 'name' (Op): ..." ------------------------------------ */
+tg_status onnx_err(const onnx_ictx *c, tg_status s, const char *fmt, ...)
+    TG_PRINTF(3, 4);
+const char *onnx_node_label(const onnx_node *n); /* name or "#output" */
+
+/* ---- attributes: absent -> default; wrong type -> TG_ERR_IO ------------------- */
+const onnx_attribute *onnx_attr(const onnx_ictx *c, const char *name);
+tg_status oa_int(const onnx_ictx *c, const char *name, int64_t dflt, int64_t *out);
+tg_status oa_float(const onnx_ictx *c, const char *name, double dflt, double *out);
+/* *v points into the node (not copied); *n = -1 when absent */
+tg_status oa_ints(const onnx_ictx *c, const char *name, const int64_t **v, int *n);
+tg_status oa_floats(const onnx_ictx *c, const char *name, const float **v, int *n);
+/* NUL-terminated string or dflt */
+tg_status oa_string(const onnx_ictx *c, const char *name, const char *dflt,
+                    const char **out);
+/* a tensor attribute converted (new reference, scope-owned), or NULL */
+tg_status oa_tensor(const onnx_ictx *c, const char *name, tg_tensor **out);
+
+/* ---- inputs ---------------------------------------------------------------------- */
+/* input i, which must be present (TG_ERR_IO naming it otherwise) */
+tg_tensor *oi_req(onnx_ictx *c, int i, const char *what);
+/* the values of a known integer input as int64: *v malloc'd into c->tmp
+ * (freed after the mapping); *n elements. Unknown at import time:
+ * TG_ERR_UNSUPPORTED saying it must be a constant. */
+tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n);
+/* a known one-element input as double */
+tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out);
+void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes);
+
+/* ---- shared helpers ----------------------------------------------------------------- */
+/* TG_ERR_UNSUPPORTED when a value of this shape would exceed
+ * ONNX_IMPORT_MAX_ELEMENTS (shape values must be non-negative) */
+tg_status onnx_check_numel(const onnx_ictx *c, int ndim, const int64_t *shape,
+                           const char *what);
+/* axis in [-r, r) normalised, else TG_ERR_IO naming the attribute */
+tg_status onnx_axis(const onnx_ictx *c, int64_t axis, int rank, const char *what,
+                    int *out);
+/* computing helper constants (index lists, masks) inside a mapping:
+ * runs ops eagerly without grad even in graph mode, until _end */
+int onnx_eager_begin(void);
+void onnx_eager_end(int token);
+/* y itself when of dtype dt, else y cast to dt (scope-owned) */
+tg_tensor *onnx_as(tg_tensor *y, tg_dtype dt);
+/* ONNX data type -> dtype that holds it (widened), TG_ERR_UNSUPPORTED */
+tg_status onnx_storage_dtype(int32_t onnx_type, tg_dtype *out);
+/* TensorProto -> tensor, widening types tensorgraph lacks (see tg/onnx.h) */
+tg_tensor *onnx_tensor_to_tg_wide(const onnx_tensor *tp);
+/* rounds float values to the precision of FLOAT16 / BFLOAT16 (Cast) */
+tg_tensor *onnx_round_to_half(tg_tensor *x, bool bfloat);
+
+#endif

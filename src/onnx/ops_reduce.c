@@ -1,0 +1,123 @@
+/* ONNX reductions -> tensorgraph: ReduceX (axes attribute or input, keepdims)
+ * and ArgMax/ArgMin (select_last_index), results in the input's type. */
+#include "onnx/ops.h"
+
+#include <string.h>
+
+typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_LSE } rkind;
+
+static tg_status reduce(onnx_ictx *c, rkind k)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    if (!x)
+        return tg_last_status();
+    int64_t keep, noop = 0;
+    tg_status s = oa_int(c, "keepdims", 1, &keep);
+    int64_t *ax = NULL, n = 0;
+    bool axes_input = k == R_SUM && c->version >= 13;
+    if (s == TG_OK && axes_input) {
+        s = oa_int(c, "noop_with_empty_axes", 0, &noop);
+        if (s == TG_OK && onnx_attr(c, "axes"))
+            s = onnx_err(c, TG_ERR_IO, "axes is an input from opset 13, not an attribute");
+        if (s == TG_OK && c->n_in > 1 && c->in[1])
+            s = oi_ints(c, 1, "axes", &ax, &n);
+    } else if (s == TG_OK) {
+        if (c->n_in > 1)
+            return onnx_err(c, TG_ERR_IO, "takes one input (axes is an attribute)");
+        const int64_t *v;
+        int k2;
+        s = oa_ints(c, "axes", &v, &k2);
+        if (s == TG_OK && k2 > 0) {
+            ax = onnx_tmp_alloc(c, (size_t)k2 * sizeof *ax);
+            if (!ax)
+                return tg_last_status();
+            memcpy(ax, v, (size_t)k2 * sizeof *ax);
+            n = k2;
+        }
+    }
+    if (s != TG_OK)
+        return s;
+    if (n == 0 && noop) {
+        c->out[0] = x;
+        return TG_OK;
+    }
+    int r = tg_ndim(x), axes[TG_MAX_DIMS];
+    bool seen[TG_MAX_DIMS] = {false};
+    if (n > r)
+        return onnx_err(c, TG_ERR_IO, "%lld axes for rank %d", (long long)n, r);
+    for (int64_t i = 0; i < n; i++) {
+        if ((s = onnx_axis(c, ax[i], r, "axes value", &axes[i])) != TG_OK)
+            return s;
+        if (seen[axes[i]])
+            return onnx_err(c, TG_ERR_IO, "axes repeats axis %d", axes[i]);
+        seen[axes[i]] = true;
+    }
+    if (r == 0) { /* a scalar reduces to itself */
+        c->out[0] = x;
+        return TG_OK;
+    }
+    tg_dtype dt = tg_dtype_of(x);
+    bool isf = tg_dtype_is_float(dt);
+    tg_tensor *y;
+    switch (k) {
+    case R_SUM: y = tg_sum(x, (int)n, axes, keep != 0); break;
+    case R_PROD: y = tg_prod(x, (int)n, axes, keep != 0); break;
+    case R_MAX: y = tg_max(x, (int)n, axes, keep != 0); break;
+    case R_MIN: y = tg_min(x, (int)n, axes, keep != 0); break;
+    case R_MEAN: y = tg_mean(isf ? x : tg_cast(x, TG_FLOAT64), (int)n, axes, keep != 0); break;
+    default: y = tg_logsumexp(isf ? x : tg_cast(x, TG_FLOAT64), (int)n, axes, keep != 0);
+    }
+    c->out[0] = onnx_as(y, dt);
+    return c->out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status r_sum(onnx_ictx *c) { return reduce(c, R_SUM); }
+static tg_status r_mean(onnx_ictx *c) { return reduce(c, R_MEAN); }
+static tg_status r_max(onnx_ictx *c) { return reduce(c, R_MAX); }
+static tg_status r_min(onnx_ictx *c) { return reduce(c, R_MIN); }
+static tg_status r_prod(onnx_ictx *c) { return reduce(c, R_PROD); }
+static tg_status r_lse(onnx_ictx *c) { return reduce(c, R_LSE); }
+
+/* select_last_index: the first extreme of the reversed axis, mapped back */
+static tg_status arg(onnx_ictx *c, bool max)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    int64_t a, keep, last = 0;
+    tg_status s = x ? oa_int(c, "axis", 0, &a) : tg_last_status();
+    if (s == TG_OK)
+        s = oa_int(c, "keepdims", 1, &keep);
+    if (s == TG_OK && c->version >= 12)
+        s = oa_int(c, "select_last_index", 0, &last);
+    int axis;
+    if (s == TG_OK)
+        s = onnx_axis(c, a, tg_ndim(x), "axis", &axis);
+    if (s != TG_OK)
+        return s;
+    tg_tensor *(*fn)(tg_tensor *, int, bool) = max ? tg_argmax : tg_argmin;
+    if (!last) {
+        c->out[0] = fn(x, axis, keep != 0);
+        return c->out[0] ? TG_OK : tg_last_status();
+    }
+    int64_t dim = tg_shape(x)[axis];
+    int tok = onnx_eager_begin();
+    tg_tensor *rev = tg_arange(TG_INT64, (double)dim - 1, -0.5, -1);
+    onnx_eager_end(tok);
+    tg_tensor *i = fn(tg_index_select(x, axis, rev), axis, keep != 0);
+    c->out[0] = i ? tg_sub(tg_scalar(TG_INT64, (double)(dim - 1)), i) : NULL;
+    return c->out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status r_argmax(onnx_ictx *c) { return arg(c, true); }
+static tg_status r_argmin(onnx_ictx *c) { return arg(c, false); }
+
+const onnx_op_entry onnx_ops_reduce[] = {
+    {"ReduceSum", {1, 11, 13}, 1, 2, 1, 1, r_sum, 0},
+    {"ReduceMean", {1, 11, 13}, 1, 1, 1, 1, r_mean, 0},
+    {"ReduceMax", {1, 11, 12, 13}, 1, 1, 1, 1, r_max, 0},
+    {"ReduceMin", {1, 11, 12, 13}, 1, 1, 1, 1, r_min, 0},
+    {"ReduceProd", {1, 11, 13}, 1, 1, 1, 1, r_prod, 0},
+    {"ReduceLogSumExp", {1, 11, 13}, 1, 1, 1, 1, r_lse, 0},
+    {"ArgMax", {1, 11, 12, 13}, 1, 1, 1, 1, r_argmax, 0},
+    {"ArgMin", {1, 11, 12, 13}, 1, 1, 1, 1, r_argmin, 0},
+    {NULL, {0}, 0, 0, 0, 0, NULL, 0},
+};

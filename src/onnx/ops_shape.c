@@ -1,0 +1,632 @@
+/* ONNX shape and data-movement ops -> tensorgraph: Reshape, Slice, Split,
+ * Gather, Pad, Shape, Constant, Cast and the rest of that family. */
+#include "onnx/ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static tg_status done(onnx_ictx *c, int i, tg_tensor *y)
+{
+    c->out[i] = y;
+    return y ? TG_OK : tg_last_status();
+}
+
+/* axes from the attribute (opset < since) or the optional input 1 */
+static tg_status read_axes(onnx_ictx *c, int since, int64_t **axes, int64_t *n, bool *given)
+{
+    *given = false;
+    *n = 0;
+    *axes = NULL;
+    if (c->version < since) {
+        const int64_t *v;
+        int k;
+        tg_status s = oa_ints(c, "axes", &v, &k);
+        if (s != TG_OK || k < 0)
+            return s;
+        *axes = onnx_tmp_alloc(c, (size_t)k * sizeof **axes);
+        if (!*axes)
+            return tg_last_status();
+        memcpy(*axes, v, (size_t)k * sizeof **axes);
+        *n = k;
+        *given = true;
+        return TG_OK;
+    }
+    if (onnx_attr(c, "axes"))
+        return onnx_err(c, TG_ERR_IO, "axes is an input from opset %d, not an attribute",
+                        since);
+    if (c->n_in < 2 || !c->in[1])
+        return TG_OK;
+    *given = true;
+    return oi_ints(c, 1, "axes", axes, n);
+}
+
+/* ---- Reshape, Flatten, Squeeze, Unsqueeze: computed shapes ------------------------------ */
+static tg_status s_reshape(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    int64_t *v, n, allowzero = 0;
+    tg_status s = x ? oi_ints(c, 1, "shape", &v, &n) : tg_last_status();
+    if (s == TG_OK && c->version >= 14)
+        s = oa_int(c, "allowzero", 0, &allowzero);
+    if (s != TG_OK)
+        return s;
+    if (n > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "shape has %lld dims (at most %d)",
+                        (long long)n, TG_MAX_DIMS);
+    int64_t shape[TG_MAX_DIMS], known = 1;
+    int infer = -1;
+    for (int i = 0; i < n; i++) {
+        shape[i] = v[i];
+        if (v[i] == 0 && !allowzero) {
+            if (i >= tg_ndim(x))
+                return onnx_err(c, TG_ERR_SHAPE, "shape[%d] = 0 copies a dim the input "
+                                "(rank %d) does not have", i, tg_ndim(x));
+            shape[i] = tg_shape(x)[i];
+        } else if (v[i] == -1) {
+            if (infer >= 0)
+                return onnx_err(c, TG_ERR_SHAPE, "shape has more than one -1");
+            infer = i;
+            continue;
+        } else if (v[i] < 0) {
+            return onnx_err(c, TG_ERR_SHAPE, "shape[%d] = %lld is negative", i,
+                            (long long)v[i]);
+        }
+        if (shape[i] && known > ONNX_IMPORT_MAX_ELEMENTS / shape[i] + 1)
+            return onnx_err(c, TG_ERR_SHAPE, "shape value %lld is too large",
+                            (long long)shape[i]);
+        known *= shape[i];
+    }
+    if (infer >= 0) {
+        if (known == 0 || tg_numel(x) % known)
+            return onnx_err(c, TG_ERR_SHAPE, "cannot infer the -1 in the shape: %lld "
+                            "elements, %lld in the other dims", (long long)tg_numel(x),
+                            (long long)known);
+        shape[infer] = tg_numel(x) / known;
+    }
+    return done(c, 0, tg_reshape(x, (int)n, shape));
+}
+
+static tg_status s_flatten(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input");
+    int64_t a;
+    tg_status s = x ? oa_int(c, "axis", 1, &a) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x);
+    if (a < -r || a > r)
+        return onnx_err(c, TG_ERR_IO, "axis %lld is out of range for rank %d", (long long)a, r);
+    if (a < 0)
+        a += r;
+    int64_t shape[2] = {1, 1};
+    for (int i = 0; i < r; i++)
+        shape[i >= a] *= tg_shape(x)[i];
+    return done(c, 0, tg_reshape(x, 2, shape));
+}
+
+static tg_status s_squeeze(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    int64_t *axes, n;
+    bool given;
+    tg_status s = x ? read_axes(c, 13, &axes, &n, &given) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x);
+    bool drop[TG_MAX_DIMS] = {false};
+    for (int i = 0; i < r; i++)
+        drop[i] = !given && tg_shape(x)[i] == 1;
+    for (int64_t i = 0; given && i < n; i++) {
+        int a;
+        if ((s = onnx_axis(c, axes[i], r, "axes value", &a)) != TG_OK)
+            return s;
+        if (tg_shape(x)[a] != 1)
+            return onnx_err(c, TG_ERR_SHAPE, "cannot squeeze axis %d of size %lld", a,
+                            (long long)tg_shape(x)[a]);
+        drop[a] = true;
+    }
+    int64_t shape[TG_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < r; i++)
+        if (!drop[i])
+            shape[k++] = tg_shape(x)[i];
+    return done(c, 0, tg_reshape(x, k, shape));
+}
+
+static tg_status s_unsqueeze(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    int64_t *axes, n;
+    bool given;
+    tg_status s = x ? read_axes(c, 13, &axes, &n, &given) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    if (!given)
+        return onnx_err(c, TG_ERR_IO, "axes is required");
+    int r = tg_ndim(x) + (int)n;
+    if (r > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "the result would have rank %d (at most %d)",
+                        r, TG_MAX_DIMS);
+    bool ins[TG_MAX_DIMS] = {false};
+    for (int64_t i = 0; i < n; i++) {
+        int a;
+        if ((s = onnx_axis(c, axes[i], r, "axes value", &a)) != TG_OK)
+            return s;
+        if (ins[a])
+            return onnx_err(c, TG_ERR_IO, "axes repeats axis %d", a);
+        ins[a] = true;
+    }
+    int64_t shape[TG_MAX_DIMS];
+    for (int i = 0, k = 0; i < r; i++)
+        shape[i] = ins[i] ? 1 : tg_shape(x)[k++];
+    return done(c, 0, tg_reshape(x, r, shape));
+}
+
+static tg_status s_transpose(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    const int64_t *p;
+    int n;
+    tg_status s = x ? oa_ints(c, "perm", &p, &n) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x), perm[TG_MAX_DIMS];
+    if (n >= 0 && n != r)
+        return onnx_err(c, TG_ERR_IO, "perm has %d values for rank %d", n, r);
+    for (int i = 0; i < r; i++) {
+        if (n >= 0 && (p[i] < 0 || p[i] >= r))
+            return onnx_err(c, TG_ERR_IO, "perm value %lld is out of range", (long long)p[i]);
+        perm[i] = n >= 0 ? (int)p[i] : r - 1 - i;
+    }
+    return done(c, 0, tg_permute(x, perm));
+}
+
+/* ---- Slice ----------------------------------------------------------------------------- */
+static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* elements start, start+step, ... (step < 0) as an index_select */
+static tg_tensor *reverse_slice(tg_tensor *x, int axis, int64_t start, int64_t end, int64_t step)
+{
+    int64_t cnt = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    int tok = onnx_eager_begin();
+    tg_tensor *idx = tg_arange(TG_INT64, (double)start, (double)start + (double)step * (double)cnt - (double)step / 2,
+                               (double)step);
+    onnx_eager_end(tok);
+    if (idx && tg_numel(idx) != cnt) /* guard against rounding in arange */
+        return tg__error_null(TG_ERR_INTERNAL, "onnx: Slice index count");
+    return tg_index_select(x, axis, idx);
+}
+
+static tg_status s_slice(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    int64_t *st, *en, *ax = NULL, *sp = NULL, n, ne, na = 0, ns = 0;
+    tg_status s = x ? oi_ints(c, 1, "starts", &st, &n) : tg_last_status();
+    if (s == TG_OK)
+        s = oi_ints(c, 2, "ends", &en, &ne);
+    if (s == TG_OK && c->n_in > 3 && c->in[3])
+        s = oi_ints(c, 3, "axes", &ax, &na);
+    if (s == TG_OK && c->n_in > 4 && c->in[4])
+        s = oi_ints(c, 4, "steps", &sp, &ns);
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x);
+    if (ne != n || (ax && na != n) || (sp && ns != n) || n > r)
+        return onnx_err(c, TG_ERR_IO, "starts, ends, axes and steps should have the same "
+                        "length (at most the rank %d)", r);
+    bool seen[TG_MAX_DIMS] = {false};
+    tg_tensor *y = x;
+    for (int64_t i = 0; i < n; i++) {
+        int a;
+        if ((s = onnx_axis(c, ax ? ax[i] : i, r, "axes value", &a)) != TG_OK)
+            return s;
+        if (seen[a])
+            return onnx_err(c, TG_ERR_IO, "axes repeats axis %d", a);
+        seen[a] = true;
+        int64_t dim = tg_shape(x)[a], step = sp ? sp[i] : 1;
+        int64_t b = st[i], e = en[i];
+        if (step == 0)
+            return onnx_err(c, TG_ERR_IO, "steps must not be 0");
+        /* a step longer than the axis takes one element: bound it */
+        if (step > dim + 1)
+            step = dim + 1;
+        if (step < -(dim + 1))
+            step = -(dim + 1);
+        if (b < 0)
+            b = b < -dim ? 0 : b + dim;
+        if (e < 0)
+            e = e < -dim ? -1 : e + dim;
+        if (step > 0) {
+            b = clampi(b, 0, dim);
+            e = clampi(e, 0, dim);
+            y = tg_slice(y, a, b, e < b ? b : e, step);
+        } else {
+            b = clampi(b, 0, dim - 1);
+            e = clampi(e, -1, dim - 1);
+            y = dim ? reverse_slice(y, a, b, e, step) : y;
+        }
+        if (!y)
+            return tg_last_status();
+    }
+    return done(c, 0, y);
+}
+
+/* ---- Concat, Split ----------------------------------------------------------------------------- */
+static tg_status s_concat(onnx_ictx *c)
+{
+    int64_t a;
+    tg_status s = oa_int(c, "axis", 0, &a);
+    if (s != TG_OK)
+        return s;
+    if (!onnx_attr(c, "axis"))
+        return onnx_err(c, TG_ERR_IO, "attribute axis is required");
+    for (int i = 0; i < c->n_in; i++)
+        if (!c->in[i])
+            return onnx_err(c, TG_ERR_IO, "input %d is empty (\"\")", i);
+    int axis;
+    if ((s = onnx_axis(c, a, tg_ndim(c->in[0]), "axis", &axis)) != TG_OK)
+        return s;
+    if (c->n_in == 1)
+        return done(c, 0, c->in[0]);
+    return done(c, 0, tg_concat(c->n_in, c->in, axis));
+}
+
+static tg_status s_split(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input");
+    int64_t a, *sizes = NULL, n = 0;
+    tg_status s = x ? oa_int(c, "axis", 0, &a) : tg_last_status();
+    int axis;
+    if (s == TG_OK)
+        s = onnx_axis(c, a, tg_ndim(x), "axis", &axis);
+    if (s != TG_OK)
+        return s;
+    int nout = c->n_out;
+    if (c->version < 13) {
+        const int64_t *v;
+        int k;
+        if ((s = oa_ints(c, "split", &v, &k)) != TG_OK)
+            return s;
+        if (k >= 0) {
+            sizes = onnx_tmp_alloc(c, (size_t)k * sizeof *sizes);
+            if (!sizes)
+                return tg_last_status();
+            memcpy(sizes, v, (size_t)k * sizeof *sizes);
+            n = k;
+        }
+    } else if (c->n_in > 1 && c->in[1]) {
+        if ((s = oi_ints(c, 1, "split", &sizes, &n)) != TG_OK)
+            return s;
+    }
+    int64_t dim = tg_shape(x)[axis];
+    if (!sizes) {
+        if (dim % nout)
+            return onnx_err(c, TG_ERR_SHAPE, "axis %d of size %lld does not split into %d "
+                            "equal parts", axis, (long long)dim, nout);
+        sizes = onnx_tmp_alloc(c, (size_t)nout * sizeof *sizes);
+        if (!sizes)
+            return tg_last_status();
+        for (int i = 0; i < nout; i++)
+            sizes[i] = dim / nout;
+        n = nout;
+    }
+    if (n != nout)
+        return onnx_err(c, TG_ERR_IO, "split has %lld sizes for %d outputs", (long long)n, nout);
+    int64_t total = 0;
+    for (int i = 0; i < nout; i++) {
+        if (sizes[i] < 0 || sizes[i] > dim)
+            return onnx_err(c, TG_ERR_IO, "split size %lld is negative or larger than "
+                            "the axis (%lld)", (long long)sizes[i], (long long)dim);
+        total += sizes[i];
+    }
+    if (total != dim)
+        return onnx_err(c, TG_ERR_SHAPE, "split sizes add up to %lld, axis %d has %lld",
+                        (long long)total, axis, (long long)dim);
+    /* slices (views) rather than tg_split: zero-size parts are fine */
+    int64_t at = 0;
+    for (int i = 0; i < nout; at += sizes[i], i++)
+        if ((c->out[i] = tg_slice(x, axis, at, at + sizes[i], 1)) == NULL)
+            return tg_last_status();
+    return TG_OK;
+}
+
+/* ---- Gather (numpy take along an axis), Expand, Tile ---------------------------------------- */
+static tg_status s_gather(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data"), *idx = x ? oi_req(c, 1, "indices") : NULL;
+    int64_t a;
+    tg_status s = idx ? oa_int(c, "axis", 0, &a) : tg_last_status();
+    int axis;
+    if (s == TG_OK)
+        s = onnx_axis(c, a, tg_ndim(x), "axis", &axis);
+    if (s != TG_OK)
+        return s;
+    if (tg_dtype_of(idx) != TG_INT64 && tg_dtype_of(idx) != TG_INT32)
+        return onnx_err(c, TG_ERR_IO, "indices should be int32 or int64, got %s",
+                        tg_dtype_name(tg_dtype_of(idx)));
+    int r = tg_ndim(x), q = tg_ndim(idx);
+    if (r - 1 + q > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "the result would have rank %d", r - 1 + q);
+    int64_t dim = tg_shape(x)[axis], cnt = tg_numel(idx);
+    /* negative indices count from the end */
+    tg_tensor *i64 = onnx_as(idx, TG_INT64);
+    tg_tensor *flat = tg_reshape(i64, 1, &cnt);
+    tg_tensor *norm = tg_where(tg_lt(flat, tg_scalar(TG_INT64, 0)),
+                               tg_add_scalar(flat, (double)dim), flat);
+    tg_tensor *y = tg_index_select(x, axis, norm);
+    int64_t shape[TG_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < axis; i++)
+        shape[k++] = tg_shape(x)[i];
+    for (int i = 0; i < q; i++)
+        shape[k++] = tg_shape(idx)[i];
+    for (int i = axis + 1; i < r; i++)
+        shape[k++] = tg_shape(x)[i];
+    return done(c, 0, tg_reshape(y, k, shape));
+}
+
+static tg_status s_expand(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input");
+    int64_t *v, n;
+    tg_status s = x ? oi_ints(c, 1, "shape", &v, &n) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x), nd = (int)(n > r ? n : r);
+    if (n > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "shape has %lld dims", (long long)n);
+    int64_t shape[TG_MAX_DIMS];
+    for (int i = 0; i < nd; i++) {
+        int xi = i - (nd - r), si = i - (nd - (int)n);
+        int64_t dx = xi >= 0 ? tg_shape(x)[xi] : 1, ds = si >= 0 ? v[si] : 1;
+        if (dx != ds && dx != 1 && ds != 1)
+            return onnx_err(c, TG_ERR_SHAPE, "input dim %lld and shape value %lld do not "
+                            "broadcast", (long long)dx, (long long)ds);
+        shape[i] = dx == 1 ? ds : dx;
+    }
+    if ((s = onnx_check_numel(c, nd, shape, "the result")) != TG_OK)
+        return s;
+    return done(c, 0, tg_expand(x, nd, shape));
+}
+
+static tg_status s_tile(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input");
+    int64_t *v, n;
+    tg_status s = x ? oi_ints(c, 1, "repeats", &v, &n) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    if (n != tg_ndim(x))
+        return onnx_err(c, TG_ERR_IO, "repeats has %lld values for rank %d", (long long)n,
+                        tg_ndim(x));
+    int64_t shape[TG_MAX_DIMS];
+    for (int64_t i = 0; i < n; i++) {
+        if (v[i] < 0)
+            return onnx_err(c, TG_ERR_IO, "repeats must be non-negative");
+        if (v[i] && tg_shape(x)[i] > ONNX_IMPORT_MAX_ELEMENTS / v[i])
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "the result would be too large");
+        shape[i] = tg_shape(x)[i] * v[i];
+    }
+    if ((s = onnx_check_numel(c, (int)n, shape, "the result")) != TG_OK)
+        return s;
+    return done(c, 0, tg_tile(x, (int)n, v));
+}
+
+/* ---- Pad (constant mode; negative pads crop) ---------------------------------------------------- */
+static tg_status s_pad(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    const char *mode;
+    tg_status s = x ? oa_string(c, "mode", "constant", &mode) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    if (strcmp(mode, "constant"))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "Pad mode '%s' is not supported (only "
+                        "'constant' is)", mode);
+    int64_t *p, n;
+    double value = 0;
+    if ((s = oi_ints(c, 1, "pads", &p, &n)) != TG_OK)
+        return s;
+    if (c->n_in > 2 && c->in[2] && (s = oi_scalar(c, 2, "constant_value", &value)) != TG_OK)
+        return s;
+    int r = tg_ndim(x);
+    if (n != 2 * r)
+        return onnx_err(c, TG_ERR_IO, "pads has %lld values for rank %d (expected %d)",
+                        (long long)n, r, 2 * r);
+    int64_t pads[2 * TG_MAX_DIMS], shape[TG_MAX_DIMS];
+    tg_tensor *y = x;
+    for (int i = 0; i < r; i++) {
+        int64_t b = p[i], e = p[r + i];
+        if (b < -ONNX_IMPORT_MAX_ELEMENTS || e < -ONNX_IMPORT_MAX_ELEMENTS)
+            return onnx_err(c, TG_ERR_IO, "pads are too negative");
+        /* negative pads remove elements */
+        if (b < 0 || e < 0) {
+            int64_t dim = tg_shape(y)[i];
+            int64_t lo = b < 0 ? -b : 0, hi = dim - (e < 0 ? -e : 0);
+            if (hi < lo)
+                return onnx_err(c, TG_ERR_SHAPE, "negative pads remove more than axis %d "
+                                "has", i);
+            y = tg_slice(y, i, lo, hi, 1);
+        }
+        pads[2 * i] = b > 0 ? b : 0;
+        pads[2 * i + 1] = e > 0 ? e : 0;
+        if (pads[2 * i] > ONNX_IMPORT_MAX_ELEMENTS || pads[2 * i + 1] > ONNX_IMPORT_MAX_ELEMENTS)
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "pads are too large");
+        shape[i] = tg_shape(y)[i] + pads[2 * i] + pads[2 * i + 1];
+    }
+    if ((s = onnx_check_numel(c, r, shape, "the result")) != TG_OK)
+        return s;
+    return done(c, 0, tg_pad(y, 2 * r, pads, value));
+}
+
+/* ---- Shape, Constant, ConstantOfShape: values known at import time ---------------------------- */
+static tg_status s_shape(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data");
+    int64_t start = 0, end, r;
+    tg_status s = x ? TG_OK : tg_last_status();
+    r = x ? tg_ndim(x) : 0;
+    end = r;
+    if (s == TG_OK && c->version >= 15)
+        s = oa_int(c, "start", 0, &start);
+    if (s == TG_OK && c->version >= 15)
+        s = oa_int(c, "end", r, &end);
+    if (s != TG_OK)
+        return s;
+    if (start < 0)
+        start += r;
+    if (end < 0)
+        end += r;
+    start = clampi(start, 0, r);
+    end = clampi(end, 0, r);
+    int64_t n = end > start ? end - start : 0;
+    c->out[0] = tg_from_data(TG_INT64, 1, &n, tg_shape(x) + start);
+    c->out_known[0] = true;
+    return c->out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status s_constant(onnx_ictx *c)
+{
+    if (c->node->n_attribute != 1)
+        return onnx_err(c, TG_ERR_IO, "needs exactly one attribute (value, value_float, ...), "
+                        "has %zu", c->node->n_attribute);
+    const char *nm = c->node->attribute[0].name;
+    tg_tensor *t = NULL;
+    tg_status s;
+    if (!strcmp(nm, "value")) {
+        s = oa_tensor(c, "value", &t);
+    } else if (!strcmp(nm, "value_float") || !strcmp(nm, "value_int")) {
+        double f = 0;
+        int64_t i = 0;
+        bool is_f = nm[6] == 'f';
+        s = is_f ? oa_float(c, nm, 0, &f) : oa_int(c, nm, 0, &i);
+        if (s == TG_OK)
+            t = is_f ? tg_scalar(TG_FLOAT32, f) : tg_from_data(TG_INT64, 0, NULL, &i);
+    } else if (!strcmp(nm, "value_floats") || !strcmp(nm, "value_ints")) {
+        if (!strcmp(nm, "value_ints")) {
+            const int64_t *v;
+            int n;
+            s = oa_ints(c, nm, &v, &n);
+            int64_t len = n;
+            if (s == TG_OK)
+                t = tg_from_data(TG_INT64, 1, &len, v);
+        } else {
+            const float *v;
+            int n;
+            s = oa_floats(c, nm, &v, &n);
+            int64_t len = n;
+            if (s == TG_OK)
+                t = tg_from_data(TG_FLOAT32, 1, &len, v);
+        }
+    } else {
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "Constant with attribute '%s' is not "
+                        "supported (value, value_float(s) and value_int(s) are)", nm);
+    }
+    if (s != TG_OK)
+        return s;
+    c->out_known[0] = true;
+    return done(c, 0, t);
+}
+
+static tg_status s_constant_of_shape(onnx_ictx *c)
+{
+    int64_t *v, n;
+    tg_status s = oi_ints(c, 0, "input", &v, &n);
+    tg_tensor *val = NULL;
+    if (s == TG_OK)
+        s = oa_tensor(c, "value", &val);
+    if (s != TG_OK)
+        return s;
+    if (val && tg_numel(val) != 1)
+        return onnx_err(c, TG_ERR_IO, "value should have one element, has %lld",
+                        (long long)tg_numel(val));
+    if (n > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "shape has %lld dims", (long long)n);
+    if ((s = onnx_check_numel(c, (int)n, v, "the result")) != TG_OK)
+        return s;
+    tg_dtype dt = val ? tg_dtype_of(val) : TG_FLOAT32;
+    double fill = val ? tg_item(val) : 0;
+    c->out_known[0] = true;
+    if (dt == TG_INT64 && val) { /* exact for large int64 values */
+        tg_tensor *z = tg_zeros(dt, (int)n, v);
+        return done(c, 0, z ? tg_add(z, tg_reshape(val, 0, NULL)) : NULL);
+    }
+    return done(c, 0, tg_full(dt, (int)n, v, fill));
+}
+
+/* ---- Cast, Identity ------------------------------------------------------------------------------- */
+/* x rounded to the nearest FLOAT16 (ties to even, overflow to inf) or
+ * truncated to BFLOAT16, as a composite: m = 2^(exponent - mantissa bits)
+ * and x = round(x / m) * m */
+tg_tensor *onnx_round_to_half(tg_tensor *x, bool bfloat)
+{
+    tg_dtype dt = tg_dtype_of(x);
+    tg_tensor *xd = onnx_as(x, TG_FLOAT64);
+    tg_tensor *ax = tg_abs(xd);
+    /* non-zero finite values; others pass through */
+    tg_tensor *finite = tg_logical_and(tg_lt(ax, tg_scalar(TG_FLOAT64, INFINITY)),
+                                       tg_gt(ax, tg_scalar(TG_FLOAT64, 0)));
+    tg_tensor *safe = tg_where(finite, ax, tg_scalar(TG_FLOAT64, 1));
+    tg_tensor *e = tg_floor(tg_div(tg_log(safe), tg_scalar(TG_FLOAT64, log(2.0))));
+    /* log rounding: fix e so that 2^e <= |x| < 2^(e+1) */
+    tg_tensor *two = tg_scalar(TG_FLOAT64, 2);
+    e = tg_where(tg_gt(tg_pow(two, e), safe), tg_add_scalar(e, -1), e);
+    e = tg_where(tg_le(tg_pow(two, tg_add_scalar(e, 1)), safe), tg_add_scalar(e, 1), e);
+    if (!bfloat)
+        e = tg_maximum(e, tg_scalar(TG_FLOAT64, -14)); /* subnormals */
+    tg_tensor *m = tg_pow(two, tg_add_scalar(e, bfloat ? -7 : -10));
+    tg_tensor *q = tg_div(safe, m);
+    tg_tensor *r = tg_mul(bfloat ? tg_floor(q) : tg_round(q), m);
+    if (!bfloat) /* beyond the largest half (65504) */
+        r = tg_where(tg_ge(r, tg_scalar(TG_FLOAT64, 65520)), tg_scalar(TG_FLOAT64, INFINITY), r);
+    tg_tensor *y = tg_where(finite, tg_mul(tg_sign(xd), r), xd);
+    return onnx_as(y, dt == TG_FLOAT64 ? TG_FLOAT64 : TG_FLOAT32);
+}
+
+static tg_status s_cast(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input");
+    int64_t to;
+    tg_status s = x ? oa_int(c, "to", 0, &to) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    if (!onnx_attr(c, "to"))
+        return onnx_err(c, TG_ERR_IO, "attribute to is required");
+    tg_dtype dt;
+    if (to < INT32_MIN || to > INT32_MAX || onnx_storage_dtype((int32_t)to, &dt) != TG_OK)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "Cast to %s (%lld) is not supported",
+                        onnx_data_type_name((int32_t)to), (long long)to);
+    tg_tensor *y = onnx_as(x, dt);
+    /* narrow integer targets are held wider: values out of their range
+     * stay as they are instead of wrapping around */
+    if (to == ONNX_FLOAT16 || to == ONNX_BFLOAT16)
+        y = onnx_round_to_half(y, to == ONNX_BFLOAT16);
+    return done(c, 0, y);
+}
+
+static tg_status s_identity(onnx_ictx *c)
+{
+    return done(c, 0, oi_req(c, 0, "input"));
+}
+
+const onnx_op_entry onnx_ops_shape[] = {
+    {"Reshape", {1, 5, 13, 14}, 2, 2, 1, 1, s_reshape, 0},
+    {"Flatten", {1, 9, 11, 13}, 1, 1, 1, 1, s_flatten, 0},
+    {"Squeeze", {1, 11, 13}, 1, 2, 1, 1, s_squeeze, 0},
+    {"Unsqueeze", {1, 11, 13}, 1, 2, 1, 1, s_unsqueeze, 0},
+    {"Transpose", {1, 13}, 1, 1, 1, 1, s_transpose, 0},
+    {"Slice", {1, 10, 11, 13}, 3, 5, 1, 1, s_slice, 0},
+    {"Concat", {1, 4, 11, 13}, 1, -1, 1, 1, s_concat, 0},
+    {"Split", {1, 2, 11, 13}, 1, 2, 1, ONNX_MAX_IO, s_split, 0},
+    {"Gather", {1, 11, 13}, 2, 2, 1, 1, s_gather, 0},
+    {"Expand", {8, 13}, 2, 2, 1, 1, s_expand, 0},
+    {"Tile", {1, 6, 13}, 2, 2, 1, 1, s_tile, 0},
+    {"Pad", {1, 2, 11, 13}, 2, 3, 1, 1, s_pad, 0},
+    {"Shape", {1, 13, 15}, 1, 1, 1, 1, s_shape, 0},
+    {"Constant", {1, 9, 11, 12, 13}, 0, 0, 1, 1, s_constant, 0},
+    {"ConstantOfShape", {9}, 1, 1, 1, 1, s_constant_of_shape, 0},
+    {"Cast", {1, 6, 9, 13}, 1, 1, 1, 1, s_cast, 0},
+    {"Identity", {1, 13, 14, 16}, 1, 1, 1, 1, s_identity, 0},
+    {NULL, {0}, 0, 0, 0, 0, NULL, 0},
+};

@@ -1,0 +1,167 @@
+/* The training loop of `tg train lenet` (see trainer.h). */
+#include "trainer.h"
+#include "progress.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static tg_optimizer *make_optimizer(const train_opts *o, tg_module *model)
+{
+    tg_named_tensor *params;
+    int n = tg_module_parameters(model, &params);
+    if (n < 0)
+        return NULL;
+    tg_tensor *p[64];
+    for (int i = 0; i < n && i < 64; i++)
+        p[i] = params[i].tensor;
+    tg_optimizer *opt = NULL;
+    if (!strcmp(o->optimizer, "sgd")) {
+        tg_sgd_opts so = tg_sgd_defaults();
+        so.lr = o->lr;
+        so.momentum = o->momentum;
+        opt = tg_optim_sgd(n, p, &so);
+    } else if (!strcmp(o->optimizer, "adam") || !strcmp(o->optimizer, "adamw")) {
+        tg_adam_opts ao = !strcmp(o->optimizer, "adam") ? tg_adam_defaults() : tg_adamw_defaults();
+        ao.lr = o->lr;
+        opt = !strcmp(o->optimizer, "adam") ? tg_optim_adam(n, p, &ao) : tg_optim_adamw(n, p, &ao);
+    } else if (!strcmp(o->optimizer, "adadelta")) {
+        tg_adadelta_opts ad = tg_adadelta_defaults();
+        ad.lr = o->lr;
+        opt = tg_optim_adadelta(n, p, &ad);
+    }
+    tg_named_tensors_free(params);
+    return opt;
+}
+
+#define PROFILE_STEPS 50
+
+/* the first PROFILE_STEPS runs of the first graph go into the trace */
+static tg_status profile_step(trainer *t, lenet_graph *lg, bool before)
+{
+    if (!t->profile)
+        return TG_OK;
+    if (before)
+        return t->traced ? TG_OK : tg_session_trace_begin(t->traced = lg->session);
+    if (lg->session != t->traced || ++t->traced_steps < PROFILE_STEPS)
+        return TG_OK;
+    tg_status s = tg_session_trace_end(t->traced, t->profile);
+    t->profile = NULL;
+    return s;
+}
+
+static lenet_graph *graph_for(trainer *t, int64_t batch)
+{
+    for (int i = 0; i < t->n_graphs; i++)
+        if (t->graphs[i].batch == batch)
+            return &t->graphs[i];
+    if (t->n_graphs == 2) { /* a third batch size: rebuild the second slot */
+        lenet_graph_free(&t->graphs[1]);
+        t->n_graphs = 1;
+    }
+    lenet_graph *lg = &t->graphs[t->n_graphs];
+    if (lenet_graph_build(lg, t->model, &t->sgd, batch, true, true) != TG_OK)
+        return NULL;
+    t->n_graphs++;
+    return lg;
+}
+
+/* one step on (x, y); *loss is the loss before the update */
+static tg_status trainer_step(trainer *t, tg_tensor *x, tg_tensor *y, double *loss)
+{
+    if (t->graph_mode) {
+        lenet_graph *lg = graph_for(t, tg_size(x, 0));
+        tg_status s = lg ? profile_step(t, lg, true) : tg_last_status();
+        if (s == TG_OK)
+            s = lenet_graph_step(lg, x, y, loss);
+        if (s == TG_OK)
+            t->graph_steps++;
+        return s == TG_OK ? profile_step(t, lg, false) : s;
+    }
+    tg_tensor *l = tg_cross_entropy(tg_module_forward(t->model, x), y, TG_REDUCTION_MEAN);
+    if (!l)
+        return tg_last_status();
+    *loss = tg_item(l);
+    if (!isfinite(*loss))
+        return TG_OK; /* the caller stops before an update makes it worse */
+    tg_status s = tg_backward(l, NULL, false);
+    if (s == TG_OK)
+        s = tg_optim_step(t->opt);
+    tg_optim_zero_grad(t->opt);
+    return s;
+}
+
+tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model)
+{
+    memset(t, 0, sizeof *t);
+    t->model = model;
+    t->graph_mode = !strcmp(o->mode, "graph");
+    t->profile = o->profile;
+    t->opt = make_optimizer(o, model);
+    if (!t->opt)
+        return tg_last_status();
+    return t->graph_mode ? sgd_state_init(&t->sgd, model, o->lr, o->momentum, &t->names)
+                         : TG_OK;
+}
+
+void trainer_free(trainer *t)
+{
+    if (t->profile && t->traced && tg_session_trace_end(t->traced, t->profile) != TG_OK)
+        fprintf(stderr, "tg: writing the profile: %s\n", tg_last_error());
+    for (int i = 0; i < t->n_graphs; i++)
+        lenet_graph_free(&t->graphs[i]);
+    sgd_state_free(&t->sgd);
+    tg_named_tensors_free(t->names);
+    tg_optim_free(t->opt);
+}
+
+const lenet_momentum *trainer_momentum(trainer *t, lenet_momentum *buf)
+{
+    if (!t->graph_mode)
+        return NULL;
+    *buf = (lenet_momentum){t->sgd.n, t->sgd.momentum, &t->graph_steps, &t->sgd.lr,
+                            &t->sgd.momentum_factor};
+    return buf;
+}
+
+static const char *nonfinite_name(double v)
+{
+    return isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf";
+}
+
+double trainer_epoch(trainer *t, tg_loader *loader, int epoch, const train_opts *o)
+{
+    progress pr;
+    progress_begin(&pr, epoch, o->epochs, tg_loader_num_batches(loader), o->quiet);
+    tg_module_train(t->model, true);
+    tg_tensor *x, *y;
+    int r;
+    double loss = 0;
+    int64_t step = 0;
+    tg_status s = TG_OK;
+    for (;;) {
+        tg_scope_begin();
+        r = tg_loader_next(loader, &x, &y);
+        if (r == 1)
+            s = trainer_step(t, x, y, &loss);
+        int64_t images = r == 1 ? tg_size(x, 0) : 0;
+        tg_scope_end();
+        if (r != 1 || s != TG_OK || !isfinite(loss))
+            break;
+        step++;
+        progress_step(&pr, images, loss);
+    }
+    double mean = progress_end(&pr);
+    if (r < 0 || s != TG_OK) {
+        fprintf(stderr, "tg: training failed at epoch %d step %lld: %s\n", epoch,
+                (long long)step + 1, tg_last_error());
+        return NAN;
+    }
+    if (r == 1) {
+        fprintf(stderr, "tg: loss is %s at epoch %d step %lld; try a smaller --lr "
+                        "(training stopped: nothing was saved or exported)\n",
+                nonfinite_name(loss), epoch, (long long)step + 1);
+        return NAN;
+    }
+    return mean;
+}

@@ -1,0 +1,46 @@
+/* The training loop of `tg train lenet`: one step or one epoch in either
+ * mode (eager autograd + an optimizer, or one static graph per step with
+ * the SGD update inside), with the divergence check. */
+#ifndef TG_TOOL_TRAINER_H
+#define TG_TOOL_TRAINER_H
+
+#include "lenet_graph.h"
+#include "lenet_task.h"
+
+typedef struct train_opts {
+    const char *data, *optimizer, *save, *load, *mode, *profile, *export_path;
+    int epochs, batch, threads, seed, prefetch, limit;
+    double lr, momentum;
+    bool json, quiet;
+} train_opts;
+
+/* What a training step needs in either mode. Eager: the optimizer runs
+ * after backward. Graph: one session run per step of a graph holding the
+ * forward, the backward and the SGD update; one graph per batch size (the
+ * last batch of an epoch is smaller), sharing parameters and momentum. */
+typedef struct trainer {
+    tg_module *model;
+    tg_optimizer *opt; /* eager mode; graph mode: type and hyper-parameters */
+    bool graph_mode;
+    sgd_state sgd;
+    tg_named_tensor *names;
+    lenet_graph graphs[2];
+    int n_graphs;
+    int64_t graph_steps;  /* graph mode: SGD steps taken (for checkpoints) */
+    const char *profile;  /* graph mode: Chrome trace of the first steps */
+    tg_session *traced;
+    int traced_steps;
+} trainer;
+
+tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model);
+void trainer_free(trainer *t);
+/* graph mode's momentum buffers, step count and hyper-parameters for
+ * lenet_save / lenet_load; NULL in eager mode (the optimizer has them) */
+const lenet_momentum *trainer_momentum(trainer *t, lenet_momentum *buf);
+/* one epoch (number `epoch` of o->epochs) over the loader: returns the
+ * mean loss, or NaN after printing why it failed. A loss that is not
+ * finite stops training: "loss is NaN at epoch E step S; try a smaller
+ * --lr" (nothing is saved afterwards). */
+double trainer_epoch(trainer *t, tg_loader *loader, int epoch, const train_opts *o);
+
+#endif

@@ -155,11 +155,11 @@ static PyObject *inplace(PyObject *a, PyObject *b, binary_fn fn, double add_sign
         tg_tensor *r = fn(t, s);
         tg_no_grad_end();
         if (r && tg_promote_types(tg_dtype_of(t), tg_dtype_of(r)) != tg_dtype_of(t)) {
-            tg_release(r);
-            tg_release(s);
             PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired "
                          "output type %s", tg_dtype_name(tg_dtype_of(r)),
                          tg_dtype_name(tg_dtype_of(t)));
+            tg_release(r);
+            tg_release(s);
             return NULL;
         }
         st = r ? tg_copy_(t, r) : tg_last_status();

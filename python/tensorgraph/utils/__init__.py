@@ -1,1 +1,2 @@
-"""(filled in by a later step)"""
+"""tensorgraph.utils: data loading."""
+from . import data  # noqa: F401

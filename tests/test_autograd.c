@@ -840,12 +840,85 @@ static void test_success_clears_error(void)
     CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
     CHECK_OK(tg_autograd_grad(1, &y, NULL, 1, &x, &dx, false, false));
     CHECK(tg_last_status() == TG_OK);
+    tg_release(dx);
     tg_graph *g = tg_graph_new("clears");
     tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT64, 0, NULL), *dp;
     tg_tensor *q = tg_exp(p);
     CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
     CHECK_OK(tg_graph_gradients(g, 1, &q, NULL, 1, &p, &dp));
     CHECK(tg_last_status() == TG_OK);
+    tg_graph_free(g);
+}
+
+/* ---- in-place updates are recorded ------------------------------------------------- */
+/* y = sin(x) + 0 (a fresh result), y += x / 2, y *= 3; y * y */
+static tg_tensor *inplace_chain(int n, tg_tensor *const *in, void *user)
+{
+    (void)n, (void)user;
+    tg_tensor *y = tg_add_scalar(tg_sin(in[0]), 0);
+    if (tg_add_(y, in[0], 0.5) != TG_OK || tg_mul_scalar_(y, 3) != TG_OK)
+        return NULL;
+    return tg_mul(y, y);
+}
+
+static void test_inplace_recorded(void)
+{
+    double v[3] = {0.5, -1, 2};
+    /* y = sin(x); y *= 2: the history goes on through the update */
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    tg_tensor *y = tg_sin(x);
+    CHECK_OK(tg_mul_scalar_(y, 2));
+    CHECK(strcmp(tg_grad_fn_name(y), "mul_scalar_") == 0);
+    CHECK_OK(tg_backward(sum_all(y), NULL, false));
+    CHECK_TENSOR(tg_grad(x), ((double[]){2 * cos(0.5), 2 * cos(-1.0), 2 * cos(2.0)}), 1e-15);
+    /* y = 3x; y += 2x: 5 */
+    tg_tensor *x2 = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    tg_tensor *y2 = tg_mul_scalar(x2, 3);
+    CHECK_OK(tg_add_(y2, x2, 2));
+    CHECK_OK(tg_backward(sum_all(y2), NULL, false));
+    CHECK_TENSOR(tg_grad(x2), ((double[]){5, 5, 5}), 0);
+    /* a buffer that did not require grad takes a source's history */
+    tg_tensor *x3 = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    tg_tensor *buf = tg_zeros(TG_FLOAT64, 2, (int64_t[]){2, 3});
+    CHECK_OK(tg_copy_(buf, x3)); /* broadcast: each row is x */
+    CHECK(tg_requires_grad(buf));
+    CHECK_OK(tg_backward(sum_all(tg_mul(buf, buf)), NULL, false));
+    CHECK_TENSOR(tg_grad(x3), ((double[]){2, -4, 8}), 0);
+    /* overwritten values get no gradient: y = 3x; y.fill_(1); sum(y * x) */
+    tg_tensor *x4 = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    tg_tensor *y4 = tg_mul_scalar(x4, 3);
+    CHECK_OK(tg_fill_(y4, 1));
+    CHECK_OK(tg_backward(sum_all(tg_mul(y4, x4)), NULL, false));
+    CHECK_TENSOR(tg_grad(x4), ((double[]){1, 1, 1}), 0);
+    /* under no-grad an update is not recorded */
+    tg_tensor *y5 = tg_sin(x4);
+    tg_no_grad_begin();
+    CHECK_OK(tg_add_(y5, x4, 1));
+    tg_no_grad_end();
+    CHECK(strcmp(tg_grad_fn_name(y5), "sin") == 0);
+    /* against finite differences */
+    tg_tensor *xs = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    CHECK_GRADCHECK(inplace_chain, NULL, 1, &xs);
+}
+
+/* what stays an error: leaves, views of tensors with history, and
+ * tensors a rule saved (exp keeps its result: PyTorch fails there too) */
+static void test_inplace_refused(void)
+{
+    double v[3] = {0.5, -1, 2};
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    CHECK_FAILS(tg_add_(x, x, 1), TG_ERR_AUTOGRAD, "add_: in-place update of a leaf");
+    tg_tensor *y = tg_mul_scalar(x, 2);
+    CHECK_FAILS(tg_fill_(tg_slice(y, 0, 0, 2, 1), 0), TG_ERR_AUTOGRAD,
+                "fill_: in-place update of a view (made by slice)");
+    tg_tensor *e = tg_exp(x);
+    CHECK_OK(tg_mul_scalar_(e, 2));
+    CHECK_FAILS(tg_backward(sum_all(e), NULL, false), TG_ERR_AUTOGRAD,
+                "output 0 of 'exp', saved for its gradient, was modified by an in-place");
+    /* in-place ops are eager only: symbolic tensors are refused */
+    tg_graph *g = tg_graph_new("inplace");
+    tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT64, 0, NULL);
+    CHECK_FAILS(tg_fill_(p, 1), TG_ERR_ARG, "symbolic");
     tg_graph_free(g);
 }
 
@@ -872,5 +945,7 @@ int main(void)
     RUN(test_failing_rules);
     RUN(test_no_grad_inputs);
     RUN(test_success_clears_error);
+    RUN(test_inplace_recorded);
+    RUN(test_inplace_refused);
     return tt_finish();
 }

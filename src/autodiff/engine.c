@@ -241,7 +241,10 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
         return leaf->grad ? TG_OK : tg_last_status();
     }
     if (!leaf->grad->requires_grad) {
+        /* accumulation, not a function to record (even with create_graph) */
+        tg_no_grad_begin();
         tg_status s = tg_add_(leaf->grad, g, 1.0);
+        tg_no_grad_end();
         tg_release(g);
         return s;
     }

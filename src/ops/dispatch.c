@@ -123,7 +123,7 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
     /* graph mode: inside tg_graph_begin/end, or on symbolic
      * inputs, the op becomes a node of the graph and its outputs symbolic
      * tensors; no kernel runs and nothing is recorded for autograd */
-    if (tg__graph_intercepts(n_in, in)) {
+    if (!(op->flags & TG_OP_INPLACE) && tg__graph_intercepts(n_in, in)) {
         if ((s = tg__graph_append(&c)) != TG_OK)
             return s;
         for (int i = 0; i < c.n_out; i++)

@@ -180,6 +180,10 @@ enum {
      * rule is a decision the registry test can see) */
     TG_OP_NO_VJP = 1u << 6,
     TG_OP_NO_JVP = 1u << 7,
+    /* writes input 0 and returns that same tensor (copy_, add_): eager
+     * only, never a graph node; recorded by autograd like any op, the
+     * destination's history going on through it */
+    TG_OP_INPLACE = 1u << 8,
 };
 /* the kernel may write output 0 over input i (same dtype and shape): it
  * reads each element of input i before writing the same index of the
@@ -356,6 +360,7 @@ extern const tg_op_def *const tg_ops_conv[];
 extern const tg_op_def *const tg_ops_pool[];
 extern const tg_op_def *const tg_ops_norm[];
 extern const tg_op_def *const tg_ops_nn[];
+extern const tg_op_def *const tg_ops_inplace[];
 extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
 
 /* ---- internal scoping for composite ops and the engine -------------------

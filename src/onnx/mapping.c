@@ -158,16 +158,27 @@ void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes)
     return p;
 }
 
+/* the value of input i, which must be present and known at import time
+ * (NULL with the error set); `hint` ends the message */
+static tg_tensor *known_input(onnx_ictx *c, int i, const char *what, const char *hint)
+{
+    if (!oi_req(c, i, what))
+        return NULL;
+    tg_tensor *t = c->val[i];
+    if (!t || tg_is_symbolic(t)) {
+        onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') must be known when the model "
+                 "is imported%s", i, what, c->node->input[i], hint);
+        return NULL;
+    }
+    return t;
+}
+
 tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n)
 {
-    tg_tensor *t = oi_req(c, i, what);
+    tg_tensor *t = known_input(c, i, what, " (an initializer, a Constant, or computed "
+                                           "from them)");
     if (!t)
         return tg_last_status();
-    t = c->val[i];
-    if (!t || tg_is_symbolic(t))
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') must be known when "
-                        "the model is imported (an initializer, a Constant, or computed "
-                        "from them)", i, what, c->node->input[i]);
     tg_dtype dt = tg_dtype_of(t);
     if (dt != TG_INT64 && dt != TG_INT32)
         return onnx_err(c, TG_ERR_IO, "input %d (%s) should be int64, got %s", i, what,
@@ -181,13 +192,9 @@ tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n
 
 tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out)
 {
-    tg_tensor *t = oi_req(c, i, what);
+    tg_tensor *t = known_input(c, i, what, "");
     if (!t)
         return tg_last_status();
-    t = c->val[i];
-    if (!t || tg_is_symbolic(t))
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') must be known when "
-                        "the model is imported", i, what, c->node->input[i]);
     if (tg_numel(t) != 1)
         return onnx_err(c, TG_ERR_IO, "input %d (%s) should have one element, has %lld",
                         i, what, (long long)tg_numel(t));

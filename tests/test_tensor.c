@@ -41,7 +41,7 @@ static void test_fill_creation_every_dtype(void)
         CHECK_TENSOR(a, z, 0);
         CHECK_TENSOR(b, o, 0);
         CHECK_TENSOR(c, f, 0);
-        /* 64-byte aligned buffers (DESIGN §4) */
+        /* 64-byte aligned buffers (one AVX-512 line) */
         CHECK(((uintptr_t)tg_data(a) & 63) == 0);
         tg_tensor *sc = tg_scalar(dt, 1);
         CHECK(tg_ndim(sc) == 0 && tg_numel(sc) == 1);

@@ -23,7 +23,7 @@ extern "C" {
 #define TG_VERSION "0.1.0"
 #define TG_MAX_DIMS 8
 
-/* ---- status and errors (DESIGN §5) ------------------------------------
+/* ---- status and errors ------------------------------------------------
  * Library calls never abort on user error. Functions returning a pointer
  * return NULL on failure; functions returning tg_status return non-TG_OK.
  * Either way tg_last_error() (thread-local) says what went wrong, naming

@@ -1,4 +1,4 @@
-/* tensorgraph operators: the one public function per op (DESIGN §2).
+/* tensorgraph operators: the one public function per op.
  * Each call runs the op now (eager mode) and, when an input requires grad
  * and grad mode is on, records a node on the autograd tape.
  * All return a new reference (see tg/tensor.h on ownership) or NULL with

@@ -14,7 +14,7 @@ extern "C" {
 typedef struct tg_tensor tg_tensor;
 typedef struct tg_generator tg_generator;
 
-/* ---- ownership (DESIGN §3) ---------------------------------------------
+/* ---- ownership ------------------------------------------------------------
  * Every function returning a tg_tensor* returns a new reference.
  *  - With no scope open, the caller owns it and calls tg_release once.
  *  - Inside tg_scope_begin()/tg_scope_end(), the innermost scope owns it:

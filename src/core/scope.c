@@ -1,4 +1,4 @@
-/* Scopes for eager code (DESIGN §3): every tensor a public call returns
+/* Scopes for eager code: every tensor a public call returns
  * inside a scope is owned by it and released at tg_scope_end, unless
  * kept. One per-thread stack of entries; each scope is a suffix of it. */
 #include "core/tensor_impl.h"

@@ -6,7 +6,7 @@
 #include "tg/tensor.h"
 #include "core/status_impl.h"
 
-#define TG_ALIGN 64 /* buffers are 64-byte aligned (DESIGN §4) */
+#define TG_ALIGN 64 /* buffers are 64-byte aligned: one AVX-512 line */
 
 /* Reference counts are atomic: the parallel graph executor runs kernels on
  * several threads at once, and kernels retain and release (and make

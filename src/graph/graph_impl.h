@@ -1,4 +1,4 @@
-/* The graph IR (DESIGN §1 "graph"): nodes and values in arrays indexed by
+/* The graph IR: nodes and values in arrays indexed by
  * id, names, and the helpers the builder, verifier, printers, symbolic
  * autodiff and the runtime share. Nodes are only appended, so ids are
  * stable, and a node's inputs always come from nodes with smaller ids. */
@@ -36,7 +36,7 @@ typedef struct tg_gnode {
 } tg_gnode;
 
 /* Concrete dims only for now; unknown dims (-1) are a later step, when
- * plans get specialised per feed-shape signature (DESIGN §4). */
+ * plans get specialised per feed-shape signature. */
 typedef struct tg_gvalue {
     tg_meta meta;
     int node;  /* producer */

@@ -2,7 +2,7 @@
  * attributes, infer, allocate, run the kernel (or make the view), record
  * for autograd, publish.
  * This is the one place graph mode hooks in: there an op appends a node
- * instead of running the kernel (DESIGN §2, src/graph/build.c). */
+ * instead of running the kernel (src/graph/build.c). */
 #include "autodiff/node.h"
 #include "graph/hook.h"
 #include "ops/op.h"
@@ -119,7 +119,7 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
         out[i] = NULL;
     if ((s = op->infer(&c)) != TG_OK || (s = check_declared(&c)) != TG_OK)
         return s;
-    /* graph mode (DESIGN §2): inside tg_graph_begin/end, or on symbolic
+    /* graph mode: inside tg_graph_begin/end, or on symbolic
      * inputs, the op becomes a node of the graph and its outputs symbolic
      * tensors; no kernel runs and nothing is recorded for autograd */
     if (tg__graph_intercepts(n_in, in)) {

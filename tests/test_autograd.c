@@ -753,6 +753,102 @@ static void test_relu_grad_of_grad(void)
     CHECK(tg_op_find("relu_grad") != NULL);
 }
 
+/* ---- gradient rules that fail ------------------------------------------------------ */
+/* y = x, with a rule that fails (an op inside it errs) or forgets dx */
+static tg_status copy_infer(tg_op_ctx *c)
+{
+    return tg_infer_set(c, 0, c->in[0]->dtype, c->in[0]->ndim, c->in[0]->shape);
+}
+
+static tg_status copy_kernel(tg_op_ctx *c) { return tg_copy_(c->out[0], c->in[0]); }
+
+static tg_status failing_rule(tg_grad_ctx *g)
+{
+    g->dx[0] = tg_reshape(g->dy[0], 1, (int64_t[]){7}); /* the wrong size: NULL */
+    return TG_OK;
+}
+
+static tg_status forgetful_rule(tg_grad_ctx *g)
+{
+    (void)g;
+    return TG_OK;
+}
+
+static const tg_arg_spec copy_args[] = {{"x", TG_DTS_FLOAT}, {0}};
+static const tg_op_def failing_op = {
+    .name = "failing", .n_in = 1, .n_out = 1, .inputs = copy_args, .outputs = copy_args,
+    .flags = TG_OP_PURE, .infer = copy_infer, .kernel = {[TG_CPU] = copy_kernel},
+    .grad = failing_rule};
+static const tg_op_def forgetful_op = {
+    .name = "forgetful", .n_in = 1, .n_out = 1, .inputs = copy_args, .outputs = copy_args,
+    .flags = TG_OP_PURE, .infer = copy_infer, .kernel = {[TG_CPU] = copy_kernel},
+    .grad = forgetful_rule};
+
+/* a rule's failure reaches the caller of every gradient function, naming
+ * the op and carrying the cause; no gradient is delivered */
+static void test_failing_rules(void)
+{
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){1, 2, 3});
+    tg_tensor *y = sum_all(tg_op_call(&failing_op, 1, &x, NULL, 0));
+    CHECK_FAILS(tg_backward(y, NULL, true), TG_ERR_SHAPE,
+                "backward: the gradient rule of 'failing' failed for input 0: reshape");
+    CHECK(tg_grad(x) == NULL);
+    tg_tensor *dx = NULL;
+    CHECK_FAILS(tg_autograd_grad(1, &y, NULL, 1, &x, &dx, true, false), TG_ERR_SHAPE,
+                "gradient rule of 'failing' failed");
+    CHECK(dx == NULL);
+    tg_tensor *z = sum_all(tg_op_call(&forgetful_op, 1, &x, NULL, 0));
+    CHECK_FAILS(tg_backward(z, NULL, false), TG_ERR_INTERNAL,
+                "the gradient rule of 'forgetful' gave no gradient for input 0");
+    CHECK(tg_grad(x) == NULL);
+    /* symbolic gradients: the same rule, named with the node */
+    tg_graph *g = tg_graph_new("fails");
+    tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT64, 1, (int64_t[]){3});
+    tg_tensor *q = sum_all(tg_op_call(&failing_op, 1, (tg_tensor *[]){tg_exp(p)}, NULL, 0));
+    tg_tensor *r = tg_op_call(&failing_op, 1, &p, NULL, 0);
+    CHECK_OK(tg_graph_set_name(r, "second"));
+    tg_tensor *dp = NULL;
+    CHECK_FAILS(tg_graph_gradients(g, 1, &q, NULL, 1, &p, &dp), TG_ERR_SHAPE,
+                "the gradient rule of 'failing' failed for input 0");
+    CHECK(dp == NULL);
+    CHECK_FAILS(tg_graph_gradients(g, 1, &r, (tg_tensor *[]){tg_ones(TG_FLOAT64, 1,
+                (int64_t[]){3})}, 1, &p, &dp), TG_ERR_SHAPE,
+                "the gradient rule of 'failing' (node 'second') failed for input 0");
+    CHECK(dp == NULL);
+    tg_graph_free(g);
+}
+
+/* inputs whose gradient is zero by definition (where's condition,
+ * relu_grad's y) get none without an error */
+static void test_no_grad_inputs(void)
+{
+    tg_tensor *k = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 0});
+    tg_tensor *a = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){5, 6});
+    CHECK_OK(tg_backward(sum_all(tg_where(k, a, tg_neg(a))), NULL, false));
+    CHECK(tg_grad(k) == NULL);
+    CHECK_TENSOR(tg_grad(a), ((double[]){1, -1}), 0);
+}
+
+/* a successful gradient call leaves no earlier error to be read */
+static void test_success_clears_error(void)
+{
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 2});
+    tg_tensor *y = sum_all(tg_exp(x)), *dx;
+    CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
+    CHECK_OK(tg_backward(y, NULL, true));
+    CHECK(tg_last_status() == TG_OK && tg_last_error()[0] == 0);
+    CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
+    CHECK_OK(tg_autograd_grad(1, &y, NULL, 1, &x, &dx, false, false));
+    CHECK(tg_last_status() == TG_OK);
+    tg_graph *g = tg_graph_new("clears");
+    tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT64, 0, NULL), *dp;
+    tg_tensor *q = tg_exp(p);
+    CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
+    CHECK_OK(tg_graph_gradients(g, 1, &q, NULL, 1, &p, &dp));
+    CHECK(tg_last_status() == TG_OK);
+    tg_graph_free(g);
+}
+
 int main(void)
 {
     RUN(test_accumulate_two_backwards);
@@ -773,5 +869,8 @@ int main(void)
     RUN(test_nested_backward);
     RUN(test_functional_pruning);
     RUN(test_gradcheck_itself);
+    RUN(test_failing_rules);
+    RUN(test_no_grad_inputs);
+    RUN(test_success_clears_error);
     return tt_finish();
 }

@@ -452,7 +452,10 @@ tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output, bool retain_graph
         return s;
     run r = {0};
     r.retain = retain_graph;
-    return backward_run(&r, 1, &root, &grad_output);
+    s = backward_run(&r, 1, &root, &grad_output);
+    if (s == TG_OK)
+        tg_clear_error(); /* what rules recovered from is not the caller's */
+    return s;
 }
 
 tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
@@ -487,5 +490,7 @@ tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
             tg_release(results[i]);
             results[i] = NULL;
         }
+    else
+        tg_clear_error(); /* what rules recovered from is not the caller's */
     return s;
 }

@@ -33,12 +33,14 @@ def bench_add(torch):
     return r
 
 
-def mlp_step(lib, nn, F, batch=32):
+def mlp_step(lib, nn, F, sizes, batch):
     lib.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(),
-                          nn.Linear(128, 10))
-    x = lib.randn(batch, 64)
-    y = lib.randint(0, 10, (batch,))
+    layers = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    model = nn.Sequential(*layers[:-1])
+    x = lib.randn(batch, sizes[0])
+    y = lib.randint(0, sizes[-1], (batch,))
     params = list(model.parameters())
 
     def step():
@@ -48,13 +50,16 @@ def mlp_step(lib, nn, F, batch=32):
     return step
 
 
-def bench_mlp(torch):
+def bench_mlp(torch, sizes, batch):
+    """forward + cross-entropy + backward; the small one is dominated by
+    per-op overhead, the larger one by the GEMM kernels"""
     import tensorgraph.nn as nn
     import tensorgraph.nn.functional as F
-    r = {"bench": "python_mlp_fwd_bwd", "layers": "64-128-128-10", "batch": 32,
-         "tg_us": round(median_us(mlp_step(tg, nn, F), 300), 1)}
+    r = {"bench": "python_mlp_fwd_bwd", "layers": "-".join(map(str, sizes)), "batch": batch,
+         "tg_us": round(median_us(mlp_step(tg, nn, F, sizes, batch), 300), 1)}
     if torch is not None:
-        r["torch_us"] = round(median_us(mlp_step(torch, torch.nn, torch.nn.functional), 300), 1)
+        r["torch_us"] = round(median_us(mlp_step(torch, torch.nn, torch.nn.functional, sizes,
+                                                 batch), 300), 1)
         r["ratio"] = round(r["tg_us"] / r["torch_us"], 3)
     return r
 
@@ -69,7 +74,8 @@ def main():
         torch.set_num_threads(args.threads)
     except ImportError:
         torch = None
-    for r in (bench_add(torch), bench_mlp(torch)):
+    for r in (bench_add(torch), bench_mlp(torch, (16, 32, 32, 4), 16),
+              bench_mlp(torch, (64, 128, 128, 10), 32)):
         r["threads"] = args.threads
         print(json.dumps(r))
 

@@ -353,8 +353,24 @@ static PyGetSetDef traced_getset[] = {
     {"graph", traced_graph, NULL, "the traced graph", NULL},
     {"num_captured", traced_captures, NULL, "tensors requiring grad the graph captured", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
+/* export_onnx(path): the graph's outputs as an ONNX model (opset 17) */
+static PyObject *traced_export(PyObject *o, PyObject *arg)
+{
+    TracedObject *t = (TracedObject *)o;
+    PyObject *p = PyOS_FSPath(arg);
+    const char *path = p ? PyUnicode_AsUTF8(p) : NULL;
+    tg_status st = path ? tg_onnx_export(t->g, t->n_out, t->out, path) : TG_ERR_ARG;
+    Py_XDECREF(p);
+    if (!path)
+        return NULL;
+    if (st != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef traced_methods[] = {
     {"session_stats", traced_stats, METH_NOARGS, "runs and plan cache counters"},
+    {"export_onnx", traced_export, METH_O, "writes the outputs' graph as ONNX (opset 17)"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject Traced_Type = {

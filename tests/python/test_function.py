@@ -134,3 +134,19 @@ def test_converter_hook():
         assert g(tg.ones(1)).item() == 2.0 and len(seen) == 1
     finally:
         fmod.set_converter(None)
+
+
+def test_onnx_export_and_load(tmp_path):
+    tg.manual_seed(2)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(2 * 5 * 5, 3))
+    x = tg.randn(2, 1, 5, 5)
+    path = tmp_path / "m.onnx"
+    tg.onnx.export(model, (x,), path)
+    assert model.training  # the mode is restored
+    m = tg.onnx.load(path)
+    assert m.input_names == ["input_0"] and len(m.output_names) == 1
+    model.eval()
+    close(m(x), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(OSError):
+        tg.onnx.load(tmp_path / "missing.onnx")

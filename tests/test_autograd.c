@@ -840,7 +840,7 @@ static void test_success_clears_error(void)
     CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
     CHECK_OK(tg_autograd_grad(1, &y, NULL, 1, &x, &dx, false, false));
     CHECK(tg_last_status() == TG_OK);
-    tg_release(dx);
+    tg_release(dx); /* tg_autograd_grad's results belong to the caller */
     tg_graph *g = tg_graph_new("clears");
     tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT64, 0, NULL), *dp;
     tg_tensor *q = tg_exp(p);

@@ -149,30 +149,32 @@ static void add_initializer(ex *e, const char *name, const tg_tensor *t)
     og->n_initializer++;
 }
 
-/* an int64 initializer (Reshape's shape, ...): returns its name */
-char *onnx_ex_init_ints(ex *e, const char *base, int n, const int64_t *v, bool scalar)
+/* t (scope-owned, NULL after a failure) as a new initializer named after
+ * base; returns the name (caller frees) */
+static char *add_init(ex *e, const char *base, const tg_tensor *t)
 {
     char *name = onnx_ex_aux_name(e, base);
-    int64_t len = n;
-    tg_scope_begin(); /* owns t, scope or not */
-    tg_tensor *t = tg_from_data(TG_INT64, scalar ? 0 : 1, &len, v);
     if (!t)
         onnx_ex_fail(e, tg_last_status(), "%s", tg_last_error());
     else
         add_initializer(e, name, t);
+    return name;
+}
+
+/* an int64 initializer (Reshape's shape, ...) */
+char *onnx_ex_init_ints(ex *e, const char *base, int n, const int64_t *v, bool scalar)
+{
+    int64_t len = n;
+    tg_scope_begin(); /* owns the tensor, scope or not */
+    char *name = add_init(e, base, tg_from_data(TG_INT64, scalar ? 0 : 1, &len, v));
     tg_scope_end();
     return name;
 }
 
 char *onnx_ex_init_scalar(ex *e, const char *base, tg_dtype dt, double v)
 {
-    char *name = onnx_ex_aux_name(e, base);
     tg_scope_begin();
-    tg_tensor *t = tg_scalar(dt, v);
-    if (!t)
-        onnx_ex_fail(e, tg_last_status(), "%s", tg_last_error());
-    else
-        add_initializer(e, name, t);
+    char *name = add_init(e, base, tg_scalar(dt, v));
     tg_scope_end();
     return name;
 }

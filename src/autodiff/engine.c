@@ -236,7 +236,10 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
         return leaf->grad ? TG_OK : tg_last_status();
     }
     if (!leaf->grad->requires_grad) {
+        /* accumulation, not a function to record (even with create_graph) */
+        tg_no_grad_begin();
         tg_status s = tg_add_(leaf->grad, g, 1.0);
+        tg_no_grad_end();
         tg_release(g);
         return s;
     }
@@ -447,7 +450,10 @@ tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output, bool retain_graph
         return s;
     run r = {0};
     r.retain = retain_graph;
-    return backward_run(&r, 1, &root, &grad_output);
+    s = backward_run(&r, 1, &root, &grad_output);
+    if (s == TG_OK)
+        tg_clear_error(); /* what rules recovered from is not the caller's */
+    return s;
 }
 
 tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
@@ -482,5 +488,7 @@ tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
             tg_release(results[i]);
             results[i] = NULL;
         }
+    else
+        tg_clear_error(); /* what rules recovered from is not the caller's */
     return s;
 }

@@ -100,10 +100,14 @@ static void attach_outputs(tg_node *n, tg_op_ctx *c)
         tg_tensor *y = c->out[o];
         if (!tg_dtype_is_float(y->dtype))
             continue; /* integer and bool results carry no gradient */
+        /* an in-place op's output is its input: the tensor's history goes
+         * on through n (whose edge holds the node it had) */
+        tg_node *before = y->grad_fn;
         y->requires_grad = true;
         y->grad_fn = n;
         y->out_index = o;
         n->refcount++;
+        tg__node_release(before);
     }
 }
 

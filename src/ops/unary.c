@@ -340,7 +340,9 @@ static tg_status relu_grad_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
-static const tg_arg_spec relu_grad_in[] = {{"dy", TG_DTS_FLOAT}, {"y", TG_DTS_FLOAT}, {0}};
+/* y only selects: its gradient is zero (almost everywhere) */
+static const tg_arg_spec relu_grad_in[] = {
+    {"dy", TG_DTS_FLOAT}, {"y", TG_DTS_FLOAT | TG_ARG_NO_GRAD}, {0}};
 static const tg_arg_spec relu_grad_out[] = {{"dx", TG_DTS_FLOAT}, {0}};
 
 const tg_op_def tg_op_relu_grad = {

@@ -555,6 +555,36 @@ static void test_export_graph(void)
     tg_generator_free(gen);
 }
 
+/* an op whose definition names its ONNX operator and takes no attributes
+ * (hardswish: HardSwish-14) exports and imports with no ONNX code of its
+ * own: the worked example of "adding an op" (docs/ARCHITECTURE.md) */
+static void test_export_direct_op(void)
+{
+    tg_graph *g = tg_graph_new("direct");
+    tg_graph_begin(g);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){2, 5});
+    tg_tensor *y = tg_hardswish(tg_mul_scalar(x, 4));
+    tg_graph_end();
+    const char *path = out_path("direct");
+    CHECK_OK(tg_onnx_export(g, 1, &y, path));
+    tg_tensor *xv = tg_arange(TG_FLOAT32, -1, 1, 0.2);
+    xv = tg_reshape(xv, 2, (int64_t[]){2, 5});
+    tg_tensor *want = tg_hardswish(tg_mul_scalar(xv, 4));
+    tg_onnx_model *m = tg_onnx_load(path);
+    CHECK(m && tg_onnx_num_nodes(m) == 2 && !strcmp(tg_onnx_node_op(m, 1), "HardSwish"));
+    for (int mode = 0; m && mode < 2; mode++) {
+        tg_state_dict *o = NULL;
+        const char *nm = "x";
+        CHECK_OK(tg_onnx_run(m, (tg_onnx_mode)mode, 1, &nm, &xv, &o, NULL));
+        tg_onnx_value_info vi;
+        tg_onnx_output_info(m, 0, &vi);
+        CHECK(o && max_diff(tg_state_dict_get(o, vi.name), want) == 0);
+        tg_state_dict_free(o);
+    }
+    tg_onnx_free(m);
+    tg_graph_free(g);
+}
+
 int main(void)
 {
     const char *env = getenv("TG_TEST_DATA_DIR");
@@ -581,6 +611,7 @@ int main(void)
     RUN(test_fuzz_finds);
     RUN(test_export_lenet);
     RUN(test_export_graph);
+    RUN(test_export_direct_op);
     if (!getenv("TG_ONNX_OUT_DIR")) {
         static const char *const names[] = {"lenet", "graph", "bad"};
         for (int i = 0; i < 3; i++)

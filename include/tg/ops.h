@@ -68,6 +68,8 @@ tg_tensor *tg_floor(tg_tensor *x);
 tg_tensor *tg_ceil(tg_tensor *x);
 tg_tensor *tg_round(tg_tensor *x); /* half to even, like PyTorch */
 tg_tensor *tg_sign(tg_tensor *x);
+/* x * relu6(x + 3) / 6 (MobileNetV3's activation, ONNX HardSwish) */
+tg_tensor *tg_hardswish(tg_tensor *x);
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi);
 tg_tensor *tg_where(tg_tensor *cond, tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_cast(tg_tensor *x, tg_dtype dt);

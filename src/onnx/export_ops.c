@@ -421,6 +421,11 @@ tg_status onnx_ex_op(ex *e, const exnode *x)
     for (size_t i = 0; !op->onnx.op && i < sizeof composites / sizeof composites[0]; i++)
         if (!strcmp(op->name, composites[i].op))
             return composites[i].write(e, x, NULL);
+    /* an op that names its ONNX operator and takes no attributes maps one
+     * to one (the importer's direct ops): inputs and output as they are */
+    if (op->onnx.op && op->onnx.opset <= ONNX_EXPORT_OPSET && !op->attrs.specs &&
+        op->n_out == 1)
+        return ex_simple(e, x, op->onnx.op);
     return onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "op '%s' (node '%s') has no ONNX mapping",
                         op->name, x->n->name);
 }

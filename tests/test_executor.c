@@ -197,7 +197,7 @@ static tg_status rv_kernel(tg_op_ctx *c)
 }
 
 static const tg_op_def rv_op = {.name = "rendezvous", .n_in = 1, .n_out = 1,
-                                .infer = rv_infer, .kernel = rv_kernel};
+                                .infer = rv_infer, .kernel = {[TG_CPU] = rv_kernel}};
 
 static void test_nodes_overlap(void)
 {
@@ -251,7 +251,7 @@ static tg_status boom_kernel(tg_op_ctx *c)
 }
 
 static const tg_op_def boom_op = {.name = "boom", .n_in = 1, .n_out = 1,
-                                  .infer = rv_infer, .kernel = boom_kernel};
+                                  .infer = rv_infer, .kernel = {[TG_CPU] = boom_kernel}};
 
 static void test_parallel_errors(void)
 {

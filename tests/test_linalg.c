@@ -144,7 +144,7 @@ static void test_gemm_kernels(void)
     static const int64_t sizes[][3] = {
         {1, 1, 1}, {5, 7, 3}, {6, 16, 8}, {13, 33, 17}, {100, 20, 270},
         {97, 5, 260}, {3, 200, 40}, {0, 4, 4}, {4, 4, 0}};
-    dgemm_fn fns[3] = {tg__gemm_builtin_f64, tg__dgemm_serial, tg__dgemm};
+    dgemm_fn fns[3] = {tg__gemm_builtin_f64, tg__gemm_blas_f64, tg__dgemm};
     for (int f = 0; f < 3; f++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
             for (int t = 0; t < 4; t++)

@@ -472,7 +472,7 @@ static tg_status probe_kernel(tg_op_ctx *c)
 }
 
 static const tg_op_def probe_op = {.name = "probe", .n_in = 1, .n_out = 1,
-                                   .infer = probe_infer, .kernel = probe_kernel};
+                                   .infer = probe_infer, .kernel = {[TG_CPU] = probe_kernel}};
 
 static void test_outputs_in_arena(void)
 {

@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- leaves and gradients --------------------------------------------- */
 /* marks a floating-point tensor as a leaf whose gradient is accumulated */
@@ -70,6 +71,15 @@ typedef struct tg_function {
 } tg_function;
 tg_tensor *tg_function_apply(const tg_function *fn, int n_in,
                              tg_tensor *const *in, void *user);
+/* The same, handing user over: user_free(user) is called exactly once,
+ * when the recorded node is freed, or before this returns when nothing
+ * was recorded (grad mode off, no input requiring grad, an error).
+ * Front ends use it to keep their own context object (a Python ctx, say)
+ * alive exactly as long as the node. It runs on whichever thread drops
+ * the node's last reference. */
+tg_tensor *tg_function_apply_owned(const tg_function *fn, int n_in,
+                                   tg_tensor *const *in, void *user,
+                                   void (*user_free)(void *user));
 tg_status tg_ctx_save_for_backward(tg_function_ctx *ctx, int n,
                                    tg_tensor *const *tensors);
 /* the i-th saved tensor (borrowed) or NULL with an error when it was
@@ -115,6 +125,8 @@ typedef tg_status (*tg_jvp_fn)(void *user, tg_tensor *const *inputs,
 tg_status tg_jvp(tg_jvp_fn fn, void *user, int n_in, tg_tensor *const *inputs,
                  tg_tensor *const *tangents, int n_out, tg_tensor **outputs,
                  tg_tensor **out_tangents);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -10,11 +10,20 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Symbol visibility: the library is built with -fvisibility=hidden, so
+ * libtg.so exports only what the public headers declare. Each header in
+ * include/tg/ wraps its declarations in "#pragma GCC visibility
+ * push(default)" ... "pop" (GCC and Clang), which makes every function
+ * declared there, and only those, visible; internal functions (tg__*, the
+ * ONNX and JSON readers, ...) stay hidden. A new public header does the
+ * same; scripts/check_exports.sh (the ctest "exported_symbols") checks
+ * both directions against `nm -D`. */
+#pragma GCC visibility push(default)
 
 #define TG_VERSION "0.1.0"
 #define TG_MAX_DIMS 8
 
-/* ---- status and errors (DESIGN §5) ------------------------------------
+/* ---- status and errors ------------------------------------------------
  * Library calls never abort on user error. Functions returning a pointer
  * return NULL on failure; functions returning tg_status return non-TG_OK.
  * Either way tg_last_error() (thread-local) says what went wrong, naming
@@ -75,6 +84,24 @@ typedef struct tg_device {
  * Default size: TG_NUM_THREADS from the environment, else the cores. */
 tg_status tg_set_num_threads(int n);
 int tg_get_num_threads(void);
+
+/* ---- kernels -----------------------------------------------------------
+ * How the CPU kernels run on this machine, for reports (`tg version
+ * --verbose`). The instruction set is read from the CPU at run time:
+ * "avx512", "avx2" or "generic" (TG_CPU=generic|avx2 asks for a lower
+ * one). The BLAS is the one the library was built with, and the CPU
+ * kernels it picked ("openblas (Haswell)"), or "none". A float GEMM of
+ * each shape runs on the built-in kernel or the BLAS, whichever was
+ * faster here when the shape was first used (a calibration of a few
+ * milliseconds, cached); TG_GEMM=builtin|blas forces one. tg_gemm_choice
+ * says which one serves the shape at the current thread count:
+ * "built-in" or "blas". */
+const char *tg_kernels_isa(void);
+const char *tg_kernels_blas(void);
+const char *tg_gemm_choice(tg_dtype dt, bool trans_a, bool trans_b, int64_t m,
+                           int64_t n, int64_t k);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- IDX files -----------------------------------------------------------
  * Unsigned-byte IDX: magic 0x000008NN (NN = number of dims, 1 to 8), then
@@ -103,6 +104,8 @@ uint64_t tg_loader_epoch(const tg_loader *l); /* the current or next epoch */
 int64_t tg_loader_num_batches(const tg_loader *l); /* per epoch */
 /* stops the background thread mid-epoch if needed; NULL is ignored */
 void tg_loader_free(tg_loader *l);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

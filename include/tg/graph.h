@@ -10,6 +10,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 typedef struct tg_graph tg_graph;
 
@@ -151,6 +152,8 @@ tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
 tg_status tg_graph_jvp(tg_graph *g, int n_xs, tg_tensor *const *xs,
                        tg_tensor *const *tangents, int n_ys, tg_tensor *const *ys,
                        tg_tensor **out_tangents);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- state dicts ----------------------------------------------------------
  * An ordered set of uniquely named tensors plus string metadata (key ->
@@ -69,6 +70,8 @@ tg_status tg_safetensors_save_dict(const char *path, const tg_state_dict *sd);
 tg_state_dict *tg_safetensors_load(const char *path);
 /* the same from bytes in memory (len bytes at data) */
 tg_state_dict *tg_safetensors_parse(const void *data, size_t len);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

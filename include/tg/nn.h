@@ -10,6 +10,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- ownership -------------------------------------------------------------
  * A module is owned by whoever created it and freed with tg_module_free,
@@ -178,6 +179,8 @@ tg_status tg_module_requires_grad(tg_module *m, bool requires_grad);
  * float64), like PyTorch's .double(); the tensors are replaced, so do it
  * before handing parameters to an optimizer */
 tg_status tg_module_to_dtype(tg_module *m, tg_dtype dt);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- loading ------------------------------------------------------------------
  * A loaded model is parsed and checked: the default-domain opset is in
@@ -143,6 +144,8 @@ tg_status tg_onnx_export(tg_graph *g, int n_fetches,
  * with output "output" */
 tg_status tg_onnx_export_module(tg_module *m, int ndim, const int64_t *shape,
                                 const char *path);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* tensorgraph operators: the one public function per op (DESIGN §2).
+/* tensorgraph operators: the one public function per op.
  * Each call runs the op now (eager mode) and, when an input requires grad
  * and grad mode is on, records a node on the autograd tape.
  * All return a new reference (see tg/tensor.h on ownership) or NULL with
@@ -12,6 +12,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- views: share storage, never copy ---------------------------------- */
 /* one dim may be -1 (inferred). tg_view fails when the strides do not
@@ -67,6 +68,8 @@ tg_tensor *tg_floor(tg_tensor *x);
 tg_tensor *tg_ceil(tg_tensor *x);
 tg_tensor *tg_round(tg_tensor *x); /* half to even, like PyTorch */
 tg_tensor *tg_sign(tg_tensor *x);
+/* x * relu6(x + 3) / 6 (MobileNetV3's activation, ONNX HardSwish) */
+tg_tensor *tg_hardswish(tg_tensor *x);
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi);
 tg_tensor *tg_where(tg_tensor *cond, tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_cast(tg_tensor *x, tg_dtype dt);
@@ -194,6 +197,8 @@ tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes);
 /* torch.tile: reps and shape aligned at the right, the shorter padded
  * with leading 1s */
 tg_tensor *tg_tile(tg_tensor *x, int n_reps, const int64_t *reps);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 /* ---- options ---------------------------------------------------------------
  * Start from tg_<name>_defaults() (PyTorch's defaults) and change fields.
@@ -130,6 +131,8 @@ int64_t tg_sched_last_epoch(const tg_lr_scheduler *s);
 tg_status tg_sched_state_dict(const tg_lr_scheduler *s, tg_state_dict *sd);
 tg_status tg_sched_load_state_dict(tg_lr_scheduler *s,
                                    const tg_state_dict *sd);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

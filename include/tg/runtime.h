@@ -11,6 +11,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 typedef struct tg_session tg_session;
 
@@ -135,6 +136,8 @@ typedef struct tg_session_stats {
     int n_plans;             /* plans in the cache */
 } tg_session_stats;
 void tg_session_get_stats(const tg_session *s, tg_session_stats *out);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

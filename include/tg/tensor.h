@@ -9,11 +9,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the public API: see tg/core.h */
 
 typedef struct tg_tensor tg_tensor;
 typedef struct tg_generator tg_generator;
 
-/* ---- ownership (DESIGN §3) ---------------------------------------------
+/* ---- ownership ------------------------------------------------------------
  * Every function returning a tg_tensor* returns a new reference.
  *  - With no scope open, the caller owns it and calls tg_release once.
  *  - Inside tg_scope_begin()/tg_scope_end(), the innermost scope owns it:
@@ -29,6 +30,13 @@ void tg_scope_begin(void);
 void tg_scope_end(void);
 tg_tensor *tg_keep(tg_tensor *t);    /* returns t; NULL passes through */
 int tg_scope_depth(void);
+/* Hides every open scope: until tg_scope_unhide(token), new tensors go to
+ * no scope (their creator owns them) and scopes opened meanwhile work as
+ * usual. For code that manages references itself and is called from
+ * inside a scope: a front end running user code (Python) from a custom
+ * function's forward or backward, say. Pairs nest like brackets. */
+int tg_scope_hide(void);
+void tg_scope_unhide(int token);
 
 /* ---- creation ----------------------------------------------------------
  * Shapes are int64 dims; ndim 0 makes a scalar (one element). */
@@ -42,6 +50,17 @@ tg_tensor *tg_arange(tg_dtype dt, double start, double stop, double step);
 /* copies numel elements of dtype dt from data (C order) */
 tg_tensor *tg_from_data(tg_dtype dt, int ndim, const int64_t *shape,
                         const void *data);
+/* A tensor over memory that someone else owns (no copy): numel elements
+ * of dt at data, laid out with `strides` (in elements, each >= 0; NULL
+ * means C-contiguous). Views, ops and in-place updates use the memory
+ * as they would their own. release(ctx) is called once, when the last
+ * tensor using the memory is gone (on whatever thread drops it); release
+ * NULL means the caller keeps data alive longer than every tensor on it.
+ * Front ends use it to share arrays (numpy, DLPack) without copying.
+ * On failure release is not called. */
+tg_tensor *tg_from_blob(tg_dtype dt, int ndim, const int64_t *shape,
+                        const int64_t *strides, void *data,
+                        void (*release)(void *ctx), void *ctx);
 tg_tensor *tg_zeros_like(const tg_tensor *t);
 tg_tensor *tg_ones_like(const tg_tensor *t);
 tg_tensor *tg_full_like(const tg_tensor *t, double value);
@@ -93,14 +112,21 @@ char *tg_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
 
 /* ---- in-place updates --------------------------------------------------
  * Each bumps the storage's version counter, so autograd can tell when a
- * tensor it saved was changed. In-place ops do not record a graph: they
- * fail on a tensor that requires grad unless grad mode is off (as in
- * PyTorch, update parameters inside tg_no_grad_begin/end). */
+ * tensor it saved was changed. With grad mode on they are recorded like
+ * any op, as in PyTorch: y = tg_sin(x); tg_mul_scalar_(y, 2) makes y's
+ * gradient flow through the update (2 cos x). A tensor that a gradient
+ * rule saved and that is then changed fails at backward (tg_exp saves its
+ * result). Refused while grad mode is on: leaves that require grad
+ * (update parameters inside tg_no_grad_begin/end) and views of tensors
+ * with history. Symbolic (graph) tensors are refused: graphs use
+ * tg_assign. */
 tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src); /* broadcasts */
 tg_status tg_fill_(tg_tensor *dst, double value);
 tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha);
 tg_status tg_mul_scalar_(tg_tensor *dst, double s);
 uint64_t tg_version(const tg_tensor *t);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -2,16 +2,19 @@
  * forward run with grad off, a C backward run by the engine, and a
  * context that saves tensors for backward with version checks. */
 #include "autodiff/node.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 
 struct tg_function_ctx {
-    int n_saved;
+    int n_saved, cap_saved, cap_versions;
     tg_tensor **saved;
     uint64_t *versions;
     int n_in;
     bool needs[TG_MAX_OP_INPUTS];
     const char *name;
+    void *user; /* owned through user_free (tg_function_apply_owned) */
+    void (*user_free)(void *user);
 };
 
 void tg__function_ctx_free_saved(struct tg_function_ctx *ctx)
@@ -22,12 +25,14 @@ void tg__function_ctx_free_saved(struct tg_function_ctx *ctx)
     free(ctx->versions);
     ctx->saved = NULL;
     ctx->versions = NULL;
-    ctx->n_saved = 0;
+    ctx->n_saved = ctx->cap_saved = ctx->cap_versions = 0;
 }
 
 void tg__function_ctx_free(struct tg_function_ctx *ctx)
 {
     tg__function_ctx_free_saved(ctx);
+    if (ctx->user_free)
+        ctx->user_free(ctx->user);
     free(ctx);
 }
 
@@ -36,14 +41,9 @@ tg_status tg_ctx_save_for_backward(tg_function_ctx *ctx, int n,
 {
     if (!ctx || n < 0 || (n > 0 && !tensors))
         return tg__error(TG_ERR_ARG, "tg_ctx_save_for_backward: bad arguments");
-    tg_tensor **s = realloc(ctx->saved, (size_t)(ctx->n_saved + n) * sizeof *s);
-    if (!s)
+    if (!TG_GROW(ctx->saved, ctx->cap_saved, ctx->n_saved + n) ||
+        !TG_GROW(ctx->versions, ctx->cap_versions, ctx->n_saved + n))
         return tg__error(TG_ERR_NOMEM, "out of memory saving tensors");
-    ctx->saved = s;
-    uint64_t *v = realloc(ctx->versions, (size_t)(ctx->n_saved + n) * sizeof *v);
-    if (!v)
-        return tg__error(TG_ERR_NOMEM, "out of memory saving tensors");
-    ctx->versions = v;
     for (int i = 0; i < n; i++) {
         if (!tensors[i])
             return tg__error(TG_ERR_ARG, "tg_ctx_save_for_backward: tensor %d is NULL", i);
@@ -111,17 +111,36 @@ static tg_tensor *run_forward(const tg_function *fn, tg_function_ctx *ctx,
 tg_tensor *tg_function_apply(const tg_function *fn, int n_in,
                              tg_tensor *const *in, void *user)
 {
+    return tg_function_apply_owned(fn, n_in, in, user, NULL);
+}
+
+/* the context owns user from here on, so every exit frees it once */
+static tg_tensor *fail_owned(void *user, void (*user_free)(void *), tg_tensor *r)
+{
+    if (user_free)
+        user_free(user);
+    return r;
+}
+
+tg_tensor *tg_function_apply_owned(const tg_function *fn, int n_in,
+                                   tg_tensor *const *in, void *user,
+                                   void (*user_free)(void *user))
+{
     if (!fn || !fn->forward || !fn->backward || n_in < 0 || n_in > TG_MAX_OP_INPUTS)
-        return tg__error_null(TG_ERR_ARG, "tg_function_apply: need forward and "
-                              "backward callbacks and 0 to %d inputs", TG_MAX_OP_INPUTS);
+        return fail_owned(user, user_free,
+                          tg__error_null(TG_ERR_ARG, "tg_function_apply: need forward "
+                                         "and backward callbacks and 0 to %d inputs",
+                                         TG_MAX_OP_INPUTS));
     for (int i = 0; i < n_in; i++)
         if (!in[i])
-            return tg__error_is_set() ? NULL
-                                      : tg__error_null(TG_ERR_ARG, "custom function "
-                                                       "'%s': input %d is NULL", fn->name, i);
+            return fail_owned(user, user_free, tg__error_is_set() ? NULL
+                              : tg__error_null(TG_ERR_ARG, "custom function "
+                                               "'%s': input %d is NULL", fn->name, i));
     tg_function_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
-        return tg__error_null(TG_ERR_NOMEM, "out of memory");
+        return fail_owned(user, user_free, tg__error_null(TG_ERR_NOMEM, "out of memory"));
+    ctx->user = user;
+    ctx->user_free = user_free;
     ctx->n_in = n_in;
     ctx->name = fn->name ? fn->name : "custom";
     for (int i = 0; i < n_in; i++)

@@ -23,12 +23,20 @@ static tg_tensor *conform(const tg_jvp_ctx *c, int o, tg_tensor *t)
     return t->dtype == m->dtype ? t : tg_cast(t, m->dtype);
 }
 
+/* a unary op's tangent from its derivative: t * f'(x); none for
+ * piecewise-constant ops */
+static tg_status deriv_rule(tg_jvp_ctx *c)
+{
+    if (c->op->deriv == tg__deriv_zero)
+        return TG_OK;
+    return tg__jvp_set(c, 0, c->op->deriv(c->dx[0], c->in[0], c->out[0], c->attr));
+}
+
 tg_status tg__jvp_run(const tg_jvp_ctx *c, tg_tensor *const *dx, tg_tensor **dy)
 {
     for (int o = 0; o < c->n_out; o++)
         dy[o] = NULL;
-    tg_jvp_rule rule = tg__jvp_rule(c->op);
-    if (!rule)
+    if (!tg_op_has_jvp(c->op))
         return tg__error(TG_ERR_UNSUPPORTED, "forward mode: op '%s' has no JVP rule "
                          "(node '%s'); forward-mode autodiff cannot go through it",
                          c->op->name, c->name);
@@ -36,7 +44,7 @@ tg_status tg__jvp_run(const tg_jvp_ctx *c, tg_tensor *const *dx, tg_tensor **dy)
     r.dx = dx;
     r.dy = dy;
     tg_scope_begin();
-    tg_status s = rule(&r);
+    tg_status s = c->op->jvp ? c->op->jvp(&r) : deriv_rule(&r);
     for (int o = 0; o < c->n_out; o++) {
         /* outputs that are not floating point have no tangents */
         bool want = s == TG_OK && dy[o] && tg_dtype_is_float(c->out_meta[o].dtype);

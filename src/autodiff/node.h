@@ -30,6 +30,7 @@ typedef struct tg_node {
     tg_meta *in_meta, *out_meta;
     tg_attr *attrs;
     int n_attrs;
+    void *attr;              /* op's struct, decoded from attrs */
     bool released;           /* saved tensors freed by backward */
 } tg_node;
 

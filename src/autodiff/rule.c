@@ -61,7 +61,7 @@ static tg_status run_op_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
     tg_vjp v = {
         .op = n->op, .name = n->name, .n_in = n->n_in, .n_out = n->n_out,
         .in = n->saved_in, .out = out, .in_meta = n->in_meta,
-        .out_meta = n->out_meta, .needs_grad = needs,
+        .out_meta = n->out_meta, .needs_grad = needs, .attr = n->attr,
         .attrs = n->attrs, .n_attrs = n->n_attrs,
     };
     if (s == TG_OK)

@@ -14,6 +14,7 @@ typedef struct tg_vjp {
     tg_tensor *const *out; /* saved outputs, NULL where not saved */
     const tg_meta *in_meta, *out_meta;
     const bool *needs_grad;
+    const void *attr; /* the op's decoded attribute struct */
     const tg_attr *attrs;
     int n_attrs;
 } tg_vjp;

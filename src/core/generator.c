@@ -1,6 +1,6 @@
 /* Seedable random generators (xoshiro256**, seeded through splitmix64) and
  * the random tensor constructors. No global state: every draw names its
- * generator, so runs are reproducible (DESIGN §4). */
+ * generator, so runs are reproducible. */
 #include "core/tensor_impl.h"
 
 #include <math.h>

@@ -1,7 +1,8 @@
-/* Scopes for eager code (DESIGN §3): every tensor a public call returns
+/* Scopes for eager code: every tensor a public call returns
  * inside a scope is owned by it and released at tg_scope_end, unless
  * kept. One per-thread stack of entries; each scope is a suffix of it. */
 #include "core/tensor_impl.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 
@@ -30,6 +31,9 @@ int tg__scope_suspend(void)
 
 void tg__scope_resume(int old_floor) { floor_depth = old_floor; }
 
+int tg_scope_hide(void) { return tg__scope_suspend(); }
+void tg_scope_unhide(int token) { tg__scope_resume(token); }
+
 int tg_scope_depth(void) { return depth + overflow; }
 
 void tg_scope_begin(void)
@@ -43,14 +47,8 @@ void tg_scope_begin(void)
 
 static bool push(tg_tensor *t)
 {
-    if (n_entries == cap_entries) {
-        size_t cap = cap_entries ? cap_entries * 2 : 256;
-        entry *e = realloc(entries, cap * sizeof *e);
-        if (!e)
-            return false;
-        entries = e;
-        cap_entries = cap;
-    }
+    if (!TG_GROW(entries, cap_entries, n_entries + 1))
+        return false;
     entries[n_entries].t = t;
     entries[n_entries].kept = false;
     n_entries++;

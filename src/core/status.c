@@ -1,5 +1,5 @@
 /* Thread-local last error: the message and status of the most recent
- * failure, for tg_last_error() (DESIGN §5). */
+ * failure, for tg_last_error(). */
 #include "core/status_impl.h"
 
 #include <stdarg.h>

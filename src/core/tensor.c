@@ -17,6 +17,9 @@ static size_t storage_bytes(size_t nbytes)
     return STORAGE_HEADER + (nbytes + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN;
 }
 
+/* a blob whose owner frees it by other means */
+static void blob_keep(void *ctx) { (void)ctx; }
+
 static tg_storage *storage_new(size_t nbytes)
 {
     tg_storage *s = tg__buffer_alloc(storage_bytes(nbytes));
@@ -27,13 +30,64 @@ static tg_storage *storage_new(size_t nbytes)
     s->version = 0;
     s->nbytes = nbytes;
     s->data = (char *)s + STORAGE_HEADER;
+    s->release = NULL;
+    s->release_ctx = NULL;
     return s;
 }
 
 static void storage_release(tg_storage *s)
 {
-    if (s && --s->refcount == 0)
-        tg__buffer_free(s, storage_bytes(s->nbytes));
+    if (!s || --s->refcount > 0)
+        return;
+    if (s->release) { /* a blob: the header alone was allocated here */
+        s->release(s->release_ctx);
+        tg__buffer_free(s, storage_bytes(0));
+        return;
+    }
+    tg__buffer_free(s, storage_bytes(s->nbytes));
+}
+
+tg_tensor *tg_from_blob(tg_dtype dt, int ndim, const int64_t *shape,
+                        const int64_t *strides, void *data,
+                        void (*release)(void *ctx), void *ctx)
+{
+    if (!tg_dtype_is_valid((int)dt))
+        return tg__error_null(TG_ERR_DTYPE, "tg_from_blob: invalid dtype %d", (int)dt);
+    if (!tg__check_shape("tg_from_blob", ndim, shape))
+        return NULL;
+    tg_tensor *t = tg__tensor_struct(dt, ndim, shape);
+    if (!t)
+        return NULL;
+    int64_t span = t->numel > 0 ? 1 : 0; /* elements from data to the last one */
+    for (int i = 0; i < ndim && strides; i++) {
+        if (strides[i] < 0) {
+            free(t);
+            return tg__error_null(TG_ERR_ARG, "tg_from_blob: stride %lld of dim %d is "
+                                  "negative; strides must be >= 0", (long long)strides[i], i);
+        }
+        t->strides[i] = strides[i];
+        if (t->numel > 0)
+            span += (shape[i] - 1) * strides[i];
+    }
+    if (!strides)
+        span = t->numel;
+    if (span > 0 && !data) {
+        free(t);
+        return tg__error_null(TG_ERR_ARG, "tg_from_blob: data is NULL");
+    }
+    tg_storage *s = tg__buffer_alloc(storage_bytes(0));
+    if (!s) {
+        free(t);
+        return tg__error_null(TG_ERR_NOMEM, "out of memory");
+    }
+    s->refcount = 1;
+    s->version = 0;
+    s->nbytes = (size_t)span * tg_dtype_size(dt);
+    s->data = data;
+    s->release = release ? release : blob_keep;
+    s->release_ctx = ctx;
+    t->storage = s;
+    return tg__publish(t);
 }
 
 void tg__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides)
@@ -185,6 +239,8 @@ uint64_t tg_version(const tg_tensor *t)
 {
     return t && t->storage ? t->storage->version : 0;
 }
+
+void tg__bump_version(tg_tensor *t) { t->storage->version++; }
 
 bool tg__check_concrete(const char *fn, const tg_tensor *t)
 {

@@ -6,7 +6,7 @@
 #include "tg/tensor.h"
 #include "core/status_impl.h"
 
-#define TG_ALIGN 64 /* buffers are 64-byte aligned (DESIGN §4) */
+#define TG_ALIGN 64 /* buffers are 64-byte aligned: one AVX-512 line */
 
 /* Reference counts are atomic: the parallel graph executor runs kernels on
  * several threads at once, and kernels retain and release (and make
@@ -17,6 +17,10 @@ typedef struct tg_storage {
     uint64_t version; /* bumped by every in-place write (autograd checks) */
     size_t nbytes;
     void *data;
+    /* memory owned by someone else (tg_from_blob): called with release_ctx
+     * when the storage goes; NULL when data follows the header */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
 } tg_storage;
 
 struct tg_node;
@@ -79,7 +83,5 @@ void tg__bump_version(tg_tensor *t);
 bool tg__check_concrete(const char *fn, const tg_tensor *t);
 /* drops a symbolic tensor's reference on its graph (src/graph/graph.c) */
 void tg__graph_release(struct tg_graph *g);
-/* checks that an in-place write to t is allowed (grad rules) */
-bool tg__check_inplace(const char *op, const tg_tensor *t);
 
 #endif

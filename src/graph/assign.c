@@ -5,6 +5,7 @@
  * eager mode they update any tensor in place, like tg_copy_/tg_add_. */
 #include "graph/graph_impl.h"
 #include "graph/hook.h"
+#include "tg/autograd.h"
 
 #include <string.h>
 
@@ -39,25 +40,59 @@ static tg_status alias_var(tg_op_ctx *c)
     return c->out[0] ? TG_OK : TG_ERR_NOMEM;
 }
 
+/* an update, not a function to differentiate through: never recorded, and
+ * refused on a tensor that requires grad while grad mode is on (sessions
+ * run with grad mode off) */
+static tg_status check_target(const tg_op_ctx *c)
+{
+    if (c->in[0]->requires_grad && tg_grad_enabled())
+        return tg__error(TG_ERR_AUTOGRAD, "%s: in-place update of a tensor that requires "
+                         "grad; do it inside tg_no_grad_begin/end (as for parameter "
+                         "updates)", c->op->name);
+    return TG_OK;
+}
+
 static tg_status assign_write(tg_op_ctx *c)
 {
+    if (check_target(c) != TG_OK)
+        return tg_last_status();
+    tg_no_grad_begin();
     tg_status s = tg_copy_(c->in[0], c->in[1]);
+    tg_no_grad_end();
     return s == TG_OK ? alias_var(c) : s;
 }
+
+typedef struct assign_sub_attrs {
+    double alpha;
+} assign_sub_attrs;
+static const tg_attr_spec assign_sub_specs[] = {
+    TG_SPEC_FLOAT(assign_sub_attrs, alpha, 1.0), {0}};
 
 static tg_status assign_sub_write(tg_op_ctx *c)
 {
-    double alpha = tg_attr_float(c->attrs, c->n_attrs, "alpha", 1.0);
-    tg_status s = tg_add_(c->in[0], c->in[1], -alpha);
+    const assign_sub_attrs *a = c->attr;
+    if (check_target(c) != TG_OK)
+        return tg_last_status();
+    tg_no_grad_begin();
+    tg_status s = tg_add_(c->in[0], c->in[1], -a->alpha);
+    tg_no_grad_end();
     return s == TG_OK ? alias_var(c) : s;
 }
 
+static const tg_arg_spec assign_inputs[] = {{"var", TG_DTS_ANY}, {"value", TG_DTS_ANY}, {0}};
+static const tg_arg_spec assign_outputs[] = {{"ref", TG_DTS_ANY}, {0}};
+
 /* nondiff: an update is not a function to differentiate through */
 const tg_op_def tg_op_assign = {
-    .name = "assign", .n_in = 2, .n_out = 1, .nondiff = true,
+    .name = "assign", .n_in = 2, .n_out = 1,
+    .inputs = assign_inputs, .outputs = assign_outputs,
+    .flags = TG_OP_SIDE_EFFECTS | TG_OP_VIEW, .nondiff = true,
     .infer = assign_infer, .make_view = assign_write};
 const tg_op_def tg_op_assign_sub = {
-    .name = "assign_sub", .n_in = 2, .n_out = 1, .nondiff = true,
+    .name = "assign_sub", .n_in = 2, .n_out = 1,
+    .inputs = assign_inputs, .outputs = assign_outputs,
+    .attrs = {assign_sub_specs, sizeof(assign_sub_attrs)},
+    .flags = TG_OP_SIDE_EFFECTS | TG_OP_VIEW, .nondiff = true,
     .infer = assign_infer, .make_view = assign_sub_write};
 
 const tg_op_def *const tg_ops_graph[] = {&tg_op_assign, &tg_op_assign_sub, NULL};

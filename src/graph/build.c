@@ -185,13 +185,19 @@ tg_status tg__graph_append(tg_op_ctx *c)
     tg_attr *attrs = tg__attrs_hold_copy(c->attrs, c->n_attrs);
     if (c->n_attrs && !attrs)
         return tg_last_status();
-    int id = tg__graph_add_node(g, TG_GNODE_OP, NULL, c->op->name, c->n_in, c->n_out);
+    tg_status s;
+    void *attr = tg__attrs_decode_copy(c->op, attrs, c->n_attrs, &s);
+    int id = s == TG_OK ? tg__graph_add_node(g, TG_GNODE_OP, NULL, c->op->name, c->n_in,
+                                             c->n_out)
+                        : -1;
     if (id < 0) {
         tg__attrs_free(attrs, c->n_attrs);
+        free(attr);
         return tg_last_status();
     }
     tg_gnode *n = &g->nodes[id];
     n->op = c->op;
+    n->attr = attr;
     n->attrs = attrs;
     n->n_attrs = c->n_attrs;
     memcpy(n->in, in_ids, (size_t)c->n_in * sizeof *in_ids);

@@ -88,7 +88,7 @@ static tg_status visit(pass *p, int id)
     tg_vjp v = {
         .op = n.op, .name = n.name, .n_in = n.n_in, .n_out = n.n_out,
         .in = in, .out = out, .in_meta = in_meta, .out_meta = out_meta,
-        .needs_grad = needs, .attrs = n.attrs, .n_attrs = n.n_attrs,
+        .needs_grad = needs, .attr = n.attr, .attrs = n.attrs, .n_attrs = n.n_attrs,
     };
     if (s == TG_OK)
         s = tg__vjp_run(&v, dy, dx);

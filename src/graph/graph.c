@@ -2,6 +2,7 @@
  * (a hash table), symbolic tensors standing for values, and lookups of
  * values by name. */
 #include "graph/graph_impl.h"
+#include "util/grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,6 +67,7 @@ void tg__attrs_free(tg_attr *a, int n)
 static void node_free(tg_gnode *n)
 {
     tg__attrs_free(n->attrs, n->n_attrs);
+    free(n->attr);
     free(n->name);
     free(n->in);
     free(n->out);
@@ -128,8 +130,6 @@ static tg_status check_new_name(const tg_graph *g, const char *name,
     return TG_OK;
 }
 
-static bool grow(void **p, int *cap, int need, size_t elem);
-
 /* remembers that base's suffixes below k are taken */
 static bool set_next_suffix(tg_graph *g, const char *base, int k)
 {
@@ -137,7 +137,7 @@ static bool set_next_suffix(tg_graph *g, const char *base, int k)
     if (tg__hmap_get(&g->name_next, base) >= 0)
         return tg__hmap_put(&g->name_next, base, k);
     char *key = strdup(base);
-    if (!key || !grow((void **)&g->bases, &g->cap_bases, g->n_bases + 1, sizeof *g->bases) ||
+    if (!key || !TG_GROW(g->bases, g->cap_bases, g->n_bases + 1) ||
         !tg__hmap_put(&g->name_next, key, k)) {
         free(key);
         return false;
@@ -175,21 +175,12 @@ static char *unique_name(tg_graph *g, const char *base)
 }
 
 /* ---- nodes and values ------------------------------------------------------------ */
-static bool grow(void **p, int *cap, int need, size_t elem)
+/* false (error set) when out of memory */
+static bool room(bool grown)
 {
-    if (need <= *cap)
-        return true;
-    int c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) {
+    if (!grown)
         tg__error(TG_ERR_NOMEM, "graph: out of memory");
-        return false;
-    }
-    *p = q;
-    *cap = c;
-    return true;
+    return grown;
 }
 
 int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
@@ -199,9 +190,8 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
         return -1;
     /* room for the node and its values first: once the node exists, adding
      * its values cannot fail, so a failure never leaves half a node */
-    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes) ||
-        !grow((void **)&g->values, &g->cap_values, g->n_values + n_out,
-              sizeof *g->values))
+    if (!room(TG_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1)) ||
+        !room(TG_GROW(g->values, g->cap_values, g->n_values + n_out)))
         return -1;
     tg_gnode *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof *n);
@@ -221,8 +211,7 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
 
 int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m)
 {
-    if (!grow((void **)&g->values, &g->cap_values, g->n_values + 1,
-              sizeof *g->values))
+    if (!room(TG_GROW(g->values, g->cap_values, g->n_values + 1)))
         return -1;
     tg_gvalue *v = &g->values[g->n_values];
     const tg_gnode *n = &g->nodes[node];
@@ -243,7 +232,7 @@ tg_status tg__graph_push_edge(tg_graph *g, int node, int dep, bool order_only)
     int **list = order_only ? &n->order : &n->ctrl;
     int *len = order_only ? &n->n_order : &n->n_ctrl;
     int *cap = order_only ? &n->cap_order : &n->cap_ctrl;
-    if (!grow((void **)list, cap, *len + 1, sizeof **list))
+    if (!room(TG_GROW(*list, *cap, *len + 1)))
         return TG_ERR_NOMEM;
     (*list)[(*len)++] = dep;
     g->back_edges |= dep > node;
@@ -266,7 +255,7 @@ tg_status tg__graph_note_use(tg_graph *g, int var, int node, bool assign)
     int *head = assign ? &g->nodes[var].assigns : &g->nodes[var].readers;
     if (*head && g->uses[*head - 1].node == node)
         return TG_OK;
-    if (!grow((void **)&g->uses, &g->cap_uses, g->n_uses + 1, sizeof *g->uses))
+    if (!TG_GROW(g->uses, g->cap_uses, g->n_uses + 1))
         return TG_ERR_NOMEM;
     g->uses[g->n_uses] = (struct tg_guse){node, *head};
     *head = ++g->n_uses;

@@ -1,4 +1,4 @@
-/* The graph IR (DESIGN §1 "graph"): nodes and values in arrays indexed by
+/* The graph IR: nodes and values in arrays indexed by
  * id, names, and the helpers the builder, verifier, printers, symbolic
  * autodiff and the runtime share. Nodes are only appended, so ids are
  * stable, and a node's inputs always come from nodes with smaller ids. */
@@ -23,6 +23,7 @@ typedef struct tg_gnode {
     tg_attr *attrs;      /* deep copy (tg_attrs_copy); tensor and graph
                           * attributes hold a reference */
     int n_attrs;
+    void *attr;          /* the op's struct, decoded from attrs (owned) */
     int n_in, n_out, n_ctrl, cap_ctrl, n_order, cap_order;
     int *in;   /* value ids */
     int *out;  /* value ids */
@@ -39,7 +40,7 @@ typedef struct tg_gnode {
 } tg_gnode;
 
 /* Concrete dims only for now; unknown dims (-1) are a later step, when
- * plans get specialised per feed-shape signature (DESIGN §4). */
+ * plans get specialised per feed-shape signature. */
 typedef struct tg_gvalue {
     tg_meta meta;
     int var;   /* the variable node this value is (or a view of), or -1 */
@@ -166,6 +167,7 @@ typedef struct tg_gop {
     const tg_op_def *op;
     const char *name;
     const tg_attr *attrs;
+    const void *attr; /* the op's decoded struct */
     int n_attrs, n_in, n_out;
     int in[TG_MAX_OP_INPUTS];   /* value ids */
     int out[TG_MAX_OP_OUTPUTS]; /* value ids */

@@ -1,6 +1,6 @@
 /* Graph mode's entry point from the dispatcher (src/ops/dispatch.c): when
  * a graph scope is open or an input is symbolic, an op application
- * becomes a node instead of running (DESIGN §2). */
+ * becomes a node instead of running. */
 #ifndef TG_GRAPH_HOOK_H
 #define TG_GRAPH_HOOK_H
 

@@ -1,6 +1,6 @@
 /* Symbolic forward-mode autodiff (Jacobian-vector products): the tangent
  * nodes are appended to the graph by running each op's JVP rule
- * (autodiff/jvp_rules.c) on symbolic tensors inside a graph scope. Node
+ * (each op definition's `jvp`) on symbolic tensors inside a graph scope. Node
  * ids are a topological order, so visiting them from the first up sees
  * every value's producer before its consumers: a value's tangent is
  * complete when it is used. Only nodes on a path from an x to a y run. */
@@ -77,7 +77,7 @@ static tg_status visit(fwd *p, int id)
     tg_jvp_ctx c = {
         .op = n.op, .name = n.name, .n_in = n.n_in, .n_out = n.n_out,
         .in = in, .out = out, .in_meta = in_meta, .out_meta = out_meta,
-        .attrs = n.attrs, .n_attrs = n.n_attrs,
+        .attr = n.attr, .attrs = n.attrs, .n_attrs = n.n_attrs,
     };
     if (s == TG_OK)
         s = tg__jvp_run(&c, dx, dy);

@@ -23,7 +23,8 @@ bool tg__gpass_op(const tg_graph *g, int id, tg_gop *n)
     const tg_gnode *x = &g->nodes[id];
     if (x->kind != TG_GNODE_OP)
         return false;
-    *n = (tg_gop){x->op, x->name, x->attrs, x->n_attrs, x->n_in, x->n_out, {0}, {0}};
+    *n = (tg_gop){.op = x->op, .name = x->name, .attrs = x->attrs, .attr = x->attr,
+                  .n_attrs = x->n_attrs, .n_in = x->n_in, .n_out = x->n_out};
     memcpy(n->in, x->in, (size_t)x->n_in * sizeof *x->in);
     memcpy(n->out, x->out, (size_t)x->n_out * sizeof *x->out);
     return true;
@@ -94,5 +95,7 @@ tg_status tg__graph_pass(tg_graph *g, const tg_gpass_spec *sp, int n_out, tg_ten
     free(p.mark);
     free(ids);
     hand_out(s, n_out, out);
+    if (s == TG_OK)
+        tg_clear_error(); /* what rules recovered from is not the caller's */
     return s;
 }

@@ -1,6 +1,7 @@
 /* Array ops that move whole blocks: concat, stack, split, pad, tile and
  * one_hot (gather-style ops live in array_index.c). Copies use memcpy
  * wherever a run is contiguous in both source and destination. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/fill.h"
 #include "kernels/cpu/iter.h"
 #include "ops/array.h"
@@ -91,8 +92,7 @@ static tg_status concat_infer(tg_op_ctx *c)
         return tg__error(TG_ERR_SHAPE, "%s: input 0 is 0-d; zero-dimensional "
                          "tensors cannot be concatenated (use tg_stack)", op);
     int axis;
-    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0),
-                       x0->ndim, &axis))
+    if (!tg__norm_axis(op, (int)((const tg_axis_attrs *)c->attr)->axis, x0->ndim, &axis))
         return tg_last_status();
     int64_t shape[TG_MAX_DIMS];
     memcpy(shape, x0->shape, sizeof shape);
@@ -120,7 +120,7 @@ static tg_status concat_infer(tg_op_ctx *c)
 static tg_status concat_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attr, out->ndim);
     int64_t pos = 0;
     for (int i = 0; i < c->n_in; i++) {
         const tg_tensor *x = c->in[i];
@@ -134,7 +134,7 @@ static tg_status concat_kernel(tg_op_ctx *c)
 
 static tg_status concat_grad(tg_grad_ctx *g)
 {
-    int axis = tg__attr_axis(g->attrs, g->n_attrs, g->in_meta[0].ndim);
+    int axis = tg__attr_axis(g->attr, g->in_meta[0].ndim);
     int64_t pos = 0;
     for (int i = 0; i < g->n_in; i++) {
         int64_t len = g->in_meta[i].shape[axis];
@@ -145,9 +145,16 @@ static tg_status concat_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+static const tg_attr_spec axis_specs[] = {TG_SPEC_INT(tg_axis_attrs, axis, 0), {0}};
+static const tg_arg_spec concat_in[] = {{"xs", TG_DTS_ANY | TG_ARG_VARIADIC}, {0}};
+static const tg_arg_spec any_in[] = {{"x", TG_DTS_ANY}, {0}};
+static const tg_arg_spec any_out[] = {{"y", TG_DTS_ANY}, {0}};
+
 const tg_op_def tg_op_concat = {
-    .name = "concat", .n_in = -1, .n_out = 1,
-    .infer = concat_infer, .kernel = concat_kernel, .grad = concat_grad};
+    .name = "concat", .n_in = -1, .n_out = 1, .inputs = concat_in, .outputs = any_out,
+    .attrs = {axis_specs, sizeof(tg_axis_attrs)}, .flags = TG_OP_PURE,
+    .infer = concat_infer, .kernel = {[TG_CPU] = concat_kernel}, .grad = concat_grad,
+    .jvp = tg__jvp_joint_linear, .onnx = {"Concat", 13}};
 
 tg_tensor *tg_concat(int n, tg_tensor *const *xs, int axis)
 {
@@ -266,12 +273,21 @@ static bool value_fits(tg_dtype dt, double v)
     }
 }
 
+/* pads: (before, after) per leading axis; value: what the border holds */
+typedef struct pad_attrs {
+    tg_ints pads;
+    double value;
+} pad_attrs;
+static const tg_attr_spec pad_specs[] = {
+    TG_SPEC_INTS(pad_attrs, pads), TG_SPEC_FLOAT(pad_attrs, value, 0), {0}};
+
 static tg_status pad_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
-    const int64_t *pads;
-    int n = tg_attr_ints(c->attrs, c->n_attrs, "pads", &pads);
-    double value = tg_attr_float(c->attrs, c->n_attrs, "value", 0);
+    const pad_attrs *a = c->attr;
+    const int64_t *pads = a->pads.v;
+    int n = a->pads.n;
+    double value = a->value;
     char buf[160];
     if (n % 2 != 0 || n > 2 * x->ndim || n < 0)
         return tg__error(TG_ERR_ARG, "pad: %d pad values for a tensor of shape %s "
@@ -295,10 +311,10 @@ static tg_status pad_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
     const tg_tensor *x = c->in[0];
-    const int64_t *pads;
-    int n = tg_attr_ints(c->attrs, c->n_attrs, "pads", &pads);
-    tg__fill_contiguous(out->dtype, tg__base(out), out->numel,
-                        tg_attr_float(c->attrs, c->n_attrs, "value", 0));
+    const pad_attrs *a = c->attr;
+    const int64_t *pads = a->pads.v;
+    int n = a->pads.n;
+    tg__fill_contiguous(out->dtype, tg__base(out), out->numel, a->value);
     if (x->numel == 0)
         return TG_OK;
     int64_t offset = out->offset;
@@ -310,8 +326,8 @@ static tg_status pad_kernel(tg_op_ctx *c)
 /* the gradient is the interior of dy: one slice per padded axis */
 static tg_status pad_grad(tg_grad_ctx *g)
 {
-    const int64_t *pads;
-    int n = tg_attr_ints(g->attrs, g->n_attrs, "pads", &pads);
+    const int64_t *pads = ((const pad_attrs *)g->attr)->pads.v;
+    int n = ((const pad_attrs *)g->attr)->pads.n;
     tg_tensor *d = g->dy[0];
     for (int i = 0; i < n / 2 && d; i++)
         if (pads[2 * i] || pads[2 * i + 1])
@@ -320,9 +336,19 @@ static tg_status pad_grad(tg_grad_ctx *g)
     return d ? TG_OK : tg_last_status();
 }
 
+/* pad is affine: the tangent is padded with zeros, not with `value` */
+static tg_status pad_jvp(tg_jvp_ctx *c)
+{
+    const pad_attrs *p = c->attr;
+    tg_attr a[2] = {TG_AINTS("pads", p->pads.v, p->pads.n), TG_AF("value", 0.0)};
+    return tg__jvp_set(c, 0, tg_op_call(c->op, 1, &c->dx[0], a, 2));
+}
+
 const tg_op_def tg_op_pad = {
-    .name = "pad", .n_in = 1, .n_out = 1,
-    .infer = pad_infer, .kernel = pad_kernel, .grad = pad_grad};
+    .name = "pad", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .attrs = {pad_specs, sizeof(pad_attrs)}, .flags = TG_OP_PURE,
+    .infer = pad_infer, .kernel = {[TG_CPU] = pad_kernel}, .grad = pad_grad,
+    .jvp = pad_jvp, .onnx = {"Pad", 13}};
 
 tg_tensor *tg_pad(tg_tensor *x, int n_pads, const int64_t *pads, double value)
 {
@@ -369,11 +395,16 @@ static tg_status tile_geometry(const char *op, int ndim, const int64_t *shape,
     return TG_OK;
 }
 
+typedef struct tile_attrs {
+    tg_ints reps;
+} tile_attrs;
+static const tg_attr_spec tile_specs[] = {TG_SPEC_INTS(tile_attrs, reps), {0}};
+
 static tg_status tile_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
-    const int64_t *reps;
-    int n = tg_attr_ints(c->attrs, c->n_attrs, "reps", &reps);
+    const int64_t *reps = ((const tile_attrs *)c->attr)->reps.v;
+    int n = ((const tile_attrs *)c->attr)->reps.n;
     tile_geom g;
     tg_status s = tile_geometry(c->op->name, x->ndim, x->shape, n, reps, &g);
     if (s != TG_OK)
@@ -404,8 +435,8 @@ static void tile_fill(const tile_geom *g, int k, char *o, const char *x)
 static tg_status tile_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    const int64_t *reps;
-    int n = tg_attr_ints(c->attrs, c->n_attrs, "reps", &reps);
+    const int64_t *reps = ((const tile_attrs *)c->attr)->reps.v;
+    int n = ((const tile_attrs *)c->attr)->reps.n;
     tile_geom g;
     tile_geometry(c->op->name, c->in[0]->ndim, c->in[0]->shape, n, reps, &g);
     g.es = tg_dtype_size(out->dtype);
@@ -426,8 +457,8 @@ static tg_status tile_kernel(tg_op_ctx *c)
 static tg_status tile_grad(tg_grad_ctx *g)
 {
     const tg_meta *m = &g->in_meta[0];
-    const int64_t *reps;
-    int n = tg_attr_ints(g->attrs, g->n_attrs, "reps", &reps);
+    const int64_t *reps = ((const tile_attrs *)g->attr)->reps.v;
+    int n = ((const tile_attrs *)g->attr)->reps.n;
     tile_geom t;
     tg_status s = tile_geometry("tile", m->ndim, m->shape, n, reps, &t);
     if (s != TG_OK)
@@ -463,8 +494,10 @@ static tg_status tile_grad(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_tile = {
-    .name = "tile", .n_in = 1, .n_out = 1,
-    .infer = tile_infer, .kernel = tile_kernel, .grad = tile_grad};
+    .name = "tile", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .attrs = {tile_specs, sizeof(tile_attrs)}, .flags = TG_OP_PURE,
+    .infer = tile_infer, .kernel = {[TG_CPU] = tile_kernel}, .grad = tile_grad,
+    .jvp = tg__jvp_linear, .onnx = {"Tile", 13}};
 
 tg_tensor *tg_tile(tg_tensor *x, int n_reps, const int64_t *reps)
 {
@@ -473,10 +506,16 @@ tg_tensor *tg_tile(tg_tensor *x, int n_reps, const int64_t *reps)
 }
 
 /* ---- one_hot ------------------------------------------------------------------ */
+typedef struct one_hot_attrs {
+    int64_t num_classes;
+} one_hot_attrs;
+static const tg_attr_spec one_hot_specs[] = {
+    TG_SPEC_INT(one_hot_attrs, num_classes, -1), {0}};
+
 static tg_status one_hot_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
-    int64_t nc = tg_attr_int(c->attrs, c->n_attrs, "num_classes", -1);
+    int64_t nc = ((const one_hot_attrs *)c->attr)->num_classes;
     tg_status s = tg__require_index(c->op->name, x);
     if (s != TG_OK)
         return s;
@@ -495,7 +534,7 @@ static tg_status one_hot_infer(tg_op_ctx *c)
 static tg_status one_hot_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    int64_t nc = tg_attr_int(c->attrs, c->n_attrs, "num_classes", -1);
+    int64_t nc = ((const one_hot_attrs *)c->attr)->num_classes;
     int64_t *o = (int64_t *)tg__base(out);
     memset(o, 0, (size_t)out->numel * sizeof *o);
     tg_tensor *x = tg__contig(c->in[0]);
@@ -517,9 +556,13 @@ static tg_status one_hot_kernel(tg_op_ctx *c)
     return s;
 }
 
+static const tg_arg_spec one_hot_in[] = {{"indices", TG_DTS_INDEX}, {0}};
+static const tg_arg_spec one_hot_out[] = {{"y", TG_DT(TG_INT64)}, {0}};
+
 const tg_op_def tg_op_one_hot = {
-    .name = "one_hot", .n_in = 1, .n_out = 1, .nondiff = true,
-    .infer = one_hot_infer, .kernel = one_hot_kernel};
+    .name = "one_hot", .n_in = 1, .n_out = 1, .inputs = one_hot_in, .outputs = one_hot_out,
+    .attrs = {one_hot_specs, sizeof(one_hot_attrs)}, .flags = TG_OP_PURE, .nondiff = true,
+    .infer = one_hot_infer, .kernel = {[TG_CPU] = one_hot_kernel}, .onnx = {"OneHot", 11}};
 
 tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes)
 {

@@ -16,11 +16,18 @@ tg_tensor *tg__contig(tg_tensor *x);
 int64_t tg__span(const int64_t *shape, int from, int to);
 /* error unless t is int32/int64 ("op: index must be int32 or int64") */
 tg_status tg__require_index(const char *op, const tg_tensor *t);
-/* the "axis" attribute of an op on ndim dims, normalised (0-d tensors
- * have one implicit axis); infer has checked it */
-static inline int tg__attr_axis(const tg_attr *a, int n, int ndim)
+/* the attributes of the axis-driven ops (concat, gather, scatter_add,
+ * index_select, index_add): each declares the ones it takes */
+typedef struct tg_axis_attrs {
+    int64_t axis;
+    tg_ints shape; /* scatter_add, index_add: the output's shape */
+} tg_axis_attrs;
+
+/* the axis of an op with tg_axis_attrs on ndim dims, normalised (0-d
+ * tensors have one implicit axis); infer has checked it */
+static inline int tg__attr_axis(const void *attr, int ndim)
 {
-    int axis = (int)tg_attr_int(a, n, "axis", 0);
+    int axis = (int)((const tg_axis_attrs *)attr)->axis;
     return axis < 0 ? axis + (ndim > 0 ? ndim : 1) : axis;
 }
 

@@ -2,6 +2,7 @@
  * index_select and its gradient index_add, and embedding (row lookup whose
  * gradient is index_add). Out-of-range indices are found by the kernels
  * and reported as TG_ERR_INDEX naming the value and the bound. */
+#include "autodiff/jvp.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/iter.h"
 #include "ops/array.h"
@@ -17,7 +18,7 @@ static tg_status check_axis_index(const tg_op_ctx *c, int nd, bool one_d, int *a
 {
     const char *op = c->op->name;
     const tg_tensor *index = c->in[1];
-    if (!tg__norm_axis(op, (int)tg_attr_int(c->attrs, c->n_attrs, "axis", 0), nd, axis))
+    if (!tg__norm_axis(op, (int)((const tg_axis_attrs *)c->attr)->axis, nd, axis))
         return tg_last_status();
     tg_status s = tg__require_index(op, index);
     if (s == TG_OK && one_d && index->ndim > 1)
@@ -36,6 +37,16 @@ static tg_status index_error(const char *op, int64_t v, int axis, int64_t bound)
                      (long long)bound, (long long)bound - 1);
 }
 
+/* ---- the schema the index ops share ------------------------------------------ */
+static const tg_attr_spec axis_specs[] = {TG_SPEC_INT(tg_axis_attrs, axis, 0), {0}};
+static const tg_attr_spec axis_shape_specs[] = {
+    TG_SPEC_INT(tg_axis_attrs, axis, 0), TG_SPEC_INTS(tg_axis_attrs, shape), {0}};
+static const tg_arg_spec data_index_in[] = {{"x", TG_DTS_ANY}, {"index", TG_DTS_INDEX}, {0}};
+static const tg_arg_spec src_index_in[] = {
+    {"src", TG_DTS_NUMBER}, {"index", TG_DTS_INDEX}, {0}};
+static const tg_arg_spec any_out[] = {{"y", TG_DTS_ANY}, {0}};
+static const tg_arg_spec number_out[] = {{"y", TG_DTS_NUMBER}, {0}};
+
 /* ---- gather, scatter_add, index_select, index_add: op(x, index) along an
  * axis, each the gradient of another; the two that make zeros of a given
  * shape (scatter_add, index_add) are also given m's shape */
@@ -53,7 +64,7 @@ static tg_tensor *axis_call(const tg_op_def *op, tg_tensor *x, tg_tensor *index,
 static tg_status axis_rule(tg_grad_ctx *g, const tg_op_def *back, bool shaped)
 {
     const tg_meta *m = &g->in_meta[0];
-    int axis = tg__attr_axis(g->attrs, g->n_attrs, m->ndim);
+    int axis = tg__attr_axis(g->attr, m->ndim);
     if (g->needs_grad[0] &&
         !(g->dx[0] = axis_call(back, g->dy[0], g->in[1], axis, shaped ? m : NULL)))
         return tg_last_status();
@@ -192,7 +203,7 @@ static tg_status gather_infer(tg_op_ctx *c)
 static tg_status gather_kernel(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0], *index = c->in[1];
-    int axis = tg__attr_axis(c->attrs, c->n_attrs, x->ndim);
+    int axis = tg__attr_axis(c->attr, x->ndim);
     tg_tensor *xv = axis_view(x, index, axis);
     if (!xv)
         return TG_ERR_NOMEM;
@@ -213,8 +224,10 @@ static tg_status gather_grad(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_gather = {
-    .name = "gather", .n_in = 2, .n_out = 1, .save_inputs = 1u << 1,
-    .infer = gather_infer, .kernel = gather_kernel, .grad = gather_grad};
+    .name = "gather", .n_in = 2, .n_out = 1, .inputs = data_index_in, .outputs = any_out,
+    .attrs = {axis_specs, sizeof(tg_axis_attrs)}, .flags = TG_OP_PURE,
+    .save_inputs = 1u << 1, .infer = gather_infer, .kernel = {[TG_CPU] = gather_kernel},
+    .grad = gather_grad, .jvp = tg__jvp_linear, .onnx = {"GatherElements", 13}};
 
 tg_tensor *tg_gather(tg_tensor *x, int axis, tg_tensor *index)
 {
@@ -228,8 +241,8 @@ static tg_status scatter_add_infer(tg_op_ctx *c)
 {
     const tg_tensor *src = c->in[0], *index = c->in[1];
     const char *op = c->op->name;
-    const int64_t *shape;
-    int nd = tg_attr_ints(c->attrs, c->n_attrs, "shape", &shape);
+    const int64_t *shape = ((const tg_axis_attrs *)c->attr)->shape.v;
+    int nd = ((const tg_axis_attrs *)c->attr)->shape.n;
     if (!tg__check_shape(op, nd, shape))
         return tg_last_status();
     int axis;
@@ -253,7 +266,7 @@ static tg_status scatter_add_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
     const tg_tensor *src = c->in[0], *index = c->in[1];
-    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attr, out->ndim);
     memset(tg__base(out), 0, (size_t)out->numel * tg_dtype_size(out->dtype));
     tg_tensor *ov = axis_view(out, index, axis);
     if (!ov)
@@ -272,8 +285,11 @@ static tg_status scatter_add_grad(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_scatter_add = {
-    .name = "scatter_add", .n_in = 2, .n_out = 1, .save_inputs = 1u << 1,
-    .infer = scatter_add_infer, .kernel = scatter_add_kernel, .grad = scatter_add_grad};
+    .name = "scatter_add", .n_in = 2, .n_out = 1, .inputs = src_index_in,
+    .outputs = number_out, .attrs = {axis_shape_specs, sizeof(tg_axis_attrs)},
+    .flags = TG_OP_PURE, .save_inputs = 1u << 1, .infer = scatter_add_infer,
+    .kernel = {[TG_CPU] = scatter_add_kernel}, .grad = scatter_add_grad,
+    .jvp = tg__jvp_linear, .onnx = {"ScatterElements", 16}};
 
 /* ---- contiguous row selection (index_select, embedding) ---------------------- */
 /* the index values as int64, each checked against [0, bound); NULL with an
@@ -399,8 +415,8 @@ static tg_status index_add_infer(tg_op_ctx *c)
 {
     const tg_tensor *src = c->in[0], *index = c->in[1];
     const char *op = c->op->name;
-    const int64_t *shape;
-    int nd = tg_attr_ints(c->attrs, c->n_attrs, "shape", &shape);
+    const int64_t *shape = ((const tg_axis_attrs *)c->attr)->shape.v;
+    int nd = ((const tg_axis_attrs *)c->attr)->shape.n;
     if (!tg__check_shape(op, nd, shape))
         return tg_last_status();
     int axis;
@@ -428,7 +444,7 @@ static tg_status index_add_infer(tg_op_ctx *c)
 static tg_status index_add_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    int axis = tg__attr_axis(c->attrs, c->n_attrs, out->ndim);
+    int axis = tg__attr_axis(c->attr, out->ndim);
     memset(tg__base(out), 0, (size_t)out->numel * tg_dtype_size(out->dtype));
     int64_t *idx = read_indices(c->op->name, c->in[1], axis, out->shape[axis]);
     if (!idx)
@@ -456,8 +472,11 @@ static tg_status index_add_grad(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_index_add = {
-    .name = "index_add", .n_in = 2, .n_out = 1, .save_inputs = 1u << 1,
-    .infer = index_add_infer, .kernel = index_add_kernel, .grad = index_add_grad};
+    .name = "index_add", .n_in = 2, .n_out = 1, .inputs = src_index_in,
+    .outputs = number_out, .attrs = {axis_shape_specs, sizeof(tg_axis_attrs)},
+    .flags = TG_OP_PURE, .save_inputs = 1u << 1, .infer = index_add_infer,
+    .kernel = {[TG_CPU] = index_add_kernel}, .grad = index_add_grad,
+    .jvp = tg__jvp_linear};
 
 /* ---- index_select ---------------------------------------------------------------- */
 static tg_status index_select_infer(tg_op_ctx *c)
@@ -478,7 +497,7 @@ static tg_status index_select_infer(tg_op_ctx *c)
 
 static tg_status index_select_kernel(tg_op_ctx *c)
 {
-    int axis = tg__attr_axis(c->attrs, c->n_attrs, c->in[0]->ndim);
+    int axis = tg__attr_axis(c->attr, c->in[0]->ndim);
     return select_rows(c->op->name, c->out[0], c->in[0], axis, c->in[1]);
 }
 
@@ -488,9 +507,11 @@ static tg_status index_select_grad(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_index_select = {
-    .name = "index_select", .n_in = 2, .n_out = 1, .save_inputs = 1u << 1,
-    .infer = index_select_infer, .kernel = index_select_kernel,
-    .grad = index_select_grad};
+    .name = "index_select", .n_in = 2, .n_out = 1, .inputs = data_index_in,
+    .outputs = any_out, .attrs = {axis_specs, sizeof(tg_axis_attrs)},
+    .flags = TG_OP_PURE, .save_inputs = 1u << 1, .infer = index_select_infer,
+    .kernel = {[TG_CPU] = index_select_kernel}, .grad = index_select_grad,
+    .jvp = tg__jvp_linear, .onnx = {"Gather", 13}};
 
 tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index)
 {
@@ -535,9 +556,15 @@ static tg_status embedding_grad(tg_grad_ctx *g)
     return g->dx[0] ? TG_OK : tg_last_status();
 }
 
+static const tg_arg_spec embedding_in[] = {
+    {"weight", TG_DTS_ANY}, {"indices", TG_DTS_INDEX}, {0}};
+
+/* ONNX: Gather(weight, indices) along axis 0 */
 const tg_op_def tg_op_embedding = {
-    .name = "embedding", .n_in = 2, .n_out = 1, .save_inputs = 1u << 1,
-    .infer = embedding_infer, .kernel = embedding_kernel, .grad = embedding_grad};
+    .name = "embedding", .n_in = 2, .n_out = 1, .inputs = embedding_in,
+    .outputs = any_out, .flags = TG_OP_PURE, .save_inputs = 1u << 1,
+    .infer = embedding_infer, .kernel = {[TG_CPU] = embedding_kernel},
+    .grad = embedding_grad, .jvp = tg__jvp_linear, .onnx = {"Gather", 13}};
 
 tg_tensor *tg_embedding(tg_tensor *weight, tg_tensor *indices)
 {

@@ -1,6 +1,7 @@
 /* Broadcasting binary arithmetic: add sub mul div pow maximum minimum.
  * One row-kernel template per op, expanded for every numeric dtype, with
  * contiguous and scalar-operand fast paths that the compiler vectorizes. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
@@ -87,6 +88,13 @@ BIN_ROW(pow_u8, uint8_t, (uint8_t)ipow(x, y))
 static const tg_iter_row_fn pow_rows[TG_NUM_DTYPES] = {pow_f32, pow_f64, pow_i32,
                                                       pow_i64, pow_u8, NULL};
 
+/* div is true division (integers give float32) unless told otherwise */
+typedef struct div_attrs {
+    bool true_div;
+} div_attrs;
+static const tg_attr_spec div_specs[] = {TG_SPEC_BOOL(div_attrs, true_div, 1), {0}};
+extern const tg_op_def tg_op_div;
+
 static tg_status binary_infer(tg_op_ctx *c)
 {
     const tg_tensor *a = c->in[0], *b = c->in[1];
@@ -95,7 +103,8 @@ static tg_status binary_infer(tg_op_ctx *c)
                          "%s: bool tensors are not supported by arithmetic; "
                          "cast them first (tg_cast)", c->op->name);
     tg_dtype dt = tg_result_type(a, b);
-    if (!tg_dtype_is_float(dt) && tg_attr_int(c->attrs, c->n_attrs, "true_div", 0))
+    if (!tg_dtype_is_float(dt) && c->op == &tg_op_div &&
+        ((const div_attrs *)c->attr)->true_div)
         dt = TG_FLOAT32;
     return tg_infer_broadcast(c, dt);
 }
@@ -208,30 +217,129 @@ static tg_status extremum_grad(tg_grad_ctx *g, bool is_max)
 static tg_status maximum_grad(tg_grad_ctx *g) { return extremum_grad(g, true); }
 static tg_status minimum_grad(tg_grad_ctx *g) { return extremum_grad(g, false); }
 
-#define BINARY_OP(OP, SAVE)                                                 \
-    const tg_op_def tg_op_##OP = {                                          \
-        .name = #OP, .n_in = 2, .n_out = 1, .save_inputs = (SAVE),          \
-        .infer = binary_infer, .kernel = OP##_kernel, .grad = OP##_grad};   \
-    tg_tensor *tg_##OP(tg_tensor *a, tg_tensor *b)                          \
-    {                                                                       \
-        tg_tensor *in[2] = {a, b};                                          \
-        return tg_op_call(&tg_op_##OP, 2, in, NULL, 0);                     \
+/* ---- forward mode (broadcasting: the runner expands a lone term) ------ */
+#define TA (c->dx[0])
+#define TB (c->dx[1])
+
+static tg_status add_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *acc = NULL;
+    if (TA)
+        TG_JVP_TERM(c, acc, TA);
+    if (TB)
+        TG_JVP_TERM(c, acc, TB);
+    c->dy[0] = acc;
+    return TG_OK;
+}
+
+static tg_status sub_jvp(tg_jvp_ctx *c)
+{
+    if (TA && TB)
+        return tg__jvp_set(c, 0, tg_sub(TA, TB));
+    return tg__jvp_set(c, 0, TA ? TA : tg_neg(TB));
+}
+
+static tg_status mul_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *acc = NULL;
+    if (TA)
+        TG_JVP_TERM(c, acc, tg_mul(TA, c->in[1]));
+    if (TB)
+        TG_JVP_TERM(c, acc, tg_mul(c->in[0], TB));
+    c->dy[0] = acc;
+    return TG_OK;
+}
+
+/* ta / b - tb a / b^2 */
+static tg_status div_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *acc = NULL, *a = c->in[0], *b = c->in[1];
+    if (TA)
+        TG_JVP_TERM(c, acc, tg_div(TA, b));
+    if (TB)
+        TG_JVP_TERM(c, acc, tg_neg(tg_div(tg_mul(TB, a), tg_mul(b, b))));
+    c->dy[0] = acc;
+    return TG_OK;
+}
+
+/* ta b a^(b-1) + tb a^b log a, the second taken as 0 where a == 0 (as the
+ * gradient rule does) */
+static tg_status pow_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *acc = NULL, *a = c->in[0], *b = c->in[1];
+    if (TA)
+        TG_JVP_TERM(c, acc, tg_mul(TA, tg_mul(b, tg_pow(a, tg_add_scalar(b, -1.0)))));
+    if (TB) {
+        tg_tensor *is0 = tg_eq(a, tg__jvp_scalar(c, 0.0));
+        tg_tensor *safe = tg_where(is0, tg__jvp_scalar(c, 1.0), a);
+        tg_tensor *d = tg_mul(TB, tg_mul(c->out[0], tg_log(safe)));
+        TG_JVP_TERM(c, acc, tg_where(is0, tg__jvp_scalar(c, 0.0), d));
     }
+    c->dy[0] = acc;
+    return TG_OK;
+}
 
-BINARY_OP(add, 0)
-BINARY_OP(sub, 0)
-BINARY_OP(mul, TG_SAVE_ALL)
-BINARY_OP(pow, TG_SAVE_ALL)
-BINARY_OP(maximum, TG_SAVE_ALL)
-BINARY_OP(minimum, TG_SAVE_ALL)
+/* the winner's tangent; ties take the mean, as the gradient splits evenly */
+static tg_status extremum_jvp(tg_jvp_ctx *c, bool is_max)
+{
+    tg_tensor *acc = NULL, *a = c->in[0], *b = c->in[1];
+    tg_dtype dt = c->out_meta[0].dtype;
+    tg_tensor *wins = is_max ? tg_gt(a, b) : tg_lt(a, b);
+    tg_tensor *wa = tg_add(tg_cast(wins, dt), tg_mul_scalar(tg_cast(tg_eq(a, b), dt), 0.5));
+    if (TA)
+        TG_JVP_TERM(c, acc, tg_mul(TA, wa));
+    if (TB)
+        TG_JVP_TERM(c, acc, tg_mul(TB, tg_sub(tg__jvp_scalar(c, 1.0), wa)));
+    c->dy[0] = acc;
+    return TG_OK;
+}
+static tg_status maximum_jvp(tg_jvp_ctx *c) { return extremum_jvp(c, true); }
+static tg_status minimum_jvp(tg_jvp_ctx *c) { return extremum_jvp(c, false); }
 
-/* div is true division: integer inputs give float32 */
-static const tg_attr true_div = TG_AI("true_div", 1);
-const tg_op_def tg_op_div = {
-    .name = "div", .n_in = 2, .n_out = 1, .save_inputs = TG_SAVE_ALL,
-    .infer = binary_infer, .kernel = div_kernel, .grad = div_grad};
+/* ---- definitions ------------------------------------------------------------ */
+static const tg_arg_spec binary_in[] = {{"a", TG_DTS_NUMBER}, {"b", TG_DTS_NUMBER}, {0}};
+static const tg_arg_spec binary_out[] = {{"y", TG_DTS_NUMBER}, {0}};
+/* either input may be overwritten by the output (when dtype and shape match) */
+#define BINARY_FLAGS (TG_OP_PURE | TG_OP_ELEMENTWISE | TG_INPLACE_OK(0) | TG_INPLACE_OK(1))
+#define BINARY_COMMON(OP)                                                   \
+    .name = #OP, .n_in = 2, .n_out = 1, .inputs = binary_in, .outputs = binary_out, \
+    .infer = binary_infer, .kernel = {[TG_CPU] = OP##_kernel}, .grad = OP##_grad, \
+    .jvp = OP##_jvp
+
+const tg_op_def tg_op_add = {BINARY_COMMON(add), .flags = BINARY_FLAGS | TG_OP_COMMUTATIVE,
+                             .onnx = {"Add", 14}};
+const tg_op_def tg_op_sub = {BINARY_COMMON(sub), .flags = BINARY_FLAGS, .onnx = {"Sub", 14}};
+const tg_op_def tg_op_mul = {BINARY_COMMON(mul), .flags = BINARY_FLAGS | TG_OP_COMMUTATIVE,
+                             .save_inputs = TG_SAVE_ALL, .onnx = {"Mul", 14}};
+const tg_op_def tg_op_div = {BINARY_COMMON(div), .attrs = {div_specs, sizeof(div_attrs)},
+                             .flags = BINARY_FLAGS, .save_inputs = TG_SAVE_ALL,
+                             .onnx = {"Div", 14}};
+const tg_op_def tg_op_pow = {BINARY_COMMON(pow), .flags = BINARY_FLAGS,
+                             .save_inputs = TG_SAVE_ALL, .onnx = {"Pow", 15}};
+const tg_op_def tg_op_maximum = {BINARY_COMMON(maximum),
+                                 .flags = BINARY_FLAGS | TG_OP_COMMUTATIVE,
+                                 .save_inputs = TG_SAVE_ALL, .onnx = {"Max", 13}};
+const tg_op_def tg_op_minimum = {BINARY_COMMON(minimum),
+                                 .flags = BINARY_FLAGS | TG_OP_COMMUTATIVE,
+                                 .save_inputs = TG_SAVE_ALL, .onnx = {"Min", 13}};
+
+/* ---- public functions --------------------------------------------------------- */
+static tg_tensor *binary(const tg_op_def *op, tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *in[2] = {a, b};
+    return tg_op_call(op, 2, in, NULL, 0);
+}
+
+tg_tensor *tg_add(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_add, a, b); }
+tg_tensor *tg_sub(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_sub, a, b); }
+tg_tensor *tg_mul(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_mul, a, b); }
+tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_pow, a, b); }
+tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_maximum, a, b); }
+tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_minimum, a, b); }
+
 tg_tensor *tg_div(tg_tensor *a, tg_tensor *b)
 {
+    static const tg_attr true_div = TG_AI("true_div", 1);
     tg_tensor *in[2] = {a, b};
     return tg_op_call(&tg_op_div, 2, in, &true_div, 1);
 }

@@ -1,6 +1,7 @@
 /* Comparisons (eq ne lt le gt ge) and logic (and or xor not) giving bool
  * tensors, and where(cond, a, b). Comparisons compute in the promoted
  * dtype of their inputs; logic treats any non-zero as true. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
@@ -59,26 +60,50 @@ static tg_status cmp_kernel(tg_op_ctx *c)
     return a && b ? TG_OK : TG_ERR_NOMEM;
 }
 
-#define CMP_OP(OP, NAME, ROWS, LOGIC)                                       \
-    const cmp_def tg_op_##OP = {                                            \
-        {.name = NAME, .n_in = 2, .n_out = 1, .nondiff = true,              \
-         .infer = cmp_infer, .kernel = cmp_kernel},                         \
-        ROWS, LOGIC};                                                       \
-    tg_tensor *tg_##OP(tg_tensor *a, tg_tensor *b)                          \
-    {                                                                       \
-        tg_tensor *in[2] = {a, b};                                          \
-        return tg_op_call(&tg_op_##OP.def, 2, in, NULL, 0);                 \
-    }
+static const tg_arg_spec cmp_in[] = {{"a", TG_DTS_ANY}, {"b", TG_DTS_ANY}, {0}};
+static const tg_arg_spec bool_out[] = {{"y", TG_DTS_BOOL}, {0}};
+#define CMP_COMMON(OP)                                                      \
+    .name = #OP, .n_in = 2, .n_out = 1, .inputs = cmp_in, .outputs = bool_out, \
+    .nondiff = true, .infer = cmp_infer, .kernel = {[TG_CPU] = cmp_kernel}
+#define CMP_FLAGS (TG_OP_PURE | TG_OP_ELEMENTWISE)
 
-CMP_OP(eq, "eq", eq_rows, NULL)
-CMP_OP(ne, "ne", ne_rows, NULL)
-CMP_OP(lt, "lt", lt_rows, NULL)
-CMP_OP(le, "le", le_rows, NULL)
-CMP_OP(gt, "gt", gt_rows, NULL)
-CMP_OP(ge, "ge", ge_rows, NULL)
-CMP_OP(logical_and, "logical_and", NULL, and_b)
-CMP_OP(logical_or, "logical_or", NULL, or_b)
-CMP_OP(logical_xor, "logical_xor", NULL, xor_b)
+const cmp_def tg_op_eq = {{CMP_COMMON(eq), .flags = CMP_FLAGS | TG_OP_COMMUTATIVE,
+                           .onnx = {"Equal", 13}}, eq_rows, NULL};
+const cmp_def tg_op_ne = {{CMP_COMMON(ne), .flags = CMP_FLAGS | TG_OP_COMMUTATIVE},
+                          ne_rows, NULL};
+const cmp_def tg_op_lt = {{CMP_COMMON(lt), .flags = CMP_FLAGS, .onnx = {"Less", 13}},
+                          lt_rows, NULL};
+const cmp_def tg_op_le = {{CMP_COMMON(le), .flags = CMP_FLAGS,
+                           .onnx = {"LessOrEqual", 16}}, le_rows, NULL};
+const cmp_def tg_op_gt = {{CMP_COMMON(gt), .flags = CMP_FLAGS, .onnx = {"Greater", 13}},
+                          gt_rows, NULL};
+const cmp_def tg_op_ge = {{CMP_COMMON(ge), .flags = CMP_FLAGS,
+                           .onnx = {"GreaterOrEqual", 16}}, ge_rows, NULL};
+const cmp_def tg_op_logical_and = {{CMP_COMMON(logical_and),
+                                    .flags = CMP_FLAGS | TG_OP_COMMUTATIVE,
+                                    .onnx = {"And", 7}}, NULL, and_b};
+const cmp_def tg_op_logical_or = {{CMP_COMMON(logical_or),
+                                   .flags = CMP_FLAGS | TG_OP_COMMUTATIVE,
+                                   .onnx = {"Or", 7}}, NULL, or_b};
+const cmp_def tg_op_logical_xor = {{CMP_COMMON(logical_xor),
+                                    .flags = CMP_FLAGS | TG_OP_COMMUTATIVE,
+                                    .onnx = {"Xor", 7}}, NULL, xor_b};
+
+static tg_tensor *cmp(const cmp_def *op, tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *in[2] = {a, b};
+    return tg_op_call(&op->def, 2, in, NULL, 0);
+}
+
+tg_tensor *tg_eq(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_eq, a, b); }
+tg_tensor *tg_ne(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_ne, a, b); }
+tg_tensor *tg_lt(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_lt, a, b); }
+tg_tensor *tg_le(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_le, a, b); }
+tg_tensor *tg_gt(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_gt, a, b); }
+tg_tensor *tg_ge(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_ge, a, b); }
+tg_tensor *tg_logical_and(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_logical_and, a, b); }
+tg_tensor *tg_logical_or(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_logical_or, a, b); }
+tg_tensor *tg_logical_xor(tg_tensor *a, tg_tensor *b) { return cmp(&tg_op_logical_xor, a, b); }
 
 /* ---- not ------------------------------------------------------------------- */
 static void not_row(char **p, const int64_t *s, int64_t n, void *ctx)
@@ -106,9 +131,12 @@ static tg_status not_kernel(tg_op_ctx *c)
     return TG_OK;
 }
 
+static const tg_arg_spec not_in[] = {{"x", TG_DTS_ANY}, {0}};
+
 const tg_op_def tg_op_logical_not = {
-    .name = "logical_not", .n_in = 1, .n_out = 1, .nondiff = true,
-    .infer = not_infer, .kernel = not_kernel};
+    .name = "logical_not", .n_in = 1, .n_out = 1, .inputs = not_in, .outputs = bool_out,
+    .flags = TG_OP_PURE | TG_OP_ELEMENTWISE, .nondiff = true,
+    .infer = not_infer, .kernel = {[TG_CPU] = not_kernel}, .onnx = {"Not", 1}};
 
 tg_tensor *tg_logical_not(tg_tensor *x)
 {
@@ -170,9 +198,26 @@ static tg_status where_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* where(cond, ta, tb), zero for an absent tangent */
+static tg_status where_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *const *t = c->dx;
+    if (!t[1] && !t[2]) /* a float condition's tangent has no effect */
+        return TG_OK;
+    tg_tensor *ta = t[1] ? t[1] : tg__jvp_scalar(c, 0.0);
+    tg_tensor *tb = t[2] ? t[2] : tg__jvp_scalar(c, 0.0);
+    return tg__jvp_set(c, 0, tg_where(c->in[0], ta, tb));
+}
+
+static const tg_arg_spec where_in[] = {
+    {"cond", TG_DTS_ANY | TG_ARG_NO_GRAD}, {"a", TG_DTS_ANY}, {"b", TG_DTS_ANY}, {0}};
+static const tg_arg_spec where_out[] = {{"y", TG_DTS_ANY}, {0}};
+
 const tg_op_def tg_op_where = {
-    .name = "where", .n_in = 3, .n_out = 1, .save_inputs = 1u,
-    .infer = where_infer, .kernel = where_kernel, .grad = where_grad};
+    .name = "where", .n_in = 3, .n_out = 1, .inputs = where_in, .outputs = where_out,
+    .flags = TG_OP_PURE | TG_OP_ELEMENTWISE, .save_inputs = 1u,
+    .infer = where_infer, .kernel = {[TG_CPU] = where_kernel}, .grad = where_grad,
+    .jvp = where_jvp, .onnx = {"Where", 16}};
 
 tg_tensor *tg_where(tg_tensor *cond, tg_tensor *a, tg_tensor *b)
 {

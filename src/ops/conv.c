@@ -3,6 +3,7 @@
  * own, conv2d_grad_input and conv2d_grad_weight, each differentiable
  * again through the others (grad of grad). The kernels live in
  * kernels/cpu/conv.c. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/conv.h"
 #include "ops/elementwise.h"
 
@@ -10,36 +11,24 @@
 #include <string.h>
 
 /* ---- parameters and geometry ------------------------------------------------ */
+/* the attributes, absent ones taking PyTorch's defaults; the gradient ops
+ * also give the shape they produce */
 typedef struct conv_params {
     int64_t stride[2], padding[2], dilation[2], groups;
+    int64_t input_shape[4];  /* conv2d_grad_input */
+    int64_t weight_shape[4]; /* conv2d_grad_weight */
 } conv_params;
-
-/* reads the attributes (absent ones take PyTorch's defaults) */
-static tg_status read_params(const char *op, const tg_attr *a, int na,
-                             conv_params *p)
-{
-    static const char *names[3] = {"stride", "padding", "dilation"};
-    int64_t *dst[3] = {p->stride, p->padding, p->dilation};
-    for (int k = 0; k < 3; k++) {
-        const int64_t *v;
-        int n = tg_attr_ints(a, na, names[k], &v);
-        if (n != 0 && n != 2)
-            return tg__error(TG_ERR_ARG, "%s: %s needs 2 values (h, w), got %d",
-                             op, names[k], n);
-        for (int i = 0; i < 2; i++) {
-            dst[k][i] = n ? v[i] : k == 1 ? 0 : 1;
-            if (dst[k][i] < (k == 1 ? 0 : 1))
-                return tg__error(TG_ERR_ARG, "%s: %s %lld is invalid (expected %s)",
-                                 op, names[k], (long long)dst[k][i],
-                                 k == 1 ? ">= 0" : ">= 1");
-        }
-    }
-    p->groups = tg_attr_int(a, na, "groups", 1);
-    if (p->groups < 1)
-        return tg__error(TG_ERR_ARG, "%s: groups must be >= 1, got %lld", op,
-                         (long long)p->groups);
-    return TG_OK;
-}
+#define CONV_SPECS                                                              \
+    TG_SPEC_INT_ARRAY(conv_params, stride, ((const int64_t[]){1, 1}), TG_MIN(1)),   \
+    TG_SPEC_INT_ARRAY(conv_params, padding, ((const int64_t[]){0, 0}), TG_MIN(0)),  \
+    TG_SPEC_INT_ARRAY(conv_params, dilation, ((const int64_t[]){1, 1}), TG_MIN(1)), \
+    TG_SPEC_INT(conv_params, groups, 1, TG_MIN(1))
+static const tg_attr_spec conv2d_specs[] = {CONV_SPECS, {0}};
+static const tg_attr_spec grad_input_specs[] = {
+    CONV_SPECS, TG_SPEC_INT_ARRAY(conv_params, input_shape, NULL, TG_REQUIRED), {0}};
+static const tg_attr_spec grad_weight_specs[] = {
+    CONV_SPECS, TG_SPEC_INT_ARRAY(conv_params, weight_shape, NULL, TG_REQUIRED), {0}};
+static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
 
 /* the geometry of input shape xs with weight shape ws (both 4-D) */
 static tg_status make_geom(const char *op, const conv_params *p, const int64_t *xs,
@@ -130,10 +119,8 @@ static tg_status conv2d_infer(tg_op_ctx *c)
             return tg_last_status();
         dt = tg_promote_types(dt, c->in[i]->dtype);
     }
-    conv_params p;
     tg__conv_geom g;
-    if (read_params(op, c->attrs, c->n_attrs, &p) != TG_OK ||
-        make_geom(op, &p, x->shape, w->shape, &g) != TG_OK)
+    if (make_geom(op, c->attr, x->shape, w->shape, &g) != TG_OK)
         return tg_last_status();
     if (c->n_in == 3) {
         const tg_tensor *b = c->in[2];
@@ -150,10 +137,8 @@ static tg_status conv2d_infer(tg_op_ctx *c)
 static tg_status conv2d_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    conv_params p;
     tg__conv_geom g;
-    read_params(c->op->name, c->attrs, c->n_attrs, &p);
-    make_geom(c->op->name, &p, c->in[0]->shape, c->in[1]->shape, &g);
+    make_geom(c->op->name, c->attr, c->in[0]->shape, c->in[1]->shape, &g);
     tg_tensor *x = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
@@ -187,24 +172,41 @@ static tg_tensor *conv_run(const tg_op_def *op, tg_tensor *a, tg_tensor *b,
 
 static tg_status conv2d_grad(tg_grad_ctx *g)
 {
-    conv_params p;
-    if (read_params(g->op->name, g->attrs, g->n_attrs, &p) != TG_OK)
-        return tg_last_status();
+    const conv_params *p = g->attr;
     tg_tensor *x = g->in[0], *w = g->in[1], *dy = g->dy[0];
     if (g->needs_grad[0])
-        g->dx[0] = conv_run(&tg_op_conv2d_grad_input, dy, w, NULL, &p, "input_shape",
+        g->dx[0] = conv_run(&tg_op_conv2d_grad_input, dy, w, NULL, p, "input_shape",
                             g->in_meta[0].shape);
     if (g->needs_grad[1])
-        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, dy, x, NULL, &p,
+        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, dy, x, NULL, p,
                             "weight_shape", g->in_meta[1].shape);
     if (g->n_in == 3 && g->needs_grad[2])
         g->dx[2] = tg_sum(dy, 3, (const int[]){0, 2, 3}, false);
     return TG_OK;
 }
 
+/* bilinear in x and w, plus the bias */
+static tg_status conv2d_jvp(tg_jvp_ctx *c)
+{
+    tg_status s;
+    tg_tensor *acc = tg__jvp_multilinear_terms(c, 2, &s);
+    if (s != TG_OK)
+        return s;
+    if (c->n_in == 3 && c->dx[2])
+        TG_JVP_TERM(c, acc, tg_reshape(c->dx[2], 4,
+                                       (int64_t[]){1, c->in_meta[2].shape[0], 1, 1}));
+    c->dy[0] = acc;
+    return TG_OK;
+}
+
+static const tg_arg_spec conv2d_in[] = {
+    {"x", TG_DTS_FLOAT}, {"w", TG_DTS_FLOAT}, {"b", TG_DTS_FLOAT | TG_ARG_OPTIONAL}, {0}};
+
 const tg_op_def tg_op_conv2d = {
-    .name = "conv2d", .n_in = -1, .n_out = 1, .save_inputs = 0x3,
-    .infer = conv2d_infer, .kernel = conv2d_kernel, .grad = conv2d_grad};
+    .name = "conv2d", .n_in = -1, .n_out = 1, .inputs = conv2d_in, .outputs = float_out,
+    .attrs = {conv2d_specs, sizeof(conv_params)}, .flags = TG_OP_PURE, .save_inputs = 0x3,
+    .infer = conv2d_infer, .kernel = {[TG_CPU] = conv2d_kernel}, .grad = conv2d_grad,
+    .jvp = conv2d_jvp, .onnx = {"Conv", 11}};
 
 tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
                      const tg_conv2d_opts *opts)
@@ -212,37 +214,27 @@ tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
     tg_conv2d_opts o = {{1, 1}, {0, 0}, {1, 1}, 1};
     if (opts)
         o = *opts;
-    conv_params p = {{o.stride[0], o.stride[1]}, {o.padding[0], o.padding[1]},
-                     {o.dilation[0], o.dilation[1]}, o.groups};
+    conv_params p = {.stride = {o.stride[0], o.stride[1]},
+                     .padding = {o.padding[0], o.padding[1]},
+                     .dilation = {o.dilation[0], o.dilation[1]}, .groups = o.groups};
     return conv_run(&tg_op_conv2d, x, w, b, &p, NULL, NULL);
 }
 
 /* ---- conv2d_grad_input(dy, w): the input gradient, of shape input_shape --------- */
-static tg_status read_shape_attr(const tg_op_ctx *c, const char *name,
-                                 const int64_t **shape)
-{
-    if (tg_attr_ints(c->attrs, c->n_attrs, name, shape) != 4)
-        return tg__error(TG_ERR_ARG, "%s: attribute %s must hold 4 dims",
-                         c->op->name, name);
-    return TG_OK;
-}
-
 /* shared inference of the two gradient ops: input 1 is w (grad_input) or
  * x (grad_weight); the attribute gives the other shape */
 static tg_status grad_infer(tg_op_ctx *c, bool for_input)
 {
     const char *op = c->op->name;
     const tg_tensor *dy = c->in[0], *other = c->in[1];
-    const int64_t *shape;
-    conv_params p;
+    const conv_params *p = c->attr;
+    const int64_t *shape = for_input ? p->input_shape : p->weight_shape;
     tg__conv_geom g;
     if (require_4d(op, dy, "output gradient", "[N, O, OH, OW]") != TG_OK ||
         require_4d(op, other, for_input ? "weight" : "input",
                    for_input ? "[O, C/groups, kh, kw]" : "[N, C, H, W]") != TG_OK ||
         tg_require_float(op, dy, 0) != TG_OK || tg_require_float(op, other, 1) != TG_OK ||
-        read_shape_attr(c, for_input ? "input_shape" : "weight_shape", &shape) != TG_OK ||
-        read_params(op, c->attrs, c->n_attrs, &p) != TG_OK ||
-        make_geom(op, &p, for_input ? shape : other->shape,
+        make_geom(op, p, for_input ? shape : other->shape,
                   for_input ? other->shape : shape, &g) != TG_OK ||
         check_dy(op, dy, &g) != TG_OK)
         return tg_last_status();
@@ -255,10 +247,8 @@ static tg_status grad_weight_infer(tg_op_ctx *c) { return grad_infer(c, false); 
 static tg_status grad_input_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    conv_params p;
     tg__conv_geom g;
-    read_params(c->op->name, c->attrs, c->n_attrs, &p);
-    make_geom(c->op->name, &p, out->shape, c->in[1]->shape, &g);
+    make_geom(c->op->name, c->attr, out->shape, c->in[1]->shape, &g);
     tg_tensor *dy = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
     tg_status s = TG_ERR_NOMEM;
     if (dy && w)
@@ -273,30 +263,31 @@ static tg_status grad_input_kernel(tg_op_ctx *c)
  * weight gradient of dy against gx */
 static tg_status grad_input_grad(tg_grad_ctx *g)
 {
-    conv_params p;
-    if (read_params(g->op->name, g->attrs, g->n_attrs, &p) != TG_OK)
-        return tg_last_status();
+    const conv_params *p = g->attr;
     tg_tensor *dy = g->in[0], *w = g->in[1], *gx = g->dy[0];
     if (g->needs_grad[0])
-        g->dx[0] = conv_run(&tg_op_conv2d, gx, w, NULL, &p, NULL, NULL);
+        g->dx[0] = conv_run(&tg_op_conv2d, gx, w, NULL, p, NULL, NULL);
     if (g->needs_grad[1])
-        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, dy, gx, NULL, &p,
+        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, dy, gx, NULL, p,
                             "weight_shape", g->in_meta[1].shape);
     return TG_OK;
 }
 
+static const tg_arg_spec grad_input_in[] = {{"dy", TG_DTS_FLOAT}, {"w", TG_DTS_FLOAT}, {0}};
+
 const tg_op_def tg_op_conv2d_grad_input = {
-    .name = "conv2d_grad_input", .n_in = 2, .n_out = 1, .save_inputs = 0x3,
-    .infer = grad_input_infer, .kernel = grad_input_kernel, .grad = grad_input_grad};
+    .name = "conv2d_grad_input", .n_in = 2, .n_out = 1, .inputs = grad_input_in,
+    .outputs = float_out, .attrs = {grad_input_specs, sizeof(conv_params)},
+    .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = grad_input_infer,
+    .kernel = {[TG_CPU] = grad_input_kernel}, .grad = grad_input_grad,
+    .jvp = tg__jvp_multilinear};
 
 /* ---- conv2d_grad_weight(dy, x): the weight gradient, of shape weight_shape ------ */
 static tg_status grad_weight_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    conv_params p;
     tg__conv_geom g;
-    read_params(c->op->name, c->attrs, c->n_attrs, &p);
-    make_geom(c->op->name, &p, c->in[1]->shape, out->shape, &g);
+    make_geom(c->op->name, c->attr, c->in[1]->shape, out->shape, &g);
     tg_tensor *dy = contig(c->in[0], out->dtype), *x = contig(c->in[1], out->dtype);
     tg_status s = TG_ERR_NOMEM;
     if (dy && x)
@@ -311,21 +302,24 @@ static tg_status grad_weight_kernel(tg_op_ctx *c)
  * input gradient of dy through gw */
 static tg_status grad_weight_grad(tg_grad_ctx *g)
 {
-    conv_params p;
-    if (read_params(g->op->name, g->attrs, g->n_attrs, &p) != TG_OK)
-        return tg_last_status();
+    const conv_params *p = g->attr;
     tg_tensor *dy = g->in[0], *x = g->in[1], *gw = g->dy[0];
     if (g->needs_grad[0])
-        g->dx[0] = conv_run(&tg_op_conv2d, x, gw, NULL, &p, NULL, NULL);
+        g->dx[0] = conv_run(&tg_op_conv2d, x, gw, NULL, p, NULL, NULL);
     if (g->needs_grad[1])
-        g->dx[1] = conv_run(&tg_op_conv2d_grad_input, dy, gw, NULL, &p, "input_shape",
+        g->dx[1] = conv_run(&tg_op_conv2d_grad_input, dy, gw, NULL, p, "input_shape",
                             g->in_meta[1].shape);
     return TG_OK;
 }
 
+static const tg_arg_spec grad_weight_in[] = {{"dy", TG_DTS_FLOAT}, {"x", TG_DTS_FLOAT}, {0}};
+
 const tg_op_def tg_op_conv2d_grad_weight = {
-    .name = "conv2d_grad_weight", .n_in = 2, .n_out = 1, .save_inputs = 0x3,
-    .infer = grad_weight_infer, .kernel = grad_weight_kernel, .grad = grad_weight_grad};
+    .name = "conv2d_grad_weight", .n_in = 2, .n_out = 1, .inputs = grad_weight_in,
+    .outputs = float_out, .attrs = {grad_weight_specs, sizeof(conv_params)},
+    .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = grad_weight_infer,
+    .kernel = {[TG_CPU] = grad_weight_kernel}, .grad = grad_weight_grad,
+    .jvp = tg__jvp_multilinear};
 
 const tg_op_def *const tg_ops_conv[] = {&tg_op_conv2d, &tg_op_conv2d_grad_input,
                                         &tg_op_conv2d_grad_weight, NULL};

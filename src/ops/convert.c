@@ -1,5 +1,6 @@
 /* Dtype conversion: the cast op's kernel and the helpers that bring
  * inputs to an op's compute dtype. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
@@ -98,9 +99,14 @@ tg_tensor *tg__as_dtype(tg_tensor *x, tg_dtype dt)
 }
 
 /* ---- the cast op ---------------------------------------------------------- */
+typedef struct cast_attrs {
+    int64_t to; /* a tg_dtype */
+} cast_attrs;
+static const tg_attr_spec cast_specs[] = {TG_SPEC_INT(cast_attrs, to, -1), {0}};
+
 static tg_status cast_infer(tg_op_ctx *c)
 {
-    int64_t dt = tg_attr_int(c->attrs, c->n_attrs, "to", -1);
+    int64_t dt = ((const cast_attrs *)c->attr)->to;
     if (!tg_dtype_is_valid((int)dt))
         return tg__error(TG_ERR_DTYPE, "cast: invalid target dtype %lld", (long long)dt);
     return tg_infer_set(c, 0, (tg_dtype)dt, c->in[0]->ndim, c->in[0]->shape);
@@ -120,10 +126,17 @@ static tg_status cast_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* between float dtypes: the runner casts the tangent */
+static tg_status cast_jvp(tg_jvp_ctx *c) { return tg__jvp_set(c, 0, c->dx[0]); }
+
+static const tg_arg_spec cast_in[] = {{"x", TG_DTS_ANY}, {0}};
+static const tg_arg_spec cast_out[] = {{"y", TG_DTS_ANY}, {0}};
+
 const tg_op_def tg_op_cast = {
-    .name = "cast", .n_in = 1, .n_out = 1,
-    .infer = cast_infer, .kernel = cast_kernel, .grad = cast_grad,
-};
+    .name = "cast", .n_in = 1, .n_out = 1, .inputs = cast_in, .outputs = cast_out,
+    .attrs = {cast_specs, sizeof(cast_attrs)}, .flags = TG_OP_PURE | TG_OP_ELEMENTWISE,
+    .infer = cast_infer, .kernel = {[TG_CPU] = cast_kernel}, .grad = cast_grad,
+    .jvp = cast_jvp, .onnx = {"Cast", 13}};
 
 tg_tensor *tg_cast(tg_tensor *x, tg_dtype dt)
 {

@@ -1,7 +1,8 @@
-/* The dispatcher behind every public op function: check, infer, allocate,
- * run the kernel (or make the view), record for autograd, publish.
+/* The dispatcher behind every public op function: check, decode the
+ * attributes, infer, allocate, run the kernel (or make the view), record
+ * for autograd, publish.
  * This is the one place graph mode hooks in: there an op appends a node
- * instead of running the kernel (DESIGN §2, src/graph/build.c). */
+ * instead of running the kernel (src/graph/build.c). */
 #include "autodiff/node.h"
 #include "graph/hook.h"
 #include "ops/op.h"
@@ -26,6 +27,51 @@ static tg_status check_inputs(const tg_op_def *op, int n_in,
         return tg__error(TG_ERR_ARG, "%s: input %d is NULL", op->name, i);
     }
     return TG_OK;
+}
+
+const tg_arg_spec *tg_arg_at(const tg_arg_spec *list, int i)
+{
+    int k = 0;
+    if (!list)
+        return NULL;
+    for (; list[k].name && k < i; k++)
+        if (list[k].dtypes & TG_ARG_VARIADIC)
+            return &list[k];
+    return list[k].name ? &list[k] : NULL;
+}
+
+/* After infer accepted the call, the dtypes must be ones the op declares:
+ * infer gives the precise message for what it rejects; this catches a
+ * declaration that no longer matches what the op does. */
+static tg_status check_declared(const tg_op_ctx *c)
+{
+    const tg_op_def *op = c->op;
+    for (int i = 0; op->inputs && i < c->n_in; i++) {
+        const tg_arg_spec *a = tg_arg_at(op->inputs, i);
+        if (!a || !(a->dtypes & TG_DT(c->in[i]->dtype)))
+            return tg__error(TG_ERR_INTERNAL, "%s: input %d (%s) is %s, which the op "
+                             "does not declare", op->name, i, a ? a->name : "undeclared",
+                             tg_dtype_name(c->in[i]->dtype));
+    }
+    for (int o = 0; op->outputs && o < c->n_out; o++) {
+        const tg_arg_spec *a = tg_arg_at(op->outputs, o);
+        if (!a || !(a->dtypes & TG_DT(c->out_meta[o].dtype)))
+            return tg__error(TG_ERR_INTERNAL, "%s: output %d (%s) is %s, which the op "
+                             "does not declare", op->name, o, a ? a->name : "undeclared",
+                             tg_dtype_name(c->out_meta[o].dtype));
+    }
+    return TG_OK;
+}
+
+tg_status tg_op_kernel_run(tg_op_ctx *c)
+{
+    tg_device_type dev = c->n_out > 0 && c->out[0] ? c->out[0]->device.type : TG_CPU;
+    tg_status (*kernel)(tg_op_ctx *) =
+        (unsigned)dev < TG_NUM_DEVICE_TYPES ? c->op->kernel[dev] : NULL;
+    if (!kernel)
+        return tg__error(TG_ERR_UNSUPPORTED, "%s: no kernel for device type %d",
+                         c->op->name, (int)dev);
+    return kernel(c);
 }
 
 static void release_outputs(tg_op_ctx *c)
@@ -55,8 +101,15 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
     tg_status s = check_inputs(op, n_in, in);
     if (s != TG_OK)
         return s;
+    _Alignas(16) unsigned char attr[TG_MAX_ATTR_SIZE];
+    if (op->attrs.size > sizeof attr)
+        return tg__error(TG_ERR_INTERNAL, "%s: attribute struct of %zu bytes, at most "
+                         "%d are supported", op->name, op->attrs.size, TG_MAX_ATTR_SIZE);
+    if ((s = tg_attrs_decode(op, attrs, n_attrs, attr)) != TG_OK)
+        return s;
     tg_op_ctx c;
     c.op = op;
+    c.attr = attr;
     c.n_in = n_in;
     c.n_out = op->n_out;
     c.in = in;
@@ -65,12 +118,12 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
     c.n_attrs = n_attrs;
     for (int i = 0; i < c.n_out; i++)
         out[i] = NULL;
-    if ((s = op->infer(&c)) != TG_OK)
+    if ((s = op->infer(&c)) != TG_OK || (s = check_declared(&c)) != TG_OK)
         return s;
-    /* graph mode (DESIGN §2): inside tg_graph_begin/end, or on symbolic
+    /* graph mode: inside tg_graph_begin/end, or on symbolic
      * inputs, the op becomes a node of the graph and its outputs symbolic
      * tensors; no kernel runs and nothing is recorded for autograd */
-    if (tg__graph_intercepts(n_in, in)) {
+    if (!(op->flags & TG_OP_INPLACE) && tg__graph_intercepts(n_in, in)) {
         if ((s = tg__graph_append(&c)) != TG_OK)
             return s;
         for (int i = 0; i < c.n_out; i++)
@@ -82,7 +135,7 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
     } else {
         if ((s = allocate_outputs(&c)) != TG_OK)
             return s;
-        s = op->kernel(&c);
+        s = tg_op_kernel_run(&c);
     }
     if (s == TG_OK && tg__should_record(n_in, in))
         s = tg__record(&c);

@@ -3,6 +3,7 @@
  * + b, a composite over gemm). Float products go to the GEMM kernels,
  * taking strided and transposed operands without copies where BLAS can;
  * integer products use plain loops. */
+#include "autodiff/jvp.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/elementwise.h"
@@ -308,9 +309,14 @@ static tg_status matmul_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+static const tg_arg_spec matmul_in[] = {{"a", TG_DTS_NUMBER}, {"b", TG_DTS_NUMBER}, {0}};
+static const tg_arg_spec matmul_out[] = {{"y", TG_DTS_NUMBER}, {0}};
+
 const tg_op_def tg_op_matmul = {
-    .name = "matmul", .n_in = 2, .n_out = 1, .save_inputs = TG_SAVE_ALL,
-    .infer = matmul_infer, .kernel = matmul_kernel, .grad = matmul_grad};
+    .name = "matmul", .n_in = 2, .n_out = 1, .inputs = matmul_in, .outputs = matmul_out,
+    .flags = TG_OP_PURE, .save_inputs = TG_SAVE_ALL, .infer = matmul_infer,
+    .kernel = {[TG_CPU] = matmul_kernel}, .grad = matmul_grad,
+    .jvp = tg__jvp_multilinear, .onnx = {"MatMul", 13}};
 
 tg_tensor *tg_matmul(tg_tensor *a, tg_tensor *b)
 {
@@ -319,15 +325,23 @@ tg_tensor *tg_matmul(tg_tensor *a, tg_tensor *b)
 }
 
 /* ---- gemm ---------------------------------------------------------------------- */
-/* attrs: alpha, beta (floats), trans_a, trans_b (ints); inputs a, b[, c] */
+/* y = alpha op(a) op(b) + beta c; inputs a, b[, c] */
+typedef struct gemm_attrs {
+    double alpha, beta;
+    bool trans_a, trans_b;
+} gemm_attrs;
+static const tg_attr_spec gemm_specs[] = {
+    TG_SPEC_FLOAT(gemm_attrs, alpha, 1.0), TG_SPEC_FLOAT(gemm_attrs, beta, 1.0),
+    TG_SPEC_BOOL(gemm_attrs, trans_a, 0), TG_SPEC_BOOL(gemm_attrs, trans_b, 0), {0}};
+
 static tg_status gemm_infer(tg_op_ctx *c)
 {
     if (c->n_in != 2 && c->n_in != 3)
         return tg__error(TG_ERR_ARG, "gemm: expected 2 or 3 inputs (a, b[, c]), "
                          "got %d", c->n_in);
     const tg_tensor *a = c->in[0], *b = c->in[1];
-    bool ta = tg_attr_int(c->attrs, c->n_attrs, "trans_a", 0);
-    bool tb = tg_attr_int(c->attrs, c->n_attrs, "trans_b", 0);
+    bool ta = ((const gemm_attrs *)c->attr)->trans_a;
+    bool tb = ((const gemm_attrs *)c->attr)->trans_b;
     char sa[160], sb[160], sc[160];
     if (a->ndim != 2 || b->ndim != 2)
         return tg__error(TG_ERR_SHAPE, "gemm: a and b must be 2-D, got %s and %s "
@@ -368,10 +382,9 @@ static tg_status gemm_infer(tg_op_ctx *c)
 static tg_status gemm_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    double alpha = tg_attr_float(c->attrs, c->n_attrs, "alpha", 1.0);
-    double beta = tg_attr_float(c->attrs, c->n_attrs, "beta", 1.0);
-    bool ta = tg_attr_int(c->attrs, c->n_attrs, "trans_a", 0);
-    bool tb = tg_attr_int(c->attrs, c->n_attrs, "trans_b", 0);
+    const gemm_attrs *at = c->attr;
+    double alpha = at->alpha, beta = at->beta;
+    bool ta = at->trans_a, tb = at->trans_b;
     operand a = {0}, b = {0};
     tg_status s = TG_ERR_NOMEM;
     if (!operand_init(&a, c->in[0], out->dtype, false, 0, true) ||
@@ -399,10 +412,9 @@ static tg_tensor *gemm_call(tg_tensor *a, tg_tensor *b, tg_tensor *c,
 static tg_status gemm_grad(tg_grad_ctx *g)
 {
     tg_tensor *a = g->in[0], *b = g->in[1], *dy = g->dy[0];
-    double alpha = tg_attr_float(g->attrs, g->n_attrs, "alpha", 1.0);
-    double beta = tg_attr_float(g->attrs, g->n_attrs, "beta", 1.0);
-    bool ta = tg_attr_int(g->attrs, g->n_attrs, "trans_a", 0);
-    bool tb = tg_attr_int(g->attrs, g->n_attrs, "trans_b", 0);
+    const gemm_attrs *at = g->attr;
+    double alpha = at->alpha, beta = at->beta;
+    bool ta = at->trans_a, tb = at->trans_b;
     if (g->needs_grad[0])
         g->dx[0] = ta ? gemm_call(b, dy, NULL, alpha, 0, tb, true)
                       : gemm_call(dy, b, NULL, alpha, 0, false, !tb);
@@ -417,9 +429,32 @@ static tg_status gemm_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* alpha (op(ta) op(b) + op(a) op(tb)) + beta tc */
+static tg_status gemm_jvp(tg_jvp_ctx *c)
+{
+    const gemm_attrs *at = c->attr;
+    tg_tensor *acc = NULL;
+    if (c->dx[0])
+        TG_JVP_TERM(c, acc, gemm_call(c->dx[0], c->in[1], NULL, at->alpha, 0.0, at->trans_a,
+                                      at->trans_b));
+    if (c->dx[1])
+        TG_JVP_TERM(c, acc, gemm_call(c->in[0], c->dx[1], NULL, at->alpha, 0.0, at->trans_a,
+                                      at->trans_b));
+    if (c->n_in == 3 && c->dx[2] && at->beta != 0) /* beta 0: c is not read at all */
+        TG_JVP_TERM(c, acc, at->beta == 1 ? c->dx[2] : tg_mul_scalar(c->dx[2], at->beta));
+    c->dy[0] = acc;
+    return TG_OK;
+}
+
+static const tg_arg_spec gemm_in[] = {
+    {"a", TG_DTS_FLOAT}, {"b", TG_DTS_FLOAT}, {"c", TG_DTS_FLOAT | TG_ARG_OPTIONAL}, {0}};
+static const tg_arg_spec gemm_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+
 const tg_op_def tg_op_gemm = {
-    .name = "gemm", .n_in = -1, .n_out = 1, .save_inputs = 0x3,
-    .infer = gemm_infer, .kernel = gemm_kernel, .grad = gemm_grad};
+    .name = "gemm", .n_in = -1, .n_out = 1, .inputs = gemm_in, .outputs = gemm_out,
+    .attrs = {gemm_specs, sizeof(gemm_attrs)}, .flags = TG_OP_PURE, .save_inputs = 0x3,
+    .infer = gemm_infer, .kernel = {[TG_CPU] = gemm_kernel}, .grad = gemm_grad,
+    .jvp = gemm_jvp, .onnx = {"Gemm", 13}};
 
 static tg_tensor *gemm_call(tg_tensor *a, tg_tensor *b, tg_tensor *c,
                             double alpha, double beta, bool ta, bool tb)

@@ -2,6 +2,7 @@
  * gather op with its own kernel and gradient op), cross_entropy
  * (nll_loss of log_softmax) and bce_with_logits (a fused, numerically
  * stable elementwise op). Their ops are listed in nn.c's table. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/iter.h"
 #include "ops/nn_util.h"
 
@@ -167,6 +168,12 @@ static tg_status nll_kernel(tg_op_ctx *c)
     return nll_run(c, true, c->in[0], c->out[0], c->in[1]);
 }
 
+typedef struct nll_grad_attrs {
+    int64_t num_classes;
+} nll_grad_attrs;
+static const tg_attr_spec nll_grad_specs[] = {
+    TG_SPEC_INT(nll_grad_attrs, num_classes, -1), {0}};
+
 static tg_tensor *nll_grad_call(tg_tensor *dy, tg_tensor *labels, int64_t C)
 {
     tg_attr a = TG_AI("num_classes", C);
@@ -181,15 +188,21 @@ static tg_status nll_rule(tg_grad_ctx *g)
     return TG_OK;
 }
 
+static const tg_arg_spec nll_in[] = {
+    {"log_probs", TG_DTS_FLOAT}, {"labels", TG_DTS_INDEX}, {0}};
+static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+
+/* per element (the reduction is done by tg_nll_loss) */
 const tg_op_def tg_op_nll_loss = {
-    .name = "nll_loss", .n_in = 2, .n_out = 1, .save_inputs = 2u,
-    .infer = nll_infer, .kernel = nll_kernel, .grad = nll_rule};
+    .name = "nll_loss", .n_in = 2, .n_out = 1, .inputs = nll_in, .outputs = float_out,
+    .flags = TG_OP_PURE, .save_inputs = 2u, .infer = nll_infer,
+    .kernel = {[TG_CPU] = nll_kernel}, .grad = nll_rule, .jvp = tg__jvp_linear};
 
 /* nll_loss_grad(dy [N, d...], labels) -> [N, C, d...]: -dy at each label */
 static tg_status nll_grad_infer(tg_op_ctx *c)
 {
     const tg_tensor *dy = c->in[0], *lab = c->in[1];
-    int64_t C = tg_attr_int(c->attrs, c->n_attrs, "num_classes", -1);
+    int64_t C = ((const nll_grad_attrs *)c->attr)->num_classes;
     char a[160], b[160];
     tg_status s = tg_require_float(c->op->name, dy, 0);
     if (s == TG_OK && C < 1)
@@ -228,9 +241,13 @@ static tg_status nll_grad_rule(tg_grad_ctx *g)
     return TG_OK;
 }
 
+static const tg_arg_spec nll_grad_in[] = {{"dy", TG_DTS_FLOAT}, {"labels", TG_DTS_INDEX}, {0}};
+
 const tg_op_def tg_op_nll_loss_grad = {
-    .name = "nll_loss_grad", .n_in = 2, .n_out = 1, .save_inputs = 2u,
-    .infer = nll_grad_infer, .kernel = nll_grad_kernel, .grad = nll_grad_rule};
+    .name = "nll_loss_grad", .n_in = 2, .n_out = 1, .inputs = nll_grad_in,
+    .outputs = float_out, .attrs = {nll_grad_specs, sizeof(nll_grad_attrs)},
+    .flags = TG_OP_PURE, .save_inputs = 2u, .infer = nll_grad_infer,
+    .kernel = {[TG_CPU] = nll_grad_kernel}, .grad = nll_grad_rule, .jvp = tg__jvp_linear};
 
 tg_tensor *tg_nll_loss(tg_tensor *log_probs, tg_tensor *labels, tg_reduction r)
 {
@@ -314,9 +331,26 @@ static tg_status bce_rule(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* d/dx = sigmoid(x) - target, d/dtarget = -x */
+static tg_status bce_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *acc = NULL, *x = c->in[0];
+    if (c->dx[0])
+        TG_JVP_TERM(c, acc, tg_mul(c->dx[0], tg_sub(tg_sigmoid(x), c->in[1])));
+    if (c->dx[1])
+        TG_JVP_TERM(c, acc, tg_neg(tg_mul(c->dx[1], x)));
+    c->dy[0] = acc;
+    return TG_OK;
+}
+
+static const tg_arg_spec bce_in[] = {{"logits", TG_DTS_FLOAT}, {"targets", TG_DTS_FLOAT}, {0}};
+
+/* per element (the reduction is done by tg_bce_with_logits) */
 const tg_op_def tg_op_bce_with_logits = {
-    .name = "bce_with_logits", .n_in = 2, .n_out = 1, .save_inputs = 3u,
-    .infer = bce_infer, .kernel = bce_kernel, .grad = bce_rule};
+    .name = "bce_with_logits", .n_in = 2, .n_out = 1, .inputs = bce_in,
+    .outputs = float_out, .flags = TG_OP_PURE | TG_OP_ELEMENTWISE, .save_inputs = 3u,
+    .infer = bce_infer, .kernel = {[TG_CPU] = bce_kernel}, .grad = bce_rule,
+    .jvp = bce_jvp};
 
 tg_tensor *tg_bce_with_logits(tg_tensor *logits, tg_tensor *targets, tg_reduction r)
 {

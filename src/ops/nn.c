@@ -1,6 +1,7 @@
 /* Activation-style nn ops: softmax and log_softmax along any axis (fused,
  * numerically stable kernels whose gradients are written with public ops)
  * and dropout. The losses live in loss.c; both share the nn op table. */
+#include "autodiff/jvp.h"
 #include "ops/nn_util.h"
 
 #include <math.h>
@@ -94,11 +95,16 @@ static void sm_range(void *ctx, int64_t b, int64_t e)
         t->f64 ? sm_outer_f64(t, o) : sm_outer_f32(t, o);
 }
 
-/* ---- softmax and log_softmax ops (attr axis, already normalised) ----------------- */
+/* ---- softmax and log_softmax ops ------------------------------------------------- */
+typedef struct sm_attrs {
+    int64_t axis; /* normalised by the public functions */
+} sm_attrs;
+static const tg_attr_spec sm_specs[] = {TG_SPEC_INT(sm_attrs, axis, -1), {0}};
+
 static tg_status sm_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
-    int64_t axis = tg_attr_int(c->attrs, c->n_attrs, "axis", -1);
+    int64_t axis = ((const sm_attrs *)c->attr)->axis;
     int a;
     tg_status s = tg_require_float(c->op->name, x, 0);
     if (s == TG_OK && !tg__norm_axis(c->op->name, (int)axis, x->ndim ? x->ndim : 1, &a))
@@ -111,7 +117,7 @@ static tg_status sm_kernel(tg_op_ctx *c)
     tg_tensor *x = tg__nn_contig(c->in[0], c->in[0]->dtype);
     if (!x)
         return TG_ERR_NOMEM;
-    int a = (int)tg_attr_int(c->attrs, c->n_attrs, "axis", -1);
+    int a = (int)((const sm_attrs *)c->attr)->axis;
     if (a < 0)
         a += x->ndim;
     sm_task t = {.f64 = x->dtype == TG_FLOAT64, .log = c->op->name[0] == 'l',
@@ -127,7 +133,7 @@ static tg_status sm_kernel(tg_op_ctx *c)
 
 static int rule_axis(const tg_grad_ctx *g)
 {
-    return (int)tg_attr_int(g->attrs, g->n_attrs, "axis", -1);
+    return (int)((const sm_attrs *)g->attr)->axis;
 }
 
 /* dx = y * (dy - sum(dy * y, axis)) */
@@ -150,12 +156,37 @@ static tg_status log_softmax_rule(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* y * (t - sum(t y)) */
+static tg_status softmax_jvp(tg_jvp_ctx *c)
+{
+    int a = (int)((const sm_attrs *)c->attr)->axis;
+    tg_tensor *y = c->out[0], *ty = tg_mul(c->dx[0], y);
+    tg_tensor *dot = c->in_meta[0].ndim ? tg_sum(ty, 1, &a, true) : ty;
+    return tg__jvp_set(c, 0, tg_mul(y, tg_sub(c->dx[0], dot)));
+}
+
+/* t - sum(t softmax(x)) */
+static tg_status log_softmax_jvp(tg_jvp_ctx *c)
+{
+    int a = (int)((const sm_attrs *)c->attr)->axis;
+    tg_tensor *tp = tg_mul(c->dx[0], tg_exp(c->out[0]));
+    return tg__jvp_set(c, 0, tg_sub(c->dx[0], c->in_meta[0].ndim ? tg_sum(tp, 1, &a, true)
+                                                                  : tp));
+}
+
+static const tg_arg_spec sm_in[] = {{"x", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec sm_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+
 const tg_op_def tg_op_softmax = {
-    .name = "softmax", .n_in = 1, .n_out = 1, .save_outputs = 1u,
-    .infer = sm_infer, .kernel = sm_kernel, .grad = softmax_rule};
+    .name = "softmax", .n_in = 1, .n_out = 1, .inputs = sm_in, .outputs = sm_out,
+    .attrs = {sm_specs, sizeof(sm_attrs)}, .flags = TG_OP_PURE, .save_outputs = 1u,
+    .infer = sm_infer, .kernel = {[TG_CPU] = sm_kernel}, .grad = softmax_rule,
+    .jvp = softmax_jvp, .onnx = {"Softmax", 13}};
 const tg_op_def tg_op_log_softmax = {
-    .name = "log_softmax", .n_in = 1, .n_out = 1, .save_outputs = 1u,
-    .infer = sm_infer, .kernel = sm_kernel, .grad = log_softmax_rule};
+    .name = "log_softmax", .n_in = 1, .n_out = 1, .inputs = sm_in, .outputs = sm_out,
+    .attrs = {sm_specs, sizeof(sm_attrs)}, .flags = TG_OP_PURE, .save_outputs = 1u,
+    .infer = sm_infer, .kernel = {[TG_CPU] = sm_kernel}, .grad = log_softmax_rule,
+    .jvp = log_softmax_jvp, .onnx = {"LogSoftmax", 13}};
 
 static tg_tensor *sm_call(const tg_op_def *op, tg_tensor *x, int axis)
 {

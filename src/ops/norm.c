@@ -9,6 +9,26 @@
 #include <string.h>
 
 /* ---- shared ------------------------------------------------------------------- */
+
+/* the attributes: eps (both families) and, for layer norm, how many
+ * trailing axes are normalised */
+typedef struct norm_attrs {
+    double eps;
+    int64_t n_axes;
+} norm_attrs;
+static const tg_attr_spec bn_specs[] = {TG_SPEC_FLOAT(norm_attrs, eps, 1e-5), {0}};
+static const tg_attr_spec ln_specs[] = {
+    TG_SPEC_INT(norm_attrs, n_axes, 1), TG_SPEC_FLOAT(norm_attrs, eps, 1e-5), {0}};
+static const tg_arg_spec norm_in[] = {
+    {"x", TG_DTS_FLOAT}, {"weight", TG_DTS_FLOAT}, {"bias", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec norm_out[] = {
+    {"y", TG_DTS_FLOAT}, {"mean", TG_DTS_FLOAT}, {"var", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec norm_grad_in[] = {
+    {"x", TG_DTS_FLOAT}, {"dy", TG_DTS_FLOAT}, {"mean", TG_DTS_FLOAT}, {"var", TG_DTS_FLOAT},
+    {"weight", TG_DTS_FLOAT}, {"dmean", TG_DTS_FLOAT}, {"dvar", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec norm_grad_out[] = {
+    {"dx", TG_DTS_FLOAT}, {"dweight", TG_DTS_FLOAT}, {"dbias", TG_DTS_FLOAT}, {0}};
+
 /* What every norm kernel works on, all owned: x (and for the gradient ops
  * dy, the next input) contiguous in x's dtype, contiguous float64 copies of
  * the n_p small parameter inputs after them, and a float64 buffer res for
@@ -261,7 +281,7 @@ static tg_status bn_kernel(tg_op_ctx *c)
     if (s == TG_OK) {
         bn_task t = {.x = tg__base(io.x), .y = tg__base(c->out[0]), .w = F64(io.p[0]),
                      .b = F64(io.p[1]), .mean = F64(io.res), .var = F64(io.res) + C,
-                     .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
+                     .eps = ((const norm_attrs *)c->attr)->eps};
         bn_dims(io.x, &t);
         tg__nn_parallel(C, 3 * t.N * t.S, bn_fwd_range, &t);
         s = convert_pair(io.res, c->out[1], c->out[2], C);
@@ -302,7 +322,7 @@ static tg_status bn_grad_kernel(tg_op_ctx *c)
                      .dx = tg__base(c->out[0]), .mean_in = F64(io.p[0]),
                      .var_in = F64(io.p[1]), .w = F64(io.p[2]), .dmean = F64(io.p[3]),
                      .dvar = F64(io.p[4]), .dw = F64(io.res), .db = F64(io.res) + C,
-                     .eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5)};
+                     .eps = ((const norm_attrs *)c->attr)->eps};
         bn_dims(io.x, &t);
         tg__nn_parallel(C, 4 * t.N * t.S, bn_bwd_range, &t);
         s = convert_pair(io.res, c->out[1], c->out[2], C);
@@ -311,10 +331,12 @@ static tg_status bn_grad_kernel(tg_op_ctx *c)
     return s;
 }
 
+/* first-order only: create_graph uses the composite rule */
 const tg_op_def tg_op_batch_norm_grad = {
-    .name = "batch_norm_grad", .n_in = 7, .n_out = 3,
-    .infer = bn_grad_infer, .kernel = bn_grad_kernel,
-    .grad = NULL /* first-order only: create_graph uses the composite rule */};
+    .name = "batch_norm_grad", .n_in = 7, .n_out = 3, .inputs = norm_grad_in,
+    .outputs = norm_grad_out, .attrs = {bn_specs, sizeof(norm_attrs)},
+    .flags = TG_OP_PURE | TG_OP_NO_VJP | TG_OP_NO_JVP, .infer = bn_grad_infer,
+    .kernel = {[TG_CPU] = bn_grad_kernel}};
 
 /* [1, C, 1, ...] for broadcasting per-channel values against x */
 static tg_tensor *per_channel(tg_tensor *v, const tg_meta *x)
@@ -328,11 +350,9 @@ static tg_tensor *per_channel(tg_tensor *v, const tg_meta *x)
 static tg_status bn_rule(tg_grad_ctx *g)
 {
     tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
-    double eps = tg_attr_float(g->attrs, g->n_attrs, "eps", 1e-5);
-    if (!tg_grad_enabled()) { /* first order: the fused kernel */
-        tg_attr a = TG_AF("eps", eps);
-        return fused_rule(g, &tg_op_batch_norm_grad, &a, 1);
-    }
+    double eps = ((const norm_attrs *)g->attr)->eps;
+    if (!tg_grad_enabled()) /* first order: the fused kernel */
+        return fused_rule(g, &tg_op_batch_norm_grad, g->attrs, g->n_attrs);
     const tg_meta *m = &g->in_meta[0];
     int axes[TG_MAX_DIMS], n = 0;
     for (int i = 0; i < m->ndim; i++)
@@ -355,9 +375,12 @@ static tg_status bn_rule(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* training mode (batch statistics); no forward-mode rule yet */
 const tg_op_def tg_op_batch_norm = {
-    .name = "batch_norm", .n_in = 3, .n_out = 3, .save_inputs = 3u, .save_outputs = 6u,
-    .infer = bn_infer, .kernel = bn_kernel, .grad = bn_rule};
+    .name = "batch_norm", .n_in = 3, .n_out = 3, .inputs = norm_in, .outputs = norm_out,
+    .attrs = {bn_specs, sizeof(norm_attrs)}, .flags = TG_OP_PURE | TG_OP_NO_JVP,
+    .save_inputs = 3u, .save_outputs = 6u, .infer = bn_infer,
+    .kernel = {[TG_CPU] = bn_kernel}, .grad = bn_rule, .onnx = {"BatchNormalization", 15}};
 
 /* ---- batch_norm, the public function ----------------------------------------------- */
 /* running = (1 - momentum) running + momentum * batch (var unbiased) */
@@ -529,7 +552,7 @@ static tg_status ln_infer(tg_op_ctx *c)
 {
     const char *op = c->op->name;
     const tg_tensor *x = c->in[0];
-    int64_t n = tg_attr_int(c->attrs, c->n_attrs, "n_axes", 1);
+    int64_t n = ((const norm_attrs *)c->attr)->n_axes;
     tg_status s = ln_check(op, x, n);
     if (s == TG_OK)
         s = ln_check_param(op, "weight", c->in[1], x, n);
@@ -545,11 +568,12 @@ static tg_status ln_infer(tg_op_ctx *c)
 static void ln_dims(const tg_op_ctx *c, ln_task *t)
 {
     const tg_tensor *x = c->in[0];
-    int64_t n = tg_attr_int(c->attrs, c->n_attrs, "n_axes", 1);
+    const norm_attrs *a = c->attr;
+    int64_t n = a->n_axes;
     t->K = tg__shape_numel((int)n, x->shape + x->ndim - n);
     t->R = t->K ? x->numel / t->K : tg__shape_numel(x->ndim - (int)n, x->shape);
     t->f64 = x->dtype == TG_FLOAT64;
-    t->eps = tg_attr_float(c->attrs, c->n_attrs, "eps", 1e-5);
+    t->eps = a->eps;
 }
 
 static tg_status ln_kernel(tg_op_ctx *c)
@@ -577,7 +601,7 @@ static tg_status ln_grad_infer(tg_op_ctx *c)
 {
     const char *op = c->op->name;
     const tg_tensor *x = c->in[0];
-    int64_t n = tg_attr_int(c->attrs, c->n_attrs, "n_axes", 1);
+    int64_t n = ((const norm_attrs *)c->attr)->n_axes;
     tg_status s = ln_check(op, x, n);
     int64_t st[TG_MAX_DIMS];
     ln_stat_shape(x->shape, x->ndim, (int)n, st);
@@ -624,10 +648,12 @@ static tg_status ln_grad_kernel(tg_op_ctx *c)
     return s;
 }
 
+/* first-order only: create_graph uses the composite rule */
 const tg_op_def tg_op_layer_norm_grad = {
-    .name = "layer_norm_grad", .n_in = 7, .n_out = 3,
-    .infer = ln_grad_infer, .kernel = ln_grad_kernel,
-    .grad = NULL /* first-order only: create_graph uses the composite rule */};
+    .name = "layer_norm_grad", .n_in = 7, .n_out = 3, .inputs = norm_grad_in,
+    .outputs = norm_grad_out, .attrs = {ln_specs, sizeof(norm_attrs)},
+    .flags = TG_OP_PURE | TG_OP_NO_VJP | TG_OP_NO_JVP, .infer = ln_grad_infer,
+    .kernel = {[TG_CPU] = ln_grad_kernel}};
 
 static tg_status ln_rule(tg_grad_ctx *g)
 {
@@ -635,22 +661,26 @@ static tg_status ln_rule(tg_grad_ctx *g)
     if (!tg_grad_enabled()) /* first order: the fused kernel */
         return fused_rule(g, &tg_op_layer_norm_grad, g->attrs, g->n_attrs);
     const tg_meta *m = &g->in_meta[0];
-    int n = (int)tg_attr_int(g->attrs, g->n_attrs, "n_axes", 1);
+    const norm_attrs *a = g->attr;
+    int n = (int)a->n_axes;
     int axes[TG_MAX_DIMS];
     for (int i = 0; i < n; i++)
         axes[i] = m->ndim - n + i;
     double M = (double)tg__shape_numel(n, m->shape + m->ndim - n);
     composite_backward(x, g->dy[0], mean, var, w, g->dy[1], g->dy[2],
-                       tg_attr_float(g->attrs, g->n_attrs, "eps", 1e-5), n, axes, M, n,
+                       a->eps, n, axes, M, n,
                        m->shape + m->ndim - n, g->needs_grad[0] ? &g->dx[0] : NULL,
                        g->needs_grad[1] ? &g->dx[1] : NULL,
                        g->needs_grad[2] ? &g->dx[2] : NULL);
     return TG_OK;
 }
 
+/* no forward-mode rule yet */
 const tg_op_def tg_op_layer_norm = {
-    .name = "layer_norm", .n_in = 3, .n_out = 3, .save_inputs = 3u, .save_outputs = 6u,
-    .infer = ln_infer, .kernel = ln_kernel, .grad = ln_rule};
+    .name = "layer_norm", .n_in = 3, .n_out = 3, .inputs = norm_in, .outputs = norm_out,
+    .attrs = {ln_specs, sizeof(norm_attrs)}, .flags = TG_OP_PURE | TG_OP_NO_JVP,
+    .save_inputs = 3u, .save_outputs = 6u, .infer = ln_infer,
+    .kernel = {[TG_CPU] = ln_kernel}, .grad = ln_rule, .onnx = {"LayerNormalization", 17}};
 
 tg_tensor *tg_layer_norm(tg_tensor *x, int n_axes, tg_tensor *weight, tg_tensor *bias,
                          double eps)

@@ -2,6 +2,7 @@
  * padding, ceil_mode, count_include_pad): max_pool2d (which also yields
  * argmax indices for its gradient), avg_pool2d, their backward ops, and
  * global average pooling. Kernels work plane by plane over N*C. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/pool.h"
 #include "ops/nn_util.h"
 
@@ -21,15 +22,47 @@ static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_m
     return o;
 }
 
-/* reads the pooling attributes and checks them against an H x W plane */
-static tg_status read_geom(const char *op, const tg_attr *a, int na, int64_t H,
-                           int64_t W, geom *g)
+/* the attributes: the window (max_pool2d, avg_pool2d and avg_pool2d_grad)
+ * and the input plane size (the gradient ops) */
+typedef struct pool_attrs {
+    int64_t kernel[2], stride[2], padding[2];
+    bool ceil_mode, count_include_pad;
+    int64_t input_size[2];
+} pool_attrs;
+#define WINDOW_SPECS                                                            \
+    TG_SPEC_INT_ARRAY(pool_attrs, kernel, NULL, TG_REQUIRED),                   \
+    TG_SPEC_INT_ARRAY(pool_attrs, stride, NULL, TG_REQUIRED),                   \
+    TG_SPEC_INT_ARRAY(pool_attrs, padding, NULL, TG_REQUIRED),                  \
+    TG_SPEC_BOOL(pool_attrs, ceil_mode, 0)
+#define INPUT_SIZE_SPEC TG_SPEC_INT_ARRAY(pool_attrs, input_size, NULL, TG_REQUIRED, TG_MIN(1))
+static const tg_attr_spec max_specs[] = {WINDOW_SPECS, {0}};
+static const tg_attr_spec avg_specs[] = {
+    WINDOW_SPECS, TG_SPEC_BOOL(pool_attrs, count_include_pad, 1), {0}};
+static const tg_attr_spec max_grad_specs[] = {INPUT_SIZE_SPEC, {0}};
+static const tg_attr_spec avg_grad_specs[] = {
+    WINDOW_SPECS, TG_SPEC_BOOL(pool_attrs, count_include_pad, 1), INPUT_SIZE_SPEC, {0}};
+
+/* a as an attribute list for avg_pool2d (avg), max_pool2d, or, with
+ * input_size, for avg_pool2d_grad; returns the count */
+static int attr_list(const pool_attrs *a, bool avg, bool input_size, tg_attr *out)
 {
-    const int64_t *k, *s, *p;
-    if (tg_attr_ints(a, na, "kernel", &k) != 2 || tg_attr_ints(a, na, "stride", &s) != 2 ||
-        tg_attr_ints(a, na, "padding", &p) != 2)
-        return tg__error(TG_ERR_ARG, "%s: the kernel, stride and padding attributes "
-                         "need 2 values each", op);
+    out[0] = (tg_attr)TG_AINTS("kernel", a->kernel, 2);
+    out[1] = (tg_attr)TG_AINTS("stride", a->stride, 2);
+    out[2] = (tg_attr)TG_AINTS("padding", a->padding, 2);
+    out[3] = (tg_attr)TG_AI("ceil_mode", a->ceil_mode);
+    int n = 4;
+    if (avg)
+        out[n++] = (tg_attr)TG_AI("count_include_pad", a->count_include_pad);
+    if (input_size)
+        out[n++] = (tg_attr)TG_AINTS("input_size", a->input_size, 2);
+    return n;
+}
+
+/* the window of a, checked against an H x W plane */
+static tg_status read_geom(const char *op, const pool_attrs *a, int64_t H, int64_t W,
+                           geom *g)
+{
+    const int64_t *k = a->kernel, *s = a->stride, *p = a->padding;
     if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1 || p[0] < 0 || p[1] < 0)
         return tg__error(TG_ERR_ARG, "%s: kernel %lldx%lld and stride %lldx%lld must be "
                          "positive and padding %lldx%lld non-negative", op,
@@ -40,9 +73,8 @@ static tg_status read_geom(const char *op, const tg_attr *a, int na, int64_t H,
                          "kernel %lldx%lld", op, (long long)p[0], (long long)p[1],
                          (long long)k[0], (long long)k[1]);
     *g = (geom){.H = H, .W = W, .kh = k[0], .kw = k[1], .sh = s[0], .sw = s[1],
-                .ph = p[0], .pw = p[1],
-                .ceil_mode = tg_attr_int(a, na, "ceil_mode", 0) != 0,
-                .include_pad = tg_attr_int(a, na, "count_include_pad", 1) != 0};
+                .ph = p[0], .pw = p[1], .ceil_mode = a->ceil_mode,
+                .include_pad = a->count_include_pad};
     g->OH = out_size(H, g->kh, g->sh, g->ph, g->ceil_mode);
     g->OW = out_size(W, g->kw, g->sw, g->pw, g->ceil_mode);
     if (g->OH < 1 || g->OW < 1)
@@ -124,7 +156,7 @@ static tg_status pool_infer(tg_op_ctx *c)
         s = tg__error(TG_ERR_SHAPE, "%s: empty %lldx%lld input plane", c->op->name,
                       (long long)x->shape[2], (long long)x->shape[3]);
     if (s == TG_OK)
-        s = read_geom(c->op->name, c->attrs, c->n_attrs, x->shape[2], x->shape[3], &g);
+        s = read_geom(c->op->name, c->attr, x->shape[2], x->shape[3], &g);
     if (s != TG_OK)
         return s;
     int64_t shape[4] = {x->shape[0], x->shape[1], g.OH, g.OW};
@@ -132,19 +164,6 @@ static tg_status pool_infer(tg_op_ctx *c)
     if (s == TG_OK && c->op->n_out == 2)
         s = tg_infer_set(c, 1, TG_INT64, 4, shape);
     return s;
-}
-
-/* the input plane size recorded by the forward op's gradient rule */
-static tg_status input_size(const tg_op_ctx *c, int64_t *H, int64_t *W)
-{
-    const int64_t *hw;
-    if (tg_attr_ints(c->attrs, c->n_attrs, "input_size", &hw) != 2 || hw[0] < 1 ||
-        hw[1] < 1)
-        return tg__error(TG_ERR_ARG, "%s: needs an input_size attribute of 2 "
-                         "positive values", c->op->name);
-    *H = hw[0];
-    *W = hw[1];
-    return TG_OK;
 }
 
 /* int64 indices matching `like` in N and C (and in every dim when `full`) */
@@ -169,7 +188,7 @@ extern const tg_op_def tg_op_max_pool2d_grad, tg_op_max_pool2d_select;
 static tg_status max_pool2d_kernel(tg_op_ctx *c)
 {
     geom g;
-    read_geom(c->op->name, c->attrs, c->n_attrs, c->in[0]->shape[2], c->in[0]->shape[3], &g);
+    read_geom(c->op->name, c->attr, c->in[0]->shape[2], c->in[0]->shape[3], &g);
     return run_kind(c->op->name, K_MAX, &g, c->in[0], c->out[0], c->out[1]);
 }
 
@@ -188,21 +207,36 @@ static tg_status max_pool2d_rule(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* the tangent at the argmax indices (output 1, which has no tangent) */
+static tg_status max_pool2d_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *in[2] = {c->dx[0], c->out[1]};
+    return tg__jvp_set(c, 0, tg_op_call(&tg_op_max_pool2d_select, 2, in, NULL, 0));
+}
+
+static const tg_arg_spec float_in[] = {{"x", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec max_out[] = {
+    {"y", TG_DTS_FLOAT}, {"indices", TG_DT(TG_INT64)}, {0}};
+static const tg_arg_spec with_indices_in[] = {
+    {"src", TG_DTS_FLOAT}, {"indices", TG_DT(TG_INT64)}, {0}};
+
 /* outputs: the pooled values and, for the gradient, the argmax indices */
 const tg_op_def tg_op_max_pool2d = {
-    .name = "max_pool2d", .n_in = 1, .n_out = 2, .save_outputs = 2u,
-    .infer = pool_infer, .kernel = max_pool2d_kernel, .grad = max_pool2d_rule};
+    .name = "max_pool2d", .n_in = 1, .n_out = 2, .inputs = float_in, .outputs = max_out,
+    .attrs = {max_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_outputs = 2u,
+    .infer = pool_infer, .kernel = {[TG_CPU] = max_pool2d_kernel}, .grad = max_pool2d_rule,
+    .jvp = max_pool2d_jvp, .onnx = {"MaxPool", 12}};
 
 /* max_pool2d_grad(dy, indices): dy scattered (added) into zeros of the
  * input's shape at the argmax indices */
 static tg_status max_grad_infer(tg_op_ctx *c)
 {
-    int64_t H = 0, W = 0;
+    const pool_attrs *a = c->attr;
+    int64_t H = a->input_size[0], W = a->input_size[1];
     tg_status s = need_4d(c->op->name, c->in[0], "gradient");
     if (s == TG_OK)
         s = check_index_tensor(c->op->name, c->in[1], c->in[0], true);
-    if (s == TG_OK)
-        s = input_size(c, &H, &W);
     if (s != TG_OK)
         return s;
     int64_t shape[4] = {c->in[0]->shape[0], c->in[0]->shape[1], H, W};
@@ -224,8 +258,10 @@ static tg_status max_grad_rule(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_max_pool2d_grad = {
-    .name = "max_pool2d_grad", .n_in = 2, .n_out = 1, .save_inputs = 2u,
-    .infer = max_grad_infer, .kernel = max_grad_kernel, .grad = max_grad_rule};
+    .name = "max_pool2d_grad", .n_in = 2, .n_out = 1, .inputs = with_indices_in,
+    .outputs = float_out, .attrs = {max_grad_specs, sizeof(pool_attrs)},
+    .flags = TG_OP_PURE, .save_inputs = 2u, .infer = max_grad_infer,
+    .kernel = {[TG_CPU] = max_grad_kernel}, .grad = max_grad_rule, .jvp = tg__jvp_linear};
 
 /* max_pool2d_select(src, indices): src's elements at the argmax indices,
  * the adjoint of max_pool2d_grad (its gradient, and so grad of grad) */
@@ -252,8 +288,9 @@ static tg_status select_rule(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_max_pool2d_select = {
-    .name = "max_pool2d_select", .n_in = 2, .n_out = 1, .save_inputs = 2u,
-    .infer = select_infer, .kernel = select_kernel, .grad = select_rule};
+    .name = "max_pool2d_select", .n_in = 2, .n_out = 1, .inputs = with_indices_in,
+    .outputs = float_out, .flags = TG_OP_PURE, .save_inputs = 2u, .infer = select_infer,
+    .kernel = {[TG_CPU] = select_kernel}, .grad = select_rule, .jvp = tg__jvp_linear};
 
 /* ---- avg_pool2d ------------------------------------------------------------------------ */
 extern const tg_op_def tg_op_avg_pool2d, tg_op_avg_pool2d_grad;
@@ -261,46 +298,37 @@ extern const tg_op_def tg_op_avg_pool2d, tg_op_avg_pool2d_grad;
 static tg_status avg_pool2d_kernel(tg_op_ctx *c)
 {
     geom g;
-    read_geom(c->op->name, c->attrs, c->n_attrs, c->in[0]->shape[2], c->in[0]->shape[3], &g);
+    read_geom(c->op->name, c->attr, c->in[0]->shape[2], c->in[0]->shape[3], &g);
     return run_kind(c->op->name, K_AVG, &g, c->in[0], c->out[0], NULL);
 }
 
-/* the pooling attributes of a node plus the input plane size */
-static int with_input_size(const tg_grad_ctx *g, tg_attr *a, int64_t *hw)
-{
-    int n = 0;
-    for (int i = 0; i < g->n_attrs && n < 7; i++)
-        if (strcmp(g->attrs[i].name, "input_size") != 0)
-            a[n++] = g->attrs[i];
-    hw[0] = g->in_meta[0].shape[2];
-    hw[1] = g->in_meta[0].shape[3];
-    a[n++] = (tg_attr)TG_AINTS("input_size", hw, 2);
-    return n;
-}
-
+/* avg_pool2d_grad with the window of the pooling and its input plane size */
 static tg_status avg_pool2d_rule(tg_grad_ctx *g)
 {
-    tg_attr a[8];
-    int64_t hw[2];
-    int n = with_input_size(g, a, hw);
+    pool_attrs p = *(const pool_attrs *)g->attr;
+    p.input_size[0] = g->in_meta[0].shape[2];
+    p.input_size[1] = g->in_meta[0].shape[3];
+    tg_attr a[6];
+    int n = attr_list(&p, true, true, a);
     g->dx[0] = tg_op_call(&tg_op_avg_pool2d_grad, 1, &g->dy[0], a, n);
     return TG_OK;
 }
 
 const tg_op_def tg_op_avg_pool2d = {
-    .name = "avg_pool2d", .n_in = 1, .n_out = 1,
-    .infer = pool_infer, .kernel = avg_pool2d_kernel, .grad = avg_pool2d_rule};
+    .name = "avg_pool2d", .n_in = 1, .n_out = 1, .inputs = float_in, .outputs = float_out,
+    .attrs = {avg_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .infer = pool_infer,
+    .kernel = {[TG_CPU] = avg_pool2d_kernel}, .grad = avg_pool2d_rule,
+    .jvp = tg__jvp_linear, .onnx = {"AveragePool", 11}};
 
 /* avg_pool2d_grad(dy): each dy spread over its window of the input */
 static tg_status avg_grad_geom(tg_op_ctx *c, geom *g)
 {
-    int64_t H = 0, W = 0;
+    const pool_attrs *a = c->attr;
+    int64_t H = a->input_size[0], W = a->input_size[1];
     const tg_tensor *dy = c->in[0];
     tg_status s = need_4d(c->op->name, dy, "gradient");
     if (s == TG_OK)
-        s = input_size(c, &H, &W);
-    if (s == TG_OK)
-        s = read_geom(c->op->name, c->attrs, c->n_attrs, H, W, g);
+        s = read_geom(c->op->name, a, H, W, g);
     if (s == TG_OK && (dy->shape[2] != g->OH || dy->shape[3] != g->OW))
         s = tg__error(TG_ERR_SHAPE, "avg_pool2d_grad: gradient of %lldx%lld, but pooling "
                       "a %lldx%lld input gives %lldx%lld", (long long)dy->shape[2],
@@ -329,52 +357,47 @@ static tg_status avg_grad_kernel(tg_op_ctx *c)
 static tg_status avg_grad_rule(tg_grad_ctx *g)
 {
     /* linear in dy: its adjoint is the pooling itself */
-    if (g->needs_grad[0])
-        g->dx[0] = tg_op_call(&tg_op_avg_pool2d, 1, &g->dy[0], g->attrs, g->n_attrs);
+    if (g->needs_grad[0]) {
+        tg_attr a[6];
+        int n = attr_list(g->attr, true, false, a);
+        g->dx[0] = tg_op_call(&tg_op_avg_pool2d, 1, &g->dy[0], a, n);
+    }
     return TG_OK;
 }
 
 const tg_op_def tg_op_avg_pool2d_grad = {
-    .name = "avg_pool2d_grad", .n_in = 1, .n_out = 1,
-    .infer = avg_grad_infer, .kernel = avg_grad_kernel, .grad = avg_grad_rule};
+    .name = "avg_pool2d_grad", .n_in = 1, .n_out = 1, .inputs = float_in,
+    .outputs = float_out, .attrs = {avg_grad_specs, sizeof(pool_attrs)},
+    .flags = TG_OP_PURE, .infer = avg_grad_infer, .kernel = {[TG_CPU] = avg_grad_kernel},
+    .grad = avg_grad_rule, .jvp = tg__jvp_linear};
 
 /* ---- public functions ---------------------------------------------------------------- */
-static int pool_attrs(const tg_pool2d_opts *o, bool avg, int64_t *v, tg_attr *a)
-{
-    for (int i = 0; i < 2; i++) {
-        v[i] = o->kernel[i];
-        v[2 + i] = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
-        v[4 + i] = o->padding[i];
-    }
-    a[0] = (tg_attr)TG_AINTS("kernel", v, 2);
-    a[1] = (tg_attr)TG_AINTS("stride", v + 2, 2);
-    a[2] = (tg_attr)TG_AINTS("padding", v + 4, 2);
-    a[3] = (tg_attr)TG_AI("ceil_mode", o->ceil_mode);
-    if (!avg)
-        return 4;
-    a[4] = (tg_attr)TG_AI("count_include_pad", o->count_include_pad);
-    return 5;
-}
-
 /* the checks both public pooling functions start with; their attributes
- * in a (backed by v); returns the count, or -1 with an error */
-static int pool_prepare(const char *op, tg_tensor *x, const tg_pool2d_opts *opts,
-                        bool avg, int64_t *v, tg_attr *a)
+ * in a (backed by p); returns the count, or -1 with an error */
+static int pool_prepare(const char *op, tg_tensor *x, const tg_pool2d_opts *o,
+                        bool avg, pool_attrs *p, tg_attr *a)
 {
     if (!tg__nn_have(op, x, "input"))
         return -1;
-    if (!opts) {
+    if (!o) {
         tg__error(TG_ERR_ARG, "%s: opts is NULL (the kernel size is required)", op);
         return -1;
     }
-    return pool_attrs(opts, avg, v, a);
+    for (int i = 0; i < 2; i++) {
+        p->kernel[i] = o->kernel[i];
+        p->stride[i] = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
+        p->padding[i] = o->padding[i];
+    }
+    p->ceil_mode = o->ceil_mode;
+    p->count_include_pad = o->count_include_pad;
+    return attr_list(p, avg, false, a);
 }
 
 tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
 {
-    int64_t v[6];
+    pool_attrs p;
     tg_attr a[5];
-    int n = pool_prepare("max_pool2d", x, opts, false, v, a);
+    int n = pool_prepare("max_pool2d", x, opts, false, &p, a);
     if (n < 0)
         return NULL;
     tg_tensor *out[2];
@@ -385,9 +408,9 @@ tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
 
 tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
 {
-    int64_t v[6];
+    pool_attrs p;
     tg_attr a[5];
-    int n = pool_prepare("avg_pool2d", x, opts, true, v, a);
+    int n = pool_prepare("avg_pool2d", x, opts, true, &p, a);
     return n < 0 ? NULL : tg_op_call(&tg_op_avg_pool2d, 1, &x, a, n);
 }
 

@@ -3,6 +3,7 @@
  * of the family and its registry table. var/std/logsumexp live in
  * reduce_stat.c, argmax/argmin in reduce_arg.c, the loops in reduce_engine.c. */
 #include "ops/reduce.h"
+#include "autodiff/jvp.h"
 
 #include <string.h>
 
@@ -34,27 +35,44 @@ static tg_status axes_mask(const char *op, int ndim, const int64_t *axes, int n,
 }
 
 /* argmax/argmin take one "axis"; the others "axes" */
-static tg_status attrs_mask(const tg_op_def *op, const tg_attr *attrs, int n_attrs,
-                            int ndim, bool *mask)
+static tg_status attrs_mask(const tg_op_def *op, const tg_red_attrs *a, int ndim,
+                            bool *mask)
 {
     const tg_red_def *d = (const tg_red_def *)op;
-    if (d->dtype_rule == TG_RDT_INDEX) {
-        int64_t axis = tg_attr_int(attrs, n_attrs, "axis", 0);
-        return axes_mask(op->name, ndim, &axis, 1, mask);
-    }
-    const int64_t *axes;
-    int n = tg_attr_ints(attrs, n_attrs, "axes", &axes);
-    return axes_mask(op->name, ndim, axes, n, mask);
+    if (d->dtype_rule == TG_RDT_INDEX)
+        return axes_mask(op->name, ndim, &a->axis, 1, mask);
+    return axes_mask(op->name, ndim, a->axes.v, a->axes.n, mask);
 }
 
 void tg__red_mask(const tg_op_ctx *c, bool *mask)
 {
-    attrs_mask(c->op, c->attrs, c->n_attrs, c->in[0]->ndim, mask);
+    attrs_mask(c->op, c->attr, c->in[0]->ndim, mask);
 }
 
 void tg__red_grad_mask(const tg_grad_ctx *g, bool *mask)
 {
-    attrs_mask(g->op, g->attrs, g->n_attrs, g->in_meta[0].ndim, mask);
+    attrs_mask(g->op, g->attr, g->in_meta[0].ndim, mask);
+}
+
+int tg__red_jvp_axes(const tg_jvp_ctx *c, int *axes)
+{
+    bool mask[TG_MAX_DIMS];
+    attrs_mask(c->op, c->attr, c->in_meta[0].ndim, mask);
+    int n = 0;
+    for (int i = 0; i < c->in_meta[0].ndim; i++)
+        if (mask[i])
+            axes[n++] = i;
+    return n;
+}
+
+tg_tensor *tg__red_jvp_keep(const tg_jvp_ctx *c, tg_tensor *t, int n, const int *axes)
+{
+    const tg_meta *m = &c->in_meta[0];
+    int64_t shape[TG_MAX_DIMS];
+    memcpy(shape, m->shape, sizeof shape);
+    for (int i = 0; i < n; i++)
+        shape[axes[i]] = 1;
+    return tg_reshape(t, m->ndim, shape);
 }
 
 int64_t tg__red_count(int ndim, const int64_t *shape, const bool *mask)
@@ -93,11 +111,12 @@ tg_status tg__red_infer(tg_op_ctx *c)
 {
     const tg_red_def *d = (const tg_red_def *)c->op;
     const tg_tensor *x = c->in[0];
+    const tg_red_attrs *a = c->attr;
     bool mask[TG_MAX_DIMS];
-    tg_status s = attrs_mask(c->op, c->attrs, c->n_attrs, x->ndim, mask);
+    tg_status s = attrs_mask(c->op, a, x->ndim, mask);
     if (s != TG_OK || (s = check_dtype(d, x)) != TG_OK)
         return s;
-    bool keepdim = tg_attr_int(c->attrs, c->n_attrs, "keepdim", 0);
+    bool keepdim = a->keepdim;
     int64_t shape[TG_MAX_DIMS];
     int nd = 0;
     for (int i = 0; i < x->ndim; i++) {
@@ -233,19 +252,50 @@ static tg_status prod_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
-#define RED_DEF(OP, RULE, NONEMPTY, SAVE_IN, SAVE_OUT)                      \
-    const tg_red_def tg_op_##OP = {                                         \
-        {.name = #OP, .n_in = 1, .n_out = 1, .save_inputs = (SAVE_IN),      \
-         .save_outputs = (SAVE_OUT), .infer = tg__red_infer,                \
-         .kernel = OP##_kernel, .grad = OP##_grad},                         \
-        RULE, NONEMPTY};
-#define max_grad minmax_grad
-#define min_grad minmax_grad
-RED_DEF(sum, TG_RDT_INT64, false, 0, 0)
-RED_DEF(mean, TG_RDT_FLOAT, false, 0, 0)
-RED_DEF(prod, TG_RDT_INT64, false, 1, 0)
-RED_DEF(max, TG_RDT_SAME, true, 1, 1)
-RED_DEF(min, TG_RDT_SAME, true, 1, 1)
+/* amax: the mean of the tangents of the tied extremes */
+static tg_status minmax_jvp(tg_jvp_ctx *c)
+{
+    int axes[TG_MAX_DIMS];
+    int n = tg__red_jvp_axes(c, axes);
+    bool kd = ((const tg_red_attrs *)c->attr)->keepdim;
+    tg_tensor *hit = tg_cast(tg_eq(c->in[0], tg__red_jvp_keep(c, c->out[0], n, axes)),
+                             c->out_meta[0].dtype);
+    return tg__jvp_set(c, 0, tg_div(tg_sum(tg_mul(c->dx[0], hit), n, axes, kd),
+                                    tg_sum(hit, n, axes, kd)));
+}
+
+/* ---- definitions ------------------------------------------------------------ */
+const tg_arg_spec tg_red_number_in[] = {{"x", TG_DTS_NUMBER}, {0}};
+const tg_arg_spec tg_red_float_in[] = {{"x", TG_DTS_FLOAT}, {0}};
+const tg_arg_spec tg_red_number_out[] = {{"y", TG_DTS_NUMBER}, {0}};
+const tg_arg_spec tg_red_float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+static const tg_attr_spec axes_specs[] = {TG_RED_AXES_SPECS, {0}};
+#define RED_COMMON(OP, IN, OUT)                                             \
+    .name = #OP, .n_in = 1, .n_out = 1, .inputs = IN, .outputs = OUT,       \
+    .attrs = {axes_specs, sizeof(tg_red_attrs)},                            \
+    .infer = tg__red_infer, .kernel = {[TG_CPU] = OP##_kernel}
+
+const tg_red_def tg_op_sum = {
+    {RED_COMMON(sum, tg_red_number_in, tg_red_number_out), .flags = TG_OP_PURE, .grad = sum_grad,
+     .jvp = tg__jvp_linear, .onnx = {"ReduceSum", 13}},
+    TG_RDT_INT64, false};
+const tg_red_def tg_op_mean = {
+    {RED_COMMON(mean, tg_red_float_in, tg_red_float_out), .flags = TG_OP_PURE, .grad = mean_grad,
+     .jvp = tg__jvp_linear, .onnx = {"ReduceMean", 13}},
+    TG_RDT_FLOAT, false};
+/* prod: no forward rule yet */
+const tg_red_def tg_op_prod = {
+    {RED_COMMON(prod, tg_red_number_in, tg_red_number_out), .flags = TG_OP_PURE | TG_OP_NO_JVP,
+     .save_inputs = 1u, .grad = prod_grad, .onnx = {"ReduceProd", 13}},
+    TG_RDT_INT64, false};
+const tg_red_def tg_op_max = {
+    {RED_COMMON(max, tg_red_number_in, tg_red_number_out), .flags = TG_OP_PURE, .save_inputs = 1u,
+     .save_outputs = 1u, .grad = minmax_grad, .jvp = minmax_jvp, .onnx = {"ReduceMax", 13}},
+    TG_RDT_SAME, true};
+const tg_red_def tg_op_min = {
+    {RED_COMMON(min, tg_red_number_in, tg_red_number_out), .flags = TG_OP_PURE, .save_inputs = 1u,
+     .save_outputs = 1u, .grad = minmax_grad, .jvp = minmax_jvp, .onnx = {"ReduceMin", 13}},
+    TG_RDT_SAME, true};
 
 tg_tensor *tg_sum(tg_tensor *x, int n_axes, const int *axes, bool keepdim)
 {

@@ -40,12 +40,30 @@ typedef struct tg_red_def {
     bool nonempty; /* reducing over an axis of size 0 is an error */
 } tg_red_def;
 
-/* infer for ops with attributes "axes" (ints) and "keepdim" */
+/* the attributes of the family, one struct for all: each op declares the
+ * ones it takes (reduce.c, reduce_stat.c, reduce_arg.c) */
+typedef struct tg_red_attrs {
+    tg_ints axes;       /* the reduced axes; none: all */
+    int64_t axis;       /* argmax, argmin: the one axis */
+    bool keepdim;       /* reduced axes stay, with size 1 */
+    int64_t correction; /* var, std: divide by N - correction */
+} tg_red_attrs;
+#define TG_RED_AXES_SPECS                                                    \
+    TG_SPEC_INTS(tg_red_attrs, axes), TG_SPEC_BOOL(tg_red_attrs, keepdim, 0)
+extern const tg_arg_spec tg_red_number_in[], tg_red_float_in[], tg_red_number_out[],
+    tg_red_float_out[];
+
+/* infer for the family's ops */
 tg_status tg__red_infer(tg_op_ctx *c);
-/* the "axes" attribute of op context c as a mask; validated by infer */
+/* the axes of op context c as a mask; validated by infer */
 void tg__red_mask(const tg_op_ctx *c, bool *mask);
 /* the same from a gradient context, on the input's metadata */
 void tg__red_grad_mask(const tg_grad_ctx *g, bool *mask);
+/* the same for a JVP rule, as a list of axes (returns the count) */
+int tg__red_jvp_axes(const tg_jvp_ctx *c, int *axes);
+/* t (shaped like the output) in keepdim form, to broadcast against x, in
+ * a JVP rule */
+tg_tensor *tg__red_jvp_keep(const tg_jvp_ctx *c, tg_tensor *t, int n, const int *axes);
 /* elements per output: the product of the reduced dims */
 int64_t tg__red_count(int ndim, const int64_t *shape, const bool *mask);
 /* t (shaped like the output) reshaped to keepdim form, so that it

@@ -13,14 +13,19 @@ static tg_status arg_kernel(tg_op_ctx *c, tg_red_kind kind)
 static tg_status argmax_kernel(tg_op_ctx *c) { return arg_kernel(c, TG_RED_ARGMAX); }
 static tg_status argmin_kernel(tg_op_ctx *c) { return arg_kernel(c, TG_RED_ARGMIN); }
 
-const tg_red_def tg_op_argmax = {
-    {.name = "argmax", .n_in = 1, .n_out = 1, .nondiff = true,
-     .infer = tg__red_infer, .kernel = argmax_kernel},
-    TG_RDT_INDEX, true};
-const tg_red_def tg_op_argmin = {
-    {.name = "argmin", .n_in = 1, .n_out = 1, .nondiff = true,
-     .infer = tg__red_infer, .kernel = argmin_kernel},
-    TG_RDT_INDEX, true};
+static const tg_attr_spec arg_specs[] = {
+    TG_SPEC_INT(tg_red_attrs, axis, 0), TG_SPEC_BOOL(tg_red_attrs, keepdim, 0), {0}};
+static const tg_arg_spec index_out[] = {{"indices", TG_DT(TG_INT64)}, {0}};
+#define ARG_COMMON(OP)                                                      \
+    .name = #OP, .n_in = 1, .n_out = 1, .inputs = tg_red_number_in,         \
+    .outputs = index_out, .attrs = {arg_specs, sizeof(tg_red_attrs)},       \
+    .flags = TG_OP_PURE, .nondiff = true, .infer = tg__red_infer,           \
+    .kernel = {[TG_CPU] = OP##_kernel}
+
+const tg_red_def tg_op_argmax = {{ARG_COMMON(argmax), .onnx = {"ArgMax", 13}},
+                                 TG_RDT_INDEX, true};
+const tg_red_def tg_op_argmin = {{ARG_COMMON(argmin), .onnx = {"ArgMin", 13}},
+                                 TG_RDT_INDEX, true};
 
 static tg_tensor *arg_call(const tg_red_def *op, tg_tensor *x, int axis, bool keepdim)
 {

@@ -1,6 +1,7 @@
 /* Statistical reductions: var and std (two passes, mean then squared
  * deviations, in double) with PyTorch's `correction`, and logsumexp
  * (max, then the sum of exp(x - max), so large inputs do not overflow). */
+#include "autodiff/jvp.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
 
@@ -29,7 +30,7 @@ static tg_status var_std_kernel(tg_op_ctx *c, tg_red_fin fin)
     bool mask[TG_MAX_DIMS];
     tg__red_mask(c, mask);
     int64_t n = tg__red_count(x->ndim, x->shape, mask);
-    int64_t corr = tg_attr_int(c->attrs, c->n_attrs, "correction", 1);
+    int64_t corr = ((const tg_red_attrs *)c->attr)->correction;
     tg_tensor *mean = per_output(c);
     if (!mean)
         return TG_ERR_NOMEM;
@@ -58,7 +59,7 @@ static tg_tensor *var_dx(tg_grad_ctx *g, tg_tensor *dvar)
         if (mask[i])
             axes[n++] = i;
     double dof = dof_of(tg__red_count(x->ndim, x->shape, mask),
-                        tg_attr_int(g->attrs, g->n_attrs, "correction", 1));
+                        ((const tg_red_attrs *)g->attr)->correction);
     tg_tensor *centred = n ? tg_sub(x, tg_mean(x, n, axes, true)) : tg_zeros_like(x);
     return tg_mul(tg__red_keep(g, tg_mul_scalar(dvar, 2.0 / dof)), centred);
 }
@@ -110,19 +111,66 @@ static tg_status logsumexp_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* ---- forward mode ------------------------------------------------------------ */
+/* sum(t * softmax(x)) over the axes */
+static tg_status logsumexp_jvp(tg_jvp_ctx *c)
+{
+    int axes[TG_MAX_DIMS];
+    int n = tg__red_jvp_axes(c, axes);
+    bool kd = ((const tg_red_attrs *)c->attr)->keepdim;
+    tg_tensor *p = tg_exp(tg_sub(c->in[0], tg__red_jvp_keep(c, c->out[0], n, axes)));
+    return tg__jvp_set(c, 0, tg_sum(tg_mul(c->dx[0], p), n, axes, kd));
+}
+
+/* d var = 2 / (N - correction) * sum((x - mean) t) */
+static tg_tensor *var_tangent(tg_jvp_ctx *c)
+{
+    const tg_red_attrs *a = c->attr;
+    int axes[TG_MAX_DIMS];
+    int n = tg__red_jvp_axes(c, axes);
+    const tg_meta *m = &c->in_meta[0];
+    int64_t count = 1;
+    for (int i = 0; i < n; i++)
+        count *= m->shape[axes[i]];
+    double dof = dof_of(count, a->correction); /* inf or NaN, as the op gives */
+    tg_tensor *x = c->in[0];
+    tg_tensor *centred = n ? tg_sub(x, tg_mean(x, n, axes, true)) : tg_zeros_like(x);
+    return tg_mul_scalar(tg_sum(tg_mul(centred, c->dx[0]), n, axes, a->keepdim), 2.0 / dof);
+}
+
+static tg_status var_jvp(tg_jvp_ctx *c) { return tg__jvp_set(c, 0, var_tangent(c)); }
+
+/* d std = d var / (2 std), zero where std is 0 (the gradient's convention) */
+static tg_status std_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *z = tg__jvp_scalar(c, 0.0), *y = c->out[0];
+    return tg__jvp_set(c, 0, tg_where(tg_eq(y, z), z,
+                                      tg_div(var_tangent(c), tg_mul_scalar(y, 2.0))));
+}
+
 /* ---- definitions ------------------------------------------------------------------- */
+static const tg_attr_spec var_specs[] = {
+    TG_RED_AXES_SPECS, TG_SPEC_INT(tg_red_attrs, correction, 1, TG_MIN(0)), {0}};
+static const tg_attr_spec lse_specs[] = {TG_RED_AXES_SPECS, {0}};
+
 const tg_red_def tg_op_var = {
-    {.name = "var", .n_in = 1, .n_out = 1, .save_inputs = 1u,
-     .infer = tg__red_infer, .kernel = var_kernel, .grad = var_grad},
+    {.name = "var", .n_in = 1, .n_out = 1, .inputs = tg_red_float_in,
+     .outputs = tg_red_float_out, .attrs = {var_specs, sizeof(tg_red_attrs)},
+     .flags = TG_OP_PURE, .save_inputs = 1u, .infer = tg__red_infer,
+     .kernel = {[TG_CPU] = var_kernel}, .grad = var_grad, .jvp = var_jvp},
     TG_RDT_FLOAT, false};
 const tg_red_def tg_op_std = {
-    {.name = "std", .n_in = 1, .n_out = 1, .save_inputs = 1u, .save_outputs = 1u,
-     .infer = tg__red_infer, .kernel = std_kernel, .grad = std_grad},
+    {.name = "std", .n_in = 1, .n_out = 1, .inputs = tg_red_float_in,
+     .outputs = tg_red_float_out, .attrs = {var_specs, sizeof(tg_red_attrs)},
+     .flags = TG_OP_PURE, .save_inputs = 1u, .save_outputs = 1u, .infer = tg__red_infer,
+     .kernel = {[TG_CPU] = std_kernel}, .grad = std_grad, .jvp = std_jvp},
     TG_RDT_FLOAT, false};
 const tg_red_def tg_op_logsumexp = {
-    {.name = "logsumexp", .n_in = 1, .n_out = 1, .save_inputs = 1u,
-     .save_outputs = 1u, .infer = tg__red_infer, .kernel = logsumexp_kernel,
-     .grad = logsumexp_grad},
+    {.name = "logsumexp", .n_in = 1, .n_out = 1, .inputs = tg_red_number_in,
+     .outputs = tg_red_float_out, .attrs = {lse_specs, sizeof(tg_red_attrs)},
+     .flags = TG_OP_PURE, .save_inputs = 1u, .save_outputs = 1u, .infer = tg__red_infer,
+     .kernel = {[TG_CPU] = logsumexp_kernel}, .grad = logsumexp_grad, .jvp = logsumexp_jvp,
+     .onnx = {"ReduceLogSumExp", 13}},
     TG_RDT_TO_FLOAT, false};
 
 static tg_tensor *var_call(const tg_red_def *op, tg_tensor *x, int n_axes,

@@ -1,7 +1,10 @@
-/* The one registry of operator definitions: every op family's table,
- * searchable by name (for graphs, ONNX import and tooling). */
+/* The one registry of operator definitions: every op family's table, in
+ * a fixed order (tg_op_at) and by name through the util hash map, built once
+ * (graphs, ONNX import and tooling look ops up by name). */
 #include "ops/op.h"
+#include "util/hmap.h"
 
+#include <pthread.h>
 #include <string.h>
 
 static const tg_op_def *const *const families[] = {
@@ -9,33 +12,58 @@ static const tg_op_def *const *const families[] = {
     tg_ops_reduce,
     tg_ops_shape,       tg_ops_array,  tg_ops_linalg,
     tg_ops_conv,        tg_ops_pool,   tg_ops_norm,
-    tg_ops_nn,          tg_ops_graph,
+    tg_ops_nn,          tg_ops_inplace, tg_ops_graph,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
+/* Ops beyond MAX_OPS are counted but not stored: tg_op_at gives NULL for
+ * them, which the registry test reports. */
+#define MAX_OPS 512
+static const tg_op_def *by_index[MAX_OPS];
+static int n_ops;
+static tg_hmap by_name; /* name -> index in by_index (the util hash map) */
+static bool by_name_ok; /* false when building the map ran out of memory:
+                         * lookups then scan by_index */
+static pthread_once_t built = PTHREAD_ONCE_INIT;
+
+static void build(void)
+{
+    by_name = tg__hmap_strings();
+    by_name_ok = tg__hmap_reserve(&by_name, MAX_OPS);
+    for (size_t f = 0; f < N_FAMILIES; f++)
+        for (const tg_op_def *const *p = families[f]; *p; p++) {
+            if (n_ops++ >= MAX_OPS)
+                continue;
+            by_index[n_ops - 1] = *p;
+            /* a repeated name keeps the first (the registry test fails) */
+            if (by_name_ok && tg__hmap_get(&by_name, (*p)->name) < 0)
+                tg__hmap_put(&by_name, (*p)->name, n_ops - 1); /* reserved */
+        }
+}
+
 int tg_op_count(void)
 {
-    int n = 0;
-    for (size_t f = 0; f < N_FAMILIES; f++)
-        for (const tg_op_def *const *p = families[f]; *p; p++)
-            n++;
-    return n;
+    pthread_once(&built, build);
+    return n_ops;
 }
 
 const tg_op_def *tg_op_at(int i)
 {
-    for (size_t f = 0; f < N_FAMILIES; f++)
-        for (const tg_op_def *const *p = families[f]; *p; p++)
-            if (i-- == 0)
-                return *p;
-    return NULL;
+    pthread_once(&built, build);
+    return i >= 0 && i < n_ops && i < MAX_OPS ? by_index[i] : NULL;
 }
 
 const tg_op_def *tg_op_find(const char *name)
 {
-    for (size_t f = 0; f < N_FAMILIES; f++)
-        for (const tg_op_def *const *p = families[f]; *p; p++)
-            if (strcmp((*p)->name, name) == 0)
-                return *p;
+    if (!name)
+        return NULL;
+    pthread_once(&built, build);
+    if (by_name_ok) {
+        int i = tg__hmap_get(&by_name, name);
+        return i >= 0 ? by_index[i] : NULL;
+    }
+    for (int i = 0; i < n_ops && i < MAX_OPS; i++)
+        if (strcmp(by_index[i]->name, name) == 0)
+            return by_index[i];
     return NULL;
 }

@@ -1,6 +1,7 @@
 /* View ops: reshape/view, permute/transpose, slice, expand, squeeze,
  * unsqueeze, flatten share their input's storage and never copy;
  * contiguous and clone copy. Each is differentiable. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
@@ -88,14 +89,23 @@ static bool view_strides(const tg_tensor *x, int ndim, const int64_t *shape,
     return vd == -1;
 }
 
+/* the inputs and outputs of the ops that take one tensor of any dtype */
+static const tg_arg_spec any_in[] = {{"x", TG_DTS_ANY}, {0}};
+static const tg_arg_spec any_out[] = {{"y", TG_DTS_ANY}, {0}};
+
 /* ---- view -------------------------------------------------------------------- */
+/* view and expand: the target shape */
+typedef struct shape_attrs {
+    tg_ints shape;
+} shape_attrs;
+static const tg_attr_spec shape_specs[] = {TG_SPEC_INTS(shape_attrs, shape), {0}};
+
 static tg_status view_infer(tg_op_ctx *c)
 {
-    const int64_t *shape;
-    int nd = tg_attr_ints(c->attrs, c->n_attrs, "shape", &shape);
+    const shape_attrs *a = c->attr;
     int64_t out[TG_MAX_DIMS];
-    tg_status s = resolve_shape(c->op->name, c->in[0], nd, shape, out);
-    return s == TG_OK ? tg_infer_set(c, 0, c->in[0]->dtype, nd, out) : s;
+    tg_status s = resolve_shape(c->op->name, c->in[0], a->shape.n, a->shape.v, out);
+    return s == TG_OK ? tg_infer_set(c, 0, c->in[0]->dtype, a->shape.n, out) : s;
 }
 
 static tg_status view_make(tg_op_ctx *c)
@@ -122,9 +132,17 @@ static tg_status view_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* reshape, not view: an eager tangent need not have a viewable layout */
+static tg_status view_jvp(tg_jvp_ctx *c)
+{
+    return tg__jvp_set(c, 0, tg_reshape(c->dx[0], c->out_meta[0].ndim, c->out_meta[0].shape));
+}
+
 const tg_op_def tg_op_view = {
-    .name = "view", .n_in = 1, .n_out = 1,
-    .infer = view_infer, .make_view = view_make, .grad = view_grad};
+    .name = "view", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .attrs = {shape_specs, sizeof(shape_attrs)}, .flags = TG_OP_PURE | TG_OP_VIEW,
+    .infer = view_infer, .make_view = view_make, .grad = view_grad, .jvp = view_jvp,
+    .onnx = {"Reshape", 14}};
 
 tg_tensor *tg_view(tg_tensor *x, int ndim, const int64_t *shape)
 {
@@ -228,11 +246,16 @@ tg_tensor *tg_unsqueeze(tg_tensor *x, int axis)
 }
 
 /* ---- permute --------------------------------------------------------------------- */
+typedef struct permute_attrs {
+    tg_ints perm;
+} permute_attrs;
+static const tg_attr_spec permute_specs[] = {TG_SPEC_INTS(permute_attrs, perm), {0}};
+
 static tg_status permute_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
-    const int64_t *perm;
-    int n = tg_attr_ints(c->attrs, c->n_attrs, "perm", &perm);
+    const int64_t *perm = ((const permute_attrs *)c->attr)->perm.v;
+    int n = ((const permute_attrs *)c->attr)->perm.n;
     bool seen[TG_MAX_DIMS] = {0};
     if (n != x->ndim)
         return tg__error(TG_ERR_SHAPE, "permute: %d axes given for a tensor of %d dims",
@@ -252,8 +275,8 @@ static tg_status permute_infer(tg_op_ctx *c)
 static tg_status permute_make(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
-    const int64_t *perm;
-    int n = tg_attr_ints(c->attrs, c->n_attrs, "perm", &perm);
+    const int64_t *perm = ((const permute_attrs *)c->attr)->perm.v;
+    int n = ((const permute_attrs *)c->attr)->perm.n;
     int64_t shape[TG_MAX_DIMS], strides[TG_MAX_DIMS];
     for (int i = 0; i < n; i++) {
         shape[i] = x->shape[perm[i]];
@@ -267,8 +290,8 @@ static tg_tensor *permute64(tg_tensor *x, int n, const int64_t *perm);
 
 static tg_status permute_grad(tg_grad_ctx *g)
 {
-    const int64_t *perm;
-    int n = tg_attr_ints(g->attrs, g->n_attrs, "perm", &perm);
+    const int64_t *perm = ((const permute_attrs *)g->attr)->perm.v;
+    int n = ((const permute_attrs *)g->attr)->perm.n;
     int64_t inv[TG_MAX_DIMS];
     for (int i = 0; i < n; i++)
         inv[perm[i]] = i;
@@ -277,8 +300,10 @@ static tg_status permute_grad(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_permute = {
-    .name = "permute", .n_in = 1, .n_out = 1,
-    .infer = permute_infer, .make_view = permute_make, .grad = permute_grad};
+    .name = "permute", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .attrs = {permute_specs, sizeof(permute_attrs)}, .flags = TG_OP_PURE | TG_OP_VIEW,
+    .infer = permute_infer, .make_view = permute_make, .grad = permute_grad,
+    .jvp = tg__jvp_linear, .onnx = {"Transpose", 13}};
 
 static tg_tensor *permute64(tg_tensor *x, int n, const int64_t *perm)
 {
@@ -317,66 +342,95 @@ tg_tensor *tg_transpose(tg_tensor *x, int axis0, int axis1)
 }
 
 /* ---- slice ------------------------------------------------------------------------ */
-/* attrs: axis, start, stop, step, normalised by tg_slice; checked again
- * because the op can also be reached by name (graphs, ONNX import) */
-static tg_status slice_infer(tg_op_ctx *c)
+/* normalised by tg_slice; checked again because the op can also be
+ * reached by name (graphs, ONNX import) */
+typedef struct slice_attrs {
+    int64_t axis, start, stop, step;
+} slice_attrs;
+static const tg_attr_spec slice_specs[] = {
+    TG_SPEC_INT(slice_attrs, axis, 0), TG_SPEC_INT(slice_attrs, start, 0),
+    TG_SPEC_INT(slice_attrs, stop, 0), TG_SPEC_INT(slice_attrs, step, 1), {0}};
+
+/* the shape of slice a of x (op names the op in errors) */
+static tg_status slice_shape(const char *op, const tg_tensor *x, const slice_attrs *a,
+                             int64_t *shape)
 {
-    const tg_tensor *x = c->in[0];
-    int64_t axis = tg_attr_int(c->attrs, c->n_attrs, "axis", 0);
-    int64_t start = tg_attr_int(c->attrs, c->n_attrs, "start", 0);
-    int64_t stop = tg_attr_int(c->attrs, c->n_attrs, "stop", 0);
-    int64_t step = tg_attr_int(c->attrs, c->n_attrs, "step", 1);
+    int64_t axis = a->axis, start = a->start, stop = a->stop, step = a->step;
     if (axis < 0 || axis >= x->ndim || step < 1 || start < 0 ||
         start > x->shape[axis] || stop < 0 || stop > x->shape[axis])
         return tg__error(TG_ERR_INDEX, "%s: axis %lld start %lld stop %lld step "
-                         "%lld do not fit a tensor of %d dims", c->op->name,
+                         "%lld do not fit a tensor of %d dims", op,
                          (long long)axis, (long long)start, (long long)stop,
                          (long long)step, x->ndim);
-    int64_t shape[TG_MAX_DIMS];
-    memcpy(shape, x->shape, sizeof shape);
+    memcpy(shape, x->shape, sizeof(int64_t) * TG_MAX_DIMS);
     shape[axis] = stop > start ? (stop - start + step - 1) / step : 0;
-    return tg_infer_set(c, 0, x->dtype, x->ndim, shape);
+    return TG_OK;
+}
+
+/* the alias of x that is slice a, of shape `shape` */
+static tg_tensor *slice_alias(const tg_tensor *x, const slice_attrs *a,
+                              const int64_t *shape)
+{
+    int64_t strides[TG_MAX_DIMS];
+    memcpy(strides, x->strides, sizeof strides);
+    strides[a->axis] *= a->step;
+    int64_t offset = x->offset + (shape[a->axis] > 0 ? a->start * x->strides[a->axis] : 0);
+    return tg__alias(x, x->ndim, shape, strides, offset);
+}
+
+static tg_status slice_infer(tg_op_ctx *c)
+{
+    int64_t shape[TG_MAX_DIMS];
+    tg_status s = slice_shape(c->op->name, c->in[0], c->attr, shape);
+    return s == TG_OK ? tg_infer_set(c, 0, c->in[0]->dtype, c->in[0]->ndim, shape) : s;
 }
 
 static tg_status slice_make(tg_op_ctx *c)
 {
-    const tg_tensor *x = c->in[0];
-    int64_t axis = tg_attr_int(c->attrs, c->n_attrs, "axis", 0);
-    int64_t start = tg_attr_int(c->attrs, c->n_attrs, "start", 0);
-    int64_t step = tg_attr_int(c->attrs, c->n_attrs, "step", 1);
-    int64_t strides[TG_MAX_DIMS];
-    memcpy(strides, x->strides, sizeof strides);
-    strides[axis] *= step;
-    const tg_meta *m = &c->out_meta[0];
-    int64_t offset = x->offset + (m->shape[axis] > 0 ? start * x->strides[axis] : 0);
-    c->out[0] = tg__alias(x, m->ndim, m->shape, strides, offset);
+    c->out[0] = slice_alias(c->in[0], c->attr, c->out_meta[0].shape);
     return c->out[0] ? TG_OK : TG_ERR_NOMEM;
 }
 
+static tg_tensor *slice_call(tg_tensor *x, const slice_attrs *a);
+
 /* the slice's gradient: dy placed back into zeros of the input's shape */
+typedef struct slice_grad_attrs {
+    int64_t axis, start, stop, step;
+    tg_ints input_shape;
+} slice_grad_attrs;
+static const tg_attr_spec slice_grad_specs[] = {
+    TG_SPEC_INT(slice_grad_attrs, axis, 0), TG_SPEC_INT(slice_grad_attrs, start, 0),
+    TG_SPEC_INT(slice_grad_attrs, stop, 0), TG_SPEC_INT(slice_grad_attrs, step, 1),
+    TG_SPEC_INTS(slice_grad_attrs, input_shape), {0}};
+
+static slice_attrs slice_of(const slice_grad_attrs *g)
+{
+    return (slice_attrs){g->axis, g->start, g->stop, g->step};
+}
+
 static tg_status slice_grad_infer(tg_op_ctx *c)
 {
-    const int64_t *shape;
-    int nd = tg_attr_ints(c->attrs, c->n_attrs, "input_shape", &shape);
+    const slice_grad_attrs *a = c->attr;
+    int nd = a->input_shape.n;
+    const int64_t *shape = a->input_shape.v;
     tg_status s = tg_infer_set(c, 0, c->in[0]->dtype, nd, shape);
     if (s != TG_OK)
         return s;
-    /* the window the kernel writes dy into must be dy's shape: infer the
-     * slice of a tensor of the input shape (its struct, no storage) */
+    /* the window the kernel writes dy into must be dy's shape: the slice
+     * of a tensor of the input shape (its struct, no storage) */
     tg_tensor *probe = tg__tensor_struct(c->in[0]->dtype, nd, shape);
     if (!probe)
         return TG_ERR_NOMEM;
-    tg_op_ctx v = *c;
-    v.in = (tg_tensor *const *)&probe;
-    s = slice_infer(&v);
+    slice_attrs sa = slice_of(a);
+    int64_t win[TG_MAX_DIMS];
+    s = slice_shape(c->op->name, probe, &sa, win);
     const tg_tensor *dy = c->in[0];
-    if (s == TG_OK && !tg__shape_eq(v.out_meta[0].ndim, v.out_meta[0].shape,
-                                    dy->ndim, dy->shape)) {
-        char a[160], b[160];
+    if (s == TG_OK && !tg__shape_eq(nd, win, dy->ndim, dy->shape)) {
+        char b1[160], b2[160];
         s = tg__error(TG_ERR_SHAPE, "slice_grad: gradient of shape %s does not "
                       "match the slice's shape %s",
-                      tg_shape_str(dy->ndim, dy->shape, a, sizeof a),
-                      tg_shape_str(v.out_meta[0].ndim, v.out_meta[0].shape, b, sizeof b));
+                      tg_shape_str(dy->ndim, dy->shape, b1, sizeof b1),
+                      tg_shape_str(nd, win, b2, sizeof b2));
     }
     tg_release(probe);
     return s;
@@ -386,48 +440,52 @@ static tg_status slice_grad_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
     memset(tg__base(out), 0, (size_t)out->numel * tg_dtype_size(out->dtype));
-    tg_op_ctx view = *c;
-    view.in = (tg_tensor *const *)&c->out[0];
-    tg_tensor *window[1];
-    view.out = window;
-    if (slice_infer(&view) != TG_OK || slice_make(&view) != TG_OK)
-        return tg_last_status();
-    tg__convert_into(window[0], c->in[0]);
-    tg_release(window[0]);
+    slice_attrs sa = slice_of(c->attr);
+    int64_t shape[TG_MAX_DIMS];
+    slice_shape(c->op->name, out, &sa, shape); /* infer has checked it */
+    tg_tensor *window = slice_alias(out, &sa, shape);
+    if (!window)
+        return TG_ERR_NOMEM;
+    tg__convert_into(window, c->in[0]);
+    tg_release(window);
     return TG_OK;
 }
 
-static tg_tensor *slice_attrs_call(const tg_op_def *op, tg_tensor *x,
-                                   const tg_attr *attrs, int n);
-
+/* linear in dy: its adjoint is the slice */
 static tg_status slice_grad_grad(tg_grad_ctx *g)
 {
-    extern const tg_op_def tg_op_slice;
-    g->dx[0] = slice_attrs_call(&tg_op_slice, g->dy[0], g->attrs, 4);
+    slice_attrs sa = slice_of(g->attr);
+    g->dx[0] = slice_call(g->dy[0], &sa);
     return TG_OK;
 }
 
 const tg_op_def tg_op_slice_grad = {
-    .name = "slice_grad", .n_in = 1, .n_out = 1,
-    .infer = slice_grad_infer, .kernel = slice_grad_kernel, .grad = slice_grad_grad};
+    .name = "slice_grad", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .attrs = {slice_grad_specs, sizeof(slice_grad_attrs)}, .flags = TG_OP_PURE,
+    .infer = slice_grad_infer, .kernel = {[TG_CPU] = slice_grad_kernel},
+    .grad = slice_grad_grad, .jvp = tg__jvp_linear};
 
 static tg_status slice_grad(tg_grad_ctx *g)
 {
-    tg_attr a[5];
-    memcpy(a, g->attrs, 4 * sizeof *a);
-    a[4] = (tg_attr)TG_AINTS("input_shape", g->in_meta[0].shape, g->in_meta[0].ndim);
-    g->dx[0] = slice_attrs_call(&tg_op_slice_grad, g->dy[0], a, 5);
+    const slice_attrs *sa = g->attr;
+    tg_attr a[5] = {TG_AI("axis", sa->axis), TG_AI("start", sa->start),
+                    TG_AI("stop", sa->stop), TG_AI("step", sa->step),
+                    TG_AINTS("input_shape", g->in_meta[0].shape, g->in_meta[0].ndim)};
+    g->dx[0] = tg_op_call(&tg_op_slice_grad, 1, &g->dy[0], a, 5);
     return TG_OK;
 }
 
 const tg_op_def tg_op_slice = {
-    .name = "slice", .n_in = 1, .n_out = 1,
-    .infer = slice_infer, .make_view = slice_make, .grad = slice_grad};
+    .name = "slice", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .attrs = {slice_specs, sizeof(slice_attrs)}, .flags = TG_OP_PURE | TG_OP_VIEW,
+    .infer = slice_infer, .make_view = slice_make, .grad = slice_grad,
+    .jvp = tg__jvp_linear, .onnx = {"Slice", 13}};
 
-static tg_tensor *slice_attrs_call(const tg_op_def *op, tg_tensor *x,
-                                   const tg_attr *attrs, int n)
+static tg_tensor *slice_call(tg_tensor *x, const slice_attrs *sa)
 {
-    return tg_op_call(op, 1, &x, attrs, n);
+    tg_attr a[4] = {TG_AI("axis", sa->axis), TG_AI("start", sa->start),
+                    TG_AI("stop", sa->stop), TG_AI("step", sa->step)};
+    return tg_op_call(&tg_op_slice, 1, &x, a, 4);
 }
 
 tg_tensor *tg_slice(tg_tensor *x, int axis, int64_t start, int64_t stop,
@@ -449,17 +507,15 @@ tg_tensor *tg_slice(tg_tensor *x, int axis, int64_t start, int64_t stop,
     if (stop < 0) stop += n;
     start = start < 0 ? 0 : start > n ? n : start;
     stop = stop < 0 ? 0 : stop > n ? n : stop;
-    tg_attr attrs[4] = {TG_AI("axis", a), TG_AI("start", start), TG_AI("stop", stop),
-                        TG_AI("step", step)};
-    return tg_op_call(&tg_op_slice, 1, &x, attrs, 4);
+    return slice_call(x, &(slice_attrs){a, start, stop, step});
 }
 
 /* ---- expand ----------------------------------------------------------------------- */
 static tg_status expand_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
-    const int64_t *shape;
-    int nd = tg_attr_ints(c->attrs, c->n_attrs, "shape", &shape);
+    const int64_t *shape = ((const shape_attrs *)c->attr)->shape.v;
+    int nd = ((const shape_attrs *)c->attr)->shape.n;
     int64_t out[TG_MAX_DIMS];
     char a[160], b[160];
     if (nd > TG_MAX_DIMS)
@@ -508,8 +564,10 @@ static tg_status expand_grad(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_expand = {
-    .name = "expand", .n_in = 1, .n_out = 1,
-    .infer = expand_infer, .make_view = expand_make, .grad = expand_grad};
+    .name = "expand", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .attrs = {shape_specs, sizeof(shape_attrs)}, .flags = TG_OP_PURE | TG_OP_VIEW,
+    .infer = expand_infer, .make_view = expand_make, .grad = expand_grad,
+    .jvp = tg__jvp_linear, .onnx = {"Expand", 13}};
 
 tg_tensor *tg_expand(tg_tensor *x, int ndim, const int64_t *shape)
 {
@@ -538,8 +596,10 @@ static tg_status clone_grad(tg_grad_ctx *g)
 }
 
 const tg_op_def tg_op_clone = {
-    .name = "clone", .n_in = 1, .n_out = 1,
-    .infer = clone_infer, .kernel = clone_kernel, .grad = clone_grad};
+    .name = "clone", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .flags = TG_OP_PURE | TG_OP_ELEMENTWISE, .infer = clone_infer,
+    .kernel = {[TG_CPU] = clone_kernel}, .grad = clone_grad, .jvp = tg__jvp_linear,
+    .onnx = {"Identity", 16}};
 
 tg_tensor *tg_clone(tg_tensor *x) { return tg_op_call(&tg_op_clone, 1, &x, NULL, 0); }
 

@@ -1,7 +1,11 @@
 /* Unary elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid
- * relu leaky_relu elu gelu erf softplus floor ceil round sign clamp.
+ * relu leaky_relu elu gelu erf softplus floor ceil round sign clamp
+ * hardswish.
  * One row template per op expanded per dtype (tgmath picks float or
- * double functions); integer inputs of float-only ops compute in float32. */
+ * double functions); integer inputs of float-only ops compute in float32.
+ * Each op gives its derivative once (t * f'(x)): autodiff makes both the
+ * gradient and the forward-mode rule from it. */
+#include "autodiff/jvp.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
@@ -79,17 +83,26 @@ UN_FLOAT(gelu, (V)0.5 * x * erfc(-x * (V)SQRT1_2))
 UN_FLOAT(softplus, fmax(x, (V)0) + log1p(exp(-fabs(x))))
 UN_FLOAT(leaky_relu, x > 0 ? x : x * (V)P->a)
 UN_FLOAT(elu, x > 0 ? x : (V)P->a * expm1(x))
+/* x * relu6(x + 3) / 6, in PyTorch's order of operations (so -0 below
+ * -3, and x * 6 / 6 above 3); NaN passes through */
+#define RELU6(v) ((v) < 0 ? (V)0 : (v) > 6 ? (V)6 : (v))
+UN_FLOAT(hardswish, x * RELU6(x + 3) / 6)
 
 static bool is_int_row_table(const tg_iter_row_fn *rows)
 {
     return rows[TG_INT32] != NULL;
 }
 
-/* ---- shared infer/kernel: the table hangs off the op's name via a map -- */
+/* ---- shared infer/kernel: the row table hangs off the op definition --- */
 typedef struct unary_def {
     tg_op_def def;
     const tg_iter_row_fn *rows;
 } unary_def;
+
+/* the attributes of leaky_relu and elu (a) and clamp (a, b): one struct,
+ * so that one kernel passes them to the rows */
+typedef params unary_attrs;
+static const unary_attrs no_attrs;
 
 static tg_status unary_infer(tg_op_ctx *c)
 {
@@ -112,8 +125,7 @@ static tg_status unary_kernel(tg_op_ctx *c)
     tg_tensor *x = tg__as_dtype(c->in[0], out->dtype);
     if (!x)
         return TG_ERR_NOMEM;
-    params P = {tg_attr_float(c->attrs, c->n_attrs, "a", 0),
-                tg_attr_float(c->attrs, c->n_attrs, "b", 0)};
+    params P = c->op->attrs.specs ? *(const unary_attrs *)c->attr : no_attrs;
     const tg_tensor *ops[2] = {out, x};
     tg_iter it;
     tg_iter_init(&it, 2, ops);
@@ -122,91 +134,153 @@ static tg_status unary_kernel(tg_op_ctx *c)
     return TG_OK;
 }
 
-/* ---- gradient rules --------------------------------------------------------- */
-#define X (g->in[0])
-#define Y (g->out[0])
-#define DY (g->dy[0])
-#define RULE(OP, EXPR)                                                      \
-    static tg_status OP##_grad(tg_grad_ctx *g)                              \
+/* ---- derivatives: t * f'(x), one per op, giving its VJP and its JVP ---- */
+#define DERIV(OP, EXPR)                                                     \
+    static tg_tensor *OP##_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y,  \
+                                 const void *attr)                          \
     {                                                                       \
-        g->dx[0] = (EXPR);                                                  \
-        return TG_OK;                                                       \
+        const unary_attrs *a = attr;                                        \
+        (void)x, (void)y, (void)a;                                          \
+        return (EXPR);                                                      \
     }
-static double attr_a(const tg_grad_ctx *g) { return tg_attr_float(g->attrs, g->n_attrs, "a", 0); }
-static double attr_b(const tg_grad_ctx *g) { return tg_attr_float(g->attrs, g->n_attrs, "b", 0); }
-static tg_tensor *mask_of(tg_tensor *bool_mask, tg_tensor *like)
+
+tg_tensor *tg__deriv_zero(tg_tensor *t, tg_tensor *x, tg_tensor *y, const void *attr)
 {
-    return tg_cast(bool_mask, like->dtype);
+    (void)x, (void)y, (void)attr;
+    return tg_zeros_like(t);
 }
-static tg_tensor *zeros_grad(tg_tensor *dy) { return tg_zeros_like(dy); }
 
-RULE(neg, tg_neg(DY))
-RULE(abs, tg_mul(DY, tg_sign(X)))
-RULE(exp, tg_mul(DY, Y))
-RULE(log, tg_div(DY, X))
-RULE(sqrt, tg_div(tg_mul_scalar(DY, 0.5), Y))
-RULE(rsqrt, tg_mul(tg_mul_scalar(DY, -0.5), tg_mul(Y, tg_mul(Y, Y))))
-RULE(sin, tg_mul(DY, tg_cos(X)))
-RULE(cos, tg_neg(tg_mul(DY, tg_sin(X))))
-RULE(tanh, tg_mul(DY, tg_sub(tg_ones_like(Y), tg_mul(Y, Y))))
-RULE(sigmoid, tg_mul(DY, tg_mul(Y, tg_sub(tg_ones_like(Y), Y))))
-/* relu's gradient is one fused pass (relu_grad below), not gt+cast+mul */
+/* relu's derivative is one fused pass (relu_grad below), not gt+cast+mul */
 static tg_tensor *relu_grad_call(tg_tensor *dy, tg_tensor *y);
-RULE(relu, relu_grad_call(DY, Y))
-RULE(erf, tg_mul(DY, tg_mul_scalar(tg_exp(tg_neg(tg_mul(X, X))), 1.12837916709551257390)))
+
+DERIV(neg, tg_neg(t))
+DERIV(abs, tg_mul(t, tg_sign(x)))
+DERIV(exp, tg_mul(t, y))
+DERIV(log, tg_div(t, x))
+DERIV(sqrt, tg_div(tg_mul_scalar(t, 0.5), y))
+DERIV(rsqrt, tg_mul(tg_mul_scalar(t, -0.5), tg_mul(y, tg_mul(y, y))))
+DERIV(sin, tg_mul(t, tg_cos(x)))
+DERIV(cos, tg_neg(tg_mul(t, tg_sin(x))))
+DERIV(tanh, tg_mul(t, tg_sub(tg_ones_like(y), tg_mul(y, y))))
+DERIV(sigmoid, tg_mul(t, tg_mul(y, tg_sub(tg_ones_like(y), y))))
+DERIV(relu, relu_grad_call(t, y))
+DERIV(erf, tg_mul(t, tg_mul_scalar(tg_exp(tg_neg(tg_mul(x, x))), 1.12837916709551257390)))
 /* d/dx x*Phi(x) = Phi(x) + x*phi(x) */
-RULE(gelu, tg_mul(DY, tg_add(tg_mul_scalar(tg_add_scalar(tg_erf(tg_mul_scalar(X, SQRT1_2)), 1.0), 0.5),
-                             tg_mul(X, tg_mul_scalar(tg_exp(tg_mul_scalar(tg_mul(X, X), -0.5)),
+DERIV(gelu, tg_mul(t, tg_add(tg_mul_scalar(tg_add_scalar(tg_erf(tg_mul_scalar(x, SQRT1_2)), 1.0), 0.5),
+                             tg_mul(x, tg_mul_scalar(tg_exp(tg_mul_scalar(tg_mul(x, x), -0.5)),
                                                      0.39894228040143267794)))))
-RULE(softplus, tg_mul(DY, tg_sigmoid(X)))
-RULE(floor, zeros_grad(DY))
-RULE(ceil, zeros_grad(DY))
-RULE(round, zeros_grad(DY))
-RULE(sign, zeros_grad(DY))
-RULE(leaky_relu, tg_mul(DY, tg_where(tg_gt(X, tg_zeros_like(X)), tg_ones_like(X),
-                                     tg_full_like(X, attr_a(g)))))
+DERIV(softplus, tg_mul(t, tg_sigmoid(x)))
+DERIV(leaky_relu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
+                                     tg_full_like(x, a->a))))
 /* x > 0: 1, else alpha * exp(x) = y + alpha */
-RULE(elu, tg_mul(DY, tg_where(tg_gt(X, tg_zeros_like(X)), tg_ones_like(X),
-                              tg_add_scalar(Y, attr_a(g)))))
-RULE(clamp, tg_mul(DY, mask_of(tg_logical_and(tg_ge(X, tg_full_like(X, attr_a(g))),
-                                              tg_le(X, tg_full_like(X, attr_b(g)))), DY)))
+DERIV(elu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
+                              tg_add_scalar(y, a->a))))
+/* 0 below -3, x/3 + 1/2 on [-3, 3], 1 above (PyTorch's one-sided values
+ * at the kinks) */
+DERIV(hardswish, tg_mul(t, tg_where(tg_lt(x, tg_full_like(x, -3)), tg_zeros_like(x),
+                                    tg_where(tg_le(x, tg_full_like(x, 3)),
+                                             tg_add_scalar(tg_mul_scalar(x, 1.0 / 3), 0.5),
+                                             tg_ones_like(x)))))
+/* 1 on the closed interval [lo, hi], 0 outside */
+DERIV(clamp, tg_mul(t, tg_cast(tg_logical_and(tg_ge(x, tg_full_like(x, a->a)),
+                                              tg_le(x, tg_full_like(x, a->b))), t->dtype)))
 
-#define IN 1u
-#define OUT 1u
-#define UNARY_DEF(OP, SAVE_IN, SAVE_OUT)                                    \
-    const unary_def tg_op_##OP = {                                          \
-        {.name = #OP, .n_in = 1, .n_out = 1, .save_inputs = (SAVE_IN),      \
-         .save_outputs = (SAVE_OUT), .infer = unary_infer,                  \
-         .kernel = unary_kernel, .grad = OP##_grad},                        \
-        OP##_rows};
-#define UNARY_OP(OP, SAVE_IN, SAVE_OUT)                                     \
-    UNARY_DEF(OP, SAVE_IN, SAVE_OUT)                                        \
-    tg_tensor *tg_##OP(tg_tensor *x)                                        \
-    {                                                                       \
-        return tg_op_call(&tg_op_##OP.def, 1, &x, NULL, 0);                 \
-    }
+/* ---- definitions ---------------------------------------------------------- */
+static const tg_arg_spec number_in[] = {{"x", TG_DTS_NUMBER}, {0}};
+static const tg_arg_spec number_out[] = {{"y", TG_DTS_NUMBER}, {0}};
+static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec neg_in[] = {{"x", TG_DTS_FLOAT | TG_DTS_INDEX}, {0}};
+#define UNARY_FLAGS (TG_OP_PURE | TG_OP_ELEMENTWISE | TG_INPLACE_OK(0))
+/* the fields every unary op shares: OUT is number_out for ops with
+ * integer rows, float_out for float-only ops (ints compute in float32) */
+#define UNARY_COMMON(OP, IN, OUT)                                           \
+    .name = #OP, .n_in = 1, .n_out = 1, .inputs = IN, .outputs = OUT,        \
+    .flags = UNARY_FLAGS, .infer = unary_infer, .kernel = {[TG_CPU] = unary_kernel}, \
+    .deriv = OP##_deriv
 
-UNARY_OP(neg, 0, 0)
-UNARY_OP(abs, IN, 0)
-UNARY_OP(exp, 0, OUT)
-UNARY_OP(log, IN, 0)
-UNARY_OP(sqrt, 0, OUT)
-UNARY_OP(rsqrt, 0, OUT)
-UNARY_OP(sin, IN, 0)
-UNARY_OP(cos, IN, 0)
-UNARY_OP(tanh, 0, OUT)
-UNARY_OP(sigmoid, 0, OUT)
-UNARY_OP(relu, 0, OUT)
-UNARY_OP(erf, IN, 0)
-UNARY_OP(gelu, IN, 0)
-UNARY_OP(softplus, IN, 0)
-UNARY_OP(floor, 0, 0)
-UNARY_OP(ceil, 0, 0)
-UNARY_OP(round, 0, 0)
-UNARY_OP(sign, 0, 0)
-UNARY_DEF(leaky_relu, IN, 0)
-UNARY_DEF(elu, IN, OUT)
-UNARY_DEF(clamp, IN, 0)
+static const tg_attr_spec slope_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0.01), {0}};
+static const tg_attr_spec alpha_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0), {0}};
+static const tg_attr_spec clamp_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0, TG_REQUIRED),
+                                           TG_SPEC_FLOAT(unary_attrs, b, 0, TG_REQUIRED), {0}};
+
+const unary_def tg_op_neg = {{UNARY_COMMON(neg, neg_in, number_out),
+                              .onnx = {"Neg", 13}}, neg_rows};
+const unary_def tg_op_abs = {{UNARY_COMMON(abs, number_in, number_out), .save_inputs = 1u,
+                              .onnx = {"Abs", 13}}, abs_rows};
+const unary_def tg_op_exp = {{UNARY_COMMON(exp, number_in, float_out), .save_outputs = 1u,
+                              .onnx = {"Exp", 13}}, exp_rows};
+const unary_def tg_op_log = {{UNARY_COMMON(log, number_in, float_out), .save_inputs = 1u,
+                              .onnx = {"Log", 13}}, log_rows};
+const unary_def tg_op_sqrt = {{UNARY_COMMON(sqrt, number_in, float_out), .save_outputs = 1u,
+                               .onnx = {"Sqrt", 13}}, sqrt_rows};
+const unary_def tg_op_rsqrt = {{UNARY_COMMON(rsqrt, number_in, float_out), .save_outputs = 1u},
+                               rsqrt_rows};
+const unary_def tg_op_sin = {{UNARY_COMMON(sin, number_in, float_out), .save_inputs = 1u,
+                              .onnx = {"Sin", 7}}, sin_rows};
+const unary_def tg_op_cos = {{UNARY_COMMON(cos, number_in, float_out), .save_inputs = 1u,
+                              .onnx = {"Cos", 7}}, cos_rows};
+const unary_def tg_op_tanh = {{UNARY_COMMON(tanh, number_in, float_out), .save_outputs = 1u,
+                               .onnx = {"Tanh", 13}}, tanh_rows};
+const unary_def tg_op_sigmoid = {{UNARY_COMMON(sigmoid, number_in, float_out), .save_outputs = 1u,
+                                  .onnx = {"Sigmoid", 13}}, sigmoid_rows};
+const unary_def tg_op_relu = {{UNARY_COMMON(relu, number_in, number_out), .save_outputs = 1u,
+                               .onnx = {"Relu", 14}}, relu_rows};
+const unary_def tg_op_erf = {{UNARY_COMMON(erf, number_in, float_out), .save_inputs = 1u,
+                              .onnx = {"Erf", 13}}, erf_rows};
+const unary_def tg_op_gelu = {{UNARY_COMMON(gelu, number_in, float_out), .save_inputs = 1u,
+                               .onnx = {"Gelu", 20}}, gelu_rows};
+const unary_def tg_op_softplus = {{UNARY_COMMON(softplus, number_in, float_out), .save_inputs = 1u,
+                                   .onnx = {"Softplus", 1}}, softplus_rows};
+#define floor_deriv tg__deriv_zero
+#define ceil_deriv tg__deriv_zero
+#define round_deriv tg__deriv_zero
+#define sign_deriv tg__deriv_zero
+const unary_def tg_op_floor = {{UNARY_COMMON(floor, number_in, number_out), .onnx = {"Floor", 13}},
+                               floor_rows};
+const unary_def tg_op_ceil = {{UNARY_COMMON(ceil, number_in, number_out), .onnx = {"Ceil", 13}},
+                              ceil_rows};
+const unary_def tg_op_round = {{UNARY_COMMON(round, number_in, number_out), .onnx = {"Round", 11}},
+                               round_rows};
+const unary_def tg_op_sign = {{UNARY_COMMON(sign, number_in, number_out), .onnx = {"Sign", 13}},
+                              sign_rows};
+const unary_def tg_op_leaky_relu = {{UNARY_COMMON(leaky_relu, number_in, float_out), .save_inputs = 1u,
+                                     .attrs = {slope_specs, sizeof(unary_attrs)},
+                                     .onnx = {"LeakyRelu", 16}}, leaky_relu_rows};
+const unary_def tg_op_elu = {{UNARY_COMMON(elu, number_in, float_out), .save_inputs = 1u,
+                              .save_outputs = 1u, .attrs = {alpha_specs, sizeof(unary_attrs)},
+                              .onnx = {"Elu", 6}}, elu_rows};
+const unary_def tg_op_hardswish = {{UNARY_COMMON(hardswish, number_in, float_out),
+                                    .save_inputs = 1u, .onnx = {"HardSwish", 14}},
+                                   hardswish_rows};
+const unary_def tg_op_clamp = {{UNARY_COMMON(clamp, number_in, number_out), .save_inputs = 1u,
+                                .attrs = {clamp_specs, sizeof(unary_attrs)},
+                                .onnx = {"Clip", 13}}, clamp_rows};
+
+/* ---- public functions ------------------------------------------------------ */
+static tg_tensor *unary(const unary_def *op, tg_tensor *x)
+{
+    return tg_op_call(&op->def, 1, &x, NULL, 0);
+}
+
+tg_tensor *tg_neg(tg_tensor *x) { return unary(&tg_op_neg, x); }
+tg_tensor *tg_abs(tg_tensor *x) { return unary(&tg_op_abs, x); }
+tg_tensor *tg_exp(tg_tensor *x) { return unary(&tg_op_exp, x); }
+tg_tensor *tg_log(tg_tensor *x) { return unary(&tg_op_log, x); }
+tg_tensor *tg_sqrt(tg_tensor *x) { return unary(&tg_op_sqrt, x); }
+tg_tensor *tg_rsqrt(tg_tensor *x) { return unary(&tg_op_rsqrt, x); }
+tg_tensor *tg_sin(tg_tensor *x) { return unary(&tg_op_sin, x); }
+tg_tensor *tg_cos(tg_tensor *x) { return unary(&tg_op_cos, x); }
+tg_tensor *tg_tanh(tg_tensor *x) { return unary(&tg_op_tanh, x); }
+tg_tensor *tg_sigmoid(tg_tensor *x) { return unary(&tg_op_sigmoid, x); }
+tg_tensor *tg_relu(tg_tensor *x) { return unary(&tg_op_relu, x); }
+tg_tensor *tg_erf(tg_tensor *x) { return unary(&tg_op_erf, x); }
+tg_tensor *tg_gelu(tg_tensor *x) { return unary(&tg_op_gelu, x); }
+tg_tensor *tg_softplus(tg_tensor *x) { return unary(&tg_op_softplus, x); }
+tg_tensor *tg_floor(tg_tensor *x) { return unary(&tg_op_floor, x); }
+tg_tensor *tg_ceil(tg_tensor *x) { return unary(&tg_op_ceil, x); }
+tg_tensor *tg_round(tg_tensor *x) { return unary(&tg_op_round, x); }
+tg_tensor *tg_sign(tg_tensor *x) { return unary(&tg_op_sign, x); }
+tg_tensor *tg_hardswish(tg_tensor *x) { return unary(&tg_op_hardswish, x); }
 
 tg_tensor *tg_leaky_relu(tg_tensor *x, double negative_slope)
 {
@@ -281,9 +355,17 @@ static tg_status relu_grad_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* y only selects: its gradient is zero (almost everywhere) */
+static const tg_arg_spec relu_grad_in[] = {
+    {"dy", TG_DTS_FLOAT}, {"y", TG_DTS_FLOAT | TG_ARG_NO_GRAD}, {0}};
+static const tg_arg_spec relu_grad_out[] = {{"dx", TG_DTS_FLOAT}, {0}};
+
 const tg_op_def tg_op_relu_grad = {
-    .name = "relu_grad", .n_in = 2, .n_out = 1, .save_inputs = 2u,
-    .infer = relu_grad_infer, .kernel = relu_grad_kernel, .grad = relu_grad_grad};
+    .name = "relu_grad", .n_in = 2, .n_out = 1, .inputs = relu_grad_in,
+    .outputs = relu_grad_out,
+    .flags = TG_OP_PURE | TG_OP_ELEMENTWISE | TG_INPLACE_OK(0) | TG_INPLACE_OK(1),
+    .save_inputs = 2u, .infer = relu_grad_infer, .kernel = {[TG_CPU] = relu_grad_kernel},
+    .grad = relu_grad_grad, .jvp = tg__jvp_linear};
 
 static tg_tensor *relu_grad_call(tg_tensor *dy, tg_tensor *y)
 {
@@ -297,5 +379,5 @@ const tg_op_def *const tg_ops_unary[] = {
     &tg_op_tanh.def, &tg_op_sigmoid.def, &tg_op_relu.def, &tg_op_erf.def,
     &tg_op_gelu.def, &tg_op_softplus.def, &tg_op_floor.def, &tg_op_ceil.def,
     &tg_op_round.def, &tg_op_sign.def, &tg_op_leaky_relu.def, &tg_op_elu.def,
-    &tg_op_clamp.def, &tg_op_relu_grad, NULL,
+    &tg_op_clamp.def, &tg_op_hardswish.def, &tg_op_relu_grad, NULL,
 };

@@ -69,7 +69,7 @@ static tg_status run_op(const tg_graph *g, const tg_plan *p, const tg_gnode *n,
     for (int i = 0; i < n->n_in; i++)
         in[i] = vals[n->in[i]];
     tg_op_ctx c = {.op = n->op, .n_in = n->n_in, .n_out = n->n_out, .in = in,
-                   .out = out, .attrs = n->attrs, .n_attrs = n->n_attrs};
+                   .out = out, .attr = n->attr, .attrs = n->attrs, .n_attrs = n->n_attrs};
     for (int o = 0; o < n->n_out; o++) {
         c.out_meta[o] = g->values[n->out[o]].meta;
         out[o] = NULL;
@@ -83,7 +83,7 @@ static tg_status run_op(const tg_graph *g, const tg_plan *p, const tg_gnode *n,
     for (int o = 0; o < n->n_out; o++)
         if (!(out[o] = tg__memplan_output(p, n->out[o], &c.out_meta[o])))
             return TG_ERR_NOMEM;
-    return n->op->kernel(&c);
+    return tg_op_kernel_run(&c);
 }
 
 /* fetched values that alias state are copied as soon as they exist */

@@ -3,6 +3,7 @@
  * (expected depth O(log n); priorities from a fixed xorshift sequence, so
  * plans are reproducible). */
 #include "runtime/freelist.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +65,8 @@ static int new_slot(tg_freelist *f)
         f->unused = f->b[i].left;
         return i;
     }
-    if (f->n == f->cap) {
-        int cap = f->cap ? 2 * f->cap : 64;
-        tg_fblock *b = realloc(f->b, (size_t)cap * sizeof *b);
-        if (!b)
-            return -1;
-        f->b = b;
-        f->cap = cap;
-    }
+    if (!TG_GROW(f->b, f->cap, f->n + 1))
+        return -1;
     return f->n++;
 }
 

@@ -47,6 +47,7 @@
  * above MAX_ANC_STEPS steps a parallel plan does not reuse memory at all. */
 #include "runtime/freelist.h"
 #include "runtime/runtime_impl.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -351,24 +352,12 @@ static tg_status release_block(planner *P, int v)
 }
 
 /* ---- in place ------------------------------------------------------------------------ */
-/* Ops whose kernel reads each element before writing the same index of
- * the output (unary.c, binary.c: rows over tg_iter, no scratch): named
- * here rather than taken from the family tables, so that an op added to a
- * table later is not run in place without someone checking its kernel. */
-static const char *const elementwise_ops[] = {
-    "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
-    "relu", "erf", "gelu", "softplus", "floor", "ceil", "round", "sign",
-    "leaky_relu", "elu", "clamp", "relu_grad",
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", NULL};
-
+/* Ops whose kernel may write its output over an input say so per input in
+ * their definition (TG_INPLACE_OK(i): it reads each element before
+ * writing the same index of the output and uses no scratch there). */
 bool tg__memplan_elementwise(const tg_op_def *op)
 {
-    if (!op || op->n_out != 1 || !op->kernel)
-        return false;
-    for (const char *const *n = elementwise_ops; *n; n++)
-        if (!strcmp(op->name, *n))
-            return tg_op_find(*n) == op; /* the registered op of that name */
-    return false;
+    return op && op->n_out == 1 && !op->make_view && TG_INPLACE_INPUTS(op->flags) != 0;
 }
 
 /* can step k (node n) write output v over its input u? */
@@ -399,7 +388,8 @@ static bool try_in_place(planner *P, int k, const tg_gnode *n, int v)
         return false;
     for (int i = 0; i < n->n_in; i++) {
         int u = n->in[i];
-        if (!can_overwrite(P, k, n, u, v))
+        if (i >= 16 || !((TG_INPLACE_INPUTS(n->op->flags) >> i) & 1u) ||
+            !can_overwrite(P, k, n, u, v))
             continue;
         P->m->offset[v] = P->m->offset[u];
         P->m->inplace_of[v] = u;

@@ -13,7 +13,7 @@ static const tg_command commands[] = {
     {"inspect", "describe an ONNX model: tg inspect MODEL.onnx [--dot FILE]", tg_cmd_inspect},
     {"run", "run an ONNX model: tg run MODEL.onnx --input IN --output OUT [--grad G]", tg_cmd_run},
     {"train", "train a model: tg train lenet [--epochs N --batch B ...]", tg_cmd_train},
-    {"version", "print the version", tg_cmd_version},
+    {"version", "print the version (--verbose: how the kernels run here)", tg_cmd_version},
 };
 #define N_COMMANDS (int)(sizeof commands / sizeof commands[0])
 

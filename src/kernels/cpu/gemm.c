@@ -1,13 +1,18 @@
-/* GEMM for float32/float64: CBLAS (OpenBLAS) when available, else a
- * packed, cache-blocked kernel in plain C written for the vectorizer;
- * large products are split over the library's one thread pool. Integer
- * matmul is a plain loop. */
+/* GEMM for float32/float64: the built-in blocked kernel for the CPU's
+ * instruction set (gemm_arch.h, picked at run time by cpu.h) or CBLAS
+ * (OpenBLAS), whichever gemm_select.c found faster for the shape; large
+ * products are split over the library's one thread pool. Integer matmul
+ * is a plain loop. */
 #include "kernels/cpu/gemm.h"
 #include "core/threadpool.h"
-#include "kernels/cpu/simd.h"
+#include "kernels/cpu/cpu.h"
+#include "kernels/cpu/gemm_arch_api.h"
+#include "kernels/cpu/scratch.h"
 
 #include <limits.h>
-#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,23 +20,17 @@
  * There is one thread pool in the library. A BLAS that starts threads of
  * its own would compete with it for the cores (and each pool worker
  * calling a threaded BLAS would ask for all of them), so OpenBLAS is told
- * once to use 1 thread and big GEMMs are split here, by blocks of rows
- * (or columns) of C, over tg_parallel_for; a GEMM reached from inside a
- * pool region (conv over the batch, batched matmul) runs on its caller's
- * thread. Measured with bench/gemm.c on this 2-core box (sgemm n^3,
- * GFLOP/s, best of 5; 1 OpenBLAS thread / split over our 2 threads /
- * OpenBLAS's own 2 threads), machine otherwise quiet:
- *   n = 128: 95 / 50 / 127,  256: 99 / 164 / 172,  512: 94 / 195 / 188,
- *   1024: 90 / 181 / 186;
- * with other jobs on the cores, OpenBLAS's spinning threads fell to 16-40
- * while the split kept 33-88. So the split costs little where OpenBLAS
- * threading wins, degrades better, and tg_set_num_threads governs all
- * threads. Small products stay serial (TG__GEMM_PAR_WORK: the pool's
- * wake-up costs ~10-50 us). openblas_set_num_threads is looked up weakly:
- * a CBLAS other than OpenBLAS simply lacks it. */
+ * once to use 1 thread, and big GEMMs, of either implementation, are
+ * split here by blocks of rows (or columns) of C over the pool; a GEMM
+ * reached from inside a pool region (conv over the batch, batched matmul,
+ * the parallel executor) runs on its caller's thread. Small products stay
+ * serial (TG__GEMM_PAR_WORK: the pool's wake-up costs ~10-50 us). The
+ * blocks are claimed by the threads as they come, a few per thread, so
+ * that a thread the scheduler starts late on shared cores leaves its
+ * share to the others. openblas_set_num_threads is looked up weakly: a
+ * CBLAS other than OpenBLAS simply lacks it. */
 #ifdef TG_HAVE_CBLAS
 #include <cblas.h>
-#include <pthread.h>
 void openblas_set_num_threads(int num_threads);
 #pragma weak openblas_set_num_threads
 
@@ -43,181 +42,227 @@ static void blas_init(void)
 }
 #endif
 
-const char *tg__gemm_backend(void)
-{
-#ifdef TG_HAVE_CBLAS
-    return openblas_set_num_threads ? "openblas" : "cblas";
-#else
-    return "built-in";
-#endif
-}
-
 #define PAR_MIN_WORK TG__GEMM_PAR_WORK
-/* parallel blocks of C are at least this many rows or columns */
-#define PAR_MIN_SPLIT 16
+/* blocks of C per thread, claimed dynamically */
+#define PARTS_PER_THREAD 2
 
-/* ---- the built-in kernel -------------------------------------------------
- * Goto's scheme: B is packed in KC x NR column panels, A in MC x KC
- * blocks of MR-row panels (alpha folded in), and an MR x NR micro-kernel
- * accumulates a tile in registers. The micro-kernel is plain C with
- * constant trip counts so that gcc/clang turn the j loop into vectors;
- * NR is two vectors wide for the target's SIMD width. */
-#define MR 6
-#define KC 256
-#define MC 96 /* a multiple of MR */
-#define NC 2048
-
-static void *buf_alloc(size_t bytes)
+/* ---- the built-in kernel ---------------------------------------------------- */
+const tg__gemm_arch *tg__gemm_arch_now(void)
 {
-    return aligned_alloc(64, (bytes + 63) / 64 * 64);
+#ifdef TG_HAVE_X86_KERNELS
+    switch (tg__cpu_isa()) {
+    case TG_ISA_AVX512: return &tg__gemm_arch_avx512;
+    case TG_ISA_AVX2: return &tg__gemm_arch_avx2;
+    default: break;
+    }
+#endif
+    return &tg__gemm_arch_generic;
 }
 
-#define GEMM_KERNEL(T, SUF, FMA)                                                 \
-    enum { NR_##SUF = 2 * TG_VEC_BYTES / (int)sizeof(T) };                       \
-                                                                                 \
-    /* A(i0.., p0..) block of mc x kc into MR-row panels, times alpha,           \
-     * zero-padded to a multiple of MR rows */                                   \
-    static void pack_a_##SUF(bool ta, const T *a, int64_t lda, int64_t i0,       \
-                             int64_t mc, int64_t p0, int64_t kc, T alpha, T *dst)\
-    {                                                                            \
-        for (int64_t ip = 0; ip < mc; ip += MR) {                                \
-            int64_t mr = mc - ip < MR ? mc - ip : MR;                            \
-            for (int64_t i = 0; i < MR; i++) {                                   \
-                T *d = dst + i;                                                  \
-                int64_t row = i0 + ip + (i < mr ? i : 0);                        \
-                const T *s = ta ? a + p0 * lda + row : a + row * lda + p0;       \
-                if (i >= mr)                                                     \
-                    for (int64_t p = 0; p < kc; p++)                             \
-                        d[p * MR] = 0;                                           \
-                else if (ta)                                                     \
-                    for (int64_t p = 0; p < kc; p++)                             \
-                        d[p * MR] = alpha * s[p * lda];                          \
-                else                                                             \
-                    for (int64_t p = 0; p < kc; p++)                             \
-                        d[p * MR] = alpha * s[p];                                \
-            }                                                                    \
-            dst += MR * kc;                                                      \
-        }                                                                        \
-    }                                                                            \
-                                                                                 \
-    /* B(p0.., j0..) block of kc x nc into NR-column panels, zero-padded */      \
-    static void pack_b_##SUF(bool tb, const T *b, int64_t ldb, int64_t p0,       \
-                             int64_t kc, int64_t j0, int64_t nc, T *dst)         \
-    {                                                                            \
-        enum { NR = NR_##SUF };                                                  \
-        for (int64_t jp = 0; jp < nc; jp += NR) {                                \
-            int64_t nr = nc - jp < NR ? nc - jp : NR;                            \
-            for (int64_t p = 0; p < kc; p++) {                                   \
-                T *d = dst + p * NR;                                             \
-                if (!tb && nr == NR) {                                           \
-                    const T *s = b + (p0 + p) * ldb + j0 + jp;                   \
-                    for (int j = 0; j < NR; j++)                                 \
-                        d[j] = s[j];                                             \
-                } else {                                                         \
-                    for (int64_t j = 0; j < NR; j++) {                           \
-                        int64_t col = j0 + jp + j;                               \
-                        d[j] = j >= nr ? 0                                       \
-                               : tb   ? b[col * ldb + p0 + p]                    \
-                                      : b[(p0 + p) * ldb + col];                 \
-                    }                                                            \
-                }                                                                \
-            }                                                                    \
-            dst += NR * kc;                                                      \
-        }                                                                        \
-    }                                                                            \
-                                                                                 \
-    /* C tile (mr x nr of MR x NR) += packed A panel @ packed B panel */         \
-    static void micro_##SUF(int64_t kc, const T *restrict ap,                    \
-                            const T *restrict bp, T *restrict c, int64_t ldc,    \
-                            int64_t mr, int64_t nr)                              \
-    {                                                                            \
-        enum { NR = NR_##SUF };                                                  \
-        T acc[MR][NR];                                                           \
-        memset(acc, 0, sizeof acc);                                              \
-        for (int64_t p = 0; p < kc; p++) {                                       \
-            const T *bv = bp + p * NR;                                           \
-            _Pragma("GCC unroll 8")                                              \
-            for (int i = 0; i < MR; i++) {                                       \
-                const T av = ap[p * MR + i];                                     \
-                for (int j = 0; j < NR; j++)                                     \
-                    acc[i][j] = TG_MADD(FMA, acc[i][j], av, bv[j]);              \
-            }                                                                    \
-        }                                                                        \
-        if (mr == MR && nr == NR) {                                              \
-            for (int i = 0; i < MR; i++)                                         \
-                for (int j = 0; j < NR; j++)                                     \
-                    c[i * ldc + j] += acc[i][j];                                 \
-        } else {                                                                 \
-            for (int64_t i = 0; i < mr; i++)                                     \
-                for (int64_t j = 0; j < nr; j++)                                 \
-                    c[i * ldc + j] += acc[i][j];                                 \
-        }                                                                        \
-    }                                                                            \
-                                                                                 \
-    static void scale_c_##SUF(int64_t m, int64_t n, T beta, T *c, int64_t ldc)   \
-    {                                                                            \
-        if (beta == 1)                                                           \
-            return;                                                              \
-        for (int64_t i = 0; i < m; i++) {                                        \
-            T *r = c + i * ldc;                                                  \
-            if (beta == 0)                                                       \
-                memset(r, 0, (size_t)n * sizeof(T));                             \
-            else                                                                 \
-                for (int64_t j = 0; j < n; j++)                                  \
-                    r[j] *= beta;                                                \
-        }                                                                        \
-    }                                                                            \
-                                                                                 \
-    tg_status tg__gemm_builtin_##SUF(bool ta, bool tb, int64_t m, int64_t n,     \
-                                     int64_t k, T alpha, const T *a,             \
-                                     int64_t lda, const T *b, int64_t ldb,       \
-                                     T beta, T *c, int64_t ldc)                  \
-    {                                                                            \
-        enum { NR = NR_##SUF };                                                  \
-        if (m <= 0 || n <= 0)                                                    \
-            return TG_OK;                                                        \
-        scale_c_##SUF(m, n, beta, c, ldc);                                       \
-        if (k == 0 || alpha == 0)                                                \
-            return TG_OK;                                                        \
-        int64_t kcap = k < KC ? k : KC;                                          \
-        int64_t mcap = m < MC ? (m + MR - 1) / MR * MR : MC;                     \
-        int64_t ncap = n < NC ? (n + NR - 1) / NR * NR : NC;                     \
-        T *pa = buf_alloc((size_t)(mcap * kcap) * sizeof(T));                    \
-        T *pb = buf_alloc((size_t)(ncap * kcap) * sizeof(T));                    \
-        if (!pa || !pb) {                                                        \
-            free(pa);                                                            \
-            free(pb);                                                            \
-            return TG_ERR_NOMEM;                                                 \
-        }                                                                        \
-        for (int64_t jc = 0; jc < n; jc += NC) {                                 \
-            int64_t nc = n - jc < NC ? n - jc : NC;                              \
-            for (int64_t pc = 0; pc < k; pc += KC) {                             \
-                int64_t kc = k - pc < KC ? k - pc : KC;                          \
-                pack_b_##SUF(tb, b, ldb, pc, kc, jc, nc, pb);                    \
-                for (int64_t ic = 0; ic < m; ic += MC) {                         \
-                    int64_t mc = m - ic < MC ? m - ic : MC;                      \
-                    pack_a_##SUF(ta, a, lda, ic, mc, pc, kc, alpha, pa);         \
-                    for (int64_t jr = 0; jr < nc; jr += NR) {                    \
-                        int64_t nr = nc - jr < NR ? nc - jr : NR;                \
-                        for (int64_t ir = 0; ir < mc; ir += MR) {                \
-                            int64_t mr = mc - ir < MR ? mc - ir : MR;            \
-                            micro_##SUF(kc, pa + ir * kc, pb + jr * kc,          \
-                                        c + (ic + ir) * ldc + jc + jr, ldc, mr,  \
-                                        nr);                                     \
-                        }                                                        \
-                    }                                                            \
-                }                                                                \
-            }                                                                    \
-        }                                                                        \
-        free(pa);                                                                \
-        free(pb);                                                                \
-        return TG_OK;                                                            \
+#define SCALE_C(T, SUF)                                                         \
+    static void scale_c_##SUF(int64_t m, int64_t n, T beta, T *c, int64_t ldc)  \
+    {                                                                           \
+        if (beta == 1)                                                          \
+            return;                                                             \
+        for (int64_t i = 0; i < m; i++) {                                       \
+            T *r = c + i * ldc;                                                 \
+            if (beta == 0)                                                      \
+                memset(r, 0, (size_t)n * sizeof(T));                            \
+            else                                                                \
+                for (int64_t j = 0; j < n; j++)                                 \
+                    r[j] *= beta;                                               \
+        }                                                                       \
     }
+SCALE_C(float, f32)
+SCALE_C(double, f64)
 
-GEMM_KERNEL(float, f32, fmaf)
-GEMM_KERNEL(double, f64, fma)
+/* element addresses of op(A), op(B) and C */
+static size_t elem(const tg__gemm_call *g) { return g->f64 ? sizeof(double) : sizeof(float); }
+static const char *at_a(const tg__gemm_call *g, int64_t i, int64_t p)
+{
+    return (const char *)g->a + (g->ta ? p * g->lda + i : i * g->lda + p) * (int64_t)elem(g);
+}
+static const char *at_b(const tg__gemm_call *g, int64_t p, int64_t j)
+{
+    return (const char *)g->b + (g->tb ? j * g->ldb + p : p * g->ldb + j) * (int64_t)elem(g);
+}
+static char *at_c(const tg__gemm_call *g, int64_t i, int64_t j)
+{
+    return (char *)g->c + (i * g->ldc + j) * (int64_t)elem(g);
+}
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* ---- serial entry points -------------------------------------------------- */
+/* the product is trivial (no k, or alpha 0): C = beta C, and true */
+static bool trivial(const tg__gemm_call *g)
+{
+    if (g->k > 0 && g->alpha != 0)
+        return false;
+    if (g->f64)
+        scale_c_f64(g->m, g->n, g->beta, g->c, g->ldc);
+    else
+        scale_c_f32(g->m, g->n, (float)g->beta, g->c, g->ldc);
+    return true;
+}
+
+/* Goto's loops on the calling thread: B in KC x NC blocks (L3), A in
+ * MC x KC blocks (L2), the macro-kernel on each pair */
+static tg_status builtin_serial(const tg__gemm_call *g)
+{
+    if (g->m <= 0 || g->n <= 0 || trivial(g))
+        return TG_OK;
+    const tg__gemm_kern *kn = &tg__gemm_arch_now()->k[g->f64];
+    size_t z = elem(g);
+    int64_t kcap = min64(g->k, kn->kc), mcap = min64(round_up(g->m, kn->mr), kn->mc);
+    int64_t ncap = min64(round_up(g->n, kn->nr), kn->nc);
+    void *pa = tg__scratch(TG_SCRATCH_GEMM_A, (size_t)(mcap * kcap) * z);
+    void *pb = tg__scratch(TG_SCRATCH_GEMM_B, (size_t)(ncap * kcap) * z);
+    if (!pa || !pb)
+        return TG_ERR_NOMEM;
+    for (int64_t jc = 0; jc < g->n; jc += kn->nc) {
+        int64_t nc = min64(g->n - jc, kn->nc);
+        for (int64_t pc = 0; pc < g->k; pc += kn->kc) {
+            int64_t kc = min64(g->k - pc, kn->kc);
+            kn->pack_b(g->tb, at_b(g, pc, jc), g->ldb, kc, nc, pb);
+            for (int64_t ic = 0; ic < g->m; ic += kn->mc) {
+                int64_t mc = min64(g->m - ic, kn->mc);
+                kn->pack_a(g->ta, at_a(g, ic, pc), g->lda, mc, kc, g->alpha, pa);
+                kn->macro(mc, nc, kc, pa, pb, at_c(g, ic, jc), g->ldc,
+                          pc == 0 ? g->beta : 1);
+            }
+        }
+    }
+    return TG_OK;
+}
+
+#define BUILTIN(T, SUF, IS64)                                                   \
+    tg_status tg__gemm_builtin_##SUF(bool ta, bool tb, int64_t m, int64_t n,    \
+                                     int64_t k, T alpha, const T *a,            \
+                                     int64_t lda, const T *b, int64_t ldb,      \
+                                     T beta, T *c, int64_t ldc)                 \
+    {                                                                           \
+        tg__gemm_call g = {.ta = ta, .tb = tb, .f64 = IS64, .m = m, .n = n,     \
+                           .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,          \
+                           .alpha = alpha, .beta = beta, .a = a, .b = b,        \
+                           .c = c};                                             \
+        return builtin_serial(&g);                                              \
+    }
+BUILTIN(float, f32, false)
+BUILTIN(double, f64, true)
+
+/* ---- the built-in kernel on several threads ------------------------------------
+ * The operand along C's shorter side is packed once, whole, by all
+ * threads together (shared); then the threads claim blocks of C's longer
+ * side, a few per thread, packing their own part of the other operand:
+ * nothing is packed twice, and a thread the scheduler starts late on
+ * shared cores leaves its blocks to the others. Blocks wait for the
+ * shared packing to be complete (its units are all claimed by then, by
+ * running threads, so the wait ends even on one thread). */
+typedef struct coop_job {
+    const tg__gemm_call *g;
+    const tg__gemm_kern *kn;
+    bool by_rows;     /* blocks of rows of C (B shared) or of columns (A) */
+    char *shared;     /* packed B: slab pc at pc * len_pad, or packed A */
+    int64_t len_pad;  /* the shared side (n or m) rounded to its panels */
+    int64_t units;    /* shared panels (of nr columns or mr rows) */
+    int64_t parts;    /* blocks of the long side */
+    atomic_llong next_unit, units_done, next_part;
+    atomic_int status;
+} coop_job;
+
+/* packs shared panel u for every slab of k */
+static void pack_unit(coop_job *j, int64_t u)
+{
+    const tg__gemm_call *g = j->g;
+    const tg__gemm_kern *kn = j->kn;
+    int64_t z = (int64_t)elem(g);
+    for (int64_t pc = 0; pc < g->k; pc += kn->kc) {
+        int64_t kc = min64(g->k - pc, kn->kc);
+        char *slab = j->shared + pc * j->len_pad * z;
+        if (j->by_rows) {
+            int64_t jp = u * kn->nr;
+            kn->pack_b(g->tb, at_b(g, pc, jp), g->ldb, kc, min64(kn->nr, g->n - jp),
+                       slab + jp * kc * z);
+        } else {
+            int64_t ip = u * kn->mr;
+            kn->pack_a(g->ta, at_a(g, ip, pc), g->lda, min64(kn->mr, g->m - ip), kc,
+                       g->alpha, slab + ip * kc * z);
+        }
+    }
+}
+
+/* block t of the long side against the shared operand */
+static void run_block(coop_job *j, int64_t t)
+{
+    const tg__gemm_call *g = j->g;
+    const tg__gemm_kern *kn = j->kn;
+    int64_t z = (int64_t)elem(g), unit = j->by_rows ? kn->mr : kn->nr;
+    int64_t len = j->by_rows ? g->m : g->n, step = j->by_rows ? kn->mc : kn->nc;
+    int64_t units = (len + unit - 1) / unit;
+    int64_t lo = units * t / j->parts * unit, hi = min64(units * (t + 1) / j->parts * unit, len);
+    int64_t kcap = min64(g->k, kn->kc);
+    void *own = j->by_rows ? tg__scratch(TG_SCRATCH_GEMM_A, (size_t)(kn->mc * kcap * z))
+                           : tg__scratch(TG_SCRATCH_GEMM_B, (size_t)(kn->nc * kcap * z));
+    if (!own) {
+        atomic_store(&j->status, TG_ERR_NOMEM);
+        return;
+    }
+    for (int64_t s0 = lo; s0 < hi; s0 += step) {
+        int64_t sn = min64(hi - s0, step);
+        for (int64_t pc = 0; pc < g->k; pc += kn->kc) {
+            int64_t kc = min64(g->k - pc, kn->kc);
+            const char *slab = j->shared + pc * j->len_pad * z;
+            double beta = pc == 0 ? g->beta : 1;
+            if (j->by_rows) {
+                kn->pack_a(g->ta, at_a(g, s0, pc), g->lda, sn, kc, g->alpha, own);
+                kn->macro(sn, g->n, kc, own, slab, at_c(g, s0, 0), g->ldc, beta);
+            } else {
+                kn->pack_b(g->tb, at_b(g, pc, s0), g->ldb, kc, sn, own);
+                kn->macro(g->m, sn, kc, slab, own, at_c(g, 0, s0), g->ldc, beta);
+            }
+        }
+    }
+}
+
+static void coop_body(void *ctx, int64_t begin, int64_t end)
+{
+    coop_job *j = ctx;
+    (void)begin, (void)end;
+    for (int64_t u; (u = atomic_fetch_add(&j->next_unit, 1)) < j->units;) {
+        pack_unit(j, u);
+        atomic_fetch_add(&j->units_done, 1);
+    }
+    while (atomic_load(&j->units_done) < j->units)
+        sched_yield();
+    for (int64_t t; (t = atomic_fetch_add(&j->next_part, 1)) < j->parts;)
+        run_block(j, t);
+}
+
+static tg_status builtin_parallel(const tg__gemm_call *g, int threads)
+{
+    if (trivial(g))
+        return TG_OK;
+    coop_job j = {.g = g, .kn = &tg__gemm_arch_now()->k[g->f64], .by_rows = g->m >= g->n};
+    int64_t unit = j.by_rows ? j.kn->nr : j.kn->mr, len = j.by_rows ? g->n : g->m;
+    int64_t long_unit = j.by_rows ? j.kn->mr : j.kn->nr, long_len = j.by_rows ? g->m : g->n;
+    j.len_pad = round_up(len, unit);
+    j.units = j.len_pad / unit;
+    j.parts = min64((long_len + long_unit - 1) / long_unit, (int64_t)threads * PARTS_PER_THREAD);
+    if (j.parts < 2)
+        return builtin_serial(g);
+    j.shared = tg__scratch(j.by_rows ? TG_SCRATCH_GEMM_B : TG_SCRATCH_GEMM_A,
+                           (size_t)(j.len_pad * g->k) * elem(g));
+    if (!j.shared)
+        return TG_ERR_NOMEM;
+    atomic_init(&j.next_unit, 0);
+    atomic_init(&j.units_done, 0);
+    atomic_init(&j.next_part, 0);
+    atomic_init(&j.status, TG_OK);
+    tg_parallel_for(threads, 1, coop_body, &j);
+    return (tg_status)atomic_load(&j.status);
+}
+
+/* ---- CBLAS -------------------------------------------------------------------- */
 #ifdef TG_HAVE_CBLAS
 #define BLAS_T(t) ((t) ? CblasTrans : CblasNoTrans)
 /* BLAS insists on lda >= the row length even where a stride is never used
@@ -231,133 +276,164 @@ static bool fits_int(int64_t x, int64_t y, int64_t z)
 {
     return x <= INT_MAX && y <= INT_MAX && z <= INT_MAX;
 }
-#define SERIAL_CALL(T, SUF, BLASFN)                                             \
-    pthread_once(&blas_once, blas_init);                                        \
-    if (m <= 0 || n <= 0)                                                       \
+#define BLAS(T, SUF, BLASFN)                                                    \
+    tg_status tg__gemm_blas_##SUF(bool ta, bool tb, int64_t m, int64_t n,       \
+                                  int64_t k, T alpha, const T *a, int64_t lda,  \
+                                  const T *b, int64_t ldb, T beta, T *c,        \
+                                  int64_t ldc)                                  \
+    {                                                                           \
+        pthread_once(&blas_once, blas_init);                                    \
+        if (m <= 0 || n <= 0)                                                   \
+            return TG_OK;                                                       \
+        if (k == 0) {                                                           \
+            scale_c_##SUF(m, n, beta, c, ldc);                                  \
+            return TG_OK;                                                       \
+        }                                                                       \
+        if (!fits_int(m, n, k) || !fits_int(lda, ldb, ldc)) /* CBLAS: int */    \
+            return tg__gemm_builtin_##SUF(ta, tb, m, n, k, alpha, a, lda, b,    \
+                                          ldb, beta, c, ldc);                   \
+        BLASFN(CblasRowMajor, BLAS_T(ta), BLAS_T(tb), (int)m, (int)n, (int)k,   \
+               alpha, a, (int)fix_ld(lda, ta ? k : m, ta ? m : k), b,           \
+               (int)fix_ld(ldb, tb ? n : k, tb ? k : n), beta, c,               \
+               (int)fix_ld(ldc, m, n));                                         \
         return TG_OK;                                                           \
-    if (k == 0) {                                                               \
-        scale_c_##SUF(m, n, beta, c, ldc);                                      \
-        return TG_OK;                                                           \
-    }                                                                           \
-    if (!fits_int(m, n, k) || !fits_int(lda, ldb, ldc)) /* CBLAS takes int */   \
-        return tg__gemm_builtin_##SUF(ta, tb, m, n, k, alpha, a, lda, b, ldb,   \
-                                      beta, c, ldc);                            \
-    BLASFN(CblasRowMajor, BLAS_T(ta), BLAS_T(tb), (int)m, (int)n, (int)k,       \
-           alpha, a, (int)fix_ld(lda, ta ? k : m, ta ? m : k), b,               \
-           (int)fix_ld(ldb, tb ? n : k, tb ? k : n), beta, c,                   \
-           (int)fix_ld(ldc, m, n));                                             \
-    return TG_OK;
+    }
+BLAS(float, f32, cblas_sgemm)
+BLAS(double, f64, cblas_dgemm)
 #else
-#define SERIAL_CALL(T, SUF, BLASFN)                                             \
-    return tg__gemm_builtin_##SUF(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, \
-                                  c, ldc);
+tg_status tg__gemm_blas_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float beta, float *c,
+                            int64_t ldc)
+{
+    return tg__gemm_builtin_f32(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+tg_status tg__gemm_blas_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                            double alpha, const double *a, int64_t lda,
+                            const double *b, int64_t ldb, double beta, double *c,
+                            int64_t ldc)
+{
+    return tg__gemm_builtin_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
 #endif
 
-tg_status tg__sgemm_serial(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                           float alpha, const float *a, int64_t lda,
-                           const float *b, int64_t ldb, float beta, float *c,
-                           int64_t ldc)
-{
-    SERIAL_CALL(float, f32, cblas_sgemm)
-}
-
-tg_status tg__dgemm_serial(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
-                           double alpha, const double *a, int64_t lda,
-                           const double *b, int64_t ldb, double beta, double *c,
-                           int64_t ldc)
-{
-    SERIAL_CALL(double, f64, cblas_dgemm)
-}
-
-/* ---- the parallel split ------------------------------------------------------
+/* ---- CBLAS on several threads ---------------------------------------------------
  * C is cut into `parts` blocks of whole rows (or, when C is short and
- * wide, whole columns); each block is an independent GEMM. */
+ * wide, whole columns); each block is an independent serial call. */
 typedef struct split_job {
-    bool ta, tb, by_rows, is_f64;
-    int64_t m, n, k, lda, ldb, ldc, parts;
-    double alpha, beta;
-    const void *a, *b;
-    void *c;
-    tg_status status; /* first failure (NOMEM only) */
+    const tg__gemm_call *g;
+    bool blas, by_rows;
+    int64_t parts, unit;
+    atomic_llong next; /* the first part no thread has claimed */
+    atomic_int status; /* first failure (NOMEM only) */
 } split_job;
 
-static void split_range(int64_t len, int64_t parts, int64_t t, int64_t *b,
-                        int64_t *e)
+static tg_status run_serial(const tg__gemm_call *g, bool blas, int64_t m,
+                            int64_t n, const void *a, const void *b, void *c)
 {
-    *b = len * t / parts;
-    *e = len * (t + 1) / parts;
+    if (g->f64)
+        return (blas ? tg__gemm_blas_f64 : tg__gemm_builtin_f64)(
+            g->ta, g->tb, m, n, g->k, g->alpha, a, g->lda, b, g->ldb, g->beta,
+            c, g->ldc);
+    return (blas ? tg__gemm_blas_f32 : tg__gemm_builtin_f32)(
+        g->ta, g->tb, m, n, g->k, (float)g->alpha, a, g->lda, b, g->ldb,
+        (float)g->beta, c, g->ldc);
+}
+
+static void run_part(split_job *j, int64_t t)
+{
+    const tg__gemm_call *g = j->g;
+    int64_t z = g->f64 ? (int64_t)sizeof(double) : (int64_t)sizeof(float);
+    int64_t len = j->by_rows ? g->m : g->n, units = (len + j->unit - 1) / j->unit;
+    int64_t lo = units * t / j->parts * j->unit;
+    int64_t hi = units * (t + 1) / j->parts * j->unit;
+    hi = hi < len ? hi : len;
+    if (hi <= lo)
+        return;
+    /* offsets of the block's first element of op(A)/op(B)/C */
+    int64_t oa = 0, ob = 0, oc, m = g->m, n = g->n;
+    if (j->by_rows) {
+        oa = g->ta ? lo : lo * g->lda;
+        oc = lo * g->ldc;
+        m = hi - lo;
+    } else {
+        ob = g->tb ? lo * g->ldb : lo;
+        oc = lo;
+        n = hi - lo;
+    }
+    tg_status s = run_serial(g, j->blas, m, n, (const char *)g->a + oa * z,
+                             (const char *)g->b + ob * z, (char *)g->c + oc * z);
+    if (s != TG_OK)
+        atomic_store(&j->status, s); /* any failure will do; all are NOMEM */
 }
 
 static void split_body(void *ctx, int64_t begin, int64_t end)
 {
     split_job *j = ctx;
-    size_t z = j->is_f64 ? sizeof(double) : sizeof(float);
-    for (int64_t t = begin; t < end; t++) {
-        int64_t lo, hi;
-        split_range(j->by_rows ? j->m : j->n, j->parts, t, &lo, &hi);
-        if (hi <= lo)
-            continue;
-        /* offsets of the block's first element of op(A)/op(B)/C */
-        int64_t oa = 0, ob = 0, oc;
-        int64_t m = j->m, n = j->n;
-        if (j->by_rows) {
-            oa = j->ta ? lo : lo * j->lda;
-            oc = lo * j->ldc;
-            m = hi - lo;
-        } else {
-            ob = j->tb ? lo * j->ldb : lo;
-            oc = lo;
-            n = hi - lo;
-        }
-        const char *a = (const char *)j->a + oa * (int64_t)z;
-        const char *b = (const char *)j->b + ob * (int64_t)z;
-        char *c = (char *)j->c + oc * (int64_t)z;
-        tg_status s = j->is_f64
-            ? tg__dgemm_serial(j->ta, j->tb, m, n, j->k, j->alpha,
-                               (const double *)a, j->lda, (const double *)b,
-                               j->ldb, j->beta, (double *)c, j->ldc)
-            : tg__sgemm_serial(j->ta, j->tb, m, n, j->k, (float)j->alpha,
-                               (const float *)a, j->lda, (const float *)b,
-                               j->ldb, (float)j->beta, (float *)c, j->ldc);
-        if (s != TG_OK)
-            j->status = s; /* any failure will do; all are NOMEM */
-    }
+    (void)begin, (void)end;
+    for (int64_t t; (t = atomic_fetch_add(&j->next, 1)) < j->parts;)
+        run_part(j, t);
 }
 
-/* true (and the job filled in) when the product is worth splitting */
-static bool plan_split(split_job *j)
+int tg__gemm_threads(int64_t m, int64_t n, int64_t k)
 {
-    if (j->m * j->n * j->k < PAR_MIN_WORK || tg_in_parallel_region())
-        return false;
-    int64_t threads = tg_get_num_threads();
-    if (threads <= 1)
-        return false;
-    j->by_rows = j->m >= j->n || j->m >= threads * 4 * PAR_MIN_SPLIT;
-    int64_t len = j->by_rows ? j->m : j->n;
-    j->parts = len / PAR_MIN_SPLIT < threads ? len / PAR_MIN_SPLIT : threads;
-    return j->parts > 1;
+    if (m * n * k < PAR_MIN_WORK || tg_in_parallel_region())
+        return 1;
+    return tg_get_num_threads();
 }
 
-#define PARALLEL_GEMM(T, IS64, SERIAL)                                          \
-    split_job j = {ta, tb, false, IS64, m, n, k, lda, ldb, ldc, 1,              \
-                   alpha, beta, a, b, c, TG_OK};                                \
-    if (!plan_split(&j))                                                        \
-        return SERIAL(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);    \
-    tg_parallel_for(j.parts, 1, split_body, &j);                                \
-    return j.status;
+tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads)
+{
+    if (g->m <= 0 || g->n <= 0)
+        return TG_OK;
+    if (!blas)
+        return threads > 1 ? builtin_parallel(g, threads) : builtin_serial(g);
+    /* CBLAS: blocks of C, each a serial call packing its own operands */
+    split_job j = {.g = g, .blas = blas, .by_rows = g->m >= g->n};
+    const tg__gemm_kern *kn = &tg__gemm_arch_now()->k[g->f64];
+    j.unit = j.by_rows ? kn->mr : kn->nr;
+    int64_t units = ((j.by_rows ? g->m : g->n) + j.unit - 1) / j.unit;
+    int64_t want = (int64_t)threads * PARTS_PER_THREAD;
+    j.parts = units < want ? units : want;
+    if (threads <= 1 || j.parts <= 1)
+        return run_serial(g, blas, g->m, g->n, g->a, g->b, g->c);
+    atomic_init(&j.next, 0);
+    atomic_init(&j.status, TG_OK);
+    tg_parallel_for(threads, 1, split_body, &j);
+    return (tg_status)atomic_load(&j.status);
+}
+
+/* ---- entry points ------------------------------------------------------------- */
+#define ENTRY(T, SUF, IS64, DT)                                                 \
+    tg_status tg__gemm_##SUF(bool ta, bool tb, int64_t m, int64_t n, int64_t k, \
+                             T alpha, const T *a, int64_t lda, const T *b,      \
+                             int64_t ldb, T beta, T *c, int64_t ldc)            \
+    {                                                                           \
+        if (m <= 0 || n <= 0)                                                   \
+            return TG_OK;                                                       \
+        tg__gemm_call g = {.ta = ta, .tb = tb, .f64 = IS64, .m = m, .n = n,     \
+                           .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,          \
+                           .alpha = alpha, .beta = beta, .a = a, .b = b,        \
+                           .c = c};                                             \
+        int threads = tg__gemm_threads(m, n, k);                                \
+        return tg__gemm_exec(&g, tg__gemm_use_blas(DT, ta, tb, m, n, k, threads), \
+                             threads);                                          \
+    }
+ENTRY(float, f32, false, TG_FLOAT32)
+ENTRY(double, f64, true, TG_FLOAT64)
 
 tg_status tg__sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     float alpha, const float *a, int64_t lda, const float *b,
                     int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    PARALLEL_GEMM(float, false, tg__sgemm_serial)
+    return tg__gemm_f32(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 tg_status tg__dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     double alpha, const double *a, int64_t lda, const double *b,
                     int64_t ldb, double beta, double *c, int64_t ldc)
 {
-    PARALLEL_GEMM(double, true, tg__dgemm_serial)
+    return tg__gemm_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* ---- integers: i-p-j loops (the j loop runs along C's row) ------------------- */

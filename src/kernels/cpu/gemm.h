@@ -1,6 +1,7 @@
 /* Internal GEMM: C = alpha * op(A) @ op(B) + beta * C on row-major float32
- * and float64 matrices, through CBLAS when built with it (TG_HAVE_CBLAS)
- * and a cache-blocked built-in kernel otherwise; plus integer loops. */
+ * and float64 matrices, by the built-in blocked kernel for the CPU's
+ * instruction set or by CBLAS (when built with it, TG_HAVE_CBLAS),
+ * whichever is faster for the shape on this machine; plus integer loops. */
 #ifndef TG_KERNELS_GEMM_H
 #define TG_KERNELS_GEMM_H
 
@@ -25,18 +26,19 @@ tg_status tg__dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n,
                     const double *b, int64_t ldb, double beta, double *c,
                     int64_t ldc);
 
-/* the same, always on the calling thread (for callers that already split
- * their work over the pool) */
-tg_status tg__sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n,
-                           int64_t k, float alpha, const float *a, int64_t lda,
-                           const float *b, int64_t ldb, float beta, float *c,
-                           int64_t ldc);
-tg_status tg__dgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n,
-                           int64_t k, double alpha, const double *a,
-                           int64_t lda, const double *b, int64_t ldb,
-                           double beta, double *c, int64_t ldc);
+/* the same under the names the tests and benchmarks use */
+tg_status tg__gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                       int64_t k, float alpha, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float beta, float *c,
+                       int64_t ldc);
+tg_status tg__gemm_f64(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                       int64_t k, double alpha, const double *a, int64_t lda,
+                       const double *b, int64_t ldb, double beta, double *c,
+                       int64_t ldc);
 
-/* the built-in kernel itself, serial, in every build (tests, benchmarks) */
+/* each implementation alone, serial, in every build: the built-in kernel
+ * (for the CPU's instruction set) and CBLAS (the built-in one when the
+ * library was built without CBLAS) */
 tg_status tg__gemm_builtin_f32(bool trans_a, bool trans_b, int64_t m,
                                int64_t n, int64_t k, float alpha,
                                const float *a, int64_t lda, const float *b,
@@ -46,6 +48,42 @@ tg_status tg__gemm_builtin_f64(bool trans_a, bool trans_b, int64_t m,
                                const double *a, int64_t lda, const double *b,
                                int64_t ldb, double beta, double *c,
                                int64_t ldc);
+tg_status tg__gemm_blas_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                            int64_t k, float alpha, const float *a, int64_t lda,
+                            const float *b, int64_t ldb, float beta, float *c,
+                            int64_t ldc);
+tg_status tg__gemm_blas_f64(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                            int64_t k, double alpha, const double *a,
+                            int64_t lda, const double *b, int64_t ldb,
+                            double beta, double *c, int64_t ldc);
+
+/* ---- choosing the implementation (gemm_select.c) -------------------------
+ * Per shape (dtype, transposes, m, n, k, threads) the faster of the
+ * built-in kernel and CBLAS on this machine, measured once by a short
+ * calibration at the shape's first use and cached; TG_GEMM=builtin|blas
+ * forces one (read once). Without CBLAS: always the built-in kernel. */
+bool tg__gemm_use_blas(tg_dtype dt, bool trans_a, bool trans_b, int64_t m,
+                       int64_t n, int64_t k, int threads);
+/* threads a product of this size runs on when called from here */
+int tg__gemm_threads(int64_t m, int64_t n, int64_t k);
+/* one product, for running it with a given implementation */
+typedef struct tg__gemm_call {
+    bool ta, tb, f64;
+    int64_t m, n, k, lda, ldb, ldc;
+    double alpha, beta;
+    const void *a, *b;
+    void *c;
+} tg__gemm_call;
+/* runs g by the built-in kernel or CBLAS, split over `threads` threads */
+tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads);
+typedef enum tg__gemm_mode {
+    TG_GEMM_AUTO,
+    TG_GEMM_BUILTIN,
+    TG_GEMM_BLAS
+} tg__gemm_mode;
+/* overrides TG_GEMM (benchmarks); cached choices are kept for AUTO */
+void tg__gemm_set_mode(tg__gemm_mode mode);
+tg__gemm_mode tg__gemm_get_mode(void);
 
 /* integer C = op(A) @ op(B) (overwrites C), with general element strides:
  * A(i, p) at a[i * sa0 + p * sa1], B(p, j) at b[p * sb0 + j * sb1],
@@ -58,7 +96,9 @@ TG__IGEMM_DECL(tg__gemm_i32, int32_t)
 TG__IGEMM_DECL(tg__gemm_i64, int64_t)
 TG__IGEMM_DECL(tg__gemm_u8, uint8_t)
 
-/* "openblas" (or "cblas") or "built-in": which kernel serves float GEMM */
+/* "openblas", "cblas" or "none": the BLAS the library was built with */
 const char *tg__gemm_backend(void);
+/* OpenBLAS's name for the CPU kernels it picked ("Haswell"), or "" */
+const char *tg__blas_corename(void);
 
 #endif

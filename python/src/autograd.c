@@ -1,0 +1,488 @@
+/* Autograd from Python: backward, autograd.grad, grad mode, grad_fn
+ * names, and custom functions (tensorgraph.autograd.Function) whose
+ * forward and backward are Python methods run by the C engine through
+ * tg_function_apply_owned. */
+#include "tgpy.h"
+
+#include <string.h>
+
+/* ---- backward and grad ------------------------------------------------------ */
+static PyObject *m_backward(PyObject *self, PyObject *const *args, Py_ssize_t n,
+                            PyObject *kwnames)
+{
+    static const char *names[] = {"gradient", "retain_graph", "create_graph", "inputs"};
+    PyObject *vals[4] = {Py_None, Py_None, Py_False, Py_None};
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (n > 4)
+        return PyErr_Format(PyExc_TypeError, "backward() takes at most 4 arguments");
+    for (Py_ssize_t i = 0; i < n; i++)
+        vals[i] = args[i];
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        int k = 0;
+        while (k < 4 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, j), names[k]))
+            k++;
+        if (k == 4)
+            return PyErr_Format(PyExc_TypeError, "backward() got an unexpected keyword "
+                                "argument '%U'", PyTuple_GET_ITEM(kwnames, j));
+        vals[k] = args[n + j];
+    }
+    if (PyObject_IsTrue(vals[2]) == 1)
+        return PyErr_Format(PyExc_NotImplementedError, "backward(create_graph=True) is not "
+                            "supported; use tensorgraph.autograd.grad(..., create_graph=True)");
+    if (vals[3] != Py_None)
+        return PyErr_Format(PyExc_NotImplementedError, "backward(inputs=...) is not supported");
+    tg_tensor *grad = NULL;
+    if (vals[0] != Py_None && !(grad = tgpy_as_tensor(vals[0], tg_dtype_of(TENSOR(self)), true)))
+        return NULL;
+    int retain = vals[1] == Py_None ? 0 : PyObject_IsTrue(vals[1]);
+    if (retain < 0) {
+        tg_release(grad);
+        return NULL;
+    }
+    if (!tg_requires_grad(TENSOR(self))) {
+        tg_release(grad);
+        PyErr_SetString(PyExc_RuntimeError, "element 0 of tensors does not require grad and "
+                        "does not have a grad_fn");
+        return NULL;
+    }
+    if (!grad && tg_numel(TENSOR(self)) != 1) {
+        PyErr_SetString(PyExc_RuntimeError, "grad can be implicitly created only for scalar "
+                        "outputs");
+        return NULL;
+    }
+    tg_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = tg_backward(TENSOR(self), grad, retain);
+    Py_END_ALLOW_THREADS
+    tg_release(grad);
+    if (s != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
+/* a sequence of tensors (or one tensor) as a new array of borrowed pointers */
+static tg_tensor **tensor_array(PyObject *o, const char *what, int *n)
+{
+    PyObject *seq = Tensor_Check(o) ? PyTuple_Pack(1, o) : PySequence_Fast(o, what);
+    if (!seq)
+        return NULL;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    tg_tensor **r = PyMem_Calloc((size_t)(len ? len : 1), sizeof *r);
+    for (Py_ssize_t i = 0; r && i < len; i++) {
+        PyObject *e = PySequence_Fast_GET_ITEM(seq, i);
+        if (e == Py_None && !strcmp(what, "grad_outputs"))
+            continue;
+        if (!Tensor_Check(e)) {
+            PyErr_Format(PyExc_TypeError, "%s must contain tensors, not %.100s", what,
+                         Py_TYPE(e)->tp_name);
+            PyMem_Free(r);
+            r = NULL;
+        } else {
+            r[i] = TENSOR(e); /* the caller's sequence keeps it alive */
+        }
+    }
+    Py_DECREF(seq);
+    *n = (int)len;
+    return r;
+}
+
+/* _grad(outputs, inputs, grad_outputs, retain_graph, create_graph) -> list */
+static PyObject *autograd_grad(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)m;
+    if (nargs != 5)
+        return PyErr_Format(PyExc_TypeError, "_grad takes 5 arguments");
+    int n_out, n_in, n_go = 0;
+    tg_tensor **outs = tensor_array(args[0], "outputs", &n_out);
+    tg_tensor **ins = outs ? tensor_array(args[1], "inputs", &n_in) : NULL;
+    tg_tensor **gos = NULL;
+    PyObject *r = NULL;
+    int retain = PyObject_IsTrue(args[3]), create = PyObject_IsTrue(args[4]);
+    if (!ins || retain < 0 || create < 0)
+        goto done;
+    if (args[2] != Py_None) {
+        if (!(gos = tensor_array(args[2], "grad_outputs", &n_go)))
+            goto done;
+        if (n_go != n_out) {
+            PyErr_Format(PyExc_RuntimeError, "grad_outputs has %d entries for %d outputs", n_go,
+                         n_out);
+            goto done;
+        }
+        for (int i = 0; i < n_go; i++) /* None: ones, PyTorch's implicit seed */
+            if (!gos[i] && !(gos[i] = tg_ones_like(outs[i])))
+                goto done_raise;
+    }
+    for (int i = 0; i < n_out; i++)
+        if (!tg_requires_grad(outs[i])) {
+            PyErr_Format(PyExc_RuntimeError, "element %d of tensors does not require grad and "
+                         "does not have a grad_fn", i);
+            goto done;
+        }
+    tg_tensor **res = PyMem_Calloc((size_t)(n_in ? n_in : 1), sizeof *res);
+    if (!res)
+        goto done;
+    tg_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = tg_autograd_grad(n_out, outs, gos, n_in, ins, res, retain || create, create);
+    Py_END_ALLOW_THREADS
+    if (s == TG_OK && (r = PyList_New(n_in)))
+        for (int i = 0; i < n_in; i++)
+            PyList_SET_ITEM(r, i, res[i] ? tgpy_wrap(res[i]) : Py_NewRef(Py_None));
+    else if (s != TG_OK)
+        tgpy_raise();
+    PyMem_Free(res);
+    goto done;
+done_raise:
+    tgpy_raise();
+done:
+    if (gos && args[2] != Py_None) {
+        PyObject *seq = PySequence_Fast(args[2], "grad_outputs");
+        for (int i = 0; seq && i < n_go; i++)
+            if (PySequence_Fast_GET_ITEM(seq, i) == Py_None)
+                tg_release(gos[i]); /* the ones made above */
+        Py_XDECREF(seq);
+    }
+    PyMem_Free(outs);
+    PyMem_Free(ins);
+    PyMem_Free(gos);
+    return r;
+}
+
+/* ---- grad mode --------------------------------------------------------------- */
+static PyObject *set_grad_enabled(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    bool was = tg_grad_enabled();
+    tg_set_grad_enabled(on);
+    return PyBool_FromLong(was);
+}
+static PyObject *is_grad_enabled(PyObject *m, PyObject *u)
+{
+    (void)m; (void)u;
+    return PyBool_FromLong(tg_grad_enabled());
+}
+static PyObject *grad_fn_name(PyObject *m, PyObject *t)
+{
+    (void)m;
+    if (!Tensor_Check(t))
+        return PyErr_Format(PyExc_TypeError, "expected a Tensor");
+    const char *name = tg_grad_fn_name(TENSOR(t));
+    if (!name)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(name);
+}
+
+/* ---- custom functions ---------------------------------------------------------
+ * The context object Python code sees: save_for_backward / saved_tensors go
+ * to the C context (version-checked), other attributes to its dict. */
+typedef struct {
+    PyObject_HEAD
+    tg_function_ctx *c; /* set while forward or backward runs */
+    PyObject *dict;
+    PyObject *needs_input_grad;
+} CtxObject;
+
+static void ctx_dealloc(PyObject *o)
+{
+    CtxObject *self = (CtxObject *)o;
+    PyObject_GC_UnTrack(o);
+    Py_CLEAR(self->dict);
+    Py_CLEAR(self->needs_input_grad);
+    Py_TYPE(o)->tp_free(o);
+}
+static int ctx_traverse(PyObject *o, visitproc visit, void *arg)
+{
+    Py_VISIT(((CtxObject *)o)->dict);
+    return 0;
+}
+static int ctx_clear(PyObject *o)
+{
+    Py_CLEAR(((CtxObject *)o)->dict);
+    return 0;
+}
+static int ctx_live(CtxObject *self)
+{
+    if (self->c)
+        return 0;
+    PyErr_SetString(PyExc_RuntimeError, "the function context is only usable inside forward "
+                    "and backward");
+    return -1;
+}
+static PyObject *ctx_save(PyObject *o, PyObject *const *args, Py_ssize_t n)
+{
+    CtxObject *self = (CtxObject *)o;
+    if (ctx_live(self) < 0)
+        return NULL;
+    tg_tensor *ts[64];
+    if (n > 64)
+        return PyErr_Format(PyExc_ValueError, "save_for_backward: at most 64 tensors");
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!Tensor_Check(args[i]))
+            return PyErr_Format(PyExc_TypeError, "save_for_backward can only save tensors, "
+                                "but argument %zd is of type %.100s", i, Py_TYPE(args[i])->tp_name);
+        ts[i] = TENSOR(args[i]);
+    }
+    if (tg_ctx_save_for_backward(self->c, (int)n, ts) != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+static PyObject *ctx_saved(PyObject *o, void *c)
+{
+    (void)c;
+    CtxObject *self = (CtxObject *)o;
+    if (ctx_live(self) < 0)
+        return NULL;
+    int n = tg_ctx_num_saved(self->c);
+    PyObject *r = PyTuple_New(n);
+    for (int i = 0; r && i < n; i++) {
+        tg_tensor *t = tg_ctx_saved(self->c, i);
+        if (!t) {
+            Py_DECREF(r);
+            return tgpy_raise();
+        }
+        PyTuple_SET_ITEM(r, i, tgpy_wrap(tg_retain(t)));
+    }
+    return r;
+}
+static PyObject *ctx_needs(PyObject *o, void *c)
+{
+    (void)c;
+    PyObject *r = ((CtxObject *)o)->needs_input_grad;
+    return Py_NewRef(r ? r : Py_None);
+}
+static PyMethodDef ctx_methods[] = {
+    {"save_for_backward", (PyCFunction)(void (*)(void))ctx_save, METH_FASTCALL,
+     "Saves tensors for backward (checked for in-place changes)."},
+    {NULL, NULL, 0, NULL}};
+static PyGetSetDef ctx_getset[] = {
+    {"saved_tensors", ctx_saved, NULL, NULL, NULL},
+    {"needs_input_grad", ctx_needs, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+static PyTypeObject Ctx_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorgraph.autograd.FunctionCtx",
+    .tp_basicsize = sizeof(CtxObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = ctx_dealloc,
+    .tp_traverse = ctx_traverse,
+    .tp_clear = ctx_clear,
+    .tp_methods = ctx_methods,
+    .tp_getset = ctx_getset,
+    .tp_dictoffset = offsetof(CtxObject, dict),
+};
+
+/* what the C node owns for a Python function: released with the node */
+typedef struct {
+    PyObject *cls, *ctx, *args; /* args: the forward's arguments, a tuple */
+    int n_in;
+    int pos[64];                /* argument position of each tensor input */
+    PyObject *result;           /* forward's output, kept until apply returns */
+} py_function;
+
+static void py_function_free(void *user)
+{
+    if (!Py_IsInitialized())
+        return;
+    PyGILState_STATE st = PyGILState_Ensure();
+    py_function *f = user;
+    Py_XDECREF(f->cls);
+    Py_XDECREF(f->ctx);
+    Py_XDECREF(f->args);
+    Py_XDECREF(f->result);
+    PyMem_RawFree(f);
+    PyGILState_Release(st);
+}
+
+/* a fresh alias of t published to the (visible again) C scope: what the
+ * engine expects callbacks to hand back */
+static tg_tensor *scoped_alias(tg_tensor *t)
+{
+    return tg_reshape(t, tg_ndim(t), tg_shape(t));
+}
+
+static tg_tensor *py_forward(tg_function_ctx *c, int n_in, tg_tensor *const *in, void *user)
+{
+    (void)n_in; (void)in;
+    py_function *f = user;
+    PyGILState_STATE st = PyGILState_Ensure();
+    int token = tg_scope_hide();
+    CtxObject *ctx = (CtxObject *)f->ctx;
+    ctx->c = c;
+    PyObject *fwd = PyObject_GetAttrString(f->cls, "forward");
+    PyObject *callargs = fwd ? PyTuple_New(PyTuple_GET_SIZE(f->args) + 1) : NULL;
+    if (callargs) {
+        PyTuple_SET_ITEM(callargs, 0, Py_NewRef(f->ctx));
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(f->args); i++)
+            PyTuple_SET_ITEM(callargs, i + 1, Py_NewRef(PyTuple_GET_ITEM(f->args, i)));
+    }
+    PyObject *r = callargs ? PyObject_Call(fwd, callargs, NULL) : NULL;
+    Py_XDECREF(fwd);
+    Py_XDECREF(callargs);
+    ctx->c = NULL;
+    tg_scope_unhide(token);
+    tg_tensor *out = NULL;
+    if (r && !Tensor_Check(r))
+        PyErr_Format(PyExc_TypeError, "%s.forward must return a single Tensor here, not %.100s",
+                     ((PyTypeObject *)f->cls)->tp_name, Py_TYPE(r)->tp_name);
+    else if (r)
+        out = scoped_alias(TENSOR(r));
+    Py_XDECREF(r);
+    if (!out)
+        tg_clear_error(); /* the Python exception is the error; apply reports it */
+    PyGILState_Release(st);
+    return out;
+}
+
+static tg_status py_backward(tg_function_ctx *c, tg_tensor *dy, int n_in, tg_tensor **dx,
+                             void *user)
+{
+    py_function *f = user;
+    PyGILState_STATE st = PyGILState_Ensure();
+    int token = tg_scope_hide();
+    CtxObject *ctx = (CtxObject *)f->ctx;
+    ctx->c = c;
+    PyObject *g = tgpy_wrap(tg_retain(dy));
+    PyObject *r = g ? PyObject_CallMethod(f->cls, "backward", "OO", f->ctx, g) : NULL;
+    Py_XDECREF(g);
+    ctx->c = NULL;
+    tg_scope_unhide(token);
+    tg_status s = TG_OK;
+    PyObject *seq = r && !Tensor_Check(r) ? PySequence_Fast(r, "backward's result") : NULL;
+    if (r && Tensor_Check(r))
+        seq = PyTuple_Pack(1, r);
+    Py_ssize_t n_args = PyTuple_GET_SIZE(f->args);
+    if (seq && PySequence_Fast_GET_SIZE(seq) != n_args) {
+        PyErr_Format(PyExc_RuntimeError, "function %s.backward returned an incorrect number of "
+                     "gradients (expected %zd, got %zd)", ((PyTypeObject *)f->cls)->tp_name,
+                     n_args, PySequence_Fast_GET_SIZE(seq));
+        Py_CLEAR(seq);
+    }
+    for (int i = 0; seq && i < n_in; i++) {
+        PyObject *gi = PySequence_Fast_GET_ITEM(seq, f->pos[i]);
+        if (gi == Py_None)
+            continue;
+        if (!Tensor_Check(gi)) {
+            PyErr_Format(PyExc_TypeError, "backward returned a %.100s for input %d",
+                         Py_TYPE(gi)->tp_name, f->pos[i]);
+            Py_CLEAR(seq);
+            break;
+        }
+        dx[i] = scoped_alias(TENSOR(gi));
+    }
+    if (!seq) {
+        /* keep the Python error for the caller of backward; tell the engine */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *msg = value ? PyObject_Str(value) : NULL;
+        const char *text = msg ? PyUnicode_AsUTF8(msg) : NULL;
+        s = TG_ERR_AUTOGRAD;
+        PyErr_Restore(type, value, tb);
+        /* the engine records its own message; the Python exception wins */
+        (void)text;
+        Py_XDECREF(msg);
+    }
+    Py_XDECREF(seq);
+    Py_XDECREF(r);
+    PyGILState_Release(st);
+    return s;
+}
+
+/* _function_apply(cls, args) -> the output tensor */
+static PyObject *function_apply(PyObject *m, PyObject *const *a, Py_ssize_t n)
+{
+    (void)m;
+    if (n != 2 || !PyType_Check(a[0]) || !PyTuple_Check(a[1]))
+        return PyErr_Format(PyExc_TypeError, "_function_apply(cls, args)");
+    PyObject *cap = PyObject_GetAttrString(a[0], "_tg_function");
+    const tg_function *fn = cap ? PyCapsule_GetPointer(cap, "tg_function") : NULL;
+    Py_XDECREF(cap); /* the class keeps the capsule, and the node keeps the class */
+    if (!fn)
+        return NULL;
+    py_function *f = PyMem_RawCalloc(1, sizeof *f);
+    if (!f)
+        return PyErr_NoMemory();
+    tg_tensor *in[64];
+    PyObject *needs = PyTuple_New(PyTuple_GET_SIZE(a[1]));
+    f->cls = Py_NewRef(a[0]);
+    f->args = Py_NewRef(a[1]);
+    f->ctx = PyObject_CallNoArgs((PyObject *)&Ctx_Type);
+    for (Py_ssize_t i = 0; needs && i < PyTuple_GET_SIZE(a[1]); i++) {
+        PyObject *e = PyTuple_GET_ITEM(a[1], i);
+        bool t = Tensor_Check(e) && f->n_in < 64;
+        if (t) {
+            f->pos[f->n_in] = (int)i;
+            in[f->n_in++] = TENSOR(e);
+        }
+        PyTuple_SET_ITEM(needs, i, PyBool_FromLong(t && tg_requires_grad(TENSOR(e)) &&
+                                                    tg_grad_enabled()));
+    }
+    if (!f->ctx || !needs) {
+        Py_XDECREF(needs);
+        py_function_free(f);
+        return NULL;
+    }
+    ((CtxObject *)f->ctx)->needs_input_grad = needs;
+    tgpy_note_inputs(in, f->n_in);
+    tg_tensor *out = tg_function_apply_owned(fn, f->n_in, in, f, py_function_free);
+    if (!out)
+        return tgpy_raise();
+    return tgpy_wrap(out);
+}
+
+static void free_function_capsule(PyObject *cap)
+{
+    tg_function *fn = PyCapsule_GetPointer(cap, "tg_function");
+    if (fn) {
+        free((char *)fn->name);
+        free(fn);
+    }
+}
+
+/* _function_def(name) -> a capsule holding the C definition for one class */
+static PyObject *function_def(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s)
+        return NULL;
+    tg_function *fn = calloc(1, sizeof *fn);
+    if (!fn || !(fn->name = strdup(s))) {
+        free(fn);
+        return PyErr_NoMemory();
+    }
+    fn->forward = py_forward;
+    fn->backward = py_backward;
+    return PyCapsule_New(fn, "tg_function", free_function_capsule);
+}
+
+static PyMethodDef autograd_functions[] = {
+    {"_grad", (PyCFunction)(void (*)(void))autograd_grad, METH_FASTCALL, NULL},
+    {"_set_grad_enabled", set_grad_enabled, METH_O, "Sets grad mode; returns the old one."},
+    {"is_grad_enabled", is_grad_enabled, METH_NOARGS, NULL},
+    {"_grad_fn_name", grad_fn_name, METH_O, NULL},
+    {"_function_apply", (PyCFunction)(void (*)(void))function_apply, METH_FASTCALL, NULL},
+    {"_function_def", function_def, METH_O, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyMethodDef backward_def = {"backward", (PyCFunction)(void (*)(void))m_backward,
+                                   METH_FASTCALL | METH_KEYWORDS,
+                                   "backward(gradient=None, retain_graph=None)"};
+
+int tgpy_init_autograd(PyObject *m)
+{
+    if (PyType_Ready(&Ctx_Type) < 0 ||
+        PyModule_AddObjectRef(m, "FunctionCtx", (PyObject *)&Ctx_Type) < 0)
+        return -1;
+    PyObject *descr = PyDescr_NewMethod(&Tensor_Type, &backward_def);
+    if (!descr || PyDict_SetItemString(Tensor_Type.tp_dict, "backward", descr) < 0) {
+        Py_XDECREF(descr);
+        return -1;
+    }
+    Py_DECREF(descr);
+    PyType_Modified(&Tensor_Type);
+    return PyModule_AddFunctions(m, autograd_functions);
+}

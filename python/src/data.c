@@ -1,0 +1,383 @@
+/* Data and files from Python: datasets and the prefetching loader of
+ * tg/data.h, MNIST fetching, safetensors files (tg/io.h). Waiting for a
+ * batch, a download or a file runs without the GIL. */
+#include "tgpy.h"
+
+#include <string.h>
+
+/* ---- datasets ----------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    tg_dataset *d;
+} DatasetObject;
+
+static void dataset_dealloc(PyObject *s)
+{
+    tg_dataset_free(((DatasetObject *)s)->d);
+    Py_TYPE(s)->tp_free(s);
+}
+
+static PyObject *dataset_get(PyObject *s, PyObject *arg)
+{
+    /* the batch of samples at the given indices (a sequence of ints) */
+    PyObject *seq = PySequence_Fast(arg, "indices");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *idx = PyMem_Malloc(sizeof *idx * (size_t)(n ? n : 1));
+    for (Py_ssize_t i = 0; idx && i < n; i++)
+        idx[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (!idx || PyErr_Occurred()) {
+        PyMem_Free(idx);
+        return idx ? NULL : PyErr_NoMemory();
+    }
+    tg_tensor *x = NULL, *y = NULL;
+    tg_status st = tg_dataset_get(((DatasetObject *)s)->d, idx, n, &x, &y);
+    PyMem_Free(idx);
+    if (st != TG_OK)
+        return tgpy_raise();
+    PyObject *px = tgpy_wrap(x), *py = tgpy_wrap(y);
+    PyObject *r = px && py ? PyTuple_Pack(2, px, py) : NULL;
+    Py_XDECREF(px);
+    Py_XDECREF(py);
+    return r;
+}
+
+static Py_ssize_t dataset_len(PyObject *s) { return (Py_ssize_t)tg_dataset_size(((DatasetObject *)s)->d); }
+
+static PyMethodDef dataset_methods[] = {
+    {"get", dataset_get, METH_O, "get(indices) -> (x, y) batch"}, {NULL, NULL, 0, NULL}};
+static PySequenceMethods dataset_seq = {.sq_length = dataset_len};
+static PyTypeObject Dataset_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorgraph._C.Dataset",
+    .tp_basicsize = sizeof(DatasetObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = dataset_dealloc,
+    .tp_methods = dataset_methods,
+    .tp_as_sequence = &dataset_seq,
+};
+
+static PyObject *wrap_dataset(tg_dataset *d)
+{
+    if (!d)
+        return tgpy_raise();
+    DatasetObject *o = PyObject_New(DatasetObject, &Dataset_Type);
+    if (!o) {
+        tg_dataset_free(d);
+        return NULL;
+    }
+    o->d = d;
+    return (PyObject *)o;
+}
+
+static PyObject *dataset_from_tensors(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *x, *y;
+    if (!PyArg_ParseTuple(args, "O!O!", &Tensor_Type, &x, &Tensor_Type, &y))
+        return NULL;
+    return wrap_dataset(tg_dataset_from_tensors(TENSOR(x), TENSOR(y)));
+}
+
+static PyObject *mnist_dataset(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *dir;
+    int train;
+    if (!PyArg_ParseTuple(args, "sp", &dir, &train))
+        return NULL;
+    tg_dataset *d;
+    Py_BEGIN_ALLOW_THREADS
+    d = tg_mnist_dataset(dir, train);
+    Py_END_ALLOW_THREADS
+    return wrap_dataset(d);
+}
+
+static void print_line(void *user, const char *line)
+{
+    (void)user;
+    PyGILState_STATE st = PyGILState_Ensure();
+    PySys_FormatStderr("%s\n", line);
+    PyGILState_Release(st);
+}
+
+static PyObject *mnist_ensure(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *dir;
+    int verbose = 1;
+    if (!PyArg_ParseTuple(args, "s|p", &dir, &verbose))
+        return NULL;
+    tg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tg_mnist_ensure(dir, verbose ? print_line : NULL, NULL);
+    Py_END_ALLOW_THREADS
+    if (st != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
+/* ---- the loader ----------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    tg_loader *l;
+    PyObject *dataset; /* the loader borrows its dataset: keep it alive */
+} LoaderObject;
+
+static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"dataset", "batch_size", "shuffle", "seed", "drop_last",
+                            "prefetch", NULL};
+    PyObject *ds;
+    tg_loader_options o = tg_loader_defaults();
+    long long bs = o.batch_size;
+    unsigned long long seed = 0;
+    int shuffle = 0, drop = 0, prefetch = o.prefetch;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|LpKpi", names, &Dataset_Type, &ds, &bs,
+                                     &shuffle, &seed, &drop, &prefetch))
+        return NULL;
+    o.batch_size = bs;
+    o.shuffle = shuffle;
+    o.seed = seed;
+    o.drop_last = drop;
+    o.prefetch = prefetch;
+    tg_loader *l = tg_loader_new(((DatasetObject *)ds)->d, &o);
+    if (!l)
+        return tgpy_raise();
+    LoaderObject *self = (LoaderObject *)type->tp_alloc(type, 0);
+    if (!self) {
+        tg_loader_free(l);
+        return NULL;
+    }
+    self->l = l;
+    self->dataset = Py_NewRef(ds);
+    return (PyObject *)self;
+}
+
+static void loader_dealloc(PyObject *s)
+{
+    LoaderObject *self = (LoaderObject *)s;
+    Py_BEGIN_ALLOW_THREADS
+    tg_loader_free(self->l); /* joins the prefetch thread */
+    Py_END_ALLOW_THREADS
+    Py_XDECREF(self->dataset);
+    Py_TYPE(s)->tp_free(s);
+}
+
+static PyObject *loader_next(PyObject *s, PyObject *u)
+{
+    (void)u;
+    tg_tensor *x = NULL, *y = NULL;
+    int r;
+    Py_BEGIN_ALLOW_THREADS
+    r = tg_loader_next(((LoaderObject *)s)->l, &x, &y);
+    Py_END_ALLOW_THREADS
+    if (r < 0)
+        return tgpy_raise();
+    if (r == 0)
+        Py_RETURN_NONE; /* end of the epoch */
+    PyObject *px = tgpy_wrap(x), *py = tgpy_wrap(y);
+    PyObject *t = px && py ? PyTuple_Pack(2, px, py) : NULL;
+    Py_XDECREF(px);
+    Py_XDECREF(py);
+    return t;
+}
+
+static PyObject *loader_set_epoch(PyObject *s, PyObject *v)
+{
+    unsigned long long e = PyLong_AsUnsignedLongLong(v);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    tg_loader_set_epoch(((LoaderObject *)s)->l, e);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t loader_len(PyObject *s) { return (Py_ssize_t)tg_loader_num_batches(((LoaderObject *)s)->l); }
+
+static PyMethodDef loader_methods[] = {
+    {"next", loader_next, METH_NOARGS, "(x, y), or None at the end of the epoch"},
+    {"set_epoch", loader_set_epoch, METH_O, NULL},
+    {NULL, NULL, 0, NULL}};
+static PySequenceMethods loader_seq = {.sq_length = loader_len};
+static PyTypeObject Loader_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorgraph._C.Loader",
+    .tp_basicsize = sizeof(LoaderObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = loader_new,
+    .tp_dealloc = loader_dealloc,
+    .tp_methods = loader_methods,
+    .tp_as_sequence = &loader_seq,
+};
+
+/* ---- safetensors ------------------------------------------------------------------ */
+static PyObject *save_safetensors(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *path;
+    PyObject *tensors, *meta, *k, *v;
+    if (!PyArg_ParseTuple(args, "sO!O!", &path, &PyDict_Type, &tensors, &PyDict_Type, &meta))
+        return NULL;
+    tg_state_dict *sd = tg_state_dict_new();
+    Py_ssize_t pos = 0;
+    int bad = !sd;
+    while (!bad && PyDict_Next(tensors, &pos, &k, &v)) {
+        const char *name = PyUnicode_AsUTF8(k);
+        if (name && !Tensor_Check(v))
+            PyErr_Format(PyExc_TypeError, "save: '%s' is a %.100s; only tensors can be saved "
+                         "(safetensors)", name, Py_TYPE(v)->tp_name);
+        bad = !name || !Tensor_Check(v) || tg_state_dict_add(sd, name, TENSOR(v)) != TG_OK;
+    }
+    pos = 0;
+    while (!bad && PyDict_Next(meta, &pos, &k, &v)) {
+        const char *key = PyUnicode_AsUTF8(k), *val = PyUnicode_AsUTF8(v);
+        bad = !key || !val || tg_state_dict_set_meta(sd, key, val) != TG_OK;
+    }
+    tg_status st = TG_OK;
+    if (!bad) {
+        Py_BEGIN_ALLOW_THREADS
+        st = tg_safetensors_save_dict(path, sd);
+        Py_END_ALLOW_THREADS
+    }
+    tg_state_dict_free(sd);
+    if (bad || st != TG_OK)
+        return PyErr_Occurred() ? NULL : tgpy_raise();
+    Py_RETURN_NONE;
+}
+
+static PyObject *load_safetensors(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    tg_state_dict *sd;
+    Py_BEGIN_ALLOW_THREADS
+    sd = tg_safetensors_load(path);
+    Py_END_ALLOW_THREADS
+    if (!sd)
+        return tgpy_raise();
+    PyObject *names = PyList_New(0), *tensors = PyList_New(0), *meta = PyDict_New();
+    for (int i = 0; names && tensors && i < tg_state_dict_size(sd); i++) {
+        PyObject *n = PyUnicode_FromString(tg_state_dict_name(sd, i));
+        PyObject *t = tgpy_wrap(tg_state_dict_tensor(sd, i));
+        if (!n || !t || PyList_Append(names, n) < 0 || PyList_Append(tensors, t) < 0)
+            Py_CLEAR(names);
+        Py_XDECREF(n);
+        Py_XDECREF(t);
+    }
+    for (int i = 0; meta && i < tg_state_dict_meta_size(sd); i++) {
+        PyObject *val = PyUnicode_FromString(tg_state_dict_meta_value(sd, i));
+        if (!val || PyDict_SetItemString(meta, tg_state_dict_meta_key(sd, i), val) < 0)
+            Py_CLEAR(meta);
+        Py_XDECREF(val);
+    }
+    tg_state_dict_free(sd);
+    PyObject *r = names && tensors && meta ? PyTuple_Pack(3, names, tensors, meta) : NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(tensors);
+    Py_XDECREF(meta);
+    return r;
+}
+
+/* ---- ONNX models ---------------------------------------------------------------- */
+static void free_onnx(PyObject *cap)
+{
+    tg_onnx_free(PyCapsule_GetPointer(cap, "tg_onnx_model"));
+}
+
+/* _onnx_load(path) -> (capsule, input names, output names) */
+static PyObject *onnx_load(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    tg_onnx_model *om;
+    Py_BEGIN_ALLOW_THREADS
+    om = tg_onnx_load(path);
+    Py_END_ALLOW_THREADS
+    if (!om)
+        return tgpy_raise();
+    PyObject *cap = PyCapsule_New(om, "tg_onnx_model", free_onnx);
+    PyObject *ins = PyList_New(0), *outs = PyList_New(0);
+    tg_onnx_value_info vi;
+    for (int i = 0; cap && ins && i < tg_onnx_num_inputs(om); i++)
+        if (tg_onnx_input_info(om, i, &vi) == TG_OK) {
+            PyObject *n = PyUnicode_FromString(vi.name);
+            if (!n || PyList_Append(ins, n) < 0)
+                Py_CLEAR(ins);
+            Py_XDECREF(n);
+        }
+    for (int i = 0; cap && outs && i < tg_onnx_num_outputs(om); i++)
+        if (tg_onnx_output_info(om, i, &vi) == TG_OK) {
+            PyObject *n = PyUnicode_FromString(vi.name);
+            if (!n || PyList_Append(outs, n) < 0)
+                Py_CLEAR(outs);
+            Py_XDECREF(n);
+        }
+    PyObject *r = cap && ins && outs ? PyTuple_Pack(3, cap, ins, outs) : NULL;
+    Py_XDECREF(cap);
+    Py_XDECREF(ins);
+    Py_XDECREF(outs);
+    return r;
+}
+
+/* _onnx_run(capsule, names, tensors) -> {output name: tensor}, run eagerly */
+static PyObject *onnx_run(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *cap, *names, *tensors;
+    if (!PyArg_ParseTuple(args, "OO!O!", &cap, &PyList_Type, &names, &PyList_Type, &tensors))
+        return NULL;
+    tg_onnx_model *om = PyCapsule_GetPointer(cap, "tg_onnx_model");
+    Py_ssize_t n = PyList_GET_SIZE(names);
+    if (!om || n != PyList_GET_SIZE(tensors) || n > 64)
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "_onnx_run: bad inputs");
+    const char *cn[64];
+    tg_tensor *ct[64];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        cn[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
+        if (!cn[i] || !Tensor_Check(PyList_GET_ITEM(tensors, i)))
+            return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "inputs must be tensors");
+        ct[i] = TENSOR(PyList_GET_ITEM(tensors, i));
+    }
+    tg_state_dict *out = NULL;
+    tg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tg_onnx_run(om, TG_ONNX_EAGER, (int)n, cn, ct, &out, NULL);
+    Py_END_ALLOW_THREADS
+    if (st != TG_OK)
+        return tgpy_raise();
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < tg_state_dict_size(out); i++) {
+        PyObject *t = tgpy_wrap(tg_state_dict_tensor(out, i));
+        if (!t || PyDict_SetItemString(d, tg_state_dict_name(out, i), t) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(t);
+    }
+    tg_state_dict_free(out);
+    return d;
+}
+
+static PyMethodDef data_functions[] = {
+    {"_onnx_load", onnx_load, METH_VARARGS, NULL},
+    {"_onnx_run", onnx_run, METH_VARARGS, NULL},
+    {"_dataset_from_tensors", dataset_from_tensors, METH_VARARGS, NULL},
+    {"_mnist_dataset", mnist_dataset, METH_VARARGS, NULL},
+    {"_mnist_ensure", mnist_ensure, METH_VARARGS, NULL},
+    {"_save_safetensors", save_safetensors, METH_VARARGS, NULL},
+    {"_load_safetensors", load_safetensors, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+int tgpy_init_data(PyObject *m)
+{
+    if (PyType_Ready(&Dataset_Type) < 0 || PyType_Ready(&Loader_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Loader", (PyObject *)&Loader_Type) < 0)
+        return -1;
+    return PyModule_AddFunctions(m, data_functions);
+}

@@ -1,0 +1,372 @@
+/* tensorgraph._C: module init, errors, dtype and Generator objects, and
+ * converting Python arguments (numbers, shapes) to the C API's. */
+#include "tgpy.h"
+
+#include <string.h>
+
+/* ---- errors ------------------------------------------------------------------
+ * PyTorch raises RuntimeError for most failures inside its C++ core,
+ * IndexError for indices, ValueError for bad argument values, TypeError for
+ * wrong types (decided here, before any C call). */
+static PyObject *exception_for(tg_status s)
+{
+    switch (s) {
+    case TG_ERR_ARG: return PyExc_ValueError;
+    case TG_ERR_INDEX: return PyExc_IndexError;
+    case TG_ERR_NOMEM: return PyExc_MemoryError;
+    case TG_ERR_IO: return PyExc_OSError;
+    case TG_ERR_UNSUPPORTED: return PyExc_NotImplementedError;
+    default: return PyExc_RuntimeError; /* shape, dtype, autograd, internal */
+    }
+}
+
+PyObject *tgpy_raise(void)
+{
+    if (PyErr_Occurred()) /* a Python callback failed inside the C call */
+        return NULL;
+    tg_status s = tg_last_status();
+    const char *msg = tg_last_error();
+    if (s == TG_OK || !msg[0])
+        PyErr_SetString(PyExc_RuntimeError, "tensorgraph: operation failed");
+    else
+        PyErr_SetString(exception_for(s), msg);
+    tg_clear_error();
+    return NULL;
+}
+
+int tgpy_fail_status(tg_status s)
+{
+    (void)s;
+    tgpy_raise();
+    return -1;
+}
+
+/* ---- dtypes ------------------------------------------------------------------- */
+static DtypeObject dtype_objects[TG_NUM_DTYPES];
+
+static PyObject *dtype_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("tensorgraph.%s", tg_dtype_name(((DtypeObject *)self)->code));
+}
+static PyObject *dtype_is_floating(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(tg_dtype_is_float(((DtypeObject *)self)->code));
+}
+static PyObject *dtype_itemsize(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromSize_t(tg_dtype_size(((DtypeObject *)self)->code));
+}
+static PyObject *dtype_name(PyObject *self, void *c)
+{
+    (void)c;
+    return PyUnicode_FromString(tg_dtype_name(((DtypeObject *)self)->code));
+}
+static PyObject *dtype_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused; /* pickles as the module attribute of that name */
+    return PyUnicode_FromString(tg_dtype_name(((DtypeObject *)self)->code));
+}
+static PyGetSetDef dtype_getset[] = {
+    {"is_floating_point", dtype_is_floating, NULL, NULL, NULL},
+    {"itemsize", dtype_itemsize, NULL, NULL, NULL},
+    {"name", dtype_name, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+static PyMethodDef dtype_methods[] = {
+    {"__reduce__", dtype_reduce, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+
+PyTypeObject Dtype_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorgraph.dtype",
+    .tp_basicsize = sizeof(DtypeObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_repr = dtype_repr,
+    .tp_getset = dtype_getset,
+    .tp_methods = dtype_methods,
+    .tp_doc = "A tensor element type: tensorgraph.float32, int64, ...",
+};
+
+PyObject *tgpy_dtype(tg_dtype dt) { return (PyObject *)&dtype_objects[dt]; }
+
+int tgpy_parse_dtype(PyObject *o, tg_dtype *out)
+{
+    if (Py_IS_TYPE(o, &Dtype_Type)) {
+        *out = ((DtypeObject *)o)->code;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "dtype must be a tensorgraph.dtype (tensorgraph.float32, "
+                 "...), not %.100s", Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* ---- generators ------------------------------------------------------------------ */
+static PyObject *default_generator;
+
+static PyObject *generator_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    (void)args; (void)kw;
+    GeneratorObject *self = (GeneratorObject *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    self->seed = 67280421310721ULL; /* PyTorch's default seed */
+    self->g = tg_generator_new(self->seed);
+    if (!self->g) {
+        Py_DECREF(self);
+        return tgpy_raise();
+    }
+    return (PyObject *)self;
+}
+static int generator_init(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *names[] = {"device", NULL};
+    PyObject *device = NULL;
+    return PyArg_ParseTupleAndKeywords(args, kw, "|O", names, &device) ? 0 : -1;
+}
+static void generator_dealloc(PyObject *self)
+{
+    tg_generator_free(((GeneratorObject *)self)->g);
+    Py_TYPE(self)->tp_free(self);
+}
+static PyObject *generator_manual_seed(PyObject *self, PyObject *arg)
+{
+    unsigned long long s = PyLong_AsUnsignedLongLongMask(arg);
+    if (PyErr_Occurred())
+        return NULL;
+    ((GeneratorObject *)self)->seed = s;
+    tg_generator_seed(((GeneratorObject *)self)->g, s);
+    return Py_NewRef(self);
+}
+static PyObject *generator_initial_seed(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(((GeneratorObject *)self)->seed);
+}
+static PyObject *generator_next(PyObject *self, PyObject *unused)
+{
+    (void)unused; /* 64 random bits: seeds for loaders and workers */
+    return PyLong_FromUnsignedLongLong(tg_generator_next(((GeneratorObject *)self)->g));
+}
+static PyMethodDef generator_methods[] = {
+    {"manual_seed", generator_manual_seed, METH_O, "Seeds the generator; returns it."},
+    {"initial_seed", generator_initial_seed, METH_NOARGS, "The last seed set."},
+    {"_next_u64", generator_next, METH_NOARGS, "64 random bits."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject Generator_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorgraph.Generator",
+    .tp_basicsize = sizeof(GeneratorObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = generator_new,
+    .tp_init = generator_init,
+    .tp_dealloc = generator_dealloc,
+    .tp_methods = generator_methods,
+    .tp_doc = "Generator(): a seedable random number generator (PyTorch's torch.Generator).",
+};
+
+tg_generator *tgpy_generator(PyObject *o)
+{
+    if (!o || o == Py_None)
+        return ((GeneratorObject *)default_generator)->g;
+    if (PyObject_TypeCheck(o, &Generator_Type))
+        return ((GeneratorObject *)o)->g;
+    PyErr_Format(PyExc_TypeError, "generator must be a tensorgraph.Generator, not %.100s",
+                 Py_TYPE(o)->tp_name);
+    return NULL;
+}
+
+/* ---- numbers and shapes ------------------------------------------------------------- */
+static bool is_data(PyObject *o)
+{
+    return (PySequence_Check(o) || PyObject_CheckBuffer(o)) && !PyUnicode_Check(o) &&
+           !PyBytes_Check(o);
+}
+
+/* Python numbers and objects acting as one (not arrays, which also have
+ * __index__ when they hold one integer) */
+int tgpy_is_scalar(PyObject *o)
+{
+    if (PyFloat_Check(o) || PyLong_Check(o))
+        return 1;
+    if (Tensor_Check(o) || is_data(o))
+        return 0;
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    return PyIndex_Check(o) || (nb && nb->nb_float);
+}
+
+static tg_tensor *from_data(PyObject *o, tg_dtype ref, bool has_ref)
+{
+    /* lists, tuples, arrays: tensorgraph.tensor decides the dtype */
+    PyObject *fn = tgpy_package_attr("tensor");
+    if (!fn)
+        return NULL;
+    PyObject *r = PyObject_CallOneArg(fn, o);
+    Py_DECREF(fn);
+    (void)ref; (void)has_ref;
+    if (!r)
+        return NULL;
+    if (!Tensor_Check(r)) {
+        Py_DECREF(r);
+        PyErr_SetString(PyExc_TypeError, "tensorgraph.tensor returned a non-tensor");
+        return NULL;
+    }
+    tg_tensor *t = tg_retain(TENSOR(r));
+    Py_DECREF(r);
+    return t;
+}
+
+tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref)
+{
+    if (Tensor_Check(o))
+        return tg_retain(TENSOR(o));
+    tg_tensor *t = NULL;
+    if (PyBool_Check(o)) {
+        t = tg_scalar(TG_BOOL, o == Py_True);
+    } else if (!PyFloat_Check(o) && is_data(o)) {
+        return from_data(o, ref, has_ref);
+    } else if (PyLong_Check(o) || (PyIndex_Check(o) && !PyFloat_Check(o))) {
+        long long v = PyLong_AsLongLong(o);
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        t = tg_scalar(has_ref && ref != TG_BOOL ? ref : TG_INT64, (double)v);
+    } else if (PyFloat_Check(o) || tgpy_is_scalar(o)) {
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred())
+            return NULL;
+        t = tg_scalar(has_ref && tg_dtype_is_float(ref) ? ref : TG_FLOAT32, v);
+    } else {
+        PyErr_Format(PyExc_TypeError, "expected a Tensor or a number, got %.100s",
+                     Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return t ? t : (tg_tensor *)tgpy_raise();
+}
+
+int tgpy_shape(PyObject *o, int64_t *shape, const char *what)
+{
+    if (PyIndex_Check(o) && !Tensor_Check(o)) {
+        shape[0] = PyLong_AsLongLong(o);
+        return shape[0] == -1 && PyErr_Occurred() ? -1 : 1;
+    }
+    if (!PySequence_Check(o) || Tensor_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int or a sequence of ints, not %.100s",
+                     what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Size(o);
+    if (n < 0)
+        return -1;
+    if (n > TG_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd entries; at most %d dims are supported",
+                     what, n, TG_MAX_DIMS);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *e = PySequence_GetItem(o, i);
+        if (!e)
+            return -1;
+        if (!PyIndex_Check(e)) {
+            PyErr_Format(PyExc_TypeError, "%s must contain ints, not %.100s", what,
+                         Py_TYPE(e)->tp_name);
+            Py_DECREF(e);
+            return -1;
+        }
+        shape[i] = PyLong_AsLongLong(e);
+        Py_DECREF(e);
+        if (shape[i] == -1 && PyErr_Occurred())
+            return -1;
+    }
+    return (int)n;
+}
+
+/* ---- module ---------------------------------------------------------------------------- */
+static PyObject *package;
+
+PyObject *tgpy_package_attr(const char *name)
+{
+    if (!package && !(package = PyImport_ImportModule("tensorgraph")))
+        return NULL;
+    return PyObject_GetAttrString(package, name);
+}
+
+static PyObject *set_num_threads(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1 || n > 4096)
+        return PyErr_Format(PyExc_ValueError, "set_num_threads: %ld threads; expected 1 to 4096", n);
+    if (tg_set_num_threads((int)n) != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+static PyObject *get_num_threads(PyObject *m, PyObject *unused)
+{
+    (void)m; (void)unused;
+    return PyLong_FromLong(tg_get_num_threads());
+}
+static PyObject *promote_types(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    tg_dtype a, b;
+    if (n != 2)
+        return PyErr_Format(PyExc_TypeError, "promote_types takes 2 dtypes (%zd given)", n);
+    if (tgpy_parse_dtype(args[0], &a) || tgpy_parse_dtype(args[1], &b))
+        return NULL;
+    return Py_NewRef(tgpy_dtype(tg_promote_types(a, b)));
+}
+
+static PyMethodDef module_methods[] = {
+    {"set_num_threads", set_num_threads, METH_O, "Sets the size of the thread pool."},
+    {"get_num_threads", get_num_threads, METH_NOARGS, "The size of the thread pool."},
+    {"promote_types", (PyCFunction)(void (*)(void))promote_types, METH_FASTCALL,
+     "The dtype two tensors of these dtypes promote to."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "tensorgraph._C",
+    "tensorgraph's C core: tensors, ops, autograd, graphs (see tensorgraph).", -1,
+    module_methods, NULL, NULL, NULL, NULL};
+
+static int add_dtypes(PyObject *m)
+{
+    if (PyType_Ready(&Dtype_Type) < 0)
+        return -1;
+    for (int i = 0; i < TG_NUM_DTYPES; i++) {
+        DtypeObject *d = &dtype_objects[i];
+        Py_SET_TYPE(d, &Dtype_Type);
+        Py_SET_REFCNT(d, 1);
+        d->code = (tg_dtype)i;
+        if (PyModule_AddObjectRef(m, tg_dtype_name((tg_dtype)i), (PyObject *)d) < 0)
+            return -1;
+    }
+    return PyModule_AddObjectRef(m, "dtype", (PyObject *)&Dtype_Type);
+}
+
+static int add_generator(PyObject *m)
+{
+    if (PyType_Ready(&Generator_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Generator", (PyObject *)&Generator_Type) < 0)
+        return -1;
+    default_generator = PyObject_CallNoArgs((PyObject *)&Generator_Type);
+    return default_generator ? PyModule_AddObjectRef(m, "default_generator", default_generator)
+                             : -1;
+}
+
+PyMODINIT_FUNC PyInit__C(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    if (add_dtypes(m) < 0 || add_generator(m) < 0 || tgpy_init_tensor(m) < 0 ||
+        tgpy_init_ops(m) < 0 || tgpy_init_index() < 0 || tgpy_init_autograd(m) < 0 ||
+        tgpy_init_graph(m) < 0 || tgpy_init_train(m) < 0 || tgpy_init_data(m) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", TG_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

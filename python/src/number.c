@@ -1,0 +1,246 @@
+/* Tensor operators: + - * / ** @ // % with broadcasting and Python
+ * numbers on either side (reflected operators), unary - abs ~, in-place
+ * += -= *= /= (PyTorch's semantics: they modify the left tensor), the
+ * comparisons, and conversion to Python numbers (bool, float, int). */
+#include "tgpy.h"
+
+typedef tg_tensor *(*binary_fn)(tg_tensor *, tg_tensor *);
+
+static bool is_operand(PyObject *o)
+{
+    return Tensor_Check(o) || PyFloat_Check(o) || PyLong_Check(o) || tgpy_is_scalar(o) ||
+           (PyObject_CheckBuffer(o) && !PyBytes_Check(o)); /* numpy arrays: copied */
+}
+
+/* PyTorch computes bool with a number or tensor of another type in that
+ * type, and bool + bool as `or`, bool * bool as `and` */
+static binary_fn bool_variant(binary_fn fn)
+{
+    return fn == tg_add ? tg_logical_or : fn == tg_mul ? tg_logical_and : fn;
+}
+
+static tg_tensor *cast_bool(tg_tensor *t, tg_dtype to)
+{
+    tg_tensor *c = tg_cast(t, to);
+    tg_release(t);
+    return c;
+}
+
+/* a (op) b where at least one is a tensor; numbers take the tensor's type */
+static PyObject *binary(PyObject *a, PyObject *b, binary_fn fn)
+{
+    if (!is_operand(a) || !is_operand(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    tg_tensor *ta, *tb;
+    if (Tensor_Check(a)) {
+        ta = tg_retain(TENSOR(a));
+        tb = tgpy_as_tensor(b, tg_dtype_of(ta), true);
+    } else {
+        tb = tg_retain(TENSOR(b));
+        ta = tgpy_as_tensor(a, tg_dtype_of(tb), true);
+    }
+    PyObject *r = NULL;
+    if (ta && tb) {
+        tg_dtype da = tg_dtype_of(ta), db = tg_dtype_of(tb);
+        if (da == TG_BOOL && db == TG_BOOL)
+            fn = bool_variant(fn);
+        else if (da == TG_BOOL && fn != tg_logical_and && fn != tg_logical_or && fn != tg_logical_xor)
+            ta = cast_bool(ta, db);
+        else if (db == TG_BOOL && fn != tg_logical_and && fn != tg_logical_or && fn != tg_logical_xor)
+            tb = cast_bool(tb, da);
+    }
+    if (ta && tb) {
+        tg_tensor *both[2] = {ta, tb};
+        tgpy_note_inputs(both, 2);
+        tg_tensor *t;
+        if (tg_numel(ta) + tg_numel(tb) >= TGPY_GIL_FREE_NUMEL) {
+            Py_BEGIN_ALLOW_THREADS
+            t = fn(ta, tb);
+            Py_END_ALLOW_THREADS
+        } else {
+            t = fn(ta, tb);
+        }
+        r = tgpy_wrap(t);
+    }
+    if (!ta || !tb)
+        tgpy_raise();
+    tg_release(ta);
+    tg_release(tb);
+    return r;
+}
+
+static tg_dtype result_type(tg_tensor *a, tg_tensor *b)
+{
+    return tg_promote_types(tg_dtype_of(a), tg_dtype_of(b));
+}
+
+/* a // b: floor of the true quotient, in the operands' promoted dtype */
+static tg_tensor *floor_divide(tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *q = tg_div(a, b);
+    tg_tensor *f = tg_floor(q);
+    tg_release(q);
+    tg_dtype dt = result_type(a, b);
+    if (!f || tg_dtype_of(f) == dt)
+        return f;
+    tg_tensor *c = tg_cast(f, dt);
+    tg_release(f);
+    return c;
+}
+
+/* a % b = a - b * floor(a / b): the sign of b, as Python and PyTorch */
+static tg_tensor *py_remainder(tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *q = floor_divide(a, b);
+    tg_tensor *p = tg_mul(b, q);
+    tg_tensor *r = tg_sub(a, p);
+    tg_release(q);
+    tg_release(p);
+    return r;
+}
+
+static PyObject *nb_add(PyObject *a, PyObject *b) { return binary(a, b, tg_add); }
+static PyObject *nb_sub(PyObject *a, PyObject *b) { return binary(a, b, tg_sub); }
+static PyObject *nb_mul(PyObject *a, PyObject *b) { return binary(a, b, tg_mul); }
+static PyObject *nb_div(PyObject *a, PyObject *b) { return binary(a, b, tg_div); }
+static PyObject *nb_floordiv(PyObject *a, PyObject *b) { return binary(a, b, floor_divide); }
+static PyObject *nb_mod(PyObject *a, PyObject *b) { return binary(a, b, py_remainder); }
+static PyObject *nb_matmul(PyObject *a, PyObject *b)
+{
+    if (!Tensor_Check(a) || !Tensor_Check(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    return binary(a, b, tg_matmul);
+}
+static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return binary(a, b, tg_pow);
+}
+static PyObject *nb_and(PyObject *a, PyObject *b) { return binary(a, b, tg_logical_and); }
+static PyObject *nb_or(PyObject *a, PyObject *b) { return binary(a, b, tg_logical_or); }
+static PyObject *nb_xor(PyObject *a, PyObject *b) { return binary(a, b, tg_logical_xor); }
+
+static PyObject *unary(PyObject *a, tg_tensor *(*fn)(tg_tensor *))
+{
+    tgpy_note_inputs(&TENSOR(a), 1);
+    return tgpy_wrap(fn(TENSOR(a)));
+}
+static PyObject *nb_neg(PyObject *a) { return unary(a, tg_neg); }
+static PyObject *nb_abs(PyObject *a) { return unary(a, tg_abs); }
+static PyObject *nb_pos(PyObject *a) { return Py_NewRef(a); }
+static PyObject *nb_invert(PyObject *a)
+{
+    if (tg_dtype_of(TENSOR(a)) != TG_BOOL) {
+        PyErr_SetString(PyExc_TypeError, "~ is supported on bool tensors only here "
+                        "(bitwise not of integers is not implemented)");
+        return NULL;
+    }
+    return unary(a, tg_logical_not);
+}
+
+/* x += y: in place, as PyTorch (same object, version bumped) */
+static PyObject *inplace(PyObject *a, PyObject *b, binary_fn fn, double add_sign)
+{
+    if (!Tensor_Check(a) || !is_operand(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    tg_tensor *t = TENSOR(a), *s = tgpy_as_tensor(b, tg_dtype_of(t), true);
+    if (!s)
+        return NULL;
+    tg_status st;
+    if (add_sign != 0 && tg_promote_types(tg_dtype_of(t), tg_dtype_of(s)) == tg_dtype_of(t)) {
+        st = tg_add_(t, s, add_sign);
+    } else {
+        tg_no_grad_begin(); /* computed out of place, then written in */
+        tg_tensor *r = fn(t, s);
+        tg_no_grad_end();
+        if (r && tg_promote_types(tg_dtype_of(t), tg_dtype_of(r)) != tg_dtype_of(t)) {
+            PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired "
+                         "output type %s", tg_dtype_name(tg_dtype_of(r)),
+                         tg_dtype_name(tg_dtype_of(t)));
+            tg_release(r);
+            tg_release(s);
+            return NULL;
+        }
+        st = r ? tg_copy_(t, r) : tg_last_status();
+        tg_release(r);
+    }
+    tg_release(s);
+    if (st != TG_OK)
+        return tgpy_raise();
+    return Py_NewRef(a);
+}
+static PyObject *nb_iadd(PyObject *a, PyObject *b) { return inplace(a, b, tg_add, 1); }
+static PyObject *nb_isub(PyObject *a, PyObject *b) { return inplace(a, b, tg_sub, -1); }
+static PyObject *nb_imul(PyObject *a, PyObject *b) { return inplace(a, b, tg_mul, 0); }
+static PyObject *nb_idiv(PyObject *a, PyObject *b) { return inplace(a, b, tg_div, 0); }
+
+/* ---- conversion to Python numbers --------------------------------------------- */
+static int one_element(PyObject *a, const char *what)
+{
+    if (tg_numel(TENSOR(a)) == 1)
+        return 0;
+    if (what[0] == 'b')
+        PyErr_SetString(PyExc_RuntimeError, "Boolean value of Tensor with more than one value "
+                        "is ambiguous");
+    else
+        PyErr_Format(PyExc_ValueError, "only one element tensors can be converted to Python "
+                     "scalars");
+    return -1;
+}
+static int nb_bool(PyObject *a)
+{
+    double v;
+    if (one_element(a, "bool") < 0)
+        return -1;
+    return tg_copy_to(TENSOR(a), TG_FLOAT64, &v) == TG_OK ? v != 0 : tgpy_fail_status(0);
+}
+static PyObject *nb_float(PyObject *a)
+{
+    double v;
+    if (one_element(a, "float") < 0)
+        return NULL;
+    return tg_copy_to(TENSOR(a), TG_FLOAT64, &v) == TG_OK ? PyFloat_FromDouble(v) : tgpy_raise();
+}
+static PyObject *nb_int(PyObject *a)
+{
+    int64_t v;
+    if (one_element(a, "int") < 0)
+        return NULL;
+    return tg_copy_to(TENSOR(a), TG_INT64, &v) == TG_OK ? PyLong_FromLongLong(v) : tgpy_raise();
+}
+static PyObject *nb_index(PyObject *a)
+{
+    if (tg_dtype_is_float(tg_dtype_of(TENSOR(a))) || tg_dtype_of(TENSOR(a)) == TG_BOOL) {
+        PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be "
+                        "converted to an index");
+        return NULL;
+    }
+    return nb_int(a);
+}
+
+PyNumberMethods tgpy_number_methods = {
+    .nb_add = nb_add, .nb_subtract = nb_sub, .nb_multiply = nb_mul,
+    .nb_true_divide = nb_div, .nb_floor_divide = nb_floordiv, .nb_remainder = nb_mod,
+    .nb_power = nb_pow, .nb_matrix_multiply = nb_matmul,
+    .nb_negative = nb_neg, .nb_positive = nb_pos, .nb_absolute = nb_abs,
+    .nb_invert = nb_invert, .nb_and = nb_and, .nb_or = nb_or, .nb_xor = nb_xor,
+    .nb_inplace_add = nb_iadd, .nb_inplace_subtract = nb_isub,
+    .nb_inplace_multiply = nb_imul, .nb_inplace_true_divide = nb_idiv,
+    .nb_bool = nb_bool, .nb_float = nb_float, .nb_int = nb_int, .nb_index = nb_index,
+};
+
+PyObject *tgpy_richcompare(PyObject *a, PyObject *b, int op)
+{
+    static const binary_fn fns[] = {tg_lt, tg_le, tg_eq, tg_ne, tg_gt, tg_ge};
+    if (!is_operand(a) || !is_operand(b)) {
+        if (op == Py_EQ || op == Py_NE) /* `t == None`: identity, as PyTorch */
+            return PyBool_FromLong((a == b) == (op == Py_EQ));
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if (!Tensor_Check(a)) { /* reflected: 2 < t is t > 2 */
+        static const int swap[] = {Py_GT, Py_GE, Py_EQ, Py_NE, Py_LT, Py_LE};
+        return binary(b, a, fns[swap[op]]);
+    }
+    return binary(a, b, fns[op]);
+}

@@ -1,0 +1,720 @@
+/* The Tensor type: lifetime, attributes, conversions (item, tolist,
+ * buffer protocol for numpy), in-place updates, and tensors over other
+ * objects' memory (from_numpy). Ops are attached in ops.c. */
+#include "tgpy.h"
+
+#include <math.h>
+#include <string.h>
+
+PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t)
+{
+    if (!t)
+        return tgpy_raise();
+    TensorObject *self = (TensorObject *)type->tp_alloc(type, 0);
+    if (!self) {
+        tg_release(t);
+        return NULL;
+    }
+    self->t = t;
+    return (PyObject *)self;
+}
+
+PyObject *tgpy_wrap(tg_tensor *t) { return tgpy_wrap_as(&Tensor_Type, t); }
+
+static void tensor_dealloc(PyObject *o)
+{
+    TensorObject *self = (TensorObject *)o;
+    if (self->weaklist)
+        PyObject_ClearWeakRefs(o);
+    Py_CLEAR(self->dict);
+    tg_release(self->t);
+    Py_TYPE(o)->tp_free(o);
+}
+
+/* Tensor(2, 3) is uninitialised float32 in PyTorch (zeros here);
+ * Tensor([1, 2]) converts data to float32 */
+static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    if (kw && PyDict_Size(kw)) {
+        PyErr_SetString(PyExc_TypeError, "Tensor() takes no keyword arguments");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    int64_t shape[TG_MAX_DIMS];
+    bool all_ints = n <= TG_MAX_DIMS;
+    for (Py_ssize_t i = 0; i < n && all_ints; i++)
+        all_ints = PyLong_Check(PyTuple_GET_ITEM(args, i));
+    if (all_ints) {
+        if (n == 0)
+            shape[0] = 0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(args, i));
+        return tgpy_wrap_as(type, tg_zeros(TG_FLOAT32, n ? (int)n : 1, shape));
+    }
+    if (n != 1) {
+        PyErr_SetString(PyExc_TypeError, "Tensor(*sizes) or Tensor(data)");
+        return NULL;
+    }
+    tg_tensor *t = tgpy_as_tensor(PyTuple_GET_ITEM(args, 0), TG_FLOAT32, true);
+    if (!t)
+        return NULL;
+    tg_tensor *f = tg_cast(t, TG_FLOAT32);
+    tg_release(t);
+    return tgpy_wrap_as(type, f);
+}
+
+static PyObject *tensor_repr(PyObject *o)
+{
+    char *s = tg_to_string(TENSOR(o));
+    if (!s)
+        return tgpy_raise();
+    PyObject *r = PyUnicode_FromString(s);
+    free(s);
+    return r;
+}
+
+/* ---- attributes ----------------------------------------------------------------- */
+static PyObject *shape_tuple(const tg_tensor *t)
+{
+    int nd = tg_ndim(t);
+    PyObject *r = PyTuple_New(nd);
+    if (!r)
+        return NULL;
+    for (int i = 0; i < nd; i++)
+        PyTuple_SET_ITEM(r, i, PyLong_FromLongLong(tg_shape(t)[i]));
+    return r;
+}
+
+static PyObject *get_shape(PyObject *o, void *c) { (void)c; return shape_tuple(TENSOR(o)); }
+static PyObject *get_dtype(PyObject *o, void *c)
+{
+    (void)c;
+    return Py_NewRef(tgpy_dtype(tg_dtype_of(TENSOR(o))));
+}
+static PyObject *get_ndim(PyObject *o, void *c) { (void)c; return PyLong_FromLong(tg_ndim(TENSOR(o))); }
+static PyObject *get_device(PyObject *o, void *c) { (void)c; (void)o; return PyUnicode_FromString("cpu"); }
+static PyObject *get_requires_grad(PyObject *o, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(tg_requires_grad(TENSOR(o)));
+}
+static int set_requires_grad(PyObject *o, PyObject *v, void *c)
+{
+    (void)c;
+    int on = v ? PyObject_IsTrue(v) : 0;
+    if (on < 0)
+        return -1;
+    if (!tg_is_leaf(TENSOR(o)) && !on) {
+        PyErr_SetString(PyExc_RuntimeError, "you can only change requires_grad flags of leaf "
+                        "variables. If you want to use a computed variable in a subgraph that "
+                        "doesn't require differentiation use var_no_grad = var.detach().");
+        return -1;
+    }
+    if (!tg_is_leaf(TENSOR(o)))
+        return 0;
+    return tg_set_requires_grad(TENSOR(o), on) == TG_OK ? 0 : tgpy_fail_status(TG_ERR_ARG);
+}
+static PyObject *get_grad(PyObject *o, void *c)
+{
+    (void)c;
+    tg_tensor *g = tg_grad(TENSOR(o));
+    if (!g)
+        Py_RETURN_NONE;
+    return tgpy_wrap(tg_retain(g));
+}
+static int set_grad(PyObject *o, PyObject *v, void *c)
+{
+    (void)c;
+    if (v && v != Py_None) {
+        PyErr_SetString(PyExc_NotImplementedError, "assigning a tensor to .grad is not "
+                        "supported; only `x.grad = None` (gradients accumulate via backward)");
+        return -1;
+    }
+    tg_zero_grad(TENSOR(o));
+    return 0;
+}
+static PyObject *get_is_leaf(PyObject *o, void *c) { (void)c; return PyBool_FromLong(tg_is_leaf(TENSOR(o))); }
+static PyObject *get_version(PyObject *o, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(tg_version(TENSOR(o)));
+}
+static PyObject *get_data(PyObject *o, void *c)
+{
+    (void)c;
+    return tgpy_wrap(tg_detach(TENSOR(o)));
+}
+static PyObject *get_T(PyObject *o, void *c)
+{
+    (void)c;
+    int nd = tg_ndim(TENSOR(o)), perm[TG_MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        perm[i] = nd - 1 - i;
+    return tgpy_wrap(tg_permute(TENSOR(o), perm));
+}
+static PyObject *get_is_symbolic(PyObject *o, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(tg_is_symbolic(TENSOR(o)));
+}
+static PyObject *get_dict(PyObject *o, void *c)
+{
+    (void)c;
+    TensorObject *self = (TensorObject *)o;
+    if (!self->dict && !(self->dict = PyDict_New()))
+        return NULL;
+    return Py_NewRef(self->dict);
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", get_shape, NULL, "The shape as a tuple of ints.", NULL},
+    {"dtype", get_dtype, NULL, NULL, NULL},
+    {"ndim", get_ndim, NULL, NULL, NULL},
+    {"device", get_device, NULL, "Always 'cpu' for now.", NULL},
+    {"requires_grad", get_requires_grad, set_requires_grad, NULL, NULL},
+    {"grad", get_grad, set_grad, "The accumulated gradient (a new wrapper each time).", NULL},
+    {"is_leaf", get_is_leaf, NULL, NULL, NULL},
+    {"_version", get_version, NULL, "The storage's in-place version counter.", NULL},
+    {"data", get_data, NULL, "A detached tensor sharing the storage.", NULL},
+    {"T", get_T, NULL, "The dims reversed.", NULL},
+    {"is_symbolic", get_is_symbolic, NULL, "True while tracing a tg.function.", NULL},
+    {"__dict__", get_dict, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+/* ---- methods -------------------------------------------------------------------- */
+static PyObject *m_numel(PyObject *o, PyObject *u) { (void)u; return PyLong_FromLongLong(tg_numel(TENSOR(o))); }
+static PyObject *m_dim(PyObject *o, PyObject *u) { (void)u; return PyLong_FromLong(tg_ndim(TENSOR(o))); }
+static PyObject *m_element_size(PyObject *o, PyObject *u)
+{
+    (void)u;
+    return PyLong_FromSize_t(tg_dtype_size(tg_dtype_of(TENSOR(o))));
+}
+static PyObject *m_is_contiguous(PyObject *o, PyObject *u) { (void)u; return PyBool_FromLong(tg_is_contiguous(TENSOR(o))); }
+static PyObject *m_storage_offset(PyObject *o, PyObject *u) { (void)u; return PyLong_FromLongLong(tg_offset(TENSOR(o))); }
+static PyObject *m_data_ptr(PyObject *o, PyObject *u)
+{
+    (void)u;
+    void *p = tg_data(TENSOR(o));
+    return p || tg_numel(TENSOR(o)) == 0 ? PyLong_FromVoidPtr(p) : tgpy_raise();
+}
+static PyObject *m_size(PyObject *o, PyObject *const *args, Py_ssize_t n)
+{
+    if (n == 0)
+        return shape_tuple(TENSOR(o));
+    long d = PyLong_AsLong(args[0]);
+    if (d == -1 && PyErr_Occurred())
+        return NULL;
+    int nd = tg_ndim(TENSOR(o));
+    if (d < -nd || d >= nd || nd == 0)
+        return PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in "
+                            "range of [%d, %d], but got %ld)", -nd, nd - 1, d);
+    return PyLong_FromLongLong(tg_shape(TENSOR(o))[d < 0 ? d + nd : d]);
+}
+static PyObject *m_stride(PyObject *o, PyObject *const *args, Py_ssize_t n)
+{
+    tg_tensor *t = TENSOR(o);
+    if (n == 0) {
+        PyObject *r = PyTuple_New(tg_ndim(t));
+        for (int i = 0; r && i < tg_ndim(t); i++)
+            PyTuple_SET_ITEM(r, i, PyLong_FromLongLong(tg_strides(t)[i]));
+        return r;
+    }
+    long d = PyLong_AsLong(args[0]);
+    if (d == -1 && PyErr_Occurred())
+        return NULL;
+    int nd = tg_ndim(t);
+    if (d < -nd || d >= nd)
+        return PyErr_Format(PyExc_IndexError, "Dimension out of range (got %ld)", d);
+    return PyLong_FromLongLong(tg_strides(t)[d < 0 ? d + nd : d]);
+}
+
+static PyObject *m_item(PyObject *o, PyObject *u)
+{
+    (void)u;
+    tg_tensor *t = TENSOR(o);
+    if (tg_numel(t) != 1)
+        return PyErr_Format(PyExc_ValueError, "a Tensor with %lld elements cannot be "
+                            "converted to Scalar", (long long)tg_numel(t));
+    tg_dtype dt = tg_dtype_of(t);
+    if (dt == TG_FLOAT32 || dt == TG_FLOAT64) {
+        double v;
+        return tg_copy_to(t, TG_FLOAT64, &v) == TG_OK ? PyFloat_FromDouble(v) : tgpy_raise();
+    }
+    int64_t v;
+    if (tg_copy_to(t, TG_INT64, &v) != TG_OK)
+        return tgpy_raise();
+    return dt == TG_BOOL ? PyBool_FromLong(v != 0) : PyLong_FromLongLong(v);
+}
+
+static PyObject *nested_list(const tg_tensor *t, int axis, const void *flat, int64_t *pos)
+{
+    int nd = tg_ndim(t);
+    tg_dtype dt = tg_dtype_of(t);
+    if (axis == nd) {
+        int64_t i = (*pos)++;
+        if (tg_dtype_is_float(dt))
+            return PyFloat_FromDouble(((const double *)flat)[i]);
+        int64_t v = ((const int64_t *)flat)[i];
+        return dt == TG_BOOL ? PyBool_FromLong(v != 0) : PyLong_FromLongLong(v);
+    }
+    int64_t n = tg_shape(t)[axis];
+    PyObject *r = PyList_New(n);
+    for (int64_t i = 0; r && i < n; i++) {
+        PyObject *e = nested_list(t, axis + 1, flat, pos);
+        if (!e) {
+            Py_CLEAR(r);
+            break;
+        }
+        PyList_SET_ITEM(r, i, e);
+    }
+    return r;
+}
+
+static PyObject *m_tolist(PyObject *o, PyObject *u)
+{
+    (void)u;
+    tg_tensor *t = TENSOR(o);
+    int64_t n = tg_numel(t);
+    void *flat = PyMem_Malloc((size_t)(n ? n : 1) * 8);
+    if (!flat)
+        return PyErr_NoMemory();
+    tg_dtype as = tg_dtype_is_float(tg_dtype_of(t)) ? TG_FLOAT64 : TG_INT64;
+    PyObject *r = NULL;
+    if (tg_copy_to(t, as, flat) != TG_OK)
+        tgpy_raise();
+    else {
+        int64_t pos = 0;
+        r = nested_list(t, 0, flat, &pos);
+    }
+    PyMem_Free(flat);
+    return r;
+}
+
+static PyObject *m_requires_grad_(PyObject *o, PyObject *const *args, Py_ssize_t n)
+{
+    PyObject *v = n > 0 ? args[0] : Py_True;
+    if (set_requires_grad(o, v, NULL) < 0)
+        return NULL;
+    return Py_NewRef(o);
+}
+static PyObject *m_detach(PyObject *o, PyObject *u) { (void)u; return tgpy_wrap(tg_detach(TENSOR(o))); }
+
+/* ---- in-place updates (the C API refuses them on tensors that require
+ * grad while grad mode is on, as PyTorch refuses them on leaves) ------------------- */
+static PyObject *done_inplace(PyObject *o, tg_status s)
+{
+    return s == TG_OK ? Py_NewRef(o) : tgpy_raise();
+}
+static tg_tensor *operand_for(PyObject *o, PyObject *other)
+{
+    return tgpy_as_tensor(other, tg_dtype_of(TENSOR(o)), true);
+}
+static PyObject *m_zero_(PyObject *o, PyObject *u) { (void)u; return done_inplace(o, tg_fill_(TENSOR(o), 0)); }
+static PyObject *m_fill_(PyObject *o, PyObject *v)
+{
+    double d = PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred())
+        return NULL;
+    return done_inplace(o, tg_fill_(TENSOR(o), d));
+}
+static PyObject *m_copy_(PyObject *o, PyObject *src)
+{
+    tg_tensor *s = operand_for(o, src);
+    if (!s)
+        return NULL;
+    tg_status st = tg_copy_(TENSOR(o), s);
+    tg_release(s);
+    return done_inplace(o, st);
+}
+/* add_(other, alpha=1) / sub_: self += alpha * other in one pass */
+static PyObject *add_scaled(PyObject *o, PyObject *const *args, Py_ssize_t npos,
+                            PyObject *kw, double sign)
+{
+    double alpha = 1.0;
+    Py_ssize_t nkw = kw ? PyTuple_GET_SIZE(kw) : 0;
+    PyObject *a = npos == 2 ? args[1] : NULL;
+    if (npos < 1 || npos > 2 || nkw > 1 || (nkw == 1 && (a || PyUnicode_CompareWithASCIIString(
+                                                               PyTuple_GET_ITEM(kw, 0), "alpha"))))
+        return PyErr_Format(PyExc_TypeError, "expected (other, alpha=1)");
+    if (nkw == 1)
+        a = args[npos];
+    if (a && ((alpha = PyFloat_AsDouble(a)) == -1.0 && PyErr_Occurred()))
+        return NULL;
+    tg_tensor *s = operand_for(o, args[0]);
+    if (!s)
+        return NULL;
+    tg_status st = tg_add_(TENSOR(o), s, sign * alpha);
+    tg_release(s);
+    return done_inplace(o, st);
+}
+static PyObject *m_add_(PyObject *o, PyObject *const *args, size_t n, PyObject *kw)
+{
+    return add_scaled(o, args, PyVectorcall_NARGS(n), kw, 1.0);
+}
+static PyObject *m_sub_(PyObject *o, PyObject *const *args, size_t n, PyObject *kw)
+{
+    return add_scaled(o, args, PyVectorcall_NARGS(n), kw, -1.0);
+}
+/* mul_/div_ by a tensor: computed out of place without recording, then
+ * copied in (one version bump, PyTorch's error on leaves requiring grad) */
+static PyObject *combine_(PyObject *o, PyObject *other, tg_tensor *(*op)(tg_tensor *, tg_tensor *))
+{
+    tg_tensor *s = operand_for(o, other);
+    if (!s)
+        return NULL;
+    tg_no_grad_begin();
+    tg_tensor *r = op(TENSOR(o), s);
+    tg_no_grad_end();
+    tg_release(s);
+    if (!r)
+        return tgpy_raise();
+    tg_status st = tg_copy_(TENSOR(o), r);
+    tg_release(r);
+    return done_inplace(o, st);
+}
+static PyObject *m_mul_(PyObject *o, PyObject *other)
+{
+    if (PyFloat_Check(other) || PyLong_Check(other)) {
+        double d = PyFloat_AsDouble(other);
+        if (d == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (tg_dtype_is_float(tg_dtype_of(TENSOR(o))))
+            return done_inplace(o, tg_mul_scalar_(TENSOR(o), d));
+    }
+    return combine_(o, other, tg_mul);
+}
+static PyObject *m_div_(PyObject *o, PyObject *other) { return combine_(o, other, tg_div); }
+
+static PyObject *m_random_(PyObject *o, PyObject *const *args, Py_ssize_t n, bool normal)
+{
+    double a = normal ? 0.0 : 0.0, b = 1.0;
+    if (n > 0 && ((a = PyFloat_AsDouble(args[0])) == -1.0 && PyErr_Occurred()))
+        return NULL;
+    if (n > 1 && ((b = PyFloat_AsDouble(args[1])) == -1.0 && PyErr_Occurred()))
+        return NULL;
+    tg_generator *g = tgpy_generator(n > 2 ? args[2] : NULL);
+    if (!g)
+        return NULL;
+    tg_tensor *t = TENSOR(o);
+    tg_dtype dt = tg_dtype_is_float(tg_dtype_of(t)) ? tg_dtype_of(t) : TG_FLOAT64;
+    tg_tensor *r = normal ? tg_rand_normal(g, dt, tg_ndim(t), tg_shape(t), a, b)
+                          : tg_rand_uniform(g, dt, tg_ndim(t), tg_shape(t), a, b);
+    if (!r)
+        return tgpy_raise();
+    tg_status st = tg_copy_(t, r);
+    tg_release(r);
+    return done_inplace(o, st);
+}
+static PyObject *m_uniform_(PyObject *o, PyObject *const *args, Py_ssize_t n) { return m_random_(o, args, n, false); }
+static PyObject *m_normal_(PyObject *o, PyObject *const *args, Py_ssize_t n) { return m_random_(o, args, n, true); }
+
+/* Tensor._make_subclass(cls, data, requires_grad): nn.Parameter's base */
+static PyObject *m_make_subclass(PyObject *unused, PyObject *args)
+{
+    (void)unused;
+    PyObject *cls, *data;
+    int rg = 0;
+    if (!PyArg_ParseTuple(args, "OO!|p", &cls, &Tensor_Type, &data, &rg))
+        return NULL;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &Tensor_Type))
+        return PyErr_Format(PyExc_TypeError, "_make_subclass: cls must subclass Tensor");
+    PyObject *r = tgpy_wrap_as((PyTypeObject *)cls, tg_detach(TENSOR(data)));
+    if (r && rg && tg_set_requires_grad(TENSOR(r), true) != TG_OK) {
+        Py_DECREF(r);
+        return tgpy_raise();
+    }
+    return r;
+}
+
+#define FAST(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL, doc}
+#define KWFAST(name, fn) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL | METH_KEYWORDS, NULL}
+static PyMethodDef tensor_methods[] = {
+    {"numel", m_numel, METH_NOARGS, NULL},
+    {"nelement", m_numel, METH_NOARGS, NULL},
+    {"dim", m_dim, METH_NOARGS, NULL},
+    {"element_size", m_element_size, METH_NOARGS, NULL},
+    {"is_contiguous", m_is_contiguous, METH_NOARGS, NULL},
+    {"storage_offset", m_storage_offset, METH_NOARGS, NULL},
+    {"data_ptr", m_data_ptr, METH_NOARGS, NULL},
+    FAST("size", m_size, "size() -> tuple, size(dim) -> int"),
+    FAST("stride", m_stride, "strides in elements"),
+    {"item", m_item, METH_NOARGS, "The value of a one-element tensor as a Python number."},
+    {"tolist", m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
+    FAST("requires_grad_", m_requires_grad_, NULL),
+    {"detach", m_detach, METH_NOARGS, "A tensor sharing the storage, cut off from the graph."},
+    {"zero_", m_zero_, METH_NOARGS, NULL},
+    {"fill_", m_fill_, METH_O, NULL},
+    {"copy_", m_copy_, METH_O, "Copies src (broadcast, converted) into self."},
+    KWFAST("add_", m_add_),
+    KWFAST("sub_", m_sub_),
+    {"mul_", m_mul_, METH_O, NULL},
+    {"div_", m_div_, METH_O, NULL},
+    FAST("uniform_", m_uniform_, "uniform_(from=0, to=1, generator=None)"),
+    FAST("normal_", m_normal_, "normal_(mean=0, std=1, generator=None)"),
+    {"_make_subclass", m_make_subclass, METH_VARARGS | METH_STATIC, NULL},
+    {NULL, NULL, 0, NULL}};
+
+/* ---- buffer protocol: numpy views the tensor's memory --------------------------- */
+static const char *buffer_format(tg_dtype dt)
+{
+    static const char *f[TG_NUM_DTYPES] = {"f", "d", "i", "q", "B", "?"};
+    return f[dt];
+}
+
+static int tensor_getbuffer(PyObject *o, Py_buffer *view, int flags)
+{
+    tg_tensor *t = TENSOR(o);
+    if (tg_is_symbolic(t)) {
+        PyErr_SetString(PyExc_BufferError, "a symbolic tensor (traced by tg.function) has no data");
+        return -1;
+    }
+    if (tg_requires_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError, "Can't call numpy() on Tensor that requires grad. "
+                        "Use tensor.detach().numpy() instead.");
+        return -1;
+    }
+    int nd = tg_ndim(t);
+    Py_ssize_t *dims = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(nd ? nd : 1));
+    if (!dims) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t item = (Py_ssize_t)tg_dtype_size(tg_dtype_of(t));
+    for (int i = 0; i < nd; i++) {
+        dims[i] = (Py_ssize_t)tg_shape(t)[i];
+        dims[nd + i] = (Py_ssize_t)tg_strides(t)[i] * item;
+    }
+    if (!tg_is_contiguous(t) && (flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
+        PyMem_Free(dims);
+        PyErr_SetString(PyExc_BufferError, "the tensor is not contiguous; the consumer "
+                        "must accept strides");
+        return -1;
+    }
+    view->buf = tg_numel(t) ? tg_data(t) : (void *)dims;
+    view->obj = Py_NewRef(o);
+    view->len = (Py_ssize_t)tg_numel(t) * item;
+    view->readonly = 0;
+    view->itemsize = item;
+    view->format = (flags & PyBUF_FORMAT) ? (char *)buffer_format(tg_dtype_of(t)) : NULL;
+    view->ndim = nd;
+    view->shape = dims;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? dims + nd : NULL;
+    view->suboffsets = NULL;
+    view->internal = dims;
+    return 0;
+}
+static void tensor_releasebuffer(PyObject *o, Py_buffer *view)
+{
+    (void)o;
+    PyMem_Free(view->internal);
+}
+static PyBufferProcs tensor_buffer = {tensor_getbuffer, tensor_releasebuffer};
+
+/* ---- from_numpy: a tensor over an exporter's memory ------------------------------ */
+typedef struct {
+    Py_buffer view;
+} shared_buffer;
+
+static void release_shared(void *ctx)
+{
+    if (!Py_IsInitialized()) /* interpreter gone: nothing left to release */
+        return;
+    PyGILState_STATE st = PyGILState_Ensure();
+    shared_buffer *b = ctx;
+    PyBuffer_Release(&b->view);
+    PyMem_RawFree(b);
+    PyGILState_Release(st);
+}
+
+static int dtype_of_format(const char *f, Py_ssize_t item, tg_dtype *out)
+{
+    if (f[0] == '<' || f[0] == '=' || f[0] == '@')
+        f++;
+    if (f[0] && f[1])
+        return -1;
+    switch (f[0]) {
+    case 'f': *out = TG_FLOAT32; return item == 4 ? 0 : -1;
+    case 'd': *out = TG_FLOAT64; return item == 8 ? 0 : -1;
+    case 'i': case 'l': case 'q':
+        if (item == 4) { *out = TG_INT32; return 0; }
+        if (item == 8) { *out = TG_INT64; return 0; }
+        return -1;
+    case 'B': *out = TG_UINT8; return 0;
+    case '?': *out = TG_BOOL; return 0;
+    default: return -1;
+    }
+}
+
+/* shares memory when the buffer's layout is expressible as strides in
+ * elements (non-negative, multiples of the item size, aligned data);
+ * raises otherwise (from_numpy's contract: it never silently copies) */
+static PyObject *from_buffer(PyObject *m, PyObject *obj)
+{
+    (void)m;
+    shared_buffer *b = PyMem_RawMalloc(sizeof *b);
+    if (!b)
+        return PyErr_NoMemory();
+    if (PyObject_GetBuffer(obj, &b->view, PyBUF_RECORDS_RO) < 0) {
+        PyMem_RawFree(b);
+        return NULL;
+    }
+    Py_buffer *v = &b->view;
+    tg_dtype dt;
+    int64_t shape[TG_MAX_DIMS], strides[TG_MAX_DIMS];
+    const char *why = NULL;
+    if (dtype_of_format(v->format ? v->format : "B", v->itemsize, &dt) < 0)
+        why = "its dtype is not supported (float32, float64, int32, int64, uint8, bool are)";
+    else if (v->ndim > TG_MAX_DIMS)
+        why = "it has more than 8 dims";
+    else if ((uintptr_t)v->buf % (uintptr_t)v->itemsize)
+        why = "its data is not aligned to its item size";
+    for (int i = 0; !why && i < v->ndim; i++) {
+        shape[i] = v->shape[i];
+        Py_ssize_t s = v->strides ? v->strides[i] : 0;
+        if (!v->strides) { /* C-contiguous */
+            s = v->itemsize;
+            for (int j = i + 1; j < v->ndim; j++)
+                s *= v->shape[j];
+        }
+        if (s < 0)
+            why = "at least one stride is negative (copy it first, e.g. with a.copy())";
+        else if (s % v->itemsize)
+            why = "a stride is not a multiple of the item size";
+        strides[i] = s / v->itemsize;
+    }
+    if (why) {
+        PyErr_Format(PyExc_ValueError, "from_numpy: cannot share the memory of this array: %s",
+                     why);
+        PyBuffer_Release(v);
+        PyMem_RawFree(b);
+        return NULL;
+    }
+    tg_tensor *t = tg_from_blob(dt, v->ndim, shape, strides, v->buf, release_shared, b);
+    if (!t) {
+        PyBuffer_Release(v);
+        PyMem_RawFree(b);
+        return tgpy_raise();
+    }
+    return tgpy_wrap(t);
+}
+
+/* tensor(data) for flat buffers: a copy in the given dtype */
+static PyObject *full(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    int64_t shape[TG_MAX_DIMS];
+    tg_dtype dt;
+    if (n != 3)
+        return PyErr_Format(PyExc_TypeError, "_full(shape, dtype, value)");
+    int nd = tgpy_shape(args[0], shape, "size");
+    if (nd < 0 || tgpy_parse_dtype(args[1], &dt) < 0)
+        return NULL;
+    double v = PyFloat_AsDouble(args[2]);
+    if (v == -1.0 && PyErr_Occurred())
+        return NULL;
+    return tgpy_wrap(tg_full(dt, nd, shape, v));
+}
+
+static PyObject *arange(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    tg_dtype dt;
+    double a[3];
+    if (n != 4 || tgpy_parse_dtype(args[3], &dt) < 0)
+        return n != 4 ? PyErr_Format(PyExc_TypeError, "_arange(start, end, step, dtype)") : NULL;
+    for (int i = 0; i < 3; i++)
+        if ((a[i] = PyFloat_AsDouble(args[i])) == -1.0 && PyErr_Occurred())
+            return NULL;
+    return tgpy_wrap(tg_arange(dt, a[0], a[1], a[2]));
+}
+
+/* _random(kind, shape, dtype, a, b, generator): uniform, normal, bernoulli */
+static PyObject *random_tensor(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    int64_t shape[TG_MAX_DIMS];
+    tg_dtype dt;
+    if (n != 6)
+        return PyErr_Format(PyExc_TypeError, "_random(kind, shape, dtype, a, b, generator)");
+    const char *kind = PyUnicode_AsUTF8(args[0]);
+    int nd = kind ? tgpy_shape(args[1], shape, "size") : -1;
+    if (nd < 0 || tgpy_parse_dtype(args[2], &dt) < 0)
+        return NULL;
+    double a = PyFloat_AsDouble(args[3]), b = PyFloat_AsDouble(args[4]);
+    tg_generator *g = tgpy_generator(args[5]);
+    if (PyErr_Occurred() || !g)
+        return NULL;
+    if (!strcmp(kind, "normal"))
+        return tgpy_wrap(tg_rand_normal(g, dt, nd, shape, a, b));
+    if (!strcmp(kind, "uniform"))
+        return tgpy_wrap(tg_rand_uniform(g, dt, nd, shape, a, b));
+    if (!strcmp(kind, "bernoulli"))
+        return tgpy_wrap(tg_rand_bernoulli(g, nd, shape, a));
+    if (!strcmp(kind, "randperm"))
+        return tgpy_wrap(tg_randperm(g, (int64_t)a));
+    return PyErr_Format(PyExc_ValueError, "_random: unknown kind %s", kind);
+}
+
+static PyMethodDef create_functions[] = {
+    {"from_numpy", from_buffer, METH_O,
+     "from_numpy(a): a tensor sharing a's memory (any buffer-protocol object)."},
+    FAST("_full", full, NULL),
+    FAST("_arange", arange, NULL),
+    FAST("_random", random_tensor, NULL),
+    {NULL, NULL, 0, NULL}};
+
+/* iterating gives the views x[0], x[1], ... along the first dim */
+static PyObject *tensor_iter(PyObject *o)
+{
+    tg_tensor *t = TENSOR(o);
+    if (tg_ndim(t) == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+        return NULL;
+    }
+    int64_t n = tg_shape(t)[0];
+    PyObject *rows = PyList_New(n);
+    for (int64_t i = 0; rows && i < n; i++) {
+        tg_tensor *s = tg_slice(t, 0, i, i + 1, 1);
+        PyObject *row = tgpy_wrap(s ? tg_squeeze(s, 0) : NULL);
+        tg_release(s);
+        if (!row) {
+            Py_CLEAR(rows);
+            break;
+        }
+        PyList_SET_ITEM(rows, i, row);
+    }
+    PyObject *it = rows ? PyObject_GetIter(rows) : NULL;
+    Py_XDECREF(rows);
+    return it;
+}
+
+static Py_hash_t tensor_hash(PyObject *o) { return _Py_HashPointer(o); }
+
+PyTypeObject Tensor_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorgraph.Tensor",
+    .tp_basicsize = sizeof(TensorObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_new = tensor_new,
+    .tp_dealloc = tensor_dealloc,
+    .tp_repr = tensor_repr,
+    .tp_hash = tensor_hash,
+    .tp_getset = tensor_getset,
+    .tp_methods = tensor_methods,
+    .tp_as_buffer = &tensor_buffer,
+    .tp_as_number = &tgpy_number_methods,
+    .tp_as_mapping = &tgpy_mapping_methods,
+    .tp_richcompare = tgpy_richcompare,
+    .tp_iter = tensor_iter,
+    .tp_dictoffset = offsetof(TensorObject, dict),
+    .tp_weaklistoffset = offsetof(TensorObject, weaklist),
+    .tp_doc = "A multi-dimensional array with autograd (PyTorch's torch.Tensor).",
+};
+
+int tgpy_init_tensor(PyObject *m)
+{
+    if (PyType_Ready(&Tensor_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Tensor", (PyObject *)&Tensor_Type) < 0)
+        return -1;
+    return PyModule_AddFunctions(m, create_functions);
+}

@@ -1,0 +1,99 @@
+/* tensorgraph._C: the CPython extension under the `tensorgraph` package.
+ * Written against the Python C API and tensorgraph's public C API only
+ * (include/tg): a Tensor type owning one tg_tensor reference, dtype and
+ * Generator objects, the op table with its one generic calling path
+ * (ops.c), autograd, static graphs (tg.function) and the training
+ * objects (optimizers, data, checkpoints). */
+#ifndef TGPY_H
+#define TGPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <tg/tg.h>
+
+/* ---- tensors ---------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    tg_tensor *t;       /* one owned reference, never NULL after creation */
+    PyObject *dict;     /* user attributes (PyTorch allows them), lazily */
+    PyObject *weaklist;
+} TensorObject;
+
+extern PyTypeObject Tensor_Type;
+#define Tensor_Check(o) PyObject_TypeCheck(o, &Tensor_Type)
+#define TENSOR(o) (((TensorObject *)(o))->t)
+
+/* wraps t, taking its reference; NULL t raises the C error instead.
+ * Python code never runs with a scope visible: every C result it gets
+ * is its own reference (callbacks from inside C scopes hide them with
+ * tg_scope_hide first). */
+PyObject *tgpy_wrap(tg_tensor *t);
+/* the same into a given Tensor subclass (nn.Parameter) */
+PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t);
+
+/* ---- errors ---------------------------------------------------------------------
+ * Raises the Python exception PyTorch would raise for the last C error,
+ * with the C message; returns NULL (or -1 through tgpy_fail_status). */
+PyObject *tgpy_raise(void);
+int tgpy_fail_status(tg_status s);
+
+/* ---- dtypes and generators ------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    tg_dtype code;
+} DtypeObject;
+extern PyTypeObject Dtype_Type;
+PyObject *tgpy_dtype(tg_dtype dt);             /* borrowed singleton */
+int tgpy_parse_dtype(PyObject *o, tg_dtype *out); /* 0 ok, -1 TypeError */
+
+typedef struct {
+    PyObject_HEAD
+    tg_generator *g;
+    uint64_t seed;
+} GeneratorObject;
+extern PyTypeObject Generator_Type;
+tg_generator *tgpy_generator(PyObject *o); /* None: the default one */
+
+/* ---- converting arguments ----------------------------------------------------------
+ * A Python number becomes a 0-d tensor typed as PyTorch types a scalar
+ * next to a tensor of dtype `ref` (has_ref false: no tensor around):
+ * bool -> bool; int -> ref unless ref is bool (then int64); float ->
+ * ref when ref is floating point, else float32. Lists and arrays go
+ * through tensorgraph.tensor. Returns a new reference or NULL. */
+tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref);
+int tgpy_is_scalar(PyObject *o);
+/* fills shape from an int or a sequence of ints; -1 with an error */
+int tgpy_shape(PyObject *o, int64_t *shape, const char *what);
+
+/* big kernels run without the GIL (a DataLoader thread overlaps them) */
+#define TGPY_GIL_FREE_NUMEL 32768
+
+/* ---- the parts, each registering into the module ----------------------------------- */
+int tgpy_init_tensor(PyObject *m);
+int tgpy_init_ops(PyObject *m);
+int tgpy_init_index(void);
+int tgpy_init_autograd(PyObject *m);
+int tgpy_init_graph(PyObject *m);
+int tgpy_init_train(PyObject *m);
+int tgpy_init_data(PyObject *m);
+
+/* number protocol and comparisons of Tensor (number.c) */
+extern PyNumberMethods tgpy_number_methods;
+PyObject *tgpy_richcompare(PyObject *a, PyObject *b, int op);
+/* indexing (index.c) */
+extern PyMappingMethods tgpy_mapping_methods;
+
+/* graph tracing: while a tg.function traces, concrete tensors that
+ * require grad and are used by ops are recorded (graph.c) */
+extern int tgpy_tracing;
+void tgpy_trace_note(tg_tensor *const *ts, int n);
+static inline void tgpy_note_inputs(tg_tensor *const *ts, int n)
+{
+    if (tgpy_tracing)
+        tgpy_trace_note(ts, n);
+}
+
+/* calls a function of the pure-Python package (tensorgraph.<name>) */
+PyObject *tgpy_package_attr(const char *name);
+
+#endif

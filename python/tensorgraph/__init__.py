@@ -1,0 +1,38 @@
+"""tensorgraph: a deep-learning framework with a C core, used like PyTorch.
+
+    import tensorgraph as tg
+    x = tg.randn(3, 4, requires_grad=True)
+    (x * x).sum().backward()
+    x.grad
+
+The C extension tensorgraph._C holds tensors, ops (one generic calling
+path driven by an op table), autograd and static graphs; the pure-Python
+modules add PyTorch's bookkeeping (nn.Module, optimizers, DataLoader).
+See docs/PYTHON.md for what is covered and what differs from PyTorch.
+"""
+from . import _C
+from ._C import (Tensor, Generator, dtype, float32, float64, int32, int64, uint8,
+                 promote_types, set_num_threads, get_num_threads, from_numpy,
+                 default_generator, is_grad_enabled)
+from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, linspace,
+                        zeros_like, ones_like, full_like, empty_like, rand, randn, randint,
+                        randperm, rand_like, randn_like, manual_seed, seed, initial_seed,
+                        bernoulli)
+from ._ops import *  # noqa: F401,F403  (the op table's functions, PyTorch's names)
+from ._ops import __all__ as _ops_all
+from ._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
+from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
+from . import _tensor  # noqa: F401  (Python-level Tensor methods)
+from . import autograd
+
+bool = _C.bool  # noqa: A001  (PyTorch's tg.bool)
+float = float32  # noqa: A001
+double = float64
+int = int32  # noqa: A001
+long = int64
+__version__ = _C.__version__
+
+from . import nn, optim, utils  # noqa: E402
+from .serialization import save, load  # noqa: E402
+from .function import function  # noqa: E402
+from . import onnx, datasets  # noqa: E402

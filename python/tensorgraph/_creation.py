@@ -1,0 +1,187 @@
+"""Tensor creation with PyTorch's signatures: tensor, zeros, randn, ..."""
+import builtins
+import numpy as np
+
+from . import _C
+
+_NP_TO_TG = {np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64,
+             np.dtype(np.int32): _C.int32, np.dtype(np.int64): _C.int64,
+             np.dtype(np.uint8): _C.uint8, np.dtype(np.bool_): _C.bool}
+_TG_TO_NP = {v: k for k, v in _NP_TO_TG.items()}
+
+
+def _size(size):
+    """zeros(2, 3) and zeros((2, 3)) alike"""
+    if len(size) == 1 and not isinstance(size[0], builtins.int):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _numpy_dtype(data):
+    """PyTorch's inference for Python data: floats -> float32 (the default
+    dtype), ints -> int64, bools -> bool; numpy arrays keep theirs"""
+    if isinstance(data, np.ndarray):
+        return None
+    a = np.asarray(data)
+    if a.dtype.kind == 'f':
+        return np.float32
+    if a.dtype.kind in 'iu':
+        return np.int64
+    if a.dtype.kind == 'b':
+        return np.bool_
+    raise TypeError(f"tensor(): can't convert data of numpy dtype {a.dtype}")
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of data (nested lists, numbers, arrays, tensors)."""
+    if isinstance(data, Tensor):
+        t = data.detach().clone()
+        if dtype is not None:
+            t = t.to(dtype)
+        return _finish(t, requires_grad)
+    if dtype is not None:
+        a = np.array(data, dtype=_TG_TO_NP[dtype])
+    else:
+        a = np.array(data, dtype=_numpy_dtype(data))
+        if a.dtype not in _NP_TO_TG:
+            raise TypeError(f"tensor(): numpy dtype {a.dtype} is not supported "
+                            "(float32, float64, int32, int64, uint8, bool are)")
+    if a.dtype.kind in 'iu' and a.dtype not in _NP_TO_TG:
+        a = a.astype(np.int64)
+    t = _C.from_numpy(np.require(a, requirements='C')).clone()  # a copy the tensor owns
+    return _finish(t, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Shares memory with a numpy array of a supported dtype when no conversion
+    is needed (like from_numpy); copies otherwise."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and data.dtype in _NP_TO_TG and \
+            (dtype is None or _NP_TO_TG[data.dtype] == dtype):
+        try:
+            return _C.from_numpy(data)
+        except ValueError:
+            pass
+    return tensor(data, dtype=dtype)
+
+
+def _dt(dtype, default=_C.float32):
+    return default if dtype is None else dtype
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = (_C.bool if isinstance(fill_value, builtins.bool) else
+                 _C.int64 if isinstance(fill_value, builtins.int) else _C.float32)
+    return _finish(_C._full(tuple(size), dtype, fill_value), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(_C._full(_size(size), _dt(dtype), 0), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(_C._full(_size(size), _dt(dtype), 1), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """zeros: tensorgraph does not hand out uninitialised memory"""
+    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+
+def zeros_like(t, *, dtype=None, requires_grad=False):
+    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def ones_like(t, *, dtype=None, requires_grad=False):
+    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def empty_like(t, *, dtype=None, requires_grad=False):
+    return zeros_like(t, dtype=dtype, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, *, dtype=None, requires_grad=False):
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        ints = all(isinstance(v, builtins.int) for v in (start, end, step))
+        dtype = _C.int64 if ints else _C.float32
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    return _finish(_C._arange(start, end, step, dtype), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, requires_grad=False):
+    a = np.linspace(start, end, steps, dtype=np.float64)
+    return tensor(a, dtype=_dt(dtype), requires_grad=requires_grad)
+
+
+def _random(kind, size, dtype, a, b, generator, requires_grad):
+    return _finish(_C._random(kind, _size(size), _dt(dtype), a, b, generator), requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    return _random("uniform", size, dtype, 0.0, 1.0, generator, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    return _random("normal", size, dtype, 0.0, 1.0, generator, requires_grad)
+
+
+def rand_like(t, *, dtype=None, requires_grad=False):
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randn_like(t, *, dtype=None, requires_grad=False):
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None):
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    u = _C._random("uniform", tuple(size), _C.float64, 0.0, 1.0, generator)
+    return (u * (high - low)).floor().to(dtype or _C.int64) + low
+
+
+def randperm(n, *, generator=None, dtype=None):
+    p = _C._random("randperm", (), _C.int64, n, 0.0, generator)
+    return p if dtype is None or dtype == _C.int64 else p.to(dtype)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """bernoulli(probs): 1 where U(0,1) < probs"""
+    u = _C._random("uniform", input.shape, _C.float64, 0.0, 1.0, generator)
+    return (u < (input if p is None else p)).to(input.dtype)
+
+
+def manual_seed(seed):
+    """Seeds the default generator (parameter init, rand/randn, dropout)."""
+    return _C.default_generator.manual_seed(builtins.int(seed))
+
+
+def seed():
+    import time
+    s = time.time_ns() & ((1 << 63) - 1)
+    _C.default_generator.manual_seed(s)
+    return s
+
+
+def initial_seed():
+    return _C.default_generator.initial_seed()
+
+
+Tensor = _C.Tensor

@@ -1,0 +1,98 @@
+"""The op table's functions under PyTorch's names (tg.add, tg.sum, ...),
+plus the few whose Python signature needs a little logic on top."""
+import builtins
+
+from . import _C
+
+__all__ = []
+for _name, _sig, _is_method in _C._op_table():
+    if not _name.startswith('_'):
+        globals()[_name] = getattr(_C, _name)
+        __all__.append(_name)
+
+
+def _max_min(amax, arg, pair):
+    def f(input, dim=None, keepdim=False, *, out=None):
+        if isinstance(dim, _C.Tensor):  # torch.max(a, b): elementwise
+            return pair(input, dim)
+        if dim is None:
+            return amax(input)
+        from .return_types import ValuesIndices
+        return ValuesIndices(amax(input, dim, keepdim), arg(input, dim, keepdim))
+    return f
+
+
+max = _max_min(_C.amax, _C.argmax, _C.maximum)  # noqa: A001
+min = _max_min(_C.amin, _C.argmin, _C.minimum)  # noqa: A001
+max.__name__, min.__name__ = 'max', 'min'
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of consecutive parts along dim (differentiable slices)."""
+    n = tensor.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        sizes = [s] * (n // s) + ([n % s] if n % s else [])
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={sizes}")
+    parts, start = [], 0
+    for s in sizes:
+        parts.append(tensor.narrow(dim, start, s))
+        start += s
+    return tuple(parts)
+
+
+def chunk(input, chunks, dim=0):
+    n = input.shape[dim]
+    size = -(-n // chunks)
+    return split(input, size, dim)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_tensor(obj):
+    return isinstance(obj, _C.Tensor)
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    import numpy as np
+    return bool(np.allclose(a.detach().numpy(), b.detach().numpy(), rtol, atol, equal_nan))
+
+
+def equal(a, b):
+    return a.shape == b.shape and bool((a == b).all())
+
+
+def _reduce_bool(op):
+    def f(input, dim=None, keepdim=False, **kw):
+        if input.dtype in (_C.bool, _C.uint8):  # PyTorch sums bools as int64
+            input = _C._cast(input, _C.int64)
+        return op(input, dim, keepdim, **kw)
+    f.__name__ = op.__name__
+    return f
+
+
+sum = _reduce_bool(_C.sum)  # noqa: A001
+prod = _reduce_bool(_C.prod)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    return _C.amin(_C._cast(input, _C.int32), dim, keepdim) != 0
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    return _C.amax(_C._cast(input, _C.int32), dim, keepdim) != 0
+
+
+__all__ += ['sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+            'allclose', 'equal']

@@ -1,0 +1,244 @@
+"""Tensor methods written in Python: conversions, numpy interop, the
+methods whose signatures need logic (max with dim, to(...)), in-place
+variants and grad_fn. They join the C type through _C._add_method."""
+import builtins
+
+import numpy as np
+
+from . import _C, _ops
+from ._creation import _TG_TO_NP, zeros, ones, full, tensor
+
+Tensor = _C.Tensor
+_methods = {}
+
+
+def method(fn):
+    _methods[fn.__name__] = fn
+    return fn
+
+
+@method
+def numpy(self, *, force=False):
+    """A numpy array sharing this tensor's memory (no copy, any layout)."""
+    if force:
+        self = self.detach()
+    return np.asarray(self)
+
+
+@method
+def __array__(self, dtype=None):
+    a = np.asarray(memoryview(self))
+    return a if dtype is None else a.astype(dtype, copy=False)
+
+
+@method
+def __iter__(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self.shape[0]))
+
+
+@method
+def __format__(self, spec):
+    if self.numel() == 1 and not self.is_symbolic:
+        return format(self.item(), spec)
+    return format(repr(self), spec)
+
+
+@method
+def __reduce_ex__(self, protocol):
+    return (tensor, (self.detach().numpy().copy(), self.dtype, None, self.requires_grad))
+
+
+@method
+def __deepcopy__(self, memo):
+    if self.is_leaf:
+        t = self.detach().clone()
+        t.requires_grad_(self.requires_grad)
+        if type(self) is not Tensor:
+            t = type(self)(t, requires_grad=self.requires_grad)
+    else:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                           "support the deepcopy protocol at the moment")
+    memo[id(self)] = t
+    return t
+
+
+@method
+def to(self, *args, dtype=None, **kwargs):
+    """to(dtype), to(other) (its dtype), to('cpu') (no-op): a copy only when the
+    dtype changes"""
+    for a in args:
+        if isinstance(a, _C.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+    if dtype is None or dtype == self.dtype:
+        return self
+    return _C._cast(self, dtype)
+
+
+def _cast_method(dt):
+    def f(self):
+        return self.to(dt)
+    return f
+
+
+for _n, _d in (('float', _C.float32), ('double', _C.float64), ('long', _C.int64),
+               ('int', _C.int32), ('bool', _C.bool), ('byte', _C.uint8)):
+    _methods[_n] = _cast_method(_d)
+
+
+@method
+def type_as(self, other):
+    return self.to(other.dtype)
+
+
+@method
+def cpu(self):
+    return self
+
+
+@method
+def is_floating_point(self):
+    return self.dtype.is_floating_point
+
+
+@method
+def t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return self if self.ndim < 2 else self.transpose(0, 1)
+
+
+@method
+def narrow(self, dim, start, length):
+    dim = dim % self.ndim
+    return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+@method
+def view_as(self, other):
+    return self.view(other.shape)
+
+
+@method
+def reshape_as(self, other):
+    return self.reshape(other.shape)
+
+
+@method
+def expand_as(self, other):
+    return self.expand(other.shape)
+
+
+@method
+def masked_fill(self, mask, value):
+    return _C.where(mask, value, self)
+
+
+@method
+def masked_fill_(self, mask, value):
+    return self.copy_(_C.where(mask, value, self))
+
+
+@method
+def new_zeros(self, *size, dtype=None, requires_grad=False):
+    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@method
+def new_ones(self, *size, dtype=None, requires_grad=False):
+    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@method
+def new_full(self, size, fill_value, *, dtype=None, requires_grad=False):
+    return full(size, fill_value, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@method
+def new_tensor(self, data, dtype=None, requires_grad=False):
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+@method
+def split(self, split_size, dim=0):
+    return _ops.split(self, split_size, dim)
+
+
+@method
+def chunk(self, chunks, dim=0):
+    return _ops.chunk(self, chunks, dim)
+
+
+@method
+def max(self, dim=None, keepdim=False):
+    return _ops.max(self, dim, keepdim)
+
+
+@method
+def min(self, dim=None, keepdim=False):
+    return _ops.min(self, dim, keepdim)
+
+
+for _n in ('sum', 'prod', 'all', 'any'):
+    _methods[_n] = getattr(_ops, _n)
+
+
+@method
+def abs_(self):
+    return self.copy_(self.abs())
+
+
+def _inplace(name):
+    def f(self, *args, **kwargs):
+        with _no_record():
+            r = getattr(_C, name)(self, *args, **kwargs)
+        return self.copy_(r)
+    f.__name__ = name + '_'
+    return f
+
+
+class _no_record:
+    def __enter__(self):
+        self._prev = _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+
+
+for _n in ('neg', 'exp', 'log', 'sqrt', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'clamp',
+           'floor', 'ceil', 'round', 'sign', 'pow', 'maximum', 'minimum', 'clip'):
+    _methods[_n + '_'] = _inplace(_n)
+
+
+class Node:
+    """What made a tensor (PyTorch's grad_fn): the op's name."""
+    __slots__ = ('_name',)
+
+    def __init__(self, name):
+        self._name = name
+
+    def name(self):
+        return ''.join(p.capitalize() for p in self._name.split('_')) + 'Backward0'
+
+    def __repr__(self):
+        return f'<{self.name()}>'
+
+
+def _grad_fn(self):
+    n = _C._grad_fn_name(self)
+    return None if n is None else Node(n)
+
+
+_methods['grad_fn'] = property(_grad_fn)
+_methods['is_cuda'] = property(lambda self: False)
+_methods['mT'] = property(lambda self: self.transpose(-2, -1))
+_methods['__array_priority__'] = 1000  # numpy defers to our reflected operators
+
+for _name, _fn in _methods.items():
+    _C._add_method(_name, _fn)
+
+del builtins

@@ -1,0 +1,115 @@
+"""tensorgraph.autograd: grad (with create_graph), Function, gradcheck."""
+from . import _C
+from ._grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
+
+Tensor = _C.Tensor
+
+
+def _seq(x):
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """d(sum(outputs * grad_outputs)) / d inputs, without touching .grad.
+    With create_graph the results can be differentiated again."""
+    outputs, inputs = _seq(outputs), _seq(inputs)
+    if grad_outputs is not None:
+        grad_outputs = _seq(grad_outputs)
+    else:
+        for o in outputs:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    retain = create_graph if retain_graph is None else retain_graph
+    res = _C._grad(outputs, inputs, grad_outputs, bool(retain), bool(create_graph))
+    if not allow_unused and any(r is None for r in res):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used "
+                           "in the graph. Set allow_unused=True if this is the desired "
+                           "behavior.")
+    return tuple(res)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None):
+    tensors = _seq(tensors)
+    grads = _seq(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    for t, g in zip(tensors, grads):
+        t.backward(g, retain_graph=True if len(tensors) > 1 else retain_graph)
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, ns):
+        super().__init__(name, bases, ns)
+        cls._tg_function = _C._function_def(name)
+
+
+class Function(metaclass=_FunctionMeta):
+    """Custom differentiable operations, as torch.autograd.Function:
+
+        class Exp(Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x.exp()
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad):
+                y, = ctx.saved_tensors
+                return grad * y
+
+        Exp.apply(x)
+
+    forward runs with grad mode off and returns one tensor; backward returns
+    one gradient (or None) per forward argument. Saved tensors are checked
+    for in-place changes at backward."""
+
+    @classmethod
+    def apply(cls, *args):
+        return _C._function_apply(cls, args)
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("Function.forward must be overridden")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("Function.backward must be overridden")
+
+
+FunctionCtx = _C.FunctionCtx
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+    """Compares backward with central finite differences (float64 inputs)."""
+    import numpy as np
+    inputs = _seq(inputs)
+    out = fn(*inputs)
+    flat_out = out.reshape(-1)
+    for k, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x.requires_grad):
+            continue
+        xa = x.detach().numpy()
+        numeric = np.zeros((flat_out.numel(), x.numel()))
+        flat = xa.reshape(-1)
+        for j in range(x.numel()):
+            old = flat[j]
+            flat[j] = old + eps
+            with no_grad():
+                plus = fn(*inputs).detach().numpy().reshape(-1).astype(np.float64)
+            flat[j] = old - eps
+            with no_grad():
+                minus = fn(*inputs).detach().numpy().reshape(-1).astype(np.float64)
+            flat[j] = old
+            numeric[:, j] = (plus - minus) / (2 * eps)
+        analytic = np.zeros_like(numeric)
+        for i in range(flat_out.numel()):
+            out = fn(*inputs).reshape(-1)
+            g, = grad(out[i], x, retain_graph=False, allow_unused=True)
+            if g is not None:
+                analytic[i] = g.detach().numpy().reshape(-1)
+        if not np.allclose(analytic, numeric, rtol=rtol, atol=atol):
+            if raise_exception:
+                raise RuntimeError(f"gradcheck: Jacobian mismatch for input {k}:\n"
+                                   f"numerical {numeric}\nanalytical {analytic}")
+            return False
+    return True

@@ -1,0 +1,281 @@
+"""The layers: PyTorch's constructors, defaults and initialisation, each a
+thin Module over one functional op."""
+import math
+
+from .. import _C
+from .._creation import zeros, ones, tensor
+from . import functional as F, init
+from .module import Module
+from .parameter import Parameter
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+class Identity(Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class Linear(Module):
+    def __init__(self, in_features, out_features, bias=True, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(zeros(out_features, in_features, dtype=dtype))
+        self.bias = Parameter(zeros(out_features, dtype=dtype)) if bias else None
+        if not bias:
+            self.register_parameter('bias', None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        return _C.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f'in_features={self.in_features}, out_features={self.out_features}, '
+                f'bias={self.bias is not None}')
+
+
+class Conv2d(Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode='zeros', dtype=None):
+        super().__init__()
+        if padding_mode != 'zeros' or isinstance(padding, str):
+            raise NotImplementedError("Conv2d: only numeric zero padding is supported")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError("in_channels and out_channels must be divisible by groups")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.padding, self.dilation, self.groups = _pair(padding), _pair(dilation), groups
+        kh, kw = self.kernel_size
+        self.weight = Parameter(zeros(out_channels, in_channels // groups, kh, kw, dtype=dtype))
+        if bias:
+            self.bias = Parameter(zeros(out_channels, dtype=dtype))
+        else:
+            self.register_parameter('bias', None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
+            bound = 1 / math.sqrt(fan_in)
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        return _C.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                         self.groups)
+
+    def extra_repr(self):
+        s = (f'{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, '
+             f'stride={self.stride}')
+        if self.padding != (0, 0):
+            s += f', padding={self.padding}'
+        return s + ('' if self.bias is not None else ', bias=False')
+
+
+class MaxPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
+
+    def forward(self, x):
+        return _C.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                             self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return (f'kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, '
+                f'padding={self.padding}')
+
+
+class AvgPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, x):
+        return _C.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                             self.count_include_pad)
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x):
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+
+class _BatchNorm(Module):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, dtype=None):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(ones(num_features, dtype=dtype))
+            self.bias = Parameter(zeros(num_features, dtype=dtype))
+        else:
+            self.register_parameter('weight', None)
+            self.register_parameter('bias', None)
+        if track_running_stats:
+            self.register_buffer('running_mean', zeros(num_features, dtype=dtype))
+            self.register_buffer('running_var', ones(num_features, dtype=dtype))
+            self.register_buffer('num_batches_tracked', tensor(0))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def forward(self, x):
+        self._check_input_dim(x)
+        momentum = 0.0 if self.momentum is None else self.momentum
+        use_batch = self.training or self.running_mean is None
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                momentum = 1.0 / float(self.num_batches_tracked.item())
+        stats = self.training or not self.track_running_stats
+        return _C.batch_norm(x, self.running_mean if not use_batch or self.training else None,
+                             self.running_var if not use_batch or self.training else None,
+                             self.weight, self.bias, stats, momentum, self.eps)
+
+    def extra_repr(self):
+        return (f'{self.num_features}, eps={self.eps}, momentum={self.momentum}, '
+                f'affine={self.affine}, track_running_stats={self.track_running_stats}')
+
+
+class BatchNorm1d(_BatchNorm):
+    def _check_input_dim(self, x):
+        if x.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {x.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    def _check_input_dim(self, x):
+        if x.ndim != 4:
+            raise ValueError(f"expected 4D input (got {x.ndim}D input)")
+
+
+class LayerNorm(Module):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ones(*shape, dtype=dtype))
+            self.bias = Parameter(zeros(*shape, dtype=dtype))
+        else:
+            self.register_parameter('weight', None)
+            self.register_parameter('bias', None)
+
+    def forward(self, x):
+        return _C.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f'{self.normalized_shape}, eps={self.eps}'
+
+
+class Dropout(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return _C.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f'p={self.p}'
+
+
+class Embedding(Module):
+    def __init__(self, num_embeddings, embedding_dim, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype))
+        init.normal_(self.weight)
+
+    def forward(self, idx):
+        return _C.embedding(idx, self.weight)
+
+    def extra_repr(self):
+        return f'{self.num_embeddings}, {self.embedding_dim}'
+
+
+class Flatten(Module):
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        return _C.flatten(x, self.start_dim, self.end_dim)
+
+
+def _activation(name, fn, **defaults):
+    def __init__(self, *args, inplace=False, **kwargs):
+        Module.__init__(self)
+        names = list(defaults)
+        vals = dict(defaults)
+        vals.update(zip(names, args))
+        vals.update(kwargs)
+        self.__dict__.update(vals)
+        self._args = tuple(vals[n] for n in names)
+
+    def forward(self, x):
+        return fn(x, *self._args)
+
+    def extra_repr(self):
+        return ', '.join(f'{k}={getattr(self, k)}' for k in defaults)
+    return type(name, (Module,), {'__init__': __init__, 'forward': forward,
+                                  'extra_repr': extra_repr})
+
+
+ReLU = _activation('ReLU', _C.relu)
+Tanh = _activation('Tanh', _C.tanh)
+Sigmoid = _activation('Sigmoid', _C.sigmoid)
+GELU = _activation('GELU', _C.gelu)
+Softplus = _activation('Softplus', _C.softplus)
+LeakyReLU = _activation('LeakyReLU', _C.leaky_relu, negative_slope=0.01)
+ELU = _activation('ELU', _C.elu, alpha=1.0)
+Softmax = _activation('Softmax', _C.softmax, dim=None)
+LogSoftmax = _activation('LogSoftmax', _C.log_softmax, dim=None)
+
+
+class _Loss(Module):
+    def __init__(self, reduction='mean'):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return self._fn(input, target, self.reduction)
+
+
+class MSELoss(_Loss):
+    _fn = staticmethod(_C.mse_loss)
+
+
+class CrossEntropyLoss(_Loss):
+    _fn = staticmethod(_C.cross_entropy)
+
+
+class NLLLoss(_Loss):
+    _fn = staticmethod(_C.nll_loss)
+
+
+class BCEWithLogitsLoss(_Loss):
+    _fn = staticmethod(_C.binary_cross_entropy_with_logits)

@@ -1,0 +1,272 @@
+"""nn.Module: parameters, buffers and children registered by attribute
+assignment, PyTorch's naming (state_dict keys), modes and bulk updates."""
+from collections import OrderedDict, namedtuple
+
+from .. import _C
+from .._grad_mode import no_grad
+from .parameter import Parameter
+
+_IncompatibleKeys = namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])
+
+
+class Module:
+    training = True
+
+    def __init__(self):
+        object.__setattr__(self, '_parameters', OrderedDict())
+        object.__setattr__(self, '_buffers', OrderedDict())
+        object.__setattr__(self, '_non_persistent', set())
+        object.__setattr__(self, '_modules', OrderedDict())
+        object.__setattr__(self, '_forward_hooks', OrderedDict())
+        object.__setattr__(self, 'training', True)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required "
+                                  "\"forward\" function")
+
+    def __call__(self, *args, **kwargs):
+        out = self.forward(*args, **kwargs)
+        for hook in self._forward_hooks.values():
+            r = hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    def register_forward_hook(self, hook):
+        key = object()
+        self._forward_hooks[key] = hook
+
+        class Handle:
+            def remove(_):
+                self._forward_hooks.pop(key, None)
+        return Handle()
+
+    # ---- registration ------------------------------------------------------------
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        if '_parameters' not in d:
+            raise AttributeError("cannot assign before Module.__init__() call")
+        if isinstance(value, (Parameter, Module)):
+            for store in ('_parameters', '_buffers', '_modules'):
+                d[store].pop(name, None)
+            d.pop(name, None)
+            (self._parameters if isinstance(value, Parameter) else self._modules)[name] = value
+        elif name in self._parameters:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
+                                f"'{name}' (nn.Parameter or None expected)")
+            self._parameters[name] = None
+        elif name in self._buffers:
+            if value is not None and not isinstance(value, _C.Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(Tensor or None expected)")
+            self._buffers[name] = value
+        elif name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (Module or None expected)")
+            self._modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ('_parameters', '_buffers', '_modules'):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if '.' in name or not name:
+            raise KeyError(f"buffer name can't contain \".\" or be empty, got: {name!r}")
+        if tensor is not None and not isinstance(tensor, _C.Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (Tensor or None required)")
+        self.__dict__.pop(name, None)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # ---- walking ------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix=''):
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return
+        memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(memo, prefix + ('.' if prefix else '') + name)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named(self, store, prefix, recurse):
+        seen = set()
+        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for mp, m in mods:
+            for name, t in getattr(m, store).items():
+                if t is None or id(t) in seen:
+                    continue
+                seen.add(id(t))
+                yield mp + ('.' if mp else '') + name, t
+
+    def named_parameters(self, prefix='', recurse=True):
+        yield from self._named('_parameters', prefix, recurse)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix='', recurse=True):
+        yield from self._named('_buffers', prefix, recurse)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # ---- state ----------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix='', keep_vars=False):
+        """name -> tensor (sharing storage, detached unless keep_vars), in
+        PyTorch's order: own parameters, own buffers, then each child"""
+        out = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(out, prefix + name + '.', keep_vars)
+        return out
+
+    def load_state_dict(self, state_dict, strict=True):
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict and (missing or unexpected):
+            errors.append(f"Missing key(s): {missing}. Unexpected key(s): {unexpected}.")
+        for k, t in own.items():
+            if k in state_dict:
+                v = state_dict[k]
+                if tuple(v.shape) != tuple(t.shape):
+                    errors.append(f"size mismatch for {k}: copying a param with shape "
+                                  f"{tuple(v.shape)}, the shape in current model is "
+                                  f"{tuple(t.shape)}.")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        with no_grad():
+            for k, t in own.items():
+                if k in state_dict:
+                    t.copy_(state_dict[k])
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- modes and bulk updates --------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, 'training', mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.zero_()
+
+    def apply(self, fn):
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _cast(self, dt):
+        with no_grad():
+            for m in self.modules():
+                for name, p in m._parameters.items():
+                    if p is not None and p.dtype.is_floating_point:
+                        m._parameters[name] = Parameter(p.to(dt), p.requires_grad)
+                for name, b in m._buffers.items():
+                    if b is not None and b.dtype.is_floating_point:
+                        m._buffers[name] = b.to(dt)
+        return self
+
+    def to(self, *args, dtype=None, **kwargs):
+        for a in args:
+            if isinstance(a, _C.dtype):
+                dtype = a
+        return self._cast(dtype) if dtype is not None else self
+
+    def float(self):
+        return self._cast(_C.float32)
+
+    def double(self):
+        return self._cast(_C.float64)
+
+    def cpu(self):
+        return self
+
+    # ---- printing -------------------------------------------------------------------------
+    def extra_repr(self):
+        return ''
+
+    def __repr__(self):
+        lines = []
+        for name, m in self._modules.items():
+            sub = repr(m).replace('\n', '\n  ')
+            lines.append(f'({name}): {sub}')
+        extra = self.extra_repr()
+        if not lines:
+            return f'{type(self).__name__}({extra})'
+        body = '\n  '.join(([extra] if extra else []) + lines)
+        return f'{type(self).__name__}(\n  {body}\n)'
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))

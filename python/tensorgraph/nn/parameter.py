@@ -1,0 +1,20 @@
+"""nn.Parameter: a leaf tensor that modules register as a parameter."""
+from .. import _C
+
+
+class Parameter(_C.Tensor):
+    """Parameter(data, requires_grad=True): shares data's storage."""
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            data = _C._full((0,), _C.float32, 0)
+        return _C.Tensor._make_subclass(cls, data, requires_grad)
+
+    def __init__(self, data=None, requires_grad=True):
+        pass
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, protocol):
+        return (Parameter, (self.detach().clone(), self.requires_grad))

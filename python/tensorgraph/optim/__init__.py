@@ -1,0 +1,145 @@
+"""tensorgraph.optim: PyTorch's optimizers over the C ones (fused update
+loops with PyTorch's formulas). param_groups work as in PyTorch: each group
+is one C optimizer, and its 'lr' is read at every step (schedulers change it)."""
+from .. import _C
+from . import lr_scheduler  # noqa: F401
+
+
+class Optimizer:
+    _kind = None
+    _defaults = {}
+
+    def __init__(self, params, **options):
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{'params': params}]
+        self.defaults = dict(self._defaults, **options)
+        self.param_groups = []
+        self._c = []
+        self._lrs = []  # the lr each C optimizer has
+        self.state = {}
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, group):
+        group = dict(group)
+        group['params'] = list(group['params'])
+        for k, v in self.defaults.items():
+            group.setdefault(k, v)
+        self._validate(group)
+        self.param_groups.append(group)
+        self._c.append(_C.Optimizer(self._kind, group['params'], self._options(group)))
+        self._lrs.append(group['lr'])
+
+    def _validate(self, group):
+        if group['lr'] < 0:
+            raise ValueError(f"Invalid learning rate: {group['lr']}")
+
+    def _options(self, group):
+        return {k: v for k, v in group.items() if k != 'params'}
+
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with _C_enable_grad():
+                loss = closure()
+        for i, (group, c) in enumerate(zip(self.param_groups, self._c)):
+            if group['lr'] != self._lrs[i]:  # a scheduler (or the user) changed it
+                c.set_lr(group['lr'])
+                self._lrs[i] = group['lr']
+            c.step()
+        return loss
+
+    def zero_grad(self, set_to_none=True):
+        for group, c in zip(self.param_groups, self._c):
+            if set_to_none:
+                c.zero_grad()
+            else:
+                for p in group['params']:
+                    if p.grad is not None:
+                        p.grad.zero_()
+
+    def state_dict(self):
+        """{'state': per group, the C optimizer's buffers and metadata,
+        'param_groups': the hyper-parameters}"""
+        return {'state': [c.state() for c in self._c],
+                'param_groups': [{k: v for k, v in g.items() if k != 'params'}
+                                 for g in self.param_groups]}
+
+    def load_state_dict(self, state_dict):
+        if len(state_dict['state']) != len(self._c):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for i, (c, (tensors, meta), g, saved) in enumerate(zip(
+                self._c, state_dict['state'], self.param_groups, state_dict['param_groups'])):
+            c.load_state(tensors, meta)
+            g.update(saved)
+            self._lrs[i] = g['lr'] = c.get_lr()
+
+    def __repr__(self):
+        s = type(self).__name__ + ' ('
+        for i, g in enumerate(self.param_groups):
+            s += f'\nParameter Group {i}'
+            for k in sorted(g):
+                if k != 'params':
+                    s += f'\n    {k}: {g[k]}'
+        return s + '\n)'
+
+
+class _C_enable_grad:
+    def __enter__(self):
+        self._prev = _C._set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+
+
+class SGD(Optimizer):
+    _kind = 'sgd'
+    _defaults = dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+                     maximize=False)
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False, *, maximize=False):
+        super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,
+                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+
+
+class Adam(Optimizer):
+    _kind = 'adam'
+    _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
+                     maximize=False)
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad, maximize=maximize)
+
+
+class AdamW(Adam):
+    _kind = 'adamw'
+    _defaults = dict(Adam._defaults, weight_decay=1e-2)
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+
+
+class Adadelta(Optimizer):
+    _kind = 'adadelta'
+    _defaults = dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False)
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, maximize=False):
+        super().__init__(params, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
+                         maximize=maximize)
+
+
+class RMSprop(Optimizer):
+    _kind = 'rmsprop'
+    _defaults = dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+                     centered=False, maximize=False)
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+                 centered=False, *, maximize=False):
+        super().__init__(params, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                         momentum=momentum, centered=centered, maximize=maximize)

@@ -1,0 +1,55 @@
+"""tg.save / tg.load: safetensors files through the C writer (atomic) and
+reader (hostile-input safe). PyTorch pickles arbitrary objects; here the
+object is a (possibly nested) dict of tensors, as state_dicts are: nested
+keys are joined with '.', and non-tensor leaves (ints, floats, strings,
+as optimizer hyper-parameters are) go to the file's metadata."""
+import json
+import os
+from collections import OrderedDict
+
+from . import _C
+
+_META_KEY = "tensorgraph.nonTensor"
+
+
+def _flatten(obj, prefix, tensors, other):
+    if isinstance(obj, _C.Tensor):
+        tensors[prefix] = obj.detach()
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            if not isinstance(k, (str, int)):
+                raise TypeError(f"save: dict keys must be str or int, got {type(k).__name__}")
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), tensors, other)
+    elif isinstance(obj, (list, tuple)) and any(isinstance(v, (_C.Tensor, dict)) for v in obj):
+        for i, v in enumerate(obj):
+            _flatten(v, f"{prefix}.{i}" if prefix else str(i), tensors, other)
+    else:
+        try:
+            json.dumps(obj)
+        except TypeError:
+            raise TypeError(f"save: cannot store a {type(obj).__name__} (only tensors, dicts "
+                            "and JSON values: the format is safetensors)") from None
+        other[prefix] = obj
+
+
+def save(obj, f):
+    """Writes obj (a tensor or a nested dict of tensors) to the path f."""
+    tensors, other = OrderedDict(), OrderedDict()
+    _flatten(obj, "", tensors, other)
+    if "" in tensors:
+        tensors = OrderedDict([("tensor", tensors.pop(""))])
+        other[""] = "__single_tensor__"
+    meta = {_META_KEY: json.dumps(other)} if other else {}
+    _C._save_safetensors(os.fspath(f), tensors, meta)
+
+
+def load(f, map_location=None, weights_only=True):
+    """Reads a file written by save (or any safetensors file) as an
+    OrderedDict name -> tensor (nested names stay dotted, as state_dict keys)."""
+    names, tensors, meta = _C._load_safetensors(os.fspath(f))
+    out = OrderedDict(zip(names, tensors))
+    other = json.loads(meta.get(_META_KEY, "{}"))
+    if other.get("") == "__single_tensor__":
+        return out["tensor"]
+    out.update(other)
+    return out

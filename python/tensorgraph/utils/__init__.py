@@ -1,0 +1,2 @@
+"""tensorgraph.utils: data loading."""
+from . import data  # noqa: F401

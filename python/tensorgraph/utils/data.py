@@ -1,0 +1,186 @@
+"""tensorgraph.utils.data: Dataset, TensorDataset, Subset, random_split and
+DataLoader (batch_size, shuffle, drop_last, a seeded generator, background
+prefetch). Datasets that live in C (TensorDataset of two tensors, MNIST)
+are loaded by the C loader, whose prefetch thread gathers the next batches
+without the GIL while the training step runs; other datasets are indexed
+in Python, with batches prepared ahead on a Python thread."""
+import queue
+import threading
+
+from .. import _C
+from .._creation import randperm
+
+
+class Dataset:
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    def __add__(self, other):
+        raise NotImplementedError("ConcatDataset is not supported")
+
+
+class TensorDataset(Dataset):
+    def __init__(self, *tensors):
+        if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
+            raise ValueError("Size mismatch between tensors")
+        self.tensors = tensors
+        self._c = None
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self):
+        return self.tensors[0].shape[0]
+
+    def _c_dataset(self):
+        if len(self.tensors) != 2:
+            return None
+        if self._c is None:
+            self._c = _C._dataset_from_tensors(*self.tensors)
+        return self._c
+
+
+class Subset(Dataset):
+    def __init__(self, dataset, indices):
+        self.dataset, self.indices = dataset, list(indices)
+
+    def __getitem__(self, i):
+        return self.dataset[self.indices[i]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def random_split(dataset, lengths, generator=None):
+    if sum(lengths) != len(dataset):
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    perm = randperm(len(dataset), generator=generator).tolist()
+    out, start = [], 0
+    for n in lengths:
+        out.append(Subset(dataset, perm[start:start + n]))
+        start += n
+    return out
+
+
+def default_collate(batch):
+    from .._ops import stack
+    from .._creation import tensor
+    first = batch[0]
+    if isinstance(first, _C.Tensor):
+        return stack(list(batch))
+    if isinstance(first, (int, float, bool)):
+        return tensor(list(batch))
+    if isinstance(first, (tuple, list)):
+        return type(first)(default_collate(list(s)) for s in zip(*batch))
+    if isinstance(first, dict):
+        return {k: default_collate([b[k] for b in batch]) for k in first}
+    return batch
+
+
+class DataLoader:
+    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, num_workers=0,
+                 collate_fn=None, drop_last=False, generator=None, prefetch_factor=2,
+                 pin_memory=False, persistent_workers=False):
+        if batch_size is None or batch_size < 1:
+            raise ValueError(f"batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size}")
+        self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
+        self.sampler, self.drop_last = sampler, drop_last
+        self.collate_fn = collate_fn or default_collate
+        self.generator = generator if generator is not None else _C.default_generator
+        self.prefetch = max(int(prefetch_factor), 0) * max(num_workers, 1)
+        self._epoch = 0
+        c = getattr(dataset, '_c_dataset', None)
+        c = c() if c and collate_fn is None and sampler is None else None
+        self._loader = None
+        if c is not None:
+            self._loader = _C.Loader(c, batch_size, bool(shuffle), self.generator._next_u64(),
+                                     bool(drop_last), self.prefetch)
+
+    def __len__(self):
+        if self._loader is not None:
+            return len(self._loader)
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self):
+        if self._loader is not None:
+            self._loader.set_epoch(self._epoch)
+            self._epoch += 1
+            return _CIterator(self._loader)
+        return _PyIterator(self)
+
+    def _index_batches(self):
+        n = len(self.dataset)
+        if self.sampler is not None:
+            order = list(self.sampler)
+        elif self.shuffle:
+            order = randperm(n, generator=self.generator).tolist()
+        else:
+            order = range(n)
+        for i in range(0, n, self.batch_size):
+            idx = order[i:i + self.batch_size]
+            if len(idx) < self.batch_size and self.drop_last:
+                return
+            yield idx
+
+
+class _CIterator:
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = self._loader.next()
+        if batch is None:
+            raise StopIteration
+        return list(batch)
+
+
+class _PyIterator:
+    """batches made on a background thread, `prefetch` ahead"""
+    _END = object()
+
+    def __init__(self, dl):
+        self._dl = dl
+        self._batches = dl._index_batches()
+        if dl.prefetch > 0:
+            self._q = queue.Queue(maxsize=dl.prefetch)
+            self._stop = False
+            self._thread = threading.Thread(target=self._fill, daemon=True)
+            self._thread.start()
+        else:
+            self._q = None
+
+    def _make(self, idx):
+        return self._dl.collate_fn([self._dl.dataset[i] for i in idx])
+
+    def _fill(self):
+        try:
+            for idx in self._batches:
+                if self._stop:
+                    return
+                self._q.put((True, self._make(idx)))
+        except BaseException as e:  # handed to the consumer
+            self._q.put((False, e))
+            return
+        self._q.put((True, self._END))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._q is None:
+            return self._make(next(self._batches))
+        ok, item = self._q.get()
+        if not ok:
+            raise item
+        if item is self._END:
+            raise StopIteration
+        return item
+
+    def __del__(self):
+        if self._q is not None:
+            self._stop = True

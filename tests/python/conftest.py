@@ -1,0 +1,30 @@
+"""Shared fixtures: the package under test comes from PYTHONPATH (the build's
+build/python, set by ctest); torch is optional (tests that compare against
+it skip with a reason when Debian's python3-torch is missing)."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - depends on the machine
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="python3-torch is not installed")
+SANITIZED = os.environ.get("TG_PY_SANITIZED") == "1"
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    tg.manual_seed(0)
+    np.random.seed(0)
+    yield
+    assert tg.is_grad_enabled(), "a test left grad mode off"
+
+
+def close(t, expected, rtol=1e-5, atol=1e-6):
+    got = t.detach().numpy() if isinstance(t, tg.Tensor) else np.asarray(t)
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)

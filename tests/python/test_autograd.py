@@ -1,0 +1,188 @@
+"""Autograd from Python, with PyTorch's semantics and error cases: backward,
+accumulation, retain_graph errors, no_grad, in-place version errors,
+autograd.grad with create_graph, custom Functions."""
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import close
+
+
+def test_backward_accumulates_into_leaves():
+    x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).sum().backward()
+    close(x.grad, [2, 4, 6])
+    (x * 3).sum().backward()
+    close(x.grad, [5, 7, 9])
+    x.grad = None
+    assert x.grad is None
+    y = x.exp()
+    y.backward(tg.ones(3))
+    close(x.grad, np.exp([1, 2, 3]), rtol=1e-5)
+    assert x.is_leaf and not y.is_leaf and y.requires_grad and y.grad_fn.name() == "ExpBackward0"
+    assert x.grad_fn is None
+
+
+def test_backward_errors():
+    x = tg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="scalar outputs"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tg.ones(2).sum().backward()
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        y.backward()
+    z = (x * x).sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    close(x.grad, [6, 6, 6])
+    with pytest.raises(RuntimeError, match="floating point|float"):
+        tg.ones(2, dtype=tg.int64).requires_grad_()
+    with pytest.raises(RuntimeError, match="leaf"):
+        (x * 2).requires_grad_(False)
+
+
+def test_no_grad_and_enable_grad():
+    x = tg.ones(2, requires_grad=True)
+    with tg.no_grad():
+        y = x * 2
+        assert not tg.is_grad_enabled()
+        with tg.enable_grad():
+            z = x * 2
+    assert not y.requires_grad and y.grad_fn is None and z.requires_grad
+
+    @tg.no_grad()
+    def f(a):
+        return a * 3
+    assert not f(x).requires_grad
+    with tg.set_grad_enabled(False):
+        assert not (x + 1).requires_grad
+    assert tg.is_grad_enabled()
+    assert not x.detach().requires_grad and (x.detach() * 1).grad_fn is None
+
+
+def test_inplace_version_errors_at_backward():
+    x = tg.ones(3, requires_grad=True)
+    a = tg.full((3,), 2.0)
+    y = x * a           # mul saves a
+    a.add_(1)           # ... which is then modified in place
+    assert a._version == 1
+    with pytest.raises(RuntimeError, match="in.place|version"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="grad"):
+        x.add_(1)       # a leaf that requires grad: refused, as PyTorch
+    with tg.no_grad():
+        x.add_(1)       # allowed as a parameter update
+    close(x, [2, 2, 2])
+
+
+def test_inplace_ops_and_versions():
+    t = tg.zeros(3)
+    v0 = t._version
+    t += 1
+    t *= 3
+    t -= tg.tensor([1.0, 0.0, 1.0])
+    t /= 2
+    close(t, [1, 1.5, 1])
+    assert t._version == v0 + 4
+    u = t
+    u += 1
+    assert u is t
+    t.zero_()
+    t.fill_(2.5)
+    t.mul_(2).add_(1, alpha=2).sub_(tg.ones(3))
+    close(t, [6, 6, 6])
+    i = tg.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i /= 2
+
+
+def test_autograd_grad_create_graph():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x ** 3).sum()
+    g, = tg.autograd.grad(y, x, create_graph=True)
+    close(g, [3, 12])
+    gg, = tg.autograd.grad(g.sum(), x)
+    close(gg, [6, 12])
+    assert x.grad is None  # grad() does not accumulate
+    w = tg.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        tg.autograd.grad((x * 2).sum(), [x, w])
+    gx, gw = tg.autograd.grad((x * 2).sum(), [x, w], allow_unused=True)
+    assert gw is None
+    out = x * 2
+    go, = tg.autograd.grad(out, x, grad_outputs=tg.tensor([1.0, 10.0]))
+    close(go, [2, 20])
+
+
+class Exp(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        y = x.exp() * scale
+        ctx.save_for_backward(y)
+        ctx.scale = scale
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, = ctx.saved_tensors
+        return grad * y, None
+
+
+def test_custom_function():
+    x = tg.tensor([0.0, 1.0], dtype=tg.float64, requires_grad=True)
+    y = Exp.apply(x, 2.0)
+    close(y, 2 * np.exp([0.0, 1.0]))
+    assert y.grad_fn.name().startswith("Exp")
+    y.sum().backward()
+    close(x.grad, 2 * np.exp([0.0, 1.0]))
+    assert tg.autograd.gradcheck(lambda t: Exp.apply(t, 3.0), (x,))
+    # no grad needed: forward only
+    with tg.no_grad():
+        assert not Exp.apply(x, 1.0).requires_grad
+
+
+def test_custom_function_saved_tensor_modified():
+    x = tg.ones(2, requires_grad=True)
+    y = Exp.apply(x, 1.0)
+    with tg.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified|in-place"):
+        y.sum().backward()
+
+
+class Bad(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise ValueError("backward exploded")
+
+
+class WrongCount(tg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+def test_custom_function_errors_propagate():
+    x = tg.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="exploded"):
+        Bad.apply(x).sum().backward()
+    with pytest.raises(RuntimeError, match="incorrect number"):
+        WrongCount.apply(x).sum().backward()
+
+    class NotTensor(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 3
+
+    with pytest.raises(TypeError, match="single Tensor"):
+        NotTensor.apply(x)

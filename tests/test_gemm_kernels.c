@@ -1,0 +1,153 @@
+/* The GEMM kernels below the ops: the built-in kernel of every
+ * instruction set this CPU has (generic, AVX2, AVX-512), serial and split
+ * over the pool both ways, and CBLAS, against a float64 loop over a grid
+ * of shapes (block and tile edges), transposes, alpha/beta and padded
+ * leading dimensions, float32 and float64; NaN in C with beta = 0; the
+ * choice between built-in and BLAS (TG_GEMM modes, the calibrated
+ * choice is one of the two) and the reports. */
+#include "harness.h"
+#include "kernels/cpu/cpu.h"
+#include "kernels/cpu/gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* how a product is run: 0 built-in serial, 1 built-in on 2 threads,
+ * 2 CBLAS serial, 3 CBLAS on 2 threads, 4 the library's entry point */
+#define N_WAYS 5
+static const char *way_name[N_WAYS] = {"built-in", "built-in x2", "blas", "blas x2",
+                                       "entry"};
+
+static tg_status run_way(int way, tg__gemm_call *g)
+{
+    if (way == 4)
+        return g->f64 ? tg__gemm_f64(g->ta, g->tb, g->m, g->n, g->k, g->alpha,
+                                     g->a, g->lda, g->b, g->ldb, g->beta, g->c, g->ldc)
+                      : tg__gemm_f32(g->ta, g->tb, g->m, g->n, g->k, (float)g->alpha,
+                                     g->a, g->lda, g->b, g->ldb, (float)g->beta, g->c,
+                                     g->ldc);
+    return tg__gemm_exec(g, way >= 2, way % 2 ? 2 : 1);
+}
+
+/* one product against a float64 loop; the padding of C must stay as it
+ * was, and beta = 0 must ignore the NaNs C starts with */
+static void check_one(int way, bool f64, bool ta, bool tb, int64_t m, int64_t n,
+                      int64_t k, double alpha, double beta, int64_t pad)
+{
+    int64_t lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+    int64_t ra = ta ? k : m, rb = tb ? n : k;
+    size_t z = f64 ? sizeof(double) : sizeof(float);
+    double *ad = malloc((size_t)(ra * lda + 1) * sizeof *ad);
+    double *bd = malloc((size_t)(rb * ldb + 1) * sizeof *bd);
+    double *e = malloc((size_t)(m * ldc + 1) * sizeof *e);
+    char *a = malloc((size_t)(ra * lda + 1) * z), *b = malloc((size_t)(rb * ldb + 1) * z);
+    char *c = malloc((size_t)(m * ldc + 1) * z);
+    for (int64_t i = 0; i < ra * lda; i++)
+        ad[i] = (double)((i * 37) % 19) / 8.0 - 1.125;
+    for (int64_t i = 0; i < rb * ldb; i++)
+        bd[i] = (double)((i * 53) % 23) / 16.0 - 0.75;
+    for (int64_t i = 0; i < m * ldc; i++)
+        e[i] = beta == 0 && i % ldc < n ? NAN : (double)((i * 11) % 5) - 2.0;
+#define STORE(arr, i, v) \
+    (f64 ? (void)(((double *)(arr))[i] = (v)) : (void)(((float *)(arr))[i] = (float)(v)))
+    for (int64_t i = 0; i < ra * lda; i++)
+        STORE(a, i, ad[i]);
+    for (int64_t i = 0; i < rb * ldb; i++)
+        STORE(b, i, bd[i]);
+    for (int64_t i = 0; i < m * ldc; i++)
+        STORE(c, i, e[i]);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++)
+                s += (ta ? ad[p * lda + i] : ad[i * lda + p]) *
+                     (tb ? bd[j * ldb + p] : bd[p * ldb + j]);
+            e[i * ldc + j] = alpha * s + (beta == 0 ? 0 : beta * e[i * ldc + j]);
+        }
+    tg__gemm_call g = {.ta = ta, .tb = tb, .f64 = f64, .m = m, .n = n, .k = k,
+                       .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha,
+                       .beta = beta, .a = a, .b = b, .c = c};
+    CHECK_OK(run_way(way, &g));
+    double worst = 0;
+    for (int64_t i = 0; i < m * ldc; i++) {
+        double v = f64 ? ((double *)c)[i] : ((float *)c)[i];
+        double d = fabs(v - e[i]);
+        worst = d > worst || d != d ? d : worst;
+    }
+    double tol = (f64 ? 1e-12 : 2e-5) * (double)(k + 1) * 4;
+    if (!(worst <= tol))
+        tt_fail(__FILE__, __LINE__, "%s %s %s %c%c %lldx%lldx%lld alpha %g beta %g "
+                "pad %lld: worst error %g (tol %g)", tg__isa_name(tg__cpu_isa()),
+                way_name[way], f64 ? "f64" : "f32", ta ? 'T' : 'N', tb ? 'T' : 'N',
+                (long long)m, (long long)n, (long long)k, alpha, beta,
+                (long long)pad, worst, tol);
+    tt_checks++;
+    free(ad);
+    free(bd);
+    free(e);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* edges of every tile (6, 14 rows; 4..32 columns), of the 8 x 8
+ * transposes in packing, of the cache blocks (KC 256, MC), and both
+ * splits over threads (rows when m >= n, else columns) */
+static const int64_t sizes[][3] = {
+    {1, 1, 1},    {5, 7, 3},     {6, 16, 8},    {14, 32, 9},   {15, 33, 17},
+    {13, 31, 16}, {29, 47, 260}, {100, 20, 270}, {3, 200, 40},  {64, 10, 84},
+    {64, 120, 400}, {230, 70, 33}, {0, 4, 4},   {4, 4, 0},     {250, 240, 130},
+    {20, 700, 300},
+};
+
+static void grid_for_isa(void)
+{
+    for (int way = 0; way < N_WAYS; way++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int t = 0; t < 4; t++)
+                for (int f64 = 0; f64 < 2; f64++)
+                    check_one(way, f64, t & 1, t & 2, sizes[s][0], sizes[s][1],
+                              sizes[s][2], t == 3 ? -0.5 : 1.0,
+                              t == 0 ? 0.0 : t == 1 ? 1.0 : 2.5, (int64_t)(s % 3));
+}
+
+static void test_every_isa(void)
+{
+    tg__isa top = tg__cpu_detected();
+    for (int isa = TG_ISA_GENERIC; isa <= (int)top; isa++) {
+        tg__cpu_force((tg__isa)isa);
+        CHECK(tg__cpu_isa() == (tg__isa)isa);
+        grid_for_isa();
+    }
+    tg__cpu_force(top);
+}
+
+static void test_modes_and_reports(void)
+{
+    tg__gemm_set_mode(TG_GEMM_BUILTIN);
+    CHECK(!tg__gemm_use_blas(TG_FLOAT32, false, false, 64, 64, 64, 1));
+    CHECK(strcmp(tg_gemm_choice(TG_FLOAT32, false, false, 8, 8, 8), "built-in") == 0);
+    tg__gemm_set_mode(TG_GEMM_BLAS);
+    bool have_blas = strcmp(tg__gemm_backend(), "none") != 0;
+    CHECK(tg__gemm_use_blas(TG_FLOAT64, true, false, 64, 64, 64, 1) == have_blas);
+    check_one(4, false, false, true, 37, 45, 29, 2.0, 0.0, 1);
+    tg__gemm_set_mode(TG_GEMM_AUTO);
+    /* calibrated: either answer, the same on asking again */
+    const char *c1 = tg_gemm_choice(TG_FLOAT32, false, true, 33, 17, 40);
+    const char *c2 = tg_gemm_choice(TG_FLOAT32, false, true, 33, 17, 40);
+    CHECK(strcmp(c1, c2) == 0);
+    CHECK(strcmp(c1, "built-in") == 0 || strcmp(c1, "blas") == 0);
+    CHECK(strcmp(tg_gemm_choice(TG_INT32, false, false, 4, 4, 4), "built-in") == 0);
+    const char *isa = tg_kernels_isa();
+    CHECK(strcmp(isa, "generic") == 0 || strcmp(isa, "avx2") == 0 ||
+          strcmp(isa, "avx512") == 0);
+    CHECK(tg_kernels_blas()[0] != '\0');
+    CHECK(strcmp(tg__isa_name(TG_ISA_AVX2), "avx2") == 0);
+}
+
+int main(void)
+{
+    RUN(test_every_isa);
+    RUN(test_modes_and_reports);
+    return tt_finish();
+}

@@ -753,6 +753,175 @@ static void test_relu_grad_of_grad(void)
     CHECK(tg_op_find("relu_grad") != NULL);
 }
 
+/* ---- gradient rules that fail ------------------------------------------------------ */
+/* y = x, with a rule that fails (an op inside it errs) or forgets dx */
+static tg_status copy_infer(tg_op_ctx *c)
+{
+    return tg_infer_set(c, 0, c->in[0]->dtype, c->in[0]->ndim, c->in[0]->shape);
+}
+
+static tg_status copy_kernel(tg_op_ctx *c) { return tg_copy_(c->out[0], c->in[0]); }
+
+static tg_status failing_rule(tg_grad_ctx *g)
+{
+    g->dx[0] = tg_reshape(g->dy[0], 1, (int64_t[]){7}); /* the wrong size: NULL */
+    return TG_OK;
+}
+
+static tg_status forgetful_rule(tg_grad_ctx *g)
+{
+    (void)g;
+    return TG_OK;
+}
+
+static const tg_arg_spec copy_args[] = {{"x", TG_DTS_FLOAT}, {0}};
+static const tg_op_def failing_op = {
+    .name = "failing", .n_in = 1, .n_out = 1, .inputs = copy_args, .outputs = copy_args,
+    .flags = TG_OP_PURE, .infer = copy_infer, .kernel = {[TG_CPU] = copy_kernel},
+    .grad = failing_rule};
+static const tg_op_def forgetful_op = {
+    .name = "forgetful", .n_in = 1, .n_out = 1, .inputs = copy_args, .outputs = copy_args,
+    .flags = TG_OP_PURE, .infer = copy_infer, .kernel = {[TG_CPU] = copy_kernel},
+    .grad = forgetful_rule};
+
+/* a rule's failure reaches the caller of every gradient function, naming
+ * the op and carrying the cause; no gradient is delivered */
+static void test_failing_rules(void)
+{
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){1, 2, 3});
+    tg_tensor *y = sum_all(tg_op_call(&failing_op, 1, &x, NULL, 0));
+    CHECK_FAILS(tg_backward(y, NULL, true), TG_ERR_SHAPE,
+                "backward: the gradient rule of 'failing' failed for input 0: reshape");
+    CHECK(tg_grad(x) == NULL);
+    tg_tensor *dx = NULL;
+    CHECK_FAILS(tg_autograd_grad(1, &y, NULL, 1, &x, &dx, true, false), TG_ERR_SHAPE,
+                "gradient rule of 'failing' failed");
+    CHECK(dx == NULL);
+    tg_tensor *z = sum_all(tg_op_call(&forgetful_op, 1, &x, NULL, 0));
+    CHECK_FAILS(tg_backward(z, NULL, false), TG_ERR_INTERNAL,
+                "the gradient rule of 'forgetful' gave no gradient for input 0");
+    CHECK(tg_grad(x) == NULL);
+    /* symbolic gradients: the same rule, named with the node */
+    tg_graph *g = tg_graph_new("fails");
+    tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT64, 1, (int64_t[]){3});
+    tg_tensor *q = sum_all(tg_op_call(&failing_op, 1, (tg_tensor *[]){tg_exp(p)}, NULL, 0));
+    tg_tensor *r = tg_op_call(&failing_op, 1, &p, NULL, 0);
+    CHECK_OK(tg_graph_set_name(r, "second"));
+    tg_tensor *dp = NULL;
+    CHECK_FAILS(tg_graph_gradients(g, 1, &q, NULL, 1, &p, &dp), TG_ERR_SHAPE,
+                "the gradient rule of 'failing' failed for input 0");
+    CHECK(dp == NULL);
+    CHECK_FAILS(tg_graph_gradients(g, 1, &r, (tg_tensor *[]){tg_ones(TG_FLOAT64, 1,
+                (int64_t[]){3})}, 1, &p, &dp), TG_ERR_SHAPE,
+                "the gradient rule of 'failing' (node 'second') failed for input 0");
+    CHECK(dp == NULL);
+    tg_graph_free(g);
+}
+
+/* inputs whose gradient is zero by definition (where's condition,
+ * relu_grad's y) get none without an error */
+static void test_no_grad_inputs(void)
+{
+    tg_tensor *k = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 0});
+    tg_tensor *a = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){5, 6});
+    CHECK_OK(tg_backward(sum_all(tg_where(k, a, tg_neg(a))), NULL, false));
+    CHECK(tg_grad(k) == NULL);
+    CHECK_TENSOR(tg_grad(a), ((double[]){1, -1}), 0);
+}
+
+/* a successful gradient call leaves no earlier error to be read */
+static void test_success_clears_error(void)
+{
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 2});
+    tg_tensor *y = sum_all(tg_exp(x)), *dx;
+    CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
+    CHECK_OK(tg_backward(y, NULL, true));
+    CHECK(tg_last_status() == TG_OK && tg_last_error()[0] == 0);
+    CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
+    CHECK_OK(tg_autograd_grad(1, &y, NULL, 1, &x, &dx, false, false));
+    CHECK(tg_last_status() == TG_OK);
+    tg_release(dx); /* tg_autograd_grad's results belong to the caller */
+    tg_graph *g = tg_graph_new("clears");
+    tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT64, 0, NULL), *dp;
+    tg_tensor *q = tg_exp(p);
+    CHECK(tg_exp(NULL) == NULL && tg_last_status() != TG_OK);
+    CHECK_OK(tg_graph_gradients(g, 1, &q, NULL, 1, &p, &dp));
+    CHECK(tg_last_status() == TG_OK);
+    tg_graph_free(g);
+}
+
+/* ---- in-place updates are recorded ------------------------------------------------- */
+/* y = sin(x) + 0 (a fresh result), y += x / 2, y *= 3; y * y */
+static tg_tensor *inplace_chain(int n, tg_tensor *const *in, void *user)
+{
+    (void)n, (void)user;
+    tg_tensor *y = tg_add_scalar(tg_sin(in[0]), 0);
+    if (tg_add_(y, in[0], 0.5) != TG_OK || tg_mul_scalar_(y, 3) != TG_OK)
+        return NULL;
+    return tg_mul(y, y);
+}
+
+static void test_inplace_recorded(void)
+{
+    double v[3] = {0.5, -1, 2};
+    /* y = sin(x); y *= 2: the history goes on through the update */
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    tg_tensor *y = tg_sin(x);
+    CHECK_OK(tg_mul_scalar_(y, 2));
+    CHECK(strcmp(tg_grad_fn_name(y), "mul_scalar_") == 0);
+    CHECK_OK(tg_backward(sum_all(y), NULL, false));
+    CHECK_TENSOR(tg_grad(x), ((double[]){2 * cos(0.5), 2 * cos(-1.0), 2 * cos(2.0)}), 1e-15);
+    /* y = 3x; y += 2x: 5 */
+    tg_tensor *x2 = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    tg_tensor *y2 = tg_mul_scalar(x2, 3);
+    CHECK_OK(tg_add_(y2, x2, 2));
+    CHECK_OK(tg_backward(sum_all(y2), NULL, false));
+    CHECK_TENSOR(tg_grad(x2), ((double[]){5, 5, 5}), 0);
+    /* a buffer that did not require grad takes a source's history */
+    tg_tensor *x3 = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    tg_tensor *buf = tg_zeros(TG_FLOAT64, 2, (int64_t[]){2, 3});
+    CHECK_OK(tg_copy_(buf, x3)); /* broadcast: each row is x */
+    CHECK(tg_requires_grad(buf));
+    CHECK_OK(tg_backward(sum_all(tg_mul(buf, buf)), NULL, false));
+    CHECK_TENSOR(tg_grad(x3), ((double[]){2, -4, 8}), 0);
+    /* overwritten values get no gradient: y = 3x; y.fill_(1); sum(y * x) */
+    tg_tensor *x4 = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    tg_tensor *y4 = tg_mul_scalar(x4, 3);
+    CHECK_OK(tg_fill_(y4, 1));
+    CHECK_OK(tg_backward(sum_all(tg_mul(y4, x4)), NULL, false));
+    CHECK_TENSOR(tg_grad(x4), ((double[]){1, 1, 1}), 0);
+    /* under no-grad an update is not recorded */
+    tg_tensor *y5 = tg_sin(x4);
+    tg_no_grad_begin();
+    CHECK_OK(tg_add_(y5, x4, 1));
+    tg_no_grad_end();
+    CHECK(strcmp(tg_grad_fn_name(y5), "sin") == 0);
+    /* against finite differences */
+    tg_tensor *xs = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    CHECK_GRADCHECK(inplace_chain, NULL, 1, &xs);
+}
+
+/* what stays an error: leaves, views of tensors with history, and
+ * tensors a rule saved (exp keeps its result: PyTorch fails there too) */
+static void test_inplace_refused(void)
+{
+    double v[3] = {0.5, -1, 2};
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){3}, v);
+    CHECK_FAILS(tg_add_(x, x, 1), TG_ERR_AUTOGRAD, "add_: in-place update of a leaf");
+    tg_tensor *y = tg_mul_scalar(x, 2);
+    CHECK_FAILS(tg_fill_(tg_slice(y, 0, 0, 2, 1), 0), TG_ERR_AUTOGRAD,
+                "fill_: in-place update of a view (made by slice)");
+    tg_tensor *e = tg_exp(x);
+    CHECK_OK(tg_mul_scalar_(e, 2));
+    CHECK_FAILS(tg_backward(sum_all(e), NULL, false), TG_ERR_AUTOGRAD,
+                "output 0 of 'exp', saved for its gradient, was modified by an in-place");
+    /* in-place ops are eager only: symbolic tensors are refused */
+    tg_graph *g = tg_graph_new("inplace");
+    tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT64, 0, NULL);
+    CHECK_FAILS(tg_fill_(p, 1), TG_ERR_ARG, "symbolic");
+    tg_graph_free(g);
+}
+
 int main(void)
 {
     RUN(test_accumulate_two_backwards);
@@ -773,5 +942,10 @@ int main(void)
     RUN(test_nested_backward);
     RUN(test_functional_pruning);
     RUN(test_gradcheck_itself);
+    RUN(test_failing_rules);
+    RUN(test_no_grad_inputs);
+    RUN(test_success_clears_error);
+    RUN(test_inplace_recorded);
+    RUN(test_inplace_refused);
     return tt_finish();
 }

@@ -437,12 +437,12 @@ static void test_binary_random_layouts(void)
 /* ---- unary ops against libm ------------------------------------------------ */
 typedef enum uop {
     NEG, ABS, EXP, LOG, SQRT, RSQRT, SIN, COS, TANH, SIGMOID, RELU, LEAKY, ELU,
-    GELU, ERF, SOFTPLUS, FLOOR, CEIL, ROUND, SIGN, CLAMP, N_UOP
+    GELU, ERF, SOFTPLUS, FLOOR, CEIL, ROUND, SIGN, CLAMP, HARDSWISH, N_UOP
 } uop;
 static const char *const uname[N_UOP] = {
     "neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
     "relu", "leaky_relu", "elu", "gelu", "erf", "softplus", "floor", "ceil",
-    "round", "sign", "clamp"};
+    "round", "sign", "clamp", "hardswish"};
 
 static tg_tensor *apply_unary(uop op, tg_tensor *x)
 {
@@ -468,6 +468,7 @@ static tg_tensor *apply_unary(uop op, tg_tensor *x)
     case ROUND: return tg_round(x);
     case SIGN: return tg_sign(x);
     case CLAMP: return tg_clamp(x, -0.5, 0.7);
+    case HARDSWISH: return tg_hardswish(x);
     default: return NULL;
     }
 }
@@ -496,6 +497,7 @@ static double ref_unary(uop op, double x)
     case ROUND: return nearbyint(x);
     case SIGN: return (x > 0) - (x < 0);
     case CLAMP: return isnan(x) ? x : x < -0.5 ? -0.5 : x > 0.7 ? 0.7 : x;
+    case HARDSWISH: return x <= -3 ? 0 : x >= 3 ? x : x * (x + 3) / 6;
     default: return NAN;
     }
 }
@@ -572,6 +574,20 @@ static void test_unary_special(void)
     CHECK_TENSOR(tg_softplus(f), ((double[]){0, 800}), 0);
     CHECK_TENSOR(tg_log(tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){0, -1})),
                  ((double[]){-INFINITY, NAN}), 0);
+    /* hardswish: PyTorch's values and gradients (float32), -0 below -3 */
+    double hx[9] = {-4, -3, -1.5, 0, 1, 2.9, 3, 4, NAN};
+    tg_tensor *hv = tt_tensor(TG_FLOAT32, 1, (int64_t[]){9}, hx);
+    CHECK_OK(tg_set_requires_grad(hv, true));
+    tg_tensor *hy = tg_hardswish(hv);
+    CHECK_TENSOR(hy, ((double[]){-0.0, -0.0, -0.375, 0, (float)(2.0 / 3),
+                                 (float)2.8516666889190674, 3, 4, NAN}), 0);
+    CHECK(signbit(tg_get(hy, (int64_t[]){0})) && signbit(tg_get(hy, (int64_t[]){1})));
+    CHECK_OK(tg_backward(tg_sum(hy, 0, NULL, false), NULL, false));
+    CHECK_TENSOR(tg_grad(hv), ((double[]){0, -0.5, 0, 0.5, (float)0.8333333730697632,
+                                          (float)1.4666666984558105, 1.5, 1, 1}), 1e-7);
+    /* integers compute in float32 */
+    tg_tensor *hi = tg_hardswish(tg_arange(TG_INT32, -4, 5, 1));
+    CHECK(hi && tg_dtype_of(hi) == TG_FLOAT32);
     /* leaky_relu and elu parameters, clamp with lo == hi */
     double v[3] = {-2, 0, 3};
     tg_tensor *t = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, v);
@@ -863,7 +879,7 @@ static void test_unary_gradcheck(void)
         {ERF, -2, 2, {0}, 0},        {SOFTPLUS, -4, 4, {0}, 0},
         {FLOOR, -2, 2, {-1, 0, 1}, 3}, {CEIL, -2, 2, {-1, 0, 1}, 3},
         {ROUND, -1.4, 1.4, {-0.5, 0.5}, 2}, {SIGN, -2, 2, {0}, 1},
-        {CLAMP, -1, 1, {-0.5, 0.7}, 2},
+        {CLAMP, -1, 1, {-0.5, 0.7}, 2}, {HARDSWISH, -5, 5, {-3, 3}, 2},
     };
     for (size_t k = 0; k < sizeof uc / sizeof uc[0]; k++) {
         tt_current = uname[uc[k].op];

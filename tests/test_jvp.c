@@ -283,6 +283,7 @@ static struct {
     {"elu", elu13, -1, 1},          {"gelu", tg_gelu, -2, 2},
     {"erf", tg_erf, -1.5, 1.5},     {"softplus", tg_softplus, -3, 3},
     {"clamp", clamp_, -1, 1},       {"floor ceil round sign", steps, -2, 2},
+    {"hardswish", tg_hardswish, -5, 5},
     {"cast", casts, -2, 2},
 };
 

@@ -514,14 +514,17 @@ static void test_export_graph(void)
     tg_tensor *y2 = tg_softmax(tg_pad(tg_clamp(c, -0.5, 0.5), 2, (int64_t[]){1, 0}, 2.0), 0);
     tg_tensor *y3 = tg_cast(tg_gt(y2, tg_scalar(TG_FLOAT32, 0.2)), TG_INT64);
     tg_tensor *y4 = tg_mul(tg_sqrt(tg_abs(c)), tg_rsqrt(tg_add_scalar(tg_abs(c), 1)));
+    /* rows of w (ONNX Gather on axis 0) */
+    tg_tensor *y5 = tg_embedding(w, tg_from_data(TG_INT64, 2, (int64_t[]){2, 2},
+                                                 (int64_t[]){3, 1, 0, 3}));
     tg_graph_end();
-    tg_tensor *fetch[4] = {y1, y2, y3, y4};
+    tg_tensor *fetch[5] = {y1, y2, y3, y4, y5};
     const char *path = out_path("graph");
-    CHECK_OK(tg_onnx_export(g, 4, fetch, path));
+    CHECK_OK(tg_onnx_export(g, 5, fetch, path));
     tg_tensor *xv = tg_rand_uniform(gen, TG_FLOAT32, 2, (int64_t[]){3, 4}, -1, 1);
     tg_session *sess = tg_session_new(g);
-    tg_tensor *want[4] = {NULL};
-    CHECK_OK(tg_session_run(sess, 1, &x, &xv, 4, fetch, want, 0, NULL));
+    tg_tensor *want[5] = {NULL};
+    CHECK_OK(tg_session_run(sess, 1, &x, &xv, 5, fetch, want, 0, NULL));
     tg_session_free(sess);
     tg_onnx_model *m = tg_onnx_load(path);
     CHECK(m != NULL);
@@ -529,7 +532,7 @@ static void test_export_graph(void)
         tg_state_dict *o = NULL;
         const char *nm = "x";
         CHECK_OK(tg_onnx_run(m, (tg_onnx_mode)mode, 1, &nm, &xv, &o, NULL));
-        for (int i = 0; o && i < 4; i++) {
+        for (int i = 0; o && i < 5; i++) {
             tg_onnx_value_info vi;
             tg_onnx_output_info(m, i, &vi);
             double d = max_diff(tg_state_dict_get(o, vi.name), want[i]);
@@ -542,14 +545,44 @@ static void test_export_graph(void)
     tg_onnx_free(m);
     /* an op without an ONNX mapping */
     tg_graph_begin(g);
-    tg_tensor *e = tg_embedding(w, tg_zeros(TG_INT64, 1, (int64_t[]){2}));
+    tg_tensor *e = tg_var(w, 0, NULL, 1, false);
     tg_graph_end();
     CHECK_FAILS(tg_onnx_export(g, 1, &e, out_path("bad")), TG_ERR_UNSUPPORTED,
-                "op 'embedding'");
+                "op 'var'");
     tg_tensor *concrete = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
     CHECK_FAILS(tg_onnx_export(g, 1, &concrete, out_path("bad")), TG_ERR_ARG, "fetch");
     tg_graph_free(g);
     tg_generator_free(gen);
+}
+
+/* an op whose definition names its ONNX operator and takes no attributes
+ * (hardswish: HardSwish-14) exports and imports with no ONNX code of its
+ * own: the worked example of "adding an op" (docs/ARCHITECTURE.md) */
+static void test_export_direct_op(void)
+{
+    tg_graph *g = tg_graph_new("direct");
+    tg_graph_begin(g);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){2, 5});
+    tg_tensor *y = tg_hardswish(tg_mul_scalar(x, 4));
+    tg_graph_end();
+    const char *path = out_path("direct");
+    CHECK_OK(tg_onnx_export(g, 1, &y, path));
+    tg_tensor *xv = tg_arange(TG_FLOAT32, -1, 1, 0.2);
+    xv = tg_reshape(xv, 2, (int64_t[]){2, 5});
+    tg_tensor *want = tg_hardswish(tg_mul_scalar(xv, 4));
+    tg_onnx_model *m = tg_onnx_load(path);
+    CHECK(m && tg_onnx_num_nodes(m) == 2 && !strcmp(tg_onnx_node_op(m, 1), "HardSwish"));
+    for (int mode = 0; m && mode < 2; mode++) {
+        tg_state_dict *o = NULL;
+        const char *nm = "x";
+        CHECK_OK(tg_onnx_run(m, (tg_onnx_mode)mode, 1, &nm, &xv, &o, NULL));
+        tg_onnx_value_info vi;
+        tg_onnx_output_info(m, 0, &vi);
+        CHECK(o && max_diff(tg_state_dict_get(o, vi.name), want) == 0);
+        tg_state_dict_free(o);
+    }
+    tg_onnx_free(m);
+    tg_graph_free(g);
 }
 
 int main(void)
@@ -578,6 +611,7 @@ int main(void)
     RUN(test_fuzz_finds);
     RUN(test_export_lenet);
     RUN(test_export_graph);
+    RUN(test_export_direct_op);
     if (!getenv("TG_ONNX_OUT_DIR")) {
         static const char *const names[] = {"lenet", "graph", "bad"};
         for (int i = 0; i < 3; i++)

@@ -46,7 +46,7 @@ static void check_args(const tg_op_def *op)
     }
     for (int o = 0; o < no; o++)
         if (!(op->outputs[o].dtypes & TG_DTS_ANY) ||
-            (op->outputs[o].dtypes & (TG_ARG_OPTIONAL | TG_ARG_VARIADIC)))
+            (op->outputs[o].dtypes & TG_ARG_FLAGS))
             tt_fail(__FILE__, __LINE__, "%s: output %s is malformed", op->name,
                     op->outputs[o].name);
     tt_checks += 4;

@@ -112,9 +112,14 @@ char *tg_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
 
 /* ---- in-place updates --------------------------------------------------
  * Each bumps the storage's version counter, so autograd can tell when a
- * tensor it saved was changed. In-place ops do not record a graph: they
- * fail on a tensor that requires grad unless grad mode is off (as in
- * PyTorch, update parameters inside tg_no_grad_begin/end). */
+ * tensor it saved was changed. With grad mode on they are recorded like
+ * any op, as in PyTorch: y = tg_sin(x); tg_mul_scalar_(y, 2) makes y's
+ * gradient flow through the update (2 cos x). A tensor that a gradient
+ * rule saved and that is then changed fails at backward (tg_exp saves its
+ * result). Refused while grad mode is on: leaves that require grad
+ * (update parameters inside tg_no_grad_begin/end) and views of tensors
+ * with history. Symbolic (graph) tensors are refused: graphs use
+ * tg_assign. */
 tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src); /* broadcasts */
 tg_status tg_fill_(tg_tensor *dst, double value);
 tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha);

@@ -284,7 +284,89 @@ static PyObject *load_safetensors(PyObject *m, PyObject *args)
     return r;
 }
 
+/* ---- ONNX models ---------------------------------------------------------------- */
+static void free_onnx(PyObject *cap)
+{
+    tg_onnx_free(PyCapsule_GetPointer(cap, "tg_onnx_model"));
+}
+
+/* _onnx_load(path) -> (capsule, input names, output names) */
+static PyObject *onnx_load(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    tg_onnx_model *om;
+    Py_BEGIN_ALLOW_THREADS
+    om = tg_onnx_load(path);
+    Py_END_ALLOW_THREADS
+    if (!om)
+        return tgpy_raise();
+    PyObject *cap = PyCapsule_New(om, "tg_onnx_model", free_onnx);
+    PyObject *ins = PyList_New(0), *outs = PyList_New(0);
+    tg_onnx_value_info vi;
+    for (int i = 0; cap && ins && i < tg_onnx_num_inputs(om); i++)
+        if (tg_onnx_input_info(om, i, &vi) == TG_OK) {
+            PyObject *n = PyUnicode_FromString(vi.name);
+            if (!n || PyList_Append(ins, n) < 0)
+                Py_CLEAR(ins);
+            Py_XDECREF(n);
+        }
+    for (int i = 0; cap && outs && i < tg_onnx_num_outputs(om); i++)
+        if (tg_onnx_output_info(om, i, &vi) == TG_OK) {
+            PyObject *n = PyUnicode_FromString(vi.name);
+            if (!n || PyList_Append(outs, n) < 0)
+                Py_CLEAR(outs);
+            Py_XDECREF(n);
+        }
+    PyObject *r = cap && ins && outs ? PyTuple_Pack(3, cap, ins, outs) : NULL;
+    Py_XDECREF(cap);
+    Py_XDECREF(ins);
+    Py_XDECREF(outs);
+    return r;
+}
+
+/* _onnx_run(capsule, names, tensors) -> {output name: tensor}, run eagerly */
+static PyObject *onnx_run(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *cap, *names, *tensors;
+    if (!PyArg_ParseTuple(args, "OO!O!", &cap, &PyList_Type, &names, &PyList_Type, &tensors))
+        return NULL;
+    tg_onnx_model *om = PyCapsule_GetPointer(cap, "tg_onnx_model");
+    Py_ssize_t n = PyList_GET_SIZE(names);
+    if (!om || n != PyList_GET_SIZE(tensors) || n > 64)
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "_onnx_run: bad inputs");
+    const char *cn[64];
+    tg_tensor *ct[64];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        cn[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
+        if (!cn[i] || !Tensor_Check(PyList_GET_ITEM(tensors, i)))
+            return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "inputs must be tensors");
+        ct[i] = TENSOR(PyList_GET_ITEM(tensors, i));
+    }
+    tg_state_dict *out = NULL;
+    tg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tg_onnx_run(om, TG_ONNX_EAGER, (int)n, cn, ct, &out, NULL);
+    Py_END_ALLOW_THREADS
+    if (st != TG_OK)
+        return tgpy_raise();
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < tg_state_dict_size(out); i++) {
+        PyObject *t = tgpy_wrap(tg_state_dict_tensor(out, i));
+        if (!t || PyDict_SetItemString(d, tg_state_dict_name(out, i), t) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(t);
+    }
+    tg_state_dict_free(out);
+    return d;
+}
+
 static PyMethodDef data_functions[] = {
+    {"_onnx_load", onnx_load, METH_VARARGS, NULL},
+    {"_onnx_run", onnx_run, METH_VARARGS, NULL},
     {"_dataset_from_tensors", dataset_from_tensors, METH_VARARGS, NULL},
     {"_mnist_dataset", mnist_dataset, METH_VARARGS, NULL},
     {"_mnist_ensure", mnist_ensure, METH_VARARGS, NULL},

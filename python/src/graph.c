@@ -1,7 +1,505 @@
-/* tg.function's C side (filled in below): tracing Python functions into
- * static graphs and running them in sessions. */
+/* tg.function's C side: tracing a Python function into a static graph
+ * (placeholders for the tensor arguments, every op appended by the same
+ * op functions as eager mode), running it in a session whose plans are
+ * cached, and gradients through a call: each floating-point output is a
+ * custom function node of the eager tape whose backward runs the graph's
+ * symbolic gradient (built on first use) in the same session.
+ *
+ * While a trace runs, the concrete tensors that require grad and meet an
+ * op (parameters, usually) are noted: they become constants of the graph,
+ * captured by reference, and inputs of the tape node so their gradients
+ * flow. */
 #include "tgpy.h"
 
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_IO 64
+
 int tgpy_tracing;
-void tgpy_trace_note(tg_tensor *const *ts, int n) { (void)ts; (void)n; }
-int tgpy_init_graph(PyObject *m) { (void)m; return 0; }
+static tg_tensor **noted;
+static int n_noted, cap_noted;
+
+void tgpy_trace_note(tg_tensor *const *ts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        tg_tensor *t = ts[i];
+        if (!t || tg_is_symbolic(t) || !tg_requires_grad(t))
+            continue;
+        bool seen = false;
+        for (int j = 0; j < n_noted && !seen; j++)
+            seen = noted[j] == t;
+        if (seen)
+            continue;
+        if (n_noted == cap_noted) {
+            int cap = cap_noted ? cap_noted * 2 : 16;
+            tg_tensor **p = PyMem_Realloc(noted, sizeof *p * (size_t)cap);
+            if (!p)
+                return;
+            noted = p;
+            cap_noted = cap;
+        }
+        noted[n_noted++] = tg_retain(t);
+    }
+}
+
+/* ---- graphs --------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    tg_graph *g;     /* borrowed from owner */
+    PyObject *owner; /* the traced function holding the graph */
+} GraphObject;
+
+static void graph_dealloc(PyObject *s)
+{
+    Py_XDECREF(((GraphObject *)s)->owner);
+    Py_TYPE(s)->tp_free(s);
+}
+
+/* runs a writer of g into a temporary file and returns its text */
+static PyObject *graph_text(tg_graph *g, bool dot)
+{
+    char path[] = "/tmp/tgpy-graph-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    FILE *f = fdopen(fd, "w+");
+    tg_status st = !f ? TG_ERR_IO : dot ? tg_graph_to_dot(g, path) : tg_graph_dump(g, f);
+    PyObject *r = NULL;
+    if (f && st == TG_OK) {
+        fflush(f);
+        FILE *in = fopen(path, "r");
+        if (in) {
+            fseek(in, 0, SEEK_END);
+            long n = ftell(in);
+            fseek(in, 0, SEEK_SET);
+            char *buf = PyMem_Malloc((size_t)n + 1);
+            if (buf && fread(buf, 1, (size_t)n, in) == (size_t)n)
+                r = PyUnicode_FromStringAndSize(buf, n);
+            PyMem_Free(buf);
+            fclose(in);
+        }
+    }
+    if (f)
+        fclose(f);
+    remove(path);
+    if (!r && !PyErr_Occurred())
+        tgpy_raise();
+    return r;
+}
+
+static PyObject *graph_to_dot(PyObject *s, PyObject *const *args, Py_ssize_t n)
+{
+    tg_graph *g = ((GraphObject *)s)->g;
+    if (n > 0 && args[0] != Py_None) {
+        PyObject *p = PyOS_FSPath(args[0]);
+        const char *path = p ? PyUnicode_AsUTF8(p) : NULL;
+        tg_status st = path ? tg_graph_to_dot(g, path) : TG_ERR_ARG;
+        Py_XDECREF(p);
+        if (!path)
+            return NULL;
+        if (st != TG_OK)
+            return tgpy_raise();
+        Py_RETURN_NONE;
+    }
+    return graph_text(g, true);
+}
+static PyObject *graph_dump(PyObject *s, PyObject *u) { (void)u; return graph_text(((GraphObject *)s)->g, false); }
+static PyObject *graph_num_nodes(PyObject *s, void *c) { (void)c; return PyLong_FromLong(tg_graph_num_nodes(((GraphObject *)s)->g)); }
+static PyObject *graph_verify(PyObject *s, PyObject *u)
+{
+    (void)u;
+    if (tg_graph_verify(((GraphObject *)s)->g) != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef graph_methods[] = {
+    {"to_dot", (PyCFunction)(void (*)(void))graph_to_dot, METH_FASTCALL,
+     "to_dot(path=None): Graphviz text (written to path when given)"},
+    {"dump", graph_dump, METH_NOARGS, "one line per node"},
+    {"verify", graph_verify, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+static PyGetSetDef graph_getset[] = {{"num_nodes", graph_num_nodes, NULL, NULL, NULL},
+                                     {NULL, NULL, NULL, NULL, NULL}};
+static PyTypeObject Graph_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorgraph.Graph",
+    .tp_basicsize = sizeof(GraphObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = graph_dealloc,
+    .tp_methods = graph_methods,
+    .tp_getset = graph_getset,
+    .tp_doc = "A static graph traced by tg.function (see .dump() and .to_dot()).",
+};
+
+/* ---- traced functions ------------------------------------------------------------ */
+typedef struct {
+    PyObject_HEAD
+    tg_graph *g;
+    tg_session *s;
+    int n_in, n_out, n_cap;
+    tg_tensor *in[MAX_IO], *out[MAX_IO]; /* symbolic */
+    tg_tensor **cap;                      /* concrete, requiring grad (owned) */
+    tg_tensor *gy[MAX_IO];                /* per output: gradient placeholder */
+    tg_tensor **dx[MAX_IO];               /* per output: n_in + n_cap gradients */
+    bool single;                          /* fn returned a tensor, not a tuple */
+} TracedObject;
+
+static void traced_dealloc(PyObject *o)
+{
+    TracedObject *self = (TracedObject *)o;
+    for (int k = 0; k < self->n_out; k++) {
+        for (int i = 0; self->dx[k] && i < self->n_in + self->n_cap; i++)
+            tg_release(self->dx[k][i]);
+        PyMem_Free(self->dx[k]);
+        tg_release(self->gy[k]);
+        tg_release(self->out[k]);
+    }
+    for (int i = 0; i < self->n_in; i++)
+        tg_release(self->in[i]);
+    for (int i = 0; i < self->n_cap; i++)
+        tg_release(self->cap[i]);
+    PyMem_Free(self->cap);
+    tg_session_free(self->s);
+    tg_graph_free(self->g);
+    Py_TYPE(o)->tp_free(o);
+}
+
+/* what the tape node of output k keeps */
+typedef struct {
+    PyObject *owner; /* the TracedObject */
+    int k;
+    tg_tensor *value;            /* the output computed by the call */
+    tg_tensor *args[MAX_IO];     /* the call's inputs, fed again by backward */
+} call_record;
+
+static void record_free(void *user)
+{
+    call_record *r = user;
+    tg_release(r->value);
+    TracedObject *t = (TracedObject *)r->owner;
+    for (int i = 0; i < t->n_in; i++)
+        tg_release(r->args[i]);
+    if (Py_IsInitialized()) {
+        PyGILState_STATE st = PyGILState_Ensure();
+        Py_DECREF(r->owner);
+        PyGILState_Release(st);
+    }
+    free(r);
+}
+
+static tg_tensor *record_forward(tg_function_ctx *c, int n, tg_tensor *const *in, void *user)
+{
+    (void)c; (void)n; (void)in;
+    call_record *r = user;
+    return tg_reshape(r->value, tg_ndim(r->value), tg_shape(r->value));
+}
+
+/* builds, once per output, the symbolic gradient of output k */
+static tg_status ensure_gradient(TracedObject *t, int k)
+{
+    if (t->dx[k])
+        return TG_OK;
+    int nx = t->n_in + t->n_cap, token = tg_scope_hide();
+    tg_tensor *xs[MAX_IO * 4];
+    tg_status st = TG_ERR_UNSUPPORTED;
+    if (nx > MAX_IO * 4)
+        goto done;
+    for (int i = 0; i < t->n_in; i++)
+        xs[i] = t->in[i];
+    for (int i = 0; i < t->n_cap; i++)
+        xs[t->n_in + i] = t->cap[i];
+    char name[32];
+    snprintf(name, sizeof name, "grad_output_%d", k);
+    t->gy[k] = tg_placeholder(t->g, name, tg_dtype_of(t->out[k]), tg_ndim(t->out[k]),
+                              tg_shape(t->out[k]));
+    t->dx[k] = calloc((size_t)nx, sizeof(tg_tensor *));
+    st = t->gy[k] && t->dx[k] ? tg_graph_gradients(t->g, 1, &t->out[k], &t->gy[k], nx, xs, t->dx[k])
+                              : tg_last_status();
+    if (st != TG_OK) {
+        free(t->dx[k]);
+        t->dx[k] = NULL;
+    }
+done:
+    tg_scope_unhide(token);
+    return st;
+}
+
+static tg_status record_backward(tg_function_ctx *c, tg_tensor *dy, int n, tg_tensor **dx,
+                                 void *user)
+{
+    (void)c;
+    call_record *r = user;
+    TracedObject *t = (TracedObject *)r->owner;
+    tg_status st = ensure_gradient(t, r->k);
+    if (st != TG_OK)
+        return st;
+    tg_tensor *feeds[MAX_IO + 1], *vals[MAX_IO + 1], *fetch[MAX_IO * 4], *res[MAX_IO * 4];
+    int idx[MAX_IO * 4], nf = 0;
+    for (int i = 0; i < t->n_in; i++) {
+        feeds[i] = t->in[i];
+        vals[i] = r->args[i];
+    }
+    feeds[t->n_in] = t->gy[r->k];
+    tg_tensor *g = tg_contiguous(dy);
+    vals[t->n_in] = g;
+    for (int i = 0; i < n; i++)
+        if (t->dx[r->k][i] && tg_ctx_needs_input_grad(c, i)) {
+            idx[nf] = i;
+            fetch[nf++] = t->dx[r->k][i];
+        }
+    st = tg_session_run(t->s, t->n_in + 1, feeds, vals, nf, fetch, res, 0, NULL);
+    if (st == TG_OK)
+        for (int j = 0; j < nf; j++)
+            dx[idx[j]] = res[j];
+    return st;
+}
+
+static const tg_function traced_fn = {"function", record_forward, record_backward};
+
+static PyObject *traced_call(PyObject *o, PyObject *argt, PyObject *kw)
+{
+    TracedObject *t = (TracedObject *)o;
+    Py_ssize_t n = PyTuple_GET_SIZE(argt);
+    PyObject *const *args = &PyTuple_GET_ITEM(argt, 0);
+    if (kw && PyDict_Size(kw))
+        return PyErr_Format(PyExc_TypeError, "a traced function takes tensors only");
+    if (n != t->n_in)
+        return PyErr_Format(PyExc_TypeError, "traced function takes %d tensors (%zd given)",
+                            t->n_in, n);
+    tg_tensor *vals[MAX_IO], *res[MAX_IO];
+    bool want_grad = tg_grad_enabled();
+    bool any_grad = false;
+    for (int i = 0; i < t->n_in; i++) {
+        if (!Tensor_Check(args[i]))
+            return PyErr_Format(PyExc_TypeError, "argument %d must be a Tensor", i);
+        vals[i] = TENSOR(args[i]);
+        any_grad |= tg_requires_grad(vals[i]);
+    }
+    for (int i = 0; i < t->n_cap; i++)
+        any_grad |= tg_requires_grad(t->cap[i]);
+    tg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tg_session_run(t->s, t->n_in, t->in, vals, t->n_out, t->out, res, 0, NULL);
+    Py_END_ALLOW_THREADS
+    if (st != TG_OK)
+        return tgpy_raise();
+    PyObject *outs = PyTuple_New(t->n_out);
+    for (int k = 0; outs && k < t->n_out; k++) {
+        tg_tensor *y = res[k];
+        if (want_grad && any_grad && tg_dtype_is_float(tg_dtype_of(y))) {
+            call_record *r = calloc(1, sizeof *r);
+            tg_tensor *inputs[MAX_IO * 4];
+            if (!r) {
+                tg_release(y);
+                Py_CLEAR(outs);
+                break;
+            }
+            r->owner = Py_NewRef(o);
+            r->k = k;
+            r->value = y;
+            for (int i = 0; i < t->n_in; i++)
+                inputs[i] = r->args[i] = tg_retain(vals[i]);
+            for (int i = 0; i < t->n_cap; i++)
+                inputs[t->n_in + i] = t->cap[i];
+            y = tg_function_apply_owned(&traced_fn, t->n_in + t->n_cap, inputs, r, record_free);
+        }
+        PyObject *w = tgpy_wrap(y);
+        if (!w) {
+            for (int j = k + 1; j < t->n_out; j++)
+                tg_release(res[j]);
+            Py_CLEAR(outs);
+            break;
+        }
+        PyTuple_SET_ITEM(outs, k, w);
+    }
+    if (outs && t->single) {
+        PyObject *one = Py_NewRef(PyTuple_GET_ITEM(outs, 0));
+        Py_DECREF(outs);
+        return one;
+    }
+    return outs;
+}
+
+static PyObject *traced_graph(PyObject *o, void *c)
+{
+    (void)c;
+    GraphObject *g = PyObject_New(GraphObject, &Graph_Type);
+    if (!g)
+        return NULL;
+    g->g = ((TracedObject *)o)->g;
+    g->owner = Py_NewRef(o);
+    return (PyObject *)g;
+}
+
+static PyObject *traced_captures(PyObject *o, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(((TracedObject *)o)->n_cap);
+}
+
+static PyObject *traced_stats(PyObject *o, PyObject *u)
+{
+    (void)u;
+    tg_session_stats s;
+    tg_session_get_stats(((TracedObject *)o)->s, &s);
+    return Py_BuildValue("{sLsLsLsi}", "runs", (long long)s.runs, "plan_hits",
+                         (long long)s.plan_hits, "plan_misses", (long long)s.plan_misses,
+                         "n_plans", s.n_plans);
+}
+
+static PyGetSetDef traced_getset[] = {
+    {"graph", traced_graph, NULL, "the traced graph", NULL},
+    {"num_captured", traced_captures, NULL, "tensors requiring grad the graph captured", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+/* export_onnx(path): the graph's outputs as an ONNX model (opset 17) */
+static PyObject *traced_export(PyObject *o, PyObject *arg)
+{
+    TracedObject *t = (TracedObject *)o;
+    PyObject *p = PyOS_FSPath(arg);
+    const char *path = p ? PyUnicode_AsUTF8(p) : NULL;
+    tg_status st = path ? tg_onnx_export(t->g, t->n_out, t->out, path) : TG_ERR_ARG;
+    Py_XDECREF(p);
+    if (!path)
+        return NULL;
+    if (st != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef traced_methods[] = {
+    {"session_stats", traced_stats, METH_NOARGS, "runs and plan cache counters"},
+    {"export_onnx", traced_export, METH_O, "writes the outputs' graph as ONNX (opset 17)"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject Traced_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tensorgraph.ConcreteFunction",
+    .tp_basicsize = sizeof(TracedObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = traced_dealloc,
+    .tp_call = traced_call,
+    .tp_getset = traced_getset,
+    .tp_methods = traced_methods,
+    .tp_doc = "A function traced into a graph for one input signature (tg.function).",
+};
+
+/* the outputs of the trace: tensors of g (concrete ones become constants) */
+static int collect_outputs(TracedObject *t, PyObject *r)
+{
+    PyObject *seq = Tensor_Check(r) ? PyTuple_Pack(1, r) : PySequence_Fast(r, "outputs");
+    if (!seq) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "a tg.function must return a Tensor or a tuple of "
+                     "Tensors, not %.100s", Py_TYPE(r)->tp_name);
+        return -1;
+    }
+    t->single = Tensor_Check(r);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    if (n < 1 || n > MAX_IO) {
+        PyErr_Format(PyExc_ValueError, "a tg.function returns 1 to %d tensors", MAX_IO);
+        rc = -1;
+    }
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+        PyObject *e = PySequence_Fast_GET_ITEM(seq, i);
+        if (!Tensor_Check(e)) {
+            PyErr_Format(PyExc_TypeError, "output %zd of a tg.function is a %.100s, not a Tensor",
+                         i, Py_TYPE(e)->tp_name);
+            rc = -1;
+            break;
+        }
+        tg_tensor *v = TENSOR(e);
+        if (!tg_is_symbolic(v) || tg_tensor_graph(v) != t->g) {
+            char name[32];
+            snprintf(name, sizeof name, "output_%zd", i);
+            v = tg_constant(t->g, name, v);
+            if (!v) {
+                tgpy_raise();
+                rc = -1;
+                break;
+            }
+        } else {
+            tg_retain(v);
+        }
+        t->out[t->n_out++] = v;
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* _trace(fn, examples) -> ConcreteFunction: fn(*placeholders) once */
+static PyObject *trace(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    if (n != 2 || !PyTuple_Check(args[1]))
+        return PyErr_Format(PyExc_TypeError, "_trace(fn, examples)");
+    PyObject *ex = args[1];
+    Py_ssize_t n_in = PyTuple_GET_SIZE(ex);
+    if (n_in > MAX_IO)
+        return PyErr_Format(PyExc_ValueError, "a tg.function takes at most %d tensors", MAX_IO);
+    TracedObject *t = PyObject_New(TracedObject, &Traced_Type);
+    if (!t)
+        return NULL;
+    memset((char *)t + sizeof(PyObject), 0, sizeof *t - sizeof(PyObject));
+    t->g = tg_graph_new("function");
+    PyObject *phs = PyTuple_New(n_in), *r = NULL;
+    for (Py_ssize_t i = 0; t->g && phs && i < n_in; i++) {
+        PyObject *e = PyTuple_GET_ITEM(ex, i);
+        if (!Tensor_Check(e)) {
+            PyErr_SetString(PyExc_TypeError, "_trace: examples must be tensors");
+            goto fail;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "input_%zd", i);
+        tg_tensor *p = tg_placeholder(t->g, name, tg_dtype_of(TENSOR(e)), tg_ndim(TENSOR(e)),
+                                      tg_shape(TENSOR(e)));
+        if (!p) {
+            tgpy_raise();
+            goto fail;
+        }
+        t->in[t->n_in++] = tg_retain(p);
+        PyTuple_SET_ITEM(phs, i, tgpy_wrap(p));
+    }
+    if (!t->g || !phs)
+        goto fail;
+    int saved_n = n_noted; /* traces may nest: notes stack up */
+    tgpy_tracing++;
+    tg_graph_begin(t->g);
+    r = PyObject_Call(args[0], phs, NULL);
+    tg_graph_end();
+    tgpy_tracing--;
+    t->n_cap = n_noted - saved_n;
+    t->cap = PyMem_Malloc(sizeof(tg_tensor *) * (size_t)(t->n_cap ? t->n_cap : 1));
+    for (int i = 0; i < t->n_cap; i++)
+        t->cap[i] = noted[saved_n + i]; /* the notes' references move here */
+    n_noted = saved_n;
+    if (!r || collect_outputs(t, r) < 0)
+        goto fail;
+    if (!(t->s = tg_session_new(t->g))) {
+        tgpy_raise();
+        goto fail;
+    }
+    Py_DECREF(r);
+    Py_DECREF(phs);
+    return (PyObject *)t;
+fail:
+    Py_XDECREF(r);
+    Py_XDECREF(phs);
+    Py_DECREF(t);
+    return NULL;
+}
+
+static PyMethodDef graph_functions[] = {
+    {"_trace", (PyCFunction)(void (*)(void))trace, METH_FASTCALL, NULL},
+    {NULL, NULL, 0, NULL}};
+
+int tgpy_init_graph(PyObject *m)
+{
+    if (PyType_Ready(&Graph_Type) < 0 || PyType_Ready(&Traced_Type) < 0 ||
+        PyModule_AddObjectRef(m, "Graph", (PyObject *)&Graph_Type) < 0 ||
+        PyModule_AddObjectRef(m, "ConcreteFunction", (PyObject *)&Traced_Type) < 0)
+        return -1;
+    return PyModule_AddFunctions(m, graph_functions);
+}

@@ -1,2 +1,129 @@
-"""(filled in by a later step)"""
-def function(fn=None, **k): raise NotImplementedError
+"""tg.function: trace a Python function into a static graph.
+
+    @tg.function
+    def step(x, y):
+        return F.cross_entropy(model(x), y)
+
+    loss = step(x, y)      # first call per signature: traced, then run
+    loss.backward()        # gradients flow through the graph to the model
+
+The first call for a given signature (each tensor argument's shape and
+dtype, the values of the other arguments) runs fn once on symbolic
+tensors, recording every op into a graph; that call and later ones with
+the same signature run the graph in a session (plans compiled once and
+cached). Tensors fn uses that are not arguments (parameters) are captured
+by reference: the graph sees their current values, so an optimizer's
+in-place updates apply. When grad mode is on and an argument or a captured
+tensor requires grad, each floating-point output is a node of the eager
+tape whose backward runs the graph's symbolic gradient.
+
+What runs is what fn did on that first call: Python control flow over
+tensor values cannot be traced (reading a symbolic tensor's value fails
+the trace); Python values (ints, flags) are part of the signature and
+retrace. Converting Python control flow into graph control flow (AST
+conversion) is left to a later step: see `set_converter`.
+"""
+import functools
+import warnings
+
+from . import _C
+
+RETRACE_WARNING = 5  # warn once a function has been traced this many times
+
+_converter = None
+
+
+def set_converter(convert):
+    """Registers the source converter used by tg.function(fn, autograph=True):
+    convert(fn) -> a function equivalent to fn whose tensor-dependent control
+    flow is made of graph ops. The hook for AST conversion (a later issue)."""
+    global _converter
+    _converter = convert
+
+
+def _signature(args, kwargs):
+    sig = []
+    for i, a in enumerate(list(args) + sorted(kwargs.items())):
+        name, v = (i, a) if i < len(args) else a
+        if isinstance(v, _C.Tensor):
+            sig.append((name, 'tensor', tuple(v.shape), v.dtype.name))
+        else:
+            try:
+                hash(v)
+                sig.append((name, 'value', v))
+            except TypeError:
+                sig.append((name, 'value', repr(v)))
+    return tuple(sig)
+
+
+class Function:
+    def __init__(self, fn, autograph=False):
+        if autograph:
+            if _converter is None:
+                raise NotImplementedError("tg.function(autograph=True): no source converter "
+                                          "is installed (see tensorgraph.function.set_converter)")
+            fn = _converter(fn)
+        self.python_function = fn
+        self._cache = {}
+        self._last_sig = None
+        self._last = None
+        self.trace_count = 0
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def get_concrete_function(self, *args, **kwargs):
+        sig = _signature(args, kwargs)
+        cf = self._cache.get(sig)
+        if cf is None:
+            cf = self._trace(sig, args, kwargs)
+        self._last = cf
+        return cf
+
+    def __call__(self, *args, **kwargs):
+        cf = self.get_concrete_function(*args, **kwargs)
+        tensors = [v for v in list(args) + [kwargs[k] for k in sorted(kwargs)]
+                   if isinstance(v, _C.Tensor)]
+        return cf(*tensors)
+
+    def _trace(self, sig, args, kwargs):
+        if self._last_sig is not None and len(self._cache) + 1 >= RETRACE_WARNING:
+            changed = [str(new[0]) for old, new in zip(self._last_sig, sig) if old != new]
+            warnings.warn(f"tg.function '{self.__name__}' was traced {len(self._cache) + 1} "
+                          f"times; argument(s) {', '.join(changed) or '(count)'} changed. "
+                          "Retracing is expensive: pass varying Python values as tensors.",
+                          RuntimeWarning, stacklevel=3)
+        keys = sorted(kwargs)
+        positions = [('a', i) for i, a in enumerate(args) if isinstance(a, _C.Tensor)] + \
+            [('k', k) for k in keys if isinstance(kwargs[k], _C.Tensor)]
+        examples = tuple(args[p] if kind == 'a' else kwargs[p] for kind, p in positions)
+
+        def traced(*symbolic):
+            a, kw = list(args), dict(kwargs)
+            for (kind, p), s in zip(positions, symbolic):
+                if kind == 'a':
+                    a[p] = s
+                else:
+                    kw[p] = s
+            return self.python_function(*a, **kw)
+
+        cf = _C._trace(traced, examples)
+        self._cache[sig] = cf
+        self._last_sig = sig
+        self.trace_count += 1
+        return cf
+
+    @property
+    def graph(self):
+        """the graph of the last signature called (dump(), to_dot())"""
+        if self._last is None:
+            raise RuntimeError("the function has not been called (or traced) yet")
+        return self._last.graph
+
+
+def function(fn=None, *, autograph=False):
+    """Decorator (or call) turning fn into a graph-compiled function."""
+    if fn is None:
+        return lambda f: Function(f, autograph=autograph)
+    return Function(fn, autograph=autograph)

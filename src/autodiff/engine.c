@@ -8,6 +8,7 @@
  * activation checkpointing does), even one sharing nodes with this one. */
 #include "autodiff/node.h"
 #include "autodiff/vjp.h"
+#include "util/grow.h"
 #include "util/hmap.h"
 
 #include <stdlib.h>
@@ -47,14 +48,8 @@ static tg_status grow(run *r)
 {
     if (!tg__hmap_reserve(&r->index, (size_t)r->n_slots + 1))
         return nomem();
-    if (r->n_slots == r->cap_slots) {
-        int cap = r->cap_slots ? r->cap_slots * 2 : 64;
-        slot *s = realloc(r->slots, (size_t)cap * sizeof *s);
-        if (!s)
-            return nomem();
-        r->slots = s;
-        r->cap_slots = cap;
-    }
+    if (!TG_GROW(r->slots, r->cap_slots, r->n_slots + 1))
+        return nomem();
     return TG_OK;
 }
 
@@ -241,7 +236,10 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
         return leaf->grad ? TG_OK : tg_last_status();
     }
     if (!leaf->grad->requires_grad) {
+        /* accumulation, not a function to record (even with create_graph) */
+        tg_no_grad_begin();
         tg_status s = tg_add_(leaf->grad, g, 1.0);
+        tg_no_grad_end();
         tg_release(g);
         return s;
     }
@@ -452,7 +450,10 @@ tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output, bool retain_graph
         return s;
     run r = {0};
     r.retain = retain_graph;
-    return backward_run(&r, 1, &root, &grad_output);
+    s = backward_run(&r, 1, &root, &grad_output);
+    if (s == TG_OK)
+        tg_clear_error(); /* what rules recovered from is not the caller's */
+    return s;
 }
 
 tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
@@ -487,5 +488,7 @@ tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
             tg_release(results[i]);
             results[i] = NULL;
         }
+    else
+        tg_clear_error(); /* what rules recovered from is not the caller's */
     return s;
 }

@@ -1,6 +1,7 @@
 /* Recording op applications on the tape, and node lifetime. Nodes are
  * freed iteratively so that long chains cannot overflow the C stack. */
 #include "autodiff/node.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,10 +100,14 @@ static void attach_outputs(tg_node *n, tg_op_ctx *c)
         tg_tensor *y = c->out[o];
         if (!tg_dtype_is_float(y->dtype))
             continue; /* integer and bool results carry no gradient */
+        /* an in-place op's output is its input: the tensor's history goes
+         * on through n (whose edge holds the node it had) */
+        tg_node *before = y->grad_fn;
         y->requires_grad = true;
         y->grad_fn = n;
         y->out_index = o;
         n->refcount++;
+        tg__node_release(before);
     }
 }
 
@@ -192,15 +197,10 @@ void tg__node_release(tg_node *n)
     if (!n || --n->refcount > 0)
         return;
     if (draining) {
-        if (work_n == work_cap) {
-            size_t cap = work_cap ? work_cap * 2 : 64;
-            tg_node **w = realloc(worklist, cap * sizeof *w);
-            if (!w) { /* cannot defer: free now, recursion is bounded by memory */
-                destroy(n);
-                return;
-            }
-            worklist = w;
-            work_cap = cap;
+        if (!TG_GROW(worklist, work_cap, work_n + 1)) {
+            /* cannot defer: free now, recursion is bounded by memory */
+            destroy(n);
+            return;
         }
         worklist[work_n++] = n;
         return;

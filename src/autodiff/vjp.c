@@ -2,6 +2,9 @@
  * and symbolic reverse mode share (see vjp.h). */
 #include "autodiff/vjp.h"
 
+#include <stdio.h>
+#include <string.h>
+
 tg_tensor *tg__grad_sum(tg_tensor *a, tg_tensor *b)
 {
     tg_tensor *s = tg_add(a, b);
@@ -63,12 +66,41 @@ static tg_status call(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)
     return TG_OK;
 }
 
+/* Every floating-point input that needs a gradient got one, unless its
+ * spec says its gradient is zero by definition: a NULL left is an op
+ * inside the rule that failed (its error is the cause) or a rule that
+ * forgot the input. Either is an error naming the op, never a gradient
+ * silently missing. */
+static tg_status check_given(const tg_vjp *v, tg_tensor *const *dx)
+{
+    for (int i = 0; i < v->n_in; i++) {
+        const tg_arg_spec *a = tg_arg_at(v->op->inputs, i);
+        if (dx[i] || !v->needs_grad[i] || !tg_dtype_is_float(v->in_meta[i].dtype) ||
+            (a && (a->dtypes & TG_ARG_NO_GRAD)))
+            continue;
+        char node[300] = "";
+        if (strcmp(v->name, v->op->name) != 0)
+            snprintf(node, sizeof node, " (node '%s')", v->name);
+        if (!tg__error_is_set())
+            return tg__error(TG_ERR_INTERNAL, "backward: the gradient rule of '%s'%s gave "
+                             "no gradient for input %d", v->op->name, node, i);
+        char cause[600];
+        snprintf(cause, sizeof cause, "%s", tg_last_error());
+        return tg__error(tg_last_status(), "backward: the gradient rule of '%s'%s failed "
+                         "for input %d: %s", v->op->name, node, i, cause);
+    }
+    return TG_OK;
+}
+
 tg_status tg__vjp_run(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)
 {
     for (int i = 0; i < v->n_in; i++)
         dx[i] = NULL;
+    tg_clear_error(); /* an error set from here on is the rule's */
     tg_scope_begin();
     tg_status s = call(v, dy, dx);
+    if (s == TG_OK)
+        s = check_given(v, dx);
     for (int i = 0; i < v->n_in; i++) {
         if (s == TG_OK && dx[i] && v->needs_grad[i])
             tg_retain(dx[i]); /* survives the scope: the caller owns it */

@@ -240,6 +240,8 @@ uint64_t tg_version(const tg_tensor *t)
     return t && t->storage ? t->storage->version : 0;
 }
 
+void tg__bump_version(tg_tensor *t) { t->storage->version++; }
+
 bool tg__check_concrete(const char *fn, const tg_tensor *t)
 {
     if (!t->graph)

@@ -83,7 +83,5 @@ void tg__bump_version(tg_tensor *t);
 bool tg__check_concrete(const char *fn, const tg_tensor *t);
 /* drops a symbolic tensor's reference on its graph (src/graph/graph.c) */
 void tg__graph_release(struct tg_graph *g);
-/* checks that an in-place write to t is allowed (grad rules) */
-bool tg__check_inplace(const char *op, const tg_tensor *t);
 
 #endif

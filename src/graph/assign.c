@@ -5,6 +5,7 @@
  * eager mode they update any tensor in place, like tg_copy_/tg_add_. */
 #include "graph/graph_impl.h"
 #include "graph/hook.h"
+#include "tg/autograd.h"
 
 #include <string.h>
 
@@ -39,9 +40,25 @@ static tg_status alias_var(tg_op_ctx *c)
     return c->out[0] ? TG_OK : TG_ERR_NOMEM;
 }
 
+/* an update, not a function to differentiate through: never recorded, and
+ * refused on a tensor that requires grad while grad mode is on (sessions
+ * run with grad mode off) */
+static tg_status check_target(const tg_op_ctx *c)
+{
+    if (c->in[0]->requires_grad && tg_grad_enabled())
+        return tg__error(TG_ERR_AUTOGRAD, "%s: in-place update of a tensor that requires "
+                         "grad; do it inside tg_no_grad_begin/end (as for parameter "
+                         "updates)", c->op->name);
+    return TG_OK;
+}
+
 static tg_status assign_write(tg_op_ctx *c)
 {
+    if (check_target(c) != TG_OK)
+        return tg_last_status();
+    tg_no_grad_begin();
     tg_status s = tg_copy_(c->in[0], c->in[1]);
+    tg_no_grad_end();
     return s == TG_OK ? alias_var(c) : s;
 }
 
@@ -54,7 +71,11 @@ static const tg_attr_spec assign_sub_specs[] = {
 static tg_status assign_sub_write(tg_op_ctx *c)
 {
     const assign_sub_attrs *a = c->attr;
+    if (check_target(c) != TG_OK)
+        return tg_last_status();
+    tg_no_grad_begin();
     tg_status s = tg_add_(c->in[0], c->in[1], -a->alpha);
+    tg_no_grad_end();
     return s == TG_OK ? alias_var(c) : s;
 }
 

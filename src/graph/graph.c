@@ -2,6 +2,7 @@
  * (a hash table), symbolic tensors standing for values, and lookups of
  * values by name. */
 #include "graph/graph_impl.h"
+#include "util/grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -137,21 +138,12 @@ static char *unique_name(const tg_graph *g, const char *base)
 }
 
 /* ---- nodes and values ------------------------------------------------------------ */
-static bool grow(void **p, int *cap, int need, size_t elem)
+/* false (error set) when out of memory */
+static bool room(bool grown)
 {
-    if (need <= *cap)
-        return true;
-    int c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) {
+    if (!grown)
         tg__error(TG_ERR_NOMEM, "graph: out of memory");
-        return false;
-    }
-    *p = q;
-    *cap = c;
-    return true;
+    return grown;
 }
 
 int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
@@ -161,9 +153,8 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
         return -1;
     /* room for the node and its values first: once the node exists, adding
      * its values cannot fail, so a failure never leaves half a node */
-    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes) ||
-        !grow((void **)&g->values, &g->cap_values, g->n_values + n_out,
-              sizeof *g->values))
+    if (!room(TG_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1)) ||
+        !room(TG_GROW(g->values, g->cap_values, g->n_values + n_out)))
         return -1;
     tg_gnode *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof *n);
@@ -183,8 +174,7 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
 
 int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m)
 {
-    if (!grow((void **)&g->values, &g->cap_values, g->n_values + 1,
-              sizeof *g->values))
+    if (!room(TG_GROW(g->values, g->cap_values, g->n_values + 1)))
         return -1;
     tg_gvalue *v = &g->values[g->n_values];
     v->meta = *m;
@@ -203,7 +193,7 @@ tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only)
     for (int i = 0; i < *len; i++)
         if ((*list)[i] == dep)
             return TG_OK;
-    if (!grow((void **)list, cap, *len + 1, sizeof **list))
+    if (!room(TG_GROW(*list, *cap, *len + 1)))
         return TG_ERR_NOMEM;
     (*list)[(*len)++] = dep;
     return TG_OK;

@@ -95,5 +95,7 @@ tg_status tg__graph_pass(tg_graph *g, const tg_gpass_spec *sp, int n_out, tg_ten
     free(p.mark);
     free(ids);
     hand_out(s, n_out, out);
+    if (s == TG_OK)
+        tg_clear_error(); /* what rules recovered from is not the caller's */
     return s;
 }

@@ -6,6 +6,7 @@
 
 #include "core/tensor_impl.h"
 #include "graph/graph_impl.h"
+#include "util/strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,19 @@ static tg_status check_dim_params(build_state *b)
     return TG_OK;
 }
 
+static tg_status not_an_input(const tg_onnx_model *m, const char *name)
+{
+    tg_strbuf list = {0};
+    for (int i = 0; i < m->n_inputs; i++)
+        tg__strbuf_printf(&list, "%s'%s'", i ? ", " : "", m->inputs[i].name);
+    tg_status s = list.failed ? tg__error(TG_ERR_NOMEM, "onnx: out of memory")
+                              : tg__error(TG_ERR_ARG, "onnx: '%s' is not an input of the model "
+                                          "(its inputs: %s)", name,
+                                          m->n_inputs ? list.data : "none");
+    tg__strbuf_free(&list);
+    return s;
+}
+
 static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char *const *names,
                              tg_tensor *const *inputs)
 {
@@ -170,17 +184,8 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
         if (!names || !names[k] || !inputs || !inputs[k])
             return tg__error(TG_ERR_ARG, "tg_onnx_build: input %d has no name or tensor", k);
         int v = tg__hmap_get(&m->names, names[k]);
-        if (v < 0 || m->values[v].kind != SRC_INPUT) {
-            char list[400];
-            size_t len = 0;
-            for (int i = 0; i < m->n_inputs && len < sizeof list - 60; i++)
-                len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'", i ? ", " : "",
-                                        m->inputs[i].name);
-            if (!m->n_inputs)
-                snprintf(list, sizeof list, "none");
-            return tg__error(TG_ERR_ARG, "onnx: '%s' is not an input of the model (its "
-                             "inputs: %s)", names[k], list);
-        }
+        if (v < 0 || m->values[v].kind != SRC_INPUT)
+            return not_an_input(m, names[k]);
         int i = m->values[v].index;
         if (b->given[i])
             return tg__error(TG_ERR_ARG, "onnx: input '%s' is given twice", names[k]);

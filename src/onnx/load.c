@@ -4,6 +4,8 @@
  * See docs/ONNX.md. */
 #include "onnx/import.h"
 
+#include "util/strbuf.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,66 +124,69 @@ static tg_status add_name(tg_onnx_model *m, const char *name, mvalue v, const ch
     return TG_OK;
 }
 
+static bool unsupported(const mnode *mn) { return !mn->entry || mn->version <= 0; }
+
+/* the entry of check_ops' message for node i's op type (and domain):
+ * "Op-v (why) (nodes 'a', 'b', ...)", marking the nodes it lists seen */
+static void describe_unsupported(const tg_onnx_model *m, size_t i, bool *seen,
+                                 tg_strbuf *b)
+{
+    const onnx_graph *g = m->pm->graph;
+    const onnx_node *n = &g->node[i];
+    const onnx_op_entry *e = m->nodes[i].entry;
+    const char *dom = nz(n->domain), *op = nz(n->op_type);
+    int have = e ? onnx_op_version(e, m->opset) : 0;
+    if (e && have)
+        tg__strbuf_printf(b, "%s-%d (the version in opset %lld; tensorgraph implements "
+                          "%s from version %d)", op, have, (long long)m->opset, op,
+                          onnx_op_min_version(e));
+    else if (e)
+        tg__strbuf_printf(b, "%s (not in opset %lld)", op, (long long)m->opset);
+    else
+        tg__strbuf_printf(b, "%s%s%s", dom, dom[0] ? "." : "", op);
+    tg_strbuf nodes = {0};
+    int count = 0;
+    for (size_t j = i; j < g->n_node; j++) {
+        const onnx_node *o = &g->node[j];
+        if (seen[j] || !unsupported(&m->nodes[j]) || strcmp(nz(o->op_type), op) ||
+            strcmp(nz(o->domain), dom))
+            continue;
+        seen[j] = true;
+        if (count++ < 4)
+            tg__strbuf_printf(&nodes, "%s'%s'", count > 1 ? ", " : "", onnx_node_label(o));
+    }
+    tg__strbuf_printf(b, " (node%s %s%s)", count > 1 ? "s" : "", nodes.data ? nodes.data : "",
+                      count > 4 ? ", ..." : "");
+    b->failed |= nodes.failed;
+    tg__strbuf_free(&nodes);
+}
+
 /* one TG_ERR_UNSUPPORTED message listing every unsupported op type and the
  * nodes that use it (versions too old or too new are listed the same way) */
 static tg_status check_ops(tg_onnx_model *m)
 {
     const onnx_graph *g = m->pm->graph;
-    char msg[900];
-    size_t len = 0;
+    tg_strbuf msg = {0};
     int n_bad = 0;
     bool *seen = calloc(g->n_node + 1, 1);
     if (!seen)
         return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     for (size_t i = 0; i < g->n_node; i++) {
-        if ((m->nodes[i].entry && m->nodes[i].version > 0) || seen[i])
+        if (!unsupported(&m->nodes[i]) || seen[i])
             continue;
-        const onnx_node *n = &g->node[i];
-        /* this op type (and domain): one entry listing all its nodes */
-        char why[160];
-        const char *dom = nz(n->domain);
-        int have = m->nodes[i].entry ? onnx_op_version(m->nodes[i].entry, m->opset) : 0;
-        if (m->nodes[i].entry && have)
-            snprintf(why, sizeof why, "%s-%d (the version in opset %lld; tensorgraph "
-                     "implements %s from version %d)", nz(n->op_type), have,
-                     (long long)m->opset, nz(n->op_type),
-                     onnx_op_min_version(m->nodes[i].entry));
-        else if (m->nodes[i].entry)
-            snprintf(why, sizeof why, "%s (not in opset %lld)", nz(n->op_type),
-                     (long long)m->opset);
-        else
-            snprintf(why, sizeof why, "%s%s%s", dom, dom[0] ? "." : "", nz(n->op_type));
-        char nodes[400];
-        size_t nl = 0;
-        int count = 0;
-        for (size_t j = i; j < g->n_node; j++) {
-            const onnx_node *o = &g->node[j];
-            if (seen[j] || (m->nodes[j].entry && m->nodes[j].version > 0) ||
-                strcmp(nz(o->op_type), nz(n->op_type)) || strcmp(nz(o->domain), dom))
-                continue;
-            seen[j] = true;
-            if (count < 4 && nl < sizeof nodes) {
-                int u = snprintf(nodes + nl, sizeof nodes - nl, "%s'%s'", count ? ", " : "",
-                                 onnx_node_label(o));
-                nl = u > 0 ? nl + (size_t)u : nl;
-            }
-            count++;
-        }
-        if (nl >= sizeof nodes)
-            nl = sizeof nodes - 1;
-        nodes[nl] = '\0';
-        int used = snprintf(msg + len, sizeof msg - len, "%s%s (node%s %s%s)",
-                            n_bad ? "; " : "", why, count > 1 ? "s" : "", nodes,
-                            count > 4 ? ", ..." : "");
-        if (used > 0)
-            len = len + (size_t)used < sizeof msg ? len + (size_t)used : sizeof msg - 1;
-        n_bad++;
+        if (n_bad++)
+            tg__strbuf_puts(&msg, "; ");
+        describe_unsupported(m, i, seen, &msg);
     }
     free(seen);
-    if (!n_bad)
-        return TG_OK;
-    return tg__error(TG_ERR_UNSUPPORTED, "onnx: unsupported op%s: %s", n_bad > 1 ? "s" : "",
-                     msg);
+    tg_status s = TG_OK;
+    if (msg.failed)
+        s = tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    else if (n_bad)
+        s = tg__error(TG_ERR_UNSUPPORTED, "onnx: unsupported op%s: %s", n_bad > 1 ? "s" : "",
+                      msg.data);
+    tg__strbuf_free(&msg);
+    return s;
 }
 
 static tg_status check_nodes(tg_onnx_model *m)

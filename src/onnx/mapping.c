@@ -2,9 +2,11 @@
  * and constant-input readers, size and axis checks, and the op tables'
  * lookup by type and opset version. */
 #include "onnx/import.h"
+#include "ops/op.h"
 
 #include "graph/graph_impl.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,84 +59,75 @@ static tg_status attr_type(const onnx_ictx *c, const onnx_attribute *a, int want
                     onnx_attribute_type_name(want), onnx_attribute_type_name(t));
 }
 
+/* the attribute `name`, checked to be of `type`; *a is NULL when absent */
+static tg_status typed_attr(const onnx_ictx *c, const char *name, int type,
+                            const onnx_attribute **a)
+{
+    *a = onnx_attr(c, name);
+    return *a ? attr_type(c, *a, type) : TG_OK;
+}
+
+/* a list attribute's length: a hostile model's millions of values are refused */
+static tg_status list_len(const onnx_ictx *c, const char *name, size_t n, int *out)
+{
+    if (n > 1000000)
+        return onnx_err(c, TG_ERR_IO, "attribute '%s' has %zu values", name, n);
+    *out = (int)n;
+    return TG_OK;
+}
+
 tg_status oa_int(const onnx_ictx *c, const char *name, int64_t dflt, int64_t *out)
 {
-    const onnx_attribute *a = onnx_attr(c, name);
-    *out = dflt;
-    if (!a)
-        return TG_OK;
-    tg_status s = attr_type(c, a, ONNX_ATTR_INT);
-    if (s == TG_OK)
-        *out = a->i;
+    const onnx_attribute *a;
+    tg_status s = typed_attr(c, name, ONNX_ATTR_INT, &a);
+    *out = s == TG_OK && a ? a->i : dflt;
     return s;
 }
 
 tg_status oa_float(const onnx_ictx *c, const char *name, double dflt, double *out)
 {
-    const onnx_attribute *a = onnx_attr(c, name);
-    *out = dflt;
-    if (!a)
-        return TG_OK;
-    tg_status s = attr_type(c, a, ONNX_ATTR_FLOAT);
-    if (s == TG_OK)
-        *out = a->f;
+    const onnx_attribute *a;
+    tg_status s = typed_attr(c, name, ONNX_ATTR_FLOAT, &a);
+    *out = s == TG_OK && a ? a->f : dflt;
     return s;
 }
 
 tg_status oa_ints(const onnx_ictx *c, const char *name, const int64_t **v, int *n)
 {
-    const onnx_attribute *a = onnx_attr(c, name);
+    const onnx_attribute *a;
+    tg_status s = typed_attr(c, name, ONNX_ATTR_INTS, &a);
     *v = NULL;
     *n = -1;
-    if (!a)
-        return TG_OK;
-    tg_status s = attr_type(c, a, ONNX_ATTR_INTS);
-    if (s != TG_OK)
-        return s;
-    if (a->n_ints > 1000000)
-        return onnx_err(c, TG_ERR_IO, "attribute '%s' has %zu values", name, a->n_ints);
-    *v = a->ints;
-    *n = (int)a->n_ints;
-    return TG_OK;
+    if (s == TG_OK && a && (s = list_len(c, name, a->n_ints, n)) == TG_OK)
+        *v = a->ints;
+    return s;
 }
 
 tg_status oa_floats(const onnx_ictx *c, const char *name, const float **v, int *n)
 {
-    const onnx_attribute *a = onnx_attr(c, name);
+    const onnx_attribute *a;
+    tg_status s = typed_attr(c, name, ONNX_ATTR_FLOATS, &a);
     *v = NULL;
     *n = -1;
-    if (!a)
-        return TG_OK;
-    tg_status s = attr_type(c, a, ONNX_ATTR_FLOATS);
-    if (s != TG_OK)
-        return s;
-    if (a->n_floats > 1000000)
-        return onnx_err(c, TG_ERR_IO, "attribute '%s' has %zu values", name, a->n_floats);
-    *v = a->floats;
-    *n = (int)a->n_floats;
-    return TG_OK;
+    if (s == TG_OK && a && (s = list_len(c, name, a->n_floats, n)) == TG_OK)
+        *v = a->floats;
+    return s;
 }
 
 tg_status oa_string(const onnx_ictx *c, const char *name, const char *dflt, const char **out)
 {
-    const onnx_attribute *a = onnx_attr(c, name);
-    *out = dflt;
-    if (!a)
-        return TG_OK;
-    tg_status s = attr_type(c, a, ONNX_ATTR_STRING);
-    if (s == TG_OK)
-        *out = a->s.data ? (const char *)a->s.data : "";
+    const onnx_attribute *a;
+    tg_status s = typed_attr(c, name, ONNX_ATTR_STRING, &a);
+    *out = s == TG_OK && a ? (a->s.data ? (const char *)a->s.data : "") : dflt;
     return s;
 }
 
 tg_status oa_tensor(const onnx_ictx *c, const char *name, tg_tensor **out)
 {
-    const onnx_attribute *a = onnx_attr(c, name);
+    const onnx_attribute *a;
+    tg_status s = typed_attr(c, name, ONNX_ATTR_TENSOR, &a);
     *out = NULL;
-    if (!a)
-        return TG_OK;
-    tg_status s = attr_type(c, a, ONNX_ATTR_TENSOR);
-    if (s != TG_OK)
+    if (s != TG_OK || !a)
         return s;
     if (!a->t)
         return onnx_err(c, TG_ERR_IO, "attribute '%s' has no tensor", name);
@@ -167,16 +160,27 @@ void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes)
     return p;
 }
 
+/* the value of input i, which must be present and known at import time
+ * (NULL with the error set); `hint` ends the message */
+static tg_tensor *known_input(onnx_ictx *c, int i, const char *what, const char *hint)
+{
+    if (!oi_req(c, i, what))
+        return NULL;
+    tg_tensor *t = c->val[i];
+    if (!t || tg_is_symbolic(t)) {
+        onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') must be known when the model "
+                 "is imported%s", i, what, c->node->input[i], hint);
+        return NULL;
+    }
+    return t;
+}
+
 tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n)
 {
-    tg_tensor *t = oi_req(c, i, what);
+    tg_tensor *t = known_input(c, i, what, " (an initializer, a Constant, or computed "
+                                           "from them)");
     if (!t)
         return tg_last_status();
-    t = c->val[i];
-    if (!t || tg_is_symbolic(t))
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') must be known when "
-                        "the model is imported (an initializer, a Constant, or computed "
-                        "from them)", i, what, c->node->input[i]);
     tg_dtype dt = tg_dtype_of(t);
     if (dt != TG_INT64 && dt != TG_INT32)
         return onnx_err(c, TG_ERR_IO, "input %d (%s) should be int64, got %s", i, what,
@@ -190,13 +194,9 @@ tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n
 
 tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out)
 {
-    tg_tensor *t = oi_req(c, i, what);
+    tg_tensor *t = known_input(c, i, what, "");
     if (!t)
         return tg_last_status();
-    t = c->val[i];
-    if (!t || tg_is_symbolic(t))
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') must be known when "
-                        "the model is imported", i, what, c->node->input[i]);
     if (tg_numel(t) != 1)
         return onnx_err(c, TG_ERR_IO, "input %d (%s) should have one element, has %lld",
                         i, what, (long long)tg_numel(t));
@@ -245,8 +245,44 @@ tg_tensor *onnx_as(tg_tensor *y, tg_dtype dt)
     return tg_dtype_of(y) == dt ? y : tg_cast(y, dt);
 }
 
-/* ---- the op tables ----------------------------------------------------------------- */
-const onnx_op_entry *onnx_op_lookup(const char *op_type)
+/* ---- ops that name their ONNX operator ----------------------------------------------
+ * An op whose definition names an ONNX operator (tg_op_def.onnx, of a
+ * version up to ONNX_MAX_OPSET) and takes no attributes maps one to one:
+ * the same inputs, the same outputs. It needs no entry of its own. */
+static const tg_op_def *direct_op(const char *op_type)
+{
+    for (int i = 0; i < tg_op_count(); i++) {
+        const tg_op_def *op = tg_op_at(i);
+        if (op->onnx.op && !strcmp(op->onnx.op, op_type) && !op->attrs.specs &&
+            op->n_in > 0 && op->onnx.opset <= ONNX_MAX_OPSET)
+            return op;
+    }
+    return NULL;
+}
+
+static tg_status m_direct(onnx_ictx *c)
+{
+    const tg_op_def *op = direct_op(c->node->op_type);
+    if (c->node->n_attribute > 0)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "attribute '%s' is not supported",
+                        c->node->attribute[0].name ? c->node->attribute[0].name : "");
+    for (int i = 0; i < c->n_in; i++)
+        if (!oi_req(c, i, op->inputs[i].name))
+            return tg_last_status();
+    tg_tensor *out[TG_MAX_OP_OUTPUTS];
+    if (tg_op_run(op, c->n_in, c->in, NULL, 0, out) != TG_OK)
+        return tg_last_status();
+    for (int o = 0; o < op->n_out; o++)
+        c->out[o] = out[o];
+    return TG_OK;
+}
+
+/* entries for the direct ops no table names, made once */
+#define MAX_DIRECT 64
+static onnx_op_entry direct[MAX_DIRECT + 1];
+static pthread_once_t direct_once = PTHREAD_ONCE_INIT;
+
+static const onnx_op_entry *table_lookup(const char *op_type)
 {
     static const onnx_op_entry *const tables[] = {onnx_ops_math, onnx_ops_nn, onnx_ops_shape,
                                                   onnx_ops_reduce};
@@ -254,6 +290,34 @@ const onnx_op_entry *onnx_op_lookup(const char *op_type)
         for (const onnx_op_entry *e = tables[t]; e->op_type; e++)
             if (!strcmp(e->op_type, op_type))
                 return e;
+    return NULL;
+}
+
+static void make_direct(void)
+{
+    int n = 0;
+    for (int i = 0; i < tg_op_count() && n < MAX_DIRECT; i++) {
+        const tg_op_def *op = tg_op_at(i);
+        if (!op->onnx.op || table_lookup(op->onnx.op) || direct_op(op->onnx.op) != op)
+            continue;
+        direct[n++] = (onnx_op_entry){.op_type = op->onnx.op,
+                                      .versions = {(int8_t)op->onnx.opset},
+                                      .min_in = op->n_in, .max_in = op->n_in,
+                                      .min_out = op->n_out, .max_out = op->n_out,
+                                      .import = m_direct};
+    }
+}
+
+/* ---- the op tables ----------------------------------------------------------------- */
+const onnx_op_entry *onnx_op_lookup(const char *op_type)
+{
+    const onnx_op_entry *e = table_lookup(op_type);
+    if (e)
+        return e;
+    pthread_once(&direct_once, make_direct);
+    for (e = direct; e->op_type; e++)
+        if (!strcmp(e->op_type, op_type))
+            return e;
     return NULL;
 }
 

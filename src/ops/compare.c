@@ -210,7 +210,7 @@ static tg_status where_jvp(tg_jvp_ctx *c)
 }
 
 static const tg_arg_spec where_in[] = {
-    {"cond", TG_DTS_ANY}, {"a", TG_DTS_ANY}, {"b", TG_DTS_ANY}, {0}};
+    {"cond", TG_DTS_ANY | TG_ARG_NO_GRAD}, {"a", TG_DTS_ANY}, {"b", TG_DTS_ANY}, {0}};
 static const tg_arg_spec where_out[] = {{"y", TG_DTS_ANY}, {0}};
 
 const tg_op_def tg_op_where = {

@@ -29,10 +29,11 @@ static tg_status check_inputs(const tg_op_def *op, int n_in,
     return TG_OK;
 }
 
-/* the spec of input (or output) i: the last one repeats when variadic */
-static const tg_arg_spec *arg_spec(const tg_arg_spec *list, int i)
+const tg_arg_spec *tg_arg_at(const tg_arg_spec *list, int i)
 {
     int k = 0;
+    if (!list)
+        return NULL;
     for (; list[k].name && k < i; k++)
         if (list[k].dtypes & TG_ARG_VARIADIC)
             return &list[k];
@@ -46,14 +47,14 @@ static tg_status check_declared(const tg_op_ctx *c)
 {
     const tg_op_def *op = c->op;
     for (int i = 0; op->inputs && i < c->n_in; i++) {
-        const tg_arg_spec *a = arg_spec(op->inputs, i);
+        const tg_arg_spec *a = tg_arg_at(op->inputs, i);
         if (!a || !(a->dtypes & TG_DT(c->in[i]->dtype)))
             return tg__error(TG_ERR_INTERNAL, "%s: input %d (%s) is %s, which the op "
                              "does not declare", op->name, i, a ? a->name : "undeclared",
                              tg_dtype_name(c->in[i]->dtype));
     }
     for (int o = 0; op->outputs && o < c->n_out; o++) {
-        const tg_arg_spec *a = arg_spec(op->outputs, o);
+        const tg_arg_spec *a = tg_arg_at(op->outputs, o);
         if (!a || !(a->dtypes & TG_DT(c->out_meta[o].dtype)))
             return tg__error(TG_ERR_INTERNAL, "%s: output %d (%s) is %s, which the op "
                              "does not declare", op->name, o, a ? a->name : "undeclared",
@@ -122,7 +123,7 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
     /* graph mode: inside tg_graph_begin/end, or on symbolic
      * inputs, the op becomes a node of the graph and its outputs symbolic
      * tensors; no kernel runs and nothing is recorded for autograd */
-    if (tg__graph_intercepts(n_in, in)) {
+    if (!(op->flags & TG_OP_INPLACE) && tg__graph_intercepts(n_in, in)) {
         if ((s = tg__graph_append(&c)) != TG_OK)
             return s;
         for (int i = 0; i < c.n_out; i++)

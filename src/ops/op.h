@@ -147,15 +147,22 @@ typedef struct tg_attr_schema {
 #define TG_DTS_BOOL TG_DT(TG_BOOL)
 #define TG_DTS_ANY (TG_DTS_NUMBER | TG_DTS_BOOL)
 
-/* with the dtypes of an input: it may be left out (a trailing input), or
- * it is one or more (the last input) */
+/* with the dtypes of an input: it may be left out (a trailing input); it
+ * is one or more (the last input); its gradient is zero by definition, so
+ * the rule gives none (where's condition, relu_grad's y). Any other input
+ * that needs a gradient and gets none from the rule is an error. */
 #define TG_ARG_OPTIONAL (1u << 30)
 #define TG_ARG_VARIADIC (1u << 31)
+#define TG_ARG_NO_GRAD (1u << 29)
+#define TG_ARG_FLAGS (TG_ARG_OPTIONAL | TG_ARG_VARIADIC | TG_ARG_NO_GRAD)
 
 typedef struct tg_arg_spec {
     const char *name; /* NULL ends the list */
     uint32_t dtypes;  /* TG_DT() bits, and TG_ARG_* */
 } tg_arg_spec;
+
+/* the spec of input i of a list (the last repeats when variadic), or NULL */
+const tg_arg_spec *tg_arg_at(const tg_arg_spec *list, int i);
 
 /* ---- flags the passes read ------------------------------------------------ */
 enum {
@@ -173,6 +180,10 @@ enum {
      * rule is a decision the registry test can see) */
     TG_OP_NO_VJP = 1u << 6,
     TG_OP_NO_JVP = 1u << 7,
+    /* writes input 0 and returns that same tensor (copy_, add_): eager
+     * only, never a graph node; recorded by autograd like any op, the
+     * destination's history going on through it */
+    TG_OP_INPLACE = 1u << 8,
 };
 /* the kernel may write output 0 over input i (same dtype and shape): it
  * reads each element of input i before writing the same index of the
@@ -349,6 +360,7 @@ extern const tg_op_def *const tg_ops_conv[];
 extern const tg_op_def *const tg_ops_pool[];
 extern const tg_op_def *const tg_ops_norm[];
 extern const tg_op_def *const tg_ops_nn[];
+extern const tg_op_def *const tg_ops_inplace[];
 extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
 
 /* ---- internal scoping for composite ops and the engine -------------------

@@ -1,7 +1,8 @@
 /* The one registry of operator definitions: every op family's table, in
- * a fixed order (tg_op_at) and by name through a hash table built once
+ * a fixed order (tg_op_at) and by name through the util hash map, built once
  * (graphs, ONNX import and tooling look ops up by name). */
 #include "ops/op.h"
+#include "util/hmap.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -11,40 +12,32 @@ static const tg_op_def *const *const families[] = {
     tg_ops_reduce,
     tg_ops_shape,       tg_ops_array,  tg_ops_linalg,
     tg_ops_conv,        tg_ops_pool,   tg_ops_norm,
-    tg_ops_nn,          tg_ops_graph,
+    tg_ops_nn,          tg_ops_inplace, tg_ops_graph,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
-/* open addressing, linear probing, at most half full. Ops beyond
- * MAX_OPS are counted but not stored: tg_op_at gives NULL for them,
- * which the registry test reports. */
+/* Ops beyond MAX_OPS are counted but not stored: tg_op_at gives NULL for
+ * them, which the registry test reports. */
 #define MAX_OPS 512
-#define TABLE_SIZE (2 * MAX_OPS)
-static const tg_op_def *table[TABLE_SIZE];
 static const tg_op_def *by_index[MAX_OPS];
 static int n_ops;
+static tg_hmap by_name; /* name -> index in by_index (the util hash map) */
+static bool by_name_ok; /* false when building the map ran out of memory:
+                         * lookups then scan by_index */
 static pthread_once_t built = PTHREAD_ONCE_INIT;
-
-static uint32_t hash(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
 
 static void build(void)
 {
+    by_name = tg__hmap_strings();
+    by_name_ok = tg__hmap_reserve(&by_name, MAX_OPS);
     for (size_t f = 0; f < N_FAMILIES; f++)
         for (const tg_op_def *const *p = families[f]; *p; p++) {
             if (n_ops++ >= MAX_OPS)
                 continue;
             by_index[n_ops - 1] = *p;
-            uint32_t h = hash((*p)->name) & (TABLE_SIZE - 1);
-            while (table[h] && strcmp(table[h]->name, (*p)->name) != 0)
-                h = (h + 1) & (TABLE_SIZE - 1);
-            if (!table[h]) /* a repeated name keeps the first (the test fails) */
-                table[h] = *p;
+            /* a repeated name keeps the first (the registry test fails) */
+            if (by_name_ok && tg__hmap_get(&by_name, (*p)->name) < 0)
+                tg__hmap_put(&by_name, (*p)->name, n_ops - 1); /* reserved */
         }
 }
 
@@ -65,8 +58,12 @@ const tg_op_def *tg_op_find(const char *name)
     if (!name)
         return NULL;
     pthread_once(&built, build);
-    for (uint32_t h = hash(name) & (TABLE_SIZE - 1); table[h]; h = (h + 1) & (TABLE_SIZE - 1))
-        if (strcmp(table[h]->name, name) == 0)
-            return table[h];
+    if (by_name_ok) {
+        int i = tg__hmap_get(&by_name, name);
+        return i >= 0 ? by_index[i] : NULL;
+    }
+    for (int i = 0; i < n_ops && i < MAX_OPS; i++)
+        if (strcmp(by_index[i]->name, name) == 0)
+            return by_index[i];
     return NULL;
 }

@@ -1,5 +1,6 @@
 /* Unary elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid
- * relu leaky_relu elu gelu erf softplus floor ceil round sign clamp.
+ * relu leaky_relu elu gelu erf softplus floor ceil round sign clamp
+ * hardswish.
  * One row template per op expanded per dtype (tgmath picks float or
  * double functions); integer inputs of float-only ops compute in float32.
  * Each op gives its derivative once (t * f'(x)): autodiff makes both the
@@ -82,6 +83,10 @@ UN_FLOAT(gelu, (V)0.5 * x * erfc(-x * (V)SQRT1_2))
 UN_FLOAT(softplus, fmax(x, (V)0) + log1p(exp(-fabs(x))))
 UN_FLOAT(leaky_relu, x > 0 ? x : x * (V)P->a)
 UN_FLOAT(elu, x > 0 ? x : (V)P->a * expm1(x))
+/* x * relu6(x + 3) / 6, in PyTorch's order of operations (so -0 below
+ * -3, and x * 6 / 6 above 3); NaN passes through */
+#define RELU6(v) ((v) < 0 ? (V)0 : (v) > 6 ? (V)6 : (v))
+UN_FLOAT(hardswish, x * RELU6(x + 3) / 6)
 
 static bool is_int_row_table(const tg_iter_row_fn *rows)
 {
@@ -170,6 +175,12 @@ DERIV(leaky_relu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x)
 /* x > 0: 1, else alpha * exp(x) = y + alpha */
 DERIV(elu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
                               tg_add_scalar(y, a->a))))
+/* 0 below -3, x/3 + 1/2 on [-3, 3], 1 above (PyTorch's one-sided values
+ * at the kinks) */
+DERIV(hardswish, tg_mul(t, tg_where(tg_lt(x, tg_full_like(x, -3)), tg_zeros_like(x),
+                                    tg_where(tg_le(x, tg_full_like(x, 3)),
+                                             tg_add_scalar(tg_mul_scalar(x, 1.0 / 3), 0.5),
+                                             tg_ones_like(x)))))
 /* 1 on the closed interval [lo, hi], 0 outside */
 DERIV(clamp, tg_mul(t, tg_cast(tg_logical_and(tg_ge(x, tg_full_like(x, a->a)),
                                               tg_le(x, tg_full_like(x, a->b))), t->dtype)))
@@ -238,6 +249,9 @@ const unary_def tg_op_leaky_relu = {{UNARY_COMMON(leaky_relu, number_in, float_o
 const unary_def tg_op_elu = {{UNARY_COMMON(elu, number_in, float_out), .save_inputs = 1u,
                               .save_outputs = 1u, .attrs = {alpha_specs, sizeof(unary_attrs)},
                               .onnx = {"Elu", 6}}, elu_rows};
+const unary_def tg_op_hardswish = {{UNARY_COMMON(hardswish, number_in, float_out),
+                                    .save_inputs = 1u, .onnx = {"HardSwish", 14}},
+                                   hardswish_rows};
 const unary_def tg_op_clamp = {{UNARY_COMMON(clamp, number_in, number_out), .save_inputs = 1u,
                                 .attrs = {clamp_specs, sizeof(unary_attrs)},
                                 .onnx = {"Clip", 13}}, clamp_rows};
@@ -266,6 +280,7 @@ tg_tensor *tg_floor(tg_tensor *x) { return unary(&tg_op_floor, x); }
 tg_tensor *tg_ceil(tg_tensor *x) { return unary(&tg_op_ceil, x); }
 tg_tensor *tg_round(tg_tensor *x) { return unary(&tg_op_round, x); }
 tg_tensor *tg_sign(tg_tensor *x) { return unary(&tg_op_sign, x); }
+tg_tensor *tg_hardswish(tg_tensor *x) { return unary(&tg_op_hardswish, x); }
 
 tg_tensor *tg_leaky_relu(tg_tensor *x, double negative_slope)
 {
@@ -287,7 +302,8 @@ tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
     return tg_op_call(&tg_op_clamp.def, 1, &x, a, 2);
 }
 
-/* ---- relu_grad(dy, y) = dy where y > 0, else 0 ----------------------------
+/* ---- relu_grad(dy, y) = 0 where y <= 0, else dy (a NaN y passes dy, as
+ * PyTorch's threshold_backward) ---------------------------------------------
  * The backward of relu, fused: it runs once per activation per training
  * step. Its own gradient: relu_grad(ddy, y) for dy; y gets none. */
 #define RELU_GRAD_ROW(NAME, T)                                              \
@@ -299,12 +315,12 @@ tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
             T *o = (T *)p[0];                                               \
             const T *d = (const T *)p[1], *y = (const T *)p[2];             \
             for (int64_t i = 0; i < n; i++)                                 \
-                o[i] = y[i] > 0 ? d[i] : (T)0;                              \
+                o[i] = y[i] <= 0 ? (T)0 : d[i];                             \
         } else {                                                            \
             for (int64_t i = 0; i < n; i++)                                 \
-                *(T *)(p[0] + i * s[0]) = *(const T *)(p[2] + i * s[2]) > 0 \
-                                              ? *(const T *)(p[1] + i * s[1]) \
-                                              : (T)0;                       \
+                *(T *)(p[0] + i * s[0]) = *(const T *)(p[2] + i * s[2]) <= 0 \
+                                              ? (T)0                        \
+                                              : *(const T *)(p[1] + i * s[1]); \
         }                                                                   \
     }
 RELU_GRAD_ROW(relu_grad_f32, float)
@@ -340,7 +356,9 @@ static tg_status relu_grad_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
-static const tg_arg_spec relu_grad_in[] = {{"dy", TG_DTS_FLOAT}, {"y", TG_DTS_FLOAT}, {0}};
+/* y only selects: its gradient is zero (almost everywhere) */
+static const tg_arg_spec relu_grad_in[] = {
+    {"dy", TG_DTS_FLOAT}, {"y", TG_DTS_FLOAT | TG_ARG_NO_GRAD}, {0}};
 static const tg_arg_spec relu_grad_out[] = {{"dx", TG_DTS_FLOAT}, {0}};
 
 const tg_op_def tg_op_relu_grad = {
@@ -362,5 +380,5 @@ const tg_op_def *const tg_ops_unary[] = {
     &tg_op_tanh.def, &tg_op_sigmoid.def, &tg_op_relu.def, &tg_op_erf.def,
     &tg_op_gelu.def, &tg_op_softplus.def, &tg_op_floor.def, &tg_op_ceil.def,
     &tg_op_round.def, &tg_op_sign.def, &tg_op_leaky_relu.def, &tg_op_elu.def,
-    &tg_op_clamp.def, &tg_op_relu_grad, NULL,
+    &tg_op_clamp.def, &tg_op_hardswish.def, &tg_op_relu_grad, NULL,
 };

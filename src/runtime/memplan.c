@@ -44,6 +44,7 @@
  * would be are not merged). Ancestor sets are bitsets, n_steps^2 bits:
  * above MAX_ANC_STEPS steps a parallel plan does not reuse memory at all. */
 #include "runtime/runtime_impl.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -336,14 +337,8 @@ static tg_status release_block(planner *P, int v)
         nb.n_wait = n;
         memcpy(nb.wait, P->list, (size_t)n * sizeof(int));
     }
-    if (P->n_free == P->cap_free) {
-        int cap = P->cap_free ? 2 * P->cap_free : 16;
-        block *f = realloc(P->free, (size_t)cap * sizeof *f);
-        if (!f)
-            return TG_ERR_NOMEM;
-        P->free = f;
-        P->cap_free = cap;
-    }
+    if (!TG_GROW(P->free, P->cap_free, P->n_free + 1))
+        return TG_ERR_NOMEM;
     int i = 0;
     while (i < P->n_free && P->free[i].off < nb.off)
         i++;

@@ -27,14 +27,14 @@ echo "pkg-config: $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs 
 # shellcheck disable=SC2046
 "$cc" -O2 -o "$tmp/mlp_pc" "$src/examples/mlp.c" \
     $(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs tensorgraph) -lm
-LD_LIBRARY_PATH=$libdir ldd "$tmp/mlp_pc" | grep -q "$libdir/libtg.so" ||
+LD_LIBRARY_PATH=$libdir ldd "$tmp/mlp_pc" | grep "$libdir/libtg.so" >/dev/null ||
     { echo "mlp (pkg-config) does not load the installed libtg.so"; exit 1; }
 LD_LIBRARY_PATH=$libdir "$tmp/mlp_pc" >"$tmp/out_pc"
 
 cmake -S "$src/tests/install" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" \
     -DCMAKE_PREFIX_PATH="$prefix" -DTG_EXAMPLE="$src/examples/mlp.c" >"$tmp/consumer.log"
 cmake --build "$tmp/consumer" >>"$tmp/consumer.log"
-ldd "$tmp/consumer/mlp_shared" | grep -q "$libdir/libtg.so" ||
+ldd "$tmp/consumer/mlp_shared" | grep "$libdir/libtg.so" >/dev/null ||
     { echo "mlp (find_package, shared) does not load the installed libtg.so"; exit 1; }
 "$tmp/consumer/mlp_shared" >"$tmp/out_shared"
 "$tmp/consumer/mlp_static" >"$tmp/out_static"

@@ -1,0 +1,56 @@
+/* ONNX export's shared state and message builders (export.c), used by the
+ * per-operator writers (export_ops.c). Internal to src/onnx. */
+#ifndef TG_ONNX_EXPORT_H
+#define TG_ONNX_EXPORT_H
+
+#include "graph/graph_impl.h"
+#include "onnx/ops.h"
+
+#define ONNX_EXPORT_OPSET 17
+
+/* one export in progress */
+typedef struct ex {
+    const tg_graph *g;
+    onnx_graph *og;
+    size_t cap_node, cap_init, cap_in;
+    char **vname;          /* per value: its ONNX name (owned) */
+    int n_aux;             /* counter for helper names */
+    /* names for constant tensors (module parameters) */
+    int n_hints;
+    const tg_tensor *const *hint_tensor;
+    const char *const *hint_name;
+    tg_status err;
+} ex;
+
+/* the graph node being written, its values' ONNX names and metadata */
+typedef struct exnode {
+    const tg_gnode *n;
+    const char *in[TG_MAX_OP_INPUTS];
+    const char *out[TG_MAX_OP_OUTPUTS];
+    const tg_meta *in_meta[TG_MAX_OP_INPUTS];
+    const tg_meta *out_meta;
+} exnode;
+
+/* the first failure (TG_ERR_*, "tg_onnx_export: ..."): later calls do nothing */
+tg_status onnx_ex_fail(ex *e, tg_status s, const char *fmt, ...) TG_PRINTF(3, 4);
+/* a fresh name for a helper value: "<base>__<n>" (caller frees) */
+char *onnx_ex_aux_name(ex *e, const char *base);
+/* a new ONNX node of type op named name, or NULL (failure recorded) */
+onnx_node *onnx_ex_node(ex *e, const char *op, const char *name);
+void onnx_ex_io(ex *e, onnx_node *n, int n_in, const char *const *in, int n_out,
+                const char *const *out);
+/* attributes on n (NULL n: nothing) */
+void onnx_ex_attr_int(ex *e, onnx_node *n, const char *name, int64_t v);
+void onnx_ex_attr_float(ex *e, onnx_node *n, const char *name, double v);
+void onnx_ex_attr_ints(ex *e, onnx_node *n, const char *name, int k, const int64_t *v);
+/* initializers: an int64 vector (or scalar) / a scalar of dt; returns the
+ * new name (caller frees) */
+char *onnx_ex_init_ints(ex *e, const char *base, int n, const int64_t *v, bool scalar);
+char *onnx_ex_init_scalar(ex *e, const char *base, tg_dtype dt, double v);
+
+/* writes graph node x as ONNX nodes through the ONNX operator its op
+ * definition names (tg_op_def.onnx); TG_ERR_UNSUPPORTED when it has none
+ * the exporter writes */
+tg_status onnx_ex_op(ex *e, const exnode *x);
+
+#endif

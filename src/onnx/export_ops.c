@@ -1,0 +1,431 @@
+/* ONNX export, one writer per ONNX operator: which ONNX operator a graph
+ * node becomes comes from its op definition (tg_op_def.onnx); the writer
+ * translates the attributes and makes constant inputs initializers. Ops
+ * without an ONNX operator of their own are written as two (rsqrt, ne). */
+#include "onnx/export.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+static int64_t aint(const exnode *x, const char *name, int64_t dflt)
+{
+    return tg_attr_int(x->n->attrs, x->n->n_attrs, name, dflt);
+}
+
+static double afloat(const exnode *x, const char *name, double dflt)
+{
+    return tg_attr_float(x->n->attrs, x->n->n_attrs, name, dflt);
+}
+
+static int aints(const exnode *x, const char *name, const int64_t **v)
+{
+    return tg_attr_ints(x->n->attrs, x->n->n_attrs, name, v);
+}
+
+/* one ONNX node with the tg node's inputs (first n_in) and output 0 */
+static onnx_node *simple(ex *e, const exnode *x, const char *op, int n_in)
+{
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, n_in, x->in, 1, x->out);
+    return n;
+}
+
+/* input i cast to dt when of another dtype (ONNX wants equal types) */
+static const char *input_as(ex *e, const exnode *x, int i, tg_dtype dt)
+{
+    if (x->in_meta[i]->dtype == dt)
+        return x->in[i];
+    char *name = onnx_ex_aux_name(e, x->n->name);
+    onnx_node *c = onnx_ex_node(e, "Cast", name);
+    if (c) {
+        onnx_ex_io(e, c, 1, &x->in[i], 1, (const char *const *)&name);
+        onnx_ex_attr_int(e, c, "to", onnx_dtype_from_tg(dt));
+    }
+    return name; /* kept alive by the node (copied) and freed below */
+}
+
+/* ONNX wants equal input types: both inputs in dt */
+static tg_status binary_in(ex *e, const exnode *x, const char *op, tg_dtype dt)
+{
+    char *a = (char *)input_as(e, x, 0, dt), *b = (char *)input_as(e, x, 1, dt);
+    const char *in[2] = {a, b};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, 2, in, 1, x->out);
+    if (a != x->in[0])
+        free(a);
+    if (b != x->in[1])
+        free(b);
+    return e->err;
+}
+
+/* ==== the writers: one per ONNX operator (or family) ====================== */
+
+/* the op's inputs and output as they are */
+static tg_status ex_simple(ex *e, const exnode *x, const char *op)
+{
+    simple(e, x, op, x->n->n_in);
+    return e->err;
+}
+
+/* arithmetic and logic: the inputs in the output's type */
+static tg_status ex_binary(ex *e, const exnode *x, const char *op)
+{
+    return binary_in(e, x, op, x->out_meta->dtype);
+}
+
+/* comparisons: the inputs in their promoted type */
+static tg_status ex_compare(ex *e, const exnode *x, const char *op)
+{
+    return binary_in(e, x, op, tg_promote_types(x->in_meta[0]->dtype, x->in_meta[1]->dtype));
+}
+
+/* ONNX reductions keep the input type (tg sums integers as int64): cast
+ * after. ReduceSum takes its axes as an input (opset 13), the others as an
+ * attribute (until opset 18). */
+static tg_status reduce(ex *e, const exnode *x, const char *op, bool axes_input)
+{
+    const int64_t *ax;
+    int na = aints(x, "axes", &ax);
+    int keep = (int)aint(x, "keepdim", 0);
+    tg_dtype in_dt = x->in_meta[0]->dtype, out_dt = x->out_meta->dtype;
+    bool cast = in_dt != out_dt;
+    char *mid = cast ? onnx_ex_aux_name(e, x->n->name) : NULL;
+    const char *outs[1] = {cast ? mid : x->out[0]};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    char *axes = NULL;
+    if (n && axes_input && na > 0) {
+        axes = onnx_ex_init_ints(e, "axes", na, ax, false);
+        const char *in[2] = {x->in[0], axes};
+        onnx_ex_io(e, n, 2, in, 1, outs);
+    } else if (n) {
+        onnx_ex_io(e, n, 1, x->in, 1, outs);
+        if (na > 0)
+            onnx_ex_attr_ints(e, n, "axes", na, ax);
+    }
+    onnx_ex_attr_int(e, n, "keepdims", keep);
+    if (cast) {
+        onnx_node *c = onnx_ex_node(e, "Cast", mid);
+        if (c) {
+            onnx_ex_io(e, c, 1, outs, 1, x->out);
+            onnx_ex_attr_int(e, c, "to", onnx_dtype_from_tg(out_dt));
+        }
+    }
+    free(mid);
+    free(axes);
+    return e->err;
+}
+
+static tg_status ex_reduce_sum(ex *e, const exnode *x, const char *op)
+{
+    return reduce(e, x, op, true);
+}
+
+static tg_status ex_reduce_attr(ex *e, const exnode *x, const char *op)
+{
+    return reduce(e, x, op, false);
+}
+
+static tg_status ex_leaky_relu(ex *e, const exnode *x, const char *op)
+{
+    onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 0.01));
+    return e->err;
+}
+
+static tg_status ex_elu(ex *e, const exnode *x, const char *op)
+{
+    onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 1.0));
+    return e->err;
+}
+
+static tg_status ex_clip(ex *e, const exnode *x, const char *op)
+{
+    tg_dtype dt = x->in_meta[0]->dtype;
+    char *lo = onnx_ex_init_scalar(e, "min", dt, afloat(x, "a", 0));
+    char *hi = onnx_ex_init_scalar(e, "max", dt, afloat(x, "b", 0));
+    const char *in[3] = {x->in[0], lo, hi};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, 3, in, 1, x->out);
+    free(lo);
+    free(hi);
+    return e->err;
+}
+
+static tg_status ex_cast(ex *e, const exnode *x, const char *op)
+{
+    onnx_ex_attr_int(e, simple(e, x, op, 1), "to",
+                     onnx_dtype_from_tg((tg_dtype)aint(x, "to", 0)));
+    return e->err;
+}
+
+/* ArgMax, ArgMin */
+static tg_status ex_arg(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, 1);
+    onnx_ex_attr_int(e, n, "axis", aint(x, "axis", 0));
+    onnx_ex_attr_int(e, n, "keepdims", aint(x, "keepdim", 0));
+    return e->err;
+}
+
+/* Reshape, Expand: the output's shape as a second input */
+static tg_status ex_to_shape(ex *e, const exnode *x, const char *op)
+{
+    char *shape = onnx_ex_init_ints(e, "shape", x->out_meta->ndim, x->out_meta->shape, false);
+    const char *in[2] = {x->in[0], shape};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, 2, in, 1, x->out);
+    free(shape);
+    return e->err;
+}
+
+static tg_status ex_transpose(ex *e, const exnode *x, const char *op)
+{
+    const int64_t *v;
+    int nv = aints(x, "perm", &v);
+    onnx_ex_attr_ints(e, simple(e, x, op, 1), "perm", nv, v);
+    return e->err;
+}
+
+static tg_status ex_slice(ex *e, const exnode *x, const char *op)
+{
+    int64_t s[4] = {aint(x, "start", 0), aint(x, "stop", 0), aint(x, "axis", 0),
+                    aint(x, "step", 1)};
+    char *names[4] = {onnx_ex_init_ints(e, "starts", 1, &s[0], false),
+                      onnx_ex_init_ints(e, "ends", 1, &s[1], false),
+                      onnx_ex_init_ints(e, "axes", 1, &s[2], false),
+                      onnx_ex_init_ints(e, "steps", 1, &s[3], false)};
+    const char *in[5] = {x->in[0], names[0], names[1], names[2], names[3]};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, 5, in, 1, x->out);
+    for (int i = 0; i < 4; i++)
+        free(names[i]);
+    return e->err;
+}
+
+static tg_status ex_concat(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, x->n->n_in, x->in, 1, x->out);
+    onnx_ex_attr_int(e, n, "axis", aint(x, "axis", 0));
+    return e->err;
+}
+
+static tg_status ex_pad(ex *e, const exnode *x, const char *op)
+{
+    const int64_t *v;
+    int nv = aints(x, "pads", &v);
+    int r = x->in_meta[0]->ndim;
+    int64_t pads[2 * TG_MAX_DIMS] = {0};
+    for (int i = 0; i < nv / 2 && i < r; i++) {
+        pads[i] = v[2 * i];
+        pads[r + i] = v[2 * i + 1];
+    }
+    char *p = onnx_ex_init_ints(e, "pads", 2 * r, pads, false);
+    char *val = onnx_ex_init_scalar(e, "value", x->in_meta[0]->dtype, afloat(x, "value", 0));
+    const char *in[3] = {x->in[0], p, val};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, 3, in, 1, x->out);
+    free(p);
+    free(val);
+    return e->err;
+}
+
+static tg_status ex_tile(ex *e, const exnode *x, const char *op)
+{
+    const int64_t *v;
+    int nv = aints(x, "reps", &v);
+    int r = x->out_meta->ndim;
+    int64_t reps[TG_MAX_DIMS];
+    for (int i = 0; i < r; i++) /* torch.tile aligns reps at the right */
+        reps[i] = i - (r - nv) >= 0 ? v[i - (r - nv)] : 1;
+    char *rp = onnx_ex_init_ints(e, "repeats", r, reps, false);
+    const char *in[2] = {x->in[0], rp};
+    onnx_node *n;
+    if (r != x->in_meta[0]->ndim)
+        onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "tile that adds dims cannot be exported");
+    else if ((n = onnx_ex_node(e, op, x->n->name)))
+        onnx_ex_io(e, n, 2, in, 1, x->out);
+    free(rp);
+    return e->err;
+}
+
+/* index_select (axis) and embedding (rows of the weight: axis 0) */
+static tg_status ex_gather(ex *e, const exnode *x, const char *op)
+{
+    onnx_ex_attr_int(e, simple(e, x, op, 2), "axis", aint(x, "axis", 0));
+    return e->err;
+}
+
+static tg_status ex_gemm(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, x->n->n_in);
+    onnx_ex_attr_float(e, n, "alpha", afloat(x, "alpha", 1));
+    onnx_ex_attr_float(e, n, "beta", afloat(x, "beta", 1));
+    onnx_ex_attr_int(e, n, "transA", aint(x, "trans_a", 0));
+    onnx_ex_attr_int(e, n, "transB", aint(x, "trans_b", 0));
+    return e->err;
+}
+
+static tg_status ex_conv(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, x->n->n_in);
+    const int64_t *st, *pd, *dl;
+    if (aints(x, "stride", &st) != 2 || aints(x, "padding", &pd) != 2 ||
+        aints(x, "dilation", &dl) != 2)
+        return onnx_ex_fail(e, TG_ERR_INTERNAL, "conv2d node '%s' lacks attributes",
+                            x->n->name);
+    int64_t pads[4] = {pd[0], pd[1], pd[0], pd[1]};
+    onnx_ex_attr_ints(e, n, "kernel_shape", 2, x->in_meta[1]->shape + 2);
+    onnx_ex_attr_ints(e, n, "strides", 2, st);
+    onnx_ex_attr_ints(e, n, "pads", 4, pads);
+    onnx_ex_attr_ints(e, n, "dilations", 2, dl);
+    onnx_ex_attr_int(e, n, "group", aint(x, "groups", 1));
+    return e->err;
+}
+
+static onnx_node *pool(ex *e, const exnode *x, const char *op)
+{
+    const int64_t *k, *st, *pd;
+    if (aints(x, "kernel", &k) != 2 || aints(x, "stride", &st) != 2 ||
+        aints(x, "padding", &pd) != 2) {
+        onnx_ex_fail(e, TG_ERR_INTERNAL, "pool node '%s' lacks attributes", x->n->name);
+        return NULL;
+    }
+    onnx_node *n = simple(e, x, op, 1);
+    int64_t pads[4] = {pd[0], pd[1], pd[0], pd[1]};
+    onnx_ex_attr_ints(e, n, "kernel_shape", 2, k);
+    onnx_ex_attr_ints(e, n, "strides", 2, st);
+    onnx_ex_attr_ints(e, n, "pads", 4, pads);
+    onnx_ex_attr_int(e, n, "ceil_mode", aint(x, "ceil_mode", 0));
+    return n;
+}
+
+static tg_status ex_max_pool(ex *e, const exnode *x, const char *op)
+{
+    pool(e, x, op);
+    return e->err;
+}
+
+static tg_status ex_avg_pool(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = pool(e, x, op);
+    if (n)
+        onnx_ex_attr_int(e, n, "count_include_pad", aint(x, "count_include_pad", 1));
+    return e->err;
+}
+
+/* Softmax, LogSoftmax */
+static tg_status ex_softmax(ex *e, const exnode *x, const char *op)
+{
+    onnx_ex_attr_int(e, simple(e, x, op, 1), "axis", aint(x, "axis", -1));
+    return e->err;
+}
+
+static tg_status ex_layer_norm(ex *e, const exnode *x, const char *op)
+{
+    int64_t na = aint(x, "n_axes", 1);
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, 3, x->in, 1, x->out);
+    onnx_ex_attr_int(e, n, "axis", -na);
+    onnx_ex_attr_float(e, n, "epsilon", afloat(x, "eps", 1e-5));
+    return e->err;
+}
+
+/* ---- ops with no single ONNX operator, written as two ------------------- */
+
+/* rsqrt: Reciprocal(Sqrt(x)) */
+static tg_status ex_rsqrt(ex *e, const exnode *x, const char *op)
+{
+    (void)op;
+    char *mid = onnx_ex_aux_name(e, x->n->name);
+    const char *m1[1] = {mid};
+    onnx_node *n;
+    if ((n = onnx_ex_node(e, "Sqrt", mid)))
+        onnx_ex_io(e, n, 1, x->in, 1, m1);
+    if ((n = onnx_ex_node(e, "Reciprocal", x->n->name)))
+        onnx_ex_io(e, n, 1, m1, 1, x->out);
+    free(mid);
+    return e->err;
+}
+
+/* ne: Not(Equal(a, b)) */
+static tg_status ex_ne(ex *e, const exnode *x, const char *op)
+{
+    (void)op;
+    char *mid = onnx_ex_aux_name(e, x->n->name);
+    exnode y = *x;
+    y.out[0] = mid;
+    ex_compare(e, &y, "Equal");
+    const char *m1[1] = {mid};
+    onnx_node *n;
+    if ((n = onnx_ex_node(e, "Not", x->n->name)))
+        onnx_ex_io(e, n, 1, m1, 1, x->out);
+    free(mid);
+    return e->err;
+}
+
+/* ==== which writer ========================================================= */
+
+typedef tg_status (*writer_fn)(ex *e, const exnode *x, const char *op);
+
+/* by the ONNX operator of the op definition (tg_op_def.onnx): the ONNX
+ * operators the exporter writes; an op naming another is not exported */
+static const struct {
+    const char *onnx;
+    writer_fn write;
+} writers[] = {
+    {"Neg", ex_simple}, {"Abs", ex_simple}, {"Exp", ex_simple}, {"Log", ex_simple},
+    {"Sqrt", ex_simple}, {"Sin", ex_simple}, {"Cos", ex_simple}, {"Tanh", ex_simple},
+    {"Sigmoid", ex_simple}, {"Relu", ex_simple}, {"Erf", ex_simple},
+    {"Softplus", ex_simple}, {"Floor", ex_simple}, {"Ceil", ex_simple},
+    {"Round", ex_simple}, {"Sign", ex_simple}, {"Not", ex_simple},
+    {"Identity", ex_simple}, {"Where", ex_simple}, {"MatMul", ex_simple},
+    {"Add", ex_binary}, {"Sub", ex_binary}, {"Mul", ex_binary}, {"Div", ex_binary},
+    {"Pow", ex_binary}, {"Max", ex_binary}, {"Min", ex_binary}, {"And", ex_binary},
+    {"Or", ex_binary}, {"Xor", ex_binary},
+    {"Equal", ex_compare}, {"Less", ex_compare}, {"LessOrEqual", ex_compare},
+    {"Greater", ex_compare}, {"GreaterOrEqual", ex_compare},
+    {"ReduceSum", ex_reduce_sum}, {"ReduceMean", ex_reduce_attr},
+    {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
+    {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
+    {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu}, {"Clip", ex_clip}, {"Cast", ex_cast},
+    {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},
+    {"Expand", ex_to_shape}, {"Transpose", ex_transpose}, {"Slice", ex_slice},
+    {"Concat", ex_concat}, {"Pad", ex_pad}, {"Tile", ex_tile}, {"Gather", ex_gather},
+    {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"MaxPool", ex_max_pool},
+    {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax}, {"LogSoftmax", ex_softmax},
+    {"LayerNormalization", ex_layer_norm},
+};
+
+/* by tg op name: ops that have no ONNX operator of their own */
+static const struct {
+    const char *op;
+    writer_fn write;
+} composites[] = {{"rsqrt", ex_rsqrt}, {"ne", ex_ne}};
+
+tg_status onnx_ex_op(ex *e, const exnode *x)
+{
+    const tg_op_def *op = x->n->op;
+    if (op->onnx.op && op->onnx.opset <= ONNX_EXPORT_OPSET)
+        for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
+            if (!strcmp(op->onnx.op, writers[i].onnx))
+                return writers[i].write(e, x, op->onnx.op);
+    for (size_t i = 0; !op->onnx.op && i < sizeof composites / sizeof composites[0]; i++)
+        if (!strcmp(op->name, composites[i].op))
+            return composites[i].write(e, x, NULL);
+    /* an op that names its ONNX operator and takes no attributes maps one
+     * to one (the importer's direct ops): inputs and output as they are */
+    if (op->onnx.op && op->onnx.opset <= ONNX_EXPORT_OPSET && !op->attrs.specs &&
+        op->n_out == 1)
+        return ex_simple(e, x, op->onnx.op);
+    return onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "op '%s' (node '%s') has no ONNX mapping",
+                        op->name, x->n->name);
+}

@@ -190,6 +190,19 @@ tg_tensor *tg_cross_entropy(tg_tensor *logits, tg_tensor *labels,
                             tg_reduction r);
 tg_tensor *tg_nll_loss(tg_tensor *log_probs, tg_tensor *labels,
                        tg_reduction r);
+/* nll_loss / cross_entropy with PyTorch's weight and ignore_index: input
+ * [N, C, d...], labels [N, d...]; the loss of an element is
+ * -weight[label] * log_prob[label], 0 where label == ignore_index (which
+ * need not be a class); "mean" divides by the sum of the weights taken
+ * (NaN when every label is ignored, as in PyTorch). */
+typedef struct tg_nll_opts {
+    tg_tensor *weight;     /* [C] or NULL (all 1) */
+    bool has_ignore_index; /* PyTorch's default is -100: set it to match */
+    int64_t ignore_index;
+    tg_reduction reduction;
+} tg_nll_opts;
+tg_tensor *tg_nll_loss_ex(tg_tensor *log_probs, tg_tensor *labels, const tg_nll_opts *opts);
+tg_tensor *tg_cross_entropy_ex(tg_tensor *logits, tg_tensor *labels, const tg_nll_opts *opts);
 tg_tensor *tg_bce_with_logits(tg_tensor *logits, tg_tensor *targets,
                               tg_reduction r);
 

@@ -400,6 +400,7 @@ static const struct {
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},
     {"Expand", ex_to_shape}, {"Transpose", ex_transpose}, {"Slice", ex_slice},
     {"Concat", ex_concat}, {"Pad", ex_pad}, {"Tile", ex_tile}, {"Gather", ex_gather},
+    {"GatherElements", ex_gather},
     {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"MaxPool", ex_max_pool},
     {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax}, {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm},

@@ -107,8 +107,9 @@ typedef int64_t l8u __attribute__((vector_size(64), aligned(8), may_alias));
                     return false;                                               \
             M o = __builtin_convertvector(off, M);                              \
             V g = *(const SUF##v8u *)(dy + j), z = {0};                         \
-            V p = SEL(SUF##m8, SUF##v8, o == 0, g, z), q = SEL(SUF##m8, SUF##v8, o == 1, g, z); \
-            V u = SEL(SUF##m8, SUF##v8, o == (IT)W, g, z), v = SEL(SUF##m8, SUF##v8, o == (IT)(W + 1), g, z); \
+            V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);          \
+            V u = SEL(M, V, o == (IT)W, g, z);                                   \
+            V v = SEL(M, V, o == (IT)(W + 1), g, z);                             \
             *(SUF##v8u *)(d0 + 2 * j) = __builtin_shuffle(p, q, lo);            \
             *(SUF##v8u *)(d0 + 2 * j + 8) = __builtin_shuffle(p, q, hi);        \
             *(SUF##v8u *)(d1 + 2 * j) = __builtin_shuffle(u, v, lo);            \

@@ -14,7 +14,10 @@
 
 #include "harness.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct oc_fn {
     tg_gradcheck_fn f;
@@ -141,6 +144,54 @@ static void oc_check(tg_gradcheck_fn f, void *user, int n, tg_tensor **in, const
     tg_graph_free(gr);
     for (int i = 0; i < nd; i++)
         tg_release(g[i]);
+    tg_scope_end();
+}
+
+/* exports fn(inputs) traced into a graph to ONNX, imports it back and
+ * checks that both modes give fn's output (to 1e-6: ONNX float
+ * attributes are float32) */
+#define CHECK_ONNX_ROUNDTRIP(f, user, n, inputs) \
+    oc_roundtrip(f, user, n, inputs, #f, __FILE__, __LINE__)
+
+static void oc_roundtrip(tg_gradcheck_fn f, void *user, int n, tg_tensor **in,
+                         const char *what, const char *file, int line)
+{
+    tg_scope_begin();
+    oc_fn o = {f, user, n};
+    tg_graph *gr = tg_graph_new("roundtrip");
+    tg_tensor *ph[16], *y = NULL;
+    const char *names[16];
+    char buf[16][8];
+    for (int i = 0; i < n; i++) {
+        snprintf(buf[i], sizeof buf[i], "in%d", i);
+        names[i] = buf[i];
+    }
+    char path[] = "/tmp/tg_roundtrip_XXXXXX";
+    int fd = mkstemp(path);
+    tt_checks++;
+    tg_status s = fd < 0 ? TG_ERR_IO
+                         : tg_graph_trace(gr, oc_trace, &o, n, in, names, ph, 1, &y);
+    if (s == TG_OK)
+        s = tg_onnx_export(gr, 1, &y, path);
+    tg_onnx_model *m = s == TG_OK ? tg_onnx_load(path) : NULL;
+    tg_tensor *want = f(n, in, user);
+    for (int mode = 0; m && mode < 2; mode++) {
+        tg_state_dict *outs = NULL;
+        s = tg_onnx_run(m, mode ? TG_ONNX_GRAPH : TG_ONNX_EAGER, n, names, in, &outs, NULL);
+        if (s != TG_OK || tg_state_dict_size(outs) != 1 ||
+            !(tt_rel_diff(tg_state_dict_tensor(outs, 0), want, 1e-6) <= 1e-6)) /* float32 attributes */
+            tt_fail(file, line, "%s: ONNX round trip (%s mode) %s", what,
+                    mode ? "graph" : "eager", s != TG_OK ? tg_last_error() : "differs");
+        tg_state_dict_free(outs);
+    }
+    if (!m)
+        tt_fail(file, line, "%s: ONNX export/import: %s", what, tg_last_error());
+    tg_onnx_free(m);
+    if (fd >= 0) {
+        close(fd);
+        remove(path);
+    }
+    tg_graph_free(gr);
     tg_scope_end();
 }
 

@@ -80,9 +80,61 @@ static void test_loss_errors(void)
     CHECK_ERROR(tg_nll_loss_ex(x, tg_relu(lab), &bad), TG_ERR_ARG, "unknown reduction");
 }
 
+/* ---- hardsigmoid, selu ------------------------------------------------------ */
+static tg_tensor *hsig(int n, tg_tensor *const *in, void *u)
+{
+    (void)n, (void)u;
+    return tg_hardsigmoid(in[0], 1.0 / 6, 0.5);
+}
+
+static tg_tensor *hsig_onnx(int n, tg_tensor *const *in, void *u)
+{
+    (void)n, (void)u;
+    return tg_hardsigmoid(in[0], 0.2, 0.5);
+}
+
+static tg_tensor *selu1(int n, tg_tensor *const *in, void *u)
+{
+    (void)n, (void)u;
+    return tg_selu(in[0]);
+}
+
+static void test_hardsigmoid_selu(void)
+{
+    /* F.hardsigmoid at [-3, 3, 0, -4, 1]: values and gradients (0 at the kinks) */
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 1, (int64_t[]){5}, (double[]){-3, 3, 0, -4, 1});
+    tg_set_requires_grad(x, true);
+    tg_tensor *y = tg_hardsigmoid(x, 1.0 / 6, 0.5), *dx;
+    CHECK_TENSOR(y, ((double[]){0, 1, 0.5, 0, 0.6666666666666666}), 1e-15);
+    CHECK_OK(tg_autograd_grad(1, &y, (tg_tensor *[]){tg_ones_like(y)}, 1, &x, &dx, false, false));
+    CHECK_TENSOR(dx, ((double[]){0, 0, 1.0 / 6, 0, 1.0 / 6}), 1e-15);
+    tg_release(dx);
+    /* F.selu at [0, -1, 1]: values, gradients (gamma alpha at 0) */
+    tg_tensor *z = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){0, -1, 1});
+    tg_set_requires_grad(z, true);
+    y = tg_selu(z);
+    CHECK_TENSOR(y, ((double[]){0, -1.1113307378125625, 1.0507009873554805}), 1e-15);
+    CHECK_OK(tg_autograd_grad(1, &y, (tg_tensor *[]){tg_ones_like(y)}, 1, &z, &dx, false, false));
+    CHECK_TENSOR(dx, ((double[]){1.7580993408473766, 0.646768603034814, 1.0507009873554805}),
+                 1e-15);
+    tg_release(dx);
+    /* float32 follows the same formula */
+    tg_tensor *f = tg_selu(tg_cast(z, TG_FLOAT32));
+    CHECK(tg_dtype_of(f) == TG_FLOAT32);
+    CHECK_TENSOR(f, ((double[]){0, -1.1113307378125625, 1.0507009873554805}), 1e-6);
+    /* the checks away from the kinks */
+    tg_tensor *r = tt_rand(2, (int64_t[]){3, 4}, -2.9, 2.9);
+    CHECK_OP(hsig, NULL, 1, &r);
+    CHECK_OP(hsig_onnx, NULL, 1, &r);
+    CHECK_OP(selu1, NULL, 1, &r);
+    CHECK_ONNX_ROUNDTRIP(hsig_onnx, NULL, 1, &r);
+    CHECK_ONNX_ROUNDTRIP(selu1, NULL, 1, &r);
+}
+
 int main(void)
 {
     RUN(test_cross_entropy_weight_ignore_index);
     RUN(test_loss_errors);
+    RUN(test_hardsigmoid_selu);
     return tt_finish();
 }

@@ -140,6 +140,22 @@ static tg_status ex_elu(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+static tg_status ex_hardsigmoid(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, 1);
+    onnx_ex_attr_float(e, n, "alpha", afloat(x, "a", 1.0 / 6));
+    onnx_ex_attr_float(e, n, "beta", afloat(x, "b", 0.5));
+    return e->err;
+}
+
+static tg_status ex_selu(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, 1);
+    onnx_ex_attr_float(e, n, "alpha", afloat(x, "a", 1.6732632423543772848170429916717));
+    onnx_ex_attr_float(e, n, "gamma", afloat(x, "b", 1.0507009873554804934193349852946));
+    return e->err;
+}
+
 static tg_status ex_clip(ex *e, const exnode *x, const char *op)
 {
     tg_dtype dt = x->in_meta[0]->dtype;
@@ -396,10 +412,12 @@ static const struct {
     {"ReduceSum", ex_reduce_sum}, {"ReduceMean", ex_reduce_attr},
     {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
     {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
-    {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu}, {"Clip", ex_clip}, {"Cast", ex_cast},
+    {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu},
+    {"HardSigmoid", ex_hardsigmoid}, {"Selu", ex_selu}, {"Clip", ex_clip}, {"Cast", ex_cast},
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},
     {"Expand", ex_to_shape}, {"Transpose", ex_transpose}, {"Slice", ex_slice},
     {"Concat", ex_concat}, {"Pad", ex_pad}, {"Tile", ex_tile}, {"Gather", ex_gather},
+    {"GatherElements", ex_gather},
     {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"MaxPool", ex_max_pool},
     {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax}, {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm},

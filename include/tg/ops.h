@@ -42,7 +42,11 @@ tg_tensor *tg_div(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b);
-/* scalar conveniences; the scalar takes x's dtype */
+/* scalar conveniences; the scalar takes x's dtype (a fractional scalar
+ * with an integer x computes in floating point). As in PyTorch, an integer x to
+ * a negative integral power fails ("Integers to negative integer powers
+ * are not allowed"), while tg_pow with a tensor exponent gives 1 / x
+ * rounded toward zero (0, or 1 and -1 for x = 1 and -1). */
 tg_tensor *tg_add_scalar(tg_tensor *x, double s);
 tg_tensor *tg_mul_scalar(tg_tensor *x, double s);
 tg_tensor *tg_pow_scalar(tg_tensor *x, double s);

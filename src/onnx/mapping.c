@@ -18,11 +18,12 @@ bool onnx_extent_ok(int ndim, const int64_t *shape)
 {
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0 || (shape[i] && n > ONNX_IMPORT_MAX_ELEMENTS / shape[i]))
+        int64_t d = shape[i] ? shape[i] : 1;
+        if (shape[i] < 0 || tg__size_mul_exceeds(n, d, ONNX_IMPORT_MAX_ELEMENTS))
             return false;
-        n *= shape[i] ? shape[i] : 1;
+        n *= d; /* at most ONNX_IMPORT_MAX_ELEMENTS */
     }
-    return n <= ONNX_IMPORT_MAX_ELEMENTS;
+    return true;
 }
 
 tg_status onnx_err(const onnx_ictx *c, tg_status s, const char *fmt, ...)

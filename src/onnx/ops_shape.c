@@ -1,6 +1,7 @@
 /* ONNX shape and data-movement ops -> tensorgraph: Reshape, Slice, Split,
  * Gather, Pad, Shape, Constant, Cast and the rest of that family. */
 #include "onnx/ops.h"
+#include "core/size_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,10 +73,11 @@ static tg_status s_reshape(onnx_ictx *c)
             return onnx_err(c, TG_ERR_SHAPE, "shape[%d] = %lld is negative", i,
                             (long long)v[i]);
         }
-        if (shape[i] && known > ONNX_IMPORT_MAX_ELEMENTS / shape[i] + 1)
-            return onnx_err(c, TG_ERR_SHAPE, "shape value %lld is too large",
-                            (long long)shape[i]);
-        known *= shape[i];
+        if (tg__size_mul_exceeds(known, shape[i], ONNX_IMPORT_MAX_ELEMENTS))
+            return onnx_err(c, TG_ERR_SHAPE, "shape too large: shape value %lld makes "
+                            "more than %lld elements", (long long)shape[i],
+                            (long long)ONNX_IMPORT_MAX_ELEMENTS);
+        known *= shape[i]; /* at most ONNX_IMPORT_MAX_ELEMENTS */
     }
     if (infer >= 0) {
         if (known == 0 || tg_numel(x) % known)
@@ -404,8 +406,9 @@ static tg_status s_tile(onnx_ictx *c)
     for (int64_t i = 0; i < n; i++) {
         if (v[i] < 0)
             return onnx_err(c, TG_ERR_IO, "repeats must be non-negative");
-        if (v[i] && tg_shape(x)[i] > ONNX_IMPORT_MAX_ELEMENTS / v[i])
-            return onnx_err(c, TG_ERR_UNSUPPORTED, "the result would be too large");
+        if (tg__size_mul_exceeds(tg_shape(x)[i], v[i], ONNX_IMPORT_MAX_ELEMENTS))
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "shape too large: the result would "
+                            "exceed %lld elements", (long long)ONNX_IMPORT_MAX_ELEMENTS);
         shape[i] = tg_shape(x)[i] * v[i];
     }
     if ((s = onnx_check_numel(c, (int)n, shape, "the result")) != TG_OK)

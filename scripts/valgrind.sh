@@ -8,7 +8,7 @@ BUILD_DIR=build-valgrind scripts/build.sh -DTG_NATIVE=OFF
 failed=0
 for t in build-valgrind/test_*; do
     [ -x "$t" ] || continue
-    if TG_NUM_THREADS=2 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+    if TG_NUM_THREADS=2 TG_TEST_UNDER_VALGRIND=1 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
         --show-leak-kinds=definite,indirect --error-exitcode=9 "$t" >/tmp/tg-valgrind.log 2>&1; then
         echo "valgrind ok   $(basename "$t")"
     else

@@ -76,6 +76,49 @@ static void test_hmap_reserve(void)
     tg__hmap_free(&m);
 }
 
+/* deleting keeps every other entry reachable, across wrap-around and
+ * long probe runs, in maps of every size; deleted keys can come back */
+static void test_hmap_delete(void)
+{
+    enum { N = 2000 };
+    static char keys[N][16];
+    for (int size = 1; size <= N; size = size * 3 + 1) {
+        tg_hmap m = tg__hmap_strings();
+        for (int i = 0; i < size; i++) {
+            snprintf(keys[i], sizeof keys[i], "v%d", i);
+            CHECK(tg__hmap_put(&m, keys[i], i));
+        }
+        unsigned x = 12345;
+        bool gone[N] = {false};
+        for (int k = 0; k < size; k++) { /* delete about half, in random order */
+            x = x * 1103515245u + 12345u;
+            int i = (int)((x >> 8) % (unsigned)size);
+            tg__hmap_del(&m, keys[i]);
+            gone[i] = true;
+        }
+        tg__hmap_del(&m, "absent"); /* nothing happens */
+        int wrong = 0;
+        size_t live = 0;
+        for (int i = 0; i < size; i++) {
+            wrong += tg__hmap_get(&m, keys[i]) != (gone[i] ? -1 : i);
+            live += !gone[i];
+        }
+        CHECK(wrong == 0 && m.n == live);
+        for (int i = 0; i < size; i++)
+            if (gone[i])
+                CHECK(tg__hmap_put(&m, keys[i], -i - 2));
+        wrong = 0;
+        for (int i = 0; i < size; i++)
+            wrong += tg__hmap_get(&m, keys[i]) != (gone[i] ? -i - 2 : i);
+        CHECK(wrong == 0 && m.n == (size_t)size);
+        tg__hmap_free(&m);
+    }
+    tg_hmap e = tg__hmap_strings();
+    tg__hmap_del(&e, "x"); /* an empty map */
+    tg__hmap_del(&e, NULL);
+    CHECK(e.n == 0);
+}
+
 static void test_strbuf(void)
 {
     tg_strbuf b = {0};
@@ -120,6 +163,7 @@ int main(void)
     RUN(test_hmap_strings);
     RUN(test_hmap_pointers);
     RUN(test_hmap_reserve);
+    RUN(test_hmap_delete);
     RUN(test_strbuf);
     RUN(test_strbuf_failed_is_sticky);
     return tt_finish();

@@ -47,6 +47,25 @@ tg_tensor *tg_add_scalar(tg_tensor *x, double s);
 tg_tensor *tg_mul_scalar(tg_tensor *x, double s);
 tg_tensor *tg_pow_scalar(tg_tensor *x, double s);
 
+/* ---- gradients at kinks and ties: PyTorch's choices ----------------------
+ * Where an op is not differentiable, its gradient is the one PyTorch
+ * gives (tests/test_kinks.c holds PyTorch's values):
+ *   relu        0 at x == 0; a NaN input passes its gradient (x <= 0 ? 0 : 1)
+ *   abs         0 at x == 0 (sign(x)); sign, floor, ceil, round: 0 everywhere
+ *   leaky_relu  the slope at x == 0 (x > 0 ? 1 : slope)
+ *   elu         alpha at x == 0 (x > 0 ? 1 : alpha * exp(x))
+ *   hardswish   x/3 + 1/2 on the closed [-3, 3]: -1/2 at -3, 3/2 at 3
+ *   clamp       1 on the closed [lo, hi]: a bound passes the gradient, as
+ *               torch.clamp does (ONNX Clip too, also with computed or
+ *               trained bounds, which get it only where x is strictly
+ *               beyond them). PyTorch's F.hardtanh and F.relu6 give 0 at
+ *               their bounds instead; they export to ONNX as Clip, so an
+ *               imported model follows clamp there.
+ *   maximum, minimum  a tie splits the gradient: 1/2 to each input
+ *   max, min (reductions)  tied extremes share it evenly (PyTorch's amax)
+ *   max_pool2d  the first maximum of each window (row-major) takes it all
+ *   where       the condition decides; it has no gradient itself */
+
 /* ---- elementwise, unary ------------------------------------------------- */
 tg_tensor *tg_neg(tg_tensor *x);
 tg_tensor *tg_abs(tg_tensor *x);

@@ -8,6 +8,7 @@
  * activation checkpointing does), even one sharing nodes with this one. */
 #include "autodiff/node.h"
 #include "autodiff/vjp.h"
+#include "util/grow.h"
 #include "util/hmap.h"
 
 #include <stdlib.h>
@@ -47,14 +48,8 @@ static tg_status grow(run *r)
 {
     if (!tg__hmap_reserve(&r->index, (size_t)r->n_slots + 1))
         return nomem();
-    if (r->n_slots == r->cap_slots) {
-        int cap = r->cap_slots ? r->cap_slots * 2 : 64;
-        slot *s = realloc(r->slots, (size_t)cap * sizeof *s);
-        if (!s)
-            return nomem();
-        r->slots = s;
-        r->cap_slots = cap;
-    }
+    if (!TG_GROW(r->slots, r->cap_slots, r->n_slots + 1))
+        return nomem();
     return TG_OK;
 }
 

@@ -2,11 +2,12 @@
  * forward run with grad off, a C backward run by the engine, and a
  * context that saves tensors for backward with version checks. */
 #include "autodiff/node.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 
 struct tg_function_ctx {
-    int n_saved;
+    int n_saved, cap_saved, cap_versions;
     tg_tensor **saved;
     uint64_t *versions;
     int n_in;
@@ -24,7 +25,7 @@ void tg__function_ctx_free_saved(struct tg_function_ctx *ctx)
     free(ctx->versions);
     ctx->saved = NULL;
     ctx->versions = NULL;
-    ctx->n_saved = 0;
+    ctx->n_saved = ctx->cap_saved = ctx->cap_versions = 0;
 }
 
 void tg__function_ctx_free(struct tg_function_ctx *ctx)
@@ -40,14 +41,9 @@ tg_status tg_ctx_save_for_backward(tg_function_ctx *ctx, int n,
 {
     if (!ctx || n < 0 || (n > 0 && !tensors))
         return tg__error(TG_ERR_ARG, "tg_ctx_save_for_backward: bad arguments");
-    tg_tensor **s = realloc(ctx->saved, (size_t)(ctx->n_saved + n) * sizeof *s);
-    if (!s)
+    if (!TG_GROW(ctx->saved, ctx->cap_saved, ctx->n_saved + n) ||
+        !TG_GROW(ctx->versions, ctx->cap_versions, ctx->n_saved + n))
         return tg__error(TG_ERR_NOMEM, "out of memory saving tensors");
-    ctx->saved = s;
-    uint64_t *v = realloc(ctx->versions, (size_t)(ctx->n_saved + n) * sizeof *v);
-    if (!v)
-        return tg__error(TG_ERR_NOMEM, "out of memory saving tensors");
-    ctx->versions = v;
     for (int i = 0; i < n; i++) {
         if (!tensors[i])
             return tg__error(TG_ERR_ARG, "tg_ctx_save_for_backward: tensor %d is NULL", i);

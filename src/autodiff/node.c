@@ -1,6 +1,7 @@
 /* Recording op applications on the tape, and node lifetime. Nodes are
  * freed iteratively so that long chains cannot overflow the C stack. */
 #include "autodiff/node.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -196,15 +197,10 @@ void tg__node_release(tg_node *n)
     if (!n || --n->refcount > 0)
         return;
     if (draining) {
-        if (work_n == work_cap) {
-            size_t cap = work_cap ? work_cap * 2 : 64;
-            tg_node **w = realloc(worklist, cap * sizeof *w);
-            if (!w) { /* cannot defer: free now, recursion is bounded by memory */
-                destroy(n);
-                return;
-            }
-            worklist = w;
-            work_cap = cap;
+        if (!TG_GROW(worklist, work_cap, work_n + 1)) {
+            /* cannot defer: free now, recursion is bounded by memory */
+            destroy(n);
+            return;
         }
         worklist[work_n++] = n;
         return;

@@ -2,6 +2,7 @@
  * inside a scope is owned by it and released at tg_scope_end, unless
  * kept. One per-thread stack of entries; each scope is a suffix of it. */
 #include "core/tensor_impl.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 
@@ -46,14 +47,8 @@ void tg_scope_begin(void)
 
 static bool push(tg_tensor *t)
 {
-    if (n_entries == cap_entries) {
-        size_t cap = cap_entries ? cap_entries * 2 : 256;
-        entry *e = realloc(entries, cap * sizeof *e);
-        if (!e)
-            return false;
-        entries = e;
-        cap_entries = cap;
-    }
+    if (!TG_GROW(entries, cap_entries, n_entries + 1))
+        return false;
     entries[n_entries].t = t;
     entries[n_entries].kept = false;
     n_entries++;

@@ -2,6 +2,7 @@
  * one contiguous chunk; the calling thread takes chunk 0. Size from
  * tg_set_num_threads, else TG_NUM_THREADS, else the number of cores. */
 #include "core/threadpool.h"
+#include "util/grow.h"
 #include "core/status_impl.h"
 
 #include <pthread.h>
@@ -209,15 +210,9 @@ static int64_t heap_pop(tg_tasks *q)
 /* called with q->mu held */
 static void enqueue(tg_tasks *q, int64_t task)
 {
-    if (q->n_heap == q->cap) {
-        int64_t cap = q->cap * 2;
-        int64_t *h = realloc(q->heap, (size_t)cap * sizeof *h);
-        if (!h) {
-            q->failed = 1;
-            return;
-        }
-        q->heap = h;
-        q->cap = cap;
+    if (!TG_GROW(q->heap, q->cap, q->n_heap + 1)) {
+        q->failed = 1;
+        return;
     }
     heap_push(q, task);
     q->pending++;
@@ -253,8 +248,8 @@ static void tasks_loop(void *ctx, int64_t begin, int64_t end)
 
 int tg_tasks_run(int n, const int64_t *tasks, tg_task_fn fn, void *ctx)
 {
-    tg_tasks q = {.cap = n > 16 ? n : 16, .fn = fn, .ctx = ctx};
-    if (!(q.heap = malloc((size_t)q.cap * sizeof *q.heap)))
+    tg_tasks q = {.fn = fn, .ctx = ctx};
+    if (!TG_GROW(q.heap, q.cap, n))
         return -1;
     pthread_mutex_init(&q.mu, NULL);
     pthread_cond_init(&q.cv, NULL);

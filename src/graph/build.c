@@ -118,17 +118,15 @@ static bool is_assign(const tg_gnode *n)
     return n->kind == TG_GNODE_OP && (n->op == &tg_op_assign || n->op == &tg_op_assign_sub);
 }
 
-/* the variable node value v is (or a view of, through first inputs), or -1 */
-static int variable_behind(const tg_graph *g, int v)
+/* a variable's lists run newest first: node id's ordering edges from
+ * `from` on are reversed into creation order (as dumps show them) */
+static void creation_order(tg_graph *g, int id, int from)
 {
-    for (;;) {
-        int id = g->values[v].node;
-        const tg_gnode *n = &g->nodes[id];
-        if (n->kind == TG_GNODE_VARIABLE)
-            return id;
-        if (n->kind != TG_GNODE_OP || !n->op->make_view || n->n_in == 0)
-            return -1;
-        v = n->in[0];
+    int *e = g->nodes[id].order;
+    for (int i = from, j = g->nodes[id].n_order - 1; i < j; i++, j--) {
+        int t = e[i];
+        e[i] = e[j];
+        e[j] = t;
     }
 }
 
@@ -136,20 +134,40 @@ static int variable_behind(const tg_graph *g, int v)
  * update runs after those assigns, as creation order has it: ordering-only
  * edges, so that the parallel executor reads what the serial one reads.
  * (Readers made before an assign are ordered before it by
- * tg__graph_order_assign.) */
+ * tg__graph_order_assign.) The variable's list of assigns makes this cost
+ * the edges it adds. */
 static tg_status order_after_assigns(tg_graph *g, int id)
 {
     if (is_assign(&g->nodes[id]))
         return TG_OK; /* ordered after earlier readers, assigns included */
-    for (int i = 0; i < g->nodes[id].n_in; i++) {
-        int var = variable_behind(g, g->nodes[id].in[i]);
-        for (int a = var + 1; var >= 0 && a < id; a++)
-            if (is_assign(&g->nodes[a]) && g->nodes[a].in[0] == g->nodes[var].out[0] &&
-                tg__graph_add_ctrl(g, id, a, true) != TG_OK)
-                return tg__error(TG_ERR_NOMEM, "%s: out of memory",
-                                 tg__gnode_op_name(&g->nodes[id]));
+    const tg_gnode *n = &g->nodes[id];
+    for (int i = 0; i < n->n_in; i++) {
+        int var = g->values[n->in[i]].var;
+        bool seen = false; /* two inputs behind one variable: edges once */
+        for (int j = 0; j < i && !seen; j++)
+            seen = g->values[n->in[j]].var == var;
+        int from = n->n_order;
+        for (int a = var >= 0 && !seen ? g->nodes[var].assigns : 0; a;
+             a = tg__graph_next_use(g, a))
+            if (tg__graph_push_edge(g, id, tg__graph_use_node(g, a), true) != TG_OK)
+                return tg__error(TG_ERR_NOMEM, "%s: out of memory", tg__gnode_op_name(n));
+        creation_order(g, id, from);
     }
     return TG_OK;
+}
+
+/* puts node id on the lists of the variables it reads and assigns */
+static tg_status note_uses(tg_graph *g, int id)
+{
+    const tg_gnode *n = &g->nodes[id];
+    tg_status s = TG_OK;
+    for (int i = 0; i < n->n_in && s == TG_OK; i++)
+        if (g->values[n->in[i]].var >= 0)
+            s = tg__graph_note_use(g, g->values[n->in[i]].var, id, false);
+    if (s == TG_OK && is_assign(n))
+        s = tg__graph_note_use(g, g->values[n->in[0]].node, id, true);
+    return s == TG_OK ? TG_OK : tg__error(TG_ERR_NOMEM, "%s: out of memory",
+                                          tg__gnode_op_name(n));
 }
 
 tg_status tg__graph_append(tg_op_ctx *c)
@@ -185,7 +203,7 @@ tg_status tg__graph_append(tg_op_ctx *c)
     memcpy(n->in, in_ids, (size_t)c->n_in * sizeof *in_ids);
     for (int o = 0; o < c->n_out; o++)
         tg__graph_add_value(g, id, o, &c->out_meta[o]); /* reserved: cannot fail */
-    if (order_after_assigns(g, id) != TG_OK)
+    if (order_after_assigns(g, id) != TG_OK || note_uses(g, id) != TG_OK)
         return tg_last_status();
     for (int o = 0; o < c->n_out; o++) {
         c->out[o] = tg__graph_symbolic(g, n->out[o]);
@@ -350,7 +368,10 @@ tg_status tg_graph_add_control_dep(tg_tensor *t, tg_tensor *dep)
                          "in different graphs", tg_graph_node_name(t),
                          tg_graph_node_name(dep));
     int node = g->values[t->value].node, d = g->values[dep->value].node;
-    if (node == d || reaches(g, d, node))
+    /* while every edge runs from a smaller id to a larger one, a node
+     * cannot be an ancestor of an earlier one: no search needed */
+    bool may_cycle = node == d || g->back_edges || d > node;
+    if (may_cycle && (node == d || reaches(g, d, node)))
         return tg__error(TG_ERR_ARG, "tg_graph_add_control_dep: '%s' after '%s' "
                          "would make a cycle", g->nodes[node].name, g->nodes[d].name);
     tg_status s = tg__graph_add_ctrl(g, node, d, false);
@@ -362,32 +383,24 @@ tg_status tg_graph_add_control_dep(tg_tensor *t, tg_tensor *dep)
 /* Orders an assign after every node that reads the variable, directly or
  * through views (which alias its storage), so that every executor, serial
  * or parallel, gives the reads the old value. Ordering-only edges: running
- * the assign alone does not run the readers. */
-static tg_status order_after_readers(tg_graph *g, int var_value, int assign)
+ * the assign alone does not run the readers. The readers come from the
+ * variable's list (one entry per reading node), so this costs the edges
+ * it adds. */
+static tg_status order_after_readers(tg_graph *g, int var, int assign)
 {
-    bool *reads = calloc((size_t)g->n_values, 1);
-    if (!reads)
-        return tg__error(TG_ERR_NOMEM, "tg_assign: out of memory");
-    reads[var_value] = true;
-    tg_status s = TG_OK;
-    for (int id = 0; id < assign && s == TG_OK; id++) {
-        const tg_gnode *n = &g->nodes[id];
-        bool hit = false;
-        for (int i = 0; i < n->n_in; i++)
-            hit |= reads[n->in[i]];
-        if (!hit)
-            continue;
-        s = tg__graph_add_ctrl(g, assign, id, true);
-        if (n->kind == TG_GNODE_OP && n->op->make_view)
-            for (int o = 0; o < n->n_out; o++)
-                reads[n->out[o]] = true; /* an alias: its readers read too */
+    int from = g->nodes[assign].n_order;
+    for (int r = g->nodes[var].readers; r; r = tg__graph_next_use(g, r)) {
+        int id = tg__graph_use_node(g, r);
+        if (id < assign && tg__graph_push_edge(g, assign, id, true) != TG_OK)
+            return tg__error(TG_ERR_NOMEM, "tg_assign: out of memory");
     }
-    free(reads);
-    return s;
+    creation_order(g, assign, from);
+    return TG_OK;
 }
 
 tg_status tg__graph_order_assign(tg_tensor *var, tg_tensor *assign_out)
 {
     tg_graph *g = var->graph;
-    return order_after_readers(g, var->value, g->values[assign_out->value].node);
+    return order_after_readers(g, g->values[var->value].node,
+                               g->values[assign_out->value].node);
 }

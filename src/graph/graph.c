@@ -2,6 +2,7 @@
  * (a hash table), symbolic tensors standing for values, and lookups of
  * values by name. */
 #include "graph/graph_impl.h"
+#include "util/grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ tg_graph *tg_graph_new(const char *name)
     }
     g->refcount = 1;
     g->names = tg__hmap_strings();
+    g->name_next = tg__hmap_strings();
     return g;
 }
 
@@ -83,6 +85,11 @@ void tg__graph_release(tg_graph *g)
     free(g->nodes);
     free(g->values);
     tg__hmap_free(&g->names);
+    tg__hmap_free(&g->name_next);
+    for (int i = 0; i < g->n_bases; i++)
+        free(g->bases[i]);
+    free(g->bases);
+    free(g->uses);
     tg__hmap_free(&g->captured);
     free(g->name);
     free(g);
@@ -123,35 +130,57 @@ static tg_status check_new_name(const tg_graph *g, const char *name,
     return TG_OK;
 }
 
-/* "base", else "base_1", "base_2", ...: the first one that is free */
-static char *unique_name(const tg_graph *g, const char *base)
+/* remembers that base's suffixes below k are taken */
+static bool set_next_suffix(tg_graph *g, const char *base, int k)
+{
+    /* a known base: replacing the value keeps the stored (owned) key */
+    if (tg__hmap_get(&g->name_next, base) >= 0)
+        return tg__hmap_put(&g->name_next, base, k);
+    char *key = strdup(base);
+    if (!key || !TG_GROW(g->bases, g->cap_bases, g->n_bases + 1) ||
+        !tg__hmap_put(&g->name_next, key, k)) {
+        free(key);
+        return false;
+    }
+    g->bases[g->n_bases++] = key;
+    return true;
+}
+
+/* "base", else "base_1", "base_2", ...: the first one that is free. Each
+ * base remembers where its last search ended, so naming N nodes of one
+ * kind costs O(N), not O(N^2) (a suffix taken since by an explicit name
+ * is stepped over). */
+static char *unique_name(tg_graph *g, const char *base)
 {
     size_t len = strlen(base) + 24;
     char *s = malloc(len);
     if (!s)
         return tg__error_null(TG_ERR_NOMEM, "graph: out of memory");
-    snprintf(s, len, "%s", base);
-    for (long k = 1; tg__hmap_get(&g->names, s) >= 0; k++)
-        snprintf(s, len, "%s_%ld", base, k);
+    int k = tg__hmap_get(&g->name_next, base);
+    if (k < 0)
+        k = 0;
+    for (;; k++) {
+        if (k == 0)
+            snprintf(s, len, "%s", base);
+        else
+            snprintf(s, len, "%s_%d", base, k);
+        if (tg__hmap_get(&g->names, s) < 0)
+            break;
+    }
+    if (!set_next_suffix(g, base, k + 1)) {
+        free(s);
+        return tg__error_null(TG_ERR_NOMEM, "graph: out of memory");
+    }
     return s;
 }
 
 /* ---- nodes and values ------------------------------------------------------------ */
-static bool grow(void **p, int *cap, int need, size_t elem)
+/* false (error set) when out of memory */
+static bool room(bool grown)
 {
-    if (need <= *cap)
-        return true;
-    int c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) {
+    if (!grown)
         tg__error(TG_ERR_NOMEM, "graph: out of memory");
-        return false;
-    }
-    *p = q;
-    *cap = c;
-    return true;
+    return grown;
 }
 
 int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
@@ -161,9 +190,8 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
         return -1;
     /* room for the node and its values first: once the node exists, adding
      * its values cannot fail, so a failure never leaves half a node */
-    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes) ||
-        !grow((void **)&g->values, &g->cap_values, g->n_values + n_out,
-              sizeof *g->values))
+    if (!room(TG_GROW(g->nodes, g->cap_nodes, g->n_nodes + 1)) ||
+        !room(TG_GROW(g->values, g->cap_values, g->n_values + n_out)))
         return -1;
     tg_gnode *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof *n);
@@ -183,29 +211,54 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
 
 int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m)
 {
-    if (!grow((void **)&g->values, &g->cap_values, g->n_values + 1,
-              sizeof *g->values))
+    if (!room(TG_GROW(g->values, g->cap_values, g->n_values + 1)))
         return -1;
     tg_gvalue *v = &g->values[g->n_values];
+    const tg_gnode *n = &g->nodes[node];
     v->meta = *m;
     v->node = node;
     v->index = index;
+    /* a view's output aliases its first input */
+    v->var = n->kind == TG_GNODE_VARIABLE                             ? node
+             : n->kind == TG_GNODE_OP && n->op->make_view && n->n_in ? g->values[n->in[0]].var
+                                                                      : -1;
     g->nodes[node].out[index] = g->n_values;
     return g->n_values++;
 }
 
-tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only)
+tg_status tg__graph_push_edge(tg_graph *g, int node, int dep, bool order_only)
 {
     tg_gnode *n = &g->nodes[node];
     int **list = order_only ? &n->order : &n->ctrl;
     int *len = order_only ? &n->n_order : &n->n_ctrl;
     int *cap = order_only ? &n->cap_order : &n->cap_ctrl;
-    for (int i = 0; i < *len; i++)
-        if ((*list)[i] == dep)
-            return TG_OK;
-    if (!grow((void **)list, cap, *len + 1, sizeof **list))
+    if (!room(TG_GROW(*list, *cap, *len + 1)))
         return TG_ERR_NOMEM;
     (*list)[(*len)++] = dep;
+    g->back_edges |= dep > node;
+    return TG_OK;
+}
+
+tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only)
+{
+    const tg_gnode *n = &g->nodes[node];
+    const int *list = order_only ? n->order : n->ctrl;
+    int len = order_only ? n->n_order : n->n_ctrl;
+    for (int i = 0; i < len; i++)
+        if (list[i] == dep)
+            return TG_OK;
+    return tg__graph_push_edge(g, node, dep, order_only);
+}
+
+tg_status tg__graph_note_use(tg_graph *g, int var, int node, bool assign)
+{
+    int *head = assign ? &g->nodes[var].assigns : &g->nodes[var].readers;
+    if (*head && g->uses[*head - 1].node == node)
+        return TG_OK;
+    if (!TG_GROW(g->uses, g->cap_uses, g->n_uses + 1))
+        return TG_ERR_NOMEM;
+    g->uses[g->n_uses] = (struct tg_guse){node, *head};
+    *head = ++g->n_uses;
     return TG_OK;
 }
 
@@ -334,20 +387,14 @@ tg_status tg_graph_set_name(tg_tensor *t, const char *name)
     if (s != TG_OK)
         return s;
     char *copy = strdup(name);
-    if (!copy)
-        return tg__error(TG_ERR_NOMEM, "graph: out of memory");
-    /* the table has no deletion: build a new one with the new name */
-    tg_hmap m = tg__hmap_strings();
-    for (int i = 0; i < g->n_nodes; i++)
-        if (!map_put(&m, i == id ? copy : g->nodes[i].name, i)) {
-            tg__hmap_free(&m);
-            free(copy);
-            return TG_ERR_NOMEM; /* nothing changed */
-        }
+    if (!copy || !tg__hmap_reserve(&g->names, g->names.n + 1)) {
+        free(copy);
+        return tg__error(TG_ERR_NOMEM, "graph: out of memory"); /* nothing changed */
+    }
+    tg__hmap_del(&g->names, n->name);
     free(n->name);
     n->name = copy;
-    tg__hmap_free(&g->names);
-    g->names = m;
+    tg__hmap_put(&g->names, copy, id); /* reserved: cannot fail */
     return TG_OK;
 }
 

@@ -33,12 +33,17 @@ typedef struct tg_gnode {
      * the variable's earlier readers, but does not force them to run) */
     int *order;
     tg_tensor *tensor; /* VARIABLE / CONSTANT: the concrete value (owned) */
+    /* VARIABLE: the nodes that read it (directly or through views) and the
+     * assigns to it, as lists in tg_graph.uses (index + 1; 0: none), so
+     * that ordering edges cost what they add, not a scan of the graph */
+    int readers, assigns;
 } tg_gnode;
 
 /* Concrete dims only for now; unknown dims (-1) are a later step, when
  * plans get specialised per feed-shape signature. */
 typedef struct tg_gvalue {
     tg_meta meta;
+    int var;   /* the variable node this value is (or a view of), or -1 */
     int node;  /* producer */
     int index; /* which output of the producer */
 } tg_gvalue;
@@ -51,6 +56,14 @@ struct tg_graph {
     tg_gvalue *values;
     int n_values, cap_values;
     tg_hmap names;    /* node name -> node id */
+    tg_hmap name_next; /* base name -> the next "_k" suffix to try */
+    char **bases;      /* name_next's keys (owned) */
+    int n_bases, cap_bases;
+    struct tg_guse { int node, next; } *uses; /* see tg_gnode.readers */
+    int n_uses, cap_uses;
+    /* some control or ordering edge runs from a later node to an earlier
+     * one: ids are then no longer a topological order of all edges */
+    bool back_edges;
     tg_hmap captured; /* concrete tensor -> constant value id */
     /* bumped by edits other than appending (control edges added to an
      * existing node, ...): cached plans compiled earlier are stale */
@@ -76,8 +89,18 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
                        const char *base, int n_in, int n_out);
 /* a value produced by output `index` of node `node`; returns id or -1 */
 int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m);
-/* adds a control edge (order_only: an ordering-only edge) dep -> node */
+/* adds a control edge (order_only: an ordering-only edge) dep -> node,
+ * unless it is there already (a scan of node's edges) */
 tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only);
+/* the same for an edge the caller knows is new: no scan */
+tg_status tg__graph_push_edge(tg_graph *g, int node, int dep, bool order_only);
+/* records that op node `node` reads variable node var (assign: assigns
+ * it); a node recorded twice in a row as a reader counts once */
+tg_status tg__graph_note_use(tg_graph *g, int var, int node, bool assign);
+/* the nodes on a variable's list: first = g->nodes[var].readers (or
+ * .assigns), then tg__graph_next_use, until 0 */
+static inline int tg__graph_use_node(const tg_graph *g, int at) { return g->uses[at - 1].node; }
+static inline int tg__graph_next_use(const tg_graph *g, int at) { return g->uses[at - 1].next; }
 /* records that concrete tensor t is captured as constant value v */
 bool tg__graph_map_capture(tg_graph *g, const tg_tensor *t, int v);
 /* attribute copies for nodes: tensor and graph attributes hold references */

@@ -1,6 +1,7 @@
 /* The strict JSON reader and the string escaping of json.h. Recursive
  * descent with a depth limit; every error names the byte offset. */
 #include "io/json.h"
+#include "util/grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -271,24 +272,14 @@ static bool parse_number(parser *ps, tg_json *v)
 
 static bool parse_value(parser *ps, tg_json *v, int depth);
 
-static bool grow(parser *ps, tg_json *v, int *cap, bool with_keys)
+/* room for one more item (and key, for objects: cap_keys not NULL) */
+static bool grow(parser *ps, tg_json *v, int *cap_items, int *cap_keys)
 {
-    if (v->n < *cap)
-        return true;
-    if (*cap > (1 << 28))
+    if (v->n >= (1 << 28))
         return fail(ps, "too many items");
-    int nc = *cap ? *cap * 2 : 8;
-    tg_json *it = realloc(v->items, (size_t)nc * sizeof *it);
-    if (!it)
+    if (!TG_GROW(v->items, *cap_items, v->n + 1) ||
+        (cap_keys && !TG_GROW(v->keys, *cap_keys, v->n + 1)))
         return fail(ps, "out of memory");
-    v->items = it;
-    if (with_keys) {
-        char **k = realloc(v->keys, (size_t)nc * sizeof *k);
-        if (!k)
-            return fail(ps, "out of memory");
-        v->keys = k;
-    }
-    *cap = nc;
     return true;
 }
 
@@ -303,7 +294,7 @@ static bool parse_array(parser *ps, tg_json *v, int depth)
         return true;
     }
     for (;;) {
-        if (!grow(ps, v, &cap, false))
+        if (!grow(ps, v, &cap, NULL))
             return false;
         memset(&v->items[v->n], 0, sizeof v->items[0]);
         v->n++;
@@ -324,7 +315,7 @@ static bool parse_array(parser *ps, tg_json *v, int depth)
 
 static bool parse_object(parser *ps, tg_json *v, int depth)
 {
-    int cap = 0;
+    int cap = 0, cap_keys = 0;
     v->type = TG_JSON_OBJECT;
     ps->p++;
     skip_ws(ps);
@@ -336,7 +327,7 @@ static bool parse_object(parser *ps, tg_json *v, int depth)
         skip_ws(ps);
         if (ps->p >= ps->end || *ps->p != '"')
             return fail(ps, "expected a string key in object");
-        if (!grow(ps, v, &cap, true))
+        if (!grow(ps, v, &cap, &cap_keys))
             return false;
         char *key = parse_string(ps);
         if (!key)

@@ -2,16 +2,17 @@
  * form of a checkpoint (see tg/io.h). Lookups are linear: checkpoints
  * hold at most thousands of entries and are read once. */
 #include "core/tensor_impl.h"
+#include "util/grow.h"
 #include "io/io_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 struct tg_state_dict {
-    int n, cap;
+    int n, cap_names, cap_tensors;
     char **names;
     tg_tensor **tensors;
-    int n_meta, cap_meta;
+    int n_meta, cap_keys, cap_values;
     char **keys, **values;
 };
 
@@ -72,19 +73,9 @@ tg_status tg__state_dict_add_owned(tg_state_dict *sd, const char *name,
     else if (find(sd->names, sd->n, name) >= 0)
         s = tg__error(TG_ERR_ARG, "tg_state_dict_add: the name '%s' is already "
                       "in the dict", name);
-    if (s == TG_OK && sd->n == sd->cap) {
-        int cap = sd->cap ? sd->cap * 2 : 16;
-        char **nm = realloc(sd->names, (size_t)cap * sizeof *nm);
-        if (nm)
-            sd->names = nm;
-        tg_tensor **ts = nm ? realloc(sd->tensors, (size_t)cap * sizeof *ts) : NULL;
-        if (ts) {
-            sd->tensors = ts;
-            sd->cap = cap;
-        } else {
-            s = tg__error(TG_ERR_NOMEM, "tg_state_dict_add: out of memory");
-        }
-    }
+    if (s == TG_OK && (!TG_GROW(sd->names, sd->cap_names, sd->n + 1) ||
+                       !TG_GROW(sd->tensors, sd->cap_tensors, sd->n + 1)))
+        s = tg__error(TG_ERR_NOMEM, "tg_state_dict_add: out of memory");
     char *copy = s == TG_OK ? strdup(name) : NULL;
     if (s == TG_OK && !copy)
         s = tg__error(TG_ERR_NOMEM, "tg_state_dict_add: out of memory");
@@ -164,18 +155,10 @@ tg_status tg_state_dict_set_meta(tg_state_dict *sd, const char *key,
         sd->values[i] = v;
         return TG_OK;
     }
-    if (sd->n_meta == sd->cap_meta) {
-        int cap = sd->cap_meta ? sd->cap_meta * 2 : 8;
-        char **k = realloc(sd->keys, (size_t)cap * sizeof *k);
-        if (k)
-            sd->keys = k;
-        char **vs = k ? realloc(sd->values, (size_t)cap * sizeof *vs) : NULL;
-        if (!vs) {
-            free(v);
-            return tg__error(TG_ERR_NOMEM, "tg_state_dict_set_meta: out of memory");
-        }
-        sd->values = vs;
-        sd->cap_meta = cap;
+    if (!TG_GROW(sd->keys, sd->cap_keys, sd->n_meta + 1) ||
+        !TG_GROW(sd->values, sd->cap_values, sd->n_meta + 1)) {
+        free(v);
+        return tg__error(TG_ERR_NOMEM, "tg_state_dict_set_meta: out of memory");
     }
     char *k = strdup(key);
     if (!k) {

@@ -1,6 +1,7 @@
 /* The nn module object model: named parameters, buffers and children,
  * forward dispatch, train/eval, lookups by dotted name and freeing. */
 #include "nn/module.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,13 +117,12 @@ static tg_status check_name(const char *fn, const tg_module *m,
     return TG_OK;
 }
 
-static tg_status push_slot(const char *fn, tg_nn_slot **slots, int *n,
+static tg_status push_slot(const char *fn, tg_nn_slot **slots, int *n, int *cap,
                            const char *name, tg_tensor *t)
 {
-    tg_nn_slot *s = realloc(*slots, (size_t)(*n + 1) * sizeof **slots);
-    if (!s)
+    if (!TG_GROW(*slots, *cap, *n + 1))
         return tg__error(TG_ERR_NOMEM, "%s: out of memory", fn);
-    *slots = s;
+    tg_nn_slot *s = *slots;
     char *nm = dup_str(name);
     if (!nm)
         return tg__error(TG_ERR_NOMEM, "%s: out of memory", fn);
@@ -147,7 +147,7 @@ tg_status tg_module_add_parameter(tg_module *m, const char *name, tg_tensor *t)
         return tg__error(TG_ERR_AUTOGRAD, "%s: parameter '%s' must be a leaf, "
                          "not the result of '%s' (tg_detach it first)", fn,
                          name, tg_grad_fn_name(t));
-    s = push_slot(fn, &m->params, &m->n_params, name, t);
+    s = push_slot(fn, &m->params, &m->n_params, &m->cap_params, name, t);
     if (s == TG_OK)
         t->requires_grad = true;
     return s;
@@ -161,7 +161,7 @@ tg_status tg_module_add_buffer(tg_module *m, const char *name, tg_tensor *t)
         return s;
     if (!t)
         return tg__error(TG_ERR_ARG, "%s: tensor '%s' is NULL", fn, name);
-    return push_slot(fn, &m->buffers, &m->n_buffers, name, t);
+    return push_slot(fn, &m->buffers, &m->n_buffers, &m->cap_buffers, name, t);
 }
 
 tg_status tg_module_add(tg_module *m, const char *name, tg_module *child)
@@ -179,14 +179,11 @@ tg_status tg_module_add(tg_module *m, const char *name, tg_module *child)
                          child == m ? "cannot be its own child"
                                     : "already belongs to a container");
     tg_status s = check_name(fn, m, name);
-    tg_nn_child *c = NULL;
     char *nm = NULL;
     if (s == TG_OK) {
-        c = realloc(m->children, (size_t)(m->n_children + 1) * sizeof *c);
-        if (c)
-            m->children = c;
+        bool grown = TG_GROW(m->children, m->cap_children, m->n_children + 1);
         nm = dup_str(name);
-        if (!c || !nm)
+        if (!grown || !nm)
             s = tg__error(TG_ERR_NOMEM, "%s: out of memory", fn);
     }
     if (s != TG_OK) {
@@ -194,8 +191,8 @@ tg_status tg_module_add(tg_module *m, const char *name, tg_module *child)
         tg_module_free(child); /* the parent owns it whatever happens */
         return s;
     }
-    c[m->n_children].name = nm;
-    c[m->n_children].m = child;
+    m->children[m->n_children].name = nm;
+    m->children[m->n_children].m = child;
     m->n_children++;
     child->has_parent = true;
     return TG_OK;
@@ -423,15 +420,9 @@ static void list_push(lister *l, const char *prefix, const char *name,
         for (int i = 0; i < l->n; i++)
             if (l->items[i].tensor == t)
                 return;
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 16;
-        tg_named_tensor *it = realloc(l->items, (size_t)cap * sizeof *it);
-        if (!it) {
-            l->failed = true;
-            return;
-        }
-        l->items = it;
-        l->cap = cap;
+    if (!TG_GROW(l->items, l->cap, l->n + 1)) {
+        l->failed = true;
+        return;
     }
     size_t a = strlen(prefix), b = strlen(name);
     char *full = malloc(a + b + 1);
@@ -601,17 +592,9 @@ static void put(sbuf *b, const char *s)
     size_t len = strlen(s);
     if (b->failed)
         return;
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + len + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
+    if (!TG_GROW(b->p, b->cap, b->n + len + 1)) {
+        b->failed = true;
+        return;
     }
     memcpy(b->p + b->n, s, len + 1);
     b->n += len;

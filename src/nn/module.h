@@ -39,9 +39,9 @@ struct tg_module {
     bool training;
     bool has_parent;            /* added to a container: owned by it */
     tg_nn_slot *params, *buffers;
-    int n_params, n_buffers;
+    int n_params, n_buffers, cap_params, cap_buffers;
     tg_nn_child *children;
-    int n_children;
+    int n_children, cap_children;
 };
 
 /* a built-in module of the given type with cfg (taken over; may be NULL);

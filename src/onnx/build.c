@@ -68,8 +68,7 @@ static void graph_name(const char *src, char *dst, size_t cap)
  * the ONNX value (when the node is new and the name free), for dumps */
 static void name_node(tg_tensor *t, int first_node, const char *onnx_name)
 {
-    if (!t || !t->graph || t->graph->values[t->value].node < first_node ||
-        t->graph->n_nodes > 20000)
+    if (!t || !t->graph || t->graph->values[t->value].node < first_node)
         return;
     char buf[256];
     graph_name(onnx_name, buf, sizeof buf);

@@ -3,25 +3,13 @@
  * message builders the writers share; tg_onnx_export_module traces a
  * module first. */
 #include "onnx/export.h"
+#include "util/grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return true;
-    size_t nc = *cap ? 2 * *cap : 16;
-    void *p = realloc(*arr, nc * elem);
-    if (!p)
-        return false;
-    memset((char *)p + *cap * elem, 0, (nc - *cap) * elem);
-    *arr = p;
-    *cap = nc;
-    return true;
-}
 
 tg_status onnx_ex_fail(ex *e, tg_status s, const char *fmt, ...)
 {
@@ -55,7 +43,7 @@ char *onnx_ex_aux_name(ex *e, const char *base)
 onnx_node *onnx_ex_node(ex *e, const char *op, const char *name)
 {
     onnx_graph *og = e->og;
-    if (e->err || !grow((void **)&og->node, &e->cap_node, og->n_node, sizeof *og->node)) {
+    if (e->err || !TG_GROW(og->node, e->cap_node, og->n_node + 1)) {
         onnx_ex_fail(e, TG_ERR_NOMEM, "out of memory");
         return NULL;
     }
@@ -85,13 +73,12 @@ void onnx_ex_io(ex *e, onnx_node *n, int n_in, const char *const *in, int n_out,
 
 static onnx_attribute *add_attr(ex *e, onnx_node *n, const char *name, int type)
 {
-    onnx_attribute *a = realloc(n->attribute, (n->n_attribute + 1) * sizeof *a);
-    if (!a) {
+    size_t cap = tg__grow_capacity(0, n->n_attribute, sizeof *n->attribute); /* messages keep no capacity */
+    if (!TG_GROW(n->attribute, cap, n->n_attribute + 1)) {
         onnx_ex_fail(e, TG_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    n->attribute = a;
-    a = &a[n->n_attribute++];
+    onnx_attribute *a = &n->attribute[n->n_attribute++];
     memset(a, 0, sizeof *a);
     a->name = dupstr(e, name);
     a->type = type;
@@ -136,8 +123,7 @@ static void add_initializer(ex *e, const char *name, const tg_tensor *t)
     onnx_graph *og = e->og;
     if (e->err)
         return;
-    if (!grow((void **)&og->initializer, &e->cap_init, og->n_initializer,
-              sizeof *og->initializer)) {
+    if (!TG_GROW(og->initializer, e->cap_init, og->n_initializer + 1)) {
         onnx_ex_fail(e, TG_ERR_NOMEM, "out of memory");
         return;
     }
@@ -199,7 +185,7 @@ static void add_value_info(ex *e, onnx_value_info **arr, size_t *n, size_t *cap,
 {
     if (e->err)
         return;
-    if (!grow((void **)arr, cap, *n, sizeof **arr)) {
+    if (!TG_GROW(*arr, *cap, *n + 1)) {
         onnx_ex_fail(e, TG_ERR_NOMEM, "out of memory");
         return;
     }

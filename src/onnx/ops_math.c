@@ -155,26 +155,57 @@ static tg_status m_min(onnx_ictx *c) { return fold(c, tg_minimum, false); }
 static tg_status m_sum(onnx_ictx *c) { return fold(c, tg_add, false); }
 static tg_status m_mean(onnx_ictx *c) { return fold(c, tg_add, true); }
 
-/* ---- Clip (min and max are optional inputs from opset 11) ------------------------------------ */
+/* ---- Clip (min and max are optional inputs from opset 11) ------------------------------------
+ * torch.clamp's gradient convention: x at exactly a bound passes its
+ * gradient (1), a bound gets it only where x is strictly beyond it. Known
+ * float bounds make one clamp op; bounds computed or trained in the model
+ * make where(x < lo, lo, x) then where(y > hi, hi, y), which has the same
+ * gradients (maximum/minimum would split ties: 0.5). Integer inputs have
+ * no gradients: maximum/minimum, exact for int64. When min > max every
+ * output is max, as ONNX says. */
+static tg_tensor *clip_bound(onnx_ictx *c, int i, tg_dtype dt)
+{
+    return tg_reshape(onnx_as(c->in[i], dt), 0, NULL);
+}
+
 static tg_status m_clip(onnx_ictx *c)
 {
     tg_tensor *x = X0(c);
     if (!x)
         return tg_last_status();
     tg_dtype dt = tg_dtype_of(x);
-    tg_tensor *y = x;
+    bool has[3] = {false}, known = true;
+    double v[3] = {0, -INFINITY, INFINITY};
     for (int i = 1; i < 3; i++) {
-        tg_tensor *bound = i < c->n_in ? c->in[i] : NULL;
-        if (!bound)
-            continue;
-        if (tg_numel(bound) != 1)
+        has[i] = i < c->n_in && c->in[i];
+        if (has[i] && tg_numel(c->in[i]) != 1)
             return onnx_err(c, TG_ERR_IO, "input %d (%s) should be a scalar, has %lld "
                             "elements", i, i == 1 ? "min" : "max",
-                            (long long)tg_numel(bound));
-        tg_tensor *b0 = tg_reshape(onnx_as(bound, dt), 0, NULL);
-        y = i == 1 ? tg_maximum(y, b0) : tg_minimum(y, b0);
+                            (long long)tg_numel(c->in[i]));
+        if (has[i] && c->known[i] && tg_copy_to(c->in[i], TG_FLOAT64, &v[i]) != TG_OK)
+            return tg_last_status();
+        known &= !has[i] || c->known[i];
     }
-    return done(c, onnx_as(y, dt));
+    if (!tg_dtype_is_float(dt)) {
+        tg_tensor *y = x;
+        for (int i = 1; i < 3; i++)
+            if (has[i])
+                y = i == 1 ? tg_maximum(y, clip_bound(c, i, dt))
+                           : tg_minimum(y, clip_bound(c, i, dt));
+        return done(c, onnx_as(y, dt));
+    }
+    if (known) /* min > max: clamp's own check would refuse; every output is max */
+        return done(c, v[1] > v[2] ? tg_full_like(x, v[2]) : tg_clamp(x, v[1], v[2]));
+    tg_tensor *y = x;
+    if (has[1]) {
+        tg_tensor *lo = clip_bound(c, 1, dt);
+        y = tg_where(tg_lt(y, lo), lo, y);
+    }
+    if (has[2]) {
+        tg_tensor *hi = clip_bound(c, 2, dt);
+        y = tg_where(tg_gt(y, hi), hi, y);
+    }
+    return done(c, y);
 }
 
 static tg_status m_where(onnx_ictx *c)

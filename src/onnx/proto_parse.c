@@ -5,6 +5,7 @@
  * (ONNX_PARSE_BUDGET), and every error names the field path and the byte
  * offset. */
 #include "onnx/proto_fields.h"
+#include "util/grow.h"
 
 #include "core/status_impl.h"
 #include "onnx/protobuf.h"
@@ -91,30 +92,21 @@ static bool charge(pctx *c, size_t bytes)
     return false;
 }
 
-/* arrays grow to the next power of two of their count, so their capacity
- * follows from the count alone */
-static size_t cap_for(size_t n)
-{
-    size_t c = n ? 1 : 0;
-    while (c < n)
-        c <<= 1;
-    return c;
-}
-
+/* arrays store only their count: their capacity is the one the library's
+ * growth policy gives that count (util/grow.h) */
 static bool reserve(pctx *c, void **arr, size_t n, size_t add, size_t elem)
 {
-    size_t need = cap_for(n + add), have = cap_for(n);
-    if (need <= have && (*arr || need == 0))
+    size_t have = tg__grow_capacity(0, n, elem);
+    if (add > SIZE_MAX - n)
+        return nomem();
+    size_t want = tg__grow_capacity(have, n + add, elem);
+    if (want == have)
         return true;
-    if (need > SIZE_MAX / elem)
+    if (want > SIZE_MAX / elem)
         return nomem();
-    if (!charge(c, (need - (*arr ? have : 0)) * elem))
+    if (!charge(c, (want - have) * elem))
         return false;
-    void *p = realloc(*arr, need * elem);
-    if (!p)
-        return nomem();
-    *arr = p;
-    return true;
+    return tg__grow_size(arr, &have, n + add, elem) ? true : nomem();
 }
 
 /* appends one zeroed element; returns it or NULL */

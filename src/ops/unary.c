@@ -302,7 +302,8 @@ tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
     return tg_op_call(&tg_op_clamp.def, 1, &x, a, 2);
 }
 
-/* ---- relu_grad(dy, y) = dy where y > 0, else 0 ----------------------------
+/* ---- relu_grad(dy, y) = 0 where y <= 0, else dy (a NaN y passes dy, as
+ * PyTorch's threshold_backward) ---------------------------------------------
  * The backward of relu, fused: it runs once per activation per training
  * step. Its own gradient: relu_grad(ddy, y) for dy; y gets none. */
 #define RELU_GRAD_ROW(NAME, T)                                              \
@@ -314,12 +315,12 @@ tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
             T *o = (T *)p[0];                                               \
             const T *d = (const T *)p[1], *y = (const T *)p[2];             \
             for (int64_t i = 0; i < n; i++)                                 \
-                o[i] = y[i] > 0 ? d[i] : (T)0;                              \
+                o[i] = y[i] <= 0 ? (T)0 : d[i];                             \
         } else {                                                            \
             for (int64_t i = 0; i < n; i++)                                 \
-                *(T *)(p[0] + i * s[0]) = *(const T *)(p[2] + i * s[2]) > 0 \
-                                              ? *(const T *)(p[1] + i * s[1]) \
-                                              : (T)0;                       \
+                *(T *)(p[0] + i * s[0]) = *(const T *)(p[2] + i * s[2]) <= 0 \
+                                              ? (T)0                        \
+                                              : *(const T *)(p[1] + i * s[1]); \
         }                                                                   \
     }
 RELU_GRAD_ROW(relu_grad_f32, float)

@@ -4,6 +4,7 @@
  * each recorded (nodes before and after, what it changed) and, in debug
  * builds and the tests, followed by the graph verifier. */
 #include "passes/passes.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -83,17 +84,11 @@ void tg__pass_count(tg_pass_ctx *c, const char *what, int n)
 
 tg_status tg__pass_add_guard(tg_pass_ctx *c, tg_tensor *t)
 {
-    for (int i = 0; i < c->n_guards; i++)
-        if (c->guards[i].t->storage == t->storage)
-            return TG_OK;
-    if (c->n_guards == c->cap_guards) {
-        int cap = c->cap_guards ? 2 * c->cap_guards : 8;
-        tg_fold_guard *gd = realloc(c->guards, (size_t)cap * sizeof *gd);
-        if (!gd)
-            return tg__error(TG_ERR_NOMEM, "graph passes: out of memory");
-        c->guards = gd;
-        c->cap_guards = cap;
-    }
+    if (tg__hmap_get(&c->guarded, t->storage) >= 0)
+        return TG_OK;
+    if (!TG_GROW(c->guards, c->cap_guards, c->n_guards + 1) ||
+        !tg__hmap_put(&c->guarded, t->storage, c->n_guards))
+        return tg__error(TG_ERR_NOMEM, "graph passes: out of memory");
     c->guards[c->n_guards++] = (tg_fold_guard){tg_retain(t), t->storage->version};
     return TG_OK;
 }
@@ -171,6 +166,7 @@ tg_status tg__passes_run(const tg_passes_in *in, tg_passes_out *out)
     out->targets = c.targets;
     out->guards = c.guards;
     out->n_guards = c.n_guards;
+    tg__hmap_free(&c.guarded);
     if (s != TG_OK)
         tg__passes_out_free(out);
     return s;

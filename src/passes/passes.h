@@ -30,6 +30,7 @@ typedef struct tg_pass_ctx {
     tg_pass_record *rec; /* the running pass's record: its counters */
     tg_fold_guard *guards;
     int n_guards, cap_guards;
+    tg_hmap guarded; /* storage -> index in guards (pointer keys) */
     bool shapes_changed; /* the copy re-inferred shapes (dynamic dims fed) */
 } tg_pass_ctx;
 

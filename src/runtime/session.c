@@ -3,6 +3,7 @@
  * and hand the fetched values back as concrete tensors; options, memory
  * statistics and the profiler's spans. */
 #include "io/json.h"
+#include "util/grow.h"
 #include "ops/elementwise.h"
 #include "runtime/runtime_impl.h"
 
@@ -367,15 +368,9 @@ static tg_status record_spans(tg_session *s, const tg_graph *g, const tg_trace_s
     for (int k = 0; k < n; k++) {
         if (spans[k].node < 0)
             continue;
-        if (s->n_events == s->cap_events) {
-            int64_t cap = s->cap_events ? 2 * s->cap_events : 256;
-            trace_event *e = realloc(s->events, (size_t)cap * sizeof *e);
-            if (!e)
-                return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory "
-                                 "recording the trace");
-            s->events = e;
-            s->cap_events = cap;
-        }
+        if (!TG_GROW(s->events, s->cap_events, s->n_events + 1))
+            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory "
+                             "recording the trace");
         const tg_gnode *n = &g->nodes[spans[k].node];
         char *name = strdup(n->name);
         if (!name)

@@ -30,28 +30,37 @@ static tg_status check_opts(const tg_sgd_opts *h)
     return TG_OK;
 }
 
-/* the value ids of the parameters: distinct floating-point variables of g */
+/* the value ids of the parameters: distinct floating-point variables of g
+ * (first[v]: 1 + the first parameter that is value v, to name duplicates) */
 static tg_status param_ids(const tg_graph *g, int n, tg_tensor *const *params, int *ids)
 {
-    for (int i = 0; i < n; i++) {
+    int *first = calloc((size_t)g->n_values + 1, sizeof *first);
+    if (!first)
+        return tg__error(TG_ERR_NOMEM, "tg_graph_sgd: out of memory");
+    tg_status s = TG_OK;
+    for (int i = 0; i < n && s == TG_OK; i++) {
         ids[i] = tg__graph_value_of(g, params[i], "tg_graph_sgd", "a parameter");
-        if (ids[i] < 0)
-            return tg_last_status();
+        if (ids[i] < 0) {
+            s = tg_last_status();
+            break;
+        }
         const tg_gnode *node = &g->nodes[g->values[ids[i]].node];
         if (node->kind != TG_GNODE_VARIABLE)
-            return tg__error(TG_ERR_ARG, "tg_graph_sgd: parameter %d ('%s') is a %s, not "
-                             "a variable (tg_variable, tg_variable_ref)", i, node->name,
-                             tg__gnode_op_name(node));
-        if (!tg_dtype_is_float(g->values[ids[i]].meta.dtype))
-            return tg__error(TG_ERR_DTYPE, "tg_graph_sgd: parameter %d ('%s') is %s, "
-                             "expected float32 or float64", i, node->name,
-                             tg_dtype_name(g->values[ids[i]].meta.dtype));
-        for (int j = 0; j < i; j++)
-            if (ids[j] == ids[i])
-                return tg__error(TG_ERR_ARG, "tg_graph_sgd: parameters %d and %d are the "
-                                 "same variable '%s'", j, i, node->name);
+            s = tg__error(TG_ERR_ARG, "tg_graph_sgd: parameter %d ('%s') is a %s, not "
+                          "a variable (tg_variable, tg_variable_ref)", i, node->name,
+                          tg__gnode_op_name(node));
+        else if (!tg_dtype_is_float(g->values[ids[i]].meta.dtype))
+            s = tg__error(TG_ERR_DTYPE, "tg_graph_sgd: parameter %d ('%s') is %s, "
+                          "expected float32 or float64", i, node->name,
+                          tg_dtype_name(g->values[ids[i]].meta.dtype));
+        else if (first[ids[i]])
+            s = tg__error(TG_ERR_ARG, "tg_graph_sgd: parameters %d and %d are the "
+                          "same variable '%s'", first[ids[i]] - 1, i, node->name);
+        else
+            first[ids[i]] = i + 1;
     }
-    return TG_OK;
+    free(first);
+    return s;
 }
 
 /* a new variable holding init, named base (or base_1, ...) */
@@ -136,11 +145,16 @@ static tg_status build(sgd_build *b, tg_tensor *loss, int n, const int *ids,
     }
     if (s == TG_OK && b->first) { /* after every reader of it; every update waits */
         tg_tensor *next = tg_assign(b->first, tg_scalar(TG_FLOAT64, 1.0 - b->h.dampening));
-        for (int i = 0; i < n && s == TG_OK; i++)
-            if (grads[i])
-                s = tg_graph_add_control_dep(updates[i], next);
-        if (!next && s == TG_OK)
+        if (!next)
             s = tg_last_status();
+        /* next depends on no update (it reads `first` and a constant), so
+         * these edges make no cycle: no search of the graph per edge */
+        int after = next ? g->values[next->value].node : -1;
+        for (int i = 0; i < n && s == TG_OK; i++)
+            if (grads[i] && tg__graph_add_ctrl(g, g->values[updates[i]->value].node, after,
+                                               false) != TG_OK)
+                s = tg__error(TG_ERR_NOMEM, "tg_graph_sgd: out of memory");
+        g->epoch++; /* existing nodes changed: cached plans are stale */
     }
     free(xs);
     return s;

@@ -1,5 +1,5 @@
 /* The one hash map (see hmap.h): FNV-1a over string bytes, a multiplicative
- * (Fibonacci) hash for pointers, linear probing. */
+ * (Fibonacci) hash for pointers, linear probing, deletion by moving back. */
 #include "util/hmap.h"
 
 #include <stdint.h>
@@ -81,6 +81,30 @@ bool tg__hmap_put(tg_hmap *m, const void *key, int val)
     }
     m->vals[i] = val;
     return true;
+}
+
+/* Deletion without tombstones: the entries after the hole in its probe
+ * run move back into it when their home slot does not lie between the
+ * hole and where they are (Knuth's algorithm R). */
+void tg__hmap_del(tg_hmap *m, const void *key)
+{
+    if (m->cap == 0 || !key)
+        return;
+    size_t mask = m->cap - 1, hole = probe(m, key);
+    if (!m->keys[hole])
+        return;
+    m->keys[hole] = NULL;
+    m->n--;
+    for (size_t j = (hole + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+        size_t home = hash_key(m, m->keys[j]);
+        bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+        if (stays)
+            continue;
+        m->keys[hole] = m->keys[j];
+        m->vals[hole] = m->vals[j];
+        m->keys[j] = NULL;
+        hole = j;
+    }
 }
 
 void tg__hmap_free(tg_hmap *m)

@@ -1,9 +1,10 @@
 /* The library's one hash map: string or pointer keys to int values (ids,
  * indices into the caller's arrays). Open addressing with linear probing,
  * kept at most half full, so lookups and inserts are O(1) amortized. Keys
- * are borrowed: a key must outlive its entry. There is no deletion (no user
- * needs one). Used by graph name uniquing and constant capture, the ONNX
- * importer's value names and the autograd engine's node slots. */
+ * are borrowed: a key must outlive its entry. Deletion leaves no tombstones
+ * (renaming a graph node deletes its old name). Used by graph name
+ * uniquing and constant capture, the ONNX importer's value names and the
+ * autograd engine's node slots. */
 #ifndef TG_UTIL_HMAP_H
 #define TG_UTIL_HMAP_H
 
@@ -26,6 +27,8 @@ int tg__hmap_get(const tg_hmap *m, const void *key);
 /* sets key's value (inserting or replacing); false when out of memory,
  * the map unchanged. Sets no error: callers name their own operation. */
 bool tg__hmap_put(tg_hmap *m, const void *key, int val);
+/* removes key's entry (nothing when absent); never allocates */
+void tg__hmap_del(tg_hmap *m, const void *key);
 /* makes room for n entries in all, so the next puts cannot fail */
 bool tg__hmap_reserve(tg_hmap *m, size_t n);
 /* frees the table (not the keys) and leaves an empty map of the same kind */

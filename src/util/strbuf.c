@@ -1,7 +1,9 @@
 /* The one string builder (see strbuf.h). */
 #include "util/strbuf.h"
+#include "util/grow.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +13,10 @@ static bool reserve(tg_strbuf *b, size_t n)
 {
     if (b->failed)
         return false;
-    if (b->len + n + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1)
-        cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (!d) {
+    if (n > SIZE_MAX - b->len - 1 || !TG_GROW(b->data, b->cap, b->len + n + 1)) {
         b->failed = true;
         return false;
     }
-    b->data = d;
-    b->cap = cap;
     return true;
 }
 

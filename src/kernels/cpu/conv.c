@@ -3,6 +3,7 @@
  * dilation and groups. The batch is split over the thread pool. */
 #include "kernels/cpu/conv.h"
 #include "core/threadpool.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_gemm.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/im2col.h"
@@ -466,6 +467,9 @@ static void run_parts(conv_job *j, tg_range_fn fn)
 tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                              const void *w, const void *b, void *y)
 {
+    tg_status st;
+    if (tg__conv_direct_forward(dt, g, x, w, b, y, &st))
+        return st;
     conv_job j = {.g = *g};
     j.lay = choose_layout(g);
     char *wpack = j.lay == LAYOUT_WIDE ? pack_weights(dt, w, g) : NULL;
@@ -485,6 +489,9 @@ tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
 tg_status tg__conv2d_grad_input(tg_dtype dt, const tg__conv_geom *g,
                                 const void *dy, const void *w, void *dx)
 {
+    tg_status st;
+    if (tg__conv_direct_grad_input(dt, g, dy, w, dx, &st))
+        return st;
     conv_job j = {.g = *g};
     /* W^T per group: W^T @ dy as a plain product runs ~10% faster in
      * OpenBLAS than with W read transposed */
@@ -516,6 +523,9 @@ static bool weight_grad_transposed(const tg__conv_geom *g)
 tg_status tg__conv2d_grad_weight(tg_dtype dt, const tg__conv_geom *g,
                                  const void *dy, const void *x, void *dw)
 {
+    tg_status st;
+    if (tg__conv_direct_grad_weight(dt, g, dy, x, dw, &st))
+        return st;
     conv_job j = {.g = *g};
     int64_t numel = g->o * (g->c / g->groups) * g->kh * g->kw;
     size_t bytes = (size_t)numel * tg_dtype_size(dt);

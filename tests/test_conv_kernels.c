@@ -1,0 +1,202 @@
+/* The convolution kernels below the ops (kernels/cpu/conv.h): forward,
+ * input gradient and weight gradient against plain reference loops, over
+ * a grid of batch sizes (partial lane blocks), channels, planes, kernel
+ * sizes, strides, paddings, dilations and groups, float32 and float64, by
+ * every path (GEMM, batch lanes, plane vectors, the cost-based choice)
+ * for every instruction set this CPU has. LeNet's two layers are in the
+ * grid. */
+#include "harness.h"
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct shape {
+    int64_t n, c, h, w, o, kh, kw, s, p, d, g;
+} shape;
+
+static const shape grid[] = {
+    {64, 1, 28, 28, 6, 5, 5, 1, 2, 1, 1},  /* LeNet conv1 */
+    {64, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1}, /* LeNet conv2 */
+    {1, 1, 5, 5, 1, 3, 3, 1, 0, 1, 1},     {3, 2, 7, 9, 5, 3, 3, 1, 1, 1, 1},
+    {17, 3, 6, 11, 7, 2, 3, 1, 1, 1, 1},   {5, 4, 9, 8, 6, 3, 3, 1, 2, 2, 2},
+    {9, 6, 10, 10, 9, 3, 1, 1, 1, 1, 3},   {2, 3, 8, 8, 4, 3, 3, 2, 1, 1, 1},
+    {4, 2, 9, 7, 3, 3, 2, 2, 0, 2, 1},     {33, 2, 5, 19, 20, 1, 1, 1, 0, 1, 1},
+    {2, 8, 6, 6, 8, 3, 3, 1, 1, 1, 8},     {20, 5, 4, 4, 17, 4, 4, 1, 3, 1, 1},
+    {3, 2, 20, 37, 3, 5, 3, 1, 2, 1, 1},
+};
+
+static tg__conv_geom geom_of(const shape *s)
+{
+    tg__conv_geom g = {.n = s->n, .c = s->c, .h = s->h, .w = s->w, .o = s->o,
+                       .kh = s->kh, .kw = s->kw, .sh = s->s, .sw = s->s, .ph = s->p,
+                       .pw = s->p, .dh = s->d, .dw = s->d, .groups = s->g};
+    g.oh = (s->h + 2 * s->p - s->d * (s->kh - 1) - 1) / s->s + 1;
+    g.ow = (s->w + 2 * s->p - s->d * (s->kw - 1) - 1) / s->s + 1;
+    return g;
+}
+
+/* the reference: y (forward), dx and dw from the same loops */
+static void reference(const tg__conv_geom *g, const double *x, const double *w,
+                      const double *b, const double *dy, double *y, double *dx,
+                      double *dw)
+{
+    int64_t cg = g->c / g->groups, og = g->o / g->groups;
+    int64_t ny = g->n * g->o * g->oh * g->ow;
+    for (int64_t i = 0; i < ny; i++)
+        y[i] = b[i / (g->oh * g->ow) % g->o];
+    memset(dx, 0, sizeof(double) * (size_t)(g->n * g->c * g->h * g->w));
+    memset(dw, 0, sizeof(double) * (size_t)(g->o * cg * g->kh * g->kw));
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t o = 0; o < g->o; o++)
+            for (int64_t oy = 0; oy < g->oh; oy++)
+                for (int64_t ox = 0; ox < g->ow; ox++) {
+                    int64_t yi = ((n * g->o + o) * g->oh + oy) * g->ow + ox;
+                    for (int64_t c = 0; c < cg; c++)
+                        for (int64_t i = 0; i < g->kh; i++)
+                            for (int64_t j = 0; j < g->kw; j++) {
+                                int64_t r = oy * g->sh - g->ph + i * g->dh;
+                                int64_t q = ox * g->sw - g->pw + j * g->dw;
+                                if (r < 0 || r >= g->h || q < 0 || q >= g->w)
+                                    continue;
+                                int64_t ci = o / og * cg + c;
+                                int64_t xi = ((n * g->c + ci) * g->h + r) * g->w + q;
+                                int64_t wi = ((o * cg + c) * g->kh + i) * g->kw + j;
+                                y[yi] += w[wi] * x[xi];
+                                dx[xi] += w[wi] * dy[yi];
+                                dw[wi] += dy[yi] * x[xi];
+                            }
+                }
+}
+
+static void *typed(const double *v, int64_t n, bool f64)
+{
+    void *p = malloc((size_t)(n ? n : 1) * (f64 ? sizeof(double) : sizeof(float)));
+    for (int64_t i = 0; i < n; i++) {
+        if (f64)
+            ((double *)p)[i] = v[i];
+        else
+            ((float *)p)[i] = (float)v[i];
+    }
+    return p;
+}
+
+static void compare(const char *what, const shape *s, bool f64, const void *got,
+                    const double *want, int64_t n, double scale)
+{
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = f64 ? ((const double *)got)[i] : ((const float *)got)[i];
+        double d = fabs(v - want[i]);
+        worst = d > worst || d != d ? d : worst;
+    }
+    double tol = (f64 ? 1e-11 : 2e-5) * scale;
+    tt_checks++;
+    if (!(worst <= tol))
+        tt_fail(__FILE__, __LINE__, "%s %s mode %d %s: n%lld c%lld %lldx%lld o%lld k%lldx%lld "
+                "s%lld p%lld d%lld g%lld: worst error %g (tol %g)", tg__isa_name(tg__cpu_isa()),
+                what, (int)tg__conv_get_mode(), f64 ? "f64" : "f32", (long long)s->n,
+                (long long)s->c, (long long)s->h, (long long)s->w, (long long)s->o,
+                (long long)s->kh, (long long)s->kw, (long long)s->s, (long long)s->p,
+                (long long)s->d, (long long)s->g, worst, tol);
+}
+
+static double fill(double *v, int64_t n, unsigned seed)
+{
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = (double)((seed >> 8) & 0xffff) / 32768.0 - 1.0;
+    }
+    return 1;
+}
+
+static void check_shape(const shape *s)
+{
+    tg__conv_geom g = geom_of(s);
+    int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.o * g.oh * g.ow;
+    int64_t nw = g.o * (g.c / g.groups) * g.kh * g.kw;
+    double *x = malloc(sizeof(double) * (size_t)nx), *w = malloc(sizeof(double) * (size_t)nw);
+    double *b = malloc(sizeof(double) * (size_t)g.o), *dy = malloc(sizeof(double) * (size_t)ny);
+    double *y = malloc(sizeof(double) * (size_t)ny), *dx = malloc(sizeof(double) * (size_t)nx);
+    double *dw = malloc(sizeof(double) * (size_t)nw);
+    fill(x, nx, 1);
+    fill(w, nw, 2);
+    fill(b, g.o, 3);
+    fill(dy, ny, 4);
+    reference(&g, x, w, b, dy, y, dx, dw);
+    /* sums of up to this many unit-sized products */
+    double fan = (double)((g.c / g.groups) * g.kh * g.kw + 1);
+    double wfan = (double)(g.n * g.oh * g.ow + 1);
+    for (int f64 = 0; f64 < 2; f64++) {
+        tg_dtype dt = f64 ? TG_FLOAT64 : TG_FLOAT32;
+        void *tx = typed(x, nx, f64), *tw = typed(w, nw, f64), *tb = typed(b, g.o, f64);
+        void *tdy = typed(dy, ny, f64);
+        void *out = malloc((size_t)(nx > ny ? (nx > nw ? nx : nw) : (ny > nw ? ny : nw)) * 8 + 8);
+        CHECK_OK(tg__conv2d_forward(dt, &g, tx, tw, tb, out));
+        compare("forward", s, f64, out, y, ny, fan);
+        CHECK_OK(tg__conv2d_grad_input(dt, &g, tdy, tw, out));
+        compare("input grad", s, f64, out, dx, nx, fan * (double)g.o);
+        CHECK_OK(tg__conv2d_grad_weight(dt, &g, tdy, tx, out));
+        compare("weight grad", s, f64, out, dw, nw, wfan);
+        free(tx);
+        free(tw);
+        free(tb);
+        free(tdy);
+        free(out);
+    }
+    free(x);
+    free(w);
+    free(b);
+    free(dy);
+    free(y);
+    free(dx);
+    free(dw);
+}
+
+static void test_every_path_and_isa(void)
+{
+    tg__isa top = tg__cpu_detected();
+    for (int isa = TG_ISA_GENERIC; isa <= (int)top; isa++) {
+        tg__cpu_force((tg__isa)isa);
+        for (int m = TG_CONV_AUTO; m <= TG_CONV_PLANES; m++) {
+            tg__conv_set_mode((tg__conv_mode)m);
+            for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
+                check_shape(&grid[i]);
+        }
+    }
+    tg__conv_set_mode(TG_CONV_AUTO);
+    tg__cpu_force(top);
+}
+
+/* a single thread gives the same bits as two (fixed parts, summed in order) */
+static void test_threads_same_bits(void)
+{
+    const shape *s = &grid[1];
+    tg__conv_geom g = geom_of(s);
+    int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.o * g.oh * g.ow, nw = g.o * g.c * 25;
+    double *x = malloc(sizeof(double) * (size_t)nx), *dy = malloc(sizeof(double) * (size_t)ny);
+    fill(x, nx, 5);
+    fill(dy, ny, 6);
+    float *fx = typed(x, nx, false), *fdy = typed(dy, ny, false);
+    float *a = malloc(sizeof(float) * (size_t)nw), *b = malloc(sizeof(float) * (size_t)nw);
+    tg_set_num_threads(1);
+    CHECK_OK(tg__conv2d_grad_weight(TG_FLOAT32, &g, fdy, fx, a));
+    tg_set_num_threads(2);
+    CHECK_OK(tg__conv2d_grad_weight(TG_FLOAT32, &g, fdy, fx, b));
+    CHECK(memcmp(a, b, sizeof(float) * (size_t)nw) == 0);
+    free(x);
+    free(dy);
+    free(fx);
+    free(fdy);
+    free(a);
+    free(b);
+}
+
+int main(void)
+{
+    RUN(test_every_path_and_isa);
+    RUN(test_threads_same_bits);
+    return tt_finish();
+}

@@ -42,7 +42,11 @@ tg_tensor *tg_div(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b);
-/* scalar conveniences; the scalar takes x's dtype */
+/* scalar conveniences; the scalar takes x's dtype (a fractional scalar
+ * with an integer x computes in floating point). As in PyTorch, an integer x to
+ * a negative integral power fails ("Integers to negative integer powers
+ * are not allowed"), while tg_pow with a tensor exponent gives 1 / x
+ * rounded toward zero (0, or 1 and -1 for x = 1 and -1). */
 tg_tensor *tg_add_scalar(tg_tensor *x, double s);
 tg_tensor *tg_mul_scalar(tg_tensor *x, double s);
 tg_tensor *tg_pow_scalar(tg_tensor *x, double s);
@@ -55,6 +59,9 @@ tg_tensor *tg_pow_scalar(tg_tensor *x, double s);
  *   leaky_relu  the slope at x == 0 (x > 0 ? 1 : slope)
  *   elu         alpha at x == 0 (x > 0 ? 1 : alpha * exp(x))
  *   hardswish   x/3 + 1/2 on the closed [-3, 3]: -1/2 at -3, 3/2 at 3
+ *   hardsigmoid alpha on the open interval where 0 < alpha x + beta < 1: 0
+ *               at the kinks
+ *   selu        gamma alpha at x == 0 (the negative branch)
  *   clamp       1 on the closed [lo, hi]: a bound passes the gradient, as
  *               torch.clamp does (ONNX Clip too, also with computed or
  *               trained bounds, which get it only where x is strictly
@@ -89,6 +96,12 @@ tg_tensor *tg_round(tg_tensor *x); /* half to even, like PyTorch */
 tg_tensor *tg_sign(tg_tensor *x);
 /* x * relu6(x + 3) / 6 (MobileNetV3's activation, ONNX HardSwish) */
 tg_tensor *tg_hardswish(tg_tensor *x);
+/* clamp(alpha x + beta, 0, 1): PyTorch's F.hardsigmoid is alpha 1/6, beta
+ * 1/2 (ONNX HardSigmoid's defaults are 0.2, 0.5) */
+tg_tensor *tg_hardsigmoid(tg_tensor *x, double alpha, double beta);
+/* gamma (x > 0 ? x : alpha (exp(x) - 1)) with PyTorch's (and ONNX's)
+ * alpha 1.6732632423543772, gamma 1.0507009873554805 */
+tg_tensor *tg_selu(tg_tensor *x);
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi);
 tg_tensor *tg_where(tg_tensor *cond, tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_cast(tg_tensor *x, tg_dtype dt);
@@ -190,6 +203,19 @@ tg_tensor *tg_cross_entropy(tg_tensor *logits, tg_tensor *labels,
                             tg_reduction r);
 tg_tensor *tg_nll_loss(tg_tensor *log_probs, tg_tensor *labels,
                        tg_reduction r);
+/* nll_loss / cross_entropy with PyTorch's weight and ignore_index: input
+ * [N, C, d...], labels [N, d...]; the loss of an element is
+ * -weight[label] * log_prob[label], 0 where label == ignore_index (which
+ * need not be a class); "mean" divides by the sum of the weights taken
+ * (NaN when every label is ignored, as in PyTorch). */
+typedef struct tg_nll_opts {
+    tg_tensor *weight;     /* [C] or NULL (all 1) */
+    bool has_ignore_index; /* PyTorch's default is -100: set it to match */
+    int64_t ignore_index;
+    tg_reduction reduction;
+} tg_nll_opts;
+tg_tensor *tg_nll_loss_ex(tg_tensor *log_probs, tg_tensor *labels, const tg_nll_opts *opts);
+tg_tensor *tg_cross_entropy_ex(tg_tensor *logits, tg_tensor *labels, const tg_nll_opts *opts);
 tg_tensor *tg_bce_with_logits(tg_tensor *logits, tg_tensor *targets,
                               tg_reduction r);
 

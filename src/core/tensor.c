@@ -128,20 +128,15 @@ bool tg__check_shape(const char *op, int ndim, const int64_t *shape)
         tg__error(TG_ERR_ARG, "%s: shape is NULL for %d dims", op, ndim);
         return false;
     }
-    int64_t n = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
             tg__error(TG_ERR_SHAPE, "%s: dim %d is %lld, dims must be >= 0", op,
                       i, (long long)shape[i]);
             return false;
         }
-        if (shape[i] > 0 && n > INT64_MAX / 16 / shape[i]) {
-            tg__error(TG_ERR_SHAPE, "%s: shape is too large", op);
-            return false;
-        }
-        n *= shape[i];
     }
-    return true;
+    int64_t n;
+    return tg__size_numel(op, ndim, shape, &n);
 }
 
 bool tg__norm_axis(const char *op, int axis, int ndim, int *out)

@@ -3,6 +3,7 @@
 #ifndef TG_TENSOR_IMPL_H
 #define TG_TENSOR_IMPL_H
 
+#include "core/size_math.h"
 #include "tg/tensor.h"
 #include "core/status_impl.h"
 

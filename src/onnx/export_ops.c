@@ -18,9 +18,17 @@ static double afloat(const exnode *x, const char *name, double dflt)
     return tg_attr_float(x->n->attrs, x->n->n_attrs, name, dflt);
 }
 
+/* an ints attribute of the node, or the default its op's schema gives an
+ * int array left out of the call (conv2d's stride, padding, dilation) */
 static int aints(const exnode *x, const char *name, const int64_t **v)
 {
-    return tg_attr_ints(x->n->attrs, x->n->n_attrs, name, v);
+    int n = tg_attr_ints(x->n->attrs, x->n->n_attrs, name, v);
+    for (const tg_attr_spec *p = x->n->op->attrs.specs; !*v && p && p->name; p++)
+        if (!strcmp(p->name, name) && p->field == TG_FIELD_INT_ARRAY && p->ints) {
+            *v = p->ints;
+            n = p->count;
+        }
+    return n;
 }
 
 /* one ONNX node with the tg node's inputs (first n_in) and output 0 */
@@ -137,6 +145,22 @@ static tg_status ex_leaky_relu(ex *e, const exnode *x, const char *op)
 static tg_status ex_elu(ex *e, const exnode *x, const char *op)
 {
     onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 1.0));
+    return e->err;
+}
+
+static tg_status ex_hardsigmoid(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, 1);
+    onnx_ex_attr_float(e, n, "alpha", afloat(x, "a", 1.0 / 6));
+    onnx_ex_attr_float(e, n, "beta", afloat(x, "b", 0.5));
+    return e->err;
+}
+
+static tg_status ex_selu(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, 1);
+    onnx_ex_attr_float(e, n, "alpha", afloat(x, "a", 1.6732632423543772848170429916717));
+    onnx_ex_attr_float(e, n, "gamma", afloat(x, "b", 1.0507009873554804934193349852946));
     return e->err;
 }
 
@@ -396,10 +420,12 @@ static const struct {
     {"ReduceSum", ex_reduce_sum}, {"ReduceMean", ex_reduce_attr},
     {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
     {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
-    {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu}, {"Clip", ex_clip}, {"Cast", ex_cast},
+    {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu},
+    {"HardSigmoid", ex_hardsigmoid}, {"Selu", ex_selu}, {"Clip", ex_clip}, {"Cast", ex_cast},
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},
     {"Expand", ex_to_shape}, {"Transpose", ex_transpose}, {"Slice", ex_slice},
     {"Concat", ex_concat}, {"Pad", ex_pad}, {"Tile", ex_tile}, {"Gather", ex_gather},
+    {"GatherElements", ex_gather},
     {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"MaxPool", ex_max_pool},
     {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax}, {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm},

@@ -18,11 +18,12 @@ bool onnx_extent_ok(int ndim, const int64_t *shape)
 {
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0 || (shape[i] && n > ONNX_IMPORT_MAX_ELEMENTS / shape[i]))
+        int64_t d = shape[i] ? shape[i] : 1;
+        if (shape[i] < 0 || tg__size_mul_exceeds(n, d, ONNX_IMPORT_MAX_ELEMENTS))
             return false;
-        n *= shape[i] ? shape[i] : 1;
+        n *= d; /* at most ONNX_IMPORT_MAX_ELEMENTS */
     }
-    return n <= ONNX_IMPORT_MAX_ELEMENTS;
+    return true;
 }
 
 tg_status onnx_err(const onnx_ictx *c, tg_status s, const char *fmt, ...)
@@ -285,7 +286,7 @@ static pthread_once_t direct_once = PTHREAD_ONCE_INIT;
 static const onnx_op_entry *table_lookup(const char *op_type)
 {
     static const onnx_op_entry *const tables[] = {onnx_ops_math, onnx_ops_nn, onnx_ops_shape,
-                                                  onnx_ops_reduce};
+                                                  onnx_ops_reduce, onnx_ops_loss};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const onnx_op_entry *e = tables[t]; e->op_type; e++)
             if (!strcmp(e->op_type, op_type))

@@ -2,6 +2,8 @@
  * in the input type, variadic Max/Min/Sum/Mean, comparisons, logic, Clip, Where. */
 #include "onnx/ops.h"
 
+#include "ops/op.h"
+
 #include <math.h>
 
 static tg_status done(onnx_ictx *c, tg_tensor *y)
@@ -63,6 +65,30 @@ static tg_status m_elu(onnx_ictx *c)
     double alpha;
     tg_status s = oa_float(c, "alpha", 1.0, &alpha);
     return s != TG_OK ? s : done(c, tg_elu(X0(c), alpha));
+}
+
+static tg_status m_hardsigmoid(onnx_ictx *c)
+{
+    double alpha, beta;
+    tg_status s = oa_float(c, "alpha", 0.2, &alpha);
+    if (s == TG_OK)
+        s = oa_float(c, "beta", 0.5, &beta);
+    return s != TG_OK ? s : done(c, tg_hardsigmoid(X0(c), alpha, beta));
+}
+
+/* Selu: tg_selu has PyTorch's constants; other ones go to the op itself */
+static tg_status m_selu(onnx_ictx *c)
+{
+    double alpha, gamma;
+    tg_status s = oa_float(c, "alpha", 1.67326319217681884765625, &alpha);
+    if (s == TG_OK)
+        s = oa_float(c, "gamma", 1.05070102214813232421875, &gamma);
+    tg_tensor *x = s == TG_OK ? X0(c) : NULL, *y;
+    if (!x)
+        return tg_last_status();
+    tg_attr a[2] = {TG_AF("a", alpha), TG_AF("b", gamma)};
+    s = tg_op_run(tg_op_find("selu"), 1, &x, a, 2, &y);
+    return s != TG_OK ? s : done(c, y);
 }
 
 /* ---- binary arithmetic ------------------------------------------------------------- */
@@ -240,6 +266,8 @@ const onnx_op_entry onnx_ops_math[] = {
     {"Reciprocal", {1, 6, 13}, 1, 1, 1, 1, m_reciprocal, 0},
     {"LeakyRelu", {1, 6, 16}, 1, 1, 1, 1, m_leaky_relu, 0},
     {"Elu", {1, 6}, 1, 1, 1, 1, m_elu, 0},
+    {"HardSigmoid", {1, 6}, 1, 1, 1, 1, m_hardsigmoid, 0},
+    {"Selu", {1, 6}, 1, 1, 1, 1, m_selu, 0},
     {"Add", {1, 6, 7, 13, 14}, 2, 2, 1, 1, m_add, 0},
     {"Sub", {1, 6, 7, 13, 14}, 2, 2, 1, 1, m_sub, 0},
     {"Mul", {1, 6, 7, 13, 14}, 2, 2, 1, 1, m_mul, 0},

@@ -85,6 +85,9 @@ static tg_status read_geom(onnx_ictx *c, const tg_tensor *x, const int64_t *kern
         return onnx_err(c, TG_ERR_IO, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER "
                         "or VALID", pad);
     }
+    /* plain arithmetic is safe here: kernels, strides, dilations and pads
+     * are below 2^31 and dims at most ONNX_IMPORT_MAX_ELEMENTS (2^28), so
+     * no product below reaches 2^63 */
     for (int i = 0; i < nsp; i++) {
         int64_t ext = (g->k[i] - 1) * g->d[i] + 1;
         if (same) {

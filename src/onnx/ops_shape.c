@@ -1,6 +1,7 @@
 /* ONNX shape and data-movement ops -> tensorgraph: Reshape, Slice, Split,
  * Gather, Pad, Shape, Constant, Cast and the rest of that family. */
 #include "onnx/ops.h"
+#include "core/size_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,10 +73,11 @@ static tg_status s_reshape(onnx_ictx *c)
             return onnx_err(c, TG_ERR_SHAPE, "shape[%d] = %lld is negative", i,
                             (long long)v[i]);
         }
-        if (shape[i] && known > ONNX_IMPORT_MAX_ELEMENTS / shape[i] + 1)
-            return onnx_err(c, TG_ERR_SHAPE, "shape value %lld is too large",
-                            (long long)shape[i]);
-        known *= shape[i];
+        if (tg__size_mul_exceeds(known, shape[i], ONNX_IMPORT_MAX_ELEMENTS))
+            return onnx_err(c, TG_ERR_SHAPE, "shape too large: shape value %lld makes "
+                            "more than %lld elements", (long long)shape[i],
+                            (long long)ONNX_IMPORT_MAX_ELEMENTS);
+        known *= shape[i]; /* at most ONNX_IMPORT_MAX_ELEMENTS */
     }
     if (infer >= 0) {
         if (known == 0 || tg_numel(x) % known)
@@ -404,8 +406,9 @@ static tg_status s_tile(onnx_ictx *c)
     for (int64_t i = 0; i < n; i++) {
         if (v[i] < 0)
             return onnx_err(c, TG_ERR_IO, "repeats must be non-negative");
-        if (v[i] && tg_shape(x)[i] > ONNX_IMPORT_MAX_ELEMENTS / v[i])
-            return onnx_err(c, TG_ERR_UNSUPPORTED, "the result would be too large");
+        if (tg__size_mul_exceeds(tg_shape(x)[i], v[i], ONNX_IMPORT_MAX_ELEMENTS))
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "shape too large: the result would "
+                            "exceed %lld elements", (long long)ONNX_IMPORT_MAX_ELEMENTS);
         shape[i] = tg_shape(x)[i] * v[i];
     }
     if ((s = onnx_check_numel(c, (int)n, shape, "the result")) != TG_OK)
@@ -610,6 +613,28 @@ static tg_status s_identity(onnx_ictx *c)
     return done(c, 0, oi_req(c, 0, "input"));
 }
 
+/* GatherElements: torch.gather (tg_gather); negative indices count from
+ * the end of the axis */
+static tg_status s_gather_elements(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data"), *idx = x ? oi_req(c, 1, "indices") : NULL;
+    int64_t a;
+    tg_status s = idx ? oa_int(c, "axis", 0, &a) : tg_last_status();
+    int axis;
+    if (s == TG_OK)
+        s = onnx_axis(c, a, tg_ndim(x), "axis", &axis);
+    if (s != TG_OK)
+        return s;
+    if (tg_dtype_of(idx) != TG_INT64 && tg_dtype_of(idx) != TG_INT32)
+        return onnx_err(c, TG_ERR_IO, "indices should be int32 or int64, got %s",
+                        tg_dtype_name(tg_dtype_of(idx)));
+    tg_tensor *i64 = onnx_as(idx, TG_INT64);
+    tg_tensor *norm = tg_where(tg_lt(i64, tg_scalar(TG_INT64, 0)),
+                               tg_add_scalar(i64, (double)tg_shape(x)[axis]), i64);
+    c->out[0] = tg_gather(x, axis, norm);
+    return c->out[0] ? TG_OK : tg_last_status();
+}
+
 const onnx_op_entry onnx_ops_shape[] = {
     {"Reshape", {1, 5, 13, 14}, 2, 2, 1, 1, s_reshape, 0},
     {"Flatten", {1, 9, 11, 13}, 1, 1, 1, 1, s_flatten, 0},
@@ -620,6 +645,7 @@ const onnx_op_entry onnx_ops_shape[] = {
     {"Concat", {1, 4, 11, 13}, 1, -1, 1, 1, s_concat, 0},
     {"Split", {1, 2, 11, 13}, 1, 2, 1, ONNX_MAX_IO, s_split, 0},
     {"Gather", {1, 11, 13}, 2, 2, 1, 1, s_gather, 0},
+    {"GatherElements", {11, 13}, 2, 2, 1, 1, s_gather_elements, 0},
     {"Expand", {8, 13}, 2, 2, 1, 1, s_expand, 0},
     {"Tile", {1, 6, 13}, 2, 2, 1, 1, s_tile, 0},
     {"Pad", {1, 2, 11, 13}, 2, 3, 1, 1, s_pad, 0},

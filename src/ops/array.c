@@ -110,7 +110,9 @@ static tg_status concat_infer(tg_op_ctx *c)
                              tg_shape_str(x->ndim, x->shape, a, sizeof a),
                              tg_shape_str(x0->ndim, x0->shape, b, sizeof b), axis);
         }
-        shape[axis] += x->shape[axis];
+        if (!tg__size_add(op, "the concatenated axis", shape[axis], x->shape[axis],
+                          &shape[axis]))
+            return tg_last_status();
         dt = tg_promote_types(dt, x->dtype);
     }
     return tg_infer_set(c, 0, dt, x0->ndim, shape);
@@ -235,7 +237,8 @@ tg_status tg_split(tg_tensor *x, int axis, int n, const int64_t *sizes,
         if (sizes[i] < 0)
             return tg__error(TG_ERR_ARG, "split: size %lld at position %d is negative",
                              (long long)sizes[i], i);
-        total += sizes[i];
+        if (!tg__size_add("split", "the sizes' sum", total, sizes[i], &total))
+            return tg_last_status();
     }
     char buf[160];
     if (total != x->shape[a])
@@ -299,7 +302,8 @@ static tg_status pad_infer(tg_op_ctx *c)
         if (pads[i] < 0)
             return tg__error(TG_ERR_ARG, "pad: pad %lld at position %d (axis %d) is "
                              "negative; pads must be >= 0", (long long)pads[i], i, i / 2);
-        shape[i / 2] += pads[i];
+        if (!tg__size_add("pad", "a padded dim", shape[i / 2], pads[i], &shape[i / 2]))
+            return tg_last_status();
     }
     if (!value_fits(x->dtype, value))
         return tg__error(TG_ERR_ARG, "pad: value %g does not fit in %s", value,
@@ -385,12 +389,14 @@ static tg_status tile_geometry(const char *op, int ndim, const int64_t *shape,
             return tg__error(TG_ERR_ARG, "%s: rep %lld at position %d is negative",
                              op, (long long)g->r[i], ri);
     }
-    int64_t si = 1, so = 1;
+    int64_t si = 1, so = 1, dim;
     for (int i = g->nd - 1; i >= 0; i--) {
         g->in_st[i] = si;
         g->out_st[i] = so;
-        si *= g->d[i];
-        so *= g->d[i] * g->r[i];
+        si *= g->d[i]; /* x's own element count: no overflow */
+        if (!tg__size_mul(op, "a tiled dim", g->d[i], g->r[i], &dim) ||
+            !tg__size_mul(op, "the element count", so, dim, &so))
+            return tg_last_status();
     }
     return TG_OK;
 }
@@ -411,7 +417,7 @@ static tg_status tile_infer(tg_op_ctx *c)
         return s;
     int64_t shape[TG_MAX_DIMS];
     for (int i = 0; i < g.nd; i++)
-        shape[i] = g.d[i] * g.r[i];
+        shape[i] = g.d[i] * g.r[i]; /* checked by tile_geometry */
     return tg_infer_set(c, 0, x->dtype, g.nd, shape);
 }
 

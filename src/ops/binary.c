@@ -361,4 +361,14 @@ static tg_tensor *with_scalar(tg_tensor *(*op)(tg_tensor *, tg_tensor *),
 
 tg_tensor *tg_add_scalar(tg_tensor *x, double s) { return with_scalar(tg_add, x, s); }
 tg_tensor *tg_mul_scalar(tg_tensor *x, double s) { return with_scalar(tg_mul, x, s); }
-tg_tensor *tg_pow_scalar(tg_tensor *x, double s) { return with_scalar(tg_pow, x, s); }
+/* An integer tensor to a negative integral scalar power is an error, as in
+ * PyTorch (x ** -2); with a tensor exponent tg_pow gives 0, 1 or -1 (PyTorch
+ * again: 1 / x rounded toward zero) */
+tg_tensor *tg_pow_scalar(tg_tensor *x, double s)
+{
+    if (x && !tg_dtype_is_float(x->dtype) && isfinite(s) && s == floor(s) && s < 0)
+        return tg__error_null(TG_ERR_ARG, "pow: Integers to negative integer powers are "
+                              "not allowed (a %s tensor to the power %g)",
+                              tg_dtype_name(x->dtype), s);
+    return with_scalar(tg_pow, x, s);
+}

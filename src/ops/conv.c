@@ -30,6 +30,24 @@ static const tg_attr_spec grad_weight_specs[] = {
     CONV_SPECS, TG_SPEC_INT_ARRAY(conv_params, weight_shape, NULL, TG_REQUIRED), {0}};
 static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
 
+/* the kernels' scratch per image must be countable: the im2col patch
+ * matrix (channels per group x taps x output pixels) and the padded input
+ * planes; sizes past TG_SIZE_MAX fail here as "shape too large", so the
+ * kernels' own size arithmetic cannot wrap */
+static tg_status check_scratch(const char *op, const tg__conv_geom *g)
+{
+    int64_t col, img, hp, wp;
+    bool ok = tg__size_mul(op, "the im2col buffer", g->c / g->groups, g->kh, &col) &&
+              tg__size_mul(op, "the im2col buffer", col, g->kw, &col) &&
+              tg__size_mul(op, "the im2col buffer", col, g->oh, &col) &&
+              tg__size_mul(op, "the im2col buffer", col, g->ow, &col) &&
+              tg__size_add(op, "the padded input", g->h, 2 * g->ph, &hp) &&
+              tg__size_add(op, "the padded input", g->w, 2 * g->pw, &wp) &&
+              tg__size_mul(op, "the padded input", g->c, hp, &img) &&
+              tg__size_mul(op, "the padded input", img, wp, &img);
+    return ok ? TG_OK : tg_last_status();
+}
+
 /* the geometry of input shape xs with weight shape ws (both 4-D) */
 static tg_status make_geom(const char *op, const conv_params *p, const int64_t *xs,
                            const int64_t *ws, tg__conv_geom *g)
@@ -43,18 +61,24 @@ static tg_status make_geom(const char *op, const conv_params *p, const int64_t *
                          "channels (%lld, input %s) and the output channels "
                          "(%lld, weight %s)", op, (long long)G, (long long)xs[1], sx,
                          (long long)ws[0], sw);
-    if (ws[1] * G != xs[1])
+    int64_t channels;
+    if (!tg__size_mul(op, "the input channels", ws[1], G, &channels))
+        return tg_last_status();
+    if (channels != xs[1])
         return tg__error(TG_ERR_SHAPE, "%s: input %s has %lld channels but weight "
                          "%s expects %lld (%lld per group x %lld groups)", op, sx,
-                         (long long)xs[1], sw, (long long)(ws[1] * G),
+                         (long long)xs[1], sw, (long long)channels,
                          (long long)ws[1], (long long)G);
     *g = (tg__conv_geom){
         .n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3],
         .o = ws[0], .kh = ws[2], .kw = ws[3],
         .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
         .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1], .groups = G};
-    int64_t span_h = g->h + 2 * g->ph - g->dh * (g->kh - 1) - 1;
-    int64_t span_w = g->w + 2 * g->pw - g->dw * (g->kw - 1) - 1;
+    int64_t span_h = -1, span_w = -1;
+    if (g->kh >= 1 && g->kw >= 1 &&
+        (!tg__size_window_span(op, g->h, g->ph, g->ph, g->kh, g->dh, &span_h) ||
+         !tg__size_window_span(op, g->w, g->pw, g->pw, g->kw, g->dw, &span_w)))
+        return tg_last_status();
     if (span_h < 0 || span_w < 0 || g->kh < 1 || g->kw < 1)
         return tg__error(TG_ERR_SHAPE, "%s: kernel %lldx%lld (dilation %lldx%lld) "
                          "is larger than the padded input %lldx%lld (input %s, "
@@ -64,7 +88,7 @@ static tg_status make_geom(const char *op, const conv_params *p, const int64_t *
                          sx, (long long)g->ph, (long long)g->pw);
     g->oh = span_h / g->sh + 1;
     g->ow = span_w / g->sw + 1;
-    return TG_OK;
+    return check_scratch(op, g);
 }
 
 static tg_status require_4d(const char *op, const tg_tensor *t, const char *what,

@@ -275,6 +275,110 @@ tg_tensor *tg_cross_entropy(tg_tensor *logits, tg_tensor *labels, tg_reduction r
     TG_LOCAL_RETURN(y);
 }
 
+/* ---- class weights and an ignored label (PyTorch's weight, ignore_index) ------------
+ * l = -w[label] * x[label] per element, 0 where label == ignore_index;
+ * "mean" divides by the sum of the weights taken (NaN when all are
+ * ignored, as in PyTorch). Ignored labels go to the nll op as class 0,
+ * then are masked, so they need not be valid classes. A composite of the
+ * nll op, index_select, where and sums: its gradients and forward-mode
+ * rules are theirs, and it runs the same in graph mode. */
+static tg_tensor *nll_weighted(tg_tensor *log_probs, tg_tensor *labels, const tg_nll_opts *o)
+{
+    tg_tensor *lab = labels, *keep = NULL;
+    if (o->has_ignore_index) {
+        tg_tensor *ii = tg_full_like(labels, (double)o->ignore_index);
+        keep = tg_ne(labels, ii);
+        lab = tg_where(keep, labels, tg_zeros_like(labels));
+    }
+    tg_tensor *in[2] = {log_probs, lab};
+    tg_tensor *l = tg_op_call(&tg_op_nll_loss, 2, in, NULL, 0), *w = NULL;
+    tg_dtype dt = tg_dtype_of(log_probs);
+    if (o->weight) {
+        int64_t n = tg_numel(lab);
+        w = tg_reshape(tg_index_select(tg_cast(o->weight, dt), 0, tg_reshape(lab, 1, &n)),
+                       tg_ndim(lab), tg_shape(lab));
+    }
+    if (keep)
+        w = w ? tg_where(keep, w, tg_zeros_like(w)) : tg_cast(keep, dt);
+    if (w)
+        l = tg_mul(l, w);
+    if (o->reduction == TG_REDUCTION_NONE)
+        return l;
+    tg_tensor *total = tg_sum(l, 0, NULL, false);
+    if (o->reduction == TG_REDUCTION_SUM || !w)
+        return o->reduction == TG_REDUCTION_SUM ? total : reduce(l, o->reduction);
+    return tg_div(total, tg_sum(w, 0, NULL, false));
+}
+
+static bool check_nll_opts(const char *op, const tg_tensor *x, const tg_nll_opts *o)
+{
+    if (!o) {
+        tg__error(TG_ERR_ARG, "%s: opts is NULL", op);
+        return false;
+    }
+    if (!check_reduction(op, o->reduction))
+        return false;
+    const tg_tensor *w = o->weight;
+    if (w && (w->ndim != 1 || w->shape[0] != x->shape[1] || !tg_dtype_is_float(w->dtype))) {
+        char a[160];
+        tg__error(TG_ERR_SHAPE, "%s: weight must be floating point of shape [C] = [%lld], "
+                  "got %s %s", op, (long long)x->shape[1], tg_dtype_name(w->dtype),
+                  tg_shape_str(w->ndim, w->shape, a, sizeof a));
+        return false;
+    }
+    return true;
+}
+
+/* the labels' checks, the ignored ones left out of the range check */
+static tg_status check_labels_ignoring(const char *op, const tg_tensor *x, tg_tensor *labels,
+                                       const tg_nll_opts *o, const char *xname)
+{
+    if (!o->has_ignore_index)
+        return check_labels(op, x, labels, xname);
+    tg_status s = check_label_shapes(op, x, labels, xname);
+    if (s != TG_OK || labels->graph)
+        return s;
+    tg_tensor *lab = tg__alloc(TG_INT64, labels->ndim, labels->shape); /* our own copy */
+    if (!lab)
+        return TG_ERR_NOMEM;
+    tg__convert_into(lab, labels);
+    int64_t *v = (int64_t *)tg__base(lab);
+    for (int64_t i = 0; i < lab->numel; i++)
+        if (v[i] == o->ignore_index)
+            v[i] = 0;
+    s = check_label_values(op, lab, x->shape[1]);
+    tg_release(lab);
+    return s;
+}
+
+tg_tensor *tg_nll_loss_ex(tg_tensor *log_probs, tg_tensor *labels, const tg_nll_opts *o)
+{
+    const char *op = "nll_loss";
+    if (!tg__nn_have(op, log_probs, "log_probs") || !tg__nn_have(op, labels, "labels") ||
+        check_label_shapes(op, log_probs, labels, "log-probabilities") != TG_OK ||
+        !check_nll_opts(op, log_probs, o) ||
+        check_labels_ignoring(op, log_probs, labels, o, "log-probabilities") != TG_OK)
+        return NULL;
+    TG_LOCAL_BEGIN();
+    tg_tensor *y = nll_weighted(log_probs, labels, o);
+    TG_LOCAL_RETURN(y);
+}
+
+tg_tensor *tg_cross_entropy_ex(tg_tensor *logits, tg_tensor *labels, const tg_nll_opts *o)
+{
+    const char *op = "cross_entropy";
+    if (!tg__nn_have(op, logits, "logits") || !tg__nn_have(op, labels, "labels") ||
+        tg_require_float(op, logits, 0) != TG_OK ||
+        check_label_shapes(op, logits, labels, "logits") != TG_OK ||
+        !check_nll_opts(op, logits, o) ||
+        check_labels_ignoring(op, logits, labels, o, "logits") != TG_OK)
+        return NULL;
+    TG_LOCAL_BEGIN();
+    tg_tensor *lp = tg_log_softmax(logits, 1);
+    tg_tensor *y = lp ? nll_weighted(lp, labels, o) : NULL;
+    TG_LOCAL_RETURN(y);
+}
+
 /* ---- bce_with_logits: max(x, 0) - x t + log1p(exp(-|x|)) ---------------------------- */
 #define BCE_ROW(SFX, T)                                                         \
     static void bce_row_##SFX(char **p, const int64_t *s, int64_t n, void *ctx) \

@@ -12,14 +12,23 @@
 typedef tg__pool_geom geom;
 
 /* PyTorch's pooling_output_shape: floor (or ceil) division, and with
- * ceil_mode the last window must start inside the input or left padding */
-static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode)
+ * ceil_mode the last window must start inside the input or left padding;
+ * in checked arithmetic (huge kernels, strides and paddings come from
+ * attributes: "shape too large" instead of a wrapped size) */
+static bool out_size(const char *op, int64_t in, int64_t k, int64_t s, int64_t p,
+                     bool ceil_mode, int64_t *out)
 {
-    int64_t num = in + 2 * p - k + (ceil_mode ? s - 1 : 0);
-    int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
-    if (ceil_mode && o > 0 && (o - 1) * s >= in + p)
+    int64_t span; /* in + 2p - k */
+    if (!tg__size_window_span(op, in, p, p, k, 1, &span))
+        return false;
+    int64_t o = span / s; /* truncated toward zero: round as asked */
+    if (span % s != 0 && (span < 0) != ceil_mode)
+        o += ceil_mode ? 1 : -1;
+    o++;
+    if (ceil_mode && o > 0 && tg__size_mul_exceeds(o - 1, s, in + p - 1))
         o--;
-    return o;
+    *out = o;
+    return true;
 }
 
 /* the attributes: the window (max_pool2d, avg_pool2d and avg_pool2d_grad)
@@ -68,15 +77,16 @@ static tg_status read_geom(const char *op, const pool_attrs *a, int64_t H, int64
                          "positive and padding %lldx%lld non-negative", op,
                          (long long)k[0], (long long)k[1], (long long)s[0],
                          (long long)s[1], (long long)p[0], (long long)p[1]);
-    if (2 * p[0] > k[0] || 2 * p[1] > k[1])
+    if (p[0] > k[0] / 2 || p[1] > k[1] / 2)
         return tg__error(TG_ERR_ARG, "%s: padding %lldx%lld must be at most half the "
                          "kernel %lldx%lld", op, (long long)p[0], (long long)p[1],
                          (long long)k[0], (long long)k[1]);
     *g = (geom){.H = H, .W = W, .kh = k[0], .kw = k[1], .sh = s[0], .sw = s[1],
                 .ph = p[0], .pw = p[1], .ceil_mode = a->ceil_mode,
                 .include_pad = a->count_include_pad};
-    g->OH = out_size(H, g->kh, g->sh, g->ph, g->ceil_mode);
-    g->OW = out_size(W, g->kw, g->sw, g->pw, g->ceil_mode);
+    if (!out_size(op, H, g->kh, g->sh, g->ph, g->ceil_mode, &g->OH) ||
+        !out_size(op, W, g->kw, g->sw, g->pw, g->ceil_mode, &g->OW))
+        return tg_last_status();
     if (g->OH < 1 || g->OW < 1)
         return tg__error(TG_ERR_SHAPE, "%s: kernel %lldx%lld is larger than the padded "
                          "input %lldx%lld (input %lldx%lld, padding %lldx%lld): the "
@@ -245,7 +255,11 @@ static tg_status max_grad_infer(tg_op_ctx *c)
 
 static tg_status max_grad_kernel(tg_op_ctx *c)
 {
-    return run_kind(c->op->name, K_MAX_GRAD, NULL, c->in[0], c->out[0], c->in[1]);
+    /* the planes' sizes: where the indices keep to 2 x 2 windows, the
+     * kernel writes windows whole instead of zeroing and adding */
+    geom g = {.H = c->out[0]->shape[2], .W = c->out[0]->shape[3],
+              .OH = c->in[0]->shape[2], .OW = c->in[0]->shape[3]};
+    return run_kind(c->op->name, K_MAX_GRAD, &g, c->in[0], c->out[0], c->in[1]);
 }
 
 static tg_status max_grad_rule(tg_grad_ctx *g)

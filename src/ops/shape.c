@@ -35,12 +35,18 @@ static tg_status resolve_shape(const char *op, const tg_tensor *x, int ndim,
         if (shape[i] < 0)
             return tg__error(TG_ERR_SHAPE, "%s: invalid dim %lld at %d (only one -1 "
                              "is allowed)", op, (long long)shape[i], i);
-        known *= shape[i];
+        if (!tg__size_mul(op, "the element count", known, shape[i], &known))
+            return tg_last_status();
         out[i] = shape[i];
     }
     char a[160], b[160];
+    if (infer_at >= 0 && known == 0) /* PyTorch's rule and words */
+        return tg__error(TG_ERR_SHAPE, "%s: cannot reshape %s (%lld elements) into %s "
+                         "because the unspecified dimension size -1 can be any value and "
+                         "is ambiguous", op, tg_shape_str(x->ndim, x->shape, a, sizeof a),
+                         (long long)x->numel, tg_shape_str(ndim, shape, b, sizeof b));
     if (infer_at >= 0) {
-        if (known == 0 || x->numel % known != 0)
+        if (x->numel % known != 0)
             return tg__error(TG_ERR_SHAPE, "%s: cannot reshape %s (%lld elements) "
                              "into %s", op, tg_shape_str(x->ndim, x->shape, a, sizeof a),
                              (long long)x->numel, tg_shape_str(ndim, shape, b, sizeof b));
@@ -360,7 +366,7 @@ static tg_status slice_shape(const char *op, const tg_tensor *x, const slice_att
                          (long long)axis, (long long)start, (long long)stop,
                          (long long)step, x->ndim);
     memcpy(shape, x->shape, sizeof(int64_t) * TG_MAX_DIMS);
-    shape[axis] = stop > start ? (stop - start + step - 1) / step : 0;
+    shape[axis] = stop > start ? (stop - start - 1) / step + 1 : 0; /* cannot wrap */
     return TG_OK;
 }
 

@@ -1,6 +1,6 @@
 /* Unary elementwise math: neg abs exp log sqrt rsqrt sin cos tanh sigmoid
  * relu leaky_relu elu gelu erf softplus floor ceil round sign clamp
- * hardswish.
+ * hardswish hardsigmoid selu.
  * One row template per op expanded per dtype (tgmath picks float or
  * double functions); integer inputs of float-only ops compute in float32.
  * Each op gives its derivative once (t * f'(x)): autodiff makes both the
@@ -87,6 +87,11 @@ UN_FLOAT(elu, x > 0 ? x : (V)P->a * expm1(x))
  * -3, and x * 6 / 6 above 3); NaN passes through */
 #define RELU6(v) ((v) < 0 ? (V)0 : (v) > 6 ? (V)6 : (v))
 UN_FLOAT(hardswish, x * RELU6(x + 3) / 6)
+/* clamp(alpha x + beta, 0, 1); NaN passes through */
+#define HARDSIGMOID(v) ((v) < 0 ? (V)0 : (v) > 1 ? (V)1 : (v))
+UN_FLOAT(hardsigmoid, HARDSIGMOID((V)P->a * x + (V)P->b))
+/* gamma * (x > 0 ? x : alpha * (exp(x) - 1)) */
+UN_FLOAT(selu, x > 0 ? (V)P->b * x : (V)P->b * (V)P->a * expm1(x))
 
 static bool is_int_row_table(const tg_iter_row_fn *rows)
 {
@@ -181,6 +186,20 @@ DERIV(hardswish, tg_mul(t, tg_where(tg_lt(x, tg_full_like(x, -3)), tg_zeros_like
                                     tg_where(tg_le(x, tg_full_like(x, 3)),
                                              tg_add_scalar(tg_mul_scalar(x, 1.0 / 3), 0.5),
                                              tg_ones_like(x)))))
+/* alpha on the open interval where 0 < alpha x + beta < 1, 0 elsewhere
+ * (PyTorch's hardsigmoid: 0 at the kinks) */
+static tg_tensor *hardsigmoid_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, const void *attr)
+{
+    (void)y;
+    const unary_attrs *a = attr;
+    tg_tensor *v = tg_add_scalar(tg_mul_scalar(x, a->a), a->b);
+    tg_tensor *inside = tg_logical_and(tg_gt(v, tg_zeros_like(v)), tg_lt(v, tg_ones_like(v)));
+    return tg_mul(t, tg_mul_scalar(tg_cast(inside, t->dtype), a->a));
+}
+/* x > 0: gamma, else gamma alpha exp(x) = y + gamma alpha (at 0 too, as
+ * PyTorch) */
+DERIV(selu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_full_like(x, a->b),
+                               tg_add_scalar(y, a->a * a->b))))
 /* 1 on the closed interval [lo, hi], 0 outside */
 DERIV(clamp, tg_mul(t, tg_cast(tg_logical_and(tg_ge(x, tg_full_like(x, a->a)),
                                               tg_le(x, tg_full_like(x, a->b))), t->dtype)))
@@ -200,6 +219,13 @@ static const tg_arg_spec neg_in[] = {{"x", TG_DTS_FLOAT | TG_DTS_INDEX}, {0}};
 
 static const tg_attr_spec slope_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0.01), {0}};
 static const tg_attr_spec alpha_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0), {0}};
+/* ONNX's attribute names and PyTorch's values (F.hardsigmoid, F.selu) */
+static const tg_attr_spec hardsigmoid_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0 / 6),
+                                                 TG_SPEC_FLOAT(unary_attrs, b, 0.5), {0}};
+#define SELU_ALPHA 1.6732632423543772848170429916717
+#define SELU_GAMMA 1.0507009873554804934193349852946
+static const tg_attr_spec selu_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, SELU_ALPHA),
+                                          TG_SPEC_FLOAT(unary_attrs, b, SELU_GAMMA), {0}};
 static const tg_attr_spec clamp_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0, TG_REQUIRED),
                                            TG_SPEC_FLOAT(unary_attrs, b, 0, TG_REQUIRED), {0}};
 
@@ -252,6 +278,13 @@ const unary_def tg_op_elu = {{UNARY_COMMON(elu, number_in, float_out), .save_inp
 const unary_def tg_op_hardswish = {{UNARY_COMMON(hardswish, number_in, float_out),
                                     .save_inputs = 1u, .onnx = {"HardSwish", 14}},
                                    hardswish_rows};
+const unary_def tg_op_hardsigmoid = {{UNARY_COMMON(hardsigmoid, number_in, float_out),
+                                      .save_inputs = 1u,
+                                      .attrs = {hardsigmoid_specs, sizeof(unary_attrs)},
+                                      .onnx = {"HardSigmoid", 6}}, hardsigmoid_rows};
+const unary_def tg_op_selu = {{UNARY_COMMON(selu, number_in, float_out), .save_inputs = 1u,
+                               .save_outputs = 1u, .attrs = {selu_specs, sizeof(unary_attrs)},
+                               .onnx = {"Selu", 6}}, selu_rows};
 const unary_def tg_op_clamp = {{UNARY_COMMON(clamp, number_in, number_out), .save_inputs = 1u,
                                 .attrs = {clamp_specs, sizeof(unary_attrs)},
                                 .onnx = {"Clip", 13}}, clamp_rows};
@@ -293,6 +326,14 @@ tg_tensor *tg_elu(tg_tensor *x, double alpha)
     tg_attr a = TG_AF("a", alpha);
     return tg_op_call(&tg_op_elu.def, 1, &x, &a, 1);
 }
+
+tg_tensor *tg_hardsigmoid(tg_tensor *x, double alpha, double beta)
+{
+    tg_attr a[2] = {TG_AF("a", alpha), TG_AF("b", beta)};
+    return tg_op_call(&tg_op_hardsigmoid.def, 1, &x, a, 2);
+}
+
+tg_tensor *tg_selu(tg_tensor *x) { return unary(&tg_op_selu, x); }
 
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
 {
@@ -380,5 +421,6 @@ const tg_op_def *const tg_ops_unary[] = {
     &tg_op_tanh.def, &tg_op_sigmoid.def, &tg_op_relu.def, &tg_op_erf.def,
     &tg_op_gelu.def, &tg_op_softplus.def, &tg_op_floor.def, &tg_op_ceil.def,
     &tg_op_round.def, &tg_op_sign.def, &tg_op_leaky_relu.def, &tg_op_elu.def,
-    &tg_op_clamp.def, &tg_op_hardswish.def, &tg_op_relu_grad, NULL,
+    &tg_op_clamp.def, &tg_op_hardswish.def, &tg_op_hardsigmoid.def, &tg_op_selu.def,
+    &tg_op_relu_grad, NULL,
 };

@@ -28,12 +28,12 @@ except Exception as e:  # pragma: no cover - depends on the machine
 
 OPS = """Abs Add And ArgMax ArgMin AveragePool BatchNormalization Cast Ceil Clip
 Concat Constant ConstantOfShape Conv Cos Div Dropout Elu Equal Erf Exp Expand
-Flatten Floor Gather Gemm GlobalAveragePool Greater GreaterOrEqual HardSwish Identity
+Flatten Floor Gather GatherElements Gemm GlobalAveragePool Greater GreaterOrEqual HardSwish Identity
 LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax MatMul Max MaxPool
 Mean Min Mul Neg Not Or Pad Pow Reciprocal ReduceLogSumExp ReduceMax ReduceMean
 ReduceMin ReduceProd ReduceSum Relu Reshape Round Shape Sigmoid Sign Sin Slice
 Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where
-Xor""".split()
+Xor SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss HardSigmoid Selu""".split()
 
 
 def tensor_proto(value, name, elem_type):

@@ -74,7 +74,8 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     const char *pos[1];
     int n_pos;
     args_result r = eval ? args_parse("usage: tg eval lenet --load PATH [options]\n"
-                                      "Prints the test accuracy of a LeNet-5 checkpoint and the images/s\nof the evaluation (10 000 test images in batches of 1000).",
+                                      "Prints the test accuracy of a LeNet-5 checkpoint and "
+                                      "the images/s\nof the evaluation (batches of 1000).",
                                       argc, argv, 1, eval_table, 5, pos, 1, &n_pos)
                          : args_parse(train_usage, argc, argv, 1, train_table,
                                       (int)(sizeof train_table / sizeof train_table[0]),

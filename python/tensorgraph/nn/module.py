@@ -26,6 +26,8 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         out = self.forward(*args, **kwargs)
+        if not self._forward_hooks:  # the common case: no loop, no iterator
+            return out
         for hook in self._forward_hooks.values():
             r = hook(self, args, out)
             if r is not None:

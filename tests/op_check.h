@@ -161,7 +161,7 @@ static void oc_roundtrip(tg_gradcheck_fn f, void *user, int n, tg_tensor **in,
     tg_graph *gr = tg_graph_new("roundtrip");
     tg_tensor *ph[16], *y = NULL;
     const char *names[16];
-    char buf[16][8];
+    char buf[16][16];
     for (int i = 0; i < n; i++) {
         snprintf(buf[i], sizeof buf[i], "in%d", i);
         names[i] = buf[i];

@@ -856,8 +856,9 @@ static void test_rule_table(void)
     for (int i = 0; i < tg_op_count(); i++)
         with_rule += tg_op_has_jvp(tg_op_at(i));
     CHECK(with_rule > 50);
-    CHECK(!tg_op_has_jvp(tg_op_find("layer_norm")));
-    CHECK(tg_op_find("layer_norm")->flags & TG_OP_NO_JVP);
+    CHECK(tg_op_has_jvp(tg_op_find("layer_norm")) && tg_op_has_jvp(tg_op_find("prod")));
+    CHECK(!tg_op_has_jvp(tg_op_find("layer_norm_grad")));
+    CHECK(tg_op_find("layer_norm_grad")->flags & TG_OP_NO_JVP);
     CHECK(tg_op_has_jvp(tg_op_find("exp")) && !tg_op_find("exp")->jvp); /* from deriv */
 }
 
@@ -931,7 +932,16 @@ static void test_rules_eager(void)
 }
 
 /* ---- errors ------------------------------------------------------------------------------------------------ */
-static tg_tensor *ln(tg_tensor *const *x) { return tg_layer_norm(x[0], 1, NULL, NULL, 1e-5); }
+/* an op with no forward rule: the fused first-order layer_norm_grad (of
+ * x [R, K] over its last axis, with made-up statistics) */
+static tg_tensor *ln(tg_tensor *const *x)
+{
+    tg_tensor *st = tg_mean(x[0], 1, (int[]){-1}, true), *out[3];
+    tg_tensor *w = tg_ones(TG_FLOAT64, 1, &tg_shape(x[0])[tg_ndim(x[0]) - 1]);
+    tg_tensor *in[7] = {x[0], x[0], st, tg_exp(st), w, st, st};
+    return tg_op_run(tg_op_find("layer_norm_grad"), 7, in, NULL, 0, out) == TG_OK ? out[0]
+                                                                                  : NULL;
+}
 static tg_tensor *bad_shape(tg_tensor *const *x) { return tg_matmul(x[0], x[0]); }
 
 static void test_errors(void)
@@ -940,15 +950,15 @@ static void test_errors(void)
     tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 2, (int64_t[]){2, 3});
     tg_tensor *k = tg_placeholder(g, "k", TG_INT64, 1, (int64_t[]){3});
     tg_graph_begin(g);
-    tg_tensor *y = tg_layer_norm(tg_exp(x), 1, NULL, NULL, 1e-5);
-    tg_tensor *p = tg_prod(x, 1, (int[]){1}, false);
+    tg_tensor *y = ln((tg_tensor *[]){tg_exp(x)});
+    tg_tensor *p = ln((tg_tensor *[]){x});
     tg_tensor *ok = tg_sin(x);
     tg_graph_end();
     tg_tensor *v = tg_ones(TG_FLOAT64, 2, (int64_t[]){2, 3}), *t[2] = {NULL, NULL};
     CHECK_FAILS(tg_graph_jvp(g, 1, &x, &v, 1, &y, t), TG_ERR_UNSUPPORTED,
-                "op 'layer_norm' has no JVP rule (node 'layer_norm')");
+                "op 'layer_norm_grad' has no JVP rule (node 'layer_norm_grad')");
     CHECK(t[0] == NULL);
-    CHECK_FAILS(tg_graph_jvp(g, 1, &x, &v, 1, &p, t), TG_ERR_UNSUPPORTED, "'prod'");
+    CHECK_FAILS(tg_graph_jvp(g, 1, &x, &v, 1, &p, t), TG_ERR_UNSUPPORTED, "'layer_norm_grad'");
     /* an op without a rule off the path is not a problem */
     CHECK_OK(tg_graph_jvp(g, 1, &x, &v, 1, &ok, t));
     /* tangents that do not fit their x */
@@ -980,7 +990,7 @@ static void test_errors(void)
     /* eager */
     tg_tensor *xe[1] = {R(-1, 1, 2, 3)}, *ve[1] = {vec(xe[0])}, *o[1], *te[1];
     CHECK_FAILS(tg_jvp(apply_n, &(fn_n){ln}, 1, xe, ve, 1, o, te), TG_ERR_UNSUPPORTED,
-                "'layer_norm'");
+                "'layer_norm_grad'");
     CHECK(o[0] == NULL && te[0] == NULL);
     tg_tensor *vb[1] = {tg_ones(TG_FLOAT64, 1, (int64_t[]){6})};
     CHECK_FAILS(tg_jvp(apply_n, &(fn_n){ln}, 1, xe, vb, 1, o, te), TG_ERR_SHAPE,

@@ -4,6 +4,7 @@
  * functions it has), lookups by name, and the dispatcher's checking and
  * decoding of attributes against the schema. */
 #include "harness.h"
+#include "op_samples.h"
 #include "ops/op.h"
 
 #include <dirent.h>
@@ -294,6 +295,36 @@ static void test_attributes_read_from_structs(void)
     CHECK(scan_sources(TG_SOURCE_DIR "/tools") > 5);
 }
 
+/* Every differentiable op is exercised by tests/test_op_samples.c: it has
+ * samples in tests/op_samples.c or is listed there as exempt with a reason;
+ * samples and exemptions name registered ops, and no op is both. */
+static void test_every_op_has_samples(void)
+{
+    for (int i = 0; i < tg_op_count(); i++) {
+        const tg_op_def *op = tg_op_at(i);
+        const os_sample *s = os_find_sample(op->name);
+        const char *why = os_exempt_reason(op->name);
+        tt_checks++;
+        if (!op->nondiff && !s && !why)
+            tt_fail(__FILE__, __LINE__, "%s: no samples in tests/op_samples.c (add some, or "
+                    "list the op in os_exempt_ops with the reason)", op->name);
+        if (s && why)
+            tt_fail(__FILE__, __LINE__, "%s: both sampled and exempt", op->name);
+        if (why && !*why)
+            tt_fail(__FILE__, __LINE__, "%s: exempt without a reason", op->name);
+    }
+    for (const os_sample *s = os_samples; s->op; s++) {
+        tt_checks++;
+        if (!tg_op_find(s->op))
+            tt_fail(__FILE__, __LINE__, "a sample names %s, which is not an op", s->op);
+    }
+    for (const os_exempt *e = os_exempt_ops; e->op; e++) {
+        tt_checks++;
+        if (!tg_op_find(e->op))
+            tt_fail(__FILE__, __LINE__, "os_exempt_ops names %s, which is not an op", e->op);
+    }
+}
+
 int main(void)
 {
     RUN(test_every_op_is_complete);
@@ -301,5 +332,6 @@ int main(void)
     RUN(test_flags);
     RUN(test_attributes_checked);
     RUN(test_attributes_read_from_structs);
+    RUN(test_every_op_has_samples);
     return tt_finish();
 }

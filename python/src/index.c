@@ -1,7 +1,8 @@
 /* Indexing: x[1:, ::2, None, ..., 0] as views (ints, slices with step
  * >= 1, None, Ellipsis) here in C; indices with tensors, lists or bools
  * (advanced indexing) go to tensorgraph/_indexing.py. Assignment writes
- * through the same view with copy_ (broadcast, converted). */
+ * through the same view with copy_ (broadcast, converted) unless autograd
+ * must record it (then _indexing.py writes the whole tensor). */
 #include "tgpy.h"
 
 static bool is_basic(PyObject *e)
@@ -137,7 +138,12 @@ static int tensor_setitem(PyObject *x, PyObject *idx, PyObject *value)
         PyErr_SetString(PyExc_TypeError, "tensors do not support item deletion");
         return -1;
     }
-    if (!all_basic(idx)) {
+    /* writes that autograd must record go the general way: a view of a
+     * tensor with history cannot be written (its base would not know) */
+    bool recorded = tg_grad_enabled() &&
+                    (tg_requires_grad(TENSOR(x)) ||
+                     (Tensor_Check(value) && tg_requires_grad(TENSOR(value))));
+    if (recorded || !all_basic(idx)) {
         PyObject *r = call_python("_setitem", x, idx, value);
         Py_XDECREF(r);
         return r ? 0 : -1;

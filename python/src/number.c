@@ -4,7 +4,6 @@
  * comparisons, and conversion to Python numbers (bool, float, int). */
 #include "tgpy.h"
 
-typedef tg_tensor *(*binary_fn)(tg_tensor *, tg_tensor *);
 
 static bool is_operand(PyObject *o)
 {
@@ -139,7 +138,40 @@ static PyObject *nb_invert(PyObject *a)
     return unary(a, tg_logical_not);
 }
 
-/* x += y: in place, as PyTorch (same object, version bumped) */
+/* self = fn(self, s), written into self (one version bump). Recorded as
+ * PyTorch records in-place ops when autograd watches either operand: fn
+ * runs on a clone of self (its rule may save that input, and the copy_
+ * below changes self), then copy_ gives self the history fn -> clone ->
+ * self's old history. Otherwise computed without recording and copied
+ * in. A result self's dtype cannot hold is PyTorch's RuntimeError. */
+PyObject *tgpy_update(PyObject *self, tg_tensor *s, binary_fn fn)
+{
+    tg_tensor *t = TENSOR(self), *r;
+    if (tg_grad_enabled() && (tg_requires_grad(t) || tg_requires_grad(s))) {
+        tg_tensor *c = tg_clone(t);
+        r = c ? fn(c, s) : NULL;
+        tg_release(c);
+    } else {
+        tg_no_grad_begin();
+        r = fn(t, s);
+        tg_no_grad_end();
+    }
+    if (!r)
+        return tgpy_raise();
+    if (tg_promote_types(tg_dtype_of(t), tg_dtype_of(r)) != tg_dtype_of(t)) {
+        PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired "
+                     "output type %s", tg_dtype_name(tg_dtype_of(r)),
+                     tg_dtype_name(tg_dtype_of(t)));
+        tg_release(r);
+        return NULL;
+    }
+    tg_status st = tg_copy_(t, r);
+    tg_release(r);
+    return st == TG_OK ? Py_NewRef(self) : tgpy_raise();
+}
+
+/* x += y: in place, as PyTorch (same object, version bumped); + and -
+ * in the destination's dtype are one add_ (dst += alpha * src) */
 static PyObject *inplace(PyObject *a, PyObject *b, binary_fn fn, double add_sign)
 {
     if (!Tensor_Check(a) || !is_operand(b))
@@ -147,28 +179,13 @@ static PyObject *inplace(PyObject *a, PyObject *b, binary_fn fn, double add_sign
     tg_tensor *t = TENSOR(a), *s = tgpy_as_tensor(b, tg_dtype_of(t), true);
     if (!s)
         return NULL;
-    tg_status st;
-    if (add_sign != 0 && tg_promote_types(tg_dtype_of(t), tg_dtype_of(s)) == tg_dtype_of(t)) {
-        st = tg_add_(t, s, add_sign);
-    } else {
-        tg_no_grad_begin(); /* computed out of place, then written in */
-        tg_tensor *r = fn(t, s);
-        tg_no_grad_end();
-        if (r && tg_promote_types(tg_dtype_of(t), tg_dtype_of(r)) != tg_dtype_of(t)) {
-            PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired "
-                         "output type %s", tg_dtype_name(tg_dtype_of(r)),
-                         tg_dtype_name(tg_dtype_of(t)));
-            tg_release(r);
-            tg_release(s);
-            return NULL;
-        }
-        st = r ? tg_copy_(t, r) : tg_last_status();
-        tg_release(r);
-    }
+    PyObject *r;
+    if (add_sign != 0 && tg_promote_types(tg_dtype_of(t), tg_dtype_of(s)) == tg_dtype_of(t))
+        r = tg_add_(t, s, add_sign) == TG_OK ? Py_NewRef(a) : tgpy_raise();
+    else
+        r = tgpy_update(a, s, fn);
     tg_release(s);
-    if (st != TG_OK)
-        return tgpy_raise();
-    return Py_NewRef(a);
+    return r;
 }
 static PyObject *nb_iadd(PyObject *a, PyObject *b) { return inplace(a, b, tg_add, 1); }
 static PyObject *nb_isub(PyObject *a, PyObject *b) { return inplace(a, b, tg_sub, -1); }

@@ -355,22 +355,15 @@ static PyObject *m_sub_(PyObject *o, PyObject *const *args, size_t n, PyObject *
 {
     return add_scaled(o, args, PyVectorcall_NARGS(n), kw, -1.0);
 }
-/* mul_/div_ by a tensor: computed out of place without recording, then
- * copied in (one version bump, PyTorch's error on leaves requiring grad) */
-static PyObject *combine_(PyObject *o, PyObject *other, tg_tensor *(*op)(tg_tensor *, tg_tensor *))
+/* mul_/div_ by a tensor: out of place, then written in (tgpy_update) */
+static PyObject *combine_(PyObject *o, PyObject *other, binary_fn op)
 {
     tg_tensor *s = operand_for(o, other);
     if (!s)
         return NULL;
-    tg_no_grad_begin();
-    tg_tensor *r = op(TENSOR(o), s);
-    tg_no_grad_end();
+    PyObject *r = tgpy_update(o, s, op);
     tg_release(s);
-    if (!r)
-        return tgpy_raise();
-    tg_status st = tg_copy_(TENSOR(o), r);
-    tg_release(r);
-    return done_inplace(o, st);
+    return r;
 }
 static PyObject *m_mul_(PyObject *o, PyObject *other)
 {

@@ -77,6 +77,11 @@ int tgpy_init_graph(PyObject *m);
 int tgpy_init_train(PyObject *m);
 int tgpy_init_data(PyObject *m);
 
+/* self = fn(self, s) in place, recorded by autograd as PyTorch does
+ * (number.c); returns a new reference to self or NULL */
+typedef tg_tensor *(*binary_fn)(tg_tensor *, tg_tensor *);
+PyObject *tgpy_update(PyObject *self, tg_tensor *s, binary_fn fn);
+
 /* number protocol and comparisons of Tensor (number.c) */
 extern PyNumberMethods tgpy_number_methods;
 PyObject *tgpy_richcompare(PyObject *a, PyObject *b, int op);

@@ -1,7 +1,14 @@
-"""Advanced indexing (tensors, lists, bool masks inside an index), which
-Tensor.__getitem__/__setitem__ hand over from C. Basic indices (ints,
-slices, None, ...) stay views made in C; an advanced index gathers with
-index_select (differentiable) and so copies, as in PyTorch."""
+"""Advanced indexing (tensors, lists, arrays, bool masks inside an index)
+and assignments that autograd records, which Tensor.__getitem__ /
+__setitem__ hand over from C. Basic indices (ints, slices, None, ...)
+stay views made in C.
+
+PyTorch's rules: ints, slices and None apply first (ints are basic
+indices, unlike numpy); a k-dim bool mask stands for k integer indices
+(its nonzero positions); all integer indices broadcast to one shape B.
+When their dims are adjacent, B replaces them in place; otherwise B
+comes first. The result is one index_select over the indexed dims merged
+into one (differentiable, a copy)."""
 import numpy as np
 
 from . import _C
@@ -9,129 +16,174 @@ from . import _C
 Tensor = _C.Tensor
 
 
-def _split_index(x, idx):
-    """(basic prefix, the advanced index, the dim it applies to, rest)"""
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    for i, e in enumerate(idx):
-        if isinstance(e, (Tensor, list, np.ndarray, bool)):
-            if any(isinstance(r, (Tensor, list, np.ndarray, bool)) for r in idx[i + 1:]):
-                raise NotImplementedError("indexing with more than one tensor/list index "
-                                          "is not supported (index one dim at a time)")
-            prefix = idx[:i]
-            if any(p is Ellipsis for p in idx[i + 1:]):
-                raise NotImplementedError("an ellipsis after a tensor index is not supported")
-            return prefix, e, idx[i + 1:]
-    raise TypeError(f"invalid index of type {type(idx).__name__}")
-
-
-def _dim_after(x, prefix):
-    """the dim of x[prefix + (slice(None),)...] that the next index entry meets"""
-    if any(p is Ellipsis for p in prefix):
-        consumed = sum(1 for p in prefix if p is not None and p is not Ellipsis)
-        return x.ndim  # the ellipsis takes every dim the rest does not use; caller checks
-    return sum(1 for p in prefix if not isinstance(p, int) or isinstance(p, bool)) \
-        if prefix else 0
-
-
-def _as_index_tensor(e, size):
+def _kind(e):
+    """'basic', 'mask' (bool array/tensor, a Python bool) or 'index'"""
+    if e is None or e is Ellipsis or isinstance(e, slice):
+        return 'basic'
     if isinstance(e, bool):
-        e = [e]
+        return 'mask'
+    if isinstance(e, (int, np.integer)):
+        return 'basic'
     if isinstance(e, Tensor):
         if e.dtype == _C.bool:
-            return e
+            return 'mask'
         if e.dtype.is_floating_point:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        a = e
-    else:
-        arr = np.asarray(e)
-        if arr.dtype == np.bool_:
-            return _C.from_numpy(np.require(arr, requirements='C')).clone()
-        if arr.dtype.kind not in 'iu':
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        a = _C.from_numpy(np.require(arr.astype(np.int64), requirements='C'))
-    host = np.asarray(a.detach())
-    if host.size and (host.min() < -size or host.max() >= size):
-        bad = host[(host < -size) | (host >= size)].flat[0]
-        raise IndexError(f"index {bad} is out of bounds for dimension with size {size}")
-    if host.size and host.min() < 0:  # negative indices count from the end
-        a = _C.from_numpy(np.where(host < 0, host + size, host).astype(np.int64))
-    return a
+        return 'index'
+    try:
+        a = np.asarray(e)
+    except Exception:
+        a = None
+    if a is None or a.dtype == object:
+        raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long "
+                         f"or byte Variables are valid indices (got {type(e).__name__})")
+    if a.dtype == np.bool_:
+        return 'mask'
+    if a.dtype.kind not in 'iu' and (a.size or a.dtype.kind != 'f'):  # [] is an index
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return 'index'
 
 
-def _mask_to_index(mask, x, dim):
-    """a bool mask over dims dim.. of x as flat indices into those dims"""
-    k = mask.ndim
-    if tuple(x.shape[dim:dim + k]) != tuple(mask.shape):
-        raise IndexError(f"The shape of the mask {list(mask.shape)} does not match the shape "
-                         f"of the indexed tensor {list(x.shape[dim:dim + k])}")
-    flat_idx = np.flatnonzero(np.asarray(mask.detach()).reshape(-1))
-    return k, _C.from_numpy(flat_idx.astype(np.int64))
+def _host(e):
+    """an index entry as a numpy array (shares a tensor's memory)"""
+    if isinstance(e, Tensor):
+        return np.asarray(e.detach())
+    return np.asarray(e)
 
 
-def _gather(x, dim, e):
-    """x indexed at dim by one advanced index e (int tensor, list, or mask)"""
-    if dim >= x.ndim and not (isinstance(e, Tensor) and e.dtype == _C.bool and e.ndim == 0):
+def _consumed(e, kind):
+    if kind == 'basic':
+        return 0 if e is None or e is Ellipsis else 1
+    if kind == 'mask':
+        return 0 if isinstance(e, bool) else _host(e).ndim
+    return 1
+
+
+def _parse(x, idx):
+    """(basic index for a view, [(dim of that view, numpy index array)])"""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    kinds = [_kind(e) for e in idx]
+    used = sum(_consumed(e, k) for e, k in zip(idx, kinds))
+    if sum(1 for e in idx if e is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if used > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    idx = _as_index_tensor(e, x.shape[dim] if dim < x.ndim else 1)
-    if idx.dtype == _C.bool:
-        if idx.ndim == 0:  # x[True]: a new dim of size 1 (or 0)
-            y = x.unsqueeze(dim)
-            return y if bool(idx) else y[(slice(None),) * dim + (slice(0, 0),)]
-        k, flat = _mask_to_index(idx, x, dim)
-        merged = x.flatten(dim, dim + k - 1) if k > 1 else x
-        return _C.index_select(merged, dim, flat)
-    if idx.ndim == 1:
-        return _C.index_select(x, dim, idx)
-    out = _C.index_select(x, dim, idx.reshape(-1))
-    shape = tuple(x.shape[:dim]) + tuple(idx.shape) + tuple(x.shape[dim + 1:])
-    return out.reshape(shape)
+    basic, adv, d = [], [], 0
+    for e, k in zip(idx, kinds):
+        if e is Ellipsis:
+            basic.extend([slice(None)] * (x.ndim - used))
+            d += x.ndim - used
+        elif k == 'basic':
+            basic.append(e)
+            d += not isinstance(e, (int, np.integer))
+        elif k == 'index':
+            basic.append(slice(None))
+            adv.append((d, _host(e).astype(np.int64, copy=False)))
+            d += 1
+        elif isinstance(e, bool) or _host(e).ndim == 0:  # x[True]: a new dim, kept or not
+            basic.append(None)
+            adv.append((d, np.zeros(1 if bool(_host(e)) else 0, np.int64)))
+            d += 1
+        else:
+            mask = _host(e)
+            basic.extend([slice(None)] * mask.ndim)
+            adv.append((d, mask))  # expanded once the view's shape is known
+            d += mask.ndim
+    return tuple(basic), adv
+
+
+def _expand_masks(view, adv):
+    """bool masks into one integer index per dim they cover; bounds checked,
+    negative indices counted from the end"""
+    out = []
+    for d, a in adv:
+        if a.dtype == np.bool_:
+            have = tuple(view.shape[d:d + a.ndim])
+            if have != a.shape:
+                raise IndexError(f"The shape of the mask {list(a.shape)} at index {d} does "
+                                 f"not match the shape of the indexed tensor {list(have)}")
+            out.extend(zip(range(d, d + a.ndim), np.nonzero(a)))
+            continue
+        n = view.shape[d]
+        if a.size and (a.min() < -n or a.max() >= n):
+            bad = a[(a < -n) | (a >= n)].flat[0]
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+        out.append((d, np.where(a < 0, a + n, a) if a.size and a.min() < 0 else a))
+    return out
+
+
+def _long(a):
+    return _C.from_numpy(np.ascontiguousarray(a, dtype=np.int64))
+
+
+def _select(view, adv):
+    """view indexed by integer arrays at their dims, PyTorch's placement"""
+    dims = [d for d, _ in adv]
+    try:
+        arrays = np.broadcast_arrays(*[a for _, a in adv])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         "with shapes " + ", ".join(str(list(a.shape)) for _, a in adv)) \
+            from None
+    bshape = tuple(arrays[0].shape)
+    others = [i for i in range(view.ndim) if i not in dims]
+    oshape = tuple(view.shape[i] for i in others)
+    if len(dims) == 1:  # one index: index_select at its dim, nothing moves
+        d = dims[0]
+        out = _C.index_select(view, d, _long(arrays[0].reshape(-1)))
+        return out.reshape(oshape[:d] + bshape + oshape[d:])
+    sizes = tuple(view.shape[d] for d in dims)
+    flat = np.ravel_multi_index(arrays, sizes) if arrays[0].size else np.zeros(0, np.int64)
+    perm = dims + others
+    merged = view.permute(perm) if perm != list(range(view.ndim)) else view
+    merged = merged.reshape((int(np.prod(sizes)),) + oshape)
+    out = _C.index_select(merged, 0, _long(flat.reshape(-1))).reshape(bshape + oshape)
+    if dims != list(range(dims[0], dims[0] + len(dims))) or dims[0] == 0:
+        return out  # not adjacent: the broadcast dims come first
+    nb, first = len(bshape), dims[0]
+    order = [nb + i for i in range(first)] + list(range(nb)) + \
+        [nb + i for i in range(first, len(others))]
+    return out.permute(order)
 
 
 def _getitem(x, idx):
-    prefix, e, rest = _split_index(x, idx)
-    if any(p is Ellipsis for p in prefix):
-        n_rest = sum(1 for r in rest if r is not None)
-        base = x[prefix + (slice(None),) * 0] if False else x
-        used = sum(1 for p in prefix if p is not None and p is not Ellipsis)
-        k = e.ndim if isinstance(e, Tensor) and e.dtype == _C.bool else 1
-        prefix = tuple(p for p in prefix if p is not Ellipsis) + \
-            (slice(None),) * (x.ndim - used - n_rest - k)
-    y = x[prefix] if prefix else x
-    dim = sum(1 for p in prefix if not (isinstance(p, int) and not isinstance(p, bool)))
-    y = _gather(y, dim, e)
-    if rest:
-        y = y[(slice(None),) * (dim + 1) + tuple(rest)]
-    return y
+    basic, adv = _parse(x, idx)
+    view = x[basic]
+    if not adv:
+        return view
+    return _select(view, _expand_masks(view, adv))
 
 
 def _setitem(x, idx, value):
-    """x[idx] = value for one advanced index: a mask writes with where, an
-    integer index writes each selected slice (value broadcast to each)"""
-    prefix, e, rest = _split_index(x, idx)
-    if rest or any(p is Ellipsis for p in prefix):
-        raise NotImplementedError("assignment with an index after a tensor index, or an "
-                                  "ellipsis before it, is not supported")
-    view = x[prefix] if prefix else x
-    dim = sum(1 for p in prefix if not (isinstance(p, int) and not isinstance(p, bool)))
-    idx = _as_index_tensor(e, view.shape[dim])
-    if idx.dtype == _C.bool:
-        mask = idx.reshape(tuple(idx.shape) + (1,) * (view.ndim - dim - idx.ndim))
-        if dim:
-            mask = mask.reshape((1,) * dim + tuple(mask.shape))
-        if isinstance(value, Tensor) and value.ndim > 0 and value.numel() > 1:
-            k = idx.ndim
-            pos = np.flatnonzero(np.asarray(idx).reshape(-1))
-            merged = view.flatten(dim, dim + k - 1) if k > 1 else view
-            for j, p in enumerate(pos):
-                merged[(slice(None),) * dim + (int(p),)] = value[j]
-            return
-        view.copy_(_C.where(mask, value, view))
-        return
-    flat = np.asarray(idx).reshape(-1)
-    val = value if isinstance(value, Tensor) else None
-    many = val is not None and val.ndim > view.ndim - 1 and val.shape[0] == len(flat) \
-        and len(flat) > 1
-    for j, p in enumerate(flat):
-        sel = (slice(None),) * dim + (int(p),)
-        view[sel] = val[j] if many else value
+    """x[idx] = value for any index, as one recorded in-place update of x:
+    the positions that idx selects (indexing a tensor of positions), value
+    broadcast to the selection and placed by one index_select, then
+    x.copy_(where(selected, placed, x)). Autograd records it when it
+    watches x or value (then x is cloned first, as in-place ops do)."""
+    from ._creation import tensor, zeros
+    n = x.numel()
+    positions = _C.from_numpy(np.arange(n, dtype=np.int64).reshape(tuple(x.shape)))
+    sel = np.asarray(positions[idx])
+    if not isinstance(value, Tensor):
+        value = tensor(value, dtype=x.dtype)
+    elif value.dtype != x.dtype:
+        value = value.to(x.dtype)
+    try:
+        value = value.expand(sel.shape)
+    except RuntimeError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
+                           f"cannot be broadcast to indexing result of shape "
+                           f"{list(sel.shape)}") from None
+    k = sel.size
+    where_from = np.full(n, k, np.int64)
+    where_from[sel.reshape(-1)] = np.arange(k)  # repeated positions: the last write wins
+    values = _C.cat([value.reshape(-1), zeros(1, dtype=x.dtype)], 0)
+    placed = _C.index_select(values, 0, _C.from_numpy(where_from)).reshape(tuple(x.shape))
+    chosen = _C.from_numpy((where_from < k).reshape(tuple(x.shape)))
+    recording = _C.is_grad_enabled() and (x.requires_grad or value.requires_grad)
+    prev = _C._set_grad_enabled(recording)
+    try:
+        x.copy_(_C.where(chosen, placed, x.clone() if recording else x))
+    finally:
+        _C._set_grad_enabled(prev)

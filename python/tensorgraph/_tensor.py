@@ -139,11 +139,6 @@ def masked_fill(self, mask, value):
 
 
 @method
-def masked_fill_(self, mask, value):
-    return self.copy_(_C.where(mask, value, self))
-
-
-@method
 def new_zeros(self, *size, dtype=None, requires_grad=False):
     return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
@@ -187,16 +182,34 @@ for _n in ('sum', 'prod', 'all', 'any'):
     _methods[_n] = getattr(_ops, _n)
 
 
-@method
-def abs_(self):
-    return self.copy_(self.abs())
+def _watched(args, kwargs):
+    """does autograd watch any tensor among these arguments?"""
+    return any(isinstance(a, Tensor) and a.requires_grad
+               for a in (*args, *kwargs.values()))
+
+
+def _update(self, op, args, kwargs):
+    """self = op(self, ...) written into self, as PyTorch's in-place ops:
+    recorded when autograd watches an operand (op runs on a clone of self,
+    which its rule may save; copy_ then gives self the history op -> clone
+    -> self's old history), else computed without recording. A result
+    self's dtype cannot hold raises, as in PyTorch."""
+    if _C.is_grad_enabled() and (self.requires_grad or _watched(args, kwargs)):
+        r = op(self.clone(), *args, **kwargs)
+    else:
+        with _no_record():
+            r = op(self, *args, **kwargs)
+    if _C.promote_types(self.dtype, r.dtype) != self.dtype:
+        raise RuntimeError(f"result type {r.dtype} can't be cast to the desired output "
+                           f"type {self.dtype}")
+    return self.copy_(r)
 
 
 def _inplace(name):
+    op = getattr(_C, name)
+
     def f(self, *args, **kwargs):
-        with _no_record():
-            r = getattr(_C, name)(self, *args, **kwargs)
-        return self.copy_(r)
+        return _update(self, op, args, kwargs)
     f.__name__ = name + '_'
     return f
 
@@ -209,9 +222,16 @@ class _no_record:
         _C._set_grad_enabled(self._prev)
 
 
-for _n in ('neg', 'exp', 'log', 'sqrt', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'clamp',
-           'floor', 'ceil', 'round', 'sign', 'pow', 'maximum', 'minimum', 'clip'):
-    _methods[_n + '_'] = _inplace(_n)
+for _n in ('neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh', 'sigmoid',
+           'relu', 'clamp', 'floor', 'ceil', 'round', 'sign', 'pow', 'maximum', 'minimum',
+           'clip', 'erf'):
+    if hasattr(_C, _n):
+        _methods[_n + '_'] = _inplace(_n)
+
+
+@method
+def masked_fill_(self, mask, value):
+    return _update(self, lambda s, m, v: _C.where(m, v, s), (mask, value), {})
 
 
 class Node:

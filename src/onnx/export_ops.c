@@ -18,9 +18,17 @@ static double afloat(const exnode *x, const char *name, double dflt)
     return tg_attr_float(x->n->attrs, x->n->n_attrs, name, dflt);
 }
 
+/* an ints attribute of the node, or the default its op's schema gives an
+ * int array left out of the call (conv2d's stride, padding, dilation) */
 static int aints(const exnode *x, const char *name, const int64_t **v)
 {
-    return tg_attr_ints(x->n->attrs, x->n->n_attrs, name, v);
+    int n = tg_attr_ints(x->n->attrs, x->n->n_attrs, name, v);
+    for (const tg_attr_spec *p = x->n->op->attrs.specs; !*v && p && p->name; p++)
+        if (!strcmp(p->name, name) && p->field == TG_FIELD_INT_ARRAY && p->ints) {
+            *v = p->ints;
+            n = p->count;
+        }
+    return n;
 }
 
 /* one ONNX node with the tg node's inputs (first n_in) and output 0 */

@@ -2,6 +2,7 @@
  * updates; eval: running stats) and layer_norm. The training forms are
  * fused ops with fused backward ops; under create_graph the same gradient
  * is built from public ops instead, so it can be differentiated again. */
+#include "autodiff/jvp.h"
 #include "ops/nn_util.h"
 #include "tg/autograd.h"
 
@@ -146,6 +147,38 @@ static tg_status fused_rule(tg_grad_ctx *g, const tg_op_def *grad_op, const tg_a
         if (g->needs_grad[i])
             g->dx[i] = out[i];
     return s;
+}
+
+/* Forward mode of y = (x - mean) invstd w + b, mean and var over `axes`
+ * (mean, var, w and the tangents dw, db broadcast against x):
+ *   dmean = mean(dx), dvar = 2 mean((x - mean)(dx - dmean)),
+ *   dxhat = invstd (dx - dmean - xhat invstd dvar / 2),
+ *   dy = dxhat w + xhat dw + db.
+ * The statistics' tangents are reshaped to outputs 1 and 2. */
+static tg_status norm_jvp(tg_jvp_ctx *c, int n, const int *axes, tg_tensor *mean,
+                          tg_tensor *var, tg_tensor *w, tg_tensor *dw, tg_tensor *db)
+{
+    tg_tensor *x = c->in[0], *dx = c->dx[0], *t = NULL;
+    tg_tensor *invstd = tg_rsqrt(tg_add_scalar(var, ((const norm_attrs *)c->attr)->eps));
+    tg_tensor *xc = tg_sub(x, mean), *xhat = tg_mul(xc, invstd);
+    if (dx) {
+        tg_tensor *dmean = tg_mean(dx, n, axes, true), *dc = tg_sub(dx, dmean);
+        tg_tensor *dvar = tg_mul_scalar(tg_mean(tg_mul(xc, dc), n, axes, true), 2.0);
+        tg_tensor *shrink = tg_mul(xhat, tg_mul(invstd, tg_mul_scalar(dvar, 0.5)));
+        TG_JVP_TERM(c, t, tg_mul(tg_mul(invstd, tg_sub(dc, shrink)), w));
+        for (int o = 1; o < 3; o++) {
+            tg_status s = tg__jvp_set(c, o, tg_reshape(o == 1 ? dmean : dvar,
+                                                       c->out_meta[o].ndim,
+                                                       c->out_meta[o].shape));
+            if (s != TG_OK)
+                return s;
+        }
+    }
+    if (dw)
+        TG_JVP_TERM(c, t, tg_mul(xhat, dw));
+    if (db)
+        TG_JVP_TERM(c, t, db);
+    return tg__jvp_set(c, 0, t);
 }
 
 /* NAME_range: the tg_range_fn running NAME_f32 or NAME_f64 (by the task's
@@ -341,7 +374,7 @@ const tg_op_def tg_op_batch_norm_grad = {
 /* [1, C, 1, ...] for broadcasting per-channel values against x */
 static tg_tensor *per_channel(tg_tensor *v, const tg_meta *x)
 {
-    int64_t shape[TG_MAX_DIMS];
+    int64_t shape[TG_MAX_DIMS] = {0};
     for (int i = 0; i < x->ndim; i++)
         shape[i] = i == 1 ? x->shape[1] : 1;
     return tg_reshape(v, x->ndim, shape);
@@ -375,12 +408,27 @@ static tg_status bn_rule(tg_grad_ctx *g)
     return TG_OK;
 }
 
-/* training mode (batch statistics); no forward-mode rule yet */
+static tg_status bn_jvp(tg_jvp_ctx *c)
+{
+    const tg_meta *m = &c->in_meta[0];
+    int axes[TG_MAX_DIMS], n = 0;
+    for (int i = 0; i < m->ndim; i++)
+        if (i != 1)
+            axes[n++] = i;
+    tg_tensor *dw = c->dx[1] ? per_channel(c->dx[1], m) : NULL;
+    tg_tensor *db = c->dx[2] ? per_channel(c->dx[2], m) : NULL;
+    if ((c->dx[1] && !dw) || (c->dx[2] && !db))
+        return tg__jvp_fail(c);
+    return norm_jvp(c, n, axes, per_channel(c->out[1], m), per_channel(c->out[2], m),
+                    per_channel(c->in[1], m), dw, db);
+}
+
+/* training mode (batch statistics) */
 const tg_op_def tg_op_batch_norm = {
     .name = "batch_norm", .n_in = 3, .n_out = 3, .inputs = norm_in, .outputs = norm_out,
-    .attrs = {bn_specs, sizeof(norm_attrs)}, .flags = TG_OP_PURE | TG_OP_NO_JVP,
+    .attrs = {bn_specs, sizeof(norm_attrs)}, .flags = TG_OP_PURE,
     .save_inputs = 3u, .save_outputs = 6u, .infer = bn_infer,
-    .kernel = {[TG_CPU] = bn_kernel}, .grad = bn_rule, .onnx = {"BatchNormalization", 15}};
+    .kernel = {[TG_CPU] = bn_kernel}, .grad = bn_rule, .jvp = bn_jvp, .onnx = {"BatchNormalization", 15}};
 
 /* ---- batch_norm, the public function ----------------------------------------------- */
 /* running = (1 - momentum) running + momentum * batch (var unbiased) */
@@ -675,12 +723,19 @@ static tg_status ln_rule(tg_grad_ctx *g)
     return TG_OK;
 }
 
-/* no forward-mode rule yet */
+static tg_status ln_jvp(tg_jvp_ctx *c)
+{
+    int n = (int)((const norm_attrs *)c->attr)->n_axes, axes[TG_MAX_DIMS];
+    for (int i = 0; i < n; i++)
+        axes[i] = c->in_meta[0].ndim - n + i;
+    return norm_jvp(c, n, axes, c->out[1], c->out[2], c->in[1], c->dx[1], c->dx[2]);
+}
+
 const tg_op_def tg_op_layer_norm = {
     .name = "layer_norm", .n_in = 3, .n_out = 3, .inputs = norm_in, .outputs = norm_out,
-    .attrs = {ln_specs, sizeof(norm_attrs)}, .flags = TG_OP_PURE | TG_OP_NO_JVP,
+    .attrs = {ln_specs, sizeof(norm_attrs)}, .flags = TG_OP_PURE,
     .save_inputs = 3u, .save_outputs = 6u, .infer = ln_infer,
-    .kernel = {[TG_CPU] = ln_kernel}, .grad = ln_rule, .onnx = {"LayerNormalization", 17}};
+    .kernel = {[TG_CPU] = ln_kernel}, .grad = ln_rule, .jvp = ln_jvp, .onnx = {"LayerNormalization", 17}};
 
 tg_tensor *tg_layer_norm(tg_tensor *x, int n_axes, tg_tensor *weight, tg_tensor *bias,
                          double eps)

@@ -255,7 +255,11 @@ static tg_status max_grad_infer(tg_op_ctx *c)
 
 static tg_status max_grad_kernel(tg_op_ctx *c)
 {
-    return run_kind(c->op->name, K_MAX_GRAD, NULL, c->in[0], c->out[0], c->in[1]);
+    /* the planes' sizes: where the indices keep to 2 x 2 windows, the
+     * kernel writes windows whole instead of zeroing and adding */
+    geom g = {.H = c->out[0]->shape[2], .W = c->out[0]->shape[3],
+              .OH = c->in[0]->shape[2], .OW = c->in[0]->shape[3]};
+    return run_kind(c->op->name, K_MAX_GRAD, &g, c->in[0], c->out[0], c->in[1]);
 }
 
 static tg_status max_grad_rule(tg_grad_ctx *g)

@@ -226,9 +226,24 @@ static tg_status minmax_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
-/* The product of the others, safe with zeros: with no zero in a reduction
- * it is y / x; with one zero, only the zero's gradient is nonzero (the
- * product of the rest); with two or more, all are zero. */
+/* The product of the others (x's shape), safe with zeros: with no zero in
+ * a reduction it is y / x; with one zero, only the zero's entry is nonzero
+ * (the product of the rest); with two or more, all are zero. The gradient
+ * and the forward rule of prod both scale by it. */
+static tg_tensor *prod_others(tg_tensor *x, int n, const int *axes)
+{
+    tg_tensor *zero = tg_zeros_like(x), *one = tg_ones_like(x);
+    tg_tensor *is_zero = tg_eq(x, zero);
+    tg_tensor *safe = tg_where(is_zero, one, x);
+    tg_tensor *p_safe = n ? tg_prod(safe, n, axes, true) : safe;
+    tg_tensor *nz = n ? tg_sum(tg_cast(is_zero, x->dtype), n, axes, true)
+                      : tg_cast(is_zero, x->dtype);
+    tg_tensor *none = tg_eq(nz, tg_zeros_like(nz));
+    tg_tensor *single = tg_logical_and(tg_eq(nz, tg_ones_like(nz)), is_zero);
+    return tg_where(none, tg_div(p_safe, safe),
+                    tg_where(single, tg_expand(p_safe, x->ndim, x->shape), zero));
+}
+
 static tg_status prod_grad(tg_grad_ctx *g)
 {
     tg_tensor *x = g->in[0];
@@ -238,18 +253,18 @@ static tg_status prod_grad(tg_grad_ctx *g)
     for (int i = 0; i < x->ndim; i++)
         if (mask[i])
             axes[n++] = i;
-    tg_tensor *zero = tg_zeros_like(x), *one = tg_ones_like(x);
-    tg_tensor *is_zero = tg_eq(x, zero);
-    tg_tensor *safe = tg_where(is_zero, one, x);
-    tg_tensor *p_safe = n ? tg_prod(safe, n, axes, true) : safe;
-    tg_tensor *nz = n ? tg_sum(tg_cast(is_zero, x->dtype), n, axes, true)
-                      : tg_cast(is_zero, x->dtype);
-    tg_tensor *none = tg_eq(nz, tg_zeros_like(nz));
-    tg_tensor *single = tg_logical_and(tg_eq(nz, tg_ones_like(nz)), is_zero);
-    tg_tensor *others = tg_where(none, tg_div(p_safe, safe),
-                                 tg_where(single, tg_expand(p_safe, x->ndim, x->shape), zero));
-    g->dx[0] = tg_mul(tg__red_keep(g, g->dy[0]), others);
+    g->dx[0] = tg_mul(tg__red_keep(g, g->dy[0]), prod_others(x, n, axes));
     return TG_OK;
+}
+
+/* the tangent summed with the same weights: sum(dx * others) */
+static tg_status prod_jvp(tg_jvp_ctx *c)
+{
+    int axes[TG_MAX_DIMS];
+    int n = tg__red_jvp_axes(c, axes);
+    bool kd = ((const tg_red_attrs *)c->attr)->keepdim;
+    tg_tensor *t = tg_mul(c->dx[0], prod_others(c->in[0], n, axes));
+    return tg__jvp_set(c, 0, n ? tg_sum(t, n, axes, kd) : t);
 }
 
 /* amax: the mean of the tangents of the tied extremes */
@@ -283,10 +298,9 @@ const tg_red_def tg_op_mean = {
     {RED_COMMON(mean, tg_red_float_in, tg_red_float_out), .flags = TG_OP_PURE, .grad = mean_grad,
      .jvp = tg__jvp_linear, .onnx = {"ReduceMean", 13}},
     TG_RDT_FLOAT, false};
-/* prod: no forward rule yet */
 const tg_red_def tg_op_prod = {
-    {RED_COMMON(prod, tg_red_number_in, tg_red_number_out), .flags = TG_OP_PURE | TG_OP_NO_JVP,
-     .save_inputs = 1u, .grad = prod_grad, .onnx = {"ReduceProd", 13}},
+    {RED_COMMON(prod, tg_red_number_in, tg_red_number_out), .flags = TG_OP_PURE,
+     .save_inputs = 1u, .grad = prod_grad, .jvp = prod_jvp, .onnx = {"ReduceProd", 13}},
     TG_RDT_INT64, false};
 const tg_red_def tg_op_max = {
     {RED_COMMON(max, tg_red_number_in, tg_red_number_out), .flags = TG_OP_PURE, .save_inputs = 1u,

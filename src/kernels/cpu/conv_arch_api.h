@@ -36,7 +36,7 @@ typedef struct tg__tile {
     int a, b;
 } tg__tile;
 
-#define TG__MAX_TILES 6
+#define TG__MAX_TILES 8
 
 typedef struct tg__conv_kern {
     int lanes; /* L: elements per vector */

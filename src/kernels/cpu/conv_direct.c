@@ -79,6 +79,23 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 typedef enum family { FAM_LANES, FAM_PLANES } family;
 
+/* zeroes what the image copy into c planes of ih x iw (elements of el
+ * bytes) leaves: the rows above and below the h x w interior at (pt, pl),
+ * and the columns either side of it */
+static void zero_borders(char *buf, int64_t c, int64_t ih, int64_t iw, int64_t el,
+                         int64_t pt, int64_t h, int64_t pl, int64_t w)
+{
+    for (int64_t ch = 0; ch < c; ch++) {
+        char *pl0 = buf + ch * ih * iw * el;
+        memset(pl0, 0, (size_t)(pt * iw * el));
+        memset(pl0 + (pt + h) * iw * el, 0, (size_t)((ih - pt - h) * iw * el));
+        for (int64_t r = pt; r < pt + h; r++) {
+            memset(pl0 + r * iw * el, 0, (size_t)(pl * el));
+            memset(pl0 + (r * iw + pl + w) * el, 0, (size_t)((iw - pl - w) * el));
+        }
+    }
+}
+
 /* ---- forward-like products ------------------------------------------------------
  * out[n][g][o] (oh x ow) = bias + sum over cin channels, kh x kw taps of
  * w * in[n][g][c] (h x w, seen through pt / pl rows / columns of zero
@@ -94,6 +111,11 @@ typedef struct fplan {
     int tile;
     const tg__conv_kern *kn;
     tg__dconv d;
+    /* lanes: each output row is cut into segments, segment s from column
+     * seg_x0[s] by tile seg_tile[s] (one channel block size, widths as
+     * the taps at the borders make cheapest) */
+    int64_t n_seg, *seg_x0;
+    int *seg_tile;
     int64_t units;
     atomic_llong next;
     atomic_int status;
@@ -121,19 +143,63 @@ static void tap_cols(const fplan *p, int64_t x0, int64_t nt, int64_t *jlo, int64
     *jhi = max64(min64(hi, p->kw), *jlo);
 }
 
-static double cost_lanes_fwd(const fplan *p, tg__tile t)
+/* what a tile step (one tap, one input channel) costs: its multiply-adds,
+ * but at least 8 (fewer accumulators than FMA latency x units leave the
+ * units idle), plus the loop */
+static double step_cost(tg__tile t) { return (double)max64(t.a * t.b, 8) + 2; }
+
+/* the cheapest cut of an output row into segments of the tiles with a
+ * output channels: cost per unit of (valid rows x input channels); fills
+ * the segments when x0s is not NULL */
+static double cut_row(const fplan *p, int a, int64_t *x0s, int *tiles, int64_t *n_seg)
 {
-    int64_t L = p->kn->lanes;
-    double steps = 0;
-    for (int64_t oy = 0; oy < p->oh; oy++) {
-        int64_t rows = valid_rows(p, oy);
-        for (int64_t x0 = 0; x0 < p->ow; x0 += t.b) {
+    const tg__conv_kern *kn = p->kn;
+    int64_t ow = p->ow;
+    double *best = malloc(sizeof(double) * (size_t)(ow + 1));
+    int *pick = malloc(sizeof(int) * (size_t)(ow + 1));
+    if (!best || !pick) {
+        free(best);
+        free(pick);
+        return -1;
+    }
+    best[ow] = 0;
+    for (int64_t x = ow - 1; x >= 0; x--) {
+        best[x] = -1;
+        for (int k = 0; k < kn->n_fwd; k++) {
+            tg__tile t = kn->fwd[k];
+            if (t.a != a)
+                continue;
             int64_t jlo, jhi;
-            tap_cols(p, x0, min64(t.b, p->ow - x0), &jlo, &jhi);
-            steps += (double)(rows * (jhi - jlo));
+            tap_cols(p, x, min64(t.b, ow - x), &jlo, &jhi);
+            double c = (double)(jhi - jlo) * step_cost(t) + best[min64(x + t.b, ow)];
+            if (best[x] < 0 || c < best[x]) {
+                best[x] = c;
+                pick[x] = k;
+            }
         }
     }
-    double fma = steps * (double)(p->cin * cdiv(p->cout, t.a) * t.a * t.b + p->cin * 2);
+    double total = best[0];
+    int64_t n = 0;
+    for (int64_t x = 0; x0s && x < ow; x += kn->fwd[pick[x]].b, n++) {
+        x0s[n] = x;
+        tiles[n] = pick[x];
+    }
+    if (n_seg)
+        *n_seg = n;
+    free(best);
+    free(pick);
+    return total;
+}
+
+static double cost_lanes_fwd(const fplan *p, int a)
+{
+    int64_t L = p->kn->lanes, rows = 0;
+    for (int64_t oy = 0; oy < p->oh; oy++)
+        rows += valid_rows(p, oy);
+    double row = cut_row(p, a, NULL, NULL, NULL);
+    if (row < 0)
+        return -1;
+    double fma = (double)rows * row * (double)(p->cin * cdiv(p->cout, a));
     double moved = (double)(p->cin * p->h * p->w + p->cout * p->oh * p->ow) * TRANSPOSE_COST;
     return (double)cdiv(p->n, L) * (double)p->groups * fma + (double)(p->n * p->groups) * moved;
 }
@@ -167,15 +233,32 @@ static void choose_fwd(fplan *p, tg__conv_mode md)
             continue;
         int nt = f == FAM_LANES ? kn->n_fwd : kn->n_pvf;
         for (int k = 0; k < nt; k++) {
-            tg__tile t = f == FAM_LANES ? kn->fwd[k] : kn->pvf[k];
-            double c = f == FAM_LANES ? cost_lanes_fwd(p, t) : cost_planes_fwd(p, t);
-            if (best < 0 || c < best) {
+            bool first = true; /* lanes: each channel block size once */
+            for (int e = 0; f == FAM_LANES && e < k; e++)
+                first &= kn->fwd[e].a != kn->fwd[k].a;
+            if (!first)
+                continue;
+            double c = f == FAM_LANES ? cost_lanes_fwd(p, kn->fwd[k].a)
+                                      : cost_planes_fwd(p, kn->pvf[k]);
+            if (c >= 0 && (best < 0 || c < best)) {
                 best = c;
                 p->fam = (family)f;
                 p->tile = k;
             }
         }
     }
+}
+
+/* the lanes' row segments for the chosen channel block; false when out
+ * of memory */
+static bool plan_segments(fplan *p)
+{
+    if (p->fam != FAM_LANES)
+        return true;
+    p->seg_x0 = malloc(sizeof(int64_t) * (size_t)p->ow);
+    p->seg_tile = malloc(sizeof(int) * (size_t)p->ow);
+    return p->seg_x0 && p->seg_tile &&
+           cut_row(p, p->kn->fwd[p->tile].a, p->seg_x0, p->seg_tile, &p->n_seg) >= 0;
 }
 
 static void set_dims(fplan *p)
@@ -187,8 +270,9 @@ static void set_dims(fplan *p)
                      .row0 = p->pt, .row1 = p->pt + p->h, .col0 = p->pl,
                      .col1 = p->pl + p->w};
     d->ih = p->oh + (p->kh - 1) * p->dh;
-    int64_t cols = p->fam == FAM_LANES ? round_up(p->ow, p->kn->fwd[p->tile].b)
-                                       : round_up(p->ow, L);
+    int64_t cols = round_up(p->ow, L);
+    for (int64_t s = 0; p->fam == FAM_LANES && s < p->n_seg; s++)
+        cols = max64(cols, p->seg_x0[s] + p->kn->fwd[p->seg_tile[s]].b);
     d->iw = max64(cols + (p->kw - 1) * p->dw, p->pl + p->w);
 }
 
@@ -197,7 +281,6 @@ static void unit_lanes_fwd(fplan *p, int64_t nb)
     const tg__conv_kern *kn = p->kn;
     const tg__dconv *d = &p->d;
     int64_t L = kn->lanes, z = p->z;
-    tg__tile t = kn->fwd[p->tile];
     int64_t in_img = p->groups * p->cin * p->h * p->w;
     int64_t out_img = p->groups * p->cout * p->oh * p->ow;
     int64_t plane = d->ih * d->iw * L, nimg = min64(L, p->n - nb * L);
@@ -207,18 +290,19 @@ static void unit_lanes_fwd(fplan *p, int64_t nb)
         atomic_store(&p->status, TG_ERR_NOMEM);
         return;
     }
+    zero_borders(xin, p->cin, d->ih, d->iw, L * z, p->pt, p->h, p->pl, p->w);
     for (int64_t g = 0; g < p->groups; g++) {
-        memset(xin, 0, (size_t)(p->cin * plane * z));
         kn->to_bl(p->in + (nb * L * in_img + g * p->cin * p->h * p->w) * z, in_img, nimg,
                   p->cin, p->h, p->w, xin, plane, d->iw, p->pt, p->pl);
         const char *wg = p->wpk + g * p->cin * p->kh * p->kw * p->opad * z;
         const char *bg = p->bias ? p->bias + g * p->opad * z : NULL;
         for (int64_t oy = 0; oy < p->oh; oy++)
-            for (int64_t x0 = 0; x0 < p->ow; x0 += t.b) {
-                int64_t jlo, jhi;
-                tap_cols(p, x0, min64(t.b, p->ow - x0), &jlo, &jhi);
-                for (int64_t o0 = 0; o0 < p->cout; o0 += t.a)
-                    kn->bl_fwd[p->tile](d, xin, wg, p->opad, bg, yb, oy, x0, o0, jlo, jhi);
+            for (int64_t s = 0; s < p->n_seg; s++) {
+                int k = p->seg_tile[s];
+                int64_t x0 = p->seg_x0[s], jlo, jhi;
+                tap_cols(p, x0, min64(kn->fwd[k].b, p->ow - x0), &jlo, &jhi);
+                for (int64_t o0 = 0; o0 < p->cout; o0 += kn->fwd[k].a)
+                    kn->bl_fwd[k](d, xin, wg, p->opad, bg, yb, oy, x0, o0, jlo, jhi);
             }
         kn->from_bl(yb, nimg, p->cout, p->oh, p->ow,
                     p->out + (nb * L * out_img + g * p->cout * p->oh * p->ow) * z, out_img);
@@ -240,7 +324,7 @@ static void unit_planes_fwd(fplan *p, int64_t img)
     int64_t row[32], x0[32];
     for (int64_t g = 0; g < p->groups; g++) {
         const char *src = p->in + ((img * p->groups + g) * p->cin * p->h * p->w) * z;
-        memset(xin, 0, (size_t)(p->cin * plane * z));
+        zero_borders(xin, p->cin, d->ih, d->iw, z, p->pt, p->h, p->pl, p->w);
         for (int64_t c = 0; c < p->cin; c++)
             for (int64_t r = 0; r < p->h; r++)
                 memcpy(xin + ((c * d->ih + p->pt + r) * d->iw + p->pl) * z,
@@ -349,7 +433,9 @@ static bool forward_like(fplan *p, const void *w, const void *b, bool flip,
     p->wpk = wpk;
     p->bias = bpk;
     int64_t macs = p->n * p->groups * p->cout * p->cin * p->kh * p->kw * p->oh * p->ow;
-    *status = run_fwd(p, macs);
+    *status = plan_segments(p) ? run_fwd(p, macs) : TG_ERR_NOMEM;
+    free(p->seg_x0);
+    free(p->seg_tile);
     free(wpk);
     return true;
 }
@@ -463,8 +549,8 @@ static void unit_lanes_wgt(wplan *p, int64_t nb, char *acc)
         return;
     }
     int64_t off[32];
+    zero_borders(xin, p->cin, d->ih, d->iw, L * z, p->ph, p->h, p->pw, p->w);
     for (int64_t g = 0; g < p->groups; g++) {
-        memset(xin, 0, (size_t)(p->cin * plane * z));
         kn->to_bl(p->x + (nb * L * x_img + g * p->cin * p->h * p->w) * z, x_img, nimg,
                   p->cin, p->h, p->w, xin, plane, d->iw, p->ph, p->pw);
         memset(dyb + p->cout * oplane * z, 0, (size_t)((p->opad - p->cout) * oplane * z));
@@ -497,7 +583,7 @@ static void unit_planes_wgt(wplan *p, int64_t img, char *acc)
     for (int64_t g = 0; g < p->groups; g++) {
         const char *xs = p->x + ((img * p->groups + g) * p->cin * p->h * p->w) * z;
         const char *ds = p->dy + ((img * p->groups + g) * p->cout * p->oh * p->ow) * z;
-        memset(xin, 0, (size_t)(p->cin * plane * z));
+        zero_borders(xin, p->cin, d->ih, d->iw, z, p->ph, p->h, p->pw, p->w);
         memset(dyp, 0, (size_t)(p->opad * dplane * z));
         for (int64_t c = 0; c < p->cin; c++)
             for (int64_t r = 0; r < p->h; r++)
@@ -538,14 +624,16 @@ static void wgt_body(void *ctx, int64_t begin, int64_t end)
     {                                                                           \
         const T *acc = (const T *)p->acc;                                       \
         int64_t L = p->kn->lanes;                                               \
+        T lanes[64];                                                            \
         for (int64_t g = 0; g < p->groups; g++)                                 \
             for (int64_t o = 0; o < p->cout; o++)                               \
                 for (int64_t k = 0; k < p->kg; k++) {                           \
-                    int64_t at = ((g * p->opad + o) * p->kgpad + k) * L;        \
-                    T lanes[64] = {0};                                          \
-                    for (int64_t part = 0; part < p->parts; part++)             \
+                    const T *a = acc + ((g * p->opad + o) * p->kgpad + k) * L;  \
+                    for (int64_t l = 0; l < L; l++)                             \
+                        lanes[l] = a[l];                                        \
+                    for (int64_t part = 1; part < p->parts; part++)             \
                         for (int64_t l = 0; l < L; l++)                         \
-                            lanes[l] += acc[part * p->acc_len + at + l];        \
+                            lanes[l] += a[part * p->acc_len + l];               \
                     T s = 0;                                                    \
                     for (int64_t l = 0; l < L; l++)                             \
                         s += lanes[l];                                          \
@@ -583,10 +671,12 @@ bool tg__conv_direct_grad_weight(tg_dtype dt, const tg__conv_geom *g, const void
                       .iw = cols + (p.kw - 1) * p.dw, .oh = p.oh, .ow = p.ow,
                       .kh = p.kh, .kw = p.kw, .dh = p.dh, .dw = p.dw,
                       .row0 = p.ph, .row1 = p.ph + p.h, .col0 = p.pw, .col1 = p.pw + p.w};
-    if (!(p.acc = calloc((size_t)(p.parts * p.acc_len), (size_t)p.z))) {
+    size_t acc_bytes = (size_t)(p.parts * p.acc_len * p.z);
+    if (!(p.acc = tg__scratch(TG_SCRATCH_SHARED, acc_bytes))) {
         *status = TG_ERR_NOMEM;
         return true;
     }
+    memset(p.acc, 0, acc_bytes);
     atomic_init(&p.next, 0);
     atomic_init(&p.status, TG_OK);
     int64_t macs = p.n * p.groups * p.cout * p.kg * p.oh * p.ow;
@@ -599,6 +689,5 @@ bool tg__conv_direct_grad_weight(tg_dtype dt, const tg__conv_geom *g, const void
         reduce_f32(&p, dw);
     else if (*status == TG_OK)
         reduce_f64(&p, dw);
-    free(p.acc);
     return true;
 }

@@ -50,30 +50,9 @@ static inline bool is_2x2(const geom *g)
     {                                                                            \
         const int64_t W = g->W, OW = g->OW;                                      \
         if (is_2x2(g)) {                                                         \
-            for (int64_t oh = 0; oh < g->OH; oh++) {                             \
-                const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                      \
-                for (int64_t ow = 0; ow < OW; ow++) {                            \
-                    int64_t j = 2 * ow, b = 2 * oh * W + j;                      \
-                    T p = r0[j], q = r0[j + 1], u = r1[j], v = r1[j + 1];        \
-                    T m = p;                                                     \
-                    int64_t mi = b;                                              \
-                    T sum = p + q + u + v; /* NaN when one is NaN (or inf - inf) */ \
-                    if (sum != sum) { /* rare: the general NaN-aware scan */     \
-                        TAKE(T, q, b + 1)                                        \
-                        TAKE(T, u, b + W)                                        \
-                        TAKE(T, v, b + W + 1)                                    \
-                    } else { /* selects (maxss, cmov), no branches */       \
-                        mi = q > m ? b + 1 : mi;                                 \
-                        m = q > m ? q : m;                                       \
-                        mi = u > m ? b + W : mi;                                 \
-                        m = u > m ? u : m;                                       \
-                        mi = v > m ? b + W + 1 : mi;                             \
-                        m = v > m ? v : m;                                       \
-                    }                                                            \
-                    y[oh * OW + ow] = m;                                         \
-                    idx[oh * OW + ow] = mi;                                      \
-                }                                                                \
-            }                                                                    \
+            for (int64_t oh = 0; oh < g->OH; oh++)                               \
+                tg__maxpool2x2_row_##SFX(x + 2 * oh * W, x + (2 * oh + 1) * W, W, \
+                                         2 * oh * W, OW, y + oh * OW, idx + oh * OW); \
             return;                                                              \
         }                                                                        \
         for (int64_t oh = 0; oh < g->OH; oh++)                                   \
@@ -128,11 +107,19 @@ static inline bool is_2x2(const geom *g)
             }                                                                    \
     }                                                                            \
     /* dx (zeroed) gets each dy added at its argmax; indices are checked as  \
-     * they are used (true: one was outside the plane) */                       \
-    static bool max_grad_plane_##SFX(int64_t in_n, int64_t out_n, const T *dy,   \
-                                     const int64_t *idx, T *dx)                  \
+     * they are used (true: one was outside the plane). When every index is   \
+     * in its 2 x 2 window (g: the planes' sizes), windows are written whole. */ \
+    static bool max_grad_plane_##SFX(const geom *g, int64_t in_n, int64_t out_n, \
+                                     const T *dy, const int64_t *idx, T *dx)     \
     {                                                                            \
-        bool bad = false;                                                        \
+        bool bad = false, done = g && g->H == 2 * g->OH && g->W == 2 * g->OW;    \
+        for (int64_t oh = 0; done && oh < g->OH; oh++) /* 2 x 2 windows */      \
+            done = tg__maxpool2x2_grad_row_##SFX(dy + oh * g->OW, idx + oh * g->OW, \
+                                                 g->W, 2 * oh * g->W, g->OW,     \
+                                                 dx + 2 * oh * g->W,             \
+                                                 dx + (2 * oh + 1) * g->W);      \
+        if (done)                                                                \
+            return false;                                                        \
         memset(dx, 0, (size_t)in_n * sizeof(T));                                 \
         for (int64_t o = 0; o < out_n; o++) {                                    \
             if ((uint64_t)idx[o] < (uint64_t)in_n)                               \
@@ -196,7 +183,7 @@ static void run_planes(void *ctx, int64_t begin, int64_t end)
             case TG_POOL_MAX: max_plane_f64(t->g, a, b, idx); break;
             case TG_POOL_AVG: avg_plane_f64(t->g, a, b); break;
             case TG_POOL_AVG_GRAD: avg_grad_plane_f64(t->g, a, b); break;
-            case TG_POOL_MAX_GRAD: bad |= max_grad_plane_f64(t->b_n, t->a_n, a, idx, b); break;
+            case TG_POOL_MAX_GRAD: bad |= max_grad_plane_f64(t->g, t->b_n, t->a_n, a, idx, b); break;
             case TG_POOL_SELECT: bad |= select_plane_f64(t->a_n, t->b_n, a, idx, b); break;
             }
         } else {
@@ -205,7 +192,7 @@ static void run_planes(void *ctx, int64_t begin, int64_t end)
             case TG_POOL_MAX: max_plane_f32(t->g, a, b, idx); break;
             case TG_POOL_AVG: avg_plane_f32(t->g, a, b); break;
             case TG_POOL_AVG_GRAD: avg_grad_plane_f32(t->g, a, b); break;
-            case TG_POOL_MAX_GRAD: bad |= max_grad_plane_f32(t->b_n, t->a_n, a, idx, b); break;
+            case TG_POOL_MAX_GRAD: bad |= max_grad_plane_f32(t->g, t->b_n, t->a_n, a, idx, b); break;
             case TG_POOL_SELECT: bad |= select_plane_f32(t->a_n, t->b_n, a, idx, b); break;
             }
         }

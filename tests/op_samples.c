@@ -1,0 +1,184 @@
+/* The per-op sample table (see op_samples.h): the one place that says how
+ * each op is exercised by tests/test_op_samples.c. Add an op's samples
+ * here when adding the op (docs/ARCHITECTURE.md, "Adding an op"); a
+ * differentiable op with no sample must be listed in os_exempt_ops with
+ * its reason, or tests/test_registry.c fails.
+ *
+ * Ranges keep finite differences (eps 1e-6) away from kinks and poles:
+ * log, sqrt and divisors on [0.5, 2], ties of maximum/minimum/max have
+ * probability zero with random values. */
+#include "op_samples.h"
+
+#include <string.h>
+
+#define OS_N(...) ((int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+/* an input: differentiable, constant, integer indices in [0, hi), bool */
+#define X(lo, hi, ...) {OS_DIFF, OS_N(__VA_ARGS__), {__VA_ARGS__}, lo, hi}
+#define K(lo, hi, ...) {OS_CONST, OS_N(__VA_ARGS__), {__VA_ARGS__}, lo, hi}
+#define I(hi, ...) {OS_INDEX, OS_N(__VA_ARGS__), {__VA_ARGS__}, 0, hi}
+#define B(p, ...) {OS_BOOL, OS_N(__VA_ARGS__), {__VA_ARGS__}, 0, p}
+#define X0(lo, hi) {OS_DIFF, 0, {0}, lo, hi} /* a 0-d input */
+/* attributes */
+#define AI(nm, v) {.name = nm, .type = TG_ATTR_INT, .u.i = (v)}
+#define AF(nm, v) {.name = nm, .type = TG_ATTR_FLOAT, .u.f = (v)}
+#define AINTS(nm, ...) \
+    {.name = nm, .type = TG_ATTR_INTS, .u.ints = {(const int64_t[]){__VA_ARGS__}, OS_N(__VA_ARGS__)}}
+#define IN(...) .n_in = (int)(sizeof((os_input[]){__VA_ARGS__}) / sizeof(os_input)), .in = {__VA_ARGS__}
+#define AT(...) .n_attrs = (int)(sizeof((tg_attr[]){__VA_ARGS__}) / sizeof(tg_attr)), .attrs = {__VA_ARGS__}
+
+/* a unary op on [2, 3] values in [lo, hi), also strided */
+#define UNARY(name, lo, hi) {name, "[2,3]", IN(X(lo, hi, 2, 3)), .flags = OS_STRIDED}
+/* a binary op: broadcasting [2,3] with [3], and [2,1] with 0-d */
+#define BINARY(name, lo, hi, blo, bhi)                                              \
+    {name, "[2,3] with [3]", IN(X(lo, hi, 2, 3), X(blo, bhi, 3)), .flags = OS_STRIDED}, \
+    {name, "[4,1] with [1,3]", IN(X(lo, hi, 4, 1), X(blo, bhi, 1, 3))},            \
+    {name, "[2,2] with 0-d", IN(X(lo, hi, 2, 2), X0(blo, bhi))}
+
+const os_sample os_samples[] = {
+    /* ---- elementwise, binary (binary.c) ---- */
+    BINARY("add", -1, 1, -1, 1),
+    BINARY("sub", -1, 1, -1, 1),
+    BINARY("mul", -1, 1, -1, 1),
+    BINARY("div", -1, 1, 0.5, 2),
+    BINARY("pow", 0.5, 2, -1.5, 1.5),
+    BINARY("maximum", -1, 1, -1, 1),
+    BINARY("minimum", -1, 1, -1, 1),
+    {"cast", "float64 to float64", IN(X(-1, 1, 2, 3)), AT(AI("to", TG_FLOAT64))},
+    /* ---- unary (unary.c) ---- */
+    UNARY("neg", -1, 1),
+    UNARY("abs", -1, 1),
+    UNARY("exp", -1, 1),
+    UNARY("log", 0.5, 2),
+    UNARY("sqrt", 0.5, 2),
+    UNARY("rsqrt", 0.5, 2),
+    UNARY("sin", -3, 3),
+    UNARY("cos", -3, 3),
+    UNARY("tanh", -2, 2),
+    UNARY("sigmoid", -3, 3),
+    UNARY("relu", -1, 1),
+    UNARY("erf", -2, 2),
+    /* ONNX Gelu is opset 20, beyond the exporter's 17: no ONNX check */
+    {"gelu", "[2,3]", IN(X(-3, 3, 2, 3)), .flags = OS_STRIDED | OS_NO_ONNX},
+    UNARY("softplus", -3, 3),
+    UNARY("floor", -2, 2),
+    UNARY("ceil", -2, 2),
+    UNARY("round", -2, 2),
+    UNARY("sign", -1, 1),
+    UNARY("hardswish", -4, 4),
+    UNARY("selu", -2, 2),
+    {"leaky_relu", "a 0.1", IN(X(-1, 1, 2, 3)), AT(AF("a", 0.1)), OS_STRIDED},
+    {"elu", "a 0.7", IN(X(-2, 2, 2, 3)), AT(AF("a", 0.7))},
+    {"clamp", "[-0.5, 0.5]", IN(X(-1, 1, 2, 3)), AT(AF("a", -0.5), AF("b", 0.5)), OS_STRIDED},
+    {"hardsigmoid", "ONNX's 0.2, 0.5", IN(X(-4, 4, 2, 3)), AT(AF("a", 0.2), AF("b", 0.5))},
+    {"relu_grad", "dy, y", IN(X(-1, 1, 2, 3), K(-1, 1, 2, 3))},
+    /* ---- where (compare.c) ---- */
+    {"where", "broadcast a and b", IN(B(0.5, 2, 3), X(-1, 1, 2, 3), X(-1, 1, 3)), .flags = OS_STRIDED},
+    /* ---- reductions (reduce*.c) ---- */
+    {"sum", "axis 1", IN(X(-1, 1, 2, 3, 4)), AT(AINTS("axes", 1)), OS_STRIDED},
+    {"sum", "all, keepdim", IN(X(-1, 1, 2, 3)), AT(AI("keepdim", 1))},
+    {"mean", "axes 0, 2 keepdim", IN(X(-1, 1, 2, 3, 4)), AT(AINTS("axes", 0, 2), AI("keepdim", 1))},
+    {"prod", "axis 1", IN(X(0.5, 1.5, 2, 3)), AT(AINTS("axes", 1)), OS_STRIDED},
+    {"prod", "all", IN(X(-1.5, 1.5, 2, 2))},
+    {"max", "axis 1", IN(X(-1, 1, 2, 3)), AT(AINTS("axes", 1)), OS_STRIDED},
+    {"min", "axis -1 keepdim", IN(X(-1, 1, 2, 3)), AT(AINTS("axes", -1), AI("keepdim", 1))},
+    {"var", "axis 1", IN(X(-1, 1, 2, 4)), AT(AINTS("axes", 1)), OS_STRIDED},
+    {"std", "axis 0, correction 0", IN(X(-1, 1, 3, 2)), AT(AINTS("axes", 0), AI("correction", 0))},
+    {"logsumexp", "axis 1", IN(X(-2, 2, 2, 3)), AT(AINTS("axes", 1))},
+    /* ---- shape (shape.c) ---- */
+    {"view", "[2,3] to [2,1,3]", IN(X(-1, 1, 2, 3)), AT(AINTS("shape", 2, 1, 3))},
+    {"permute", "2,0,1", IN(X(-1, 1, 2, 3, 4)), AT(AINTS("perm", 2, 0, 1)), OS_STRIDED},
+    {"slice", "axis 1, 1:4:2", IN(X(-1, 1, 2, 5)),
+     AT(AI("axis", 1), AI("start", 1), AI("stop", 4), AI("step", 2)), OS_STRIDED},
+    {"slice_grad", "axis 1, 1:4:2 of [2,5]", IN(X(-1, 1, 2, 2)),
+     AT(AI("axis", 1), AI("start", 1), AI("stop", 4), AI("step", 2), AINTS("input_shape", 2, 5))},
+    {"expand", "[1,3] to [4,2,3]", IN(X(-1, 1, 1, 3)), AT(AINTS("shape", 4, 2, 3)), OS_STRIDED},
+    {"clone", "[2,3]", IN(X(-1, 1, 2, 3)), .flags = OS_STRIDED},
+    /* ---- array (array.c, array_index.c) ---- */
+    {"concat", "axis 1", IN(X(-1, 1, 2, 1), X(-1, 1, 2, 3), X(-1, 1, 2, 2)), AT(AI("axis", 1)),
+     OS_STRIDED},
+    {"pad", "(1,0), (0,2), value 0.5", IN(X(-1, 1, 2, 3)), AT(AINTS("pads", 1, 0, 0, 2),
+     AF("value", 0.5)), OS_STRIDED},
+    {"tile", "reps 2,1", IN(X(-1, 1, 2, 3)), AT(AINTS("reps", 2, 1))},
+    {"gather", "axis 1", IN(X(-1, 1, 2, 4), I(4, 2, 3)), AT(AI("axis", 1)), OS_STRIDED},
+    /* known exception: no ONNX export writer for scatter_add (ScatterElements
+     * needs a zero data input of the shape attribute and reduction "add") */
+    {"scatter_add", "axis 1 into [2,4]", IN(X(-1, 1, 2, 3), I(4, 2, 3)),
+     AT(AI("axis", 1), AINTS("shape", 2, 4)), OS_NO_ONNX},
+    {"index_select", "axis 0", IN(X(-1, 1, 4, 3), I(4, 5)), AT(AI("axis", 0)), OS_STRIDED},
+    {"index_add", "axis 0 into [4,3]", IN(X(-1, 1, 5, 3), I(4, 5)),
+     AT(AI("axis", 0), AINTS("shape", 4, 3))},
+    {"embedding", "[5,3] by [2,3]", IN(X(-1, 1, 5, 3), I(5, 2, 3)), .flags = OS_STRIDED},
+    /* ---- linear algebra (linalg.c) ---- */
+    {"matmul", "[2,3] @ [3,4]", IN(X(-1, 1, 2, 3), X(-1, 1, 3, 4)), .flags = OS_STRIDED},
+    {"matmul", "batched [2,2,3] @ [3,4]", IN(X(-1, 1, 2, 2, 3), X(-1, 1, 3, 4))},
+    {"matmul", "[3] @ [3,2]", IN(X(-1, 1, 3), X(-1, 1, 3, 2))},
+    {"gemm", "alpha, beta, b transposed, c broadcast", IN(X(-1, 1, 2, 3), X(-1, 1, 4, 3), X(-1, 1, 4)),
+     AT(AF("alpha", 0.5), AF("beta", 2.0), AI("trans_b", 1)), OS_STRIDED},
+    {"gemm", "a transposed, no c", IN(X(-1, 1, 3, 2), X(-1, 1, 3, 4)), AT(AI("trans_a", 1))},
+    /* ---- convolution and pooling (conv.c, pool.c) ---- */
+    {"conv2d", "3x3 with bias", IN(X(-1, 1, 1, 2, 4, 4), X(-1, 1, 3, 2, 3, 3), X(-1, 1, 3)),
+     .flags = OS_STRIDED},
+    {"conv2d", "groups 2, stride (2,1), padding (1,0), dilation (1,2)",
+     IN(X(-1, 1, 1, 2, 5, 6), X(-1, 1, 2, 1, 2, 2)),
+     AT(AINTS("stride", 2, 1), AINTS("padding", 1, 0), AINTS("dilation", 1, 2), AI("groups", 2))},
+    {"conv2d_grad_input", "of a 3x3", IN(X(-1, 1, 1, 3, 2, 2), X(-1, 1, 3, 2, 3, 3)),
+     AT(AINTS("input_shape", 1, 2, 4, 4))},
+    {"conv2d_grad_weight", "of a 3x3", IN(X(-1, 1, 1, 3, 2, 2), X(-1, 1, 1, 2, 4, 4)),
+     AT(AINTS("weight_shape", 3, 2, 3, 3))},
+    {"max_pool2d", "2x2 stride 2", IN(X(-1, 1, 1, 2, 4, 4)),
+     AT(AINTS("kernel", 2, 2), AINTS("stride", 2, 2), AINTS("padding", 0, 0)), OS_STRIDED},
+    {"max_pool2d", "3x3 stride 2 padding 1 ceil_mode", IN(X(-1, 1, 1, 1, 5, 5)),
+     AT(AINTS("kernel", 3, 3), AINTS("stride", 2, 2), AINTS("padding", 1, 1), AI("ceil_mode", 1))},
+    {"max_pool2d_grad", "into 4x4", IN(X(-1, 1, 1, 2, 2, 2), I(16, 1, 2, 2, 2)),
+     AT(AINTS("input_size", 4, 4))},
+    {"max_pool2d_select", "from 4x4", IN(X(-1, 1, 1, 2, 4, 4), I(16, 1, 2, 2, 2))},
+    {"avg_pool2d", "2x2 stride (1,2) padding (1,0) without the padding",
+     IN(X(-1, 1, 1, 2, 4, 5)), AT(AINTS("kernel", 2, 2), AINTS("stride", 1, 2),
+     AINTS("padding", 1, 0), AI("count_include_pad", 0)), OS_STRIDED},
+    {"avg_pool2d_grad", "2x2 stride 2 into 4x4", IN(X(-1, 1, 1, 2, 2, 2)),
+     AT(AINTS("kernel", 2, 2), AINTS("stride", 2, 2), AINTS("padding", 0, 0),
+        AINTS("input_size", 4, 4))},
+    /* ---- normalisation (norm.c) ---- */
+    /* known exception: training-mode batch_norm has no ONNX export (ONNX's
+     * training_mode outputs are updated running stats, not the batch's) */
+    {"batch_norm", "[3,2,2]", IN(X(-1, 1, 3, 2, 2), X(0.5, 1.5, 2), X(-1, 1, 2)),
+     AT(AF("eps", 1e-3)), OS_STRIDED | OS_NO_ONNX},
+    {"layer_norm", "last 2 axes of [2,3,4]", IN(X(-1, 1, 2, 3, 4), X(0.5, 1.5, 3, 4), X(-1, 1, 3, 4)),
+     AT(AI("n_axes", 2), AF("eps", 1e-3)), OS_STRIDED},
+    /* ---- nn and losses (nn.c, loss.c) ---- */
+    {"softmax", "axis 1", IN(X(-2, 2, 2, 3)), AT(AI("axis", 1)), OS_STRIDED},
+    {"log_softmax", "axis 0", IN(X(-2, 2, 3, 2)), AT(AI("axis", 0))},
+    {"nll_loss", "[3,4] labels [3]", IN(X(-2, 0, 3, 4), I(4, 3)), .flags = OS_STRIDED},
+    {"nll_loss_grad", "[3] into 4 classes", IN(X(-1, 1, 3), I(4, 3)), AT(AI("num_classes", 4))},
+    {"bce_with_logits", "logits and targets", IN(X(-2, 2, 2, 3), X(0, 1, 2, 3)), .flags = OS_STRIDED},
+    {NULL, NULL, 0, {{0}}, 0, {{0}}, 0},
+};
+
+const os_exempt os_exempt_ops[] = {
+    {"batch_norm_grad", "fused first-order backward of batch_norm (TG_OP_NO_VJP/NO_JVP: "
+                        "create_graph builds the composite instead); run by batch_norm's samples"},
+    {"layer_norm_grad", "fused first-order backward of layer_norm (TG_OP_NO_VJP/NO_JVP); run by "
+                        "layer_norm's samples"},
+    {"copy_", "in-place update (TG_OP_INPLACE): eager only, never a graph node, no forward "
+              "rule; tests/test_autograd.c checks its recorded gradients"},
+    {"fill_", "in-place update (TG_OP_INPLACE), see copy_"},
+    {"add_", "in-place update (TG_OP_INPLACE), see copy_"},
+    {"mul_scalar_", "in-place update (TG_OP_INPLACE), see copy_"},
+    {NULL, NULL},
+};
+
+const os_sample *os_find_sample(const char *op)
+{
+    for (const os_sample *s = os_samples; s->op; s++)
+        if (!strcmp(s->op, op))
+            return s;
+    return NULL;
+}
+
+const char *os_exempt_reason(const char *op)
+{
+    for (const os_exempt *e = os_exempt_ops; e->op; e++)
+        if (!strcmp(e->op, op))
+            return e->reason;
+    return NULL;
+}

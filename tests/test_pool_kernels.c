@@ -1,0 +1,117 @@
+/* The pooling kernels below the ops (kernels/cpu/pool.h): the vectorized
+ * 2 x 2 stride-2 max pooling and its gradient against plain loops, for
+ * row lengths around the vector width, with ties, infinities and NaNs
+ * (NaN wins, ties keep the first), float32 and float64; the gradient
+ * with indices outside their windows (the general scatter). */
+#include "harness.h"
+#include "kernels/cpu/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static double value(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    unsigned r = (*seed >> 8) % 64;
+    if (r == 0)
+        return NAN;
+    if (r == 1)
+        return INFINITY;
+    if (r == 2)
+        return -INFINITY;
+    return (double)(r % 5) - 2.0; /* few values: many ties */
+}
+
+/* reference forward of one plane */
+static void ref_max(const double *x, int64_t H, int64_t W, double *y, int64_t *idx)
+{
+    for (int64_t oh = 0; oh < H / 2; oh++)
+        for (int64_t ow = 0; ow < W / 2; ow++) {
+            int64_t b = 2 * oh * W + 2 * ow, at[4] = {b, b + 1, b + W, b + W + 1};
+            double m = x[b];
+            int64_t mi = b;
+            for (int k = 1; k < 4; k++)
+                if (x[at[k]] > m || x[at[k]] != x[at[k]]) {
+                    m = x[at[k]];
+                    mi = at[k];
+                }
+            y[oh * (W / 2) + ow] = m;
+            idx[oh * (W / 2) + ow] = mi;
+        }
+}
+
+static bool same(double a, double b) { return a == b || (a != a && b != b); }
+
+static void check(bool f64, int64_t OH, int64_t OW, unsigned seed)
+{
+    int64_t H = 2 * OH, W = 2 * OW, planes = 3, in_n = H * W, out_n = OH * OW;
+    size_t z = f64 ? sizeof(double) : sizeof(float);
+    double *x = malloc(sizeof(double) * (size_t)(planes * in_n));
+    double *ey = malloc(sizeof(double) * (size_t)(planes * out_n));
+    int64_t *eidx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
+    char *tx = malloc(z * (size_t)(planes * in_n)), *ty = malloc(z * (size_t)(planes * out_n));
+    for (int64_t i = 0; i < planes * in_n; i++) {
+        x[i] = value(&seed);
+        if (f64)
+            ((double *)tx)[i] = x[i];
+        else
+            ((float *)tx)[i] = (float)x[i];
+    }
+    for (int64_t p = 0; p < planes; p++)
+        ref_max(x + p * in_n, H, W, ey + p * out_n, eidx + p * out_n);
+    tg__pool_geom g = {.H = H, .W = W, .OH = OH, .OW = OW, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
+    CHECK(!tg__pool2d(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx, planes,
+                      in_n, out_n));
+    bool ok = true;
+    for (int64_t i = 0; i < planes * out_n; i++) {
+        double v = f64 ? ((double *)ty)[i] : ((float *)ty)[i];
+        ok &= same(v, ey[i]) && idx[i] == eidx[i];
+    }
+    CHECK(ok);
+    /* the gradient: dy at each argmax, zeros elsewhere */
+    char *dx = malloc(z * (size_t)(planes * in_n));
+    for (int64_t i = 0; i < planes * out_n; i++) {
+        if (f64)
+            ((double *)ty)[i] = (double)(i + 1);
+        else
+            ((float *)ty)[i] = (float)(i + 1);
+    }
+    for (int round = 0; round < 2; round++) {
+        if (round == 1 && out_n > 1) /* one index elsewhere in the plane */
+            eidx[out_n / 2] = idx[out_n / 2] = (idx[out_n / 2] + 2 * W) % in_n;
+        memset(dx, 0x7f, z * (size_t)(planes * in_n));
+        CHECK(!tg__pool2d(TG_POOL_MAX_GRAD, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, ty, dx,
+                          idx, planes, out_n, in_n));
+        double *e = calloc((size_t)(planes * in_n), sizeof(double));
+        for (int64_t p = 0; p < planes; p++)
+            for (int64_t o = 0; o < out_n; o++)
+                e[p * in_n + eidx[p * out_n + o]] += (double)(p * out_n + o + 1);
+        ok = true;
+        for (int64_t i = 0; i < planes * in_n; i++)
+            ok &= (f64 ? ((double *)dx)[i] : ((float *)dx)[i]) == e[i];
+        CHECK(ok);
+        free(e);
+    }
+    free(x);
+    free(ey);
+    free(eidx);
+    free(idx);
+    free(tx);
+    free(ty);
+    free(dx);
+}
+
+static void test_max_2x2(void)
+{
+    static const int64_t widths[] = {1, 3, 7, 8, 9, 14, 16, 17, 23};
+    for (int f64 = 0; f64 < 2; f64++)
+        for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
+            check(f64, 1 + (int64_t)i % 4, widths[i], 7u + (unsigned)i);
+}
+
+int main(void)
+{
+    RUN(test_max_2x2);
+    return tt_finish();
+}

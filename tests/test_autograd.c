@@ -218,6 +218,41 @@ static void test_grad_of_grad(void)
     /* TODO(linalg): grad of grad of matmul, once tg_matmul lands */
 }
 
+/* backward(create_graph): x.grad is differentiable; two roots in one pass */
+static void test_backward_create_graph(void)
+{
+    double xv[3] = {-0.7, 0.3, 1.1};
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){3}, xv);
+    tg_scope_begin();
+    tg_tensor *y = tg_sum(tg_mul(tg_sin(x), x), 0, NULL, false); /* d: cos x * x + sin x */
+    CHECK_OK(tg_backward_ex(1, &y, NULL, false, true));
+    tg_tensor *g = tg_grad(x);
+    CHECK(g && tg_requires_grad(g));
+    double e[3];
+    for (int i = 0; i < 3; i++)
+        e[i] = cos(xv[i]) * xv[i] + sin(xv[i]);
+    CHECK_TENSOR(g, e, 1e-12);
+    tg_tensor *gs = tg_sum(g, 0, NULL, false);
+    tg_zero_grad(x); /* g stays alive through gs's history */
+    CHECK_OK(tg_backward_ex(1, &gs, NULL, false, false)); /* d2: 2 cos x - x sin x */
+    for (int i = 0; i < 3; i++)
+        e[i] = 2 * cos(xv[i]) - xv[i] * sin(xv[i]);
+    CHECK_TENSOR(tg_grad(x), e, 1e-12);
+    CHECK(!tg_requires_grad(tg_grad(x)));
+    /* two roots, one seeded: x.grad = 2 * 1 + cos x * [1, 2, 3] */
+    tg_zero_grad(x);
+    tg_tensor *roots[2] = {tg_sum(tg_mul_scalar(x, 2), 0, NULL, false), tg_sin(x)};
+    double sv[3] = {1, 2, 3};
+    tg_tensor *seeds[2] = {NULL, tg_from_data(TG_FLOAT64, 1, (int64_t[]){3}, sv)};
+    CHECK_OK(tg_backward_ex(2, roots, seeds, false, false));
+    for (int i = 0; i < 3; i++)
+        e[i] = 2 + cos(xv[i]) * sv[i];
+    CHECK_TENSOR(tg_grad(x), e, 1e-12);
+    CHECK_FAILS(tg_backward_ex(0, roots, NULL, false, false), TG_ERR_ARG, "root");
+    CHECK_FAILS(tg_backward_ex(2, roots, NULL, false, false), TG_ERR_AUTOGRAD, "one-element");
+    tg_scope_end();
+}
+
 static void test_grad_of_grad_mul(void)
 {
     /* z = sum(x * x * y): dz/dx = 2xy; d(sum dz/dx)/dx = 2y, /dy = 2x */
@@ -931,6 +966,7 @@ int main(void)
     RUN(test_long_chain);
     RUN(test_grad_of_grad);
     RUN(test_grad_of_grad_mul);
+    RUN(test_backward_create_graph);
     RUN(test_relu_grad_of_grad);
     RUN(test_functional_grad);
     RUN(test_no_grad_and_detach);

@@ -33,6 +33,15 @@ const char *tg_grad_fn_name(const tg_tensor *t);
 tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output,
                       bool retain_graph);
 
+/* tg_backward over several roots in one pass (grad_outputs may be NULL,
+ * or hold NULL for one-element roots: 1). With create_graph the
+ * gradients accumulated into leaves are recorded, so they can be
+ * differentiated again (PyTorch's backward(create_graph=True)); it
+ * implies retain_graph. */
+tg_status tg_backward_ex(int n_roots, tg_tensor *const *roots,
+                         tg_tensor *const *grad_outputs, bool retain_graph,
+                         bool create_graph);
+
 /* Functional gradients: writes d(sum of outputs . grad_outputs)/d inputs
  * into results[0..n_inputs-1] (new references that no scope owns: the
  * caller releases them, inside a scope too; NULL where an input is

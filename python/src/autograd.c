@@ -7,6 +7,22 @@
 #include <string.h>
 
 /* ---- backward and grad ------------------------------------------------------ */
+/* PyTorch's messages for a root that cannot start backward (0 or -1) */
+static tg_status check_root(tg_tensor *t, tg_tensor *grad, int i)
+{
+    if (!tg_requires_grad(t)) {
+        PyErr_Format(PyExc_RuntimeError, "element %d of tensors does not require grad and "
+                     "does not have a grad_fn", i);
+        return TG_ERR_AUTOGRAD;
+    }
+    if (!grad && tg_numel(t) != 1) {
+        PyErr_SetString(PyExc_RuntimeError, "grad can be implicitly created only for scalar "
+                        "outputs");
+        return TG_ERR_AUTOGRAD;
+    }
+    return TG_OK;
+}
+
 static PyObject *m_backward(PyObject *self, PyObject *const *args, Py_ssize_t n,
                             PyObject *kwnames)
 {
@@ -26,37 +42,27 @@ static PyObject *m_backward(PyObject *self, PyObject *const *args, Py_ssize_t n,
                                 "argument '%U'", PyTuple_GET_ITEM(kwnames, j));
         vals[k] = args[n + j];
     }
-    if (PyObject_IsTrue(vals[2]) == 1)
-        return PyErr_Format(PyExc_NotImplementedError, "backward(create_graph=True) is not "
-                            "supported; use tensorgraph.autograd.grad(..., create_graph=True)");
     if (vals[3] != Py_None)
-        return PyErr_Format(PyExc_NotImplementedError, "backward(inputs=...) is not supported");
+        return PyErr_Format(PyExc_NotImplementedError, "backward(inputs=...) is not supported; "
+                            "use tensorgraph.autograd.grad(outputs, inputs)");
     tg_tensor *grad = NULL;
     if (vals[0] != Py_None && !(grad = tgpy_as_tensor(vals[0], tg_dtype_of(TENSOR(self)), true)))
         return NULL;
-    int retain = vals[1] == Py_None ? 0 : PyObject_IsTrue(vals[1]);
-    if (retain < 0) {
-        tg_release(grad);
-        return NULL;
+    int create = PyObject_IsTrue(vals[2]);
+    int retain = vals[1] == Py_None ? create : PyObject_IsTrue(vals[1]);
+    tg_status s = create < 0 || retain < 0 ? TG_ERR_ARG : check_root(TENSOR(self), grad, 0);
+    if (s == TG_OK) {
+        tg_tensor *root = TENSOR(self);
+        Py_BEGIN_ALLOW_THREADS
+        s = create ? tg_backward_ex(1, &root, &grad, retain, true)
+                   : tg_backward(root, grad, retain);
+        Py_END_ALLOW_THREADS
+        if (s != TG_OK)
+            tgpy_raise();
     }
-    if (!tg_requires_grad(TENSOR(self))) {
-        tg_release(grad);
-        PyErr_SetString(PyExc_RuntimeError, "element 0 of tensors does not require grad and "
-                        "does not have a grad_fn");
-        return NULL;
-    }
-    if (!grad && tg_numel(TENSOR(self)) != 1) {
-        PyErr_SetString(PyExc_RuntimeError, "grad can be implicitly created only for scalar "
-                        "outputs");
-        return NULL;
-    }
-    tg_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = tg_backward(TENSOR(self), grad, retain);
-    Py_END_ALLOW_THREADS
     tg_release(grad);
     if (s != TG_OK)
-        return tgpy_raise();
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -146,6 +152,43 @@ done:
     PyMem_Free(ins);
     PyMem_Free(gos);
     return r;
+}
+
+/* _backward(tensors, grad_tensors or None, retain_graph, create_graph):
+ * tg.autograd.backward, every root in one pass */
+static PyObject *autograd_backward(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)m;
+    if (nargs != 4)
+        return PyErr_Format(PyExc_TypeError, "_backward takes 4 arguments");
+    int n, n_go = 0;
+    tg_tensor **roots = tensor_array(args[0], "tensors", &n), **gos = NULL;
+    int retain = PyObject_IsTrue(args[2]), create = PyObject_IsTrue(args[3]);
+    tg_status s = !roots || retain < 0 || create < 0 ? TG_ERR_ARG : TG_OK;
+    if (s == TG_OK && args[1] != Py_None) {
+        gos = tensor_array(args[1], "grad_outputs", &n_go);
+        if (!gos)
+            s = TG_ERR_ARG;
+        else if (n_go != n) {
+            PyErr_Format(PyExc_RuntimeError, "grad_tensors has %d entries for %d tensors", n_go,
+                         n);
+            s = TG_ERR_ARG;
+        }
+    }
+    for (int i = 0; s == TG_OK && i < n; i++)
+        s = check_root(roots[i], gos ? gos[i] : NULL, i);
+    if (s == TG_OK && n > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        s = tg_backward_ex(n, roots, gos, retain, create);
+        Py_END_ALLOW_THREADS
+        if (s != TG_OK)
+            tgpy_raise();
+    }
+    PyMem_Free(roots);
+    PyMem_Free(gos);
+    if (s != TG_OK)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 /* ---- grad mode --------------------------------------------------------------- */
@@ -461,6 +504,7 @@ static PyObject *function_def(PyObject *m, PyObject *name)
 
 static PyMethodDef autograd_functions[] = {
     {"_grad", (PyCFunction)(void (*)(void))autograd_grad, METH_FASTCALL, NULL},
+    {"_backward", (PyCFunction)(void (*)(void))autograd_backward, METH_FASTCALL, NULL},
     {"_set_grad_enabled", set_grad_enabled, METH_O, "Sets grad mode; returns the old one."},
     {"is_grad_enabled", is_grad_enabled, METH_NOARGS, NULL},
     {"_grad_fn_name", grad_fn_name, METH_O, NULL},

@@ -1,5 +1,6 @@
 """tensorgraph.autograd: grad (with create_graph), Function, gradcheck."""
 from . import _C
+from ._creation import tensor as _tensor
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
 
 Tensor = _C.Tensor
@@ -29,11 +30,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(res)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None):
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None):
+    """Accumulates into the leaves' .grad the gradients of all tensors, in
+    one pass (grad_tensors: one per tensor, None for one-element ones)."""
+    if inputs is not None:
+        raise NotImplementedError("backward(inputs=...) is not supported; use "
+                                  "tensorgraph.autograd.grad(outputs, inputs)")
     tensors = _seq(tensors)
-    grads = _seq(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    for t, g in zip(tensors, grads):
-        t.backward(g, retain_graph=True if len(tensors) > 1 else retain_graph)
+    if grad_tensors is not None:
+        grad_tensors = tuple(g if g is None or isinstance(g, Tensor) else
+                             _tensor(g, dtype=t.dtype)
+                             for g, t in zip(_seq(grad_tensors), tensors))
+    retain = create_graph if retain_graph is None else retain_graph
+    _C._backward(tensors, grad_tensors, bool(retain), bool(create_graph))
 
 
 class _FunctionMeta(type):

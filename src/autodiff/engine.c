@@ -456,6 +456,27 @@ tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output, bool retain_graph
     return s;
 }
 
+tg_status tg_backward_ex(int n_roots, tg_tensor *const *roots,
+                         tg_tensor *const *grad_outputs, bool retain_graph,
+                         bool create_graph)
+{
+    if (n_roots < 1 || !roots)
+        return tg__error(TG_ERR_ARG, "tg_backward_ex: need at least one root");
+    for (int i = 0; i < n_roots; i++) {
+        tg_status s = check_root("tg_backward_ex", roots[i],
+                                 grad_outputs ? grad_outputs[i] : NULL);
+        if (s != TG_OK)
+            return s;
+    }
+    run r = {0};
+    r.retain = retain_graph || create_graph;
+    r.create_graph = create_graph;
+    tg_status s = backward_run(&r, n_roots, roots, grad_outputs);
+    if (s == TG_OK)
+        tg_clear_error(); /* what rules recovered from is not the caller's */
+    return s;
+}
+
 tg_status tg_autograd_grad(int n_outputs, tg_tensor *const *outputs,
                            tg_tensor *const *grad_outputs, int n_inputs,
                            tg_tensor *const *inputs, tg_tensor **results,

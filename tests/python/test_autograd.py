@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import close
+from conftest import close, needs_torch, torch
 
 
 def test_backward_accumulates_into_leaves():
@@ -186,3 +186,67 @@ def test_custom_function_errors_propagate():
 
     with pytest.raises(TypeError, match="single Tensor"):
         NotTensor.apply(x)
+
+
+HIGHER_ORDER = [
+    ("sin_x2", lambda m, x: (x.sin() * x ** 2).sum()),
+    ("tanh_exp", lambda m, x: (x.tanh() * x.exp()).sum()),
+    ("sigmoid_sq", lambda m, x: (m.sigmoid(x) ** 2).sum()),
+    ("softmax", lambda m, x: (m.softmax(x, 0) * m.arange(3.0)).sum()),
+    ("matmul", lambda m, x: (x.reshape(3, 1) @ x.reshape(1, 3)).pow(2).sum()),
+]
+
+
+def _higher_order(m, f, order):
+    """x.grad after backward(create_graph) then backward of sum(grad * w),
+    order times; returns each level's gradient"""
+    x = m.tensor([0.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+    w = m.tensor([1.0, -2.0, 3.0], dtype=m.float64)
+    out, y = [], f(m, x)
+    for _ in range(order):
+        y.backward(create_graph=True)
+        g = x.grad
+        out.append(g.detach().numpy().copy())
+        assert g.requires_grad
+        x.grad = None
+        y = (g * w).sum()
+    return out
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:Using backward")
+@pytest.mark.parametrize("name,f", HIGHER_ORDER, ids=[h[0] for h in HIGHER_ORDER])
+def test_backward_create_graph_matches_torch(name, f):
+    for got, want in zip(_higher_order(tg, f, 3), _higher_order(torch, f, 3)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_backward_create_graph_accumulates_and_retains():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x ** 3).sum()
+    y.backward(create_graph=True)    # retains the graph: a second pass works
+    y.backward(create_graph=True)    # accumulates: 2 * 3x^2, still differentiable
+    close(x.grad, [6.0, 24.0])
+    g = x.grad
+    x.grad = None
+    g.sum().backward()
+    close(x.grad, [12.0, 24.0])      # d/dx 6 x^2
+    y = (x ** 2).sum()
+    y.backward(retain_graph=False, create_graph=False)
+    with pytest.raises(RuntimeError, match="retain_graph"):
+        y.backward()
+
+
+def test_autograd_backward_several_roots():
+    x = tg.tensor([0.5, 1.0], requires_grad=True)
+    a, b = (x * 3).sum(), x.exp()
+    tg.autograd.backward([a, b], [None, [1.0, 2.0]])
+    close(x.grad, [3 + np.exp(0.5), 3 + 2 * np.exp(1.0)], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="scalar outputs"):
+        tg.autograd.backward([x * 2])
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tg.autograd.backward([x.sum(), tg.ones(1)])
+    with pytest.raises(RuntimeError, match="entries"):
+        tg.autograd.backward([x.sum(), x.sum()], [None])
+    with pytest.raises(TypeError):
+        tg.autograd.backward([1.0])

@@ -66,6 +66,64 @@ typedef enum tg_executor_kind {
 tg_status tg_session_set_executor(tg_session *s, tg_executor_kind kind);
 tg_status tg_session_set_memory_plan(tg_session *s, bool on);
 
+/* ---- graph optimization -----------------------------------------------------------
+ * Before compiling the plan of a signature, a session copies the part of
+ * the graph the run needs (fed values become placeholders of the fed
+ * shapes) and rewrites the copy with the optimization passes of its level;
+ * the graph you built never changes, and the results are those of the
+ * graph as built (see docs/PASSES.md for each pass and its guarantees):
+ *  - level 0: the graph as built (no copy unless fed shapes differ from
+ *    the declared ones);
+ *  - level 1: cleanups that give bitwise the same results: algebraic
+ *    simplification (x*1, x+0, double permutes, view chains, casts to the
+ *    same dtype, reductions over nothing...), constant folding (outputs up
+ *    to 64 KiB), common subexpression elimination (pure ops only), dead
+ *    code elimination;
+ *  - level 2 (the default): also fusion.
+ * The default level is the environment's TG_OPT_LEVEL when set (0, 1 or
+ * 2). disabled_passes names passes not to run (tg_pass_info lists them;
+ * an unknown name is an error); the session copies the names. Setting
+ * options drops the session's cached plans. */
+typedef struct tg_session_options {
+    int opt_level;
+    int n_disabled;
+    const char *const *disabled_passes;
+} tg_session_options;
+tg_session_options tg_session_default_options(void);
+tg_status tg_session_set_options(tg_session *s, const tg_session_options *o);
+
+/* the registered passes, i = 0 .. tg_pass_count() - 1: name and the lowest
+ * level that runs it; NULL past the end */
+int tg_pass_count(void);
+const char *tg_pass_info(int i, int *level);
+
+/* What one pass did to a plan's graph: node counts before and after, and
+ * named counts of its changes ("removed", "folded", "merged", ...). */
+#define TG_PASS_MAX_COUNTS 4
+typedef struct tg_pass_count_entry {
+    const char *what; /* a static string */
+    int n;
+} tg_pass_count_entry;
+typedef struct tg_pass_record {
+    const char *pass; /* a static string */
+    int nodes_before, nodes_after;
+    int n_counts;
+    tg_pass_count_entry counts[TG_PASS_MAX_COUNTS];
+} tg_pass_record;
+
+/* Compiles (and caches, as a run would) the plan of a signature without
+ * running it, and returns a new reference to the graph that plan executes
+ * (the session's own graph at level 0; free it with tg_graph_free). When
+ * the graph has unknown dims, feed_tensors gives the shapes (NULL: the
+ * declared shapes). records (cap entries, may be NULL) receives what each
+ * pass did, *n_records how many ran. */
+tg_graph *tg_session_optimized_graph(tg_session *s, int n_feeds,
+                                     tg_tensor *const *feed_values,
+                                     tg_tensor *const *feed_tensors, int n_fetches,
+                                     tg_tensor *const *fetch_values, int n_targets,
+                                     tg_tensor *const *targets, int cap,
+                                     tg_pass_record *records, int *n_records);
+
 /* ---- memory plan statistics ------------------------------------------------------
  * Plans (compiling and caching, as a run would) the feed/fetch/target
  * signature without running it, and reports its memory:

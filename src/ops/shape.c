@@ -4,6 +4,7 @@
 #include "autodiff/jvp.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
+#include "ops/shape.h"
 
 #include <string.h>
 
@@ -101,9 +102,7 @@ static const tg_arg_spec any_out[] = {{"y", TG_DTS_ANY}, {0}};
 
 /* ---- view -------------------------------------------------------------------- */
 /* view and expand: the target shape */
-typedef struct shape_attrs {
-    tg_ints shape;
-} shape_attrs;
+typedef tg_shape_attrs shape_attrs;
 static const tg_attr_spec shape_specs[] = {TG_SPEC_INTS(shape_attrs, shape), {0}};
 
 static tg_status view_infer(tg_op_ctx *c)
@@ -252,9 +251,7 @@ tg_tensor *tg_unsqueeze(tg_tensor *x, int axis)
 }
 
 /* ---- permute --------------------------------------------------------------------- */
-typedef struct permute_attrs {
-    tg_ints perm;
-} permute_attrs;
+typedef tg_permute_attrs permute_attrs;
 static const tg_attr_spec permute_specs[] = {TG_SPEC_INTS(permute_attrs, perm), {0}};
 
 static tg_status permute_infer(tg_op_ctx *c)

@@ -16,6 +16,13 @@ void tg__plan_free(tg_plan *p)
     free(p->key.feeds);
     free(p->key.fetches);
     free(p->key.targets);
+    tg__graph_release(p->g);
+    free(p->run_feeds);
+    free(p->run_fetches);
+    free(p->records);
+    for (int i = 0; i < p->n_guards; i++)
+        tg_release(p->guards[i].t);
+    free(p->guards);
     free(p->steps);
     free(p->n_preds);
     free(p->succ_start);
@@ -27,6 +34,14 @@ void tg__plan_free(tg_plan *p)
     free(p);
 }
 
+bool tg__plan_stale(const tg_plan *p)
+{
+    for (int i = 0; i < p->n_guards; i++)
+        if (p->guards[i].t->storage->version != p->guards[i].version)
+            return true;
+    return false;
+}
+
 static int *copy_ints(const int *a, int n)
 {
     int *c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
@@ -36,16 +51,16 @@ static int *copy_ints(const int *a, int n)
 }
 
 /* ---- pruning ------------------------------------------------------------------- */
-typedef struct prune {
+typedef struct prune_ctx {
     const tg_graph *g;
     const bool *fed;
     bool *needed; /* per node */
     int *by;      /* per node: the node that needed it first (-1: a root) */
     int *work;
     int n_work;
-} prune;
+} prune_ctx;
 
-static tg_status unfed_error(const prune *p, int id)
+static tg_status unfed_error(const prune_ctx *p, int id)
 {
     const tg_graph *g = p->g;
     int by = p->by[id];
@@ -57,7 +72,7 @@ static tg_status unfed_error(const prune *p, int id)
                      tg__gnode_op_name(&g->nodes[by]));
 }
 
-static tg_status need(prune *p, int id, int by)
+static tg_status need(prune_ctx *p, int id, int by)
 {
     if (p->needed[id])
         return TG_OK;
@@ -73,7 +88,7 @@ static tg_status need(prune *p, int id, int by)
     return TG_OK;
 }
 
-static tg_status mark_needed(prune *p, const tg_plan_key *key)
+static tg_status mark_needed(prune_ctx *p, const tg_plan_key *key)
 {
     const tg_graph *g = p->g;
     tg_status s = TG_OK;
@@ -270,53 +285,145 @@ static tg_status plan_snapshots(const tg_graph *g, const bool *fed, tg_plan *pla
             state[n->out[o]] = alias && !fed[n->out[o]];
     }
     for (int i = 0; i < plan->key.n_fetches; i++)
-        plan->snapshot[plan->key.fetches[i]] = state[plan->key.fetches[i]];
+        plan->snapshot[plan->run_fetches[i]] = state[plan->run_fetches[i]];
     free(state);
     return TG_OK;
 }
 
-tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed,
-                          bool memory_plan, bool parallel)
+/* what the passes made of the user's graph: the graph to run and the
+ * values and nodes standing for the signature's */
+static tg_status optimise(const tg_graph *g, const tg_plan_key *key, const bool *fed,
+                          const bool *needed, const tg_plan_opts *o, tg_plan *plan,
+                          int *targets)
 {
-    tg_plan *plan = calloc(1, sizeof *plan);
-    prune p = {g, fed, calloc((size_t)g->n_nodes + 1, 1),
-               malloc(((size_t)g->n_nodes + 1) * sizeof(int)),
-               malloc(((size_t)g->n_nodes + 1) * sizeof(int)), 0};
-    tg_status s = TG_OK;
-    if (!plan || !p.needed || !p.by || !p.work)
-        s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
-    if (s == TG_OK) {
-        plan->epoch = g->epoch;
-        plan->n_values = g->n_values;
-        plan->key = (tg_plan_key){key->n_feeds, key->n_fetches, key->n_targets,
-                                  copy_ints(key->feeds, key->n_feeds),
-                                  copy_ints(key->fetches, key->n_fetches),
-                                  copy_ints(key->targets, key->n_targets)};
-        plan->steps = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
-        plan->fed = malloc((size_t)g->n_values + 1);
-        plan->fetched = calloc((size_t)g->n_values + 1, 1);
-        if (!plan->key.feeds || !plan->key.fetches || !plan->key.targets ||
-            !plan->steps || !plan->fed || !plan->fetched)
-            s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    tg_passes_in in = {g, needed, fed, o->feed_meta, key->n_feeds, key->n_fetches,
+                       key->n_targets, key->feeds, key->fetches, key->targets,
+                       o->level, o->n_disabled, o->disabled};
+    tg_passes_out out;
+    tg_status s = tg__passes_run(&in, &out);
+    if (s != TG_OK)
+        return s;
+    plan->g = out.g;
+    plan->run_feeds = out.feeds;
+    plan->run_fetches = out.fetches;
+    plan->records = out.records;
+    plan->n_records = out.n_records;
+    plan->guards = out.guards;
+    plan->n_guards = out.n_guards;
+    memcpy(targets, out.targets, (size_t)key->n_targets * sizeof *targets);
+    free(out.targets);
+    return TG_OK;
+}
+
+/* does any fed value come with a shape other than the declared one? */
+static bool shapes_differ(const tg_graph *g, const tg_plan_key *key, const tg_meta *fm)
+{
+    for (int i = 0; fm && i < key->n_feeds; i++) {
+        const tg_meta *a = &fm[key->feeds[i]], *b = &g->values[key->feeds[i]].meta;
+        if (!tg__shape_eq(a->ndim, a->shape, b->ndim, b->shape))
+            return true;
     }
-    if (s == TG_OK) {
-        memcpy(plan->fed, fed, (size_t)g->n_values);
-        for (int i = 0; i < key->n_fetches; i++)
-            plan->fetched[key->fetches[i]] = true;
-    }
-    if (s == TG_OK)
-        s = mark_needed(&p, key);
-    if (s == TG_OK)
-        s = order(g, p.needed, fed, plan);
-    if (s == TG_OK)
-        s = build_deps(g, p.needed, fed, plan);
-    if (s == TG_OK)
-        s = tg__memplan_build(g, plan, memory_plan, parallel);
-    if (s == TG_OK)
-        s = plan_snapshots(g, fed, plan);
-    free(p.needed);
+    return false;
+}
+
+/* the graph to run: g itself at level 0, else the passes' copy */
+static tg_status choose_graph(const tg_graph *g, const tg_plan_key *key, const bool *fed,
+                              const bool *needed, const tg_plan_opts *o, tg_plan *plan,
+                              int *targets)
+{
+    if (o->level > 0 || shapes_differ(g, key, o->feed_meta))
+        return optimise(g, key, fed, needed, o, plan, targets);
+    plan->g = (tg_graph *)g;
+    tg__graph_retain(plan->g);
+    plan->run_feeds = copy_ints(key->feeds, key->n_feeds);
+    plan->run_fetches = copy_ints(key->fetches, key->n_fetches);
+    memcpy(targets, key->targets, (size_t)key->n_targets * sizeof *targets);
+    if (!plan->run_feeds || !plan->run_fetches)
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    return TG_OK;
+}
+
+/* the run's signature in the graph it runs: fed and fetched values,
+ * target nodes (those whose work vanished dropped) */
+static tg_status run_signature(tg_plan *plan, int *targets, tg_plan_key *rk)
+{
+    const tg_graph *g = plan->g;
+    plan->n_values = g->n_values;
+    plan->fed = calloc((size_t)g->n_values + 1, 1);
+    plan->fetched = calloc((size_t)g->n_values + 1, 1);
+    if (!plan->fed || !plan->fetched)
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    for (int i = 0; i < plan->key.n_feeds; i++)
+        if (plan->run_feeds[i] >= 0)
+            plan->fed[plan->run_feeds[i]] = true;
+    for (int i = 0; i < plan->key.n_fetches; i++)
+        plan->fetched[plan->run_fetches[i]] = true;
+    *rk = (tg_plan_key){0, plan->key.n_fetches, 0, NULL, plan->run_fetches, targets};
+    for (int i = 0; i < plan->key.n_targets; i++)
+        if (targets[i] >= 0)
+            targets[rk->n_targets++] = targets[i];
+    return TG_OK;
+}
+
+static tg_status prune(const tg_graph *g, const bool *fed, const tg_plan_key *key,
+                       bool *needed)
+{
+    prune_ctx p = {g, fed, needed, malloc(((size_t)g->n_nodes + 1) * sizeof(int)),
+                   malloc(((size_t)g->n_nodes + 1) * sizeof(int)), 0};
+    tg_status s = p.by && p.work ? mark_needed(&p, key)
+                                 : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     free(p.by);
     free(p.work);
+    return s;
+}
+
+static tg_status compile(const tg_graph *g, const tg_plan_key *key, const bool *fed,
+                         const tg_plan_opts *o, tg_plan *plan)
+{
+    bool *needed = calloc((size_t)g->n_nodes + 1, 1);
+    int *targets = malloc(((size_t)key->n_targets + 1) * sizeof(int));
+    tg_plan_key rk;
+    tg_status s = needed && targets ? prune(g, fed, key, needed)
+                                    : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    if (s == TG_OK)
+        s = choose_graph(g, key, fed, needed, o, plan, targets);
+    if (s == TG_OK)
+        s = run_signature(plan, targets, &rk);
+    free(needed);
+    const tg_graph *pg = plan->g;
+    needed = s == TG_OK ? calloc((size_t)pg->n_nodes + 1, 1) : NULL;
+    plan->steps = s == TG_OK ? malloc(((size_t)pg->n_nodes + 1) * sizeof(int)) : NULL;
+    if (s == TG_OK && (!needed || !plan->steps))
+        s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    if (s == TG_OK)
+        s = prune(pg, plan->fed, &rk, needed);
+    if (s == TG_OK)
+        s = order(pg, needed, plan->fed, plan);
+    if (s == TG_OK)
+        s = build_deps(pg, needed, plan->fed, plan);
+    if (s == TG_OK)
+        s = tg__memplan_build(pg, plan, o->memory_plan, o->parallel);
+    if (s == TG_OK)
+        s = plan_snapshots(pg, plan->fed, plan);
+    free(needed);
+    free(targets);
+    return s;
+}
+
+tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed,
+                          const tg_plan_opts *o)
+{
+    tg_plan *plan = calloc(1, sizeof *plan);
+    if (!plan)
+        return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    plan->epoch = g->epoch;
+    plan->key = (tg_plan_key){key->n_feeds, key->n_fetches, key->n_targets,
+                              copy_ints(key->feeds, key->n_feeds),
+                              copy_ints(key->fetches, key->n_fetches),
+                              copy_ints(key->targets, key->n_targets)};
+    tg_status s = plan->key.feeds && plan->key.fetches && plan->key.targets
+                      ? compile(g, key, fed, o, plan)
+                      : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     if (s != TG_OK) {
         tg__plan_free(plan);
         return NULL;

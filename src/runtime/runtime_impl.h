@@ -6,6 +6,7 @@
 #define TG_RUNTIME_IMPL_H
 
 #include "graph/graph_impl.h"
+#include "passes/passes.h"
 #include "tg/runtime.h"
 
 /* the signature a plan is cached under: sorted, duplicate-free ids */
@@ -45,10 +46,31 @@ typedef struct tg_memplan {
     tg_tensor *arena; /* uint8 storage of stats.arena_bytes, made at first run */
 } tg_memplan;
 
+/* how a session compiles plans: its options */
+typedef struct tg_plan_opts {
+    bool memory_plan, parallel;
+    int level;         /* optimization level (passes) */
+    int n_disabled;
+    char *const *disabled; /* pass names */
+    const tg_meta *feed_meta; /* per value of the session's graph: a fed tensor's */
+} tg_plan_opts;
+
 typedef struct tg_plan {
-    tg_plan_key key;
+    tg_plan_key key;  /* the signature, as ids of the session's graph */
     uint64_t epoch;   /* graph epoch it was compiled at */
-    int n_values;     /* graph values then: the size of a run's value table */
+    /* the graph the plan runs (a reference): the session's own at level 0,
+     * else the copy the passes optimised. Everything below is by its ids;
+     * run_feeds[i] / run_fetches[i] are the values standing for
+     * key.feeds[i] / key.fetches[i] (a feed nothing reads any more: -1) */
+    tg_graph *g;
+    int *run_feeds, *run_fetches;
+    tg_pass_record *records; /* what each pass did */
+    int n_records;
+    /* constants the passes folded or merged: the plan is stale once one of
+     * them was written in place */
+    tg_fold_guard *guards;
+    int n_guards;
+    int n_values;     /* g's values: the size of a run's value table */
     int n_steps;
     int *steps;       /* node ids in execution order (ops and sources) */
     /* the dependency graph among steps (data, control and ordering edges
@@ -68,10 +90,11 @@ typedef struct tg_plan {
 } tg_plan;
 
 /* compiles the plan for key (copied) or fails naming what is missing;
- * fed[v] marks fed values (n_values entries). memory_plan/parallel pick
- * the memory plan's mode. */
+ * fed[v] marks fed values of g (n_values entries). */
 tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool *fed,
-                          bool memory_plan, bool parallel);
+                          const tg_plan_opts *o);
+/* is the plan stale (a folded constant written in place since)? */
+bool tg__plan_stale(const tg_plan *p);
 void tg__plan_free(tg_plan *p);
 
 /* builds p->mem for the compiled steps (memplan.c) */

@@ -11,7 +11,9 @@
 #include <string.h>
 
 typedef struct trace_event {
-    int node, tid, run;
+    char *name;     /* the node (owned: the plan's graph may go first) */
+    const char *op; /* static: the op's name or the source kind */
+    int tid, run;
     int64_t t0, t1;
 } trace_event;
 
@@ -22,6 +24,9 @@ struct tg_session {
     tg_session_stats stats;
     tg_executor_kind executor;
     bool no_memory_plan;
+    int opt_level;
+    int n_disabled;
+    char **disabled; /* pass names, owned */
     /* profiler */
     bool tracing;
     int64_t trace_t0;
@@ -41,6 +46,71 @@ static void drop_plans(tg_session *s)
     s->stats.n_plans = 0;
 }
 
+/* the level a session starts with: TG_OPT_LEVEL, else 2 */
+static int default_level(void)
+{
+    const char *e = getenv("TG_OPT_LEVEL");
+    if (e && e[0] >= '0' && e[0] <= '2' && !e[1])
+        return e[0] - '0';
+    return 2;
+}
+
+tg_session_options tg_session_default_options(void)
+{
+    return (tg_session_options){.opt_level = default_level()};
+}
+
+static void free_disabled(tg_session *s)
+{
+    for (int i = 0; i < s->n_disabled; i++)
+        free(s->disabled[i]);
+    free(s->disabled);
+    s->disabled = NULL;
+    s->n_disabled = 0;
+}
+
+static void free_events(tg_session *s)
+{
+    for (int64_t i = 0; i < s->n_events; i++)
+        free(s->events[i].name);
+    free(s->events);
+    s->events = NULL;
+    s->n_events = s->cap_events = 0;
+}
+
+tg_status tg_session_set_options(tg_session *s, const tg_session_options *o)
+{
+    if (!s || !o)
+        return tg__error(TG_ERR_ARG, "tg_session_set_options: %s is NULL",
+                         s ? "options" : "session");
+    if (o->opt_level < 0 || o->opt_level > 2)
+        return tg__error(TG_ERR_ARG, "tg_session_set_options: optimization level %d "
+                         "(expected 0, 1 or 2)", o->opt_level);
+    if (o->n_disabled < 0 || (o->n_disabled > 0 && !o->disabled_passes))
+        return tg__error(TG_ERR_ARG, "tg_session_set_options: bad list of disabled passes");
+    for (int i = 0; i < o->n_disabled; i++)
+        if (!tg__pass_known(o->disabled_passes[i]))
+            return tg__error(TG_ERR_ARG, "tg_session_set_options: no pass is named '%s' "
+                             "(tg_pass_info lists them)", o->disabled_passes[i]
+                                 ? o->disabled_passes[i] : "(null)");
+    char **copy = calloc((size_t)o->n_disabled + 1, sizeof *copy);
+    for (int i = 0; copy && i < o->n_disabled; i++)
+        if (!(copy[i] = strdup(o->disabled_passes[i]))) {
+            for (int k = 0; k < i; k++)
+                free(copy[k]);
+            free(copy);
+            copy = NULL;
+        }
+    if (!copy)
+        return tg__error(TG_ERR_NOMEM, "tg_session_set_options: out of memory");
+    drop_plans(s);
+    free_disabled(s);
+    s->disabled = copy;
+    s->n_disabled = o->n_disabled;
+    s->opt_level = o->opt_level;
+    return TG_OK;
+}
+
 tg_session *tg_session_new(tg_graph *g)
 {
     if (!g)
@@ -49,6 +119,7 @@ tg_session *tg_session_new(tg_graph *g)
     if (!s)
         return tg__error_null(TG_ERR_NOMEM, "tg_session_new: out of memory");
     s->g = g;
+    s->opt_level = default_level();
     tg__graph_retain(g);
     return s;
 }
@@ -58,7 +129,8 @@ void tg_session_free(tg_session *s)
     if (!s)
         return;
     drop_plans(s);
-    free(s->events);
+    free_events(s);
+    free_disabled(s);
     tg__graph_release(s->g);
     free(s);
 }
@@ -137,7 +209,8 @@ static void meta_str(int ndim, const int64_t *shape, tg_dtype dt, char *buf, siz
 }
 
 /* r->feed_tensors NULL: planning only (memory_stats), no tensors to check */
-static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed)
+static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed,
+                             tg_meta *feed_meta)
 {
     char name[300], a[200], b[200];
     for (int i = 0; i < r->n_feeds; i++) {
@@ -152,6 +225,7 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed)
         if (n->kind == TG_GNODE_VARIABLE)
             return tg__error(TG_ERR_ARG, "tg_session_run: '%s' is a variable and "
                              "cannot be fed; assign it (tg_assign) instead", name);
+        feed_meta[v] = x->meta;
         if (!r->feed_tensors)
             continue;
         if (!t)
@@ -168,6 +242,7 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed)
                              "tg_session_run: %s '%s' was fed a %s tensor, expected %s",
                              tg__gnode_op_name(n), name, a, b);
         }
+        tg_meta_of(t, &feed_meta[v]);
     }
     for (int i = 0; i < r->n_fetches; i++)
         if (fed[r->fetches[i]])
@@ -176,7 +251,21 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed)
     return TG_OK;
 }
 
-static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed)
+static tg_plan_opts plan_opts(const tg_session *s, const tg_meta *feed_meta)
+{
+    return (tg_plan_opts){!s->no_memory_plan, s->executor == TG_EXECUTOR_PARALLEL,
+                          s->opt_level, s->n_disabled, s->disabled, feed_meta};
+}
+
+/* a cached plan is stale when the graph was edited or a constant it
+ * folded was written in place since */
+static bool stale(const tg_session *s, const tg_plan *p)
+{
+    return p->epoch != s->g->epoch || tg__plan_stale(p);
+}
+
+static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed,
+                                const tg_meta *feed_meta)
 {
     int *buf = malloc((size_t)(r->n_feeds + r->n_fetches + r->n_targets + 1) * sizeof *buf);
     if (!buf)
@@ -193,7 +282,7 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
         if (key_eq(&(*pp)->key, &k))
             break;
     tg_plan *p = *pp;
-    if (p && p->epoch != s->g->epoch) { /* the graph was edited: recompile */
+    if (p && stale(s, p)) { /* recompile */
         if (s->last == p)
             s->last = NULL;
         *pp = p->next;
@@ -201,11 +290,11 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
         s->stats.n_plans--;
         p = NULL;
     }
+    tg_plan_opts o = plan_opts(s, feed_meta);
     if (p) {
         s->stats.plan_hits++;
     } else if (tg_graph_verify(s->g) == TG_OK &&
-               (p = tg__plan_compile(s->g, &k, fed, !s->no_memory_plan,
-                                     s->executor == TG_EXECUTOR_PARALLEL))) {
+               (p = tg__plan_compile(s->g, &k, fed, &o))) {
         p->next = s->plans;
         s->plans = p;
         s->stats.plan_misses++;
@@ -217,19 +306,64 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
     return p;
 }
 
+/* the index of x in the sorted a[0..n) */
+static int index_of(const int *a, int n, int x)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (a[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* the plan's value standing for the request's fed / fetched value v */
+static int run_feed(const tg_plan *p, int v)
+{
+    return p->run_feeds[index_of(p->key.feeds, p->key.n_feeds, v)];
+}
+static int run_fetch(const tg_plan *p, int v)
+{
+    return p->run_fetches[index_of(p->key.fetches, p->key.n_fetches, v)];
+}
+
 /* fetched values that alias variables or constants were copied by the
- * executor (see tg_plan.snapshot): hand the tensors over as they are */
-static void hand_over(const request *r, tg_tensor **vals, tg_tensor **snaps,
-                      tg_tensor **results)
+ * executor (see tg_plan.snapshot); a fetched value the passes made a feed
+ * (x*1 of a fed x), or one handed out twice (two fetches the passes
+ * merged), is copied here: every result is the caller's own tensor */
+static tg_status hand_over(const request *r, const tg_plan *p, tg_tensor **vals,
+                           tg_tensor **snaps, tg_tensor **results)
 {
     for (int i = 0; i < r->n_fetches; i++) {
-        int v = r->fetches[i];
-        results[i] = tg__publish(tg_retain(snaps[v] ? snaps[v] : vals[v]));
+        int v = run_fetch(p, r->fetches[i]);
+        tg_tensor *t = snaps[v] ? snaps[v] : vals[v];
+        bool twice = false;
+        for (int j = 0; j < i && !twice; j++)
+            twice = run_fetch(p, r->fetches[j]) == v;
+        if (p->fed[v] || twice) {
+            tg_tensor *c = tg__alloc(t->dtype, t->ndim, t->shape);
+            if (!c) {
+                for (int j = 0; j < i; j++)
+                    tg_release(results[j]);
+                return tg_last_status();
+            }
+            tg__convert_into(c, t);
+            results[i] = c;
+        } else {
+            results[i] = tg_retain(t);
+        }
     }
+    for (int i = 0; i < r->n_fetches; i++)
+        tg__publish(results[i]);
+    return TG_OK;
 }
 
 /* ---- profiler ---------------------------------------------------------------------- */
-static tg_status record_spans(tg_session *s, const tg_trace_span *spans, int n)
+static tg_status record_spans(tg_session *s, const tg_graph *g, const tg_trace_span *spans,
+                              int n)
 {
     for (int k = 0; k < n; k++) {
         if (spans[k].node < 0)
@@ -237,7 +371,12 @@ static tg_status record_spans(tg_session *s, const tg_trace_span *spans, int n)
         if (!TG_GROW(s->events, s->cap_events, s->n_events + 1))
             return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory "
                              "recording the trace");
-        s->events[s->n_events++] = (trace_event){spans[k].node, spans[k].tid,
+        const tg_gnode *n = &g->nodes[spans[k].node];
+        char *name = strdup(n->name);
+        if (!name)
+            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory "
+                             "recording the trace");
+        s->events[s->n_events++] = (trace_event){name, tg__gnode_op_name(n), spans[k].tid,
                                                  s->trace_runs, spans[k].t0, spans[k].t1};
     }
     s->trace_runs++;
@@ -248,21 +387,19 @@ tg_status tg_session_trace_begin(tg_session *s)
 {
     if (!s)
         return tg__error(TG_ERR_ARG, "tg_session_trace_begin: session is NULL");
+    free_events(s);
     s->tracing = true;
     s->trace_t0 = tg__now_ns();
-    s->n_events = 0;
     s->trace_runs = 0;
     return TG_OK;
 }
 
-static void write_event(tg_strbuf *b, const tg_graph *g, const trace_event *e, int64_t t0,
-                        bool first)
+static void write_event(tg_strbuf *b, const trace_event *e, int64_t t0, bool first)
 {
-    const tg_gnode *n = &g->nodes[e->node];
     tg__strbuf_puts(b, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
-    tg_json_put_string(b, n->name);
+    tg_json_put_string(b, e->name);
     tg__strbuf_puts(b, ", \"cat\": ");
-    tg_json_put_string(b, tg__gnode_op_name(n));
+    tg_json_put_string(b, e->op);
     tg__strbuf_printf(b, ", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": 1, "
                      "\"tid\": %d, \"args\": {\"run\": %d}}",
                      (double)(e->t0 - t0) / 1e3, (double)(e->t1 - e->t0) / 1e3, e->tid,
@@ -282,7 +419,7 @@ tg_status tg_session_trace_end(tg_session *s, const char *path)
         tg_strbuf b = {0};
         tg__strbuf_puts(&b, "{\"traceEvents\": [");
         for (int64_t i = 0; i < s->n_events; i++)
-            write_event(&b, s->g, &s->events[i], s->trace_t0, i == 0);
+            write_event(&b, &s->events[i], s->trace_t0, i == 0);
         tg__strbuf_puts(&b, "\n], \"displayTimeUnit\": \"ms\"}\n");
         FILE *f = b.failed ? NULL : fopen(path, "wb");
         if (b.failed) {
@@ -297,9 +434,41 @@ tg_status tg_session_trace_end(tg_session *s, const char *path)
         }
         tg__strbuf_free(&b);
     }
-    free(s->events);
-    s->events = NULL;
-    s->n_events = s->cap_events = 0;
+    free_events(s);
+    return st;
+}
+
+/* the plan's value table for a run: feeds bound, the rest NULL */
+static tg_status bind_feeds(const request *r, const tg_plan *p, tg_tensor ***vals,
+                            tg_tensor ***snaps)
+{
+    *vals = calloc((size_t)p->n_values + 1, sizeof **vals);
+    *snaps = calloc((size_t)p->n_values + 1, sizeof **snaps);
+    if (!*vals || !*snaps)
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    for (int i = 0; i < r->n_feeds; i++) {
+        int v = run_feed(p, r->feeds[i]);
+        if (v >= 0 && !(*vals)[v])
+            (*vals)[v] = tg_retain(r->feed_tensors[i]);
+    }
+    return TG_OK;
+}
+
+static tg_status execute(tg_session *s, tg_plan *p, tg_tensor **vals, tg_tensor **snaps)
+{
+    tg_trace_span *spans = NULL;
+    if (s->tracing && !(spans = malloc(((size_t)p->n_steps + 1) * sizeof *spans)))
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    for (int k = 0; spans && k < p->n_steps; k++)
+        spans[k].node = -1; /* steps that never ran */
+    tg_exec x = {p->g, p, vals, snaps, spans, 0};
+    tg_status st = s->executor == TG_EXECUTOR_PARALLEL ? tg__plan_execute_parallel(&x)
+                                                       : tg__plan_execute(&x);
+    s->stats.nodes_last_run = x.n_ops;
+    s->stats.nodes_total += x.n_ops;
+    if (spans && record_spans(s, p->g, spans, p->n_steps) != TG_OK && st == TG_OK)
+        st = tg_last_status();
+    free(spans);
     return st;
 }
 
@@ -309,44 +478,30 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     for (int i = 0; i < r->n_fetches; i++)
         results[i] = NULL;
     bool *fed = calloc((size_t)g->n_values + 1, 1);
-    tg_tensor **vals = calloc((size_t)g->n_values + 1, sizeof *vals);
-    tg_tensor **snaps = calloc((size_t)g->n_values + 1, sizeof *snaps);
-    tg_status st = fed && vals && snaps ? check_feeds(g, r, fed)
+    tg_meta *feed_meta = malloc(((size_t)g->n_values + 1) * sizeof *feed_meta);
+    tg_tensor **vals = NULL, **snaps = NULL;
+    tg_status st = fed && feed_meta ? check_feeds(g, r, fed, feed_meta)
                                : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
-    tg_plan *p = st == TG_OK ? find_or_compile(s, r, fed) : NULL;
+    tg_plan *p = st == TG_OK ? find_or_compile(s, r, fed, feed_meta) : NULL;
     if (st == TG_OK && !p)
         st = tg_last_status();
-    tg_trace_span *spans = NULL;
-    if (st == TG_OK && s->tracing &&
-        !(spans = malloc(((size_t)p->n_steps + 1) * sizeof *spans)))
-        st = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
-    if (st == TG_OK) {
-        for (int i = 0; i < r->n_feeds; i++)
-            vals[r->feeds[i]] = tg_retain(r->feed_tensors[i]);
-        for (int k = 0; spans && k < p->n_steps; k++)
-            spans[k].node = -1; /* steps that never ran */
-        tg_exec x = {g, p, vals, snaps, spans, 0};
-        st = s->executor == TG_EXECUTOR_PARALLEL ? tg__plan_execute_parallel(&x)
-                                                 : tg__plan_execute(&x);
-        s->stats.nodes_last_run = x.n_ops;
-        s->stats.nodes_total += x.n_ops;
-        if (spans && record_spans(s, spans, p->n_steps) != TG_OK && st == TG_OK)
-            st = tg_last_status();
-    }
-    free(spans);
-    if (st == TG_OK) {
-        hand_over(r, vals, snaps, results);
+    if (st == TG_OK)
+        st = bind_feeds(r, p, &vals, &snaps);
+    if (st == TG_OK)
+        st = execute(s, p, vals, snaps);
+    if (st == TG_OK)
+        st = hand_over(r, p, vals, snaps, results);
+    if (st == TG_OK)
         s->stats.runs++;
-    }
-    for (int v = 0; v < g->n_values; v++) {
+    for (int v = 0; p && v < p->n_values; v++) {
         tg_release(vals ? vals[v] : NULL);
         tg_release(snaps ? snaps[v] : NULL);
     }
     if (st != TG_OK)
-        for (int i = 0; i < r->n_fetches; i++) {
+        for (int i = 0; i < r->n_fetches; i++)
             results[i] = NULL;
-        }
     free(fed);
+    free(feed_meta);
     free(vals);
     free(snaps);
     return st;
@@ -429,38 +584,73 @@ tg_status tg_session_run(tg_session *s, int n_feeds, tg_tensor *const *feed_valu
                        fetch_values, results, n_targets, targets);
 }
 
+/* compiles (or finds) the plan of a signature without running it, for
+ * fn; feed_tensors may be NULL (the declared shapes) */
+static const tg_plan *plan_only(tg_session *s, const char *fn, int n_feeds,
+                                tg_tensor *const *feed_values,
+                                tg_tensor *const *feed_tensors, int n_fetches,
+                                tg_tensor *const *fetch_values, int n_targets,
+                                tg_tensor *const *targets)
+{
+    tg_tensor *dummy = NULL;
+    tg_status st = check_counts(s, n_feeds, feed_values, feed_values, n_fetches,
+                                fetch_values, &dummy, n_targets, targets);
+    if (st != TG_OK)
+        return NULL;
+    int n = n_feeds + n_fetches + n_targets;
+    int *ids = malloc((size_t)(n + 1) * sizeof *ids);
+    bool *fed = calloc((size_t)s->g->n_values + 1, 1);
+    tg_meta *feed_meta = malloc(((size_t)s->g->n_values + 1) * sizeof *feed_meta);
+    if (!ids || !fed || !feed_meta)
+        st = tg__error(TG_ERR_NOMEM, "%s: out of memory", fn);
+    if (st == TG_OK)
+        st = ids_of(s, false, n_feeds, feed_values, n_fetches, fetch_values, n_targets,
+                    targets, ids);
+    request r = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
+                 ids + n_feeds + n_fetches, feed_tensors};
+    if (st == TG_OK)
+        st = check_feeds(s->g, &r, fed, feed_meta);
+    const tg_plan *p = st == TG_OK ? find_or_compile(s, &r, fed, feed_meta) : NULL;
+    free(ids);
+    free(fed);
+    free(feed_meta);
+    return p;
+}
+
 tg_status tg_session_memory_stats(tg_session *s, int n_feeds, tg_tensor *const *feed_values,
                                   int n_fetches, tg_tensor *const *fetch_values,
                                   int n_targets, tg_tensor *const *targets,
                                   tg_memory_stats *out)
 {
-    tg_tensor *dummy = NULL;
-    tg_status st = check_counts(s, n_feeds, feed_values, feed_values, n_fetches,
-                                fetch_values, &dummy, n_targets, targets);
-    if (st == TG_OK && !out)
-        st = tg__error(TG_ERR_ARG, "tg_session_memory_stats: out is NULL");
-    if (st != TG_OK)
-        return st;
-    int n = n_feeds + n_fetches + n_targets;
-    int *ids = malloc((size_t)(n + 1) * sizeof *ids);
-    bool *fed = calloc((size_t)s->g->n_values + 1, 1);
-    if (!ids || !fed)
-        st = tg__error(TG_ERR_NOMEM, "tg_session_memory_stats: out of memory");
-    if (st == TG_OK)
-        st = ids_of(s, false, n_feeds, feed_values, n_fetches, fetch_values, n_targets,
-                    targets, ids);
-    request r = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
-                 ids + n_feeds + n_fetches, NULL};
-    if (st == TG_OK)
-        st = check_feeds(s->g, &r, fed);
-    const tg_plan *p = st == TG_OK ? find_or_compile(s, &r, fed) : NULL;
-    if (st == TG_OK && !p)
-        st = tg_last_status();
-    if (p)
-        *out = p->mem.stats;
-    free(ids);
-    free(fed);
-    return st;
+    if (s && !out)
+        return tg__error(TG_ERR_ARG, "tg_session_memory_stats: out is NULL");
+    const tg_plan *p = plan_only(s, "tg_session_memory_stats", n_feeds, feed_values, NULL,
+                                 n_fetches, fetch_values, n_targets, targets);
+    if (!p)
+        return tg_last_status();
+    *out = p->mem.stats;
+    return TG_OK;
+}
+
+tg_graph *tg_session_optimized_graph(tg_session *s, int n_feeds,
+                                     tg_tensor *const *feed_values,
+                                     tg_tensor *const *feed_tensors, int n_fetches,
+                                     tg_tensor *const *fetch_values, int n_targets,
+                                     tg_tensor *const *targets, int cap,
+                                     tg_pass_record *records, int *n_records)
+{
+    if (cap < 0 || (cap > 0 && !records))
+        return tg__error_null(TG_ERR_ARG, "tg_session_optimized_graph: bad records array");
+    const tg_plan *p = plan_only(s, "tg_session_optimized_graph", n_feeds, feed_values,
+                                 feed_tensors, n_fetches, fetch_values, n_targets, targets);
+    if (!p)
+        return NULL;
+    for (int i = 0; i < p->n_records && i < cap; i++)
+        records[i] = p->records[i];
+    if (n_records)
+        *n_records = p->n_records;
+    tg__graph_retain(p->g);
+    return p->g;
 }
 
 tg_status tg_session_run_named(tg_session *s, int n_feeds, const char *const *feed_names,

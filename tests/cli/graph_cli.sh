@@ -30,6 +30,16 @@ naive=$(sed -n 's/.*"naive_bytes":\([0-9]*\).*/\1/p' <<<"$json")
 planned=$(sed -n 's/.*"planned_peak_bytes":\([0-9]*\).*/\1/p' <<<"$json")
 check "memory JSON ($json)" bash -c "[ -n '$naive' ] && [ -n '$planned' ] && [ '$planned' -gt 0 ]"
 check "planned peak <= 50% of naive ($planned of $naive)" bash -c "[ $((planned * 2)) -le $naive ]"
+# the passes: level 0 draws the graph as built, level 2 fewer nodes
+n0=$("$tg" graph lenet --backward --opt 0 -o "$tmp/b0.dot" | sed -n 's/.*(\([0-9]*\) nodes).*/\1/p')
+n2=$("$tg" graph lenet --backward --opt 2 -o "$tmp/b2.dot" | sed -n 's/.*(\([0-9]*\) nodes).*/\1/p')
+check "level 2 draws fewer nodes ($n2 < $n0)" bash -c "[ -n '$n0' ] && [ -n '$n2' ] && [ $n2 -lt $n0 ]"
+passes=$("$tg" graph lenet --opt 2 --passes --json)
+check "--passes --json: a line per pass" bash -c "grep -q '^{\"pass\":\"cse\",.*\"merged\":[0-9]' <<<'$passes'"
+check "--passes --json: the step equals level 0's" bash -c "grep -q '\"bitwise_equal\":true' <<<'$passes'"
+check "--passes at level 0: no pass runs" bash -c \
+    "! '$tg' graph lenet --opt 0 --passes --json | grep -q '\"pass\"'"
+check "bad level" bash -c "'$tg' graph lenet --opt 3 2>&1 | grep -q 'must be 0, 1 or 2'"
 check "bad format" bash -c "! '$tg' graph lenet --format jpg 2>/dev/null"
 check "bad model" bash -c "! '$tg' graph resnet 2>/dev/null"
 check "graph mode needs sgd" bash -c \

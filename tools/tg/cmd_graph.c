@@ -5,22 +5,27 @@
 #include "lenet_graph.h"
 #include "paths.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: tg graph lenet [--backward] [--format dot|svg|png] [-o FILE]\n"
-    "       tg graph lenet --memory [--json]\n"
-    "Builds LeNet-5's forward graph (with --backward or --memory: the whole\n"
-    "training step: forward, gradients and SGD update) and writes it as a\n"
-    "picture, or reports the memory plan of the training step.";
+    "usage: tg graph lenet [--opt 0|1|2] [--backward] [--format dot|svg|png] [-o FILE]\n"
+    "       tg graph lenet [--opt 0|1|2] --memory [--json]\n"
+    "       tg graph lenet [--opt 0|1|2] [--backward] --passes [--json]\n"
+    "Builds LeNet-5's forward graph (with --backward, --memory or --passes:\n"
+    "the whole training step: forward, gradients and SGD update), runs the\n"
+    "graph passes of the optimization level (default 2) on it as a session\n"
+    "does, and writes the result as a picture, reports the memory plan, or\n"
+    "reports what each pass did (nodes before and after, its changes) and\n"
+    "checks that one training step gives the same results as at level 0.";
 
 typedef struct graph_opts {
     const char *format, *out;
-    int batch;
-    bool backward, memory, json;
+    int batch, level;
+    bool backward, memory, json, passes;
 } graph_opts;
 
 /* renders the DOT file through Graphviz into out */
@@ -40,10 +45,10 @@ static int render(const char *dot_path, const char *format, const char *out)
     return 0;
 }
 
-static int write_picture(lenet_graph *lg, const graph_opts *o)
+static int write_dot_or_render(tg_graph *graph, const graph_opts *o)
 {
     if (!strcmp(o->format, "dot")) {
-        if (tg_graph_to_dot(lg->graph, o->out) != TG_OK) {
+        if (tg_graph_to_dot(graph, o->out) != TG_OK) {
             fprintf(stderr, "tg: %s\n", tg_last_error());
             return 1;
         }
@@ -56,10 +61,36 @@ static int write_picture(lenet_graph *lg, const graph_opts *o)
         return 1;
     }
     close(fd);
-    int r = tg_graph_to_dot(lg->graph, tmp) == TG_OK ? render(tmp, o->format, o->out) : 1;
+    int r = tg_graph_to_dot(graph, tmp) == TG_OK ? render(tmp, o->format, o->out) : 1;
     if (r && tg_last_status() != TG_OK)
         fprintf(stderr, "tg: %s\n", tg_last_error());
     unlink(tmp);
+    return r;
+}
+
+/* the graph the session runs for the drawn signature, after the passes */
+static tg_graph *optimized(lenet_graph *lg, bool step, tg_pass_record *rec, int cap,
+                           int *n_rec)
+{
+    tg_tensor *feeds[2] = {lg->x, lg->y};
+    return step ? tg_session_optimized_graph(lg->session, 2, feeds, NULL, 1, &lg->loss,
+                                             lg->n_params, lg->updates, cap, rec, n_rec)
+                : tg_session_optimized_graph(lg->session, 1, feeds, NULL, 1, &lg->logits, 0,
+                                             NULL, cap, rec, n_rec);
+}
+
+static int write_picture(lenet_graph *lg, const graph_opts *o)
+{
+    int n_rec;
+    tg_graph *g = optimized(lg, o->backward, NULL, 0, &n_rec);
+    if (!g) {
+        fprintf(stderr, "tg: %s\n", tg_last_error());
+        return 1;
+    }
+    int r = write_dot_or_render(g, o);
+    if (!r)
+        printf("wrote %s (%d nodes)\n", o->out, tg_graph_num_nodes(g));
+    tg_graph_free(g);
     return r;
 }
 
@@ -67,36 +98,156 @@ static int report_memory(lenet_graph *lg, const graph_opts *o)
 {
     tg_tensor *feeds[2] = {lg->x, lg->y};
     tg_memory_stats m;
-    if (tg_session_memory_stats(lg->session, 2, feeds, 1, &lg->loss, lg->n_params, lg->updates,
-                                &m) != TG_OK) {
+    int n_rec, nodes = 0;
+    tg_graph *g = optimized(lg, true, NULL, 0, &n_rec);
+    if (g)
+        nodes = tg_graph_num_nodes(g);
+    tg_graph_free(g);
+    if (!g || tg_session_memory_stats(lg->session, 2, feeds, 1, &lg->loss, lg->n_params,
+                                      lg->updates, &m) != TG_OK) {
         fprintf(stderr, "tg: %s\n", tg_last_error());
         return 1;
     }
     if (o->json)
-        printf("{\"graph\":\"lenet_train_step\",\"batch\":%d,\"nodes\":%d,\"naive_bytes\":%lld,"
-               "\"planned_peak_bytes\":%lld,\"values\":%d,\"reused\":%d,\"in_place\":%d}\n",
-               o->batch, tg_graph_num_nodes(lg->graph), (long long)m.naive_bytes,
-               (long long)m.planned_bytes, m.n_values, m.n_reused, m.n_inplace);
+        printf("{\"graph\":\"lenet_train_step\",\"batch\":%d,\"opt_level\":%d,\"nodes\":%d,"
+               "\"naive_bytes\":%lld,\"planned_peak_bytes\":%lld,\"planned_fraction\":%.4f,"
+               "\"values\":%d,\"reused\":%d,\"in_place\":%d}\n",
+               o->batch, o->level, nodes, (long long)m.naive_bytes,
+               (long long)m.planned_bytes, (double)m.planned_bytes / (double)m.naive_bytes,
+               m.n_values, m.n_reused, m.n_inplace);
     else
-        printf("lenet_train_step (batch %d): %d nodes, %d values computed\n"
+        printf("lenet_train_step (batch %d, level %d): %d nodes, %d values computed\n"
                "  naive (every value its own buffer): %.2f MiB\n"
                "  planned peak: %.2f MiB (%.0f%%): %d values reuse memory, %d run in place\n",
-               o->batch, tg_graph_num_nodes(lg->graph), m.n_values,
+               o->batch, o->level, nodes, m.n_values,
                (double)m.naive_bytes / 1048576, (double)m.planned_bytes / 1048576,
                100.0 * (double)m.planned_bytes / (double)m.naive_bytes, m.n_reused, m.n_inplace);
     return 0;
 }
 
+static int set_level(lenet_graph *lg, int level)
+{
+    tg_session_options so = tg_session_default_options();
+    so.opt_level = level;
+    if (tg_session_set_options(lg->session, &so) != TG_OK) {
+        fprintf(stderr, "tg: %s\n", tg_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+/* the parameters and momentum buffers, saved or restored */
+static tg_status state_copy(sgd_state *st, tg_tensor **saved, bool restore)
+{
+    tg_status s = TG_OK;
+    tg_no_grad_begin();
+    for (int i = 0; i < st->n && s == TG_OK; i++) {
+        tg_tensor *live[2] = {st->params[i], st->momentum[i]};
+        for (int k = 0; k < 2 && s == TG_OK; k++) {
+            if (restore)
+                s = tg_copy_(live[k], saved[2 * i + k]);
+            else if (!(saved[2 * i + k] = tg_clone(live[k])))
+                s = tg_last_status();
+        }
+    }
+    tg_no_grad_end();
+    return s;
+}
+
+/* two training steps from the saved state at `level`: the losses and the
+ * parameters after them (kept) */
+static tg_status two_steps(lenet_graph *lg, sgd_state *st, tg_tensor **saved, int level,
+                           tg_tensor *const *batch, double *loss, tg_tensor **params)
+{
+    tg_status s = set_level(lg, level) ? tg_last_status() : state_copy(st, saved, true);
+    for (int k = 0; k < 2 && s == TG_OK; k++)
+        s = lenet_graph_step(lg, batch[0], batch[1], &loss[k]);
+    tg_no_grad_begin();
+    for (int i = 0; i < st->n && s == TG_OK; i++)
+        if (!(params[i] = tg_clone(st->params[i])))
+            s = tg_last_status();
+    tg_no_grad_end();
+    return s;
+}
+
+static double max_abs_diff(tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *d = tg_max(tg_abs(tg_sub(a, b)), 0, NULL, false);
+    double v = d ? tg_item(d) : INFINITY;
+    return v;
+}
+
+/* one JSON line (or a text line) per pass record, then the comparison */
+static void print_records(const tg_pass_record *rec, int n, bool json)
+{
+    for (int i = 0; i < n; i++) {
+        const tg_pass_record *r = &rec[i];
+        printf(json ? "{\"pass\":\"%s\",\"nodes_before\":%d,\"nodes_after\":%d"
+                    : "%-10s %4d -> %4d nodes",
+               r->pass, r->nodes_before, r->nodes_after);
+        for (int k = 0; k < r->n_counts; k++)
+            printf(json ? ",\"%s\":%d" : ", %s %d", r->counts[k].what, r->counts[k].n);
+        printf(json ? "}\n" : "\n");
+    }
+}
+
+static int report_passes(lenet_graph *lg, sgd_state *st, const graph_opts *o)
+{
+    tg_pass_record rec[64];
+    int n_rec = 0, r = 1;
+    tg_scope_begin();
+    tg_graph *g = optimized(lg, o->backward || o->passes, rec, 64, &n_rec);
+    int nodes = g ? tg_graph_num_nodes(g) : 0, nodes0 = tg_graph_num_nodes(lg->graph);
+    tg_graph_free(g);
+    tg_generator *gen = tg_generator_new(7);
+    tg_tensor *batch[2] = {tg_rand_uniform(gen, TG_FLOAT32, 4, (int64_t[]){o->batch, 1, 28, 28}, 0, 1),
+                           tg_cast(tg_mul_scalar(tg_rand_uniform(gen, TG_FLOAT64, 1,
+                                                                 (int64_t[]){o->batch}, 0, 1), 9.99),
+                                   TG_INT64)};
+    tg_tensor *saved[32] = {0}, *p0[16] = {0}, *p1[16] = {0};
+    double l0[2], l1[2], diff = 0;
+    tg_status s = g && batch[1] ? state_copy(st, saved, false) : tg_last_status();
+    if (s == TG_OK)
+        s = two_steps(lg, st, saved, 0, batch, l0, p0);
+    if (s == TG_OK)
+        s = two_steps(lg, st, saved, o->level, batch, l1, p1);
+    for (int i = 0; i < st->n && s == TG_OK; i++)
+        diff = fmax(diff, max_abs_diff(p0[i], p1[i]));
+    if (s == TG_OK) {
+        print_records(rec, n_rec, o->json);
+        bool equal = l0[0] == l1[0] && l0[1] == l1[1] && diff == 0;
+        printf(o->json ? "{\"graph\":\"lenet_train_step\",\"batch\":%d,\"opt_level\":%d,"
+                         "\"nodes_level0\":%d,\"nodes\":%d,\"node_fraction\":%.4f,"
+                         "\"loss_level0\":[%.9g,%.9g],\"loss\":[%.9g,%.9g],"
+                         "\"max_param_diff\":%.3g,\"bitwise_equal\":%s}\n"
+                       : "lenet_train_step (batch %d), level %d: %d nodes at level 0, %d "
+                         "now (%.0f%%)\n  losses of two steps: level 0 %.9g %.9g, now %.9g "
+                         "%.9g; parameters differ by at most %.3g (%s)\n",
+               o->batch, o->level, nodes0, nodes, 100.0 * nodes / nodes0 * (o->json ? 0.01 : 1),
+               l0[0], l0[1], l1[0], l1[1], diff,
+               o->json ? (equal ? "true" : "false") : (equal ? "bitwise equal" : "not bitwise"));
+        r = 0;
+    } else {
+        fprintf(stderr, "tg: %s\n", tg_last_error());
+    }
+    tg_generator_free(gen);
+    tg_scope_end();
+    return r;
+}
+
 static int parse(int argc, char **argv, graph_opts *o)
 {
-    *o = (graph_opts){.format = "dot", .out = "lenet.dot", .batch = 64};
+    *o = (graph_opts){.format = "dot", .out = "lenet.dot", .batch = 64, .level = 2};
     const opt table[] = {
         {"backward", OPT_FLAG, &o->backward, "draw the whole training step, not just the forward"},
         {"format", OPT_STRING, &o->format, "dot | svg | png (svg and png need Graphviz)"},
         {"o", OPT_STRING, &o->out, "output file (default lenet.dot)"},
         {"output", OPT_STRING, &o->out, "the same as -o"},
         {"memory", OPT_FLAG, &o->memory, "report the training step's memory plan"},
-        {"json", OPT_FLAG, &o->json, "with --memory: one JSON line"},
+        {"json", OPT_FLAG, &o->json, "with --memory or --passes: JSON lines"},
+        {"opt", OPT_INT, &o->level, "optimization level: 0 as built, 1 cleanups, 2 fusion "
+                                    "(default 2)"},
+        {"passes", OPT_FLAG, &o->passes, "report what each pass did and check results"},
         {"batch", OPT_INT, &o->batch, "batch size (default 64)"},
     };
     /* accept the short -o as --o */
@@ -117,11 +268,15 @@ static int parse(int argc, char **argv, graph_opts *o)
         fprintf(stderr, "tg: unknown format '%s' (dot, svg, png)\n", o->format);
         return 1;
     }
+    if (o->level < 0 || o->level > 2) {
+        fprintf(stderr, "tg: --opt must be 0, 1 or 2, got %d\n", o->level);
+        return 1;
+    }
     if (o->batch < 1) {
         fprintf(stderr, "tg: --batch must be >= 1\n");
         return 1;
     }
-    if (!o->memory && !path_check_output("-o", o->out))
+    if (!o->memory && !o->passes && !path_check_output("-o", o->out))
         return 1;
     return -1;
 }
@@ -137,16 +292,18 @@ int tg_cmd_graph(int argc, char **argv)
     tg_named_tensor *names = NULL;
     sgd_state st;
     lenet_graph lg;
-    bool step = o.backward || o.memory;
+    bool step = o.backward || o.memory || o.passes;
     r = 1;
     if (!model || sgd_state_init(&st, model, 0.02, 0.9, &names) != TG_OK)
         fprintf(stderr, "tg: %s\n", tg_last_error());
     else if (lenet_graph_build(&lg, model, &st, o.batch, step, step) != TG_OK)
         fprintf(stderr, "tg: building the graph: %s\n", tg_last_error());
     else {
-        r = o.memory ? report_memory(&lg, &o) : write_picture(&lg, &o);
-        if (!r && !o.memory)
-            printf("wrote %s (%d nodes)\n", o.out, tg_graph_num_nodes(lg.graph));
+        r = set_level(&lg, o.level);
+        if (!r)
+            r = o.passes   ? report_passes(&lg, &st, &o)
+                : o.memory ? report_memory(&lg, &o)
+                           : write_picture(&lg, &o);
         lenet_graph_free(&lg);
     }
     if (model)

@@ -1,0 +1,154 @@
+/* Graph optimization passes (see docs/PASSES.md): graph -> graph functions
+ * in one registered list, each with a name and a level, run by the
+ * session on the graph a plan executes (a pruned, shape-specialised copy
+ * of the user's graph, never the user's graph itself). This header is the
+ * passes' shared frame: the pass context, the rewriter every pass builds
+ * its output graph with, and the facts about state (variables written by
+ * assigns) that passes must respect. */
+#ifndef TG_PASSES_H
+#define TG_PASSES_H
+
+#include "graph/graph_impl.h"
+#include "tg/runtime.h"
+
+/* ---- the context a pass runs in --------------------------------------------- */
+/* A captured constant that a folded value was computed from: the plan is
+ * stale once the tensor is written in place (its storage's version moves),
+ * since constants are captured by reference. */
+typedef struct tg_fold_guard {
+    tg_tensor *t; /* a reference */
+    uint64_t version;
+} tg_fold_guard;
+
+typedef struct tg_pass_ctx {
+    tg_graph *g; /* the graph being optimised; a rewriting pass replaces it */
+    /* what the run needs, as ids of g (kept up to date by tg__rw_commit):
+     * fed placeholders (-1 when no longer read), fetched values, and target
+     * nodes (-1 when the target's work vanished, e.g. a pure node merged) */
+    int n_feeds, n_fetches, n_targets;
+    int *feeds, *fetches, *targets;
+    tg_pass_record *rec; /* the running pass's record: its counters */
+    tg_fold_guard *guards;
+    int n_guards, cap_guards;
+    tg_hmap guarded; /* storage -> index in guards (pointer keys) */
+    bool shapes_changed; /* the copy re-inferred shapes (dynamic dims fed) */
+} tg_pass_ctx;
+
+typedef struct tg_pass_def {
+    const char *name;
+    int level; /* the lowest optimization level that runs it */
+    tg_status (*run)(tg_pass_ctx *c);
+} tg_pass_def;
+
+/* the registered list (manager.c), in the order passes run; a name may
+ * appear more than once (dce runs after the passes that leave dead code) */
+extern const tg_pass_def tg__pass_list[];
+extern const int tg__pass_list_len;
+/* is name a registered pass? */
+bool tg__pass_known(const char *name);
+
+/* adds n to the running pass's counter `what` ("removed", "folded", ...) */
+void tg__pass_count(tg_pass_ctx *c, const char *what, int n);
+tg_status tg__pass_add_guard(tg_pass_ctx *c, tg_tensor *t);
+
+/* the passes */
+tg_status tg__pass_dce(tg_pass_ctx *c);
+tg_status tg__pass_fold(tg_pass_ctx *c);
+tg_status tg__pass_cse(tg_pass_ctx *c);
+tg_status tg__pass_simplify(tg_pass_ctx *c);
+
+/* ---- running them (manager.c) -------------------------------------------------- */
+typedef struct tg_passes_in {
+    const tg_graph *g;       /* the user's graph */
+    const bool *needed;      /* per node of g: the run needs it (pruned) */
+    const bool *fed;         /* per value of g */
+    const tg_meta *feed_meta; /* per value of g: the fed tensor's (fed values) */
+    int n_feeds, n_fetches, n_targets;
+    const int *feeds, *fetches, *targets; /* the plan key's (value, value, node ids) */
+    int level;
+    int n_disabled;
+    char *const *disabled;
+} tg_passes_in;
+
+typedef struct tg_passes_out {
+    tg_graph *g; /* a new reference */
+    int *feeds, *fetches, *targets; /* malloc'd, parallel to the key's lists */
+    tg_pass_record *records;        /* malloc'd */
+    int n_records;
+    tg_fold_guard *guards; /* malloc'd: references */
+    int n_guards;
+} tg_passes_out;
+
+/* copies the needed part of in->g (fed values become placeholders of the
+ * fed shapes, inference re-run) and runs the passes of in->level that are
+ * not disabled, verifying the graph after each when tg__passes_verify() */
+tg_status tg__passes_run(const tg_passes_in *in, tg_passes_out *out);
+void tg__passes_out_free(tg_passes_out *o);
+/* debug builds, and TG_VERIFY_PASSES=1 (the tests set it) */
+bool tg__passes_verify(void);
+
+/* ---- the rewriter: passes build their output graph node by node ---------------- */
+typedef struct tg_rw {
+    const tg_graph *src;
+    tg_graph *dst;
+    int *vmap; /* per src value: the dst value standing for it, or -1 */
+    int *nmap; /* per src node: its copy, or -1 (dropped or replaced) */
+    bool reinfer; /* copies re-run inference instead of copying metadata */
+} tg_rw;
+
+tg_status tg__rw_begin(tg_rw *r, const tg_graph *src);
+/* copies node id of src (its inputs must be mapped); returns the dst id or
+ * -1. Its control edges are added at commit. */
+int tg__rw_copy(tg_rw *r, int id);
+/* a new op node over dst values in[]; inference sets its outputs; the name
+ * is made from base, unique in both graphs; returns the dst id or -1 */
+int tg__rw_op(tg_rw *r, const tg_op_def *op, const char *base, const tg_attr *attrs,
+              int n_attrs, int n_in, const int *in);
+/* a new constant node holding t (consumes the reference); returns its value */
+int tg__rw_constant(tg_rw *r, const char *base, tg_tensor *t);
+/* a new placeholder (name made unique); returns its value */
+int tg__rw_placeholder(tg_rw *r, const char *base, const tg_meta *m);
+/* src value sv is now dst value dv; the node of sv, when dropped, maps to
+ * dv's producer (for targets) */
+void tg__rw_forward(tg_rw *r, int sv, int dv);
+/* finishes dst (control edges mapped, assign ordering re-derived), maps
+ * c's lists through the rewriter and replaces c->g; frees r */
+tg_status tg__rw_commit(tg_rw *r, tg_pass_ctx *c);
+void tg__rw_abort(tg_rw *r);
+
+/* the op's inference on g's stored input metadata; out gets n_out metas */
+tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out);
+
+/* ---- state: what passes must not move across ------------------------------------ */
+/* does op write its input i in place (assign, assign_sub, fused updates)? */
+bool tg__op_writes_input(const tg_op_def *op, int i);
+/* Variable versions: for value v of g read by node `at`, the variable it
+ * aliases (itself or through views) when some node of g writes that
+ * variable, and how many writers come before `at` in g's order; -1 when v
+ * aliases no written variable. Two reads see the same data only if they
+ * have the same version. */
+typedef struct tg_state {
+    const tg_graph *g;
+    int *var_of;  /* per value: the written variable node it aliases, or -1 */
+    int *writers; /* per node (CSR by variable): ids of nodes writing it, sorted */
+    int *wstart;  /* n_nodes + 1 */
+} tg_state;
+tg_status tg__state_init(tg_state *s, const tg_graph *g);
+void tg__state_free(tg_state *s);
+int tg__state_version(const tg_state *s, int v, int at);
+/* the variable node value v aliases (itself, or through view ops' input
+ * 0), or -1 */
+int tg__variable_behind(const tg_graph *g, int v);
+
+/* ---- small helpers ----------------------------------------------------------- */
+/* a node passes may replace or drop: a pure op with no control edges in
+ * or out (control edges are the user's; ordering edges are re-derived) */
+bool tg__pass_rewritable(const tg_graph *g, const int *ctrl_in, int id);
+/* per node: how many other nodes have a control edge to it (malloc'd) */
+int *tg__ctrl_in_counts(const tg_graph *g);
+/* value v is a constant node's, small enough to read; its tensor or NULL */
+tg_tensor *tg__const_tensor(const tg_graph *g, int v);
+/* every element of constant t equals x (t is concrete) */
+bool tg__tensor_all_equal(const tg_tensor *t, double x);
+
+#endif

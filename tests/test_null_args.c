@@ -49,6 +49,8 @@ typedef struct fixture {
     tg_pool2d_opts pool_opts;
     tg_nll_opts nll_opts;
     tg_gradcheck_opts gradcheck_opts;
+    tg_pass_record pass_records[64];
+    tg_session_options session_opts;
     FILE *file;
 } fixture;
 
@@ -155,6 +157,7 @@ static bool fx_open(fixture *fx)
     fx->conv_opts = (tg_conv2d_opts){{1, 1}, {0, 0}, {1, 1}, 1};
     fx->pool_opts = (tg_pool2d_opts){{2, 2}, {2, 2}, {0, 0}, false, true};
     fx->nll_opts = (tg_nll_opts){.reduction = TG_REDUCTION_MEAN};
+    fx->session_opts = tg_session_default_options();
     fx->file = fopen("/dev/null", "w");
     const char *missing = !fx->t ? "t" : !fx->gen ? "gen" : !fx->m ? "m" : !fx->sd ? "sd"
                           : !fx->g ? "g" : !fx->s ? "s" : !fx->opt ? "opt"

@@ -12,7 +12,7 @@
 
 #include <stdlib.h>
 
-#define MAX_BUFFERS 4096
+#define MAX_BUFFERS 2048
 
 typedef struct buffer {
     int64_t size, off;
@@ -64,12 +64,12 @@ static int64_t place_all(buffer *b, int n, buffer **scratch)
 }
 
 /* the buffer each arena value lives in: in-place outputs share their
- * input's (followed back to the first value of the chain) */
-static int root_of(const tg_memplan *m, int v)
+ * input's, back to the first value of the chain (an input's id is smaller
+ * than its reader's outputs', so one pass in id order finds them all) */
+static void roots(const tg_memplan *m, int nv, int *root)
 {
-    while (m->inplace_of[v] >= 0)
-        v = m->inplace_of[v];
-    return v;
+    for (int v = 0; v < nv; v++)
+        root[v] = m->inplace_of[v] >= 0 ? root[m->inplace_of[v]] : v;
 }
 
 int64_t tg__memplan_offline(const tg_plan *p, const int *prod, const int *last,
@@ -78,11 +78,13 @@ int64_t tg__memplan_offline(const tg_plan *p, const int *prod, const int *last,
     const tg_memplan *m = &p->mem;
     int nv = p->n_values, nb = 0;
     int *index = malloc(((size_t)nv + 1) * sizeof *index);
+    int *root = malloc(((size_t)nv + 1) * sizeof *root);
     buffer *b = malloc(((size_t)nv + 1) * sizeof *b);
     buffer **scratch = malloc(((size_t)nv + 1) * sizeof *scratch);
     int64_t top = -1;
-    if (!index || !b || !scratch)
+    if (!index || !root || !b || !scratch)
         goto done;
+    roots(m, nv, root);
     for (int v = 0; v < nv; v++) {
         index[v] = -1;
         if (m->kind[v] == TG_MEM_ARENA && m->inplace_of[v] < 0)
@@ -92,7 +94,7 @@ int64_t tg__memplan_offline(const tg_plan *p, const int *prod, const int *last,
         goto done;
     for (int v = 0; v < nv; v++) /* a chain lives until its last value dies */
         if (m->kind[v] == TG_MEM_ARENA && m->inplace_of[v] >= 0) {
-            buffer *r = &b[index[root_of(m, v)]];
+            buffer *r = &b[index[root[v]]];
             if (last[v] > r->end)
                 r->end = last[v];
         }
@@ -109,9 +111,10 @@ int64_t tg__memplan_offline(const tg_plan *p, const int *prod, const int *last,
     }
     for (int v = 0; v < nv; v++)
         if (m->kind[v] == TG_MEM_ARENA)
-            offset[v] = b[index[root_of(m, v)]].off;
+            offset[v] = b[index[root[v]]].off;
 done:
     free(index);
+    free(root);
     free(b);
     free(scratch);
     return top;

@@ -79,9 +79,13 @@ def main():
             loss_n += 1
         train_seconds += time.perf_counter() - t0
     model.eval()
-    with torch.no_grad():
-        correct = sum(int((model(xte[i:i + 1000]).argmax(1) == yte[i:i + 1000]).sum())
-                      for i in range(0, xte.shape[0], 1000))
+    eval_seconds = 1e30
+    for _ in range(3):  # inference throughput: the best of 3 passes
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            correct = sum(int((model(xte[i:i + 1000]).argmax(1) == yte[i:i + 1000]).sum())
+                          for i in range(0, xte.shape[0], 1000))
+        eval_seconds = min(eval_seconds, time.perf_counter() - t0)
     print(json.dumps({
         "model": "lenet", "framework": "pytorch", "torch_version": torch.__version__,
         "epochs": a.epochs, "batch": a.batch, "threads": a.threads,
@@ -89,6 +93,7 @@ def main():
         "images_per_second": round(n * a.epochs / train_seconds, 1),
         "final_train_loss": round(loss_sum / max(loss_n, 1), 5),
         "test_accuracy": correct / xte.shape[0],
+        "eval_images_per_second": round(xte.shape[0] / eval_seconds, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }))
 

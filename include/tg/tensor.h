@@ -104,10 +104,13 @@ double tg_get(const tg_tensor *t, const int64_t *index);
 tg_status tg_copy_to(const tg_tensor *t, tg_dtype dt, void *out);
 
 /* ---- printing: numpy/PyTorch style, elided when large ----------------- */
+/* A NULL tensor prints as "tensor(NULL)"; tg_fprint to a NULL FILE sets
+ * TG_ERR_ARG and prints nothing. */
 char *tg_to_string(const tg_tensor *t); /* malloc'd; caller frees */
 void tg_print(const tg_tensor *t);      /* to stdout, with a newline */
 void tg_fprint(FILE *f, const tg_tensor *t);
-/* "[2, 3]" into buf, for messages; returns buf */
+/* "[2, 3]" into buf, for messages; returns buf. A NULL shape (ndim > 0)
+ * gives "(null)"; a NULL buf or len 0 writes nothing and returns buf. */
 char *tg_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
 
 /* ---- in-place updates --------------------------------------------------

@@ -196,6 +196,14 @@ static tg_tensor *record_forward(tg_function_ctx *c, int n, tg_tensor *const *in
     return tg_reshape(r->value, tg_ndim(r->value), tg_shape(r->value));
 }
 
+static bool is_input(const TracedObject *t, const tg_tensor *v)
+{
+    for (int i = 0; i < t->n_in; i++)
+        if (t->in[i] == v)
+            return true;
+    return false;
+}
+
 /* builds, once per output, the symbolic gradient of output k */
 static tg_status ensure_gradient(TracedObject *t, int k)
 {
@@ -217,6 +225,18 @@ static tg_status ensure_gradient(TracedObject *t, int k)
     t->dx[k] = calloc((size_t)nx, sizeof(tg_tensor *));
     st = t->gy[k] && t->dx[k] ? tg_graph_gradients(t->g, 1, &t->out[k], &t->gy[k], nx, xs, t->dx[k])
                               : tg_last_status();
+    /* a gradient that is a fed tensor itself (output = input: dx = dy)
+     * cannot be fetched from the same run: fetch a copy */
+    for (int i = 0; st == TG_OK && i < nx; i++) {
+        tg_tensor *d = t->dx[k][i];
+        if (d && (d == t->gy[k] || is_input(t, d))) {
+            tg_graph_begin(t->g);
+            t->dx[k][i] = tg_clone(d);
+            tg_graph_end();
+            tg_release(d);
+            st = t->dx[k][i] ? TG_OK : tg_last_status();
+        }
+    }
     if (st != TG_OK) {
         free(t->dx[k]);
         t->dx[k] = NULL;
@@ -415,6 +435,17 @@ static int collect_outputs(TracedObject *t, PyObject *r)
             char name[32];
             snprintf(name, sizeof name, "output_%zd", i);
             v = tg_constant(t->g, name, v);
+            if (!v) {
+                tgpy_raise();
+                rc = -1;
+                break;
+            }
+        } else if (is_input(t, v)) {
+            /* an input returned as it is: a session cannot fetch what it
+             * is fed, so the output is a copy made by the graph */
+            tg_graph_begin(t->g);
+            v = tg_clone(v);
+            tg_graph_end();
             if (!v) {
                 tgpy_raise();
                 rc = -1;

@@ -17,7 +17,7 @@ from ._C import (Tensor, Generator, dtype, float32, float64, int32, int64, uint8
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, linspace,
                         zeros_like, ones_like, full_like, empty_like, rand, randn, randint,
                         randperm, rand_like, randn_like, manual_seed, seed, initial_seed,
-                        bernoulli)
+                        bernoulli, from_dlpack)
 from ._ops import *  # noqa: F401,F403  (the op table's functions, PyTorch's names)
 from ._ops import __all__ as _ops_all
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode

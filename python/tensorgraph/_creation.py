@@ -185,3 +185,16 @@ def initial_seed():
 
 
 Tensor = _C.Tensor
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing the memory of another framework's tensor (an object
+    with __dlpack__, e.g. a numpy array or a torch tensor, or a DLPack
+    capsule), never a copy; CPU tensors of the six dtypes."""
+    if hasattr(ext_tensor, '__dlpack__'):
+        device = ext_tensor.__dlpack_device__()
+        if device[0] != 1:
+            raise BufferError(f"from_dlpack: only CPU tensors can be shared (device type "
+                              f"{device[0]})")
+        ext_tensor = ext_tensor.__dlpack__()
+    return _C._from_dlpack_capsule(ext_tensor)

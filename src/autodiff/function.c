@@ -126,10 +126,11 @@ tg_tensor *tg_function_apply_owned(const tg_function *fn, int n_in,
                                    tg_tensor *const *in, void *user,
                                    void (*user_free)(void *user))
 {
-    if (!fn || !fn->forward || !fn->backward || n_in < 0 || n_in > TG_MAX_OP_INPUTS)
+    if (!fn || !fn->forward || !fn->backward || n_in < 0 || n_in > TG_MAX_OP_INPUTS ||
+        (n_in > 0 && !in))
         return fail_owned(user, user_free,
                           tg__error_null(TG_ERR_ARG, "tg_function_apply: need forward "
-                                         "and backward callbacks and 0 to %d inputs",
+                                         "and backward callbacks and 0 to %d inputs (an array)",
                                          TG_MAX_OP_INPUTS));
     for (int i = 0; i < n_in; i++)
         if (!in[i])

@@ -244,6 +244,10 @@ char *tg_to_string(const tg_tensor *t)
 
 void tg_fprint(FILE *out, const tg_tensor *t)
 {
+    if (!out) {
+        tg__error(TG_ERR_ARG, "tg_fprint: the FILE is NULL");
+        return;
+    }
     char *s = tg_to_string(t);
     if (s) {
         fprintf(out, "%s\n", s);

@@ -374,6 +374,12 @@ tg_status tg_copy_to(const tg_tensor *t, tg_dtype dt, void *out)
 
 char *tg_shape_str(int ndim, const int64_t *shape, char *buf, size_t len)
 {
+    if (!buf || len == 0)
+        return buf;
+    if ((!shape && ndim > 0) || ndim < 0 || ndim > TG_MAX_DIMS) {
+        snprintf(buf, len, "%s", ndim < 0 || ndim > TG_MAX_DIMS ? "(bad ndim)" : "(null)");
+        return buf;
+    }
     size_t n = 0;
     n += (size_t)snprintf(buf + n, len - n, "[");
     for (int i = 0; i < ndim && n < len; i++)

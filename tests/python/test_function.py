@@ -150,3 +150,24 @@ def test_onnx_export_and_load(tmp_path):
     close(m(x), model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
     with pytest.raises(OSError):
         tg.onnx.load(tmp_path / "missing.onnx")
+
+
+def test_function_returning_an_input():
+    """an input returned as it is (a session cannot fetch what it is fed):
+    the output is a copy, and gradients flow to it, also when a gradient is
+    the output gradient itself"""
+    a = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = tg.tensor([2.0, 2.0, 2.0])
+    f = tg.function(lambda x, y: (x, x * y, y))
+    x, p, y = f(a, b)
+    close(x, [1, 2, 3])
+    close(y, [2, 2, 2])
+    (x.sum() * 2 + p.sum()).backward()
+    close(a.grad, [4, 4, 4])
+    ident = tg.function(lambda x: x)
+    a.grad = None
+    (ident(a) * 3).sum().backward()
+    close(a.grad, [3, 3, 3])
+    a.grad = None
+    tg.function(lambda x, y: x + y)(a, b).sum().backward()
+    close(a.grad, [1, 1, 1])

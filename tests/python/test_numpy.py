@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
+from conftest import needs_torch, torch
 
 
 def test_from_numpy_shares_memory_both_ways():
@@ -80,3 +81,50 @@ def test_numpy_operands():
     t = tg.ones(3)
     r = np.ones(3) + t  # numpy computes with our buffer
     assert isinstance(r, np.ndarray) or isinstance(r, tg.Tensor)
+
+
+def test_dlpack_with_numpy_shares_memory_both_ways():
+    a = np.arange(12.0).reshape(3, 4)[:, ::2]  # strided: still shared
+    t = tg.from_dlpack(a)
+    assert t.shape == (3, 2) and t.stride() == (4, 2) and t.dtype == tg.float64
+    t[0, 0] = 100.0
+    assert a[0, 0] == 100.0
+    del a  # the tensor keeps the array's memory alive
+    assert t.tolist() == [[100.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
+    u = tg.zeros(2, 3, dtype=tg.int32)
+    b = np.from_dlpack(u)
+    assert b.dtype == np.int32 and b.shape == (2, 3)
+    u[1, 1] = -5
+    assert b[1, 1] == -5
+    del u
+    assert b.sum() == -5  # and the array keeps the tensor's
+    assert tg.ones(1).__dlpack_device__() == (1, 0)
+
+
+def test_dlpack_errors():
+    with pytest.raises(RuntimeError, match="require gradient"):
+        tg.ones(2, requires_grad=True).__dlpack__()
+    with pytest.raises(BufferError, match="stream"):
+        tg.ones(2).__dlpack__(stream=1)
+    capsule = tg.ones(2).__dlpack__()
+    assert tg.from_dlpack(capsule).tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError):
+        tg.from_dlpack(capsule)  # a capsule is consumed once
+    with pytest.raises(BufferError, match="dtype"):
+        tg.from_dlpack(np.zeros(3, dtype=np.float16))
+    tg.ones(3).__dlpack__()  # never consumed: its destructor frees it
+
+
+@needs_torch
+def test_dlpack_with_torch():
+    x = torch.arange(6, dtype=torch.int64).reshape(2, 3).t()
+    y = tg.from_dlpack(x)
+    assert y.shape == (3, 2) and y.stride() == (1, 3) and y.dtype == tg.int64
+    y[0, 0] = 42
+    assert x[0, 0].item() == 42
+    z = torch.from_dlpack(tg.arange(4.0).reshape(2, 2)[:, 1])
+    assert z.tolist() == [1.0, 3.0] and z.stride() == (2,)
+    w = tg.ones(3)
+    v = torch.utils.dlpack.from_dlpack(w.__dlpack__())
+    v.mul_(2)
+    assert w.tolist() == [2.0, 2.0, 2.0]

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char train_usage[] =
     "usage: tg train lenet [options]\n"
@@ -73,7 +74,8 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     const char *pos[1];
     int n_pos;
     args_result r = eval ? args_parse("usage: tg eval lenet --load PATH [options]\n"
-                                      "Prints the test accuracy of a LeNet-5 checkpoint.",
+                                      "Prints the test accuracy of a LeNet-5 checkpoint and "
+                                      "the images/s\nof the evaluation (batches of 1000).",
                                       argc, argv, 1, eval_table, 5, pos, 1, &n_pos)
                          : args_parse(train_usage, argc, argv, 1, train_table,
                                       (int)(sizeof train_table / sizeof train_table[0]),
@@ -258,13 +260,19 @@ int tg_cmd_eval(int argc, char **argv)
     else if (!(test = lenet_open_data(o.data, false, true, o.limit)))
         fprintf(stderr, "tg: %s\n", tg_last_error());
     else {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         double acc = lenet_accuracy(model, test, 1000);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        double ips = secs > 0 ? (double)tg_dataset_size(test) / secs : 0;
         if (acc < 0)
             fprintf(stderr, "tg: evaluation failed: %s\n", tg_last_error());
         else if (o.json)
-            printf("{\"model\":\"lenet\",\"test_accuracy\":%.4f}\n", acc);
+            printf("{\"model\":\"lenet\",\"test_accuracy\":%.4f,\"eval_seconds\":%.4f,"
+                   "\"images_per_second\":%.1f}\n", acc, secs, ips);
         else
-            printf("test accuracy %.2f%% (%s)\n", 100 * acc, o.load);
+            printf("test accuracy %.2f%% (%s), %.0f images/s\n", 100 * acc, o.load, ips);
         r = acc < 0;
     }
     tg_module_free(model);

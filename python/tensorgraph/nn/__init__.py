@@ -3,14 +3,14 @@ from .parameter import Parameter
 from .module import Module
 from .layers import (Linear, Conv2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d,
                      BatchNorm2d, LayerNorm, Dropout, Embedding, Identity, Flatten, ReLU,
-                     Tanh, Sigmoid, GELU, LeakyReLU, ELU, Softplus, Softmax, LogSoftmax,
+                     Tanh, Sigmoid, GELU, LeakyReLU, Hardswish, Hardsigmoid, SELU, ELU, Softplus, Softmax, LogSoftmax,
                      MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss)
 from .containers import Sequential, ModuleList, ModuleDict
 from . import functional, init, utils
 
 __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'MaxPool2d', 'AvgPool2d',
            'AdaptiveAvgPool2d', 'BatchNorm1d', 'BatchNorm2d', 'LayerNorm', 'Dropout',
-           'Embedding', 'Identity', 'Flatten', 'ReLU', 'Tanh', 'Sigmoid', 'GELU', 'LeakyReLU',
+           'Embedding', 'Identity', 'Flatten', 'ReLU', 'Hardswish', 'Hardsigmoid', 'SELU', 'Tanh', 'Sigmoid', 'GELU', 'LeakyReLU',
            'ELU', 'Softplus', 'Softmax', 'LogSoftmax', 'MSELoss', 'CrossEntropyLoss', 'NLLLoss',
            'BCEWithLogitsLoss', 'Sequential', 'ModuleList', 'ModuleDict', 'functional', 'init',
            'utils']

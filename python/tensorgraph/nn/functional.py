@@ -27,6 +27,25 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else _C.relu(input)
 
 
+def _maybe_inplace(input, out, inplace):
+    """inplace=True writes the result into input (recorded as in-place
+    ops are) and returns input, as PyTorch does"""
+    return input.copy_(out) if inplace else out
+
+
+def hardswish(input, inplace=False):
+    return _maybe_inplace(input, _C.hardswish(input), inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6"""
+    return _maybe_inplace(input, _C._hardsigmoid(input, 1.0 / 6.0, 0.5), inplace)
+
+
+def selu(input, inplace=False):
+    return _maybe_inplace(input, _C.selu(input), inplace)
+
+
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")

@@ -246,6 +246,9 @@ def _activation(name, fn, **defaults):
 
 
 ReLU = _activation('ReLU', _C.relu)
+Hardswish = _activation('Hardswish', _C.hardswish)
+Hardsigmoid = _activation('Hardsigmoid', lambda x: _C._hardsigmoid(x, 1.0 / 6.0, 0.5))
+SELU = _activation('SELU', _C.selu)
 Tanh = _activation('Tanh', _C.tanh)
 Sigmoid = _activation('Sigmoid', _C.sigmoid)
 GELU = _activation('GELU', _C.gelu)
@@ -269,11 +272,26 @@ class MSELoss(_Loss):
     _fn = staticmethod(_C.mse_loss)
 
 
-class CrossEntropyLoss(_Loss):
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction='mean'):
+        super().__init__(reduction)
+        if size_average is not None or reduce is not None:
+            raise NotImplementedError("size_average and reduce are deprecated in PyTorch "
+                                      "and not supported; use reduction=")
+        self.register_buffer('weight', weight)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return self._fn(input, target, self.weight, None, self.ignore_index, None,
+                        self.reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
     _fn = staticmethod(_C.cross_entropy)
 
 
-class NLLLoss(_Loss):
+class NLLLoss(_WeightedLoss):
     _fn = staticmethod(_C.nll_loss)
 
 

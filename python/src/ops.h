@@ -1,0 +1,82 @@
+/* The op table's types, shared by the calling path (ops.c) and the
+ * table with the calls through each C function's shape (ops_table.c). */
+#ifndef TGPY_OPS_H
+#define TGPY_OPS_H
+
+#include "tgpy.h"
+
+#define MAX_PARAMS 10
+
+typedef enum {
+    C_T, C_TT, C_TTT, C_TD, C_TDD, C_TI, C_TII, C_TAB, C_VAR, C_ARG, C_TS,
+    C_TP, C_TTR, C_TTO, C_CAST, C_CONV, C_POOL, C_BN, C_LN, C_DROP, C_EMB,
+    C_LIST, C_TIT, C_PAD, C_ONEHOT, C_SQUEEZE, C_NLL, C_ADDMM
+} call_shape;
+
+typedef void (*any_fn)(void);
+typedef tg_tensor *(*fn_t)(tg_tensor *);
+typedef tg_tensor *(*fn_tt)(tg_tensor *, tg_tensor *);
+typedef tg_tensor *(*fn_ttt)(tg_tensor *, tg_tensor *, tg_tensor *);
+typedef tg_tensor *(*fn_td)(tg_tensor *, double);
+typedef tg_tensor *(*fn_tdd)(tg_tensor *, double, double);
+typedef tg_tensor *(*fn_ti)(tg_tensor *, int);
+typedef tg_tensor *(*fn_tii)(tg_tensor *, int, int);
+typedef tg_tensor *(*fn_tab)(tg_tensor *, int, const int *, bool);
+typedef tg_tensor *(*fn_var)(tg_tensor *, int, const int *, int, bool);
+typedef tg_tensor *(*fn_arg)(tg_tensor *, int, bool);
+typedef tg_tensor *(*fn_ts)(tg_tensor *, int, const int64_t *);
+typedef tg_tensor *(*fn_tp)(tg_tensor *, const int *);
+typedef tg_tensor *(*fn_ttr)(tg_tensor *, tg_tensor *, tg_reduction);
+typedef tg_tensor *(*fn_cast)(tg_tensor *, tg_dtype);
+typedef tg_tensor *(*fn_pool)(tg_tensor *, const tg_pool2d_opts *);
+typedef tg_tensor *(*fn_list)(int, tg_tensor *const *, int);
+typedef tg_tensor *(*fn_tit)(tg_tensor *, int, tg_tensor *);
+
+typedef struct {
+    const char *name, *sig;
+    call_shape call;
+    any_fn fn;
+    bool method; /* also a Tensor method (self = first parameter) */
+} op_row;
+
+/* ---- parsed signatures -------------------------------------------------------- */
+typedef struct {
+    char name[32];
+    char kind;
+    bool required, none_default;
+    double num;         /* numeric default (i, f, b, d, P) */
+    int red;            /* R default */
+} param;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    const op_row *row;
+    int n_params;
+    param params[MAX_PARAMS];
+} OpObject;
+
+/* ---- one converted argument --------------------------------------------------- */
+typedef struct {
+    bool none;
+    tg_tensor *t;               /* T, O (borrowed or in `owned`) */
+    double f;                   /* i, f, b, d */
+    int n;                      /* A: count (0 = all); S: ndim; L: count */
+    int64_t shape[TG_MAX_DIMS]; /* S */
+    int ints[TG_MAX_DIMS];      /* A, P (2) */
+    tg_dtype dt;
+    tg_reduction red;
+    tg_generator *g;
+    tg_tensor **list; /* L: owned array of owned references */
+} argval;
+
+
+/* the table (ops_table.c) */
+extern const op_row tgpy_op_rows[];
+extern const int tgpy_n_ops;
+/* checks the C function cannot make, with the GIL: -1 with an exception */
+int tgpy_op_validate(const OpObject *op, const argval *v);
+/* calls the row's C function (may run without the GIL) */
+tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v);
+
+#endif

@@ -1,0 +1,291 @@
+/* The op table: per op its PyTorch name, signature and public C function
+ * with its calling shape (see ops.c for the kinds), and the calls through
+ * each shape. */
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define F(f) ((any_fn)(f))
+const op_row tgpy_op_rows[] = {
+    /* elementwise binary, broadcasting */
+    {"add", "input:T other:T", C_TT, F(tg_add), true},
+    {"sub", "input:T other:T", C_TT, F(tg_sub), true},
+    {"subtract", "input:T other:T", C_TT, F(tg_sub), true},
+    {"mul", "input:T other:T", C_TT, F(tg_mul), true},
+    {"multiply", "input:T other:T", C_TT, F(tg_mul), true},
+    {"div", "input:T other:T", C_TT, F(tg_div), true},
+    {"divide", "input:T other:T", C_TT, F(tg_div), true},
+    {"true_divide", "input:T other:T", C_TT, F(tg_div), true},
+    {"pow", "input:T exponent:T", C_TT, F(tg_pow), true},
+    {"maximum", "input:T other:T", C_TT, F(tg_maximum), true},
+    {"minimum", "input:T other:T", C_TT, F(tg_minimum), true},
+    {"eq", "input:T other:T", C_TT, F(tg_eq), true},
+    {"ne", "input:T other:T", C_TT, F(tg_ne), true},
+    {"lt", "input:T other:T", C_TT, F(tg_lt), true},
+    {"le", "input:T other:T", C_TT, F(tg_le), true},
+    {"gt", "input:T other:T", C_TT, F(tg_gt), true},
+    {"ge", "input:T other:T", C_TT, F(tg_ge), true},
+    {"logical_and", "input:T other:T", C_TT, F(tg_logical_and), true},
+    {"logical_or", "input:T other:T", C_TT, F(tg_logical_or), true},
+    {"logical_xor", "input:T other:T", C_TT, F(tg_logical_xor), true},
+    {"where", "condition:T input:T other:T", C_TTT, F(tg_where), false},
+    /* elementwise unary */
+    {"neg", "input:T", C_T, F(tg_neg), true},
+    {"negative", "input:T", C_T, F(tg_neg), true},
+    {"abs", "input:T", C_T, F(tg_abs), true},
+    {"exp", "input:T", C_T, F(tg_exp), true},
+    {"log", "input:T", C_T, F(tg_log), true},
+    {"sqrt", "input:T", C_T, F(tg_sqrt), true},
+    {"rsqrt", "input:T", C_T, F(tg_rsqrt), true},
+    {"sin", "input:T", C_T, F(tg_sin), true},
+    {"cos", "input:T", C_T, F(tg_cos), true},
+    {"tanh", "input:T", C_T, F(tg_tanh), true},
+    {"sigmoid", "input:T", C_T, F(tg_sigmoid), true},
+    {"relu", "input:T", C_T, F(tg_relu), true},
+    {"gelu", "input:T", C_T, F(tg_gelu), false},
+    {"erf", "input:T", C_T, F(tg_erf), true},
+    {"softplus", "input:T", C_T, F(tg_softplus), false},
+    {"hardswish", "input:T", C_T, F(tg_hardswish), false},
+    {"selu", "input:T", C_T, F(tg_selu), false},
+    {"_hardsigmoid", "input:T alpha:f beta:f", C_TDD, F(tg_hardsigmoid), false},
+    {"floor", "input:T", C_T, F(tg_floor), true},
+    {"ceil", "input:T", C_T, F(tg_ceil), true},
+    {"round", "input:T", C_T, F(tg_round), true},
+    {"sign", "input:T", C_T, F(tg_sign), true},
+    {"logical_not", "input:T", C_T, F(tg_logical_not), true},
+    {"leaky_relu", "input:T negative_slope:f=0.01", C_TD, F(tg_leaky_relu), false},
+    {"elu", "input:T alpha:f=1.0", C_TD, F(tg_elu), false},
+    {"clamp", "input:T min:d=None max:d=None", C_TDD, F(tg_clamp), true},
+    {"clip", "input:T min:d=None max:d=None", C_TDD, F(tg_clamp), true},
+    {"_cast", "input:T dtype:D", C_CAST, F(tg_cast), false},
+    /* reductions */
+    {"sum", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_sum), true},
+    {"mean", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_mean), true},
+    {"prod", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_prod), true},
+    {"amax", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_max), true},
+    {"amin", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_min), true},
+    {"logsumexp", "input:T dim:A keepdim:b=False", C_TAB, F(tg_logsumexp), true},
+    {"var", "input:T dim:A=None unbiased:b=True keepdim:b=False correction:d=None", C_VAR,
+     F(tg_var), true},
+    {"std", "input:T dim:A=None unbiased:b=True keepdim:b=False correction:d=None", C_VAR,
+     F(tg_std), true},
+    {"argmax", "input:T dim:d=None keepdim:b=False", C_ARG, F(tg_argmax), true},
+    {"argmin", "input:T dim:d=None keepdim:b=False", C_ARG, F(tg_argmin), true},
+    /* views and copies */
+    {"view", "input:T shape:S", C_TS, F(tg_view), true},
+    {"reshape", "input:T shape:S", C_TS, F(tg_reshape), true},
+    {"expand", "input:T size:S", C_TS, F(tg_expand), true},
+    {"tile", "input:T dims:S", C_TS, F(tg_tile), true},
+    {"permute", "input:T dims:S", C_TP, F(tg_permute), true},
+    {"transpose", "input:T dim0:i dim1:i", C_TII, F(tg_transpose), true},
+    {"swapaxes", "input:T axis0:i axis1:i", C_TII, F(tg_transpose), true},
+    {"flatten", "input:T start_dim:i=0 end_dim:i=-1", C_TII, F(tg_flatten), true},
+    {"squeeze", "input:T dim:d=None", C_SQUEEZE, F(tg_squeeze), true},
+    {"unsqueeze", "input:T dim:i", C_TI, F(tg_unsqueeze), true},
+    {"contiguous", "input:T", C_T, F(tg_contiguous), true},
+    {"sum_to_size", "input:T size:S", C_TS, F(tg_sum_to), true},
+    {"clone", "input:T", C_T, F(tg_clone), true},
+    /* linear algebra and networks */
+    {"matmul", "input:T other:T", C_TT, F(tg_matmul), true},
+    {"mm", "input:T mat2:T", C_TT, F(tg_matmul), true},
+    {"bmm", "input:T mat2:T", C_TT, F(tg_matmul), true},
+    {"addmm", "input:T mat1:T mat2:T beta:f=1 alpha:f=1", C_ADDMM, F(tg_gemm), true},
+    {"linear", "input:T weight:T bias:O=None", C_TTO, F(tg_linear), false},
+    {"conv2d", "input:T weight:T bias:O=None stride:P=1 padding:P=0 dilation:P=1 groups:i=1",
+     C_CONV, F(tg_conv2d), false},
+    {"max_pool2d", "input:T kernel_size:P stride:p=None padding:P=0 dilation:P=1 "
+     "ceil_mode:b=False return_indices:b=False", C_POOL, F(tg_max_pool2d), false},
+    {"avg_pool2d", "input:T kernel_size:P stride:p=None padding:P=0 ceil_mode:b=False "
+     "count_include_pad:b=True divisor_override:d=None", C_POOL, F(tg_avg_pool2d), false},
+    {"_global_avg_pool2d", "input:T", C_T, F(tg_global_avg_pool2d), false},
+    {"batch_norm", "input:T running_mean:O running_var:O weight:O=None bias:O=None "
+     "training:b=False momentum:f=0.1 eps:f=1e-05", C_BN, F(tg_batch_norm), false},
+    {"layer_norm", "input:T normalized_shape:S weight:O=None bias:O=None eps:f=1e-05", C_LN,
+     F(tg_layer_norm), false},
+    {"dropout", "input:T p:f=0.5 training:b=True inplace:b=False generator:G=None", C_DROP,
+     F(tg_dropout), false},
+    {"softmax", "input:T dim:i", C_TI, F(tg_softmax), true},
+    {"log_softmax", "input:T dim:i", C_TI, F(tg_log_softmax), true},
+    {"embedding", "input:T weight:T", C_EMB, F(tg_embedding), false},
+    /* losses */
+    {"mse_loss", "input:T target:T reduction:R=mean", C_TTR, F(tg_mse_loss), false},
+    {"cross_entropy", "input:T target:T weight:O=None size_average:O=None ignore_index:i=-100 "
+     "reduce:O=None reduction:R=mean label_smoothing:f=0", C_NLL, F(tg_cross_entropy), false},
+    {"nll_loss", "input:T target:T weight:O=None size_average:O=None ignore_index:i=-100 "
+     "reduce:O=None reduction:R=mean", C_NLL, F(tg_nll_loss), false},
+    {"binary_cross_entropy_with_logits", "input:T target:T reduction:R=mean", C_TTR,
+     F(tg_bce_with_logits), false},
+    /* array ops */
+    {"cat", "tensors:L dim:i=0", C_LIST, F(tg_concat), false},
+    {"concat", "tensors:L dim:i=0", C_LIST, F(tg_concat), false},
+    {"stack", "tensors:L dim:i=0", C_LIST, F(tg_stack), false},
+    {"gather", "input:T dim:i index:T", C_TIT, F(tg_gather), true},
+    {"index_select", "input:T dim:i index:T", C_TIT, F(tg_index_select), true},
+    {"_pad", "input:T pad:S value:f=0", C_PAD, F(tg_pad), false},
+    {"_one_hot", "input:T num_classes:i", C_ONEHOT, F(tg_one_hot), false},
+};
+const int tgpy_n_ops = (int)(sizeof tgpy_op_rows / sizeof tgpy_op_rows[0]);
+
+/* ---- calling through the C function's shape ------------------------------------- */
+static tg_pool2d_opts pool_opts(const argval *v, bool avg)
+{
+    tg_pool2d_opts o = {{v[1].ints[0], v[1].ints[1]}, {0, 0}, {v[3].ints[0], v[3].ints[1]},
+                        false, false};
+    if (!v[2].none) {
+        o.stride[0] = v[2].ints[0];
+        o.stride[1] = v[2].ints[1];
+    }
+    o.ceil_mode = avg ? v[4].f != 0 : v[5].f != 0;
+    o.count_include_pad = avg && v[5].f != 0;
+    return o;
+}
+
+/* argument checks the C functions cannot make, with the GIL held (invoke
+ * may run without it): -1 with an exception */
+int tgpy_op_validate(const OpObject *op, const argval *v)
+{
+    switch (op->row->call) {
+    case C_POOL: {
+        bool avg = (fn_pool)op->row->fn == tg_avg_pool2d;
+        if (!avg && (v[4].ints[0] != 1 || v[4].ints[1] != 1 || v[6].f != 0)) {
+            PyErr_SetString(PyExc_NotImplementedError, "max_pool2d: dilation != 1 and "
+                            "return_indices are not supported");
+            return -1;
+        }
+        if (avg && !v[6].none) {
+            PyErr_SetString(PyExc_NotImplementedError, "avg_pool2d: divisor_override is not "
+                            "supported");
+            return -1;
+        }
+        return 0;
+    }
+    case C_LN: {
+        int nd = tg_ndim(v[0].t), n = v[1].n;
+        bool ok = n >= 1 && n <= nd;
+        for (int i = 0; ok && i < n; i++)
+            ok = tg_shape(v[0].t)[nd - n + i] == v[1].shape[i];
+        if (!ok) {
+            PyErr_Format(PyExc_RuntimeError, "layer_norm: normalized_shape must match the "
+                         "last %d dims of the input", n);
+            return -1;
+        }
+        return 0;
+    }
+    case C_NLL:
+        if (v[3].t || v[5].t) {
+            PyErr_Format(PyExc_NotImplementedError, "%s: size_average and reduce are "
+                         "deprecated in PyTorch and not supported; use reduction=",
+                         op->row->name);
+            return -1;
+        }
+        if (op->n_params > 7 && v[7].f != 0) {
+            PyErr_Format(PyExc_NotImplementedError, "%s: label_smoothing is not supported",
+                         op->row->name);
+            return -1;
+        }
+        return 0;
+    default: return 0;
+    }
+}
+
+/* does any label equal `value`? (symbolic labels cannot be read: yes) */
+static bool has_label(tg_tensor *labels, int64_t value)
+{
+    if (tg_is_symbolic(labels))
+        return true;
+    int64_t n = tg_numel(labels), *buf = malloc((size_t)(n ? n : 1) * sizeof *buf);
+    bool found = !buf || tg_copy_to(labels, TG_INT64, buf) != TG_OK;
+    for (int64_t i = 0; !found && i < n; i++)
+        found = buf[i] == value;
+    free(buf);
+    return found;
+}
+
+/* cross_entropy / nll_loss(input, target, weight, size_average,
+ * ignore_index, reduce, reduction[, label_smoothing]): the plain op
+ * unless a weight, more than 2 dims or an ignored label need the
+ * general one */
+static tg_tensor *nll(any_fn f, const argval *v)
+{
+    tg_nll_opts o = {v[2].t, true, (int64_t)v[4].f, v[6].red};
+    bool ce = (fn_ttr)f == tg_cross_entropy;
+    if (!o.weight && tg_ndim(v[0].t) == 2 && !has_label(v[1].t, o.ignore_index))
+        return ((fn_ttr)f)(v[0].t, v[1].t, o.reduction);
+    return ce ? tg_cross_entropy_ex(v[0].t, v[1].t, &o) : tg_nll_loss_ex(v[0].t, v[1].t, &o);
+}
+
+tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
+{
+    any_fn f = op->row->fn;
+    switch (op->row->call) {
+    case C_T: return ((fn_t)f)(v[0].t);
+    case C_TT: return ((fn_tt)f)(v[0].t, v[1].t);
+    case C_TTT: return ((fn_ttt)f)(v[0].t, v[1].t, v[2].t);
+    case C_TD: return ((fn_td)f)(v[0].t, v[1].f);
+    case C_TDD:
+        return ((fn_tdd)f)(v[0].t, v[1].none ? -INFINITY : v[1].f, v[2].none ? INFINITY : v[2].f);
+    case C_TI: return ((fn_ti)f)(v[0].t, (int)v[1].f);
+    case C_TII: return ((fn_tii)f)(v[0].t, (int)v[1].f, (int)v[2].f);
+    case C_TAB: return ((fn_tab)f)(v[0].t, v[1].n, v[1].ints, v[2].f != 0);
+    case C_VAR: {
+        int corr = v[4].none ? (v[2].f != 0) : (int)v[4].f;
+        return ((fn_var)f)(v[0].t, v[1].n, v[1].ints, corr, v[3].f != 0);
+    }
+    case C_ARG:
+        if (v[1].none) { /* over all elements: of the flattened tensor */
+            tg_tensor *flat = tg_reshape(v[0].t, 1, (int64_t[]){-1});
+            tg_tensor *r = ((fn_arg)f)(flat, 0, false);
+            tg_release(flat);
+            if (r && v[2].f != 0) {
+                int64_t ones[TG_MAX_DIMS] = {1, 1, 1, 1, 1, 1, 1, 1};
+                tg_tensor *k = tg_reshape(r, tg_ndim(v[0].t), ones);
+                tg_release(r);
+                r = k;
+            }
+            return r;
+        }
+        return ((fn_arg)f)(v[0].t, (int)v[1].f, v[2].f != 0);
+    case C_TS: return ((fn_ts)f)(v[0].t, v[1].n, v[1].shape);
+    case C_TP: {
+        int perm[TG_MAX_DIMS];
+        if (v[1].n != tg_ndim(v[0].t)) {
+            tg_clear_error();
+            PyErr_Format(PyExc_RuntimeError, "permute: number of dims don't match in permute "
+                         "(%d given for a tensor of %d dims)", v[1].n, tg_ndim(v[0].t));
+            return NULL;
+        }
+        for (int i = 0; i < v[1].n; i++)
+            perm[i] = (int)v[1].shape[i];
+        return ((fn_tp)f)(v[0].t, perm);
+    }
+    case C_TTR: return ((fn_ttr)f)(v[0].t, v[1].t, v[2].red);
+    case C_TTO: return ((fn_ttt)f)(v[0].t, v[1].t, v[2].t);
+    case C_CAST: return ((fn_cast)f)(v[0].t, v[1].dt);
+    case C_CONV: {
+        tg_conv2d_opts o = {{v[3].ints[0], v[3].ints[1]}, {v[4].ints[0], v[4].ints[1]},
+                            {v[5].ints[0], v[5].ints[1]}, (int)v[6].f};
+        return tg_conv2d(v[0].t, v[1].t, v[2].t, &o);
+    }
+    case C_POOL: {
+        bool avg = (fn_pool)f == tg_avg_pool2d;
+        tg_pool2d_opts o = pool_opts(v, avg);
+        return ((fn_pool)f)(v[0].t, &o);
+    }
+    case C_BN:
+        return tg_batch_norm(v[0].t, v[1].t, v[2].t, v[3].t, v[4].t, v[5].f != 0, v[6].f,
+                             v[7].f);
+    case C_LN: return tg_layer_norm(v[0].t, v[1].n, v[2].t, v[3].t, v[4].f);
+    case C_DROP: return tg_dropout(v[0].t, v[1].f, v[2].f != 0, v[4].g);
+    case C_EMB: return tg_embedding(v[1].t, v[0].t);
+    case C_LIST: return ((fn_list)f)(v[0].n, v[0].list, (int)v[1].f);
+    case C_TIT: return ((fn_tit)f)(v[0].t, (int)v[1].f, v[2].t);
+    case C_PAD: return tg_pad(v[0].t, v[1].n, v[1].shape, v[2].f);
+    case C_ONEHOT: return tg_one_hot(v[0].t, (int64_t)v[1].f);
+    case C_SQUEEZE: return v[1].none ? tg_squeeze_all(v[0].t) : tg_squeeze(v[0].t, (int)v[1].f);
+    case C_NLL: return nll(f, v);
+    case C_ADDMM: return tg_gemm(v[1].t, v[2].t, v[0].t, v[4].f, v[3].f, false, false);
+    }
+    return NULL;
+}
+

@@ -323,6 +323,38 @@ static void test_training_step(void)
     }
 }
 
+/* relu_grad moved before max-pooling's gradient: bitwise the same input
+ * gradient, for 2x2 windows and for overlapping 3x3 windows (gradients
+ * that add up), float32 and float64 */
+static void test_pool_grad(void)
+{
+    static const tg_pool2d_opts pools[2] = {{.kernel = {2, 2}},
+                                            {.kernel = {3, 3}, .stride = {2, 2}}};
+    for (int k = 0; k < 4; k++) {
+        tg_dtype dt = k % 2 ? TG_FLOAT64 : TG_FLOAT32;
+        const tg_pool2d_opts *po = &pools[k / 2];
+        tg_graph *g = tg_graph_new("pool");
+        tg_tensor *x = tg_placeholder(g, "x", dt, 4, (int64_t[]){2, 3, 8, 8});
+        tg_tensor *w = tt_rand_dtype(dt, 4, (int64_t[]){3, 3, 1, 1}, -1, 1);
+        tg_graph_begin(g);
+        tg_tensor *p = tg_max_pool2d(tg_relu(x), po);
+        tg_tensor *loss = tg_sum(tg_mul(tg_conv2d(p, w, NULL, NULL), p), 0, NULL, false);
+        tg_graph_end();
+        tg_tensor *dx;
+        CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, 1, &x, &dx));
+        tg_session *s = tg_session_new(g);
+        tg_pass_record rec[32];
+        int n = 0;
+        set_level(s, 2, 0, NULL);
+        tg_graph_free(tg_session_optimized_graph(s, 1, &x, NULL, 1, &dx, 0, NULL, 32, rec, &n));
+        CHECK(count_of(rec, n, "pool_grad", "moved") == 1);
+        /* half the activations negative: the mask matters */
+        check_levels_equal(s, x, tt_rand_dtype(dt, 4, (int64_t[]){2, 3, 8, 8}, -1, 1), dx, 2);
+        tg_session_free(s);
+        tg_graph_free(g);
+    }
+}
+
 /* ---- random graphs of elementwise and shape ops ------------------------------------ */
 typedef struct rgraph {
     uint64_t state;
@@ -475,6 +507,7 @@ int main(void)
     RUN(test_simplify);
     RUN(test_dce);
     RUN(test_training_step);
+    RUN(test_pool_grad);
     RUN(test_random_graphs);
     return tt_finish();
 }

@@ -10,12 +10,16 @@
 #include <string.h>
 
 /* The order matters: simplification and folding expose common
- * subexpressions, all three leave dead nodes for dce. */
+ * subexpressions, all three leave dead nodes for dce, and the level-2
+ * passes match patterns whose reader counts dead nodes would spoil (then
+ * leave dead nodes of their own). */
 const tg_pass_def tg__pass_list[] = {
     {"simplify", 1, tg__pass_simplify},
     {"fold", 1, tg__pass_fold},
     {"cse", 1, tg__pass_cse},
     {"dce", 1, tg__pass_dce},
+    {"pool_grad", 2, tg__pass_pool_grad},
+    {"dce", 2, tg__pass_dce},
 };
 const int tg__pass_list_len = (int)(sizeof tg__pass_list / sizeof tg__pass_list[0]);
 

@@ -18,7 +18,9 @@ tg_status tg__rw_begin(tg_rw *r, const tg_graph *src)
     r->dst = tg_graph_new(src->name);
     r->vmap = malloc(((size_t)src->n_values + 1) * sizeof *r->vmap);
     r->nmap = malloc(((size_t)src->n_nodes + 1) * sizeof *r->nmap);
-    if (!r->dst || !r->vmap || !r->nmap) {
+    /* the copy has about as many names: no rehashing while copying */
+    if (!r->dst || !r->vmap || !r->nmap ||
+        !tg__hmap_reserve(&r->dst->names, (size_t)src->n_nodes + 16)) {
         tg__rw_abort(r);
         return tg__error(TG_ERR_NOMEM, "graph passes: out of memory");
     }

@@ -421,6 +421,32 @@ static tg_status assign(planner *P)
     return TG_OK;
 }
 
+/* serial plans: the offline placement (memplace.c) when it packs tighter */
+static tg_status try_offline(planner *P)
+{
+    int64_t *bytes = malloc(((size_t)P->nv + 1) * sizeof *bytes);
+    int64_t *off = malloc(((size_t)P->nv + 1) * sizeof *off);
+    if (!bytes || !off) {
+        free(bytes);
+        free(off);
+        return TG_ERR_NOMEM;
+    }
+    for (int v = 0; v < P->nv; v++)
+        bytes[v] = align_up(value_bytes(P->g, v));
+    int n_reused = 0;
+    int64_t top = tg__memplan_offline(P->p, P->prod, P->last, bytes, off, &n_reused);
+    if (top >= 0 && top < P->m->stats.arena_bytes) {
+        for (int v = 0; v < P->nv; v++)
+            if (P->m->kind[v] == TG_MEM_ARENA)
+                P->m->offset[v] = off[v];
+        P->m->stats.arena_bytes = top;
+        P->m->stats.n_reused = n_reused;
+    }
+    free(bytes);
+    free(off);
+    return TG_OK;
+}
+
 static void count_bytes(planner *P)
 {
     tg_memory_stats *st = &P->m->stats;
@@ -465,6 +491,8 @@ tg_status tg__memplan_build(const tg_graph *g, tg_plan *p, bool enabled, bool pa
         s = ancestors(&P);
     if (s == TG_OK && enabled)
         s = assign(&P);
+    if (s == TG_OK && enabled && !parallel)
+        s = try_offline(&P);
     if (s == TG_OK)
         count_bytes(&P);
     if (!enabled)

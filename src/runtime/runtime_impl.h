@@ -104,6 +104,13 @@ void tg__memplan_free(tg_memplan *m);
 tg_status tg__memplan_prepare(tg_plan *p);
 /* may op's output overwrite a same-shaped input (elementwise kernels)? */
 bool tg__memplan_elementwise(const tg_op_def *op);
+/* Offline placement of p's arena values (memplace.c; serial plans): the
+ * in-place decisions are p->mem.inplace_of's; prod/last give each value's
+ * life in steps, bytes its aligned size. Writes offset[] for arena values
+ * and the count of values placed in memory a dead one used; returns the
+ * arena's size, or -1 (out of memory, or too many buffers to try). */
+int64_t tg__memplan_offline(const tg_plan *p, const int *prod, const int *last,
+                            const int64_t *bytes, int64_t *offset, int *n_reused);
 /* a tensor for value v computed by a kernel: in the arena or its own */
 tg_tensor *tg__memplan_output(const tg_plan *p, int v, const tg_meta *m);
 

@@ -35,13 +35,17 @@ int tg_graph_num_values(const tg_graph *g);
  * tensor used as an input becomes a constant node of g, captured by
  * reference (no copy): the graph sees in-place changes made to it later;
  * use tg_variable for state the graph itself updates. Ops on symbolic
- * tensors outside any scope go to the tensors' graph. Shapes are concrete
- * for now (unknown dims such as a symbolic batch are a later step). */
+ * tensors outside any scope go to the tensors' graph. A placeholder's dim
+ * may be -1: unknown until fed (a symbolic batch, as ONNX's dim_param).
+ * Inference keeps an output dim unknown (-1) when it depends on an
+ * unknown dim; a check that involves unknown dims runs again on the fed
+ * shapes (a session specialises a plan to each feed-shape signature). */
 tg_status tg_graph_begin(tg_graph *g);
 tg_status tg_graph_end(void); /* fails when no graph scope is open */
 tg_graph *tg_graph_current(void); /* the innermost open graph, or NULL */
 
-/* a value fed at run time (tg_session_run) */
+/* a value fed at run time (tg_session_run); dims of -1 take the fed
+ * tensor's size (its rank must match) */
 tg_tensor *tg_placeholder(tg_graph *g, const char *name, tg_dtype dt,
                           int ndim, const int64_t *shape);
 /* state that persists across runs (parameters): the graph keeps a private

@@ -48,8 +48,12 @@ static tg_status call(const tg_vjp *v, tg_tensor *const *dy, tg_tensor **dx)
         /* integer and bool outputs (max_pool2d's indices) carry no gradient:
          * no zeros are made for them, they would be written for nothing */
         const tg_meta *m = &v->out_meta[o];
+        /* unknown dims (graph mode, where outputs are given): zeros shaped
+         * like the output when the graph runs */
+        bool unknown = tg__shape_has_unknown(m->ndim, m->shape) && v->out && v->out[o];
         dy_full[o] = dy[o] || !tg_dtype_is_float(m->dtype) ? dy[o]
-                                                            : tg_zeros(m->dtype, m->ndim, m->shape);
+                     : unknown ? tg_zeros_like(v->out[o])
+                               : tg_zeros(m->dtype, m->ndim, m->shape);
         if (!dy_full[o] && tg_dtype_is_float(m->dtype))
             return tg_last_status();
     }

@@ -96,17 +96,40 @@ static tg_tensor *null_input(const char *fn)
     return NULL;
 }
 
+/* a symbolic t with unknown dims (-1): the value broadcast to t's shape
+ * when the graph runs (a view of a 0-d constant) */
+tg_tensor *tg__expand_as(tg_tensor *x, tg_tensor *ref); /* src/ops/dynamic.c */
+
+static tg_tensor *full_unknown(const tg_tensor *t, double value)
+{
+    tg_scope_begin();
+    tg_tensor *y = tg_keep(tg__expand_as(tg_scalar(t->dtype, value), (tg_tensor *)t));
+    tg_scope_end();
+    return y;
+}
+
+static bool unknown_dims(const tg_tensor *t)
+{
+    return t && t->graph && t->numel < 0;
+}
+
 tg_tensor *tg_zeros_like(const tg_tensor *t)
 {
+    if (unknown_dims(t))
+        return full_unknown(t, 0.0);
     return t ? tg_zeros(t->dtype, t->ndim, t->shape) : null_input("tg_zeros_like");
 }
 
 tg_tensor *tg_ones_like(const tg_tensor *t)
 {
+    if (unknown_dims(t))
+        return full_unknown(t, 1.0);
     return t ? tg_full(t->dtype, t->ndim, t->shape, 1.0) : null_input("tg_ones_like");
 }
 
 tg_tensor *tg_full_like(const tg_tensor *t, double value)
 {
+    if (unknown_dims(t))
+        return full_unknown(t, value);
     return t ? tg_full(t->dtype, t->ndim, t->shape, value) : null_input("tg_full_like");
 }

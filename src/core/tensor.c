@@ -165,6 +165,9 @@ tg_tensor *tg__tensor_struct(tg_dtype dt, int ndim, const int64_t *shape)
         memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
     tg__contiguous_strides(ndim, t->shape, t->strides);
     t->numel = tg__shape_numel(ndim, t->shape);
+    for (int i = 0; i < ndim; i++)
+        if (t->shape[i] < 0)
+            t->numel = -1; /* a symbolic tensor with unknown dims (-1) */
     return t;
 }
 

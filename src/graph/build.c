@@ -226,7 +226,11 @@ tg_tensor *tg_placeholder(tg_graph *g, const char *name, tg_dtype dt, int ndim,
         return tg__error_null(TG_ERR_ARG, "tg_placeholder: graph is NULL");
     if (!tg_dtype_is_valid((int)dt))
         return tg__error_null(TG_ERR_DTYPE, "tg_placeholder: invalid dtype %d", (int)dt);
-    if (!tg__check_shape("tg_placeholder", ndim, shape))
+    /* -1: an unknown dim (a symbolic batch), given its size when fed */
+    int64_t known[TG_MAX_DIMS];
+    for (int i = 0; ndim > 0 && shape && i < ndim && i < TG_MAX_DIMS; i++)
+        known[i] = shape[i] == -1 ? 1 : shape[i];
+    if (!tg__check_shape("tg_placeholder", ndim, ndim > 0 && shape ? known : shape))
         return NULL;
     tg_meta m = {.dtype = dt, .ndim = ndim};
     if (ndim > 0)

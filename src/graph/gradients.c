@@ -51,12 +51,17 @@ static tg_status prepare(pass *p, const tg_gop *n, tg_tensor **in,
     for (int i = 0; i < n->n_in; i++) {
         in_meta[i] = g->values[n->in[i]].meta;
         needs[i] = p->mark[n->in[i]];
-        if (saves(n->op->save_inputs, i) && !(in[i] = tg__graph_symbolic(g, n->in[i])))
+        /* with unknown dims a rule reads shapes from its inputs (cheap:
+         * symbolic tensors), so it gets them all */
+        bool unknown = tg__shape_has_unknown(in_meta[i].ndim, in_meta[i].shape);
+        if ((saves(n->op->save_inputs, i) || unknown) &&
+            !(in[i] = tg__graph_symbolic(g, n->in[i])))
             return tg_last_status();
     }
     for (int o = 0; o < n->n_out; o++) {
         out_meta[o] = g->values[n->out[o]].meta;
-        if (saves(n->op->save_outputs, o) &&
+        if ((saves(n->op->save_outputs, o) ||
+             tg__shape_has_unknown(out_meta[o].ndim, out_meta[o].shape)) &&
             !(out[o] = tg__graph_symbolic(g, n->out[o])))
             return tg_last_status();
     }

@@ -106,7 +106,7 @@ static tg_status check_infer(const tg_graph *g, const tg_gnode *n)
     }
     tg_op_ctx c = {.op = n->op, .n_in = n->n_in, .n_out = n->n_out, .in = in,
                    .attr = n->attr, .attrs = n->attrs, .n_attrs = n->n_attrs};
-    if (s == TG_OK && n->op->infer(&c) != TG_OK) {
+    if (s == TG_OK && tg__infer_any(&c) != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tg_last_error());
         s = tg__error(TG_ERR_INTERNAL, NODE_FMT "its inputs no longer pass the op's "

@@ -252,7 +252,11 @@ static tg_status grad_infer(tg_op_ctx *c, bool for_input)
     const char *op = c->op->name;
     const tg_tensor *dy = c->in[0], *other = c->in[1];
     const conv_params *p = c->attr;
-    const int64_t *shape = for_input ? p->input_shape : p->weight_shape;
+    int64_t shape[4];
+    memcpy(shape, for_input ? p->input_shape : p->weight_shape, sizeof shape);
+    /* an unknown batch (graph mode: -1 when the rule ran) is dy's */
+    if (for_input && shape[0] == -1 && dy->ndim == 4)
+        shape[0] = dy->shape[0];
     tg__conv_geom g;
     if (require_4d(op, dy, "output gradient", "[N, O, OH, OW]") != TG_OK ||
         require_4d(op, other, for_input ? "weight" : "input",

@@ -118,12 +118,15 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
     c.n_attrs = n_attrs;
     for (int i = 0; i < c.n_out; i++)
         out[i] = NULL;
-    if ((s = op->infer(&c)) != TG_OK || (s = check_declared(&c)) != TG_OK)
-        return s;
     /* graph mode: inside tg_graph_begin/end, or on symbolic
      * inputs, the op becomes a node of the graph and its outputs symbolic
-     * tensors; no kernel runs and nothing is recorded for autograd */
-    if (!(op->flags & TG_OP_INPLACE) && tg__graph_intercepts(n_in, in)) {
+     * tensors; no kernel runs and nothing is recorded for autograd.
+     * Symbolic inputs may have unknown dims (-1): see infer_unknown.c */
+    bool graph = !(op->flags & TG_OP_INPLACE) && tg__graph_intercepts(n_in, in);
+    s = graph && tg__inputs_have_unknown(n_in, in) ? tg__infer_unknown(&c) : op->infer(&c);
+    if (s != TG_OK || (s = check_declared(&c)) != TG_OK)
+        return s;
+    if (graph) {
         if ((s = tg__graph_append(&c)) != TG_OK)
             return s;
         for (int i = 0; i < c.n_out; i++)

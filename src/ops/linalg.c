@@ -294,8 +294,11 @@ static tg_status matmul_grad(tg_grad_ctx *g)
         tg_tensor *db;
         if (b2->ndim == 2 && a2->ndim > 2 && dy) {
             /* b shared over a's batch: one GEMM over the flattened batch */
-            int64_t ra = tg__shape_numel(a2->ndim - 1, a2->shape);
-            int64_t rd = tg__shape_numel(dy->ndim - 1, dy->shape);
+            /* -1: unknown batch dims (graph mode), inferred when fed */
+            int64_t ra = tg__shape_has_unknown(a2->ndim, a2->shape)
+                             ? -1 : tg__shape_numel(a2->ndim - 1, a2->shape);
+            int64_t rd = tg__shape_has_unknown(dy->ndim, dy->shape)
+                             ? -1 : tg__shape_numel(dy->ndim - 1, dy->shape);
             tg_tensor *af = tg_reshape(a2, 2, (int64_t[]){ra, a2->shape[a2->ndim - 1]});
             tg_tensor *df = tg_reshape(dy, 2, (int64_t[]){rd, dy->shape[dy->ndim - 1]});
             db = tg_matmul(tg_transpose(af, 0, 1), df);
@@ -499,6 +502,8 @@ tg_tensor *tg_linear(tg_tensor *x, tg_tensor *w, tg_tensor *b)
                               tg_shape_str(2, w->shape, sw, sizeof sw));
     int64_t in = w->shape[1], outf = w->shape[0];
     int64_t rows = tg__shape_numel(x->ndim - 1, x->shape);
+    if (tg__shape_has_unknown(x->ndim, x->shape))
+        rows = -1; /* graph mode: the reshape infers it when fed */
     TG_LOCAL_BEGIN();
     tg_tensor *x2 = x->ndim == 2 ? x : tg_reshape(x, 2, (int64_t[]){rows, in});
     tg_tensor *y = gemm_call(x2, w, b, 1.0, 1.0, false, true);

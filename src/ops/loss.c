@@ -27,6 +27,8 @@ static tg_tensor *reduce(tg_tensor *l, tg_reduction r)
     tg_tensor *s = tg_sum(l, 0, NULL, false);
     if (r == TG_REDUCTION_SUM)
         return s;
+    if (tg_numel(l) < 0) /* unknown dims (graph mode): the count at run time */
+        return tg__count_scale(s, l, 0, NULL, 1.0, false);
     return tg_mul_scalar(s, 1.0 / (double)tg_numel(l)); /* empty: NaN, as PyTorch */
 }
 

@@ -343,6 +343,16 @@ tg_status tg_broadcast_shapes(const char *op, int na, const int64_t *a,
 /* error "op: expected a floating-point input, got int32" unless float */
 tg_status tg_require_float(const char *op, const tg_tensor *t, int index);
 
+/* Unknown dims (-1) of symbolic tensors (graph mode): inference runs the
+ * op's infer twice with the unknown dims probed at two sizes; output dims
+ * that differ are unknown (src/ops/infer_unknown.c) */
+bool tg__shape_has_unknown(int ndim, const int64_t *shape);
+bool tg__inputs_have_unknown(int n_in, tg_tensor *const *in);
+tg_status tg__infer_unknown(tg_op_ctx *c);
+/* the op's infer, or tg__infer_unknown when an input has unknown dims
+ * (graph code re-inferring from stored metadata) */
+tg_status tg__infer_any(tg_op_ctx *c);
+
 /* ---- registry: every op by name (for graphs, ONNX, tooling) ------------ */
 const tg_op_def *tg_op_find(const char *name);
 int tg_op_count(void);
@@ -362,6 +372,14 @@ extern const tg_op_def *const tg_ops_norm[];
 extern const tg_op_def *const tg_ops_nn[];
 extern const tg_op_def *const tg_ops_inplace[];
 extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
+extern const tg_op_def *const tg_ops_dynamic[];
+
+/* shape-dependent helpers for unknown dims (src/ops/dynamic.c): x
+ * broadcast to ref's shape; x * (alpha / n) (bessel: alpha * n / (n - 1))
+ * with n the element count of ref over axes (all when n_axes is 0) */
+tg_tensor *tg__expand_as(tg_tensor *x, tg_tensor *ref);
+tg_tensor *tg__count_scale(tg_tensor *x, tg_tensor *ref, int n_axes, const int *axes,
+                           double alpha, bool bessel);
 
 /* ---- internal scoping for composite ops and the engine -------------------
  * TG_LOCAL_BEGIN opens a scope; TG_LOCAL_RETURN(t) keeps t, closes the

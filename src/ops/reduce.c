@@ -143,12 +143,24 @@ tg_tensor *tg__red_keep(const tg_grad_ctx *g, tg_tensor *t)
     int64_t shape[TG_MAX_DIMS];
     for (int i = 0; i < m->ndim; i++)
         shape[i] = mask[i] ? 1 : m->shape[i];
+    if (tg__shape_has_unknown(m->ndim, m->shape)) {
+        /* unknown dims (graph mode): size-1 dims put back one by one, not
+         * a reshape (which takes one unknown dim at most) */
+        if (t && t->ndim == m->ndim)
+            return t; /* keepdim */
+        for (int i = 0; i < m->ndim && t; i++)
+            if (mask[i])
+                t = tg_unsqueeze(t, i);
+        return t;
+    }
     return tg_reshape(t, m->ndim, shape);
 }
 
 tg_tensor *tg__red_expand(const tg_grad_ctx *g, tg_tensor *t)
 {
     const tg_meta *m = &g->in_meta[0];
+    if (tg__shape_has_unknown(m->ndim, m->shape)) /* g->in[0]: graph mode gives it */
+        return tg__expand_as(tg__red_keep(g, t), g->in[0]);
     return tg_expand(tg__red_keep(g, t), m->ndim, m->shape);
 }
 
@@ -205,6 +217,15 @@ static tg_status mean_grad(tg_grad_ctx *g)
     bool mask[TG_MAX_DIMS];
     tg__red_grad_mask(g, mask);
     const tg_meta *m = &g->in_meta[0];
+    if (tg__shape_has_unknown(m->ndim, m->shape)) { /* the count at run time */
+        int axes[TG_MAX_DIMS], n = 0;
+        for (int i = 0; i < m->ndim; i++)
+            if (mask[i])
+                axes[n++] = i;
+        g->dx[0] = tg__red_expand(g, tg__count_scale(g->dy[0], g->in[0],
+                                                     n == m->ndim ? 0 : n, axes, 1.0, false));
+        return TG_OK;
+    }
     double n = (double)tg__red_count(m->ndim, m->shape, mask);
     g->dx[0] = tg__red_expand(g, tg_mul_scalar(g->dy[0], 1.0 / n));
     return TG_OK;

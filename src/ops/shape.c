@@ -160,6 +160,8 @@ tg_tensor *tg_reshape(tg_tensor *x, int ndim, const int64_t *shape)
     if (!x)
         return null_input("reshape");
     int64_t out[TG_MAX_DIMS], strides[TG_MAX_DIMS];
+    if (x->numel < 0) /* unknown dims (graph mode): the view op's inference decides */
+        return tg_view(x, ndim, shape);
     if (resolve_shape("reshape", x, ndim, shape, out) != TG_OK)
         return NULL;
     if (view_strides(x, ndim, out, strides))
@@ -188,7 +190,7 @@ tg_tensor *tg_flatten(tg_tensor *x, int start_axis, int end_axis)
         shape[n++] = x->shape[i];
     shape[n] = 1;
     for (int i = s; i <= e; i++)
-        shape[n] *= x->shape[i];
+        shape[n] = x->shape[i] < 0 || shape[n] < 0 ? -1 : shape[n] * x->shape[i];
     n++;
     for (int i = e + 1; i < x->ndim; i++)
         shape[n++] = x->shape[i];

@@ -53,7 +53,7 @@ tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out)
     }
     tg_op_ctx c = {.op = n->op, .n_in = n->n_in, .n_out = n->n_out, .in = in,
                    .attr = n->attr, .attrs = n->attrs, .n_attrs = n->n_attrs};
-    if (s == TG_OK && (s = n->op->infer(&c)) != TG_OK) {
+    if (s == TG_OK && (s = tg__infer_any(&c)) != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tg_last_error());
         s = tg__error(s, "graph '%s': node '%s' (%s): %s", g->name, n->name, n->op->name,

@@ -16,6 +16,7 @@ void tg__plan_free(tg_plan *p)
     free(p->key.feeds);
     free(p->key.fetches);
     free(p->key.targets);
+    free(p->key.dims);
     tg__graph_release(p->g);
     free(p->run_feeds);
     free(p->run_fetches);
@@ -358,7 +359,7 @@ static tg_status run_signature(tg_plan *plan, int *targets, tg_plan_key *rk)
             plan->fed[plan->run_feeds[i]] = true;
     for (int i = 0; i < plan->key.n_fetches; i++)
         plan->fetched[plan->run_fetches[i]] = true;
-    *rk = (tg_plan_key){0, plan->key.n_fetches, 0, NULL, plan->run_fetches, targets};
+    *rk = (tg_plan_key){0, plan->key.n_fetches, 0, NULL, plan->run_fetches, targets, 0, NULL};
     for (int i = 0; i < plan->key.n_targets; i++)
         if (targets[i] >= 0)
             targets[rk->n_targets++] = targets[i];
@@ -420,8 +421,11 @@ tg_plan *tg__plan_compile(const tg_graph *g, const tg_plan_key *key, const bool 
     plan->key = (tg_plan_key){key->n_feeds, key->n_fetches, key->n_targets,
                               copy_ints(key->feeds, key->n_feeds),
                               copy_ints(key->fetches, key->n_fetches),
-                              copy_ints(key->targets, key->n_targets)};
-    tg_status s = plan->key.feeds && plan->key.fetches && plan->key.targets
+                              copy_ints(key->targets, key->n_targets), key->n_dims,
+                              malloc(((size_t)key->n_dims + 1) * sizeof(int64_t))};
+    if (plan->key.dims && key->n_dims)
+        memcpy(plan->key.dims, key->dims, (size_t)key->n_dims * sizeof(int64_t));
+    tg_status s = plan->key.feeds && plan->key.fetches && plan->key.targets && plan->key.dims
                       ? compile(g, key, fed, o, plan)
                       : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     if (s != TG_OK) {

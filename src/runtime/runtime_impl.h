@@ -15,6 +15,10 @@ typedef struct tg_plan_key {
     int *feeds;   /* value ids */
     int *fetches; /* value ids */
     int *targets; /* node ids */
+    /* the shape signature: the fed sizes of the feeds' unknown (-1) dims,
+     * in feed order, so that a plan is specialised per feed shape */
+    int n_dims;
+    int64_t *dims;
 } tg_plan_key;
 
 /* where a value's tensor comes from at run time */

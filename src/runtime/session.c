@@ -199,13 +199,41 @@ static bool key_eq(const tg_plan_key *a, const tg_plan_key *b)
            a->n_targets == b->n_targets &&
            !memcmp(a->feeds, b->feeds, (size_t)a->n_feeds * sizeof(int)) &&
            !memcmp(a->fetches, b->fetches, (size_t)a->n_fetches * sizeof(int)) &&
-           !memcmp(a->targets, b->targets, (size_t)a->n_targets * sizeof(int));
+           !memcmp(a->targets, b->targets, (size_t)a->n_targets * sizeof(int)) &&
+           a->n_dims == b->n_dims &&
+           !memcmp(a->dims, b->dims, (size_t)a->n_dims * sizeof(int64_t));
+}
+
+/* the shape signature: the fed sizes of the declared unknown dims, in the
+ * order of k's (sorted) feeds; dims must have room for 8 per feed */
+static int shape_signature(const tg_graph *g, const tg_plan_key *k, const tg_meta *fm,
+                           int64_t *dims)
+{
+    int n = 0;
+    for (int i = 0; i < k->n_feeds; i++) {
+        const tg_meta *m = &g->values[k->feeds[i]].meta;
+        for (int d = 0; d < m->ndim; d++)
+            if (m->shape[d] < 0)
+                dims[n++] = fm[k->feeds[i]].shape[d];
+    }
+    return n;
 }
 
 static void meta_str(int ndim, const int64_t *shape, tg_dtype dt, char *buf, size_t len)
 {
     char s[160];
     snprintf(buf, len, "%s%s", tg_dtype_name(dt), tg_shape_str(ndim, shape, s, sizeof s));
+}
+
+/* does tensor t fit the declared metadata m (-1 dims: any size)? */
+static bool fits(const tg_meta *m, const tg_tensor *t)
+{
+    if (t->ndim != m->ndim)
+        return false;
+    for (int i = 0; i < m->ndim; i++)
+        if (m->shape[i] >= 0 && m->shape[i] != t->shape[i])
+            return false;
+    return true;
 }
 
 /* r->feed_tensors NULL: planning only (memory_stats), no tensors to check */
@@ -226,6 +254,10 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed,
             return tg__error(TG_ERR_ARG, "tg_session_run: '%s' is a variable and "
                              "cannot be fed; assign it (tg_assign) instead", name);
         feed_meta[v] = x->meta;
+        if (!r->feed_tensors && tg__shape_has_unknown(x->meta.ndim, x->meta.shape))
+            return tg__error(TG_ERR_ARG, "%s '%s' has unknown dims (-1): pass the "
+                             "tensors to feed, so that the plan gets their shapes",
+                             tg__gnode_op_name(n), name);
         if (!r->feed_tensors)
             continue;
         if (!t)
@@ -234,13 +266,15 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed,
         if (t->graph)
             return tg__error(TG_ERR_ARG, "tg_session_run: the tensor fed to '%s' is "
                              "symbolic; feeds must be concrete tensors", name);
-        if (t->dtype != x->meta.dtype ||
-            !tg__shape_eq(t->ndim, t->shape, x->meta.ndim, x->meta.shape)) {
+        if (t->dtype != x->meta.dtype || !fits(&x->meta, t)) {
             meta_str(t->ndim, t->shape, t->dtype, a, sizeof a);
             meta_str(x->meta.ndim, x->meta.shape, x->meta.dtype, b, sizeof b);
             return tg__error(t->dtype != x->meta.dtype ? TG_ERR_DTYPE : TG_ERR_SHAPE,
-                             "tg_session_run: %s '%s' was fed a %s tensor, expected %s",
-                             tg__gnode_op_name(n), name, a, b);
+                             "tg_session_run: %s '%s' was fed a %s tensor, expected %s%s",
+                             tg__gnode_op_name(n), name, a, b,
+                             t->ndim != x->meta.ndim ? " (a different rank)"
+                             : tg__shape_has_unknown(x->meta.ndim, x->meta.shape)
+                                 ? " (-1: any size)" : "");
         }
         tg_meta_of(t, &feed_meta[v]);
     }
@@ -277,6 +311,13 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
     k.n_fetches = sorted_set(r->fetches, r->n_fetches, k.fetches);
     k.targets = k.fetches + k.n_fetches;
     k.n_targets = sorted_set(r->targets, r->n_targets, k.targets);
+    int64_t *dims = malloc(((size_t)k.n_feeds * TG_MAX_DIMS + 1) * sizeof *dims);
+    if (!dims) {
+        free(buf);
+        return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    k.dims = dims;
+    k.n_dims = shape_signature(s->g, &k, feed_meta, dims);
     tg_plan **pp = &s->plans;
     for (; *pp; pp = &(*pp)->next)
         if (key_eq(&(*pp)->key, &k))
@@ -301,6 +342,7 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
         s->stats.n_plans++;
     }
     free(buf);
+    free(dims);
     if (p)
         s->last = p;
     return p;

@@ -4,7 +4,9 @@
  * eager mode's for every batch size; wrong feeds are refused clearly. */
 #include "harness.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DIMS(...) (const int64_t[]){__VA_ARGS__}
 
@@ -210,6 +212,55 @@ static void test_wrong_feeds(void)
     tg_scope_end();
 }
 
+/* ONNX: an unknown batch is exported as dim_param "batch"; importing it
+ * in graph mode gives a -1 placeholder that runs any batch size */
+static void test_onnx_symbolic_batch(void)
+{
+    tg_scope_begin();
+    tg_generator *gen = tg_generator_new(11);
+    tg_module *net = tg_lenet5(gen);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/tg_dynshape_%ld.onnx", (long)getpid());
+    CHECK_OK(tg_onnx_export_module(net, 4, DIMS(-1, 1, 28, 28), path));
+    tg_onnx_model *m = tg_onnx_load(path);
+    CHECK(m != NULL);
+    if (m) {
+        tg_onnx_value_info in, out;
+        CHECK_OK(tg_onnx_input_info(m, 0, &in));
+        CHECK(in.ndim == 4 && in.shape[0] == -1 && in.dim_param[0] &&
+              !strcmp(in.dim_param[0], "batch") && in.shape[1] == 1 && !in.dim_param[1]);
+        CHECK_OK(tg_onnx_output_info(m, 0, &out));
+        CHECK(out.ndim == 2 && out.shape[0] == -1 && out.dim_param[0] &&
+              !strcmp(out.dim_param[0], "batch") && out.shape[1] == 10);
+        tg_graph *g = tg_graph_new("imported");
+        CHECK_OK(tg_graph_begin(g));
+        tg_onnx_net *on = tg_onnx_build(m, 0, NULL, NULL, NULL);
+        tg_graph_end();
+        CHECK(on != NULL);
+        if (on) {
+            tg_tensor *x = tg_onnx_net_input(on, 0), *y = tg_onnx_net_output(on, 0);
+            CHECK_SHAPE(x, -1, 1, 28, 28);
+            CHECK_SHAPE(y, -1, 10);
+            tg_session *s = tg_session_new(g);
+            tg_module_train(net, false);
+            for (int64_t n = 1; n <= 5; n += 2) {
+                tg_tensor *xv = tg_rand_uniform(gen, TG_FLOAT32, 4, DIMS(n, 1, 28, 28), 0, 1);
+                tg_tensor *yv = NULL;
+                CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &y, &yv, 0, NULL));
+                CHECK(tt_rel_diff(yv, tg_module_forward(net, xv), 1e-30) == 0);
+            }
+            tg_session_free(s);
+        }
+        tg_onnx_net_free(on);
+        tg_graph_free(g);
+    }
+    tg_onnx_free(m);
+    remove(path);
+    tg_module_free(net);
+    tg_generator_free(gen);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_propagation);
@@ -217,5 +268,6 @@ int main(void)
     RUN(test_cnn_float32);
     RUN(test_reduction_gradients);
     RUN(test_wrong_feeds);
+    RUN(test_onnx_symbolic_batch);
     return tt_finish();
 }

@@ -71,7 +71,8 @@ const char *tg_onnx_node_name(const tg_onnx_model *m, int i); /* may be "" */
  *  - graph mode, when a graph scope is open (tg_graph_begin): each graph
  *    input becomes a placeholder of that graph named after it, outputs are
  *    symbolic. Given input tensors (optional) fix symbolic dims and are
- *    checked; their values are not used.
+ *    checked; their values are not used. Symbolic dims neither given nor
+ *    bound stay unknown (-1) in the placeholder: the net runs on any size.
  *  - eager mode otherwise: every graph input must be given, the outputs
  *    are computed at once, and autograd records them as usual.
  * Values computable at import time (initializers, Constant, Shape, and
@@ -136,12 +137,14 @@ tg_status tg_onnx_run(const tg_onnx_model *m, tg_onnx_mode mode, int n_inputs,
  * TG_ERR_UNSUPPORTED naming them. Covered: conv2d, max/avg/global pools,
  * batch_norm (eval), layer_norm, gemm, matmul, views (Reshape,
  * Transpose), slice, concat, pad, elementwise arithmetic and activations,
- * softmax, log_softmax, reductions, cast, where, comparisons. */
+ * softmax, log_softmax, reductions, cast, where, comparisons. Unknown
+ * dims (-1) are written as symbolic dims (dim_param): "batch" for a
+ * leading dim, "dim_<d>" for dim d otherwise. */
 tg_status tg_onnx_export(tg_graph *g, int n_fetches,
                          tg_tensor *const *fetches, const char *path);
 /* traces m's forward (in eval mode; the mode is restored) on a float32
- * placeholder "input" of the given shape into a new graph and exports it
- * with output "output" */
+ * placeholder "input" of the given shape (-1 dims: symbolic, e.g. a
+ * batch of any size) into a new graph and exports it with output "output" */
 tg_status tg_onnx_export_module(tg_module *m, int ndim, const int64_t *shape,
                                 const char *path);
 

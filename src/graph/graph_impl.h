@@ -39,8 +39,8 @@ typedef struct tg_gnode {
     int readers, assigns;
 } tg_gnode;
 
-/* Concrete dims only for now; unknown dims (-1) are a later step, when
- * plans get specialised per feed-shape signature. */
+/* A dim may be -1, unknown until fed (a symbolic batch): plans are
+ * specialised per feed-shape signature, where every dim is concrete. */
 typedef struct tg_gvalue {
     tg_meta meta;
     int var;   /* the variable node this value is (or a view of), or -1 */

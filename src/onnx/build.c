@@ -89,7 +89,8 @@ typedef struct build_state {
     tg_generator *gen;
 } build_state;
 
-/* the concrete shape of model input i */
+/* the shape of model input i: concrete, or in graph mode -1 for symbolic
+ * dims that nothing fixes */
 static tg_status resolve_input(build_state *b, int i, int64_t *shape, int *ndim)
 {
     const tg_onnx_value_info *vi = &b->m->inputs[i];
@@ -121,11 +122,12 @@ static tg_status resolve_input(build_state *b, int i, int64_t *shape, int *ndim)
                 goto bad_shape;
             v = tg_shape(given)[d];
         }
-        if (v < 0)
+        /* graph mode: an unresolved dim stays unknown (-1) in the placeholder */
+        if (v < 0 && !b->g)
             return tg__error(TG_ERR_ARG, "onnx: input '%s' dim %d (%s) is not fixed by the "
                              "model: give the input or bind the dim", vi->name, d,
                              vi->dim_param[d] ? vi->dim_param[d] : "unknown");
-        shape[d] = v;
+        shape[d] = v < 0 ? -1 : v;
     }
     return TG_OK;
 bad_shape:;
@@ -136,6 +138,17 @@ bad_shape:;
                      "(-1: any)", vi->name,
                      tg_shape_str(tg_ndim(given), tg_shape(given), s1, sizeof s1),
                      tg_shape_str(vi->ndim, want, s2, sizeof s2));
+}
+
+/* an output's size; a symbolic output's unknown dims (-1, graph mode)
+ * count as 1 */
+static tg_status check_out_size(const onnx_ictx *c, const tg_tensor *t)
+{
+    int64_t shape[TG_MAX_DIMS];
+    int nd = tg_ndim(t);
+    for (int d = 0; d < nd; d++)
+        shape[d] = tg_is_symbolic(t) && tg_shape(t)[d] == -1 ? 1 : tg_shape(t)[d];
+    return onnx_check_numel(c, nd, shape, "an output");
 }
 
 /* the same symbol must get the same value in every input */
@@ -302,7 +315,7 @@ static tg_status sizes_ok(const mnode *mn, const onnx_ictx *c0)
     }
     for (int j = 0; s == TG_OK && j < c.n_out; j++)
         if (c.out[j])
-            s = onnx_check_numel(&c, tg_ndim(c.out[j]), tg_shape(c.out[j]), "an output");
+            s = check_out_size(&c, c.out[j]);
     tg_scope_end();
     tg_graph_free(g);
     for (int k = 0; k < c.n_tmp; k++)
@@ -355,7 +368,7 @@ static tg_status build_node(build_state *b, const mnode *mn)
     /* in graph mode nothing was allocated yet: a huge value stops here */
     for (int j = 0; s == TG_OK && j < c.n_out; j++)
         if (c.out[j])
-            s = onnx_check_numel(&c, tg_ndim(c.out[j]), tg_shape(c.out[j]), "an output");
+            s = check_out_size(&c, c.out[j]);
     if (s == TG_OK)
         for (int j = 0; j < c.n_out; j++) {
             int v = mn->out[j];

@@ -177,6 +177,12 @@ static void set_type(onnx_value_info *vi, const tg_meta *m)
     for (int d = 0; vi->type.dims && d < m->ndim; d++) {
         vi->type.dims[d].kind = ONNX_DIM_VALUE;
         vi->type.dims[d].value = m->shape[d];
+        if (m->shape[d] < 0) { /* unknown: a symbolic dim, "batch" when leading */
+            char p[32];
+            snprintf(p, sizeof p, d == 0 ? "batch" : "dim_%d", d);
+            vi->type.dims[d].kind = ONNX_DIM_PARAM;
+            vi->type.dims[d].param = strdup(p);
+        }
     }
 }
 

@@ -18,8 +18,8 @@ bool onnx_extent_ok(int ndim, const int64_t *shape)
 {
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) {
-        int64_t d = shape[i] ? shape[i] : 1;
-        if (shape[i] < 0 || tg__size_mul_exceeds(n, d, ONNX_IMPORT_MAX_ELEMENTS))
+        int64_t d = shape[i] > 0 ? shape[i] : 1; /* -1: an unknown dim (graph mode) */
+        if (shape[i] < -1 || tg__size_mul_exceeds(n, d, ONNX_IMPORT_MAX_ELEMENTS))
             return false;
         n *= d; /* at most ONNX_IMPORT_MAX_ELEMENTS */
     }

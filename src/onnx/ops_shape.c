@@ -79,7 +79,9 @@ static tg_status s_reshape(onnx_ictx *c)
                             (long long)ONNX_IMPORT_MAX_ELEMENTS);
         known *= shape[i]; /* at most ONNX_IMPORT_MAX_ELEMENTS */
     }
-    if (infer >= 0) {
+    if (infer >= 0 && tg_numel(x) < 0) {
+        shape[infer] = -1; /* unknown dims (graph mode): the view infers it when fed */
+    } else if (infer >= 0) {
         if (known == 0 || tg_numel(x) % known)
             return onnx_err(c, TG_ERR_SHAPE, "cannot infer the -1 in the shape: %lld "
                             "elements, %lld in the other dims", (long long)tg_numel(x),
@@ -102,8 +104,9 @@ static tg_status s_flatten(onnx_ictx *c)
     if (a < 0)
         a += r;
     int64_t shape[2] = {1, 1};
-    for (int i = 0; i < r; i++)
-        shape[i >= a] *= tg_shape(x)[i];
+    for (int i = 0; i < r; i++) /* an unknown dim (-1) makes its side unknown */
+        shape[i >= a] = shape[i >= a] < 0 || tg_shape(x)[i] < 0 ? -1
+                                                                 : shape[i >= a] * tg_shape(x)[i];
     return done(c, 0, tg_reshape(x, 2, shape));
 }
 

@@ -58,7 +58,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"prefetch", OPT_INT, &o->prefetch, "batches prepared ahead in the background, 0 = off (default 2)"},
         {"limit", OPT_INT, &o->limit, "use only the first N images of each split, 0 = all (quick runs)"},
         {"profile", OPT_STRING, &o->profile, "graph mode: write a Chrome trace of the first 50 steps (Perfetto)"},
-        {"export", OPT_STRING, &o->export_path, "write the trained model as ONNX (opset 17, input [1,1,28,28])"},
+        {"export", OPT_STRING, &o->export_path, "write the trained model as ONNX (opset 17, input [batch,1,28,28], batch symbolic)"},
         {"save", OPT_STRING, &o->save, "write a checkpoint (safetensors) at the end"},
         {"load", OPT_STRING, &o->load, "start from a checkpoint (model and optimizer; --save may name the same file)"},
         {"json", OPT_FLAG, &o->json, "end with one JSON summary line"},
@@ -143,7 +143,7 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
     if (o->save && !o->quiet)
         printf("saved %s\n", o->save);
     if (o->export_path &&
-        tg_onnx_export_module(model, 4, (int64_t[]){1, 1, 28, 28}, o->export_path) != TG_OK) {
+        tg_onnx_export_module(model, 4, (int64_t[]){-1, 1, 28, 28}, o->export_path) != TG_OK) {
         fprintf(stderr, "tg: exporting %s: %s\n", o->export_path, tg_last_error());
         return 1;
     }

@@ -9,7 +9,7 @@
 typedef struct lenet_graph {
     tg_graph *graph;
     tg_session *session;
-    int64_t batch;
+    int64_t batch;        /* -1: any batch size (an unknown dim) */
     tg_tensor *x, *y;     /* placeholders [B,1,28,28] float32, [B] int64 */
     tg_tensor *logits;    /* forward output */
     tg_tensor *loss;      /* mean cross entropy */
@@ -31,8 +31,9 @@ tg_status sgd_state_init(sgd_state *s, tg_module *model, double lr, double momen
                          tg_named_tensor **names_out);
 void sgd_state_free(sgd_state *s);
 
-/* builds the graph for one batch size; with_update false: forward and
- * loss only (backward true adds the gradients without the update) */
+/* builds the graph for one batch size, or for all with batch -1 (the
+ * batch dim unknown until fed); update false: forward and loss only
+ * (backward true adds the gradients without the update) */
 tg_status lenet_graph_build(lenet_graph *lg, tg_module *model, sgd_state *st,
                             int64_t batch, bool backward, bool update);
 /* one training step on (x, y); *loss is the loss before the update */

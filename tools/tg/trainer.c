@@ -36,7 +36,7 @@ static tg_optimizer *make_optimizer(const train_opts *o, tg_module *model)
 
 #define PROFILE_STEPS 50
 
-/* the first PROFILE_STEPS runs of the first graph go into the trace */
+/* the first PROFILE_STEPS runs of the graph go into the trace */
 static tg_status profile_step(trainer *t, lenet_graph *lg, bool before)
 {
     if (!t->profile)
@@ -50,27 +50,24 @@ static tg_status profile_step(trainer *t, lenet_graph *lg, bool before)
     return s;
 }
 
-static lenet_graph *graph_for(trainer *t, int64_t batch)
+/* the one graph of every batch size (an unknown batch dim, -1: the
+ * session specialises a plan to each size it is fed, the last smaller
+ * batch of an epoch included), built at the first step */
+static lenet_graph *the_graph(trainer *t)
 {
-    for (int i = 0; i < t->n_graphs; i++)
-        if (t->graphs[i].batch == batch)
-            return &t->graphs[i];
-    if (t->n_graphs == 2) { /* a third batch size: rebuild the second slot */
-        lenet_graph_free(&t->graphs[1]);
-        t->n_graphs = 1;
-    }
-    lenet_graph *lg = &t->graphs[t->n_graphs];
-    if (lenet_graph_build(lg, t->model, &t->sgd, batch, true, true) != TG_OK)
+    if (t->built)
+        return &t->graph;
+    if (lenet_graph_build(&t->graph, t->model, &t->sgd, -1, true, true) != TG_OK)
         return NULL;
-    t->n_graphs++;
-    return lg;
+    t->built = true;
+    return &t->graph;
 }
 
 /* one step on (x, y); *loss is the loss before the update */
 static tg_status trainer_step(trainer *t, tg_tensor *x, tg_tensor *y, double *loss)
 {
     if (t->graph_mode) {
-        lenet_graph *lg = graph_for(t, tg_size(x, 0));
+        lenet_graph *lg = the_graph(t);
         tg_status s = lg ? profile_step(t, lg, true) : tg_last_status();
         if (s == TG_OK)
             s = lenet_graph_step(lg, x, y, loss);
@@ -108,8 +105,8 @@ void trainer_free(trainer *t)
 {
     if (t->profile && t->traced && tg_session_trace_end(t->traced, t->profile) != TG_OK)
         fprintf(stderr, "tg: writing the profile: %s\n", tg_last_error());
-    for (int i = 0; i < t->n_graphs; i++)
-        lenet_graph_free(&t->graphs[i]);
+    if (t->built)
+        lenet_graph_free(&t->graph);
     sgd_state_free(&t->sgd);
     tg_named_tensors_free(t->names);
     tg_optim_free(t->opt);

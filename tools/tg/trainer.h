@@ -16,16 +16,16 @@ typedef struct train_opts {
 
 /* What a training step needs in either mode. Eager: the optimizer runs
  * after backward. Graph: one session run per step of a graph holding the
- * forward, the backward and the SGD update; one graph per batch size (the
- * last batch of an epoch is smaller), sharing parameters and momentum. */
+ * forward, the backward and the SGD update; one graph for all batch sizes
+ * (an unknown batch dim: the last batch of an epoch is smaller). */
 typedef struct trainer {
     tg_module *model;
     tg_optimizer *opt; /* eager mode; graph mode: type and hyper-parameters */
     bool graph_mode;
     sgd_state sgd;
     tg_named_tensor *names;
-    lenet_graph graphs[2];
-    int n_graphs;
+    lenet_graph graph;
+    bool built;
     int64_t graph_steps;  /* graph mode: SGD steps taken (for checkpoints) */
     const char *profile;  /* graph mode: Chrome trace of the first steps */
     tg_session *traced;

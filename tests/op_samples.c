@@ -43,6 +43,15 @@ const os_sample os_samples[] = {
     BINARY("pow", 0.5, 2, -1.5, 1.5),
     BINARY("maximum", -1, 1, -1, 1),
     BINARY("minimum", -1, 1, -1, 1),
+    /* quotients of several units, divisors of both signs; the jumps (a / b
+     * an integer) have probability zero */
+    BINARY("fmod", -3, 3, 0.6, 1.4),
+    {"fmod", "negative divisor", IN(X(-3, 3, 2, 3), X(-1.4, -0.6, 3))},
+    /* known exception: floating-point remainder has no ONNX operator (Mod
+     * with fmod=0 is for integers); integer remainder exports as Mod */
+    {"remainder", "[2,3] with [3]", IN(X(-3, 3, 2, 3), X(0.6, 1.4, 3)), .flags = OS_STRIDED | OS_NO_ONNX},
+    {"remainder", "negative divisor, [4,1] with [1,3]", IN(X(-3, 3, 4, 1), X(-1.4, -0.6, 1, 3)),
+     .flags = OS_NO_ONNX},
     {"cast", "float64 to float64", IN(X(-1, 1, 2, 3)), AT(AI("to", TG_FLOAT64))},
     /* ---- unary (unary.c) ---- */
     UNARY("neg", -1, 1),

@@ -42,6 +42,13 @@ tg_tensor *tg_div(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b);
+/* remainders of a / b, integer and float dtypes (PyTorch's result type):
+ * fmod has the sign of a (C's fmod, torch.fmod), remainder the sign of b
+ * (Python's %, torch.remainder). An integer divisor of 0 is an error;
+ * a float one gives NaN. Gradients as PyTorch: d/da = 1, d/db =
+ * -trunc(a / b) (fmod) or -floor(a / b) (remainder). */
+tg_tensor *tg_fmod(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_remainder(tg_tensor *a, tg_tensor *b);
 /* scalar conveniences; the scalar takes x's dtype (a fractional scalar
  * with an integer x computes in floating point). As in PyTorch, an integer x to
  * a negative integral power fails ("Integers to negative integer powers

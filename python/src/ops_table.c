@@ -20,6 +20,8 @@ const op_row tgpy_op_rows[] = {
     {"pow", "input:T exponent:T", C_TT, F(tg_pow), true},
     {"maximum", "input:T other:T", C_TT, F(tg_maximum), true},
     {"minimum", "input:T other:T", C_TT, F(tg_minimum), true},
+    {"fmod", "input:T other:T", C_TT, F(tg_fmod), true},
+    {"remainder", "input:T other:T", C_TT, F(tg_remainder), true},
     {"eq", "input:T other:T", C_TT, F(tg_eq), true},
     {"ne", "input:T other:T", C_TT, F(tg_ne), true},
     {"lt", "input:T other:T", C_TT, F(tg_lt), true},

@@ -93,6 +93,11 @@ const os_sample os_samples[] = {
     {"var", "axis 1", IN(X(-1, 1, 2, 4)), AT(AINTS("axes", 1)), OS_STRIDED},
     {"std", "axis 0, correction 0", IN(X(-1, 1, 3, 2)), AT(AINTS("axes", 0), AI("correction", 0))},
     {"logsumexp", "axis 1", IN(X(-2, 2, 2, 3)), AT(AINTS("axes", 1))},
+    /* ---- scans (scan.c) ---- */
+    {"cumsum", "axis 1 of [2,3,4]", IN(X(-1, 1, 2, 3, 4)), AT(AI("axis", 1)), OS_STRIDED},
+    {"cumsum", "axis -1, exclusive, reverse", IN(X(-1, 1, 3, 4)),
+     AT(AI("axis", -1), AI("exclusive", 1), AI("reverse", 1))},
+    {"cumsum", "axis 0, reverse", IN(X(-1, 1, 3, 2)), AT(AI("axis", 0), AI("reverse", 1))},
     /* ---- shape (shape.c) ---- */
     {"view", "[2,3] to [2,1,3]", IN(X(-1, 1, 2, 3)), AT(AINTS("shape", 2, 1, 3))},
     {"permute", "2,0,1", IN(X(-1, 1, 2, 3, 4)), AT(AINTS("perm", 2, 0, 1)), OS_STRIDED},

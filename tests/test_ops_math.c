@@ -93,10 +93,68 @@ static void test_fmod_remainder_checks(void)
     CHECK_ONNX_ROUNDTRIP(fmod_fn, NULL, 2, in);
 }
 
+/* ---- cumsum --------------------------------------------------------------------- */
+static void test_cumsum_values(void)
+{
+    /* torch.cumsum(x, 1), x = [[1,2,3],[4,5,6]]; gradient of sum(y * w) */
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});
+    tg_set_requires_grad(x, true);
+    tg_tensor *y = tg_cumsum(x, 1, false, false), *dx;
+    CHECK_TENSOR(y, ((double[]){1, 3, 6, 4, 9, 15}), 0);
+    tg_tensor *w = tt_tensor(TG_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){1, -1, 2, 0.5, 3, -2});
+    tg_tensor *l = tg_sum(tg_mul(y, w), 0, NULL, false);
+    CHECK_OK(tg_autograd_grad(1, &l, NULL, 1, &x, &dx, false, false));
+    CHECK_TENSOR(dx, ((double[]){2, 1, 2, 1.5, 1, -2}), 0);
+    /* ONNX CumSum's options (onnx's test_cumsum_1d_*: x = [1,2,3,4,5]) */
+    tg_tensor *v = T1(TG_FLOAT64, 5, 1, 2, 3, 4, 5);
+    CHECK_TENSOR(tg_cumsum(v, 0, true, false), ((double[]){0, 1, 3, 6, 10}), 0);
+    CHECK_TENSOR(tg_cumsum(v, -1, false, true), ((double[]){15, 14, 12, 9, 5}), 0);
+    CHECK_TENSOR(tg_cumsum(v, 0, true, true), ((double[]){14, 12, 9, 5, 0}), 0);
+    /* axis 0 of [2,3] */
+    CHECK_TENSOR(tg_cumsum(x, 0, false, false), ((double[]){1, 2, 3, 5, 7, 9}), 0);
+    /* integers and bool sum as int64: cumsum(int32 [1,2,3]), cumsum([T,F,T]) */
+    tg_tensor *i = tg_cumsum(T1(TG_INT32, 3, 1, 2, 3), 0, false, false);
+    CHECK(i && tg_dtype_of(i) == TG_INT64);
+    CHECK_TENSOR(i, ((double[]){1, 3, 6}), 0);
+    CHECK_TENSOR(tg_cumsum(T1(TG_BOOL, 3, 1, 0, 1), 0, false, false), ((double[]){1, 1, 2}), 0);
+    /* float32 accumulates in double as PyTorch's CPU kernel:
+     * cumsum(float32 [2^24, 1, 1, 1]) = [2^24, 2^24, 2^24 + 2, 2^24 + 4] */
+    tg_tensor *f = tg_cumsum(T1(TG_FLOAT32, 4, 16777216.0, 1, 1, 1), 0, false, false);
+    CHECK_TENSOR(f, ((double[]){16777216.0, 16777216.0, 16777218.0, 16777220.0}), 0);
+    /* a 0-d tensor is its own cumsum (axis 0 or -1); an empty axis is empty */
+    tg_tensor *s = tg_cumsum(tg_scalar(TG_FLOAT64, 3.5), -1, false, false);
+    CHECK(s && tg_ndim(s) == 0);
+    CHECK_TENSOR(s, ((double[]){3.5}), 0);
+    tg_tensor *e = tg_cumsum(tg_zeros(TG_FLOAT32, 2, (int64_t[]){0, 3}), 0, false, false);
+    CHECK_SHAPE(e, 0, 3);
+    /* errors */
+    CHECK_ERROR(tg_cumsum(x, 2, false, false), TG_ERR_INDEX, "axis 2 is out of range");
+    CHECK_ERROR(tg_cumsum(tg_scalar(TG_FLOAT64, 1), 1, false, false), TG_ERR_INDEX, "axis 1");
+}
+
+static tg_tensor *cumsum_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n;
+    int o = (int)(intptr_t)u;
+    return tg_cumsum(in[0], o & 4 ? -1 : 1, o & 1, o & 2);
+}
+
+static void test_cumsum_checks(void)
+{
+    tg_tensor *x = tt_rand(3, (int64_t[]){2, 3, 4}, -1, 1);
+    tg_set_requires_grad(x, true);
+    for (intptr_t o = 0; o < 8; o++) {
+        CHECK_OP(cumsum_fn, (void *)o, 1, &x);
+        CHECK_ONNX_ROUNDTRIP(cumsum_fn, (void *)o, 1, &x);
+    }
+}
+
 int main(void)
 {
     RUN(test_fmod_remainder_values);
     RUN(test_fmod_remainder_integers);
     RUN(test_fmod_remainder_checks);
+    RUN(test_cumsum_values);
+    RUN(test_cumsum_checks);
     return tt_finish();
 }

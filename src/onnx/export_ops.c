@@ -160,6 +160,26 @@ static tg_status ex_reduce_attr(ex *e, const exnode *x, const char *op)
     return reduce(e, x, op, false);
 }
 
+/* CumSum: the axis as an int64 scalar initializer; integer inputs cast
+ * to int64 first (ONNX keeps the input type, tg sums integers as int64) */
+static tg_status ex_cumsum(ex *e, const exnode *x, const char *op)
+{
+    int64_t axis = aint(x, "axis", 0);
+    char *ax = onnx_ex_init_ints(e, "axis", 1, &axis, true);
+    char *src = (char *)input_as(e, x, 0, x->out_meta->dtype);
+    const char *in[2] = {src, ax};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n) {
+        onnx_ex_io(e, n, 2, in, 1, x->out);
+        onnx_ex_attr_int(e, n, "exclusive", aint(x, "exclusive", 0));
+        onnx_ex_attr_int(e, n, "reverse", aint(x, "reverse", 0));
+    }
+    if (src != x->in[0])
+        free(src);
+    free(ax);
+    return e->err;
+}
+
 static tg_status ex_leaky_relu(ex *e, const exnode *x, const char *op)
 {
     onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 0.01));
@@ -444,6 +464,7 @@ static const struct {
     {"ReduceSum", ex_reduce_sum}, {"ReduceMean", ex_reduce_attr},
     {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
     {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
+    {"CumSum", ex_cumsum},
     {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu},
     {"HardSigmoid", ex_hardsigmoid}, {"Selu", ex_selu}, {"Clip", ex_clip}, {"Cast", ex_cast},
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},

@@ -61,3 +61,28 @@ def test_mod_operator_gradient():
     (a % b).sum().backward()
     close(a.grad, [1, 1])
     close(b.grad, [-2, 3])  # -floor(a / b)
+
+
+# ---- cumsum -------------------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumsum_against_torch(dim):
+    a, ta = pair(np.random.uniform(-1, 1, (3, 4, 2)))
+    grads_match(tg.cumsum(a, dim), torch.cumsum(ta, dim), [a], [ta])
+    close(a.detach().cumsum(dim), ta.detach().cumsum(dim).numpy())
+
+
+@needs_torch
+def test_cumsum_dtypes_against_torch():
+    x = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int32)
+    got, want = tg.cumsum(tg.tensor(x), 1), torch.cumsum(torch.tensor(x), 1)
+    assert got.dtype == tg.int64 and want.dtype == torch.int64
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got = tg.cumsum(tg.tensor(x), 0, dtype=tg.float64)
+    assert got.dtype == tg.float64
+    close(got, torch.cumsum(torch.tensor(x), 0, dtype=torch.float64).numpy())
+    b = [True, False, True]
+    np.testing.assert_array_equal(tg.cumsum(tg.tensor(b), 0).numpy(),
+                                  torch.cumsum(torch.tensor(b), 0).numpy())
+    with pytest.raises((IndexError, ValueError, RuntimeError)):
+        tg.cumsum(tg.tensor(x), 2)

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- a generic check of one composite: fn(n inputs) -> one output ---------------- */
 typedef struct comp {
@@ -370,6 +371,51 @@ static void test_einsum_errors(void)
     CHECK_ERROR(tg_einsum("ii", 1, &a), TG_ERR_SHAPE, "repeated");
 }
 
+
+/* ---- ONNX: a graph of the composites exports (as the ops they are made
+ * of) and re-imports with the same outputs in both modes ------------------------------------ */
+static void test_onnx_round_trip(void)
+{
+    tg_graph *g = tg_graph_new("composites");
+    tg_graph_begin(g);
+    int64_t xs[4] = {2, 4, 3, 5}, C = 4;
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 4, xs);
+    tg_tensor *w = tt_rand_dtype(TG_FLOAT32, 1, &C, 0.5, 1.5);
+    tg_tensor *b = tt_rand_dtype(TG_FLOAT32, 1, &C, -1, 1);
+    tg_tensor *y[5];
+    y[0] = tg_group_norm(x, 2, w, b, 1e-5);
+    y[1] = tg_instance_norm(x, w, NULL, 1e-5);
+    y[2] = tg_interpolate(x, 2, (int64_t[]){5, 4}, NULL, TG_INTERP_LINEAR, false);
+    y[3] = tg_interpolate(x, 2, NULL, (double[]){2, 2}, TG_INTERP_NEAREST, false);
+    y[4] = tg_einsum("ncij,ncjk->nik", 2,
+                     (tg_tensor *[]){x, tg_transpose(x, 2, 3)});
+    tg_graph_end();
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/tg_composite_%ld.onnx", (long)getpid());
+    CHECK_OK(tg_onnx_export(g, 5, y, path));
+    tg_tensor *xv = tt_rand_dtype(TG_FLOAT32, 4, xs, -2, 2);
+    tg_session *sess = tg_session_new(g);
+    tg_tensor *want[5] = {NULL};
+    CHECK_OK(tg_session_run(sess, 1, &x, &xv, 5, y, want, 0, NULL));
+    tg_session_free(sess);
+    tg_onnx_model *m = tg_onnx_load(path);
+    CHECK(m != NULL);
+    for (int mode = 0; m && mode < 2; mode++) {
+        tg_state_dict *o = NULL;
+        const char *nm = "x";
+        CHECK_OK(tg_onnx_run(m, (tg_onnx_mode)mode, 1, &nm, &xv, &o, NULL));
+        for (int i = 0; o && i < 5; i++) {
+            tg_onnx_value_info vi;
+            tg_onnx_output_info(m, i, &vi);
+            CHECK(tt_rel_diff(tg_state_dict_get(o, vi.name), want[i], 1) < 1e-6);
+        }
+        tg_state_dict_free(o);
+    }
+    tg_onnx_free(m);
+    unlink(path);
+    tg_graph_free(g);
+}
+
 int main(void)
 {
     RUN(test_norm_forward);
@@ -381,5 +427,6 @@ int main(void)
     RUN(test_einsum_forward);
     RUN(test_einsum_gradients);
     RUN(test_einsum_errors);
+    RUN(test_onnx_round_trip);
     return tt_finish();
 }

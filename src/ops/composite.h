@@ -34,11 +34,14 @@ typedef struct tg_resize_spec {
     tg_resize_mode mode;
     tg_coord_mode coord;
     tg_nearest_mode nearest;
-    /* nearest: compute the source coordinate in float32 (PyTorch's
-     * nearest does; ONNX's reference uses float64) */
+    /* compute source coordinates in float32, as PyTorch does for nearest
+     * and for float32 linear (ONNX's reference uses float64) */
     bool f32_coords;
     const int64_t *out; /* x->ndim output sizes */
-    const double *inv;  /* x->ndim source steps (1 / scale) */
+    /* x->ndim source steps per output step, multiplied (PyTorch's form),
+     * or x->ndim scales that coordinates are divided by (ONNX's): one of
+     * the two is NULL */
+    const double *inv, *scale;
 } tg_resize_spec;
 
 /* x resized axis by axis (separable: index_select of the nearest or the

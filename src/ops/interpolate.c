@@ -13,20 +13,30 @@
 #include <math.h>
 #include <stdlib.h>
 
-static double source_coord(const tg_resize_spec *s, int64_t i, int64_t in, int64_t out,
-                           double inv)
+/* v * inv, or v / scale (ONNX's reference divides by the given scale) */
+static double step(const tg_resize_spec *s, int axis, double v)
 {
+    if (s->scale)
+        return v / s->scale[axis];
+    if (s->f32_coords) /* PyTorch's nearest multiplies in float32 */
+        return (double)((float)v * (float)s->inv[axis]);
+    return v * s->inv[axis];
+}
+
+static double source_coord(const tg_resize_spec *s, int axis, int64_t i, int64_t in,
+                           int64_t out)
+{
+    double x = (double)i;
     switch (s->coord) {
-    case TG_COORD_HALF_PIXEL: return ((double)i + 0.5) * inv - 0.5;
-    case TG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? ((double)i + 0.5) * inv - 0.5 : 0.0;
-    case TG_COORD_ALIGN_CORNERS:
-        return out > 1 ? (double)i * (double)(in - 1) / (double)(out - 1) : 0.0;
-    case TG_COORD_ASYMMETRIC:
-        /* PyTorch's nearest multiplies in float32 (floor(i * (float)inv)) */
-        return s->f32_coords ? (double)((float)i * (float)inv) : (double)i * inv;
-    case TG_COORD_TF_HALF_PIXEL_NN:
-        return s->f32_coords ? (double)(((float)i + 0.5f) * (float)inv)
-                             : ((double)i + 0.5) * inv;
+    case TG_COORD_HALF_PIXEL: return step(s, axis, x + 0.5) - 0.5;
+    case TG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? step(s, axis, x + 0.5) - 0.5 : 0.0;
+    case TG_COORD_ALIGN_CORNERS: {
+        /* ONNX stretches to the unrounded output length in * scale */
+        double len = s->scale ? (double)in * s->scale[axis] : (double)out;
+        return out > 1 && len != 1.0 ? x * (double)(in - 1) / (len - 1.0) : 0.0;
+    }
+    case TG_COORD_ASYMMETRIC: return step(s, axis, x);
+    case TG_COORD_TF_HALF_PIXEL_NN: return step(s, axis, x + 0.5);
     }
     return 0.0;
 }
@@ -86,7 +96,7 @@ static tg_tensor *resize_axis(tg_tensor *x, int axis, const tg_resize_spec *s, b
     }
     bool identity = out == in, frac = false;
     for (int64_t i = 0; i < out; i++) {
-        double c = source_coord(s, i, in, out, s->inv[axis]);
+        double c = source_coord(s, axis, i, in, out);
         if (s->mode == TG_RESIZE_NEAREST) {
             lo[i] = nearest_index(s->nearest, c, in);
             w[i] = 0;
@@ -203,7 +213,10 @@ tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
         }
     }
     tg_resize_spec s = {.mode = mode == TG_INTERP_LINEAR ? TG_RESIZE_LINEAR : TG_RESIZE_NEAREST,
-                        .nearest = TG_NEAREST_FLOOR, .f32_coords = true, .out = out,
+                        .nearest = TG_NEAREST_FLOOR, .out = out,
+                        /* PyTorch's nearest computes coordinates in float32, its
+                         * linear modes in the input's precision */
+                        .f32_coords = mode != TG_INTERP_LINEAR || x->dtype != TG_FLOAT64,
                         .inv = inv};
     if (mode == TG_INTERP_NEAREST)
         s.coord = TG_COORD_ASYMMETRIC;

@@ -207,7 +207,7 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
         v->none = true;
         if (p->kind == 'O' || p->kind == 'd' || p->kind == 'p' || p->kind == 'q' ||
             p->kind == 'u' || p->kind == 'G' || p->kind == 'A' ||
-            p->kind == 'F')
+            p->kind == 'D' || p->kind == 'F')
             return p->kind == 'G' ? ((v->g = tgpy_generator(NULL)) ? 0 : -1) : 0;
         arg_error(op, p, "not None", o);
         return -1;

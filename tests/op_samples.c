@@ -125,6 +125,12 @@ const os_sample os_samples[] = {
      AT(AINTS("input_shape", 1, 2, 4, 4))},
     {"conv2d_grad_weight", "of a 3x3", IN(X(-1, 1, 1, 3, 2, 2), X(-1, 1, 1, 2, 4, 4)),
      AT(AINTS("weight_shape", 3, 2, 3, 3))},
+    {"conv_transpose2d", "3x3 with bias", IN(X(-1, 1, 1, 2, 3, 3), X(-1, 1, 2, 3, 3, 3),
+     X(-1, 1, 3)), .flags = OS_STRIDED},
+    {"conv_transpose2d", "groups 2, stride (2,1), padding (1,0), output_padding (1,0), "
+     "dilation (1,2)", IN(X(-1, 1, 1, 4, 3, 4), X(-1, 1, 4, 1, 2, 2)),
+     AT(AINTS("stride", 2, 1), AINTS("padding", 1, 0), AINTS("output_padding", 1, 0),
+        AINTS("dilation", 1, 2), AI("groups", 2))},
     {"max_pool2d", "2x2 stride 2", IN(X(-1, 1, 1, 2, 4, 4)),
      AT(AINTS("kernel", 2, 2), AINTS("stride", 2, 2), AINTS("padding", 0, 0)), OS_STRIDED},
     {"max_pool2d", "3x3 stride 2 padding 1 ceil_mode", IN(X(-1, 1, 1, 1, 5, 5)),

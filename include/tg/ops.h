@@ -162,6 +162,18 @@ typedef struct tg_conv2d_opts {
 tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
                      const tg_conv2d_opts *opts);
 
+typedef struct tg_conv_transpose2d_opts {
+    int stride[2], padding[2], output_padding[2], dilation[2], groups;
+} tg_conv_transpose2d_opts;
+/* the transposed convolution (PyTorch's conv_transpose2d, ONNX
+ * ConvTranspose): the input gradient of a conv2d. x [N, C, H, W], w [C,
+ * O/groups, kh, kw], b [O] or NULL; output [N, O, Hout, Wout] with Hout =
+ * (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1;
+ * output_padding must be smaller than the stride. opts NULL means stride
+ * 1, no padding, dilation 1, groups 1 */
+tg_tensor *tg_conv_transpose2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                               const tg_conv_transpose2d_opts *opts);
+
 typedef struct tg_pool2d_opts {
     int kernel[2], stride[2], padding[2];
     bool ceil_mode;

@@ -94,6 +94,8 @@ const op_row tgpy_op_rows[] = {
     {"linear", "input:T weight:T bias:O=None", C_TTO, F(tg_linear), false},
     {"conv2d", "input:T weight:T bias:O=None stride:P=1 padding:P=0 dilation:P=1 groups:i=1",
      C_CONV, F(tg_conv2d), false},
+    {"conv_transpose2d", "input:T weight:T bias:O=None stride:P=1 padding:P=0 "
+     "output_padding:P=0 groups:i=1 dilation:P=1", C_CONVT, F(tg_conv_transpose2d), false},
     {"max_pool2d", "input:T kernel_size:P stride:p=None padding:P=0 dilation:P=1 "
      "ceil_mode:b=False return_indices:b=False", C_POOL, F(tg_max_pool2d), false},
     {"avg_pool2d", "input:T kernel_size:P stride:p=None padding:P=0 ceil_mode:b=False "
@@ -266,6 +268,12 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         tg_conv2d_opts o = {{v[3].ints[0], v[3].ints[1]}, {v[4].ints[0], v[4].ints[1]},
                             {v[5].ints[0], v[5].ints[1]}, (int)v[6].f};
         return tg_conv2d(v[0].t, v[1].t, v[2].t, &o);
+    }
+    case C_CONVT: {
+        tg_conv_transpose2d_opts o = {{v[3].ints[0], v[3].ints[1]}, {v[4].ints[0], v[4].ints[1]},
+                                      {v[5].ints[0], v[5].ints[1]},
+                                      {v[7].ints[0], v[7].ints[1]}, (int)v[6].f};
+        return tg_conv_transpose2d(v[0].t, v[1].t, v[2].t, &o);
     }
     case C_POOL: {
         bool avg = (fn_pool)f == tg_avg_pool2d;

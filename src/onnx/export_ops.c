@@ -297,20 +297,43 @@ static tg_status ex_gemm(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
-static tg_status ex_conv(ex *e, const exnode *x, const char *op)
+/* Conv and ConvTranspose: kernel_shape, strides, symmetric pads,
+ * dilations, group */
+static onnx_node *conv_node(ex *e, const exnode *x, const char *op)
 {
-    onnx_node *n = simple(e, x, op, x->n->n_in);
     const int64_t *st, *pd, *dl;
     if (aints(x, "stride", &st) != 2 || aints(x, "padding", &pd) != 2 ||
-        aints(x, "dilation", &dl) != 2)
-        return onnx_ex_fail(e, TG_ERR_INTERNAL, "conv2d node '%s' lacks attributes",
-                            x->n->name);
+        aints(x, "dilation", &dl) != 2) {
+        onnx_ex_fail(e, TG_ERR_INTERNAL, "%s node '%s' lacks attributes", x->n->op->name,
+                     x->n->name);
+        return NULL;
+    }
+    onnx_node *n = simple(e, x, op, x->n->n_in);
     int64_t pads[4] = {pd[0], pd[1], pd[0], pd[1]};
     onnx_ex_attr_ints(e, n, "kernel_shape", 2, x->in_meta[1]->shape + 2);
     onnx_ex_attr_ints(e, n, "strides", 2, st);
     onnx_ex_attr_ints(e, n, "pads", 4, pads);
     onnx_ex_attr_ints(e, n, "dilations", 2, dl);
     onnx_ex_attr_int(e, n, "group", aint(x, "groups", 1));
+    return n;
+}
+
+static tg_status ex_conv(ex *e, const exnode *x, const char *op)
+{
+    conv_node(e, x, op);
+    return e->err;
+}
+
+/* conv_transpose2d: Conv's attributes and output_padding */
+static tg_status ex_conv_transpose(ex *e, const exnode *x, const char *op)
+{
+    const int64_t *op_pad;
+    if (aints(x, "output_padding", &op_pad) != 2)
+        return onnx_ex_fail(e, TG_ERR_INTERNAL, "conv_transpose2d node '%s' lacks "
+                            "attributes", x->n->name);
+    onnx_node *n = conv_node(e, x, op);
+    if (n)
+        onnx_ex_attr_ints(e, n, "output_padding", 2, op_pad);
     return e->err;
 }
 
@@ -426,8 +449,9 @@ static const struct {
     {"Expand", ex_to_shape}, {"Transpose", ex_transpose}, {"Slice", ex_slice},
     {"Concat", ex_concat}, {"Pad", ex_pad}, {"Tile", ex_tile}, {"Gather", ex_gather},
     {"GatherElements", ex_gather},
-    {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"MaxPool", ex_max_pool},
-    {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax}, {"LogSoftmax", ex_softmax},
+    {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"ConvTranspose", ex_conv_transpose},
+    {"MaxPool", ex_max_pool}, {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax},
+    {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm},
 };
 

@@ -56,6 +56,7 @@ VALID = {
     "tg_rmsprop_opts *": "&fx->rmsprop_opts",
     "tg_conv2d_opts *": "&fx->conv_opts",
     "tg_pool2d_opts *": "&fx->pool_opts",
+    "tg_conv_transpose2d_opts *": "&fx->convt_opts",
     "tg_nll_opts *": "&fx->nll_opts",
     "tg_gradcheck_opts *": "&fx->gradcheck_opts",
     "tg_pass_record *": "fx->pass_records",

@@ -47,6 +47,7 @@ typedef struct fixture {
     tg_rmsprop_opts rmsprop_opts;
     tg_conv2d_opts conv_opts;
     tg_pool2d_opts pool_opts;
+    tg_conv_transpose2d_opts convt_opts;
     tg_nll_opts nll_opts;
     tg_gradcheck_opts gradcheck_opts;
     tg_pass_record pass_records[64];
@@ -156,6 +157,7 @@ static bool fx_open(fixture *fx)
     tg_release(x4);
     fx->conv_opts = (tg_conv2d_opts){{1, 1}, {0, 0}, {1, 1}, 1};
     fx->pool_opts = (tg_pool2d_opts){{2, 2}, {2, 2}, {0, 0}, false, true};
+    fx->convt_opts = (tg_conv_transpose2d_opts){{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1};
     fx->nll_opts = (tg_nll_opts){.reduction = TG_REDUCTION_MEAN};
     fx->session_opts = tg_session_default_options();
     fx->file = fopen("/dev/null", "w");

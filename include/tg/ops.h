@@ -42,6 +42,13 @@ tg_tensor *tg_div(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b);
+/* remainders of a / b, integer and float dtypes (PyTorch's result type):
+ * fmod has the sign of a (C's fmod, torch.fmod), remainder the sign of b
+ * (Python's %, torch.remainder). An integer divisor of 0 is an error;
+ * a float one gives NaN. Gradients as PyTorch: d/da = 1, d/db =
+ * -trunc(a / b) (fmod) or -floor(a / b) (remainder). */
+tg_tensor *tg_fmod(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_remainder(tg_tensor *a, tg_tensor *b);
 /* scalar conveniences; the scalar takes x's dtype (a fractional scalar
  * with an integer x computes in floating point). As in PyTorch, an integer x to
  * a negative integral power fails ("Integers to negative integer powers
@@ -140,6 +147,13 @@ tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes,
                         bool keepdim);
 tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64, nondiff */
 tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
+/* running sums along axis (torch.cumsum with exclusive = reverse =
+ * false); exclusive leaves each element out of its own sum (ONNX CumSum's
+ * exclusive: the first output is 0), reverse sums from the end. Floats
+ * keep their dtype (float32 accumulates in double, as PyTorch's CPU
+ * kernel); integers and bool give int64. The gradient is the scan the
+ * other way. */
+tg_tensor *tg_cumsum(tg_tensor *x, int axis, bool exclusive, bool reverse);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
@@ -161,6 +175,18 @@ typedef struct tg_conv2d_opts {
  * stride 1, padding 0, dilation 1, groups 1 */
 tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
                      const tg_conv2d_opts *opts);
+
+typedef struct tg_conv_transpose2d_opts {
+    int stride[2], padding[2], output_padding[2], dilation[2], groups;
+} tg_conv_transpose2d_opts;
+/* the transposed convolution (PyTorch's conv_transpose2d, ONNX
+ * ConvTranspose): the input gradient of a conv2d. x [N, C, H, W], w [C,
+ * O/groups, kh, kw], b [O] or NULL; output [N, O, Hout, Wout] with Hout =
+ * (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1;
+ * output_padding must be smaller than the stride. opts NULL means stride
+ * 1, no padding, dilation 1, groups 1 */
+tg_tensor *tg_conv_transpose2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                               const tg_conv_transpose2d_opts *opts);
 
 typedef struct tg_pool2d_opts {
     int kernel[2], stride[2], padding[2];

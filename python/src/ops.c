@@ -14,7 +14,7 @@
  * Kinds: T tensor (or number), O tensor or None, i int, f float, b bool,
  * d float or None, A dims (None, int or sequence), S shape (a sequence,
  * or the remaining positional ints when last), P int or pair, p pair or
- * None, D dtype, R reduction ('mean', 'sum', 'none'), L list of tensors,
+ * None, Q / q int or triple (or None), U / u int or 1-tuple (or None), D dtype, R reduction ('mean', 'sum', 'none'), L list of tensors,
  * G generator or None. */
 #include "ops.h"
 
@@ -108,19 +108,29 @@ static int as_dims(const OpObject *op, const param *p, PyObject *o, argval *v)
     return 0;
 }
 
-static int as_pair(const OpObject *op, const param *p, PyObject *o, argval *v)
+/* P / p: an int or a pair; Q / q: an int or a triple; U / u: an int or
+ * a 1-tuple (the lowercase kinds may also be None) */
+static int tuple_len(char kind)
+{
+    return kind == 'Q' || kind == 'q' ? 3 : kind == 'U' || kind == 'u' ? 1 : 2;
+}
+
+static int as_tuple(const OpObject *op, const param *p, PyObject *o, argval *v)
 {
     int64_t d[TG_MAX_DIMS];
+    int want = tuple_len(p->kind);
     int n = tgpy_shape(o, d, p->name);
     if (n < 0)
         return -1;
-    if (n != 1 && n != 2) {
-        PyErr_Format(PyExc_ValueError, "%s(): %s must be an int or a pair of ints",
-                     op->row->name, p->name);
+    if (n != 1 && n != want) {
+        static const char *const what[] = {"", "an int or a 1-tuple", "an int or a pair of ints",
+                                           "an int or a triple of ints"};
+        PyErr_Format(PyExc_ValueError, "%s(): %s must be %s", op->row->name, p->name,
+                     what[want]);
         return -1;
     }
-    v->ints[0] = (int)d[0];
-    v->ints[1] = (int)d[n - 1];
+    for (int i = 0; i < want; i++)
+        v->ints[i] = (int)d[n == 1 ? 0 : i];
     return 0;
 }
 
@@ -172,8 +182,9 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
     long long i;
     if (o == Py_None && p->kind != 'T') {
         v->none = true;
-        if (p->kind == 'O' || p->kind == 'd' || p->kind == 'p' || p->kind == 'G' ||
-            p->kind == 'A')
+        if (p->kind == 'O' || p->kind == 'd' || p->kind == 'p' || p->kind == 'q' ||
+            p->kind == 'u' || p->kind == 'G' || p->kind == 'A' ||
+            p->kind == 'D')
             return p->kind == 'G' ? ((v->g = tgpy_generator(NULL)) ? 0 : -1) : 0;
         arg_error(op, p, "not None", o);
         return -1;
@@ -223,7 +234,11 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
         return (v->n = tgpy_shape(o, v->shape, p->name)) < 0 ? -1 : 0;
     case 'P':
     case 'p':
-        return as_pair(op, p, o, v);
+    case 'Q':
+    case 'q':
+    case 'U':
+    case 'u':
+        return as_tuple(op, p, o, v);
     case 'D':
         return tgpy_parse_dtype(o, &v->dt);
     case 'R':
@@ -243,7 +258,7 @@ static void set_default(const param *p, argval *v)
     v->f = p->num;
     v->red = (tg_reduction)p->red;
     v->n = 0;
-    v->ints[0] = v->ints[1] = (int)p->num;
+    v->ints[0] = v->ints[1] = v->ints[2] = (int)p->num;
     if (p->kind == 'G')
         v->g = tgpy_generator(NULL);
 }
@@ -276,7 +291,7 @@ static int64_t work_size(const OpObject *op, const argval *v)
     for (int k = 0; k < op->n_params; k++)
         if (v[k].t)
             n += tg_numel(v[k].t);
-    return op->row->call == C_CONV ? n * 64 : n;
+    return op->row->call == C_CONV || op->row->call == C_CONVT ? n * 64 : n;
 }
 
 static void note_inputs(const OpObject *op, const argval *v)

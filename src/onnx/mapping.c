@@ -286,7 +286,8 @@ static pthread_once_t direct_once = PTHREAD_ONCE_INIT;
 static const onnx_op_entry *table_lookup(const char *op_type)
 {
     static const onnx_op_entry *const tables[] = {onnx_ops_math, onnx_ops_nn, onnx_ops_shape,
-                                                  onnx_ops_reduce, onnx_ops_loss};
+                                                  onnx_ops_reduce, onnx_ops_loss,
+                                                  onnx_ops_conv};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const onnx_op_entry *e = tables[t]; e->op_type; e++)
             if (!strcmp(e->op_type, op_type))

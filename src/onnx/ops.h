@@ -59,6 +59,7 @@ extern const onnx_op_entry onnx_ops_nn[];
 extern const onnx_op_entry onnx_ops_shape[];
 extern const onnx_op_entry onnx_ops_reduce[];
 extern const onnx_op_entry onnx_ops_loss[];
+extern const onnx_op_entry onnx_ops_conv[];
 
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */

@@ -5,6 +5,7 @@ from .. import _C
 
 linear = _C.linear
 conv2d = _C.conv2d
+conv_transpose2d = _C.conv_transpose2d
 max_pool2d = _C.max_pool2d
 avg_pool2d = _C.avg_pool2d
 batch_norm = _C.batch_norm

@@ -42,6 +42,13 @@ tg_tensor *tg_div(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b);
+/* remainders of a / b, integer and float dtypes (PyTorch's result type):
+ * fmod has the sign of a (C's fmod, torch.fmod), remainder the sign of b
+ * (Python's %, torch.remainder). An integer divisor of 0 is an error;
+ * a float one gives NaN. Gradients as PyTorch: d/da = 1, d/db =
+ * -trunc(a / b) (fmod) or -floor(a / b) (remainder). */
+tg_tensor *tg_fmod(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_remainder(tg_tensor *a, tg_tensor *b);
 /* scalar conveniences; the scalar takes x's dtype (a fractional scalar
  * with an integer x computes in floating point). As in PyTorch, an integer x to
  * a negative integral power fails ("Integers to negative integer powers
@@ -140,6 +147,13 @@ tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes,
                         bool keepdim);
 tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64, nondiff */
 tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
+/* running sums along axis (torch.cumsum with exclusive = reverse =
+ * false); exclusive leaves each element out of its own sum (ONNX CumSum's
+ * exclusive: the first output is 0), reverse sums from the end. Floats
+ * keep their dtype (float32 accumulates in double, as PyTorch's CPU
+ * kernel); integers and bool give int64. The gradient is the scan the
+ * other way. */
+tg_tensor *tg_cumsum(tg_tensor *x, int axis, bool exclusive, bool reverse);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);

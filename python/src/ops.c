@@ -183,7 +183,8 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
     if (o == Py_None && p->kind != 'T') {
         v->none = true;
         if (p->kind == 'O' || p->kind == 'd' || p->kind == 'p' || p->kind == 'q' ||
-            p->kind == 'u' || p->kind == 'G' || p->kind == 'A')
+            p->kind == 'u' || p->kind == 'G' || p->kind == 'A' ||
+            p->kind == 'D')
             return p->kind == 'G' ? ((v->g = tgpy_generator(NULL)) ? 0 : -1) : 0;
         arg_error(op, p, "not None", o);
         return -1;

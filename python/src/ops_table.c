@@ -20,6 +20,8 @@ const op_row tgpy_op_rows[] = {
     {"pow", "input:T exponent:T", C_TT, F(tg_pow), true},
     {"maximum", "input:T other:T", C_TT, F(tg_maximum), true},
     {"minimum", "input:T other:T", C_TT, F(tg_minimum), true},
+    {"fmod", "input:T other:T", C_TT, F(tg_fmod), true},
+    {"remainder", "input:T other:T", C_TT, F(tg_remainder), true},
     {"eq", "input:T other:T", C_TT, F(tg_eq), true},
     {"ne", "input:T other:T", C_TT, F(tg_ne), true},
     {"lt", "input:T other:T", C_TT, F(tg_lt), true},
@@ -70,6 +72,7 @@ const op_row tgpy_op_rows[] = {
      F(tg_var), true},
     {"std", "input:T dim:A=None unbiased:b=True keepdim:b=False correction:d=None", C_VAR,
      F(tg_std), true},
+    {"cumsum", "input:T dim:i dtype:D=None", C_CUMSUM, F(tg_cumsum), true},
     {"argmax", "input:T dim:d=None keepdim:b=False", C_ARG, F(tg_argmax), true},
     {"argmin", "input:T dim:d=None keepdim:b=False", C_ARG, F(tg_argmin), true},
     /* views and copies */
@@ -318,6 +321,13 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_SQUEEZE: return v[1].none ? tg_squeeze_all(v[0].t) : tg_squeeze(v[0].t, (int)v[1].f);
     case C_NLL: return nll(f, v);
     case C_ADDMM: return tg_gemm(v[1].t, v[2].t, v[0].t, v[4].f, v[3].f, false, false);
+    case C_CUMSUM: { /* torch.cumsum(input, dim, dtype=None): input cast to dtype first */
+        tg_tensor *x = v[2].none ? v[0].t : tg_cast(v[0].t, v[2].dt);
+        tg_tensor *y = tg_cumsum(x, (int)v[1].f, false, false);
+        if (x != v[0].t)
+            tg_release(x);
+        return y;
+    }
     }
     return NULL;
 }

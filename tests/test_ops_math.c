@@ -149,6 +149,56 @@ static void test_cumsum_checks(void)
     }
 }
 
+/* ---- range ------------------------------------------------------------------------ */
+static tg_tensor *range_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n, (void)u;
+    return tg_mul(in[0], tg_range(TG_FLOAT64, 1, 2.2, 0.25));
+}
+
+static void test_range(void)
+{
+    /* torch.arange(0, 1, 0.1) in float32: each element start + i * delta */
+    tg_tensor *r = tg_range(TG_FLOAT32, 0, 1, 0.1);
+    CHECK_SHAPE(r, 10);
+    CHECK_TENSOR(r, ((double[]){0.0, 0.10000000149011612, 0.20000000298023224,
+                                0.30000001192092896, 0.4000000059604645, 0.5,
+                                0.6000000238418579, 0.699999988079071, 0.800000011920929,
+                                0.8999999761581421}), 0);
+    /* torch.arange(-1., 1., 0.3, dtype=float64) */
+    CHECK_TENSOR(tg_range(TG_FLOAT64, -1, 1, 0.3),
+                 ((double[]){-1.0, -0.7, -0.4, -0.10000000000000003, 0.19999999999999996,
+                             0.49999999999999994, 0.7999999999999999}), 0);
+    /* ONNX's test_range_int32_type_negative_delta: Range(10, 6, -3) = [10, 7] */
+    tg_tensor *i = tg_range(TG_INT32, 10, 6, -3);
+    CHECK(i && tg_dtype_of(i) == TG_INT32);
+    CHECK_TENSOR(i, ((double[]){10, 7}), 0);
+    /* a limit on the wrong side is empty (ONNX; torch.arange refuses it) */
+    CHECK_SHAPE(tg_range(TG_INT64, 5, 0, 1), 0);
+    CHECK_ERROR(tg_range(TG_INT64, 0, 5, 0), TG_ERR_ARG, "non-zero delta");
+    CHECK_ERROR(tg_range(TG_FLOAT32, 0, INFINITY, 1), TG_ERR_ARG, "finite");
+    CHECK_ERROR(tg_range(TG_FLOAT32, 0, 1e300, 1e-300), TG_ERR_SHAPE, "too many");
+    CHECK_ERROR(tg_range(TG_BOOL, 0, 2, 1), TG_ERR_DTYPE, "bool");
+    /* in a graph it is a node: built, then run by a session */
+    tg_graph *g = tg_graph_new(NULL);
+    tg_graph_begin(g);
+    tg_tensor *sym = tg_range(TG_INT64, 2, 11, 4);
+    tg_graph_end();
+    CHECK(sym && tg_is_symbolic(sym));
+    tg_session *s = tg_session_new(g);
+    tg_tensor *out = NULL;
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 1, &sym, &out, 0, NULL));
+    CHECK_TENSOR(out, ((double[]){2, 6, 10}), 0);
+    tg_release(out);
+    tg_session_free(s);
+    tg_graph_free(g);
+    /* next to differentiable ops; exported as ONNX Range and re-imported */
+    tg_tensor *x = tt_rand(2, (int64_t[]){2, 5}, -1, 1);
+    tg_set_requires_grad(x, true);
+    CHECK_OP(range_fn, NULL, 1, &x);
+    CHECK_ONNX_ROUNDTRIP(range_fn, NULL, 1, &x);
+}
+
 int main(void)
 {
     RUN(test_fmod_remainder_values);
@@ -156,5 +206,6 @@ int main(void)
     RUN(test_fmod_remainder_checks);
     RUN(test_cumsum_values);
     RUN(test_cumsum_checks);
+    RUN(test_range);
     return tt_finish();
 }

@@ -154,6 +154,12 @@ tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
  * kernel); integers and bool give int64. The gradient is the scan the
  * other way. */
 tg_tensor *tg_cumsum(tg_tensor *x, int axis, bool exclusive, bool reverse);
+/* start, start + delta, ... while before limit (ONNX Range, torch.arange):
+ * max(ceil((limit - start) / delta), 0) elements of dtype dt, element i
+ * computed as start + i * delta in double (integers beyond 2^53 are not
+ * exact). An op without inputs: in a graph it is a node (tg_arange makes
+ * the same values as a plain tensor). No gradient. */
+tg_tensor *tg_range(tg_dtype dt, double start, double limit, double delta);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);

@@ -86,3 +86,22 @@ def test_cumsum_dtypes_against_torch():
                                   torch.cumsum(torch.tensor(b), 0).numpy())
     with pytest.raises((IndexError, ValueError, RuntimeError)):
         tg.cumsum(tg.tensor(x), 2)
+
+
+# ---- arange (the range op) ------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize("args,kw", [((5,), {}), ((0, 1, 0.1), {}), ((10, 0, -3), {}),
+                                     ((-1.0, 1.0, 0.3), {"dtype": "float64"}), ((3, 3), {}),
+                                     ((1, 2.5, 0.5), {})])
+def test_arange_against_torch(args, kw):
+    got = tg.arange(*args, **{k: getattr(tg, v) for k, v in kw.items()})
+    want = torch.arange(*args, **{k: getattr(torch, v) for k, v in kw.items()})
+    assert str(got.dtype).split('.')[-1] == str(want.dtype).split('.')[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_arange_checks():
+    with pytest.raises(RuntimeError, match="inconsistent with step sign"):
+        tg.arange(5, 0, 1)
+    with pytest.raises(RuntimeError, match="nonzero"):
+        tg.arange(0, 5, 0)

@@ -145,6 +145,12 @@ tg_tensor *tg_std(tg_tensor *x, int n_axes, const int *axes, int correction,
                   bool keepdim);
 tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes,
                         bool keepdim);
+/* the L1 (ord 1: sum |x|) or L2 (ord 2: sqrt(sum x^2)) norm over the axes
+ * (torch.linalg.vector_norm; ONNX ReduceL1/ReduceL2), float inputs, sums
+ * in double. Gradients as PyTorch: ord 1 sign(x) (0 at 0); ord 2 x / norm,
+ * 0 where the norm is 0 (no NaN). Other ords: TG_ERR_UNSUPPORTED. */
+tg_tensor *tg_vector_norm(tg_tensor *x, int ord, int n_axes, const int *axes,
+                          bool keepdim);
 tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64, nondiff */
 tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
 /* running sums along axis (torch.cumsum with exclusive = reverse =

@@ -24,6 +24,7 @@ from ._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import autograd
+from . import linalg  # noqa: E402
 
 bool = _C.bool  # noqa: A001  (PyTorch's tg.bool)
 float = float32  # noqa: A001

@@ -160,6 +160,13 @@ static tg_status ex_reduce_attr(ex *e, const exnode *x, const char *op)
     return reduce(e, x, op, false);
 }
 
+/* vector_norm: ReduceL1 or ReduceL2 by its ord */
+static tg_status ex_norm(ex *e, const exnode *x, const char *op)
+{
+    (void)op;
+    return reduce(e, x, aint(x, "ord", 2) == 1 ? "ReduceL1" : "ReduceL2", false);
+}
+
 /* CumSum: the axis as an int64 scalar initializer; integer inputs cast
  * to int64 first (ONNX keeps the input type, tg sums integers as int64) */
 static tg_status ex_cumsum(ex *e, const exnode *x, const char *op)
@@ -503,7 +510,7 @@ static const struct {
     {"ReduceSum", ex_reduce_sum}, {"ReduceMean", ex_reduce_attr},
     {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
     {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
-    {"CumSum", ex_cumsum}, {"Range", ex_range},
+    {"CumSum", ex_cumsum}, {"Range", ex_range}, {"ReduceL2", ex_norm},
     {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu},
     {"HardSigmoid", ex_hardsigmoid}, {"Selu", ex_selu}, {"Clip", ex_clip}, {"Cast", ex_cast},
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},

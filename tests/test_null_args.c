@@ -23,6 +23,7 @@ typedef struct fixture {
     const char *names[8];
     int64_t shape[8];
     int ints[8];
+    double dbls[8];
     tg_generator *gen;
     tg_module *m;
     tg_state_dict *sd, *sd_out[8];
@@ -122,6 +123,7 @@ static bool fx_open(fixture *fx)
         fx->ts[i] = fx->t;
         fx->names[i] = "x";
         fx->shape[i] = 2;
+        fx->dbls[i] = 1.0;
         fx->kv[i] = (tg_kv){"k", "v"};
     }
     fx->gen = tg_generator_new(1);

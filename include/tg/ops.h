@@ -173,6 +173,11 @@ tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
 /* ---- linear algebra ------------------------------------------------------ */
 /* numpy matmul: 1-D operands promoted, batch dims broadcast */
 tg_tensor *tg_matmul(tg_tensor *a, tg_tensor *b);
+/* torch.einsum: "ij,jk->ik" over n operands (letters a-z, A-Z, one "..."
+ * per term for unnamed leading dims, broadcast; implicit output without
+ * "->"). Repeated subscripts in a term take diagonals. Composed from
+ * permute, reshape, index_select, sum and matmul. */
+tg_tensor *tg_einsum(const char *equation, int n, tg_tensor *const *inputs);
 /* alpha * op(a) @ op(b) + beta * c, a and b 2-D, c broadcast (may be NULL) */
 tg_tensor *tg_gemm(tg_tensor *a, tg_tensor *b, tg_tensor *c, double alpha,
                    double beta, bool trans_a, bool trans_b);
@@ -221,6 +226,32 @@ tg_tensor *tg_batch_norm(tg_tensor *x, tg_tensor *running_mean,
 /* normalises over the last n_axes axes; weight/bias of that shape or NULL */
 tg_tensor *tg_layer_norm(tg_tensor *x, int n_axes, tg_tensor *weight,
                          tg_tensor *bias, double eps);
+/* F.instance_norm with batch statistics (no running stats): x [N, C, ...]
+ * (at least one spatial dim, more than one spatial element) normalised per
+ * sample and channel over its spatial dims; weight/bias [C] or NULL.
+ * Composed from layer_norm (its gradients and forward-mode rule). */
+tg_tensor *tg_instance_norm(tg_tensor *x, tg_tensor *weight, tg_tensor *bias,
+                            double eps);
+/* F.group_norm: x [N, C, *] with C divisible by num_groups, normalised per
+ * sample over each group of C / num_groups channels (and all spatial
+ * elements); weight/bias [C] or NULL. Composed from layer_norm. */
+tg_tensor *tg_group_norm(tg_tensor *x, int num_groups, tg_tensor *weight,
+                         tg_tensor *bias, double eps);
+/* F.interpolate on x [N, C, d1 (, d2 (, d3))] with n = ndim - 2 values in
+ * exactly one of size and scale_factor (the other NULL; with a scale
+ * factor the output is floor(d * s) and the coordinates use 1 / s, as
+ * PyTorch's default recompute_scale_factor=None does). Modes: nearest
+ * (source floor(i * in / out)), nearest-exact, linear (bilinear for 2
+ * spatial dims, trilinear for 3), align_corners for linear only.
+ * Composed from index_select, mul and add (gradients come with them). */
+typedef enum tg_interp_mode {
+    TG_INTERP_NEAREST = 0,
+    TG_INTERP_NEAREST_EXACT,
+    TG_INTERP_LINEAR
+} tg_interp_mode;
+tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
+                          const double *scale_factor, tg_interp_mode mode,
+                          bool align_corners);
 /* zeroes with probability p, scales by 1/(1-p); identity when !training */
 tg_tensor *tg_dropout(tg_tensor *x, double p, bool training,
                       tg_generator *gen);

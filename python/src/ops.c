@@ -15,7 +15,7 @@
  * d float or None, A dims (None, int or sequence), S shape (a sequence,
  * or the remaining positional ints when last), P int or pair, p pair or
  * None, Q / q int or triple (or None), U / u int or 1-tuple (or None), D dtype, R reduction ('mean', 'sum', 'none'), L list of tensors,
- * G generator or None. */
+ * G generator or None, F float or sequence of floats or None, s string. */
 #include "ops.h"
 
 #include <math.h>
@@ -160,6 +160,29 @@ static int as_list(const OpObject *op, const param *p, PyObject *o, argval *v)
     return rc;
 }
 
+/* F: one float, or a sequence of at most TG_MAX_DIMS */
+static int as_floats(const OpObject *op, const param *p, PyObject *o, argval *v)
+{
+    if (PyNumber_Check(o) && !PySequence_Check(o)) {
+        v->n = 1;
+        return as_double(op, p, o, &v->floats[0]);
+    }
+    PyObject *seq = PySequence_Check(o) && !Tensor_Check(o)
+                        ? PySequence_Fast(o, "floats") : NULL;
+    if (!seq || PySequence_Fast_GET_SIZE(seq) > TG_MAX_DIMS) {
+        PyErr_Clear();
+        Py_XDECREF(seq);
+        arg_error(op, p, "a float or a sequence of at most 8 floats", o);
+        return -1;
+    }
+    v->n = (int)PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < v->n; i++)
+        rc = as_double(op, p, PySequence_Fast_GET_ITEM(seq, i), &v->floats[i]);
+    Py_DECREF(seq);
+    return rc;
+}
+
 static int as_reduction(const OpObject *op, PyObject *o, argval *v)
 {
     const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
@@ -184,7 +207,7 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
         v->none = true;
         if (p->kind == 'O' || p->kind == 'd' || p->kind == 'p' || p->kind == 'q' ||
             p->kind == 'u' || p->kind == 'G' || p->kind == 'A' ||
-            p->kind == 'D')
+            p->kind == 'D' || p->kind == 'F')
             return p->kind == 'G' ? ((v->g = tgpy_generator(NULL)) ? 0 : -1) : 0;
         arg_error(op, p, "not None", o);
         return -1;
@@ -247,6 +270,15 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
         return as_list(op, p, o, v);
     case 'G':
         return (v->g = tgpy_generator(o)) ? 0 : -1;
+    case 'F':
+        return as_floats(op, p, o, v);
+    case 's':
+        if (!PyUnicode_Check(o) || !(v->str = PyUnicode_AsUTF8(o))) {
+            PyErr_Clear();
+            arg_error(op, p, "str", o);
+            return -1;
+        }
+        return 0;
     }
     PyErr_SetString(PyExc_SystemError, "op table: unknown parameter kind");
     return -1;

@@ -11,7 +11,7 @@ typedef enum {
     C_T, C_TT, C_TTT, C_TD, C_TDD, C_TI, C_TII, C_TAB, C_VAR, C_ARG, C_TS,
     C_TP, C_TTR, C_TTO, C_CAST, C_CONV, C_POOL, C_BN, C_LN, C_DROP, C_EMB,
     C_LIST, C_TIT, C_PAD, C_ONEHOT, C_SQUEEZE, C_NLL, C_ADDMM, C_CONVT,
-    C_CUMSUM, C_NORM
+    C_INORM, C_GNORM, C_INTERP, C_EINSUM, C_CUMSUM, C_NORM
 } call_shape;
 
 typedef void (*any_fn)(void);
@@ -69,6 +69,8 @@ typedef struct {
     tg_reduction red;
     tg_generator *g;
     tg_tensor **list; /* L: owned array of owned references */
+    double floats[TG_MAX_DIMS]; /* F: n values */
+    const char *str;            /* s: UTF-8, borrowed from the argument */
 } argval;
 
 

@@ -110,6 +110,14 @@ const op_row tgpy_op_rows[] = {
      "training:b=False momentum:f=0.1 eps:f=1e-05", C_BN, F(tg_batch_norm), false},
     {"layer_norm", "input:T normalized_shape:S weight:O=None bias:O=None eps:f=1e-05", C_LN,
      F(tg_layer_norm), false},
+    {"_instance_norm", "input:T weight:O=None bias:O=None eps:f=1e-05", C_INORM,
+     F(tg_instance_norm), false},
+    {"group_norm", "input:T num_groups:i weight:O=None bias:O=None eps:f=1e-05", C_GNORM,
+     F(tg_group_norm), false},
+    /* mode: a tg_interp_mode; nn.functional.interpolate maps PyTorch's names */
+    {"_interpolate", "input:T size:A=None scale_factor:F=None mode:i=0 align_corners:b=False",
+     C_INTERP, F(tg_interpolate), false},
+    {"_einsum", "equation:s operands:L", C_EINSUM, F(tg_einsum), false},
     {"dropout", "input:T p:f=0.5 training:b=True inplace:b=False generator:G=None", C_DROP,
      F(tg_dropout), false},
     {"softmax", "input:T dim:i", C_TI, F(tg_softmax), true},
@@ -306,6 +314,18 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_NLL: return nll(f, v);
     case C_ADDMM: return tg_gemm(v[1].t, v[2].t, v[0].t, v[4].f, v[3].f, false, false);
     case C_NORM: return tg_vector_norm(v[0].t, (int)v[1].f, v[2].n, v[2].ints, v[3].f != 0);
+    case C_INORM: return tg_instance_norm(v[0].t, v[1].t, v[2].t, v[3].f);
+    case C_GNORM: return tg_group_norm(v[0].t, (int)v[1].f, v[2].t, v[3].t, v[4].f);
+    case C_INTERP: {
+        int64_t size[TG_MAX_DIMS];
+        for (int i = 0; i < v[1].n; i++)
+            size[i] = v[1].ints[i];
+        int n = v[1].none ? v[2].n : v[1].n;
+        return tg_interpolate(v[0].t, n, v[1].none ? NULL : size,
+                              v[2].none ? NULL : v[2].floats, (tg_interp_mode)v[3].f,
+                              v[4].f != 0);
+    }
+    case C_EINSUM: return tg_einsum(v[0].str, v[1].n, v[1].list);
     case C_CUMSUM: { /* torch.cumsum(input, dim, dtype=None): input cast to dtype first */
         tg_tensor *x = v[2].none ? v[0].t : tg_cast(v[0].t, v[2].dt);
         tg_tensor *y = tg_cumsum(x, (int)v[1].f, false, false);

@@ -52,6 +52,13 @@ def chunk(input, chunks, dim=0):
     return split(input, size, dim)
 
 
+def einsum(equation, *operands):
+    """torch.einsum(equation, *operands) (or one list of operands)"""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return _C._einsum(equation, list(operands))
+
+
 def numel(input):
     return input.numel()
 
@@ -103,5 +110,5 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     return vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim, dtype=dtype)
 
 
-__all__ += ['norm', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+__all__ += ['norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
             'allclose', 'equal']

@@ -1,14 +1,22 @@
 /* Seedable random generators (xoshiro256**, seeded through splitmix64) and
  * the random tensor constructors. No global state: every draw names its
- * generator, so runs are reproducible. */
+ * generator, so runs are reproducible.
+ * The state lives in a tensor (int64 [4]) so that a graph can hold it as a
+ * variable by reference: a random op node (graph/random.c) then advances
+ * the same state eager draws advance, and a graph run and eager code give
+ * the same numbers for the same seed and sequence of draws. The tensor is
+ * reference counted: a graph keeps it alive after tg_generator_free. */
 #include "core/tensor_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 struct tg_generator {
-    uint64_t s[4];
+    uint64_t *s;      /* the 4 words of state, in state's storage */
+    tg_tensor *state; /* int64 [4] */
 };
+
+tg_tensor *tg__generator_state(tg_generator *g) { return g ? g->state : NULL; }
 
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -33,19 +41,26 @@ tg_generator *tg_generator_new(uint64_t seed)
     tg_generator *g = malloc(sizeof *g);
     if (!g)
         return tg__error_null(TG_ERR_NOMEM, "out of memory");
+    int64_t four = 4;
+    if (!(g->state = tg__alloc(TG_INT64, 1, &four))) {
+        free(g);
+        return NULL;
+    }
+    g->s = (uint64_t *)tg__base(g->state);
     tg_generator_seed(g, seed);
     return g;
 }
 
-void tg_generator_free(tg_generator *g) { free(g); }
-
-uint64_t tg_generator_next(tg_generator *g)
+void tg_generator_free(tg_generator *g)
 {
-    if (!g) {
-        tg__error(TG_ERR_ARG, "tg_generator_next: generator is NULL");
-        return 0;
-    }
-    uint64_t *s = g->s;
+    if (g)
+        tg_release(g->state);
+    free(g);
+}
+
+/* xoshiro256** on a state of 4 words */
+static uint64_t next_of(uint64_t *s)
+{
     uint64_t result = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
     s[2] ^= s[0];
@@ -55,6 +70,23 @@ uint64_t tg_generator_next(tg_generator *g)
     s[2] ^= t;
     s[3] = rotl(s[3], 45);
     return result;
+}
+
+static double uniform_of(uint64_t *s) { return (double)(next_of(s) >> 11) * 0x1.0p-53; }
+
+void tg__bernoulli_fill(uint64_t *state, uint8_t *d, int64_t n, double p)
+{
+    for (int64_t i = 0; i < n; i++)
+        d[i] = uniform_of(state) < p;
+}
+
+uint64_t tg_generator_next(tg_generator *g)
+{
+    if (!g) {
+        tg__error(TG_ERR_ARG, "tg_generator_next: generator is NULL");
+        return 0;
+    }
+    return next_of(g->s);
 }
 
 double tg_generator_uniform(tg_generator *g)
@@ -131,9 +163,7 @@ tg_tensor *tg_rand_bernoulli(tg_generator *g, int ndim, const int64_t *shape,
     tg_tensor *t = random_tensor("tg_rand_bernoulli", g, TG_BOOL, ndim, shape, false);
     if (!t)
         return NULL;
-    uint8_t *d = (uint8_t *)tg__base(t);
-    for (int64_t i = 0; i < t->numel; i++)
-        d[i] = tg_generator_uniform(g) < p;
+    tg__bernoulli_fill(g->s, (uint8_t *)tg__base(t), t->numel, p);
     return tg__publish(t);
 }
 

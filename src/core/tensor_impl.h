@@ -53,6 +53,12 @@ tg_tensor *tg__tensor_struct(tg_dtype dt, int ndim, const int64_t *shape);
 /* a tensor with fresh, uninitialised, aligned storage; not registered
  * in any scope (internal callers own the reference) */
 tg_tensor *tg__alloc(tg_dtype dt, int ndim, const int64_t *shape);
+/* a generator's state (int64 [4], borrowed): what a graph holds as the
+ * variable its random nodes advance (core/generator.c) */
+tg_tensor *tg__generator_state(tg_generator *g);
+/* d[i] = uniform < p for n draws from a 4-word xoshiro256** state: the
+ * draws of tg_rand_bernoulli, shared with the graph's random node */
+void tg__bernoulli_fill(uint64_t *state, uint8_t *d, int64_t n, double p);
 /* a view of x's storage with the given geometry; not registered */
 tg_tensor *tg__alias(const tg_tensor *x, int ndim, const int64_t *shape,
                      const int64_t *strides, int64_t offset);

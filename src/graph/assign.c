@@ -7,6 +7,7 @@
 #include "graph/hook.h"
 #include "tg/autograd.h"
 
+#include <stdio.h>
 #include <string.h>
 
 extern const tg_op_def tg_op_assign;
@@ -143,4 +144,38 @@ tg_tensor *tg_assign_sub(tg_tensor *var, tg_tensor *value, double alpha)
 {
     tg_attr a = TG_AF("alpha", alpha);
     return assign_call(&tg_op_assign_sub, var, value, &a, 1);
+}
+
+/* ---- state that ops update (batch-norm running statistics) ---------------------- */
+tg_status tg__graph_state_variable(tg_graph *g, tg_tensor *t, const char *base,
+                                   const char *fn)
+{
+    int v = tg__hmap_get(&g->captured, t);
+    if (v >= 0) {
+        const tg_gnode *n = &g->nodes[g->values[v].node];
+        return n->kind == TG_GNODE_VARIABLE
+                   ? TG_OK
+                   : tg__error(TG_ERR_ARG, "%s: graph '%s' already uses the %s as the "
+                               "constant '%s'; make it a variable (tg_variable_ref) before "
+                               "using it", fn, g->name, base, n->name);
+    }
+    char name[128];
+    snprintf(name, sizeof name, "%s", base);
+    for (int k = 1; tg__hmap_get(&g->names, name) >= 0; k++)
+        snprintf(name, sizeof name, "%s_%d", base, k);
+    tg_scope_begin(); /* the graph keeps the node; the handle is dropped */
+    tg_status s = tg_variable_ref(g, name, t) ? TG_OK : tg_last_status();
+    tg_scope_end();
+    return s;
+}
+
+tg_tensor *tg__graph_after_updates(tg_tensor *y, int n, tg_tensor *const *updates)
+{
+    if (!y)
+        return NULL;
+    tg_tensor *z = tg__expand_as(y, y); /* a view: free at run time */
+    for (int i = 0; z && i < n; i++)
+        if (tg_graph_add_control_dep(z, updates[i]) != TG_OK)
+            z = NULL;
+    return z;
 }

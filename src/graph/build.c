@@ -118,6 +118,13 @@ static bool is_assign(const tg_gnode *n)
     return n->kind == TG_GNODE_OP && (n->op == &tg_op_assign || n->op == &tg_op_assign_sub);
 }
 
+/* the variable node a random op advances (its state input), or -1 */
+static int random_state_var(const tg_graph *g, const tg_gnode *n)
+{
+    int i = n->kind == TG_GNODE_OP ? tg_op_state_input(n->op, n->n_in) : -1;
+    return i < 0 ? -1 : g->values[n->in[i]].var;
+}
+
 /* a variable's lists run newest first: node id's ordering edges from
  * `from` on are reversed into creation order (as dumps show them) */
 static void creation_order(tg_graph *g, int id, int from)
@@ -141,8 +148,11 @@ static tg_status order_after_assigns(tg_graph *g, int id)
     if (is_assign(&g->nodes[id]))
         return TG_OK; /* ordered after earlier readers, assigns included */
     const tg_gnode *n = &g->nodes[id];
+    int state = random_state_var(g, n); /* ordered as a writer: see below */
     for (int i = 0; i < n->n_in; i++) {
         int var = g->values[n->in[i]].var;
+        if (var >= 0 && var == state)
+            continue;
         bool seen = false; /* two inputs behind one variable: edges once */
         for (int j = 0; j < i && !seen; j++)
             seen = g->values[n->in[j]].var == var;
@@ -166,9 +176,13 @@ static tg_status note_uses(tg_graph *g, int id)
             s = tg__graph_note_use(g, g->values[n->in[i]].var, id, false);
     if (s == TG_OK && is_assign(n))
         s = tg__graph_note_use(g, g->values[n->in[0]].node, id, true);
+    if (s == TG_OK && random_state_var(g, n) >= 0)
+        s = tg__graph_note_use(g, random_state_var(g, n), id, true);
     return s == TG_OK ? TG_OK : tg__error(TG_ERR_NOMEM, "%s: out of memory",
                                           tg__gnode_op_name(n));
 }
+
+static tg_status order_after_readers(tg_graph *g, int var, int assign);
 
 tg_status tg__graph_append(tg_op_ctx *c)
 {
@@ -204,6 +218,11 @@ tg_status tg__graph_append(tg_op_ctx *c)
     for (int o = 0; o < c->n_out; o++)
         tg__graph_add_value(g, id, o, &c->out_meta[o]); /* reserved: cannot fail */
     if (order_after_assigns(g, id) != TG_OK || note_uses(g, id) != TG_OK)
+        return tg_last_status();
+    /* a random node writes its generator's state: after its earlier
+     * readers (earlier random nodes among them), as an assign */
+    if (random_state_var(g, n) >= 0 &&
+        order_after_readers(g, random_state_var(g, n), id) != TG_OK)
         return tg_last_status();
     for (int o = 0; o < c->n_out; o++) {
         c->out[o] = tg__graph_symbolic(g, n->out[o]);

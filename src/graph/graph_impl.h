@@ -134,6 +134,24 @@ void tg__graph_resume(int old);
  * every earlier reader of variable value var (assign.c) */
 tg_status tg__graph_order_assign(tg_tensor *var, tg_tensor *assign_out);
 
+/* ---- state updated by ops (assign.c) -------------------------------------------- */
+/* makes concrete t a variable of g by reference (named base, base_1, ...)
+ * unless it is one; an error naming fn when g uses t as a constant */
+tg_status tg__graph_state_variable(tg_graph *g, tg_tensor *t, const char *base,
+                                   const char *fn);
+/* y again (a view) with control edges on the update nodes: whatever
+ * reads the result runs the updates, as eager code updates when it
+ * computes y. NULL on failure. */
+tg_tensor *tg__graph_after_updates(tg_tensor *y, int n, tg_tensor *const *updates);
+
+/* ---- random ops (random.c) ------------------------------------------------------ */
+/* the value of gen's state in g: a variable holding the generator's state
+ * tensor by reference, made on first use; -1 with an error naming fn */
+int tg__graph_random_state(tg_graph *g, tg_generator *gen, const char *fn);
+/* a bool mask shaped like symbolic x, true with probability p, drawn from
+ * gen when the graph runs (a bernoulli node) */
+tg_tensor *tg__graph_bernoulli_like(tg_tensor *x, tg_generator *gen, double p);
+
 /* ---- the frame of the symbolic autodiff passes (pass.c) -------------------- */
 typedef struct tg_gpass {
     tg_graph *g;

@@ -1,6 +1,7 @@
 /* Modules with parameters or state: Linear, Conv2d, BatchNorm2d, and
  * Dropout (which draws from a generator). Initialisation follows
  * PyTorch's reset_parameters. */
+#include "graph/graph_impl.h"
 #include "nn/module.h"
 
 #include <math.h>
@@ -190,6 +191,11 @@ static tg_tensor *bn_forward(tg_module *m, tg_tensor *x)
     tg_tensor *count = c->track ? tg__module_own(m, "num_batches_tracked") : NULL;
     double momentum = c->momentum;
     bool update = m->training && count;
+    tg_graph *g = x->graph ? x->graph : tg_graph_current();
+    if (update && momentum < 0 && g) /* the factor would be frozen at build time */
+        return tg__error_null(TG_ERR_UNSUPPORTED, "BatchNorm2d: the cumulative moving "
+                              "average (momentum None) is not supported in graph mode; "
+                              "give a momentum");
     if (update && momentum < 0) /* cumulative average over the batches seen */
         momentum = 1.0 / (double)(*(int64_t *)tg__base(count) + 1);
     /* without running statistics, batch statistics serve in eval too */
@@ -198,6 +204,15 @@ static tg_tensor *bn_forward(tg_module *m, tg_tensor *x)
                                  tg__module_own(m, "weight"),
                                  tg__module_own(m, "bias"),
                                  m->training || !c->track, momentum, c->eps);
+    if (y && update && g) { /* the count as state of the graph: an assign per run */
+        tg_tensor *a = NULL, *z = NULL;
+        tg_scope_begin();
+        if (tg__graph_state_variable(g, count, "num_batches_tracked", "BatchNorm2d") == TG_OK &&
+            (a = tg_assign(count, tg_add_scalar(count, 1))))
+            z = tg_keep(tg__graph_after_updates(y, 1, &a));
+        tg_scope_end();
+        return z;
+    }
     if (y && update) {
         (*(int64_t *)tg__base(count))++;
         tg__bump_version(count);

@@ -2,6 +2,7 @@
  * numerically stable kernels whose gradients are written with public ops)
  * and dropout. The losses live in loss.c; both share the nn op table. */
 #include "autodiff/jvp.h"
+#include "graph/graph_impl.h"
 #include "ops/nn_util.h"
 
 #include <math.h>
@@ -221,15 +222,17 @@ tg_tensor *tg_dropout(tg_tensor *x, double p, bool training, tg_generator *gen)
     if (p < 1 && !gen)
         return tg__error_null(TG_ERR_ARG, "dropout: a generator is needed in training "
                               "mode (gen is NULL)");
-    if (x->graph) /* a mask drawn now would be a constant: the same every run */
-        return tg__error_null(TG_ERR_UNSUPPORTED, "dropout: training mode inside a "
-                              "graph needs a random op node (not supported yet)");
     TG_LOCAL_BEGIN();
     tg_tensor *y;
     if (p == 1) { /* everything dropped; the gradient is zero, not NaN */
         y = tg_mul(x, tg_scalar(x->dtype, 0.0));
     } else {
-        tg_tensor *keep = tg_rand_bernoulli(gen, x->ndim, x->shape, 1.0 - p);
+        /* in a graph the mask is a random node drawing from gen at every
+         * run (a mask drawn now would be a constant); the draws are the
+         * eager ones, from the same generator state */
+        bool graph = x->graph || tg_graph_current();
+        tg_tensor *keep = graph ? tg__graph_bernoulli_like(x, gen, 1.0 - p)
+                                   : tg_rand_bernoulli(gen, x->ndim, x->shape, 1.0 - p);
         y = tg_mul(x, tg_mul_scalar(tg_cast(keep, x->dtype), 1.0 / (1.0 - p)));
     }
     TG_LOCAL_RETURN(y);

@@ -3,6 +3,7 @@
  * fused ops with fused backward ops; under create_graph the same gradient
  * is built from public ops instead, so it can be differentiated again. */
 #include "autodiff/jvp.h"
+#include "graph/graph_impl.h"
 #include "ops/nn_util.h"
 #include "tg/autograd.h"
 
@@ -384,9 +385,12 @@ static tg_status bn_rule(tg_grad_ctx *g)
 {
     tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
     double eps = ((const norm_attrs *)g->attr)->eps;
-    if (!tg_grad_enabled()) /* first order: the fused kernel */
-        return fused_rule(g, &tg_op_batch_norm_grad, g->attrs, g->n_attrs);
     const tg_meta *m = &g->in_meta[0];
+    /* first order: the fused kernel; also with unknown dims (graph mode),
+     * whose count M the composite would need at build time (a graph with
+     * an unknown batch cannot be differentiated twice through batch_norm) */
+    if (!tg_grad_enabled() || tg__shape_has_unknown(m->ndim, m->shape))
+        return fused_rule(g, &tg_op_batch_norm_grad, g->attrs, g->n_attrs);
     int axes[TG_MAX_DIMS], n = 0;
     for (int i = 0; i < m->ndim; i++)
         if (i != 1)
@@ -431,21 +435,51 @@ const tg_op_def tg_op_batch_norm = {
     .kernel = {[TG_CPU] = bn_kernel}, .grad = bn_rule, .jvp = bn_jvp, .onnx = {"BatchNormalization", 15}};
 
 /* ---- batch_norm, the public function ----------------------------------------------- */
-/* running = (1 - momentum) running + momentum * batch (var unbiased) */
-static tg_status update_running(tg_tensor *rm, tg_tensor *rv, tg_tensor *mean,
-                                tg_tensor *var, double momentum, double M)
+/* running = (1 - momentum) running + momentum * batch, the variance
+ * unbiased (times M / (M - 1), M = N * H * W counted from x when it runs:
+ * count_scale). The new values come from the same ops in both modes, so
+ * a graph's statistics are eager's bits: eagerly they are copied into the
+ * running tensors; in a graph they are assign nodes on the running
+ * tensors made variables (by reference), and y (*y) becomes a view that
+ * depends on them, so computing y updates the statistics as eager code
+ * does. */
+static tg_status update_running(tg_tensor *x, tg_tensor *rm, tg_tensor *rv, tg_tensor *mean,
+                                tg_tensor *var, double momentum, tg_tensor **y)
 {
+    tg_graph *g = x->graph ? x->graph : tg_graph_current();
     tg_status s = TG_OK;
-    if ((rm || rv) && mean->graph) /* graph mode: before anything is changed */
-        return tg__error(TG_ERR_UNSUPPORTED,
-                         "batch_norm: updating running statistics inside a graph "
-                         "is not supported yet (it needs assign nodes); pass NULL "
-                         "running stats in training mode, or use eval mode");
+    if (g && rm)
+        s = tg__graph_state_variable(g, rm, "running_mean", "batch_norm");
+    if (g && rv && s == TG_OK)
+        s = tg__graph_state_variable(g, rv, "running_var", "batch_norm");
+    if (s != TG_OK)
+        return s;
+    int axes[TG_MAX_DIMS], n = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != 1)
+            axes[n++] = i;
     tg_no_grad_begin();
-    if (rm && (s = tg_mul_scalar_(rm, 1.0 - momentum)) == TG_OK)
-        s = tg_add_(rm, mean, momentum);
-    if (s == TG_OK && rv && (s = tg_mul_scalar_(rv, 1.0 - momentum)) == TG_OK)
-        s = tg_add_(rv, var, momentum * M / (M - 1));
+    tg_tensor *new_rm = rm ? tg_add(tg_mul_scalar(rm, 1.0 - momentum),
+                                    tg_mul_scalar(mean, momentum)) : NULL;
+    tg_tensor *new_rv = rv ? tg_add(tg_mul_scalar(rv, 1.0 - momentum),
+                                    tg__count_scale(var, x, n, axes, momentum, true)) : NULL;
+    if ((rm && !new_rm) || (rv && !new_rv))
+        s = tg_last_status();
+    tg_tensor *upd[2];
+    int k = 0;
+    if (s == TG_OK && g) {
+        if (rm && !(upd[k++] = tg_assign(rm, new_rm)))
+            s = tg_last_status();
+        if (s == TG_OK && rv && !(upd[k++] = tg_assign(rv, new_rv)))
+            s = tg_last_status();
+        if (s == TG_OK && !(*y = tg__graph_after_updates(*y, k, upd)))
+            s = tg_last_status();
+    } else if (s == TG_OK) {
+        if (rm)
+            s = tg_copy_(rm, new_rm);
+        if (s == TG_OK && rv)
+            s = tg_copy_(rv, new_rv);
+    }
     tg_no_grad_end();
     return s;
 }
@@ -494,10 +528,12 @@ tg_tensor *tg_batch_norm(tg_tensor *x, tg_tensor *running_mean, tg_tensor *runni
                         bias ? bias : tg_zeros(x->dtype, 1, &C)};
     tg_tensor *out[3], *y = NULL;
     tg_attr a = TG_AF("eps", eps);
-    if (in[1] && in[2] && tg_op_run(&tg_op_batch_norm, 3, in, &a, 1, out) == TG_OK &&
-        update_running(running_mean, running_var, out[1], out[2], momentum,
-                       (double)(x->numel / C)) == TG_OK)
+    if (in[1] && in[2] && tg_op_run(&tg_op_batch_norm, 3, in, &a, 1, out) == TG_OK) {
         y = out[0];
+        if ((running_mean || running_var) &&
+            update_running(x, running_mean, running_var, out[1], out[2], momentum, &y) != TG_OK)
+            y = NULL;
+    }
     TG_LOCAL_RETURN(y);
 }
 

@@ -375,6 +375,14 @@ extern const tg_op_def *const tg_ops_scan[];  /* scan.c: cumsum */
 extern const tg_op_def *const tg_ops_range[]; /* range.c */
 extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
 extern const tg_op_def *const tg_ops_dynamic[];
+extern const tg_op_def *const tg_ops_random[]; /* src/graph/random.c */
+
+/* a random op's generator state input (its last, which its kernel
+ * advances in place), or -1 for other ops */
+static inline int tg_op_state_input(const tg_op_def *op, int n_in)
+{
+    return (op->flags & TG_OP_RANDOM) ? n_in - 1 : -1;
+}
 
 /* shape-dependent helpers for unknown dims (src/ops/dynamic.c): x
  * broadcast to ref's shape; x * (alpha / n) (bessel: alpha * n / (n - 1))

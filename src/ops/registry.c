@@ -15,6 +15,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_nn,          tg_ops_inplace, tg_ops_graph,
     tg_ops_scan,        tg_ops_range,
     tg_ops_dynamic, /* unknown dims: expand_as, count_scale */
+    tg_ops_random,  /* random ops as graph nodes (graph/random.c) */
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -13,7 +13,8 @@ bool tg__op_writes_input(const tg_op_def *op, int i)
 {
     if (op == &tg_op_assign || op == &tg_op_assign_sub)
         return i == 0;
-    return false;
+    /* a random op advances its generator's state (a variable) */
+    return (op->flags & TG_OP_RANDOM) && i >= 0 && i == tg_op_state_input(op, op->n_in);
 }
 
 int tg__variable_behind(const tg_graph *g, int v)

@@ -1,0 +1,188 @@
+/* Random ops as graph nodes and state updated by ops: training-mode
+ * dropout draws from its generator at every run (the generator's state
+ * is a variable of the graph, held by reference), giving eager mode's
+ * numbers for the same seed and sequence of draws, at every optimization
+ * level and with both executors; batch-norm training updates its running
+ * statistics through assign nodes, as eager mode does. */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DIMS(...) (const int64_t[]){__VA_ARGS__}
+
+static tg_session *session(tg_graph *g, int level, bool parallel)
+{
+    tg_session *s = tg_session_new(g);
+    tg_session_options o = tg_session_default_options();
+    o.opt_level = level;
+    tg_session_set_options(s, &o);
+    if (parallel)
+        tg_session_set_executor(s, TG_EXECUTOR_PARALLEL);
+    return s;
+}
+
+/* two dropouts on one generator, run 3 times: eager's masks, in order */
+static void check_dropout(int level, bool parallel)
+{
+    tg_scope_begin();
+    tg_generator *ga = tg_generator_new(5), *gb = tg_generator_new(5);
+    tg_graph *g = tg_graph_new("dropout");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 2, DIMS(-1, 50));
+    tg_tensor *y1 = tg_dropout(x, 0.3, true, ga);
+    tg_tensor *y2 = tg_dropout(tg_relu(x), 0.5, true, ga);
+    CHECK(y1 && y2);
+    CHECK_SHAPE(y1, -1, 50);
+    tg_session *s = session(g, level, parallel);
+    tg_tensor *prev = NULL;
+    for (int k = 0; k < 3; k++) {
+        tg_tensor *xv = tt_rand_dtype(TG_FLOAT32, 2, DIMS(k + 2, 50), 0.5, 1.5), *out[2];
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 2, (tg_tensor *[]){y1, y2}, out, 0, NULL));
+        tg_tensor *e1 = tg_dropout(xv, 0.3, true, gb);
+        tg_tensor *e2 = tg_dropout(tg_relu(xv), 0.5, true, gb);
+        CHECK(tt_rel_diff(out[0], e1, 1e-30) == 0);
+        CHECK(tt_rel_diff(out[1], e2, 1e-30) == 0);
+        /* new numbers every run: never folded to a constant mask */
+        if (prev && tg_size(prev, 0) == 2)
+            CHECK(tt_rel_diff(out[0], prev, 1e-30) != 0);
+        prev = out[0];
+    }
+    /* the generators advanced alike */
+    CHECK(tg_generator_next(ga) == tg_generator_next(gb));
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_generator_free(ga);
+    tg_generator_free(gb);
+    tg_scope_end();
+}
+
+static void test_dropout_levels(void)
+{
+    for (int level = 0; level <= 2; level++)
+        for (int par = 0; par < 2; par++)
+            check_dropout(level, par);
+}
+
+/* the same dropout twice (same input, same p): two draws, not one merged
+ * node; a dropout of a constant is not folded; unfetched draws do not run */
+static void test_passes_respect_random(void)
+{
+    tg_scope_begin();
+    tg_generator *ga = tg_generator_new(9), *gb = tg_generator_new(9);
+    tg_graph *g = tg_graph_new("cse");
+    tg_tensor *c = tt_rand_dtype(TG_FLOAT32, 1, DIMS(64), 0.5, 1.5);
+    tg_graph_begin(g);
+    tg_tensor *a = tg_dropout(c, 0.5, true, ga), *b = tg_dropout(c, 0.5, true, ga);
+    tg_tensor *unused = tg_dropout(c, 0.5, true, ga);
+    tg_graph_end();
+    CHECK(unused != NULL);
+    tg_session *s = session(g, 2, false);
+    for (int k = 0; k < 2; k++) {
+        tg_tensor *out[2];
+        CHECK_OK(tg_session_run(s, 0, NULL, NULL, 2, (tg_tensor *[]){a, b}, out, 0, NULL));
+        CHECK(tt_rel_diff(out[0], out[1], 1e-30) != 0); /* not merged */
+        CHECK(tt_rel_diff(out[0], tg_dropout(c, 0.5, true, gb), 1e-30) == 0);
+        CHECK(tt_rel_diff(out[1], tg_dropout(c, 0.5, true, gb), 1e-30) == 0);
+    }
+    CHECK(tg_generator_next(ga) == tg_generator_next(gb)); /* `unused` never drew */
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_generator_free(ga);
+    tg_generator_free(gb);
+    tg_scope_end();
+}
+
+/* gradients through the mask; the graph outlives the generator */
+static void test_dropout_gradient(void)
+{
+    tg_scope_begin();
+    tg_generator *ga = tg_generator_new(2), *gb = tg_generator_new(2);
+    tg_graph *g = tg_graph_new("grad");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 2, DIMS(-1, 8)), *gx;
+    tg_tensor *l = tg_sum(tg_mul(tg_dropout(x, 0.25, true, ga), x), 0, NULL, false);
+    CHECK_OK(tg_graph_gradients(g, 1, &l, NULL, 1, &x, &gx));
+    tg_generator_free(ga); /* the graph holds its state */
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tt_rand(2, DIMS(3, 8), -1, 1), *out[2];
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 2, (tg_tensor *[]){l, gx}, out, 0, NULL));
+    tg_tensor *el = tg_sum(tg_mul(tg_dropout(xv, 0.25, true, gb), xv), 0, NULL, false), *eg;
+    CHECK_OK(tg_autograd_grad(1, &el, NULL, 1, &xv, &eg, false, false));
+    CHECK(tt_rel_diff(out[0], el, 1e-30) == 0);
+    CHECK(tt_rel_diff(out[1], eg, 1e-30) == 0);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_generator_free(gb);
+    tg_scope_end();
+}
+
+/* batch norm training in a graph: y, the running statistics and the
+ * batch count after each run equal eager mode's, bitwise */
+static void test_batch_norm_training(void)
+{
+    tg_scope_begin();
+    tg_module *mg = tg_nn_batch_norm2d(3, 1e-5, 0.1, true, true);
+    tg_module *me = tg_nn_batch_norm2d(3, 1e-5, 0.1, true, true);
+    tg_graph *g = tg_graph_new("bn");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 4, DIMS(-1, 3, 4, 4));
+    tg_graph_begin(g);
+    tg_tensor *y = tg_module_forward(mg, x);
+    tg_graph_end();
+    CHECK(y != NULL);
+    tg_named_tensor *bg, *be;
+    int nb = tg_module_state(mg, &bg);
+    CHECK(nb == 5 && tg_module_state(me, &be) == 5);
+    tg_session *s = tg_session_new(g);
+    for (int k = 0; k < 3; k++) {
+        tg_tensor *xv = tt_rand_dtype(TG_FLOAT32, 4, DIMS(2 + k, 3, 4, 4), -1, 2), *out;
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &y, &out, 0, NULL));
+        CHECK(tt_rel_diff(out, tg_module_forward(me, xv), 1e-30) == 0);
+        for (int i = 0; i < nb; i++)
+            CHECK(tt_rel_diff(bg[i].tensor, be[i].tensor, 1e-30) == 0);
+    }
+    for (int i = 0; i < nb; i++)
+        if (!strcmp(bg[i].name, "num_batches_tracked"))
+            CHECK(tg_item(bg[i].tensor) == 3);
+    /* eval mode reads the statistics the graph updated */
+    tg_module_train(mg, false);
+    tg_module_train(me, false);
+    tg_tensor *xv = tt_rand_dtype(TG_FLOAT32, 4, DIMS(2, 3, 4, 4), -1, 2);
+    CHECK(tt_rel_diff(tg_module_forward(mg, xv), tg_module_forward(me, xv), 1e-30) == 0);
+    tg_named_tensors_free(bg);
+    tg_named_tensors_free(be);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_module_free(mg);
+    tg_module_free(me);
+    tg_scope_end();
+}
+
+/* running statistics already used as constants cannot become state */
+static void test_batch_norm_errors(void)
+{
+    tg_scope_begin();
+    tg_tensor *rm = tg_zeros(TG_FLOAT32, 1, DIMS(3)), *rv = tg_ones(TG_FLOAT32, 1, DIMS(3));
+    tg_graph *g = tg_graph_new("bn_err");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 4, DIMS(2, 3, 4, 4));
+    tg_graph_begin(g);
+    tg_tensor *c = tg_add(x, tg_reshape(rm, 4, DIMS(1, 3, 1, 1)));
+    CHECK_ERROR(tg_batch_norm(c, rm, rv, NULL, NULL, true, 0.1, 1e-5), TG_ERR_ARG,
+                "make it a variable");
+    tg_graph_end();
+    tg_module *m = tg_nn_batch_norm2d(3, 1e-5, TG_NN_MOMENTUM_CUMULATIVE, true, true);
+    tg_graph_begin(g);
+    CHECK_ERROR(tg_module_forward(m, x), TG_ERR_UNSUPPORTED, "cumulative");
+    tg_graph_end();
+    tg_module_free(m);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
+int main(void)
+{
+    RUN(test_dropout_levels);
+    RUN(test_passes_respect_random);
+    RUN(test_dropout_gradient);
+    RUN(test_batch_norm_training);
+    RUN(test_batch_norm_errors);
+    return tt_finish();
+}

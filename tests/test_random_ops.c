@@ -177,6 +177,94 @@ static void test_batch_norm_errors(void)
     tg_scope_end();
 }
 
+/* a small CNN with batch norm and dropout, trained 12 SGD steps with
+ * momentum on random data of varying batch sizes, from ONE graph (an
+ * unknown batch) and eagerly: the same losses, parameters and running
+ * statistics, bitwise (the synthetic counterpart of tests/cli/lenet_bn.sh) */
+static tg_module *bn_cnn(tg_generator *init, tg_generator *drop)
+{
+    tg_module *net = tg_nn_sequential(0, NULL);
+    const tg_pool2d_opts pool = {.kernel = {2, 2}};
+    tg_module_add(net, "conv", tg_nn_conv2d(1, 4, 3, 3, NULL, true, init));
+    tg_module_add(net, "bn", tg_nn_batch_norm2d(4, 1e-5, 0.1, true, true));
+    tg_module_add(net, "relu", tg_nn_relu());
+    tg_module_add(net, "pool", tg_nn_max_pool2d(&pool));
+    tg_module_add(net, "flatten", tg_nn_flatten(1, -1));
+    tg_module_add(net, "drop", tg_nn_dropout(0.3, drop));
+    tg_module_add(net, "fc", tg_nn_linear(36, 5, true, init));
+    return net;
+}
+
+static void test_lenet_bn_synthetic(void)
+{
+    tg_scope_begin();
+    tg_generator *ia = tg_generator_new(4), *ib = tg_generator_new(4);
+    tg_generator *da = tg_generator_new(8), *db = tg_generator_new(8);
+    tg_generator *data = tg_generator_new(1);
+    tg_module *ma = bn_cnn(ia, da), *mb = bn_cnn(ib, db);
+    tg_named_tensor *pa, *pb, *sa, *sb;
+    int n = tg_module_parameters(ma, &pa);
+    CHECK(n == 6 && tg_module_parameters(mb, &pb) == 6);
+    int ns = tg_module_state(ma, &sa);
+    CHECK(tg_module_state(mb, &sb) == ns);
+    tg_tensor *params_a[6], *params_b[6], *vars[6], *updates[6];
+    tg_graph *g = tg_graph_new("bn_cnn_step");
+    for (int i = 0; i < n; i++) {
+        params_a[i] = pa[i].tensor;
+        params_b[i] = pb[i].tensor;
+        vars[i] = tg_variable_ref(g, pa[i].name, params_a[i]);
+    }
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 4, DIMS(-1, 1, 8, 8));
+    tg_tensor *y = tg_placeholder(g, "y", TG_INT64, 1, DIMS(-1));
+    tg_graph_begin(g);
+    tg_tensor *loss = tg_cross_entropy(tg_module_forward(ma, x), y, TG_REDUCTION_MEAN);
+    tg_graph_end();
+    CHECK(loss != NULL);
+    tg_sgd_opts o = tg_sgd_defaults();
+    o.lr = 0.05;
+    o.momentum = 0.9;
+    CHECK_OK(tg_graph_sgd(loss, n, vars, &o, NULL, updates));
+    tg_optimizer *opt = tg_optim_sgd(n, params_b, &o);
+    tg_session *s = tg_session_new(g);
+    const int64_t batches[] = {8, 5, 8, 3};
+    for (int k = 0; k < 12; k++) {
+        tg_scope_begin();
+        int64_t b = batches[k % 4];
+        tg_tensor *xv = tg_rand_normal(data, TG_FLOAT32, 4, DIMS(b, 1, 8, 8), 0, 1);
+        tg_tensor *yv = tg_cast(tg_mul_scalar(tg_rand_uniform(data, TG_FLOAT32, 1, &b, 0, 1), 4.99),
+                                TG_INT64);
+        tg_tensor *lg;
+        CHECK_OK(tg_session_run(s, 2, (tg_tensor *[]){x, y}, (tg_tensor *[]){xv, yv}, 1, &loss,
+                                &lg, n, updates));
+        tg_tensor *le = tg_cross_entropy(tg_module_forward(mb, xv), yv, TG_REDUCTION_MEAN);
+        tg_optim_zero_grad(opt);
+        CHECK_OK(tg_backward(le, NULL, false));
+        CHECK_OK(tg_optim_step(opt));
+        CHECK(tg_item(lg) == tg_item(le));
+        tg_scope_end();
+    }
+    for (int i = 0; i < ns; i++) /* parameters and buffers (bn statistics) */
+        CHECK(tt_rel_diff(sa[i].tensor, sb[i].tensor, 1e-30) == 0);
+    tg_session_stats st;
+    tg_session_get_stats(s, &st);
+    CHECK(st.n_plans == 3); /* batches 8, 5, 3 */
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_optim_free(opt);
+    tg_named_tensors_free(pa);
+    tg_named_tensors_free(pb);
+    tg_named_tensors_free(sa);
+    tg_named_tensors_free(sb);
+    tg_module_free(ma);
+    tg_module_free(mb);
+    tg_generator_free(ia);
+    tg_generator_free(ib);
+    tg_generator_free(da);
+    tg_generator_free(db);
+    tg_generator_free(data);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_dropout_levels);
@@ -184,5 +272,6 @@ int main(void)
     RUN(test_dropout_gradient);
     RUN(test_batch_norm_training);
     RUN(test_batch_norm_errors);
+    RUN(test_lenet_bn_synthetic);
     return tt_finish();
 }

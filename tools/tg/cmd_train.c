@@ -1,4 +1,4 @@
-/* tg train lenet / tg eval lenet: options, checks before any work
+/* tg train lenet|lenet-bn / tg eval lenet|lenet-bn: options, checks before any work
  * (values, output paths), the epochs (trainer.c), checkpoints, export and
  * the --json summary line. */
 #include "args.h"
@@ -14,9 +14,12 @@
 #include <time.h>
 
 static const char train_usage[] =
-    "usage: tg train lenet [options]\n"
+    "usage: tg train lenet|lenet-bn [options]\n"
     "Trains LeNet-5 on MNIST (fetched into --data on first use) and prints\n"
-    "per-epoch train loss, test accuracy, seconds and images/s.\n"
+    "per-epoch train loss, test accuracy, seconds and images/s. lenet-bn is\n"
+    "LeNet-5 with batch norm after each conv and dropout (0.25) before the\n"
+    "last layer: in graph mode its dropout masks are random nodes drawing from\n"
+    "the same generator as eager mode, and the running statistics assign nodes.\n"
     "--mode graph (the default) runs each step as one static graph with the\n"
     "SGD update inside; --mode eager runs it op by op. Checkpoints of either\n"
     "mode resume in either (model, SGD momentum and step count).\n"
@@ -73,8 +76,9 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     };
     const char *pos[1];
     int n_pos;
-    args_result r = eval ? args_parse("usage: tg eval lenet --load PATH [options]\n"
-                                      "Prints the test accuracy of a LeNet-5 checkpoint and "
+    args_result r = eval ? args_parse("usage: tg eval lenet|lenet-bn --load PATH [options]\n"
+                                      "Prints the test accuracy of a LeNet-5 (or lenet-bn) "
+                                      "checkpoint and "
                                       "the images/s\nof the evaluation (batches of 1000).",
                                       argc, argv, 1, eval_table, 5, pos, 1, &n_pos)
                          : args_parse(train_usage, argc, argv, 1, train_table,
@@ -82,11 +86,12 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
                                       pos, 1, &n_pos);
     if (r != ARGS_OK)
         return r == ARGS_HELP ? 0 : 1;
-    if (n_pos != 1 || strcmp(pos[0], "lenet") != 0) {
-        fprintf(stderr, "tg: expected a model name: tg %s lenet (the only model so far)\n",
+    if (n_pos != 1 || !lenet_model_known(pos[0])) {
+        fprintf(stderr, "tg: expected a model name: tg %s lenet|lenet-bn\n",
                 eval ? "eval" : "train");
         return 1;
     }
+    o->model = pos[0];
     if (!check_values(o))
         return 1;
     if (strcmp(o->optimizer, "sgd") && strcmp(o->optimizer, "adam") &&
@@ -136,7 +141,7 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
     tg_optimizer *opt = t->opt;
     /* in graph mode the optimizer never steps: it gives the checkpoint its
      * type and hyper-parameters, the momentum comes from the graphs */
-    if (o->save && lenet_save(o->save, model, opt, momp, done + o->epochs) != TG_OK) {
+    if (o->save && lenet_save(o->save, o->model, model, opt, momp, done + o->epochs) != TG_OK) {
         fprintf(stderr, "tg: saving %s: %s\n", o->save, tg_last_error());
         return 1;
     }
@@ -152,10 +157,10 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
     if (!o->json)
         return 0;
     /* the per-epoch losses to 9 digits: resumed runs are compared on them */
-    printf("{\"model\":\"lenet\",\"mode\":\"%s\",\"optimizer\":\"%s\",\"epochs\":%d,"
+    printf("{\"model\":\"%s\",\"mode\":\"%s\",\"optimizer\":\"%s\",\"epochs\":%d,"
            "\"batch\":%d,\"threads\":%d,\"train_seconds\":%.3f,\"images_per_second\":%.1f,"
            "\"final_train_loss\":%.5f,\"test_accuracy\":%.4f,\"peak_rss_mb\":%.1f,"
-           "\"epoch_losses\":[", o->mode, o->optimizer, o->epochs, o->batch, o->threads,
+           "\"epoch_losses\":[", o->model, o->mode, o->optimizer, o->epochs, o->batch, o->threads,
            train_seconds, (double)images / train_seconds, losses[o->epochs - 1], acc,
            peak_rss_mb());
     for (int e = 0; e < o->epochs; e++)
@@ -183,7 +188,7 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
         return 1;
     }
     int done = 0;
-    if (o->load && lenet_load(o->load, model, opt, momp, &done) != TG_OK) {
+    if (o->load && lenet_load(o->load, o->model, model, opt, momp, &done) != TG_OK) {
         tg_loader_free(loader);
         return 1;
     }
@@ -192,6 +197,9 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
     int64_t images = 0;
     for (int e = 1; losses && e <= o->epochs; e++) {
         tg_loader_set_epoch(loader, (uint64_t)(done + e - 1));
+        if (t->dropout) /* the masks of an epoch depend on (seed, epoch) only */
+            tg_generator_seed(t->dropout, (uint64_t)o->seed * 0x9e3779b97f4a7c15ULL +
+                                              (uint64_t)(done + e - 1));
         double t0 = progress_now();
         losses[e - 1] = loss = trainer_epoch(t, loader, e, o);
         double secs = progress_now() - t0;
@@ -225,17 +233,20 @@ int tg_cmd_train(int argc, char **argv)
     tg_dataset *test = train ? lenet_first_samples(tg_mnist_dataset(o.data, false), o.limit)
                              : NULL;
     tg_generator *gen = tg_generator_new((uint64_t)o.seed);
-    tg_module *model = test ? tg_lenet5(gen) : NULL;
+    tg_generator *drop = tg_generator_new((uint64_t)o.seed);
+    tg_module *model = test && drop ? lenet_model(o.model, gen, drop) : NULL;
     trainer t;
     if (!model || trainer_init(&t, &o, model) != TG_OK) {
         fprintf(stderr, "tg: %s\n", tg_last_error());
         r = 1;
     } else {
+        t.dropout = drop;
         r = run_training(&o, &t, train, test);
     }
     if (model)
         trainer_free(&t);
     tg_module_free(model);
+    tg_generator_free(drop);
     tg_generator_free(gen);
     tg_dataset_free(test);
     tg_dataset_free(train);
@@ -250,12 +261,12 @@ int tg_cmd_eval(int argc, char **argv)
         return r;
     /* the checkpoint first: a wrong file fails before any data is fetched */
     tg_generator *gen = tg_generator_new(1);
-    tg_module *model = tg_lenet5(gen);
+    tg_module *model = lenet_model(o.model, gen, gen); /* eval: no dropout drawn */
     tg_dataset *test = NULL;
     r = 1;
     if (!model)
         fprintf(stderr, "tg: %s\n", tg_last_error());
-    else if (lenet_load(o.load, model, NULL, NULL, NULL) != TG_OK)
+    else if (lenet_load(o.load, o.model, model, NULL, NULL, NULL) != TG_OK)
         ; /* lenet_load said why */
     else if (!(test = lenet_open_data(o.data, false, true, o.limit)))
         fprintf(stderr, "tg: %s\n", tg_last_error());
@@ -269,8 +280,8 @@ int tg_cmd_eval(int argc, char **argv)
         if (acc < 0)
             fprintf(stderr, "tg: evaluation failed: %s\n", tg_last_error());
         else if (o.json)
-            printf("{\"model\":\"lenet\",\"test_accuracy\":%.4f,\"eval_seconds\":%.4f,"
-                   "\"images_per_second\":%.1f}\n", acc, secs, ips);
+            printf("{\"model\":\"%s\",\"test_accuracy\":%.4f,\"eval_seconds\":%.4f,"
+                   "\"images_per_second\":%.1f}\n", o.model, acc, secs, ips);
         else
             printf("test accuracy %.2f%% (%s), %.0f images/s\n", 100 * acc, o.load, ips);
         r = acc < 0;

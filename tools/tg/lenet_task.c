@@ -161,8 +161,8 @@ static tg_status add_optimizer_meta(tg_state_dict *sd, const tg_optimizer *opt)
     return s;
 }
 
-tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
-                     const lenet_momentum *mom, int epochs_done)
+tg_status lenet_save(const char *path, const char *name, tg_module *model,
+                     tg_optimizer *opt, const lenet_momentum *mom, int epochs_done)
 {
     tg_state_dict *sd = tg_state_dict_new();
     char epochs[32];
@@ -173,7 +173,7 @@ tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
     if (s == TG_OK && mom)
         s = add_momentum(sd, mom);
     if (s == TG_OK)
-        s = tg_state_dict_set_meta(sd, "model", "lenet");
+        s = tg_state_dict_set_meta(sd, "model", name);
     if (s == TG_OK)
         s = tg_state_dict_set_meta(sd, "epochs", epochs);
     if (s == TG_OK)
@@ -210,8 +210,8 @@ static bool has_optimizer_state(const tg_state_dict *sd)
     return false;
 }
 
-tg_status lenet_load(const char *path, tg_module *model, tg_optimizer *opt,
-                     const lenet_momentum *mom, int *epochs_done)
+tg_status lenet_load(const char *path, const char *name, tg_module *model,
+                     tg_optimizer *opt, const lenet_momentum *mom, int *epochs_done)
 {
     tg_state_dict *sd = tg_safetensors_load(path);
     if (!sd) {
@@ -221,8 +221,8 @@ tg_status lenet_load(const char *path, tg_module *model, tg_optimizer *opt,
     const char *kind = tg_state_dict_meta(sd, "model");
     tg_status s = TG_OK;
     tg_state_dict *m = NULL;
-    if (kind && strcmp(kind, "lenet") != 0) {
-        fprintf(stderr, "tg: %s is a checkpoint of model '%s', not lenet\n", path, kind);
+    if (kind && strcmp(kind, name) != 0) {
+        fprintf(stderr, "tg: %s is a checkpoint of model '%s', not %s\n", path, kind, name);
         s = TG_ERR_IO;
     } else if (!(m = model_part(sd))) {
         s = TG_ERR_NOMEM;
@@ -247,4 +247,56 @@ double peak_rss_mb(void)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_maxrss / 1024.0;
+}
+
+bool lenet_model_known(const char *name)
+{
+    return !strcmp(name, "lenet") || !strcmp(name, "lenet-bn");
+}
+
+/* LeNet-5 with batch norm after the convolutions and dropout before the
+ * last layer: the model that exercises random ops and state updates in
+ * graph mode (docs/GRAPHS.md) */
+static tg_module *lenet_bn(tg_generator *g, tg_generator *dropout)
+{
+    tg_module *net = tg_nn_sequential(0, NULL);
+    if (!net)
+        return NULL;
+    const tg_conv2d_opts pad2 = {.padding = {2, 2}};
+    const tg_pool2d_opts pool = {.kernel = {2, 2}};
+    tg_status s = TG_OK;
+#define ADD(name, ctor) \
+    if (s == TG_OK)     \
+        s = tg_module_add(net, name, ctor)
+    ADD("conv1", tg_nn_conv2d(1, 6, 5, 5, &pad2, true, g));
+    ADD("bn1", tg_nn_batch_norm2d(6, 1e-5, 0.1, true, true));
+    ADD("relu1", tg_nn_relu());
+    ADD("pool1", tg_nn_max_pool2d(&pool));
+    ADD("conv2", tg_nn_conv2d(6, 16, 5, 5, NULL, true, g));
+    ADD("bn2", tg_nn_batch_norm2d(16, 1e-5, 0.1, true, true));
+    ADD("relu2", tg_nn_relu());
+    ADD("pool2", tg_nn_max_pool2d(&pool));
+    ADD("flatten", tg_nn_flatten(1, -1));
+    ADD("fc1", tg_nn_linear(400, 120, true, g));
+    ADD("relu3", tg_nn_relu());
+    ADD("fc2", tg_nn_linear(120, 84, true, g));
+    ADD("relu4", tg_nn_relu());
+    ADD("drop", tg_nn_dropout(0.25, dropout));
+    ADD("fc3", tg_nn_linear(84, 10, true, g));
+#undef ADD
+    if (s != TG_OK) {
+        tg_module_free(net);
+        return NULL;
+    }
+    return net;
+}
+
+tg_module *lenet_model(const char *name, tg_generator *init, tg_generator *dropout)
+{
+    if (!strcmp(name, "lenet"))
+        return tg_lenet5(init);
+    if (!strcmp(name, "lenet-bn"))
+        return lenet_bn(init, dropout);
+    fprintf(stderr, "tg: unknown model '%s' (lenet, lenet-bn)\n", name);
+    return NULL;
 }

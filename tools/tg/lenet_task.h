@@ -26,14 +26,24 @@ typedef struct lenet_momentum {
     double *lr, *momentum;   /* set from a loaded checkpoint (may be NULL) */
 } lenet_momentum;
 
-/* the model (and optimizer / momentum, when given) saved atomically */
-tg_status lenet_save(const char *path, tg_module *model, tg_optimizer *opt,
-                     const lenet_momentum *mom, int epochs_done);
+/* the model (and optimizer / momentum, when given) saved atomically, with
+ * metadata {"model": name} */
+tg_status lenet_save(const char *path, const char *name, tg_module *model,
+                     tg_optimizer *opt, const lenet_momentum *mom, int epochs_done);
 /* loads path into model (and opt when given and the file has its state);
- * a checkpoint of another model is an error. Failures print one line
+ * a checkpoint of another model (metadata other than name) is an error.
+ * Failures print one line
  * "tg: ..." on stderr. *epochs_done may be NULL. */
-tg_status lenet_load(const char *path, tg_module *model, tg_optimizer *opt,
-                     const lenet_momentum *mom, int *epochs_done);
+tg_status lenet_load(const char *path, const char *name, tg_module *model,
+                     tg_optimizer *opt, const lenet_momentum *mom, int *epochs_done);
+/* the models: "lenet" (tg_lenet5) and "lenet-bn", LeNet-5 with
+ * BatchNorm2d after each conv (bn1, bn2: eps 1e-5, momentum 0.1) and
+ * Dropout(0.25) before the last layer (drop). init draws the parameters;
+ * dropout (borrowed, must outlive the model) draws the dropout masks;
+ * NULL with an error for another name */
+tg_module *lenet_model(const char *name, tg_generator *init, tg_generator *dropout);
+bool lenet_model_known(const char *name);
+
 /* peak resident set size of this process in MiB */
 double peak_rss_mb(void);
 

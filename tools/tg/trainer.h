@@ -8,6 +8,7 @@
 #include "lenet_task.h"
 
 typedef struct train_opts {
+    const char *model; /* "lenet" or "lenet-bn" */
     const char *data, *optimizer, *save, *load, *mode, *profile, *export_path;
     int epochs, batch, threads, seed, prefetch, limit;
     double lr, momentum;
@@ -20,6 +21,10 @@ typedef struct train_opts {
  * (an unknown batch dim: the last batch of an epoch is smaller). */
 typedef struct trainer {
     tg_module *model;
+    /* draws the model's dropout masks (NULL: none); reseeded from the seed
+     * and the epoch at each epoch, so a resumed run draws what a straight
+     * run would */
+    tg_generator *dropout;
     tg_optimizer *opt; /* eager mode; graph mode: type and hyper-parameters */
     bool graph_mode;
     sgd_state sgd;

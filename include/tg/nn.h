@@ -69,7 +69,8 @@ tg_module *tg_nn_batch_norm2d(int64_t num_features, double eps,
                               bool track_running_stats);
 /* zeroes elements with probability p in training (scaling the others by
  * 1 / (1 - p)); the identity in eval. g is borrowed: it is drawn from at
- * every training forward and must outlive the module. */
+ * every training forward (in a graph: at every run) and must outlive the
+ * module. */
 tg_module *tg_nn_dropout(double p, tg_generator *g);
 
 tg_module *tg_nn_relu(void);

@@ -239,7 +239,9 @@ tg_tensor *tg_avg_pool1d(tg_tensor *x, const tg_pool1d_opts *opts);
 /* x [N, C, ...]. training: normalise with batch statistics and update
  * running_mean/running_var in place (unbiased var, PyTorch's momentum
  * convention) when they are not NULL; eval: use the running stats.
- * weight/bias [C] or NULL. */
+ * weight/bias [C] or NULL. In a graph the running stats become variables
+ * (by reference) updated by assign nodes that run whenever the result is
+ * computed. */
 tg_tensor *tg_batch_norm(tg_tensor *x, tg_tensor *running_mean,
                          tg_tensor *running_var, tg_tensor *weight,
                          tg_tensor *bias, bool training, double momentum,
@@ -275,7 +277,10 @@ typedef enum tg_interp_mode {
 tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
                           const double *scale_factor, tg_interp_mode mode,
                           bool align_corners);
-/* zeroes with probability p, scales by 1/(1-p); identity when !training */
+/* zeroes with probability p, scales by 1/(1-p); identity when !training.
+ * In a graph the mask is a random node that draws from gen at every run
+ * (gen's state is a variable of the graph, held by reference), the same
+ * numbers eager calls draw for the same seed and sequence of draws. */
 tg_tensor *tg_dropout(tg_tensor *x, double p, bool training,
                       tg_generator *gen);
 tg_tensor *tg_softmax(tg_tensor *x, int axis);

@@ -65,7 +65,10 @@ tg_tensor *tg_zeros_like(const tg_tensor *t);
 tg_tensor *tg_ones_like(const tg_tensor *t);
 tg_tensor *tg_full_like(const tg_tensor *t, double value);
 
-/* ---- random: explicit, seedable generators (no global state) ---------- */
+/* ---- random: explicit, seedable generators (no global state) ----------
+ * Random nodes of a graph (training-mode dropout) draw from and advance
+ * the same generator when the graph runs; the graph keeps the state alive
+ * after tg_generator_free. */
 tg_generator *tg_generator_new(uint64_t seed);
 void tg_generator_free(tg_generator *g);
 void tg_generator_seed(tg_generator *g, uint64_t seed);

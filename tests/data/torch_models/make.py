@@ -270,6 +270,23 @@ class MathOps(nn.Module):
         return torch.fmod(h, 0.7), torch.cumsum(h, dim=1)
 
 
+class Conv1dNet(nn.Module):
+    """1-D convolution, pooling and transposed convolution"""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 4, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        h = F.max_pool1d(torch.relu(self.conv(x)), 3, stride=1, padding=1)
+        return self.up(F.avg_pool1d(h, 2, ceil_mode=True))
+
+
+class Pool3d(nn.Module):
+    def forward(self, x):
+        return F.max_pool3d(x, 2, stride=(1, 2, 2)), F.avg_pool3d(x, (1, 2, 2), padding=(0, 1, 0))
+
+
 def r(*shape, dtype=torch.float32):
     return torch.randn(*shape, dtype=dtype)
 
@@ -304,6 +321,8 @@ MODELS = [
     ("multi_use", MultiUse, {"x": lambda: r(2, 4)}, ["s", "s2", "x_out"], 13, {}),
     ("activations", Activations, {"x": lambda: r(3, 6) * 3}, ["y"], 17, {}),
     ("conv_transpose", ConvTranspose, {"x": lambda: r(1, 3, 4, 3)}, ["y"], 13, {}),
+    ("conv1d", Conv1dNet, {"x": lambda: r(2, 3, 11)}, ["y"], 17, {}),
+    ("pool3d", Pool3d, {"x": lambda: r(1, 2, 3, 4, 5)}, ["max", "avg"], 13, {}),
     ("math_ops", MathOps, {"x": lambda: r(3, 5)}, ["fmod", "cumsum"], 13, {}),
 ]
 

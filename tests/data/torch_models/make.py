@@ -287,6 +287,17 @@ class Pool3d(nn.Module):
         return F.max_pool3d(x, 2, stride=(1, 2, 2)), F.avg_pool3d(x, (1, 2, 2), padding=(0, 1, 0))
 
 
+class Positions(nn.Module):
+    """torch.arange over a dynamic dim (ONNX Range fed by Shape)"""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        pos = torch.arange(x.shape[1], dtype=torch.float32).unsqueeze(1)
+        return torch.tanh(self.fc(x) + 0.1 * pos)
+
+
 def r(*shape, dtype=torch.float32):
     return torch.randn(*shape, dtype=dtype)
 
@@ -323,6 +334,8 @@ MODELS = [
     ("conv_transpose", ConvTranspose, {"x": lambda: r(1, 3, 4, 3)}, ["y"], 13, {}),
     ("conv1d", Conv1dNet, {"x": lambda: r(2, 3, 11)}, ["y"], 17, {}),
     ("pool3d", Pool3d, {"x": lambda: r(1, 2, 3, 4, 5)}, ["max", "avg"], 13, {}),
+    ("positions", Positions, {"x": lambda: r(2, 5, 4)}, ["y"], 13,
+     {"dynamic": {"x": {1: "n"}, "y": {1: "n"}}}),
     ("math_ops", MathOps, {"x": lambda: r(3, 5)}, ["fmod", "cumsum"], 13, {}),
 ]
 

@@ -149,3 +149,8 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
 
 def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# composed activations, layer functions and losses (PyTorch's full signatures)
+from .functional_act import *  # noqa: F401,F403,E402
+from .functional_loss import *  # noqa: F401,F403,E402

@@ -10,6 +10,10 @@ conv1d = _C.conv1d
 conv_transpose1d = _C.conv_transpose1d
 max_pool1d = _C.max_pool1d
 avg_pool1d = _C.avg_pool1d
+conv3d = _C.conv3d
+conv_transpose3d = _C.conv_transpose3d
+max_pool3d = _C.max_pool3d
+avg_pool3d = _C.avg_pool3d
 max_pool2d = _C.max_pool2d
 avg_pool2d = _C.avg_pool2d
 batch_norm = _C.batch_norm
@@ -172,3 +176,8 @@ def upsample_nearest(input, size=None, scale_factor=None):
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)
+
+
+# composed activations, layer functions and losses (PyTorch's full signatures)
+from .functional_act import *  # noqa: F401,F403,E402
+from .functional_loss import *  # noqa: F401,F403,E402

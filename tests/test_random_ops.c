@@ -109,6 +109,7 @@ static void test_dropout_gradient(void)
     CHECK_OK(tg_autograd_grad(1, &el, NULL, 1, &xv, &eg, false, false));
     CHECK(tt_rel_diff(out[0], el, 1e-30) == 0);
     CHECK(tt_rel_diff(out[1], eg, 1e-30) == 0);
+    tg_release(eg); /* tg_autograd_grad's result: no scope owns it */
     tg_session_free(s);
     tg_graph_free(g);
     tg_generator_free(gb);

@@ -211,6 +211,7 @@ static tg_tensor *bn_forward(tg_module *m, tg_tensor *x)
             (a = tg_assign(count, tg_add_scalar(count, 1))))
             z = tg_keep(tg__graph_after_updates(y, 1, &a));
         tg_scope_end();
+        tg_release(y); /* ours: modules run with the caller's scopes hidden */
         return z;
     }
     if (y && update) {

@@ -132,6 +132,7 @@ static void test_cnn_any_batch(tg_dtype dt)
         double tol = dt == TG_FLOAT64 ? 1e-12 : 1e-4;
         for (int i = 0; i < 4; i++) {
             CHECK(tt_rel_diff(out[2 + i], eg[i], 1e-3) < tol);
+            tg_release(eg[i]); /* tg_autograd_grad's results: no scope owns them */
         }
     }
     /* one plan per feed-shape signature: batches 4, 3, 1 */
@@ -177,6 +178,7 @@ static void test_reduction_gradients(void)
         CHECK_OK(tg_autograd_grad(1, &er, NULL, 1, &av, &eg, false, false));
         CHECK(tt_rel_diff(out[0], er, 1e-30) < 1e-14);
         CHECK(tt_rel_diff(out[1], eg, 1e-3) < 1e-12);
+        tg_release(eg);
     }
     tg_session_free(s);
     tg_graph_free(g);

@@ -25,6 +25,7 @@ VALID = {
     "char *const *": "fx->names",
     "int64_t *": "fx->shape",
     "int *": "fx->ints",
+    "double *": "fx->dbls",
     "void *": "fx->buf",
     "tg_module *": "fx->m",
     "tg_module *const *": "NULL",  # consumed: see CONSUMED
@@ -56,6 +57,7 @@ VALID = {
     "tg_rmsprop_opts *": "&fx->rmsprop_opts",
     "tg_conv2d_opts *": "&fx->conv_opts",
     "tg_pool2d_opts *": "&fx->pool_opts",
+    "tg_conv_transpose2d_opts *": "&fx->convt_opts",
     "tg_nll_opts *": "&fx->nll_opts",
     "tg_gradcheck_opts *": "&fx->gradcheck_opts",
     "tg_pass_record *": "fx->pass_records",
@@ -75,7 +77,8 @@ FUNCTION_POINTER_TYPEDEFS = {"tg_trace_fn", "tg_jvp_fn", "tg_gradcheck_fn",
 SCALAR = {"int": "1", "double": "1.0", "_Bool": "false", "bool": "false",
           "tg_dtype": "TG_FLOAT32", "int64_t": "1", "uint64_t": "1", "size_t": "64",
           "tg_reduction": "TG_REDUCTION_MEAN", "tg_status": "TG_OK",
-          "tg_executor_kind": "TG_EXECUTOR_SERIAL", "tg_onnx_mode": "TG_ONNX_EAGER"}
+          "tg_executor_kind": "TG_EXECUTOR_SERIAL", "tg_onnx_mode": "TG_ONNX_EAGER",
+          "tg_interp_mode": "TG_INTERP_NEAREST"}
 SCALAR_BY_NAME = {"ndim": "2", "axis": "0", "dim": "0", "i": "0", "index": "0",
                   "start_axis": "0", "end_axis": "1"}
 # arguments the callee takes ownership of: a fresh object each call

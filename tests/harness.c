@@ -144,6 +144,20 @@ double tt_rel_diff(const tg_tensor *a, const tg_tensor *b, double floor)
     return worst;
 }
 
+bool tt_same(const tg_tensor *a, const tg_tensor *b)
+{
+    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b))
+        return false;
+    size_t bytes = (size_t)(tg_numel(a) ? tg_numel(a) : 1) * sizeof(double);
+    double *x = malloc(bytes), *y = malloc(bytes);
+    bool ok = x && y && tg_copy_to(a, TG_FLOAT64, x) == TG_OK &&
+              tg_copy_to(b, TG_FLOAT64, y) == TG_OK &&
+              memcmp(x, y, (size_t)tg_numel(a) * sizeof *x) == 0;
+    free(x);
+    free(y);
+    return ok;
+}
+
 tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi)
 {
     if (!gen)

@@ -80,6 +80,10 @@ void tt_check_shape(const tg_tensor *t, const int64_t *shape, int ndim,
  * small; INFINITY for NULL, a size mismatch or NaN */
 double tt_rel_diff(const tg_tensor *a, const tg_tensor *b, double floor);
 
+/* same dtype, element count and values (compared as float64, bitwise);
+ * false for NULL */
+bool tt_same(const tg_tensor *a, const tg_tensor *b);
+
 /* random float64 leaf in [lo, hi) requiring grad (deterministic seed) */
 tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi);
 /* the same values cast to dtype dt, not requiring grad */

@@ -43,6 +43,15 @@ const os_sample os_samples[] = {
     BINARY("pow", 0.5, 2, -1.5, 1.5),
     BINARY("maximum", -1, 1, -1, 1),
     BINARY("minimum", -1, 1, -1, 1),
+    /* quotients of several units, divisors of both signs; the jumps (a / b
+     * an integer) have probability zero */
+    BINARY("fmod", -3, 3, 0.6, 1.4),
+    {"fmod", "negative divisor", IN(X(-3, 3, 2, 3), X(-1.4, -0.6, 3))},
+    /* known exception: floating-point remainder has no ONNX operator (Mod
+     * with fmod=0 is for integers); integer remainder exports as Mod */
+    {"remainder", "[2,3] with [3]", IN(X(-3, 3, 2, 3), X(0.6, 1.4, 3)), .flags = OS_STRIDED | OS_NO_ONNX},
+    {"remainder", "negative divisor, [4,1] with [1,3]", IN(X(-3, 3, 4, 1), X(-1.4, -0.6, 1, 3)),
+     .flags = OS_NO_ONNX},
     {"cast", "float64 to float64", IN(X(-1, 1, 2, 3)), AT(AI("to", TG_FLOAT64))},
     /* ---- unary (unary.c) ---- */
     UNARY("neg", -1, 1),
@@ -84,6 +93,11 @@ const os_sample os_samples[] = {
     {"var", "axis 1", IN(X(-1, 1, 2, 4)), AT(AINTS("axes", 1)), OS_STRIDED},
     {"std", "axis 0, correction 0", IN(X(-1, 1, 3, 2)), AT(AINTS("axes", 0), AI("correction", 0))},
     {"logsumexp", "axis 1", IN(X(-2, 2, 2, 3)), AT(AINTS("axes", 1))},
+    /* ---- scans (scan.c) ---- */
+    {"cumsum", "axis 1 of [2,3,4]", IN(X(-1, 1, 2, 3, 4)), AT(AI("axis", 1)), OS_STRIDED},
+    {"cumsum", "axis -1, exclusive, reverse", IN(X(-1, 1, 3, 4)),
+     AT(AI("axis", -1), AI("exclusive", 1), AI("reverse", 1))},
+    {"cumsum", "axis 0, reverse", IN(X(-1, 1, 3, 2)), AT(AI("axis", 0), AI("reverse", 1))},
     /* ---- shape (shape.c) ---- */
     {"view", "[2,3] to [2,1,3]", IN(X(-1, 1, 2, 3)), AT(AINTS("shape", 2, 1, 3))},
     {"permute", "2,0,1", IN(X(-1, 1, 2, 3, 4)), AT(AINTS("perm", 2, 0, 1)), OS_STRIDED},
@@ -125,6 +139,12 @@ const os_sample os_samples[] = {
      AT(AINTS("input_shape", 1, 2, 4, 4))},
     {"conv2d_grad_weight", "of a 3x3", IN(X(-1, 1, 1, 3, 2, 2), X(-1, 1, 1, 2, 4, 4)),
      AT(AINTS("weight_shape", 3, 2, 3, 3))},
+    {"conv_transpose2d", "3x3 with bias", IN(X(-1, 1, 1, 2, 3, 3), X(-1, 1, 2, 3, 3, 3),
+     X(-1, 1, 3)), .flags = OS_STRIDED},
+    {"conv_transpose2d", "groups 2, stride (2,1), padding (1,0), output_padding (1,0), "
+     "dilation (1,2)", IN(X(-1, 1, 1, 4, 3, 4), X(-1, 1, 4, 1, 2, 2)),
+     AT(AINTS("stride", 2, 1), AINTS("padding", 1, 0), AINTS("output_padding", 1, 0),
+        AINTS("dilation", 1, 2), AI("groups", 2))},
     {"max_pool2d", "2x2 stride 2", IN(X(-1, 1, 1, 2, 4, 4)),
      AT(AINTS("kernel", 2, 2), AINTS("stride", 2, 2), AINTS("padding", 0, 0)), OS_STRIDED},
     {"max_pool2d", "3x3 stride 2 padding 1 ceil_mode", IN(X(-1, 1, 1, 1, 5, 5)),

@@ -23,19 +23,6 @@ static void without_fusion(tg_session *s)
         o.opt_level = 1;
     CHECK_OK(tg_session_set_options(s, &o));
 }
-static bool same(tg_tensor *a, tg_tensor *b)
-{
-    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b))
-        return false;
-    int64_t n = tg_numel(a);
-    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
-    bool ok = tg_copy_to(a, TG_FLOAT64, x) == TG_OK && tg_copy_to(b, TG_FLOAT64, y) == TG_OK &&
-              memcmp(x, y, (size_t)n * sizeof *x) == 0;
-    free(x);
-    free(y);
-    return ok;
-}
-
 /* at least two threads for the tests that need overlap; restored after */
 static int want_threads(void)
 {
@@ -155,7 +142,7 @@ static void test_wide_graph(void)
         CHECK_OK(tg_session_set_memory_plan(s, c % 2 == 1));
         CHECK_OK(tg_session_set_executor(s, c < 2 ? TG_EXECUTOR_SERIAL : TG_EXECUTOR_PARALLEL));
         CHECK_OK(tg_session_run(s, 1, &wg.x, &x, 1, &wg.y, &r[c], 0, NULL));
-        CHECK(same(r[c], ey));
+        CHECK(tt_same(r[c], ey));
         tg_session_stats st;
         tg_session_get_stats(s, &st);
         CHECK(st.nodes_last_run == 3 * BRANCHES - 1);
@@ -164,7 +151,7 @@ static void test_wide_graph(void)
     for (int k = 0; k < 20; k++) {
         tg_tensor *rk;
         CHECK_OK(tg_session_run(s, 1, &wg.x, &x, 1, &wg.y, &rk, 0, NULL));
-        CHECK(same(rk, ey));
+        CHECK(tt_same(rk, ey));
     }
     tg_session_free(s);
     tg_graph_free(wg.g);

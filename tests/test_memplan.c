@@ -11,20 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* exact comparison */
-static bool same(tg_tensor *a, tg_tensor *b)
-{
-    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b))
-        return false;
-    int64_t n = tg_numel(a);
-    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
-    bool ok = tg_copy_to(a, TG_FLOAT64, x) == TG_OK && tg_copy_to(b, TG_FLOAT64, y) == TG_OK &&
-              memcmp(x, y, (size_t)n * sizeof *x) == 0;
-    free(x);
-    free(y);
-    return ok;
-}
-
 static const struct config {
     bool memplan;
     tg_executor_kind exec;
@@ -268,10 +254,10 @@ static void test_mlp_training_identical(void)
     }
     for (int c = 1; c < 4; c++) {
         for (int k = 0; k < 3; k++)
-            CHECK(same(loss[c][k], loss[0][k]));
+            CHECK(tt_same(loss[c][k], loss[0][k]));
         for (int i = 0; i < 4; i++)
-            CHECK(same(final[c][i], final[0][i]));
-        CHECK(same(hidden[c], hidden[0]));
+            CHECK(tt_same(final[c][i], final[0][i]));
+        CHECK(tt_same(hidden[c], hidden[0]));
     }
     CHECK(tg_item(loss[0][2]) < tg_item(loss[0][0])); /* it trains */
 }
@@ -314,7 +300,7 @@ static void test_tricky_graph(void)
         configure(s, &configs[c]);
         tg_tensor *r;
         CHECK_OK(tg_session_run(s, 2, feeds, vals, 1, &sy.out, &r, 0, NULL));
-        CHECK(same(r, ev.out));
+        CHECK(tt_same(r, ev.out));
         if (!configs[c].memplan)
             continue;
         const tg_plan *p = tg__session_last_plan(s);
@@ -333,7 +319,7 @@ static void test_tricky_graph(void)
          * reach (b is then never overwritten) */
         tg_tensor *f3[3] = {sy.out, sy.at, sy.b}, *r3[3];
         CHECK_OK(tg_session_run(s, 2, feeds, vals, 3, f3, r3, 0, NULL));
-        CHECK(same(r3[0], ev.out) && same(r3[1], ev.at) && same(r3[2], ev.b));
+        CHECK(tt_same(r3[0], ev.out) && tt_same(r3[1], ev.at) && tt_same(r3[2], ev.b));
         p = tg__session_last_plan(s);
         CHECK(p->mem.kind[sy.a->value] == TG_MEM_OWN);
         CHECK(p->mem.kind[sy.b->value] == TG_MEM_OWN);
@@ -366,7 +352,7 @@ static void test_fan_out(void)
         configure(s, &configs[c]);
         tg_tensor *r;
         CHECK_OK(tg_session_run(s, 1, &sx, &x, 1, &sy, &r, 0, NULL));
-        CHECK(same(r, ex));
+        CHECK(tt_same(r, ex));
         if (configs[c].memplan)
             check_plan(s);
     }
@@ -434,16 +420,16 @@ static void test_random_graphs(void)
             tg_tensor *r[N_FETCH + 1];
             /* the output alone, then with intermediates (duplicates allowed) */
             CHECK_OK(tg_session_run(s, 1, &sx, &x, 1, sf, r, 0, NULL));
-            CHECK(same(r[0], ey));
+            CHECK(tt_same(r[0], ey));
             if (configs[c].memplan) {
                 const tg_memory_stats *st = &tg__session_last_plan(s)->mem.stats;
                 CHECK(st->n_inplace > 0 && st->planned_bytes < st->naive_bytes);
                 check_plan(s);
             }
             CHECK_OK(tg_session_run(s, 1, &sx, &x, N_FETCH + 1, sf, r, 0, NULL));
-            CHECK(same(r[0], ey));
+            CHECK(tt_same(r[0], ey));
             for (int i = 0; i < N_FETCH; i++)
-                CHECK(same(r[i + 1], ef[i]));
+                CHECK(tt_same(r[i + 1], ef[i]));
             if (configs[c].memplan)
                 check_plan(s);
         }

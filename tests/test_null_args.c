@@ -23,6 +23,7 @@ typedef struct fixture {
     const char *names[8];
     int64_t shape[8];
     int ints[8];
+    double dbls[8];
     tg_generator *gen;
     tg_module *m;
     tg_state_dict *sd, *sd_out[8];
@@ -47,6 +48,7 @@ typedef struct fixture {
     tg_rmsprop_opts rmsprop_opts;
     tg_conv2d_opts conv_opts;
     tg_pool2d_opts pool_opts;
+    tg_conv_transpose2d_opts convt_opts;
     tg_nll_opts nll_opts;
     tg_gradcheck_opts gradcheck_opts;
     tg_pass_record pass_records[64];
@@ -121,6 +123,7 @@ static bool fx_open(fixture *fx)
         fx->ts[i] = fx->t;
         fx->names[i] = "x";
         fx->shape[i] = 2;
+        fx->dbls[i] = 1.0;
         fx->kv[i] = (tg_kv){"k", "v"};
     }
     fx->gen = tg_generator_new(1);
@@ -156,6 +159,7 @@ static bool fx_open(fixture *fx)
     tg_release(x4);
     fx->conv_opts = (tg_conv2d_opts){{1, 1}, {0, 0}, {1, 1}, 1};
     fx->pool_opts = (tg_pool2d_opts){{2, 2}, {2, 2}, {0, 0}, false, true};
+    fx->convt_opts = (tg_conv_transpose2d_opts){{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1};
     fx->nll_opts = (tg_nll_opts){.reduction = TG_REDUCTION_MEAN};
     fx->session_opts = tg_session_default_options();
     fx->file = fopen("/dev/null", "w");

@@ -27,20 +27,6 @@ static tg_tensor *mse(tg_tensor *y, tg_tensor *t)
     return tg_mse_loss(y, t, TG_REDUCTION_MEAN);
 }
 
-/* exact comparison: graph runs use the eager kernels in the same order */
-static bool same(tg_tensor *a, tg_tensor *b)
-{
-    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b))
-        return false;
-    int64_t n = tg_numel(a);
-    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
-    bool ok = tg_copy_to(a, TG_FLOAT64, x) == TG_OK && tg_copy_to(b, TG_FLOAT64, y) == TG_OK &&
-              memcmp(x, y, (size_t)n * sizeof *x) == 0;
-    free(x);
-    free(y);
-    return ok;
-}
-
 
 static int64_t last_run(const tg_session *s)
 {
@@ -71,8 +57,8 @@ static void test_mlp_forward_matches_eager(void)
     tg_session *s = tg_session_new(g);
     tg_tensor *feeds[2] = {sx, st}, *vals[2] = {x, t}, *fetch[2] = {sy, sloss}, *r[2];
     CHECK_OK(tg_session_run(s, 2, feeds, vals, 2, fetch, r, 0, NULL));
-    CHECK(same(r[0], y));
-    CHECK(same(r[1], loss));
+    CHECK(tt_same(r[0], y));
+    CHECK(tt_same(r[1], loss));
     CHECK(!tg_is_symbolic(r[0]) && tg_scope_depth() == 1);
     /* float32 too */
     tg_tensor *x32 = tg_cast(x, TG_FLOAT32);
@@ -84,7 +70,7 @@ static void test_mlp_forward_matches_eager(void)
     tg_graph_end();
     tg_session *s2 = tg_session_new(h);
     CHECK_OK(tg_session_run(s2, 1, &hx, &x32, 1, &hy, r, 0, NULL));
-    CHECK(same(r[0], tg_sigmoid(linear(x32, w32, b32))));
+    CHECK(tt_same(r[0], tg_sigmoid(linear(x32, w32, b32))));
     tg_session_free(s2);
     tg_graph_free(h);
     tg_session_free(s);
@@ -116,13 +102,13 @@ static void test_views_match_eager(void)
     tg_session *s = tg_session_new(g);
     tg_tensor *feeds[2] = {sa, sc}, *vals[2] = {a, c}, *r;
     CHECK_OK(tg_session_run(s, 2, feeds, vals, 1, &sy, &r, 0, NULL));
-    CHECK(same(r, y));
+    CHECK(tt_same(r, y));
     /* non-contiguous feeds work too */
     tg_tensor *ct = tg_transpose(tg_contiguous(tg_transpose(c, 0, 1)), 0, 1);
     CHECK(!tg_is_contiguous(ct));
     vals[1] = ct;
     CHECK_OK(tg_session_run(s, 2, feeds, vals, 1, &sy, &r, 0, NULL));
-    CHECK(same(r, y));
+    CHECK(tt_same(r, y));
     tg_session_free(s);
     tg_graph_free(g);
 }

@@ -10,19 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same(tg_tensor *a, tg_tensor *b)
-{
-    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b))
-        return false;
-    int64_t n = tg_numel(a);
-    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
-    bool ok = tg_copy_to(a, TG_FLOAT64, x) == TG_OK && tg_copy_to(b, TG_FLOAT64, y) == TG_OK &&
-              memcmp(x, y, (size_t)n * sizeof *x) == 0;
-    free(x);
-    free(y);
-    return ok;
-}
-
 
 /* ---- a small CNN, written with the eager API ---------------------------------------- */
 enum { N = 4, NP = 6 };
@@ -93,7 +80,7 @@ static void test_trace_cnn(void)
         CHECK_OK(tg_session_set_executor(s, c < 2 ? TG_EXECUTOR_SERIAL : TG_EXECUTOR_PARALLEL));
         tg_tensor *r[2 + NP];
         CHECK_OK(tg_session_run(s, 2, in, ein, 2 + NP, fetch, r, 0, NULL));
-        CHECK(same(r[0], eout[0]) && same(r[1], eout[1])); /* the eager kernels, bitwise */
+        CHECK(tt_same(r[0], eout[0]) && tt_same(r[1], eout[1])); /* the eager kernels, bitwise */
         for (int i = 0; i < NP; i++)
             CHECK(tt_rel_diff(r[2 + i], egrad[i], 1.0) <= 1e-12);
     }
@@ -104,7 +91,7 @@ static void test_trace_cnn(void)
     tg_tensor *ein2[2] = {x2, labels2}, *eout2[2], *r2[2];
     CHECK_OK(cnn_fn(&m, ein2, eout2));
     CHECK_OK(tg_session_run(s, 2, in, ein2, 2, out, r2, 0, NULL));
-    CHECK(same(r2[0], eout2[0]) && same(r2[1], eout2[1]));
+    CHECK(tt_same(r2[0], eout2[0]) && tt_same(r2[1], eout2[1]));
     tg_session_free(s);
     tg_graph_free(g);
 }
@@ -347,7 +334,7 @@ static void test_sgd_float32_bitwise(void)
         CHECK_OK(tg_backward(el, NULL, false));
         CHECK_OK(tg_optim_step(opt));
         CHECK_OK(tg_session_run(s, 0, NULL, NULL, 0, NULL, NULL, 1, &upd));
-        CHECK(same(w, we));
+        CHECK(tt_same(w, we));
     }
     tg_session_free(s);
     tg_graph_free(g);

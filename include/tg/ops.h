@@ -42,6 +42,13 @@ tg_tensor *tg_div(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b);
+/* remainders of a / b, integer and float dtypes (PyTorch's result type):
+ * fmod has the sign of a (C's fmod, torch.fmod), remainder the sign of b
+ * (Python's %, torch.remainder). An integer divisor of 0 is an error;
+ * a float one gives NaN. Gradients as PyTorch: d/da = 1, d/db =
+ * -trunc(a / b) (fmod) or -floor(a / b) (remainder). */
+tg_tensor *tg_fmod(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_remainder(tg_tensor *a, tg_tensor *b);
 /* scalar conveniences; the scalar takes x's dtype (a fractional scalar
  * with an integer x computes in floating point). As in PyTorch, an integer x to
  * a negative integral power fails ("Integers to negative integer powers
@@ -140,6 +147,13 @@ tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes,
                         bool keepdim);
 tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64, nondiff */
 tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
+/* running sums along axis (torch.cumsum with exclusive = reverse =
+ * false); exclusive leaves each element out of its own sum (ONNX CumSum's
+ * exclusive: the first output is 0), reverse sums from the end. Floats
+ * keep their dtype (float32 accumulates in double, as PyTorch's CPU
+ * kernel); integers and bool give int64. The gradient is the scan the
+ * other way. */
+tg_tensor *tg_cumsum(tg_tensor *x, int axis, bool exclusive, bool reverse);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
@@ -147,6 +161,11 @@ tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
 /* ---- linear algebra ------------------------------------------------------ */
 /* numpy matmul: 1-D operands promoted, batch dims broadcast */
 tg_tensor *tg_matmul(tg_tensor *a, tg_tensor *b);
+/* torch.einsum: "ij,jk->ik" over n operands (letters a-z, A-Z, one "..."
+ * per term for unnamed leading dims, broadcast; implicit output without
+ * "->"). Repeated subscripts in a term take diagonals. Composed from
+ * permute, reshape, index_select, sum and matmul. */
+tg_tensor *tg_einsum(const char *equation, int n, tg_tensor *const *inputs);
 /* alpha * op(a) @ op(b) + beta * c, a and b 2-D, c broadcast (may be NULL) */
 tg_tensor *tg_gemm(tg_tensor *a, tg_tensor *b, tg_tensor *c, double alpha,
                    double beta, bool trans_a, bool trans_b);
@@ -161,6 +180,18 @@ typedef struct tg_conv2d_opts {
  * stride 1, padding 0, dilation 1, groups 1 */
 tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
                      const tg_conv2d_opts *opts);
+
+typedef struct tg_conv_transpose2d_opts {
+    int stride[2], padding[2], output_padding[2], dilation[2], groups;
+} tg_conv_transpose2d_opts;
+/* the transposed convolution (PyTorch's conv_transpose2d, ONNX
+ * ConvTranspose): the input gradient of a conv2d. x [N, C, H, W], w [C,
+ * O/groups, kh, kw], b [O] or NULL; output [N, O, Hout, Wout] with Hout =
+ * (H-1)*stride - 2*padding + dilation*(kh-1) + output_padding + 1;
+ * output_padding must be smaller than the stride. opts NULL means stride
+ * 1, no padding, dilation 1, groups 1 */
+tg_tensor *tg_conv_transpose2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                               const tg_conv_transpose2d_opts *opts);
 
 typedef struct tg_pool2d_opts {
     int kernel[2], stride[2], padding[2];
@@ -183,6 +214,32 @@ tg_tensor *tg_batch_norm(tg_tensor *x, tg_tensor *running_mean,
 /* normalises over the last n_axes axes; weight/bias of that shape or NULL */
 tg_tensor *tg_layer_norm(tg_tensor *x, int n_axes, tg_tensor *weight,
                          tg_tensor *bias, double eps);
+/* F.instance_norm with batch statistics (no running stats): x [N, C, ...]
+ * (at least one spatial dim, more than one spatial element) normalised per
+ * sample and channel over its spatial dims; weight/bias [C] or NULL.
+ * Composed from layer_norm (its gradients and forward-mode rule). */
+tg_tensor *tg_instance_norm(tg_tensor *x, tg_tensor *weight, tg_tensor *bias,
+                            double eps);
+/* F.group_norm: x [N, C, *] with C divisible by num_groups, normalised per
+ * sample over each group of C / num_groups channels (and all spatial
+ * elements); weight/bias [C] or NULL. Composed from layer_norm. */
+tg_tensor *tg_group_norm(tg_tensor *x, int num_groups, tg_tensor *weight,
+                         tg_tensor *bias, double eps);
+/* F.interpolate on x [N, C, d1 (, d2 (, d3))] with n = ndim - 2 values in
+ * exactly one of size and scale_factor (the other NULL; with a scale
+ * factor the output is floor(d * s) and the coordinates use 1 / s, as
+ * PyTorch's default recompute_scale_factor=None does). Modes: nearest
+ * (source floor(i * in / out)), nearest-exact, linear (bilinear for 2
+ * spatial dims, trilinear for 3), align_corners for linear only.
+ * Composed from index_select, mul and add (gradients come with them). */
+typedef enum tg_interp_mode {
+    TG_INTERP_NEAREST = 0,
+    TG_INTERP_NEAREST_EXACT,
+    TG_INTERP_LINEAR
+} tg_interp_mode;
+tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
+                          const double *scale_factor, tg_interp_mode mode,
+                          bool align_corners);
 /* zeroes with probability p, scales by 1/(1-p); identity when !training */
 tg_tensor *tg_dropout(tg_tensor *x, double p, bool training,
                       tg_generator *gen);

@@ -87,23 +87,12 @@ static tg_tensor *floor_divide(tg_tensor *a, tg_tensor *b)
     return c;
 }
 
-/* a % b = a - b * floor(a / b): the sign of b, as Python and PyTorch */
-static tg_tensor *py_remainder(tg_tensor *a, tg_tensor *b)
-{
-    tg_tensor *q = floor_divide(a, b);
-    tg_tensor *p = tg_mul(b, q);
-    tg_tensor *r = tg_sub(a, p);
-    tg_release(q);
-    tg_release(p);
-    return r;
-}
-
 static PyObject *nb_add(PyObject *a, PyObject *b) { return binary(a, b, tg_add); }
 static PyObject *nb_sub(PyObject *a, PyObject *b) { return binary(a, b, tg_sub); }
 static PyObject *nb_mul(PyObject *a, PyObject *b) { return binary(a, b, tg_mul); }
 static PyObject *nb_div(PyObject *a, PyObject *b) { return binary(a, b, tg_div); }
 static PyObject *nb_floordiv(PyObject *a, PyObject *b) { return binary(a, b, floor_divide); }
-static PyObject *nb_mod(PyObject *a, PyObject *b) { return binary(a, b, py_remainder); }
+static PyObject *nb_mod(PyObject *a, PyObject *b) { return binary(a, b, tg_remainder); }
 static PyObject *nb_matmul(PyObject *a, PyObject *b)
 {
     if (!Tensor_Check(a) || !Tensor_Check(b))

@@ -14,8 +14,8 @@
  * Kinds: T tensor (or number), O tensor or None, i int, f float, b bool,
  * d float or None, A dims (None, int or sequence), S shape (a sequence,
  * or the remaining positional ints when last), P int or pair, p pair or
- * None, D dtype, R reduction ('mean', 'sum', 'none'), L list of tensors,
- * G generator or None. */
+ * None, Q / q int or triple (or None), U / u int or 1-tuple (or None), D dtype, R reduction ('mean', 'sum', 'none'), L list of tensors,
+ * G generator or None, F float or sequence of floats or None, s string. */
 #include "ops.h"
 
 #include <math.h>
@@ -108,19 +108,29 @@ static int as_dims(const OpObject *op, const param *p, PyObject *o, argval *v)
     return 0;
 }
 
-static int as_pair(const OpObject *op, const param *p, PyObject *o, argval *v)
+/* P / p: an int or a pair; Q / q: an int or a triple; U / u: an int or
+ * a 1-tuple (the lowercase kinds may also be None) */
+static int tuple_len(char kind)
+{
+    return kind == 'Q' || kind == 'q' ? 3 : kind == 'U' || kind == 'u' ? 1 : 2;
+}
+
+static int as_tuple(const OpObject *op, const param *p, PyObject *o, argval *v)
 {
     int64_t d[TG_MAX_DIMS];
+    int want = tuple_len(p->kind);
     int n = tgpy_shape(o, d, p->name);
     if (n < 0)
         return -1;
-    if (n != 1 && n != 2) {
-        PyErr_Format(PyExc_ValueError, "%s(): %s must be an int or a pair of ints",
-                     op->row->name, p->name);
+    if (n != 1 && n != want) {
+        static const char *const what[] = {"", "an int or a 1-tuple", "an int or a pair of ints",
+                                           "an int or a triple of ints"};
+        PyErr_Format(PyExc_ValueError, "%s(): %s must be %s", op->row->name, p->name,
+                     what[want]);
         return -1;
     }
-    v->ints[0] = (int)d[0];
-    v->ints[1] = (int)d[n - 1];
+    for (int i = 0; i < want; i++)
+        v->ints[i] = (int)d[n == 1 ? 0 : i];
     return 0;
 }
 
@@ -150,6 +160,29 @@ static int as_list(const OpObject *op, const param *p, PyObject *o, argval *v)
     return rc;
 }
 
+/* F: one float, or a sequence of at most TG_MAX_DIMS */
+static int as_floats(const OpObject *op, const param *p, PyObject *o, argval *v)
+{
+    if (PyNumber_Check(o) && !PySequence_Check(o)) {
+        v->n = 1;
+        return as_double(op, p, o, &v->floats[0]);
+    }
+    PyObject *seq = PySequence_Check(o) && !Tensor_Check(o)
+                        ? PySequence_Fast(o, "floats") : NULL;
+    if (!seq || PySequence_Fast_GET_SIZE(seq) > TG_MAX_DIMS) {
+        PyErr_Clear();
+        Py_XDECREF(seq);
+        arg_error(op, p, "a float or a sequence of at most 8 floats", o);
+        return -1;
+    }
+    v->n = (int)PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < v->n; i++)
+        rc = as_double(op, p, PySequence_Fast_GET_ITEM(seq, i), &v->floats[i]);
+    Py_DECREF(seq);
+    return rc;
+}
+
 static int as_reduction(const OpObject *op, PyObject *o, argval *v)
 {
     const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
@@ -172,8 +205,9 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
     long long i;
     if (o == Py_None && p->kind != 'T') {
         v->none = true;
-        if (p->kind == 'O' || p->kind == 'd' || p->kind == 'p' || p->kind == 'G' ||
-            p->kind == 'A')
+        if (p->kind == 'O' || p->kind == 'd' || p->kind == 'p' || p->kind == 'q' ||
+            p->kind == 'u' || p->kind == 'G' || p->kind == 'A' ||
+            p->kind == 'D' || p->kind == 'F')
             return p->kind == 'G' ? ((v->g = tgpy_generator(NULL)) ? 0 : -1) : 0;
         arg_error(op, p, "not None", o);
         return -1;
@@ -223,7 +257,11 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
         return (v->n = tgpy_shape(o, v->shape, p->name)) < 0 ? -1 : 0;
     case 'P':
     case 'p':
-        return as_pair(op, p, o, v);
+    case 'Q':
+    case 'q':
+    case 'U':
+    case 'u':
+        return as_tuple(op, p, o, v);
     case 'D':
         return tgpy_parse_dtype(o, &v->dt);
     case 'R':
@@ -232,6 +270,15 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
         return as_list(op, p, o, v);
     case 'G':
         return (v->g = tgpy_generator(o)) ? 0 : -1;
+    case 'F':
+        return as_floats(op, p, o, v);
+    case 's':
+        if (!PyUnicode_Check(o) || !(v->str = PyUnicode_AsUTF8(o))) {
+            PyErr_Clear();
+            arg_error(op, p, "str", o);
+            return -1;
+        }
+        return 0;
     }
     PyErr_SetString(PyExc_SystemError, "op table: unknown parameter kind");
     return -1;
@@ -243,7 +290,7 @@ static void set_default(const param *p, argval *v)
     v->f = p->num;
     v->red = (tg_reduction)p->red;
     v->n = 0;
-    v->ints[0] = v->ints[1] = (int)p->num;
+    v->ints[0] = v->ints[1] = v->ints[2] = (int)p->num;
     if (p->kind == 'G')
         v->g = tgpy_generator(NULL);
 }
@@ -276,7 +323,7 @@ static int64_t work_size(const OpObject *op, const argval *v)
     for (int k = 0; k < op->n_params; k++)
         if (v[k].t)
             n += tg_numel(v[k].t);
-    return op->row->call == C_CONV ? n * 64 : n;
+    return op->row->call == C_CONV || op->row->call == C_CONVT ? n * 64 : n;
 }
 
 static void note_inputs(const OpObject *op, const argval *v)

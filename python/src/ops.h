@@ -10,7 +10,8 @@
 typedef enum {
     C_T, C_TT, C_TTT, C_TD, C_TDD, C_TI, C_TII, C_TAB, C_VAR, C_ARG, C_TS,
     C_TP, C_TTR, C_TTO, C_CAST, C_CONV, C_POOL, C_BN, C_LN, C_DROP, C_EMB,
-    C_LIST, C_TIT, C_PAD, C_ONEHOT, C_SQUEEZE, C_NLL, C_ADDMM
+    C_LIST, C_TIT, C_PAD, C_ONEHOT, C_SQUEEZE, C_NLL, C_ADDMM, C_CONVT,
+    C_INORM, C_GNORM, C_INTERP, C_EINSUM, C_CUMSUM
 } call_shape;
 
 typedef void (*any_fn)(void);
@@ -63,11 +64,13 @@ typedef struct {
     double f;                   /* i, f, b, d */
     int n;                      /* A: count (0 = all); S: ndim; L: count */
     int64_t shape[TG_MAX_DIMS]; /* S */
-    int ints[TG_MAX_DIMS];      /* A, P (2) */
+    int ints[TG_MAX_DIMS];      /* A, P (2), Q (3), U (1) */
     tg_dtype dt;
     tg_reduction red;
     tg_generator *g;
     tg_tensor **list; /* L: owned array of owned references */
+    double floats[TG_MAX_DIMS]; /* F: n values */
+    const char *str;            /* s: UTF-8, borrowed from the argument */
 } argval;
 
 

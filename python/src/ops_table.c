@@ -20,6 +20,8 @@ const op_row tgpy_op_rows[] = {
     {"pow", "input:T exponent:T", C_TT, F(tg_pow), true},
     {"maximum", "input:T other:T", C_TT, F(tg_maximum), true},
     {"minimum", "input:T other:T", C_TT, F(tg_minimum), true},
+    {"fmod", "input:T other:T", C_TT, F(tg_fmod), true},
+    {"remainder", "input:T other:T", C_TT, F(tg_remainder), true},
     {"eq", "input:T other:T", C_TT, F(tg_eq), true},
     {"ne", "input:T other:T", C_TT, F(tg_ne), true},
     {"lt", "input:T other:T", C_TT, F(tg_lt), true},
@@ -70,6 +72,7 @@ const op_row tgpy_op_rows[] = {
      F(tg_var), true},
     {"std", "input:T dim:A=None unbiased:b=True keepdim:b=False correction:d=None", C_VAR,
      F(tg_std), true},
+    {"cumsum", "input:T dim:i dtype:D=None", C_CUMSUM, F(tg_cumsum), true},
     {"argmax", "input:T dim:d=None keepdim:b=False", C_ARG, F(tg_argmax), true},
     {"argmin", "input:T dim:d=None keepdim:b=False", C_ARG, F(tg_argmin), true},
     /* views and copies */
@@ -94,6 +97,8 @@ const op_row tgpy_op_rows[] = {
     {"linear", "input:T weight:T bias:O=None", C_TTO, F(tg_linear), false},
     {"conv2d", "input:T weight:T bias:O=None stride:P=1 padding:P=0 dilation:P=1 groups:i=1",
      C_CONV, F(tg_conv2d), false},
+    {"conv_transpose2d", "input:T weight:T bias:O=None stride:P=1 padding:P=0 "
+     "output_padding:P=0 groups:i=1 dilation:P=1", C_CONVT, F(tg_conv_transpose2d), false},
     {"max_pool2d", "input:T kernel_size:P stride:p=None padding:P=0 dilation:P=1 "
      "ceil_mode:b=False return_indices:b=False", C_POOL, F(tg_max_pool2d), false},
     {"avg_pool2d", "input:T kernel_size:P stride:p=None padding:P=0 ceil_mode:b=False "
@@ -103,6 +108,14 @@ const op_row tgpy_op_rows[] = {
      "training:b=False momentum:f=0.1 eps:f=1e-05", C_BN, F(tg_batch_norm), false},
     {"layer_norm", "input:T normalized_shape:S weight:O=None bias:O=None eps:f=1e-05", C_LN,
      F(tg_layer_norm), false},
+    {"_instance_norm", "input:T weight:O=None bias:O=None eps:f=1e-05", C_INORM,
+     F(tg_instance_norm), false},
+    {"group_norm", "input:T num_groups:i weight:O=None bias:O=None eps:f=1e-05", C_GNORM,
+     F(tg_group_norm), false},
+    /* mode: a tg_interp_mode; nn.functional.interpolate maps PyTorch's names */
+    {"_interpolate", "input:T size:A=None scale_factor:F=None mode:i=0 align_corners:b=False",
+     C_INTERP, F(tg_interpolate), false},
+    {"_einsum", "equation:s operands:L", C_EINSUM, F(tg_einsum), false},
     {"dropout", "input:T p:f=0.5 training:b=True inplace:b=False generator:G=None", C_DROP,
      F(tg_dropout), false},
     {"softmax", "input:T dim:i", C_TI, F(tg_softmax), true},
@@ -267,6 +280,12 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
                             {v[5].ints[0], v[5].ints[1]}, (int)v[6].f};
         return tg_conv2d(v[0].t, v[1].t, v[2].t, &o);
     }
+    case C_CONVT: {
+        tg_conv_transpose2d_opts o = {{v[3].ints[0], v[3].ints[1]}, {v[4].ints[0], v[4].ints[1]},
+                                      {v[5].ints[0], v[5].ints[1]},
+                                      {v[7].ints[0], v[7].ints[1]}, (int)v[6].f};
+        return tg_conv_transpose2d(v[0].t, v[1].t, v[2].t, &o);
+    }
     case C_POOL: {
         bool avg = (fn_pool)f == tg_avg_pool2d;
         tg_pool2d_opts o = pool_opts(v, avg);
@@ -285,6 +304,25 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_SQUEEZE: return v[1].none ? tg_squeeze_all(v[0].t) : tg_squeeze(v[0].t, (int)v[1].f);
     case C_NLL: return nll(f, v);
     case C_ADDMM: return tg_gemm(v[1].t, v[2].t, v[0].t, v[4].f, v[3].f, false, false);
+    case C_INORM: return tg_instance_norm(v[0].t, v[1].t, v[2].t, v[3].f);
+    case C_GNORM: return tg_group_norm(v[0].t, (int)v[1].f, v[2].t, v[3].t, v[4].f);
+    case C_INTERP: {
+        int64_t size[TG_MAX_DIMS];
+        for (int i = 0; i < v[1].n; i++)
+            size[i] = v[1].ints[i];
+        int n = v[1].none ? v[2].n : v[1].n;
+        return tg_interpolate(v[0].t, n, v[1].none ? NULL : size,
+                              v[2].none ? NULL : v[2].floats, (tg_interp_mode)v[3].f,
+                              v[4].f != 0);
+    }
+    case C_EINSUM: return tg_einsum(v[0].str, v[1].n, v[1].list);
+    case C_CUMSUM: { /* torch.cumsum(input, dim, dtype=None): input cast to dtype first */
+        tg_tensor *x = v[2].none ? v[0].t : tg_cast(v[0].t, v[2].dt);
+        tg_tensor *y = tg_cumsum(x, (int)v[1].f, false, false);
+        if (x != v[0].t)
+            tg_release(x);
+        return y;
+    }
     }
     return NULL;
 }

@@ -52,6 +52,13 @@ def chunk(input, chunks, dim=0):
     return split(input, size, dim)
 
 
+def einsum(equation, *operands):
+    """torch.einsum(equation, *operands) (or one list of operands)"""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return _C._einsum(equation, list(operands))
+
+
 def numel(input):
     return input.numel()
 
@@ -94,5 +101,5 @@ def any(input, dim=None, keepdim=False):  # noqa: A001
     return _C.amax(_C._cast(input, _C.int32), dim, keepdim) != 0
 
 
-__all__ += ['sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+__all__ += ['einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
             'allclose', 'equal']

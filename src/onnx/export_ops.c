@@ -84,6 +84,30 @@ static tg_status ex_binary(ex *e, const exnode *x, const char *op)
     return binary_in(e, x, op, x->out_meta->dtype);
 }
 
+/* fmod: Mod with fmod=1; remainder: Mod with fmod=0, which ONNX defines
+ * for integers only (floating-point remainder has no ONNX operator) */
+static tg_status ex_mod(ex *e, const exnode *x, const char *op)
+{
+    tg_dtype dt = x->out_meta->dtype;
+    bool c_sign = !strcmp(x->n->op->name, "fmod");
+    if (!c_sign && tg_dtype_is_float(dt))
+        return onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "remainder of %s tensors (node '%s') has "
+                            "no ONNX operator: Mod with fmod=0 takes integers only",
+                            tg_dtype_name(dt), x->n->name);
+    char *a = (char *)input_as(e, x, 0, dt), *b = (char *)input_as(e, x, 1, dt);
+    const char *in[2] = {a, b};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n) {
+        onnx_ex_io(e, n, 2, in, 1, x->out);
+        onnx_ex_attr_int(e, n, "fmod", c_sign);
+    }
+    if (a != x->in[0])
+        free(a);
+    if (b != x->in[1])
+        free(b);
+    return e->err;
+}
+
 /* comparisons: the inputs in their promoted type */
 static tg_status ex_compare(ex *e, const exnode *x, const char *op)
 {
@@ -134,6 +158,26 @@ static tg_status ex_reduce_sum(ex *e, const exnode *x, const char *op)
 static tg_status ex_reduce_attr(ex *e, const exnode *x, const char *op)
 {
     return reduce(e, x, op, false);
+}
+
+/* CumSum: the axis as an int64 scalar initializer; integer inputs cast
+ * to int64 first (ONNX keeps the input type, tg sums integers as int64) */
+static tg_status ex_cumsum(ex *e, const exnode *x, const char *op)
+{
+    int64_t axis = aint(x, "axis", 0);
+    char *ax = onnx_ex_init_ints(e, "axis", 1, &axis, true);
+    char *src = (char *)input_as(e, x, 0, x->out_meta->dtype);
+    const char *in[2] = {src, ax};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n) {
+        onnx_ex_io(e, n, 2, in, 1, x->out);
+        onnx_ex_attr_int(e, n, "exclusive", aint(x, "exclusive", 0));
+        onnx_ex_attr_int(e, n, "reverse", aint(x, "reverse", 0));
+    }
+    if (src != x->in[0])
+        free(src);
+    free(ax);
+    return e->err;
 }
 
 static tg_status ex_leaky_relu(ex *e, const exnode *x, const char *op)
@@ -297,20 +341,43 @@ static tg_status ex_gemm(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
-static tg_status ex_conv(ex *e, const exnode *x, const char *op)
+/* Conv and ConvTranspose: kernel_shape, strides, symmetric pads,
+ * dilations, group */
+static onnx_node *conv_node(ex *e, const exnode *x, const char *op)
 {
-    onnx_node *n = simple(e, x, op, x->n->n_in);
     const int64_t *st, *pd, *dl;
     if (aints(x, "stride", &st) != 2 || aints(x, "padding", &pd) != 2 ||
-        aints(x, "dilation", &dl) != 2)
-        return onnx_ex_fail(e, TG_ERR_INTERNAL, "conv2d node '%s' lacks attributes",
-                            x->n->name);
+        aints(x, "dilation", &dl) != 2) {
+        onnx_ex_fail(e, TG_ERR_INTERNAL, "%s node '%s' lacks attributes", x->n->op->name,
+                     x->n->name);
+        return NULL;
+    }
+    onnx_node *n = simple(e, x, op, x->n->n_in);
     int64_t pads[4] = {pd[0], pd[1], pd[0], pd[1]};
     onnx_ex_attr_ints(e, n, "kernel_shape", 2, x->in_meta[1]->shape + 2);
     onnx_ex_attr_ints(e, n, "strides", 2, st);
     onnx_ex_attr_ints(e, n, "pads", 4, pads);
     onnx_ex_attr_ints(e, n, "dilations", 2, dl);
     onnx_ex_attr_int(e, n, "group", aint(x, "groups", 1));
+    return n;
+}
+
+static tg_status ex_conv(ex *e, const exnode *x, const char *op)
+{
+    conv_node(e, x, op);
+    return e->err;
+}
+
+/* conv_transpose2d: Conv's attributes and output_padding */
+static tg_status ex_conv_transpose(ex *e, const exnode *x, const char *op)
+{
+    const int64_t *op_pad;
+    if (aints(x, "output_padding", &op_pad) != 2)
+        return onnx_ex_fail(e, TG_ERR_INTERNAL, "conv_transpose2d node '%s' lacks "
+                            "attributes", x->n->name);
+    onnx_node *n = conv_node(e, x, op);
+    if (n)
+        onnx_ex_attr_ints(e, n, "output_padding", 2, op_pad);
     return e->err;
 }
 
@@ -414,20 +481,22 @@ static const struct {
     {"Identity", ex_simple}, {"Where", ex_simple}, {"MatMul", ex_simple},
     {"Add", ex_binary}, {"Sub", ex_binary}, {"Mul", ex_binary}, {"Div", ex_binary},
     {"Pow", ex_binary}, {"Max", ex_binary}, {"Min", ex_binary}, {"And", ex_binary},
-    {"Or", ex_binary}, {"Xor", ex_binary},
+    {"Or", ex_binary}, {"Xor", ex_binary}, {"Mod", ex_mod},
     {"Equal", ex_compare}, {"Less", ex_compare}, {"LessOrEqual", ex_compare},
     {"Greater", ex_compare}, {"GreaterOrEqual", ex_compare},
     {"ReduceSum", ex_reduce_sum}, {"ReduceMean", ex_reduce_attr},
     {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
     {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
+    {"CumSum", ex_cumsum},
     {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu},
     {"HardSigmoid", ex_hardsigmoid}, {"Selu", ex_selu}, {"Clip", ex_clip}, {"Cast", ex_cast},
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},
     {"Expand", ex_to_shape}, {"Transpose", ex_transpose}, {"Slice", ex_slice},
     {"Concat", ex_concat}, {"Pad", ex_pad}, {"Tile", ex_tile}, {"Gather", ex_gather},
     {"GatherElements", ex_gather},
-    {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"MaxPool", ex_max_pool},
-    {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax}, {"LogSoftmax", ex_softmax},
+    {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"ConvTranspose", ex_conv_transpose},
+    {"MaxPool", ex_max_pool}, {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax},
+    {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm},
 };
 

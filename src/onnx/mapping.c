@@ -193,6 +193,22 @@ tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n
     return tg_copy_to(t, TG_INT64, *v);
 }
 
+tg_status oi_floats(onnx_ictx *c, int i, const char *what, double **v, int64_t *n)
+{
+    tg_tensor *t = known_input(c, i, what, " (an initializer, a Constant, or computed "
+                                           "from them)");
+    if (!t)
+        return tg_last_status();
+    if (!tg_dtype_is_float(tg_dtype_of(t)))
+        return onnx_err(c, TG_ERR_IO, "input %d (%s) should be floating point, got %s", i,
+                        what, tg_dtype_name(tg_dtype_of(t)));
+    *n = tg_numel(t);
+    *v = onnx_tmp_alloc(c, (size_t)*n * sizeof **v);
+    if (!*v)
+        return tg_last_status();
+    return tg_copy_to(t, TG_FLOAT64, *v);
+}
+
 tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out)
 {
     tg_tensor *t = known_input(c, i, what, "");
@@ -286,7 +302,8 @@ static pthread_once_t direct_once = PTHREAD_ONCE_INIT;
 static const onnx_op_entry *table_lookup(const char *op_type)
 {
     static const onnx_op_entry *const tables[] = {onnx_ops_math, onnx_ops_nn, onnx_ops_shape,
-                                                  onnx_ops_reduce, onnx_ops_loss};
+                                                  onnx_ops_reduce, onnx_ops_loss,
+                                                  onnx_ops_composite, onnx_ops_conv};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const onnx_op_entry *e = tables[t]; e->op_type; e++)
             if (!strcmp(e->op_type, op_type))

@@ -59,6 +59,8 @@ extern const onnx_op_entry onnx_ops_nn[];
 extern const onnx_op_entry onnx_ops_shape[];
 extern const onnx_op_entry onnx_ops_reduce[];
 extern const onnx_op_entry onnx_ops_loss[];
+extern const onnx_op_entry onnx_ops_composite[];
+extern const onnx_op_entry onnx_ops_conv[];
 
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */
@@ -91,6 +93,8 @@ tg_tensor *oi_req(onnx_ictx *c, int i, const char *what);
  * (freed after the mapping); *n elements. Unknown at import time:
  * TG_ERR_UNSUPPORTED saying it must be a constant. */
 tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n);
+/* the same for a known floating-point input, as double */
+tg_status oi_floats(onnx_ictx *c, int i, const char *what, double **v, int64_t *n);
 /* a known one-element input as double */
 tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out);
 void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes);

@@ -1,5 +1,5 @@
 /* ONNX elementwise ops -> tensorgraph: unary math and activations, arithmetic
- * in the input type, variadic Max/Min/Sum/Mean, comparisons, logic, Clip, Where. */
+ * in the input type, Mod, variadic Max/Min/Sum/Mean, comparisons, logic, Clip, Where. */
 #include "onnx/ops.h"
 
 #include "ops/op.h"
@@ -139,6 +139,27 @@ static tg_status m_pow(onnx_ictx *c)
     return done(c, onnx_as(tg_round(p), dt));
 }
 
+/* Mod: fmod=1 is C's fmod (torch.fmod); fmod=0, the default, is the
+ * sign of the divisor (Python's %, torch.remainder) and ONNX allows it
+ * for integers only */
+static tg_status m_mod(onnx_ictx *c)
+{
+    int64_t cmod;
+    tg_tensor *a, *b;
+    tg_status s = oa_int(c, "fmod", 0, &cmod);
+    if (s != TG_OK)
+        return s;
+    if (cmod != 0 && cmod != 1)
+        return onnx_err(c, TG_ERR_IO, "fmod must be 0 or 1, got %lld", (long long)cmod);
+    if (!two(c, &a, &b))
+        return tg_last_status();
+    tg_dtype dt = tg_dtype_of(a);
+    if (!cmod && tg_dtype_is_float(dt))
+        return onnx_err(c, TG_ERR_IO, "fmod=0 (the sign of the divisor) is for integer "
+                        "inputs only; floating-point inputs need fmod=1");
+    return done(c, onnx_as(cmod ? tg_fmod(a, b) : tg_remainder(a, b), dt));
+}
+
 /* ---- comparisons and logic (bool results) ---------------------------------------------- */
 #define CMP(name, fn)                                   \
     static tg_status name(onnx_ictx *c)                 \
@@ -273,6 +294,7 @@ const onnx_op_entry onnx_ops_math[] = {
     {"Mul", {1, 6, 7, 13, 14}, 2, 2, 1, 1, m_mul, 0},
     {"Div", {1, 6, 7, 13, 14}, 2, 2, 1, 1, m_div, 0},
     {"Pow", {1, 7, 12, 13, 15}, 2, 2, 1, 1, m_pow, 0},
+    {"Mod", {10, 13}, 2, 2, 1, 1, m_mod, 0},
     {"Equal", {1, 7, 11, 13}, 2, 2, 1, 1, m_equal, 0},
     {"Less", {1, 7, 9, 13}, 2, 2, 1, 1, m_less, 0},
     {"LessOrEqual", {12, 16}, 2, 2, 1, 1, m_less_equal, 0},

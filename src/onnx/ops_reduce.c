@@ -1,5 +1,6 @@
-/* ONNX reductions -> tensorgraph: ReduceX (axes attribute or input, keepdims)
- * and ArgMax/ArgMin (select_last_index), results in the input's type. */
+/* ONNX reductions -> tensorgraph: ReduceX (axes attribute or input, keepdims),
+ * ArgMax/ArgMin (select_last_index) and the scan CumSum, results in the
+ * input's type. */
 #include "onnx/ops.h"
 
 #include <string.h>
@@ -110,7 +111,31 @@ static tg_status arg(onnx_ictx *c, bool max)
 static tg_status r_argmax(onnx_ictx *c) { return arg(c, true); }
 static tg_status r_argmin(onnx_ictx *c) { return arg(c, false); }
 
+/* CumSum(x, axis): axis is a known scalar input; exclusive, reverse */
+static tg_status r_cumsum(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "x");
+    int64_t excl, rev, *ax, n;
+    tg_status s = x ? oa_int(c, "exclusive", 0, &excl) : tg_last_status();
+    if (s == TG_OK)
+        s = oa_int(c, "reverse", 0, &rev);
+    if (s == TG_OK && !oi_req(c, 1, "axis"))
+        s = tg_last_status();
+    if (s == TG_OK)
+        s = oi_ints(c, 1, "axis", &ax, &n);
+    if (s == TG_OK && n != 1)
+        s = onnx_err(c, TG_ERR_IO, "axis must be a scalar, has %lld elements", (long long)n);
+    int axis;
+    if (s == TG_OK)
+        s = onnx_axis(c, ax[0], tg_ndim(x) ? tg_ndim(x) : 1, "axis", &axis);
+    if (s != TG_OK)
+        return s;
+    c->out[0] = onnx_as(tg_cumsum(x, axis, excl != 0, rev != 0), tg_dtype_of(x));
+    return c->out[0] ? TG_OK : tg_last_status();
+}
+
 const onnx_op_entry onnx_ops_reduce[] = {
+    {"CumSum", {11, 14}, 2, 2, 1, 1, r_cumsum, 0},
     {"ReduceSum", {1, 11, 13}, 1, 2, 1, 1, r_sum, 0},
     {"ReduceMean", {1, 11, 13}, 1, 1, 1, 1, r_mean, 0},
     {"ReduceMax", {1, 11, 12, 13}, 1, 1, 1, 1, r_max, 0},

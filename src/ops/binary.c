@@ -1,8 +1,10 @@
-/* Broadcasting binary arithmetic: add sub mul div pow maximum minimum.
+/* Broadcasting binary arithmetic: add sub mul div pow maximum minimum
+ * fmod remainder.
  * One row-kernel template per op, expanded for every numeric dtype, with
  * contiguous and scalar-operand fast paths that the compiler vectorizes. */
 #include "autodiff/jvp.h"
 #include "kernels/cpu/iter.h"
+#include "ops/array.h"
 #include "ops/elementwise.h"
 
 #include <math.h>
@@ -88,6 +90,38 @@ BIN_ROW(pow_u8, uint8_t, (uint8_t)ipow(x, y))
 static const tg_iter_row_fn pow_rows[TG_NUM_DTYPES] = {pow_f32, pow_f64, pow_i32,
                                                       pow_i64, pow_u8, NULL};
 
+/* fmod: C's fmod, the sign of the dividend (torch.fmod). remainder: the
+ * sign of the divisor, Python's % (torch.remainder), computed as PyTorch
+ * does, fmod corrected by adding b, so both agree bit for bit with it.
+ * Integer rows never divide by 0 (the kernel refuses that first) nor
+ * compute INT_MIN % -1 (undefined in C; the remainder is 0). */
+static inline float rem_f32(float x, float y)
+{
+    float m = fmodf(x, y);
+    return m != 0 && ((m < 0) != (y < 0)) ? m + y : m;
+}
+static inline double rem_f64(double x, double y)
+{
+    double m = fmod(x, y);
+    return m != 0 && ((m < 0) != (y < 0)) ? m + y : m;
+}
+static inline int64_t ifmod(int64_t x, int64_t y) { return y == 0 || y == -1 ? 0 : x % y; }
+static inline int64_t irem(int64_t x, int64_t y)
+{
+    int64_t m = ifmod(x, y);
+    return m != 0 && ((m < 0) != (y < 0)) ? m + y : m;
+}
+#define BIN_MOD(OP, F32, F64, I64)                                      \
+    BIN_ROW(OP##_f32, float, F32(x, y))                                 \
+    BIN_ROW(OP##_f64, double, F64(x, y))                                \
+    BIN_ROW(OP##_i32, int32_t, (int32_t)I64(x, y))                      \
+    BIN_ROW(OP##_i64, int64_t, I64(x, y))                               \
+    BIN_ROW(OP##_u8, uint8_t, (uint8_t)(y ? x % y : 0))                 \
+    static const tg_iter_row_fn OP##_rows[TG_NUM_DTYPES] = {            \
+        OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_u8, NULL};
+BIN_MOD(fmod, fmodf, fmod, ifmod)
+BIN_MOD(remainder, rem_f32, rem_f64, irem)
+
 /* div is true division (integers give float32) unless told otherwise */
 typedef struct div_attrs {
     bool true_div;
@@ -142,6 +176,29 @@ KERNEL(div)
 KERNEL(pow)
 KERNEL(maximum)
 KERNEL(minimum)
+
+/* an integer divisor of 0 is an error, as in PyTorch (ZeroDivisionError);
+ * floats give NaN */
+static tg_status mod_kernel(tg_op_ctx *c, const tg_iter_row_fn *rows)
+{
+    if (!tg_dtype_is_float(c->out[0]->dtype)) {
+        tg_tensor *b = tg__contig(c->in[1]);
+        if (!b)
+            return TG_ERR_NOMEM;
+        const char *p = tg__base(b);
+        size_t es = tg_dtype_size(b->dtype);
+        bool zero = false;
+        for (int64_t i = 0; i < b->numel && !zero; i++)
+            zero = tg__load(b->dtype, p + i * (int64_t)es) == 0;
+        tg_release(b);
+        if (zero)
+            return tg__error(TG_ERR_ARG, "%s: integer division by zero (ZeroDivisionError "
+                             "in PyTorch); a divisor element is 0", c->op->name);
+    }
+    return run_binary(c, rows);
+}
+static tg_status fmod_kernel(tg_op_ctx *c) { return mod_kernel(c, fmod_rows); }
+static tg_status remainder_kernel(tg_op_ctx *c) { return mod_kernel(c, remainder_rows); }
 
 /* ---- gradient rules: public ops only, reduced back over broadcast dims */
 static tg_tensor *unbroadcast(tg_grad_ctx *g, int i, tg_tensor *d)
@@ -214,6 +271,29 @@ static tg_status extremum_grad(tg_grad_ctx *g, bool is_max)
         g->dx[1] = unbroadcast(g, 1, tg_mul(dy, tg_sub(tg_ones_like(wa), wa)));
     return TG_OK;
 }
+/* the quotient a / b rounded toward zero (fmod) or down (remainder):
+ * PyTorch's d/db of a - b * q, with q piecewise constant */
+static tg_tensor *mod_quotient(tg_tensor *a, tg_tensor *b, bool floor_q)
+{
+    tg_tensor *q = tg_div(a, b);
+    if (floor_q)
+        return tg_floor(q);
+    return tg_where(tg_lt(q, tg_zeros_like(q)), tg_ceil(q), tg_floor(q));
+}
+
+/* d/da = 1, d/db = -q */
+static tg_status mod_grad(tg_grad_ctx *g, bool floor_q)
+{
+    if (g->needs_grad[0])
+        g->dx[0] = unbroadcast(g, 0, g->dy[0]);
+    if (g->needs_grad[1])
+        g->dx[1] = unbroadcast(g, 1, tg_neg(tg_mul(g->dy[0],
+                                                   mod_quotient(g->in[0], g->in[1], floor_q))));
+    return TG_OK;
+}
+static tg_status fmod_grad(tg_grad_ctx *g) { return mod_grad(g, false); }
+static tg_status remainder_grad(tg_grad_ctx *g) { return mod_grad(g, true); }
+
 static tg_status maximum_grad(tg_grad_ctx *g) { return extremum_grad(g, true); }
 static tg_status minimum_grad(tg_grad_ctx *g) { return extremum_grad(g, false); }
 
@@ -293,6 +373,20 @@ static tg_status extremum_jvp(tg_jvp_ctx *c, bool is_max)
     c->dy[0] = acc;
     return TG_OK;
 }
+/* ta - tb q, q as in the gradient */
+static tg_status mod_jvp(tg_jvp_ctx *c, bool floor_q)
+{
+    tg_tensor *acc = NULL;
+    if (TA)
+        TG_JVP_TERM(c, acc, TA);
+    if (TB)
+        TG_JVP_TERM(c, acc, tg_neg(tg_mul(TB, mod_quotient(c->in[0], c->in[1], floor_q))));
+    c->dy[0] = acc;
+    return TG_OK;
+}
+static tg_status fmod_jvp(tg_jvp_ctx *c) { return mod_jvp(c, false); }
+static tg_status remainder_jvp(tg_jvp_ctx *c) { return mod_jvp(c, true); }
+
 static tg_status maximum_jvp(tg_jvp_ctx *c) { return extremum_jvp(c, true); }
 static tg_status minimum_jvp(tg_jvp_ctx *c) { return extremum_jvp(c, false); }
 
@@ -323,6 +417,12 @@ const tg_op_def tg_op_minimum = {BINARY_COMMON(minimum),
                                  .flags = BINARY_FLAGS | TG_OP_COMMUTATIVE,
                                  .save_inputs = TG_SAVE_ALL, .onnx = {"Min", 13}};
 
+/* ONNX Mod: fmod=1 is fmod; fmod=0 (integers only) is remainder */
+const tg_op_def tg_op_fmod = {BINARY_COMMON(fmod), .flags = BINARY_FLAGS,
+                              .save_inputs = TG_SAVE_ALL, .onnx = {"Mod", 13}};
+const tg_op_def tg_op_remainder = {BINARY_COMMON(remainder), .flags = BINARY_FLAGS,
+                                   .save_inputs = TG_SAVE_ALL, .onnx = {"Mod", 13}};
+
 /* ---- public functions --------------------------------------------------------- */
 static tg_tensor *binary(const tg_op_def *op, tg_tensor *a, tg_tensor *b)
 {
@@ -336,6 +436,8 @@ tg_tensor *tg_mul(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_mul, a, b);
 tg_tensor *tg_pow(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_pow, a, b); }
 tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_maximum, a, b); }
 tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_minimum, a, b); }
+tg_tensor *tg_fmod(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_fmod, a, b); }
+tg_tensor *tg_remainder(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_remainder, a, b); }
 
 tg_tensor *tg_div(tg_tensor *a, tg_tensor *b)
 {

@@ -15,6 +15,7 @@
  * also give the shape they produce */
 typedef struct conv_params {
     int64_t stride[2], padding[2], dilation[2], groups;
+    int64_t output_padding[2]; /* conv_transpose2d */
     int64_t input_shape[4];  /* conv2d_grad_input */
     int64_t weight_shape[4]; /* conv2d_grad_weight */
 } conv_params;
@@ -24,6 +25,10 @@ typedef struct conv_params {
     TG_SPEC_INT_ARRAY(conv_params, dilation, ((const int64_t[]){1, 1}), TG_MIN(1)), \
     TG_SPEC_INT(conv_params, groups, 1, TG_MIN(1))
 static const tg_attr_spec conv2d_specs[] = {CONV_SPECS, {0}};
+static const tg_attr_spec transpose_specs[] = {
+    CONV_SPECS,
+    TG_SPEC_INT_ARRAY(conv_params, output_padding, ((const int64_t[]){0, 0}), TG_MIN(0)),
+    {0}};
 static const tg_attr_spec grad_input_specs[] = {
     CONV_SPECS, TG_SPEC_INT_ARRAY(conv_params, input_shape, NULL, TG_REQUIRED), {0}};
 static const tg_attr_spec grad_weight_specs[] = {
@@ -176,7 +181,7 @@ static tg_status conv2d_kernel(tg_op_ctx *c)
 }
 
 extern const tg_op_def tg_op_conv2d, tg_op_conv2d_grad_input,
-    tg_op_conv2d_grad_weight;
+    tg_op_conv2d_grad_weight, tg_op_conv_transpose2d;
 
 /* runs a conv op with parameters p and, for the gradient ops, the shape
  * attribute (name, 4 dims) they produce */
@@ -345,5 +350,171 @@ const tg_op_def tg_op_conv2d_grad_weight = {
     .kernel = {[TG_CPU] = grad_weight_kernel}, .grad = grad_weight_grad,
     .jvp = tg__jvp_multilinear};
 
+/* ---- conv_transpose2d(x, w[, b]): the input gradient of a conv2d as an op -------- */
+/* y [N, Cout, Hout, Wout] is conv2d_grad_input of "output gradient" x
+ * [N, Cin, H, W] through the conv2d weight w [Cin, Cout/groups, kh, kw],
+ * so the kernel is conv2d's input-gradient kernel; Hout is PyTorch's
+ * (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1.
+ * output_padding < stride keeps the conv2d geometry of Hout exactly H
+ * (PyTorch also allows output_padding < dilation; then a conv2d over the
+ * output would see more than H rows, which this op does not model). */
+static tg_status transpose_out_size(const char *op, const conv_params *p, int i,
+                                    int64_t in, int64_t k, int64_t *out)
+{
+    int64_t s = p->stride[i], pad = p->padding[i], d = p->dilation[i];
+    int64_t opad = p->output_padding[i];
+    if (opad >= s && opad >= d)
+        return tg__error(TG_ERR_ARG, "%s: output_padding %lld must be smaller than "
+                         "either stride %lld or dilation %lld", op, (long long)opad,
+                         (long long)s, (long long)d);
+    if (opad >= s)
+        return tg__error(TG_ERR_UNSUPPORTED, "%s: output_padding %lld not smaller than "
+                         "stride %lld is not supported", op, (long long)opad, (long long)s);
+    int64_t a, b;
+    if (!tg__size_mul(op, "the output size", in - 1, s, &a) ||
+        !tg__size_mul(op, "the output size", k - 1, d, &b) ||
+        !tg__size_add(op, "the output size", a, b, &a) ||
+        !tg__size_add(op, "the output size", a, opad + 1, &a))
+        return tg_last_status();
+    *out = a - 2 * pad;
+    if (*out < 1)
+        return tg__error(TG_ERR_SHAPE, "%s: padding %lld leaves no output (input size "
+                         "%lld, kernel %lld, stride %lld, dilation %lld)", op,
+                         (long long)pad, (long long)in, (long long)k, (long long)s,
+                         (long long)d);
+    return TG_OK;
+}
+
+/* the output shape and the conv2d geometry of the transposed product */
+static tg_status transpose_geom(const char *op, const conv_params *p, const int64_t *xs,
+                                const int64_t *ws, int64_t *ys, tg__conv_geom *g)
+{
+    char sx[160], sw[160];
+    if (ws[0] != xs[1])
+        return tg__error(TG_ERR_SHAPE, "%s: input %s has %lld channels but weight %s "
+                         "expects %lld (weight is [in, out/groups, kh, kw])", op,
+                         tg_shape_str(4, xs, sx, sizeof sx), (long long)xs[1],
+                         tg_shape_str(4, ws, sw, sizeof sw), (long long)ws[0]);
+    if (xs[2] < 1 || xs[3] < 1 || ws[2] < 1 || ws[3] < 1)
+        return tg__error(TG_ERR_SHAPE, "%s: empty input plane %s or kernel %s", op,
+                         tg_shape_str(4, xs, sx, sizeof sx), tg_shape_str(4, ws, sw, sizeof sw));
+    ys[0] = xs[0];
+    if (!tg__size_mul(op, "the output channels", ws[1], p->groups, &ys[1]))
+        return tg_last_status();
+    for (int i = 0; i < 2; i++)
+        if (transpose_out_size(op, p, i, xs[2 + i], ws[2 + i], &ys[2 + i]) != TG_OK)
+            return tg_last_status();
+    if (make_geom(op, p, ys, ws, g) != TG_OK)
+        return tg_last_status();
+    if (g->oh != xs[2] || g->ow != xs[3]) /* cannot happen with output_padding < stride */
+        return tg__error(TG_ERR_INTERNAL, "%s: inconsistent geometry", op);
+    return TG_OK;
+}
+
+static tg_status transpose_infer(tg_op_ctx *c)
+{
+    const char *op = c->op->name;
+    if (c->n_in != 2 && c->n_in != 3)
+        return tg__error(TG_ERR_ARG, "%s: expected 2 or 3 inputs (x, w[, b]), got %d",
+                         op, c->n_in);
+    const tg_tensor *x = c->in[0], *w = c->in[1];
+    if (require_4d(op, x, "input", "[N, C, H, W]") != TG_OK ||
+        require_4d(op, w, "weight", "[C, O/groups, kh, kw]") != TG_OK)
+        return tg_last_status();
+    tg_dtype dt = tg_promote_types(x->dtype, w->dtype);
+    for (int i = 0; i < c->n_in; i++) {
+        if (tg_require_float(op, c->in[i], i) != TG_OK)
+            return tg_last_status();
+        dt = tg_promote_types(dt, c->in[i]->dtype);
+    }
+    int64_t ys[4];
+    tg__conv_geom g;
+    if (transpose_geom(op, c->attr, x->shape, w->shape, ys, &g) != TG_OK)
+        return tg_last_status();
+    if (c->n_in == 3) {
+        const tg_tensor *b = c->in[2];
+        char sb[160];
+        if (b->ndim != 1 || b->shape[0] != ys[1])
+            return tg__error(TG_ERR_SHAPE, "%s: bias has shape %s, expected [%lld] "
+                             "(the output channels)", op,
+                             tg_shape_str(b->ndim, b->shape, sb, sizeof sb),
+                             (long long)ys[1]);
+    }
+    return tg_infer_set(c, 0, dt, 4, ys);
+}
+
+#define ADD_BIAS(T)                                                                   \
+    do {                                                                              \
+        T *yv = (T *)tg__base(out);                                                   \
+        const T *bv = (const T *)tg__base(b);                                         \
+        for (int64_t i = 0; i < nc; i++)                                              \
+            for (int64_t j = 0; j < plane; j++)                                       \
+                yv[i * plane + j] += bv[i % ch];                                      \
+    } while (0)
+
+static tg_status transpose_kernel(tg_op_ctx *c)
+{
+    tg_tensor *out = c->out[0];
+    int64_t ys[4];
+    tg__conv_geom g;
+    transpose_geom(c->op->name, c->attr, c->in[0]->shape, c->in[1]->shape, ys, &g);
+    tg_tensor *x = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
+    tg_tensor *b = c->n_in == 3 ? contig(c->in[2], out->dtype) : NULL;
+    tg_status s = TG_ERR_NOMEM;
+    if (x && w && (c->n_in == 2 || b))
+        s = tg__conv2d_grad_input(out->dtype, &g, tg__base(x), tg__base(w), tg__base(out));
+    if (s == TG_OK && b) { /* the bias per output channel */
+        int64_t ch = ys[1], nc = ys[0] * ys[1], plane = ys[2] * ys[3];
+        if (out->dtype == TG_FLOAT32)
+            ADD_BIAS(float);
+        else
+            ADD_BIAS(double);
+    }
+    tg_release(x);
+    tg_release(w);
+    tg_release(b);
+    return s;
+}
+#undef ADD_BIAS
+
+/* the rules of conv2d_grad_input with x as the output gradient: w.r.t. x
+ * a conv2d of dy, w.r.t. w conv2d's weight gradient of x against dy */
+static tg_status transpose_grad(tg_grad_ctx *g)
+{
+    const conv_params *p = g->attr;
+    tg_tensor *x = g->in[0], *w = g->in[1], *dy = g->dy[0];
+    if (g->needs_grad[0])
+        g->dx[0] = conv_run(&tg_op_conv2d, dy, w, NULL, p, NULL, NULL);
+    if (g->needs_grad[1])
+        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, x, dy, NULL, p, "weight_shape",
+                            g->in_meta[1].shape);
+    if (g->n_in == 3 && g->needs_grad[2])
+        g->dx[2] = tg_sum(dy, 3, (const int[]){0, 2, 3}, false);
+    return TG_OK;
+}
+
+const tg_op_def tg_op_conv_transpose2d = {
+    .name = "conv_transpose2d", .n_in = -1, .n_out = 1, .inputs = conv2d_in,
+    .outputs = float_out, .attrs = {transpose_specs, sizeof(conv_params)},
+    .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = transpose_infer,
+    .kernel = {[TG_CPU] = transpose_kernel}, .grad = transpose_grad, .jvp = conv2d_jvp,
+    .onnx = {"ConvTranspose", 11}};
+
+tg_tensor *tg_conv_transpose2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                               const tg_conv_transpose2d_opts *opts)
+{
+    tg_conv_transpose2d_opts o = {{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1};
+    if (opts)
+        o = *opts;
+    int64_t v[8] = {o.stride[0], o.stride[1], o.padding[0], o.padding[1],
+                    o.output_padding[0], o.output_padding[1], o.dilation[0], o.dilation[1]};
+    tg_attr attrs[5] = {TG_AINTS("stride", v, 2), TG_AINTS("padding", v + 2, 2),
+                        TG_AINTS("output_padding", v + 4, 2),
+                        TG_AINTS("dilation", v + 6, 2), TG_AI("groups", o.groups)};
+    tg_tensor *in[3] = {x, w, b};
+    return tg_op_call(&tg_op_conv_transpose2d, b ? 3 : 2, in, attrs, 5);
+}
+
 const tg_op_def *const tg_ops_conv[] = {&tg_op_conv2d, &tg_op_conv2d_grad_input,
-                                        &tg_op_conv2d_grad_weight, NULL};
+                                        &tg_op_conv2d_grad_weight,
+                                        &tg_op_conv_transpose2d, NULL};

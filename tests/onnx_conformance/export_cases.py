@@ -33,7 +33,8 @@ LayerNormalization LeakyRelu Less LessOrEqual Log LogSoftmax MatMul Max MaxPool
 Mean Min Mul Neg Not Or Pad Pow Reciprocal ReduceLogSumExp ReduceMax ReduceMean
 ReduceMin ReduceProd ReduceSum Relu Reshape Round Shape Sigmoid Sign Sin Slice
 Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where
-Xor SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss HardSigmoid Selu""".split()
+Xor SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss HardSigmoid Selu ConvTranspose
+InstanceNormalization Resize Einsum Mod CumSum""".split()
 
 
 def tensor_proto(value, name, elem_type):

@@ -5,6 +5,7 @@ from .. import _C
 
 linear = _C.linear
 conv2d = _C.conv2d
+conv_transpose2d = _C.conv_transpose2d
 max_pool2d = _C.max_pool2d
 avg_pool2d = _C.avg_pool2d
 batch_norm = _C.batch_norm
@@ -84,3 +85,67 @@ def one_hot(tensor, num_classes=-1):
 
 def flatten(input, start_dim=0, end_dim=-1):
     return _C.flatten(input, start_dim, end_dim)
+
+
+group_norm = _C.group_norm
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalises each sample and channel over its spatial dims (batch
+    statistics only: running statistics are not supported)."""
+    if running_mean is not None or running_var is not None or not use_input_stats:
+        raise NotImplementedError("instance_norm: running statistics are not supported "
+                                  "(use_input_stats=True, running_mean=running_var=None)")
+    return _C._instance_norm(input, weight, bias, eps)
+
+
+# the values of tg_interp_mode (include/tg/ops.h), and the spatial dims the
+# linear modes need
+_INTERP_MODES = {'nearest': 0, 'nearest-exact': 1, 'linear': 2, 'bilinear': 2, 'trilinear': 2}
+_LINEAR_DIMS = {'linear': 1, 'bilinear': 2, 'trilinear': 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """PyTorch's F.interpolate for modes nearest, nearest-exact, linear,
+    bilinear and trilinear (bicubic, area and antialias are not supported)."""
+    if mode not in _INTERP_MODES:
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported (nearest, "
+                                  f"nearest-exact, linear, bilinear, trilinear)")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    nsp = input.ndim - 2
+    if mode in _LINEAR_DIMS and _LINEAR_DIMS[mode] != nsp:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                  f"{_LINEAR_DIMS[mode] + 2}D input")
+    if align_corners is not None and mode not in _LINEAR_DIMS:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("either size or scale_factor should be defined"
+                         if size is None else "only one of size or scale_factor should be defined")
+    if size is not None:
+        size = [size] * nsp if isinstance(size, int) else list(size)
+        if len(size) != nsp:
+            raise ValueError(f"Input and output must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(input.shape[2:])} and output size of {size}.")
+    else:
+        scale_factor = ([float(scale_factor)] * nsp if isinstance(scale_factor, (int, float))
+                        else [float(s) for s in scale_factor])
+        if len(scale_factor) != nsp:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(input.shape[2:])} and scale_factor of shape "
+                             f"{scale_factor}.")
+        if recompute_scale_factor:  # coordinates from in / out, as with a size
+            import math
+            size = [math.floor(n * s) for n, s in zip(input.shape[2:], scale_factor)]
+            scale_factor = None
+    return _C._interpolate(input, size, scale_factor, _INTERP_MODES[mode],
+                           bool(align_corners))
+
+
+def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)

@@ -1,0 +1,187 @@
+/* ONNX ops that map onto tensorgraph's composite ops: InstanceNormalization
+ * (what PyTorch's instance and group norms export to), Resize (nearest and
+ * n-linear, the coordinate modes PyTorch exports and the other simple
+ * ones) and Einsum. */
+#include "onnx/ops.h"
+
+#include "ops/composite.h"
+
+#include <math.h>
+#include <string.h>
+
+static tg_status done(onnx_ictx *c, tg_tensor *y)
+{
+    c->out[0] = y;
+    return y ? TG_OK : tg_last_status();
+}
+
+/* ---- InstanceNormalization ----------------------------------------------------------- */
+static tg_status n_instance_norm(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input"), *scale = x ? oi_req(c, 1, "scale") : NULL;
+    tg_tensor *b = scale ? oi_req(c, 2, "B") : NULL;
+    double eps;
+    if (!b)
+        return tg_last_status();
+    tg_status s = oa_float(c, "epsilon", 1e-5, &eps);
+    if (s != TG_OK)
+        return s;
+    if (tg_ndim(x) < 3)
+        return onnx_err(c, TG_ERR_SHAPE, "input should be [N, C, D1, ...], has rank %d",
+                        tg_ndim(x));
+    return done(c, onnx_as(tg__instance_norm(x, scale, b, eps), tg_dtype_of(x)));
+}
+
+/* ---- Resize ---------------------------------------------------------------------------- */
+typedef struct named {
+    const char *name;
+    int value;
+} named;
+
+static const named coord_modes[] = {
+    {"half_pixel", TG_COORD_HALF_PIXEL},
+    {"pytorch_half_pixel", TG_COORD_PYTORCH_HALF_PIXEL},
+    {"align_corners", TG_COORD_ALIGN_CORNERS},
+    {"asymmetric", TG_COORD_ASYMMETRIC},
+    {"tf_half_pixel_for_nn", TG_COORD_TF_HALF_PIXEL_NN},
+    {NULL, 0},
+};
+static const named nearest_modes[] = {
+    {"round_prefer_floor", TG_NEAREST_ROUND_PREFER_FLOOR},
+    {"round_prefer_ceil", TG_NEAREST_ROUND_PREFER_CEIL},
+    {"floor", TG_NEAREST_FLOOR},
+    {"ceil", TG_NEAREST_CEIL},
+    {NULL, 0},
+};
+
+static tg_status pick(onnx_ictx *c, const char *attr, const char *dflt, const named *t,
+                      int *out)
+{
+    const char *v;
+    tg_status s = oa_string(c, attr, dflt, &v);
+    if (s != TG_OK)
+        return s;
+    for (; t->name; t++)
+        if (!strcmp(t->name, v)) {
+            *out = t->value;
+            return TG_OK;
+        }
+    return onnx_err(c, TG_ERR_UNSUPPORTED, "%s '%s' is not supported", attr, v);
+}
+
+/* the mode and coordinate attributes; unsupported choices name themselves */
+static tg_status resize_modes(onnx_ictx *c, tg_resize_spec *spec)
+{
+    const char *mode;
+    tg_status s = oa_string(c, "mode", "nearest", &mode);
+    if (s != TG_OK)
+        return s;
+    if (!strcmp(mode, "nearest"))
+        spec->mode = TG_RESIZE_NEAREST;
+    else if (!strcmp(mode, "linear"))
+        spec->mode = TG_RESIZE_LINEAR;
+    else
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "mode '%s' is not supported (nearest and "
+                        "linear are)", mode);
+    int coord = TG_COORD_ASYMMETRIC, nearest = TG_NEAREST_FLOOR;
+    if (c->version >= 11) { /* Resize-10 is Upsample's asymmetric floor */
+        const char *ctm;
+        if ((s = oa_string(c, "coordinate_transformation_mode", "half_pixel", &ctm)) != TG_OK)
+            return s;
+        if (!strcmp(ctm, "tf_crop_and_resize"))
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "coordinate_transformation_mode "
+                            "'tf_crop_and_resize' is not supported");
+        if ((s = pick(c, "coordinate_transformation_mode", "half_pixel", coord_modes,
+                      &coord)) != TG_OK ||
+            (s = pick(c, "nearest_mode", "round_prefer_floor", nearest_modes, &nearest)) !=
+                TG_OK)
+            return s;
+    }
+    static const char *const later[] = {"antialias", "axes", "keep_aspect_ratio_policy"};
+    for (int i = 0; i < 3; i++)
+        if (onnx_attr(c, later[i]))
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "attribute %s (opset 18) is not "
+                            "supported", later[i]);
+    spec->coord = (tg_coord_mode)coord;
+    spec->nearest = (tg_nearest_mode)nearest;
+    return TG_OK;
+}
+
+/* an optional input that is absent, "" or empty */
+static bool absent(const onnx_ictx *c, int i)
+{
+    return i >= c->n_in || !c->in[i] || tg_numel(c->in[i]) == 0;
+}
+
+static tg_status n_resize(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X");
+    if (!x)
+        return tg_last_status();
+    tg_resize_spec spec = {0};
+    tg_status s = resize_modes(c, &spec);
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x), i_scales = c->version >= 11 ? 2 : 1, i_sizes = 3;
+    int64_t out[TG_MAX_DIMS], n = 0;
+    double scale[TG_MAX_DIMS];
+    if (!absent(c, i_scales)) {
+        double *v;
+        if ((s = oi_floats(c, i_scales, "scales", &v, &n)) != TG_OK)
+            return s;
+        if (n != r)
+            return onnx_err(c, TG_ERR_IO, "scales has %lld values for an input of rank %d",
+                            (long long)n, r);
+        for (int d = 0; d < r; d++) {
+            double o = floor((double)tg_shape(x)[d] * v[d]);
+            if (!(v[d] > 0) || !(o <= (double)ONNX_IMPORT_MAX_ELEMENTS))
+                return onnx_err(c, TG_ERR_IO, "scale %g of axis %d should be positive and "
+                                "give at most 2^28 elements", v[d], d);
+            out[d] = (int64_t)o;
+            scale[d] = v[d];
+        }
+    } else if (!absent(c, i_sizes)) {
+        int64_t *v;
+        if ((s = oi_ints(c, i_sizes, "sizes", &v, &n)) != TG_OK)
+            return s;
+        if (n != r)
+            return onnx_err(c, TG_ERR_IO, "sizes has %lld values for an input of rank %d",
+                            (long long)n, r);
+        for (int d = 0; d < r; d++) {
+            if (v[d] < 1 || v[d] > ONNX_IMPORT_MAX_ELEMENTS)
+                return onnx_err(c, TG_ERR_IO, "size %lld of axis %d is out of range",
+                                (long long)v[d], d);
+            out[d] = v[d];
+            scale[d] = (double)v[d] / (double)tg_shape(x)[d];
+        }
+    } else {
+        return onnx_err(c, TG_ERR_IO, "one of scales and sizes must be given");
+    }
+    if ((s = onnx_check_numel(c, r, out, "the output")) != TG_OK)
+        return s;
+    spec.out = out;
+    spec.scale = scale;
+    return done(c, tg__resize(x, &spec));
+}
+
+/* ---- Einsum ------------------------------------------------------------------------------ */
+static tg_status n_einsum(onnx_ictx *c)
+{
+    const char *eq;
+    tg_status s = oa_string(c, "equation", NULL, &eq);
+    if (s != TG_OK)
+        return s;
+    if (!eq)
+        return onnx_err(c, TG_ERR_IO, "attribute equation is required");
+    for (int i = 0; i < c->n_in; i++)
+        if (!oi_req(c, i, "Inputs"))
+            return tg_last_status();
+    return done(c, tg_einsum(eq, c->n_in, c->in));
+}
+
+const onnx_op_entry onnx_ops_composite[] = {
+    {"InstanceNormalization", {1, 6}, 3, 3, 1, 1, n_instance_norm, 0},
+    {"Resize", {10, 11, 13}, 1, 4, 1, 1, n_resize, 0},
+    {"Einsum", {12}, 1, ONNX_MAX_IO, 1, 1, n_einsum, 0},
+    {NULL, {0}, 0, 0, 0, 0, NULL, 0},
+};

@@ -1,0 +1,228 @@
+/* Resizing: tg_interpolate (PyTorch's F.interpolate, modes nearest,
+ * nearest-exact and (bi/tri)linear) and tg__resize, the general form ONNX
+ * Resize maps to. Both modes are separable, so x is resized one axis at a
+ * time: nearest is an index_select of the source slices, linear the
+ * weighted sum of two index_selects (the neighbours below and above the
+ * source coordinate). The index lists and weights are constants computed
+ * here from the sizes alone, so the gradient (index_select's scatter-add)
+ * and the forward-mode rule come from index_select, mul and add, in eager
+ * and graph mode alike. */
+#include "ops/composite.h"
+#include "ops/nn_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* v * inv, or v / scale (ONNX's reference divides by the given scale) */
+static double step(const tg_resize_spec *s, int axis, double v)
+{
+    if (s->scale)
+        return v / s->scale[axis];
+    if (s->f32_coords) /* PyTorch's nearest multiplies in float32 */
+        return (double)((float)v * (float)s->inv[axis]);
+    return v * s->inv[axis];
+}
+
+static double source_coord(const tg_resize_spec *s, int axis, int64_t i, int64_t in,
+                           int64_t out)
+{
+    double x = (double)i;
+    switch (s->coord) {
+    case TG_COORD_HALF_PIXEL: return step(s, axis, x + 0.5) - 0.5;
+    case TG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? step(s, axis, x + 0.5) - 0.5 : 0.0;
+    case TG_COORD_ALIGN_CORNERS: {
+        /* ONNX stretches to the unrounded output length in * scale */
+        double len = s->scale ? (double)in * s->scale[axis] : (double)out;
+        return out > 1 && len != 1.0 ? x * (double)(in - 1) / (len - 1.0) : 0.0;
+    }
+    case TG_COORD_ASYMMETRIC: return step(s, axis, x);
+    case TG_COORD_TF_HALF_PIXEL_NN: return step(s, axis, x + 0.5);
+    }
+    return 0.0;
+}
+
+static int64_t clamp_index(double v, int64_t in)
+{
+    if (!(v > 0)) /* also NaN */
+        return 0;
+    return v >= (double)(in - 1) ? in - 1 : (int64_t)v;
+}
+
+static int64_t nearest_index(tg_nearest_mode m, double x, int64_t in)
+{
+    double r;
+    switch (m) {
+    case TG_NEAREST_ROUND_PREFER_FLOOR: r = ceil(x - 0.5); break;
+    case TG_NEAREST_ROUND_PREFER_CEIL: r = floor(x + 0.5); break;
+    case TG_NEAREST_FLOOR: r = floor(x); break;
+    default: r = ceil(x); break;
+    }
+    return clamp_index(r, in);
+}
+
+/* [out, 1, ...] weights in x's dtype, broadcasting along `axis` of x */
+static tg_tensor *axis_weights(const double *w, int64_t out, int axis, const tg_tensor *x)
+{
+    int64_t shape[TG_MAX_DIMS];
+    int nd = x->ndim - axis;
+    shape[0] = out;
+    for (int i = 1; i < nd; i++)
+        shape[i] = 1;
+    if (x->dtype == TG_FLOAT64)
+        return tg_from_data(TG_FLOAT64, nd, shape, w);
+    float *f = malloc((size_t)(out ? out : 1) * sizeof *f);
+    if (!f)
+        return tg__error_null(TG_ERR_NOMEM, "resize: out of memory");
+    for (int64_t i = 0; i < out; i++)
+        f[i] = (float)w[i];
+    tg_tensor *t = tg_from_data(TG_FLOAT32, nd, shape, f);
+    free(f);
+    return t;
+}
+
+/* x resized along one axis; *skip set (and NULL returned) when the axis
+ * would come out unchanged */
+static tg_tensor *resize_axis(tg_tensor *x, int axis, const tg_resize_spec *s, bool *skip)
+{
+    int64_t in = x->shape[axis], out = s->out[axis];
+    *skip = false;
+    int64_t n = out ? out : 1;
+    int64_t *lo = malloc((size_t)n * sizeof *lo), *hi = malloc((size_t)n * sizeof *hi);
+    double *w = malloc((size_t)n * sizeof *w);
+    tg_tensor *y = NULL;
+    if (!lo || !hi || !w) {
+        tg__error(TG_ERR_NOMEM, "resize: out of memory");
+        goto done;
+    }
+    bool identity = out == in, frac = false;
+    for (int64_t i = 0; i < out; i++) {
+        double c = source_coord(s, axis, i, in, out);
+        if (s->mode == TG_RESIZE_NEAREST) {
+            lo[i] = nearest_index(s->nearest, c, in);
+            w[i] = 0;
+        } else {
+            double f = floor(c);
+            lo[i] = clamp_index(f, in);
+            hi[i] = clamp_index(f + 1, in);
+            /* at the borders both neighbours are one slice: weight 0 */
+            w[i] = lo[i] == hi[i] || !isfinite(c) ? 0.0 : c - f;
+        }
+        frac = frac || w[i] != 0;
+        identity = identity && lo[i] == i && w[i] == 0;
+    }
+    if (identity) {
+        *skip = true;
+        goto done;
+    }
+    TG_LOCAL_BEGIN();
+    tg_tensor *ilo = tg_from_data(TG_INT64, 1, &out, lo);
+    y = tg_index_select(x, axis, ilo);
+    if (frac) { /* (1 - w) x[lo] + w x[hi], as PyTorch weighs them */
+        for (int64_t i = 0; i < out; i++)
+            lo[i] = hi[i];
+        tg_tensor *above = tg_index_select(x, axis, tg_from_data(TG_INT64, 1, &out, lo));
+        tg_tensor *wb = axis_weights(w, out, axis, x);
+        for (int64_t i = 0; i < out; i++)
+            w[i] = 1.0 - w[i];
+        tg_tensor *wa = axis_weights(w, out, axis, x);
+        y = tg_add(tg_mul(y, wa), tg_mul(above, wb));
+    }
+    y = tg_keep(y);
+    tg_scope_end();
+done:
+    free(lo);
+    free(hi);
+    free(w);
+    return y;
+}
+
+tg_tensor *tg__resize(tg_tensor *x, const tg_resize_spec *s)
+{
+    if (!tg__nn_have("resize", x, "input"))
+        return NULL;
+    if (s->mode == TG_RESIZE_LINEAR && tg_require_float("interpolate", x, 0) != TG_OK)
+        return NULL;
+    for (int d = 0; d < x->ndim; d++)
+        if (s->out[d] < 0 || (x->shape[d] == 0 && s->out[d] > 0)) {
+            char a[160];
+            return tg__error_null(TG_ERR_SHAPE, "interpolate: cannot resize axis %d of the "
+                                  "input %s to %lld", d,
+                                  tg_shape_str(x->ndim, x->shape, a, sizeof a),
+                                  (long long)s->out[d]);
+        }
+    TG_LOCAL_BEGIN();
+    tg_tensor *y = x;
+    for (int d = 0; d < x->ndim && y; d++) {
+        bool skip;
+        tg_tensor *r = resize_axis(y, d, s, &skip);
+        if (!skip)
+            y = r;
+    }
+    if (y == x)
+        y = tg_clone(x); /* a new tensor, as every op returns */
+    TG_LOCAL_RETURN(y);
+}
+
+static const char *const mode_names[] = {"nearest", "nearest-exact", "linear"};
+
+tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
+                          const double *scale_factor, tg_interp_mode mode,
+                          bool align_corners)
+{
+    const char *op = "interpolate";
+    char a[160];
+    if (!tg__nn_have(op, x, "input"))
+        return NULL;
+    if ((int)mode < 0 || mode > TG_INTERP_LINEAR)
+        return tg__error_null(TG_ERR_UNSUPPORTED, "interpolate: unknown mode %d (nearest, "
+                              "nearest-exact and linear are supported)", (int)mode);
+    if (x->ndim < 3 || x->ndim > 5 || n != x->ndim - 2)
+        return tg__error_null(TG_ERR_SHAPE, "interpolate: expected an input [N, C, d1 (, d2 "
+                              "(, d3))] with one size or scale factor per spatial dim, got "
+                              "%s and %d values", tg_shape_str(x->ndim, x->shape, a, sizeof a),
+                              n);
+    if (!size == !scale_factor)
+        return tg__error_null(TG_ERR_ARG, "interpolate: exactly one of size and scale_factor "
+                              "should be given");
+    if (align_corners && mode != TG_INTERP_LINEAR)
+        return tg__error_null(TG_ERR_ARG, "interpolate: align_corners option can only be set "
+                              "with the interpolating modes: linear | bilinear | trilinear "
+                              "(mode is %s)", mode_names[mode]);
+    int64_t out[TG_MAX_DIMS];
+    double inv[TG_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) {
+        out[d] = x->shape[d];
+        inv[d] = 1.0;
+    }
+    for (int i = 0; i < n; i++) {
+        int64_t in = x->shape[2 + i];
+        if (size) {
+            if (size[i] < 1)
+                return tg__error_null(TG_ERR_ARG, "interpolate: output size %lld of spatial "
+                                      "dim %d must be positive", (long long)size[i], i);
+            out[2 + i] = size[i];
+            inv[2 + i] = (double)in / (double)size[i];
+        } else {
+            double sf = scale_factor[i], o = floor((double)in * sf);
+            if (!(sf > 0) || !(o >= 1) || o > (double)INT32_MAX)
+                return tg__error_null(TG_ERR_ARG, "interpolate: scale factor %g of spatial "
+                                      "dim %d gives no valid output size for an input of %lld",
+                                      sf, i, (long long)in);
+            out[2 + i] = (int64_t)o;
+            inv[2 + i] = 1.0 / sf; /* PyTorch uses the given factor, not out / in */
+        }
+    }
+    tg_resize_spec s = {.mode = mode == TG_INTERP_LINEAR ? TG_RESIZE_LINEAR : TG_RESIZE_NEAREST,
+                        .nearest = TG_NEAREST_FLOOR, .out = out,
+                        /* PyTorch's nearest computes coordinates in float32, its
+                         * linear modes in the input's precision */
+                        .f32_coords = mode != TG_INTERP_LINEAR || x->dtype != TG_FLOAT64,
+                        .inv = inv};
+    if (mode == TG_INTERP_NEAREST)
+        s.coord = TG_COORD_ASYMMETRIC;
+    else if (mode == TG_INTERP_NEAREST_EXACT)
+        s.coord = TG_COORD_TF_HALF_PIXEL_NN;
+    else
+        s.coord = align_corners ? TG_COORD_ALIGN_CORNERS : TG_COORD_HALF_PIXEL;
+    return tg__resize(x, &s);
+}

@@ -1,0 +1,75 @@
+"""Transposed, 1-D and 3-D convolution and pooling: outputs and gradients
+against PyTorch (skipped without it), modules, argument errors."""
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+import tensorgraph.nn as nn
+import tensorgraph.nn.functional as F
+from conftest import needs_torch, torch
+
+
+def _pair(rng, shape, dtype):
+    a = rng.standard_normal(shape).astype(dtype)
+    return tg.tensor(a, requires_grad=True), (torch.tensor(a, requires_grad=True)
+                                              if torch is not None else None)
+
+
+def _compare(fn_tg, fn_torch, shapes, dtype, rtol):
+    """fn on tensors of the given shapes: outputs and all input gradients"""
+    rng = np.random.default_rng(3)
+    pairs = [_pair(rng, s, dtype) for s in shapes]
+    y = fn_tg(*[p[0] for p in pairs])
+    yt = fn_torch(*[p[1] for p in pairs])
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=rtol, atol=rtol)
+    g = rng.standard_normal(tuple(yt.shape)).astype(dtype)
+    y.backward(tg.tensor(g))
+    yt.backward(torch.tensor(g))
+    for a, at in pairs:
+        np.testing.assert_allclose(a.grad.numpy(), at.grad.numpy(), rtol=rtol, atol=rtol)
+
+
+CT_CASES = [
+    # (x shape, w shape, kwargs)
+    ((2, 4, 5, 6), (4, 3, 3, 3), dict()),
+    ((2, 4, 5, 6), (4, 3, 3, 2), dict(stride=2, padding=1, output_padding=1)),
+    ((1, 4, 4, 5), (4, 2, 2, 3), dict(stride=(3, 2), padding=(1, 0), output_padding=(2, 1),
+                                      groups=2, dilation=(1, 2))),
+    ((2, 6, 3, 3), (6, 1, 3, 3), dict(stride=2, groups=6, dilation=2)),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 1e-4), (np.float64, 1e-10)])
+@pytest.mark.parametrize("xs,ws,kw", CT_CASES)
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_transpose2d_matches_torch(xs, ws, kw, dtype, rtol, bias):
+    shapes = [xs, ws] + ([(ws[1] * kw.get("groups", 1),)] if bias else [])
+    _compare(lambda *a: F.conv_transpose2d(*a, **kw),
+             lambda *a: torch.nn.functional.conv_transpose2d(*a, **kw), shapes, dtype, rtol)
+
+
+@needs_torch
+def test_conv_transpose2d_module_matches_torch():
+    m = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+    mt = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+    assert tuple(m.weight.shape) == tuple(mt.weight.shape) == (4, 3, 3, 3)
+    with torch.no_grad():
+        mt.weight.copy_(torch.tensor(m.weight.detach().numpy()))
+        mt.bias.copy_(torch.tensor(m.bias.detach().numpy()))
+    x = np.random.default_rng(0).standard_normal((2, 4, 5, 5)).astype(np.float32)
+    y, yt = m(tg.tensor(x)), mt(torch.tensor(x))
+    assert tuple(y.shape) == (2, 6, 10, 10)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-5)
+    # PyTorch's bound for the init: 1/sqrt(fan_in), fan_in = out/groups * k * k
+    assert np.abs(m.bias.detach().numpy()).max() <= 1 / np.sqrt(3 * 9)
+
+
+def test_conv_transpose2d_errors():
+    x, w = tg.ones(1, 2, 3, 3), tg.ones(2, 1, 3, 3)
+    with pytest.raises(ValueError, match="pair"):
+        F.conv_transpose2d(x, w, stride=(1, 2, 3))
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(x, w, stride=2, output_padding=2)
+    with pytest.raises(NotImplementedError):
+        nn.ConvTranspose2d(2, 2, 3, padding='same')

@@ -19,6 +19,9 @@ bool tg_is_leaf(const tg_tensor *t);
 /* the accumulated gradient (borrowed; owned by t), or NULL */
 tg_tensor *tg_grad(const tg_tensor *t);
 void tg_zero_grad(tg_tensor *t); /* drops the gradient */
+/* replaces t's gradient by grad (same shape and dtype; retained, not
+ * copied: later backward passes accumulate into it) or drops it (NULL) */
+tg_status tg_set_grad(tg_tensor *t, tg_tensor *grad);
 /* a new tensor sharing t's storage, cut off from the graph */
 tg_tensor *tg_detach(tg_tensor *t);
 /* name of the op that produced t ("mul", ...), or NULL for a leaf */

@@ -125,10 +125,14 @@ static PyObject *get_grad(PyObject *o, void *c)
 static int set_grad(PyObject *o, PyObject *v, void *c)
 {
     (void)c;
-    if (v && v != Py_None) {
-        PyErr_SetString(PyExc_NotImplementedError, "assigning a tensor to .grad is not "
-                        "supported; only `x.grad = None` (gradients accumulate via backward)");
-        return -1;
+    if (v && v != Py_None) { /* x.grad = g: g itself, as in PyTorch */
+        if (!Tensor_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "assigned grad expected to be a Tensor or None but "
+                         "got grad of type %s", Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        tg_status st = tg_set_grad(TENSOR(o), TENSOR(v));
+        return st == TG_OK ? 0 : tgpy_fail_status(st);
     }
     tg_zero_grad(TENSOR(o));
     return 0;
@@ -419,6 +423,22 @@ static PyObject *m_make_subclass(PyObject *unused, PyObject *args)
     return r;
 }
 
+/* self._rebind_(other): self now wraps other's tg_tensor, which must share
+ * self's storage (PyTorch's squeeze_, t_, detach_ change the tensor
+ * object itself; a numpy array exporting self's memory keeps pointing at
+ * live storage because the storage is the same) */
+static PyObject *m_rebind_(PyObject *o, PyObject *other)
+{
+    if (!Tensor_Check(other))
+        return PyErr_Format(PyExc_TypeError, "_rebind_: expected a Tensor");
+    if (!tg_shares_storage(TENSOR(o), TENSOR(other)))
+        return PyErr_Format(PyExc_RuntimeError, "_rebind_: the tensors must share storage");
+    tg_tensor *old = TENSOR(o);
+    ((TensorObject *)o)->t = tg_retain(TENSOR(other));
+    tg_release(old);
+    return Py_NewRef(o);
+}
+
 #define FAST(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL, doc}
 #define KWFAST(name, fn) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL | METH_KEYWORDS, NULL}
 static PyMethodDef tensor_methods[] = {
@@ -445,6 +465,7 @@ static PyMethodDef tensor_methods[] = {
     FAST("uniform_", m_uniform_, "uniform_(from=0, to=1, generator=None)"),
     FAST("normal_", m_normal_, "normal_(mean=0, std=1, generator=None)"),
     {"_make_subclass", m_make_subclass, METH_VARARGS | METH_STATIC, NULL},
+    {"_rebind_", m_rebind_, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 
 /* ---- buffer protocol: numpy views the tensor's memory --------------------------- */

@@ -23,6 +23,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
     retain = create_graph if retain_graph is None else retain_graph
     res = _C._grad(outputs, inputs, grad_outputs, bool(retain), bool(create_graph))
+    from ._tensor_extra import apply_input_hooks
+    res = apply_input_hooks(inputs, res)
     if not allow_unused and any(r is None for r in res):
         raise RuntimeError("One of the differentiated Tensors appears to not have been used "
                            "in the graph. Set allow_unused=True if this is the desired "
@@ -43,7 +45,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                              _tensor(g, dtype=t.dtype)
                              for g, t in zip(_seq(grad_tensors), tensors))
     retain = create_graph if retain_graph is None else retain_graph
-    _C._backward(tensors, grad_tensors, bool(retain), bool(create_graph))
+    from ._tensor_extra import _with_leaf_hooks
+    _with_leaf_hooks(lambda: _C._backward(tensors, grad_tensors, bool(retain),
+                                          bool(create_graph)))
 
 
 class _FunctionMeta(type):

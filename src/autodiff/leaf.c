@@ -34,6 +34,32 @@ void tg_zero_grad(tg_tensor *t)
     t->grad = NULL;
 }
 
+tg_status tg_set_grad(tg_tensor *t, tg_tensor *grad)
+{
+    if (!t)
+        return tg__error(TG_ERR_ARG, "tg_set_grad: tensor is NULL");
+    if (grad) {
+        if (t->graph || grad->graph)
+            return tg__error(TG_ERR_AUTOGRAD, "tg_set_grad: symbolic tensors have no grad");
+        if (grad->dtype != t->dtype)
+            return tg__error(TG_ERR_DTYPE, "tg_set_grad: assigned grad has data of a "
+                             "different type (%s, the tensor is %s)",
+                             tg_dtype_name(grad->dtype), tg_dtype_name(t->dtype));
+        bool same = grad->ndim == t->ndim;
+        for (int i = 0; same && i < t->ndim; i++)
+            same = grad->shape[i] == t->shape[i];
+        if (!same)
+            return tg__error(TG_ERR_SHAPE, "tg_set_grad: assigned grad has data of a "
+                             "different size");
+        tg_retain(grad);
+    }
+    /* grad itself, not a copy (as PyTorch's `x.grad = g`): later
+     * accumulation writes into it */
+    tg_release(t->grad);
+    t->grad = grad;
+    return TG_OK;
+}
+
 const char *tg_grad_fn_name(const tg_tensor *t)
 {
     return t && t->grad_fn ? t->grad_fn->name : NULL;

@@ -30,11 +30,11 @@ static double source_coord(const tg_resize_spec *s, int axis, int64_t i, int64_t
     switch (s->coord) {
     case TG_COORD_HALF_PIXEL: return step(s, axis, x + 0.5) - 0.5;
     case TG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? step(s, axis, x + 0.5) - 0.5 : 0.0;
-    case TG_COORD_ALIGN_CORNERS: {
-        /* ONNX stretches to the unrounded output length in * scale */
-        double len = s->scale ? (double)in * s->scale[axis] : (double)out;
-        return out > 1 && len != 1.0 ? x * (double)(in - 1) / (len - 1.0) : 0.0;
-    }
+    case TG_COORD_ALIGN_CORNERS:
+        /* corners to corners of the (integer) output, as PyTorch and
+         * onnxruntime do; ONNX 1.12's reference stretches to the unrounded
+         * in * scale instead (see expected_failures.txt) */
+        return out > 1 ? x * (double)(in - 1) / (double)(out - 1) : 0.0;
     case TG_COORD_ASYMMETRIC: return step(s, axis, x);
     case TG_COORD_TF_HALF_PIXEL_NN: return step(s, axis, x + 0.5);
     }

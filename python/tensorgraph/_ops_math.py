@@ -1,0 +1,387 @@
+"""PyTorch's elementwise math functions that compose existing ops:
+isnan/isinf/isfinite, lerp, addcmul/addcdiv, square, reciprocal, trunc/
+frac, log1p/expm1 (accurate near 0: Kahan's compositions, with exact
+gradients through autograd.Function), logaddexp, hypot, atan2, isclose,
+floor_divide, clamp with tensor bounds, cumprod/diff, logit, eye."""
+import builtins
+import math
+
+import numpy as np
+
+from . import _C
+from ._creation import arange, tensor, zeros
+
+Tensor = _C.Tensor
+
+__all__ = ['isnan', 'isinf', 'isfinite', 'isposinf', 'isneginf', 'isreal', 'lerp', 'addcmul',
+           'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac', 'log1p', 'expm1',
+           'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
+           'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'eye',
+           'get_default_dtype', 'set_default_dtype', 'is_complex', 'deg2rad', 'rad2deg',
+           'float_power', 'sinh', 'cosh', 'signbit',
+           'sgn', 'positive', 'absolute']
+
+
+def _t(x, like=None):
+    """a Python number as a 0-d tensor typed next to `like`"""
+    if isinstance(x, Tensor):
+        return x
+    if like is not None and isinstance(x, (int, float, bool)):
+        return _C.add(zeros((), dtype=like.dtype), x) if not isinstance(x, builtins.bool) \
+            else tensor(x)
+    return tensor(x)
+
+
+def _float(x):
+    """integer and bool inputs computed in the default float dtype, as
+    PyTorch's floating-point functions do"""
+    return x if x.dtype.is_floating_point else x.to(_C.float32)
+
+
+def isnan(input):
+    return input != input
+
+
+def isinf(input):
+    if not input.dtype.is_floating_point:
+        return zeros(input.shape, dtype=_C.bool)
+    return input.abs() == math.inf
+
+
+def isposinf(input):
+    if not input.dtype.is_floating_point:
+        return zeros(input.shape, dtype=_C.bool)
+    return input == math.inf
+
+
+def isneginf(input):
+    if not input.dtype.is_floating_point:
+        return zeros(input.shape, dtype=_C.bool)
+    return input == -math.inf
+
+
+def isfinite(input):
+    if not input.dtype.is_floating_point:
+        return _C.logical_not(zeros(input.shape, dtype=_C.bool))
+    return (input == input) & (input.abs() != math.inf)
+
+
+def isreal(input):
+    return _C.logical_not(zeros(input.shape, dtype=_C.bool))
+
+
+def is_complex(input):
+    return False
+
+
+def signbit(input):
+    if not input.dtype.is_floating_point:
+        return input < 0
+    # -0.0 has its sign bit set: 1 / -0.0 is -inf
+    return (input < 0) | ((input == 0) & (1.0 / input < 0))
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input), computed from the nearer end as
+    PyTorch does (exact at weight 0 and 1)"""
+    w = _t(weight, input)
+    d = end - input
+    return _C.where(w.abs() < 0.5, input + w * d, end - d * (1 - w))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return input + value * (tensor1 * tensor2) if value != 1 else input + tensor1 * tensor2
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future release addcdiv will perform a true division of tensor1 "
+                           "and tensor2. ")
+    q = tensor1 / tensor2
+    return input + value * q if value != 1 else input + q
+
+
+def square(input):
+    if input.dtype == _C.bool:
+        input = input.to(_C.int64)
+    return input * input
+
+
+def reciprocal(input):
+    x = _float(input)
+    return 1.0 / x
+
+
+def trunc(input):
+    """rounding toward zero (exact; gradient 0, as PyTorch's)"""
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    return _C.where(input >= 0, input.floor(), input.ceil())
+
+
+fix = trunc
+
+
+def frac(input):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"frac_cpu\" not implemented for '{input.dtype}'")
+    return input - trunc(input)
+
+
+def _function(name, forward, backward):
+    """an autograd.Function with one input whose gradient rule is given"""
+    from .autograd import Function
+
+    def fwd(ctx, x):
+        ctx.save_for_backward(x)
+        return forward(x)
+
+    def bwd(ctx, g):
+        x, = ctx.saved_tensors
+        return backward(x, g)
+    return type(name, (Function,), {'forward': staticmethod(fwd), 'backward': staticmethod(bwd)})
+
+
+def _log1p_value(x):
+    # Kahan: with u = 1 + x rounded, x * log(u) / (u - 1) is within a few
+    # ulps of log(1 + x) (the rounding error of u cancels in the ratio)
+    u = 1 + x
+    r = _C.where(u == 1, x, _C.log(u) * (x / (u - 1)))
+    return _C.where(u == math.inf, u, r)
+
+
+def _expm1_value(x):
+    # Kahan: (u - 1) * x / log(u) with u = exp(x) rounded
+    u = _C.exp(x)
+    um1 = u - 1
+    r = _C.where(u == 1, x, um1 * (x / _C.log(u)))
+    r = _C.where(um1 == -1, um1, r)
+    return _C.where(u == math.inf, u, r)
+
+
+_Log1p = _function('Log1p', _log1p_value, lambda x, g: g / (1 + x))
+_Expm1 = _function('Expm1', _expm1_value, lambda x, g: g * _C.exp(x))
+
+
+def log1p(input):
+    """log(1 + x), accurate for tiny x (Kahan's composition; gradient
+    1 / (1 + x))"""
+    return _Log1p.apply(_float(input))
+
+
+def expm1(input):
+    """exp(x) - 1, accurate for tiny x (gradient exp(x))"""
+    return _Expm1.apply(_float(input))
+
+
+def logaddexp(input, other):
+    """log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|))"""
+    a, b = _float(input), _float(other)
+    m = _C.maximum(a, b)
+    r = m + log1p(_C.exp(-(a - b).abs()))
+    # equal infinities: a - b is NaN, the answer is that infinity
+    return _C.where((a == b) & (a.abs() == math.inf), a, r)
+
+
+def logaddexp2(input, other):
+    ln2 = math.log(2.0)
+    return logaddexp(_float(input) * ln2, _float(other) * ln2) / ln2
+
+
+def hypot(input, other):
+    """sqrt(a^2 + b^2) scaled by the larger magnitude (no overflow or
+    underflow in the squares)"""
+    a, b = input.abs(), other.abs()
+    m, n = _C.maximum(a, b), _C.minimum(a, b)
+    safe = _C.where(m == 0, _C.add(zeros((), dtype=m.dtype), 1), m)
+    r = n / safe
+    h = m * _C.sqrt(1 + r * r)
+    return _C.where(m == math.inf, m, h)
+
+
+def _atan2_forward(ctx, y, x):
+    ctx.save_for_backward(y, x)
+    if y.is_symbolic or x.is_symbolic:
+        raise RuntimeError("atan2: not available inside tg.function (no C op yet)")
+    yb, xb = np.broadcast_arrays(y.detach().numpy(), x.detach().numpy())
+    dt = _C.promote_types(y.dtype, x.dtype)
+    return tensor(np.arctan2(yb, xb), dtype=dt)
+
+
+def _atan2_backward(ctx, g):
+    y, x = ctx.saved_tensors
+    d = x * x + y * y
+    gy, gx = g * x / d, -g * y / d
+    return gy.sum_to_size(*y.shape), gx.sum_to_size(*x.shape)
+
+
+_Atan2 = None
+
+
+def atan2(input, other):
+    """the angle of (other, input) in (-pi, pi]; computed on the host
+    (eager mode only) until a C op exists, gradient composed"""
+    global _Atan2
+    if _Atan2 is None:
+        from .autograd import Function
+        _Atan2 = type('Atan2', (Function,), {'forward': staticmethod(_atan2_forward),
+                                             'backward': staticmethod(_atan2_backward)})
+    return _Atan2.apply(_float(input), _float(other))
+
+
+arctan2 = atan2
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    if input.dtype == _C.bool:
+        return input == other
+    a, b = input.to(_C.float64), other.to(_C.float64)
+    eq = a == b
+    close = (a - b).abs() <= atol + rtol * b.abs()
+    close = close & isfinite(a) & isfinite(b)
+    r = eq | close
+    if equal_nan:
+        r = r | (isnan(a) & isnan(b))
+    return r
+
+
+def floor_divide(input, other):
+    return input // other
+
+
+def clamp(input, min=None, max=None):  # noqa: A002  (PyTorch's names)
+    """clamp with number or tensor bounds (tensors: maximum then minimum,
+    so min > max gives max, as in PyTorch)"""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        return _C.clamp(input, min, max)
+    out = input
+    if min is not None:
+        out = _C.maximum(out, _t(min, input))
+    if max is not None:
+        out = _C.minimum(out, _t(max, input))
+    return out
+
+
+clip = clamp
+
+
+def clamp_min(input, min):  # noqa: A002
+    return clamp(input, min, None)
+
+
+def clamp_max(input, max):  # noqa: A002
+    return clamp(input, None, max)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """running products along dim: a doubling scan (log2(n) products of
+    shifted copies), differentiable through zeros too"""
+    if dtype is not None:
+        input = input.to(dtype)
+    elif not input.dtype.is_floating_point:
+        input = input.to(_C.int64)  # PyTorch accumulates integers as int64
+    from ._ops_shape import _dim
+    d = _dim(dim, input.ndim)
+    if input.ndim == 0:
+        return input.clone()
+    n = input.shape[d]
+    y, shift = input, 1
+    while shift < n:
+        shape = list(input.shape)
+        shape[d] = shift
+        ones = _C.add(zeros(shape, dtype=input.dtype), 1)
+        y = y * _C.cat([ones, y.narrow(d, 0, n - shift)], d)
+        shift *= 2
+    return y if y is not input else input.clone()
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """n-th forward differences along dim (bool: xor)"""
+    from ._ops_shape import _dim
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    d = _dim(dim, input.ndim)
+    parts = [p for p in (prepend, input, append) if p is not None]
+    if len(parts) > 1:
+        parts = [p if p.ndim else p.expand(*input.shape[:d], 1, *input.shape[d + 1:])
+                 for p in parts]
+        input = _C.cat(parts, d)
+    for _ in range(n):
+        m = input.shape[d]
+        if m == 0:
+            break
+        hi, lo = input.narrow(d, 1, m - 1), input.narrow(d, 0, m - 1)
+        input = _C.logical_xor(hi, lo) if input.dtype == _C.bool else hi - lo
+    return input
+
+
+def logit(input, eps=None):
+    x = _float(input)
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return _C.log(x / (1 - x))
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
+    m = n if m is None else m
+    e = (arange(n).unsqueeze(1) == arange(m).unsqueeze(0)).to(dtype or _C.float32)
+    if requires_grad:
+        e.requires_grad_(True)
+    return e
+
+
+def get_default_dtype():
+    return _C.float32
+
+
+def set_default_dtype(d):
+    if d != _C.float32:
+        raise NotImplementedError("set_default_dtype: tensorgraph's default dtype is "
+                                  "float32 and cannot be changed")
+
+
+def deg2rad(input):
+    return _float(input) * (math.pi / 180)
+
+
+def rad2deg(input):
+    return _float(input) * (180 / math.pi)
+
+
+
+def float_power(input, exponent):
+    return _C.pow(_t(input).to(_C.float64), _t(exponent).to(_C.float64)
+                  if isinstance(exponent, Tensor) else exponent)
+
+
+
+
+
+def sinh(input):
+    x = _float(input)
+    # expm1 keeps sinh accurate near 0
+    return (expm1(x) - expm1(-x)) / 2
+
+
+def cosh(input):
+    x = _float(input)
+    return (_C.exp(x) + _C.exp(-x)) / 2
+
+
+def sgn(input):
+    return input.sign()
+
+
+def positive(input):
+    return input
+
+
+def absolute(input):
+    return input.abs()

@@ -1,0 +1,588 @@
+"""PyTorch's shape and array functions that compose existing ops: tril/triu,
+flip/roll/rot90, diag/diagonal/trace, repeat_interleave, narrow/select/
+unbind, movedim, unflatten, broadcast_to, meshgrid, the stacks, outer/dot/
+tensordot, scatter/scatter_add/index_add, nonzero/masked_select. Index
+tensors are built with arange and used through index_select/gather/where,
+so the results are differentiable (and traceable by tg.function) wherever
+PyTorch's are differentiable; the data-dependent ones (nonzero,
+masked_select, repeat_interleave with tensor repeats) read values on the
+host and run eagerly only."""
+import builtins
+
+import numpy as np
+
+from . import _C
+from ._creation import arange, full, tensor, zeros
+
+Tensor = _C.Tensor
+
+__all__ = ['tril', 'triu', 'flip', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal',
+           'diag_embed', 'trace', 'repeat_interleave', 'narrow', 'select', 'unbind', 'movedim',
+           'moveaxis', 'unflatten', 'broadcast_to', 'broadcast_tensors', 'broadcast_shapes',
+           'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'hstack', 'vstack', 'dstack',
+           'column_stack', 'row_stack', 'outer', 'ger', 'dot', 'vdot', 'inner', 'tensordot',
+           'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
+           'argwhere', 'masked_select', 'count_nonzero', 't', 'take', 'take_along_dim']
+
+
+def _dim(d, ndim, name='dim'):
+    """d wrapped into [0, ndim) with PyTorch's IndexError"""
+    n = builtins.max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+def _dims(dims, ndim):
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    out = [_dim(d, ndim) for d in dims]
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dims has duplicates: {dims}")
+    return out
+
+
+def _zero(x):
+    return zeros((), dtype=x.dtype)
+
+
+def _tri(input, diagonal, lower):
+    if input.ndim < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 "
+                           f"dimensions")
+    r, c = input.shape[-2:]
+    d = arange(c).unsqueeze(0) - arange(r).unsqueeze(1)  # column - row
+    keep = d <= diagonal if lower else d >= diagonal
+    return _C.where(keep, input, _zero(input))
+
+
+def tril(input, diagonal=0):
+    """the lower triangle (column - row <= diagonal) of the last two dims"""
+    return _tri(input, diagonal, True)
+
+
+def triu(input, diagonal=0):
+    return _tri(input, diagonal, False)
+
+
+def _reversed_index(n):
+    return arange(n - 1, -1, -1) if n else arange(0)
+
+
+def flip(input, dims):
+    """a copy with the order of the given dims reversed"""
+    for d in _dims(dims, input.ndim):
+        input = _C.index_select(input, d, _reversed_index(input.shape[d]))
+    return input if dims else input.clone()
+
+
+def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def roll(input, shifts, dims=None):
+    """elements shifted along dims, wrapping around (dims None: the
+    flattened tensor, shape kept)"""
+    if dims is None:
+        if not isinstance(shifts, int):
+            if len(shifts) != 1:
+                raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                                   f"dims:0")
+            shifts = shifts[0]
+        return roll(input.flatten(), shifts, 0).view(input.shape)
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    for s, d in zip(shifts, dims):
+        d = _dim(d, input.ndim)
+        n = input.shape[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            input = _C.cat([input.narrow(d, n - s, s), input.narrow(d, 0, n - s)], d)
+    return input
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """rotation by 90 degrees k times in the plane dims, from the first
+    towards the second"""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = _dim(dims[0], input.ndim), _dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return flip(input, [d1]).transpose(d0, d1)
+    if k == 2:
+        return flip(input, [d0, d1])
+    if k == 3:
+        return flip(input, [d0]).transpose(d0, d1)
+    return input.clone()
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """the diagonal of the (dim1, dim2) planes as the last dim (a copy)"""
+    d1, d2 = _dim(dim1, input.ndim), _dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    x = movedim(input, (d1, d2), (-2, -1))
+    r, c = x.shape[-2:]
+    n = builtins.max(0, builtins.min(r + builtins.min(offset, 0), c - builtins.max(offset, 0)))
+    rows = arange(n) - builtins.min(offset, 0)
+    cols = arange(n) + builtins.max(offset, 0)
+    x = x.flatten(-2)  # element (i, j) at i * c + j: one gather on the last dim
+    return _C.index_select(x, -1, rows * c + cols)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """the last dim of input as diagonals of new (dim1, dim2) planes"""
+    n = input.shape[-1] + builtins.abs(offset)
+    i = arange(n).unsqueeze(1)
+    j = arange(n).unsqueeze(0)
+    # value for (i, j) on the diagonal: input[..., min(i, j)]
+    k = _C.minimum(i, j).clamp(None, builtins.max(input.shape[-1] - 1, 0))
+    v = unflatten(_C.index_select(input, -1, k.flatten()), -1, (n, n)) if input.shape[-1] else \
+        zeros(*input.shape[:-1], n, n, dtype=input.dtype)
+    out = _C.where((j - i) == offset, v, _zero(input))
+    nd = out.ndim
+    return movedim(out, (nd - 2, nd - 1), (_dim(dim1, nd), _dim(dim2, nd)))
+
+
+def diag(input, diagonal=0):
+    """1-D: a square matrix with input on the given diagonal; 2-D: that
+    diagonal as a 1-D tensor"""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return globals()['diagonal'](input, diagonal)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def trace(input):
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    from ._ops import sum as _sum
+    return _sum(diagonal(input))
+
+
+def _repeat_index(repeats, n):
+    r = np.asarray(repeats.detach().numpy() if isinstance(repeats, Tensor) else repeats)
+    if r.ndim == 0:
+        r = np.full(n, int(r))
+    if r.ndim != 1 or (r.size != n and r.size != 1):
+        raise RuntimeError("repeats must have the same size as input along dim")
+    if r.size == 1:
+        r = np.full(n, int(r[0]))
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    return tensor(np.repeat(np.arange(n), r), dtype=_C.int64)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """each element (slice along dim) repeated repeats times in place;
+    repeat_interleave(r) alone gives the indices 0..len(r)-1 repeated"""
+    if repeats is None:  # torch.repeat_interleave(repeats_tensor)
+        if input.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return _repeat_index(input, input.shape[0])
+    if isinstance(repeats, Tensor) and repeats.dtype.is_floating_point:
+        raise RuntimeError("repeat_interleave: repeats must be an integer tensor")
+    if dim is None:
+        input, dim = input.flatten(), 0
+    dim = _dim(dim, input.ndim)
+    idx = _repeat_index(repeats, input.shape[dim])
+    if output_size is not None and idx.shape[0] != output_size:
+        raise RuntimeError("repeat_interleave: output_size does not match the repeats")
+    return _C.index_select(input, dim, idx)
+
+
+def narrow(input, dim, start, length):
+    """a view of length elements from start along dim (negative start
+    counts from the end)"""
+    dim = _dim(dim, input.ndim)
+    n = input.shape[dim]
+    if isinstance(start, Tensor):
+        start = int(start.item())
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but "
+                         f"got {start})")
+    start %= builtins.max(n, 1) if start < 0 else n + 1
+    if length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({n}).")
+    return input[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def select(input, dim, index):
+    """the slice at index along dim, that dim removed (a view)"""
+    dim = _dim(dim, input.ndim)
+    n = input.shape[dim]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return input[(slice(None),) * dim + (index % n,)]
+
+
+def unbind(input, dim=0):
+    dim = _dim(dim, input.ndim)
+    return tuple(select(input, dim, i) for i in range(input.shape[dim]))
+
+
+def movedim(input, source, destination):
+    """dims source moved to positions destination, the others keeping
+    their order"""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    nd = input.ndim
+    src, dst = _dims(src, nd), _dims(dst, nd)
+    perm = [-1] * nd
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(i for i in range(nd) if i not in src)
+    perm = [p if p >= 0 else next(rest) for p in perm]
+    return input.permute(*perm) if nd else input
+
+
+moveaxis = movedim
+
+
+def unflatten(input, dim, sizes):
+    dim = _dim(dim, input.ndim)
+    sizes = list(sizes)
+    return input.reshape(*input.shape[:dim], *sizes, *input.shape[dim + 1:])
+
+
+def broadcast_shapes(*shapes):
+    out = []
+    for s in shapes:
+        s = (s,) if isinstance(s, int) else tuple(s)
+        out = [1] * (len(s) - len(out)) + out
+        s = (1,) * (len(out) - len(s)) + s
+        for i, (a, b) in enumerate(zip(out, s)):
+            if a != b and a != 1 and b != 1:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single "
+                                   f"shape.  Mismatch is between {a} and {b} at dim {i}")
+            out[i] = b if a == 1 else a
+    return tuple(out)
+
+
+def broadcast_to(input, size):
+    return input.expand(*size)
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(*shape) for t in tensors)
+
+
+def meshgrid(*tensors, indexing=None):
+    """coordinate grids; indexing 'ij' (PyTorch's default) or 'xy'"""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    indexing = indexing or 'ij'
+    if indexing not in ('ij', 'xy'):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list")
+    ts = [t.reshape(-1) for t in tensors]
+    swap = indexing == 'xy' and len(ts) >= 2  # 'ij' grids with the first two dims swapped
+    shape = [t.shape[0] for t in ts]
+    n = len(ts)
+    out = [t.reshape(*([1] * i + [-1] + [1] * (n - i - 1))).expand(*shape) for i, t in enumerate(ts)]
+    if swap:
+        out = [o.transpose(0, 1) for o in out]
+    return tuple(out)
+
+
+def _atleast(n):
+    def f(*tensors):
+        single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+        if len(tensors) == 1 and not single:
+            tensors = tuple(tensors[0])
+        out = []
+        for t in tensors:
+            if t.ndim < n:
+                shape = {1: (1,) + t.shape, 2: (1,) * (2 - t.ndim) + t.shape,
+                         3: {0: (1, 1, 1), 1: (1,) + t.shape + (1,), 2: t.shape + (1,)}.get(t.ndim)}
+                t = t.reshape(*shape[n])
+            out.append(t)
+        return out[0] if single else tuple(out)
+    f.__name__ = f'atleast_{n}d'
+    return f
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
+
+
+def _check_list(tensors, name):
+    if isinstance(tensors, Tensor) or not len(tensors):
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
+def hstack(tensors):
+    ts = atleast_1d(*_check_list(tensors, 'hstack'))
+    ts = ts if isinstance(ts, tuple) else (ts,)
+    return _C.cat(list(ts), 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    ts = atleast_2d(*_check_list(tensors, 'vstack'))
+    return _C.cat(list(ts) if isinstance(ts, tuple) else [ts], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    ts = atleast_3d(*_check_list(tensors, 'dstack'))
+    return _C.cat(list(ts) if isinstance(ts, tuple) else [ts], 2)
+
+
+def column_stack(tensors):
+    ts = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in _check_list(tensors, 'column_stack')]
+    return _C.cat(ts, 1)
+
+
+def outer(input, vec2):
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError("outer: expected 1-D tensors")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+ger = outer
+
+
+def dot(input, other):
+    """the inner product of two 1-D tensors of one dtype (one matmul)"""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           f"tensors")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{input.dtype} and {other.dtype}")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
+                           f"src [{other.shape[0]}] to have the same number of elements, but "
+                           f"got {input.shape[0]} and {other.shape[0]} elements respectively")
+    return _C.matmul(input, other)
+
+
+vdot = dot  # real dtypes only: no conjugation to do
+
+
+def inner(input, other):
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def tensordot(a, b, dims=2, out=None):
+    """sums products over dims of a and b (an int n: a's last n with b's
+    first n; or two lists) as one matmul"""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    da, db = _dims(da, a.ndim) if da else [], _dims(db, b.ndim) if db else []
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
+                               f"dim {j}")
+    fa = [i for i in range(a.ndim) if i not in da]
+    fb = [i for i in range(b.ndim) if i not in db]
+    k = int(np.prod([a.shape[i] for i in da]))
+    am = a.permute(*fa, *da).reshape(-1, k) if a.ndim else a.reshape(1, 1)
+    bm = b.permute(*db, *fb).reshape(k, -1) if b.ndim else b.reshape(1, 1)
+    return _C.matmul(am, bm).reshape(*[a.shape[i] for i in fa], *[b.shape[i] for i in fb])
+
+
+def _index_grid(index, dim):
+    """per dim of index: the coordinate of each element (dim: index itself)"""
+    grids = []
+    for d in range(index.ndim):
+        if d == dim:
+            grids.append(index.to(_C.int64))
+        else:
+            shape = [1] * index.ndim
+            shape[d] = index.shape[d]
+            grids.append(arange(index.shape[d]).reshape(*shape).expand(*index.shape))
+    return tuple(grids)
+
+
+def _check_scatter(name, input, dim, index, src):
+    if index.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.ndim != input.ndim or (isinstance(src, Tensor) and src.ndim != input.ndim):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self "
+                           "tensor")
+    for d in range(index.ndim):
+        if index.shape[d] > (input.shape[d] if d != dim else np.inf) or \
+                (isinstance(src, Tensor) and index.shape[d] > src.shape[d]):
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(index.shape)} to be smaller than self "
+                               f"{list(input.shape)} apart from dimension {dim} and to be "
+                               f"smaller size than src {list(src.shape) if isinstance(src, Tensor) else []}")
+
+
+def _src_part(src, index):
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """a copy of input with input[index[i][j]][j] = src[i][j] (dim 0);
+    reduce 'add' / 'multiply' combine instead (PyTorch's deprecated form)"""
+    if src is None:
+        src = value
+    dim = _dim(dim, input.ndim)
+    _check_scatter('scatter', input, dim, index, src)
+    if reduce == 'add':
+        s = _src_part(src, index) if isinstance(src, Tensor) else \
+            full(tuple(index.shape), src, dtype=input.dtype)
+        return scatter_add(input, dim, index, s)
+    if reduce not in (None, 'multiply'):
+        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    s = _src_part(src, index) if isinstance(src, Tensor) else src
+    out = input.clone()
+    grid = _index_grid(index, dim)
+    if reduce == 'multiply':
+        s = out[grid] * s
+    out[grid] = s
+    return out
+
+
+def scatter_add(input, dim, index, src):
+    """input plus src[i][j] added at [index[i][j]][j] (dim 0), repeated
+    positions summed: a where over index == position for each position,
+    summed along dim (exact: no products, so no NaN leaks between
+    positions)"""
+    dim = _dim(dim, input.ndim)
+    _check_scatter('scatter_add', input, dim, index, src)
+    n = input.shape[dim]
+    if index.numel() and not index.is_symbolic:
+        lo, hi = int(_C.amin(index).item()), int(_C.amax(index).item())
+        if lo < 0 or hi >= n:
+            raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension "
+                               f"{dim} with size {n}")
+    s = _src_part(src, index)
+    pos = arange(n).reshape(*([1] * index.ndim), n)
+    hit = index.to(_C.int64).unsqueeze(-1) == pos           # index.shape + [n]
+    contrib = _C.where(hit, s.unsqueeze(-1), zeros((), dtype=s.dtype))
+    contrib = _C.sum(contrib, dim)                            # dim summed away, n last
+    contrib = movedim(contrib, -1, dim).to(input.dtype)
+    pads = []
+    for d in range(input.ndim):
+        pads += [0, input.shape[d] - contrib.shape[d]]
+    if builtins.any(pads):
+        contrib = _C._pad(contrib, pads, 0)
+    return input + contrib
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """input with alpha * source's slices added at index along dim"""
+    dim = _dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    if source.ndim != builtins.max(input.ndim, 1) or source.shape[dim] != index.numel():
+        raise RuntimeError("index_add_(): Number of indices should be equal to "
+                           "source.size(dim)")
+    idx = index.reshape(*([1] * dim), -1, *([1] * (source.ndim - dim - 1))).expand(*source.shape)
+    return scatter_add(input, dim, idx, source * alpha if alpha != 1 else source)
+
+
+def index_copy(input, dim, index, source):
+    dim = _dim(dim, input.ndim)
+    idx = index.reshape(*([1] * dim), -1, *([1] * (source.ndim - dim - 1))).expand(*source.shape)
+    return scatter(input, dim, idx, source)
+
+
+def index_fill(input, dim, index, value):
+    dim = _dim(dim, input.ndim)
+    hit = _C.sum((index.reshape(-1, 1) == arange(input.shape[dim]).reshape(1, -1)).to(_C.int32), 0) > 0
+    hit = hit.reshape(*([1] * dim), -1, *([1] * (input.ndim - dim - 1)))
+    return _C.where(hit, value if isinstance(value, Tensor) else tensor(value, dtype=input.dtype),
+                    input)
+
+
+def _host(input, name):
+    if input.is_symbolic:
+        raise RuntimeError(f"{name}: the result's shape depends on the values, which a "
+                           f"tg.function trace cannot read (run it eagerly)")
+    return input.detach().numpy()
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """the indices of nonzero elements: [n, ndim] int64 (eager only)"""
+    a = _host(input, 'nonzero')
+    if as_tuple:
+        if a.ndim == 0:
+            return (tensor(np.nonzero(np.atleast_1d(a))[0], dtype=_C.int64),)
+        return tuple(tensor(i, dtype=_C.int64) for i in np.nonzero(a))
+    return tensor(np.argwhere(a).reshape(-1, a.ndim), dtype=_C.int64)
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def masked_select(input, mask):
+    """the elements where mask (broadcast with input) is true, as 1-D"""
+    if mask.dtype != _C.bool:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask")
+    x, m = broadcast_tensors(input, mask)
+    idx = nonzero(m.reshape(-1)).reshape(-1)
+    return _C.index_select(x.reshape(-1), 0, idx)
+
+
+def count_nonzero(input, dim=None):
+    from ._ops import sum as _sum
+    return _sum((input != 0).to(_C.int64), dim)
+
+
+def t(input):
+    return input.t()
+
+
+def take(input, index):
+    return _C.index_select(input.reshape(-1), 0, index.reshape(-1)).reshape(*index.shape)
+
+
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return take(input, indices)
+    shape = list(broadcast_shapes(input.shape, indices.shape))
+    dim = _dim(dim, input.ndim)
+    shape_i = list(shape)
+    shape_i[dim] = indices.shape[dim]
+    shape[dim] = input.shape[dim]
+    return _C.gather(input.expand(*shape), dim, indices.expand(*shape_i))

@@ -1,0 +1,340 @@
+"""More Tensor methods: the new functions of _ops_shape/_ops_math as
+methods (and their in-place forms), type(), repeat, nbytes/itemsize,
+in-place view changes (squeeze_, t_, ...), and gradient hooks
+(register_hook, retain_grad).
+
+Hooks. A non-leaf tensor y gets its hooks by becoming the output of an
+identity autograd.Function whose backward runs them (y's wrapper is
+rebound to that output, which shares y's storage), so the hook sees the
+sum of all gradients reaching y from uses after registration, and its
+return value (when not None) replaces it. A leaf's hooks run around
+backward: its grad is set aside, the pass accumulates this backward's
+gradient alone, the hooks transform it, and the old grad is added back;
+autograd.grad passes a hooked leaf's result through its hooks too."""
+import builtins
+import itertools
+import weakref
+
+from . import _C, _ops_math, _ops_shape
+from ._tensor import _update, _no_record
+
+Tensor = _C.Tensor
+_methods = {}
+
+_SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal',
+          'diag_embed', 'trace', 'repeat_interleave', 'narrow', 'select', 'unbind', 'movedim',
+          'moveaxis', 'unflatten', 'broadcast_to', 'outer', 'ger', 'dot', 'vdot', 'inner',
+          'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
+          'argwhere', 'masked_select', 'count_nonzero', 'take', 'take_along_dim')
+_MATH = ('isnan', 'isinf', 'isfinite', 'isposinf', 'isneginf', 'isreal', 'lerp', 'addcmul',
+         'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac', 'log1p', 'expm1',
+         'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
+         'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'deg2rad',
+         'rad2deg', 'float_power', 'sinh', 'cosh', 'signbit', 'sgn', 'positive',
+         'absolute')
+for _n in _SHAPE:
+    _methods[_n] = getattr(_ops_shape, _n)
+for _n in _MATH:
+    _methods[_n] = getattr(_ops_math, _n)
+
+_INPLACE = ('tril', 'triu', 'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy',
+            'lerp', 'addcmul', 'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac',
+            'log1p', 'expm1', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'hypot', 'atan2',
+            'logit', 'floor_divide', 'cumprod', 'sinh', 'cosh', 'deg2rad', 'rad2deg',
+            'sgn')
+
+
+def _inplace(fn):
+    def f(self, *args, **kwargs):
+        return _update(self, fn, args, kwargs)
+    f.__name__ = fn.__name__ + '_'
+    return f
+
+
+for _n in _INPLACE:
+    _methods[_n + '_'] = _inplace(_methods[_n])
+
+
+def _method(fn):
+    _methods[fn.__name__] = fn
+    return fn
+
+
+@_method
+def flip(self, *dims):
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = tuple(dims[0])
+    return _ops_shape.flip(self, dims)
+
+
+@_method
+def repeat(self, *sizes):
+    """the tensor tiled sizes[i] times along dim i (more sizes than dims
+    add leading dims)"""
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        sizes = tuple(sizes[0])
+    if len(sizes) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                           "number of dimensions of tensor")
+    if builtins.any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    return _C.tile(self, sizes)
+
+
+_TYPE_NAMES = {_C.float32: 'torch.FloatTensor', _C.float64: 'torch.DoubleTensor',
+               _C.int32: 'torch.IntTensor', _C.int64: 'torch.LongTensor',
+               _C.uint8: 'torch.ByteTensor', _C.bool: 'torch.BoolTensor'}
+_TYPE_DTYPES = {v: k for k, v in _TYPE_NAMES.items()}
+_TYPE_DTYPES.update({v.replace('torch.', 'tensorgraph.'): k for k, v in _TYPE_NAMES.items()})
+
+
+@_method
+def type(self, dtype=None, non_blocking=False, **kwargs):
+    """type(): PyTorch's type string ('torch.FloatTensor'); type(dtype or
+    such a string): a copy converted (self when the dtype is the same)"""
+    if dtype is None:
+        return _TYPE_NAMES[self.dtype]
+    if isinstance(dtype, str):
+        if dtype not in _TYPE_DTYPES:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _TYPE_DTYPES[dtype]
+    if not isinstance(dtype, _C.dtype):
+        raise TypeError(f"type(): expected a dtype or a type string, got "
+                        f"{builtins.type(dtype).__name__}")
+    return self.to(dtype)
+
+
+_methods['nbytes'] = property(lambda self: self.numel() * self.element_size())
+_methods['itemsize'] = property(lambda self: self.element_size())
+
+
+@_method
+def ndimension(self):
+    return self.ndim
+
+
+@_method
+def is_complex(self):
+    return False
+
+
+@_method
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+
+@_method
+def unflatten(self, dim, sizes):
+    return _ops_shape.unflatten(self, dim, sizes)
+
+
+# ---- in-place view changes: the wrapper now holds the new view ----------------------
+def _reshaping(name, make):
+    def f(self, *args, **kwargs):
+        return self._rebind_(make(self, *args, **kwargs))
+    f.__name__ = name
+    _methods[name] = f
+
+
+_reshaping('squeeze_', lambda self, dim=None: _C.squeeze(self, dim))
+_reshaping('unsqueeze_', lambda self, dim: _C.unsqueeze(self, dim))
+_reshaping('t_', lambda self: self.t())
+_reshaping('transpose_', lambda self, dim0, dim1: _C.transpose(self, dim0, dim1))
+_reshaping('swapaxes_', lambda self, axis0, axis1: _C.transpose(self, axis0, axis1))
+
+
+@_method
+def detach_(self):
+    """cuts self off from the graph in place (it becomes a leaf that does
+    not require grad)"""
+    return self._rebind_(self.detach())
+
+
+# ---- gradient hooks ------------------------------------------------------------------
+class RemovableHandle:
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self.id = next(RemovableHandle._ids)
+        self._hooks = weakref.ref(hooks) if hooks is not None else None
+
+    def remove(self):
+        hooks = self._hooks() if self._hooks else None
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _Hooks(dict):
+    """handle id -> hook, in registration order (weak-referenceable)"""
+
+    def run(self, grad):
+        for h in list(self.values()):
+            r = h(grad)
+            if r is not None:
+                if not isinstance(r, Tensor):
+                    raise TypeError(f"hook returned an object of type "
+                                    f"{builtins.type(r).__name__}, expected a Tensor or None")
+                if r.shape != grad.shape:
+                    raise RuntimeError(f"hook 'hook' has changed the size of value: expected "
+                                       f"{list(grad.shape)}, got {list(r.shape)}")
+                grad = r
+        return grad
+
+
+_HookFn = None
+
+
+def _hook_function():
+    global _HookFn
+    if _HookFn is None:
+        from .autograd import Function
+
+        class TensorHook(Function):
+            """identity whose backward runs the tensor's hooks"""
+            @staticmethod
+            def forward(ctx, x, hooks):
+                ctx.hooks = hooks
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return ctx.hooks.run(grad), None
+        _HookFn = TensorHook
+    return _HookFn
+
+
+_leaf_hooks = weakref.WeakValueDictionary()  # id(tensor) -> hooked leaf
+
+
+def _hooks_of(self):
+    d = self.__dict__
+    if '_tg_hooks' not in d:
+        d['_tg_hooks'] = _Hooks()
+        if self.is_leaf:
+            _leaf_hooks[id(self)] = self
+        else:
+            with _C_enable_grad():
+                self._rebind_(_hook_function().apply(self, d['_tg_hooks']))
+    return d['_tg_hooks']
+
+
+class _C_enable_grad:
+    def __enter__(self):
+        self._prev = _C._set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+
+
+@_method
+def register_hook(self, hook):
+    """hook(grad) runs when the gradient of self is computed; a tensor it
+    returns replaces the gradient. Returns a handle with remove()."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    hooks = _hooks_of(self)
+    h = RemovableHandle(hooks)
+    hooks[h.id] = hook
+    return h
+
+
+_grad_descr = Tensor.__dict__['grad']
+
+
+def _get_grad(self):
+    d = self.__dict__
+    if '_tg_retained' in d and not self.is_leaf:
+        return d['_tg_retained']
+    return _grad_descr.__get__(self)
+
+
+def _set_grad(self, value):
+    d = self.__dict__
+    if '_tg_retained' in d and not self.is_leaf:
+        d['_tg_retained'] = value
+        return
+    _grad_descr.__set__(self, value)
+
+
+_methods['grad'] = property(_get_grad, _set_grad, None,
+                            "The accumulated gradient (a new wrapper each time).")
+
+
+@_method
+def retain_grad(self):
+    """a non-leaf keeps its gradient in .grad after backward (summed over
+    passes, as a leaf's)"""
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.is_leaf or '_tg_retained' in self.__dict__:
+        return
+    self.__dict__['_tg_retained'] = None
+    ref = weakref.ref(self)
+
+    def keep(grad):
+        t = ref()
+        if t is not None:
+            old = t.__dict__.get('_tg_retained')
+            with _no_record():
+                t.__dict__['_tg_retained'] = grad.detach().clone() if old is None else old + grad
+    self.register_hook(keep)
+
+
+_methods['retains_grad'] = property(lambda self: '_tg_retained' in self.__dict__)
+
+
+def _hooked_leaves():
+    return [t for t in list(_leaf_hooks.values()) if t.__dict__.get('_tg_hooks')]
+
+
+def _with_leaf_hooks(run):
+    """runs a backward pass (run()), passing each hooked leaf's gradient
+    from this pass through its hooks before it joins the old grad"""
+    leaves = _hooked_leaves()
+    if not leaves:
+        return run()
+    old = {}
+    for t in leaves:
+        old[id(t)] = _grad_descr.__get__(t)
+        _grad_descr.__set__(t, None)
+    try:
+        run()
+    finally:
+        for t in leaves:
+            new, prev = _grad_descr.__get__(t), old[id(t)]
+            _grad_descr.__set__(t, None)
+            if new is not None:
+                new = t.__dict__['_tg_hooks'].run(new)
+                with _no_record():
+                    new = new if prev is None else prev + new
+            _grad_descr.__set__(t, new if new is not None else prev)
+
+
+_c_backward = Tensor.backward
+
+
+@_method
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """d self / d leaves accumulated into their .grad (see Tensor.backward
+    in PyTorch); hooked leaves' gradients go through their hooks"""
+    return _with_leaf_hooks(lambda: _c_backward(self, gradient, retain_graph, create_graph,
+                                                inputs))
+
+
+def apply_input_hooks(inputs, results):
+    """autograd.grad: a hooked leaf's gradient goes through its hooks"""
+    out = []
+    for x, r in zip(inputs, results):
+        hooks = x.__dict__.get('_tg_hooks') if x.is_leaf else None
+        out.append(hooks.run(r) if hooks and r is not None else r)
+    return tuple(out)
+
+
+for _name, _fn in _methods.items():
+    _C._add_method(_name, _fn)

@@ -232,6 +232,15 @@ static void test_interpolate_forward(void)
     CHECK_TENSOR(y, ((double[]){0, 0.75, 2.25, 3.75, 5.25, 6}), 1e-6);
     tg_tensor *z = tg_interpolate(x, 1, (int64_t[]){5}, NULL, TG_INTERP_NEAREST_EXACT, false);
     CHECK_TENSOR(z, ((double[]){0, 0, 3, 6, 6}), 0);
+    /* bicubic reproduces a linear ramp away from the borders (Keys' kernel
+     * is exact for linear functions where all four taps are inside) */
+    tg_tensor *ramp = tt_tensor(TG_FLOAT64, 4, (int64_t[]){1, 1, 1, 6},
+                                (double[]){0, 1, 2, 3, 4, 5});
+    tg_tensor *rb = tg_interpolate(ramp, 2, (int64_t[]){1, 11}, NULL, TG_INTERP_BICUBIC, true);
+    double *rv = rb ? tt_values(rb) : NULL;
+    for (int i = 2; rv && i < 9; i++)
+        CHECK_NEAR(rv[i], i * 0.5, 1e-12);
+    free(rv);
     tg_tensor *xi = tt_tensor(TG_INT64, 3, (int64_t[]){1, 1, 3}, (double[]){1, 2, 3});
     tg_tensor *yi = tg_interpolate(xi, 1, NULL, (double[]){2}, TG_INTERP_NEAREST, false);
     CHECK(yi && tg_dtype_of(yi) == TG_INT64);
@@ -260,6 +269,9 @@ static void test_interpolate_gradients(void)
     check_composite(&(comp){f_interp, &a1}, 1, &x, "bilinear");
     check_composite(&(comp){f_interp, &a2}, 1, &x, "bilinear align_corners");
     check_composite(&(comp){f_interp, &a3}, 1, &x, "nearest");
+    interp_arg a5 = {1, {6, 3}, TG_INTERP_BICUBIC, false}, a6 = {1, {2, 7}, TG_INTERP_BICUBIC, true};
+    check_composite(&(comp){f_interp, &a5}, 1, &x, "bicubic");
+    check_composite(&(comp){f_interp, &a6}, 1, &x, "bicubic align_corners");
     tg_tensor *x3 = tt_rand(5, (int64_t[]){1, 1, 2, 3, 2}, -1, 1);
     interp_arg a4 = {1, {3, 4, 3}, TG_INTERP_LINEAR, false};
     check_composite(&(comp){f_interp, &a4}, 1, &x3, "trilinear");
@@ -285,6 +297,9 @@ static void test_interpolate_errors(void)
                 "unknown mode");
     CHECK_ERROR(tg_interpolate(xi, 2, sz, NULL, TG_INTERP_LINEAR, false), TG_ERR_DTYPE,
                 "interpolate");
+    tg_tensor *x3 = tg_ones(TG_FLOAT32, 3, (int64_t[]){1, 1, 2});
+    CHECK_ERROR(tg_interpolate(x3, 1, sz, NULL, TG_INTERP_BICUBIC, false), TG_ERR_SHAPE,
+                "bicubic needs a 4-D input");
 }
 
 /* ---- einsum ------------------------------------------------------------------------- */

@@ -230,12 +230,14 @@ tg_tensor *tg_group_norm(tg_tensor *x, int num_groups, tg_tensor *weight,
  * factor the output is floor(d * s) and the coordinates use 1 / s, as
  * PyTorch's default recompute_scale_factor=None does). Modes: nearest
  * (source floor(i * in / out)), nearest-exact, linear (bilinear for 2
- * spatial dims, trilinear for 3), align_corners for linear only.
+ * spatial dims, trilinear for 3), bicubic; align_corners for linear and
+ * bicubic only.
  * Composed from index_select, mul and add (gradients come with them). */
 typedef enum tg_interp_mode {
     TG_INTERP_NEAREST = 0,
     TG_INTERP_NEAREST_EXACT,
-    TG_INTERP_LINEAR
+    TG_INTERP_LINEAR,
+    TG_INTERP_BICUBIC /* 4-D inputs; Keys' kernel with a = -0.75, as PyTorch */
 } tg_interp_mode;
 tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
                           const double *scale_factor, tg_interp_mode mode,

@@ -1,7 +1,7 @@
 /* ONNX ops that map onto tensorgraph's composite ops: InstanceNormalization
- * (what PyTorch's instance and group norms export to), Resize (nearest and
- * n-linear, the coordinate modes PyTorch exports and the other simple
- * ones) and Einsum. */
+ * (what PyTorch's instance and group norms export to), Resize (nearest,
+ * n-linear and cubic, the coordinate modes PyTorch exports and the other
+ * simple ones) and Einsum. */
 #include "onnx/ops.h"
 
 #include "ops/composite.h"
@@ -80,9 +80,16 @@ static tg_status resize_modes(onnx_ictx *c, tg_resize_spec *spec)
         spec->mode = TG_RESIZE_NEAREST;
     else if (!strcmp(mode, "linear"))
         spec->mode = TG_RESIZE_LINEAR;
+    else if (!strcmp(mode, "cubic"))
+        spec->mode = TG_RESIZE_CUBIC;
     else
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "mode '%s' is not supported (nearest and "
-                        "linear are)", mode);
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "mode '%s' is not supported (nearest, linear "
+                        "and cubic are)", mode);
+    int64_t exclude = 0;
+    if ((s = oa_float(c, "cubic_coeff_a", -0.75, &spec->cubic_a)) != TG_OK ||
+        (s = oa_int(c, "exclude_outside", 0, &exclude)) != TG_OK)
+        return s;
+    spec->exclude_outside = exclude != 0;
     int coord = TG_COORD_ASYMMETRIC, nearest = TG_NEAREST_FLOOR;
     if (c->version >= 11) { /* Resize-10 is Upsample's asymmetric floor */
         const char *ctm;

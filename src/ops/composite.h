@@ -12,7 +12,7 @@ tg_tensor *tg__instance_norm(tg_tensor *x, tg_tensor *weight, tg_tensor *bias,
                              double eps);
 
 /* ---- resizing (ONNX Resize; tg_interpolate builds on it) ---------------------- */
-typedef enum { TG_RESIZE_NEAREST, TG_RESIZE_LINEAR } tg_resize_mode;
+typedef enum { TG_RESIZE_NEAREST, TG_RESIZE_LINEAR, TG_RESIZE_CUBIC } tg_resize_mode;
 /* how an output index i maps to a source coordinate, with in / out the
  * axis sizes and inv the source step per output step (1 / scale) */
 typedef enum {
@@ -34,6 +34,8 @@ typedef struct tg_resize_spec {
     tg_resize_mode mode;
     tg_coord_mode coord;
     tg_nearest_mode nearest;
+    double cubic_a;       /* cubic: the kernel's coefficient (-0.75 in PyTorch) */
+    bool exclude_outside; /* cubic: drop taps outside the input, renormalise */
     /* compute source coordinates in float32, as PyTorch does for nearest
      * and for float32 linear (ONNX's reference uses float64) */
     bool f32_coords;
@@ -44,9 +46,9 @@ typedef struct tg_resize_spec {
     const double *inv, *scale;
 } tg_resize_spec;
 
-/* x resized axis by axis (separable: index_select of the nearest or the
- * two neighbouring source slices, weighted); axes whose size and
- * coordinates do not change are left alone */
+/* x resized axis by axis (separable: index_select of the nearest, the two
+ * neighbouring or the four (cubic) source slices, weighted); axes whose
+ * size and coordinates do not change are left alone */
 tg_tensor *tg__resize(tg_tensor *x, const tg_resize_spec *spec);
 
 #endif

@@ -80,58 +80,95 @@ static tg_tensor *axis_weights(const double *w, int64_t out, int axis, const tg_
     return t;
 }
 
-/* x resized along one axis; *skip set (and NULL returned) when the axis
- * would come out unchanged */
+/* Keys' cubic convolution kernel at distance d (PyTorch's and ONNX's, with
+ * the coefficient a: -0.75 in both) */
+static double cubic_weight(double d, double a)
+{
+    d = fabs(d);
+    if (d <= 1)
+        return ((a + 2) * d - (a + 3)) * d * d + 1;
+    if (d < 2)
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    return 0;
+}
+
+/* the taps of output i: source indices (clamped: the border repeats) and
+ * weights; returns the number of taps */
+static int taps(const tg_resize_spec *s, double c, int64_t in, int64_t *idx, double *w)
+{
+    if (s->mode == TG_RESIZE_NEAREST) {
+        idx[0] = nearest_index(s->nearest, c, in);
+        w[0] = 1;
+        return 1;
+    }
+    double f = floor(c), t = isfinite(c) ? c - f : 0;
+    if (s->mode == TG_RESIZE_LINEAR) { /* (1 - t) x[f] + t x[f + 1] */
+        idx[0] = clamp_index(f, in);
+        idx[1] = clamp_index(f + 1, in);
+        w[0] = 1 - t;
+        w[1] = t;
+        return 2;
+    }
+    double sum = 0; /* cubic: x[f - 1] .. x[f + 2] */
+    for (int k = 0; k < 4; k++) {
+        double j = f - 1 + k;
+        w[k] = cubic_weight(t + 1 - k, s->cubic_a);
+        if (s->exclude_outside && (j < 0 || j > (double)(in - 1)))
+            w[k] = 0; /* ONNX's exclude_outside: renormalised below */
+        idx[k] = clamp_index(j, in);
+        sum += w[k];
+    }
+    for (int k = 0; s->exclude_outside && sum != 0 && k < 4; k++)
+        w[k] /= sum;
+    return 4;
+}
+
+/* x resized along one axis: sum over the taps k of index_select(x, idx_k)
+ * weighted by w_k (one index_select for nearest); *skip set (and NULL
+ * returned) when the axis would come out unchanged */
 static tg_tensor *resize_axis(tg_tensor *x, int axis, const tg_resize_spec *s, bool *skip)
 {
-    int64_t in = x->shape[axis], out = s->out[axis];
+    int64_t in = x->shape[axis], out = s->out[axis], n = out ? out : 1;
     *skip = false;
-    int64_t n = out ? out : 1;
-    int64_t *lo = malloc((size_t)n * sizeof *lo), *hi = malloc((size_t)n * sizeof *hi);
-    double *w = malloc((size_t)n * sizeof *w);
+    int64_t *idx = malloc((size_t)(4 * n) * sizeof *idx);
+    double *w = malloc((size_t)(4 * n) * sizeof *w);
     tg_tensor *y = NULL;
-    if (!lo || !hi || !w) {
+    if (!idx || !w) {
         tg__error(TG_ERR_NOMEM, "resize: out of memory");
         goto done;
     }
-    bool identity = out == in, frac = false;
+    int K = 1;
+    bool identity = out == in, used[4] = {false};
     for (int64_t i = 0; i < out; i++) {
-        double c = source_coord(s, axis, i, in, out);
-        if (s->mode == TG_RESIZE_NEAREST) {
-            lo[i] = nearest_index(s->nearest, c, in);
-            w[i] = 0;
-        } else {
-            double f = floor(c);
-            lo[i] = clamp_index(f, in);
-            hi[i] = clamp_index(f + 1, in);
-            /* at the borders both neighbours are one slice: weight 0 */
-            w[i] = lo[i] == hi[i] || !isfinite(c) ? 0.0 : c - f;
+        int64_t ti[4];
+        double tw[4], self = 0;
+        K = taps(s, source_coord(s, axis, i, in, out), in, ti, tw);
+        for (int k = 0; k < K; k++) { /* tap-major: [k * out + i] */
+            idx[k * out + i] = ti[k];
+            w[k * out + i] = tw[k];
+            used[k] = used[k] || tw[k] != 0;
+            self += ti[k] == i ? tw[k] : 0;
+            identity = identity && (tw[k] == 0 || ti[k] == i);
         }
-        frac = frac || w[i] != 0;
-        identity = identity && lo[i] == i && w[i] == 0;
+        identity = identity && self == 1;
     }
     if (identity) {
         *skip = true;
         goto done;
     }
     TG_LOCAL_BEGIN();
-    tg_tensor *ilo = tg_from_data(TG_INT64, 1, &out, lo);
-    y = tg_index_select(x, axis, ilo);
-    if (frac) { /* (1 - w) x[lo] + w x[hi], as PyTorch weighs them */
-        for (int64_t i = 0; i < out; i++)
-            lo[i] = hi[i];
-        tg_tensor *above = tg_index_select(x, axis, tg_from_data(TG_INT64, 1, &out, lo));
-        tg_tensor *wb = axis_weights(w, out, axis, x);
-        for (int64_t i = 0; i < out; i++)
-            w[i] = 1.0 - w[i];
-        tg_tensor *wa = axis_weights(w, out, axis, x);
-        y = tg_add(tg_mul(y, wa), tg_mul(above, wb));
+    for (int k = 0; k < K; k++) {
+        if (!used[k] && (k < K - 1 || y))
+            continue; /* a tap that never contributes */
+        tg_tensor *t = tg_index_select(x, axis, tg_from_data(TG_INT64, 1, &out, idx + k * out));
+        if (K > 1)
+            t = tg_mul(t, axis_weights(w + k * out, out, axis, x));
+        y = y ? tg_add(y, t) : t;
     }
     y = tg_keep(y);
     tg_scope_end();
 done:
-    free(lo);
-    free(hi);
+    free(idx);
     free(w);
     return y;
 }
@@ -140,7 +177,7 @@ tg_tensor *tg__resize(tg_tensor *x, const tg_resize_spec *s)
 {
     if (!tg__nn_have("resize", x, "input"))
         return NULL;
-    if (s->mode == TG_RESIZE_LINEAR && tg_require_float("interpolate", x, 0) != TG_OK)
+    if (s->mode != TG_RESIZE_NEAREST && tg_require_float("interpolate", x, 0) != TG_OK)
         return NULL;
     for (int d = 0; d < x->ndim; d++)
         if (s->out[d] < 0 || (x->shape[d] == 0 && s->out[d] > 0)) {
@@ -163,7 +200,7 @@ tg_tensor *tg__resize(tg_tensor *x, const tg_resize_spec *s)
     TG_LOCAL_RETURN(y);
 }
 
-static const char *const mode_names[] = {"nearest", "nearest-exact", "linear"};
+static const char *const mode_names[] = {"nearest", "nearest-exact", "linear", "bicubic"};
 
 tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
                           const double *scale_factor, tg_interp_mode mode,
@@ -173,9 +210,9 @@ tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
     char a[160];
     if (!tg__nn_have(op, x, "input"))
         return NULL;
-    if ((int)mode < 0 || mode > TG_INTERP_LINEAR)
+    if ((int)mode < 0 || mode > TG_INTERP_BICUBIC)
         return tg__error_null(TG_ERR_UNSUPPORTED, "interpolate: unknown mode %d (nearest, "
-                              "nearest-exact and linear are supported)", (int)mode);
+                              "nearest-exact, linear and bicubic are supported)", (int)mode);
     if (x->ndim < 3 || x->ndim > 5 || n != x->ndim - 2)
         return tg__error_null(TG_ERR_SHAPE, "interpolate: expected an input [N, C, d1 (, d2 "
                               "(, d3))] with one size or scale factor per spatial dim, got "
@@ -184,10 +221,14 @@ tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
     if (!size == !scale_factor)
         return tg__error_null(TG_ERR_ARG, "interpolate: exactly one of size and scale_factor "
                               "should be given");
-    if (align_corners && mode != TG_INTERP_LINEAR)
+    bool interpolating = mode == TG_INTERP_LINEAR || mode == TG_INTERP_BICUBIC;
+    if (align_corners && !interpolating)
         return tg__error_null(TG_ERR_ARG, "interpolate: align_corners option can only be set "
-                              "with the interpolating modes: linear | bilinear | trilinear "
-                              "(mode is %s)", mode_names[mode]);
+                              "with the interpolating modes: linear | bilinear | bicubic | "
+                              "trilinear (mode is %s)", mode_names[mode]);
+    if (mode == TG_INTERP_BICUBIC && x->ndim != 4)
+        return tg__error_null(TG_ERR_SHAPE, "interpolate: bicubic needs a 4-D input, got %s",
+                              tg_shape_str(x->ndim, x->shape, a, sizeof a));
     int64_t out[TG_MAX_DIMS];
     double inv[TG_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) {
@@ -212,17 +253,21 @@ tg_tensor *tg_interpolate(tg_tensor *x, int n, const int64_t *size,
             inv[2 + i] = 1.0 / sf; /* PyTorch uses the given factor, not out / in */
         }
     }
-    tg_resize_spec s = {.mode = mode == TG_INTERP_LINEAR ? TG_RESIZE_LINEAR : TG_RESIZE_NEAREST,
-                        .nearest = TG_NEAREST_FLOOR, .out = out,
+    tg_resize_spec s = {.mode = mode == TG_INTERP_LINEAR    ? TG_RESIZE_LINEAR
+                                : mode == TG_INTERP_BICUBIC ? TG_RESIZE_CUBIC
+                                                            : TG_RESIZE_NEAREST,
+                        .nearest = TG_NEAREST_FLOOR, .cubic_a = -0.75, .out = out,
                         /* PyTorch's nearest computes coordinates in float32, its
-                         * linear modes in the input's precision */
-                        .f32_coords = mode != TG_INTERP_LINEAR || x->dtype != TG_FLOAT64,
+                         * interpolating modes in the input's precision */
+                        .f32_coords = !interpolating || x->dtype != TG_FLOAT64,
                         .inv = inv};
     if (mode == TG_INTERP_NEAREST)
         s.coord = TG_COORD_ASYMMETRIC;
     else if (mode == TG_INTERP_NEAREST_EXACT)
         s.coord = TG_COORD_TF_HALF_PIXEL_NN;
-    else
-        s.coord = align_corners ? TG_COORD_ALIGN_CORNERS : TG_COORD_HALF_PIXEL;
+    else if (align_corners)
+        s.coord = TG_COORD_ALIGN_CORNERS;
+    else /* bicubic reaches below 0 (no clamp); linear's clamp is the border repeat */
+        s.coord = TG_COORD_HALF_PIXEL;
     return tg__resize(x, &s);
 }

@@ -80,6 +80,9 @@ INTERP = [
     ((2, 3, 6), dict(scale_factor=0.5, mode="nearest")),
     ((1, 1, 2, 3, 4), dict(size=(3, 5, 2), mode="trilinear", align_corners=False)),
     ((1, 1, 2, 3, 4), dict(scale_factor=2, mode="nearest")),
+    ((1, 2, 4, 5), dict(size=(7, 3), mode="bicubic", align_corners=False)),
+    ((2, 1, 5, 4), dict(scale_factor=(1.5, 0.5), mode="bicubic", align_corners=True)),
+    ((1, 1, 3, 3), dict(scale_factor=3, mode="bicubic")),
 ]
 
 
@@ -102,8 +105,8 @@ def test_interpolate_float32_and_upsample():
 
 def test_interpolate_errors():
     x = tg.zeros(1, 1, 4, 4)
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.interpolate(x, scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="area"):
+        F.interpolate(x, scale_factor=2, mode="area")
     with pytest.raises(ValueError, match="align_corners"):
         F.interpolate(x, scale_factor=2, mode="nearest", align_corners=True)
     with pytest.raises(ValueError, match="only one"):

@@ -102,17 +102,18 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 # the values of tg_interp_mode (include/tg/ops.h), and the spatial dims the
 # linear modes need
-_INTERP_MODES = {'nearest': 0, 'nearest-exact': 1, 'linear': 2, 'bilinear': 2, 'trilinear': 2}
-_LINEAR_DIMS = {'linear': 1, 'bilinear': 2, 'trilinear': 3}
+_INTERP_MODES = {'nearest': 0, 'nearest-exact': 1, 'linear': 2, 'bilinear': 2, 'trilinear': 2,
+                 'bicubic': 3}
+_LINEAR_DIMS = {'linear': 1, 'bilinear': 2, 'trilinear': 3, 'bicubic': 2}
 
 
 def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """PyTorch's F.interpolate for modes nearest, nearest-exact, linear,
-    bilinear and trilinear (bicubic, area and antialias are not supported)."""
+    bilinear, bicubic and trilinear (area and antialias are not supported)."""
     if mode not in _INTERP_MODES:
         raise NotImplementedError(f"interpolate: mode '{mode}' is not supported (nearest, "
-                                  f"nearest-exact, linear, bilinear, trilinear)")
+                                  f"nearest-exact, linear, bilinear, bicubic, trilinear)")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     nsp = input.ndim - 2

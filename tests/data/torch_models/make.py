@@ -203,7 +203,8 @@ class Interpolate(nn.Module):
         a = F.interpolate(y, scale_factor=2, mode="nearest")
         b = F.interpolate(y, size=(7, 5), mode="bilinear", align_corners=False)
         c = F.interpolate(y, scale_factor=1.5, mode="bilinear", align_corners=True)
-        return a.mean(dim=(2, 3)), b, c
+        d = F.interpolate(y, size=(6, 5), mode="bicubic", align_corners=False)
+        return a.mean(dim=(2, 3)), b, c, d
 
 
 class Upsampler(nn.Module):
@@ -296,7 +297,7 @@ MODELS = [
      ["mean", "sum"], 13, {}),
     ("gather", Gather, {"x": lambda: r(3, 5),
                         "index": lambda: torch.tensor([[0, 4], [2, 2], [1, 3]])}, ["y"], 13, {}),
-    ("interpolate", Interpolate, {"x": lambda: r(1, 2, 4, 3)}, ["a", "b", "c"], 13, {}),
+    ("interpolate", Interpolate, {"x": lambda: r(1, 2, 4, 3)}, ["a", "b", "c", "d"], 13, {}),
     ("upsample", Upsampler, {"x": lambda: r(1, 3, 3, 4)}, ["y"], 17, {}),
     ("einsum", Einsum, {"a": lambda: r(2, 3, 4), "b": lambda: r(2, 5, 3)}, ["trace", "sq"], 13,
      {}),

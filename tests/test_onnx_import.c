@@ -555,6 +555,55 @@ static void test_export_graph(void)
     tg_generator_free(gen);
 }
 
+/* convolutions and pools beyond conv2d: 1-D (views around the 2-D ops:
+ * Reshape nodes), transposed, exported and re-imported in both modes */
+static void test_export_conv(void)
+{
+    tg_generator *gen = tg_generator_new(9);
+    tg_graph *g = tg_graph_new("convs");
+    tg_graph_begin(g);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 3, (int64_t[]){2, 3, 11});
+    tg_tensor *w1 = tg_variable(g, "w1", tg_rand_uniform(gen, TG_FLOAT64, 3, (int64_t[]){4, 3, 3}, -1, 1));
+    tg_tensor *w2 = tg_variable(g, "w2", tg_rand_uniform(gen, TG_FLOAT64, 3, (int64_t[]){4, 3, 2}, -1, 1));
+    tg_tensor *w3 = tg_variable(g, "w3", tg_rand_uniform(gen, TG_FLOAT64, 4, (int64_t[]){1, 2, 2, 3}, -1, 1));
+    tg_tensor *b = tg_variable(g, "b", tg_rand_uniform(gen, TG_FLOAT64, 1, (int64_t[]){6}, -1, 1));
+    tg_tensor *h = tg_conv1d(x, w1, NULL, &(tg_conv1d_opts){2, 1, 1, 1});
+    h = tg_max_pool1d(h, &(tg_pool1d_opts){2, 1, 1, false, false});
+    h = tg_conv_transpose1d(h, w2, b, &(tg_conv_transpose1d_opts){2, 1, 1, 1, 2});
+    tg_tensor *y1 = tg_avg_pool1d(h, &(tg_pool1d_opts){3, 2, 1, false, false});
+    tg_tensor *y2 = tg_conv_transpose2d(tg_reshape(y1, 4, (int64_t[]){2, 1, 6, -1}), w3, NULL,
+                                        &(tg_conv_transpose2d_opts){{2, 1}, {1, 0}, {1, 0},
+                                                                    {1, 2}, 1});
+    tg_graph_end();
+    tg_tensor *fetch[2] = {y1, y2};
+    const char *path = out_path("conv");
+    CHECK_OK(tg_onnx_export(g, 2, fetch, path));
+    tg_tensor *xv = tg_rand_uniform(gen, TG_FLOAT64, 3, (int64_t[]){2, 3, 11}, -1, 1);
+    tg_session *sess = tg_session_new(g);
+    tg_tensor *want[2] = {NULL, NULL};
+    CHECK_OK(tg_session_run(sess, 1, &x, &xv, 2, fetch, want, 0, NULL));
+    tg_session_free(sess);
+    tg_onnx_model *m = tg_onnx_load(path);
+    CHECK(m != NULL);
+    for (int mode = 0; m && mode < 2; mode++) {
+        tg_state_dict *o = NULL;
+        const char *nm = "x";
+        CHECK_OK(tg_onnx_run(m, (tg_onnx_mode)mode, 1, &nm, &xv, &o, NULL));
+        for (int i = 0; o && i < 2; i++) {
+            tg_onnx_value_info vi;
+            tg_onnx_output_info(m, i, &vi);
+            double d = max_diff(tg_state_dict_get(o, vi.name), want[i]);
+            if (!(d <= 1e-12))
+                tt_fail(__FILE__, __LINE__, "re-imported output %d (%s) differs by %g", i,
+                        vi.name, d);
+        }
+        tg_state_dict_free(o);
+    }
+    tg_onnx_free(m);
+    tg_graph_free(g);
+    tg_generator_free(gen);
+}
+
 /* an op whose definition names its ONNX operator and takes no attributes
  * (hardswish: HardSwish-14) exports and imports with no ONNX code of its
  * own: the worked example of "adding an op" (docs/ARCHITECTURE.md) */
@@ -611,10 +660,11 @@ int main(void)
     RUN(test_fuzz_finds);
     RUN(test_export_lenet);
     RUN(test_export_graph);
+    RUN(test_export_conv);
     RUN(test_export_direct_op);
     if (!getenv("TG_ONNX_OUT_DIR")) {
-        static const char *const names[] = {"lenet", "graph", "bad"};
-        for (int i = 0; i < 3; i++)
+        static const char *const names[] = {"lenet", "graph", "bad", "conv"};
+        for (int i = 0; i < 4; i++)
             remove(out_path(names[i]));
     }
     return tt_finish();

@@ -203,6 +203,27 @@ tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts);
 tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts);
 tg_tensor *tg_global_avg_pool2d(tg_tensor *x); /* [N,C,H,W] -> [N,C,1,1] */
 
+/* 1-D convolution and pooling over x [N, C, L]: the 2-D ops on [N, C, 1, L]
+ * views (PyTorch's conv1d, conv_transpose1d, max_pool1d, avg_pool1d);
+ * w [O, C/groups, k] (conv_transpose1d: [C, O/groups, k]), b [O] or NULL;
+ * opts NULL means stride 1, no padding, dilation 1, groups 1 */
+typedef struct tg_conv1d_opts {
+    int stride, padding, dilation, groups;
+} tg_conv1d_opts;
+tg_tensor *tg_conv1d(tg_tensor *x, tg_tensor *w, tg_tensor *b, const tg_conv1d_opts *opts);
+typedef struct tg_conv_transpose1d_opts {
+    int stride, padding, output_padding, dilation, groups;
+} tg_conv_transpose1d_opts;
+tg_tensor *tg_conv_transpose1d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                               const tg_conv_transpose1d_opts *opts);
+typedef struct tg_pool1d_opts {
+    int kernel, stride, padding; /* stride 0 means stride = kernel */
+    bool ceil_mode;
+    bool count_include_pad; /* avg_pool1d only */
+} tg_pool1d_opts;
+tg_tensor *tg_max_pool1d(tg_tensor *x, const tg_pool1d_opts *opts);
+tg_tensor *tg_avg_pool1d(tg_tensor *x, const tg_pool1d_opts *opts);
+
 /* x [N, C, ...]. training: normalise with batch statistics and update
  * running_mean/running_var in place (unbiased var, PyTorch's momentum
  * convention) when they are not NULL; eval: use the running stats.

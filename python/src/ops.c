@@ -323,7 +323,8 @@ static int64_t work_size(const OpObject *op, const argval *v)
     for (int k = 0; k < op->n_params; k++)
         if (v[k].t)
             n += tg_numel(v[k].t);
-    return op->row->call == C_CONV || op->row->call == C_CONVT ? n * 64 : n;
+    call_shape k = op->row->call;
+    return k == C_CONV || k == C_CONVT || k == C_CONV1 || k == C_CONVT1 ? n * 64 : n;
 }
 
 static void note_inputs(const OpObject *op, const argval *v)

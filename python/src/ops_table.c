@@ -104,6 +104,14 @@ const op_row tgpy_op_rows[] = {
     {"avg_pool2d", "input:T kernel_size:P stride:p=None padding:P=0 ceil_mode:b=False "
      "count_include_pad:b=True divisor_override:d=None", C_POOL, F(tg_avg_pool2d), false},
     {"_global_avg_pool2d", "input:T", C_T, F(tg_global_avg_pool2d), false},
+    {"conv1d", "input:T weight:T bias:O=None stride:U=1 padding:U=0 dilation:U=1 groups:i=1",
+     C_CONV1, F(tg_conv1d), false},
+    {"conv_transpose1d", "input:T weight:T bias:O=None stride:U=1 padding:U=0 "
+     "output_padding:U=0 groups:i=1 dilation:U=1", C_CONVT1, F(tg_conv_transpose1d), false},
+    {"max_pool1d", "input:T kernel_size:U stride:u=None padding:U=0 dilation:U=1 "
+     "ceil_mode:b=False return_indices:b=False", C_POOL1, F(tg_max_pool1d), false},
+    {"avg_pool1d", "input:T kernel_size:U stride:u=None padding:U=0 ceil_mode:b=False "
+     "count_include_pad:b=True", C_POOL1, F(tg_avg_pool1d), false},
     {"batch_norm", "input:T running_mean:O running_var:O weight:O=None bias:O=None "
      "training:b=False momentum:f=0.1 eps:f=1e-05", C_BN, F(tg_batch_norm), false},
     {"layer_norm", "input:T normalized_shape:S weight:O=None bias:O=None eps:f=1e-05", C_LN,
@@ -159,14 +167,16 @@ static tg_pool2d_opts pool_opts(const argval *v, bool avg)
 int tgpy_op_validate(const OpObject *op, const argval *v)
 {
     switch (op->row->call) {
+    case C_POOL1:
     case C_POOL: {
-        bool avg = (fn_pool)op->row->fn == tg_avg_pool2d;
-        if (!avg && (v[4].ints[0] != 1 || v[4].ints[1] != 1 || v[6].f != 0)) {
-            PyErr_SetString(PyExc_NotImplementedError, "max_pool2d: dilation != 1 and "
-                            "return_indices are not supported");
+        bool avg = op->row->fn == F(tg_avg_pool2d) || op->row->fn == F(tg_avg_pool1d);
+        int nd = op->row->call == C_POOL ? 2 : 1;
+        if (!avg && (v[4].ints[0] != 1 || v[4].ints[nd - 1] != 1 || v[6].f != 0)) {
+            PyErr_Format(PyExc_NotImplementedError, "%s: dilation != 1 and return_indices "
+                         "are not supported", op->row->name);
             return -1;
         }
-        if (avg && !v[6].none) {
+        if (avg && nd == 2 && !v[6].none) {
             PyErr_SetString(PyExc_NotImplementedError, "avg_pool2d: divisor_override is not "
                             "supported");
             return -1;
@@ -290,6 +300,21 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         bool avg = (fn_pool)f == tg_avg_pool2d;
         tg_pool2d_opts o = pool_opts(v, avg);
         return ((fn_pool)f)(v[0].t, &o);
+    }
+    case C_CONV1: {
+        tg_conv1d_opts o = {v[3].ints[0], v[4].ints[0], v[5].ints[0], (int)v[6].f};
+        return tg_conv1d(v[0].t, v[1].t, v[2].t, &o);
+    }
+    case C_CONVT1: {
+        tg_conv_transpose1d_opts o = {v[3].ints[0], v[4].ints[0], v[5].ints[0], v[7].ints[0],
+                                      (int)v[6].f};
+        return tg_conv_transpose1d(v[0].t, v[1].t, v[2].t, &o);
+    }
+    case C_POOL1: {
+        bool avg = f == F(tg_avg_pool1d);
+        tg_pool1d_opts o = {v[1].ints[0], v[2].none ? 0 : v[2].ints[0], v[3].ints[0],
+                            avg ? v[4].f != 0 : v[5].f != 0, avg && v[5].f != 0};
+        return ((fn_pool1)f)(v[0].t, &o);
     }
     case C_BN:
         return tg_batch_norm(v[0].t, v[1].t, v[2].t, v[3].t, v[4].t, v[5].f != 0, v[6].f,

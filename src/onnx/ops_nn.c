@@ -272,6 +272,14 @@ static bool fast_pool(const tg_tensor *x, const geom *g, bool want_float)
     return true;
 }
 
+/* a 1-D geometry as the 2-D one of [N, C, 1, L] (a unit first dim) */
+static geom lift_1d(const geom *g)
+{
+    return (geom){.nsp = 2, .in = {1, g->in[0]}, .k = {1, g->k[0]}, .s = {1, g->s[0]},
+                  .d = {1, g->d[0]}, .pb = {0, g->pb[0]}, .pe = {0, g->pe[0]},
+                  .out = {1, g->out[0]}, .ceil_mode = g->ceil_mode};
+}
+
 static tg_status pool_geom(onnx_ictx *c, tg_tensor *x, bool dilations, geom *g)
 {
     const int64_t *ks;
@@ -302,6 +310,8 @@ static tg_status generic_ok(onnx_ictx *c, const geom *g)
     return TG_OK;
 }
 
+static tg_status pool2d_max(onnx_ictx *c, tg_tensor *x, const geom *gp);
+
 static tg_status n_maxpool(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "X");
@@ -309,6 +319,27 @@ static tg_status n_maxpool(onnx_ictx *c)
     tg_status s = x ? pool_geom(c, x, true, &g) : tg_last_status();
     if (s != TG_OK)
         return s;
+    /* 1-D: tg's 2-D pool on [N, C, 1, L] when it computes the same */
+    geom g2 = g.nsp == 1 ? lift_1d(&g) : g;
+    if (g.nsp == 1 && fast_pool(x, &g2, wants(c, 1))) {
+        /* Indices in [N, C, L] are n*C*L + c*L + l, the same as in [N, C, 1, L]
+         * (either storage order, with a unit height) */
+        onnx_ictx c2 = *c;
+        c2.in[0] = tg_unsqueeze(x, 2);
+        if ((s = pool2d_max(&c2, c2.in[0], &g2)) != TG_OK)
+            return s;
+        for (int i = 0; i < 2; i++)
+            c->out[i] = c2.out[i] ? tg_squeeze(c2.out[i], 2) : NULL;
+        return c->out[0] ? TG_OK : tg_last_status();
+    }
+    return pool2d_max(c, x, &g);
+}
+
+/* MaxPool with the geometry g (1-D lifted to 2-D, 2-D, or 3-D) */
+static tg_status pool2d_max(onnx_ictx *c, tg_tensor *x, const geom *gp)
+{
+    geom g = *gp;
+    tg_status s;
     tg_pool2d_opts o = {.kernel = {(int)g.k[0], (int)g.k[1]},
                         .stride = {(int)g.s[0], (int)g.s[1]},
                         .padding = {(int)g.pb[0], (int)g.pb[1]}, .ceil_mode = g.ceil_mode};
@@ -360,6 +391,12 @@ static tg_status n_avgpool(onnx_ictx *c)
         s = oa_int(c, "count_include_pad", 0, &cip);
     if (s != TG_OK)
         return s;
+    geom g2 = g.nsp == 1 ? lift_1d(&g) : g;
+    if (g.nsp == 1 && !g.ceil_mode && fast_pool(x, &g2, true)) {
+        tg_pool1d_opts o = {.kernel = (int)g.k[0], .stride = (int)g.s[0],
+                            .padding = (int)g.pb[0], .count_include_pad = cip != 0};
+        return done(c, 0, tg_avg_pool1d(x, &o));
+    }
     /* with ceil_mode PyTorch's divisors differ from ONNX's: composite */
     if (!g.ceil_mode && fast_pool(x, &g, true)) {
         tg_pool2d_opts o = {.kernel = {(int)g.k[0], (int)g.k[1]},

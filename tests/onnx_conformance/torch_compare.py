@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Exports a small CNN from PyTorch with torch.onnx.export and checks that
+"""Exports a small CNN (and an attention block, 1-D convolutions and pools,
+transposed convolutions) from PyTorch with torch.onnx.export and checks that
 `tg run` (eager and graph mode) gives PyTorch's outputs and, with --grad,
 PyTorch's gradients of the sum of the outputs with respect to the input
 and every parameter.
@@ -137,6 +138,71 @@ def attention_case(tg, work):
     return ok
 
 
+class Conv1dNet(nn.Module):
+    """1-D convolution (stride, padding, dilation, groups), transposed
+    convolution with output_padding, and both 1-D pools"""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(3, 4, 3, stride=2, padding=1, dilation=1)
+        self.c2 = nn.Conv1d(4, 4, 2, padding=1, dilation=2, groups=2)
+        self.t1 = nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+
+    def forward(self, x):
+        h = nn.functional.max_pool1d(torch.tanh(self.c1(x)), 2, stride=1, padding=1)
+        h = torch.sigmoid(self.c2(h))
+        return nn.functional.avg_pool1d(self.t1(h), 3, stride=2, padding=1,
+                                        count_include_pad=False)
+
+
+class ConvT2dNet(nn.Module):
+    """2-D transposed convolutions: stride, padding, output_padding, groups,
+    dilation, with and without bias"""
+    def __init__(self):
+        super().__init__()
+        self.t1 = nn.ConvTranspose2d(2, 4, 3, stride=2, padding=1, output_padding=1)
+        self.t2 = nn.ConvTranspose2d(4, 4, (2, 3), stride=(1, 2), padding=(0, 1), groups=2,
+                                     dilation=(2, 1), bias=False)
+
+    def forward(self, x):
+        return self.t2(torch.tanh(self.t1(x)))
+
+
+def model_case(tg, work, tag, model, x, opset=17):
+    """model(x) exported, run by tg in both modes: output and gradients of
+    its sum w.r.t. the input and every parameter"""
+    torch.manual_seed(2)
+    path = os.path.join(work, "%s.onnx" % tag)
+    torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["y"],
+                      opset_version=opset, do_constant_folding=False)
+    xg = x.clone().requires_grad_(True)
+    y = model(xg)
+    y.sum().backward()
+    want = {"input": xg.grad.numpy()}
+    want.update({n: p.grad.numpy() for n, p in model.named_parameters()})
+    ok = True
+    for mode in ("eager", "graph"):
+        got, grads = run_tg(tg, path, {"input": x.numpy()}, work, tag, mode)
+        if got is None:
+            ok = False
+            continue
+        ok &= check("%s %s output" % (tag, mode), got["y"], y.detach().numpy())
+        for n, g in want.items():
+            if n not in grads:
+                print("FAIL %s %s: no gradient for %s (have %s)" % (tag, mode, n, sorted(grads)))
+                ok = False
+            else:
+                ok &= check("%s %s grad %s" % (tag, mode, n), grads[n], g)
+    return ok
+
+
+def conv_cases(tg, work):
+    torch.manual_seed(3)
+    ok = model_case(tg, work, "conv1d", Conv1dNet().eval(), torch.randn(2, 3, 17))
+    ok &= model_case(tg, work, "conv1d_13", Conv1dNet().eval(), torch.randn(2, 3, 12), 13)
+    ok &= model_case(tg, work, "convt2d", ConvT2dNet().eval(), torch.randn(2, 2, 4, 5))
+    return ok
+
+
 def check(name, got, want, rtol=1e-4, atol=1e-5):
     if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol):
         err = np.max(np.abs(got - want)) if got.shape == want.shape else "shape"
@@ -210,6 +276,7 @@ def main():
             ok &= check("batch 3 output", load_safetensors(out3)["logp"],
                         model(x3).numpy())
     ok &= attention_case(tg, work)
+    ok &= conv_cases(tg, work)
     print("torch comparison: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 

@@ -73,3 +73,75 @@ def test_conv_transpose2d_errors():
         F.conv_transpose2d(x, w, stride=2, output_padding=2)
     with pytest.raises(NotImplementedError):
         nn.ConvTranspose2d(2, 2, 3, padding='same')
+
+
+CONV1_CASES = [
+    ((2, 4, 9), (6, 4, 3), dict()),
+    ((2, 4, 9), (6, 2, 2), dict(stride=2, padding=1, dilation=2, groups=2)),
+    ((1, 3, 7), (3, 1, 3), dict(stride=(3,), padding=(2,), groups=3)),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 1e-4), (np.float64, 1e-10)])
+@pytest.mark.parametrize("xs,ws,kw", CONV1_CASES)
+def test_conv1d_matches_torch(xs, ws, kw, dtype, rtol):
+    _compare(lambda *a: F.conv1d(*a, **kw), lambda *a: torch.nn.functional.conv1d(*a, **kw),
+             [xs, ws, (ws[0],)], dtype, rtol)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 1e-4), (np.float64, 1e-10)])
+def test_conv_transpose1d_matches_torch(dtype, rtol):
+    kw = dict(stride=3, padding=1, output_padding=2, groups=2, dilation=1)
+    _compare(lambda *a: F.conv_transpose1d(*a, **kw),
+             lambda *a: torch.nn.functional.conv_transpose1d(*a, **kw),
+             [(2, 4, 5), (4, 3, 3), (6,)], dtype, rtol)
+
+
+POOL1_CASES = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+               dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+               dict(kernel_size=4, stride=3, padding=2, ceil_mode=True)]
+
+
+@needs_torch
+@pytest.mark.parametrize("kw", POOL1_CASES)
+@pytest.mark.parametrize("name", ["max_pool1d", "avg_pool1d", "avg_pool1d_nopad"])
+def test_pool1d_matches_torch(kw, name):
+    kw = dict(kw)
+    if name == "avg_pool1d_nopad":
+        name, kw["count_include_pad"] = "avg_pool1d", False
+    _compare(lambda x: getattr(F, name)(x, **kw),
+             lambda x: getattr(torch.nn.functional, name)(x, **kw), [(2, 3, 11)],
+             np.float64, 1e-12)
+
+
+@needs_torch
+def test_1d_modules_match_torch():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 4, 12)).astype(np.float32)
+    for m, mt in ((nn.Conv1d(4, 6, 3, stride=2, padding=1, groups=2),
+                   torch.nn.Conv1d(4, 6, 3, stride=2, padding=1, groups=2)),
+                  (nn.ConvTranspose1d(4, 2, 3, stride=2, output_padding=1),
+                   torch.nn.ConvTranspose1d(4, 2, 3, stride=2, output_padding=1))):
+        assert tuple(m.weight.shape) == tuple(mt.weight.shape)
+        with torch.no_grad():
+            mt.weight.copy_(torch.tensor(m.weight.detach().numpy()))
+            mt.bias.copy_(torch.tensor(m.bias.detach().numpy()))
+        np.testing.assert_allclose(m(tg.tensor(x)).detach().numpy(),
+                                   mt(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    for m, mt in ((nn.MaxPool1d(3, 2, 1), torch.nn.MaxPool1d(3, 2, 1)),
+                  (nn.AvgPool1d(3, 2, 1, count_include_pad=False),
+                   torch.nn.AvgPool1d(3, 2, 1, count_include_pad=False))):
+        np.testing.assert_allclose(m(tg.tensor(x)).numpy(), mt(torch.tensor(x)).numpy(),
+                                   rtol=1e-6)
+
+
+def test_1d_errors():
+    x = tg.ones(1, 2, 6)
+    with pytest.raises(ValueError, match="1-tuple"):
+        F.conv1d(x, tg.ones(2, 2, 3), stride=(1, 2))
+    with pytest.raises(NotImplementedError, match="max_pool1d"):
+        F.max_pool1d(x, 2, dilation=2)
+    with pytest.raises(RuntimeError, match="3-D"):
+        F.avg_pool1d(tg.ones(2, 6), 2)

@@ -74,3 +74,74 @@ class ConvTranspose2d(_ConvNd):
                                       "give output_padding")
         return _C.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
                                    self.output_padding, self.groups, self.dilation)
+
+
+class Conv1d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode='zeros', dtype=None):
+        super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, dtype, False)
+
+    def forward(self, x):
+        return _C.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                         self.groups)
+
+
+class ConvTranspose1d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros',
+                 dtype=None):
+        super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, dtype, True, output_padding)
+
+    def forward(self, x, output_size=None):
+        if output_size is not None:
+            raise NotImplementedError("ConvTranspose1d: output_size is not supported; "
+                                      "give output_padding")
+        return _C.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
+                                   self.output_padding, self.groups, self.dilation)
+
+
+class _MaxPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
+
+    def forward(self, x):
+        return type(self)._fn(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                              self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return (f'kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, '
+                f'padding={self.padding}, dilation={self.dilation}, '
+                f'ceil_mode={self.ceil_mode}')
+
+
+class _AvgPoolNd(Module):
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, x):
+        return type(self)._fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad)
+
+    def extra_repr(self):
+        return (f'kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, '
+                f'padding={self.padding}')
+
+
+class MaxPool1d(_MaxPoolNd):
+    _fn = staticmethod(_C.max_pool1d)
+
+
+class AvgPool1d(_AvgPoolNd):
+    _fn = staticmethod(_C.avg_pool1d)

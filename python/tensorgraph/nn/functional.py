@@ -6,6 +6,10 @@ from .. import _C
 linear = _C.linear
 conv2d = _C.conv2d
 conv_transpose2d = _C.conv_transpose2d
+conv1d = _C.conv1d
+conv_transpose1d = _C.conv_transpose1d
+max_pool1d = _C.max_pool1d
+avg_pool1d = _C.avg_pool1d
 max_pool2d = _C.max_pool2d
 avg_pool2d = _C.avg_pool2d
 batch_norm = _C.batch_norm

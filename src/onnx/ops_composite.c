@@ -44,6 +44,7 @@ static const named coord_modes[] = {
     {"align_corners", TG_COORD_ALIGN_CORNERS},
     {"asymmetric", TG_COORD_ASYMMETRIC},
     {"tf_half_pixel_for_nn", TG_COORD_TF_HALF_PIXEL_NN},
+    {"tf_crop_and_resize", TG_COORD_TF_CROP_AND_RESIZE},
     {NULL, 0},
 };
 static const named nearest_modes[] = {
@@ -95,9 +96,6 @@ static tg_status resize_modes(onnx_ictx *c, tg_resize_spec *spec)
         const char *ctm;
         if ((s = oa_string(c, "coordinate_transformation_mode", "half_pixel", &ctm)) != TG_OK)
             return s;
-        if (!strcmp(ctm, "tf_crop_and_resize"))
-            return onnx_err(c, TG_ERR_UNSUPPORTED, "coordinate_transformation_mode "
-                            "'tf_crop_and_resize' is not supported");
         if ((s = pick(c, "coordinate_transformation_mode", "half_pixel", coord_modes,
                       &coord)) != TG_OK ||
             (s = pick(c, "nearest_mode", "round_prefer_floor", nearest_modes, &nearest)) !=
@@ -166,6 +164,19 @@ static tg_status n_resize(onnx_ictx *c)
     }
     if ((s = onnx_check_numel(c, r, out, "the output")) != TG_OK)
         return s;
+    if (spec.coord == TG_COORD_TF_CROP_AND_RESIZE) { /* the region: a known roi input */
+        double *roi;
+        int64_t nr;
+        if (absent(c, 1))
+            return onnx_err(c, TG_ERR_IO, "tf_crop_and_resize needs the roi input");
+        if ((s = oi_floats(c, 1, "roi", &roi, &nr)) != TG_OK ||
+            (s = oa_float(c, "extrapolation_value", 0.0, &spec.extrapolation)) != TG_OK)
+            return s;
+        if (nr != 2 * r)
+            return onnx_err(c, TG_ERR_IO, "roi has %lld values for an input of rank %d "
+                            "(expected %d)", (long long)nr, r, 2 * r);
+        spec.roi = roi;
+    }
     spec.out = out;
     spec.scale = scale;
     return done(c, tg__resize(x, &spec));

@@ -20,7 +20,11 @@ typedef enum {
     TG_COORD_PYTORCH_HALF_PIXEL, /* the same, but 0 when out == 1 */
     TG_COORD_ALIGN_CORNERS,      /* i (in - 1) / (out - 1), 0 when out == 1 */
     TG_COORD_ASYMMETRIC,         /* i inv */
-    TG_COORD_TF_HALF_PIXEL_NN    /* (i + 0.5) inv */
+    TG_COORD_TF_HALF_PIXEL_NN,   /* (i + 0.5) inv */
+    /* roi start r0 and end r1 (fractions of in - 1): r0 (in - 1) +
+     * i (r1 - r0) (in - 1) / (out - 1); outside [0, in - 1] the output is
+     * the extrapolation value */
+    TG_COORD_TF_CROP_AND_RESIZE
 } tg_coord_mode;
 /* nearest: rounding of the source coordinate */
 typedef enum {
@@ -44,6 +48,8 @@ typedef struct tg_resize_spec {
      * or x->ndim scales that coordinates are divided by (ONNX's): one of
      * the two is NULL */
     const double *inv, *scale;
+    const double *roi;    /* tf_crop_and_resize: x->ndim starts, then x->ndim ends */
+    double extrapolation; /* tf_crop_and_resize: the value outside the input */
 } tg_resize_spec;
 
 /* x resized axis by axis (separable: index_select of the nearest, the two

@@ -23,7 +23,7 @@ static double step(const tg_resize_spec *s, int axis, double v)
     return v * s->inv[axis];
 }
 
-static double source_coord(const tg_resize_spec *s, int axis, int64_t i, int64_t in,
+static double source_coord(const tg_resize_spec *s, int nd, int axis, int64_t i, int64_t in,
                            int64_t out)
 {
     double x = (double)i;
@@ -37,6 +37,12 @@ static double source_coord(const tg_resize_spec *s, int axis, int64_t i, int64_t
         return out > 1 ? x * (double)(in - 1) / (double)(out - 1) : 0.0;
     case TG_COORD_ASYMMETRIC: return step(s, axis, x);
     case TG_COORD_TF_HALF_PIXEL_NN: return step(s, axis, x + 0.5);
+    case TG_COORD_TF_CROP_AND_RESIZE: {
+        double r0 = s->roi[axis], r1 = s->roi[nd + axis], ext = (double)(in - 1);
+        if (out == 1)
+            return 0.5 * (r0 + r1) * ext;
+        return r0 * ext + x * (r1 - r0) * ext / (double)(out - 1);
+    }
     }
     return 0.0;
 }
@@ -132,17 +138,22 @@ static tg_tensor *resize_axis(tg_tensor *x, int axis, const tg_resize_spec *s, b
     *skip = false;
     int64_t *idx = malloc((size_t)(4 * n) * sizeof *idx);
     double *w = malloc((size_t)(4 * n) * sizeof *w);
+    bool *inside = malloc((size_t)n * sizeof *inside);
     tg_tensor *y = NULL;
-    if (!idx || !w) {
+    if (!idx || !w || !inside) {
         tg__error(TG_ERR_NOMEM, "resize: out of memory");
         goto done;
     }
     int K = 1;
-    bool identity = out == in, used[4] = {false};
+    bool identity = out == in, used[4] = {false}, any_outside = false;
     for (int64_t i = 0; i < out; i++) {
         int64_t ti[4];
-        double tw[4], self = 0;
-        K = taps(s, source_coord(s, axis, i, in, out), in, ti, tw);
+        double tw[4], self = 0, c = source_coord(s, x->ndim, axis, i, in, out);
+        K = taps(s, c, in, ti, tw);
+        /* tf_crop_and_resize: outside the input (mask 0 in inside[i]) */
+        inside[i] = s->coord != TG_COORD_TF_CROP_AND_RESIZE || (c >= 0 && c <= (double)(in - 1));
+        any_outside = any_outside || !inside[i];
+        identity = identity && inside[i];
         for (int k = 0; k < K; k++) { /* tap-major: [k * out + i] */
             idx[k * out + i] = ti[k];
             w[k * out + i] = tw[k];
@@ -165,11 +176,20 @@ static tg_tensor *resize_axis(tg_tensor *x, int axis, const tg_resize_spec *s, b
             t = tg_mul(t, axis_weights(w + k * out, out, axis, x));
         y = y ? tg_add(y, t) : t;
     }
+    if (any_outside) { /* the extrapolation value where the source is outside */
+        int64_t shape[TG_MAX_DIMS];
+        shape[0] = out;
+        for (int d = 1; d < x->ndim - axis; d++)
+            shape[d] = 1;
+        tg_tensor *mask = tg_from_data(TG_BOOL, x->ndim - axis, shape, inside);
+        y = tg_where(mask, y, tg_scalar(x->dtype, s->extrapolation));
+    }
     y = tg_keep(y);
     tg_scope_end();
 done:
     free(idx);
     free(w);
+    free(inside);
     return y;
 }
 

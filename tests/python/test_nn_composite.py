@@ -98,6 +98,11 @@ def test_interpolate_float32_and_upsample():
                dict(scale_factor=1.5, mode="bilinear", align_corners=True)):
         ours, theirs = nn.Upsample(**kw)(tg.tensor(x)), torch.nn.Upsample(**kw)(torch.tensor(x))
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+    for name in ("upsample_nearest", "upsample_bilinear"):
+        np.testing.assert_allclose(getattr(F, name)(tg.tensor(x), scale_factor=2).numpy(),
+                                   getattr(torch.nn.functional, name)(torch.tensor(x),
+                                                                      scale_factor=2).numpy(),
+                                   rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(nn.UpsamplingBilinear2d(scale_factor=2)(tg.tensor(x)).numpy(),
                                torch.nn.UpsamplingBilinear2d(scale_factor=2)(torch.tensor(x)).numpy(),
                                rtol=1e-5, atol=1e-6)

@@ -154,3 +154,11 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
 
 def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode='nearest')
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)

@@ -93,6 +93,12 @@ const os_sample os_samples[] = {
     {"var", "axis 1", IN(X(-1, 1, 2, 4)), AT(AINTS("axes", 1)), OS_STRIDED},
     {"std", "axis 0, correction 0", IN(X(-1, 1, 3, 2)), AT(AINTS("axes", 0), AI("correction", 0))},
     {"logsumexp", "axis 1", IN(X(-2, 2, 2, 3)), AT(AINTS("axes", 1))},
+    {"vector_norm", "L2 over axis 1", IN(X(-1, 1, 2, 3, 4)), AT(AINTS("axes", 1), AI("ord", 2)),
+     OS_STRIDED},
+    {"vector_norm", "L2 of all, keepdim", IN(X(-1, 1, 2, 3)), AT(AI("keepdim", 1))},
+    /* |x| >= 0.2 keeps finite differences away from the kink of |x| at 0 */
+    {"vector_norm", "L1 over axes 0, 2", IN(X(0.2, 1, 2, 3, 4)), AT(AINTS("axes", 0, 2), AI("ord", 1)),
+     OS_STRIDED},
     /* ---- scans (scan.c) ---- */
     {"cumsum", "axis 1 of [2,3,4]", IN(X(-1, 1, 2, 3, 4)), AT(AI("axis", 1)), OS_STRIDED},
     {"cumsum", "axis -1, exclusive, reverse", IN(X(-1, 1, 3, 4)),

@@ -9,6 +9,19 @@
 
 #include <math.h>
 
+/* tg_autograd_grad's results belong to the caller: hand them to the
+ * test's scope */
+static tg_status grads(tg_tensor *y, int n, tg_tensor **x, tg_tensor **d)
+{
+    tg_status s = tg_autograd_grad(1, &y, NULL, n, x, d, false, false);
+    for (int i = 0; i < n && s == TG_OK; i++) {
+        tg_tensor *c = tg_clone(d[i]);
+        tg_release(d[i]);
+        d[i] = c;
+    }
+    return s;
+}
+
 #define T1(dt, n, ...) tt_tensor(dt, 1, (int64_t[]){n}, (double[]){__VA_ARGS__})
 
 /* ---- fmod / remainder ----------------------------------------------------------- */
@@ -29,11 +42,11 @@ static void test_fmod_remainder_values(void)
     tg_set_requires_grad(b, true);
     tg_tensor *in[2] = {a, b}, *d[2];
     tg_tensor *y = tg_sum(tg_fmod(a, b), 0, NULL, false);
-    CHECK_OK(tg_autograd_grad(1, &y, NULL, 2, in, d, false, false));
+    CHECK_OK(grads(y, 2, in, d));
     CHECK_TENSOR(d[0], ((double[]){1, 1, 1, 1, 1, 1, 1, 1}), 0);
     CHECK_TENSOR(d[1], ((double[]){-2, 2, 2, -2, 0, 0, 0, 0}), 0);
     y = tg_sum(tg_remainder(a, b), 0, NULL, false);
-    CHECK_OK(tg_autograd_grad(1, &y, NULL, 2, in, d, false, false));
+    CHECK_OK(grads(y, 2, in, d));
     CHECK_TENSOR(d[1], ((double[]){-2, 3, 3, -2, 0, 0, 0, 1}), 0);
     /* a float divisor of 0 gives NaN */
     double v[2];
@@ -103,7 +116,7 @@ static void test_cumsum_values(void)
     CHECK_TENSOR(y, ((double[]){1, 3, 6, 4, 9, 15}), 0);
     tg_tensor *w = tt_tensor(TG_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){1, -1, 2, 0.5, 3, -2});
     tg_tensor *l = tg_sum(tg_mul(y, w), 0, NULL, false);
-    CHECK_OK(tg_autograd_grad(1, &l, NULL, 1, &x, &dx, false, false));
+    CHECK_OK(grads(l, 1, &x, &dx));
     CHECK_TENSOR(dx, ((double[]){2, 1, 2, 1.5, 1, -2}), 0);
     /* ONNX CumSum's options (onnx's test_cumsum_1d_*: x = [1,2,3,4,5]) */
     tg_tensor *v = T1(TG_FLOAT64, 5, 1, 2, 3, 4, 5);
@@ -149,6 +162,127 @@ static void test_cumsum_checks(void)
     }
 }
 
+/* ---- range ------------------------------------------------------------------------ */
+static tg_tensor *range_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n, (void)u;
+    return tg_mul(in[0], tg_range(TG_FLOAT64, 1, 2.2, 0.25));
+}
+
+static void test_range(void)
+{
+    /* torch.arange(0, 1, 0.1) in float32: each element start + i * delta */
+    tg_tensor *r = tg_range(TG_FLOAT32, 0, 1, 0.1);
+    CHECK_SHAPE(r, 10);
+    CHECK_TENSOR(r, ((double[]){0.0, 0.10000000149011612, 0.20000000298023224,
+                                0.30000001192092896, 0.4000000059604645, 0.5,
+                                0.6000000238418579, 0.699999988079071, 0.800000011920929,
+                                0.8999999761581421}), 0);
+    /* torch.arange(-1., 1., 0.3, dtype=float64) */
+    CHECK_TENSOR(tg_range(TG_FLOAT64, -1, 1, 0.3),
+                 ((double[]){-1.0, -0.7, -0.4, -0.10000000000000003, 0.19999999999999996,
+                             0.49999999999999994, 0.7999999999999999}), 0);
+    /* ONNX's test_range_int32_type_negative_delta: Range(10, 6, -3) = [10, 7] */
+    tg_tensor *i = tg_range(TG_INT32, 10, 6, -3);
+    CHECK(i && tg_dtype_of(i) == TG_INT32);
+    CHECK_TENSOR(i, ((double[]){10, 7}), 0);
+    /* a limit on the wrong side is empty (ONNX; torch.arange refuses it) */
+    CHECK_SHAPE(tg_range(TG_INT64, 5, 0, 1), 0);
+    CHECK_ERROR(tg_range(TG_INT64, 0, 5, 0), TG_ERR_ARG, "non-zero delta");
+    CHECK_ERROR(tg_range(TG_FLOAT32, 0, INFINITY, 1), TG_ERR_ARG, "finite");
+    CHECK_ERROR(tg_range(TG_FLOAT32, 0, 1e300, 1e-300), TG_ERR_SHAPE, "too many");
+    CHECK_ERROR(tg_range(TG_BOOL, 0, 2, 1), TG_ERR_DTYPE, "bool");
+    /* in a graph it is a node: built, then run by a session */
+    tg_graph *g = tg_graph_new(NULL);
+    tg_graph_begin(g);
+    tg_tensor *sym = tg_range(TG_INT64, 2, 11, 4);
+    tg_graph_end();
+    CHECK(sym && tg_is_symbolic(sym));
+    tg_session *s = tg_session_new(g);
+    tg_tensor *out = NULL;
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 1, &sym, &out, 0, NULL));
+    CHECK_TENSOR(out, ((double[]){2, 6, 10}), 0); /* owned by the test's scope */
+    tg_session_free(s);
+    tg_graph_free(g);
+    /* next to differentiable ops; exported as ONNX Range and re-imported */
+    tg_tensor *x = tt_rand(2, (int64_t[]){2, 5}, -1, 1);
+    tg_set_requires_grad(x, true);
+    CHECK_OP(range_fn, NULL, 1, &x);
+    CHECK_ONNX_ROUNDTRIP(range_fn, NULL, 1, &x);
+}
+
+/* ---- vector_norm (L1, L2) ------------------------------------------------------------ */
+static void test_vector_norm_values(void)
+{
+    /* torch.linalg.vector_norm(x, ord, dim=1), x = [[3,-4,0],[0,0,0]]: a zero
+     * row's gradient is 0, not NaN, for both ords */
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){3, -4, 0, 0, 0, 0});
+    tg_set_requires_grad(x, true);
+    int ax1 = 1;
+    tg_tensor *l2 = tg_vector_norm(x, 2, 1, &ax1, false), *dx;
+    CHECK_TENSOR(l2, ((double[]){5, 0}), 0);
+    tg_tensor *s = tg_sum(l2, 0, NULL, false);
+    CHECK_OK(grads(s, 1, &x, &dx));
+    CHECK_TENSOR(dx, ((double[]){0.6, -0.8, 0, 0, 0, 0}), 1e-15);
+    tg_tensor *l1 = tg_vector_norm(x, 1, 1, &ax1, false);
+    CHECK_TENSOR(l1, ((double[]){7, 0}), 0);
+    s = tg_sum(l1, 0, NULL, false);
+    CHECK_OK(grads(s, 1, &x, &dx));
+    CHECK_TENSOR(dx, ((double[]){1, -1, 0, 0, 0, 0}), 0);
+    /* over everything with keepdim: vector_norm([[1,2],[3,4]], 2, (0,1), keepdim) */
+    tg_tensor *m = tt_tensor(TG_FLOAT32, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, 4});
+    tg_tensor *all = tg_vector_norm(m, 2, 0, NULL, true);
+    CHECK_SHAPE(all, 1, 1);
+    CHECK(tg_dtype_of(all) == TG_FLOAT32);
+    CHECK_TENSOR(all, ((double[]){5.477225575051661}), 1e-6);
+    CHECK_TENSOR(tg_vector_norm(m, 1, 1, (int[]){0}, false), ((double[]){4, 6}), 0);
+    /* an empty reduction is 0 */
+    CHECK_TENSOR(tg_vector_norm(tg_zeros(TG_FLOAT64, 2, (int64_t[]){0, 2}), 2, 1, (int[]){0},
+                                false), ((double[]){0, 0}), 0);
+    /* the gradient of the L2 norm of a zero vector (all axes) is 0 too */
+    tg_tensor *z = tg_zeros(TG_FLOAT64, 1, (int64_t[]){3});
+    tg_set_requires_grad(z, true);
+    CHECK_OK(grads(tg_vector_norm(z, 2, 0, NULL, false), 1, &z, &dx));
+    CHECK_TENSOR(dx, ((double[]){0, 0, 0}), 0);
+    /* errors */
+    CHECK_ERROR(tg_vector_norm(tg_zeros(TG_INT64, 1, (int64_t[]){3}), 2, 0, NULL, false),
+                TG_ERR_DTYPE, "float");
+    CHECK_ERROR(tg_vector_norm(x, 3, 0, NULL, false), TG_ERR_UNSUPPORTED, "ord 3");
+    CHECK_ERROR(tg_vector_norm(x, 2, 1, (int[]){2}, false), TG_ERR_INDEX, "");
+}
+
+static tg_tensor *norm_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n;
+    int axes[2] = {0, 2};
+    return tg_vector_norm(in[0], u ? 1 : 2, 2, axes, u != NULL);
+}
+
+/* F.normalize(x, 2, dim 1): x / max(norm, eps) */
+static tg_tensor *normalize_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n, (void)u;
+    int ax = 1;
+    tg_tensor *d = tg_clamp(tg_vector_norm(in[0], 2, 1, &ax, true), 1e-12, INFINITY);
+    return tg_div(in[0], d);
+}
+
+static void test_vector_norm_checks(void)
+{
+    /* values of both signs away from 0 (the kink of |x|) */
+    tg_tensor *r = tt_rand(3, (int64_t[]){2, 3, 4}, 0.2, 1);
+    tg_tensor *sg = tg_sub(tg_mul_scalar(tg_cast(tg_gt(tt_rand(3, (int64_t[]){2, 3, 4}, 0, 1),
+                                                       tg_scalar(TG_FLOAT64, 0.5)), TG_FLOAT64),
+                                         2), tg_scalar(TG_FLOAT64, 1));
+    tg_tensor *x = tg_mul(r, sg);
+    tg_set_requires_grad(x, true);
+    CHECK_OP(norm_fn, NULL, 1, &x);
+    CHECK_OP(norm_fn, (void *)1, 1, &x);
+    CHECK_OP(normalize_fn, NULL, 1, &x);
+    CHECK_ONNX_ROUNDTRIP(norm_fn, NULL, 1, &x);
+    CHECK_ONNX_ROUNDTRIP(norm_fn, (void *)1, 1, &x);
+}
+
 int main(void)
 {
     RUN(test_fmod_remainder_values);
@@ -156,5 +290,8 @@ int main(void)
     RUN(test_fmod_remainder_checks);
     RUN(test_cumsum_values);
     RUN(test_cumsum_checks);
+    RUN(test_range);
+    RUN(test_vector_norm_values);
+    RUN(test_vector_norm_checks);
     return tt_finish();
 }

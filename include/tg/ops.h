@@ -145,6 +145,12 @@ tg_tensor *tg_std(tg_tensor *x, int n_axes, const int *axes, int correction,
                   bool keepdim);
 tg_tensor *tg_logsumexp(tg_tensor *x, int n_axes, const int *axes,
                         bool keepdim);
+/* the L1 (ord 1: sum |x|) or L2 (ord 2: sqrt(sum x^2)) norm over the axes
+ * (torch.linalg.vector_norm; ONNX ReduceL1/ReduceL2), float inputs, sums
+ * in double. Gradients as PyTorch: ord 1 sign(x) (0 at 0); ord 2 x / norm,
+ * 0 where the norm is 0 (no NaN). Other ords: TG_ERR_UNSUPPORTED. */
+tg_tensor *tg_vector_norm(tg_tensor *x, int ord, int n_axes, const int *axes,
+                          bool keepdim);
 tg_tensor *tg_argmax(tg_tensor *x, int axis, bool keepdim); /* int64, nondiff */
 tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
 /* running sums along axis (torch.cumsum with exclusive = reverse =
@@ -154,6 +160,12 @@ tg_tensor *tg_argmin(tg_tensor *x, int axis, bool keepdim);
  * kernel); integers and bool give int64. The gradient is the scan the
  * other way. */
 tg_tensor *tg_cumsum(tg_tensor *x, int axis, bool exclusive, bool reverse);
+/* start, start + delta, ... while before limit (ONNX Range, torch.arange):
+ * max(ceil((limit - start) / delta), 0) elements of dtype dt, element i
+ * computed as start + i * delta in double (integers beyond 2^53 are not
+ * exact). An op without inputs: in a graph it is a node (tg_arange makes
+ * the same values as a plain tensor). No gradient. */
+tg_tensor *tg_range(tg_dtype dt, double start, double limit, double delta);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);

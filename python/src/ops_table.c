@@ -73,6 +73,8 @@ const op_row tgpy_op_rows[] = {
     {"std", "input:T dim:A=None unbiased:b=True keepdim:b=False correction:d=None", C_VAR,
      F(tg_std), true},
     {"cumsum", "input:T dim:i dtype:D=None", C_CUMSUM, F(tg_cumsum), true},
+    {"_vector_norm", "input:T ord:f=2 dim:A=None keepdim:b=False", C_NORM, F(tg_vector_norm),
+     false},
     {"argmax", "input:T dim:d=None keepdim:b=False", C_ARG, F(tg_argmax), true},
     {"argmin", "input:T dim:d=None keepdim:b=False", C_ARG, F(tg_argmin), true},
     /* views and copies */
@@ -208,6 +210,13 @@ int tgpy_op_validate(const OpObject *op, const argval *v)
             return -1;
         }
         return 0;
+    case C_NORM:
+        if (v[1].f != 1 && v[1].f != 2) {
+            PyErr_Format(PyExc_NotImplementedError, "vector_norm: ord %g is not supported (1 "
+                         "and 2 are)", v[1].f);
+            return -1;
+        }
+        return 0;
     default: return 0;
     }
 }
@@ -329,6 +338,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_SQUEEZE: return v[1].none ? tg_squeeze_all(v[0].t) : tg_squeeze(v[0].t, (int)v[1].f);
     case C_NLL: return nll(f, v);
     case C_ADDMM: return tg_gemm(v[1].t, v[2].t, v[0].t, v[4].f, v[3].f, false, false);
+    case C_NORM: return tg_vector_norm(v[0].t, (int)v[1].f, v[2].n, v[2].ints, v[3].f != 0);
     case C_INORM: return tg_instance_norm(v[0].t, v[1].t, v[2].t, v[3].f);
     case C_GNORM: return tg_group_norm(v[0].t, (int)v[1].f, v[2].t, v[3].t, v[4].f);
     case C_INTERP: {

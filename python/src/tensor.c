@@ -639,7 +639,7 @@ static PyObject *arange(PyObject *m, PyObject *const *args, Py_ssize_t n)
     for (int i = 0; i < 3; i++)
         if ((a[i] = PyFloat_AsDouble(args[i])) == -1.0 && PyErr_Occurred())
             return NULL;
-    return tgpy_wrap(tg_arange(dt, a[0], a[1], a[2]));
+    return tgpy_wrap(tg_range(dt, a[0], a[1], a[2])); /* the op: a node when traced */
 }
 
 /* _random(kind, shape, dtype, a, b, generator): uniform, normal, bernoulli */

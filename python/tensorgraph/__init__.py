@@ -27,6 +27,7 @@ from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import _tensor_extra  # noqa: F401  (more methods, gradient hooks)
 from . import autograd
+from . import linalg  # noqa: E402
 
 bool = _C.bool  # noqa: A001  (PyTorch's tg.bool)
 float = float32  # noqa: A001

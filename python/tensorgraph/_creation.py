@@ -120,6 +120,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         dtype = _C.int64 if ints else _C.float32
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:  # PyTorch refuses what ONNX Range makes empty
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     return _finish(_C._arange(start, end, step, dtype), requires_grad)
 
 

@@ -101,5 +101,14 @@ def any(input, dim=None, keepdim=False):  # noqa: A001
     return _C.amax(_C._cast(input, _C.int32), dim, keepdim) != 0
 
 
-__all__ += ['einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
+    """torch.norm / Tensor.norm for vector norms: p 'fro' (the 2-norm over
+    dim, all elements when None), 1 or 2"""
+    from .linalg import vector_norm
+    if p == 'nuc':
+        raise NotImplementedError("norm: the nuclear norm is not supported")
+    return vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim, dtype=dtype)
+
+
+__all__ += ['norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
             'allclose', 'equal']

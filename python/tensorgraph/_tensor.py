@@ -169,6 +169,11 @@ def chunk(self, chunks, dim=0):
 
 
 @method
+def norm(self, p='fro', dim=None, keepdim=False, dtype=None):
+    return _ops.norm(self, p, dim, keepdim, dtype)
+
+
+@method
 def max(self, dim=None, keepdim=False):
     return _ops.max(self, dim, keepdim)
 

@@ -160,6 +160,13 @@ static tg_status ex_reduce_attr(ex *e, const exnode *x, const char *op)
     return reduce(e, x, op, false);
 }
 
+/* vector_norm: ReduceL1 or ReduceL2 by its ord */
+static tg_status ex_norm(ex *e, const exnode *x, const char *op)
+{
+    (void)op;
+    return reduce(e, x, aint(x, "ord", 2) == 1 ? "ReduceL1" : "ReduceL2", false);
+}
+
 /* CumSum: the axis as an int64 scalar initializer; integer inputs cast
  * to int64 first (ONNX keeps the input type, tg sums integers as int64) */
 static tg_status ex_cumsum(ex *e, const exnode *x, const char *op)
@@ -177,6 +184,22 @@ static tg_status ex_cumsum(ex *e, const exnode *x, const char *op)
     if (src != x->in[0])
         free(src);
     free(ax);
+    return e->err;
+}
+
+/* Range: its bounds as scalar initializers of the output's type */
+static tg_status ex_range(ex *e, const exnode *x, const char *op)
+{
+    static const char *const names[3] = {"start", "limit", "delta"};
+    char *in[3];
+    for (int i = 0; i < 3; i++)
+        in[i] = onnx_ex_init_scalar(e, names[i], x->out_meta->dtype,
+                                    afloat(x, names[i], i == 2 ? 1 : 0));
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, 3, (const char *const *)in, 1, x->out);
+    for (int i = 0; i < 3; i++)
+        free(in[i]);
     return e->err;
 }
 
@@ -487,7 +510,7 @@ static const struct {
     {"ReduceSum", ex_reduce_sum}, {"ReduceMean", ex_reduce_attr},
     {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
     {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
-    {"CumSum", ex_cumsum},
+    {"CumSum", ex_cumsum}, {"Range", ex_range}, {"ReduceL2", ex_norm},
     {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu},
     {"HardSigmoid", ex_hardsigmoid}, {"Selu", ex_selu}, {"Clip", ex_clip}, {"Cast", ex_cast},
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},

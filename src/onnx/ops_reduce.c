@@ -1,11 +1,12 @@
 /* ONNX reductions -> tensorgraph: ReduceX (axes attribute or input, keepdims),
- * ArgMax/ArgMin (select_last_index) and the scan CumSum, results in the
+ * ReduceL1/ReduceL2 (vector_norm), ArgMax/ArgMin (select_last_index) and
+ * the scan CumSum, results in the
  * input's type. */
 #include "onnx/ops.h"
 
 #include <string.h>
 
-typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_LSE } rkind;
+typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_LSE, R_L1, R_L2 } rkind;
 
 static tg_status reduce(onnx_ictx *c, rkind k)
 {
@@ -53,9 +54,9 @@ static tg_status reduce(onnx_ictx *c, rkind k)
             return onnx_err(c, TG_ERR_IO, "axes repeats axis %d", axes[i]);
         seen[axes[i]] = true;
     }
-    if (r == 0) { /* a scalar reduces to itself */
-        c->out[0] = x;
-        return TG_OK;
+    if (r == 0) { /* a scalar reduces to itself (its absolute value for the norms) */
+        c->out[0] = k == R_L1 || k == R_L2 ? tg_abs(x) : x;
+        return c->out[0] ? TG_OK : tg_last_status();
     }
     tg_dtype dt = tg_dtype_of(x);
     bool isf = tg_dtype_is_float(dt);
@@ -66,6 +67,11 @@ static tg_status reduce(onnx_ictx *c, rkind k)
     case R_MAX: y = tg_max(x, (int)n, axes, keep != 0); break;
     case R_MIN: y = tg_min(x, (int)n, axes, keep != 0); break;
     case R_MEAN: y = tg_mean(isf ? x : tg_cast(x, TG_FLOAT64), (int)n, axes, keep != 0); break;
+    case R_L1: /* integers: in float64, the result cast back */
+    case R_L2:
+        y = tg_vector_norm(isf ? x : tg_cast(x, TG_FLOAT64), k == R_L1 ? 1 : 2, (int)n, axes,
+                           keep != 0);
+        break;
     default: y = tg_logsumexp(isf ? x : tg_cast(x, TG_FLOAT64), (int)n, axes, keep != 0);
     }
     c->out[0] = onnx_as(y, dt);
@@ -78,6 +84,8 @@ static tg_status r_max(onnx_ictx *c) { return reduce(c, R_MAX); }
 static tg_status r_min(onnx_ictx *c) { return reduce(c, R_MIN); }
 static tg_status r_prod(onnx_ictx *c) { return reduce(c, R_PROD); }
 static tg_status r_lse(onnx_ictx *c) { return reduce(c, R_LSE); }
+static tg_status r_l1(onnx_ictx *c) { return reduce(c, R_L1); }
+static tg_status r_l2(onnx_ictx *c) { return reduce(c, R_L2); }
 
 /* select_last_index: the first extreme of the reversed axis, mapped back */
 static tg_status arg(onnx_ictx *c, bool max)
@@ -142,6 +150,8 @@ const onnx_op_entry onnx_ops_reduce[] = {
     {"ReduceMin", {1, 11, 12, 13}, 1, 1, 1, 1, r_min, 0},
     {"ReduceProd", {1, 11, 13}, 1, 1, 1, 1, r_prod, 0},
     {"ReduceLogSumExp", {1, 11, 13}, 1, 1, 1, 1, r_lse, 0},
+    {"ReduceL1", {1, 11, 13}, 1, 1, 1, 1, r_l1, 0},
+    {"ReduceL2", {1, 11, 13}, 1, 1, 1, 1, r_l2, 0},
     {"ArgMax", {1, 11, 12, 13}, 1, 1, 1, 1, r_argmax, 0},
     {"ArgMin", {1, 11, 12, 13}, 1, 1, 1, 1, r_argmin, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},

@@ -463,6 +463,22 @@ static tg_status s_pad(onnx_ictx *c)
     return done(c, 0, tg_pad(y, 2 * r, pads, value));
 }
 
+/* ---- Range(start, limit, delta): known scalars, the output of start's type -------------------- */
+static tg_status s_range(onnx_ictx *c)
+{
+    static const char *const what[3] = {"start", "limit", "delta"};
+    double v[3];
+    for (int i = 0; i < 3; i++) {
+        tg_status s = oi_req(c, i, what[i]) ? oi_scalar(c, i, what[i], &v[i]) : tg_last_status();
+        if (s != TG_OK)
+            return s;
+    }
+    double n = v[2] != 0 ? ceil((v[1] - v[0]) / v[2]) : 0;
+    int64_t len = n > 0 && n < (double)INT64_MAX / 2 ? (int64_t)n : n > 0 ? INT64_MAX : 0;
+    tg_status s = onnx_check_numel(c, 1, &len, "the range");
+    return s != TG_OK ? s : done(c, 0, tg_range(tg_dtype_of(c->in[0]), v[0], v[1], v[2]));
+}
+
 /* ---- Shape, Constant, ConstantOfShape: values known at import time ---------------------------- */
 static tg_status s_shape(onnx_ictx *c)
 {
@@ -652,6 +668,7 @@ const onnx_op_entry onnx_ops_shape[] = {
     {"Shape", {1, 13, 15}, 1, 1, 1, 1, s_shape, 0},
     {"Constant", {1, 9, 11, 12, 13}, 0, 0, 1, 1, s_constant, 0},
     {"ConstantOfShape", {9}, 1, 1, 1, 1, s_constant_of_shape, 0},
+    {"Range", {11}, 3, 3, 1, 1, s_range, 0},
     {"Cast", {1, 6, 9, 13}, 1, 1, 1, 1, s_cast, 0},
     {"Identity", {1, 13, 14, 16}, 1, 1, 1, 1, s_identity, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},

@@ -366,5 +366,5 @@ tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape)
 const tg_op_def *const tg_ops_reduce[] = {
     &tg_op_sum.def, &tg_op_mean.def, &tg_op_prod.def, &tg_op_max.def,
     &tg_op_min.def, &tg_op_var.def, &tg_op_std.def, &tg_op_logsumexp.def,
-    &tg_op_argmax.def, &tg_op_argmin.def, NULL,
+    &tg_op_vector_norm.def, &tg_op_argmax.def, &tg_op_argmin.def, NULL,
 };

@@ -47,6 +47,7 @@ typedef struct tg_red_attrs {
     int64_t axis;       /* argmax, argmin: the one axis */
     bool keepdim;       /* reduced axes stay, with size 1 */
     int64_t correction; /* var, std: divide by N - correction */
+    int64_t ord;        /* vector_norm: 1 or 2 */
 } tg_red_attrs;
 #define TG_RED_AXES_SPECS                                                    \
     TG_SPEC_INTS(tg_red_attrs, axes), TG_SPEC_BOOL(tg_red_attrs, keepdim, 0)
@@ -75,7 +76,7 @@ tg_tensor *tg__red_expand(const tg_grad_ctx *g, tg_tensor *t);
 tg_tensor *tg__red_call(const tg_red_def *op, tg_tensor *x, int n_axes,
                         const int *axes, bool keepdim, const tg_attr *extra);
 
-extern const tg_red_def tg_op_var, tg_op_std, tg_op_logsumexp, tg_op_argmax,
-    tg_op_argmin;
+extern const tg_red_def tg_op_var, tg_op_std, tg_op_logsumexp, tg_op_vector_norm,
+    tg_op_argmax, tg_op_argmin;
 
 #endif

@@ -1,6 +1,7 @@
 /* Statistical reductions: var and std (two passes, mean then squared
- * deviations, in double) with PyTorch's `correction`, and logsumexp
- * (max, then the sum of exp(x - max), so large inputs do not overflow). */
+ * deviations, in double) with PyTorch's `correction`, logsumexp (max,
+ * then the sum of exp(x - max), so large inputs do not overflow), and the
+ * L1 and L2 vector norms (sums of |x| and x^2 in double). */
 #include "autodiff/jvp.h"
 #include "ops/elementwise.h"
 #include "ops/reduce.h"
@@ -111,7 +112,50 @@ static tg_status logsumexp_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* ---- vector_norm (ord 1 or 2) ----------------------------------------------------- */
+static tg_status norm_kernel(tg_op_ctx *c)
+{
+    bool mask[TG_MAX_DIMS];
+    tg__red_mask(c, mask);
+    bool l1 = ((const tg_red_attrs *)c->attr)->ord == 1;
+    tg_red_spec spec = {l1 ? TG_RED_ABSSUM : TG_RED_SQSUM, l1 ? TG_FIN_PLAIN : TG_FIN_SQRT, 1,
+                        NULL};
+    return tg__reduce(c->in[0], mask, &spec, c->out[0]);
+}
+
+/* ord 1: dy sign(x) (0 at x == 0, as PyTorch); ord 2: dy x / y, and 0
+ * where the norm is 0 (PyTorch's masked_fill: no NaN) */
+static tg_tensor *norm_scale(tg_tensor *t, tg_tensor *y)
+{
+    tg_tensor *zero = tg_zeros_like(y);
+    tg_tensor *is0 = tg_eq(y, zero);
+    return tg_where(is0, zero, tg_div(t, tg_where(is0, tg_ones_like(y), y)));
+}
+
+static tg_status norm_grad(tg_grad_ctx *g)
+{
+    tg_tensor *x = g->in[0];
+    if (((const tg_red_attrs *)g->attr)->ord == 1)
+        g->dx[0] = tg_mul(tg__red_keep(g, g->dy[0]), tg_sign(x));
+    else
+        g->dx[0] = tg_mul(x, tg__red_keep(g, norm_scale(g->dy[0], g->out[0])));
+    return TG_OK;
+}
+
 /* ---- forward mode ------------------------------------------------------------ */
+/* ord 1: sum(sign(x) t); ord 2: sum(x t) / y, 0 where y is 0 */
+static tg_status norm_jvp(tg_jvp_ctx *c)
+{
+    const tg_red_attrs *a = c->attr;
+    int axes[TG_MAX_DIMS];
+    int n = tg__red_jvp_axes(c, axes);
+    tg_tensor *x = c->in[0];
+    if (a->ord == 1)
+        return tg__jvp_set(c, 0, tg_sum(tg_mul(tg_sign(x), c->dx[0]), n, axes, a->keepdim));
+    tg_tensor *dot = tg_sum(tg_mul(x, c->dx[0]), n, axes, a->keepdim);
+    return tg__jvp_set(c, 0, norm_scale(dot, c->out[0]));
+}
+
 /* sum(t * softmax(x)) over the axes */
 static tg_status logsumexp_jvp(tg_jvp_ctx *c)
 {
@@ -152,6 +196,8 @@ static tg_status std_jvp(tg_jvp_ctx *c)
 static const tg_attr_spec var_specs[] = {
     TG_RED_AXES_SPECS, TG_SPEC_INT(tg_red_attrs, correction, 1, TG_MIN(0)), {0}};
 static const tg_attr_spec lse_specs[] = {TG_RED_AXES_SPECS, {0}};
+static const tg_attr_spec norm_specs[] = {
+    TG_RED_AXES_SPECS, TG_SPEC_INT(tg_red_attrs, ord, 2, TG_RANGE(1, 2)), {0}};
 
 const tg_red_def tg_op_var = {
     {.name = "var", .n_in = 1, .n_out = 1, .inputs = tg_red_float_in,
@@ -172,6 +218,24 @@ const tg_red_def tg_op_logsumexp = {
      .kernel = {[TG_CPU] = logsumexp_kernel}, .grad = logsumexp_grad, .jvp = logsumexp_jvp,
      .onnx = {"ReduceLogSumExp", 13}},
     TG_RDT_TO_FLOAT, false};
+
+/* ONNX ReduceL2 (or ReduceL1, by ord: the exporter picks) */
+const tg_red_def tg_op_vector_norm = {
+    {.name = "vector_norm", .n_in = 1, .n_out = 1, .inputs = tg_red_float_in,
+     .outputs = tg_red_float_out, .attrs = {norm_specs, sizeof(tg_red_attrs)},
+     .flags = TG_OP_PURE, .save_inputs = 1u, .save_outputs = 1u, .infer = tg__red_infer,
+     .kernel = {[TG_CPU] = norm_kernel}, .grad = norm_grad, .jvp = norm_jvp,
+     .onnx = {"ReduceL2", 13}},
+    TG_RDT_FLOAT, false};
+
+tg_tensor *tg_vector_norm(tg_tensor *x, int ord, int n_axes, const int *axes, bool keepdim)
+{
+    if (ord != 1 && ord != 2)
+        return tg__error_null(TG_ERR_UNSUPPORTED, "vector_norm: ord %d is not supported "
+                              "(1 and 2 are)", ord);
+    tg_attr a = TG_AI("ord", ord);
+    return tg__red_call(&tg_op_vector_norm, x, n_axes, axes, keepdim, &a);
+}
 
 static tg_tensor *var_call(const tg_red_def *op, tg_tensor *x, int n_axes,
                            const int *axes, int correction, bool keepdim)

@@ -34,7 +34,8 @@ Mean Min Mul Neg Not Or Pad Pow Reciprocal ReduceLogSumExp ReduceMax ReduceMean
 ReduceMin ReduceProd ReduceSum Relu Reshape Round Shape Sigmoid Sign Sin Slice
 Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where
 Xor SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss HardSigmoid Selu ConvTranspose
-InstanceNormalization Resize Einsum Mod CumSum""".split()
+InstanceNormalization Resize Einsum Mod CumSum
+Range ReduceL1 ReduceL2""".split()
 
 
 def tensor_proto(value, name, elem_type):

@@ -86,3 +86,56 @@ def test_cumsum_dtypes_against_torch():
                                   torch.cumsum(torch.tensor(b), 0).numpy())
     with pytest.raises((IndexError, ValueError, RuntimeError)):
         tg.cumsum(tg.tensor(x), 2)
+
+
+# ---- arange (the range op) ------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize("args,kw", [((5,), {}), ((0, 1, 0.1), {}), ((10, 0, -3), {}),
+                                     ((-1.0, 1.0, 0.3), {"dtype": "float64"}), ((3, 3), {}),
+                                     ((1, 2.5, 0.5), {})])
+def test_arange_against_torch(args, kw):
+    got = tg.arange(*args, **{k: getattr(tg, v) for k, v in kw.items()})
+    want = torch.arange(*args, **{k: getattr(torch, v) for k, v in kw.items()})
+    assert str(got.dtype).split('.')[-1] == str(want.dtype).split('.')[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_arange_checks():
+    with pytest.raises(RuntimeError, match="inconsistent with step sign"):
+        tg.arange(5, 0, 1)
+    with pytest.raises(RuntimeError, match="nonzero"):
+        tg.arange(0, 5, 0)
+
+
+# ---- vector norms, Tensor.norm, F.normalize ----------------------------------------------
+@needs_torch
+@pytest.mark.parametrize("ord,dim,keepdim", [(2, None, False), (2, 1, True), (1, (0, 2), False),
+                                             (1, -1, True), (2, (1, 2), False)])
+def test_vector_norm_against_torch(ord, dim, keepdim):
+    a, ta = pair(np.random.uniform(-1, 1, (2, 3, 4)))
+    grads_match(tg.linalg.vector_norm(a, ord, dim, keepdim),
+                torch.linalg.vector_norm(ta, ord, dim, keepdim), [a], [ta])
+
+
+@needs_torch
+def test_norm_method_and_zero_gradient_against_torch():
+    x = np.array([[3.0, -4.0, 0.0], [0.0, 0.0, 0.0]])
+    for p in ('fro', 1, 2):
+        a, ta = pair(x)
+        grads_match(a.norm(p, 1), ta.norm(p, 1), [a], [ta])  # zero row: 0, not NaN
+    a, ta = pair(x)
+    grads_match(tg.norm(a), torch.norm(ta), [a], [ta])
+    with pytest.raises(NotImplementedError):
+        tg.linalg.vector_norm(tg.tensor(x), 3)
+    with pytest.raises(RuntimeError, match="floating point"):
+        tg.linalg.vector_norm(tg.tensor([1, 2]))
+
+
+@needs_torch
+@pytest.mark.parametrize("p,dim", [(2.0, 1), (1.0, 0), (2.0, -1)])
+def test_normalize_against_torch(p, dim):
+    x = np.random.uniform(-1, 1, (3, 4))
+    x[1] = 0  # a zero vector: divided by eps, as PyTorch
+    a, ta = pair(x)
+    grads_match(F.normalize(a, p, dim), torch.nn.functional.normalize(ta, p, dim), [a], [ta],
+                rtol=1e-9, atol=1e-6)

@@ -81,6 +81,16 @@ def pad(input, pad, mode='constant', value=0.0):
     return _C._pad(input, [v for p in full for v in p], value)
 
 
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps), as PyTorch (whose gradient is
+    finite at a zero vector: the norm's is 0 there)"""
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    from ..linalg import vector_norm
+    denom = _C.clamp(vector_norm(input, p, dim, True), eps)
+    return input / denom.expand_as(input)
+
+
 def one_hot(tensor, num_classes=-1):
     if num_classes < 0:
         num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0

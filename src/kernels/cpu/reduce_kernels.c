@@ -181,6 +181,8 @@ static inline double vexp(double x)
 #define TO_U(x, m) ((uint64_t)(x))
 #define SAME(x, m) (x)
 #define SQDEV(x, m) sqd((double)(x) - (m))
+#define ABSD(x, m) fabs((double)(x))
+#define SQD(x, m) sqd((double)(x))
 #define EXPD(x, m) vexp((double)(x) - (m))
 #define EXPF(x, m) ((double)vexpf((x) - (float)(m)))
 
@@ -324,6 +326,10 @@ ACC_KIND(sqdev_f32, float, double, ADD, SQDEV, 0.0)
 ACC_KIND(sqdev_f64, double, double, ADD, SQDEV, 0.0)
 ACC_KIND(sumexp_f32, float, double, ADD, EXPF, 0.0)
 ACC_KIND(sumexp_f64, double, double, ADD, EXPD, 0.0)
+ACC_KIND(abssum_f32, float, double, ADD, ABSD, 0.0)
+ACC_KIND(abssum_f64, double, double, ADD, ABSD, 0.0)
+ACC_KIND(sqsum_f32, float, double, ADD, SQD, 0.0)
+ACC_KIND(sqsum_f64, double, double, ADD, SQD, 0.0)
 
 /* float sums of contiguous rows in explicit vectors: GCC does not turn
  * the 8-lane loop of ACC_KIND into vector code for them; the lanes, the
@@ -415,6 +421,10 @@ static const tg_red_fns table[TG_RED_NKINDS][TG_NUM_DTYPES] = {
                       [TG_FLOAT64] = FNS(sqdev_f64, double, fin_d)},
     [TG_RED_SUMEXP] = {[TG_FLOAT32] = FNS(sumexp_f32, double, fin_d),
                        [TG_FLOAT64] = FNS(sumexp_f64, double, fin_d)},
+    [TG_RED_ABSSUM] = {[TG_FLOAT32] = FNS(abssum_f32, double, fin_d),
+                       [TG_FLOAT64] = FNS(abssum_f64, double, fin_d)},
+    [TG_RED_SQSUM] = {[TG_FLOAT32] = FNS(sqsum_f32, double, fin_d),
+                      [TG_FLOAT64] = FNS(sqsum_f64, double, fin_d)},
     [TG_RED_ARGMAX] = FNS_ARGS(argmax),
     [TG_RED_ARGMIN] = FNS_ARGS(argmin),
 };

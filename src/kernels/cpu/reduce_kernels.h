@@ -17,6 +17,8 @@ typedef enum tg_red_kind {
     TG_RED_MIN,
     TG_RED_SQDEV,  /* sum of (x - prm)^2, floats only */
     TG_RED_SUMEXP, /* sum of exp(x - prm), floats only */
+    TG_RED_ABSSUM, /* sum of |x|, floats only (the L1 norm) */
+    TG_RED_SQSUM,  /* sum of x^2, floats only (the L2 norm, with TG_FIN_SQRT) */
     TG_RED_ARGMAX, /* index of the first maximum (NaN counts as maximum) */
     TG_RED_ARGMIN,
     TG_RED_NKINDS

@@ -99,6 +99,11 @@ const os_sample os_samples[] = {
     /* |x| >= 0.2 keeps finite differences away from the kink of |x| at 0 */
     {"vector_norm", "L1 over axes 0, 2", IN(X(0.2, 1, 2, 3, 4)), AT(AINTS("axes", 0, 2), AI("ord", 1)),
      OS_STRIDED},
+    /* ---- sorting (sort.c): ties have probability zero ---- */
+    {"topk", "k 2 of axis 1, largest", IN(X(-1, 1, 2, 4)), AT(AI("k", 2), AI("axis", 1)),
+     OS_STRIDED},
+    {"topk", "k 3 of axis 0, smallest", IN(X(-1, 1, 4, 3)),
+     AT(AI("k", 3), AI("axis", 0), AI("largest", 0))},
     /* ---- scans (scan.c) ---- */
     {"cumsum", "axis 1 of [2,3,4]", IN(X(-1, 1, 2, 3, 4)), AT(AI("axis", 1)), OS_STRIDED},
     {"cumsum", "axis -1, exclusive, reverse", IN(X(-1, 1, 3, 4)),

@@ -283,6 +283,73 @@ static void test_vector_norm_checks(void)
     CHECK_ONNX_ROUNDTRIP(norm_fn, (void *)1, 1, &x);
 }
 
+/* ---- topk, sort, argsort ----------------------------------------------------------------- */
+static void test_topk_values(void)
+{
+    /* torch.topk(x, 3, 1), x = [[3,1,4,1,5],[9,2,6,5,3]]; gradient of sum(v * w) */
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 2, (int64_t[]){2, 5},
+                             (double[]){3, 1, 4, 1, 5, 9, 2, 6, 5, 3});
+    tg_set_requires_grad(x, true);
+    tg_tensor *v, *i, *dx;
+    CHECK_OK(tg_topk(x, 3, 1, true, true, &v, &i));
+    CHECK(tg_dtype_of(i) == TG_INT64);
+    CHECK_TENSOR(v, ((double[]){5, 4, 3, 9, 6, 5}), 0);
+    CHECK_TENSOR(i, ((double[]){4, 2, 0, 0, 2, 3}), 0);
+    tg_tensor *w = tt_tensor(TG_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});
+    CHECK_OK(grads(tg_sum(tg_mul(v, w), 0, NULL, false), 1, &x, &dx));
+    CHECK_TENSOR(dx, ((double[]){3, 0, 2, 0, 1, 4, 0, 5, 6, 0}), 0);
+    /* smallest, ties by the lower index: topk(x, 2, 1, largest=False) */
+    CHECK_OK(tg_topk(x, 2, -1, false, true, &v, &i));
+    CHECK_TENSOR(v, ((double[]){1, 1, 2, 3}), 0);
+    CHECK_TENSOR(i, ((double[]){1, 3, 1, 4}), 0);
+    /* along axis 0: a tie (5, 5) goes to row 0 */
+    CHECK_OK(tg_topk(x, 1, 0, true, true, &v, &i));
+    CHECK_SHAPE(v, 1, 5);
+    CHECK_TENSOR(i, ((double[]){1, 1, 1, 1, 0}), 0);
+    /* NaN is the largest: topk([1,nan,3,nan], 2) = nan, nan at 1, 3; smallest 1, 3 */
+    tg_tensor *n = T1(TG_FLOAT32, 4, 1, NAN, 3, NAN);
+    CHECK_OK(tg_topk(n, 2, 0, true, true, &v, &i));
+    CHECK_TENSOR(i, ((double[]){1, 3}), 0);
+    CHECK_OK(tg_topk(n, 2, 0, false, true, &v, &i));
+    CHECK_TENSOR(v, ((double[]){1, 3}), 0);
+    CHECK_TENSOR(i, ((double[]){0, 2}), 0);
+    /* sort (stable) and argsort of integers: sort([2,1,2,0,1], stable=True) */
+    tg_tensor *z = T1(TG_INT64, 5, 2, 1, 2, 0, 1);
+    CHECK_OK(tg_sort(z, 0, false, &v, &i));
+    CHECK_TENSOR(v, ((double[]){0, 1, 1, 2, 2}), 0);
+    CHECK_TENSOR(i, ((double[]){3, 1, 4, 0, 2}), 0);
+    CHECK_TENSOR(tg_argsort(z, -1, true), ((double[]){0, 2, 1, 4, 3}), 0);
+    /* k = 0 gives empty results; a 0-d tensor is its own top 1 */
+    CHECK_OK(tg_topk(x, 0, 1, true, true, &v, &i));
+    CHECK_SHAPE(v, 2, 0);
+    CHECK_OK(tg_topk(tg_scalar(TG_FLOAT64, 2.5), 1, 0, true, true, &v, &i));
+    CHECK(tg_ndim(v) == 0);
+    /* errors */
+    CHECK_FAILS(tg_topk(x, 6, 1, true, true, &v, &i), TG_ERR_ARG, "k (6) is larger");
+    CHECK_FAILS(tg_topk(x, -1, 1, true, true, &v, &i), TG_ERR_ARG, "k (-1)");
+    CHECK_FAILS(tg_topk(x, 1, 2, true, true, &v, &i), TG_ERR_INDEX, "axis 2");
+    CHECK_FAILS(tg_topk(x, 1, 1, true, true, NULL, &i), TG_ERR_ARG, "values is NULL");
+    CHECK_FAILS(tg_topk(T1(TG_BOOL, 2, 1, 0), 1, 0, true, true, &v, &i), TG_ERR_DTYPE, "");
+}
+
+static tg_tensor *topk_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n;
+    tg_tensor *v = NULL, *i;
+    tg_topk(in[0], 2, u ? 0 : 1, u == NULL, true, &v, &i);
+    return v;
+}
+
+static void test_topk_checks(void)
+{
+    tg_tensor *x = tt_rand(3, (int64_t[]){3, 4, 2}, -1, 1);
+    tg_set_requires_grad(x, true);
+    CHECK_OP(topk_fn, NULL, 1, &x);
+    CHECK_OP(topk_fn, (void *)1, 1, &x);
+    CHECK_ONNX_ROUNDTRIP(topk_fn, NULL, 1, &x);
+    CHECK_ONNX_ROUNDTRIP(topk_fn, (void *)1, 1, &x);
+}
+
 int main(void)
 {
     RUN(test_fmod_remainder_values);
@@ -293,5 +360,7 @@ int main(void)
     RUN(test_range);
     RUN(test_vector_norm_values);
     RUN(test_vector_norm_checks);
+    RUN(test_topk_values);
+    RUN(test_topk_checks);
     return tt_finish();
 }

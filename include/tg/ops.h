@@ -166,6 +166,18 @@ tg_tensor *tg_cumsum(tg_tensor *x, int axis, bool exclusive, bool reverse);
  * exact). An op without inputs: in a graph it is a node (tg_arange makes
  * the same values as a plain tensor). No gradient. */
 tg_tensor *tg_range(tg_dtype dt, double start, double limit, double delta);
+/* the k largest (smallest) elements along axis and their int64 positions
+ * (torch.topk, ONNX TopK), always in order (sorted is accepted for
+ * ONNX's sake); ties keep the lower index first, NaN counts as larger than
+ * every number. Writes new references to *values and *indices (indices
+ * may be NULL). The gradient goes back to the chosen positions. */
+tg_status tg_topk(tg_tensor *x, int64_t k, int axis, bool largest, bool sorted,
+                  tg_tensor **values, tg_tensor **indices);
+/* the whole axis in ascending (descending) order, stable: torch.sort with
+ * stable=True; argsort gives only the positions */
+tg_status tg_sort(tg_tensor *x, int axis, bool descending, tg_tensor **values,
+                  tg_tensor **indices);
+tg_tensor *tg_argsort(tg_tensor *x, int axis, bool descending);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);

@@ -363,6 +363,7 @@ extern const tg_op_def *const tg_ops_nn[];
 extern const tg_op_def *const tg_ops_inplace[];
 extern const tg_op_def *const tg_ops_scan[];  /* scan.c: cumsum */
 extern const tg_op_def *const tg_ops_range[]; /* range.c */
+extern const tg_op_def *const tg_ops_sort[];  /* sort.c: topk */
 extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
 
 /* ---- internal scoping for composite ops and the engine -------------------

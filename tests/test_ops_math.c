@@ -350,6 +350,60 @@ static void test_topk_checks(void)
     CHECK_ONNX_ROUNDTRIP(topk_fn, (void *)1, 1, &x);
 }
 
+/* ---- pad modes -------------------------------------------------------------------------- */
+static void test_pad_modes_values(void)
+{
+    /* x = arange(6).reshape(1,2,3); F.pad(x, (2,1), 'reflect') and the
+     * gradient of sum(y * arange(12)) */
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 3, (int64_t[]){1, 2, 3}, (double[]){0, 1, 2, 3, 4, 5});
+    tg_set_requires_grad(x, true);
+    int64_t last[6] = {0, 0, 0, 0, 2, 1};
+    tg_tensor *y = tg_pad_ex(x, 6, last, TG_PAD_REFLECT, 0), *dx;
+    CHECK_SHAPE(y, 1, 2, 6);
+    CHECK_TENSOR(y, ((double[]){2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4}), 0);
+    tg_tensor *w = tg_reshape(tg_range(TG_FLOAT64, 0, 12, 1), 3, (int64_t[]){1, 2, 6});
+    CHECK_OK(grads(tg_sum(tg_mul(y, w), 0, NULL, false), 1, &x, &dx));
+    CHECK_TENSOR(dx, ((double[]){2, 9, 4, 8, 27, 16}), 0);
+    /* F.pad(x, (2,1,1,0), 'replicate') */
+    int64_t two[6] = {0, 0, 1, 0, 2, 1};
+    y = tg_pad_ex(x, 6, two, TG_PAD_REPLICATE, 0);
+    CHECK_SHAPE(y, 1, 3, 6);
+    CHECK_TENSOR(y, ((double[]){0, 0, 0, 1, 2, 2, 0, 0, 0, 1, 2, 2, 3, 3, 3, 4, 5, 5}), 0);
+    w = tg_reshape(tg_range(TG_FLOAT64, 0, 18, 1), 3, (int64_t[]){1, 3, 6});
+    CHECK_OK(grads(tg_sum(tg_mul(y, w), 0, NULL, false), 1, &x, &dx));
+    CHECK_TENSOR(dx, ((double[]){24, 12, 30, 39, 15, 33}), 0);
+    /* integers and uint8 too (the copy is by element size) */
+    tg_tensor *u = tg_pad_ex(T1(TG_UINT8, 3, 7, 8, 9), 2, (int64_t[]){2, 2}, TG_PAD_REFLECT, 0);
+    CHECK_TENSOR(u, ((double[]){9, 8, 7, 8, 9, 8, 7}), 0);
+    /* ONNX's edge on a 1-element dim, and no padding at all */
+    CHECK_TENSOR(tg_pad_ex(T1(TG_INT64, 1, 4), 2, (int64_t[]){2, 1}, TG_PAD_REPLICATE, 0),
+                 ((double[]){4, 4, 4, 4}), 0);
+    CHECK_TENSOR(tg_pad_ex(T1(TG_FLOAT32, 2, 1, 2), 0, NULL, TG_PAD_REFLECT, 0),
+                 ((double[]){1, 2}), 0);
+    /* PyTorch's checks: reflect pads < the dim; replicate needs elements */
+    CHECK_ERROR(tg_pad_ex(x, 6, (int64_t[]){0, 0, 0, 0, 3, 0}, TG_PAD_REFLECT, 0), TG_ERR_ARG,
+                "less than the size of the dim");
+    CHECK_ERROR(tg_pad_ex(tg_zeros(TG_FLOAT32, 1, (int64_t[]){0}), 2, (int64_t[]){1, 0},
+                          TG_PAD_REPLICATE, 0), TG_ERR_ARG, "empty axis");
+    CHECK_ERROR(tg_pad_ex(x, 2, (int64_t[]){1, 0}, (tg_pad_mode)3, 0), TG_ERR_ARG, "mode");
+}
+
+static tg_tensor *pad_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n;
+    return tg_pad_ex(in[0], 4, (int64_t[]){1, 2, 2, 1}, (tg_pad_mode)(intptr_t)u, 0);
+}
+
+static void test_pad_modes_checks(void)
+{
+    tg_tensor *x = tt_rand(2, (int64_t[]){3, 4}, -1, 1);
+    tg_set_requires_grad(x, true);
+    for (intptr_t m = 1; m <= 2; m++) {
+        CHECK_OP(pad_fn, (void *)m, 1, &x);
+        CHECK_ONNX_ROUNDTRIP(pad_fn, (void *)m, 1, &x);
+    }
+}
+
 int main(void)
 {
     RUN(test_fmod_remainder_values);
@@ -362,5 +416,7 @@ int main(void)
     RUN(test_vector_norm_checks);
     RUN(test_topk_values);
     RUN(test_topk_checks);
+    RUN(test_pad_modes_values);
+    RUN(test_pad_modes_checks);
     return tt_finish();
 }

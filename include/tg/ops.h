@@ -341,6 +341,18 @@ tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index); /* 1-D */
  * remaining axes are not padded). Pads must be >= 0. */
 tg_tensor *tg_pad(tg_tensor *x, int n_pads, const int64_t *pads,
                   double value);
+/* the same with a mode: constant (value), reflect (mirrored about the
+ * edge element, which is not repeated: pads must be smaller than the dim,
+ * as PyTorch checks) or replicate (the edge element repeated; ONNX's
+ * "edge"; the dim must not be empty). value is used by constant only.
+ * The gradient of reflect / replicate sums into the source positions. */
+typedef enum tg_pad_mode {
+    TG_PAD_CONSTANT = 0,
+    TG_PAD_REFLECT = 1,
+    TG_PAD_REPLICATE = 2
+} tg_pad_mode;
+tg_tensor *tg_pad_ex(tg_tensor *x, int n_pads, const int64_t *pads,
+                     tg_pad_mode mode, double value);
 /* int64 result [..., num_classes]; num_classes >= 0 (not inferred) */
 tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes);
 /* torch.tile: reps and shape aligned at the right, the shorter padded

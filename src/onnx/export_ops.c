@@ -340,6 +340,9 @@ static tg_status ex_pad(ex *e, const exnode *x, const char *op)
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
         onnx_ex_io(e, n, 3, in, 1, x->out);
+    int64_t mode = aint(x, "mode", 0); /* tg_pad_mode */
+    if (mode)
+        onnx_ex_attr_string(e, n, "mode", mode == TG_PAD_REFLECT ? "reflect" : "edge");
     free(p);
     free(val);
     return e->err;

@@ -171,3 +171,25 @@ def test_sort_argsort_against_torch():
                                   torch.topk(torch.tensor(n), 2).indices.numpy())
     with pytest.raises((RuntimeError, ValueError), match="k"):
         tg.topk(tg.tensor(x), 6)
+
+
+# ---- F.pad modes ----------------------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize("mode,pad,shape", [("reflect", (2, 1), (1, 2, 3)),
+                                            ("reflect", (1, 2, 2, 1), (2, 1, 3, 4)),
+                                            ("replicate", (2, 1, 1, 0), (1, 2, 3)),
+                                            ("replicate", (1, 1, 0, 2, 3, 0), (1, 2, 3, 2)),
+                                            ("constant", (1, 2), (2, 3))])
+def test_pad_modes_against_torch(mode, pad, shape):
+    a, ta = pair(np.random.uniform(-1, 1, shape))
+    grads_match(F.pad(a, pad, mode), torch.nn.functional.pad(ta, pad, mode), [a], [ta])
+
+
+def test_pad_mode_checks():
+    x = tg.zeros(1, 2, 3)
+    with pytest.raises((RuntimeError, ValueError), match="less than"):
+        F.pad(x, (3, 0), mode='reflect')  # PyTorch: pad must be < the dim
+    with pytest.raises(NotImplementedError):
+        F.pad(x, (1, 1), mode='circular')
+    with pytest.raises(NotImplementedError, match="2D, 3D, 4D, 5D"):
+        F.pad(tg.zeros(3), (1, 1), mode='replicate')

@@ -52,6 +52,9 @@ typedef struct fixture {
     tg_conv1d_opts conv1_opts;
     tg_conv_transpose1d_opts convt1_opts;
     tg_pool1d_opts pool1_opts;
+    tg_conv3d_opts conv3_opts;
+    tg_conv_transpose3d_opts convt3_opts;
+    tg_pool3d_opts pool3_opts;
     tg_nll_opts nll_opts;
     tg_gradcheck_opts gradcheck_opts;
     tg_pass_record pass_records[64];
@@ -166,6 +169,9 @@ static bool fx_open(fixture *fx)
     fx->conv1_opts = (tg_conv1d_opts){1, 0, 1, 1};
     fx->convt1_opts = (tg_conv_transpose1d_opts){1, 0, 0, 1, 1};
     fx->pool1_opts = (tg_pool1d_opts){2, 2, 0, false, true};
+    fx->conv3_opts = (tg_conv3d_opts){{1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1};
+    fx->convt3_opts = (tg_conv_transpose3d_opts){{1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, 1};
+    fx->pool3_opts = (tg_pool3d_opts){{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, false, true};
     fx->nll_opts = (tg_nll_opts){.reduction = TG_REDUCTION_MEAN};
     fx->session_opts = tg_session_default_options();
     fx->file = fopen("/dev/null", "w");

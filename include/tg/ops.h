@@ -248,6 +248,28 @@ typedef struct tg_pool1d_opts {
 tg_tensor *tg_max_pool1d(tg_tensor *x, const tg_pool1d_opts *opts);
 tg_tensor *tg_avg_pool1d(tg_tensor *x, const tg_pool1d_opts *opts);
 
+/* 3-D convolution and pooling over x [N, C, D, H, W] (PyTorch's conv3d,
+ * conv_transpose3d, max_pool3d, avg_pool3d); w [O, C/groups, kd, kh, kw]
+ * (conv_transpose3d: [C, O/groups, kd, kh, kw], output_padding smaller
+ * than the stride), b [O] or NULL; opts NULL means stride 1, no padding,
+ * dilation 1, groups 1 */
+typedef struct tg_conv3d_opts {
+    int stride[3], padding[3], dilation[3], groups;
+} tg_conv3d_opts;
+tg_tensor *tg_conv3d(tg_tensor *x, tg_tensor *w, tg_tensor *b, const tg_conv3d_opts *opts);
+typedef struct tg_conv_transpose3d_opts {
+    int stride[3], padding[3], output_padding[3], dilation[3], groups;
+} tg_conv_transpose3d_opts;
+tg_tensor *tg_conv_transpose3d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                               const tg_conv_transpose3d_opts *opts);
+typedef struct tg_pool3d_opts {
+    int kernel[3], stride[3], padding[3]; /* stride {0,0,0} means stride = kernel */
+    bool ceil_mode;
+    bool count_include_pad; /* avg_pool3d only */
+} tg_pool3d_opts;
+tg_tensor *tg_max_pool3d(tg_tensor *x, const tg_pool3d_opts *opts);
+tg_tensor *tg_avg_pool3d(tg_tensor *x, const tg_pool3d_opts *opts);
+
 /* x [N, C, ...]. training: normalise with batch statistics and update
  * running_mean/running_var in place (unbiased var, PyTorch's momentum
  * convention) when they are not NULL; eval: use the running stats.

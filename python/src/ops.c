@@ -324,7 +324,10 @@ static int64_t work_size(const OpObject *op, const argval *v)
         if (v[k].t)
             n += tg_numel(v[k].t);
     call_shape k = op->row->call;
-    return k == C_CONV || k == C_CONVT || k == C_CONV1 || k == C_CONVT1 ? n * 64 : n;
+    return k == C_CONV || k == C_CONVT || k == C_CONV1 || k == C_CONVT1 || k == C_CONV3 ||
+                   k == C_CONVT3
+               ? n * 64
+               : n;
 }
 
 static void note_inputs(const OpObject *op, const argval *v)

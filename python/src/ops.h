@@ -11,7 +11,8 @@ typedef enum {
     C_T, C_TT, C_TTT, C_TD, C_TDD, C_TI, C_TII, C_TAB, C_VAR, C_ARG, C_TS,
     C_TP, C_TTR, C_TTO, C_CAST, C_CONV, C_POOL, C_BN, C_LN, C_DROP, C_EMB,
     C_LIST, C_TIT, C_PAD, C_ONEHOT, C_SQUEEZE, C_NLL, C_ADDMM, C_CONVT,
-    C_CONV1, C_CONVT1, C_POOL1, C_INORM, C_GNORM, C_INTERP, C_EINSUM, C_CUMSUM, C_NORM
+    C_CONV1, C_CONVT1, C_POOL1, C_CONV3, C_CONVT3, C_POOL3, C_INORM, C_GNORM, C_INTERP,
+    C_EINSUM, C_CUMSUM, C_NORM
 } call_shape;
 
 typedef void (*any_fn)(void);
@@ -31,6 +32,7 @@ typedef tg_tensor *(*fn_ttr)(tg_tensor *, tg_tensor *, tg_reduction);
 typedef tg_tensor *(*fn_cast)(tg_tensor *, tg_dtype);
 typedef tg_tensor *(*fn_pool)(tg_tensor *, const tg_pool2d_opts *);
 typedef tg_tensor *(*fn_pool1)(tg_tensor *, const tg_pool1d_opts *);
+typedef tg_tensor *(*fn_pool3)(tg_tensor *, const tg_pool3d_opts *);
 typedef tg_tensor *(*fn_list)(int, tg_tensor *const *, int);
 typedef tg_tensor *(*fn_tit)(tg_tensor *, int, tg_tensor *);
 

@@ -114,6 +114,14 @@ const op_row tgpy_op_rows[] = {
      "ceil_mode:b=False return_indices:b=False", C_POOL1, F(tg_max_pool1d), false},
     {"avg_pool1d", "input:T kernel_size:U stride:u=None padding:U=0 ceil_mode:b=False "
      "count_include_pad:b=True", C_POOL1, F(tg_avg_pool1d), false},
+    {"conv3d", "input:T weight:T bias:O=None stride:Q=1 padding:Q=0 dilation:Q=1 groups:i=1",
+     C_CONV3, F(tg_conv3d), false},
+    {"conv_transpose3d", "input:T weight:T bias:O=None stride:Q=1 padding:Q=0 "
+     "output_padding:Q=0 groups:i=1 dilation:Q=1", C_CONVT3, F(tg_conv_transpose3d), false},
+    {"max_pool3d", "input:T kernel_size:Q stride:q=None padding:Q=0 dilation:Q=1 "
+     "ceil_mode:b=False return_indices:b=False", C_POOL3, F(tg_max_pool3d), false},
+    {"avg_pool3d", "input:T kernel_size:Q stride:q=None padding:Q=0 ceil_mode:b=False "
+     "count_include_pad:b=True divisor_override:d=None", C_POOL3, F(tg_avg_pool3d), false},
     {"batch_norm", "input:T running_mean:O running_var:O weight:O=None bias:O=None "
      "training:b=False momentum:f=0.1 eps:f=1e-05", C_BN, F(tg_batch_norm), false},
     {"layer_norm", "input:T normalized_shape:S weight:O=None bias:O=None eps:f=1e-05", C_LN,
@@ -170,17 +178,20 @@ int tgpy_op_validate(const OpObject *op, const argval *v)
 {
     switch (op->row->call) {
     case C_POOL1:
+    case C_POOL3:
     case C_POOL: {
-        bool avg = op->row->fn == F(tg_avg_pool2d) || op->row->fn == F(tg_avg_pool1d);
-        int nd = op->row->call == C_POOL ? 2 : 1;
-        if (!avg && (v[4].ints[0] != 1 || v[4].ints[nd - 1] != 1 || v[6].f != 0)) {
+        bool avg = op->row->fn == F(tg_avg_pool2d) || op->row->fn == F(tg_avg_pool1d) ||
+                   op->row->fn == F(tg_avg_pool3d);
+        int nd = op->row->call == C_POOL ? 2 : op->row->call == C_POOL3 ? 3 : 1;
+        if (!avg && (v[4].ints[0] != 1 || v[4].ints[1 % nd] != 1 || v[4].ints[nd - 1] != 1 ||
+                     v[6].f != 0)) {
             PyErr_Format(PyExc_NotImplementedError, "%s: dilation != 1 and return_indices "
                          "are not supported", op->row->name);
             return -1;
         }
-        if (avg && nd == 2 && !v[6].none) {
-            PyErr_SetString(PyExc_NotImplementedError, "avg_pool2d: divisor_override is not "
-                            "supported");
+        if (avg && nd != 1 && !v[6].none) {
+            PyErr_Format(PyExc_NotImplementedError, "%s: divisor_override is not supported",
+                         op->row->name);
             return -1;
         }
         return 0;
@@ -318,6 +329,29 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         tg_conv_transpose1d_opts o = {v[3].ints[0], v[4].ints[0], v[5].ints[0], v[7].ints[0],
                                       (int)v[6].f};
         return tg_conv_transpose1d(v[0].t, v[1].t, v[2].t, &o);
+    }
+    case C_CONV3: {
+        tg_conv3d_opts o = {{v[3].ints[0], v[3].ints[1], v[3].ints[2]},
+                            {v[4].ints[0], v[4].ints[1], v[4].ints[2]},
+                            {v[5].ints[0], v[5].ints[1], v[5].ints[2]}, (int)v[6].f};
+        return tg_conv3d(v[0].t, v[1].t, v[2].t, &o);
+    }
+    case C_CONVT3: {
+        tg_conv_transpose3d_opts o = {{v[3].ints[0], v[3].ints[1], v[3].ints[2]},
+                                      {v[4].ints[0], v[4].ints[1], v[4].ints[2]},
+                                      {v[5].ints[0], v[5].ints[1], v[5].ints[2]},
+                                      {v[7].ints[0], v[7].ints[1], v[7].ints[2]}, (int)v[6].f};
+        return tg_conv_transpose3d(v[0].t, v[1].t, v[2].t, &o);
+    }
+    case C_POOL3: {
+        bool avg = f == F(tg_avg_pool3d);
+        tg_pool3d_opts o = {{v[1].ints[0], v[1].ints[1], v[1].ints[2]}, {0, 0, 0},
+                            {v[3].ints[0], v[3].ints[1], v[3].ints[2]},
+                            avg ? v[4].f != 0 : v[5].f != 0, avg && v[5].f != 0};
+        if (!v[2].none)
+            for (int i = 0; i < 3; i++)
+                o.stride[i] = v[2].ints[i];
+        return ((fn_pool3)f)(v[0].t, &o);
     }
     case C_POOL1: {
         bool avg = f == F(tg_avg_pool1d);

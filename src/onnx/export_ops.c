@@ -384,61 +384,69 @@ static tg_status ex_gemm(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
-/* Conv and ConvTranspose: kernel_shape, strides, symmetric pads,
- * dilations, group */
-static onnx_node *conv_node(ex *e, const exnode *x, const char *op)
+/* Conv and ConvTranspose (2-D or 3-D: as many spatial dims as strides):
+ * kernel_shape, strides, symmetric pads, dilations, group */
+static onnx_node *conv_node(ex *e, const exnode *x, const char *op, int *nsp)
 {
     const int64_t *st, *pd, *dl;
-    if (aints(x, "stride", &st) != 2 || aints(x, "padding", &pd) != 2 ||
-        aints(x, "dilation", &dl) != 2) {
+    int n = aints(x, "stride", &st);
+    if ((n != 2 && n != 3) || aints(x, "padding", &pd) != n || aints(x, "dilation", &dl) != n) {
         onnx_ex_fail(e, TG_ERR_INTERNAL, "%s node '%s' lacks attributes", x->n->op->name,
                      x->n->name);
         return NULL;
     }
-    onnx_node *n = simple(e, x, op, x->n->n_in);
-    int64_t pads[4] = {pd[0], pd[1], pd[0], pd[1]};
-    onnx_ex_attr_ints(e, n, "kernel_shape", 2, x->in_meta[1]->shape + 2);
-    onnx_ex_attr_ints(e, n, "strides", 2, st);
-    onnx_ex_attr_ints(e, n, "pads", 4, pads);
-    onnx_ex_attr_ints(e, n, "dilations", 2, dl);
-    onnx_ex_attr_int(e, n, "group", aint(x, "groups", 1));
-    return n;
+    onnx_node *node = simple(e, x, op, x->n->n_in);
+    int64_t pads[6];
+    for (int i = 0; i < n; i++)
+        pads[i] = pads[n + i] = pd[i];
+    onnx_ex_attr_ints(e, node, "kernel_shape", n, x->in_meta[1]->shape + 2);
+    onnx_ex_attr_ints(e, node, "strides", n, st);
+    onnx_ex_attr_ints(e, node, "pads", 2 * n, pads);
+    onnx_ex_attr_ints(e, node, "dilations", n, dl);
+    onnx_ex_attr_int(e, node, "group", aint(x, "groups", 1));
+    *nsp = n;
+    return node;
 }
 
 static tg_status ex_conv(ex *e, const exnode *x, const char *op)
 {
-    conv_node(e, x, op);
+    int nsp;
+    conv_node(e, x, op, &nsp);
     return e->err;
 }
 
-/* conv_transpose2d: Conv's attributes and output_padding */
+/* conv_transpose2d/3d: Conv's attributes and output_padding */
 static tg_status ex_conv_transpose(ex *e, const exnode *x, const char *op)
 {
     const int64_t *op_pad;
-    if (aints(x, "output_padding", &op_pad) != 2)
-        return onnx_ex_fail(e, TG_ERR_INTERNAL, "conv_transpose2d node '%s' lacks "
-                            "attributes", x->n->name);
-    onnx_node *n = conv_node(e, x, op);
-    if (n)
-        onnx_ex_attr_ints(e, n, "output_padding", 2, op_pad);
+    int nsp = 0, n = aints(x, "output_padding", &op_pad);
+    onnx_node *node = conv_node(e, x, op, &nsp);
+    if (node && n != nsp)
+        return onnx_ex_fail(e, TG_ERR_INTERNAL, "%s node '%s' lacks attributes",
+                            x->n->op->name, x->n->name);
+    if (node)
+        onnx_ex_attr_ints(e, node, "output_padding", n, op_pad);
     return e->err;
 }
 
+/* MaxPool and AveragePool (2-D or 3-D: as many spatial dims as kernel sizes) */
 static onnx_node *pool(ex *e, const exnode *x, const char *op)
 {
     const int64_t *k, *st, *pd;
-    if (aints(x, "kernel", &k) != 2 || aints(x, "stride", &st) != 2 ||
-        aints(x, "padding", &pd) != 2) {
+    int n = aints(x, "kernel", &k);
+    if ((n != 2 && n != 3) || aints(x, "stride", &st) != n || aints(x, "padding", &pd) != n) {
         onnx_ex_fail(e, TG_ERR_INTERNAL, "pool node '%s' lacks attributes", x->n->name);
         return NULL;
     }
-    onnx_node *n = simple(e, x, op, 1);
-    int64_t pads[4] = {pd[0], pd[1], pd[0], pd[1]};
-    onnx_ex_attr_ints(e, n, "kernel_shape", 2, k);
-    onnx_ex_attr_ints(e, n, "strides", 2, st);
-    onnx_ex_attr_ints(e, n, "pads", 4, pads);
-    onnx_ex_attr_int(e, n, "ceil_mode", aint(x, "ceil_mode", 0));
-    return n;
+    onnx_node *node = simple(e, x, op, 1);
+    int64_t pads[6];
+    for (int i = 0; i < n; i++)
+        pads[i] = pads[n + i] = pd[i];
+    onnx_ex_attr_ints(e, node, "kernel_shape", n, k);
+    onnx_ex_attr_ints(e, node, "strides", n, st);
+    onnx_ex_attr_ints(e, node, "pads", 2 * n, pads);
+    onnx_ex_attr_int(e, node, "ceil_mode", aint(x, "ceil_mode", 0));
+    return node;
 }
 
 static tg_status ex_max_pool(ex *e, const exnode *x, const char *op)

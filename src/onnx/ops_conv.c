@@ -115,6 +115,16 @@ static tg_status read_tgeom(onnx_ictx *c, const tg_tensor *x, const tg_tensor *w
 static tg_tensor *transpose(tg_tensor *x, tg_tensor *w, tg_tensor *b, const tgeom *g,
                             const int64_t *p, const int64_t *op, int group)
 {
+    if (g->nsp == 3) {
+        tg_conv_transpose3d_opts o = {.groups = group};
+        for (int i = 0; i < 3; i++) {
+            o.stride[i] = (int)g->s[i];
+            o.padding[i] = (int)p[i];
+            o.output_padding[i] = (int)op[i];
+            o.dilation[i] = (int)g->d[i];
+        }
+        return tg_conv_transpose3d(x, w, b, &o);
+    }
     tg_conv_transpose2d_opts o = {.groups = group};
     for (int i = 0; i < 2; i++) {
         o.stride[i] = (int)g->s[i];
@@ -132,9 +142,9 @@ static tg_status n_conv_transpose(onnx_ictx *c)
     if (!w)
         return tg_last_status();
     int nsp = tg_ndim(x) - 2;
-    if (nsp < 1 || nsp > 2)
+    if (nsp < 1 || nsp > 3)
         return onnx_err(c, TG_ERR_UNSUPPORTED, "%d-D ConvTranspose is not supported (1-D "
-                        "and 2-D are)", nsp);
+                        "to 3-D are)", nsp);
     if (tg_ndim(w) != nsp + 2)
         return onnx_err(c, TG_ERR_IO, "W has rank %d, expected %d", tg_ndim(w), nsp + 2);
     int64_t group;

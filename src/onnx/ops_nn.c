@@ -138,9 +138,9 @@ static tg_status n_conv(onnx_ictx *c)
     if (!w)
         return tg_last_status();
     int nsp = tg_ndim(x) - 2;
-    if (nsp < 1 || nsp > 2)
+    if (nsp < 1 || nsp > 3)
         return onnx_err(c, TG_ERR_UNSUPPORTED, "%d-D convolution is not supported (1-D "
-                        "and 2-D are)", nsp);
+                        "to 3-D are)", nsp);
     if (tg_ndim(w) != nsp + 2)
         return onnx_err(c, TG_ERR_IO, "W has rank %d, expected %d", tg_ndim(w), nsp + 2);
     int64_t group;
@@ -158,6 +158,21 @@ static tg_status n_conv(onnx_ictx *c)
     geom g;
     if ((s = read_geom(c, x, tg_shape(w) + 2, true, &g)) != TG_OK)
         return s;
+    if (nsp == 3) {
+        tg_conv3d_opts o = {.groups = (int)group};
+        bool sym = true;
+        for (int i = 0; i < 3; i++) {
+            o.stride[i] = (int)g.s[i];
+            o.dilation[i] = (int)g.d[i];
+            o.padding[i] = (int)g.pb[i];
+            sym = sym && g.pb[i] == g.pe[i];
+        }
+        if (!sym) { /* asymmetric pads: padded first */
+            x = pad_spatial(x, &g, NULL, 0);
+            memset(o.padding, 0, sizeof o.padding);
+        }
+        return done(c, 0, tg_conv3d(x, w, b, &o));
+    }
     if (nsp == 1) { /* [N, C, L] as [N, C, 1, L] */
         x = tg_unsqueeze(x, 2);
         w = tg_unsqueeze(w, 2);
@@ -253,12 +268,13 @@ static tg_tensor *generic_avg(tg_tensor *x, const geom *g, bool include_pad)
     return tg_div(sum, count);
 }
 
-/* ONNX pool geometry that tg's 2-D pools compute identically */
-static bool fast_pool(const tg_tensor *x, const geom *g, bool want_float)
+/* ONNX pool geometry that tg's 2-D (nd 2) or 3-D (nd 3) pools compute
+ * identically */
+static bool fast_pool_nd(const tg_tensor *x, const geom *g, bool want_float, int nd)
 {
-    if (g->nsp != 2 || !unit(g->d, 2) || (want_float && !tg_dtype_is_float(tg_dtype_of(x))))
+    if (g->nsp != nd || !unit(g->d, nd) || (want_float && !tg_dtype_is_float(tg_dtype_of(x))))
         return false;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < nd; i++) {
         if (g->pb[i] != g->pe[i] || 2 * g->pb[i] > g->k[i])
             return false;
         /* PyTorch drops a ceil_mode window starting in the right padding */
@@ -270,6 +286,27 @@ static bool fast_pool(const tg_tensor *x, const geom *g, bool want_float)
             return false;
     }
     return true;
+}
+
+static bool fast_pool(const tg_tensor *x, const geom *g, bool want_float)
+{
+    return fast_pool_nd(x, g, want_float, 2);
+}
+
+static bool fast_pool3(const tg_tensor *x, const geom *g, bool want_float)
+{
+    return fast_pool_nd(x, g, want_float, 3);
+}
+
+static tg_pool3d_opts pool3_opts(const geom *g, bool include_pad)
+{
+    tg_pool3d_opts o = {.ceil_mode = g->ceil_mode, .count_include_pad = include_pad};
+    for (int i = 0; i < 3; i++) {
+        o.kernel[i] = (int)g->k[i];
+        o.stride[i] = (int)g->s[i];
+        o.padding[i] = (int)g->pb[i];
+    }
+    return o;
 }
 
 /* a 1-D geometry as the 2-D one of [N, C, 1, L] (a unit first dim) */
@@ -331,6 +368,12 @@ static tg_status n_maxpool(onnx_ictx *c)
         for (int i = 0; i < 2; i++)
             c->out[i] = c2.out[i] ? tg_squeeze(c2.out[i], 2) : NULL;
         return c->out[0] ? TG_OK : tg_last_status();
+    }
+    if (g.nsp == 3 && !wants(c, 1) && fast_pool3(x, &g, false)) {
+        tg_dtype dt = tg_dtype_of(x);
+        tg_tensor *xf = tg_dtype_is_float(dt) ? x : tg_cast(x, TG_FLOAT64);
+        tg_pool3d_opts o = pool3_opts(&g, false);
+        return done(c, 0, onnx_as(tg_max_pool3d(xf, &o), dt));
     }
     return pool2d_max(c, x, &g);
 }
@@ -396,6 +439,10 @@ static tg_status n_avgpool(onnx_ictx *c)
         tg_pool1d_opts o = {.kernel = (int)g.k[0], .stride = (int)g.s[0],
                             .padding = (int)g.pb[0], .count_include_pad = cip != 0};
         return done(c, 0, tg_avg_pool1d(x, &o));
+    }
+    if (!g.ceil_mode && fast_pool3(x, &g, true)) {
+        tg_pool3d_opts o = pool3_opts(&g, cip != 0);
+        return done(c, 0, tg_avg_pool3d(x, &o));
     }
     /* with ceil_mode PyTorch's divisors differ from ONNX's: composite */
     if (!g.ceil_mode && fast_pool(x, &g, true)) {

@@ -34,6 +34,11 @@ static inline tg_tensor *tg__nn_contig(tg_tensor *x, tg_dtype dt)
     return y;
 }
 
+/* PyTorch's pooling output size along one dim (pool.c; pool3d.c too):
+ * false with "shape too large" when the arithmetic would overflow */
+bool tg__pool_out_size(const char *op, int64_t in, int64_t k, int64_t s, int64_t p,
+                       bool ceil_mode, int64_t *out);
+
 /* runs fn over [0, n) items of `per_item` elements each, in parallel only
  * when the total is large enough to pay for the threads */
 static inline void tg__nn_parallel(int64_t n, int64_t per_item,

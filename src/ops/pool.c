@@ -31,6 +31,12 @@ static bool out_size(const char *op, int64_t in, int64_t k, int64_t s, int64_t p
     return true;
 }
 
+bool tg__pool_out_size(const char *op, int64_t in, int64_t k, int64_t s, int64_t p,
+                       bool ceil_mode, int64_t *out)
+{
+    return out_size(op, in, k, s, p, ceil_mode, out);
+}
+
 /* the attributes: the window (max_pool2d, avg_pool2d and avg_pool2d_grad)
  * and the input plane size (the gradient ops) */
 typedef struct pool_attrs {

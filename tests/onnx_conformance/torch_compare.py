@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exports a small CNN (and an attention block, 1-D convolutions and pools,
+"""Exports a small CNN (and an attention block, 1-D and 3-D convolutions and pools,
 transposed convolutions) from PyTorch with torch.onnx.export and checks that
 `tg run` (eager and graph mode) gives PyTorch's outputs and, with --grad,
 PyTorch's gradients of the sum of the outputs with respect to the input
@@ -167,6 +167,22 @@ class ConvT2dNet(nn.Module):
         return self.t2(torch.tanh(self.t1(x)))
 
 
+class Conv3dNet(nn.Module):
+    """3-D convolution (stride, padding, dilation, groups), both 3-D pools
+    and a 3-D transposed convolution"""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv3d(2, 4, 3, stride=(1, 2, 1), padding=1)
+        self.c2 = nn.Conv3d(4, 4, 2, padding=(1, 0, 1), dilation=(1, 2, 1), groups=2)
+        self.t1 = nn.ConvTranspose3d(4, 2, 2, stride=2, padding=(1, 0, 0),
+                                     output_padding=(1, 0, 1))
+
+    def forward(self, x):
+        h = nn.functional.max_pool3d(torch.tanh(self.c1(x)), 2, stride=1, padding=1)
+        h = torch.sigmoid(self.c2(h))
+        return nn.functional.avg_pool3d(self.t1(h), 3, stride=2, padding=1)
+
+
 def model_case(tg, work, tag, model, x, opset=17):
     """model(x) exported, run by tg in both modes: output and gradients of
     its sum w.r.t. the input and every parameter"""
@@ -200,6 +216,7 @@ def conv_cases(tg, work):
     ok = model_case(tg, work, "conv1d", Conv1dNet().eval(), torch.randn(2, 3, 17))
     ok &= model_case(tg, work, "conv1d_13", Conv1dNet().eval(), torch.randn(2, 3, 12), 13)
     ok &= model_case(tg, work, "convt2d", ConvT2dNet().eval(), torch.randn(2, 2, 4, 5))
+    ok &= model_case(tg, work, "conv3d", Conv3dNet().eval(), torch.randn(2, 2, 5, 6, 5))
     return ok
 
 

@@ -145,3 +145,76 @@ def test_1d_errors():
         F.max_pool1d(x, 2, dilation=2)
     with pytest.raises(RuntimeError, match="3-D"):
         F.avg_pool1d(tg.ones(2, 6), 2)
+
+
+CONV3_CASES = [
+    ((2, 4, 4, 5, 3), (6, 4, 2, 3, 2), dict()),
+    ((1, 4, 5, 4, 6), (4, 2, 3, 2, 2), dict(stride=(2, 1, 2), padding=(1, 0, 1),
+                                            dilation=(1, 2, 1), groups=2)),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 1e-4), (np.float64, 1e-10)])
+@pytest.mark.parametrize("xs,ws,kw", CONV3_CASES)
+def test_conv3d_matches_torch(xs, ws, kw, dtype, rtol):
+    _compare(lambda *a: F.conv3d(*a, **kw), lambda *a: torch.nn.functional.conv3d(*a, **kw),
+             [xs, ws, (ws[0],)], dtype, rtol)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 1e-4), (np.float64, 1e-10)])
+def test_conv_transpose3d_matches_torch(dtype, rtol):
+    kw = dict(stride=(2, 1, 3), padding=(1, 0, 1), output_padding=(1, 0, 2), groups=2,
+              dilation=(1, 2, 1))
+    _compare(lambda *a: F.conv_transpose3d(*a, **kw),
+             lambda *a: torch.nn.functional.conv_transpose3d(*a, **kw),
+             [(2, 4, 3, 3, 2), (4, 3, 2, 2, 3), (6,)], dtype, rtol)
+
+
+POOL3_CASES = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+               dict(kernel_size=(2, 3, 3), stride=(1, 2, 2), padding=(1, 1, 0), ceil_mode=True)]
+
+
+@needs_torch
+@pytest.mark.parametrize("kw", POOL3_CASES)
+@pytest.mark.parametrize("name", ["max_pool3d", "avg_pool3d", "avg_pool3d_nopad"])
+def test_pool3d_matches_torch(kw, name):
+    kw = dict(kw)
+    if name == "avg_pool3d_nopad":
+        name, kw["count_include_pad"] = "avg_pool3d", False
+    _compare(lambda x: getattr(F, name)(x, **kw),
+             lambda x: getattr(torch.nn.functional, name)(x, **kw), [(2, 3, 5, 6, 7)],
+             np.float64, 1e-12)
+
+
+@needs_torch
+def test_3d_modules_match_torch():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 4, 5, 6, 5)).astype(np.float32)
+    for m, mt in ((nn.Conv3d(4, 6, 3, stride=2, padding=1, groups=2),
+                   torch.nn.Conv3d(4, 6, 3, stride=2, padding=1, groups=2)),
+                  (nn.ConvTranspose3d(4, 2, 2, stride=2, output_padding=1),
+                   torch.nn.ConvTranspose3d(4, 2, 2, stride=2, output_padding=1))):
+        assert tuple(m.weight.shape) == tuple(mt.weight.shape)
+        with torch.no_grad():
+            mt.weight.copy_(torch.tensor(m.weight.detach().numpy()))
+            mt.bias.copy_(torch.tensor(m.bias.detach().numpy()))
+        np.testing.assert_allclose(m(tg.tensor(x)).detach().numpy(),
+                                   mt(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    for m, mt in ((nn.MaxPool3d(3, 2, 1), torch.nn.MaxPool3d(3, 2, 1)),
+                  (nn.AvgPool3d(2, ceil_mode=True), torch.nn.AvgPool3d(2, ceil_mode=True))):
+        np.testing.assert_allclose(m(tg.tensor(x)).numpy(), mt(torch.tensor(x)).numpy(),
+                                   rtol=1e-6, atol=1e-6)
+
+
+def test_3d_errors():
+    x = tg.ones(1, 2, 4, 4, 4)
+    with pytest.raises(ValueError, match="triple"):
+        F.conv3d(x, tg.ones(2, 2, 3, 3, 3), stride=(1, 2))
+    with pytest.raises(NotImplementedError, match="max_pool3d"):
+        F.max_pool3d(x, 2, return_indices=True)
+    with pytest.raises(NotImplementedError, match="divisor_override"):
+        F.avg_pool3d(x, 2, divisor_override=3)
+    with pytest.raises(RuntimeError, match="5-D"):
+        F.max_pool3d(tg.ones(2, 4, 4, 4), 2)

@@ -145,3 +145,37 @@ class MaxPool1d(_MaxPoolNd):
 
 class AvgPool1d(_AvgPoolNd):
     _fn = staticmethod(_C.avg_pool1d)
+
+
+class Conv3d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode='zeros', dtype=None):
+        super().__init__(3, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, dtype, False)
+
+    def forward(self, x):
+        return _C.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                         self.groups)
+
+
+class ConvTranspose3d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros',
+                 dtype=None):
+        super().__init__(3, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, dtype, True, output_padding)
+
+    def forward(self, x, output_size=None):
+        if output_size is not None:
+            raise NotImplementedError("ConvTranspose3d: output_size is not supported; "
+                                      "give output_padding")
+        return _C.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
+                                   self.output_padding, self.groups, self.dilation)
+
+
+class MaxPool3d(_MaxPoolNd):
+    _fn = staticmethod(_C.max_pool3d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    _fn = staticmethod(_C.avg_pool3d)

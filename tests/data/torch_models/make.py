@@ -270,6 +270,34 @@ class MathOps(nn.Module):
         return torch.fmod(h, 0.7), torch.cumsum(h, dim=1)
 
 
+class Conv1dNet(nn.Module):
+    """1-D convolution, pooling and transposed convolution"""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 4, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)
+
+    def forward(self, x):
+        h = F.max_pool1d(torch.relu(self.conv(x)), 3, stride=1, padding=1)
+        return self.up(F.avg_pool1d(h, 2, ceil_mode=True))
+
+
+class Pool3d(nn.Module):
+    def forward(self, x):
+        return F.max_pool3d(x, 2, stride=(1, 2, 2)), F.avg_pool3d(x, (1, 2, 2), padding=(0, 1, 0))
+
+
+class Positions(nn.Module):
+    """torch.arange over a dynamic dim (ONNX Range fed by Shape)"""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        pos = torch.arange(x.shape[1], dtype=torch.float32).unsqueeze(1)
+        return torch.tanh(self.fc(x) + 0.1 * pos)
+
+
 def r(*shape, dtype=torch.float32):
     return torch.randn(*shape, dtype=dtype)
 
@@ -304,6 +332,10 @@ MODELS = [
     ("multi_use", MultiUse, {"x": lambda: r(2, 4)}, ["s", "s2", "x_out"], 13, {}),
     ("activations", Activations, {"x": lambda: r(3, 6) * 3}, ["y"], 17, {}),
     ("conv_transpose", ConvTranspose, {"x": lambda: r(1, 3, 4, 3)}, ["y"], 13, {}),
+    ("conv1d", Conv1dNet, {"x": lambda: r(2, 3, 11)}, ["y"], 17, {}),
+    ("pool3d", Pool3d, {"x": lambda: r(1, 2, 3, 4, 5)}, ["max", "avg"], 13, {}),
+    ("positions", Positions, {"x": lambda: r(2, 5, 4)}, ["y"], 13,
+     {"dynamic": {"x": {1: "n"}, "y": {1: "n"}}}),
     ("math_ops", MathOps, {"x": lambda: r(3, 5)}, ["fmod", "cumsum"], 13, {}),
 ]
 

@@ -14,7 +14,9 @@ static const tg_op_def *const *const families[] = {
     tg_ops_conv,        tg_ops_pool,   tg_ops_norm,
     tg_ops_nn,          tg_ops_inplace, tg_ops_graph,
     tg_ops_scan,        tg_ops_range,  tg_ops_conv3d,
-    tg_ops_pool3d,
+    tg_ops_pool3d,      tg_ops_sort,
+    /* keep these last: op samples run in registry order and draw from one
+     * random stream */
     tg_ops_dynamic, /* unknown dims: expand_as, count_scale */
     tg_ops_random,  /* random ops as graph nodes (graph/random.c) */
 };

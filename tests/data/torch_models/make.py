@@ -316,7 +316,7 @@ class PadTopK(nn.Module):
 
     def forward(self, x):
         h = self.fc(x)
-        p = F.pad(h, (2, 1), mode="reflect") + F.pad(h, (1, 2), mode="replicate")
+        p = F.pad(h, (2, 1), mode="reflect") + 2 * F.pad(h, (2, 1), mode="replicate")  # no ties
         values, indices = torch.topk(p, 3, dim=-1)
         return values, indices
 
@@ -361,6 +361,7 @@ MODELS = [
     ("positions", Positions, {"x": lambda: r(2, 5, 4)}, ["y"],
      {"dynamic": {"x": {1: "n"}, "y": {1: "n"}}}),
     ("conv3d", Conv3dNet, {"x": lambda: r(1, 2, 4, 6, 5)}, ["y"], {}),
+    ("pad_topk", PadTopK, {"x": lambda: r(2, 3, 6)}, ["values", "indices"], {}),
     ("math_ops", MathOps, {"x": lambda: r(3, 5)}, ["fmod", "cumsum"], {}),
 ]
 

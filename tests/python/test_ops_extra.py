@@ -26,9 +26,11 @@ def both(x, grad=True):
     return tg.tensor(x, requires_grad=rg), torch.tensor(x, requires_grad=rg)
 
 
-def check(fn_tg, fn_torch, *arrays, grad=True, rtol=1e-6, atol=1e-9):
-    """same values, dtype and (for float inputs) gradients of sum(out * w)"""
-    pairs = [both(x, grad) if isinstance(x, np.ndarray) else (x, x) for x in arrays]
+def check(fn_tg, fn_torch, *arrays, grad=True, rtol=1e-6, atol=1e-9, nograd=()):
+    """same values, dtype and (for float inputs but those at positions
+    nograd) gradients of sum(out * w)"""
+    pairs = [both(x, grad and i not in nograd) if isinstance(x, np.ndarray) else (x, x)
+             for i, x in enumerate(arrays)]
     out_tg = fn_tg(*[p[0] for p in pairs])
     out_t = fn_torch(*[p[1] for p in pairs])
     if isinstance(out_t, (tuple, list)):

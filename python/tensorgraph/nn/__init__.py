@@ -10,6 +10,19 @@ from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .conv import (ConvTranspose2d, Conv1d, ConvTranspose1d, MaxPool1d, AvgPool1d, Conv3d,
                    ConvTranspose3d, MaxPool3d, AvgPool3d)
 from .containers import Sequential, ModuleList, ModuleDict
+# composed modules; Softplus, AdaptiveAvgPool2d, CrossEntropyLoss and
+# BCEWithLogitsLoss here supersede layers.py's (more of PyTorch's arguments)
+from .activation import (SiLU, Mish, Hardtanh, ReLU6, LogSigmoid, Softsign, GLU, Threshold,
+                         CELU, Softmin, Tanhshrink, Softshrink, Hardshrink, Softplus,
+                         CosineSimilarity, PairwiseDistance, PixelShuffle, PixelUnshuffle,
+                         AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveAvgPool1d,
+                         AdaptiveAvgPool2d, Unfold, Fold, Dropout1d, Dropout2d, Dropout3d, PReLU,
+                         Unflatten, ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d,
+                         ZeroPad2d, ZeroPad3d)
+from .loss import (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss,
+                   CrossEntropyLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss,
+                   SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
+                   GaussianNLLLoss, MultiLabelSoftMarginLoss)
 from . import functional, init, utils
 
 __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'ConvTranspose2d', 'Conv1d',
@@ -20,4 +33,13 @@ __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'ConvTranspose2d', 'Conv1d
            'ELU', 'Softplus', 'Softmax', 'LogSoftmax', 'MSELoss', 'CrossEntropyLoss', 'NLLLoss',
            'BCEWithLogitsLoss', 'Sequential', 'ModuleList', 'ModuleDict', 'functional', 'init',
            'utils', 'GroupNorm', 'InstanceNorm1d', 'InstanceNorm2d', 'InstanceNorm3d',
-           'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d']
+           'Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d',
+           'SiLU', 'Mish', 'Hardtanh', 'ReLU6', 'LogSigmoid', 'Softsign', 'GLU', 'Threshold',
+           'CELU', 'Softmin', 'Tanhshrink', 'Softshrink', 'Hardshrink', 'CosineSimilarity',
+           'PairwiseDistance', 'PixelShuffle', 'PixelUnshuffle', 'AdaptiveMaxPool1d',
+           'AdaptiveMaxPool2d', 'AdaptiveAvgPool1d', 'Unfold', 'Fold', 'Dropout1d', 'Dropout2d',
+           'Dropout3d', 'PReLU', 'Unflatten', 'ConstantPad1d', 'ConstantPad2d', 'ConstantPad3d',
+           'ZeroPad1d', 'ZeroPad2d', 'ZeroPad3d', 'L1Loss', 'SmoothL1Loss', 'HuberLoss',
+           'BCELoss', 'KLDivLoss', 'MarginRankingLoss', 'HingeEmbeddingLoss', 'SoftMarginLoss',
+           'CosineEmbeddingLoss', 'TripletMarginLoss', 'PoissonNLLLoss', 'GaussianNLLLoss',
+           'MultiLabelSoftMarginLoss']

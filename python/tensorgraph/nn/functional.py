@@ -176,3 +176,8 @@ def upsample_nearest(input, size=None, scale_factor=None):
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)
+
+
+# composed activations, layer functions and losses (PyTorch's full signatures)
+from .functional_act import *  # noqa: F401,F403,E402
+from .functional_loss import *  # noqa: F401,F403,E402

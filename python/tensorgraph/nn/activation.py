@@ -1,0 +1,182 @@
+"""Activation and simple layer modules over the composed functions
+(functional_act): PyTorch's constructor arguments, defaults, parameter
+names and extra_repr."""
+from .. import _C
+from .._creation import full
+from . import functional as F
+from .module import Module
+from .parameter import Parameter
+
+
+class _Act(Module):
+    """an activation with keyword-compatible constructor arguments stored
+    as attributes (PyTorch's names)"""
+    _args = ()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        names = [n for n, _ in self._args]
+        vals = dict(self._args)
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes at most {len(names)} positional "
+                            f"arguments")
+        vals.update(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in vals:
+                raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
+                                f"'{k}'")
+            vals[k] = v
+        for k, v in vals.items():
+            object.__setattr__(self, k, v)
+
+    def extra_repr(self):
+        return ', '.join(f'{n}={getattr(self, n)}' for n, _ in self._args if n != 'inplace')
+
+
+def _act(name, fn, *args):
+    cls = type(name, (_Act,), {'_args': args})
+    cls.forward = lambda self, x: fn(x, **{n: getattr(self, n) for n, _ in args})
+    return cls
+
+
+SiLU = _act('SiLU', F.silu, ('inplace', False))
+Mish = _act('Mish', F.mish, ('inplace', False))
+Hardtanh = _act('Hardtanh', F.hardtanh, ('min_val', -1.0), ('max_val', 1.0), ('inplace', False))
+ReLU6 = _act('ReLU6', F.relu6, ('inplace', False))
+LogSigmoid = _act('LogSigmoid', F.logsigmoid)
+Softsign = _act('Softsign', F.softsign)
+GLU = _act('GLU', F.glu, ('dim', -1))
+Threshold = _act('Threshold', F.threshold, ('threshold', None), ('value', None),
+                 ('inplace', False))
+CELU = _act('CELU', F.celu, ('alpha', 1.0), ('inplace', False))
+Softmin = _act('Softmin', F.softmin, ('dim', None))
+Tanhshrink = _act('Tanhshrink', F.tanhshrink)
+Softshrink = _act('Softshrink', F.softshrink, ('lambd', 0.5))
+Hardshrink = _act('Hardshrink', F.hardshrink, ('lambd', 0.5))
+Softplus = _act('Softplus', F.softplus, ('beta', 1.0), ('threshold', 20.0))
+CosineSimilarity = _act('CosineSimilarity', None, ('dim', 1), ('eps', 1e-8))
+CosineSimilarity.forward = lambda self, x1, x2: F.cosine_similarity(x1, x2, self.dim, self.eps)
+PairwiseDistance = _act('PairwiseDistance', None, ('p', 2.0), ('eps', 1e-6), ('keepdim', False))
+PairwiseDistance.forward = lambda self, x1, x2: F.pairwise_distance(x1, x2, self.p, self.eps,
+                                                                    self.keepdim)
+PixelShuffle = _act('PixelShuffle', F.pixel_shuffle, ('upscale_factor', None))
+PixelUnshuffle = _act('PixelUnshuffle', F.pixel_unshuffle, ('downscale_factor', None))
+AdaptiveMaxPool2d = _act('AdaptiveMaxPool2d', F.adaptive_max_pool2d, ('output_size', None),
+                         ('return_indices', False))
+AdaptiveMaxPool1d = _act('AdaptiveMaxPool1d', F.adaptive_max_pool1d, ('output_size', None),
+                         ('return_indices', False))
+AdaptiveAvgPool1d = _act('AdaptiveAvgPool1d', F.adaptive_avg_pool1d, ('output_size', None))
+AdaptiveAvgPool2d = _act('AdaptiveAvgPool2d', F.adaptive_avg_pool2d, ('output_size', None))
+Unfold = _act('Unfold', F.unfold, ('kernel_size', None), ('dilation', 1), ('padding', 0),
+              ('stride', 1))
+Fold = _act('Fold', F.fold, ('output_size', None), ('kernel_size', None), ('dilation', 1),
+            ('padding', 0), ('stride', 1))
+
+
+class _DropoutNd(_Act):
+    _args = (('p', 0.5), ('inplace', False))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not 0 <= self.p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {self.p}")
+
+    def forward(self, x):
+        return self._fn(x, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    _fn = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    _fn = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    _fn = staticmethod(F.dropout3d)
+
+
+class PReLU(Module):
+    """x where x > 0, weight * x elsewhere; weight: num_parameters values
+    (1, or one per channel) initialised to init"""
+
+    def __init__(self, num_parameters=1, init=0.25, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype or _C.float32))
+
+    def reset_parameters(self):
+        with _no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self):
+        return f'num_parameters={self.num_parameters}'
+
+
+def _no_grad():
+    from .._grad_mode import no_grad
+    return no_grad()
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, x):
+        return x.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f'dim={self.dim}, unflattened_size={self.unflattened_size}'
+
+
+class _ConstantPadNd(Module):
+    _n = 2
+
+    def __init__(self, padding, value):
+        super().__init__()
+        self.padding = (padding,) * (2 * self._n) if isinstance(padding, int) else tuple(padding)
+        if len(self.padding) != 2 * self._n:
+            raise ValueError(f"{type(self).__name__}: padding must have {2 * self._n} values")
+        self.value = value
+
+    def forward(self, x):
+        return F.pad(x, self.padding, 'constant', self.value)
+
+    def extra_repr(self):
+        return f'padding={self.padding}, value={self.value}'
+
+
+class ConstantPad1d(_ConstantPadNd):
+    _n = 1
+
+
+class ConstantPad2d(_ConstantPadNd):
+    _n = 2
+
+
+class ConstantPad3d(_ConstantPadNd):
+    _n = 3
+
+
+class ZeroPad2d(ConstantPad2d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f'padding={self.padding}'
+
+
+class ZeroPad1d(ConstantPad1d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class ZeroPad3d(ConstantPad3d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)

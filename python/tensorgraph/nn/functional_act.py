@@ -1,0 +1,375 @@
+"""torch.nn.functional activations and layer functions composed from
+existing ops: silu, mish, hardtanh, relu6, logsigmoid, softsign, glu,
+threshold, prelu, celu, softmin, the shrinks, softplus(beta, threshold),
+cosine_similarity, pairwise_distance, channel dropout, scaled dot-product
+attention, pixel_shuffle, adaptive pooling, unfold (im2col)."""
+import math
+import warnings
+
+from .. import _C
+from .._creation import ones, zeros
+from .._ops_math import expm1
+
+__all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu', 'threshold',
+           'prelu', 'celu', 'softmin', 'tanhshrink', 'softshrink', 'hardshrink', 'softplus',
+           'cosine_similarity', 'pairwise_distance', 'dropout1d', 'dropout2d', 'dropout3d',
+           'scaled_dot_product_attention', 'pixel_shuffle', 'pixel_unshuffle',
+           'adaptive_max_pool2d', 'adaptive_avg_pool2d', 'adaptive_avg_pool1d',
+           'adaptive_max_pool1d', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_']
+
+
+def _inplace(input, out, inplace):
+    return input.copy_(out) if inplace else out
+
+
+def _zero(x):
+    return zeros((), dtype=x.dtype)
+
+
+def silu(input, inplace=False):
+    return _inplace(input, input * _C.sigmoid(input), inplace)
+
+
+def silu_(input):
+    return silu(input, True)
+
+
+def mish(input, inplace=False):
+    return _inplace(input, input * _C.tanh(_C.softplus(input)), inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    # PyTorch's gradient is 0 at the bounds themselves (clamp's would be 1)
+    inside = (input > min_val) & (input < max_val)
+    out = _C.where(inside, input, _C.clamp(input, min_val, max_val).detach())
+    return _inplace(input, out, inplace)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def relu6_(input):
+    return relu6(input, True)
+
+
+def logsigmoid(input):
+    return -_C.softplus(-input)
+
+
+def softsign(input):
+    return input / (1 + input.abs())
+
+
+def glu(input, dim=-1):
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} "
+                           f"is size {n}")
+    a, b = input.split(n // 2, dim)
+    return a * _C.sigmoid(b)
+
+
+def threshold(input, threshold, value, inplace=False):
+    out = _C.where(input > threshold, input, _C.add(_zero(input), value))
+    return _inplace(input, out, inplace)
+
+
+def prelu(input, weight):
+    """x where x > 0, weight * x elsewhere; weight has 1 element or one per
+    channel (dim 1)"""
+    w = weight
+    if weight.numel() != 1:
+        if input.ndim < 2 or weight.numel() != input.shape[1]:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{input.shape[1] if input.ndim >= 2 else 1}.")
+        w = weight.reshape(1, -1, *([1] * (input.ndim - 2)))
+    else:
+        w = weight.reshape(())
+    return _C.where(input > 0, input, w * input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    out = _C.where(input > 0, input, alpha * expm1(input / alpha))
+    return _inplace(input, out, inplace)
+
+
+def _softmax_dim(ndim):
+    warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _C.softmax(-input, dim)
+
+
+def tanhshrink(input):
+    return input - _C.tanh(input)
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    z = _zero(input)
+    return _C.where(input > lambd, input - lambd, _C.where(input < -lambd, input + lambd, z))
+
+
+def hardshrink(input, lambd=0.5):
+    return _C.where((input > lambd) | (input < -lambd), input, _zero(input))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, x itself where beta x > threshold"""
+    if beta == 1.0 and threshold >= 20.0:
+        return _C.softplus(input)
+    bx = input * beta
+    return _C.where(bx > threshold, input, _C.softplus(bx) / beta)
+
+
+def _norm(x, dim, keepdim=False):
+    return _C.sqrt(_C.sum(x * x, dim, keepdim))
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim
+    (broadcasting x1 with x2)"""
+    w12 = _C.sum(x1 * x2, dim)
+    n1 = _C.sum(x1 * x1, dim)
+    n2 = _C.sum(x2 * x2, dim)
+    # PyTorch 1.13: w12 / sqrt(clamp_min(n1 * n2, eps^2))
+    return w12 / _C.sqrt(_C.clamp(n1 * n2, eps * eps, None))
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """the p-norm of x1 - x2 + eps over the last dim"""
+    d = x1 - x2 + eps
+    dim = -1 if max(x1.ndim, x2.ndim) > 0 else 0
+    if d.ndim == 0:
+        d = d.reshape(1)
+    if p == math.inf:
+        return _C.amax(d.abs(), dim, keepdim)
+    if p == 0:
+        return _C.sum((d != 0).to(d.dtype), dim, keepdim)
+    if p == 1:
+        return _C.sum(d.abs(), dim, keepdim)
+    if p == 2:
+        return _C.sqrt(_C.sum(d * d, dim, keepdim))
+    return _C.sum(d.abs() ** p, dim, keepdim) ** (1.0 / p)
+
+
+def _channel_dropout(input, p, training, inplace, batched_ndim, name):
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if input.ndim not in (batched_ndim, batched_ndim - 1):
+        raise RuntimeError(f"{name}: Expected {batched_ndim - 1}D or {batched_ndim}D input, "
+                           f"but received a {input.ndim}D input.")
+    # one Bernoulli draw per (sample, channel), broadcast over the spatial dims
+    keep_dims = 2 if input.ndim == batched_ndim else 1
+    shape = tuple(input.shape[:keep_dims]) + (1,) * (input.ndim - keep_dims)
+    if p == 1:
+        return _inplace(input, input * _zero(input), inplace)
+    from .._creation import rand
+    mask = (rand(*shape, dtype=input.dtype) >= p).to(input.dtype) / (1 - p)
+    return _inplace(input, input * mask, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 3, 'dropout1d')
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 4, 'dropout2d')
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, inplace, 5, 'dropout3d')
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v; a bool mask keeps where True, a
+    float mask is added; is_causal masks the future"""
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    attn = _C.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not "
+                               "be set when is_causal=True")
+        from .._ops_shape import tril
+        attn_mask = tril(ones(L, S, dtype=_C.bool))
+    if attn_mask is not None:
+        if attn_mask.dtype == _C.bool:
+            attn = _C.where(attn_mask, attn, _C.add(_zero(attn), -math.inf))
+        else:
+            attn = attn + attn_mask
+    attn = _C.softmax(attn, -1)
+    if dropout_p > 0:
+        attn = _C.dropout(attn, dropout_p, True, False, None)
+    return _C.matmul(attn, value)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)"""
+    r = upscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    *b, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    n = len(b)
+    x = input.reshape(*b, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*b, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)"""
+    r = downscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    *b, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got {h} and {w} for factor {r}")
+    n = len(b)
+    x = input.reshape(*b, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*b, c * r * r, h // r, w // r)
+
+
+def _bins(n, out):
+    """PyTorch's adaptive pooling windows: [floor(i n / out), ceil((i+1) n / out))"""
+    return [(i * n // out, -(-(i + 1) * n // out)) for i in range(out)]
+
+
+def _adaptive(input, output_size, nd, reduce, name):
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * nd
+    sizes = list(input.shape[-nd:])
+    out = [s if o is None else o for s, o in zip(sizes, output_size)]
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                           f"{input.ndim}D")
+    if any(o < 0 for o in out) or any(s == 0 for s in input.shape[-nd - 1:]):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to "
+                           f"0 and the input must be non-empty")
+    if all(s % o == 0 for s, o in zip(sizes, out) if o):
+        # equal windows: one reshape and one reduction
+        shape = list(input.shape[:-nd])
+        for s, o in zip(sizes, out):
+            shape += [o, s // o]
+        x = input.reshape(*shape)
+        red = tuple(range(x.ndim - 2 * nd + 1, x.ndim, 2))
+        return reduce(x, red)
+    x = input
+    for k in range(nd):
+        d = input.ndim - nd + k
+        parts = [reduce(x.narrow(d, lo, hi - lo), (d,), True) for lo, hi in _bins(sizes[k], out[k])]
+        x = _C.cat(parts, d)
+    return x
+
+
+def adaptive_avg_pool2d(input, output_size):
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if size == (1, 1) and input.ndim == 4:
+        return _C._global_avg_pool2d(input)
+    return _adaptive(input, output_size, 2, lambda x, d, k=False: _C.mean(x, d, k),
+                     'adaptive_avg_pool2d')
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive(input, output_size, 1, lambda x, d, k=False: _C.mean(x, d, k),
+                     'adaptive_avg_pool1d')
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices is not supported")
+    # per window maximum (sequential windows: a max over each one's slice,
+    # so separable windows give the 2-D window's max)
+    return _adaptive(input, output_size, 2, lambda x, d, k=False: _C.amax(x, d, k),
+                     'adaptive_max_pool2d')
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool1d: return_indices is not supported")
+    return _adaptive(input, output_size, 1, lambda x, d, k=False: _C.amax(x, d, k),
+                     'adaptive_max_pool1d')
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C kh kw, L), the sliding blocks as
+    columns (one strided slice per kernel offset, stacked)"""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
+                           f"{input.ndim}D)")
+    batched = input.ndim == 4
+    x = input if batched else input.unsqueeze(0)
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = map(_pair, (kernel_size, dilation, padding, stride))
+    if ph or pw:
+        x = _C._pad(x, [0, 0, 0, 0, ph, ph, pw, pw], 0)
+    n, c, h, w = x.shape
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (w - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input with spatial size ({h - 2 * ph}, {w - 2 * pw}), "
+                           f"kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), padding=({ph}, "
+                           f"{pw}), calculated shape of the array of sliding blocks as ({oh}, "
+                           f"{ow}), but its components must be at least one.")
+    cols = []
+    for i in range(kh):
+        for j in range(kw):
+            cols.append(x[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                          j * dw: j * dw + sw * (ow - 1) + 1: sw])
+    out = _C.stack(cols, 2).reshape(n, c * kh * kw, oh * ow)
+    return out if batched else out.squeeze(0)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, unfold's adjoint: overlapping blocks summed (computed as the
+    gradient of unfold, so it is exact and differentiable)"""
+    batched = input.ndim == 3
+    cols = input if batched else input.unsqueeze(0)
+    (kh, kw) = _pair(kernel_size)
+    oh, ow = _pair(output_size)
+    n, ck, _ = cols.shape
+    if ck % (kh * kw):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the "
+                           "product of kernel_size")
+    c = ck // (kh * kw)
+    from .. import autograd
+    from .._grad_mode import enable_grad
+    with enable_grad():
+        z = zeros(n, c, oh, ow, dtype=cols.dtype, requires_grad=True)
+        u = unfold(z, kernel_size, dilation, padding, stride)
+        if u.shape != cols.shape:
+            raise RuntimeError(f"fold: expected input of shape {list(u.shape)}, got "
+                               f"{list(cols.shape)}")
+        out, = autograd.grad(u, z, cols, create_graph=cols.requires_grad)
+    return out if batched else out.squeeze(0)

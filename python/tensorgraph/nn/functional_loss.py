@@ -1,0 +1,277 @@
+"""torch.nn.functional losses composed from existing ops: l1, smooth_l1,
+huber, binary_cross_entropy, kl_div, the margin and embedding losses,
+poisson/gaussian NLL, and the parts of cross_entropy /
+binary_cross_entropy_with_logits the C ops lack (label_smoothing,
+probability targets, weight / pos_weight)."""
+import math
+import warnings
+
+from .. import _C
+from .._creation import zeros
+from .._ops_math import log1p
+from .functional_act import pairwise_distance
+
+__all__ = ['l1_loss', 'smooth_l1_loss', 'huber_loss', 'binary_cross_entropy', 'kl_div',
+           'margin_ranking_loss', 'hinge_embedding_loss', 'soft_margin_loss',
+           'cosine_embedding_loss', 'triplet_margin_loss', 'poisson_nll_loss',
+           'gaussian_nll_loss', 'multilabel_soft_margin_loss', 'cross_entropy',
+           'binary_cross_entropy_with_logits']
+
+_C_cross_entropy = _C.cross_entropy
+
+
+def _reduce(loss, reduction):
+    if reduction == 'none':
+        return loss
+    if reduction == 'mean':
+        return _C.mean(loss)
+    if reduction == 'sum':
+        return _C.sum(loss)
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_reduction(reduction, size_average=None, reduce=None):
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("size_average and reduce are deprecated in PyTorch and not "
+                                  "supported; use reduction=")
+    if reduction not in ('none', 'mean', 'sum'):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _broadcast_warn(input, target, name):
+    if input.shape != target.shape:
+        warnings.warn(f"Using a target size ({tuple(target.shape)}) that is different to the "
+                      f"input size ({tuple(input.shape)}). This will likely lead to incorrect "
+                      f"results due to broadcasting. Please ensure they have the same size.",
+                      stacklevel=3)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    _check_reduction(reduction, size_average, reduce)
+    _broadcast_warn(input, target, 'l1_loss')
+    return _reduce((input - target).abs(), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
+    _check_reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _broadcast_warn(input, target, 'smooth_l1_loss')
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(_C.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction='mean', delta=1.0):
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _broadcast_warn(input, target, 'huber_loss')
+    d = (input - target).abs()
+    return _reduce(_C.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction='mean'):
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as in
+    PyTorch"""
+    _check_reduction(reduction, size_average, reduce)
+    if input.shape != target.shape:
+        raise ValueError(f"Using a target size ({tuple(target.shape)}) that is different to the "
+                         f"input size ({tuple(input.shape)}) is deprecated. Please ensure they "
+                         f"have the same size.")
+    if not input.is_symbolic and input.numel() and \
+            not bool(((input >= 0) & (input <= 1)).all()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    lx = _C.clamp(_C.log(input), -100.0, None)
+    l1x = _C.clamp(log1p(-input), -100.0, None)
+    loss = -(target * lx + (1 - target) * l1x)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _bce_logits_composed(input, target, weight, pos_weight):
+    # log(1 + exp(-|x|)) + max(-x, 0) is log(1 + exp(-x)) without overflow
+    log_sig_neg = _C.softplus(-input)
+    if pos_weight is not None:
+        lw = 1 + (pos_weight - 1) * target
+        loss = (1 - target) * input + lw * log_sig_neg
+    else:
+        loss = (1 - target) * input + log_sig_neg
+    if weight is not None:
+        loss = loss * weight
+    return loss
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction='mean', pos_weight=None):
+    _check_reduction(reduction, size_average, reduce)
+    if input.shape != target.shape:
+        raise ValueError(f"Target size ({tuple(target.shape)}) must be the same as input size "
+                         f"({tuple(input.shape)})")
+    if weight is None and pos_weight is None:
+        return _C.binary_cross_entropy_with_logits(input, target, reduction)
+    return _reduce(_bce_logits_composed(input, target, weight, pos_weight), reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
+    """target * (log target - input) (0 where target is 0); 'batchmean'
+    divides the sum by the batch size"""
+    if size_average is not None or reduce is not None:
+        raise NotImplementedError("size_average and reduce are not supported; use reduction=")
+    if reduction == 'mean':
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition.'mean' will be changed to "
+                      "behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if log_target:
+        loss = _C.exp(target) * (target - input)
+    else:
+        pos = target > 0
+        safe = _C.where(pos, target, _C.add(zeros((), dtype=target.dtype), 1))
+        loss = _C.where(pos, target * (_C.log(safe) - input), zeros((), dtype=input.dtype))
+    if reduction == 'batchmean':
+        s = _C.sum(loss)
+        return s / input.shape[0] if input.ndim else s
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction='mean'):
+    _check_reduction(reduction, size_average, reduce)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {tuple(input1.shape)}, input2: "
+                           f"{tuple(input2.shape)}, target: {tuple(target.shape)} ")
+    return _reduce(_C.relu(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction='mean'):
+    _check_reduction(reduction, size_average, reduce)
+    z = zeros((), dtype=input.dtype)
+    loss = _C.where(target == 1, input, z) + _C.where(target == -1, _C.relu(margin - input), z)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    _check_reduction(reduction, size_average, reduce)
+    return _reduce(_C.softplus(-target * input), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction='mean'):
+    _check_reduction(reduction, size_average, reduce)
+    eps = 1e-12  # PyTorch's EPSILON here
+    dim = input1.ndim - 1
+    prod = _C.sum(input1 * input2, dim)
+    m1 = _C.sum(input1 * input1, dim) + eps
+    m2 = _C.sum(input2 * input2, dim) + eps
+    cos = prod / _C.sqrt(m1 * m2)
+    z = zeros((), dtype=cos.dtype)
+    loss = _C.where(target == 1, 1 - cos, z) + _C.where(target == -1, _C.relu(cos - margin), z)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
+                        size_average=None, reduce=None, reduction='mean'):
+    _check_reduction(reduction, size_average, reduce)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _C.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(_C.relu(margin + d_pos - d_neg), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08,
+                     reduce=None, reduction='mean'):
+    _check_reduction(reduction, size_average, reduce)
+    if log_input:
+        loss = _C.exp(input) - target * input
+    else:
+        loss = input - target * _C.log(input + eps)
+    if full:
+        # Stirling's term t log t - t + log(2 pi t) / 2, for t > 1
+        safe = _C.where(target > 1, target, _C.add(zeros((), dtype=target.dtype), 1))
+        st = safe * _C.log(safe) - safe + 0.5 * _C.log(2 * math.pi * safe)
+        loss = loss + _C.where(target > 1, st, zeros((), dtype=st.dtype))
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean'):
+    _check_reduction(reduction)
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    if not var.is_symbolic and bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    # PyTorch clamps var without recording it: the gradient passes as if
+    # unclamped
+    v = var + (_C.clamp(var, eps, None) - var).detach()
+    loss = 0.5 * (_C.log(v) + (input - target) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction='mean'):
+    _check_reduction(reduction, size_average, reduce)
+    loss = -(target * -_C.softplus(-input) + (1 - target) * -_C.softplus(input))
+    if weight is not None:
+        loss = loss * weight
+    loss = _C.mean(loss, input.ndim - 1)
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction='mean', label_smoothing=0.0):
+    """the C op for class indices without smoothing; composed for
+    label_smoothing and for probability targets (float, input's shape)"""
+    soft = target.dtype.is_floating_point
+    if not soft and label_smoothing == 0.0:
+        return _C_cross_entropy(input, target, weight, size_average, ignore_index, reduce,
+                                reduction)
+    _check_reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    cdim = 1 if input.ndim >= 2 else 0
+    n_cls = input.shape[cdim]
+    logp = _C.log_softmax(input, cdim)
+    wshape = [1] * input.ndim
+    wshape[cdim] = n_cls
+    w = weight.reshape(*wshape) if weight is not None else None
+    if soft:
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
+                               f"{list(target.shape)}")
+        t = target * (1 - label_smoothing) + label_smoothing / n_cls if label_smoothing \
+            else target
+        lw = logp * w if w is not None else logp
+        loss = -_C.sum(lw * t, cdim)
+        if reduction == 'mean':
+            return _C.sum(loss) / (input.numel() // n_cls if input.ndim else 1)
+        return _reduce(loss, reduction)
+    nll = _C_cross_entropy(input, target, weight, None, ignore_index, None, 'none')
+    lw = logp * w if w is not None else logp
+    smooth = -_C.sum(lw, cdim)
+    valid = target != ignore_index
+    smooth = _C.where(valid, smooth, zeros((), dtype=smooth.dtype))
+    loss = (1 - label_smoothing) * nll + (label_smoothing / n_cls) * smooth
+    if reduction == 'none':
+        return loss
+    if reduction == 'sum':
+        return _C.sum(loss)
+    if weight is not None:
+        safe_t = _C.where(valid, target, zeros((), dtype=target.dtype))
+        denom = _C.sum(_C.where(valid, _C.index_select(weight, 0, safe_t.reshape(-1))
+                                .reshape(*target.shape), zeros((), dtype=weight.dtype)))
+    else:
+        denom = _C.sum(valid.to(loss.dtype))
+    return _C.sum(loss) / denom

@@ -287,21 +287,6 @@ class Pool3d(nn.Module):
         return F.max_pool3d(x, 2, stride=(1, 2, 2)), F.avg_pool3d(x, (1, 2, 2), padding=(0, 1, 0))
 
 
-class Conv3dNet(nn.Module):
-    """Conv3d (stride, padding, dilation, groups), MaxPool3d, ConvTranspose3d
-    with output_padding"""
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv3d(2, 4, 3, stride=(1, 2, 1), padding=1)
-        self.g = nn.Conv3d(4, 4, 2, dilation=(1, 2, 1), groups=2, bias=False)
-        self.up = nn.ConvTranspose3d(4, 2, 2, stride=2, padding=(1, 0, 0),
-                                     output_padding=(1, 0, 1))
-
-    def forward(self, x):
-        h = F.max_pool3d(torch.tanh(self.conv(x)), 2, stride=1, padding=1)
-        return self.up(torch.sigmoid(self.g(h)))
-
-
 class Positions(nn.Module):
     """torch.arange over a dynamic dim (ONNX Range fed by Shape)"""
     def __init__(self):
@@ -311,6 +296,16 @@ class Positions(nn.Module):
     def forward(self, x):
         pos = torch.arange(x.shape[1], dtype=torch.float32).unsqueeze(1)
         return torch.tanh(self.fc(x) + 0.1 * pos)
+
+
+class Conv3dNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(2, 3, 3, stride=(1, 2, 2), padding=1)
+        self.up = nn.ConvTranspose3d(3, 2, 2, stride=2)
+
+    def forward(self, x):
+        return self.up(F.max_pool3d(torch.relu(self.conv(x)), 2, stride=1))
 
 
 def r(*shape, dtype=torch.float32):
@@ -349,9 +344,9 @@ MODELS = [
     ("conv_transpose", ConvTranspose, {"x": lambda: r(1, 3, 4, 3)}, ["y"], 13, {}),
     ("conv1d", Conv1dNet, {"x": lambda: r(2, 3, 11)}, ["y"], 17, {}),
     ("pool3d", Pool3d, {"x": lambda: r(1, 2, 3, 4, 5)}, ["max", "avg"], 13, {}),
-    ("conv3d", Conv3dNet, {"x": lambda: r(2, 2, 4, 6, 5)}, ["y"], 17, {}),
     ("positions", Positions, {"x": lambda: r(2, 5, 4)}, ["y"], 13,
      {"dynamic": {"x": {1: "n"}, "y": {1: "n"}}}),
+    ("conv3d", Conv3dNet, {"x": lambda: r(1, 2, 4, 6, 5)}, ["y"], 13, {}),
     ("math_ops", MathOps, {"x": lambda: r(3, 5)}, ["fmod", "cumsum"], 13, {}),
 ]
 

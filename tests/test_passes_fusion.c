@@ -372,6 +372,80 @@ static void test_update_fusion(void)
     check_training(OPT_ADAM, NULL, 2, 6);
 }
 
+/* ---- epilogues -------------------------------------------------------------------- */
+/* a two-layer MLP and a convolution with relu, forward and gradients:
+ * gemm + bias + relu, conv2d + bias + relu, and the hidden layer's input
+ * gradient with relu_grad's mask, each one node; bitwise equal to level 0
+ * in both executors */
+static void test_epilogues(void)
+{
+    for (int k = 0; k < 2; k++) {
+        tg_dtype dt = k ? TG_FLOAT64 : TG_FLOAT32;
+        tg_graph *g = tg_graph_new("epilogue");
+        tg_tensor *x = tg_placeholder(g, "x", dt, 2, (int64_t[]){64, 30});
+        tg_tensor *im = tg_placeholder(g, "im", dt, 4, (int64_t[]){4, 3, 12, 12});
+        tg_tensor *w1 = tt_rand_dtype(dt, 2, (int64_t[]){40, 30}, -0.3, 0.3);
+        tg_tensor *b1 = tt_rand_dtype(dt, 1, (int64_t[]){40}, -0.3, 0.3);
+        tg_tensor *w2 = tt_rand_dtype(dt, 2, (int64_t[]){10, 40}, -0.3, 0.3);
+        tg_tensor *cw = tt_rand_dtype(dt, 4, (int64_t[]){5, 3, 3, 3}, -0.3, 0.3);
+        tg_tensor *cb = tt_rand_dtype(dt, 1, (int64_t[]){5}, -0.3, 0.3);
+        tg_graph_begin(g);
+        tg_tensor *h = tg_relu(tg_linear(x, w1, b1));
+        tg_tensor *out = tg_linear(h, w2, NULL);
+        tg_tensor *c = tg_relu(tg_conv2d(im, cw, cb, NULL));
+        tg_tensor *loss = tg_add(tg_sum(tg_mul(out, out), 0, NULL, false),
+                                 tg_sum(tg_mul(c, c), 0, NULL, false));
+        tg_graph_end();
+        tg_tensor *grads[2], *wrt[2] = {x, im};
+        CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, 2, wrt, grads));
+        tg_tensor *feeds[2] = {x, im};
+        tg_tensor *vals[2] = {tt_rand_dtype(dt, 2, (int64_t[]){64, 30}, -1, 1),
+                              tt_rand_dtype(dt, 4, (int64_t[]){4, 3, 12, 12}, -1, 1)};
+        tg_tensor *fetch[4] = {loss, grads[0], grads[1], h};
+        sig q = {2, 3, 0, feeds, vals, fetch, NULL};
+        tg_session *s = tg_session_new(g);
+        tg_pass_record rec[32];
+        char *dump = NULL;
+        int n = records(s, &q, rec, &dump);
+        /* linear + relu, conv2d + relu, the hidden gradient + relu_grad */
+        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 3);
+        CHECK(dump && strstr(dump, "program=\"gemm[alpha=1, beta=1, trans_a=0, trans_b=1]"
+                                   "(%0, %1, %2); relu($0)\"") &&
+              strstr(dump, "relu_grad($0, %"));
+        free(dump);
+        check_equal(s, &q, 1, 0, NULL, NULL);
+        q.n_fetches = 4; /* h fetched: linear + relu stays one node, h is its output */
+        n = records(s, &q, rec, NULL);
+        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 3);
+        check_equal(s, &q, 1, 0, NULL, NULL);
+        tg_session_free(s);
+        tg_graph_free(g);
+    }
+}
+
+/* the op itself against its parts, and producers it refuses */
+static void test_epilogue_op(void)
+{
+    const tg_op_def *op = tg_op_find("fused_epilogue");
+    CHECK(op != NULL);
+    tg_tensor *a = tt_rand_dtype(TG_FLOAT32, 2, (int64_t[]){70, 50}, -1, 1);
+    tg_tensor *b = tt_rand_dtype(TG_FLOAT32, 2, (int64_t[]){40, 50}, -1, 1);
+    tg_tensor *c = tt_rand_dtype(TG_FLOAT32, 1, (int64_t[]){40}, -1, 1);
+    tg_tensor *in[3] = {a, b, c};
+    tg_attr p = {.name = "program", .type = TG_ATTR_STRING,
+                 .u.s = "gemm[alpha=0.5, beta=1, trans_b=1](%0, %1, %2); relu($0); "
+                        "mul($1, %2)"};
+    tg_tensor *want = tg_mul(tg_relu(tg_gemm(a, b, c, 0.5, 1, false, true)), c);
+    tg_tensor *y = tg_op_call(op, 3, in, &p, 1);
+    CHECK(y && same(y, want));
+    tg_attr bad = {.name = "program", .type = TG_ATTR_STRING, .u.s = "view[shape=[3500]](%0); "
+                                                                  "relu($0)"};
+    CHECK_ERROR(tg_op_call(op, 3, in, &bad, 1), TG_ERR_ARG, "not an op a producer may be");
+    tg_attr alone = {.name = "program", .type = TG_ATTR_STRING,
+                     .u.s = "gemm[trans_b=1](%0, %1)"};
+    CHECK_ERROR(tg_op_call(op, 3, in, &alone, 1), TG_ERR_SHAPE, "at least one instruction");
+}
+
 int main(void)
 {
     RUN(test_chain_shapes);
@@ -379,5 +453,7 @@ int main(void)
     RUN(test_chain_around_assign);
     RUN(test_fused_op);
     RUN(test_update_fusion);
+    RUN(test_epilogues);
+    RUN(test_epilogue_op);
     return tt_finish();
 }

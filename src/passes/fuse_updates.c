@@ -37,6 +37,8 @@ typedef struct fu {
     int *group;  /* per node: its group's representative (after union), -1 */
     int *first, *last; /* per representative */
     bool *bad;   /* per representative */
+    int *lo;     /* per candidate: tree members come after this node */
+    int *inside; /* per assign: readers of its result inside its group (scratch) */
 } fu;
 
 static int find(int *parent, int a)
@@ -69,12 +71,12 @@ static bool is_candidate(const fu *F, int id)
 }
 
 /* a tree member: an elementwise op with a private value of the variable's shape */
-static bool member_ok(const fu *F, int v, const tg_meta *shape)
+static bool member_ok(const fu *F, int a, int v, const tg_meta *shape)
 {
     const tg_graph *g = F->g;
     int p = g->values[v].node;
     const tg_meta *m = &g->values[v].meta;
-    return F->owner[p] < 0 && tg__pass_rewritable(g, F->u.ctrl_in, p) &&
+    return F->owner[p] < 0 && p > F->lo[a] && tg__pass_rewritable(g, F->u.ctrl_in, p) &&
            tg__fused_op_ok(g->nodes[p].op, g->nodes[p].attrs, g->nodes[p].n_attrs) &&
            tg__uses_private(&F->u, g, v) &&
            tg__shape_eq(m->ndim, m->shape, shape->ndim, shape->shape);
@@ -98,7 +100,7 @@ static tg_status collect(fu *F, int a, int *stack, int *n_ops)
             int v = n->in[i], p = g->values[v].node;
             if (F->owner[p] >= 0 && F->owner[p] == p && p != a) /* another candidate */
                 F->parent[find(F->parent, p)] = find(F->parent, a);
-            else if (member_ok(F, v, shape)) {
+            else if (member_ok(F, a, v, shape)) {
                 F->owner[p] = a;
                 stack[sp++] = p;
             }
@@ -153,6 +155,12 @@ static bool group_ok(const fu *F, int gr)
     const tg_graph *g = F->g;
     int n_vars = 0;
     const tg_meta *shape = NULL;
+    for (int id = F->first[gr]; id <= F->last[gr]; id++) /* reads of the assigns' results */
+        for (int i = 0; F->group[id] == gr && i < g->nodes[id].n_in; i++) {
+            int p = g->values[g->nodes[id].in[i]].node;
+            if (F->group[p] == gr && g->nodes[p].op == &tg_op_assign)
+                F->inside[p]++;
+        }
     for (int id = F->first[gr]; id <= F->last[gr]; id++) {
         const tg_gnode *n = &g->nodes[id];
         if (F->group[id] == gr) {
@@ -169,11 +177,7 @@ static bool group_ok(const fu *F, int gr)
                 if (writers != 1)
                     return false;
                 /* its result is read inside the group only */
-                int inside = 0;
-                for (int k = F->first[gr]; k <= F->last[gr]; k++)
-                    for (int i = 0; F->group[k] == gr && i < g->nodes[k].n_in; i++)
-                        inside += g->nodes[k].in[i] == n->out[0];
-                if (inside != F->u.readers[n->out[0]])
+                if (F->inside[id] != F->u.readers[n->out[0]])
                     return false;
             }
             if (!member_reads_ok(F, id, gr))
@@ -262,6 +266,7 @@ static void fu_free(fu *F)
     tg__state_free(&F->st);
     free(F->owner);
     free(F->bad);
+    free(F->lo);
 }
 
 tg_status tg__pass_fuse_updates(tg_pass_ctx *c)
@@ -274,8 +279,9 @@ tg_status tg__pass_fuse_updates(tg_pass_ctx *c)
         s = tg__state_init(&F.st, g);
     F.owner = malloc(((size_t)nn + 1) * 6 * sizeof(int));
     F.bad = calloc((size_t)nn + 1, sizeof *F.bad);
+    F.lo = calloc(((size_t)nn + 1) * 2, sizeof *F.lo);
     char *prog = malloc(PROGRAM_BYTES);
-    if (s == TG_OK && (!F.owner || !F.bad || !prog))
+    if (s == TG_OK && (!F.owner || !F.bad || !F.lo || !prog))
         s = tg__error(TG_ERR_NOMEM, "fuse_updates: out of memory");
     if (s != TG_OK) {
         fu_free(&F);
@@ -292,6 +298,24 @@ tg_status tg__pass_fuse_updates(tg_pass_ctx *c)
         F.parent[id] = id;
         F.first[id] = nn;
         F.last[id] = -1;
+    }
+    F.inside = F.lo + (nn + 1);
+    /* Trees stay after the last node before them that reads state and
+     * cannot join a tree (a backward GEMM reading a weight, an assign):
+     * a tree reaching back past it would put that read inside the group's
+     * range and the group would be refused (and the check would get long) */
+    for (int id = 0, last = -1; id < nn; id++) {
+        const tg_gnode *n = &g->nodes[id];
+        F.lo[id] = last;
+        bool reads_state = false;
+        for (int i = 0; i < n->n_in; i++)
+            reads_state |= F.st.var_of[n->in[i]] >= 0;
+        bool joinable = n->kind == TG_GNODE_OP && n->n_out == 1 &&
+                        tg__pass_rewritable(g, F.u.ctrl_in, id) &&
+                        tg__fused_op_ok(n->op, n->attrs, n->n_attrs) &&
+                        tg__uses_private(&F.u, g, n->out[0]);
+        if (reads_state && !joinable)
+            last = id;
     }
     for (int id = 0; id < nn; id++) /* candidates mark themselves first */
         if (is_candidate(&F, id))

@@ -2,3 +2,5 @@
 from collections import namedtuple
 
 ValuesIndices = namedtuple('ValuesIndices', ['values', 'indices'])
+topk = namedtuple('topk', ['values', 'indices'])
+sort = namedtuple('sort', ['values', 'indices'])

@@ -2,3 +2,4 @@
 from collections import namedtuple
 
 ValuesIndices = namedtuple('ValuesIndices', ['values', 'indices'])
+MinMax = namedtuple('aminmax', ['min', 'max'])

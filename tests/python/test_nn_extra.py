@@ -280,3 +280,28 @@ def test_two_input_modules():
     check(nn.MultiLabelSoftMarginLoss(), torch.nn.MultiLabelSoftMarginLoss(), a(3, 4),
           (a(3, 4) > 0).astype(np.float64))
     check(nn.HingeEmbeddingLoss(), torch.nn.HingeEmbeddingLoss(), a(3), y)
+
+
+def test_nn_utils():
+    from tensorgraph.nn.utils.rnn import pad_sequence
+    seqs = [a(3, 2), a(1, 2), a(4, 2)]
+    for bf in (False, True):
+        check(lambda *s: pad_sequence(list(s), batch_first=bf, padding_value=-1.0),
+              lambda *s: torch.nn.utils.rnn.pad_sequence(list(s), batch_first=bf, padding_value=-1.0),
+              *seqs)
+    for norm_type in (2.0, 1.0, float('inf')):
+        grads = [a(3, 2), a(4)]
+        ps_tg = [tg.zeros(*g.shape, dtype=tg.float64, requires_grad=True) for g in grads]
+        ps_t = [torch.zeros(*g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
+        for p, q, g in zip(ps_tg, ps_t, grads):
+            p.grad, q.grad = tg.tensor(g), torch.tensor(g)
+        n1 = nn.utils.clip_grad_norm_(ps_tg, 0.5, norm_type)
+        n2 = torch.nn.utils.clip_grad_norm_(ps_t, 0.5, norm_type)
+        np.testing.assert_allclose(n1.item(), n2.item(), 1e-12)
+        for p, q in zip(ps_tg, ps_t):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), 1e-12)
+    m = nn.Linear(3, 2)
+    v = nn.utils.parameters_to_vector(m.parameters())
+    assert v.shape == (8,)
+    nn.utils.vector_to_parameters(v * 0 + 1, m.parameters())
+    assert (m.weight.detach().numpy() == 1).all() and (m.bias.detach().numpy() == 1).all()

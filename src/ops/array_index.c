@@ -326,11 +326,37 @@ typedef struct select_job {
     const int64_t *idx;
     int64_t n_idx, dim;
     size_t row; /* bytes of one inner run */
+    bool one;   /* one element per run (naturally aligned for its size) */
 } select_job;
+
+/* one element per row (selection along the last axis: resizing, gathers
+ * of columns): a typed loop per outer row instead of a copy per element,
+ * about 5x faster */
+#define SELECT_ELEMS(NAME, T)                                                  \
+    static void NAME(const select_job *j, int64_t begin, int64_t end)          \
+    {                                                                          \
+        int64_t o = begin / j->n_idx, k = begin % j->n_idx;                    \
+        T *dst = (T *)j->out + begin;                                          \
+        const T *src = (const T *)j->x + o * j->dim;                           \
+        for (int64_t r = begin; r < end; k = 0, src += j->dim) {               \
+            int64_t n = j->n_idx - k < end - r ? j->n_idx - k : end - r;       \
+            const int64_t *idx = j->idx + k;                                   \
+            for (int64_t t = 0; t < n; t++)                                    \
+                dst[t] = src[idx[t]];                                          \
+            dst += n;                                                          \
+            r += n;                                                            \
+        }                                                                      \
+    }
+SELECT_ELEMS(select_elems4, uint32_t)
+SELECT_ELEMS(select_elems8, uint64_t)
 
 static void select_range(void *arg, int64_t begin, int64_t end)
 {
     const select_job *j = arg;
+    if (j->one && (j->row == 4 || j->row == 8)) {
+        (j->row == 4 ? select_elems4 : select_elems8)(j, begin, end);
+        return;
+    }
     int64_t o = begin / j->n_idx, k = begin % j->n_idx;
     char *dst = j->out + (size_t)begin * j->row;
     for (int64_t r = begin; r < end; r++, dst += j->row) {
@@ -363,7 +389,7 @@ static tg_status select_rows(const char *op, tg_tensor *out, tg_tensor *x, int a
         return TG_ERR_NOMEM;
     }
     select_job j = {tg__base(out), tg__base(xc), idx, n_idx, dim,
-                    (size_t)inner * tg_dtype_size(x->dtype)};
+                    (size_t)inner * tg_dtype_size(x->dtype), inner == 1};
     int64_t rows = outer * n_idx;
     if (out->numel >= 2 * TG_ITER_GRAIN && rows > 1)
         tg_parallel_for(rows, inner >= TG_ITER_GRAIN ? 1 : TG_ITER_GRAIN / inner,

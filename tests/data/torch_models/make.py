@@ -298,6 +298,16 @@ class Positions(nn.Module):
         return torch.tanh(self.fc(x) + 0.1 * pos)
 
 
+class Conv3dNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(2, 3, 3, stride=(1, 2, 2), padding=1)
+        self.up = nn.ConvTranspose3d(3, 2, 2, stride=2)
+
+    def forward(self, x):
+        return self.up(F.max_pool3d(torch.relu(self.conv(x)), 2, stride=1))
+
+
 def r(*shape, dtype=torch.float32):
     return torch.randn(*shape, dtype=dtype)
 
@@ -336,6 +346,7 @@ MODELS = [
     ("pool3d", Pool3d, {"x": lambda: r(1, 2, 3, 4, 5)}, ["max", "avg"], 13, {}),
     ("positions", Positions, {"x": lambda: r(2, 5, 4)}, ["y"], 13,
      {"dynamic": {"x": {1: "n"}, "y": {1: "n"}}}),
+    ("conv3d", Conv3dNet, {"x": lambda: r(1, 2, 4, 6, 5)}, ["y"], 13, {}),
     ("math_ops", MathOps, {"x": lambda: r(3, 5)}, ["fmod", "cumsum"], 13, {}),
 ]
 

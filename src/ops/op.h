@@ -366,6 +366,7 @@ extern const tg_op_def *const tg_ops_conv3d[]; /* conv3d.c */
 extern const tg_op_def *const tg_ops_pool3d[]; /* pool3d.c */
 extern const tg_op_def *const tg_ops_range[]; /* range.c */
 extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
+extern const tg_op_def *const tg_ops_fused[]; /* src/ops/fused.c */
 
 /* ---- internal scoping for composite ops and the engine -------------------
  * TG_LOCAL_BEGIN opens a scope; TG_LOCAL_RETURN(t) keeps t, closes the

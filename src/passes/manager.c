@@ -19,6 +19,7 @@ const tg_pass_def tg__pass_list[] = {
     {"cse", 1, tg__pass_cse},
     {"dce", 1, tg__pass_dce},
     {"pool_grad", 2, tg__pass_pool_grad},
+    {"fuse_elementwise", 2, tg__pass_fuse_elementwise},
     {"dce", 2, tg__pass_dce},
 };
 const int tg__pass_list_len = (int)(sizeof tg__pass_list / sizeof tg__pass_list[0]);

@@ -57,6 +57,7 @@ tg_status tg__pass_fold(tg_pass_ctx *c);
 tg_status tg__pass_cse(tg_pass_ctx *c);
 tg_status tg__pass_simplify(tg_pass_ctx *c);
 tg_status tg__pass_pool_grad(tg_pass_ctx *c);
+tg_status tg__pass_fuse_elementwise(tg_pass_ctx *c);
 
 /* ---- running them (manager.c) -------------------------------------------------- */
 typedef struct tg_passes_in {
@@ -121,8 +122,8 @@ void tg__rw_abort(tg_rw *r);
 tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out);
 
 /* ---- state: what passes must not move across ------------------------------------ */
-/* does op write its input i in place (assign, assign_sub, fused updates)? */
-bool tg__op_writes_input(const tg_op_def *op, int i);
+/* does node n write its input i in place (assign, assign_sub, fused updates)? */
+bool tg__node_writes_input(const tg_gnode *n, int i);
 /* Variable versions: for value v of g read by node `at`, the variable it
  * aliases (itself or through views) when some node of g writes that
  * variable, and how many writers come before `at` in g's order; -1 when v
@@ -151,5 +152,18 @@ int *tg__ctrl_in_counts(const tg_graph *g);
 tg_tensor *tg__const_tensor(const tg_graph *g, int v);
 /* every element of constant t equals x (t is concrete) */
 bool tg__tensor_all_equal(const tg_tensor *t, double x);
+
+/* who uses what (uses.c), for the fusion passes */
+typedef struct tg_uses {
+    int *readers;  /* per value: data edges reading it (a node reading twice counts 2) */
+    bool *fetched; /* per value */
+    bool *target;  /* per node */
+    int *ctrl_in;  /* per node: control edges to it */
+} tg_uses;
+tg_status tg__uses_init(tg_uses *u, const tg_pass_ctx *c);
+void tg__uses_free(tg_uses *u);
+/* value v is read by exactly one data edge, not fetched, and its node is
+ * not a target: folding its producer into that reader hides nothing */
+bool tg__uses_private(const tg_uses *u, const tg_graph *g, int v);
 
 #endif

@@ -3,16 +3,21 @@
  * variable a read sees; which nodes may be replaced at all; and small
  * facts about constants that several passes read. */
 #include "passes/passes.h"
+#include "ops/fused.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-extern const tg_op_def tg_op_assign, tg_op_assign_sub;
+extern const tg_op_def tg_op_assign, tg_op_assign_sub, tg_op_fused_update;
 
-bool tg__op_writes_input(const tg_op_def *op, int i)
+bool tg__node_writes_input(const tg_gnode *n, int i)
 {
-    if (op == &tg_op_assign || op == &tg_op_assign_sub)
+    if (n->kind != TG_GNODE_OP)
+        return false;
+    if (n->op == &tg_op_assign || n->op == &tg_op_assign_sub)
         return i == 0;
+    if (n->op == &tg_op_fused_update) /* its first results.n inputs */
+        return n->attr && i < ((const tg_fused_attrs *)n->attr)->results.n;
     return false;
 }
 
@@ -58,7 +63,7 @@ tg_status tg__state_init(tg_state *s, const tg_graph *g)
     for (int id = 0; id < nn; id++) {
         const tg_gnode *n = &g->nodes[id];
         for (int i = 0; n->kind == TG_GNODE_OP && i < n->n_in; i++)
-            if (tg__op_writes_input(n->op, i) && s->var_of[n->in[i]] >= 0) {
+            if (tg__node_writes_input(n, i) && s->var_of[n->in[i]] >= 0) {
                 s->wstart[s->var_of[n->in[i]] + 2]++;
                 n_writes++;
             }
@@ -72,7 +77,7 @@ tg_status tg__state_init(tg_state *s, const tg_graph *g)
     for (int id = 0; id < nn; id++) {
         const tg_gnode *n = &g->nodes[id];
         for (int i = 0; n->kind == TG_GNODE_OP && i < n->n_in; i++)
-            if (tg__op_writes_input(n->op, i) && s->var_of[n->in[i]] >= 0)
+            if (tg__node_writes_input(n, i) && s->var_of[n->in[i]] >= 0)
                 s->writers[s->wstart[s->var_of[n->in[i]] + 1]++] = id;
     }
     /* only variables that something writes count as state */

@@ -1,0 +1,173 @@
+/* Fused ops, made only by the level-2 graph passes (docs/PASSES.md), never
+ * by user code: both run a program of elementwise ops (ops/fused.h) with
+ * the interpreter of fused_exec.c.
+ *
+ *   fused_elementwise(inputs...)  the program's last result, a new value;
+ *   fused_update(vars..., inputs...)  a training step's update chain:
+ *       result `results[k]` is written over input k (a variable) in place,
+ *       block by block after the whole block is computed, so every read
+ *       of a variable in the program sees its value before the update;
+ *       the output aliases input 0, as assign's does.
+ *
+ * Neither is differentiated (passes run on the graph a plan executes,
+ * after gradients were built), so both are nondiff. */
+#include "ops/fused.h"
+
+#include "tg/autograd.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+extern const tg_op_def tg_op_fused_elementwise, tg_op_fused_update;
+
+static const tg_attr_spec elementwise_specs[] = {
+    {.name = "program", .type = TG_ATTR_STRING, .field = TG_FIELD_STRING,
+     .offset = offsetof(tg_fused_attrs, program), .required = true},
+    {0}};
+static const tg_attr_spec update_specs[] = {
+    {.name = "program", .type = TG_ATTR_STRING, .field = TG_FIELD_STRING,
+     .offset = offsetof(tg_fused_attrs, program), .required = true},
+    TG_SPEC_INTS(tg_fused_attrs, results, TG_MIN(0), TG_REQUIRED),
+    {0}};
+
+static tg_status parse(const tg_op_ctx *c, tg_fused_prog *p)
+{
+    const tg_fused_attrs *a = c->attr;
+    return tg__fused_parse(c->op->name, a->program, c->n_in, a->results.v, a->results.n, p);
+}
+
+static bool broadcasts_to(const tg_meta *m, const tg_meta *to)
+{
+    if (m->ndim > to->ndim)
+        return false;
+    for (int i = 0; i < m->ndim; i++) {
+        int64_t d = m->shape[m->ndim - 1 - i], t = to->shape[to->ndim - 1 - i];
+        if (d != t && d != 1)
+            return false;
+    }
+    return true;
+}
+
+/* every result broadcasts to the iteration shape `to` (a result that is
+ * smaller is computed per output element: the same values, repeated) */
+static tg_status check_results(const char *who, const tg_fused_prog *p, const tg_meta *m,
+                               const tg_meta *to)
+{
+    for (int k = 0; k < p->n; k++)
+        if (!broadcasts_to(&m[k], to)) {
+            char a[160], b[160];
+            return tg__error(TG_ERR_SHAPE, "%s: instruction %d's shape %s does not "
+                             "broadcast to the output's %s", who, k,
+                             tg_shape_str(m[k].ndim, m[k].shape, a, sizeof a),
+                             tg_shape_str(to->ndim, to->shape, b, sizeof b));
+        }
+    return TG_OK;
+}
+
+/* ---- fused_elementwise -------------------------------------------------------------- */
+static tg_status elementwise_infer(tg_op_ctx *c)
+{
+    tg_fused_prog p;
+    tg_meta m[TG_FUSED_MAX_INSTRS];
+    tg_status s = parse(c, &p);
+    if (s != TG_OK)
+        return s;
+    s = tg__fused_infer(c->op->name, &p, c->n_in, c->in, m);
+    if (s == TG_OK)
+        s = check_results(c->op->name, &p, m, &m[p.n - 1]);
+    if (s == TG_OK)
+        s = tg_infer_set(c, 0, m[p.n - 1].dtype, m[p.n - 1].ndim, m[p.n - 1].shape);
+    tg__fused_free(&p);
+    return s;
+}
+
+static tg_status elementwise_kernel(tg_op_ctx *c)
+{
+    tg_fused_prog p;
+    tg_status s = parse(c, &p);
+    if (s != TG_OK)
+        return s;
+    int64_t last = p.n - 1;
+    s = tg__fused_run(c->op->name, &p, c->n_in, c->in, 1, &last, c->out, false);
+    tg__fused_free(&p);
+    return s;
+}
+
+/* ---- fused_update ------------------------------------------------------------------- */
+static tg_status update_infer(tg_op_ctx *c)
+{
+    const tg_fused_attrs *a = c->attr;
+    tg_fused_prog p;
+    tg_meta m[TG_FUSED_MAX_INSTRS], var;
+    if (a->results.n < 1 || a->results.n > c->n_in || a->results.n > TG_MAX_OP_OUTPUTS)
+        return tg__error(TG_ERR_ARG, "%s: %d results for %d inputs (1 to %d variables "
+                         "first)", c->op->name, a->results.n, c->n_in, TG_MAX_OP_OUTPUTS);
+    tg_status s = parse(c, &p);
+    if (s != TG_OK)
+        return s;
+    tg_meta_of(c->in[0], &var);
+    s = tg__fused_infer(c->op->name, &p, c->n_in, c->in, m);
+    if (s == TG_OK)
+        s = check_results(c->op->name, &p, m, &var);
+    for (int k = 0; s == TG_OK && k < a->results.n; k++) {
+        const tg_tensor *v = c->in[k];
+        const tg_meta *r = &m[a->results.v[k]];
+        if (v->dtype != r->dtype || !tg__shape_eq(v->ndim, v->shape, var.ndim, var.shape) ||
+            !tg__shape_eq(r->ndim, r->shape, var.ndim, var.shape))
+            s = tg__error(TG_ERR_SHAPE, "%s: result %d (instruction %lld) must have the "
+                          "dtype and shape of variable %d, and all variables input 0's",
+                          c->op->name, k, (long long)a->results.v[k], k);
+    }
+    tg__fused_free(&p);
+    return s == TG_OK ? tg_infer_set(c, 0, var.dtype, var.ndim, var.shape) : s;
+}
+
+static tg_status update_write(tg_op_ctx *c)
+{
+    const tg_fused_attrs *a = c->attr;
+    for (int k = 0; k < a->results.n; k++)
+        if (c->in[k]->requires_grad && tg_grad_enabled())
+            return tg__error(TG_ERR_AUTOGRAD, "%s: in-place update of a tensor that "
+                             "requires grad; do it inside tg_no_grad_begin/end",
+                             c->op->name);
+    tg_fused_prog p;
+    tg_status s = parse(c, &p);
+    if (s != TG_OK)
+        return s;
+    s = tg__fused_run(c->op->name, &p, c->n_in, c->in, a->results.n, a->results.v, c->in,
+                      true);
+    tg__fused_free(&p);
+    for (int k = 0; s == TG_OK && k < a->results.n; k++)
+        tg__bump_version(c->in[k]);
+    if (s != TG_OK)
+        return s;
+    const tg_tensor *v = c->in[0];
+    c->out[0] = tg__alias(v, v->ndim, v->shape, v->strides, v->offset);
+    return c->out[0] ? TG_OK : TG_ERR_NOMEM;
+}
+
+static const tg_arg_spec fused_in[] = {{"x", TG_DTS_ANY | TG_ARG_VARIADIC}, {0}};
+static const tg_arg_spec fused_out[] = {{"y", TG_DTS_ANY}, {0}};
+static const tg_arg_spec update_in[] = {{"vars_then_inputs", TG_DTS_ANY | TG_ARG_VARIADIC},
+                                        {0}};
+static const tg_arg_spec update_out[] = {{"ref", TG_DTS_ANY}, {0}};
+
+/* the output may overwrite any of the first 16 inputs of its dtype and
+ * shape: a block's inputs are read before its output is written, and
+ * every element is read and written at the same index (the memory
+ * planner checks that no other input is a view of it) */
+const tg_op_def tg_op_fused_elementwise = {
+    .name = "fused_elementwise", .n_in = -1, .n_out = 1, .inputs = fused_in,
+    .outputs = fused_out, .attrs = {elementwise_specs, sizeof(tg_fused_attrs)},
+    .flags = TG_OP_PURE | TG_OP_ELEMENTWISE | (0xffffu << 16), .nondiff = true,
+    .infer = elementwise_infer, .kernel = {[TG_CPU] = elementwise_kernel}};
+
+const tg_op_def tg_op_fused_update = {
+    .name = "fused_update", .n_in = -1, .n_out = 1, .inputs = update_in,
+    .outputs = update_out, .attrs = {update_specs, sizeof(tg_fused_attrs)},
+    .flags = TG_OP_SIDE_EFFECTS | TG_OP_VIEW, .nondiff = true,
+    .infer = update_infer, .make_view = update_write};
+
+const tg_op_def *const tg_ops_fused[] = {&tg_op_fused_elementwise, &tg_op_fused_update,
+                                         NULL};

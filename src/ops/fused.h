@@ -1,0 +1,78 @@
+/* Fused elementwise programs (level-2 graph passes make them; see
+ * docs/PASSES.md). A program is a short list of elementwise op
+ * applications over the fused node's inputs (%i) and earlier results ($k),
+ * kept as text in the node's `program` attribute so that dumps and DOT
+ * show it and nothing but the registry is needed to run it:
+ *
+ *     mul(%0, %1); add($0, %2); relu($1)
+ *
+ * Sub-op attributes go in brackets (`div[true_div=1](%0, %1)`; ints, floats
+ * printed exactly, int lists). The interpreter (fused_exec.c) runs every
+ * instruction with the op's own kernel over cache-sized blocks of the
+ * output, so intermediates never reach memory and each element gets the
+ * same operations, in the same dtype, as unfused. No code is generated. */
+#ifndef TG_FUSED_H
+#define TG_FUSED_H
+
+#include "ops/op.h"
+
+/* at most this many instructions and operands per instruction */
+#define TG_FUSED_MAX_INSTRS 64
+#define TG_FUSED_MAX_ARGS 4
+/* elements per block: a few blocks of 32 KB stay in L1/L2 */
+#define TG_FUSED_BLOCK 8192
+
+/* both fused ops' attributes: the program, and for fused_update the
+ * instruction whose result is written over each variable (inputs 0..) */
+typedef struct tg_fused_attrs {
+    const char *program;
+    tg_ints results;
+} tg_fused_attrs;
+
+typedef struct tg_fused_instr {
+    const tg_op_def *op;
+    int n_args;
+    int args[TG_FUSED_MAX_ARGS]; /* >= 0: input index; < 0: result -1 - k */
+    tg_attr *attrs;               /* malloc'd list (names and ints owned) */
+    int n_attrs;
+    void *attr; /* the decoded struct (malloc'd), NULL without attributes */
+    int slot;   /* the interpreter's scratch buffer for the result */
+} tg_fused_instr;
+
+typedef struct tg_fused_prog {
+    int n;
+    tg_fused_instr ins[TG_FUSED_MAX_INSTRS];
+    int n_slots;
+} tg_fused_prog;
+
+/* parses text for `who` (the op name, for messages); n_in: inputs the
+ * node has (every %i must be below). keep: instructions whose results
+ * must live to the end of a block (the results written out), may be
+ * NULL. On failure an error names who and the position. */
+tg_status tg__fused_parse(const char *who, const char *text, int n_in, const int64_t *keep,
+                          int n_keep, tg_fused_prog *p);
+void tg__fused_free(tg_fused_prog *p);
+
+/* can op be an instruction: pure, elementwise, one output, a CPU kernel,
+ * at most TG_FUSED_MAX_ARGS inputs, only int/float/ints attributes */
+bool tg__fused_op_ok(const tg_op_def *op, const tg_attr *attrs, int n_attrs);
+/* appends "op[attrs](args)" to buf (len bytes, at *pos); args as in
+ * tg_fused_instr. false when it does not fit. */
+bool tg__fused_format(char *buf, size_t len, size_t *pos, const tg_op_def *op,
+                      const tg_attr *attrs, int n_attrs, int n_args, const int *args);
+
+/* output metadata of every instruction, from the inputs' (infer of each
+ * sub-op in turn); out has p->n entries */
+tg_status tg__fused_infer(const char *who, const tg_fused_prog *p, int n_in,
+                          tg_tensor *const *in, tg_meta *out);
+
+/* runs p over the iteration shape of dst[0] (every dst has that shape):
+ * result of instruction res[k] goes to dst[k]. Inputs broadcast to that
+ * shape. When `staged`, results are written after the whole block is
+ * computed (dst may be inputs: updates in place); else the last
+ * instruction writes dst[0] directly. */
+tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
+                        tg_tensor *const *in, int n_res, const int64_t *res,
+                        tg_tensor *const *dst, bool staged);
+
+#endif

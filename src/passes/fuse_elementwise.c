@@ -1,0 +1,188 @@
+/* Elementwise chain fusion (level 2): a maximal tree of elementwise ops
+ * whose intermediate values have one reader each (and are not fetched or
+ * targets) becomes one fused_elementwise node whose program (ops/fused.h)
+ * runs the tree over cache-sized blocks, with the ops' own kernels, so
+ * the intermediates never reach memory. Leaves may broadcast; the
+ * intermediates have the tree's output shape (a smaller one would be
+ * computed once per output element). Every element gets the same
+ * operations in the same dtype as unfused: results are bitwise equal.
+ *
+ * Regions are grown from consumers to producers (ids downwards). A node
+ * joins its consumer's region only if moving its work to the region's
+ * root keeps every read of a variable on the same side of every write. */
+#include "ops/fused.h"
+#include "passes/passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const tg_op_def tg_op_fused_elementwise;
+
+/* ops per fused node: leaves stay within the op's input limit */
+#define MAX_REGION 16
+#define PROGRAM_BYTES 4096
+
+static bool fusable(const tg_graph *g, const tg_uses *u, int id)
+{
+    const tg_gnode *n = &g->nodes[id];
+    return tg__pass_rewritable(g, u->ctrl_in, id) && n->op != &tg_op_fused_elementwise &&
+           tg__fused_op_ok(n->op, n->attrs, n->n_attrs);
+}
+
+/* every variable producer node p reads has the version it would have at
+ * node `at` */
+static bool same_versions(const tg_state *st, const tg_gnode *p, int pid, int at)
+{
+    for (int i = 0; i < p->n_in; i++)
+        if (st->var_of[p->in[i]] >= 0 &&
+            tg__state_version(st, p->in[i], pid) != tg__state_version(st, p->in[i], at))
+            return false;
+    return true;
+}
+
+typedef struct regions {
+    int *root;  /* per node: its region's root, or -1 */
+    int *count; /* per root: ops in the region */
+    int *next;  /* per node: the next member of its region (ascending ids), -1 */
+    int *head;  /* per root: the first member */
+} regions;
+
+static void grow(const tg_graph *g, const tg_uses *u, const tg_state *st, regions *R)
+{
+    for (int id = g->n_nodes - 1; id >= 0; id--) {
+        if (!fusable(g, u, id))
+            continue;
+        if (R->root[id] < 0) {
+            R->root[id] = id;
+            R->count[id] = 1;
+        }
+        int root = R->root[id];
+        const tg_meta *out = &g->values[g->nodes[root].out[0]].meta;
+        const tg_gnode *n = &g->nodes[id];
+        for (int i = 0; i < n->n_in && R->count[root] < MAX_REGION; i++) {
+            int v = n->in[i], p = g->values[v].node;
+            const tg_meta *m = &g->values[v].meta;
+            if (R->root[p] >= 0 || !fusable(g, u, p) || !tg__uses_private(u, g, v) ||
+                !tg__shape_eq(m->ndim, m->shape, out->ndim, out->shape) ||
+                !same_versions(st, &g->nodes[p], p, root))
+                continue;
+            R->root[p] = root;
+            R->count[root]++;
+        }
+    }
+    for (int id = g->n_nodes - 1; id >= 0; id--) /* member lists, ascending */
+        if (R->root[id] >= 0) {
+            int root = R->root[id];
+            R->next[id] = R->head[root];
+            R->head[root] = id;
+        }
+}
+
+/* the fused node for the region of root: program and leaves; returns
+ * its dst node id or -1 */
+static int emit(tg_rw *r, const regions *R, int root, char *prog)
+{
+    const tg_graph *g = r->src;
+    int leaves[TG_MAX_OP_INPUTS], n_leaves = 0, in[TG_MAX_OP_INPUTS];
+    int k = 0;
+    size_t pos = 0;
+    for (int m = R->head[root]; m >= 0; m = R->next[m], k++) {
+        const tg_gnode *n = &g->nodes[m];
+        int args[TG_FUSED_MAX_ARGS];
+        for (int i = 0; i < n->n_in; i++) {
+            int v = n->in[i], p = g->values[v].node;
+            if (R->root[p] == root && p != m) { /* a member: its instruction */
+                int kp = 0;
+                for (int q = R->head[root]; q != p; q = R->next[q])
+                    kp++;
+                args[i] = -1 - kp;
+                continue;
+            }
+            int l = 0;
+            while (l < n_leaves && leaves[l] != v)
+                l++;
+            if (l == n_leaves) {
+                if (n_leaves == TG_MAX_OP_INPUTS)
+                    return -2;
+                leaves[n_leaves++] = v;
+            }
+            args[i] = l;
+        }
+        if (k) {
+            if (pos + 3 > PROGRAM_BYTES)
+                return -2;
+            memcpy(prog + pos, "; ", 3);
+            pos += 2;
+        }
+        if (!tg__fused_format(prog, PROGRAM_BYTES, &pos, n->op, n->attrs, n->n_attrs,
+                              n->n_in, args))
+            return -2;
+    }
+    for (int l = 0; l < n_leaves; l++)
+        in[l] = r->vmap[leaves[l]];
+    tg_attr a = {.name = "program", .type = TG_ATTR_STRING, .u.s = prog};
+    /* named after the root (unique already: no search for a free suffix) */
+    char name[320];
+    snprintf(name, sizeof name, "%s/fused", g->nodes[root].name);
+    return tg__rw_op(r, &tg_op_fused_elementwise, name, &a, 1, n_leaves, in);
+}
+
+tg_status tg__pass_fuse_elementwise(tg_pass_ctx *c)
+{
+    const tg_graph *g = c->g;
+    int nn = g->n_nodes;
+    tg_uses u;
+    tg_state st = {0};
+    regions R = {0};
+    char *prog = malloc(PROGRAM_BYTES);
+    tg_status s = tg__uses_init(&u, c);
+    if (s != TG_OK) {
+        free(prog);
+        return s;
+    }
+    s = tg__state_init(&st, g);
+    int *mem = malloc(((size_t)nn + 1) * 4 * sizeof *mem);
+    if (s == TG_OK && (!mem || !prog))
+        s = tg__error(TG_ERR_NOMEM, "fuse_elementwise: out of memory");
+    if (s == TG_OK) {
+        R = (regions){mem, mem + nn + 1, mem + 2 * (nn + 1), mem + 3 * (nn + 1)};
+        for (int i = 0; i <= nn; i++)
+            R.root[i] = R.next[i] = R.head[i] = -1, R.count[i] = 0;
+        grow(g, &u, &st, &R);
+    }
+    tg_rw r;
+    bool have_rw = s == TG_OK && (s = tg__rw_begin(&r, g)) == TG_OK;
+    int n_fused = 0, n_ops = 0;
+    for (int id = 0; id < nn && have_rw && s == TG_OK; id++) {
+        int root = R.root[id];
+        if (root >= 0 && root != id)
+            continue; /* a member: its work is in the root's node */
+        if (root != id || R.count[id] < 2) {
+            if (tg__rw_copy(&r, id) < 0)
+                s = tg_last_status();
+            continue;
+        }
+        int f = emit(&r, &R, id, prog);
+        if (f < 0) {
+            s = f == -2 ? tg__error(TG_ERR_INTERNAL, "fuse_elementwise: region of '%s' "
+                                    "too large", g->nodes[id].name)
+                        : tg_last_status();
+            break;
+        }
+        tg__rw_forward(&r, g->nodes[id].out[0], r.dst->nodes[f].out[0]);
+        n_fused++;
+        n_ops += R.count[id];
+    }
+    if (have_rw && s == TG_OK && n_fused > 0)
+        s = tg__rw_commit(&r, c);
+    else if (have_rw)
+        tg__rw_abort(&r);
+    tg__pass_count(c, "fused", n_fused);
+    tg__pass_count(c, "ops", n_ops);
+    tg__uses_free(&u);
+    tg__state_free(&st);
+    free(mem);
+    free(prog);
+    return s;
+}

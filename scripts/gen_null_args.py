@@ -82,7 +82,7 @@ FUNCTION_POINTER_TYPEDEFS = {"tg_trace_fn", "tg_jvp_fn", "tg_gradcheck_fn",
 # values for the other (non-pointer) parameters
 SCALAR = {"int": "1", "double": "1.0", "_Bool": "false", "bool": "false",
           "tg_dtype": "TG_FLOAT32", "int64_t": "1", "uint64_t": "1", "size_t": "64",
-          "tg_reduction": "TG_REDUCTION_MEAN", "tg_status": "TG_OK",
+          "tg_reduction": "TG_REDUCTION_MEAN", "tg_pad_mode": "TG_PAD_REFLECT", "tg_status": "TG_OK",
           "tg_executor_kind": "TG_EXECUTOR_SERIAL", "tg_onnx_mode": "TG_ONNX_EAGER",
           "tg_interp_mode": "TG_INTERP_NEAREST"}
 SCALAR_BY_NAME = {"ndim": "2", "axis": "0", "dim": "0", "i": "0", "index": "0",

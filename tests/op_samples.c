@@ -99,6 +99,11 @@ const os_sample os_samples[] = {
     /* |x| >= 0.2 keeps finite differences away from the kink of |x| at 0 */
     {"vector_norm", "L1 over axes 0, 2", IN(X(0.2, 1, 2, 3, 4)), AT(AINTS("axes", 0, 2), AI("ord", 1)),
      OS_STRIDED},
+    /* ---- sorting (sort.c): ties have probability zero ---- */
+    {"topk", "k 2 of axis 1, largest", IN(X(-1, 1, 2, 4)), AT(AI("k", 2), AI("axis", 1)),
+     OS_STRIDED},
+    {"topk", "k 3 of axis 0, smallest", IN(X(-1, 1, 4, 3)),
+     AT(AI("k", 3), AI("axis", 0), AI("largest", 0))},
     /* ---- scans (scan.c) ---- */
     {"cumsum", "axis 1 of [2,3,4]", IN(X(-1, 1, 2, 3, 4)), AT(AI("axis", 1)), OS_STRIDED},
     {"cumsum", "axis -1, exclusive, reverse", IN(X(-1, 1, 3, 4)),
@@ -118,6 +123,14 @@ const os_sample os_samples[] = {
      OS_STRIDED},
     {"pad", "(1,0), (0,2), value 0.5", IN(X(-1, 1, 2, 3)), AT(AINTS("pads", 1, 0, 0, 2),
      AF("value", 0.5)), OS_STRIDED},
+    {"pad", "reflect (1,2) on [2,4]", IN(X(-1, 1, 2, 4)), AT(AINTS("pads", 1, 1, 2, 1),
+     AI("mode", TG_PAD_REFLECT)), OS_STRIDED},
+    {"pad", "replicate (0,0), (3,1)", IN(X(-1, 1, 2, 3)), AT(AINTS("pads", 0, 0, 3, 1),
+     AI("mode", TG_PAD_REPLICATE))},
+    {"pad_grad", "reflect into [2,3]", IN(X(-1, 1, 2, 6)),
+     AT(AINTS("pads", 0, 0, 2, 1), AI("mode", TG_PAD_REFLECT), AINTS("input_shape", 2, 3))},
+    {"pad_grad", "replicate into [3,2]", IN(X(-1, 1, 5, 4)),
+     AT(AINTS("pads", 1, 1, 0, 2), AI("mode", TG_PAD_REPLICATE), AINTS("input_shape", 3, 2))},
     {"tile", "reps 2,1", IN(X(-1, 1, 2, 3)), AT(AINTS("reps", 2, 1))},
     {"gather", "axis 1", IN(X(-1, 1, 2, 4), I(4, 2, 3)), AT(AI("axis", 1)), OS_STRIDED},
     /* known exception: no ONNX export writer for scatter_add (ScatterElements

@@ -283,6 +283,127 @@ static void test_vector_norm_checks(void)
     CHECK_ONNX_ROUNDTRIP(norm_fn, (void *)1, 1, &x);
 }
 
+/* ---- topk, sort, argsort ----------------------------------------------------------------- */
+static void test_topk_values(void)
+{
+    /* torch.topk(x, 3, 1), x = [[3,1,4,1,5],[9,2,6,5,3]]; gradient of sum(v * w) */
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 2, (int64_t[]){2, 5},
+                             (double[]){3, 1, 4, 1, 5, 9, 2, 6, 5, 3});
+    tg_set_requires_grad(x, true);
+    tg_tensor *v, *i, *dx;
+    CHECK_OK(tg_topk(x, 3, 1, true, true, &v, &i));
+    CHECK(tg_dtype_of(i) == TG_INT64);
+    CHECK_TENSOR(v, ((double[]){5, 4, 3, 9, 6, 5}), 0);
+    CHECK_TENSOR(i, ((double[]){4, 2, 0, 0, 2, 3}), 0);
+    tg_tensor *w = tt_tensor(TG_FLOAT64, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});
+    CHECK_OK(grads(tg_sum(tg_mul(v, w), 0, NULL, false), 1, &x, &dx));
+    CHECK_TENSOR(dx, ((double[]){3, 0, 2, 0, 1, 4, 0, 5, 6, 0}), 0);
+    /* smallest, ties by the lower index: topk(x, 2, 1, largest=False) */
+    CHECK_OK(tg_topk(x, 2, -1, false, true, &v, &i));
+    CHECK_TENSOR(v, ((double[]){1, 1, 2, 3}), 0);
+    CHECK_TENSOR(i, ((double[]){1, 3, 1, 4}), 0);
+    /* along axis 0: a tie (5, 5) goes to row 0 */
+    CHECK_OK(tg_topk(x, 1, 0, true, true, &v, &i));
+    CHECK_SHAPE(v, 1, 5);
+    CHECK_TENSOR(i, ((double[]){1, 1, 1, 1, 0}), 0);
+    /* NaN is the largest: topk([1,nan,3,nan], 2) = nan, nan at 1, 3; smallest 1, 3 */
+    tg_tensor *n = T1(TG_FLOAT32, 4, 1, NAN, 3, NAN);
+    CHECK_OK(tg_topk(n, 2, 0, true, true, &v, &i));
+    CHECK_TENSOR(i, ((double[]){1, 3}), 0);
+    CHECK_OK(tg_topk(n, 2, 0, false, true, &v, &i));
+    CHECK_TENSOR(v, ((double[]){1, 3}), 0);
+    CHECK_TENSOR(i, ((double[]){0, 2}), 0);
+    /* sort (stable) and argsort of integers: sort([2,1,2,0,1], stable=True) */
+    tg_tensor *z = T1(TG_INT64, 5, 2, 1, 2, 0, 1);
+    CHECK_OK(tg_sort(z, 0, false, &v, &i));
+    CHECK_TENSOR(v, ((double[]){0, 1, 1, 2, 2}), 0);
+    CHECK_TENSOR(i, ((double[]){3, 1, 4, 0, 2}), 0);
+    CHECK_TENSOR(tg_argsort(z, -1, true), ((double[]){0, 2, 1, 4, 3}), 0);
+    /* k = 0 gives empty results; a 0-d tensor is its own top 1 */
+    CHECK_OK(tg_topk(x, 0, 1, true, true, &v, &i));
+    CHECK_SHAPE(v, 2, 0);
+    CHECK_OK(tg_topk(tg_scalar(TG_FLOAT64, 2.5), 1, 0, true, true, &v, &i));
+    CHECK(tg_ndim(v) == 0);
+    /* errors */
+    CHECK_FAILS(tg_topk(x, 6, 1, true, true, &v, &i), TG_ERR_ARG, "k (6) is larger");
+    CHECK_FAILS(tg_topk(x, -1, 1, true, true, &v, &i), TG_ERR_ARG, "k (-1)");
+    CHECK_FAILS(tg_topk(x, 1, 2, true, true, &v, &i), TG_ERR_INDEX, "axis 2");
+    CHECK_FAILS(tg_topk(x, 1, 1, true, true, NULL, &i), TG_ERR_ARG, "values is NULL");
+    CHECK_FAILS(tg_topk(T1(TG_BOOL, 2, 1, 0), 1, 0, true, true, &v, &i), TG_ERR_DTYPE, "");
+}
+
+static tg_tensor *topk_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n;
+    tg_tensor *v = NULL, *i;
+    tg_topk(in[0], 2, u ? 0 : 1, u == NULL, true, &v, &i);
+    return v;
+}
+
+static void test_topk_checks(void)
+{
+    tg_tensor *x = tt_rand(3, (int64_t[]){3, 4, 2}, -1, 1);
+    tg_set_requires_grad(x, true);
+    CHECK_OP(topk_fn, NULL, 1, &x);
+    CHECK_OP(topk_fn, (void *)1, 1, &x);
+    CHECK_ONNX_ROUNDTRIP(topk_fn, NULL, 1, &x);
+    CHECK_ONNX_ROUNDTRIP(topk_fn, (void *)1, 1, &x);
+}
+
+/* ---- pad modes -------------------------------------------------------------------------- */
+static void test_pad_modes_values(void)
+{
+    /* x = arange(6).reshape(1,2,3); F.pad(x, (2,1), 'reflect') and the
+     * gradient of sum(y * arange(12)) */
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 3, (int64_t[]){1, 2, 3}, (double[]){0, 1, 2, 3, 4, 5});
+    tg_set_requires_grad(x, true);
+    int64_t last[6] = {0, 0, 0, 0, 2, 1};
+    tg_tensor *y = tg_pad_ex(x, 6, last, TG_PAD_REFLECT, 0), *dx;
+    CHECK_SHAPE(y, 1, 2, 6);
+    CHECK_TENSOR(y, ((double[]){2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4}), 0);
+    tg_tensor *w = tg_reshape(tg_range(TG_FLOAT64, 0, 12, 1), 3, (int64_t[]){1, 2, 6});
+    CHECK_OK(grads(tg_sum(tg_mul(y, w), 0, NULL, false), 1, &x, &dx));
+    CHECK_TENSOR(dx, ((double[]){2, 9, 4, 8, 27, 16}), 0);
+    /* F.pad(x, (2,1,1,0), 'replicate') */
+    int64_t two[6] = {0, 0, 1, 0, 2, 1};
+    y = tg_pad_ex(x, 6, two, TG_PAD_REPLICATE, 0);
+    CHECK_SHAPE(y, 1, 3, 6);
+    CHECK_TENSOR(y, ((double[]){0, 0, 0, 1, 2, 2, 0, 0, 0, 1, 2, 2, 3, 3, 3, 4, 5, 5}), 0);
+    w = tg_reshape(tg_range(TG_FLOAT64, 0, 18, 1), 3, (int64_t[]){1, 3, 6});
+    CHECK_OK(grads(tg_sum(tg_mul(y, w), 0, NULL, false), 1, &x, &dx));
+    CHECK_TENSOR(dx, ((double[]){24, 12, 30, 39, 15, 33}), 0);
+    /* integers and uint8 too (the copy is by element size) */
+    tg_tensor *u = tg_pad_ex(T1(TG_UINT8, 3, 7, 8, 9), 2, (int64_t[]){2, 2}, TG_PAD_REFLECT, 0);
+    CHECK_TENSOR(u, ((double[]){9, 8, 7, 8, 9, 8, 7}), 0);
+    /* ONNX's edge on a 1-element dim, and no padding at all */
+    CHECK_TENSOR(tg_pad_ex(T1(TG_INT64, 1, 4), 2, (int64_t[]){2, 1}, TG_PAD_REPLICATE, 0),
+                 ((double[]){4, 4, 4, 4}), 0);
+    CHECK_TENSOR(tg_pad_ex(T1(TG_FLOAT32, 2, 1, 2), 0, NULL, TG_PAD_REFLECT, 0),
+                 ((double[]){1, 2}), 0);
+    /* PyTorch's checks: reflect pads < the dim; replicate needs elements */
+    CHECK_ERROR(tg_pad_ex(x, 6, (int64_t[]){0, 0, 0, 0, 3, 0}, TG_PAD_REFLECT, 0), TG_ERR_ARG,
+                "less than the size of the dim");
+    CHECK_ERROR(tg_pad_ex(tg_zeros(TG_FLOAT32, 1, (int64_t[]){0}), 2, (int64_t[]){1, 0},
+                          TG_PAD_REPLICATE, 0), TG_ERR_ARG, "empty axis");
+    CHECK_ERROR(tg_pad_ex(x, 2, (int64_t[]){1, 0}, (tg_pad_mode)3, 0), TG_ERR_ARG, "mode");
+}
+
+static tg_tensor *pad_fn(int n, tg_tensor *const *in, void *u)
+{
+    (void)n;
+    return tg_pad_ex(in[0], 4, (int64_t[]){1, 2, 2, 1}, (tg_pad_mode)(intptr_t)u, 0);
+}
+
+static void test_pad_modes_checks(void)
+{
+    tg_tensor *x = tt_rand(2, (int64_t[]){3, 4}, -1, 1);
+    tg_set_requires_grad(x, true);
+    for (intptr_t m = 1; m <= 2; m++) {
+        CHECK_OP(pad_fn, (void *)m, 1, &x);
+        CHECK_ONNX_ROUNDTRIP(pad_fn, (void *)m, 1, &x);
+    }
+}
+
 int main(void)
 {
     RUN(test_fmod_remainder_values);
@@ -293,5 +414,9 @@ int main(void)
     RUN(test_range);
     RUN(test_vector_norm_values);
     RUN(test_vector_norm_checks);
+    RUN(test_topk_values);
+    RUN(test_topk_checks);
+    RUN(test_pad_modes_values);
+    RUN(test_pad_modes_checks);
     return tt_finish();
 }

@@ -166,6 +166,18 @@ tg_tensor *tg_cumsum(tg_tensor *x, int axis, bool exclusive, bool reverse);
  * exact). An op without inputs: in a graph it is a node (tg_arange makes
  * the same values as a plain tensor). No gradient. */
 tg_tensor *tg_range(tg_dtype dt, double start, double limit, double delta);
+/* the k largest (smallest) elements along axis and their int64 positions
+ * (torch.topk, ONNX TopK), always in order (sorted is accepted for
+ * ONNX's sake); ties keep the lower index first, NaN counts as larger than
+ * every number. Writes new references to *values and *indices (indices
+ * may be NULL). The gradient goes back to the chosen positions. */
+tg_status tg_topk(tg_tensor *x, int64_t k, int axis, bool largest, bool sorted,
+                  tg_tensor **values, tg_tensor **indices);
+/* the whole axis in ascending (descending) order, stable: torch.sort with
+ * stable=True; argsort gives only the positions */
+tg_status tg_sort(tg_tensor *x, int axis, bool descending, tg_tensor **values,
+                  tg_tensor **indices);
+tg_tensor *tg_argsort(tg_tensor *x, int axis, bool descending);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
@@ -351,6 +363,18 @@ tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index); /* 1-D */
  * remaining axes are not padded). Pads must be >= 0. */
 tg_tensor *tg_pad(tg_tensor *x, int n_pads, const int64_t *pads,
                   double value);
+/* the same with a mode: constant (value), reflect (mirrored about the
+ * edge element, which is not repeated: pads must be smaller than the dim,
+ * as PyTorch checks) or replicate (the edge element repeated; ONNX's
+ * "edge"; the dim must not be empty). value is used by constant only.
+ * The gradient of reflect / replicate sums into the source positions. */
+typedef enum tg_pad_mode {
+    TG_PAD_CONSTANT = 0,
+    TG_PAD_REFLECT = 1,
+    TG_PAD_REPLICATE = 2
+} tg_pad_mode;
+tg_tensor *tg_pad_ex(tg_tensor *x, int n_pads, const int64_t *pads,
+                     tg_pad_mode mode, double value);
 /* int64 result [..., num_classes]; num_classes >= 0 (not inferred) */
 tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes);
 /* torch.tile: reps and shape aligned at the right, the shorter padded

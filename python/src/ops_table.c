@@ -153,7 +153,7 @@ const op_row tgpy_op_rows[] = {
     {"stack", "tensors:L dim:i=0", C_LIST, F(tg_stack), false},
     {"gather", "input:T dim:i index:T", C_TIT, F(tg_gather), true},
     {"index_select", "input:T dim:i index:T", C_TIT, F(tg_index_select), true},
-    {"_pad", "input:T pad:S value:f=0", C_PAD, F(tg_pad), false},
+    {"_pad", "input:T pad:S value:f=0 mode:i=0", C_PAD, F(tg_pad), false},
     {"_one_hot", "input:T num_classes:i", C_ONEHOT, F(tg_one_hot), false},
 };
 const int tgpy_n_ops = (int)(sizeof tgpy_op_rows / sizeof tgpy_op_rows[0]);
@@ -367,7 +367,9 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_EMB: return tg_embedding(v[1].t, v[0].t);
     case C_LIST: return ((fn_list)f)(v[0].n, v[0].list, (int)v[1].f);
     case C_TIT: return ((fn_tit)f)(v[0].t, (int)v[1].f, v[2].t);
-    case C_PAD: return tg_pad(v[0].t, v[1].n, v[1].shape, v[2].f);
+    case C_PAD: /* mode: tg_pad_mode */
+        return v[3].f == 0 ? tg_pad(v[0].t, v[1].n, v[1].shape, v[2].f)
+                           : tg_pad_ex(v[0].t, v[1].n, v[1].shape, (tg_pad_mode)v[3].f, v[2].f);
     case C_ONEHOT: return tg_one_hot(v[0].t, (int64_t)v[1].f);
     case C_SQUEEZE: return v[1].none ? tg_squeeze_all(v[0].t) : tg_squeeze(v[0].t, (int)v[1].f);
     case C_NLL: return nll(f, v);

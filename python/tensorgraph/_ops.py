@@ -101,6 +101,23 @@ def any(input, dim=None, keepdim=False):  # noqa: A001
     return _C.amax(_C._cast(input, _C.int32), dim, keepdim) != 0
 
 
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """(values, indices) of the k largest (smallest) along dim; ties keep
+    the lower index first"""
+    from .return_types import topk as _topk
+    return _topk(*_C._topk(input, k, dim, largest, sorted))
+
+
+def sort(input, dim=-1, descending=False, stable=False):  # noqa: A001
+    """(values, indices) along dim; always stable (equal values keep their order)"""
+    from .return_types import sort as _sort
+    return _sort(*_C._sort(input, dim, descending))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return _C._argsort(input, dim, descending)
+
+
 def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     """torch.norm / Tensor.norm for vector norms: p 'fro' (the 2-norm over
     dim, all elements when None), 1 or 2"""
@@ -110,5 +127,5 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     return vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim, dtype=dtype)
 
 
-__all__ += ['norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+__all__ += ['topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
             'allclose', 'equal']

@@ -169,6 +169,21 @@ def chunk(self, chunks, dim=0):
 
 
 @method
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    return _ops.topk(self, k, dim, largest, sorted)
+
+
+@method
+def sort(self, dim=-1, descending=False, stable=False):
+    return _ops.sort(self, dim, descending, stable)
+
+
+@method
+def argsort(self, dim=-1, descending=False, stable=False):
+    return _ops.argsort(self, dim, descending, stable)
+
+
+@method
 def norm(self, p='fro', dim=None, keepdim=False, dtype=None):
     return _ops.norm(self, p, dim, keepdim, dtype)
 

@@ -118,6 +118,15 @@ void onnx_ex_attr_ints(ex *e, onnx_node *n, const char *name, int k, const int64
     a->n_ints = (size_t)k;
 }
 
+void onnx_ex_attr_string(ex *e, onnx_node *n, const char *name, const char *v)
+{
+    onnx_attribute *a = n ? add_attr(e, n, name, ONNX_ATTR_STRING) : NULL;
+    if (a) {
+        a->s.data = (uint8_t *)dupstr(e, v);
+        a->s.len = a->s.data ? strlen(v) : 0;
+    }
+}
+
 static void add_initializer(ex *e, const char *name, const tg_tensor *t)
 {
     onnx_graph *og = e->og;

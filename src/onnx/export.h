@@ -43,6 +43,7 @@ void onnx_ex_io(ex *e, onnx_node *n, int n_in, const char *const *in, int n_out,
 void onnx_ex_attr_int(ex *e, onnx_node *n, const char *name, int64_t v);
 void onnx_ex_attr_float(ex *e, onnx_node *n, const char *name, double v);
 void onnx_ex_attr_ints(ex *e, onnx_node *n, const char *name, int k, const int64_t *v);
+void onnx_ex_attr_string(ex *e, onnx_node *n, const char *name, const char *v);
 /* initializers: an int64 vector (or scalar) / a scalar of dt; returns the
  * new name (caller frees) */
 char *onnx_ex_init_ints(ex *e, const char *base, int n, const int64_t *v, bool scalar);

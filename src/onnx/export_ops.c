@@ -203,6 +203,23 @@ static tg_status ex_range(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+/* TopK: K as an int64 [1] initializer; values and indices */
+static tg_status ex_topk(ex *e, const exnode *x, const char *op)
+{
+    int64_t k = aint(x, "k", 0);
+    char *kn = onnx_ex_init_ints(e, "K", 1, &k, false);
+    const char *in[2] = {x->in[0], kn};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n) {
+        onnx_ex_io(e, n, 2, in, 2, x->out);
+        onnx_ex_attr_int(e, n, "axis", aint(x, "axis", -1));
+        onnx_ex_attr_int(e, n, "largest", aint(x, "largest", 1));
+        onnx_ex_attr_int(e, n, "sorted", 1);
+    }
+    free(kn);
+    return e->err;
+}
+
 static tg_status ex_leaky_relu(ex *e, const exnode *x, const char *op)
 {
     onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 0.01));
@@ -323,6 +340,9 @@ static tg_status ex_pad(ex *e, const exnode *x, const char *op)
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
         onnx_ex_io(e, n, 3, in, 1, x->out);
+    int64_t mode = aint(x, "mode", 0); /* tg_pad_mode */
+    if (mode)
+        onnx_ex_attr_string(e, n, "mode", mode == TG_PAD_REFLECT ? "reflect" : "edge");
     free(p);
     free(val);
     return e->err;
@@ -518,7 +538,7 @@ static const struct {
     {"ReduceSum", ex_reduce_sum}, {"ReduceMean", ex_reduce_attr},
     {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
     {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
-    {"CumSum", ex_cumsum}, {"Range", ex_range}, {"ReduceL2", ex_norm},
+    {"CumSum", ex_cumsum}, {"Range", ex_range}, {"ReduceL2", ex_norm}, {"TopK", ex_topk},
     {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu},
     {"HardSigmoid", ex_hardsigmoid}, {"Selu", ex_selu}, {"Clip", ex_clip}, {"Cast", ex_cast},
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},

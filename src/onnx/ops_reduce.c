@@ -1,6 +1,6 @@
 /* ONNX reductions -> tensorgraph: ReduceX (axes attribute or input, keepdims),
  * ReduceL1/ReduceL2 (vector_norm), ArgMax/ArgMin (select_last_index) and
- * the scan CumSum, results in the
+ * the scan CumSum, TopK, results in the
  * input's type. */
 #include "onnx/ops.h"
 
@@ -142,7 +142,39 @@ static tg_status r_cumsum(onnx_ictx *c)
     return c->out[0] ? TG_OK : tg_last_status();
 }
 
+/* TopK(X, K): K a known one-element input (an attribute before opset 10);
+ * axis, largest and sorted (opset 11) */
+static tg_status r_topk(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X");
+    int64_t axis, largest = 1, sorted = 1, k;
+    tg_status s = x ? oa_int(c, "axis", -1, &axis) : tg_last_status();
+    if (s == TG_OK && c->version >= 11)
+        s = oa_int(c, "largest", 1, &largest);
+    if (s == TG_OK && c->version >= 11)
+        s = oa_int(c, "sorted", 1, &sorted);
+    if (s == TG_OK && c->version < 10) {
+        s = oa_int(c, "k", -1, &k);
+    } else if (s == TG_OK) {
+        int64_t *kv, n;
+        s = oi_req(c, 1, "K") ? oi_ints(c, 1, "K", &kv, &n) : tg_last_status();
+        if (s == TG_OK && n != 1)
+            s = onnx_err(c, TG_ERR_IO, "K must have one element, has %lld", (long long)n);
+        if (s == TG_OK)
+            k = kv[0];
+    }
+    int ax;
+    if (s == TG_OK)
+        s = onnx_axis(c, axis, tg_ndim(x), "axis", &ax);
+    if (s == TG_OK && k < 0)
+        s = onnx_err(c, TG_ERR_IO, "K is %lld; it must be >= 0", (long long)k);
+    if (s != TG_OK)
+        return s;
+    return tg_topk(x, k, ax, largest != 0, sorted != 0, &c->out[0], &c->out[1]);
+}
+
 const onnx_op_entry onnx_ops_reduce[] = {
+    {"TopK", {1, 10, 11}, 1, 2, 2, 2, r_topk, 0},
     {"CumSum", {11, 14}, 2, 2, 1, 1, r_cumsum, 0},
     {"ReduceSum", {1, 11, 13}, 1, 2, 1, 1, r_sum, 0},
     {"ReduceMean", {1, 11, 13}, 1, 1, 1, 1, r_mean, 0},

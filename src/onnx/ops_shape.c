@@ -416,7 +416,7 @@ static tg_status s_tile(onnx_ictx *c)
     return done(c, 0, tg_tile(x, (int)n, v));
 }
 
-/* ---- Pad (constant mode; negative pads crop) ---------------------------------------------------- */
+/* ---- Pad (constant, reflect, edge; negative pads crop first) ----------------------------------- */
 static tg_status s_pad(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "data");
@@ -424,9 +424,12 @@ static tg_status s_pad(onnx_ictx *c)
     tg_status s = x ? oa_string(c, "mode", "constant", &mode) : tg_last_status();
     if (s != TG_OK)
         return s;
-    if (strcmp(mode, "constant"))
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "Pad mode '%s' is not supported (only "
-                        "'constant' is)", mode);
+    tg_pad_mode pm = !strcmp(mode, "constant") ? TG_PAD_CONSTANT
+                     : !strcmp(mode, "reflect") ? TG_PAD_REFLECT
+                     : !strcmp(mode, "edge") ? TG_PAD_REPLICATE : (tg_pad_mode)-1;
+    if ((int)pm < 0)
+        return onnx_err(c, TG_ERR_IO, "Pad mode '%s' is not one of constant, reflect, edge",
+                        mode);
     int64_t *p, n;
     double value = 0;
     if ((s = oi_ints(c, 1, "pads", &p, &n)) != TG_OK)
@@ -460,7 +463,7 @@ static tg_status s_pad(onnx_ictx *c)
     }
     if ((s = onnx_check_numel(c, r, shape, "the result")) != TG_OK)
         return s;
-    return done(c, 0, tg_pad(y, 2 * r, pads, value));
+    return done(c, 0, tg_pad_ex(y, 2 * r, pads, pm, value));
 }
 
 /* ---- Range(start, limit, delta): known scalars, the output of start's type -------------------- */

@@ -1,5 +1,5 @@
-/* Array ops that move whole blocks: concat, stack, split, pad, tile and
- * one_hot (gather-style ops live in array_index.c). Copies use memcpy
+/* Array ops that move whole blocks: concat, stack, split, tile and
+ * one_hot (pad lives in pad.c, gather-style ops in array_index.c). Copies use memcpy
  * wherever a run is contiguous in both source and destination. */
 #include "autodiff/jvp.h"
 #include "kernels/cpu/fill.h"
@@ -264,104 +264,6 @@ tg_status tg_split(tg_tensor *x, int axis, int n, const int64_t *sizes,
     return s;
 }
 
-/* ---- pad (constant) ----------------------------------------------------------- */
-/* can `value` be stored in dt without undefined conversion? */
-static bool value_fits(tg_dtype dt, double v)
-{
-    switch (dt) {
-    case TG_INT32: return v > -2147483649.0 && v < 2147483648.0;
-    case TG_INT64: return v >= -9223372036854775808.0 && v < 9223372036854775808.0;
-    case TG_UINT8: return v > -1.0 && v < 256.0;
-    default: return true; /* floats take anything; bool tests != 0 */
-    }
-}
-
-/* pads: (before, after) per leading axis; value: what the border holds */
-typedef struct pad_attrs {
-    tg_ints pads;
-    double value;
-} pad_attrs;
-static const tg_attr_spec pad_specs[] = {
-    TG_SPEC_INTS(pad_attrs, pads), TG_SPEC_FLOAT(pad_attrs, value, 0), {0}};
-
-static tg_status pad_infer(tg_op_ctx *c)
-{
-    const tg_tensor *x = c->in[0];
-    const pad_attrs *a = c->attr;
-    const int64_t *pads = a->pads.v;
-    int n = a->pads.n;
-    double value = a->value;
-    char buf[160];
-    if (n % 2 != 0 || n > 2 * x->ndim || n < 0)
-        return tg__error(TG_ERR_ARG, "pad: %d pad values for a tensor of shape %s "
-                         "(expected an even count <= %d)", n,
-                         tg_shape_str(x->ndim, x->shape, buf, sizeof buf), 2 * x->ndim);
-    int64_t shape[TG_MAX_DIMS];
-    memcpy(shape, x->shape, sizeof shape);
-    for (int i = 0; i < n; i++) {
-        if (pads[i] < 0)
-            return tg__error(TG_ERR_ARG, "pad: pad %lld at position %d (axis %d) is "
-                             "negative; pads must be >= 0", (long long)pads[i], i, i / 2);
-        if (!tg__size_add("pad", "a padded dim", shape[i / 2], pads[i], &shape[i / 2]))
-            return tg_last_status();
-    }
-    if (!value_fits(x->dtype, value))
-        return tg__error(TG_ERR_ARG, "pad: value %g does not fit in %s", value,
-                         tg_dtype_name(x->dtype));
-    return tg_infer_set(c, 0, x->dtype, x->ndim, shape);
-}
-
-static tg_status pad_kernel(tg_op_ctx *c)
-{
-    tg_tensor *out = c->out[0];
-    const tg_tensor *x = c->in[0];
-    const pad_attrs *a = c->attr;
-    const int64_t *pads = a->pads.v;
-    int n = a->pads.n;
-    tg__fill_contiguous(out->dtype, tg__base(out), out->numel, a->value);
-    if (x->numel == 0)
-        return TG_OK;
-    int64_t offset = out->offset;
-    for (int i = 0; i < n / 2; i++)
-        offset += pads[2 * i] * out->strides[i];
-    return copy_into_window(out, x, offset);
-}
-
-/* the gradient is the interior of dy: one slice per padded axis */
-static tg_status pad_grad(tg_grad_ctx *g)
-{
-    const int64_t *pads = ((const pad_attrs *)g->attr)->pads.v;
-    int n = ((const pad_attrs *)g->attr)->pads.n;
-    tg_tensor *d = g->dy[0];
-    for (int i = 0; i < n / 2 && d; i++)
-        if (pads[2 * i] || pads[2 * i + 1])
-            d = tg_slice(d, i, pads[2 * i], pads[2 * i] + g->in_meta[0].shape[i], 1);
-    g->dx[0] = d;
-    return d ? TG_OK : tg_last_status();
-}
-
-/* pad is affine: the tangent is padded with zeros, not with `value` */
-static tg_status pad_jvp(tg_jvp_ctx *c)
-{
-    const pad_attrs *p = c->attr;
-    tg_attr a[2] = {TG_AINTS("pads", p->pads.v, p->pads.n), TG_AF("value", 0.0)};
-    return tg__jvp_set(c, 0, tg_op_call(c->op, 1, &c->dx[0], a, 2));
-}
-
-const tg_op_def tg_op_pad = {
-    .name = "pad", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
-    .attrs = {pad_specs, sizeof(pad_attrs)}, .flags = TG_OP_PURE,
-    .infer = pad_infer, .kernel = {[TG_CPU] = pad_kernel}, .grad = pad_grad,
-    .jvp = pad_jvp, .onnx = {"Pad", 13}};
-
-tg_tensor *tg_pad(tg_tensor *x, int n_pads, const int64_t *pads, double value)
-{
-    if (n_pads < 0 || (n_pads > 0 && !pads))
-        return tg__error_null(TG_ERR_ARG, "pad: bad pads (%d values)", n_pads);
-    tg_attr a[2] = {TG_AINTS("pads", pads, n_pads), TG_AF("value", value)};
-    return tg_op_call(&tg_op_pad, 1, &x, a, 2);
-}
-
 /* ---- tile ---------------------------------------------------------------------
  * Like torch.tile: reps and x's shape are aligned at the right, the shorter
  * one padded with leading 1s. */
@@ -577,7 +479,7 @@ tg_tensor *tg_one_hot(tg_tensor *indices, int64_t num_classes)
 }
 
 const tg_op_def *const tg_ops_array[] = {
-    &tg_op_concat, &tg_op_pad,        &tg_op_tile,         &tg_op_one_hot,
+    &tg_op_concat, &tg_op_pad, &tg_op_pad_grad,        &tg_op_tile,         &tg_op_one_hot,
     &tg_op_gather, &tg_op_scatter_add, &tg_op_index_select, &tg_op_index_add,
     &tg_op_embedding, NULL,
 };

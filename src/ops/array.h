@@ -36,5 +36,6 @@ extern const tg_op_def tg_op_scatter_add;
 extern const tg_op_def tg_op_index_select;
 extern const tg_op_def tg_op_index_add;
 extern const tg_op_def tg_op_embedding;
+extern const tg_op_def tg_op_pad, tg_op_pad_grad; /* pad.c */
 
 #endif

@@ -365,6 +365,7 @@ extern const tg_op_def *const tg_ops_scan[];  /* scan.c: cumsum */
 extern const tg_op_def *const tg_ops_conv3d[]; /* conv3d.c */
 extern const tg_op_def *const tg_ops_pool3d[]; /* pool3d.c */
 extern const tg_op_def *const tg_ops_range[]; /* range.c */
+extern const tg_op_def *const tg_ops_sort[];  /* sort.c: topk */
 extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
 extern const tg_op_def *const tg_ops_fused[]; /* src/ops/fused.c */
 

@@ -139,3 +139,57 @@ def test_normalize_against_torch(p, dim):
     a, ta = pair(x)
     grads_match(F.normalize(a, p, dim), torch.nn.functional.normalize(ta, p, dim), [a], [ta],
                 rtol=1e-9, atol=1e-6)
+
+
+# ---- topk, sort, argsort ------------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize("k,dim,largest", [(3, 1, True), (2, -1, False), (1, 0, True), (4, 0, False)])
+def test_topk_against_torch(k, dim, largest):
+    a, ta = pair(np.random.uniform(-1, 1, (4, 5)))
+    got, want = tg.topk(a, k, dim, largest), torch.topk(ta, k, dim, largest)
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+    assert got.indices.dtype == tg.int64
+    grads_match(got.values, want.values, [a], [ta])
+    v, i = a.detach().topk(k, dim, largest)  # the method, unpacked
+    np.testing.assert_array_equal(i.numpy(), want.indices.numpy())
+
+
+@needs_torch
+def test_sort_argsort_against_torch():
+    x = np.array([[2, 1, 2, 0, 1], [5, 5, 4, 4, 9]], dtype=np.int64)
+    for desc in (False, True):
+        got = tg.sort(tg.tensor(x), 1, desc)
+        want = torch.sort(torch.tensor(x), dim=1, descending=desc, stable=True)
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        np.testing.assert_array_equal(tg.tensor(x).argsort(0, desc).numpy(),
+                                      torch.argsort(torch.tensor(x), 0, desc).numpy())
+    a, ta = pair(np.random.uniform(-1, 1, (3, 4)))
+    grads_match(a.sort(0).values, ta.sort(0).values, [a], [ta])
+    n = [1.0, float('nan'), 3.0, float('nan')]
+    np.testing.assert_array_equal(tg.topk(tg.tensor(n), 2).indices.numpy(),
+                                  torch.topk(torch.tensor(n), 2).indices.numpy())
+    with pytest.raises((RuntimeError, ValueError), match="k"):
+        tg.topk(tg.tensor(x), 6)
+
+
+# ---- F.pad modes ----------------------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize("mode,pad,shape", [("reflect", (2, 1), (1, 2, 3)),
+                                            ("reflect", (1, 2, 2, 1), (2, 1, 3, 4)),
+                                            ("replicate", (2, 1, 1, 0), (1, 2, 3)),
+                                            ("replicate", (1, 1, 0, 2, 3, 0), (1, 2, 3, 2)),
+                                            ("constant", (1, 2), (2, 3))])
+def test_pad_modes_against_torch(mode, pad, shape):
+    a, ta = pair(np.random.uniform(-1, 1, shape))
+    grads_match(F.pad(a, pad, mode), torch.nn.functional.pad(ta, pad, mode), [a], [ta])
+
+
+def test_pad_mode_checks():
+    x = tg.zeros(1, 2, 3)
+    with pytest.raises((RuntimeError, ValueError), match="less than"):
+        F.pad(x, (3, 0), mode='reflect')  # PyTorch: pad must be < the dim
+    with pytest.raises(NotImplementedError):
+        F.pad(x, (1, 1), mode='circular')
+    with pytest.raises(NotImplementedError, match="2D, 3D, 4D, 5D"):
+        F.pad(tg.zeros(3), (1, 1), mode='replicate')

@@ -74,15 +74,25 @@ def adaptive_avg_pool2d(input, output_size):
     return _C._global_avg_pool2d(input)
 
 
-def pad(input, pad, mode='constant', value=0.0):
-    """pad lists (before, after) pairs from the LAST dim backwards, as PyTorch"""
-    if mode != 'constant':
-        raise NotImplementedError(f"pad: mode '{mode}' is not supported (only 'constant')")
+def pad(input, pad, mode='constant', value=None):
+    """pad lists (before, after) pairs from the LAST dim backwards, as PyTorch;
+    modes constant, reflect (pads < the dim) and replicate, with PyTorch's checks"""
+    modes = {'constant': 0, 'reflect': 1, 'replicate': 2}
+    if mode not in modes:
+        raise NotImplementedError(f"pad: mode '{mode}' is not supported (constant, reflect, "
+                                  "replicate are)")
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError("Padding length must be divisible by 2 and at most twice the dims")
+    if mode != 'constant':
+        if value is not None and value != 0:
+            raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        k = len(pad) // 2
+        if k > 3 or input.ndim not in (k + 1, k + 2):
+            raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding "
+                                      "are supported for now")
     pairs = [tuple(pad[i:i + 2]) for i in range(0, len(pad), 2)]
     full = [(0, 0)] * (input.ndim - len(pairs)) + pairs[::-1]
-    return _C._pad(input, [v for p in full for v in p], value)
+    return _C._pad(input, [v for p in full for v in p], value or 0.0, modes[mode])
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

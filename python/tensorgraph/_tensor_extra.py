@@ -66,7 +66,11 @@ def _method(fn):
 
 
 @_method
-def flip(self, *dims):
+def flip(self, *dims, **kwargs):
+    if 'dims' in kwargs:  # x.flip(dims=...)
+        dims = (kwargs.pop('dims'),)
+    if kwargs:
+        raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if len(dims) == 1 and not isinstance(dims[0], int):
         dims = tuple(dims[0])
     return _ops_shape.flip(self, dims)

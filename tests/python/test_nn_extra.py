@@ -305,3 +305,27 @@ def test_nn_utils():
     assert v.shape == (8,)
     nn.utils.vector_to_parameters(v * 0 + 1, m.parameters())
     assert (m.weight.detach().numpy() == 1).all() and (m.bias.detach().numpy() == 1).all()
+
+
+def test_embedding_options():
+    idx = np.array([[0, 2, 1], [2, 2, 3]])
+    w = a(5, 3)
+    for pad in (None, 2, -1):
+        check(lambda ww: F.embedding(tg.tensor(idx), ww, padding_idx=pad),
+              lambda ww: TF.embedding(torch.tensor(idx), ww, padding_idx=pad), w)
+    m_tg, m_t = nn.Embedding(5, 3, 1), torch.nn.Embedding(5, 3, 1)
+    assert (m_tg.weight.detach().numpy()[1] == 0).all()
+    assert repr(m_tg) == repr(m_t)
+    m_tg = nn.Embedding.from_pretrained(tg.tensor(w), padding_idx=0)
+    m_t = torch.nn.Embedding.from_pretrained(torch.tensor(w), padding_idx=0)
+    assert not m_tg.weight.requires_grad
+    check(lambda i: m_tg(i), lambda i: m_t(i), idx)
+    m_tg = nn.Embedding.from_pretrained(tg.tensor(w), freeze=False, max_norm=0.5)
+    m_t = torch.nn.Embedding.from_pretrained(torch.tensor(w), freeze=False, max_norm=0.5)
+    out_tg, out_t = m_tg(tg.tensor(idx)), m_t(torch.tensor(idx))
+    np.testing.assert_allclose(out_tg.detach().numpy(), out_t.detach().numpy(), 1e-6)
+    np.testing.assert_allclose(m_tg.weight.detach().numpy(), m_t.weight.detach().numpy(), 1e-6)
+    with pytest.raises(AssertionError):
+        nn.Embedding(5, 3, padding_idx=7)
+    with pytest.raises(NotImplementedError):
+        F.embedding(tg.tensor(idx), tg.tensor(w), sparse=True)

@@ -64,6 +64,7 @@ SHAPE_CASES = {
     'tril_fn': ((tg.tril, torch.tril) if torch else None, (a(3, 3),)),
     'flip': (lambda m: m.flip(0, 2), (a(2, 3, 4),)),
     'flip_list': (lambda m: m.flip([1]), (a(2, 3),)),
+    'flip_kw': (lambda m: m.flip(dims=(0, 1)), (a(2, 3),)),
     'fliplr': (lambda m: m.fliplr(), (a(2, 3),)),
     'flipud': (lambda m: m.flipud(), (a(2, 3),)),
     'roll': (lambda m: m.roll(2, 1), (a(3, 5),)),

@@ -348,6 +348,7 @@ static tg_status generic_ok(onnx_ictx *c, const geom *g)
 }
 
 static tg_status pool2d_max(onnx_ictx *c, tg_tensor *x, const geom *gp);
+static tg_status pool3d_max_indices(onnx_ictx *c, tg_tensor *x, const geom *g);
 
 static tg_status n_maxpool(onnx_ictx *c)
 {
@@ -375,7 +376,41 @@ static tg_status n_maxpool(onnx_ictx *c)
         tg_pool3d_opts o = pool3_opts(&g, false);
         return done(c, 0, onnx_as(tg_max_pool3d(xf, &o), dt));
     }
+    if (g.nsp == 3 && wants(c, 1) && fast_pool3(x, &g, true))
+        return pool3d_max_indices(c, x, &g);
     return pool2d_max(c, x, &g);
+}
+
+/* 3-D MaxPool with Indices (row-major storage only): max_pool3d's
+ * positions in the D*H*W volume plus each volume's offset in the input */
+static tg_status pool3d_max_indices(onnx_ictx *c, tg_tensor *x, const geom *g)
+{
+    int64_t so;
+    tg_status s = oa_int(c, "storage_order", 0, &so);
+    if (s != TG_OK)
+        return s;
+    if (so)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "3-D MaxPool Indices in column-major "
+                        "storage_order are not supported");
+    const tg_op_def *op = tg_op_find("max_pool3d");
+    int64_t v[9];
+    for (int i = 0; i < 3; i++) {
+        v[i] = g->k[i];
+        v[3 + i] = g->s[i];
+        v[6 + i] = g->pb[i];
+    }
+    tg_attr a[4] = {TG_AINTS("kernel", v, 3), TG_AINTS("stride", v + 3, 3),
+                    TG_AINTS("padding", v + 6, 3), TG_AI("ceil_mode", g->ceil_mode)};
+    tg_tensor *out[2];
+    if (!op || tg_op_run(op, 1, &x, a, 4, out) != TG_OK)
+        return tg_last_status();
+    int64_t N = tg_shape(x)[0], C = tg_shape(x)[1], vol = g->in[0] * g->in[1] * g->in[2];
+    int tok = onnx_eager_begin();
+    tg_tensor *base = tg_reshape(tg_arange(TG_INT64, 0, (double)(N * C * vol), (double)vol), 5,
+                                 (int64_t[]){N, C, 1, 1, 1});
+    onnx_eager_end(tok);
+    c->out[0] = out[0];
+    return done(c, 1, tg_add(out[1], base));
 }
 
 /* MaxPool with the geometry g (1-D lifted to 2-D, 2-D, or 3-D) */
@@ -396,8 +431,8 @@ static tg_status pool2d_max(onnx_ictx *c, tg_tensor *x, const geom *gp)
     }
     /* Indices: flattened positions in the whole input (N, C, H, W) */
     if (!fast_pool(x, &g, true))
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "the Indices output needs a 2-D float pool "
-                        "with symmetric pads at most half the kernel and no dilation");
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "the Indices output needs a 1-D to 3-D float "
+                        "pool with symmetric pads at most half the kernel and no dilation");
     int64_t so;
     if ((s = oa_int(c, "storage_order", 0, &so)) != TG_OK)
         return s;

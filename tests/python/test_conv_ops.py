@@ -218,3 +218,24 @@ def test_3d_errors():
         F.avg_pool3d(x, 2, divisor_override=3)
     with pytest.raises(RuntimeError, match="5-D"):
         F.max_pool3d(tg.ones(2, 4, 4, 4), 2)
+
+
+@needs_torch
+def test_onnx_maxpool3d_indices_match_torch(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, TensorProto
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 3, 2],
+                            strides=[1, 2, 2], pads=[1, 1, 0, 1, 1, 0])
+    graph = helper.make_graph(
+        [node], "mp3", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 5, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    path = tmp_path / "mp3.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    x = np.random.default_rng(6).standard_normal((2, 3, 4, 5, 6)).astype(np.float32)
+    y, i = tg.onnx.load(path)(tg.tensor(x))
+    yt, it = torch.nn.functional.max_pool3d(torch.tensor(x), (2, 3, 2), (1, 2, 2), (1, 1, 0),
+                                            return_indices=True)
+    base = (np.arange(6) * 120).reshape(2, 3, 1, 1, 1)  # each volume's offset
+    np.testing.assert_array_equal(y.numpy(), yt.numpy())
+    np.testing.assert_array_equal(i.numpy(), it.numpy() + base)

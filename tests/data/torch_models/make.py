@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the small PyTorch models of tests/test_torch_models.c, exports each
-with torch.onnx.export (opset 13 or 17) to NAME.onnx, and writes
-NAME.safetensors with what PyTorch computes for it:
+with torch.onnx.export at opsets 13 and 17 to NAME_opN.onnx, and writes
+NAME_opN.safetensors with what PyTorch computes for it:
   input.X   the inputs (keyed by ONNX input name)
   output.Y  the outputs (keyed by ONNX output name)
   grad.P    the gradients of the sum of all floating-point outputs with
@@ -308,51 +308,70 @@ class Conv3dNet(nn.Module):
         return self.up(F.max_pool3d(torch.relu(self.conv(x)), 2, stride=1))
 
 
+class PadTopK(nn.Module):
+    """reflect and replicate padding (Pad modes reflect, edge), torch.topk"""
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x):
+        h = self.fc(x)
+        p = F.pad(h, (2, 1), mode="reflect") + 2 * F.pad(h, (2, 1), mode="replicate")  # no ties
+        values, indices = torch.topk(p, 3, dim=-1)
+        return values, indices
+
+
 def r(*shape, dtype=torch.float32):
     return torch.randn(*shape, dtype=dtype)
 
 
-# name, module, example inputs (names -> tensors), output names, opset, extra
+# name, module, example inputs (names -> tensors), output names, extra; each
+# model is exported at both OPSETS as NAME_opN
 MODELS = [
-    ("conv_geometry", ConvGeometry, {"x": lambda: r(2, 4, 9, 8)}, ["y"], 13, {}),
-    ("pools", Pools, {"x": lambda: r(2, 3, 7, 6)}, ["y"], 17, {}),
-    ("conv_bn", ConvBN, {"x": lambda: r(2, 3, 5, 5)}, ["y"], 13, {"bn": True}),  # BN folded
-    ("residual", Residual, {"x": lambda: r(1, 4, 6, 6)}, ["y"], 17,
+    ("conv_geometry", ConvGeometry, {"x": lambda: r(2, 4, 9, 8)}, ["y"], {}),
+    ("pools", Pools, {"x": lambda: r(2, 3, 7, 6)}, ["y"], {}),
+    ("conv_bn", ConvBN, {"x": lambda: r(2, 3, 5, 5)}, ["y"], {"bn": True}),  # BN folded
+    ("residual", Residual, {"x": lambda: r(1, 4, 6, 6)}, ["y"],
      {"bn": True, "training": torch.onnx.TrainingMode.PRESERVE}),
-    ("norm_mlp", NormMLP, {"x": lambda: r(4, 6)}, ["y"], 17, {}),
-    ("group_norm", GroupNormNet, {"x": lambda: r(2, 3, 4, 5)}, ["y"], 13, {}),
-    ("instance_norm", InstanceNormNet, {"x": lambda: r(2, 2, 6, 5)}, ["y"], 17, {}),
+    ("norm_mlp", NormMLP, {"x": lambda: r(4, 6)}, ["y"], {}),
+    ("group_norm", GroupNormNet, {"x": lambda: r(2, 3, 4, 5)}, ["y"], {}),
+    ("instance_norm", InstanceNormNet, {"x": lambda: r(2, 2, 6, 5)}, ["y"], {}),
     ("attention", Attention, {"tokens": lambda: torch.tensor([[1, 5, 7, 2], [3, 3, 10, 0]])},
-     ["y"], 17, {}),
-    ("tied_lm", TiedLM, {"tokens": lambda: torch.tensor([[1, 12, 4], [0, 4, 7]])}, ["y"], 13,
+     ["y"], {}),
+    ("tied_lm", TiedLM, {"tokens": lambda: torch.tensor([[1, 12, 4], [0, 4, 7]])}, ["y"],
      {}),
-    ("float64", Float64Net, {"x": lambda: r(3, 5, dtype=torch.float64)}, ["y"], 13,
+    ("float64", Float64Net, {"x": lambda: r(3, 5, dtype=torch.float64)}, ["y"],
      {"double": True}),
-    ("dynamic_batch", DynamicBatch, {"x": lambda: r(2, 1, 8, 8)}, ["y"], 13,
+    ("dynamic_batch", DynamicBatch, {"x": lambda: r(2, 1, 8, 8)}, ["y"],
      {"dynamic": {"x": {0: "batch"}, "y": {0: "batch"}}, "run_batch": 3}),
     ("cross_entropy", CrossEntropy, {"x": lambda: r(4, 6),
                                      "labels": lambda: torch.tensor([0, 3, 4, 1])},
-     ["mean", "sum"], 13, {}),
+     ["mean", "sum"], {}),
     ("gather", Gather, {"x": lambda: r(3, 5),
-                        "index": lambda: torch.tensor([[0, 4], [2, 2], [1, 3]])}, ["y"], 13, {}),
-    ("interpolate", Interpolate, {"x": lambda: r(1, 2, 4, 3)}, ["a", "b", "c", "d"], 13, {}),
-    ("upsample", Upsampler, {"x": lambda: r(1, 3, 3, 4)}, ["y"], 17, {}),
-    ("einsum", Einsum, {"a": lambda: r(2, 3, 4), "b": lambda: r(2, 5, 3)}, ["trace", "sq"], 13,
+                        "index": lambda: torch.tensor([[0, 4], [2, 2], [1, 3]])}, ["y"], {}),
+    ("interpolate", Interpolate, {"x": lambda: r(1, 2, 4, 3)}, ["a", "b", "c", "d"], {}),
+    ("upsample", Upsampler, {"x": lambda: r(1, 3, 3, 4)}, ["y"], {}),
+    ("einsum", Einsum, {"a": lambda: r(2, 3, 4), "b": lambda: r(2, 5, 3)}, ["trace", "sq"],
      {}),
-    ("multi_use", MultiUse, {"x": lambda: r(2, 4)}, ["s", "s2", "x_out"], 13, {}),
-    ("activations", Activations, {"x": lambda: r(3, 6) * 3}, ["y"], 17, {}),
-    ("conv_transpose", ConvTranspose, {"x": lambda: r(1, 3, 4, 3)}, ["y"], 13, {}),
-    ("conv1d", Conv1dNet, {"x": lambda: r(2, 3, 11)}, ["y"], 17, {}),
-    ("pool3d", Pool3d, {"x": lambda: r(1, 2, 3, 4, 5)}, ["max", "avg"], 13, {}),
-    ("positions", Positions, {"x": lambda: r(2, 5, 4)}, ["y"], 13,
+    ("multi_use", MultiUse, {"x": lambda: r(2, 4)}, ["s", "s2", "x_out"], {}),
+    ("activations", Activations, {"x": lambda: r(3, 6) * 3}, ["y"], {}),
+    ("conv_transpose", ConvTranspose, {"x": lambda: r(1, 3, 4, 3)}, ["y"], {}),
+    ("conv1d", Conv1dNet, {"x": lambda: r(2, 3, 11)}, ["y"], {}),
+    ("pool3d", Pool3d, {"x": lambda: r(1, 2, 3, 4, 5)}, ["max", "avg"], {}),
+    ("positions", Positions, {"x": lambda: r(2, 5, 4)}, ["y"],
      {"dynamic": {"x": {1: "n"}, "y": {1: "n"}}}),
-    ("conv3d", Conv3dNet, {"x": lambda: r(1, 2, 4, 6, 5)}, ["y"], 13, {}),
-    ("math_ops", MathOps, {"x": lambda: r(3, 5)}, ["fmod", "cumsum"], 13, {}),
+    ("conv3d", Conv3dNet, {"x": lambda: r(1, 2, 4, 6, 5)}, ["y"], {}),
+    ("pad_topk", PadTopK, {"x": lambda: r(2, 3, 6)}, ["values", "indices"], {}),
+    ("math_ops", MathOps, {"x": lambda: r(3, 5)}, ["fmod", "cumsum"], {}),
 ]
 
 
-def build(name, cls, inputs, outputs, opset, extra):
-    torch.manual_seed(sum(map(ord, name)))
+OPSETS = (13, 17)
+
+
+def build(base, cls, inputs, outputs, extra, opset):
+    name = "%s_op%d" % (base, opset)
+    torch.manual_seed(sum(map(ord, base)))
     model = cls()
     if extra.get("double"):
         model = model.double()
@@ -402,7 +421,8 @@ def main():
     only = set(sys.argv[1:])
     for spec in MODELS:
         if not only or spec[0] in only:
-            build(*spec)
+            for opset in OPSETS:
+                build(*spec, opset)
 
 
 if __name__ == "__main__":

@@ -239,3 +239,20 @@ def test_onnx_maxpool3d_indices_match_torch(tmp_path):
     base = (np.arange(6) * 120).reshape(2, 3, 1, 1, 1)  # each volume's offset
     np.testing.assert_array_equal(y.numpy(), yt.numpy())
     np.testing.assert_array_equal(i.numpy(), it.numpy() + base)
+
+
+@needs_torch
+def test_conv_transpose_output_size_matches_torch():
+    x = np.random.default_rng(7).standard_normal((1, 4, 3, 5)).astype(np.float32)
+    m = nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1)
+    mt = torch.nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1)
+    with torch.no_grad():
+        mt.weight.copy_(torch.tensor(m.weight.detach().numpy()))
+        mt.bias.copy_(torch.tensor(m.bias.detach().numpy()))
+    for size in [(5, 9), (6, 10), (1, 2, 6, 9)]:
+        y, yt = m(tg.tensor(x), output_size=size), mt(torch.tensor(x), output_size=size)
+        assert tuple(y.shape) == tuple(yt.shape)
+        np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    with pytest.raises(ValueError, match="output size"):
+        m(tg.tensor(x), output_size=(7, 9))

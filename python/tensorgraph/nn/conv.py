@@ -61,6 +61,27 @@ class _ConvNd(Module):
         return s + ('' if self.bias is not None else ', bias=False')
 
 
+def _output_padding(m, x, output_size, n):
+    """PyTorch's output_size for transposed convolutions: the output_padding
+    that gives it (each in [0, max(stride, dilation)))"""
+    if output_size is None:
+        return m.output_padding
+    size = list(output_size)[-n:]
+    if len(size) != n:
+        raise ValueError(f"output_size must have {n} or {n + 2} elements")
+    pads = []
+    for i in range(n):
+        least = ((x.shape[2 + i] - 1) * m.stride[i] - 2 * m.padding[i] +
+                 m.dilation[i] * (m.kernel_size[i] - 1) + 1)
+        extra = size[i] - least
+        if not 0 <= extra < max(m.stride[i], m.dilation[i]):
+            raise ValueError(f"requested an output size of {tuple(size)}, but valid sizes "
+                             f"range from {least} to "
+                             f"{least + max(m.stride[i], m.dilation[i]) - 1} in dim {i}")
+        pads.append(extra)
+    return tuple(pads)
+
+
 class ConvTranspose2d(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros',
@@ -69,11 +90,9 @@ class ConvTranspose2d(_ConvNd):
                          groups, bias, padding_mode, dtype, True, output_padding)
 
     def forward(self, x, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose2d: output_size is not supported; "
-                                      "give output_padding")
         return _C.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                   self.output_padding, self.groups, self.dilation)
+                                   _output_padding(self, x, output_size, 2), self.groups,
+                                   self.dilation)
 
 
 class Conv1d(_ConvNd):
@@ -95,11 +114,9 @@ class ConvTranspose1d(_ConvNd):
                          groups, bias, padding_mode, dtype, True, output_padding)
 
     def forward(self, x, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose1d: output_size is not supported; "
-                                      "give output_padding")
         return _C.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
-                                   self.output_padding, self.groups, self.dilation)
+                                   _output_padding(self, x, output_size, 1), self.groups,
+                                   self.dilation)
 
 
 class _MaxPoolNd(Module):
@@ -166,11 +183,9 @@ class ConvTranspose3d(_ConvNd):
                          groups, bias, padding_mode, dtype, True, output_padding)
 
     def forward(self, x, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose3d: output_size is not supported; "
-                                      "give output_padding")
         return _C.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
-                                   self.output_padding, self.groups, self.dilation)
+                                   _output_padding(self, x, output_size, 3), self.groups,
+                                   self.dilation)
 
 
 class MaxPool3d(_MaxPoolNd):

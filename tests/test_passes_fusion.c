@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "ops/op.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,11 +252,208 @@ static void test_fused_op(void)
     CHECK_ERROR(tg_op_call(op, 2, in, NULL, 0), TG_ERR_ARG, "program");
 }
 
+/* ---- optimizer updates ------------------------------------------------------------ */
+/* a small regression trained by tg_graph_sgd (opts) or by Adam written with
+ * ops and assigns; per configuration a fresh graph from the same initial
+ * values: level 0, level 2 serial, level 2 parallel. Losses of 3 steps and
+ * every variable at the end bitwise equal; fused/assigns counted. */
+enum { OPT_SGD, OPT_ADAM };
+
+static tg_tensor *adam_step(tg_graph *g, tg_tensor *loss, int n, tg_tensor **params,
+                            tg_tensor **updates)
+{
+    tg_tensor *grads[4];
+    CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, n, params, grads));
+    tg_tensor *t = tg_variable(g, "adam/t", tg_scalar(TG_FLOAT64, 0));
+    tg_graph_begin(g);
+    tg_tensor *t1 = tg_assign(t, tg_add_scalar(t, 1));
+    const double b1 = 0.9, b2 = 0.999, lr = 0.01, eps = 1e-8;
+    for (int i = 0; i < n; i++) {
+        tg_tensor *p = params[i], *gr = grads[i];
+        char name[64];
+        snprintf(name, sizeof name, "adam/m%d", i);
+        tg_tensor *m = tg_variable(g, name, tg_zeros(TG_FLOAT64, tg_ndim(p), tg_shape(p)));
+        snprintf(name, sizeof name, "adam/v%d", i);
+        tg_tensor *v = tg_variable(g, name, tg_zeros(TG_FLOAT64, tg_ndim(p), tg_shape(p)));
+        tg_tensor *m1 = tg_assign(m, tg_add(tg_mul_scalar(m, b1), tg_mul_scalar(gr, 1 - b1)));
+        tg_tensor *v1 = tg_assign(v, tg_add(tg_mul_scalar(v, b2),
+                                            tg_mul_scalar(tg_mul(gr, gr), 1 - b2)));
+        tg_tensor *bc1 = tg_neg(tg_add_scalar(tg_pow(tg_scalar(TG_FLOAT64, b1), t1), -1));
+        tg_tensor *bc2 = tg_neg(tg_add_scalar(tg_pow(tg_scalar(TG_FLOAT64, b2), t1), -1));
+        tg_tensor *den = tg_add_scalar(tg_sqrt(tg_div(v1, bc2)), eps);
+        updates[i] = tg_assign(p, tg_sub(p, tg_mul_scalar(tg_div(tg_div(m1, bc1), den), lr)));
+    }
+    tg_graph_end();
+    return t1;
+}
+
+static void train(int kind, const tg_sgd_opts *o, int config, tg_tensor **loss_out,
+                  tg_tensor **state_out, int *fused, int *assigns)
+{
+    tg_tensor *w0 = tg_mul_scalar(tg_ones(TG_FLOAT64, 2, (int64_t[]){3, 4}), 0.25);
+    tg_tensor *b0 = tg_mul_scalar(tg_ones(TG_FLOAT64, 1, (int64_t[]){3}), -0.5);
+    tg_tensor *xv = tg_sin(tg_reshape(tg_arange(TG_FLOAT64, 0, 20, 1), 2, (int64_t[]){5, 4}));
+    tg_tensor *tv = tg_cos(tg_reshape(tg_arange(TG_FLOAT64, 0, 15, 1), 2, (int64_t[]){5, 3}));
+    tg_graph *g = tg_graph_new("train");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 2, (int64_t[]){5, 4});
+    tg_tensor *t = tg_placeholder(g, "t", TG_FLOAT64, 2, (int64_t[]){5, 3});
+    tg_tensor *params[2] = {tg_variable(g, "w", w0), tg_variable(g, "b", b0)};
+    tg_graph_begin(g);
+    tg_tensor *loss = tg_mse_loss(tg_tanh(tg_linear(x, params[0], params[1])), t,
+                                  TG_REDUCTION_MEAN);
+    tg_graph_end();
+    tg_tensor *upd[3];
+    int n_upd = 2;
+    if (kind == OPT_SGD)
+        CHECK_OK(tg_graph_sgd(loss, 2, params, o, NULL, upd));
+    else
+        upd[n_upd++] = adam_step(g, loss, 2, params, upd);
+    tg_session *s = tg_session_new(g);
+    tg_session_options so = tg_session_default_options();
+    so.opt_level = config == 0 ? 0 : 2;
+    CHECK_OK(tg_session_set_options(s, &so));
+    CHECK_OK(tg_session_set_executor(s, config == 2 ? TG_EXECUTOR_PARALLEL
+                                                    : TG_EXECUTOR_SERIAL));
+    tg_tensor *feeds[2] = {x, t}, *vals[2] = {xv, tv};
+    if (fused) {
+        tg_pass_record rec[32];
+        int n = 0;
+        tg_graph_free(tg_session_optimized_graph(s, 2, feeds, NULL, 1, &loss, n_upd, upd, 32,
+                                                 rec, &n));
+        *fused = count_of(rec, n, "fuse_updates", "fused");
+        *assigns = count_of(rec, n, "fuse_updates", "assigns");
+    }
+    for (int k = 0; k < 3; k++)
+        CHECK_OK(tg_session_run(s, 2, feeds, vals, 1, &loss, &loss_out[k], n_upd, upd));
+    static const char *const names[8] = {"w", "b", "w/momentum", "b/momentum",
+                                         "adam/m0", "adam/v1", "adam/t", "adam/v0"};
+    for (int i = 0; i < 8; i++) { /* the variables this optimizer has */
+        tg_tensor *v = tg_graph_find(g, names[i]);
+        state_out[i] = v ? tg_clone(tg_variable_value(v)) : NULL;
+    }
+    tg_clear_error();
+    tg_session_free(s);
+    tg_graph_free(g);
+}
+
+static void check_training(int kind, const tg_sgd_opts *o, int want_fused, int want_assigns)
+{
+    tg_tensor *loss[3][3], *state[3][8] = {{0}};
+    int fused = -1, assigns = -1;
+    for (int c = 0; c < 3; c++)
+        train(kind, o, c, loss[c], state[c], c == 1 ? &fused : NULL, &assigns);
+    if (fused != want_fused || assigns != want_assigns)
+        tt_fail(__FILE__, __LINE__, "%s: fused %d nodes of %d assigns, expected %d of %d",
+                kind == OPT_SGD ? "sgd" : "adam", fused, assigns, want_fused, want_assigns);
+    for (int c = 1; c < 3; c++) {
+        for (int k = 0; k < 3; k++)
+            CHECK(same(loss[c][k], loss[0][k]));
+        for (int v = 0; v < 8; v++)
+            if ((state[0][v] || state[c][v]) && !same(state[c][v], state[0][v]))
+                tt_fail(__FILE__, __LINE__, "variable %d differs (config %d)", v, c);
+    }
+}
+
+static void test_update_fusion(void)
+{
+    tg_sgd_opts o = tg_sgd_defaults();
+    o.lr = 0.1;
+    check_training(OPT_SGD, &o, 2, 2); /* plain SGD: one assign per parameter */
+    o.momentum = 0.9;
+    check_training(OPT_SGD, &o, 2, 4); /* buffer and parameter in one node */
+    o.nesterov = true;
+    o.weight_decay = 0.01;
+    check_training(OPT_SGD, &o, 2, 4);
+    o.nesterov = false;
+    o.dampening = 0.5; /* updates wait for "sgd/first" (control edges): unfused */
+    check_training(OPT_SGD, &o, 0, 0);
+    /* Adam: m, v and the parameter in one node per parameter; the step
+     * counter's assign stays (its result is read by the bias corrections) */
+    check_training(OPT_ADAM, NULL, 2, 6);
+}
+
+/* ---- epilogues -------------------------------------------------------------------- */
+/* a two-layer MLP and a convolution with relu, forward and gradients:
+ * gemm + bias + relu, conv2d + bias + relu, and the hidden layer's input
+ * gradient with relu_grad's mask, each one node; bitwise equal to level 0
+ * in both executors */
+static void test_epilogues(void)
+{
+    for (int k = 0; k < 2; k++) {
+        tg_dtype dt = k ? TG_FLOAT64 : TG_FLOAT32;
+        tg_graph *g = tg_graph_new("epilogue");
+        tg_tensor *x = tg_placeholder(g, "x", dt, 2, (int64_t[]){64, 30});
+        tg_tensor *im = tg_placeholder(g, "im", dt, 4, (int64_t[]){4, 3, 12, 12});
+        tg_tensor *w1 = tt_rand_dtype(dt, 2, (int64_t[]){40, 30}, -0.3, 0.3);
+        tg_tensor *b1 = tt_rand_dtype(dt, 1, (int64_t[]){40}, -0.3, 0.3);
+        tg_tensor *w2 = tt_rand_dtype(dt, 2, (int64_t[]){10, 40}, -0.3, 0.3);
+        tg_tensor *cw = tt_rand_dtype(dt, 4, (int64_t[]){5, 3, 3, 3}, -0.3, 0.3);
+        tg_tensor *cb = tt_rand_dtype(dt, 1, (int64_t[]){5}, -0.3, 0.3);
+        tg_graph_begin(g);
+        tg_tensor *h = tg_relu(tg_linear(x, w1, b1));
+        tg_tensor *out = tg_linear(h, w2, NULL);
+        tg_tensor *c = tg_relu(tg_conv2d(im, cw, cb, NULL));
+        tg_tensor *loss = tg_add(tg_sum(tg_mul(out, out), 0, NULL, false),
+                                 tg_sum(tg_mul(c, c), 0, NULL, false));
+        tg_graph_end();
+        tg_tensor *grads[2], *wrt[2] = {x, im};
+        CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, 2, wrt, grads));
+        tg_tensor *feeds[2] = {x, im};
+        tg_tensor *vals[2] = {tt_rand_dtype(dt, 2, (int64_t[]){64, 30}, -1, 1),
+                              tt_rand_dtype(dt, 4, (int64_t[]){4, 3, 12, 12}, -1, 1)};
+        tg_tensor *fetch[4] = {loss, grads[0], grads[1], h};
+        sig q = {2, 3, 0, feeds, vals, fetch, NULL};
+        tg_session *s = tg_session_new(g);
+        tg_pass_record rec[32];
+        char *dump = NULL;
+        int n = records(s, &q, rec, &dump);
+        /* linear + relu, conv2d + relu, the hidden gradient + relu_grad */
+        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 3);
+        CHECK(dump && strstr(dump, "program=\"gemm[alpha=1, beta=1, trans_a=0, trans_b=1]"
+                                   "(%0, %1, %2); relu($0)\"") &&
+              strstr(dump, "relu_grad($0, %"));
+        free(dump);
+        check_equal(s, &q, 1, 0, NULL, NULL);
+        q.n_fetches = 4; /* h fetched: linear + relu stays one node, h is its output */
+        n = records(s, &q, rec, NULL);
+        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 3);
+        check_equal(s, &q, 1, 0, NULL, NULL);
+        tg_session_free(s);
+        tg_graph_free(g);
+    }
+}
+
+/* the op itself against its parts, and producers it refuses */
+static void test_epilogue_op(void)
+{
+    const tg_op_def *op = tg_op_find("fused_epilogue");
+    CHECK(op != NULL);
+    tg_tensor *a = tt_rand_dtype(TG_FLOAT32, 2, (int64_t[]){70, 50}, -1, 1);
+    tg_tensor *b = tt_rand_dtype(TG_FLOAT32, 2, (int64_t[]){40, 50}, -1, 1);
+    tg_tensor *c = tt_rand_dtype(TG_FLOAT32, 1, (int64_t[]){40}, -1, 1);
+    tg_tensor *in[3] = {a, b, c};
+    tg_attr p = {.name = "program", .type = TG_ATTR_STRING,
+                 .u.s = "gemm[alpha=0.5, beta=1, trans_b=1](%0, %1, %2); relu($0); "
+                        "mul($1, %2)"};
+    tg_tensor *want = tg_mul(tg_relu(tg_gemm(a, b, c, 0.5, 1, false, true)), c);
+    tg_tensor *y = tg_op_call(op, 3, in, &p, 1);
+    CHECK(y && same(y, want));
+    tg_attr bad = {.name = "program", .type = TG_ATTR_STRING, .u.s = "view[shape=[3500]](%0); "
+                                                                  "relu($0)"};
+    CHECK_ERROR(tg_op_call(op, 3, in, &bad, 1), TG_ERR_ARG, "not an op a producer may be");
+    tg_attr alone = {.name = "program", .type = TG_ATTR_STRING,
+                     .u.s = "gemm[trans_b=1](%0, %1)"};
+    CHECK_ERROR(tg_op_call(op, 3, in, &alone, 1), TG_ERR_SHAPE, "at least one instruction");
+}
+
 int main(void)
 {
     RUN(test_chain_shapes);
     RUN(test_chain_boundaries);
     RUN(test_chain_around_assign);
     RUN(test_fused_op);
+    RUN(test_update_fusion);
+    RUN(test_epilogues);
+    RUN(test_epilogue_op);
     return tt_finish();
 }

@@ -3,6 +3,11 @@
  * the interpreter of fused_exec.c.
  *
  *   fused_elementwise(inputs...)  the program's last result, a new value;
+ *   fused_epilogue(inputs...)  a product (gemm, conv2d, ...: the program's
+ *       first instruction, any pure one-output op) and elementwise ops
+ *       applied to its output right after, block by block while it is
+ *       still in cache, over the output buffer itself (bias + relu, or
+ *       relu_grad's mask in the backward pass);
  *   fused_update(vars..., inputs...)  a training step's update chain:
  *       result `results[k]` is written over input k (a variable) in place,
  *       block by block after the whole block is computed, so every read
@@ -16,10 +21,11 @@
 #include "tg/autograd.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-extern const tg_op_def tg_op_fused_elementwise, tg_op_fused_update;
+extern const tg_op_def tg_op_fused_elementwise, tg_op_fused_update, tg_op_fused_epilogue;
 
 static const tg_attr_spec elementwise_specs[] = {
     {.name = "program", .type = TG_ATTR_STRING, .field = TG_FIELD_STRING,
@@ -34,7 +40,8 @@ static const tg_attr_spec update_specs[] = {
 static tg_status parse(const tg_op_ctx *c, tg_fused_prog *p)
 {
     const tg_fused_attrs *a = c->attr;
-    return tg__fused_parse(c->op->name, a->program, c->n_in, a->results.v, a->results.n, p);
+    return tg__fused_parse(c->op->name, a->program, c->n_in, a->results.v, a->results.n,
+                           c->op == &tg_op_fused_epilogue, p);
 }
 
 static bool broadcasts_to(const tg_meta *m, const tg_meta *to)
@@ -90,6 +97,72 @@ static tg_status elementwise_kernel(tg_op_ctx *c)
         return s;
     int64_t last = p.n - 1;
     s = tg__fused_run(c->op->name, &p, c->n_in, c->in, 1, &last, c->out, false);
+    tg__fused_free(&p);
+    return s;
+}
+
+/* ---- fused_epilogue ------------------------------------------------------------------ */
+static tg_status epilogue_infer(tg_op_ctx *c)
+{
+    tg_fused_prog p;
+    tg_meta m[TG_FUSED_MAX_INSTRS];
+    tg_status s = parse(c, &p);
+    if (s != TG_OK)
+        return s;
+    s = tg__fused_infer(c->op->name, &p, c->n_in, c->in, m);
+    if (s == TG_OK)
+        s = check_results(c->op->name, &p, m, &m[0]);
+    if (s == TG_OK && (p.n < 2 || m[p.n - 1].dtype != m[0].dtype ||
+                       !tg__shape_eq(m[p.n - 1].ndim, m[p.n - 1].shape, m[0].ndim, m[0].shape)))
+        s = tg__error(TG_ERR_SHAPE, "%s: the epilogue must end with the product's dtype and "
+                      "shape, after at least one instruction", c->op->name);
+    if (s == TG_OK)
+        s = tg_infer_set(c, 0, m[0].dtype, m[0].ndim, m[0].shape);
+    tg__fused_free(&p);
+    return s;
+}
+
+/* the product straight into the output, then the rest of the program over
+ * it in place ($0 becomes input n_in: the output itself) */
+static tg_status epilogue_kernel(tg_op_ctx *c)
+{
+    tg_fused_prog p;
+    tg_status s = parse(c, &p);
+    if (s != TG_OK)
+        return s;
+    const tg_fused_instr *P = &p.ins[0];
+    tg_tensor *args[TG_FUSED_MAX_ARGS], *in[TG_MAX_OP_INPUTS + 1];
+    for (int a = 0; a < P->n_args; a++)
+        args[a] = c->in[P->args[a]];
+    tg_op_ctx pc = {.op = P->op, .n_in = P->n_args, .n_out = 1, .in = args, .out = c->out,
+                    .attr = P->attr, .attrs = P->attrs, .n_attrs = P->n_attrs};
+    pc.out_meta[0] = c->out_meta[0];
+    if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {
+        tg_fused_prog *rest = malloc(sizeof *rest);
+        if (!rest) {
+            tg__fused_free(&p);
+            return tg__error(TG_ERR_NOMEM, "%s: out of memory", c->op->name);
+        }
+        rest->n = p.n - 1;
+        for (int k = 1; k < p.n; k++) {
+            tg_fused_instr I = p.ins[k];
+            for (int a = 0; a < I.n_args; a++)
+                if (I.args[a] == -1)
+                    I.args[a] = c->n_in; /* $0: the product, in the output */
+                else if (I.args[a] < 0)
+                    I.args[a] += 1;
+            rest->ins[k - 1] = I;
+        }
+        tg__fused_slots(rest, NULL, 0);
+        for (int i = 0; i < c->n_in; i++)
+            in[i] = c->in[i];
+        in[c->n_in] = c->out[0];
+        int64_t last = rest->n - 1;
+        s = tg__fused_run(c->op->name, rest, c->n_in + 1, in, 1, &last, c->out, false);
+        free(rest); /* its instructions' attributes are p's */
+    } else if (s == TG_OK) {
+        s = tg__error(TG_ERR_ARG, "%s: too many inputs", c->op->name);
+    }
     tg__fused_free(&p);
     return s;
 }
@@ -169,5 +242,13 @@ const tg_op_def tg_op_fused_update = {
     .flags = TG_OP_SIDE_EFFECTS | TG_OP_VIEW, .nondiff = true,
     .infer = update_infer, .make_view = update_write};
 
-const tg_op_def *const tg_ops_fused[] = {&tg_op_fused_elementwise, &tg_op_fused_update,
-                                         NULL};
+/* not elementwise: its output cannot overwrite an input (the product
+ * reads all of them before the first element is written) */
+const tg_op_def tg_op_fused_epilogue = {
+    .name = "fused_epilogue", .n_in = -1, .n_out = 1, .inputs = fused_in,
+    .outputs = fused_out, .attrs = {elementwise_specs, sizeof(tg_fused_attrs)},
+    .flags = TG_OP_PURE, .nondiff = true,
+    .infer = epilogue_infer, .kernel = {[TG_CPU] = epilogue_kernel}};
+
+const tg_op_def *const tg_ops_fused[] = {&tg_op_fused_elementwise, &tg_op_fused_epilogue,
+                                         &tg_op_fused_update, NULL};

@@ -18,7 +18,7 @@
 
 /* at most this many instructions and operands per instruction */
 #define TG_FUSED_MAX_INSTRS 64
-#define TG_FUSED_MAX_ARGS 4
+#define TG_FUSED_MAX_ARGS 8
 /* elements per block: a few blocks of 32 KB stay in L1/L2 */
 #define TG_FUSED_BLOCK 8192
 
@@ -48,9 +48,14 @@ typedef struct tg_fused_prog {
 /* parses text for `who` (the op name, for messages); n_in: inputs the
  * node has (every %i must be below). keep: instructions whose results
  * must live to the end of a block (the results written out), may be
- * NULL. On failure an error names who and the position. */
+ * NULL. producer: the first instruction may be any pure one-output op
+ * with a kernel (fused_epilogue's product). On failure an error names
+ * who and the position. */
 tg_status tg__fused_parse(const char *who, const char *text, int n_in, const int64_t *keep,
-                          int n_keep, tg_fused_prog *p);
+                          int n_keep, bool producer, tg_fused_prog *p);
+/* the interpreter's scratch slots (parse assigns them; again after a
+ * program is edited) */
+void tg__fused_slots(tg_fused_prog *p, const int64_t *keep, int n_keep);
 void tg__fused_free(tg_fused_prog *p);
 
 /* can op be an instruction: pure, elementwise, one output, a CPU kernel,

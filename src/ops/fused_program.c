@@ -14,7 +14,7 @@ bool tg__fused_op_ok(const tg_op_def *op, const tg_attr *attrs, int n_attrs)
 {
     if (!op || !(op->flags & TG_OP_PURE) || !(op->flags & TG_OP_ELEMENTWISE) ||
         op->n_out != 1 || op->make_view || !op->kernel[TG_CPU] || op->n_in < 1 ||
-        op->n_in > TG_FUSED_MAX_ARGS)
+        op->n_in > 4) /* regions of 16 ops keep within 64 inputs */
         return false;
     for (int i = 0; i < n_attrs; i++)
         if (attrs[i].type != TG_ATTR_INT && attrs[i].type != TG_ATTR_FLOAT &&
@@ -200,7 +200,21 @@ static tg_status parse_attrs(parser *P, tg_fused_instr *in)
     return eat(P, ']') ? TG_OK : fail(P, "expected ']'");
 }
 
-static tg_status parse_instr(parser *P, int k, int n_in, tg_fused_instr *in)
+/* a producer (the first instruction of fused_epilogue): any pure op with
+ * one output and a CPU kernel */
+static bool producer_ok(const tg_op_def *op, const tg_attr *attrs, int n_attrs)
+{
+    if (!op || !(op->flags & TG_OP_PURE) || op->n_out != 1 || op->make_view ||
+        !op->kernel[TG_CPU])
+        return false;
+    for (int i = 0; i < n_attrs; i++)
+        if (attrs[i].type != TG_ATTR_INT && attrs[i].type != TG_ATTR_FLOAT &&
+            attrs[i].type != TG_ATTR_INTS)
+            return false;
+    return true;
+}
+
+static tg_status parse_instr(parser *P, int k, int n_in, bool any, tg_fused_instr *in)
 {
     char name[64];
     if (!ident(P, name, sizeof name))
@@ -211,8 +225,10 @@ static tg_status parse_instr(parser *P, int k, int n_in, tg_fused_instr *in)
     tg_status s = parse_attrs(P, in);
     if (s != TG_OK)
         return s;
-    if (!tg__fused_op_ok(in->op, in->attrs, in->n_attrs))
-        return fail(P, "not an elementwise op a program may use");
+    if (any ? !producer_ok(in->op, in->attrs, in->n_attrs)
+            : !tg__fused_op_ok(in->op, in->attrs, in->n_attrs))
+        return fail(P, any ? "not an op a producer may be"
+                           : "not an elementwise op a program may use");
     if (!eat(P, '('))
         return fail(P, "expected '('");
     while (!eat(P, ')')) {
@@ -231,7 +247,7 @@ static tg_status parse_instr(parser *P, int k, int n_in, tg_fused_instr *in)
         in->args[in->n_args++] = kind == '%' ? (int)v : -1 - (int)v;
         P->s = end;
     }
-    if (in->n_args != in->op->n_in)
+    if (in->op->n_in >= 0 ? in->n_args != in->op->n_in : in->n_args < 1)
         return fail(P, "wrong number of operands");
     if (in->op->attrs.size) {
         if (!(in->attr = calloc(1, in->op->attrs.size)))
@@ -249,7 +265,7 @@ static tg_status parse_instr(parser *P, int k, int n_in, tg_fused_instr *in)
 
 /* scratch slots: a result's slot is free again after its last reader, and
  * never shared with an operand of the instruction writing it */
-static void assign_slots(tg_fused_prog *p, const int64_t *keep, int n_keep)
+void tg__fused_slots(tg_fused_prog *p, const int64_t *keep, int n_keep)
 {
     int last[TG_FUSED_MAX_INSTRS], free_slots[TG_FUSED_MAX_INSTRS], n_free = 0;
     for (int k = 0; k < p->n; k++)
@@ -279,7 +295,7 @@ static void assign_slots(tg_fused_prog *p, const int64_t *keep, int n_keep)
 }
 
 tg_status tg__fused_parse(const char *who, const char *text, int n_in, const int64_t *keep,
-                          int n_keep, tg_fused_prog *p)
+                          int n_keep, bool producer, tg_fused_prog *p)
 {
     memset(p, 0, sizeof *p);
     parser P = {who, text ? text : "", text ? text : ""};
@@ -290,7 +306,7 @@ tg_status tg__fused_parse(const char *who, const char *text, int n_in, const int
             break;
         }
         p->n++;
-        s = parse_instr(&P, p->n - 1, n_in, &p->ins[p->n - 1]);
+        s = parse_instr(&P, p->n - 1, n_in, producer && p->n == 1, &p->ins[p->n - 1]);
     } while (s == TG_OK && eat(&P, ';'));
     skip(&P);
     if (s == TG_OK && *P.s)
@@ -303,7 +319,7 @@ tg_status tg__fused_parse(const char *who, const char *text, int n_in, const int
         tg__fused_free(p);
         return s;
     }
-    assign_slots(p, keep, n_keep);
+    tg__fused_slots(p, keep, n_keep);
     return TG_OK;
 }
 

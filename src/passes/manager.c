@@ -19,6 +19,8 @@ const tg_pass_def tg__pass_list[] = {
     {"cse", 1, tg__pass_cse},
     {"dce", 1, tg__pass_dce},
     {"pool_grad", 2, tg__pass_pool_grad},
+    {"fuse_updates", 2, tg__pass_fuse_updates},
+    {"fuse_epilogue", 2, tg__pass_fuse_epilogue},
     {"fuse_elementwise", 2, tg__pass_fuse_elementwise},
     {"dce", 2, tg__pass_dce},
 };

@@ -58,6 +58,8 @@ tg_status tg__pass_cse(tg_pass_ctx *c);
 tg_status tg__pass_simplify(tg_pass_ctx *c);
 tg_status tg__pass_pool_grad(tg_pass_ctx *c);
 tg_status tg__pass_fuse_elementwise(tg_pass_ctx *c);
+tg_status tg__pass_fuse_updates(tg_pass_ctx *c);
+tg_status tg__pass_fuse_epilogue(tg_pass_ctx *c);
 
 /* ---- running them (manager.c) -------------------------------------------------- */
 typedef struct tg_passes_in {

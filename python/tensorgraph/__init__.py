@@ -22,6 +22,7 @@ from ._ops import *  # noqa: F401,F403  (the op table's functions, PyTorch's nam
 from ._ops import __all__ as _ops_all
 from ._ops_shape import *  # noqa: F401,F403  (composed shape/array functions)
 from ._ops_math import *  # noqa: F401,F403  (composed elementwise math)
+from ._ops_more import *  # noqa: F401,F403  (more composed functions)
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)

@@ -167,12 +167,16 @@ _Expm1 = _function('Expm1', _expm1_value, lambda x, g: g * _C.exp(x))
 def log1p(input):
     """log(1 + x), accurate for tiny x (Kahan's composition; gradient
     1 / (1 + x))"""
-    return _Log1p.apply(_float(input))
+    x = _float(input)
+    # a graph (tg.function) differentiates the composition itself: its
+    # terms stay O(1), so that gradient is accurate too
+    return _log1p_value(x) if x.is_symbolic else _Log1p.apply(x)
 
 
 def expm1(input):
     """exp(x) - 1, accurate for tiny x (gradient exp(x))"""
-    return _Expm1.apply(_float(input))
+    x = _float(input)
+    return _expm1_value(x) if x.is_symbolic else _Expm1.apply(x)
 
 
 def logaddexp(input, other):

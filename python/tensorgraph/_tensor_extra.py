@@ -15,7 +15,7 @@ import builtins
 import itertools
 import weakref
 
-from . import _C, _ops_math, _ops_shape
+from . import _C, _ops_math, _ops_more, _ops_shape
 from ._tensor import _update, _no_record
 
 Tensor = _C.Tensor
@@ -32,6 +32,11 @@ _MATH = ('isnan', 'isinf', 'isfinite', 'isposinf', 'isneginf', 'isreal', 'lerp',
          'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'deg2rad',
          'rad2deg', 'float_power', 'sinh', 'cosh', 'signbit', 'sgn', 'positive',
          'absolute')
+_MORE = ('nan_to_num', 'nansum', 'nanmean', 'aminmax', 'mv', 'addmv', 'addr', 'baddbmm',
+         'addbmm', 'kron', 'cross', 'unique', 'bincount', 'multinomial')
+for _n in _MORE:
+    _methods[_n] = getattr(_ops_more, _n)
+_methods['where'] = lambda self, condition, y: _ops_more.where(condition, self, y)
 for _n in _SHAPE:
     _methods[_n] = getattr(_ops_shape, _n)
 for _n in _MATH:
@@ -41,7 +46,7 @@ _INPLACE = ('tril', 'triu', 'scatter', 'scatter_add', 'index_add', 'index_fill',
             'lerp', 'addcmul', 'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac',
             'log1p', 'expm1', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'hypot', 'atan2',
             'logit', 'floor_divide', 'cumprod', 'sinh', 'cosh', 'deg2rad', 'rad2deg',
-            'sgn')
+            'sgn', 'nan_to_num', 'addmv', 'addr', 'baddbmm', 'addbmm')
 
 
 def _inplace(fn):
@@ -52,7 +57,7 @@ def _inplace(fn):
 
 
 for _n in _INPLACE:
-    _methods[_n + '_'] = _inplace(_methods[_n])
+    _methods[_n + '_'] = _inplace(_methods[_n] if _n in _methods else getattr(_ops_more, _n))
 
 
 def _method(fn):
@@ -61,7 +66,11 @@ def _method(fn):
 
 
 @_method
-def flip(self, *dims):
+def flip(self, *dims, **kwargs):
+    if 'dims' in kwargs:  # x.flip(dims=...)
+        dims = (kwargs.pop('dims'),)
+    if kwargs:
+        raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if len(dims) == 1 and not isinstance(dims[0], int):
         dims = tuple(dims[0])
     return _ops_shape.flip(self, dims)

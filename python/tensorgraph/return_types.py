@@ -4,3 +4,4 @@ from collections import namedtuple
 ValuesIndices = namedtuple('ValuesIndices', ['values', 'indices'])
 topk = namedtuple('topk', ['values', 'indices'])
 sort = namedtuple('sort', ['values', 'indices'])
+MinMax = namedtuple('aminmax', ['min', 'max'])

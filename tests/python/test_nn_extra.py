@@ -280,3 +280,52 @@ def test_two_input_modules():
     check(nn.MultiLabelSoftMarginLoss(), torch.nn.MultiLabelSoftMarginLoss(), a(3, 4),
           (a(3, 4) > 0).astype(np.float64))
     check(nn.HingeEmbeddingLoss(), torch.nn.HingeEmbeddingLoss(), a(3), y)
+
+
+def test_nn_utils():
+    from tensorgraph.nn.utils.rnn import pad_sequence
+    seqs = [a(3, 2), a(1, 2), a(4, 2)]
+    for bf in (False, True):
+        check(lambda *s: pad_sequence(list(s), batch_first=bf, padding_value=-1.0),
+              lambda *s: torch.nn.utils.rnn.pad_sequence(list(s), batch_first=bf, padding_value=-1.0),
+              *seqs)
+    for norm_type in (2.0, 1.0, float('inf')):
+        grads = [a(3, 2), a(4)]
+        ps_tg = [tg.zeros(*g.shape, dtype=tg.float64, requires_grad=True) for g in grads]
+        ps_t = [torch.zeros(*g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
+        for p, q, g in zip(ps_tg, ps_t, grads):
+            p.grad, q.grad = tg.tensor(g), torch.tensor(g)
+        n1 = nn.utils.clip_grad_norm_(ps_tg, 0.5, norm_type)
+        n2 = torch.nn.utils.clip_grad_norm_(ps_t, 0.5, norm_type)
+        np.testing.assert_allclose(n1.item(), n2.item(), 1e-12)
+        for p, q in zip(ps_tg, ps_t):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), 1e-12)
+    m = nn.Linear(3, 2)
+    v = nn.utils.parameters_to_vector(m.parameters())
+    assert v.shape == (8,)
+    nn.utils.vector_to_parameters(v * 0 + 1, m.parameters())
+    assert (m.weight.detach().numpy() == 1).all() and (m.bias.detach().numpy() == 1).all()
+
+
+def test_embedding_options():
+    idx = np.array([[0, 2, 1], [2, 2, 3]])
+    w = a(5, 3)
+    for pad in (None, 2, -1):
+        check(lambda ww: F.embedding(tg.tensor(idx), ww, padding_idx=pad),
+              lambda ww: TF.embedding(torch.tensor(idx), ww, padding_idx=pad), w)
+    m_tg, m_t = nn.Embedding(5, 3, 1), torch.nn.Embedding(5, 3, 1)
+    assert (m_tg.weight.detach().numpy()[1] == 0).all()
+    assert repr(m_tg) == repr(m_t)
+    m_tg = nn.Embedding.from_pretrained(tg.tensor(w), padding_idx=0)
+    m_t = torch.nn.Embedding.from_pretrained(torch.tensor(w), padding_idx=0)
+    assert not m_tg.weight.requires_grad
+    check(lambda i: m_tg(i), lambda i: m_t(i), idx)
+    m_tg = nn.Embedding.from_pretrained(tg.tensor(w), freeze=False, max_norm=0.5)
+    m_t = torch.nn.Embedding.from_pretrained(torch.tensor(w), freeze=False, max_norm=0.5)
+    out_tg, out_t = m_tg(tg.tensor(idx)), m_t(torch.tensor(idx))
+    np.testing.assert_allclose(out_tg.detach().numpy(), out_t.detach().numpy(), 1e-6)
+    np.testing.assert_allclose(m_tg.weight.detach().numpy(), m_t.weight.detach().numpy(), 1e-6)
+    with pytest.raises(AssertionError):
+        nn.Embedding(5, 3, padding_idx=7)
+    with pytest.raises(NotImplementedError):
+        F.embedding(tg.tensor(idx), tg.tensor(w), sparse=True)

@@ -19,6 +19,11 @@ from .activation import (SiLU, Mish, Hardtanh, ReLU6, LogSigmoid, Softsign, GLU,
                          AdaptiveAvgPool2d, Unfold, Fold, Dropout1d, Dropout2d, Dropout3d, PReLU,
                          Unflatten, ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d,
                          ZeroPad2d, ZeroPad3d)
+from .sparse import Embedding  # supersedes layers.Embedding (padding_idx, from_pretrained)
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
+from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerDecoder, Transformer)
+from .param_containers import ParameterList, ParameterDict
 from .loss import (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss,
                    CrossEntropyLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss,
                    SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
@@ -42,4 +47,8 @@ __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'ConvTranspose2d', 'Conv1d
            'ZeroPad1d', 'ZeroPad2d', 'ZeroPad3d', 'L1Loss', 'SmoothL1Loss', 'HuberLoss',
            'BCELoss', 'KLDivLoss', 'MarginRankingLoss', 'HingeEmbeddingLoss', 'SoftMarginLoss',
            'CosineEmbeddingLoss', 'TripletMarginLoss', 'PoissonNLLLoss', 'GaussianNLLLoss',
-           'MultiLabelSoftMarginLoss']
+           'MultiLabelSoftMarginLoss',
+           'RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell',
+           'MultiheadAttention', 'TransformerEncoderLayer', 'TransformerDecoderLayer',
+           'TransformerEncoder', 'TransformerDecoder', 'Transformer', 'ParameterList',
+           'ParameterDict']

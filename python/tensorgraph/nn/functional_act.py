@@ -9,13 +9,14 @@ import warnings
 from .. import _C
 from .._creation import ones, zeros
 from .._ops_math import expm1
+from .sparse import embedding  # noqa: F401  (padding_idx, max_norm)
 
 __all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu', 'threshold',
            'prelu', 'celu', 'softmin', 'tanhshrink', 'softshrink', 'hardshrink', 'softplus',
            'cosine_similarity', 'pairwise_distance', 'dropout1d', 'dropout2d', 'dropout3d',
            'scaled_dot_product_attention', 'pixel_shuffle', 'pixel_unshuffle',
            'adaptive_max_pool2d', 'adaptive_avg_pool2d', 'adaptive_avg_pool1d',
-           'adaptive_max_pool1d', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_']
+           'adaptive_max_pool1d', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_', 'embedding']
 
 
 def _inplace(input, out, inplace):

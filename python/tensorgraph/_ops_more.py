@@ -1,0 +1,317 @@
+"""More of PyTorch's commonly used functions, composed: nan_to_num,
+nansum/nanmean, std_mean/var_mean, aminmax, where(condition), bucketize,
+cdist, matrix products (mv, addmv, addr, baddbmm, addbmm, kron,
+block_diag, cross, cartesian_prod), tril/triu_indices, and the
+data-dependent unique / bincount / multinomial (read on the host: eager
+only)."""
+import builtins
+import math
+
+import numpy as np
+
+from . import _C
+from ._creation import arange, tensor, zeros
+
+Tensor = _C.Tensor
+
+__all__ = ['nan_to_num', 'nansum', 'nanmean', 'std_mean', 'var_mean', 'aminmax', 'where',
+           'bucketize', 'cdist', 'mv', 'addmv', 'addr', 'baddbmm', 'addbmm', 'kron',
+           'block_diag', 'cross', 'cartesian_prod', 'tril_indices', 'triu_indices', 'unique',
+           'bincount', 'multinomial', 'cosine_similarity', 'pairwise_distance',
+           'pixel_shuffle', 'pixel_unshuffle', 'prelu', 'logsigmoid']
+
+_c_where = _C.where
+
+
+def _const(x, v):
+    return _C.add(zeros((), dtype=x.dtype), v)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN -> nan, +inf -> posinf, -inf -> neginf (default: the dtype's
+    largest / lowest finite value)"""
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    big = float(np.finfo(np.float32 if input.dtype == _C.float32 else np.float64).max)
+    posinf = big if posinf is None else posinf
+    neginf = -big if neginf is None else neginf
+    x = _c_where(input != input, _const(input, nan), input)
+    x = _c_where(x == math.inf, _const(input, posinf), x)
+    return _c_where(x == -math.inf, _const(input, neginf), x)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    from ._ops import sum as _sum
+    x = input.to(dtype) if dtype is not None else input
+    if x.dtype.is_floating_point:
+        x = _c_where(x != x, _const(x, 0), x)
+    return _sum(x, dim, keepdim)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    x = input.to(dtype) if dtype is not None else input
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
+                           f"{x.dtype}")
+    ok = x == x
+    n = _C.sum(ok.to(x.dtype), dim, keepdim)
+    return _C.sum(_c_where(ok, x, _const(x, 0)), dim, keepdim) / n
+
+
+def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    return (_C.std(input, dim, unbiased, keepdim, correction),
+            _C.mean(input, dim, keepdim))
+
+
+def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    return (_C.var(input, dim, unbiased, keepdim, correction),
+            _C.mean(input, dim, keepdim))
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    from .return_types import MinMax
+    return MinMax(_C.amin(input, dim, keepdim), _C.amax(input, dim, keepdim))
+
+
+def where(condition, input=None, other=None):
+    """where(condition, input, other), or where(condition) alone:
+    nonzero(condition, as_tuple=True)"""
+    if input is None and other is None:
+        from ._ops_shape import nonzero
+        return nonzero(condition, as_tuple=True)
+    return _c_where(condition, input, other)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """the index of the bucket of each value among sorted boundaries (a
+    count of the boundaries below it)"""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    x = input if isinstance(input, Tensor) else tensor(input)
+    b = boundaries.reshape(*([1] * x.ndim), -1)
+    below = (b <= x.unsqueeze(-1)) if right else (b < x.unsqueeze(-1))
+    return _C.sum(below.to(_C.int64), -1).to(_C.int32 if out_int32 else _C.int64)
+
+
+def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
+    """p-norm distances between the rows of x1 [.., P, M] and x2 [.., R, M]"""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    d = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()   # [.., P, R, M]
+    if p == 0:
+        return _C.sum((d != 0).to(d.dtype), -1)
+    if p == math.inf:
+        return _C.amax(d, -1)
+    if p == 1:
+        return _C.sum(d, -1)
+    if p == 2:
+        return _C.sqrt(_C.sum(d * d, -1))
+    return _C.sum(d ** p, -1) ** (1.0 / p)
+
+
+def mv(input, vec):
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+    return _C.matmul(input, vec)
+
+
+def _scaled(x, s):
+    return x if s == 1 else x * s
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    r = _scaled(mv(mat, vec), alpha)
+    return r if beta == 0 else _scaled(input, beta) + r
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    from ._ops_shape import outer
+    r = _scaled(outer(vec1, vec2), alpha)
+    return r if beta == 0 else _scaled(input, beta) + r
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    r = _scaled(_C.matmul(batch1, batch2), alpha)
+    return r if beta == 0 else _scaled(input, beta) + r
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    r = _scaled(_C.sum(_C.matmul(batch1, batch2), 0), alpha)
+    return r if beta == 0 else _scaled(input, beta) + r
+
+
+def kron(input, other):
+    """the Kronecker product: out[i*m + k] = a[i] * b[k] per dim"""
+    nd = builtins.max(input.ndim, other.ndim)
+    a = input.reshape(*([1] * (nd - input.ndim)), *input.shape)
+    b = other.reshape(*([1] * (nd - other.ndim)), *other.shape)
+    a_shape, b_shape = a.shape, b.shape
+    # interleave: a -> [a0, 1, a1, 1, ...], b -> [1, b0, 1, b1, ...]
+    ai = a.reshape(*[v for s in a_shape for v in (s, 1)])
+    bi = b.reshape(*[v for s in b_shape for v in (1, s)])
+    return (ai * bi).reshape(*[x * y for x, y in zip(a_shape, b_shape)])
+
+
+def block_diag(*tensors):
+    ts = [t.reshape(1, -1) if t.ndim == 1 else t.reshape(1, 1) if t.ndim == 0 else t
+          for t in tensors]
+    for t in ts:
+        if t.ndim != 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {ts.index(t)} has {t.ndim} dimensions")
+    if not ts:
+        return zeros(1, 0)
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = _C.promote_types(dt, t.dtype)
+    cols = builtins.sum(t.shape[1] for t in ts)
+    rows, left = [], 0
+    for t in ts:
+        r, c = t.shape
+        rows.append(_C._pad(t.to(dt), [0, 0, left, cols - left - c], 0))
+        left += c
+    return _C.cat(rows, 0)
+
+
+def cross(input, other, dim=None):
+    """the 3-vector cross product along dim (default: the first dim of
+    size 3, as torch.cross)"""
+    if dim is None:
+        sizes = [i for i, s in enumerate(input.shape) if s == 3]
+        if not sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes[0]
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[dim]} and {other.shape[dim]}")
+    a = [input.narrow(dim, i, 1) for i in range(3)]
+    b = [other.narrow(dim, i, 1) for i in range(3)]
+    return _C.cat([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                   a[0] * b[1] - a[1] * b[0]], dim)
+
+
+def cartesian_prod(*tensors):
+    from ._ops_shape import meshgrid
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing='ij')
+    return _C.stack([g.reshape(-1) for g in grids], 1)
+
+
+def _tri_indices(row, col, offset, lower, dtype):
+    r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return tensor(np.stack([r, c]).reshape(2, -1), dtype=dtype or _C.int64)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, True, dtype)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _tri_indices(row, col, offset, False, dtype)
+
+
+def _host(t, name):
+    if t.is_symbolic:
+        raise RuntimeError(f"{name}: the result depends on the values, which a tg.function "
+                           f"trace cannot read (run it eagerly)")
+    return t.detach().numpy()
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """the distinct values (sorted), with the inverse indices and counts
+    when asked (eager only)"""
+    a = _host(input, 'unique')
+    if dim is None:
+        vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+        inv = inv.reshape(a.shape)
+    else:
+        vals, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=dim)
+        inv = inv.reshape(-1)
+    out = [tensor(vals, dtype=input.dtype)]
+    if return_inverse:
+        out.append(tensor(inv, dtype=_C.int64))
+    if return_counts:
+        out.append(tensor(cnt, dtype=_C.int64))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def bincount(input, weights=None, minlength=0):
+    a = _host(input, 'bincount')
+    if a.ndim != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if input.dtype.is_floating_point or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return tensor(np.bincount(a, minlength=minlength), dtype=_C.int64)
+    w = _host(weights, 'bincount')
+    r = np.bincount(a, weights=w, minlength=minlength)
+    return tensor(r, dtype=weights.dtype if weights.dtype.is_floating_point else _C.float64)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """indices drawn with probabilities proportional to the rows of input
+    (the tensorgraph generator's uniforms, inverse CDF on the host)"""
+    from ._creation import rand
+    p = _host(input, 'multinomial').astype(np.float64)
+    squeeze = p.ndim == 1
+    p = np.atleast_2d(p)
+    if (p < 0).any() or not np.isfinite(p).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (p.sum(1) == 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and num_samples > p.shape[1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    if not replacement and ((p > 0).sum(1) < num_samples).any():
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
+                           "enough non-negative category to sample)")
+    out = np.zeros((p.shape[0], num_samples), dtype=np.int64)
+    u = rand(p.shape[0], num_samples, generator=generator, dtype=_C.float64).numpy()
+    for i in range(p.shape[0]):
+        w = p[i].copy()
+        for j in range(num_samples):
+            idx = np.flatnonzero(w > 0)  # zero-probability categories are never drawn
+            cdf = np.cumsum(w[idx])
+            k = int(np.searchsorted(cdf, u[i, j] * cdf[-1], side='right'))
+            out[i, j] = idx[builtins.min(k, len(idx) - 1)]
+            if not replacement:
+                w[out[i, j]] = 0
+    r = tensor(out, dtype=_C.int64)
+    return r[0] if squeeze else r
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    from .nn.functional_act import cosine_similarity as f
+    return f(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    from .nn.functional_act import pairwise_distance as f
+    return f(x1, x2, p, eps, keepdim)
+
+
+def pixel_shuffle(input, upscale_factor):
+    from .nn.functional_act import pixel_shuffle as f
+    return f(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    from .nn.functional_act import pixel_unshuffle as f
+    return f(input, downscale_factor)
+
+
+def prelu(input, weight):
+    from .nn.functional_act import prelu as f
+    return f(input, weight)
+
+
+def logsigmoid(input):
+    return -_C.softplus(-input)

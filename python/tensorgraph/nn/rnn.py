@@ -1,0 +1,294 @@
+"""Recurrent layers: RNN, LSTM, GRU (multi-layer, batch_first,
+bidirectional, dropout between layers) and their cells, over existing ops.
+PyTorch's parameter names (weight_ih_l0, bias_hh_l1_reverse, ...), shapes,
+gate orders (LSTM i f g o, GRU r z n) and initialisation
+(U(-1/sqrt(hidden), 1/sqrt(hidden))), so state_dicts load both ways.
+
+Per layer and direction the input projection of every time step is one
+matmul; the recurrence then runs step by step (h @ W_hh^T per step)."""
+import math
+
+from .. import _C
+from .._creation import zeros
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+_GATES = {'RNN_TANH': 1, 'RNN_RELU': 1, 'LSTM': 4, 'GRU': 3}
+
+
+def _rnn_step(mode, gi, h, w_hh, b_hh):
+    """one step of a plain RNN from the input projection gi"""
+    gh = _C.matmul(h, w_hh.t())
+    if b_hh is not None:
+        gh = gh + b_hh
+    return (_C.tanh if mode == 'RNN_TANH' else _C.relu)(gi + gh)
+
+
+def _lstm_step(gi, h, c, w_hh, b_hh):
+    g = gi + _C.matmul(h, w_hh.t())
+    if b_hh is not None:
+        g = g + b_hh
+    i, f, gg, o = g.chunk(4, -1)
+    c = _C.sigmoid(f) * c + _C.sigmoid(i) * _C.tanh(gg)
+    return _C.sigmoid(o) * _C.tanh(c), c
+
+
+def _gru_step(gi, h, w_hh, b_hh):
+    gh = _C.matmul(h, w_hh.t())
+    if b_hh is not None:
+        gh = gh + b_hh
+    ir, iz, in_ = gi.chunk(3, -1)
+    hr, hz, hn = gh.chunk(3, -1)
+    r = _C.sigmoid(ir + hr)
+    z = _C.sigmoid(iz + hz)
+    n = _C.tanh(in_ + r * hn)
+    return (1 - z) * n + z * h
+
+
+class RNNBase(Module):
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
+                 device=None, dtype=None):
+        super().__init__()
+        if not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1 or \
+                isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if hidden_size <= 0 or not isinstance(hidden_size, int):
+            raise ValueError("hidden_size must be an integer greater than zero")
+        if num_layers <= 0 or not isinstance(num_layers, int):
+            raise ValueError("num_layers must be an integer greater than zero")
+        if proj_size:
+            raise NotImplementedError("LSTM proj_size is not supported")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        dt = dtype or _C.float32
+        gate = _GATES[mode] * hidden_size
+        dirs = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            in_size = input_size if layer == 0 else hidden_size * dirs
+            for d in range(dirs):
+                sfx = f'_l{layer}' + ('_reverse' if d else '')
+                shapes = [('weight_ih', (gate, in_size)), ('weight_hh', (gate, hidden_size))]
+                if bias:
+                    shapes += [('bias_ih', (gate,)), ('bias_hh', (gate,))]
+                for name, shape in shapes:
+                    setattr(self, name + sfx, Parameter(zeros(*shape, dtype=dt)))
+                    self._flat_weights_names.append(name + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -stdv, stdv)
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, n) for n in self._flat_weights_names if n.endswith(s)]
+                for s in self._suffixes()]
+
+    def _suffixes(self):
+        return [f'_l{layer}' + ('_reverse' if d else '') for layer in range(self.num_layers)
+                for d in range(2 if self.bidirectional else 1)]
+
+    def _weights(self, sfx):
+        w = [getattr(self, 'weight_ih' + sfx), getattr(self, 'weight_hh' + sfx)]
+        if self.bias:
+            return w + [getattr(self, 'bias_ih' + sfx), getattr(self, 'bias_hh' + sfx)]
+        return w + [None, None]
+
+    def _check_input(self, input, hx):
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
+                             f"{input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]}")
+
+    def _run_direction(self, x, sfx, reverse, h, c):
+        """x: (L, N, in); returns outputs (L, N, H), last h (and c)"""
+        w_ih, w_hh, b_ih, b_hh = self._weights(sfx)
+        L = x.shape[0]
+        gi = _C.matmul(x, w_ih.t())  # every step's input projection at once
+        if b_ih is not None:
+            gi = gi + b_ih
+        outs = [None] * L
+        for k in range(L):
+            t = L - 1 - k if reverse else k
+            g = gi[t]
+            if self.mode == 'LSTM':
+                h, c = _lstm_step(g, h, c, w_hh, b_hh)
+            elif self.mode == 'GRU':
+                h = _gru_step(g, h, w_hh, b_hh)
+            else:
+                h = _rnn_step(self.mode, g, h, w_hh, b_hh)
+            outs[t] = h
+        return _C.stack(outs, 0) if L else x.new_zeros(0, x.shape[1], self.hidden_size), h, c
+
+    def forward(self, input, hx=None):
+        self._check_input(input, hx)
+        batched = input.ndim == 3
+        lstm = self.mode == 'LSTM'
+        x = input if batched else input.unsqueeze(1)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        n = x.shape[1]
+        dirs = 2 if self.bidirectional else 1
+        expect = (self.num_layers * dirs, n, self.hidden_size)
+        if hx is None:
+            h0 = zeros(*expect, dtype=x.dtype)
+            c0 = h0 if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            if not batched:
+                if h0.ndim != 2 or (lstm and c0.ndim != 2):
+                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got "
+                                       f"{h0.ndim}-D tensor")
+                h0 = h0.unsqueeze(1)
+                c0 = c0.unsqueeze(1) if lstm else None
+            elif h0.ndim != 3 or (lstm and c0.ndim != 3):
+                raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
+                                   f"{h0.ndim}-D tensor")
+            for name, t in (('hidden', h0), ('cell', c0)):
+                if t is not None and tuple(t.shape) != expect:
+                    raise RuntimeError(f"Expected {name} size {expect}, got {tuple(t.shape)}")
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                k = layer * dirs + d
+                sfx = f'_l{layer}' + ('_reverse' if d else '')
+                o, h, c = self._run_direction(x, sfx, d == 1, h0[k],
+                                              c0[k] if lstm else None)
+                outs.append(o)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if dirs == 1 else _C.cat(outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = _C.dropout(x, self.dropout, True, False, None)
+        h_n = _C.stack(hs, 0)
+        c_n = _C.stack(cs, 0) if lstm else None
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        if not batched:
+            x = x.squeeze(1)
+            h_n = h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if lstm else None
+        return x, ((h_n, c_n) if lstm else h_n)
+
+    def extra_repr(self):
+        s = f'{self.input_size}, {self.hidden_size}'
+        if self.num_layers != 1:
+            s += f', num_layers={self.num_layers}'
+        if not self.bias:
+            s += ', bias=False'
+        if self.batch_first:
+            s += ', batch_first=True'
+        if self.dropout:
+            s += f', dropout={self.dropout}'
+        if self.bidirectional:
+            s += ', bidirectional=True'
+        return s
+
+    def flatten_parameters(self):
+        """PyTorch's cuDNN weight compaction: nothing to do on the CPU"""
+
+
+class RNN(RNNBase):
+    def __init__(self, *args, nonlinearity='tanh', **kwargs):
+        if len(args) > 3:  # RNN(input, hidden, layers, nonlinearity, bias, ...)
+            nonlinearity, args = args[3], args[:3] + args[4:]
+        if nonlinearity not in ('tanh', 'relu'):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             f"'relu'.")
+        super().__init__('RNN_TANH' if nonlinearity == 'tanh' else 'RNN_RELU', *args, **kwargs)
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(RNNBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__('LSTM', *args, **kwargs)
+
+
+class GRU(RNNBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__('GRU', *args, **kwargs)
+
+
+class RNNCellBase(Module):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        dt = dtype or _C.float32
+        self.weight_ih = Parameter(zeros(num_chunks * hidden_size, input_size, dtype=dt))
+        self.weight_hh = Parameter(zeros(num_chunks * hidden_size, hidden_size, dtype=dt))
+        if bias:
+            self.bias_ih = Parameter(zeros(num_chunks * hidden_size, dtype=dt))
+            self.bias_hh = Parameter(zeros(num_chunks * hidden_size, dtype=dt))
+        else:
+            self.register_parameter('bias_ih', None)
+            self.register_parameter('bias_hh', None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -stdv, stdv)
+
+    def _prepare(self, input, hx, lstm=False):
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got "
+                             f"{input.ndim}D instead")
+        batched = input.ndim == 2
+        x = input if batched else input.unsqueeze(0)
+        if hx is None:
+            z = zeros(x.shape[0], self.hidden_size, dtype=x.dtype)
+            hx = (z, z) if lstm else z
+        elif not batched:
+            hx = tuple(h.unsqueeze(0) for h in hx) if lstm else hx.unsqueeze(0)
+        gi = _C.matmul(x, self.weight_ih.t())
+        if self.bias_ih is not None:
+            gi = gi + self.bias_ih
+        return batched, gi, hx
+
+    def extra_repr(self):
+        s = f'{self.input_size}, {self.hidden_size}'
+        return s if self.bias else s + ', bias=False'
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity='tanh', device=None,
+                 dtype=None):
+        if nonlinearity not in ('tanh', 'relu'):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__(input_size, hidden_size, bias, 1, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        batched, gi, h = self._prepare(input, hx)
+        mode = 'RNN_TANH' if self.nonlinearity == 'tanh' else 'RNN_RELU'
+        h = _rnn_step(mode, gi, h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, dtype)
+
+    def forward(self, input, hx=None):
+        batched, gi, (h, c) = self._prepare(input, hx, lstm=True)
+        h, c = _lstm_step(gi, h, c, self.weight_hh, self.bias_hh)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, dtype)
+
+    def forward(self, input, hx=None):
+        batched, gi, h = self._prepare(input, hx)
+        h = _gru_step(gi, h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)

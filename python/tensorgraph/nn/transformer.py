@@ -1,0 +1,359 @@
+"""Attention and transformer layers over existing ops: MultiheadAttention
+(batch_first either way, key_padding_mask and attn_mask as bool or float,
+add_bias_kv, add_zero_attn, separate kdim/vdim), TransformerEncoderLayer,
+TransformerDecoderLayer and their stacks. PyTorch's submodule and
+parameter names (in_proj_weight, out_proj.weight, self_attn.*, linear1,
+norm1, ...) and initialisation, so state_dicts load both ways."""
+import copy
+import math
+
+from .. import _C
+from .._creation import zeros
+from . import functional as F, init
+from .containers import ModuleList
+from .layers import Dropout, LayerNorm, Linear
+from .module import Module
+from .parameter import Parameter
+
+
+def _float_mask(mask, dtype, name):
+    """a bool mask (True: not allowed) as -inf / 0; a float mask as it is"""
+    if mask is None:
+        return None
+    if mask.dtype == _C.bool:
+        return _C.where(mask, _C.add(zeros((), dtype=dtype), -math.inf), zeros((), dtype=dtype))
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask.to(dtype)
+
+
+class MultiheadAttention(Module):
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads, self.dropout, self.batch_first = num_heads, dropout, batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        dt = dtype or _C.float32
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(zeros(3 * embed_dim, embed_dim, dtype=dt))
+            self.register_parameter('q_proj_weight', None)
+            self.register_parameter('k_proj_weight', None)
+            self.register_parameter('v_proj_weight', None)
+        else:
+            self.q_proj_weight = Parameter(zeros(embed_dim, embed_dim, dtype=dt))
+            self.k_proj_weight = Parameter(zeros(embed_dim, self.kdim, dtype=dt))
+            self.v_proj_weight = Parameter(zeros(embed_dim, self.vdim, dtype=dt))
+            self.register_parameter('in_proj_weight', None)
+        if bias:
+            self.in_proj_bias = Parameter(zeros(3 * embed_dim, dtype=dt))
+        else:
+            self.register_parameter('in_proj_bias', None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dt)
+        if add_bias_kv:
+            self.bias_k = Parameter(zeros(1, 1, embed_dim, dtype=dt))
+            self.bias_v = Parameter(zeros(1, 1, embed_dim, dtype=dt))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def _projections(self, query, key, value):
+        e = self.embed_dim
+        b = self.in_proj_bias
+        bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            wq, wk, wv = w[:e], w[e:2 * e], w[2 * e:]
+        else:
+            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False):
+        """(attn_output, attn_weights); weights averaged over heads unless
+        average_attn_weights=False, None unless need_weights"""
+        batched = query.ndim == 3
+        if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
+            raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but "
+                                 f"received {query.ndim}-D query tensor")
+        if self.batch_first and batched:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        if not batched:
+            query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        L, N, E = query.shape
+        if E != self.embed_dim:
+            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but "
+                                 f"got {E}")
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
+                                 f"{tuple(value.shape)}")
+        if is_causal and attn_mask is None:
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
+                               "the Transformer module method `generate_square_subsequent_mask` "
+                               "to create this mask.")
+        H, D = self.num_heads, self.head_dim
+        q, k, v = self._projections(query, key, value)
+        attn_mask = _float_mask(attn_mask, q.dtype, 'attn_mask')
+        kpm = _float_mask(key_padding_mask, q.dtype, 'key_padding_mask')
+        if attn_mask is not None:
+            S0 = key.shape[0]
+            if attn_mask.ndim == 2:
+                if tuple(attn_mask.shape) != (L, S0):
+                    raise RuntimeError(f"The shape of the 2D attn_mask is "
+                                       f"{tuple(attn_mask.shape)}, but should be {(L, S0)}.")
+                attn_mask = attn_mask.unsqueeze(0)
+            elif attn_mask.ndim == 3:
+                if tuple(attn_mask.shape) != (N * H, L, S0):
+                    raise RuntimeError(f"The shape of the 3D attn_mask is "
+                                       f"{tuple(attn_mask.shape)}, but should be "
+                                       f"{(N * H, L, S0)}.")
+            else:
+                raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+        if self.bias_k is not None:
+            k = _C.cat([k, self.bias_k.expand(1, N, E)], 0)
+            v = _C.cat([v, self.bias_v.expand(1, N, E)], 0)
+            attn_mask = F.pad(attn_mask, (0, 1)) if attn_mask is not None else None
+            kpm = F.pad(kpm, (0, 1)) if kpm is not None else None
+        # (len, N, E) -> (N * H, len, D)
+        q = q.reshape(L, N * H, D).transpose(0, 1)
+        k = k.reshape(k.shape[0], N * H, D).transpose(0, 1)
+        v = v.reshape(v.shape[0], N * H, D).transpose(0, 1)
+        if self.add_zero_attn:
+            k = _C.cat([k, zeros(N * H, 1, D, dtype=k.dtype)], 1)
+            v = _C.cat([v, zeros(N * H, 1, D, dtype=v.dtype)], 1)
+            attn_mask = F.pad(attn_mask, (0, 1)) if attn_mask is not None else None
+            kpm = F.pad(kpm, (0, 1)) if kpm is not None else None
+        S = k.shape[1]
+        if kpm is not None:
+            if tuple(kpm.shape) != (N, S):
+                raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
+                                     f"{tuple(kpm.shape)}")
+            kpm = kpm.reshape(N, 1, 1, S).expand(N, H, 1, S).reshape(N * H, 1, S)
+            attn_mask = kpm if attn_mask is None else attn_mask + kpm
+        scores = _C.matmul(q * (1.0 / math.sqrt(D)), k.transpose(1, 2))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        w = _C.softmax(scores, -1)
+        if self.dropout > 0 and self.training:
+            w = _C.dropout(w, self.dropout, True, False, None)
+        out = _C.matmul(w, v)                                   # (N * H, L, D)
+        out = out.transpose(0, 1).reshape(L, N, E)
+        out = self.out_proj(out)
+        weights = None
+        if need_weights:
+            weights = w.reshape(N, H, L, S)
+            if average_attn_weights:
+                weights = _C.mean(weights, 1)
+            if not batched:
+                weights = weights.squeeze(0)
+        if self.batch_first and batched:
+            out = out.transpose(0, 1)
+        if not batched:
+            out = out.squeeze(1)
+        return out, weights
+
+
+def _activation(act):
+    if callable(act):
+        return act
+    if act == 'relu':
+        return F.relu
+    if act == 'gelu':
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {act}")
+
+
+class TransformerEncoderLayer(Module):
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu',
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, device=None,
+                 dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                            batch_first=batch_first, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = _activation(activation)
+        self.batch_first = batch_first
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+
+class TransformerDecoderLayer(Module):
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu',
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, device=None,
+                 dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                            batch_first=batch_first, dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                 batch_first=batch_first, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask):
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
+                                key_padding_mask=key_padding_mask, need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask,
+                                               memory_key_padding_mask))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+
+def _clones(module, n):
+    return ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+class TransformerEncoder(Module):
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
+                 mask_check=True):
+        super().__init__()
+        self.layers = _clones(encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoder(Module):
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                      tgt_key_padding_mask=tgt_key_padding_mask,
+                      memory_key_padding_mask=memory_key_padding_mask)
+        return self.norm(x) if self.norm is not None else x
+
+
+def generate_square_subsequent_mask(sz, device=None, dtype=None):
+    """float mask: -inf above the diagonal, 0 elsewhere"""
+    from .._ops_shape import triu
+    from .._creation import full
+    return triu(full((sz, sz), -math.inf, dtype=dtype or _C.float32), 1)
+
+
+class Transformer(Module):
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+                 dim_feedforward=2048, dropout=0.1, activation='relu', custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
+                 device=None, dtype=None):
+        super().__init__()
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                            layer_norm_eps, batch_first, norm_first, dtype=dtype)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                            layer_norm_eps, batch_first, norm_first, dtype=dtype)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps))
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        return generate_square_subsequent_mask(sz, device, dtype)

@@ -6,6 +6,10 @@
 # Needs the real MNIST: set TG_TEST_MNIST_DIR (else skipped, status 77).
 # Usage: resume.sh path/to/tg
 set -u
+# Runs are compared across processes: fix the GEMM kernel, whose per-shape
+# choice is otherwise timed at first use and can flip on a loaded machine
+# (another kernel sums in another order: losses differ in the last digits).
+export TG_GEMM=${TG_GEMM:-builtin}
 tg=$1
 dir=${TG_TEST_MNIST_DIR:-}
 if [ -z "$dir" ]; then echo "skipped: set TG_TEST_MNIST_DIR to run"; exit 77; fi

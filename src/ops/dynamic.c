@@ -16,6 +16,7 @@
 #include "autodiff/jvp.h"
 #include "ops/elementwise.h"
 #include "ops/op.h"
+#include "ops/shape.h"
 
 #include <string.h>
 
@@ -40,29 +41,10 @@ static tg_status expand_as_infer(tg_op_ctx *c)
     return tg_infer_set(c, 0, x->dtype, r->ndim, r->shape);
 }
 
-static tg_status expand_as_make(tg_op_ctx *c)
-{
-    const tg_tensor *x = c->in[0];
-    const tg_meta *m = &c->out_meta[0];
-    int64_t strides[TG_MAX_DIMS];
-    for (int i = 0; i < m->ndim; i++) {
-        int j = i - (m->ndim - x->ndim);
-        strides[i] = j >= 0 && x->shape[j] == m->shape[i] ? x->strides[j] : 0;
-    }
-    c->out[0] = tg__alias(x, m->ndim, m->shape, strides, x->offset);
-    return c->out[0] ? TG_OK : TG_ERR_NOMEM;
-}
-
-static tg_status expand_as_grad(tg_grad_ctx *g)
-{
-    g->dx[0] = tg_sum_to(g->dy[0], g->in_meta[0].ndim, g->in_meta[0].shape);
-    return TG_OK;
-}
-
 const tg_op_def tg_op_expand_as = {
     .name = "expand_as", .n_in = 2, .n_out = 1, .inputs = as_in, .outputs = any_out,
     .flags = TG_OP_PURE | TG_OP_VIEW, .infer = expand_as_infer,
-    .make_view = expand_as_make, .grad = expand_as_grad, .jvp = tg__jvp_linear};
+    .make_view = tg__expand_make, .grad = tg__expand_grad, .jvp = tg__jvp_linear};
 
 tg_tensor *tg__expand_as(tg_tensor *x, tg_tensor *ref)
 {

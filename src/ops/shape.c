@@ -549,7 +549,8 @@ static tg_status expand_infer(tg_op_ctx *c)
     return tg_infer_set(c, 0, x->dtype, nd, out);
 }
 
-static tg_status expand_make(tg_op_ctx *c)
+/* shared with expand_as (ops/dynamic.c), whose output has the same layout */
+tg_status tg__expand_make(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
     const tg_meta *m = &c->out_meta[0];
@@ -562,7 +563,7 @@ static tg_status expand_make(tg_op_ctx *c)
     return c->out[0] ? TG_OK : TG_ERR_NOMEM;
 }
 
-static tg_status expand_grad(tg_grad_ctx *g)
+tg_status tg__expand_grad(tg_grad_ctx *g)
 {
     g->dx[0] = tg_sum_to(g->dy[0], g->in_meta[0].ndim, g->in_meta[0].shape);
     return TG_OK;
@@ -571,7 +572,7 @@ static tg_status expand_grad(tg_grad_ctx *g)
 const tg_op_def tg_op_expand = {
     .name = "expand", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
     .attrs = {shape_specs, sizeof(shape_attrs)}, .flags = TG_OP_PURE | TG_OP_VIEW,
-    .infer = expand_infer, .make_view = expand_make, .grad = expand_grad,
+    .infer = expand_infer, .make_view = tg__expand_make, .grad = tg__expand_grad,
     .jvp = tg__jvp_linear, .onnx = {"Expand", 13}};
 
 tg_tensor *tg_expand(tg_tensor *x, int ndim, const int64_t *shape)

@@ -13,6 +13,11 @@ typedef struct tg_permute_attrs {
     tg_ints perm;
 } tg_permute_attrs;
 
+/* expand's view (stride 0 on broadcast dims) and gradient (sum back to
+ * the input's shape), also those of expand_as */
+tg_status tg__expand_make(tg_op_ctx *c);
+tg_status tg__expand_grad(tg_grad_ctx *g);
+
 extern const tg_op_def tg_op_view, tg_op_permute, tg_op_expand, tg_op_clone;
 
 #endif

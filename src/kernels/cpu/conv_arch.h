@@ -161,7 +161,13 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
         enum { L = CA(L_##SUF) };                                                \
         const T *src = srcv;                                                     \
         T *dst = dstv;                                                           \
-        const int64_t hw = h * w;                                                \
+        int64_t hw = h * w;                                                      \
+        if (r0 == 0 && q0 == 0 && ldw == w && pl == hw * L) {                    \
+            /* the planes back to back on both sides: one run, a partial     \
+             * block at its end only */                                         \
+            hw *= c;                                                             \
+            c = 1;                                                               \
+        }                                                                        \
         for (int64_t ch = 0; ch < c; ch++)                                       \
             for (int64_t p0 = 0; p0 < hw; p0 += L) {                             \
                 int64_t m = hw - p0 < L ? hw - p0 : L;                           \
@@ -205,25 +211,26 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
         enum { L = CA(L_##SUF) };                                                \
         const T *src = srcv;                                                     \
         T *dst = dstv;                                                           \
-        const int64_t hw = h * w;                                                \
-        for (int64_t ch = 0; ch < c; ch++)                                       \
-            for (int64_t p0 = 0; p0 < hw; p0 += L) {                             \
-                int64_t m = hw - p0 < L ? hw - p0 : L;                           \
-                V r[L];                                                          \
-                const T *s = src + (ch * hw + p0) * L;                           \
-                CA_UNROLL for (int q = 0; q < L; q++)                            \
-                    r[q] = q < m ? (V) * (const VU *)(s + q * L) : (V){0};       \
-                CONV_TRANSPOSE_##SUF(r);                                          \
-                CA_UNROLL for (int l = 0; l < L; l++) {                          \
-                    if (l >= n)                                                  \
-                        break;                                                   \
-                    T *d = dst + l * img_stride + ch * hw + p0;                  \
-                    if (m == L)                                                  \
-                        *(VU *)d = r[l];                                         \
-                    else                                                         \
-                        memcpy(d, &r[l], (size_t)m * sizeof(T));                 \
-                }                                                                \
+        /* an image's c planes are one run on both sides: a partial block  \
+         * at its end only */                                                   \
+        const int64_t len = c * h * w;                                           \
+        for (int64_t p0 = 0; p0 < len; p0 += L) {                                \
+            int64_t m = len - p0 < L ? len - p0 : L;                             \
+            V r[L];                                                              \
+            const T *s = src + p0 * L;                                           \
+            CA_UNROLL for (int q = 0; q < L; q++)                                \
+                r[q] = q < m ? (V) * (const VU *)(s + q * L) : (V){0};           \
+            CONV_TRANSPOSE_##SUF(r);                                              \
+            CA_UNROLL for (int l = 0; l < L; l++) {                              \
+                if (l >= n)                                                      \
+                    break;                                                       \
+                T *d = dst + l * img_stride + p0;                                \
+                if (m == L)                                                      \
+                    *(VU *)d = r[l];                                             \
+                else                                                             \
+                    memcpy(d, &r[l], (size_t)m * sizeof(T));                     \
             }                                                                    \
+        }                                                                        \
     }
 
 /* ---- batch lanes: forward tile OB x XT ------------------------------------ */

@@ -270,7 +270,9 @@ static void set_dims(fplan *p)
                      .row0 = p->pt, .row1 = p->pt + p->h, .col0 = p->pl,
                      .col1 = p->pl + p->w};
     d->ih = p->oh + (p->kh - 1) * p->dh;
-    int64_t cols = round_up(p->ow, L);
+    /* plane vectors read whole vectors from every row's start; batch
+     * lanes only the columns their segments' tiles cover */
+    int64_t cols = p->fam == FAM_LANES ? p->ow : round_up(p->ow, L);
     for (int64_t s = 0; p->fam == FAM_LANES && s < p->n_seg; s++)
         cols = max64(cols, p->seg_x0[s] + p->kn->fwd[p->seg_tile[s]].b);
     d->iw = max64(cols + (p->kw - 1) * p->dw, p->pl + p->w);

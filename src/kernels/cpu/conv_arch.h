@@ -152,6 +152,15 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                                                                                  \
     CONV_FAST_TRANSPOSE_##SUF                                                    \
                                                                                  \
+    /* relu as the relu op computes it: x where x > 0 or x is NaN, else +0 */   \
+    static inline __attribute__((always_inline)) CA(v_##SUF)                     \
+        CA(relu_##SUF)(CA(v_##SUF) x)                                            \
+    {                                                                            \
+        typedef CA(mask_##SUF) M;                                                \
+        M keep = (x > (T)0) | (x != x);                                          \
+        return (CA(v_##SUF))((M)x & keep);                                       \
+    }                                                                            \
+                                                                                 \
     static void CA(to_bl_##SUF)(const void *srcv, int64_t img_stride, int64_t n, \
                                 int64_t c, int64_t h, int64_t w, void *dstv,     \
                                 int64_t pl, int64_t ldw, int64_t r0, int64_t q0) \
@@ -204,7 +213,7 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                                                                                  \
     static void CA(from_bl_##SUF)(const void *srcv, int64_t n, int64_t c,        \
                                   int64_t h, int64_t w, void *dstv,              \
-                                  int64_t img_stride)                            \
+                                  int64_t img_stride, bool relu)                 \
     {                                                                            \
         typedef CA(v_##SUF) V;                                                   \
         typedef CA(vu_##SUF) VU;                                                 \
@@ -224,6 +233,8 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
             CA_UNROLL for (int l = 0; l < L; l++) {                              \
                 if (l >= n)                                                      \
                     break;                                                       \
+                if (relu)                                                        \
+                    r[l] = CA(relu_##SUF)(r[l]);                                 \
                 T *d = dst + l * img_stride + p0;                                \
                 if (m == L)                                                      \
                     *(VU *)d = r[l];                                             \
@@ -379,6 +390,8 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                 if (o >= nmo)                                                    \
                     continue;                                                    \
                 T *yo = y + ((o0 + o) * d->oh + row[s]) * d->ow + x0[s];         \
+                if (d->relu)                                                     \
+                    acc[o][s] = CA(relu_##SUF)(acc[o][s]);                       \
                 if (whole)                                                       \
                     *(VU *)yo = acc[o][s];                                       \
                 else                                                             \

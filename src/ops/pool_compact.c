@@ -147,7 +147,7 @@ static tg_status compact_kernel(tg_op_ctx *c)
     if (!x)
         return s == TG_OK ? TG_ERR_NOMEM : s;
     job j = {.g = &g, .es = tg_dtype_size(y->dtype), .dt = y->dtype, .src = tg__base(x),
-             .dst = tg__base(y), .off = tg__base(off), .in_n = g.H * g.W,
+             .dst = tg__base(y), .off = (uint8_t *)tg__base(off), .in_n = g.H * g.W,
              .out_n = g.OH * g.OW};
     atomic_init(&j.status, TG_OK);
     run(&j, y->shape[0] * y->shape[1], pool_range);
@@ -243,7 +243,7 @@ static tg_status grad_kernel(tg_op_ctx *c)
         return s == TG_OK ? TG_ERR_NOMEM : s;
     }
     job j = {.g = &g, .es = tg_dtype_size(dx->dtype), .dt = dx->dtype, .src = tg__base(dy),
-             .dst = tg__base(dx), .off = tg__base(off), .in_n = g.H * g.W,
+             .dst = tg__base(dx), .off = (uint8_t *)tg__base(off), .in_n = g.H * g.W,
              .out_n = g.OH * g.OW};
     atomic_init(&j.status, TG_OK);
     run(&j, dx->shape[0] * dx->shape[1], grad_range);

@@ -1,7 +1,8 @@
 /* Compiling a plan (TensorFlow's Session::Run pruning): the nodes the
  * fetches and targets need, walking back through data and control edges
  * and stopping at fed values; an execution order (Kahn's algorithm taking
- * the lowest id first, so creation order whenever that is valid); the
+ * the lowest id first, so creation order whenever that is valid, except
+ * that serial plans run updates as soon as they can); the
  * dependency graph among the steps (for the parallel executor); and the
  * memory plan (memplan.c). */
 #include "runtime/runtime_impl.h"
@@ -203,8 +204,31 @@ static void build_csr(const tg_graph *g, const bool *needed, const bool *fed, in
     visit_items(g, needed, fed, n, c, fill_edge);
 }
 
+/* Nodes that write state (assign, fused_update: side effects) run as soon
+ * as they are ready instead of in creation order, and so do variables and
+ * constants (they take no memory, and an update waits for its constants): a training step's
+ * update then follows its parameter's gradient, which dies there instead
+ * of waiting for the end of the backward pass (in LeNet's step at level 2
+ * the weight gradients, 245 KB, were all alive at its peak). Any
+ * topological order gives the same results: a variable's readers and
+ * writers are ordered by edges (assign.c, build.c), which Kahn's
+ * algorithm follows. The heap holds ids, urgent ones shifted below 0.
+ * Serial plans only: the parallel executor's memory plan cannot give a
+ * dead gradient's memory to the rest of the backward pass (it does not
+ * depend on the update), and its blocks, merged with the early freed
+ * ones, became unusable too (LeNet at level 2: 3.50 MB planned with
+ * creation order, 3.94 MB with updates first). */
+static int heap_key(const tg_graph *g, bool serial, int id)
+{
+    const tg_gnode *n = &g->nodes[id];
+    bool urgent = n->kind != TG_GNODE_OP || (n->op->flags & TG_OP_SIDE_EFFECTS);
+    return serial && urgent ? id - g->n_nodes : id;
+}
+
+static int heap_id(const tg_graph *g, int key) { return key < 0 ? key + g->n_nodes : key; }
+
 static tg_status order(const tg_graph *g, const bool *needed, const bool *fed,
-                       tg_plan *plan)
+                       bool serial, tg_plan *plan)
 {
     int n = g->n_nodes, n_edges = 0;
     for (int id = 0; id < n; id++)
@@ -225,14 +249,14 @@ static tg_status order(const tg_graph *g, const bool *needed, const bool *fed,
         if (needed[id]) {
             want++;
             if (deps[id] == 0)
-                heap_push(heap, &n_heap, id);
+                heap_push(heap, &n_heap, heap_key(g, serial, id));
         }
     while (n_heap > 0) {
-        int id = heap_pop(heap, &n_heap);
+        int id = heap_id(g, heap_pop(heap, &n_heap));
         plan->steps[plan->n_steps++] = id;
         for (int k = o.start[id]; k < o.start[id + 1]; k++)
             if (--deps[o.succ[k]] == 0)
-                heap_push(heap, &n_heap, o.succ[k]);
+                heap_push(heap, &n_heap, heap_key(g, serial, o.succ[k]));
     }
     if (plan->n_steps != want)
         s = tg__error(TG_ERR_ARG, "tg_session_run: graph '%s' has a cycle among the "
@@ -399,7 +423,7 @@ static tg_status compile(const tg_graph *g, const tg_plan_key *key, const bool *
     if (s == TG_OK)
         s = prune(pg, plan->fed, &rk, needed);
     if (s == TG_OK)
-        s = order(pg, needed, plan->fed, plan);
+        s = order(pg, needed, plan->fed, !o->parallel, plan);
     if (s == TG_OK)
         s = build_deps(pg, needed, plan->fed, plan);
     if (s == TG_OK)

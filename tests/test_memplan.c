@@ -226,7 +226,8 @@ static void test_mlp_step_memory(void)
  * regression in the planner, the order or the passes fails here. At level
  * 2 the plan was 2.65 MB of 5.61 MB naive (47%); with updates right after
  * their gradients, one-byte pooling indices and the order search it is
- * 1.58 MB of 4.90 MB (32%). Level 0: 3.65 MB of 9.53 MB (38%), now 37%. */
+ * 1.58 MB of 4.90 MB (32%). Level 0: 3.65 MB of 9.53 MB (38%), now
+ * 3.31 MB (35%): the six-node update chains follow their gradients. */
 static void test_lenet_step_memory(void)
 {
     tg_generator *gen = tg_generator_new(3);
@@ -249,7 +250,7 @@ static void test_lenet_step_memory(void)
     CHECK_OK(tg_graph_sgd(loss, n, vars, &o, NULL, upd));
     tg_session *s = tg_session_new(g);
     tg_tensor *feeds[2] = {x, y};
-    static const double most[3] = {0.38, 0.38, 0.35}; /* planned / naive, per level */
+    static const double most[3] = {0.36, 0.36, 0.35}; /* planned / naive, per level */
     for (int level = 0; level <= 2; level++)
         for (int c = 1; c < 4; c += 2) { /* with the memory plan: serial, parallel */
             configure(s, &configs[c]);

@@ -1,75 +1,152 @@
-/* The thread pool: persistent workers woken per parallel_for, each taking
- * one contiguous chunk; the calling thread takes chunk 0. Size from
- * tg_set_num_threads, else TG_NUM_THREADS, else the number of cores. */
+/* The thread pool: persistent workers that take the chunks of each
+ * parallel_for with the calling thread. Size from tg_set_num_threads, else
+ * TG_NUM_THREADS, else the number of cores.
+ *
+ * Why it spins: a kernel of LeNet's step lasts 10-200 us, and waking a
+ * worker that sleeps in the kernel costs 5-50 us on a virtual machine (an
+ * interrupt to a halted virtual CPU), which ate the second core's whole
+ * gain. So a worker that finished a job watches for the next one for a
+ * while (TG_POOL_SPIN_US, default 500 us) before it sleeps, and the caller
+ * watches for the last chunk instead of sleeping on it.
+ *
+ * Why chunks are claimed, not assigned: a worker that is late (asleep, or
+ * its core busy with another process) must not hold the job up; the
+ * caller claims and runs the chunks nobody took. A claim is one
+ * compare-and-swap on a word holding the job's generation, the chunk
+ * count and the next chunk, so a late worker can never run a chunk of a
+ * job that has ended, nor read a job while the next one is written. */
 #include "core/threadpool.h"
 #include "util/grow.h"
 #include "core/status_impl.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 256
+#define DEFAULT_SPIN_US 500
 
-typedef struct job {
-    tg_range_fn fn;
-    void *ctx;
-    int64_t n, chunk;
-} job;
+/* the claim word: generation (32 bits) | chunks (16) | next chunk (16) */
+#define CLAIM(gen, chunks, next) (((uint64_t)(gen) << 32) | ((uint64_t)(chunks) << 16) | (next))
+#define CLAIM_GEN(w) ((uint32_t)((w) >> 32))
+#define CLAIM_CHUNKS(w) ((int)(((w) >> 16) & 0xffff))
+#define CLAIM_NEXT(w) ((int)((w) & 0xffff))
 
 static struct {
-    pthread_mutex_t mu;
-    pthread_cond_t wake, done;
+    pthread_mutex_t mu; /* guards sleeping workers' waits and `stop` */
+    pthread_cond_t wake;
     pthread_t threads[MAX_THREADS];
-    int n_workers;     /* threads besides the caller */
-    int wanted;        /* requested total threads, 0: default */
-    uint64_t generation;
-    int remaining;     /* workers still running the current job */
-    uint64_t start_gen[MAX_THREADS]; /* generation when each was created */
-    int stop;          /* set at exit: workers return */
-    job cur;
-    pthread_mutex_t run_mu; /* one parallel_for at a time */
+    int n_workers;  /* threads besides the caller */
+    int wanted;     /* requested total threads, 0: default */
+    int spin_ns;    /* how long an idle worker watches for a job */
+    atomic_int stop;          /* set at exit: workers return */
+    atomic_int sleeping;      /* workers waiting on `wake` */
+    atomic_uint_fast64_t claim;
+    atomic_int chunks_done;
+    /* the current job; written by the caller before the claim word is
+     * published, read by workers only while a chunk of it is unclaimed */
+    _Atomic(tg_range_fn) fn;
+    _Atomic(void *) ctx;
+    atomic_llong n, chunk;
+    uint32_t generation;      /* the caller's (under run_mu) */
+    pthread_mutex_t run_mu;   /* one parallel_for at a time */
 } pool = {.mu = PTHREAD_MUTEX_INITIALIZER,
           .wake = PTHREAD_COND_INITIALIZER,
-          .done = PTHREAD_COND_INITIALIZER,
           .run_mu = PTHREAD_MUTEX_INITIALIZER};
 
 static _Thread_local int in_region;
 
 int tg_in_parallel_region(void) { return in_region; }
 
-static void run_chunk(const job *j, int64_t k)
+static int64_t now_ns(void)
 {
-    int64_t b = k * j->chunk, e = b + j->chunk;
-    if (e > j->n)
-        e = j->n;
-    if (b < e)
-        j->fn(j->ctx, b, e);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* read once, before the first worker starts */
+static void read_spin(void)
+{
+    const char *env = getenv("TG_POOL_SPIN_US");
+    long us = env ? atol(env) : DEFAULT_SPIN_US;
+    pool.spin_ns = (int)(us < 0 ? 0 : us > 100000 ? 100000000 : us * 1000);
+}
+
+/* claims and runs chunks of the job whose claim word was `w` until none
+ * is left (none, when the job ended before this thread came) */
+static void run_chunks(uint64_t w)
+{
+    for (;;) {
+        if (CLAIM_NEXT(w) >= CLAIM_CHUNKS(w))
+            return;
+        tg_range_fn fn = atomic_load_explicit(&pool.fn, memory_order_relaxed);
+        void *ctx = atomic_load_explicit(&pool.ctx, memory_order_relaxed);
+        int64_t n = atomic_load_explicit(&pool.n, memory_order_relaxed);
+        int64_t chunk = atomic_load_explicit(&pool.chunk, memory_order_relaxed);
+        if (!atomic_compare_exchange_weak(&pool.claim, &w, w + 1))
+            continue; /* w now holds the current word: look again */
+        int64_t b = CLAIM_NEXT(w) * chunk, e = b + chunk;
+        if (e > n)
+            e = n;
+        if (b < e)
+            fn(ctx, b, e);
+        atomic_fetch_add_explicit(&pool.chunks_done, 1, memory_order_release);
+        w = atomic_load(&pool.claim);
+    }
+}
+
+/* waits until the claim word's generation differs from `seen`: spinning
+ * for a while, then asleep */
+static uint64_t wait_for_job(uint32_t seen)
+{
+    uint64_t w;
+    int64_t until = now_ns() + pool.spin_ns;
+    for (int i = 0;; i++) {
+        w = atomic_load(&pool.claim);
+        if (CLAIM_GEN(w) != seen || atomic_load(&pool.stop))
+            return w;
+        if ((i & 63) == 63 && now_ns() > until)
+            break;
+        if (i < 256)
+            cpu_relax();
+        else
+            sched_yield(); /* keeps watching, but lets a waiting thread have the core */
+    }
+    pthread_mutex_lock(&pool.mu);
+    atomic_fetch_add(&pool.sleeping, 1);
+    /* the caller publishes, then looks at `sleeping`; we count ourselves,
+     * then look at the word: one of the two sees the other */
+    while (CLAIM_GEN(w = atomic_load(&pool.claim)) == seen && !atomic_load(&pool.stop))
+        pthread_cond_wait(&pool.wake, &pool.mu);
+    atomic_fetch_sub(&pool.sleeping, 1);
+    pthread_mutex_unlock(&pool.mu);
+    return w;
 }
 
 static void *worker(void *arg)
 {
-    int64_t id = (int64_t)(intptr_t)arg;
-    uint64_t seen = pool.start_gen[id];
+    uint32_t seen = (uint32_t)(uintptr_t)arg;
     in_region = 1;
     for (;;) {
-        pthread_mutex_lock(&pool.mu);
-        while (pool.generation == seen && !pool.stop)
-            pthread_cond_wait(&pool.wake, &pool.mu);
-        if (pool.stop) {
-            pthread_mutex_unlock(&pool.mu);
+        uint64_t w = wait_for_job(seen);
+        if (atomic_load(&pool.stop))
             return NULL;
-        }
-        seen = pool.generation;
-        job j = pool.cur;
-        pthread_mutex_unlock(&pool.mu);
-        run_chunk(&j, id + 1);
-        pthread_mutex_lock(&pool.mu);
-        if (--pool.remaining == 0)
-            pthread_cond_signal(&pool.done);
-        pthread_mutex_unlock(&pool.mu);
+        seen = CLAIM_GEN(w);
+        run_chunks(w);
     }
-    return NULL;
 }
 
 static int default_threads(void)
@@ -103,7 +180,7 @@ tg_status tg_set_num_threads(int n)
 static void shutdown_pool(void)
 {
     pthread_mutex_lock(&pool.mu);
-    pool.stop = 1;
+    atomic_store(&pool.stop, 1);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
     for (int i = 0; i < pool.n_workers; i++)
@@ -111,16 +188,17 @@ static void shutdown_pool(void)
     pool.n_workers = 0;
 }
 
-/* workers are created on demand and live until exit; only the number in
- * use follows the requested count */
+/* workers are created on demand and live until exit; only the number of
+ * chunks follows the requested count (idle workers find none to claim) */
 static int ensure_workers(int want)
 {
-    if (pool.n_workers == 0 && want > 0)
+    if (pool.n_workers == 0 && want > 0) {
+        read_spin();
         atexit(shutdown_pool);
+    }
     while (pool.n_workers < want) {
-        pool.start_gen[pool.n_workers] = pool.generation;
         if (pthread_create(&pool.threads[pool.n_workers], NULL, worker,
-                           (void *)(intptr_t)pool.n_workers) != 0)
+                           (void *)(uintptr_t)pool.generation) != 0)
             break;
         pool.n_workers++;
     }
@@ -137,28 +215,35 @@ void tg_parallel_for(int64_t n, int64_t grain, tg_range_fn fn, void *ctx)
     int64_t max_chunks = (n + grain - 1) / grain;
     if (max_chunks < threads)
         threads = (int)max_chunks;
-    if (threads <= 1 || in_region) {
+    /* nested calls, and calls while another thread of the program uses
+     * the pool, run on the calling thread rather than wait */
+    if (threads <= 1 || in_region || pthread_mutex_trylock(&pool.run_mu) != 0) {
         fn(ctx, 0, n);
         return;
     }
-    pthread_mutex_lock(&pool.run_mu);
-    int workers = ensure_workers(threads - 1);
-    job j = {fn, ctx, n, (n + workers) / (workers + 1)};
-    pthread_mutex_lock(&pool.mu);
-    /* workers beyond `workers` must not run: give them empty chunks by
-     * waking exactly the ones we count. All wake; idle ones see k past n. */
-    pool.cur = j;
-    pool.remaining = pool.n_workers;
-    pool.generation++;
-    pthread_cond_broadcast(&pool.wake);
-    pthread_mutex_unlock(&pool.mu);
+    int chunks = ensure_workers(threads - 1) + 1;
+    int64_t chunk = (n + chunks - 1) / chunks;
+    chunks = (int)((n + chunk - 1) / chunk);
+    atomic_store_explicit(&pool.fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&pool.ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&pool.n, n, memory_order_relaxed);
+    atomic_store_explicit(&pool.chunk, chunk, memory_order_relaxed);
+    atomic_store_explicit(&pool.chunks_done, 0, memory_order_relaxed);
+    uint64_t w = CLAIM(++pool.generation, chunks, 0);
+    atomic_store(&pool.claim, w); /* publishes the job (seq_cst) */
+    if (atomic_load(&pool.sleeping) > 0) {
+        pthread_mutex_lock(&pool.mu);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.mu);
+    }
     in_region = 1;
-    run_chunk(&j, 0);
+    run_chunks(w);
     in_region = 0;
-    pthread_mutex_lock(&pool.mu);
-    while (pool.remaining > 0)
-        pthread_cond_wait(&pool.done, &pool.mu);
-    pthread_mutex_unlock(&pool.mu);
+    for (int i = 0; atomic_load_explicit(&pool.chunks_done, memory_order_acquire) < chunks; i++)
+        if (i < 4096)
+            cpu_relax(); /* a worker is running the last chunk */
+        else
+            sched_yield(); /* ... but its core may have been taken */
     pthread_mutex_unlock(&pool.run_mu);
 }
 

@@ -3,8 +3,8 @@
  * argmax indices for its gradient), avg_pool2d, their backward ops, and
  * global average pooling. Kernels work plane by plane over N*C. */
 #include "autodiff/jvp.h"
-#include "kernels/cpu/pool.h"
 #include "ops/nn_util.h"
+#include "ops/pool.h"
 
 #include <string.h>
 
@@ -39,11 +39,7 @@ bool tg__pool_out_size(const char *op, int64_t in, int64_t k, int64_t s, int64_t
 
 /* the attributes: the window (max_pool2d, avg_pool2d and avg_pool2d_grad)
  * and the input plane size (the gradient ops) */
-typedef struct pool_attrs {
-    int64_t kernel[2], stride[2], padding[2];
-    bool ceil_mode, count_include_pad;
-    int64_t input_size[2];
-} pool_attrs;
+typedef tg__pool_attrs pool_attrs; /* ops/pool.h */
 #define WINDOW_SPECS                                                            \
     TG_SPEC_INT_ARRAY(pool_attrs, kernel, NULL, TG_REQUIRED),                   \
     TG_SPEC_INT_ARRAY(pool_attrs, stride, NULL, TG_REQUIRED),                   \
@@ -102,6 +98,17 @@ static tg_status read_geom(const char *op, const pool_attrs *a, int64_t H, int64
                          (long long)g->ph, (long long)g->pw, (long long)g->OH,
                          (long long)g->OW);
     return TG_OK;
+}
+
+tg_status tg__pool_read_geom(const char *op, const tg__pool_attrs *a, int64_t H, int64_t W,
+                             tg__pool_geom *g)
+{
+    return read_geom(op, a, H, W, g);
+}
+
+int tg__pool_attr_list(const tg__pool_attrs *a, bool avg, bool input_size, tg_attr *out)
+{
+    return attr_list(a, avg, input_size, out);
 }
 
 /* argmax indices given to the grad ops must point inside their plane: the

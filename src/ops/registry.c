@@ -10,6 +10,7 @@
 static const tg_op_def *const *const families[] = {
     tg_ops_elementwise, tg_ops_unary,  tg_ops_compare,
     tg_ops_reduce,      tg_ops_fused, /* fused: made by the level-2 passes */
+    tg_ops_pool_compact, /* made by the level-2 pass pool_indices */
     tg_ops_shape,       tg_ops_array,  tg_ops_linalg,
     tg_ops_conv,        tg_ops_pool,   tg_ops_norm,
     tg_ops_nn,          tg_ops_inplace, tg_ops_graph,

@@ -11,8 +11,8 @@
 #include <string.h>
 
 /* parameters at least this large are updated by the thread pool */
-#define PARALLEL_MIN (1 << 16)
-#define PARALLEL_GRAIN (1 << 15)
+#define PARALLEL_MIN (1 << 14)
+#define PARALLEL_GRAIN (1 << 13)
 
 tg_optimizer *tg__optim_new(const tg__optim_algo *algo, int n,
                             tg_tensor *const *params, const void *opts)

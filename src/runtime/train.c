@@ -75,19 +75,22 @@ typedef struct build {
     int n;
     tg_tensor **xs, **grads; /* symbolic parameters and their gradients */
     tg_tensor **slots;       /* n * TG_OPTIM_MAX_SLOTS state variables, NULL unused */
+    tg_tensor **k;           /* n * TG_OPTIM_MAX_SCALARS: each parameter's scalars */
     tg_tensor *step;         /* int64 [n] variable of update counts, or NULL */
+    tg_tensor *inc;          /* int64 [n] constant: 1 for the parameters updated */
+    tg_tensor *counted;      /* the assign of step + inc */
     tg_tensor *lr;           /* float64 0-d */
-    tg_tensor *stepf;        /* float64 [n]: this update's step numbers */
     tg_tensor *scalars[2][TG_OPTIM_MAX_SCALARS]; /* per dtype: float32, float64 */
 } build;
 
-/* parameter i's per-step scalars of dtype dt: element i of the [n] ones */
-static tg_status param_scalars(build *b, int i, tg_dtype dt, tg_tensor **k)
+/* parameter i's per-step scalars: element i of the [n] ones (of its dtype) */
+static tg_status param_scalars(build *b, int i, tg_tensor *stepf)
 {
-    tg_tensor **all = b->scalars[dt == TG_FLOAT64];
+    tg_dtype dt = b->xs[i]->dtype;
+    tg_tensor **all = b->scalars[dt == TG_FLOAT64], **k = &b->k[i * TG_OPTIM_MAX_SCALARS];
     tg_status s = TG_OK;
     if (!all[0] && b->algo->n_scalars > 0)
-        s = b->algo->graph_scalars(b->opts, b->lr, b->stepf, dt, all);
+        s = b->algo->graph_scalars(b->opts, b->lr, stepf, dt, all);
     for (int j = 0; j < b->algo->n_scalars && s == TG_OK; j++) {
         if (!all[j]) { /* not needed (SGD's first step without momentum) */
             k[j] = NULL;
@@ -101,6 +104,38 @@ static tg_status param_scalars(build *b, int i, tg_dtype dt, tg_tensor **k)
             s = tg_last_status();
     }
     return s;
+}
+
+/* The step counts go up by one (the scalars read the assign's result, so
+ * it runs before them) and the per-step scalars, made before the
+ * gradients: with the smaller ids, a serial plan computes them early
+ * (they are tiny), and each update can run as soon as its gradient is
+ * there, which then dies (src/runtime/plan.c, order()). Which parameters
+ * get a gradient is not known yet: inc counts all; fix_counts corrects it. */
+static tg_status make_scalars(build *b)
+{
+    tg_tensor *stepf = NULL;
+    if (b->step) {
+        b->inc = tg__publish(tg__alloc(TG_INT64, 1, (int64_t[]){b->n}));
+        for (int i = 0; b->inc && i < b->n; i++)
+            ((int64_t *)tg__base(b->inc))[i] = 1;
+        b->counted = tg_assign(b->step, tg_add(b->step, b->inc));
+        if (!(stepf = tg_cast(b->counted, TG_FLOAT64)))
+            return tg_last_status();
+    }
+    tg_status s = TG_OK;
+    for (int i = 0; i < b->n && s == TG_OK; i++)
+        s = param_scalars(b, i, stepf);
+    return s;
+}
+
+/* a parameter without a gradient is not updated and keeps its count:
+ * written into the captured constant itself (by reference, and no plan
+ * has read it yet) */
+static void fix_counts(build *b)
+{
+    for (int i = 0; b->inc && i < b->n; i++)
+        ((int64_t *)tg__base(b->inc))[i] = b->grads[i] != NULL;
 }
 
 /* do the updates need node `node` (through data and control edges)?
@@ -132,21 +167,8 @@ static bool updates_need(const tg_graph *g, int n, tg_tensor *const *updates, in
 static tg_status build_updates(build *b, tg_tensor **updates)
 {
     tg_graph *g = b->g;
-    int n = b->n;
+    int n = b->n, last = -1;
     tg_status s = TG_OK;
-    /* the step counts of the parameters this run updates go up by one;
-     * the scalars read the assign's result, so it runs before them */
-    tg_tensor *counted = NULL;
-    if (s == TG_OK && b->step) {
-        tg_tensor *inc = tg__alloc(TG_INT64, 1, (int64_t[]){n});
-        for (int i = 0; inc && i < n; i++)
-            ((int64_t *)tg__base(inc))[i] = b->grads[i] != NULL;
-        counted = tg_assign(b->step, tg_add(b->step, tg__publish(inc)));
-        b->stepf = tg_cast(counted, TG_FLOAT64);
-        if (!b->stepf)
-            s = tg_last_status();
-    }
-    int last = -1;
     for (int i = 0; i < n && s == TG_OK; i++) {
         updates[i] = b->xs[i];
         if (!b->grads[i])
@@ -154,29 +176,32 @@ static tg_status build_updates(build *b, tg_tensor **updates)
         tg__optim_gparam c = {.opts = b->opts, .dt = b->xs[i]->dtype, .p = b->xs[i],
                               .g = b->grads[i]};
         memcpy(c.s, &b->slots[i * TG_OPTIM_MAX_SLOTS], sizeof c.s);
-        s = param_scalars(b, i, c.dt, c.k);
-        if (s == TG_OK && !(updates[i] = b->algo->graph_update(&c)))
+        memcpy(c.k, &b->k[i * TG_OPTIM_MAX_SCALARS], sizeof c.k);
+        if (!(updates[i] = b->algo->graph_update(&c)))
             s = tg_last_status();
         /* a state assign the parameter's does not read runs first */
         if (s == TG_OK && c.extra)
             s = tg_graph_add_control_dep(updates[i], c.extra);
         last = i;
     }
+    fix_counts(b);
     /* an update that does not read the step numbers (Adadelta, RMSprop,
      * SGD without momentum) still counts its steps: one update runs the
      * count first */
-    if (s == TG_OK && counted && last >= 0 &&
-        !updates_need(g, n, updates, g->values[counted->value].node))
-        s = tg_graph_add_control_dep(updates[last], counted);
+    if (s == TG_OK && b->counted && last >= 0 &&
+        !updates_need(g, n, updates, g->values[b->counted->value].node))
+        s = tg_graph_add_control_dep(updates[last], b->counted);
     return s;
 }
 
-/* checks, gradients and updates; state variables (b->slots, b->step) are
- * made by make_state inside the graph scope, after the gradients: only
- * parameters with one get state, as eager steps create it */
+/* checks, step counts and scalars, gradients and updates. make_state
+ * makes the state variables inside the graph scope: first the step
+ * counts (b->step; slots false), then, after the gradients, the buffers
+ * (b->slots): only parameters with a gradient get them, as eager steps
+ * create them */
+typedef tg_status (*make_state_fn)(build *b, void *ctx, bool slots);
 static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, tg_tensor *lr,
-                           tg_status (*make_state)(build *b, void *ctx), void *ctx,
-                           tg_tensor **updates)
+                           make_state_fn make_state, void *ctx, tg_tensor **updates)
 {
     if (!loss || !loss->graph || b->n < 1 || !params || !updates)
         return tg__error(TG_ERR_ARG, "%s: expected a symbolic loss, n >= 1 parameters and an "
@@ -197,7 +222,8 @@ static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, 
                          b->fn, b->g->name);
     int n = b->n;
     int *ids = malloc((size_t)n * sizeof *ids);
-    tg_tensor **mem = calloc((size_t)n * (2 + TG_OPTIM_MAX_SLOTS), sizeof *mem);
+    tg_tensor **mem = calloc((size_t)n * (2 + TG_OPTIM_MAX_SLOTS + TG_OPTIM_MAX_SCALARS),
+                             sizeof *mem);
     tg_status s = ids && mem ? param_ids(b->g, b->fn, n, params, ids)
                              : tg__error(TG_ERR_NOMEM, "%s: out of memory", b->fn);
     tg_scope_begin(); /* intermediates go; the updates are kept */
@@ -205,6 +231,7 @@ static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, 
         b->xs = mem;
         b->grads = mem + n;
         b->slots = mem + 2 * n;
+        b->k = b->slots + n * TG_OPTIM_MAX_SLOTS;
         for (int i = 0; i < n && s == TG_OK; i++)
             if (!(b->xs[i] = tg__publish(tg__graph_symbolic(b->g, ids[i]))))
                 s = tg_last_status();
@@ -213,10 +240,13 @@ static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, 
         /* the learning rate in double, as the loops compute their scalars */
         b->lr = !lr ? tg_scalar(TG_FLOAT64, *(const double *)b->opts) /* lr comes first */
                 : lr->dtype == TG_FLOAT64 ? lr : tg_cast(lr, TG_FLOAT64);
-        s = b->lr ? tg_graph_gradients(b->g, 1, &loss, NULL, n, b->xs, b->grads)
-                  : tg_last_status();
+        s = b->lr ? make_state(b, ctx, false) : tg_last_status();
         if (s == TG_OK)
-            s = make_state(b, ctx);
+            s = make_scalars(b);
+        if (s == TG_OK)
+            s = tg_graph_gradients(b->g, 1, &loss, NULL, n, b->xs, b->grads);
+        if (s == TG_OK)
+            s = make_state(b, ctx, true);
         if (s == TG_OK)
             s = build_updates(b, updates);
         tg_graph_end();
@@ -236,10 +266,15 @@ static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, 
 
 /* ---- tg_graph_optim: a tg_optimizer's state ------------------------------------- */
 
-static tg_status optimizer_state(build *b, void *ctx)
+static tg_status optimizer_state(build *b, void *ctx, bool slots)
 {
     tg_optimizer *o = ctx;
     char name[320];
+    if (!slots) {
+        snprintf(name, sizeof name, "%s/step", o->algo->name);
+        b->step = state_variable(b->g, o->step_t, name, b->fn);
+        return b->step ? TG_OK : tg_last_status();
+    }
     for (int i = 0; i < o->n; i++) {
         for (int k = 0; k < o->algo->n_slots && b->grads[i]; k++) {
             if (!o->algo->slot_used(&o->opts, k))
@@ -251,9 +286,7 @@ static tg_status optimizer_state(build *b, void *ctx)
                 return tg_last_status();
         }
     }
-    snprintf(name, sizeof name, "%s/step", o->algo->name);
-    b->step = state_variable(b->g, o->step_t, name, b->fn);
-    return b->step ? TG_OK : tg_last_status();
+    return TG_OK;
 }
 
 tg_status tg_graph_optim(tg_optimizer *opt, tg_tensor *loss, tg_tensor *lr, tg_tensor **updates)
@@ -286,16 +319,19 @@ static tg_tensor *momentum_buffer(build *b, tg_tensor *p)
     return named_variable(b->g, base, tg_zeros(tg_dtype_of(p), tg_ndim(p), tg_shape(p)));
 }
 
-static tg_status sgd_state(build *b, void *ctx)
+static tg_status sgd_state(build *b, void *ctx, bool slots)
 {
     const tg_sgd_opts *h = ctx;
     if (h->momentum == 0)
         return TG_OK; /* no state: no first step to tell */
+    if (!slots) {
+        b->step = named_variable(b->g, "sgd/step", tg_zeros(TG_INT64, 1, (int64_t[]){b->n}));
+        return b->step ? TG_OK : tg_last_status();
+    }
     for (int i = 0; i < b->n; i++)
         if (b->grads[i] && !(b->slots[i * TG_OPTIM_MAX_SLOTS] = momentum_buffer(b, b->xs[i])))
             return tg_last_status();
-    b->step = named_variable(b->g, "sgd/step", tg_zeros(TG_INT64, 1, (int64_t[]){b->n}));
-    return b->step ? TG_OK : tg_last_status();
+    return TG_OK;
 }
 
 tg_status tg_graph_sgd(tg_tensor *loss, int n, tg_tensor *const *params,

@@ -29,7 +29,13 @@ json=$("$tg" graph lenet --memory --json)
 naive=$(sed -n 's/.*"naive_bytes":\([0-9]*\).*/\1/p' <<<"$json")
 planned=$(sed -n 's/.*"planned_peak_bytes":\([0-9]*\).*/\1/p' <<<"$json")
 check "memory JSON ($json)" bash -c "[ -n '$naive' ] && [ -n '$planned' ] && [ '$planned' -gt 0 ]"
-check "planned peak <= 50% of naive ($planned of $naive)" bash -c "[ $((planned * 2)) -le $naive ]"
+check "planned peak <= 35% of naive at level 2 ($planned of $naive)" bash -c \
+    "[ $((planned * 100)) -le $((naive * 35)) ]"
+json0=$("$tg" graph lenet --opt 0 --memory --json)
+naive0=$(sed -n 's/.*"naive_bytes":\([0-9]*\).*/\1/p' <<<"$json0")
+planned0=$(sed -n 's/.*"planned_peak_bytes":\([0-9]*\).*/\1/p' <<<"$json0")
+check "planned peak <= 36% of naive at level 0 ($planned0 of $naive0)" bash -c \
+    "[ -n '$planned0' ] && [ $((planned0 * 100)) -le $((naive0 * 36)) ]"
 # the passes: level 0 draws the graph as built, level 2 fewer nodes
 n0=$("$tg" graph lenet --backward --opt 0 -o "$tmp/b0.dot" | sed -n 's/.*(\([0-9]*\) nodes).*/\1/p')
 n2=$("$tg" graph lenet --backward --opt 2 -o "$tmp/b2.dot" | sed -n 's/.*(\([0-9]*\) nodes).*/\1/p')

@@ -14,8 +14,8 @@
 #include <string.h>
 
 /* convolutions with fewer multiply-adds than this run on one thread
- * (about 50 us of work: less than waking the pool costs) */
-#define CONV_PAR_WORK ((int64_t)1 << 21)
+ * (a few microseconds of work: not worth a parallel_for) */
+#define CONV_PAR_WORK ((int64_t)1 << 19)
 /* batch slices per thread (more balance late threads better) and in all */
 #define PARTS_PER_THREAD 4
 #define MAX_PARTS 256

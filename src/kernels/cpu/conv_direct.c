@@ -26,7 +26,7 @@
  * aligned batch-lane tiles (Zen 5, AVX-512) */
 #define PLANES_FACTOR 1.7
 /* products with fewer multiply-adds stay on one thread */
-#define PAR_WORK ((int64_t)1 << 20)
+#define PAR_WORK ((int64_t)1 << 18)
 /* weight-gradient parts, and the memory their accumulators may take */
 #define WGT_PARTS 8
 #define WGT_ACC_LIMIT ((int64_t)64 << 20)

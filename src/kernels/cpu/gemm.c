@@ -24,7 +24,7 @@
  * split here by blocks of rows (or columns) of C over the pool; a GEMM
  * reached from inside a pool region (conv over the batch, batched matmul,
  * the parallel executor) runs on its caller's thread. Small products stay
- * serial (TG__GEMM_PAR_WORK: the pool's wake-up costs ~10-50 us). The
+ * serial (TG__GEMM_PAR_WORK: a parallel_for costs ~1-2 us). The
  * blocks are claimed by the threads as they come, a few per thread, so
  * that a thread the scheduler starts late on shared cores leaves its
  * share to the others. openblas_set_num_threads is looked up weakly: a

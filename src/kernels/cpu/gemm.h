@@ -7,9 +7,9 @@
 
 #include "tg/core.h"
 
-/* a GEMM of fewer multiply-adds (m * n * k) stays on one thread: waking
- * the pool costs more than it saves (measured with bench/gemm.c) */
-#define TG__GEMM_PAR_WORK ((int64_t)1 << 22)
+/* a GEMM of fewer multiply-adds (m * n * k) stays on one thread: a
+ * parallel_for costs more than it saves (measured with bench/gemm.c) */
+#define TG__GEMM_PAR_WORK ((int64_t)1 << 19)
 
 /* op(A) is [m, k] and op(B) is [k, n]; A is stored [m, k] (trans_a: [k, m])
  * with row stride lda >= its row length, likewise B; C is [m, n] with row

@@ -31,10 +31,9 @@ void tg_iter_run(const tg_iter *it, tg_iter_row_fn fn, void *ctx);
 void tg_iter_run_serial(const tg_iter *it, tg_iter_row_fn fn, void *ctx);
 
 /* elements per parallel chunk: below this, threads cost more than they
- * give. Waking the pool costs 5-35 us on a 2-core machine shared with
- * other work, while cheap kernels stream ~10 elements per ns: LeNet's
- * relu, relu_grad and bias-gradient sums (100k-300k elements) ran slower
- * split over two threads than on one */
-#define TG_ITER_GRAIN 262144
+ * give. A parallel_for costs ~1-2 us when the pool's workers are watching
+ * for work (core/threadpool.c), while cheap kernels stream ~10 elements
+ * per ns: a chunk of 32k elements is a few microseconds of work */
+#define TG_ITER_GRAIN 32768
 
 #endif

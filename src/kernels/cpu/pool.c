@@ -148,12 +148,11 @@ PLANES(f64, double)
 
 /* ---- running the plane kernels over N*C planes ---------------------------------
  * Pooling streams memory, a few elements per ns: below POOL_PAR_MIN
- * elements touched a split over the pool loses to waking it (5-35 us on a
- * 2-core machine shared with other work). LeNet's poolings (0.1M-0.6M)
- * took longer on average on two threads than on one. */
-#define POOL_PAR_MIN ((int64_t)1 << 20)
+ * elements touched a split over the pool loses to the ~1-2 us a
+ * parallel_for costs. */
+#define POOL_PAR_MIN ((int64_t)1 << 16)
 /* elements touched per chunk of a split */
-#define PAR_GRAIN 32768
+#define PAR_GRAIN 16384
 
 typedef struct task {
     tg__pool_kind k;

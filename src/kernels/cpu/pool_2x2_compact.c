@@ -103,11 +103,11 @@ typedef uint8_t u8x8u __attribute__((vector_size(8), aligned(1), may_alias));
         const M lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = lo + 4;                   \
         const M lane = {0, 1, 2, 3, 4, 5, 6, 7};                                \
         M o = __builtin_convertvector(*(const u8x8u *)off, M);                  \
-        M bad = (o > 3) & (lane < (IT)n);                                       \
-        IT any = 0;                                                             \
-        for (int l = 0; l < 8; l++)                                             \
-            any |= bad[l];                                                      \
-        if (any)                                                                \
+        M bad = (o > 3) & (lane < (IT)n); /* lanes or-ed into lane 0: */      \
+        bad |= __builtin_shuffle(bad, (M){4, 5, 6, 7, 0, 1, 2, 3});             \
+        bad |= __builtin_shuffle(bad, (M){2, 3, 0, 1, 2, 3, 0, 1});             \
+        bad |= __builtin_shuffle(bad, (M){1, 0, 1, 0, 1, 0, 1, 0});             \
+        if (bad[0])                                                             \
             return false;                                                       \
         V g = *(const SUF##v8u *)dy, z = {0};                                   \
         V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);              \

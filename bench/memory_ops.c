@@ -1,0 +1,172 @@
+/* Memory-bound ops of LeNet-5's step (JSON lines): relu and its gradient,
+ * the bias add, 2x2 max pooling and its gradient, and log_softmax, at batch 64 and the step's shapes, eager through the public API,
+ * at 1 and 2 threads. Each line gives the median microseconds of 11
+ * samples, the bytes the op must move at least (inputs read once, outputs
+ * written once) as GB/s, and the same bytes moved by a plain copy split
+ * over the same threads (the machine's limit for data of that size: the
+ * step's tensors sit in L2) with the op's share of it.
+ *   bench_memory_ops [--samples N] */
+#include "core/threadpool.h"
+#include "tg/tg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + 1e-3 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* one measured op: its inputs, and how to run it once */
+typedef struct job {
+    const char *name;
+    tg_tensor *x, *y, *dy, *b;
+    tg_pool2d_opts pool;
+    int64_t bytes; /* the least the op must read and write */
+    void (*run)(struct job *j);
+} job;
+
+static void drop(tg_tensor *t) { tg_release(t); }
+
+static void run_relu(job *j) { drop(tg_relu(j->x)); }
+static void run_bias_add(job *j) { drop(tg_add(j->x, j->b)); }
+static void run_pool(job *j) { drop(tg_max_pool2d(j->x, &j->pool)); }
+static void run_log_softmax(job *j) { drop(tg_log_softmax(j->x, 1)); }
+
+/* the VJP of y = f(x) (recorded once per call): relu_grad, max_pool2d_grad */
+static void run_vjp(job *j)
+{
+    tg_tensor *g = NULL;
+    if (tg_autograd_grad(1, &j->y, &j->dy, 1, &j->x, &g, true, false) == TG_OK)
+        drop(g);
+}
+
+static double sample(job *j)
+{
+    j->run(j); /* wakes the pool's threads */
+    int reps = 1;
+    double t0 = now_us();
+    j->run(j);
+    double one = now_us() - t0;
+    reps = one > 2000 ? 1 : (int)(2000 / (one > 0.1 ? one : 0.1)) + 1;
+    t0 = now_us();
+    for (int i = 0; i < reps; i++)
+        j->run(j);
+    return (now_us() - t0) / reps;
+}
+
+typedef struct copy_job {
+    const char *src;
+    char *dst;
+} copy_job;
+
+static void copy_range(void *ctx, int64_t b, int64_t e)
+{
+    copy_job *c = ctx;
+    memcpy(c->dst + b, c->src + b, (size_t)(e - b));
+}
+
+/* microseconds to read and write `bytes` / 2 each, split over the pool */
+static double copy_us(int64_t bytes)
+{
+    int64_t half = bytes / 2;
+    char *src = malloc((size_t)half), *dst = malloc((size_t)half);
+    memset(src, 1, (size_t)half);
+    memset(dst, 0, (size_t)half);
+    copy_job c = {src, dst};
+    double t[11];
+    for (int s = 0; s < 11; s++) {
+        tg_parallel_for(half, 4096, copy_range, &c);
+        double t0 = now_us();
+        for (int i = 0; i < 50; i++)
+            tg_parallel_for(half, 4096, copy_range, &c);
+        t[s] = (now_us() - t0) / 50;
+    }
+    qsort(t, 11, sizeof *t, cmp_double);
+    free(src);
+    free(dst);
+    return t[5];
+}
+
+static tg_generator *gen;
+
+static tg_tensor *random_tensor(int ndim, const int64_t *shape, bool grad)
+{
+    tg_tensor *t = tg_rand_normal(gen, TG_FLOAT32, ndim, shape, 0.0, 1.0);
+    if (t && grad)
+        tg_set_requires_grad(t, true);
+    return t;
+}
+
+static void report(job *j, int threads, int samples)
+{
+    double *t = malloc((size_t)samples * sizeof *t);
+    for (int s = 0; s < samples; s++)
+        t[s] = sample(j);
+    qsort(t, (size_t)samples, sizeof *t, cmp_double);
+    double us = t[samples / 2], cu = copy_us(j->bytes);
+    printf("{\"bench\":\"memory_ops\",\"op\":\"%s\",\"threads\":%d,\"us\":%.2f,"
+           "\"bytes\":%lld,\"gbps\":%.1f,\"copy_gbps\":%.1f,\"of_copy\":%.2f}\n",
+           j->name, threads, us, (long long)j->bytes, (double)j->bytes / us * 1e-3,
+           (double)j->bytes / cu * 1e-3, cu / us);
+    fflush(stdout);
+    free(t);
+}
+
+int main(int argc, char **argv)
+{
+    int samples = 11;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--samples") == 0)
+            samples = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 11;
+    gen = tg_generator_new(1);
+    const int64_t c1[4] = {64, 6, 28, 28}, c2[4] = {64, 16, 10, 10}, b1[4] = {1, 6, 1, 1},
+                  p1[4] = {64, 6, 14, 14}, p2[4] = {64, 16, 5, 5}, lg[2] = {64, 10};
+    const int64_t n1 = 64 * 6 * 28 * 28, n2 = 64 * 16 * 10 * 10, f = 4;
+    tg_pool2d_opts pool = {.kernel = {2, 2}};
+    job jobs[8] = {
+        {.name = "relu[64,6,28,28]", .x = random_tensor(4, c1, false), .bytes = 2 * n1 * f,
+         .run = run_relu},
+        {.name = "relu_grad[64,6,28,28]", .x = random_tensor(4, c1, true),
+         .dy = random_tensor(4, c1, false), .bytes = 3 * n1 * f, .run = run_vjp},
+        {.name = "bias_add[64,6,28,28]", .x = random_tensor(4, c1, false),
+         .b = random_tensor(4, b1, false), .bytes = 2 * n1 * f, .run = run_bias_add},
+        {.name = "max_pool2d[64,6,28,28]", .x = random_tensor(4, c1, false), .pool = pool,
+         .bytes = n1 * f + n1 / 4 * f, .run = run_pool},
+        {.name = "max_pool2d[64,16,10,10]", .x = random_tensor(4, c2, false), .pool = pool,
+         .bytes = n2 * f + n2 / 4 * f, .run = run_pool},
+        {.name = "max_pool2d_grad[64,6,28,28]", .x = random_tensor(4, c1, true),
+         .dy = random_tensor(4, p1, false), .pool = pool, .bytes = n1 * f + n1 / 4 * f,
+         .run = run_vjp},
+        {.name = "max_pool2d_grad[64,16,10,10]", .x = random_tensor(4, c2, true),
+         .dy = random_tensor(4, p2, false), .pool = pool, .bytes = n2 * f + n2 / 4 * f,
+         .run = run_vjp},
+        {.name = "log_softmax[64,10]", .x = random_tensor(2, lg, false), .bytes = 2 * 640 * f,
+         .run = run_log_softmax},
+    };
+    /* the graphs the VJPs run: y = relu(x), y = max_pool2d(x) */
+    jobs[1].y = tg_relu(jobs[1].x);
+    jobs[5].y = tg_max_pool2d(jobs[5].x, &pool);
+    jobs[6].y = tg_max_pool2d(jobs[6].x, &pool);
+    for (int i = 0; i < 8; i++)
+        if (!jobs[i].x || (jobs[i].dy && !jobs[i].y)) {
+            fprintf(stderr, "bench_memory_ops: setup failed: %s\n", tg_last_error());
+            return 1;
+        }
+    for (int threads = 1; threads <= 2; threads++) {
+        tg_set_num_threads(threads);
+        for (int i = 0; i < 8; i++)
+            report(&jobs[i], threads, samples);
+    }
+    return 0;
+}

@@ -113,6 +113,28 @@ static double fill(double *v, int64_t n, unsigned seed)
     return 1;
 }
 
+/* the forward product through relu gives relu's bits of the plain one
+ * (y): NaN passes, -0 and negatives become +0 */
+static void check_relu(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w,
+                       const void *b, const void *y, int64_t ny)
+{
+    bool f64 = dt == TG_FLOAT64;
+    size_t el = f64 ? sizeof(double) : sizeof(float);
+    char *got = malloc((size_t)ny * el + 8), *want = malloc((size_t)ny * el + 8);
+    CHECK_OK(tg__conv2d_forward_relu(dt, g, x, w, b, true, got));
+    for (int64_t i = 0; i < ny; i++) {
+        double v = f64 ? ((const double *)y)[i] : ((const float *)y)[i];
+        double r = v > 0 || v != v ? v : 0;
+        if (f64)
+            ((double *)want)[i] = r;
+        else
+            ((float *)want)[i] = (float)r;
+    }
+    CHECK(memcmp(got, want, (size_t)ny * el) == 0);
+    free(got);
+    free(want);
+}
+
 static void check_shape(const shape *s)
 {
     tg__conv_geom g = geom_of(s);
@@ -143,6 +165,7 @@ static void check_shape(const shape *s)
         void *out = malloc((size_t)(most > nw ? most : nw) * 8 + 8);
         CHECK_OK(tg__conv2d_forward(dt, &g, tx, tw, tb, out));
         compare("forward", s, f64, out, y, ny, fan);
+        check_relu(dt, &g, tx, tw, tb, out, ny);
         CHECK_OK(tg__conv2d_grad_input(dt, &g, tdy, tw, out));
         compare("input grad", s, f64, out, dx, nx, fan * (double)g.o);
         CHECK_OK(tg__conv2d_grad_weight(dt, &g, tdy, tx, out));
@@ -169,6 +192,43 @@ static void test_every_path_and_isa(void)
         check_shape(&grid[i]);
     tg__conv_set_mode(TG_CONV_AUTO);
     tg__cpu_force(tg__cpu_detected());
+}
+
+/* NaN reaches relu's output (x NaN at one pixel: every output that reads
+ * it is NaN), every path */
+static void test_relu_nan(void)
+{
+    const shape *s = &grid[3];
+    tg__conv_geom g = geom_of(s);
+    int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.o * g.oh * g.ow;
+    int64_t nw = g.o * g.c * g.kh * g.kw;
+    float *x = malloc(sizeof(float) * (size_t)nx), *w = malloc(sizeof(float) * (size_t)nw);
+    float *b = calloc((size_t)g.o, sizeof(float)), *y = malloc(sizeof(float) * (size_t)ny);
+    float *r = malloc(sizeof(float) * (size_t)ny);
+    for (int64_t i = 0; i < nx; i++)
+        x[i] = (float)(i % 7) - 3;
+    for (int64_t i = 0; i < nw; i++)
+        w[i] = (float)(i % 5) - 2;
+    x[g.h * g.w / 2] = NAN;
+    for (int m = TG_CONV_AUTO; m <= TG_CONV_PLANES; m++) {
+        tg__conv_set_mode((tg__conv_mode)m);
+        CHECK_OK(tg__conv2d_forward(TG_FLOAT32, &g, x, w, b, y));
+        CHECK_OK(tg__conv2d_forward_relu(TG_FLOAT32, &g, x, w, b, true, r));
+        int64_t nans = 0, bad = 0;
+        for (int64_t i = 0; i < ny; i++) {
+            nans += y[i] != y[i];
+            float want = y[i] > 0 || y[i] != y[i] ? y[i] : 0.0f;
+            bad += memcmp(&want, &r[i], sizeof want) != 0;
+        }
+        CHECK(nans > 0);
+        CHECK(bad == 0);
+    }
+    tg__conv_set_mode(TG_CONV_AUTO);
+    free(x);
+    free(w);
+    free(b);
+    free(y);
+    free(r);
 }
 
 /* a single thread gives the same bits as two (fixed parts, summed in order) */
@@ -200,5 +260,6 @@ int main(void)
     tg__gemm_set_mode(TG_GEMM_BUILTIN); /* no GEMM calibration per shape */
     RUN(test_every_path_and_isa);
     RUN(test_threads_same_bits);
+    RUN(test_relu_nan);
     return tt_finish();
 }

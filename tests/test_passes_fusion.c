@@ -365,8 +365,8 @@ static void test_update_fusion(void)
     o.weight_decay = 0.01;
     check_training(OPT_SGD, &o, 2, 4);
     o.nesterov = false;
-    o.dampening = 0.5; /* updates wait for "sgd/first" (control edges): unfused */
-    check_training(OPT_SGD, &o, 0, 0);
+    o.dampening = 0.5; /* the first step is told by the step count: fused as well */
+    check_training(OPT_SGD, &o, 2, 4);
     /* Adam: m, v and the parameter in one node per parameter; the step
      * counter's assign stays (its result is read by the bias corrections) */
     check_training(OPT_ADAM, NULL, 2, 6);

@@ -2,7 +2,8 @@
  * 2 x 2 stride-2 max pooling and its gradient against plain loops, for
  * row lengths around the vector width, with ties, infinities and NaNs
  * (NaN wins, ties keep the first), float32 and float64; the gradient
- * with indices outside their windows (the general scatter). */
+ * with indices outside their windows (the general scatter); rows shorter
+ * than a vector, and planes of odd sizes (a row and column in no window). */
 #include "harness.h"
 #include "kernels/cpu/pool.h"
 
@@ -42,9 +43,11 @@ static void ref_max(const double *x, int64_t H, int64_t W, double *y, int64_t *i
 
 static bool same(double a, double b) { return a == b || (a != a && b != b); }
 
-static void check(bool f64, int64_t OH, int64_t OW, unsigned seed)
+/* planes of OH x OW outputs from 2 OH + odd x 2 OW + odd inputs (the last
+ * row and column of odd sizes in no window) */
+static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
 {
-    int64_t H = 2 * OH, W = 2 * OW, planes = 3, in_n = H * W, out_n = OH * OW;
+    int64_t H = 2 * OH + odd, W = 2 * OW + odd, planes = 3, in_n = H * W, out_n = OH * OW;
     size_t z = f64 ? sizeof(double) : sizeof(float);
     double *x = malloc(sizeof(double) * (size_t)(planes * in_n));
     double *ey = malloc(sizeof(double) * (size_t)(planes * out_n));
@@ -104,10 +107,12 @@ static void check(bool f64, int64_t OH, int64_t OW, unsigned seed)
 
 static void test_max_2x2(void)
 {
-    static const int64_t widths[] = {1, 3, 7, 8, 9, 14, 16, 17, 23};
+    static const int64_t widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 14, 16, 17, 23};
     for (int f64 = 0; f64 < 2; f64++)
-        for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
-            check(f64, 1 + (int64_t)i % 4, widths[i], 7u + (unsigned)i);
+        for (int odd = 0; odd < 2; odd++)
+            for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++)
+                for (int64_t oh = 1; oh <= 5; oh += 2)
+                    check(f64, oh + (int64_t)i % 2, widths[i], odd, 7u + (unsigned)i);
 }
 
 int main(void)

@@ -161,26 +161,46 @@ tg_status tg_session_trace_begin(tg_session *s);
 tg_status tg_session_trace_end(tg_session *s, const char *path);
 
 /* ---- training steps -------------------------------------------------------------
- * Appends to loss's graph the gradients of loss with respect to params
- * (tg_graph_gradients) and PyTorch's SGD update of each parameter
- * (torch.optim.SGD, as tg_optim_sgd) made of assign nodes:
+ * tg_graph_optim appends to loss's graph the gradients of loss with
+ * respect to opt's parameters (tg_graph_gradients) and opt's update (its
+ * algorithm and hyper-parameters: SGD, Adam, AdamW, Adadelta, RMSprop, as
+ * tg_optim_step runs them) made of op and assign nodes. The update is
+ * written with the same formula as the eager step (same float operations,
+ * order and dtype), so given the same gradients both give the same bits.
+ * The state is opt's own: its buffers (made zeros now where missing) and
+ * step counts become variables of the graph by reference, named
+ * "<param>/<buffer>" (PyTorch's names: "conv1.weight/exp_avg",
+ * "fc1.bias/momentum_buffer") and "<optimizer>/step" (int64 [n]). So graph
+ * runs, eager steps, tg_optim_state_dict and tg_optim_load_state_dict
+ * (which copies into the buffers in place) all see one state: a
+ * checkpoint of either mode resumes in the other. opt's parameters must be
+ * variables of the graph (tg_variable_ref of them). lr NULL: opt's lr at
+ * this call, fixed in the graph (tg_optim_set_lr later does not change
+ * it); else a 0-d floating-point value of the graph (a variable, or a
+ * placeholder fed at every step) for schedules, used in double as the
+ * eager step uses its lr (feed float64 for the same bits). updates[i]
+ * (opt's parameter count of them) receives the assign node of parameter
+ * i, which runs the parameter's whole update (the variable itself if the
+ * loss does not depend on it; such a parameter's step count stays). A
+ * training step is then one run:
+ *   tg_session_run(s, n_feeds, placeholders, batch, 1, &loss, &loss_value,
+ *                  n, updates);
+ * Forward values fetched with the updates (the loss) are those before the
+ * update. An update running in several graphs at once is not supported.
+ *
+ * tg_graph_sgd is PyTorch's SGD (torch.optim.SGD, tg_optim_sgd's formula)
+ * over n variables without an optimizer object:
  *   g = grad (+ weight_decay * p), negated when maximize
  *   buf = g on the first step, else momentum * buf + (1 - dampening) * g
  *   p = p + (-lr) * (nesterov ? g + momentum * buf : buf)   (buf = g without momentum)
  * The momentum buffers are the variables "<param>/momentum": the caller's
  * when it made them (tg_variable_ref of zeros, to share one buffer between
- * graphs for several batch sizes), else new ones of zeros; and
- * with dampening a float scalar variable "sgd/first" marks the first step.
- * params: variables of the graph (tg_variable or tg_variable_ref; the
- * concrete tensor given to tg_variable_ref works too). lr NULL: opts->lr,
- * fixed in the graph; else a 0-d symbolic value of the graph (a variable,
- * or a placeholder fed at every step) for schedules. opts NULL: defaults.
- * updates[i] receives the assign node of params[i] (the variable itself
- * if the loss does not depend on it). A training step is then one run:
- *   tg_session_run(s, n_feeds, placeholders, batch, 1, &loss, &loss_value,
- *                  n, updates);
- * Forward values fetched with the updates (the loss) are those before the
- * update. */
+ * graphs for several batch sizes), else new ones of zeros; with momentum
+ * an int64 [n] variable "sgd/step" counts the steps (the first is told
+ * from it). params: variables of the graph (tg_variable or
+ * tg_variable_ref; the concrete tensor given to tg_variable_ref works
+ * too). opts NULL: defaults. lr and updates as above. */
+tg_status tg_graph_optim(tg_optimizer *opt, tg_tensor *loss, tg_tensor *lr, tg_tensor **updates);
 tg_status tg_graph_sgd(tg_tensor *loss, int n, tg_tensor *const *params,
                        const tg_sgd_opts *opts, tg_tensor *lr, tg_tensor **updates);
 

@@ -122,8 +122,17 @@ static tg_status epilogue_infer(tg_op_ctx *c)
     return s;
 }
 
+/* conv2d(...); relu($0): the convolution applies relu as it writes */
+static bool relu_in_product(const tg_fused_prog *p)
+{
+    const tg_fused_instr *r = &p->ins[1];
+    return p->n == 2 && strcmp(p->ins[0].op->name, "conv2d") == 0 &&
+           strcmp(r->op->name, "relu") == 0 && r->n_args == 1 && r->args[0] == -1;
+}
+
 /* the product straight into the output, then the rest of the program over
- * it in place ($0 becomes input n_in: the output itself) */
+ * it in place ($0 becomes input n_in: the output itself), or both at once
+ * where the product's kernel can apply the rest (relu_in_product) */
 static tg_status epilogue_kernel(tg_op_ctx *c)
 {
     tg_fused_prog p;
@@ -137,7 +146,9 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     tg_op_ctx pc = {.op = P->op, .n_in = P->n_args, .n_out = 1, .in = args, .out = c->out,
                     .attr = P->attr, .attrs = P->attrs, .n_attrs = P->n_attrs};
     pc.out_meta[0] = c->out_meta[0];
-    if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {
+    if (relu_in_product(&p)) {
+        s = tg__conv2d_relu_kernel(&pc);
+    } else if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {
         tg_fused_prog *rest = malloc(sizeof *rest);
         if (!rest) {
             tg__fused_free(&p);

@@ -76,6 +76,11 @@ tg_status tg__fused_infer(const char *who, const tg_fused_prog *p, int n_in,
  * shape. When `staged`, results are written after the whole block is
  * computed (dst may be inputs: updates in place); else the last
  * instruction writes dst[0] directly. */
+/* conv2d's kernel with relu applied to its outputs as they are written
+ * (ops/conv.c): what fused_epilogue runs for the program conv2d(...);
+ * relu($0), the same bits without a second pass over the output */
+tg_status tg__conv2d_relu_kernel(tg_op_ctx *c);
+
 tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
                         tg_tensor *const *in, int n_res, const int64_t *res,
                         tg_tensor *const *dst, bool staged);

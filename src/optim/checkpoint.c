@@ -200,12 +200,23 @@ tg_status tg_optim_load_state_dict(tg_optimizer *o, const tg_state_dict *sd)
         free(steps);
         return s;
     }
-    for (size_t k = 0; k < (size_t)o->n * TG_OPTIM_MAX_SLOTS; k++)
-        tg_release(o->state[k]);
-    free(o->state);
-    free(o->steps);
-    o->state = state;
-    o->steps = steps;
+    /* into the buffers and step counts in place: graphs built over this
+     * optimizer (tg_graph_optim) hold them as variables. A buffer the dict
+     * lacks becomes zeros (a graph's) or stays absent (eager's) */
+    for (size_t k = 0; k < (size_t)o->n * TG_OPTIM_MAX_SLOTS; k++) {
+        if (o->state[k] && state[k]) {
+            tg__convert_into(o->state[k], state[k]);
+            tg_release(state[k]);
+        } else if (o->state[k]) {
+            memset(tg__base(o->state[k]), 0,
+                   (size_t)o->state[k]->numel * tg_dtype_size(o->state[k]->dtype));
+        } else {
+            o->state[k] = state[k];
+        }
+    }
+    free(state);
+    memcpy(o->steps, steps, (size_t)o->n * sizeof *steps);
+    free(steps);
     memcpy(&o->opts, &opts, sizeof opts);
     return TG_OK;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #define TG_OPTIM_MAX_SLOTS 3
+#define TG_OPTIM_MAX_SCALARS 4
 
 /* one hyper-parameter: its name in checkpoints and where it lives in the
  * options struct (a double or a bool) */
@@ -21,6 +22,7 @@ typedef struct tg__hparam {
 } tg__hparam;
 
 struct tg__optim_job;
+struct tg__optim_gparam;
 typedef struct tg__optim_algo {
     const char *name; /* "sgd", "adam", ... also the checkpoint's type */
     size_t opts_size;
@@ -34,6 +36,16 @@ typedef struct tg__optim_algo {
     bool (*slot_used)(const void *opts, int s);
     /* the fused update of elements [begin, end) of one parameter */
     void (*update)(const struct tg__optim_job *j, int64_t begin, int64_t end);
+    /* the graph form (tg_graph_optim), written with the same formula as
+     * the loop (formula.h); NULL: none. graph_scalars makes the per-step
+     * scalars of all parameters at once, from lr (float64 0-d) and the
+     * step numbers (float64 [n], from 1): n_scalars values of dtype dt (or
+     * bool), each [n] (one per parameter) or 0-d (shared); graph_update
+     * appends one parameter's update and returns the parameter's assign */
+    int n_scalars;
+    tg_status (*graph_scalars)(const void *opts, tg_tensor *lr, tg_tensor *step, tg_dtype dt,
+                               tg_tensor **out);
+    tg_tensor *(*graph_update)(struct tg__optim_gparam *c);
 } tg__optim_algo;
 
 typedef union tg__optim_opts {
@@ -48,7 +60,8 @@ struct tg_optimizer {
     tg__optim_opts opts;
     int n;
     tg_tensor **params;  /* retained */
-    int64_t *steps;      /* per parameter */
+    tg_tensor *step_t;   /* int64 [n]: updates per parameter (graphs update it) */
+    int64_t *steps;      /* its data */
     tg_tensor **state;   /* n * TG_OPTIM_MAX_SLOTS, NULL until first used */
 };
 
@@ -60,9 +73,26 @@ typedef struct tg__optim_job {
     char *p;
     const char *g;
     char *s[TG_OPTIM_MAX_SLOTS];
-    bool first;   /* the state was just created (SGD's momentum buffer) */
+    bool first;   /* the parameter's first update (SGD's momentum buffer) */
     int64_t step; /* this update's step number, from 1 */
 } tg__optim_job;
+
+/* one parameter's update in a graph: the builder (src/runtime/train.c)
+ * gives the symbolic parameter and state variables, the gradient and this
+ * parameter's per-step scalars (0-d); graph_update sets extra to a state
+ * assign the parameter's assign does not read (the builder runs it first) */
+typedef struct tg__optim_gparam {
+    const void *opts;
+    tg_dtype dt;
+    tg_tensor *p, *g;
+    tg_tensor *s[TG_OPTIM_MAX_SLOTS]; /* NULL when the slot is unused */
+    tg_tensor *k[TG_OPTIM_MAX_SCALARS];
+    tg_tensor *extra;
+} tg__optim_gparam;
+
+/* optimizer o's state buffer s of parameter i, created (zeros) when
+ * missing; NULL when out of memory */
+tg_tensor *tg__optim_state(tg_optimizer *o, int i, int s);
 
 /* common constructor: validates params and opts, copies opts */
 tg_optimizer *tg__optim_new(const tg__optim_algo *algo, int n,

@@ -4,7 +4,7 @@
 #include "core/threadpool.h"
 #include "ops/array.h"
 #include "ops/elementwise.h"
-#include "optim/optim_impl.h"
+#include "optim/formula.h"
 #include "tg/autograd.h"
 
 #include <stdlib.h>
@@ -42,10 +42,14 @@ tg_optimizer *tg__optim_new(const tg__optim_algo *algo, int n,
     tg_optimizer *o = calloc(1, sizeof *o);
     if (o) {
         o->params = calloc((size_t)n + 1, sizeof *o->params);
-        o->steps = calloc((size_t)n + 1, sizeof *o->steps);
+        o->step_t = tg__alloc(TG_INT64, 1, (int64_t[]){n});
         o->state = calloc(((size_t)n + 1) * TG_OPTIM_MAX_SLOTS, sizeof *o->state);
     }
-    if (!o || !o->params || !o->steps || !o->state) {
+    if (o && o->step_t) {
+        o->steps = (int64_t *)tg__base(o->step_t);
+        memset(o->steps, 0, (size_t)n * sizeof *o->steps);
+    }
+    if (!o || !o->params || !o->step_t || !o->state) {
         tg_optim_free(o); /* n is still 0: it frees only what was allocated */
         return tg__error_null(TG_ERR_NOMEM, "%s: out of memory", nm);
     }
@@ -66,7 +70,7 @@ void tg_optim_free(tg_optimizer *o)
     for (int i = 0; i < o->n * TG_OPTIM_MAX_SLOTS; i++)
         tg_release(o->state[i]);
     free(o->params);
-    free(o->steps);
+    tg_release(o->step_t);
     free(o->state);
     free(o);
 }
@@ -90,6 +94,20 @@ static tg_tensor *zeros_like_param(const tg_tensor *p)
     if (z)
         memset(tg__base(z), 0, (size_t)z->numel * tg_dtype_size(z->dtype));
     return z;
+}
+
+tg_tensor *tg__optim_state(tg_optimizer *o, int i, int s)
+{
+    tg_tensor **b = &o->state[i * TG_OPTIM_MAX_SLOTS + s];
+    if (!*b && !(*b = zeros_like_param(o->params[i])))
+        return tg__error_null(TG_ERR_NOMEM, "%s: out of memory for state", o->algo->name);
+    return *b;
+}
+
+tg_status tg__optim_graph_neg_lr(tg_tensor *lr, tg_dtype dt, tg_tensor **out)
+{
+    out[0] = tg_cast(tg_neg(lr), dt);
+    return out[0] ? TG_OK : tg_last_status();
 }
 
 static tg_status check_grads(const tg_optimizer *o)
@@ -196,7 +214,9 @@ tg_status tg_optim_step(tg_optimizer *o)
     for (int i = 0; i < o->n; i++) {
         if (!pl.grads[i])
             continue;
-        bool first = false;
+        /* a state made zeros before (a graph built over this optimizer)
+         * and never stepped counts as new */
+        bool first = o->steps[i] == 0;
         for (int s = 0; s < TG_OPTIM_MAX_SLOTS; s++) {
             int k = i * TG_OPTIM_MAX_SLOTS + s;
             if (pl.fresh[k]) {

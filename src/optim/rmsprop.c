@@ -1,6 +1,6 @@
 /* RMSprop (optionally centered, with momentum), as PyTorch's
  * torch.optim.RMSprop: eps is added after the square root. */
-#include "optim/optim_impl.h"
+#include "optim/formula.h"
 TG_OPTIM_VECTORIZE
 
 tg_rmsprop_opts tg_rmsprop_defaults(void)
@@ -35,33 +35,53 @@ static bool rmsprop_slot_used(const void *opts, int s)
     return s == 0 || (s == 1 && h->momentum > 0) || (s == 2 && h->centered);
 }
 
-/* sq = alpha sq + (1 - alpha) g g; centered: ga = lerp(ga, g, 1 - alpha),
+/* The update, written once (formula.h) for the fused loop and for graphs:
+ * sq = alpha sq + (1 - alpha) g g; centered: ga = lerp(ga, g, 1 - alpha),
  * avg = sqrt(sq - ga ga) + eps, else sqrt(sq) + eps; with momentum
  * buf = mom buf + g / avg, p += -lr buf; else p += -lr g / avg */
-#define RMSPROP_LOOP(T, WD, CENTERED, MOM, SMALL)                           \
-    for (int64_t i = b; i < e; i++) {                                       \
-        T gi = sign * g[i];                                                 \
+#define RMSPROP_K(V) struct { V sign, wd, alpha, om_alpha, alpha1, minus1, eps, mom, neg_lr; }
+#define RMSPROP_CONSTS(T, h, k)                                             \
+    do {                                                                    \
+        k.sign = (h)->maximize ? (T)-1 : (T)1;                              \
+        k.wd = (T)(h)->weight_decay;                                        \
+        k.alpha = (T)(h)->alpha;                                            \
+        k.om_alpha = (T)(1.0 - (h)->alpha);                                 \
+        k.alpha1 = (T)1 - k.om_alpha;                                       \
+        k.minus1 = (T)-1;                                                   \
+        k.eps = (T)(h)->eps;                                                \
+        k.mom = (T)(h)->momentum;                                           \
+    } while (0)
+#define RMSPROP_CONST_FIELDS(X) \
+    X(sign) X(wd) X(alpha) X(om_alpha) X(alpha1) X(minus1) X(eps) X(mom)
+
+#define RMSPROP_STEP(A, V, WD, CENTERED, MOM, SMALL, p, g, sq, buf, ga, k, out) \
+    do {                                                                    \
+        V gi_ = A##_MUL(k.sign, g);                                         \
         if (WD)                                                             \
-            gi = gi + wd * p[i];                                            \
-        T sqi = sq[i] * alpha + om_alpha * gi * gi;                         \
-        sq[i] = sqi;                                                        \
-        T avg;                                                              \
+            gi_ = A##_ADD(gi_, A##_MUL(k.wd, p));                           \
+        V sqi_ = A##_SET(sq, A##_ADD(A##_MUL(sq, k.alpha),                  \
+                                     A##_MUL(A##_MUL(k.om_alpha, gi_), gi_))); \
+        V avg_;                                                             \
         if (CENTERED) {                                                     \
-            T gai = TG_LERP(SMALL, ga[i], gi, om_alpha, alpha1);            \
-            ga[i] = gai;                                                    \
-            avg = TG_SQRT(sqi + minus1 * gai * gai);                        \
+            V gai_ = A##_SET(ga, A##_LERP(SMALL, ga, gi_, k.om_alpha, k.alpha1)); \
+            avg_ = A##_SQRT(A##_ADD(sqi_, A##_MUL(A##_MUL(k.minus1, gai_), gai_))); \
         } else {                                                            \
-            avg = TG_SQRT(sqi);                                             \
+            avg_ = A##_SQRT(sqi_);                                          \
         }                                                                   \
-        avg = avg + eps;                                                    \
+        avg_ = A##_ADD(avg_, k.eps);                                        \
         if (MOM) {                                                          \
-            T bi = buf[i] * mom + gi / avg;                                 \
-            buf[i] = bi;                                                    \
-            p[i] = p[i] + neg_lr * bi;                                      \
+            V bi_ = A##_SET(buf, A##_ADD(A##_MUL(buf, k.mom), A##_DIV(gi_, avg_))); \
+            A##_RESULT(out, A##_SET(p, A##_ADD(p, A##_MUL(k.neg_lr, bi_)))); \
         } else {                                                            \
-            p[i] = p[i] + neg_lr * (gi / avg);                              \
+            A##_RESULT(out, A##_SET(p, A##_ADD(p, A##_MUL(k.neg_lr,         \
+                                                          A##_DIV(gi_, avg_))))); \
         }                                                                   \
-    }
+    } while (0)
+
+#define RMSPROP_LOOP(T, WD, CENTERED, MOM, SMALL)                           \
+    for (int64_t i = b; i < e; i++)                                         \
+        RMSPROP_STEP(TG_C, T, WD, CENTERED, MOM, SMALL, p[i], g[i], sq[i], buf[i], ga[i], \
+                     k, _);
 
 #define RMSPROP_KERNEL(NAME, T)                                             \
     static void NAME(const tg__optim_job *j, int64_t b, int64_t e)          \
@@ -71,16 +91,38 @@ static bool rmsprop_slot_used(const void *opts, int s)
         const T *restrict g = (const T *)j->g;                              \
         T *restrict sq = (T *)j->s[0], *restrict buf = (T *)j->s[1];        \
         T *restrict ga = (T *)j->s[2];                                      \
-        const T sign = h->maximize ? (T)-1 : (T)1, wd = (T)h->weight_decay; \
-        const T alpha = (T)h->alpha, om_alpha = (T)(1.0 - h->alpha);        \
-        const T alpha1 = (T)1 - om_alpha, minus1 = (T)-1;                   \
-        const T eps = (T)h->eps, mom = (T)h->momentum, neg_lr = (T)(-h->lr); \
+        RMSPROP_K(T) k;                                                     \
+        RMSPROP_CONSTS(T, h, k);                                            \
+        k.neg_lr = (T)TG_C_NEG(h->lr);                                      \
         int flags = (h->weight_decay != 0) | h->centered << 1 |             \
-                    (h->momentum > 0) << 2 | (om_alpha < (T)0.5) << 3;      \
+                    (h->momentum > 0) << 2 | (k.om_alpha < (T)0.5) << 3;    \
         TG_OPTIM_FLAGS16(RMSPROP_LOOP, T, flags)                            \
     }
 RMSPROP_KERNEL(rmsprop_f32, float)
 RMSPROP_KERNEL(rmsprop_f64, double)
+
+static tg_status rmsprop_graph_scalars(const void *opts, tg_tensor *lr, tg_tensor *t,
+                                       tg_dtype dt, tg_tensor **out)
+{
+    (void)opts;
+    (void)t;
+    return tg__optim_graph_neg_lr(lr, dt, out);
+}
+
+#define RMSPROP_SMALL(T) small = c_.om_alpha < (T)0.5;
+
+static tg_tensor *rmsprop_graph_update(tg__optim_gparam *c)
+{
+    const tg_rmsprop_opts *h = c->opts;
+    RMSPROP_K(tg__sym) k;
+    bool small = false;
+    TG_G_CONSTS(c->dt, RMSPROP_K, RMSPROP_CONSTS, RMSPROP_CONST_FIELDS, RMSPROP_SMALL, h);
+    k.neg_lr = c->k[0];
+    tg_tensor *out = NULL;
+    RMSPROP_STEP(TG_G, tg__sym, h->weight_decay != 0, h->centered, h->momentum > 0, small,
+                 c->p, c->g, c->s[0], c->s[1], c->s[2], k, out);
+    return out;
+}
 
 static void rmsprop_update(const tg__optim_job *j, int64_t b, int64_t e)
 {
@@ -110,6 +152,9 @@ const tg__optim_algo tg__optim_rmsprop = {
     .validate = rmsprop_validate,
     .slot_used = rmsprop_slot_used,
     .update = rmsprop_update,
+    .n_scalars = 1,
+    .graph_scalars = rmsprop_graph_scalars,
+    .graph_update = rmsprop_graph_update,
 };
 
 tg_optimizer *tg_optim_rmsprop(int n, tg_tensor *const *params,

@@ -1,7 +1,8 @@
 /* SGD with momentum, dampening, Nesterov and weight decay, as PyTorch's
  * torch.optim.SGD: the momentum buffer starts as the (decayed) gradient
- * itself, and dampening applies from the second step on. */
-#include "optim/optim_impl.h"
+ * itself, and dampening applies from the second step on. The update is
+ * one formula, run by the fused loop and built into graphs. */
+#include "optim/formula.h"
 TG_OPTIM_VECTORIZE
 
 tg_sgd_opts tg_sgd_defaults(void)
@@ -34,20 +35,36 @@ static bool sgd_slot_used(const void *opts, int s)
     return ((const tg_sgd_opts *)opts)->momentum != 0;
 }
 
-/* g = sign * grad (+ wd * p); buf = g on the first step, else
+/* The update, written once (formula.h) for the fused loop and for graphs:
+ * g = sign * grad (+ wd * p); buf = g on the first step, else
  * mom * buf + (1 - dampening) * g; p += -lr * (nesterov ? g + mom * buf : buf) */
-#define SGD_LOOP(T, WD, MOM, FIRST, NEST)                                   \
-    for (int64_t i = b; i < e; i++) {                                       \
-        T gi = sign * g[i];                                                 \
+#define SGD_K(V) struct { V sign, wd, mom, damp1, neg_lr; }
+#define SGD_CONSTS(T, h, k)                                                 \
+    do {                                                                    \
+        k.sign = (h)->maximize ? (T)-1 : (T)1;                              \
+        k.wd = (T)(h)->weight_decay;                                        \
+        k.mom = (T)(h)->momentum;                                           \
+        k.damp1 = (T)(1.0 - (h)->dampening);                                \
+    } while (0)
+#define SGD_CONST_FIELDS(X) X(sign) X(wd) X(mom) X(damp1)
+
+#define SGD_STEP(A, V, WD, MOM, FIRST, NEST, p, g, buf, k, out)             \
+    do {                                                                    \
+        V gi_ = A##_MUL(k.sign, g);                                         \
         if (WD)                                                             \
-            gi = gi + wd * p[i];                                            \
+            gi_ = A##_ADD(gi_, A##_MUL(k.wd, p));                           \
         if (MOM) {                                                          \
-            T bi = (FIRST) ? gi : buf[i] * mom + damp1 * gi;                \
-            buf[i] = bi;                                                    \
-            gi = (NEST) ? gi + mom * bi : bi;                               \
+            V bi_ = A##_SET(buf, A##_SELECT(FIRST, gi_,                     \
+                                            A##_ADD(A##_MUL(buf, k.mom),    \
+                                                    A##_MUL(k.damp1, gi_)))); \
+            gi_ = (NEST) ? A##_ADD(gi_, A##_MUL(k.mom, bi_)) : bi_;         \
         }                                                                   \
-        p[i] = p[i] + neg_lr * gi;                                          \
-    }
+        A##_RESULT(out, A##_SET(p, A##_ADD(p, A##_MUL(k.neg_lr, gi_))));    \
+    } while (0)
+
+#define SGD_LOOP(T, WD, MOM, FIRST, NEST)                                   \
+    for (int64_t i = b; i < e; i++)                                         \
+        SGD_STEP(TG_C, T, WD, MOM, FIRST, NEST, p[i], g[i], buf[i], k, _);
 
 #define SGD_KERNEL(NAME, T)                                                 \
     static void NAME(const tg__optim_job *j, int64_t b, int64_t e)          \
@@ -56,9 +73,9 @@ static bool sgd_slot_used(const void *opts, int s)
         T *restrict p = (T *)j->p;                                          \
         const T *restrict g = (const T *)j->g;                              \
         T *restrict buf = (T *)j->s[0];                                     \
-        const T sign = h->maximize ? (T)-1 : (T)1, wd = (T)h->weight_decay; \
-        const T mom = (T)h->momentum, damp1 = (T)(1.0 - h->dampening);      \
-        const T neg_lr = (T)(-h->lr);                                       \
+        SGD_K(T) k;                                                         \
+        SGD_CONSTS(T, h, k);                                                \
+        k.neg_lr = (T)TG_C_NEG(h->lr);                                      \
         bool use_mom = h->momentum != 0;                                    \
         int flags = (h->weight_decay != 0) | use_mom << 1 |                 \
                     (use_mom && j->first) << 2 | (use_mom && h->nesterov) << 3; \
@@ -73,6 +90,31 @@ static void sgd_update(const tg__optim_job *j, int64_t b, int64_t e)
         sgd_f32(j, b, e);
     else
         sgd_f64(j, b, e);
+}
+
+/* ---- the graph form: scalars -lr (shared) and first (per parameter) ---------- */
+
+static tg_status sgd_graph_scalars(const void *opts, tg_tensor *lr, tg_tensor *t, tg_dtype dt,
+                                   tg_tensor **out)
+{
+    (void)opts;
+    tg_status s = tg__optim_graph_neg_lr(lr, dt, out);
+    out[1] = NULL; /* without momentum there is no step count and no need */
+    if (s == TG_OK && t && !(out[1] = tg_eq(t, tg_scalar(TG_FLOAT64, 1.0))))
+        s = tg_last_status();
+    return s;
+}
+
+static tg_tensor *sgd_graph_update(tg__optim_gparam *c)
+{
+    const tg_sgd_opts *h = c->opts;
+    SGD_K(tg__sym) k;
+    TG_G_CONSTS(c->dt, SGD_K, SGD_CONSTS, SGD_CONST_FIELDS, TG_G_NOTHING, h);
+    k.neg_lr = c->k[0];
+    tg_tensor *out = NULL;
+    SGD_STEP(TG_G, tg__sym, h->weight_decay != 0, h->momentum != 0, c->k[1], h->nesterov,
+             c->p, c->g, c->s[0], k, out);
+    return out;
 }
 
 static const tg__hparam sgd_hparams[] = {
@@ -94,6 +136,9 @@ const tg__optim_algo tg__optim_sgd = {
     .validate = sgd_validate,
     .slot_used = sgd_slot_used,
     .update = sgd_update,
+    .n_scalars = 2,
+    .graph_scalars = sgd_graph_scalars,
+    .graph_update = sgd_graph_update,
 };
 
 tg_optimizer *tg_optim_sgd(int n, tg_tensor *const *params, const tg_sgd_opts *opts)

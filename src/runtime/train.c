@@ -1,61 +1,45 @@
-/* Training-step builders for graphs: SGD with momentum (PyTorch's rule,
- * the one tg_optim_sgd runs eagerly) made of gradient and assign nodes,
- * so that one session run is one training step. Each update is written
- * with the same float operations, in the same order and dtype, as the
- * eager kernel (src/optim/sgd.c): given the same gradients the parameters
- * get the same bits. */
+/* Training-step builders for graphs: the gradients and an optimizer's
+ * update made of op and assign nodes, so that one session run is one
+ * training step. The update is the algorithm's own (its graph form in
+ * src/optim, written with the same formula as its fused loop, formula.h):
+ * given the same gradients the parameters get the same bits as eager
+ * steps. tg_graph_optim updates a tg_optimizer's own state; tg_graph_sgd
+ * keeps SGD's momentum in variables of the graph. */
+#include "optim/optim_impl.h"
 #include "runtime/runtime_impl.h"
 #include "tg/ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-static tg_status check_opts(const tg_sgd_opts *h)
-{
-    if (!(h->lr >= 0))
-        return tg__error(TG_ERR_ARG, "tg_graph_sgd: invalid learning rate %g (must be "
-                         ">= 0)", h->lr);
-    if (!(h->momentum >= 0))
-        return tg__error(TG_ERR_ARG, "tg_graph_sgd: invalid momentum %g (must be >= 0)",
-                         h->momentum);
-    if (!(h->weight_decay >= 0))
-        return tg__error(TG_ERR_ARG, "tg_graph_sgd: invalid weight_decay %g (must be "
-                         ">= 0)", h->weight_decay);
-    if (!(h->dampening == h->dampening))
-        return tg__error(TG_ERR_ARG, "tg_graph_sgd: dampening is NaN");
-    if (h->nesterov && (h->momentum <= 0 || h->dampening != 0))
-        return tg__error(TG_ERR_ARG, "tg_graph_sgd: nesterov momentum requires a "
-                         "momentum > 0 and zero dampening (momentum %g, dampening %g)",
-                         h->momentum, h->dampening);
-    return TG_OK;
-}
+#include <string.h>
 
 /* the value ids of the parameters: distinct floating-point variables of g
  * (first[v]: 1 + the first parameter that is value v, to name duplicates) */
-static tg_status param_ids(const tg_graph *g, int n, tg_tensor *const *params, int *ids)
+static tg_status param_ids(const tg_graph *g, const char *fn, int n, tg_tensor *const *params,
+                           int *ids)
 {
     int *first = calloc((size_t)g->n_values + 1, sizeof *first);
     if (!first)
-        return tg__error(TG_ERR_NOMEM, "tg_graph_sgd: out of memory");
+        return tg__error(TG_ERR_NOMEM, "%s: out of memory", fn);
     tg_status s = TG_OK;
     for (int i = 0; i < n && s == TG_OK; i++) {
-        ids[i] = tg__graph_value_of(g, params[i], "tg_graph_sgd", "a parameter");
+        ids[i] = tg__graph_value_of(g, params[i], fn, "a parameter");
         if (ids[i] < 0) {
             s = tg_last_status();
             break;
         }
         const tg_gnode *node = &g->nodes[g->values[ids[i]].node];
         if (node->kind != TG_GNODE_VARIABLE)
-            s = tg__error(TG_ERR_ARG, "tg_graph_sgd: parameter %d ('%s') is a %s, not "
-                          "a variable (tg_variable, tg_variable_ref)", i, node->name,
+            s = tg__error(TG_ERR_ARG, "%s: parameter %d ('%s') is a %s, not a variable "
+                          "(tg_variable, tg_variable_ref)", fn, i, node->name,
                           tg__gnode_op_name(node));
         else if (!tg_dtype_is_float(g->values[ids[i]].meta.dtype))
-            s = tg__error(TG_ERR_DTYPE, "tg_graph_sgd: parameter %d ('%s') is %s, "
-                          "expected float32 or float64", i, node->name,
+            s = tg__error(TG_ERR_DTYPE, "%s: parameter %d ('%s') is %s, expected float32 or "
+                          "float64", fn, i, node->name,
                           tg_dtype_name(g->values[ids[i]].meta.dtype));
         else if (first[ids[i]])
-            s = tg__error(TG_ERR_ARG, "tg_graph_sgd: parameters %d and %d are the "
-                          "same variable '%s'", first[ids[i]] - 1, i, node->name);
+            s = tg__error(TG_ERR_ARG, "%s: parameters %d and %d are the same variable '%s'",
+                          fn, first[ids[i]] - 1, i, node->name);
         else
             first[ids[i]] = i + 1;
     }
@@ -73,17 +57,252 @@ static tg_tensor *named_variable(tg_graph *g, const char *base, tg_tensor *init)
     return tg_variable(g, name, init);
 }
 
-typedef struct sgd_build {
+/* the symbolic variable of concrete t in g, made (named base) unless g
+ * has it; NULL with an error */
+static tg_tensor *state_variable(tg_graph *g, tg_tensor *t, const char *base, const char *fn)
+{
+    if (!t || tg__graph_state_variable(g, t, base, fn) != TG_OK)
+        return NULL;
+    return tg__publish(tg__graph_symbolic(g, tg__hmap_get(&g->captured, t)));
+}
+
+/* one build: the algorithm, its options and where its state lives */
+typedef struct build {
     tg_graph *g;
-    tg_sgd_opts h;
-    tg_tensor *lr;    /* symbolic 0-d, or NULL */
-    tg_tensor *first; /* dampening only: 1 on the first step, then 1 - dampening */
-} sgd_build;
+    const char *fn;
+    const tg__optim_algo *algo;
+    const void *opts;
+    int n;
+    tg_tensor **xs, **grads; /* symbolic parameters and their gradients */
+    tg_tensor **slots;       /* n * TG_OPTIM_MAX_SLOTS state variables, NULL unused */
+    tg_tensor **k;           /* n * TG_OPTIM_MAX_SCALARS: each parameter's scalars */
+    tg_tensor *step;         /* int64 [n] variable of update counts, or NULL */
+    tg_tensor *inc;          /* int64 [n] constant: 1 for the parameters updated */
+    tg_tensor *counted;      /* the assign of step + inc */
+    tg_tensor *lr;           /* float64 0-d */
+    tg_tensor *scalars[2][TG_OPTIM_MAX_SCALARS]; /* per dtype: float32, float64 */
+} build;
+
+/* parameter i's per-step scalars: element i of the [n] ones (of its dtype) */
+static tg_status param_scalars(build *b, int i, tg_tensor *stepf)
+{
+    tg_dtype dt = b->xs[i]->dtype;
+    tg_tensor **all = b->scalars[dt == TG_FLOAT64], **k = &b->k[i * TG_OPTIM_MAX_SCALARS];
+    tg_status s = TG_OK;
+    if (!all[0] && b->algo->n_scalars > 0)
+        s = b->algo->graph_scalars(b->opts, b->lr, stepf, dt, all);
+    for (int j = 0; j < b->algo->n_scalars && s == TG_OK; j++) {
+        if (!all[j]) { /* not needed (SGD's first step without momentum) */
+            k[j] = NULL;
+            continue;
+        }
+        /* element i as [1], which broadcasts like a scalar; 0-d for a 0-d parameter */
+        k[j] = all[j]->ndim == 0 ? all[j] : tg_slice(all[j], 0, i, i + 1, 1);
+        if (k[j] && all[j]->ndim && b->xs[i]->ndim == 0)
+            k[j] = tg_reshape(k[j], 0, NULL);
+        if (!k[j])
+            s = tg_last_status();
+    }
+    return s;
+}
+
+/* The step counts go up by one (the scalars read the assign's result, so
+ * it runs before them) and the per-step scalars, made before the
+ * gradients: with the smaller ids, a serial plan computes them early
+ * (they are tiny), and each update can run as soon as its gradient is
+ * there, which then dies (src/runtime/plan.c, order()). Which parameters
+ * get a gradient is not known yet: inc counts all; fix_counts corrects it. */
+static tg_status make_scalars(build *b)
+{
+    tg_tensor *stepf = NULL;
+    if (b->step) {
+        b->inc = tg__publish(tg__alloc(TG_INT64, 1, (int64_t[]){b->n}));
+        for (int i = 0; b->inc && i < b->n; i++)
+            ((int64_t *)tg__base(b->inc))[i] = 1;
+        b->counted = tg_assign(b->step, tg_add(b->step, b->inc));
+        if (!(stepf = tg_cast(b->counted, TG_FLOAT64)))
+            return tg_last_status();
+    }
+    tg_status s = TG_OK;
+    for (int i = 0; i < b->n && s == TG_OK; i++)
+        s = param_scalars(b, i, stepf);
+    return s;
+}
+
+/* a parameter without a gradient is not updated and keeps its count:
+ * written into the captured constant itself (by reference, and no plan
+ * has read it yet) */
+static void fix_counts(build *b)
+{
+    for (int i = 0; b->inc && i < b->n; i++)
+        ((int64_t *)tg__base(b->inc))[i] = b->grads[i] != NULL;
+}
+
+/* do the updates need node `node` (through data and control edges)?
+ * Node ids are a topological order: one sweep down from the updates. */
+static bool updates_need(const tg_graph *g, int n, tg_tensor *const *updates, int node)
+{
+    bool *need = calloc((size_t)g->n_nodes, sizeof *need);
+    if (!need)
+        return false; /* the caller then adds an edge: never wrong */
+    int top = node;
+    for (int i = 0; i < n; i++) {
+        int u = g->values[updates[i]->value].node;
+        need[u] = true;
+        top = u > top ? u : top;
+    }
+    for (int id = top; id > node; id--) {
+        if (!need[id])
+            continue;
+        for (int k = 0; k < g->nodes[id].n_in; k++)
+            need[g->values[g->nodes[id].in[k]].node] = true;
+        for (int k = 0; k < g->nodes[id].n_ctrl; k++)
+            need[g->nodes[id].ctrl[k]] = true;
+    }
+    bool r = need[node];
+    free(need);
+    return r;
+}
+
+static tg_status build_updates(build *b, tg_tensor **updates)
+{
+    tg_graph *g = b->g;
+    int n = b->n, last = -1;
+    tg_status s = TG_OK;
+    for (int i = 0; i < n && s == TG_OK; i++) {
+        updates[i] = b->xs[i];
+        if (!b->grads[i])
+            continue; /* the loss does not depend on it */
+        tg__optim_gparam c = {.opts = b->opts, .dt = b->xs[i]->dtype, .p = b->xs[i],
+                              .g = b->grads[i]};
+        memcpy(c.s, &b->slots[i * TG_OPTIM_MAX_SLOTS], sizeof c.s);
+        memcpy(c.k, &b->k[i * TG_OPTIM_MAX_SCALARS], sizeof c.k);
+        if (!(updates[i] = b->algo->graph_update(&c)))
+            s = tg_last_status();
+        /* a state assign the parameter's does not read runs first */
+        if (s == TG_OK && c.extra)
+            s = tg_graph_add_control_dep(updates[i], c.extra);
+        last = i;
+    }
+    fix_counts(b);
+    /* an update that does not read the step numbers (Adadelta, RMSprop,
+     * SGD without momentum) still counts its steps: one update runs the
+     * count first */
+    if (s == TG_OK && b->counted && last >= 0 &&
+        !updates_need(g, n, updates, g->values[b->counted->value].node))
+        s = tg_graph_add_control_dep(updates[last], b->counted);
+    return s;
+}
+
+/* checks, step counts and scalars, gradients and updates. make_state
+ * makes the state variables inside the graph scope: first the step
+ * counts (b->step; slots false), then, after the gradients, the buffers
+ * (b->slots): only parameters with a gradient get them, as eager steps
+ * create them */
+typedef tg_status (*make_state_fn)(build *b, void *ctx, bool slots);
+static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, tg_tensor *lr,
+                           make_state_fn make_state, void *ctx, tg_tensor **updates)
+{
+    if (!loss || !loss->graph || b->n < 1 || !params || !updates)
+        return tg__error(TG_ERR_ARG, "%s: expected a symbolic loss, n >= 1 parameters and an "
+                         "updates array", b->fn);
+    for (int i = 0; i < b->n; i++)
+        updates[i] = NULL;
+    b->g = loss->graph;
+    if (!b->algo->graph_update)
+        return tg__error(TG_ERR_UNSUPPORTED, "%s: the %s optimizer has no graph form", b->fn,
+                         b->algo->name);
+    if (b->algo->validate(b->opts) != TG_OK) {
+        char why[256]; /* the message buffer is about to be rewritten */
+        snprintf(why, sizeof why, "%s", tg_last_error());
+        return tg__error(TG_ERR_ARG, "%s: %s", b->fn, why);
+    }
+    if (lr && (lr->graph != b->g || lr->ndim != 0 || !tg_dtype_is_float(lr->dtype)))
+        return tg__error(TG_ERR_ARG, "%s: lr must be a 0-d floating-point value of graph '%s'",
+                         b->fn, b->g->name);
+    int n = b->n;
+    int *ids = malloc((size_t)n * sizeof *ids);
+    tg_tensor **mem = calloc((size_t)n * (2 + TG_OPTIM_MAX_SLOTS + TG_OPTIM_MAX_SCALARS),
+                             sizeof *mem);
+    tg_status s = ids && mem ? param_ids(b->g, b->fn, n, params, ids)
+                             : tg__error(TG_ERR_NOMEM, "%s: out of memory", b->fn);
+    tg_scope_begin(); /* intermediates go; the updates are kept */
+    if (s == TG_OK) {
+        b->xs = mem;
+        b->grads = mem + n;
+        b->slots = mem + 2 * n;
+        b->k = b->slots + n * TG_OPTIM_MAX_SLOTS;
+        for (int i = 0; i < n && s == TG_OK; i++)
+            if (!(b->xs[i] = tg__publish(tg__graph_symbolic(b->g, ids[i]))))
+                s = tg_last_status();
+    }
+    if (s == TG_OK && (s = tg_graph_begin(b->g)) == TG_OK) {
+        /* the learning rate in double, as the loops compute their scalars */
+        b->lr = !lr ? tg_scalar(TG_FLOAT64, *(const double *)b->opts) /* lr comes first */
+                : lr->dtype == TG_FLOAT64 ? lr : tg_cast(lr, TG_FLOAT64);
+        s = b->lr ? make_state(b, ctx, false) : tg_last_status();
+        if (s == TG_OK)
+            s = make_scalars(b);
+        if (s == TG_OK)
+            s = tg_graph_gradients(b->g, 1, &loss, NULL, n, b->xs, b->grads);
+        if (s == TG_OK)
+            s = make_state(b, ctx, true);
+        if (s == TG_OK)
+            s = build_updates(b, updates);
+        tg_graph_end();
+    }
+    for (int i = 0; i < n; i++)
+        if (s == TG_OK)
+            tg_retain(updates[i]);
+        else
+            updates[i] = NULL;
+    tg_scope_end();
+    for (int i = 0; i < n && s == TG_OK; i++)
+        tg__publish(updates[i]);
+    free(ids);
+    free(mem);
+    return s;
+}
+
+/* ---- tg_graph_optim: a tg_optimizer's state ------------------------------------- */
+
+static tg_status optimizer_state(build *b, void *ctx, bool slots)
+{
+    tg_optimizer *o = ctx;
+    char name[320];
+    if (!slots) {
+        snprintf(name, sizeof name, "%s/step", o->algo->name);
+        b->step = state_variable(b->g, o->step_t, name, b->fn);
+        return b->step ? TG_OK : tg_last_status();
+    }
+    for (int i = 0; i < o->n; i++) {
+        for (int k = 0; k < o->algo->n_slots && b->grads[i]; k++) {
+            if (!o->algo->slot_used(&o->opts, k))
+                continue;
+            snprintf(name, sizeof name, "%s/%s", tg_graph_node_name(b->xs[i]),
+                     o->algo->slot_names[k]);
+            tg_tensor *v = state_variable(b->g, tg__optim_state(o, i, k), name, b->fn);
+            if (!(b->slots[i * TG_OPTIM_MAX_SLOTS + k] = v))
+                return tg_last_status();
+        }
+    }
+    return TG_OK;
+}
+
+tg_status tg_graph_optim(tg_optimizer *opt, tg_tensor *loss, tg_tensor *lr, tg_tensor **updates)
+{
+    if (!opt)
+        return tg__error(TG_ERR_ARG, "tg_graph_optim: the optimizer is NULL");
+    build b = {.fn = "tg_graph_optim", .algo = opt->algo, .opts = &opt->opts, .n = opt->n};
+    return run_build(&b, loss, opt->params, lr, optimizer_state, opt, updates);
+}
+
+/* ---- tg_graph_sgd: momentum buffers as variables of the graph ------------------- */
 
 /* The momentum buffer of p: the variable "<p>/momentum" when the caller
  * made one of p's dtype and shape (tg_variable_ref: graphs built for
  * several batch sizes then share one buffer), else a new one of zeros. */
-static tg_tensor *momentum_buffer(sgd_build *b, tg_tensor *p)
+static tg_tensor *momentum_buffer(build *b, tg_tensor *p)
 {
     char base[300];
     snprintf(base, sizeof base, "%s/momentum", tg_graph_node_name(p));
@@ -100,102 +319,25 @@ static tg_tensor *momentum_buffer(sgd_build *b, tg_tensor *p)
     return named_variable(b->g, base, tg_zeros(tg_dtype_of(p), tg_ndim(p), tg_shape(p)));
 }
 
-/* the update of parameter p (symbolic) with gradient d; NULL on failure */
-static tg_tensor *sgd_update(sgd_build *b, tg_tensor *p, tg_tensor *d)
+static tg_status sgd_state(build *b, void *ctx, bool slots)
 {
-    const tg_sgd_opts *h = &b->h;
-    if (h->maximize)
-        d = tg_neg(d);
-    if (h->weight_decay != 0)
-        d = tg_add(d, tg_mul_scalar(p, h->weight_decay));
-    tg_tensor *step = d;
-    if (h->momentum != 0) {
-        tg_tensor *buf = momentum_buffer(b, p);
-        /* on the first step buf is 0 and `first` 1: momentum * 0 + g is g */
-        tg_tensor *nb = tg_add(tg_mul_scalar(buf, h->momentum),
-                               b->first ? tg_mul(d, b->first) : d);
-        tg_tensor *buf_new = tg_assign(buf, nb);
-        step = h->nesterov ? tg_add(d, tg_mul_scalar(buf_new, h->momentum)) : buf_new;
+    const tg_sgd_opts *h = ctx;
+    if (h->momentum == 0)
+        return TG_OK; /* no state: no first step to tell */
+    if (!slots) {
+        b->step = named_variable(b->g, "sgd/step", tg_zeros(TG_INT64, 1, (int64_t[]){b->n}));
+        return b->step ? TG_OK : tg_last_status();
     }
-    tg_tensor *scaled = b->lr ? tg_mul(step, tg_neg(b->lr)) : tg_mul_scalar(step, -h->lr);
-    return tg_assign(p, tg_add(p, scaled));
-}
-
-static tg_status build(sgd_build *b, tg_tensor *loss, int n, const int *ids,
-                       tg_tensor **updates)
-{
-    tg_graph *g = b->g;
-    tg_tensor **xs = malloc((size_t)n * 2 * sizeof *xs);
-    if (!xs)
-        return tg__error(TG_ERR_NOMEM, "tg_graph_sgd: out of memory");
-    tg_tensor **grads = xs + n;
-    tg_status s = TG_OK;
-    for (int i = 0; i < n && s == TG_OK; i++)
-        if (!(xs[i] = tg__publish(tg__graph_symbolic(g, ids[i]))))
-            s = tg_last_status();
-    if (s == TG_OK)
-        s = tg_graph_gradients(g, 1, &loss, NULL, n, xs, grads);
-    if (s == TG_OK && b->h.momentum != 0 && b->h.dampening != 0 &&
-        !(b->first = named_variable(g, "sgd/first", tg_scalar(TG_FLOAT64, 1.0))))
-        s = tg_last_status();
-    for (int i = 0; i < n && s == TG_OK; i++) {
-        updates[i] = grads[i] ? sgd_update(b, xs[i], grads[i]) : xs[i];
-        if (!updates[i])
-            s = tg_last_status();
-    }
-    if (s == TG_OK && b->first) { /* after every reader of it; every update waits */
-        tg_tensor *next = tg_assign(b->first, tg_scalar(TG_FLOAT64, 1.0 - b->h.dampening));
-        if (!next)
-            s = tg_last_status();
-        /* next depends on no update (it reads `first` and a constant), so
-         * these edges make no cycle: no search of the graph per edge */
-        int after = next ? g->values[next->value].node : -1;
-        for (int i = 0; i < n && s == TG_OK; i++)
-            if (grads[i] && tg__graph_add_ctrl(g, g->values[updates[i]->value].node, after,
-                                               false) != TG_OK)
-                s = tg__error(TG_ERR_NOMEM, "tg_graph_sgd: out of memory");
-        g->epoch++; /* existing nodes changed: cached plans are stale */
-    }
-    free(xs);
-    return s;
+    for (int i = 0; i < b->n; i++)
+        if (b->grads[i] && !(b->slots[i * TG_OPTIM_MAX_SLOTS] = momentum_buffer(b, b->xs[i])))
+            return tg_last_status();
+    return TG_OK;
 }
 
 tg_status tg_graph_sgd(tg_tensor *loss, int n, tg_tensor *const *params,
                        const tg_sgd_opts *opts, tg_tensor *lr, tg_tensor **updates)
 {
-    if (!loss || !loss->graph || n < 1 || !params || !updates)
-        return tg__error(TG_ERR_ARG, "tg_graph_sgd: expected a symbolic loss, n >= 1 "
-                         "parameters and an updates array");
-    for (int i = 0; i < n; i++)
-        updates[i] = NULL;
-    sgd_build b = {loss->graph, opts ? *opts : tg_sgd_defaults(), NULL, NULL};
-    tg_status s = check_opts(&b.h);
-    if (s == TG_OK && lr && (lr->graph != b.g || lr->ndim != 0 || !tg_dtype_is_float(lr->dtype)))
-        s = tg__error(TG_ERR_ARG, "tg_graph_sgd: lr must be a 0-d floating-point value "
-                      "of graph '%s'", b.g->name);
-    b.lr = lr;
-    int *ids = malloc((size_t)n * sizeof *ids);
-    if (s == TG_OK && !ids)
-        s = tg__error(TG_ERR_NOMEM, "tg_graph_sgd: out of memory");
-    if (s == TG_OK)
-        s = param_ids(b.g, n, params, ids);
-    if (s != TG_OK) {
-        free(ids);
-        return s;
-    }
-    tg_scope_begin(); /* intermediates go; the updates are kept */
-    if ((s = tg_graph_begin(b.g)) == TG_OK) {
-        s = build(&b, loss, n, ids, updates);
-        tg_graph_end();
-    }
-    for (int i = 0; i < n; i++)
-        if (s == TG_OK)
-            tg_retain(updates[i]);
-        else
-            updates[i] = NULL;
-    tg_scope_end();
-    for (int i = 0; i < n && s == TG_OK; i++)
-        tg__publish(updates[i]);
-    free(ids);
-    return s;
+    tg_sgd_opts h = opts ? *opts : tg_sgd_defaults();
+    build b = {.fn = "tg_graph_sgd", .algo = &tg__optim_sgd, .opts = &h, .n = n};
+    return run_build(&b, loss, params, lr, sgd_state, &h, updates);
 }

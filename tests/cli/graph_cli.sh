@@ -48,8 +48,21 @@ check "--passes at level 0: no pass runs" bash -c \
 check "bad level" bash -c "'$tg' graph lenet --opt 3 2>&1 | grep -q 'must be 0, 1 or 2'"
 check "bad format" bash -c "! '$tg' graph lenet --format jpg 2>/dev/null"
 check "bad model" bash -c "! '$tg' graph resnet 2>/dev/null"
-check "graph mode needs sgd" bash -c \
-    "'$tg' train lenet --mode graph --optimizer adam 2>&1 | grep -q 'optimizer sgd only'"
+# every optimizer's update is built into the step: Adam's m, v and parameter
+# fuse into one node per parameter (10 nodes for 30 assigns), and each
+# step equals level 0's
+for o in adam adamw; do
+    passes=$("$tg" graph lenet --optimizer $o --passes --json)
+    check "$o: fuse_updates fuses m, v and the parameter" bash -c \
+        "grep -q '^{\"pass\":\"fuse_updates\",.*\"fused\":10,\"assigns\":30}' <<<'$passes'"
+    check "$o: the step equals level 0's" bash -c "grep -q '\"bitwise_equal\":true' <<<'$passes'"
+done
+check "adadelta: the step equals level 0's" bash -c \
+    "'$tg' graph lenet --optimizer adadelta --passes --json | grep -q '\"bitwise_equal\":true'"
+check "graph: unknown optimizer" bash -c \
+    "'$tg' graph lenet --optimizer rmsprop 2>&1 | grep -q \"unknown optimizer 'rmsprop'\""
+check "train: unknown optimizer" bash -c \
+    "'$tg' train lenet --mode graph --optimizer lbfgs 2>&1 | grep -q \"unknown optimizer 'lbfgs'\""
 check "unknown mode" bash -c "'$tg' train lenet --mode lazy 2>&1 | grep -q 'unknown mode'"
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

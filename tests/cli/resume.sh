@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Checkpoints resume exactly, for every mode x optimizer: 3 epochs straight
 # give the same per-epoch losses as 1 fresh epoch + save, then 1 resumed
-# epoch + save (a resumed run saving again), then 1 more from that; and
-# SGD checkpoints cross between graph and eager mode. --limit keeps it fast.
+# epoch + save (a resumed run saving again), then 1 more from that; both
+# modes give the same losses; and every optimizer's checkpoints (momentum,
+# Adam's moments, step counts) cross between graph and eager mode.
+# --limit keeps it fast.
 # Needs the real MNIST: set TG_TEST_MNIST_DIR (else skipped, status 77).
 # Usage: resume.sh path/to/tg
 set -u
@@ -26,11 +28,17 @@ check() { # what got want
     fi
 }
 
-for combo in graph:sgd eager:sgd eager:adam eager:adamw eager:adadelta; do
+lr_of() { case $1 in adam | adamw) echo 0.001 ;; *) echo 0.02 ;; esac; }
+declare -A straight
+for combo in graph:sgd eager:sgd graph:adam eager:adam graph:adamw eager:adamw \
+             graph:adadelta eager:adadelta; do
     mode=${combo%%:*} optim=${combo#*:}
-    lr=0.02; [ "$optim" = adam ] || [ "$optim" = adamw ] && lr=0.001
+    lr=$(lr_of "$optim")
     run=("$tg" train lenet --mode "$mode" --optimizer "$optim" --lr "$lr" "${common[@]}")
     IFS=, read -r l1 l2 l3 < <("${run[@]}" --epochs 3 | losses)
+    # graph mode runs the eager step's formula: the same losses, bit for bit
+    if [ "$mode" = graph ]; then straight[$optim]="$l1,$l2,$l3"
+    else check "$optim: eager equals graph" "$l1,$l2,$l3" "${straight[$optim]}"; fi
     ck="$tmp/$mode-$optim"
     check "$combo fresh" "$("${run[@]}" --save "$ck.1.st" | losses)" "$l1"
     check "$combo resumed, saved again" "$("${run[@]}" --load "$ck.1.st" --save "$ck.2.st" | losses)" "$l2"
@@ -42,15 +50,18 @@ for combo in graph:sgd eager:sgd eager:adam eager:adamw eager:adadelta; do
         "$("${run[@]}" --epochs 4 | losses | cut -d, -f4)"
 done
 
-# SGD checkpoints cross modes both ways (fresh and resumed ones)
-IFS=, read -r s1 s2 s3 < <("$tg" train lenet --mode graph "${common[@]}" --epochs 3 | losses)
-for first in graph eager; do
-    for second in graph eager; do
-        [ "$first" = "$second" ] && continue
-        check "$first -> $second" \
-            "$("$tg" train lenet --mode "$second" --load "$tmp/$first-sgd.1.st" "${common[@]}" --save "$tmp/x.st" | losses)" "$s2"
-        check "$first -> $second -> $first" \
-            "$("$tg" train lenet --mode "$first" --load "$tmp/x.st" "${common[@]}" | losses)" "$s3"
+# checkpoints cross modes both ways (fresh and resumed ones), every optimizer
+for optim in sgd adam adamw adadelta; do
+    IFS=, read -r s1 s2 s3 <<<"${straight[$optim]}"
+    o=(--optimizer "$optim" --lr "$(lr_of "$optim")")
+    for first in graph eager; do
+        for second in graph eager; do
+            [ "$first" = "$second" ] && continue
+            check "$optim: $first -> $second" \
+                "$("$tg" train lenet --mode "$second" "${o[@]}" --load "$tmp/$first-$optim.1.st" "${common[@]}" --save "$tmp/x.st" | losses)" "$s2"
+            check "$optim: $first -> $second -> $first" \
+                "$("$tg" train lenet --mode "$first" "${o[@]}" --load "$tmp/x.st" "${common[@]}" | losses)" "$s3"
+        done
     done
 done
 # an Adam checkpoint cannot resume graph mode's SGD

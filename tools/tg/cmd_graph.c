@@ -3,6 +3,7 @@
 #include "args.h"
 #include "commands.h"
 #include "lenet_graph.h"
+#include "lenet_task.h"
 #include "paths.h"
 
 #include <math.h>
@@ -15,15 +16,18 @@ static const char usage[] =
     "usage: tg graph lenet [--opt 0|1|2] [--backward] [--format dot|svg|png] [-o FILE]\n"
     "       tg graph lenet [--opt 0|1|2] --memory [--json]\n"
     "       tg graph lenet [--opt 0|1|2] [--backward] --passes [--json]\n"
+    "       (each with [--batch B] [--optimizer sgd|adam|adamw|adadelta] [--lr X])\n"
     "Builds LeNet-5's forward graph (with --backward, --memory or --passes:\n"
-    "the whole training step: forward, gradients and SGD update), runs the\n"
+    "the whole training step: forward, gradients and the optimizer's update\n"
+    "as tg train --mode graph runs it), runs the\n"
     "graph passes of the optimization level (default 2) on it as a session\n"
     "does, and writes the result as a picture, reports the memory plan, or\n"
     "reports what each pass did (nodes before and after, its changes) and\n"
     "checks that one training step gives the same results as at level 0.";
 
 typedef struct graph_opts {
-    const char *format, *out;
+    const char *format, *out, *optimizer;
+    double lr;
     int batch, level;
     bool backward, memory, json, passes;
 } graph_opts;
@@ -136,35 +140,47 @@ static int set_level(lenet_graph *lg, int level)
     return 0;
 }
 
-/* the parameters and momentum buffers, saved or restored */
-static tg_status state_copy(sgd_state *st, tg_tensor **saved, bool restore)
+/* the model's parameters and the optimizer's state (buffers, step
+ * counts), copied aside */
+static tg_state_dict *snapshot(tg_module *model, tg_optimizer *opt)
 {
-    tg_status s = TG_OK;
+    tg_state_dict *live = tg_state_dict_new(), *copy = tg_state_dict_new();
+    tg_status s = live && copy ? tg_module_state_dict(model, live, NULL) : TG_ERR_NOMEM;
+    if (s == TG_OK)
+        s = tg_optim_state_dict(opt, live);
+    tg_scope_begin();
     tg_no_grad_begin();
-    for (int i = 0; i < st->n && s == TG_OK; i++) {
-        tg_tensor *live[2] = {st->params[i], st->momentum[i]};
-        for (int k = 0; k < 2 && s == TG_OK; k++) {
-            if (restore)
-                s = tg_copy_(live[k], saved[2 * i + k]);
-            else if (!(saved[2 * i + k] = tg_clone(live[k])))
-                s = tg_last_status();
-        }
-    }
+    for (int i = 0; s == TG_OK && i < tg_state_dict_size(live); i++)
+        s = tg_state_dict_add(copy, tg_state_dict_name(live, i),
+                              tg_clone(tg_state_dict_tensor(live, i)));
     tg_no_grad_end();
-    return s;
+    tg_scope_end();
+    for (int i = 0; s == TG_OK && i < tg_state_dict_meta_size(live); i++)
+        s = tg_state_dict_set_meta(copy, tg_state_dict_meta_key(live, i),
+                                   tg_state_dict_meta_value(live, i));
+    tg_state_dict_free(live);
+    if (s != TG_OK) {
+        tg_state_dict_free(copy);
+        return NULL;
+    }
+    return copy;
 }
 
-/* two training steps from the saved state at `level`: the losses and the
+/* two training steps from the snapshot at `level`: the losses and the
  * parameters after them (kept) */
-static tg_status two_steps(lenet_graph *lg, sgd_state *st, tg_tensor **saved, int level,
-                           tg_tensor *const *batch, double *loss, tg_tensor **params)
+static tg_status two_steps(lenet_graph *lg, tg_module *model, tg_optimizer *opt,
+                           const tg_state_dict *saved, int level, tg_tensor *const *batch,
+                           double *loss, tg_tensor **params)
 {
-    tg_status s = set_level(lg, level) ? tg_last_status() : state_copy(st, saved, true);
+    tg_status s = set_level(lg, level) ? tg_last_status()
+                                       : tg_module_load_state_dict(model, saved, NULL, false);
+    if (s == TG_OK)
+        s = tg_optim_load_state_dict(opt, saved);
     for (int k = 0; k < 2 && s == TG_OK; k++)
         s = lenet_graph_step(lg, batch[0], batch[1], &loss[k]);
     tg_no_grad_begin();
-    for (int i = 0; i < st->n && s == TG_OK; i++)
-        if (!(params[i] = tg_clone(st->params[i])))
+    for (int i = 0; i < tg_optim_num_params(opt) && s == TG_OK; i++)
+        if (!(params[i] = tg_clone(tg_optim_param(opt, i))))
             s = tg_last_status();
     tg_no_grad_end();
     return s;
@@ -191,7 +207,8 @@ static void print_records(const tg_pass_record *rec, int n, bool json)
     }
 }
 
-static int report_passes(lenet_graph *lg, sgd_state *st, const graph_opts *o)
+static int report_passes(lenet_graph *lg, tg_module *model, tg_optimizer *opt,
+                         const graph_opts *o)
 {
     tg_pass_record rec[64];
     int n_rec = 0, r = 1;
@@ -204,26 +221,29 @@ static int report_passes(lenet_graph *lg, sgd_state *st, const graph_opts *o)
                            tg_cast(tg_mul_scalar(tg_rand_uniform(gen, TG_FLOAT64, 1,
                                                                  (int64_t[]){o->batch}, 0, 1), 9.99),
                                    TG_INT64)};
-    tg_tensor *saved[32] = {0}, *p0[16] = {0}, *p1[16] = {0};
+    tg_tensor *p0[LENET_MAX_PARAMS] = {0}, *p1[LENET_MAX_PARAMS] = {0};
     double l0[2], l1[2], diff = 0;
-    tg_status s = g && batch[1] ? state_copy(st, saved, false) : tg_last_status();
+    tg_state_dict *saved = g && batch[1] ? snapshot(model, opt) : NULL;
+    tg_status s = saved ? TG_OK : tg_last_status();
     if (s == TG_OK)
-        s = two_steps(lg, st, saved, 0, batch, l0, p0);
+        s = two_steps(lg, model, opt, saved, 0, batch, l0, p0);
     if (s == TG_OK)
-        s = two_steps(lg, st, saved, o->level, batch, l1, p1);
-    for (int i = 0; i < st->n && s == TG_OK; i++)
+        s = two_steps(lg, model, opt, saved, o->level, batch, l1, p1);
+    tg_state_dict_free(saved);
+    for (int i = 0; i < tg_optim_num_params(opt) && s == TG_OK; i++)
         diff = fmax(diff, max_abs_diff(p0[i], p1[i]));
     if (s == TG_OK) {
         print_records(rec, n_rec, o->json);
         bool equal = l0[0] == l1[0] && l0[1] == l1[1] && diff == 0;
-        printf(o->json ? "{\"graph\":\"lenet_train_step\",\"batch\":%d,\"opt_level\":%d,"
+        printf(o->json ? "{\"graph\":\"lenet_train_step\",\"optimizer\":\"%s\",\"batch\":%d,\"opt_level\":%d,"
                          "\"nodes_level0\":%d,\"nodes\":%d,\"node_fraction\":%.4f,"
                          "\"loss_level0\":[%.9g,%.9g],\"loss\":[%.9g,%.9g],"
                          "\"max_param_diff\":%.3g,\"bitwise_equal\":%s}\n"
-                       : "lenet_train_step (batch %d), level %d: %d nodes at level 0, %d "
+                       : "lenet_train_step (%s, batch %d), level %d: %d nodes at level 0, %d "
                          "now (%.0f%%)\n  losses of two steps: level 0 %.9g %.9g, now %.9g "
                          "%.9g; parameters differ by at most %.3g (%s)\n",
-               o->batch, o->level, nodes0, nodes, 100.0 * nodes / nodes0 * (o->json ? 0.01 : 1),
+               o->optimizer, o->batch, o->level, nodes0, nodes,
+               100.0 * nodes / nodes0 * (o->json ? 0.01 : 1),
                l0[0], l0[1], l1[0], l1[1], diff,
                o->json ? (equal ? "true" : "false") : (equal ? "bitwise equal" : "not bitwise"));
         r = 0;
@@ -237,7 +257,8 @@ static int report_passes(lenet_graph *lg, sgd_state *st, const graph_opts *o)
 
 static int parse(int argc, char **argv, graph_opts *o)
 {
-    *o = (graph_opts){.format = "dot", .out = "lenet.dot", .batch = 64, .level = 2};
+    *o = (graph_opts){.format = "dot", .out = "lenet.dot", .optimizer = "sgd", .lr = 0.02,
+                      .batch = 64, .level = 2};
     const opt table[] = {
         {"backward", OPT_FLAG, &o->backward, "draw the whole training step, not just the forward"},
         {"format", OPT_STRING, &o->format, "dot | svg | png (svg and png need Graphviz)"},
@@ -249,6 +270,9 @@ static int parse(int argc, char **argv, graph_opts *o)
                                     "(default 2)"},
         {"passes", OPT_FLAG, &o->passes, "report what each pass did and check results"},
         {"batch", OPT_INT, &o->batch, "batch size (default 64)"},
+        {"optimizer", OPT_STRING, &o->optimizer, "the update in the training step: sgd (momentum "
+                                                 "0.9) | adam | adamw | adadelta (default sgd)"},
+        {"lr", OPT_DOUBLE, &o->lr, "its learning rate (default 0.02)"},
     };
     /* accept the short -o as --o */
     for (int i = 1; i < argc; i++)
@@ -276,6 +300,16 @@ static int parse(int argc, char **argv, graph_opts *o)
         fprintf(stderr, "tg: --batch must be >= 1\n");
         return 1;
     }
+    if (strcmp(o->optimizer, "sgd") && strcmp(o->optimizer, "adam") &&
+        strcmp(o->optimizer, "adamw") && strcmp(o->optimizer, "adadelta")) {
+        fprintf(stderr, "tg: unknown optimizer '%s' (sgd, adam, adamw, adadelta)\n",
+                o->optimizer);
+        return 1;
+    }
+    if (!(o->lr > 0)) {
+        fprintf(stderr, "tg: --lr must be > 0, got %g\n", o->lr);
+        return 1;
+    }
     if (!o->memory && !o->passes && !path_check_output("-o", o->out))
         return 1;
     return -1;
@@ -289,26 +323,23 @@ int tg_cmd_graph(int argc, char **argv)
         return r;
     tg_generator *gen = tg_generator_new(1);
     tg_module *model = tg_lenet5(gen);
-    tg_named_tensor *names = NULL;
-    sgd_state st;
+    tg_optimizer *opt = model ? lenet_optimizer(o.optimizer, model, o.lr, 0.9) : NULL;
     lenet_graph lg;
     bool step = o.backward || o.memory || o.passes;
     r = 1;
-    if (!model || sgd_state_init(&st, model, 0.02, 0.9, &names) != TG_OK)
+    if (!opt)
         fprintf(stderr, "tg: %s\n", tg_last_error());
-    else if (lenet_graph_build(&lg, model, &st, o.batch, step, step) != TG_OK)
+    else if (lenet_graph_build(&lg, model, step ? opt : NULL, o.batch, step) != TG_OK)
         fprintf(stderr, "tg: building the graph: %s\n", tg_last_error());
     else {
         r = set_level(&lg, o.level);
         if (!r)
-            r = o.passes   ? report_passes(&lg, &st, &o)
+            r = o.passes   ? report_passes(&lg, model, opt, &o)
                 : o.memory ? report_memory(&lg, &o)
                            : write_picture(&lg, &o);
         lenet_graph_free(&lg);
     }
-    if (model)
-        sgd_state_free(&st);
-    tg_named_tensors_free(names);
+    tg_optim_free(opt);
     tg_module_free(model);
     tg_generator_free(gen);
     return r;

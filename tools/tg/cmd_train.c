@@ -21,8 +21,10 @@ static const char train_usage[] =
     "last layer: in graph mode its dropout masks are random nodes drawing from\n"
     "the same generator as eager mode, and the running statistics assign nodes.\n"
     "--mode graph (the default) runs each step as one static graph with the\n"
-    "SGD update inside; --mode eager runs it op by op. Checkpoints of either\n"
-    "mode resume in either (model, SGD momentum and step count).\n"
+    "optimizer's update inside (every --optimizer: the eager step's formula,\n"
+    "so both modes give the same losses bit for bit for a seed and thread\n"
+    "count); --mode eager runs it op by op. Checkpoints of either mode resume\n"
+    "in either (model, optimizer state: momentum, Adam's moments, step counts).\n"
     "A resumed run takes the optimizer's hyper-parameters (lr, momentum ...)\n"
     "from the checkpoint, as PyTorch's load_state_dict does. Output paths are\n"
     "checked before training; a run that diverges (a loss that is NaN or\n"
@@ -103,11 +105,6 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         fprintf(stderr, "tg: unknown mode '%s' (eager, graph)\n", o->mode);
         return 1;
     }
-    if (!strcmp(o->mode, "graph") && strcmp(o->optimizer, "sgd")) {
-        fprintf(stderr, "tg: --mode graph trains with --optimizer sgd only (its update is "
-                        "built into the graph); use --mode eager for %s\n", o->optimizer);
-        return 1;
-    }
     if (o->profile && strcmp(o->mode, "graph")) {
         fprintf(stderr, "tg: --profile traces graph sessions: use it with --mode graph\n");
         return 1;
@@ -135,13 +132,9 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
 static int finish(const train_opts *o, trainer *t, int done, const double *losses,
                   double train_seconds, int64_t images, double acc)
 {
-    lenet_momentum mom;
-    const lenet_momentum *momp = trainer_momentum(t, &mom);
     tg_module *model = t->model;
-    tg_optimizer *opt = t->opt;
-    /* in graph mode the optimizer never steps: it gives the checkpoint its
-     * type and hyper-parameters, the momentum comes from the graphs */
-    if (o->save && lenet_save(o->save, o->model, model, opt, momp, done + o->epochs) != TG_OK) {
+    /* in graph mode the graph has updated the optimizer's own state */
+    if (o->save && lenet_save(o->save, o->model, model, t->opt, done + o->epochs) != TG_OK) {
         fprintf(stderr, "tg: saving %s: %s\n", o->save, tg_last_error());
         return 1;
     }
@@ -173,10 +166,6 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
                         tg_dataset *test)
 {
     tg_module *model = t->model;
-    /* graph mode keeps its momentum in the sgd_state the graphs update */
-    tg_optimizer *opt = t->opt;
-    lenet_momentum mom;
-    const lenet_momentum *momp = trainer_momentum(t, &mom);
     tg_loader_options lo = tg_loader_defaults();
     lo.batch_size = o->batch;
     lo.shuffle = true;
@@ -188,7 +177,7 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
         return 1;
     }
     int done = 0;
-    if (o->load && lenet_load(o->load, o->model, model, opt, momp, &done) != TG_OK) {
+    if (o->load && lenet_load(o->load, o->model, model, t->opt, &done) != TG_OK) {
         tg_loader_free(loader);
         return 1;
     }
@@ -266,7 +255,7 @@ int tg_cmd_eval(int argc, char **argv)
     r = 1;
     if (!model)
         fprintf(stderr, "tg: %s\n", tg_last_error());
-    else if (lenet_load(o.load, o.model, model, NULL, NULL, NULL) != TG_OK)
+    else if (lenet_load(o.load, o.model, model, NULL, NULL) != TG_OK)
         ; /* lenet_load said why */
     else if (!(test = lenet_open_data(o.data, false, true, o.limit)))
         fprintf(stderr, "tg: %s\n", tg_last_error());

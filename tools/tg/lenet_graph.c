@@ -1,56 +1,28 @@
 /* LeNet-5's training step as a static graph (see lenet_graph.h): the
- * update is tg_graph_sgd's (PyTorch's SGD with momentum) on momentum
- * buffers this file owns, so that graphs for two batch sizes share them. */
+ * update is tg_graph_optim's, the optimizer's own formula on its own
+ * state, so eager and graph steps give the same bits and share
+ * checkpoints. */
 #include "lenet_graph.h"
 
-#include <stdio.h>
 #include <string.h>
 
-tg_status sgd_state_init(sgd_state *s, tg_module *model, double lr, double momentum,
-                         tg_named_tensor **names_out)
-{
-    memset(s, 0, sizeof *s);
-    s->lr = lr;
-    s->momentum_factor = momentum;
-    int n = tg_module_parameters(model, names_out);
-    if (n < 0)
-        return tg_last_status();
-    if (n > 16)
-        return TG_ERR_ARG;
-    s->n = n;
-    for (int i = 0; i < n; i++) {
-        s->params[i] = (*names_out)[i].tensor;
-        s->names[i] = (*names_out)[i].name;
-        s->momentum[i] = tg_zeros_like(s->params[i]);
-        if (!s->momentum[i])
-            return tg_last_status();
-    }
-    return TG_OK;
-}
-
-void sgd_state_free(sgd_state *s)
-{
-    for (int i = 0; i < s->n; i++)
-        tg_release(s->momentum[i]);
-    s->n = 0;
-}
-
-static tg_status build(lenet_graph *lg, tg_module *model, sgd_state *st,
-                       int64_t batch, bool backward, bool update)
+static tg_status build(lenet_graph *lg, tg_module *model, tg_optimizer *opt, int64_t batch,
+                       bool backward)
 {
     lg->batch = batch;
     lg->graph = tg_graph_new("lenet_train_step");
     if (!lg->graph)
         return tg_last_status();
-    tg_tensor *vars[16];
-    char name[160];
-    tg_status s = TG_OK;
-    for (int i = 0; i < st->n && s == TG_OK; i++) {
-        snprintf(name, sizeof name, "%s/momentum", st->names[i]);
-        vars[i] = tg_variable_ref(lg->graph, st->names[i], st->params[i]);
-        if (!vars[i] || (update && !tg_variable_ref(lg->graph, name, st->momentum[i])))
+    tg_named_tensor *names;
+    int n = tg_module_parameters(model, &names);
+    if (n < 0)
+        return tg_last_status();
+    tg_tensor *vars[LENET_MAX_PARAMS];
+    tg_status s = n <= LENET_MAX_PARAMS ? TG_OK : TG_ERR_ARG;
+    for (int i = 0; i < n && s == TG_OK; i++)
+        if (!(vars[i] = tg_variable_ref(lg->graph, names[i].name, names[i].tensor)))
             s = tg_last_status();
-    }
+    tg_named_tensors_free(names);
     if (s != TG_OK)
         return s;
     lg->x = tg_placeholder(lg->graph, "x", TG_FLOAT32, 4, (int64_t[]){batch, 1, 28, 28});
@@ -61,15 +33,12 @@ static tg_status build(lenet_graph *lg, tg_module *model, sgd_state *st,
     lg->loss = tg_cross_entropy(lg->logits, lg->y, TG_REDUCTION_MEAN);
     s = lg->loss ? TG_OK : tg_last_status();
     tg_graph_end();
-    if (s == TG_OK && backward && update) {
-        tg_sgd_opts o = tg_sgd_defaults();
-        o.lr = st->lr;
-        o.momentum = st->momentum_factor;
-        s = tg_graph_sgd(lg->loss, st->n, vars, &o, NULL, lg->updates);
-        lg->n_params = s == TG_OK ? st->n : 0;
+    if (s == TG_OK && backward && opt) {
+        s = tg_graph_optim(opt, lg->loss, NULL, lg->updates);
+        lg->n_params = s == TG_OK ? n : 0;
     } else if (s == TG_OK && backward) {
-        tg_tensor *grads[16];
-        s = tg_graph_gradients(lg->graph, 1, &lg->loss, NULL, st->n, vars, grads);
+        tg_tensor *grads[LENET_MAX_PARAMS];
+        s = tg_graph_gradients(lg->graph, 1, &lg->loss, NULL, n, vars, grads);
     }
     if (s == TG_OK && !(lg->session = tg_session_new(lg->graph)))
         s = tg_last_status();
@@ -88,12 +57,12 @@ static void own_handles(lenet_graph *lg)
         tg_retain(lg->updates[i]);
 }
 
-tg_status lenet_graph_build(lenet_graph *lg, tg_module *model, sgd_state *st,
-                            int64_t batch, bool backward, bool update)
+tg_status lenet_graph_build(lenet_graph *lg, tg_module *model, tg_optimizer *opt,
+                            int64_t batch, bool backward)
 {
     memset(lg, 0, sizeof *lg);
     tg_scope_begin();
-    tg_status s = build(lg, model, st, batch, backward, update);
+    tg_status s = build(lg, model, opt, batch, backward);
     own_handles(lg);
     tg_scope_end();
     if (s != TG_OK)

@@ -96,82 +96,43 @@ double lenet_accuracy(tg_module *model, tg_dataset *test, int64_t batch)
     return r < 0 || seen == 0 ? -1 : (double)correct / (double)seen;
 }
 
-/* graph mode's momentum under the optimizer's names (see lenet_task.h) */
-static tg_status add_momentum(tg_state_dict *sd, const lenet_momentum *mom)
+tg_optimizer *lenet_optimizer(const char *name, tg_module *model, double lr, double momentum)
 {
-    char key[64];
-    tg_status s = TG_OK;
-    tg_scope_begin();
-    for (int i = 0; s == TG_OK && i < mom->n && *mom->steps > 0; i++) {
-        snprintf(key, sizeof key, "optim.state.%d.momentum_buffer", i);
-        s = tg_state_dict_add(sd, key, mom->buf[i]);
-        snprintf(key, sizeof key, "optim.state.%d.step", i);
-        if (s == TG_OK)
-            s = tg_state_dict_add(sd, key, tg_scalar(TG_INT64, (double)*mom->steps));
+    tg_named_tensor *params;
+    int n = tg_module_parameters(model, &params);
+    if (n < 0)
+        return NULL;
+    tg_tensor *p[64];
+    for (int i = 0; i < n && i < 64; i++)
+        p[i] = params[i].tensor;
+    tg_optimizer *opt = NULL;
+    if (!strcmp(name, "sgd")) {
+        tg_sgd_opts so = tg_sgd_defaults();
+        so.lr = lr;
+        so.momentum = momentum;
+        opt = tg_optim_sgd(n, p, &so);
+    } else if (!strcmp(name, "adam") || !strcmp(name, "adamw")) {
+        tg_adam_opts ao = !strcmp(name, "adam") ? tg_adam_defaults() : tg_adamw_defaults();
+        ao.lr = lr;
+        opt = !strcmp(name, "adam") ? tg_optim_adam(n, p, &ao) : tg_optim_adamw(n, p, &ao);
+    } else if (!strcmp(name, "adadelta")) {
+        tg_adadelta_opts ad = tg_adadelta_defaults();
+        ad.lr = lr;
+        opt = tg_optim_adadelta(n, p, &ad);
     }
-    tg_scope_end();
-    return s;
-}
-
-static bool has_optimizer_state(const tg_state_dict *sd);
-
-/* a number the optimizer's own load has already validated */
-static void meta_number(const tg_state_dict *sd, const char *key, double *out)
-{
-    const char *v = tg_state_dict_meta(sd, key);
-    if (v && out)
-        *out = strtod(v, NULL);
-}
-
-static tg_status load_momentum(const tg_state_dict *sd, const lenet_momentum *mom)
-{
-    char key[64];
-    tg_status s = TG_OK;
-    tg_scope_begin();
-    for (int i = 0; s == TG_OK && i < mom->n; i++) {
-        snprintf(key, sizeof key, "optim.state.%d.momentum_buffer", i);
-        if (!tg_state_dict_has(sd, key))
-            continue; /* no step taken yet: the buffer stays zero */
-        s = tg_copy_(mom->buf[i], tg_state_dict_get(sd, key));
-        snprintf(key, sizeof key, "optim.state.%d.step", i);
-        if (s == TG_OK && tg_state_dict_has(sd, key))
-            *mom->steps = (int64_t)tg_item(tg_state_dict_get(sd, key));
-    }
-    tg_scope_end();
-    /* the hyper-parameters resume as eager mode's optimizer resumes them
-     * (lenet_load has checked them through the optimizer) */
-    if (!has_optimizer_state(sd))
-        return s;
-    meta_number(sd, "optim.lr", mom->lr);
-    meta_number(sd, "optim.momentum", mom->momentum);
-    return s;
-}
-
-/* the optimizer's type and hyper-parameters (its metadata) without its
- * buffers: in graph mode the graphs' momentum is the state that counts */
-static tg_status add_optimizer_meta(tg_state_dict *sd, const tg_optimizer *opt)
-{
-    tg_state_dict *full = tg_state_dict_new();
-    tg_status s = full ? tg_optim_state_dict(opt, full) : TG_ERR_NOMEM;
-    for (int i = 0; s == TG_OK && i < tg_state_dict_meta_size(full); i++)
-        if (strncmp(tg_state_dict_meta_key(full, i), "optim.", 6) == 0)
-            s = tg_state_dict_set_meta(sd, tg_state_dict_meta_key(full, i),
-                                       tg_state_dict_meta_value(full, i));
-    tg_state_dict_free(full);
-    return s;
+    tg_named_tensors_free(params);
+    return opt;
 }
 
 tg_status lenet_save(const char *path, const char *name, tg_module *model,
-                     tg_optimizer *opt, const lenet_momentum *mom, int epochs_done)
+                     tg_optimizer *opt, int epochs_done)
 {
     tg_state_dict *sd = tg_state_dict_new();
     char epochs[32];
     snprintf(epochs, sizeof epochs, "%d", epochs_done);
     tg_status s = sd ? tg_module_state_dict(model, sd, NULL) : TG_ERR_NOMEM;
     if (s == TG_OK && opt)
-        s = mom ? add_optimizer_meta(sd, opt) : tg_optim_state_dict(opt, sd);
-    if (s == TG_OK && mom)
-        s = add_momentum(sd, mom);
+        s = tg_optim_state_dict(opt, sd);
     if (s == TG_OK)
         s = tg_state_dict_set_meta(sd, "model", name);
     if (s == TG_OK)
@@ -211,7 +172,7 @@ static bool has_optimizer_state(const tg_state_dict *sd)
 }
 
 tg_status lenet_load(const char *path, const char *name, tg_module *model,
-                     tg_optimizer *opt, const lenet_momentum *mom, int *epochs_done)
+                     tg_optimizer *opt, int *epochs_done)
 {
     tg_state_dict *sd = tg_safetensors_load(path);
     if (!sd) {
@@ -232,8 +193,6 @@ tg_status lenet_load(const char *path, const char *name, tg_module *model,
     } else if (opt && has_optimizer_state(sd) &&
                (s = tg_optim_load_state_dict(opt, sd)) != TG_OK) {
         fprintf(stderr, "tg: %s: optimizer state: %s\n", path, tg_last_error());
-    } else if (mom && (s = load_momentum(sd, mom)) != TG_OK) {
-        fprintf(stderr, "tg: %s: momentum: %s\n", path, tg_last_error());
     }
     if (s == TG_OK && epochs_done)
         *epochs_done = atoi(tg_state_dict_meta(sd, "epochs") ? tg_state_dict_meta(sd, "epochs") : "0");

@@ -14,28 +14,21 @@ tg_dataset *lenet_open_data(const char *dir, bool train, bool quiet, int64_t lim
 tg_dataset *lenet_first_samples(tg_dataset *d, int64_t limit);
 /* test-set accuracy of model (eval mode, no grad), as a fraction */
 double lenet_accuracy(tg_module *model, tg_dataset *test, int64_t batch);
-/* graph mode's SGD momentum, which lives outside any tg_optimizer: it is
- * saved and loaded under the optimizer's own names ("optim.state.<i>.
- * momentum_buffer", "optim.state.<i>.step"), so each mode resumes the
- * other's checkpoints. The tg_optimizer given with it supplies only the
- * type and hyper-parameters (metadata) of a save, and checks a load. */
-typedef struct lenet_momentum {
-    int n;
-    tg_tensor *const *buf;
-    int64_t *steps;          /* optimizer steps taken (one count for all) */
-    double *lr, *momentum;   /* set from a loaded checkpoint (may be NULL) */
-} lenet_momentum;
+/* the optimizer `tg train --optimizer NAME` trains model with (sgd with
+ * momentum, adam, adamw, adadelta; lr for all, momentum for sgd), over
+ * the model's parameters in their order; NULL with an error */
+tg_optimizer *lenet_optimizer(const char *name, tg_module *model, double lr, double momentum);
 
-/* the model (and optimizer / momentum, when given) saved atomically, with
- * metadata {"model": name} */
+/* the model (and optimizer, when given: its state whichever mode stepped
+ * it) saved atomically, with metadata {"model": name} */
 tg_status lenet_save(const char *path, const char *name, tg_module *model,
-                     tg_optimizer *opt, const lenet_momentum *mom, int epochs_done);
+                     tg_optimizer *opt, int epochs_done);
 /* loads path into model (and opt when given and the file has its state);
  * a checkpoint of another model (metadata other than name) is an error.
  * Failures print one line
  * "tg: ..." on stderr. *epochs_done may be NULL. */
 tg_status lenet_load(const char *path, const char *name, tg_module *model,
-                     tg_optimizer *opt, const lenet_momentum *mom, int *epochs_done);
+                     tg_optimizer *opt, int *epochs_done);
 /* the models: "lenet" (tg_lenet5) and "lenet-bn", LeNet-5 with
  * BatchNorm2d after each conv (bn1, bn2: eps 1e-5, momentum 0.1) and
  * Dropout(0.25) before the last layer (drop). init draws the parameters;

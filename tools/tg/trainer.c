@@ -6,34 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static tg_optimizer *make_optimizer(const train_opts *o, tg_module *model)
-{
-    tg_named_tensor *params;
-    int n = tg_module_parameters(model, &params);
-    if (n < 0)
-        return NULL;
-    tg_tensor *p[64];
-    for (int i = 0; i < n && i < 64; i++)
-        p[i] = params[i].tensor;
-    tg_optimizer *opt = NULL;
-    if (!strcmp(o->optimizer, "sgd")) {
-        tg_sgd_opts so = tg_sgd_defaults();
-        so.lr = o->lr;
-        so.momentum = o->momentum;
-        opt = tg_optim_sgd(n, p, &so);
-    } else if (!strcmp(o->optimizer, "adam") || !strcmp(o->optimizer, "adamw")) {
-        tg_adam_opts ao = !strcmp(o->optimizer, "adam") ? tg_adam_defaults() : tg_adamw_defaults();
-        ao.lr = o->lr;
-        opt = !strcmp(o->optimizer, "adam") ? tg_optim_adam(n, p, &ao) : tg_optim_adamw(n, p, &ao);
-    } else if (!strcmp(o->optimizer, "adadelta")) {
-        tg_adadelta_opts ad = tg_adadelta_defaults();
-        ad.lr = o->lr;
-        opt = tg_optim_adadelta(n, p, &ad);
-    }
-    tg_named_tensors_free(params);
-    return opt;
-}
-
 #define PROFILE_STEPS 50
 
 /* the first PROFILE_STEPS runs of the graph go into the trace */
@@ -52,12 +24,13 @@ static tg_status profile_step(trainer *t, lenet_graph *lg, bool before)
 
 /* the one graph of every batch size (an unknown batch dim, -1: the
  * session specialises a plan to each size it is fed, the last smaller
- * batch of an epoch included), built at the first step */
+ * batch of an epoch included), built at the first step, after a
+ * checkpoint has set the optimizer's hyper-parameters */
 static lenet_graph *the_graph(trainer *t)
 {
     if (t->built)
         return &t->graph;
-    if (lenet_graph_build(&t->graph, t->model, &t->sgd, -1, true, true) != TG_OK)
+    if (lenet_graph_build(&t->graph, t->model, t->opt, -1, true) != TG_OK)
         return NULL;
     t->built = true;
     return &t->graph;
@@ -71,8 +44,6 @@ static tg_status trainer_step(trainer *t, tg_tensor *x, tg_tensor *y, double *lo
         tg_status s = lg ? profile_step(t, lg, true) : tg_last_status();
         if (s == TG_OK)
             s = lenet_graph_step(lg, x, y, loss);
-        if (s == TG_OK)
-            t->graph_steps++;
         return s == TG_OK ? profile_step(t, lg, false) : s;
     }
     tg_tensor *l = tg_cross_entropy(tg_module_forward(t->model, x), y, TG_REDUCTION_MEAN);
@@ -94,11 +65,8 @@ tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model)
     t->model = model;
     t->graph_mode = !strcmp(o->mode, "graph");
     t->profile = o->profile;
-    t->opt = make_optimizer(o, model);
-    if (!t->opt)
-        return tg_last_status();
-    return t->graph_mode ? sgd_state_init(&t->sgd, model, o->lr, o->momentum, &t->names)
-                         : TG_OK;
+    t->opt = lenet_optimizer(o->optimizer, model, o->lr, o->momentum);
+    return t->opt ? TG_OK : tg_last_status();
 }
 
 void trainer_free(trainer *t)
@@ -107,18 +75,7 @@ void trainer_free(trainer *t)
         fprintf(stderr, "tg: writing the profile: %s\n", tg_last_error());
     if (t->built)
         lenet_graph_free(&t->graph);
-    sgd_state_free(&t->sgd);
-    tg_named_tensors_free(t->names);
     tg_optim_free(t->opt);
-}
-
-const lenet_momentum *trainer_momentum(trainer *t, lenet_momentum *buf)
-{
-    if (!t->graph_mode)
-        return NULL;
-    *buf = (lenet_momentum){t->sgd.n, t->sgd.momentum, &t->graph_steps, &t->sgd.lr,
-                            &t->sgd.momentum_factor};
-    return buf;
 }
 
 static const char *nonfinite_name(double v)

@@ -1,6 +1,6 @@
 /* The training loop of `tg train lenet`: one step or one epoch in either
  * mode (eager autograd + an optimizer, or one static graph per step with
- * the SGD update inside), with the divergence check. */
+ * the optimizer's update inside), with the divergence check. */
 #ifndef TG_TOOL_TRAINER_H
 #define TG_TOOL_TRAINER_H
 
@@ -17,7 +17,8 @@ typedef struct train_opts {
 
 /* What a training step needs in either mode. Eager: the optimizer runs
  * after backward. Graph: one session run per step of a graph holding the
- * forward, the backward and the SGD update; one graph for all batch sizes
+ * forward, the backward and the optimizer's update (on its own state, so
+ * checkpoints are the same in both modes); one graph for all batch sizes
  * (an unknown batch dim: the last batch of an epoch is smaller). */
 typedef struct trainer {
     tg_module *model;
@@ -25,13 +26,10 @@ typedef struct trainer {
      * and the epoch at each epoch, so a resumed run draws what a straight
      * run would */
     tg_generator *dropout;
-    tg_optimizer *opt; /* eager mode; graph mode: type and hyper-parameters */
+    tg_optimizer *opt; /* its state is updated by eager steps or by the graph */
     bool graph_mode;
-    sgd_state sgd;
-    tg_named_tensor *names;
     lenet_graph graph;
     bool built;
-    int64_t graph_steps;  /* graph mode: SGD steps taken (for checkpoints) */
     const char *profile;  /* graph mode: Chrome trace of the first steps */
     tg_session *traced;
     int traced_steps;
@@ -39,9 +37,6 @@ typedef struct trainer {
 
 tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model);
 void trainer_free(trainer *t);
-/* graph mode's momentum buffers, step count and hyper-parameters for
- * lenet_save / lenet_load; NULL in eager mode (the optimizer has them) */
-const lenet_momentum *trainer_momentum(trainer *t, lenet_momentum *buf);
 /* one epoch (number `epoch` of o->epochs) over the loader: returns the
  * mean loss, or NaN after printing why it failed. A loss that is not
  * finite stops training: "loss is NaN at epoch E step S; try a smaller

@@ -44,6 +44,7 @@ typedef struct conv_job {
                    when wt, transposed per group: [G, kg, og] */
     bool wt;
     bool implicit_wgrad; /* grad_weight by tg__conv_wgrad (transposed) */
+    bool relu;           /* forward: relu on each image's output, still in cache */
     int64_t parts;
     atomic_llong next_part; /* the first part no thread has claimed */
     tg_status status;
@@ -158,8 +159,18 @@ static bool slice_alloc(conv_job *j, const dims *d, size_t el, int64_t ncol,
             d[i] = v;                                                            \
     }
 
+/* relu as the relu op computes it: NaN passes, everything else not above
+ * zero becomes +0 */
+#define RELU(T, SUF)                                                             \
+    static void relu_##SUF(T *y, int64_t n)                                      \
+    {                                                                            \
+        for (int64_t i = 0; i < n; i++)                                          \
+            y[i] = y[i] > 0 || y[i] != y[i] ? y[i] : (T)0;                       \
+    }
+
 #define CONV_KERNELS(T, SUF, GEMM)                                               \
     FILL(T, SUF)                                                                 \
+    RELU(T, SUF)                                                                 \
                                                                                  \
     /* the patch matrix of group gi of image xn (padded in the wide layout) */   \
     static const T *patches_##SUF(const conv_job *j, const dims *d,              \
@@ -213,11 +224,16 @@ static bool slice_alloc(conv_job *j, const dims *d, size_t el, int64_t ncol,
         const tg__conv_geom *g = &j->g;                                          \
         T *y = (T *)j->out + n * g->o * d->ohw;                                  \
         const T *xn = (const T *)j->x + n * g->c * d->hw;                        \
-        if (!d->wide)                                                            \
-            return fwd_gemm_##SUF(j, d, xn, y, (T *)s->col);                     \
-        tg__pad_image_##SUF(xn, g->c, g, (T *)s->img);                           \
-        fwd_wide_##SUF(j, d, s, y);                                              \
-        return TG_OK;                                                            \
+        tg_status st = TG_OK;                                                    \
+        if (!d->wide) {                                                          \
+            st = fwd_gemm_##SUF(j, d, xn, y, (T *)s->col);                       \
+        } else {                                                                 \
+            tg__pad_image_##SUF(xn, g->c, g, (T *)s->img);                       \
+            fwd_wide_##SUF(j, d, s, y);                                          \
+        }                                                                        \
+        if (st == TG_OK && j->relu)                                              \
+            relu_##SUF(y, g->o * d->ohw);                                        \
+        return st;                                                               \
     }                                                                            \
                                                                                  \
     /* a thread's share: the parts it claims (the range is not used) */          \
@@ -467,10 +483,16 @@ static void run_parts(conv_job *j, tg_range_fn fn)
 tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                              const void *w, const void *b, void *y)
 {
+    return tg__conv2d_forward_relu(dt, g, x, w, b, false, y);
+}
+
+tg_status tg__conv2d_forward_relu(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                  const void *w, const void *b, bool relu, void *y)
+{
     tg_status st;
-    if (tg__conv_direct_forward(dt, g, x, w, b, y, &st))
+    if (tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))
         return st;
-    conv_job j = {.g = *g};
+    conv_job j = {.g = *g, .relu = relu};
     j.lay = choose_layout(g);
     char *wpack = j.lay == LAYOUT_WIDE ? pack_weights(dt, w, g) : NULL;
     if (j.lay == LAYOUT_WIDE && !wpack)

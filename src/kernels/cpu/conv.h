@@ -7,6 +7,7 @@
 
 #include "tg/core.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct tg__conv_geom {
@@ -20,6 +21,11 @@ typedef struct tg__conv_geom {
  * when b is not NULL). Returns TG_OK or TG_ERR_NOMEM. */
 tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                              const void *w, const void *b, void *y);
+/* the same through relu (as the relu op: NaN passes, the rest not above
+ * zero becomes +0) when relu is true, applied as the outputs are written:
+ * the bits of relu after tg__conv2d_forward, without a pass over y */
+tg_status tg__conv2d_forward_relu(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                  const void *w, const void *b, bool relu, void *y);
 /* dx [n, c, h, w] from dy [n, o, oh, ow] and w (dx is overwritten) */
 tg_status tg__conv2d_grad_input(tg_dtype dt, const tg__conv_geom *g,
                                 const void *dy, const void *w, void *dx);

@@ -152,6 +152,15 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                                                                                  \
     CONV_FAST_TRANSPOSE_##SUF                                                    \
                                                                                  \
+    /* relu as the relu op computes it: x where x > 0 or x is NaN, else +0 */   \
+    static inline __attribute__((always_inline)) CA(v_##SUF)                     \
+        CA(relu_##SUF)(CA(v_##SUF) x)                                            \
+    {                                                                            \
+        typedef CA(mask_##SUF) M;                                                \
+        M keep = (x > (T)0) | (x != x);                                          \
+        return (CA(v_##SUF))((M)x & keep);                                       \
+    }                                                                            \
+                                                                                 \
     static void CA(to_bl_##SUF)(const void *srcv, int64_t img_stride, int64_t n, \
                                 int64_t c, int64_t h, int64_t w, void *dstv,     \
                                 int64_t pl, int64_t ldw, int64_t r0, int64_t q0) \
@@ -161,7 +170,13 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
         enum { L = CA(L_##SUF) };                                                \
         const T *src = srcv;                                                     \
         T *dst = dstv;                                                           \
-        const int64_t hw = h * w;                                                \
+        int64_t hw = h * w;                                                      \
+        if (r0 == 0 && q0 == 0 && ldw == w && pl == hw * L) {                    \
+            /* the planes back to back on both sides: one run, a partial     \
+             * block at its end only */                                         \
+            hw *= c;                                                             \
+            c = 1;                                                               \
+        }                                                                        \
         for (int64_t ch = 0; ch < c; ch++)                                       \
             for (int64_t p0 = 0; p0 < hw; p0 += L) {                             \
                 int64_t m = hw - p0 < L ? hw - p0 : L;                           \
@@ -198,32 +213,35 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                                                                                  \
     static void CA(from_bl_##SUF)(const void *srcv, int64_t n, int64_t c,        \
                                   int64_t h, int64_t w, void *dstv,              \
-                                  int64_t img_stride)                            \
+                                  int64_t img_stride, bool relu)                 \
     {                                                                            \
         typedef CA(v_##SUF) V;                                                   \
         typedef CA(vu_##SUF) VU;                                                 \
         enum { L = CA(L_##SUF) };                                                \
         const T *src = srcv;                                                     \
         T *dst = dstv;                                                           \
-        const int64_t hw = h * w;                                                \
-        for (int64_t ch = 0; ch < c; ch++)                                       \
-            for (int64_t p0 = 0; p0 < hw; p0 += L) {                             \
-                int64_t m = hw - p0 < L ? hw - p0 : L;                           \
-                V r[L];                                                          \
-                const T *s = src + (ch * hw + p0) * L;                           \
-                CA_UNROLL for (int q = 0; q < L; q++)                            \
-                    r[q] = q < m ? (V) * (const VU *)(s + q * L) : (V){0};       \
-                CONV_TRANSPOSE_##SUF(r);                                          \
-                CA_UNROLL for (int l = 0; l < L; l++) {                          \
-                    if (l >= n)                                                  \
-                        break;                                                   \
-                    T *d = dst + l * img_stride + ch * hw + p0;                  \
-                    if (m == L)                                                  \
-                        *(VU *)d = r[l];                                         \
-                    else                                                         \
-                        memcpy(d, &r[l], (size_t)m * sizeof(T));                 \
-                }                                                                \
+        /* an image's c planes are one run on both sides: a partial block  \
+         * at its end only */                                                   \
+        const int64_t len = c * h * w;                                           \
+        for (int64_t p0 = 0; p0 < len; p0 += L) {                                \
+            int64_t m = len - p0 < L ? len - p0 : L;                             \
+            V r[L];                                                              \
+            const T *s = src + p0 * L;                                           \
+            CA_UNROLL for (int q = 0; q < L; q++)                                \
+                r[q] = q < m ? (V) * (const VU *)(s + q * L) : (V){0};           \
+            CONV_TRANSPOSE_##SUF(r);                                              \
+            CA_UNROLL for (int l = 0; l < L; l++) {                              \
+                if (l >= n)                                                      \
+                    break;                                                       \
+                if (relu)                                                        \
+                    r[l] = CA(relu_##SUF)(r[l]);                                 \
+                T *d = dst + l * img_stride + p0;                                \
+                if (m == L)                                                      \
+                    *(VU *)d = r[l];                                             \
+                else                                                             \
+                    memcpy(d, &r[l], (size_t)m * sizeof(T));                     \
             }                                                                    \
+        }                                                                        \
     }
 
 /* ---- batch lanes: forward tile OB x XT ------------------------------------ */
@@ -372,6 +390,8 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                 if (o >= nmo)                                                    \
                     continue;                                                    \
                 T *yo = y + ((o0 + o) * d->oh + row[s]) * d->ow + x0[s];         \
+                if (d->relu)                                                     \
+                    acc[o][s] = CA(relu_##SUF)(acc[o][s]);                       \
                 if (whole)                                                       \
                     *(VU *)yo = acc[o][s];                                       \
                 else                                                             \

@@ -29,6 +29,7 @@ typedef struct tg__dconv {
     int64_t kh, kw, dh, dw;
     int64_t row0, row1, col0, col1; /* rows / columns of the stored input
                                        that are not padding (zero) */
+    bool relu; /* forward: relu applied to the outputs as they are stored */
 } tg__dconv;
 
 /* a tile shape: A x B accumulators */
@@ -87,9 +88,9 @@ typedef struct tg__conv_kern {
                   int64_t h, int64_t w, void *dst, int64_t pl, int64_t ldw,
                   int64_t r0, int64_t q0);
     /* the inverse for outputs: src[c][r][q][L] (rows of w columns) into
-     * the n images' planes dst + l * img_stride */
+     * the n images' planes dst + l * img_stride, through relu when asked */
     void (*from_bl)(const void *src, int64_t n, int64_t c, int64_t h, int64_t w,
-                    void *dst, int64_t img_stride);
+                    void *dst, int64_t img_stride, bool relu);
 } tg__conv_kern;
 
 typedef struct tg__conv_arch {

@@ -106,6 +106,7 @@ typedef struct fplan {
     int64_t n, groups, cin, cout, h, w, oh, ow, kh, kw, dh, dw, pt, pl;
     const char *in, *wpk, *bias; /* wpk: [g][cin][kh][kw][opad]; bias [g][opad] */
     char *out;
+    bool relu; /* forward: relu on the outputs as they are stored */
     int64_t opad;
     family fam;
     int tile;
@@ -268,9 +269,11 @@ static void set_dims(fplan *p)
     *d = (tg__dconv){.cin = p->cin, .cout = p->cout, .oh = p->oh, .ow = p->ow,
                      .kh = p->kh, .kw = p->kw, .dh = p->dh, .dw = p->dw,
                      .row0 = p->pt, .row1 = p->pt + p->h, .col0 = p->pl,
-                     .col1 = p->pl + p->w};
+                     .col1 = p->pl + p->w, .relu = p->relu};
     d->ih = p->oh + (p->kh - 1) * p->dh;
-    int64_t cols = round_up(p->ow, L);
+    /* plane vectors read whole vectors from every row's start; batch
+     * lanes only the columns their segments' tiles cover */
+    int64_t cols = p->fam == FAM_LANES ? p->ow : round_up(p->ow, L);
     for (int64_t s = 0; p->fam == FAM_LANES && s < p->n_seg; s++)
         cols = max64(cols, p->seg_x0[s] + p->kn->fwd[p->seg_tile[s]].b);
     d->iw = max64(cols + (p->kw - 1) * p->dw, p->pl + p->w);
@@ -305,7 +308,8 @@ static void unit_lanes_fwd(fplan *p, int64_t nb)
                     kn->bl_fwd[k](d, xin, wg, p->opad, bg, yb, oy, x0, o0, jlo, jhi);
             }
         kn->from_bl(yb, nimg, p->cout, p->oh, p->ow,
-                    p->out + (nb * L * out_img + g * p->cout * p->oh * p->ow) * z, out_img);
+                    p->out + (nb * L * out_img + g * p->cout * p->oh * p->ow) * z, out_img,
+                    p->relu);
     }
 }
 
@@ -443,14 +447,15 @@ static bool forward_like(fplan *p, const void *w, const void *b, bool flip,
 static bool stride_one(const tg__conv_geom *g) { return g->sh == 1 && g->sw == 1; }
 
 bool tg__conv_direct_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                             const void *w, const void *b, void *y, tg_status *status)
+                             const void *w, const void *b, bool relu, void *y,
+                             tg_status *status)
 {
     if (!stride_one(g))
         return false;
     fplan p = {.dt = dt, .n = g->n, .groups = g->groups, .cin = g->c / g->groups,
                .cout = g->o / g->groups, .h = g->h, .w = g->w, .oh = g->oh,
                .ow = g->ow, .kh = g->kh, .kw = g->kw, .dh = g->dh, .dw = g->dw,
-               .pt = g->ph, .pl = g->pw, .in = x, .out = y};
+               .pt = g->ph, .pl = g->pw, .in = x, .out = y, .relu = relu};
     return forward_like(&p, w, b, false, status);
 }
 

@@ -13,7 +13,8 @@
 #include <stdbool.h>
 
 bool tg__conv_direct_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                             const void *w, const void *b, void *y, tg_status *status);
+                             const void *w, const void *b, bool relu, void *y,
+                             tg_status *status);
 bool tg__conv_direct_grad_input(tg_dtype dt, const tg__conv_geom *g, const void *dy,
                                 const void *w, void *dx, tg_status *status);
 bool tg__conv_direct_grad_weight(tg_dtype dt, const tg__conv_geom *g, const void *dy,

@@ -50,9 +50,7 @@ static inline bool is_2x2(const geom *g)
     {                                                                            \
         const int64_t W = g->W, OW = g->OW;                                      \
         if (is_2x2(g)) {                                                         \
-            for (int64_t oh = 0; oh < g->OH; oh++)                               \
-                tg__maxpool2x2_row_##SFX(x + 2 * oh * W, x + (2 * oh + 1) * W, W, \
-                                         2 * oh * W, OW, y + oh * OW, idx + oh * OW); \
+            tg__maxpool2x2_planes_##SFX(x, 1, g->H, W, g->OH, OW, y, idx);       \
             return;                                                              \
         }                                                                        \
         for (int64_t oh = 0; oh < g->OH; oh++)                                   \
@@ -112,12 +110,9 @@ static inline bool is_2x2(const geom *g)
     static bool max_grad_plane_##SFX(const geom *g, int64_t in_n, int64_t out_n, \
                                      const T *dy, const int64_t *idx, T *dx)     \
     {                                                                            \
-        bool bad = false, done = g && g->H == 2 * g->OH && g->W == 2 * g->OW;    \
-        for (int64_t oh = 0; done && oh < g->OH; oh++) /* 2 x 2 windows */      \
-            done = tg__maxpool2x2_grad_row_##SFX(dy + oh * g->OW, idx + oh * g->OW, \
-                                                 g->W, 2 * oh * g->W, g->OW,     \
-                                                 dx + 2 * oh * g->W,             \
-                                                 dx + (2 * oh + 1) * g->W);      \
+        bool bad = false, done = g && g->H == 2 * g->OH && g->W == 2 * g->OW &&  \
+                                 tg__maxpool2x2_grad_planes_##SFX(dy, idx, 1,    \
+                                                                  g->OH, g->OW, dx); \
         if (done)                                                                \
             return false;                                                        \
         memset(dx, 0, (size_t)in_n * sizeof(T));                                 \
@@ -168,10 +163,41 @@ typedef struct task {
 #define PLANE_PTRS(T) \
     const T *a = (const T *)t->a + p * t->a_n; T *b = (T *)t->b + p * t->b_n
 
+/* 2 x 2 max pooling and its gradient over the planes [begin, end) at
+ * once (rows run on across planes); false when not that case, or when an
+ * index is outside its window (the planes are then done one by one) */
+static bool run_2x2(const task *t, int64_t begin, int64_t end)
+{
+    const geom *g = t->g;
+    int64_t n = end - begin;
+    if (t->k == TG_POOL_MAX && is_2x2(g)) {
+        if (t->f64)
+            tg__maxpool2x2_planes_f64((const double *)t->a + begin * t->a_n, n, g->H, g->W,
+                                      g->OH, g->OW, (double *)t->b + begin * t->b_n,
+                                      t->idx + begin * t->b_n);
+        else
+            tg__maxpool2x2_planes_f32((const float *)t->a + begin * t->a_n, n, g->H, g->W,
+                                      g->OH, g->OW, (float *)t->b + begin * t->b_n,
+                                      t->idx + begin * t->b_n);
+        return true;
+    }
+    if (t->k != TG_POOL_MAX_GRAD || !g || g->H != 2 * g->OH || g->W != 2 * g->OW)
+        return false;
+    if (t->f64)
+        return tg__maxpool2x2_grad_planes_f64((const double *)t->a + begin * t->a_n,
+                                              t->idx + begin * t->a_n, n, g->OH, g->OW,
+                                              (double *)t->b + begin * t->b_n);
+    return tg__maxpool2x2_grad_planes_f32((const float *)t->a + begin * t->a_n,
+                                          t->idx + begin * t->a_n, n, g->OH, g->OW,
+                                          (float *)t->b + begin * t->b_n);
+}
+
 static void run_planes(void *ctx, int64_t begin, int64_t end)
 {
     task *t = ctx;
     bool bad = false;
+    if (run_2x2(t, begin, end))
+        return;
     /* the indices have the shape of the pooled side: b, except for max_grad */
     int64_t idx_n = t->k == TG_POOL_MAX_GRAD ? t->a_n : t->b_n;
     for (int64_t p = begin; p < end; p++) {

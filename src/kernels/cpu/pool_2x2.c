@@ -14,6 +14,16 @@ typedef int64_t l8 __attribute__((vector_size(64)));
 #define SEL(M, V, mask, a, b) ((V)(((M)(a) & (mask)) | ((M)(b) & ~(mask))))
 typedef int64_t l8u __attribute__((vector_size(64), aligned(8), may_alias));
 
+/* is any lane of m nonzero: lanes or-ed together in halves (one test, not
+ * a branch per lane) */
+static inline bool any8(l8 m)
+{
+    m |= __builtin_shuffle(m, (l8){4, 5, 6, 7, 0, 1, 2, 3});
+    m |= __builtin_shuffle(m, (l8){2, 3, 0, 1, 2, 3, 0, 1});
+    m |= __builtin_shuffle(m, (l8){1, 0, 1, 0, 1, 0, 1, 0});
+    return m[0] != 0;
+}
+
 #define POOL2X2(T, SUF, IT)                                                     \
     typedef T SUF##v8 __attribute__((vector_size(8 * sizeof(T))));              \
     typedef T SUF##v8u __attribute__((vector_size(8 * sizeof(T)),               \
@@ -88,37 +98,116 @@ typedef int64_t l8u __attribute__((vector_size(64), aligned(8), may_alias));
         }                                                                       \
     }                                                                           \
                                                                                 \
-    bool tg__maxpool2x2_grad_row_##SUF(const T *dy, const int64_t *idx,         \
-                                       int64_t W, int64_t b0, int64_t n, T *d0, \
-                                       T *d1)                                   \
+    /* the gradient of outputs j .. j + 7 of a row (lanes from n on are      \
+     * not checked: what they write is overwritten, see grad_plane) into     \
+     * the windows at d0 + 2 j, d1 + 2 j; false when an index of the first n \
+     * lanes is not in its window */                                         \
+    static inline bool SUF##grad8(const T *dy, const int64_t *idx, int64_t W,  \
+                                  int64_t b, int64_t n, T *d0, T *d1)        \
     {                                                                           \
         typedef SUF##v8 V;                                                      \
         typedef SUF##m8 M;                                                      \
         const M lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = lo + 4;                   \
-        const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14};                           \
+        const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14}, lane = lane2 / 2;         \
+        l8 off = *(const l8u *)idx - b - lane2;                                 \
+        l8 bad = ~((off == 0) | (off == 1) | (off == W) | (off == W + 1) | (lane >= n)); \
+        if (any8(bad))                                                          \
+            return false;                                                       \
+        M o = __builtin_convertvector(off, M);                                  \
+        V g = *(const SUF##v8u *)dy, z = {0};                                   \
+        V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);              \
+        V u = SEL(M, V, o == (IT)W, g, z);                                       \
+        V v = SEL(M, V, o == (IT)(W + 1), g, z);                                 \
+        *(SUF##v8u *)d0 = __builtin_shuffle(p, q, lo);                          \
+        *(SUF##v8u *)(d0 + 8) = __builtin_shuffle(p, q, hi);                    \
+        *(SUF##v8u *)d1 = __builtin_shuffle(u, v, lo);                          \
+        *(SUF##v8u *)(d1 + 8) = __builtin_shuffle(u, v, hi);                    \
+        return true;                                                            \
+    }                                                                           \
+                                                                                \
+    bool tg__maxpool2x2_grad_row_##SUF(const T *dy, const int64_t *idx,         \
+                                       int64_t W, int64_t b0, int64_t n, T *d0, \
+                                       T *d1)                                   \
+    {                                                                           \
         int64_t j = 0;                                                          \
         if (n < 8) /* short rows: zeroing and adding does better */            \
             return false;                                                       \
-        for (; j + 8 <= n; j += 8) {                                            \
-            l8 off = *(const l8u *)(idx + j) - (b0 + 2 * j) - lane2;            \
-            l8 ok = (off == 0) | (off == 1) | (off == W) | (off == W + 1);      \
-            for (int l = 0; l < 8; l++)                                         \
-                if (!ok[l])                                                     \
-                    return false;                                               \
-            M o = __builtin_convertvector(off, M);                              \
-            V g = *(const SUF##v8u *)(dy + j), z = {0};                         \
-            V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);          \
-            V u = SEL(M, V, o == (IT)W, g, z);                                   \
-            V v = SEL(M, V, o == (IT)(W + 1), g, z);                             \
-            *(SUF##v8u *)(d0 + 2 * j) = __builtin_shuffle(p, q, lo);            \
-            *(SUF##v8u *)(d0 + 2 * j + 8) = __builtin_shuffle(p, q, hi);        \
-            *(SUF##v8u *)(d1 + 2 * j) = __builtin_shuffle(u, v, lo);            \
-            *(SUF##v8u *)(d1 + 2 * j + 8) = __builtin_shuffle(u, v, hi);        \
-        }                                                                       \
+        for (; j + 8 <= n; j += 8)                                              \
+            if (!SUF##grad8(dy + j, idx + j, W, b0 + 2 * j, 8, d0 + 2 * j, d1 + 2 * j)) \
+                return false;                                                   \
         if (j < n) /* the tail: the last 8 again */                            \
-            return tg__maxpool2x2_grad_row_##SUF(dy + n - 8, idx + n - 8, W,    \
-                                                 b0 + 2 * (n - 8), 8,           \
-                                                 d0 + 2 * (n - 8), d1 + 2 * (n - 8)); \
+            return SUF##grad8(dy + n - 8, idx + n - 8, W, b0 + 2 * (n - 8), 8,  \
+                              d0 + 2 * (n - 8), d1 + 2 * (n - 8));              \
+        return true;                                                            \
+    }                                                                           \
+                                                                                \
+    /* rows [0, rows) of outputs at y, row k from the input rows at        \
+     * x + 2 k W (one plane, or planes of exactly 2 OH rows back to back),  \
+     * b0 of row k the plane position 2 (k mod OH) W. Rows shorter than a  \
+     * vector take a vector each: rows whose reads stay in x read past     \
+     * their end, and what they write past it (the next row's outputs) the  \
+     * next row overwrites; the last rows go scalar */                      \
+    static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OH,        \
+                          int64_t OW, int64_t rows, T *y, int64_t *idx)        \
+    {                                                                           \
+        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
+            const T *r0 = x + 2 * k * W;                                        \
+            int64_t b0 = 2 * oh * W;                                            \
+            if (OW < 8 && (2 * k + 1) * W + 16 <= x_n && k * OW + 8 <= rows * OW) { \
+                SUF##v8 m;                                                      \
+                l8 ix;                                                          \
+                SUF##max8(r0, r0 + W, W, b0, &m, &ix);                          \
+                *(SUF##v8u *)(y + k * OW) = m;                                  \
+                *(l8u *)(idx + k * OW) = ix;                                    \
+                continue;                                                       \
+            }                                                                   \
+            tg__maxpool2x2_row_##SUF(r0, r0 + W, W, b0, OW, y + k * OW, idx + k * OW); \
+        }                                                                       \
+    }                                                                           \
+                                                                                \
+    void tg__maxpool2x2_planes_##SUF(const T *x, int64_t planes, int64_t H,       \
+                                     int64_t W, int64_t OH, int64_t OW, T *y,   \
+                                     int64_t *idx)                              \
+    {                                                                           \
+        if (H == 2 * OH) { /* the planes are one run of row pairs */           \
+            SUF##rows(x, planes * H * W, W, OH, OW, planes * OH, y, idx);        \
+            return;                                                             \
+        }                                                                       \
+        for (int64_t p = 0; p < planes; p++)                                    \
+            SUF##rows(x + p * H * W, H * W, W, OH, OW, OH, y + p * OH * OW,      \
+                      idx + p * OH * OW);                                       \
+    }                                                                           \
+                                                                                \
+    bool tg__maxpool2x2_grad_planes_##SUF(const T *dy, const int64_t *idx,      \
+                                          int64_t planes, int64_t OH, int64_t OW, \
+                                          T *dx)                                \
+    {                                                                           \
+        const int64_t W = 2 * OW, rows = planes * OH;                           \
+        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
+            T *d0 = dx + 2 * k * W;                                             \
+            int64_t o = k * OW, b0 = 2 * oh * W;                                \
+            if (OW >= 8) {                                                      \
+                if (!tg__maxpool2x2_grad_row_##SUF(dy + o, idx + o, W, b0, OW, d0, \
+                                                   d0 + W))                     \
+                    return false;                                               \
+                continue;                                                       \
+            }                                                                   \
+            if (o + 8 <= rows * OW && (2 * k + 1) * W + 16 <= 2 * rows * W) {     \
+                if (!SUF##grad8(dy + o, idx + o, W, b0, OW, d0, d0 + W))        \
+                    return false;                                               \
+                continue;                                                       \
+            }                                                                   \
+            for (int64_t j = 0; j < OW; j++) { /* scalar */                     \
+                int64_t k4 = idx[o + j] - b0 - 2 * j;                           \
+                if (k4 != 0 && k4 != 1 && k4 != W && k4 != W + 1)               \
+                    return false;                                               \
+                T g = dy[o + j];                                                \
+                d0[2 * j] = k4 == 0 ? g : (T)0;                                 \
+                d0[2 * j + 1] = k4 == 1 ? g : (T)0;                             \
+                d0[W + 2 * j] = k4 == W ? g : (T)0;                             \
+                d0[W + 2 * j + 1] = k4 == W + 1 ? g : (T)0;                     \
+            }                                                                   \
+        }                                                                       \
         return true;                                                            \
     }
 

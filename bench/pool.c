@@ -1,0 +1,136 @@
+/* Pooling and bias-gradient benchmark (JSON lines): the memory-bound ops of
+ * a LeNet-5 training step at batch 64 around its two convolutions, at 1
+ * and 2 threads: 2 x 2 max pooling and its gradient of conv1's output
+ * [64, 6, 28, 28] and conv2's [64, 16, 10, 10] (kernels/cpu/pool.h, with
+ * the int64 argmax indices), and the bias gradients (tg_sum over N, H, W
+ * of those shapes). us are medians of 11 samples (~2 ms of repeats each,
+ * after one untimed call), with the best; GB/s counts the bytes each op
+ * must read and write once.
+ *   bench_pool [--samples N] [--only max_pool2d|max_pool2d_grad|bias_grad_sum]
+ *              [--threads T] */
+#include "tg/tg.h"
+#include "kernels/cpu/pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef enum what { POOL, POOL_GRAD, BIAS_SUM } what;
+static const char *what_name[3] = {"max_pool2d", "max_pool2d_grad", "bias_grad_sum"};
+
+typedef struct job {
+    what k;
+    int64_t shape[4]; /* the convolution's output */
+    tg__pool_geom g;
+    float *x, *y, *dx;
+    int64_t *idx;
+    tg_tensor *t;
+} job;
+
+static void run(job *j)
+{
+    int64_t planes = j->shape[0] * j->shape[1], in_n = j->shape[2] * j->shape[3];
+    int64_t out_n = j->g.OH * j->g.OW;
+    if (j->k == POOL)
+        tg__pool2d(TG_POOL_MAX, &j->g, TG_FLOAT32, j->x, j->y, j->idx, planes, in_n, out_n);
+    else if (j->k == POOL_GRAD)
+        tg__pool2d(TG_POOL_MAX_GRAD, &j->g, TG_FLOAT32, j->y, j->dx, j->idx, planes, out_n,
+                   in_n);
+    else
+        tg_release(tg_sum(j->t, 3, (const int[]){0, 2, 3}, false));
+}
+
+/* bytes read and written once */
+static double bytes(const job *j)
+{
+    double in = (double)(j->shape[0] * j->shape[1] * j->shape[2] * j->shape[3]);
+    double out = (double)(j->shape[0] * j->shape[1] * j->g.OH * j->g.OW);
+    if (j->k == BIAS_SUM)
+        return 4 * in;
+    return 4 * in + 4 * out + 8 * out; /* x or dx, y or dy, the indices */
+}
+
+static void bench(what k, const int64_t *shape, int threads, int samples)
+{
+    job j = {.k = k};
+    memcpy(j.shape, shape, sizeof j.shape);
+    j.g = (tg__pool_geom){.H = shape[2], .W = shape[3], .OH = shape[2] / 2,
+                          .OW = shape[3] / 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
+    int64_t nin = shape[0] * shape[1] * shape[2] * shape[3], nout = nin / 4;
+    j.x = malloc(sizeof(float) * (size_t)nin);
+    j.dx = malloc(sizeof(float) * (size_t)nin);
+    j.y = malloc(sizeof(float) * (size_t)nout);
+    j.idx = malloc(sizeof(int64_t) * (size_t)nout);
+    unsigned seed = 1;
+    for (int64_t i = 0; i < nin; i++) {
+        seed = seed * 1103515245u + 12345u;
+        j.x[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
+    }
+    j.t = tg_from_data(TG_FLOAT32, 4, shape, j.x);
+    tg_set_num_threads(threads);
+    /* the gradient reads the indices of a forward pass */
+    int64_t planes = shape[0] * shape[1];
+    tg__pool2d(TG_POOL_MAX, &j.g, TG_FLOAT32, j.x, j.y, j.idx, planes, nin / planes,
+               nout / planes);
+    run(&j);
+    double t0 = now_s();
+    run(&j);
+    double one = now_s() - t0;
+    int reps = one > 2e-3 ? 1 : (int)(2e-3 / (one > 1e-7 ? one : 1e-7)) + 1;
+    double *t = malloc(sizeof(double) * (size_t)samples);
+    for (int s = 0; s < samples; s++) {
+        run(&j);
+        t0 = now_s();
+        for (int r = 0; r < reps; r++)
+            run(&j);
+        t[s] = (now_s() - t0) / reps * 1e6;
+    }
+    qsort(t, (size_t)samples, sizeof *t, cmp_double);
+    double med = t[samples / 2];
+    printf("{\"bench\":\"pool\",\"op\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],\"threads\":%d,"
+           "\"us\":%.2f,\"best_us\":%.2f,\"gb_s\":%.1f}\n",
+           what_name[k], (long long)shape[0], (long long)shape[1], (long long)shape[2],
+           (long long)shape[3], threads, med, t[0], bytes(&j) / med * 1e-3);
+    fflush(stdout);
+    free(t);
+    tg_release(j.t);
+    free(j.x);
+    free(j.dx);
+    free(j.y);
+    free(j.idx);
+}
+
+int main(int argc, char **argv)
+{
+    int samples = 11, only_threads = 0;
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
+            samples = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 11;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            only_threads = atoi(argv[++i]);
+    static const int64_t shapes[2][4] = {{64, 6, 28, 28}, {64, 16, 10, 10}};
+    for (int k = 0; k < 3; k++)
+        for (int s = 0; s < 2; s++)
+            for (int t = 1; t <= 2; t++)
+                if ((!only || strcmp(only, what_name[k]) == 0) &&
+                    (!only_threads || t == only_threads))
+                    bench((what)k, shapes[s], t, samples);
+    return 0;
+}

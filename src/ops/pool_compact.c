@@ -31,7 +31,9 @@ typedef tg__pool_geom geom;
 
 #define MAX_WINDOW 256           /* offsets in one byte */
 #define CHUNK_INDICES 4096       /* int64 scratch per chunk: 32 KB */
-#define PAR_MIN ((int64_t)1 << 20) /* elements touched: below, one thread */
+/* elements touched: below, one thread (pooling streams a few elements per
+ * ns; a parallel_for costs ~1-2 us) */
+#define PAR_MIN ((int64_t)1 << 16)
 
 /* ---- shared ------------------------------------------------------------------ */
 static tg_status need_plane(const char *op, const tg_tensor *t, const char *what)
@@ -117,10 +119,29 @@ static tg_status compact_infer(tg_op_ctx *c)
     return s == TG_OK ? tg_infer_set(c, 1, TG_UINT8, 4, shape) : s;
 }
 
+/* 2 x 2, stride 2, no padding, every window inside the plane: the
+ * kernels that write offsets themselves (kernels/cpu/pool.h) */
+static bool is_2x2(const geom *g)
+{
+    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 &&
+           g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+}
+
 /* the kernel's plane positions in scratch become window offsets */
 static void pool_chunk(job *j, int64_t p0, int64_t np, int64_t *pos)
 {
     const geom *g = j->g;
+    if (is_2x2(g)) {
+        const char *x = j->src + (size_t)(p0 * j->in_n) * j->es;
+        char *y = j->dst + (size_t)(p0 * j->out_n) * j->es;
+        if (j->dt == TG_FLOAT64)
+            tg__maxpool2x2c_planes_f64((const double *)x, np, g->H, g->W, g->OH, g->OW,
+                                       (double *)y, j->off + p0 * j->out_n);
+        else
+            tg__maxpool2x2c_planes_f32((const float *)x, np, g->H, g->W, g->OH, g->OW,
+                                       (float *)y, j->off + p0 * j->out_n);
+        return;
+    }
     tg__pool2d(TG_POOL_MAX, g, j->dt, j->src + (size_t)(p0 * j->in_n) * j->es,
                j->dst + (size_t)(p0 * j->out_n) * j->es, pos, np, j->in_n, j->out_n);
     uint8_t *off = j->off + p0 * j->out_n;
@@ -209,6 +230,19 @@ static tg_status grad_infer(tg_op_ctx *c)
 static void grad_chunk(job *j, int64_t p0, int64_t np, int64_t *pos)
 {
     const geom *g = j->g;
+    if (is_2x2(g) && g->H == 2 * g->OH && g->W == 2 * g->OW) {
+        const char *dy = j->src + (size_t)(p0 * j->out_n) * j->es;
+        char *dx = j->dst + (size_t)(p0 * j->in_n) * j->es;
+        const uint8_t *off = j->off + p0 * j->out_n;
+        bool ok = j->dt == TG_FLOAT64
+                      ? tg__maxpool2x2c_grad_planes_f64((const double *)dy, off, np, g->OH,
+                                                        g->OW, (double *)dx)
+                      : tg__maxpool2x2c_grad_planes_f32((const float *)dy, off, np, g->OH,
+                                                        g->OW, (float *)dx);
+        if (!ok)
+            set_status(j, TG_ERR_INDEX);
+        return;
+    }
     const uint8_t *off = j->off + p0 * j->out_n;
     for (int64_t p = 0; p < np; p++)
         for (int64_t oh = 0, o = 0; oh < g->OH; oh++)

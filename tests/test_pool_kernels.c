@@ -72,6 +72,21 @@ static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
         ok &= same(v, ey[i]) && idx[i] == eidx[i];
     }
     CHECK(ok);
+    /* one-byte offsets: the same maxima, the argmax's place in its window */
+    char *cy = malloc(z * (size_t)(planes * out_n));
+    uint8_t *off = malloc((size_t)(planes * out_n));
+    if (f64)
+        tg__maxpool2x2c_planes_f64((const double *)tx, planes, H, W, OH, OW, (double *)cy, off);
+    else
+        tg__maxpool2x2c_planes_f32((const float *)tx, planes, H, W, OH, OW, (float *)cy, off);
+    ok = true;
+    for (int64_t i = 0; i < planes * out_n; i++) {
+        int64_t o = i % out_n, e = eidx[i], b = 2 * (o / OW) * W + 2 * (o % OW);
+        int64_t want = (e - b) / W * 2 + (e - b) % W;
+        double v = f64 ? ((double *)cy)[i] : ((float *)cy)[i];
+        ok &= same(v, ey[i]) && off[i] == want;
+    }
+    CHECK(ok);
     /* the gradient: dy at each argmax, zeros elsewhere */
     char *dx = malloc(z * (size_t)(planes * in_n));
     for (int64_t i = 0; i < planes * out_n; i++) {
@@ -94,8 +109,26 @@ static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
         for (int64_t i = 0; i < planes * in_n; i++)
             ok &= (f64 ? ((double *)dx)[i] : ((float *)dx)[i]) == e[i];
         CHECK(ok);
+        if (round == 0 && !odd) { /* from the offsets */
+            memset(dx, 0x7f, z * (size_t)(planes * in_n));
+            CHECK(f64 ? tg__maxpool2x2c_grad_planes_f64((double *)ty, off, planes, OH, OW,
+                                                        (double *)dx)
+                      : tg__maxpool2x2c_grad_planes_f32((float *)ty, off, planes, OH, OW,
+                                                        (float *)dx));
+            ok = true;
+            for (int64_t i = 0; i < planes * in_n; i++)
+                ok &= (f64 ? ((double *)dx)[i] : ((float *)dx)[i]) == e[i];
+            CHECK(ok);
+            off[out_n / 2] = 4; /* outside its window */
+            CHECK(!(f64 ? tg__maxpool2x2c_grad_planes_f64((double *)ty, off, planes, OH, OW,
+                                                          (double *)dx)
+                        : tg__maxpool2x2c_grad_planes_f32((float *)ty, off, planes, OH, OW,
+                                                          (float *)dx)));
+        }
         free(e);
     }
+    free(cy);
+    free(off);
     free(x);
     free(ey);
     free(eidx);

@@ -3,11 +3,15 @@
  * thread; two program threads may call it at once; workers that went to
  * sleep (TG_POOL_SPIN_US=0) are woken for the next job; many short jobs in
  * a row (the claim protocol's generations) never run a chunk twice or of
- * a finished job. */
+ * a finished job; a child forked after the workers started (they do not
+ * exist in it) still finishes its parallel_for, on its own thread. */
 #include "core/threadpool.h"
 #include "harness.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +137,29 @@ static void test_sleeping_workers_wake(void)
     CHECK_OK(tg_set_num_threads(old));
 }
 
+/* fork() copies only the calling thread: the child's pool counts workers
+ * that are not there, and must not wait for them (the caller claims
+ * every chunk). alarm() turns a hang into a failed child. */
+static void test_fork_child(void)
+{
+    int old = tg_get_num_threads();
+    CHECK_OK(tg_set_num_threads(2));
+    CHECK(covered_once(1000, 1)); /* the parent's worker exists now */
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        int ok = 1;
+        for (int r = 0; r < 100; r++)
+            ok &= covered_once(1000, 1);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(covered_once(1000, 1)); /* and the parent's pool still works */
+    CHECK_OK(tg_set_num_threads(old));
+}
+
 int main(void)
 {
     /* read when the first worker starts: this program's workers sleep at
@@ -144,5 +171,6 @@ int main(void)
     RUN(test_nested_serial);
     RUN(test_concurrent_callers);
     RUN(test_sleeping_workers_wake);
+    RUN(test_fork_child);
     return tt_finish();
 }

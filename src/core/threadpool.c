@@ -14,7 +14,10 @@
  * caller claims and runs the chunks nobody took. A claim is one
  * compare-and-swap on a word holding the job's generation, the chunk
  * count and the next chunk, so a late worker can never run a chunk of a
- * job that has ended, nor read a job while the next one is written. */
+ * job that has ended, nor read a job while the next one is written. It
+ * also keeps a child made by fork() working: the workers are not copied
+ * into it, and its parallel_for runs every chunk on the calling thread
+ * instead of waiting for them. */
 #include "core/threadpool.h"
 #include "util/grow.h"
 #include "core/status_impl.h"

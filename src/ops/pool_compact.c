@@ -31,7 +31,9 @@ typedef tg__pool_geom geom;
 
 #define MAX_WINDOW 256           /* offsets in one byte */
 #define CHUNK_INDICES 4096       /* int64 scratch per chunk: 32 KB */
-#define PAR_MIN ((int64_t)1 << 20) /* elements touched: below, one thread */
+/* elements touched: below, one thread (pooling streams a few elements per
+ * ns; a parallel_for costs ~1-2 us) */
+#define PAR_MIN ((int64_t)1 << 16)
 
 /* ---- shared ------------------------------------------------------------------ */
 static tg_status need_plane(const char *op, const tg_tensor *t, const char *what)
@@ -73,18 +75,27 @@ static void set_status(job *j, int s)
     atomic_compare_exchange_strong(&j->status, &ok, s);
 }
 
-/* runs fn(j, first plane, planes, scratch) over [begin, end) in chunks */
-static void chunks(job *j, int64_t begin, int64_t end,
-                   void (*fn)(job *, int64_t, int64_t, int64_t *))
+typedef void chunk_fn(job *j, int64_t p0, int64_t np, int64_t *pos, const int64_t *corner);
+
+/* runs fn(j, first plane, planes, scratch, corners) over [begin, end) in
+ * chunks; corner[o] is the plane position of output o's window corner
+ * (the same in every plane), so that the general path encodes and
+ * decodes offsets over whole planes without a division per element */
+static void chunks(job *j, int64_t begin, int64_t end, chunk_fn *fn)
 {
+    const geom *g = j->g;
     int64_t n = end - begin < j->chunk ? end - begin : j->chunk;
-    int64_t *scratch = malloc((size_t)(n * j->out_n) * sizeof *scratch + 1);
+    int64_t *scratch = malloc((size_t)((n + 1) * j->out_n) * sizeof *scratch);
     if (!scratch) {
         set_status(j, TG_ERR_NOMEM);
         return;
     }
+    int64_t *corner = scratch + n * j->out_n;
+    for (int64_t oh = 0, o = 0; oh < g->OH; oh++)
+        for (int64_t ow = 0; ow < g->OW; ow++, o++)
+            corner[o] = (oh * g->sh - g->ph) * g->W + ow * g->sw - g->pw;
     for (int64_t p = begin; p < end; p += j->chunk)
-        fn(j, p, end - p < j->chunk ? end - p : j->chunk, scratch);
+        fn(j, p, end - p < j->chunk ? end - p : j->chunk, scratch, corner);
     free(scratch);
 }
 
@@ -117,20 +128,56 @@ static tg_status compact_infer(tg_op_ctx *c)
     return s == TG_OK ? tg_infer_set(c, 1, TG_UINT8, 4, shape) : s;
 }
 
+/* 2 x 2, stride 2, no padding, every window inside the plane: the
+ * kernels that write offsets themselves (kernels/cpu/pool.h) */
+static bool is_2x2(const geom *g)
+{
+    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 &&
+           g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+}
+
+/* one plane's positions q become window offsets. q - corner = dh * W +
+ * dw with dw < kw: when kw <= W, dh counts the window's rows whose start
+ * q - corner reaches (no division; the loop vectorizes) */
+static void encode_plane(const geom *g, int64_t n, const int64_t *corner, const int64_t *q,
+                         uint8_t *off)
+{
+    int64_t W = g->W;
+    if (g->kw <= W) {
+        for (int64_t o = 0; o < n; o++) {
+            int64_t d = q[o] - corner[o], h = 0;
+            for (int64_t t = 1; t < g->kh; t++)
+                h += d >= t * W;
+            off[o] = (uint8_t)(h * g->kw + d - h * W);
+        }
+        return;
+    }
+    for (int64_t oh = 0, o = 0; oh < g->OH; oh++) /* a window wider than the plane */
+        for (int64_t ow = 0; ow < g->OW; ow++, o++)
+            off[o] = (uint8_t)((q[o] / W - (oh * g->sh - g->ph)) * g->kw + q[o] % W -
+                               (ow * g->sw - g->pw));
+}
+
 /* the kernel's plane positions in scratch become window offsets */
-static void pool_chunk(job *j, int64_t p0, int64_t np, int64_t *pos)
+static void pool_chunk(job *j, int64_t p0, int64_t np, int64_t *pos, const int64_t *corner)
 {
     const geom *g = j->g;
+    if (is_2x2(g)) {
+        const char *x = j->src + (size_t)(p0 * j->in_n) * j->es;
+        char *y = j->dst + (size_t)(p0 * j->out_n) * j->es;
+        if (j->dt == TG_FLOAT64)
+            tg__maxpool2x2c_planes_f64((const double *)x, np, g->H, g->W, g->OH, g->OW,
+                                       (double *)y, j->off + p0 * j->out_n);
+        else
+            tg__maxpool2x2c_planes_f32((const float *)x, np, g->H, g->W, g->OH, g->OW,
+                                       (float *)y, j->off + p0 * j->out_n);
+        return;
+    }
     tg__pool2d(TG_POOL_MAX, g, j->dt, j->src + (size_t)(p0 * j->in_n) * j->es,
                j->dst + (size_t)(p0 * j->out_n) * j->es, pos, np, j->in_n, j->out_n);
     uint8_t *off = j->off + p0 * j->out_n;
     for (int64_t p = 0; p < np; p++)
-        for (int64_t oh = 0, o = 0; oh < g->OH; oh++)
-            for (int64_t ow = 0; ow < g->OW; ow++, o++) {
-                int64_t q = pos[p * j->out_n + o];
-                int64_t h = q / g->W - (oh * g->sh - g->ph), w = q % g->W - (ow * g->sw - g->pw);
-                off[p * j->out_n + o] = (uint8_t)(h * g->kw + w);
-            }
+        encode_plane(g, j->out_n, corner, pos + p * j->out_n, off + p * j->out_n);
 }
 
 static void pool_range(void *ctx, int64_t begin, int64_t end)
@@ -203,24 +250,59 @@ static tg_status grad_infer(tg_op_ctx *c)
     return s == TG_OK ? tg_infer_set(c, 0, dy->dtype, 4, shape) : s;
 }
 
+/* every offset of a plane names a position inside it (only a corrupted
+ * one does not: the forward op writes them); needed only where windows
+ * can leave the plane (padding, ceil_mode) */
+static bool plane_offsets_inside(const geom *g, const uint8_t *off)
+{
+    if (g->ph == 0 && g->pw == 0 && (g->OH - 1) * g->sh + g->kh <= g->H &&
+        (g->OW - 1) * g->sw + g->kw <= g->W)
+        return true;
+    for (int64_t oh = 0, o = 0; oh < g->OH; oh++)
+        for (int64_t ow = 0; ow < g->OW; ow++, o++) {
+            int64_t h = oh * g->sh - g->ph + off[o] / g->kw;
+            int64_t w = ow * g->sw - g->pw + off[o] % g->kw;
+            if (h < 0 || h >= g->H || w < 0 || w >= g->W)
+                return false;
+        }
+    return true;
+}
+
 /* a chunk's offsets become plane positions again; max_pool2d_grad's
- * kernel scatters. An offset outside its window or the plane (only a
- * corrupted one: the forward op writes them) fails the run. */
-static void grad_chunk(job *j, int64_t p0, int64_t np, int64_t *pos)
+ * kernel scatters. An offset outside its window or the plane fails the
+ * run. */
+static void grad_chunk(job *j, int64_t p0, int64_t np, int64_t *pos, const int64_t *corner)
 {
     const geom *g = j->g;
-    const uint8_t *off = j->off + p0 * j->out_n;
-    for (int64_t p = 0; p < np; p++)
-        for (int64_t oh = 0, o = 0; oh < g->OH; oh++)
-            for (int64_t ow = 0; ow < g->OW; ow++, o++) {
-                int64_t k = off[p * j->out_n + o];
-                int64_t h = oh * g->sh - g->ph + k / g->kw, w = ow * g->sw - g->pw + k % g->kw;
-                if (k >= g->kh * g->kw || h < 0 || h >= g->H || w < 0 || w >= g->W) {
-                    set_status(j, TG_ERR_INDEX);
-                    return;
-                }
-                pos[p * j->out_n + o] = h * g->W + w;
-            }
+    if (is_2x2(g) && g->H == 2 * g->OH && g->W == 2 * g->OW) {
+        const char *dy = j->src + (size_t)(p0 * j->out_n) * j->es;
+        char *dx = j->dst + (size_t)(p0 * j->in_n) * j->es;
+        const uint8_t *off = j->off + p0 * j->out_n;
+        bool ok = j->dt == TG_FLOAT64
+                      ? tg__maxpool2x2c_grad_planes_f64((const double *)dy, off, np, g->OH,
+                                                        g->OW, (double *)dx)
+                      : tg__maxpool2x2c_grad_planes_f32((const float *)dy, off, np, g->OH,
+                                                        g->OW, (float *)dx);
+        if (!ok)
+            set_status(j, TG_ERR_INDEX);
+        return;
+    }
+    int64_t kk = g->kh * g->kw, rel[MAX_WINDOW]; /* an offset's place from the corner */
+    for (int64_t k = 0; k < kk; k++)
+        rel[k] = k / g->kw * g->W + k % g->kw;
+    for (int64_t p = 0; p < np; p++) {
+        const uint8_t *off = j->off + (p0 + p) * j->out_n;
+        int64_t *q = pos + p * j->out_n;
+        uint8_t worst = 0;
+        for (int64_t o = 0; o < j->out_n; o++)
+            worst = off[o] > worst ? off[o] : worst;
+        if (worst >= kk || !plane_offsets_inside(g, off)) {
+            set_status(j, TG_ERR_INDEX);
+            return;
+        }
+        for (int64_t o = 0; o < j->out_n; o++)
+            q[o] = corner[o] + rel[off[o]];
+    }
     tg__pool2d(TG_POOL_MAX_GRAD, g, j->dt, j->src + (size_t)(p0 * j->out_n) * j->es,
                j->dst + (size_t)(p0 * j->in_n) * j->es, pos, np, j->out_n, j->in_n);
 }

@@ -54,4 +54,18 @@ bool tg__pool2d(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
 TG__POOL2X2_DECL(float, f32)
 TG__POOL2X2_DECL(double, f64)
 
+/* the same with one-byte offsets (0..3, the argmax's row-major place in
+ * its window) instead of plane positions (pool_2x2_compact.c): planes as
+ * above; the gradient of planes of 2 OH x 2 OW (dx all written), false
+ * (dx unspecified) when an offset is above 3 */
+#define TG__POOL2X2C_DECL(T, SUF)                                              \
+    void tg__maxpool2x2c_planes_##SUF(const T *x, int64_t planes, int64_t H,     \
+                                      int64_t W, int64_t OH, int64_t OW, T *y,  \
+                                      uint8_t *off);                            \
+    bool tg__maxpool2x2c_grad_planes_##SUF(const T *dy, const uint8_t *off,    \
+                                           int64_t planes, int64_t OH,          \
+                                           int64_t OW, T *dx);
+TG__POOL2X2C_DECL(float, f32)
+TG__POOL2X2C_DECL(double, f64)
+
 #endif

@@ -48,9 +48,12 @@ typedef struct bufs {
     float *x, *w, *b, *y;
 } bufs;
 
+/* 64-byte aligned, as tensorgraph's tensors are (TG_ALIGN) and as
+ * oneDNN allocates its own layouts: malloc's 16-byte alignment would cut
+ * every vector store of the NCHW output across two cache lines */
 static float *rand_buf(int64_t n, unsigned seed)
 {
-    float *p = malloc((size_t)n * sizeof *p);
+    float *p = aligned_alloc(64, ((size_t)n * sizeof *p + 63) / 64 * 64);
     for (int64_t i = 0; i < n; i++) {
         seed = seed * 1103515245u + 12345u;
         p[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;

@@ -1,14 +1,16 @@
 /* Pooling and bias-gradient benchmark (JSON lines): the memory-bound ops of
  * a LeNet-5 training step at batch 64 around its two convolutions, at 1
  * and 2 threads: 2 x 2 max pooling and its gradient of conv1's output
- * [64, 6, 28, 28] and conv2's [64, 16, 10, 10] (kernels/cpu/pool.h, with
- * the int64 argmax indices), and the bias gradients (tg_sum over N, H, W
+ * [64, 6, 28, 28] and conv2's [64, 16, 10, 10] (kernels/cpu/pool.h), with
+ * int64 argmax indices (max_pool2d) and with one-byte window offsets (what
+ * the level-2 graph runs: max_pool2d_compact), and the bias gradients (tg_sum over N, H, W
  * of those shapes). us are medians of 11 samples (~2 ms of repeats each,
  * after one untimed call), with the best; GB/s counts the bytes each op
  * must read and write once.
  *   bench_pool [--samples N] [--only max_pool2d|max_pool2d_grad|bias_grad_sum]
  *              [--threads T] */
 #include "tg/tg.h"
+#include "core/threadpool.h"
 #include "kernels/cpu/pool.h"
 
 #include <stdio.h>
@@ -17,8 +19,9 @@
 #include <time.h>
 #include "timing.h"
 
-typedef enum what { POOL, POOL_GRAD, BIAS_SUM } what;
-static const char *what_name[3] = {"max_pool2d", "max_pool2d_grad", "bias_grad_sum"};
+typedef enum what { POOL, POOL_GRAD, POOL_C, POOL_C_GRAD, BIAS_SUM, N_WHAT } what;
+static const char *what_name[N_WHAT] = {"max_pool2d", "max_pool2d_grad", "max_pool2d_compact",
+                                        "max_pool2d_compact_grad", "bias_grad_sum"};
 
 typedef struct job {
     what k;
@@ -26,8 +29,22 @@ typedef struct job {
     tg__pool_geom g;
     float *x, *y, *dx;
     int64_t *idx;
+    uint8_t *off;
     tg_tensor *t;
 } job;
+
+/* the compact kernels over a range of planes (the op splits them so) */
+static void compact_range(void *ctx, int64_t p0, int64_t p1)
+{
+    job *j = ctx;
+    int64_t in_n = j->shape[2] * j->shape[3], out_n = j->g.OH * j->g.OW;
+    if (j->k == POOL_C)
+        tg__maxpool2x2c_planes_f32(j->x + p0 * in_n, p1 - p0, j->g.H, j->g.W, j->g.OH,
+                                   j->g.OW, j->y + p0 * out_n, j->off + p0 * out_n);
+    else
+        tg__maxpool2x2c_grad_planes_f32(j->y + p0 * out_n, j->off + p0 * out_n, p1 - p0,
+                                        j->g.OH, j->g.OW, j->dx + p0 * in_n);
+}
 
 static void run(job *j)
 {
@@ -38,6 +55,8 @@ static void run(job *j)
     else if (j->k == POOL_GRAD)
         tg__pool2d(TG_POOL_MAX_GRAD, &j->g, TG_FLOAT32, j->y, j->dx, j->idx, planes, out_n,
                    in_n);
+    else if (j->k == POOL_C || j->k == POOL_C_GRAD)
+        tg_parallel_for(planes, planes / 8 > 0 ? planes / 8 : 1, compact_range, j);
     else
         tg_release(tg_sum(j->t, 3, (const int[]){0, 2, 3}, false));
 }
@@ -49,6 +68,8 @@ static double bytes(const job *j)
     double out = (double)(j->shape[0] * j->shape[1] * j->g.OH * j->g.OW);
     if (j->k == BIAS_SUM)
         return 4 * in;
+    if (j->k == POOL_C || j->k == POOL_C_GRAD)
+        return 4 * in + 4 * out + out; /* x or dx, y or dy, the offsets */
     return 4 * in + 4 * out + 8 * out; /* x or dx, y or dy, the indices */
 }
 
@@ -63,6 +84,7 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
     j.dx = malloc(sizeof(float) * (size_t)nin);
     j.y = malloc(sizeof(float) * (size_t)nout);
     j.idx = malloc(sizeof(int64_t) * (size_t)nout);
+    j.off = malloc((size_t)nout);
     unsigned seed = 1;
     for (int64_t i = 0; i < nin; i++) {
         seed = seed * 1103515245u + 12345u;
@@ -74,6 +96,7 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
     int64_t planes = shape[0] * shape[1];
     tg__pool2d(TG_POOL_MAX, &j.g, TG_FLOAT32, j.x, j.y, j.idx, planes, nin / planes,
                nout / planes);
+    tg__maxpool2x2c_planes_f32(j.x, planes, j.g.H, j.g.W, j.g.OH, j.g.OW, j.y, j.off);
     run(&j);
     double t0 = now_s();
     run(&j);
@@ -100,6 +123,7 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
     free(j.dx);
     free(j.y);
     free(j.idx);
+    free(j.off);
 }
 
 int main(int argc, char **argv)
@@ -114,7 +138,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             only_threads = atoi(argv[++i]);
     static const int64_t shapes[2][4] = {{64, 6, 28, 28}, {64, 16, 10, 10}};
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < N_WHAT; k++)
         for (int s = 0; s < 2; s++)
             for (int t = 1; t <= 2; t++)
                 if ((!only || strcmp(only, what_name[k]) == 0) &&

@@ -248,48 +248,50 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
 #define BL_FWD(T, SUF, OB, XT)                                                   \
     static void CA(blf_##SUF##_##OB##_##XT)(                                     \
         const tg__dconv *d, const void *xv, const void *wv, int64_t opad,        \
-        const void *bv, void *yv, int64_t oy, int64_t x0, int64_t o0,            \
-        int64_t jlo, int64_t jhi)                                                \
+        const void *bv, void *yv, int64_t oy, int64_t x0, int64_t jlo,           \
+        int64_t jhi)                                                             \
     {                                                                            \
         typedef CA(v_##SUF) V;                                                   \
         typedef CA(vu_##SUF) VU;                                                 \
         enum { L = CA(L_##SUF) };                                                \
         const T *x = xv, *w = wv, *bias = bv;                                    \
         T *y = yv;                                                               \
-        V acc[OB][XT];                                                           \
-        CA_UNROLL for (int ob = 0; ob < OB; ob++) {                              \
-            T b0 = bias ? bias[o0 + ob] : (T)0;                                  \
-            CA_UNROLL for (int t = 0; t < XT; t++)                               \
-                acc[ob][t] = (V){0} + b0;                                        \
-        }                                                                        \
-        const int64_t plane = d->ih * d->iw * L, kw = d->kw;                     \
-        for (int64_t c = 0; c < d->cin; c++)                                     \
-            for (int64_t i = 0; i < d->kh; i++) {                                \
-                int64_t r = oy + i * d->dh;                                      \
-                if (r < d->row0 || r >= d->row1)                                 \
-                    continue;                                                    \
-                const T *rp = x + c * plane + (r * d->iw + x0) * L;              \
-                const T *wr = w + (c * d->kh + i) * kw * opad + o0;              \
-                for (int64_t j = jlo; j < jhi; j++) {                            \
-                    const T *xj = rp + j * d->dw * L, *wj = wr + j * opad;       \
-                    V xx[XT];                                                    \
-                    CA_UNROLL for (int t = 0; t < XT; t++)                       \
-                        xx[t] = *(const VU *)(xj + t * L);                       \
-                    CA_UNROLL for (int t = 0; t < XT; t++)                       \
-                        CA_KEEP(xx[t]);                                          \
-                    CA_UNROLL for (int ob = 0; ob < OB; ob++) {                  \
-                        T s = wj[ob];                                            \
+        const int64_t plane = d->ih * d->iw * L, kw = d->kw, nt = d->ow - x0;    \
+        for (int64_t o0 = 0; o0 < d->cout; o0 += OB) {                           \
+            V acc[OB][XT];                                                       \
+            CA_UNROLL for (int ob = 0; ob < OB; ob++) {                          \
+                T b0 = bias ? bias[o0 + ob] : (T)0;                              \
+                CA_UNROLL for (int t = 0; t < XT; t++)                           \
+                    acc[ob][t] = (V){0} + b0;                                    \
+            }                                                                    \
+            for (int64_t c = 0; c < d->cin; c++)                                 \
+                for (int64_t i = 0; i < d->kh; i++) {                            \
+                    int64_t r = oy + i * d->dh;                                  \
+                    if (r < d->row0 || r >= d->row1)                             \
+                        continue;                                                \
+                    const T *rp = x + c * plane + (r * d->iw + x0) * L;          \
+                    const T *wr = w + (c * d->kh + i) * kw * opad + o0;          \
+                    for (int64_t j = jlo; j < jhi; j++) {                        \
+                        const T *xj = rp + j * d->dw * L, *wj = wr + j * opad;   \
+                        V xx[XT];                                                \
                         CA_UNROLL for (int t = 0; t < XT; t++)                   \
-                            acc[ob][t] += s * xx[t];                             \
+                            xx[t] = *(const VU *)(xj + t * L);                   \
+                        CA_UNROLL for (int t = 0; t < XT; t++)                   \
+                            CA_KEEP(xx[t]);                                      \
+                        CA_UNROLL for (int ob = 0; ob < OB; ob++) {              \
+                            T s = wj[ob];                                        \
+                            CA_UNROLL for (int t = 0; t < XT; t++)               \
+                                acc[ob][t] += s * xx[t];                         \
+                        }                                                        \
                     }                                                            \
                 }                                                                \
+            int64_t nob = d->cout - o0;                                          \
+            CA_UNROLL for (int ob = 0; ob < OB; ob++) {                          \
+                T *yo = y + ((o0 + ob) * d->oh + oy) * d->ow * L + x0 * L;       \
+                CA_UNROLL for (int t = 0; t < XT; t++)                           \
+                    if (ob < nob && t < nt)                                      \
+                        *(VU *)(yo + t * L) = acc[ob][t];                        \
             }                                                                    \
-        int64_t nob = d->cout - o0, nt = d->ow - x0;                             \
-        CA_UNROLL for (int ob = 0; ob < OB; ob++) {                              \
-            T *yo = y + ((o0 + ob) * d->oh + oy) * d->ow * L + x0 * L;           \
-            CA_UNROLL for (int t = 0; t < XT; t++)                               \
-                if (ob < nob && t < nt)                                          \
-                    *(VU *)(yo + t * L) = acc[ob][t];                            \
         }                                                                        \
     }
 

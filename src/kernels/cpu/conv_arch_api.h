@@ -43,7 +43,8 @@ typedef struct tg__conv_kern {
     int lanes; /* L: elements per vector */
     /* ---- batch lanes ---- */
     /* forward: tiles OB x XT; tile k of bl_fwd computes outputs
-     * [o0, o0 + OB) x row oy x columns [x0, x0 + XT) of one block:
+     * [0, cout) x row oy x columns [x0, x0 + XT) of one block, OB output
+     * channels at a time (one call per row segment: the call's setup once):
      *   y[o][oy][x] = bias[o] + sum_{c,i,j} w[c][i][j][o] x[c][oy + i dh][x + j dw]
      * for the taps j in [jlo, jhi) and input rows in [row0, row1) only
      * (the others read zeros). w is packed [cin][kh][kw][opad] (opad:
@@ -53,7 +54,7 @@ typedef struct tg__conv_kern {
     tg__tile fwd[TG__MAX_TILES];
     void (*bl_fwd[TG__MAX_TILES])(const tg__dconv *d, const void *x, const void *w,
                                    int64_t opad, const void *bias, void *y, int64_t oy,
-                                   int64_t x0, int64_t o0, int64_t jlo, int64_t jhi);
+                                   int64_t x0, int64_t jlo, int64_t jhi);
     /* weight gradient: tiles OB x TB; acc[o][t][L] += sum over all output
      * positions of dy[o0 + o][pos] * x[pos + off[t]] (off: element offsets
      * of the taps in x; dy has opad channels, zero past cout) */

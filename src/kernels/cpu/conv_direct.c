@@ -85,11 +85,12 @@ typedef enum family { FAM_LANES, FAM_PLANES } family;
 static void zero_borders(char *buf, int64_t c, int64_t ih, int64_t iw, int64_t el,
                          int64_t pt, int64_t h, int64_t pl, int64_t w)
 {
+    bool sides = pl > 0 || iw - pl - w > 0; /* else no call per row */
     for (int64_t ch = 0; ch < c; ch++) {
         char *pl0 = buf + ch * ih * iw * el;
         memset(pl0, 0, (size_t)(pt * iw * el));
         memset(pl0 + (pt + h) * iw * el, 0, (size_t)((ih - pt - h) * iw * el));
-        for (int64_t r = pt; r < pt + h; r++) {
+        for (int64_t r = pt; sides && r < pt + h; r++) {
             memset(pl0 + r * iw * el, 0, (size_t)(pl * el));
             memset(pl0 + (r * iw + pl + w) * el, 0, (size_t)((iw - pl - w) * el));
         }
@@ -304,8 +305,7 @@ static void unit_lanes_fwd(fplan *p, int64_t nb)
                 int k = p->seg_tile[s];
                 int64_t x0 = p->seg_x0[s], jlo, jhi;
                 tap_cols(p, x0, min64(kn->fwd[k].b, p->ow - x0), &jlo, &jhi);
-                for (int64_t o0 = 0; o0 < p->cout; o0 += kn->fwd[k].a)
-                    kn->bl_fwd[k](d, xin, wg, p->opad, bg, yb, oy, x0, o0, jlo, jhi);
+                kn->bl_fwd[k](d, xin, wg, p->opad, bg, yb, oy, x0, jlo, jhi);
             }
         kn->from_bl(yb, nimg, p->cout, p->oh, p->ow,
                     p->out + (nb * L * out_img + g * p->cout * p->oh * p->ow) * z, out_img,

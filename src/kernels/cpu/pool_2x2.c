@@ -14,15 +14,10 @@ typedef int64_t l8 __attribute__((vector_size(64)));
 #define SEL(M, V, mask, a, b) ((V)(((M)(a) & (mask)) | ((M)(b) & ~(mask))))
 typedef int64_t l8u __attribute__((vector_size(64), aligned(8), may_alias));
 
-/* is any lane of m nonzero: lanes or-ed together in halves (one test, not
- * a branch per lane) */
-static inline bool any8(l8 m)
-{
-    m |= __builtin_shuffle(m, (l8){4, 5, 6, 7, 0, 1, 2, 3});
-    m |= __builtin_shuffle(m, (l8){2, 3, 0, 1, 2, 3, 0, 1});
-    m |= __builtin_shuffle(m, (l8){1, 0, 1, 0, 1, 0, 1, 0});
-    return m[0] != 0;
-}
+/* the lanes of an l8 or-ed into lane 0, in halves: one test for any lane
+ * (not a branch per lane) */
+static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 1},
+                HALF1 = {1, 0, 1, 0, 1, 0, 1, 0};
 
 #define POOL2X2(T, SUF, IT)                                                     \
     typedef T SUF##v8 __attribute__((vector_size(8 * sizeof(T))));              \
@@ -111,7 +106,10 @@ static inline bool any8(l8 m)
         const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14}, lane = lane2 / 2;         \
         l8 off = *(const l8u *)idx - b - lane2;                                 \
         l8 bad = ~((off == 0) | (off == 1) | (off == W) | (off == W + 1) | (lane >= n)); \
-        if (any8(bad))                                                          \
+        bad |= __builtin_shuffle(bad, HALF4);                                   \
+        bad |= __builtin_shuffle(bad, HALF2);                                   \
+        bad |= __builtin_shuffle(bad, HALF1);                                   \
+        if (bad[0])                                                             \
             return false;                                                       \
         M o = __builtin_convertvector(off, M);                                  \
         V g = *(const SUF##v8u *)dy, z = {0};                                   \

@@ -16,6 +16,7 @@
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/cpu.h"
+#include "timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,19 +42,6 @@ static const layer layers[2] = {
     {"conv1", {64, 1, 28, 28}, {6, 1, 5, 5}, 2, {true, false, true}},
     {"conv2", {64, 6, 14, 14}, {16, 6, 5, 5}, 0, {true, true, true}},
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct bufs {
     tg__conv_geom g;

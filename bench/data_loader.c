@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "timing.h"
 
 static volatile double sink_all; /* keeps the simulated work alive */
 
@@ -20,19 +21,6 @@ typedef struct result {
     double epoch_s, wait_us, median_wait_us, p90_wait_us;
     double other_us; /* per batch, outside the loader and the step */
 } result;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static double median(double *v, int n)
 {

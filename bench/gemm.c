@@ -19,6 +19,7 @@
 #include "tg/tg.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
+#include "timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,19 +48,6 @@ static const shape shapes[] = {
     {"square1024", false, false, 1024, 1024, 1024},
 };
 #define N_SHAPES (int)(sizeof shapes / sizeof shapes[0])
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef enum impl { CHOSEN, BUILTIN, BLAS_SPLIT, BLAS_OWN } impl;
 

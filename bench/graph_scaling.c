@@ -13,15 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "timing.h"
 
 #define WIDTH 16 /* elements per value: the overhead is what is measured */
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
 
 /* a small deterministic generator for the DAG's edges */
 static uint64_t next_rand(uint64_t *s)

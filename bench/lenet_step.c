@@ -9,19 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "timing.h"
 
 /* one step; returns its milliseconds, or -1 on failure */
 static double step(tg_module *model, tg_optimizer *opt, tg_tensor *x, tg_tensor *y)
@@ -65,7 +53,7 @@ static int bench(int threads, int steps)
     if (bad) {
         fprintf(stderr, "bench_lenet_step: %s\n", tg_last_error());
     } else {
-        qsort(ms, (size_t)steps, sizeof *ms, cmp);
+        qsort(ms, (size_t)steps, sizeof *ms, cmp_double);
         printf("{\"bench\":\"lenet_step\",\"batch\":64,\"threads\":%d,\"steps\":%d,"
                "\"step_ms\":%.3f,\"step_min_ms\":%.3f,\"epoch_s_est\":%.2f}\n",
                threads, steps, ms[steps / 2], ms[0], ms[steps / 2] * 938 / 1e3);

@@ -17,19 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "timing.h"
 
 typedef enum what { POOL, POOL_GRAD, POOL_C, POOL_C_GRAD, BIAS_SUM, N_WHAT } what;
 static const char *what_name[N_WHAT] = {"max_pool2d", "max_pool2d_grad", "max_pool2d_compact",

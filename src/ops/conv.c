@@ -5,8 +5,10 @@
  * kernels/cpu/conv.c. */
 #include "autodiff/jvp.h"
 #include "kernels/cpu/conv.h"
+#include "ops/conv_args.h"
 #include "ops/elementwise.h"
 #include "ops/fused.h"
+#include "ops/nn_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,14 +69,8 @@ static tg_status make_geom(const char *op, const conv_params *p, const int64_t *
                          "channels (%lld, input %s) and the output channels "
                          "(%lld, weight %s)", op, (long long)G, (long long)xs[1], sx,
                          (long long)ws[0], sw);
-    int64_t channels;
-    if (!tg__size_mul(op, "the input channels", ws[1], G, &channels))
+    if (tg__conv_check_channels(op, xs, ws, G, sx, sw) != TG_OK)
         return tg_last_status();
-    if (channels != xs[1])
-        return tg__error(TG_ERR_SHAPE, "%s: input %s has %lld channels but weight "
-                         "%s expects %lld (%lld per group x %lld groups)", op, sx,
-                         (long long)xs[1], sw, (long long)channels,
-                         (long long)ws[1], (long long)G);
     *g = (tg__conv_geom){
         .n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3],
         .o = ws[0], .kh = ws[2], .kw = ws[3],
@@ -100,36 +96,16 @@ static tg_status make_geom(const char *op, const conv_params *p, const int64_t *
 static tg_status require_4d(const char *op, const tg_tensor *t, const char *what,
                             const char *layout)
 {
-    char s[160];
-    if (t->ndim == 4)
-        return TG_OK;
-    return tg__error(TG_ERR_SHAPE, "%s: %s must be 4-D %s, got %s", op, what,
-                     layout, tg_shape_str(t->ndim, t->shape, s, sizeof s));
+    return tg__conv_require_rank(op, t, 4, what, layout);
 }
 
 /* checks dy against the convolution's output shape */
 static tg_status check_dy(const char *op, const tg_tensor *dy,
                           const tg__conv_geom *g)
 {
-    int64_t want[4] = {g->n, g->o, g->oh, g->ow};
-    char a[160], b[160];
-    if (tg__shape_eq(dy->ndim, dy->shape, 4, want))
-        return TG_OK;
-    return tg__error(TG_ERR_SHAPE, "%s: output gradient has shape %s, expected %s",
-                     op, tg_shape_str(dy->ndim, dy->shape, a, sizeof a),
-                     tg_shape_str(4, want, b, sizeof b));
+    return tg__conv_check_dy(op, dy, 4, (int64_t[]){g->n, g->o, g->oh, g->ow});
 }
 
-/* x as a contiguous tensor of dtype dt (x itself when it already is) */
-static tg_tensor *contig(tg_tensor *x, tg_dtype dt)
-{
-    if (x->dtype == dt && tg_is_contiguous(x))
-        return tg_retain(x);
-    tg_tensor *y = tg__alloc(dt, x->ndim, x->shape);
-    if (y)
-        tg__convert_into(y, x);
-    return y;
-}
 
 
 /* ---- conv2d ---------------------------------------------------------------------- */
@@ -140,27 +116,14 @@ static tg_status conv2d_infer(tg_op_ctx *c)
         return tg__error(TG_ERR_ARG, "%s: expected 2 or 3 inputs (x, w[, b]), got %d",
                          op, c->n_in);
     const tg_tensor *x = c->in[0], *w = c->in[1];
-    if (require_4d(op, x, "input", "[N, C, H, W]") != TG_OK ||
-        require_4d(op, w, "weight", "[O, C/groups, kh, kw]") != TG_OK)
-        return tg_last_status();
-    tg_dtype dt = tg_promote_types(x->dtype, w->dtype);
-    for (int i = 0; i < c->n_in; i++) {
-        if (tg_require_float(op, c->in[i], i) != TG_OK)
-            return tg_last_status();
-        dt = tg_promote_types(dt, c->in[i]->dtype);
-    }
+    tg_dtype dt;
     tg__conv_geom g;
-    if (make_geom(op, c->attr, x->shape, w->shape, &g) != TG_OK)
+    if (require_4d(op, x, "input", "[N, C, H, W]") != TG_OK ||
+        require_4d(op, w, "weight", "[O, C/groups, kh, kw]") != TG_OK ||
+        tg__conv_float_inputs(c, &dt) != TG_OK ||
+        make_geom(op, c->attr, x->shape, w->shape, &g) != TG_OK ||
+        tg__conv_check_bias(c, g.o) != TG_OK)
         return tg_last_status();
-    if (c->n_in == 3) {
-        const tg_tensor *b = c->in[2];
-        char sb[160];
-        if (b->ndim != 1 || b->shape[0] != g.o)
-            return tg__error(TG_ERR_SHAPE, "%s: bias has shape %s, expected [%lld] "
-                             "(the output channels)", op,
-                             tg_shape_str(b->ndim, b->shape, sb, sizeof sb),
-                             (long long)g.o);
-    }
     return tg_infer_set(c, 0, dt, 4, (int64_t[]){g.n, g.o, g.oh, g.ow});
 }
 
@@ -169,8 +132,8 @@ static tg_status conv2d_run(tg_op_ctx *c, bool relu)
     tg_tensor *out = c->out[0];
     tg__conv_geom g;
     make_geom(c->op->name, c->attr, c->in[0]->shape, c->in[1]->shape, &g);
-    tg_tensor *x = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
-    tg_tensor *b = c->n_in == 3 ? contig(c->in[2], out->dtype) : NULL;
+    tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
+    tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
     if (x && w && (c->n_in == 2 || b))
         s = tg__conv2d_forward_relu(out->dtype, &g, tg__base(x), tg__base(w),
@@ -194,14 +157,8 @@ static tg_tensor *conv_run(const tg_op_def *op, tg_tensor *a, tg_tensor *b,
                            tg_tensor *bias, const conv_params *p,
                            const char *shape_name, const int64_t *shape)
 {
-    tg_attr attrs[5] = {TG_AINTS("stride", p->stride, 2),
-                        TG_AINTS("padding", p->padding, 2),
-                        TG_AINTS("dilation", p->dilation, 2),
-                        TG_AI("groups", p->groups)};
-    if (shape_name)
-        attrs[4] = (tg_attr)TG_AINTS(shape_name, shape, 4);
-    tg_tensor *in[3] = {a, b, bias};
-    return tg_op_call(op, bias ? 3 : 2, in, attrs, shape_name ? 5 : 4);
+    return tg__conv_call(op, 2, a, b, bias, p->stride, p->padding, p->dilation, p->groups,
+                         shape_name, shape);
 }
 
 static tg_status conv2d_grad(tg_grad_ctx *g)
@@ -287,7 +244,7 @@ static tg_status grad_input_kernel(tg_op_ctx *c)
     tg_tensor *out = c->out[0];
     tg__conv_geom g;
     make_geom(c->op->name, c->attr, out->shape, c->in[1]->shape, &g);
-    tg_tensor *dy = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
+    tg_tensor *dy = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_status s = TG_ERR_NOMEM;
     if (dy && w)
         s = tg__conv2d_grad_input(out->dtype, &g, tg__base(dy), tg__base(w),
@@ -326,7 +283,7 @@ static tg_status grad_weight_kernel(tg_op_ctx *c)
     tg_tensor *out = c->out[0];
     tg__conv_geom g;
     make_geom(c->op->name, c->attr, c->in[1]->shape, out->shape, &g);
-    tg_tensor *dy = contig(c->in[0], out->dtype), *x = contig(c->in[1], out->dtype);
+    tg_tensor *dy = tg__nn_contig(c->in[0], out->dtype), *x = tg__nn_contig(c->in[1], out->dtype);
     tg_status s = TG_ERR_NOMEM;
     if (dy && x)
         s = tg__conv2d_grad_weight(out->dtype, &g, tg__base(dy), tg__base(x),
@@ -427,28 +384,15 @@ static tg_status transpose_infer(tg_op_ctx *c)
         return tg__error(TG_ERR_ARG, "%s: expected 2 or 3 inputs (x, w[, b]), got %d",
                          op, c->n_in);
     const tg_tensor *x = c->in[0], *w = c->in[1];
-    if (require_4d(op, x, "input", "[N, C, H, W]") != TG_OK ||
-        require_4d(op, w, "weight", "[C, O/groups, kh, kw]") != TG_OK)
-        return tg_last_status();
-    tg_dtype dt = tg_promote_types(x->dtype, w->dtype);
-    for (int i = 0; i < c->n_in; i++) {
-        if (tg_require_float(op, c->in[i], i) != TG_OK)
-            return tg_last_status();
-        dt = tg_promote_types(dt, c->in[i]->dtype);
-    }
+    tg_dtype dt;
     int64_t ys[4];
     tg__conv_geom g;
-    if (transpose_geom(op, c->attr, x->shape, w->shape, ys, &g) != TG_OK)
+    if (require_4d(op, x, "input", "[N, C, H, W]") != TG_OK ||
+        require_4d(op, w, "weight", "[C, O/groups, kh, kw]") != TG_OK ||
+        tg__conv_float_inputs(c, &dt) != TG_OK ||
+        transpose_geom(op, c->attr, x->shape, w->shape, ys, &g) != TG_OK ||
+        tg__conv_check_bias(c, ys[1]) != TG_OK)
         return tg_last_status();
-    if (c->n_in == 3) {
-        const tg_tensor *b = c->in[2];
-        char sb[160];
-        if (b->ndim != 1 || b->shape[0] != ys[1])
-            return tg__error(TG_ERR_SHAPE, "%s: bias has shape %s, expected [%lld] "
-                             "(the output channels)", op,
-                             tg_shape_str(b->ndim, b->shape, sb, sizeof sb),
-                             (long long)ys[1]);
-    }
     return tg_infer_set(c, 0, dt, 4, ys);
 }
 
@@ -467,8 +411,8 @@ static tg_status transpose_kernel(tg_op_ctx *c)
     int64_t ys[4];
     tg__conv_geom g;
     transpose_geom(c->op->name, c->attr, c->in[0]->shape, c->in[1]->shape, ys, &g);
-    tg_tensor *x = contig(c->in[0], out->dtype), *w = contig(c->in[1], out->dtype);
-    tg_tensor *b = c->n_in == 3 ? contig(c->in[2], out->dtype) : NULL;
+    tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
+    tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
     if (x && w && (c->n_in == 2 || b))
         s = tg__conv2d_grad_input(out->dtype, &g, tg__base(x), tg__base(w), tg__base(out));

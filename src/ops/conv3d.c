@@ -5,6 +5,7 @@
  * The kernels (vol2col and GEMM) live in kernels/cpu/conv3d.c. */
 #include "autodiff/jvp.h"
 #include "kernels/cpu/conv3d.h"
+#include "ops/conv_args.h"
 #include "ops/nn_util.h"
 
 #include <string.h>
@@ -43,18 +44,13 @@ static tg_status make_geom(const char *op, const conv3_params *p, const int64_t 
     char sx[160], sw[160];
     tg_shape_str(5, xs, sx, sizeof sx);
     tg_shape_str(5, ws, sw, sizeof sw);
-    int64_t G = p->groups, channels;
+    int64_t G = p->groups;
     if (xs[1] % G != 0 || ws[0] % G != 0)
         return tg__error(TG_ERR_SHAPE, "%s: groups = %lld must divide the input channels "
                          "(input %s) and the output channels (weight %s)", op, (long long)G,
                          sx, sw);
-    if (!tg__size_mul(op, "the input channels", ws[1], G, &channels))
+    if (tg__conv_check_channels(op, xs, ws, G, sx, sw) != TG_OK)
         return tg_last_status();
-    if (channels != xs[1])
-        return tg__error(TG_ERR_SHAPE, "%s: input %s has %lld channels but weight %s "
-                         "expects %lld (%lld per group x %lld groups)", op, sx,
-                         (long long)xs[1], sw, (long long)channels, (long long)ws[1],
-                         (long long)G);
     *g = (tg__conv3_geom){.n = xs[0], .c = xs[1], .d = xs[2], .h = xs[3], .w = xs[4],
                           .o = ws[0], .kd = ws[2], .kh = ws[3], .kw = ws[4], .groups = G};
     int64_t out[3];
@@ -87,33 +83,15 @@ static tg_status make_geom(const char *op, const conv3_params *p, const int64_t 
 static tg_status require_5d(const char *op, const tg_tensor *t, const char *what,
                             const char *layout)
 {
-    char s[160];
-    if (t->ndim == 5)
-        return TG_OK;
-    return tg__error(TG_ERR_SHAPE, "%s: %s must be 5-D %s, got %s", op, what, layout,
-                     tg_shape_str(t->ndim, t->shape, s, sizeof s));
+    return tg__conv_require_rank(op, t, 5, what, layout);
 }
 
 /* inputs 0..n-1 float; the promoted dtype in *dt; the bias [o] if given */
 static tg_status check_inputs(tg_op_ctx *c, int64_t channels, tg_dtype *dt)
 {
-    const char *op = c->op->name;
-    *dt = c->in[0]->dtype;
-    for (int i = 0; i < c->n_in; i++) {
-        if (tg_require_float(op, c->in[i], i) != TG_OK)
-            return tg_last_status();
-        *dt = tg_promote_types(*dt, c->in[i]->dtype);
-    }
-    if (c->n_in == 3) {
-        const tg_tensor *b = c->in[2];
-        char sb[160];
-        if (b->ndim != 1 || b->shape[0] != channels)
-            return tg__error(TG_ERR_SHAPE, "%s: bias has shape %s, expected [%lld] (the "
-                             "output channels)", op,
-                             tg_shape_str(b->ndim, b->shape, sb, sizeof sb),
-                             (long long)channels);
-    }
-    return TG_OK;
+    if (tg__conv_float_inputs(c, dt) != TG_OK)
+        return tg_last_status();
+    return tg__conv_check_bias(c, channels);
 }
 
 extern const tg_op_def tg_op_conv3d, tg_op_conv3d_grad_input, tg_op_conv3d_grad_weight,
@@ -124,12 +102,8 @@ extern const tg_op_def tg_op_conv3d, tg_op_conv3d_grad_input, tg_op_conv3d_grad_
 static tg_tensor *conv_run(const tg_op_def *op, tg_tensor *a, tg_tensor *b, tg_tensor *bias,
                            const conv3_params *p, const char *shape_name, const int64_t *shape)
 {
-    tg_attr attrs[5] = {TG_AINTS("stride", p->stride, 3), TG_AINTS("padding", p->padding, 3),
-                        TG_AINTS("dilation", p->dilation, 3), TG_AI("groups", p->groups)};
-    if (shape_name)
-        attrs[4] = (tg_attr)TG_AINTS(shape_name, shape, 5);
-    tg_tensor *in[3] = {a, b, bias};
-    return tg_op_call(op, bias ? 3 : 2, in, attrs, shape_name ? 5 : 4);
+    return tg__conv_call(op, 3, a, b, bias, p->stride, p->padding, p->dilation, p->groups,
+                         shape_name, shape);
 }
 
 /* bilinear in x and w, plus the bias */
@@ -206,19 +180,14 @@ static tg_status grad_infer(tg_op_ctx *c, bool for_input)
     const conv3_params *p = c->attr;
     const int64_t *shape = for_input ? p->input_shape : p->weight_shape;
     tg__conv3_geom g;
-    char a[160], b[160];
     if (require_5d(op, dy, "output gradient", "[N, O, OD, OH, OW]") != TG_OK ||
         require_5d(op, other, for_input ? "weight" : "input",
                    for_input ? "[O, C/groups, kd, kh, kw]" : "[N, C, D, H, W]") != TG_OK ||
         tg_require_float(op, dy, 0) != TG_OK || tg_require_float(op, other, 1) != TG_OK ||
         make_geom(op, p, for_input ? shape : other->shape, for_input ? other->shape : shape,
-                  &g) != TG_OK)
+                  &g) != TG_OK ||
+        tg__conv_check_dy(op, dy, 5, (int64_t[]){g.n, g.o, g.od, g.oh, g.ow}) != TG_OK)
         return tg_last_status();
-    int64_t want[5] = {g.n, g.o, g.od, g.oh, g.ow};
-    if (!tg__shape_eq(dy->ndim, dy->shape, 5, want))
-        return tg__error(TG_ERR_SHAPE, "%s: output gradient has shape %s, expected %s", op,
-                         tg_shape_str(dy->ndim, dy->shape, a, sizeof a),
-                         tg_shape_str(5, want, b, sizeof b));
     return tg_infer_set(c, 0, tg_promote_types(dy->dtype, other->dtype), 5, shape);
 }
 

@@ -53,20 +53,26 @@ static const tg_attr_spec max_grad_specs[] = {INPUT_SIZE_SPEC, {0}};
 static const tg_attr_spec avg_grad_specs[] = {
     WINDOW_SPECS, TG_SPEC_BOOL(pool_attrs, count_include_pad, 1), INPUT_SIZE_SPEC, {0}};
 
+int tg__pool_nd_attrs(const tg__pool_nd *w, bool avg, bool input_size, tg_attr *out)
+{
+    out[0] = (tg_attr)TG_AINTS("kernel", w->kernel, w->nd);
+    out[1] = (tg_attr)TG_AINTS("stride", w->stride, w->nd);
+    out[2] = (tg_attr)TG_AINTS("padding", w->padding, w->nd);
+    out[3] = (tg_attr)TG_AI("ceil_mode", *w->ceil_mode);
+    int n = 4;
+    if (avg)
+        out[n++] = (tg_attr)TG_AI("count_include_pad", *w->count_include_pad);
+    if (input_size)
+        out[n++] = (tg_attr)TG_AINTS("input_size", w->input_size, w->nd);
+    return n;
+}
+
 /* a as an attribute list for avg_pool2d (avg), max_pool2d, or, with
  * input_size, for avg_pool2d_grad; returns the count */
 static int attr_list(const pool_attrs *a, bool avg, bool input_size, tg_attr *out)
 {
-    out[0] = (tg_attr)TG_AINTS("kernel", a->kernel, 2);
-    out[1] = (tg_attr)TG_AINTS("stride", a->stride, 2);
-    out[2] = (tg_attr)TG_AINTS("padding", a->padding, 2);
-    out[3] = (tg_attr)TG_AI("ceil_mode", a->ceil_mode);
-    int n = 4;
-    if (avg)
-        out[n++] = (tg_attr)TG_AI("count_include_pad", a->count_include_pad);
-    if (input_size)
-        out[n++] = (tg_attr)TG_AINTS("input_size", a->input_size, 2);
-    return n;
+    pool_attrs *m = (pool_attrs *)a; /* only read */
+    return tg__pool_nd_attrs(&TG_POOL_ND(2, m), avg, input_size, out);
 }
 
 /* the window of a, checked against an H x W plane */
@@ -399,10 +405,8 @@ const tg_op_def tg_op_avg_pool2d_grad = {
     .grad = avg_grad_rule, .jvp = tg__jvp_linear};
 
 /* ---- public functions ---------------------------------------------------------------- */
-/* the checks both public pooling functions start with; their attributes
- * in a (backed by p); returns the count, or -1 with an error */
-static int pool_prepare(const char *op, tg_tensor *x, const tg_pool2d_opts *o,
-                        bool avg, pool_attrs *p, tg_attr *a)
+int tg__pool_prepare(const char *op, const tg_tensor *x, const tg__pool_opts_nd *o, bool avg,
+                     const tg__pool_nd *w, tg_attr *a)
 {
     if (!tg__nn_have(op, x, "input"))
         return -1;
@@ -410,14 +414,30 @@ static int pool_prepare(const char *op, tg_tensor *x, const tg_pool2d_opts *o,
         tg__error(TG_ERR_ARG, "%s: opts is NULL (the kernel size is required)", op);
         return -1;
     }
-    for (int i = 0; i < 2; i++) {
-        p->kernel[i] = o->kernel[i];
-        p->stride[i] = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
-        p->padding[i] = o->padding[i];
+    for (int i = 0; i < w->nd; i++) {
+        w->kernel[i] = o->kernel[i];
+        w->stride[i] = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
+        w->padding[i] = o->padding[i];
     }
-    p->ceil_mode = o->ceil_mode;
-    p->count_include_pad = o->count_include_pad;
-    return attr_list(p, avg, false, a);
+    *w->ceil_mode = o->ceil_mode;
+    *w->count_include_pad = o->count_include_pad;
+    return tg__pool_nd_attrs(w, avg, false, a);
+}
+
+/* the checks both public pooling functions start with; their attributes
+ * in a (backed by p); returns the count, or -1 with an error */
+static int pool_prepare(const char *op, tg_tensor *x, const tg_pool2d_opts *o,
+                        bool avg, pool_attrs *p, tg_attr *a)
+{
+    return tg__pool_prepare(op, x, o ? &TG_POOL_OPTS_ND(o) : NULL, avg, &TG_POOL_ND(2, p), a);
+}
+
+tg_tensor *tg__pool_max_values(const tg_op_def *op, tg_tensor *x, const tg_attr *a, int n)
+{
+    tg_tensor *out[2];
+    TG_LOCAL_BEGIN();
+    tg_tensor *y = tg_op_run(op, 1, &x, a, n, out) == TG_OK ? out[0] : NULL;
+    TG_LOCAL_RETURN(y); /* the indices go with the scope (the node keeps its own) */
 }
 
 tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
@@ -425,12 +445,7 @@ tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
     pool_attrs p;
     tg_attr a[5];
     int n = pool_prepare("max_pool2d", x, opts, false, &p, a);
-    if (n < 0)
-        return NULL;
-    tg_tensor *out[2];
-    TG_LOCAL_BEGIN();
-    tg_tensor *y = tg_op_run(&tg_op_max_pool2d, 1, &x, a, n, out) == TG_OK ? out[0] : NULL;
-    TG_LOCAL_RETURN(y); /* the indices go with the scope (the node keeps its own) */
+    return n < 0 ? NULL : tg__pool_max_values(&tg_op_max_pool2d, x, a, n);
 }
 
 tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)

@@ -8,6 +8,7 @@
 #include "autodiff/jvp.h"
 #include "kernels/cpu/pool3d.h"
 #include "ops/nn_util.h"
+#include "ops/pool.h"
 
 #include <string.h>
 
@@ -32,16 +33,8 @@ static const tg_attr_spec avg_grad_specs[] = {
  * gradient op's input size); returns the count */
 static int attr_list(const pool3_attrs *a, bool avg, bool input_size, tg_attr *out)
 {
-    out[0] = (tg_attr)TG_AINTS("kernel", a->kernel, 3);
-    out[1] = (tg_attr)TG_AINTS("stride", a->stride, 3);
-    out[2] = (tg_attr)TG_AINTS("padding", a->padding, 3);
-    out[3] = (tg_attr)TG_AI("ceil_mode", a->ceil_mode);
-    int n = 4;
-    if (avg)
-        out[n++] = (tg_attr)TG_AI("count_include_pad", a->count_include_pad);
-    if (input_size)
-        out[n++] = (tg_attr)TG_AINTS("input_size", a->input_size, 3);
-    return n;
+    pool3_attrs *m = (pool3_attrs *)a; /* only read */
+    return tg__pool_nd_attrs(&TG_POOL_ND(3, m), avg, input_size, out);
 }
 
 /* the window of a over an input volume `in` */
@@ -242,23 +235,11 @@ const tg_op_def tg_op_avg_pool3d_grad = {
     .grad = avg_grad_grad, .jvp = tg__jvp_linear};
 
 /* ---- public functions --------------------------------------------------------------- */
+/* the checks of the 2-D functions (ops/pool.h); attributes in a, backed by p */
 static int prepare(const char *op, tg_tensor *x, const tg_pool3d_opts *o, bool avg,
                    pool3_attrs *p, tg_attr *a)
 {
-    if (!tg__nn_have(op, x, "input"))
-        return -1;
-    if (!o) {
-        tg__error(TG_ERR_ARG, "%s: opts is NULL (the kernel size is required)", op);
-        return -1;
-    }
-    for (int i = 0; i < 3; i++) {
-        p->kernel[i] = o->kernel[i];
-        p->stride[i] = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
-        p->padding[i] = o->padding[i];
-    }
-    p->ceil_mode = o->ceil_mode;
-    p->count_include_pad = o->count_include_pad;
-    return attr_list(p, avg, false, a);
+    return tg__pool_prepare(op, x, o ? &TG_POOL_OPTS_ND(o) : NULL, avg, &TG_POOL_ND(3, p), a);
 }
 
 tg_tensor *tg_max_pool3d(tg_tensor *x, const tg_pool3d_opts *opts)
@@ -266,12 +247,7 @@ tg_tensor *tg_max_pool3d(tg_tensor *x, const tg_pool3d_opts *opts)
     pool3_attrs p;
     tg_attr a[5];
     int n = prepare("max_pool3d", x, opts, false, &p, a);
-    if (n < 0)
-        return NULL;
-    tg_tensor *out[2];
-    TG_LOCAL_BEGIN();
-    tg_tensor *y = tg_op_run(&tg_op_max_pool3d, 1, &x, a, n, out) == TG_OK ? out[0] : NULL;
-    TG_LOCAL_RETURN(y); /* the indices go with the scope (the node keeps its own) */
+    return n < 0 ? NULL : tg__pool_max_values(&tg_op_max_pool3d, x, a, n);
 }
 
 tg_tensor *tg_avg_pool3d(tg_tensor *x, const tg_pool3d_opts *opts)

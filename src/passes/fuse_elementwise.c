@@ -30,17 +30,6 @@ static bool fusable(const tg_graph *g, const tg_uses *u, int id)
            tg__fused_op_ok(n->op, n->attrs, n->n_attrs);
 }
 
-/* every variable producer node p reads has the version it would have at
- * node `at` */
-static bool same_versions(const tg_state *st, const tg_gnode *p, int pid, int at)
-{
-    for (int i = 0; i < p->n_in; i++)
-        if (st->var_of[p->in[i]] >= 0 &&
-            tg__state_version(st, p->in[i], pid) != tg__state_version(st, p->in[i], at))
-            return false;
-    return true;
-}
-
 typedef struct regions {
     int *root;  /* per node: its region's root, or -1 */
     int *count; /* per root: ops in the region */
@@ -65,7 +54,7 @@ static void grow(const tg_graph *g, const tg_uses *u, const tg_state *st, region
             const tg_meta *m = &g->values[v].meta;
             if (R->root[p] >= 0 || !fusable(g, u, p) || !tg__uses_private(u, g, v) ||
                 !tg__shape_eq(m->ndim, m->shape, out->ndim, out->shape) ||
-                !same_versions(st, &g->nodes[p], p, root))
+                !tg__state_same_versions(st, &g->nodes[p], p, root))
                 continue;
             R->root[p] = root;
             R->count[root]++;
@@ -80,14 +69,13 @@ static void grow(const tg_graph *g, const tg_uses *u, const tg_state *st, region
 }
 
 /* the fused node for the region of root: program and leaves; returns
- * its dst node id or -1 */
+ * its dst node id, -1 on failure or -2 when it does not fit */
 static int emit(tg_rw *r, const regions *R, int root, char *prog)
 {
     const tg_graph *g = r->src;
-    int leaves[TG_MAX_OP_INPUTS], n_leaves = 0, in[TG_MAX_OP_INPUTS];
-    int k = 0;
-    size_t pos = 0;
-    for (int m = R->head[root]; m >= 0; m = R->next[m], k++) {
+    tg_fprog P;
+    tg__fprog_init(&P, prog, PROGRAM_BYTES);
+    for (int m = R->head[root]; m >= 0; m = R->next[m]) {
         const tg_gnode *n = &g->nodes[m];
         int args[TG_FUSED_MAX_ARGS];
         for (int i = 0; i < n->n_in; i++) {
@@ -97,35 +85,14 @@ static int emit(tg_rw *r, const regions *R, int root, char *prog)
                 for (int q = R->head[root]; q != p; q = R->next[q])
                     kp++;
                 args[i] = -1 - kp;
-                continue;
-            }
-            int l = 0;
-            while (l < n_leaves && leaves[l] != v)
-                l++;
-            if (l == n_leaves) {
-                if (n_leaves == TG_MAX_OP_INPUTS)
-                    return -2;
-                leaves[n_leaves++] = v;
-            }
-            args[i] = l;
-        }
-        if (k) {
-            if (pos + 3 > PROGRAM_BYTES)
+            } else if ((args[i] = tg__fprog_leaf(&P, v)) < 0) {
                 return -2;
-            memcpy(prog + pos, "; ", 3);
-            pos += 2;
+            }
         }
-        if (!tg__fused_format(prog, PROGRAM_BYTES, &pos, n->op, n->attrs, n->n_attrs,
-                              n->n_in, args))
+        if (!tg__fprog_add(&P, n, args))
             return -2;
     }
-    for (int l = 0; l < n_leaves; l++)
-        in[l] = r->vmap[leaves[l]];
-    tg_attr a = {.name = "program", .type = TG_ATTR_STRING, .u.s = prog};
-    /* named after the root (unique already: no search for a free suffix) */
-    char name[320];
-    snprintf(name, sizeof name, "%s/fused", g->nodes[root].name);
-    return tg__rw_op(r, &tg_op_fused_elementwise, name, &a, 1, n_leaves, in);
+    return tg__fprog_emit(r, &P, &tg_op_fused_elementwise, g->nodes[root].name, NULL, 0);
 }
 
 tg_status tg__pass_fuse_elementwise(tg_pass_ctx *c)

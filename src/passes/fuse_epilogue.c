@@ -40,15 +40,6 @@ static bool is_product(const tg_gnode *n)
     return false;
 }
 
-static bool same_versions(const tg_state *st, const tg_gnode *p, int pid, int at)
-{
-    for (int i = 0; i < p->n_in; i++)
-        if (st->var_of[p->in[i]] >= 0 &&
-            tg__state_version(st, p->in[i], pid) != tg__state_version(st, p->in[i], at))
-            return false;
-    return true;
-}
-
 typedef struct ep {
     const tg_graph *g;
     tg_uses u;
@@ -79,58 +70,42 @@ static int chain_of(ep *E, int p)
     if (n == 0)
         return 0;
     int at = E->chain[n - 1];
-    if (!same_versions(&E->st, &g->nodes[p], p, at))
+    if (!tg__state_same_versions(&E->st, &g->nodes[p], p, at))
         return 0;
     for (int k = 0; k < n; k++)
-        if (!same_versions(&E->st, &g->nodes[E->chain[k]], E->chain[k], at))
+        if (!tg__state_same_versions(&E->st, &g->nodes[E->chain[k]], E->chain[k], at))
             return 0;
     return n;
 }
 
-static int leaf(int *leaves, int *n, int v)
-{
-    for (int l = 0; l < *n; l++)
-        if (leaves[l] == v)
-            return l;
-    if (*n == TG_MAX_OP_INPUTS)
-        return -1;
-    leaves[*n] = v;
-    return (*n)++;
-}
-
+/* the fused node: the product's instruction, then the chain's over its
+ * result; its dst id, -1 on failure or -2 when it does not fit */
 static int emit(tg_rw *r, const ep *E, int p, int n_chain, const int *chain, char *prog)
 {
     const tg_graph *g = E->g;
-    int leaves[TG_MAX_OP_INPUTS], n_leaves = 0, args[TG_FUSED_MAX_ARGS];
-    size_t pos = 0;
-    const tg_gnode *P = &g->nodes[p];
-    for (int i = 0; i < P->n_in; i++)
-        args[i] = leaf(leaves, &n_leaves, P->in[i]);
-    if (!tg__fused_format(prog, PROGRAM_BYTES, &pos, P->op, P->attrs, P->n_attrs, P->n_in, args))
+    int args[TG_FUSED_MAX_ARGS];
+    tg_fprog P;
+    tg__fprog_init(&P, prog, PROGRAM_BYTES);
+    const tg_gnode *prod = &g->nodes[p];
+    for (int i = 0; i < prod->n_in; i++)
+        if ((args[i] = tg__fprog_leaf(&P, prod->in[i])) < 0)
+            return -2;
+    if (!tg__fprog_add(&P, prod, args))
         return -2;
-    int prev = P->out[0];
+    int prev = prod->out[0];
     for (int k = 0; k < n_chain; k++) {
         const tg_gnode *n = &g->nodes[chain[k]];
         for (int i = 0; i < n->n_in; i++)
-            if ((args[i] = n->in[i] == prev ? -1 - k : leaf(leaves, &n_leaves, n->in[i])) == -1 &&
-                n->in[i] != prev)
+            if (n->in[i] == prev) /* the previous instruction's result */
+                args[i] = -1 - k;
+            else if ((args[i] = tg__fprog_leaf(&P, n->in[i])) < 0)
                 return -2;
-        if (pos + 3 > PROGRAM_BYTES)
-            return -2;
-        memcpy(prog + pos, "; ", 3);
-        pos += 2;
-        if (!tg__fused_format(prog, PROGRAM_BYTES, &pos, n->op, n->attrs, n->n_attrs, n->n_in,
-                              args))
+        if (!tg__fprog_add(&P, n, args))
             return -2;
         prev = n->out[0];
     }
-    int in[TG_MAX_OP_INPUTS];
-    for (int l = 0; l < n_leaves; l++)
-        in[l] = r->vmap[leaves[l]];
-    tg_attr a = {.name = "program", .type = TG_ATTR_STRING, .u.s = prog};
-    char name[320];
-    snprintf(name, sizeof name, "%s/fused", g->nodes[chain[n_chain - 1]].name);
-    return tg__rw_op(r, &tg_op_fused_epilogue, name, &a, 1, n_leaves, in);
+    return tg__fprog_emit(r, &P, &tg_op_fused_epilogue, g->nodes[chain[n_chain - 1]].name, NULL,
+                          0);
 }
 
 tg_status tg__pass_fuse_epilogue(tg_pass_ctx *c)

@@ -195,17 +195,20 @@ static bool group_ok(const fu *F, int gr)
     return true;
 }
 
+/* the fused node of group gr: the variables it writes are its first
+ * inputs; results[k] the instruction written over variable k. Its dst id,
+ * -1 on failure or -2 when it does not fit */
 static int emit(tg_rw *r, const fu *F, int gr, char *prog)
 {
     const tg_graph *g = F->g;
-    int leaves[TG_MAX_OP_INPUTS], n_leaves = 0, instr[TG_FUSED_MAX_INSTRS], n_instr = 0;
+    int instr[TG_FUSED_MAX_INSTRS], n_instr = 0;
     int64_t results[TG_MAX_OP_OUTPUTS];
     int n_res = 0;
+    tg_fprog P;
+    tg__fprog_init(&P, prog, PROGRAM_BYTES);
     for (int id = F->first[gr]; id <= F->last[gr]; id++) /* the variables first */
         if (F->group[id] == gr && g->nodes[id].op == &tg_op_assign)
-            leaves[n_leaves++] = g->nodes[id].in[0];
-    size_t pos = 0;
-    prog[0] = 0;
+            tg__fprog_leaf(&P, g->nodes[id].in[0]);
     for (int id = F->first[gr]; id <= F->last[gr]; id++) {
         const tg_gnode *n = &g->nodes[id];
         if (F->group[id] != gr)
@@ -227,37 +230,16 @@ static int emit(tg_rw *r, const fu *F, int gr, char *prog)
                 while (instr[k] != src)
                     k++;
                 args[i] = -1 - k;
-                continue;
-            }
-            int l = 0;
-            while (l < n_leaves && leaves[l] != v)
-                l++;
-            if (l == n_leaves) {
-                if (n_leaves == TG_MAX_OP_INPUTS)
-                    return -2;
-                leaves[n_leaves++] = v;
-            }
-            args[i] = l;
-        }
-        if (n_instr) {
-            if (pos + 3 > PROGRAM_BYTES)
+            } else if ((args[i] = tg__fprog_leaf(&P, v)) < 0) {
                 return -2;
-            memcpy(prog + pos, "; ", 3);
-            pos += 2;
+            }
         }
-        if (!tg__fused_format(prog, PROGRAM_BYTES, &pos, n->op, n->attrs, n->n_attrs, n->n_in,
-                              args))
+        if (!tg__fprog_add(&P, n, args))
             return -2;
         instr[n_instr++] = id;
     }
-    int in[TG_MAX_OP_INPUTS];
-    for (int l = 0; l < n_leaves; l++)
-        in[l] = r->vmap[leaves[l]];
-    tg_attr a[2] = {{.name = "program", .type = TG_ATTR_STRING, .u.s = prog},
-                    TG_AINTS("results", results, n_res)};
-    char name[320];
-    snprintf(name, sizeof name, "%s/fused", g->nodes[F->last[gr]].name);
-    return tg__rw_op(r, &tg_op_fused_update, name, a, 2, n_leaves, in);
+    tg_attr res = TG_AINTS("results", results, n_res);
+    return tg__fprog_emit(r, &P, &tg_op_fused_update, g->nodes[F->last[gr]].name, &res, 1);
 }
 
 static void fu_free(fu *F)

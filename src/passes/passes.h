@@ -156,6 +156,34 @@ tg_tensor *tg__const_tensor(const tg_graph *g, int v);
 /* every element of constant t equals x (t is concrete) */
 bool tg__tensor_all_equal(const tg_tensor *t, double x);
 
+/* every variable node p (id pid) reads has, at pid, the version it would
+ * have at node `at`: moving p's work to `at` changes nothing it sees */
+bool tg__state_same_versions(const tg_state *st, const tg_gnode *p, int pid, int at);
+
+/* ---- a fused node's program, for the fusion passes (fuse_program.c) --------------
+ * The program's text ("op[attrs](%i, $k); ...", ops/fused.h) in buf, and
+ * its leaves: the values it reads from outside, which become the fused
+ * node's inputs, in the order of first use. */
+typedef struct tg_fprog {
+    char *text;
+    size_t len, cap;
+    int n_instr;
+    int leaves[TG_MAX_OP_INPUTS];
+    int n_leaves;
+} tg_fprog;
+void tg__fprog_init(tg_fprog *p, char *buf, size_t cap);
+/* the operand for value v read from outside: its leaf index (made a leaf
+ * when it is not one yet), or -1 when the node's inputs are full */
+int tg__fprog_leaf(tg_fprog *p, int v);
+/* appends node n as the next instruction, args[i] the operand of its
+ * input i (a leaf index, or -1 - k for instruction k's result); false
+ * when the text is full */
+bool tg__fprog_add(tg_fprog *p, const tg_gnode *n, const int *args);
+/* the fused node: op over the leaves (mapped by r), attributes the
+ * program and up to 3 extra ones, named "<base>/fused"; its dst id or -1 */
+int tg__fprog_emit(tg_rw *r, const tg_fprog *p, const tg_op_def *op, const char *base,
+                   const tg_attr *extra, int n_extra);
+
 /* who uses what (uses.c), for the fusion passes */
 typedef struct tg_uses {
     int *readers;  /* per value: data edges reading it (a node reading twice counts 2) */

@@ -99,6 +99,15 @@ int tg__state_version(const tg_state *s, int v, int at)
     return k;
 }
 
+bool tg__state_same_versions(const tg_state *st, const tg_gnode *p, int pid, int at)
+{
+    for (int i = 0; i < p->n_in; i++)
+        if (st->var_of[p->in[i]] >= 0 &&
+            tg__state_version(st, p->in[i], pid) != tg__state_version(st, p->in[i], at))
+            return false;
+    return true;
+}
+
 int *tg__ctrl_in_counts(const tg_graph *g)
 {
     int *c = calloc((size_t)g->n_nodes + 1, sizeof *c);

@@ -38,7 +38,7 @@ bool tg__pool2d(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
  * d1 (2 n elements each, all written), false (rows unspecified) when an
  * index is not in its window or the row is shorter than a vector (8); of
  * planes of 2 OH x 2 OW (dx all written), false (dx unspecified) when an
- * index is not in its window */
+ * index is not in its window or OW < 8 */
 #define TG__POOL2X2_DECL(T, SUF)                                               \
     void tg__maxpool2x2_row_##SUF(const T *r0, const T *r1, int64_t W,         \
                                   int64_t b0, int64_t n, T *y, int64_t *idx);  \

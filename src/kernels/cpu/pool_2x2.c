@@ -93,19 +93,17 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
         }                                                                       \
     }                                                                           \
                                                                                 \
-    /* the gradient of outputs j .. j + 7 of a row (lanes from n on are      \
-     * not checked: what they write is overwritten, see grad_plane) into     \
-     * the windows at d0 + 2 j, d1 + 2 j; false when an index of the first n \
-     * lanes is not in its window */                                         \
+    /* the gradient of 8 outputs of a row into their windows at d0, d1      \
+     * (16 elements each); false when an index is not in its window */      \
     static inline bool SUF##grad8(const T *dy, const int64_t *idx, int64_t W,  \
-                                  int64_t b, int64_t n, T *d0, T *d1)        \
+                                  int64_t b, T *d0, T *d1)                   \
     {                                                                           \
         typedef SUF##v8 V;                                                      \
         typedef SUF##m8 M;                                                      \
         const M lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = lo + 4;                   \
-        const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14}, lane = lane2 / 2;         \
+        const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14};                           \
         l8 off = *(const l8u *)idx - b - lane2;                                 \
-        l8 bad = ~((off == 0) | (off == 1) | (off == W) | (off == W + 1) | (lane >= n)); \
+        l8 bad = ~((off == 0) | (off == 1) | (off == W) | (off == W + 1));      \
         bad |= __builtin_shuffle(bad, HALF4);                                   \
         bad |= __builtin_shuffle(bad, HALF2);                                   \
         bad |= __builtin_shuffle(bad, HALF1);                                   \
@@ -131,10 +129,10 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
         if (n < 8) /* short rows: zeroing and adding does better */            \
             return false;                                                       \
         for (; j + 8 <= n; j += 8)                                              \
-            if (!SUF##grad8(dy + j, idx + j, W, b0 + 2 * j, 8, d0 + 2 * j, d1 + 2 * j)) \
+            if (!SUF##grad8(dy + j, idx + j, W, b0 + 2 * j, d0 + 2 * j, d1 + 2 * j)) \
                 return false;                                                   \
         if (j < n) /* the tail: the last 8 again */                            \
-            return SUF##grad8(dy + n - 8, idx + n - 8, W, b0 + 2 * (n - 8), 8,  \
+            return SUF##grad8(dy + n - 8, idx + n - 8, W, b0 + 2 * (n - 8),     \
                               d0 + 2 * (n - 8), d1 + 2 * (n - 8));              \
         return true;                                                            \
     }                                                                           \
@@ -176,36 +174,20 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
                       idx + p * OH * OW);                                       \
     }                                                                           \
                                                                                 \
+    /* rows shorter than a vector: false (zeroing and scattering the int64 \
+     * indices does better there) */                                          \
     bool tg__maxpool2x2_grad_planes_##SUF(const T *dy, const int64_t *idx,      \
                                           int64_t planes, int64_t OH, int64_t OW, \
                                           T *dx)                                \
     {                                                                           \
         const int64_t W = 2 * OW, rows = planes * OH;                           \
-        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
-            T *d0 = dx + 2 * k * W;                                             \
-            int64_t o = k * OW, b0 = 2 * oh * W;                                \
-            if (OW >= 8) {                                                      \
-                if (!tg__maxpool2x2_grad_row_##SUF(dy + o, idx + o, W, b0, OW, d0, \
-                                                   d0 + W))                     \
-                    return false;                                               \
-                continue;                                                       \
-            }                                                                   \
-            if (o + 8 <= rows * OW && (2 * k + 1) * W + 16 <= 2 * rows * W) {     \
-                if (!SUF##grad8(dy + o, idx + o, W, b0, OW, d0, d0 + W))        \
-                    return false;                                               \
-                continue;                                                       \
-            }                                                                   \
-            for (int64_t j = 0; j < OW; j++) { /* scalar */                     \
-                int64_t k4 = idx[o + j] - b0 - 2 * j;                           \
-                if (k4 != 0 && k4 != 1 && k4 != W && k4 != W + 1)               \
-                    return false;                                               \
-                T g = dy[o + j];                                                \
-                d0[2 * j] = k4 == 0 ? g : (T)0;                                 \
-                d0[2 * j + 1] = k4 == 1 ? g : (T)0;                             \
-                d0[W + 2 * j] = k4 == W ? g : (T)0;                             \
-                d0[W + 2 * j + 1] = k4 == W + 1 ? g : (T)0;                     \
-            }                                                                   \
-        }                                                                       \
+        if (OW < 8)                                                             \
+            return false;                                                       \
+        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) \
+            if (!tg__maxpool2x2_grad_row_##SUF(dy + k * OW, idx + k * OW, W,    \
+                                               2 * oh * W, OW, dx + 2 * k * W,  \
+                                               dx + (2 * k + 1) * W))           \
+                return false;                                                   \
         return true;                                                            \
     }
 

@@ -214,6 +214,43 @@ static void test_wrong_feeds(void)
     tg_scope_end();
 }
 
+/* reshape targets with several -1: tg_size of the unknown batch is -1, so
+ * {tg_size(x, 0), -1} keeps the batch and infers the rest (equal to eager
+ * for every batch size, through both reshape and view, and a dim after
+ * the batch: {-1, 2, -1}); other targets fail clearly, eager ones as ever */
+static void test_reshape_unknown_dims(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("reshape");
+    tg_tensor *x = ph(g, "x", TG_FLOAT64, 3, DIMS(-1, 3, 4));
+    tg_graph_begin(g);
+    tg_tensor *y = tg_reshape(x, 2, DIMS(tg_size(x, 0), -1));
+    tg_tensor *z = tg_view(tg_mul_scalar(x, 2), 3, DIMS(-1, 2, -1));
+    CHECK(y && z);
+    CHECK_SHAPE(y, -1, 12);
+    CHECK_SHAPE(z, -1, 2, 6);
+    CHECK_ERROR(tg_reshape(x, 3, DIMS(-1, 5, -1)), TG_ERR_SHAPE,
+                "reshape: cannot reshape [-1, 3, 4] into [-1, 5, -1]: the known sizes");
+    CHECK_ERROR(tg_reshape(x, 3, DIMS(12, -1, -1)), TG_ERR_SHAPE, "only one -1 can be inferred");
+    tg_tensor *w = ph(g, "w", TG_FLOAT64, 3, DIMS(-1, -1, 4));
+    CHECK_ERROR(tg_reshape(w, 2, DIMS(-1, -1)), TG_ERR_SHAPE,
+                "cannot reshape [-1, -1, 4] into [-1, -1]: only one -1 can be inferred");
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    for (int64_t b = 1; b <= 5; b += 2) {
+        tg_tensor *xv = tt_rand(3, DIMS(b, 3, 4), -1, 1), *out[2];
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 2, (tg_tensor *[]){y, z}, out, 0, NULL));
+        CHECK(tt_same(out[0], tg_reshape(xv, 2, DIMS(b, 12))));
+        CHECK(tt_same(out[1], tg_reshape(tg_mul_scalar(xv, 2), 3, DIMS(b, 2, 6))));
+    }
+    /* eager: two -1 stay an error */
+    CHECK_ERROR(tg_reshape(tg_zeros(TG_FLOAT64, 2, DIMS(2, 6)), 2, DIMS(-1, -1)), TG_ERR_SHAPE,
+                "only one -1 is allowed");
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 /* ONNX: an unknown batch is exported as dim_param "batch"; importing it
  * in graph mode gives a -1 placeholder that runs any batch size */
 static void test_onnx_symbolic_batch(void)
@@ -270,6 +307,7 @@ int main(void)
     RUN(test_cnn_float32);
     RUN(test_reduction_gradients);
     RUN(test_wrong_feeds);
+    RUN(test_reshape_unknown_dims);
     RUN(test_onnx_symbolic_batch);
     return tt_finish();
 }

@@ -16,7 +16,11 @@ extern "C" {
 
 /* ---- views: share storage, never copy ---------------------------------- */
 /* one dim may be -1 (inferred). tg_view fails when the strides do not
- * allow a view; tg_reshape then copies (like PyTorch's reshape). */
+ * allow a view; tg_reshape then copies (like PyTorch's reshape). In a
+ * graph, for an input with one unknown dim (a symbolic batch), whose size
+ * tg_size gives as -1, a -1 at that dim's position is that dim kept in
+ * place, and one other -1 may be inferred: x [-1, 3, 4] to
+ * {tg_size(x, 0), -1} is [-1, 12]. Other targets with several -1 fail. */
 tg_tensor *tg_view(tg_tensor *x, int ndim, const int64_t *shape);
 tg_tensor *tg_reshape(tg_tensor *x, int ndim, const int64_t *shape);
 tg_tensor *tg_permute(tg_tensor *x, const int *perm); /* ndim entries */

@@ -149,10 +149,74 @@ const tg_op_def tg_op_view = {
     .infer = view_infer, .make_view = view_make, .grad = view_grad, .jvp = view_jvp,
     .onnx = {"Reshape", 14}};
 
+/* A target with several -1 for an input with unknown dims (graph mode):
+ * code that reads a size with tg_size gets -1 for an unknown dim, so
+ * {tg_size(x, 0), -1} has two. With exactly one unknown input dim i and
+ * shape[i] == -1 that -1 is dim i kept in place, and the one other -1 is
+ * inferred from the known sizes: *fixed gets the target with that size
+ * written in, a single -1 left (which the plan resolves to dim i's size
+ * for every fed shape). Returns 1 when fixed, 0 when shape has at most
+ * one -1 (nothing to do), -1 with an error otherwise. */
+static int unknown_dim_target(const char *op, const tg_tensor *x, int ndim,
+                              const int64_t *shape, int64_t *fixed)
+{
+    int n_minus = 0, other = -1, unknown = -1, n_unknown = 0;
+    for (int i = 0; shape && i < ndim; i++)
+        n_minus += shape[i] == -1;
+    if (n_minus < 2 || ndim > TG_MAX_DIMS)
+        return 0; /* the op's own inference decides (and names what is wrong) */
+    for (int d = 0; d < x->ndim; d++)
+        if (x->shape[d] < 0) {
+            unknown = d;
+            n_unknown++;
+        }
+    int64_t have = 1, want = 1; /* the known sizes, of the input and of the target */
+    for (int d = 0; d < x->ndim; d++)
+        if (d != unknown && !tg__size_mul(op, "the element count", have, x->shape[d], &have))
+            return -1;
+    bool ok = n_unknown == 1 && unknown < ndim && shape[unknown] == -1 && n_minus == 2;
+    for (int i = 0; ok && i < ndim; i++) {
+        if (i == unknown)
+            continue;
+        if (shape[i] == -1)
+            other = i;
+        else if (shape[i] < 0 || !tg__size_mul(op, "the element count", want, shape[i], &want))
+            ok = false;
+    }
+    char a[160], b[160];
+    tg_shape_str(x->ndim, x->shape, a, sizeof a);
+    tg_shape_str(ndim, shape, b, sizeof b);
+    if (!ok)
+        return tg__error(TG_ERR_SHAPE, "%s: cannot reshape %s into %s: only one -1 can be "
+                         "inferred. In a graph a size read from an unknown dim (tg_size of a "
+                         "symbolic batch) is -1 too; it is understood only for an input with "
+                         "one unknown dim, at that dim's position, with one other -1 "
+                         "(x [-1, 3, 4] into {tg_size(x, 0), -1}); give the other sizes",
+                         op, a, b), -1;
+    if (want == 0 || have % want != 0)
+        return tg__error(TG_ERR_SHAPE, "%s: cannot reshape %s into %s: the known sizes (%lld "
+                         "elements per unknown-dim slice) do not divide into %lld", op, a, b,
+                         (long long)have, (long long)want), -1;
+    memcpy(fixed, shape, (size_t)ndim * sizeof *fixed);
+    fixed[other] = have / want;
+    return 1;
+}
+
+/* view's op call; in a graph, a target with -1 for the input's unknown dim
+ * first (unknown_dim_target) */
+static tg_tensor *view_call(const char *op, tg_tensor *x, int ndim, const int64_t *shape)
+{
+    int64_t fixed[TG_MAX_DIMS];
+    int r = x && x->numel < 0 ? unknown_dim_target(op, x, ndim, shape, fixed) : 0;
+    if (r < 0)
+        return NULL;
+    tg_attr a = TG_AINTS("shape", r ? fixed : shape, ndim);
+    return tg_op_call(&tg_op_view, 1, &x, &a, 1);
+}
+
 tg_tensor *tg_view(tg_tensor *x, int ndim, const int64_t *shape)
 {
-    tg_attr a = TG_AINTS("shape", shape, ndim);
-    return tg_op_call(&tg_op_view, 1, &x, &a, 1);
+    return view_call("view", x, ndim, shape);
 }
 
 tg_tensor *tg_reshape(tg_tensor *x, int ndim, const int64_t *shape)
@@ -161,7 +225,7 @@ tg_tensor *tg_reshape(tg_tensor *x, int ndim, const int64_t *shape)
         return null_input("reshape");
     int64_t out[TG_MAX_DIMS], strides[TG_MAX_DIMS];
     if (x->numel < 0) /* unknown dims (graph mode): the view op's inference decides */
-        return tg_view(x, ndim, shape);
+        return view_call("reshape", x, ndim, shape);
     if (resolve_shape("reshape", x, ndim, shape, out) != TG_OK)
         return NULL;
     if (view_strides(x, ndim, out, strides))

@@ -45,6 +45,14 @@ check "--passes --json: a line per pass" bash -c "grep -q '^{\"pass\":\"cse\",.*
 check "--passes --json: the step equals level 0's" bash -c "grep -q '\"bitwise_equal\":true' <<<'$passes'"
 check "--passes at level 0: no pass runs" bash -c \
     "! '$tg' graph lenet --opt 0 --passes --json | grep -q '\"pass\"'"
+# --batch: a fixed batch size, or -1: the graph as tg train builds it (batch unknown)
+check "--batch 32 draws batch 32" bash -c \
+    "'$tg' graph lenet --batch 32 -o '$tmp/b32.dot' >/dev/null && grep -q 'float32\[32, 1, 28, 28\]' '$tmp/b32.dot'"
+check "--batch -1 draws the symbolic batch" bash -c \
+    "'$tg' graph lenet --backward --batch -1 -o '$tmp/bs.dot' | grep -q 'batch dim unknown' && grep -q 'float32\[-1, 1, 28, 28\]' '$tmp/bs.dot'"
+check "--memory needs a batch size" bash -c \
+    "'$tg' graph lenet --memory --batch -1 2>&1 | grep -q 'needs a batch size'"
+check "bad batch" bash -c "'$tg' graph lenet --batch 0 2>&1 | grep -q 'must be >= 1, or -1'"
 check "bad level" bash -c "'$tg' graph lenet --opt 3 2>&1 | grep -q 'must be 0, 1 or 2'"
 check "bad format" bash -c "! '$tg' graph lenet --format jpg 2>/dev/null"
 check "bad model" bash -c "! '$tg' graph resnet 2>/dev/null"

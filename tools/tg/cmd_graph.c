@@ -83,17 +83,23 @@ static tg_graph *optimized(lenet_graph *lg, bool step, tg_pass_record *rec, int 
                                              NULL, cap, rec, n_rec);
 }
 
+/* the graph a level runs for --batch B; with the symbolic batch (-1) the
+ * graph as built, every batch dim unknown: passes run on a plan's copy,
+ * which is specialised to the batch size fed */
 static int write_picture(lenet_graph *lg, const graph_opts *o)
 {
     int n_rec;
-    tg_graph *g = optimized(lg, o->backward, NULL, 0, &n_rec);
-    if (!g) {
+    tg_graph *g = lg->batch < 0 ? NULL : optimized(lg, o->backward, NULL, 0, &n_rec);
+    if (!g && lg->batch >= 0) {
         fprintf(stderr, "tg: %s\n", tg_last_error());
         return 1;
     }
-    int r = write_dot_or_render(g, o);
+    tg_graph *drawn = g ? g : lg->graph;
+    int r = write_dot_or_render(drawn, o);
     if (!r)
-        printf("wrote %s (%d nodes)\n", o->out, tg_graph_num_nodes(g));
+        printf("wrote %s (%d nodes%s)\n", o->out, tg_graph_num_nodes(drawn),
+               g ? "" : "; as built, the batch dim unknown (-1): passes run on the plan of "
+                        "each fed batch size");
     tg_graph_free(g);
     return r;
 }
@@ -269,7 +275,8 @@ static int parse(int argc, char **argv, graph_opts *o)
         {"opt", OPT_INT, &o->level, "optimization level: 0 as built, 1 cleanups, 2 fusion "
                                     "(default 2)"},
         {"passes", OPT_FLAG, &o->passes, "report what each pass did and check results"},
-        {"batch", OPT_INT, &o->batch, "batch size (default 64)"},
+        {"batch", OPT_INT, &o->batch, "batch size (default 64); -1 draws the graph as tg train "
+                                      "builds it, for every batch size (the batch dim unknown)"},
         {"optimizer", OPT_STRING, &o->optimizer, "the update in the training step: sgd (momentum "
                                                  "0.9) | adam | adamw | adadelta (default sgd)"},
         {"lr", OPT_DOUBLE, &o->lr, "its learning rate (default 0.02)"},
@@ -296,8 +303,16 @@ static int parse(int argc, char **argv, graph_opts *o)
         fprintf(stderr, "tg: --opt must be 0, 1 or 2, got %d\n", o->level);
         return 1;
     }
-    if (o->batch < 1) {
-        fprintf(stderr, "tg: --batch must be >= 1\n");
+    if (o->batch < 1 && o->batch != -1) {
+        fprintf(stderr, "tg: --batch must be >= 1, or -1 for the symbolic batch, got %d\n",
+                o->batch);
+        return 1;
+    }
+    if (o->batch == -1 && (o->memory || o->passes)) {
+        fprintf(stderr, "tg: --%s needs a batch size (--batch B): %s\n",
+                o->memory ? "memory" : "passes",
+                o->memory ? "a memory plan is made for fed shapes"
+                          : "the check runs training steps");
         return 1;
     }
     if (strcmp(o->optimizer, "sgd") && strcmp(o->optimizer, "adam") &&

@@ -257,6 +257,13 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
         const T *x = xv, *w = wv, *bias = bv;                                    \
         T *y = yv;                                                               \
         const int64_t plane = d->ih * d->iw * L, kw = d->kw, nt = d->ow - x0;    \
+        const int64_t rstep = d->dh * d->iw * L;                                 \
+        /* the taps' rows that read input rows, not padding: one range */       \
+        int64_t ilo = 0, ihi = d->kh;                                            \
+        while (ilo < ihi && oy + ilo * d->dh < d->row0)                          \
+            ilo++;                                                               \
+        while (ihi > ilo && oy + (ihi - 1) * d->dh >= d->row1)                   \
+            ihi--;                                                               \
         for (int64_t o0 = 0; o0 < d->cout; o0 += OB) {                           \
             V acc[OB][XT];                                                       \
             CA_UNROLL for (int ob = 0; ob < OB; ob++) {                          \
@@ -264,13 +271,10 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                 CA_UNROLL for (int t = 0; t < XT; t++)                           \
                     acc[ob][t] = (V){0} + b0;                                    \
             }                                                                    \
-            for (int64_t c = 0; c < d->cin; c++)                                 \
-                for (int64_t i = 0; i < d->kh; i++) {                            \
-                    int64_t r = oy + i * d->dh;                                  \
-                    if (r < d->row0 || r >= d->row1)                             \
-                        continue;                                                \
-                    const T *rp = x + c * plane + (r * d->iw + x0) * L;          \
-                    const T *wr = w + (c * d->kh + i) * kw * opad + o0;          \
+            for (int64_t c = 0; c < d->cin; c++) {                               \
+                const T *rp = x + c * plane + ((oy + ilo * d->dh) * d->iw + x0) * L; \
+                const T *wr = w + (c * d->kh + ilo) * kw * opad + o0;            \
+                for (int64_t i = ilo; i < ihi; i++, rp += rstep, wr += kw * opad) { \
                     for (int64_t j = jlo; j < jhi; j++) {                        \
                         const T *xj = rp + j * d->dw * L, *wj = wr + j * opad;   \
                         V xx[XT];                                                \
@@ -285,6 +289,7 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                         }                                                        \
                     }                                                            \
                 }                                                                \
+            }                                                                    \
             int64_t nob = d->cout - o0;                                          \
             CA_UNROLL for (int ob = 0; ob < OB; ob++) {                          \
                 T *yo = y + ((o0 + ob) * d->oh + oy) * d->ow * L + x0 * L;       \

@@ -5,7 +5,7 @@
 # and graph mode give the same per-epoch losses and accuracy (same seed);
 # checkpoints evaluate to the accuracy training reported, resume exactly
 # (2 epochs = 1 + 1 resumed, also across modes), and are refused by
-# `tg eval lenet`. Without MNIST only the command-line checks run (the
+# `tg eval lenet`; with AdamW too (its update built into the graph). Without MNIST only the command-line checks run (the
 # training equality on synthetic data is tests/test_random_ops.c's
 # test_lenet_bn_synthetic). Usage: lenet_bn.sh path/to/tg
 set -u
@@ -67,5 +67,16 @@ for first in g e; do
         check "resume $first.st in $mode" "${r//[\[\]]/}" "$second"
     done
 done
+# AdamW: its update in the graph (with the batch-norm assigns and dropout
+# draws) equals eager steps, and a graph checkpoint resumes eagerly
+short=(--data "$dir" --threads 2 --seed 5 --limit 2000 --batch 32 --quiet --json
+       --optimizer adamw --lr 0.001)
+ga=$("$tg" train lenet-bn --mode graph "${short[@]}" --epochs 2 | field epoch_losses)
+ea=$("$tg" train lenet-bn --mode eager "${short[@]}" --epochs 2 | field epoch_losses)
+check "adamw: graph = eager losses" "$ga" "$ea"
+"$tg" train lenet-bn --mode graph "${short[@]}" --save "$tmp/ga.st" >/dev/null
+r=$("$tg" train lenet-bn --mode eager "${short[@]}" --load "$tmp/ga.st" | field epoch_losses)
+second=${ga#*,}; second=${second%]}
+check "adamw: graph checkpoint resumed eagerly" "${r//[\[\]]/}" "$second"
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

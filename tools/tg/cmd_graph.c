@@ -16,12 +16,12 @@ static const char usage[] =
     "usage: tg graph lenet [--opt 0|1|2] [--backward] [--format dot|svg|png] [-o FILE]\n"
     "       tg graph lenet [--opt 0|1|2] --memory [--json]\n"
     "       tg graph lenet [--opt 0|1|2] [--backward] --passes [--json]\n"
-    "       (each with [--batch B] [--optimizer sgd|adam|adamw|adadelta] [--lr X])\n"
+    "       (each with [--batch B|-1] [--optimizer sgd|adam|adamw|adadelta] [--lr X])\n"
     "Builds LeNet-5's forward graph (with --backward, --memory or --passes:\n"
     "the whole training step: forward, gradients and the optimizer's update\n"
-    "as tg train --mode graph runs it), runs the\n"
-    "graph passes of the optimization level (default 2) on it as a session\n"
-    "does, and writes the result as a picture, reports the memory plan, or\n"
+    "as tg train --mode graph runs it), runs the graph passes of the\n"
+    "optimization level (default 2) on it as a session does for --batch B,\n"
+    "and writes the result as a picture, reports the memory plan, or\n"
     "reports what each pass did (nodes before and after, its changes) and\n"
     "checks that one training step gives the same results as at level 0.";
 

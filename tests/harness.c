@@ -146,7 +146,8 @@ double tt_rel_diff(const tg_tensor *a, const tg_tensor *b, double floor)
 
 bool tt_same(const tg_tensor *a, const tg_tensor *b)
 {
-    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b))
+    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b) ||
+        tg_ndim(a) != tg_ndim(b))
         return false;
     size_t bytes = (size_t)(tg_numel(a) ? tg_numel(a) : 1) * sizeof(double);
     double *x = malloc(bytes), *y = malloc(bytes);

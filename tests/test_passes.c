@@ -10,20 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same(tg_tensor *a, tg_tensor *b)
-{
-    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b) ||
-        tg_ndim(a) != tg_ndim(b))
-        return false;
-    int64_t n = tg_numel(a);
-    double *x = malloc((size_t)(n + 1) * sizeof *x), *y = malloc((size_t)(n + 1) * sizeof *y);
-    bool ok = tg_copy_to(a, TG_FLOAT64, x) == TG_OK && tg_copy_to(b, TG_FLOAT64, y) == TG_OK &&
-              memcmp(x, y, (size_t)n * sizeof *x) == 0;
-    free(x);
-    free(y);
-    return ok;
-}
-
 static void set_level(tg_session *s, int level, int n_disabled, const char *const *disabled)
 {
     tg_session_options o = tg_session_default_options();
@@ -80,7 +66,7 @@ static void check_levels_equal(tg_session *s, tg_tensor *x, tg_tensor *xv, tg_te
     CHECK_OK(tg_session_run(s, x ? 1 : 0, &x, &xv, 1, &y, &r0, 0, NULL));
     set_level(s, level, 0, NULL);
     CHECK_OK(tg_session_run(s, x ? 1 : 0, &x, &xv, 1, &y, &r1, 0, NULL));
-    CHECK(same(r0, r1));
+    CHECK(tt_same(r0, r1));
 }
 
 /* ---- the options ------------------------------------------------------------------ */
@@ -263,7 +249,7 @@ static void test_simplify(void)
     tg_tensor *same_x = tg_mul(x, one);
     tg_graph_end();
     CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &same_x, &fx, 0, NULL));
-    CHECK(fx && fx != xv && same(fx, xv));
+    CHECK(fx && fx != xv && tt_same(fx, xv));
     tg_session_free(s);
     tg_graph_free(g);
 }
@@ -318,8 +304,8 @@ static void test_training_step(void)
     }
     for (int level = 1; level <= 2; level++) {
         for (int k = 0; k < 3; k++)
-            CHECK(same(loss_at[level][k], loss_at[0][k]));
-        CHECK(same(w_at[level], w_at[0]));
+            CHECK(tt_same(loss_at[level][k], loss_at[0][k]));
+        CHECK(tt_same(w_at[level], w_at[0]));
     }
 }
 
@@ -492,7 +478,7 @@ static void test_random_graphs(void)
         changed[3] += count_of(rec, n, "fuse_elementwise", "ops");
         for (int level = 1; level <= 2; level++)
             for (int k = 0; k < 4; k++)
-                if (!same(res[level][k], res[0][k]))
+                if (!tt_same(res[level][k], res[0][k]))
                     tt_fail(__FILE__, __LINE__, "seed %d: fetch %d differs at level %d",
                             seed, k, level);
         tg_session_free(s);

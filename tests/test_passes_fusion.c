@@ -12,20 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same(tg_tensor *a, tg_tensor *b)
-{
-    if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b) ||
-        tg_ndim(a) != tg_ndim(b))
-        return false;
-    int64_t n = tg_numel(a);
-    double *x = malloc((size_t)(n + 1) * sizeof *x), *y = malloc((size_t)(n + 1) * sizeof *y);
-    bool ok = tg_copy_to(a, TG_FLOAT64, x) == TG_OK && tg_copy_to(b, TG_FLOAT64, y) == TG_OK &&
-              memcmp(x, y, (size_t)n * sizeof *x) == 0;
-    free(x);
-    free(y);
-    return ok;
-}
-
 static void set_level(tg_session *s, int level)
 {
     tg_session_options o = tg_session_default_options();
@@ -93,11 +79,11 @@ static void check_equal(tg_session *s, const sig *q, int runs, int n_state,
     }
     for (int c = 1; c < 3; c++) {
         for (int i = 0; i < q->n_fetches; i++)
-            if (!same(r[c][i], r[0][i]))
+            if (!tt_same(r[c][i], r[0][i]))
                 tt_fail(__FILE__, __LINE__, "fetch %d differs from level 0 (%s executor)",
                         i, c == 2 ? "parallel" : "serial");
         for (int v = 0; v < n_state; v++)
-            if (!same(state[c][v], state[0][v]))
+            if (!tt_same(state[c][v], state[0][v]))
                 tt_fail(__FILE__, __LINE__, "variable %d differs from level 0 (%s executor)",
                         v, c == 2 ? "parallel" : "serial");
     }
@@ -226,7 +212,7 @@ static void test_fused_op(void)
     tg_tensor *q = tg_div(a, b);
     tg_tensor *want = tg_where(tg_gt(tg_clamp(q, -0.5, 0.75), b), tg_leaky_relu(a, 0.125),
                                tg_clamp(q, -0.5, 0.75));
-    CHECK(y && same(y, want));
+    CHECK(y && tt_same(y, want));
     static const struct {
         const char *prog, *msg;
     } bad[] = {
@@ -347,9 +333,9 @@ static void check_training(int kind, const tg_sgd_opts *o, int want_fused, int w
                 kind == OPT_SGD ? "sgd" : "adam", fused, assigns, want_fused, want_assigns);
     for (int c = 1; c < 3; c++) {
         for (int k = 0; k < 3; k++)
-            CHECK(same(loss[c][k], loss[0][k]));
+            CHECK(tt_same(loss[c][k], loss[0][k]));
         for (int v = 0; v < 8; v++)
-            if ((state[0][v] || state[c][v]) && !same(state[c][v], state[0][v]))
+            if ((state[0][v] || state[c][v]) && !tt_same(state[c][v], state[0][v]))
                 tt_fail(__FILE__, __LINE__, "variable %d differs (config %d)", v, c);
     }
 }
@@ -437,7 +423,7 @@ static void test_epilogue_op(void)
                         "mul($1, %2)"};
     tg_tensor *want = tg_mul(tg_relu(tg_gemm(a, b, c, 0.5, 1, false, true)), c);
     tg_tensor *y = tg_op_call(op, 3, in, &p, 1);
-    CHECK(y && same(y, want));
+    CHECK(y && tt_same(y, want));
     tg_attr bad = {.name = "program", .type = TG_ATTR_STRING, .u.s = "view[shape=[3500]](%0); "
                                                                   "relu($0)"};
     CHECK_ERROR(tg_op_call(op, 3, in, &bad, 1), TG_ERR_ARG, "not an op a producer may be");

@@ -14,19 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool same(tg_tensor *a, tg_tensor *b)
-{
-    int64_t n = tg_numel(a);
-    if (n != tg_numel(b) || tg_ndim(a) != tg_ndim(b))
-        return false;
-    double *x = malloc((size_t)(n + 1) * sizeof *x), *y = malloc((size_t)(n + 1) * sizeof *y);
-    bool ok = tg_copy_to(a, TG_FLOAT64, x) == TG_OK && tg_copy_to(b, TG_FLOAT64, y) == TG_OK &&
-              memcmp(x, y, (size_t)n * sizeof *x) == 0;
-    free(x);
-    free(y);
-    return ok;
-}
-
 /* values with many ties (multiples of 1/2 in [-2, 2]) and, with specials,
  * NaN, +inf and -inf here and there (a whole -inf window included) */
 static tg_tensor *tied(tg_dtype dt, int64_t n, int64_t c, int64_t h, int64_t w,
@@ -89,7 +76,7 @@ static void check_levels_equal(tg_session *s, tg_tensor *x, tg_tensor *xv, int n
         set_level(s, 2);
         CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r, 0, NULL));
         for (int i = 0; i < n; i++)
-            if (!same(r0[i], r[i]))
+            if (!tt_same(r0[i], r[i]))
                 tt_fail(__FILE__, __LINE__, "fetch %d differs from level 0 (%s executor)", i,
                         e ? "parallel" : "serial");
     }
@@ -203,7 +190,7 @@ static void check_ops(tg_tensor *x, const tg_pool2d_opts *o)
     CHECK_OK(tg_op_run(tg_op_find("max_pool2d_compact"), 1, &x, a, na, cmp));
     if (!ref[1] || !cmp[1])
         return;
-    CHECK(same(ref[0], cmp[0]));
+    CHECK(tt_same(ref[0], cmp[0]));
     CHECK(tg_dtype_of(cmp[1]) == TG_UINT8);
     const int64_t *sh = tg_shape(ref[1]);
     int64_t W = tg_shape(x)[3], OH = sh[2], OW = sh[3], planes = sh[0] * sh[1];
@@ -230,7 +217,7 @@ static void check_ops(tg_tensor *x, const tg_pool2d_opts *o)
                                (tg_tensor *[]){dy, ref[1]}, &a[na], 1);
     tg_tensor *g1 = tg_op_call(tg_op_find("max_pool2d_compact_grad"), 2,
                                (tg_tensor *[]){dy, cmp[1]}, a, na + 1);
-    CHECK(g0 && g1 && same(g0, g1));
+    CHECK(g0 && g1 && tt_same(g0, g1));
 }
 
 static void test_ops_direct(void)

@@ -1,14 +1,13 @@
-/* Memory-bound ops of LeNet-5's step (JSON lines): relu and its gradient,
- * the bias add, 2x2 max pooling and its gradient (also in the compact form
- * level-2 graphs use: one-byte argmax offsets), and log_softmax, at batch 64 and the step's shapes, eager through the public API,
- * at 1 and 2 threads. Each line gives the median microseconds of 11
- * samples, the bytes the op must move at least (inputs read once, outputs
- * written once) as GB/s, and the same bytes moved by a plain copy split
- * over the same threads (the machine's limit for data of that size: the
- * step's tensors sit in L2) with the op's share of it.
+/* Elementwise memory-bound ops of LeNet-5's step (JSON lines): relu and
+ * its gradient, the bias add and log_softmax, at batch 64 and the step's
+ * shapes, eager through the public API, at 1 and 2 threads (pooling, in
+ * both its forms, is bench_pool's). Each line gives the median
+ * microseconds of 11 samples, the bytes the op must move at least (inputs
+ * read once, outputs written once) as GB/s, and the same bytes moved by a
+ * plain copy split over the same threads (the machine's limit for data of
+ * that size: the step's tensors sit in L2) with the op's share of it.
  *   bench_memory_ops [--samples N] */
 #include "core/threadpool.h"
-#include "ops/op.h"
 #include "tg/tg.h"
 
 #include <stdio.h>
@@ -21,8 +20,6 @@
 typedef struct job {
     const char *name;
     tg_tensor *x, *y, *dy, *b;
-    tg_tensor *off; /* the compact pooling's offsets, for its gradient */
-    tg_pool2d_opts pool;
     int64_t bytes; /* the least the op must read and write */
     void (*run)(struct job *j);
 } job;
@@ -31,33 +28,9 @@ static void drop(tg_tensor *t) { tg_release(t); }
 
 static void run_relu(job *j) { drop(tg_relu(j->x)); }
 static void run_bias_add(job *j) { drop(tg_add(j->x, j->b)); }
-static void run_pool(job *j) { drop(tg_max_pool2d(j->x, &j->pool)); }
 static void run_log_softmax(job *j) { drop(tg_log_softmax(j->x, 1)); }
 
-/* the graph-only ops, as a level-2 LeNet step runs them */
-static const int64_t twos[2] = {2, 2}, zeros[2] = {0, 0};
-static const tg_attr pool_attrs[4] = {TG_AINTS("kernel", twos, 2), TG_AINTS("stride", twos, 2),
-                                      TG_AINTS("padding", zeros, 2), TG_AI("ceil_mode", 0)};
-
-static void run_pool_compact(job *j)
-{
-    tg_tensor *out[2] = {NULL, NULL};
-    if (tg_op_run(tg_op_find("max_pool2d_compact"), 1, &j->x, pool_attrs, 4, out) == TG_OK) {
-        drop(out[0]);
-        drop(out[1]);
-    }
-}
-
-static void run_pool_compact_grad(job *j)
-{
-    const int64_t *xs = tg_shape(j->x);
-    tg_attr a[5] = {pool_attrs[0], pool_attrs[1], pool_attrs[2], pool_attrs[3],
-                    TG_AINTS("input_size", xs + 2, 2)};
-    drop(tg_op_call(tg_op_find("max_pool2d_compact_grad"), 2, (tg_tensor *[]){j->dy, j->off},
-                    a, 5));
-}
-
-/* the VJP of y = f(x) (recorded once per call): relu_grad, max_pool2d_grad */
+/* the VJP of y = f(x) (recorded once per call): relu_grad */
 static void run_vjp(job *j)
 {
     tg_tensor *g = NULL;
@@ -144,10 +117,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--samples") == 0)
             samples = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 11;
     gen = tg_generator_new(1);
-    const int64_t c1[4] = {64, 6, 28, 28}, c2[4] = {64, 16, 10, 10}, b1[4] = {1, 6, 1, 1},
-                  p1[4] = {64, 6, 14, 14}, p2[4] = {64, 16, 5, 5}, lg[2] = {64, 10};
-    const int64_t n1 = 64 * 6 * 28 * 28, n2 = 64 * 16 * 10 * 10, f = 4;
-    tg_pool2d_opts pool = {.kernel = {2, 2}};
+    const int64_t c1[4] = {64, 6, 28, 28}, b1[4] = {1, 6, 1, 1}, lg[2] = {64, 10};
+    const int64_t n1 = 64 * 6 * 28 * 28, f = 4;
     job jobs[] = {
         {.name = "relu[64,6,28,28]", .x = random_tensor(4, c1, false), .bytes = 2 * n1 * f,
          .run = run_relu},
@@ -155,43 +126,11 @@ int main(int argc, char **argv)
          .dy = random_tensor(4, c1, false), .bytes = 3 * n1 * f, .run = run_vjp},
         {.name = "bias_add[64,6,28,28]", .x = random_tensor(4, c1, false),
          .b = random_tensor(4, b1, false), .bytes = 2 * n1 * f, .run = run_bias_add},
-        {.name = "max_pool2d[64,6,28,28]", .x = random_tensor(4, c1, false), .pool = pool,
-         .bytes = n1 * f + n1 / 4 * f, .run = run_pool},
-        {.name = "max_pool2d[64,16,10,10]", .x = random_tensor(4, c2, false), .pool = pool,
-         .bytes = n2 * f + n2 / 4 * f, .run = run_pool},
-        {.name = "max_pool2d_grad[64,6,28,28]", .x = random_tensor(4, c1, true),
-         .dy = random_tensor(4, p1, false), .pool = pool, .bytes = n1 * f + n1 / 4 * f,
-         .run = run_vjp},
-        {.name = "max_pool2d_grad[64,16,10,10]", .x = random_tensor(4, c2, true),
-         .dy = random_tensor(4, p2, false), .pool = pool, .bytes = n2 * f + n2 / 4 * f,
-         .run = run_vjp},
-        {.name = "max_pool2d_compact[64,6,28,28]", .x = random_tensor(4, c1, false),
-         .bytes = n1 * f + n1 / 4 * (f + 1), .run = run_pool_compact},
-        {.name = "max_pool2d_compact[64,16,10,10]", .x = random_tensor(4, c2, false),
-         .bytes = n2 * f + n2 / 4 * (f + 1), .run = run_pool_compact},
-        {.name = "max_pool2d_compact_grad[64,6,28,28]", .x = random_tensor(4, c1, false),
-         .dy = random_tensor(4, p1, false), .bytes = n1 * f + n1 / 4 * (f + 1),
-         .run = run_pool_compact_grad},
-        {.name = "max_pool2d_compact_grad[64,16,10,10]", .x = random_tensor(4, c2, false),
-         .dy = random_tensor(4, p2, false), .bytes = n2 * f + n2 / 4 * (f + 1),
-         .run = run_pool_compact_grad},
         {.name = "log_softmax[64,10]", .x = random_tensor(2, lg, false), .bytes = 2 * 640 * f,
          .run = run_log_softmax},
     };
     int n_jobs = (int)(sizeof jobs / sizeof *jobs);
-    /* the graphs the VJPs run: y = relu(x), y = max_pool2d(x) */
-    jobs[1].y = tg_relu(jobs[1].x);
-    jobs[5].y = tg_max_pool2d(jobs[5].x, &pool);
-    jobs[6].y = tg_max_pool2d(jobs[6].x, &pool);
-    for (int i = 9; i <= 10; i++) { /* the offsets the gradients read */
-        tg_tensor *out[2] = {NULL, NULL};
-        if (tg_op_run(tg_op_find("max_pool2d_compact"), 1, &jobs[i].x, pool_attrs, 4, out) ==
-            TG_OK) {
-            drop(out[0]);
-            jobs[i].off = out[1];
-        }
-        jobs[i].y = jobs[i].off;
-    }
+    jobs[1].y = tg_relu(jobs[1].x); /* the graph its VJP runs */
     for (int i = 0; i < n_jobs; i++)
         if (!jobs[i].x || (jobs[i].dy && !jobs[i].y)) {
             fprintf(stderr, "bench_memory_ops: setup failed: %s\n", tg_last_error());

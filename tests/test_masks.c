@@ -1,7 +1,8 @@
 /* Forward values of the masking and testing ops against references
  * written out here: tril/triu (numpy's np.tril/np.triu definition, every
  * dtype, batches, offsets beyond the matrix, empty dims) and their clear
- * errors. Gradients, forward mode, graph mode and ONNX round trips are the
+ * errors; isnan/isinf/isposinf/isneginf/isfinite (C's isnan/isinf, every
+ * dtype, strided inputs, no gradient). Gradients, forward mode, graph mode and ONNX round trips are the
  * op samples' (tests/op_samples.c). */
 #include "harness.h"
 
@@ -51,8 +52,43 @@ static void test_trilu_errors(void)
     CHECK_ERROR(tg_tril(NULL, 0), TG_ERR_ARG, "");
 }
 
+static void test_fpclass_values(void)
+{
+    const double v[8] = {0, -1.5, INFINITY, -INFINITY, NAN, 3e38, -0.0, 1e-310};
+    for (int d = 0; d < 2; d++) {
+        tg_dtype dt = d ? TG_FLOAT64 : TG_FLOAT32;
+        tg_tensor *x = tt_tensor(dt, 2, (int64_t[]){2, 4}, v);
+        tg_tensor *(*fns[5])(tg_tensor *) = {tg_isnan, tg_isinf, tg_isposinf, tg_isneginf,
+                                             tg_isfinite};
+        for (int f = 0; f < 5; f++) {
+            double want[8];
+            for (int i = 0; i < 8; i++) {
+                double e = v[i];
+                want[i] = f == 0 ? isnan(e) != 0 : f == 1 ? isinf(e) != 0 : f == 2 ? e == INFINITY
+                          : f == 3 ? e == -INFINITY : isfinite(e) != 0;
+            }
+            tg_tensor *y = fns[f](x);
+            CHECK(y && tg_dtype_of(y) == TG_BOOL);
+            CHECK_TENSOR(y, want, 0);
+            /* a strided input: the transposed values' classes, transposed */
+            tg_tensor *yt = fns[f](tg_transpose(x, 0, 1));
+            CHECK(tt_same(yt, tg_contiguous(tg_transpose(y, 0, 1))));
+        }
+    }
+    /* integers and bool are never NaN or infinite */
+    tg_tensor *i = tt_tensor(TG_INT64, 1, (int64_t[]){3}, (double[]){1, -2, 0});
+    CHECK_TENSOR(tg_isnan(i), ((double[]){0, 0, 0}), 0);
+    CHECK_TENSOR(tg_isinf(tg_cast(i, TG_BOOL)), ((double[]){0, 0, 0}), 0);
+    CHECK_TENSOR(tg_isfinite(tg_cast(i, TG_UINT8)), ((double[]){1, 1, 1}), 0);
+    /* no gradient flows: the result does not require grad */
+    tg_tensor *x = tt_rand(1, (int64_t[]){3}, -1, 1);
+    CHECK(!tg_requires_grad(tg_isnan(x)) && !tg_requires_grad(tg_isfinite(x)));
+    CHECK_ERROR(tg_isfinite(NULL), TG_ERR_ARG, "");
+}
+
 int main(void)
 {
+    RUN(test_fpclass_values);
     RUN(test_trilu_values);
     RUN(test_trilu_errors);
     return tt_finish();

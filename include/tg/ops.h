@@ -128,6 +128,14 @@ tg_tensor *tg_logical_and(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_logical_or(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_logical_xor(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_logical_not(tg_tensor *x);
+/* tests of floating-point values (torch.isnan, isinf, isposinf, isneginf,
+ * isfinite; ONNX IsNaN, IsInf): integer and bool inputs are all false
+ * (isfinite: all true). isfinite is composed: not (isnan or isinf). */
+tg_tensor *tg_isnan(tg_tensor *x);
+tg_tensor *tg_isinf(tg_tensor *x);
+tg_tensor *tg_isposinf(tg_tensor *x);
+tg_tensor *tg_isneginf(tg_tensor *x);
+tg_tensor *tg_isfinite(tg_tensor *x);
 
 /* ---- reductions ---------------------------------------------------------
  * Over n_axes axes (n_axes == 0: all axes). keepdim keeps them as size 1.

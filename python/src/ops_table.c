@@ -158,6 +158,11 @@ const op_row tgpy_op_rows[] = {
     /* masks (Tensor methods and their in-place forms: _tensor_extra.py) */
     {"tril", "input:T diagonal:i=0", C_TL, F(tg_tril), false},
     {"triu", "input:T diagonal:i=0", C_TL, F(tg_triu), false},
+    {"isnan", "input:T", C_T, F(tg_isnan), true},
+    {"isinf", "input:T", C_T, F(tg_isinf), true},
+    {"isposinf", "input:T", C_T, F(tg_isposinf), true},
+    {"isneginf", "input:T", C_T, F(tg_isneginf), true},
+    {"isfinite", "input:T", C_T, F(tg_isfinite), true},
 };
 const int tgpy_n_ops = (int)(sizeof tgpy_op_rows / sizeof tgpy_op_rows[0]);
 

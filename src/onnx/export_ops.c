@@ -529,6 +529,14 @@ static tg_status ex_trilu(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+static tg_status ex_isinf(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, 1);
+    onnx_ex_attr_int(e, n, "detect_negative", aint(x, "detect_negative", 1));
+    onnx_ex_attr_int(e, n, "detect_positive", aint(x, "detect_positive", 1));
+    return e->err;
+}
+
 /* ==== which writer ========================================================= */
 
 typedef tg_status (*writer_fn)(ex *e, const exnode *x, const char *op);
@@ -564,6 +572,7 @@ static const struct {
     {"MaxPool", ex_max_pool}, {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax},
     {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm}, {"Trilu", ex_trilu},
+    {"IsInf", ex_isinf},
 };
 
 /* by tg op name: ops that have no ONNX operator of their own */

@@ -45,3 +45,27 @@ def test_tril_errors():
         tg.tril(tg.zeros(3))
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         tg.triu(tg.tensor(1.0))
+
+
+VALUES = [0.0, -1.5, np.inf, -np.inf, np.nan, 3e38, -0.0, 1e-310]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["isnan", "isinf", "isposinf", "isneginf", "isfinite"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "bool"])
+def test_value_tests_match_torch(name, dtype):
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.array(VALUES, dtype=np.float64).astype(dtype).reshape(2, 4)
+    x = tg.tensor(a)
+    got, want = getattr(tg, name)(x), getattr(torch, name)(torch.tensor(a))
+    assert got.dtype == tg.bool
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(getattr(x, name)().numpy(), want.numpy())
+    # a strided input
+    np.testing.assert_array_equal(getattr(tg, name)(x.t()).numpy(), want.numpy().T)
+
+
+def test_value_tests_have_no_gradient():
+    x = tg.tensor([1.0, np.nan], requires_grad=True)
+    for f in (tg.isnan, tg.isinf, tg.isfinite, tg.isposinf, tg.isneginf):
+        assert not f(x).requires_grad

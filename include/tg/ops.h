@@ -186,6 +186,13 @@ tg_tensor *tg_argsort(tg_tensor *x, int axis, bool descending);
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
 
+/* the lower (tril: column - row <= diagonal) or upper (triu: column - row
+ * >= diagonal) triangle of each matrix of the last two dims, the rest
+ * zero (torch.tril / torch.triu, ONNX Trilu); any dtype, at least 2 dims.
+ * The gradient is the same triangle of the output's gradient. */
+tg_tensor *tg_tril(tg_tensor *x, int64_t diagonal);
+tg_tensor *tg_triu(tg_tensor *x, int64_t diagonal);
+
 /* ---- linear algebra ------------------------------------------------------ */
 /* numpy matmul: 1-D operands promoted, batch dims broadcast */
 tg_tensor *tg_matmul(tg_tensor *a, tg_tensor *b);

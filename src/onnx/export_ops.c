@@ -514,6 +514,21 @@ static tg_status ex_ne(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+/* Trilu: the diagonal as a 0-d int64 initializer (input k), upper as is */
+static tg_status ex_trilu(ex *e, const exnode *x, const char *op)
+{
+    int64_t k = aint(x, "diagonal", 0);
+    char *kn = onnx_ex_init_ints(e, "k", 1, &k, true);
+    const char *in[2] = {x->in[0], kn};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n) {
+        onnx_ex_io(e, n, 2, in, 1, x->out);
+        onnx_ex_attr_int(e, n, "upper", aint(x, "upper", 0));
+    }
+    free(kn);
+    return e->err;
+}
+
 /* ==== which writer ========================================================= */
 
 typedef tg_status (*writer_fn)(ex *e, const exnode *x, const char *op);
@@ -548,7 +563,7 @@ static const struct {
     {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"ConvTranspose", ex_conv_transpose},
     {"MaxPool", ex_max_pool}, {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax},
     {"LogSoftmax", ex_softmax},
-    {"LayerNormalization", ex_layer_norm},
+    {"LayerNormalization", ex_layer_norm}, {"Trilu", ex_trilu},
 };
 
 /* by tg op name: ops that have no ONNX operator of their own */

@@ -35,7 +35,8 @@ ReduceMin ReduceProd ReduceSum Relu Reshape Round Shape Sigmoid Sign Sin Slice
 Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where
 Xor SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss HardSigmoid Selu ConvTranspose
 InstanceNormalization Resize Einsum Mod CumSum
-Range ReduceL1 ReduceL2 TopK""".split()
+Range ReduceL1 ReduceL2 TopK
+Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu""".split()
 
 
 def tensor_proto(value, name, elem_type):

@@ -17,6 +17,9 @@ runs=${3:-3}
 limit=${4:-0}
 build/tg data mnist --dir "$data" >/dev/null
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+# the built-in GEMM for all three: a GEMM chosen per process by timing
+# could differ between them, and with it the losses' last bits
+export TG_GEMM=${TG_GEMM:-builtin}
 train() { # MODE LEVEL
     TG_OPT_LEVEL=$2 build/tg train lenet --mode "$1" --data "$data" --epochs 1 --batch 64 \
         --threads "$threads" --seed 1 --limit "$limit" --json --quiet | tail -1

@@ -215,6 +215,11 @@ const os_sample os_samples[] = {
     {"nll_loss", "[3,4] labels [3]", IN(X(-2, 0, 3, 4), I(4, 3)), .flags = OS_STRIDED},
     {"nll_loss_grad", "[3] into 4 classes", IN(X(-1, 1, 3), I(4, 3)), AT(AI("num_classes", 4))},
     {"bce_with_logits", "logits and targets", IN(X(-2, 2, 2, 3), X(0, 1, 2, 3)), .flags = OS_STRIDED},
+    /* ---- triangles (trilu.c) ---- */
+    {"trilu", "tril, diagonal -1, batch of [2,3,4]", IN(X(-1, 1, 2, 3, 4)),
+     AT(AI("diagonal", -1)), OS_STRIDED},
+    {"trilu", "triu, diagonal 1, [4,3]", IN(X(-1, 1, 4, 3)), AT(AI("upper", 1), AI("diagonal", 1)),
+     OS_STRIDED},
     /* ---- unary math (unary_math.c): inside each smooth domain ---- */
     UNARY("tan", -1.2, 1.2),
     UNARY("asin", -0.9, 0.9),

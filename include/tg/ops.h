@@ -174,6 +174,14 @@ tg_tensor *tg_logical_and(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_logical_or(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_logical_xor(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_logical_not(tg_tensor *x);
+/* tests of floating-point values (torch.isnan, isinf, isposinf, isneginf,
+ * isfinite; ONNX IsNaN, IsInf): integer and bool inputs are all false
+ * (isfinite: all true). isfinite is composed: not (isnan or isinf). */
+tg_tensor *tg_isnan(tg_tensor *x);
+tg_tensor *tg_isinf(tg_tensor *x);
+tg_tensor *tg_isposinf(tg_tensor *x);
+tg_tensor *tg_isneginf(tg_tensor *x);
+tg_tensor *tg_isfinite(tg_tensor *x);
 
 /* ---- reductions ---------------------------------------------------------
  * Over n_axes axes (n_axes == 0: all axes). keepdim keeps them as size 1.
@@ -231,6 +239,13 @@ tg_tensor *tg_argsort(tg_tensor *x, int axis, bool descending);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
  * broadcast); shape must broadcast to x's shape */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
+
+/* the lower (tril: column - row <= diagonal) or upper (triu: column - row
+ * >= diagonal) triangle of each matrix of the last two dims, the rest
+ * zero (torch.tril / torch.triu, ONNX Trilu); any dtype, at least 2 dims.
+ * The gradient is the same triangle of the output's gradient. */
+tg_tensor *tg_tril(tg_tensor *x, int64_t diagonal);
+tg_tensor *tg_triu(tg_tensor *x, int64_t diagonal);
 
 /* ---- linear algebra ------------------------------------------------------ */
 /* numpy matmul: 1-D operands promoted, batch dims broadcast */

@@ -187,6 +187,14 @@ const op_row tgpy_op_rows[] = {
     {"index_select", "input:T dim:i index:T", C_TIT, F(tg_index_select), true},
     {"_pad", "input:T pad:S value:f=0 mode:i=0", C_PAD, F(tg_pad), false},
     {"_one_hot", "input:T num_classes:i", C_ONEHOT, F(tg_one_hot), false},
+    /* masks (Tensor methods and their in-place forms: _tensor_extra.py) */
+    {"tril", "input:T diagonal:i=0", C_TL, F(tg_tril), false},
+    {"triu", "input:T diagonal:i=0", C_TL, F(tg_triu), false},
+    {"isnan", "input:T", C_T, F(tg_isnan), true},
+    {"isinf", "input:T", C_T, F(tg_isinf), true},
+    {"isposinf", "input:T", C_T, F(tg_isposinf), true},
+    {"isneginf", "input:T", C_T, F(tg_isneginf), true},
+    {"isfinite", "input:T", C_T, F(tg_isfinite), true},
 };
 const int tgpy_n_ops = (int)(sizeof tgpy_op_rows / sizeof tgpy_op_rows[0]);
 
@@ -302,6 +310,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         return ((fn_tdd)f)(v[0].t, v[1].none ? -INFINITY : v[1].f, v[2].none ? INFINITY : v[2].f);
     case C_TI: return ((fn_ti)f)(v[0].t, (int)v[1].f);
     case C_TII: return ((fn_tii)f)(v[0].t, (int)v[1].f, (int)v[2].f);
+    case C_TL: return ((fn_tl)f)(v[0].t, (int64_t)v[1].f);
     case C_TAB: return ((fn_tab)f)(v[0].t, v[1].n, v[1].ints, v[2].f != 0);
     case C_VAR: {
         int corr = v[4].none ? (v[2].f != 0) : (int)v[4].f;

@@ -1,4 +1,5 @@
-"""PyTorch's shape and array functions that compose existing ops: tril/triu,
+"""PyTorch's shape and array functions that compose existing ops (and
+tril/triu, which call the C op),
 flip/roll/rot90, diag/diagonal/trace, repeat_interleave, narrow/select/
 unbind, movedim, unflatten, broadcast_to, meshgrid, the stacks, outer/dot/
 tensordot, scatter/scatter_add/index_add, nonzero/masked_select. Index
@@ -46,23 +47,15 @@ def _zero(x):
     return zeros((), dtype=x.dtype)
 
 
-def _tri(input, diagonal, lower):
-    if input.ndim < 2:
-        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 "
-                           f"dimensions")
-    r, c = input.shape[-2:]
-    d = arange(c).unsqueeze(0) - arange(r).unsqueeze(1)  # column - row
-    keep = d <= diagonal if lower else d >= diagonal
-    return _C.where(keep, input, _zero(input))
-
-
 def tril(input, diagonal=0):
-    """the lower triangle (column - row <= diagonal) of the last two dims"""
-    return _tri(input, diagonal, True)
+    """the lower triangle (column - row <= diagonal) of the last two dims
+    (the C op tril; a Python function so that Tensor.tril_ can wrap it)"""
+    return _C.tril(input, diagonal)
 
 
 def triu(input, diagonal=0):
-    return _tri(input, diagonal, False)
+    """the upper triangle (column - row >= diagonal) of the last two dims"""
+    return _C.triu(input, diagonal)
 
 
 def _reversed_index(n):

@@ -26,7 +26,7 @@ _SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal
           'moveaxis', 'unflatten', 'broadcast_to', 'outer', 'ger', 'dot', 'vdot', 'inner',
           'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
           'argwhere', 'masked_select', 'count_nonzero', 'take', 'take_along_dim')
-_MATH = ('isnan', 'isinf', 'isfinite', 'isposinf', 'isneginf', 'isreal', 'lerp', 'addcmul',
+_MATH = ('isreal', 'lerp', 'addcmul',
          'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac', 'log1p', 'expm1',
          'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
          'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'deg2rad',

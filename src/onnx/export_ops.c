@@ -555,6 +555,29 @@ static tg_status ex_ne(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+/* Trilu: the diagonal as a 0-d int64 initializer (input k), upper as is */
+static tg_status ex_trilu(ex *e, const exnode *x, const char *op)
+{
+    int64_t k = aint(x, "diagonal", 0);
+    char *kn = onnx_ex_init_ints(e, "k", 1, &k, true);
+    const char *in[2] = {x->in[0], kn};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n) {
+        onnx_ex_io(e, n, 2, in, 1, x->out);
+        onnx_ex_attr_int(e, n, "upper", aint(x, "upper", 0));
+    }
+    free(kn);
+    return e->err;
+}
+
+static tg_status ex_isinf(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, 1);
+    onnx_ex_attr_int(e, n, "detect_negative", aint(x, "detect_negative", 1));
+    onnx_ex_attr_int(e, n, "detect_positive", aint(x, "detect_positive", 1));
+    return e->err;
+}
+
 /* ==== which writer ========================================================= */
 
 typedef tg_status (*writer_fn)(ex *e, const exnode *x, const char *op);
@@ -589,7 +612,8 @@ static const struct {
     {"Gemm", ex_gemm}, {"Conv", ex_conv}, {"ConvTranspose", ex_conv_transpose},
     {"MaxPool", ex_max_pool}, {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax},
     {"LogSoftmax", ex_softmax},
-    {"LayerNormalization", ex_layer_norm},
+    {"LayerNormalization", ex_layer_norm}, {"Trilu", ex_trilu},
+    {"IsInf", ex_isinf},
     {"Celu", ex_celu}, {"Shrink", ex_shrink}, {"ThresholdedRelu", ex_threshold},
 };
 

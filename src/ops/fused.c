@@ -72,19 +72,41 @@ static tg_status check_results(const char *who, const tg_fused_prog *p, const tg
     return TG_OK;
 }
 
+/* what every instruction's result must broadcast to: the output, which is
+ * the last instruction's (fused_elementwise), the first's (fused_epilogue's
+ * product) or input 0's (fused_update's first variable) */
+enum { RESULT_LAST, RESULT_FIRST, RESULT_INPUT0 };
+
+/* the infer functions' common part: parses c's program into p and infers
+ * each instruction's result into m, checked against the output's shape
+ * (`out`, one of the above); on failure p is freed */
+static tg_status parse_infer(tg_op_ctx *c, tg_fused_prog *p, tg_meta *m, int out)
+{
+    tg_status s = parse(c, p);
+    if (s != TG_OK)
+        return s;
+    tg_meta in0;
+    if (out == RESULT_INPUT0)
+        tg_meta_of(c->in[0], &in0);
+    s = tg__fused_infer(c->op->name, p, c->n_in, c->in, m);
+    if (s == TG_OK)
+        s = check_results(c->op->name, p, m, out == RESULT_LAST    ? &m[p->n - 1]
+                                             : out == RESULT_FIRST ? &m[0]
+                                                                   : &in0);
+    if (s != TG_OK)
+        tg__fused_free(p);
+    return s;
+}
+
 /* ---- fused_elementwise -------------------------------------------------------------- */
 static tg_status elementwise_infer(tg_op_ctx *c)
 {
     tg_fused_prog p;
     tg_meta m[TG_FUSED_MAX_INSTRS];
-    tg_status s = parse(c, &p);
+    tg_status s = parse_infer(c, &p, m, RESULT_LAST);
     if (s != TG_OK)
         return s;
-    s = tg__fused_infer(c->op->name, &p, c->n_in, c->in, m);
-    if (s == TG_OK)
-        s = check_results(c->op->name, &p, m, &m[p.n - 1]);
-    if (s == TG_OK)
-        s = tg_infer_set(c, 0, m[p.n - 1].dtype, m[p.n - 1].ndim, m[p.n - 1].shape);
+    s = tg_infer_set(c, 0, m[p.n - 1].dtype, m[p.n - 1].ndim, m[p.n - 1].shape);
     tg__fused_free(&p);
     return s;
 }
@@ -106,14 +128,11 @@ static tg_status epilogue_infer(tg_op_ctx *c)
 {
     tg_fused_prog p;
     tg_meta m[TG_FUSED_MAX_INSTRS];
-    tg_status s = parse(c, &p);
+    tg_status s = parse_infer(c, &p, m, RESULT_FIRST);
     if (s != TG_OK)
         return s;
-    s = tg__fused_infer(c->op->name, &p, c->n_in, c->in, m);
-    if (s == TG_OK)
-        s = check_results(c->op->name, &p, m, &m[0]);
-    if (s == TG_OK && (p.n < 2 || m[p.n - 1].dtype != m[0].dtype ||
-                       !tg__shape_eq(m[p.n - 1].ndim, m[p.n - 1].shape, m[0].ndim, m[0].shape)))
+    if (p.n < 2 || m[p.n - 1].dtype != m[0].dtype ||
+        !tg__shape_eq(m[p.n - 1].ndim, m[p.n - 1].shape, m[0].ndim, m[0].shape))
         s = tg__error(TG_ERR_SHAPE, "%s: the epilogue must end with the product's dtype and "
                       "shape, after at least one instruction", c->op->name);
     if (s == TG_OK)
@@ -187,13 +206,10 @@ static tg_status update_infer(tg_op_ctx *c)
     if (a->results.n < 1 || a->results.n > c->n_in || a->results.n > TG_MAX_OP_OUTPUTS)
         return tg__error(TG_ERR_ARG, "%s: %d results for %d inputs (1 to %d variables "
                          "first)", c->op->name, a->results.n, c->n_in, TG_MAX_OP_OUTPUTS);
-    tg_status s = parse(c, &p);
+    tg_status s = parse_infer(c, &p, m, RESULT_INPUT0);
     if (s != TG_OK)
         return s;
     tg_meta_of(c->in[0], &var);
-    s = tg__fused_infer(c->op->name, &p, c->n_in, c->in, m);
-    if (s == TG_OK)
-        s = check_results(c->op->name, &p, m, &var);
     for (int k = 0; s == TG_OK && k < a->results.n; k++) {
         const tg_tensor *v = c->in[k];
         const tg_meta *r = &m[a->results.v[k]];

@@ -135,15 +135,15 @@ tg_status tg__pass_cse(tg_pass_ctx *c)
 {
     const tg_graph *g = c->g;
     tg_state st;
-    tg_rw r;
-    bool have_state = false, have_rw = false;
+    tg_rw r = {0};
+    bool have_state = false;
     cse_run cr = {tg__hmap_strings(), calloc((size_t)g->n_nodes + 1, sizeof(char *)), 0};
     int *ctrl_in = tg__ctrl_in_counts(g);
     tg_status s = cr.keys && ctrl_in ? TG_OK : tg__error(TG_ERR_NOMEM, "cse: out of memory");
     if (s == TG_OK && (s = tg__state_init(&st, g)) == TG_OK)
         have_state = true;
-    if (s == TG_OK && (s = tg__rw_begin(&r, g)) == TG_OK)
-        have_rw = true;
+    if (s == TG_OK)
+        s = tg__rw_begin(&r, g);
     int n_merged = 0;
     for (int id = 0; s == TG_OK && id < g->n_nodes; id++) {
         bool merged;
@@ -152,10 +152,7 @@ tg_status tg__pass_cse(tg_pass_ctx *c)
     }
     if (have_state)
         tg__state_free(&st);
-    if (have_rw && s == TG_OK && n_merged > 0)
-        s = tg__rw_commit(&r, c);
-    else if (have_rw)
-        tg__rw_abort(&r);
+    s = tg__rw_finish(&r, c, s, n_merged > 0);
     tg__pass_count(c, "merged", n_merged);
     for (int i = 0; i < cr.n_keys; i++)
         free(cr.keys[i]);

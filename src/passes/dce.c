@@ -51,10 +51,7 @@ tg_status tg__pass_dce(tg_pass_ctx *c)
         for (int id = 0; id < n && s == TG_OK; id++)
             if (live[id] && tg__rw_copy(&r, id) < 0)
                 s = tg_last_status();
-        if (s == TG_OK)
-            s = tg__rw_commit(&r, c);
-        else if (r.dst)
-            tg__rw_abort(&r);
+        s = tg__rw_finish(&r, c, s, true);
         tg__pass_count(c, "removed", n_dead);
     }
     free(live);

@@ -79,9 +79,8 @@ tg_status tg__pass_fold(tg_pass_ctx *c)
     int *ctrl_in = tg__ctrl_in_counts(g);
     if (!ctrl_in)
         return tg_last_status();
-    tg_rw r;
+    tg_rw r = {0};
     tg_status s = tg__rw_begin(&r, g);
-    bool have_rw = s == TG_OK;
     int n_folded = 0;
     for (int id = 0; id < g->n_nodes && s == TG_OK; id++) {
         bool folded;
@@ -90,10 +89,7 @@ tg_status tg__pass_fold(tg_pass_ctx *c)
             s = tg_last_status();
         n_folded += folded;
     }
-    if (have_rw && s == TG_OK && n_folded > 0)
-        s = tg__rw_commit(&r, c);
-    else if (have_rw)
-        tg__rw_abort(&r);
+    s = tg__rw_finish(&r, c, s, n_folded > 0);
     tg__pass_count(c, "folded", n_folded);
     free(ctrl_in);
     return s;

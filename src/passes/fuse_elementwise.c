@@ -118,10 +118,11 @@ tg_status tg__pass_fuse_elementwise(tg_pass_ctx *c)
             R.root[i] = R.next[i] = R.head[i] = -1, R.count[i] = 0;
         grow(g, &u, &st, &R);
     }
-    tg_rw r;
-    bool have_rw = s == TG_OK && (s = tg__rw_begin(&r, g)) == TG_OK;
+    tg_rw r = {0};
+    if (s == TG_OK)
+        s = tg__rw_begin(&r, g);
     int n_fused = 0, n_ops = 0;
-    for (int id = 0; id < nn && have_rw && s == TG_OK; id++) {
+    for (int id = 0; id < nn && s == TG_OK; id++) {
         int root = R.root[id];
         if (root >= 0 && root != id)
             continue; /* a member: its work is in the root's node */
@@ -141,10 +142,7 @@ tg_status tg__pass_fuse_elementwise(tg_pass_ctx *c)
         n_fused++;
         n_ops += R.count[id];
     }
-    if (have_rw && s == TG_OK && n_fused > 0)
-        s = tg__rw_commit(&r, c);
-    else if (have_rw)
-        tg__rw_abort(&r);
+    s = tg__rw_finish(&r, c, s, n_fused > 0);
     tg__pass_count(c, "fused", n_fused);
     tg__pass_count(c, "ops", n_ops);
     tg__uses_free(&u);

@@ -149,9 +149,10 @@ tg_status tg__pass_fuse_epilogue(tg_pass_ctx *c)
     for (int id = 0; s == TG_OK && id < nn; id++)
         if (E.end[id] >= 0)
             product_at[E.end[id]] = id;
-    tg_rw r;
-    bool have_rw = s == TG_OK && (s = tg__rw_begin(&r, g)) == TG_OK;
-    for (int id = 0; have_rw && s == TG_OK && id < nn; id++) {
+    tg_rw r = {0};
+    if (s == TG_OK)
+        s = tg__rw_begin(&r, g);
+    for (int id = 0; s == TG_OK && id < nn; id++) {
         int p = product_at[id];
         if (p < 0 && E.taken[id])
             continue; /* a product or chain member: in its chain's node */
@@ -172,10 +173,7 @@ tg_status tg__pass_fuse_epilogue(tg_pass_ctx *c)
         n_fused++;
         n_ops += ch[MAX_CHAIN];
     }
-    if (have_rw && s == TG_OK && n_fused > 0)
-        s = tg__rw_commit(&r, c);
-    else if (have_rw)
-        tg__rw_abort(&r);
+    s = tg__rw_finish(&r, c, s, n_fused > 0);
     tg__pass_count(c, "fused", n_fused);
     tg__pass_count(c, "ops", n_ops);
     tg__uses_free(&E.u);

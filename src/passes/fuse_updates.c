@@ -321,10 +321,10 @@ tg_status tg__pass_fuse_updates(tg_pass_ctx *c)
     for (int id = 0; id < nn; id++) /* decided per group, once */
         if (F.group[id] == id && !F.bad[id] && !group_ok(&F, id))
             F.bad[id] = true;
-    tg_rw r;
-    bool have_rw = (s = tg__rw_begin(&r, g)) == TG_OK;
+    tg_rw r = {0};
+    s = tg__rw_begin(&r, g);
     int n_fused = 0, n_assigns = 0;
-    for (int id = 0; id < nn && have_rw && s == TG_OK; id++) {
+    for (int id = 0; id < nn && s == TG_OK; id++) {
         int gr = F.group[id];
         if (gr < 0 || F.bad[gr]) {
             if (tg__rw_copy(&r, id) < 0)
@@ -347,10 +347,7 @@ tg_status tg__pass_fuse_updates(tg_pass_ctx *c)
                 tg__rw_forward(&r, g->nodes[k].out[0], r.dst->nodes[f].out[0]);
         n_fused++;
     }
-    if (have_rw && s == TG_OK && n_fused > 0)
-        s = tg__rw_commit(&r, c);
-    else if (have_rw)
-        tg__rw_abort(&r);
+    s = tg__rw_finish(&r, c, s, n_fused > 0);
     tg__pass_count(c, "fused", n_fused);
     tg__pass_count(c, "assigns", n_assigns);
     fu_free(&F);

@@ -120,6 +120,10 @@ void tg__rw_forward(tg_rw *r, int sv, int dv);
  * c's lists through the rewriter and replaces c->g; frees r */
 tg_status tg__rw_commit(tg_rw *r, tg_pass_ctx *c);
 void tg__rw_abort(tg_rw *r);
+/* the end of every pass's rewrite: commits r when the pass succeeded (s)
+ * and changed something, else drops the copy (r begun, or all zero);
+ * returns the pass's status */
+tg_status tg__rw_finish(tg_rw *r, tg_pass_ctx *c, tg_status s, bool changed);
 
 /* the op's inference on g's stored input metadata; out gets n_out metas */
 tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out);

@@ -55,10 +55,9 @@ tg_status tg__pass_pool_grad(tg_pass_ctx *c)
     const tg_graph *g = c->g;
     int *readers = calloc((size_t)g->n_values + 1, sizeof *readers);
     int *ctrl_in = tg__ctrl_in_counts(g);
-    tg_rw r;
+    tg_rw r = {0};
     tg_status s = readers && ctrl_in ? tg__rw_begin(&r, g)
                                      : tg__error(TG_ERR_NOMEM, "pool_grad: out of memory");
-    bool have_rw = s == TG_OK;
     for (int id = 0; id < g->n_nodes; id++)
         for (int i = 0; readers && i < g->nodes[id].n_in; i++)
             readers[g->nodes[id].in[i]]++;
@@ -85,10 +84,7 @@ tg_status tg__pass_pool_grad(tg_pass_ctx *c)
         tg__rw_forward(&r, n->out[0], r.dst->nodes[sc].out[0]);
         n_moved++;
     }
-    if (have_rw && s == TG_OK && n_moved > 0)
-        s = tg__rw_commit(&r, c);
-    else if (have_rw)
-        tg__rw_abort(&r);
+    s = tg__rw_finish(&r, c, s, n_moved > 0);
     tg__pass_count(c, "moved", n_moved);
     free(readers);
     free(ctrl_in);

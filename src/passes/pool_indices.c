@@ -94,7 +94,7 @@ tg_status tg__pass_pool_indices(tg_pass_ctx *c)
     int n_pools = 0;
     for (int v = 0; ok && v < g->n_values; v++)
         n_pools += ok[v];
-    tg_rw r;
+    tg_rw r = {0};
     if (!ok)
         s = tg__error(TG_ERR_NOMEM, "pool_indices: out of memory");
     else if (n_pools > 0)
@@ -103,13 +103,10 @@ tg_status tg__pass_pool_indices(tg_pass_ctx *c)
         int m = replace(&r, g, ok, id);
         if (m == -2)
             m = tg__rw_copy(&r, id);
-        if (m < 0) {
+        if (m < 0)
             s = tg_last_status();
-            tg__rw_abort(&r);
-        }
     }
-    if (s == TG_OK && n_pools > 0)
-        s = tg__rw_commit(&r, c);
+    s = tg__rw_finish(&r, c, s, n_pools > 0);
     tg__pass_count(c, "compacted", s == TG_OK ? n_pools : 0);
     free(ok);
     tg__uses_free(&u);

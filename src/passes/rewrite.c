@@ -39,6 +39,14 @@ void tg__rw_abort(tg_rw *r)
     memset(r, 0, sizeof *r);
 }
 
+tg_status tg__rw_finish(tg_rw *r, tg_pass_ctx *c, tg_status s, bool changed)
+{
+    if (s == TG_OK && changed)
+        return tg__rw_commit(r, c);
+    tg__rw_abort(r);
+    return s;
+}
+
 tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out)
 {
     tg_tensor *in[TG_MAX_OP_INPUTS];

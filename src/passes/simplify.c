@@ -233,13 +233,13 @@ tg_status tg__pass_simplify(tg_pass_ctx *c)
     const tg_graph *g = c->g;
     int *ctrl_in = tg__ctrl_in_counts(g);
     tg_state st;
-    tg_rw r;
-    bool have_state = false, have_rw = false;
+    tg_rw r = {0};
+    bool have_state = false;
     tg_status s = ctrl_in ? TG_OK : tg_last_status();
     if (s == TG_OK && (s = tg__state_init(&st, g)) == TG_OK)
         have_state = true;
-    if (s == TG_OK && (s = tg__rw_begin(&r, g)) == TG_OK)
-        have_rw = true;
+    if (s == TG_OK)
+        s = tg__rw_begin(&r, g);
     simp S = {&r, &st, ctrl_in, 0};
     for (int id = 0; id < g->n_nodes && s == TG_OK; id++) {
         const tg_gnode *n = &g->nodes[id];
@@ -249,10 +249,7 @@ tg_status tg__pass_simplify(tg_pass_ctx *c)
     }
     if (have_state)
         tg__state_free(&st);
-    if (have_rw && s == TG_OK && S.n_rules > 0)
-        s = tg__rw_commit(&r, c);
-    else if (have_rw)
-        tg__rw_abort(&r);
+    s = tg__rw_finish(&r, c, s, S.n_rules > 0);
     tg__pass_count(c, "simplified", S.n_rules);
     free(ctrl_in);
     return s;

@@ -35,7 +35,7 @@ ReduceMin ReduceProd ReduceSum Relu Reshape Round Shape Sigmoid Sign Sin Slice
 Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where
 Xor SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss HardSigmoid Selu ConvTranspose
 InstanceNormalization Resize Einsum Mod CumSum
-Range ReduceL1 ReduceL2 TopK
+Range ReduceL1 ReduceL2 TopK Trilu IsNaN IsInf
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu""".split()
 
 

@@ -1,0 +1,71 @@
+"""The C ops added for ONNX's operators under PyTorch's names (tril/triu,
+isnan/isinf/isfinite, prelu, pixel_shuffle/unshuffle) against torch:
+values, dtypes, gradients and errors."""
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import needs_torch, torch
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["tril", "triu"])
+@pytest.mark.parametrize("k", [-5, -1, 0, 2, 7])
+@pytest.mark.parametrize("shape", [(4, 5), (2, 3, 4, 2), (0, 3), (3, 1, 5)])
+def test_tril_triu_match_torch(name, k, shape):
+    a = np.random.standard_normal(shape)
+    x = tg.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    y, yt = getattr(tg, name)(x, k), getattr(torch, name)(t, k)
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(getattr(x, name)(diagonal=k).detach().numpy(),
+                                  yt.detach().numpy())
+    g = np.random.standard_normal(shape)
+    y.backward(tg.tensor(g))
+    yt.backward(torch.tensor(g))
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float32"])
+def test_tril_triu_every_dtype(dtype):
+    a = (np.arange(24).reshape(2, 3, 4) % 3).astype(dtype)
+    for name in ("tril", "triu"):
+        got = getattr(tg, name)(tg.tensor(a), 1)
+        want = getattr(torch, name)(torch.tensor(a), 1)
+        assert str(got.dtype).split('.')[-1] == dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    x = tg.tensor(a)
+    x.triu_(-1)  # in place, as Tensor.triu_
+    np.testing.assert_array_equal(x.numpy(), np.triu(a, -1))
+
+
+def test_tril_errors():
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        tg.tril(tg.zeros(3))
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        tg.triu(tg.tensor(1.0))
+
+
+VALUES = [0.0, -1.5, np.inf, -np.inf, np.nan, 3e38, -0.0, 1e-310]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["isnan", "isinf", "isposinf", "isneginf", "isfinite"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8", "bool"])
+def test_value_tests_match_torch(name, dtype):
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.array(VALUES, dtype=np.float64).astype(dtype).reshape(2, 4)
+    x = tg.tensor(a)
+    got, want = getattr(tg, name)(x), getattr(torch, name)(torch.tensor(a))
+    assert got.dtype == tg.bool
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(getattr(x, name)().numpy(), want.numpy())
+    # a strided input
+    np.testing.assert_array_equal(getattr(tg, name)(x.t()).numpy(), want.numpy().T)
+
+
+def test_value_tests_have_no_gradient():
+    x = tg.tensor([1.0, np.nan], requires_grad=True)
+    for f in (tg.isnan, tg.isinf, tg.isfinite, tg.isposinf, tg.isneginf):
+        assert not f(x).requires_grad

@@ -220,6 +220,36 @@ const os_sample os_samples[] = {
      AT(AI("diagonal", -1)), OS_STRIDED},
     {"trilu", "triu, diagonal 1, [4,3]", IN(X(-1, 1, 4, 3)), AT(AI("upper", 1), AI("diagonal", 1)),
      OS_STRIDED},
+    /* ---- unary math (unary_math.c): inside each smooth domain ---- */
+    UNARY("tan", -1.2, 1.2),
+    UNARY("asin", -0.9, 0.9),
+    UNARY("acos", -0.9, 0.9),
+    UNARY("atan", -3, 3),
+    UNARY("sinh", -2, 2),
+    UNARY("cosh", -2, 2),
+    UNARY("asinh", -3, 3),
+    UNARY("acosh", 1.2, 3),
+    UNARY("atanh", -0.9, 0.9),
+    UNARY("expm1", -2, 2),
+    UNARY("log1p", -0.5, 2),
+    UNARY("log2", 0.5, 2),
+    UNARY("log10", 0.5, 2),
+    UNARY("reciprocal", 0.5, 2),
+    {"reciprocal", "negative", IN(X(-2, -0.5, 2, 3))},
+    UNARY("square", -2, 2),
+    /* ---- unary activations (unary_act.c); the kinks and jumps (hardtanh's
+     * bounds, shrink's +-lambd, threshold's threshold) have probability
+     * zero ---- */
+    UNARY("softsign", -3, 3),
+    UNARY("silu", -4, 4),
+    UNARY("mish", -4, 4),
+    UNARY("logsigmoid", -4, 4),
+    {"celu", "a 0.7", IN(X(-2, 2, 2, 3)), AT(AF("a", 0.7)), OS_STRIDED},
+    {"hardtanh", "[-0.5, 0.5]", IN(X(-1, 1, 2, 3)), AT(AF("a", -0.5), AF("b", 0.5)), OS_STRIDED},
+    {"shrink", "softshrink 0.5", IN(X(-1.5, 1.5, 2, 3)), AT(AF("a", 0.5), AF("b", 0.5)), OS_STRIDED},
+    {"shrink", "hardshrink 0.3", IN(X(-1.5, 1.5, 2, 3)), AT(AF("a", 0.3), AF("b", 0.0))},
+    {"threshold", "0.2 to -1.5", IN(X(-1, 1, 2, 3)), AT(AF("a", 0.2), AF("b", -1.5)), OS_STRIDED},
+    {"threshold", "ThresholdedRelu 0.1", IN(X(-1, 1, 2, 3)), AT(AF("a", 0.1), AF("b", 0.0))},
     /* ---- shape-dependent helpers for unknown dims (dynamic.c); last, so
      * that their random inputs do not shift the other samples' draws ---- */
     {"expand_as", "[1,3] to [4,2,3]", IN(X(-1, 1, 1, 3), K(-1, 1, 4, 2, 3)), .flags = OS_STRIDED},

@@ -58,6 +58,12 @@ static tg_tensor *leaky01(tg_tensor *x, tg_tensor *u) { (void)u; return tg_leaky
 static tg_tensor *elu2(tg_tensor *x, tg_tensor *u) { (void)u; return tg_elu(x, 2.0); }
 static tg_tensor *hardswish1(tg_tensor *x, tg_tensor *u) { (void)u; return tg_hardswish(x); }
 static tg_tensor *sign1(tg_tensor *x, tg_tensor *u) { (void)u; return tg_sign(x); }
+static tg_tensor *hardtanh1(tg_tensor *x, tg_tensor *u) { (void)u; return tg_hardtanh(x, -1, 1); }
+static tg_tensor *relu6_(tg_tensor *x, tg_tensor *u) { (void)u; return tg_relu6(x); }
+static tg_tensor *softshrink1(tg_tensor *x, tg_tensor *u) { (void)u; return tg_softshrink(x, 0.5); }
+static tg_tensor *hardshrink1(tg_tensor *x, tg_tensor *u) { (void)u; return tg_hardshrink(x, 0.5); }
+static tg_tensor *threshold1(tg_tensor *x, tg_tensor *u) { (void)u; return tg_threshold(x, 0.5, -2); }
+static tg_tensor *celu2(tg_tensor *x, tg_tensor *u) { (void)u; return tg_celu(x, 2.0); }
 static tg_tensor *max_all(tg_tensor *x, tg_tensor *u) { (void)u; return tg_max(x, 0, NULL, false); }
 static tg_tensor *min_all(tg_tensor *x, tg_tensor *u) { (void)u; return tg_min(x, 0, NULL, false); }
 
@@ -88,6 +94,22 @@ static void test_activations_at_zero(void)
     CASE1(leaky01, ((const double[]){0, 1, -1}), ((const double[]){0.1, 1, 0.1}));
     CASE1(elu2, ((const double[]){0}), ((const double[]){2}));
     CASE1(hardswish1, ((const double[]){-3, 3, 0}), ((const double[]){-0.5, 1.5, 0.5}));
+}
+
+/* F.hardtanh, F.relu6, the shrinks, F.threshold, F.celu at their kinks;
+ * at NaN the values of PyTorch's vectorised loops (tensors of 16 elements
+ * or more; its scalar loop passes a NaN's gradient through hardtanh and
+ * the shrinks), which threshold shares with relu */
+static void test_clipping_activations_at_kinks(void)
+{
+    CASE1(hardtanh1, ((const double[]){-1, 1, 0, -2, 2, NAN}), ((const double[]){0, 0, 1, 0, 0, 0}));
+    CASE1(relu6_, ((const double[]){0, 6, 3, -1, 7, NAN}), ((const double[]){0, 0, 1, 0, 0, 0}));
+    CASE1(softshrink1, ((const double[]){-0.5, 0.5, 0, -1, 1, NAN}),
+          ((const double[]){0, 0, 0, 1, 1, 0}));
+    CASE1(hardshrink1, ((const double[]){-0.5, 0.5, 0, -1, 1, NAN}),
+          ((const double[]){0, 0, 0, 1, 1, 0}));
+    CASE1(threshold1, ((const double[]){0.5, 0, 1, NAN}), ((const double[]){0, 0, 1, 1}));
+    CASE1(celu2, ((const double[]){0}), ((const double[]){1}));
 }
 
 static void test_reduction_ties_share(void)
@@ -146,6 +168,7 @@ int main(void)
 {
     RUN(test_clamp_bounds_pass_through);
     RUN(test_activations_at_zero);
+    RUN(test_clipping_activations_at_kinks);
     RUN(test_reduction_ties_share);
     RUN(test_maximum_minimum_ties_split);
     RUN(test_max_pool_ties_first);

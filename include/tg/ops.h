@@ -77,8 +77,14 @@ tg_tensor *tg_pow_scalar(tg_tensor *x, double s);
  *               torch.clamp does (ONNX Clip too, also with computed or
  *               trained bounds, which get it only where x is strictly
  *               beyond them). PyTorch's F.hardtanh and F.relu6 give 0 at
- *               their bounds instead; they export to ONNX as Clip, so an
- *               imported model follows clamp there.
+ *               their bounds instead (tg_hardtanh, tg_relu6); they export to
+ *               ONNX as Clip, so an imported model follows clamp there.
+ *   hardtanh, relu6  0 at min_val and max_val (and beyond and at NaN),
+ *               1 strictly between
+ *   softshrink, hardshrink  0 on the closed [-lambd, lambd] and at NaN,
+ *               1 outside
+ *   threshold   0 where x <= threshold, 1 above and at NaN (as relu)
+ *   celu        1 at x == 0 (both sides agree)
  *   maximum, minimum  a tie splits the gradient: 1/2 to each input
  *   max, min (reductions)  tied extremes share it evenly (PyTorch's amax)
  *   max_pool2d  the first maximum of each window (row-major) takes it all
@@ -114,6 +120,46 @@ tg_tensor *tg_hardsigmoid(tg_tensor *x, double alpha, double beta);
  * alpha 1.6732632423543772, gamma 1.0507009873554805 */
 tg_tensor *tg_selu(tg_tensor *x);
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi);
+/* float functions (integer inputs give float32), values outside a domain
+ * as PyTorch's: NaN (asin, acos of |x| > 1, acosh of x < 1, atanh of
+ * |x| > 1, log2 and log10 of x < 0), infinities at the poles */
+tg_tensor *tg_tan(tg_tensor *x);
+tg_tensor *tg_asin(tg_tensor *x);
+tg_tensor *tg_acos(tg_tensor *x);
+tg_tensor *tg_atan(tg_tensor *x);
+tg_tensor *tg_sinh(tg_tensor *x);
+tg_tensor *tg_cosh(tg_tensor *x);
+tg_tensor *tg_asinh(tg_tensor *x);
+tg_tensor *tg_acosh(tg_tensor *x);
+tg_tensor *tg_atanh(tg_tensor *x);
+tg_tensor *tg_expm1(tg_tensor *x); /* exp(x) - 1, accurate near 0 */
+tg_tensor *tg_log1p(tg_tensor *x); /* log(1 + x), accurate near 0; -inf at -1 */
+tg_tensor *tg_log2(tg_tensor *x);
+tg_tensor *tg_log10(tg_tensor *x);
+tg_tensor *tg_reciprocal(tg_tensor *x); /* 1 / x; integers compute in float32 */
+tg_tensor *tg_square(tg_tensor *x);     /* x * x in x's dtype (integers wrap) */
+/* x / (1 + |x|) (ONNX Softsign) */
+tg_tensor *tg_softsign(tg_tensor *x);
+/* x * sigmoid(x) (SiLU, swish) */
+tg_tensor *tg_silu(tg_tensor *x);
+/* x * tanh(softplus(x)) */
+tg_tensor *tg_mish(tg_tensor *x);
+/* log(sigmoid(x)), computed as -softplus(-x) (finite for x << 0) */
+tg_tensor *tg_logsigmoid(tg_tensor *x);
+/* x > 0 ? x : alpha (exp(x / alpha) - 1) (ONNX Celu); alpha 0 is an error */
+tg_tensor *tg_celu(tg_tensor *x, double alpha);
+/* clamp(x, min_val, max_val) with PyTorch's F.hardtanh gradient: 0 at the
+ * bounds (clamp's is 1); min_val > max_val is an error */
+tg_tensor *tg_hardtanh(tg_tensor *x, double min_val, double max_val);
+tg_tensor *tg_relu6(tg_tensor *x); /* hardtanh(x, 0, 6), as PyTorch */
+/* ONNX Shrink with bias lambd: x - lambd above lambd, x + lambd below
+ * -lambd, 0 between (lambd < 0 is an error, as PyTorch's) */
+tg_tensor *tg_softshrink(tg_tensor *x, double lambd);
+/* x where |x| > lambd, else 0 (ONNX Shrink with bias 0) */
+tg_tensor *tg_hardshrink(tg_tensor *x, double lambd);
+/* F.threshold: x > threshold ? x : value (ONNX ThresholdedRelu(alpha) is
+ * threshold(alpha, 0)); the numbers take x's dtype first */
+tg_tensor *tg_threshold(tg_tensor *x, double threshold, double value);
 tg_tensor *tg_where(tg_tensor *cond, tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_cast(tg_tensor *x, tg_dtype dt);
 

@@ -1,8 +1,8 @@
 """PyTorch's elementwise math functions that compose existing ops:
-lerp, addcmul/addcdiv, square, reciprocal, trunc/
-frac, log1p/expm1 (accurate near 0: Kahan's compositions, with exact
-gradients through autograd.Function), logaddexp, hypot, atan2, isclose,
-floor_divide, clamp with tensor bounds, cumprod/diff, logit, eye."""
+lerp, addcmul/addcdiv, trunc/frac, logaddexp, hypot, atan2, isclose,
+floor_divide, clamp with tensor bounds, cumprod/diff, logit, eye; and the
+C ops square, reciprocal, log1p, expm1, sinh, cosh taking bool inputs as
+PyTorch does."""
 import builtins
 import math
 
@@ -79,14 +79,14 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 def square(input):
+    # the C op has no bool rows; PyTorch squares bools as int64
     if input.dtype == _C.bool:
         input = input.to(_C.int64)
-    return input * input
+    return _C.square(input)
 
 
 def reciprocal(input):
-    x = _float(input)
-    return 1.0 / x
+    return _C.reciprocal(_float(input))
 
 
 def trunc(input):
@@ -105,54 +105,14 @@ def frac(input):
     return input - trunc(input)
 
 
-def _function(name, forward, backward):
-    """an autograd.Function with one input whose gradient rule is given"""
-    from .autograd import Function
-
-    def fwd(ctx, x):
-        ctx.save_for_backward(x)
-        return forward(x)
-
-    def bwd(ctx, g):
-        x, = ctx.saved_tensors
-        return backward(x, g)
-    return type(name, (Function,), {'forward': staticmethod(fwd), 'backward': staticmethod(bwd)})
-
-
-def _log1p_value(x):
-    # Kahan: with u = 1 + x rounded, x * log(u) / (u - 1) is within a few
-    # ulps of log(1 + x) (the rounding error of u cancels in the ratio)
-    u = 1 + x
-    r = _C.where(u == 1, x, _C.log(u) * (x / (u - 1)))
-    return _C.where(u == math.inf, u, r)
-
-
-def _expm1_value(x):
-    # Kahan: (u - 1) * x / log(u) with u = exp(x) rounded
-    u = _C.exp(x)
-    um1 = u - 1
-    r = _C.where(u == 1, x, um1 * (x / _C.log(u)))
-    r = _C.where(um1 == -1, um1, r)
-    return _C.where(u == math.inf, u, r)
-
-
-_Log1p = _function('Log1p', _log1p_value, lambda x, g: g / (1 + x))
-_Expm1 = _function('Expm1', _expm1_value, lambda x, g: g * _C.exp(x))
-
-
 def log1p(input):
-    """log(1 + x), accurate for tiny x (Kahan's composition; gradient
-    1 / (1 + x))"""
-    x = _float(input)
-    # a graph (tg.function) differentiates the composition itself: its
-    # terms stay O(1), so that gradient is accurate too
-    return _log1p_value(x) if x.is_symbolic else _Log1p.apply(x)
+    """log(1 + x), accurate for tiny x (gradient 1 / (1 + x))"""
+    return _C.log1p(_float(input))
 
 
 def expm1(input):
     """exp(x) - 1, accurate for tiny x (gradient exp(x))"""
-    x = _float(input)
-    return _expm1_value(x) if x.is_symbolic else _Expm1.apply(x)
+    return _C.expm1(_float(input))
 
 
 def logaddexp(input, other):
@@ -345,14 +305,11 @@ def float_power(input, exponent):
 
 
 def sinh(input):
-    x = _float(input)
-    # expm1 keeps sinh accurate near 0
-    return (expm1(x) - expm1(-x)) / 2
+    return _C.sinh(_float(input))
 
 
 def cosh(input):
-    x = _float(input)
-    return (_C.exp(x) + _C.exp(-x)) / 2
+    return _C.cosh(_float(input))
 
 
 def sgn(input):

@@ -18,7 +18,7 @@ __all__ = ['nan_to_num', 'nansum', 'nanmean', 'std_mean', 'var_mean', 'aminmax',
            'bucketize', 'cdist', 'mv', 'addmv', 'addr', 'baddbmm', 'addbmm', 'kron',
            'block_diag', 'cross', 'cartesian_prod', 'tril_indices', 'triu_indices', 'unique',
            'bincount', 'multinomial', 'cosine_similarity', 'pairwise_distance',
-           'pixel_shuffle', 'pixel_unshuffle', 'prelu', 'logsigmoid']
+           'pixel_shuffle', 'pixel_unshuffle', 'prelu']
 
 _c_where = _C.where
 
@@ -311,7 +311,3 @@ def pixel_unshuffle(input, downscale_factor):
 def prelu(input, weight):
     from .nn.functional_act import prelu as f
     return f(input, weight)
-
-
-def logsigmoid(input):
-    return -_C.softplus(-input)

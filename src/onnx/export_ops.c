@@ -248,6 +248,47 @@ static tg_status ex_selu(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+static tg_status ex_celu(ex *e, const exnode *x, const char *op)
+{
+    onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 1.0));
+    return e->err;
+}
+
+static tg_status ex_shrink(ex *e, const exnode *x, const char *op)
+{
+    onnx_node *n = simple(e, x, op, 1);
+    onnx_ex_attr_float(e, n, "lambd", afloat(x, "a", 0.5));
+    onnx_ex_attr_float(e, n, "bias", afloat(x, "b", 0.0));
+    return e->err;
+}
+
+/* threshold(x, th, 0) of floats is ThresholdedRelu(alpha th); other
+ * values (or integers, which ThresholdedRelu does not take) are
+ * Where(LessOrEqual(x, th), value, x) */
+static tg_status ex_threshold(ex *e, const exnode *x, const char *op)
+{
+    tg_dtype dt = x->in_meta[0]->dtype;
+    double th = afloat(x, "a", 0), value = afloat(x, "b", 0);
+    if (value == 0 && tg_dtype_is_float(dt)) {
+        onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", th);
+        return e->err;
+    }
+    char *thn = onnx_ex_init_scalar(e, "threshold", dt, th);
+    char *vn = onnx_ex_init_scalar(e, "value", dt, value);
+    char *le = onnx_ex_aux_name(e, x->n->name);
+    const char *in_le[2] = {x->in[0], thn}, *in_w[3] = {le, vn, x->in[0]};
+    const char *out_le[1] = {le};
+    onnx_node *n;
+    if ((n = onnx_ex_node(e, "LessOrEqual", le)))
+        onnx_ex_io(e, n, 2, in_le, 1, out_le);
+    if ((n = onnx_ex_node(e, "Where", x->n->name)))
+        onnx_ex_io(e, n, 3, in_w, 1, x->out);
+    free(thn);
+    free(vn);
+    free(le);
+    return e->err;
+}
+
 static tg_status ex_clip(ex *e, const exnode *x, const char *op)
 {
     tg_dtype dt = x->in_meta[0]->dtype;
@@ -573,6 +614,7 @@ static const struct {
     {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm}, {"Trilu", ex_trilu},
     {"IsInf", ex_isinf},
+    {"Celu", ex_celu}, {"Shrink", ex_shrink}, {"ThresholdedRelu", ex_threshold},
 };
 
 /* by tg op name: ops that have no ONNX operator of their own */

@@ -1,4 +1,6 @@
-/* ONNX elementwise ops -> tensorgraph: unary math and activations, arithmetic
+/* ONNX elementwise ops -> tensorgraph: unary math and activations (those
+ * without attributes whose op names the ONNX operator, Tan or Softsign,
+ * map directly: mapping.c), arithmetic
  * in the input type, Mod, variadic Max/Min/Sum/Mean, comparisons, logic, Clip, Where. */
 #include "onnx/ops.h"
 
@@ -50,7 +52,38 @@ static tg_status m_relu(onnx_ictx *c)
 static tg_status m_reciprocal(onnx_ictx *c)
 {
     tg_tensor *x = X0(c);
-    return done(c, x ? tg_div(tg_scalar(tg_dtype_of(x), 1), x) : NULL);
+    return done(c, x ? onnx_as(tg_reciprocal(x), tg_dtype_of(x)) : NULL);
+}
+
+static tg_status m_celu(onnx_ictx *c)
+{
+    double alpha;
+    tg_status s = oa_float(c, "alpha", 1.0, &alpha);
+    return s != TG_OK ? s : done(c, tg_celu(X0(c), alpha));
+}
+
+/* Shrink is the shrink op itself (softshrink: bias = lambd, hardshrink:
+ * bias 0); integer inputs compute in float32 and keep their type */
+static tg_status m_shrink(onnx_ictx *c)
+{
+    double lambd, bias;
+    tg_status s = oa_float(c, "lambd", 0.5, &lambd);
+    if (s == TG_OK)
+        s = oa_float(c, "bias", 0.0, &bias);
+    tg_tensor *x = s == TG_OK ? X0(c) : NULL, *y;
+    if (!x)
+        return s != TG_OK ? s : tg_last_status();
+    tg_attr a[2] = {TG_AF("a", lambd), TG_AF("b", bias)};
+    s = tg_op_run(tg_op_find("shrink"), 1, &x, a, 2, &y);
+    return s != TG_OK ? s : done(c, onnx_as(y, tg_dtype_of(x)));
+}
+
+/* ThresholdedRelu(alpha): x > alpha ? x : 0, F.threshold(x, alpha, 0) */
+static tg_status m_thresholded_relu(onnx_ictx *c)
+{
+    double alpha;
+    tg_status s = oa_float(c, "alpha", 1.0, &alpha);
+    return s != TG_OK ? s : done(c, tg_threshold(X0(c), alpha, 0));
 }
 
 static tg_status m_leaky_relu(onnx_ictx *c)
@@ -289,6 +322,9 @@ const onnx_op_entry onnx_ops_math[] = {
     {"Elu", {1, 6}, 1, 1, 1, 1, m_elu, 0},
     {"HardSigmoid", {1, 6}, 1, 1, 1, 1, m_hardsigmoid, 0},
     {"Selu", {1, 6}, 1, 1, 1, 1, m_selu, 0},
+    {"Celu", {12}, 1, 1, 1, 1, m_celu, 0},
+    {"Shrink", {9}, 1, 1, 1, 1, m_shrink, 0},
+    {"ThresholdedRelu", {10}, 1, 1, 1, 1, m_thresholded_relu, 0},
     {"Add", {1, 6, 7, 13, 14}, 2, 2, 1, 1, m_add, 0},
     {"Sub", {1, 6, 7, 13, 14}, 2, 2, 1, 1, m_sub, 0},
     {"Mul", {1, 6, 7, 13, 14}, 2, 2, 1, 1, m_mul, 0},

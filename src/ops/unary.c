@@ -3,55 +3,15 @@
  * hardswish hardsigmoid selu.
  * One row template per op expanded per dtype (tgmath picks float or
  * double functions); integer inputs of float-only ops compute in float32.
+ * The templates, infer and kernel are shared with unary_math.c and
+ * unary_act.c through ops/unary.h.
  * Each op gives its derivative once (t * f'(x)): autodiff makes both the
  * gradient and the forward-mode rule from it. */
 #include "autodiff/jvp.h"
-#include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
+#include "ops/unary.h"
 
 #include <tgmath.h>
-
-typedef struct params {
-    double a, b;
-} params;
-
-#define UN_ROW(NAME, T, EXPR)                                               \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
-    {                                                                       \
-        typedef T V; /* the element type, for casts inside EXPR */          \
-        const params *P = ctx;                                              \
-        (void)P;                                                            \
-        const int64_t z = sizeof(V);                                        \
-        if (s[0] == z && s[1] == z) {                                       \
-            T *o = (T *)p[0];                                               \
-            const T *in = (const T *)p[1];                                  \
-            for (int64_t i = 0; i < n; i++) {                               \
-                T x = in[i];                                                \
-                o[i] = (EXPR);                                              \
-            }                                                               \
-        } else {                                                            \
-            for (int64_t i = 0; i < n; i++) {                               \
-                T x = *(const T *)(p[1] + i * s[1]);                        \
-                *(T *)(p[0] + i * s[0]) = (EXPR);                           \
-            }                                                               \
-        }                                                                   \
-    }
-
-/* float-only ops: integer inputs are converted to float32 */
-#define UN_FLOAT(OP, EXPR)                                                  \
-    UN_ROW(OP##_f32, float, EXPR)                                           \
-    UN_ROW(OP##_f64, double, EXPR)                                          \
-    static const tg_iter_row_fn OP##_rows[TG_NUM_DTYPES] = {OP##_f32, OP##_f64};
-
-/* ops defined for every numeric dtype */
-#define UN_ALL(OP, EXPR, IEXPR, UEXPR)                                      \
-    UN_ROW(OP##_f32, float, EXPR)                                           \
-    UN_ROW(OP##_f64, double, EXPR)                                          \
-    UN_ROW(OP##_i32, int32_t, IEXPR)                                        \
-    UN_ROW(OP##_i64, int64_t, IEXPR)                                        \
-    UN_ROW(OP##_u8, uint8_t, UEXPR)                                         \
-    static const tg_iter_row_fn OP##_rows[TG_NUM_DTYPES] = {                \
-        OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_u8, NULL};
 
 #define SQRT1_2 0.70710678118654752440
 
@@ -66,8 +26,6 @@ UN_ALL(sign, (V)((x > 0) - (x < 0)), (V)((x > 0) - (x < 0)), (V)(x > 0))
 UN_ALL(floor, floor(x), x, x)
 UN_ALL(ceil, ceil(x), x, x)
 UN_ALL(round, nearbyint(x), x, x) /* default rounding: half to even */
-/* comparisons, not fmin/fmax, so that NaN passes through */
-#define CLAMP_EXPR (V)(x < P->a ? P->a : x > P->b ? P->b : x)
 UN_ALL(clamp, CLAMP_EXPR, CLAMP_EXPR, CLAMP_EXPR)
 UN_FLOAT(exp, exp(x))
 UN_FLOAT(log, log(x))
@@ -80,7 +38,7 @@ UN_FLOAT(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 UN_FLOAT(erf, erf(x))
 /* erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for x << 0 */
 UN_FLOAT(gelu, (V)0.5 * x * erfc(-x * (V)SQRT1_2))
-UN_FLOAT(softplus, fmax(x, (V)0) + log1p(exp(-fabs(x))))
+UN_FLOAT(softplus, SOFTPLUS(x))
 UN_FLOAT(leaky_relu, x > 0 ? x : x * (V)P->a)
 UN_FLOAT(elu, x > 0 ? x : (V)P->a * expm1(x))
 /* x * relu6(x + 3) / 6, in PyTorch's order of operations (so -0 below
@@ -98,18 +56,10 @@ static bool is_int_row_table(const tg_iter_row_fn *rows)
     return rows[TG_INT32] != NULL;
 }
 
-/* ---- shared infer/kernel: the row table hangs off the op definition --- */
-typedef struct unary_def {
-    tg_op_def def;
-    const tg_iter_row_fn *rows;
-} unary_def;
-
-/* the attributes of leaky_relu and elu (a) and clamp (a, b): one struct,
- * so that one kernel passes them to the rows */
-typedef params unary_attrs;
+/* ---- the infer and kernel of every unary op (ops/unary.h) -------------- */
 static const unary_attrs no_attrs;
 
-static tg_status unary_infer(tg_op_ctx *c)
+tg_status tg__unary_infer(tg_op_ctx *c)
 {
     const unary_def *u = (const unary_def *)c->op;
     tg_dtype dt = c->in[0]->dtype;
@@ -123,14 +73,14 @@ static tg_status unary_infer(tg_op_ctx *c)
     return tg_infer_set(c, 0, dt, c->in[0]->ndim, c->in[0]->shape);
 }
 
-static tg_status unary_kernel(tg_op_ctx *c)
+tg_status tg__unary_kernel(tg_op_ctx *c)
 {
     const unary_def *u = (const unary_def *)c->op;
     tg_tensor *out = c->out[0];
     tg_tensor *x = tg__as_dtype(c->in[0], out->dtype);
     if (!x)
         return TG_ERR_NOMEM;
-    params P = c->op->attrs.specs ? *(const unary_attrs *)c->attr : no_attrs;
+    unary_attrs P = c->op->attrs.specs ? *(const unary_attrs *)c->attr : no_attrs;
     const tg_tensor *ops[2] = {out, x};
     tg_iter it;
     tg_iter_init(&it, 2, ops);
@@ -140,15 +90,6 @@ static tg_status unary_kernel(tg_op_ctx *c)
 }
 
 /* ---- derivatives: t * f'(x), one per op, giving its VJP and its JVP ---- */
-#define DERIV(OP, EXPR)                                                     \
-    static tg_tensor *OP##_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y,  \
-                                 const void *attr)                          \
-    {                                                                       \
-        const unary_attrs *a = attr;                                        \
-        (void)x, (void)y, (void)a;                                          \
-        return (EXPR);                                                      \
-    }
-
 tg_tensor *tg__deriv_zero(tg_tensor *t, tg_tensor *x, tg_tensor *y, const void *attr)
 {
     (void)x, (void)y, (void)attr;
@@ -205,17 +146,14 @@ DERIV(clamp, tg_mul(t, tg_cast(tg_logical_and(tg_ge(x, tg_full_like(x, a->a)),
                                               tg_le(x, tg_full_like(x, a->b))), t->dtype)))
 
 /* ---- definitions ---------------------------------------------------------- */
-static const tg_arg_spec number_in[] = {{"x", TG_DTS_NUMBER}, {0}};
-static const tg_arg_spec number_out[] = {{"y", TG_DTS_NUMBER}, {0}};
-static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+const tg_arg_spec tg__unary_number_in[] = {{"x", TG_DTS_NUMBER}, {0}};
+const tg_arg_spec tg__unary_number_out[] = {{"y", TG_DTS_NUMBER}, {0}};
+const tg_arg_spec tg__unary_float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+/* short names for this file's definitions */
+#define number_in tg__unary_number_in
+#define number_out tg__unary_number_out
+#define float_out tg__unary_float_out
 static const tg_arg_spec neg_in[] = {{"x", TG_DTS_FLOAT | TG_DTS_INDEX}, {0}};
-#define UNARY_FLAGS (TG_OP_PURE | TG_OP_ELEMENTWISE | TG_INPLACE_OK(0))
-/* the fields every unary op shares: OUT is number_out for ops with
- * integer rows, float_out for float-only ops (ints compute in float32) */
-#define UNARY_COMMON(OP, IN, OUT)                                           \
-    .name = #OP, .n_in = 1, .n_out = 1, .inputs = IN, .outputs = OUT,        \
-    .flags = UNARY_FLAGS, .infer = unary_infer, .kernel = {[TG_CPU] = unary_kernel}, \
-    .deriv = OP##_deriv
 
 static const tg_attr_spec slope_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0.01), {0}};
 static const tg_attr_spec alpha_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0), {0}};
@@ -290,10 +228,7 @@ const unary_def tg_op_clamp = {{UNARY_COMMON(clamp, number_in, number_out), .sav
                                 .onnx = {"Clip", 13}}, clamp_rows};
 
 /* ---- public functions ------------------------------------------------------ */
-static tg_tensor *unary(const unary_def *op, tg_tensor *x)
-{
-    return tg_op_call(&op->def, 1, &x, NULL, 0);
-}
+#define unary tg__unary_call
 
 tg_tensor *tg_neg(tg_tensor *x) { return unary(&tg_op_neg, x); }
 tg_tensor *tg_abs(tg_tensor *x) { return unary(&tg_op_abs, x); }

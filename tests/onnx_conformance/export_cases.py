@@ -36,7 +36,8 @@ Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where
 Xor SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss HardSigmoid Selu ConvTranspose
 InstanceNormalization Resize Einsum Mod CumSum
 Range ReduceL1 ReduceL2 TopK Trilu IsNaN IsInf CastLike ReduceSumSquare ReduceLogSum
-Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth""".split()
+Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth
+Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu""".split()
 
 
 def tensor_proto(value, name, elem_type):

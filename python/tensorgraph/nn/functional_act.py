@@ -1,6 +1,7 @@
-"""torch.nn.functional activations and layer functions composed from
-existing ops: silu, mish, hardtanh, relu6, logsigmoid, softsign, glu,
-threshold, prelu, celu, softmin, the shrinks, softplus(beta, threshold),
+"""torch.nn.functional activations and layer functions: the C ops silu,
+mish, hardtanh, relu6, logsigmoid, softsign, threshold, celu, softshrink,
+hardshrink with PyTorch's argument checks and inplace=; composed from
+existing ops: glu, prelu, softmin, tanhshrink, softplus(beta, threshold),
 cosine_similarity, pairwise_distance, channel dropout, scaled dot-product
 attention, pixel_shuffle, adaptive pooling, unfold (im2col)."""
 import math
@@ -8,7 +9,6 @@ import warnings
 
 from .. import _C
 from .._creation import ones, zeros
-from .._ops_math import expm1
 from .sparse import embedding  # noqa: F401  (padding_idx, max_norm)
 
 __all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu', 'threshold',
@@ -28,7 +28,7 @@ def _zero(x):
 
 
 def silu(input, inplace=False):
-    return _inplace(input, input * _C.sigmoid(input), inplace)
+    return _inplace(input, _C.silu(input), inplace)
 
 
 def silu_(input):
@@ -36,16 +36,14 @@ def silu_(input):
 
 
 def mish(input, inplace=False):
-    return _inplace(input, input * _C.tanh(_C.softplus(input)), inplace)
+    return _inplace(input, _C.mish(input), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    # PyTorch's gradient is 0 at the bounds themselves (clamp's would be 1)
-    inside = (input > min_val) & (input < max_val)
-    out = _C.where(inside, input, _C.clamp(input, min_val, max_val).detach())
-    return _inplace(input, out, inplace)
+    # the op's gradient is PyTorch's: 0 at the bounds (clamp's is 1)
+    return _inplace(input, _C.hardtanh(input, min_val, max_val), inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -53,19 +51,15 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 
 def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return _inplace(input, _C.relu6(input), inplace)
 
 
 def relu6_(input):
     return relu6(input, True)
 
 
-def logsigmoid(input):
-    return -_C.softplus(-input)
-
-
-def softsign(input):
-    return input / (1 + input.abs())
+logsigmoid = _C.logsigmoid
+softsign = _C.softsign
 
 
 def glu(input, dim=-1):
@@ -78,8 +72,7 @@ def glu(input, dim=-1):
 
 
 def threshold(input, threshold, value, inplace=False):
-    out = _C.where(input > threshold, input, _C.add(_zero(input), value))
-    return _inplace(input, out, inplace)
+    return _inplace(input, _C.threshold(input, threshold, value), inplace)
 
 
 def prelu(input, weight):
@@ -91,8 +84,7 @@ def prelu(input, weight):
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    out = _C.where(input > 0, input, alpha * expm1(input / alpha))
-    return _inplace(input, out, inplace)
+    return _inplace(input, _C.celu(input, alpha), inplace)
 
 
 def _softmax_dim(ndim):
@@ -116,12 +108,10 @@ def tanhshrink(input):
 def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    z = _zero(input)
-    return _C.where(input > lambd, input - lambd, _C.where(input < -lambd, input + lambd, z))
+    return _C.softshrink(input, lambd)
 
 
-def hardshrink(input, lambd=0.5):
-    return _C.where((input > lambd) | (input < -lambd), input, _zero(input))
+hardshrink = _C.hardshrink
 
 
 def softplus(input, beta=1.0, threshold=20.0):

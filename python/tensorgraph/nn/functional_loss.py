@@ -8,7 +8,6 @@ import warnings
 
 from .. import _C
 from .._creation import zeros
-from .._ops_math import log1p
 from .functional_act import pairwise_distance
 
 __all__ = ['l1_loss', 'smooth_l1_loss', 'huber_loss', 'binary_cross_entropy', 'kl_div',
@@ -85,7 +84,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             not bool(((input >= 0) & (input <= 1)).all()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     lx = _C.clamp(_C.log(input), -100.0, None)
-    l1x = _C.clamp(log1p(-input), -100.0, None)
+    l1x = _C.clamp(_C.log1p(-input), -100.0, None)
     loss = -(target * lx + (1 - target) * l1x)
     if weight is not None:
         loss = loss * weight

@@ -1,0 +1,195 @@
+/* The unary ops of unary_math.c and unary_act.c through their public
+ * functions: values against libm formulas in float32 and float64, on
+ * contiguous and strided inputs, across the domains (NaN and infinities
+ * outside them, at the poles, and through every op); result dtypes of
+ * integer inputs; the argument errors. Gradients: the op samples
+ * (gradcheck, forward vs reverse mode, graph vs eager, ONNX), the kinks
+ * in test_kinks.c, and PyTorch's values and gradients in
+ * tests/python/test_unary_math.py. */
+#include "harness.h"
+
+#include <math.h>
+
+typedef tg_tensor *(*unary_fn)(tg_tensor *x);
+
+static tg_tensor *celu07(tg_tensor *x) { return tg_celu(x, 0.7); }
+static tg_tensor *hardtanh_(tg_tensor *x) { return tg_hardtanh(x, -0.5, 2); }
+static tg_tensor *softshrink_(tg_tensor *x) { return tg_softshrink(x, 0.5); }
+static tg_tensor *hardshrink_(tg_tensor *x) { return tg_hardshrink(x, 0.5); }
+static tg_tensor *threshold_(tg_tensor *x) { return tg_threshold(x, 1, -2); }
+
+static double r_reciprocal(double x) { return 1 / x; }
+static double r_square(double x) { return x * x; }
+static double r_softsign(double x) { return x / (1 + fabs(x)); }
+static double r_silu(double x) { return x / (1 + exp(-x)); }
+static double r_softplus(double x) { return x > 30 ? x : log1p(exp(x)); }
+static double r_mish(double x) { return x * tanh(r_softplus(x)); }
+static double r_logsigmoid(double x) { return x < -30 ? x : -log1p(exp(-x)); }
+static double r_celu07(double x) { return x > 0 ? x : 0.7 * expm1(x / 0.7); }
+static double r_hardtanh(double x) { return isnan(x) ? x : x < -0.5 ? -0.5 : x > 2 ? 2 : x; }
+static double r_relu6(double x) { return isnan(x) ? x : x < 0 ? 0 : x > 6 ? 6 : x; }
+static double r_softshrink(double x) { return isnan(x) ? x : x > 0.5 ? x - 0.5 : x < -0.5 ? x + 0.5 : 0; }
+static double r_hardshrink(double x) { return isnan(x) ? x : fabs(x) > 0.5 ? x : 0; }
+static double r_threshold(double x) { return x <= 1 ? -2 : x; }
+
+static const struct {
+    const char *name;
+    unary_fn fn;
+    double (*ref)(double);
+} ops[] = {
+    {"tan", tg_tan, tan},          {"asin", tg_asin, asin},
+    {"acos", tg_acos, acos},       {"atan", tg_atan, atan},
+    {"sinh", tg_sinh, sinh},       {"cosh", tg_cosh, cosh},
+    {"asinh", tg_asinh, asinh},    {"acosh", tg_acosh, acosh},
+    {"atanh", tg_atanh, atanh},    {"expm1", tg_expm1, expm1},
+    {"log1p", tg_log1p, log1p},    {"log2", tg_log2, log2},
+    {"log10", tg_log10, log10},    {"reciprocal", tg_reciprocal, r_reciprocal},
+    {"square", tg_square, r_square},
+    {"softsign", tg_softsign, r_softsign},
+    {"silu", tg_silu, r_silu},     {"mish", tg_mish, r_mish},
+    {"logsigmoid", tg_logsigmoid, r_logsigmoid},
+    {"celu", celu07, r_celu07},    {"hardtanh", hardtanh_, r_hardtanh},
+    {"relu6", tg_relu6, r_relu6},  {"softshrink", softshrink_, r_softshrink},
+    {"hardshrink", hardshrink_, r_hardshrink}, {"threshold", threshold_, r_threshold},
+};
+#define N_OPS ((int)(sizeof ops / sizeof ops[0]))
+
+/* inside and outside the domains, the poles and kinks, the far tails */
+static const double xs[24] = {-40, -7, -3, -1.5, -1, -0.9, -0.5, -0.2, -1e-9, 0, 1e-9, 0.3,
+                              0.5, 0.9, 1, 1.7, 2, 2.5, 6, 7, 40, NAN, INFINITY, -INFINITY};
+
+/* got equals want to rel (relative, absolute below 1e-3), NaN with NaN,
+ * infinities exactly */
+static bool close_to(double got, double want, double rel)
+{
+    if (isnan(want) || isnan(got))
+        return isnan(want) && isnan(got);
+    if (isinf(want) || isinf(got))
+        return got == want;
+    return fabs(got - want) <= rel * fmax(1e-3, fabs(want));
+}
+
+static void test_values(void)
+{
+    const tg_dtype fdt[2] = {TG_FLOAT32, TG_FLOAT64};
+    for (int op = 0; op < N_OPS; op++)
+        for (int d = 0; d < 2; d++)
+            for (int strided = 0; strided < 2; strided++) {
+                tg_scope_begin();
+                double in[24], got[24];
+                for (int i = 0; i < 24; i++)
+                    in[i] = fdt[d] == TG_FLOAT32 ? (double)(float)xs[i] : xs[i];
+                tg_tensor *x = tt_tensor(fdt[d], 2, (int64_t[]){4, 6}, in);
+                if (strided) /* the same values through a transposed view */
+                    x = tg_transpose(tg_contiguous(tg_transpose(x, 0, 1)), 0, 1);
+                tg_tensor *y = ops[op].fn(x);
+                tt_checks++;
+                if (!y || tg_dtype_of(y) != fdt[d]) {
+                    tt_fail(__FILE__, __LINE__, "%s %s: %s", ops[op].name, tg_dtype_name(fdt[d]),
+                            y ? "wrong dtype" : tg_last_error());
+                    tg_scope_end();
+                    continue;
+                }
+                tg_copy_to(y, TG_FLOAT64, got);
+                /* float32: the float of the exact value, to a few ulps */
+                double rel = fdt[d] == TG_FLOAT32 ? 4e-7 : 4e-16;
+                for (int i = 0; i < 24; i++) {
+                    double w = ops[op].ref(in[i]);
+                    if (fdt[d] == TG_FLOAT32)
+                        w = (double)(float)w;
+                    if (!close_to(got[i], w, rel)) {
+                        tt_fail(__FILE__, __LINE__, "%s %s%s: f(%.9g) = %.17g, expected %.17g",
+                                ops[op].name, tg_dtype_name(fdt[d]), strided ? " strided" : "",
+                                in[i], got[i], w);
+                        break;
+                    }
+                }
+                tg_scope_end();
+            }
+}
+
+/* the points the domains are about, as PyTorch gives them */
+static void test_domains(void)
+{
+    tg_scope_begin();
+    double v[5] = {-1, 1, 2, -2, 0.5};
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 1, (int64_t[]){5}, v);
+    CHECK_TENSOR(tg_asin(x), ((double[]){-M_PI / 2, M_PI / 2, NAN, NAN, asin(0.5)}), 1e-15);
+    CHECK_TENSOR(tg_acos(x), ((double[]){M_PI, 0, NAN, NAN, acos(0.5)}), 1e-15);
+    CHECK_TENSOR(tg_acosh(x), ((double[]){NAN, 0, acosh(2), NAN, NAN}), 1e-15);
+    CHECK_TENSOR(tg_atanh(x), ((double[]){-INFINITY, INFINITY, NAN, NAN, atanh(0.5)}), 1e-15);
+    CHECK_TENSOR(tg_log1p(x), ((double[]){-INFINITY, log(2), log(3), NAN, log(1.5)}), 1e-15);
+    CHECK_TENSOR(tg_log2(x), ((double[]){NAN, 0, 1, NAN, -1}), 0);
+    CHECK_TENSOR(tg_log10(tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){0, 1000, -1})),
+                 ((double[]){-INFINITY, 3, NAN}), 0);
+    CHECK_TENSOR(tg_reciprocal(tt_tensor(TG_FLOAT32, 1, (int64_t[]){2}, (double[]){0, -0.0})),
+                 ((double[]){INFINITY, -INFINITY}), 0);
+    /* accurate near 0, where exp(x) - 1 and log(1 + x) lose every digit */
+    CHECK_TENSOR(tg_expm1(tt_tensor(TG_FLOAT64, 1, (int64_t[]){1}, (double[]){1e-20})),
+                 ((double[]){1e-20}), 1e-36);
+    CHECK_TENSOR(tg_log1p(tt_tensor(TG_FLOAT32, 1, (int64_t[]){1}, (double[]){1e-10})),
+                 ((double[]){(float)1e-10}), 1e-18);
+    /* logsigmoid stays finite far below 0; silu keeps -0 there */
+    CHECK_TENSOR(tg_logsigmoid(tt_tensor(TG_FLOAT32, 1, (int64_t[]){2}, (double[]){-800, 800})),
+                 ((double[]){-800, 0}), 0);
+    double s;
+    CHECK_OK(tg_copy_to(tg_silu(tt_tensor(TG_FLOAT64, 1, (int64_t[]){1}, (double[]){-800})),
+                        TG_FLOAT64, &s));
+    CHECK(s == 0 && signbit(s));
+    tg_scope_end();
+}
+
+/* float functions of integers give float32; square, hardtanh and
+ * threshold keep integer dtypes, as PyTorch's */
+static void test_integer_inputs(void)
+{
+    tg_scope_begin();
+    const tg_dtype idt[3] = {TG_INT32, TG_INT64, TG_UINT8};
+    for (int d = 0; d < 3; d++) {
+        tg_tensor *x = tt_tensor(idt[d], 1, (int64_t[]){4}, (double[]){0, 1, 2, 7});
+        tg_tensor *r = tg_reciprocal(x), *t = tg_tan(x), *sq = tg_square(x);
+        CHECK(r && tg_dtype_of(r) == TG_FLOAT32);
+        CHECK(t && tg_dtype_of(t) == TG_FLOAT32);
+        CHECK_TENSOR(r, ((double[]){INFINITY, 1, 0.5, (float)(1.0 / 7)}), 0);
+        CHECK(sq && tg_dtype_of(sq) == idt[d]);
+        CHECK_TENSOR(sq, ((double[]){0, 1, 4, 49}), 0);
+        tg_tensor *th = tg_threshold(x, 1.5, 3.7), *r6 = tg_relu6(x);
+        CHECK(th && tg_dtype_of(th) == idt[d] && r6 && tg_dtype_of(r6) == idt[d]);
+        /* the numbers take x's dtype first: threshold 1, value 3 */
+        CHECK_TENSOR(th, ((double[]){3, 3, 2, 7}), 0);
+        CHECK_TENSOR(r6, ((double[]){0, 1, 2, 6}), 0);
+    }
+    /* integer squares wrap, as PyTorch's (no undefined overflow) */
+    tg_tensor *big = tt_tensor(TG_INT32, 1, (int64_t[]){2}, (double[]){65536, -46341});
+    CHECK_TENSOR(tg_square(big), ((double[]){0, -2147479015}), 0);
+    CHECK_TENSOR(tg_square(tt_tensor(TG_UINT8, 1, (int64_t[]){1}, (double[]){16})),
+                 ((double[]){0}), 0);
+    CHECK_TENSOR(tg_hardtanh(tt_tensor(TG_INT64, 1, (int64_t[]){3}, (double[]){-5, 0, 5}), -1, 1),
+                 ((double[]){-1, 0, 1}), 0);
+    tg_scope_end();
+}
+
+static void test_errors(void)
+{
+    tg_scope_begin();
+    tg_tensor *x = tt_tensor(TG_FLOAT32, 1, (int64_t[]){2}, (double[]){1, 2});
+    CHECK_ERROR(tg_hardtanh(x, 1, -1), TG_ERR_ARG,
+                "hardtanh: min_val 1 cannot be greater than max_val -1");
+    CHECK_ERROR(tg_celu(x, 0), TG_ERR_ARG, "celu: alpha must not be 0");
+    CHECK_ERROR(tg_softshrink(x, -0.5), TG_ERR_ARG,
+                "softshrink: lambda must be greater or equal to 0, but found to be -0.5");
+    CHECK_ERROR(tg_hardtanh(tt_tensor(TG_UINT8, 1, (int64_t[]){1}, (double[]){3}), -1, 1),
+                TG_ERR_DTYPE, "hardtanh: cannot do hardtanh on an unsigned type with negative");
+    CHECK_ERROR(tg_tan(tt_tensor(TG_BOOL, 1, (int64_t[]){1}, (double[]){1})), TG_ERR_DTYPE,
+                "tan: bool input is not supported");
+    tg_scope_end();
+}
+
+int main(void)
+{
+    RUN(test_values);
+    RUN(test_domains);
+    RUN(test_integer_inputs);
+    RUN(test_errors);
+    return tt_finish();
+}

@@ -384,6 +384,15 @@ tg_tensor *tg_dropout(tg_tensor *x, double p, bool training,
                       tg_generator *gen);
 tg_tensor *tg_softmax(tg_tensor *x, int axis);
 tg_tensor *tg_log_softmax(tg_tensor *x, int axis);
+/* F.prelu: x where x > 0, else weight * x; weight 0-d or 1-D with 1 element
+ * or x.shape[1] (one per channel, broadcast on dim 1). Composed (gt, mul,
+ * where): gradients for both inputs. */
+tg_tensor *tg_prelu(tg_tensor *x, tg_tensor *weight);
+/* F.pixel_shuffle: [*, C r^2, H, W] -> [*, C, H r, W r] (ONNX DepthToSpace,
+ * CRD mode) and F.pixel_unshuffle, its inverse; r > 0, at least 3 dims,
+ * C divisible by r^2 (H and W by r). Composed of reshape and permute. */
+tg_tensor *tg_pixel_shuffle(tg_tensor *x, int64_t upscale_factor);
+tg_tensor *tg_pixel_unshuffle(tg_tensor *x, int64_t downscale_factor);
 /* weight [V, D], indices int32/int64 of any shape -> [..., D] */
 tg_tensor *tg_embedding(tg_tensor *weight, tg_tensor *indices);
 

@@ -195,6 +195,9 @@ const op_row tgpy_op_rows[] = {
     {"isposinf", "input:T", C_T, F(tg_isposinf), true},
     {"isneginf", "input:T", C_T, F(tg_isneginf), true},
     {"isfinite", "input:T", C_T, F(tg_isfinite), true},
+    {"prelu", "input:T weight:T", C_TT, F(tg_prelu), true},
+    {"pixel_shuffle", "input:T upscale_factor:i", C_TL, F(tg_pixel_shuffle), false},
+    {"pixel_unshuffle", "input:T downscale_factor:i", C_TL, F(tg_pixel_unshuffle), false},
 };
 const int tgpy_n_ops = (int)(sizeof tgpy_op_rows / sizeof tgpy_op_rows[0]);
 

@@ -323,6 +323,17 @@ static tg_status sizes_ok(const mnode *mn, const onnx_ictx *c0)
     return s;
 }
 
+/* the element type value v is declared with, where the model says it */
+static int32_t declared_type(const tg_onnx_model *m, int v)
+{
+    const mvalue *mv = &m->values[v];
+    if (mv->kind == SRC_INPUT)
+        return m->inputs[mv->index].onnx_type;
+    if (mv->kind == SRC_INIT && m->pm->graph && (size_t)mv->index < m->pm->graph->n_initializer)
+        return m->pm->graph->initializer[mv->index].data_type;
+    return 0;
+}
+
 static tg_status build_node(build_state *b, const mnode *mn)
 {
     const onnx_node *n = mn->node;
@@ -340,6 +351,7 @@ static tg_status build_node(build_state *b, const mnode *mn)
         c.in[j] = v >= 0 ? b->vals[v] : NULL;
         c.known[j] = v >= 0 && b->known[v];
         c.val[j] = c.known[j] ? c.in[j] : NULL;
+        c.in_type[j] = v >= 0 ? declared_type(b->m, v) : 0;
         if (v >= 0 && !c.val[j] && b->opts && b->opts->specialize &&
             b->m->values[v].kind == SRC_INPUT)
             c.val[j] = b->given[b->m->values[v].index];

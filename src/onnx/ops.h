@@ -29,6 +29,10 @@ typedef struct onnx_ictx {
      * tg_onnx_opts.specialize the given graph inputs (for inputs that must
      * be constants, like Reshape's shape); NULL otherwise */
     tg_tensor *val[ONNX_MAX_IO];
+    /* the ONNX element type an input is declared with (graph inputs,
+     * initializers: FLOAT16 and BFLOAT16 are held as float32), 0 when the
+     * importer does not know it (node outputs) */
+    int32_t in_type[ONNX_MAX_IO];
     int n_out;                  /* node->n_output */
     /* set by the mapping: scope-owned results or inputs passed through */
     tg_tensor *out[ONNX_MAX_IO];
@@ -62,6 +66,7 @@ extern const onnx_op_entry onnx_ops_loss[];
 extern const onnx_op_entry onnx_ops_composite[];
 extern const onnx_op_entry onnx_ops_conv[];
 extern const onnx_op_entry onnx_ops_mask[]; /* ops_mask.c: Trilu, IsNaN, IsInf */
+extern const onnx_op_entry onnx_ops_layout[]; /* ops_layout.c: CastLike, Size, EyeLike, ... */
 
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */

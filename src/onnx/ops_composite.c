@@ -1,7 +1,9 @@
 /* ONNX ops that map onto tensorgraph's composite ops: InstanceNormalization
  * (what PyTorch's instance and group norms export to), Resize (nearest,
  * n-linear and cubic, the coordinate modes PyTorch exports and the other
- * simple ones) and Einsum. */
+ * simple ones) and Einsum; and ONNX ops composed here of tensorgraph ops
+ * (exported back as those): PRelu, Hardmax, GlobalMaxPool,
+ * MeanVarianceNormalization. */
 #include "onnx/ops.h"
 
 #include "ops/composite.h"
@@ -197,9 +199,108 @@ static tg_status n_einsum(onnx_ictx *c)
     return done(c, tg_einsum(eq, c->n_in, c->in));
 }
 
+/* ---- PRelu: slope broadcast to X (unidirectionally, as numpy) ------------------------- */
+static tg_status n_prelu(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X"), *slope = x ? oi_req(c, 1, "slope") : NULL;
+    if (!slope)
+        return tg_last_status();
+    tg_dtype dt = tg_dtype_of(x);
+    tg_tensor *neg = tg_lt(x, tg_scalar(dt, 0));
+    return done(c, onnx_as(tg_where(neg, tg_mul(x, onnx_as(slope, dt)), x), dt));
+}
+
+/* ---- Hardmax(axis): 1 at the first maximum along axis, else 0 ------------------------ */
+static tg_status n_hardmax(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input");
+    int64_t a;
+    tg_status s = x ? oa_int(c, "axis", c->version >= 13 ? -1 : 1, &a) : tg_last_status();
+    int r = x ? tg_ndim(x) : 0, axis;
+    if (s == TG_OK)
+        s = onnx_axis(c, a, r, "axis", &axis);
+    if (s != TG_OK)
+        return s;
+    tg_tensor *v = x;
+    if (c->version < 13) { /* over the input flattened to 2-D at axis */
+        int64_t rows = 1, cols = 1;
+        for (int i = 0; i < r; i++)
+            *(i < axis ? &rows : &cols) *= tg_shape(x)[i];
+        v = tg_reshape(x, 2, (int64_t[]){rows, cols});
+        axis = 1;
+    }
+    int64_t n = v ? tg_shape(v)[axis] : 0, shape[TG_MAX_DIMS];
+    if (n == 0) /* an empty axis has no maximum: the result is empty */
+        return done(c, v ? onnx_as(tg_reshape(v, tg_ndim(x), tg_shape(x)), tg_dtype_of(x))
+                         : NULL);
+    /* positions along axis, shaped to broadcast against the argmax */
+    for (int i = 0; i < tg_ndim(v); i++)
+        shape[i] = i == axis ? n : 1;
+    int tok = onnx_eager_begin();
+    tg_tensor *pos = tg_reshape(tg_arange(TG_INT64, 0, (double)n, 1), tg_ndim(v), shape);
+    onnx_eager_end(tok);
+    tg_tensor *y = tg_cast(tg_eq(pos, tg_argmax(v, axis, true)), tg_dtype_of(x));
+    return done(c, y ? tg_reshape(y, r, tg_shape(x)) : NULL);
+}
+
+/* ---- GlobalMaxPool: max over the spatial dims, kept ----------------------------------- */
+static tg_status n_global_max_pool(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X");
+    if (!x)
+        return tg_last_status();
+    int r = tg_ndim(x), axes[TG_MAX_DIMS];
+    if (r < 3)
+        return onnx_err(c, TG_ERR_SHAPE, "X should be [N, C, D1, ...], has rank %d", r);
+    for (int i = 2; i < r; i++)
+        axes[i - 2] = i;
+    return done(c, tg_max(x, r - 2, axes, true));
+}
+
+/* ---- MeanVarianceNormalization(axes): ONNX's function body, (x - E[x]) /
+ * (sqrt(E[x^2] - E[x]^2) + 1e-9) over axes (default 0, 2, 3) ------------------------ */
+static tg_status n_mvn(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X");
+    const int64_t *v;
+    int n, axes[TG_MAX_DIMS];
+    tg_status s = x ? oa_ints(c, "axes", &v, &n) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    static const int64_t dflt[3] = {0, 2, 3};
+    if (n < 0) {
+        v = dflt;
+        n = 3;
+    }
+    int r = tg_ndim(x);
+    bool seen[TG_MAX_DIMS] = {false};
+    if (n > r)
+        return onnx_err(c, TG_ERR_IO, "%d axes for rank %d", n, r);
+    for (int i = 0; i < n; i++) {
+        if ((s = onnx_axis(c, v[i], r, "axes value", &axes[i])) != TG_OK)
+            return s;
+        if (seen[axes[i]])
+            return onnx_err(c, TG_ERR_IO, "axes repeats axis %d", axes[i]);
+        seen[axes[i]] = true;
+    }
+    if (!tg_dtype_is_float(tg_dtype_of(x)))
+        return onnx_err(c, TG_ERR_IO, "X should be floating point, is %s",
+                        tg_dtype_name(tg_dtype_of(x)));
+    if (n == 0) /* no axes: each element is its own mean, 0 / (0 + eps) */
+        return done(c, tg_sub(x, x));
+    tg_tensor *mean = tg_mean(x, n, axes, true);
+    tg_tensor *var = tg_sub(tg_mean(tg_mul(x, x), n, axes, true), tg_mul(mean, mean));
+    tg_tensor *sd = tg_add(tg_sqrt(var), tg_scalar(tg_dtype_of(x), 1e-9));
+    return done(c, tg_div(tg_sub(x, mean), sd));
+}
+
 const onnx_op_entry onnx_ops_composite[] = {
     {"InstanceNormalization", {1, 6}, 3, 3, 1, 1, n_instance_norm, 0},
     {"Resize", {10, 11, 13}, 1, 4, 1, 1, n_resize, 0},
     {"Einsum", {12}, 1, ONNX_MAX_IO, 1, 1, n_einsum, 0},
+    {"PRelu", {1, 6, 7, 9, 16}, 2, 2, 1, 1, n_prelu, 0},
+    {"Hardmax", {1, 11, 13}, 1, 1, 1, 1, n_hardmax, 0},
+    {"GlobalMaxPool", {1}, 1, 1, 1, 1, n_global_max_pool, 0},
+    {"MeanVarianceNormalization", {9, 13}, 1, 1, 1, 1, n_mvn, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

@@ -1,12 +1,14 @@
 /* ONNX reductions -> tensorgraph: ReduceX (axes attribute or input, keepdims),
- * ReduceL1/ReduceL2 (vector_norm), ArgMax/ArgMin (select_last_index) and
+ * ReduceL1/ReduceL2 (vector_norm), ReduceSumSquare and ReduceLogSum (sum of
+ * x * x, log of sum), ArgMax/ArgMin (select_last_index) and
  * the scan CumSum, TopK, results in the
  * input's type. */
 #include "onnx/ops.h"
 
 #include <string.h>
 
-typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_LSE, R_L1, R_L2 } rkind;
+/* R_SUMSQ: sum of squares (ReduceSumSquare), R_LOGSUM: log of the sum */
+typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_LSE, R_L1, R_L2, R_SUMSQ, R_LOGSUM } rkind;
 
 static tg_status reduce(onnx_ictx *c, rkind k)
 {
@@ -55,7 +57,8 @@ static tg_status reduce(onnx_ictx *c, rkind k)
         seen[axes[i]] = true;
     }
     if (r == 0) { /* a scalar reduces to itself (its absolute value for the norms) */
-        c->out[0] = k == R_L1 || k == R_L2 ? tg_abs(x) : x;
+        c->out[0] = k == R_L1 || k == R_L2 ? tg_abs(x) : k == R_SUMSQ ? tg_mul(x, x)
+                    : k == R_LOGSUM ? tg_log(x) : x;
         return c->out[0] ? TG_OK : tg_last_status();
     }
     tg_dtype dt = tg_dtype_of(x);
@@ -63,6 +66,10 @@ static tg_status reduce(onnx_ictx *c, rkind k)
     tg_tensor *y;
     switch (k) {
     case R_SUM: y = tg_sum(x, (int)n, axes, keep != 0); break;
+    case R_SUMSQ: y = tg_sum(tg_mul(x, x), (int)n, axes, keep != 0); break;
+    case R_LOGSUM: /* integers: in float64, the result cast back */
+        y = tg_log(tg_sum(isf ? x : tg_cast(x, TG_FLOAT64), (int)n, axes, keep != 0));
+        break;
     case R_PROD: y = tg_prod(x, (int)n, axes, keep != 0); break;
     case R_MAX: y = tg_max(x, (int)n, axes, keep != 0); break;
     case R_MIN: y = tg_min(x, (int)n, axes, keep != 0); break;
@@ -86,6 +93,8 @@ static tg_status r_prod(onnx_ictx *c) { return reduce(c, R_PROD); }
 static tg_status r_lse(onnx_ictx *c) { return reduce(c, R_LSE); }
 static tg_status r_l1(onnx_ictx *c) { return reduce(c, R_L1); }
 static tg_status r_l2(onnx_ictx *c) { return reduce(c, R_L2); }
+static tg_status r_sumsq(onnx_ictx *c) { return reduce(c, R_SUMSQ); }
+static tg_status r_logsum(onnx_ictx *c) { return reduce(c, R_LOGSUM); }
 
 /* select_last_index: the first extreme of the reversed axis, mapped back */
 static tg_status arg(onnx_ictx *c, bool max)
@@ -184,6 +193,8 @@ const onnx_op_entry onnx_ops_reduce[] = {
     {"ReduceLogSumExp", {1, 11, 13}, 1, 1, 1, 1, r_lse, 0},
     {"ReduceL1", {1, 11, 13}, 1, 1, 1, 1, r_l1, 0},
     {"ReduceL2", {1, 11, 13}, 1, 1, 1, 1, r_l2, 0},
+    {"ReduceSumSquare", {1, 11, 13}, 1, 1, 1, 1, r_sumsq, 0},
+    {"ReduceLogSum", {1, 11, 13}, 1, 1, 1, 1, r_logsum, 0},
     {"ArgMax", {1, 11, 12, 13}, 1, 1, 1, 1, r_argmax, 0},
     {"ArgMin", {1, 11, 12, 13}, 1, 1, 1, 1, r_argmin, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},

@@ -69,3 +69,65 @@ def test_value_tests_have_no_gradient():
     x = tg.tensor([1.0, np.nan], requires_grad=True)
     for f in (tg.isnan, tg.isinf, tg.isfinite, tg.isposinf, tg.isneginf):
         assert not f(x).requires_grad
+
+
+@needs_torch
+@pytest.mark.parametrize("xshape,wshape", [((2, 3, 4), (3,)), ((2, 3), (1,)), ((5,), (1,)),
+                                           ((), (1,)), ((2, 3, 2, 2), ())])
+def test_prelu_matches_torch(xshape, wshape):
+    a, b = np.random.standard_normal(xshape), np.random.uniform(0.1, 0.9, wshape)
+    x, w = tg.tensor(a, requires_grad=True), tg.tensor(b, requires_grad=True)
+    t, u = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    for y, yt in ((tg.prelu(x, w), torch.prelu(t, u)),
+                  (tg.nn.functional.prelu(x, w), torch.nn.functional.prelu(t, u)),
+                  (x.prelu(w), t.prelu(u))):
+        np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-15)
+    g = np.random.standard_normal(xshape)
+    tg.prelu(x, w).backward(tg.tensor(g))
+    torch.prelu(t, u).backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), u.grad.numpy(), rtol=1e-12)
+
+
+@needs_torch
+def test_prelu_module_and_errors():
+    m = tg.nn.PReLU(3)
+    x = np.random.standard_normal((2, 3, 4)).astype(np.float32)
+    np.testing.assert_allclose(m(tg.tensor(x)).detach().numpy(),
+                               torch.nn.PReLU(3)(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel "
+                                           "size. Found parameter numbers = 2 and channel size = 3"):
+        tg.prelu(tg.zeros(2, 3), tg.zeros(2))
+
+
+@needs_torch
+@pytest.mark.parametrize("shape,r", [((1, 8, 2, 3), 2), ((9, 2, 2), 3), ((2, 1, 4, 1, 1), 2),
+                                     ((1, 2, 2, 2), 1)])
+def test_pixel_shuffle_matches_torch(shape, r):
+    a = np.random.standard_normal(shape)
+    x, t = tg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, yt = tg.pixel_shuffle(x, r), torch.pixel_shuffle(t, r)
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+    z, zt = tg.nn.functional.pixel_unshuffle(y, r), torch.nn.functional.pixel_unshuffle(yt, r)
+    np.testing.assert_array_equal(z.detach().numpy(), zt.detach().numpy())
+    np.testing.assert_array_equal(tg.nn.PixelShuffle(r)(x).detach().numpy(),
+                                  yt.detach().numpy())
+    g = np.random.standard_normal(zt.shape)
+    z.backward(tg.tensor(g))
+    zt.backward(torch.tensor(g))
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+def test_pixel_shuffle_of_empty_batch():
+    # (torch 1.13's pixel_unshuffle returns an empty input as it is)
+    assert tg.pixel_shuffle(tg.zeros(0, 4, 2, 2), 2).shape == (0, 1, 4, 4)
+    assert tg.pixel_unshuffle(tg.zeros(0, 1, 4, 4), 2).shape == (0, 4, 2, 2)
+
+
+def test_pixel_shuffle_errors():
+    with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
+        tg.pixel_shuffle(tg.zeros(1, 3, 2, 2), 2)
+    with pytest.raises(RuntimeError, match="at least 3 dimensions"):
+        tg.nn.functional.pixel_unshuffle(tg.zeros(4, 4), 2)
+    with pytest.raises((RuntimeError, ValueError), match="positive upscale_factor"):
+        tg.pixel_shuffle(tg.zeros(1, 4, 2, 2), 0)

@@ -77,17 +77,8 @@ def threshold(input, threshold, value, inplace=False):
 
 def prelu(input, weight):
     """x where x > 0, weight * x elsewhere; weight has 1 element or one per
-    channel (dim 1)"""
-    w = weight
-    if weight.numel() != 1:
-        if input.ndim < 2 or weight.numel() != input.shape[1]:
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
-                               f"parameter numbers = {weight.numel()} and channel size = "
-                               f"{input.shape[1] if input.ndim >= 2 else 1}.")
-        w = weight.reshape(1, -1, *([1] * (input.ndim - 2)))
-    else:
-        w = weight.reshape(())
-    return _C.where(input > 0, input, w * input)
+    channel (dim 1): the C function tg_prelu"""
+    return _C.prelu(input, weight)
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -217,36 +208,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 def pixel_shuffle(input, upscale_factor):
-    """(*, C r^2, H, W) -> (*, C, H r, W r)"""
-    r = upscale_factor
-    if input.ndim < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.ndim} dimension(s)")
-    *b, c, h, w = input.shape
-    if c % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
-                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
-                           f"is not divisible by {r * r}")
-    n = len(b)
-    x = input.reshape(*b, c // (r * r), r, r, h, w)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*b, c // (r * r), h * r, w * r)
+    """(*, C r^2, H, W) -> (*, C, H r, W r): the C function tg_pixel_shuffle"""
+    return _C.pixel_shuffle(input, upscale_factor)
 
 
 def pixel_unshuffle(input, downscale_factor):
-    """(*, C, H r, W r) -> (*, C r^2, H, W)"""
-    r = downscale_factor
-    if input.ndim < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.ndim} dimension(s)")
-    *b, c, h, w = input.shape
-    if h % r or w % r:
-        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
-                           f"downscale_factor, but got {h} and {w} for factor {r}")
-    n = len(b)
-    x = input.reshape(*b, c, h // r, r, w // r, r)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*b, c * r * r, h // r, w // r)
+    """(*, C, H r, W r) -> (*, C r^2, H, W): the C function tg_pixel_unshuffle"""
+    return _C.pixel_unshuffle(input, downscale_factor)
 
 
 def _bins(n, out):

@@ -7,8 +7,11 @@
  * in test_kinks.c, and PyTorch's values and gradients in
  * tests/python/test_unary_math.py. */
 #include "harness.h"
+#include "op_check.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef tg_tensor *(*unary_fn)(tg_tensor *x);
 
@@ -185,11 +188,102 @@ static void test_errors(void)
     tg_scope_end();
 }
 
+/* the ops without an ONNX operator export as chains of ONNX nodes
+ * (export_ops.c); re-imported they give the op's values (1e-6), float64
+ * and float32, integer inputs cast first */
+typedef struct op_case {
+    unary_fn fn;
+    double lo, hi;
+} op_case;
+
+static tg_tensor *apply_op(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    return ((const op_case *)user)->fn(in[0]);
+}
+
+static void test_onnx_chains(void)
+{
+    op_case cases[] = {{tg_rsqrt, 0.5, 2},  {tg_silu, -4, 4},   {tg_mish, -4, 4},
+                       {tg_logsigmoid, -4, 4}, {tg_square, -2, 2}, {tg_log1p, -0.5, 2},
+                       {tg_expm1, -2, 2},  {tg_log2, 0.5, 2},  {tg_log10, 0.5, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tg_scope_begin();
+        tg_tensor *x = tg_detach(tt_rand(2, (int64_t[]){2, 3}, cases[i].lo, cases[i].hi));
+        tg_tensor *in[3] = {x, tg_cast(x, TG_FLOAT32),
+                            tg_cast(tg_add_scalar(tg_mul_scalar(x, 2), 0.5), TG_INT32)};
+        for (int d = 0; d < 3; d++)
+            oc_roundtrip(apply_op, &cases[i], 1, &in[d], "chain", __FILE__, __LINE__);
+        tg_scope_end();
+    }
+}
+
+/* the public functions that are one op with fixed attributes (relu6 is
+ * hardtanh(0, 6), the shrinks one op): gradcheck, forward vs reverse mode,
+ * graph vs eager, away from the kinks */
+static void test_public_functions_checked(void)
+{
+    op_case cases[] = {{tg_relu6, -2, 8}, {softshrink_, -2, 2}, {hardshrink_, -2, 2},
+                       {celu07, -2, 2}, {hardtanh_, -1, 3}, {threshold_, -1, 3}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tg_scope_begin();
+        tg_tensor *x = tt_rand(2, (int64_t[]){3, 4}, cases[i].lo, cases[i].hi);
+        oc_check(apply_op, &cases[i], 1, &x, "public function", __FILE__, __LINE__);
+        tg_scope_end();
+    }
+}
+
+/* a chain of the new ops in a graph at optimisation level 2, where they
+ * fuse into one fused_elementwise node running their kernels block by
+ * block: bitwise the eager values (float32) */
+static tg_tensor *chain_fn(tg_tensor *x)
+{
+    tg_tensor *a = tg_silu(tg_asinh(x)), *b = tg_hardtanh(tg_mish(x), -0.5, 1.5);
+    tg_tensor *c = tg_softshrink(tg_atan(tg_mul(a, b)), 0.1);
+    return tg_threshold(tg_log1p(tg_square(tg_celu(c, 0.7))), 0.01, -1);
+}
+
+static void test_fused_graph_bitwise(void)
+{
+    tg_scope_begin();
+    tg_tensor *x = tg_cast(tg_detach(tt_rand(2, (int64_t[]){64, 33}, -3, 3)), TG_FLOAT32);
+    tg_tensor *want = chain_fn(x);
+    tg_graph *g = tg_graph_new("chain");
+    tg_tensor *p = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){64, 33});
+    CHECK_OK(tg_graph_begin(g));
+    tg_tensor *y = chain_fn(p);
+    CHECK_OK(tg_graph_end());
+    tg_session *s = tg_session_new(g);
+    tg_session_options o = tg_session_default_options();
+    o.opt_level = 2;
+    CHECK_OK(tg_session_set_options(s, &o));
+    tg_pass_record rec[32];
+    int n_rec = 0, fused = 0, ops = 0;
+    tg_graph_free(tg_session_optimized_graph(s, 1, &p, NULL, 1, &y, 0, NULL, 32, rec, &n_rec));
+    for (int i = 0; i < n_rec; i++)
+        for (int k = 0; !strcmp(rec[i].pass, "fuse_elementwise") && k < rec[i].n_counts; k++) {
+            fused += !strcmp(rec[i].counts[k].what, "fused") ? rec[i].counts[k].n : 0;
+            ops += !strcmp(rec[i].counts[k].what, "ops") ? rec[i].counts[k].n : 0;
+        }
+    /* the whole tree (x is a leaf read twice): one node of the 11 ops */
+    CHECK(fused == 1 && ops == 11);
+    printf("  fused %d nodes of %d ops\n", fused, ops);
+    tg_tensor *got = NULL;
+    CHECK_OK(tg_session_run(s, 1, &p, &x, 1, &y, &got, 0, NULL));
+    CHECK(tt_same(got, want));
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_values);
     RUN(test_domains);
     RUN(test_integer_inputs);
     RUN(test_errors);
+    RUN(test_onnx_chains);
+    RUN(test_public_functions_checked);
+    RUN(test_fused_graph_bitwise);
     return tt_finish();
 }

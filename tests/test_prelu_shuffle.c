@@ -116,7 +116,7 @@ static void test_graph_mode(void)
     tg_tensor *out = NULL;
     CHECK_OK(tg_session_run(s, 1, (tg_tensor *[]){p}, (tg_tensor *[]){x}, 1, &sym, &out, 0,
                             NULL));
-    CHECK(tt_same(out, eager)); /* out is the test scope's */
+    CHECK(tt_same(out, eager)); /* out belongs to tt_run's scope (tg_session_run) */
     tg_session_free(s);
     tg_graph_free(g);
 }

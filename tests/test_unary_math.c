@@ -7,6 +7,7 @@
  * in test_kinks.c, and PyTorch's values and gradients in
  * tests/python/test_unary_math.py. */
 #include "harness.h"
+#include "op_check.h"
 
 #include <math.h>
 
@@ -185,11 +186,58 @@ static void test_errors(void)
     tg_scope_end();
 }
 
+/* the ops without an ONNX operator export as chains of ONNX nodes
+ * (export_ops.c); re-imported they give the op's values (1e-6), float64
+ * and float32, integer inputs cast first */
+typedef struct op_case {
+    unary_fn fn;
+    double lo, hi;
+} op_case;
+
+static tg_tensor *apply_op(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    return ((const op_case *)user)->fn(in[0]);
+}
+
+static void test_onnx_chains(void)
+{
+    op_case cases[] = {{tg_rsqrt, 0.5, 2},  {tg_silu, -4, 4},   {tg_mish, -4, 4},
+                       {tg_logsigmoid, -4, 4}, {tg_square, -2, 2}, {tg_log1p, -0.5, 2},
+                       {tg_expm1, -2, 2},  {tg_log2, 0.5, 2},  {tg_log10, 0.5, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tg_scope_begin();
+        tg_tensor *x = tg_detach(tt_rand(2, (int64_t[]){2, 3}, cases[i].lo, cases[i].hi));
+        tg_tensor *in[3] = {x, tg_cast(x, TG_FLOAT32),
+                            tg_cast(tg_add_scalar(tg_mul_scalar(x, 2), 0.5), TG_INT32)};
+        for (int d = 0; d < 3; d++)
+            oc_roundtrip(apply_op, &cases[i], 1, &in[d], "chain", __FILE__, __LINE__);
+        tg_scope_end();
+    }
+}
+
+/* the public functions that are one op with fixed attributes (relu6 is
+ * hardtanh(0, 6), the shrinks one op): gradcheck, forward vs reverse mode,
+ * graph vs eager, away from the kinks */
+static void test_public_functions_checked(void)
+{
+    op_case cases[] = {{tg_relu6, -2, 8}, {softshrink_, -2, 2}, {hardshrink_, -2, 2},
+                       {celu07, -2, 2}, {hardtanh_, -1, 3}, {threshold_, -1, 3}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tg_scope_begin();
+        tg_tensor *x = tt_rand(2, (int64_t[]){3, 4}, cases[i].lo, cases[i].hi);
+        oc_check(apply_op, &cases[i], 1, &x, "public function", __FILE__, __LINE__);
+        tg_scope_end();
+    }
+}
+
 int main(void)
 {
     RUN(test_values);
     RUN(test_domains);
     RUN(test_integer_inputs);
     RUN(test_errors);
+    RUN(test_onnx_chains);
+    RUN(test_public_functions_checked);
     return tt_finish();
 }

@@ -1,7 +1,9 @@
 /* ONNX export, one writer per ONNX operator: which ONNX operator a graph
  * node becomes comes from its op definition (tg_op_def.onnx); the writer
  * translates the attributes and makes constant inputs initializers. Ops
- * without an ONNX operator of their own are written as two (rsqrt, ne). */
+ * without an ONNX operator of their own are written as several (ne, and
+ * the unary chains: rsqrt, silu, mish, logsigmoid, square, log1p, expm1,
+ * log2, log10). */
 #include "onnx/export.h"
 
 #include <stdlib.h>
@@ -524,18 +526,60 @@ static tg_status ex_layer_norm(ex *e, const exnode *x, const char *op)
 
 /* ---- ops with no single ONNX operator, written as two ------------------- */
 
-/* rsqrt: Reciprocal(Sqrt(x)) */
-static tg_status ex_rsqrt(ex *e, const exnode *x, const char *op)
+/* Unary ops without an ONNX operator, written as a chain of ONNX nodes
+ * (PyTorch's exports of them, where it has one): each step's operands
+ * are x (the input, cast to the output dtype), p (the previous step's
+ * result) or c (the chain's constant, of the output dtype). log1p and
+ * expm1 lose their accuracy near 0 this way, as in PyTorch's export. */
+typedef struct chain_step {
+    const char *op, *args;
+} chain_step;
+
+static const struct {
+    const char *op;
+    double c;
+    chain_step steps[3];
+} chains[] = {
+    {"rsqrt", 0, {{"Sqrt", "x"}, {"Reciprocal", "p"}}},
+    {"silu", 0, {{"Sigmoid", "x"}, {"Mul", "xp"}}},
+    {"mish", 0, {{"Softplus", "x"}, {"Tanh", "p"}, {"Mul", "xp"}}},
+    {"logsigmoid", 0, {{"Neg", "x"}, {"Softplus", "p"}, {"Neg", "p"}}},
+    {"square", 0, {{"Mul", "xx"}}},
+    {"log1p", 1, {{"Add", "xc"}, {"Log", "p"}}},
+    {"expm1", 1, {{"Exp", "x"}, {"Sub", "pc"}}},
+    {"log2", 0.69314718055994530942, {{"Log", "x"}, {"Div", "pc"}}},
+    {"log10", 2.30258509299404568402, {{"Log", "x"}, {"Div", "pc"}}},
+};
+
+static tg_status ex_chain(ex *e, const exnode *x, int k)
 {
-    (void)op;
-    char *mid = onnx_ex_aux_name(e, x->n->name);
-    const char *m1[1] = {mid};
-    onnx_node *n;
-    if ((n = onnx_ex_node(e, "Sqrt", mid)))
-        onnx_ex_io(e, n, 1, x->in, 1, m1);
-    if ((n = onnx_ex_node(e, "Reciprocal", x->n->name)))
-        onnx_ex_io(e, n, 1, m1, 1, x->out);
-    free(mid);
+    tg_dtype dt = x->out_meta->dtype;
+    char *xin = (char *)input_as(e, x, 0, dt), *prev = NULL, *cn = NULL;
+    int n = 0;
+    while (n < 3 && chains[k].steps[n].op)
+        n++;
+    for (int i = 0; i < n && e->err == TG_OK; i++) {
+        const chain_step *st = &chains[k].steps[i];
+        const char *in[2];
+        int n_in = 0;
+        for (const char *a = st->args; *a; a++) {
+            if (*a == 'c' && !cn)
+                cn = onnx_ex_init_scalar(e, x->n->name, dt, chains[k].c);
+            in[n_in++] = *a == 'x' ? xin : *a == 'p' ? prev : cn;
+        }
+        /* the last step makes the node's output under the node's name */
+        char *out = i < n - 1 ? onnx_ex_aux_name(e, x->n->name) : NULL;
+        const char *outs[1] = {out ? out : x->out[0]};
+        onnx_node *nd = onnx_ex_node(e, st->op, out ? out : x->n->name);
+        if (nd)
+            onnx_ex_io(e, nd, n_in, in, 1, outs);
+        free(prev);
+        prev = out;
+    }
+    free(prev);
+    free(cn);
+    if (xin != x->in[0])
+        free(xin);
     return e->err;
 }
 
@@ -636,7 +680,7 @@ static const struct {
 static const struct {
     const char *op;
     writer_fn write;
-} composites[] = {{"rsqrt", ex_rsqrt}, {"ne", ex_ne}};
+} composites[] = {{"ne", ex_ne}};
 
 tg_status onnx_ex_op(ex *e, const exnode *x)
 {
@@ -648,6 +692,9 @@ tg_status onnx_ex_op(ex *e, const exnode *x)
     for (size_t i = 0; !op->onnx.op && i < sizeof composites / sizeof composites[0]; i++)
         if (!strcmp(op->name, composites[i].op))
             return composites[i].write(e, x, NULL);
+    for (int i = 0; !op->onnx.op && i < (int)(sizeof chains / sizeof chains[0]); i++)
+        if (!strcmp(op->name, chains[i].op))
+            return ex_chain(e, x, i);
     /* an op that names its ONNX operator and takes no attributes maps one
      * to one (the importer's direct ops): inputs and output as they are */
     if (op->onnx.op && op->onnx.opset <= ONNX_EXPORT_OPSET && !op->attrs.specs &&

@@ -256,6 +256,9 @@ typedef tg_tensor *(*op1)(tg_tensor *);
 static tg_tensor *leaky(tg_tensor *x) { return tg_leaky_relu(x, 0.1); }
 static tg_tensor *elu13(tg_tensor *x) { return tg_elu(x, 1.3); }
 static tg_tensor *clamp_(tg_tensor *x) { return tg_clamp(x, -0.5, 0.4); }
+static tg_tensor *celu07(tg_tensor *x) { return tg_celu(x, 0.7); }
+static tg_tensor *hardtanh_(tg_tensor *x) { return tg_hardtanh(x, -0.5, 0.4); }
+static tg_tensor *softshrink_(tg_tensor *x) { return tg_softshrink(x, 0.5); }
 /* cast between float dtypes, and through an integer (a zero tangent) */
 static tg_tensor *casts(tg_tensor *x)
 {
@@ -285,6 +288,18 @@ static struct {
     {"clamp", clamp_, -1, 1},       {"floor ceil round sign", steps, -2, 2},
     {"hardswish", tg_hardswish, -5, 5},
     {"cast", casts, -2, 2},
+    /* unary_math.c, unary_act.c */
+    {"tan", tg_tan, -1.2, 1.2},     {"asin", tg_asin, -0.9, 0.9},
+    {"acos", tg_acos, -0.9, 0.9},   {"atan", tg_atan, -3, 3},
+    {"sinh", tg_sinh, -2, 2},       {"cosh", tg_cosh, -2, 2},
+    {"asinh", tg_asinh, -3, 3},     {"acosh", tg_acosh, 1.2, 3},
+    {"atanh", tg_atanh, -0.9, 0.9}, {"expm1", tg_expm1, -2, 2},
+    {"log1p", tg_log1p, -0.5, 2},   {"log2", tg_log2, 0.5, 2},
+    {"log10", tg_log10, 0.5, 2},    {"reciprocal", tg_reciprocal, 0.5, 2},
+    {"square", tg_square, -2, 2},   {"softsign", tg_softsign, -3, 3},
+    {"silu", tg_silu, -4, 4},       {"mish", tg_mish, -4, 4},
+    {"logsigmoid", tg_logsigmoid, -4, 4}, {"celu", celu07, -2, 2},
+    {"hardtanh", hardtanh_, -1, 1}, {"softshrink", softshrink_, -1.5, 1.5},
 };
 
 static tg_tensor *unary_apply(tg_tensor *const *x);

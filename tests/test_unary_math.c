@@ -10,6 +10,8 @@
 #include "op_check.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef tg_tensor *(*unary_fn)(tg_tensor *x);
 
@@ -231,6 +233,49 @@ static void test_public_functions_checked(void)
     }
 }
 
+/* a chain of the new ops in a graph at optimisation level 2, where they
+ * fuse into one fused_elementwise node running their kernels block by
+ * block: bitwise the eager values (float32) */
+static tg_tensor *chain_fn(tg_tensor *x)
+{
+    tg_tensor *a = tg_silu(tg_asinh(x)), *b = tg_hardtanh(tg_mish(x), -0.5, 1.5);
+    tg_tensor *c = tg_softshrink(tg_atan(tg_mul(a, b)), 0.1);
+    return tg_threshold(tg_log1p(tg_square(tg_celu(c, 0.7))), 0.01, -1);
+}
+
+static void test_fused_graph_bitwise(void)
+{
+    tg_scope_begin();
+    tg_tensor *x = tg_cast(tg_detach(tt_rand(2, (int64_t[]){64, 33}, -3, 3)), TG_FLOAT32);
+    tg_tensor *want = chain_fn(x);
+    tg_graph *g = tg_graph_new("chain");
+    tg_tensor *p = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){64, 33});
+    CHECK_OK(tg_graph_begin(g));
+    tg_tensor *y = chain_fn(p);
+    CHECK_OK(tg_graph_end());
+    tg_session *s = tg_session_new(g);
+    tg_session_options o = tg_session_default_options();
+    o.opt_level = 2;
+    CHECK_OK(tg_session_set_options(s, &o));
+    tg_pass_record rec[32];
+    int n_rec = 0, fused = 0, ops = 0;
+    tg_graph_free(tg_session_optimized_graph(s, 1, &p, NULL, 1, &y, 0, NULL, 32, rec, &n_rec));
+    for (int i = 0; i < n_rec; i++)
+        for (int k = 0; !strcmp(rec[i].pass, "fuse_elementwise") && k < rec[i].n_counts; k++) {
+            fused += !strcmp(rec[i].counts[k].what, "fused") ? rec[i].counts[k].n : 0;
+            ops += !strcmp(rec[i].counts[k].what, "ops") ? rec[i].counts[k].n : 0;
+        }
+    /* the whole tree (x is a leaf read twice): one node of the 11 ops */
+    CHECK(fused == 1 && ops == 11);
+    printf("  fused %d nodes of %d ops\n", fused, ops);
+    tg_tensor *got = NULL;
+    CHECK_OK(tg_session_run(s, 1, &p, &x, 1, &y, &got, 0, NULL));
+    CHECK(tt_same(got, want));
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_values);
@@ -239,5 +284,6 @@ int main(void)
     RUN(test_errors);
     RUN(test_onnx_chains);
     RUN(test_public_functions_checked);
+    RUN(test_fused_graph_bitwise);
     return tt_finish();
 }

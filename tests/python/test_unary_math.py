@@ -133,6 +133,12 @@ def test_methods_aliases_and_inplace():
     z = tg.tensor(xs)
     assert F.hardtanh(z, 0.2, 0.6, inplace=True) is z
     np.testing.assert_allclose(z.numpy(), [0.2, 0.5, 0.6])
+    z = tg.tensor(xs)
+    assert F.threshold_(z, 0.3, -1.0) is z
+    np.testing.assert_allclose(z.numpy(), [-1, 0.5, 0.9])
+    z = tg.tensor(-xs)
+    assert F.celu_(z, 2.0) is z
+    np.testing.assert_allclose(z.numpy(), 2 * np.expm1(-xs / 2))
 
 
 @needs_torch

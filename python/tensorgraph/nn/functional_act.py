@@ -16,7 +16,8 @@ __all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu',
            'cosine_similarity', 'pairwise_distance', 'dropout1d', 'dropout2d', 'dropout3d',
            'scaled_dot_product_attention', 'pixel_shuffle', 'pixel_unshuffle',
            'adaptive_max_pool2d', 'adaptive_avg_pool2d', 'adaptive_avg_pool1d',
-           'adaptive_max_pool1d', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_', 'embedding']
+           'adaptive_max_pool1d', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_', 'celu_',
+           'threshold_', 'embedding']
 
 
 def _inplace(input, out, inplace):
@@ -75,6 +76,10 @@ def threshold(input, threshold, value, inplace=False):
     return _inplace(input, _C.threshold(input, threshold, value), inplace)
 
 
+def threshold_(input, threshold, value):
+    return _inplace(input, _C.threshold(input, threshold, value), True)
+
+
 def prelu(input, weight):
     """x where x > 0, weight * x elsewhere; weight has 1 element or one per
     channel (dim 1): the C function tg_prelu"""
@@ -85,6 +90,10 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     return _inplace(input, _C.celu(input, alpha), inplace)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, True)
 
 
 def _softmax_dim(ndim):

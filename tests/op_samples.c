@@ -250,6 +250,15 @@ const os_sample os_samples[] = {
     {"shrink", "hardshrink 0.3", IN(X(-1.5, 1.5, 2, 3)), AT(AF("a", 0.3), AF("b", 0.0))},
     {"threshold", "0.2 to -1.5", IN(X(-1, 1, 2, 3)), AT(AF("a", 0.2), AF("b", -1.5)), OS_STRIDED},
     {"threshold", "ThresholdedRelu 0.1", IN(X(-1, 1, 2, 3)), AT(AF("a", 0.1), AF("b", 0.0))},
+    /* ---- scatter (scatter.c): one index per row along the axis, so that no
+     * position is written twice (a later write would hide an earlier src
+     * element, which gradcheck would see) ---- */
+    {"scatter", "axis 1, [2,1] into [2,4]", IN(X(-1, 1, 2, 4), I(4, 2, 1), X(-1, 1, 2, 1)),
+     AT(AI("axis", 1)), OS_STRIDED},
+    /* known exception: ONNX ScatterElements wants updates of the indices'
+     * shape; src larger than index has no ONNX form */
+    {"scatter", "axis 0, [1,2] into [3,2], src [2,3] larger",
+     IN(X(-1, 1, 3, 2), I(3, 1, 2), X(-1, 1, 2, 3)), AT(AI("axis", 0)), OS_NO_ONNX},
     /* ---- shape-dependent helpers for unknown dims (dynamic.c); last, so
      * that their random inputs do not shift the other samples' draws ---- */
     {"expand_as", "[1,3] to [4,2,3]", IN(X(-1, 1, 1, 3), K(-1, 1, 4, 2, 3)), .flags = OS_STRIDED},

@@ -437,6 +437,13 @@ tg_status tg_split(tg_tensor *x, int axis, int n, const int64_t *sizes,
 /* out[i][j] = x[index[i][j]][j] along axis (index same ndim as x) */
 tg_tensor *tg_gather(tg_tensor *x, int axis, tg_tensor *index);
 tg_tensor *tg_index_select(tg_tensor *x, int axis, tg_tensor *index); /* 1-D */
+/* torch.scatter(x, axis, index, src): a copy of x with src[p] written at p
+ * with its axis coordinate replaced by index[p], for each position p of
+ * index (same rank as x and src, no larger than src, nor than x off the
+ * axis); x and src of one dtype; of repeated indices the last in index
+ * order wins. Gradients: x's is dy zeroed where written, src's dy gathered
+ * at index (zero beyond index's extent). ONNX ScatterElements. */
+tg_tensor *tg_scatter(tg_tensor *x, int axis, tg_tensor *index, tg_tensor *src);
 /* pads[2*i] and pads[2*i+1] elements of `value` go before and after
  * axis i, for axes 0 .. n_pads/2 - 1 (n_pads even, <= 2 * ndim; the
  * remaining axes are not padded). Pads must be >= 0. */

@@ -12,7 +12,7 @@ typedef enum {
     C_TP, C_TTR, C_TTO, C_CAST, C_CONV, C_POOL, C_BN, C_LN, C_DROP, C_EMB,
     C_LIST, C_TIT, C_PAD, C_ONEHOT, C_SQUEEZE, C_NLL, C_ADDMM, C_CONVT,
     C_CONV1, C_CONVT1, C_POOL1, C_CONV3, C_CONVT3, C_POOL3, C_INORM, C_GNORM, C_INTERP,
-    C_EINSUM, C_CUMSUM, C_NORM, C_TL
+    C_EINSUM, C_CUMSUM, C_NORM, C_TL, C_SCATTER
 } call_shape;
 
 typedef void (*any_fn)(void);

@@ -185,6 +185,7 @@ const op_row tgpy_op_rows[] = {
     {"stack", "tensors:L dim:i=0", C_LIST, F(tg_stack), false},
     {"gather", "input:T dim:i index:T", C_TIT, F(tg_gather), true},
     {"index_select", "input:T dim:i index:T", C_TIT, F(tg_index_select), true},
+    {"_scatter", "input:T dim:i index:T src:T", C_SCATTER, F(tg_scatter), false},
     {"_pad", "input:T pad:S value:f=0 mode:i=0", C_PAD, F(tg_pad), false},
     {"_one_hot", "input:T num_classes:i", C_ONEHOT, F(tg_one_hot), false},
     /* masks (Tensor methods and their in-place forms: _tensor_extra.py) */
@@ -314,6 +315,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_TI: return ((fn_ti)f)(v[0].t, (int)v[1].f);
     case C_TII: return ((fn_tii)f)(v[0].t, (int)v[1].f, (int)v[2].f);
     case C_TL: return ((fn_tl)f)(v[0].t, (int64_t)v[1].f);
+    case C_SCATTER: return tg_scatter(v[0].t, (int)v[1].f, v[2].t, v[3].t);
     case C_TAB: return ((fn_tab)f)(v[0].t, v[1].n, v[1].ints, v[2].f != 0);
     case C_VAR: {
         int corr = v[4].none ? (v[2].f != 0) : (int)v[4].f;

@@ -453,8 +453,9 @@ def _src_part(src, index):
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
-    """a copy of input with input[index[i][j]][j] = src[i][j] (dim 0);
-    reduce 'add' / 'multiply' combine instead (PyTorch's deprecated form)"""
+    """a copy of input with input[index[i][j]][j] = src[i][j] (dim 0): the C
+    op scatter; reduce 'add' / 'multiply' combine instead (PyTorch's
+    deprecated form)"""
     if src is None:
         src = value
     dim = _dim(dim, input.ndim)
@@ -465,6 +466,9 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         return scatter_add(input, dim, index, s)
     if reduce not in (None, 'multiply'):
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    if reduce is None:  # the C op scatter
+        s = src if isinstance(src, Tensor) else full(tuple(index.shape), src, dtype=input.dtype)
+        return _C._scatter(input, dim, index, s)
     s = _src_part(src, index) if isinstance(src, Tensor) else src
     out = input.clone()
     grid = _index_grid(index, dim)

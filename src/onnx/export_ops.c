@@ -630,6 +630,21 @@ static tg_status ex_isinf(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+/* ScatterElements from scatter (data, indices, updates; ONNX wants updates
+ * of the indices' shape); scatter_add has no form here (it would need a
+ * zero data input and reduction add) */
+static tg_status ex_scatter(ex *e, const exnode *x, const char *op)
+{
+    const tg_meta *ix = x->in_meta[1], *src = x->in_meta[2];
+    if (strcmp(x->n->op->name, "scatter") || ix->ndim != src->ndim ||
+        memcmp(ix->shape, src->shape, (size_t)ix->ndim * sizeof ix->shape[0]))
+        return onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "op '%s' (node '%s') has no ONNX mapping "
+                            "(scatter does when src has the index's shape)",
+                            x->n->op->name, x->n->name);
+    onnx_ex_attr_int(e, simple(e, x, op, 3), "axis", aint(x, "axis", 0));
+    return e->err;
+}
+
 /* ==== which writer ========================================================= */
 
 typedef tg_status (*writer_fn)(ex *e, const exnode *x, const char *op);
@@ -665,7 +680,7 @@ static const struct {
     {"MaxPool", ex_max_pool}, {"AveragePool", ex_avg_pool}, {"Softmax", ex_softmax},
     {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm}, {"Trilu", ex_trilu},
-    {"IsInf", ex_isinf},
+    {"IsInf", ex_isinf}, {"ScatterElements", ex_scatter},
     {"Celu", ex_celu}, {"Shrink", ex_shrink}, {"ThresholdedRelu", ex_threshold},
 };
 

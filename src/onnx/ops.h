@@ -67,6 +67,7 @@ extern const onnx_op_entry onnx_ops_composite[];
 extern const onnx_op_entry onnx_ops_conv[];
 extern const onnx_op_entry onnx_ops_mask[]; /* ops_mask.c: Trilu, IsNaN, IsInf */
 extern const onnx_op_entry onnx_ops_layout[]; /* ops_layout.c: CastLike, Size, EyeLike, ... */
+extern const onnx_op_entry onnx_ops_index[]; /* ops_index.c: ScatterElements, GatherND, OneHot */
 
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */

@@ -380,6 +380,7 @@ extern const tg_op_def *const tg_ops_range[]; /* range.c */
 extern const tg_op_def *const tg_ops_sort[];  /* sort.c: topk */
 extern const tg_op_def *const tg_ops_trilu[]; /* trilu.c: tril, triu */
 extern const tg_op_def *const tg_ops_fpclass[]; /* fpclass.c: isnan, isinf */
+extern const tg_op_def *const tg_ops_scatter[]; /* scatter.c: scatter */
 extern const tg_op_def *const tg_ops_graph[]; /* src/graph/assign.c */
 extern const tg_op_def *const tg_ops_fused[]; /* src/ops/fused.c */
 extern const tg_op_def *const tg_ops_pool_compact[]; /* pool_compact.c: level 2 */

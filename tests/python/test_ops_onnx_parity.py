@@ -131,3 +131,41 @@ def test_pixel_shuffle_errors():
         tg.nn.functional.pixel_unshuffle(tg.zeros(4, 4), 2)
     with pytest.raises((RuntimeError, ValueError), match="positive upscale_factor"):
         tg.pixel_shuffle(tg.zeros(1, 4, 2, 2), 0)
+
+
+@needs_torch
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_scatter_matches_torch(dim):
+    a, s = np.random.standard_normal((4, 5)), np.random.standard_normal((4, 5))
+    n = a.shape[dim]
+    # a permutation per column / row: no position written twice
+    idx = np.argsort(np.random.standard_normal((4, 5)), axis=dim) % n
+    idx = np.take(idx, range(3), axis=dim)  # smaller than src along dim
+    x, src = tg.tensor(a, requires_grad=True), tg.tensor(s, requires_grad=True)
+    t, u = torch.tensor(a, requires_grad=True), torch.tensor(s, requires_grad=True)
+    y, yt = tg.scatter(x, dim, tg.tensor(idx), src), torch.scatter(t, dim, torch.tensor(idx), u)
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(x.scatter(dim, tg.tensor(idx), src).detach().numpy(),
+                                  yt.detach().numpy())
+    g = np.random.standard_normal((4, 5))
+    y.backward(tg.tensor(g))
+    # PyTorch cannot give src a gradient when index is smaller than src
+    # (it fails); tensorgraph's is zero there: compare on index's extent
+    yt.backward(torch.tensor(g), inputs=[t])
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    want = np.zeros_like(s)
+    np.put_along_axis(want, idx, 0, axis=dim)
+    sl = [slice(None)] * 2
+    sl[dim] = slice(0, 3)
+    want[tuple(sl)] = np.take_along_axis(g, idx, axis=dim)
+    np.testing.assert_array_equal(src.grad.numpy(), want)
+
+
+@needs_torch
+def test_scatter_value_and_errors():
+    idx = np.array([[1], [0]])
+    got = tg.scatter(tg.zeros(2, 3), 1, tg.tensor(idx), value=2.5)
+    want = torch.scatter(torch.zeros(2, 3), 1, torch.tensor(idx), value=2.5)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises((RuntimeError, IndexError), match="out of bounds"):
+        tg.scatter(tg.zeros(2, 3), 1, tg.tensor([[3]]), tg.ones(1, 1))

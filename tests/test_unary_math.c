@@ -189,8 +189,9 @@ static void test_errors(void)
 }
 
 /* the ops without an ONNX operator export as chains of ONNX nodes
- * (export_ops.c); re-imported they give the op's values (1e-6), float64
- * and float32, integer inputs cast first */
+ * (export_ops.c), the others as their operator; re-imported they give
+ * the op's values (1e-6), float64 and float32, and integer inputs, which
+ * float functions cast first */
 typedef struct op_case {
     unary_fn fn;
     double lo, hi;
@@ -202,11 +203,14 @@ static tg_tensor *apply_op(int n, tg_tensor *const *in, void *user)
     return ((const op_case *)user)->fn(in[0]);
 }
 
-static void test_onnx_chains(void)
+static void test_onnx_roundtrips(void)
 {
     op_case cases[] = {{tg_rsqrt, 0.5, 2},  {tg_silu, -4, 4},   {tg_mish, -4, 4},
                        {tg_logsigmoid, -4, 4}, {tg_square, -2, 2}, {tg_log1p, -0.5, 2},
-                       {tg_expm1, -2, 2},  {tg_log2, 0.5, 2},  {tg_log10, 0.5, 2}};
+                       {tg_expm1, -2, 2},  {tg_log2, 0.5, 2},  {tg_log10, 0.5, 2},
+                       {tg_tan, -1.2, 1.2}, {tg_atan, -3, 3},   {tg_sinh, -2, 2},
+                       {tg_softsign, -3, 3}, {celu07, -2, 2},   {softshrink_, -1.5, 1.5},
+                       {threshold_, -1, 3}, {hardtanh_, -1, 3}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tg_scope_begin();
         tg_tensor *x = tg_detach(tt_rand(2, (int64_t[]){2, 3}, cases[i].lo, cases[i].hi));
@@ -282,7 +286,7 @@ int main(void)
     RUN(test_domains);
     RUN(test_integer_inputs);
     RUN(test_errors);
-    RUN(test_onnx_chains);
+    RUN(test_onnx_roundtrips);
     RUN(test_public_functions_checked);
     RUN(test_fused_graph_bitwise);
     return tt_finish();

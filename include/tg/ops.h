@@ -112,6 +112,8 @@ tg_tensor *tg_relu(tg_tensor *x);
 tg_tensor *tg_leaky_relu(tg_tensor *x, double negative_slope);
 tg_tensor *tg_elu(tg_tensor *x, double alpha);
 tg_tensor *tg_gelu(tg_tensor *x); /* exact (erf) form */
+/* PyTorch's approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+tg_tensor *tg_gelu_tanh(tg_tensor *x);
 tg_tensor *tg_erf(tg_tensor *x);
 tg_tensor *tg_softplus(tg_tensor *x);
 tg_tensor *tg_floor(tg_tensor *x);

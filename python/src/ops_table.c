@@ -48,6 +48,7 @@ const op_row tgpy_op_rows[] = {
     {"sigmoid", "input:T", C_T, F(tg_sigmoid), true},
     {"relu", "input:T", C_T, F(tg_relu), true},
     {"gelu", "input:T", C_T, F(tg_gelu), false},
+    {"_gelu_tanh", "input:T", C_T, F(tg_gelu_tanh), false},
     {"erf", "input:T", C_T, F(tg_erf), true},
     {"softplus", "input:T", C_T, F(tg_softplus), false},
     {"hardswish", "input:T", C_T, F(tg_hardswish), false},

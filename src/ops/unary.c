@@ -36,8 +36,14 @@ UN_FLOAT(cos, cos(x))
 UN_FLOAT(tanh, tanh(x))
 UN_FLOAT(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 UN_FLOAT(erf, erf(x))
-/* erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for x << 0 */
-UN_FLOAT(gelu, (V)0.5 * x * erfc(-x * (V)SQRT1_2))
+/* erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for x << 0;
+ * attribute a = 1: PyTorch's approximate='tanh', in its order of
+ * operations: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+#define GELU_BETA 0.79788456080286535588 /* sqrt(2 / pi) */
+#define GELU_KAPPA 0.044715
+#define GELU_TANH(x) \
+    ((V)0.5 * (x) * (1 + tanh((V)GELU_BETA * ((x) + (V)GELU_KAPPA * ((x) * (x) * (x))))))
+UN_FLOAT(gelu, P->a != 0 ? GELU_TANH(x) : (V)0.5 * x * erfc(-x * (V)SQRT1_2))
 UN_FLOAT(softplus, SOFTPLUS(x))
 UN_FLOAT(leaky_relu, x > 0 ? x : x * (V)P->a)
 UN_FLOAT(elu, x > 0 ? x : (V)P->a * expm1(x))
@@ -113,10 +119,27 @@ DERIV(tanh, tg_mul(t, tg_sub(tg_ones_like(y), tg_mul(y, y))))
 DERIV(sigmoid, tg_mul(t, tg_mul(y, tg_sub(tg_ones_like(y), y))))
 DERIV(relu, relu_grad_call(t, y))
 DERIV(erf, tg_mul(t, tg_mul_scalar(tg_exp(tg_neg(tg_mul(x, x))), 1.12837916709551257390)))
-/* d/dx x*Phi(x) = Phi(x) + x*phi(x) */
-DERIV(gelu, tg_mul(t, tg_add(tg_mul_scalar(tg_add_scalar(tg_erf(tg_mul_scalar(x, SQRT1_2)), 1.0), 0.5),
-                             tg_mul(x, tg_mul_scalar(tg_exp(tg_mul_scalar(tg_mul(x, x), -0.5)),
-                                                     0.39894228040143267794)))))
+/* exact: d/dx x Phi(x) = Phi(x) + x phi(x); tanh form, with u = beta (x +
+ * kappa x^3): 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) beta (1 + 3 kappa x^2) */
+static tg_tensor *gelu_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, const void *attr)
+{
+    (void)y;
+    const unary_attrs *a = attr;
+    if (a && a->a != 0) {
+        tg_tensor *x2 = tg_mul(x, x);
+        tg_tensor *th = tg_tanh(tg_mul_scalar(tg_add(x, tg_mul_scalar(tg_mul(x2, x), GELU_KAPPA)),
+                                              GELU_BETA));
+        tg_tensor *left = tg_mul_scalar(tg_add_scalar(th, 1.0), 0.5);
+        tg_tensor *slope = tg_mul_scalar(tg_add_scalar(tg_mul_scalar(x2, 3 * GELU_KAPPA), 1.0),
+                                         GELU_BETA);
+        tg_tensor *right = tg_mul(tg_mul_scalar(x, 0.5),
+                                  tg_mul(tg_sub(tg_ones_like(th), tg_mul(th, th)), slope));
+        return tg_mul(t, tg_add(left, right));
+    }
+    return tg_mul(t, tg_add(tg_mul_scalar(tg_add_scalar(tg_erf(tg_mul_scalar(x, SQRT1_2)), 1.0), 0.5),
+                            tg_mul(x, tg_mul_scalar(tg_exp(tg_mul_scalar(tg_mul(x, x), -0.5)),
+                                                    0.39894228040143267794))));
+}
 DERIV(softplus, tg_mul(t, tg_sigmoid(x)))
 DERIV(leaky_relu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
                                      tg_full_like(x, a->a))))
@@ -161,6 +184,8 @@ static const tg_arg_spec neg_in[] = {{"x", TG_DTS_FLOAT | TG_DTS_INDEX}, {0}};
 
 static const tg_attr_spec slope_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0.01), {0}};
 static const tg_attr_spec alpha_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0), {0}};
+/* gelu: a = 0 exact (erf), 1 the tanh approximation */
+static const tg_attr_spec gelu_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0, TG_RANGE(0, 1)), {0}};
 /* ONNX's attribute names and PyTorch's values (F.hardsigmoid, F.selu) */
 static const tg_attr_spec hardsigmoid_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0 / 6),
                                                  TG_SPEC_FLOAT(unary_attrs, b, 0.5), {0}};
@@ -196,6 +221,7 @@ const unary_def tg_op_relu = {{UNARY_COMMON(relu, number_in, number_out), .save_
 const unary_def tg_op_erf = {{UNARY_COMMON(erf, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Erf", 13}}, erf_rows};
 const unary_def tg_op_gelu = {{UNARY_COMMON(gelu, number_in, float_out), .save_inputs = 1u,
+                               .attrs = {gelu_specs, sizeof(unary_attrs)},
                                .onnx = {"Gelu", 20}}, gelu_rows};
 const unary_def tg_op_softplus = {{UNARY_COMMON(softplus, number_in, float_out), .save_inputs = 1u,
                                    .onnx = {"Softplus", 1}}, softplus_rows};
@@ -247,6 +273,12 @@ tg_tensor *tg_sigmoid(tg_tensor *x) { return unary(&tg_op_sigmoid, x); }
 tg_tensor *tg_relu(tg_tensor *x) { return unary(&tg_op_relu, x); }
 tg_tensor *tg_erf(tg_tensor *x) { return unary(&tg_op_erf, x); }
 tg_tensor *tg_gelu(tg_tensor *x) { return unary(&tg_op_gelu, x); }
+
+tg_tensor *tg_gelu_tanh(tg_tensor *x)
+{
+    tg_attr a = TG_AF("a", 1.0);
+    return tg_op_call(&tg_op_gelu.def, 1, &x, &a, 1);
+}
 tg_tensor *tg_softplus(tg_tensor *x) { return unary(&tg_op_softplus, x); }
 tg_tensor *tg_floor(tg_tensor *x) { return unary(&tg_op_floor, x); }
 tg_tensor *tg_ceil(tg_tensor *x) { return unary(&tg_op_ceil, x); }

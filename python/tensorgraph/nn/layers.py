@@ -213,7 +213,20 @@ Hardsigmoid = _activation('Hardsigmoid', lambda x: _C._hardsigmoid(x, 1.0 / 6.0,
 SELU = _activation('SELU', _C.selu)
 Tanh = _activation('Tanh', _C.tanh)
 Sigmoid = _activation('Sigmoid', _C.sigmoid)
-GELU = _activation('GELU', _C.gelu)
+
+
+class GELU(Module):
+    def __init__(self, approximate='none'):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self):
+        return f'approximate={self.approximate!r}'
+
+
 Softplus = _activation('Softplus', _C.softplus)
 LeakyReLU = _activation('LeakyReLU', _C.leaky_relu, negative_slope=0.01)
 ELU = _activation('ELU', _C.elu, alpha=1.0)

@@ -31,7 +31,10 @@ static double r_logsigmoid(double x) { return x < -30 ? x : -log1p(exp(-x)); }
 static double r_celu07(double x) { return x > 0 ? x : 0.7 * expm1(x / 0.7); }
 static double r_hardtanh(double x) { return isnan(x) ? x : x < -0.5 ? -0.5 : x > 2 ? 2 : x; }
 static double r_relu6(double x) { return isnan(x) ? x : x < 0 ? 0 : x > 6 ? 6 : x; }
-static double r_softshrink(double x) { return isnan(x) ? x : x > 0.5 ? x - 0.5 : x < -0.5 ? x + 0.5 : 0; }
+static double r_softshrink(double x)
+{
+    return isnan(x) ? x : x > 0.5 ? x - 0.5 : x < -0.5 ? x + 0.5 : 0;
+}
 static double r_hardshrink(double x) { return isnan(x) ? x : fabs(x) > 0.5 ? x : 0; }
 static double r_threshold(double x) { return x <= 1 ? -2 : x; }
 

@@ -2,7 +2,8 @@
  * relu leaky_relu elu gelu erf softplus floor ceil round sign clamp
  * hardswish hardsigmoid selu.
  * One row template per op expanded per dtype (tgmath picks float or
- * double functions); integer inputs of float-only ops compute in float32.
+ * double functions); integer inputs of float-only ops compute in float32,
+ * and so do bools of the math functions (exp ... erf, as PyTorch).
  * The templates, infer and kernel are shared with unary_math.c and
  * unary_act.c through ops/unary.h.
  * Each op gives its derivative once (t * f'(x)): autodiff makes both the

@@ -129,9 +129,11 @@ tg_tensor *tg_hardsigmoid(tg_tensor *x, double alpha, double beta);
  * alpha 1.6732632423543772, gamma 1.0507009873554805 */
 tg_tensor *tg_selu(tg_tensor *x);
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi);
-/* float functions (integer inputs give float32), values outside a domain
- * as PyTorch's: NaN (asin, acos of |x| > 1, acosh of x < 1, atanh of
- * |x| > 1, log2 and log10 of x < 0), infinities at the poles */
+/* float functions (integer and bool inputs give float32, as for exp, sin
+ * and the other math functions above; activations refuse bools), values
+ * outside a domain as PyTorch's: NaN (asin, acos of |x| > 1, acosh of
+ * x < 1, atanh of |x| > 1, log2 and log10 of x < 0), infinities at the
+ * poles */
 tg_tensor *tg_tan(tg_tensor *x);
 tg_tensor *tg_asin(tg_tensor *x);
 tg_tensor *tg_acos(tg_tensor *x);

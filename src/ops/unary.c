@@ -2,7 +2,8 @@
  * relu leaky_relu elu gelu erf softplus floor ceil round sign clamp
  * hardswish hardsigmoid selu.
  * One row template per op expanded per dtype (tgmath picks float or
- * double functions); integer inputs of float-only ops compute in float32.
+ * double functions); integer inputs of float-only ops compute in float32,
+ * and so do bools of the math functions (exp ... erf, as PyTorch).
  * The templates, infer and kernel are shared with unary_math.c and
  * unary_act.c through ops/unary.h.
  * Each op gives its derivative once (t * f'(x)): autodiff makes both the
@@ -69,7 +70,9 @@ tg_status tg__unary_infer(tg_op_ctx *c)
 {
     const unary_def *u = (const unary_def *)c->op;
     tg_dtype dt = c->in[0]->dtype;
-    if (dt == TG_BOOL)
+    /* math functions (input spec tg__unary_math_in) take bools as
+     * PyTorch's do, as 0 and 1 in float32; activations refuse them */
+    if (dt == TG_BOOL && !(c->op->inputs[0].dtypes & TG_DTS_BOOL))
         return tg__error(TG_ERR_DTYPE, "%s: bool input is not supported; cast it "
                          "first", c->op->name);
     if (!tg_dtype_is_float(dt) && !is_int_row_table(u->rows))
@@ -170,10 +173,12 @@ DERIV(clamp, tg_mul(t, tg_cast(tg_logical_and(tg_ge(x, tg_full_like(x, a->a)),
 
 /* ---- definitions ---------------------------------------------------------- */
 const tg_arg_spec tg__unary_number_in[] = {{"x", TG_DTS_NUMBER}, {0}};
+const tg_arg_spec tg__unary_math_in[] = {{"x", TG_DTS_NUMBER | TG_DTS_BOOL}, {0}};
 const tg_arg_spec tg__unary_number_out[] = {{"y", TG_DTS_NUMBER}, {0}};
 const tg_arg_spec tg__unary_float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
 /* short names for this file's definitions */
 #define number_in tg__unary_number_in
+#define math_in tg__unary_math_in
 #define number_out tg__unary_number_out
 #define float_out tg__unary_float_out
 static const tg_arg_spec neg_in[] = {{"x", TG_DTS_FLOAT | TG_DTS_INDEX}, {0}};
@@ -196,25 +201,25 @@ const unary_def tg_op_neg = {{UNARY_COMMON(neg, neg_in, number_out),
                               .onnx = {"Neg", 13}}, neg_rows};
 const unary_def tg_op_abs = {{UNARY_COMMON(abs, number_in, number_out), .save_inputs = 1u,
                               .onnx = {"Abs", 13}}, abs_rows};
-const unary_def tg_op_exp = {{UNARY_COMMON(exp, number_in, float_out), .save_outputs = 1u,
+const unary_def tg_op_exp = {{UNARY_COMMON(exp, math_in, float_out), .save_outputs = 1u,
                               .onnx = {"Exp", 13}}, exp_rows};
-const unary_def tg_op_log = {{UNARY_COMMON(log, number_in, float_out), .save_inputs = 1u,
+const unary_def tg_op_log = {{UNARY_COMMON(log, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Log", 13}}, log_rows};
-const unary_def tg_op_sqrt = {{UNARY_COMMON(sqrt, number_in, float_out), .save_outputs = 1u,
+const unary_def tg_op_sqrt = {{UNARY_COMMON(sqrt, math_in, float_out), .save_outputs = 1u,
                                .onnx = {"Sqrt", 13}}, sqrt_rows};
-const unary_def tg_op_rsqrt = {{UNARY_COMMON(rsqrt, number_in, float_out), .save_outputs = 1u},
+const unary_def tg_op_rsqrt = {{UNARY_COMMON(rsqrt, math_in, float_out), .save_outputs = 1u},
                                rsqrt_rows};
-const unary_def tg_op_sin = {{UNARY_COMMON(sin, number_in, float_out), .save_inputs = 1u,
+const unary_def tg_op_sin = {{UNARY_COMMON(sin, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Sin", 7}}, sin_rows};
-const unary_def tg_op_cos = {{UNARY_COMMON(cos, number_in, float_out), .save_inputs = 1u,
+const unary_def tg_op_cos = {{UNARY_COMMON(cos, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Cos", 7}}, cos_rows};
-const unary_def tg_op_tanh = {{UNARY_COMMON(tanh, number_in, float_out), .save_outputs = 1u,
+const unary_def tg_op_tanh = {{UNARY_COMMON(tanh, math_in, float_out), .save_outputs = 1u,
                                .onnx = {"Tanh", 13}}, tanh_rows};
-const unary_def tg_op_sigmoid = {{UNARY_COMMON(sigmoid, number_in, float_out), .save_outputs = 1u,
+const unary_def tg_op_sigmoid = {{UNARY_COMMON(sigmoid, math_in, float_out), .save_outputs = 1u,
                                   .onnx = {"Sigmoid", 13}}, sigmoid_rows};
 const unary_def tg_op_relu = {{UNARY_COMMON(relu, number_in, number_out), .save_outputs = 1u,
                                .onnx = {"Relu", 14}}, relu_rows};
-const unary_def tg_op_erf = {{UNARY_COMMON(erf, number_in, float_out), .save_inputs = 1u,
+const unary_def tg_op_erf = {{UNARY_COMMON(erf, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Erf", 13}}, erf_rows};
 const unary_def tg_op_gelu = {{UNARY_COMMON(gelu, number_in, float_out), .save_inputs = 1u,
                                .attrs = {gelu_specs, sizeof(unary_attrs)},

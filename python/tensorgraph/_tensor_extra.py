@@ -15,7 +15,7 @@ import builtins
 import itertools
 import weakref
 
-from . import _C, _ops_math, _ops_more, _ops_shape
+from . import _C, _ops_bits, _ops_math, _ops_more, _ops_shape, _ops_stats
 from ._tensor import _update, _no_record
 
 Tensor = _C.Tensor
@@ -38,6 +38,12 @@ _MORE = ('nan_to_num', 'nansum', 'nanmean', 'aminmax', 'mv', 'addmv', 'addr', 'b
 for _n in _MORE:
     _methods[_n] = getattr(_ops_more, _n)
 _methods['where'] = lambda self, condition, y: _ops_more.where(condition, self, y)
+for _n in ('median', 'nanmedian', 'kthvalue', 'quantile', 'nanquantile', 'histc',
+           'tensor_split', 'dist', 'cov', 'corrcoef'):
+    _methods[_n] = getattr(_ops_stats, _n)
+for _n in ('bitwise_left_shift', 'bitwise_right_shift', 'index_put', 'index_put_',
+           'bitwise_left_shift_', 'bitwise_right_shift_'):  # << >>: number.c's slots
+    _methods[_n] = getattr(_ops_bits, _n)
 for _n in _SHAPE:
     _methods[_n] = getattr(_ops_shape, _n)
 for _n in _MATH:

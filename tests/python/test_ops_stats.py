@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import needs_torch, torch
+from conftest import SANITIZED, needs_torch, torch
 
 RNG = np.random.default_rng(5)
 A = RNG.permutation(24).astype(np.float64).reshape(4, 6) / 7  # distinct values
@@ -262,5 +262,6 @@ def test_shifts_against_torch():
                       torch.bitwise_left_shift(t, torch.tensor(k)))):
             assert g.tolist() == w.tolist()
             assert str(g.dtype).split('.')[-1] == str(w.dtype).split('.')[-1]
-    with pytest.raises(RuntimeError):
-        torch.tensor([1.5]) << 1
+    if not SANITIZED:  # a C++ exception in torch aborts under the preloaded ASan runtime
+        with pytest.raises(RuntimeError):
+            torch.tensor([1.5]) << 1

@@ -4,6 +4,8 @@ with / floor divisions by 2**k, which for integers are exactly PyTorch's
 shifts (>> of a negative value rounds towards -inf, as an arithmetic
 shift does) while no bit leaves the type: an overflowing << and shift
 counts outside [0, bits) are not defined (nor are they in PyTorch 1.13)."""
+import builtins
+
 from . import _C
 from ._creation import tensor
 
@@ -61,6 +63,11 @@ def _flat_index(shape, indices):
     idx = []
     for i in indices:
         i = i if isinstance(i, Tensor) else tensor(i)
+        if not i.is_symbolic and i.numel() and i.dtype not in (_C.bool, _C.uint8):
+            n = shape[len(idx)] if len(idx) < len(shape) else 0
+            vals = i.reshape(-1).tolist()  # concrete indices: checked on the host
+            if builtins.max(vals) >= n or builtins.min(vals) < -n:
+                raise IndexError(f"index out of range in index_put: dim {len(idx)} has size {n}")
         if i.dtype == _C.bool or i.dtype == _C.uint8:
             from ._ops_shape import nonzero
             idx.extend(nonzero(i).unbind(1))
@@ -76,8 +83,6 @@ def _flat_index(shape, indices):
     lin = None
     for d, i in enumerate(idx):
         n = shape[d]
-        if i.numel() and (bool((i >= n).any()) or bool((i < -n).any())):
-            raise IndexError(f"index out of range in index_put: dim {d} has size {n}")
         i = _C.where(i < 0, i + n, i)
         lin = i if lin is None else lin * n + i
     return lin, len(idx)

@@ -104,9 +104,11 @@ def _quantile(input, q, dim, keepdim, interpolation, nan_aware, name):
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         if qt.ndim > 1:
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-    qv = qt.reshape(-1)
-    if qv.numel() and not bool(((qv >= 0) & (qv <= 1)).all()):
+    # checked on the host: q is a number or a concrete tensor (in a graph too)
+    qs = [float(q)] if scalar_q else ([] if qt.is_symbolic else qt.reshape(-1).tolist())
+    if not all(0 <= v <= 1 for v in qs):
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    qv = qt.reshape(-1)
     if input.numel() == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if dim is None:

@@ -265,3 +265,19 @@ def test_shifts_against_torch():
     if not SANITIZED:  # a C++ exception in torch aborts under the preloaded ASan runtime
         with pytest.raises(RuntimeError):
             torch.tensor([1.5]) << 1
+
+
+def test_graph_mode_matches_eager():
+    x = tg.tensor(A)
+    fns = [lambda m: tg.median(m, 1).values, tg.median, lambda m: tg.nanmedian(m, 0).values,
+           lambda m: m.kthvalue(2, 1).values, lambda m: tg.quantile(m, 0.3, 1),
+           lambda m: tg.nanquantile(m, tg.tensor([0.2, 0.9], dtype=tg.float64), 0),
+           lambda m: tg.isin(m, tg.tensor([A[0, 0]])),
+           lambda m: tg.searchsorted(tg.tensor([0.5, 1.0, 2.0], dtype=tg.float64), m),
+           lambda m: tg.histc(m, 5, 0, 3), tg.cov, tg.corrcoef, tg.pdist,
+           lambda m: tg.dist(m, m * 2), lambda m: tg.tensor_split(m, 4, 1)[1],
+           lambda m: tg.index_put(m, (tg.tensor([0, 0]),), tg.ones(6, dtype=tg.float64),
+                                  accumulate=True),
+           lambda m: (m > 0.5).to(tg.int64) << 2]
+    for f in fns:
+        np.testing.assert_array_equal(tg.function(f)(x).numpy(), f(x).numpy())

@@ -52,6 +52,11 @@ const os_sample os_samples[] = {
     {"remainder", "[2,3] with [3]", IN(X(-3, 3, 2, 3), X(0.6, 1.4, 3)), .flags = OS_STRIDED | OS_NO_ONNX},
     {"remainder", "negative divisor, [4,1] with [1,3]", IN(X(-3, 3, 4, 1), X(-1.4, -0.6, 1, 3)),
      .flags = OS_NO_ONNX},
+    /* rounded quotients: zero gradients away from the jumps (no ONNX form) */
+    BINARY("floor_divide", -3, 3, 0.6, 1.4),
+    {"floor_divide", "negative divisor", IN(X(-3, 3, 2, 3), X(-1.4, -0.6, 3))},
+    BINARY("trunc_divide", -3, 3, 0.6, 1.4),
+    {"trunc_divide", "negative divisor", IN(X(-3, 3, 2, 3), X(-1.4, -0.6, 3))},
     {"cast", "float64 to float64", IN(X(-1, 1, 2, 3)), AT(AI("to", TG_FLOAT64))},
     /* ---- unary (unary.c) ---- */
     UNARY("neg", -1, 1),

@@ -56,6 +56,54 @@ static void test_fmod_remainder_values(void)
     CHECK(isnan(v[0]) && isnan(v[1]));
 }
 
+/* ---- floor_divide / trunc_divide ------------------------------------------------- */
+static void test_rounded_division(void)
+{
+    /* floats: PyTorch's values, 1 // 0.1 is 9 (floor(1 / 0.1) would be 10),
+     * -0.5 // 2 is -1, 0.5 // -2 is -1, trunc(0.5 / -2) is -0 */
+    tg_tensor *a = T1(TG_FLOAT64, 6, 5.0, -5.0, 1.0, -0.5, 0.5, 7.5);
+    tg_tensor *b = T1(TG_FLOAT64, 6, 2.0, 2.0, 0.1, 2.0, -2.0, -2.5);
+    CHECK_TENSOR(tg_floor_divide(a, b), ((double[]){2, -3, 9, -1, -1, -3}), 0);
+    CHECK_TENSOR(tg_trunc_divide(a, b), ((double[]){2, -2, 10, -0.0, -0.0, -3}), 0);
+    double z = 1;
+    CHECK(tg_copy_to(tg_trunc_divide(T1(TG_FLOAT64, 1, 0.5), T1(TG_FLOAT64, 1, -2)),
+                     TG_FLOAT64, &z) == TG_OK && z == 0 && signbit(z));
+    /* a float divisor of 0: IEEE's quotient */
+    double v[3];
+    tg_tensor *q = tg_floor_divide(T1(TG_FLOAT32, 3, 5, -5, 0), T1(TG_FLOAT32, 3, 0, 0, 0));
+    CHECK(q && tg_copy_to(q, TG_FLOAT64, v) == TG_OK);
+    CHECK(isinf(v[0]) && v[0] > 0 && isinf(v[1]) && v[1] < 0 && isnan(v[2]));
+    /* integers exactly, in their dtype: 2^40 + 1 survives, INT_MIN / -1 wraps */
+    tg_tensor *ia = T1(TG_INT64, 6, 7, -7, 7, -7, 1099511627777.0, -9223372036854775808.0);
+    tg_tensor *ib = T1(TG_INT64, 6, 2, 2, -2, -2, 1, -1);
+    tg_tensor *f = tg_floor_divide(ia, ib), *t = tg_trunc_divide(ia, ib);
+    CHECK(f && tg_dtype_of(f) == TG_INT64 && t && tg_dtype_of(t) == TG_INT64);
+    int64_t got[6];
+    CHECK(tg_copy_to(f, TG_INT64, got) == TG_OK);
+    CHECK(got[0] == 3 && got[1] == -4 && got[2] == -4 && got[3] == 3 &&
+          got[4] == 1099511627777 && got[5] == INT64_MIN);
+    CHECK(tg_copy_to(t, TG_INT64, got) == TG_OK);
+    CHECK(got[0] == 3 && got[1] == -3 && got[2] == -3 && got[3] == 3 && got[5] == INT64_MIN);
+    CHECK_TENSOR(tg_floor_divide(T1(TG_UINT8, 2, 7, 200), T1(TG_UINT8, 2, 2, 7)),
+                 ((double[]){3, 28}), 0);
+    /* int32 with a float 0-d tensor computes in float32 */
+    tg_tensor *m = tg_floor_divide(T1(TG_INT32, 2, 7, -7), tg_scalar(TG_FLOAT64, 2.5));
+    CHECK(m && tg_dtype_of(m) == TG_FLOAT32);
+    CHECK_TENSOR(m, ((double[]){2, -3}), 0);
+    /* an integer divisor of 0 is an error, as in PyTorch */
+    CHECK_ERROR(tg_floor_divide(T1(TG_INT64, 2, 1, 2), T1(TG_INT64, 2, 1, 0)), TG_ERR_ARG,
+                "division by zero");
+    CHECK_ERROR(tg_trunc_divide(T1(TG_INT32, 1, 1), T1(TG_INT32, 1, 0)), TG_ERR_ARG,
+                "division by zero");
+    /* zero gradients for both inputs, as torch.div(rounding_mode=...) */
+    tg_set_requires_grad(a, true);
+    tg_set_requires_grad(b, true);
+    tg_tensor *in[2] = {a, b}, *d[2];
+    CHECK_OK(grads(tg_sum(tg_floor_divide(a, b), 0, NULL, false), 2, in, d));
+    CHECK_TENSOR(d[0], ((double[]){0, 0, 0, 0, 0, 0}), 0);
+    CHECK_TENSOR(d[1], ((double[]){0, 0, 0, 0, 0, 0}), 0);
+}
+
 static void test_fmod_remainder_integers(void)
 {
     /* fmod([7,-7,7,-7,0], [3,3,-3,-3,-1]) and remainder */
@@ -408,6 +456,7 @@ int main(void)
 {
     RUN(test_fmod_remainder_values);
     RUN(test_fmod_remainder_integers);
+    RUN(test_rounded_division);
     RUN(test_fmod_remainder_checks);
     RUN(test_cumsum_values);
     RUN(test_cumsum_checks);

@@ -53,6 +53,13 @@ tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b);
  * -trunc(a / b) (fmod) or -floor(a / b) (remainder). */
 tg_tensor *tg_fmod(tg_tensor *a, tg_tensor *b);
 tg_tensor *tg_remainder(tg_tensor *a, tg_tensor *b);
+/* a / b rounded down (torch.floor_divide, Python's //) or toward zero
+ * (torch.div's rounding_mode='trunc'), in PyTorch's result type:
+ * integers stay integers (exact; a divisor of 0 is an error), floats
+ * round as PyTorch does (1 // 0.1 is 9; a zero divisor gives inf or
+ * NaN). The gradients are zero, as PyTorch's. */
+tg_tensor *tg_floor_divide(tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_trunc_divide(tg_tensor *a, tg_tensor *b);
 /* scalar conveniences; the scalar takes x's dtype (a fractional scalar
  * with an integer x computes in floating point). As in PyTorch, an integer x to
  * a negative integral power fails ("Integers to negative integer powers

@@ -68,30 +68,12 @@ static PyObject *binary(PyObject *a, PyObject *b, binary_fn fn)
     return r;
 }
 
-static tg_dtype result_type(tg_tensor *a, tg_tensor *b)
-{
-    return tg_promote_types(tg_dtype_of(a), tg_dtype_of(b));
-}
-
-/* a // b: floor of the true quotient, in the operands' promoted dtype */
-static tg_tensor *floor_divide(tg_tensor *a, tg_tensor *b)
-{
-    tg_tensor *q = tg_div(a, b);
-    tg_tensor *f = tg_floor(q);
-    tg_release(q);
-    tg_dtype dt = result_type(a, b);
-    if (!f || tg_dtype_of(f) == dt)
-        return f;
-    tg_tensor *c = tg_cast(f, dt);
-    tg_release(f);
-    return c;
-}
-
 static PyObject *nb_add(PyObject *a, PyObject *b) { return binary(a, b, tg_add); }
 static PyObject *nb_sub(PyObject *a, PyObject *b) { return binary(a, b, tg_sub); }
 static PyObject *nb_mul(PyObject *a, PyObject *b) { return binary(a, b, tg_mul); }
 static PyObject *nb_div(PyObject *a, PyObject *b) { return binary(a, b, tg_div); }
-static PyObject *nb_floordiv(PyObject *a, PyObject *b) { return binary(a, b, floor_divide); }
+/* a // b: rounded down (tg_floor_divide: integers exactly) */
+static PyObject *nb_floordiv(PyObject *a, PyObject *b) { return binary(a, b, tg_floor_divide); }
 static PyObject *nb_mod(PyObject *a, PyObject *b) { return binary(a, b, tg_remainder); }
 static PyObject *nb_matmul(PyObject *a, PyObject *b)
 {

@@ -22,6 +22,8 @@ const op_row tgpy_op_rows[] = {
     {"minimum", "input:T other:T", C_TT, F(tg_minimum), true},
     {"fmod", "input:T other:T", C_TT, F(tg_fmod), true},
     {"remainder", "input:T other:T", C_TT, F(tg_remainder), true},
+    {"floor_divide", "input:T other:T", C_TT, F(tg_floor_divide), false},
+    {"_trunc_divide", "input:T other:T", C_TT, F(tg_trunc_divide), false},
     {"eq", "input:T other:T", C_TT, F(tg_eq), true},
     {"ne", "input:T other:T", C_TT, F(tg_ne), true},
     {"lt", "input:T other:T", C_TT, F(tg_lt), true},

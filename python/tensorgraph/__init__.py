@@ -38,6 +38,8 @@ long = int64
 __version__ = _C.__version__
 
 from . import nn, optim, utils  # noqa: E402
+# torch.conv2d & co. take padding='same' | 'valid' as F.conv2d does
+from .nn.functional_conv import conv1d, conv2d, conv3d  # noqa: E402,F401,F811
 from .serialization import save, load  # noqa: E402
 from .function import function  # noqa: E402
 from . import onnx, datasets  # noqa: E402

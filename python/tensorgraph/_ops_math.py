@@ -16,6 +16,7 @@ Tensor = _C.Tensor
 __all__ = ['isreal', 'lerp', 'addcmul',
            'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac', 'log1p', 'expm1',
            'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
+           'div', 'divide',
            'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'eye',
            'get_default_dtype', 'set_default_dtype', 'is_complex', 'deg2rad', 'rad2deg',
            'float_power', 'sinh', 'cosh', 'signbit',
@@ -188,8 +189,23 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return r
 
 
-def floor_divide(input, other):
-    return input // other
+floor_divide = _C.floor_divide  # exact for integers; floats rounded as PyTorch
+
+
+def div(input, other, *, rounding_mode=None):
+    """true division, or the quotient rounded down ('floor') or toward
+    zero ('trunc'), integers exactly, as torch.div"""
+    if rounding_mode is None:
+        return _C.div(input, other)
+    if rounding_mode == 'floor':
+        return _C.floor_divide(input, other)
+    if rounding_mode == 'trunc':
+        return _C._trunc_divide(input, other)
+    raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                       f"but found '{rounding_mode}'")
+
+
+divide = div
 
 
 def clamp(input, min=None, max=None):  # noqa: A002  (PyTorch's names)

@@ -29,6 +29,7 @@ _SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal
 _MATH = ('isreal', 'lerp', 'addcmul',
          'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac', 'log1p', 'expm1',
          'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
+         'div', 'divide',
          'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'deg2rad',
          'rad2deg', 'float_power', 'sinh', 'cosh', 'signbit', 'sgn', 'positive',
          'absolute')
@@ -45,7 +46,7 @@ for _n in _MATH:
 _INPLACE = ('tril', 'triu', 'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy',
             'lerp', 'addcmul', 'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac',
             'log1p', 'expm1', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'hypot', 'atan2',
-            'logit', 'floor_divide', 'cumprod', 'sinh', 'cosh', 'deg2rad', 'rad2deg',
+            'logit', 'floor_divide', 'div', 'divide', 'cumprod', 'sinh', 'cosh', 'deg2rad', 'rad2deg',
             'sgn', 'nan_to_num', 'addmv', 'addr', 'baddbmm', 'addbmm')
 
 

@@ -1,5 +1,5 @@
 /* Broadcasting binary arithmetic: add sub mul div pow maximum minimum
- * fmod remainder.
+ * fmod remainder, and division rounded down or toward zero.
  * One row-kernel template per op, expanded for every numeric dtype, with
  * contiguous and scalar-operand fast paths that the compiler vectorizes. */
 #include "autodiff/jvp.h"
@@ -122,6 +122,46 @@ static inline int64_t irem(int64_t x, int64_t y)
 BIN_MOD(fmod, fmodf, fmod, ifmod)
 BIN_MOD(remainder, rem_f32, rem_f64, irem)
 
+/* a / b rounded down (torch.floor_divide, div(rounding_mode='floor')):
+ * floats as PyTorch computes them, from fmod, so that 1 // 0.1 is 9 as in
+ * Python (floor(1 / 0.1) would give 10); a zero divisor gives IEEE's
+ * a / b. Toward zero (rounding_mode='trunc'): trunc(a / b). Integer rows
+ * never see b == 0 (refused first); INT_MIN / -1 wraps to INT_MIN. */
+#define FLOOR_DIV(NAME, T, FMOD, FLOOR)                                      \
+    static inline T NAME(T x, T y)                                          \
+    {                                                                       \
+        if (y == 0)                                                         \
+            return x / y;                                                   \
+        T m = FMOD(x, y), d = (x - m) / y;                                  \
+        if (m != 0 && (y < 0) != (m < 0))                                   \
+            d -= 1;                                                         \
+        if (d == 0)                                                         \
+            return copysign((T)0, x / y);                                   \
+        T f = FLOOR(d);                                                     \
+        return d - f > (T)0.5 ? f + 1 : f;                                  \
+    }
+FLOOR_DIV(floordiv_f32, float, fmodf, floorf)
+FLOOR_DIV(floordiv_f64, double, fmod, floor)
+static inline int64_t itruncdiv(int64_t x, int64_t y)
+{
+    return y == -1 ? (int64_t)(0 - (uint64_t)x) : y == 0 ? 0 : x / y;
+}
+static inline int64_t ifloordiv(int64_t x, int64_t y)
+{
+    int64_t q = itruncdiv(x, y);
+    return y != -1 && y != 0 && x % y != 0 && (x < 0) != (y < 0) ? q - 1 : q;
+}
+#define BIN_ROUNDED(OP, F32, F64, I64)                                  \
+    BIN_ROW(OP##_f32, float, F32)                                       \
+    BIN_ROW(OP##_f64, double, F64)                                      \
+    BIN_ROW(OP##_i32, int32_t, (int32_t)I64(x, y))                      \
+    BIN_ROW(OP##_i64, int64_t, I64(x, y))                               \
+    BIN_ROW(OP##_u8, uint8_t, (uint8_t)(y ? x / y : 0))                 \
+    static const tg_iter_row_fn OP##_rows[TG_NUM_DTYPES] = {            \
+        OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_u8, NULL};
+BIN_ROUNDED(floor_divide, floordiv_f32(x, y), floordiv_f64(x, y), ifloordiv)
+BIN_ROUNDED(trunc_divide, truncf(x / y), trunc(x / y), itruncdiv)
+
 /* div is true division (integers give float32) unless told otherwise */
 typedef struct div_attrs {
     bool true_div;
@@ -199,6 +239,8 @@ static tg_status mod_kernel(tg_op_ctx *c, const tg_iter_row_fn *rows)
 }
 static tg_status fmod_kernel(tg_op_ctx *c) { return mod_kernel(c, fmod_rows); }
 static tg_status remainder_kernel(tg_op_ctx *c) { return mod_kernel(c, remainder_rows); }
+static tg_status floor_divide_kernel(tg_op_ctx *c) { return mod_kernel(c, floor_divide_rows); }
+static tg_status trunc_divide_kernel(tg_op_ctx *c) { return mod_kernel(c, trunc_divide_rows); }
 
 /* ---- gradient rules: public ops only, reduced back over broadcast dims */
 static tg_tensor *unbroadcast(tg_grad_ctx *g, int i, tg_tensor *d)
@@ -294,6 +336,18 @@ static tg_status mod_grad(tg_grad_ctx *g, bool floor_q)
 static tg_status fmod_grad(tg_grad_ctx *g) { return mod_grad(g, false); }
 static tg_status remainder_grad(tg_grad_ctx *g) { return mod_grad(g, true); }
 
+/* rounded quotients are piecewise constant: zero gradients, as PyTorch's
+ * div(rounding_mode=...) gives */
+static tg_status rounded_grad(tg_grad_ctx *g)
+{
+    for (int i = 0; i < 2; i++)
+        if (g->needs_grad[i])
+            g->dx[i] = unbroadcast(g, i, tg_zeros_like(g->dy[0]));
+    return TG_OK;
+}
+#define floor_divide_grad rounded_grad
+#define trunc_divide_grad rounded_grad
+
 static tg_status maximum_grad(tg_grad_ctx *g) { return extremum_grad(g, true); }
 static tg_status minimum_grad(tg_grad_ctx *g) { return extremum_grad(g, false); }
 
@@ -384,6 +438,13 @@ static tg_status mod_jvp(tg_jvp_ctx *c, bool floor_q)
     c->dy[0] = acc;
     return TG_OK;
 }
+static tg_status rounded_jvp(tg_jvp_ctx *c)
+{
+    c->dy[0] = NULL; /* zero */
+    return TG_OK;
+}
+#define floor_divide_jvp rounded_jvp
+#define trunc_divide_jvp rounded_jvp
 static tg_status fmod_jvp(tg_jvp_ctx *c) { return mod_jvp(c, false); }
 static tg_status remainder_jvp(tg_jvp_ctx *c) { return mod_jvp(c, true); }
 
@@ -422,6 +483,10 @@ const tg_op_def tg_op_fmod = {BINARY_COMMON(fmod), .flags = BINARY_FLAGS,
                               .save_inputs = TG_SAVE_ALL, .onnx = {"Mod", 13}};
 const tg_op_def tg_op_remainder = {BINARY_COMMON(remainder), .flags = BINARY_FLAGS,
                                    .save_inputs = TG_SAVE_ALL, .onnx = {"Mod", 13}};
+/* no ONNX operator rounds a float quotient this way (Div truncates
+ * integers only) */
+const tg_op_def tg_op_floor_divide = {BINARY_COMMON(floor_divide), .flags = BINARY_FLAGS};
+const tg_op_def tg_op_trunc_divide = {BINARY_COMMON(trunc_divide), .flags = BINARY_FLAGS};
 
 /* ---- public functions --------------------------------------------------------- */
 static tg_tensor *binary(const tg_op_def *op, tg_tensor *a, tg_tensor *b)
@@ -438,6 +503,14 @@ tg_tensor *tg_maximum(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_maximum
 tg_tensor *tg_minimum(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_minimum, a, b); }
 tg_tensor *tg_fmod(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_fmod, a, b); }
 tg_tensor *tg_remainder(tg_tensor *a, tg_tensor *b) { return binary(&tg_op_remainder, a, b); }
+tg_tensor *tg_floor_divide(tg_tensor *a, tg_tensor *b)
+{
+    return binary(&tg_op_floor_divide, a, b);
+}
+tg_tensor *tg_trunc_divide(tg_tensor *a, tg_tensor *b)
+{
+    return binary(&tg_op_trunc_divide, a, b);
+}
 
 tg_tensor *tg_div(tg_tensor *a, tg_tensor *b)
 {

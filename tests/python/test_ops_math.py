@@ -189,7 +189,7 @@ def test_pad_mode_checks():
     x = tg.zeros(1, 2, 3)
     with pytest.raises((RuntimeError, ValueError), match="less than"):
         F.pad(x, (3, 0), mode='reflect')  # PyTorch: pad must be < the dim
-    with pytest.raises(NotImplementedError):
-        F.pad(x, (1, 1), mode='circular')
+    with pytest.raises(ValueError, match="wrapping around more than once"):
+        F.pad(x, (4, 0), mode='circular')  # PyTorch: at most the dim's size
     with pytest.raises(NotImplementedError, match="2D, 3D, 4D, 5D"):
         F.pad(tg.zeros(3), (1, 1), mode='replicate')

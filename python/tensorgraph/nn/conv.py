@@ -6,13 +6,36 @@ import math
 
 from .. import _C
 from .._creation import zeros
-from . import init
+from . import functional as F, init
+from ._padding import same_padding
 from .module import Module
 from .parameter import Parameter
 
 
 def _ntuple(v, n):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+_PADDING_MODES = ('zeros', 'reflect', 'replicate', 'circular')
+
+
+def _check_padding(name, padding, padding_mode, stride, transposed):
+    """PyTorch's constructor checks of padding and padding_mode"""
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError("padding_mode must be one of {'circular', 'replicate', 'reflect', "
+                         f"'zeros'}}, but got padding_mode='{padding_mode}'")
+    if transposed and padding_mode != 'zeros':
+        raise ValueError(f'Only "zeros" padding mode is supported for {name}')
+    if not isinstance(padding, str):
+        return
+    if transposed:
+        raise NotImplementedError(f"{name}: padding strings are for convolutions, not "
+                                  "transposed ones")
+    if padding not in ('valid', 'same'):
+        raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                         "{'valid', 'same'}")
+    if padding == 'same' and any(s != 1 for s in stride):
+        raise ValueError("padding='same' is not supported for strided convolutions")
 
 
 class _ConvNd(Module):
@@ -22,14 +45,18 @@ class _ConvNd(Module):
     def __init__(self, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
                  groups, bias, padding_mode, dtype, transposed, output_padding=0):
         super().__init__()
-        name = type(self).__name__
-        if padding_mode != 'zeros' or isinstance(padding, str):
-            raise NotImplementedError(f"{name}: only numeric zero padding is supported")
+        _check_padding(type(self).__name__, padding, padding_mode, _ntuple(stride, n),
+                       transposed)
         if in_channels % groups or out_channels % groups:
             raise ValueError("in_channels and out_channels must be divisible by groups")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _ntuple(kernel_size, n), _ntuple(stride, n)
-        self.padding, self.dilation = _ntuple(padding, n), _ntuple(dilation, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation, self.padding_mode = _ntuple(dilation, n), padding_mode
+        # what the other padding modes pad by, in pad's order (last dim first)
+        pairs = (same_padding(self.kernel_size, self.dilation) if padding == 'same'
+                 else [(0, 0)] * n if padding == 'valid' else [(p, p) for p in self.padding])
+        self._reversed_padding_repeated_twice = [v for pr in reversed(pairs) for v in pr]
         self.output_padding = _ntuple(output_padding, n)
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
@@ -50,7 +77,9 @@ class _ConvNd(Module):
     def extra_repr(self):
         s = (f'{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, '
              f'stride={self.stride}')
-        if any(self.padding):
+        if isinstance(self.padding, str):
+            s += f', padding={self.padding}'
+        elif any(self.padding):
             s += f', padding={self.padding}'
         if any(self.output_padding):
             s += f', output_padding={self.output_padding}'
@@ -58,7 +87,17 @@ class _ConvNd(Module):
             s += f', dilation={self.dilation}'
         if self.groups != 1:
             s += f', groups={self.groups}'
-        return s + ('' if self.bias is not None else ', bias=False')
+        s += '' if self.bias is not None else ', bias=False'
+        return s + ('' if self.padding_mode == 'zeros' else f', padding_mode={self.padding_mode}')
+
+    def _conv_forward(self, x, conv):
+        """conv (F.conv1d/2d/3d) with this module's padding: zeros through the
+        op, the other modes by pad first"""
+        if self.padding_mode != 'zeros':
+            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return conv(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                    self.groups)
 
 
 def _output_padding(m, x, output_size, n):
@@ -102,8 +141,17 @@ class Conv1d(_ConvNd):
                          groups, bias, padding_mode, dtype, False)
 
     def forward(self, x):
-        return _C.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                         self.groups)
+        return self._conv_forward(x, F.conv1d)
+
+
+class Conv2d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode='zeros', dtype=None):
+        super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, dtype, False)
+
+    def forward(self, x):
+        return self._conv_forward(x, F.conv2d)
 
 
 class ConvTranspose1d(_ConvNd):
@@ -171,8 +219,7 @@ class Conv3d(_ConvNd):
                          groups, bias, padding_mode, dtype, False)
 
     def forward(self, x):
-        return _C.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                         self.groups)
+        return self._conv_forward(x, F.conv3d)
 
 
 class ConvTranspose3d(_ConvNd):

@@ -2,15 +2,14 @@
 op table. Most are the C ops themselves; the few here add PyTorch's extra
 arguments (inplace=..., pad's last-dim-first order)."""
 from .. import _C
+from .functional_conv import conv1d, conv2d, conv3d
+from ._padding import circular_pad as _circular_pad, pad_pairs as _pad_pairs
 
 linear = _C.linear
-conv2d = _C.conv2d
 conv_transpose2d = _C.conv_transpose2d
-conv1d = _C.conv1d
 conv_transpose1d = _C.conv_transpose1d
 max_pool1d = _C.max_pool1d
 avg_pool1d = _C.avg_pool1d
-conv3d = _C.conv3d
 conv_transpose3d = _C.conv_transpose3d
 max_pool3d = _C.max_pool3d
 avg_pool3d = _C.avg_pool3d
@@ -76,11 +75,12 @@ def adaptive_avg_pool2d(input, output_size):
 
 def pad(input, pad, mode='constant', value=None):
     """pad lists (before, after) pairs from the LAST dim backwards, as PyTorch;
-    modes constant, reflect (pads < the dim) and replicate, with PyTorch's checks"""
-    modes = {'constant': 0, 'reflect': 1, 'replicate': 2}
+    modes constant, reflect (pads < the dim), replicate and circular, with
+    PyTorch's checks"""
+    modes = {'constant': 0, 'reflect': 1, 'replicate': 2, 'circular': 3}
     if mode not in modes:
         raise NotImplementedError(f"pad: mode '{mode}' is not supported (constant, reflect, "
-                                  "replicate are)")
+                                  "replicate, circular are)")
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError("Padding length must be divisible by 2 and at most twice the dims")
     if mode != 'constant':
@@ -91,8 +91,10 @@ def pad(input, pad, mode='constant', value=None):
             raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding "
                                       "are supported for now")
     pairs = [tuple(pad[i:i + 2]) for i in range(0, len(pad), 2)]
+    if mode == 'circular':
+        return _circular_pad(input, pairs)
     full = [(0, 0)] * (input.ndim - len(pairs)) + pairs[::-1]
-    return _C._pad(input, [v for p in full for v in p], value or 0.0, modes[mode])
+    return _pad_pairs(input, full, value or 0.0, modes[mode])
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

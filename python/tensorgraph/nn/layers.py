@@ -45,44 +45,6 @@ class Linear(Module):
                 f'bias={self.bias is not None}')
 
 
-class Conv2d(Module):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode='zeros', dtype=None):
-        super().__init__()
-        if padding_mode != 'zeros' or isinstance(padding, str):
-            raise NotImplementedError("Conv2d: only numeric zero padding is supported")
-        if in_channels % groups or out_channels % groups:
-            raise ValueError("in_channels and out_channels must be divisible by groups")
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
-        self.padding, self.dilation, self.groups = _pair(padding), _pair(dilation), groups
-        kh, kw = self.kernel_size
-        self.weight = Parameter(zeros(out_channels, in_channels // groups, kh, kw, dtype=dtype))
-        if bias:
-            self.bias = Parameter(zeros(out_channels, dtype=dtype))
-        else:
-            self.register_parameter('bias', None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
-            bound = 1 / math.sqrt(fan_in)
-            init.uniform_(self.bias, -bound, bound)
-
-    def forward(self, x):
-        return _C.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                         self.groups)
-
-    def extra_repr(self):
-        s = (f'{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, '
-             f'stride={self.stride}')
-        if self.padding != (0, 0):
-            s += f', padding={self.padding}'
-        return s + ('' if self.bias is not None else ', bias=False')
-
-
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):

@@ -1,0 +1,44 @@
+"""Convolutions with PyTorch's padding arguments: padding='valid' | 'same'
+as well as numbers. The C ops take symmetric numeric padding; 'same' with
+an odd extent dilation * (k - 1) needs one more on the right, which an
+explicit zero pad gives, as PyTorch does."""
+from .. import _C
+from ._padding import pad_pairs, same_padding
+
+__all__ = ['conv1d', 'conv2d', 'conv3d']
+
+
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def _resolve(input, weight, stride, padding, dilation, n):
+    """the numeric padding for the C op, padding the input first where
+    'same' is asymmetric"""
+    if not isinstance(padding, str):
+        return input, padding
+    if padding == 'valid':
+        return input, 0
+    if padding != 'same':
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    if any(s != 1 for s in _ntuple(stride, n)):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    pads = same_padding(tuple(weight.shape[2:]), _ntuple(dilation, n))
+    if all(left == right for left, right in pads):
+        return input, tuple(left for left, _ in pads)
+    return pad_pairs(input, [(0, 0)] * (input.ndim - n) + pads, 0.0, 0), 0
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    input, padding = _resolve(input, weight, stride, padding, dilation, 1)
+    return _C.conv1d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    input, padding = _resolve(input, weight, stride, padding, dilation, 2)
+    return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    input, padding = _resolve(input, weight, stride, padding, dilation, 3)
+    return _C.conv3d(input, weight, bias, stride, padding, dilation, groups)

@@ -73,6 +73,8 @@ const os_sample os_samples[] = {
     UNARY("erf", -2, 2),
     /* ONNX Gelu is opset 20, beyond the exporter's 17: no ONNX check */
     {"gelu", "[2,3]", IN(X(-3, 3, 2, 3)), .flags = OS_STRIDED | OS_NO_ONNX},
+    {"gelu", "tanh approximation", IN(X(-3, 3, 2, 3)), AT(AF("a", 1)),
+     .flags = OS_STRIDED | OS_NO_ONNX},
     UNARY("softplus", -3, 3),
     UNARY("floor", -2, 2),
     UNARY("ceil", -2, 2),

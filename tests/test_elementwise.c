@@ -965,8 +965,19 @@ static void test_errors(void)
         CHECK_ERROR(bfn[op](t, t), TG_ERR_DTYPE, bname[op]);
         CHECK_ERROR(bfn[op](b, t), TG_ERR_DTYPE, "bool");
     }
-    for (int op = 0; op < N_UOP; op++)
-        CHECK_ERROR(apply_unary((uop)op, t), TG_ERR_DTYPE, uname[op]);
+    /* bools: the math functions compute in float32 as PyTorch's (0 and
+     * 1); the other unary ops refuse them, as PyTorch's activations */
+    for (int op = 0; op < N_UOP; op++) {
+        bool math = op == EXP || op == LOG || op == SQRT || op == RSQRT || op == SIN ||
+                    op == COS || op == TANH || op == SIGMOID || op == ERF;
+        if (!math) {
+            CHECK_ERROR(apply_unary((uop)op, t), TG_ERR_DTYPE, uname[op]);
+            continue;
+        }
+        tg_tensor *y = apply_unary((uop)op, t);
+        CHECK(y && tg_dtype_of(y) == TG_FLOAT32 &&
+              tt_same(y, apply_unary((uop)op, tg_ones(TG_FLOAT32, 1, (int64_t[]){4}))));
+    }
     CHECK_ERROR(tg_neg(tg_ones(TG_UINT8, 0, NULL)), TG_ERR_DTYPE, "neg: uint8");
     CHECK_ERROR(tg_clamp(a, 1, 0), TG_ERR_ARG, "clamp: lo 1 is greater than hi 0");
     CHECK_ERROR(tg_add(NULL, a), TG_ERR_ARG, "add: input 0 is NULL");

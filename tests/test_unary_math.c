@@ -31,7 +31,10 @@ static double r_logsigmoid(double x) { return x < -30 ? x : -log1p(exp(-x)); }
 static double r_celu07(double x) { return x > 0 ? x : 0.7 * expm1(x / 0.7); }
 static double r_hardtanh(double x) { return isnan(x) ? x : x < -0.5 ? -0.5 : x > 2 ? 2 : x; }
 static double r_relu6(double x) { return isnan(x) ? x : x < 0 ? 0 : x > 6 ? 6 : x; }
-static double r_softshrink(double x) { return isnan(x) ? x : x > 0.5 ? x - 0.5 : x < -0.5 ? x + 0.5 : 0; }
+static double r_softshrink(double x)
+{
+    return isnan(x) ? x : x > 0.5 ? x - 0.5 : x < -0.5 ? x + 0.5 : 0;
+}
 static double r_hardshrink(double x) { return isnan(x) ? x : fabs(x) > 0.5 ? x : 0; }
 static double r_threshold(double x) { return x <= 1 ? -2 : x; }
 
@@ -142,8 +145,8 @@ static void test_domains(void)
     tg_scope_end();
 }
 
-/* float functions of integers give float32; square, hardtanh and
- * threshold keep integer dtypes, as PyTorch's */
+/* float functions of integers and bools give float32; square, hardtanh
+ * and threshold keep integer dtypes, as PyTorch's */
 static void test_integer_inputs(void)
 {
     tg_scope_begin();
@@ -161,6 +164,13 @@ static void test_integer_inputs(void)
         /* the numbers take x's dtype first: threshold 1, value 3 */
         CHECK_TENSOR(th, ((double[]){3, 3, 2, 7}), 0);
         CHECK_TENSOR(r6, ((double[]){0, 1, 2, 6}), 0);
+    }
+    /* bools: 0 and 1 in float32, for the math functions (and sin, exp...) */
+    tg_tensor *b = tt_tensor(TG_BOOL, 1, (int64_t[]){2}, (double[]){1, 0});
+    const unary_fn bool_ok[] = {tg_tan, tg_asinh, tg_log1p, tg_reciprocal, tg_sin, tg_exp};
+    for (size_t i = 0; i < sizeof bool_ok / sizeof bool_ok[0]; i++) {
+        tg_tensor *y = bool_ok[i](b), *want = bool_ok[i](tg_cast(b, TG_FLOAT32));
+        CHECK(y && tg_dtype_of(y) == TG_FLOAT32 && tt_same(y, want));
     }
     /* integer squares wrap, as PyTorch's (no undefined overflow) */
     tg_tensor *big = tt_tensor(TG_INT32, 1, (int64_t[]){2}, (double[]){65536, -46341});
@@ -183,14 +193,19 @@ static void test_errors(void)
                 "softshrink: lambda must be greater or equal to 0, but found to be -0.5");
     CHECK_ERROR(tg_hardtanh(tt_tensor(TG_UINT8, 1, (int64_t[]){1}, (double[]){3}), -1, 1),
                 TG_ERR_DTYPE, "hardtanh: cannot do hardtanh on an unsigned type with negative");
-    CHECK_ERROR(tg_tan(tt_tensor(TG_BOOL, 1, (int64_t[]){1}, (double[]){1})), TG_ERR_DTYPE,
-                "tan: bool input is not supported");
+    /* activations refuse bools, as PyTorch's (the math functions take
+     * them: test_integer_inputs) */
+    CHECK_ERROR(tg_silu(tt_tensor(TG_BOOL, 1, (int64_t[]){1}, (double[]){1})), TG_ERR_DTYPE,
+                "silu: bool input is not supported");
+    CHECK_ERROR(tg_square(tt_tensor(TG_BOOL, 1, (int64_t[]){1}, (double[]){1})), TG_ERR_DTYPE,
+                "square: bool input is not supported");
     tg_scope_end();
 }
 
 /* the ops without an ONNX operator export as chains of ONNX nodes
- * (export_ops.c); re-imported they give the op's values (1e-6), float64
- * and float32, integer inputs cast first */
+ * (export_ops.c), the others as their operator; re-imported they give
+ * the op's values (1e-6), float64 and float32, and integer inputs, which
+ * float functions cast first */
 typedef struct op_case {
     unary_fn fn;
     double lo, hi;
@@ -202,11 +217,14 @@ static tg_tensor *apply_op(int n, tg_tensor *const *in, void *user)
     return ((const op_case *)user)->fn(in[0]);
 }
 
-static void test_onnx_chains(void)
+static void test_onnx_roundtrips(void)
 {
     op_case cases[] = {{tg_rsqrt, 0.5, 2},  {tg_silu, -4, 4},   {tg_mish, -4, 4},
                        {tg_logsigmoid, -4, 4}, {tg_square, -2, 2}, {tg_log1p, -0.5, 2},
-                       {tg_expm1, -2, 2},  {tg_log2, 0.5, 2},  {tg_log10, 0.5, 2}};
+                       {tg_expm1, -2, 2},  {tg_log2, 0.5, 2},  {tg_log10, 0.5, 2},
+                       {tg_tan, -1.2, 1.2}, {tg_atan, -3, 3},   {tg_sinh, -2, 2},
+                       {tg_softsign, -3, 3}, {celu07, -2, 2},   {softshrink_, -1.5, 1.5},
+                       {threshold_, -1, 3}, {hardtanh_, -1, 3}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tg_scope_begin();
         tg_tensor *x = tg_detach(tt_rand(2, (int64_t[]){2, 3}, cases[i].lo, cases[i].hi));
@@ -282,7 +300,7 @@ int main(void)
     RUN(test_domains);
     RUN(test_integer_inputs);
     RUN(test_errors);
-    RUN(test_onnx_chains);
+    RUN(test_onnx_roundtrips);
     RUN(test_public_functions_checked);
     RUN(test_fused_graph_bitwise);
     return tt_finish();

@@ -112,6 +112,8 @@ tg_tensor *tg_relu(tg_tensor *x);
 tg_tensor *tg_leaky_relu(tg_tensor *x, double negative_slope);
 tg_tensor *tg_elu(tg_tensor *x, double alpha);
 tg_tensor *tg_gelu(tg_tensor *x); /* exact (erf) form */
+/* PyTorch's approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+tg_tensor *tg_gelu_tanh(tg_tensor *x);
 tg_tensor *tg_erf(tg_tensor *x);
 tg_tensor *tg_softplus(tg_tensor *x);
 tg_tensor *tg_floor(tg_tensor *x);
@@ -127,9 +129,11 @@ tg_tensor *tg_hardsigmoid(tg_tensor *x, double alpha, double beta);
  * alpha 1.6732632423543772, gamma 1.0507009873554805 */
 tg_tensor *tg_selu(tg_tensor *x);
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi);
-/* float functions (integer inputs give float32), values outside a domain
- * as PyTorch's: NaN (asin, acos of |x| > 1, acosh of x < 1, atanh of
- * |x| > 1, log2 and log10 of x < 0), infinities at the poles */
+/* float functions (integer and bool inputs give float32, as for exp, sin
+ * and the other math functions above; activations refuse bools), values
+ * outside a domain as PyTorch's: NaN (asin, acos of |x| > 1, acosh of
+ * x < 1, atanh of |x| > 1, log2 and log10 of x < 0), infinities at the
+ * poles */
 tg_tensor *tg_tan(tg_tensor *x);
 tg_tensor *tg_asin(tg_tensor *x);
 tg_tensor *tg_acos(tg_tensor *x);

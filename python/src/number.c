@@ -91,6 +91,43 @@ static PyObject *nb_and(PyObject *a, PyObject *b) { return binary(a, b, tg_logic
 static PyObject *nb_or(PyObject *a, PyObject *b) { return binary(a, b, tg_logical_or); }
 static PyObject *nb_xor(PyObject *a, PyObject *b) { return binary(a, b, tg_logical_xor); }
 
+/* << and >> (and <<= >>=): the C core has no shift op; they are composed in
+ * tensorgraph/_ops_bits.py (products / floor divisions by 2**k), called from
+ * here because a static type's operator slots cannot be set from Python. */
+static PyObject *call_bits(const char *name, PyObject *a, PyObject *b)
+{
+    PyObject *mod = PyImport_ImportModule("tensorgraph._ops_bits");
+    if (!mod)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(mod, name, "OO", a, b);
+    Py_DECREF(mod);
+    return r;
+}
+static PyObject *nb_lshift(PyObject *a, PyObject *b)
+{
+    if (!is_operand(a) || !is_operand(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    return call_bits("bitwise_left_shift", a, b);
+}
+static PyObject *nb_rshift(PyObject *a, PyObject *b)
+{
+    if (!is_operand(a) || !is_operand(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    return call_bits("bitwise_right_shift", a, b);
+}
+static PyObject *nb_ilshift(PyObject *a, PyObject *b)
+{
+    if (!Tensor_Check(a) || !is_operand(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    return call_bits("bitwise_left_shift_", a, b);
+}
+static PyObject *nb_irshift(PyObject *a, PyObject *b)
+{
+    if (!Tensor_Check(a) || !is_operand(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    return call_bits("bitwise_right_shift_", a, b);
+}
+
 static PyObject *unary(PyObject *a, tg_tensor *(*fn)(tg_tensor *))
 {
     tgpy_note_inputs(&TENSOR(a), 1);
@@ -213,6 +250,8 @@ PyNumberMethods tgpy_number_methods = {
     .nb_power = nb_pow, .nb_matrix_multiply = nb_matmul,
     .nb_negative = nb_neg, .nb_positive = nb_pos, .nb_absolute = nb_abs,
     .nb_invert = nb_invert, .nb_and = nb_and, .nb_or = nb_or, .nb_xor = nb_xor,
+    .nb_lshift = nb_lshift, .nb_rshift = nb_rshift,
+    .nb_inplace_lshift = nb_ilshift, .nb_inplace_rshift = nb_irshift,
     .nb_inplace_add = nb_iadd, .nb_inplace_subtract = nb_isub,
     .nb_inplace_multiply = nb_imul, .nb_inplace_true_divide = nb_idiv,
     .nb_bool = nb_bool, .nb_float = nb_float, .nb_int = nb_int, .nb_index = nb_index,

@@ -48,6 +48,7 @@ const op_row tgpy_op_rows[] = {
     {"sigmoid", "input:T", C_T, F(tg_sigmoid), true},
     {"relu", "input:T", C_T, F(tg_relu), true},
     {"gelu", "input:T", C_T, F(tg_gelu), false},
+    {"_gelu_tanh", "input:T", C_T, F(tg_gelu_tanh), false},
     {"erf", "input:T", C_T, F(tg_erf), true},
     {"softplus", "input:T", C_T, F(tg_softplus), false},
     {"hardswish", "input:T", C_T, F(tg_hardswish), false},
@@ -295,6 +296,20 @@ static bool has_label(tg_tensor *labels, int64_t value)
  * ignore_index, reduce, reduction[, label_smoothing]): the plain op
  * unless a weight, more than 2 dims or an ignored label need the
  * general one */
+/* PyTorch's squeeze(dim): a dim whose size is not 1 leaves the shape as it
+ * is (still a view, so autograd and version counters see an alias). The C
+ * tg_squeeze keeps its error for that case because ONNX's Squeeze requires
+ * it; an out-of-range dim still reaches tg_squeeze for its IndexError. An
+ * unknown (graph) size also goes to tg_squeeze, which decides. */
+static tg_tensor *squeeze_dim(tg_tensor *x, int dim)
+{
+    int nd = tg_ndim(x);
+    int d = dim < 0 ? dim + (nd ? nd : 1) : dim;
+    if (nd > 0 && d >= 0 && d < nd && tg_shape(x)[d] >= 0 && tg_shape(x)[d] != 1)
+        return tg_view(x, nd, tg_shape(x));
+    return tg_squeeze(x, dim);
+}
+
 static tg_tensor *nll(any_fn f, const argval *v)
 {
     tg_nll_opts o = {v[2].t, true, (int64_t)v[4].f, v[6].red};
@@ -419,7 +434,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         return v[3].f == 0 ? tg_pad(v[0].t, v[1].n, v[1].shape, v[2].f)
                            : tg_pad_ex(v[0].t, v[1].n, v[1].shape, (tg_pad_mode)v[3].f, v[2].f);
     case C_ONEHOT: return tg_one_hot(v[0].t, (int64_t)v[1].f);
-    case C_SQUEEZE: return v[1].none ? tg_squeeze_all(v[0].t) : tg_squeeze(v[0].t, (int)v[1].f);
+    case C_SQUEEZE: return v[1].none ? tg_squeeze_all(v[0].t) : squeeze_dim(v[0].t, (int)v[1].f);
     case C_NLL: return nll(f, v);
     case C_ADDMM: return tg_gemm(v[1].t, v[2].t, v[0].t, v[4].f, v[3].f, false, false);
     case C_NORM: return tg_vector_norm(v[0].t, (int)v[1].f, v[2].n, v[2].ints, v[3].f != 0);

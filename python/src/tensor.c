@@ -148,6 +148,48 @@ static PyObject *get_data(PyObject *o, void *c)
     (void)c;
     return tgpy_wrap(tg_detach(TENSOR(o)));
 }
+/* x.data = y. PyTorch swaps the tensor's storage (the shape may change).
+ * Here a tensor's tg_tensor is also held by the C optimizers and by
+ * autograd nodes, so swapping the wrapper's tg_tensor would leave them
+ * updating the old one: the values are copied in instead (grad mode off,
+ * so parameters can be updated), which keeps identity, requires_grad and
+ * .grad. A different shape or dtype is refused with NotImplementedError
+ * rather than half-done. */
+static int set_data(PyObject *o, PyObject *v, void *c)
+{
+    (void)c;
+    if (!v) {
+        PyErr_SetString(PyExc_TypeError, "cannot delete the data attribute");
+        return -1;
+    }
+    if (!Tensor_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "data must be a Tensor, not %.100s", Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    tg_tensor *dst = TENSOR(o), *src = TENSOR(v);
+    int nd = tg_ndim(dst);
+    bool same = nd == tg_ndim(src) && tg_dtype_of(dst) == tg_dtype_of(src);
+    for (int i = 0; same && i < nd; i++)
+        same = tg_shape(dst)[i] == tg_shape(src)[i];
+    if (!same) {
+        char a[160], b[160];
+        tg_shape_str(nd, tg_shape(dst), a, sizeof a);
+        tg_shape_str(tg_ndim(src), tg_shape(src), b, sizeof b);
+        PyErr_Format(PyExc_NotImplementedError,
+                     "x.data = y copies y's values into x, so y must have x's shape and dtype "
+                     "(x: %s %s, y: %s %s); replacing a tensor's storage with another shape "
+                     "or dtype is not supported (create a new Parameter instead)",
+                     a, tg_dtype_name(tg_dtype_of(dst)), b, tg_dtype_name(tg_dtype_of(src)));
+        return -1;
+    }
+    if (dst == src)
+        return 0;
+    bool was = tg_grad_enabled();
+    tg_set_grad_enabled(false);
+    tg_status st = tg_copy_(dst, src);
+    tg_set_grad_enabled(was);
+    return st == TG_OK ? 0 : tgpy_fail_status(st);
+}
 static PyObject *get_T(PyObject *o, void *c)
 {
     (void)c;
@@ -179,7 +221,8 @@ static PyGetSetDef tensor_getset[] = {
     {"grad", get_grad, set_grad, "The accumulated gradient (a new wrapper each time).", NULL},
     {"is_leaf", get_is_leaf, NULL, NULL, NULL},
     {"_version", get_version, NULL, "The storage's in-place version counter.", NULL},
-    {"data", get_data, NULL, "A detached tensor sharing the storage.", NULL},
+    {"data", get_data, set_data, "A detached tensor sharing the storage; assigning copies "
+     "values of the same shape and dtype in.", NULL},
     {"T", get_T, NULL, "The dims reversed.", NULL},
     {"is_symbolic", get_is_symbolic, NULL, "True while tracing a tg.function.", NULL},
     {"__dict__", get_dict, NULL, NULL, NULL},

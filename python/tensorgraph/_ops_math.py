@@ -1,8 +1,7 @@
 """PyTorch's elementwise math functions that compose existing ops:
 lerp, addcmul/addcdiv, trunc/frac, logaddexp, hypot, atan2, isclose,
-floor_divide, clamp with tensor bounds, cumprod/diff, logit, eye; and the
-C ops square, reciprocal, log1p, expm1, sinh, cosh taking bool inputs as
-PyTorch does."""
+floor_divide, clamp with tensor bounds, cumprod/diff, logit, eye; and
+square (the C op) taking bool inputs as PyTorch does."""
 import builtins
 import math
 
@@ -14,12 +13,12 @@ from ._creation import arange, tensor, zeros
 Tensor = _C.Tensor
 
 __all__ = ['isreal', 'lerp', 'addcmul',
-           'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac', 'log1p', 'expm1',
+           'addcdiv', 'square', 'trunc', 'fix', 'frac',
            'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
            'div', 'divide',
            'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'eye',
            'get_default_dtype', 'set_default_dtype', 'is_complex', 'deg2rad', 'rad2deg',
-           'float_power', 'sinh', 'cosh', 'signbit',
+           'float_power', 'signbit',
            'sgn', 'positive', 'absolute']
 
 
@@ -86,10 +85,6 @@ def square(input):
     return _C.square(input)
 
 
-def reciprocal(input):
-    return _C.reciprocal(_float(input))
-
-
 def trunc(input):
     """rounding toward zero (exact; gradient 0, as PyTorch's)"""
     if not input.dtype.is_floating_point:
@@ -106,21 +101,11 @@ def frac(input):
     return input - trunc(input)
 
 
-def log1p(input):
-    """log(1 + x), accurate for tiny x (gradient 1 / (1 + x))"""
-    return _C.log1p(_float(input))
-
-
-def expm1(input):
-    """exp(x) - 1, accurate for tiny x (gradient exp(x))"""
-    return _C.expm1(_float(input))
-
-
 def logaddexp(input, other):
     """log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|))"""
     a, b = _float(input), _float(other)
     m = _C.maximum(a, b)
-    r = m + log1p(_C.exp(-(a - b).abs()))
+    r = m + _C.log1p(_C.exp(-(a - b).abs()))
     # equal infinities: a - b is NaN, the answer is that infinity
     return _C.where((a == b) & (a.abs() == math.inf), a, r)
 
@@ -318,14 +303,6 @@ def float_power(input, exponent):
 
 
 
-
-
-def sinh(input):
-    return _C.sinh(_float(input))
-
-
-def cosh(input):
-    return _C.cosh(_float(input))
 
 
 def sgn(input):

@@ -245,7 +245,8 @@ class _no_record:
 for _n in ('neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh', 'sigmoid',
            'relu', 'clamp', 'floor', 'ceil', 'round', 'sign', 'pow', 'maximum', 'minimum',
            'clip', 'erf', 'tan', 'asin', 'arcsin', 'acos', 'arccos', 'atan', 'arctan', 'asinh',
-           'arcsinh', 'acosh', 'arccosh', 'atanh', 'arctanh', 'log2', 'log10'):
+           'arcsinh', 'acosh', 'arccosh', 'atanh', 'arctanh', 'log2', 'log10', 'sinh', 'cosh',
+           'expm1', 'log1p', 'reciprocal'):
     if hasattr(_C, _n):
         _methods[_n + '_'] = _inplace(_n)
 

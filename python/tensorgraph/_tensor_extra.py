@@ -15,7 +15,7 @@ import builtins
 import itertools
 import weakref
 
-from . import _C, _ops_math, _ops_more, _ops_shape
+from . import _C, _ops_bits, _ops_math, _ops_more, _ops_shape, _ops_stats
 from ._tensor import _update, _no_record
 
 Tensor = _C.Tensor
@@ -27,26 +27,32 @@ _SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal
           'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
           'argwhere', 'masked_select', 'count_nonzero', 'take', 'take_along_dim')
 _MATH = ('isreal', 'lerp', 'addcmul',
-         'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac', 'log1p', 'expm1',
+         'addcdiv', 'square', 'trunc', 'fix', 'frac',
          'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
          'div', 'divide',
          'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'deg2rad',
-         'rad2deg', 'float_power', 'sinh', 'cosh', 'signbit', 'sgn', 'positive',
+         'rad2deg', 'float_power', 'signbit', 'sgn', 'positive',
          'absolute')
 _MORE = ('nan_to_num', 'nansum', 'nanmean', 'aminmax', 'mv', 'addmv', 'addr', 'baddbmm',
          'addbmm', 'kron', 'cross', 'unique', 'bincount', 'multinomial')
 for _n in _MORE:
     _methods[_n] = getattr(_ops_more, _n)
 _methods['where'] = lambda self, condition, y: _ops_more.where(condition, self, y)
+for _n in ('median', 'nanmedian', 'kthvalue', 'quantile', 'nanquantile', 'histc',
+           'tensor_split', 'dist', 'cov', 'corrcoef'):
+    _methods[_n] = getattr(_ops_stats, _n)
+for _n in ('bitwise_left_shift', 'bitwise_right_shift', 'index_put', 'index_put_',
+           'bitwise_left_shift_', 'bitwise_right_shift_'):  # << >>: number.c's slots
+    _methods[_n] = getattr(_ops_bits, _n)
 for _n in _SHAPE:
     _methods[_n] = getattr(_ops_shape, _n)
 for _n in _MATH:
     _methods[_n] = getattr(_ops_math, _n)
 
 _INPLACE = ('tril', 'triu', 'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy',
-            'lerp', 'addcmul', 'addcdiv', 'square', 'reciprocal', 'trunc', 'fix', 'frac',
-            'log1p', 'expm1', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'hypot', 'atan2',
-            'logit', 'floor_divide', 'div', 'divide', 'cumprod', 'sinh', 'cosh', 'deg2rad', 'rad2deg',
+            'lerp', 'addcmul', 'addcdiv', 'square', 'trunc', 'fix', 'frac',
+            'clamp', 'clip', 'clamp_min', 'clamp_max', 'hypot', 'atan2',
+            'logit', 'floor_divide', 'div', 'divide', 'cumprod', 'deg2rad', 'rad2deg',
             'sgn', 'nan_to_num', 'addmv', 'addr', 'baddbmm', 'addbmm')
 
 

@@ -33,15 +33,6 @@ static int aints(const exnode *x, const char *name, const int64_t **v)
     return n;
 }
 
-/* one ONNX node with the tg node's inputs (first n_in) and output 0 */
-static onnx_node *simple(ex *e, const exnode *x, const char *op, int n_in)
-{
-    onnx_node *n = onnx_ex_node(e, op, x->n->name);
-    if (n)
-        onnx_ex_io(e, n, n_in, x->in, 1, x->out);
-    return n;
-}
-
 /* input i cast to dt when of another dtype (ONNX wants equal types) */
 static const char *input_as(ex *e, const exnode *x, int i, tg_dtype dt)
 {
@@ -54,6 +45,23 @@ static const char *input_as(ex *e, const exnode *x, int i, tg_dtype dt)
         onnx_ex_attr_int(e, c, "to", onnx_dtype_from_tg(dt));
     }
     return name; /* kept alive by the node (copied) and freed below */
+}
+
+/* one ONNX node with the tg node's inputs (first n_in) and output 0. A
+ * float function of an integer (tan, sin, celu... compute in float32)
+ * gets its input cast first: ONNX's operators take floats only. */
+static onnx_node *simple(ex *e, const exnode *x, const char *op, int n_in)
+{
+    tg_dtype dt = x->out_meta->dtype;
+    char *cast = NULL;
+    if (n_in == 1 && tg_dtype_is_float(dt) && !tg_dtype_is_float(x->in_meta[0]->dtype))
+        cast = (char *)input_as(e, x, 0, dt);
+    const char *in1[1] = {cast};
+    onnx_node *n = onnx_ex_node(e, op, x->n->name);
+    if (n)
+        onnx_ex_io(e, n, n_in, cast ? in1 : x->in, 1, x->out);
+    free(cast);
+    return n;
 }
 
 /* ONNX wants equal input types: both inputs in dt */

@@ -2,7 +2,8 @@
  * relu leaky_relu elu gelu erf softplus floor ceil round sign clamp
  * hardswish hardsigmoid selu.
  * One row template per op expanded per dtype (tgmath picks float or
- * double functions); integer inputs of float-only ops compute in float32.
+ * double functions); integer inputs of float-only ops compute in float32,
+ * and so do bools of the math functions (exp ... erf, as PyTorch).
  * The templates, infer and kernel are shared with unary_math.c and
  * unary_act.c through ops/unary.h.
  * Each op gives its derivative once (t * f'(x)): autodiff makes both the
@@ -36,8 +37,14 @@ UN_FLOAT(cos, cos(x))
 UN_FLOAT(tanh, tanh(x))
 UN_FLOAT(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 UN_FLOAT(erf, erf(x))
-/* erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for x << 0 */
-UN_FLOAT(gelu, (V)0.5 * x * erfc(-x * (V)SQRT1_2))
+/* erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for x << 0;
+ * attribute a = 1: PyTorch's approximate='tanh', in its order of
+ * operations: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+#define GELU_BETA 0.79788456080286535588 /* sqrt(2 / pi) */
+#define GELU_KAPPA 0.044715
+#define GELU_TANH(x) \
+    ((V)0.5 * (x) * (1 + tanh((V)GELU_BETA * ((x) + (V)GELU_KAPPA * ((x) * (x) * (x))))))
+UN_FLOAT(gelu, P->a != 0 ? GELU_TANH(x) : (V)0.5 * x * erfc(-x * (V)SQRT1_2))
 UN_FLOAT(softplus, SOFTPLUS(x))
 UN_FLOAT(leaky_relu, x > 0 ? x : x * (V)P->a)
 UN_FLOAT(elu, x > 0 ? x : (V)P->a * expm1(x))
@@ -63,7 +70,9 @@ tg_status tg__unary_infer(tg_op_ctx *c)
 {
     const unary_def *u = (const unary_def *)c->op;
     tg_dtype dt = c->in[0]->dtype;
-    if (dt == TG_BOOL)
+    /* math functions (input spec tg__unary_math_in) take bools as
+     * PyTorch's do, as 0 and 1 in float32; activations refuse them */
+    if (dt == TG_BOOL && !(c->op->inputs[0].dtypes & TG_DTS_BOOL))
         return tg__error(TG_ERR_DTYPE, "%s: bool input is not supported; cast it "
                          "first", c->op->name);
     if (!tg_dtype_is_float(dt) && !is_int_row_table(u->rows))
@@ -111,10 +120,27 @@ DERIV(tanh, tg_mul(t, tg_sub(tg_ones_like(y), tg_mul(y, y))))
 DERIV(sigmoid, tg_mul(t, tg_mul(y, tg_sub(tg_ones_like(y), y))))
 DERIV(relu, relu_grad_call(t, y))
 DERIV(erf, tg_mul(t, tg_mul_scalar(tg_exp(tg_neg(tg_mul(x, x))), 1.12837916709551257390)))
-/* d/dx x*Phi(x) = Phi(x) + x*phi(x) */
-DERIV(gelu, tg_mul(t, tg_add(tg_mul_scalar(tg_add_scalar(tg_erf(tg_mul_scalar(x, SQRT1_2)), 1.0), 0.5),
-                             tg_mul(x, tg_mul_scalar(tg_exp(tg_mul_scalar(tg_mul(x, x), -0.5)),
-                                                     0.39894228040143267794)))))
+/* exact: d/dx x Phi(x) = Phi(x) + x phi(x); tanh form, with u = beta (x +
+ * kappa x^3): 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) beta (1 + 3 kappa x^2) */
+static tg_tensor *gelu_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, const void *attr)
+{
+    (void)y;
+    const unary_attrs *a = attr;
+    if (a && a->a != 0) {
+        tg_tensor *x2 = tg_mul(x, x);
+        tg_tensor *th = tg_tanh(tg_mul_scalar(tg_add(x, tg_mul_scalar(tg_mul(x2, x), GELU_KAPPA)),
+                                              GELU_BETA));
+        tg_tensor *left = tg_mul_scalar(tg_add_scalar(th, 1.0), 0.5);
+        tg_tensor *slope = tg_mul_scalar(tg_add_scalar(tg_mul_scalar(x2, 3 * GELU_KAPPA), 1.0),
+                                         GELU_BETA);
+        tg_tensor *right = tg_mul(tg_mul_scalar(x, 0.5),
+                                  tg_mul(tg_sub(tg_ones_like(th), tg_mul(th, th)), slope));
+        return tg_mul(t, tg_add(left, right));
+    }
+    return tg_mul(t, tg_add(tg_mul_scalar(tg_add_scalar(tg_erf(tg_mul_scalar(x, SQRT1_2)), 1.0), 0.5),
+                            tg_mul(x, tg_mul_scalar(tg_exp(tg_mul_scalar(tg_mul(x, x), -0.5)),
+                                                    0.39894228040143267794))));
+}
 DERIV(softplus, tg_mul(t, tg_sigmoid(x)))
 DERIV(leaky_relu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
                                      tg_full_like(x, a->a))))
@@ -147,16 +173,20 @@ DERIV(clamp, tg_mul(t, tg_cast(tg_logical_and(tg_ge(x, tg_full_like(x, a->a)),
 
 /* ---- definitions ---------------------------------------------------------- */
 const tg_arg_spec tg__unary_number_in[] = {{"x", TG_DTS_NUMBER}, {0}};
+const tg_arg_spec tg__unary_math_in[] = {{"x", TG_DTS_NUMBER | TG_DTS_BOOL}, {0}};
 const tg_arg_spec tg__unary_number_out[] = {{"y", TG_DTS_NUMBER}, {0}};
 const tg_arg_spec tg__unary_float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
 /* short names for this file's definitions */
 #define number_in tg__unary_number_in
+#define math_in tg__unary_math_in
 #define number_out tg__unary_number_out
 #define float_out tg__unary_float_out
 static const tg_arg_spec neg_in[] = {{"x", TG_DTS_FLOAT | TG_DTS_INDEX}, {0}};
 
 static const tg_attr_spec slope_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0.01), {0}};
 static const tg_attr_spec alpha_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0), {0}};
+/* gelu: a = 0 exact (erf), 1 the tanh approximation */
+static const tg_attr_spec gelu_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0, TG_RANGE(0, 1)), {0}};
 /* ONNX's attribute names and PyTorch's values (F.hardsigmoid, F.selu) */
 static const tg_attr_spec hardsigmoid_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0 / 6),
                                                  TG_SPEC_FLOAT(unary_attrs, b, 0.5), {0}};
@@ -171,27 +201,28 @@ const unary_def tg_op_neg = {{UNARY_COMMON(neg, neg_in, number_out),
                               .onnx = {"Neg", 13}}, neg_rows};
 const unary_def tg_op_abs = {{UNARY_COMMON(abs, number_in, number_out), .save_inputs = 1u,
                               .onnx = {"Abs", 13}}, abs_rows};
-const unary_def tg_op_exp = {{UNARY_COMMON(exp, number_in, float_out), .save_outputs = 1u,
+const unary_def tg_op_exp = {{UNARY_COMMON(exp, math_in, float_out), .save_outputs = 1u,
                               .onnx = {"Exp", 13}}, exp_rows};
-const unary_def tg_op_log = {{UNARY_COMMON(log, number_in, float_out), .save_inputs = 1u,
+const unary_def tg_op_log = {{UNARY_COMMON(log, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Log", 13}}, log_rows};
-const unary_def tg_op_sqrt = {{UNARY_COMMON(sqrt, number_in, float_out), .save_outputs = 1u,
+const unary_def tg_op_sqrt = {{UNARY_COMMON(sqrt, math_in, float_out), .save_outputs = 1u,
                                .onnx = {"Sqrt", 13}}, sqrt_rows};
-const unary_def tg_op_rsqrt = {{UNARY_COMMON(rsqrt, number_in, float_out), .save_outputs = 1u},
+const unary_def tg_op_rsqrt = {{UNARY_COMMON(rsqrt, math_in, float_out), .save_outputs = 1u},
                                rsqrt_rows};
-const unary_def tg_op_sin = {{UNARY_COMMON(sin, number_in, float_out), .save_inputs = 1u,
+const unary_def tg_op_sin = {{UNARY_COMMON(sin, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Sin", 7}}, sin_rows};
-const unary_def tg_op_cos = {{UNARY_COMMON(cos, number_in, float_out), .save_inputs = 1u,
+const unary_def tg_op_cos = {{UNARY_COMMON(cos, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Cos", 7}}, cos_rows};
-const unary_def tg_op_tanh = {{UNARY_COMMON(tanh, number_in, float_out), .save_outputs = 1u,
+const unary_def tg_op_tanh = {{UNARY_COMMON(tanh, math_in, float_out), .save_outputs = 1u,
                                .onnx = {"Tanh", 13}}, tanh_rows};
-const unary_def tg_op_sigmoid = {{UNARY_COMMON(sigmoid, number_in, float_out), .save_outputs = 1u,
+const unary_def tg_op_sigmoid = {{UNARY_COMMON(sigmoid, math_in, float_out), .save_outputs = 1u,
                                   .onnx = {"Sigmoid", 13}}, sigmoid_rows};
 const unary_def tg_op_relu = {{UNARY_COMMON(relu, number_in, number_out), .save_outputs = 1u,
                                .onnx = {"Relu", 14}}, relu_rows};
-const unary_def tg_op_erf = {{UNARY_COMMON(erf, number_in, float_out), .save_inputs = 1u,
+const unary_def tg_op_erf = {{UNARY_COMMON(erf, math_in, float_out), .save_inputs = 1u,
                               .onnx = {"Erf", 13}}, erf_rows};
 const unary_def tg_op_gelu = {{UNARY_COMMON(gelu, number_in, float_out), .save_inputs = 1u,
+                               .attrs = {gelu_specs, sizeof(unary_attrs)},
                                .onnx = {"Gelu", 20}}, gelu_rows};
 const unary_def tg_op_softplus = {{UNARY_COMMON(softplus, number_in, float_out), .save_inputs = 1u,
                                    .onnx = {"Softplus", 1}}, softplus_rows};
@@ -243,6 +274,12 @@ tg_tensor *tg_sigmoid(tg_tensor *x) { return unary(&tg_op_sigmoid, x); }
 tg_tensor *tg_relu(tg_tensor *x) { return unary(&tg_op_relu, x); }
 tg_tensor *tg_erf(tg_tensor *x) { return unary(&tg_op_erf, x); }
 tg_tensor *tg_gelu(tg_tensor *x) { return unary(&tg_op_gelu, x); }
+
+tg_tensor *tg_gelu_tanh(tg_tensor *x)
+{
+    tg_attr a = TG_AF("a", 1.0);
+    return tg_op_call(&tg_op_gelu.def, 1, &x, &a, 1);
+}
 tg_tensor *tg_softplus(tg_tensor *x) { return unary(&tg_op_softplus, x); }
 tg_tensor *tg_floor(tg_tensor *x) { return unary(&tg_op_floor, x); }
 tg_tensor *tg_ceil(tg_tensor *x) { return unary(&tg_op_ceil, x); }

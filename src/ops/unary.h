@@ -71,13 +71,17 @@ typedef struct unary_def {
 } unary_def;
 
 /* the output dtype: the input's, or float32 for an integer input of an
- * op with float rows only; bool inputs are refused */
+ * op with float rows only (and a bool input of one whose input spec
+ * allows bools, tg__unary_math_in); other bool inputs are refused */
 tg_status tg__unary_infer(tg_op_ctx *c);
 /* runs the definition's row for the output dtype over the input
  * (converted to it), with the decoded attributes as the rows' P */
 tg_status tg__unary_kernel(tg_op_ctx *c);
 
 extern const tg_arg_spec tg__unary_number_in[];  /* x: any numeric dtype */
+/* x: any numeric dtype or bool (math functions: bools compute as 0 and 1
+ * in float32, as PyTorch's) */
+extern const tg_arg_spec tg__unary_math_in[];
 extern const tg_arg_spec tg__unary_number_out[]; /* y: any numeric dtype */
 extern const tg_arg_spec tg__unary_float_out[];  /* y: float32 or float64 */
 

@@ -6,7 +6,6 @@
  * softsign's gradient at +-inf (0, not NaN). A gradient mask is where(),
  * not a product, so that an inf or NaN gradient outside the mask stays
  * out as PyTorch's does. */
-#include "ops/elementwise.h"
 #include "ops/unary.h"
 
 #include <tgmath.h>
@@ -41,8 +40,6 @@ static tg_tensor *t_where(tg_tensor *cond, tg_tensor *t)
     return tg_where(cond, t, tg_zeros_like(t));
 }
 
-static tg_tensor *full_as(tg_tensor *x, double v) { return tg_full_like(x, v); }
-
 /* 1 / (1 + |x|)^2 (0 at +-inf, where PyTorch's composite gives NaN) */
 DERIV(softsign, tg_div(t, tg_square(tg_add_scalar(tg_abs(x), 1))))
 /* sigmoid(x) (1 + x (1 - sigmoid(x))) */
@@ -68,13 +65,15 @@ DERIV(celu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
 /* 1 on the open (min_val, max_val), 0 at the bounds, beyond and at NaN
  * (PyTorch's hardtanh_backward; its scalar loop, which only tensors of
  * under 8 or 16 elements take, passes a NaN's gradient instead) */
-DERIV(hardtanh, t_where(tg_logical_and(tg_gt(x, full_as(x, a->a)), tg_lt(x, full_as(x, a->b))), t))
+DERIV(hardtanh, t_where(tg_logical_and(tg_gt(x, tg_full_like(x, a->a)),
+                                       tg_lt(x, tg_full_like(x, a->b))), t))
 /* 1 outside the closed [-lambd, lambd], 0 on it and at NaN (PyTorch's
  * softshrink and hardshrink backward, vectorised loop as for hardtanh) */
-DERIV(shrink, t_where(tg_logical_or(tg_lt(x, full_as(x, -a->a)), tg_gt(x, full_as(x, a->a))), t))
+DERIV(shrink, t_where(tg_logical_or(tg_lt(x, tg_full_like(x, -a->a)),
+                                    tg_gt(x, tg_full_like(x, a->a))), t))
 /* 1 above the threshold and at NaN, 0 where x <= threshold (PyTorch's
  * threshold_backward, as relu's) */
-DERIV(threshold, t_where(tg_logical_not(tg_le(x, full_as(x, a->a))), t))
+DERIV(threshold, t_where(tg_logical_not(tg_le(x, tg_full_like(x, a->a))), t))
 
 /* hardtanh: PyTorch refuses uint8 with a negative bound */
 static tg_status hardtanh_infer(tg_op_ctx *c)

@@ -2,7 +2,7 @@
  * functions and their inverses (tan asin acos atan sinh cosh asinh acosh
  * atanh), expm1 log1p log2 log10, reciprocal, square.
  * Rows, infer and kernel are unary.c's (ops/unary.h). All but square are
- * float-only: integer inputs compute in float32, as PyTorch's do. Values
+ * float-only: integer and bool inputs compute in float32, as PyTorch's do. Values
  * outside a domain are C's (NaN for asin(2), acosh(0.5); -inf for
  * log1p(-1), inf for reciprocal(0)), which are PyTorch's. Derivatives
  * are written as PyTorch's autograd formulas, so that the poles and the
@@ -57,7 +57,8 @@ DERIV(square, tg_mul(t, tg_mul_scalar(x, 2)))
 /* short names for this file's definitions */
 #define number_in tg__unary_number_in
 #define float_out tg__unary_float_out
-#define FLOAT_OP(OP, SAVE) UNARY_COMMON(OP, number_in, float_out), SAVE
+/* float functions take bools too (math_in), as PyTorch's */
+#define FLOAT_OP(OP, SAVE) UNARY_COMMON(OP, tg__unary_math_in, float_out), SAVE
 
 const unary_def tg_op_tan = {{FLOAT_OP(tan, .save_outputs = 1u), .onnx = {"Tan", 7}}, tan_rows};
 const unary_def tg_op_asin = {{FLOAT_OP(asin, .save_inputs = 1u), .onnx = {"Asin", 7}}, asin_rows};

@@ -94,7 +94,7 @@ def test_gradcheck_inside_the_smooth_domain(name):
 @needs_torch
 @pytest.mark.parametrize("name", ["tan", "asin", "sinh", "acosh", "expm1", "log1p", "log2",
                                   "log10", "reciprocal"])
-@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "bool"])
 def test_integer_inputs_compute_in_float32(name, dtype):
     xs = np.array([0, 1, 2, 7], dtype=dtype)
     y, yt = getattr(tg, name)(tg.tensor(xs)), getattr(torch, name)(torch.tensor(xs))

@@ -29,12 +29,18 @@ class _Act(Module):
         for k, v in vals.items():
             object.__setattr__(self, k, v)
 
+    _repr = None  # names printed (default: every argument); inplace only when set
+
     def extra_repr(self):
-        return ', '.join(f'{n}={getattr(self, n)}' for n, _ in self._args if n != 'inplace')
+        names = self._repr if self._repr is not None else [n for n, _ in self._args]
+        s = ', '.join(f'{n}={getattr(self, n)}' for n in names if n != 'inplace')
+        if getattr(self, 'inplace', False):
+            s += ', inplace=True' if s else 'inplace=True'
+        return s
 
 
-def _act(name, fn, *args):
-    cls = type(name, (_Act,), {'_args': args})
+def _act(name, fn, *args, repr=None):
+    cls = type(name, (_Act,), {'_args': args, '_repr': repr})
     cls.forward = lambda self, x: fn(x, **{n: getattr(self, n) for n, _ in args})
     return cls
 
@@ -52,19 +58,22 @@ CELU = _act('CELU', F.celu, ('alpha', 1.0), ('inplace', False))
 Softmin = _act('Softmin', F.softmin, ('dim', None))
 Tanhshrink = _act('Tanhshrink', F.tanhshrink)
 Softshrink = _act('Softshrink', F.softshrink, ('lambd', 0.5))
+Softshrink.extra_repr = lambda self: str(self.lambd)
 Hardshrink = _act('Hardshrink', F.hardshrink, ('lambd', 0.5))
-Softplus = _act('Softplus', F.softplus, ('beta', 1.0), ('threshold', 20.0))
-CosineSimilarity = _act('CosineSimilarity', None, ('dim', 1), ('eps', 1e-8))
+Hardshrink.extra_repr = lambda self: str(self.lambd)
+Softplus = _act('Softplus', F.softplus, ('beta', 1), ('threshold', 20))  # ints, as PyTorch
+CosineSimilarity = _act('CosineSimilarity', None, ('dim', 1), ('eps', 1e-8), repr=())
 CosineSimilarity.forward = lambda self, x1, x2: F.cosine_similarity(x1, x2, self.dim, self.eps)
-PairwiseDistance = _act('PairwiseDistance', None, ('p', 2.0), ('eps', 1e-6), ('keepdim', False))
+PairwiseDistance = _act('PairwiseDistance', None, ('p', 2.0), ('eps', 1e-6), ('keepdim', False),
+                        repr=())
 PairwiseDistance.forward = lambda self, x1, x2: F.pairwise_distance(x1, x2, self.p, self.eps,
                                                                     self.keepdim)
 PixelShuffle = _act('PixelShuffle', F.pixel_shuffle, ('upscale_factor', None))
 PixelUnshuffle = _act('PixelUnshuffle', F.pixel_unshuffle, ('downscale_factor', None))
 AdaptiveMaxPool2d = _act('AdaptiveMaxPool2d', F.adaptive_max_pool2d, ('output_size', None),
-                         ('return_indices', False))
+                         ('return_indices', False), repr=('output_size',))
 AdaptiveMaxPool1d = _act('AdaptiveMaxPool1d', F.adaptive_max_pool1d, ('output_size', None),
-                         ('return_indices', False))
+                         ('return_indices', False), repr=('output_size',))
 AdaptiveAvgPool1d = _act('AdaptiveAvgPool1d', F.adaptive_avg_pool1d, ('output_size', None))
 AdaptiveAvgPool2d = _act('AdaptiveAvgPool2d', F.adaptive_avg_pool2d, ('output_size', None))
 Unfold = _act('Unfold', F.unfold, ('kernel_size', None), ('dilation', 1), ('padding', 0),
@@ -75,6 +84,9 @@ Fold = _act('Fold', F.fold, ('output_size', None), ('kernel_size', None), ('dila
 
 class _DropoutNd(_Act):
     _args = (('p', 0.5), ('inplace', False))
+
+    def extra_repr(self):
+        return f'p={self.p}, inplace={self.inplace}'
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -169,7 +181,7 @@ class ZeroPad2d(ConstantPad2d):
         super().__init__(padding, 0.0)
 
     def extra_repr(self):
-        return f'padding={self.padding}'
+        return f'{self.padding}'
 
 
 class ZeroPad1d(ConstantPad1d):

@@ -81,10 +81,10 @@ class _ConvNd(Module):
             s += f', padding={self.padding}'
         elif any(self.padding):
             s += f', padding={self.padding}'
+        if any(d != 1 for d in self.dilation):  # PyTorch's order: dilation, output_padding
+            s += f', dilation={self.dilation}'
         if any(self.output_padding):
             s += f', output_padding={self.output_padding}'
-        if any(d != 1 for d in self.dilation):
-            s += f', dilation={self.dilation}'
         if self.groups != 1:
             s += f', groups={self.groups}'
         s += '' if self.bias is not None else ', bias=False'
@@ -200,8 +200,14 @@ class _AvgPoolNd(Module):
                               self.count_include_pad)
 
     def extra_repr(self):
-        return (f'kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, '
-                f'padding={self.padding}')
+        k, s, p = self.kernel_size, self.stride or self.kernel_size, self.padding
+        if type(self).__name__ == 'AvgPool1d':  # PyTorch's AvgPool1d stores 1-tuples
+            k, s, p = (_one(k), _one(s), _one(p))
+        return f'kernel_size={k}, stride={s}, padding={p}'
+
+
+def _one(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
 class MaxPool1d(_MaxPoolNd):

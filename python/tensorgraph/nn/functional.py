@@ -25,7 +25,17 @@ nll_loss = _C.nll_loss
 binary_cross_entropy_with_logits = _C.binary_cross_entropy_with_logits
 sigmoid = _C.sigmoid
 tanh = _C.tanh
-gelu = _C.gelu
+
+
+def gelu(input, approximate='none'):
+    """exact (erf) or PyTorch's tanh approximation"""
+    if approximate == 'none':
+        return _C.gelu(input)
+    if approximate == 'tanh':
+        return _C._gelu_tanh(input)
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
 softplus = _C.softplus
 leaky_relu = _C.leaky_relu
 elu = _C.elu

@@ -58,19 +58,26 @@ class MaxPool2d(Module):
 
     def extra_repr(self):
         return (f'kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, '
-                f'padding={self.padding}')
+                f'padding={self.padding}, dilation={self.dilation}, ceil_mode={self.ceil_mode}')
 
 
 class AvgPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True):
+                 count_include_pad=True, divisor_override=None):
         super().__init__()
+        if divisor_override is not None:
+            raise NotImplementedError("AvgPool2d: divisor_override is not supported")
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        self.divisor_override = None
 
     def forward(self, x):
         return _C.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                              self.count_include_pad)
+
+    def extra_repr(self):
+        return (f'kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, '
+                f'padding={self.padding}')
 
 
 class AdaptiveAvgPool2d(Module):
@@ -148,7 +155,8 @@ class LayerNorm(Module):
         return _C.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f'{self.normalized_shape}, eps={self.eps}'
+        return (f'{self.normalized_shape}, eps={self.eps}, '
+                f'elementwise_affine={self.elementwise_affine}')
 
 
 class Dropout(Module):
@@ -156,13 +164,14 @@ class Dropout(Module):
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return _C.dropout(x, self.p, self.training)
+        y = _C.dropout(x, self.p, self.training)
+        return x.copy_(y) if self.inplace else y
 
     def extra_repr(self):
-        return f'p={self.p}'
+        return f'p={self.p}, inplace={self.inplace}'
 
 
 class Embedding(Module):
@@ -187,36 +196,67 @@ class Flatten(Module):
     def forward(self, x):
         return _C.flatten(x, self.start_dim, self.end_dim)
 
+    def extra_repr(self):
+        return f'start_dim={self.start_dim}, end_dim={self.end_dim}'
 
-def _activation(name, fn, **defaults):
-    def __init__(self, *args, inplace=False, **kwargs):
+
+def _activation(name, fn, inplace=None, **defaults):
+    """inplace: None when PyTorch's module has no inplace argument; else
+    it is stored, and True writes the result into the input (recorded as
+    in-place ops are), as F's inplace=True"""
+    def __init__(self, *args, **kwargs):
         Module.__init__(self)
-        names = list(defaults)
-        vals = dict(defaults)
+        names = list(defaults) + ([] if inplace is None else ['inplace'])
+        vals = dict(defaults, **({} if inplace is None else {'inplace': False}))
+        if len(args) > len(names):
+            raise TypeError(f"{name}() takes at most {len(names)} positional arguments")
         vals.update(zip(names, args))
+        for k in kwargs:
+            if k not in vals:
+                raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
         vals.update(kwargs)
         self.__dict__.update(vals)
-        self._args = tuple(vals[n] for n in names)
+        self._args = tuple(vals[n] for n in defaults)
 
     def forward(self, x):
-        return fn(x, *self._args)
+        y = fn(x, *self._args)
+        return x.copy_(y) if getattr(self, 'inplace', False) else y
 
     def extra_repr(self):
-        return ', '.join(f'{k}={getattr(self, k)}' for k in defaults)
+        # PyTorch prints inplace only when it is set
+        s = ', '.join(f'{k}={getattr(self, k)}' for k in defaults)
+        if getattr(self, 'inplace', False):
+            s += ', inplace=True' if s else 'inplace=True'
+        return s
     return type(name, (Module,), {'__init__': __init__, 'forward': forward,
                                   'extra_repr': extra_repr})
 
 
-ReLU = _activation('ReLU', _C.relu)
-Hardswish = _activation('Hardswish', _C.hardswish)
-Hardsigmoid = _activation('Hardsigmoid', lambda x: _C._hardsigmoid(x, 1.0 / 6.0, 0.5))
-SELU = _activation('SELU', _C.selu)
+ReLU = _activation('ReLU', _C.relu, inplace=True)
+Hardswish = _activation('Hardswish', _C.hardswish, inplace=True)
+Hardsigmoid = _activation('Hardsigmoid', lambda x: _C._hardsigmoid(x, 1.0 / 6.0, 0.5),
+                          inplace=True)
+SELU = _activation('SELU', _C.selu, inplace=True)
+Hardswish.extra_repr = Hardsigmoid.extra_repr = lambda self: ''  # PyTorch prints no arguments
 Tanh = _activation('Tanh', _C.tanh)
 Sigmoid = _activation('Sigmoid', _C.sigmoid)
-GELU = _activation('GELU', _C.gelu)
+
+
+class GELU(Module):
+    def __init__(self, approximate='none'):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self):
+        return f'approximate={self.approximate!r}'
+
+
 Softplus = _activation('Softplus', _C.softplus)
-LeakyReLU = _activation('LeakyReLU', _C.leaky_relu, negative_slope=0.01)
-ELU = _activation('ELU', _C.elu, alpha=1.0)
+LeakyReLU = _activation('LeakyReLU', _C.leaky_relu, inplace=True, negative_slope=0.01)
+ELU = _activation('ELU', _C.elu, inplace=True, alpha=1.0)
 Softmax = _activation('Softmax', _C.softmax, dim=None)
 LogSoftmax = _activation('LogSoftmax', _C.log_softmax, dim=None)
 

@@ -256,7 +256,9 @@ class RNNCellBase(Module):
 
     def extra_repr(self):
         s = f'{self.input_size}, {self.hidden_size}'
-        return s if self.bias else s + ', bias=False'
+        s = s if self.bias else s + ', bias=False'
+        nl = getattr(self, 'nonlinearity', 'tanh')
+        return s if nl == 'tanh' else s + f', nonlinearity={nl}'
 
 
 class RNNCell(RNNCellBase):

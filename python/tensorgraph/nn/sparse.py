@@ -84,6 +84,12 @@ class Embedding(Module):
             s += f', padding_idx={self.padding_idx}'
         if self.max_norm is not None:
             s += f', max_norm={self.max_norm}'
+        if self.norm_type != 2:
+            s += f', norm_type={self.norm_type}'
+        if self.scale_grad_by_freq:
+            s += f', scale_grad_by_freq={self.scale_grad_by_freq}'
+        if self.sparse:
+            s += ', sparse=True'
         return s
 
     @classmethod

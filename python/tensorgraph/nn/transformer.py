@@ -27,6 +27,11 @@ def _float_mask(mask, dtype, name):
     return mask.to(dtype)
 
 
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's name for MultiheadAttention's out_proj (a plain Linear;
+    the name shows in reprs)"""
+
 class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
@@ -58,7 +63,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(zeros(3 * embed_dim, dtype=dt))
         else:
             self.register_parameter('in_proj_bias', None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dt)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dt)
         if add_bias_kv:
             self.bias_k = Parameter(zeros(1, 1, embed_dim, dtype=dt))
             self.bias_v = Parameter(zeros(1, 1, embed_dim, dtype=dt))

@@ -21,7 +21,7 @@ class Upsample(Module):
     def extra_repr(self):
         what = (f'scale_factor={self.scale_factor}' if self.scale_factor is not None
                 else f'size={self.size}')
-        return f"{what}, mode='{self.mode}'"
+        return f"{what}, mode={self.mode}"
 
 
 class UpsamplingNearest2d(Upsample):

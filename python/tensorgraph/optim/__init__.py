@@ -18,6 +18,7 @@ class Optimizer:
         self.param_groups = []
         self._c = []
         self._lrs = []  # the lr each C optimizer has
+        self._hyper = []  # and its momentum/betas (cyclic schedulers change them)
         self.state = {}
         for g in groups:
             self.add_param_group(g)
@@ -31,6 +32,7 @@ class Optimizer:
         self.param_groups.append(group)
         self._c.append(_C.Optimizer(self._kind, group['params'], self._options(group)))
         self._lrs.append(group['lr'])
+        self._hyper.append(self._hyper_of(group))
 
     def _validate(self, group):
         if group['lr'] < 0:
@@ -48,8 +50,30 @@ class Optimizer:
             if group['lr'] != self._lrs[i]:  # a scheduler (or the user) changed it
                 c.set_lr(group['lr'])
                 self._lrs[i] = group['lr']
+            hyper = self._hyper_of(group)
+            if hyper != self._hyper[i]:
+                self._set_hyper(c, hyper)
+                self._hyper[i] = hyper
             c.step()
         return loss
+
+    @staticmethod
+    def _hyper_of(group):
+        return {k: group[k] for k in ('momentum', 'betas') if k in group}
+
+    @staticmethod
+    def _set_hyper(c, hyper):
+        """The C optimizers take momentum and betas at construction only;
+        their state's metadata carries them, so a changed value (CyclicLR,
+        OneCycleLR) goes in through a state round trip (buffers unchanged).
+        repr() of a float reads back exactly."""
+        tensors, meta = c.state()
+        if 'momentum' in hyper and 'optim.momentum' in meta:
+            meta['optim.momentum'] = repr(float(hyper['momentum']))
+        if 'betas' in hyper and 'optim.beta1' in meta:
+            meta['optim.beta1'] = repr(float(hyper['betas'][0]))
+            meta['optim.beta2'] = repr(float(hyper['betas'][1]))
+        c.load_state(tensors, meta)
 
     def zero_grad(self, set_to_none=True):
         for group, c in zip(self.param_groups, self._c):
@@ -74,7 +98,11 @@ class Optimizer:
                 self._c, state_dict['state'], self.param_groups, state_dict['param_groups'])):
             c.load_state(tensors, meta)
             g.update(saved)
+            if 'lr' in saved:  # the group's lr: a scheduler may have moved it after the last step
+                c.set_lr(saved['lr'])
             self._lrs[i] = g['lr'] = c.get_lr()
+            self._hyper[i] = self._hyper_of(g)
+            self._set_hyper(c, self._hyper[i])
 
     def __repr__(self):
         s = type(self).__name__ + ' ('

@@ -1,0 +1,105 @@
+"""Bit shifts on integer tensors (<< and >>, bitwise_left_shift /
+bitwise_right_shift) and index_put / index_put_. Shifts are products
+with / floor divisions by 2**k, which for integers are exactly PyTorch's
+shifts (>> of a negative value rounds towards -inf, as an arithmetic
+shift does) while no bit leaves the type: an overflowing << and shift
+counts outside [0, bits) are not defined (nor are they in PyTorch 1.13)."""
+from . import _C
+from ._creation import tensor
+
+Tensor = _C.Tensor
+
+__all__ = ['bitwise_left_shift', 'bitwise_right_shift', 'index_put']
+
+
+def _shift_operands(input, other, name):
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): expected a Tensor")
+    if not isinstance(other, Tensor):
+        other = tensor(other, dtype=input.dtype if not isinstance(other, float) else None)
+    if not isinstance(input, Tensor):
+        input = tensor(input, dtype=other.dtype if not isinstance(input, float) else None)
+    dt = _C.promote_types(input.dtype, other.dtype)
+    if dt.is_floating_point:
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for "
+                           f"'{'Float' if dt == _C.float32 else 'Double'}'")
+    if dt == _C.bool:
+        dt = _C.int64
+    return input.to(dt), other.to(dt), dt
+
+
+def _pow2(k, dt):
+    return _C.pow(tensor(2, dtype=dt), k)
+
+
+def bitwise_left_shift(input, other):
+    a, k, dt = _shift_operands(input, other, 'lshift')
+    return a * _pow2(k, dt)
+
+
+def bitwise_right_shift(input, other):
+    a, k, dt = _shift_operands(input, other, 'rshift')
+    return _C.floor_divide(a, _pow2(k, dt))
+
+
+def _update(self, fn, *args):
+    from ._tensor import _update as upd
+    return upd(self, fn, args, {})
+
+
+def bitwise_left_shift_(self, other):
+    return _update(self, bitwise_left_shift, other)
+
+
+def bitwise_right_shift_(self, other):
+    return _update(self, bitwise_right_shift, other)
+
+
+def _flat_index(shape, indices):
+    """the row-major position over shape[:len(indices)] of each broadcast
+    index combination (bool masks become their nonzero positions)"""
+    idx = []
+    for i in indices:
+        i = i if isinstance(i, Tensor) else tensor(i)
+        if i.dtype == _C.bool or i.dtype == _C.uint8:
+            from ._ops_shape import nonzero
+            idx.extend(nonzero(i).unbind(1))
+        elif i.dtype.is_floating_point:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        else:
+            idx.append(i.to(_C.int64))
+    if len(idx) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} "
+                         f"(got {len(idx)})")
+    from ._ops_shape import broadcast_tensors
+    idx = broadcast_tensors(*idx)
+    lin = None
+    for d, i in enumerate(idx):
+        n = shape[d]
+        if i.numel() and (bool((i >= n).any()) or bool((i < -n).any())):
+            raise IndexError(f"index out of range in index_put: dim {d} has size {n}")
+        i = _C.where(i < 0, i + n, i)
+        lin = i if lin is None else lin * n + i
+    return lin, len(idx)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """input with values written at input[indices] (a tuple of index
+    tensors); accumulate=True adds them, summing repeated positions"""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put(): indices must be a tuple of Tensors")
+    values = values if isinstance(values, Tensor) else tensor(values, dtype=input.dtype)
+    if not accumulate:
+        out = input.clone()
+        out[tuple(indices)] = values
+        return out
+    lin, k = _flat_index(input.shape, indices)
+    rest = tuple(input.shape[k:])
+    flat = input.reshape((-1,) + rest)
+    src = values.to(input.dtype).expand(*(tuple(lin.shape) + rest)).reshape((-1,) + rest)
+    from ._ops_shape import index_add
+    return index_add(flat, 0, lin.reshape(-1), src).reshape(input.shape)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    return _update(self, index_put, indices, values, accumulate)

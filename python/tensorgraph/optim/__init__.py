@@ -30,9 +30,13 @@ class Optimizer:
             group.setdefault(k, v)
         self._validate(group)
         self.param_groups.append(group)
-        self._c.append(_C.Optimizer(self._kind, group['params'], self._options(group)))
+        self._c.append(self._make(group))
         self._lrs.append(group['lr'])
         self._hyper.append(self._hyper_of(group))
+
+    def _make(self, group):
+        """the object that updates the group: a C optimizer"""
+        return _C.Optimizer(self._kind, group['params'], self._options(group))
 
     def _validate(self, group):
         if group['lr'] < 0:
@@ -171,3 +175,26 @@ class RMSprop(Optimizer):
                  centered=False, *, maximize=False):
         super().__init__(params, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                          momentum=momentum, centered=centered, maximize=maximize)
+
+
+class Adagrad(Optimizer):
+    """PyTorch's Adagrad (its update written with tensor ops in adagrad.py)"""
+    _kind = 'adagrad'
+    _defaults = dict(lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                     eps=1e-10, maximize=False)
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False):
+        for name, v in (('learning rate', lr), ('lr_decay value', lr_decay),
+                        ('weight_decay value', weight_decay),
+                        ('initial_accumulator_value', initial_accumulator_value),
+                        ('epsilon value', eps)):
+            if not 0.0 <= v:
+                raise ValueError(f"Invalid {name}: {v}")
+        super().__init__(params, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                         initial_accumulator_value=initial_accumulator_value, eps=eps,
+                         maximize=maximize)
+
+    def _make(self, group):
+        from .adagrad import _GroupState
+        return _GroupState(group['params'], self._options(group))

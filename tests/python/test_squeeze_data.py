@@ -74,10 +74,10 @@ def test_squeeze_unsqueeze_against_torch(shape):
         assert tuple(torch.squeeze(t, d).shape) == tg.squeeze(x, d).shape
     for d in range(-a.ndim - 1, a.ndim + 1):
         assert tuple(t.unsqueeze(d).shape) == x.unsqueeze(d).shape
+    # (PyTorch raises IndexError here too; its own error paths are not run,
+    # since a C++ exception thrown by torch aborts under the ASan runtime)
     with pytest.raises(IndexError):
-        t.squeeze(nd)
-    with pytest.raises(TypeError):
-        torch.zeros(1, 2).squeeze((0, 1))
+        x.squeeze(nd)
 
 
 def test_data_setter_keeps_identity_grad_and_flag():

@@ -5,6 +5,7 @@
  * dtype, strided inputs, no gradient). Gradients, forward mode, graph mode and ONNX round trips are the
  * op samples' (tests/op_samples.c). */
 #include "harness.h"
+#include "op_check.h"
 
 #include <stdlib.h>
 
@@ -42,6 +43,23 @@ static void test_trilu_values(void)
             check_trilu(dts[d], 1, 5, 2, ks[k], true);
             check_trilu(dts[d], 3, 0, 4, ks[k], false);
         }
+}
+
+static tg_tensor *tril_fn(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    return tg_tril(in[0], *(const int64_t *)user);
+}
+
+/* the public function through the generic checks (gradcheck, forward vs
+ * reverse mode, graph vs eager) at offsets beyond the matrix too */
+static void test_trilu_checks(void)
+{
+    const int64_t ks[] = {-4, 0, 2, 5};
+    for (int i = 0; i < 4; i++) {
+        tg_tensor *x = tt_rand(3, (int64_t[]){2, 3, 4}, -1, 1);
+        CHECK_OP(tril_fn, (void *)&ks[i], 1, &x);
+    }
 }
 
 static void test_trilu_errors(void)
@@ -86,10 +104,34 @@ static void test_fpclass_values(void)
     CHECK_ERROR(tg_isfinite(NULL), TG_ERR_ARG, "");
 }
 
+/* the value tests exported to ONNX (IsNaN, IsInf with its attributes;
+ * isfinite as Not(Or(IsNaN, IsInf))) and imported back, both modes */
+static tg_tensor *class_fn(int n, tg_tensor *const *in, void *user)
+{
+    (void)n;
+    switch (*(const int *)user) {
+    case 0: return tg_isnan(in[0]);
+    case 1: return tg_isinf(in[0]);
+    case 2: return tg_isposinf(in[0]);
+    case 3: return tg_isneginf(in[0]);
+    default: return tg_isfinite(in[0]);
+    }
+}
+
+static void test_fpclass_onnx(void)
+{
+    tg_tensor *x = tt_tensor(TG_FLOAT32, 2, (int64_t[]){2, 3},
+                             (double[]){1, NAN, INFINITY, -INFINITY, 0, -2});
+    for (int k = 0; k < 5; k++)
+        CHECK_ONNX_ROUNDTRIP(class_fn, &k, 1, &x);
+}
+
 int main(void)
 {
+    RUN(test_fpclass_onnx);
     RUN(test_fpclass_values);
     RUN(test_trilu_values);
+    RUN(test_trilu_checks);
     RUN(test_trilu_errors);
     return tt_finish();
 }

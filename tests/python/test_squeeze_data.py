@@ -7,7 +7,7 @@ import pytest
 
 import tensorgraph as tg
 import tensorgraph.nn as nn
-from conftest import SANITIZED, needs_torch, torch
+from conftest import needs_torch, torch
 
 SHAPES = [(2, 1, 3), (1, 1), (3,), (1,), (), (0, 1, 2), (4, 1)]
 
@@ -74,11 +74,10 @@ def test_squeeze_unsqueeze_against_torch(shape):
         assert tuple(torch.squeeze(t, d).shape) == tg.squeeze(x, d).shape
     for d in range(-a.ndim - 1, a.ndim + 1):
         assert tuple(t.unsqueeze(d).shape) == x.unsqueeze(d).shape
-    if not SANITIZED:  # a C++ exception in torch aborts under the preloaded ASan runtime
-        with pytest.raises(IndexError):
-            t.squeeze(nd)
-        with pytest.raises(TypeError):
-            torch.zeros(1, 2).squeeze((0, 1))
+    # (PyTorch raises IndexError here too; its own error paths are not run,
+    # since a C++ exception thrown by torch aborts under the ASan runtime)
+    with pytest.raises(IndexError):
+        x.squeeze(nd)
 
 
 def test_data_setter_keeps_identity_grad_and_flag():

@@ -14,10 +14,13 @@
  * caller claims and runs the chunks nobody took. A claim is one
  * compare-and-swap on a word holding the job's generation, the chunk
  * count and the next chunk, so a late worker can never run a chunk of a
- * job that has ended, nor read a job while the next one is written. It
- * also keeps a child made by fork() working: the workers are not copied
- * into it, and its parallel_for runs every chunk on the calling thread
- * instead of waiting for them. */
+ * job that has ended, nor read a job while the next one is written.
+ *
+ * A child made by fork() has only the forking thread: the workers are not
+ * copied, and a lock a worker held at the fork would stay held in the
+ * child for ever (a worker going to sleep holds the pool's mutex for a
+ * moment). So the child starts from a fresh pool (reset_in_child) and
+ * makes its own workers when it first needs them. */
 #include "core/threadpool.h"
 #include "util/grow.h"
 #include "core/status_impl.h"
@@ -178,6 +181,16 @@ tg_status tg_set_num_threads(int n)
     return TG_OK;
 }
 
+/* after fork(), in the child: fresh locks, no workers */
+static void reset_in_child(void)
+{
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_mutex_init(&pool.run_mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    atomic_store(&pool.sleeping, 0);
+    pool.n_workers = 0;
+}
+
 /* joins the workers at exit, so that tools such as valgrind see no
  * thread left behind */
 static void shutdown_pool(void)
@@ -195,9 +208,12 @@ static void shutdown_pool(void)
  * chunks follows the requested count (idle workers find none to claim) */
 static int ensure_workers(int want)
 {
-    if (pool.n_workers == 0 && want > 0) {
+    static bool registered; /* once per process image, a forked child included */
+    if (!registered && want > 0) {
         read_spin();
         atexit(shutdown_pool);
+        pthread_atfork(NULL, NULL, reset_in_child);
+        registered = true;
     }
     while (pool.n_workers < want) {
         if (pthread_create(&pool.threads[pool.n_workers], NULL, worker,

@@ -1,7 +1,7 @@
-"""Convolution and pooling modules beyond the 2-D ones of layers.py:
-PyTorch's ConvTranspose2d, Conv1d, Conv3d and the 1-D and 3-D pools,
-each a thin Module over one functional op, with PyTorch's constructors,
-defaults and initialisation."""
+"""The convolution modules (Conv1d/2d/3d, ConvTranspose1d/2d/3d: one class
+per kind, parameterised by rank) and the 1-D and 3-D pools (the 2-D ones
+are in layers.py): thin Modules over one functional op each, with
+PyTorch's constructors, defaults, checks and initialisation."""
 import math
 
 from .. import _C
@@ -121,50 +121,58 @@ def _output_padding(m, x, output_size, n):
     return tuple(pads)
 
 
-class ConvTranspose2d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: PyTorch's constructor over _ConvNd of rank _n"""
+    _n, _fn = 0, None
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode='zeros', dtype=None):
+        super().__init__(self._n, in_channels, out_channels, kernel_size, stride, padding,
+                         dilation, groups, bias, padding_mode, dtype, False)
+
+    def forward(self, x):
+        return self._conv_forward(x, self._fn)
+
+
+class _ConvTranspose(_ConvNd):
+    """ConvTranspose1d/2d/3d: PyTorch's constructor (output_padding before
+    groups) over _ConvNd of rank _n"""
+    _n, _fn = 0, None
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros',
                  dtype=None):
-        super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, dtype, True, output_padding)
+        super().__init__(self._n, in_channels, out_channels, kernel_size, stride, padding,
+                         dilation, groups, bias, padding_mode, dtype, True, output_padding)
 
     def forward(self, x, output_size=None):
-        return _C.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                   _output_padding(self, x, output_size, 2), self.groups,
-                                   self.dilation)
+        return self._fn(x, self.weight, self.bias, self.stride, self.padding,
+                        _output_padding(self, x, output_size, self._n), self.groups,
+                        self.dilation)
 
 
-class Conv1d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode='zeros', dtype=None):
-        super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, dtype, False)
-
-    def forward(self, x):
-        return self._conv_forward(x, F.conv1d)
+class Conv1d(_Conv):
+    _n, _fn = 1, staticmethod(F.conv1d)
 
 
-class Conv2d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode='zeros', dtype=None):
-        super().__init__(2, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, dtype, False)
-
-    def forward(self, x):
-        return self._conv_forward(x, F.conv2d)
+class Conv2d(_Conv):
+    _n, _fn = 2, staticmethod(F.conv2d)
 
 
-class ConvTranspose1d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros',
-                 dtype=None):
-        super().__init__(1, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, dtype, True, output_padding)
+class Conv3d(_Conv):
+    _n, _fn = 3, staticmethod(F.conv3d)
 
-    def forward(self, x, output_size=None):
-        return _C.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
-                                   _output_padding(self, x, output_size, 1), self.groups,
-                                   self.dilation)
+
+class ConvTranspose1d(_ConvTranspose):
+    _n, _fn = 1, staticmethod(_C.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTranspose):
+    _n, _fn = 2, staticmethod(_C.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    _n, _fn = 3, staticmethod(_C.conv_transpose3d)
 
 
 class _MaxPoolNd(Module):
@@ -216,29 +224,6 @@ class MaxPool1d(_MaxPoolNd):
 
 class AvgPool1d(_AvgPoolNd):
     _fn = staticmethod(_C.avg_pool1d)
-
-
-class Conv3d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode='zeros', dtype=None):
-        super().__init__(3, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, dtype, False)
-
-    def forward(self, x):
-        return self._conv_forward(x, F.conv3d)
-
-
-class ConvTranspose3d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros',
-                 dtype=None):
-        super().__init__(3, in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, dtype, True, output_padding)
-
-    def forward(self, x, output_size=None):
-        return _C.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
-                                   _output_padding(self, x, output_size, 3), self.groups,
-                                   self.dilation)
 
 
 class MaxPool3d(_MaxPoolNd):

@@ -236,7 +236,8 @@ static tg_status ex_leaky_relu(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
-static tg_status ex_elu(ex *e, const exnode *x, const char *op)
+/* Elu and Celu: alpha is the op's attribute a, default 1 */
+static tg_status ex_alpha1(ex *e, const exnode *x, const char *op)
 {
     onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 1.0));
     return e->err;
@@ -255,12 +256,6 @@ static tg_status ex_selu(ex *e, const exnode *x, const char *op)
     onnx_node *n = simple(e, x, op, 1);
     onnx_ex_attr_float(e, n, "alpha", afloat(x, "a", 1.6732632423543772848170429916717));
     onnx_ex_attr_float(e, n, "gamma", afloat(x, "b", 1.0507009873554804934193349852946));
-    return e->err;
-}
-
-static tg_status ex_celu(ex *e, const exnode *x, const char *op)
-{
-    onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 1.0));
     return e->err;
 }
 
@@ -670,7 +665,7 @@ static const struct {
     {"ReduceMax", ex_reduce_attr}, {"ReduceMin", ex_reduce_attr},
     {"ReduceProd", ex_reduce_attr}, {"ReduceLogSumExp", ex_reduce_attr},
     {"CumSum", ex_cumsum}, {"Range", ex_range}, {"ReduceL2", ex_norm}, {"TopK", ex_topk},
-    {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_elu},
+    {"LeakyRelu", ex_leaky_relu}, {"Elu", ex_alpha1},
     {"HardSigmoid", ex_hardsigmoid}, {"Selu", ex_selu}, {"Clip", ex_clip}, {"Cast", ex_cast},
     {"ArgMax", ex_arg}, {"ArgMin", ex_arg}, {"Reshape", ex_to_shape},
     {"Expand", ex_to_shape}, {"Transpose", ex_transpose}, {"Slice", ex_slice},
@@ -681,7 +676,7 @@ static const struct {
     {"LogSoftmax", ex_softmax},
     {"LayerNormalization", ex_layer_norm}, {"Trilu", ex_trilu},
     {"IsInf", ex_isinf}, {"ScatterElements", ex_scatter},
-    {"Celu", ex_celu}, {"Shrink", ex_shrink}, {"ThresholdedRelu", ex_threshold},
+    {"Celu", ex_alpha1}, {"Shrink", ex_shrink}, {"ThresholdedRelu", ex_threshold},
 };
 
 /* by tg op name: ops that have no ONNX operator of their own */

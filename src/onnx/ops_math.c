@@ -55,12 +55,17 @@ static tg_status m_reciprocal(onnx_ictx *c)
     return done(c, x ? onnx_as(tg_reciprocal(x), tg_dtype_of(x)) : NULL);
 }
 
-static tg_status m_celu(onnx_ictx *c)
+/* Op(alpha): fn(X, alpha), alpha defaulting to dflt (Celu, Elu, LeakyRelu) */
+static tg_status alpha_op(onnx_ictx *c, double dflt, tg_tensor *(*fn)(tg_tensor *, double))
 {
     double alpha;
-    tg_status s = oa_float(c, "alpha", 1.0, &alpha);
-    return s != TG_OK ? s : done(c, tg_celu(X0(c), alpha));
+    tg_status s = oa_float(c, "alpha", dflt, &alpha);
+    return s != TG_OK ? s : done(c, fn(X0(c), alpha));
 }
+
+static tg_status m_celu(onnx_ictx *c) { return alpha_op(c, 1.0, tg_celu); }
+static tg_status m_elu(onnx_ictx *c) { return alpha_op(c, 1.0, tg_elu); }
+static tg_status m_leaky_relu(onnx_ictx *c) { return alpha_op(c, 0.01, tg_leaky_relu); }
 
 /* Shrink is the shrink op itself (softshrink: bias = lambd, hardshrink:
  * bias 0); integer inputs compute in float32 and keep their type */
@@ -84,20 +89,6 @@ static tg_status m_thresholded_relu(onnx_ictx *c)
     double alpha;
     tg_status s = oa_float(c, "alpha", 1.0, &alpha);
     return s != TG_OK ? s : done(c, tg_threshold(X0(c), alpha, 0));
-}
-
-static tg_status m_leaky_relu(onnx_ictx *c)
-{
-    double alpha;
-    tg_status s = oa_float(c, "alpha", 0.01, &alpha);
-    return s != TG_OK ? s : done(c, tg_leaky_relu(X0(c), alpha));
-}
-
-static tg_status m_elu(onnx_ictx *c)
-{
-    double alpha;
-    tg_status s = oa_float(c, "alpha", 1.0, &alpha);
-    return s != TG_OK ? s : done(c, tg_elu(X0(c), alpha));
 }
 
 static tg_status m_hardsigmoid(onnx_ictx *c)

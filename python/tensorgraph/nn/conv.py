@@ -8,12 +8,9 @@ from .. import _C
 from .._creation import zeros
 from . import functional as F, init
 from ._padding import same_padding
+from .functional_conv import _ntuple
 from .module import Module
 from .parameter import Parameter
-
-
-def _ntuple(v, n):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 _PADDING_MODES = ('zeros', 'reflect', 'replicate', 'circular')

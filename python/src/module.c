@@ -246,6 +246,11 @@ tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref)
 
 int tgpy_shape(PyObject *o, int64_t *shape, const char *what)
 {
+    return tgpy_ints(o, shape, TG_MAX_DIMS, " dims", what);
+}
+
+int tgpy_ints(PyObject *o, int64_t *shape, int max, const char *unit, const char *what)
+{
     if (PyIndex_Check(o) && !Tensor_Check(o)) {
         shape[0] = PyLong_AsLongLong(o);
         return shape[0] == -1 && PyErr_Occurred() ? -1 : 1;
@@ -258,9 +263,9 @@ int tgpy_shape(PyObject *o, int64_t *shape, const char *what)
     Py_ssize_t n = PySequence_Size(o);
     if (n < 0)
         return -1;
-    if (n > TG_MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "%s has %zd entries; at most %d dims are supported",
-                     what, n, TG_MAX_DIMS);
+    if (n > max) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd entries; at most %d%s are supported", what,
+                     n, max, unit);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {

@@ -13,7 +13,8 @@
  *
  * Kinds: T tensor (or number), O tensor or None, i int, f float, b bool,
  * d float or None, A dims (None, int or sequence), S shape (a sequence,
- * or the remaining positional ints when last), P int or pair, p pair or
+ * or the remaining positional ints when last), W pad widths (a sequence
+ * of up to 2 * TG_MAX_DIMS ints: before and after per dim), P int or pair, p pair or
  * None, Q / q int or triple (or None), U / u int or 1-tuple (or None), D dtype, R reduction ('mean', 'sum', 'none'), L list of tensors,
  * G generator or None, F float or sequence of floats or None, s string. */
 #include "ops.h"
@@ -255,6 +256,8 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
             return 0;
         }
         return (v->n = tgpy_shape(o, v->shape, p->name)) < 0 ? -1 : 0;
+    case 'W':
+        return (v->n = tgpy_ints(o, v->shape, 2 * TG_MAX_DIMS, " (2 per dim)", p->name)) < 0 ? -1 : 0;
     case 'P':
     case 'p':
     case 'Q':

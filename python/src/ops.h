@@ -66,8 +66,8 @@ typedef struct {
     bool none;
     tg_tensor *t;               /* T, O (borrowed or in `owned`) */
     double f;                   /* i, f, b, d */
-    int n;                      /* A: count (0 = all); S: ndim; L: count */
-    int64_t shape[TG_MAX_DIMS]; /* S */
+    int n;                          /* A: count (0 = all); S: ndim; W, L: count */
+    int64_t shape[2 * TG_MAX_DIMS]; /* S, W */
     int ints[TG_MAX_DIMS];      /* A, P (2), Q (3), U (1) */
     tg_dtype dt;
     tg_reduction red;

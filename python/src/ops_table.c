@@ -189,7 +189,7 @@ const op_row tgpy_op_rows[] = {
     {"gather", "input:T dim:i index:T", C_TIT, F(tg_gather), true},
     {"index_select", "input:T dim:i index:T", C_TIT, F(tg_index_select), true},
     {"_scatter", "input:T dim:i index:T src:T", C_SCATTER, F(tg_scatter), false},
-    {"_pad", "input:T pad:S value:f=0 mode:i=0", C_PAD, F(tg_pad), false},
+    {"_pad", "input:T pad:W value:f=0 mode:i=0", C_PAD, F(tg_pad), false},
     {"_one_hot", "input:T num_classes:i", C_ONEHOT, F(tg_one_hot), false},
     /* masks (Tensor methods and their in-place forms: _tensor_extra.py) */
     {"tril", "input:T diagonal:i=0", C_TL, F(tg_tril), false},

@@ -64,6 +64,9 @@ tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref);
 int tgpy_is_scalar(PyObject *o);
 /* fills shape from an int or a sequence of ints; -1 with an error */
 int tgpy_shape(PyObject *o, int64_t *shape, const char *what);
+/* the same for up to max ints (a shape's limit is TG_MAX_DIMS; unit
+ * names what they count in the error, " dims" for a shape) */
+int tgpy_ints(PyObject *o, int64_t *out, int max, const char *unit, const char *what);
 
 /* big kernels run without the GIL (a DataLoader thread overlaps them) */
 #define TGPY_GIL_FREE_NUMEL 32768

@@ -1,25 +1,6 @@
-"""Padding helpers of nn.functional: pad's pairs handed to the C op
-(whose binding takes at most 8 entries: leading dims without padding are
-merged into one first, so that 5-D inputs pad their last three dims), the
-circular mode, and 'same' padding's split of a convolution's extent."""
-import math
-
+"""Padding helpers of nn.functional: pad's circular mode, and 'same'
+padding's split of a convolution's extent."""
 from .. import _C
-
-_MAX_PAD_ENTRIES = 8
-
-
-def pad_pairs(input, pairs, value, mode):
-    """pads (before, after) per dim, FIRST dim first, through the C op"""
-    lead = 0
-    while lead < len(pairs) - 1 and tuple(pairs[lead]) == (0, 0):
-        lead += 1
-    if 2 * len(pairs) <= _MAX_PAD_ENTRIES or lead < 2:
-        return _C._pad(input, [v for p in pairs for v in p], value, mode)
-    shape = tuple(input.shape)
-    merged = input.reshape((math.prod(shape[:lead]),) + shape[lead:])
-    out = _C._pad(merged, [v for p in [(0, 0)] + list(pairs[lead:]) for v in p], value, mode)
-    return out.reshape(shape[:lead] + tuple(out.shape[1:]))
 
 
 def same_padding(kernel_size, dilation):

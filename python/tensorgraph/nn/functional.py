@@ -3,7 +3,7 @@ op table. Most are the C ops themselves; the few here add PyTorch's extra
 arguments (inplace=..., pad's last-dim-first order)."""
 from .. import _C
 from .functional_conv import conv1d, conv2d, conv3d
-from ._padding import circular_pad as _circular_pad, pad_pairs as _pad_pairs
+from ._padding import circular_pad as _circular_pad
 
 linear = _C.linear
 conv_transpose2d = _C.conv_transpose2d
@@ -104,7 +104,7 @@ def pad(input, pad, mode='constant', value=None):
     if mode == 'circular':
         return _circular_pad(input, pairs)
     full = [(0, 0)] * (input.ndim - len(pairs)) + pairs[::-1]
-    return _pad_pairs(input, full, value or 0.0, modes[mode])
+    return _C._pad(input, [v for p in full for v in p], value or 0.0, modes[mode])
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -3,7 +3,7 @@ as well as numbers. The C ops take symmetric numeric padding; 'same' with
 an odd extent dilation * (k - 1) needs one more on the right, which an
 explicit zero pad gives, as PyTorch does."""
 from .. import _C
-from ._padding import pad_pairs, same_padding
+from ._padding import same_padding
 
 __all__ = ['conv1d', 'conv2d', 'conv3d']
 
@@ -26,7 +26,8 @@ def _resolve(input, weight, stride, padding, dilation, n):
     pads = same_padding(tuple(weight.shape[2:]), _ntuple(dilation, n))
     if all(left == right for left, right in pads):
         return input, tuple(left for left, _ in pads)
-    return pad_pairs(input, [(0, 0)] * (input.ndim - n) + pads, 0.0, 0), 0
+    widths = [0, 0] * (input.ndim - n) + [v for pair in pads for v in pair]
+    return _C._pad(input, widths, 0.0, 0), 0
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -286,6 +286,12 @@ const os_exempt os_exempt_ops[] = {
     {"fill_", "in-place update (TG_OP_INPLACE), see copy_"},
     {"add_", "in-place update (TG_OP_INPLACE), see copy_"},
     {"mul_scalar_", "in-place update (TG_OP_INPLACE), see copy_"},
+    {"cond", "control flow: its attributes are body graphs traced from callbacks, which the "
+             "sample table cannot describe; tests/test_control.c checks values, gradients "
+             "(graph against the eager tape, finite differences, second order) and tangents"},
+    {"while_loop", "control flow, see cond"},
+    {"while_grad", "the backward loop of while_loop's gradient (TG_OP_NO_VJP/NO_JVP); run by "
+                   "tests/test_control.c"},
     {NULL, NULL},
 };
 

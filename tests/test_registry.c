@@ -30,7 +30,11 @@ static void check_args(const tg_op_def *op)
     if (op->n_in >= 0 && ni != op->n_in)
         tt_fail(__FILE__, __LINE__, "%s: %d inputs declared, the op takes %d", op->name,
                 ni, op->n_in);
-    if (no != op->n_out)
+    if (op->n_out < 0 && (!op->count_out || no != 1 ||
+                          !(op->outputs[0].dtypes & TG_ARG_VARIADIC)))
+        tt_fail(__FILE__, __LINE__, "%s: a counted output list needs count_out and one "
+                "variadic output", op->name);
+    if (no != op->n_out && op->n_out >= 0)
         tt_fail(__FILE__, __LINE__, "%s: %d outputs declared, the op makes %d", op->name,
                 no, op->n_out);
     for (int i = 0; i < ni; i++) {
@@ -47,7 +51,7 @@ static void check_args(const tg_op_def *op)
     }
     for (int o = 0; o < no; o++)
         if (!(op->outputs[o].dtypes & TG_DTS_ANY) ||
-            (op->outputs[o].dtypes & TG_ARG_FLAGS))
+            (op->outputs[o].dtypes & TG_ARG_FLAGS & ~(op->n_out < 0 ? TG_ARG_VARIADIC : 0u)))
             tt_fail(__FILE__, __LINE__, "%s: output %s is malformed", op->name,
                     op->outputs[o].name);
     tt_checks += 4;
@@ -63,6 +67,7 @@ static size_t field_size(const tg_attr_spec *p)
     case TG_FIELD_INTS: return sizeof(tg_ints);
     case TG_FIELD_INT_ARRAY: return (size_t)p->count * sizeof(int64_t);
     case TG_FIELD_TENSOR: return sizeof(tg_tensor *);
+    case TG_FIELD_GRAPH: return sizeof(void *);
     }
     return (size_t)-1;
 }
@@ -157,7 +162,8 @@ static void test_every_op_is_complete(void)
             tt_fail(__FILE__, __LINE__, "%s: commutative, but not binary", name);
         if (!op->onnx.op != !op->onnx.opset)
             tt_fail(__FILE__, __LINE__, "%s: an ONNX name needs its opset", name);
-        if (op->n_out < 1 || op->n_out > TG_MAX_OP_OUTPUTS)
+        if ((op->n_out < 1 && !(op->n_out == -1 && op->count_out)) ||
+            op->n_out > TG_MAX_OP_OUTPUTS)
             tt_fail(__FILE__, __LINE__, "%s: %d outputs", name, op->n_out);
         check_args(op);
         check_attrs(op);

@@ -127,8 +127,9 @@ tg_status tg_gradcheck(tg_gradcheck_fn fn, void *user, int n,
  * It is trace-based: fn runs once on placeholders in a temporary graph
  * (tg_graph_trace), tg_graph_jvp appends the tangent nodes, and one
  * session run computes outputs and tangents; nothing is recorded on the
- * autograd tape. So control flow that depends on tensor values is not
- * possible in fn (reading a symbolic tensor's data fails the trace), and
+ * autograd tape. So control flow that depends on tensor values must use
+ * tg_cond / tg_while_loop (tg/control.h; reading a symbolic tensor's data
+ * fails the trace), and
  * training-mode dropout / batch-norm statistics updates are refused (see
  * docs/GRAPHS.md, "Tracing"); ops without a JVP rule fail with
  * TG_ERR_UNSUPPORTED naming the op. */

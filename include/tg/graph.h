@@ -81,7 +81,8 @@ tg_tensor *tg_assign_sub(tg_tensor *var, tg_tensor *value, double alpha);
  * outputs fn wrote as symbolic tensors (new references in the current
  * scope). Concrete tensors fn uses become constants (by reference), or
  * the variables tg_variable_ref made of them. What runs is what fn did
- * this once: a branch fn takes on a concrete tensor's value is frozen,
+ * this once: a branch fn takes on a concrete tensor's value is frozen
+ * (tg_cond and tg_while_loop of tg/control.h keep both branches / the loop),
  * and reading a symbolic tensor's data (tg_item, tg_data) fails, which
  * fails the trace. fn returns TG_OK or an error status. */
 typedef tg_status (*tg_trace_fn)(void *user, tg_tensor *const *inputs,

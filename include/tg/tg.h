@@ -7,6 +7,7 @@
 #include "tg/ops.h"
 #include "tg/autograd.h"
 #include "tg/graph.h"
+#include "tg/control.h"
 #include "tg/runtime.h"
 #include "tg/nn.h"
 #include "tg/data.h"

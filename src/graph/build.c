@@ -101,7 +101,8 @@ static tg_graph *target_graph(const tg_op_ctx *c)
         g = c->in[i]->graph;
     for (int i = 0; i < c->n_in; i++) {
         const tg_tensor *x = c->in[i];
-        if (x->graph && x->graph != g)
+        /* a value of a graph enclosing the body being built: a capture */
+        if (x->graph && x->graph != g && !tg__graph_encloses(x->graph, g))
             return tg__error_null(TG_ERR_ARG,
                                   "%s: input %d is value '%s' of graph '%s', but "
                                   "the graph being built is '%s'",
@@ -192,7 +193,7 @@ tg_status tg__graph_append(tg_op_ctx *c)
     int in_ids[TG_MAX_OP_INPUTS];
     for (int i = 0; i < c->n_in; i++) {
         tg_tensor *x = c->in[i];
-        in_ids[i] = x->graph ? x->value : tg__graph_capture(g, x);
+        in_ids[i] = tg__graph_input_value(g, x);
         if (in_ids[i] < 0)
             return tg_last_status();
     }

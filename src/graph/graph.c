@@ -78,8 +78,15 @@ static void node_free(tg_gnode *n)
 
 void tg__graph_release(tg_graph *g)
 {
-    if (!g || --g->refcount > 0)
+    if (!g)
         return;
+    if (--g->refcount > 0) {
+        /* a body whose only holders are its own runner's plans: free them */
+        if (g->fn && g->fn->session && g->refcount == g->fn->internal_refs)
+            tg__fgraph_drop_session(g);
+        return;
+    }
+    tg__fgraph_free(g);
     for (int i = 0; i < g->n_nodes; i++)
         node_free(&g->nodes[i]);
     free(g->nodes);

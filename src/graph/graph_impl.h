@@ -68,6 +68,9 @@ struct tg_graph {
     /* bumped by edits other than appending (control edges added to an
      * existing node, ...): cached plans compiled earlier are stale */
     uint64_t epoch;
+    /* a control-flow body (a function graph): its inputs, captures and
+     * results (funcgraph.c); NULL for ordinary graphs */
+    struct tg_fgraph *fn;
 };
 
 /* a node's predecessors for ordering: its inputs' producers, then its
@@ -133,6 +136,59 @@ void tg__graph_resume(int old);
 /* adds control edges so that the assign producing assign_out runs after
  * every earlier reader of variable value var (assign.c) */
 tg_status tg__graph_order_assign(tg_tensor *var, tg_tensor *assign_out);
+
+/* ---- function graphs: the bodies of control flow (funcgraph.c) ----------------
+ * A body is a graph of its own (TF2's FuncGraph) held by the control node's
+ * graph attributes. Its inputs are placeholders: first the body's
+ * parameters, then one per captured value of the enclosing graph (a
+ * closure's free variable, which the control node then takes as an
+ * explicit input). Its results are value ids. */
+typedef struct tg_fgraph {
+    tg_graph *parent;  /* while being built: the enclosing graph (borrowed) */
+    int n_params, n_caps;
+    int *inputs;       /* n_params + n_caps placeholder value ids */
+    int cap_inputs;
+    tg_tensor **outer; /* while being built: per capture, the enclosing value */
+    int n_results;
+    int *results;
+    /* the runner the control kernels use, made at the first run and kept
+     * (plans compiled once); it holds references to the body, which are
+     * counted in internal_refs so that the body can still be freed */
+    struct tg_session *session;
+    int internal_refs;
+} tg_fgraph;
+
+/* Traces fn(user, params, results) into a new body graph whose parent is
+ * `parent`: params are placeholders with the given metadata; the n_results
+ * results fn writes may be values of the body, of an enclosing graph
+ * (captured) or concrete tensors (constants); n_results -1: as many as fn
+ * writes (a non-NULL prefix). The body's outer values stay
+ * held until tg__fgraph_seal. what names the body in errors ("tg_cond: then
+ * branch"). NULL on failure. */
+tg_graph *tg__fgraph_trace(tg_graph *parent, const char *name, const char *what,
+                           tg_trace_fn fn, void *user, int n_params,
+                           const tg_meta *params, int n_results);
+/* drops the building state (parent, outer values) once the control node
+ * took the captures as inputs */
+void tg__fgraph_seal(tg_graph *body);
+/* the value of g standing for t: t itself when symbolic in g, a capture
+ * when t is a value of an enclosing graph g is a body of, the variable an
+ * enclosing graph made of concrete t, else a constant; -1 on failure */
+int tg__graph_input_value(tg_graph *g, tg_tensor *t);
+/* is a an enclosing graph of body b (while b is being built)? */
+bool tg__graph_encloses(const tg_graph *a, const tg_graph *b);
+/* Replays body's ops on in (params then captures) with the op functions,
+ * appending to the current graph or running eagerly on the tape; writes
+ * the body's results (new references, in the current scope) to out. */
+tg_status tg__fgraph_call(const tg_graph *body, tg_tensor *const *in, tg_tensor **out);
+/* Runs body on concrete in (params then captures) through its cached
+ * session; out receives owned references (no scope) */
+tg_status tg__fgraph_run(tg_graph *body, tg_tensor *const *in, tg_tensor **out);
+/* the body graph of a control node's attribute list named `name`, or NULL */
+tg_graph *tg__attrs_graph(const tg_attr *a, int n, const char *name);
+void tg__fgraph_free(tg_graph *g);
+/* called by tg__graph_release when only the body's own runner holds it */
+void tg__fgraph_drop_session(tg_graph *g);
 
 /* ---- state updated by ops (assign.c) -------------------------------------------- */
 /* makes concrete t a variable of g by reference (named base, base_1, ...)

@@ -55,10 +55,11 @@ static tg_status check_arity(const tg_graph *g, const tg_gnode *n)
     if (!n->op)
         return tg__error(TG_ERR_INTERNAL, "graph '%s': node '%s' has no op",
                          g->name, n->name);
-    if ((n->op->n_in >= 0 && n->n_in != n->op->n_in) || n->n_out != n->op->n_out)
+    int n_out = tg_op_n_out(n->op, n->attrs, n->n_attrs);
+    if ((n->op->n_in >= 0 && n->n_in != n->op->n_in) || n->n_out != n_out)
         return tg__error(TG_ERR_INTERNAL, NODE_FMT "has %d inputs and %d outputs, "
                          "the op takes %d and gives %d", NODE_ARGS(g, n), n->n_in,
-                         n->n_out, n->op->n_in, n->op->n_out);
+                         n->n_out, n->op->n_in, n_out);
     return TG_OK;
 }
 
@@ -203,6 +204,37 @@ done:
     return s;
 }
 
+/* the bodies a control node holds (graph attributes) are graphs with
+ * placeholders for inputs and values for results; each is verified too */
+static tg_status check_bodies(const tg_graph *g, const tg_gnode *n)
+{
+    for (int i = 0; i < n->n_attrs; i++) {
+        const tg_graph *b = n->attrs[i].type == TG_ATTR_GRAPH ? n->attrs[i].u.g : NULL;
+        if (n->attrs[i].type != TG_ATTR_GRAPH)
+            continue;
+        if (!b || !b->fn)
+            return tg__error(TG_ERR_INTERNAL, NODE_FMT "attribute '%s' is not a body "
+                             "graph", NODE_ARGS(g, n), n->attrs[i].name);
+        const tg_fgraph *f = b->fn;
+        for (int k = 0; k < f->n_params + f->n_caps; k++)
+            if (f->inputs[k] < 0 || f->inputs[k] >= b->n_values ||
+                b->nodes[b->values[f->inputs[k]].node].kind != TG_GNODE_PLACEHOLDER)
+                return tg__error(TG_ERR_INTERNAL, NODE_FMT "input %d of body '%s' is not "
+                                 "a placeholder", NODE_ARGS(g, n), k, b->name);
+        for (int k = 0; k < f->n_results; k++)
+            if (f->results[k] < 0 || f->results[k] >= b->n_values)
+                return tg__error(TG_ERR_INTERNAL, NODE_FMT "result %d of body '%s' is not "
+                                 "a value", NODE_ARGS(g, n), k, b->name);
+        if (tg_graph_verify(b) != TG_OK) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "%s", tg_last_error());
+            return tg__error(TG_ERR_INTERNAL, NODE_FMT "body '%s': %s", NODE_ARGS(g, n),
+                             b->name, msg);
+        }
+    }
+    return TG_OK;
+}
+
 tg_status tg_graph_verify(const tg_graph *g)
 {
     if (!g)
@@ -226,6 +258,8 @@ tg_status tg_graph_verify(const tg_graph *g)
     for (int id = 0; id < g->n_nodes && s == TG_OK; id++) {
         const tg_gnode *n = &g->nodes[id];
         s = n->kind == TG_GNODE_OP ? check_infer(g, n) : check_source(g, n);
+        if (s == TG_OK && n->kind == TG_GNODE_OP)
+            s = check_bodies(g, n);
     }
     return s;
 }

@@ -177,6 +177,11 @@ static tg_status set_field(const tg_op_def *op, const tg_attr_spec *p, const tg_
         memcpy(f, &v, sizeof v);
         return TG_OK;
     }
+    case TG_FIELD_GRAPH: {
+        void *v = a ? a->u.g : NULL;
+        memcpy(f, &v, sizeof v);
+        return TG_OK;
+    }
     }
     return tg__error(TG_ERR_INTERNAL, "%s: attribute '%s' has a bad spec", op->name,
                      p->name);

@@ -111,7 +111,11 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
     c.op = op;
     c.attr = attr;
     c.n_in = n_in;
-    c.n_out = op->n_out;
+    c.n_out = tg_op_n_out(op, attrs, n_attrs);
+    if (c.n_out < 0 || c.n_out > TG_MAX_OP_OUTPUTS)
+        return c.n_out < 0 ? tg_last_status()
+                           : tg__error(TG_ERR_ARG, "%s: %d outputs, at most %d are "
+                                       "supported", op->name, c.n_out, TG_MAX_OP_OUTPUTS);
     c.in = in;
     c.out = out;
     c.attrs = attrs;

@@ -203,9 +203,9 @@ static tg_status update_infer(tg_op_ctx *c)
     const tg_fused_attrs *a = c->attr;
     tg_fused_prog p;
     tg_meta m[TG_FUSED_MAX_INSTRS], var;
-    if (a->results.n < 1 || a->results.n > c->n_in || a->results.n > TG_MAX_OP_OUTPUTS)
+    if (a->results.n < 1 || a->results.n > c->n_in || a->results.n > TG_FUSED_MAX_RESULTS)
         return tg__error(TG_ERR_ARG, "%s: %d results for %d inputs (1 to %d variables "
-                         "first)", c->op->name, a->results.n, c->n_in, TG_MAX_OP_OUTPUTS);
+                         "first)", c->op->name, a->results.n, c->n_in, TG_FUSED_MAX_RESULTS);
     tg_status s = parse_infer(c, &p, m, RESULT_INPUT0);
     if (s != TG_OK)
         return s;

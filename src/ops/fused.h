@@ -19,6 +19,8 @@
 /* at most this many instructions and operands per instruction */
 #define TG_FUSED_MAX_INSTRS 64
 #define TG_FUSED_MAX_ARGS 8
+/* results of one fused node (the group size of fused updates) */
+#define TG_FUSED_MAX_RESULTS 8
 /* elements per block: a few blocks of 32 KB stay in L1/L2 */
 #define TG_FUSED_BLOCK 8192
 

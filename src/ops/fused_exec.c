@@ -29,7 +29,7 @@ typedef struct run {
     int nd, j;
     int64_t S[TG_MAX_DIMS], inner, m, nbj, nblocks;
     int64_t ist[TG_MAX_OP_INPUTS][TG_MAX_DIMS];  /* input strides per iteration dim */
-    int64_t dst_st[TG_MAX_OP_OUTPUTS][TG_MAX_DIMS];
+    int64_t dst_st[TG_FUSED_MAX_RESULTS][TG_MAX_DIMS];
     atomic_int failed;
     tg_status status;
     char msg[512];
@@ -105,7 +105,7 @@ typedef struct chunk {
     tg_tensor *scratch;                        /* owns the scratch storage */
     tg_tensor *res[TG_FUSED_MAX_INSTRS];       /* result views into it */
     tg_tensor *in[TG_MAX_OP_INPUTS];
-    tg_tensor *dst[TG_MAX_OP_OUTPUTS];
+    tg_tensor *dst[TG_FUSED_MAX_RESULTS];
 } chunk;
 
 static void chunk_free(const run *R, chunk *C)
@@ -209,7 +209,7 @@ tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
                         tg_tensor *const *in, int n_res, const int64_t *res,
                         tg_tensor *const *dst, bool staged)
 {
-    if (n_in > TG_MAX_OP_INPUTS || n_res < 1 || n_res > TG_MAX_OP_OUTPUTS)
+    if (n_in > TG_MAX_OP_INPUTS || n_res < 1 || n_res > TG_FUSED_MAX_RESULTS)
         return tg__error(TG_ERR_INTERNAL, "%s: %d inputs and %d results", who, n_in, n_res);
     run *R = calloc(1, sizeof *R);
     tg_meta metas[TG_FUSED_MAX_INSTRS];

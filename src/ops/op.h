@@ -11,7 +11,7 @@
 #include "tg/ops.h"
 
 #define TG_MAX_OP_INPUTS 64
-#define TG_MAX_OP_OUTPUTS 8
+#define TG_MAX_OP_OUTPUTS 32
 /* bytes of an op's decoded attribute struct (the registry test checks) */
 #define TG_MAX_ATTR_SIZE 256
 /* kernel slots, indexed by tg_device_type (TG_CPU only so far) */
@@ -83,7 +83,8 @@ typedef enum tg_attr_field {
     TG_FIELD_STRING,    /* const char *, from a string */
     TG_FIELD_INTS,      /* tg_ints, from ints of any count (default: none) */
     TG_FIELD_INT_ARRAY, /* int64_t[count], from exactly `count` ints */
-    TG_FIELD_TENSOR     /* tg_tensor *, from a tensor */
+    TG_FIELD_TENSOR,    /* tg_tensor *, from a tensor */
+    TG_FIELD_GRAPH      /* struct tg_graph *, from a graph (control flow bodies) */
 } tg_attr_field;
 
 typedef struct tg_attr_spec {
@@ -128,6 +129,9 @@ typedef struct tg_attr_spec {
 #define TG_SPEC_TENSOR(S, F, ...)                                               \
     {.name = #F, .type = TG_ATTR_TENSOR, .field = TG_FIELD_TENSOR,              \
      .offset = TG__SPEC_OFF(S, F, TG__IS(S, F, tg_tensor *)), __VA_ARGS__}
+#define TG_SPEC_GRAPH(S, F, ...)                                                \
+    {.name = #F, .type = TG_ATTR_GRAPH, .field = TG_FIELD_GRAPH,                \
+     .offset = TG__SPEC_OFF(S, F, TG__IS(S, F, struct tg_graph *)), __VA_ARGS__}
 /* constraints, as extra arguments of the macros above */
 #define TG_REQUIRED .required = true
 #define TG_MIN(v) .has_min = true, .min = (v)
@@ -276,7 +280,7 @@ tg_tensor *tg__deriv_zero(tg_tensor *t, tg_tensor *x, tg_tensor *y, const void *
 typedef struct tg_op_def {
     const char *name;
     int n_in;  /* -1: variadic or optional inputs (see `inputs`) */
-    int n_out;
+    int n_out; /* -1: counted from the attributes by count_out */
     const tg_arg_spec *inputs;  /* names and dtypes, NULL-terminated */
     const tg_arg_spec *outputs;
     tg_attr_schema attrs;
@@ -299,7 +303,17 @@ typedef struct tg_op_def {
         const char *op;
         int opset;
     } onnx;
+    /* n_out == -1 (control flow: as many outputs as the body has results):
+     * the count, from the attribute list as given (before decoding);
+     * -1 with an error when the list does not say */
+    int (*count_out)(const tg_attr *attrs, int n_attrs);
 } tg_op_def;
+
+/* the number of outputs of an application of op with these attributes */
+static inline int tg_op_n_out(const tg_op_def *op, const tg_attr *attrs, int n_attrs)
+{
+    return op->n_out >= 0 ? op->n_out : op->count_out(attrs, n_attrs);
+}
 
 /* does the op have a reverse / forward rule (its own or from deriv)? */
 static inline bool tg_op_has_vjp(const tg_op_def *op) { return op->grad || op->deriv; }
@@ -386,6 +400,7 @@ extern const tg_op_def *const tg_ops_fused[]; /* src/ops/fused.c */
 extern const tg_op_def *const tg_ops_pool_compact[]; /* pool_compact.c: level 2 */
 extern const tg_op_def *const tg_ops_dynamic[];
 extern const tg_op_def *const tg_ops_random[]; /* src/graph/random.c */
+extern const tg_op_def *const tg_ops_control[]; /* src/control/ops.c: cond, while_loop */
 
 /* a random op's generator state input (its last, which its kernel
  * advances in place), or -1 for other ops */

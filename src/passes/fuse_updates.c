@@ -169,7 +169,7 @@ static bool group_ok(const fu *F, int gr)
                 if (shape && !tg__shape_eq(m->ndim, m->shape, shape->ndim, shape->shape))
                     return false;
                 shape = m;
-                if (++n_vars > TG_MAX_OP_OUTPUTS)
+                if (++n_vars > TG_FUSED_MAX_RESULTS)
                     return false;
                 int var = g->values[n->in[0]].node, writers = 0; /* once per group */
                 for (int e = F->st.wstart[var]; e < F->st.wstart[var + 1]; e++)
@@ -202,7 +202,7 @@ static int emit(tg_rw *r, const fu *F, int gr, char *prog)
 {
     const tg_graph *g = F->g;
     int instr[TG_FUSED_MAX_INSTRS], n_instr = 0;
-    int64_t results[TG_MAX_OP_OUTPUTS];
+    int64_t results[TG_FUSED_MAX_RESULTS];
     int n_res = 0;
     tg_fprog P;
     tg__fprog_init(&P, prog, PROGRAM_BYTES);

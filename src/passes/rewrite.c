@@ -125,7 +125,7 @@ static int finish_op(tg_rw *r, int id, const tg_op_def *op, const tg_attr *attrs
             return -1;
         metas = m;
     }
-    for (int o = 0; o < op->n_out; o++)
+    for (int o = 0; o < n->n_out; o++)
         tg__graph_add_value(r->dst, id, o, &metas[o]); /* reserved: cannot fail */
     return id;
 }
@@ -133,7 +133,8 @@ static int finish_op(tg_rw *r, int id, const tg_op_def *op, const tg_attr *attrs
 int tg__rw_op(tg_rw *r, const tg_op_def *op, const char *base, const tg_attr *attrs,
               int n_attrs, int n_in, const int *in)
 {
-    int id = add_node(r, TG_GNODE_OP, base, false, n_in, in, op->n_out);
+    int n_out = tg_op_n_out(op, attrs, n_attrs);
+    int id = n_out < 0 ? -1 : add_node(r, TG_GNODE_OP, base, false, n_in, in, n_out);
     return id < 0 ? -1 : finish_op(r, id, op, attrs, n_attrs, NULL);
 }
 

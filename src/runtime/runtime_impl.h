@@ -146,6 +146,11 @@ tg_status tg__plan_execute_parallel(tg_exec *x); /* exec_parallel.c */
  * names the node. Shared by both executors. */
 tg_status tg__exec_step(const tg_exec *x, int k, bool *ran_op);
 
+/* a run by value ids of the session's graph (control-flow bodies: no
+ * names or tensors to resolve per iteration); results are published */
+tg_status tg__session_run_ids(tg_session *s, int n_feeds, int *feeds,
+                              tg_tensor *const *feed_tensors, int n_fetches, int *fetches,
+                              tg_tensor **results);
 /* the plan the session's last run (or memory_stats call) used; tests */
 const tg_plan *tg__session_last_plan(const tg_session *s);
 

@@ -549,6 +549,14 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     return st;
 }
 
+tg_status tg__session_run_ids(tg_session *s, int n_feeds, int *feeds,
+                              tg_tensor *const *feed_tensors, int n_fetches, int *fetches,
+                              tg_tensor **results)
+{
+    request r = {n_feeds, n_fetches, 0, feeds, fetches, NULL, feed_tensors};
+    return run_request(s, &r, results);
+}
+
 /* ---- the two front doors ---------------------------------------------------------- */
 static tg_status check_counts(const tg_session *s, int n_feeds, const void *feeds,
                               const void *feed_tensors, int n_fetches,

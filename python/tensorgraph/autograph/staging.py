@@ -145,13 +145,13 @@ def check_side_effect(f):
     if isinstance(owner, (list, dict, set, bytearray)) and \
             getattr(f, '__name__', '') in _MUTATORS and \
             any(id(owner) in ids for ids in _outer_containers):
-        f = user_frame(2)
+        at = user_frame(2)
         raise ConversionError(
             f"tg.function: '{f.__name__}' on a Python {type(owner).__name__} made outside this "
             "loop or branch, whose condition is a tensor: the body becomes a graph traced once, "
             "so the call would run once while tracing, not at every iteration. Carry the values "
             "as a tensor instead (e.g. tg.cat), or make the condition a Python value",
-            f.f_code.co_filename if f else None, f.f_lineno if f else None)
+            at.f_code.co_filename if at else None, at.f_lineno if at else None)
 
 
 class _Staging:

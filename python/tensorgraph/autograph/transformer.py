@@ -74,17 +74,17 @@ class Expressions(ast.NodeTransformer):
         expr = node.values[-1]
         for v in reversed(node.values[:-1]):
             expr = _call(op, _thunk(v), _thunk(expr))
-        return ast.copy_location(expr, node)
+        return _located(expr, node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
-            return ast.copy_location(_call('not_', node.operand), node)
+            return _located(_call('not_', node.operand), node)
         return node
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        return ast.copy_location(_call('if_exp', node.test, _thunk(node.body),
+        return _located(_call('if_exp', node.test, _thunk(node.body),
                                        _thunk(node.orelse)), node)
 
     def visit_Compare(self, node):
@@ -101,7 +101,7 @@ class Expressions(ast.NodeTransformer):
         expr = parts[-1]
         for p in reversed(parts[:-1]):
             expr = _call('and_', _thunk(p), _thunk(expr))
-        return ast.copy_location(expr, node)
+        return _located(expr, node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -114,7 +114,7 @@ class Expressions(ast.NodeTransformer):
             return node
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == 'ag__':
             return node
-        node.func = ast.copy_location(_call('cc', f), f)
+        node.func = _located(_call('cc', f), f)
         return node
 
 
@@ -150,6 +150,9 @@ class Statements:
                     setattr(s, f, self.block(getattr(s, f), defined))
             for h in getattr(s, 'handlers', []):
                 h.body = self.block(h.body, defined)
+            return [s]
+        if isinstance(s, ast.Return) and s.value is not None and not _is_retval_call(s.value):
+            s.value = ast.copy_location(_call('retval', self.expr.visit(s.value)), s.value)
             return [s]
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
             # x += v: in place for concrete values, as Python does; a symbolic
@@ -226,6 +229,12 @@ class Statements:
         return defs + self._undefined_guards(state, defined, s) + [_bind(state, call, s)]
 
 
+def _is_retval_call(e):
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and \
+        e.func.attr == 'retval' and isinstance(e.func.value, ast.Name) and \
+        e.func.value.id == 'ag__'
+
+
 def _bind(state, call, at):
     if not state:
         return _located(ast.Expr(value=call), at)
@@ -235,9 +244,14 @@ def _bind(state, call, at):
 def _located(node, at):
     """node and every generated node under it get at's position (errors and
     tracebacks then point at the user's statement)."""
+    if not hasattr(at, 'lineno'):  # generated itself: located by its statement
+        return node
     for n in ast.walk(node):
         if 'lineno' in n._attributes and not hasattr(n, 'lineno'):
-            ast.copy_location(n, at)
+            # one line: a call's line is where its callee ends, so a range
+            # ending at the statement's last line would report that line
+            n.lineno, n.end_lineno = at.lineno, at.lineno
+            n.col_offset, n.end_col_offset = at.col_offset, at.col_offset
     return node
 
 

@@ -47,5 +47,11 @@ def ld(read, name):
 
 
 def retval(value):
-    """What a converted function returns: None if it fell off its end."""
-    return None if isinstance(value, UndefinedReturnValue) else value
+    """What a converted function returns: None if it fell off its end; an
+    unassigned variable fails as Python fails reading it."""
+    if isinstance(value, UndefinedReturnValue):
+        return None
+    for v in value if isinstance(value, tuple) else (value,):
+        if isinstance(v, Undefined):
+            v._fail()
+    return value

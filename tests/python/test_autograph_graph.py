@@ -217,3 +217,16 @@ def test_print_runs_once_while_tracing(capsys):
     traced = out.count("tracing the loop body") - sum(
         int(np.ceil(np.log2(10 / v))) for v in (1.0, 3.0, 0.5))
     assert traced == 1 and f.trace_count == 1
+
+
+def test_example_trains_through_the_loop(tmp_path):
+    import os
+    import runpy
+    here = os.path.dirname(os.path.abspath(__file__))
+    example = runpy.run_path(os.path.join(here, "..", "..", "examples", "control_flow.py"))
+    dot = tmp_path / "cf.dot"
+    losses, trip_counts, traces = example["main"](str(dot), n_batches=120)
+    assert traces == 1 and len(trip_counts) > 1
+    assert np.mean(losses[-20:]) < 0.6 * np.mean(losses[:20])
+    text = dot.read_text()
+    assert text.startswith("digraph") and "cluster" in text

@@ -98,7 +98,7 @@ def _convert_code(fn):
     except (OSError, TypeError):
         warnings.warn(f"tg.function: the source of {fn.__qualname__} is not available, so its "
                       "Python control flow is traced, not converted", RuntimeWarning,
-                      stacklevel=4)
+                      stacklevel=_user_stacklevel())
         return None
     filename = fn.__code__.co_filename
     source = textwrap.dedent(''.join(lines))
@@ -140,6 +140,14 @@ def _convert_code(fn):
     inner = next(c for c in factory_code.co_consts
                  if isinstance(c, types.CodeType) and c.co_name == node.name)
     return inner, converted
+
+
+def _user_stacklevel():
+    """warnings' stacklevel of the innermost frame outside tensorgraph"""
+    level, f = 2, sys._getframe(2)
+    while f is not None and is_library_file(f.f_code.co_filename):
+        level, f = level + 1, f.f_back
+    return level
 
 
 def _strip_def_time_parts(node):

@@ -14,7 +14,7 @@ when they show the state needs other types, the trace is abandoned
 """
 import sys
 
-from .. import _C
+from .. import _C, _ops
 from .. import control_flow as cf
 from .errors import ConversionError, is_library_file, user_frame
 from .undefined import Undefined, UndefinedReturnValue
@@ -247,7 +247,10 @@ def _try_cond(pred, true_fn, false_fn, inputs, names, specs):
                 wanted = {i: s for i, s in enumerate(settled) if isinstance(s, Spec)}
                 if any(wanted.get(i) != layout[i] for i in range(len(names))):
                     raise _Retry(wanted)
-            return tuple(_materialize(o, s) for o, s in zip(out, layout) if s is not None)
+            tensors = tuple(_materialize(o, s) for o, s in zip(out, layout) if s is not None)
+            # a graph cond has at least one result: a branch that changes
+            # no tensor still gives one (unused)
+            return tensors or (_ops.logical_not(pred),)
         return run
 
     res = iter(cf.cond_tensors(pred, branch(true_fn), branch(false_fn)))
@@ -330,7 +333,8 @@ def _try_while(test, body, state, names, specs, max_iterations):
         return out
 
     def loop_test(*values):
-        return cf.predicate(test(*unpack(values)), 'while')
+        c = test(*unpack(values))
+        return cf.predicate(c, 'while') if _tensor(c) else bool(c)
 
     def loop_body(*values):
         out = tuple(body(*unpack(values)))
@@ -416,8 +420,8 @@ def lazy_bool(a, b_fn, is_and):
     def rest():
         return (cf.predicate(b_fn(), 'and' if is_and else 'or'),)
 
-    def fixed():
-        return (tg.tensor(not is_and),)
+    def fixed():  # the branch where a decides: a itself (False for and, True for or)
+        return (_ops.logical_and(pred, pred),)
 
     with _Staging():
         return cf.cond_tensors(pred, rest if is_and else fixed, fixed if is_and else rest)[0]

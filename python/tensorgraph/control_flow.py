@@ -134,7 +134,7 @@ def scan(body_fn, init, xs):
     """carry, y = body_fn(carry, x) for each x along xs' first dimension;
     returns (final carry, the ys stacked). init and the carry are a tensor
     or a tuple of tensors, as are xs and each x, and each y."""
-    from ._ops_shape import stack
+    from ._ops import stack
     carry_single = isinstance(init, _C.Tensor)
     xs_single = isinstance(xs, _C.Tensor)
     init_t, xs_t = ((init,) if carry_single else tuple(init)), ((xs,) if xs_single else tuple(xs))

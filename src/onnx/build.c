@@ -85,6 +85,7 @@ typedef struct build_state {
     tg_tensor **vals;
     bool *known;
     tg_tensor **given; /* per model input, or NULL */
+    bool body;         /* a subgraph: inputs are bound as given, no placeholders */
     int64_t *dims;           /* per model input: resolved shape */
     tg_generator *gen;
 } build_state;
@@ -224,7 +225,7 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
     }
     for (int i = 0; i < m->n_inputs; i++) {
         tg_tensor *t;
-        if (b->g) {
+        if (b->g && !b->body) {
             char nm[256];
             graph_name(m->inputs[i].name, nm, sizeof nm);
             if (tg__hmap_get(&b->g->names, nm) >= 0)
@@ -238,7 +239,8 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
         } else {
             t = b->given[i];
         }
-        net->inputs[i] = tg_retain(t);
+        if (net)
+            net->inputs[i] = tg_retain(t);
         b->vals[tg__hmap_get(&m->names, m->inputs[i].name)] = tg_retain(t);
     }
     return TG_OK;
@@ -265,7 +267,8 @@ static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
         }
         if (!t)
             return tg_last_status();
-        net->inits[i] = tg_retain(t);
+        if (net)
+            net->inits[i] = tg_retain(t);
         b->vals[v] = tg_retain(t);
         b->known[v] = !param;
     }
@@ -304,6 +307,7 @@ static tg_status sizes_ok(const mnode *mn, const onnx_ictx *c0)
     c.n_tmp = 0;
     c.graph_mode = true;
     c.folding = false;
+    c.sizing = true;
     tg_graph *g = tg_graph_new("size_check");
     if (!g)
         return tg_last_status();
@@ -329,8 +333,8 @@ static int32_t declared_type(const tg_onnx_model *m, int v)
     const mvalue *mv = &m->values[v];
     if (mv->kind == SRC_INPUT)
         return m->inputs[mv->index].onnx_type;
-    if (mv->kind == SRC_INIT && m->pm->graph && (size_t)mv->index < m->pm->graph->n_initializer)
-        return m->pm->graph->initializer[mv->index].data_type;
+    if (mv->kind == SRC_INIT && (size_t)mv->index < m->graph->n_initializer)
+        return m->graph->initializer[mv->index].data_type;
     return 0;
 }
 
@@ -340,6 +344,9 @@ static tg_status build_node(build_state *b, const mnode *mn)
     onnx_ictx c;
     memset(&c, 0, sizeof c);
     c.node = n;
+    c.mnode = mn;
+    c.scope_vals = b->vals;
+    c.scope_known = b->known;
     c.version = mn->version;
     c.graph_mode = b->g != NULL;
     c.n_in = (int)n->n_input;
@@ -355,12 +362,20 @@ static tg_status build_node(build_state *b, const mnode *mn)
         if (v >= 0 && !c.val[j] && b->opts && b->opts->specialize &&
             b->m->values[v].kind == SRC_INPUT)
             c.val[j] = b->given[b->m->values[v].index];
+        /* a subgraph run eagerly (a branch taken, one iteration) sees the
+         * values of this run: a Slice may start at the iteration number */
+        if (v >= 0 && !c.val[j] && b->body && c.in[j] && !tg_is_symbolic(c.in[j]))
+            c.val[j] = c.in[j];
         if (v >= 0 && !c.in[j])
             return tg__error(TG_ERR_INTERNAL, "onnx: value '%s' was released early",
                              n->input[j]);
         if (v >= 0 && !c.known[j])
             all_known = false;
     }
+    /* a subgraph reading an unknown outer value is not folded */
+    for (int j = 0; j < mn->n_implicit; j++)
+        if (!b->known[mn->implicit[j]])
+            all_known = false;
     c.folding = all_known;
     if ((all_known || !b->g) && sizes_ok(mn, &c) != TG_OK)
         return node_error(n, tg_last_status());
@@ -425,6 +440,37 @@ static tg_status check_output(const tg_onnx_model *m, int i, const tg_tensor *t)
     return TG_OK;
 }
 
+/* builds (or runs) every node in order, dropping each value after the
+ * node that reads it last (eager memory) */
+static tg_status walk_nodes(build_state *b)
+{
+    const tg_onnx_model *m = b->m;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const mnode *mn = &m->nodes[m->order[k]];
+        tg_status s = build_node(b, mn);
+        if (s != TG_OK)
+            return s;
+        for (int j = 0; j < mnode_n_reads(mn); j++) {
+            int v = mnode_read(mn, j);
+            if (v >= 0 && m->last_use[v] == k && b->vals[v]) {
+                tg_release(b->vals[v]);
+                b->vals[v] = NULL;
+            }
+        }
+    }
+    return TG_OK;
+}
+
+/* output i after the walk (borrowed), checked against its declaration */
+static tg_tensor *walk_output(build_state *b, int i)
+{
+    tg_tensor *t = b->vals[b->m->output_vid[i]];
+    if (!t)
+        return tg__error_null(TG_ERR_INTERNAL, "onnx: output '%s' was not computed",
+                              b->m->outputs[i].name);
+    return check_output(b->m, i, t) == TG_OK ? t : NULL;
+}
+
 static void state_free(build_state *b)
 {
     for (int v = 0; b->vals && v < b->m->n_values; v++)
@@ -472,27 +518,11 @@ tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *con
     tg_scope_end();
     if (s != TG_OK)
         goto fail;
-    for (int k = 0; k < m->n_nodes; k++) {
-        const mnode *mn = &m->nodes[m->order[k]];
-        if (build_node(&b, mn) != TG_OK)
-            goto fail;
-        /* values no later node reads are dropped (eager memory) */
-        for (size_t j = 0; j < mn->node->n_input; j++) {
-            int v = mn->in[j];
-            if (v >= 0 && m->last_use[v] == k && b.vals[v]) {
-                tg_release(b.vals[v]);
-                b.vals[v] = NULL;
-            }
-        }
-    }
+    if (walk_nodes(&b) != TG_OK)
+        goto fail;
     for (int i = 0; i < m->n_outputs; i++) {
-        tg_tensor *t = b.vals[m->output_vid[i]];
-        if (!t) {
-            tg__error(TG_ERR_INTERNAL, "onnx: output '%s' was not computed",
-                      m->outputs[i].name);
-            goto fail;
-        }
-        if (check_output(m, i, t) != TG_OK)
+        tg_tensor *t = walk_output(&b, i);
+        if (!t)
             goto fail;
         net->outputs[i] = tg_retain(t);
         net->output_names[i] = m->outputs[i].name;
@@ -505,3 +535,91 @@ fail:
     return NULL;
 }
 
+
+/* ---- subgraphs --------------------------------------------------------------------- */
+static const tg_onnx_model *find_body(const onnx_ictx *c, const char *attr)
+{
+    for (int k = 0; c->mnode && k < c->mnode->n_subs; k++)
+        if (!strcmp(c->mnode->sub_names[k], attr))
+            return c->mnode->subs[k];
+    return NULL;
+}
+
+int onnx_body_inputs(const onnx_ictx *c, const char *attr)
+{
+    const tg_onnx_model *sub = find_body(c, attr);
+    return sub ? sub->n_inputs : -1;
+}
+
+int onnx_body_outputs(const onnx_ictx *c, const char *attr)
+{
+    const tg_onnx_model *sub = find_body(c, attr);
+    return sub ? sub->n_outputs : -1;
+}
+
+/* binds the body's formal inputs and the outer values it reads */
+static tg_status bind_body(build_state *b, const onnx_ictx *c, tg_tensor *const *formal)
+{
+    const tg_onnx_model *sub = b->m;
+    for (int i = 0; i < sub->n_inputs; i++) {
+        b->given[i] = formal[i];
+        int nd;
+        tg_status s = resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &nd);
+        if (s != TG_OK)
+            return s;
+        b->vals[tg__hmap_get(&sub->names, sub->inputs[i].name)] = tg_retain(formal[i]);
+    }
+    for (int k = 0; k < sub->n_outer; k++) {
+        int v = tg__hmap_get(&sub->names, sub->outer_names[k]);
+        tg_tensor *t = c->scope_vals[sub->outer_vid[k]];
+        if (!t)
+            return tg__error(TG_ERR_INTERNAL, "onnx: outer value '%s' was released early",
+                             sub->outer_names[k]);
+        b->vals[v] = tg_retain(t);
+        b->known[v] = c->scope_known[sub->outer_vid[k]];
+    }
+    return bind_initializers(b, NULL);
+}
+
+tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
+                          tg_tensor *const *formal, int max_out, tg_tensor **out,
+                          int *n_out)
+{
+    const tg_onnx_model *sub = find_body(c, attr);
+    if (!sub)
+        return onnx_err(c, TG_ERR_IO, "the graph attribute '%s' is missing", attr);
+    if (n_formal != sub->n_inputs)
+        return onnx_err(c, TG_ERR_IO, "subgraph '%s' declares %d inputs; the op gives it %d",
+                        attr, sub->n_inputs, n_formal);
+    if (sub->n_outputs > max_out)
+        return onnx_err(c, TG_ERR_IO, "subgraph '%s' has %d outputs, at most %d expected",
+                        attr, sub->n_outputs, max_out);
+    build_state b = {.m = sub, .g = tg_graph_current(), .body = true};
+    b.vals = calloc((size_t)sub->n_values + 1, sizeof *b.vals);
+    b.known = calloc((size_t)sub->n_values + 1, sizeof *b.known);
+    b.given = calloc((size_t)sub->n_inputs + 1, sizeof *b.given);
+    b.dims = calloc(((size_t)sub->n_inputs + 1) * TG_MAX_DIMS, sizeof *b.dims);
+    b.gen = tg_generator_new(0);
+    tg_status s = TG_OK;
+    if (!b.vals || !b.known || !b.given || !b.dims || !b.gen)
+        s = tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    if (s == TG_OK)
+        s = bind_body(&b, c, formal);
+    if (s == TG_OK)
+        s = walk_nodes(&b);
+    for (int i = 0; s == TG_OK && i < sub->n_outputs; i++) {
+        tg_tensor *t = walk_output(&b, i);
+        if (!t)
+            s = tg_last_status();
+        else
+            out[i] = tg__publish(tg_retain(t));
+    }
+    *n_out = s == TG_OK ? sub->n_outputs : 0;
+    state_free(&b);
+    if (s != TG_OK) { /* the caller's error names the node */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tg_last_error());
+        return tg__error(s, "subgraph '%s': %s", attr, msg);
+    }
+    return s;
+}

@@ -7,12 +7,13 @@
 #include "onnx/ops.h"
 #include "util/hmap.h"
 
-typedef enum { SRC_INPUT, SRC_INIT, SRC_NODE } src_kind;
+/* SRC_OUTER: a subgraph's value of an enclosing graph (outer scope) */
+typedef enum { SRC_INPUT, SRC_INIT, SRC_NODE, SRC_OUTER } src_kind;
 
 typedef struct mvalue { /* a named value of the ONNX graph */
     const char *name;
     src_kind kind;
-    int index; /* input, initializer or node index */
+    int index; /* input, initializer, node or outer index */
     int out;   /* SRC_NODE: which output */
 } mvalue;
 
@@ -22,10 +23,37 @@ typedef struct mnode {
     int version;
     int *in;  /* value ids, -1 for "" */
     int *out; /* value ids, -1 for "" */
+    /* control flow (If, Loop, Scan): the graphs of its graph attributes,
+     * loaded as models of their own (subgraph.c), and the values of this
+     * model they read from the enclosing scope: implicit inputs, which
+     * order the node after their producers and keep them alive */
+    struct tg_onnx_model **subs;
+    const char **sub_names; /* the attributes' names */
+    int n_subs;
+    int *implicit;
+    int n_implicit;
 } mnode;
 
+/* what a node reads: its inputs, then its implicit inputs */
+static inline int mnode_n_reads(const mnode *mn)
+{
+    return (int)mn->node->n_input + mn->n_implicit;
+}
+static inline int mnode_read(const mnode *mn, int j)
+{
+    int n = (int)mn->node->n_input;
+    return j < n ? mn->in[j] : mn->implicit[j - n];
+}
+
 struct tg_onnx_model {
-    onnx_model *pm;
+    onnx_model *pm;         /* the parsed file; NULL for a subgraph */
+    const onnx_graph *graph; /* pm's graph, or the subgraph */
+    /* a subgraph's enclosing model and the names it reads from there
+     * (values of kind SRC_OUTER), with their value ids in the parent */
+    const struct tg_onnx_model *parent;
+    const char **outer_names;
+    int *outer_vid;
+    int n_outer, cap_values;
     int64_t opset;
     int n_inputs, n_outputs, n_inits, n_nodes, n_values;
     tg_onnx_value_info *inputs, *outputs;
@@ -46,6 +74,21 @@ struct tg_onnx_net {
     tg_tensor **inputs, **inits, **outputs;
     const char **output_names;
 };
+
+/* ---- subgraphs (subgraph.c) ---------------------------------------------------------- */
+/* loads the graph attributes of node i of m (recursively) and links the
+ * node's implicit inputs */
+tg_status onnx_load_subgraphs(tg_onnx_model *m, int i);
+/* the value id of `name` for a subgraph m reading it from its enclosing
+ * scope: found in the parent (which may itself read it from further out),
+ * added to m as an SRC_OUTER value; -1 with an error when no enclosing
+ * graph defines it */
+int onnx_outer_value(tg_onnx_model *m, const char *name);
+/* the checks of a model or subgraph after its values are known (load.c) */
+tg_onnx_model *onnx_load_graph(onnx_model *pm, const onnx_graph *g,
+                               const tg_onnx_model *parent);
+/* adds a value named `name` (load.c): TG_ERR_IO when defined twice */
+tg_status onnx_add_value(tg_onnx_model *m, const char *name, mvalue v, const char *what);
 
 static inline const char *nz(const char *s) { return s ? s : ""; }
 

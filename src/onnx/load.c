@@ -26,10 +26,18 @@ void tg_onnx_free(tg_onnx_model *m)
         return;
     for (int i = 0; i < m->n_inits; i++)
         tg_release(m->inits[i]);
-    for (int i = 0; i < m->n_nodes; i++) {
-        free(m->nodes[i].in);
-        free(m->nodes[i].out);
+    for (int i = 0; m->nodes && i < m->n_nodes; i++) {
+        mnode *mn = &m->nodes[i];
+        free(mn->in);
+        free(mn->out);
+        for (int k = 0; k < mn->n_subs; k++)
+            tg_onnx_free(mn->subs[k]);
+        free(mn->subs);
+        free(mn->sub_names);
+        free(mn->implicit);
     }
+    free(m->outer_names);
+    free(m->outer_vid);
     free(m->inputs);
     free(m->outputs);
     free(m->input_vi);
@@ -111,16 +119,26 @@ static tg_status find_opset(tg_onnx_model *m)
     return TG_OK;
 }
 
-static tg_status add_name(tg_onnx_model *m, const char *name, mvalue v, const char *what)
+tg_status onnx_add_value(tg_onnx_model *m, const char *name, mvalue v, const char *what)
 {
     if (!name || !name[0])
         return tg__error(TG_ERR_IO, "onnx: %s has an empty name", what);
     int old = tg__hmap_get(&m->names, name);
     if (old >= 0)
         return tg__error(TG_ERR_IO, "onnx: the value '%s' is defined twice (%s)", name, what);
+    if (m->n_values == m->cap_values) { /* outer values come after the reserved ones */
+        int cap = m->cap_values * 2 + 8;
+        mvalue *nv = realloc(m->values, ((size_t)cap + 1) * sizeof *nv);
+        if (!nv)
+            return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+        m->values = nv;
+        m->cap_values = cap;
+    }
     v.name = name;
     m->values[m->n_values] = v;
-    tg__hmap_put(&m->names, name, m->n_values++); /* reserved: cannot fail */
+    if (!tg__hmap_put(&m->names, name, m->n_values))
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    m->n_values++;
     return TG_OK;
 }
 
@@ -131,7 +149,7 @@ static bool unsupported(const mnode *mn) { return !mn->entry || mn->version <= 0
 static void describe_unsupported(const tg_onnx_model *m, size_t i, bool *seen,
                                  tg_strbuf *b)
 {
-    const onnx_graph *g = m->pm->graph;
+    const onnx_graph *g = m->graph;
     const onnx_node *n = &g->node[i];
     const onnx_op_entry *e = m->nodes[i].entry;
     const char *dom = nz(n->domain), *op = nz(n->op_type);
@@ -165,7 +183,7 @@ static void describe_unsupported(const tg_onnx_model *m, size_t i, bool *seen,
  * nodes that use it (versions too old or too new are listed the same way) */
 static tg_status check_ops(tg_onnx_model *m)
 {
-    const onnx_graph *g = m->pm->graph;
+    const onnx_graph *g = m->graph;
     tg_strbuf msg = {0};
     int n_bad = 0;
     bool *seen = calloc(g->n_node + 1, 1);
@@ -191,7 +209,7 @@ static tg_status check_ops(tg_onnx_model *m)
 
 static tg_status check_nodes(tg_onnx_model *m)
 {
-    const onnx_graph *g = m->pm->graph;
+    const onnx_graph *g = m->graph;
     for (size_t i = 0; i < g->n_node; i++) {
         const onnx_node *n = &g->node[i];
         mnode *mn = &m->nodes[i];
@@ -253,8 +271,7 @@ static tg_status sort_nodes(tg_onnx_model *m)
     int *head = malloc(((size_t)nn + 1) * sizeof *head);
     int n_edges = 0;
     for (int i = 0; i < nn; i++)
-        for (size_t j = 0; j < m->nodes[i].node->n_input; j++)
-            n_edges += m->nodes[i].in[j] >= 0;
+        n_edges += (int)m->nodes[i].node->n_input + m->nodes[i].n_implicit;
     int *next = malloc(((size_t)n_edges + 1) * sizeof *next);
     int *dst = malloc(((size_t)n_edges + 1) * sizeof *dst);
     m->order = malloc(((size_t)nn + 1) * sizeof *m->order);
@@ -266,8 +283,8 @@ static tg_status sort_nodes(tg_onnx_model *m)
         head[i] = -1;
     int e = 0;
     for (int i = 0; i < nn; i++)
-        for (size_t j = 0; j < m->nodes[i].node->n_input; j++) {
-            int v = m->nodes[i].in[j];
+        for (int j = 0; j < mnode_n_reads(&m->nodes[i]); j++) {
+            int v = mnode_read(&m->nodes[i], j);
             if (v < 0 || m->values[v].kind != SRC_NODE)
                 continue;
             int p = m->values[v].index;
@@ -299,7 +316,7 @@ static tg_status sort_nodes(tg_onnx_model *m)
 
 static tg_status link_values(tg_onnx_model *m)
 {
-    const onnx_graph *g = m->pm->graph;
+    const onnx_graph *g = m->graph;
     for (int i = 0; i < m->n_nodes; i++) {
         const onnx_node *n = &g->node[i];
         mnode *mn = &m->nodes[i];
@@ -314,7 +331,7 @@ static tg_status link_values(tg_onnx_model *m)
             char what[200];
             snprintf(what, sizeof what, "output %zu of node '%s' (%s)", j,
                      onnx_node_label(n), n->op_type);
-            tg_status s = add_name(m, n->output[j], (mvalue){0, SRC_NODE, i, (int)j}, what);
+            tg_status s = onnx_add_value(m, n->output[j], (mvalue){0, SRC_NODE, i, (int)j}, what);
             if (s != TG_OK)
                 return s;
             mn->out[j] = m->n_values - 1;
@@ -327,19 +344,28 @@ static tg_status link_values(tg_onnx_model *m)
             if (!nz(n->input[j])[0])
                 continue;
             int v = tg__hmap_get(&m->names, n->input[j]);
+            if (v < 0 && m->parent) {
+                v = onnx_outer_value(m, n->input[j]);
+                if (v < 0 && tg_last_status() != TG_ERR_IO)
+                    return tg_last_status();
+                tg_clear_error();
+            }
             if (v < 0)
                 return tg__error(TG_ERR_IO, "onnx: input '%s' of node '%s' (%s) is not a "
                                  "graph input, an initializer or a node's output",
                                  n->input[j], onnx_node_label(n), n->op_type);
             m->nodes[i].in[j] = v;
         }
+        tg_status s = onnx_load_subgraphs(m, i);
+        if (s != TG_OK)
+            return s;
     }
     return TG_OK;
 }
 
 static tg_status load_io(tg_onnx_model *m)
 {
-    const onnx_graph *g = m->pm->graph;
+    const onnx_graph *g = m->graph;
     size_t n_names = g->n_input + g->n_initializer;
     for (size_t i = 0; i < g->n_node; i++)
         n_names += g->node[i].n_output;
@@ -347,6 +373,7 @@ static tg_status load_io(tg_onnx_model *m)
     if (!tg__hmap_reserve(&m->names, n_names))
         return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     m->values = calloc(n_names + 1, sizeof *m->values);
+    m->cap_values = (int)n_names;
     m->inits = calloc(g->n_initializer + 1, sizeof *m->inits);
     m->init_names = calloc(g->n_initializer + 1, sizeof *m->init_names);
     m->inputs = calloc(g->n_input + 1, sizeof *m->inputs);
@@ -365,7 +392,7 @@ static tg_status load_io(tg_onnx_model *m)
         const onnx_tensor *tp = &g->initializer[i];
         char what[64];
         snprintf(what, sizeof what, "initializer %zu", i);
-        tg_status s = add_name(m, tp->name, (mvalue){0, SRC_INIT, m->n_inits, 0}, what);
+        tg_status s = onnx_add_value(m, tp->name, (mvalue){0, SRC_INIT, m->n_inits, 0}, what);
         if (s != TG_OK) {
             tg_scope_end();
             return s;
@@ -393,7 +420,7 @@ static tg_status load_io(tg_onnx_model *m)
             continue;
         char what[64];
         snprintf(what, sizeof what, "graph input %zu", i);
-        tg_status s = add_name(m, vi->name, (mvalue){0, SRC_INPUT, m->n_inputs, 0}, what);
+        tg_status s = onnx_add_value(m, vi->name, (mvalue){0, SRC_INPUT, m->n_inputs, 0}, what);
         if (s == TG_OK)
             s = read_value_info(vi, "graph input", &m->inputs[m->n_inputs]);
         if (s != TG_OK)
@@ -405,12 +432,18 @@ static tg_status load_io(tg_onnx_model *m)
 
 static tg_status load_outputs(tg_onnx_model *m)
 {
-    const onnx_graph *g = m->pm->graph;
+    const onnx_graph *g = m->graph;
     if (!g->n_output)
         return tg__error(TG_ERR_IO, "onnx: the graph has no outputs");
     for (size_t i = 0; i < g->n_output; i++) {
         const onnx_value_info *vi = &g->output[i];
         int v = tg__hmap_get(&m->names, nz(vi->name));
+        if (v < 0 && m->parent && nz(vi->name)[0]) {
+            v = onnx_outer_value(m, vi->name);
+            if (v < 0 && tg_last_status() != TG_ERR_IO)
+                return tg_last_status();
+            tg_clear_error();
+        }
         if (v < 0)
             return tg__error(TG_ERR_IO, "onnx: graph output '%s' is not produced by any "
                              "node, input or initializer", nz(vi->name));
@@ -438,16 +471,19 @@ static tg_status compute_last_use(tg_onnx_model *m)
         m->last_use[v] = -1;
     for (int k = 0; k < m->n_nodes; k++) {
         const mnode *mn = &m->nodes[m->order[k]];
-        for (size_t j = 0; j < mn->node->n_input; j++)
-            if (mn->in[j] >= 0)
-                m->last_use[mn->in[j]] = k;
+        for (int j = 0; j < mnode_n_reads(mn); j++)
+            if (mnode_read(mn, j) >= 0)
+                m->last_use[mnode_read(mn, j)] = k;
     }
     for (int i = 0; i < m->n_outputs; i++)
         m->last_use[m->output_vid[i]] = m->n_nodes;
     return TG_OK;
 }
 
-static tg_onnx_model *load_parsed(onnx_model *pm)
+/* a model (pm, its graph) or a subgraph g of parent (pm NULL): every
+ * check, the values linked, the nodes sorted */
+tg_onnx_model *onnx_load_graph(onnx_model *pm, const onnx_graph *g,
+                               const tg_onnx_model *parent)
 {
     tg_onnx_model *m = calloc(1, sizeof *m);
     if (!m) {
@@ -455,13 +491,22 @@ static tg_onnx_model *load_parsed(onnx_model *pm)
         return tg__error_null(TG_ERR_NOMEM, "onnx: out of memory");
     }
     m->pm = pm;
-    if (!pm->graph)
+    m->graph = g;
+    m->parent = parent;
+    if (!g)
         return tg__error_null(TG_ERR_IO, "onnx: the model has no graph"), load_fail(m);
-    if (find_opset(m) != TG_OK || load_io(m) != TG_OK || check_nodes(m) != TG_OK ||
-        link_values(m) != TG_OK || load_outputs(m) != TG_OK || sort_nodes(m) != TG_OK ||
-        compute_last_use(m) != TG_OK)
+    if (parent)
+        m->opset = parent->opset;
+    if ((!parent && find_opset(m) != TG_OK) || load_io(m) != TG_OK ||
+        check_nodes(m) != TG_OK || link_values(m) != TG_OK || load_outputs(m) != TG_OK ||
+        sort_nodes(m) != TG_OK || compute_last_use(m) != TG_OK)
         return load_fail(m);
     return m;
+}
+
+static tg_onnx_model *load_parsed(onnx_model *pm)
+{
+    return onnx_load_graph(pm, pm->graph, NULL);
 }
 
 tg_onnx_model *tg_onnx_load_bytes(const void *data, size_t len)

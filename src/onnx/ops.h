@@ -17,11 +17,20 @@
 /* the most windows positions the composite pooling expands into slices */
 #define ONNX_MAX_POOL_WINDOW 4096
 
+struct mnode;
+
 typedef struct onnx_ictx {
     const onnx_node *node;
+    /* the node as loaded (its subgraphs), and the enclosing build's values
+     * by value id (what the node's subgraphs read from outside) */
+    const struct mnode *mnode;
+    tg_tensor *const *scope_vals;
+    const bool *scope_known;
     int version;          /* the op's version in effect (since_version) */
     bool graph_mode;      /* building into a graph (else eager) */
     bool folding;         /* all inputs known: running eagerly, no grad */
+    bool sizing;          /* the dry run in a scratch graph that checks output
+                           * sizes before an eager run (build.c) */
     int n_in;             /* node->n_input */
     tg_tensor *in[ONNX_MAX_IO]; /* NULL for omitted ("") inputs */
     bool known[ONNX_MAX_IO];    /* value fixed at import time (concrete) */
@@ -68,6 +77,7 @@ extern const onnx_op_entry onnx_ops_conv[];
 extern const onnx_op_entry onnx_ops_mask[]; /* ops_mask.c: Trilu, IsNaN, IsInf */
 extern const onnx_op_entry onnx_ops_layout[]; /* ops_layout.c: CastLike, Size, EyeLike, ... */
 extern const onnx_op_entry onnx_ops_index[]; /* ops_index.c: ScatterElements, GatherND, OneHot */
+extern const onnx_op_entry onnx_ops_control[]; /* ops_control.c: If, Loop, Scan */
 
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */
@@ -105,6 +115,19 @@ tg_status oi_floats(onnx_ictx *c, int i, const char *what, double **v, int64_t *
 /* a known one-element input as double */
 tg_status oi_scalar(onnx_ictx *c, int i, const char *what, double *out);
 void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes);
+
+/* ---- subgraphs (If, Loop, Scan) --------------------------------------------------------
+ * Builds the subgraph of graph attribute `attr` on the formal inputs
+ * (in eager mode: runs it), its outer-scope reads bound to the values of
+ * the enclosing build. Writes its outputs (references in the current
+ * scope) to out[0..*n_out), at most max_out. Inside a tg_cond/tg_while_loop
+ * callback in graph mode this traces the body. */
+tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
+                          tg_tensor *const *formal, int max_out, tg_tensor **out,
+                          int *n_out);
+/* the number of inputs and outputs subgraph `attr` declares; -1 if absent */
+int onnx_body_inputs(const onnx_ictx *c, const char *attr);
+int onnx_body_outputs(const onnx_ictx *c, const char *attr);
 
 /* ---- shared helpers ----------------------------------------------------------------- */
 /* TG_ERR_UNSUPPORTED when a value of this shape would exceed

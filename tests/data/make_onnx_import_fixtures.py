@@ -29,9 +29,10 @@ DT = {np.float32: "F32", np.float64: "F64", np.int64: "I64", np.int32: "I32",
 def save_safetensors(path, tensors):
     header, blobs, off = {}, [], 0
     for name, a in tensors.items():
+        shape = list(np.shape(a))  # ascontiguousarray makes 0-d arrays 1-d
         a = np.ascontiguousarray(a)
         b = a.tobytes()
-        header[name] = {"dtype": DT[a.dtype.type], "shape": list(a.shape),
+        header[name] = {"dtype": DT[a.dtype.type], "shape": shape,
                         "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)

@@ -38,7 +38,7 @@ InstanceNormalization Resize Einsum Mod CumSum
 Range ReduceL1 ReduceL2 TopK Trilu IsNaN IsInf CastLike ReduceSumSquare ReduceLogSum
 Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu
-ScatterElements GatherND OneHot""".split()
+ScatterElements GatherND OneHot If Loop Scan""".split()
 
 
 def tensor_proto(value, name, elem_type):

@@ -1,0 +1,484 @@
+/* ONNX control flow: If, Loop and Scan onto tg_cond and tg_while_loop.
+ * Each branch or body is a subgraph loaded as a model of its own
+ * (subgraph.c); the callbacks build it with onnx_build_body, so in graph
+ * mode the subgraph is traced into the control node's body graph (values
+ * of the enclosing graph it reads become the node's captures), and in
+ * eager mode it runs on the host once per branch taken or iteration. */
+#include "onnx/import.h"
+
+#include "ops/op.h"
+#include "tg/control.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* a bool tensor of one element shaped as `want` declares ([] unless it
+ * declares [1]) */
+static tg_tensor *as_flag(tg_tensor *t, const tg_onnx_value_info *want)
+{
+    if (!t)
+        return NULL;
+    int nd = want && want->ndim == 1 ? 1 : 0;
+    int64_t one = 1;
+    return tg_reshape(onnx_as(t, TG_BOOL), nd, &one);
+}
+
+static tg_status one_flag(const tg_tensor *t, const char *what)
+{
+    if (tg_dtype_of(t) != TG_BOOL || tg_numel(t) != 1)
+        return tg__error(TG_ERR_IO, "%s must be a bool tensor of one element", what);
+    return TG_OK;
+}
+
+/* ---- If ----------------------------------------------------------------------------- */
+static tg_status if_branch(onnx_ictx *c, const char *attr, tg_tensor **out)
+{
+    int n;
+    return onnx_build_body(c, attr, 0, NULL, c->n_out, out, &n);
+}
+
+static tg_status if_then(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)in;
+    return if_branch(user, "then_branch", out);
+}
+
+static tg_status if_else(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)in;
+    return if_branch(user, "else_branch", out);
+}
+
+/* The dry run that checks output sizes before an eager node runs (build.c)
+ * does not trace a subgraph: its nodes check their own sizes as they run,
+ * and it may need values of the run (a Slice starting at the iteration
+ * number) that a trace does not have. */
+static tg_status x_if(onnx_ictx *c)
+{
+    if (c->sizing)
+        return TG_OK;
+    tg_tensor *cond = oi_req(c, 0, "cond");
+    if (!cond)
+        return tg_last_status();
+    tg_status s = one_flag(cond, "If's condition");
+    if (s != TG_OK)
+        return s;
+    int nt = onnx_body_outputs(c, "then_branch"), ne = onnx_body_outputs(c, "else_branch");
+    if (nt < 0 || ne < 0)
+        return onnx_err(c, TG_ERR_IO, "If needs the graph attributes then_branch and "
+                        "else_branch");
+    if (nt != ne || nt != c->n_out)
+        return onnx_err(c, TG_ERR_IO, "then_branch has %d outputs and else_branch %d; the "
+                        "node has %d", nt, ne, c->n_out);
+    return tg_cond(as_flag(cond, NULL), if_then, if_else, c, 0, NULL, c->n_out, c->out);
+}
+
+/* ---- Loop ----------------------------------------------------------------------------
+ * Loop variables: the iteration number, the condition, then the N
+ * loop-carried values. Scan outputs (the body's outputs after those) are
+ * stacked per iteration: on the host in eager mode; in graph mode the
+ * number of iterations is known only when the loop runs, and tensorgraph
+ * graphs fix every shape before they run, so such a Loop is refused. */
+typedef struct loop_ctx {
+    onnx_ictx *c;
+    tg_tensor *trip; /* M, or NULL */
+    int n_carried, n_scan;
+    tg_tensor **scan; /* eager: per output, the elements so far (owned) */
+    int64_t n_iter, cap_iter;
+    tg_status failed;
+} loop_ctx;
+
+static tg_status loop_test(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    loop_ctx *l = user;
+    tg_tensor *go = tg_reshape(in[1], 0, NULL);
+    if (l->trip)
+        go = tg_logical_and(tg_lt(in[0], tg_reshape(l->trip, 0, NULL)), go);
+    out[0] = go;
+    return go ? TG_OK : tg_last_status();
+}
+
+/* eager mode: keeps this iteration's scan elements */
+static tg_status keep_scan(loop_ctx *l, tg_tensor *const *elems)
+{
+    if (l->n_iter == l->cap_iter) {
+        int64_t cap = l->cap_iter * 2 + 8;
+        tg_tensor **grown = realloc(l->scan, (size_t)(cap * l->n_scan) * sizeof *grown);
+        if (!grown)
+            return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+        l->scan = grown;
+        l->cap_iter = cap;
+    }
+    for (int k = 0; k < l->n_scan; k++)
+        l->scan[l->n_iter * l->n_scan + k] = tg_retain(elems[k]);
+    l->n_iter++;
+    return TG_OK;
+}
+
+static tg_status loop_body(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    loop_ctx *l = user;
+    onnx_ictx *c = l->c;
+    int nv = 2 + l->n_carried, n_out;
+    tg_tensor *res[TG_CONTROL_MAX_RESULTS + 2] = {0};
+    tg_status s = onnx_build_body(c, "body", nv, in, TG_CONTROL_MAX_RESULTS, res, &n_out);
+    if (s != TG_OK)
+        return s;
+    if (n_out != 1 + l->n_carried + l->n_scan)
+        return tg__error(TG_ERR_IO, "the body has %d outputs; 1 + %d loop-carried + %d "
+                        "scan outputs expected", n_out, l->n_carried, l->n_scan);
+    s = one_flag(res[0], "the body's condition output");
+    if (s != TG_OK)
+        return s;
+    out[0] = tg_add_scalar(in[0], 1.0);
+    out[1] = tg_reshape(res[0], tg_ndim(in[1]), tg_shape(in[1]));
+    for (int j = 0; j < l->n_carried; j++)
+        out[2 + j] = res[1 + j];
+    if (l->n_scan && tg_is_symbolic(in[0]))
+        return tg__error(TG_ERR_UNSUPPORTED, "Loop with scan outputs in graph mode: their "
+                        "length is the number of iterations, known only when the loop "
+                        "runs (run the model in eager mode)");
+    return l->n_scan ? keep_scan(l, res + 1 + l->n_carried) : TG_OK;
+}
+
+/* the stacked scan outputs after an eager loop */
+static tg_status stack_scan(loop_ctx *l)
+{
+    onnx_ictx *c = l->c;
+    tg_tensor **col = malloc(((size_t)l->n_iter + 1) * sizeof *col);
+    if (!col)
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    tg_status s = TG_OK;
+    for (int k = 0; s == TG_OK && k < l->n_scan; k++) {
+        if (!l->n_iter) {
+            s = onnx_err(c, TG_ERR_UNSUPPORTED, "the loop ran no iteration: the shape of "
+                         "scan output %d is unknown", k);
+            break;
+        }
+        for (int64_t i = 0; i < l->n_iter; i++)
+            col[i] = l->scan[i * l->n_scan + k];
+        c->out[l->n_carried + k] = tg_stack((int)l->n_iter, col, 0);
+        if (!c->out[l->n_carried + k])
+            s = tg_last_status();
+    }
+    free(col);
+    return s;
+}
+
+static tg_status loop_run(loop_ctx *l)
+{
+    onnx_ictx *c = l->c;
+    int nv = 2 + l->n_carried;
+    const tg_onnx_model *body = NULL;
+    for (int k = 0; k < c->mnode->n_subs; k++)
+        if (!strcmp(c->mnode->sub_names[k], "body"))
+            body = c->mnode->subs[k];
+    tg_tensor *init[TG_CONTROL_MAX_RESULTS + 2], *res[TG_CONTROL_MAX_RESULTS + 2] = {0};
+    init[0] = tg_scalar(TG_INT64, 0);
+    init[1] = c->n_in > 1 && c->in[1] ? as_flag(c->in[1], &body->inputs[1])
+                                      : as_flag(tg_scalar(TG_BOOL, 1), &body->inputs[1]);
+    if (init[0] && body->inputs[0].ndim == 1)
+        init[0] = tg_reshape(init[0], 1, (const int64_t[]){1});
+    for (int j = 0; j < l->n_carried; j++)
+        init[2 + j] = c->in[2 + j];
+    tg_loop_options opt = {.name = onnx_node_label(c->node)};
+    tg_status s = tg_while_loop(loop_test, loop_body, l, nv, init, res, &opt);
+    for (int j = 0; s == TG_OK && j < l->n_carried; j++)
+        c->out[j] = res[2 + j];
+    return s == TG_OK && l->n_scan ? stack_scan(l) : s;
+}
+
+static tg_status x_loop(onnx_ictx *c)
+{
+    if (c->sizing)
+        return TG_OK;
+    int nb_in = onnx_body_inputs(c, "body"), nb_out = onnx_body_outputs(c, "body");
+    if (nb_in < 0)
+        return onnx_err(c, TG_ERR_IO, "Loop needs the graph attribute body");
+    loop_ctx l = {.c = c, .n_carried = c->n_in - 2};
+    if (l.n_carried < 0)
+        l.n_carried = 0;
+    l.n_scan = c->n_out - l.n_carried;
+    if (nb_in != 2 + l.n_carried || nb_out != 1 + c->n_out || l.n_scan < 0)
+        return onnx_err(c, TG_ERR_IO, "the body takes %d inputs and gives %d outputs; with "
+                        "%d loop-carried values and %d node outputs it must take %d and "
+                        "give %d", nb_in, nb_out, l.n_carried, c->n_out, 2 + l.n_carried,
+                        1 + c->n_out);
+    if (2 + l.n_carried > TG_CONTROL_MAX_RESULTS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "at most %d loop-carried values",
+                        TG_CONTROL_MAX_RESULTS - 2);
+    for (int j = 0; j < l.n_carried; j++)
+        if (!c->in[2 + j])
+            return onnx_err(c, TG_ERR_IO, "loop-carried input %d is missing", j);
+    if (c->n_in > 0 && c->in[0]) {
+        if (tg_dtype_of(c->in[0]) != TG_INT64 || tg_numel(c->in[0]) != 1)
+            return onnx_err(c, TG_ERR_IO, "the trip count M must be an int64 tensor of one "
+                            "element");
+        l.trip = c->in[0];
+    }
+    if (c->n_in > 1 && c->in[1]) {
+        tg_status s = one_flag(c->in[1], "Loop's condition");
+        if (s != TG_OK)
+            return s;
+    }
+    tg_status s = loop_run(&l);
+    for (int64_t i = 0; i < l.n_iter * l.n_scan; i++)
+        tg_release(l.scan[i]);
+    free(l.scan);
+    return s;
+}
+
+
+/* ---- Scan (9 and later) --------------------------------------------------------------
+ * A loop over the T slices of the scan inputs along their axes, with the
+ * states as loop variables. Each scan output is a loop variable too: a
+ * [T, element...] buffer that iteration i writes at row i (T - 1 - i when
+ * reversed) by adding the element under a one-hot row mask, which keeps
+ * every shape fixed and the gradient exact (work O(T) per row: fine for
+ * the short sequences of exported models, see docs/ONNX.md). The element
+ * shapes come from a dry trace of the body in a scratch graph. */
+typedef struct scan_ctx {
+    onnx_ictx *c;
+    int n_state, n_in, n_out; /* N, M, K */
+    int64_t T;
+    int64_t in_axis[ONNX_MAX_IO], out_axis[ONNX_MAX_IO];
+    bool in_rev[ONNX_MAX_IO], out_rev[ONNX_MAX_IO];
+    tg_meta elem[ONNX_MAX_IO]; /* of each scan output's element */
+} scan_ctx;
+
+/* slice t of scan input k (position i, or T - 1 - i reversed) */
+static tg_tensor *scan_slice(const scan_ctx *s, int k, tg_tensor *i)
+{
+    tg_tensor *x = s->c->in[s->n_state + k];
+    tg_tensor *pos = s->in_rev[k] ? tg_sub(tg_scalar(TG_INT64, (double)(s->T - 1)), i) : i;
+    int a = (int)s->in_axis[k];
+    return tg_squeeze(tg_index_select(x, a, tg_reshape(pos, 1, (const int64_t[]){1})), a);
+}
+
+/* the body on states and slices: results new references in the scope */
+static tg_status scan_apply(scan_ctx *s, tg_tensor *const *states, tg_tensor *i,
+                            tg_tensor **res)
+{
+    tg_tensor *formal[ONNX_MAX_IO];
+    for (int j = 0; j < s->n_state; j++)
+        formal[j] = states[j];
+    for (int k = 0; k < s->n_in; k++)
+        if (!(formal[s->n_state + k] = scan_slice(s, k, i)))
+            return tg_last_status();
+    int n;
+    tg_status st = onnx_build_body(s->c, "body", s->n_state + s->n_in, formal,
+                                   ONNX_MAX_IO, res, &n);
+    if (st == TG_OK && n != s->n_state + s->n_out)
+        st = tg__error(TG_ERR_IO, "the body gives %d outputs; %d states + %d scan "
+                      "outputs expected", n, s->n_state, s->n_out);
+    return st;
+}
+
+/* a placeholder of g shaped like t when t is symbolic (of another graph) */
+static tg_tensor *stand_in(tg_graph *g, tg_tensor *t)
+{
+    if (!t || !tg_is_symbolic(t))
+        return t;
+    return tg_placeholder(g, NULL, tg_dtype_of(t), tg_ndim(t), tg_shape(t));
+}
+
+/* the body traced in scratch graph g on stand-ins for the node's inputs and
+ * the outer values it reads (symbolic values of the graph being built
+ * cannot enter another graph): fills s->elem */
+static tg_status scan_dry_trace(scan_ctx *s, tg_graph *g)
+{
+    onnx_ictx dry = *s->c;
+    const mnode *mn = s->c->mnode;
+    int n_vals = 0;
+    for (int j = 0; j < mn->n_implicit; j++)
+        n_vals = mn->implicit[j] + 1 > n_vals ? mn->implicit[j] + 1 : n_vals;
+    tg_tensor **vals = calloc((size_t)n_vals + 1, sizeof *vals);
+    if (!vals)
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    tg_status st = TG_OK;
+    for (int j = 0; st == TG_OK && j < mn->n_implicit; j++) {
+        int v = mn->implicit[j];
+        vals[v] = stand_in(g, s->c->scope_vals[v]);
+        st = vals[v] || !s->c->scope_vals[v] ? TG_OK : tg_last_status();
+    }
+    for (int j = 0; st == TG_OK && j < dry.n_in; j++)
+        st = (dry.in[j] = stand_in(g, dry.in[j])) ? TG_OK : tg_last_status();
+    dry.scope_vals = vals;
+    scan_ctx ds = *s;
+    ds.c = &dry;
+    tg_tensor *i = st == TG_OK ? tg_placeholder(g, NULL, TG_INT64, 0, NULL) : NULL;
+    tg_tensor *res[ONNX_MAX_IO] = {0};
+    if (st == TG_OK)
+        st = i ? scan_apply(&ds, dry.in, i, res) : tg_last_status();
+    for (int k = 0; st == TG_OK && k < s->n_out; k++) {
+        tg_tensor *e = res[s->n_state + k];
+        s->elem[k].dtype = tg_dtype_of(e);
+        s->elem[k].ndim = tg_ndim(e);
+        memcpy(s->elem[k].shape, tg_shape(e), (size_t)tg_ndim(e) * sizeof(int64_t));
+        if (tg_numel(e) < 0)
+            st = onnx_err(s->c, TG_ERR_UNSUPPORTED, "scan output %d has unknown dims", k);
+    }
+    free(vals);
+    return st;
+}
+
+/* the element shapes of the scan outputs, from a dry trace of the body */
+static tg_status scan_elements(scan_ctx *s)
+{
+    tg_graph *g = tg_graph_new("scan_shapes");
+    if (!g || tg_graph_begin(g) != TG_OK) {
+        tg_graph_free(g);
+        return tg_last_status();
+    }
+    tg_scope_begin();
+    tg_status st = scan_dry_trace(s, g);
+    tg_scope_end();
+    tg_graph_end();
+    tg_graph_free(g);
+    return st;
+}
+
+static tg_status scan_test(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    const scan_ctx *s = user;
+    out[0] = tg_lt(in[0], tg_scalar(TG_INT64, (double)s->T));
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+/* buf + (row == pos) * elem: element e written at row pos of the buffer */
+static tg_tensor *scan_write(const scan_ctx *s, int k, tg_tensor *buf, tg_tensor *pos,
+                             tg_tensor *e)
+{
+    int64_t shape[TG_MAX_DIMS + 1] = {s->T};
+    for (int d = 1; d <= s->elem[k].ndim; d++)
+        shape[d] = 1;
+    tg_tensor *rows = tg_reshape(tg_arange(TG_INT64, 0, (double)s->T, 1),
+                                 s->elem[k].ndim + 1, shape);
+    tg_tensor *mask = onnx_as(tg_eq(rows, pos), s->elem[k].dtype);
+    return tg_add(buf, tg_mul(mask, tg_unsqueeze(e, 0)));
+}
+
+static tg_status scan_body(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    scan_ctx *s = user;
+    tg_tensor *res[ONNX_MAX_IO] = {0};
+    tg_status st = scan_apply(s, in + 1, in[0], res);
+    if (st != TG_OK)
+        return st;
+    out[0] = tg_add_scalar(in[0], 1.0);
+    for (int j = 0; j < s->n_state; j++)
+        out[1 + j] = res[j];
+    for (int k = 0; k < s->n_out; k++) {
+        tg_tensor *pos = s->out_rev[k]
+            ? tg_sub(tg_scalar(TG_INT64, (double)(s->T - 1)), in[0]) : in[0];
+        int v = 1 + s->n_state + k;
+        out[v] = scan_write(s, k, in[v], pos, res[s->n_state + k]);
+        if (!out[v])
+            return tg_last_status();
+    }
+    return TG_OK;
+}
+
+/* the axes and directions of the attributes, checked; T from the inputs */
+static tg_status scan_layout(scan_ctx *s)
+{
+    onnx_ictx *c = s->c;
+    const char *names[4] = {"scan_input_axes", "scan_input_directions",
+                            "scan_output_axes", "scan_output_directions"};
+    int counts[4] = {s->n_in, s->n_in, s->n_out, s->n_out};
+    for (int a = 0; a < 4; a++) {
+        const int64_t *v;
+        int n;
+        tg_status st = oa_ints(c, names[a], &v, &n);
+        if (st != TG_OK)
+            return st;
+        if (n >= 0 && n != counts[a])
+            return onnx_err(c, TG_ERR_IO, "%s has %d entries, %d expected", names[a], n,
+                            counts[a]);
+        for (int k = 0; k < counts[a]; k++) {
+            int64_t x = n > 0 ? v[k] : 0;
+            if (a % 2 && x != 0 && x != 1)
+                return onnx_err(c, TG_ERR_IO, "%s[%d] is %lld (0 or 1)", names[a], k,
+                                (long long)x);
+            int rank = a < 2 ? tg_ndim(c->in[s->n_state + k]) : s->elem[k].ndim + 1;
+            int ax = 0;
+            if (a % 2 == 0 && (st = onnx_axis(c, x, rank, names[a], &ax)) != TG_OK)
+                return st;
+            if (a == 0) s->in_axis[k] = ax;
+            if (a == 1) s->in_rev[k] = x;
+            if (a == 2) s->out_axis[k] = ax;
+            if (a == 3) s->out_rev[k] = x;
+        }
+        if (a == 1) { /* the trip count, then the element shapes */
+            for (int k = 0; k < s->n_in; k++) {
+                int64_t t = tg_shape(c->in[s->n_state + k])[s->in_axis[k]];
+                if (k && t != s->T)
+                    return onnx_err(c, TG_ERR_IO, "scan input %d has %lld slices, input 0 "
+                                    "%lld", k, (long long)t, (long long)s->T);
+                s->T = t;
+            }
+            if ((st = scan_elements(s)) != TG_OK)
+                return st;
+        }
+    }
+    return TG_OK;
+}
+
+/* y with its dim 0 moved to position a */
+static tg_tensor *rows_to_axis(tg_tensor *y, int a)
+{
+    int perm[TG_MAX_DIMS];
+    for (int d = 0, src = 1; d < tg_ndim(y); d++)
+        perm[d] = d == a ? 0 : src++;
+    return tg_permute(y, perm);
+}
+
+static tg_status x_scan(onnx_ictx *c)
+{
+    if (c->sizing)
+        return TG_OK;
+    int64_t m;
+    tg_status st = oa_int(c, "num_scan_inputs", -1, &m);
+    if (st != TG_OK)
+        return st;
+    scan_ctx s = {.c = c, .n_in = (int)m};
+    s.n_state = c->n_in - s.n_in;
+    s.n_out = c->n_out - s.n_state;
+    if (m < 1 || s.n_state < 0 || s.n_out < 0 ||
+        1 + s.n_state + s.n_out > TG_CONTROL_MAX_RESULTS)
+        return onnx_err(c, TG_ERR_IO, "num_scan_inputs is %lld with %d inputs and %d outputs",
+                        (long long)m, c->n_in, c->n_out);
+    for (int j = 0; j < c->n_in; j++)
+        if (!c->in[j])
+            return onnx_err(c, TG_ERR_IO, "input %d is missing", j);
+    if ((st = scan_layout(&s)) != TG_OK)
+        return st;
+    tg_tensor *init[TG_CONTROL_MAX_RESULTS], *res[TG_CONTROL_MAX_RESULTS] = {0};
+    init[0] = tg_scalar(TG_INT64, 0);
+    for (int j = 0; j < s.n_state; j++)
+        init[1 + j] = c->in[j];
+    for (int k = 0; k < s.n_out; k++) {
+        int64_t shape[TG_MAX_DIMS + 1] = {s.T};
+        memcpy(shape + 1, s.elem[k].shape, (size_t)s.elem[k].ndim * sizeof *shape);
+        init[1 + s.n_state + k] = tg_zeros(s.elem[k].dtype, s.elem[k].ndim + 1, shape);
+    }
+    tg_loop_options opt = {.name = onnx_node_label(c->node)};
+    st = tg_while_loop(scan_test, scan_body, &s, 1 + s.n_state + s.n_out, init, res, &opt);
+    for (int j = 0; st == TG_OK && j < s.n_state; j++)
+        c->out[j] = res[1 + j];
+    for (int k = 0; st == TG_OK && k < s.n_out; k++) {
+        tg_tensor *y = res[1 + s.n_state + k];
+        int a = (int)s.out_axis[k];
+        c->out[s.n_state + k] = a ? rows_to_axis(y, a) : y;
+        if (!c->out[s.n_state + k])
+            st = tg_last_status();
+    }
+    return st;
+}
+
+const onnx_op_entry onnx_ops_control[] = {
+    {"If", {1, 11, 13}, 1, 1, 1, ONNX_MAX_IO, x_if, 0},
+    {"Loop", {1, 11, 13}, 2, ONNX_MAX_IO, 1, ONNX_MAX_IO, x_loop, 0},
+    {"Scan", {9, 11}, 1, ONNX_MAX_IO, 1, ONNX_MAX_IO, x_scan, 0},
+    {NULL, {0}, 0, 0, 0, 0, NULL, 0},
+};

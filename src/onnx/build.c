@@ -96,7 +96,7 @@ static tg_status resolve_input(build_state *b, int i, int64_t *shape, int *ndim)
 {
     const tg_onnx_value_info *vi = &b->m->inputs[i];
     tg_tensor *given = b->given[i];
-    if (given && tg_dtype_of(given) != vi->dtype)
+    if (given && vi->onnx_type && tg_dtype_of(given) != vi->dtype)
         return tg__error(TG_ERR_ARG, "onnx: input '%s' has dtype %s, the model expects "
                          "%s (%s)", vi->name, tg_dtype_name(tg_dtype_of(given)),
                          tg_dtype_name(vi->dtype), onnx_data_type_name(vi->onnx_type));

@@ -421,7 +421,9 @@ static tg_status load_io(tg_onnx_model *m)
         char what[64];
         snprintf(what, sizeof what, "graph input %zu", i);
         tg_status s = onnx_add_value(m, vi->name, (mvalue){0, SRC_INPUT, m->n_inputs, 0}, what);
-        if (s == TG_OK)
+        if (s == TG_OK && m->parent && !vi->has_type) /* a subgraph's: as given */
+            m->inputs[m->n_inputs] = (tg_onnx_value_info){.name = vi->name, .ndim = -1};
+        else if (s == TG_OK)
             s = read_value_info(vi, "graph input", &m->inputs[m->n_inputs]);
         if (s != TG_OK)
             return s;

@@ -1,0 +1,265 @@
+/* ONNX control flow (If, Loop, Scan): the fixtures of
+ * tests/data/make_onnx_control_fixtures.py in eager and graph mode against
+ * numpy's outputs, gradients through them equal in both modes and to
+ * central differences, Loop's scan outputs (eager only, a clear error in
+ * graph mode), and malformed subgraphs refused at load with the node and
+ * the subgraph named. */
+#include "harness.h"
+#include "tg/tg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char data_dir[1024];
+
+static const char *path_of(const char *name, const char *suffix)
+{
+    static char buf[4][1400];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s%s", data_dir, name, suffix);
+    return buf[k];
+}
+
+static double max_diff(tg_tensor *a, tg_tensor *b)
+{
+    if (!a || !b || tg_ndim(a) != tg_ndim(b) ||
+        memcmp(tg_shape(a), tg_shape(b), (size_t)tg_ndim(a) * 8))
+        return INFINITY;
+    int64_t n = tg_numel(a);
+    double *x = malloc((size_t)(n + 1) * 8), *y = malloc((size_t)(n + 1) * 8), d = 0;
+    tg_copy_to(a, TG_FLOAT64, x);
+    tg_copy_to(b, TG_FLOAT64, y);
+    for (int64_t i = 0; i < n; i++)
+        d = fmax(d, fabs(x[i] - y[i]));
+    free(x);
+    free(y);
+    return d;
+}
+
+typedef struct fixture {
+    tg_onnx_model *m;
+    tg_state_dict *in, *want;
+    const char *names[8];
+    tg_tensor *ts[8];
+    int n;
+} fixture;
+
+static bool open_fixture(fixture *f, const char *name)
+{
+    memset(f, 0, sizeof *f);
+    f->m = tg_onnx_load(path_of(name, ".onnx"));
+    f->in = tg_safetensors_load(path_of(name, "_in.safetensors"));
+    f->want = tg_safetensors_load(path_of(name, "_out.safetensors"));
+    if (!f->m || !f->in || !f->want) {
+        tt_fail(__FILE__, __LINE__, "fixture %s: %s", name, tg_last_error());
+        return false;
+    }
+    f->n = tg_state_dict_size(f->in);
+    for (int i = 0; i < f->n; i++) {
+        f->names[i] = tg_state_dict_name(f->in, i);
+        f->ts[i] = tg_state_dict_tensor(f->in, i);
+    }
+    return true;
+}
+
+static void close_fixture(fixture *f)
+{
+    tg_onnx_free(f->m);
+    tg_state_dict_free(f->in);
+    tg_state_dict_free(f->want);
+}
+
+static const char *mode_name(tg_onnx_mode mode)
+{
+    return mode == TG_ONNX_GRAPH ? "graph" : "eager";
+}
+
+static void check_outputs(const char *name, tg_onnx_mode mode)
+{
+    fixture f;
+    if (!open_fixture(&f, name))
+        goto out;
+    tg_state_dict *outs = NULL;
+    if (tg_onnx_run(f.m, mode, f.n, f.names, f.ts, &outs, NULL) != TG_OK)
+        tt_fail(__FILE__, __LINE__, "%s (%s): %s", name, mode_name(mode), tg_last_error());
+    for (int i = 0; outs && i < tg_state_dict_size(f.want); i++) {
+        const char *o = tg_state_dict_name(f.want, i);
+        double d = max_diff(tg_state_dict_get(outs, o), tg_state_dict_tensor(f.want, i));
+        if (!(d <= 1e-12))
+            tt_fail(__FILE__, __LINE__, "%s (%s) output %s differs by %g", name,
+                    mode_name(mode), o, d);
+    }
+    tg_state_dict_free(outs);
+out:
+    close_fixture(&f);
+}
+
+static void test_outputs(void)
+{
+    static const char *const names[] = {"cf_if_t", "cf_if_f", "cf_loop_5", "cf_loop_40",
+                                        "cf_scan_fwd", "cf_scan_rev"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        check_outputs(names[i], TG_ONNX_EAGER);
+        check_outputs(names[i], TG_ONNX_GRAPH);
+    }
+}
+
+/* the sum of every output of an eager run */
+static double out_sum(fixture *f)
+{
+    tg_state_dict *o = NULL;
+    double s = NAN;
+    if (tg_onnx_run(f->m, TG_ONNX_EAGER, f->n, f->names, f->ts, &o, NULL) == TG_OK) {
+        s = 0;
+        for (int i = 0; i < tg_state_dict_size(o); i++)
+            s += tg_item(tg_sum(tg_state_dict_tensor(o, i), 0, NULL, false));
+    }
+    tg_state_dict_free(o);
+    return s;
+}
+
+/* d(sum of outputs)/d(input `x`): eager and graph mode agree, and each
+ * element matches central differences of eager runs */
+static void check_gradient(const char *name, const char *x)
+{
+    fixture f;
+    tg_state_dict *oe = NULL, *ge = NULL, *og = NULL, *gg = NULL;
+    if (!open_fixture(&f, name))
+        goto out;
+    CHECK_OK(tg_onnx_run(f.m, TG_ONNX_EAGER, f.n, f.names, f.ts, &oe, &ge));
+    CHECK_OK(tg_onnx_run(f.m, TG_ONNX_GRAPH, f.n, f.names, f.ts, &og, &gg));
+    tg_tensor *g_eager = ge ? tg_state_dict_get(ge, x) : NULL;
+    tg_tensor *g_graph = gg ? tg_state_dict_get(gg, x) : NULL;
+    if (!g_eager || !g_graph) {
+        tt_fail(__FILE__, __LINE__, "%s: no gradient for %s", name, x);
+        goto out;
+    }
+    double d = max_diff(g_eager, g_graph);
+    if (!(d < 1e-12))
+        tt_fail(__FILE__, __LINE__, "%s: d/d%s differs by %g between modes", name, x, d);
+    tg_tensor *xt = tg_state_dict_get(f.in, x);
+    int64_t n = tg_numel(xt);
+    double *v = malloc((size_t)n * 8), *g = malloc((size_t)n * 8);
+    tg_copy_to(xt, TG_FLOAT64, v);
+    tg_copy_to(g_eager, TG_FLOAT64, g);
+    for (int64_t k = 0; k < n; k++) {
+        double h = 1e-6, keep = v[k], fp, fm;
+        for (int i = 0; i < f.n; i++)
+            if (!strcmp(f.names[i], x)) {
+                v[k] = keep + h;
+                f.ts[i] = tt_tensor(TG_FLOAT64, tg_ndim(xt), tg_shape(xt), v);
+                fp = out_sum(&f);
+                v[k] = keep - h;
+                f.ts[i] = tt_tensor(TG_FLOAT64, tg_ndim(xt), tg_shape(xt), v);
+                fm = out_sum(&f);
+                f.ts[i] = xt;
+                v[k] = keep;
+                if (!(fabs((fp - fm) / (2 * h) - g[k]) < 1e-6))
+                    tt_fail(__FILE__, __LINE__, "%s: d/d%s[%lld] is %.12g, central "
+                            "differences %.12g", name, x, (long long)k, g[k],
+                            (fp - fm) / (2 * h));
+            }
+    }
+    free(v);
+    free(g);
+out:
+    tg_state_dict_free(oe);
+    tg_state_dict_free(ge);
+    tg_state_dict_free(og);
+    tg_state_dict_free(gg);
+    close_fixture(&f);
+}
+
+static void test_gradients(void)
+{
+    check_gradient("cf_if_t", "x");
+    check_gradient("cf_if_f", "x");
+    check_gradient("cf_loop_5", "x");
+    check_gradient("cf_loop_40", "x");
+    check_gradient("cf_scan_fwd", "xs");
+    check_gradient("cf_scan_fwd", "h0");
+    check_gradient("cf_scan_rev", "xs");
+}
+
+/* a Loop with scan outputs runs eagerly; graph mode says why it cannot */
+static void test_loop_scan_outputs(void)
+{
+    check_outputs("cf_loop_scan", TG_ONNX_EAGER);
+    fixture f;
+    if (!open_fixture(&f, "cf_loop_scan"))
+        goto out;
+    tg_state_dict *o = NULL;
+    CHECK(tg_onnx_run(f.m, TG_ONNX_GRAPH, f.n, f.names, f.ts, &o, NULL) ==
+          TG_ERR_UNSUPPORTED);
+    CHECK(strstr(tg_last_error(), "Loop with scan outputs in graph mode") != NULL);
+    CHECK(strstr(tg_last_error(), "'acc_out' (Loop)") != NULL);
+    tg_state_dict_free(o);
+out:
+    close_fixture(&f);
+}
+
+static void expect_load_error(const char *name, const char *part1, const char *part2)
+{
+    tg_onnx_model *m = tg_onnx_load(path_of(name, ".onnx"));
+    CHECK(m == NULL);
+    if (!strstr(tg_last_error(), part1) || !strstr(tg_last_error(), part2))
+        tt_fail(__FILE__, __LINE__, "%s: unexpected error: %s", name, tg_last_error());
+    tg_onnx_free(m);
+}
+
+static void expect_run_error(const char *name, const char *part)
+{
+    tg_onnx_model *m = tg_onnx_load(path_of(name, ".onnx"));
+    CHECK(m != NULL);
+    double xv[3] = {1, 2, 3};
+    tg_tensor *in[2] = {tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, xv), tg_scalar(TG_BOOL, 1)};
+    const char *names[2] = {"x", "c"};
+    for (int mode = 0; m && mode < 2; mode++) {
+        tg_state_dict *o = NULL;
+        CHECK(tg_onnx_run(m, mode, 2, names, in, &o, NULL) == TG_ERR_IO);
+        if (!strstr(tg_last_error(), part))
+            tt_fail(__FILE__, __LINE__, "%s: unexpected error: %s", name, tg_last_error());
+        tg_state_dict_free(o);
+    }
+    tg_onnx_free(m);
+}
+
+static void test_malformed(void)
+{
+    expect_load_error("cf_unknown_outer", "subgraph 'then_branch' of node 'y' (If)",
+                      "'nowhere'");
+    expect_run_error("cf_bad_branches", "then_branch has 1 outputs and else_branch 2");
+    expect_run_error("cf_no_else", "needs the graph attributes then_branch and else_branch");
+    tg_onnx_model *m = tg_onnx_load(path_of("cf_bad_loop_body", ".onnx"));
+    CHECK(m != NULL);
+    double xv[3] = {1, 2, 3};
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, xv);
+    const char *nm = "x";
+    tg_state_dict *o = NULL;
+    CHECK(m && tg_onnx_run(m, TG_ONNX_EAGER, 1, &nm, &x, &o, NULL) == TG_ERR_IO);
+    CHECK(strstr(tg_last_error(), "the body takes 1 inputs") != NULL);
+    tg_state_dict_free(o);
+    tg_onnx_free(m);
+}
+
+int main(void)
+{
+    const char *env = getenv("TG_TEST_DATA_DIR");
+    if (env) {
+        snprintf(data_dir, sizeof data_dir, "%s/onnx_import", env);
+    } else { /* tests/data/onnx_import beside this source file */
+        snprintf(data_dir, sizeof data_dir, "%s", __FILE__);
+        char *slash = strrchr(data_dir, '/');
+        snprintf(slash ? slash + 1 : data_dir,
+                 sizeof data_dir - (size_t)(slash ? slash + 1 - data_dir : 0),
+                 "data/onnx_import");
+    }
+    RUN(test_outputs);
+    RUN(test_gradients);
+    RUN(test_loop_scan_outputs);
+    RUN(test_malformed);
+    return tt_finish();
+}

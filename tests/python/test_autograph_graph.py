@@ -249,3 +249,43 @@ def test_example_trains_through_the_loop(tmp_path):
     assert np.mean(losses[-20:]) < 0.6 * np.mean(losses[:20])
     text = dot.read_text()
     assert text.startswith("digraph") and "cluster" in text
+
+
+def branch_types_differ(x):
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        y = "negative"
+    return y
+
+
+def python_value_changes_in_loop(x):
+    label = "a"
+    while x.sum() < 10:
+        x = x * 2
+        label = label + "a"
+    return x, label
+
+
+def test_error_branches_disagree_and_python_state_changes():
+    _expect(branch_types_differ, (f64([1.0]),), "if x.sum() > 0:",
+            "'y' is a float64 tensor of shape (1,) in one branch and the Python str")
+    _expect(python_value_changes_in_loop, (f64([1.0]),), "while x.sum() < 10:",
+            "loop variable 'label' is the Python str 'a' before an iteration")
+
+
+@tg.autograph.do_not_convert
+def opted_out(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def calls_opted_out(x):
+    return opted_out(x) * 2
+
+
+def test_do_not_convert_is_traced_as_written():
+    with pytest.raises(Exception, match="symbolic"):
+        tg.function(calls_opted_out)(f64([1.0]))
+    assert "ag__.cc(opted_out)" in tg.function(calls_opted_out).code

@@ -35,6 +35,10 @@ def for_tensor(xs, extra_test, body, state, names):
     if xs.ndim == 0:
         raise error_here("tg.function: iteration over a 0-d tensor")
     n = xs.shape[0]
+    if n < 0:
+        raise error_here("tg.function: iteration over a tensor whose first dimension is not "
+                         "known while tracing (a loop variable that changes size); loop over "
+                         "range(n) with a counted n instead")
 
     def item(i):
         return tg.index_select(xs, 0, i.reshape(1)).squeeze(0)

@@ -289,3 +289,26 @@ def test_do_not_convert_is_traced_as_written():
     with pytest.raises(Exception, match="symbolic"):
         tg.function(calls_opted_out)(f64([1.0]))
     assert "ag__.cc(opted_out)" in tg.function(calls_opted_out).code
+
+
+def number_or_tensor(x, n):
+    count = 0
+    i = tg.tensor(0)
+    while i < n:
+        count = count + 0.5      # a Python float that becomes a float tensor
+        i = i + 1
+    if x.sum() > 0:
+        y = x.argmax()           # an int64 tensor in one branch ...
+    else:
+        y = 2.5                  # ... a float in the other: both float32
+    return y, count
+
+
+def test_python_numbers_become_tensors_of_the_promoted_dtype():
+    f = tg.function(number_or_tensor)
+    for v, n in (([1.0, 3.0], 3), ([-1.0, -3.0], 0)):
+        want = number_or_tensor(f64(v), tg.tensor(n))
+        got = f(f64(v), tg.tensor(n))
+        assert all(g.dtype == tg.float32 for g in got)
+        np.testing.assert_array_equal([float(g) for g in got], [float(w) for w in want])
+    assert f.trace_count == 1

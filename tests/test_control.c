@@ -329,6 +329,33 @@ static tg_tensor *nest_model(tg_tensor *x, tg_tensor *w)
     return sum_all(tg_mul(y, y));
 }
 
+/* the DOT picture draws each body as a cluster, nested ones inside */
+static void test_dot_clusters(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("dot");
+    tg_tensor *x = tg_placeholder(g, "x", F64, 1, S3), *w = tg_placeholder(g, "w", F64, 1, S3);
+    tg_graph_begin(g);
+    tg_tensor *loss = nest_model(x, w);
+    tg_graph_end();
+    CHECK(loss != NULL);
+    const char *path = "test_control.dot";
+    CHECK_OK(tg_graph_to_dot(g, path));
+    FILE *f = fopen(path, "r");
+    char buf[65536];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    CHECK(strstr(buf, "subgraph cluster_n") != NULL);
+    CHECK(strstr(buf, "label=\"while_loop: body\"") != NULL);
+    /* the cond inside the body: a cluster inside the body's cluster */
+    CHECK(strstr(buf, "label=\"cond: then_branch\"") != NULL);
+    remove(path);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 static void test_nested(void)
 {
     check_against_eager(nest_model, (const double[]){0.5, 0.2, 0.9}, (const double[]){1.5, 1.2, 1.25});
@@ -422,6 +449,7 @@ int main(void)
     RUN(test_cond_second_order);
     RUN(test_finite_differences);
     RUN(test_nested);
+    RUN(test_dot_clusters);
     RUN(test_errors);
     RUN(test_shape_invariants);
     return tt_finish();

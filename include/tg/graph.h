@@ -55,7 +55,9 @@ tg_tensor *tg_variable(tg_graph *g, const char *name, tg_tensor *init);
  * in place, and t used as an input inside g means this variable (as if
  * tg_variable's result had been passed). For models whose parameters are
  * ordinary tensors: train them with a graph, use them eagerly. Fails if g
- * already captured t as a constant. */
+ * already captured t as a constant. Called with a body of control flow
+ * being built (tg/control.h), the variable goes to the outermost graph
+ * and the body captures it. */
 tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t);
 /* a constant node holding `value` (captured by reference, as above) */
 tg_tensor *tg_constant(tg_graph *g, const char *name, tg_tensor *value);

@@ -264,11 +264,6 @@ static tg_status loop_eager(const loop_call *l, const tg_meta *m, tg_tensor *con
 static tg_status loop_graph(tg_graph *g, const loop_call *l, const tg_meta *m,
                             tg_tensor *const *init, tg_tensor **outputs)
 {
-    for (int i = 0; i < l->n_vars; i++)
-        if (tg__shape_has_unknown(m[i].ndim, m[i].shape))
-            return tg__error(TG_ERR_UNSUPPORTED, "tg_while_loop '%s': loop variable %d has "
-                             "a shape invariant with -1 dims; in graph mode loop variables "
-                             "keep their shapes (eager mode allows changing dims)", l->name, i);
     char what[200];
     tg_graph *b[2] = {NULL, NULL};
     snprintf(what, sizeof what, "tg_while_loop '%s': condition", l->name);

@@ -15,7 +15,12 @@ typedef struct tg_while_attrs {
     struct tg_graph *cond, *body;
     int64_t max_iterations; /* 0: no limit */
     const char *name;
-    struct tg_graph *body_grad; /* while_grad only */
+    /* while_grad only: the body's gradient graph, traced when the rule
+     * ran; absent when the variables' shapes are known only at run time,
+     * then made per shape signature by the kernel (grad_caps: the body
+     * captures differentiated) */
+    struct tg_graph *body_grad;
+    tg_ints grad_caps;
 } tg_while_attrs;
 
 /* how a loop node's inputs split: nv variables, nc captures of the
@@ -49,6 +54,12 @@ tg_status tg__cond_jvp(tg_jvp_ctx *c);
 tg_status tg__while_grad(tg_grad_ctx *g);
 tg_status tg__while_jvp(tg_jvp_ctx *c);
 tg_status tg__while_grad_kernel(tg_op_ctx *c);
+/* traces the body's gradient graph for inputs of the given metadata
+ * (variables, body captures, gradients of the float variables): results
+ * are the gradients of the float variables, then of the captures listed
+ * in caps (n_caps); parent is the enclosing graph, or NULL at run time */
+tg_graph *tg__while_body_grad(tg_graph *parent, const tg_while_attrs *a, const tg_meta *m,
+                              int n_caps, const int64_t *caps);
 
 /* the graph a control op goes to: the open scope's, else a symbolic
  * input's; NULL in eager mode */

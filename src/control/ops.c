@@ -26,7 +26,8 @@ static const tg_attr_spec cond_specs[] = {
 
 static const tg_attr_spec while_specs[] = {LOOP_SPECS(tg_while_attrs), {0}};
 static const tg_attr_spec while_grad_specs[] = {
-    LOOP_SPECS(tg_while_attrs), TG_SPEC_GRAPH(tg_while_attrs, body_grad, TG_REQUIRED), {0}};
+    LOOP_SPECS(tg_while_attrs), TG_SPEC_GRAPH(tg_while_attrs, body_grad),
+    TG_SPEC_INTS(tg_while_attrs, grad_caps, TG_MIN(0)), {0}};
 
 static int results_of(const tg_attr *a, int n, const char *name)
 {
@@ -39,7 +40,21 @@ static int results_of(const tg_attr *a, int n, const char *name)
 }
 static int cond_count(const tg_attr *a, int n) { return results_of(a, n, "then_branch"); }
 static int while_count(const tg_attr *a, int n) { return results_of(a, n, "body"); }
-static int while_grad_count(const tg_attr *a, int n) { return results_of(a, n, "body_grad"); }
+/* body_grad's results; without it, one per float variable and one per
+ * differentiated capture */
+static int while_grad_count(const tg_attr *a, int n)
+{
+    if (tg__attrs_graph(a, n, "body_grad"))
+        return results_of(a, n, "body_grad");
+    const tg_graph *b = tg__attrs_graph(a, n, "body");
+    const int64_t *caps;
+    int k = tg_attr_ints(a, n, "grad_caps", &caps);
+    if (!b || !b->fn)
+        return results_of(a, n, "body");
+    for (int i = 0; i < b->fn->n_params; i++)
+        k += tg_dtype_is_float(b->values[b->fn->inputs[i]].meta.dtype);
+    return k;
+}
 
 /* ---- shared checks ----------------------------------------------------------------- */
 static bool meta_fits(const tg_meta *want, const tg_meta *have)
@@ -134,10 +149,16 @@ static tg_status cond_infer(tg_op_ctx *c)
     return s;
 }
 
-/* copies body results into the outputs the executor allocated */
+/* copies body results into the outputs the executor allocated, or hands
+ * them over where it left an output to the kernel (TG_OP_SHAPES_AT_RUN:
+ * a shape known only now) */
 static void deliver(tg_op_ctx *c, tg_tensor **res, int first)
 {
     for (int o = 0; o < c->n_out; o++) {
+        if (!c->out[o]) {
+            c->out[o] = res[first + o];
+            continue;
+        }
         tg__convert_into(c->out[o], res[first + o]);
         tg_release(res[first + o]);
     }
@@ -182,7 +203,7 @@ static const tg_arg_spec any_out[] = {{"outputs", TG_DTS_ANY | TG_ARG_VARIADIC},
 
 const tg_op_def tg_op_cond = {
     .name = "cond", .n_in = -1, .n_out = -1, .inputs = cond_in, .outputs = any_out,
-    .attrs = {cond_specs, sizeof(tg_cond_attrs)}, .flags = TG_OP_PURE,
+    .attrs = {cond_specs, sizeof(tg_cond_attrs)}, .flags = TG_OP_PURE | TG_OP_SHAPES_AT_RUN,
     .save_inputs = TG_SAVE_ALL, .infer = cond_infer, .kernel = {cond_kernel},
     .grad = tg__cond_grad, .jvp = tg__cond_jvp, .count_out = cond_count,
 };
@@ -201,14 +222,16 @@ tg_status tg__loop_layout(const char *op, const tg_while_attrs *a, int n_in,
                          "variables and one flag)", op, a->name, fc->n_params,
                          fc->n_results, fb->n_params, fb->n_results);
     int want = l->nv + l->nc + l->nb;
+    l->nd = l->ng = 0;
     if (a->body_grad) {
         const tg_fgraph *fg = a->body_grad->fn;
         l->nd = fg->n_params - l->nv - l->nb;
         l->ng = fg->n_caps;
-        want += l->nd + l->ng;
-    } else {
-        l->nd = l->ng = 0;
+    } else if (strcmp(op, "while_grad") == 0) { /* body_grad made at run time */
+        for (int i = 0; i < l->nv; i++)
+            l->nd += tg_dtype_is_float(a->body->values[fb->inputs[i]].meta.dtype);
     }
+    want += l->nd + l->ng;
     return n_in > want || n_in < want ? check_count(op, n_in, want) : TG_OK;
 }
 
@@ -309,7 +332,7 @@ static const tg_arg_spec while_in[] = {{"inputs", TG_DTS_ANY | TG_ARG_VARIADIC},
 
 const tg_op_def tg_op_while_loop = {
     .name = "while_loop", .n_in = -1, .n_out = -1, .inputs = while_in, .outputs = any_out,
-    .attrs = {while_specs, sizeof(tg_while_attrs)}, .flags = TG_OP_PURE,
+    .attrs = {while_specs, sizeof(tg_while_attrs)}, .flags = TG_OP_PURE | TG_OP_SHAPES_AT_RUN,
     .save_inputs = TG_SAVE_ALL, .save_outputs = TG_SAVE_ALL, .infer = while_infer,
     .kernel = {while_kernel}, .grad = tg__while_grad, .jvp = tg__while_jvp,
     .count_out = while_count,
@@ -321,16 +344,31 @@ static tg_status while_grad_infer(tg_op_ctx *c)
     const tg_while_attrs *a = c->attr;
     tg_loop_layout l;
     tg_status s = tg__loop_layout("while_grad", a, c->n_in, &l);
-    const tg_fgraph *fg = a->body_grad->fn;
-    for (int o = 0; o < fg->n_results && s == TG_OK; o++)
-        c->out_meta[o] = *result_meta(a->body_grad, o);
-    return s;
+    if (s != TG_OK || a->body_grad) {
+        for (int o = 0; o < c->n_out && s == TG_OK; o++)
+            c->out_meta[o] = *result_meta(a->body_grad, o);
+        return s;
+    }
+    /* made at run time: the float variables' and the captures' metadata */
+    const tg_fgraph *fb = a->body->fn;
+    int o = 0;
+    for (int i = 0; i < l.nv; i++)
+        if (tg_dtype_is_float(a->body->values[fb->inputs[i]].meta.dtype))
+            c->out_meta[o++] = a->body->values[fb->inputs[i]].meta;
+    for (int k = 0; k < a->grad_caps.n; k++) {
+        if (a->grad_caps.v[k] >= l.nb)
+            return tg__error(TG_ERR_ARG, "while_grad '%s': grad_caps names capture %lld of "
+                             "%d", a->name, (long long)a->grad_caps.v[k], l.nb);
+        tg_meta_of(c->in[l.nv + l.nc + a->grad_caps.v[k]], &c->out_meta[o++]);
+    }
+    return TG_OK;
 }
 
 const tg_op_def tg_op_while_grad = {
     .name = "while_grad", .n_in = -1, .n_out = -1, .inputs = while_in, .outputs = any_out,
     .attrs = {while_grad_specs, sizeof(tg_while_attrs)},
-    .flags = TG_OP_PURE | TG_OP_NO_VJP | TG_OP_NO_JVP, .infer = while_grad_infer,
+    .flags = TG_OP_PURE | TG_OP_NO_VJP | TG_OP_NO_JVP | TG_OP_SHAPES_AT_RUN,
+    .infer = while_grad_infer,
     .kernel = {tg__while_grad_kernel}, .count_out = while_grad_count,
 };
 

@@ -13,6 +13,7 @@
  * over the variables and their tangents. */
 #include "control/control.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* the tensor of the current graph standing for t (a capture when t is a
@@ -256,6 +257,23 @@ static void loop_rule_init(loop_rule *r, const tg_while_attrs *a, const tg_loop_
             r->fv[r->n_fv++] = i;
 }
 
+tg_graph *tg__while_body_grad(tg_graph *parent, const tg_while_attrs *a, const tg_meta *m,
+                              int n_caps, const int64_t *caps)
+{
+    loop_rule r;
+    tg_loop_layout l;
+    if (tg__loop_layout("while_loop", a, a->body->fn->n_params + a->cond->fn->n_caps +
+                                             a->body->fn->n_caps, &l) != TG_OK)
+        return NULL;
+    loop_rule_init(&r, a, &l, m);
+    for (int k = 0; k < n_caps; k++)
+        r.fb[r.n_fb++] = (int)caps[k];
+    char what[200];
+    snprintf(what, sizeof what, "the gradient of while_loop '%s'", a->name);
+    return tg__fgraph_trace(parent, "while_body_grad", what, body_grad_fn, &r,
+                            l.nv + l.nb + r.n_fv, m, r.n_fv + r.n_fb);
+}
+
 tg_status tg__while_grad(tg_grad_ctx *g)
 {
     const tg_while_attrs *a = g->attr;
@@ -273,19 +291,25 @@ tg_status tg__while_grad(tg_grad_ctx *g)
             return tg_last_status();
     if (r.n_fv == 0)
         return TG_OK;
+    /* the body's own inputs: variables with a shape invariant keep its -1
+     * dims, and so do their gradients */
     tg_meta m[TG_MAX_OP_INPUTS];
+    const tg_fgraph *fb = a->body->fn;
     int np = 0;
-    for (int i = 0; i < l.nv; i++)
-        m[np++] = g->in_meta[i];
-    for (int k = 0; k < l.nb; k++)
-        m[np++] = g->in_meta[l.nv + l.nc + k];
+    bool unknown = false;
+    for (int i = 0; i < l.nv + l.nb; i++)
+        m[np++] = a->body->values[fb->inputs[i]].meta;
     for (int k = 0; k < r.n_fv; k++)
-        m[np++] = g->in_meta[r.fv[k]];
-    char what[200];
-    snprintf(what, sizeof what, "the gradient of while_loop '%s'", a->name);
-    tg_graph *bg = tg__fgraph_trace(tg_graph_current(), "while_body_grad", what, body_grad_fn,
-                                    &r, np, m, r.n_fv + r.n_fb);
-    if (!bg)
+        m[np++] = a->body->values[fb->inputs[r.fv[k]]].meta;
+    for (int i = 0; i < np; i++)
+        unknown |= tg__shape_has_unknown(m[i].ndim, m[i].shape);
+    int64_t caps[TG_MAX_OP_INPUTS];
+    for (int k = 0; k < r.n_fb; k++)
+        caps[k] = r.fb[k];
+    /* shapes known only at run time: the kernel traces body_grad per shape
+     * signature (gradient rules read concrete shapes) */
+    tg_graph *bg = unknown ? NULL : tg__while_body_grad(tg_graph_current(), a, m, r.n_fb, caps);
+    if (!unknown && !bg)
         return tg_last_status();
     tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS];
     int n = 0;
@@ -298,8 +322,9 @@ tg_status tg__while_grad(tg_grad_ctx *g)
         {.name = "body", .type = TG_ATTR_GRAPH, .u.g = a->body},
         {.name = "max_iterations", .type = TG_ATTR_INT, .u.i = a->max_iterations},
         {.name = "name", .type = TG_ATTR_STRING, .u.s = a->name},
-        {.name = "body_grad", .type = TG_ATTR_GRAPH, .u.g = bg}};
-    s = tg__control_node(&tg_op_while_grad, n, in, 1, &bg, attrs, 5, out);
+        bg ? (tg_attr){.name = "body_grad", .type = TG_ATTR_GRAPH, .u.g = bg}
+           : (tg_attr){.name = "grad_caps", .type = TG_ATTR_INTS, .u.ints = {caps, r.n_fb}}};
+    s = tg__control_node(&tg_op_while_grad, n, in, bg ? 1 : 0, &bg, attrs, 5, out);
     tg_graph_free(bg);
     if (s != TG_OK)
         return s;

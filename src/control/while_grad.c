@@ -55,6 +55,38 @@ static tg_status forward(const tg_while_attrs *a, const tg_loop_layout *l,
     return s;
 }
 
+/* the body's gradient graph for these inputs: the one the rule traced, or
+ * (variables whose shapes change) the one traced for their shapes, made
+ * once per shape signature and kept on the body */
+static tg_graph *body_grad_for(const tg_while_attrs *a, int n, tg_tensor *const *bin)
+{
+    if (a->body_grad)
+        return a->body_grad;
+    tg_fgraph *f = a->body->fn;
+    tg_meta m[TG_MAX_OP_INPUTS];
+    memset(m, 0, sizeof m);
+    for (int i = 0; i < n; i++)
+        tg_meta_of(bin[i], &m[i]);
+    for (int k = 0; k < f->n_grads; k++)
+        if (!memcmp(&f->grad_keys[(size_t)k * (size_t)n], m, (size_t)n * sizeof *m))
+            return f->grads[k];
+    tg_graph *g = tg__while_body_grad(NULL, a, m, a->grad_caps.n, a->grad_caps.v);
+    tg_graph **grads = g ? realloc(f->grads, (size_t)(f->n_grads + 1) * sizeof *grads) : NULL;
+    if (grads)
+        f->grads = grads;
+    tg_meta *keys = grads ? realloc(f->grad_keys, (size_t)(f->n_grads + 1) * (size_t)n *
+                                                      sizeof *keys) : NULL;
+    if (!keys) {
+        tg_graph_free(g);
+        return g ? tg__error_null(TG_ERR_NOMEM, "while_grad: out of memory") : NULL;
+    }
+    f->grad_keys = keys;
+    memcpy(&keys[(size_t)f->n_grads * (size_t)n], m, (size_t)n * sizeof *m);
+    f->n_key = n;
+    f->grads[f->n_grads++] = g;
+    return g;
+}
+
 /* one backward step: (dv, dcap_t) = body_grad(vars_t, caps, dv, bg caps) */
 static tg_status backward_step(const tg_while_attrs *a, const tg_loop_layout *l,
                                tg_tensor *const *vars, tg_tensor *const *in, tg_tensor **dv,
@@ -70,7 +102,8 @@ static tg_status backward_step(const tg_while_attrs *a, const tg_loop_layout *l,
         bin[n++] = dv[k];
     for (int k = 0; k < l->ng; k++)
         bin[n++] = in[l->nv + l->nc + l->nb + l->nd + k];
-    tg_status s = tg__fgraph_run(a->body_grad, bin, res);
+    tg_graph *bg = body_grad_for(a, n, bin);
+    tg_status s = bg ? tg__fgraph_run(bg, bin, res) : tg_last_status();
     if (s != TG_OK)
         return s;
     for (int k = 0; k < l->nd; k++) {
@@ -93,6 +126,19 @@ static tg_status backward_step(const tg_while_attrs *a, const tg_loop_layout *l,
     return s;
 }
 
+/* r into output o: copied into the executor's buffer, or handed over
+ * when the shape was known only now (TG_OP_SHAPES_AT_RUN); consumes r */
+static tg_status hand_out(tg_op_ctx *c, int o, tg_tensor *r)
+{
+    if (!c->out[o]) {
+        c->out[o] = r;
+        return TG_OK;
+    }
+    tg__convert_into(c->out[o], r);
+    tg_release(r);
+    return TG_OK;
+}
+
 static tg_status backward(const tg_while_attrs *a, const tg_loop_layout *l, tg_tensor *const *in,
                           stack *st, tg_op_ctx *c)
 {
@@ -108,18 +154,18 @@ static tg_status backward(const tg_while_attrs *a, const tg_loop_layout *l, tg_t
             st->t[t * st->nv + i] = NULL;
         }
     }
-    for (int k = 0; k < l->nd; k++) {
-        if (s == TG_OK)
-            tg__convert_into(c->out[k], dv[k]);
-        tg_release(dv[k]);
-    }
+    for (int k = 0; k < l->nd; k++)
+        s = s == TG_OK ? hand_out(c, k, dv[k]) : (tg_release(dv[k]), s);
     for (int k = 0; k < n_dcap; k++) {
-        if (s == TG_OK && dcap[k])
-            tg__convert_into(c->out[l->nd + k], dcap[k]);
-        else if (s == TG_OK) /* the loop never ran */
-            memset(tg_data(c->out[l->nd + k]), 0,
-                   (size_t)tg_numel(c->out[l->nd + k]) * tg_dtype_size(c->out[l->nd + k]->dtype));
-        tg_release(dcap[k]);
+        tg_tensor *o = c->out[l->nd + k];
+        if (s == TG_OK && !dcap[k] && o) /* the loop never ran */
+            memset(tg_data(o), 0, (size_t)tg_numel(o) * tg_dtype_size(o->dtype));
+        else if (s == TG_OK && !dcap[k])
+            s = tg__error(TG_ERR_UNSUPPORTED, "while_grad '%s': the loop never ran and the "
+                          "gradient of capture %d has a shape known only at run time",
+                          a->name, k);
+        else
+            s = s == TG_OK ? hand_out(c, l->nd + k, dcap[k]) : (tg_release(dcap[k]), s);
     }
     return s;
 }

@@ -294,6 +294,10 @@ tg_tensor *tg_variable_ref(tg_graph *g, const char *name, tg_tensor *t)
 {
     if (!check_source(g, "tg_variable_ref", t, "tensor"))
         return NULL;
+    /* bodies of control flow hold no state: a variable made while one is
+     * being built belongs to the outermost graph, and the body captures it */
+    while (g->fn && g->fn->parent)
+        g = g->fn->parent;
     int old = tg__hmap_get(&g->captured, t);
     if (old >= 0)
         return tg__error_null(TG_ERR_ARG, "tg_variable_ref: graph '%s' already uses this "

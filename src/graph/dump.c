@@ -75,11 +75,13 @@ static const char *node_style(tg_gnode_kind k)
     return "shape=box, style=\"rounded\"";
 }
 
-static void dot_node(const tg_graph *g, int id, FILE *f)
+/* nodes are named by a prefix per graph ("n" for the graph drawn, one per
+ * body inside it) and their id */
+static void dot_node(const tg_graph *g, const char *pre, int id, FILE *f)
 {
     const tg_gnode *n = &g->nodes[id];
     char attrs[512], meta[200];
-    fprintf(f, "  n%d [%s, label=\"", id, node_style(n->kind));
+    fprintf(f, "  %s%d [%s, label=\"", pre, id, node_style(n->kind));
     dot_str(f, n->name);
     if (n->kind == TG_GNODE_OP && strcmp(n->name, n->op->name) != 0) {
         fprintf(f, "\\n");
@@ -96,21 +98,59 @@ static void dot_node(const tg_graph *g, int id, FILE *f)
     fprintf(f, "\"];\n");
 }
 
-static void dot_edges(const tg_graph *g, int id, FILE *f)
+static void dot_edges(const tg_graph *g, const char *pre, int id, FILE *f)
 {
     const tg_gnode *n = &g->nodes[id];
     char meta[200];
     for (int i = 0; i < n->n_in; i++) {
         const tg_gvalue *v = &g->values[n->in[i]];
         meta_str(&v->meta, meta, sizeof meta);
-        fprintf(f, "  n%d -> n%d [label=\"", v->node, id);
+        fprintf(f, "  %s%d -> %s%d [label=\"", pre, v->node, pre, id);
         if (g->nodes[v->node].n_out > 1)
             fprintf(f, ":%d ", v->index);
         fprintf(f, "%s\"];\n", meta);
     }
     for (int i = n->n_in; i < tg__gnode_n_preds(n); i++)
-        fprintf(f, "  n%d -> n%d [style=%s, color=gray40];\n", tg__gnode_pred(g, n, i), id,
+        fprintf(f, "  %s%d -> %s%d [style=%s, color=gray40];\n", pre,
+                tg__gnode_pred(g, n, i), pre, id,
                 i - n->n_in < n->n_ctrl ? "dashed" : "dotted");
+}
+
+static void dot_graph(const tg_graph *g, const char *pre, FILE *f, int depth);
+
+/* the bodies of control node id (graph attributes) as clusters, each
+ * result joined to the node by a dotted edge */
+static void dot_bodies(const tg_graph *g, const char *pre, int id, FILE *f, int depth)
+{
+    const tg_gnode *n = &g->nodes[id];
+    for (int a = 0; a < n->n_attrs && depth < 8; a++) {
+        const tg_graph *b = n->attrs[a].type == TG_ATTR_GRAPH ? n->attrs[a].u.g : NULL;
+        if (!b || !b->fn)
+            continue;
+        char sub[96];
+        snprintf(sub, sizeof sub, "%s%d_%d_", pre, id, a);
+        fprintf(f, "  subgraph cluster_%s {\n  label=\"", sub);
+        dot_str(f, n->name);
+        fprintf(f, ": ");
+        dot_str(f, n->attrs[a].name);
+        fprintf(f, "\";\n  style=\"rounded,dashed\";\n  color=\"#4a6fa5\";\n");
+        dot_graph(b, sub, f, depth + 1);
+        fprintf(f, "  }\n");
+        for (int r = 0; r < b->fn->n_results; r++)
+            fprintf(f, "  %s%d -> %s%d [style=dotted, color=\"#4a6fa5\", label=\"%s %d\"];\n",
+                    sub, b->values[b->fn->results[r]].node, pre, id, n->attrs[a].name, r);
+    }
+}
+
+static void dot_graph(const tg_graph *g, const char *pre, FILE *f, int depth)
+{
+    for (int id = 0; id < g->n_nodes; id++) {
+        dot_node(g, pre, id, f);
+        if (g->nodes[id].kind == TG_GNODE_OP)
+            dot_bodies(g, pre, id, f, depth);
+    }
+    for (int id = 0; id < g->n_nodes; id++)
+        dot_edges(g, pre, id, f);
 }
 
 tg_status tg_graph_to_dot(const tg_graph *g, const char *path)
@@ -125,10 +165,7 @@ tg_status tg_graph_to_dot(const tg_graph *g, const char *path)
     dot_str(f, g->name);
     fprintf(f, "\" {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=11];\n"
                "  edge [fontname=\"Helvetica\", fontsize=9];\n");
-    for (int id = 0; id < g->n_nodes; id++)
-        dot_node(g, id, f);
-    for (int id = 0; id < g->n_nodes; id++)
-        dot_edges(g, id, f);
+    dot_graph(g, "n", f, 0);
     fprintf(f, "}\n");
     bool failed = ferror(f) != 0;
     if (fclose(f) != 0 || failed)

@@ -245,6 +245,10 @@ void tg__fgraph_free(tg_graph *g)
     free(f->outer);
     free(f->inputs);
     free(f->results);
+    for (int k = 0; k < f->n_grads; k++)
+        tg_graph_free(f->grads[k]);
+    free(f->grads);
+    free(f->grad_keys);
     free(f); /* the session went before (drop_session) */
 }
 

@@ -156,6 +156,11 @@ typedef struct tg_fgraph {
      * counted in internal_refs so that the body can still be freed */
     struct tg_session *session;
     int internal_refs;
+    /* a loop body whose variables change shape: its gradient graphs, made
+     * at run time per signature of input metadata (n_key metas each) */
+    tg_graph **grads;
+    tg_meta *grad_keys;
+    int n_grads, n_key;
 } tg_fgraph;
 
 /* Traces fn(user, params, results) into a new body graph whose parent is

@@ -188,6 +188,11 @@ enum {
      * only, never a graph node; recorded by autograd like any op, the
      * destination's history going on through it */
     TG_OP_INPLACE = 1u << 8,
+    /* an output's shape may be known only once the kernel ran (a loop
+     * variable whose dims change): at run time, outputs whose shapes the
+     * inference on the actual inputs leaves unknown are passed to the
+     * kernel as NULL and the kernel makes them (control flow) */
+    TG_OP_SHAPES_AT_RUN = 1u << 9,
 };
 /* the kernel may write output 0 over input i (same dtype and shape): it
  * reads each element of input i before writing the same index of the

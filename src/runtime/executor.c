@@ -74,15 +74,32 @@ static tg_status run_op(const tg_graph *g, const tg_plan *p, const tg_gnode *n,
         c.out_meta[o] = g->values[n->out[o]].meta;
         out[o] = NULL;
     }
+    bool dynamic = false;
+    for (int o = 0; o < n->n_out; o++)
+        dynamic |= tg__shape_has_unknown(c.out_meta[o].ndim, c.out_meta[o].shape);
     tg_status s;
+    /* shapes known only at run time (after a loop whose variables change
+     * size): inference on the actual inputs gives them */
+    if (dynamic && (s = n->op->infer(&c)) != TG_OK)
+        return s;
     if (n->op->make_view) {
         if ((s = n->op->make_view(&c)) != TG_OK)
             s = retry_view_contiguous(&c);
         return s;
     }
-    for (int o = 0; o < n->n_out; o++)
-        if (!(out[o] = tg__memplan_output(p, n->out[o], &c.out_meta[o])))
+    for (int o = 0; o < n->n_out; o++) {
+        bool unknown = tg__shape_has_unknown(c.out_meta[o].ndim, c.out_meta[o].shape);
+        if (unknown && !(n->op->flags & TG_OP_SHAPES_AT_RUN))
+            return tg__error(TG_ERR_INTERNAL, "output %d of %s has an unknown shape at run "
+                             "time", o, n->op->name);
+        if (unknown)
+            continue; /* the kernel makes it */
+        out[o] = dynamic ? tg__alloc(c.out_meta[o].dtype, c.out_meta[o].ndim,
+                                     c.out_meta[o].shape)
+                         : tg__memplan_output(p, n->out[o], &c.out_meta[o]);
+        if (!out[o])
             return TG_ERR_NOMEM;
+    }
     return tg_op_kernel_run(&c);
 }
 

@@ -83,6 +83,8 @@ static int64_t align_up(int64_t n) { return (n + TG_ALIGN - 1) / TG_ALIGN * TG_A
 static int64_t value_bytes(const tg_graph *g, int v)
 {
     const tg_meta *m = &g->values[v].meta;
+    if (tg__shape_has_unknown(m->ndim, m->shape))
+        return 0; /* a shape known only at run time: a buffer of its own */
     return tg__shape_numel(m->ndim, m->shape) * (int64_t)tg_dtype_size(m->dtype);
 }
 

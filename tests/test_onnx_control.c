@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char data_dir[1024];
 
@@ -245,6 +246,100 @@ static void test_malformed(void)
     tg_onnx_free(m);
 }
 
+/* ---- export: a graph with cond and while_loop, written and read back ---- */
+static tg_tensor *g_w; /* the enclosing graph's value the branches capture */
+
+static tg_status then_fn(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    out[0] = tg_add(tg_mul_scalar(in[0], 2.0), g_w);
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status else_fn(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    out[0] = tg_sub(tg_sin(in[0]), g_w);
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status test_fn(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    tg_tensor *few = tg_lt(in[0], tg_scalar(TG_INT64, 6));
+    tg_tensor *small = tg_lt(tg_sum(in[1], 0, NULL, false), tg_scalar(TG_FLOAT64, 40));
+    out[0] = tg_logical_and(few, small);
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status body_fn(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    tg_tensor *x = user;
+    out[0] = tg_add_scalar(in[0], 1.0);
+    /* a cond inside the body, capturing x from two levels out */
+    tg_tensor *c = tg_gt(tg_sum(in[1], 0, NULL, false), tg_scalar(TG_FLOAT64, 3));
+    tg_tensor *v[1] = {in[1]};
+    g_w = x;
+    if (tg_cond(c, then_fn, else_fn, NULL, 1, v, 1, &out[1]) != TG_OK)
+        return tg_last_status();
+    out[1] = tg_add(out[1], tg_mul_scalar(x, 0.25));
+    return out[1] ? TG_OK : tg_last_status();
+}
+
+static const char *out_path(void)
+{
+    static char buf[1200];
+    const char *dir = getenv("TG_ONNX_OUT_DIR");
+    if (dir)
+        snprintf(buf, sizeof buf, "%s/tg_onnx_control.onnx", dir);
+    else
+        snprintf(buf, sizeof buf, "/tmp/tg_onnx_%ld_control.onnx", (long)getpid());
+    return buf;
+}
+
+static void test_export(void)
+{
+    tg_graph *g = tg_graph_new("control");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
+    CHECK_OK(tg_graph_begin(g));
+    tg_tensor *w = tg_add_scalar(x, 1.0), *y = NULL, *vars[2], *init[2];
+    g_w = w;
+    CHECK_OK(tg_cond(tg_gt(tg_sum(x, 0, NULL, false), tg_scalar(TG_FLOAT64, 0)), then_fn,
+                     else_fn, NULL, 1, &x, 1, &y));
+    init[0] = tg_scalar(TG_INT64, 0);
+    init[1] = y;
+    CHECK_OK(tg_while_loop(test_fn, body_fn, x, 2, init, vars, NULL));
+    tg_graph_end();
+    tg_tensor *fetch[2] = {y, vars[1]};
+    CHECK_OK(tg_onnx_export(g, 2, fetch, out_path()));
+    tg_session *sess = tg_session_new(g);
+    tg_onnx_model *m = tg_onnx_load(out_path());
+    if (!m)
+        tt_fail(__FILE__, __LINE__, "re-import: %s", tg_last_error());
+    static const double xs[3][3] = {{0.3, -1.2, 0.8}, {-0.5, -0.1, -0.9}, {2.0, 1.0, 0.5}};
+    for (int k = 0; m && sess && k < 3; k++) {
+        tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, xs[k]), *want[2] = {0};
+        CHECK_OK(tg_session_run(sess, 1, &x, &xv, 2, fetch, want, 0, NULL));
+        const char *nm = "x";
+        for (int mode = 0; mode < 2; mode++) {
+            tg_state_dict *o = NULL;
+            CHECK_OK(tg_onnx_run(m, mode, 1, &nm, &xv, &o, NULL));
+            for (int i = 0; o && i < 2; i++) {
+                double d = max_diff(tg_state_dict_tensor(o, i), want[i]);
+                if (!(d <= 1e-12))
+                    tt_fail(__FILE__, __LINE__, "input %d, output %d (%s): exported model "
+                            "differs by %g", k, i, mode_name(mode), d);
+            }
+            tg_state_dict_free(o);
+        }
+    }
+    tg_onnx_free(m);
+    tg_session_free(sess);
+    tg_graph_free(g);
+    if (!getenv("TG_ONNX_OUT_DIR"))
+        remove(out_path());
+}
+
 int main(void)
 {
     const char *env = getenv("TG_TEST_DATA_DIR");
@@ -261,5 +356,6 @@ int main(void)
     RUN(test_gradients);
     RUN(test_loop_scan_outputs);
     RUN(test_malformed);
+    RUN(test_export);
     return tt_finish();
 }

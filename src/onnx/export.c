@@ -174,7 +174,7 @@ char *onnx_ex_init_scalar(ex *e, const char *base, tg_dtype dt, double v)
     return name;
 }
 
-static void set_type(onnx_value_info *vi, const tg_meta *m)
+void onnx_ex_set_type(onnx_value_info *vi, const tg_meta *m)
 {
     vi->has_type = true;
     vi->type.has_tensor_type = true;
@@ -207,7 +207,7 @@ static void add_value_info(ex *e, onnx_value_info **arr, size_t *n, size_t *cap,
     onnx_value_info *vi = &(*arr)[(*n)++];
     memset(vi, 0, sizeof *vi);
     vi->name = dupstr(e, name);
-    set_type(vi, m);
+    onnx_ex_set_type(vi, m);
 }
 
 /* ---- the walk ------------------------------------------------------------------------------ */
@@ -220,7 +220,7 @@ static const char *hint_for(const ex *e, const tg_tensor *t)
 }
 
 /* marks the nodes the fetches need (data edges only) */
-static bool *needed_nodes(const tg_graph *g, int n, const int *fetch_vals)
+bool *onnx_ex_needed(const tg_graph *g, int n, const int *fetch_vals)
 {
     bool *need = calloc((size_t)g->n_nodes + 1, 1);
     if (!need)
@@ -232,6 +232,67 @@ static bool *needed_nodes(const tg_graph *g, int n, const int *fetch_vals)
             for (int j = 0; j < g->nodes[id].n_in; j++)
                 need[g->values[g->nodes[id].in[j]].node] = true;
     return need;
+}
+
+void onnx_ex_write_node(ex *e, int id, const bool *need, int n_fetches, const int *fv)
+{
+    const tg_graph *g = e->g;
+    const tg_gnode *n = &g->nodes[id];
+    onnx_graph *og = e->og;
+    if (n->kind == TG_GNODE_PLACEHOLDER && e->vname[n->out[0]])
+        return; /* a body's input, named by the node that holds the body */
+    for (int j = 0; j < n->n_out; j++) {
+        char buf[300], full[400];
+        const char *hint = n->kind != TG_GNODE_OP ? hint_for(e, n->tensor) : NULL;
+        const char *base = hint ? hint : tg__value_name(g, n->out[j], buf, sizeof buf);
+        if (e->prefix)
+            snprintf(full, sizeof full, "%s/%s", e->prefix, base);
+        e->vname[n->out[j]] = dupstr(e, e->prefix ? full : base);
+    }
+    if (n->kind == TG_GNODE_PLACEHOLDER) {
+        add_value_info(e, &og->input, &og->n_input, &e->cap_in, e->vname[n->out[0]],
+                       &g->values[n->out[0]].meta);
+    } else if (n->kind == TG_GNODE_VARIABLE || n->kind == TG_GNODE_CONSTANT) {
+        add_initializer(e, e->vname[n->out[0]], n->tensor);
+    } else {
+        exnode x = {.n = n, .out_meta = &g->values[n->out[0]].meta};
+        for (int j = 0; j < n->n_in; j++) {
+            x.in[j] = e->vname[n->in[j]];
+            x.in_meta[j] = &g->values[n->in[j]].meta;
+        }
+        for (int j = 0; j < n->n_out; j++)
+            x.out[j] = e->vname[n->out[j]];
+        if (onnx_ex_is_control(n->op)) {
+            onnx_ex_control(e, &x);
+            return;
+        }
+        /* a second output (max_pool2d's indices) must be unused */
+        for (int k = id + 1; k < g->n_nodes && n->n_out > 1; k++)
+            for (int j = 0; need[k] && j < g->nodes[k].n_in; j++)
+                for (int o = 1; o < n->n_out; o++)
+                    if (g->nodes[k].in[j] == n->out[o])
+                        onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "output %d of node '%s' (%s) "
+                                "has no ONNX counterpart", o, n->name, n->op->name);
+        for (int o = 1; o < n->n_out; o++)
+            for (int i = 0; i < n_fetches; i++)
+                if (fv[i] == n->out[o])
+                    onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "output %d of node '%s' (%s) has "
+                            "no ONNX counterpart", o, n->name, n->op->name);
+        if (!e->err)
+            onnx_ex_op(e, &x);
+    }
+}
+
+void onnx_ex_attr_graph(ex *e, onnx_node *n, const char *name, onnx_graph *g)
+{
+    onnx_attribute *a = n && g ? add_attr(e, n, name, ONNX_ATTR_GRAPH) : NULL;
+    if (a)
+        a->g = g;
+    else
+        if (g) {
+            onnx_graph_clear(g);
+            free(g);
+        }
 }
 
 static tg_status export_graph(tg_graph *g, int n_fetches, tg_tensor *const *fetches,
@@ -250,7 +311,7 @@ static tg_status export_graph(tg_graph *g, int n_fetches, tg_tensor *const *fetc
         }
     onnx_model *m = calloc(1, sizeof *m);
     ex e = {.g = g, .n_hints = n_hints, .hint_tensor = ht, .hint_name = hn};
-    bool *need = needed_nodes(g, n_fetches, fv);
+    bool *need = onnx_ex_needed(g, n_fetches, fv);
     e.vname = calloc((size_t)g->n_values + 1, sizeof *e.vname);
     if (m) {
         m->graph = calloc(1, sizeof *m->graph);
@@ -271,45 +332,9 @@ static tg_status export_graph(tg_graph *g, int n_fetches, tg_tensor *const *fetc
     m->producer_version = dupstr(&e, TG_VERSION);
     m->graph->name = dupstr(&e, g->name);
     size_t cap_out = 0;
-    for (int id = 0; id < g->n_nodes && !e.err; id++) {
-        const tg_gnode *n = &g->nodes[id];
-        if (!need[id])
-            continue;
-        for (int j = 0; j < n->n_out; j++) {
-            char buf[300];
-            const char *hint = n->kind != TG_GNODE_OP ? hint_for(&e, n->tensor) : NULL;
-            e.vname[n->out[j]] = dupstr(&e, hint ? hint
-                                        : tg__value_name(g, n->out[j], buf, sizeof buf));
-        }
-        if (n->kind == TG_GNODE_PLACEHOLDER) {
-            add_value_info(&e, &m->graph->input, &m->graph->n_input, &e.cap_in,
-                           e.vname[n->out[0]], &g->values[n->out[0]].meta);
-        } else if (n->kind == TG_GNODE_VARIABLE || n->kind == TG_GNODE_CONSTANT) {
-            add_initializer(&e, e.vname[n->out[0]], n->tensor);
-        } else {
-            exnode x = {.n = n, .out_meta = &g->values[n->out[0]].meta};
-            for (int j = 0; j < n->n_in; j++) {
-                x.in[j] = e.vname[n->in[j]];
-                x.in_meta[j] = &g->values[n->in[j]].meta;
-            }
-            for (int j = 0; j < n->n_out; j++)
-                x.out[j] = e.vname[n->out[j]];
-            /* a second output (max_pool2d's indices) must be unused */
-            for (int k = id + 1; k < g->n_nodes && n->n_out > 1; k++)
-                for (int j = 0; need[k] && j < g->nodes[k].n_in; j++)
-                    for (int o = 1; o < n->n_out; o++)
-                        if (g->nodes[k].in[j] == n->out[o])
-                            onnx_ex_fail(&e, TG_ERR_UNSUPPORTED, "output %d of node '%s' (%s) "
-                                    "has no ONNX counterpart", o, n->name, n->op->name);
-            for (int o = 1; o < n->n_out; o++)
-                for (int i = 0; i < n_fetches; i++)
-                    if (fv[i] == n->out[o])
-                        onnx_ex_fail(&e, TG_ERR_UNSUPPORTED, "output %d of node '%s' (%s) has "
-                                "no ONNX counterpart", o, n->name, n->op->name);
-            if (!e.err)
-                onnx_ex_op(&e, &x);
-        }
-    }
+    for (int id = 0; id < g->n_nodes && !e.err; id++)
+        if (need[id])
+            onnx_ex_write_node(&e, id, need, n_fetches, fv);
     for (int i = 0; i < n_fetches && !e.err; i++) {
         bool dup = false;
         for (int j = 0; j < i; j++)

@@ -12,7 +12,7 @@
 typedef struct ex {
     const tg_graph *g;
     onnx_graph *og;
-    size_t cap_node, cap_init, cap_in;
+    size_t cap_node, cap_init, cap_in; /* of og's arrays */
     char **vname;          /* per value: its ONNX name (owned) */
     int n_aux;             /* counter for helper names */
     /* names for constant tensors (module parameters) */
@@ -20,6 +20,7 @@ typedef struct ex {
     const tg_tensor *const *hint_tensor;
     const char *const *hint_name;
     tg_status err;
+    const char *prefix; /* a body's: its values are named "prefix/value" */
 } ex;
 
 /* the graph node being written, its values' ONNX names and metadata */
@@ -53,5 +54,19 @@ char *onnx_ex_init_scalar(ex *e, const char *base, tg_dtype dt, double v);
  * definition names (tg_op_def.onnx); TG_ERR_UNSUPPORTED when it has none
  * the exporter writes */
 tg_status onnx_ex_op(ex *e, const exnode *x);
+
+/* a value info's type: dtype and shape (unknown dims as symbols) */
+void onnx_ex_set_type(onnx_value_info *vi, const tg_meta *m);
+/* per node of g: whether the fetches need it (caller frees) */
+bool *onnx_ex_needed(const tg_graph *g, int n, const int *fetch_vals);
+/* names node id's outputs and writes it into e->og; a placeholder whose
+ * value is named already is a body's input (see export_control.c) */
+void onnx_ex_write_node(ex *e, int id, const bool *need, int n_fetches, const int *fv);
+/* a graph attribute (it takes g; frees it when it cannot) */
+void onnx_ex_attr_graph(ex *e, onnx_node *n, const char *name, onnx_graph *g);
+
+/* ---- control flow (export_control.c): cond as If, while_loop as Loop ---- */
+bool onnx_ex_is_control(const tg_op_def *op);
+void onnx_ex_control(ex *e, const exnode *x);
 
 #endif

@@ -430,8 +430,8 @@ static tg_status check_output(const tg_onnx_model *m, int i, const tg_tensor *t)
     if (vi->ndim < 0)
         return TG_OK;
     bool ok = vi->ndim == tg_ndim(t);
-    for (int d = 0; ok && d < vi->ndim; d++)
-        ok = vi->shape[d] < 0 || vi->shape[d] == tg_shape(t)[d];
+    for (int d = 0; ok && d < vi->ndim; d++) /* -1 in a graph: known when it runs */
+        ok = vi->shape[d] < 0 || tg_shape(t)[d] < 0 || vi->shape[d] == tg_shape(t)[d];
     if (!ok)
         return tg__error(TG_ERR_IO, "onnx: output '%s' has shape %s but the model "
                          "declares %s (-1: any)", vi->name,

@@ -30,6 +30,76 @@ static tg_status one_flag(const tg_tensor *t, const char *what)
     return TG_OK;
 }
 
+/* a placeholder of g shaped like t when t is symbolic (of another graph) */
+static tg_tensor *stand_in(tg_graph *g, tg_tensor *t)
+{
+    if (!t || !tg_is_symbolic(t))
+        return t;
+    return tg_placeholder(g, NULL, tg_dtype_of(t), tg_ndim(t), tg_shape(t));
+}
+
+/* what a dry trace runs on its stand-in context: the body, results to res */
+typedef tg_status (*dry_fn)(onnx_ictx *dry, void *user, tg_tensor **res);
+
+static tg_status dry_run(onnx_ictx *c, tg_graph *g, dry_fn fn, void *user, tg_tensor **res)
+{
+    onnx_ictx dry = *c;
+    const mnode *mn = c->mnode;
+    /* every value the node reads, explicitly or from its subgraphs: a
+     * subgraph may read a value the node also takes as an input */
+    int n_vals = 0;
+    for (int j = 0; j < mnode_n_reads(mn); j++)
+        n_vals = mnode_read(mn, j) + 1 > n_vals ? mnode_read(mn, j) + 1 : n_vals;
+    tg_tensor **vals = calloc((size_t)n_vals + 1, sizeof *vals);
+    if (!vals)
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    tg_status st = TG_OK;
+    for (int j = 0; st == TG_OK && j < mnode_n_reads(mn); j++) {
+        int v = mnode_read(mn, j);
+        if (v < 0 || vals[v])
+            continue;
+        vals[v] = stand_in(g, c->scope_vals[v]);
+        st = vals[v] || !c->scope_vals[v] ? TG_OK : tg_last_status();
+    }
+    for (int j = 0; st == TG_OK && j < dry.n_in; j++)
+        st = dry.in[j] && !(dry.in[j] = stand_in(g, dry.in[j])) ? tg_last_status() : TG_OK;
+    dry.scope_vals = vals;
+    if (st == TG_OK)
+        st = fn(&dry, user, res);
+    free(vals);
+    return st;
+}
+
+/* The dtypes and shapes of results first .. first + n of a body: fn runs
+ * it in a scratch graph on stand-ins for the node's inputs and for the
+ * outer values it reads (symbolic values of the graph being built cannot
+ * enter another graph). Their dims must be known. */
+static tg_status dry_trace(onnx_ictx *c, dry_fn fn, void *user, int first, int n,
+                           tg_meta *metas)
+{
+    tg_graph *g = tg_graph_new("onnx_body_shapes");
+    if (!g || tg_graph_begin(g) != TG_OK) {
+        tg_graph_free(g);
+        return tg_last_status();
+    }
+    tg_scope_begin();
+    tg_tensor *res[ONNX_MAX_IO] = {0};
+    tg_status st = dry_run(c, g, fn, user, res);
+    for (int k = 0; st == TG_OK && k < n; k++) {
+        tg_tensor *e = res[first + k];
+        metas[k].dtype = tg_dtype_of(e);
+        metas[k].ndim = tg_ndim(e);
+        memcpy(metas[k].shape, tg_shape(e), (size_t)tg_ndim(e) * sizeof(int64_t));
+        if (tg_numel(e) < 0)
+            st = tg__error(TG_ERR_UNSUPPORTED, "a scan output's element (output %d of the "
+                           "body) has unknown dims", first + k);
+    }
+    tg_scope_end();
+    tg_graph_end();
+    tg_graph_free(g);
+    return st;
+}
+
 /* ---- If ----------------------------------------------------------------------------- */
 static tg_status if_branch(onnx_ictx *c, const char *attr, tg_tensor **out)
 {
@@ -76,13 +146,17 @@ static tg_status x_if(onnx_ictx *c)
 /* ---- Loop ----------------------------------------------------------------------------
  * Loop variables: the iteration number, the condition, then the N
  * loop-carried values. Scan outputs (the body's outputs after those) are
- * stacked per iteration: on the host in eager mode; in graph mode the
- * number of iterations is known only when the loop runs, and tensorgraph
- * graphs fix every shape before they run, so such a Loop is refused. */
+ * stacked per iteration: on the host in eager mode; in graph mode as more
+ * loop variables that grow by a row each iteration (a leading dim -1 in
+ * their shape invariant), from [0, element...], the element's shape
+ * taken from a dry trace of the body. */
 typedef struct loop_ctx {
     onnx_ictx *c;
     tg_tensor *trip; /* M, or NULL */
+    tg_tensor *first[2]; /* the initial iteration number and condition */
     int n_carried, n_scan;
+    bool grow;                  /* graph mode: scan outputs as loop variables */
+    tg_meta elem[ONNX_MAX_IO];  /* graph mode: the scan outputs' elements */
     tg_tensor **scan; /* eager: per output, the elements so far (owned) */
     int64_t n_iter, cap_iter;
     tg_status failed;
@@ -134,11 +208,13 @@ static tg_status loop_body(void *user, tg_tensor *const *in, tg_tensor **out)
     out[1] = tg_reshape(res[0], tg_ndim(in[1]), tg_shape(in[1]));
     for (int j = 0; j < l->n_carried; j++)
         out[2 + j] = res[1 + j];
-    if (l->n_scan && tg_is_symbolic(in[0]))
-        return tg__error(TG_ERR_UNSUPPORTED, "Loop with scan outputs in graph mode: their "
-                        "length is the number of iterations, known only when the loop "
-                        "runs (run the model in eager mode)");
-    return l->n_scan ? keep_scan(l, res + 1 + l->n_carried) : TG_OK;
+    for (int k = 0; l->grow && k < l->n_scan; k++) {
+        tg_tensor *v = in[2 + l->n_carried + k];
+        tg_tensor *rows[2] = {v, tg_unsqueeze(res[1 + l->n_carried + k], 0)};
+        if (!(out[2 + l->n_carried + k] = tg_concat(2, rows, 0)))
+            return tg_last_status();
+    }
+    return l->n_scan && !l->grow ? keep_scan(l, res + 1 + l->n_carried) : TG_OK;
 }
 
 /* the stacked scan outputs after an eager loop */
@@ -165,6 +241,43 @@ static tg_status stack_scan(loop_ctx *l)
     return s;
 }
 
+static tg_status loop_dry(onnx_ictx *dry, void *user, tg_tensor **res)
+{
+    const loop_ctx *l = user;
+    tg_graph *g = tg_graph_current();
+    tg_tensor *formal[TG_CONTROL_MAX_RESULTS + 2];
+    for (int j = 0; j < 2; j++)
+        formal[j] = tg_placeholder(g, NULL, tg_dtype_of(l->first[j]), tg_ndim(l->first[j]),
+                                   tg_shape(l->first[j]));
+    for (int j = 0; j < l->n_carried; j++)
+        formal[2 + j] = dry->in[2 + j];
+    int n;
+    return formal[0] && formal[1]
+        ? onnx_build_body(dry, "body", 2 + l->n_carried, formal, ONNX_MAX_IO, res, &n)
+        : tg_last_status();
+}
+
+/* graph mode: the growing variables of the scan outputs, from [0, elem] */
+static tg_status loop_growing(loop_ctx *l, tg_tensor **init, tg_shape_spec *inv)
+{
+    int nv = 2 + l->n_carried;
+    tg_status s = dry_trace(l->c, loop_dry, l, 1 + l->n_carried, l->n_scan, l->elem);
+    for (int j = 0; j < nv; j++)
+        inv[j].ndim = -1;
+    for (int k = 0; s == TG_OK && k < l->n_scan; k++) {
+        const tg_meta *e = &l->elem[k];
+        inv[nv + k].ndim = e->ndim + 1;
+        inv[nv + k].shape[0] = -1;
+        memcpy(inv[nv + k].shape + 1, e->shape, (size_t)e->ndim * sizeof(int64_t));
+        int64_t shape[TG_MAX_DIMS + 1] = {0};
+        memcpy(shape + 1, e->shape, (size_t)e->ndim * sizeof(int64_t));
+        init[nv + k] = tg_zeros(e->dtype, e->ndim + 1, shape);
+        if (!init[nv + k])
+            s = tg_last_status();
+    }
+    return s;
+}
+
 static tg_status loop_run(loop_ctx *l)
 {
     onnx_ictx *c = l->c;
@@ -179,13 +292,29 @@ static tg_status loop_run(loop_ctx *l)
                                       : as_flag(tg_scalar(TG_BOOL, 1), &body->inputs[1]);
     if (init[0] && body->inputs[0].ndim == 1)
         init[0] = tg_reshape(init[0], 1, (const int64_t[]){1});
+    if (!init[0] || !init[1])
+        return tg_last_status();
+    l->first[0] = init[0];
+    l->first[1] = init[1];
     for (int j = 0; j < l->n_carried; j++)
         init[2 + j] = c->in[2 + j];
+    tg_shape_spec inv[TG_CONTROL_MAX_RESULTS + 2];
     tg_loop_options opt = {.name = onnx_node_label(c->node)};
+    l->grow = l->n_scan && c->graph_mode && !c->folding;
+    if (l->grow) {
+        if (nv + l->n_scan > TG_CONTROL_MAX_RESULTS)
+            return tg__error(TG_ERR_UNSUPPORTED, "at most %d loop-carried values and scan "
+                             "outputs in graph mode", TG_CONTROL_MAX_RESULTS - 2);
+        tg_status s = loop_growing(l, init, inv);
+        if (s != TG_OK)
+            return s;
+        opt.shape_invariants = inv;
+        nv += l->n_scan;
+    }
     tg_status s = tg_while_loop(loop_test, loop_body, l, nv, init, res, &opt);
-    for (int j = 0; s == TG_OK && j < l->n_carried; j++)
+    for (int j = 0; s == TG_OK && j < l->n_carried + (l->grow ? l->n_scan : 0); j++)
         c->out[j] = res[2 + j];
-    return s == TG_OK && l->n_scan ? stack_scan(l) : s;
+    return s == TG_OK && l->n_scan && !l->grow ? stack_scan(l) : s;
 }
 
 static tg_status x_loop(onnx_ictx *c)
@@ -274,68 +403,18 @@ static tg_status scan_apply(scan_ctx *s, tg_tensor *const *states, tg_tensor *i,
     return st;
 }
 
-/* a placeholder of g shaped like t when t is symbolic (of another graph) */
-static tg_tensor *stand_in(tg_graph *g, tg_tensor *t)
+static tg_status scan_dry(onnx_ictx *dry, void *user, tg_tensor **res)
 {
-    if (!t || !tg_is_symbolic(t))
-        return t;
-    return tg_placeholder(g, NULL, tg_dtype_of(t), tg_ndim(t), tg_shape(t));
-}
-
-/* the body traced in scratch graph g on stand-ins for the node's inputs and
- * the outer values it reads (symbolic values of the graph being built
- * cannot enter another graph): fills s->elem */
-static tg_status scan_dry_trace(scan_ctx *s, tg_graph *g)
-{
-    onnx_ictx dry = *s->c;
-    const mnode *mn = s->c->mnode;
-    int n_vals = 0;
-    for (int j = 0; j < mn->n_implicit; j++)
-        n_vals = mn->implicit[j] + 1 > n_vals ? mn->implicit[j] + 1 : n_vals;
-    tg_tensor **vals = calloc((size_t)n_vals + 1, sizeof *vals);
-    if (!vals)
-        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
-    tg_status st = TG_OK;
-    for (int j = 0; st == TG_OK && j < mn->n_implicit; j++) {
-        int v = mn->implicit[j];
-        vals[v] = stand_in(g, s->c->scope_vals[v]);
-        st = vals[v] || !s->c->scope_vals[v] ? TG_OK : tg_last_status();
-    }
-    for (int j = 0; st == TG_OK && j < dry.n_in; j++)
-        st = (dry.in[j] = stand_in(g, dry.in[j])) ? TG_OK : tg_last_status();
-    dry.scope_vals = vals;
-    scan_ctx ds = *s;
-    ds.c = &dry;
-    tg_tensor *i = st == TG_OK ? tg_placeholder(g, NULL, TG_INT64, 0, NULL) : NULL;
-    tg_tensor *res[ONNX_MAX_IO] = {0};
-    if (st == TG_OK)
-        st = i ? scan_apply(&ds, dry.in, i, res) : tg_last_status();
-    for (int k = 0; st == TG_OK && k < s->n_out; k++) {
-        tg_tensor *e = res[s->n_state + k];
-        s->elem[k].dtype = tg_dtype_of(e);
-        s->elem[k].ndim = tg_ndim(e);
-        memcpy(s->elem[k].shape, tg_shape(e), (size_t)tg_ndim(e) * sizeof(int64_t));
-        if (tg_numel(e) < 0)
-            st = onnx_err(s->c, TG_ERR_UNSUPPORTED, "scan output %d has unknown dims", k);
-    }
-    free(vals);
-    return st;
+    scan_ctx ds = *(scan_ctx *)user;
+    ds.c = dry;
+    tg_tensor *i = tg_placeholder(tg_graph_current(), NULL, TG_INT64, 0, NULL);
+    return i ? scan_apply(&ds, dry->in, i, res) : tg_last_status();
 }
 
 /* the element shapes of the scan outputs, from a dry trace of the body */
 static tg_status scan_elements(scan_ctx *s)
 {
-    tg_graph *g = tg_graph_new("scan_shapes");
-    if (!g || tg_graph_begin(g) != TG_OK) {
-        tg_graph_free(g);
-        return tg_last_status();
-    }
-    tg_scope_begin();
-    tg_status st = scan_dry_trace(s, g);
-    tg_scope_end();
-    tg_graph_end();
-    tg_graph_free(g);
-    return st;
+    return dry_trace(s->c, scan_dry, s, s->n_state, s->n_out, s->elem);
 }
 
 static tg_status scan_test(void *user, tg_tensor *const *in, tg_tensor **out)

@@ -27,7 +27,8 @@ tg_status tg__control_node(const tg_op_def *op, int n_in, tg_tensor *const *in,
             return tg__error(TG_ERR_ARG, "%s: %d inputs with the values its bodies capture, "
                              "at most %d are supported", op->name, n + f->n_caps,
                              TG_MAX_OP_INPUTS);
-        memcpy(all + n, f->outer, (size_t)f->n_caps * sizeof *all);
+        if (f->n_caps) /* outer is NULL when the body captured nothing */
+            memcpy(all + n, f->outer, (size_t)f->n_caps * sizeof *all);
         n += f->n_caps;
     }
     tg_status s = tg_op_run(op, n, all, attrs, n_attrs, out);
@@ -152,7 +153,8 @@ tg_status tg_cond(tg_tensor *pred, tg_trace_fn then_fn, tg_trace_fn else_fn, voi
         return s;
     tg_tensor *all[TG_MAX_OP_INPUTS];
     all[0] = pred;
-    memcpy(all + 1, inputs, (size_t)n_in * sizeof *all);
+    if (n_in) /* inputs may be NULL when there are none */
+        memcpy(all + 1, inputs, (size_t)n_in * sizeof *all);
     tg_graph *g = tg__control_graph(n_in + 1, all);
     if (g)
         return cond_graph(g, pred, then_fn, else_fn, user, n_in, inputs, n_out, outputs);

@@ -140,7 +140,8 @@ static tg_status x_if(onnx_ictx *c)
     if (nt != ne || nt != c->n_out)
         return onnx_err(c, TG_ERR_IO, "then_branch has %d outputs and else_branch %d; the "
                         "node has %d", nt, ne, c->n_out);
-    return tg_cond(as_flag(cond, NULL), if_then, if_else, c, 0, NULL, c->n_out, c->out);
+    tg_tensor *no_params[1] = {NULL}; /* the branches read what they need by name */
+    return tg_cond(as_flag(cond, NULL), if_then, if_else, c, 0, no_params, c->n_out, c->out);
 }
 
 /* ---- Loop ----------------------------------------------------------------------------

@@ -79,3 +79,26 @@ def test_symbolic_while_loop_matches_eager():
         np.testing.assert_allclose(gy, wy, rtol=1e-12)
         np.testing.assert_allclose(gg, wg, rtol=1e-12)
     assert f.trace_count == 1
+
+
+def scanned(c0, xs):
+    return tg.scan(lambda c, x: (c * x + 1, tg.sin(c) * x), c0, xs)
+
+
+@needs_primitives
+def test_symbolic_scan_matches_eager():
+    f = tg.function(scanned, autograph=False)
+    tg.manual_seed(2)
+    for _ in range(3):
+        c0, xs = tg.randn(2, dtype=tg.float64), tg.randn(5, 2, dtype=tg.float64)
+        res = []
+        for fn in (scanned, f):
+            a = c0.detach().clone().requires_grad_(True)
+            b = xs.detach().clone().requires_grad_(True)
+            carry, ys = fn(a, b)
+            (carry.sum() + (ys * ys).sum()).backward()
+            res.append([carry.detach().numpy(), ys.detach().numpy(), a.grad.numpy(),
+                        b.grad.numpy()])
+        for w, g in zip(*res):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    assert f.trace_count == 1

@@ -1,7 +1,7 @@
 /* The explorer page: reads the embedded data, builds the header (level
  * switch, tabs, search), the passes column, the side panel, and runs the
  * self-test when the address ends in #selftest (what the browser test
- * reads: a JSON verdict in <pre id="tg-selftest">). */
+ * reads: a JSON verdict in the pre element with id tg-selftest). */
 
 (function explorer() {
   const $ = id => document.getElementById(id);

@@ -210,6 +210,21 @@
     setLevel(start);
   }
   if (location.hash === '#selftest') setTimeout(selftest, 0);
+  else if (location.hash.length > 1) openAddress(new URLSearchParams(location.hash.slice(1)));
+
+  /* page.html#level=1&select=NAME&zoom=1.2&tab=memory: a view to link to
+   * (and to take screenshots of) */
+  function openAddress(q) {
+    if (q.has('level')) setLevel(+q.get('level'));
+    if (q.has('tab')) setTab(q.get('tab'));
+    const n = q.has('select') ? current().graph.nodes.find(x => x.name === q.get('select')) : null;
+    if (q.has('zoom')) view.view.k = Math.min(4, Math.max(0.05, +q.get('zoom') || 1));
+    if (n) view.select('n' + n.id, true);
+    if (q.has('search')) {
+      $('search').value = q.get('search');
+      $('search').dispatchEvent(new Event('input'));
+    }
+  }
 
   /* clicks a node, switches levels, opens each view, and writes what it saw */
   function selftest() {

@@ -57,7 +57,7 @@ function tgMemoryChart(svg, mem, g, onPick) {
   }
   /* the peaks, side by side */
   const bx = left + pw + 40, bw = 54, bh = ph, scale = Math.max(mem.naive, 1);
-  tgText(svg, bx, top - 12, 'peaks', 'ctitle');
+  tgText(svg, bx, 24, 'peaks', 'ctitle');
   [['naive', mem.naive, 'naive'], ['planned', mem.planned, 'planned']].forEach(([label, v, cls], i) => {
     const h = v / scale * bh, x = bx + i * (bw + 26);
     tgEl('rect', {x, y: top + bh - h, width: bw, height: Math.max(1, h), class: 'peak ' + cls}, svg);

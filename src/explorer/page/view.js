@@ -242,8 +242,8 @@ class GraphView {
     if (i === undefined) return false;
     this.selected = key;
     this.highlight(key);
-    if (center) this.centerOn(i);
     this.on.select(this.display.items[i]);
+    if (center) this.centerOn(i);
     return true;
   }
 
@@ -287,7 +287,9 @@ class GraphView {
   centerOn(i) {
     const r = this.svg.getBoundingClientRect(), p = this.layout.pos[i];
     this.view.k = Math.max(this.view.k, 0.8);
-    this.view.x = r.width / 2 - p.x * this.view.k;
+    const panel = document.getElementById('panel');
+    const room = panel && !panel.hidden ? panel.offsetWidth + 24 : 0; /* the panel covers the right */
+    this.view.x = (r.width - room) / 2 - p.x * this.view.k;
     this.view.y = r.height / 2 - p.y * this.view.k;
     this.applyView();
   }

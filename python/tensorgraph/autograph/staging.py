@@ -15,7 +15,7 @@ when they show the state needs other types, the trace is abandoned
 from .. import _C, _ops
 from .. import control_flow as cf
 from .context import Staging, error_here
-from .undefined import Undefined, UndefinedReturnValue
+from .undefined import Undefined
 
 
 class _Retry(Exception):
@@ -60,6 +60,25 @@ def _py_dtype(values):
     return tg.get_default_dtype()
 
 
+def _kind(dtype_or_number):
+    """0 bool, 1 integer, 2 floating point: Python numbers meeting a tensor
+    only change its dtype when they are of a higher kind (as in PyTorch)"""
+    import tensorgraph as tg
+    v = dtype_or_number
+    if isinstance(v, bool) or v == tg.bool:
+        return 0
+    if isinstance(v, int) or (not isinstance(v, float) and not v.is_floating_point):
+        return 1
+    return 2
+
+
+def _with_number(dtype, number):
+    """the dtype a tensor of dtype and a Python number agree on"""
+    if _kind(number) <= _kind(dtype):
+        return dtype
+    return _py_dtype([number])
+
+
 def _show(name):
     if name == 'ag__retval':
         return "the return value"
@@ -89,7 +108,7 @@ def _materialize(v, spec, like=None):
     """v as a tensor of spec (a Python number filled in, zeros for undefined)"""
     import tensorgraph as tg
     if is_tensor(v):
-        return v
+        return v if v.dtype == spec.dtype else v.to(spec.dtype)
     fill = 0 if isinstance(v, Undefined) else v
     if like is not None:  # the loop variable's run-time shape may be unknown
         return tg.zeros_like(like) + fill
@@ -101,12 +120,9 @@ def _settle_branches(a, b, name, returned=(False, False)):
     """What a state variable must be, given both branches' values; a branch
     that has returned (returned[k]) may leave variables unassigned: they are
     not read after a return."""
-    if isinstance(a, Undefined) and returned[0] and not isinstance(b, Undefined):
-        a = UndefinedReturnValue()
-    if isinstance(b, Undefined) and returned[1] and not isinstance(a, Undefined):
-        b = UndefinedReturnValue()
-    if isinstance(a, UndefinedReturnValue) or isinstance(b, UndefinedReturnValue):
-        name = 'ag__retval' if name != 'ag__retval' else name
+    # never read: the return value before a return, anything after one
+    unread = name == 'ag__retval' or any(
+        r and isinstance(v, Undefined) for r, v in zip(returned, (a, b)))
     if is_tensor(a) or is_tensor(b):
         t, other = (a, b) if is_tensor(a) else (b, a)
         if is_tensor(other):
@@ -114,14 +130,16 @@ def _settle_branches(a, b, name, returned=(False, False)):
                 raise error_here(f"tg.function: {_show(name)} is {_describe(a)} in one branch "
                                  f"and {_describe(b)} in the other; a graph cond needs the same "
                                  "dtype and shape from both")
-        elif isinstance(other, Undefined) and name != 'ag__retval':
+        elif isinstance(other, Undefined) and not unread:
             raise _one_branch(name)
-        elif not is_number(other) and not isinstance(other, Undefined):
+        elif is_number(other):
+            return Spec(_with_number(t.dtype, other), t.shape)
+        elif not isinstance(other, Undefined):
             raise error_here(f"tg.function: {_show(name)} is {_describe(a)} in one branch and "
                              f"{_describe(b)} in the other")
         return Spec(t.dtype, t.shape)
     if isinstance(a, Undefined) != isinstance(b, Undefined):
-        if name == 'ag__retval':
+        if unread:
             return Const(b if isinstance(a, Undefined) else a)
         raise _one_branch(name)
     if _same_python(a, b):
@@ -199,7 +217,16 @@ def _settle_iteration(spec, start, out, name):
     (a _Retry follows), or an error."""
     if isinstance(spec, Spec):
         if is_number(out):
-            return spec
+            dtype = _with_number(spec.dtype, out)
+            if dtype == spec.dtype:
+                return spec
+            if spec.start is not None and not getattr(spec, 'settled', False):
+                new = Spec(dtype, spec.shape, spec.start)
+                new.settled = True
+                return new
+            raise error_here(f"tg.function: loop variable {_show(name)} changes dtype in the "
+                             f"loop: a {spec.dtype.name} tensor before an iteration, "
+                             f"{_describe(out)} after it")
         if not is_tensor(out):
             raise error_here(f"tg.function: loop variable {_show(name)} is a tensor before an "
                              f"iteration and {_describe(out)} after it")

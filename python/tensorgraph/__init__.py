@@ -45,3 +45,4 @@ from .nn.functional_conv import conv1d, conv2d, conv3d  # noqa: E402,F401,F811
 from .serialization import save, load  # noqa: E402
 from .function import function  # noqa: E402
 from . import onnx, datasets  # noqa: E402
+from . import distributed  # noqa: E402  (torch.distributed's names, over MPI)

@@ -36,4 +36,45 @@ TG_DIST_TIMEOUT=2 timeout 60 bash "$here/mpirun2.sh" "$with_mpi" "$mpiexec" \
     -x TG_DIST_TIMEOUT "$test_dist" --hang >"$tmp/hang.log" 2>&1
 expect_named "a hung rank (SIGSTOP), 2 s timeout" "$tmp/hang.log" $((SECONDS - start))
 grep -q "no heartbeat" "$tmp/hang.log" || { echo "FAIL hang: not reported as silent"; fail=1; }
+
+# tg train --distributed, rank 1 killed from outside mid-training; rank 0
+# resumed from a checkpoint and was to replace it: it stays whole
+if [ -z "${TG_TEST_MNIST_DIR:-}" ]; then
+    echo "(tg train part skipped: set TG_TEST_MNIST_DIR to a directory with MNIST)"
+    exit $fail
+fi
+ck="$tmp/ck.safetensors"
+"$tg" train lenet --data "$TG_TEST_MNIST_DIR" --limit 640 --quiet --save "$ck" || fail=1
+old=$(sha256sum "$ck" | cut -d' ' -f1)
+start=$SECONDS
+bash "$here/mpirun2.sh" "$with_mpi" "$mpiexec" "$tg" train lenet --distributed \
+    --data "$TG_TEST_MNIST_DIR" --limit 30000 --epochs 5 --load "$ck" --save "$ck" \
+    --losses "$tmp/losses.txt" >"$tmp/train.log" 2>&1 &
+launcher=$!
+victim=""
+for _ in $(seq 600); do # until rank 0 has logged 20 steps (at most 60 s)
+    [ "$(wc -l <"$tmp/losses.txt" 2>/dev/null || echo 0)" -ge 20 ] && break
+    sleep 0.1
+done
+for pid in $(pgrep -f "train lenet --distributed"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1"; then
+        victim=$pid
+    fi
+done
+start=$SECONDS
+if [ -n "$victim" ]; then kill -9 "$victim"; else echo "FAIL: rank 1 of tg train not found"; fail=1; fi
+wait $launcher
+rc=$?
+[ $rc -ne 0 ] || { echo "FAIL tg train: exit status 0 after losing rank 1"; fail=1; }
+expect_named "tg train --distributed, rank 1 killed at step 20" "$tmp/train.log" $((SECONDS - start))
+now=$(sha256sum "$ck" | cut -d' ' -f1)
+if [ "$now" = "$old" ]; then
+    echo "ok   the checkpoint is the old one, whole"
+elif "$tg" eval lenet --load "$ck" --data "$TG_TEST_MNIST_DIR" --limit 100 >/dev/null; then
+    echo "ok   the checkpoint is a new one, whole"
+else
+    echo "FAIL: the checkpoint is neither the old one nor a loadable new one"; fail=1
+fi
+ls "$tmp" | grep -v -E '^(ck.safetensors|die.log|hang.log|train.log|losses.txt)$' &&
+    { echo "FAIL: files left next to the checkpoint"; fail=1; }
 exit $fail

@@ -9,4 +9,7 @@ if [ "$with_mpi" != ON ] || [ ! -x "$mpiexec" ]; then
     echo "skipped: tensorgraph was built without MPI (scripts/setup.sh installs libopenmpi-dev)"
     exit 77
 fi
-exec "$mpiexec" --allow-run-as-root --oversubscribe -x TG_NUM_THREADS=1 -np 2 "$@"
+# every TG_* setting of the caller reaches the ranks (TG_GEMM, TG_DIST_TIMEOUT ...)
+forward=()
+for v in $(compgen -e | grep '^TG_'); do forward+=(-x "$v"); done
+exec "$mpiexec" --allow-run-as-root --oversubscribe -x TG_NUM_THREADS=1 "${forward[@]}" -np 2 "$@"

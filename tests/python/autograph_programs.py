@@ -142,3 +142,32 @@ def helper_negative(x):
 
 def outer_calls_inner(x):
     return helper_negative(x) * 2
+
+
+def stepped_range(x, start, stop):
+    s = x * 0
+    for i in range(start, stop, 2):
+        s = s + x * i
+    return s
+
+
+def best_row(m):
+    """for over a matrix's rows with a tensor condition inside"""
+    best = m[0]
+    for r in m:
+        if r.sum() > best.sum():
+            best = r
+    return best
+
+
+def decode_tokens(h, w, max_len):
+    """a growing output: the tokens so far, carried with an unknown length"""
+    toks = tg.zeros(0, dtype=w.dtype)
+    n = 0
+    tok = tg.argmax(h @ w)
+    while tok != END and n < max_len:
+        toks = tg.cat([toks, (h @ w).max().reshape(1)])
+        h = tg.tanh(h @ w + 0.1 * tok)
+        tok = tg.argmax(h @ w)
+        n += 1
+    return toks.sum(), n

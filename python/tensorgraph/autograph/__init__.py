@@ -12,6 +12,8 @@ once while tracing). The package, one job per file:
 - transformer.py: statements and expressions -> calls of the operators
 - operators.py:  the run-time operators (Python now, or graph ops)
 - staging.py:    graph cond / while_loop for converted state (types, errors)
+- loops.py:      for over a symbolic range or tensor, as a while loop
+- context.py:    the branches and loops being traced (error locations, side effects)
 - undefined.py:  unassigned variables
 - errors.py:     ConversionError, located in the user's file and line
 """

@@ -175,8 +175,8 @@ def converted_callable(f):
     """What converted code calls in place of f: f converted when it is user
     code (functions, methods, functools.partial, nn.Module instances whose
     forward is user code, objects with a user __call__), else f itself."""
-    from . import operators, staging
-    staging.check_side_effect(f)
+    from . import context, operators
+    context.check_side_effect(f)
     if f is range:
         return operators.range_
     if isinstance(f, types.FunctionType):

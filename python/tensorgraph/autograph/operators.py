@@ -10,7 +10,7 @@ import builtins
 import operator
 
 from .. import _C
-from . import staging
+from . import context, loops, staging
 from .conversion import converted_callable as cc  # noqa: F401  (calls: ag__.cc(f)(...))
 from .undefined import Undefined, UndefinedReturnValue, ld, retval  # noqa: F401
 
@@ -63,9 +63,9 @@ def range_(*args):
 def for_stmt(iterable, extra_test, body, state, names):
     if isinstance(iterable, TensorRange) and iterable.symbolic:
         r = iterable
-        return staging.for_range(r.start, r.stop, r.step, extra_test, body, state, names)
+        return loops.for_range(r.start, r.stop, r.step, extra_test, body, state, names)
     if _symbolic(iterable):
-        return staging.for_tensor(iterable, extra_test, body, state, names)
+        return loops.for_tensor(iterable, extra_test, body, state, names)
     state = tuple(state)
     for item in iterable:
         if extra_test is not None:
@@ -123,7 +123,7 @@ _IN_PLACE = {'Add': (operator.iadd, operator.add), 'Sub': (operator.isub, operat
 def aug_assign(op, x, v):
     """x op= v: Python's in-place form, or x op v for a symbolic tensor"""
     in_place, plain = _IN_PLACE[op]
-    if _symbolic(x) or (staging.active() and isinstance(x, _C.Tensor)):
+    if _symbolic(x) or (context.active() and isinstance(x, _C.Tensor)):
         # also a concrete tensor in a traced branch or loop: it may be the
         # constant a number became, which other iterations still read
         return plain(x, v)

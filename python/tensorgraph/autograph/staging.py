@@ -12,29 +12,10 @@ type the body gives it. Types are found by tracing the branches or body:
 when they show the state needs other types, the trace is abandoned
 (_Retry) and made again with them.
 """
-import sys
-
 from .. import _C, _ops
 from .. import control_flow as cf
-from .errors import ConversionError, is_library_file, user_frame
-from .undefined import Undefined, UndefinedReturnValue
-
-
-_where = []  # per open staging: (file, line) of the user's statement
-
-
-def error_here(message):
-    """A ConversionError at the converted statement being staged."""
-    if _where:
-        return ConversionError(message, *_where[-1])
-    f = user_frame(2)
-    return ConversionError(message, f.f_code.co_filename, f.f_lineno) if f else \
-        ConversionError(message)
-
-
-def active():
-    """a graph branch or loop body is being traced"""
-    return bool(_where)
+from .context import Staging, error_here
+from .undefined import Undefined
 
 
 class _Retry(Exception):
@@ -62,11 +43,11 @@ class Const:
         self.value = value
 
 
-def _tensor(v):
+def is_tensor(v):
     return isinstance(v, _C.Tensor)
 
 
-def _number(v):
+def is_number(v):
     return isinstance(v, (bool, int, float))
 
 
@@ -79,6 +60,25 @@ def _py_dtype(values):
     return tg.get_default_dtype()
 
 
+def _kind(dtype_or_number):
+    """0 bool, 1 integer, 2 floating point: Python numbers meeting a tensor
+    only change its dtype when they are of a higher kind (as in PyTorch)"""
+    import tensorgraph as tg
+    v = dtype_or_number
+    if isinstance(v, bool) or v == tg.bool:
+        return 0
+    if isinstance(v, int) or (not isinstance(v, float) and not v.is_floating_point):
+        return 1
+    return 2
+
+
+def _with_number(dtype, number):
+    """the dtype a tensor of dtype and a Python number agree on"""
+    if _kind(number) <= _kind(dtype):
+        return dtype
+    return _py_dtype([number])
+
+
 def _show(name):
     if name == 'ag__retval':
         return "the return value"
@@ -88,7 +88,7 @@ def _show(name):
 
 
 def _describe(v):
-    if _tensor(v):
+    if is_tensor(v):
         return f"a {v.dtype.name} tensor of shape {tuple(v.shape)}"
     if isinstance(v, Undefined):
         return "not assigned"
@@ -107,65 +107,12 @@ def _same_python(a, b):
 def _materialize(v, spec, like=None):
     """v as a tensor of spec (a Python number filled in, zeros for undefined)"""
     import tensorgraph as tg
-    if _tensor(v):
-        return v
+    if is_tensor(v):
+        return v if v.dtype == spec.dtype else v.to(spec.dtype)
     fill = 0 if isinstance(v, Undefined) else v
     if like is not None:  # the loop variable's run-time shape may be unknown
         return tg.zeros_like(like) + fill
     return tg.full(spec.shape, fill, dtype=spec.dtype)
-
-
-# ---- Python side effects in graph branches and loops -------------------------------------
-_outer_containers = []  # per open staging: ids of the lists/dicts/sets made before it
-
-
-def _containers_in_scope():
-    ids = set()
-    f = sys._getframe(2)
-    while f is not None:
-        if not is_library_file(f.f_code.co_filename):
-            for v in list(f.f_locals.values()):
-                if isinstance(v, (list, dict, set, bytearray)):
-                    ids.add(id(v))
-        f = f.f_back
-    return ids
-
-
-_MUTATORS = {'append', 'extend', 'insert', 'pop', 'remove', 'clear', 'update', 'add',
-             'discard', 'setdefault', 'popitem', 'sort', 'reverse', '__setitem__',
-             '__delitem__'}
-
-
-def check_side_effect(f):
-    """Refuses a call that changes a Python container made outside the graph
-    branch or loop being traced: it would happen once, while tracing."""
-    if not _outer_containers:
-        return
-    owner = getattr(f, '__self__', None)
-    if isinstance(owner, (list, dict, set, bytearray)) and \
-            getattr(f, '__name__', '') in _MUTATORS and \
-            any(id(owner) in ids for ids in _outer_containers):
-        at = user_frame(2)
-        raise ConversionError(
-            f"tg.function: '{f.__name__}' on a Python {type(owner).__name__} made outside this "
-            "loop or branch, whose condition is a tensor: the body becomes a graph traced once, "
-            "so the call would run once while tracing, not at every iteration. Carry the values "
-            "as a tensor instead (e.g. tg.cat), or make the condition a Python value",
-            at.f_code.co_filename if at else None, at.f_lineno if at else None)
-
-
-class _Staging:
-    """While a graph branch or loop body is traced: where it is (errors) and
-    which containers are outside it (side effects)."""
-
-    def __enter__(self):
-        f = user_frame(2)
-        _where.append((f.f_code.co_filename, f.f_lineno) if f else None)
-        _outer_containers.append(_containers_in_scope())
-
-    def __exit__(self, *exc):
-        _outer_containers.pop()
-        _where.pop()
 
 
 # ---- if ---------------------------------------------------------------------------------
@@ -173,32 +120,31 @@ def _settle_branches(a, b, name, returned=(False, False)):
     """What a state variable must be, given both branches' values; a branch
     that has returned (returned[k]) may leave variables unassigned: they are
     not read after a return."""
-    if isinstance(a, Undefined) and returned[0] and not isinstance(b, Undefined):
-        a = UndefinedReturnValue()
-    if isinstance(b, Undefined) and returned[1] and not isinstance(a, Undefined):
-        b = UndefinedReturnValue()
-    if isinstance(a, UndefinedReturnValue) or isinstance(b, UndefinedReturnValue):
-        name = 'ag__retval' if name != 'ag__retval' else name
-    if _tensor(a) or _tensor(b):
-        t, other = (a, b) if _tensor(a) else (b, a)
-        if _tensor(other):
+    # never read: the return value before a return, anything after one
+    unread = name == 'ag__retval' or any(
+        r and isinstance(v, Undefined) for r, v in zip(returned, (a, b)))
+    if is_tensor(a) or is_tensor(b):
+        t, other = (a, b) if is_tensor(a) else (b, a)
+        if is_tensor(other):
             if other.dtype != t.dtype or tuple(other.shape) != tuple(t.shape):
                 raise error_here(f"tg.function: {_show(name)} is {_describe(a)} in one branch "
                                  f"and {_describe(b)} in the other; a graph cond needs the same "
                                  "dtype and shape from both")
-        elif isinstance(other, Undefined) and name != 'ag__retval':
+        elif isinstance(other, Undefined) and not unread:
             raise _one_branch(name)
-        elif not _number(other) and not isinstance(other, Undefined):
+        elif is_number(other):
+            return Spec(_with_number(t.dtype, other), t.shape)
+        elif not isinstance(other, Undefined):
             raise error_here(f"tg.function: {_show(name)} is {_describe(a)} in one branch and "
                              f"{_describe(b)} in the other")
         return Spec(t.dtype, t.shape)
     if isinstance(a, Undefined) != isinstance(b, Undefined):
-        if name == 'ag__retval':
+        if unread:
             return Const(b if isinstance(a, Undefined) else a)
         raise _one_branch(name)
     if _same_python(a, b):
         return Const(a)
-    if _number(a) and _number(b):
+    if is_number(a) and is_number(b):
         return Spec(_py_dtype([a, b]), ())
     raise error_here(f"tg.function: {_show(name)} is {_describe(a)} in one branch and "
                      f"{_describe(b)} in the other, under a tensor condition; only tensors and "
@@ -221,7 +167,7 @@ def cond(pred, true_fn, false_fn, inputs, names):
     false_fn(*inputs) return tuples aligned with names."""
     pred = cf.predicate(pred, 'if')
     specs = {}
-    with _Staging():
+    with Staging():
         for _ in range(len(names) + 2):
             try:
                 return _try_cond(pred, true_fn, false_fn, inputs, names, specs)
@@ -238,7 +184,7 @@ def _try_cond(pred, true_fn, false_fn, inputs, names, specs):
             out = tuple(fn(*inputs))
             if not first:
                 first.append(out)
-                layout.extend(specs.get(i) or (Spec(o.dtype, o.shape) if _tensor(o) else None)
+                layout.extend(specs.get(i) or (Spec(o.dtype, o.shape) if is_tensor(o) else None)
                               for i, o in enumerate(out))
             else:
                 returned = (_returned(first[0], names), _returned(out, names))
@@ -259,9 +205,9 @@ def _try_cond(pred, true_fn, false_fn, inputs, names, specs):
 
 # ---- while ----------------------------------------------------------------------------------
 def _start_spec(v):
-    if _tensor(v):
+    if is_tensor(v):
         return Spec(v.dtype, v.shape)
-    if _number(v):
+    if is_number(v):
         return Spec(_py_dtype([v]), (), 'number')
     return Const(v)  # Undefined included: it stays so unless the body assigns it
 
@@ -270,9 +216,18 @@ def _settle_iteration(spec, start, out, name):
     """spec again if the body keeps the variable's type, else the new spec
     (a _Retry follows), or an error."""
     if isinstance(spec, Spec):
-        if _number(out):
-            return spec
-        if not _tensor(out):
+        if is_number(out):
+            dtype = _with_number(spec.dtype, out)
+            if dtype == spec.dtype:
+                return spec
+            if spec.start is not None and not getattr(spec, 'settled', False):
+                new = Spec(dtype, spec.shape, spec.start)
+                new.settled = True
+                return new
+            raise error_here(f"tg.function: loop variable {_show(name)} changes dtype in the "
+                             f"loop: a {spec.dtype.name} tensor before an iteration, "
+                             f"{_describe(out)} after it")
+        if not is_tensor(out):
             raise error_here(f"tg.function: loop variable {_show(name)} is a tensor before an "
                              f"iteration and {_describe(out)} after it")
         if out.dtype != spec.dtype or out.ndim != len(spec.shape):
@@ -295,14 +250,14 @@ def _settle_iteration(spec, start, out, name):
     if _same_python(out, value) or (isinstance(out, Undefined) and isinstance(value, Undefined)):
         return spec
     if isinstance(value, Undefined):
-        if _tensor(out):
+        if is_tensor(out):
             return Spec(out.dtype, out.shape, 'zeros')
-        if _number(out):
+        if is_number(out):
             return Spec(_py_dtype([out]), (), 'zeros')
         return Const(out)
-    if _number(value) and (_tensor(out) or _number(out)):
-        return Spec(out.dtype if _tensor(out) else _py_dtype([value, out]),
-                    tuple(out.shape) if _tensor(out) else (), 'number')
+    if is_number(value) and (is_tensor(out) or is_number(out)):
+        return Spec(out.dtype if is_tensor(out) else _py_dtype([value, out]),
+                    tuple(out.shape) if is_tensor(out) else (), 'number')
     raise error_here(f"tg.function: loop variable {_show(name)} is {_describe(value)} before an "
                      f"iteration and {_describe(out)} after it; in a loop whose condition is a "
                      "tensor, variables that change must be tensors or numbers")
@@ -312,7 +267,7 @@ def while_loop(test, body, state, names, max_iterations=None):
     """Runs a converted loop as a graph while_loop: test(*state) is its
     condition, body(*state) returns the new state."""
     specs = [_start_spec(v) for v in state]
-    with _Staging():
+    with Staging():
         for _ in range(2 * len(names) + 2):
             try:
                 return _try_while(test, body, tuple(state), names, specs, max_iterations)
@@ -334,7 +289,7 @@ def _try_while(test, body, state, names, specs, max_iterations):
 
     def loop_test(*values):
         c = test(*unpack(values))
-        return cf.predicate(c, 'while') if _tensor(c) else bool(c)
+        return cf.predicate(c, 'while') if is_tensor(c) else bool(c)
 
     def loop_body(*values):
         out = tuple(body(*unpack(values)))
@@ -350,7 +305,7 @@ def _try_while(test, body, state, names, specs, max_iterations):
 
 def _start_value(v, spec):
     import tensorgraph as tg
-    if _tensor(v):
+    if is_tensor(v):
         if v.dtype != spec.dtype:
             raise error_here(f"tg.function: a loop variable is {_describe(v)} before the loop "
                              f"and {spec.dtype.name} after an iteration")
@@ -360,61 +315,10 @@ def _start_value(v, spec):
     return tg.full(shape, fill, dtype=spec.dtype)
 
 
-# ---- for ------------------------------------------------------------------------------------
-def for_range(start, stop, step, extra_test, body, state, names):
-    """for i in range(start, stop, step) with symbolic bounds: a while loop
-    over an int64 counter."""
-    import tensorgraph as tg
-
-    def as_index(v):
-        return v.to(tg.int64) if _tensor(v) else tg.tensor(int(v), dtype=tg.int64)
-
-    start, stop, step_t = as_index(start), as_index(stop), as_index(step)
-
-    def more(i):
-        if _number(step):
-            return i < stop if step > 0 else i > stop
-        return tg.where(step_t > 0, i < stop, i > stop)
-
-    return _counted(more, lambda i: i, start, step_t, extra_test, body, state, names, None)
-
-
-def for_tensor(xs, extra_test, body, state, names):
-    """for x in xs with symbolic xs: a while loop over its first dimension."""
-    import tensorgraph as tg
-    if xs.ndim == 0:
-        raise error_here("tg.function: iteration over a 0-d tensor")
-    n = xs.shape[0]
-
-    def item(i):
-        return tg.index_select(xs, 0, i.reshape(1)).squeeze(0)
-
-    return _counted(lambda i: i < n, item, tg.tensor(0, dtype=tg.int64),
-                    tg.tensor(1, dtype=tg.int64), extra_test, body, state, names, n)
-
-
-def _counted(more, item, start, step, extra_test, body, state, names, max_iterations):
-    import tensorgraph as tg
-
-    def test(i, *st):
-        c = more(i)
-        if extra_test is None:
-            return c
-        return tg.logical_and(c, cf.predicate(extra_test(*st), 'for'))
-
-    def loop_body(i, *st):
-        return (i + step,) + tuple(body(item(i), *st))
-
-    out = while_loop(test, loop_body, (start,) + tuple(state), ('ag__index',) + tuple(names),
-                     max_iterations)
-    return out[1:]
-
-
 # ---- and / or ----------------------------------------------------------------------------
 def lazy_bool(a, b_fn, is_and):
     """a and b_fn() / a or b_fn() with a symbolic: b_fn runs in a branch, as
     Python evaluates it only when needed (a boolean tensor results)."""
-    import tensorgraph as tg
     pred = cf.predicate(a, 'and' if is_and else 'or')
 
     def rest():
@@ -423,9 +327,8 @@ def lazy_bool(a, b_fn, is_and):
     def fixed():  # the branch where a decides: a itself (False for and, True for or)
         return (_ops.logical_and(pred, pred),)
 
-    with _Staging():
+    with Staging():
         return cf.cond_tensors(pred, rest if is_and else fixed, fixed if is_and else rest)[0]
 
 
-__all__ = ['cond', 'while_loop', 'for_range', 'for_tensor', 'lazy_bool', 'check_side_effect',
-           'ConversionError', 'UndefinedReturnValue']
+__all__ = ['cond', 'while_loop', 'lazy_bool']

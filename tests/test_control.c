@@ -356,6 +356,44 @@ static void test_dot_clusters(void)
     tg_scope_end();
 }
 
+/* the Chrome trace has a span per body run besides the node's own */
+static void test_trace_spans(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("trace");
+    tg_tensor *x = tg_placeholder(g, "x", F64, 1, S3), *w = tg_placeholder(g, "w", F64, 1, S3);
+    tg_graph_begin(g);
+    tg_tensor *loss = loop_model(x, w, NULL), *res = NULL;
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    const char *path = "test_control_trace.json";
+    CHECK_OK(tg_session_trace_begin(s));
+    CHECK_OK(tg_session_run(s, 2, (tg_tensor *[]){x, w},
+                            (tg_tensor *[]){vec3(0.5, 0.2, 0.9), vec3(1.5, 1.2, 1.25)}, 1,
+                            &loss, &res, 0, NULL));
+    CHECK_OK(tg_session_trace_end(s, path));
+    FILE *f = fopen(path, "r");
+    static char buf[1 << 16];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    int bodies = 0, conds = 0;
+    for (const char *p = buf; (p = strstr(p, "\"while_body\", \"cat\": \"body\"")); p++)
+        bodies++;
+    for (const char *p = buf; (p = strstr(p, "\"while_cond\", \"cat\": \"body\"")); p++)
+        conds++;
+    int trips = 0;
+    for (double a = 0.5, b = 0.2, c = 0.9; a + b + c < 10; trips++)
+        a = a * 1.5 + 0.25, b = b * 1.2 + 0.25, c = c * 1.25 + 0.25;
+    CHECK(trips > 1 && bodies == trips && conds == trips + 1);
+    CHECK(strstr(buf, "\"cat\": \"while_loop\"") != NULL);
+    remove(path);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 static void test_nested(void)
 {
     check_against_eager(nest_model, (const double[]){0.5, 0.2, 0.9}, (const double[]){1.5, 1.2, 1.25});
@@ -450,6 +488,7 @@ int main(void)
     RUN(test_finite_differences);
     RUN(test_nested);
     RUN(test_dot_clusters);
+    RUN(test_trace_spans);
     RUN(test_errors);
     RUN(test_shape_invariants);
     return tt_finish();

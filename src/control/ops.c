@@ -29,30 +29,40 @@ static const tg_attr_spec while_grad_specs[] = {
     LOOP_SPECS(tg_while_attrs), TG_SPEC_GRAPH(tg_while_attrs, body_grad),
     TG_SPEC_INTS(tg_while_attrs, grad_caps, TG_MIN(0)), {0}};
 
-static int results_of(const tg_attr *a, int n, const char *name)
+/* the output counts (count_out) come from the bodies, read from the list
+ * decoded with the op's own schema */
+static int body_results(const tg_graph *b)
 {
-    const tg_graph *b = tg__attrs_graph(a, n, name);
-    if (!b || !b->fn) {
-        tg__error(TG_ERR_ARG, "control flow: attribute '%s' is not a body graph", name);
-        return -1;
-    }
-    return b->fn->n_results;
+    if (b && b->fn)
+        return b->fn->n_results;
+    tg__error(TG_ERR_ARG, "control flow: a graph attribute is not a body graph");
+    return -1;
 }
-static int cond_count(const tg_attr *a, int n) { return results_of(a, n, "then_branch"); }
-static int while_count(const tg_attr *a, int n) { return results_of(a, n, "body"); }
+
+static int cond_count(const tg_attr *a, int n)
+{
+    tg_cond_attrs d;
+    return tg_attrs_decode(&tg_op_cond, a, n, &d) == TG_OK ? body_results(d.then_branch) : -1;
+}
+
+static int while_count(const tg_attr *a, int n)
+{
+    tg_while_attrs d;
+    return tg_attrs_decode(&tg_op_while_loop, a, n, &d) == TG_OK ? body_results(d.body) : -1;
+}
+
 /* body_grad's results; without it, one per float variable and one per
  * differentiated capture */
 static int while_grad_count(const tg_attr *a, int n)
 {
-    if (tg__attrs_graph(a, n, "body_grad"))
-        return results_of(a, n, "body_grad");
-    const tg_graph *b = tg__attrs_graph(a, n, "body");
-    const int64_t *caps;
-    int k = tg_attr_ints(a, n, "grad_caps", &caps);
-    if (!b || !b->fn)
-        return results_of(a, n, "body");
-    for (int i = 0; i < b->fn->n_params; i++)
-        k += tg_dtype_is_float(b->values[b->fn->inputs[i]].meta.dtype);
+    tg_while_attrs d;
+    if (tg_attrs_decode(&tg_op_while_grad, a, n, &d) != TG_OK)
+        return -1;
+    if (d.body_grad || !d.body || !d.body->fn)
+        return body_results(d.body_grad ? d.body_grad : d.body);
+    int k = d.grad_caps.n;
+    for (int i = 0; i < d.body->fn->n_params; i++)
+        k += tg_dtype_is_float(d.body->values[d.body->fn->inputs[i]].meta.dtype);
     return k;
 }
 

@@ -340,9 +340,11 @@ tg_status tg__fgraph_run(tg_graph *b, tg_tensor *const *in, tg_tensor **out)
     int before = b->refcount;
     if (n_fetch > 0 && !f->session && !(f->session = tg_session_new(b)))
         s = tg_last_status();
+    int64_t t0 = tg__now_ns();
     if (s == TG_OK && n_fetch > 0)
         s = tg__session_run_ids(f->session, f->n_params + f->n_caps, f->inputs, in,
                                 n_fetch, fetch, res);
+    tg__trace_body_span(b->name, t0, tg__now_ns());
     f->internal_refs += b->refcount - before;
     tg__scope_resume(floor);
     if (s != TG_OK)

@@ -477,6 +477,48 @@ static void test_shape_invariants(void)
     tg_scope_end();
 }
 
+/* ---- scan: against the host loop, graph gradients against the tape ---------------- */
+/* carry c (3), x_t (3): c' = c * x_t + w (w a closure), y_t = sum(c') */
+static tg_status scan_step(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    out[0] = tg_add(tg_mul(in[0], in[1]), *(tg_tensor **)user);
+    out[1] = sum_all(out[0]);
+    return out[0] && out[1] ? TG_OK : tg_last_status();
+}
+
+static tg_tensor *scan_model(tg_tensor *x, tg_tensor *w)
+{
+    /* xs: 4 rows built from x, so that gradients reach x through them */
+    tg_tensor *xs = tg_stack(4, (tg_tensor *[]){x, tg_sin(x), tg_cos(x), tg_mul(x, x)}, 0);
+    tg_tensor *ww = w, *c = NULL, *ys = NULL;
+    if (tg_scan(scan_step, &ww, 1, &x, 1, &xs, 1, &c, &ys) != TG_OK)
+        return NULL;
+    return tg_add(sum_all(tg_mul(ys, ys)), sum_all(c));
+}
+
+static void test_scan(void)
+{
+    check_against_eager(scan_model, (const double[]){0.5, -0.2, 0.9}, (const double[]){0.3, -1, 0.25});
+    /* the values against a plain loop */
+    tg_scope_begin();
+    tg_tensor *x = vec3(0.5, -0.2, 0.9), *w = vec3(0.3, -1, 0.25);
+    double c[3] = {0.5, -0.2, 0.9}, xv[3] = {0.5, -0.2, 0.9}, wv[3] = {0.3, -1, 0.25}, want = 0;
+    for (int t = 0; t < 4; t++) {
+        double y = 0;
+        for (int i = 0; i < 3; i++) {
+            double r = t == 0 ? xv[i] : t == 1 ? sin(xv[i]) : t == 2 ? cos(xv[i]) : xv[i] * xv[i];
+            c[i] = c[i] * r + wv[i];
+            y += c[i];
+        }
+        want += y * y;
+    }
+    want += c[0] + c[1] + c[2];
+    CHECK_NEAR(tg_item(scan_model(x, w)), want, 1e-12);
+    graph_run r = run_graph(scan_model, x, w);
+    CHECK(r.loss && fabs(tg_item(r.loss) - want) < 1e-9);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_cond_graph_vs_eager);
@@ -489,6 +531,7 @@ int main(void)
     RUN(test_nested);
     RUN(test_dot_clusters);
     RUN(test_trace_spans);
+    RUN(test_scan);
     RUN(test_errors);
     RUN(test_shape_invariants);
     return tt_finish();

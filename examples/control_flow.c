@@ -76,15 +76,15 @@ static tg_tensor *param(tg_generator *g, int64_t rows, int64_t cols, double boun
 /* a batch: inputs in [-1, 1]^IN, targets sin(x0 + x1) * x2 + x3 / 2 */
 static void batch(tg_generator *g, tg_tensor *x, tg_tensor *y)
 {
-    tg_tensor *r = tg_rand_uniform(g, TG_FLOAT32, 2, (int64_t[]){BATCH, IN}, -1, 1);
-    tg_copy_(x, r);
+    tg_scope_begin();
+    tg_copy_(x, tg_rand_uniform(g, TG_FLOAT32, 2, (int64_t[]){BATCH, IN}, -1, 1));
+    tg_scope_end();
     const float *xv = tg_data(x);
     float *yv = tg_data(y);
     for (int i = 0; i < BATCH; i++) {
         const float *p = xv + i * IN;
         yv[i] = sinf(p[0] + p[1]) * p[2] + 0.5f * p[3];
     }
-    tg_release(r);
 }
 
 int main(int argc, char **argv)
@@ -99,7 +99,9 @@ int main(int argc, char **argv)
     tg_tensor *yv = tg_zeros(TG_FLOAT32, 2, (int64_t[]){BATCH, 1});
 
     /* the training step as one graph: forward (with the loop), gradients
-     * through it, SGD updates of the parameters (variables by reference) */
+     * through it, SGD updates of the parameters (variables by reference);
+     * the scope owns every tensor made from here on */
+    tg_scope_begin();
     tg_graph *g = tg_graph_new("control_flow");
     for (int i = 0; i < 5; i++)
         tg_variable_ref(g, NULL, params[i]);
@@ -124,6 +126,7 @@ int main(int argc, char **argv)
     for (int step = 0; step < STEPS; step++) {
         batch(gen, xv, yv);
         tg_tensor *res[2];
+        tg_scope_begin(); /* this step's results */
         if (tg_session_run(s, 2, (tg_tensor *[]){x, y}, (tg_tensor *[]){xv, yv}, 2,
                            (tg_tensor *[]){loss, steps}, res, 5, updates) != TG_OK) {
             fprintf(stderr, "control_flow: step %d: %s\n", step, tg_last_error());
@@ -137,8 +140,7 @@ int main(int argc, char **argv)
         last = l;
         if (step % 50 == 0 || step == STEPS - 1)
             printf("step %3d  loss %.5f  refinement steps %d\n", step, l, k);
-        tg_release(res[0]);
-        tg_release(res[1]);
+        tg_scope_end();
     }
     /* the same forward, eagerly (host loop), on the last batch: the same loss */
     tg_no_grad_begin();
@@ -153,11 +155,9 @@ int main(int argc, char **argv)
            min_steps, max_steps, first, last, diff);
     printf("wrote %s (the loop's condition and body, and its gradient's, as clusters)\n", dot);
     int ok = last < 0.5 * first && diff < 1e-5;
-    tg_release(res);
-    tg_release(eager);
-    tg_release(eager_steps);
     tg_session_free(s);
     tg_graph_free(g);
+    tg_scope_end();
     for (int i = 0; i < 5; i++)
         tg_release(params[i]);
     tg_release(xv);

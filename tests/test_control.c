@@ -477,6 +477,41 @@ static void test_shape_invariants(void)
     tg_scope_end();
 }
 
+/* ---- a loop variable that grows (shape invariant [-1]) -------------------------------- */
+static tg_status grow_cond(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    out[0] = tg_lt(in[1], tg_scalar(TG_INT64, 3));
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status grow_body(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    tg_tensor *head = tg_index_select(in[0], 0, tg_arange(TG_INT64, 0, 3, 1));
+    tg_tensor *next = tg_reshape(sum_all(tg_mul(tg_sin(head), *(tg_tensor **)user)), 1,
+                                 (int64_t[]){1});
+    out[0] = tg_concat(2, (tg_tensor *[]){tg_mul_scalar(in[0], 0.5), next}, 0);
+    out[1] = tg_add_scalar(in[1], 1);
+    return out[0] && out[1] ? TG_OK : tg_last_status();
+}
+
+static tg_tensor *grow_model(tg_tensor *x, tg_tensor *w)
+{
+    tg_tensor *ww = w, *init[2] = {x, tg_scalar(TG_INT64, 0)}, *out[2];
+    tg_shape_spec inv[2] = {{1, {-1}}, {-1, {0}}};
+    tg_loop_options o = {.name = "grow", .shape_invariants = inv};
+    if (tg_while_loop(grow_cond, grow_body, &ww, 2, init, out, &o) != TG_OK)
+        return NULL;
+    return sum_all(tg_mul(out[0], out[0]));
+}
+
+/* graph mode: the output's length is known only when the loop ran, and the
+ * gradient's body graph is traced per length at run time */
+static void test_growing_variable(void)
+{
+    check_against_eager(grow_model, (const double[]){0.5, -0.2, 0.9}, (const double[]){0.3, -1, 0.25});
+}
+
 /* ---- scan: against the host loop, graph gradients against the tape ---------------- */
 /* carry c (3), x_t (3): c' = c * x_t + w (w a closure), y_t = sum(c') */
 static tg_status scan_step(void *user, tg_tensor *const *in, tg_tensor **out)
@@ -532,6 +567,7 @@ int main(void)
     RUN(test_dot_clusters);
     RUN(test_trace_spans);
     RUN(test_scan);
+    RUN(test_growing_variable);
     RUN(test_errors);
     RUN(test_shape_invariants);
     return tt_finish();

@@ -359,12 +359,12 @@ static tg_status while_grad_infer(tg_op_ctx *c)
             c->out_meta[o] = *result_meta(a->body_grad, o);
         return s;
     }
-    /* made at run time: the float variables' and the captures' metadata */
-    const tg_fgraph *fb = a->body->fn;
+    /* made at run time: gradients of the float variables' initial values
+     * and of the captures, shaped like them */
     int o = 0;
     for (int i = 0; i < l.nv; i++)
-        if (tg_dtype_is_float(a->body->values[fb->inputs[i]].meta.dtype))
-            c->out_meta[o++] = a->body->values[fb->inputs[i]].meta;
+        if (tg_dtype_is_float(c->in[i]->dtype))
+            tg_meta_of(c->in[i], &c->out_meta[o++]);
     for (int k = 0; k < a->grad_caps.n; k++) {
         if (a->grad_caps.v[k] >= l.nb)
             return tg__error(TG_ERR_ARG, "while_grad '%s': grad_caps names capture %lld of "

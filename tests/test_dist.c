@@ -61,6 +61,7 @@ static void test_backward_hooks(void)
     tg_tensor *g = NULL;
     tg_tensor *l = tg_sum(tg_mul(w2, w2), 0, NULL, false);
     CHECK_OK(tg_autograd_grad(1, &l, NULL, 1, &w2, &g, false, false));
+    tg_release(g); /* the caller owns what grad returns */
     CHECK(s.n == 2 && s.done == 1);
     /* an error from a hook ends backward with it */
     tg_set_backward_hooks(&(tg_backward_hooks){refuse, NULL, NULL});

@@ -356,6 +356,44 @@ static void test_dot_clusters(void)
     tg_scope_end();
 }
 
+/* the Chrome trace has a span per body run besides the node's own */
+static void test_trace_spans(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("trace");
+    tg_tensor *x = tg_placeholder(g, "x", F64, 1, S3), *w = tg_placeholder(g, "w", F64, 1, S3);
+    tg_graph_begin(g);
+    tg_tensor *loss = loop_model(x, w, NULL), *res = NULL;
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    const char *path = "test_control_trace.json";
+    CHECK_OK(tg_session_trace_begin(s));
+    CHECK_OK(tg_session_run(s, 2, (tg_tensor *[]){x, w},
+                            (tg_tensor *[]){vec3(0.5, 0.2, 0.9), vec3(1.5, 1.2, 1.25)}, 1,
+                            &loss, &res, 0, NULL));
+    CHECK_OK(tg_session_trace_end(s, path));
+    FILE *f = fopen(path, "r");
+    static char buf[1 << 16];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    int bodies = 0, conds = 0;
+    for (const char *p = buf; (p = strstr(p, "\"while_body\", \"cat\": \"body\"")); p++)
+        bodies++;
+    for (const char *p = buf; (p = strstr(p, "\"while_cond\", \"cat\": \"body\"")); p++)
+        conds++;
+    int trips = 0;
+    for (double a = 0.5, b = 0.2, c = 0.9; a + b + c < 10; trips++)
+        a = a * 1.5 + 0.25, b = b * 1.2 + 0.25, c = c * 1.25 + 0.25;
+    CHECK(trips > 1 && bodies == trips && conds == trips + 1);
+    CHECK(strstr(buf, "\"cat\": \"while_loop\"") != NULL);
+    remove(path);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 static void test_nested(void)
 {
     check_against_eager(nest_model, (const double[]){0.5, 0.2, 0.9}, (const double[]){1.5, 1.2, 1.25});
@@ -439,6 +477,83 @@ static void test_shape_invariants(void)
     tg_scope_end();
 }
 
+/* ---- a loop variable that grows (shape invariant [-1]) -------------------------------- */
+static tg_status grow_cond(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    out[0] = tg_lt(in[1], tg_scalar(TG_INT64, 3));
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status grow_body(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    tg_tensor *head = tg_index_select(in[0], 0, tg_arange(TG_INT64, 0, 3, 1));
+    tg_tensor *next = tg_reshape(sum_all(tg_mul(tg_sin(head), *(tg_tensor **)user)), 1,
+                                 (int64_t[]){1});
+    out[0] = tg_concat(2, (tg_tensor *[]){tg_mul_scalar(in[0], 0.5), next}, 0);
+    out[1] = tg_add_scalar(in[1], 1);
+    return out[0] && out[1] ? TG_OK : tg_last_status();
+}
+
+static tg_tensor *grow_model(tg_tensor *x, tg_tensor *w)
+{
+    tg_tensor *ww = w, *init[2] = {x, tg_scalar(TG_INT64, 0)}, *out[2];
+    tg_shape_spec inv[2] = {{1, {-1}}, {-1, {0}}};
+    tg_loop_options o = {.name = "grow", .shape_invariants = inv};
+    if (tg_while_loop(grow_cond, grow_body, &ww, 2, init, out, &o) != TG_OK)
+        return NULL;
+    return sum_all(tg_mul(out[0], out[0]));
+}
+
+/* graph mode: the output's length is known only when the loop ran, and the
+ * gradient's body graph is traced per length at run time */
+static void test_growing_variable(void)
+{
+    check_against_eager(grow_model, (const double[]){0.5, -0.2, 0.9}, (const double[]){0.3, -1, 0.25});
+}
+
+/* ---- scan: against the host loop, graph gradients against the tape ---------------- */
+/* carry c (3), x_t (3): c' = c * x_t + w (w a closure), y_t = sum(c') */
+static tg_status scan_step(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    out[0] = tg_add(tg_mul(in[0], in[1]), *(tg_tensor **)user);
+    out[1] = sum_all(out[0]);
+    return out[0] && out[1] ? TG_OK : tg_last_status();
+}
+
+static tg_tensor *scan_model(tg_tensor *x, tg_tensor *w)
+{
+    /* xs: 4 rows built from x, so that gradients reach x through them */
+    tg_tensor *xs = tg_stack(4, (tg_tensor *[]){x, tg_sin(x), tg_cos(x), tg_mul(x, x)}, 0);
+    tg_tensor *ww = w, *c = NULL, *ys = NULL;
+    if (tg_scan(scan_step, &ww, 1, &x, 1, &xs, 1, &c, &ys) != TG_OK)
+        return NULL;
+    return tg_add(sum_all(tg_mul(ys, ys)), sum_all(c));
+}
+
+static void test_scan(void)
+{
+    check_against_eager(scan_model, (const double[]){0.5, -0.2, 0.9}, (const double[]){0.3, -1, 0.25});
+    /* the values against a plain loop */
+    tg_scope_begin();
+    tg_tensor *x = vec3(0.5, -0.2, 0.9), *w = vec3(0.3, -1, 0.25);
+    double c[3] = {0.5, -0.2, 0.9}, xv[3] = {0.5, -0.2, 0.9}, wv[3] = {0.3, -1, 0.25}, want = 0;
+    for (int t = 0; t < 4; t++) {
+        double y = 0;
+        for (int i = 0; i < 3; i++) {
+            double r = t == 0 ? xv[i] : t == 1 ? sin(xv[i]) : t == 2 ? cos(xv[i]) : xv[i] * xv[i];
+            c[i] = c[i] * r + wv[i];
+            y += c[i];
+        }
+        want += y * y;
+    }
+    want += c[0] + c[1] + c[2];
+    CHECK_NEAR(tg_item(scan_model(x, w)), want, 1e-12);
+    graph_run r = run_graph(scan_model, x, w);
+    CHECK(r.loss && fabs(tg_item(r.loss) - want) < 1e-9);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_cond_graph_vs_eager);
@@ -450,6 +565,9 @@ int main(void)
     RUN(test_finite_differences);
     RUN(test_nested);
     RUN(test_dot_clusters);
+    RUN(test_trace_spans);
+    RUN(test_scan);
+    RUN(test_growing_variable);
     RUN(test_errors);
     RUN(test_shape_invariants);
     return tt_finish();

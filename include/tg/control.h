@@ -67,6 +67,18 @@ tg_status tg_while_loop(tg_trace_fn cond_fn, tg_trace_fn body_fn, void *user, in
                         tg_tensor *const *init, tg_tensor **outputs,
                         const tg_loop_options *opt);
 
+/* carry = init; for t in 0..L-1: (carry, y_t) = body_fn(carry, x_t);
+ * carry_out = carry, ys[k] = the y_t stacked on a new first axis. The xs
+ * (n_xs >= 1) share their first dim L, which must be known; x_t is row t
+ * of each (that dim dropped). body_fn gets (carry..., x_t...) and writes
+ * (carry'..., y_t...): n_carry carried values keeping dtype and shape,
+ * then n_ys ys (n_ys -1: as many as it writes, the rest NULL; ys has room
+ * for TG_CONTROL_MAX_RESULTS). In eager mode a host loop; in a graph a
+ * while_loop node (whose gradients and tangents give scan's). */
+tg_status tg_scan(tg_trace_fn body_fn, void *user, int n_carry, tg_tensor *const *init,
+                  int n_xs, tg_tensor *const *xs, int n_ys, tg_tensor **carry_out,
+                  tg_tensor **ys);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

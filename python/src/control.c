@@ -1,5 +1,5 @@
-/* Control flow for Python: _C._cond, _C._while_loop over tg_cond and
- * tg_while_loop (tg/control.h). The Python callables get the tensors as
+/* Control flow for Python: _C._cond, _C._while_loop and _C._scan over
+ * tg_cond, tg_while_loop and tg_scan (tg/control.h). The Python callables get the tensors as
  * positional arguments and return a Tensor or a tuple of Tensors (the
  * loop condition a one-element bool Tensor, or a Python bool). In eager
  * mode they run once per branch taken or iteration; inside a traced
@@ -234,7 +234,49 @@ static PyObject *py_while_loop(PyObject *m, PyObject *const *args, Py_ssize_t n)
     return wrap_all(out, nv);
 }
 
+/* _scan(body_fn, init, xs) -> (carry, ys): body_fn(*carry, *x) returns
+ * the new carry followed by the ys */
+static PyObject *py_scan(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    if (n != 3 || !PyCallable_Check(args[0]))
+        return PyErr_Format(PyExc_TypeError, "_scan(body_fn, init: tuple, xs: tuple)");
+    tg_tensor *in[TG_CONTROL_MAX_RESULTS * 2], *carry[TG_CONTROL_MAX_RESULTS];
+    tg_tensor *ys[TG_CONTROL_MAX_RESULTS];
+    int nc = tensors_of(args[1], "_scan", "init", in, TG_CONTROL_MAX_RESULTS - 2);
+    int nx = nc < 0 ? -1 : tensors_of(args[2], "_scan", "xs", in + nc, TG_CONTROL_MAX_RESULTS);
+    if (nx < 0)
+        return NULL;
+    if (nx == 0)
+        return PyErr_Format(PyExc_ValueError, "_scan: xs must hold at least one Tensor");
+    py_pair u = {{{args[0], NULL, "scan's body_fn", false}, {NULL, NULL, NULL, false}},
+                 nc + nx};
+    int token = tg_scope_hide();
+    tg_status s = tg_scan(first_fn, &u, nc, in, nx, in + nc, -1, carry, ys);
+    tg_scope_unhide(token);
+    clear_pair(&u);
+    if (s != TG_OK)
+        return tgpy_raise();
+    int ny = 0;
+    while (ny < TG_CONTROL_MAX_RESULTS && ys[ny])
+        ny++;
+    PyObject *c = wrap_all(carry, nc), *y = c ? wrap_all(ys, ny) : NULL;
+    if (!y) {
+        if (!c)
+            for (int k = 0; k < ny; k++)
+                tg_release(ys[k]);
+        Py_XDECREF(c);
+        return NULL;
+    }
+    PyObject *r = PyTuple_Pack(2, c, y);
+    Py_DECREF(c);
+    Py_DECREF(y);
+    return r;
+}
+
 static PyMethodDef control_functions[] = {
+    {"_scan", (PyCFunction)(void (*)(void))py_scan, METH_FASTCALL,
+     "_scan(body_fn, init, xs) -> (carry, ys)"},
     {"_cond", (PyCFunction)(void (*)(void))py_cond, METH_FASTCALL,
      "_cond(pred, then_fn, else_fn, operands) -> tuple"},
     {"_while_loop", (PyCFunction)(void (*)(void))py_while_loop, METH_FASTCALL,

@@ -27,9 +27,8 @@ tg_status tg__control_node(const tg_op_def *op, int n_in, tg_tensor *const *in,
             return tg__error(TG_ERR_ARG, "%s: %d inputs with the values its bodies capture, "
                              "at most %d are supported", op->name, n + f->n_caps,
                              TG_MAX_OP_INPUTS);
-        if (f->n_caps) /* outer is NULL when the body captured nothing */
-            memcpy(all + n, f->outer, (size_t)f->n_caps * sizeof *all);
-        n += f->n_caps;
+        for (int k = 0; k < f->n_caps; k++)
+            all[n++] = f->outer[k];
     }
     tg_status s = tg_op_run(op, n, all, attrs, n_attrs, out);
     for (int b = 0; b < n_bodies; b++)

@@ -29,30 +29,40 @@ static const tg_attr_spec while_grad_specs[] = {
     LOOP_SPECS(tg_while_attrs), TG_SPEC_GRAPH(tg_while_attrs, body_grad),
     TG_SPEC_INTS(tg_while_attrs, grad_caps, TG_MIN(0)), {0}};
 
-static int results_of(const tg_attr *a, int n, const char *name)
+/* the output counts (count_out) come from the bodies, read from the list
+ * decoded with the op's own schema */
+static int body_results(const tg_graph *b)
 {
-    const tg_graph *b = tg__attrs_graph(a, n, name);
-    if (!b || !b->fn) {
-        tg__error(TG_ERR_ARG, "control flow: attribute '%s' is not a body graph", name);
-        return -1;
-    }
-    return b->fn->n_results;
+    if (b && b->fn)
+        return b->fn->n_results;
+    tg__error(TG_ERR_ARG, "control flow: a graph attribute is not a body graph");
+    return -1;
 }
-static int cond_count(const tg_attr *a, int n) { return results_of(a, n, "then_branch"); }
-static int while_count(const tg_attr *a, int n) { return results_of(a, n, "body"); }
+
+static int cond_count(const tg_attr *a, int n)
+{
+    tg_cond_attrs d;
+    return tg_attrs_decode(&tg_op_cond, a, n, &d) == TG_OK ? body_results(d.then_branch) : -1;
+}
+
+static int while_count(const tg_attr *a, int n)
+{
+    tg_while_attrs d;
+    return tg_attrs_decode(&tg_op_while_loop, a, n, &d) == TG_OK ? body_results(d.body) : -1;
+}
+
 /* body_grad's results; without it, one per float variable and one per
  * differentiated capture */
 static int while_grad_count(const tg_attr *a, int n)
 {
-    if (tg__attrs_graph(a, n, "body_grad"))
-        return results_of(a, n, "body_grad");
-    const tg_graph *b = tg__attrs_graph(a, n, "body");
-    const int64_t *caps;
-    int k = tg_attr_ints(a, n, "grad_caps", &caps);
-    if (!b || !b->fn)
-        return results_of(a, n, "body");
-    for (int i = 0; i < b->fn->n_params; i++)
-        k += tg_dtype_is_float(b->values[b->fn->inputs[i]].meta.dtype);
+    tg_while_attrs d;
+    if (tg_attrs_decode(&tg_op_while_grad, a, n, &d) != TG_OK)
+        return -1;
+    if (d.body_grad || !d.body || !d.body->fn)
+        return body_results(d.body_grad ? d.body_grad : d.body);
+    int k = d.grad_caps.n;
+    for (int i = 0; i < d.body->fn->n_params; i++)
+        k += tg_dtype_is_float(d.body->values[d.body->fn->inputs[i]].meta.dtype);
     return k;
 }
 
@@ -349,12 +359,12 @@ static tg_status while_grad_infer(tg_op_ctx *c)
             c->out_meta[o] = *result_meta(a->body_grad, o);
         return s;
     }
-    /* made at run time: the float variables' and the captures' metadata */
-    const tg_fgraph *fb = a->body->fn;
+    /* made at run time: gradients of the float variables' initial values
+     * and of the captures, shaped like them */
     int o = 0;
     for (int i = 0; i < l.nv; i++)
-        if (tg_dtype_is_float(a->body->values[fb->inputs[i]].meta.dtype))
-            c->out_meta[o++] = a->body->values[fb->inputs[i]].meta;
+        if (tg_dtype_is_float(c->in[i]->dtype))
+            tg_meta_of(c->in[i], &c->out_meta[o++]);
     for (int k = 0; k < a->grad_caps.n; k++) {
         if (a->grad_caps.v[k] >= l.nb)
             return tg__error(TG_ERR_ARG, "while_grad '%s': grad_caps names capture %lld of "

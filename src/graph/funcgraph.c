@@ -150,8 +150,10 @@ static tg_status run_body(tg_graph *b, const char *what, tg_trace_fn fn, void *u
 {
     tg_fgraph *f = b->fn;
     tg_tensor *in[TG_MAX_OP_INPUTS];
+    /* in the trace's scope: fn may hand an input back as a result, which
+     * must live until the results are read */
     for (int i = 0; i < f->n_params; i++)
-        in[i] = tg__graph_symbolic(b, f->inputs[i]);
+        in[i] = tg__publish(tg__graph_symbolic(b, f->inputs[i]));
     bool counted = *n_results < 0;
     for (int i = 0; i < (counted ? TG_MAX_OP_OUTPUTS : *n_results); i++)
         out[i] = NULL;
@@ -163,8 +165,6 @@ static tg_status run_body(tg_graph *b, const char *what, tg_trace_fn fn, void *u
     if (counted)
         for (*n_results = 0; *n_results < TG_MAX_OP_OUTPUTS && out[*n_results];)
             ++*n_results;
-    for (int i = 0; i < f->n_params; i++)
-        tg_release(in[i]);
     if (s != TG_OK)
         return tg__error_is_set() ? tg_last_status()
                                   : tg__error(s, "%s failed (status %d)", what, (int)s);
@@ -340,9 +340,11 @@ tg_status tg__fgraph_run(tg_graph *b, tg_tensor *const *in, tg_tensor **out)
     int before = b->refcount;
     if (n_fetch > 0 && !f->session && !(f->session = tg_session_new(b)))
         s = tg_last_status();
+    int64_t t0 = tg__now_ns();
     if (s == TG_OK && n_fetch > 0)
         s = tg__session_run_ids(f->session, f->n_params + f->n_caps, f->inputs, in,
                                 n_fetch, fetch, res);
+    tg__trace_body_span(b->name, t0, tg__now_ns());
     f->internal_refs += b->refcount - before;
     tg__scope_resume(floor);
     if (s != TG_OK)

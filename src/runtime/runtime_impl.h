@@ -151,6 +151,9 @@ tg_status tg__exec_step(const tg_exec *x, int k, bool *ran_op);
 tg_status tg__session_run_ids(tg_session *s, int n_feeds, int *feeds,
                               tg_tensor *const *feed_tensors, int n_fetches, int *fetches,
                               tg_tensor **results);
+/* a span of a body of control flow (a branch, one iteration's body) run by
+ * a kernel of the traced run in progress on this thread, if any */
+void tg__trace_body_span(const char *name, int64_t t0, int64_t t1);
 /* the plan the session's last run (or memory_stats call) used; tests */
 const tg_plan *tg__session_last_plan(const tg_session *s);
 

@@ -246,7 +246,10 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed,
         const tg_tensor *t = r->feed_tensors ? r->feed_tensors[i] : NULL;
         const tg_gvalue *x = &g->values[v];
         const tg_gnode *n = &g->nodes[x->node];
-        tg__value_name(g, v, name, sizeof name);
+        if (fed[v] || n->kind == TG_GNODE_VARIABLE || !r->feed_tensors || !t || t->graph ||
+            t->dtype != x->meta.dtype || !fits(&x->meta, t)) /* named in errors only:
+                                                               * formatting costs every run */
+            tg__value_name(g, v, name, sizeof name);
         if (fed[v])
             return tg__error(TG_ERR_ARG, "tg_session_run: '%s' is fed twice", name);
         fed[v] = true;
@@ -496,8 +499,25 @@ static tg_status bind_feeds(const request *r, const tg_plan *p, tg_tensor ***val
     return TG_OK;
 }
 
+/* the session tracing the run in progress on this thread: bodies of
+ * control flow that its kernels run record spans into it */
+static _Thread_local tg_session *tracer;
+
+void tg__trace_body_span(const char *name, int64_t t0, int64_t t1)
+{
+    tg_session *s = tracer;
+    if (!s || !TG_GROW(s->events, s->cap_events, s->n_events + 1))
+        return; /* out of memory: the span is dropped, the run goes on */
+    char *copy = strdup(name);
+    if (copy)
+        s->events[s->n_events++] = (trace_event){copy, "body", 0, s->trace_runs, t0, t1};
+}
+
 static tg_status execute(tg_session *s, tg_plan *p, tg_tensor **vals, tg_tensor **snaps)
 {
+    tg_session *outer = tracer;
+    if (s->tracing)
+        tracer = s;
     tg_trace_span *spans = NULL;
     if (s->tracing && !(spans = malloc(((size_t)p->n_steps + 1) * sizeof *spans)))
         return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
@@ -508,6 +528,7 @@ static tg_status execute(tg_session *s, tg_plan *p, tg_tensor **vals, tg_tensor 
                                                        : tg__plan_execute(&x);
     s->stats.nodes_last_run = x.n_ops;
     s->stats.nodes_total += x.n_ops;
+    tracer = outer;
     if (spans && record_spans(s, p->g, spans, p->n_steps) != TG_OK && st == TG_OK)
         st = tg_last_status();
     free(spans);

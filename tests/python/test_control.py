@@ -117,3 +117,24 @@ def test_errors():
     (y,) = _C._while_loop(lambda a: a.shape[0] < 8, lambda a: tg.cat([a, a]), (x,), None,
                           [[-1]])
     assert tuple(y.shape) == (12,)
+
+
+def test_scan_eager_and_function():
+    def f(x, w):
+        xs = tg.stack([x, x.sin(), x.cos()])
+        (c,), (ys, zs) = _C._scan(lambda c, r: (c * r + w, (c * r).sum(), r * 2), (x,), (xs,))
+        return (ys * ys).sum() + c.sum() + zs.sum()
+
+    def g(x, w):
+        c, ys, zs = x, [], []
+        for r in (x, x.sin(), x.cos()):
+            ys.append((c * r).sum())
+            zs.append(r * 2)
+            c = c * r + w
+        return (tg.stack(ys) ** 2).sum() + c.sum() + tg.stack(zs).sum()
+
+    want, dx, dw, _ = grads(g, [0.5, -0.2, 0.9], [0.3, -1.0, 0.25])
+    for fn in (f, tg.function(f)):
+        got, gx, gw, _ = grads(fn, [0.5, -0.2, 0.9], [0.3, -1.0, 0.25])
+        assert abs(got - want) <= 1e-9 * abs(want)
+        assert tg.allclose(gx, dx, atol=1e-9) and tg.allclose(gw, dw, atol=1e-9)

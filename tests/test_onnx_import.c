@@ -87,11 +87,52 @@ out:
 
 static void test_fixtures(void)
 {
-    static const char *const names[] = {"mlp", "softmax11", "shape_chain", "opset11_forms"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const names[] = {"mlp", "softmax11", "shape_chain", "opset11_forms",
+                                        "opset9_forms", "bn7_spatial0"};
+    for (int i = 0; i < 6; i++) {
         check_fixture(names[i], TG_ONNX_EAGER, 1e-5);
         check_fixture(names[i], TG_ONNX_GRAPH, 1e-5);
     }
+}
+
+/* a model built inside a graph scope on a value of that graph: its nodes
+ * join the graph (no placeholders of its own), and a session computes
+ * what the eager run does */
+static void test_inside_graph(void)
+{
+    tg_onnx_model *m = load("opset9_forms.onnx");
+    tg_state_dict *in = tg_safetensors_load(path_of("opset9_forms_in.safetensors"));
+    tg_state_dict *want = tg_safetensors_load(path_of("opset9_forms_out.safetensors"));
+    tg_graph *g = tg_graph_new("outer");
+    CHECK(m && in && want && g);
+    if (!m || !in || !want || !g)
+        goto out;
+    tg_tensor *x = tg_state_dict_get(in, "x");
+    tg_scope_begin();
+    CHECK_OK(tg_graph_begin(g));
+    tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT32, tg_ndim(x), tg_shape(x));
+    tg_tensor *h = tg_neg(p); /* the model reads -p */
+    const char *nm = "x";
+    int before = tg_graph_num_nodes(g);
+    tg_onnx_net *net = tg_onnx_build(m, 1, &nm, &h, NULL);
+    tg_graph_end();
+    CHECK(net && tg_onnx_net_is_graph(net) && tg_onnx_net_input(net, 0) == h);
+    CHECK(tg_graph_num_nodes(g) > before + 10);
+    tg_session *s = net ? tg_session_new(g) : NULL;
+    tg_tensor *neg = tg_neg(x), *sm = net ? tg_onnx_net_output(net, 0) : NULL, *got = NULL;
+    CHECK(!net || !strcmp(tg_onnx_net_output_name(net, 0), "sm"));
+    if (s && sm)
+        CHECK_OK(tg_session_run(s, 1, &p, &neg, 1, &sm, &got, 0, NULL));
+    if (got)
+        CHECK(max_diff(got, tg_state_dict_get(want, "sm")) <= 1e-5);
+    tg_session_free(s);
+    tg_onnx_net_free(net);
+    tg_scope_end();
+out:
+    tg_graph_free(g);
+    tg_state_dict_free(in);
+    tg_state_dict_free(want);
+    tg_onnx_free(m);
 }
 
 static void test_inspection(void)
@@ -352,6 +393,9 @@ static void test_unsupported(void)
                 "LayerNormalization (not in opset 16) (node 'ln')");
     CHECK_ERROR(tg_onnx_load(path_of("bad_opset18.onnx")), TG_ERR_UNSUPPORTED,
                 "opset 18; tensorgraph imports opsets up to 17");
+    /* versions older than the one in effect at opset 7 */
+    CHECK_ERROR(tg_onnx_load(path_of("bad_add6.onnx")), TG_ERR_UNSUPPORTED,
+                "Add-6 (the version in opset 6; tensorgraph implements Add from version 7)");
 }
 
 /* structurally valid files with nonsense in them: load or run fails with
@@ -365,6 +409,7 @@ static void test_hostile(void)
         {"bad_dup_output", "the value 'y' is defined twice", TG_ERR_IO, true},
         {"bad_no_output", "graph output 'y' is not produced", TG_ERR_IO, true},
         {"bad_no_opset", "no version of the default (ai.onnx) operator set", TG_ERR_IO, true},
+        {"bad_slice1_inputs", "node 'y' (Slice-1) has 2 inputs; version 1 takes only 1", TG_ERR_IO, true},
         {"bad_attr_type", "node 'lr' (LeakyRelu): attribute 'alpha' should be FLOAT, got INTS", TG_ERR_IO, false},
         {"bad_attr_float", "attribute 'axis' should be INT, got FLOAT", TG_ERR_IO, false},
         {"bad_axis", "node 'sm' (Softmax): axis 7 is out of range for rank 2", TG_ERR_IO, false},
@@ -664,6 +709,7 @@ int main(void)
                  "data/onnx_import");
     }
     RUN(test_fixtures);
+    RUN(test_inside_graph);
     RUN(test_inspection);
     RUN(test_dims);
     RUN(test_input_errors);

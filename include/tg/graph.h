@@ -132,6 +132,17 @@ tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
                              tg_tensor *const *grad_ys, int n_xs,
                              tg_tensor *const *xs, tg_tensor **dxs);
 
+/* The values made by op nodes with ids below `split` that op nodes from
+ * `split` on read (ids are creation order): what a part of g appended
+ * later, such as the backward nodes tg_graph_gradients adds after a
+ * forward graph of split nodes, needs of the part before it. A run of the
+ * first part can fetch them and a run of the second be fed them instead of
+ * computing the first part again. Views of placeholders, variables and
+ * constants are left out (recomputing an alias costs nothing). *out is a
+ * malloc'd array of *n new symbolic references (release each, then free
+ * it); split is 0..tg_graph_num_nodes(g). */
+tg_status tg_graph_cut_values(tg_graph *g, int split, int *n, tg_tensor ***out);
+
 /* ---- symbolic forward mode (Jacobian-vector products) --------------------------------
  * Appends to g the tangent nodes of the ys along the direction `tangents`
  * of the xs and writes symbolic tensors for them to out_tangents:

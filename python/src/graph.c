@@ -19,6 +19,21 @@
 int tgpy_tracing;
 static tg_tensor **noted;
 static int n_noted, cap_noted;
+static int note_base; /* the innermost trace's first note */
+
+/* t, met for the first time by the innermost trace, becomes a variable of
+ * its graph (by reference) rather than the constant a concrete input
+ * would otherwise be: the plan reads it at run time like any state, so
+ * an optimizer writing it in place between calls leaves the compiled
+ * plans valid (a constant would be folded and guarded by version, and a
+ * write would make the session compile them again). */
+static void capture_as_variable(tg_tensor *t)
+{
+    tg_graph *g = tg_graph_current();
+    if (g && !tg_variable_ref(g, NULL, t))
+        tg_clear_error(); /* the graph has used t already (a constant of it, kept:
+                           * correct, guarded by version) */
+}
 
 void tgpy_trace_note(tg_tensor *const *ts, int n)
 {
@@ -27,10 +42,11 @@ void tgpy_trace_note(tg_tensor *const *ts, int n)
         if (!t || tg_is_symbolic(t) || !tg_requires_grad(t))
             continue;
         bool seen = false;
-        for (int j = 0; j < n_noted && !seen; j++)
+        for (int j = note_base; j < n_noted && !seen; j++)
             seen = noted[j] == t;
         if (seen)
             continue;
+        capture_as_variable(t);
         if (n_noted == cap_noted) {
             int cap = cap_noted ? cap_noted * 2 : 16;
             tg_tensor **p = PyMem_Realloc(noted, sizeof *p * (size_t)cap);
@@ -144,6 +160,10 @@ typedef struct {
     tg_tensor *gy[MAX_IO];                /* per output: gradient placeholder */
     tg_tensor **dx[MAX_IO];               /* per output: n_in + n_cap gradients */
     bool single;                          /* fn returned a tensor, not a tuple */
+    int n_fwd;   /* nodes of the forward graph: the trace and its outputs */
+    int grads;   /* all gradients built and the cut known: 1; failed: -1; not yet: 0 */
+    int n_saved; /* forward values the gradients read (tg_graph_cut_values) */
+    tg_tensor **saved;
 } TracedObject;
 
 static void traced_dealloc(PyObject *o)
@@ -161,6 +181,9 @@ static void traced_dealloc(PyObject *o)
     for (int i = 0; i < self->n_cap; i++)
         tg_release(self->cap[i]);
     PyMem_Free(self->cap);
+    for (int i = 0; i < self->n_saved; i++)
+        tg_release(self->saved[i]);
+    free(self->saved);
     tg_session_free(self->s);
     tg_graph_free(self->g);
     Py_TYPE(o)->tp_free(o);
@@ -172,6 +195,7 @@ typedef struct {
     int k;
     tg_tensor *value;            /* the output computed by the call */
     tg_tensor *args[MAX_IO];     /* the call's inputs, fed again by backward */
+    tg_tensor **saved;           /* the call's values of the owner's saved (or NULL) */
 } call_record;
 
 static void record_free(void *user)
@@ -181,6 +205,9 @@ static void record_free(void *user)
     TracedObject *t = (TracedObject *)r->owner;
     for (int i = 0; i < t->n_in; i++)
         tg_release(r->args[i]);
+    for (int i = 0; r->saved && i < t->n_saved; i++)
+        tg_release(r->saved[i]);
+    free(r->saved);
     if (Py_IsInitialized()) {
         PyGILState_STATE st = PyGILState_Ensure();
         Py_DECREF(r->owner);
@@ -255,25 +282,59 @@ static tg_status record_backward(tg_function_ctx *c, tg_tensor *dy, int n, tg_te
     tg_status st = ensure_gradient(t, r->k);
     if (st != TG_OK)
         return st;
-    tg_tensor *feeds[MAX_IO + 1], *vals[MAX_IO + 1], *fetch[MAX_IO * 4], *res[MAX_IO * 4];
+    /* the inputs, the gradient of the output and, when the forward run
+     * handed them out, the forward values the gradient reads: then only
+     * the backward nodes run */
+    int n_saved = r->saved ? t->n_saved : 0, n_feeds = t->n_in + n_saved + 1;
+    tg_tensor **feeds = malloc(sizeof *feeds * (size_t)n_feeds * 2);
+    if (!feeds)
+        return TG_ERR_NOMEM;
+    tg_tensor **vals = feeds + n_feeds, *fetch[MAX_IO * 4], *res[MAX_IO * 4];
     int idx[MAX_IO * 4], nf = 0;
     for (int i = 0; i < t->n_in; i++) {
         feeds[i] = t->in[i];
         vals[i] = r->args[i];
     }
-    feeds[t->n_in] = t->gy[r->k];
+    for (int i = 0; i < n_saved; i++) {
+        feeds[t->n_in + i] = t->saved[i];
+        vals[t->n_in + i] = r->saved[i];
+    }
+    feeds[n_feeds - 1] = t->gy[r->k];
     tg_tensor *g = tg_contiguous(dy);
-    vals[t->n_in] = g;
+    vals[n_feeds - 1] = g;
     for (int i = 0; i < n; i++)
         if (t->dx[r->k][i] && tg_ctx_needs_input_grad(c, i)) {
             idx[nf] = i;
             fetch[nf++] = t->dx[r->k][i];
         }
-    st = tg_session_run(t->s, t->n_in + 1, feeds, vals, nf, fetch, res, 0, NULL);
+    st = tg_session_run(t->s, n_feeds, feeds, vals, nf, fetch, res, 0, NULL);
+    free(feeds);
     if (st == TG_OK)
         for (int j = 0; j < nf; j++)
             dx[idx[j]] = res[j];
     return st;
+}
+
+/* builds the gradients of every floating-point output and finds the
+ * forward values they read (t->saved), once: 1 done, -1 failed (the
+ * gradients are then built again by backward, which reports the error) */
+static int prepare_backward(TracedObject *t)
+{
+    if (t->grads)
+        return t->grads;
+    tg_status st = TG_OK;
+    for (int k = 0; st == TG_OK && k < t->n_out; k++)
+        if (tg_dtype_is_float(tg_dtype_of(t->out[k])))
+            st = ensure_gradient(t, k);
+    if (st == TG_OK) {
+        int token = tg_scope_hide();
+        st = tg_graph_cut_values(t->g, t->n_fwd, &t->n_saved, &t->saved);
+        tg_scope_unhide(token);
+    }
+    if (st != TG_OK)
+        tg_clear_error();
+    t->grads = st == TG_OK ? 1 : -1;
+    return t->grads;
 }
 
 static const tg_function traced_fn = {"function", record_forward, record_backward};
@@ -299,12 +360,32 @@ static PyObject *traced_call(PyObject *o, PyObject *argt, PyObject *kw)
     }
     for (int i = 0; i < t->n_cap; i++)
         any_grad |= tg_requires_grad(t->cap[i]);
+    /* a call that records for backward also fetches the forward values
+     * the gradients read, so that backward does not run the forward again */
+    bool saving = want_grad && any_grad && prepare_backward(t) == 1 && t->n_saved > 0;
+    int n_fetch = t->n_out + (saving ? t->n_saved : 0);
+    tg_tensor **fetch = t->out, **saved = NULL;
+    if (saving) {
+        fetch = malloc(sizeof *fetch * (size_t)n_fetch * 2);
+        if (!fetch)
+            return PyErr_NoMemory();
+        saved = fetch + n_fetch;
+        memcpy(fetch, t->out, sizeof *fetch * (size_t)t->n_out);
+        memcpy(fetch + t->n_out, t->saved, sizeof *fetch * (size_t)t->n_saved);
+    }
     tg_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = tg_session_run(t->s, t->n_in, t->in, vals, t->n_out, t->out, res, 0, NULL);
+    st = tg_session_run(t->s, t->n_in, t->in, vals, n_fetch, fetch, saving ? saved : res, 0,
+                        NULL);
     Py_END_ALLOW_THREADS
-    if (st != TG_OK)
+    if (saving && st == TG_OK)
+        memcpy(res, saved, sizeof *res * (size_t)t->n_out);
+    if (st != TG_OK) {
+        if (saving)
+            free(fetch);
         return tgpy_raise();
+    }
+    tg_tensor **saved_vals = saving ? saved + t->n_out : NULL;
     PyObject *outs = PyTuple_New(t->n_out);
     for (int k = 0; outs && k < t->n_out; k++) {
         tg_tensor *y = res[k];
@@ -319,6 +400,9 @@ static PyObject *traced_call(PyObject *o, PyObject *argt, PyObject *kw)
             r->owner = Py_NewRef(o);
             r->k = k;
             r->value = y;
+            if (saved_vals && (r->saved = malloc(sizeof *r->saved * (size_t)t->n_saved)))
+                for (int i = 0; i < t->n_saved; i++)
+                    r->saved[i] = tg_retain(saved_vals[i]);
             for (int i = 0; i < t->n_in; i++)
                 inputs[i] = r->args[i] = tg_retain(vals[i]);
             for (int i = 0; i < t->n_cap; i++)
@@ -334,6 +418,10 @@ static PyObject *traced_call(PyObject *o, PyObject *argt, PyObject *kw)
         }
         PyTuple_SET_ITEM(outs, k, w);
     }
+    for (int i = 0; saved_vals && i < t->n_saved; i++)
+        tg_release(saved_vals[i]);
+    if (saving)
+        free(fetch);
     if (outs && t->single) {
         PyObject *one = Py_NewRef(PyTuple_GET_ITEM(outs, 0));
         Py_DECREF(outs);
@@ -364,14 +452,41 @@ static PyObject *traced_stats(PyObject *o, PyObject *u)
     (void)u;
     tg_session_stats s;
     tg_session_get_stats(((TracedObject *)o)->s, &s);
-    return Py_BuildValue("{sLsLsLsi}", "runs", (long long)s.runs, "plan_hits",
+    return Py_BuildValue("{sLsLsLsLsLsi}", "runs", (long long)s.runs, "plan_hits",
                          (long long)s.plan_hits, "plan_misses", (long long)s.plan_misses,
-                         "n_plans", s.n_plans);
+                         "nodes_last_run", (long long)s.nodes_last_run, "nodes_total",
+                         (long long)s.nodes_total, "n_plans", s.n_plans);
+}
+
+/* set_opt_level(level): the session's optimization level (0, 1, 2; see
+ * docs/PASSES.md); drops the compiled plans */
+static PyObject *traced_set_opt_level(PyObject *o, PyObject *arg)
+{
+    long level = PyLong_AsLong(arg);
+    if (level == -1 && PyErr_Occurred())
+        return NULL;
+    if (level < 0 || level > 2)
+        return PyErr_Format(PyExc_ValueError, "set_opt_level: level %ld (expected 0, 1 or 2)",
+                            level);
+    tg_session_options opts = tg_session_default_options();
+    opts.opt_level = (int)level;
+    if (tg_session_set_options(((TracedObject *)o)->s, &opts) != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
+static PyObject *traced_saved(PyObject *o, void *c)
+{
+    (void)c;
+    TracedObject *t = (TracedObject *)o;
+    return PyLong_FromLong(t->grads == 1 ? t->n_saved : 0);
 }
 
 static PyGetSetDef traced_getset[] = {
     {"graph", traced_graph, NULL, "the traced graph", NULL},
     {"num_captured", traced_captures, NULL, "tensors requiring grad the graph captured", NULL},
+    {"num_saved", traced_saved, NULL,
+     "forward values a call recording for backward hands over to it", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 /* export_onnx(path): the graph's outputs as an ONNX model (opset 17) */
 static PyObject *traced_export(PyObject *o, PyObject *arg)
@@ -389,7 +504,10 @@ static PyObject *traced_export(PyObject *o, PyObject *arg)
 }
 
 static PyMethodDef traced_methods[] = {
-    {"session_stats", traced_stats, METH_NOARGS, "runs and plan cache counters"},
+    {"session_stats", traced_stats, METH_NOARGS,
+     "runs, plan cache counters and op nodes executed"},
+    {"set_opt_level", traced_set_opt_level, METH_O,
+     "set_opt_level(level): 0 as built, 1 cleanups, 2 fusion (drops compiled plans)"},
     {"export_onnx", traced_export, METH_O, "writes the outputs' graph as ONNX (opset 17)"},
     {NULL, NULL, 0, NULL}};
 
@@ -495,12 +613,14 @@ static PyObject *trace(PyObject *m, PyObject *const *args, Py_ssize_t n)
     }
     if (!t->g || !phs)
         goto fail;
-    int saved_n = n_noted; /* traces may nest: notes stack up */
+    int saved_n = n_noted, saved_base = note_base; /* traces may nest: notes stack up */
+    note_base = n_noted;
     tgpy_tracing++;
     tg_graph_begin(t->g);
     r = PyObject_Call(args[0], phs, NULL);
     tg_graph_end();
     tgpy_tracing--;
+    note_base = saved_base;
     t->n_cap = n_noted - saved_n;
     t->cap = PyMem_Malloc(sizeof(tg_tensor *) * (size_t)(t->n_cap ? t->n_cap : 1));
     for (int i = 0; i < t->n_cap; i++)
@@ -508,6 +628,7 @@ static PyObject *trace(PyObject *m, PyObject *const *args, Py_ssize_t n)
     n_noted = saved_n;
     if (!r || collect_outputs(t, r) < 0)
         goto fail;
+    t->n_fwd = tg_graph_num_nodes(t->g);
     if (!(t->s = tg_session_new(t->g))) {
         tgpy_raise();
         goto fail;

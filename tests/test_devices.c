@@ -314,12 +314,31 @@ static void step_graph_free(step_graph *sg)
     tg_module_free(sg->net);
 }
 
-static void test_lenet_training_step_equals_unpartitioned(void)
+/* placed: by scopes; auto: by the session's placer over two devices */
+static void lenet_equal(bool auto_placed)
 {
     tg_scope_begin();
     step_graph a, b;
     lenet_step_graph(&a, false);
-    lenet_step_graph(&b, true);
+    lenet_step_graph(&b, !auto_placed);
+    if (auto_placed) {
+        const char *devs[2] = {"cpu:0", "cpu:1"};
+        CHECK_OK(tg_session_set_devices(b.s, 2, devs));
+        tg_tensor *feeds[2] = {b.x, b.y};
+        int n = tg_graph_num_nodes(b.g), count[2] = {0, 0}, unplaced = 0;
+        tg_device *place = malloc((size_t)n * sizeof *place);
+        CHECK_OK(tg_session_placement(b.s, 2, feeds, 1, &b.loss, b.n, b.updates, n, place));
+        for (int i = 0; i < n; i++)
+            if (place[i].index >= 0 && place[i].index < 2)
+                count[place[i].index]++;
+            else
+                unplaced++;
+        /* both devices get work (the convolutions, few nodes but most of
+         * the time, on one; most of the small nodes on the other) */
+        CHECK(count[0] >= 10 && count[1] >= 10);
+        CHECK(unplaced == n - count[0] - count[1]);
+        free(place);
+    }
     tg_generator *gen = tg_generator_new(5);
     int bad = 0;
     for (int step = 0; step < 4; step++) {
@@ -349,6 +368,9 @@ static void test_lenet_training_step_equals_unpartitioned(void)
     tg_scope_end();
 }
 
+static void test_lenet_training_step_equals_unpartitioned(void) { lenet_equal(false); }
+static void test_auto_placed_lenet_step_equals_unpartitioned(void) { lenet_equal(true); }
+
 int main(void)
 {
     RUN(test_device_names);
@@ -358,5 +380,6 @@ int main(void)
     RUN(test_both_ways_1000_steps);
     RUN(test_failure_aborts_all_devices);
     RUN(test_lenet_training_step_equals_unpartitioned);
+    RUN(test_auto_placed_lenet_step_equals_unpartitioned);
     return tt_finish();
 }

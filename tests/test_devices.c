@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool same_bits(const tg_tensor *a, const tg_tensor *b)
 {
@@ -121,6 +122,18 @@ static void test_mlp_equals_unpartitioned(void)
     for (int i = 0; i < tg_graph_num_nodes(g2); i++)
         on1 += place[i].index == 1;
     CHECK(on1 >= 2); /* linear (or its parts) and tanh */
+    /* an unknown batch dim: partitions are specialised to each fed shape */
+    tg_graph *g3 = tg_graph_new("symbolic_batch");
+    tg_tensor *x3 = tg_placeholder(g3, "x", TG_FLOAT32, 2, (int64_t[]){-1, 64});
+    tg_tensor *y3 = mlp(g3, x3, w, true), *r3;
+    tg_session *s3 = tg_session_new(g3);
+    CHECK_OK(tg_session_run(s3, 1, &x3, &xv, 1, &y3, &r3, 0, NULL));
+    CHECK(same_bits(r1, r3));
+    tg_tensor *x5 = tg_rand_normal(gen, TG_FLOAT32, 2, (int64_t[]){5, 64}, 0, 1);
+    CHECK_OK(tg_session_run(s3, 1, &x3, &x5, 1, &y3, &r3, 0, NULL));
+    CHECK(r3 && tg_size(r3, 0) == 5);
+    tg_session_free(s3);
+    tg_graph_free(g3);
     tg_session_free(s1);
     tg_session_free(s2);
     tg_graph_free(g1);
@@ -224,6 +237,62 @@ static void test_both_ways_1000_steps(void)
         tg_scope_end();
     }
     CHECK(wrong == 0);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
+/* ---- the trace: a track per device, Send/Recv spans on them ------------------------------- */
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 20);
+    if (buf)
+        buf[fread(buf, 1, (1 << 20) - 1, f)] = 0;
+    fclose(f);
+    return buf;
+}
+
+static void test_trace_has_device_tracks(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("traced");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 1, (int64_t[]){8});
+    tg_graph_begin(g);
+    tg_device_scope_begin("cpu:0");
+    tg_tensor *a = tg_exp(x);
+    tg_device_scope_end();
+    tg_device_scope_begin("cpu:1");
+    tg_tensor *b = tg_neg(a);
+    tg_device_scope_end();
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){8}), *r;
+    char path[] = "/tmp/tg_devices_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_OK(tg_session_trace_begin(s));
+    for (int i = 0; i < 2; i++)
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &b, &r, 0, NULL));
+    CHECK_OK(tg_session_trace_end(s, path));
+    char *text = read_text(path);
+    CHECK(text != NULL);
+    if (text) {
+        char err[200];
+        tg_json *j = tg_json_parse(text, strlen(text), err, sizeof err);
+        CHECK(j != NULL); /* valid JSON */
+        tg_json_free(j);
+        CHECK(strstr(text, "\"args\": {\"name\": \"cpu:0\"}") != NULL);
+        CHECK(strstr(text, "\"args\": {\"name\": \"cpu:1\"}") != NULL);
+        CHECK(strstr(text, "\"cat\": \"send\"") != NULL);
+        CHECK(strstr(text, "\"cat\": \"recv\"") != NULL);
+        CHECK(strstr(text, "\"name\": \"neg\", \"cat\": \"neg\", \"ph\": \"X\"") != NULL);
+    }
+    free(text);
+    unlink(path);
     tg_session_free(s);
     tg_graph_free(g);
     tg_scope_end();
@@ -379,6 +448,7 @@ int main(void)
     RUN(test_branching_equals_unpartitioned);
     RUN(test_both_ways_1000_steps);
     RUN(test_failure_aborts_all_devices);
+    RUN(test_trace_has_device_tracks);
     RUN(test_lenet_training_step_equals_unpartitioned);
     RUN(test_auto_placed_lenet_step_equals_unpartitioned);
     return tt_finish();

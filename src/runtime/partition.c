@@ -154,6 +154,7 @@ done:
 typedef struct builder {
     const tg_graph *g;
     const bool *fed;
+    const tg_meta *feed_meta; /* per value: the fed shape (NULL: declared) */
     tg_partitioning *P;
     tg_tensor ***val;  /* per partition, per original value: its tensor there */
     int **token;       /* per partition, per original node: its token's Recv node, or -1 */
@@ -187,11 +188,45 @@ static const char *dev_name(const builder *b, int d, char *buf, size_t len)
     return tg_device_str(b->P->parts[d].device, buf, len);
 }
 
+/* a name for a node of a partition: `want`, or want_k when a node of
+ * that name is there already (a fed value named after its producer) */
+static void rename_node(tg_tensor *t, const char *want)
+{
+    char buf[320];
+    if (tg_graph_set_name(t, want) == TG_OK)
+        return;
+    for (int k = 1; k < 1000; k++) {
+        snprintf(buf, sizeof buf, "%s_%d", want, k);
+        if (tg_graph_set_name(t, buf) == TG_OK)
+            break;
+    }
+    tg_clear_error();
+}
+
+/* nm made a valid node name in place (':' -> '_'), "_ctrl" appended for
+ * tokens; returns nm */
+static const char *node_name(char *nm, bool token)
+{
+    for (char *c = nm; *c; c++)
+        if (*c == ':' || *c == '^')
+            *c = '_';
+    if (token && strlen(nm) + 6 < 400)
+        strcat(nm, "_ctrl");
+    return nm;
+}
+
 /* a Send of x (NULL: a token) from partition e to d and its Recv in d,
  * named by `name`; *recv_out gets the Recv's output */
 static tg_status send_recv(builder *b, int e, int d, const char *name, tg_tensor *x,
-                           const tg_meta *m, tg_tensor **recv_out)
+                           tg_tensor **recv_out)
 {
+    tg_meta mx = {TG_BOOL, 0, {0}}, *m = &mx; /* a token, or x's (re-inferred) metadata */
+    if (x)
+        tg_meta_of(x, &mx);
+    if (tg__shape_has_unknown(m->ndim, m->shape))
+        return tg__error(TG_ERR_SHAPE, "partitioning: value '%s' has unknown dims (-1) "
+                         "when it crosses devices; a partitioned run needs the fed "
+                         "shapes (pass the feed tensors)", name);
     char src[48], dst[48];
     dev_name(b, e, src, sizeof src);
     dev_name(b, d, dst, sizeof dst);
@@ -212,24 +247,15 @@ static tg_status send_recv(builder *b, int e, int d, const char *name, tg_tensor
     if (append(b, d, &tg_op_recv, 0, NULL, ra, 5, recv_out) != TG_OK)
         return tg_last_status();
     pd->n_recv++;
+    /* names that say what crosses where: "conv2d_1/to/cpu_1", ".../from/cpu_0" */
+    char nm[400];
+    snprintf(nm, sizeof nm, "%s/to/%s", name[0] == '^' ? name + 1 : name, dst);
+    rename_node(sent, node_name(nm, name[0] == '^'));
+    snprintf(nm, sizeof nm, "%s/from/%s", name[0] == '^' ? name + 1 : name, src);
+    rename_node(*recv_out, node_name(nm, name[0] == '^'));
     if (x)
         b->P->cut_bytes += tg__shape_numel(m->ndim, m->shape) * (int64_t)tg_dtype_size(m->dtype);
     return TG_OK;
-}
-
-/* a name for a node of a partition: `want`, or want_k when a node of
- * that name is there already (a fed value named after its producer) */
-static void rename_node(tg_tensor *t, const char *want)
-{
-    char buf[320];
-    if (tg_graph_set_name(t, want) == TG_OK)
-        return;
-    for (int k = 1; k < 1000; k++) {
-        snprintf(buf, sizeof buf, "%s_%d", want, k);
-        if (tg_graph_set_name(t, buf) == TG_OK)
-            break;
-    }
-    tg_clear_error();
 }
 
 /* the tensor of original value v in partition d: copied already, or a
@@ -247,7 +273,8 @@ static tg_status value_on(builder *b, int d, int v, tg_tensor **out)
     tg__value_name(g, v, name, sizeof name);
     tg_tensor *t = NULL;
     if (b->fed[v]) {
-        if (!(t = tg_placeholder(p->g, NULL, x->meta.dtype, x->meta.ndim, x->meta.shape)))
+        const tg_meta *fm = b->feed_meta ? &b->feed_meta[v] : &x->meta;
+        if (!(t = tg_placeholder(p->g, NULL, fm->dtype, fm->ndim, fm->shape)))
             return tg_last_status();
         rename_node(t, n->name);
         if (grow_list((void **)&p->feed_vals, p->n_feeds, sizeof(tg_tensor *)) != TG_OK ||
@@ -265,7 +292,7 @@ static tg_status value_on(builder *b, int d, int v, tg_tensor **out)
         if (e < 0 || e == d || !(src = b->val[e][v]))
             return tg__error(TG_ERR_INTERNAL, "partitioning: value '%s' is read before "
                              "it is made", name);
-        if (send_recv(b, e, d, name, src, &x->meta, &t) != TG_OK)
+        if (send_recv(b, e, d, name, src, &t) != TG_OK)
             return tg_last_status();
     }
     b->val[d][v] = t;
@@ -281,9 +308,8 @@ static tg_status token_on(builder *b, int d, int c, int *recv_node)
     int e = b->P->part[c];
     char name[300];
     snprintf(name, sizeof name, "^%s", b->g->nodes[c].name);
-    tg_meta m = {TG_BOOL, 0, {0}};
     tg_tensor *t;
-    if (send_recv(b, e, d, name, NULL, &m, &t) != TG_OK)
+    if (send_recv(b, e, d, name, NULL, &t) != TG_OK)
         return tg_last_status();
     tg_graph *ge = b->P->parts[e].g;
     if (tg__graph_add_ctrl(ge, b->last_send, b->node_map[c], false) != TG_OK)
@@ -408,7 +434,8 @@ static tg_status build(builder *b, const tg_run_sig *sig, const int *order, int 
 }
 
 tg_status tg__partition(const tg_graph *g, const tg_run_sig *sig, const bool *fed,
-                        int n_devices, const tg_device *devices, tg_partitioning *P)
+                        const tg_meta *feed_meta, int n_devices, const tg_device *devices,
+                        tg_partitioning *P)
 {
     memset(P, 0, sizeof *P);
     size_t N = (size_t)g->n_nodes + 1;
@@ -427,7 +454,7 @@ tg_status tg__partition(const tg_graph *g, const tg_run_sig *sig, const bool *fe
         s = topo_order(g, needed, fed, order, &n_order);
     if (s == TG_OK)
         s = new_parts(g, n_dev, devs, P);
-    builder b = {g, fed, P, calloc((size_t)n_dev + 1, sizeof(tg_tensor **)),
+    builder b = {g, fed, feed_meta, P, calloc((size_t)n_dev + 1, sizeof(tg_tensor **)),
                  calloc((size_t)n_dev + 1, sizeof(int *)), malloc(N * sizeof(int)), -1};
     if (s == TG_OK && (!b.val || !b.token || !b.node_map))
         s = tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");

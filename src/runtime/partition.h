@@ -70,9 +70,12 @@ typedef struct tg_partitioning {
  * unfed placeholder it reaches is an error naming it */
 tg_status tg__partition_needed(const tg_graph *g, const tg_run_sig *sig, const bool *fed,
                                bool *needed);
-/* places and partitions the part of g that sig needs */
+/* places and partitions the part of g that sig needs; feed_meta (per
+ * value of g; NULL: the declared metadata) gives the fed shapes, which
+ * the partitions are specialised to (a Recv's shape must be known) */
 tg_status tg__partition(const tg_graph *g, const tg_run_sig *sig, const bool *fed,
-                        int n_devices, const tg_device *devices, tg_partitioning *out);
+                        const tg_meta *feed_meta, int n_devices, const tg_device *devices,
+                        tg_partitioning *out);
 void tg__partitioning_free(tg_partitioning *p);
 /* Graphviz DOT of the partitions (partition_dot.c): a cluster per device,
  * nodes filled with the device's colour, each Send joined to its Recv */

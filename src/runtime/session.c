@@ -549,7 +549,7 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     if (st == TG_OK && (int)s->executor != TG__EXECUTOR_DEVICE && tg__devices_wanted(s->dev, g)) {
         tg_run_sig sig = {r->n_feeds, r->n_fetches, r->n_targets, r->feeds, r->fetches,
                           r->targets};
-        st = tg__devices_run(s, &s->dev, g, &sig, fed, r->feed_tensors, results);
+        st = tg__devices_run(s, &s->dev, g, &sig, fed, feed_meta, r->feed_tensors, results);
         if (st == TG_OK)
             s->stats.runs++;
         free(fed);

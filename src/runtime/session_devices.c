@@ -12,6 +12,7 @@
 typedef struct dplan {
     int n_feeds, n_fetches, n_targets;
     int *ids; /* sorted, duplicate-free: feeds, then fetches, then targets */
+    tg_meta *fmeta; /* per feed (in ids' order): the fed shape it was made for */
     uint64_t epoch;
     tg_partitioning P;
     tg_session **subs; /* one per partition */
@@ -32,6 +33,7 @@ static void dplan_free(dplan *p)
     free(p->subs);
     tg__partitioning_free(&p->P);
     free(p->ids);
+    free(p->fmeta);
     free(p);
 }
 
@@ -122,8 +124,9 @@ static int sorted_set(const int *a, int n, int *out)
     return k;
 }
 
-/* the signature as sorted sets into a new dplan's ids (not yet compiled) */
-static dplan *new_key(const tg_run_sig *sig)
+/* the signature as sorted sets into a new dplan's ids, and the fed
+ * shapes (feed_meta NULL: the declared ones), not yet compiled */
+static dplan *new_key(const tg_graph *g, const tg_run_sig *sig, const tg_meta *feed_meta)
 {
     dplan *p = calloc(1, sizeof *p);
     int n = sig->n_feeds + sig->n_fetches + sig->n_targets;
@@ -135,24 +138,36 @@ static dplan *new_key(const tg_run_sig *sig)
     p->n_fetches = sorted_set(sig->fetches, sig->n_fetches, p->ids + p->n_feeds);
     p->n_targets = sorted_set(sig->targets, sig->n_targets,
                               p->ids + p->n_feeds + p->n_fetches);
+    if (!(p->fmeta = calloc((size_t)p->n_feeds + 1, sizeof *p->fmeta))) {
+        dplan_free(p);
+        return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    for (int i = 0; i < p->n_feeds; i++)
+        p->fmeta[i] = feed_meta ? feed_meta[p->ids[i]] : g->values[p->ids[i]].meta;
     return p;
 }
 
 static bool same_key(const dplan *a, const dplan *b)
 {
-    return a->n_feeds == b->n_feeds && a->n_fetches == b->n_fetches &&
-           a->n_targets == b->n_targets &&
-           !memcmp(a->ids, b->ids,
-                   (size_t)(a->n_feeds + a->n_fetches + a->n_targets) * sizeof(int));
+    if (a->n_feeds != b->n_feeds || a->n_fetches != b->n_fetches ||
+        a->n_targets != b->n_targets ||
+        memcmp(a->ids, b->ids, (size_t)(a->n_feeds + a->n_fetches + a->n_targets) * sizeof(int)))
+        return false;
+    for (int i = 0; i < a->n_feeds; i++)
+        if (a->fmeta[i].dtype != b->fmeta[i].dtype ||
+            !tg__shape_eq(a->fmeta[i].ndim, a->fmeta[i].shape, b->fmeta[i].ndim,
+                          b->fmeta[i].shape))
+            return false;
+    return true;
 }
 
 static tg_status compile(tg_session *s, const tg_dsession *d, const tg_graph *g,
-                         const bool *fed, dplan *p)
+                         const bool *fed, const tg_meta *feed_meta, dplan *p)
 {
     tg_run_sig sig = {p->n_feeds, p->n_fetches, p->n_targets, p->ids,
                       p->ids + p->n_feeds, p->ids + p->n_feeds + p->n_fetches};
     p->epoch = g->epoch;
-    if (tg__partition(g, &sig, fed, d->n_devices, d->devices, &p->P) != TG_OK)
+    if (tg__partition(g, &sig, fed, feed_meta, d->n_devices, d->devices, &p->P) != TG_OK)
         return tg_last_status();
     if (!(p->subs = calloc((size_t)p->P.n + 1, sizeof *p->subs)))
         return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
@@ -164,9 +179,9 @@ static tg_status compile(tg_session *s, const tg_dsession *d, const tg_graph *g,
 }
 
 static dplan *find_or_compile(tg_session *s, tg_dsession *d, const tg_graph *g,
-                              const tg_run_sig *sig, const bool *fed)
+                              const tg_run_sig *sig, const bool *fed, const tg_meta *feed_meta)
 {
-    dplan *k = new_key(sig);
+    dplan *k = new_key(g, sig, feed_meta);
     if (!k)
         return NULL;
     dplan **pp = &d->plans;
@@ -181,7 +196,7 @@ static dplan *find_or_compile(tg_session *s, tg_dsession *d, const tg_graph *g,
         *pp = old->next;
         dplan_free(old);
     }
-    if (compile(s, d, g, fed, k) != TG_OK) {
+    if (compile(s, d, g, fed, feed_meta, k) != TG_OK) {
         dplan_free(k);
         return NULL;
     }
@@ -313,11 +328,11 @@ static tg_status hand_over(const dplan *p, const tg_run_sig *sig, job *jobs,
 }
 
 tg_status tg__devices_run(tg_session *s, tg_dsession **slot, const tg_graph *g,
-                          const tg_run_sig *sig, const bool *fed,
+                          const tg_run_sig *sig, const bool *fed, const tg_meta *feed_meta,
                           tg_tensor *const *feed_tensors, tg_tensor **results)
 {
     tg_dsession *d = dsession(slot);
-    dplan *p = d ? find_or_compile(s, d, g, sig, fed) : NULL;
+    dplan *p = d ? find_or_compile(s, d, g, sig, fed, feed_meta) : NULL;
     if (!p)
         return tg_last_status();
     int64_t step = d->steps++;
@@ -386,7 +401,7 @@ static const dplan *plan_for(tg_session *s, const char *fn, int n_feeds,
     if (d) {
         tg_run_sig sig = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
                           ids + n_feeds + n_fetches};
-        p = find_or_compile(s, d, g, &sig, fed);
+        p = find_or_compile(s, d, g, &sig, fed, NULL);
     }
     free(ids);
     free(fed);

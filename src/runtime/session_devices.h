@@ -20,7 +20,7 @@ typedef struct tg_dsession tg_dsession;
  * placed? */
 bool tg__devices_wanted(const tg_dsession *d, const tg_graph *g);
 tg_status tg__devices_run(tg_session *s, tg_dsession **d, const tg_graph *g,
-                          const tg_run_sig *sig, const bool *fed,
+                          const tg_run_sig *sig, const bool *fed, const tg_meta *feed_meta,
                           tg_tensor *const *feed_tensors, tg_tensor **results);
 /* drops the cached partitionings (options changed); keeps the devices */
 void tg__devices_drop(tg_dsession *d);

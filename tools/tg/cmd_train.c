@@ -42,6 +42,7 @@ static bool check_values(const train_opts *o)
            args_check_range("threads", o->threads, 1, 1024) &&
            args_check_range("prefetch", o->prefetch, 0, 64) &&
            args_check_range("limit", o->limit, 0, INFINITY) &&
+           args_check_range("devices", o->devices, 1, 64) &&
            args_check_range("momentum", o->momentum, 0, INFINITY);
 }
 
@@ -49,7 +50,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
 {
     *o = (train_opts){.data = "data/mnist", .optimizer = "sgd", .epochs = 1, .batch = 64,
                       .threads = tg_get_num_threads(), .seed = 1, .prefetch = 2, .mode = "graph",
-                      .lr = 0.02, .momentum = 0.9, .limit = 0};
+                      .lr = 0.02, .momentum = 0.9, .limit = 0, .devices = 1};
     const opt train_table[] = {
         {"data", OPT_STRING, &o->data, "MNIST directory (default data/mnist)"},
         {"epochs", OPT_INT, &o->epochs, "epochs to train (default 1)"},
@@ -62,6 +63,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"mode", OPT_STRING, &o->mode, "eager | graph: run each step op by op, or as one static graph (default graph)"},
         {"prefetch", OPT_INT, &o->prefetch, "batches prepared ahead in the background, 0 = off (default 2)"},
         {"limit", OPT_INT, &o->limit, "use only the first N images of each split, 0 = all (quick runs)"},
+        {"devices", OPT_INT, &o->devices, "graph mode: spread each step over N virtual CPU devices, placed automatically (default 1)"},
         {"profile", OPT_STRING, &o->profile, "graph mode: write a Chrome trace of the first 50 steps (Perfetto)"},
         {"export", OPT_STRING, &o->export_path, "write the trained model as ONNX (opset 17, input [batch,1,28,28], batch symbolic)"},
         {"save", OPT_STRING, &o->save, "write a checkpoint (safetensors) at the end"},
@@ -103,6 +105,10 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     }
     if (strcmp(o->mode, "eager") && strcmp(o->mode, "graph")) {
         fprintf(stderr, "tg: unknown mode '%s' (eager, graph)\n", o->mode);
+        return 1;
+    }
+    if (o->devices > 1 && strcmp(o->mode, "graph")) {
+        fprintf(stderr, "tg: --devices partitions graph sessions: use it with --mode graph\n");
         return 1;
     }
     if (o->profile && strcmp(o->mode, "graph")) {
@@ -151,10 +157,10 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
         return 0;
     /* the per-epoch losses to 9 digits: resumed runs are compared on them */
     printf("{\"model\":\"%s\",\"mode\":\"%s\",\"optimizer\":\"%s\",\"epochs\":%d,"
-           "\"batch\":%d,\"threads\":%d,\"train_seconds\":%.3f,\"images_per_second\":%.1f,"
+           "\"batch\":%d,\"threads\":%d,\"devices\":%d,\"train_seconds\":%.3f,\"images_per_second\":%.1f,"
            "\"final_train_loss\":%.5f,\"test_accuracy\":%.4f,\"peak_rss_mb\":%.1f,"
            "\"epoch_losses\":[", o->model, o->mode, o->optimizer, o->epochs, o->batch, o->threads,
-           train_seconds, (double)images / train_seconds, losses[o->epochs - 1], acc,
+           o->devices, train_seconds, (double)images / train_seconds, losses[o->epochs - 1], acc,
            peak_rss_mb());
     for (int e = 0; e < o->epochs; e++)
         printf("%s%.9g", e ? "," : "", losses[e]);

@@ -11,6 +11,7 @@ typedef struct train_opts {
     const char *model; /* "lenet" or "lenet-bn" */
     const char *data, *optimizer, *save, *load, *mode, *profile, *export_path;
     int epochs, batch, threads, seed, prefetch, limit;
+    int devices; /* graph mode: virtual CPU devices each step is spread over */
     double lr, momentum;
     bool json, quiet;
 } train_opts;
@@ -28,6 +29,7 @@ typedef struct trainer {
     tg_generator *dropout;
     tg_optimizer *opt; /* its state is updated by eager steps or by the graph */
     bool graph_mode;
+    int devices; /* > 1: the session partitions each step over cpu:0.. */
     lenet_graph graph;
     bool built;
     const char *profile;  /* graph mode: Chrome trace of the first steps */

@@ -13,7 +13,7 @@ import time
 import tensorgraph as tg
 import tensorgraph.nn as nn
 import tensorgraph.nn.functional as F
-from tensorgraph.utils.data import DataLoader
+from tensorgraph.utils.data import DataLoader, Subset
 
 
 class LeNet5(nn.Module):
@@ -67,6 +67,8 @@ def main():
     p.add_argument('--seed', type=int, default=1)
     p.add_argument('--threads', type=int, default=0)
     p.add_argument('--prefetch', type=int, default=2)
+    p.add_argument('--limit', type=int, default=0,
+                   help='use only the first N images of each split, 0 = all (quick runs)')
     p.add_argument('--json', action='store_true', help='end with one JSON summary line')
     args = p.parse_args()
     if args.threads:
@@ -75,6 +77,9 @@ def main():
 
     train = tg.datasets.MNIST(args.data, train=True, download=True)
     test = tg.datasets.MNIST(args.data, train=False)
+    if args.limit > 0:  # a Subset: batches are collated in Python, not by the C loader
+        train = Subset(train, range(min(args.limit, len(train))))
+        test = Subset(test, range(min(args.limit, len(test))))
     gen = tg.Generator().manual_seed(args.seed)
     train_loader = DataLoader(train, batch_size=args.batch, shuffle=True, generator=gen,
                               prefetch_factor=args.prefetch)

@@ -105,6 +105,11 @@ const char *tg_kernels_isa(void);
 const char *tg_kernels_blas(void);
 const char *tg_gemm_choice(tg_dtype dt, bool trans_a, bool trans_b, int64_t m,
                            int64_t n, int64_t k);
+/* Lines of text: what the build targets (portable: an x86-64-v2 baseline,
+ * or native: the build machine's CPU), the CPU's level, the level the
+ * kernels use and why (TG_CPU), which kernels are built per instruction
+ * set and chosen at run time, and the BLAS. Fixed at the first call. */
+const char *tg_kernels_report(void);
 
 #pragma GCC visibility pop
 

@@ -323,10 +323,17 @@ static PyObject *promote_types(PyObject *m, PyObject *const *args, Py_ssize_t n)
         return NULL;
     return Py_NewRef(tgpy_dtype(tg_promote_types(a, b)));
 }
+static PyObject *kernels_report(PyObject *m, PyObject *unused)
+{
+    (void)m; (void)unused;
+    return PyUnicode_FromString(tg_kernels_report());
+}
 
 static PyMethodDef module_methods[] = {
     {"set_num_threads", set_num_threads, METH_O, "Sets the size of the thread pool."},
     {"get_num_threads", get_num_threads, METH_NOARGS, "The size of the thread pool."},
+    {"_kernels_report", kernels_report, METH_NOARGS,
+     "How the kernels run here and why (tg_kernels_report)."},
     {"promote_types", (PyCFunction)(void (*)(void))promote_types, METH_FASTCALL,
      "The dtype two tensors of these dtypes promote to."},
     {NULL, NULL, 0, NULL}};

@@ -37,11 +37,26 @@ float = float32  # noqa: A001
 double = float64
 int = int32  # noqa: A001
 long = int64
-__version__ = _C.__version__
+__version__ = _C.__version__  # the C library's TG_VERSION: one version everywhere
+
+
+def show_config():
+    """Prints how this tensorgraph was built and how its kernels run here:
+    the version, the build's target (portable baseline or native), the
+    CPU's instruction set and the one the kernels use (and why: TG_CPU),
+    which kernels are chosen per instruction set at run time, the BLAS,
+    the thread count and where the package lives (as torch.show_config)."""
+    import os
+    print(f"tensorgraph {__version__}")
+    print(_C._kernels_report())
+    print(f"threads: {_C.get_num_threads()}")
+    print(f"package: {os.path.dirname(os.path.abspath(__file__))}")
 
 from . import nn, optim, utils  # noqa: E402
 # torch.conv2d & co. take padding='same' | 'valid' as F.conv2d does
 from .nn.functional_conv import conv1d, conv2d, conv3d  # noqa: E402,F401,F811
 from .serialization import save, load  # noqa: E402
 from .function import function  # noqa: E402
+from .control_flow import cond, while_loop, scan  # noqa: E402
+from . import autograph  # noqa: E402
 from . import onnx, datasets  # noqa: E402

@@ -17,11 +17,14 @@ in-place updates apply. When grad mode is on and an argument or a captured
 tensor requires grad, each floating-point output is a node of the eager
 tape whose backward runs the graph's symbolic gradient.
 
-What runs is what fn did on that first call: Python control flow over
-tensor values cannot be traced (reading a symbolic tensor's value fails
-the trace); Python values (ints, flags) are part of the signature and
-retrace. Converting Python control flow into graph control flow (AST
-conversion) is left to a later step: see `set_converter`.
+Python control flow is converted first (autograph, as tf.function does):
+an `if`, `while` or `for` whose condition, bound or iterable is a symbolic
+tensor becomes a graph cond / while_loop, so the compiled function takes
+the branch and trip count each input needs without retracing; Python
+values stay Python (evaluated once while tracing, part of the signature).
+`f.code` shows the converted source; `autograph=False` traces fn as it is
+(then reading a symbolic tensor's value, as `if x > 0` does, fails the
+trace); `set_converter` replaces the converter. See docs/CONTROL_FLOW.md.
 """
 import functools
 import warnings
@@ -30,15 +33,22 @@ from . import _C
 
 RETRACE_WARNING = 5  # warn once a function has been traced this many times
 
-_converter = None
+_converter = None  # None: tensorgraph.autograph's
 
 
 def set_converter(convert):
-    """Registers the source converter used by tg.function(fn, autograph=True):
-    convert(fn) -> a function equivalent to fn whose tensor-dependent control
-    flow is made of graph ops. The hook for AST conversion (a later issue)."""
+    """Replaces the source converter tg.function(fn, autograph=True) uses:
+    convert(fn) -> a function equivalent to fn whose tensor-dependent
+    control flow is made of graph ops. None restores autograph's."""
     global _converter
     _converter = convert
+
+
+def _convert(fn):
+    if _converter is not None:
+        return _converter(fn)
+    from .autograph.conversion import converted_callable
+    return converted_callable(fn)
 
 
 def _signature(args, kwargs):
@@ -57,18 +67,30 @@ def _signature(args, kwargs):
 
 
 class Function:
-    def __init__(self, fn, autograph=False):
-        if autograph:
-            if _converter is None:
-                raise NotImplementedError("tg.function(autograph=True): no source converter "
-                                          "is installed (see tensorgraph.function.set_converter)")
-            fn = _converter(fn)
-        self.python_function = fn
+    def __init__(self, fn, autograph=True):
+        self.autograph = autograph
+        self._original = fn
+        self.python_function = _convert(fn) if autograph else fn
         self._cache = {}
         self._last_sig = None
         self._last = None
         self.trace_count = 0
         functools.update_wrapper(self, fn)
+
+    @property
+    def code(self):
+        """The converted source of the function (what is traced)."""
+        from .autograph.conversion import source_of
+        f = self.python_function
+        if isinstance(f, functools.partial):  # a module: its converted forward
+            f = f.args[0]
+        src = source_of(getattr(f, '__func__', f))
+        if src is None:
+            why = "autograph=False" if not self.autograph else \
+                "it is not converted (library code, a lambda, a generator, no source, " \
+                "or marked do_not_convert)"
+            raise ValueError(f"tg.function '{self.__name__}' has no converted source: {why}")
+        return src
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
@@ -122,8 +144,9 @@ class Function:
         return self._last.graph
 
 
-def function(fn=None, *, autograph=False):
-    """Decorator (or call) turning fn into a graph-compiled function."""
+def function(fn=None, *, autograph=True):
+    """Decorator (or call) turning fn into a graph-compiled function;
+    autograph=False traces fn without converting its control flow."""
     if fn is None:
         return lambda f: Function(f, autograph=autograph)
     return Function(fn, autograph=autograph)

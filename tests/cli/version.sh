@@ -16,6 +16,12 @@ check "verbose names the kernels" bash -c \
     "'$tg' version --verbose | grep -Eq '^kernels: (avx512|avx2|generic)'"
 check "TG_CPU=generic lowers them" bash -c \
     "TG_CPU=generic '$tg' version --verbose | grep -q '^kernels: generic'"
+check "verbose says what the build targets" bash -c \
+    "'$tg' version --verbose | grep -Eq '^build: (native|portable) '"
+check "verbose says why TG_CPU=generic applies" bash -c \
+    "TG_CPU=generic '$tg' version --verbose | grep -Eq '^kernels: generic \\((TG_CPU=generic lowered it|the best the CPU has)'"
+check "verbose lists the per-ISA kernels" bash -c \
+    "'$tg' version --verbose | grep -q '^per instruction set, chosen at run time: GEMM'"
 check "verbose names the BLAS" bash -c "'$tg' version --verbose | grep -q '^blas: '"
 check "GEMM choice per shape" bash -c \
     "'$tg' version --verbose | grep -Eq 'fc1 forward .*: (built-in|blas)$'"

@@ -1,6 +1,7 @@
 """Shared fixtures: the package under test comes from PYTHONPATH (the build's
-build/python, set by ctest); torch is optional (tests that compare against
-it skip with a reason when Debian's python3-torch is missing)."""
+build/python, set by ctest) or is installed (scripts/check_wheel.sh); torch
+is optional (tests that compare against it skip with a reason when Debian's
+python3-torch is missing)."""
 import os
 
 import numpy as np
@@ -19,6 +20,14 @@ except ImportError:  # pragma: no cover - depends on the machine
 # finds no real function). Compare our errors with PyTorch's by hand.
 needs_torch = pytest.mark.skipif(torch is None, reason="python3-torch is not installed")
 SANITIZED = os.environ.get("TG_PY_SANITIZED") == "1"
+
+# scripts/check_wheel.sh runs the suite against an installed wheel: make
+# sure that is the copy imported, not a source tree's
+if os.environ.get("TG_TEST_PACKAGE_DIR"):
+    _imported = os.path.dirname(os.path.abspath(tg.__file__))
+    assert _imported == os.path.abspath(os.environ["TG_TEST_PACKAGE_DIR"]), (
+        f"the tests import tensorgraph from {_imported}, not the installed "
+        f"{os.environ['TG_TEST_PACKAGE_DIR']}")
 
 
 @pytest.fixture(autouse=True)

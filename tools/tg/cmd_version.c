@@ -34,9 +34,7 @@ int tg_cmd_version(int argc, char **argv)
     printf("tensorgraph %s\n", TG_VERSION);
     if (!verbose)
         return 0;
-    printf("kernels: %s (TG_CPU lowers it), threads: %d\n", tg_kernels_isa(),
-           tg_get_num_threads());
-    printf("blas: %s\n", tg_kernels_blas());
+    printf("%s\nthreads: %d\n", tg_kernels_report(), tg_get_num_threads());
     printf("float32 GEMM per shape (measured at first use; TG_GEMM=builtin|blas forces):\n");
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         printf("  %-16s %c%c %4lld x %4lld x %4lld: %s\n", shapes[i].name,

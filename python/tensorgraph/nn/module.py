@@ -28,6 +28,14 @@ class Module:
         out = self.forward(*args, **kwargs)
         if not self._forward_hooks:  # the common case: no loop, no iterator
             return out
+        return self._run_forward_hooks(args, out)
+
+    def _call_with_forward(self, forward, *args, **kwargs):
+        """__call__ with another forward (tg.function's converted one)"""
+        out = forward(*args, **kwargs)
+        return self._run_forward_hooks(args, out) if self._forward_hooks else out
+
+    def _run_forward_hooks(self, args, out):
         for hook in self._forward_hooks.values():
             r = hook(self, args, out)
             if r is not None:

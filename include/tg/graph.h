@@ -119,6 +119,37 @@ tg_status tg_graph_dump(const tg_graph *g, FILE *f);
  * constants drawn differently, control edges dashed */
 tg_status tg_graph_to_dot(const tg_graph *g, const char *path);
 
+/* The graph explorer: ONE self-contained HTML page (scripts, styles and
+ * data inside it; nothing is fetched when it is opened) drawing g with a
+ * layered layout, pan, zoom and search; forward, backward and update
+ * nodes coloured apart; fused regions and nested graphs as collapsible
+ * clusters; a switch between optimization levels 0, 1 and 2 (the graph
+ * each level's plan runs, and what each pass did); a side panel per node
+ * (op, inputs and outputs with dtypes and shapes, attributes, its time in
+ * the profile); the memory plan as buffers over time, with the naive and
+ * planned peaks; and the profile as one timeline per thread.
+ * The levels and the memory plan are those of a session over g for the
+ * signature in opts, as tg_session_optimized_graph takes it; with no
+ * feeds every placeholder is fed, with neither fetches nor targets every
+ * value no node reads is fetched and every assign nobody reads is a
+ * target. Unknown dims (-1) need feed_tensors for their sizes; without
+ * them the page draws g as built and says why the levels are missing.
+ * profile: a Chrome trace written by tg_session_trace_end (tg train
+ * --profile), or NULL. The file is replaced atomically. opts may be NULL. */
+typedef struct tg_html_options {
+    const char *title; /* the page's heading; NULL: the graph's name */
+    int n_feeds;
+    tg_tensor *const *feeds;        /* placeholders (symbolic) */
+    tg_tensor *const *feed_tensors; /* concrete tensors giving their shapes, or NULL */
+    int n_fetches;
+    tg_tensor *const *fetches;
+    int n_targets;
+    tg_tensor *const *targets;
+    const char *profile;
+    int level; /* the level shown first: 0, 1 or 2 */
+} tg_html_options;
+tg_status tg_graph_to_html(tg_graph *g, const char *path, const tg_html_options *opts);
+
 /* ---- symbolic gradients ------------------------------------------------------------
  * Appends to g the backward nodes of sum_i(ys[i] . grad_ys[i]) with
  * respect to xs and writes symbolic tensors for the gradients to dxs

@@ -120,6 +120,48 @@ static PyObject *graph_to_dot(PyObject *s, PyObject *const *args, Py_ssize_t n)
     }
     return graph_text(g, true);
 }
+/* to_html(path, *, title=None, profile=None, level=0): the explorer page
+ * (tg_graph_to_html) for the traced signature: every placeholder fed,
+ * every value nothing reads fetched */
+static PyObject *graph_to_html(PyObject *s, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"path", "title", "profile", "level", NULL};
+    PyObject *path_obj, *profile_obj = Py_None, *path = NULL, *profile = NULL;
+    const char *title = NULL;
+    int level = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$zOi:to_html", names, &path_obj, &title,
+                                     &profile_obj, &level))
+        return NULL;
+    if (!(path = PyOS_FSPath(path_obj)) || !PyUnicode_Check(path) ||
+        (profile_obj != Py_None && (!(profile = PyOS_FSPath(profile_obj)) ||
+                                    !PyUnicode_Check(profile)))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "to_html: path and profile must be str or "
+                                             "os.PathLike of str");
+        Py_XDECREF(path);
+        Py_XDECREF(profile);
+        return NULL;
+    }
+    if (level < 0 || level > 2) {
+        Py_DECREF(path);
+        Py_XDECREF(profile);
+        return PyErr_Format(PyExc_ValueError, "to_html: level must be 0, 1 or 2, got %d",
+                            level);
+    }
+    tg_html_options o = {.title = title, .level = level,
+                         .profile = profile ? PyUnicode_AsUTF8(profile) : NULL};
+    const char *p = PyUnicode_AsUTF8(path);
+    tg_status st = p && (!profile || o.profile) ? tg_graph_to_html(((GraphObject *)s)->g, p, &o)
+                                                : TG_ERR_ARG;
+    Py_DECREF(path);
+    Py_XDECREF(profile);
+    if (PyErr_Occurred())
+        return NULL;
+    if (st != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
 static PyObject *graph_dump(PyObject *s, PyObject *u) { (void)u; return graph_text(((GraphObject *)s)->g, false); }
 static PyObject *graph_num_nodes(PyObject *s, void *c) { (void)c; return PyLong_FromLong(tg_graph_num_nodes(((GraphObject *)s)->g)); }
 static PyObject *graph_verify(PyObject *s, PyObject *u)
@@ -133,6 +175,8 @@ static PyObject *graph_verify(PyObject *s, PyObject *u)
 static PyMethodDef graph_methods[] = {
     {"to_dot", (PyCFunction)(void (*)(void))graph_to_dot, METH_FASTCALL,
      "to_dot(path=None): Graphviz text (written to path when given)"},
+    {"to_html", (PyCFunction)(void (*)(void))graph_to_html, METH_VARARGS | METH_KEYWORDS,
+     "to_html(path, *, title=None, profile=None, level=0): the graph explorer page"},
     {"dump", graph_dump, METH_NOARGS, "one line per node"},
     {"verify", graph_verify, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};

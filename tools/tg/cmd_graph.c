@@ -17,6 +17,7 @@ static const char usage[] =
     "       tg graph lenet [--opt 0|1|2] --memory [--json]\n"
     "       tg graph lenet [--opt 0|1|2] [--backward] --passes [--json]\n"
     "       tg graph lenet --devices N [--backward] [--format dot|svg|png] [-o FILE]\n"
+    "       tg graph lenet [--opt 0|1|2] [--backward] --html FILE [--profile TRACE.json]\n"
     "       (each with [--batch B|-1] [--optimizer sgd|adam|adamw|adadelta] [--lr X])\n"
     "Builds LeNet-5's forward graph (with --backward, --memory or --passes:\n"
     "the whole training step: forward, gradients and the optimizer's update\n"
@@ -27,10 +28,14 @@ static const char usage[] =
     "checks that one training step gives the same results as at level 0.\n"
     "With --devices N: the run placed over cpu:0..cpu:N-1 by the session's\n"
     "cost model and partitioned, one cluster per device, each Send joined to\n"
-    "its Recv.";
+    "its Recv.\n"
+    "--html writes the graph explorer: one self-contained page with the graph\n"
+    "at levels 0, 1 and 2 (--opt: the one shown first), what each pass did,\n"
+    "the memory plan and, with --profile, the Chrome trace tg train --profile\n"
+    "wrote (open it in a browser; nothing is fetched).";
 
 typedef struct graph_opts {
-    const char *format, *out, *optimizer;
+    const char *format, *out, *optimizer, *html, *profile;
     double lr;
     int batch, level, devices;
     bool backward, memory, json, passes;
@@ -206,6 +211,25 @@ static int set_level(lenet_graph *lg, int level)
     return 0;
 }
 
+/* the explorer page of the drawn graph (the training step with
+ * --backward), for the signature tg train runs */
+static int write_html(lenet_graph *lg, const graph_opts *o)
+{
+    tg_tensor *feeds[2] = {lg->x, lg->y};
+    tg_html_options h = {.title = o->backward ? "LeNet-5 training step" : "LeNet-5 forward",
+                         .n_feeds = o->backward ? 2 : 1, .feeds = feeds,
+                         .n_fetches = 1, .fetches = o->backward ? &lg->loss : &lg->logits,
+                         .n_targets = o->backward ? lg->n_params : 0, .targets = lg->updates,
+                         .profile = o->profile, .level = o->level};
+    if (tg_graph_to_html(lg->graph, o->html, &h) != TG_OK) {
+        fprintf(stderr, "tg: %s\n", tg_last_error());
+        return 1;
+    }
+    printf("wrote %s (%d nodes as built%s)\n", o->html, tg_graph_num_nodes(lg->graph),
+           o->profile ? ", with the profile" : "");
+    return 0;
+}
+
 /* the model's parameters and the optimizer's state (buffers, step
  * counts), copied aside */
 static tg_state_dict *snapshot(tg_module *model, tg_optimizer *opt)
@@ -342,6 +366,9 @@ static int parse(int argc, char **argv, graph_opts *o)
         {"lr", OPT_DOUBLE, &o->lr, "its learning rate (default 0.02)"},
         {"devices", OPT_INT, &o->devices, "draw the run partitioned over N virtual CPU devices "
                                           "(placed by the session's cost model)"},
+        {"html", OPT_STRING, &o->html, "write the graph explorer page to FILE"},
+        {"profile", OPT_STRING, &o->profile, "with --html: a Chrome trace (tg train --profile) "
+                                             "to show"},
     };
     /* accept the short -o as --o */
     for (int i = 1; i < argc; i++)
@@ -393,7 +420,18 @@ static int parse(int argc, char **argv, graph_opts *o)
         fprintf(stderr, "tg: --lr must be > 0, got %g\n", o->lr);
         return 1;
     }
-    if (!o->memory && !o->passes && !path_check_output("-o", o->out))
+    if (o->html && (o->memory || o->passes)) {
+        fprintf(stderr, "tg: --html cannot go with --%s\n", o->memory ? "memory" : "passes");
+        return 1;
+    }
+    if (o->profile && !o->html) {
+        fprintf(stderr, "tg: --profile goes with --html (it is shown on the page)\n");
+        return 1;
+    }
+    const path_role files[] = {{"--profile", o->profile, false}, {"--html", o->html, true}};
+    if (o->html && (!path_check_output("--html", o->html) || !path_check_distinct(2, files)))
+        return 1;
+    if (!o->html && !o->memory && !o->passes && !path_check_output("-o", o->out))
         return 1;
     return -1;
 }
@@ -409,6 +447,7 @@ int tg_cmd_graph(int argc, char **argv)
     tg_optimizer *opt = model ? lenet_optimizer(o.optimizer, model, o.lr, 0.9) : NULL;
     lenet_graph lg;
     bool step = o.backward || o.memory || o.passes;
+    o.backward = step; /* what --html draws */
     r = 1;
     if (!opt)
         fprintf(stderr, "tg: %s\n", tg_last_error());
@@ -419,6 +458,7 @@ int tg_cmd_graph(int argc, char **argv)
         if (!r)
             r = o.passes    ? report_passes(&lg, model, opt, &o)
                 : o.memory  ? report_memory(&lg, &o)
+                : o.html    ? write_html(&lg, &o)
                 : o.devices ? write_partitions(&lg, &o)
                             : write_picture(&lg, &o);
         lenet_graph_free(&lg);

@@ -1,6 +1,7 @@
 /* tg inspect MODEL.onnx: what an ONNX model holds (opset, producer, inputs
  * and outputs with shapes, an op histogram, the parameter count) and, with
- * --dot, a Graphviz picture of the graph tensorgraph builds from it. */
+ * --dot, a Graphviz picture of the graph tensorgraph builds from it, with
+ * --html the graph explorer page of that graph. */
 #include "args.h"
 #include "commands.h"
 #include "paths.h"
@@ -11,10 +12,12 @@
 #include <string.h>
 
 #define INSPECT_USAGE                                                               \
-    "usage: tg inspect MODEL.onnx [--dot FILE] [--dims NAME=VALUE,...]\n"            \
+    "usage: tg inspect MODEL.onnx [--dot FILE] [--html FILE] [--dims NAME=VALUE,...]\n" \
     "Prints the model's opset, inputs and outputs (symbolic dims by name), an op\n"  \
     "histogram and the parameter count. --dot builds the model as a static graph\n" \
-    "(symbolic dims from --dims, else 1) and writes it in Graphviz format."
+    "(symbolic dims from --dims, else 1) and writes it in Graphviz format; --html\n" \
+    "writes the graph explorer page of it (one self-contained file: the graph at\n"  \
+    "optimization levels 0, 1 and 2, what each pass did, the memory plan)."
 
 static void print_value(const tg_onnx_value_info *v)
 {
@@ -64,8 +67,10 @@ static void histogram(const tg_onnx_model *m)
     free(rows);
 }
 
-/* the model as a static graph, symbolic dims from dims ("N=1,T=4") or 1 */
-static int write_dot(const tg_onnx_model *m, const char *dims, const char *path)
+/* the model as a static graph, symbolic dims from dims ("N=1,T=4") or 1,
+ * written as DOT and/or as the explorer page */
+static int write_graph(const tg_onnx_model *m, const char *dims, const char *dot,
+                       const char *html, const char *title)
 {
     const char *names[64];
     int64_t values[64];
@@ -98,8 +103,14 @@ static int write_dot(const tg_onnx_model *m, const char *dims, const char *path)
     if (g && tg_graph_begin(g) == TG_OK) {
         tg_onnx_net *net = tg_onnx_build(m, 0, NULL, NULL, &o);
         tg_graph_end();
-        if (net && tg_graph_to_dot(g, path) == TG_OK) {
-            printf("graph: %d nodes written to %s\n", tg_graph_num_nodes(g), path);
+        bool ok = net && (!dot || tg_graph_to_dot(g, dot) == TG_OK) &&
+                  (!html || tg_graph_to_html(g, html, &(tg_html_options){.title = title, .level = 2}) == TG_OK);
+        if (ok) {
+            if (dot)
+                printf("graph: %d nodes written to %s\n", tg_graph_num_nodes(g), dot);
+            if (html)
+                printf("explorer: %d nodes (as built) written to %s\n", tg_graph_num_nodes(g),
+                       html);
             status = 0;
         }
         tg_onnx_net_free(net);
@@ -114,21 +125,24 @@ static int write_dot(const tg_onnx_model *m, const char *dims, const char *path)
 
 int tg_cmd_inspect(int argc, char **argv)
 {
-    const char *dot = NULL, *dims = NULL, *pos[1];
+    const char *dot = NULL, *html = NULL, *dims = NULL, *pos[1];
     int n_pos = 0;
     const opt opts[] = {
         {"dot", OPT_STRING, &dot, "write the built graph as Graphviz DOT to FILE"},
+        {"html", OPT_STRING, &html, "write the graph explorer page (HTML) to FILE"},
         {"dims", OPT_STRING, &dims, "values for symbolic dims, e.g. N=8,T=16"},
     };
-    args_result r = args_parse(INSPECT_USAGE, argc, argv, 1, opts, 2, pos, 1, &n_pos);
+    args_result r = args_parse(INSPECT_USAGE, argc, argv, 1, opts, 3, pos, 1, &n_pos);
     if (r != ARGS_OK)
         return r == ARGS_HELP ? 0 : 1;
     if (n_pos != 1) {
         fprintf(stderr, "tg inspect: expected one MODEL.onnx (see tg inspect --help)\n");
         return 1;
     }
-    const path_role files[] = {{"model", pos[0], false}, {"--dot", dot, true}};
-    if (!path_check_output("--dot", dot) || !path_check_distinct(2, files))
+    const path_role files[] = {{"model", pos[0], false}, {"--dot", dot, true},
+                               {"--html", html, true}};
+    if (!path_check_output("--dot", dot) || !path_check_output("--html", html) ||
+        !path_check_distinct(3, files))
         return 1;
     tg_onnx_model *m = tg_onnx_load(pos[0]);
     if (!m) {
@@ -149,7 +163,7 @@ int tg_cmd_inspect(int argc, char **argv)
     printf("initializers: %d, parameters: %lld (floating-point elements)\n",
            tg_onnx_num_initializers(m), (long long)tg_onnx_num_parameters(m));
     histogram(m);
-    int status = dot ? write_dot(m, dims, dot) : 0;
+    int status = dot || html ? write_graph(m, dims, dot, html, pos[0]) : 0;
     tg_onnx_free(m);
     return status;
 }

@@ -254,6 +254,12 @@ static tg_status make_jobs(tg_session *s, const dplan *p, const tg_run_sig *sig,
 {
     for (int i = 0; i < p->P.n; i++) {
         const tg_partition *q = &p->P.parts[i];
+        char dev[48];
+        if (q->device.rank != tg__rv_rank() && q->n_fetches + q->n_targets > 0)
+            return tg__error(TG_ERR_UNSUPPORTED, "tg_session_run: nodes are placed on %s, a "
+                             "device of another process (this one is rank %d): its partition "
+                             "runs there, through the MPI layer",
+                             tg_device_str(q->device, dev, sizeof dev), tg__rv_rank());
         jobs[i] = (job){.sub = p->subs[i], .part = q, .rv = rv, .step = step, .tid = i,
                         .feeds = malloc(((size_t)q->n_feeds + 1) * sizeof(tg_tensor *)),
                         .results = calloc((size_t)q->n_fetches + 1, sizeof(tg_tensor *))};

@@ -593,6 +593,12 @@ tg_status tg__session_inherit(const tg_session *parent, tg_session *sub)
     return TG_OK;
 }
 
+void tg__session_device_executor(tg_session *s)
+{
+    drop_plans(s);
+    s->executor = (tg_executor_kind)TG__EXECUTOR_DEVICE;
+}
+
 void tg__session_trace_sync(const tg_session *parent, tg_session *sub)
 {
     sub->tracing = parent->tracing;

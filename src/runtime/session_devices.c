@@ -219,23 +219,35 @@ typedef struct job {
     bool started;
 } job;
 
+tg_status tg__device_run(tg_session *sub, tg_device device, tg_rendezvous *rv, int64_t step,
+                         int tid, int n_feeds, tg_tensor *const *feed_values,
+                         tg_tensor *const *feed_tensors, int n_fetches,
+                         tg_tensor *const *fetch_values, tg_tensor **results, int n_targets,
+                         tg_tensor *const *targets)
+{
+    tg_rv_context c = {rv, step, device, tid, NULL};
+    tg__rv_context_set(&c);
+    int old = tg__scope_suspend(); /* the results go to the caller, not a scope */
+    tg_status st = tg_session_run(sub, n_feeds, feed_values, feed_tensors, n_fetches,
+                                  fetch_values, results, n_targets, targets);
+    tg__scope_resume(old);
+    if (st != TG_OK) {
+        char dev[48], msg[1100];
+        snprintf(msg, sizeof msg, "device %s: %s", tg_device_str(device, dev, sizeof dev),
+                 tg_last_error());
+        tg__rv_abort(rv, st, msg);
+    }
+    tg__rv_context_set(NULL);
+    return st;
+}
+
 static void *run_job(void *arg)
 {
     job *j = arg;
-    tg_rv_context c = {j->rv, j->step, j->part->device, j->tid, NULL};
-    tg__rv_context_set(&c);
-    int old = tg__scope_suspend(); /* the results go to the caller, not a scope */
-    j->st = tg_session_run(j->sub, j->part->n_feeds, j->part->feed_vals, j->feeds,
-                           j->part->n_fetches, j->part->fetch_vals, j->results,
-                           j->part->n_targets, j->part->targets);
-    tg__scope_resume(old);
-    if (j->st != TG_OK) {
-        char dev[48], msg[1100];
-        snprintf(msg, sizeof msg, "device %s: %s",
-                 tg_device_str(j->part->device, dev, sizeof dev), tg_last_error());
-        tg__rv_abort(j->rv, j->st, msg);
-    }
-    tg__rv_context_set(NULL);
+    const tg_partition *q = j->part;
+    j->st = tg__device_run(j->sub, q->device, j->rv, j->step, j->tid, q->n_feeds, q->feed_vals,
+                           j->feeds, q->n_fetches, q->fetch_vals, j->results, q->n_targets,
+                           q->targets);
     return NULL;
 }
 

@@ -8,6 +8,7 @@
 #define TG_SESSION_DEVICES_H
 
 #include "runtime/partition.h"
+#include "runtime/rendezvous.h"
 
 /* the device executor (device_exec.c), an executor kind of sessions made
  * for partitions only */
@@ -25,6 +26,20 @@ tg_status tg__devices_run(tg_session *s, tg_dsession **d, const tg_graph *g,
 /* drops the cached partitionings (options changed); keeps the devices */
 void tg__devices_drop(tg_dsession *d);
 void tg__devices_free(tg_dsession *d);
+
+/* Runs one partition on this thread as device `device` of step `step`
+ * (the rendezvous of that step; tid its trace track): what a thread of a
+ * partitioned run does, and what a worker process does with a partition
+ * it was sent. sub is the partition's session, made to use the device
+ * executor (tg__session_inherit, or tg__session_device_executor). A
+ * failure aborts the rendezvous with "device D: <the error>". */
+tg_status tg__device_run(tg_session *sub, tg_device device, tg_rendezvous *rv, int64_t step,
+                         int tid, int n_feeds, tg_tensor *const *feed_values,
+                         tg_tensor *const *feed_tensors, int n_fetches,
+                         tg_tensor *const *fetch_values, tg_tensor **results, int n_targets,
+                         tg_tensor *const *targets);
+/* a session (of a partition) that runs its plans with the device executor */
+void tg__session_device_executor(tg_session *s);
 
 /* session.c, for partitions' sessions */
 tg_status tg__session_inherit(const tg_session *parent, tg_session *sub);

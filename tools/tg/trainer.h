@@ -17,7 +17,7 @@ typedef struct train_opts {
     int devices; /* graph mode: virtual CPU devices each step is spread over */
     int bucket_kb;      /* --distributed: gradient buckets of this many KiB */
     double lr, momentum;
-    bool json, quiet, distributed;
+    bool json, quiet, distributed, model_parallel;
 } train_opts;
 
 /* What a training step needs in either mode. Eager: the optimizer runs

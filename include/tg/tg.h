@@ -9,6 +9,7 @@
 #include "tg/graph.h"
 #include "tg/control.h"
 #include "tg/runtime.h"
+#include "tg/device.h"
 #include "tg/nn.h"
 #include "tg/data.h"
 #include "tg/io.h"

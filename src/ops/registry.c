@@ -23,6 +23,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_dynamic, /* unknown dims: expand_as, count_scale */
     tg_ops_random,  /* random ops as graph nodes (graph/random.c) */
     tg_ops_control, /* cond, while_loop (control/ops.c) */
+    tg_ops_sendrecv, /* the ends of cross-device edges (partitioned runs) */
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -9,6 +9,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 pydir=$(cd "$(dirname "$tg")" && pwd)/python
 bash "$here/mpirun2.sh" "$with_mpi" "$mpiexec" true >/dev/null || exit 77
+if [ -n "${TG_DIST_SANITIZED:-}" ]; then
+    echo "skipped: Python under mpirun would need the ASan runtime preloaded"
+    exit 77
+fi
 [ -d "$pydir/tensorgraph" ] || { echo "skipped: the Python package was not built"; exit 77; }
 py=/usr/bin/python3
 [ -x $py ] || py=python3

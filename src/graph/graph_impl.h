@@ -20,6 +20,7 @@ typedef struct tg_gnode {
     tg_gnode_kind kind;
     const tg_op_def *op; /* TG_GNODE_OP only; the registry's definition */
     char *name;          /* unique in the graph; owned */
+    char *loc;           /* source location ("file.py:12"), or NULL; owned */
     tg_attr *attrs;      /* deep copy (tg_attrs_copy); tensor and graph
                           * attributes hold a reference */
     int n_attrs;

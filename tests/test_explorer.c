@@ -229,6 +229,69 @@ static void test_errors(void)
     tg_scope_end();
 }
 
+/* forward, backward (what tg_graph_gradients made, and what is computed
+ * from it) and update nodes are classed apart, at every level */
+static const char *class_of(const tg_json *lvl, const char *op)
+{
+    const tg_json *g = lvl ? tg_json_get(lvl, "graph") : NULL;
+    const tg_json *nodes = g ? tg_json_get(g, "nodes") : NULL;
+    for (int i = 0; nodes && i < nodes->n; i++) {
+        const tg_json *o = tg_json_get(&nodes->items[i], "op"),
+                      *c = tg_json_get(&nodes->items[i], "cls");
+        if (!strcmp(o->str, op))
+            return c ? c->str : "";
+    }
+    return NULL;
+}
+
+static void test_node_classes(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("step");
+    tg_graph_begin(g);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){4, 3});
+    tg_tensor *w = tg_variable(g, "w", tg_ones(TG_FLOAT32, 1, (int64_t[]){3}));
+    tg_tensor *loss = tg_sum(tg_tanh(tg_mul(x, w)), 0, NULL, false);
+    tg_tensor *dw = NULL;
+    CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, 1, &w, &dw));
+    tg_tensor *update = tg_assign_sub(w, dw, 0.1);
+    tg_graph_end();
+    const char *out = path_in("step.html");
+    CHECK_OK(tg_graph_to_html(g, out, &(tg_html_options){.n_feeds = 1, .feeds = &x,
+                                                         .n_fetches = 1, .fetches = &loss,
+                                                         .n_targets = 1, .targets = &update}));
+    char *page = slurp(out);
+    tg_json *data = page_data(page);
+    for (int lv = 0; lv < 3; lv++) {
+        const char *t = class_of(level(data, lv), lv < 2 ? "tanh" : "fused_elementwise"),
+                   *a = class_of(level(data, lv), "assign_sub");
+        CHECK(t && !strcmp(t, "fwd")); /* level 2: tanh fused with the product */
+        CHECK(a && !strcmp(a, "upd"));
+    }
+    /* level 2 fuses the backward's elementwise ops, whose only backward
+     * input was the seed (a constant): the fused node is backward still */
+    const tg_json *n2 = tg_json_get(tg_json_get(level(data, 2), "graph"), "nodes");
+    int fused_bwd = 0;
+    for (int i = 0; n2 && i < n2->n; i++) {
+        const tg_json *o = tg_json_get(&n2->items[i], "op"), *c = tg_json_get(&n2->items[i], "cls");
+        fused_bwd += !strcmp(o->str, "fused_elementwise") && c && !strcmp(c->str, "bwd");
+    }
+    CHECK(fused_bwd == 1);
+    const char *m = class_of(level(data, 0), "mul"); /* the forward product comes first */
+    CHECK(m && !strcmp(m, "fwd"));
+    int bwd = 0;
+    const tg_json *nodes = tg_json_get(tg_json_get(level(data, 0), "graph"), "nodes");
+    for (int i = 0; nodes && i < nodes->n; i++) {
+        const tg_json *c = tg_json_get(&nodes->items[i], "cls");
+        bwd += c && !strcmp(c->str, "bwd");
+    }
+    CHECK(bwd >= 2); /* tanh's derivative and the product with x at least */
+    tg_json_free(data);
+    free(page);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 static int hook_calls;
 static const char *where_from(void *user)
 {
@@ -421,6 +484,7 @@ int main(void)
     RUN(test_unknown_dims);
     RUN(test_errors);
     RUN(test_source_locations);
+    RUN(test_node_classes);
     if ((browser = chromium())) {
         RUN(test_in_browser);
         RUN(test_nested_cluster_in_browser);

@@ -187,6 +187,14 @@ static bool room(bool grown)
 /* the thread's source-location hook (tg_graph_set_location_hook) */
 static _Thread_local tg_graph_location_fn where_fn;
 static _Thread_local void *where_user;
+static _Thread_local bool marking_backward;
+
+bool tg__graph_mark_backward(bool on)
+{
+    bool old = marking_backward;
+    marking_backward = on;
+    return old;
+}
 
 void tg_graph_set_location_hook(tg_graph_location_fn fn, void *user)
 {
@@ -215,6 +223,7 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
     tg_gnode *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof *n);
     n->kind = kind;
+    n->backward = marking_backward;
     n->n_in = n_in;
     n->n_out = n_out;
     n->name = name ? strdup(name) : unique_name(g, base);

@@ -194,6 +194,7 @@ int tg__rw_copy(tg_rw *r, int sid)
     }
     if (!n->loc)
         d->loc = NULL;
+    d->backward = n->backward;
     r->nmap[sid] = id;
     for (int o = 0; o < n->n_out; o++)
         r->vmap[n->out[o]] = r->dst->nodes[id].out[o];

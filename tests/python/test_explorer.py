@@ -37,6 +37,8 @@ def test_to_html_writes_every_level(tmp_path):
     assert [lv["level"] for lv in data["levels"]] == [0, 1, 2]
     assert len(data["levels"][0]["graph"]["nodes"]) == f.graph.num_nodes
     assert all("error" not in lv and lv["memory"]["naive"] > 0 for lv in data["levels"])
+    classes = {n["name"]: n.get("cls") for n in data["levels"][0]["graph"]["nodes"]}
+    assert classes["softmax"] == "fwd" and classes["relu_grad"] == "bwd"  # the backward built for grad
     ops = {n["op"] for n in data["levels"][2]["graph"]["nodes"]}
     assert "fused_epilogue" in ops  # linear + relu fused at level 2
 

@@ -7,8 +7,9 @@
  * Node classes. Backward nodes are those tg_graph_gradients made and the
  * op nodes computed from them (the optimizer's arithmetic on gradients,
  * and the nodes passes made of backward ones: a fused node reading a
- * gradient); nodes writing state (assign, fused_update) are updates; every
- * other op node is forward. */
+ * gradient); nodes writing state (assign, fused_update) are updates, and
+ * so, when the plan has such targets, are the other nodes only they need
+ * (a step counter); every other op node is forward. */
 #include "explorer/explorer.h"
 #include "io/json.h"
 #include "graph/graph_json.h"
@@ -117,9 +118,27 @@ static void steps_of(const tg_plan *p, int *step)
         step[p->steps[k]] = k;
 }
 
+/* per node of the plan's graph: do the fetched values need it (data
+ * edges)? NULL when out of memory (then every node counts as needed) */
+static bool *needed_by_fetches(const tg_plan *p)
+{
+    const tg_graph *g = p->g;
+    bool *need = calloc((size_t)g->n_nodes + 1, 1);
+    for (int i = 0; need && i < p->key.n_fetches; i++)
+        if (p->run_fetches[i] >= 0)
+            need[g->values[p->run_fetches[i]].node] = true;
+    /* ids are a topological order of the data edges: one sweep backwards */
+    for (int id = g->n_nodes - 1; need && id >= 0; id--)
+        for (int i = 0; need[id] && i < g->nodes[id].n_in; i++)
+            need[g->values[g->nodes[id].in[i]].node] = true;
+    return need;
+}
+
 /* per op node its class; ids are a topological order of the data edges,
- * so a node's inputs are classed before it */
-static void classify(const tg_graph *g, const char **cls)
+ * so a node's inputs are classed before it. needed (NULL: all): the nodes
+ * the fetched values need; a forward-looking node only the updates need
+ * (a step counter, a learning-rate schedule) is part of the update. */
+static void classify(const tg_graph *g, const bool *needed, const char **cls)
 {
     for (int id = 0; id < g->n_nodes; id++) {
         const tg_gnode *n = &g->nodes[id];
@@ -131,7 +150,7 @@ static void classify(const tg_graph *g, const char **cls)
             const char *c = cls[g->values[n->in[i]].node];
             bwd = c && !strcmp(c, "bwd");
         }
-        cls[id] = side_effects(n) ? "upd" : bwd ? "bwd" : "fwd";
+        cls[id] = side_effects(n) ? "upd" : bwd ? "bwd" : needed && !needed[id] ? "upd" : "fwd";
     }
 }
 
@@ -144,7 +163,9 @@ static void put_plan(tg_strbuf *b, const tg_plan *p)
         b->failed = true;
     } else {
         steps_of(p, step);
-        classify(p->g, cls);
+        bool *needed = p->key.n_targets ? needed_by_fetches(p) : NULL;
+        classify(p->g, needed, cls);
+        free(needed);
         tg__strbuf_puts(b, ",\"graph\":");
         tg__graph_json(b, p->g, &(tg_graph_json_plan){cls, step});
         put_passes(b, p);
@@ -162,7 +183,7 @@ static void put_unplanned(tg_strbuf *b, const tg_graph *g)
         b->failed = true;
         return;
     }
-    classify(g, cls);
+    classify(g, NULL, cls);
     tg__strbuf_puts(b, ",\"graph\":");
     tg__graph_json(b, g, &(tg_graph_json_plan){cls, NULL});
     free(cls);

@@ -8,9 +8,9 @@
 static const tg_command commands[] = {
     {"bench", "micro-benchmarks (JSON lines): tg bench dispatch", tg_cmd_bench},
     {"data", "datasets: tg data mnist [--dir DIR] fetches and verifies MNIST", tg_cmd_data},
-    {"graph", "LeNet-5 as a static graph: tg graph lenet [--backward] --format dot|svg|png -o FILE; --memory", tg_cmd_graph},
+    {"graph", "LeNet-5 as a static graph: tg graph lenet [--backward] --format dot|svg|png -o FILE; --memory; --html FILE (the explorer page)", tg_cmd_graph},
     {"eval", "test accuracy of a checkpoint: tg eval lenet|lenet-bn --load PATH", tg_cmd_eval},
-    {"inspect", "describe an ONNX model: tg inspect MODEL.onnx [--dot FILE]", tg_cmd_inspect},
+    {"inspect", "describe an ONNX model: tg inspect MODEL.onnx [--dot FILE] [--html FILE]", tg_cmd_inspect},
     {"run", "run an ONNX model: tg run MODEL.onnx --input IN --output OUT [--grad G]", tg_cmd_run},
     {"train", "train a model: tg train lenet|lenet-bn [--epochs N --batch B --mode eager|graph ...]", tg_cmd_train},
     {"version", "print the version (--verbose: how the kernels run here)", tg_cmd_version},

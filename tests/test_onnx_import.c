@@ -87,8 +87,9 @@ out:
 
 static void test_fixtures(void)
 {
-    static const char *const names[] = {"mlp", "softmax11", "shape_chain", "opset11_forms"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const names[] = {"mlp", "softmax11", "shape_chain", "opset11_forms",
+                                        "opset9_forms", "bn7_spatial0"};
+    for (int i = 0; i < 6; i++) {
         check_fixture(names[i], TG_ONNX_EAGER, 1e-5);
         check_fixture(names[i], TG_ONNX_GRAPH, 1e-5);
     }
@@ -352,6 +353,9 @@ static void test_unsupported(void)
                 "LayerNormalization (not in opset 16) (node 'ln')");
     CHECK_ERROR(tg_onnx_load(path_of("bad_opset18.onnx")), TG_ERR_UNSUPPORTED,
                 "opset 18; tensorgraph imports opsets up to 17");
+    /* versions older than the one in effect at opset 7 */
+    CHECK_ERROR(tg_onnx_load(path_of("bad_add6.onnx")), TG_ERR_UNSUPPORTED,
+                "Add-6 (the version in opset 6; tensorgraph implements Add from version 7)");
 }
 
 /* structurally valid files with nonsense in them: load or run fails with
@@ -365,6 +369,7 @@ static void test_hostile(void)
         {"bad_dup_output", "the value 'y' is defined twice", TG_ERR_IO, true},
         {"bad_no_output", "graph output 'y' is not produced", TG_ERR_IO, true},
         {"bad_no_opset", "no version of the default (ai.onnx) operator set", TG_ERR_IO, true},
+        {"bad_slice1_inputs", "node 'y' (Slice-1) has 2 inputs; version 1 takes only 1", TG_ERR_IO, true},
         {"bad_attr_type", "node 'lr' (LeakyRelu): attribute 'alpha' should be FLOAT, got INTS", TG_ERR_IO, false},
         {"bad_attr_float", "attribute 'axis' should be INT, got FLOAT", TG_ERR_IO, false},
         {"bad_axis", "node 'sm' (Softmax): axis 7 is out of range for rank 2", TG_ERR_IO, false},

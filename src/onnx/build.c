@@ -362,16 +362,21 @@ static tg_status build_node(build_state *b, const mnode *mn)
             all_known = false;
     }
     c.folding = all_known;
-    if ((all_known || !b->g) && sizes_ok(mn, &c) != TG_OK)
-        return node_error(n, tg_last_status());
+    tg_scope_begin(); /* owns the attributes of older versions made inputs */
+    tg_status s = onnx_lift_attributes(&c);
+    if (s == TG_OK && (all_known || !b->g))
+        s = sizes_ok(mn, &c);
+    if (s != TG_OK) {
+        tg_scope_end();
+        return node_error(n, s);
+    }
     int first_node = b->g ? b->g->n_nodes : 0;
     int old_floor = 0;
-    tg_scope_begin();
     if (all_known) {
         old_floor = tg__graph_suspend();
         tg_no_grad_begin();
     }
-    tg_status s = mn->entry->import(&c);
+    s = mn->entry->import(&c);
     for (int j = 0; s == TG_OK && j < c.n_out; j++)
         if (mn->out[j] >= 0 && !c.out[j])
             s = tg__error_is_set() ? tg_last_status()

@@ -220,6 +220,10 @@ static tg_status check_nodes(tg_onnx_model *m)
             ni--;
         while (no && !nz(n->output[no - 1])[0])
             no--;
+        int eff;
+        if (onnx_check_version_inputs(n, m->nodes[i].version, (int)ni, &eff) != TG_OK)
+            return tg_last_status();
+        ni = (size_t)eff;
         if ((int)ni < e->min_in || (int)n->n_input > ONNX_MAX_IO ||
             (e->max_in >= 0 && (int)ni > e->max_in))
         {

@@ -39,10 +39,7 @@ tg_status onnx_err(const onnx_ictx *c, tg_status s, const char *fmt, ...)
 
 const onnx_attribute *onnx_attr(const onnx_ictx *c, const char *name)
 {
-    for (size_t i = 0; i < c->node->n_attribute; i++)
-        if (c->node->attribute[i].name && !strcmp(c->node->attribute[i].name, name))
-            return &c->node->attribute[i];
-    return NULL;
+    return onnx_attr_in(c->node, name);
 }
 
 /* attribute a has type `want` (producers that omit the type field are
@@ -320,11 +317,11 @@ static void make_direct(void)
         const tg_op_def *op = tg_op_at(i);
         if (!op->onnx.op || table_lookup(op->onnx.op) || direct_op(op->onnx.op) != op)
             continue;
-        direct[n++] = (onnx_op_entry){.op_type = op->onnx.op,
-                                      .versions = {(int8_t)op->onnx.opset},
-                                      .min_in = op->n_in, .max_in = op->n_in,
-                                      .min_out = op->n_out, .max_out = op->n_out,
-                                      .import = m_direct};
+        direct[n] = (onnx_op_entry){.op_type = op->onnx.op,
+                                    .min_in = op->n_in, .max_in = op->n_in,
+                                    .min_out = op->n_out, .max_out = op->n_out,
+                                    .import = m_direct};
+        onnx_direct_versions(op->onnx.op, op->onnx.opset, direct[n++].versions);
     }
 }
 
@@ -340,14 +337,3 @@ const onnx_op_entry *onnx_op_lookup(const char *op_type)
             return e;
     return NULL;
 }
-
-int onnx_op_version(const onnx_op_entry *e, int64_t opset)
-{
-    int v = 0;
-    for (int i = 0; i < 8 && e->versions[i]; i++)
-        if (e->versions[i] <= opset)
-            v = e->versions[i];
-    return v;
-}
-
-int onnx_op_min_version(const onnx_op_entry *e) { return onnx_op_version(e, ONNX_MIN_OPSET); }

@@ -8,7 +8,7 @@
 #include "tg/onnx.h"
 #include "tg/tg.h"
 
-#define ONNX_MIN_OPSET 11
+#define ONNX_MIN_OPSET 7 /* the oldest opset whose op versions are imported */
 #define ONNX_MAX_OPSET 17
 #define ONNX_MAX_IO 64 /* inputs or outputs of one node (Concat, Sum, ...) */
 /* the most elements one imported value may have (1 GiB of float32): a
@@ -72,8 +72,20 @@ extern const onnx_op_entry onnx_ops_index[]; /* ops_index.c: ScatterElements, Ga
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */
 int onnx_op_version(const onnx_op_entry *e, int64_t opset);
-/* the oldest version tensorgraph implements (the one in effect at 11) */
+/* the oldest version tensorgraph implements (the one in effect at opset 7) */
 int onnx_op_min_version(const onnx_op_entry *e);
+/* versions.c: node n at `version` with n_inputs inputs; older versions
+ * take some inputs as attributes: *effective counts those given, for the
+ * arity check. TG_ERR_IO when the node has inputs its version lacks. */
+tg_status onnx_check_version_inputs(const onnx_node *n, int version, int n_inputs,
+                                    int *effective);
+/* the attributes older versions take in place of inputs, made known
+ * constant inputs of c (scope-owned) before the mapping runs */
+tg_status onnx_lift_attributes(onnx_ictx *c);
+const onnx_attribute *onnx_attr_in(const onnx_node *n, const char *name);
+/* the versions of an op mapped one to one onto an op definition whose
+ * ONNX operator is at version `newest` */
+void onnx_direct_versions(const char *op_type, int newest, int8_t versions[8]);
 
 /* ---- errors: "ONNX node 'name' (Op): ..." ------------------------------------ */
 tg_status onnx_err(const onnx_ictx *c, tg_status s, const char *fmt, ...)

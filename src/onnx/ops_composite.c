@@ -294,9 +294,22 @@ static tg_status n_mvn(onnx_ictx *c)
     return done(c, tg_div(tg_sub(x, mean), sd));
 }
 
+/* Upsample-7/9 (and the deprecated 10) compute what Resize-10 does: X and
+ * scales (Upsample-7's attribute arrives as input 1, versions.c),
+ * asymmetric coordinates, nearest rounding down */
+static tg_status n_upsample(onnx_ictx *c)
+{
+    int version = c->version;
+    c->version = 10;
+    tg_status s = n_resize(c);
+    c->version = version;
+    return s;
+}
+
 const onnx_op_entry onnx_ops_composite[] = {
     {"InstanceNormalization", {1, 6}, 3, 3, 1, 1, n_instance_norm, 0},
     {"Resize", {10, 11, 13}, 1, 4, 1, 1, n_resize, 0},
+    {"Upsample", {1, 7, 9, 10}, 2, 2, 1, 1, n_upsample, 0},
     {"Einsum", {12}, 1, ONNX_MAX_IO, 1, 1, n_einsum, 0},
     {"PRelu", {1, 6, 7, 9, 16}, 2, 2, 1, 1, n_prelu, 0},
     {"Hardmax", {1, 11, 13}, 1, 1, 1, 1, n_hardmax, 0},

@@ -177,6 +177,8 @@ static tg_status x_one_hot(onnx_ictx *c)
 
 const onnx_op_entry onnx_ops_index[] = {
     {"ScatterElements", {11, 13, 16}, 3, 3, 1, 1, x_scatter_elements, 0},
+    /* Scatter-9/11: ScatterElements under its older name (deprecated at 11) */
+    {"Scatter", {9, 11}, 3, 3, 1, 1, x_scatter_elements, 0},
     {"GatherND", {11, 12, 13}, 2, 2, 1, 1, x_gather_nd, 0},
     {"OneHot", {9, 11}, 3, 3, 1, 1, x_one_hot, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},

@@ -585,17 +585,27 @@ static tg_status n_batchnorm(onnx_ictx *c)
     if (!var)
         return tg_last_status();
     double eps, momentum;
-    int64_t training = 0;
+    int64_t training = 0, spatial = 1;
     tg_status s = oa_float(c, "epsilon", 1e-5, &eps);
     if (s == TG_OK)
         s = oa_float(c, "momentum", 0.9, &momentum);
     if (s == TG_OK && c->version >= 14)
         s = oa_int(c, "training_mode", 0, &training);
+    if (s == TG_OK && c->version == 7) /* spatial = 0: statistics per [C, D1, ...] */
+        s = oa_int(c, "spatial", 1, &spatial);
     if (s != TG_OK)
         return s;
+    if (c->version < 14) /* before training_mode, training is asking for the statistics */
+        training = wants(c, 1) || wants(c, 2) || wants(c, 3) || wants(c, 4);
     int r = tg_ndim(x);
     if (r < 2)
         return onnx_err(c, TG_ERR_SHAPE, "X should be [N, C, ...], has rank %d", r);
+    if (!spatial && !training) { /* the statistics broadcast over N as they are */
+        tg_tensor *y = tg_mul(tg_sub(x, mean), tg_mul(tg_rsqrt(tg_add_scalar(var, eps)), scale));
+        return done(c, 0, tg_add(y, b));
+    }
+    if (!spatial)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "training with spatial = 0 is not supported");
     if (!training) {
         if (c->n_out > 1 && (wants(c, 1) || wants(c, 2)))
             return onnx_err(c, TG_ERR_IO, "outputs mean and var exist in training mode only");
@@ -679,9 +689,7 @@ static tg_status n_dropout(onnx_ictx *c)
         return tg_last_status();
     double ratio = 0.5, tm = 0;
     tg_status s = TG_OK;
-    if (c->version < 12)
-        s = oa_float(c, "ratio", 0.5, &ratio);
-    else if (c->n_in > 1 && c->in[1])
+    if (c->n_in > 1 && c->in[1]) /* Dropout-7/10's attribute too (versions.c) */
         s = oi_scalar(c, 1, "ratio", &ratio);
     if (s == TG_OK && c->version >= 12 && c->n_in > 2 && c->in[2])
         s = oi_scalar(c, 2, "training_mode", &tm);
@@ -693,7 +701,9 @@ static tg_status n_dropout(onnx_ictx *c)
         c->out[0] = x;
         if (wants(c, 1)) {
             int tok = onnx_eager_begin();
-            c->out[1] = tg_ones(TG_BOOL, tg_ndim(x), tg_shape(x));
+            /* Dropout-7's mask has the data's type, bool from version 10 */
+            c->out[1] = tg_ones(c->version < 10 ? tg_dtype_of(x) : TG_BOOL, tg_ndim(x),
+                                tg_shape(x));
             onnx_eager_end(tok);
             c->out_known[1] = c->out[1] != NULL;
         }

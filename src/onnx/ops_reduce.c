@@ -151,7 +151,7 @@ static tg_status r_cumsum(onnx_ictx *c)
     return c->out[0] ? TG_OK : tg_last_status();
 }
 
-/* TopK(X, K): K a known one-element input (an attribute before opset 10);
+/* TopK(X, K): K a known one-element input (TopK-1's attribute k too);
  * axis, largest and sorted (opset 11) */
 static tg_status r_topk(onnx_ictx *c)
 {
@@ -162,9 +162,7 @@ static tg_status r_topk(onnx_ictx *c)
         s = oa_int(c, "largest", 1, &largest);
     if (s == TG_OK && c->version >= 11)
         s = oa_int(c, "sorted", 1, &sorted);
-    if (s == TG_OK && c->version < 10) {
-        s = oa_int(c, "k", -1, &k);
-    } else if (s == TG_OK) {
+    if (s == TG_OK) { /* TopK-1's attribute k arrives as this input (versions.c) */
         int64_t *kv, n;
         s = oi_req(c, 1, "K") ? oi_ints(c, 1, "K", &kv, &n) : tg_last_status();
         if (s == TG_OK && n != 1)

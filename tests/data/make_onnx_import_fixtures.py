@@ -163,6 +163,93 @@ def opset11_forms(rng):
         "bn": bn.astype(np.float32), "sm": softmax(sq, 1).astype(np.float32)})
 
 
+def opset9_forms(rng):
+    """the op versions of opset 9 that differ from later ones, as the
+    converters of that time wrote them: Constant-9, Conv-1, Clip-6 (min/max
+    attributes), AveragePool-7, MaxPool-8, Slice-1 (attributes),
+    Concat-4, ReduceMean-1, Softmax-1 (2-D coercion at axis 1),
+    BatchNormalization-9, Pad-2 (attributes), TopK-1 (k attribute),
+    Upsample-9 (scales input), Dropout-7 (ratio attribute, mask of the
+    data's type), BatchNormalization-7 with spatial = 0 (at opset 7)"""
+    x = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32) * 0.5
+    b = rng.standard_normal(3).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, 3).astype(np.float32)
+    bias = rng.standard_normal(3).astype(np.float32)
+    mean = rng.standard_normal(3).astype(np.float32)
+    var = rng.uniform(0.5, 2.0, 3).astype(np.float32)
+    nodes = [helper.make_node("Constant", [], ["half"],
+                              value=numpy_helper.from_array(np.array(0.5, np.float32))),
+             helper.make_node("Conv", ["x", "w", "b"], ["cv"], pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["cv", "scale", "bias", "mean", "var"],
+                              ["bn"], epsilon=1e-3),
+             helper.make_node("Clip", ["bn"], ["cl"], min=-1.0, max=1.5),
+             helper.make_node("Mul", ["cl", "half"], ["hm"]),
+             helper.make_node("AveragePool", ["hm"], ["ap"], kernel_shape=[2, 2],
+                              strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+             helper.make_node("MaxPool", ["hm"], ["mp"], kernel_shape=[2, 2],
+                              strides=[2, 2]),
+             helper.make_node("Slice", ["ap"], ["sl"], starts=[0, 1], ends=[1000, 3],
+                              axes=[1, 3]),
+             helper.make_node("Concat", ["mp", "mp"], ["cc"], axis=1),
+             helper.make_node("ReduceMean", ["cc"], ["rm"], axes=[2, 3], keepdims=0),
+             helper.make_node("Softmax", ["cc"], ["sm"]),
+             helper.make_node("Pad", ["sl"], ["pd"], pads=[0, 0, 1, 0, 0, 0, 0, 2],
+                              value=3.0),
+             helper.make_node("TopK", ["rm"], ["tv", "ti"], k=2, axis=1),
+             helper.make_node("Upsample", ["mp", "ups"], ["up"], mode="nearest"),
+             helper.make_node("Dropout", ["rm"], ["dr", "mask"], ratio=0.25)]
+    outs = [vi("sm", F, [1, 6, 2, 2]), vi("pd", F, [1, 3, 4, 4]), vi("tv", F, [1, 2]),
+            vi("ti", I64, [1, 2]), vi("up", F, [1, 3, 4, 6]), vi("dr", F, [1, 6]),
+            vi("mask", F, [1, 6])]
+    m = make(nodes, [vi("x", F, [1, 2, 4, 4])], outs,
+             [init("w", w), init("b", b), init("scale", scale), init("bias", bias),
+              init("mean", mean), init("var", var),
+              init("ups", np.array([1, 1, 2, 3], np.float32))], opset=9)
+    save(m, "opset9_forms")
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    cv = np.zeros((1, 3, 4, 4), np.float64)
+    for i in range(4):
+        for j in range(4):
+            cv[0, :, i, j] = np.tensordot(w, xp[0, :, i:i + 3, j:j + 3], 3)
+    cv += b[None, :, None, None]
+    ch = (None, slice(None), None, None)
+    bn = (cv - mean[ch]) / np.sqrt(var[ch] + 1e-3) * scale[ch] + bias[ch]
+    hm = np.clip(bn, -1.0, 1.5) * 0.5
+    hp = np.pad(hm, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ap = hp.reshape(1, 3, 3, 2, 3, 2).mean((3, 5))
+    mp = hm.reshape(1, 3, 2, 2, 2, 2).max((3, 5))
+    cc = np.concatenate([mp, mp], 1)
+    rm = cc.mean((2, 3))
+    sm = softmax(cc.reshape(1, -1), 1).reshape(cc.shape)
+    pd = np.pad(ap[:, 0:3, :, 1:3], ((0, 0), (0, 0), (1, 0), (0, 2)), constant_values=3.0)
+    order = np.argsort(-rm, axis=1, kind="stable")[:, :2]
+    up = mp.repeat(2, axis=2).repeat(3, axis=3)
+    f = np.float32
+    save_safetensors(os.path.join(OUT, "opset9_forms_in.safetensors"), {"x": x})
+    save_safetensors(os.path.join(OUT, "opset9_forms_out.safetensors"), {
+        "sm": sm.astype(f), "pd": pd.astype(f), "tv": np.take_along_axis(rm, order, 1).astype(f),
+        "ti": order.astype(np.int64), "up": up.astype(f), "dr": rm.astype(f),
+        "mask": np.ones((1, 6), f)})
+    # BatchNormalization-7 with spatial = 0: statistics per (C, H, W)
+    xs = rng.standard_normal((2, 2, 3)).astype(np.float32)
+    st = [rng.uniform(0.5, 1.5, (2, 3)).astype(np.float32) for _ in range(4)]
+    m = make([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
+                               spatial=0, epsilon=1e-2)],
+             [vi("x", F, [2, 2, 3])], [vi("y", F, [2, 2, 3])],
+             [init(n, a) for n, a in zip("sbmv", st)], opset=7)
+    save(m, "bn7_spatial0")
+    y = (xs - st[2]) / np.sqrt(st[3] + 1e-2) * st[0] + st[1]
+    save_safetensors(os.path.join(OUT, "bn7_spatial0_in.safetensors"), {"x": xs})
+    save_safetensors(os.path.join(OUT, "bn7_spatial0_out.safetensors"), {"y": y.astype(f)})
+    # refused: Add-6 (the broadcast attribute) at opset 6; Slice-1 given inputs
+    x1 = [vi("x", F, [2])]
+    save(make([helper.make_node("Add", ["x", "x"], ["y"])], x1, [vi("y", F, [2])], opset=6),
+         "bad_add6")
+    save(make([helper.make_node("Slice", ["x", "x"], ["y"], starts=[0], ends=[1])], x1,
+              [vi("y", F, [1])], opset=9), "bad_slice1_inputs")
+
+
 def widened():
     """initializers of types tensorgraph holds wider: INT8, FLOAT16, UINT64"""
     i8 = helper.make_tensor("i8", TensorProto.INT8, [3], [-128, 5, 127])
@@ -238,6 +325,7 @@ def main():
     softmax11(rng)
     shape_chain(rng)
     opset11_forms(rng)
+    opset9_forms(np.random.default_rng(9))  # its own: the others keep their data
     widened()
     unsupported()
     hostile()

@@ -3,8 +3,9 @@
 tensorgraph imports into OUT_DIR, one directory per case in ONNX's backend
 test layout: model.onnx and test_data_set_0/{input,output}_N.pb
 (TensorProtos). OUT_DIR/cases.txt lists "name op_type kind" per line
-(kind: node, or expanded for a function op's expansion whose ops are all
-on the list). tests/onnx_conformance/runner.c runs them.
+(kind: node, expanded for a function op's expansion whose ops are all on
+the list, or older for a node case re-expressed at an older opset by
+older_opsets.py, named NAME_opsetN). tests/onnx_conformance/runner.c runs them.
 
     python3 export_cases.py OUT_DIR
 
@@ -22,6 +23,8 @@ try:
     import onnx  # noqa: E402
     from onnx import numpy_helper  # noqa: E402
     from onnx.backend.test.case import node as node_cases  # noqa: E402
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import older_opsets  # noqa: E402
 except Exception as e:  # pragma: no cover - depends on the machine
     print("SKIP: python3 onnx is not available (%s)" % e)
     sys.exit(77)
@@ -38,7 +41,7 @@ InstanceNormalization Resize Einsum Mod CumSum
 Range ReduceL1 ReduceL2 TopK Trilu IsNaN IsInf CastLike ReduceSumSquare ReduceLogSum
 Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu
-ScatterElements GatherND OneHot""".split()
+ScatterElements GatherND OneHot Upsample Scatter""".split()
 
 
 def tensor_proto(value, name, elem_type):
@@ -49,6 +52,29 @@ def tensor_proto(value, name, elem_type):
     if elem_type == onnx.TensorProto.BFLOAT16 and tp.data_type == onnx.TensorProto.UINT16:
         tp.data_type = onnx.TensorProto.BFLOAT16
     return tp
+
+
+def write_case(out, name, model, inputs, outputs):
+    """the case's directory; False when a value is not a tensor"""
+    graph = model.graph
+    d = os.path.join(out, name)
+    ds = os.path.join(d, "test_data_set_0")
+    os.makedirs(ds, exist_ok=True)
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    tensors = True
+    for kind, values, infos in (("input", inputs, graph.input),
+                                ("output", outputs, graph.output)):
+        for i, v in enumerate(values):
+            info = infos[i] if i < len(infos) else None
+            tp = tensor_proto(v, info.name if info else "",
+                              info.type.tensor_type.elem_type if info else 0)
+            if tp is None:
+                tensors = False
+                continue
+            with open(os.path.join(ds, "%s_%d.pb" % (kind, i)), "wb") as f:
+                f.write(tp.SerializeToString())
+    return tensors
 
 
 def main():
@@ -71,26 +97,15 @@ def main():
                 continue
         elif op not in OPS:
             continue
-        d = os.path.join(out, tc.name)
-        ds = os.path.join(d, "test_data_set_0")
-        os.makedirs(ds, exist_ok=True)
-        with open(os.path.join(d, "model.onnx"), "wb") as f:
-            f.write(tc.model.SerializeToString())
         inputs, outputs = tc.data_sets[0]
-        tensors = True
-        for kind, values, infos in (("input", inputs, graph.input),
-                                    ("output", outputs, graph.output)):
-            for i, v in enumerate(values):
-                info = infos[i] if i < len(infos) else None
-                tp = tensor_proto(v, info.name if info else "",
-                                  info.type.tensor_type.elem_type if info else 0)
-                if tp is None:
-                    tensors = False
-                    continue
-                with open(os.path.join(ds, "%s_%d.pb" % (kind, i)), "wb") as f:
-                    f.write(tp.SerializeToString())
+        tensors = write_case(out, tc.name, tc.model, inputs, outputs)
         lines.append("%s %s %s%s" % (tc.name, op, "expanded" if expanded else "node",
                                      "" if tensors else " nontensor"))
+        if expanded or not tensors:
+            continue
+        for suffix, model, ins in older_opsets.variants(tc.model, inputs):
+            write_case(out, tc.name + suffix, model, ins, outputs)
+            lines.append("%s %s older" % (tc.name + suffix, op))
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(sorted(lines)) + "\n")
     print("%d cases written to %s" % (len(lines), out))

@@ -95,6 +95,46 @@ static void test_fixtures(void)
     }
 }
 
+/* a model built inside a graph scope on a value of that graph: its nodes
+ * join the graph (no placeholders of its own), and a session computes
+ * what the eager run does */
+static void test_inside_graph(void)
+{
+    tg_onnx_model *m = load("opset9_forms.onnx");
+    tg_state_dict *in = tg_safetensors_load(path_of("opset9_forms_in.safetensors"));
+    tg_state_dict *want = tg_safetensors_load(path_of("opset9_forms_out.safetensors"));
+    tg_graph *g = tg_graph_new("outer");
+    CHECK(m && in && want && g);
+    if (!m || !in || !want || !g)
+        goto out;
+    tg_tensor *x = tg_state_dict_get(in, "x");
+    tg_scope_begin();
+    CHECK_OK(tg_graph_begin(g));
+    tg_tensor *p = tg_placeholder(g, "p", TG_FLOAT32, tg_ndim(x), tg_shape(x));
+    tg_tensor *h = tg_neg(p); /* the model reads -p */
+    const char *nm = "x";
+    int before = tg_graph_num_nodes(g);
+    tg_onnx_net *net = tg_onnx_build(m, 1, &nm, &h, NULL);
+    tg_graph_end();
+    CHECK(net && tg_onnx_net_is_graph(net) && tg_onnx_net_input(net, 0) == h);
+    CHECK(tg_graph_num_nodes(g) > before + 10);
+    tg_session *s = net ? tg_session_new(g) : NULL;
+    tg_tensor *neg = tg_neg(x), *sm = net ? tg_onnx_net_output(net, 0) : NULL, *got = NULL;
+    CHECK(!net || !strcmp(tg_onnx_net_output_name(net, 0), "sm"));
+    if (s && sm)
+        CHECK_OK(tg_session_run(s, 1, &p, &neg, 1, &sm, &got, 0, NULL));
+    if (got)
+        CHECK(max_diff(got, tg_state_dict_get(want, "sm")) <= 1e-5);
+    tg_session_free(s);
+    tg_onnx_net_free(net);
+    tg_scope_end();
+out:
+    tg_graph_free(g);
+    tg_state_dict_free(in);
+    tg_state_dict_free(want);
+    tg_onnx_free(m);
+}
+
 static void test_inspection(void)
 {
     tg_onnx_model *m = load("mlp.onnx");
@@ -669,6 +709,7 @@ int main(void)
                  "data/onnx_import");
     }
     RUN(test_fixtures);
+    RUN(test_inside_graph);
     RUN(test_inspection);
     RUN(test_dims);
     RUN(test_input_errors);

@@ -95,6 +95,11 @@ typedef struct tg_onnx_opts {
     int n_dims;
     const char *const *dim_names;
     const int64_t *dim_values;
+    /* NULL, or one entry per initializer (tg_onnx_initializer's order):
+     * a tensor to use in its place, of its dtype and shape (a module's
+     * parameter, a variable of the current graph), or NULL for the
+     * model's own. A given one is never folded, so gradients reach it. */
+    tg_tensor *const *initializers;
 } tg_onnx_opts;
 
 typedef struct tg_onnx_net tg_onnx_net;

@@ -364,7 +364,90 @@ static PyObject *onnx_run(PyObject *m, PyObject *args)
     return d;
 }
 
+/* _onnx_inits(capsule) -> [(name, tensor)], the initializers (shared) */
+static PyObject *onnx_inits(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *cap;
+    if (!PyArg_ParseTuple(args, "O", &cap))
+        return NULL;
+    tg_onnx_model *om = PyCapsule_GetPointer(cap, "tg_onnx_model");
+    if (!om)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list && i < tg_onnx_num_initializers(om); i++) {
+        PyObject *t = tgpy_wrap(tg_retain(tg_onnx_initializer(om, i)));
+        PyObject *item = t ? Py_BuildValue("(sO)", tg_onnx_initializer_name(om, i), t) : NULL;
+        if (!item || PyList_Append(list, item) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(item);
+        Py_XDECREF(t);
+    }
+    return list;
+}
+
+/* _onnx_call(capsule, names, tensors, inits) -> {output name: tensor}: the
+ * model built on the given tensors in the current mode: eagerly (autograd
+ * records it, so gradients reach the inputs and the given initializers)
+ * or, inside a trace (tg.function), into the traced graph. inits: None or
+ * one entry per initializer, a tensor to use in its place or None. */
+static PyObject *onnx_call(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *cap, *names, *tensors, *inits;
+    if (!PyArg_ParseTuple(args, "OO!O!O", &cap, &PyList_Type, &names, &PyList_Type, &tensors,
+                          &inits))
+        return NULL;
+    tg_onnx_model *om = PyCapsule_GetPointer(cap, "tg_onnx_model");
+    Py_ssize_t n = PyList_GET_SIZE(names), ni = om ? tg_onnx_num_initializers(om) : 0;
+    if (!om || n != PyList_GET_SIZE(tensors) || n > 64 ||
+        (inits != Py_None && (!PyList_Check(inits) || PyList_GET_SIZE(inits) != ni)))
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "_onnx_call: bad inputs");
+    const char *cn[64];
+    tg_tensor *ct[64];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        cn[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
+        if (!cn[i] || !Tensor_Check(PyList_GET_ITEM(tensors, i)))
+            return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "inputs must be tensors");
+        ct[i] = TENSOR(PyList_GET_ITEM(tensors, i));
+    }
+    tg_tensor **ci = NULL;
+    if (inits != Py_None) {
+        ci = calloc((size_t)ni + 1, sizeof *ci);
+        if (!ci)
+            return PyErr_NoMemory();
+        for (Py_ssize_t i = 0; i < ni; i++) {
+            PyObject *it = PyList_GET_ITEM(inits, i);
+            if (it != Py_None && !Tensor_Check(it)) {
+                free(ci);
+                return PyErr_Format(PyExc_TypeError, "initializer %zd: a tensor or None", i);
+            }
+            ci[i] = it == Py_None ? NULL : TENSOR(it);
+        }
+    }
+    /* inside tg.function, what requires grad becomes a variable of the trace */
+    tgpy_note_inputs(ct, (int)n);
+    if (ci)
+        tgpy_note_inputs(ci, (int)ni);
+    tg_onnx_opts o = {.specialize = true, .initializers = ci};
+    tg_onnx_net *net = tg_onnx_build(om, (int)n, cn, ct, &o);
+    free(ci);
+    if (!net)
+        return tgpy_raise();
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < tg_onnx_net_num_outputs(net); i++) {
+        PyObject *t = tgpy_wrap(tg_retain(tg_onnx_net_output(net, i)));
+        if (!t || PyDict_SetItemString(d, tg_onnx_net_output_name(net, i), t) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(t);
+    }
+    tg_onnx_net_free(net);
+    return d;
+}
+
 static PyMethodDef data_functions[] = {
+    {"_onnx_inits", onnx_inits, METH_VARARGS, NULL},
+    {"_onnx_call", onnx_call, METH_VARARGS, NULL},
     {"_onnx_load", onnx_load, METH_VARARGS, NULL},
     {"_onnx_run", onnx_run, METH_VARARGS, NULL},
     {"_dataset_from_tensors", dataset_from_tensors, METH_VARARGS, NULL},

@@ -224,7 +224,9 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
     }
     for (int i = 0; i < m->n_inputs; i++) {
         tg_tensor *t;
-        if (b->g) {
+        /* a symbolic input is a value of the graph being built: the
+         * model's nodes join that graph (a model called inside a trace) */
+        if (b->g && !(b->given[i] && tg_is_symbolic(b->given[i]))) {
             char nm[256];
             graph_name(m->inputs[i].name, nm, sizeof nm);
             if (tg__hmap_get(&b->g->names, nm) >= 0)
@@ -244,6 +246,21 @@ static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char
     return TG_OK;
 }
 
+/* a tensor given for initializer i has its dtype and shape */
+static tg_status check_given_init(const tg_onnx_model *m, int i, const tg_tensor *t)
+{
+    const tg_tensor *own = m->inits[i];
+    char s1[160], s2[160];
+    if (tg_dtype_of(t) != tg_dtype_of(own) || tg_ndim(t) != tg_ndim(own) ||
+        memcmp(tg_shape(t), tg_shape(own), (size_t)tg_ndim(own) * sizeof(int64_t)))
+        return tg__error(TG_ERR_ARG, "tg_onnx_build: the tensor given for initializer '%s' is "
+                         "%s %s; the model's is %s %s", m->init_names[i],
+                         tg_dtype_name(tg_dtype_of(t)), tg_shape_str(tg_ndim(t), tg_shape(t), s1, sizeof s1),
+                         tg_dtype_name(tg_dtype_of(own)),
+                         tg_shape_str(tg_ndim(own), tg_shape(own), s2, sizeof s2));
+    return TG_OK;
+}
+
 static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
 {
     const tg_onnx_model *m = b->m;
@@ -252,6 +269,16 @@ static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
         tg_tensor *src = m->inits[i], *t;
         int v = tg__hmap_get(&m->names, m->init_names[i]);
         bool param = trainable && tg_dtype_is_float(tg_dtype_of(src));
+        tg_tensor *given = b->opts && b->opts->initializers ? b->opts->initializers[i] : NULL;
+        if (given) {
+            tg_status s = check_given_init(m, i, given);
+            if (s != TG_OK)
+                return s;
+            net->inits[i] = tg_retain(given);
+            b->vals[v] = tg_retain(given);
+            b->known[v] = false; /* never folded: gradients reach it */
+            continue;
+        }
         if (param && b->g) {
             char nm[256];
             graph_name(m->init_names[i], nm, sizeof nm);

@@ -229,6 +229,110 @@ static void test_errors(void)
     tg_scope_end();
 }
 
+/* forward, backward (what tg_graph_gradients made, and what is computed
+ * from it) and update nodes are classed apart, at every level */
+static const char *class_of(const tg_json *lvl, const char *op)
+{
+    const tg_json *g = lvl ? tg_json_get(lvl, "graph") : NULL;
+    const tg_json *nodes = g ? tg_json_get(g, "nodes") : NULL;
+    for (int i = 0; nodes && i < nodes->n; i++) {
+        const tg_json *o = tg_json_get(&nodes->items[i], "op"),
+                      *c = tg_json_get(&nodes->items[i], "cls");
+        if (!strcmp(o->str, op))
+            return c ? c->str : "";
+    }
+    return NULL;
+}
+
+static void test_node_classes(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("step");
+    tg_graph_begin(g);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){4, 3});
+    tg_tensor *w = tg_variable(g, "w", tg_ones(TG_FLOAT32, 1, (int64_t[]){3}));
+    tg_tensor *loss = tg_sum(tg_tanh(tg_mul(x, w)), 0, NULL, false);
+    tg_tensor *dw = NULL;
+    CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, 1, &w, &dw));
+    tg_tensor *update = tg_assign_sub(w, dw, 0.1);
+    tg_graph_end();
+    const char *out = path_in("step.html");
+    CHECK_OK(tg_graph_to_html(g, out, &(tg_html_options){.n_feeds = 1, .feeds = &x,
+                                                         .n_fetches = 1, .fetches = &loss,
+                                                         .n_targets = 1, .targets = &update}));
+    char *page = slurp(out);
+    tg_json *data = page_data(page);
+    for (int lv = 0; lv < 3; lv++) {
+        const char *t = class_of(level(data, lv), lv < 2 ? "tanh" : "fused_elementwise"),
+                   *a = class_of(level(data, lv), "assign_sub");
+        CHECK(t && !strcmp(t, "fwd")); /* level 2: tanh fused with the product */
+        CHECK(a && !strcmp(a, "upd"));
+    }
+    /* level 2 fuses the backward's elementwise ops, whose only backward
+     * input was the seed (a constant): the fused node is backward still */
+    const tg_json *n2 = tg_json_get(tg_json_get(level(data, 2), "graph"), "nodes");
+    int fused_bwd = 0;
+    for (int i = 0; n2 && i < n2->n; i++) {
+        const tg_json *o = tg_json_get(&n2->items[i], "op"), *c = tg_json_get(&n2->items[i], "cls");
+        fused_bwd += !strcmp(o->str, "fused_elementwise") && c && !strcmp(c->str, "bwd");
+    }
+    CHECK(fused_bwd == 1);
+    const char *m = class_of(level(data, 0), "mul"); /* the forward product comes first */
+    CHECK(m && !strcmp(m, "fwd"));
+    int bwd = 0;
+    const tg_json *nodes = tg_json_get(tg_json_get(level(data, 0), "graph"), "nodes");
+    for (int i = 0; nodes && i < nodes->n; i++) {
+        const tg_json *c = tg_json_get(&nodes->items[i], "cls");
+        bwd += c && !strcmp(c->str, "bwd");
+    }
+    CHECK(bwd >= 2); /* tanh's derivative and the product with x at least */
+    tg_json_free(data);
+    free(page);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
+static int hook_calls;
+static const char *where_from(void *user)
+{
+    hook_calls++;
+    return (const char *)user;
+}
+
+static void test_source_locations(void)
+{
+    tg_scope_begin();
+    tg_graph_set_location_hook(where_from, "model.c:7");
+    tg_tensor *x;
+    tg_graph *g = small_graph("located", 4, &x);
+    tg_graph_set_location_hook(NULL, NULL);
+    CHECK(hook_calls >= tg_graph_num_nodes(g));
+    const char *loc = tg_graph_node_location(x);
+    CHECK(loc && !strcmp(loc, "model.c:7"));
+    tg_tensor *after = tg_placeholder(g, "after", TG_FLOAT32, 0, NULL); /* the hook is gone */
+    CHECK(after && tg_graph_node_location(after) == NULL);
+    CHECK_ERROR(tg_graph_node_location(tg_zeros(TG_FLOAT32, 0, NULL)), TG_ERR_ARG, "not symbolic");
+    const char *out = path_in("located.html");
+    CHECK_OK(tg_graph_to_html(g, out, NULL));
+    char *page = slurp(out);
+    tg_json *data = page_data(page);
+    /* level 2 copies the relu into a fused node, but keeps the others' locations */
+    for (int lv = 0; lv < 3; lv += 2) {
+        const tg_json *g0 = level(data, lv) ? tg_json_get(level(data, lv), "graph") : NULL;
+        const tg_json *nodes = g0 ? tg_json_get(g0, "nodes") : NULL;
+        int located = 0;
+        for (int i = 0; nodes && i < nodes->n; i++) {
+            const tg_json *l = tg_json_get(&nodes->items[i], "loc");
+            located += l && !strcmp(l->str, "model.c:7");
+        }
+        CHECK(located > 0);
+    }
+    tg_json_free(data);
+    free(page);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 /* ---- in a real browser ---------------------------------------------------------- */
 static const char *chromium(void)
 {
@@ -315,6 +419,60 @@ static void test_in_browser(void)
     tg_json_free(v);
 }
 
+/* nested graphs (loop and branch bodies, graph attributes) are clusters:
+ * the page opens one into its body's nodes. The data is written here as
+ * graph_json.c writes a node with a graph attribute ("sub"), in a page
+ * made by tg_graph_to_html, so the script is the library's own. */
+static void test_nested_cluster_in_browser(void)
+{
+    char *page = slurp(path_in("small.html"));
+    const char *open = "id=\"tg-data\">";
+    char *a = page ? strstr(page, open) : NULL, *b = a ? strstr(a, "</script>") : NULL;
+    CHECK(b != NULL);
+    if (!b) {
+        free(page);
+        return;
+    }
+    a += strlen(open);
+    static const char body[] =
+        "{\"name\":\"body\",\"nodes\":["
+        "{\"id\":0,\"name\":\"i\",\"kind\":\"placeholder\",\"op\":\"placeholder\",\"attrs\":[],"
+        "\"in\":[],\"out\":[[\"int64\",[]]],\"ctrl\":[],\"order\":[]},"
+        "{\"id\":1,\"name\":\"next\",\"kind\":\"op\",\"op\":\"add\",\"attrs\":[],"
+        "\"in\":[[0,0],[0,0]],\"out\":[[\"int64\",[]]],\"ctrl\":[],\"order\":[]}]}";
+    tg_strbuf level = {0}, data = {0};
+    tg__strbuf_printf(&level,
+        "\"graph\":{\"name\":\"g\",\"nodes\":["
+        "{\"id\":0,\"name\":\"n\",\"kind\":\"placeholder\",\"op\":\"placeholder\",\"attrs\":[],"
+        "\"in\":[],\"out\":[[\"int64\",[]]],\"ctrl\":[],\"order\":[]},"
+        "{\"id\":1,\"name\":\"loop\",\"kind\":\"op\",\"op\":\"while_loop\","
+        "\"attrs\":[[\"body\",\"graph body\"]],\"in\":[[0,0]],\"out\":[[\"int64\",[]]],"
+        "\"ctrl\":[],\"order\":[],\"sub\":[{\"attr\":\"body\",\"graph\":%s}]}]},"
+        "\"passes\":[]", body);
+    tg__strbuf_puts(&data, "{\"format\":1,\"title\":\"nested\",\"version\":\"0\","
+                           "\"initial_level\":0,\"levels\":[");
+    for (int i = 0; i < 3; i++)
+        tg__strbuf_printf(&data, "%s{\"level\":%d,%s}", i ? "," : "", i, level.data);
+    tg__strbuf_puts(&data, "]}");
+    FILE *f = fopen(path_in("nested.html"), "w");
+    if (f) {
+        fwrite(page, 1, (size_t)(a - page), f);
+        fputs(data.data, f);
+        fputs(b, f);
+        fclose(f);
+    }
+    tg__strbuf_free(&level);
+    tg__strbuf_free(&data);
+    free(page);
+    tg_json *v = selftest(browser, path_in("nested.html"));
+    const tg_json *errors = v ? tg_json_get(v, "errors") : NULL;
+    CHECK(errors && errors->n == 0);
+    const tg_json *c = v ? tg_json_get(v, "cluster") : NULL;
+    /* closed: 2 nodes; open: the placeholder and the body's 2 nodes */
+    CHECK(c && tg_json_get(c, "before")->num == 2 && tg_json_get(c, "after")->num == 3);
+    tg_json_free(v);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) {
@@ -325,8 +483,12 @@ int main(void)
     RUN(test_hostile_names);
     RUN(test_unknown_dims);
     RUN(test_errors);
-    if ((browser = chromium()))
+    RUN(test_source_locations);
+    RUN(test_node_classes);
+    if ((browser = chromium())) {
         RUN(test_in_browser);
+        RUN(test_nested_cluster_in_browser);
+    }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (!getenv("TG_KEEP") && system(cmd) != 0)

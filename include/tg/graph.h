@@ -109,6 +109,18 @@ tg_tensor *tg_graph_find(tg_graph *g, const char *name);
 /* the node producing t will run after the node producing dep */
 tg_status tg_graph_add_control_dep(tg_tensor *t, tg_tensor *dep);
 
+/* Source locations: while a hook is set on this thread, every node added
+ * to any graph asks it where it comes from (a text such as "model.py:12",
+ * or NULL: unknown) and keeps a copy; optimization passes keep it on the
+ * nodes they copy, and the explorer page shows it (tg_graph_to_html).
+ * tg.function sets one while it traces (the caller's Python line). The
+ * returned text need only live until the next call. fn NULL removes the
+ * hook; user is passed to fn. */
+typedef const char *(*tg_graph_location_fn)(void *user);
+void tg_graph_set_location_hook(tg_graph_location_fn fn, void *user);
+/* the source location of the node producing t, or NULL (borrowed) */
+const char *tg_graph_node_location(const tg_tensor *t);
+
 /* ---- checking and drawing ------------------------------------------------------------
  * The verifier checks that every input and control edge exists, that op
  * arities match their definitions, that the graph is acyclic, that names

@@ -59,6 +59,56 @@ void tgpy_trace_note(tg_tensor *const *ts, int n)
     }
 }
 
+/* ---- source locations of traced nodes ---------------------------------------- */
+static char package_dir[1024]; /* ".../tensorgraph/": frames inside it are not the user's */
+static char where_buf[1024];
+
+static void find_package_dir(void)
+{
+    PyObject *m = PyImport_ImportModule("tensorgraph");
+    PyObject *file = m ? PyObject_GetAttrString(m, "__file__") : NULL;
+    const char *f = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : NULL;
+    const char *slash = f ? strrchr(f, '/') : NULL;
+    if (slash && (size_t)(slash - f) + 2 <= sizeof package_dir)
+        snprintf(package_dir, sizeof package_dir, "%.*s", (int)(slash - f + 1), f);
+    Py_XDECREF(file);
+    Py_XDECREF(m);
+    PyErr_Clear(); /* without it, locations name the package's frames too */
+}
+
+/* tg_graph_location_fn while tracing: "file.py:line" of the innermost
+ * Python frame outside the tensorgraph package (the user's line that made
+ * the node). Kernels may run without the GIL: take it. */
+static const char *trace_location(void *user)
+{
+    (void)user;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *type, *value, *tb; /* an error being raised stays as it is */
+    PyErr_Fetch(&type, &value, &tb);
+    const char *where = NULL;
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f && !where) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        PyObject *name = code ? PyObject_GetAttrString((PyObject *)code, "co_filename") : NULL;
+        const char *file = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (file && !(package_dir[0] && !strncmp(file, package_dir, strlen(package_dir)))) {
+            snprintf(where_buf, sizeof where_buf, "%s:%d", file, PyFrame_GetLineNumber(f));
+            where = where_buf;
+        }
+        Py_XDECREF(name);
+        Py_XDECREF(code);
+        PyFrameObject *back = where ? NULL : PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    PyGILState_Release(gil);
+    return where;
+}
+
 /* ---- graphs --------------------------------------------------------------- */
 typedef struct {
     PyObject_HEAD
@@ -659,11 +709,15 @@ static PyObject *trace(PyObject *m, PyObject *const *args, Py_ssize_t n)
         goto fail;
     int saved_n = n_noted, saved_base = note_base; /* traces may nest: notes stack up */
     note_base = n_noted;
-    tgpy_tracing++;
+    if (!package_dir[0])
+        find_package_dir();
+    if (tgpy_tracing++ == 0) /* nested traces share the outermost's hook */
+        tg_graph_set_location_hook(trace_location, NULL);
     tg_graph_begin(t->g);
     r = PyObject_Call(args[0], phs, NULL);
     tg_graph_end();
-    tgpy_tracing--;
+    if (--tgpy_tracing == 0)
+        tg_graph_set_location_hook(NULL, NULL);
     note_base = saved_base;
     t->n_cap = n_noted - saved_n;
     t->cap = PyMem_Malloc(sizeof(tg_tensor *) * (size_t)(t->n_cap ? t->n_cap : 1));

@@ -4,11 +4,12 @@
  * did to it and its memory plan. The same pass manager and planner as
  * every run: the page shows what runs, not a model of it.
  *
- * Node classes. The forward nodes are those the fetched values need. With
- * targets (a training step's assigns), every other op node is backward:
- * the gradients and the optimizer's arithmetic, except the nodes writing
- * state (assign, fused_update), which are updates. Without targets the
- * whole graph is forward. */
+ * Node classes. Backward nodes are those tg_graph_gradients made and the
+ * op nodes computed from them (the optimizer's arithmetic on gradients,
+ * and the nodes passes made of backward ones: a fused node reading a
+ * gradient); nodes writing state (assign, fused_update) are updates, and
+ * so, when the plan has such targets, are the other nodes only they need
+ * (a step counter); every other op node is forward. */
 #include "explorer/explorer.h"
 #include "io/json.h"
 #include "graph/graph_json.h"
@@ -108,31 +109,49 @@ static void put_passes(tg_strbuf *b, const tg_plan *p)
     tg__strbuf_puts(b, "]");
 }
 
-/* per node of the plan's graph: its step (-1: not run) and class */
-static void classify(const tg_plan *p, int *step, const char **cls)
+/* per node of the plan's graph: its step in the plan, -1: not run */
+static void steps_of(const tg_plan *p, int *step)
 {
-    const tg_graph *g = p->g;
-    bool *fwd = calloc((size_t)g->n_nodes + 1, 1);
-    for (int id = 0; id < g->n_nodes; id++)
-        step[id] = -1, cls[id] = NULL;
+    for (int id = 0; id < p->g->n_nodes; id++)
+        step[id] = -1;
     for (int k = 0; k < p->n_steps; k++)
         step[p->steps[k]] = k;
-    if (!fwd)
-        return; /* classes only: the page draws every node grey */
-    for (int i = 0; i < p->key.n_fetches; i++)
+}
+
+/* per node of the plan's graph: do the fetched values need it (data
+ * edges)? NULL when out of memory (then every node counts as needed) */
+static bool *needed_by_fetches(const tg_plan *p)
+{
+    const tg_graph *g = p->g;
+    bool *need = calloc((size_t)g->n_nodes + 1, 1);
+    for (int i = 0; need && i < p->key.n_fetches; i++)
         if (p->run_fetches[i] >= 0)
-            fwd[g->values[p->run_fetches[i]].node] = true;
+            need[g->values[p->run_fetches[i]].node] = true;
     /* ids are a topological order of the data edges: one sweep backwards */
-    for (int id = g->n_nodes - 1; id >= 0; id--)
-        for (int i = 0; fwd[id] && i < g->nodes[id].n_in; i++)
-            fwd[g->values[g->nodes[id].in[i]].node] = true;
+    for (int id = g->n_nodes - 1; need && id >= 0; id--)
+        for (int i = 0; need[id] && i < g->nodes[id].n_in; i++)
+            need[g->values[g->nodes[id].in[i]].node] = true;
+    return need;
+}
+
+/* per op node its class; ids are a topological order of the data edges,
+ * so a node's inputs are classed before it. needed (NULL: all): the nodes
+ * the fetched values need; a forward-looking node only the updates need
+ * (a step counter, a learning-rate schedule) is part of the update. */
+static void classify(const tg_graph *g, const bool *needed, const char **cls)
+{
     for (int id = 0; id < g->n_nodes; id++) {
         const tg_gnode *n = &g->nodes[id];
+        cls[id] = NULL;
         if (n->kind != TG_GNODE_OP)
             continue;
-        cls[id] = p->key.n_targets == 0 || fwd[id] ? "fwd" : side_effects(n) ? "upd" : "bwd";
+        bool bwd = n->backward;
+        for (int i = 0; i < n->n_in && !bwd; i++) {
+            const char *c = cls[g->values[n->in[i]].node];
+            bwd = c && !strcmp(c, "bwd");
+        }
+        cls[id] = side_effects(n) ? "upd" : bwd ? "bwd" : needed && !needed[id] ? "upd" : "fwd";
     }
-    free(fwd);
 }
 
 static void put_plan(tg_strbuf *b, const tg_plan *p)
@@ -143,7 +162,10 @@ static void put_plan(tg_strbuf *b, const tg_plan *p)
     if (!step || !cls) {
         b->failed = true;
     } else {
-        classify(p, step, cls);
+        steps_of(p, step);
+        bool *needed = p->key.n_targets ? needed_by_fetches(p) : NULL;
+        classify(p->g, needed, cls);
+        free(needed);
         tg__strbuf_puts(b, ",\"graph\":");
         tg__graph_json(b, p->g, &(tg_graph_json_plan){cls, step});
         put_passes(b, p);
@@ -151,6 +173,19 @@ static void put_plan(tg_strbuf *b, const tg_plan *p)
         tg__explorer_memory(b, p, step);
     }
     free(step);
+    free(cls);
+}
+
+static void put_unplanned(tg_strbuf *b, const tg_graph *g)
+{
+    const char **cls = malloc(((size_t)g->n_nodes + 1) * sizeof *cls);
+    if (!cls) {
+        b->failed = true;
+        return;
+    }
+    classify(g, NULL, cls);
+    tg__strbuf_puts(b, ",\"graph\":");
+    tg__graph_json(b, g, &(tg_graph_json_plan){cls, NULL});
     free(cls);
 }
 
@@ -171,10 +206,8 @@ static void put_level(tg_strbuf *b, tg_graph *g, const signature *s, int level)
     } else {
         tg__strbuf_puts(b, ",\"error\":");
         tg_json_put_string(b, tg_last_error());
-        if (level == 0) { /* the graph as built, without a plan */
-            tg__strbuf_puts(b, ",\"graph\":");
-            tg__graph_json(b, g, NULL);
-        }
+        if (level == 0) /* the graph as built, without a plan */
+            put_unplanned(b, g);
     }
     tg__strbuf_puts(b, "}");
     tg_graph_free(pg);

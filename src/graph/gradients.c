@@ -190,5 +190,8 @@ tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
     grad_args a = {n_ys, n_xs, ys, grad_ys};
     tg_gpass_spec sp = {"tg_graph_gradients", n_ys, ys, "a y", n_xs, xs, "an x",
                         check_y_arg, run, &a};
-    return tg__graph_pass(g, &sp, n_xs, dxs);
+    bool was = tg__graph_mark_backward(true); /* for pictures: these nodes are the backward */
+    tg_status s = tg__graph_pass(g, &sp, n_xs, dxs);
+    tg__graph_mark_backward(was);
+    return s;
 }

@@ -69,6 +69,7 @@ static void node_free(tg_gnode *n)
     tg__attrs_free(n->attrs, n->n_attrs);
     free(n->attr);
     free(n->name);
+    free(n->loc);
     free(n->in);
     free(n->out);
     free(n->ctrl);
@@ -190,6 +191,32 @@ static bool room(bool grown)
     return grown;
 }
 
+/* the thread's source-location hook (tg_graph_set_location_hook) */
+static _Thread_local tg_graph_location_fn where_fn;
+static _Thread_local void *where_user;
+static _Thread_local bool marking_backward;
+
+bool tg__graph_mark_backward(bool on)
+{
+    bool old = marking_backward;
+    marking_backward = on;
+    return old;
+}
+
+void tg_graph_set_location_hook(tg_graph_location_fn fn, void *user)
+{
+    where_fn = fn;
+    where_user = fn ? user : NULL;
+}
+
+const char *tg_graph_node_location(const tg_tensor *t)
+{
+    if (!t || !t->graph)
+        return tg__error_null(TG_ERR_ARG, "tg_graph_node_location: %s",
+                              t ? "the tensor is not symbolic" : "tensor is NULL");
+    return t->graph->nodes[t->graph->values[t->value].node].loc;
+}
+
 int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
                        const char *base, int n_in, int n_out)
 {
@@ -204,12 +231,16 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
     memset(n, 0, sizeof *n);
     n->kind = kind;
     n->device = tg__device_scope_current();
+    n->backward = marking_backward;
     n->n_in = n_in;
     n->n_out = n_out;
     n->name = name ? strdup(name) : unique_name(g, base);
     n->in = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *n->in);
     n->out = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *n->out);
-    if (!n->name || !n->in || !n->out || !map_put(&g->names, n->name, g->n_nodes)) {
+    const char *loc = where_fn ? where_fn(where_user) : NULL;
+    n->loc = loc ? strdup(loc) : NULL;
+    if (!n->name || !n->in || !n->out || (loc && !n->loc) ||
+        !map_put(&g->names, n->name, g->n_nodes)) {
         node_free(n);
         tg__error(TG_ERR_NOMEM, "graph: out of memory");
         return -1;

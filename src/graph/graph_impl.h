@@ -20,6 +20,8 @@ typedef struct tg_gnode {
     tg_gnode_kind kind;
     const tg_op_def *op; /* TG_GNODE_OP only; the registry's definition */
     char *name;          /* unique in the graph; owned */
+    char *loc;           /* source location ("file.py:12"), or NULL; owned */
+    bool backward;       /* made by tg_graph_gradients (drawn as backward) */
     tg_attr *attrs;      /* deep copy (tg_attrs_copy); tensor and graph
                           * attributes hold a reference */
     int n_attrs;
@@ -83,6 +85,10 @@ static inline int tg__gnode_n_preds(const tg_gnode *n)
     return n->n_in + n->n_ctrl + n->n_order;
 }
 int tg__gnode_pred(const tg_graph *g, const tg_gnode *n, int i);
+
+/* while on (per thread), new nodes are marked backward (tg_graph_gradients
+ * turns it on around its pass); returns the previous setting */
+bool tg__graph_mark_backward(bool on);
 
 /* ---- lifetime and lookup ---------------------------------------------------- */
 void tg__graph_retain(tg_graph *g);

@@ -98,6 +98,10 @@ static void put_node(tg_strbuf *b, const tg_graph *g, int id, const tg_graph_jso
     tg_json_put_string(b, tg__gnode_op_name(n));
     if (plan && plan->cls && plan->cls[id])
         tg__strbuf_printf(b, ",\"cls\":\"%s\"", plan->cls[id]);
+    if (n->loc) {
+        tg__strbuf_puts(b, ",\"loc\":");
+        tg_json_put_string(b, n->loc);
+    }
     if (plan && plan->step)
         tg__strbuf_printf(b, ",\"step\":%d", plan->step[id]);
     tg__strbuf_puts(b, ",\"attrs\":[");

@@ -12,7 +12,7 @@ typedef struct tg_graph_json_plan {
 } tg_graph_json_plan;
 
 /* appends g as one JSON object: {"name", "nodes": [...]} where a node is
- * {"id", "name", "kind", "op", "cls"?, "step"?, "attrs": [[name, value]],
+ * {"id", "name", "kind", "op", "loc"? (source location), "cls"?, "step"?, "attrs": [[name, value]],
  *  "in": [[node, output]], "out": [[dtype, [dims]]], "ctrl": [ids],
  *  "order": [ids], "sub": [{"attr", "graph"}]}; graphs held by graph
  * attributes (loop and branch bodies) nest as "sub", to depth 8. Strings

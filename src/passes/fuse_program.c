@@ -16,6 +16,7 @@ void tg__fprog_init(tg_fprog *p, char *buf, size_t cap)
     p->cap = cap;
     p->n_instr = 0;
     p->n_leaves = 0;
+    p->backward = false;
     buf[0] = 0;
 }
 
@@ -41,6 +42,7 @@ bool tg__fprog_add(tg_fprog *p, const tg_gnode *n, const int *args)
     if (!tg__fused_format(p->text, p->cap, &p->len, n->op, n->attrs, n->n_attrs, n->n_in, args))
         return false;
     p->n_instr++;
+    p->backward |= n->backward;
     return true;
 }
 
@@ -57,5 +59,8 @@ int tg__fprog_emit(tg_rw *r, const tg_fprog *p, const tg_op_def *op, const char 
      * free suffix) */
     char name[320];
     snprintf(name, sizeof name, "%s/fused", base);
-    return tg__rw_op(r, op, name, a, 1 + n_extra, p->n_leaves, in);
+    int id = tg__rw_op(r, op, name, a, 1 + n_extra, p->n_leaves, in);
+    if (id >= 0)
+        r->dst->nodes[id].backward = p->backward;
+    return id;
 }

@@ -174,6 +174,7 @@ typedef struct tg_fprog {
     int n_instr;
     int leaves[TG_MAX_OP_INPUTS];
     int n_leaves;
+    bool backward; /* an instruction came from a backward node: so is the fused node */
 } tg_fprog;
 void tg__fprog_init(tg_fprog *p, char *buf, size_t cap);
 /* the operand for value v read from outside: its leaf index (made a leaf

@@ -187,6 +187,15 @@ int tg__rw_copy(tg_rw *r, int sid)
     }
     if (id < 0)
         return -1;
+    tg_gnode *d = &r->dst->nodes[id]; /* the copy comes from where the node came from */
+    free(d->loc);
+    if (n->loc && !(d->loc = strdup(n->loc))) {
+        tg__error(TG_ERR_NOMEM, "graph passes: out of memory");
+        return -1;
+    }
+    if (!n->loc)
+        d->loc = NULL;
+    d->backward = n->backward;
     r->nmap[sid] = id;
     for (int o = 0; o < n->n_out; o++)
         r->vmap[n->out[o]] = r->dst->nodes[id].out[o];

@@ -37,8 +37,25 @@ def test_to_html_writes_every_level(tmp_path):
     assert [lv["level"] for lv in data["levels"]] == [0, 1, 2]
     assert len(data["levels"][0]["graph"]["nodes"]) == f.graph.num_nodes
     assert all("error" not in lv and lv["memory"]["naive"] > 0 for lv in data["levels"])
+    classes = {n["name"]: n.get("cls") for n in data["levels"][0]["graph"]["nodes"]}
+    assert classes["softmax"] == "fwd" and classes["relu_grad"] == "bwd"  # the backward built for grad
     ops = {n["op"] for n in data["levels"][2]["graph"]["nodes"]}
     assert "fused_epilogue" in ops  # linear + relu fused at level 2
+
+
+def test_nodes_know_their_source_line(tmp_path):
+    f = traced()
+    f.graph.to_html(tmp_path / "mlp.html")
+    nodes = page_data(tmp_path / "mlp.html")["levels"][0]["graph"]["nodes"]
+    # the forward, traced (the backward, built later outside the trace, has none)
+    ops = [n for n in nodes if n["name"] in ("gemm", "relu", "gemm_1", "softmax")]
+    assert len(ops) == 4
+    # the innermost frame outside the package: the traced function's line
+    line = [i for i, text in enumerate(open(__file__), 1) if "return model(x).softmax(-1)" in text][0]
+    assert ops and all(n.get("loc") == f"{__file__}:{line}" for n in ops), [n.get("loc") for n in ops]
+    # level 2 keeps it on the nodes it copies
+    kept = [n for n in page_data(tmp_path / "mlp.html")["levels"][2]["graph"]["nodes"] if n["op"] == "softmax"]
+    assert kept and kept[0].get("loc") == f"{__file__}:{line}"
 
 
 def test_to_html_errors(tmp_path):

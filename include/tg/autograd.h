@@ -36,6 +36,21 @@ const char *tg_grad_fn_name(const tg_tensor *t);
 tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output,
                       bool retain_graph);
 
+/* ---- backward hooks (data-parallel training, tg/dist.h) ------------------
+ * While set (per thread; NULL clears), every tg_backward / tg_backward_ex
+ * on this thread calls grad_ready(user, leaf) once per leaf reached, as
+ * soon as every gradient that pass owes the leaf has been added to its
+ * grad (the rest of backward is still to run: what a data-parallel
+ * reducer needs to start averaging early), and done(user) after the last
+ * rule ran. An error either returns ends the backward with it.
+ * tg_autograd_grad (which fills no grad) calls neither. */
+typedef struct tg_backward_hooks {
+    tg_status (*grad_ready)(void *user, tg_tensor *leaf);
+    tg_status (*done)(void *user);
+    void *user;
+} tg_backward_hooks;
+void tg_set_backward_hooks(const tg_backward_hooks *hooks);
+
 /* tg_backward over several roots in one pass (grad_outputs may be NULL,
  * or hold NULL for one-element roots: 1). With create_graph the
  * gradients accumulated into leaves are recorded, so they can be

@@ -13,5 +13,6 @@
 #include "tg/io.h"
 #include "tg/optim.h"
 #include "tg/onnx.h"
+#include "tg/dist.h"
 
 #endif

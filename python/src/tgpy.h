@@ -81,6 +81,7 @@ int tgpy_init_train(PyObject *m);
 int tgpy_init_data(PyObject *m);
 int tgpy_init_dlpack(PyObject *m); /* after tgpy_init_tensor */
 int tgpy_init_sort(PyObject *m);
+int tgpy_init_dist(PyObject *m); /* tensorgraph.distributed (dist.c) */
 
 /* self = fn(self, s) in place, recorded by autograd as PyTorch does
  * (number.c); returns a new reference to self or NULL */

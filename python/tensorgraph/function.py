@@ -76,6 +76,8 @@ class Function:
         self._last = None
         self.trace_count = 0
         functools.update_wrapper(self, fn)
+        if not hasattr(self, '__name__'):  # a module or another callable object
+            self.__name__ = type(fn).__name__
 
     @property
     def code(self):

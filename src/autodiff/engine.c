@@ -31,7 +31,21 @@ typedef struct run {
     int n_inputs;
     tg_tensor *const *inputs;
     tg_tensor **results;
+    /* backward hooks (tg_set_backward_hooks), in accumulating mode only:
+     * edges still due per leaf, so a leaf's gradient is known final */
+    const tg_backward_hooks *hooks;
+    tg_hmap leaf_edges;
 } run;
+
+/* the hooks of this thread (data-parallel training sets them) */
+static _Thread_local tg_backward_hooks thread_hooks;
+static _Thread_local bool thread_hooked;
+
+void tg_set_backward_hooks(const tg_backward_hooks *hooks)
+{
+    thread_hooked = hooks && (hooks->grad_ready || hooks->done);
+    thread_hooks = thread_hooked ? *hooks : (tg_backward_hooks){0};
+}
 
 static tg_status nomem(void)
 {
@@ -78,6 +92,41 @@ static tg_status released_error(const tg_node *n)
                      n->name);
 }
 
+/* for the grad_ready hook: how many edges of reachable nodes lead to
+ * each leaf (its gradient is final when the last one has delivered) */
+static tg_status count_leaf_edges(run *r)
+{
+    for (int k = 0; k < r->n_slots; k++) {
+        const tg_node *n = r->slots[k].node;
+        for (int i = 0; i < n->n_in; i++) {
+            const tg_tensor *leaf = n->edges[i].leaf;
+            if (!leaf)
+                continue;
+            int c = tg__hmap_get(&r->leaf_edges, leaf);
+            if (!tg__hmap_put(&r->leaf_edges, leaf, c < 0 ? 1 : c + 1))
+                return nomem();
+        }
+    }
+    return TG_OK;
+}
+
+/* one more edge into leaf has delivered: the hook hears of the leaf when
+ * it was the last */
+static tg_status leaf_delivered(run *r, tg_tensor *leaf)
+{
+    if (!r->hooks || !r->hooks->grad_ready)
+        return TG_OK;
+    int c = tg__hmap_get(&r->leaf_edges, leaf);
+    if (c < 0)
+        return TG_OK;
+    if (c > 1) {
+        tg__hmap_put(&r->leaf_edges, leaf, c - 1); /* present: cannot fail */
+        return TG_OK;
+    }
+    tg__hmap_del(&r->leaf_edges, leaf);
+    return r->hooks->grad_ready(r->hooks->user, leaf);
+}
+
 /* collects every node reachable from the roots and counts, per node, the
  * edges that point at it from other reachable nodes */
 static tg_status collect(run *r, int n_roots, tg_tensor *const *roots)
@@ -96,7 +145,7 @@ static tg_status collect(run *r, int n_roots, tg_tensor *const *roots)
             r->slots[j].deps++;
         }
     }
-    return TG_OK;
+    return r->hooks ? count_leaf_edges(r) : TG_OK;
 }
 
 static bool is_input(const run *r, const tg_tensor *t)
@@ -271,6 +320,8 @@ static tg_status route(run *r, const tg_node *n, int i, tg_tensor *g, int *ready
         s = add_pending(r, j, e->index, g);
     else
         tg_release(g);
+    if (e->leaf && s == TG_OK)
+        s = leaf_delivered(r, e->leaf);
     if (j >= 0 && --r->slots[j].deps == 0)
         ready[(*n_ready)++] = j;
     return s;
@@ -361,6 +412,8 @@ static tg_status execute(run *r)
     if (s == TG_OK && done != r->n_slots)
         s = tg__error(TG_ERR_INTERNAL, "backward: %d of %d nodes ran", done,
                       r->n_slots);
+    if (s == TG_OK && r->hooks && r->hooks->done)
+        s = r->hooks->done(r->hooks->user);
     return s;
 }
 
@@ -438,6 +491,7 @@ static tg_status backward_run(run *r, int n_roots, tg_tensor *const *roots,
         clear_pending(&r->slots[k]);
     free(r->slots);
     tg__hmap_free(&r->index);
+    tg__hmap_free(&r->leaf_edges);
     tg_set_grad_enabled(was_enabled);
     tg__scope_resume(floor);
     return s;
@@ -450,6 +504,7 @@ tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output, bool retain_graph
         return s;
     run r = {0};
     r.retain = retain_graph;
+    r.hooks = thread_hooked ? &thread_hooks : NULL;
     s = backward_run(&r, 1, &root, &grad_output);
     if (s == TG_OK)
         tg_clear_error(); /* what rules recovered from is not the caller's */
@@ -471,6 +526,7 @@ tg_status tg_backward_ex(int n_roots, tg_tensor *const *roots,
     run r = {0};
     r.retain = retain_graph || create_graph;
     r.create_graph = create_graph;
+    r.hooks = thread_hooked ? &thread_hooks : NULL;
     tg_status s = backward_run(&r, n_roots, roots, grad_outputs);
     if (s == TG_OK)
         tg_clear_error(); /* what rules recovered from is not the caller's */

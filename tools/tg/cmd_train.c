@@ -3,10 +3,12 @@
  * the --json summary line. */
 #include "args.h"
 #include "commands.h"
+#include "dist_train.h"
 #include "paths.h"
 #include "progress.h"
 #include "trainer.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +30,11 @@ static const char train_usage[] =
     "A resumed run takes the optimizer's hyper-parameters (lr, momentum ...)\n"
     "from the checkpoint, as PyTorch's load_state_dict does. Output paths are\n"
     "checked before training; a run that diverges (a loss that is NaN or\n"
-    "infinite) stops, says where, and writes no checkpoint or export.";
+    "infinite) stops, says where, and writes no checkpoint or export.\n"
+    "--distributed (under mpirun -np N): data parallel over N processes: each\n"
+    "takes its slice of every global batch (--batch), gradients are summed\n"
+    "across ranks in buckets while backward runs, so the losses are one\n"
+    "process's; eager steps only; rank 0 alone prints, saves and exports.";
 
 /* each numeric option in its range, the message naming the option */
 static bool check_values(const train_opts *o)
@@ -42,14 +48,15 @@ static bool check_values(const train_opts *o)
            args_check_range("threads", o->threads, 1, 1024) &&
            args_check_range("prefetch", o->prefetch, 0, 64) &&
            args_check_range("limit", o->limit, 0, INFINITY) &&
-           args_check_range("momentum", o->momentum, 0, INFINITY);
+           args_check_range("momentum", o->momentum, 0, INFINITY) &&
+           args_check_range("bucket-kb", o->bucket_kb, 1, 1 << 20);
 }
 
 static int parse_train(int argc, char **argv, train_opts *o, bool eval)
 {
     *o = (train_opts){.data = "data/mnist", .optimizer = "sgd", .epochs = 1, .batch = 64,
-                      .threads = tg_get_num_threads(), .seed = 1, .prefetch = 2, .mode = "graph",
-                      .lr = 0.02, .momentum = 0.9, .limit = 0};
+                      .threads = tg_get_num_threads(), .seed = 1, .prefetch = 2, .mode = NULL,
+                      .lr = 0.02, .momentum = 0.9, .limit = 0, .bucket_kb = 64};
     const opt train_table[] = {
         {"data", OPT_STRING, &o->data, "MNIST directory (default data/mnist)"},
         {"epochs", OPT_INT, &o->epochs, "epochs to train (default 1)"},
@@ -66,6 +73,9 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"export", OPT_STRING, &o->export_path, "write the trained model as ONNX (opset 17, input [batch,1,28,28], batch symbolic)"},
         {"save", OPT_STRING, &o->save, "write a checkpoint (safetensors) at the end"},
         {"load", OPT_STRING, &o->load, "start from a checkpoint (model and optimizer; --save may name the same file)"},
+        {"losses", OPT_STRING, &o->losses, "write every step's loss to this file, one per line"},
+        {"distributed", OPT_FLAG, &o->distributed, "data parallel over the ranks of mpirun -np N (eager steps)"},
+        {"bucket-kb", OPT_INT, &o->bucket_kb, "--distributed: gradient allreduce buckets of N KiB (default 64)"},
         {"json", OPT_FLAG, &o->json, "end with one JSON summary line"},
         {"quiet", OPT_FLAG, &o->quiet, "no progress or per-epoch lines"},
     };
@@ -88,6 +98,8 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
                                       pos, 1, &n_pos);
     if (r != ARGS_OK)
         return r == ARGS_HELP ? 0 : 1;
+    if (!o->mode) /* data-parallel steps are eager ones */
+        o->mode = o->distributed ? "eager" : "graph";
     if (n_pos != 1 || !lenet_model_known(pos[0])) {
         fprintf(stderr, "tg: expected a model name: tg %s lenet|lenet-bn\n",
                 eval ? "eval" : "train");
@@ -105,6 +117,11 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         fprintf(stderr, "tg: unknown mode '%s' (eager, graph)\n", o->mode);
         return 1;
     }
+    if (o->distributed && strcmp(o->mode, "eager")) {
+        fprintf(stderr, "tg: --distributed trains with eager steps (--mode eager, its "
+                        "default); graph-mode data parallel is not built\n");
+        return 1;
+    }
     if (o->profile && strcmp(o->mode, "graph")) {
         fprintf(stderr, "tg: --profile traces graph sessions: use it with --mode graph\n");
         return 1;
@@ -116,10 +133,11 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     /* --save may replace --load: the checkpoint is read whole before
      * training and replaced atomically at the end */
     const path_role files[] = {{"--save", o->save, true}, {"--export", o->export_path, true},
-                               {"--profile", o->profile, true}};
+                               {"--profile", o->profile, true}, {"--losses", o->losses, true}};
     if (!eval && (!path_check_output("--save", o->save) ||
                   !path_check_output("--export", o->export_path) ||
-                  !path_check_output("--profile", o->profile) || !path_check_distinct(3, files)))
+                  !path_check_output("--profile", o->profile) ||
+                  !path_check_output("--losses", o->losses) || !path_check_distinct(4, files)))
         return 1;
     if (tg_set_num_threads(o->threads) != TG_OK) {
         fprintf(stderr, "tg: %s\n", tg_last_error());
@@ -133,6 +151,8 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
                   double train_seconds, int64_t images, double acc)
 {
     tg_module *model = t->model;
+    if (o->distributed && !dist_is_root())
+        return 0; /* rank 0 saves, exports and reports */
     /* in graph mode the graph has updated the optimizer's own state */
     if (o->save && lenet_save(o->save, o->model, model, t->opt, done + o->epochs) != TG_OK) {
         fprintf(stderr, "tg: saving %s: %s\n", o->save, tg_last_error());
@@ -152,10 +172,12 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
     /* the per-epoch losses to 9 digits: resumed runs are compared on them */
     printf("{\"model\":\"%s\",\"mode\":\"%s\",\"optimizer\":\"%s\",\"epochs\":%d,"
            "\"batch\":%d,\"threads\":%d,\"train_seconds\":%.3f,\"images_per_second\":%.1f,"
-           "\"final_train_loss\":%.5f,\"test_accuracy\":%.4f,\"peak_rss_mb\":%.1f,"
-           "\"epoch_losses\":[", o->model, o->mode, o->optimizer, o->epochs, o->batch, o->threads,
-           train_seconds, (double)images / train_seconds, losses[o->epochs - 1], acc,
-           peak_rss_mb());
+           "\"final_train_loss\":%.5f,\"test_accuracy\":%.4f,\"peak_rss_mb\":%.1f,",
+           o->model, o->mode, o->optimizer, o->epochs, o->batch, o->threads, train_seconds,
+           (double)images / train_seconds, losses[o->epochs - 1], acc, peak_rss_mb());
+    if (o->distributed)
+        printf("\"ranks\":%d,\"bucket_kb\":%d,", tg_dist_world_size(), o->bucket_kb);
+    printf("\"epoch_losses\":[");
     for (int e = 0; e < o->epochs; e++)
         printf("%s%.9g", e ? "," : "", losses[e]);
     printf("]}\n");
@@ -192,7 +214,9 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
         double t0 = progress_now();
         losses[e - 1] = loss = trainer_epoch(t, loader, e, o);
         double secs = progress_now() - t0;
-        acc = isnan(loss) ? -1 : lenet_accuracy(model, test, 1000);
+        /* with --distributed rank 0 evaluates (the ranks' models are equal) */
+        acc = isnan(loss) ? -1 : o->distributed && !dist_is_root() ? 0
+                                                                    : lenet_accuracy(model, test, 1000);
         if (isnan(loss) || acc < 0) {
             if (!isnan(loss))
                 fprintf(stderr, "tg: evaluating epoch %d: %s\n", e, tg_last_error());
@@ -212,13 +236,30 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
     return r;
 }
 
+/* --losses: opened by the rank that reports (all of them without
+ * --distributed, rank 0 with it) */
+static bool open_loss_log(const train_opts *o, trainer *t)
+{
+    if (!o->losses || (o->distributed && !dist_is_root()))
+        return true;
+    if ((t->loss_log = fopen(o->losses, "w"))) {
+        setvbuf(t->loss_log, NULL, _IOLBF, 0); /* watchable while training */
+        return true;
+    }
+    fprintf(stderr, "tg: --losses %s: %s\n", o->losses, strerror(errno));
+    return false;
+}
+
 int tg_cmd_train(int argc, char **argv)
 {
     train_opts o;
     int r = parse_train(argc, argv, &o, false);
     if (r >= 0)
         return r;
-    tg_dataset *train = lenet_open_data(o.data, true, o.quiet, o.limit);
+    if (o.distributed && !dist_begin(&o))
+        return 1;
+    tg_dataset *train = o.distributed ? dist_open_data(o.data, true, o.quiet, o.limit)
+                                      : lenet_open_data(o.data, true, o.quiet, o.limit);
     tg_dataset *test = train ? lenet_first_samples(tg_mnist_dataset(o.data, false), o.limit)
                              : NULL;
     tg_generator *gen = tg_generator_new((uint64_t)o.seed);
@@ -227,6 +268,11 @@ int tg_cmd_train(int argc, char **argv)
     trainer t;
     if (!model || trainer_init(&t, &o, model) != TG_OK) {
         fprintf(stderr, "tg: %s\n", tg_last_error());
+        r = 1;
+    } else if (!open_loss_log(&o, &t)) {
+        r = 1;
+    } else if (o.distributed && dist_sync_model(model) != TG_OK) {
+        fprintf(stderr, "tg: --distributed: %s\n", tg_last_error());
         r = 1;
     } else {
         t.dropout = drop;
@@ -239,6 +285,8 @@ int tg_cmd_train(int argc, char **argv)
     tg_generator_free(gen);
     tg_dataset_free(test);
     tg_dataset_free(train);
+    if (o.distributed)
+        dist_end();
     return r;
 }
 

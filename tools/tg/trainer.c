@@ -1,5 +1,6 @@
 /* The training loop of `tg train lenet` (see trainer.h). */
 #include "trainer.h"
+#include "dist_train.h"
 #include "progress.h"
 
 #include <math.h>
@@ -39,6 +40,8 @@ static lenet_graph *the_graph(trainer *t)
 /* one step on (x, y); *loss is the loss before the update */
 static tg_status trainer_step(trainer *t, tg_tensor *x, tg_tensor *y, double *loss)
 {
+    if (t->reducer)
+        return dist_step(t, x, y, loss);
     if (t->graph_mode) {
         lenet_graph *lg = the_graph(t);
         tg_status s = lg ? profile_step(t, lg, true) : tg_last_status();
@@ -66,6 +69,8 @@ tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model)
     t->graph_mode = !strcmp(o->mode, "graph");
     t->profile = o->profile;
     t->opt = lenet_optimizer(o->optimizer, model, o->lr, o->momentum);
+    if (t->opt && o->distributed && !(t->reducer = dist_reducer(model, o->bucket_kb)))
+        return tg_last_status();
     return t->opt ? TG_OK : tg_last_status();
 }
 
@@ -76,6 +81,9 @@ void trainer_free(trainer *t)
     if (t->built)
         lenet_graph_free(&t->graph);
     tg_optim_free(t->opt);
+    tg_dist_reducer_free(t->reducer);
+    if (t->loss_log)
+        fclose(t->loss_log);
 }
 
 static const char *nonfinite_name(double v)
@@ -104,6 +112,8 @@ double trainer_epoch(trainer *t, tg_loader *loader, int epoch, const train_opts 
             break;
         step++;
         progress_step(&pr, images, loss);
+        if (t->loss_log)
+            fprintf(t->loss_log, "%.9g\n", loss);
     }
     double mean = progress_end(&pr);
     if (r < 0 || s != TG_OK) {

@@ -7,12 +7,16 @@
 #include "lenet_graph.h"
 #include "lenet_task.h"
 
+#include <stdio.h>
+
 typedef struct train_opts {
     const char *model; /* "lenet" or "lenet-bn" */
     const char *data, *optimizer, *save, *load, *mode, *profile, *export_path;
+    const char *losses; /* every step's loss, one per line, to this file */
     int epochs, batch, threads, seed, prefetch, limit;
+    int bucket_kb;      /* --distributed: gradient buckets of this many KiB */
     double lr, momentum;
-    bool json, quiet;
+    bool json, quiet, distributed;
 } train_opts;
 
 /* What a training step needs in either mode. Eager: the optimizer runs
@@ -33,6 +37,9 @@ typedef struct trainer {
     const char *profile;  /* graph mode: Chrome trace of the first steps */
     tg_session *traced;
     int traced_steps;
+    /* --distributed (dist_train.c): averages gradients across ranks */
+    tg_dist_reducer *reducer;
+    FILE *loss_log; /* --losses */
 } trainer;
 
 tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model);

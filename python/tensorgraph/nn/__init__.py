@@ -24,6 +24,7 @@ from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCel
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer,
                           TransformerEncoder, TransformerDecoder, Transformer)
 from .param_containers import ParameterList, ParameterDict
+from . import parallel  # noqa: F401  (DistributedDataParallel)
 from .loss import (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss,
                    CrossEntropyLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss,
                    SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,

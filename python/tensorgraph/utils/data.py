@@ -77,6 +77,62 @@ def default_collate(batch):
     return batch
 
 
+class DistributedSampler:
+    """PyTorch's DistributedSampler: this rank's share of the dataset's
+    indices. With shuffle, a permutation drawn from seed + epoch (call
+    set_epoch each epoch; every rank draws the same one), then padded by
+    repeating its start to a multiple of num_replicas (or, with drop_last,
+    cut to one), then every num_replicas-th index from rank on. The
+    permutation is tensorgraph's generator's, not PyTorch's."""
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
+                 drop_last=False):
+        if num_replicas is None or rank is None:
+            from .. import distributed as dist
+            if not dist.is_initialized():
+                raise RuntimeError("DistributedSampler: pass num_replicas and rank, or call "
+                                   "tensorgraph.distributed.init_process_group first")
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
+        if num_replicas < 1:
+            raise ValueError(f"DistributedSampler: num_replicas must be >= 1, got {num_replicas}")
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = (n - num_replicas + num_replicas - 1) // num_replicas
+        else:
+            self.num_samples = -(-n // num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            g = _C.Generator()
+            g.manual_seed(self.seed + self.epoch)
+            indices = randperm(n, generator=g).tolist()
+        else:
+            indices = list(range(n))
+        if not self.drop_last:
+            pad = self.total_size - len(indices)
+            if pad <= len(indices):
+                indices += indices[:pad]
+            else:
+                indices += (indices * -(-pad // len(indices)))[:pad]
+        else:
+            indices = indices[:self.total_size]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+
 class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, num_workers=0,
                  collate_fn=None, drop_last=False, generator=None, prefetch_factor=2,
@@ -91,7 +147,11 @@ class DataLoader:
         self.prefetch = max(int(prefetch_factor), 0) * max(num_workers, 1)
         self._epoch = 0
         c = getattr(dataset, '_c_dataset', None)
-        c = c() if c and collate_fn is None and sampler is None else None
+        c = c() if c and collate_fn is None else None
+        # a sampler's batches from a C dataset are gathered in C (one call
+        # per batch, not one per sample)
+        self._c_gather = c if sampler is not None else None
+        c = c if sampler is None else None
         self._loader = None
         if c is not None:
             self._loader = _C.Loader(c, batch_size, bool(shuffle), self.generator._next_u64(),
@@ -100,7 +160,7 @@ class DataLoader:
     def __len__(self):
         if self._loader is not None:
             return len(self._loader)
-        n = len(self.dataset)
+        n = len(self.sampler) if self.sampler is not None else len(self.dataset)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self):
@@ -118,7 +178,7 @@ class DataLoader:
             order = randperm(n, generator=self.generator).tolist()
         else:
             order = range(n)
-        for i in range(0, n, self.batch_size):
+        for i in range(0, len(order), self.batch_size):  # a sampler may give fewer than n
             idx = order[i:i + self.batch_size]
             if len(idx) < self.batch_size and self.drop_last:
                 return
@@ -155,6 +215,8 @@ class _PyIterator:
             self._q = None
 
     def _make(self, idx):
+        if self._dl._c_gather is not None:
+            return list(self._dl._c_gather.get(list(idx)))
         return self._dl.collate_fn([self._dl.dataset[i] for i in idx])
 
     def _fill(self):

@@ -1,0 +1,5 @@
+"""tensorgraph.nn.parallel: DistributedDataParallel (data parallel over
+the ranks of tensorgraph.distributed)."""
+from .distributed import DistributedDataParallel
+
+__all__ = ['DistributedDataParallel']

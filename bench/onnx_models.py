@@ -3,7 +3,8 @@
 weights): exports mobilenet_v2, mobilenet_v3_small and resnet18 with a
 dynamic batch at the given opset, runs `tg bench onnx` at each batch size
 (2 threads) and prints its JSON line plus where tensorgraph's time goes
-(the per-op spans of --profile summed per op, ms per run, largest first).
+(the per-op spans of --profile: each node's median over the runs, summed
+per op, convolutions by kind, ms per run, largest first).
 
     python3 bench/onnx_models.py TG [--opset 17] [--size 224] [--batches 1,8]
                                     [--models mobilenet_v2,resnet18] [--runs 20]
@@ -33,13 +34,52 @@ def export(name, path, opset, size):
                       output_names=["y"], dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
 
 
-def op_profile(trace, runs):
+def conv_kinds(path):
+    """ONNX value name -> the kind of convolution that computes it, also
+    for the values of the elementwise nodes after a Conv (which the
+    fusion pass folds into it): depthwise, pointwise (1x1) or kxk"""
+    import onnx
+    g = onnx.load(path).graph
+    consumers = collections.defaultdict(list)
+    for n in g.node:
+        for i in n.input:
+            consumers[i].append(n)
+    kinds = {}
+    for n in g.node:
+        if n.op_type != "Conv":
+            continue
+        at = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+        k = at.get("kernel_shape", [])
+        kind = ("conv depthwise %s" % "x".join(map(str, k)) if at.get("group", 1) > 1 else
+                "conv pointwise 1x1" if all(v == 1 for v in k) else
+                "conv %s" % "x".join(map(str, k)))
+        v = n.output[0]
+        kinds[v] = kind
+        while len(consumers[v]) == 1 and consumers[v][0].op_type in (
+                "Relu", "Clip", "Add", "HardSigmoid", "HardSwish", "Mul", "Sigmoid"):
+            v = consumers[v][0].output[0]
+            kinds[v] = kind
+    return kinds
+
+
+def op_profile(trace, path):
+    """ms per run by op (each node's median over the runs: the shared
+    machine stalls single runs), convolutions by kind"""
     with open(trace) as f:
         events = json.load(f)["traceEvents"]
-    per_op = collections.Counter()
+    kinds = conv_kinds(path)
+    spans = collections.defaultdict(list)
     for e in events:
         if e.get("ph") == "X":
-            per_op[e.get("cat", "?")] += e["dur"] / 1000.0 / runs
+            spans[(e.get("cat", "?"), e["name"])].append(e["dur"] / 1000.0)
+    per_op = collections.Counter()
+    for (cat, name), durs in spans.items():
+        durs.sort()
+        base = name[:-len("/fused")] if name.endswith("/fused") else name
+        label = kinds.get(base, cat) if cat in ("conv2d", "fused_epilogue") else cat
+        if cat == "fused_epilogue" and label != cat:
+            label += " (fused)"
+        per_op[label] += durs[len(durs) // 2]
     total = sum(per_op.values())
     return [{"op": k, "ms": round(v, 3), "share": round(v / total, 3) if total else 0}
             for k, v in per_op.most_common(8)]
@@ -68,7 +108,7 @@ def main():
                 print(json.dumps({"model": name, "batch": int(b), "error": out.stderr.strip()}))
                 continue
             r = json.loads(out.stdout)
-            r.update(model=name, size=a.size, profile=op_profile(trace, a.runs))
+            r.update(model=name, size=a.size, profile=op_profile(trace, path))
             print(json.dumps(r))
             sys.stdout.flush()
 

@@ -61,6 +61,7 @@ static void test_backward_hooks(void)
     tg_tensor *g = NULL;
     tg_tensor *l = tg_sum(tg_mul(w2, w2), 0, NULL, false);
     CHECK_OK(tg_autograd_grad(1, &l, NULL, 1, &w2, &g, false, false));
+    tg_release(g); /* the caller owns what grad returns */
     CHECK(s.n == 2 && s.done == 1);
     /* an error from a hook ends backward with it */
     tg_set_backward_hooks(&(tg_backward_hooks){refuse, NULL, NULL});
@@ -105,6 +106,18 @@ static void test_world(void)
     CHECK_FAILS(tg_dist_allreduce(i, TG_REDUCE_MEAN), TG_ERR_DTYPE, "MEAN needs a float");
     CHECK_FAILS(tg_dist_broadcast(b, size), TG_ERR_ARG, "not a rank");
     CHECK_FAILS(tg_dist_set_timeout(0), TG_ERR_ARG, "seconds");
+    /* point to point: rank 0 to the last rank */
+    tg_tensor *msg = tg_full(TG_FLOAT32, 1, (int64_t[]){3}, rank == 0 ? 5 : -1);
+    if (size > 1 && rank == 0)
+        CHECK_OK(tg_dist_send(msg, size - 1, 9));
+    if (size > 1 && rank == size - 1) {
+        CHECK_OK(tg_dist_recv(msg, 0, 9));
+        CHECK_TENSOR(msg, ((double[]){5, 5, 5}), 0);
+    }
+    CHECK_FAILS(tg_dist_send(msg, rank, 9), TG_ERR_ARG, "not another rank");
+    CHECK_FAILS(tg_dist_recv(msg, size, 9), TG_ERR_ARG, "not another rank");
+    CHECK_FAILS(tg_dist_send(msg, (rank + 1) % size, 40000), TG_ERR_ARG,
+                size > 1 ? "tag 40000" : "not another rank");
 }
 
 /* ---- the reducer: a linear model on data that differs per rank ------------ */

@@ -56,6 +56,12 @@ tg_status tg_dist_allreduce(tg_tensor *t, tg_reduce_op op);
 tg_status tg_dist_broadcast(tg_tensor *t, int root);
 tg_status tg_dist_barrier(void);
 
+/* point to point (model parallel): t's data to rank dst, or into t (the
+ * sender's dtype and element count, contiguous) from rank src; tag in
+ * [0, 32767]; both wait, polled, until their side is done */
+tg_status tg_dist_send(const tg_tensor *t, int dst, int tag);
+tg_status tg_dist_recv(tg_tensor *t, int src, int tag);
+
 /* ---- the data-parallel gradient reducer (PyTorch DDP's) ------------------
  * Averages the gradients of params across ranks in buckets of about
  * bucket_bytes (params taken last to first, the order backward finishes

@@ -9,8 +9,7 @@ while tracing) they are Python control flow: the chosen branch or each
 iteration runs now, and its ops are recorded on the tape as usual. With a
 symbolic tensor (inside tg.function) they append one graph node whose
 branches or body are subgraphs (the C primitives: see docs/CONTROL_FLOW.md),
-so one compiled function takes either branch or any trip count at run time
-(tg.scan: a while loop writing each y into a buffer at its row).
+so one compiled function takes either branch or any trip count at run time.
 Converted code (tg.function's autograph) calls the same primitives.
 """
 from . import _C
@@ -164,49 +163,13 @@ def scan(body_fn, init, xs):
             raise ValueError("scan: xs is empty (the stacked outputs' shape is unknown)")
         stacked = tuple(stack([y[j] for y in ys]) for j in range(len(ys[0])))
     else:
-        carry, stacked = _scan_loop(step, init_t, xs_t, length)
+        n_carry = len(init_t)
+
+        def body(*vals):  # the primitive's form: (*carry, *x) -> (*carry, *y)
+            c, y = step(vals[:n_carry], vals[n_carry:])
+            return tuple(c) + tuple(y)
+
+        carry, stacked = _primitive('_scan')(body, init_t, xs_t)
+        carry, stacked = tuple(carry), tuple(stacked)
     return pack(carry), (stacked[0] if y_single[0] else stacked)
 
-
-class _ProbeDone(Exception):
-    pass
-
-
-def _scan_loop(step, init, xs, length):
-    """scan as one graph while_loop over (counter, carry, ys buffers): each
-    iteration writes its y at the counter's row of a buffer of zeros
-    (index_put accumulating into zeros: a put whose gradient is a gather).
-    The buffers' shapes come from tracing the body once first."""
-    from . import _ops
-    from ._creation import tensor, zeros
-    from ._ops_bits import index_put
-    n_carry = len(init)
-
-    def row(i):
-        return tuple(_ops.index_select(x, 0, i.reshape(1)).squeeze(0) for x in xs)
-
-    ys_meta = []
-
-    def probe(i, *carry):
-        ys_meta[:] = [(tuple(y.shape), y.dtype) for y in step(carry, row(i))[1]]
-        raise _ProbeDone()
-
-    def more(i, *rest):
-        return _ops.lt(i, length)
-
-    start = tensor(0, dtype=_C.int64)
-    try:
-        while_tensors(more, probe, (start,) + tuple(init), length)
-    except _ProbeDone:
-        pass
-    buffers = tuple(zeros((length,) + shape, dtype=dtype) for shape, dtype in ys_meta)
-
-    def body(i, *vals):
-        carry, ys = step(vals[:n_carry], row(i))
-        at = (i.reshape(1),)
-        written = tuple(index_put(b, at, y.unsqueeze(0), accumulate=True)
-                        for b, y in zip(vals[n_carry:], ys))
-        return (i + 1,) + tuple(carry) + written
-
-    out = while_tensors(more, body, (start,) + tuple(init) + buffers, length)
-    return out[1:1 + n_carry], out[1 + n_carry:]

@@ -116,6 +116,48 @@ tg_status tg_dist_broadcast(tg_tensor *t, int root)
     return s;
 }
 
+/* the checks both ends of a point-to-point transfer make */
+static bool check_peer(const char *fn, const tg_tensor *t, int peer, int tag, MPI_Datatype *type)
+{
+    if (!check_tensor(fn, t, type) || !tg__dist_ready(fn))
+        return false;
+    if (peer < 0 || peer >= tg_dist_world_size() || peer == tg_dist_rank()) {
+        tg__error(TG_ERR_ARG, "%s: %d is not another rank of a world of %d", fn, peer,
+                  tg_dist_world_size());
+        return false;
+    }
+    if (tag < 0 || tag > 32767) {
+        tg__error(TG_ERR_ARG, "%s: tag %d is outside [0, 32767]", fn, tag);
+        return false;
+    }
+    return true;
+}
+
+tg_status tg_dist_send(const tg_tensor *t, int dst, int tag)
+{
+    static const char fn[] = "tg_dist_send";
+    MPI_Datatype type;
+    if (!check_peer(fn, t, dst, tag, &type))
+        return tg_last_status();
+    MPI_Request req;
+    int e = MPI_Isend(tg__base(t), (int)t->numel, type, dst, tag, tg__dist_comm(), &req);
+    return e == MPI_SUCCESS ? tg__dist_wait(&req, fn) : tg__dist_mpi_error(e, fn);
+}
+
+tg_status tg_dist_recv(tg_tensor *t, int src, int tag)
+{
+    static const char fn[] = "tg_dist_recv";
+    MPI_Datatype type;
+    if (!check_peer(fn, t, src, tag, &type))
+        return tg_last_status();
+    MPI_Request req;
+    int e = MPI_Irecv(tg__base(t), (int)t->numel, type, src, tag, tg__dist_comm(), &req);
+    tg_status s = e == MPI_SUCCESS ? tg__dist_wait(&req, fn) : tg__dist_mpi_error(e, fn);
+    if (s == TG_OK)
+        tg__bump_version(t);
+    return s;
+}
+
 tg_status tg_dist_barrier(void)
 {
     static const char fn[] = "tg_dist_barrier";

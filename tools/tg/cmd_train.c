@@ -4,6 +4,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist_train.h"
+#include "model_parallel.h"
 #include "paths.h"
 #include "progress.h"
 #include "trainer.h"
@@ -76,6 +77,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"losses", OPT_STRING, &o->losses, "write every step's loss to this file, one per line"},
         {"distributed", OPT_FLAG, &o->distributed, "data parallel over the ranks of mpirun -np N (eager steps)"},
         {"bucket-kb", OPT_INT, &o->bucket_kb, "--distributed: gradient allreduce buckets of N KiB (default 64)"},
+        {"model-parallel", OPT_FLAG, &o->model_parallel, "lenet over mpirun -np 2: convolutions on rank 0, classifier on rank 1 (sgd, eager)"},
         {"json", OPT_FLAG, &o->json, "end with one JSON summary line"},
         {"quiet", OPT_FLAG, &o->quiet, "no progress or per-epoch lines"},
     };
@@ -98,8 +100,8 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
                                       pos, 1, &n_pos);
     if (r != ARGS_OK)
         return r == ARGS_HELP ? 0 : 1;
-    if (!o->mode) /* data-parallel steps are eager ones */
-        o->mode = o->distributed ? "eager" : "graph";
+    if (!o->mode) /* data- and model-parallel steps are eager ones */
+        o->mode = o->distributed || o->model_parallel ? "eager" : "graph";
     if (n_pos != 1 || !lenet_model_known(pos[0])) {
         fprintf(stderr, "tg: expected a model name: tg %s lenet|lenet-bn\n",
                 eval ? "eval" : "train");
@@ -120,6 +122,13 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     if (o->distributed && strcmp(o->mode, "eager")) {
         fprintf(stderr, "tg: --distributed trains with eager steps (--mode eager, its "
                         "default); graph-mode data parallel is not built\n");
+        return 1;
+    }
+    if (o->model_parallel && (o->distributed || strcmp(o->mode, "eager") ||
+                              strcmp(o->model, "lenet") || strcmp(o->optimizer, "sgd") ||
+                              o->save || o->export_path || o->load || o->profile)) {
+        fprintf(stderr, "tg: --model-parallel trains lenet with sgd in eager steps, without "
+                        "--distributed, --save, --export, --load or --profile (not built)\n");
         return 1;
     }
     if (o->profile && strcmp(o->mode, "graph")) {
@@ -240,7 +249,7 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
  * --distributed, rank 0 with it) */
 static bool open_loss_log(const train_opts *o, trainer *t)
 {
-    if (!o->losses || (o->distributed && !dist_is_root()))
+    if (!o->losses || ((o->distributed || o->model_parallel) && !dist_is_root()))
         return true;
     if ((t->loss_log = fopen(o->losses, "w"))) {
         setvbuf(t->loss_log, NULL, _IOLBF, 0); /* watchable while training */
@@ -256,9 +265,10 @@ int tg_cmd_train(int argc, char **argv)
     int r = parse_train(argc, argv, &o, false);
     if (r >= 0)
         return r;
-    if (o.distributed && !dist_begin(&o))
+    bool multi = o.distributed || o.model_parallel;
+    if (multi && !dist_begin(&o))
         return 1;
-    tg_dataset *train = o.distributed ? dist_open_data(o.data, true, o.quiet, o.limit)
+    tg_dataset *train = multi ? dist_open_data(o.data, true, o.quiet, o.limit)
                                       : lenet_open_data(o.data, true, o.quiet, o.limit);
     tg_dataset *test = train ? lenet_first_samples(tg_mnist_dataset(o.data, false), o.limit)
                              : NULL;
@@ -271,9 +281,11 @@ int tg_cmd_train(int argc, char **argv)
         r = 1;
     } else if (!open_loss_log(&o, &t)) {
         r = 1;
-    } else if (o.distributed && dist_sync_model(model) != TG_OK) {
+    } else if (multi && dist_sync_model(model) != TG_OK) {
         fprintf(stderr, "tg: --distributed: %s\n", tg_last_error());
         r = 1;
+    } else if (o.model_parallel) {
+        r = model_parallel_train(&o, &t, train, test);
     } else {
         t.dropout = drop;
         r = run_training(&o, &t, train, test);
@@ -285,7 +297,7 @@ int tg_cmd_train(int argc, char **argv)
     tg_generator_free(gen);
     tg_dataset_free(test);
     tg_dataset_free(train);
-    if (o.distributed)
+    if (multi)
         dist_end();
     return r;
 }

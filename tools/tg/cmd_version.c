@@ -35,6 +35,8 @@ int tg_cmd_version(int argc, char **argv)
     if (!verbose)
         return 0;
     printf("%s\nthreads: %d\n", tg_kernels_report(), tg_get_num_threads());
+    printf("MPI: %s\n", tg_dist_built() ? "built (mpirun -np N tg train lenet --distributed)"
+                                         : "not built (tensorgraph was built without MPI)");
     printf("float32 GEMM per shape (measured at first use; TG_GEMM=builtin|blas forces):\n");
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         printf("  %-16s %c%c %4lld x %4lld x %4lld: %s\n", shapes[i].name,

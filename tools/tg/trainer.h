@@ -16,7 +16,7 @@ typedef struct train_opts {
     int epochs, batch, threads, seed, prefetch, limit;
     int bucket_kb;      /* --distributed: gradient buckets of this many KiB */
     double lr, momentum;
-    bool json, quiet, distributed;
+    bool json, quiet, distributed, model_parallel;
 } train_opts;
 
 /* What a training step needs in either mode. Eager: the optimizer runs

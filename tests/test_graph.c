@@ -483,6 +483,59 @@ static void test_gradients_nn_ops(void)
     compare_gradients(classifier, 4, 3, p);
 }
 
+/* tg_graph_cut_values: the forward values a backward part reads, which a
+ * backward run can be fed instead of computing the forward again */
+static void test_cut_values(void)
+{
+    tg_graph *g = tg_graph_new("cut");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
+    tg_tensor *w = tg_variable(g, "w", tt_tensor(TG_FLOAT64, 1, (int64_t[]){3},
+                                                 (double[]){1, 2, 3}));
+    tg_tensor *wv = tg_reshape(w, 1, (int64_t[]){3}); /* a view of a variable */
+    tg_tensor *h = tg_tanh(tg_mul(x, wv));
+    tg_tensor *l = tg_sum(h, 0, NULL, false);
+    int split = tg_graph_num_nodes(g), n = -1;
+    tg_tensor *dx, **cut = NULL;
+    CHECK_OK(tg_graph_gradients(g, 1, &l, NULL, 1, &x, &dx));
+    CHECK_OK(tg_graph_cut_values(g, split, &n, &cut));
+    CHECK(n >= 1);
+    for (int i = 0; i < n; i++) /* neither sources nor views of them */
+        CHECK(tg_is_symbolic(cut[i]) && strcmp(tg_graph_node_name(cut[i]), "x") != 0 &&
+              strcmp(tg_graph_node_name(cut[i]), "w") != 0 &&
+              strcmp(tg_graph_node_name(cut[i]), tg_graph_node_name(wv)) != 0);
+    /* the forward run hands the cut over; a backward run fed it gives the
+     * gradient a run from scratch gives */
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){0.5, -1, 0.25});
+    tg_tensor *vals[8], *feeds[8], *ref;
+    CHECK(n < 7);
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, n, cut, vals, 0, NULL));
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &dx, &ref, 0, NULL));
+    feeds[0] = x;
+    for (int i = 0; i < n; i++)
+        feeds[i + 1] = cut[i];
+    tg_tensor *fed_vals[8] = {xv}, *got;
+    for (int i = 0; i < n; i++)
+        fed_vals[i + 1] = vals[i];
+    tg_session_stats before, after;
+    tg_session_get_stats(s, &before);
+    CHECK_OK(tg_session_run(s, n + 1, feeds, fed_vals, 1, &dx, &got, 0, NULL));
+    tg_session_get_stats(s, &after);
+    double expect[3];
+    const double *rd = tg_data(ref);
+    for (int i = 0; i < 3; i++)
+        expect[i] = rd[i];
+    CHECK_TENSOR(got, expect, 0);
+    /* fed the cut, the run computes no forward op (mul, tanh, sum) */
+    CHECK(after.nodes_last_run < before.nodes_last_run);
+    free(cut); /* the tensors are the test scope's */
+    tg_session_free(s);
+    CHECK_FAILS(tg_graph_cut_values(g, -1, &n, &cut), TG_ERR_ARG, "split -1");
+    CHECK_FAILS(tg_graph_cut_values(g, tg_graph_num_nodes(g) + 1, &n, &cut), TG_ERR_ARG,
+                "is not a node id");
+    tg_graph_free(g);
+}
+
 static void test_gradients_misc(void)
 {
     tg_graph *g = tg_graph_new("gm");
@@ -594,6 +647,7 @@ int main(void)
     RUN(test_gradients_nn_ops);
     RUN(test_gradients_lenet);
     RUN(test_gradients_misc);
+    RUN(test_cut_values);
     RUN(test_gradients_captured);
     RUN(test_assign_eager);
     RUN(test_assign_graph_errors);

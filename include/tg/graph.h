@@ -170,8 +170,8 @@ tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
  * first part can fetch them and a run of the second be fed them instead of
  * computing the first part again. Views of placeholders, variables and
  * constants are left out (recomputing an alias costs nothing). *out is a
- * malloc'd array of *n new symbolic references (release each, then free
- * it); split is 0..tg_graph_num_nodes(g). */
+ * malloc'd array (free it) of *n new symbolic references (put in the
+ * current scope, if one is open); split is 0..tg_graph_num_nodes(g). */
 tg_status tg_graph_cut_values(tg_graph *g, int split, int *n, tg_tensor ***out);
 
 /* ---- symbolic forward mode (Jacobian-vector products) --------------------------------

@@ -44,6 +44,21 @@ static tg_status parse(const tg_op_ctx *c, tg_fused_prog *p)
                            c->op == &tg_op_fused_epilogue, p);
 }
 
+/* the node's program for its kernel: parsed once per process (cached) */
+static tg_status program(const tg_op_ctx *c, tg_fused_prog *local, const tg_fused_prog **p)
+{
+    const tg_fused_attrs *a = c->attr;
+    return tg__fused_parse_cached(c->op->name, a->program, c->n_in, a->results.v,
+                                  a->results.n, c->op == &tg_op_fused_epilogue, local, p);
+}
+
+/* frees what program() parsed for this call only */
+static void done(tg_fused_prog *local, const tg_fused_prog *p)
+{
+    if (p == local)
+        tg__fused_free(local);
+}
+
 static bool broadcasts_to(const tg_meta *m, const tg_meta *to)
 {
     if (m->ndim > to->ndim)
@@ -113,13 +128,14 @@ static tg_status elementwise_infer(tg_op_ctx *c)
 
 static tg_status elementwise_kernel(tg_op_ctx *c)
 {
-    tg_fused_prog p;
-    tg_status s = parse(c, &p);
+    tg_fused_prog local;
+    const tg_fused_prog *p;
+    tg_status s = program(c, &local, &p);
     if (s != TG_OK)
         return s;
-    int64_t last = p.n - 1;
-    s = tg__fused_run(c->op->name, &p, c->n_in, c->in, 1, &last, c->out, false);
-    tg__fused_free(&p);
+    int64_t last = p->n - 1;
+    s = tg__fused_run(c->op->name, p, c->n_in, c->in, 1, &last, c->out, false);
+    done(&local, p);
     return s;
 }
 
@@ -154,28 +170,29 @@ static bool relu_in_product(const tg_fused_prog *p)
  * where the product's kernel can apply the rest (relu_in_product) */
 static tg_status epilogue_kernel(tg_op_ctx *c)
 {
-    tg_fused_prog p;
-    tg_status s = parse(c, &p);
+    tg_fused_prog local;
+    const tg_fused_prog *p;
+    tg_status s = program(c, &local, &p);
     if (s != TG_OK)
         return s;
-    const tg_fused_instr *P = &p.ins[0];
+    const tg_fused_instr *P = &p->ins[0];
     tg_tensor *args[TG_FUSED_MAX_ARGS], *in[TG_MAX_OP_INPUTS + 1];
     for (int a = 0; a < P->n_args; a++)
         args[a] = c->in[P->args[a]];
     tg_op_ctx pc = {.op = P->op, .n_in = P->n_args, .n_out = 1, .in = args, .out = c->out,
                     .attr = P->attr, .attrs = P->attrs, .n_attrs = P->n_attrs};
     pc.out_meta[0] = c->out_meta[0];
-    if (relu_in_product(&p)) {
+    if (relu_in_product(p)) {
         s = tg__conv2d_relu_kernel(&pc);
     } else if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {
         tg_fused_prog *rest = malloc(sizeof *rest);
         if (!rest) {
-            tg__fused_free(&p);
+            done(&local, p);
             return tg__error(TG_ERR_NOMEM, "%s: out of memory", c->op->name);
         }
-        rest->n = p.n - 1;
-        for (int k = 1; k < p.n; k++) {
-            tg_fused_instr I = p.ins[k];
+        rest->n = p->n - 1;
+        for (int k = 1; k < p->n; k++) {
+            tg_fused_instr I = p->ins[k];
             for (int a = 0; a < I.n_args; a++)
                 if (I.args[a] == -1)
                     I.args[a] = c->n_in; /* $0: the product, in the output */
@@ -193,7 +210,7 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     } else if (s == TG_OK) {
         s = tg__error(TG_ERR_ARG, "%s: too many inputs", c->op->name);
     }
-    tg__fused_free(&p);
+    done(&local, p);
     return s;
 }
 
@@ -231,13 +248,14 @@ static tg_status update_write(tg_op_ctx *c)
             return tg__error(TG_ERR_AUTOGRAD, "%s: in-place update of a tensor that "
                              "requires grad; do it inside tg_no_grad_begin/end",
                              c->op->name);
-    tg_fused_prog p;
-    tg_status s = parse(c, &p);
+    tg_fused_prog local;
+    const tg_fused_prog *p;
+    tg_status s = program(c, &local, &p);
     if (s != TG_OK)
         return s;
-    s = tg__fused_run(c->op->name, &p, c->n_in, c->in, a->results.n, a->results.v, c->in,
+    s = tg__fused_run(c->op->name, p, c->n_in, c->in, a->results.n, a->results.v, c->in,
                       true);
-    tg__fused_free(&p);
+    done(&local, p);
     for (int k = 0; s == TG_OK && k < a->results.n; k++)
         tg__bump_version(c->in[k]);
     if (s != TG_OK)

@@ -53,6 +53,12 @@ typedef struct tg_fused_prog {
  * who and the position. */
 tg_status tg__fused_parse(const char *who, const char *text, int n_in, const int64_t *keep,
                           int n_keep, bool producer, tg_fused_prog *p);
+/* tg__fused_parse through a process-wide cache of parsed programs
+ * (fused_cache.c): *out is either a cached program (shared, read-only) or
+ * local, parsed there, which the caller then frees (tg__fused_free). */
+tg_status tg__fused_parse_cached(const char *who, const char *text, int n_in,
+                                 const int64_t *keep, int n_keep, bool producer,
+                                 tg_fused_prog *local, const tg_fused_prog **out);
 /* the interpreter's scratch slots (parse assigns them; again after a
  * program is edited) */
 void tg__fused_slots(tg_fused_prog *p, const int64_t *keep, int n_keep);

@@ -28,6 +28,7 @@ typedef struct run {
     /* geometry: nd iteration dims S; blocks split dim j into ranges of m */
     int nd, j;
     int64_t S[TG_MAX_DIMS], inner, m, nbj, nblocks;
+    int64_t slot_bytes; /* a scratch slot: one block of 8-byte elements, 64-byte aligned */
     int64_t ist[TG_MAX_OP_INPUTS][TG_MAX_DIMS];  /* input strides per iteration dim */
     int64_t dst_st[TG_MAX_OP_OUTPUTS][TG_MAX_DIMS];
     atomic_int failed;
@@ -73,6 +74,10 @@ static void geometry(run *R, const tg_tensor *out)
         R->nblocks *= R->S[i];
     if (suffix[0] == 0)
         R->nblocks = 0;
+    /* slots as large as a block, not TG_FUSED_BLOCK: small tensors (most
+     * of a small model's) would otherwise allocate and clear 64 KB per
+     * slot at every run */
+    R->slot_bytes = (R->m * R->inner * 8 + 63) / 64 * 64;
 }
 
 static void record_failure(run *R, tg_status s)
@@ -122,7 +127,7 @@ static void chunk_free(const run *R, chunk *C)
 static tg_status chunk_init(const run *R, chunk *C)
 {
     memset(C, 0, sizeof *C);
-    int64_t bytes = (int64_t)(R->p->n_slots ? R->p->n_slots : 1) * TG_FUSED_BLOCK * 8;
+    int64_t bytes = (int64_t)(R->p->n_slots ? R->p->n_slots : 1) * R->slot_bytes;
     if (!(C->scratch = tg__alloc(TG_UINT8, 1, &bytes)))
         return TG_ERR_NOMEM;
     int64_t contiguous[TG_MAX_DIMS] = {0};
@@ -136,7 +141,7 @@ static tg_status chunk_init(const run *R, chunk *C)
         if (!v)
             return TG_ERR_NOMEM;
         v->dtype = R->dt[k]; /* scratch is raw bytes: reinterpret per result */
-        v->offset = (int64_t)R->p->ins[k].slot * TG_FUSED_BLOCK * 8 /
+        v->offset = (int64_t)R->p->ins[k].slot * R->slot_bytes /
                     (int64_t)tg_dtype_size(R->dt[k]);
         C->res[k] = v;
     }
@@ -211,17 +216,25 @@ tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
 {
     if (n_in > TG_MAX_OP_INPUTS || n_res < 1 || n_res > TG_MAX_OP_OUTPUTS)
         return tg__error(TG_ERR_INTERNAL, "%s: %d inputs and %d results", who, n_in, n_res);
-    run *R = calloc(1, sizeof *R);
+    /* on the stack and set field by field: the struct is kilobytes (strides
+     * for every possible input), and clearing it cost more per call than
+     * computing a small block */
+    run state, *R = &state;
     tg_meta metas[TG_FUSED_MAX_INSTRS];
-    if (!R)
-        return tg__error(TG_ERR_NOMEM, "%s: out of memory", who);
     tg_status s = tg__fused_infer(who, p, n_in, in, metas);
-    if (s != TG_OK) {
-        free(R);
+    if (s != TG_OK)
         return s;
-    }
-    *R = (run){.who = who, .p = p, .n_in = n_in, .n_res = n_res, .in = in, .res = res,
-               .dst = dst, .staged = staged};
+    R->who = who;
+    R->p = p;
+    R->n_in = n_in;
+    R->n_res = n_res;
+    R->in = in;
+    R->res = res;
+    R->dst = dst;
+    R->staged = staged;
+    atomic_init(&R->failed, 0);
+    R->status = TG_OK;
+    R->msg[0] = '\0';
     for (int k = 0; k < p->n; k++)
         R->dt[k] = metas[k].dtype;
     geometry(R, dst[0]);
@@ -240,6 +253,5 @@ tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
     s = TG_OK;
     if (atomic_load(&R->failed))
         s = tg__error(R->status, "%s", R->msg);
-    free(R);
     return s;
 }

@@ -246,7 +246,10 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed,
         const tg_tensor *t = r->feed_tensors ? r->feed_tensors[i] : NULL;
         const tg_gvalue *x = &g->values[v];
         const tg_gnode *n = &g->nodes[x->node];
-        tg__value_name(g, v, name, sizeof name);
+        if (fed[v] || n->kind == TG_GNODE_VARIABLE || !r->feed_tensors || !t || t->graph ||
+            t->dtype != x->meta.dtype || !fits(&x->meta, t)) /* named in errors only:
+                                                               * formatting costs every run */
+            tg__value_name(g, v, name, sizeof name);
         if (fed[v])
             return tg__error(TG_ERR_ARG, "tg_session_run: '%s' is fed twice", name);
         fed[v] = true;

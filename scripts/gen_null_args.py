@@ -68,6 +68,7 @@ VALID = {
     "tg_gradcheck_opts *": "&fx->gradcheck_opts",
     "tg_pass_record *": "fx->pass_records",
     "tg_session_options *": "&fx->session_opts",
+    "tg_device *": "(tg_device[64]){{TG_CPU, 0, 0}}",
     "FILE *": "fx->file",
     # function pointers (typedefs and spelled out)
     "tg_trace_fn": "fx_trace",
@@ -84,7 +85,7 @@ SCALAR = {"int": "1", "double": "1.0", "_Bool": "false", "bool": "false",
           "tg_dtype": "TG_FLOAT32", "int64_t": "1", "uint64_t": "1", "size_t": "64",
           "tg_reduction": "TG_REDUCTION_MEAN", "tg_pad_mode": "TG_PAD_REFLECT", "tg_status": "TG_OK",
           "tg_executor_kind": "TG_EXECUTOR_SERIAL", "tg_onnx_mode": "TG_ONNX_EAGER",
-          "tg_interp_mode": "TG_INTERP_NEAREST"}
+          "tg_interp_mode": "TG_INTERP_NEAREST", "tg_device": "(tg_device){TG_CPU, 0, 0}"}
 SCALAR_BY_NAME = {"ndim": "2", "axis": "0", "dim": "0", "i": "0", "index": "0",
                   "start_axis": "0", "end_axis": "1"}
 # arguments the callee takes ownership of: a fresh object each call

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test program under valgrind memcheck: any invalid access or
-# definite/indirect leak fails. Builds into build-valgrind/ without
-# -march=native: valgrind cannot decode AVX-512 instructions.
+# definite/indirect leak fails. Builds into build-valgrind/ portable
+# (TG_NATIVE=OFF): valgrind cannot decode AVX-512 instructions and reports
+# none, so the per-ISA kernels run their AVX2 builds there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=build-valgrind scripts/build.sh -DTG_NATIVE=OFF

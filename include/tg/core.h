@@ -72,11 +72,16 @@ bool tg_dtype_is_valid(int dt);
 tg_dtype tg_promote_types(tg_dtype a, tg_dtype b);
 
 /* ---- devices -----------------------------------------------------------
- * Only the CPU exists today; the index leaves room for virtual devices. */
+ * A device is a kind (the CPU only; a GPU stays on paper, see
+ * docs/DISTRIBUTED.md), an index (the virtual CPU devices cpu:0, cpu:1,
+ * ... of one process, each running its own partition of a graph) and the
+ * rank of the process it belongs to (0 without MPI). Names and placement
+ * are in tg/device.h. */
 typedef enum tg_device_type { TG_CPU = 0 } tg_device_type;
 typedef struct tg_device {
     tg_device_type type;
     int index;
+    int rank;
 } tg_device;
 
 /* ---- threads -----------------------------------------------------------

@@ -8,6 +8,7 @@
 #include "tg/autograd.h"
 #include "tg/graph.h"
 #include "tg/runtime.h"
+#include "tg/device.h"
 #include "tg/nn.h"
 #include "tg/data.h"
 #include "tg/io.h"

@@ -46,6 +46,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             t = t.to(dtype)
         return _finish(t, requires_grad)
     if dtype is not None:
+        if not isinstance(dtype, _C.dtype):  # PyTorch: TypeError, not a lookup's KeyError
+            raise TypeError(f"tensor(): argument 'dtype' must be a tensorgraph.dtype "
+                            f"(tensorgraph.float32, ...), not {type(dtype).__name__}")
         a = np.array(data, dtype=_TG_TO_NP[dtype])
     else:
         a = np.array(data, dtype=_numpy_dtype(data))
@@ -126,6 +129,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, requires_grad=False):
+    if steps < 0:  # PyTorch's RuntimeError (numpy would say ValueError)
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     a = np.linspace(start, end, steps, dtype=np.float64)
     return tensor(a, dtype=_dt(dtype), requires_grad=requires_grad)
 
@@ -155,6 +160,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None):
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
+    if low >= high:  # PyTorch's RuntimeError (from random_)
+        raise RuntimeError(f"randint: low must be less than high (random_ expects 'from' to "
+                           f"be less than 'to'), but got low={low} >= high={high}")
     u = _C._random("uniform", tuple(size), _C.float64, 0.0, 1.0, generator)
     return (u * (high - low)).floor().to(dtype or _C.int64) + low
 

@@ -32,6 +32,9 @@ def split(tensor, split_size_or_sections, dim=0):
     n = tensor.shape[dim]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
+        if s < 0 or (s == 0 and n != 0):
+            raise RuntimeError(f"split: split_size must be positive (0 only for a dimension of "
+                               f"size 0), but got {s} for dimension {dim} of size {n}")
         sizes = [s] * (n // s) + ([n % s] if n % s else [])
     else:
         sizes = list(split_size_or_sections)
@@ -47,6 +50,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk: chunks must be greater than 0, got {chunks}")
     n = input.shape[dim]
     size = -(-n // chunks)
     return split(input, size, dim)

@@ -73,6 +73,9 @@ def to(self, *args, dtype=None, **kwargs):
             dtype = a
         elif isinstance(a, Tensor):
             dtype = a.dtype
+        elif isinstance(a, str) and a.split(':')[0] != 'cpu':
+            raise RuntimeError(f"to(): unknown device '{a}' (tensorgraph runs on 'cpu'); for "
+                               "a dtype pass tensorgraph.float32 & co.")
     if dtype is None or dtype == self.dtype:
         return self
     return _C._cast(self, dtype)

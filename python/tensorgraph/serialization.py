@@ -40,13 +40,20 @@ def save(obj, f):
         tensors = OrderedDict([("tensor", tensors.pop(""))])
         other[""] = "__single_tensor__"
     meta = {_META_KEY: json.dumps(other)} if other else {}
-    _C._save_safetensors(os.fspath(f), tensors, meta)
+    path = os.fspath(f)
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):  # PyTorch's RuntimeError, before any work
+        raise RuntimeError(f"save: parent directory {parent} of '{path}' does not exist")
+    _C._save_safetensors(path, tensors, meta)
 
 
 def load(f, map_location=None, weights_only=True):
     """Reads a file written by save (or any safetensors file) as an
     OrderedDict name -> tensor (nested names stay dotted, as state_dict keys)."""
-    names, tensors, meta = _C._load_safetensors(os.fspath(f))
+    path = os.fspath(f)
+    if not os.path.exists(path):  # PyTorch's FileNotFoundError (an OSError)
+        raise FileNotFoundError(2, "load: no such file", path)
+    names, tensors, meta = _C._load_safetensors(path)
     out = OrderedDict(zip(names, tensors))
     other = json.loads(meta.get(_META_KEY, "{}"))
     if other.get("") == "__single_tensor__":

@@ -226,7 +226,7 @@ int64_t tg_numel(const tg_tensor *t) { return t ? t->numel : 0; }
 tg_dtype tg_dtype_of(const tg_tensor *t) { return t ? t->dtype : TG_FLOAT32; }
 tg_device tg_device_of(const tg_tensor *t)
 {
-    tg_device cpu = {TG_CPU, 0};
+    tg_device cpu = {TG_CPU, 0, 0};
     return t ? t->device : cpu;
 }
 void *tg_data(const tg_tensor *t)

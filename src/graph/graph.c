@@ -196,6 +196,7 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
     tg_gnode *n = &g->nodes[g->n_nodes];
     memset(n, 0, sizeof *n);
     n->kind = kind;
+    n->device = tg__device_scope_current();
     n->n_in = n_in;
     n->n_out = n_out;
     n->name = name ? strdup(name) : unique_name(g, base);

@@ -37,6 +37,9 @@ typedef struct tg_gnode {
      * assigns to it, as lists in tg_graph.uses (index + 1; 0: none), so
      * that ordering edges cost what they add, not a scan of the graph */
     int readers, assigns;
+    /* where it runs: set by a device scope or tg_graph_set_device; index
+     * -1: unplaced (the session's placer chooses) */
+    tg_device device;
 } tg_gnode;
 
 /* A dim may be -1, unknown until fed (a symbolic batch): plans are
@@ -122,6 +125,10 @@ const char *tg__gnode_kind_name(tg_gnode_kind k);
 const char *tg__gnode_op_name(const tg_gnode *n);
 /* a summary of the node's attributes ("axes=[0, 1], keepdim=1") */
 const char *tg__attrs_summary(const tg_gnode *n, char *buf, size_t len);
+
+/* ---- device scopes (graph/device_scope.c) -------------------------------------- */
+/* the innermost open device scope's device (index -1: none / unplaced) */
+tg_device tg__device_scope_current(void);
 
 /* ---- graph scopes and captures (build.c) --------------------------------------- */
 /* the value of the constant capturing concrete tensor t (made on first

@@ -3,6 +3,7 @@
  * One row-kernel template per op, expanded for every numeric dtype, with
  * contiguous and scalar-operand fast paths that the compiler vectorizes. */
 #include "autodiff/jvp.h"
+#include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/iter.h"
 #include "ops/array.h"
 #include "ops/elementwise.h"
@@ -11,7 +12,7 @@
 
 /* a row kernel: o = EXPR(x, y) with x from operand 1, y from operand 2 */
 #define BIN_ROW(NAME, T, EXPR)                                              \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         (void)ctx;                                                          \
         const int64_t z = sizeof(T);                                        \

@@ -2,11 +2,12 @@
  * tensors, and where(cond, a, b). Comparisons compute in the promoted
  * dtype of their inputs; logic treats any non-zero as true. */
 #include "autodiff/jvp.h"
+#include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
 #define CMP_ROW(NAME, T, EXPR)                                              \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         (void)ctx;                                                          \
         for (int64_t i = 0; i < n; i++) {                                   \
@@ -145,7 +146,7 @@ tg_tensor *tg_logical_not(tg_tensor *x)
 
 /* ---- where ----------------------------------------------------------------- */
 #define WHERE_ROW(NAME, T)                                                  \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         (void)ctx;                                                          \
         for (int64_t i = 0; i < n; i++)                                     \

@@ -1,6 +1,7 @@
 /* Dtype conversion: the cast op's kernel and the helpers that bring
  * inputs to an op's compute dtype. */
 #include "autodiff/jvp.h"
+#include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
@@ -35,7 +36,7 @@ tg_status tg_infer_broadcast(tg_op_ctx *c, tg_dtype dt)
 
 /* one conversion loop per (from, to) pair, through a macro table */
 #define CONV_ROW(FROM_T, TO_T, NAME)                                        \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         (void)ctx;                                                          \
         if (s[0] == sizeof(TO_T) && s[1] == sizeof(FROM_T)) {               \
@@ -51,7 +52,7 @@ tg_status tg_infer_broadcast(tg_op_ctx *c, tg_dtype dt)
 
 /* to bool: any non-zero is true */
 #define CONV_BOOL_ROW(FROM_T, NAME)                                         \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         (void)ctx;                                                          \
         for (int64_t i = 0; i < n; i++)                                     \

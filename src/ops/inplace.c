@@ -13,6 +13,7 @@
  * inside a graph scope they run now, on concrete tensors. */
 #include "autodiff/node.h"
 #include "kernels/cpu/fill.h"
+#include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
@@ -196,7 +197,7 @@ static const tg_attr_spec add_specs[] = {TG_SPEC_FLOAT(add_attrs, alpha, 1.0), {
 /* an integer alpha converts through int64 (CONV) so that negative values
  * wrap into uint8 */
 #define AXPY_ROW(NAME, T, CONV)                                             \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         const T alpha = (T)(CONV) * (const double *)ctx;                    \
         if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                       \
@@ -259,7 +260,7 @@ typedef struct scale_attrs {
 static const tg_attr_spec scale_specs[] = {TG_SPEC_FLOAT(scale_attrs, s, 1.0), {0}};
 
 #define SCALE_ROW(NAME, T, CONV)                                            \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         const T k = (T)(CONV) * (const double *)ctx;                        \
         for (int64_t i = 0; i < n; i++)                                     \

@@ -386,6 +386,7 @@ extern const tg_op_def *const tg_ops_fused[]; /* src/ops/fused.c */
 extern const tg_op_def *const tg_ops_pool_compact[]; /* pool_compact.c: level 2 */
 extern const tg_op_def *const tg_ops_dynamic[];
 extern const tg_op_def *const tg_ops_random[]; /* src/graph/random.c */
+extern const tg_op_def *const tg_ops_sendrecv[]; /* sendrecv.c: send, recv */
 
 /* a random op's generator state input (its last, which its kernel
  * advances in place), or -1 for other ops */

@@ -22,6 +22,7 @@ static const tg_op_def *const *const families[] = {
      * random stream */
     tg_ops_dynamic, /* unknown dims: expand_as, count_scale */
     tg_ops_random,  /* random ops as graph nodes (graph/random.c) */
+    tg_ops_sendrecv, /* the ends of cross-device edges (partitioned runs) */
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

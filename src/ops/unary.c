@@ -320,7 +320,7 @@ tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
  * The backward of relu, fused: it runs once per activation per training
  * step. Its own gradient: relu_grad(ddy, y) for dy; y gets none. */
 #define RELU_GRAD_ROW(NAME, T)                                              \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         (void)ctx;                                                          \
         const int64_t z = sizeof(T);                                        \

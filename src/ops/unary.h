@@ -5,6 +5,7 @@
 #ifndef TG_OPS_UNARY_H
 #define TG_OPS_UNARY_H
 
+#include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/iter.h"
 #include "ops/op.h"
 
@@ -18,7 +19,7 @@ typedef struct unary_attrs {
 } unary_attrs;
 
 #define UN_ROW(NAME, T, EXPR)                                               \
-    static void NAME(char **p, const int64_t *s, int64_t n, void *ctx)      \
+    TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         typedef T V; /* the element type, for casts inside EXPR */          \
         const unary_attrs *P = ctx;                                         \

@@ -6,6 +6,7 @@
 #include "util/grow.h"
 #include "ops/elementwise.h"
 #include "runtime/runtime_impl.h"
+#include "runtime/session_devices.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,10 @@ struct tg_session {
     trace_event *events;
     int64_t n_events, cap_events;
     int trace_runs;
+    char **tracks; /* trace track names by tid (device names), owned */
+    int n_tracks;
+    /* runs over several devices (session_devices.c): devices, partitions */
+    tg_dsession *dev;
 };
 
 static void drop_plans(tg_session *s)
@@ -44,6 +49,7 @@ static void drop_plans(tg_session *s)
     }
     s->last = NULL;
     s->stats.n_plans = 0;
+    tg__devices_drop(s->dev);
 }
 
 /* the level a session starts with: TG_OPT_LEVEL, else 2 */
@@ -131,6 +137,10 @@ void tg_session_free(tg_session *s)
     drop_plans(s);
     free_events(s);
     free_disabled(s);
+    tg__devices_free(s->dev);
+    for (int i = 0; i < s->n_tracks; i++)
+        free(s->tracks[i]);
+    free(s->tracks);
     tg__graph_release(s->g);
     free(s);
 }
@@ -290,7 +300,9 @@ static tg_status check_feeds(const tg_graph *g, const request *r, bool *fed,
 
 static tg_plan_opts plan_opts(const tg_session *s, const tg_meta *feed_meta)
 {
-    return (tg_plan_opts){!s->no_memory_plan, s->executor == TG_EXECUTOR_PARALLEL,
+    /* the parallel and device executors run steps in any order their
+     * dependencies allow: memory is reused accordingly */
+    return (tg_plan_opts){!s->no_memory_plan, s->executor != TG_EXECUTOR_SERIAL,
                           s->opt_level, s->n_disabled, s->disabled, feed_meta};
 }
 
@@ -465,6 +477,14 @@ tg_status tg_session_trace_end(tg_session *s, const char *path)
         tg__strbuf_puts(&b, "{\"traceEvents\": [");
         for (int64_t i = 0; i < s->n_events; i++)
             write_event(&b, &s->events[i], s->trace_t0, i == 0);
+        for (int i = 0; i < s->n_tracks; i++) /* a partitioned run: a track per device */
+            if (s->tracks[i]) {
+                tg__strbuf_printf(&b, "%s\n  {\"name\": \"thread_name\", \"ph\": \"M\", "
+                                  "\"pid\": 1, \"tid\": %d, \"args\": {\"name\": ",
+                                  s->n_events || i ? "," : "", i);
+                tg_json_put_string(&b, s->tracks[i]);
+                tg__strbuf_puts(&b, "}}");
+            }
         tg__strbuf_puts(&b, "\n], \"displayTimeUnit\": \"ms\"}\n");
         FILE *f = b.failed ? NULL : fopen(path, "wb");
         if (b.failed) {
@@ -508,7 +528,8 @@ static tg_status execute(tg_session *s, tg_plan *p, tg_tensor **vals, tg_tensor 
         spans[k].node = -1; /* steps that never ran */
     tg_exec x = {p->g, p, vals, snaps, spans, 0};
     tg_status st = s->executor == TG_EXECUTOR_PARALLEL ? tg__plan_execute_parallel(&x)
-                                                       : tg__plan_execute(&x);
+                   : (int)s->executor == TG__EXECUTOR_DEVICE ? tg__plan_execute_device(&x)
+                                                             : tg__plan_execute(&x);
     s->stats.nodes_last_run = x.n_ops;
     s->stats.nodes_total += x.n_ops;
     if (spans && record_spans(s, p->g, spans, p->n_steps) != TG_OK && st == TG_OK)
@@ -527,6 +548,17 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     tg_tensor **vals = NULL, **snaps = NULL;
     tg_status st = fed && feed_meta ? check_feeds(g, r, fed, feed_meta)
                                : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    /* partitioned over devices (not a partition's own session) */
+    if (st == TG_OK && (int)s->executor != TG__EXECUTOR_DEVICE && tg__devices_wanted(s->dev, g)) {
+        tg_run_sig sig = {r->n_feeds, r->n_fetches, r->n_targets, r->feeds, r->fetches,
+                          r->targets};
+        st = tg__devices_run(s, &s->dev, g, &sig, fed, feed_meta, r->feed_tensors, results);
+        if (st == TG_OK)
+            s->stats.runs++;
+        free(fed);
+        free(feed_meta);
+        return st;
+    }
     tg_plan *p = st == TG_OK ? find_or_compile(s, r, fed, feed_meta) : NULL;
     if (st == TG_OK && !p)
         st = tg_last_status();
@@ -550,6 +582,73 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     free(vals);
     free(snaps);
     return st;
+}
+
+/* ---- what session_devices.c needs of a session ------------------------------------ */
+tg_status tg__session_inherit(const tg_session *parent, tg_session *sub)
+{
+    tg_session_options o = {parent->opt_level, parent->n_disabled,
+                            (const char *const *)parent->disabled};
+    if (tg_session_set_options(sub, &o) != TG_OK)
+        return tg_last_status();
+    sub->no_memory_plan = parent->no_memory_plan;
+    sub->executor = (tg_executor_kind)TG__EXECUTOR_DEVICE;
+    return TG_OK;
+}
+
+void tg__session_device_executor(tg_session *s)
+{
+    drop_plans(s);
+    s->executor = (tg_executor_kind)TG__EXECUTOR_DEVICE;
+}
+
+void tg__session_trace_sync(const tg_session *parent, tg_session *sub)
+{
+    sub->tracing = parent->tracing;
+    sub->trace_runs = parent->trace_runs;
+}
+
+tg_status tg__session_trace_adopt(tg_session *parent, tg_session *sub, const char *track,
+                                  int tid)
+{
+    if (!parent->tracing)
+        return TG_OK;
+    if (tid >= parent->n_tracks) {
+        char **t = realloc(parent->tracks, ((size_t)tid + 1) * sizeof *t);
+        if (!t)
+            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory recording the trace");
+        for (int i = parent->n_tracks; i <= tid; i++)
+            t[i] = NULL;
+        parent->tracks = t;
+        parent->n_tracks = tid + 1;
+    }
+    if (!parent->tracks[tid] && !(parent->tracks[tid] = strdup(track)))
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory recording the trace");
+    for (int64_t i = 0; i < sub->n_events; i++) {
+        if (!TG_GROW(parent->events, parent->cap_events, parent->n_events + 1))
+            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory recording the trace");
+        parent->events[parent->n_events++] = sub->events[i];
+        sub->events[i].name = NULL; /* moved */
+    }
+    free_events(sub);
+    return TG_OK;
+}
+
+tg_dsession **tg__session_devices(tg_session *s) { return &s->dev; }
+tg_graph *tg__session_graph(tg_session *s) { return s->g; }
+
+void tg__session_trace_next(tg_session *s)
+{
+    if (s->tracing)
+        s->trace_runs++;
+}
+
+void tg__session_count_ops(tg_session *parent, const tg_session *sub, bool first)
+{
+    if (first)
+        parent->stats.nodes_last_run = 0;
+    parent->stats.nodes_last_run += sub->stats.nodes_last_run;
+    parent->stats.nodes_total += sub->stats.nodes_last_run;
 }
 
 /* ---- the two front doors ---------------------------------------------------------- */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `tg graph lenet`: the DOT picture, rendering through Graphviz (or a clear
-# message without it), the memory report, and bad options.
+# message without it), the memory report, the picture over two devices,
+# and bad options.
 # Usage: graph_cli.sh path/to/tg
 set -u
 tg=$1
@@ -72,5 +73,14 @@ check "graph: unknown optimizer" bash -c \
 check "train: unknown optimizer" bash -c \
     "'$tg' train lenet --mode graph --optimizer lbfgs 2>&1 | grep -q \"unknown optimizer 'lbfgs'\""
 check "unknown mode" bash -c "'$tg' train lenet --mode lazy 2>&1 | grep -q 'unknown mode'"
+# partitioned over two devices: a cluster per device, Send/Recv pairs joined
+check "devices DOT" "$tg" graph lenet --devices 2 --backward -o "$tmp/d.dot" >/dev/null
+check "devices DOT has both devices" bash -c \
+    "grep -q 'label=\"cpu:0\"' '$tmp/d.dot' && grep -q 'label=\"cpu:1\"' '$tmp/d.dot'"
+check "devices DOT joins Sends to Recvs" bash -c "grep -q 'penwidth=2.5' '$tmp/d.dot'"
+check "devices: out of range" bash -c \
+    "'$tg' graph lenet --devices 65 2>&1 | grep -q 'takes 1..64'"
+check "train --devices needs graph mode" bash -c \
+    "'$tg' train lenet --mode eager --devices 2 2>&1 | grep -q 'use it with --mode graph'"
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -16,6 +16,7 @@ static const char usage[] =
     "usage: tg graph lenet [--opt 0|1|2] [--backward] [--format dot|svg|png] [-o FILE]\n"
     "       tg graph lenet [--opt 0|1|2] --memory [--json]\n"
     "       tg graph lenet [--opt 0|1|2] [--backward] --passes [--json]\n"
+    "       tg graph lenet --devices N [--backward] [--format dot|svg|png] [-o FILE]\n"
     "       tg graph lenet [--opt 0|1|2] [--backward] --html FILE [--profile TRACE.json]\n"
     "       (each with [--batch B|-1] [--optimizer sgd|adam|adamw|adadelta] [--lr X])\n"
     "Builds LeNet-5's forward graph (with --backward, --memory or --passes:\n"
@@ -25,6 +26,9 @@ static const char usage[] =
     "and writes the result as a picture, reports the memory plan, or\n"
     "reports what each pass did (nodes before and after, its changes) and\n"
     "checks that one training step gives the same results as at level 0.\n"
+    "With --devices N: the run placed over cpu:0..cpu:N-1 by the session's\n"
+    "cost model and partitioned, one cluster per device, each Send joined to\n"
+    "its Recv.\n"
     "--html writes the graph explorer: one self-contained page with the graph\n"
     "at levels 0, 1 and 2 (--opt: the one shown first), what each pass did,\n"
     "the memory plan and, with --profile, the Chrome trace tg train --profile\n"
@@ -33,7 +37,7 @@ static const char usage[] =
 typedef struct graph_opts {
     const char *format, *out, *optimizer, *html, *profile;
     double lr;
-    int batch, level;
+    int batch, level, devices;
     bool backward, memory, json, passes;
 } graph_opts;
 
@@ -54,10 +58,15 @@ static int render(const char *dot_path, const char *format, const char *out)
     return 0;
 }
 
-static int write_dot_or_render(tg_graph *graph, const graph_opts *o)
+/* writes a DOT file to a path */
+typedef tg_status (*dot_writer)(void *ctx, const char *path);
+
+static tg_status graph_dot(void *ctx, const char *path) { return tg_graph_to_dot(ctx, path); }
+
+static int write_dot_or_render(dot_writer write, void *ctx, const graph_opts *o)
 {
     if (!strcmp(o->format, "dot")) {
-        if (tg_graph_to_dot(graph, o->out) != TG_OK) {
+        if (write(ctx, o->out) != TG_OK) {
             fprintf(stderr, "tg: %s\n", tg_last_error());
             return 1;
         }
@@ -70,7 +79,7 @@ static int write_dot_or_render(tg_graph *graph, const graph_opts *o)
         return 1;
     }
     close(fd);
-    int r = tg_graph_to_dot(graph, tmp) == TG_OK ? render(tmp, o->format, o->out) : 1;
+    int r = write(ctx, tmp) == TG_OK ? render(tmp, o->format, o->out) : 1;
     if (r && tg_last_status() != TG_OK)
         fprintf(stderr, "tg: %s\n", tg_last_error());
     unlink(tmp);
@@ -100,12 +109,63 @@ static int write_picture(lenet_graph *lg, const graph_opts *o)
         return 1;
     }
     tg_graph *drawn = g ? g : lg->graph;
-    int r = write_dot_or_render(drawn, o);
+    int r = write_dot_or_render(graph_dot, drawn, o);
     if (!r)
         printf("wrote %s (%d nodes%s)\n", o->out, tg_graph_num_nodes(drawn),
                g ? "" : "; as built, the batch dim unknown (-1): passes run on the plan of "
                         "each fed batch size");
     tg_graph_free(g);
+    return r;
+}
+
+/* the run partitioned over o->devices devices (the training step with
+ * --backward, else the forward) */
+typedef struct parts_ctx {
+    lenet_graph *lg;
+    bool step;
+} parts_ctx;
+
+static tg_status partitions_dot(void *ctx, const char *path)
+{
+    parts_ctx *c = ctx;
+    tg_tensor *feeds[2] = {c->lg->x, c->lg->y};
+    return c->step ? tg_session_partitions_to_dot(c->lg->session, 2, feeds, 1, &c->lg->loss,
+                                                  c->lg->n_params, c->lg->updates, path)
+                   : tg_session_partitions_to_dot(c->lg->session, 1, feeds, 1,
+                                                  &c->lg->logits, 0, NULL, path);
+}
+
+static int write_partitions(lenet_graph *lg, const graph_opts *o)
+{
+    char names[64][16];
+    const char *list[64];
+    for (int i = 0; i < o->devices; i++) {
+        snprintf(names[i], sizeof names[i], "cpu:%d", i);
+        list[i] = names[i];
+    }
+    parts_ctx c = {lg, o->backward};
+    if (tg_session_set_devices(lg->session, o->devices, list) != TG_OK) {
+        fprintf(stderr, "tg: %s\n", tg_last_error());
+        return 1;
+    }
+    int r = write_dot_or_render(partitions_dot, &c, o);
+    int n = tg_graph_num_nodes(lg->graph), count[64] = {0};
+    tg_device *place = r ? NULL : malloc((size_t)n * sizeof *place);
+    tg_tensor *feeds[2] = {lg->x, lg->y};
+    if (place && (o->backward ? tg_session_placement(lg->session, 2, feeds, 1, &lg->loss,
+                                                     lg->n_params, lg->updates, n, place)
+                              : tg_session_placement(lg->session, 1, feeds, 1, &lg->logits, 0,
+                                                     NULL, n, place)) == TG_OK) {
+        for (int i = 0; i < n; i++)
+            if (place[i].index >= 0 && place[i].index < 64)
+                count[place[i].index]++;
+        printf("wrote %s (%s over %d devices; nodes per device:", o->out,
+               o->backward ? "the training step" : "the forward", o->devices);
+        for (int d = 0; d < o->devices; d++)
+            printf(" cpu:%d %d", d, count[d]);
+        printf(")\n");
+    }
+    free(place);
     return r;
 }
 
@@ -288,7 +348,7 @@ static int report_passes(lenet_graph *lg, tg_module *model, tg_optimizer *opt,
 static int parse(int argc, char **argv, graph_opts *o)
 {
     *o = (graph_opts){.format = "dot", .out = "lenet.dot", .optimizer = "sgd", .lr = 0.02,
-                      .batch = 64, .level = 2};
+                      .batch = 64, .level = 2, .devices = 0};
     const opt table[] = {
         {"backward", OPT_FLAG, &o->backward, "draw the whole training step, not just the forward"},
         {"format", OPT_STRING, &o->format, "dot | svg | png (svg and png need Graphviz)"},
@@ -304,6 +364,8 @@ static int parse(int argc, char **argv, graph_opts *o)
         {"optimizer", OPT_STRING, &o->optimizer, "the update in the training step: sgd (momentum "
                                                  "0.9) | adam | adamw | adadelta (default sgd)"},
         {"lr", OPT_DOUBLE, &o->lr, "its learning rate (default 0.02)"},
+        {"devices", OPT_INT, &o->devices, "draw the run partitioned over N virtual CPU devices "
+                                          "(placed by the session's cost model)"},
         {"html", OPT_STRING, &o->html, "write the graph explorer page to FILE"},
         {"profile", OPT_STRING, &o->profile, "with --html: a Chrome trace (tg train --profile) "
                                              "to show"},
@@ -348,6 +410,12 @@ static int parse(int argc, char **argv, graph_opts *o)
                 o->optimizer);
         return 1;
     }
+    if (o->devices < 0 || o->devices > 64 ||
+        (o->devices > 0 && (o->memory || o->passes))) {
+        fprintf(stderr, "tg: --devices takes 1..64 and draws a picture (not with --memory "
+                        "or --passes), got %d\n", o->devices);
+        return 1;
+    }
     if (!(o->lr > 0)) {
         fprintf(stderr, "tg: --lr must be > 0, got %g\n", o->lr);
         return 1;
@@ -388,10 +456,11 @@ int tg_cmd_graph(int argc, char **argv)
     else {
         r = set_level(&lg, o.level);
         if (!r)
-            r = o.passes   ? report_passes(&lg, model, opt, &o)
-                : o.memory ? report_memory(&lg, &o)
-                : o.html   ? write_html(&lg, &o)
-                           : write_picture(&lg, &o);
+            r = o.passes    ? report_passes(&lg, model, opt, &o)
+                : o.memory  ? report_memory(&lg, &o)
+                : o.html    ? write_html(&lg, &o)
+                : o.devices ? write_partitions(&lg, &o)
+                            : write_picture(&lg, &o);
         lenet_graph_free(&lg);
     }
     tg_optim_free(opt);

@@ -50,6 +50,7 @@ static bool check_values(const train_opts *o)
            args_check_range("prefetch", o->prefetch, 0, 64) &&
            args_check_range("limit", o->limit, 0, INFINITY) &&
            args_check_range("momentum", o->momentum, 0, INFINITY) &&
+           args_check_range("devices", o->devices, 1, 64) &&
            args_check_range("bucket-kb", o->bucket_kb, 1, 1 << 20);
 }
 
@@ -57,7 +58,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
 {
     *o = (train_opts){.data = "data/mnist", .optimizer = "sgd", .epochs = 1, .batch = 64,
                       .threads = tg_get_num_threads(), .seed = 1, .prefetch = 2, .mode = NULL,
-                      .lr = 0.02, .momentum = 0.9, .limit = 0, .bucket_kb = 64};
+                      .lr = 0.02, .momentum = 0.9, .limit = 0, .bucket_kb = 64, .devices = 1};
     const opt train_table[] = {
         {"data", OPT_STRING, &o->data, "MNIST directory (default data/mnist)"},
         {"epochs", OPT_INT, &o->epochs, "epochs to train (default 1)"},
@@ -70,6 +71,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"mode", OPT_STRING, &o->mode, "eager | graph: run each step op by op, or as one static graph (default graph)"},
         {"prefetch", OPT_INT, &o->prefetch, "batches prepared ahead in the background, 0 = off (default 2)"},
         {"limit", OPT_INT, &o->limit, "use only the first N images of each split, 0 = all (quick runs)"},
+        {"devices", OPT_INT, &o->devices, "graph mode: spread each step over N virtual CPU devices, placed automatically (default 1)"},
         {"profile", OPT_STRING, &o->profile, "graph mode: write a Chrome trace of the first 50 steps (Perfetto)"},
         {"export", OPT_STRING, &o->export_path, "write the trained model as ONNX (opset 17, input [batch,1,28,28], batch symbolic)"},
         {"save", OPT_STRING, &o->save, "write a checkpoint (safetensors) at the end"},
@@ -122,6 +124,10 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     if (o->distributed && strcmp(o->mode, "eager")) {
         fprintf(stderr, "tg: --distributed trains with eager steps (--mode eager, its "
                         "default); graph-mode data parallel is not built\n");
+        return 1;
+    }
+    if (o->devices > 1 && strcmp(o->mode, "graph")) {
+        fprintf(stderr, "tg: --devices partitions graph sessions: use it with --mode graph\n");
         return 1;
     }
     if (o->model_parallel && (o->distributed || strcmp(o->mode, "eager") ||
@@ -186,6 +192,7 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
            (double)images / train_seconds, losses[o->epochs - 1], acc, peak_rss_mb());
     if (o->distributed)
         printf("\"ranks\":%d,\"bucket_kb\":%d,", tg_dist_world_size(), o->bucket_kb);
+    printf("\"devices\":%d,", o->devices);
     printf("\"epoch_losses\":[");
     for (int e = 0; e < o->epochs; e++)
         printf("%s%.9g", e ? "," : "", losses[e]);

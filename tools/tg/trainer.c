@@ -23,6 +23,19 @@ static tg_status profile_step(trainer *t, lenet_graph *lg, bool before)
     return s;
 }
 
+/* the session spreads each step over cpu:0 .. cpu:n-1 (placed by its
+ * cost model, partitioned, Send/Recv between the devices) */
+static tg_status use_devices(tg_session *s, int n)
+{
+    char names[64][16];
+    const char *list[64];
+    for (int i = 0; i < n && i < 64; i++) {
+        snprintf(names[i], sizeof names[i], "cpu:%d", i);
+        list[i] = names[i];
+    }
+    return tg_session_set_devices(s, n < 64 ? n : 64, list);
+}
+
 /* the one graph of every batch size (an unknown batch dim, -1: the
  * session specialises a plan to each size it is fed, the last smaller
  * batch of an epoch included), built at the first step, after a
@@ -34,6 +47,8 @@ static lenet_graph *the_graph(trainer *t)
     if (lenet_graph_build(&t->graph, t->model, t->opt, -1, true) != TG_OK)
         return NULL;
     t->built = true;
+    if (t->devices > 1 && use_devices(t->graph.session, t->devices) != TG_OK)
+        return NULL;
     return &t->graph;
 }
 
@@ -67,6 +82,7 @@ tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model)
     memset(t, 0, sizeof *t);
     t->model = model;
     t->graph_mode = !strcmp(o->mode, "graph");
+    t->devices = o->devices;
     t->profile = o->profile;
     t->opt = lenet_optimizer(o->optimizer, model, o->lr, o->momentum);
     if (t->opt && o->distributed && !(t->reducer = dist_reducer(model, o->bucket_kb)))

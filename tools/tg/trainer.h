@@ -14,6 +14,7 @@ typedef struct train_opts {
     const char *data, *optimizer, *save, *load, *mode, *profile, *export_path;
     const char *losses; /* every step's loss, one per line, to this file */
     int epochs, batch, threads, seed, prefetch, limit;
+    int devices; /* graph mode: virtual CPU devices each step is spread over */
     int bucket_kb;      /* --distributed: gradient buckets of this many KiB */
     double lr, momentum;
     bool json, quiet, distributed, model_parallel;
@@ -32,6 +33,7 @@ typedef struct trainer {
     tg_generator *dropout;
     tg_optimizer *opt; /* its state is updated by eager steps or by the graph */
     bool graph_mode;
+    int devices; /* > 1: the session partitions each step over cpu:0.. */
     lenet_graph graph;
     bool built;
     const char *profile;  /* graph mode: Chrome trace of the first steps */

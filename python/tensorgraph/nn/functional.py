@@ -92,7 +92,8 @@ def pad(input, pad, mode='constant', value=None):
         raise NotImplementedError(f"pad: mode '{mode}' is not supported (constant, reflect, "
                                   "replicate, circular are)")
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ValueError("Padding length must be divisible by 2 and at most twice the dims")
+        raise RuntimeError("pad: padding length must be divisible by 2 and at most twice the "
+                           f"dims (got {len(pad)} for {input.ndim} dims)")
     if mode != 'constant':
         if value is not None and value != 0:
             raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')

@@ -111,6 +111,8 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name, module):
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._modules[name] = module

@@ -10,6 +10,9 @@ class Optimizer:
     _defaults = {}
 
     def __init__(self, params, **options):
+        if isinstance(params, _C.Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}")
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")

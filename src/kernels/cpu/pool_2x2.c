@@ -1,195 +1,42 @@
-/* 2 x 2, stride 2 max pooling (LeNet's) a row at a time, in 8-lane
- * vectors (GCC vector extensions, any instruction set): the forward with
- * its argmax indices, and the gradient written window by window (every
- * input element once: no zeroing pass, no scattered adds) when each index
- * lies in its window. Semantics as the general loops of pool.c: ties keep
- * the first element in row-major window order, NaN wins. */
+/* The 2 x 2 max pooling entry points of pool.h: each is built per
+ * instruction set from pool_2x2_arch.h (pool_2x2_avx512.c, pool_2x2_avx2.c,
+ * pool_2x2_generic.c) and chosen here at run time (cpu.h). */
+#include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/pool.h"
 
-#include <string.h>
-
-typedef int64_t l8 __attribute__((vector_size(64)));
-/* a where mask, else b (vectors of type V, masks of type M); a macro: a
- * function returning a vector would change ABI with the instruction set */
-#define SEL(M, V, mask, a, b) ((V)(((M)(a) & (mask)) | ((M)(b) & ~(mask))))
-typedef int64_t l8u __attribute__((vector_size(64), aligned(8), may_alias));
-
-/* the lanes of an l8 or-ed into lane 0, in halves: one test for any lane
- * (not a branch per lane) */
-static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 1},
-                HALF1 = {1, 0, 1, 0, 1, 0, 1, 0};
-
-#define POOL2X2(T, SUF, IT)                                                     \
-    typedef T SUF##v8 __attribute__((vector_size(8 * sizeof(T))));              \
-    typedef T SUF##v8u __attribute__((vector_size(8 * sizeof(T)),               \
-                                      aligned(sizeof(T)), may_alias));          \
-    typedef IT SUF##m8 __attribute__((vector_size(8 * sizeof(T))));             \
-                                                                                \
-    /* 8 outputs at row offset j of input rows r0, r1 */                       \
-    static inline void SUF##max8(const T *r0, const T *r1, int64_t W, int64_t b, \
-                                 SUF##v8 *y, l8 *idx)                           \
-    {                                                                           \
-        typedef SUF##v8 V;                                                      \
-        typedef SUF##m8 M;                                                      \
-        const M even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = even + 1;            \
-        const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14};                           \
-        V a0 = *(const SUF##v8u *)r0, a1 = *(const SUF##v8u *)(r0 + 8);         \
-        V c0 = *(const SUF##v8u *)r1, c1 = *(const SUF##v8u *)(r1 + 8);         \
-        V p = __builtin_shuffle(a0, a1, even), q = __builtin_shuffle(a0, a1, odd); \
-        V u = __builtin_shuffle(c0, c1, even), v = __builtin_shuffle(c0, c1, odd); \
-        V m = p;                                                                \
-        M off = {0}, t;                                                         \
-        t = (q > m) | (q != q);                                                 \
-        m = SEL(SUF##m8, SUF##v8, t, q, m);                                     \
-        off = (t & 1) | (~t & off);                                             \
-        t = (u > m) | (u != u);                                                 \
-        m = SEL(SUF##m8, SUF##v8, t, u, m);                                     \
-        off = (t & (IT)W) | (~t & off);                                         \
-        t = (v > m) | (v != v);                                                 \
-        m = SEL(SUF##m8, SUF##v8, t, v, m);                                     \
-        off = (t & (IT)(W + 1)) | (~t & off);                                   \
-        *y = m;                                                                 \
-        *idx = b + lane2 + __builtin_convertvector(off, l8);                    \
-    }                                                                           \
-                                                                                \
-    void tg__maxpool2x2_row_##SUF(const T *r0, const T *r1, int64_t W, int64_t b0, \
-                                  int64_t n, T *y, int64_t *idx)                \
-    {                                                                           \
-        int64_t j = 0;                                                          \
-        for (; j + 8 <= n; j += 8) {                                            \
-            SUF##v8 m;                                                          \
-            l8 ix;                                                              \
-            SUF##max8(r0 + 2 * j, r1 + 2 * j, W, b0 + 2 * j, &m, &ix);          \
-            *(SUF##v8u *)(y + j) = m;                                           \
-            *(l8u *)(idx + j) = ix;                                             \
-        }                                                                       \
-        if (j == n)                                                             \
-            return;                                                             \
-        if (n >= 8) { /* the tail: the last 8, again where they overlap */     \
-            j = n - 8;                                                          \
-            SUF##v8 m;                                                          \
-            l8 ix;                                                              \
-            SUF##max8(r0 + 2 * j, r1 + 2 * j, W, b0 + 2 * j, &m, &ix);          \
-            *(SUF##v8u *)(y + j) = m;                                           \
-            *(l8u *)(idx + j) = ix;                                             \
-            return;                                                             \
-        }                                                                       \
-        for (; j < n; j++) { /* short rows: selects, as pool.c's TAKE */        \
-            int64_t b = b0 + 2 * j;                                             \
-            T p = r0[2 * j], q = r0[2 * j + 1], u = r1[2 * j], v = r1[2 * j + 1]; \
-            T m = p;                                                            \
-            int64_t mi = b;                                                     \
-            bool t = q > m || q != q;                                           \
-            m = t ? q : m;                                                      \
-            mi = t ? b + 1 : mi;                                                \
-            t = u > m || u != u;                                                \
-            m = t ? u : m;                                                      \
-            mi = t ? b + W : mi;                                                \
-            t = v > m || v != v;                                                \
-            m = t ? v : m;                                                      \
-            mi = t ? b + W + 1 : mi;                                            \
-            y[j] = m;                                                           \
-            idx[j] = mi;                                                        \
-        }                                                                       \
-    }                                                                           \
-                                                                                \
-    /* the gradient of 8 outputs of a row into their windows at d0, d1      \
-     * (16 elements each); false when an index is not in its window */      \
-    static inline bool SUF##grad8(const T *dy, const int64_t *idx, int64_t W,  \
-                                  int64_t b, T *d0, T *d1)                   \
-    {                                                                           \
-        typedef SUF##v8 V;                                                      \
-        typedef SUF##m8 M;                                                      \
-        const M lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = lo + 4;                   \
-        const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14};                           \
-        l8 off = *(const l8u *)idx - b - lane2;                                 \
-        l8 bad = ~((off == 0) | (off == 1) | (off == W) | (off == W + 1));      \
-        bad |= __builtin_shuffle(bad, HALF4);                                   \
-        bad |= __builtin_shuffle(bad, HALF2);                                   \
-        bad |= __builtin_shuffle(bad, HALF1);                                   \
-        if (bad[0])                                                             \
-            return false;                                                       \
-        M o = __builtin_convertvector(off, M);                                  \
-        V g = *(const SUF##v8u *)dy, z = {0};                                   \
-        V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);              \
-        V u = SEL(M, V, o == (IT)W, g, z);                                       \
-        V v = SEL(M, V, o == (IT)(W + 1), g, z);                                 \
-        *(SUF##v8u *)d0 = __builtin_shuffle(p, q, lo);                          \
-        *(SUF##v8u *)(d0 + 8) = __builtin_shuffle(p, q, hi);                    \
-        *(SUF##v8u *)d1 = __builtin_shuffle(u, v, lo);                          \
-        *(SUF##v8u *)(d1 + 8) = __builtin_shuffle(u, v, hi);                    \
-        return true;                                                            \
-    }                                                                           \
-                                                                                \
-    bool tg__maxpool2x2_grad_row_##SUF(const T *dy, const int64_t *idx,         \
-                                       int64_t W, int64_t b0, int64_t n, T *d0, \
-                                       T *d1)                                   \
-    {                                                                           \
-        int64_t j = 0;                                                          \
-        if (n < 8) /* short rows: zeroing and adding does better */            \
-            return false;                                                       \
-        for (; j + 8 <= n; j += 8)                                              \
-            if (!SUF##grad8(dy + j, idx + j, W, b0 + 2 * j, d0 + 2 * j, d1 + 2 * j)) \
-                return false;                                                   \
-        if (j < n) /* the tail: the last 8 again */                            \
-            return SUF##grad8(dy + n - 8, idx + n - 8, W, b0 + 2 * (n - 8),     \
-                              d0 + 2 * (n - 8), d1 + 2 * (n - 8));              \
-        return true;                                                            \
-    }                                                                           \
-                                                                                \
-    /* rows [0, rows) of outputs at y, row k from the input rows at        \
-     * x + 2 k W (one plane, or planes of exactly 2 OH rows back to back),  \
-     * b0 of row k the plane position 2 (k mod OH) W. Rows shorter than a  \
-     * vector take a vector each: rows whose reads stay in x read past     \
-     * their end, and what they write past it (the next row's outputs) the  \
-     * next row overwrites; the last rows go scalar */                      \
-    static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OH,        \
-                          int64_t OW, int64_t rows, T *y, int64_t *idx)        \
-    {                                                                           \
-        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
-            const T *r0 = x + 2 * k * W;                                        \
-            int64_t b0 = 2 * oh * W;                                            \
-            if (OW < 8 && (2 * k + 1) * W + 16 <= x_n && k * OW + 8 <= rows * OW) { \
-                SUF##v8 m;                                                      \
-                l8 ix;                                                          \
-                SUF##max8(r0, r0 + W, W, b0, &m, &ix);                          \
-                *(SUF##v8u *)(y + k * OW) = m;                                  \
-                *(l8u *)(idx + k * OW) = ix;                                    \
-                continue;                                                       \
-            }                                                                   \
-            tg__maxpool2x2_row_##SUF(r0, r0 + W, W, b0, OW, y + k * OW, idx + k * OW); \
-        }                                                                       \
-    }                                                                           \
-                                                                                \
-    void tg__maxpool2x2_planes_##SUF(const T *x, int64_t planes, int64_t H,       \
-                                     int64_t W, int64_t OH, int64_t OW, T *y,   \
-                                     int64_t *idx)                              \
-    {                                                                           \
-        if (H == 2 * OH) { /* the planes are one run of row pairs */           \
-            SUF##rows(x, planes * H * W, W, OH, OW, planes * OH, y, idx);        \
-            return;                                                             \
-        }                                                                       \
-        for (int64_t p = 0; p < planes; p++)                                    \
-            SUF##rows(x + p * H * W, H * W, W, OH, OW, OH, y + p * OH * OW,      \
-                      idx + p * OH * OW);                                       \
-    }                                                                           \
-                                                                                \
-    /* rows shorter than a vector: false (zeroing and scattering the int64 \
-     * indices does better there) */                                          \
-    bool tg__maxpool2x2_grad_planes_##SUF(const T *dy, const int64_t *idx,      \
-                                          int64_t planes, int64_t OH, int64_t OW, \
-                                          T *dx)                                \
-    {                                                                           \
-        const int64_t W = 2 * OW, rows = planes * OH;                           \
-        if (OW < 8)                                                             \
-            return false;                                                       \
-        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) \
-            if (!tg__maxpool2x2_grad_row_##SUF(dy + k * OW, idx + k * OW, W,    \
-                                               2 * oh * W, OW, dx + 2 * k * W,  \
-                                               dx + (2 * k + 1) * W))           \
-                return false;                                                   \
-        return true;                                                            \
+#define POOL2X2_DISPATCH(T, SUF)                                                     \
+    TG_ISA_PROTOS(void, tg__maxpool2x2_planes_##SUF,                                 \
+                  (const T *x, int64_t planes, int64_t H, int64_t W, int64_t OH,     \
+                   int64_t OW, T *y, int64_t *idx))                                  \
+    TG_ISA_PROTOS(bool, tg__maxpool2x2_grad_planes_##SUF,                            \
+                  (const T *dy, const int64_t *idx, int64_t planes, int64_t OH,      \
+                   int64_t OW, T *dx))                                               \
+    TG_ISA_PROTOS(void, tg__maxpool2x2_row_##SUF,                                    \
+                  (const T *r0, const T *r1, int64_t W, int64_t b0, int64_t n, T *y, \
+                   int64_t *idx))                                                    \
+    TG_ISA_PROTOS(bool, tg__maxpool2x2_grad_row_##SUF,                               \
+                  (const T *dy, const int64_t *idx, int64_t W, int64_t b0, int64_t n, \
+                   T *d0, T *d1))                                                    \
+    void tg__maxpool2x2_planes_##SUF(const T *x, int64_t planes, int64_t H, int64_t W, \
+                                     int64_t OH, int64_t OW, T *y, int64_t *idx)    \
+    {                                                                                \
+        TG_ISA_CALL(tg__maxpool2x2_planes_##SUF, (x, planes, H, W, OH, OW, y, idx)); \
+    }                                                                                \
+    bool tg__maxpool2x2_grad_planes_##SUF(const T *dy, const int64_t *idx,          \
+                                          int64_t planes, int64_t OH, int64_t OW,    \
+                                          T *dx)                                     \
+    {                                                                                \
+        return TG_ISA_CALL(tg__maxpool2x2_grad_planes_##SUF, (dy, idx, planes, OH, OW, dx)); \
+    }                                                                                \
+    void tg__maxpool2x2_row_##SUF(const T *r0, const T *r1, int64_t W, int64_t b0,   \
+                                  int64_t n, T *y, int64_t *idx)                     \
+    {                                                                                \
+        TG_ISA_CALL(tg__maxpool2x2_row_##SUF, (r0, r1, W, b0, n, y, idx));           \
+    }                                                                                \
+    bool tg__maxpool2x2_grad_row_##SUF(const T *dy, const int64_t *idx, int64_t W,   \
+                                       int64_t b0, int64_t n, T *d0, T *d1)          \
+    {                                                                                \
+        return TG_ISA_CALL(tg__maxpool2x2_grad_row_##SUF, (dy, idx, W, b0, n, d0, d1)); \
     }
-
-POOL2X2(float, f32, int32_t)
-POOL2X2(double, f64, int64_t)
+POOL2X2_DISPATCH(float, f32)
+POOL2X2_DISPATCH(double, f64)

@@ -1,207 +1,26 @@
-/* 2 x 2, stride 2 max pooling with one-byte argmax offsets (the window's
- * element 0..3, row-major: what max_pool2d_compact stores, ops/
- * pool_compact.c) and its gradient, in vectors of a cache line (16 floats
- * or 8 doubles; 8 floats for rows under 12; GCC vector extensions, any
- * instruction set), rows run on
- * across planes. The same choices as pool_2x2.c (NaN wins, ties keep the
- * first element in window order), so offsets and values match
- * max_pool2d's. Rows shorter than a vector take a vector each: rows whose
- * reads stay in the buffers read past their end, and what they write past
- * it (the next rows' outputs or input gradients) the next rows overwrite;
- * the last rows go scalar. */
+/* The entry points of 2 x 2 max pooling with one-byte offsets (pool.h):
+ * each is built per instruction set from pool_2x2_compact_arch.h
+ * (pool_2x2_compact_avx512.c, ...) and chosen here at run time (cpu.h). */
+#include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/pool.h"
 
-#include <string.h>
-
-/* a where mask, else b (vectors of type V, masks of type M) */
-#define SEL(M, V, mask, a, b) ((V)(((M)(a) & (mask)) | ((M)(b) & ~(mask))))
-
-/* any offset of the first n of LN bytes at off above 3 (LN a multiple of
- * 8): the bytes in words, their top six bits */
-static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
-{
-    uint64_t bad = 0;
-    for (int i = 0; i < LN / 8; i++) {
-        uint64_t w;
-        memcpy(&w, off + 8 * i, 8);
-        int64_t valid = n - 8 * i;
-        uint64_t keep = valid >= 8 ? ~(uint64_t)0 : valid <= 0 ? 0 : ((uint64_t)1 << (8 * valid)) - 1;
-        bad |= w & keep & 0xfcfcfcfcfcfcfcfcull;
+#define POOL2X2C_DISPATCH(T, SUF)                                                    \
+    TG_ISA_PROTOS(void, tg__maxpool2x2c_planes_##SUF,                                \
+                  (const T *x, int64_t planes, int64_t H, int64_t W, int64_t OH,     \
+                   int64_t OW, T *y, uint8_t *off))                                  \
+    TG_ISA_PROTOS(bool, tg__maxpool2x2c_grad_planes_##SUF,                           \
+                  (const T *dy, const uint8_t *off, int64_t planes, int64_t OH,      \
+                   int64_t OW, T *dx))                                               \
+    void tg__maxpool2x2c_planes_##SUF(const T *x, int64_t planes, int64_t H, int64_t W, \
+                                      int64_t OH, int64_t OW, T *y, uint8_t *off)   \
+    {                                                                                \
+        TG_ISA_CALL(tg__maxpool2x2c_planes_##SUF, (x, planes, H, W, OH, OW, y, off)); \
+    }                                                                                \
+    bool tg__maxpool2x2c_grad_planes_##SUF(const T *dy, const uint8_t *off,         \
+                                           int64_t planes, int64_t OH, int64_t OW,   \
+                                           T *dx)                                    \
+    {                                                                                \
+        return TG_ISA_CALL(tg__maxpool2x2c_grad_planes_##SUF, (dy, off, planes, OH, OW, dx)); \
     }
-    return bad != 0;
-}
-
-/* vectors of LN lanes (a cache line: 16 floats or 8 doubles); EVEN / ODD pick
- * a row's window columns out of two vectors, LO / HI interleave two
- * vectors' halves back */
-#define POOL2X2C(T, SUF, IT, LN, EVEN, LO)                                \
-    typedef T SUF##v __attribute__((vector_size(LN * sizeof(T))));              \
-    typedef T SUF##vu __attribute__((vector_size(LN * sizeof(T)), aligned(sizeof(T)), \
-                                     may_alias));                               \
-    typedef IT SUF##m __attribute__((vector_size(LN * sizeof(T))));             \
-    typedef uint8_t SUF##b __attribute__((vector_size(LN)));                    \
-    typedef uint8_t SUF##bu __attribute__((vector_size(LN), aligned(1), may_alias)); \
-                                                                                \
-    /* the maxima of LN windows from rows r0, r1 and their offsets 0..3 */    \
-    static inline void SUF##win(const T *r0, const T *r1, T *y, uint8_t *off)  \
-    {                                                                           \
-        typedef SUF##v V;                                                       \
-        typedef SUF##m M;                                                       \
-        const M even = EVEN, odd = even + 1;                                    \
-        V a0 = *(const SUF##vu *)r0, a1 = *(const SUF##vu *)(r0 + LN);          \
-        V c0 = *(const SUF##vu *)r1, c1 = *(const SUF##vu *)(r1 + LN);          \
-        V p = __builtin_shuffle(a0, a1, even), q = __builtin_shuffle(a0, a1, odd); \
-        V u = __builtin_shuffle(c0, c1, even), v = __builtin_shuffle(c0, c1, odd); \
-        M t = (q > p) | (q != q);                                               \
-        V m = SEL(M, V, t, q, p);                                               \
-        M k = t & 1;                                                            \
-        t = (u > m) | (u != u);                                                 \
-        m = SEL(M, V, t, u, m);                                                 \
-        k = (t & 2) | (~t & k);                                                 \
-        t = (v > m) | (v != v);                                                 \
-        m = SEL(M, V, t, v, m);                                                 \
-        k = (t & 3) | (~t & k);                                                 \
-        *(SUF##vu *)y = m;                                                      \
-        *(SUF##bu *)off = __builtin_convertvector(k, SUF##b);                   \
-    }                                                                           \
-                                                                                \
-    static inline void SUF##win1(const T *r0, const T *r1, T *y, uint8_t *off) \
-    {                                                                           \
-        T m = r0[0];                                                            \
-        uint8_t k = 0;                                                          \
-        const T c[3] = {r0[1], r1[0], r1[1]};                                   \
-        for (int i = 0; i < 3; i++)                                             \
-            if (c[i] > m || c[i] != c[i]) {                                     \
-                m = c[i];                                                       \
-                k = (uint8_t)(i + 1);                                           \
-            }                                                                   \
-        *y = m;                                                                 \
-        *off = k;                                                               \
-    }                                                                           \
-                                                                                \
-    /* rows [0, rows) of outputs, row k from the input rows at x + 2 k W     \
-     * (x_n elements readable from x) */                                       \
-    static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OW,        \
-                          int64_t rows, T *y, uint8_t *off)                     \
-    {                                                                           \
-        for (int64_t k = 0; k < rows; k++) {                                    \
-            const T *r0 = x + 2 * k * W, *r1 = r0 + W;                          \
-            T *yk = y + k * OW;                                                 \
-            uint8_t *ok = off + k * OW;                                         \
-            if (OW >= LN) {                                                     \
-                for (int64_t j = 0; j < OW; j += LN) {                          \
-                    int64_t at = j + LN <= OW ? j : OW - LN; /* tail: overlap */ \
-                    SUF##win(r0 + 2 * at, r1 + 2 * at, yk + at, ok + at);       \
-                }                                                               \
-            } else if ((2 * k + 1) * W + 2 * LN <= x_n && k * OW + LN <= rows * OW) { \
-                SUF##win(r0, r1, yk, ok);                                       \
-            } else {                                                            \
-                for (int64_t j = 0; j < OW; j++)                                \
-                    SUF##win1(r0 + 2 * j, r1 + 2 * j, yk + j, ok + j);          \
-            }                                                                   \
-        }                                                                       \
-    }                                                                           \
-                                                                                \
-    static void SUF##planes(const T *x, int64_t planes, int64_t H, int64_t W,    \
-                            int64_t OH, int64_t OW, T *y, uint8_t *off)         \
-    {                                                                           \
-        if (H == 2 * OH) { /* the planes are one run of row pairs */           \
-            SUF##rows(x, planes * H * W, W, OW, planes * OH, y, off);            \
-            return;                                                             \
-        }                                                                       \
-        for (int64_t p = 0; p < planes; p++)                                    \
-            SUF##rows(x + p * H * W, H * W, W, OW, OH, y + p * OH * OW,          \
-                      off + p * OH * OW);                                       \
-    }                                                                           \
-                                                                                \
-    /* the gradient of LN windows into d0, d1 (2 LN elements each); false    \
-     * when an offset of the first n lanes is above 3 */                      \
-    static inline bool SUF##grad(const T *dy, const uint8_t *off, int64_t n,    \
-                                 T *d0, T *d1)                                  \
-    {                                                                           \
-        typedef SUF##v V;                                                       \
-        typedef SUF##m M;                                                       \
-        const M lo = LO, hi = lo + LN / 2;                                      \
-        if (any_above3(off, n, LN))                                             \
-            return false;                                                       \
-        M o = __builtin_convertvector(*(const SUF##bu *)off, M);                \
-        V g = *(const SUF##vu *)dy, z = {0};                                    \
-        V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);              \
-        V u = SEL(M, V, o == 2, g, z), v = SEL(M, V, o == 3, g, z);              \
-        *(SUF##vu *)d0 = __builtin_shuffle(p, q, lo);                           \
-        *(SUF##vu *)(d0 + LN) = __builtin_shuffle(p, q, hi);                    \
-        *(SUF##vu *)d1 = __builtin_shuffle(u, v, lo);                           \
-        *(SUF##vu *)(d1 + LN) = __builtin_shuffle(u, v, hi);                    \
-        return true;                                                            \
-    }                                                                           \
-                                                                                \
-    static bool SUF##grad_planes(const T *dy, const uint8_t *off, int64_t planes, \
-                                 int64_t OH, int64_t OW, T *dx)                 \
-    {                                                                           \
-        const int64_t W = 2 * OW, rows = planes * OH;                           \
-        for (int64_t k = 0; k < rows; k++) {                                    \
-            T *d0 = dx + 2 * k * W;                                             \
-            int64_t o = k * OW;                                                 \
-            if (OW >= LN) {                                                     \
-                for (int64_t j = 0; j < OW; j += LN) {                          \
-                    int64_t at = j + LN <= OW ? j : OW - LN; /* tail: overlap */ \
-                    if (!SUF##grad(dy + o + at, off + o + at, LN, d0 + 2 * at,  \
-                                   d0 + W + 2 * at))                            \
-                        return false;                                           \
-                }                                                               \
-            } else if (o + LN <= rows * OW && (2 * k + 1) * W + 2 * LN <= 2 * rows * W) { \
-                if (!SUF##grad(dy + o, off + o, OW, d0, d0 + W))                \
-                    return false;                                               \
-            } else {                                                            \
-                for (int64_t j = 0; j < OW; j++) { /* scalar */                 \
-                    int k4 = off[o + j];                                        \
-                    if (k4 > 3)                                                 \
-                        return false;                                           \
-                    T g = dy[o + j];                                            \
-                    d0[2 * j] = k4 == 0 ? g : (T)0;                             \
-                    d0[2 * j + 1] = k4 == 1 ? g : (T)0;                         \
-                    d0[W + 2 * j] = k4 == 2 ? g : (T)0;                         \
-                    d0[W + 2 * j + 1] = k4 == 3 ? g : (T)0;                     \
-                }                                                               \
-            }                                                                   \
-        }                                                                       \
-        return true;                                                            \
-    }
-
-#define EVEN16 {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}
-#define LO16 {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23}
-#define EVEN8 {0, 2, 4, 6, 8, 10, 12, 14}
-#define LO8 {0, 8, 1, 9, 2, 10, 3, 11}
-POOL2X2C(float, f32w, int32_t, 16, EVEN16, LO16)
-POOL2X2C(float, f32n, int32_t, 8, EVEN8, LO8)
-POOL2X2C(double, f64, int64_t, 8, EVEN8, LO8)
-
-/* floats: a cache line of 16 for rows of 12 outputs or more, half of one
- * for shorter rows (a row per vector: 16 lanes would mostly be waste) */
-void tg__maxpool2x2c_planes_f32(const float *x, int64_t planes, int64_t H, int64_t W,
-                                int64_t OH, int64_t OW, float *y, uint8_t *off)
-{
-    if (OW >= 12)
-        f32wplanes(x, planes, H, W, OH, OW, y, off);
-    else
-        f32nplanes(x, planes, H, W, OH, OW, y, off);
-}
-
-bool tg__maxpool2x2c_grad_planes_f32(const float *dy, const uint8_t *off, int64_t planes,
-                                     int64_t OH, int64_t OW, float *dx)
-{
-    return OW >= 12 ? f32wgrad_planes(dy, off, planes, OH, OW, dx)
-                    : f32ngrad_planes(dy, off, planes, OH, OW, dx);
-}
-
-void tg__maxpool2x2c_planes_f64(const double *x, int64_t planes, int64_t H, int64_t W,
-                                int64_t OH, int64_t OW, double *y, uint8_t *off)
-{
-    f64planes(x, planes, H, W, OH, OW, y, off);
-}
-
-bool tg__maxpool2x2c_grad_planes_f64(const double *dy, const uint8_t *off, int64_t planes,
-                                     int64_t OH, int64_t OW, double *dx)
-{
-    return f64grad_planes(dy, off, planes, OH, OW, dx);
-}
+POOL2X2C_DISPATCH(float, f32)
+POOL2X2C_DISPATCH(double, f64)

@@ -3,6 +3,7 @@
  * What the build targets comes from CMake (TG_BUILD_TARGET, set on this
  * file only: TG_NATIVE); the rest is read at run time. */
 #include "kernels/cpu/cpu.h"
+#include "kernels/cpu/isa_clone.h"
 #include "tg/core.h"
 
 #include <pthread.h>
@@ -14,8 +15,17 @@
 #define TG_BUILD_TARGET "unknown (not built by CMake)"
 #endif
 
-/* the kernels built once per instruction set and picked at run time */
-#define PER_ISA "GEMM, convolution (direct)"
+/* the kernels built once per instruction set and picked at run time: the
+ * elementwise rows only where isa_clone.h clones them (portable builds) */
+#define PER_ISA_FILES "GEMM, convolution (direct), 2x2 max pooling, reductions"
+#if TG_ISA_CLONES
+#define PER_ISA PER_ISA_FILES ", elementwise rows (unary, binary, comparisons, casts, " \
+                              "in-place updates; fused programs run these)"
+#define BASELINE_ONLY "the other kernels"
+#else
+#define PER_ISA PER_ISA_FILES
+#define BASELINE_ONLY "the other kernels, elementwise rows included (TG_CPU does not lower them)"
+#endif
 
 static char report[1024];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -43,10 +53,10 @@ static void build_report(void)
              "cpu: %s (cpuid and the OS's saved register state)\n"
              "kernels: %s (%s)\n"
              "per instruction set, chosen at run time: %s\n"
-             "compiled for the build's baseline: the other kernels\n"
+             "compiled for the build's baseline: %s\n"
              "blas: %s",
              TG_BUILD_TARGET, tg__isa_name(tg__cpu_detected()), tg__isa_name(tg__cpu_isa()),
-             reason, PER_ISA, tg_kernels_blas());
+             reason, PER_ISA, BASELINE_ONLY, tg_kernels_blas());
 }
 
 const char *tg_kernels_report(void)

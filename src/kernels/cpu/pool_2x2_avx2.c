@@ -1,0 +1,5 @@
+/* 2 x 2 max pooling (pool_2x2_arch.h) built for AVX2 + FMA: flags in CMakeLists.txt */
+#if defined(__x86_64__)
+#define TG_ARCH avx2
+#include "kernels/cpu/pool_2x2_arch.h"
+#endif

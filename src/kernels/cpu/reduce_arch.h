@@ -1,0 +1,435 @@
+/* Accumulator kernels of the reduction engine, one template per kind
+ * expanded per dtype: row loops (one accumulator, 8 lanes so contiguous
+ * rows vectorize) and column loops (a vector of accumulators updated row
+ * by row). Floats accumulate sums in double, integers in wrapping 64 bits.
+ * Included once per instruction set (reduce_avx512.c, reduce_avx2.c,
+ * reduce_generic.c: their flags in CMakeLists.txt, without FP contraction,
+ * so every level gives the same bits), each defining TG_ARCH and so its
+ * own table, tg__red_table_<arch>; reduce_kernels.c picks one at run time. */
+#include "kernels/cpu/isa_clone.h"
+#include "kernels/cpu/reduce_kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+#define LANES 8
+/* contiguous rows are summed in chunks of this many elements, each from
+ * its own 8 lanes, which keeps float64 rounding error growth small */
+#define CHUNK 4096
+
+static inline double sqd(double d) { return d * d; }
+
+/* the same in float for float32 inputs (8 lanes per AVX register), within
+ * 1 ulp of exp; 0 below -86 (near float's smallest normal), inf above 88.8 */
+static inline float vexpf(float x)
+{
+    const float log2e = 1.44269504f, shifter = 0x1.8p23f;
+    const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    float xc = x < -86.0f ? -86.0f : x > 88.8f ? 88.8f : x;
+    float t = xc * log2e + shifter;
+    float n = t - shifter;
+    float r = (xc - n * ln2_hi) - n * ln2_lo;
+    float p = 1.0f / 5040;
+    p = p * r + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    uint32_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    bits = (bits + 126) << 23;
+    float s;
+    memcpy(&s, &bits, sizeof s);
+    float y = p * s * 2.0f;
+    y = x < -86.0f ? 0.0f : y;
+    y = x > 88.8f ? (float)INFINITY : y;
+    return x != x ? x : y;
+}
+
+/* exp in double built from arithmetic and bit operations only, so that
+ * loops over it vectorize (libm's exp does not): Cody-Waite reduction
+ * x = n ln2 + r, |r| <= ln2/2, a degree-12 Taylor polynomial, and 2^n
+ * from the exponent bits (of 2^(n-1), so n = 1024 stays finite). Within
+ * 1e-15 of exp; 0 below -708 (where exp is subnormal), inf above 709.79,
+ * NaN kept. */
+static inline double vexp(double x)
+{
+    const double log2e = 1.4426950408889634074, shifter = 0x1.8p52;
+    const double ln2_hi = 6.93147180369123816490e-01;
+    const double ln2_lo = 1.90821492927058770002e-10;
+    double xc = x < -708.0 ? -708.0 : x > 709.79 ? 709.79 : x;
+    double t = xc * log2e + shifter; /* n in the low bits of t */
+    double n = t - shifter;
+    double r = (xc - n * ln2_hi) - n * ln2_lo;
+    double p = 1.0 / 479001600;
+    p = p * r + 1.0 / 39916800;
+    p = p * r + 1.0 / 3628800;
+    p = p * r + 1.0 / 362880;
+    p = p * r + 1.0 / 40320;
+    p = p * r + 1.0 / 5040;
+    p = p * r + 1.0 / 720;
+    p = p * r + 1.0 / 120;
+    p = p * r + 1.0 / 24;
+    p = p * r + 1.0 / 6;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    uint64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    bits = (bits + 1022) << 52; /* 2^(n-1): n = 1024 stays finite */
+    double s;
+    memcpy(&s, &bits, sizeof s);
+    double y = p * s * 2.0;
+    y = x < -708.0 ? 0.0 : y;
+    y = x > 709.79 ? (double)INFINITY : y;
+    return x != x ? x : y;
+}
+
+/* ---- accumulate-by-OP kinds: sum, prod, max, min, sqdev, sumexp ----------
+ * OP(a, v) combines accumulator a with value v; PRE(x, m) maps element x
+ * (with the output's parameter m) to the accumulator type A; ID is OP's
+ * identity. */
+#define ACC_KIND(NAME, T, A, OP, PRE, ID)                                   \
+    static void NAME##_init(void *acc, int64_t n)                           \
+    {                                                                       \
+        A *a = acc;                                                         \
+        for (int64_t j = 0; j < n; j++)                                     \
+            a[j] = (ID);                                                    \
+    }                                                                       \
+    static void NAME##_inner(void *acc, const char *p, int64_t n, int64_t s, \
+                             int64_t r0, double prm)                        \
+    {                                                                       \
+        (void)r0, (void)prm;                                                \
+        A tot = *(A *)acc;                                                  \
+        if (s != (int64_t)sizeof(T)) {                                      \
+            for (int64_t i = 0; i < n; i++) {                               \
+                A v = PRE(*(const T *)(p + i * s), prm);                    \
+                tot = OP(tot, v);                                           \
+            }                                                               \
+            *(A *)acc = tot;                                                \
+            return;                                                         \
+        }                                                                   \
+        const T *x = (const T *)p;                                          \
+        for (int64_t c = 0; c < n; c += CHUNK) {                            \
+            int64_t e = n - c > CHUNK ? c + CHUNK : n, i = c;               \
+            A l[LANES];                                                     \
+            for (int k = 0; k < LANES; k++)                                 \
+                l[k] = (ID);                                                \
+            for (; i + LANES <= e; i += LANES)                              \
+                for (int k = 0; k < LANES; k++) {                           \
+                    A v = PRE(x[i + k], prm);                               \
+                    l[k] = OP(l[k], v);                                     \
+                }                                                           \
+            for (; i < e; i++) {                                            \
+                A v = PRE(x[i], prm);                                       \
+                l[0] = OP(l[0], v);                                         \
+            }                                                               \
+            A h0 = OP(l[0], l[1]), h1 = OP(l[2], l[3]);                     \
+            A h2 = OP(l[4], l[5]), h3 = OP(l[6], l[7]);                     \
+            A h = OP(OP(h0, h1), OP(h2, h3));                               \
+            tot = OP(tot, h);                                               \
+        }                                                                   \
+        *(A *)acc = tot;                                                    \
+    }                                                                       \
+    /* one contiguous row into the accumulators: a function of its own    \
+     * with restrict arguments, which is what lets gcc vectorize it */     \
+    static void NAME##_vrow(A *restrict a, const T *restrict x, int64_t nv, \
+                            const double *restrict prm)                     \
+    {                                                                       \
+        (void)prm;                                                          \
+        int64_t j = 0;                                                      \
+        for (; j + LANES <= nv; j += LANES)                                 \
+            for (int k = 0; k < LANES; k++) {                               \
+                A v = PRE(x[j + k], prm[j + k]);                            \
+                a[j + k] = OP(a[j + k], v);                                 \
+            }                                                               \
+        for (; j < nv; j++) {                                               \
+            A v = PRE(x[j], prm[j]);                                        \
+            a[j] = OP(a[j], v);                                             \
+        }                                                                   \
+    }                                                                       \
+    static void NAME##_outer(void *acc, const char *p, int64_t nv, int64_t vs, \
+                             int64_t m, int64_t rs, int64_t r0,             \
+                             const double *prm)                             \
+    {                                                                       \
+        (void)r0;                                                           \
+        A *a = acc;                                                         \
+        for (int64_t i = 0; i < m; i++, p += rs) {                          \
+            if (vs == (int64_t)sizeof(T)) {                                 \
+                NAME##_vrow(a, (const T *)p, nv, prm);                      \
+                continue;                                                   \
+            }                                                               \
+            for (int64_t j = 0; j < nv; j++) {                              \
+                A v = PRE(*(const T *)(p + j * vs), prm[j]);                \
+                a[j] = OP(a[j], v);                                         \
+            }                                                               \
+        }                                                                   \
+    }                                                                       \
+    static void NAME##_combine(void *acc, const void *other, int64_t n)     \
+    {                                                                       \
+        A *a = acc;                                                         \
+        const A *o = other;                                                 \
+        for (int64_t j = 0; j < n; j++)                                     \
+            a[j] = OP(a[j], o[j]);                                          \
+    }
+
+#define ADD(a, v) ((a) + (v))
+#define MUL(a, v) ((a) * (v))
+/* NaN wins, as in PyTorch's max/min */
+#define MAXF(a, v) ((v) > (a) || (v) != (v) ? (v) : (a))
+#define MINF(a, v) ((v) < (a) || (v) != (v) ? (v) : (a))
+#define MAXI(a, v) ((v) > (a) ? (v) : (a))
+#define MINI(a, v) ((v) < (a) ? (v) : (a))
+#define TO_D(x, m) ((double)(x))
+#define TO_U(x, m) ((uint64_t)(x))
+#define SAME(x, m) (x)
+#define SQDEV(x, m) sqd((double)(x) - (m))
+#define ABSD(x, m) fabs((double)(x))
+#define SQD(x, m) sqd((double)(x))
+#define EXPD(x, m) vexp((double)(x) - (m))
+#define EXPF(x, m) ((double)vexpf((x) - (float)(m)))
+
+/* ---- finishing: accumulators to outputs -------------------------------------- */
+static double post(double a, const tg_fin_args *f, double prm)
+{
+    switch (f->fin) {
+    case TG_FIN_DIV: return a / f->div;
+    case TG_FIN_SQRT: return sqrt(a / f->div);
+    case TG_FIN_LOGADD: return log(a) + prm;
+    case TG_FIN_SHIFT: return isinf(a) ? 0.0 : a;
+    default: return a;
+    }
+}
+
+/* float accumulators (double, or float/double max and min) to float outputs */
+#define FIN_FLOAT(NAME, A)                                                  \
+    static void NAME(const void *acc, char *out, tg_dtype odt, int64_t n,   \
+                     int64_t os, const double *prm, int64_t ps,             \
+                     const tg_fin_args *f)                                  \
+    {                                                                       \
+        const A *a = acc;                                                   \
+        for (int64_t j = 0; j < n; j++) {                                   \
+            double v = post((double)a[j], f, prm ? prm[j * ps] : 0.0);      \
+            if (odt == TG_FLOAT32)                                          \
+                ((float *)out)[j * os] = (float)v;                          \
+            else                                                            \
+                ((double *)out)[j * os] = v;                                \
+        }                                                                   \
+    }
+/* integer accumulators copied to outputs of type O */
+#define FIN_COPY(NAME, A, O)                                                \
+    static void NAME(const void *acc, char *out, tg_dtype odt, int64_t n,   \
+                     int64_t os, const double *prm, int64_t ps,             \
+                     const tg_fin_args *f)                                  \
+    {                                                                       \
+        (void)odt, (void)prm, (void)ps, (void)f;                            \
+        const A *a = acc;                                                   \
+        for (int64_t j = 0; j < n; j++)                                     \
+            ((O *)out)[j * os] = (O)a[j];                                   \
+    }
+FIN_FLOAT(fin_d, double)
+FIN_FLOAT(fin_f, float)
+FIN_COPY(fin_u64, uint64_t, int64_t)
+FIN_COPY(fin_i32, int32_t, int32_t)
+FIN_COPY(fin_i64, int64_t, int64_t)
+FIN_COPY(fin_u8, uint8_t, uint8_t)
+
+/* ---- argmax/argmin: best value and its index --------------------------------
+ * BET(v, b): v replaces the best b; strict, so the first of ties stays, and
+ * the first NaN wins (as in PyTorch). The initial index 0 is right when all
+ * elements equal ID, and a later chunk keeping it never beats an earlier.
+ * EQ(v, m): v is the extreme m (NaN included); VAL: the max/min kind. */
+#define EQF(v, m) (((v) == (m)) | (((v) != (v)) & ((m) != (m))))
+#define EQI(v, m) ((v) == (m))
+#define ARGF_MAX(v, b) ((v) > (b) || ((v) != (v) && (b) == (b)))
+#define ARGF_MIN(v, b) ((v) < (b) || ((v) != (v) && (b) == (b)))
+#define ARG_KIND(NAME, T, BET, EQ, VAL, ID)                                        \
+    typedef struct NAME##_acc {                                             \
+        T v;                                                                \
+        int64_t i;                                                          \
+    } NAME##_acc;                                                           \
+    static void NAME##_init(void *acc, int64_t n)                           \
+    {                                                                       \
+        NAME##_acc *a = acc;                                                \
+        for (int64_t j = 0; j < n; j++)                                     \
+            a[j] = (NAME##_acc){(ID), 0};                                   \
+    }                                                                       \
+    /* per chunk: its extreme by the vectorized VAL kernel, then, only if \
+     * it beats the best so far, the first index holding it */             \
+    static void NAME##_inner(void *acc, const char *p, int64_t n, int64_t s, \
+                             int64_t r0, double prm)                        \
+    {                                                                       \
+        (void)prm;                                                          \
+        NAME##_acc *a = acc;                                                \
+        for (int64_t c = 0; c < n; c += CHUNK) {                            \
+            int64_t len = n - c > CHUNK ? CHUNK : n - c, i = 0;             \
+            const char *q = p + c * s;                                      \
+            T m = (ID);                                                     \
+            VAL##_inner(&m, q, len, s, 0, 0.0);                             \
+            if (!BET(m, a->v))                                              \
+                continue;                                                   \
+            if (s == (int64_t)sizeof(T)) {                                  \
+                const T *x = (const T *)q;                                  \
+                for (; i + LANES <= len; i += LANES) {                      \
+                    int hit = 0;                                            \
+                    for (int k = 0; k < LANES; k++)                         \
+                        hit |= EQ(x[i + k], m);                             \
+                    if (hit)                                                \
+                        break;                                              \
+                }                                                           \
+            }                                                               \
+            while (i < len - 1 && !EQ(*(const T *)(q + i * s), m))          \
+                i++;                                                        \
+            *a = (NAME##_acc){m, r0 + c + i};                               \
+        }                                                                   \
+    }                                                                       \
+    static void NAME##_outer(void *acc, const char *p, int64_t nv, int64_t vs, \
+                             int64_t m, int64_t rs, int64_t r0,             \
+                             const double *prm)                             \
+    {                                                                       \
+        (void)prm;                                                          \
+        NAME##_acc *a = acc;                                                \
+        for (int64_t i = 0; i < m; i++, p += rs)                            \
+            for (int64_t j = 0; j < nv; j++) {                              \
+                T v = *(const T *)(p + j * vs);                             \
+                if (BET(v, a[j].v))                                         \
+                    a[j] = (NAME##_acc){v, r0 + i};                         \
+            }                                                               \
+    }                                                                       \
+    static void NAME##_combine(void *acc, const void *other, int64_t n)     \
+    {                                                                       \
+        NAME##_acc *a = acc;                                                \
+        const NAME##_acc *o = other;                                        \
+        for (int64_t j = 0; j < n; j++)                                     \
+            if (BET(o[j].v, a[j].v))                                        \
+                a[j] = o[j];                                                \
+    }                                                                       \
+    static void NAME##_finish(const void *acc, char *out, tg_dtype odt,     \
+                              int64_t n, int64_t os, const double *prm,     \
+                              int64_t ps, const tg_fin_args *f)             \
+    {                                                                       \
+        (void)odt, (void)prm, (void)ps, (void)f;                            \
+        const NAME##_acc *a = acc;                                          \
+        for (int64_t j = 0; j < n; j++)                                     \
+            ((int64_t *)out)[j * os] = a[j].i;                              \
+    }
+
+/* ---- expansions ---------------------------------------------------------------- */
+#define ACC_INTS(KIND, OP, PRE, ID)                                         \
+    ACC_KIND(KIND##_i32, int32_t, uint64_t, OP, PRE, ID)                    \
+    ACC_KIND(KIND##_i64, int64_t, uint64_t, OP, PRE, ID)                    \
+    ACC_KIND(KIND##_u8, uint8_t, uint64_t, OP, PRE, ID)
+ACC_KIND(sum_f32, float, double, ADD, TO_D, 0.0)
+ACC_KIND(sum_f64, double, double, ADD, TO_D, 0.0)
+ACC_INTS(sum, ADD, TO_U, 0)
+ACC_KIND(prod_f32, float, double, MUL, TO_D, 1.0)
+ACC_KIND(prod_f64, double, double, MUL, TO_D, 1.0)
+ACC_INTS(prod, MUL, TO_U, 1)
+ACC_KIND(sqdev_f32, float, double, ADD, SQDEV, 0.0)
+ACC_KIND(sqdev_f64, double, double, ADD, SQDEV, 0.0)
+ACC_KIND(sumexp_f32, float, double, ADD, EXPF, 0.0)
+ACC_KIND(sumexp_f64, double, double, ADD, EXPD, 0.0)
+ACC_KIND(abssum_f32, float, double, ADD, ABSD, 0.0)
+ACC_KIND(abssum_f64, double, double, ADD, ABSD, 0.0)
+ACC_KIND(sqsum_f32, float, double, ADD, SQD, 0.0)
+ACC_KIND(sqsum_f64, double, double, ADD, SQD, 0.0)
+
+/* float sums of contiguous rows in explicit vectors: GCC does not turn
+ * the 8-lane loop of ACC_KIND into vector code for them; the lanes, the
+ * order of the adds and so the results are the same */
+typedef double vd8 __attribute__((vector_size(8 * sizeof(double))));
+#define SUM_VEC(NAME, T)                                                    \
+    typedef T NAME##_v8u __attribute__((vector_size(8 * sizeof(T)),        \
+                                        aligned(sizeof(T)), may_alias));    \
+    static void NAME##_vinner(void *acc, const char *p, int64_t n,          \
+                              int64_t s, int64_t r0, double prm)            \
+    {                                                                       \
+        if (s != (int64_t)sizeof(T)) {                                      \
+            NAME##_inner(acc, p, n, s, r0, prm);                            \
+            return;                                                         \
+        }                                                                   \
+        double tot = *(double *)acc;                                        \
+        const T *x = (const T *)p;                                          \
+        for (int64_t c = 0; c < n; c += CHUNK) {                            \
+            int64_t e = n - c > CHUNK ? c + CHUNK : n, i = c;               \
+            vd8 l = {0};                                                    \
+            for (; i + LANES <= e; i += LANES)                              \
+                l += __builtin_convertvector(*(const NAME##_v8u *)(x + i), vd8); \
+            for (; i < e; i++)                                              \
+                l[0] += (double)x[i];                                       \
+            double h0 = l[0] + l[1], h1 = l[2] + l[3];                      \
+            double h2 = l[4] + l[5], h3 = l[6] + l[7];                      \
+            tot += (h0 + h1) + (h2 + h3);                                   \
+        }                                                                   \
+        *(double *)acc = tot;                                               \
+    }
+SUM_VEC(sum_f32, float)
+SUM_VEC(sum_f64, double)
+
+#define MINMAX(KIND, OPF, OPI, SIGN, LIM)                                   \
+    ACC_KIND(KIND##_f32, float, float, OPF, SAME, SIGN INFINITY)            \
+    ACC_KIND(KIND##_f64, double, double, OPF, SAME, SIGN INFINITY)          \
+    ACC_KIND(KIND##_i32, int32_t, int32_t, OPI, SAME, INT32_##LIM)          \
+    ACC_KIND(KIND##_i64, int64_t, int64_t, OPI, SAME, INT64_##LIM)          \
+    ACC_KIND(KIND##_u8, uint8_t, uint8_t, OPI, SAME, (LIM##_U8))
+#define MIN_U8 0
+#define MAX_U8 UINT8_MAX
+MINMAX(max, MAXF, MAXI, -, MIN)
+MINMAX(min, MINF, MINI, +, MAX)
+
+#define ARGS(KIND, VAL, BETF, BETI, SIGN, LIM)                              \
+    ARG_KIND(KIND##_f32, float, BETF, EQF, VAL##_f32, SIGN INFINITY)        \
+    ARG_KIND(KIND##_f64, double, BETF, EQF, VAL##_f64, SIGN INFINITY)       \
+    ARG_KIND(KIND##_i32, int32_t, BETI, EQI, VAL##_i32, INT32_##LIM)        \
+    ARG_KIND(KIND##_i64, int64_t, BETI, EQI, VAL##_i64, INT64_##LIM)        \
+    ARG_KIND(KIND##_u8, uint8_t, BETI, EQI, VAL##_u8, (LIM##_U8))
+#define GT(v, b) ((v) > (b))
+#define LT(v, b) ((v) < (b))
+ARGS(argmax, max, ARGF_MAX, GT, -, MIN)
+ARGS(argmin, min, ARGF_MIN, LT, +, MAX)
+
+/* ---- the table ------------------------------------------------------------------- */
+#define FNS(NAME, A, FIN)                                                   \
+    {sizeof(A), NAME##_init, NAME##_inner, NAME##_outer, NAME##_combine, FIN}
+#define FNS_ARG(NAME) FNS(NAME, NAME##_acc, NAME##_finish)
+#define FNS_ACC(KIND)                                                       \
+    {[TG_FLOAT32] = FNS(KIND##_f32, double, fin_d),                         \
+     [TG_FLOAT64] = FNS(KIND##_f64, double, fin_d),                         \
+     [TG_INT32] = FNS(KIND##_i32, uint64_t, fin_u64),                       \
+     [TG_INT64] = FNS(KIND##_i64, uint64_t, fin_u64),                       \
+     [TG_UINT8] = FNS(KIND##_u8, uint64_t, fin_u64)}
+#define FNS_MINMAX(KIND)                                                    \
+    {[TG_FLOAT32] = FNS(KIND##_f32, float, fin_f),                          \
+     [TG_FLOAT64] = FNS(KIND##_f64, double, fin_d),                         \
+     [TG_INT32] = FNS(KIND##_i32, int32_t, fin_i32),                        \
+     [TG_INT64] = FNS(KIND##_i64, int64_t, fin_i64),                        \
+     [TG_UINT8] = FNS(KIND##_u8, uint8_t, fin_u8)}
+#define FNS_ARGS(KIND)                                                      \
+    {[TG_FLOAT32] = FNS_ARG(KIND##_f32), [TG_FLOAT64] = FNS_ARG(KIND##_f64), \
+     [TG_INT32] = FNS_ARG(KIND##_i32), [TG_INT64] = FNS_ARG(KIND##_i64),    \
+     [TG_UINT8] = FNS_ARG(KIND##_u8)}
+
+const tg_red_fns TG_ARCH_FN(tg__red_table)[TG_RED_NKINDS][TG_NUM_DTYPES] = {
+    [TG_RED_SUM] = {[TG_FLOAT32] = {sizeof(double), sum_f32_init, sum_f32_vinner, sum_f32_outer,
+                                    sum_f32_combine, fin_d},
+                    [TG_FLOAT64] = {sizeof(double), sum_f64_init, sum_f64_vinner, sum_f64_outer,
+                                    sum_f64_combine, fin_d},
+                    [TG_INT32] = FNS(sum_i32, uint64_t, fin_u64),
+                    [TG_INT64] = FNS(sum_i64, uint64_t, fin_u64),
+                    [TG_UINT8] = FNS(sum_u8, uint64_t, fin_u64)},
+    [TG_RED_PROD] = FNS_ACC(prod),
+    [TG_RED_MAX] = FNS_MINMAX(max),
+    [TG_RED_MIN] = FNS_MINMAX(min),
+    [TG_RED_SQDEV] = {[TG_FLOAT32] = FNS(sqdev_f32, double, fin_d),
+                      [TG_FLOAT64] = FNS(sqdev_f64, double, fin_d)},
+    [TG_RED_SUMEXP] = {[TG_FLOAT32] = FNS(sumexp_f32, double, fin_d),
+                       [TG_FLOAT64] = FNS(sumexp_f64, double, fin_d)},
+    [TG_RED_ABSSUM] = {[TG_FLOAT32] = FNS(abssum_f32, double, fin_d),
+                       [TG_FLOAT64] = FNS(abssum_f64, double, fin_d)},
+    [TG_RED_SQSUM] = {[TG_FLOAT32] = FNS(sqsum_f32, double, fin_d),
+                      [TG_FLOAT64] = FNS(sqsum_f64, double, fin_d)},
+    [TG_RED_ARGMAX] = FNS_ARGS(argmax),
+    [TG_RED_ARGMIN] = FNS_ARGS(argmin),
+};

@@ -1,0 +1,5 @@
+/* the reduction accumulators (reduce_arch.h) built for AVX-512 (F, VL, BW, DQ): flags in CMakeLists.txt */
+#if defined(__x86_64__)
+#define TG_ARCH avx512
+#include "kernels/cpu/reduce_arch.h"
+#endif

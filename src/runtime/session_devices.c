@@ -1,0 +1,459 @@
+/* Runs over several devices (see session_devices.h and partition.h). */
+#include "runtime/rendezvous.h"
+#include "runtime/session_devices.h"
+#include "ops/elementwise.h"
+#include "tg/device.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dplan {
+    int n_feeds, n_fetches, n_targets;
+    int *ids; /* sorted, duplicate-free: feeds, then fetches, then targets */
+    tg_meta *fmeta; /* per feed (in ids' order): the fed shape it was made for */
+    uint64_t epoch;
+    tg_partitioning P;
+    tg_session **subs; /* one per partition */
+    struct dplan *next;
+} dplan;
+
+struct tg_dsession {
+    int n_devices;
+    tg_device *devices;
+    dplan *plans;
+    int64_t steps; /* runs so far: the rendezvous keys' step */
+};
+
+static void dplan_free(dplan *p)
+{
+    for (int i = 0; p->subs && i < p->P.n; i++)
+        tg_session_free(p->subs[i]);
+    free(p->subs);
+    tg__partitioning_free(&p->P);
+    free(p->ids);
+    free(p->fmeta);
+    free(p);
+}
+
+void tg__devices_drop(tg_dsession *d)
+{
+    while (d && d->plans) {
+        dplan *p = d->plans;
+        d->plans = p->next;
+        dplan_free(p);
+    }
+}
+
+void tg__devices_free(tg_dsession *d)
+{
+    if (!d)
+        return;
+    tg__devices_drop(d);
+    free(d->devices);
+    free(d);
+}
+
+static tg_dsession *dsession(tg_dsession **slot)
+{
+    if (!*slot && !(*slot = calloc(1, sizeof **slot)))
+        return tg__error_null(TG_ERR_NOMEM, "tg_session: out of memory");
+    return *slot;
+}
+
+bool tg__devices_wanted(const tg_dsession *d, const tg_graph *g)
+{
+    if (d && d->n_devices > 0)
+        return true;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].device.index >= 0)
+            return true;
+    return false;
+}
+
+tg_status tg_session_set_devices(tg_session *s, int n, const char *const *names)
+{
+    if (!s || n < 0 || (n > 0 && !names))
+        return tg__error(TG_ERR_ARG, "tg_session_set_devices: %s", !s ? "session is NULL"
+                         : "bad count or NULL names");
+    tg_device *devs = malloc(((size_t)n + 1) * sizeof *devs);
+    if (!devs)
+        return tg__error(TG_ERR_NOMEM, "tg_session_set_devices: out of memory");
+    for (int i = 0; i < n; i++) {
+        if (tg_device_parse(names[i], &devs[i]) != TG_OK) {
+            free(devs);
+            return tg_last_status();
+        }
+        for (int k = 0; k < i; k++)
+            if (tg_device_eq(devs[k], devs[i])) {
+                free(devs);
+                return tg__error(TG_ERR_ARG, "tg_session_set_devices: device '%s' is "
+                                 "listed twice", names[i]);
+            }
+    }
+    tg_dsession *d = dsession(tg__session_devices(s));
+    if (!d) {
+        free(devs);
+        return tg_last_status();
+    }
+    tg__devices_drop(d);
+    free(d->devices);
+    d->devices = devs;
+    d->n_devices = n;
+    return TG_OK;
+}
+
+/* ---- the cache ------------------------------------------------------------------- */
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static int sorted_set(const int *a, int n, int *out)
+{
+    if (n == 0)
+        return 0;
+    memcpy(out, a, (size_t)n * sizeof *a);
+    qsort(out, (size_t)n, sizeof *out, cmp_int);
+    int k = 1;
+    for (int i = 1; i < n; i++)
+        if (out[i] != out[k - 1])
+            out[k++] = out[i];
+    return k;
+}
+
+/* the signature as sorted sets into a new dplan's ids, and the fed
+ * shapes (feed_meta NULL: the declared ones), not yet compiled */
+static dplan *new_key(const tg_graph *g, const tg_run_sig *sig, const tg_meta *feed_meta)
+{
+    dplan *p = calloc(1, sizeof *p);
+    int n = sig->n_feeds + sig->n_fetches + sig->n_targets;
+    if (!p || !(p->ids = malloc(((size_t)n + 1) * sizeof(int)))) {
+        free(p);
+        return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    p->n_feeds = sorted_set(sig->feeds, sig->n_feeds, p->ids);
+    p->n_fetches = sorted_set(sig->fetches, sig->n_fetches, p->ids + p->n_feeds);
+    p->n_targets = sorted_set(sig->targets, sig->n_targets,
+                              p->ids + p->n_feeds + p->n_fetches);
+    if (!(p->fmeta = calloc((size_t)p->n_feeds + 1, sizeof *p->fmeta))) {
+        dplan_free(p);
+        return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    }
+    for (int i = 0; i < p->n_feeds; i++)
+        p->fmeta[i] = feed_meta ? feed_meta[p->ids[i]] : g->values[p->ids[i]].meta;
+    return p;
+}
+
+static bool same_key(const dplan *a, const dplan *b)
+{
+    if (a->n_feeds != b->n_feeds || a->n_fetches != b->n_fetches ||
+        a->n_targets != b->n_targets ||
+        memcmp(a->ids, b->ids, (size_t)(a->n_feeds + a->n_fetches + a->n_targets) * sizeof(int)))
+        return false;
+    for (int i = 0; i < a->n_feeds; i++)
+        if (a->fmeta[i].dtype != b->fmeta[i].dtype ||
+            !tg__shape_eq(a->fmeta[i].ndim, a->fmeta[i].shape, b->fmeta[i].ndim,
+                          b->fmeta[i].shape))
+            return false;
+    return true;
+}
+
+static tg_status compile(tg_session *s, const tg_dsession *d, const tg_graph *g,
+                         const bool *fed, const tg_meta *feed_meta, dplan *p)
+{
+    tg_run_sig sig = {p->n_feeds, p->n_fetches, p->n_targets, p->ids,
+                      p->ids + p->n_feeds, p->ids + p->n_feeds + p->n_fetches};
+    p->epoch = g->epoch;
+    if (tg__partition(g, &sig, fed, feed_meta, d->n_devices, d->devices, &p->P) != TG_OK)
+        return tg_last_status();
+    if (!(p->subs = calloc((size_t)p->P.n + 1, sizeof *p->subs)))
+        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    for (int i = 0; i < p->P.n; i++)
+        if (!(p->subs[i] = tg_session_new(p->P.parts[i].g)) ||
+            tg__session_inherit(s, p->subs[i]) != TG_OK)
+            return tg_last_status();
+    return TG_OK;
+}
+
+static dplan *find_or_compile(tg_session *s, tg_dsession *d, const tg_graph *g,
+                              const tg_run_sig *sig, const bool *fed, const tg_meta *feed_meta)
+{
+    dplan *k = new_key(g, sig, feed_meta);
+    if (!k)
+        return NULL;
+    dplan **pp = &d->plans;
+    for (; *pp && !same_key(*pp, k); pp = &(*pp)->next)
+        ;
+    if (*pp && (*pp)->epoch == g->epoch) {
+        dplan_free(k);
+        return *pp;
+    }
+    if (*pp) { /* stale: the graph was edited or placed anew */
+        dplan *old = *pp;
+        *pp = old->next;
+        dplan_free(old);
+    }
+    if (compile(s, d, g, fed, feed_meta, k) != TG_OK) {
+        dplan_free(k);
+        return NULL;
+    }
+    k->next = d->plans;
+    d->plans = k;
+    return k;
+}
+
+/* ---- a run ------------------------------------------------------------------------ */
+typedef struct job {
+    tg_session *sub;
+    const tg_partition *part;
+    tg_rendezvous *rv;
+    int64_t step;
+    int tid;
+    tg_tensor **feeds;   /* per partition feed */
+    tg_tensor **results; /* per partition fetch */
+    tg_status st;
+    pthread_t thread;
+    bool started;
+} job;
+
+tg_status tg__device_run(tg_session *sub, tg_device device, tg_rendezvous *rv, int64_t step,
+                         int tid, int n_feeds, tg_tensor *const *feed_values,
+                         tg_tensor *const *feed_tensors, int n_fetches,
+                         tg_tensor *const *fetch_values, tg_tensor **results, int n_targets,
+                         tg_tensor *const *targets)
+{
+    tg_rv_context c = {rv, step, device, tid, NULL};
+    tg__rv_context_set(&c);
+    int old = tg__scope_suspend(); /* the results go to the caller, not a scope */
+    tg_status st = tg_session_run(sub, n_feeds, feed_values, feed_tensors, n_fetches,
+                                  fetch_values, results, n_targets, targets);
+    tg__scope_resume(old);
+    if (st != TG_OK) {
+        char dev[48], msg[1100];
+        snprintf(msg, sizeof msg, "device %s: %s", tg_device_str(device, dev, sizeof dev),
+                 tg_last_error());
+        tg__rv_abort(rv, st, msg);
+    }
+    tg__rv_context_set(NULL);
+    return st;
+}
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    const tg_partition *q = j->part;
+    j->st = tg__device_run(j->sub, q->device, j->rv, j->step, j->tid, q->n_feeds, q->feed_vals,
+                           j->feeds, q->n_fetches, q->fetch_vals, j->results, q->n_targets,
+                           q->targets);
+    return NULL;
+}
+
+/* the tensor fed for original value v (the request's) */
+static tg_tensor *feed_of(const tg_run_sig *sig, tg_tensor *const *feed_tensors, int v)
+{
+    for (int i = 0; i < sig->n_feeds; i++)
+        if (sig->feeds[i] == v)
+            return feed_tensors[i];
+    return NULL;
+}
+
+static tg_status make_jobs(tg_session *s, const dplan *p, const tg_run_sig *sig,
+                           tg_tensor *const *feed_tensors, tg_rendezvous *rv,
+                           int64_t step, job *jobs)
+{
+    for (int i = 0; i < p->P.n; i++) {
+        const tg_partition *q = &p->P.parts[i];
+        char dev[48];
+        if (q->device.rank != tg__rv_rank() && q->n_fetches + q->n_targets > 0)
+            return tg__error(TG_ERR_UNSUPPORTED, "tg_session_run: nodes are placed on %s, a "
+                             "device of another process (this one is rank %d): its partition "
+                             "runs there, through the MPI layer",
+                             tg_device_str(q->device, dev, sizeof dev), tg__rv_rank());
+        jobs[i] = (job){.sub = p->subs[i], .part = q, .rv = rv, .step = step, .tid = i,
+                        .feeds = malloc(((size_t)q->n_feeds + 1) * sizeof(tg_tensor *)),
+                        .results = calloc((size_t)q->n_fetches + 1, sizeof(tg_tensor *))};
+        if (!jobs[i].feeds || !jobs[i].results)
+            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+        for (int k = 0; k < q->n_feeds; k++)
+            jobs[i].feeds[k] = feed_of(sig, feed_tensors, q->feed_of[k]);
+        tg__session_trace_sync(s, p->subs[i]);
+    }
+    return TG_OK;
+}
+
+/* runs every partition with work on a thread of its own (the first on
+ * this one); the step's error is the first abort's */
+static tg_status run_jobs(job *jobs, int n, tg_rendezvous *rv)
+{
+    int first = -1;
+    for (int i = 0; i < n; i++) {
+        if (jobs[i].part->n_fetches + jobs[i].part->n_targets == 0)
+            continue;
+        if (first < 0) {
+            first = i;
+            continue;
+        }
+        if (pthread_create(&jobs[i].thread, NULL, run_job, &jobs[i]) != 0) {
+            tg__rv_abort(rv, TG_ERR_NOMEM, "tg_session_run: cannot start a device's thread");
+            break;
+        }
+        jobs[i].started = true;
+    }
+    if (first >= 0)
+        run_job(&jobs[first]);
+    for (int i = 0; i < n; i++)
+        if (jobs[i].started)
+            pthread_join(jobs[i].thread, NULL);
+    char msg[1024];
+    tg_status st = tg__rv_aborted(rv, msg, sizeof msg);
+    return st == TG_OK ? TG_OK : tg__error(st, "%s", msg);
+}
+
+/* results[j] for the request's fetch j: a partition's result, copied when
+ * the same value is fetched twice */
+static tg_status hand_over(const dplan *p, const tg_run_sig *sig, job *jobs,
+                           tg_tensor **results)
+{
+    const int *fetch_set = p->ids + p->n_feeds;
+    for (int j = 0; j < sig->n_fetches; j++) {
+        int k = (int)((const int *)bsearch(&sig->fetches[j], fetch_set, (size_t)p->n_fetches,
+                                           sizeof(int), cmp_int) - fetch_set);
+        for (int i = 0; i < p->P.n && !results[j]; i++)
+            for (int f = 0; f < p->P.parts[i].n_fetches && !results[j]; f++) {
+                if (p->P.parts[i].fetch_of[f] != k)
+                    continue;
+                tg_tensor **t = &jobs[i].results[f];
+                if (*t) { /* first use: handed over */
+                    results[j] = *t;
+                    *t = NULL;
+                } else { /* fetched twice: a copy */
+                    tg_tensor *first = NULL;
+                    for (int jj = 0; jj < j && !first; jj++)
+                        if (sig->fetches[jj] == sig->fetches[j])
+                            first = results[jj];
+                    if (!(results[j] = tg__alloc(first->dtype, first->ndim, first->shape)))
+                        return tg_last_status();
+                    tg__convert_into(results[j], first);
+                }
+            }
+    }
+    for (int j = 0; j < sig->n_fetches; j++)
+        tg__publish(results[j]);
+    return TG_OK;
+}
+
+tg_status tg__devices_run(tg_session *s, tg_dsession **slot, const tg_graph *g,
+                          const tg_run_sig *sig, const bool *fed, const tg_meta *feed_meta,
+                          tg_tensor *const *feed_tensors, tg_tensor **results)
+{
+    tg_dsession *d = dsession(slot);
+    dplan *p = d ? find_or_compile(s, d, g, sig, fed, feed_meta) : NULL;
+    if (!p)
+        return tg_last_status();
+    int64_t step = d->steps++;
+    tg_rendezvous *rv = tg__rendezvous_new(step);
+    job *jobs = calloc((size_t)p->P.n + 1, sizeof *jobs);
+    tg_status st = rv && jobs ? make_jobs(s, p, sig, feed_tensors, rv, step, jobs)
+                              : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    if (st == TG_OK)
+        st = run_jobs(jobs, p->P.n, rv);
+    for (int i = 0; i < p->P.n && jobs; i++) {
+        char dev[48];
+        tg__session_count_ops(s, p->subs[i], i == 0);
+        if (tg__session_trace_adopt(s, p->subs[i],
+                                    tg_device_str(p->P.parts[i].device, dev, sizeof dev),
+                                    i) != TG_OK && st == TG_OK)
+            st = tg_last_status();
+    }
+    tg__session_trace_next(s);
+    if (st == TG_OK)
+        st = hand_over(p, sig, jobs, results);
+    for (int i = 0; i < p->P.n && jobs; i++) {
+        for (int f = 0; jobs[i].results && f < p->P.parts[i].n_fetches; f++)
+            tg_release(jobs[i].results[f]);
+        free(jobs[i].feeds);
+        free(jobs[i].results);
+    }
+    if (st != TG_OK)
+        for (int j = 0; j < sig->n_fetches; j++) {
+            tg_release(results[j]);
+            results[j] = NULL;
+        }
+    free(jobs);
+    tg__rendezvous_free(rv);
+    return st;
+}
+
+/* ---- placement and pictures without running ------------------------------------------ */
+/* the partitioning of a signature given as tensors (compiled and cached
+ * as a run would); NULL with an error naming fn */
+static const dplan *plan_for(tg_session *s, const char *fn, int n_feeds,
+                             tg_tensor *const *feed_values, int n_fetches,
+                             tg_tensor *const *fetch_values, int n_targets,
+                             tg_tensor *const *targets)
+{
+    if (!s || n_feeds < 0 || n_fetches < 0 || n_targets < 0 || (n_feeds && !feed_values) ||
+        (n_fetches && !fetch_values) || (n_targets && !targets) || n_fetches + n_targets == 0)
+        return tg__error_null(TG_ERR_ARG, "%s: %s", fn, !s ? "session is NULL"
+                              : "bad counts or NULL arrays (something to fetch or run is needed)");
+    tg_graph *g = tg__session_graph(s);
+    int n = n_feeds + n_fetches + n_targets;
+    int *ids = malloc(((size_t)n + 1) * sizeof *ids);
+    bool *fed = calloc((size_t)g->n_values + 1, 1);
+    const dplan *p = NULL;
+    tg_status st = ids && fed ? TG_OK : tg__error(TG_ERR_NOMEM, "%s: out of memory", fn);
+    for (int i = 0; i < n && st == TG_OK; i++) {
+        const tg_tensor *t = i < n_feeds ? feed_values[i] : i < n_feeds + n_fetches
+                             ? fetch_values[i - n_feeds] : targets[i - n_feeds - n_fetches];
+        if ((ids[i] = tg__graph_value_of(g, t, fn, "a value")) < 0)
+            st = tg_last_status();
+        else if (i < n_feeds)
+            fed[ids[i]] = true;
+        else if (i >= n_feeds + n_fetches)
+            ids[i] = g->values[ids[i]].node;
+    }
+    tg_dsession *d = st == TG_OK ? dsession(tg__session_devices(s)) : NULL;
+    if (d) {
+        tg_run_sig sig = {n_feeds, n_fetches, n_targets, ids, ids + n_feeds,
+                          ids + n_feeds + n_fetches};
+        p = find_or_compile(s, d, g, &sig, fed, NULL);
+    }
+    free(ids);
+    free(fed);
+    return p;
+}
+
+tg_status tg_session_placement(tg_session *s, int n_feeds, tg_tensor *const *feed_values,
+                               int n_fetches, tg_tensor *const *fetch_values,
+                               int n_targets, tg_tensor *const *targets, int n_nodes,
+                               tg_device *device)
+{
+    if (!device)
+        return tg__error(TG_ERR_ARG, "tg_session_placement: device is NULL");
+    if (s && n_nodes != tg_graph_num_nodes(tg__session_graph(s)))
+        return tg__error(TG_ERR_ARG, "tg_session_placement: room for %d nodes, the graph "
+                         "has %d", n_nodes, tg_graph_num_nodes(tg__session_graph(s)));
+    const dplan *p = plan_for(s, "tg_session_placement", n_feeds, feed_values, n_fetches,
+                              fetch_values, n_targets, targets);
+    if (!p)
+        return tg_last_status();
+    for (int i = 0; i < n_nodes; i++)
+        device[i] = i < p->P.n_nodes && p->P.part[i] >= 0 ? p->P.parts[p->P.part[i]].device
+                                                          : (tg_device){TG_CPU, -1, 0};
+    return TG_OK;
+}
+
+tg_status tg_session_partitions_to_dot(tg_session *s, int n_feeds,
+                                       tg_tensor *const *feed_values, int n_fetches,
+                                       tg_tensor *const *fetch_values, int n_targets,
+                                       tg_tensor *const *targets, const char *path)
+{
+    if (!path)
+        return tg__error(TG_ERR_ARG, "tg_session_partitions_to_dot: path is NULL");
+    const dplan *p = plan_for(s, "tg_session_partitions_to_dot", n_feeds, feed_values,
+                              n_fetches, fetch_values, n_targets, targets);
+    return p ? tg__partitions_to_dot(&p->P, path) : tg_last_status();
+}

@@ -70,5 +70,15 @@ expect 1 "attribute 'alpha' should be FLOAT, got INTS" -- "$tg" run "$data/bad_a
 printf 'not a model' >"$tmp/junk.onnx"
 expect 1 "junk.onnx" -- "$tg" inspect "$tmp/junk.onnx"
 
+# tg bench onnx: tensorgraph's time (onnxruntime's only where installed:
+# TG_ORT_DIR points nowhere here, so the line says it was not found)
+bench=$(TG_ORT_DIR=/nonexistent "$tg" bench onnx "$data/mlp.onnx" --batch 3 --runs 2 \
+        --profile "$tmp/trace.json" 2>&1)
+check "bench onnx prints tg_ms" grep -q '"batch":3,"threads":2,"runs":2,"tg_ms":' <<<"$bench"
+check "bench onnx says onnxruntime is absent" grep -q '"ort":"not found' <<<"$bench"
+check "bench onnx profile written" grep -q '"traceEvents"' "$tmp/trace.json"
+expect 1 "has a fixed batch of 2" -- "$tg" bench onnx "$data/opset11_forms.onnx" --batch 4
+expect 1 "--runs must be a positive number" -- "$tg" bench onnx "$data/mlp.onnx" --runs 0
+
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -1,6 +1,7 @@
 /* tg bench: micro-benchmarks printing JSON lines.
  *   dispatch  per-op overhead of eager add on 4-element float32 tensors,
- *             with and without grad recording */
+ *             with and without grad recording
+ *   onnx      an ONNX model against onnxruntime (bench_onnx.c) */
 #include "commands.h"
 #include "tg/tg.h"
 
@@ -63,13 +64,20 @@ static int bench_dispatch(void)
 int tg_cmd_bench(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help")) {
-        printf("usage: tg bench dispatch\n"
+        printf("usage: tg bench dispatch | onnx MODEL [--batch B] [--threads T] [--runs N]\n"
+               "                                    [--profile TRACE.json]\n"
                "  dispatch  eager add overhead on 4-element float32 tensors,\n"
-               "            without and with grad recording (ns per op, median)\n");
+               "            without and with grad recording (ns per op, median)\n"
+               "  onnx      an ONNX model's time per run (graph mode, warm, median) on a\n"
+               "            random input of batch B (default 1, threads 2, 20 runs), and\n"
+               "            onnxruntime's with the largest output difference when node\n"
+               "            and onnxruntime-node are installed (scripts/install_ort.sh)\n");
         return argc < 2 ? 1 : 0;
     }
     if (!strcmp(argv[1], "dispatch"))
         return bench_dispatch();
+    if (!strcmp(argv[1], "onnx"))
+        return tg_bench_onnx(argc - 1, argv + 1);
     fprintf(stderr, "tg bench: unknown benchmark '%s'\n", argv[1]);
     return 1;
 }

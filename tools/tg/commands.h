@@ -10,6 +10,7 @@ typedef struct tg_command {
 } tg_command;
 
 int tg_cmd_bench(int argc, char **argv);
+int tg_bench_onnx(int argc, char **argv); /* bench_onnx.c: tg bench onnx */
 int tg_cmd_data(int argc, char **argv);
 int tg_cmd_eval(int argc, char **argv);
 int tg_cmd_graph(int argc, char **argv);

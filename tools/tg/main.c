@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const tg_command commands[] = {
-    {"bench", "micro-benchmarks (JSON lines): tg bench dispatch", tg_cmd_bench},
+    {"bench", "benchmarks (JSON lines): tg bench dispatch | onnx MODEL", tg_cmd_bench},
     {"data", "datasets: tg data mnist [--dir DIR] fetches and verifies MNIST", tg_cmd_data},
     {"graph", "LeNet-5 as a static graph: tg graph lenet [--backward] --format dot|svg|png -o FILE; --html FILE (the explorer page); --devices N; --memory", tg_cmd_graph},
     {"eval", "test accuracy of a checkpoint: tg eval lenet|lenet-bn --load PATH", tg_cmd_eval},

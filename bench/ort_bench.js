@@ -1,0 +1,39 @@
+// onnxruntime's side of `tg bench onnx`: runs MODEL on the float32 input in
+// IN_BIN (raw, C order) with THREADS intra-op threads, warm, and prints one
+// JSON line with the median time per run; writes the first output (raw
+// float32) to OUT_BIN so tg can compare the outputs.
+//   node ort_bench.js MODEL INPUT_NAME SHAPE(d0,d1,..) IN_BIN THREADS RUNS OUT_BIN
+// The package is found through NODE_PATH (tg sets it to TG_ORT_DIR/node_modules).
+'use strict';
+const fs = require('fs');
+const ort = require('onnxruntime-node');
+
+async function main() {
+  const [model, inputName, shapeArg, inBin, threadsArg, runsArg, outBin] = process.argv.slice(2);
+  if (!outBin) {
+    console.error('usage: node ort_bench.js MODEL INPUT_NAME SHAPE IN_BIN THREADS RUNS OUT_BIN');
+    process.exit(2);
+  }
+  const shape = shapeArg.split(',').map(Number);
+  const buf = fs.readFileSync(inBin);
+  const data = new Float32Array(buf.buffer, buf.byteOffset, buf.length / 4);
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: Number(threadsArg), interOpNumThreads: 1,
+    executionProviders: ['cpu'], graphOptimizationLevel: 'all',
+  });
+  const feeds = {[inputName]: new ort.Tensor('float32', data, shape)};
+  let out;
+  for (let i = 0; i < 3; i++) out = await session.run(feeds); // warm up
+  const times = [];
+  for (let i = 0; i < Number(runsArg); i++) {
+    const t0 = process.hrtime.bigint();
+    out = await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  const first = out[session.outputNames[0]];
+  fs.writeFileSync(outBin, Buffer.from(new Float32Array(first.data).buffer));
+  console.log(JSON.stringify({ort_ms: times[Math.floor(times.length / 2)], runs: times.length,
+                              ort_version: require('onnxruntime-node/package.json').version}));
+}
+main().catch((e) => { console.error(String(e)); process.exit(1); });

@@ -148,7 +148,7 @@ static void test_hostile_bytes(void)
     memcpy(longer, blob, len);
     longer[len] = 0;
     CHECK(tg__graph_deserialize(longer, len + 1, "x", NULL, NULL) == NULL);
-    CHECK(strstr(tg_last_error(), "bytes after the last node") != NULL);
+    CHECK(strstr(tg_last_error(), "bytes after the end") != NULL);
     CHECK(tg__graph_deserialize(NULL, 0, "nothing", NULL, NULL) == NULL);
     free(longer);
     free(bent);

@@ -1,83 +1,34 @@
 /* A graph to bytes and back (the format is described in serialize.h). */
 #include "graph/serialize.h"
-#include "ops/elementwise.h"
+#include "io/wire.h"
 #include "tg/device.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char MAGIC[8] = {'T', 'G', 'G', 'R', 'A', 'P', 'H', '1'};
-#define MAX_STRING (1u << 20)
 
 /* ---- writing ---------------------------------------------------------------------- */
-static void put(tg_strbuf *b, const void *p, size_t n) { tg__strbuf_append(b, p, n); }
-static void put_u8(tg_strbuf *b, unsigned v) { uint8_t x = (uint8_t)v; put(b, &x, 1); }
-static void put_u32(tg_strbuf *b, uint32_t v)
-{
-    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
-    put(b, x, 4);
-}
-static void put_u64(tg_strbuf *b, uint64_t v)
-{
-    put_u32(b, (uint32_t)v);
-    put_u32(b, (uint32_t)(v >> 32));
-}
-static void put_f64(tg_strbuf *b, double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    put_u64(b, u);
-}
-static void put_str(tg_strbuf *b, const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    put_u32(b, (uint32_t)n);
-    put(b, s, n);
-}
-
-static void put_shape(tg_strbuf *b, int ndim, const int64_t *shape)
-{
-    put_u8(b, (unsigned)ndim);
-    for (int i = 0; i < ndim; i++)
-        put_u64(b, (uint64_t)shape[i]);
-}
-
-/* the data row-major (a contiguous copy when t is a view); the library
- * runs on little-endian machines only, so elements go as they are */
-static tg_status put_tensor(tg_strbuf *b, const tg_tensor *t)
-{
-    tg_tensor *c = tg__alloc(t->dtype, t->ndim, t->shape);
-    if (!c)
-        return tg_last_status();
-    tg__convert_into(c, t);
-    size_t n = (size_t)tg__shape_numel(t->ndim, t->shape) * tg_dtype_size(t->dtype);
-    put_u8(b, (unsigned)t->dtype);
-    put_shape(b, t->ndim, t->shape);
-    put_u64(b, n);
-    put(b, tg__base(c), n);
-    tg_release(c);
-    return TG_OK;
-}
-
 static tg_status put_attr(tg_strbuf *b, const tg_gnode *n, const tg_attr *a)
 {
-    put_str(b, a->name);
-    put_u8(b, (unsigned)a->type);
+    tg__wire_str(b, a->name);
+    tg__wire_u8(b, (unsigned)a->type);
     switch (a->type) {
-    case TG_ATTR_INT: put_u64(b, (uint64_t)a->u.i); break;
-    case TG_ATTR_FLOAT: put_f64(b, a->u.f); break;
-    case TG_ATTR_STRING: put_str(b, a->u.s); break;
+    case TG_ATTR_INT: tg__wire_u64(b, (uint64_t)a->u.i); break;
+    case TG_ATTR_FLOAT: tg__wire_f64(b, a->u.f); break;
+    case TG_ATTR_STRING: tg__wire_str(b, a->u.s); break;
     case TG_ATTR_INTS:
-        put_u32(b, (uint32_t)a->u.ints.n);
+        tg__wire_u32(b, (uint32_t)a->u.ints.n);
         for (int i = 0; i < a->u.ints.n; i++)
-            put_u64(b, (uint64_t)a->u.ints.v[i]);
+            tg__wire_u64(b, (uint64_t)a->u.ints.v[i]);
         break;
     case TG_ATTR_FLOATS:
-        put_u32(b, (uint32_t)a->u.floats.n);
+        tg__wire_u32(b, (uint32_t)a->u.floats.n);
         for (int i = 0; i < a->u.floats.n; i++)
-            put_f64(b, a->u.floats.v[i]);
+            tg__wire_f64(b, a->u.floats.v[i]);
         break;
-    case TG_ATTR_TENSOR: return put_tensor(b, a->u.t);
+    case TG_ATTR_TENSOR: return tg__wire_tensor(b, a->u.t);
     case TG_ATTR_GRAPH:
         return tg__error(TG_ERR_UNSUPPORTED, "graph serialization: node '%s' (%s) holds a "
                          "graph in attribute '%s': control-flow bodies are not serialized yet",
@@ -88,9 +39,9 @@ static tg_status put_attr(tg_strbuf *b, const tg_gnode *n, const tg_attr *a)
 
 static void put_ids(tg_strbuf *b, const int *ids, int n)
 {
-    put_u32(b, (uint32_t)n);
+    tg__wire_u32(b, (uint32_t)n);
     for (int i = 0; i < n; i++)
-        put_u32(b, (uint32_t)ids[i]);
+        tg__wire_u32(b, (uint32_t)ids[i]);
 }
 
 static tg_status put_node(tg_strbuf *b, const tg_graph *g, const tg_gnode *n)
@@ -98,33 +49,32 @@ static tg_status put_node(tg_strbuf *b, const tg_graph *g, const tg_gnode *n)
     char dev[48] = "";
     if (n->device.index >= 0)
         tg_device_str(n->device, dev, sizeof dev);
-    put_u8(b, (unsigned)n->kind);
-    put_str(b, n->name);
-    put_str(b, dev);
+    tg__wire_u8(b, (unsigned)n->kind);
+    tg__wire_str(b, n->name);
+    tg__wire_str(b, dev);
     tg_status s = TG_OK;
     switch (n->kind) {
     case TG_GNODE_OP:
-        put_str(b, n->op->name);
-        put_u32(b, (uint32_t)n->n_attrs);
+        tg__wire_str(b, n->op->name);
+        tg__wire_u32(b, (uint32_t)n->n_attrs);
         for (int i = 0; i < n->n_attrs && s == TG_OK; i++)
             s = put_attr(b, n, &n->attrs[i]);
-        put_u32(b, (uint32_t)n->n_in);
+        tg__wire_u32(b, (uint32_t)n->n_in);
         for (int i = 0; i < n->n_in; i++) {
-            put_u32(b, (uint32_t)g->values[n->in[i]].node);
-            put_u32(b, (uint32_t)g->values[n->in[i]].index);
+            tg__wire_u32(b, (uint32_t)g->values[n->in[i]].node);
+            tg__wire_u32(b, (uint32_t)g->values[n->in[i]].index);
         }
         break;
     case TG_GNODE_PLACEHOLDER: {
         const tg_meta *m = &g->values[n->out[0]].meta;
-        put_u8(b, (unsigned)m->dtype);
-        put_shape(b, m->ndim, m->shape);
+        tg__wire_meta(b, m->dtype, m->ndim, m->shape);
         break;
     }
     case TG_GNODE_VARIABLE:
-        put_u64(b, (uint64_t)(uintptr_t)n->tensor);
-        s = put_tensor(b, n->tensor);
+        tg__wire_u64(b, (uint64_t)(uintptr_t)n->tensor);
+        s = tg__wire_tensor(b, n->tensor);
         break;
-    case TG_GNODE_CONSTANT: s = put_tensor(b, n->tensor); break;
+    case TG_GNODE_CONSTANT: s = tg__wire_tensor(b, n->tensor); break;
     }
     put_ids(b, n->ctrl, n->n_ctrl);
     put_ids(b, n->order, n->n_order);
@@ -133,8 +83,8 @@ static tg_status put_node(tg_strbuf *b, const tg_graph *g, const tg_gnode *n)
 
 tg_status tg__graph_serialize(const tg_graph *g, tg_strbuf *b)
 {
-    put(b, MAGIC, sizeof MAGIC);
-    put_u32(b, (uint32_t)g->n_nodes);
+    tg__wire_put(b, MAGIC, sizeof MAGIC);
+    tg__wire_u32(b, (uint32_t)g->n_nodes);
     for (int i = 0; i < g->n_nodes; i++)
         if (put_node(b, g, &g->nodes[i]) != TG_OK)
             return tg_last_status();
@@ -142,135 +92,6 @@ tg_status tg__graph_serialize(const tg_graph *g, tg_strbuf *b)
 }
 
 /* ---- reading ---------------------------------------------------------------------- */
-typedef struct reader {
-    const uint8_t *p;
-    size_t len, off;
-    const char *what;
-    bool failed; /* an error is set; later reads return zeros */
-} reader;
-
-static bool bad(reader *r, const char *fmt, const char *detail)
-{
-    if (!r->failed)
-        tg__error(TG_ERR_IO, "graph from %s: byte %zu: %s%s", r->what, r->off, fmt,
-                  detail ? detail : "");
-    r->failed = true;
-    return false;
-}
-
-static bool take(reader *r, void *out, size_t n)
-{
-    if (r->failed || n > r->len - r->off) {
-        if (!r->failed)
-            bad(r, "truncated", NULL);
-        memset(out, 0, n);
-        return false;
-    }
-    memcpy(out, r->p + r->off, n);
-    r->off += n;
-    return true;
-}
-
-static unsigned get_u8(reader *r)
-{
-    uint8_t x = 0;
-    take(r, &x, 1);
-    return x;
-}
-static uint32_t get_u32(reader *r)
-{
-    uint8_t x[4] = {0};
-    take(r, x, 4);
-    return (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 | (uint32_t)x[3] << 24;
-}
-static uint64_t get_u64(reader *r)
-{
-    uint64_t lo = get_u32(r);
-    return lo | (uint64_t)get_u32(r) << 32;
-}
-static double get_f64(reader *r)
-{
-    uint64_t u = get_u64(r);
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-/* a count of items of at least `min_size` bytes each that must fit */
-static uint32_t get_count(reader *r, size_t min_size)
-{
-    uint32_t n = get_u32(r);
-    if (!r->failed && (size_t)n * min_size > r->len - r->off)
-        bad(r, "a count larger than the bytes left", NULL);
-    return r->failed ? 0 : n;
-}
-/* a new NUL-terminated string (free it), or NULL */
-static char *get_str(reader *r)
-{
-    uint32_t n = get_u32(r);
-    if (!r->failed && (n > MAX_STRING || n > r->len - r->off)) {
-        bad(r, "a string longer than the bytes left", NULL);
-        return NULL;
-    }
-    char *s = r->failed ? NULL : malloc((size_t)n + 1);
-    if (!s) {
-        if (!r->failed)
-            tg__error(TG_ERR_NOMEM, "graph from %s: out of memory", r->what);
-        r->failed = true;
-        return NULL;
-    }
-    take(r, s, n);
-    s[n] = '\0';
-    if (strlen(s) != n) {
-        free(s);
-        bad(r, "a string with a NUL byte", NULL);
-        return NULL;
-    }
-    return s;
-}
-
-static bool get_meta(reader *r, tg_meta *m, bool unknown_ok)
-{
-    unsigned dt = get_u8(r), nd = get_u8(r);
-    if (!r->failed && dt >= TG_NUM_DTYPES)
-        return bad(r, "an unknown dtype", NULL);
-    if (!r->failed && nd > TG_MAX_DIMS)
-        return bad(r, "more dims than a tensor has", NULL);
-    m->dtype = (tg_dtype)dt;
-    m->ndim = (int)nd;
-    for (unsigned i = 0; i < nd; i++) {
-        int64_t d = (int64_t)get_u64(r);
-        if (!r->failed && (d < (unknown_ok ? -1 : 0) || d > ((int64_t)1 << 40)))
-            return bad(r, "a dim out of range", NULL);
-        m->shape[i] = d;
-    }
-    return !r->failed;
-}
-
-/* a new tensor, or NULL */
-static tg_tensor *get_tensor(reader *r)
-{
-    tg_meta m;
-    if (!get_meta(r, &m, false))
-        return NULL;
-    uint64_t n = get_u64(r);
-    double want = (double)tg__shape_numel(m.ndim, m.shape) * (double)tg_dtype_size(m.dtype);
-    if (!r->failed && (double)n != want) {
-        bad(r, "a tensor whose byte count does not match its shape", NULL);
-        return NULL;
-    }
-    if (!r->failed && n > r->len - r->off) {
-        bad(r, "truncated tensor data", NULL);
-        return NULL;
-    }
-    tg_tensor *t = r->failed ? NULL : tg__alloc(m.dtype, m.ndim, m.shape);
-    if (!t) {
-        r->failed = true;
-        return NULL;
-    }
-    take(r, tg__base(t), (size_t)n);
-    return t;
-}
-
 static void free_attrs(tg_attr *a, int n)
 {
     for (int i = 0; a && i < n; i++) {
@@ -287,44 +108,44 @@ static void free_attrs(tg_attr *a, int n)
     free(a);
 }
 
-static bool get_attr(reader *r, tg_attr *a)
+static bool get_attr(tg_wire_reader *r, tg_attr *a)
 {
-    a->name = get_str(r);
+    a->name = tg__wire_get_str(r);
     a->type = TG_ATTR_INT;
-    unsigned type = get_u8(r);
+    unsigned type = tg__wire_get_u8(r);
     if (r->failed)
         return false;
     switch (type) {
-    case TG_ATTR_INT: a->u.i = (int64_t)get_u64(r); break;
-    case TG_ATTR_FLOAT: a->u.f = get_f64(r); break;
-    case TG_ATTR_STRING: a->type = TG_ATTR_STRING; a->u.s = get_str(r); break;
+    case TG_ATTR_INT: a->u.i = (int64_t)tg__wire_get_u64(r); break;
+    case TG_ATTR_FLOAT: a->u.f = tg__wire_get_f64(r); break;
+    case TG_ATTR_STRING: a->type = TG_ATTR_STRING; a->u.s = tg__wire_get_str(r); break;
     case TG_ATTR_INTS: {
-        uint32_t n = get_count(r, 8);
+        uint32_t n = tg__wire_get_count(r, 8);
         int64_t *v = malloc(((size_t)n + 1) * sizeof *v);
         a->type = TG_ATTR_INTS;
         a->u.ints.v = v;
         a->u.ints.n = (int)n;
         for (uint32_t i = 0; v && i < n; i++)
-            v[i] = (int64_t)get_u64(r);
+            v[i] = (int64_t)tg__wire_get_u64(r);
         break;
     }
     case TG_ATTR_FLOATS: {
-        uint32_t n = get_count(r, 8);
+        uint32_t n = tg__wire_get_count(r, 8);
         double *v = malloc(((size_t)n + 1) * sizeof *v);
         a->type = TG_ATTR_FLOATS;
         a->u.floats.v = v;
         a->u.floats.n = (int)n;
         for (uint32_t i = 0; v && i < n; i++)
-            v[i] = get_f64(r);
+            v[i] = tg__wire_get_f64(r);
         break;
     }
-    case TG_ATTR_TENSOR: a->type = TG_ATTR_TENSOR; a->u.t = get_tensor(r); break;
-    default: return bad(r, "an attribute of an unknown type (graph attributes are not "
+    case TG_ATTR_TENSOR: a->type = TG_ATTR_TENSOR; a->u.t = tg__wire_get_tensor(r); break;
+    default: return tg__wire_fail(r, "an attribute of an unknown type (graph attributes are not "
                            "serialized)", NULL);
     }
     if (!r->failed && (a->type == TG_ATTR_INTS || a->type == TG_ATTR_FLOATS) &&
         !(a->type == TG_ATTR_INTS ? (const void *)a->u.ints.v : (const void *)a->u.floats.v)) {
-        tg__error(TG_ERR_NOMEM, "graph from %s: out of memory", r->what);
+        tg__error(TG_ERR_NOMEM, "%s: out of memory", r->what);
         r->failed = true;
     }
     return !r->failed;
@@ -337,7 +158,7 @@ typedef struct edges {
 } edges;
 
 typedef struct loader {
-    reader r;
+    tg_wire_reader r;
     tg_graph *g;
     int n;       /* nodes in the bytes */
     int *id;     /* per serialized node: its id in g */
@@ -350,12 +171,12 @@ typedef struct loader {
 static tg_tensor *input_of(loader *L, int self, uint32_t k, uint32_t o)
 {
     if ((int64_t)k >= self) {
-        bad(&L->r, "an input from a node not read yet", NULL);
+        tg__wire_fail(&L->r, "an input from a node not read yet", NULL);
         return NULL;
     }
     const tg_gnode *p = &L->g->nodes[L->id[k]];
     if ((int)o >= p->n_out) {
-        bad(&L->r, "an input from an output its node does not have", NULL);
+        tg__wire_fail(&L->r, "an input from an output its node does not have", NULL);
         return NULL;
     }
     tg_tensor *t = tg__graph_symbolic(L->g, p->out[o]);
@@ -366,27 +187,27 @@ static tg_tensor *input_of(loader *L, int self, uint32_t k, uint32_t o)
 
 static tg_tensor *load_op(loader *L, int self, const char *name)
 {
-    reader *r = &L->r;
-    char *opname = get_str(r);
+    tg_wire_reader *r = &L->r;
+    char *opname = tg__wire_get_str(r);
     const tg_op_def *op = opname ? tg_op_find(opname) : NULL;
     if (opname && !op) {
-        bad(r, "unknown op ", opname);
+        tg__wire_fail(r, "unknown op ", opname);
     }
     free(opname);
-    uint32_t n_attrs = get_count(r, 5);
+    uint32_t n_attrs = tg__wire_get_count(r, 5);
     tg_attr *attrs = calloc((size_t)n_attrs + 1, sizeof *attrs);
     if (!attrs && !r->failed) {
-        tg__error(TG_ERR_NOMEM, "graph from %s: out of memory", r->what);
+        tg__error(TG_ERR_NOMEM, "%s: out of memory", r->what);
         r->failed = true;
     }
     for (uint32_t i = 0; i < n_attrs && !r->failed; i++)
         get_attr(r, &attrs[i]);
-    uint32_t n_in = get_count(r, 8);
+    uint32_t n_in = tg__wire_get_count(r, 8);
     if (!r->failed && n_in > TG_MAX_OP_INPUTS)
-        bad(r, "more inputs than an op takes", NULL);
+        tg__wire_fail(r, "more inputs than an op takes", NULL);
     tg_tensor *in[TG_MAX_OP_INPUTS] = {0}, *out[TG_MAX_OP_OUTPUTS] = {0};
     for (uint32_t i = 0; i < n_in && !r->failed; i++) {
-        uint32_t k = get_u32(r), o = get_u32(r);
+        uint32_t k = tg__wire_get_u32(r), o = tg__wire_get_u32(r);
         if (!r->failed)
             in[i] = input_of(L, self, k, o);
     }
@@ -396,11 +217,11 @@ static tg_tensor *load_op(loader *L, int self, const char *name)
         tg_status s = tg_op_run(op, (int)n_in, in, attrs, (int)n_attrs, out);
         tg_graph_end();
         if (s != TG_OK) {
-            tg__error(s, "graph from %s: node '%s' (%s): %s", r->what, name, op->name,
+            tg__error(s, "%s: node '%s' (%s): %s", r->what, name, op->name,
                       tg_last_error());
             r->failed = true;
         } else if (!out[0] || L->g->nodes[L->g->n_nodes - 1].op != op) {
-            bad(r, "an op that did not make one node: ", name);
+            tg__wire_fail(r, "an op that did not make one node: ", name);
         } else {
             made = out[0];
         }
@@ -413,8 +234,8 @@ static tg_tensor *load_op(loader *L, int self, const char *name)
 
 static tg_tensor *load_variable(loader *L, const char *name)
 {
-    uint64_t key = get_u64(&L->r);
-    tg_tensor *shipped = get_tensor(&L->r);
+    uint64_t key = tg__wire_get_u64(&L->r);
+    tg_tensor *shipped = tg__wire_get_tensor(&L->r);
     if (!shipped)
         return NULL;
     tg_tensor *own = L->resolve ? L->resolve(L->ctx, name, key, shipped) : tg_retain(shipped);
@@ -428,15 +249,15 @@ static tg_tensor *load_variable(loader *L, const char *name)
 
 static bool load_ids(loader *L, int **ids, int *n)
 {
-    *n = (int)get_count(&L->r, 4);
+    *n = (int)tg__wire_get_count(&L->r, 4);
     if (!(*ids = malloc(((size_t)*n + 1) * sizeof **ids))) {
-        tg__error(TG_ERR_NOMEM, "graph from %s: out of memory", L->r.what);
+        tg__error(TG_ERR_NOMEM, "%s: out of memory", L->r.what);
         return !(L->r.failed = true);
     }
     for (int i = 0; i < *n; i++) {
-        uint32_t k = get_u32(&L->r);
+        uint32_t k = tg__wire_get_u32(&L->r);
         if (!L->r.failed && (int64_t)k >= L->n)
-            return bad(&L->r, "an edge from a node that does not exist", NULL);
+            return tg__wire_fail(&L->r, "an edge from a node that does not exist", NULL);
         (*ids)[i] = (int)k;
     }
     return !L->r.failed;
@@ -444,32 +265,32 @@ static bool load_ids(loader *L, int **ids, int *n)
 
 static bool load_node(loader *L, int self)
 {
-    reader *r = &L->r;
-    unsigned kind = get_u8(r);
-    char *name = get_str(r), *dev = get_str(r);
+    tg_wire_reader *r = &L->r;
+    unsigned kind = tg__wire_get_u8(r);
+    char *name = tg__wire_get_str(r), *dev = tg__wire_get_str(r);
     tg_device d = {TG_CPU, -1, 0};
     tg_tensor *t = NULL;
     if (!r->failed && dev[0] && tg_device_parse(dev, &d) != TG_OK)
-        bad(r, "a bad device name: ", dev);
+        tg__wire_fail(r, "a bad device name: ", dev);
     if (!r->failed && tg__hmap_get(&L->g->names, name) >= 0)
-        bad(r, "a node name used twice: ", name);
+        tg__wire_fail(r, "a node name used twice: ", name);
     if (!r->failed) {
         tg_meta m;
         switch (kind) {
         case TG_GNODE_OP: t = load_op(L, self, name); break;
         case TG_GNODE_PLACEHOLDER:
-            if (get_meta(r, &m, true) && !(t = tg_placeholder(L->g, name, m.dtype, m.ndim, m.shape)))
+            if (tg__wire_get_meta(r, &m, true) && !(t = tg_placeholder(L->g, name, m.dtype, m.ndim, m.shape)))
                 r->failed = true;
             break;
         case TG_GNODE_VARIABLE: t = load_variable(L, name); break;
         case TG_GNODE_CONSTANT: {
-            tg_tensor *c = get_tensor(r);
+            tg_tensor *c = tg__wire_get_tensor(r);
             if (c && !(t = tg_constant(L->g, name, c)))
                 r->failed = true;
             tg_release(c);
             break;
         }
-        default: bad(r, "an unknown node kind", NULL);
+        default: tg__wire_fail(r, "an unknown node kind", NULL);
         }
     }
     if (t && kind == TG_GNODE_OP && tg_graph_set_name(t, name) != TG_OK)
@@ -494,7 +315,7 @@ static bool add_edges(loader *L)
             bool order = i >= L->e[k].n_ctrl;
             int dep = order ? L->e[k].order[i - L->e[k].n_ctrl] : L->e[k].ctrl[i];
             if (dep == k)
-                return bad(&L->r, "a node that waits for itself", NULL);
+                return tg__wire_fail(&L->r, "a node that waits for itself", NULL);
             if (tg__graph_add_ctrl(L->g, L->id[k], L->id[dep], order) != TG_OK)
                 return !(L->r.failed = true);
         }
@@ -504,18 +325,20 @@ static bool add_edges(loader *L)
 tg_graph *tg__graph_deserialize(const void *data, size_t len, const char *what,
                                 tg_var_resolver resolve, void *ctx)
 {
-    loader L = {{data, data ? len : 0, 0, what ? what : "bytes", false}, NULL, 0, NULL, NULL,
+    char label[256];
+    snprintf(label, sizeof label, "graph from %s", what ? what : "bytes");
+    loader L = {{data, data ? len : 0, 0, label, false}, NULL, 0, NULL, NULL,
                 resolve, ctx};
     char magic[8] = {0};
-    if (take(&L.r, magic, 8) && memcmp(magic, MAGIC, 8))
-        bad(&L.r, "not a tensorgraph graph (bad magic)", NULL);
-    L.n = (int)get_count(&L.r, 11);
+    if (tg__wire_take(&L.r, magic, 8) && memcmp(magic, MAGIC, 8))
+        tg__wire_fail(&L.r, "not a tensorgraph graph (bad magic)", NULL);
+    L.n = (int)tg__wire_get_count(&L.r, 11);
     if (!L.r.failed) {
         L.g = tg_graph_new("received");
         L.id = calloc((size_t)L.n + 1, sizeof *L.id);
         L.e = calloc((size_t)L.n + 1, sizeof *L.e);
         if (!L.g || !L.id || !L.e) {
-            tg__error(TG_ERR_NOMEM, "graph from %s: out of memory", L.r.what);
+            tg__error(TG_ERR_NOMEM, "%s: out of memory", L.r.what);
             L.r.failed = true;
         }
     }
@@ -523,9 +346,7 @@ tg_graph *tg__graph_deserialize(const void *data, size_t len, const char *what,
     for (int k = 0; k < L.n && !L.r.failed; k++)
         load_node(&L, k);
     tg_scope_end();
-    if (!L.r.failed && L.r.off != L.r.len)
-        bad(&L.r, "bytes after the last node", NULL);
-    if (!L.r.failed)
+    if (tg__wire_end(&L.r))
         add_edges(&L);
     for (int k = 0; L.e && k < L.n; k++) {
         free(L.e[k].ctrl);

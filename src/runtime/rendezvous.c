@@ -43,6 +43,10 @@ tg_status tg__rv_set_remote(int rank, tg_transport *t)
     return TG_OK;
 }
 
+static const tg_remote_runner *runner;
+void tg__set_remote_runner(const tg_remote_runner *r) { runner = r; }
+const tg_remote_runner *tg__remote_runner(void) { return runner; }
+
 const char *tg__rv_key_str(const tg_rv_key *k, char *buf, size_t len)
 {
     char a[48], b[48];
@@ -180,7 +184,7 @@ void tg__rv_abort(tg_rendezvous *rv, tg_status st, const char *msg)
     pthread_mutex_unlock(&rv->mu);
     for (int r = 0; first && r < MAX_RANKS; r++)
         if (remotes[r])
-            remotes[r]->abort(remotes[r], st, msg);
+            remotes[r]->abort(remotes[r], rv->step, st, msg);
 }
 
 tg_status tg__rv_aborted(tg_rendezvous *rv, char *msg, size_t len)

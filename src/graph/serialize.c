@@ -84,6 +84,7 @@ static tg_status put_node(tg_strbuf *b, const tg_graph *g, const tg_gnode *n)
 tg_status tg__graph_serialize(const tg_graph *g, tg_strbuf *b)
 {
     tg__wire_put(b, MAGIC, sizeof MAGIC);
+    tg__wire_str(b, g->name);
     tg__wire_u32(b, (uint32_t)g->n_nodes);
     for (int i = 0; i < g->n_nodes; i++)
         if (put_node(b, g, &g->nodes[i]) != TG_OK)
@@ -117,7 +118,7 @@ static bool get_attr(tg_wire_reader *r, tg_attr *a)
         return false;
     switch (type) {
     case TG_ATTR_INT: a->u.i = (int64_t)tg__wire_get_u64(r); break;
-    case TG_ATTR_FLOAT: a->u.f = tg__wire_get_f64(r); break;
+    case TG_ATTR_FLOAT: a->type = TG_ATTR_FLOAT; a->u.f = tg__wire_get_f64(r); break;
     case TG_ATTR_STRING: a->type = TG_ATTR_STRING; a->u.s = tg__wire_get_str(r); break;
     case TG_ATTR_INTS: {
         uint32_t n = tg__wire_get_count(r, 8);
@@ -332,9 +333,10 @@ tg_graph *tg__graph_deserialize(const void *data, size_t len, const char *what,
     char magic[8] = {0};
     if (tg__wire_take(&L.r, magic, 8) && memcmp(magic, MAGIC, 8))
         tg__wire_fail(&L.r, "not a tensorgraph graph (bad magic)", NULL);
+    char *name = tg__wire_get_str(&L.r);
     L.n = (int)tg__wire_get_count(&L.r, 11);
     if (!L.r.failed) {
-        L.g = tg_graph_new("received");
+        L.g = tg_graph_new(name[0] ? name : NULL);
         L.id = calloc((size_t)L.n + 1, sizeof *L.id);
         L.e = calloc((size_t)L.n + 1, sizeof *L.e);
         if (!L.g || !L.id || !L.e) {
@@ -342,6 +344,7 @@ tg_graph *tg__graph_deserialize(const void *data, size_t len, const char *what,
             L.r.failed = true;
         }
     }
+    free(name);
     tg_scope_begin(); /* the symbolic tensors made while loading */
     for (int k = 0; k < L.n && !L.r.failed; k++)
         load_node(&L, k);

@@ -133,8 +133,11 @@ tg_status tg__rv_try_recv(tg_rendezvous *rv, const tg_rv_key *k, tg_tensor **out
     tg_transport *tr;
     if (route(k->src.rank, &tr) != TG_OK)
         return tg_last_status();
-    if (tr)
-        return tr->try_recv(tr, k, out);
+    if (tr) { /* this step may have failed here, with nothing to come from there */
+        char msg[1024];
+        tg_status st = tg__rv_aborted(rv, msg, sizeof msg);
+        return st != TG_OK ? tg__error(st, "%s", msg) : tr->try_recv(tr, k, out);
+    }
     char key[512];
     tg__rv_key_str(k, key, sizeof key);
     pthread_mutex_lock(&rv->mu);
@@ -159,8 +162,8 @@ void tg__rv_wait(tg_rendezvous *rv, int64_t timeout_ns)
     bool remote = false;
     for (int r = 0; r < MAX_RANKS && !remote; r++)
         remote = remotes[r] != NULL;
-    if (remote && timeout_ns > 1000000)
-        timeout_ns = 1000000; /* other processes' arrivals are polled */
+    if (remote && timeout_ns > 200000)
+        timeout_ns = 200000; /* other processes' arrivals are polled */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t ns = ts.tv_nsec + timeout_ns;

@@ -295,10 +295,32 @@ static tg_tensor *feed_of(const tg_run_sig *sig, tg_tensor *const *feed_tensors,
     return NULL;
 }
 
+/* a worker process runs one partition per step (its Recvs from its own
+ * other devices would need the steps of both at once): one device per
+ * other rank in a run */
+static tg_status one_device_per_worker(const tg_partitioning *P)
+{
+    for (int i = 0; i < P->n; i++)
+        for (int k = 0; k < i; k++)
+            if (P->parts[i].device.rank == P->parts[k].device.rank &&
+                P->parts[i].device.rank != tg__rv_rank()) {
+                char a[48], b[48];
+                return tg__error(TG_ERR_UNSUPPORTED, "tg_session_run: this run places nodes "
+                                 "on %s and %s, two devices of rank %d; a worker process runs "
+                                 "one partition per step: give each other process one device",
+                                 tg_device_str(P->parts[k].device, a, sizeof a),
+                                 tg_device_str(P->parts[i].device, b, sizeof b),
+                                 P->parts[i].device.rank);
+            }
+    return TG_OK;
+}
+
 static tg_status make_jobs(tg_session *s, const dplan *p, const tg_run_sig *sig,
                            tg_tensor *const *feed_tensors, tg_rendezvous *rv,
                            int64_t step, job *jobs)
 {
+    if (one_device_per_worker(&p->P) != TG_OK)
+        return tg_last_status();
     for (int i = 0; i < p->P.n; i++) {
         const tg_partition *q = &p->P.parts[i];
         char dev[48];

@@ -73,6 +73,19 @@ static void test_lenet_step_over_ranks(void)
     for (int i = 0; i < a.n; i++)
         bad += !same_bits(pa[i], pb[i]);
     CHECK(bad == 0);
+    /* the module's own tensors: the classifier's are stale here until pulled */
+    tg_named_tensor *na, *nb;
+    int n = tg_module_parameters(a.net, &na), stale = 0;
+    tg_module_parameters(b.net, &nb);
+    for (int i = 0; i < n; i++)
+        stale += !same_bits(na[i].tensor, nb[i].tensor);
+    CHECK(stale > 0);
+    CHECK_OK(tg_session_pull_variables(b.s));
+    for (int i = 0; i < n; i++)
+        bad += !same_bits(na[i].tensor, nb[i].tensor);
+    CHECK(bad == 0);
+    tg_named_tensors_free(na);
+    tg_named_tensors_free(nb);
     tg_generator_free(gen);
     step_graph_free(&a);
     step_graph_free(&b);
@@ -227,6 +240,8 @@ static void test_alone(void)
     tg_tensor *xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
     CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &y, &r, 0, NULL), TG_ERR_UNSUPPORTED,
                 "tg_dist_serve");
+    CHECK_OK(tg_session_pull_variables(s)); /* no variable lives elsewhere */
+    CHECK_FAILS(tg_session_pull_variables(NULL), TG_ERR_ARG, "NULL");
     tg_session_free(s);
     tg_graph_free(g);
     tg_scope_end();

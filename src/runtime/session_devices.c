@@ -173,6 +173,19 @@ static bool same_key(const dplan *a, const dplan *b)
     return true;
 }
 
+/* A variable the placer put on another process's device keeps that device
+ * (recorded on its node): its state lives there, so a later signature
+ * must not place it anew and start from the stale copy here. */
+static void pin_remote_variables(tg_graph *g, const tg_partitioning *P)
+{
+    for (int i = 0; i < P->n_nodes; i++) {
+        tg_gnode *n = &g->nodes[i];
+        if (n->kind == TG_GNODE_VARIABLE && n->device.index < 0 && P->part[i] >= 0 &&
+            P->parts[P->part[i]].device.rank != tg__rv_rank())
+            n->device = P->parts[P->part[i]].device;
+    }
+}
+
 static tg_status compile(tg_session *s, const tg_dsession *d, const tg_graph *g,
                          const bool *fed, const tg_meta *feed_meta, dplan *p)
 {
@@ -181,6 +194,7 @@ static tg_status compile(tg_session *s, const tg_dsession *d, const tg_graph *g,
     p->epoch = g->epoch;
     if (tg__partition(g, &sig, fed, feed_meta, d->n_devices, d->devices, &p->P) != TG_OK)
         return tg_last_status();
+    pin_remote_variables((tg_graph *)g, &p->P);
     p->uid = ++next_uid;
     if (!(p->subs = calloc((size_t)p->P.n + 1, sizeof *p->subs)) ||
         !(p->shipped = calloc((size_t)p->P.n + 1, sizeof *p->shipped)))
@@ -523,4 +537,39 @@ tg_status tg_session_partitions_to_dot(tg_session *s, int n_feeds,
     const dplan *p = plan_for(s, "tg_session_partitions_to_dot", n_feeds, feed_values,
                               n_fetches, fetch_values, n_targets, targets);
     return p ? tg__partitions_to_dot(&p->P, path) : tg_last_status();
+}
+
+/* ---- variables that live in other processes -------------------------------------------- */
+tg_status tg_session_pull_variables(tg_session *s)
+{
+    if (!s)
+        return tg__error(TG_ERR_ARG, "tg_session_pull_variables: session is NULL");
+    tg_graph *g = tg__session_graph(s);
+    int n = 0;
+    tg_tensor **vars = malloc(((size_t)g->n_nodes + 1) * sizeof *vars), **vals = NULL;
+    if (!vars)
+        return tg__error(TG_ERR_NOMEM, "tg_session_pull_variables: out of memory");
+    tg_scope_begin();
+    tg_status st = TG_OK;
+    for (int i = 0; i < g->n_nodes && st == TG_OK; i++) {
+        const tg_gnode *nd = &g->nodes[i];
+        if (nd->kind == TG_GNODE_VARIABLE && nd->device.index >= 0 &&
+            nd->device.rank != tg__rv_rank() && !(vars[n++] = tg__graph_symbolic(g, nd->out[0])))
+            st = tg_last_status();
+    }
+    if (st == TG_OK && n > 0 && !(vals = calloc((size_t)n, sizeof *vals)))
+        st = tg__error(TG_ERR_NOMEM, "tg_session_pull_variables: out of memory");
+    if (st == TG_OK && n > 0)
+        st = tg_session_run(s, 0, NULL, NULL, n, vars, vals, 0, NULL);
+    for (int k = 0; st == TG_OK && k < n; k++) {
+        tg_tensor *own = g->nodes[g->values[vars[k]->value].node].tensor;
+        tg__convert_into(own, vals[k]);
+        tg__bump_version(own);
+    }
+    for (int k = 0; k < n; k++)
+        tg_release(vars[k]);
+    free(vars);
+    free(vals);
+    tg_scope_end();
+    return st;
 }

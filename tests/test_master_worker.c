@@ -9,7 +9,10 @@
 #include "device_graphs.h"
 #include "harness.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *R0 = "/rank:0/cpu:0", *R1 = "/rank:1/cpu:0";
 
@@ -251,12 +254,47 @@ static void test_alone(void)
         CHECK_FAILS(tg_dist_serve(), TG_ERR_UNSUPPORTED, "without MPI");
 }
 
-int main(void)
+/* --die (tests/dist/test_faults.sh): the master kills its worker between
+ * steps; the next step must fail naming the lost rank, not hang */
+static int die(void)
+{
+    tg_tensor *pid = tg_full(TG_INT64, 1, (int64_t[]){1}, (double)getpid());
+    if (tg_dist_rank() != 0) { /* tells the master its pid, then serves */
+        if (tg_dist_send(pid, 0, 7) == TG_OK)
+            tg_dist_serve();
+        return 1;
+    }
+    tg_graph *g = tg_graph_new("victim");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 1, (int64_t[]){4}), *r;
+    tg_graph_begin(g);
+    tg_device_scope_begin(R1);
+    tg_tensor *y = tg_exp(x);
+    tg_device_scope_end();
+    tg_tensor *z = tg_neg(y);
+    tg_graph_end();
+    tg_graph_set_device(z, R0);
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){4});
+    if (tg_dist_recv(pid, 1, 7) != TG_OK ||
+        tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL) != TG_OK) {
+        fprintf(stderr, "rank 0: before the kill: %s\n", tg_last_error());
+        return 1;
+    }
+    kill((pid_t)tg_item(pid), SIGKILL);
+    tg_status st = tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL);
+    fprintf(stderr, "rank 0: the step after the kill: %s\n",
+            st == TG_OK ? "succeeded" : tg_last_error());
+    return st == TG_OK ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
     if (tg_dist_built() && tg_dist_init() != TG_OK) {
         fprintf(stderr, "tg_dist_init: %s\n", tg_last_error());
         return 1;
     }
+    if (argc > 1 && !strcmp(argv[1], "--die"))
+        return die();
     if (tg_dist_rank() != 0) { /* a worker: serves until the master finalizes */
         tg_status st = tg_dist_serve();
         if (st != TG_OK)

@@ -82,6 +82,6 @@ elif "$tg" eval lenet --load "$ck" --data "$TG_TEST_MNIST_DIR" --limit 100 >/dev
 else
     echo "FAIL: the checkpoint is neither the old one nor a loadable new one"; fail=1
 fi
-ls "$tmp" | grep -v -E '^(ck.safetensors|die.log|hang.log|train.log|losses.txt)$' &&
+ls "$tmp" | grep -v -E '^(ck.safetensors|die.log|hang.log|worker.log|train.log|losses.txt)$' &&
     { echo "FAIL: files left next to the checkpoint"; fail=1; }
 exit $fail

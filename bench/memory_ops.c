@@ -5,15 +5,18 @@
  * microseconds of 11 samples, the bytes the op must move at least (inputs
  * read once, outputs written once) as GB/s, and the same bytes moved by a
  * plain copy split over the same threads (the machine's limit for data of
- * that size: the step's tensors sit in L2) with the op's share of it.
+ * that size: the step's tensors sit in L2) with the op's share of it, and
+ * the instruction-set level the kernels ran at (TG_CPU lowers it).
  *   bench_memory_ops [--samples N] */
 #include "core/threadpool.h"
+#include "kernels/cpu/cpu.h"
 #include "tg/tg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "copy_probe.h"
 #include "timing.h"
 
 /* one measured op: its inputs, and how to run it once */
@@ -52,39 +55,6 @@ static double sample(job *j)
     return (now_us() - t0) / reps;
 }
 
-typedef struct copy_job {
-    const char *src;
-    char *dst;
-} copy_job;
-
-static void copy_range(void *ctx, int64_t b, int64_t e)
-{
-    copy_job *c = ctx;
-    memcpy(c->dst + b, c->src + b, (size_t)(e - b));
-}
-
-/* microseconds to read and write `bytes` / 2 each, split over the pool */
-static double copy_us(int64_t bytes)
-{
-    int64_t half = bytes / 2;
-    char *src = malloc((size_t)half), *dst = malloc((size_t)half);
-    memset(src, 1, (size_t)half);
-    memset(dst, 0, (size_t)half);
-    copy_job c = {src, dst};
-    double t[11];
-    for (int s = 0; s < 11; s++) {
-        tg_parallel_for(half, 4096, copy_range, &c);
-        double t0 = now_us();
-        for (int i = 0; i < 50; i++)
-            tg_parallel_for(half, 4096, copy_range, &c);
-        t[s] = (now_us() - t0) / 50;
-    }
-    qsort(t, 11, sizeof *t, cmp_double);
-    free(src);
-    free(dst);
-    return t[5];
-}
-
 static tg_generator *gen;
 
 static tg_tensor *random_tensor(int ndim, const int64_t *shape, bool grad)
@@ -102,9 +72,9 @@ static void report(job *j, int threads, int samples)
         t[s] = sample(j);
     qsort(t, (size_t)samples, sizeof *t, cmp_double);
     double us = t[samples / 2], cu = copy_us(j->bytes);
-    printf("{\"bench\":\"memory_ops\",\"op\":\"%s\",\"threads\":%d,\"us\":%.2f,"
+    printf("{\"bench\":\"memory_ops\",\"op\":\"%s\",\"isa\":\"%s\",\"threads\":%d,\"us\":%.2f,"
            "\"bytes\":%lld,\"gbps\":%.1f,\"copy_gbps\":%.1f,\"of_copy\":%.2f}\n",
-           j->name, threads, us, (long long)j->bytes, (double)j->bytes / us * 1e-3,
+           j->name, tg__isa_name(tg__cpu_isa()), threads, us, (long long)j->bytes, (double)j->bytes / us * 1e-3,
            (double)j->bytes / cu * 1e-3, cu / us);
     fflush(stdout);
     free(t);

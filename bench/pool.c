@@ -1,14 +1,18 @@
-/* Pooling and bias-gradient benchmark (JSON lines): the memory-bound ops of
- * a LeNet-5 training step at batch 64 around its two convolutions, at 1
- * and 2 threads: 2 x 2 max pooling and its gradient of conv1's output
+/* Pooling and reduction benchmark (JSON lines): the memory-bound ops of a
+ * LeNet-5 training step at batch 64 around its two convolutions, at 1 and 2
+ * threads: 2 x 2 max pooling and its gradient of conv1's output
  * [64, 6, 28, 28] and conv2's [64, 16, 10, 10] (kernels/cpu/pool.h), with
  * int64 argmax indices (max_pool2d) and with one-byte window offsets (what
- * the level-2 graph runs: max_pool2d_compact), and the bias gradients (tg_sum over N, H, W
- * of those shapes). us are medians of 11 samples (~2 ms of repeats each,
- * after one untimed call), with the best; GB/s counts the bytes each op
- * must read and write once.
- *   bench_pool [--samples N] [--only max_pool2d|max_pool2d_grad|bias_grad_sum]
- *              [--threads T] */
+ * the level-2 graph runs: max_pool2d_compact), 2 x 2 average pooling and
+ * its gradient, and reductions of the same tensors: the bias gradients
+ * (tg_sum over N, H, W), a sum over the last dim (rows), a sum over N
+ * (columns) and a max over the last dim. us are medians of 11 samples
+ * (~2 ms of repeats each, after one untimed call), with the best; GB/s
+ * counts the bytes each op must read and write once; copy_gbps is a plain
+ * copy of those bytes over the same threads (copy_probe.h) and of_copy the
+ * op's share of it (copy time / op time). isa is the level the kernels
+ * were dispatched to (TG_CPU lowers it: bench/isa_levels.sh).
+ *   bench_pool [--samples N] [--only OP] [--threads T] */
 #include "tg/tg.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/pool.h"
@@ -17,11 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "copy_probe.h"
+#include "kernels/cpu/cpu.h"
 #include "timing.h"
 
-typedef enum what { POOL, POOL_GRAD, POOL_C, POOL_C_GRAD, BIAS_SUM, N_WHAT } what;
-static const char *what_name[N_WHAT] = {"max_pool2d", "max_pool2d_grad", "max_pool2d_compact",
-                                        "max_pool2d_compact_grad", "bias_grad_sum"};
+typedef enum what {
+    POOL, POOL_GRAD, POOL_C, POOL_C_GRAD, AVG, AVG_GRAD, BIAS_SUM, SUM_LAST, SUM_N, MAX_LAST,
+    N_WHAT
+} what;
+static const char *what_name[N_WHAT] = {
+    "max_pool2d", "max_pool2d_grad", "max_pool2d_compact", "max_pool2d_compact_grad",
+    "avg_pool2d", "avg_pool2d_grad", "bias_grad_sum", "sum_last_dim", "sum_dim0", "max_last_dim"};
 
 typedef struct job {
     what k;
@@ -57,8 +67,18 @@ static void run(job *j)
                    in_n);
     else if (j->k == POOL_C || j->k == POOL_C_GRAD)
         tg_parallel_for(planes, planes / 8 > 0 ? planes / 8 : 1, compact_range, j);
-    else
+    else if (j->k == AVG)
+        tg__pool2d(TG_POOL_AVG, &j->g, TG_FLOAT32, j->x, j->y, NULL, planes, in_n, out_n);
+    else if (j->k == AVG_GRAD)
+        tg__pool2d(TG_POOL_AVG_GRAD, &j->g, TG_FLOAT32, j->y, j->dx, NULL, planes, out_n, in_n);
+    else if (j->k == BIAS_SUM)
         tg_release(tg_sum(j->t, 3, (const int[]){0, 2, 3}, false));
+    else if (j->k == SUM_LAST)
+        tg_release(tg_sum(j->t, 1, (const int[]){3}, false));
+    else if (j->k == SUM_N)
+        tg_release(tg_sum(j->t, 1, (const int[]){0}, false));
+    else
+        tg_release(tg_max(j->t, 1, (const int[]){3}, false));
 }
 
 /* bytes read and written once */
@@ -68,8 +88,14 @@ static double bytes(const job *j)
     double out = (double)(j->shape[0] * j->shape[1] * j->g.OH * j->g.OW);
     if (j->k == BIAS_SUM)
         return 4 * in;
+    if (j->k == SUM_LAST || j->k == MAX_LAST)
+        return 4 * in + 4 * in / (double)j->shape[3];
+    if (j->k == SUM_N)
+        return 4 * in + 4 * in / (double)j->shape[0];
     if (j->k == POOL_C || j->k == POOL_C_GRAD)
         return 4 * in + 4 * out + out; /* x or dx, y or dy, the offsets */
+    if (j->k == AVG || j->k == AVG_GRAD)
+        return 4 * in + 4 * out;
     return 4 * in + 4 * out + 8 * out; /* x or dx, y or dy, the indices */
 }
 
@@ -111,11 +137,13 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
         t[s] = (now_s() - t0) / reps * 1e6;
     }
     qsort(t, (size_t)samples, sizeof *t, cmp_double);
-    double med = t[samples / 2];
-    printf("{\"bench\":\"pool\",\"op\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],\"threads\":%d,"
-           "\"us\":%.2f,\"best_us\":%.2f,\"gb_s\":%.1f}\n",
+    double med = t[samples / 2], cu = copy_us((int64_t)bytes(&j));
+    printf("{\"bench\":\"pool\",\"op\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],\"isa\":\"%s\","
+           "\"threads\":%d,\"us\":%.2f,\"best_us\":%.2f,\"gb_s\":%.1f,\"copy_gb_s\":%.1f,"
+           "\"of_copy\":%.2f}\n",
            what_name[k], (long long)shape[0], (long long)shape[1], (long long)shape[2],
-           (long long)shape[3], threads, med, t[0], bytes(&j) / med * 1e-3);
+           (long long)shape[3], tg__isa_name(tg__cpu_isa()), threads, med, t[0],
+           bytes(&j) / med * 1e-3, bytes(&j) / cu * 1e-3, cu / med);
     fflush(stdout);
     free(t);
     tg_release(j.t);

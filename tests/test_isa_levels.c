@@ -125,6 +125,57 @@ static void run_compact(outputs *o)
     }
 }
 
+/* the compact kernels of one dtype against the definition, at the level in
+ * use: plane widths from a few windows (a vector per row, reading past it)
+ * to several vectors with a tail, planes of even and odd height (one run
+ * of row pairs, or plane by plane), NaNs (a NaN wins; of two, the later:
+ * pool.c's choice), infinities and ties; an offset
+ * above 3 makes the gradient refuse */
+#define COMPACT_REF(T, SUF, DT)                                                      \
+    static void check_compact_##SUF(void)                                           \
+    {                                                                                \
+        const int64_t widths[] = {4, 10, 14, 16, 22, 28, 40, 66}, planes = 3;        \
+        for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++)               \
+            for (int64_t H = 10; H <= 11; H++) {                                     \
+                const int64_t W = widths[wi], OH = H / 2, OW = W / 2, shape[] = {planes * H * W}; \
+                tg_scope_begin();                                                    \
+                const T *x = tg_data(input(DT, 1, shape, (unsigned)(W * H)));        \
+                int64_t no = planes * OH * OW, bad = -1;                             \
+                T *y = malloc((size_t)no * sizeof *y), *dy = malloc((size_t)no * sizeof *dy); \
+                T *dx = malloc((size_t)(planes * 2 * OH * W) * sizeof *dx);          \
+                uint8_t *off = malloc((size_t)no);                                   \
+                tg__maxpool2x2c_planes_##SUF(x, planes, H, W, OH, OW, y, off);       \
+                for (int64_t i = 0; i < no; i++)                                     \
+                    dy[i] = (T)(i + 1);                                              \
+                CHECK(tg__maxpool2x2c_grad_planes_##SUF(dy, off, planes, OH, OW, dx)); \
+                for (int64_t i = 0; i < no && bad < 0; i++) {                        \
+                    int64_t p = i / (OH * OW), oh = i / OW % OH, ow = i % OW;        \
+                    const T *w0 = x + p * H * W + 2 * oh * W + 2 * ow;               \
+                    const T c[4] = {w0[0], w0[1], w0[W], w0[W + 1]};                 \
+                    int k = 0;                                                       \
+                    for (int e = 1; e < 4; e++)                                      \
+                        if (c[e] > c[k] || c[e] != c[e]) /* the last NaN */    \
+                            k = e;                                                   \
+                    T *d = dx + p * 2 * OH * W + 2 * oh * W + 2 * ow;                \
+                    const T got[4] = {d[0], d[1], d[W], d[W + 1]};                   \
+                    bool ok = off[i] == k && (y[i] == c[k] || (y[i] != y[i] && c[k] != c[k])); \
+                    for (int e = 0; e < 4; e++)                                      \
+                        ok = ok && got[e] == (e == k ? dy[i] : (T)0);                \
+                    if (!ok)                                                         \
+                        bad = i;                                                     \
+                }                                                                    \
+                if (bad >= 0)                                                        \
+                    tt_fail(__FILE__, __LINE__, "compact " #SUF " W %lld H %lld at %s: output %lld wrong", \
+                            (long long)W, (long long)H, tg__isa_name(tg__cpu_isa()), (long long)bad); \
+                off[no - 1] = 4;                                                     \
+                CHECK(!tg__maxpool2x2c_grad_planes_##SUF(dy, off, planes, OH, OW, dx)); \
+                free(y), free(dy), free(dx), free(off);                              \
+                tg_scope_end();                                                      \
+            }                                                                        \
+    }
+COMPACT_REF(float, f32, TG_FLOAT32)
+COMPACT_REF(double, f64, TG_FLOAT64)
+
 static void collect(tg__isa isa, outputs *o)
 {
     memset(o, 0, sizeof *o);
@@ -133,6 +184,8 @@ static void collect(tg__isa isa, outputs *o)
     run_ops(TG_FLOAT32, o);
     run_ops(TG_FLOAT64, o);
     run_compact(o);
+    check_compact_f32();
+    check_compact_f64();
 }
 
 static void free_outputs(outputs *o)

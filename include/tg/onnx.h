@@ -100,6 +100,13 @@ typedef struct tg_onnx_opts {
      * parameter, a variable of the current graph), or NULL for the
      * model's own. A given one is never folded, so gradients reach it. */
     tg_tensor *const *initializers;
+    /* by default a BatchNormalization in inference form whose input only
+     * a Conv reads, with the Conv's weights and bias and the BN's scale,
+     * bias and statistics all constants (not trainable, not given), is
+     * folded into the Conv's weights and bias (in float64, rounded once):
+     * the same function up to rounding, one node and one pass over the
+     * activation less. true builds the two nodes as the model has them. */
+    bool keep_batch_norm;
 } tg_onnx_opts;
 
 typedef struct tg_onnx_net tg_onnx_net;

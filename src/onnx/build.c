@@ -358,6 +358,8 @@ static tg_status sizes_ok(const mnode *mn, const onnx_ictx *c0)
 /* the element type value v is declared with, where the model says it */
 static int32_t declared_type(const tg_onnx_model *m, int v)
 {
+    if (v >= m->n_values) /* a spare slot: a folded Conv's weights or bias */
+        return 0;
     const mvalue *mv = &m->values[v];
     if (mv->kind == SRC_INPUT)
         return m->inputs[mv->index].onnx_type;
@@ -473,17 +475,90 @@ static tg_status check_output(const tg_onnx_model *m, int i, const tg_tensor *t)
     return TG_OK;
 }
 
+/* the Conv mn built with the BN node bn folded into its weights and
+ * bias, when they are all known: the Conv then writes the BN's output.
+ * *folded says whether it was; false and TG_OK: build both as they are */
+static tg_status build_folded_conv(build_state *b, const mnode *mn, const mnode *bn,
+                                   bool *folded)
+{
+    const tg_onnx_model *m = b->m;
+    int ids[6] = {mn->in[1], mn->node->n_input > 2 ? mn->in[2] : -1, bn->in[1],
+                  bn->in[2], bn->in[3], bn->in[4]};
+    tg_tensor *in[6];
+    *folded = false;
+    for (int j = 0; j < 6; j++) {
+        if (ids[j] < 0 && j == 1) {
+            in[j] = NULL;
+            continue;
+        }
+        if (ids[j] < 0 || !b->known[ids[j]] || !b->vals[ids[j]])
+            return TG_OK;
+        in[j] = b->vals[ids[j]];
+    }
+    tg_tensor *w, *bias;
+    if (onnx_bn_fold(bn->node, in, &w, &bias) != TG_OK)
+        return TG_OK;
+    /* the Conv with inputs {X, W', B'} (two spare value slots) and the
+     * BN's output */
+    const int wv = m->n_values, bv = m->n_values + 1;
+    static char bias_name[] = "folded_bias";
+    char *names[3] = {mn->node->input[0], mn->node->input[1], bias_name};
+    int in_ids[3] = {mn->in[0], wv, bv};
+    onnx_node node = *mn->node;
+    node.input = names;
+    node.n_input = 3;
+    node.output = bn->node->output;
+    mnode conv = *mn;
+    conv.node = &node;
+    conv.in = in_ids;
+    conv.out = bn->out;
+    b->vals[wv] = w;
+    b->vals[bv] = bias;
+    b->known[wv] = b->known[bv] = true;
+    tg_status s = build_node(b, &conv);
+    tg_release(w);
+    tg_release(bias);
+    b->vals[wv] = b->vals[bv] = NULL;
+    *folded = s == TG_OK;
+    return s;
+}
+
+/* one node, or the Conv with the BN after it folded in (folded[] marks
+ * the BN then) */
+static tg_status build_or_fold(build_state *b, int idx, const int *plan, bool *folded)
+{
+    const mnode *mn = &b->m->nodes[idx];
+    if (folded[idx])
+        return TG_OK;
+    if (plan && plan[idx] >= 0) {
+        bool done = false;
+        tg_status s = build_folded_conv(b, mn, &b->m->nodes[plan[idx]], &done);
+        if (s != TG_OK || done) {
+            folded[plan[idx]] = done;
+            return s;
+        }
+    }
+    return build_node(b, mn);
+}
+
 /* builds (or runs) every node in order, dropping each value after the
  * node that reads it last (eager memory) */
 static tg_status walk_nodes(build_state *b)
 {
     const tg_onnx_model *m = b->m;
-    for (int k = 0; k < m->n_nodes; k++) {
+    bool fold_bn = !(b->opts && b->opts->keep_batch_norm);
+    int *plan = fold_bn ? onnx_bn_fold_plan(m) : NULL;
+    bool *folded = calloc((size_t)m->n_nodes + 1, sizeof *folded);
+    if ((fold_bn && !plan) || !folded) {
+        free(plan);
+        free(folded);
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    }
+    tg_status s = TG_OK;
+    for (int k = 0; k < m->n_nodes && s == TG_OK; k++) {
         const mnode *mn = &m->nodes[m->order[k]];
-        tg_status s = build_node(b, mn);
-        if (s != TG_OK)
-            return s;
-        for (int j = 0; j < mnode_n_reads(mn); j++) {
+        s = build_or_fold(b, m->order[k], plan, folded);
+        for (int j = 0; s == TG_OK && j < mnode_n_reads(mn); j++) {
             int v = mnode_read(mn, j);
             if (v >= 0 && m->last_use[v] == k && b->vals[v]) {
                 tg_release(b->vals[v]);
@@ -491,7 +566,9 @@ static tg_status walk_nodes(build_state *b)
             }
         }
     }
-    return TG_OK;
+    free(plan);
+    free(folded);
+    return s;
 }
 
 /* output i after the walk (borrowed), checked against its declaration */
@@ -524,8 +601,9 @@ tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *con
         return tg__error_null(TG_ERR_ARG, "tg_onnx_build: n_inputs is negative");
     build_state b = {.m = m, .opts = opts, .g = tg_graph_current()};
     tg_onnx_net *net = calloc(1, sizeof *net);
-    b.vals = calloc((size_t)m->n_values + 1, sizeof *b.vals);
-    b.known = calloc((size_t)m->n_values + 1, sizeof *b.known);
+    /* two spare slots: a folded Conv's weights and bias (walk_nodes) */
+    b.vals = calloc((size_t)m->n_values + 2, sizeof *b.vals);
+    b.known = calloc((size_t)m->n_values + 2, sizeof *b.known);
     b.given = calloc((size_t)m->n_inputs + 1, sizeof *b.given);
     b.dims = calloc(((size_t)m->n_inputs + 1) * TG_MAX_DIMS, sizeof *b.dims);
     b.gen = tg_generator_new(0);
@@ -628,8 +706,8 @@ tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
         return onnx_err(c, TG_ERR_IO, "subgraph '%s' has %d outputs, at most %d expected",
                         attr, sub->n_outputs, max_out);
     build_state b = {.m = sub, .g = tg_graph_current(), .body = true};
-    b.vals = calloc((size_t)sub->n_values + 1, sizeof *b.vals);
-    b.known = calloc((size_t)sub->n_values + 1, sizeof *b.known);
+    b.vals = calloc((size_t)sub->n_values + 2, sizeof *b.vals);
+    b.known = calloc((size_t)sub->n_values + 2, sizeof *b.known);
     b.given = calloc((size_t)sub->n_inputs + 1, sizeof *b.given);
     b.dims = calloc(((size_t)sub->n_inputs + 1) * TG_MAX_DIMS, sizeof *b.dims);
     b.gen = tg_generator_new(0);

@@ -97,4 +97,15 @@ static inline const char *nz(const char *s) { return s ? s : ""; }
  * (reductions over them produce it); negative dims fail */
 bool onnx_extent_ok(int ndim, const int64_t *shape);
 
+/* fold_bn.c: per node (model order), the BatchNormalization node whose
+ * running statistics can be folded into that Conv (the Conv's only
+ * reader, inference form), else -1; NULL when out of memory */
+int *onnx_bn_fold_plan(const tg_onnx_model *m);
+/* W' and B' (new references) of the Conv with the BN bn folded in, from
+ * in = {W, B or NULL, scale, beta, mean, var}, all known values;
+ * TG_ERR_UNSUPPORTED (error cleared) when their dtypes or sizes do not
+ * fit, and the two nodes are then built as they are */
+tg_status onnx_bn_fold(const onnx_node *bn, tg_tensor *const in[6], tg_tensor **w_out,
+                       tg_tensor **b_out);
+
 #endif

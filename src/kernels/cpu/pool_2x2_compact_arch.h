@@ -21,15 +21,17 @@
 /* a where mask, else b (vectors of type V, masks of type M) */
 #define SEL(M, V, mask, a, b) ((V)(((M)(a) & (mask)) | ((M)(b) & ~(mask))))
 
-/* any offset of the first n of LN bytes at off above 3 (LN a multiple of
- * 8): the bytes in words, their top six bits */
+/* any offset of the first n of LN bytes at off above 3 (LN 2, 4, 8 or a
+ * multiple of 8; only those LN bytes are read): the bytes in words, their
+ * top six bits */
 static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
 {
     uint64_t bad = 0;
-    for (int i = 0; i < LN / 8; i++) {
-        uint64_t w;
-        memcpy(&w, off + 8 * i, 8);
-        int64_t valid = n - 8 * i;
+    int word = LN < 8 ? LN : 8;
+    for (int i = 0; i < LN / word; i++) {
+        uint64_t w = 0;
+        memcpy(&w, off + word * i, (size_t)word); /* little-endian: byte j at bits 8j */
+        int64_t valid = n - word * i;
         uint64_t keep = valid >= 8 ? ~(uint64_t)0 : valid <= 0 ? 0 : ((uint64_t)1 << (8 * valid)) - 1;
         bad |= w & keep & 0xfcfcfcfcfcfcfcfcull;
     }
@@ -39,7 +41,7 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
 /* vectors of LN lanes (a cache line: 16 floats or 8 doubles); EVEN / ODD pick
  * a row's window columns out of two vectors, LO / HI interleave two
  * vectors' halves back */
-#define POOL2X2C(T, SUF, IT, LN, EVEN, LO)                                \
+#define POOL2X2C_VEC(T, SUF, IT, LN, EVEN, LO)                                \
     typedef T SUF##v __attribute__((vector_size(LN * sizeof(T))));              \
     typedef T SUF##vu __attribute__((vector_size(LN * sizeof(T)), aligned(sizeof(T)), \
                                      may_alias));                               \
@@ -70,6 +72,30 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
         *(SUF##bu *)off = __builtin_convertvector(k, SUF##b);                   \
     }                                                                           \
                                                                                 \
+    /* the gradient of LN windows into d0, d1 (2 LN elements each); false    \
+     * when an offset of the first n lanes is above 3 */                      \
+    static inline bool SUF##grad(const T *dy, const uint8_t *off, int64_t n,    \
+                                 T *d0, T *d1)                                  \
+    {                                                                           \
+        typedef SUF##v V;                                                       \
+        typedef SUF##m M;                                                       \
+        const M lo = LO, hi = lo + LN / 2;                                      \
+        if (any_above3(off, n, LN))                                             \
+            return false;                                                       \
+        M o = __builtin_convertvector(*(const SUF##bu *)off, M);                \
+        V g = *(const SUF##vu *)dy, z = {0};                                    \
+        V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);              \
+        V u = SEL(M, V, o == 2, g, z), v = SEL(M, V, o == 3, g, z);              \
+        *(SUF##vu *)d0 = __builtin_shuffle(p, q, lo);                           \
+        *(SUF##vu *)(d0 + LN) = __builtin_shuffle(p, q, hi);                    \
+        *(SUF##vu *)d1 = __builtin_shuffle(u, v, lo);                           \
+        *(SUF##vu *)(d1 + LN) = __builtin_shuffle(u, v, hi);                    \
+        return true;                                                            \
+    }
+
+/* the row and plane loops over groups of LN windows: SUF##win (maxima and
+ * offsets of LN windows) and SUF##grad (their gradient) come first */
+#define POOL2X2C_DRIVERS(T, SUF, LN)                                             \
     static inline void SUF##win1(const T *r0, const T *r1, T *y, uint8_t *off) \
     {                                                                           \
         T m = r0[0];                                                            \
@@ -119,27 +145,6 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
                       off + p * OH * OW);                                       \
     }                                                                           \
                                                                                 \
-    /* the gradient of LN windows into d0, d1 (2 LN elements each); false    \
-     * when an offset of the first n lanes is above 3 */                      \
-    static inline bool SUF##grad(const T *dy, const uint8_t *off, int64_t n,    \
-                                 T *d0, T *d1)                                  \
-    {                                                                           \
-        typedef SUF##v V;                                                       \
-        typedef SUF##m M;                                                       \
-        const M lo = LO, hi = lo + LN / 2;                                      \
-        if (any_above3(off, n, LN))                                             \
-            return false;                                                       \
-        M o = __builtin_convertvector(*(const SUF##bu *)off, M);                \
-        V g = *(const SUF##vu *)dy, z = {0};                                    \
-        V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);              \
-        V u = SEL(M, V, o == 2, g, z), v = SEL(M, V, o == 3, g, z);              \
-        *(SUF##vu *)d0 = __builtin_shuffle(p, q, lo);                           \
-        *(SUF##vu *)(d0 + LN) = __builtin_shuffle(p, q, hi);                    \
-        *(SUF##vu *)d1 = __builtin_shuffle(u, v, lo);                           \
-        *(SUF##vu *)(d1 + LN) = __builtin_shuffle(u, v, hi);                    \
-        return true;                                                            \
-    }                                                                           \
-                                                                                \
     static bool SUF##grad_planes(const T *dy, const uint8_t *off, int64_t planes, \
                                  int64_t OH, int64_t OW, T *dx)                 \
     {                                                                           \
@@ -177,9 +182,85 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
 #define LO16 {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23}
 #define EVEN8 {0, 2, 4, 6, 8, 10, 12, 14}
 #define LO8 {0, 8, 1, 9, 2, 10, 3, 11}
-POOL2X2C(float, f32w, int32_t, 16, EVEN16, LO16)
-POOL2X2C(float, f32n, int32_t, 8, EVEN8, LO8)
-POOL2X2C(double, f64, int64_t, 8, EVEN8, LO8)
+#define EVEN4 {0, 2, 4, 6}
+#define LO4 {0, 4, 1, 5}
+#define EVEN2 {0, 2}
+#define LO2 {0, 2}
+
+#if defined(__x86_64__) && defined(__SSE4_1__)
+/* x86: float32 groups in intrinsics (pool_2x2_x86.h): 16 windows with
+ * AVX-512 for rows of 12 outputs or more, else the register's width (8
+ * with AVX2, 4 without); float64 groups of a register in vector extensions
+ * (8 doubles with AVX-512, 4 with AVX2, 2 without) */
+#include "kernels/cpu/pool_2x2_x86.h"
+
+static inline void f32xwin(const float *r0, const float *r1, float *y, uint8_t *off)
+{
+    x86_store_bytes(x86_max_f32(r0, r1, y), off);
+}
+
+/* false when an offset of the first n lanes is above 3 */
+static inline bool f32xgrad(const float *dy, const uint8_t *off, int64_t n, float *d0, float *d1)
+{
+    if (any_above3(off, n, X86_LN))
+        return false;
+    x86_scatter_f32(dy, x86_load_bytes(off), d0, d1);
+    return true;
+}
+POOL2X2C_DRIVERS(float, f32x, X86_LN)
+#if defined(__AVX512F__)
+static inline void f32zwin(const float *r0, const float *r1, float *y, uint8_t *off)
+{
+    x512_win_f32(r0, r1, y, off);
+}
+
+static inline bool f32zgrad(const float *dy, const uint8_t *off, int64_t n, float *d0, float *d1)
+{
+    if (any_above3(off, n, 16))
+        return false;
+    x512_scatter_f32(dy, off, d0, d1);
+    return true;
+}
+POOL2X2C_DRIVERS(float, f32z, 16)
+#define WIDE_ROWS 12 /* outputs per row from which 16 windows a group pay */
+POOL2X2C_VEC(double, f64, int64_t, 8, EVEN8, LO8)
+POOL2X2C_DRIVERS(double, f64, 8)
+#else
+#define f32zplanes f32xplanes
+#define f32zgrad_planes f32xgrad_planes
+#define WIDE_ROWS 0
+#if defined(__AVX__)
+POOL2X2C_VEC(double, f64, int64_t, 4, EVEN4, LO4)
+POOL2X2C_DRIVERS(double, f64, 4)
+#else
+POOL2X2C_VEC(double, f64, int64_t, 2, EVEN2, LO2)
+POOL2X2C_DRIVERS(double, f64, 2)
+#endif
+#endif
+
+void TG_ARCH_FN(tg__maxpool2x2c_planes_f32)(const float *x, int64_t planes, int64_t H, int64_t W,
+                                int64_t OH, int64_t OW, float *y, uint8_t *off)
+{
+    if (OW >= WIDE_ROWS)
+        f32zplanes(x, planes, H, W, OH, OW, y, off);
+    else
+        f32xplanes(x, planes, H, W, OH, OW, y, off);
+}
+
+bool TG_ARCH_FN(tg__maxpool2x2c_grad_planes_f32)(const float *dy, const uint8_t *off, int64_t planes,
+                                     int64_t OH, int64_t OW, float *dx)
+{
+    return OW >= WIDE_ROWS ? f32zgrad_planes(dy, off, planes, OH, OW, dx)
+                           : f32xgrad_planes(dy, off, planes, OH, OW, dx);
+}
+#else
+/* targets without the x86 code: a cache line per vector */
+POOL2X2C_VEC(float, f32w, int32_t, 16, EVEN16, LO16)
+POOL2X2C_DRIVERS(float, f32w, 16)
+POOL2X2C_VEC(float, f32n, int32_t, 8, EVEN8, LO8)
+POOL2X2C_DRIVERS(float, f32n, 8)
+POOL2X2C_VEC(double, f64, int64_t, 8, EVEN8, LO8)
+POOL2X2C_DRIVERS(double, f64, 8)
 
 /* floats: a cache line of 16 for rows of 12 outputs or more, half of one
  * for shorter rows (a row per vector: 16 lanes would mostly be waste) */
@@ -198,6 +279,7 @@ bool TG_ARCH_FN(tg__maxpool2x2c_grad_planes_f32)(const float *dy, const uint8_t 
     return OW >= 12 ? f32wgrad_planes(dy, off, planes, OH, OW, dx)
                     : f32ngrad_planes(dy, off, planes, OH, OW, dx);
 }
+#endif
 
 void TG_ARCH_FN(tg__maxpool2x2c_planes_f64)(const double *x, int64_t planes, int64_t H, int64_t W,
                                 int64_t OH, int64_t OW, double *y, uint8_t *off)

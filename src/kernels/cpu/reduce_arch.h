@@ -10,6 +10,9 @@
 #include "kernels/cpu/reduce_kernels.h"
 
 #include <math.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <string.h>
 
 #define LANES 8
@@ -337,12 +340,75 @@ ACC_KIND(sqsum_f32, float, double, ADD, SQD, 0.0)
 ACC_KIND(sqsum_f64, double, double, ADD, SQD, 0.0)
 
 /* float sums of contiguous rows in explicit vectors: GCC does not turn
- * the 8-lane loop of ACC_KIND into vector code for them; the lanes, the
- * order of the adds and so the results are the same */
-typedef double vd8 __attribute__((vector_size(8 * sizeof(double))));
+ * the 8-lane loop of ACC_KIND into vector code for them. The 8 lanes are
+ * held as registers of the build's width (VN doubles each: 8 with AVX-512,
+ * 4 with AVX2, 2 without AVX), never as one wider vector: GCC keeps an
+ * 8-double vector in memory where registers are narrower, and the loop then
+ * runs at a tenth of the speed. The lanes (SUM_LANES: 16 measured no
+ * faster, rows of 100 slower), the order of the adds (lane k takes the
+ * elements k mod SUM_LANES of a chunk, the tail goes to lane 0, then a
+ * pairwise tree) and so the results are the same at every width. */
+#include "kernels/cpu/simd.h"
+#define VN (TG_VEC_BYTES / 8)
+#define SUM_LANES 8
+typedef double vdn __attribute__((vector_size(VN * sizeof(double))));
+typedef float vfnu __attribute__((vector_size(VN * sizeof(float)), aligned(4), may_alias));
+typedef double vdnu __attribute__((vector_size(VN * sizeof(double)), aligned(8), may_alias));
+
+/* VN floats at x as doubles: one conversion instruction (GCC's
+ * __builtin_convertvector goes through scalars or halves here) */
+static inline vdn load_as_d_f32(const float *x)
+{
+#if defined(__AVX512F__)
+    return (vdn)_mm512_cvtps_pd(_mm256_loadu_ps(x));
+#elif defined(__AVX__)
+    return (vdn)_mm256_cvtps_pd(_mm_loadu_ps(x));
+#elif defined(__SSE2__)
+    return (vdn)_mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)x)));
+#else
+    return __builtin_convertvector(*(const vfnu *)x, vdn);
+#endif
+}
+static inline vdn load_as_d_f64(const double *x) { return *(const vdnu *)x; }
+/* the end of a chunk [i0, e) of x whose vector part (up to i) is in the
+ * lanes l: the tail to lane 0, then the pairwise tree; the chunk's sum */
+#define SUM_CHUNK_END(NAME, T)                                              \
+    static inline double NAME##_chunk_end(const vdn *l, const T *x, int64_t i, \
+                                          int64_t e)                        \
+    {                                                                       \
+        double d[SUM_LANES];                                                \
+        memcpy(d, l, sizeof d);                                             \
+        for (; i < e; i++)                                                  \
+            d[0] += (double)x[i];                                           \
+        for (int w = SUM_LANES / 2; w >= 1; w /= 2)                         \
+            for (int k = 0; k < w; k++)                                     \
+                d[k] = d[2 * k] + d[2 * k + 1];                             \
+        return d[0];                                                        \
+    }
+/* R contiguous rows of n at base + offs[r] into a[r], each as vinner */
+#define SUM_ROWS_R(NAME, T, R)                                              \
+    static void NAME##_rows##R(double *a, const char *base, const int64_t *offs, \
+                               int64_t n)                                   \
+    {                                                                       \
+        const T *x[R];                                                      \
+        for (int r = 0; r < R; r++)                                         \
+            x[r] = (const T *)(base + offs[r]);                             \
+        for (int64_t c = 0; c < n; c += CHUNK) {                            \
+            int64_t e = n - c > CHUNK ? c + CHUNK : n, i = c;               \
+            vdn l[R][SUM_LANES / VN];                                       \
+            for (int r = 0; r < R; r++)                                     \
+                for (int k = 0; k < SUM_LANES / VN; k++)                    \
+                    l[r][k] = (vdn){0};                                     \
+            for (; i + SUM_LANES <= e; i += SUM_LANES)                      \
+                for (int r = 0; r < R; r++)                                 \
+                    for (int k = 0; k < SUM_LANES / VN; k++)                \
+                        l[r][k] += load_as_d_##NAME(x[r] + i + k * VN);     \
+            for (int r = 0; r < R; r++)                                     \
+                a[r] += NAME##_chunk_end(l[r], x[r], i, e);                 \
+        }                                                                   \
+    }
 #define SUM_VEC(NAME, T)                                                    \
-    typedef T NAME##_v8u __attribute__((vector_size(8 * sizeof(T)),        \
-                                        aligned(sizeof(T)), may_alias));    \
+    SUM_CHUNK_END(NAME, T)                                                  \
     static void NAME##_vinner(void *acc, const char *p, int64_t n,          \
                               int64_t s, int64_t r0, double prm)            \
     {                                                                       \
@@ -354,17 +420,39 @@ typedef double vd8 __attribute__((vector_size(8 * sizeof(double))));
         const T *x = (const T *)p;                                          \
         for (int64_t c = 0; c < n; c += CHUNK) {                            \
             int64_t e = n - c > CHUNK ? c + CHUNK : n, i = c;               \
-            vd8 l = {0};                                                    \
-            for (; i + LANES <= e; i += LANES)                              \
-                l += __builtin_convertvector(*(const NAME##_v8u *)(x + i), vd8); \
-            for (; i < e; i++)                                              \
-                l[0] += (double)x[i];                                       \
-            double h0 = l[0] + l[1], h1 = l[2] + l[3];                      \
-            double h2 = l[4] + l[5], h3 = l[6] + l[7];                      \
-            tot += (h0 + h1) + (h2 + h3);                                   \
+            vdn l[SUM_LANES / VN];                                          \
+            for (int k = 0; k < SUM_LANES / VN; k++)                        \
+                l[k] = (vdn){0};                                            \
+            for (; i + SUM_LANES <= e; i += SUM_LANES)                      \
+                for (int k = 0; k < SUM_LANES / VN; k++)                    \
+                    l[k] += load_as_d_##NAME(x + i + k * VN);               \
+            tot += NAME##_chunk_end(l, x, i, e);                            \
         }                                                                   \
         *(double *)acc = tot;                                               \
+    }                                                                       \
+    SUM_ROWS_R(NAME, T, 2)                                                  \
+    SUM_ROWS_R(NAME, T, 4)                                                  \
+    /* m rows at once, each summed exactly as vinner sums it, 4 (2 without \
+     * AVX: 16 registers) or 2 at a time: their chains of adds are         \
+     * independent, where one row's wait on the adder's latency (a third  \
+     * of a copy's speed alone) */                                          \
+    static void NAME##_vrows(void *acc, const char *base, const int64_t *offs, \
+                             int64_t m, int64_t n, int64_t s)               \
+    {                                                                       \
+        double *a = acc;                                                    \
+        int64_t j = 0;                                                      \
+        if (s == (int64_t)sizeof(T)) {                                      \
+            for (; VN >= 4 && j + 4 <= m; j += 4)                           \
+                NAME##_rows4(a + j, base, offs + j, n);                     \
+            for (; j + 2 <= m; j += 2)                                      \
+                NAME##_rows2(a + j, base, offs + j, n);                     \
+        }                                                                   \
+        for (; j < m; j++)                                                  \
+            NAME##_vinner(a + j, base + offs[j], n, s, 0, 0.0);             \
     }
+
+#define load_as_d_sum_f32 load_as_d_f32
+#define load_as_d_sum_f64 load_as_d_f64
 SUM_VEC(sum_f32, float)
 SUM_VEC(sum_f64, double)
 
@@ -413,9 +501,9 @@ ARGS(argmin, min, ARGF_MIN, LT, +, MAX)
 
 const tg_red_fns TG_ARCH_FN(tg__red_table)[TG_RED_NKINDS][TG_NUM_DTYPES] = {
     [TG_RED_SUM] = {[TG_FLOAT32] = {sizeof(double), sum_f32_init, sum_f32_vinner, sum_f32_outer,
-                                    sum_f32_combine, fin_d},
+                                    sum_f32_combine, fin_d, sum_f32_vrows},
                     [TG_FLOAT64] = {sizeof(double), sum_f64_init, sum_f64_vinner, sum_f64_outer,
-                                    sum_f64_combine, fin_d},
+                                    sum_f64_combine, fin_d, sum_f64_vrows},
                     [TG_INT32] = FNS(sum_i32, uint64_t, fin_u64),
                     [TG_INT64] = FNS(sum_i64, uint64_t, fin_u64),
                     [TG_UINT8] = FNS(sum_u8, uint64_t, fin_u64)},

@@ -5,22 +5,25 @@
 #include <string.h>
 
 /* ---- errors ------------------------------------------------------------------
- * PyTorch raises RuntimeError for most failures inside its C++ core,
- * IndexError for indices, ValueError for bad argument values, TypeError for
- * wrong types (decided here, before any C call). */
+ * PyTorch's C++ core checks arguments with TORCH_CHECK, which raises
+ * RuntimeError: a bad argument value, a shape, a dtype, autograd misuse.
+ * Only index and dim range checks (TORCH_CHECK_INDEX) raise IndexError.
+ * ValueError and TypeError come from PyTorch's Python layer and argument
+ * parsing, as they do here (raised by the Python-side checks before any C
+ * call, e.g. optimizer and module constructors). So TG_ERR_ARG is a
+ * RuntimeError, not a ValueError. */
 static PyObject *exception_for(tg_status s)
 {
     switch (s) {
-    case TG_ERR_ARG: return PyExc_ValueError;
     case TG_ERR_INDEX: return PyExc_IndexError;
     case TG_ERR_NOMEM: return PyExc_MemoryError;
     case TG_ERR_IO: return PyExc_OSError;
     case TG_ERR_UNSUPPORTED: return PyExc_NotImplementedError;
-    default: return PyExc_RuntimeError; /* shape, dtype, autograd, internal */
+    default: return PyExc_RuntimeError; /* arg, shape, dtype, autograd, internal */
     }
 }
 
-PyObject *tgpy_raise(void)
+PyObject *tgpy_raise_remapped(tg_status from, PyObject *exc)
 {
     if (PyErr_Occurred()) /* a Python callback failed inside the C call */
         return NULL;
@@ -29,9 +32,14 @@ PyObject *tgpy_raise(void)
     if (s == TG_OK || !msg[0])
         PyErr_SetString(PyExc_RuntimeError, "tensorgraph: operation failed");
     else
-        PyErr_SetString(exception_for(s), msg);
+        PyErr_SetString(s == from && exc ? exc : exception_for(s), msg);
     tg_clear_error();
     return NULL;
+}
+
+PyObject *tgpy_raise(void)
+{
+    return tgpy_raise_remapped(TG_OK, NULL);
 }
 
 int tgpy_fail_status(tg_status s)

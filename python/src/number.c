@@ -79,17 +79,65 @@ static PyObject *nb_matmul(PyObject *a, PyObject *b)
 {
     if (!Tensor_Check(a) || !Tensor_Check(b))
         Py_RETURN_NOTIMPLEMENTED;
+    tg_dtype da = tg_dtype_of(TENSOR(a)), db = tg_dtype_of(TENSOR(b));
+    if (da != db) /* as the matmul op (ops_table.c, ROW_SAME_DTYPE) */
+        return PyErr_Format(PyExc_RuntimeError, "matmul: input is %s and other is %s; expected "
+                            "the same dtype (no promotion here, as in PyTorch: cast one)",
+                            tg_dtype_name(da), tg_dtype_name(db));
     return binary(a, b, tg_matmul);
 }
+int tgpy_check_int_pow(tg_tensor *base, tg_tensor *exponent)
+{
+    int64_t e;
+    tg_dtype db = tg_dtype_of(base), de = tg_dtype_of(exponent);
+    if (tg_dtype_is_float(db) || db == TG_BOOL || tg_dtype_is_float(de) || de == TG_BOOL ||
+        tg_numel(exponent) != 1 || tg_is_symbolic(exponent) ||
+        tg_copy_to(exponent, TG_INT64, &e) != TG_OK || e >= 0)
+        return 0;
+    PyErr_SetString(PyExc_RuntimeError, "pow: Integers to negative integer powers are not "
+                    "allowed (cast the base to a float dtype first)");
+    return -1;
+}
+
 static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod)
 {
     if (mod != Py_None)
         Py_RETURN_NOTIMPLEMENTED;
+    if (Tensor_Check(a) && PyLong_Check(b) && !PyBool_Check(b)) {
+        tg_tensor *e = tgpy_as_tensor(b, tg_dtype_of(TENSOR(a)), true);
+        int bad = e ? tgpy_check_int_pow(TENSOR(a), e) : -1;
+        tg_release(e);
+        if (bad)
+            return NULL;
+    }
     return binary(a, b, tg_pow);
 }
-static PyObject *nb_and(PyObject *a, PyObject *b) { return binary(a, b, tg_logical_and); }
-static PyObject *nb_or(PyObject *a, PyObject *b) { return binary(a, b, tg_logical_or); }
-static PyObject *nb_xor(PyObject *a, PyObject *b) { return binary(a, b, tg_logical_xor); }
+/* & | ^ are bitwise in PyTorch: on bool tensors the logical ops. Floats
+ * have no bits to combine (PyTorch's RuntimeError); integers would need
+ * bitwise kernels the C core does not have, so they are refused rather
+ * than answered with the logical op. A number takes the tensor's type. */
+static bool is_float_operand(PyObject *o)
+{
+    return Tensor_Check(o) ? tg_dtype_is_float(tg_dtype_of(TENSOR(o))) : PyFloat_Check(o);
+}
+
+static PyObject *bitwise(PyObject *a, PyObject *b, binary_fn fn, const char *name)
+{
+    if (!is_operand(a) || !is_operand(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    if (is_float_operand(a) || is_float_operand(b))
+        return PyErr_Format(PyExc_RuntimeError, "bitwise_%s: not implemented for floating-point "
+                            "tensors (bool and integer tensors only)", name);
+    bool a_bool = !Tensor_Check(a) || tg_dtype_of(TENSOR(a)) == TG_BOOL;
+    bool b_bool = !Tensor_Check(b) || tg_dtype_of(TENSOR(b)) == TG_BOOL;
+    if (!a_bool || !b_bool)
+        return PyErr_Format(PyExc_NotImplementedError, "bitwise_%s of integer tensors is not "
+                            "implemented (bool tensors only)", name);
+    return binary(a, b, fn);
+}
+static PyObject *nb_and(PyObject *a, PyObject *b) { return bitwise(a, b, tg_logical_and, "and"); }
+static PyObject *nb_or(PyObject *a, PyObject *b) { return bitwise(a, b, tg_logical_or, "or"); }
+static PyObject *nb_xor(PyObject *a, PyObject *b) { return bitwise(a, b, tg_logical_xor, "xor"); }
 
 /* << and >> (and <<= >>=): the C core has no shift op; they are composed in
  * tensorgraph/_ops_bits.py (products / floor divisions by 2**k), called from
@@ -146,6 +194,15 @@ static PyObject *nb_invert(PyObject *a)
     return unary(a, tg_logical_not);
 }
 
+int tgpy_check_cast(tg_dtype result, tg_dtype dst)
+{
+    if (tg_promote_types(dst, result) == dst)
+        return 0;
+    PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type "
+                 "%s", tg_dtype_name(result), tg_dtype_name(dst));
+    return -1;
+}
+
 /* self = fn(self, s), written into self (one version bump). Recorded as
  * PyTorch records in-place ops when autograd watches either operand: fn
  * runs on a clone of self (its rule may save that input, and the copy_
@@ -166,10 +223,7 @@ PyObject *tgpy_update(PyObject *self, tg_tensor *s, binary_fn fn)
     }
     if (!r)
         return tgpy_raise();
-    if (tg_promote_types(tg_dtype_of(t), tg_dtype_of(r)) != tg_dtype_of(t)) {
-        PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired "
-                     "output type %s", tg_dtype_name(tg_dtype_of(r)),
-                     tg_dtype_name(tg_dtype_of(t)));
+    if (tgpy_check_cast(tg_dtype_of(r), tg_dtype_of(t)) < 0) {
         tg_release(r);
         return NULL;
     }
@@ -201,8 +255,21 @@ static PyObject *nb_imul(PyObject *a, PyObject *b) { return inplace(a, b, tg_mul
 static PyObject *nb_idiv(PyObject *a, PyObject *b) { return inplace(a, b, tg_div, 0); }
 
 /* ---- conversion to Python numbers --------------------------------------------- */
+int tgpy_concrete(tg_tensor *t, const char *what)
+{
+    if (!tg_is_symbolic(t))
+        return 0;
+    /* a Python-level check, like torch.fx's TraceError (a ValueError) */
+    PyErr_Format(PyExc_ValueError, "%s: the tensor is symbolic (traced by tg.function) and has "
+                 "no value while tracing; Python code that reads values cannot be traced (use "
+                 "tg.cond / tg.where, or keep it outside the function)", what);
+    return -1;
+}
+
 static int one_element(PyObject *a, const char *what)
 {
+    if (tgpy_concrete(TENSOR(a), what) < 0)
+        return -1;
     if (tg_numel(TENSOR(a)) == 1)
         return 0;
     if (what[0] == 'b')

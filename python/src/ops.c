@@ -23,8 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void find_checks(OpObject *op)
+{
+    op->checks = (op_checks){op->row->name, 0, 0};
+    for (int i = 0; i < tgpy_n_op_checks; i++)
+        if (!strcmp(tgpy_op_checks[i].name, op->row->name))
+            op->checks = tgpy_op_checks[i];
+}
+
 static int parse_signature(OpObject *op)
 {
+    find_checks(op);
     const char *s = op->row->sig;
     while (*s) {
         if (op->n_params == MAX_PARAMS)
@@ -126,8 +135,8 @@ static int as_tuple(const OpObject *op, const param *p, PyObject *o, argval *v)
     if (n != 1 && n != want) {
         static const char *const what[] = {"", "an int or a 1-tuple", "an int or a pair of ints",
                                            "an int or a triple of ints"};
-        PyErr_Format(PyExc_ValueError, "%s(): %s must be %s", op->row->name, p->name,
-                     what[want]);
+        PyErr_Format(PyExc_RuntimeError, "%s(): %s must be %s", op->row->name, p->name,
+                     what[want]); /* PyTorch's ATen check: a RuntimeError */
         return -1;
     }
     for (int i = 0; i < want; i++)
@@ -427,7 +436,9 @@ static PyObject *op_vectorcall(PyObject *self, PyObject *const *args, size_t nar
     } else {
         r = tgpy_op_invoke(op, v);
     }
-    result = r ? tgpy_wrap(r) : PyErr_Occurred() ? NULL : tgpy_raise();
+    result = r ? tgpy_wrap(r)
+               : tgpy_raise_remapped(TG_ERR_INDEX, op->checks.flags & ROW_INDEX_RUNTIME
+                                                       ? PyExc_RuntimeError : NULL);
 done:
     for (int i = 0; i < k && i < op->n_params; i++)
         if (v[i].list) {

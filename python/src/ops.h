@@ -37,12 +37,27 @@ typedef tg_tensor *(*fn_pool3)(tg_tensor *, const tg_pool3d_opts *);
 typedef tg_tensor *(*fn_list)(int, tg_tensor *const *, int);
 typedef tg_tensor *(*fn_tit)(tg_tensor *, int, tg_tensor *);
 
+/* op_checks.flags: what PyTorch checks that the C function accepts, or
+ * reports with another exception (checked with the GIL before the call) */
+enum {
+    ROW_SAME_DTYPE = 1,    /* tensor inputs share one dtype (matmul & co. do not promote) */
+    ROW_INDEX_RUNTIME = 2, /* index values out of range are PyTorch's TORCH_CHECK, a
+                            * RuntimeError (gather, scatter, one_hot); a dim out of
+                            * range stays an IndexError, checked before the call */
+};
+
 typedef struct {
     const char *name, *sig;
     call_shape call;
     any_fn fn;
     bool method; /* also a Tensor method (self = first parameter) */
 } op_row;
+
+typedef struct {
+    const char *name; /* the row's */
+    int rank;         /* > 0: every tensor input has exactly this many dims (mm 2, bmm 3) */
+    unsigned flags;   /* ROW_* */
+} op_checks;
 
 /* ---- parsed signatures -------------------------------------------------------- */
 typedef struct {
@@ -57,6 +72,7 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     const op_row *row;
+    op_checks checks; /* from tgpy_op_checks, zero when the row has none */
     int n_params;
     param params[MAX_PARAMS];
 } OpObject;
@@ -81,8 +97,12 @@ typedef struct {
 /* the table (ops_table.c) */
 extern const op_row tgpy_op_rows[];
 extern const int tgpy_n_ops;
+extern const op_checks tgpy_op_checks[];
+extern const int tgpy_n_op_checks;
 /* checks the C function cannot make, with the GIL: -1 with an exception */
 int tgpy_op_validate(const OpObject *op, const argval *v);
+/* -1 with PyTorch's IndexError unless -n <= dim < n (n = ndim, 1 for a 0-d tensor) */
+int tgpy_check_dim(const char *fn, long dim, int ndim);
 /* calls the row's C function (may run without the GIL) */
 tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v);
 

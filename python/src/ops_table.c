@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define F(f) ((any_fn)(f))
 const op_row tgpy_op_rows[] = {
@@ -205,6 +206,20 @@ const op_row tgpy_op_rows[] = {
 };
 const int tgpy_n_ops = (int)(sizeof tgpy_op_rows / sizeof tgpy_op_rows[0]);
 
+/* what PyTorch checks that these ops' C functions accept, or report with
+ * another exception (ops.h, ROW_*); looked up by name when the ops are made */
+const op_checks tgpy_op_checks[] = {
+    {"matmul", 0, ROW_SAME_DTYPE},
+    {"mm", 2, ROW_SAME_DTYPE},
+    {"bmm", 3, ROW_SAME_DTYPE},
+    {"addmm", 0, ROW_SAME_DTYPE},
+    {"linear", 0, ROW_SAME_DTYPE},
+    {"gather", 0, ROW_INDEX_RUNTIME},
+    {"_scatter", 0, ROW_INDEX_RUNTIME},
+    {"_one_hot", 0, ROW_INDEX_RUNTIME},
+};
+const int tgpy_n_op_checks = (int)(sizeof tgpy_op_checks / sizeof tgpy_op_checks[0]);
+
 /* ---- calling through the C function's shape ------------------------------------- */
 static tg_pool2d_opts pool_opts(const argval *v, bool avg)
 {
@@ -219,30 +234,161 @@ static tg_pool2d_opts pool_opts(const argval *v, bool avg)
     return o;
 }
 
+int tgpy_check_dim(const char *fn, long dim, int ndim)
+{
+    int n = ndim ? ndim : 1; /* a 0-d tensor takes dim 0 or -1, as in PyTorch */
+    if (dim >= -n && dim < n)
+        return 0;
+    PyErr_Format(PyExc_IndexError, "%s: Dimension out of range (expected to be in range of "
+                 "[%d, %d], but got %ld)", fn, -n, n - 1, dim);
+    return -1;
+}
+
+/* the row's declared checks: rank, one dtype, the dim of an index op */
+static int row_checks(const OpObject *op, const argval *v)
+{
+    const op_row *row = op->row;
+    const op_checks *c = &op->checks;
+    int first = -1;
+    for (int k = 0; k < op->n_params; k++) {
+        tg_tensor *t = v[k].t;
+        if (!t)
+            continue;
+        if (c->rank && tg_ndim(t) != c->rank) {
+            PyErr_Format(PyExc_RuntimeError, "%s: %s must be a %d-D tensor, got %d-D",
+                         row->name, op->params[k].name, c->rank, tg_ndim(t));
+            return -1;
+        }
+        if ((c->flags & ROW_SAME_DTYPE) && first >= 0 &&
+            tg_dtype_of(t) != tg_dtype_of(v[first].t)) {
+            PyErr_Format(PyExc_RuntimeError, "%s: %s is %s and %s is %s; expected the same "
+                         "dtype (no promotion here, as in PyTorch: cast one)", row->name,
+                         op->params[first].name, tg_dtype_name(tg_dtype_of(v[first].t)),
+                         op->params[k].name, tg_dtype_name(tg_dtype_of(t)));
+            return -1;
+        }
+        first = first < 0 ? k : first;
+    }
+    if ((c->flags & ROW_INDEX_RUNTIME) && op->n_params > 1 &&
+        !strcmp(op->params[1].name, "dim"))
+        return tgpy_check_dim(row->name, (long)v[1].f, tg_ndim(v[0].t));
+    return 0;
+}
+
+/* permute: as many dims as the input has, each in range, none twice */
+static int check_permutation(const OpObject *op, const argval *v)
+{
+    int nd = tg_ndim(v[0].t);
+    bool seen[TG_MAX_DIMS] = {false};
+    if (v[1].n != nd) {
+        PyErr_Format(PyExc_RuntimeError, "permute: number of dims don't match in permute "
+                     "(%d given for a tensor of %d dims)", v[1].n, nd);
+        return -1;
+    }
+    for (int i = 0; i < nd; i++) {
+        long d = (long)v[1].shape[i];
+        if (tgpy_check_dim(op->row->name, d, nd) < 0)
+            return -1;
+        if (seen[d < 0 ? d + nd : d]) {
+            PyErr_Format(PyExc_RuntimeError, "permute(): duplicate dims are not allowed (dim "
+                         "%ld at position %d names a dim given before)", d, i);
+            return -1;
+        }
+        seen[d < 0 ? d + nd : d] = true;
+    }
+    return 0;
+}
+
+/* pooling: PyTorch refuses a stride of 0, where the C options read 0 as
+ * "the kernel size"; and it has no dilation or return_indices here */
+static int check_pool(const OpObject *op, const argval *v)
+{
+    bool avg = op->row->fn == F(tg_avg_pool2d) || op->row->fn == F(tg_avg_pool1d) ||
+               op->row->fn == F(tg_avg_pool3d);
+    int nd = op->row->call == C_POOL ? 2 : op->row->call == C_POOL3 ? 3 : 1;
+    for (int i = 0; !v[2].none && i < nd; i++)
+        if (v[2].ints[i] == 0) {
+            PyErr_Format(PyExc_RuntimeError, "%s: stride should not be zero", op->row->name);
+            return -1;
+        }
+    if (!avg && (v[4].ints[0] != 1 || v[4].ints[1 % nd] != 1 || v[4].ints[nd - 1] != 1 ||
+                 v[6].f != 0)) {
+        PyErr_Format(PyExc_NotImplementedError, "%s: dilation != 1 and return_indices "
+                     "are not supported", op->row->name);
+        return -1;
+    }
+    if (avg && nd != 1 && !v[6].none) {
+        PyErr_Format(PyExc_NotImplementedError, "%s: divisor_override is not supported",
+                     op->row->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* batch_norm in training needs two values per channel; PyTorch checks it in
+ * Python (a ValueError), the C function with TG_ERR_ARG */
+static int check_batch_norm(const argval *v)
+{
+    const int64_t *s = tg_shape(v[0].t);
+    int nd = tg_ndim(v[0].t);
+    int64_t per_channel = nd > 0 ? s[0] : 0;
+    for (int i = 2; i < nd; i++)
+        per_channel *= s[i];
+    if (v[5].f == 0 || nd < 2 || per_channel != 1)
+        return 0;
+    PyErr_Format(PyExc_ValueError, "batch_norm: Expected more than 1 value per channel when "
+                 "training, got input of %d dims with 1 value per channel", nd);
+    return -1;
+}
+
+/* nll_loss / cross_entropy with class labels: PyTorch's TORCH_CHECK_VALUE */
+static int check_batch_sizes(const OpObject *op, const argval *v)
+{
+    tg_tensor *x = v[0].t, *y = v[1].t;
+    if (tg_ndim(x) < 2 || tg_ndim(y) < 1 || tg_dtype_is_float(tg_dtype_of(y)) ||
+        tg_shape(x)[0] < 0 || tg_shape(y)[0] < 0 || tg_shape(x)[0] == tg_shape(y)[0])
+        return 0;
+    PyErr_Format(PyExc_ValueError, "%s: Expected input batch_size (%lld) to match target "
+                 "batch_size (%lld).", op->row->name, (long long)tg_shape(x)[0],
+                 (long long)tg_shape(y)[0]);
+    return -1;
+}
+
 /* argument checks the C functions cannot make, with the GIL held (invoke
  * may run without it): -1 with an exception */
 int tgpy_op_validate(const OpObject *op, const argval *v)
 {
+    if (row_checks(op, v) < 0)
+        return -1;
     switch (op->row->call) {
     case C_POOL1:
     case C_POOL3:
-    case C_POOL: {
-        bool avg = op->row->fn == F(tg_avg_pool2d) || op->row->fn == F(tg_avg_pool1d) ||
-                   op->row->fn == F(tg_avg_pool3d);
-        int nd = op->row->call == C_POOL ? 2 : op->row->call == C_POOL3 ? 3 : 1;
-        if (!avg && (v[4].ints[0] != 1 || v[4].ints[1 % nd] != 1 || v[4].ints[nd - 1] != 1 ||
-                     v[6].f != 0)) {
-            PyErr_Format(PyExc_NotImplementedError, "%s: dilation != 1 and return_indices "
-                         "are not supported", op->row->name);
-            return -1;
-        }
-        if (avg && nd != 1 && !v[6].none) {
-            PyErr_Format(PyExc_NotImplementedError, "%s: divisor_override is not supported",
-                         op->row->name);
+    case C_POOL: return check_pool(op, v);
+    case C_TP: return check_permutation(op, v);
+    case C_TT:
+        return op->row->fn == F(tg_pow) ? tgpy_check_int_pow(v[0].t, v[1].t) : 0;
+    case C_TTT:
+        if (op->row->fn == F(tg_where) && tg_dtype_of(v[0].t) != TG_BOOL &&
+            tg_dtype_of(v[0].t) != TG_UINT8) {
+            PyErr_Format(PyExc_RuntimeError, "where: expected condition to be a bool tensor, "
+                         "got %s (compare it, e.g. x != 0)", tg_dtype_name(tg_dtype_of(v[0].t)));
             return -1;
         }
         return 0;
-    }
+    case C_ARG: /* PyTorch's TORCH_CHECK_INDEX */
+        if (v[1].none && tg_numel(v[0].t) == 0) {
+            PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim to be specified for "
+                         "input.numel() == 0", op->row->name);
+            return -1;
+        }
+        return 0;
+    case C_TIT: /* PyTorch's TORCH_CHECK_INDEX */
+        if (op->row->fn == F(tg_index_select) && tg_ndim(v[2].t) > 1) {
+            PyErr_Format(PyExc_IndexError, "index_select(): Index is supposed to be a vector, "
+                         "got %d dims", tg_ndim(v[2].t));
+            return -1;
+        }
+        return 0;
     case C_LN: {
         int nd = tg_ndim(v[0].t), n = v[1].n;
         bool ok = n >= 1 && n <= nd;
@@ -255,7 +401,10 @@ int tgpy_op_validate(const OpObject *op, const argval *v)
         }
         return 0;
     }
+    case C_BN: return check_batch_norm(v);
     case C_NLL:
+        if (check_batch_sizes(op, v) < 0)
+            return -1;
         if (v[3].t || v[5].t) {
             PyErr_Format(PyExc_NotImplementedError, "%s: size_average and reduce are "
                          "deprecated in PyTorch and not supported; use reduction=",
@@ -353,14 +502,8 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         }
         return ((fn_arg)f)(v[0].t, (int)v[1].f, v[2].f != 0);
     case C_TS: return ((fn_ts)f)(v[0].t, v[1].n, v[1].shape);
-    case C_TP: {
+    case C_TP: { /* checked by check_permutation */
         int perm[TG_MAX_DIMS];
-        if (v[1].n != tg_ndim(v[0].t)) {
-            tg_clear_error();
-            PyErr_Format(PyExc_RuntimeError, "permute: number of dims don't match in permute "
-                         "(%d given for a tensor of %d dims)", v[1].n, tg_ndim(v[0].t));
-            return NULL;
-        }
         for (int i = 0; i < v[1].n; i++)
             perm[i] = (int)v[1].shape[i];
         return ((fn_tp)f)(v[0].t, perm);

@@ -279,6 +279,8 @@ static PyObject *m_item(PyObject *o, PyObject *u)
 {
     (void)u;
     tg_tensor *t = TENSOR(o);
+    if (tgpy_concrete(t, "item()") < 0)
+        return NULL;
     if (tg_numel(t) != 1)
         return PyErr_Format(PyExc_ValueError, "a Tensor with %lld elements cannot be "
                             "converted to Scalar", (long long)tg_numel(t));
@@ -321,6 +323,8 @@ static PyObject *m_tolist(PyObject *o, PyObject *u)
 {
     (void)u;
     tg_tensor *t = TENSOR(o);
+    if (tgpy_concrete(t, "tolist()") < 0)
+        return NULL;
     int64_t n = tg_numel(t);
     void *flat = PyMem_Malloc((size_t)(n ? n : 1) * 8);
     if (!flat)
@@ -387,9 +391,17 @@ static PyObject *add_scaled(PyObject *o, PyObject *const *args, Py_ssize_t npos,
         a = args[npos];
     if (a && ((alpha = PyFloat_AsDouble(a)) == -1.0 && PyErr_Occurred()))
         return NULL;
+    tg_dtype dt = tg_dtype_of(TENSOR(o));
+    if (a && !tg_dtype_is_float(dt) && PyFloat_Check(a))
+        return PyErr_Format(PyExc_RuntimeError, "For integral input tensors, argument alpha "
+                            "must not be a floating point number.");
     tg_tensor *s = operand_for(o, args[0]);
     if (!s)
         return NULL;
+    if (tgpy_check_cast(tg_dtype_of(s), dt) < 0) {
+        tg_release(s);
+        return NULL;
+    }
     tg_status st = tg_add_(TENSOR(o), s, sign * alpha);
     tg_release(s);
     return done_inplace(o, st);

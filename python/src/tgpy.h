@@ -35,6 +35,18 @@ PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t);
  * Raises the Python exception PyTorch would raise for the last C error,
  * with the C message; returns NULL (or -1 through tgpy_fail_status). */
 PyObject *tgpy_raise(void);
+/* the same, with exc in place of the usual exception when the status is
+ * `from` (an op whose PyTorch counterpart checks with TORCH_CHECK where
+ * the C status is more specific) */
+PyObject *tgpy_raise_remapped(tg_status from, PyObject *exc);
+/* -1 with a ValueError naming `what` when t is symbolic (no value to read) */
+int tgpy_concrete(tg_tensor *t, const char *what);
+/* -1 with PyTorch's RuntimeError when an in-place result of dtype `result`
+ * cannot be written into a tensor of dtype dst (an int tensor += a float) */
+int tgpy_check_cast(tg_dtype result, tg_dtype dst);
+/* -1 with PyTorch's RuntimeError for an integer tensor to the power of one
+ * negative integer (PyTorch checks scalar exponents only) */
+int tgpy_check_int_pow(tg_tensor *base, tg_tensor *exponent);
 int tgpy_fail_status(tg_status s);
 
 /* ---- dtypes and generators ------------------------------------------------------- */

@@ -18,6 +18,9 @@ def _size(size):
 
 
 def _finish(t, requires_grad):
+    if not isinstance(requires_grad, bool):  # PyTorch's argument parser
+        raise TypeError(f"argument 'requires_grad' must be bool, not "
+                        f"{type(requires_grad).__name__}")
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -174,8 +177,16 @@ def randperm(n, *, generator=None, dtype=None):
 
 def bernoulli(input, p=None, *, generator=None):
     """bernoulli(probs): 1 where U(0,1) < probs"""
+    probs = input if p is None else p
+    if isinstance(probs, _C.Tensor) and not probs.is_symbolic and probs.numel():
+        low, high = probs.min().item(), probs.max().item()
+    else:
+        low = high = probs if not isinstance(probs, _C.Tensor) else 0.0
+    if not 0 <= low <= high <= 1:  # NaN too
+        raise RuntimeError(f"bernoulli: probabilities must be in [0, 1], got values in "
+                           f"[{low}, {high}]")
     u = _C._random("uniform", input.shape, _C.float64, 0.0, 1.0, generator)
-    return (u < (input if p is None else p)).to(input.dtype)
+    return (u < probs).to(input.dtype)
 
 
 def manual_seed(seed):

@@ -13,6 +13,15 @@ runs on. Names: 'cpu', 'cpu:N', '/rank:R/cpu:N', or device('cpu', N).
 from . import _C
 
 
+def check_eager_target(a, who):
+    """to('cuda') & co. on a tensor or module: eager tensors live in host
+    memory, so only 'cpu' names a place they can go (PyTorch's RuntimeError
+    for a device it does not know)"""
+    if isinstance(a, str) and a.split(':')[0] != 'cpu':
+        raise RuntimeError(f"{who}: unknown device '{a}' (tensorgraph runs on 'cpu'); for "
+                           "a dtype pass tensorgraph.float32 & co.")
+
+
 class device:
     __slots__ = ('type', 'index', 'rank', '_depth')
 

@@ -34,6 +34,9 @@ def _kind(e):
         a = np.asarray(e)
     except Exception:
         a = None
+    if a is not None and a.dtype.kind in 'USa':  # PyTorch tries to make a tensor of it
+        raise TypeError(f"a string cannot index a tensor (got {e!r}): use integers, slices, "
+                        "None, ..., or integer/bool tensors")
     if a is None or a.dtype == object:
         raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long "
                          f"or byte Variables are valid indices (got {type(e).__name__})")

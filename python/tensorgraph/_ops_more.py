@@ -233,7 +233,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
         inv = inv.reshape(a.shape)
     else:
-        vals, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=dim)
+        from ._ops_shape import _dim
+        vals, inv, cnt = np.unique(a, return_inverse=True, return_counts=True,
+                                   axis=_dim(dim, a.ndim))
         inv = inv.reshape(-1)
     out = [tensor(vals, dtype=input.dtype)]
     if return_inverse:

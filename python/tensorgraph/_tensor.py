@@ -6,6 +6,7 @@ import builtins
 import numpy as np
 
 from . import _C, _ops
+from ._device import check_eager_target
 from ._creation import _TG_TO_NP, zeros, ones, full, tensor
 
 Tensor = _C.Tensor
@@ -73,9 +74,8 @@ def to(self, *args, dtype=None, **kwargs):
             dtype = a
         elif isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, str) and a.split(':')[0] != 'cpu':
-            raise RuntimeError(f"to(): unknown device '{a}' (tensorgraph runs on 'cpu'); for "
-                               "a dtype pass tensorgraph.float32 & co.")
+        else:
+            check_eager_target(a, 'to()')
     if dtype is None or dtype == self.dtype:
         return self
     return _C._cast(self, dtype)
@@ -136,9 +136,16 @@ def expand_as(self, other):
     return self.expand(other.shape)
 
 
+def _bool_mask(mask):
+    if isinstance(mask, Tensor) and mask.dtype not in (_C.bool, _C.uint8):
+        raise RuntimeError(f"masked_fill: expected a bool mask, got {mask.dtype} (compare it, "
+                           "e.g. mask != 0)")
+    return mask
+
+
 @method
 def masked_fill(self, mask, value):
-    return _C.where(mask, value, self)
+    return _C.where(_bool_mask(mask), value, self)
 
 
 @method
@@ -256,7 +263,7 @@ for _n in ('neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh', 's
 
 @method
 def masked_fill_(self, mask, value):
-    return _update(self, lambda s, m, v: _C.where(m, v, s), (mask, value), {})
+    return _update(self, lambda s, m, v: _C.where(m, v, s), (_bool_mask(mask), value), {})
 
 
 class Node:

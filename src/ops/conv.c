@@ -77,11 +77,13 @@ static tg_status make_geom(const char *op, const conv_params *p, const int64_t *
         .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
         .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1], .groups = G};
     int64_t span_h = -1, span_w = -1;
-    if (g->kh >= 1 && g->kw >= 1 &&
-        (!tg__size_window_span(op, g->h, g->ph, g->ph, g->kh, g->dh, &span_h) ||
-         !tg__size_window_span(op, g->w, g->pw, g->pw, g->kw, g->dw, &span_w)))
+    if (g->kh < 1 || g->kw < 1) /* an empty weight (nn.Conv2d(c, o, 0)) */
+        return tg__error(TG_ERR_SHAPE, "%s: kernel size %lldx%lld must be greater than zero "
+                         "(weight %s)", op, (long long)g->kh, (long long)g->kw, sw);
+    if (!tg__size_window_span(op, g->h, g->ph, g->ph, g->kh, g->dh, &span_h) ||
+        !tg__size_window_span(op, g->w, g->pw, g->pw, g->kw, g->dw, &span_w))
         return tg_last_status();
-    if (span_h < 0 || span_w < 0 || g->kh < 1 || g->kw < 1)
+    if (span_h < 0 || span_w < 0)
         return tg__error(TG_ERR_SHAPE, "%s: kernel %lldx%lld (dilation %lldx%lld) "
                          "is larger than the padded input %lldx%lld (input %s, "
                          "padding %lldx%lld)", op, (long long)g->kh, (long long)g->kw,

@@ -119,7 +119,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def one_hot(tensor, num_classes=-1):
-    if num_classes < 0:
+    if num_classes == -1:  # PyTorch's "one more than the largest class"
         num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
     return _C._one_hot(tensor, num_classes)
 

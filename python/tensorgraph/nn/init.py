@@ -1,8 +1,18 @@
 """nn.init: in-place initialisers drawn from the default generator (or one
 given), with PyTorch's formulas."""
 import math
+import warnings
 
 from .._grad_mode import no_grad
+
+
+def _no_elements(t):
+    """PyTorch's kaiming initialisers leave a tensor without elements alone (its
+    fans can be 0: nn.Conv2d(1, 1, 0) is made, and refused when called)"""
+    if t.numel() == 0:
+        warnings.warn("Initializing zero-element tensors is a no-op")
+        return True
+    return False
 
 
 def _fans(t):
@@ -52,12 +62,16 @@ def ones_(t):
 
 
 def kaiming_uniform_(t, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None):
+    if _no_elements(t):
+        return t
     fan = _fans(t)[0 if mode == 'fan_in' else 1]
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
     return uniform_(t, -bound, bound, generator)
 
 
 def kaiming_normal_(t, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None):
+    if _no_elements(t):
+        return t
     fan = _fans(t)[0 if mode == 'fan_in' else 1]
     return normal_(t, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
 

@@ -26,8 +26,9 @@ class Linear(Module):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(zeros(out_features, in_features, dtype=dtype))
-        self.bias = Parameter(zeros(out_features, dtype=dtype)) if bias else None
-        if not bias:
+        if bias:
+            self.bias = Parameter(zeros(out_features, dtype=dtype))
+        else:
             self.register_parameter('bias', None)
         self.reset_parameters()
 

@@ -1,8 +1,10 @@
 """nn.Module: parameters, buffers and children registered by attribute
 assignment, PyTorch's naming (state_dict keys), modes and bulk updates."""
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 from .. import _C
+from .._device import check_eager_target
 from .._grad_mode import no_grad
 from .parameter import Parameter
 
@@ -93,15 +95,26 @@ class Module:
                 return
         object.__delattr__(self, name)
 
+    def _check_name(self, kind, name, table):
+        """PyTorch's checks of a new parameter's, buffer's or module's name"""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if '.' in name:
+            raise KeyError(f"{kind} name can't contain \".\", got: {name}")
+        if not name:
+            raise KeyError(f"{kind} name can't be empty string \"\"")
+        if hasattr(self, name) and name not in table:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name, param):
+        self._check_name('parameter', name, self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (nn.Parameter or None required)")
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
-        if '.' in name or not name:
-            raise KeyError(f"buffer name can't contain \".\" or be empty, got: {name!r}")
+        self._check_name('buffer', name, self._buffers)
         if tensor is not None and not isinstance(tensor, _C.Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (Tensor or None required)")
@@ -111,8 +124,7 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name, module):
-        if not isinstance(name, str):
-            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        self._check_name('module', name, self._modules)
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._modules[name] = module
@@ -186,6 +198,8 @@ class Module:
         return out
 
     def load_state_dict(self, state_dict, strict=True):
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -253,6 +267,7 @@ class Module:
         for a in args:
             if isinstance(a, _C.dtype):
                 dtype = a
+            check_eager_target(a, f'{type(self).__name__}.to()')
         return self._cast(dtype) if dtype is not None else self
 
     def float(self):

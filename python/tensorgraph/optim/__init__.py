@@ -41,9 +41,30 @@ class Optimizer:
         """the object that updates the group: a C optimizer"""
         return _C.Optimizer(self._kind, group['params'], self._options(group))
 
+    # PyTorch's constructor checks (ValueError, raised in its Python layer):
+    # (option, what its message calls it, the valid range as (low, high, high
+    # included)). The C optimizers check the same ranges again, for C callers.
+    _ranges = (('lr', 'learning rate', (0, None, True)),)
+
     def _validate(self, group):
-        if group['lr'] < 0:
-            raise ValueError(f"Invalid learning rate: {group['lr']}")
+        for key, what, (low, high, closed) in self._ranges:
+            values = group[key] if key == 'betas' else (group[key],)
+            for i, v in enumerate(values):
+                if v < low or (high is not None and (v > high if closed else v >= high)):
+                    name = f"beta parameter at index {i}" if key == 'betas' else what
+                    raise ValueError(f"Invalid {name}: {v}")
+        if group.get('nesterov') and (group['momentum'] <= 0 or group['dampening'] != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        seen = {id(p) for g in self.param_groups for p in g['params']}
+        for p in group['params']:
+            if not isinstance(p, _C.Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params "
+                                f"is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+            if id(p) in seen:
+                raise ValueError("some parameters appear in more than one parameter group")
+            seen.add(id(p))
 
     def _options(self, group):
         return {k: v for k, v in group.items() if k != 'params'}
@@ -131,6 +152,9 @@ class _C_enable_grad:
 
 class SGD(Optimizer):
     _kind = 'sgd'
+    _ranges = (('lr', 'learning rate', (0, None, True)),
+               ('momentum', 'momentum value', (0, None, True)),
+               ('weight_decay', 'weight_decay value', (0, None, True)))
     _defaults = dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                      maximize=False)
 
@@ -142,6 +166,10 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     _kind = 'adam'
+    _ranges = (('lr', 'learning rate', (0, None, True)),
+               ('eps', 'epsilon value', (0, None, True)),
+               ('betas', 'beta parameter', (0, 1, False)),
+               ('weight_decay', 'weight_decay value', (0, None, True)))
     _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
                      maximize=False)
 
@@ -162,6 +190,10 @@ class AdamW(Adam):
 
 class Adadelta(Optimizer):
     _kind = 'adadelta'
+    _ranges = (('lr', 'learning rate', (0, None, True)),
+               ('rho', 'rho value', (0, 1, True)),
+               ('eps', 'epsilon value', (0, None, True)),
+               ('weight_decay', 'weight_decay value', (0, None, True)))
     _defaults = dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False)
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, maximize=False):
@@ -171,6 +203,11 @@ class Adadelta(Optimizer):
 
 class RMSprop(Optimizer):
     _kind = 'rmsprop'
+    _ranges = (('lr', 'learning rate', (0, None, True)),
+               ('eps', 'epsilon value', (0, None, True)),
+               ('momentum', 'momentum value', (0, None, True)),
+               ('weight_decay', 'weight_decay value', (0, None, True)),
+               ('alpha', 'alpha value', (0, None, True)))
     _defaults = dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
                      centered=False, maximize=False)
 

@@ -31,11 +31,7 @@ def _fma(a, b, c):
 
 class _GroupState:
     def __init__(self, params, opts):
-        self.params = list(params)
-        for p in self.params:
-            if not isinstance(p, _C.Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params "
-                                f"is {type(p).__name__}")
+        self.params = list(params)  # checked by Optimizer._validate
         self.opts = dict(opts)
         v = float(self.opts['initial_accumulator_value'])
         self.sums = [full(tuple(p.shape), v, dtype=p.dtype) for p in self.params]

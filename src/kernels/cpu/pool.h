@@ -31,20 +31,11 @@ bool tg__pool2d(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
                 const void *a, void *b, int64_t *idx, int64_t planes,
                 int64_t a_n, int64_t b_n);
 
-/* 2 x 2, stride 2 max pooling (pool_2x2.c) of one output row: n outputs
- * from input rows r0, r1 (row length W), b0 the index of r0[0] in the
- * plane; of `planes` planes back to back (H x W each, OH x OW outputs,
- * 2 OH <= H, 2 OW <= W); and their gradients: of a row into the rows d0,
- * d1 (2 n elements each, all written), false (rows unspecified) when an
- * index is not in its window or the row is shorter than a vector (8); of
- * planes of 2 OH x 2 OW (dx all written), false (dx unspecified) when an
- * index is not in its window or OW < 8 */
+/* 2 x 2, stride 2 max pooling (pool_2x2.c) of `planes` planes back to back
+ * (H x W each, OH x OW outputs, 2 OH <= H, 2 OW <= W); and its gradient,
+ * of planes of 2 OH x 2 OW (dx all written), false (dx unspecified) when
+ * an index is not in its window or OW < 8 */
 #define TG__POOL2X2_DECL(T, SUF)                                               \
-    void tg__maxpool2x2_row_##SUF(const T *r0, const T *r1, int64_t W,         \
-                                  int64_t b0, int64_t n, T *y, int64_t *idx);  \
-    bool tg__maxpool2x2_grad_row_##SUF(const T *dy, const int64_t *idx,        \
-                                       int64_t W, int64_t b0, int64_t n, T *d0, \
-                                       T *d1);                                  \
     void tg__maxpool2x2_planes_##SUF(const T *x, int64_t planes, int64_t H,      \
                                      int64_t W, int64_t OH, int64_t OW, T *y,   \
                                      int64_t *idx);                             \

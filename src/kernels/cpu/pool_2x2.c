@@ -11,12 +11,6 @@
     TG_ISA_PROTOS(bool, tg__maxpool2x2_grad_planes_##SUF,                            \
                   (const T *dy, const int64_t *idx, int64_t planes, int64_t OH,      \
                    int64_t OW, T *dx))                                               \
-    TG_ISA_PROTOS(void, tg__maxpool2x2_row_##SUF,                                    \
-                  (const T *r0, const T *r1, int64_t W, int64_t b0, int64_t n, T *y, \
-                   int64_t *idx))                                                    \
-    TG_ISA_PROTOS(bool, tg__maxpool2x2_grad_row_##SUF,                               \
-                  (const T *dy, const int64_t *idx, int64_t W, int64_t b0, int64_t n, \
-                   T *d0, T *d1))                                                    \
     void tg__maxpool2x2_planes_##SUF(const T *x, int64_t planes, int64_t H, int64_t W, \
                                      int64_t OH, int64_t OW, T *y, int64_t *idx)    \
     {                                                                                \
@@ -27,16 +21,6 @@
                                           T *dx)                                     \
     {                                                                                \
         return TG_ISA_CALL(tg__maxpool2x2_grad_planes_##SUF, (dy, idx, planes, OH, OW, dx)); \
-    }                                                                                \
-    void tg__maxpool2x2_row_##SUF(const T *r0, const T *r1, int64_t W, int64_t b0,   \
-                                  int64_t n, T *y, int64_t *idx)                     \
-    {                                                                                \
-        TG_ISA_CALL(tg__maxpool2x2_row_##SUF, (r0, r1, W, b0, n, y, idx));           \
-    }                                                                                \
-    bool tg__maxpool2x2_grad_row_##SUF(const T *dy, const int64_t *idx, int64_t W,   \
-                                       int64_t b0, int64_t n, T *d0, T *d1)          \
-    {                                                                                \
-        return TG_ISA_CALL(tg__maxpool2x2_grad_row_##SUF, (dy, idx, W, b0, n, d0, d1)); \
     }
 POOL2X2_DISPATCH(float, f32)
 POOL2X2_DISPATCH(double, f64)

@@ -45,50 +45,6 @@ typedef __m128i x86_vi;
 #define X86_EQI _mm_cmpeq_epi32
 #define X86_GT(a, b) _mm_cmpgt_ps(a, b)
 #define X86_NAN(a) _mm_cmpunord_ps(a, a)
-#if defined(__AVX512F__)
-/* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
- * offsets 0..3 as 16 bytes at off */
-static inline void x512_win_f32(const float *r0, const float *r1, float *y, uint8_t *off)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                           28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 a0 = _mm512_loadu_ps(r0), a1 = _mm512_loadu_ps(r0 + 16);
-    __m512 c0 = _mm512_loadu_ps(r1), c1 = _mm512_loadu_ps(r1 + 16);
-    __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
-    __m512 u = _mm512_permutex2var_ps(c0, even, c1), v = _mm512_permutex2var_ps(c0, odd, c1);
-    __mmask16 t = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ) | _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-    __m512 m = _mm512_mask_mov_ps(p, t, q);
-    __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(1));
-    t = _mm512_cmp_ps_mask(u, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, u);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(2));
-    t = _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, v);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(3));
-    _mm512_storeu_ps(y, m);
-    _mm_storeu_si128((__m128i *)off, _mm512_cvtepi32_epi8(k));
-}
-
-/* the gradient of 16 windows with offsets 0..3 at off into the rows d0,
- * d1 (32 floats each) */
-static inline void x512_scatter_f32(const float *dy, const uint8_t *off, float *d0, float *d1)
-{
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    __m512i k = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)off));
-    __m512 g = _mm512_loadu_ps(dy);
-    __m512 p = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(0)), g);
-    __m512 q = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(1)), g);
-    __m512 u = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(2)), g);
-    __m512 v = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(3)), g);
-    _mm512_storeu_ps(d0, _mm512_permutex2var_ps(p, lo, q));
-    _mm512_storeu_ps(d0 + 16, _mm512_permutex2var_ps(p, hi, q));
-    _mm512_storeu_ps(d1, _mm512_permutex2var_ps(u, lo, v));
-    _mm512_storeu_ps(d1 + 16, _mm512_permutex2var_ps(u, hi, v));
-}
-#endif
-
 #endif
 
 /* the maxima of X86_LN windows whose rows start at r0 and r1 (2 X86_LN
@@ -105,50 +61,6 @@ static inline x86_vi x86_max_f32(const float *r0, const float *r1, float *y)
 #else
     x86_vf p = _mm_shuffle_ps(a0, a1, 0x88), q = _mm_shuffle_ps(a0, a1, 0xdd);
     x86_vf u = _mm_shuffle_ps(c0, c1, 0x88), v = _mm_shuffle_ps(c0, c1, 0xdd);
-#if defined(__AVX512F__)
-/* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
- * offsets 0..3 as 16 bytes at off */
-static inline void x512_win_f32(const float *r0, const float *r1, float *y, uint8_t *off)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                           28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 a0 = _mm512_loadu_ps(r0), a1 = _mm512_loadu_ps(r0 + 16);
-    __m512 c0 = _mm512_loadu_ps(r1), c1 = _mm512_loadu_ps(r1 + 16);
-    __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
-    __m512 u = _mm512_permutex2var_ps(c0, even, c1), v = _mm512_permutex2var_ps(c0, odd, c1);
-    __mmask16 t = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ) | _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-    __m512 m = _mm512_mask_mov_ps(p, t, q);
-    __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(1));
-    t = _mm512_cmp_ps_mask(u, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, u);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(2));
-    t = _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, v);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(3));
-    _mm512_storeu_ps(y, m);
-    _mm_storeu_si128((__m128i *)off, _mm512_cvtepi32_epi8(k));
-}
-
-/* the gradient of 16 windows with offsets 0..3 at off into the rows d0,
- * d1 (32 floats each) */
-static inline void x512_scatter_f32(const float *dy, const uint8_t *off, float *d0, float *d1)
-{
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    __m512i k = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)off));
-    __m512 g = _mm512_loadu_ps(dy);
-    __m512 p = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(0)), g);
-    __m512 q = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(1)), g);
-    __m512 u = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(2)), g);
-    __m512 v = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(3)), g);
-    _mm512_storeu_ps(d0, _mm512_permutex2var_ps(p, lo, q));
-    _mm512_storeu_ps(d0 + 16, _mm512_permutex2var_ps(p, hi, q));
-    _mm512_storeu_ps(d1, _mm512_permutex2var_ps(u, lo, v));
-    _mm512_storeu_ps(d1 + 16, _mm512_permutex2var_ps(u, hi, v));
-}
-#endif
-
 #endif
     x86_vf t = X86_OR(X86_GT(q, p), X86_NAN(q));
     x86_vf m = X86_BLEND(p, q, t);
@@ -166,50 +78,6 @@ static inline void x512_scatter_f32(const float *dy, const uint8_t *off, float *
 #else
     X86_STOREF(y, m);
     return X86_CASTI(k);
-#if defined(__AVX512F__)
-/* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
- * offsets 0..3 as 16 bytes at off */
-static inline void x512_win_f32(const float *r0, const float *r1, float *y, uint8_t *off)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                           28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 a0 = _mm512_loadu_ps(r0), a1 = _mm512_loadu_ps(r0 + 16);
-    __m512 c0 = _mm512_loadu_ps(r1), c1 = _mm512_loadu_ps(r1 + 16);
-    __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
-    __m512 u = _mm512_permutex2var_ps(c0, even, c1), v = _mm512_permutex2var_ps(c0, odd, c1);
-    __mmask16 t = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ) | _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-    __m512 m = _mm512_mask_mov_ps(p, t, q);
-    __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(1));
-    t = _mm512_cmp_ps_mask(u, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, u);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(2));
-    t = _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, v);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(3));
-    _mm512_storeu_ps(y, m);
-    _mm_storeu_si128((__m128i *)off, _mm512_cvtepi32_epi8(k));
-}
-
-/* the gradient of 16 windows with offsets 0..3 at off into the rows d0,
- * d1 (32 floats each) */
-static inline void x512_scatter_f32(const float *dy, const uint8_t *off, float *d0, float *d1)
-{
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    __m512i k = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)off));
-    __m512 g = _mm512_loadu_ps(dy);
-    __m512 p = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(0)), g);
-    __m512 q = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(1)), g);
-    __m512 u = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(2)), g);
-    __m512 v = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(3)), g);
-    _mm512_storeu_ps(d0, _mm512_permutex2var_ps(p, lo, q));
-    _mm512_storeu_ps(d0 + 16, _mm512_permutex2var_ps(p, hi, q));
-    _mm512_storeu_ps(d1, _mm512_permutex2var_ps(u, lo, v));
-    _mm512_storeu_ps(d1 + 16, _mm512_permutex2var_ps(u, hi, v));
-}
-#endif
-
 #endif
 }
 
@@ -223,50 +91,6 @@ static inline void x86_store_bytes(x86_vi k, uint8_t *off)
     __m128i w = _mm_packs_epi32(k, k);
     int32_t b = _mm_cvtsi128_si32(_mm_packus_epi16(w, w));
     memcpy(off, &b, 4);
-#if defined(__AVX512F__)
-/* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
- * offsets 0..3 as 16 bytes at off */
-static inline void x512_win_f32(const float *r0, const float *r1, float *y, uint8_t *off)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                           28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 a0 = _mm512_loadu_ps(r0), a1 = _mm512_loadu_ps(r0 + 16);
-    __m512 c0 = _mm512_loadu_ps(r1), c1 = _mm512_loadu_ps(r1 + 16);
-    __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
-    __m512 u = _mm512_permutex2var_ps(c0, even, c1), v = _mm512_permutex2var_ps(c0, odd, c1);
-    __mmask16 t = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ) | _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-    __m512 m = _mm512_mask_mov_ps(p, t, q);
-    __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(1));
-    t = _mm512_cmp_ps_mask(u, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, u);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(2));
-    t = _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, v);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(3));
-    _mm512_storeu_ps(y, m);
-    _mm_storeu_si128((__m128i *)off, _mm512_cvtepi32_epi8(k));
-}
-
-/* the gradient of 16 windows with offsets 0..3 at off into the rows d0,
- * d1 (32 floats each) */
-static inline void x512_scatter_f32(const float *dy, const uint8_t *off, float *d0, float *d1)
-{
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    __m512i k = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)off));
-    __m512 g = _mm512_loadu_ps(dy);
-    __m512 p = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(0)), g);
-    __m512 q = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(1)), g);
-    __m512 u = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(2)), g);
-    __m512 v = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(3)), g);
-    _mm512_storeu_ps(d0, _mm512_permutex2var_ps(p, lo, q));
-    _mm512_storeu_ps(d0 + 16, _mm512_permutex2var_ps(p, hi, q));
-    _mm512_storeu_ps(d1, _mm512_permutex2var_ps(u, lo, v));
-    _mm512_storeu_ps(d1 + 16, _mm512_permutex2var_ps(u, hi, v));
-}
-#endif
-
 #endif
 }
 
@@ -279,50 +103,6 @@ static inline x86_vi x86_load_bytes(const uint8_t *off)
     int32_t b;
     memcpy(&b, off, 4);
     return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(b));
-#if defined(__AVX512F__)
-/* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
- * offsets 0..3 as 16 bytes at off */
-static inline void x512_win_f32(const float *r0, const float *r1, float *y, uint8_t *off)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                           28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 a0 = _mm512_loadu_ps(r0), a1 = _mm512_loadu_ps(r0 + 16);
-    __m512 c0 = _mm512_loadu_ps(r1), c1 = _mm512_loadu_ps(r1 + 16);
-    __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
-    __m512 u = _mm512_permutex2var_ps(c0, even, c1), v = _mm512_permutex2var_ps(c0, odd, c1);
-    __mmask16 t = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ) | _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-    __m512 m = _mm512_mask_mov_ps(p, t, q);
-    __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(1));
-    t = _mm512_cmp_ps_mask(u, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, u);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(2));
-    t = _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, v);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(3));
-    _mm512_storeu_ps(y, m);
-    _mm_storeu_si128((__m128i *)off, _mm512_cvtepi32_epi8(k));
-}
-
-/* the gradient of 16 windows with offsets 0..3 at off into the rows d0,
- * d1 (32 floats each) */
-static inline void x512_scatter_f32(const float *dy, const uint8_t *off, float *d0, float *d1)
-{
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    __m512i k = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)off));
-    __m512 g = _mm512_loadu_ps(dy);
-    __m512 p = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(0)), g);
-    __m512 q = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(1)), g);
-    __m512 u = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(2)), g);
-    __m512 v = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(3)), g);
-    _mm512_storeu_ps(d0, _mm512_permutex2var_ps(p, lo, q));
-    _mm512_storeu_ps(d0 + 16, _mm512_permutex2var_ps(p, hi, q));
-    _mm512_storeu_ps(d1, _mm512_permutex2var_ps(u, lo, v));
-    _mm512_storeu_ps(d1 + 16, _mm512_permutex2var_ps(u, hi, v));
-}
-#endif
-
 #endif
 }
 
@@ -350,50 +130,81 @@ static inline void x86_scatter_f32(const float *dy, x86_vi k, float *d0, float *
     _mm_storeu_ps(d0 + 4, _mm_unpackhi_ps(p, q));
     _mm_storeu_ps(d1, _mm_unpacklo_ps(u, v));
     _mm_storeu_ps(d1 + 4, _mm_unpackhi_ps(u, v));
-#if defined(__AVX512F__)
-/* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
- * offsets 0..3 as 16 bytes at off */
-static inline void x512_win_f32(const float *r0, const float *r1, float *y, uint8_t *off)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                           28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 a0 = _mm512_loadu_ps(r0), a1 = _mm512_loadu_ps(r0 + 16);
-    __m512 c0 = _mm512_loadu_ps(r1), c1 = _mm512_loadu_ps(r1 + 16);
-    __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
-    __m512 u = _mm512_permutex2var_ps(c0, even, c1), v = _mm512_permutex2var_ps(c0, odd, c1);
-    __mmask16 t = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ) | _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
-    __m512 m = _mm512_mask_mov_ps(p, t, q);
-    __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(1));
-    t = _mm512_cmp_ps_mask(u, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, u);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(2));
-    t = _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, v);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(3));
-    _mm512_storeu_ps(y, m);
-    _mm_storeu_si128((__m128i *)off, _mm512_cvtepi32_epi8(k));
-}
-
-/* the gradient of 16 windows with offsets 0..3 at off into the rows d0,
- * d1 (32 floats each) */
-static inline void x512_scatter_f32(const float *dy, const uint8_t *off, float *d0, float *d1)
-{
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-    __m512i k = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)off));
-    __m512 g = _mm512_loadu_ps(dy);
-    __m512 p = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(0)), g);
-    __m512 q = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(1)), g);
-    __m512 u = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(2)), g);
-    __m512 v = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(3)), g);
-    _mm512_storeu_ps(d0, _mm512_permutex2var_ps(p, lo, q));
-    _mm512_storeu_ps(d0 + 16, _mm512_permutex2var_ps(p, hi, q));
-    _mm512_storeu_ps(d1, _mm512_permutex2var_ps(u, lo, v));
-    _mm512_storeu_ps(d1 + 16, _mm512_permutex2var_ps(u, hi, v));
-}
 #endif
+}
 
+/* plane positions of X86_LN windows' maxima from their offsets k (0..3):
+ * b + 2 i + (k & 1) + (k > 1 ? W : 0), as int64 at idx (b: window 0's
+ * top-left element) */
+static inline void x86_store_idx(x86_vi k, int64_t b, int64_t W, int64_t *idx)
+{
+#if defined(__AVX2__)
+    __m256i col = _mm256_add_epi32(_mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14),
+                                   _mm256_and_si256(k, _mm256_set1_epi32(1)));
+    __m256i row = _mm256_cmpgt_epi32(k, _mm256_set1_epi32(1));
+    __m256i bb = _mm256_set1_epi64x(b), ww = _mm256_set1_epi64x(W);
+    for (int h = 0; h < 2; h++) {
+        __m128i c = h ? _mm256_extracti128_si256(col, 1) : _mm256_castsi256_si128(col);
+        __m128i r = h ? _mm256_extracti128_si256(row, 1) : _mm256_castsi256_si128(row);
+        __m256i v = _mm256_add_epi64(bb, _mm256_cvtepi32_epi64(c));
+        v = _mm256_add_epi64(v, _mm256_and_si256(_mm256_cvtepi32_epi64(r), ww));
+        _mm256_storeu_si256((__m256i *)(idx + 4 * h), v);
+    }
+#else
+    __m128i col = _mm_add_epi32(_mm_setr_epi32(0, 2, 4, 6), _mm_and_si128(k, _mm_set1_epi32(1)));
+    __m128i row = _mm_cmpgt_epi32(k, _mm_set1_epi32(1));
+    __m128i bb = _mm_set1_epi64x(b), ww = _mm_set1_epi64x(W);
+    for (int h = 0; h < 2; h++) {
+        __m128i c = h ? _mm_srli_si128(col, 8) : col, r = h ? _mm_srli_si128(row, 8) : row;
+        __m128i v = _mm_add_epi64(bb, _mm_cvtepi32_epi64(c));
+        v = _mm_add_epi64(v, _mm_and_si128(_mm_cvtepi32_epi64(r), ww));
+        _mm_storeu_si128((__m128i *)(idx + 2 * h), v);
+    }
+#endif
+}
+
+/* the offsets 0..3 in their windows of X86_LN plane positions at idx
+ * (window i's elements are b + 2 i + {0, 1, W, W + 1}) into *k; false when
+ * one lies outside its window */
+static inline bool x86_idx_to_k(const int64_t *idx, int64_t b, int64_t W, x86_vi *k)
+{
+#if defined(__AVX2__)
+    const __m256i one = _mm256_set1_epi64x(1), ww = _mm256_set1_epi64x(W);
+    const __m256i ww1 = _mm256_set1_epi64x(W + 1);
+    const __m256i low = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6); /* int64 lanes' low halves */
+    __m128i half[2];
+    int ok = -1;
+    for (int h = 0; h < 2; h++) {
+        __m256i base = _mm256_add_epi64(_mm256_set1_epi64x(b + 8 * h),
+                                        _mm256_setr_epi64x(0, 2, 4, 6));
+        __m256i o = _mm256_sub_epi64(_mm256_loadu_si256((const __m256i *)(idx + 4 * h)), base);
+        __m256i e0 = _mm256_cmpeq_epi64(o, _mm256_setzero_si256());
+        __m256i e1 = _mm256_cmpeq_epi64(o, one), e2 = _mm256_cmpeq_epi64(o, ww);
+        __m256i e3 = _mm256_cmpeq_epi64(o, ww1);
+        ok &= _mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(e0, e1), _mm256_or_si256(e2, e3)));
+        /* e3 is e1 and e2 together: 3 = 1 | 2 */
+        __m256i kk = _mm256_or_si256(_mm256_and_si256(_mm256_or_si256(e1, e3), one),
+                                     _mm256_and_si256(_mm256_or_si256(e2, e3), _mm256_set1_epi64x(2)));
+        half[h] = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(kk, low));
+    }
+    *k = _mm256_set_m128i(half[1], half[0]);
+    return ok == -1;
+#else
+    const __m128i one = _mm_set1_epi64x(1), ww = _mm_set1_epi64x(W), ww1 = _mm_set1_epi64x(W + 1);
+    __m128i half[2];
+    int ok = 0xffff;
+    for (int h = 0; h < 2; h++) {
+        __m128i base = _mm_add_epi64(_mm_set1_epi64x(b + 4 * h), _mm_setr_epi32(0, 0, 2, 0));
+        __m128i o = _mm_sub_epi64(_mm_loadu_si128((const __m128i *)(idx + 2 * h)), base);
+        __m128i e0 = _mm_cmpeq_epi64(o, _mm_setzero_si128()), e1 = _mm_cmpeq_epi64(o, one);
+        __m128i e2 = _mm_cmpeq_epi64(o, ww), e3 = _mm_cmpeq_epi64(o, ww1);
+        ok &= _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(e0, e1), _mm_or_si128(e2, e3)));
+        half[h] = _mm_or_si128(_mm_and_si128(_mm_or_si128(e1, e3), one),
+                               _mm_and_si128(_mm_or_si128(e2, e3), _mm_set1_epi64x(2)));
+    }
+    /* the int64 lanes' low halves, in order */
+    *k = _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(half[0]), _mm_castsi128_ps(half[1]), 0x88));
+    return ok == 0xffff;
 #endif
 }
 

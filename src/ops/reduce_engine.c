@@ -180,6 +180,9 @@ static void run_rows(const job *J, int64_t ob, int64_t oe, int64_t rb,
         n_ro = 1;
         n_ri = re - rb;
     }
+    /* the reduced elements of an output (in one pass over [rb, re) or per
+     * outer index) are one run of the innermost reduced dim */
+    bool rows_at_once = J->F->inner_rows && !J->prm && P->nr - nro == 1;
     int64_t kidx[TG_MAX_DIMS], kpos = 0, rem = ob;
     for (int i = P->nk - 1; i >= 0; i--) {
         kidx[i] = rem % P->ks[i];
@@ -203,6 +206,13 @@ static void run_rows(const job *J, int64_t ob, int64_t oe, int64_t rb,
         walk_init(&wo, P, 0, nro ? nro : 1, 0);
         for (int64_t ro = 0; ro < n_ro; ro++) {
             int64_t base = nro ? wo.off : 0, r0 = nro ? ro * n_ri : rb;
+            if (rows_at_once) { /* each output's elements one run: all at once */
+                J->F->inner_rows(acc, P->xb + base + (nro ? 0 : rb * stride), koff, nb, n_ri,
+                                 stride);
+                if (nro)
+                    walk_step(&wo, 1);
+                continue;
+            }
             for (int64_t j = 0; j < nb; j++) {
                 double prm = J->prm ? J->prm[o0 + j] : 0.0;
                 walk w;

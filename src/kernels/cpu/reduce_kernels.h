@@ -55,6 +55,11 @@ typedef struct tg_red_fns {
     void (*finish)(const void *acc, char *out, tg_dtype odt, int64_t n,
                    int64_t os, const double *prm, int64_t ps,
                    const tg_fin_args *f);
+    /* optional (NULL: inner row by row): acc[j] += m rows of n elements at
+     * base + offs[j], s bytes apart, each as inner would add it; for kinds
+     * without a parameter */
+    void (*inner_rows)(void *acc, const char *base, const int64_t *offs,
+                       int64_t m, int64_t n, int64_t s);
 } tg_red_fns;
 /* NULL when the kind does not support the dtype */
 const tg_red_fns *tg__red_fns(tg_red_kind kind, tg_dtype dt);

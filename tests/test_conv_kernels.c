@@ -2,9 +2,10 @@
  * input gradient and weight gradient against plain reference loops, over
  * a grid of batch sizes (partial lane blocks), channels, planes, kernel
  * sizes, strides, paddings, dilations and groups, float32 and float64, by
- * every path (GEMM, batch lanes, plane vectors, the cost-based choice)
- * for every instruction set this CPU has. LeNet's two layers are in the
- * grid. */
+ * every path (GEMM, batch lanes, plane vectors, the cost-based choice,
+ * which is where the pointwise and depthwise paths of conv_pw.c and
+ * conv_dw.c run) for every instruction set this CPU has. LeNet's two
+ * layers are in the grid. */
 #include "harness.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_direct.h"
@@ -27,6 +28,14 @@ static const shape grid[] = {
     {4, 2, 9, 7, 3, 3, 2, 2, 0, 2, 1},     {33, 2, 5, 19, 20, 1, 1, 1, 0, 1, 1},
     {2, 8, 6, 6, 8, 3, 3, 1, 1, 1, 8},     {20, 5, 4, 4, 17, 4, 4, 1, 3, 1, 1},
     {3, 2, 20, 37, 3, 5, 3, 1, 2, 1, 1},
+    /* depthwise (conv_dw.c in the auto mode): batch 1, strides 1 and 2,
+     * 5x5, dilation, rows of several vectors at every width, odd tails */
+    {1, 8, 13, 13, 8, 3, 3, 1, 1, 1, 8},   {3, 5, 17, 19, 5, 3, 3, 2, 1, 1, 5},
+    {2, 6, 9, 41, 6, 5, 5, 2, 2, 1, 6},    {2, 4, 6, 70, 4, 3, 3, 1, 1, 1, 4},
+    {2, 3, 7, 9, 3, 3, 3, 1, 2, 2, 3},     {1, 16, 7, 7, 16, 3, 3, 1, 1, 1, 16},
+    {2, 3, 9, 9, 3, 3, 2, 3, 0, 1, 3},
+    /* pointwise */
+    {2, 24, 9, 11, 40, 1, 1, 1, 0, 1, 1},  {1, 70, 7, 7, 33, 1, 1, 1, 0, 1, 1},
 };
 
 static tg__conv_geom geom_of(const shape *s)

@@ -4,6 +4,8 @@
 #include "kernels/cpu/conv.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_dw.h"
+#include "kernels/cpu/conv_pw.h"
 #include "kernels/cpu/conv_gemm.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/im2col.h"
@@ -490,7 +492,9 @@ tg_status tg__conv2d_forward_relu(tg_dtype dt, const tg__conv_geom *g, const voi
                                   const void *w, const void *b, bool relu, void *y)
 {
     tg_status st;
-    if (tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))
+    if (tg__conv_pw_forward(dt, g, x, w, b, relu, y, &st) ||
+        tg__conv_dw_forward(dt, g, x, w, b, relu, y, &st) ||
+        tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))
         return st;
     conv_job j = {.g = *g, .relu = relu};
     j.lay = choose_layout(g);

@@ -1,0 +1,38 @@
+/* What each instruction set's build of the depthwise plane kernel
+ * (conv_dw_arch.h) offers conv_dw.c. */
+#ifndef TG_KERNELS_CONV_DW_API_H
+#define TG_KERNELS_CONV_DW_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* one plane's geometry, as the kernels see it: the input plane (h x w,
+ * pt / pl rows / columns of zero padding before it) is laid out as sw
+ * column phases of `rows` rows of `ld` elements, phase q holding the
+ * padded plane's columns q, q + sw, ...; tap t (row-major over kh x kw)
+ * of output (oy, ox) reads phases[oy * sh * ld + off[t] + ox] */
+typedef struct tg__dw_plane {
+    int64_t h, w, pt, pl;
+    int64_t oh, ow, sh, sw, rows, ld;
+    int taps;
+    const int64_t *off;
+    bool relu; /* relu applied to the outputs as they are stored */
+} tg__dw_plane;
+
+typedef struct tg__dw_arch {
+    const char *name;
+    int lanes[2]; /* elements per vector: [0] float32, [1] float64 */
+    /* the input plane src into that layout (zeros outside the plane) */
+    void (*layout[2])(const tg__dw_plane *p, const void *src, void *phases);
+    /* y [oh][ow] = bias (NULL: 0) + sum over the taps of w[t] times the
+     * input; the kernel reads up to a vector past ow in each phase row */
+    void (*plane[2])(const tg__dw_plane *p, const void *phases, const void *w,
+                     const void *bias, void *y);
+} tg__dw_arch;
+
+extern const tg__dw_arch tg__dw_arch_generic;
+#if defined(__x86_64__)
+extern const tg__dw_arch tg__dw_arch_avx2, tg__dw_arch_avx512;
+#endif
+
+#endif

@@ -491,10 +491,46 @@ tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
 tg_status tg__conv2d_forward_relu(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                   const void *w, const void *b, bool relu, void *y)
 {
+    tg__conv_act act = {relu ? TG_CONV_ACT_RELU : TG_CONV_ACT_NONE, 0, 0};
+    return tg__conv2d_forward_act(dt, g, x, w, b, &act, y);
+}
+
+/* the clamp op's expression, over y after the product */
+#define CLAMP(T, SUF)                                                            \
+    static void clamp_##SUF(T *y, int64_t n, double lo, double hi)               \
+    {                                                                            \
+        for (int64_t i = 0; i < n; i++)                                          \
+            y[i] = (T)(y[i] < lo ? lo : y[i] > hi ? hi : y[i]);                  \
+    }
+CLAMP(float, f32)
+CLAMP(double, f64)
+
+/* the stride-1 direct kernels, or the GEMM paths */
+static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                 const void *w, const void *b, bool relu, void *y);
+
+tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                 const void *w, const void *b, const tg__conv_act *act,
+                                 void *y)
+{
     tg_status st;
-    if (tg__conv_pw_forward(dt, g, x, w, b, relu, y, &st) ||
-        tg__conv_dw_forward(dt, g, x, w, b, relu, y, &st) ||
-        tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))
+    if (tg__conv_pw_forward(dt, g, x, w, b, act, y, &st) ||
+        tg__conv_dw_forward(dt, g, x, w, b, act, y, &st))
+        return st;
+    st = forward_general(dt, g, x, w, b, act->kind == TG_CONV_ACT_RELU, y);
+    int64_t n = g->n * g->o * g->oh * g->ow;
+    if (st == TG_OK && act->kind == TG_CONV_ACT_CLAMP && dt == TG_FLOAT32)
+        clamp_f32(y, n, act->lo, act->hi);
+    else if (st == TG_OK && act->kind == TG_CONV_ACT_CLAMP)
+        clamp_f64(y, n, act->lo, act->hi);
+    return st;
+}
+
+static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                 const void *w, const void *b, bool relu, void *y)
+{
+    tg_status st;
+    if (tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))
         return st;
     conv_job j = {.g = *g, .relu = relu};
     j.lay = choose_layout(g);

@@ -16,7 +16,10 @@ typedef struct tg__dw_plane {
     int64_t oh, ow, sh, sw, rows, ld;
     int taps;
     const int64_t *off;
-    bool relu; /* relu applied to the outputs as they are stored */
+    /* applied to the outputs as they are stored: 0 none, 1 relu, 2 clamp
+     * to [lo, hi] (tg__conv_act_kind) */
+    int act;
+    double lo, hi;
 } tg__dw_plane;
 
 typedef struct tg__dw_arch {

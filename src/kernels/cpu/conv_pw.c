@@ -21,27 +21,32 @@ typedef struct pw_job {
     const tg__conv_geom *g;
     const char *x, *w, *b;
     char *y;
-    bool relu, f64;
+    const tg__conv_act *act;
+    bool f64;
     int64_t hw, panel, n_panels, oblock, n_oblocks;
     atomic_int status;
 } pw_job;
 
 /* rows [o0, o1) x columns [p0, p1) of image n's output (row stride hw):
- * + bias, then relu as the relu op (NaN passes, the rest not above zero
- * becomes +0) */
+ * + bias, then the activation: relu as the relu op (NaN passes, the rest
+ * not above zero becomes +0), clamp as the clamp op */
 #define EPILOGUE(T, SUF)                                                         \
     static void epilogue_##SUF(const pw_job *j, T *y, int64_t o0, int64_t o1,    \
                                int64_t len)                                      \
     {                                                                            \
         const T *b = (const T *)j->b;                                            \
+        const double lo = j->act->lo, hi = j->act->hi;                           \
         for (int64_t o = o0; o < o1; o++) {                                      \
             T *r = y + (o - o0) * j->hw, bo = b ? b[o] : (T)0;                   \
             if (b)                                                               \
                 for (int64_t i = 0; i < len; i++)                                \
                     r[i] += bo;                                                  \
-            if (j->relu)                                                         \
+            if (j->act->kind == TG_CONV_ACT_RELU)                                \
                 for (int64_t i = 0; i < len; i++)                                \
                     r[i] = r[i] > 0 || r[i] != r[i] ? r[i] : (T)0;               \
+            else if (j->act->kind == TG_CONV_ACT_CLAMP)                          \
+                for (int64_t i = 0; i < len; i++)                                \
+                    r[i] = (T)(r[i] < lo ? lo : r[i] > hi ? hi : r[i]);          \
         }                                                                        \
     }
 EPILOGUE(float, f32)
@@ -113,13 +118,13 @@ static void plan(pw_job *j, int64_t threads)
 }
 
 bool tg__conv_pw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                         const void *w, const void *b, bool relu, void *y,
+                         const void *w, const void *b, const tg__conv_act *act, void *y,
                          tg_status *status)
 {
     if (!is_pointwise(g) || tg__conv_get_mode() != TG_CONV_AUTO ||
         g->n * g->h * g->w == 0)
         return false;
-    pw_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .relu = relu,
+    pw_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .act = act,
                 .f64 = dt == TG_FLOAT64, .hw = g->h * g->w};
     int64_t work = g->n * g->o * g->c * j.hw, threads = tg_get_num_threads();
     bool par = work >= PW_PAR_WORK && threads > 1 && !tg_in_parallel_region();

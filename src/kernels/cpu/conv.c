@@ -5,6 +5,7 @@
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_dw.h"
+#include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/conv_pw.h"
 #include "kernels/cpu/conv_gemm.h"
 #include "kernels/cpu/gemm.h"
@@ -495,16 +496,6 @@ tg_status tg__conv2d_forward_relu(tg_dtype dt, const tg__conv_geom *g, const voi
     return tg__conv2d_forward_act(dt, g, x, w, b, &act, y);
 }
 
-/* the clamp op's expression, over y after the product */
-#define CLAMP(T, SUF)                                                            \
-    static void clamp_##SUF(T *y, int64_t n, double lo, double hi)               \
-    {                                                                            \
-        for (int64_t i = 0; i < n; i++)                                          \
-            y[i] = (T)(y[i] < lo ? lo : y[i] > hi ? hi : y[i]);                  \
-    }
-CLAMP(float, f32)
-CLAMP(double, f64)
-
 /* the stride-1 direct kernels, or the GEMM paths */
 static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                  const void *w, const void *b, bool relu, void *y);
@@ -518,11 +509,9 @@ tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void
         tg__conv_dw_forward(dt, g, x, w, b, act, y, &st))
         return st;
     st = forward_general(dt, g, x, w, b, act->kind == TG_CONV_ACT_RELU, y);
-    int64_t n = g->n * g->o * g->oh * g->ow;
-    if (st == TG_OK && act->kind == TG_CONV_ACT_CLAMP && dt == TG_FLOAT32)
-        clamp_f32(y, n, act->lo, act->hi);
-    else if (st == TG_OK && act->kind == TG_CONV_ACT_CLAMP)
-        clamp_f64(y, n, act->lo, act->hi);
+    if (st == TG_OK && act->kind == TG_CONV_ACT_CLAMP) /* the clamp op's bits */
+        tg__dw_arch_now()->row_act[dt == TG_FLOAT64](y, g->n * g->o * g->oh * g->ow, NULL,
+                                                     TG_CONV_ACT_CLAMP, act->lo, act->hi);
     return st;
 }
 

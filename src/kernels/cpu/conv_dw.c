@@ -14,7 +14,7 @@
 /* planes are split over the pool's threads from this many multiply-adds */
 #define DW_PAR_WORK ((int64_t)1 << 16)
 
-static const tg__dw_arch *arch_now(void)
+const tg__dw_arch *tg__dw_arch_now(void)
 {
 #if defined(__x86_64__)
     switch (tg__cpu_isa()) {
@@ -71,7 +71,7 @@ bool tg__conv_dw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
 {
     if (!is_depthwise(g) || tg__conv_get_mode() != TG_CONV_AUTO)
         return false;
-    dw_job j = {.g = g, .arch = arch_now(), .x = x, .w = w, .b = b, .y = y,
+    dw_job j = {.g = g, .arch = tg__dw_arch_now(), .x = x, .w = w, .b = b, .y = y,
                 .el = tg_dtype_size(dt), .f64 = dt == TG_FLOAT64};
     int64_t L = j.arch->lanes[j.f64], owv = (g->ow + L - 1) / L * L;
     /* small output planes of many images: the batch lanes of

@@ -100,6 +100,32 @@
             DW(tile_##SUF)(p, ph, w, bias, oy, v * L, nr, 1, y);                 \
     }                                                                            \
                                                                                  \
+    /* r[0..n) + bias, then the activation act (lo, hi: clamp's bounds), a    \
+     * vector at a time: the scalar expressions' bits */                      \
+    static void DW(row_act_##SUF)(void *rv, int64_t n, const void *bv, int act,  \
+                                  double lo, double hi)                          \
+    {                                                                            \
+        T *r = rv;                                                               \
+        const T bias = bv ? *(const T *)bv : (T)0;                               \
+        const tg__dw_plane p = {.act = act, .lo = lo, .hi = hi};                 \
+        const int64_t L = DW(L_##SUF);                                           \
+        int64_t i = 0;                                                           \
+        for (; i + L <= n; i += L) {                                             \
+            DW(v_##SUF) v = *(DW(u_##SUF) *)(r + i);                             \
+            if (bv)                                                              \
+                v += bias;                                                       \
+            *(DW(u_##SUF) *)(r + i) = DW(act_##SUF)(&p, v);                      \
+        }                                                                        \
+        if (i < n) { /* the tail through a vector of its own */                 \
+            DW(v_##SUF) v = {0};                                                 \
+            memcpy(&v, r + i, (size_t)(n - i) * sizeof(T));                      \
+            if (bv)                                                              \
+                v += bias;                                                       \
+            v = DW(act_##SUF)(&p, v);                                            \
+            memcpy(r + i, &v, (size_t)(n - i) * sizeof(T));                      \
+        }                                                                        \
+    }                                                                            \
+                                                                                 \
     static void DW(plane_##SUF)(const tg__dw_plane *p, const void *phases,       \
                                 const void *wv, const void *bv, void *yv)        \
     {                                                                            \
@@ -169,4 +195,5 @@ const tg__dw_arch DW(tg__dw_arch) = {
     .lanes = {VEC_BYTES / 4, VEC_BYTES / 8},
     .layout = {DW(layout_f32), DW(layout_f64)},
     .plane = {DW(plane_f32), DW(plane_f64)},
+    .row_act = {DW(row_act_f32), DW(row_act_f64)},
 };

@@ -14,7 +14,7 @@
 /* planes are split over the pool's threads from this many multiply-adds */
 #define DW_PAR_WORK ((int64_t)1 << 16)
 
-static const tg__dw_arch *arch_now(void)
+const tg__dw_arch *tg__dw_arch_now(void)
 {
 #if defined(__x86_64__)
     switch (tg__cpu_isa()) {
@@ -66,12 +66,12 @@ static bool is_depthwise(const tg__conv_geom *g)
 }
 
 bool tg__conv_dw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                         const void *w, const void *b, bool relu, void *y,
+                         const void *w, const void *b, const tg__conv_act *act, void *y,
                          tg_status *status)
 {
     if (!is_depthwise(g) || tg__conv_get_mode() != TG_CONV_AUTO)
         return false;
-    dw_job j = {.g = g, .arch = arch_now(), .x = x, .w = w, .b = b, .y = y,
+    dw_job j = {.g = g, .arch = tg__dw_arch_now(), .x = x, .w = w, .b = b, .y = y,
                 .el = tg_dtype_size(dt), .f64 = dt == TG_FLOAT64};
     int64_t L = j.arch->lanes[j.f64], owv = (g->ow + L - 1) / L * L;
     /* small output planes of many images: the batch lanes of
@@ -86,7 +86,8 @@ bool tg__conv_dw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                         .oh = g->oh, .ow = g->ow, .sh = g->sh, .sw = g->sw,
                         .rows = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1,
                         .ld = owv + (g->kw - 1) * g->dw / g->sw + 1,
-                        .taps = (int)(g->kh * g->kw), .off = j.off, .relu = relu};
+                        .taps = (int)(g->kh * g->kw), .off = j.off, .act = (int)act->kind,
+                        .lo = act->lo, .hi = act->hi};
     for (int64_t i = 0, t = 0; i < g->kh; i++)
         for (int64_t k = 0; k < g->kw; k++, t++) {
             int64_t col = k * g->dw; /* tap's column in the padded plane */

@@ -12,11 +12,11 @@
 
 /* false, doing nothing, when g is not depthwise, its filter has more than
  * TG__DW_MAX_TAPS taps or the path is forced (TG_CONV other than auto);
- * else true with *status TG_OK or TG_ERR_NOMEM. relu as in
- * tg__conv2d_forward_relu. */
+ * else true with *status TG_OK or TG_ERR_NOMEM. act as in
+ * tg__conv2d_forward_act. */
 #define TG__DW_MAX_TAPS 64
 bool tg__conv_dw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                         const void *w, const void *b, bool relu, void *y,
+                         const void *w, const void *b, const tg__conv_act *act, void *y,
                          tg_status *status);
 
 #endif

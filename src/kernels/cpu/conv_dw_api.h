@@ -1,5 +1,6 @@
 /* What each instruction set's build of the depthwise plane kernel
- * (conv_dw_arch.h) offers conv_dw.c. */
+ * (conv_dw_arch.h) offers conv_dw.c, and the bias + activation pass over
+ * rows that conv_pw.c and conv.c use. */
 #ifndef TG_KERNELS_CONV_DW_API_H
 #define TG_KERNELS_CONV_DW_API_H
 
@@ -16,7 +17,10 @@ typedef struct tg__dw_plane {
     int64_t oh, ow, sh, sw, rows, ld;
     int taps;
     const int64_t *off;
-    bool relu; /* relu applied to the outputs as they are stored */
+    /* applied to the outputs as they are stored: 0 none, 1 relu, 2 clamp
+     * to [lo, hi] (tg__conv_act_kind) */
+    int act;
+    double lo, hi;
 } tg__dw_plane;
 
 typedef struct tg__dw_arch {
@@ -28,11 +32,19 @@ typedef struct tg__dw_arch {
      * input; the kernel reads up to a vector past ow in each phase row */
     void (*plane[2])(const tg__dw_plane *p, const void *phases, const void *w,
                      const void *bias, void *y);
+    /* r [n] + bias (NULL: none), then the activation act (0 none, 1 relu,
+     * 2 clamp to [lo, hi]), in place: the pointwise path's epilogue and
+     * the other paths' clamp pass (conv_pw.c, conv.c) */
+    void (*row_act[2])(void *r, int64_t n, const void *bias, int act, double lo,
+                       double hi);
 } tg__dw_arch;
 
 extern const tg__dw_arch tg__dw_arch_generic;
 #if defined(__x86_64__)
 extern const tg__dw_arch tg__dw_arch_avx2, tg__dw_arch_avx512;
 #endif
+
+/* the build for the instruction set in use (cpu.h) */
+const tg__dw_arch *tg__dw_arch_now(void);
 
 #endif

@@ -10,7 +10,8 @@
  * phase j % sw, row oy * sh + i, from column j / sw: every load is a whole
  * vector, whatever the stride. Four vectors of outputs at a time (their
  * accumulators are independent chains), taps in the same order for every
- * output, bias first: the relu variant stores relu of the same value. */
+ * output, bias first: with an activation the kernel stores the
+ * activation of the same value. */
 #include "kernels/cpu/conv_dw_api.h"
 
 #include <string.h>
@@ -32,11 +33,23 @@
     typedef IT DW(m_##SUF) __attribute__((vector_size(VEC_BYTES)));              \
     enum { DW(L_##SUF) = VEC_BYTES / (int)sizeof(T) };                           \
                                                                                  \
-    /* relu as the relu op: NaN passes, the rest not above zero is +0 */         \
-    static inline DW(v_##SUF) DW(relu_##SUF)(DW(v_##SUF) v)                      \
+    /* relu as the relu op: NaN passes, the rest not above zero is +0; clamp  \
+     * as the clamp op: below lo is lo, above hi is hi, NaN passes */          \
+    static inline DW(v_##SUF) DW(act_##SUF)(const tg__dw_plane *p, DW(v_##SUF) v) \
     {                                                                            \
-        DW(m_##SUF) keep = (v > 0) | (v != v);                                   \
-        return (DW(v_##SUF))((DW(m_##SUF))v & keep);                             \
+        if (p->act == 1) {                                                       \
+            DW(m_##SUF) keep = (v > 0) | (v != v);                               \
+            return (DW(v_##SUF))((DW(m_##SUF))v & keep);                         \
+        }                                                                        \
+        if (p->act != 2)                                                         \
+            return v;                                                            \
+        const DW(v_##SUF) lo = (DW(v_##SUF)){0} + (T)p->lo;                      \
+        const DW(v_##SUF) hi = (DW(v_##SUF)){0} + (T)p->hi;                      \
+        DW(m_##SUF) below = v < lo, above = v > hi;                              \
+        DW(m_##SUF) bits = ((DW(m_##SUF))lo & below) | ((DW(m_##SUF))v & ~below); \
+        v = (DW(v_##SUF))bits;                                                   \
+        bits = ((DW(m_##SUF))hi & above) | ((DW(m_##SUF))v & ~above);           \
+        return (DW(v_##SUF))bits;                                                \
     }                                                                            \
                                                                                  \
     /* a tile of nr (1 to 4) output rows from oy by nv (2 or 1) vectors from \
@@ -64,7 +77,7 @@
             DW_UNROLL for (int u = 0; u < 2; u++) {                              \
                 if (r >= nr || u >= nv)                                          \
                     continue;                                                    \
-                DW(v_##SUF) v = p->relu ? DW(relu_##SUF)(acc[r][u]) : acc[r][u]; \
+                DW(v_##SUF) v = DW(act_##SUF)(p, acc[r][u]);                     \
                 int64_t x = x0 + u * L;                                          \
                 T *dst = y + (oy + r) * p->ow + x;                               \
                 if (x + L <= p->ow)                                              \
@@ -85,6 +98,32 @@
             DW(tile_##SUF)(p, ph, w, bias, oy, v * L, nr, 2, y);                 \
         if (v < nvec)                                                            \
             DW(tile_##SUF)(p, ph, w, bias, oy, v * L, nr, 1, y);                 \
+    }                                                                            \
+                                                                                 \
+    /* r[0..n) + bias, then the activation act (lo, hi: clamp's bounds), a    \
+     * vector at a time: the scalar expressions' bits */                      \
+    static void DW(row_act_##SUF)(void *rv, int64_t n, const void *bv, int act,  \
+                                  double lo, double hi)                          \
+    {                                                                            \
+        T *r = rv;                                                               \
+        const T bias = bv ? *(const T *)bv : (T)0;                               \
+        const tg__dw_plane p = {.act = act, .lo = lo, .hi = hi};                 \
+        const int64_t L = DW(L_##SUF);                                           \
+        int64_t i = 0;                                                           \
+        for (; i + L <= n; i += L) {                                             \
+            DW(v_##SUF) v = *(DW(u_##SUF) *)(r + i);                             \
+            if (bv)                                                              \
+                v += bias;                                                       \
+            *(DW(u_##SUF) *)(r + i) = DW(act_##SUF)(&p, v);                      \
+        }                                                                        \
+        if (i < n) { /* the tail through a vector of its own */                 \
+            DW(v_##SUF) v = {0};                                                 \
+            memcpy(&v, r + i, (size_t)(n - i) * sizeof(T));                      \
+            if (bv)                                                              \
+                v += bias;                                                       \
+            v = DW(act_##SUF)(&p, v);                                            \
+            memcpy(r + i, &v, (size_t)(n - i) * sizeof(T));                      \
+        }                                                                        \
     }                                                                            \
                                                                                  \
     static void DW(plane_##SUF)(const tg__dw_plane *p, const void *phases,       \
@@ -156,4 +195,5 @@ const tg__dw_arch DW(tg__dw_arch) = {
     .lanes = {VEC_BYTES / 4, VEC_BYTES / 8},
     .layout = {DW(layout_f32), DW(layout_f64)},
     .plane = {DW(plane_f32), DW(plane_f64)},
+    .row_act = {DW(row_act_f32), DW(row_act_f64)},
 };

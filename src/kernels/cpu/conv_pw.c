@@ -2,6 +2,7 @@
 #include "kernels/cpu/conv_pw.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/gemm.h"
 
 #include <stdatomic.h>
@@ -21,31 +22,25 @@ typedef struct pw_job {
     const tg__conv_geom *g;
     const char *x, *w, *b;
     char *y;
-    bool relu, f64;
+    const tg__conv_act *act;
+    bool f64;
     int64_t hw, panel, n_panels, oblock, n_oblocks;
     atomic_int status;
 } pw_job;
 
-/* rows [o0, o1) x columns [p0, p1) of image n's output (row stride hw):
- * + bias, then relu as the relu op (NaN passes, the rest not above zero
- * becomes +0) */
-#define EPILOGUE(T, SUF)                                                         \
-    static void epilogue_##SUF(const pw_job *j, T *y, int64_t o0, int64_t o1,    \
-                               int64_t len)                                      \
-    {                                                                            \
-        const T *b = (const T *)j->b;                                            \
-        for (int64_t o = o0; o < o1; o++) {                                      \
-            T *r = y + (o - o0) * j->hw, bo = b ? b[o] : (T)0;                   \
-            if (b)                                                               \
-                for (int64_t i = 0; i < len; i++)                                \
-                    r[i] += bo;                                                  \
-            if (j->relu)                                                         \
-                for (int64_t i = 0; i < len; i++)                                \
-                    r[i] = r[i] > 0 || r[i] != r[i] ? r[i] : (T)0;               \
-        }                                                                        \
-    }
-EPILOGUE(float, f32)
-EPILOGUE(double, f64)
+/* rows [o0, o1) of a panel of len columns (row stride hw): + bias, then
+ * the activation, by the instruction set's vector pass */
+static void epilogue(const pw_job *j, char *y, int64_t o0, int64_t o1, int64_t len)
+{
+    size_t el = j->f64 ? sizeof(double) : sizeof(float);
+    const tg__dw_arch *arch = tg__dw_arch_now();
+    if (!j->b && j->act->kind == TG_CONV_ACT_NONE)
+        return;
+    for (int64_t o = o0; o < o1; o++)
+        arch->row_act[j->f64](y + (size_t)((o - o0) * j->hw) * el, len,
+                              j->b ? j->b + (size_t)o * el : NULL, (int)j->act->kind,
+                              j->act->lo, j->act->hi);
+}
 
 static tg_status unit(const pw_job *j, int64_t u)
 {
@@ -63,14 +58,14 @@ static tg_status unit(const pw_job *j, int64_t u)
     if (j->f64) {
         s = tg__dgemm(false, false, o1 - o0, len, g->c, 1, (const double *)ws, g->c,
                       (const double *)xs, j->hw, 0, (double *)ys, j->hw);
-        if (s == TG_OK)
-            epilogue_f64(j, (double *)ys, o0, o1, len);
+
     } else {
         s = tg__sgemm(false, false, o1 - o0, len, g->c, 1, (const float *)ws, g->c,
                       (const float *)xs, j->hw, 0, (float *)ys, j->hw);
-        if (s == TG_OK)
-            epilogue_f32(j, (float *)ys, o0, o1, len);
+
     }
+    if (s == TG_OK)
+        epilogue(j, ys, o0, o1, len);
     return s;
 }
 
@@ -113,13 +108,13 @@ static void plan(pw_job *j, int64_t threads)
 }
 
 bool tg__conv_pw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                         const void *w, const void *b, bool relu, void *y,
+                         const void *w, const void *b, const tg__conv_act *act, void *y,
                          tg_status *status)
 {
     if (!is_pointwise(g) || tg__conv_get_mode() != TG_CONV_AUTO ||
         g->n * g->h * g->w == 0)
         return false;
-    pw_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .relu = relu,
+    pw_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .act = act,
                 .f64 = dt == TG_FLOAT64, .hw = g->h * g->w};
     int64_t work = g->n * g->o * g->c * j.hw, threads = tg_get_num_threads();
     bool par = work >= PW_PAR_WORK && threads > 1 && !tg_in_parallel_region();

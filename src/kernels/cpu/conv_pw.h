@@ -4,7 +4,7 @@
  * matrix, so y[n] = W [O, C] @ x[n] [C, H * W], cut into column panels
  * that stay in cache (and, when there are few of them, blocks of output
  * channels) run over the pool's threads, each GEMM followed on its panel
- * by the bias and relu while the panel is in cache. */
+ * by the bias and the activation while the panel is in cache. */
 #ifndef TG_KERNELS_CONV_PW_H
 #define TG_KERNELS_CONV_PW_H
 
@@ -14,10 +14,9 @@
 
 /* false, doing nothing, when g is not such a convolution or a path is
  * forced (TG_CONV other than auto); else true with *status TG_OK or
- * TG_ERR_NOMEM. relu as in tg__conv2d_forward_relu: the bits of relu
- * after the plain product. */
+ * TG_ERR_NOMEM. act as in tg__conv2d_forward_act. */
 bool tg__conv_pw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                         const void *w, const void *b, bool relu, void *y,
+                         const void *w, const void *b, const tg__conv_act *act, void *y,
                          tg_status *status);
 
 #endif

@@ -208,6 +208,43 @@ static void test_control_flow_on_worker(void)
     tg_scope_end();
 }
 
+/* a variable on the worker changed on the master (an eager write, as an
+ * optimizer step or a checkpoint load makes) is sent before the next run;
+ * one changed by the graph there is pulled back */
+static void test_variable_sync(void)
+{
+    tg_scope_begin();
+    tg_tensor *w = tg_full(TG_FLOAT64, 1, (int64_t[]){3}, 2.0);
+    tg_graph *g = tg_graph_new("sync");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3}), *r;
+    tg_device_scope_begin(R1);
+    tg_tensor *wv = tg_variable_ref(g, "w", w);
+    tg_graph_begin(g);
+    tg_tensor *y = tg_mul(x, wv);
+    tg_tensor *upd = tg_assign(wv, tg_add_scalar(wv, 1.0));
+    tg_device_scope_end();
+    tg_device_scope_begin(R0);
+    tg_tensor *z = tg_neg(y);
+    tg_device_scope_end();
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT64, 1, (int64_t[]){3});
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL));
+    CHECK(((const double *)tg_data(r))[0] == -2.0);
+    CHECK_OK(tg_fill_(w, 5.0)); /* here, between runs */
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL));
+    CHECK(((const double *)tg_data(r))[0] == -5.0);
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 0, NULL, NULL, 1, &upd)); /* 6 there */
+    CHECK(((const double *)tg_data(w))[0] == 5.0);
+    CHECK_OK(tg_session_pull_variables(s));
+    CHECK(((const double *)tg_data(w))[0] == 6.0);
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL)); /* no stale push */
+    CHECK(((const double *)tg_data(r))[0] == -6.0);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 /* two devices of the worker and one of the master: the worker's two
  * partitions of a step run at once there and meet in its rendezvous */
 static tg_tensor *three_devices(tg_graph *g, tg_tensor *x, bool placed)
@@ -365,6 +402,7 @@ int main(int argc, char **argv)
         RUN(test_worker_error);
         RUN(test_control_flow_on_worker);
         RUN(test_two_devices_on_a_worker);
+        RUN(test_variable_sync);
         RUN(test_refused);
     }
     int rc = tt_finish();

@@ -202,9 +202,13 @@ static inline double take_d(bool t, double v, double a)
     return v;
 }
 #define TAKEF(t, v, a) _Generic((v), float: take_f, double: take_d)(t, v, a)
-/* NaN wins, as in PyTorch's max/min */
-#define MAXF(a, v) TAKEF(((v) > (a)) | ((v) != (v)), (v), (a))
-#define MINF(a, v) TAKEF(((v) < (a)) | ((v) != (v)), (v), (a))
+/* NaN wins, as in PyTorch's max/min: by branches (ACC_KIND's loops, rows
+ * under 16 elements, where predicted branches did better) or by bits
+ * (MM_VEC's tails and trees) */
+#define MAXF(a, v) ((v) > (a) || (v) != (v) ? (v) : (a))
+#define MINF(a, v) ((v) < (a) || (v) != (v) ? (v) : (a))
+#define MAXF_SEL(a, v) TAKEF(((v) > (a)) | ((v) != (v)), (v), (a))
+#define MINF_SEL(a, v) TAKEF(((v) < (a)) | ((v) != (v)), (v), (a))
 #define MAXI(a, v) ((v) > (a) ? (v) : (a))
 #define MINI(a, v) ((v) < (a) ? (v) : (a))
 #define TO_D(x, m) ((double)(x))
@@ -494,7 +498,8 @@ MINMAX(min, MINF, MINI, +, MAX)
  * element): the same 8 lanes, in registers of the build's width (MM_N
  * elements, at most 8), the tail to lane 0 and the same tree, so the same
  * bits (signs of zero, NaN) as ACC_KIND; rows of a block 4 (2 without
- * AVX) at a time, as the sums */
+ * AVX) at a time, as the sums. Rows under 16 elements stay ACC_KIND's
+ * (measured faster there: the tail and tree are most of the work) */
 #define MM_VEC(NAME, T, IT, CMP, ID)                                         \
     enum { NAME##_n = TG_VEC_BYTES / sizeof(T) < 8 ? TG_VEC_BYTES / sizeof(T) : 8 }; \
     typedef T NAME##_v __attribute__((vector_size(NAME##_n * sizeof(T))));  \
@@ -539,7 +544,7 @@ MINMAX(min, MINF, MINI, +, MAX)
     static void NAME##_vinner(void *acc, const char *p, int64_t n, int64_t s, \
                               int64_t r0, double prm)                        \
     {                                                                        \
-        if (s != (int64_t)sizeof(T)) {                                       \
+        if (s != (int64_t)sizeof(T) || n < 2 * LANES) {                      \
             NAME##_inner(acc, p, n, s, r0, prm);                             \
             return;                                                          \
         }                                                                    \
@@ -552,7 +557,7 @@ MINMAX(min, MINF, MINI, +, MAX)
         T *a = acc;                                                          \
         int64_t j = 0;                                                       \
         const T *x[4];                                                       \
-        for (; s == (int64_t)sizeof(T) && j + 4 <= m; j += 4) {              \
+        for (; s == (int64_t)sizeof(T) && n >= 2 * LANES && j + 4 <= m; j += 4) { \
             for (int r = 0; r < 4; r++)                                      \
                 x[r] = (const T *)(base + offs[j + r]);                      \
             if (TG_VEC_BYTES >= 32)                                          \
@@ -565,12 +570,13 @@ MINMAX(min, MINF, MINI, +, MAX)
         for (; j < m; j++)                                                   \
             NAME##_vinner(a + j, base + offs[j], n, s, 0, 0.0);              \
     }
-#define MAXF_OP >
+#define MAXF_SEL_OP >
+#define MINF_SEL_OP <
 #define MINF_OP <
-MM_VEC(max_f32, float, int32_t, MAXF, -INFINITY)
-MM_VEC(max_f64, double, int64_t, MAXF, -INFINITY)
-MM_VEC(min_f32, float, int32_t, MINF, INFINITY)
-MM_VEC(min_f64, double, int64_t, MINF, INFINITY)
+MM_VEC(max_f32, float, int32_t, MAXF_SEL, -INFINITY)
+MM_VEC(max_f64, double, int64_t, MAXF_SEL, -INFINITY)
+MM_VEC(min_f32, float, int32_t, MINF_SEL, INFINITY)
+MM_VEC(min_f64, double, int64_t, MINF_SEL, INFINITY)
 
 #define ARGS(KIND, VAL, BETF, BETI, SIGN, LIM)                              \
     ARG_KIND(KIND##_f32, float, BETF, EQF, VAL##_f32, SIGN INFINITY)        \

@@ -2,9 +2,10 @@
  * input gradient and weight gradient against plain reference loops, over
  * a grid of batch sizes (partial lane blocks), channels, planes, kernel
  * sizes, strides, paddings, dilations and groups, float32 and float64, by
- * every path (GEMM, batch lanes, plane vectors, the cost-based choice)
- * for every instruction set this CPU has. LeNet's two layers are in the
- * grid. */
+ * every path (GEMM, batch lanes, plane vectors, the cost-based choice,
+ * which is where the pointwise and depthwise paths of conv_pw.c and
+ * conv_dw.c run) for every instruction set this CPU has. LeNet's two
+ * layers are in the grid. */
 #include "harness.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_direct.h"
@@ -27,6 +28,14 @@ static const shape grid[] = {
     {4, 2, 9, 7, 3, 3, 2, 2, 0, 2, 1},     {33, 2, 5, 19, 20, 1, 1, 1, 0, 1, 1},
     {2, 8, 6, 6, 8, 3, 3, 1, 1, 1, 8},     {20, 5, 4, 4, 17, 4, 4, 1, 3, 1, 1},
     {3, 2, 20, 37, 3, 5, 3, 1, 2, 1, 1},
+    /* depthwise (conv_dw.c in the auto mode): batch 1, strides 1 and 2,
+     * 5x5, dilation, rows of several vectors at every width, odd tails */
+    {1, 8, 13, 13, 8, 3, 3, 1, 1, 1, 8},   {3, 5, 17, 19, 5, 3, 3, 2, 1, 1, 5},
+    {2, 6, 9, 41, 6, 5, 5, 2, 2, 1, 6},    {2, 4, 6, 70, 4, 3, 3, 1, 1, 1, 4},
+    {2, 3, 7, 9, 3, 3, 3, 1, 2, 2, 3},     {1, 16, 7, 7, 16, 3, 3, 1, 1, 1, 16},
+    {2, 3, 9, 9, 3, 3, 2, 3, 0, 1, 3},
+    /* pointwise */
+    {2, 24, 9, 11, 40, 1, 1, 1, 0, 1, 1},  {1, 70, 7, 7, 33, 1, 1, 1, 0, 1, 1},
 };
 
 static tg__conv_geom geom_of(const shape *s)
@@ -135,6 +144,31 @@ static void check_relu(tg_dtype dt, const tg__conv_geom *g, const void *x, const
     free(want);
 }
 
+/* the forward product through clamp gives the clamp op's bits of the
+ * plain one: [lo, hi] with NaN passing (lo not a float32: rounded) */
+static void check_clamp(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w,
+                        const void *b, const void *y, int64_t ny)
+{
+    bool f64 = dt == TG_FLOAT64;
+    size_t el = f64 ? sizeof(double) : sizeof(float);
+    const double lo = -0.3, hi = 0.55;
+    char *got = malloc((size_t)ny * el + 8), *want = malloc((size_t)ny * el + 8);
+    tg__conv_act act = {TG_CONV_ACT_CLAMP, lo, hi};
+    CHECK_OK(tg__conv2d_forward_act(dt, g, x, w, b, &act, got));
+    for (int64_t i = 0; i < ny; i++) {
+        if (f64) {
+            double v = ((const double *)y)[i];
+            ((double *)want)[i] = v < lo ? lo : v > hi ? hi : v;
+        } else {
+            float v = ((const float *)y)[i];
+            ((float *)want)[i] = (float)(v < lo ? lo : v > hi ? hi : v);
+        }
+    }
+    CHECK(memcmp(got, want, (size_t)ny * el) == 0);
+    free(got);
+    free(want);
+}
+
 static void check_shape(const shape *s)
 {
     tg__conv_geom g = geom_of(s);
@@ -166,6 +200,7 @@ static void check_shape(const shape *s)
         CHECK_OK(tg__conv2d_forward(dt, &g, tx, tw, tb, out));
         compare("forward", s, f64, out, y, ny, fan);
         check_relu(dt, &g, tx, tw, tb, out, ny);
+        check_clamp(dt, &g, tx, tw, tb, out, ny);
         CHECK_OK(tg__conv2d_grad_input(dt, &g, tdy, tw, out));
         compare("input grad", s, f64, out, dx, nx, fan * (double)g.o);
         CHECK_OK(tg__conv2d_grad_weight(dt, &g, tdy, tx, out));
@@ -194,31 +229,35 @@ static void test_every_path_and_isa(void)
     tg__cpu_force(tg__cpu_detected());
 }
 
-/* NaN reaches relu's output (x NaN at one pixel: every output that reads
- * it is NaN), every path */
-static void test_relu_nan(void)
+/* NaN reaches relu's and clamp's outputs (x NaN at one pixel: every
+ * output that reads it is NaN), every path; a dense, a depthwise and a
+ * pointwise shape */
+static void check_nan(const shape *s)
 {
-    const shape *s = &grid[3];
     tg__conv_geom g = geom_of(s);
     int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.o * g.oh * g.ow;
-    int64_t nw = g.o * g.c * g.kh * g.kw;
+    int64_t nw = g.o * (g.c / g.groups) * g.kh * g.kw;
     float *x = malloc(sizeof(float) * (size_t)nx), *w = malloc(sizeof(float) * (size_t)nw);
     float *b = calloc((size_t)g.o, sizeof(float)), *y = malloc(sizeof(float) * (size_t)ny);
-    float *r = malloc(sizeof(float) * (size_t)ny);
+    float *r = malloc(sizeof(float) * (size_t)ny), *cl = malloc(sizeof(float) * (size_t)ny);
     for (int64_t i = 0; i < nx; i++)
         x[i] = (float)(i % 7) - 3;
     for (int64_t i = 0; i < nw; i++)
         w[i] = (float)(i % 5) - 2;
     x[g.h * g.w / 2] = NAN;
+    tg__conv_act clamp = {TG_CONV_ACT_CLAMP, -2, 3};
     for (int m = TG_CONV_AUTO; m <= TG_CONV_PLANES; m++) {
         tg__conv_set_mode((tg__conv_mode)m);
         CHECK_OK(tg__conv2d_forward(TG_FLOAT32, &g, x, w, b, y));
         CHECK_OK(tg__conv2d_forward_relu(TG_FLOAT32, &g, x, w, b, true, r));
+        CHECK_OK(tg__conv2d_forward_act(TG_FLOAT32, &g, x, w, b, &clamp, cl));
         int64_t nans = 0, bad = 0;
         for (int64_t i = 0; i < ny; i++) {
             nans += y[i] != y[i];
             float want = y[i] > 0 || y[i] != y[i] ? y[i] : 0.0f;
+            float want_c = y[i] < -2 ? -2.0f : y[i] > 3 ? 3.0f : y[i];
             bad += memcmp(&want, &r[i], sizeof want) != 0;
+            bad += memcmp(&want_c, &cl[i], sizeof want_c) != 0;
         }
         CHECK(nans > 0);
         CHECK(bad == 0);
@@ -229,6 +268,18 @@ static void test_relu_nan(void)
     free(b);
     free(y);
     free(r);
+    free(cl);
+}
+
+static void test_relu_nan(void)
+{
+    static const shape shapes[] = {
+        {3, 2, 7, 9, 5, 3, 3, 1, 1, 1, 1},
+        {2, 8, 13, 21, 8, 3, 3, 2, 1, 1, 8},
+        {2, 24, 9, 11, 40, 1, 1, 1, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        check_nan(&shapes[i]);
 }
 
 /* a single thread gives the same bits as two (fixed parts, summed in order) */

@@ -3,6 +3,7 @@
  * MLP, a branching graph, LeNet's training step with SGD momentum),
  * edges both ways for 1000 steps, a failing partition aborting the step
  * on every device, and the trace's device tracks. */
+#include "device_graphs.h"
 #include "harness.h"
 #include "io/json.h"
 #include "tg/tg.h"
@@ -11,13 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static bool same_bits(const tg_tensor *a, const tg_tensor *b)
-{
-    if (!a || !b || tg_dtype_of(a) != tg_dtype_of(b) || tg_numel(a) != tg_numel(b))
-        return false;
-    return !memcmp(tg_data(a), tg_data(b), (size_t)tg_numel(a) * tg_dtype_size(tg_dtype_of(a)));
-}
 
 static void test_device_names(void)
 {
@@ -75,23 +69,6 @@ static void test_scopes_record_devices(void)
 }
 
 /* ---- an MLP: layer 1 on cpu:0, layer 2 on cpu:1 ------------------------------------- */
-static tg_tensor *mlp(tg_graph *g, tg_tensor *x, tg_tensor *const *w, bool placed)
-{
-    tg_graph_begin(g);
-    if (placed)
-        tg_device_scope_begin("cpu:0");
-    tg_tensor *h = tg_relu(tg_linear(x, w[0], w[1]));
-    if (placed) {
-        tg_device_scope_end();
-        tg_device_scope_begin("cpu:1");
-    }
-    tg_tensor *y = tg_tanh(tg_linear(h, w[2], w[3]));
-    if (placed)
-        tg_device_scope_end();
-    tg_graph_end();
-    return y;
-}
-
 static void test_mlp_equals_unpartitioned(void)
 {
     tg_scope_begin();
@@ -105,7 +82,7 @@ static void test_mlp_equals_unpartitioned(void)
     tg_graph *g1 = tg_graph_new("plain"), *g2 = tg_graph_new("placed");
     tg_tensor *x1 = tg_placeholder(g1, "x", TG_FLOAT32, 2, (int64_t[]){16, 64});
     tg_tensor *x2 = tg_placeholder(g2, "x", TG_FLOAT32, 2, (int64_t[]){16, 64});
-    tg_tensor *y1 = mlp(g1, x1, w, false), *y2 = mlp(g2, x2, w, true);
+    tg_tensor *y1 = mlp(g1, x1, w, NULL, NULL), *y2 = mlp(g2, x2, w, "cpu:0", "cpu:1");
     tg_session *s1 = tg_session_new(g1), *s2 = tg_session_new(g2);
     tg_tensor *r1, *r2;
     CHECK_OK(tg_session_run(s1, 1, &x1, &xv, 1, &y1, &r1, 0, NULL));
@@ -125,7 +102,7 @@ static void test_mlp_equals_unpartitioned(void)
     /* an unknown batch dim: partitions are specialised to each fed shape */
     tg_graph *g3 = tg_graph_new("symbolic_batch");
     tg_tensor *x3 = tg_placeholder(g3, "x", TG_FLOAT32, 2, (int64_t[]){-1, 64});
-    tg_tensor *y3 = mlp(g3, x3, w, true), *r3;
+    tg_tensor *y3 = mlp(g3, x3, w, "cpu:0", "cpu:1"), *r3;
     tg_session *s3 = tg_session_new(g3);
     CHECK_OK(tg_session_run(s3, 1, &x3, &xv, 1, &y3, &r3, 0, NULL));
     CHECK(same_bits(r1, r3));
@@ -328,68 +305,13 @@ static void test_failure_aborts_all_devices(void)
 }
 
 /* ---- LeNet's training step: convolutions on cpu:0, classifier on cpu:1 -------------------- */
-typedef struct step_graph {
-    tg_graph *g;
-    tg_session *s;
-    tg_tensor *x, *y, *loss, *updates[16];
-    int n;
-    tg_module *net;
-    tg_optimizer *opt;
-} step_graph;
-
-static void lenet_step_graph(step_graph *sg, bool placed)
-{
-    tg_generator *gen = tg_generator_new(42);
-    sg->net = tg_lenet5(gen);
-    tg_generator_free(gen);
-    tg_named_tensor *names;
-    sg->n = tg_module_parameters(sg->net, &names);
-    tg_tensor *params[16];
-    sg->g = tg_graph_new("lenet_step");
-    for (int i = 0; i < sg->n; i++) {
-        params[i] = names[i].tensor;
-        if (placed) /* each parameter where its layer runs */
-            tg_device_scope_begin(i < 4 ? "cpu:0" : "cpu:1");
-        tg_variable_ref(sg->g, names[i].name, names[i].tensor);
-        if (placed)
-            tg_device_scope_end();
-    }
-    tg_sgd_opts o = {.lr = 0.05, .momentum = 0.9};
-    sg->opt = tg_optim_sgd(sg->n, params, &o);
-    tg_named_tensors_free(names);
-    int64_t B = 8;
-    sg->x = tg_placeholder(sg->g, "x", TG_FLOAT32, 4, (int64_t[]){B, 1, 28, 28});
-    sg->y = tg_placeholder(sg->g, "y", TG_INT64, 1, &B);
-    tg_graph_begin(sg->g);
-    tg_tensor *h = sg->x;
-    for (int i = 0; i < tg_module_num_children(sg->net); i++) {
-        if (placed)
-            tg_device_scope_begin(i < 6 ? "cpu:0" : "cpu:1");
-        h = tg_module_forward(tg_module_child_at(sg->net, i), h);
-        if (placed)
-            tg_device_scope_end();
-    }
-    sg->loss = tg_cross_entropy(h, sg->y, TG_REDUCTION_MEAN);
-    tg_graph_end();
-    CHECK_OK(tg_graph_optim(sg->opt, sg->loss, NULL, sg->updates));
-    sg->s = tg_session_new(sg->g);
-}
-
-static void step_graph_free(step_graph *sg)
-{
-    tg_session_free(sg->s);
-    tg_graph_free(sg->g);
-    tg_optim_free(sg->opt);
-    tg_module_free(sg->net);
-}
-
 /* placed: by scopes; auto: by the session's placer over two devices */
 static void lenet_equal(bool auto_placed)
 {
     tg_scope_begin();
     step_graph a, b;
-    lenet_step_graph(&a, false);
-    lenet_step_graph(&b, !auto_placed);
+    lenet_step_graph(&a, NULL, NULL);
+    lenet_step_graph(&b, auto_placed ? NULL : "cpu:0", auto_placed ? NULL : "cpu:1");
     if (auto_placed) {
         const char *devs[2] = {"cpu:0", "cpu:1"};
         CHECK_OK(tg_session_set_devices(b.s, 2, devs));
@@ -412,10 +334,8 @@ static void lenet_equal(bool auto_placed)
     int bad = 0;
     for (int step = 0; step < 4; step++) {
         tg_scope_begin();
-        tg_tensor *xv = tg_rand_normal(gen, TG_FLOAT32, 4, (int64_t[]){8, 1, 28, 28}, 0, 1);
-        tg_tensor *yv = tg_clamp(tg_mul_scalar(tg_rand_uniform(gen, TG_FLOAT32, 1,
-                                (int64_t[]){8}, 0, 10), 1.0), 0, 9);
-        yv = tg_cast(yv, TG_INT64);
+        tg_tensor *xv, *yv;
+        lenet_batch(gen, &xv, &yv);
         tg_tensor *fa[2] = {a.x, a.y}, *fb[2] = {b.x, b.y}, *fv[2] = {xv, yv}, *la, *lb;
         CHECK_OK(tg_session_run(a.s, 2, fa, fv, 1, &a.loss, &la, a.n, a.updates));
         CHECK_OK(tg_session_run(b.s, 2, fb, fv, 1, &b.loss, &lb, b.n, b.updates));

@@ -68,6 +68,15 @@ tg_status tg_session_partitions_to_dot(tg_session *s, int n_feeds,
                                        tg_tensor *const *fetch_values, int n_targets,
                                        tg_tensor *const *targets, const char *path);
 
+/* Variables placed on devices of other processes (the master/worker runs
+ * of tg/dist.h) live and change there. This copies their current values
+ * back into the tensors this process's graph holds (tg_variable_ref's
+ * tensors, a module's parameters), so that eager code, checkpoints and
+ * exports here see the trained values. A variable the automatic placer
+ * put on another process keeps that device for the session's later runs.
+ * Nothing to do (TG_OK) when no variable lives elsewhere. */
+tg_status tg_session_pull_variables(tg_session *s);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

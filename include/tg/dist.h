@@ -62,6 +62,19 @@ tg_status tg_dist_barrier(void);
 tg_status tg_dist_send(const tg_tensor *t, int dst, int tag);
 tg_status tg_dist_recv(tg_tensor *t, int src, int tag);
 
+/* ---- master and workers (graphs over processes) ------------------------------
+ * Rank 0 is the master: it runs the program, and its sessions may place
+ * nodes on devices of other ranks ("/rank:1/cpu:0", tg/device.h). Such a
+ * run ships each partition to its rank serialized (once per signature),
+ * then runs it there every step; values cross between partitions by
+ * Send/Recv over MPI. Every other rank calls tg_dist_serve after
+ * tg_dist_init: it runs what the master sends until the master calls
+ * tg_dist_finalize (then it returns TG_OK) or is lost (an error naming
+ * it). A worker runs one partition per step: give each other rank one
+ * device. Variables placed on a worker live there (read them by fetching
+ * them). Fails on rank 0, and without MPI. */
+tg_status tg_dist_serve(void);
+
 /* ---- the data-parallel gradient reducer (PyTorch DDP's) ------------------
  * Averages the gradients of params across ranks in buckets of about
  * bucket_bytes (params taken last to first, the order backward finishes

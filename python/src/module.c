@@ -311,7 +311,8 @@ static PyObject *set_num_threads(PyObject *m, PyObject *arg)
     if (n == -1 && PyErr_Occurred())
         return NULL;
     if (n < 1 || n > 4096)
-        return PyErr_Format(PyExc_ValueError, "set_num_threads: %ld threads; expected 1 to 4096", n);
+        return PyErr_Format(PyExc_RuntimeError, "set_num_threads: %ld threads; expected 1 to 4096",
+                            n); /* PyTorch's TORCH_CHECK */
     if (tg_set_num_threads((int)n) != TG_OK)
         return tgpy_raise();
     Py_RETURN_NONE;

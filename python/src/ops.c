@@ -11,7 +11,7 @@
  * the GIL released for big inputs, and wrap the result. No op has a
  * hand-written wrapper; adding one is a row here.
  *
- * Kinds: T tensor (or number), O tensor or None, i int, f float, b bool,
+ * Kinds: T tensor (or number), O tensor or None, i int, j int or None, f float, b bool,
  * d float or None, A dims (None, int or sequence), S shape (a sequence,
  * or the remaining positional ints when last), W pad widths (a sequence
  * of up to 2 * TG_MAX_DIMS ints: before and after per dim), P int or pair, p pair or
@@ -215,9 +215,7 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
     long long i;
     if (o == Py_None && p->kind != 'T') {
         v->none = true;
-        if (p->kind == 'O' || p->kind == 'd' || p->kind == 'p' || p->kind == 'q' ||
-            p->kind == 'u' || p->kind == 'G' || p->kind == 'A' ||
-            p->kind == 'D' || p->kind == 'F')
+        if (strchr("OdjpquGADF", p->kind))
             return p->kind == 'G' ? ((v->g = tgpy_generator(NULL)) ? 0 : -1) : 0;
         arg_error(op, p, "not None", o);
         return -1;
@@ -235,11 +233,16 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
         }
         return 0; /* a number or data: converted later */
     case 'i':
+    case 'j':
         if (as_int(op, p, o, &i) < 0)
             return -1;
         v->f = (double)i;
         return 0;
     case 'b': {
+        if (!PyBool_Check(o)) { /* PyTorch takes bools only, not 1 or "yes" */
+            arg_error(op, p, "bool", o);
+            return -1;
+        }
         int t = PyObject_IsTrue(o);
         v->f = t;
         return t < 0 ? -1 : 0;

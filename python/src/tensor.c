@@ -444,6 +444,10 @@ static PyObject *m_random_(PyObject *o, PyObject *const *args, Py_ssize_t n, boo
         return NULL;
     if (n > 1 && ((b = PyFloat_AsDouble(args[1])) == -1.0 && PyErr_Occurred()))
         return NULL;
+    if (normal ? b < 0 : a > b) /* PyTorch's TORCH_CHECK */
+        return PyErr_Format(PyExc_RuntimeError, normal ? "normal_: std must be >= 0, got %g"
+                            : "uniform_: from (%g) must not be greater than to (%g)",
+                            normal ? b : a, b);
     tg_generator *g = tgpy_generator(n > 2 ? args[2] : NULL);
     if (!g)
         return NULL;

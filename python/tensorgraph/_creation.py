@@ -38,7 +38,18 @@ def _numpy_dtype(data):
         return np.int64
     if a.dtype.kind == 'b':
         return np.bool_
+    _refuse_data(a, data)
     raise TypeError(f"tensor(): can't convert data of numpy dtype {a.dtype}")
+
+
+def _refuse_data(a, data):
+    """PyTorch's errors for data that holds no numbers: strings are a
+    TypeError, other objects (None, sets, dicts) a RuntimeError"""
+    if a.dtype.kind in 'USa':
+        raise TypeError(f"tensor(): invalid data type 'str' (in {type(data).__name__} data)")
+    if a.dtype.kind == 'O':
+        raise RuntimeError(f"tensor(): could not infer a dtype of {type(data).__name__} data "
+                           "(numbers, bools, nested lists of them, arrays and tensors are)")
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
@@ -52,7 +63,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         if not isinstance(dtype, _C.dtype):  # PyTorch: TypeError, not a lookup's KeyError
             raise TypeError(f"tensor(): argument 'dtype' must be a tensorgraph.dtype "
                             f"(tensorgraph.float32, ...), not {type(dtype).__name__}")
-        a = np.array(data, dtype=_TG_TO_NP[dtype])
+        try:
+            a = np.array(data, dtype=_TG_TO_NP[dtype])
+        except (ValueError, TypeError):
+            try:
+                _refuse_data(np.asarray(data), data)
+            except ValueError:  # ragged: numpy's message below
+                pass
+            raise
     else:
         a = np.array(data, dtype=_numpy_dtype(data))
         if a.dtype not in _NP_TO_TG:

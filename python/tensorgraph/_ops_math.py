@@ -269,6 +269,9 @@ def logit(input, eps=None):
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    for what, v in (('n', n), ('m', m)):
+        if v is not None and not isinstance(v, (int, np.integer)):
+            raise TypeError(f"eye(): argument '{what}' must be int, not {type(v).__name__}")
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
     m = n if m is None else m

@@ -160,6 +160,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def diag(input, diagonal=0):
     """1-D: a square matrix with input on the given diagonal; 2-D: that
     diagonal as a 1-D tensor"""
+    if not isinstance(diagonal, int):
+        raise TypeError(f"diag(): argument 'diagonal' must be int, not {type(diagonal).__name__}")
     if input.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
     if input.ndim == 2:

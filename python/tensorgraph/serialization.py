@@ -3,6 +3,7 @@ reader (hostile-input safe). PyTorch pickles arbitrary objects; here the
 object is a (possibly nested) dict of tensors, as state_dicts are: nested
 keys are joined with '.', and non-tensor leaves (ints, floats, strings,
 as optimizer hyper-parameters are) go to the file's metadata."""
+import errno
 import json
 import os
 from collections import OrderedDict
@@ -44,6 +45,8 @@ def save(obj, f):
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):  # PyTorch's RuntimeError, before any work
         raise RuntimeError(f"save: parent directory {parent} of '{path}' does not exist")
+    if os.path.isdir(path):  # PyTorch's RuntimeError ("cannot be opened")
+        raise RuntimeError(f"save: '{path}' is a directory, not a file")
     _C._save_safetensors(path, tensors, meta)
 
 
@@ -52,7 +55,9 @@ def load(f, map_location=None, weights_only=True):
     OrderedDict name -> tensor (nested names stay dotted, as state_dict keys)."""
     path = os.fspath(f)
     if not os.path.exists(path):  # PyTorch's FileNotFoundError (an OSError)
-        raise FileNotFoundError(2, "load: no such file", path)
+        raise FileNotFoundError(errno.ENOENT, "load: no such file", path)
+    if os.path.isdir(path):  # PyTorch's IsADirectoryError (open() fails)
+        raise IsADirectoryError(errno.EISDIR, "load: a directory, not a file", path)
     names, tensors, meta = _C._load_safetensors(path)
     out = OrderedDict(zip(names, tensors))
     other = json.loads(meta.get(_META_KEY, "{}"))

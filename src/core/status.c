@@ -4,14 +4,20 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char err_msg[1024];
 static _Thread_local tg_status err_status = TG_OK;
 
+/* formatted aside first: a message may quote the previous one
+ * (tg_last_error() as an argument), which must not be overwritten while
+ * it is read */
 static void set_error(tg_status s, const char *fmt, va_list ap)
 {
+    char msg[sizeof err_msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     err_status = s;
-    vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+    memcpy(err_msg, msg, sizeof msg);
 }
 
 tg_status tg__error(tg_status s, const char *fmt, ...)

@@ -14,6 +14,7 @@ static tg_status not_built(const char *fn)
 bool tg_dist_built(void) { return false; }
 tg_status tg_dist_init(void) { return not_built("tg_dist_init"); }
 tg_status tg_dist_finalize(void) { return TG_OK; }
+tg_status tg_dist_serve(void) { return not_built("tg_dist_serve"); }
 bool tg_dist_is_initialized(void) { return false; }
 int tg_dist_rank(void) { return 0; }
 int tg_dist_world_size(void) { return 1; }

@@ -1,7 +1,8 @@
 /* The MPI world (see world.h and tg/dist.h). Under mpirun: MPI with
  * MPI_THREAD_MULTIPLE (the heartbeat thread communicates while the caller
- * does), errors returned instead of aborting, two duplicates of the world
- * communicator (collectives; heartbeats) so their messages never meet.
+ * does), errors returned instead of aborting, four duplicates of the world
+ * communicator (collectives; heartbeats; Send/Recv transfers; the
+ * master's commands to workers) so their messages never meet.
  * Without mpirun: a world of one and no MPI at all. */
 #ifdef TG_HAVE_MPI
 #include "dist/world.h"
@@ -35,7 +36,7 @@ typedef struct peer {
 static struct {
     bool initialized, mpi; /* mpi: MPI_Init was ours and MPI runs */
     int rank, size;
-    MPI_Comm coll, beat;
+    MPI_Comm coll, beat, rv, ctl;
     double timeout;
     peer *peers;
     pthread_t thread;
@@ -315,11 +316,12 @@ static tg_status mpi_init(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &W.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &W.size);
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &W.coll) != MPI_SUCCESS ||
-        MPI_Comm_dup(MPI_COMM_WORLD, &W.beat) != MPI_SUCCESS)
-        return tg__error(TG_ERR_IO, "tg_dist_init: MPI_Comm_dup failed");
-    MPI_Comm_set_errhandler(W.coll, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(W.beat, MPI_ERRORS_RETURN);
+    MPI_Comm *comms[4] = {&W.coll, &W.beat, &W.rv, &W.ctl};
+    for (int i = 0; i < 4; i++) {
+        if (MPI_Comm_dup(MPI_COMM_WORLD, comms[i]) != MPI_SUCCESS)
+            return tg__error(TG_ERR_IO, "tg_dist_init: MPI_Comm_dup failed");
+        MPI_Comm_set_errhandler(*comms[i], MPI_ERRORS_RETURN);
+    }
     return TG_OK;
 }
 
@@ -351,6 +353,8 @@ tg_status tg_dist_init(void)
     if (W.size > 1)
         install_sigterm();
     W.initialized = true;
+    if (W.size > 1)
+        tg__dist_graphs_start();
     return TG_OK;
 }
 
@@ -359,6 +363,8 @@ tg_status tg_dist_finalize(void)
     if (!W.initialized)
         return TG_OK;
     tg_status s = TG_OK;
+    if (W.size > 1)
+        tg__dist_graphs_stop(); /* the master releases its workers */
     if (W.size > 1 && atomic_load(&W.lost) < 0)
         s = tg_dist_barrier(); /* nobody still sends to us */
     stop_heartbeats();
@@ -369,6 +375,8 @@ tg_status tg_dist_finalize(void)
     if (W.mpi && !broken) {
         MPI_Comm_free(&W.coll);
         MPI_Comm_free(&W.beat);
+        MPI_Comm_free(&W.rv);
+        MPI_Comm_free(&W.ctl);
         MPI_Finalize();
     }
     if (!broken) { /* a broken world stays broken: later calls say why */
@@ -441,6 +449,27 @@ MPI_Comm tg__dist_comm(void)
     return W.coll;
 }
 
+MPI_Comm tg__dist_rv_comm(void)
+{
+    return W.rv;
+}
+
+MPI_Comm tg__dist_ctl_comm(void)
+{
+    return W.ctl;
+}
+
+/* spin a little, then yield the core to the other ranks (they may share
+ * this machine's cores) with pauses up to 0.2 ms */
+static void pause_more(int64_t *pause_ns)
+{
+    *pause_ns = *pause_ns < 200000 ? *pause_ns + 2000 : *pause_ns;
+    if (*pause_ns > 20000) {
+        struct timespec ts = {0, *pause_ns};
+        nanosleep(&ts, NULL);
+    }
+}
+
 tg_status tg__dist_wait(MPI_Request *req, const char *what)
 {
     int64_t pause_ns = 0;
@@ -453,13 +482,40 @@ tg_status tg__dist_wait(MPI_Request *req, const char *what)
             return TG_OK;
         if (atomic_load(&W.lost) >= 0)
             return lost_error(what); /* req stays pending: the world is broken */
-        /* spin a little, then yield the core to the other ranks (they may
-         * share this machine's cores) with pauses up to 0.2 ms */
-        pause_ns = pause_ns < 200000 ? pause_ns + 2000 : pause_ns;
-        if (pause_ns > 20000) {
-            struct timespec ts = {0, pause_ns};
-            nanosleep(&ts, NULL);
+        pause_more(&pause_ns);
+    }
+}
+
+tg_status tg__dist_recv_message(int src, int tag, MPI_Comm comm, char **buf, int *len,
+                                const char *what)
+{
+    int64_t pause_ns = 0;
+    *buf = NULL;
+    *len = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Message m;
+        MPI_Status st;
+        int e = MPI_Improbe(src, tag, comm, &flag, &m, &st);
+        if (e != MPI_SUCCESS)
+            return tg__dist_mpi_error(e, what);
+        if (flag) {
+            MPI_Get_count(&st, MPI_BYTE, len);
+            char *b = malloc((size_t)*len + 1);
+            e = MPI_Mrecv(b ? b : (char[1]){0}, b ? *len : 0, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+            if (!b)
+                return tg__error(TG_ERR_NOMEM, "%s: out of memory for a message of %d bytes",
+                                 what, *len);
+            if (e != MPI_SUCCESS) {
+                free(b);
+                return tg__dist_mpi_error(e, what);
+            }
+            *buf = b;
+            return TG_OK;
         }
+        if (atomic_load(&W.lost) >= 0)
+            return lost_error(what);
+        pause_more(&pause_ns);
     }
 }
 #endif

@@ -129,7 +129,7 @@ static tg_status conv2d_infer(tg_op_ctx *c)
     return tg_infer_set(c, 0, dt, 4, (int64_t[]){g.n, g.o, g.oh, g.ow});
 }
 
-static tg_status conv2d_run(tg_op_ctx *c, bool relu)
+static tg_status conv2d_run(tg_op_ctx *c, const tg__conv_act *act)
 {
     tg_tensor *out = c->out[0];
     tg__conv_geom g;
@@ -138,17 +138,28 @@ static tg_status conv2d_run(tg_op_ctx *c, bool relu)
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
     if (x && w && (c->n_in == 2 || b))
-        s = tg__conv2d_forward_relu(out->dtype, &g, tg__base(x), tg__base(w),
-                                    b ? tg__base(b) : NULL, relu, tg__base(out));
+        s = tg__conv2d_forward_act(out->dtype, &g, tg__base(x), tg__base(w),
+                                   b ? tg__base(b) : NULL, act, tg__base(out));
     tg_release(x);
     tg_release(w);
     tg_release(b);
     return s;
 }
 
-static tg_status conv2d_kernel(tg_op_ctx *c) { return conv2d_run(c, false); }
+static tg_status conv2d_kernel(tg_op_ctx *c)
+{
+    return conv2d_run(c, &(tg__conv_act){TG_CONV_ACT_NONE, 0, 0});
+}
 
-tg_status tg__conv2d_relu_kernel(tg_op_ctx *c) { return conv2d_run(c, true); }
+tg_status tg__conv2d_relu_kernel(tg_op_ctx *c)
+{
+    return conv2d_run(c, &(tg__conv_act){TG_CONV_ACT_RELU, 0, 0});
+}
+
+tg_status tg__conv2d_clamp_kernel(tg_op_ctx *c, double lo, double hi)
+{
+    return conv2d_run(c, &(tg__conv_act){TG_CONV_ACT_CLAMP, lo, hi});
+}
 
 extern const tg_op_def tg_op_conv2d, tg_op_conv2d_grad_input,
     tg_op_conv2d_grad_weight, tg_op_conv_transpose2d;

@@ -17,6 +17,7 @@
  * Neither is differentiated (passes run on the graph a plan executes,
  * after gradients were built), so both are nondiff. */
 #include "ops/fused.h"
+#include "ops/unary.h"
 
 #include "tg/autograd.h"
 
@@ -165,6 +166,16 @@ static bool relu_in_product(const tg_fused_prog *p)
            strcmp(r->op->name, "relu") == 0 && r->n_args == 1 && r->args[0] == -1;
 }
 
+/* conv2d(...); clamp($0): the convolution clamps as it writes (the
+ * pointwise and depthwise paths) or right after; *a: clamp's bounds */
+static bool clamp_in_product(const tg_fused_prog *p, const unary_attrs **a)
+{
+    const tg_fused_instr *r = &p->ins[1];
+    *a = r->attr;
+    return p->n == 2 && strcmp(p->ins[0].op->name, "conv2d") == 0 &&
+           strcmp(r->op->name, "clamp") == 0 && r->n_args == 1 && r->args[0] == -1;
+}
+
 /* the product straight into the output, then the rest of the program over
  * it in place ($0 becomes input n_in: the output itself), or both at once
  * where the product's kernel can apply the rest (relu_in_product) */
@@ -182,8 +193,11 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     tg_op_ctx pc = {.op = P->op, .n_in = P->n_args, .n_out = 1, .in = args, .out = c->out,
                     .attr = P->attr, .attrs = P->attrs, .n_attrs = P->n_attrs};
     pc.out_meta[0] = c->out_meta[0];
+    const unary_attrs *bounds;
     if (relu_in_product(p)) {
         s = tg__conv2d_relu_kernel(&pc);
+    } else if (clamp_in_product(p, &bounds)) {
+        s = tg__conv2d_clamp_kernel(&pc, bounds->a, bounds->b);
     } else if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {
         tg_fused_prog *rest = malloc(sizeof *rest);
         if (!rest) {

@@ -88,6 +88,10 @@ tg_status tg__fused_infer(const char *who, const tg_fused_prog *p, int n_in,
  * (ops/conv.c): what fused_epilogue runs for the program conv2d(...);
  * relu($0), the same bits without a second pass over the output */
 tg_status tg__conv2d_relu_kernel(tg_op_ctx *c);
+/* the same with clamp(lo, hi) ($0 clamped as the clamp op clamps it): the
+ * pointwise and depthwise paths apply it as they write, the others in a
+ * pass over the output (kernels/cpu/conv.h, tg__conv2d_forward_act) */
+tg_status tg__conv2d_clamp_kernel(tg_op_ctx *c, double lo, double hi);
 
 tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
                         tg_tensor *const *in, int n_res, const int64_t *res,

@@ -43,6 +43,10 @@ tg_status tg__rv_set_remote(int rank, tg_transport *t)
     return TG_OK;
 }
 
+static const tg_remote_runner *runner;
+void tg__set_remote_runner(const tg_remote_runner *r) { runner = r; }
+const tg_remote_runner *tg__remote_runner(void) { return runner; }
+
 const char *tg__rv_key_str(const tg_rv_key *k, char *buf, size_t len)
 {
     char a[48], b[48];
@@ -129,8 +133,11 @@ tg_status tg__rv_try_recv(tg_rendezvous *rv, const tg_rv_key *k, tg_tensor **out
     tg_transport *tr;
     if (route(k->src.rank, &tr) != TG_OK)
         return tg_last_status();
-    if (tr)
-        return tr->try_recv(tr, k, out);
+    if (tr) { /* this step may have failed here, with nothing to come from there */
+        char msg[1024];
+        tg_status st = tg__rv_aborted(rv, msg, sizeof msg);
+        return st != TG_OK ? tg__error(st, "%s", msg) : tr->try_recv(tr, k, out);
+    }
     char key[512];
     tg__rv_key_str(k, key, sizeof key);
     pthread_mutex_lock(&rv->mu);
@@ -155,8 +162,8 @@ void tg__rv_wait(tg_rendezvous *rv, int64_t timeout_ns)
     bool remote = false;
     for (int r = 0; r < MAX_RANKS && !remote; r++)
         remote = remotes[r] != NULL;
-    if (remote && timeout_ns > 1000000)
-        timeout_ns = 1000000; /* other processes' arrivals are polled */
+    if (remote && timeout_ns > 200000)
+        timeout_ns = 200000; /* other processes' arrivals are polled */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t ns = ts.tv_nsec + timeout_ns;
@@ -180,7 +187,7 @@ void tg__rv_abort(tg_rendezvous *rv, tg_status st, const char *msg)
     pthread_mutex_unlock(&rv->mu);
     for (int r = 0; first && r < MAX_RANKS; r++)
         if (remotes[r])
-            remotes[r]->abort(remotes[r], st, msg);
+            remotes[r]->abort(remotes[r], rv->step, st, msg);
 }
 
 tg_status tg__rv_aborted(tg_rendezvous *rv, char *msg, size_t len)

@@ -32,8 +32,9 @@ struct tg_transport {
     /* returns when a transfer may have arrived, the step was aborted, or
      * after timeout_ns */
     void (*wait)(tg_transport *self, int64_t timeout_ns);
-    /* ends the step with an error: waiters wake, receives fail with it */
-    void (*abort)(tg_transport *self, tg_status st, const char *msg);
+    /* ends step `step` with an error there too: its waiters wake, its
+     * receives fail with it */
+    void (*abort)(tg_transport *self, int64_t step, tg_status st, const char *msg);
 };
 
 /* ---- one run's rendezvous -------------------------------------------------------- */
@@ -54,6 +55,23 @@ int tg__rv_rank(void);
 void tg__rv_set_rank(int rank);
 /* the transport for devices of `rank` (NULL removes it); not owned */
 tg_status tg__rv_set_remote(int rank, tg_transport *t);
+
+/* ---- partitions that run in other processes (the MPI layer's master) -------------------
+ * A partitioned run whose partition lives on a device of another rank
+ * hands it to the runner the MPI layer registered: `load` ships the
+ * partition (once per cached plan, before its first run) as plan `uid`,
+ * `run` has that rank run it for `step` with the partition's feeds and
+ * waits for its fetches (q->n_fetches new tensors) or its error, and
+ * `drop` lets the rank forget the plan. */
+struct tg_partition; /* runtime/partition.h */
+typedef struct tg_remote_runner {
+    tg_status (*load)(const struct tg_partition *q, int64_t uid);
+    tg_status (*run)(const struct tg_partition *q, int64_t uid, int64_t step,
+                     tg_tensor *const *feeds, tg_tensor **results);
+    void (*drop)(const struct tg_partition *q, int64_t uid);
+} tg_remote_runner;
+void tg__set_remote_runner(const tg_remote_runner *r); /* NULL: none */
+const tg_remote_runner *tg__remote_runner(void);
 
 /* ---- what Send and Recv kernels see: set by the device executor ---------------------- */
 typedef struct tg_rv_context {

@@ -5,6 +5,7 @@
 #include "tg/device.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@ typedef struct dplan {
     uint64_t epoch;
     tg_partitioning P;
     tg_session **subs; /* one per partition */
+    int64_t uid;       /* the plan's name for the ranks its remote partitions run on */
+    bool *shipped;     /* per partition: loaded on its rank already */
     struct dplan *next;
 } dplan;
 
@@ -23,11 +26,20 @@ struct tg_dsession {
     int n_devices;
     tg_device *devices;
     dplan *plans;
-    int64_t steps; /* runs so far: the rendezvous keys' step */
 };
+
+/* the rendezvous keys' step: unique over every run of this process, since
+ * workers of other processes see the steps of all its sessions */
+static _Atomic int64_t next_step;
+static _Atomic int64_t next_uid;
 
 static void dplan_free(dplan *p)
 {
+    const tg_remote_runner *rr = tg__remote_runner();
+    for (int i = 0; rr && p->shipped && i < p->P.n; i++)
+        if (p->shipped[i])
+            rr->drop(&p->P.parts[i], p->uid);
+    free(p->shipped);
     for (int i = 0; p->subs && i < p->P.n; i++)
         tg_session_free(p->subs[i]);
     free(p->subs);
@@ -161,6 +173,19 @@ static bool same_key(const dplan *a, const dplan *b)
     return true;
 }
 
+/* A variable the placer put on another process's device keeps that device
+ * (recorded on its node): its state lives there, so a later signature
+ * must not place it anew and start from the stale copy here. */
+static void pin_remote_variables(tg_graph *g, const tg_partitioning *P)
+{
+    for (int i = 0; i < P->n_nodes; i++) {
+        tg_gnode *n = &g->nodes[i];
+        if (n->kind == TG_GNODE_VARIABLE && n->device.index < 0 && P->part[i] >= 0 &&
+            P->parts[P->part[i]].device.rank != tg__rv_rank())
+            n->device = P->parts[P->part[i]].device;
+    }
+}
+
 static tg_status compile(tg_session *s, const tg_dsession *d, const tg_graph *g,
                          const bool *fed, const tg_meta *feed_meta, dplan *p)
 {
@@ -169,7 +194,10 @@ static tg_status compile(tg_session *s, const tg_dsession *d, const tg_graph *g,
     p->epoch = g->epoch;
     if (tg__partition(g, &sig, fed, feed_meta, d->n_devices, d->devices, &p->P) != TG_OK)
         return tg_last_status();
-    if (!(p->subs = calloc((size_t)p->P.n + 1, sizeof *p->subs)))
+    pin_remote_variables((tg_graph *)g, &p->P);
+    p->uid = ++next_uid;
+    if (!(p->subs = calloc((size_t)p->P.n + 1, sizeof *p->subs)) ||
+        !(p->shipped = calloc((size_t)p->P.n + 1, sizeof *p->shipped)))
         return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     for (int i = 0; i < p->P.n; i++)
         if (!(p->subs[i] = tg_session_new(p->P.parts[i].g)) ||
@@ -214,6 +242,9 @@ typedef struct job {
     int tid;
     tg_tensor **feeds;   /* per partition feed */
     tg_tensor **results; /* per partition fetch */
+    const tg_remote_runner *remote; /* the partition runs in another process */
+    int64_t uid;
+    bool *shipped;
     tg_status st;
     pthread_t thread;
     bool started;
@@ -241,10 +272,28 @@ tg_status tg__device_run(tg_session *sub, tg_device device, tg_rendezvous *rv, i
     return st;
 }
 
+/* a partition of another process: shipped there before its first run,
+ * then run there; this thread waits for its fetches or its error */
+static tg_status run_remote(job *j)
+{
+    tg_status st = TG_OK;
+    if (!*j->shipped && (st = j->remote->load(j->part, j->uid)) == TG_OK)
+        *j->shipped = true;
+    if (st == TG_OK)
+        st = j->remote->run(j->part, j->uid, j->step, j->feeds, j->results);
+    if (st != TG_OK)
+        tg__rv_abort(j->rv, st, tg_last_error());
+    return st;
+}
+
 static void *run_job(void *arg)
 {
     job *j = arg;
     const tg_partition *q = j->part;
+    if (j->remote) {
+        j->st = run_remote(j);
+        return NULL;
+    }
     j->st = tg__device_run(j->sub, q->device, j->rv, j->step, j->tid, q->n_feeds, q->feed_vals,
                            j->feeds, q->n_fetches, q->fetch_vals, j->results, q->n_targets,
                            q->targets);
@@ -260,26 +309,54 @@ static tg_tensor *feed_of(const tg_run_sig *sig, tg_tensor *const *feed_tensors,
     return NULL;
 }
 
+/* a worker process runs one partition per step (its Recvs from its own
+ * other devices would need the steps of both at once): one device per
+ * other rank in a run */
+static tg_status one_device_per_worker(const tg_partitioning *P)
+{
+    for (int i = 0; i < P->n; i++)
+        for (int k = 0; k < i; k++)
+            if (P->parts[i].device.rank == P->parts[k].device.rank &&
+                P->parts[i].device.rank != tg__rv_rank()) {
+                char a[48], b[48];
+                return tg__error(TG_ERR_UNSUPPORTED, "tg_session_run: this run places nodes "
+                                 "on %s and %s, two devices of rank %d; a worker process runs "
+                                 "one partition per step: give each other process one device",
+                                 tg_device_str(P->parts[k].device, a, sizeof a),
+                                 tg_device_str(P->parts[i].device, b, sizeof b),
+                                 P->parts[i].device.rank);
+            }
+    return TG_OK;
+}
+
 static tg_status make_jobs(tg_session *s, const dplan *p, const tg_run_sig *sig,
                            tg_tensor *const *feed_tensors, tg_rendezvous *rv,
                            int64_t step, job *jobs)
 {
+    if (one_device_per_worker(&p->P) != TG_OK)
+        return tg_last_status();
     for (int i = 0; i < p->P.n; i++) {
         const tg_partition *q = &p->P.parts[i];
         char dev[48];
-        if (q->device.rank != tg__rv_rank() && q->n_fetches + q->n_targets > 0)
+        bool remote = q->device.rank != tg__rv_rank();
+        if (remote && !tg__remote_runner() && q->n_fetches + q->n_targets > 0)
             return tg__error(TG_ERR_UNSUPPORTED, "tg_session_run: nodes are placed on %s, a "
                              "device of another process (this one is rank %d): its partition "
-                             "runs there, through the MPI layer",
+                             "runs there, which needs the program under mpirun, "
+                             "tg_dist_init on every rank, and the other ranks in "
+                             "tg_dist_serve (docs/DISTRIBUTED.md)",
                              tg_device_str(q->device, dev, sizeof dev), tg__rv_rank());
         jobs[i] = (job){.sub = p->subs[i], .part = q, .rv = rv, .step = step, .tid = i,
+                        .remote = remote ? tg__remote_runner() : NULL, .uid = p->uid,
+                        .shipped = &p->shipped[i],
                         .feeds = malloc(((size_t)q->n_feeds + 1) * sizeof(tg_tensor *)),
                         .results = calloc((size_t)q->n_fetches + 1, sizeof(tg_tensor *))};
         if (!jobs[i].feeds || !jobs[i].results)
             return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
         for (int k = 0; k < q->n_feeds; k++)
             jobs[i].feeds[k] = feed_of(sig, feed_tensors, q->feed_of[k]);
-        tg__session_trace_sync(s, p->subs[i]);
+        if (!remote)
+            tg__session_trace_sync(s, p->subs[i]);
     }
     return TG_OK;
 }
@@ -353,16 +430,20 @@ tg_status tg__devices_run(tg_session *s, tg_dsession **slot, const tg_graph *g,
     dplan *p = d ? find_or_compile(s, d, g, sig, fed, feed_meta) : NULL;
     if (!p)
         return tg_last_status();
-    int64_t step = d->steps++;
+    int64_t step = next_step++;
     tg_rendezvous *rv = tg__rendezvous_new(step);
     job *jobs = calloc((size_t)p->P.n + 1, sizeof *jobs);
     tg_status st = rv && jobs ? make_jobs(s, p, sig, feed_tensors, rv, step, jobs)
                               : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     if (st == TG_OK)
         st = run_jobs(jobs, p->P.n, rv);
+    bool first = true;
     for (int i = 0; i < p->P.n && jobs; i++) {
         char dev[48];
-        tg__session_count_ops(s, p->subs[i], i == 0);
+        if (jobs[i].remote) /* its ops ran and were traced in its process */
+            continue;
+        tg__session_count_ops(s, p->subs[i], first);
+        first = false;
         if (tg__session_trace_adopt(s, p->subs[i],
                                     tg_device_str(p->P.parts[i].device, dev, sizeof dev),
                                     i) != TG_OK && st == TG_OK)
@@ -456,4 +537,39 @@ tg_status tg_session_partitions_to_dot(tg_session *s, int n_feeds,
     const dplan *p = plan_for(s, "tg_session_partitions_to_dot", n_feeds, feed_values,
                               n_fetches, fetch_values, n_targets, targets);
     return p ? tg__partitions_to_dot(&p->P, path) : tg_last_status();
+}
+
+/* ---- variables that live in other processes -------------------------------------------- */
+tg_status tg_session_pull_variables(tg_session *s)
+{
+    if (!s)
+        return tg__error(TG_ERR_ARG, "tg_session_pull_variables: session is NULL");
+    tg_graph *g = tg__session_graph(s);
+    int n = 0;
+    tg_tensor **vars = malloc(((size_t)g->n_nodes + 1) * sizeof *vars), **vals = NULL;
+    if (!vars)
+        return tg__error(TG_ERR_NOMEM, "tg_session_pull_variables: out of memory");
+    tg_scope_begin();
+    tg_status st = TG_OK;
+    for (int i = 0; i < g->n_nodes && st == TG_OK; i++) {
+        const tg_gnode *nd = &g->nodes[i];
+        if (nd->kind == TG_GNODE_VARIABLE && nd->device.index >= 0 &&
+            nd->device.rank != tg__rv_rank() && !(vars[n++] = tg__graph_symbolic(g, nd->out[0])))
+            st = tg_last_status();
+    }
+    if (st == TG_OK && n > 0 && !(vals = calloc((size_t)n, sizeof *vals)))
+        st = tg__error(TG_ERR_NOMEM, "tg_session_pull_variables: out of memory");
+    if (st == TG_OK && n > 0)
+        st = tg_session_run(s, 0, NULL, NULL, n, vars, vals, 0, NULL);
+    for (int k = 0; st == TG_OK && k < n; k++) {
+        tg_tensor *own = g->nodes[g->values[vars[k]->value].node].tensor;
+        tg__convert_into(own, vals[k]);
+        tg__bump_version(own);
+    }
+    for (int k = 0; k < n; k++)
+        tg_release(vars[k]);
+    free(vars);
+    free(vals);
+    tg_scope_end();
+    return st;
 }

@@ -37,6 +37,13 @@ TG_DIST_TIMEOUT=2 timeout 60 bash "$here/mpirun2.sh" "$with_mpi" "$mpiexec" \
 expect_named "a hung rank (SIGSTOP), 2 s timeout" "$tmp/hang.log" $((SECONDS - start))
 grep -q "no heartbeat" "$tmp/hang.log" || { echo "FAIL hang: not reported as silent"; fail=1; }
 
+# master/worker: the worker killed between steps; the master's next step
+# fails naming it
+start=$SECONDS
+timeout 60 bash "$here/mpirun2.sh" "$with_mpi" "$mpiexec" "$(dirname "$test_dist")/test_master_worker" \
+    --die >"$tmp/worker.log" 2>&1
+expect_named "a worker killed between the master's steps" "$tmp/worker.log" $((SECONDS - start))
+
 # tg train --distributed, rank 1 killed from outside mid-training; rank 0
 # resumed from a checkpoint and was to replace it: it stays whole
 if [ -z "${TG_TEST_MNIST_DIR:-}" ]; then
@@ -75,6 +82,6 @@ elif "$tg" eval lenet --load "$ck" --data "$TG_TEST_MNIST_DIR" --limit 100 >/dev
 else
     echo "FAIL: the checkpoint is neither the old one nor a loadable new one"; fail=1
 fi
-ls "$tmp" | grep -v -E '^(ck.safetensors|die.log|hang.log|train.log|losses.txt)$' &&
+ls "$tmp" | grep -v -E '^(ck.safetensors|die.log|hang.log|worker.log|train.log|losses.txt)$' &&
     { echo "FAIL: files left next to the checkpoint"; fail=1; }
 exit $fail

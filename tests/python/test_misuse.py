@@ -19,7 +19,12 @@ later versions, or the function does not exist here): tril of a 1-d tensor
 RuntimeError), masked_fill with a float mask (1.13 silently does nothing;
 tensorgraph refuses it as later versions do), loading a file that is not a
 checkpoint (torch.load's pickle error vs OSError from the safetensors
-reader), torch.normal / inverse / linalg.det (not in tensorgraph)."""
+reader), a str given for a dim (PyTorch looks it up as a named-tensor dim
+name, a RuntimeError; tensorgraph has no named tensors: TypeError), bool
+options of the Python-written functions such as sort(descending="x")
+(only the op table's bool parameters are strict), gather with int32
+indices (PyTorch wants int64; tensorgraph's ops take both), torch.normal /
+inverse / linalg.det (not in tensorgraph)."""
 import os
 import tempfile
 
@@ -91,6 +96,14 @@ def _bn_one_value_per_channel(m, nn):
     bn = nn.BatchNorm1d(3)
     bn.train()
     bn(m.ones(1, 3))
+
+
+def _set_requires_grad(t):
+    t.requires_grad = True
+
+
+def _sgd(m):
+    return m.optim.SGD([_param(m)], lr=0.1)
 
 
 def _same_param_twice(m):
@@ -306,6 +319,43 @@ CASES = [
     ("argmax of empty", lambda m, nn, F: m.ones(0).argmax(), IndexError),
     ("embedding negative", lambda m, nn, F: nn.Embedding(3, 2)(m.tensor([-1])), IndexError),
     ("embedding float", lambda m, nn, F: nn.Embedding(3, 2)(m.tensor([1.0])), RuntimeError),
+    ("take range 2", lambda m, nn, F: m.take(_t(m), m.tensor([-7])), IndexError),
+    ("masked_select mask shape", lambda m, nn, F: m.masked_select(_t(m), m.ones(4) > 0),
+     RuntimeError),
+    # argument types
+    ("new_tensor of a str", lambda m, nn, F: _t(m).new_tensor("a"), TypeError),
+    ("as_tensor of a str", lambda m, nn, F: m.as_tensor("a"), TypeError),
+    ("tensor of None", lambda m, nn, F: m.tensor(None), RuntimeError),
+    ("tensor of a set", lambda m, nn, F: m.tensor({1, 2}), RuntimeError),
+    ("tensor of a dict", lambda m, nn, F: m.tensor({1: 2}), RuntimeError),
+    ("reshape str", lambda m, nn, F: _t(m).reshape("a"), TypeError),
+    ("reshape float", lambda m, nn, F: _t(m).reshape(2.0, 3), TypeError),
+    ("zeros str size", lambda m, nn, F: m.zeros("a"), TypeError),
+    ("ones float in a list", lambda m, nn, F: m.ones([2.0]), TypeError),
+    ("eye float", lambda m, nn, F: m.eye(2.5), TypeError),
+    ("diag float diagonal", lambda m, nn, F: m.diag(m.ones(2), 1.5), TypeError),
+    ("tril float diagonal", lambda m, nn, F: m.tril(_t(m), 1.5), TypeError),
+    ("full_like dtype str", lambda m, nn, F: m.full_like(_t(m), 1, dtype="x"), TypeError),
+    ("stack of ints", lambda m, nn, F: m.stack([1, 2]), TypeError),
+    ("cat of a tensor", lambda m, nn, F: m.cat(_t(m)), TypeError),
+    ("unsqueeze float dim", lambda m, nn, F: _t(m).unsqueeze(1.5), TypeError),
+    ("transpose str dim", lambda m, nn, F: _t(m).transpose("a", 0), TypeError),
+    ("argmax float dim", lambda m, nn, F: _t(m).argmax(dim=1.5), TypeError),
+    ("squeeze float dim", lambda m, nn, F: _t(m).squeeze(1.5), TypeError),
+    ("sum keepdim int", lambda m, nn, F: m.sum(_t(m), 0, keepdim=1), TypeError),
+    ("mean keepdim str", lambda m, nn, F: _t(m).mean(0, keepdim="yes"), TypeError),
+    ("topk float k", lambda m, nn, F: _t(m).topk(1.5), TypeError),
+    ("topk negative k", lambda m, nn, F: _t(m).topk(-1), RuntimeError),
+    ("numel with an argument", lambda m, nn, F: _t(m).numel(1), TypeError),
+    ("F.leaky_relu str slope", lambda m, nn, F: F.leaky_relu(_t(m), "a"), TypeError),
+    ("rand of ints", lambda m, nn, F: m.rand(2, dtype=m.int64), RuntimeError),
+    ("randn of ints", lambda m, nn, F: m.randn(2, dtype=m.int64), RuntimeError),
+    ("randn_like of ints", lambda m, nn, F: m.randn_like(m.ones(2, dtype=m.int64)),
+     RuntimeError),
+    ("normal_ negative std", lambda m, nn, F: _t(m).normal_(0, -1), RuntimeError),
+    ("uniform_ from > to", lambda m, nn, F: _t(m).uniform_(1, 0), RuntimeError),
+    ("set_num_threads 0", lambda m, nn, F: m.set_num_threads(0), RuntimeError),
+    ("view of a transpose", lambda m, nn, F: _t(m).t().view(6), RuntimeError),
     # conversions
     ("float of many", lambda m, nn, F: float(_t(m)), ValueError),
     ("item of empty", lambda m, nn, F: m.ones(0).item(), ValueError),
@@ -334,6 +384,14 @@ CASES = [
     ("hook on a tensor without grad", lambda m, nn, F: m.ones(2).register_hook(lambda g: g),
      RuntimeError),
     ("backward of a no_grad result", lambda m, nn, F: _backward_no_grad(m), RuntimeError),
+    ("autograd.grad of a non-scalar", lambda m, nn, F: m.autograd.grad(_param(m) * 2, [_param(m)]),
+     RuntimeError),
+    ("mul_ on a leaf", lambda m, nn, F: _param(m).mul_(2), RuntimeError),
+    ("requires_grad = True on ints", lambda m, nn, F: _set_requires_grad(m.ones(2, dtype=m.int64)),
+     RuntimeError),
+    ("retain_grad without grad", lambda m, nn, F: m.ones(2).retain_grad(), RuntimeError),
+    ("backward of ints", lambda m, nn, F: m.ones(2, dtype=m.int64).sum().backward(),
+     RuntimeError),
     # modules
     ("linear features", lambda m, nn, F: nn.Linear(3, 2)(m.ones(2, 4)), RuntimeError),
     ("linear negative", lambda m, nn, F: nn.Linear(-1, 2), RuntimeError),
@@ -414,6 +472,37 @@ CASES = [
         {"weight": m.ones(2, 2), "bias": m.ones(2), "extra": m.ones(1)}), RuntimeError),
     ("state_dict not a dict", lambda m, nn, F: nn.Linear(2, 2).load_state_dict(5), TypeError),
     ("module to an unknown device", lambda m, nn, F: nn.Linear(2, 2).to("foo"), RuntimeError),
+    ("module called without input", lambda m, nn, F: nn.Linear(2, 2)(), TypeError),
+    ("ModuleDict of an int", lambda m, nn, F: nn.ModuleDict({'a': 5}), TypeError),
+    ("Sequential append an int", lambda m, nn, F: nn.Sequential().append(5), TypeError),
+    ("Embedding padding_idx", lambda m, nn, F: nn.Embedding(3, 2, padding_idx=5), AssertionError),
+    ("Conv2d same and strided", lambda m, nn, F: nn.Conv2d(1, 1, 3, stride=2, padding='same'),
+     ValueError),
+    ("Conv2d padding_mode", lambda m, nn, F: nn.Conv2d(1, 1, 3, padding_mode='foo'), ValueError),
+    ("Conv2d groups 0", lambda m, nn, F: nn.Conv2d(1, 1, 3, groups=0), ValueError),
+    ("Flatten dim", lambda m, nn, F: nn.Flatten(3)(_t(m)), IndexError),
+    ("MaxPool2d of a vector", lambda m, nn, F: nn.MaxPool2d(2)(m.ones(4)), RuntimeError),
+    ("F.log_softmax dim", lambda m, nn, F: F.log_softmax(_t(m), dim=3), IndexError),
+    ("F.normalize dim", lambda m, nn, F: F.normalize(_t(m), dim=4), IndexError),
+    ("F.gelu approximate", lambda m, nn, F: F.gelu(_t(m), approximate="foo"), RuntimeError),
+    ("F.cosine_similarity sizes",
+     lambda m, nn, F: F.cosine_similarity(m.ones(2, 3), m.ones(2, 4)), RuntimeError),
+    ("F.layer_norm weight shape",
+     lambda m, nn, F: F.layer_norm(_t(m), (3,), weight=m.ones(4)), RuntimeError),
+    ("F.embedding 1-d weight", lambda m, nn, F: F.embedding(m.tensor([0]), m.ones(3)),
+     RuntimeError),
+    ("F.dropout2d p", lambda m, nn, F: F.dropout2d(m.ones(1, 2, 2, 2), p=2), ValueError),
+    ("F.pixel_shuffle channels", lambda m, nn, F: F.pixel_shuffle(m.ones(1, 3, 2, 2), 2),
+     RuntimeError),
+    ("F.adaptive_avg_pool2d of a vector", lambda m, nn, F: F.adaptive_avg_pool2d(m.ones(4), 2),
+     RuntimeError),
+    ("F.unfold kernel", lambda m, nn, F: F.unfold(m.ones(1, 1, 2, 2), 3), RuntimeError),
+    ("F.avg_pool2d padding", lambda m, nn, F: F.avg_pool2d(m.ones(1, 1, 4, 4), 2, padding=2),
+     RuntimeError),
+    ("F.interpolate of a matrix", lambda m, nn, F: F.interpolate(m.ones(2, 2), size=4),
+     NotImplementedError),
+    ("F.interpolate align_corners with nearest",
+     lambda m, nn, F: F.interpolate(m.ones(1, 1, 2, 2), size=4, align_corners=True), ValueError),
     # losses and reductions
     ("nll_loss reduction", lambda m, nn, F: F.nll_loss(m.ones(2, 3), m.tensor([0, 1]),
                                                        reduction="foo"), ValueError),
@@ -435,6 +524,19 @@ CASES = [
      lambda m, nn, F: F.binary_cross_entropy(m.ones(2) / 2, m.ones(3)), ValueError),
     ("bce_with_logits sizes",
      lambda m, nn, F: F.binary_cross_entropy_with_logits(m.ones(2), m.ones(3)), ValueError),
+    ("mse_loss of ints",
+     lambda m, nn, F: F.mse_loss(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)),
+     RuntimeError),
+    ("cross_entropy target of 3-d logits",
+     lambda m, nn, F: F.cross_entropy(m.ones(2, 3, 4), m.tensor([0, 1])), RuntimeError),
+    ("nll_loss weight size",
+     lambda m, nn, F: F.nll_loss(m.ones(2, 3), m.tensor([0, 1]), weight=m.ones(4)), RuntimeError),
+    ("kl_div reduction", lambda m, nn, F: F.kl_div(m.ones(2), m.ones(2), reduction="foo"),
+     ValueError),
+    ("smooth_l1_loss beta", lambda m, nn, F: F.smooth_l1_loss(m.ones(2), m.ones(2), beta=-1),
+     RuntimeError),
+    ("huber_loss delta", lambda m, nn, F: F.huber_loss(m.ones(2), m.ones(2), delta=-1),
+     RuntimeError),
     ("pad mode", lambda m, nn, F: F.pad(m.ones(1, 1, 3, 3), (1, 1), mode="foo"),
      NotImplementedError),
     ("interpolate size and scale",
@@ -468,10 +570,30 @@ CASES = [
     ("optimizer state of other groups", lambda m, nn, F: m.optim.SGD([_param(m)], lr=0.1)
      .load_state_dict({'state': {}, 'param_groups': []}), ValueError),
     ("StepLR of a non-optimizer", lambda m, nn, F: m.optim.lr_scheduler.StepLR(5, 1), TypeError),
+    ("add_param_group without params", lambda m, nn, F: _sgd(m).add_param_group({'lr': 0.1}),
+     KeyError),
+    ("LambdaLR lambdas count", lambda m, nn, F: m.optim.lr_scheduler.LambdaLR(
+        _sgd(m), [lambda e: 1, lambda e: 1]), ValueError),
+    ("OneCycleLR without steps", lambda m, nn, F: m.optim.lr_scheduler.OneCycleLR(_sgd(m), 1.0),
+     ValueError),
+    # data
+    ("DataLoader batch_size 0", lambda m, nn, F: m.utils.data.DataLoader([1, 2], batch_size=0),
+     ValueError),
+    ("DataLoader negative workers",
+     lambda m, nn, F: m.utils.data.DataLoader([1, 2], num_workers=-1), ValueError),
+    ("DataLoader sampler and shuffle",
+     lambda m, nn, F: m.utils.data.DataLoader([1, 2], shuffle=True, sampler=[0, 1]), ValueError),
+    ("TensorDataset sizes", lambda m, nn, F: m.utils.data.TensorDataset(m.ones(2), m.ones(3)),
+     AssertionError),
+    ("random_split lengths", lambda m, nn, F: m.utils.data.random_split([1, 2, 3], [1, 1]),
+     ValueError),
     # files
     ("save to a missing folder", lambda m, nn, F: m.save({"a": _t(m)}, "/nonexistent/d/x.pt"),
      RuntimeError),
     ("load a missing file", lambda m, nn, F: m.load("/nonexistent/x.pt"), FileNotFoundError),
+    ("save over a directory", lambda m, nn, F: m.save({"a": _t(m)}, tempfile.gettempdir()),
+     RuntimeError),
+    ("load a directory", lambda m, nn, F: m.load(tempfile.gettempdir()), IsADirectoryError),
 ]
 
 def _raised(case, m, nn, F):
@@ -503,6 +625,12 @@ def test_the_table_is_pytorchs(name, case, expected):
 def test_case_names_are_unique():
     names = [c[0] for c in CASES]
     assert len(names) == len(set(names))
+
+
+def test_adaptive_pooling_to_nothing_is_empty():
+    # PyTorch accepts output_size 0 (an empty result); it used to divide by zero here
+    y = TF.adaptive_avg_pool2d(tg.ones(1, 2, 4, 4), (0, 3))
+    assert tuple(y.shape) == (1, 2, 0, 3)
 
 
 def test_save_to_missing_folder_writes_nothing():

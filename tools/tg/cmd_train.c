@@ -79,6 +79,7 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
         {"losses", OPT_STRING, &o->losses, "write every step's loss to this file, one per line"},
         {"distributed", OPT_FLAG, &o->distributed, "data parallel over the ranks of mpirun -np N (eager steps)"},
         {"bucket-kb", OPT_INT, &o->bucket_kb, "--distributed: gradient allreduce buckets of N KiB (default 64)"},
+        {"ranks", OPT_FLAG, &o->ranks, "graph mode under mpirun -np N: one device per process (/rank:R/cpu:0), each step placed by the cost model and partitioned; rank 0 trains and the others run its partitions (master/worker)"},
         {"model-parallel", OPT_FLAG, &o->model_parallel, "lenet over mpirun -np 2: convolutions on rank 0, classifier on rank 1 (sgd, eager)"},
         {"json", OPT_FLAG, &o->json, "end with one JSON summary line"},
         {"quiet", OPT_FLAG, &o->quiet, "no progress or per-epoch lines"},
@@ -124,6 +125,12 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     if (o->distributed && strcmp(o->mode, "eager")) {
         fprintf(stderr, "tg: --distributed trains with eager steps (--mode eager, its "
                         "default); graph-mode data parallel is not built\n");
+        return 1;
+    }
+    if (o->ranks && (strcmp(o->mode, "graph") || o->distributed || o->model_parallel ||
+                     o->devices > 1)) {
+        fprintf(stderr, "tg: --ranks spreads graph-mode steps over the processes (--mode "
+                        "graph), without --distributed, --model-parallel or --devices\n");
         return 1;
     }
     if (o->devices > 1 && strcmp(o->mode, "graph")) {
@@ -192,7 +199,9 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
            (double)images / train_seconds, losses[o->epochs - 1], acc, peak_rss_mb());
     if (o->distributed)
         printf("\"ranks\":%d,\"bucket_kb\":%d,", tg_dist_world_size(), o->bucket_kb);
-    printf("\"devices\":%d,", o->devices);
+    if (o->ranks)
+        printf("\"ranks\":%d,", tg_dist_world_size());
+    printf("\"devices\":%d,", t->devices > 1 ? t->devices : 1);
     printf("\"epoch_losses\":[");
     for (int e = 0; e < o->epochs; e++)
         printf("%s%.9g", e ? "," : "", losses[e]);
@@ -273,8 +282,10 @@ int tg_cmd_train(int argc, char **argv)
     if (r >= 0)
         return r;
     bool multi = o.distributed || o.model_parallel;
-    if (multi && !dist_begin(&o))
+    if ((multi || o.ranks) && !dist_begin(&o))
         return 1;
+    if (o.ranks && !dist_is_root()) /* a worker: runs what rank 0 sends */
+        return dist_serve();
     tg_dataset *train = multi ? dist_open_data(o.data, true, o.quiet, o.limit)
                                       : lenet_open_data(o.data, true, o.quiet, o.limit);
     tg_dataset *test = train ? lenet_first_samples(tg_mnist_dataset(o.data, false), o.limit)
@@ -304,7 +315,7 @@ int tg_cmd_train(int argc, char **argv)
     tg_generator_free(gen);
     tg_dataset_free(test);
     tg_dataset_free(train);
-    if (multi)
+    if (multi || o.ranks)
         dist_end();
     return r;
 }

@@ -27,6 +27,15 @@ void dist_end(void)
                 tg_last_error());
 }
 
+int dist_serve(void)
+{
+    tg_status st = tg_dist_serve();
+    if (st != TG_OK)
+        fprintf(stderr, "tg: rank %d: serving rank 0: %s\n", tg_dist_rank(), tg_last_error());
+    dist_end();
+    return st == TG_OK ? 0 : 1;
+}
+
 bool dist_is_root(void)
 {
     return tg_dist_rank() == 0;

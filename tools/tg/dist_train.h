@@ -14,6 +14,9 @@ bool dist_begin(train_opts *o);
 /* leaves it (after a failure too: a lost peer leaves MPI alone) */
 void dist_end(void);
 bool dist_is_root(void);
+/* --ranks on a rank other than 0: a worker of rank 0's graph runs until
+ * rank 0 finishes (tg_dist_serve), then leaves the world; the exit code */
+int dist_serve(void);
 /* rank 0's parameters and buffers to every rank */
 tg_status dist_sync_model(tg_module *model);
 /* the reducer over the model's parameters, buckets of bucket_kb KiB */

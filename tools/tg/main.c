@@ -12,7 +12,7 @@ static const tg_command commands[] = {
     {"eval", "test accuracy of a checkpoint: tg eval lenet|lenet-bn --load PATH", tg_cmd_eval},
     {"inspect", "describe an ONNX model: tg inspect MODEL.onnx [--dot FILE] [--html FILE]", tg_cmd_inspect},
     {"run", "run an ONNX model: tg run MODEL.onnx --input IN --output OUT [--grad G]", tg_cmd_run},
-    {"train", "train a model: tg train lenet|lenet-bn [--epochs N --batch B --mode eager|graph --devices N ...]; under mpirun: --distributed, --model-parallel", tg_cmd_train},
+    {"train", "train a model: tg train lenet|lenet-bn [--epochs N --batch B --mode eager|graph --devices N ...]; under mpirun: --distributed, --model-parallel, --ranks", tg_cmd_train},
     {"version", "print the version (--verbose: how the kernels run here)", tg_cmd_version},
 };
 #define N_COMMANDS (int)(sizeof commands / sizeof commands[0])

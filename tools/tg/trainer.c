@@ -23,14 +23,15 @@ static tg_status profile_step(trainer *t, lenet_graph *lg, bool before)
     return s;
 }
 
-/* the session spreads each step over cpu:0 .. cpu:n-1 (placed by its
- * cost model, partitioned, Send/Recv between the devices) */
-static tg_status use_devices(tg_session *s, int n)
+/* the session spreads each step over cpu:0 .. cpu:n-1, or over the ranks'
+ * /rank:R/cpu:0 (placed by its cost model, partitioned, Send/Recv between
+ * the devices; other ranks run their partitions as workers) */
+static tg_status use_devices(tg_session *s, int n, bool ranks)
 {
-    char names[64][16];
+    char names[64][32];
     const char *list[64];
     for (int i = 0; i < n && i < 64; i++) {
-        snprintf(names[i], sizeof names[i], "cpu:%d", i);
+        snprintf(names[i], sizeof names[i], ranks ? "/rank:%d/cpu:0" : "cpu:%d", i);
         list[i] = names[i];
     }
     return tg_session_set_devices(s, n < 64 ? n : 64, list);
@@ -47,7 +48,7 @@ static lenet_graph *the_graph(trainer *t)
     if (lenet_graph_build(&t->graph, t->model, t->opt, -1, true) != TG_OK)
         return NULL;
     t->built = true;
-    if (t->devices > 1 && use_devices(t->graph.session, t->devices) != TG_OK)
+    if (t->devices > 1 && use_devices(t->graph.session, t->devices, t->ranks) != TG_OK)
         return NULL;
     return &t->graph;
 }
@@ -82,7 +83,8 @@ tg_status trainer_init(trainer *t, const train_opts *o, tg_module *model)
     memset(t, 0, sizeof *t);
     t->model = model;
     t->graph_mode = !strcmp(o->mode, "graph");
-    t->devices = o->devices;
+    t->devices = o->ranks ? tg_dist_world_size() : o->devices;
+    t->ranks = o->ranks;
     t->profile = o->profile;
     t->opt = lenet_optimizer(o->optimizer, model, o->lr, o->momentum);
     if (t->opt && o->distributed && !(t->reducer = dist_reducer(model, o->bucket_kb)))
@@ -135,6 +137,13 @@ double trainer_epoch(trainer *t, tg_loader *loader, int epoch, const train_opts 
     if (r < 0 || s != TG_OK) {
         fprintf(stderr, "tg: training failed at epoch %d step %lld: %s\n", epoch,
                 (long long)step + 1, tg_last_error());
+        return NAN;
+    }
+    /* the parameters and optimizer state the workers updated, for the
+     * evaluation, checkpoint and export made here */
+    if (r == 0 && t->ranks && t->built && tg_session_pull_variables(t->graph.session) != TG_OK) {
+        fprintf(stderr, "tg: epoch %d: reading the workers' variables: %s\n", epoch,
+                tg_last_error());
         return NAN;
     }
     if (r == 1) {

@@ -18,6 +18,7 @@ typedef struct train_opts {
     int bucket_kb;      /* --distributed: gradient buckets of this many KiB */
     double lr, momentum;
     bool json, quiet, distributed, model_parallel;
+    bool ranks; /* graph mode under mpirun: one device per process, rank 0 the master */
 } train_opts;
 
 /* What a training step needs in either mode. Eager: the optimizer runs
@@ -34,6 +35,7 @@ typedef struct trainer {
     tg_optimizer *opt; /* its state is updated by eager steps or by the graph */
     bool graph_mode;
     int devices; /* > 1: the session partitions each step over cpu:0.. */
+    bool ranks;  /* the devices are /rank:R/cpu:0, one per process (master/worker) */
     lenet_graph graph;
     bool built;
     const char *profile;  /* graph mode: Chrome trace of the first steps */

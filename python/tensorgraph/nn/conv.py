@@ -44,6 +44,8 @@ class _ConvNd(Module):
         super().__init__()
         _check_padding(type(self).__name__, padding, padding_mode, _ntuple(stride, n),
                        transposed)
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
         if in_channels % groups or out_channels % groups:
             raise ValueError("in_channels and out_channels must be divisible by groups")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups

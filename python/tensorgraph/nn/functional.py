@@ -157,6 +157,9 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
                                   f"nearest-exact, linear, bilinear, bicubic, trilinear)")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
+    if input.ndim not in (3, 4, 5):
+        raise NotImplementedError(f"interpolate: only 3-D, 4-D and 5-D inputs [N, C, ...] are "
+                                  f"supported, got {input.ndim}-D")
     nsp = input.ndim - 2
     if mode in _LINEAR_DIMS and _LINEAR_DIMS[mode] != nsp:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "

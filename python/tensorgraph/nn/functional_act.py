@@ -242,7 +242,9 @@ def _adaptive(input, output_size, nd, reduce, name):
     if any(o < 0 for o in out) or any(s == 0 for s in input.shape[-nd - 1:]):
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to "
                            f"0 and the input must be non-empty")
-    if all(s % o == 0 for s, o in zip(sizes, out) if o):
+    if 0 in out:  # nothing to average: an empty result, as PyTorch's
+        return zeros(*input.shape[:-nd], *out, dtype=input.dtype)
+    if all(s % o == 0 for s, o in zip(sizes, out)):
         # equal windows: one reshape and one reduction
         shape = list(input.shape[:-nd])
         for s, o in zip(sizes, out):

@@ -22,7 +22,8 @@ class Dataset:
 class TensorDataset(Dataset):
     def __init__(self, *tensors):
         if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
-            raise ValueError("Size mismatch between tensors")
+            # PyTorch asserts it: an AssertionError, raised even under python -O here
+            raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
         self._c = None
 
@@ -140,6 +141,11 @@ class DataLoader:
         if batch_size is None or batch_size < 1:
             raise ValueError(f"batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size}")
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                             "disable multiprocessing.")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
         self.sampler, self.drop_last = sampler, drop_last
         self.collate_fn = collate_fn or default_collate

@@ -4,6 +4,9 @@
 #include "kernels/cpu/conv.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_dw.h"
+#include "kernels/cpu/conv_dw_api.h"
+#include "kernels/cpu/conv_pw.h"
 #include "kernels/cpu/conv_gemm.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/im2col.h"
@@ -488,6 +491,32 @@ tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
 
 tg_status tg__conv2d_forward_relu(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                   const void *w, const void *b, bool relu, void *y)
+{
+    tg__conv_act act = {relu ? TG_CONV_ACT_RELU : TG_CONV_ACT_NONE, 0, 0};
+    return tg__conv2d_forward_act(dt, g, x, w, b, &act, y);
+}
+
+/* the stride-1 direct kernels, or the GEMM paths */
+static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                 const void *w, const void *b, bool relu, void *y);
+
+tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                 const void *w, const void *b, const tg__conv_act *act,
+                                 void *y)
+{
+    tg_status st;
+    if (tg__conv_pw_forward(dt, g, x, w, b, act, y, &st) ||
+        tg__conv_dw_forward(dt, g, x, w, b, act, y, &st))
+        return st;
+    st = forward_general(dt, g, x, w, b, act->kind == TG_CONV_ACT_RELU, y);
+    if (st == TG_OK && act->kind == TG_CONV_ACT_CLAMP) /* the clamp op's bits */
+        tg__dw_arch_now()->row_act[dt == TG_FLOAT64](y, g->n * g->o * g->oh * g->ow, NULL,
+                                                     TG_CONV_ACT_CLAMP, act->lo, act->hi);
+    return st;
+}
+
+static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                 const void *w, const void *b, bool relu, void *y)
 {
     tg_status st;
     if (tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))

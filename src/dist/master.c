@@ -1,0 +1,242 @@
+/* The master (rank 0): a partitioned run whose partition lives on a device
+ * of another rank ships that partition to the rank's worker, serialized
+ * in the graph's own wire form, once per cached plan, then has it run
+ * each step, sending the feeds it needs and receiving its fetches (the
+ * remote runner of runtime/rendezvous.h; commands in protocol.h). The
+ * values that cross between partitions go by Send/Recv over the
+ * transports (transport.c), not through the master. A worker runs one
+ * partition per step, so a run may place one device per other rank. */
+#ifdef TG_HAVE_MPI
+#include "dist/protocol.h"
+#include "dist/world.h"
+#include "graph/serialize.h"
+#include "io/wire.h"
+#include "runtime/partition.h"
+#include "runtime/rendezvous.h"
+#include "tg/device.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct worker_state {
+    pthread_mutex_t mu; /* one command and its answer at a time */
+} worker_state;
+
+static worker_state *workers;
+static int n_workers;
+
+static tg_status send_command(int rank, tg_strbuf *b, const char *what)
+{
+    if (b->failed)
+        return tg__error(TG_ERR_NOMEM, "%s: out of memory", what);
+    if (b->len > 0x7fffffff)
+        return tg__error(TG_ERR_UNSUPPORTED, "%s: %zu bytes do not fit one MPI message",
+                         what, b->len);
+    MPI_Request req;
+    int e = MPI_Isend(b->data, (int)b->len, MPI_BYTE, rank, TAG_COMMAND, tg__dist_ctl_comm(),
+                      &req);
+    if (e != MPI_SUCCESS)
+        return tg__dist_mpi_error(e, what);
+    return tg__dist_wait(&req, what);
+}
+
+/* the worker's answer: its status (its error set here), and r over the
+ * rest (buf to free) */
+static tg_status read_answer(int rank, const char *what, char **buf, tg_wire_reader *r)
+{
+    int len;
+    if (tg__dist_recv_message(rank, TAG_ANSWER, tg__dist_ctl_comm(), buf, &len, what) != TG_OK)
+        return tg_last_status();
+    *r = (tg_wire_reader){(const uint8_t *)*buf, (size_t)len, 0, what, false};
+    tg_status st = (tg_status)tg__wire_get_u32(r);
+    char *msg = tg__wire_get_str(r);
+    if (r->failed)
+        st = tg_last_status();
+    else if (st != TG_OK)
+        st = tg__error(st > TG_ERR_INTERNAL ? TG_ERR_INTERNAL : st, "%s", msg);
+    free(msg);
+    return st;
+}
+
+static tg_status start_command(tg_strbuf *b, int kind, int64_t uid)
+{
+    tg__wire_u8(b, (unsigned)kind);
+    tg__wire_u64(b, (uint64_t)uid);
+    return TG_OK;
+}
+
+static void put_names(tg_strbuf *b, int n, tg_tensor *const *t, bool values)
+{
+    tg__wire_u32(b, (uint32_t)n);
+    for (int i = 0; i < n; i++) {
+        char name[320];
+        const tg_graph *g = tg_tensor_graph(t[i]);
+        tg__wire_str(b, values ? tg__value_name(g, t[i]->value, name, sizeof name)
+                               : tg_graph_node_name(t[i]));
+    }
+}
+
+/* the worker of q's rank (one partition per worker and run: the session
+ * checks that before it runs) */
+static worker_state *worker_for(const tg_partition *q, const char *what)
+{
+    int r = q->device.rank;
+    if (r <= 0 || r >= n_workers)
+        return tg__error_null(TG_ERR_ARG, "%s: no rank %d in a world of %d processes", what,
+                              r, n_workers);
+    return &workers[r];
+}
+
+static tg_status m_load(const tg_partition *q, int64_t uid)
+{
+    char dev[48], what[128];
+    tg_device_str(q->device, dev, sizeof dev);
+    snprintf(what, sizeof what, "device %s: shipping its partition", dev);
+    worker_state *w = worker_for(q, what);
+    if (!w)
+        return tg_last_status();
+    tg_strbuf graph = {0}, b = {0};
+    tg_status st = tg__graph_serialize(q->g, &graph);
+    if (st == TG_OK && graph.failed)
+        st = tg__error(TG_ERR_NOMEM, "%s: out of memory", what);
+    if (st != TG_OK) {
+        tg__strbuf_free(&graph);
+        return tg__error(tg_last_status(), "device %s: %s", dev, tg_last_error());
+    }
+    start_command(&b, CMD_LOAD, uid);
+    tg__wire_str(&b, dev);
+    tg__wire_u64(&b, graph.len);
+    tg__wire_put(&b, graph.data, graph.len);
+    tg__strbuf_free(&graph);
+    put_names(&b, q->n_feeds, q->feed_vals, false);
+    put_names(&b, q->n_fetches, q->fetch_vals, true);
+    put_names(&b, q->n_targets, q->targets, false);
+    pthread_mutex_lock(&w->mu);
+    char *ans = NULL;
+    tg_wire_reader r;
+    st = send_command(q->device.rank, &b, what);
+    if (st == TG_OK) {
+        st = read_answer(q->device.rank, what, &ans, &r);
+        if (st == TG_OK && !tg__wire_end(&r))
+            st = tg_last_status();
+    }
+    pthread_mutex_unlock(&w->mu);
+    free(ans);
+    tg__strbuf_free(&b);
+    return st;
+}
+
+static tg_status read_results(tg_wire_reader *r, int n, tg_tensor **results)
+{
+    if (tg__wire_get_u32(r) != (uint32_t)n && !r->failed)
+        tg__wire_fail(r, "a different number of fetched values than asked for", NULL);
+    for (int i = 0; i < n && !r->failed; i++)
+        results[i] = tg__wire_get_tensor(r);
+    if (tg__wire_end(r))
+        return TG_OK;
+    for (int i = 0; i < n; i++) {
+        tg_release(results[i]);
+        results[i] = NULL;
+    }
+    return tg_last_status();
+}
+
+static tg_status m_run(const tg_partition *q, int64_t uid, int64_t step,
+                       tg_tensor *const *feeds, tg_tensor **results)
+{
+    char dev[48], what[128];
+    tg_device_str(q->device, dev, sizeof dev);
+    snprintf(what, sizeof what, "device %s: step %lld", dev, (long long)step);
+    worker_state *w = worker_for(q, what);
+    if (!w)
+        return tg_last_status();
+    tg_strbuf b = {0};
+    start_command(&b, CMD_RUN, uid);
+    tg__wire_u64(&b, (uint64_t)step);
+    tg__wire_u32(&b, (uint32_t)q->n_feeds);
+    tg_status st = TG_OK;
+    for (int i = 0; i < q->n_feeds && st == TG_OK; i++)
+        st = tg__wire_tensor(&b, feeds[i]);
+    pthread_mutex_lock(&w->mu);
+    char *ans = NULL;
+    tg_wire_reader r;
+    if (st == TG_OK)
+        st = send_command(q->device.rank, &b, what);
+    if (st == TG_OK)
+        st = read_answer(q->device.rank, what, &ans, &r);
+    if (st == TG_OK)
+        st = read_results(&r, q->n_fetches, results);
+    pthread_mutex_unlock(&w->mu);
+    free(ans);
+    tg__strbuf_free(&b);
+    return st;
+}
+
+static void m_drop(const tg_partition *q, int64_t uid)
+{
+    int r = q->device.rank;
+    if (r <= 0 || r >= n_workers || !tg__dist_ready("dropping a plan")) {
+        tg_clear_error();
+        return;
+    }
+    tg_strbuf b = {0};
+    start_command(&b, CMD_DROP, uid);
+    pthread_mutex_lock(&workers[r].mu);
+    if (send_command(r, &b, "dropping a plan") != TG_OK)
+        tg_clear_error();
+    pthread_mutex_unlock(&workers[r].mu);
+    tg__strbuf_free(&b);
+}
+
+static const tg_remote_runner runner = {m_load, m_run, m_drop};
+
+void tg__dist_master_start(void)
+{
+    if (tg_dist_rank() != 0)
+        return;
+    n_workers = tg_dist_world_size();
+    if (!(workers = calloc((size_t)n_workers, sizeof *workers)))
+        return; /* remote partitions are then refused as without MPI */
+    for (int r = 0; r < n_workers; r++) {
+        pthread_mutex_init(&workers[r].mu, NULL);
+    }
+    tg__set_remote_runner(&runner);
+}
+
+void tg__dist_master_stop(void)
+{
+    if (!workers)
+        return;
+    tg__set_remote_runner(NULL);
+    for (int r = 1; r < n_workers; r++) {
+        /* every worker: one in tg_dist_serve returns; a rank that never
+         * served leaves the small message unread, which MPI drops */
+        if (!tg__dist_ready("stopping the workers"))
+            break;
+        tg_strbuf b = {0};
+        start_command(&b, CMD_STOP, 0);
+        send_command(r, &b, "stopping the workers");
+        tg__strbuf_free(&b);
+    }
+    tg_clear_error();
+    for (int r = 0; r < n_workers; r++)
+        pthread_mutex_destroy(&workers[r].mu);
+    free(workers);
+    workers = NULL;
+    n_workers = 0;
+}
+
+void tg__dist_graphs_start(void)
+{
+    tg__dist_transports_start();
+    tg__dist_master_start();
+}
+
+void tg__dist_graphs_stop(void)
+{
+    tg__dist_master_stop();
+    tg__dist_transports_stop();
+}
+#endif

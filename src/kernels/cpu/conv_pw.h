@@ -1,0 +1,22 @@
+/* Pointwise convolution (1x1 kernel, stride 1, no padding, one group:
+ * MobileNet's expansion and projection layers) forward as GEMMs straight
+ * over the NCHW layout: each image's [C, H * W] is already the patch
+ * matrix, so y[n] = W [O, C] @ x[n] [C, H * W], cut into column panels
+ * that stay in cache (and, when there are few of them, blocks of output
+ * channels) run over the pool's threads, each GEMM followed on its panel
+ * by the bias and the activation while the panel is in cache. */
+#ifndef TG_KERNELS_CONV_PW_H
+#define TG_KERNELS_CONV_PW_H
+
+#include "kernels/cpu/conv.h"
+
+#include <stdbool.h>
+
+/* false, doing nothing, when g is not such a convolution or a path is
+ * forced (TG_CONV other than auto); else true with *status TG_OK or
+ * TG_ERR_NOMEM. act as in tg__conv2d_forward_act. */
+bool tg__conv_pw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                         const void *w, const void *b, const tg__conv_act *act, void *y,
+                         tg_status *status);
+
+#endif

@@ -1,0 +1,111 @@
+/* Graphs placed over two devices, shared by the tests of partitioned runs
+ * in one process (test_devices.c: "cpu:0", "cpu:1") and over processes
+ * (test_master_worker.c: "/rank:0/cpu:0", "/rank:1/cpu:0"). A device
+ * name NULL leaves those nodes unplaced (the unpartitioned reference). */
+#ifndef TG_TESTS_DEVICE_GRAPHS_H
+#define TG_TESTS_DEVICE_GRAPHS_H
+
+#include "harness.h"
+#include "tg/tg.h"
+
+#include <string.h>
+
+static inline bool same_bits(const tg_tensor *a, const tg_tensor *b)
+{
+    if (!a || !b || tg_dtype_of(a) != tg_dtype_of(b) || tg_numel(a) != tg_numel(b))
+        return false;
+    return !memcmp(tg_data(a), tg_data(b), (size_t)tg_numel(a) * tg_dtype_size(tg_dtype_of(a)));
+}
+
+static inline void scope_begin(const char *dev)
+{
+    if (dev)
+        tg_device_scope_begin(dev);
+}
+
+static inline void scope_end(const char *dev)
+{
+    if (dev)
+        tg_device_scope_end();
+}
+
+/* an MLP: layer 1 on dev0, layer 2 on dev1 */
+static inline tg_tensor *mlp(tg_graph *g, tg_tensor *x, tg_tensor *const *w, const char *dev0,
+                             const char *dev1)
+{
+    tg_graph_begin(g);
+    scope_begin(dev0);
+    tg_tensor *h = tg_relu(tg_linear(x, w[0], w[1]));
+    scope_end(dev0);
+    scope_begin(dev1);
+    tg_tensor *y = tg_tanh(tg_linear(h, w[2], w[3]));
+    scope_end(dev1);
+    tg_graph_end();
+    return y;
+}
+
+/* LeNet-5's training step (SGD with momentum): convolutions on dev0, the
+ * classifier on dev1 */
+typedef struct step_graph {
+    tg_graph *g;
+    tg_session *s;
+    tg_tensor *x, *y, *loss, *updates[16], *vars[16];
+    int n;
+    tg_module *net;
+    tg_optimizer *opt;
+} step_graph;
+
+static inline void lenet_step_graph(step_graph *sg, const char *dev0, const char *dev1)
+{
+    tg_generator *gen = tg_generator_new(42);
+    sg->net = tg_lenet5(gen);
+    tg_generator_free(gen);
+    tg_named_tensor *names;
+    sg->n = tg_module_parameters(sg->net, &names);
+    tg_tensor *params[16];
+    sg->g = tg_graph_new("lenet_step");
+    for (int i = 0; i < sg->n; i++) {
+        params[i] = names[i].tensor;
+        const char *dev = i < 4 ? dev0 : dev1; /* each parameter where its layer runs */
+        scope_begin(dev);
+        sg->vars[i] = tg_variable_ref(sg->g, names[i].name, names[i].tensor);
+        scope_end(dev);
+    }
+    tg_sgd_opts o = {.lr = 0.05, .momentum = 0.9};
+    sg->opt = tg_optim_sgd(sg->n, params, &o);
+    tg_named_tensors_free(names);
+    int64_t B = 8;
+    sg->x = tg_placeholder(sg->g, "x", TG_FLOAT32, 4, (int64_t[]){B, 1, 28, 28});
+    sg->y = tg_placeholder(sg->g, "y", TG_INT64, 1, &B);
+    tg_graph_begin(sg->g);
+    tg_tensor *h = sg->x;
+    for (int i = 0; i < tg_module_num_children(sg->net); i++) {
+        const char *dev = i < 6 ? dev0 : dev1;
+        scope_begin(dev);
+        h = tg_module_forward(tg_module_child_at(sg->net, i), h);
+        scope_end(dev);
+    }
+    sg->loss = tg_cross_entropy(h, sg->y, TG_REDUCTION_MEAN);
+    tg_graph_end();
+    CHECK_OK(tg_graph_optim(sg->opt, sg->loss, NULL, sg->updates));
+    sg->s = tg_session_new(sg->g);
+}
+
+static inline void step_graph_free(step_graph *sg)
+{
+    tg_session_free(sg->s);
+    tg_graph_free(sg->g);
+    tg_optim_free(sg->opt);
+    tg_module_free(sg->net);
+}
+
+/* a batch of 8 random images and labels */
+static inline void lenet_batch(tg_generator *gen, tg_tensor **xv, tg_tensor **yv)
+{
+    *xv = tg_rand_normal(gen, TG_FLOAT32, 4, (int64_t[]){8, 1, 28, 28}, 0, 1);
+    tg_tensor *y = tg_clamp(tg_mul_scalar(tg_rand_uniform(gen, TG_FLOAT32, 1, (int64_t[]){8},
+                                                          0, 10), 1.0), 0, 9);
+    *yv = tg_cast(y, TG_INT64);
+}
+
+#endif

@@ -1,0 +1,211 @@
+/* A graph's wire form (src/graph/serialize.c): a round trip runs to the
+ * same bits and keeps names, devices and edges; variables resolve to the
+ * receiver's storage; every truncation and every flipped byte of a blob
+ * is an error or a graph (never a crash); what is not carried is refused
+ * by name. */
+#include "harness.h"
+#include "graph/serialize.h"
+#include "tg/tg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct built {
+    tg_graph *g;
+    tg_tensor *x, *out, *update, *w;
+} built;
+
+/* x [2,3] -> relu(x @ w + c) summed over axis 1 (keepdim), and an
+ * update w <- w * 0.5 ordered after the read; a control edge besides */
+static void build(built *b, tg_tensor *w_storage)
+{
+    b->g = tg_graph_new("wire");
+    b->x = tg_placeholder(b->g, "x", TG_FLOAT32, 2, (int64_t[]){2, 3});
+    tg_device_scope_begin("cpu:1");
+    b->w = tg_variable_ref(b->g, "w", w_storage);
+    tg_device_scope_end();
+    tg_tensor *c = tg_constant(b->g, "c", tg_full(TG_FLOAT32, 1, (int64_t[]){4}, 0.25));
+    tg_graph_begin(b->g);
+    tg_tensor *h = tg_relu(tg_add(tg_matmul(b->x, b->w), c));
+    b->out = tg_sum(h, 1, (int[]){1}, true);
+    tg_graph_set_name(b->out, "total");
+    b->update = tg_assign(b->w, tg_mul_scalar(b->w, 0.5));
+    tg_graph_end();
+}
+
+static tg_tensor *run(tg_graph *g, const char *x_name, const char *out_name, tg_tensor *xv)
+{
+    tg_session *s = tg_session_new(g);
+    tg_tensor *x = tg_graph_find(g, x_name), *out = tg_graph_find(g, out_name), *r = NULL;
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &out, &r, 0, NULL));
+    tg_session_free(s);
+    return r;
+}
+
+static char *blob_of(tg_graph *g, size_t *len)
+{
+    tg_strbuf b = {0};
+    CHECK_OK(tg__graph_serialize(g, &b));
+    *len = b.len;
+    return tg__strbuf_take(&b);
+}
+
+static void test_round_trip(void)
+{
+    tg_scope_begin();
+    tg_generator *gen = tg_generator_new(3);
+    tg_tensor *w0 = tg_rand_normal(gen, TG_FLOAT32, 2, (int64_t[]){3, 4}, 0, 1);
+    tg_tensor *w1 = tg_clone(w0);
+    built b;
+    build(&b, w0);
+    size_t len;
+    char *blob = blob_of(b.g, &len);
+    tg_graph *r = tg__graph_deserialize(blob, len, "the test", NULL, NULL);
+    CHECK(r != NULL);
+    CHECK(tg_graph_num_nodes(r) == tg_graph_num_nodes(b.g));
+    tg_tensor *xv = tg_rand_normal(gen, TG_FLOAT32, 2, (int64_t[]){2, 3}, 0, 1);
+    tg_tensor *a = run(b.g, "x", "total", xv), *c = run(r, "x", "total", xv);
+    CHECK(a && c && !memcmp(tg_data(a), tg_data(c), 2 * sizeof(float)));
+    char dev[48];
+    CHECK(!strcmp(tg_graph_device(tg_graph_find(r, "w"), dev, sizeof dev), "cpu:1"));
+    /* the received variable holds a copy: updating it leaves the sender's */
+    tg_session *s = tg_session_new(r);
+    tg_tensor *upd = tg_graph_find(r, tg_graph_node_name(b.update));
+    CHECK(upd != NULL);
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 0, NULL, NULL, 1, &upd));
+    CHECK(!memcmp(tg_data(w0), tg_data(w1), 12 * sizeof(float)));
+    tg_session_free(s);
+    free(blob);
+    tg_graph_free(r);
+    tg_graph_free(b.g);
+    tg_generator_free(gen);
+    tg_scope_end();
+}
+
+/* the resolver gives the receiver's own tensor for the sender's variable */
+static tg_tensor *resolve(void *ctx, const char *name, uint64_t key, tg_tensor *shipped)
+{
+    (void)key;
+    (void)shipped;
+    CHECK(!strcmp(name, "w"));
+    return tg_retain((tg_tensor *)ctx);
+}
+
+static void test_variables_resolved(void)
+{
+    tg_scope_begin();
+    tg_tensor *w = tg_ones(TG_FLOAT32, 2, (int64_t[]){3, 4});
+    tg_tensor *mine = tg_full(TG_FLOAT32, 2, (int64_t[]){3, 4}, 4.0);
+    built b;
+    build(&b, w);
+    size_t len;
+    char *blob = blob_of(b.g, &len);
+    tg_graph *r = tg__graph_deserialize(blob, len, "the test", resolve, mine);
+    CHECK(r != NULL);
+    tg_session *s = tg_session_new(r);
+    tg_tensor *upd = tg_graph_find(r, tg_graph_node_name(b.update));
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 0, NULL, NULL, 1, &upd));
+    CHECK(((float *)tg_data(mine))[0] == 2.0f && ((float *)tg_data(w))[0] == 1.0f);
+    tg_session_free(s);
+    free(blob);
+    tg_graph_free(r);
+    tg_graph_free(b.g);
+    tg_scope_end();
+}
+
+/* every prefix and every byte flipped: an error or a graph, never a crash
+ * (the sanitizer build checks the reads) */
+static void test_hostile_bytes(void)
+{
+    tg_scope_begin();
+    built b;
+    build(&b, tg_ones(TG_FLOAT32, 2, (int64_t[]){3, 4}));
+    size_t len;
+    char *blob = blob_of(b.g, &len);
+    int refused = 0;
+    for (size_t n = 0; n < len; n++) {
+        tg_graph *r = tg__graph_deserialize(blob, n, "a prefix", NULL, NULL);
+        refused += r == NULL && tg_last_status() == TG_ERR_IO;
+        tg_graph_free(r);
+    }
+    CHECK(refused == (int)len);
+    CHECK(strstr(tg_last_error(), "a prefix") != NULL);
+    char *bent = malloc(len);
+    int loaded = 0;
+    for (size_t i = 0; i < len; i++) {
+        memcpy(bent, blob, len);
+        bent[i] ^= (char)0x5a;
+        tg_graph *r = tg__graph_deserialize(bent, len, "a bent blob", NULL, NULL);
+        loaded += r != NULL;
+        tg_graph_free(r);
+    }
+    CHECK(loaded < (int)len); /* most flips are caught; data bytes load as other values */
+    memcpy(bent, blob, len);
+    bent[0] = 'X';
+    CHECK(tg__graph_deserialize(bent, len, "x", NULL, NULL) == NULL);
+    CHECK(strstr(tg_last_error(), "bad magic") != NULL);
+    char *longer = malloc(len + 1);
+    memcpy(longer, blob, len);
+    longer[len] = 0;
+    CHECK(tg__graph_deserialize(longer, len + 1, "x", NULL, NULL) == NULL);
+    CHECK(strstr(tg_last_error(), "bytes after the end") != NULL);
+    CHECK(tg__graph_deserialize(NULL, 0, "nothing", NULL, NULL) == NULL);
+    free(longer);
+    free(bent);
+    free(blob);
+    tg_graph_free(b.g);
+    tg_scope_end();
+}
+
+/* an op name the receiver does not know is named in the error */
+static void test_unknown_op(void)
+{
+    tg_scope_begin();
+    built b;
+    build(&b, tg_ones(TG_FLOAT32, 2, (int64_t[]){3, 4}));
+    size_t len;
+    char *blob = blob_of(b.g, &len);
+    char *at = memmem(blob, len, "relu", 4); /* the node's name, then its op's */
+    CHECK(at != NULL);
+    at = memmem(at + 4, len - (size_t)(at + 4 - blob), "relu", 4);
+    CHECK(at != NULL);
+    memcpy(at, "relx", 4);
+    CHECK(tg__graph_deserialize(blob, len, "x", NULL, NULL) == NULL);
+    CHECK(strstr(tg_last_error(), "unknown op relx") != NULL);
+    free(blob);
+    tg_graph_free(b.g);
+    tg_scope_end();
+}
+
+static tg_status double_it(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    out[0] = tg_mul_scalar(in[0], 2.0);
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static void test_control_flow_refused(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("cf");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 0, NULL), *y;
+    tg_graph_begin(g);
+    tg_tensor *pred = tg_gt(x, tg_scalar(TG_FLOAT32, 0));
+    CHECK_OK(tg_cond(pred, double_it, double_it, NULL, 1, &x, 1, &y));
+    tg_graph_end();
+    tg_strbuf b = {0};
+    CHECK_FAILS(tg__graph_serialize(g, &b), TG_ERR_UNSUPPORTED, "control-flow bodies");
+    tg__strbuf_free(&b);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
+int main(void)
+{
+    RUN(test_round_trip);
+    RUN(test_variables_resolved);
+    RUN(test_hostile_bytes);
+    RUN(test_unknown_op);
+    RUN(test_control_flow_refused);
+    return tt_finish();
+}

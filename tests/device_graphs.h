@@ -108,4 +108,51 @@ static inline void lenet_batch(tg_generator *gen, tg_tensor **xv, tg_tensor **yv
     *yv = tg_cast(y, TG_INT64);
 }
 
+static inline tg_status twice_plus(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    out[0] = tg_add(tg_mul_scalar(in[0], 2.0), (tg_tensor *)user); /* a capture */
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static inline tg_status halve(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    out[0] = tg_mul_scalar(in[0], 0.5);
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static inline tg_status below_50(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    out[0] = tg_lt(tg_sum(in[0], 0, NULL, false), tg_scalar(TG_FLOAT64, 50));
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+/* control flow: x -> (d0) b = exp(-x) -> (d1) cond, while_loop capturing
+ * b -> (d0) loss, and its gradient with respect to x through both */
+static inline tg_graph *control_graph(const char *d0, const char *d1, tg_tensor **x,
+                               tg_tensor **out)
+{
+    tg_graph *g = tg_graph_new("control");
+    *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
+    tg_tensor *y, *z;
+    tg_graph_begin(g);
+    scope_begin(d0);
+    tg_tensor *b = tg_exp(tg_neg(*x));
+    scope_end(d0);
+    scope_begin(d1);
+    tg_tensor *pred = tg_gt(tg_sum(*x, 0, NULL, false), tg_scalar(TG_FLOAT64, 0));
+    CHECK_OK(tg_cond(pred, twice_plus, halve, b, 1, x, 1, &y));
+    CHECK_OK(tg_while_loop(below_50, twice_plus, b, 1, &y, &z, NULL));
+    scope_end(d1);
+    scope_begin(d0);
+    out[0] = tg_sum(tg_mul(z, z), 0, NULL, false);
+    scope_end(d0);
+    tg_graph_end();
+    CHECK_OK(tg_graph_gradients(g, 1, out, NULL, 1, x, &out[1]));
+    if (d0)
+        tg_graph_set_device(out[1], d0);
+    return g;
+}
+
 #endif

@@ -357,6 +357,31 @@ static void lenet_equal(bool auto_placed)
     tg_scope_end();
 }
 
+/* cond and while_loop on cpu:1 (their bodies run there whole) with
+ * their gradients: the unpartitioned graph's bits */
+static void test_control_flow_equals_unpartitioned(void)
+{
+    tg_scope_begin();
+    tg_tensor *x1, *x2, *o1[2], *o2[2];
+    tg_graph *g1 = control_graph(NULL, NULL, &x1, o1);
+    tg_graph *g2 = control_graph("cpu:0", "cpu:1", &x2, o2);
+    tg_session *s1 = tg_session_new(g1), *s2 = tg_session_new(g2);
+    double in[2][3] = {{1, 2, 3}, {-1, -2, 0.5}};
+    int bad = 0;
+    for (int k = 0; k < 2; k++) {
+        tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, in[k]), *r1[2], *r2[2];
+        CHECK_OK(tg_session_run(s1, 1, &x1, &xv, 2, o1, r1, 0, NULL));
+        CHECK_OK(tg_session_run(s2, 1, &x2, &xv, 2, o2, r2, 0, NULL));
+        bad += !same_bits(r1[0], r2[0]) + !same_bits(r1[1], r2[1]);
+    }
+    CHECK(bad == 0);
+    tg_session_free(s1);
+    tg_session_free(s2);
+    tg_graph_free(g1);
+    tg_graph_free(g2);
+    tg_scope_end();
+}
+
 static void test_lenet_training_step_equals_unpartitioned(void) { lenet_equal(false); }
 static void test_auto_placed_lenet_step_equals_unpartitioned(void) { lenet_equal(true); }
 
@@ -369,6 +394,7 @@ int main(void)
     RUN(test_both_ways_1000_steps);
     RUN(test_failure_aborts_all_devices);
     RUN(test_trace_has_device_tracks);
+    RUN(test_control_flow_equals_unpartitioned);
     RUN(test_lenet_training_step_equals_unpartitioned);
     RUN(test_auto_placed_lenet_step_equals_unpartitioned);
     return tt_finish();

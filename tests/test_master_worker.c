@@ -4,8 +4,9 @@
  * need) and under `mpirun -np 2` (dist_master_worker): an MLP and LeNet's
  * training step give the unpartitioned graph's bits, state on both
  * ranks with edges both ways for 300 steps, fetches of values and
- * variables that live on the worker, an error on the worker that fails
- * the step naming it (the next step runs), and what is refused. */
+ * variables that live on the worker, cond and while_loop (and their
+ * gradients) on the worker, an error on the worker that fails the step
+ * naming it (the next step runs), and what is refused. */
 #include "device_graphs.h"
 #include "harness.h"
 
@@ -177,36 +178,43 @@ static void test_worker_error(void)
     tg_scope_end();
 }
 
-static tg_status twice(void *user, tg_tensor *const *in, tg_tensor **out)
+/* control flow on the worker: its bodies travel nested in the partition */
+static void test_control_flow_on_worker(void)
 {
-    (void)user;
-    out[0] = tg_mul_scalar(in[0], 2.0);
-    return out[0] ? TG_OK : tg_last_status();
+    tg_scope_begin();
+    tg_tensor *x1, *x2, *o1[2], *o2[2];
+    tg_graph *g1 = control_graph(NULL, NULL, &x1, o1), *g2 = control_graph(R0, R1, &x2, o2);
+    tg_session *s1 = tg_session_new(g1), *s2 = tg_session_new(g2);
+    double in[2][3] = {{1, 2, 3}, {-1, -2, 0.5}};
+    int bad = 0;
+    for (int k = 0; k < 2; k++) {
+        tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, in[k]), *r1[2], *r2[2];
+        CHECK_OK(tg_session_run(s1, 1, &x1, &xv, 2, o1, r1, 0, NULL));
+        CHECK_OK(tg_session_run(s2, 1, &x2, &xv, 2, o2, r2, 0, NULL));
+        bad += !same_bits(r1[0], r2[0]) + !same_bits(r1[1], r2[1]);
+    }
+    CHECK(bad == 0);
+    tg_device place[256];
+    int n = tg_graph_num_nodes(g2), on1 = 0;
+    CHECK(n <= 256);
+    CHECK_OK(tg_session_placement(s2, 1, &x2, 2, o2, 0, NULL, n, place));
+    for (int i = 0; i < n; i++)
+        on1 += place[i].rank == 1;
+    CHECK(on1 >= 3); /* cond, while_loop and their gradients' parts */
+    tg_session_free(s1);
+    tg_session_free(s2);
+    tg_graph_free(g1);
+    tg_graph_free(g2);
+    tg_scope_end();
 }
 
 /* what a worker cannot run is refused with the reason */
 static void test_refused(void)
 {
     tg_scope_begin();
-    tg_graph *g = tg_graph_new("refused");
-    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 0, NULL), *y, *r;
-    tg_graph_begin(g);
-    tg_device_scope_begin(R1);
-    tg_tensor *pred = tg_gt(x, tg_scalar(TG_FLOAT32, 0));
-    CHECK_OK(tg_cond(pred, twice, twice, NULL, 1, &x, 1, &y));
-    tg_device_scope_end();
-    tg_tensor *z = tg_neg(y);
-    tg_graph_end();
-    tg_graph_set_device(z, R0);
-    tg_session *s = tg_session_new(g);
-    tg_tensor *xv = tg_scalar(TG_FLOAT32, 1);
-    CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL), TG_ERR_UNSUPPORTED,
-                "control-flow bodies are not serialized");
-    tg_session_free(s);
-    tg_graph_free(g);
     /* two devices of one worker in one run */
-    g = tg_graph_new("two_devices");
-    x = tg_placeholder(g, "x", TG_FLOAT32, 1, (int64_t[]){2});
+    tg_graph *g = tg_graph_new("two_devices");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 1, (int64_t[]){2}), *r;
     tg_graph_begin(g);
     tg_device_scope_begin(R1);
     tg_tensor *p = tg_exp(x);
@@ -218,8 +226,8 @@ static void test_refused(void)
     tg_tensor *t = tg_abs(q);
     tg_device_scope_end();
     tg_graph_end();
-    s = tg_session_new(g);
-    xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
     CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &t, &r, 0, NULL), TG_ERR_UNSUPPORTED,
                 "two devices of rank 1");
     tg_session_free(s);
@@ -309,6 +317,7 @@ int main(int argc, char **argv)
         RUN(test_lenet_step_over_ranks);
         RUN(test_both_ways);
         RUN(test_worker_error);
+        RUN(test_control_flow_on_worker);
         RUN(test_refused);
     }
     int rc = tt_finish();

@@ -76,6 +76,8 @@ static tg_dsession *dsession(tg_dsession **slot)
 
 bool tg__devices_wanted(const tg_dsession *d, const tg_graph *g)
 {
+    if (g->fn) /* a control-flow body runs whole where its control node runs */
+        return false;
     if (d && d->n_devices > 0)
         return true;
     for (int i = 0; i < g->n_nodes; i++)
@@ -256,6 +258,9 @@ tg_status tg__device_run(tg_session *sub, tg_device device, tg_rendezvous *rv, i
                          tg_tensor *const *fetch_values, tg_tensor **results, int n_targets,
                          tg_tensor *const *targets)
 {
+    /* the caller's context, if it runs a partition itself, comes back after */
+    const tg_rv_context *outer = tg__rv_context();
+    tg_rv_context saved = outer ? *outer : (tg_rv_context){0};
     tg_rv_context c = {rv, step, device, tid, NULL};
     tg__rv_context_set(&c);
     int old = tg__scope_suspend(); /* the results go to the caller, not a scope */
@@ -268,7 +273,7 @@ tg_status tg__device_run(tg_session *sub, tg_device device, tg_rendezvous *rv, i
                  tg_last_error());
         tg__rv_abort(rv, st, msg);
     }
-    tg__rv_context_set(NULL);
+    tg__rv_context_set(outer ? &saved : NULL);
     return st;
 }
 

@@ -208,28 +208,74 @@ static void test_control_flow_on_worker(void)
     tg_scope_end();
 }
 
+/* two devices of the worker and one of the master: the worker's two
+ * partitions of a step run at once there and meet in its rendezvous */
+static tg_tensor *three_devices(tg_graph *g, tg_tensor *x, bool placed)
+{
+    tg_graph_begin(g);
+    scope_begin(placed ? R1 : NULL);
+    tg_tensor *p = tg_exp(tg_neg(x));
+    scope_end(placed ? R1 : NULL);
+    scope_begin(placed ? "/rank:1/cpu:1" : NULL);
+    tg_tensor *q = tg_mul(p, tg_sin(x)); /* from rank 0 and from the worker's cpu:0 */
+    scope_end(placed ? "/rank:1/cpu:1" : NULL);
+    scope_begin(placed ? R1 : NULL);
+    tg_tensor *u = tg_add(q, p); /* back from cpu:1 to cpu:0 on the worker */
+    scope_end(placed ? R1 : NULL);
+    scope_begin(placed ? R0 : NULL);
+    tg_tensor *t = tg_sum(tg_abs(u), 0, NULL, false);
+    scope_end(placed ? R0 : NULL);
+    tg_graph_end();
+    return t;
+}
+
+static void test_two_devices_on_a_worker(void)
+{
+    tg_scope_begin();
+    tg_graph *g1 = tg_graph_new("plain"), *g2 = tg_graph_new("placed");
+    tg_tensor *x1 = tg_placeholder(g1, "x", TG_FLOAT64, 1, (int64_t[]){5});
+    tg_tensor *x2 = tg_placeholder(g2, "x", TG_FLOAT64, 1, (int64_t[]){5});
+    tg_tensor *t1 = three_devices(g1, x1, false), *t2 = three_devices(g2, x2, true);
+    tg_session *s1 = tg_session_new(g1), *s2 = tg_session_new(g2);
+    tg_generator *gen = tg_generator_new(4);
+    int bad = 0;
+    for (int i = 0; i < 20; i++) {
+        tg_scope_begin();
+        tg_tensor *xv = tg_rand_normal(gen, TG_FLOAT64, 1, (int64_t[]){5}, 0, 1), *r1, *r2;
+        CHECK_OK(tg_session_run(s1, 1, &x1, &xv, 1, &t1, &r1, 0, NULL));
+        CHECK_OK(tg_session_run(s2, 1, &x2, &xv, 1, &t2, &r2, 0, NULL));
+        bad += !same_bits(r1, r2);
+        tg_scope_end();
+    }
+    CHECK(bad == 0);
+    tg_generator_free(gen);
+    tg_session_free(s1);
+    tg_session_free(s2);
+    tg_graph_free(g1);
+    tg_graph_free(g2);
+    tg_scope_end();
+}
+
 /* what a worker cannot run is refused with the reason */
 static void test_refused(void)
 {
     tg_scope_begin();
-    /* two devices of one worker in one run */
-    tg_graph *g = tg_graph_new("two_devices");
+    tg_graph *g = tg_graph_new("refused");
     tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 1, (int64_t[]){2}), *r;
     tg_graph_begin(g);
-    tg_device_scope_begin(R1);
+    tg_device_scope_begin("/rank:1/cpu:30001");
     tg_tensor *p = tg_exp(x);
     tg_device_scope_end();
-    tg_device_scope_begin("/rank:1/cpu:1");
-    tg_tensor *q = tg_neg(p);
-    tg_device_scope_end();
-    tg_device_scope_begin(R0);
-    tg_tensor *t = tg_abs(q);
+    tg_device_scope_begin("/rank:5/cpu:0");
+    tg_tensor *q = tg_exp(x);
     tg_device_scope_end();
     tg_graph_end();
     tg_session *s = tg_session_new(g);
     tg_tensor *xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
-    CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &t, &r, 0, NULL), TG_ERR_UNSUPPORTED,
-                "two devices of rank 1");
+    CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &p, &r, 0, NULL), TG_ERR_UNSUPPORTED,
+                "device index is at most 30000");
+    CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &q, &r, 0, NULL), TG_ERR_ARG,
+                "no rank 5 in a world of 2");
     tg_session_free(s);
     tg_graph_free(g);
     tg_scope_end();
@@ -318,6 +364,7 @@ int main(int argc, char **argv)
         RUN(test_both_ways);
         RUN(test_worker_error);
         RUN(test_control_flow_on_worker);
+        RUN(test_two_devices_on_a_worker);
         RUN(test_refused);
     }
     int rc = tt_finish();

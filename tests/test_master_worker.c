@@ -97,53 +97,7 @@ static void test_lenet_step_over_ranks(void)
 }
 
 /* counters on both ranks, values crossing both ways in one step */
-static void test_both_ways(void)
-{
-    tg_scope_begin();
-    tg_graph *g = tg_graph_new("pingpong");
-    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
-    tg_device_scope_begin(R0);
-    tg_tensor *c0 = tg_variable(g, "count0", tg_zeros(TG_FLOAT64, 1, (int64_t[]){3}));
-    tg_device_scope_begin(R1);
-    tg_tensor *c1 = tg_variable(g, "count1", tg_zeros(TG_FLOAT64, 1, (int64_t[]){3}));
-    tg_device_scope_end();
-    tg_graph_begin(g);
-    tg_tensor *a = tg_add(x, c0);
-    tg_device_scope_begin(R1);
-    tg_tensor *b = tg_mul_scalar(tg_add(a, c1), 2.0);
-    tg_device_scope_end();
-    tg_tensor *c = tg_sub(b, a);
-    tg_device_scope_begin(R1);
-    tg_tensor *d = tg_add(c, b);
-    tg_tensor *u1 = tg_assign(c1, tg_add_scalar(c1, 1.0));
-    tg_device_scope_end();
-    tg_tensor *u0 = tg_assign(c0, tg_add_scalar(c0, 1.0));
-    tg_device_scope_end();
-    tg_graph_end();
-    tg_session *s = tg_session_new(g);
-    tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){1, 2, 3});
-    tg_tensor *fetch[2] = {d, c}, *targets[2] = {u0, u1};
-    int wrong = 0;
-    for (int step = 0; step < 300 && !wrong; step++) {
-        tg_tensor *r[2];
-        tg_scope_begin();
-        if (tg_session_run(s, 1, &x, &xv, 2, fetch, r, 2, targets) != TG_OK) {
-            wrong = 1000;
-            tg_scope_end();
-            break;
-        }
-        for (int i = 0; i < 3; i++) { /* k = step: a = x + k, b = 2(a + k), c = b - a */
-            double av = (i + 1) + step, bv = 2 * (av + step), cv = bv - av;
-            wrong += ((const double *)tg_data(r[0]))[i] != cv + bv ||
-                     ((const double *)tg_data(r[1]))[i] != cv;
-        }
-        tg_scope_end();
-    }
-    CHECK(wrong == 0);
-    tg_session_free(s);
-    tg_graph_free(g);
-    tg_scope_end();
-}
+static void test_both_ways(void) { CHECK(pingpong_wrong(R0, R1, 300) == 0); }
 
 /* an index out of range on the worker fails the step, naming its device;
  * the next step runs */
@@ -181,30 +135,45 @@ static void test_worker_error(void)
 /* control flow on the worker: its bodies travel nested in the partition */
 static void test_control_flow_on_worker(void)
 {
-    tg_scope_begin();
-    tg_tensor *x1, *x2, *o1[2], *o2[2];
-    tg_graph *g1 = control_graph(NULL, NULL, &x1, o1), *g2 = control_graph(R0, R1, &x2, o2);
-    tg_session *s1 = tg_session_new(g1), *s2 = tg_session_new(g2);
-    double in[2][3] = {{1, 2, 3}, {-1, -2, 0.5}};
-    int bad = 0;
-    for (int k = 0; k < 2; k++) {
-        tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, in[k]), *r1[2], *r2[2];
-        CHECK_OK(tg_session_run(s1, 1, &x1, &xv, 2, o1, r1, 0, NULL));
-        CHECK_OK(tg_session_run(s2, 1, &x2, &xv, 2, o2, r2, 0, NULL));
-        bad += !same_bits(r1[0], r2[0]) + !same_bits(r1[1], r2[1]);
-    }
-    CHECK(bad == 0);
-    tg_device place[256];
-    int n = tg_graph_num_nodes(g2), on1 = 0;
-    CHECK(n <= 256);
-    CHECK_OK(tg_session_placement(s2, 1, &x2, 2, o2, 0, NULL, n, place));
-    for (int i = 0; i < n; i++)
-        on1 += place[i].rank == 1;
+    int on1 = 0;
+    CHECK(control_flow_mismatches(R0, R1, &on1) == 0);
     CHECK(on1 >= 3); /* cond, while_loop and their gradients' parts */
-    tg_session_free(s1);
-    tg_session_free(s2);
-    tg_graph_free(g1);
-    tg_graph_free(g2);
+}
+
+/* a variable on the worker changed on the master (an eager write, as an
+ * optimizer step or a checkpoint load makes) is sent before the next run;
+ * one changed by the graph there is pulled back */
+static void test_variable_sync(void)
+{
+    tg_scope_begin();
+    tg_tensor *w = tg_full(TG_FLOAT64, 1, (int64_t[]){3}, 2.0);
+    tg_graph *g = tg_graph_new("sync");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3}), *r;
+    tg_device_scope_begin(R1);
+    tg_tensor *wv = tg_variable_ref(g, "w", w);
+    tg_graph_begin(g);
+    tg_tensor *y = tg_mul(x, wv);
+    tg_tensor *upd = tg_assign(wv, tg_add_scalar(wv, 1.0));
+    tg_device_scope_end();
+    tg_device_scope_begin(R0);
+    tg_tensor *z = tg_neg(y);
+    tg_device_scope_end();
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT64, 1, (int64_t[]){3});
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL));
+    CHECK(((const double *)tg_data(r))[0] == -2.0);
+    CHECK_OK(tg_fill_(w, 5.0)); /* here, between runs */
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL));
+    CHECK(((const double *)tg_data(r))[0] == -5.0);
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 0, NULL, NULL, 1, &upd)); /* 6 there */
+    CHECK(((const double *)tg_data(w))[0] == 5.0);
+    CHECK_OK(tg_session_pull_variables(s));
+    CHECK(((const double *)tg_data(w))[0] == 6.0);
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL)); /* no stale push */
+    CHECK(((const double *)tg_data(r))[0] == -6.0);
+    tg_session_free(s);
+    tg_graph_free(g);
     tg_scope_end();
 }
 
@@ -365,6 +334,7 @@ int main(int argc, char **argv)
         RUN(test_worker_error);
         RUN(test_control_flow_on_worker);
         RUN(test_two_devices_on_a_worker);
+        RUN(test_variable_sync);
         RUN(test_refused);
     }
     int rc = tt_finish();

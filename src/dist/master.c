@@ -15,12 +15,26 @@
 #include "runtime/partition.h"
 #include "runtime/rendezvous.h"
 #include "tg/device.h"
+#include "util/grow.h"
+
+#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int n_ranks; /* the world's size while the runner is up */
+
+/* the master's variables workers hold copies of: the storage version the
+ * worker's copy was last made equal to (shipped, assigned or pulled) */
+typedef struct held {
+    const tg_tensor *t;
+    int rank;
+    uint64_t version;
+} held;
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static held *helds;
+static int n_held, cap_held;
 
 static tg_status send_command(int rank, tg_strbuf *b, const char *what)
 {
@@ -92,6 +106,67 @@ static bool servable(const tg_partition *q, const char *what)
     return true;
 }
 
+static held *find_held(const tg_tensor *t, int rank)
+{
+    for (int i = 0; i < n_held; i++)
+        if (helds[i].t == t && helds[i].rank == rank)
+            return &helds[i];
+    return NULL;
+}
+
+/* the variables of a partition its rank now holds: the versions they
+ * were shipped at (a worker that held one already kept its own copy,
+ * whose record stays) */
+static void note_shipped(const tg_partition *q)
+{
+    pthread_mutex_lock(&held_mu);
+    for (int i = 0; i < q->g->n_nodes; i++) {
+        const tg_tensor *t = q->g->nodes[i].tensor;
+        if (q->g->nodes[i].kind == TG_GNODE_VARIABLE && !find_held(t, q->device.rank) &&
+            TG_GROW(helds, cap_held, n_held + 1))
+            helds[n_held++] = (held){t, q->device.rank, t->storage->version};
+    }
+    pthread_mutex_unlock(&held_mu);
+}
+
+/* variables of q changed here since its rank's copies were made: sent
+ * before the run (on the same communicator and from this thread, so the
+ * worker assigns them before it starts the run) */
+static tg_status push_changed(const tg_partition *q, const char *what)
+{
+    tg_status st = TG_OK;
+    for (int i = 0; i < q->g->n_nodes && st == TG_OK; i++) {
+        const tg_gnode *n = &q->g->nodes[i];
+        if (n->kind != TG_GNODE_VARIABLE)
+            continue;
+        pthread_mutex_lock(&held_mu);
+        held *h = find_held(n->tensor, q->device.rank);
+        bool changed = h && h->version != n->tensor->storage->version;
+        if (changed)
+            h->version = n->tensor->storage->version;
+        pthread_mutex_unlock(&held_mu);
+        if (!changed)
+            continue;
+        tg_strbuf b = {0};
+        start_command(&b, CMD_ASSIGN, 0, q->device.index);
+        tg__wire_u64(&b, (uint64_t)(uintptr_t)n->tensor);
+        st = tg__wire_tensor(&b, n->tensor);
+        if (st == TG_OK)
+            st = send_command(q->device.rank, &b, what);
+        tg__strbuf_free(&b);
+    }
+    return st;
+}
+
+static void m_synced(const tg_tensor *t)
+{
+    pthread_mutex_lock(&held_mu);
+    for (int i = 0; i < n_held; i++)
+        if (helds[i].t == t)
+            helds[i].version = t->storage->version;
+    pthread_mutex_unlock(&held_mu);
+}
+
 static tg_status m_load(const tg_partition *q, int64_t uid)
 {
     char dev[48], what[128];
@@ -123,6 +198,8 @@ static tg_status m_load(const tg_partition *q, int64_t uid)
         if (st == TG_OK && !tg__wire_end(&r))
             st = tg_last_status();
     }
+    if (st == TG_OK)
+        note_shipped(q);
     free(ans);
     tg__strbuf_free(&b);
     return st;
@@ -162,6 +239,8 @@ static tg_status m_run(const tg_partition *q, int64_t uid, int64_t step, int n_o
     char *ans = NULL;
     tg_wire_reader r;
     if (st == TG_OK)
+        st = push_changed(q, what);
+    if (st == TG_OK)
         st = send_command(q->device.rank, &b, what);
     if (st == TG_OK)
         st = read_answer(q, what, &ans, &r);
@@ -185,7 +264,7 @@ static void m_drop(const tg_partition *q, int64_t uid)
     tg__strbuf_free(&b);
 }
 
-static const tg_remote_runner runner = {m_load, m_run, m_drop};
+static const tg_remote_runner runner = {m_load, m_run, m_drop, m_synced};
 
 void tg__dist_master_start(void)
 {
@@ -210,6 +289,11 @@ void tg__dist_master_stop(void)
     }
     tg_clear_error();
     n_ranks = 0;
+    pthread_mutex_lock(&held_mu);
+    free(helds);
+    helds = NULL;
+    n_held = cap_held = 0;
+    pthread_mutex_unlock(&held_mu);
 }
 
 void tg__dist_graphs_start(void)

@@ -11,6 +11,8 @@
  *            targets: node names)
  *     RUN:  u64 step  u32 partitions of the step on this rank (they share
  *           its rendezvous)  u32 n  tensor...   (the feeds, in LOAD's order)
+ *     ASSIGN: u64 variable key  tensor   (the master's variable changed there:
+ *           the worker's copy becomes that value; no answer)
  *     DROP, STOP: nothing more
  *   answer (tag TAG_ANSWER + device, worker -> rank 0), to LOAD and RUN:
  *     u32 status  str message  [RUN, status 0: u32 n  tensor... (fetches)]
@@ -19,7 +21,7 @@
 #define TG_DIST_PROTOCOL_H
 
 enum { TAG_COMMAND = 1, TAG_ANSWER = 16 };
-enum { CMD_LOAD = 1, CMD_RUN = 2, CMD_DROP = 3, CMD_STOP = 4 };
+enum { CMD_LOAD = 1, CMD_RUN = 2, CMD_DROP = 3, CMD_STOP = 4, CMD_ASSIGN = 5 };
 /* device indexes a worker's partitions may have (answer tags stay below
  * the 32 767 every MPI allows) */
 #define MAX_WORKER_DEVICE 30000

@@ -14,6 +14,7 @@
 #include "dist/world.h"
 #include "graph/serialize.h"
 #include "io/wire.h"
+#include "ops/elementwise.h"
 #include "runtime/session_devices.h"
 #include "tg/device.h"
 #include "util/grow.h"
@@ -304,6 +305,28 @@ static tg_status start_run(worker *w, int k, char *buf, const tg_wire_reader *r)
     return TG_OK;
 }
 
+/* the master's value for a variable held here (between runs that use it) */
+static void assign(worker *w, tg_wire_reader *r)
+{
+    uint64_t key = tg__wire_get_u64(r);
+    tg_tensor *v = tg__wire_get_tensor(r);
+    tg_tensor *own = NULL;
+    for (int i = 0; i < w->n_vars && !own; i++)
+        if (w->vars[i].key == key)
+            own = w->vars[i].t;
+    if (tg__wire_end(r) && own && v && own->dtype == v->dtype &&
+        tg__shape_eq(own->ndim, own->shape, v->ndim, v->shape)) {
+        tg__convert_into(own, v);
+        tg__bump_version(own);
+    } else if (!r->failed) {
+        fprintf(stderr, "tensorgraph: rank %d: an assignment to a variable this worker does "
+                "not hold, or of another dtype or shape: ignored\n", tg_dist_rank());
+    } else {
+        fprintf(stderr, "tensorgraph: rank %d: %s\n", tg_dist_rank(), tg_last_error());
+    }
+    tg_release(v);
+}
+
 /* ---- the loop ----------------------------------------------------------------------------- */
 /* one command (buf is taken); *stop when it was STOP. Errors of a command
  * go to the master in its answer; the return is the link's status */
@@ -339,6 +362,7 @@ static tg_status serve_one(worker *w, char *buf, int len, bool *stop)
             w->plans[k] = w->plans[--w->n_plans];
         }
         break;
+    case CMD_ASSIGN: assign(w, &r); break;
     case CMD_STOP: *stop = true; break;
     default:
         tg__wire_fail(&r, "an unknown command", NULL);

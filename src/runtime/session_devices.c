@@ -555,10 +555,13 @@ tg_status tg_session_pull_variables(tg_session *s)
         st = tg__error(TG_ERR_NOMEM, "tg_session_pull_variables: out of memory");
     if (st == TG_OK && n > 0)
         st = tg_session_run(s, 0, NULL, NULL, n, vars, vals, 0, NULL);
+    const tg_remote_runner *rr = tg__remote_runner();
     for (int k = 0; st == TG_OK && k < n; k++) {
         tg_tensor *own = g->nodes[g->values[vars[k]->value].node].tensor;
         tg__convert_into(own, vals[k]);
         tg__bump_version(own);
+        if (rr)
+            rr->synced(own);
     }
     for (int k = 0; k < n; k++)
         tg_release(vars[k]);

@@ -199,7 +199,13 @@ static PyObject *nb_abs(PyObject *a) { return unary(a, tg_abs); }
 static PyObject *nb_pos(PyObject *a) { return Py_NewRef(a); }
 static PyObject *nb_invert(PyObject *a)
 {
-    if (tg_dtype_of(TENSOR(a)) != TG_BOOL)
+    tg_dtype dt = tg_dtype_of(TENSOR(a));
+    if (tg_dtype_is_float(dt)) {  /* PyTorch's ~ of a float tensor is a TypeError */
+        PyErr_SetString(PyExc_TypeError, "~ (bitwise not) is only supported for integer and "
+                        "bool tensors");
+        return NULL;
+    }
+    if (dt != TG_BOOL)
         return call_cover("bitwise_not", a, NULL);
     return unary(a, tg_logical_not);
 }

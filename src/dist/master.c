@@ -205,12 +205,24 @@ static tg_status m_load(const tg_partition *q, int64_t uid)
     return st;
 }
 
-static tg_status read_results(tg_wire_reader *r, int n, tg_tensor **results)
+/* the fetched values; with a trace, the worker's spans after them go to
+ * *trace as (i64 offset to this clock, the spans' records) */
+static tg_status read_results(tg_wire_reader *r, int n, tg_tensor **results, tg_strbuf *trace,
+                              int64_t sent_ns, int64_t got_ns)
 {
     if (tg__wire_get_u32(r) != (uint32_t)n && !r->failed)
         tg__wire_fail(r, "a different number of fetched values than asked for", NULL);
     for (int i = 0; i < n && !r->failed; i++)
         results[i] = tg__wire_get_tensor(r);
+    if (trace && !r->failed) {
+        /* the worker's receive and send times: its clock's offset from
+         * ours, with the transit halved each way (NTP's estimate) */
+        int64_t w_got = (int64_t)tg__wire_get_u64(r), w_sent = (int64_t)tg__wire_get_u64(r);
+        int64_t offset = ((w_got - sent_ns) + (w_sent - got_ns)) / 2;
+        tg__wire_u64(trace, (uint64_t)-offset);
+        tg__wire_put(trace, r->p + r->off, r->len - r->off);
+        r->off = r->len;
+    }
     if (tg__wire_end(r))
         return TG_OK;
     for (int i = 0; i < n; i++) {
@@ -221,7 +233,7 @@ static tg_status read_results(tg_wire_reader *r, int n, tg_tensor **results)
 }
 
 static tg_status m_run(const tg_partition *q, int64_t uid, int64_t step, int n_on_rank,
-                       tg_tensor *const *feeds, tg_tensor **results)
+                       tg_tensor *const *feeds, tg_tensor **results, tg_strbuf *trace)
 {
     char dev[48], what[128];
     tg_device_str(q->device, dev, sizeof dev);
@@ -232,6 +244,7 @@ static tg_status m_run(const tg_partition *q, int64_t uid, int64_t step, int n_o
     start_command(&b, CMD_RUN, uid, q->device.index);
     tg__wire_u64(&b, (uint64_t)step);
     tg__wire_u32(&b, (uint32_t)n_on_rank);
+    tg__wire_u8(&b, trace != NULL);
     tg__wire_u32(&b, (uint32_t)q->n_feeds);
     tg_status st = TG_OK;
     for (int i = 0; i < q->n_feeds && st == TG_OK; i++)
@@ -240,12 +253,13 @@ static tg_status m_run(const tg_partition *q, int64_t uid, int64_t step, int n_o
     tg_wire_reader r;
     if (st == TG_OK)
         st = push_changed(q, what);
+    int64_t sent = tg__now_ns();
     if (st == TG_OK)
         st = send_command(q->device.rank, &b, what);
     if (st == TG_OK)
         st = read_answer(q, what, &ans, &r);
     if (st == TG_OK)
-        st = read_results(&r, q->n_fetches, results);
+        st = read_results(&r, q->n_fetches, results, trace, sent, tg__now_ns());
     free(ans);
     tg__strbuf_free(&b);
     return st;

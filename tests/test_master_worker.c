@@ -188,7 +188,8 @@ static void test_trace_has_worker_track(void)
 
 /* a variable on the worker changed on the master (an eager write, as an
  * optimizer step or a checkpoint load makes) is sent before the next run;
- * one changed by the graph there is pulled back */
+ * one changed by the graph there is pulled back; the worker's copy
+ * outlives the session that made it */
 static void test_variable_sync(void)
 {
     tg_scope_begin();
@@ -218,6 +219,24 @@ static void test_variable_sync(void)
     CHECK(((const double *)tg_data(w))[0] == 6.0);
     CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL)); /* no stale push */
     CHECK(((const double *)tg_data(r))[0] == -6.0);
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 0, NULL, NULL, 1, &upd)); /* 7 there */
+    tg_session_free(s);
+    tg_graph_free(g);
+    /* a new graph and session using w: the worker's copy (7), not this 6 */
+    g = tg_graph_new("sync_again");
+    x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
+    tg_device_scope_begin(R1);
+    wv = tg_variable_ref(g, "w", w);
+    tg_graph_begin(g);
+    y = tg_mul(x, wv);
+    tg_device_scope_end();
+    tg_device_scope_begin(R0);
+    z = tg_neg(y);
+    tg_device_scope_end();
+    tg_graph_end();
+    s = tg_session_new(g);
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL));
+    CHECK(((const double *)tg_data(r))[0] == -7.0);
     tg_session_free(s);
     tg_graph_free(g);
     tg_scope_end();

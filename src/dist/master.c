@@ -18,7 +18,6 @@
 #include "util/grow.h"
 
 #include <pthread.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +25,11 @@
 static int n_ranks; /* the world's size while the runner is up */
 
 /* the master's variables workers hold copies of: the storage version the
- * worker's copy was last made equal to (shipped, assigned or pulled) */
+ * worker's copy was last made equal to (shipped, assigned or pulled). A
+ * worker knows a variable by its tensor's address here, so the tensor is
+ * kept alive until the world ends: no later tensor can take its address
+ * and be mistaken for it, and the worker's copy (with what training made
+ * of it) outlives the plans and sessions that used it. */
 typedef struct held {
     const tg_tensor *t;
     int rank;
@@ -124,7 +127,8 @@ static void note_shipped(const tg_partition *q)
         const tg_tensor *t = q->g->nodes[i].tensor;
         if (q->g->nodes[i].kind == TG_GNODE_VARIABLE && !find_held(t, q->device.rank) &&
             TG_GROW(helds, cap_held, n_held + 1))
-            helds[n_held++] = (held){t, q->device.rank, t->storage->version};
+            helds[n_held++] = (held){tg_retain((tg_tensor *)t), q->device.rank,
+                                     t->storage->version};
     }
     pthread_mutex_unlock(&held_mu);
 }
@@ -304,6 +308,8 @@ void tg__dist_master_stop(void)
     tg_clear_error();
     n_ranks = 0;
     pthread_mutex_lock(&held_mu);
+    for (int i = 0; i < n_held; i++)
+        tg_release((tg_tensor *)helds[i].t);
     free(helds);
     helds = NULL;
     n_held = cap_held = 0;

@@ -82,7 +82,8 @@ static void units(void *ctx, int64_t begin, int64_t end)
 static bool is_pointwise(const tg__conv_geom *g)
 {
     return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-           g->pw == 0 && g->groups == 1 && g->oh == g->h && g->ow == g->w;
+           g->pw == 0 && g->groups == 1 && g->oh == g->h && g->ow == g->w && g->c > 0 &&
+           g->o > 0;
 }
 
 /* panels of columns that fit the cache, more of them (down to

@@ -4,7 +4,8 @@
 #   1 process x 2 threads            tg train lenet --mode eager --threads 2
 #   2 processes x 1 thread           mpirun -np 2 tg train lenet --distributed
 #   2 virtual devices in 1 process   tg train lenet --devices 2 (when tg has it)
-#   model parallel over 2 ranks      (when tg has it)
+#   model parallel over 2 ranks      mpirun -np 2 tg train lenet --model-parallel
+#   master/worker over 2 ranks       mpirun -np 2 tg train lenet --ranks (graph mode)
 # each with epoch seconds, final train loss and test accuracy; then the
 # inputs of docs/DISTRIBUTED.md's scaling model: the compute seconds per
 # step (1 process x 1 thread, eager) and bench_dist_allreduce on 2 ranks
@@ -53,6 +54,13 @@ if build/tg train --help 2>&1 | grep -q -- "--model-parallel"; then
         "$("${mpirun[@]}" build/tg train "${common[@]}" --model-parallel --threads 1 | tail -1)"
 else
     missing "model parallel over 2 ranks" "tg train has no --model-parallel in this build"
+fi
+
+if build/tg train --help 2>&1 | grep -q -- "--ranks"; then
+    row "master/worker over 2 ranks (graph, placed by the cost model)" 2 1 \
+        "$("${mpirun[@]}" build/tg train "${common[@]}" --ranks --threads 1 | tail -1)"
+else
+    missing "master/worker over 2 ranks" "tg train has no --ranks in this build"
 fi
 
 # the scaling model's inputs

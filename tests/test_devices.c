@@ -170,53 +170,7 @@ static void test_branching_equals_unpartitioned(void)
 /* ---- edges both ways, state on both devices, 1000 steps --------------------------------- */
 static void test_both_ways_1000_steps(void)
 {
-    tg_scope_begin();
-    tg_graph *g = tg_graph_new("pingpong");
-    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
-    CHECK_OK(tg_device_scope_begin("cpu:0"));
-    tg_tensor *c0 = tg_variable(g, "count0", tg_zeros(TG_FLOAT64, 1, (int64_t[]){3}));
-    CHECK_OK(tg_device_scope_end());
-    CHECK_OK(tg_device_scope_begin("cpu:1"));
-    tg_tensor *c1 = tg_variable(g, "count1", tg_zeros(TG_FLOAT64, 1, (int64_t[]){3}));
-    CHECK_OK(tg_device_scope_end());
-    CHECK_OK(tg_graph_begin(g));
-    CHECK_OK(tg_device_scope_begin("cpu:0"));
-    tg_tensor *a = tg_add(x, c0);                 /* 0 */
-    CHECK_OK(tg_device_scope_begin("cpu:1"));
-    tg_tensor *b = tg_mul_scalar(tg_add(a, c1), 2.0); /* 0 -> 1 */
-    CHECK_OK(tg_device_scope_end());
-    tg_tensor *c = tg_sub(b, a);                  /* 1 -> 0 */
-    CHECK_OK(tg_device_scope_begin("cpu:1"));
-    tg_tensor *d = tg_add(c, b);                  /* 0 -> 1 */
-    tg_tensor *u1 = tg_assign(c1, tg_add_scalar(c1, 1.0));
-    CHECK_OK(tg_device_scope_end());
-    tg_tensor *u0 = tg_assign(c0, tg_add_scalar(c0, 1.0));
-    CHECK_OK(tg_device_scope_end());
-    tg_graph_end();
-    tg_session *s = tg_session_new(g);
-    tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){1, 2, 3});
-    tg_tensor *fetch[2] = {d, c}, *targets[2] = {u0, u1};
-    int wrong = 0;
-    for (int step = 0; step < 1000; step++) {
-        tg_tensor *r[2];
-        tg_scope_begin();
-        if (tg_session_run(s, 1, &x, &xv, 2, fetch, r, 2, targets) != TG_OK) {
-            wrong++;
-            tg_scope_end();
-            break;
-        }
-        /* with k = step: a = x + k, b = 2(a + k), c = b - a, d = c + b */
-        for (int i = 0; i < 3; i++) {
-            double av = (i + 1) + step, bv = 2 * (av + step), cv = bv - av;
-            wrong += ((const double *)tg_data(r[0]))[i] != cv + bv ||
-                     ((const double *)tg_data(r[1]))[i] != cv;
-        }
-        tg_scope_end();
-    }
-    CHECK(wrong == 0);
-    tg_session_free(s);
-    tg_graph_free(g);
-    tg_scope_end();
+    CHECK(pingpong_wrong("cpu:0", "cpu:1", 1000) == 0);
 }
 
 /* ---- the trace: a track per device, Send/Recv spans on them ------------------------------- */
@@ -357,6 +311,13 @@ static void lenet_equal(bool auto_placed)
     tg_scope_end();
 }
 
+/* cond and while_loop on cpu:1 (their bodies run there whole) with
+ * their gradients: the unpartitioned graph's bits */
+static void test_control_flow_equals_unpartitioned(void)
+{
+    CHECK(control_flow_mismatches("cpu:0", "cpu:1", NULL) == 0);
+}
+
 static void test_lenet_training_step_equals_unpartitioned(void) { lenet_equal(false); }
 static void test_auto_placed_lenet_step_equals_unpartitioned(void) { lenet_equal(true); }
 
@@ -369,6 +330,7 @@ int main(void)
     RUN(test_both_ways_1000_steps);
     RUN(test_failure_aborts_all_devices);
     RUN(test_trace_has_device_tracks);
+    RUN(test_control_flow_equals_unpartitioned);
     RUN(test_lenet_training_step_equals_unpartitioned);
     RUN(test_auto_placed_lenet_step_equals_unpartitioned);
     return tt_finish();

@@ -77,6 +77,11 @@ static void run_ops(tg_dtype dt, outputs *o)
     keep(o, "sum mid", tg_sum(xf, 2, mid, false));
     keep(o, "sum all", tg_sum(xf, 4, all, false));
     keep(o, "sum strided", tg_sum(tg_transpose(xf, 1, 3), 1, last, false));
+    /* rows several at a time (inner_rows): per outer index (a bias
+     * gradient's N, H, W) and in one pass (the last dim) */
+    const int bias[] = {0, 2, 3};
+    keep(o, "sum bias", tg_sum(xf, 3, bias, false));
+    keep(o, "min last", tg_min(x, 1, last, false));
     keep(o, "mean", tg_mean(xf, 1, last, true));
     keep(o, "prod", tg_prod(tg_div(xf, tg_scalar(dt, 4)), 1, last, false));
     keep(o, "max", tg_max(x, 1, last, false));
@@ -204,7 +209,7 @@ static void test_levels_agree(void)
     tg__isa top = tg__cpu_detected();
     outputs base, other;
     collect(TG_ISA_GENERIC, &base);
-    CHECK(base.n == 62); /* every op ran (28 per dtype, 6 compact) */
+    CHECK(base.n == 66); /* every op ran (30 per dtype, 6 compact) */
     for (int isa = TG_ISA_GENERIC + 1; isa <= (int)top; isa++) {
         collect((tg__isa)isa, &other);
         CHECK(other.n == base.n);

@@ -4,8 +4,9 @@
  * need) and under `mpirun -np 2` (dist_master_worker): an MLP and LeNet's
  * training step give the unpartitioned graph's bits, state on both
  * ranks with edges both ways for 300 steps, fetches of values and
- * variables that live on the worker, an error on the worker that fails
- * the step naming it (the next step runs), and what is refused. */
+ * variables that live on the worker, cond and while_loop (and their
+ * gradients) on the worker, an error on the worker that fails the step
+ * naming it (the next step runs), and what is refused. */
 #include "device_graphs.h"
 #include "harness.h"
 
@@ -96,53 +97,7 @@ static void test_lenet_step_over_ranks(void)
 }
 
 /* counters on both ranks, values crossing both ways in one step */
-static void test_both_ways(void)
-{
-    tg_scope_begin();
-    tg_graph *g = tg_graph_new("pingpong");
-    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
-    tg_device_scope_begin(R0);
-    tg_tensor *c0 = tg_variable(g, "count0", tg_zeros(TG_FLOAT64, 1, (int64_t[]){3}));
-    tg_device_scope_begin(R1);
-    tg_tensor *c1 = tg_variable(g, "count1", tg_zeros(TG_FLOAT64, 1, (int64_t[]){3}));
-    tg_device_scope_end();
-    tg_graph_begin(g);
-    tg_tensor *a = tg_add(x, c0);
-    tg_device_scope_begin(R1);
-    tg_tensor *b = tg_mul_scalar(tg_add(a, c1), 2.0);
-    tg_device_scope_end();
-    tg_tensor *c = tg_sub(b, a);
-    tg_device_scope_begin(R1);
-    tg_tensor *d = tg_add(c, b);
-    tg_tensor *u1 = tg_assign(c1, tg_add_scalar(c1, 1.0));
-    tg_device_scope_end();
-    tg_tensor *u0 = tg_assign(c0, tg_add_scalar(c0, 1.0));
-    tg_device_scope_end();
-    tg_graph_end();
-    tg_session *s = tg_session_new(g);
-    tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){1, 2, 3});
-    tg_tensor *fetch[2] = {d, c}, *targets[2] = {u0, u1};
-    int wrong = 0;
-    for (int step = 0; step < 300 && !wrong; step++) {
-        tg_tensor *r[2];
-        tg_scope_begin();
-        if (tg_session_run(s, 1, &x, &xv, 2, fetch, r, 2, targets) != TG_OK) {
-            wrong = 1000;
-            tg_scope_end();
-            break;
-        }
-        for (int i = 0; i < 3; i++) { /* k = step: a = x + k, b = 2(a + k), c = b - a */
-            double av = (i + 1) + step, bv = 2 * (av + step), cv = bv - av;
-            wrong += ((const double *)tg_data(r[0]))[i] != cv + bv ||
-                     ((const double *)tg_data(r[1]))[i] != cv;
-        }
-        tg_scope_end();
-    }
-    CHECK(wrong == 0);
-    tg_session_free(s);
-    tg_graph_free(g);
-    tg_scope_end();
-}
+static void test_both_ways(void) { CHECK(pingpong_wrong(R0, R1, 300) == 0); }
 
 /* an index out of range on the worker fails the step, naming its device;
  * the next step runs */
@@ -177,11 +132,97 @@ static void test_worker_error(void)
     tg_scope_end();
 }
 
-static tg_status twice(void *user, tg_tensor *const *in, tg_tensor **out)
+/* control flow on the worker: its bodies travel nested in the partition */
+static void test_control_flow_on_worker(void)
 {
-    (void)user;
-    out[0] = tg_mul_scalar(in[0], 2.0);
-    return out[0] ? TG_OK : tg_last_status();
+    int on1 = 0;
+    CHECK(control_flow_mismatches(R0, R1, &on1) == 0);
+    CHECK(on1 >= 3); /* cond, while_loop and their gradients' parts */
+}
+
+/* a variable on the worker changed on the master (an eager write, as an
+ * optimizer step or a checkpoint load makes) is sent before the next run;
+ * one changed by the graph there is pulled back */
+static void test_variable_sync(void)
+{
+    tg_scope_begin();
+    tg_tensor *w = tg_full(TG_FLOAT64, 1, (int64_t[]){3}, 2.0);
+    tg_graph *g = tg_graph_new("sync");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3}), *r;
+    tg_device_scope_begin(R1);
+    tg_tensor *wv = tg_variable_ref(g, "w", w);
+    tg_graph_begin(g);
+    tg_tensor *y = tg_mul(x, wv);
+    tg_tensor *upd = tg_assign(wv, tg_add_scalar(wv, 1.0));
+    tg_device_scope_end();
+    tg_device_scope_begin(R0);
+    tg_tensor *z = tg_neg(y);
+    tg_device_scope_end();
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT64, 1, (int64_t[]){3});
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL));
+    CHECK(((const double *)tg_data(r))[0] == -2.0);
+    CHECK_OK(tg_fill_(w, 5.0)); /* here, between runs */
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL));
+    CHECK(((const double *)tg_data(r))[0] == -5.0);
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 0, NULL, NULL, 1, &upd)); /* 6 there */
+    CHECK(((const double *)tg_data(w))[0] == 5.0);
+    CHECK_OK(tg_session_pull_variables(s));
+    CHECK(((const double *)tg_data(w))[0] == 6.0);
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL)); /* no stale push */
+    CHECK(((const double *)tg_data(r))[0] == -6.0);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
+/* two devices of the worker and one of the master: the worker's two
+ * partitions of a step run at once there and meet in its rendezvous */
+static tg_tensor *three_devices(tg_graph *g, tg_tensor *x, bool placed)
+{
+    tg_graph_begin(g);
+    scope_begin(placed ? R1 : NULL);
+    tg_tensor *p = tg_exp(tg_neg(x));
+    scope_end(placed ? R1 : NULL);
+    scope_begin(placed ? "/rank:1/cpu:1" : NULL);
+    tg_tensor *q = tg_mul(p, tg_sin(x)); /* from rank 0 and from the worker's cpu:0 */
+    scope_end(placed ? "/rank:1/cpu:1" : NULL);
+    scope_begin(placed ? R1 : NULL);
+    tg_tensor *u = tg_add(q, p); /* back from cpu:1 to cpu:0 on the worker */
+    scope_end(placed ? R1 : NULL);
+    scope_begin(placed ? R0 : NULL);
+    tg_tensor *t = tg_sum(tg_abs(u), 0, NULL, false);
+    scope_end(placed ? R0 : NULL);
+    tg_graph_end();
+    return t;
+}
+
+static void test_two_devices_on_a_worker(void)
+{
+    tg_scope_begin();
+    tg_graph *g1 = tg_graph_new("plain"), *g2 = tg_graph_new("placed");
+    tg_tensor *x1 = tg_placeholder(g1, "x", TG_FLOAT64, 1, (int64_t[]){5});
+    tg_tensor *x2 = tg_placeholder(g2, "x", TG_FLOAT64, 1, (int64_t[]){5});
+    tg_tensor *t1 = three_devices(g1, x1, false), *t2 = three_devices(g2, x2, true);
+    tg_session *s1 = tg_session_new(g1), *s2 = tg_session_new(g2);
+    tg_generator *gen = tg_generator_new(4);
+    int bad = 0;
+    for (int i = 0; i < 20; i++) {
+        tg_scope_begin();
+        tg_tensor *xv = tg_rand_normal(gen, TG_FLOAT64, 1, (int64_t[]){5}, 0, 1), *r1, *r2;
+        CHECK_OK(tg_session_run(s1, 1, &x1, &xv, 1, &t1, &r1, 0, NULL));
+        CHECK_OK(tg_session_run(s2, 1, &x2, &xv, 1, &t2, &r2, 0, NULL));
+        bad += !same_bits(r1, r2);
+        tg_scope_end();
+    }
+    CHECK(bad == 0);
+    tg_generator_free(gen);
+    tg_session_free(s1);
+    tg_session_free(s2);
+    tg_graph_free(g1);
+    tg_graph_free(g2);
+    tg_scope_end();
 }
 
 /* what a worker cannot run is refused with the reason */
@@ -189,39 +230,21 @@ static void test_refused(void)
 {
     tg_scope_begin();
     tg_graph *g = tg_graph_new("refused");
-    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 0, NULL), *y, *r;
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 1, (int64_t[]){2}), *r;
     tg_graph_begin(g);
-    tg_device_scope_begin(R1);
-    tg_tensor *pred = tg_gt(x, tg_scalar(TG_FLOAT32, 0));
-    CHECK_OK(tg_cond(pred, twice, twice, NULL, 1, &x, 1, &y));
-    tg_device_scope_end();
-    tg_tensor *z = tg_neg(y);
-    tg_graph_end();
-    tg_graph_set_device(z, R0);
-    tg_session *s = tg_session_new(g);
-    tg_tensor *xv = tg_scalar(TG_FLOAT32, 1);
-    CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL), TG_ERR_UNSUPPORTED,
-                "control-flow bodies are not serialized");
-    tg_session_free(s);
-    tg_graph_free(g);
-    /* two devices of one worker in one run */
-    g = tg_graph_new("two_devices");
-    x = tg_placeholder(g, "x", TG_FLOAT32, 1, (int64_t[]){2});
-    tg_graph_begin(g);
-    tg_device_scope_begin(R1);
+    tg_device_scope_begin("/rank:1/cpu:30001");
     tg_tensor *p = tg_exp(x);
     tg_device_scope_end();
-    tg_device_scope_begin("/rank:1/cpu:1");
-    tg_tensor *q = tg_neg(p);
-    tg_device_scope_end();
-    tg_device_scope_begin(R0);
-    tg_tensor *t = tg_abs(q);
+    tg_device_scope_begin("/rank:5/cpu:0");
+    tg_tensor *q = tg_exp(x);
     tg_device_scope_end();
     tg_graph_end();
-    s = tg_session_new(g);
-    xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
-    CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &t, &r, 0, NULL), TG_ERR_UNSUPPORTED,
-                "two devices of rank 1");
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
+    CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &p, &r, 0, NULL), TG_ERR_UNSUPPORTED,
+                "device index is at most 30000");
+    CHECK_FAILS(tg_session_run(s, 1, &x, &xv, 1, &q, &r, 0, NULL), TG_ERR_ARG,
+                "no rank 5 in a world of 2");
     tg_session_free(s);
     tg_graph_free(g);
     tg_scope_end();
@@ -309,6 +332,9 @@ int main(int argc, char **argv)
         RUN(test_lenet_step_over_ranks);
         RUN(test_both_ways);
         RUN(test_worker_error);
+        RUN(test_control_flow_on_worker);
+        RUN(test_two_devices_on_a_worker);
+        RUN(test_variable_sync);
         RUN(test_refused);
     }
     int rc = tt_finish();

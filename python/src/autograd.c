@@ -46,6 +46,9 @@ static PyObject *m_backward(PyObject *self, PyObject *const *args, Py_ssize_t n,
         return PyErr_Format(PyExc_NotImplementedError, "backward(inputs=...) is not supported; "
                             "use tensorgraph.autograd.grad(outputs, inputs)");
     tg_tensor *grad = NULL;
+    if (vals[0] != Py_None && !Tensor_Check(vals[0])) /* PyTorch takes no numbers here */
+        return PyErr_Format(PyExc_TypeError, "backward(): gradient must be a Tensor or None, "
+                            "not %.100s", Py_TYPE(vals[0])->tp_name);
     if (vals[0] != Py_None && !(grad = tgpy_as_tensor(vals[0], tg_dtype_of(TENSOR(self)), true)))
         return NULL;
     int create = PyObject_IsTrue(vals[2]);

@@ -39,6 +39,17 @@ static PyObject *d_finalize(PyObject *self, PyObject *unused)
     return status_none(s);
 }
 
+/* a worker's loop: runs what rank 0 ships until rank 0 finalizes */
+static PyObject *d_serve(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    tg_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = tg_dist_serve();
+    Py_END_ALLOW_THREADS
+    return status_none(s);
+}
+
 static PyObject *d_is_initialized(PyObject *self, PyObject *unused)
 {
     (void)self, (void)unused;
@@ -204,6 +215,7 @@ static PyMethodDef dist_functions[] = {
     {"_dist_built", d_built, METH_NOARGS, NULL},
     {"_dist_init", d_init, METH_NOARGS, NULL},
     {"_dist_finalize", d_finalize, METH_NOARGS, NULL},
+    {"_dist_serve", d_serve, METH_NOARGS, NULL},
     {"_dist_is_initialized", d_is_initialized, METH_NOARGS, NULL},
     {"_dist_rank", d_rank, METH_NOARGS, NULL},
     {"_dist_world_size", d_world_size, METH_NOARGS, NULL},

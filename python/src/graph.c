@@ -597,7 +597,23 @@ static PyObject *traced_export(PyObject *o, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* pull_variables(): values of captured parameters and buffers that live
+ * on other processes' devices copied back here (tg_session_pull_variables) */
+static PyObject *traced_pull(PyObject *o, PyObject *u)
+{
+    (void)u;
+    tg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = tg_session_pull_variables(((TracedObject *)o)->s);
+    Py_END_ALLOW_THREADS
+    if (st != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef traced_methods[] = {
+    {"pull_variables", traced_pull, METH_NOARGS,
+     "copies variables that live on other processes' devices back here"},
     {"session_stats", traced_stats, METH_NOARGS,
      "runs, plan cache counters and op nodes executed"},
     {"set_opt_level", traced_set_opt_level, METH_O,

@@ -214,6 +214,12 @@ const op_checks tgpy_op_checks[] = {
     {"bmm", 3, ROW_SAME_DTYPE},
     {"addmm", 0, ROW_SAME_DTYPE},
     {"linear", 0, ROW_SAME_DTYPE},
+    {"conv1d", 0, ROW_SAME_DTYPE},
+    {"conv2d", 0, ROW_SAME_DTYPE},
+    {"conv3d", 0, ROW_SAME_DTYPE},
+    {"conv_transpose1d", 0, ROW_SAME_DTYPE},
+    {"conv_transpose2d", 0, ROW_SAME_DTYPE},
+    {"conv_transpose3d", 0, ROW_SAME_DTYPE},
     {"gather", 0, ROW_INDEX_RUNTIME},
     {"_scatter", 0, ROW_INDEX_RUNTIME},
     {"_one_hot", 0, ROW_INDEX_RUNTIME},
@@ -476,8 +482,12 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_TT: return ((fn_tt)f)(v[0].t, v[1].t);
     case C_TTT: return ((fn_ttt)f)(v[0].t, v[1].t, v[2].t);
     case C_TD: return ((fn_td)f)(v[0].t, v[1].f);
-    case C_TDD:
-        return ((fn_tdd)f)(v[0].t, v[1].none ? -INFINITY : v[1].f, v[2].none ? INFINITY : v[2].f);
+    case C_TDD: {
+        double lo = v[1].none ? -INFINITY : v[1].f, hi = v[2].none ? INFINITY : v[2].f;
+        if ((fn_tdd)f == tg_clamp && lo > hi) /* PyTorch: every element becomes max */
+            lo = hi;
+        return ((fn_tdd)f)(v[0].t, lo, hi);
+    }
     case C_TI: return ((fn_ti)f)(v[0].t, (int)v[1].f);
     case C_TII: return ((fn_tii)f)(v[0].t, (int)v[1].f, (int)v[2].f);
     case C_TL: return ((fn_tl)f)(v[0].t, (int64_t)v[1].f);

@@ -82,6 +82,13 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def equal(a, b):
+    """True when a and b have the same shape and elements (NaN equals
+    nothing), as torch.equal; values of different dtypes compare after
+    promotion"""
+    for name, t in (('input', a), ('other', b)):
+        if not isinstance(t, _C.Tensor):
+            raise TypeError(f"equal(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
     return a.shape == b.shape and bool((a == b).all())
 
 
@@ -98,12 +105,14 @@ sum = _reduce_bool(_C.sum)  # noqa: A001
 prod = _reduce_bool(_C.prod)
 
 
+# counts, so that an empty reduction gives PyTorch's answers (all: True,
+# any: False) where a min or max would have nothing to reduce
 def all(input, dim=None, keepdim=False):  # noqa: A001
-    return _C.amin(_C._cast(input, _C.int32), dim, keepdim) != 0
+    return sum(input == 0, dim, keepdim) == 0
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
-    return _C.amax(_C._cast(input, _C.int32), dim, keepdim) != 0
+    return sum(input != 0, dim, keepdim) != 0
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):

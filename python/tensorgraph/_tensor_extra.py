@@ -15,7 +15,7 @@ import builtins
 import itertools
 import weakref
 
-from . import _C, _ops_bits, _ops_math, _ops_more, _ops_shape, _ops_stats
+from . import _C, _ops, _ops_bits, _ops_math, _ops_more, _ops_shape, _ops_stats
 from ._tensor import _update, _no_record
 
 Tensor = _C.Tensor
@@ -38,6 +38,9 @@ _MORE = ('nan_to_num', 'nansum', 'nanmean', 'aminmax', 'mv', 'addmv', 'addr', 'b
 for _n in _MORE:
     _methods[_n] = getattr(_ops_more, _n)
 _methods['where'] = lambda self, condition, y: _ops_more.where(condition, self, y)
+
+_methods['equal'] = _ops.equal
+_methods['allclose'] = _ops.allclose
 for _n in ('median', 'nanmedian', 'kthvalue', 'quantile', 'nanquantile', 'histc',
            'tensor_split', 'dist', 'cov', 'corrcoef'):
     _methods[_n] = getattr(_ops_stats, _n)

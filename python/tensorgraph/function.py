@@ -111,6 +111,15 @@ class Function:
                    if isinstance(v, _C.Tensor)]
         return cf(*tensors)
 
+    def pull_variables(self):
+        """Copies the parameters and buffers this function's graphs keep on
+        other processes' devices (tg.device('/rank:1/cpu:0') under mpirun,
+        see tensorgraph.distributed.serve) back into their tensors here.
+        Writes made here (an optimizer step) reach those processes by
+        themselves before the next call."""
+        for cf in self._cache.values():
+            cf.pull_variables()
+
     def _trace(self, sig, args, kwargs):
         if self._last_sig is not None and len(self._cache) + 1 >= RETRACE_WARNING:
             changed = [str(new[0]) for old, new in zip(self._last_sig, sig) if old != new]

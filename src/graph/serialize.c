@@ -29,12 +29,46 @@ static tg_status put_attr(tg_strbuf *b, const tg_gnode *n, const tg_attr *a)
             tg__wire_f64(b, a->u.floats.v[i]);
         break;
     case TG_ATTR_TENSOR: return tg__wire_tensor(b, a->u.t);
-    case TG_ATTR_GRAPH:
-        return tg__error(TG_ERR_UNSUPPORTED, "graph serialization: node '%s' (%s) holds a "
-                         "graph in attribute '%s': control-flow bodies are not serialized yet",
-                         n->name, tg__gnode_op_name(n), a->name);
+    case TG_ATTR_GRAPH: { /* a control-flow body: its own blob, nested */
+        tg_strbuf body = {0};
+        tg_status s = tg__graph_serialize(a->u.g, &body);
+        if (s == TG_OK) {
+            tg__wire_u64(b, body.len);
+            tg__wire_put(b, body.data, body.len);
+        }
+        tg__strbuf_free(&body);
+        if (s != TG_OK) {
+            char msg[900];
+            snprintf(msg, sizeof msg, "%s", tg_last_error());
+            return tg__error(s, "node '%s' (%s), attribute '%s': %s", n->name,
+                             tg__gnode_op_name(n), a->name, msg);
+        }
+        break;
+    }
     }
     return TG_OK;
+}
+
+static void put_value(tg_strbuf *b, const tg_graph *g, int v)
+{
+    tg__wire_u32(b, (uint32_t)g->values[v].node);
+    tg__wire_u32(b, (uint32_t)g->values[v].index);
+}
+
+/* a body's parameters, captures and results (u8 0 for other graphs) */
+static void put_function(tg_strbuf *b, const tg_graph *g)
+{
+    const tg_fgraph *f = g->fn;
+    tg__wire_u8(b, f ? 1 : 0);
+    if (!f)
+        return;
+    tg__wire_u32(b, (uint32_t)f->n_params);
+    tg__wire_u32(b, (uint32_t)f->n_caps);
+    for (int i = 0; i < f->n_params + f->n_caps; i++)
+        put_value(b, g, f->inputs[i]);
+    tg__wire_u32(b, (uint32_t)f->n_results);
+    for (int i = 0; i < f->n_results; i++)
+        put_value(b, g, f->results[i]);
 }
 
 static void put_ids(tg_strbuf *b, const int *ids, int n)
@@ -60,10 +94,8 @@ static tg_status put_node(tg_strbuf *b, const tg_graph *g, const tg_gnode *n)
         for (int i = 0; i < n->n_attrs && s == TG_OK; i++)
             s = put_attr(b, n, &n->attrs[i]);
         tg__wire_u32(b, (uint32_t)n->n_in);
-        for (int i = 0; i < n->n_in; i++) {
-            tg__wire_u32(b, (uint32_t)g->values[n->in[i]].node);
-            tg__wire_u32(b, (uint32_t)g->values[n->in[i]].index);
-        }
+        for (int i = 0; i < n->n_in; i++)
+            put_value(b, g, n->in[i]);
         break;
     case TG_GNODE_PLACEHOLDER: {
         const tg_meta *m = &g->values[n->out[0]].meta;
@@ -89,6 +121,7 @@ tg_status tg__graph_serialize(const tg_graph *g, tg_strbuf *b)
     for (int i = 0; i < g->n_nodes; i++)
         if (put_node(b, g, &g->nodes[i]) != TG_OK)
             return tg_last_status();
+    put_function(b, g);
     return b->failed ? tg__error(TG_ERR_NOMEM, "graph serialization: out of memory") : TG_OK;
 }
 
@@ -105,12 +138,63 @@ static void free_attrs(tg_attr *a, int n)
             free((double *)a[i].u.floats.v);
         else if (a[i].type == TG_ATTR_TENSOR)
             tg_release(a[i].u.t);
+        else if (a[i].type == TG_ATTR_GRAPH)
+            tg_graph_free(a[i].u.g);
     }
     free(a);
 }
 
-static bool get_attr(tg_wire_reader *r, tg_attr *a)
+/* what a node's edges are until every node exists */
+typedef struct edges {
+    int n_ctrl, n_order;
+    int *ctrl, *order; /* serialized ids */
+} edges;
+
+typedef struct loader {
+    tg_wire_reader r;
+    tg_graph *g;
+    int n;       /* nodes in the bytes */
+    int *id;     /* per serialized node: its id in g */
+    edges *e;
+    tg_var_resolver resolve;
+    void *ctx;
+    int depth; /* of nested bodies: hostile nesting cannot exhaust the stack */
+} loader;
+
+#define MAX_DEPTH 32
+
+static tg_graph *load_graph(const void *data, size_t len, const char *what,
+                            tg_var_resolver resolve, void *ctx, int depth);
+
+/* a control-flow body: a nested blob, read with the same checks */
+static tg_graph *get_body(loader *L)
 {
+    tg_wire_reader *r = &L->r;
+    uint64_t n = tg__wire_get_u64(r);
+    if (!r->failed && n > r->len - r->off)
+        tg__wire_fail(r, "a body longer than the bytes left", NULL);
+    else if (!r->failed && L->depth >= MAX_DEPTH)
+        tg__wire_fail(r, "bodies nested too deep", NULL);
+    if (r->failed)
+        return NULL;
+    char what[300];
+    snprintf(what, sizeof what, "%s, a body at byte %zu", r->what, r->off);
+    tg_graph *g = load_graph(r->p + r->off, (size_t)n, what, L->resolve, L->ctx, L->depth + 1);
+    if (!g)
+        r->failed = true;
+    else if (!g->fn)
+        tg__wire_fail(r, "a graph attribute that is not a body", NULL);
+    r->off += (size_t)n;
+    if (r->failed) {
+        tg_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static bool get_attr(loader *L, tg_attr *a)
+{
+    tg_wire_reader *r = &L->r;
     a->name = tg__wire_get_str(r);
     a->type = TG_ATTR_INT;
     unsigned type = tg__wire_get_u8(r);
@@ -141,8 +225,8 @@ static bool get_attr(tg_wire_reader *r, tg_attr *a)
         break;
     }
     case TG_ATTR_TENSOR: a->type = TG_ATTR_TENSOR; a->u.t = tg__wire_get_tensor(r); break;
-    default: return tg__wire_fail(r, "an attribute of an unknown type (graph attributes are not "
-                           "serialized)", NULL);
+    case TG_ATTR_GRAPH: a->type = TG_ATTR_GRAPH; a->u.g = get_body(L); break;
+    default: return tg__wire_fail(r, "an attribute of an unknown type", NULL);
     }
     if (!r->failed && (a->type == TG_ATTR_INTS || a->type == TG_ATTR_FLOATS) &&
         !(a->type == TG_ATTR_INTS ? (const void *)a->u.ints.v : (const void *)a->u.floats.v)) {
@@ -151,22 +235,6 @@ static bool get_attr(tg_wire_reader *r, tg_attr *a)
     }
     return !r->failed;
 }
-
-/* what a node's edges are until every node exists */
-typedef struct edges {
-    int n_ctrl, n_order;
-    int *ctrl, *order; /* serialized ids */
-} edges;
-
-typedef struct loader {
-    tg_wire_reader r;
-    tg_graph *g;
-    int n;       /* nodes in the bytes */
-    int *id;     /* per serialized node: its id in g */
-    edges *e;
-    tg_var_resolver resolve;
-    void *ctx;
-} loader;
 
 /* the symbolic tensor of output o of serialized node k (in the scope) */
 static tg_tensor *input_of(loader *L, int self, uint32_t k, uint32_t o)
@@ -202,7 +270,7 @@ static tg_tensor *load_op(loader *L, int self, const char *name)
         r->failed = true;
     }
     for (uint32_t i = 0; i < n_attrs && !r->failed; i++)
-        get_attr(r, &attrs[i]);
+        get_attr(L, &attrs[i]);
     uint32_t n_in = tg__wire_get_count(r, 8);
     if (!r->failed && n_in > TG_MAX_OP_INPUTS)
         tg__wire_fail(r, "more inputs than an op takes", NULL);
@@ -323,13 +391,58 @@ static bool add_edges(loader *L)
     return true;
 }
 
-tg_graph *tg__graph_deserialize(const void *data, size_t len, const char *what,
-                                tg_var_resolver resolve, void *ctx)
+/* a value reference (node, output) of the loaded graph; -1 on failure */
+static int get_value(loader *L)
 {
-    char label[256];
-    snprintf(label, sizeof label, "graph from %s", what ? what : "bytes");
-    loader L = {{data, data ? len : 0, 0, label, false}, NULL, 0, NULL, NULL,
-                resolve, ctx};
+    uint32_t k = tg__wire_get_u32(&L->r), o = tg__wire_get_u32(&L->r);
+    if (L->r.failed)
+        return -1;
+    if ((int64_t)k >= L->n || (int)o >= L->g->nodes[L->id[k]].n_out) {
+        tg__wire_fail(&L->r, "a body's input or result that does not exist", NULL);
+        return -1;
+    }
+    return L->g->nodes[L->id[k]].out[o];
+}
+
+/* a body's parameters, captures (placeholders) and results */
+static bool get_function(loader *L)
+{
+    tg_wire_reader *r = &L->r;
+    unsigned is_fn = tg__wire_get_u8(r);
+    if (r->failed || !is_fn)
+        return !r->failed;
+    uint32_t n_params = tg__wire_get_u32(r), n_caps = tg__wire_get_u32(r);
+    if (!r->failed && (n_params > TG_MAX_OP_INPUTS || n_caps > TG_MAX_OP_INPUTS))
+        return tg__wire_fail(r, "a body with more inputs than an op takes", NULL);
+    tg_fgraph *f = r->failed ? NULL : calloc(1, sizeof *f);
+    int n_in = (int)(n_params + n_caps);
+    if (f && !(f->inputs = malloc(((size_t)n_in + 1) * sizeof(int))))
+        free(f), f = NULL;
+    if (!f)
+        return r->failed ? false : tg__wire_fail(r, "out of memory", NULL);
+    L->g->fn = f; /* freed with the graph from here on */
+    f->n_params = (int)n_params;
+    f->n_caps = (int)n_caps;
+    f->cap_inputs = n_in;
+    for (int i = 0; i < n_in && !r->failed; i++)
+        if ((f->inputs[i] = get_value(L)) >= 0 &&
+            L->g->nodes[L->g->values[f->inputs[i]].node].kind != TG_GNODE_PLACEHOLDER)
+            tg__wire_fail(r, "a body input that is not a placeholder", NULL);
+    uint32_t n_res = tg__wire_get_u32(r);
+    if (!r->failed && (n_res == 0 || n_res > TG_MAX_OP_OUTPUTS))
+        return tg__wire_fail(r, "a body without results or with more than an op gives", NULL);
+    if (!r->failed && !(f->results = malloc((size_t)TG_MAX_OP_OUTPUTS * sizeof(int))))
+        return tg__wire_fail(r, "out of memory", NULL);
+    for (uint32_t i = 0; i < n_res && !r->failed; i++)
+        f->results[f->n_results++] = get_value(L);
+    return !r->failed;
+}
+
+static tg_graph *load_graph(const void *data, size_t len, const char *what,
+                            tg_var_resolver resolve, void *ctx, int depth)
+{
+    loader L = {{data, data ? len : 0, 0, what, false}, NULL, 0, NULL, NULL, resolve, ctx,
+                depth};
     char magic[8] = {0};
     if (tg__wire_take(&L.r, magic, 8) && memcmp(magic, MAGIC, 8))
         tg__wire_fail(&L.r, "not a tensorgraph graph (bad magic)", NULL);
@@ -349,7 +462,7 @@ tg_graph *tg__graph_deserialize(const void *data, size_t len, const char *what,
     for (int k = 0; k < L.n && !L.r.failed; k++)
         load_node(&L, k);
     tg_scope_end();
-    if (tg__wire_end(&L.r))
+    if (!L.r.failed && get_function(&L) && tg__wire_end(&L.r))
         add_edges(&L);
     for (int k = 0; L.e && k < L.n; k++) {
         free(L.e[k].ctrl);
@@ -362,4 +475,12 @@ tg_graph *tg__graph_deserialize(const void *data, size_t len, const char *what,
         return NULL;
     }
     return L.g;
+}
+
+tg_graph *tg__graph_deserialize(const void *data, size_t len, const char *what,
+                                tg_var_resolver resolve, void *ctx)
+{
+    char label[256];
+    snprintf(label, sizeof label, "graph from %s", what ? what : "bytes");
+    return load_graph(data, len, label, resolve, ctx, 0);
 }

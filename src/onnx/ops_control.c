@@ -359,7 +359,7 @@ static tg_status x_loop(onnx_ictx *c)
 }
 
 
-/* ---- Scan (9 and later) --------------------------------------------------------------
+/* ---- Scan (9 and later; Scan-8 below) -------------------------------------------------
  * A loop over the T slices of the scan inputs along their axes, with the
  * states as loop variables. Each scan output is a loop variable too: a
  * [T, element...] buffer that iteration i writes at row i (T - 1 - i when
@@ -374,6 +374,7 @@ typedef struct scan_ctx {
     int64_t in_axis[ONNX_MAX_IO], out_axis[ONNX_MAX_IO];
     bool in_rev[ONNX_MAX_IO], out_rev[ONNX_MAX_IO];
     tg_meta elem[ONNX_MAX_IO]; /* of each scan output's element */
+    const char *in_dirs;       /* the attribute of the inputs' directions */
 } scan_ctx;
 
 /* slice t of scan input k (position i, or T - 1 - i reversed) */
@@ -463,8 +464,8 @@ static tg_status scan_body(void *user, tg_tensor *const *in, tg_tensor **out)
 static tg_status scan_layout(scan_ctx *s)
 {
     onnx_ictx *c = s->c;
-    const char *names[4] = {"scan_input_axes", "scan_input_directions",
-                            "scan_output_axes", "scan_output_directions"};
+    const char *names[4] = {"scan_input_axes", s->in_dirs, "scan_output_axes",
+                            "scan_output_directions"};
     int counts[4] = {s->n_in, s->n_in, s->n_out, s->n_out};
     for (int a = 0; a < 4; a++) {
         const int64_t *v;
@@ -513,15 +514,14 @@ static tg_tensor *rows_to_axis(tg_tensor *y, int a)
     return tg_permute(y, perm);
 }
 
-static tg_status x_scan(onnx_ictx *c)
+/* Scan-9 and later on c's inputs (states, then scan inputs) */
+static tg_status scan_core(onnx_ictx *c, const char *in_dirs)
 {
-    if (c->sizing)
-        return TG_OK;
     int64_t m;
     tg_status st = oa_int(c, "num_scan_inputs", -1, &m);
     if (st != TG_OK)
         return st;
-    scan_ctx s = {.c = c, .n_in = (int)m};
+    scan_ctx s = {.c = c, .n_in = (int)m, .in_dirs = in_dirs};
     s.n_state = c->n_in - s.n_in;
     s.n_out = c->n_out - s.n_state;
     if (m < 1 || s.n_state < 0 || s.n_out < 0 ||
@@ -556,9 +556,81 @@ static tg_status x_scan(onnx_ictx *c)
     return st;
 }
 
+/* ---- Scan-8 ----------------------------------------------------------------------------
+ * Every input and output has a batch axis first (scan inputs and outputs
+ * scan along axis 1), after an optional sequence_lens input; the inputs'
+ * directions are the attribute "directions". Imported as Scan-9 per batch
+ * row: a row's states and scan inputs (the batch axis dropped) run through
+ * the same loop, and its results are stacked back along the batch axis.
+ * sequence_lens, when given, must be a constant equal to the sequence
+ * length for every row (shorter rows would need a loop per row length). */
+static tg_status scan8_lengths(onnx_ictx *c, tg_tensor *lens, int64_t B, int64_t T)
+{
+    if (!lens)
+        return TG_OK;
+    if (tg_is_symbolic(lens))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "Scan-8's sequence_lens must be a constant "
+                        "(an initializer), not a value known only when the model runs");
+    if (tg_numel(lens) != B)
+        return onnx_err(c, TG_ERR_IO, "sequence_lens has %lld entries for a batch of %lld",
+                        (long long)tg_numel(lens), (long long)B);
+    for (int64_t b = 0; b < B; b++)
+        if ((int64_t)tg__load(tg_dtype_of(lens), tg__elem_ptr(lens, b)) != T)
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "sequence_lens[%lld] is %lld, shorter than "
+                            "the %lld steps of the scan inputs (not supported)", (long long)b,
+                            (long long)tg__load(tg_dtype_of(lens), tg__elem_ptr(lens, b)),
+                            (long long)T);
+    return TG_OK;
+}
+
+static tg_status x_scan8(onnx_ictx *c)
+{
+    int n = c->n_in - 1, n_out = c->n_out;
+    tg_tensor *orig[ONNX_MAX_IO], *rows[ONNX_MAX_IO][64];
+    for (int j = 0; j < n; j++)
+        if (!(orig[j] = c->in[1 + j]) || tg_ndim(orig[j]) < 1)
+            return onnx_err(c, TG_ERR_IO, "input %d is missing or has no batch axis", 1 + j);
+    int64_t B = tg_shape(orig[0])[0], T = tg_ndim(orig[n - 1]) > 1 ? tg_shape(orig[n - 1])[1] : 0;
+    for (int j = 1; j < n; j++)
+        if (tg_shape(orig[j])[0] != B)
+            return onnx_err(c, TG_ERR_IO, "input %d has a batch of %lld, input 1 %lld", 1 + j,
+                            (long long)tg_shape(orig[j])[0], (long long)B);
+    if (B < 1 || B > 64)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "a batch of %lld (Scan-8 is imported for "
+                        "batches of 1 to 64)", (long long)B);
+    tg_status st = scan8_lengths(c, c->in[0], B, T);
+    tg_tensor *lens = c->in[0];
+    c->n_in = n;
+    for (int64_t b = 0; st == TG_OK && b < B; b++) {
+        tg_tensor *at = tg_from_data(TG_INT64, 1, (const int64_t[]){1}, &b);
+        for (int j = 0; j < n && st == TG_OK; j++)
+            if (!(c->in[j] = tg_squeeze(tg_index_select(orig[j], 0, at), 0)))
+                st = tg_last_status();
+        if (st == TG_OK)
+            st = scan_core(c, "directions");
+        for (int k = 0; st == TG_OK && k < n_out; k++)
+            rows[k][b] = c->out[k];
+    }
+    c->n_in = n + 1; /* the node's own inputs again */
+    c->in[0] = lens;
+    for (int j = 0; j < n; j++)
+        c->in[1 + j] = orig[j];
+    for (int k = 0; st == TG_OK && k < n_out; k++)
+        if (!(c->out[k] = tg_stack((int)B, rows[k], 0)))
+            st = tg_last_status();
+    return st;
+}
+
+static tg_status x_scan(onnx_ictx *c)
+{
+    if (c->sizing)
+        return TG_OK;
+    return c->version < 9 ? x_scan8(c) : scan_core(c, "scan_input_directions");
+}
+
 const onnx_op_entry onnx_ops_control[] = {
     {"If", {1, 11, 13}, 1, 1, 1, ONNX_MAX_IO, x_if, 0},
     {"Loop", {1, 11, 13}, 2, ONNX_MAX_IO, 1, ONNX_MAX_IO, x_loop, 0},
-    {"Scan", {9, 11}, 1, ONNX_MAX_IO, 1, ONNX_MAX_IO, x_scan, 0},
+    {"Scan", {8, 9, 11}, 1, ONNX_MAX_IO, 1, ONNX_MAX_IO, x_scan, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

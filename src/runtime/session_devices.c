@@ -76,6 +76,8 @@ static tg_dsession *dsession(tg_dsession **slot)
 
 bool tg__devices_wanted(const tg_dsession *d, const tg_graph *g)
 {
+    if (g->fn) /* a control-flow body runs whole where its control node runs */
+        return false;
     if (d && d->n_devices > 0)
         return true;
     for (int i = 0; i < g->n_nodes; i++)
@@ -244,6 +246,7 @@ typedef struct job {
     tg_tensor **results; /* per partition fetch */
     const tg_remote_runner *remote; /* the partition runs in another process */
     int64_t uid;
+    int n_on_rank; /* the run's partitions on that process */
     bool *shipped;
     tg_status st;
     pthread_t thread;
@@ -256,6 +259,9 @@ tg_status tg__device_run(tg_session *sub, tg_device device, tg_rendezvous *rv, i
                          tg_tensor *const *fetch_values, tg_tensor **results, int n_targets,
                          tg_tensor *const *targets)
 {
+    /* the caller's context, if it runs a partition itself, comes back after */
+    const tg_rv_context *outer = tg__rv_context();
+    tg_rv_context saved = outer ? *outer : (tg_rv_context){0};
     tg_rv_context c = {rv, step, device, tid, NULL};
     tg__rv_context_set(&c);
     int old = tg__scope_suspend(); /* the results go to the caller, not a scope */
@@ -268,7 +274,7 @@ tg_status tg__device_run(tg_session *sub, tg_device device, tg_rendezvous *rv, i
                  tg_last_error());
         tg__rv_abort(rv, st, msg);
     }
-    tg__rv_context_set(NULL);
+    tg__rv_context_set(outer ? &saved : NULL);
     return st;
 }
 
@@ -280,7 +286,7 @@ static tg_status run_remote(job *j)
     if (!*j->shipped && (st = j->remote->load(j->part, j->uid)) == TG_OK)
         *j->shipped = true;
     if (st == TG_OK)
-        st = j->remote->run(j->part, j->uid, j->step, j->feeds, j->results);
+        st = j->remote->run(j->part, j->uid, j->step, j->n_on_rank, j->feeds, j->results);
     if (st != TG_OK)
         tg__rv_abort(j->rv, st, tg_last_error());
     return st;
@@ -309,32 +315,19 @@ static tg_tensor *feed_of(const tg_run_sig *sig, tg_tensor *const *feed_tensors,
     return NULL;
 }
 
-/* a worker process runs one partition per step (its Recvs from its own
- * other devices would need the steps of both at once): one device per
- * other rank in a run */
-static tg_status one_device_per_worker(const tg_partitioning *P)
+/* the partitions of the run on q's rank */
+static int on_rank(const tg_partitioning *P, const tg_partition *q)
 {
+    int n = 0;
     for (int i = 0; i < P->n; i++)
-        for (int k = 0; k < i; k++)
-            if (P->parts[i].device.rank == P->parts[k].device.rank &&
-                P->parts[i].device.rank != tg__rv_rank()) {
-                char a[48], b[48];
-                return tg__error(TG_ERR_UNSUPPORTED, "tg_session_run: this run places nodes "
-                                 "on %s and %s, two devices of rank %d; a worker process runs "
-                                 "one partition per step: give each other process one device",
-                                 tg_device_str(P->parts[k].device, a, sizeof a),
-                                 tg_device_str(P->parts[i].device, b, sizeof b),
-                                 P->parts[i].device.rank);
-            }
-    return TG_OK;
+        n += P->parts[i].device.rank == q->device.rank;
+    return n;
 }
 
 static tg_status make_jobs(tg_session *s, const dplan *p, const tg_run_sig *sig,
                            tg_tensor *const *feed_tensors, tg_rendezvous *rv,
                            int64_t step, job *jobs)
 {
-    if (one_device_per_worker(&p->P) != TG_OK)
-        return tg_last_status();
     for (int i = 0; i < p->P.n; i++) {
         const tg_partition *q = &p->P.parts[i];
         char dev[48];
@@ -348,6 +341,7 @@ static tg_status make_jobs(tg_session *s, const dplan *p, const tg_run_sig *sig,
                              tg_device_str(q->device, dev, sizeof dev), tg__rv_rank());
         jobs[i] = (job){.sub = p->subs[i], .part = q, .rv = rv, .step = step, .tid = i,
                         .remote = remote ? tg__remote_runner() : NULL, .uid = p->uid,
+                        .n_on_rank = on_rank(&p->P, q),
                         .shipped = &p->shipped[i],
                         .feeds = malloc(((size_t)q->n_feeds + 1) * sizeof(tg_tensor *)),
                         .results = calloc((size_t)q->n_fetches + 1, sizeof(tg_tensor *))};
@@ -561,10 +555,13 @@ tg_status tg_session_pull_variables(tg_session *s)
         st = tg__error(TG_ERR_NOMEM, "tg_session_pull_variables: out of memory");
     if (st == TG_OK && n > 0)
         st = tg_session_run(s, 0, NULL, NULL, n, vars, vals, 0, NULL);
+    const tg_remote_runner *rr = tg__remote_runner();
     for (int k = 0; st == TG_OK && k < n; k++) {
         tg_tensor *own = g->nodes[g->values[vars[k]->value].node].tensor;
         tg__convert_into(own, vals[k]);
         tg__bump_version(own);
+        if (rr)
+            rr->synced(own);
     }
     for (int k = 0; k < n; k++)
         tg_release(vars[k]);

@@ -18,7 +18,9 @@ tg_status tg__plan_execute_device(tg_exec *x);
 typedef struct tg_dsession tg_dsession;
 
 /* does a run of g need partitioning: devices were set, or a node of g is
- * placed? */
+ * placed? Never for a control-flow body: it runs whole on the device of
+ * its control node (its nodes keep the device scope they were traced in,
+ * for pictures only) */
 bool tg__devices_wanted(const tg_dsession *d, const tg_graph *g);
 tg_status tg__devices_run(tg_session *s, tg_dsession **d, const tg_graph *g,
                           const tg_run_sig *sig, const bool *fed, const tg_meta *feed_meta,

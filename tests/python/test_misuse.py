@@ -258,6 +258,12 @@ CASES = [
     ("std of ints", lambda m, nn, F: m.ones(2, dtype=m.int64).std(), RuntimeError),
     ("softmax of ints", lambda m, nn, F: m.softmax(m.ones(2, dtype=m.int64), 0), RuntimeError),
     ("max of empty", lambda m, nn, F: m.ones(0).max(), RuntimeError),
+    ("log_softmax of ints", lambda m, nn, F: F.log_softmax(m.ones(2, dtype=m.int64), 0),
+     RuntimeError),
+    ("relu of bools", lambda m, nn, F: F.relu(m.ones(2) > 0), RuntimeError),
+    ("neg of bools", lambda m, nn, F: -(m.ones(2) > 0), RuntimeError),
+    ("sub of bools", lambda m, nn, F: (m.ones(2) > 0) - (m.ones(2) > 0), RuntimeError),
+    ("abs of bools", lambda m, nn, F: m.abs(m.ones(2) > 0), RuntimeError),
     ("int to a negative int power", lambda m, nn, F: m.tensor([2]) ** -1, RuntimeError),
     ("pow int negative", lambda m, nn, F: m.pow(m.tensor([2]), -1), RuntimeError),
     ("float | float", lambda m, nn, F: m.ones(2) | m.ones(2), RuntimeError),
@@ -386,6 +392,11 @@ CASES = [
     ("backward of a no_grad result", lambda m, nn, F: _backward_no_grad(m), RuntimeError),
     ("autograd.grad of a non-scalar", lambda m, nn, F: m.autograd.grad(_param(m) * 2, [_param(m)]),
      RuntimeError),
+    ("backward gradient a number", lambda m, nn, F: _param(m).sum().backward(5), TypeError),
+    ("grad_outputs count", lambda m, nn, F: m.autograd.grad(
+        [_param(m).sum(), _param(m).sum()], [_param(m)], grad_outputs=[m.ones(())]),
+     RuntimeError),
+    ("Parameter of ints", lambda m, nn, F: nn.Parameter(m.ones(2, dtype=m.int64)), RuntimeError),
     ("mul_ on a leaf", lambda m, nn, F: _param(m).mul_(2), RuntimeError),
     ("requires_grad = True on ints", lambda m, nn, F: _set_requires_grad(m.ones(2, dtype=m.int64)),
      RuntimeError),
@@ -472,6 +483,20 @@ CASES = [
         {"weight": m.ones(2, 2), "bias": m.ones(2), "extra": m.ones(1)}), RuntimeError),
     ("state_dict not a dict", lambda m, nn, F: nn.Linear(2, 2).load_state_dict(5), TypeError),
     ("module to an unknown device", lambda m, nn, F: nn.Linear(2, 2).to("foo"), RuntimeError),
+    ("conv2d bias dtype", lambda m, nn, F: F.conv2d(m.ones(1, 1, 3, 3), m.ones(1, 1, 3, 3),
+                                                    m.ones(1, dtype=m.float64)), RuntimeError),
+    ("conv2d input dtype", lambda m, nn, F: F.conv2d(m.ones(1, 1, 3, 3, dtype=m.float64),
+                                                     m.ones(1, 1, 3, 3)), RuntimeError),
+    ("Linear float features", lambda m, nn, F: nn.Linear(2.5, 2), TypeError),
+    ("Embedding negative size", lambda m, nn, F: nn.Embedding(-1, 2), RuntimeError),
+    ("LSTM 2-d state", lambda m, nn, F: nn.LSTM(3, 4)(m.ones(5, 2, 3),
+                                                      (m.ones(2, 4), m.ones(2, 4))), RuntimeError),
+    ("train(str)", lambda m, nn, F: nn.Linear(2, 2).train("x"), ValueError),
+    ("module to an int dtype", lambda m, nn, F: nn.Linear(2, 2).to(m.int64), TypeError),
+    ("state_dict shape, not strict", lambda m, nn, F: nn.Linear(2, 2).load_state_dict(
+        {"weight": m.ones(3, 3)}, strict=False), RuntimeError),
+    ("state_dict value not a tensor", lambda m, nn, F: nn.Linear(2, 2).load_state_dict(
+        {"weight": 5, "bias": m.ones(2)}), RuntimeError),
     ("module called without input", lambda m, nn, F: nn.Linear(2, 2)(), TypeError),
     ("ModuleDict of an int", lambda m, nn, F: nn.ModuleDict({'a': 5}), TypeError),
     ("Sequential append an int", lambda m, nn, F: nn.Sequential().append(5), TypeError),
@@ -625,6 +650,15 @@ def test_the_table_is_pytorchs(name, case, expected):
 def test_case_names_are_unique():
     names = [c[0] for c in CASES]
     assert len(names) == len(set(names))
+
+
+def test_clamp_with_min_above_max_gives_max():
+    # PyTorch's documented rule, not an error: every element becomes max
+    x = [0.0, 5.0, float('nan')]
+    y = tg.clamp(tg.tensor(x), 2, 1).tolist()
+    assert y[:2] == [1.0, 1.0] and y[2] != y[2]
+    if torch is not None and not SANITIZED:
+        assert torch.clamp(torch.tensor(x), 2, 1).tolist()[:2] == [1.0, 1.0]
 
 
 def test_adaptive_pooling_to_nothing_is_empty():

@@ -16,7 +16,7 @@ from .. import _C
 
 __all__ = ['ReduceOp', 'Work', 'is_available', 'is_mpi_available', 'init_process_group',
            'is_initialized', 'destroy_process_group', 'get_rank', 'get_world_size',
-           'get_backend', 'all_reduce', 'broadcast', 'barrier', 'group']
+           'get_backend', 'all_reduce', 'broadcast', 'barrier', 'group', 'serve']
 
 
 class ReduceOp(enum.IntEnum):
@@ -89,6 +89,19 @@ def _need_init(fn):
     if not is_initialized():
         raise RuntimeError(f"{fn}: Default process group has not been initialized, please "
                            "make sure to call init_process_group.")
+
+
+def serve():
+    """Makes this process a worker of rank 0 (the master): it runs the parts
+    of rank 0's tg.function graphs placed on its devices (under
+    tg.device('/rank:R/cpu:N')) until rank 0 calls destroy_process_group,
+    then returns. Call it on every rank but 0 after init_process_group;
+    rank 0 runs the program. A lost master raises RuntimeError naming it."""
+    _need_init('serve')
+    if get_rank() == 0:
+        raise RuntimeError("serve: rank 0 is the master (it runs the program); the other "
+                           "ranks serve it")
+    _C._dist_serve()
 
 
 def destroy_process_group(group=None):

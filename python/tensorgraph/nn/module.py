@@ -209,7 +209,10 @@ class Module:
         for k, t in own.items():
             if k in state_dict:
                 v = state_dict[k]
-                if tuple(v.shape) != tuple(t.shape):
+                if not isinstance(v, _C.Tensor):
+                    errors.append(f"While copying the parameter named \"{k}\", expected a "
+                                  f"Tensor from the checkpoint but received {type(v)}")
+                elif tuple(v.shape) != tuple(t.shape):
                     errors.append(f"size mismatch for {k}: copying a param with shape "
                                   f"{tuple(v.shape)}, the shape in current model is "
                                   f"{tuple(t.shape)}.")
@@ -268,6 +271,9 @@ class Module:
             if isinstance(a, _C.dtype):
                 dtype = a
             check_eager_target(a, f'{type(self).__name__}.to()')
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+                            f"desired dtype={dtype}")
         return self._cast(dtype) if dtype is not None else self
 
     def float(self):

@@ -3,9 +3,9 @@
  * window by window (every input element once: no zeroing pass, no
  * scattered adds) when each index lies in its window. Semantics as the
  * general loops of pool.c: ties keep the first element in row-major window
- * order, NaN wins. Groups of 8 in GCC vector extensions (any instruction
+ * order, NaN wins. Vectors of 8 in GCC vector extensions (any instruction
  * set; what AVX-512 runs, and float64 everywhere) or, for float32 on AVX2
- * and the x86 baseline, of the register's width in intrinsics
+ * and the x86 baseline, groups of the register's width in intrinsics
  * (pool_2x2_x86.h: 8 or 4; the 64-byte vectors of the portable code
  * compile lane by lane there).
  * Included once per instruction set (pool_2x2_avx512.c, pool_2x2_avx2.c,
@@ -28,18 +28,15 @@ typedef int64_t l8u __attribute__((vector_size(64), aligned(8), may_alias));
 static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 1},
                 HALF1 = {1, 0, 1, 0, 1, 0, 1, 0};
 
-/* groups of 8 windows in vector extensions: SUF##group (the maxima of the
- * windows at r0, r1 and their plane positions, b that of r0[0]) and
- * SUF##grad_group (their gradient into the rows d0, d1; false when an index
- * is not in its window) */
-#define POOL2X2_VEC(T, SUF, IT)                                                 \
+#define POOL2X2(T, SUF, IT)                                                     \
     typedef T SUF##v8 __attribute__((vector_size(8 * sizeof(T))));              \
     typedef T SUF##v8u __attribute__((vector_size(8 * sizeof(T)),               \
                                       aligned(sizeof(T)), may_alias));          \
     typedef IT SUF##m8 __attribute__((vector_size(8 * sizeof(T))));             \
                                                                                 \
-    static inline void SUF##group(const T *r0, const T *r1, int64_t W, int64_t b, \
-                                  T *y, int64_t *idx)                           \
+    /* 8 outputs at row offset j of input rows r0, r1 */                       \
+    static inline void SUF##max8(const T *r0, const T *r1, int64_t W, int64_t b, \
+                                 SUF##v8 *y, l8 *idx)                           \
     {                                                                           \
         typedef SUF##v8 V;                                                      \
         typedef SUF##m8 M;                                                      \
@@ -60,12 +57,55 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
         t = (v > m) | (v != v);                                                 \
         m = SEL(SUF##m8, SUF##v8, t, v, m);                                     \
         off = (t & (IT)(W + 1)) | (~t & off);                                   \
-        *(SUF##v8u *)y = m;                                                     \
-        *(l8u *)idx = b + lane2 + __builtin_convertvector(off, l8);             \
+        *y = m;                                                                 \
+        *idx = b + lane2 + __builtin_convertvector(off, l8);                    \
     }                                                                           \
                                                                                 \
-    static inline bool SUF##grad_group(const T *dy, const int64_t *idx, int64_t W, \
-                                       int64_t b, T *d0, T *d1)                 \
+    void TG_ARCH_FN(tg__maxpool2x2_row_##SUF)(const T *r0, const T *r1, int64_t W, int64_t b0, \
+                                  int64_t n, T *y, int64_t *idx)                \
+    {                                                                           \
+        int64_t j = 0;                                                          \
+        for (; j + 8 <= n; j += 8) {                                            \
+            SUF##v8 m;                                                          \
+            l8 ix;                                                              \
+            SUF##max8(r0 + 2 * j, r1 + 2 * j, W, b0 + 2 * j, &m, &ix);          \
+            *(SUF##v8u *)(y + j) = m;                                           \
+            *(l8u *)(idx + j) = ix;                                             \
+        }                                                                       \
+        if (j == n)                                                             \
+            return;                                                             \
+        if (n >= 8) { /* the tail: the last 8, again where they overlap */     \
+            j = n - 8;                                                          \
+            SUF##v8 m;                                                          \
+            l8 ix;                                                              \
+            SUF##max8(r0 + 2 * j, r1 + 2 * j, W, b0 + 2 * j, &m, &ix);          \
+            *(SUF##v8u *)(y + j) = m;                                           \
+            *(l8u *)(idx + j) = ix;                                             \
+            return;                                                             \
+        }                                                                       \
+        for (; j < n; j++) { /* short rows: selects, as pool.c's TAKE */        \
+            int64_t b = b0 + 2 * j;                                             \
+            T p = r0[2 * j], q = r0[2 * j + 1], u = r1[2 * j], v = r1[2 * j + 1]; \
+            T m = p;                                                            \
+            int64_t mi = b;                                                     \
+            bool t = q > m || q != q;                                           \
+            m = t ? q : m;                                                      \
+            mi = t ? b + 1 : mi;                                                \
+            t = u > m || u != u;                                                \
+            m = t ? u : m;                                                      \
+            mi = t ? b + W : mi;                                                \
+            t = v > m || v != v;                                                \
+            m = t ? v : m;                                                      \
+            mi = t ? b + W + 1 : mi;                                            \
+            y[j] = m;                                                           \
+            idx[j] = mi;                                                        \
+        }                                                                       \
+    }                                                                           \
+                                                                                \
+    /* the gradient of 8 outputs of a row into their windows at d0, d1      \
+     * (16 elements each); false when an index is not in its window */      \
+    static inline bool SUF##grad8(const T *dy, const int64_t *idx, int64_t W,  \
+                                  int64_t b, T *d0, T *d1)                   \
     {                                                                           \
         typedef SUF##v8 V;                                                      \
         typedef SUF##m8 M;                                                      \
@@ -88,7 +128,86 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
         *(SUF##v8u *)d1 = __builtin_shuffle(u, v, lo);                          \
         *(SUF##v8u *)(d1 + 8) = __builtin_shuffle(u, v, hi);                    \
         return true;                                                            \
+    }                                                                           \
+                                                                                \
+    bool TG_ARCH_FN(tg__maxpool2x2_grad_row_##SUF)(const T *dy, const int64_t *idx,         \
+                                       int64_t W, int64_t b0, int64_t n, T *d0, \
+                                       T *d1)                                   \
+    {                                                                           \
+        int64_t j = 0;                                                          \
+        if (n < 8) /* short rows: zeroing and adding does better */            \
+            return false;                                                       \
+        for (; j + 8 <= n; j += 8)                                              \
+            if (!SUF##grad8(dy + j, idx + j, W, b0 + 2 * j, d0 + 2 * j, d1 + 2 * j)) \
+                return false;                                                   \
+        if (j < n) /* the tail: the last 8 again */                            \
+            return SUF##grad8(dy + n - 8, idx + n - 8, W, b0 + 2 * (n - 8),     \
+                              d0 + 2 * (n - 8), d1 + 2 * (n - 8));              \
+        return true;                                                            \
+    }                                                                           \
+                                                                                \
+    /* rows [0, rows) of outputs at y, row k from the input rows at        \
+     * x + 2 k W (one plane, or planes of exactly 2 OH rows back to back),  \
+     * b0 of row k the plane position 2 (k mod OH) W. Rows shorter than a  \
+     * vector take a vector each: rows whose reads stay in x read past     \
+     * their end, and what they write past it (the next row's outputs) the  \
+     * next row overwrites; the last rows go scalar */                      \
+    static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OH,        \
+                          int64_t OW, int64_t rows, T *y, int64_t *idx)        \
+    {                                                                           \
+        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
+            const T *r0 = x + 2 * k * W;                                        \
+            int64_t b0 = 2 * oh * W;                                            \
+            if (OW < 8 && (2 * k + 1) * W + 16 <= x_n && k * OW + 8 <= rows * OW) { \
+                SUF##v8 m;                                                      \
+                l8 ix;                                                          \
+                SUF##max8(r0, r0 + W, W, b0, &m, &ix);                          \
+                *(SUF##v8u *)(y + k * OW) = m;                                  \
+                *(l8u *)(idx + k * OW) = ix;                                    \
+                continue;                                                       \
+            }                                                                   \
+            TG_ARCH_FN(tg__maxpool2x2_row_##SUF)(r0, r0 + W, W, b0, OW, y + k * OW, idx + k * OW); \
+        }                                                                       \
+    }                                                                           \
+                                                                                \
+    void TG_ARCH_FN(tg__maxpool2x2_planes_##SUF)(const T *x, int64_t planes, int64_t H,       \
+                                     int64_t W, int64_t OH, int64_t OW, T *y,   \
+                                     int64_t *idx)                              \
+    {                                                                           \
+        if (H == 2 * OH) { /* the planes are one run of row pairs */           \
+            SUF##rows(x, planes * H * W, W, OH, OW, planes * OH, y, idx);        \
+            return;                                                             \
+        }                                                                       \
+        for (int64_t p = 0; p < planes; p++)                                    \
+            SUF##rows(x + p * H * W, H * W, W, OH, OW, OH, y + p * OH * OW,      \
+                      idx + p * OH * OW);                                       \
+    }                                                                           \
+                                                                                \
+    /* rows shorter than a vector: false (zeroing and scattering the int64 \
+     * indices does better there) */                                          \
+    bool TG_ARCH_FN(tg__maxpool2x2_grad_planes_##SUF)(const T *dy, const int64_t *idx,      \
+                                          int64_t planes, int64_t OH, int64_t OW, \
+                                          T *dx)                                \
+    {                                                                           \
+        const int64_t W = 2 * OW, rows = planes * OH;                           \
+        if (OW < 8)                                                             \
+            return false;                                                       \
+        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) \
+            if (!TG_ARCH_FN(tg__maxpool2x2_grad_row_##SUF)(dy + k * OW, idx + k * OW, W,    \
+                                               2 * oh * W, OW, dx + 2 * k * W,  \
+                                               dx + (2 * k + 1) * W))           \
+                return false;                                                   \
+        return true;                                                            \
     }
+
+/* the row entry points of the vector-extension code, for its own use */
+#define POOL2X2_ROW_PROTOS(T, SUF)                                              \
+    void TG_ARCH_FN(tg__maxpool2x2_row_##SUF)(const T *r0, const T *r1, int64_t W, int64_t b0, \
+                                              int64_t n, T *y, int64_t *idx);   \
+    bool TG_ARCH_FN(tg__maxpool2x2_grad_row_##SUF)(const T *dy, const int64_t *idx, int64_t W, \
+                                                   int64_t b0, int64_t n, T *d0, T *d1);
+POOL2X2_ROW_PROTOS(double, f64)
+POOL2X2_ROW_PROTOS(float, f32)
 
 /* rows and planes over groups of LN windows (SUF##group, SUF##grad_group) */
 #define POOL2X2_DRIVERS(T, SUF, LN)                                             \
@@ -172,13 +291,13 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
                       idx + p * OH * OW);                                       \
     }                                                                           \
                                                                                 \
-    /* rows shorter than a group: false (zeroing and scattering the int64  \
-     * indices does better there) */                                          \
+    /* rows shorter than 8 (whatever LN): false (zeroing and scattering the \
+     * int64 indices does better there, measured at LeNet's 5 x 5 outputs) */ \
     static bool SUF##grad_planes(const T *dy, const int64_t *idx, int64_t planes, \
                                  int64_t OH, int64_t OW, T *dx)                 \
     {                                                                           \
         const int64_t W = 2 * OW, rows = planes * OH;                           \
-        if (OW < LN)                                                            \
+        if (OW < 8 || OW < LN)                                                  \
             return false;                                                       \
         for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) \
             if (!SUF##grad_row(dy + k * OW, idx + k * OW, W, 2 * oh * W, OW,    \
@@ -202,12 +321,10 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
         return SUF##grad_planes(dy, idx, planes, OH, OW, dx);                   \
     }
 
-POOL2X2_VEC(double, f64, int64_t)
-POOL2X2_DRIVERS(double, f64, 8)
-POOL2X2_ENTRIES(double, f64, f64)
-
 #if defined(__x86_64__) && defined(__SSE4_1__) && !defined(__AVX512F__)
 #include "kernels/cpu/pool_2x2_x86.h"
+
+POOL2X2(double, f64, int64_t)
 
 static inline void f32xgroup(const float *r0, const float *r1, int64_t W, int64_t b, float *y,
                              int64_t *idx)
@@ -227,7 +344,8 @@ static inline bool f32xgrad_group(const float *dy, const int64_t *idx, int64_t W
 POOL2X2_DRIVERS(float, f32x, X86_LN)
 POOL2X2_ENTRIES(float, f32, f32x)
 #else
-POOL2X2_VEC(float, f32, int32_t)
-POOL2X2_DRIVERS(float, f32, 8)
-POOL2X2_ENTRIES(float, f32, f32)
+/* in the order the AVX-512 build has always had (measured: moving the
+ * code moved its loops' alignment and cost 5-15% at LeNet's shapes) */
+POOL2X2(float, f32, int32_t)
+POOL2X2(double, f64, int64_t)
 #endif

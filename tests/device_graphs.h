@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "tg/tg.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,19 @@ static inline bool same_bits(const tg_tensor *a, const tg_tensor *b)
     if (!a || !b || tg_dtype_of(a) != tg_dtype_of(b) || tg_numel(a) != tg_numel(b))
         return false;
     return !memcmp(tg_data(a), tg_data(b), (size_t)tg_numel(a) * tg_dtype_size(tg_dtype_of(a)));
+}
+
+/* a text file whole (at most 1 MiB), NUL-terminated; NULL when unreadable */
+static inline char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 20);
+    if (buf)
+        buf[fread(buf, 1, (1 << 20) - 1, f)] = 0;
+    fclose(f);
+    return buf;
 }
 
 static inline void scope_begin(const char *dev)

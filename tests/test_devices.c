@@ -174,18 +174,6 @@ static void test_both_ways_1000_steps(void)
 }
 
 /* ---- the trace: a track per device, Send/Recv spans on them ------------------------------- */
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = calloc(1, 1 << 20);
-    if (buf)
-        buf[fread(buf, 1, (1 << 20) - 1, f)] = 0;
-    fclose(f);
-    return buf;
-}
-
 static void test_trace_has_device_tracks(void)
 {
     tg_scope_begin();

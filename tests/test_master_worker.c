@@ -140,9 +140,56 @@ static void test_control_flow_on_worker(void)
     CHECK(on1 >= 3); /* cond, while_loop and their gradients' parts */
 }
 
+/* a traced run: the worker's spans come back on its device's track, in
+ * the master's clock */
+static void test_trace_has_worker_track(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("traced");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 1, (int64_t[]){8}), *r;
+    tg_graph_begin(g);
+    tg_device_scope_begin(R0);
+    tg_tensor *a = tg_exp(x);
+    tg_device_scope_begin(R1);
+    tg_tensor *b = tg_neg(a);
+    tg_device_scope_end();
+    tg_tensor *c = tg_abs(b);
+    tg_device_scope_end();
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tg_ones(TG_FLOAT32, 1, (int64_t[]){8});
+    char path[] = "/tmp/tg_worker_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &c, &r, 0, NULL)); /* untraced first */
+    CHECK_OK(tg_session_trace_begin(s));
+    for (int i = 0; i < 3; i++)
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &c, &r, 0, NULL));
+    CHECK_OK(tg_session_trace_end(s, path));
+    char *text = read_text(path);
+    CHECK(text != NULL);
+    if (text) {
+        CHECK(strstr(text, "\"args\": {\"name\": \"/rank:1/cpu:0\"}") != NULL);
+        CHECK(strstr(text, "\"name\": \"neg\", \"cat\": \"neg\", \"ph\": \"X\"") != NULL);
+        CHECK(strstr(text, "\"cat\": \"recv\"") != NULL);
+        CHECK(strstr(text, "\"ts\": -") == NULL); /* in the master's clock, after its start */
+        int n_neg = 0;
+        for (const char *p = text; (p = strstr(p, "\"name\": \"neg\"")); p++)
+            n_neg++;
+        CHECK(n_neg == 3); /* one per traced run, none from the untraced one */
+    }
+    free(text);
+    unlink(path);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 /* a variable on the worker changed on the master (an eager write, as an
  * optimizer step or a checkpoint load makes) is sent before the next run;
- * one changed by the graph there is pulled back */
+ * one changed by the graph there is pulled back; the worker's copy
+ * outlives the session that made it */
 static void test_variable_sync(void)
 {
     tg_scope_begin();
@@ -172,6 +219,24 @@ static void test_variable_sync(void)
     CHECK(((const double *)tg_data(w))[0] == 6.0);
     CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL)); /* no stale push */
     CHECK(((const double *)tg_data(r))[0] == -6.0);
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 0, NULL, NULL, 1, &upd)); /* 7 there */
+    tg_session_free(s);
+    tg_graph_free(g);
+    /* a new graph and session using w: the worker's copy (7), not this 6 */
+    g = tg_graph_new("sync_again");
+    x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
+    tg_device_scope_begin(R1);
+    wv = tg_variable_ref(g, "w", w);
+    tg_graph_begin(g);
+    y = tg_mul(x, wv);
+    tg_device_scope_end();
+    tg_device_scope_begin(R0);
+    z = tg_neg(y);
+    tg_device_scope_end();
+    tg_graph_end();
+    s = tg_session_new(g);
+    CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &z, &r, 0, NULL));
+    CHECK(((const double *)tg_data(r))[0] == -7.0);
     tg_session_free(s);
     tg_graph_free(g);
     tg_scope_end();
@@ -335,6 +400,7 @@ int main(int argc, char **argv)
         RUN(test_control_flow_on_worker);
         RUN(test_two_devices_on_a_worker);
         RUN(test_variable_sync);
+        RUN(test_trace_has_worker_track);
         RUN(test_refused);
     }
     int rc = tt_finish();

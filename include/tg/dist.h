@@ -71,9 +71,11 @@ tg_status tg_dist_recv(tg_tensor *t, int src, int tag);
  * tg_dist_init: it runs what the master sends until the master calls
  * tg_dist_finalize (then it returns TG_OK) or is lost (an error naming
  * it). A worker may hold several devices (their partitions of a step run
- * at once there). Variables placed on a worker live there (read them by
- * fetching them, or tg_session_pull_variables of tg/device.h). Fails on
- * rank 0, and without MPI. */
+ * at once there). Variables placed on a worker live there, across plans
+ * and sessions, until tg_dist_finalize (their tensors here are kept alive
+ * as long); read them by fetching them, or tg_session_pull_variables of
+ * tg/device.h; writes to them here reach the worker before the next run
+ * that uses them. Fails on rank 0, and without MPI. */
 tg_status tg_dist_serve(void);
 
 /* ---- the data-parallel gradient reducer (PyTorch DDP's) ------------------

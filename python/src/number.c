@@ -113,12 +113,23 @@ static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod)
     return binary(a, b, tg_pow);
 }
 /* & | ^ are bitwise in PyTorch: on bool tensors the logical ops. Floats
- * have no bits to combine (PyTorch's RuntimeError); integers would need
- * bitwise kernels the C core does not have, so they are refused rather
- * than answered with the logical op. A number takes the tensor's type. */
+ * have no bits to combine (PyTorch's RuntimeError); integers are combined
+ * by tensorgraph/_ops_cover.py (bitwise_and & co., on the host: the C core
+ * has no bitwise kernels). A number takes the tensor's type. */
 static bool is_float_operand(PyObject *o)
 {
     return Tensor_Check(o) ? tg_dtype_is_float(tg_dtype_of(TENSOR(o))) : PyFloat_Check(o);
+}
+
+static PyObject *call_cover(const char *name, PyObject *a, PyObject *b)
+{
+    PyObject *mod = PyImport_ImportModule("tensorgraph._ops_cover");
+    if (!mod)
+        return NULL;
+    PyObject *r = b ? PyObject_CallMethod(mod, name, "OO", a, b)
+                    : PyObject_CallMethod(mod, name, "O", a);
+    Py_DECREF(mod);
+    return r;
 }
 
 static PyObject *bitwise(PyObject *a, PyObject *b, binary_fn fn, const char *name)
@@ -130,9 +141,11 @@ static PyObject *bitwise(PyObject *a, PyObject *b, binary_fn fn, const char *nam
                             "tensors (bool and integer tensors only)", name);
     bool a_bool = !Tensor_Check(a) || tg_dtype_of(TENSOR(a)) == TG_BOOL;
     bool b_bool = !Tensor_Check(b) || tg_dtype_of(TENSOR(b)) == TG_BOOL;
-    if (!a_bool || !b_bool)
-        return PyErr_Format(PyExc_NotImplementedError, "bitwise_%s of integer tensors is not "
-                            "implemented (bool tensors only)", name);
+    if (!a_bool || !b_bool) {
+        char fname[32];
+        snprintf(fname, sizeof fname, "bitwise_%s", name);
+        return call_cover(fname, a, b);
+    }
     return binary(a, b, fn);
 }
 static PyObject *nb_and(PyObject *a, PyObject *b) { return bitwise(a, b, tg_logical_and, "and"); }
@@ -186,11 +199,14 @@ static PyObject *nb_abs(PyObject *a) { return unary(a, tg_abs); }
 static PyObject *nb_pos(PyObject *a) { return Py_NewRef(a); }
 static PyObject *nb_invert(PyObject *a)
 {
-    if (tg_dtype_of(TENSOR(a)) != TG_BOOL) {
-        PyErr_SetString(PyExc_TypeError, "~ is supported on bool tensors only here "
-                        "(bitwise not of integers is not implemented)");
+    tg_dtype dt = tg_dtype_of(TENSOR(a));
+    if (tg_dtype_is_float(dt)) {  /* PyTorch's ~ of a float tensor is a TypeError */
+        PyErr_SetString(PyExc_TypeError, "~ (bitwise not) is only supported for integer and "
+                        "bool tensors");
         return NULL;
     }
+    if (dt != TG_BOOL)
+        return call_cover("bitwise_not", a, NULL);
     return unary(a, tg_logical_not);
 }
 

@@ -15,7 +15,7 @@ import builtins
 import itertools
 import weakref
 
-from . import _C, _ops, _ops_bits, _ops_math, _ops_more, _ops_shape, _ops_stats
+from . import _C, _ops, _ops_bits, _ops_cover, _ops_math, _ops_more, _ops_shape, _ops_stats
 from ._tensor import _update, _no_record
 
 Tensor = _C.Tensor
@@ -49,6 +49,12 @@ for _n in ('bitwise_left_shift', 'bitwise_right_shift', 'index_put', 'index_put_
     _methods[_n] = getattr(_ops_bits, _n)
 for _n in _SHAPE:
     _methods[_n] = getattr(_ops_shape, _n)
+_COVER = ('not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'ravel', 'swapdims',
+          'erfc', 'exp2', 'xlogy', 'sinc', 'fmax', 'fmin', 'copysign', 'heaviside',
+          'logcumsumexp', 'cummax', 'cummin', 'msort', 'diagflat', 'hsplit', 'vsplit',
+          'dsplit', 'is_nonzero', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_not')
+for _n in _COVER:
+    _methods[_n] = getattr(_ops_cover, _n)
 for _n in _MATH:
     _methods[_n] = getattr(_ops_math, _n)
 
@@ -56,7 +62,10 @@ _INPLACE = ('tril', 'triu', 'scatter', 'scatter_add', 'index_add', 'index_fill',
             'lerp', 'addcmul', 'addcdiv', 'square', 'trunc', 'fix', 'frac',
             'clamp', 'clip', 'clamp_min', 'clamp_max', 'hypot', 'atan2',
             'logit', 'floor_divide', 'div', 'divide', 'cumprod', 'deg2rad', 'rad2deg',
-            'sgn', 'nan_to_num', 'addmv', 'addr', 'baddbmm', 'addbmm')
+            'sgn', 'nan_to_num', 'addmv', 'addr', 'baddbmm', 'addbmm',
+            'not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'erfc', 'exp2',
+            'xlogy', 'sinc', 'fmax', 'fmin', 'copysign', 'heaviside', 'bitwise_and',
+            'bitwise_or', 'bitwise_xor', 'bitwise_not')
 
 
 def _inplace(fn):
@@ -160,6 +169,7 @@ _reshaping('unsqueeze_', lambda self, dim: _C.unsqueeze(self, dim))
 _reshaping('t_', lambda self: self.t())
 _reshaping('transpose_', lambda self, dim0, dim1: _C.transpose(self, dim0, dim1))
 _reshaping('swapaxes_', lambda self, axis0, axis1: _C.transpose(self, axis0, axis1))
+_reshaping('swapdims_', lambda self, dim0, dim1: _C.transpose(self, dim0, dim1))
 
 
 @_method

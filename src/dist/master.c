@@ -18,7 +18,6 @@
 #include "util/grow.h"
 
 #include <pthread.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +25,11 @@
 static int n_ranks; /* the world's size while the runner is up */
 
 /* the master's variables workers hold copies of: the storage version the
- * worker's copy was last made equal to (shipped, assigned or pulled) */
+ * worker's copy was last made equal to (shipped, assigned or pulled). A
+ * worker knows a variable by its tensor's address here, so the tensor is
+ * kept alive until the world ends: no later tensor can take its address
+ * and be mistaken for it, and the worker's copy (with what training made
+ * of it) outlives the plans and sessions that used it. */
 typedef struct held {
     const tg_tensor *t;
     int rank;
@@ -124,7 +127,8 @@ static void note_shipped(const tg_partition *q)
         const tg_tensor *t = q->g->nodes[i].tensor;
         if (q->g->nodes[i].kind == TG_GNODE_VARIABLE && !find_held(t, q->device.rank) &&
             TG_GROW(helds, cap_held, n_held + 1))
-            helds[n_held++] = (held){t, q->device.rank, t->storage->version};
+            helds[n_held++] = (held){tg_retain((tg_tensor *)t), q->device.rank,
+                                     t->storage->version};
     }
     pthread_mutex_unlock(&held_mu);
 }
@@ -205,12 +209,24 @@ static tg_status m_load(const tg_partition *q, int64_t uid)
     return st;
 }
 
-static tg_status read_results(tg_wire_reader *r, int n, tg_tensor **results)
+/* the fetched values; with a trace, the worker's spans after them go to
+ * *trace as (i64 offset to this clock, the spans' records) */
+static tg_status read_results(tg_wire_reader *r, int n, tg_tensor **results, tg_strbuf *trace,
+                              int64_t sent_ns, int64_t got_ns)
 {
     if (tg__wire_get_u32(r) != (uint32_t)n && !r->failed)
         tg__wire_fail(r, "a different number of fetched values than asked for", NULL);
     for (int i = 0; i < n && !r->failed; i++)
         results[i] = tg__wire_get_tensor(r);
+    if (trace && !r->failed) {
+        /* the worker's receive and send times: its clock's offset from
+         * ours, with the transit halved each way (NTP's estimate) */
+        int64_t w_got = (int64_t)tg__wire_get_u64(r), w_sent = (int64_t)tg__wire_get_u64(r);
+        int64_t offset = ((w_got - sent_ns) + (w_sent - got_ns)) / 2;
+        tg__wire_u64(trace, (uint64_t)-offset);
+        tg__wire_put(trace, r->p + r->off, r->len - r->off);
+        r->off = r->len;
+    }
     if (tg__wire_end(r))
         return TG_OK;
     for (int i = 0; i < n; i++) {
@@ -221,7 +237,7 @@ static tg_status read_results(tg_wire_reader *r, int n, tg_tensor **results)
 }
 
 static tg_status m_run(const tg_partition *q, int64_t uid, int64_t step, int n_on_rank,
-                       tg_tensor *const *feeds, tg_tensor **results)
+                       tg_tensor *const *feeds, tg_tensor **results, tg_strbuf *trace)
 {
     char dev[48], what[128];
     tg_device_str(q->device, dev, sizeof dev);
@@ -232,6 +248,7 @@ static tg_status m_run(const tg_partition *q, int64_t uid, int64_t step, int n_o
     start_command(&b, CMD_RUN, uid, q->device.index);
     tg__wire_u64(&b, (uint64_t)step);
     tg__wire_u32(&b, (uint32_t)n_on_rank);
+    tg__wire_u8(&b, trace != NULL);
     tg__wire_u32(&b, (uint32_t)q->n_feeds);
     tg_status st = TG_OK;
     for (int i = 0; i < q->n_feeds && st == TG_OK; i++)
@@ -240,12 +257,13 @@ static tg_status m_run(const tg_partition *q, int64_t uid, int64_t step, int n_o
     tg_wire_reader r;
     if (st == TG_OK)
         st = push_changed(q, what);
+    int64_t sent = tg__now_ns();
     if (st == TG_OK)
         st = send_command(q->device.rank, &b, what);
     if (st == TG_OK)
         st = read_answer(q, what, &ans, &r);
     if (st == TG_OK)
-        st = read_results(&r, q->n_fetches, results);
+        st = read_results(&r, q->n_fetches, results, trace, sent, tg__now_ns());
     free(ans);
     tg__strbuf_free(&b);
     return st;
@@ -290,6 +308,8 @@ void tg__dist_master_stop(void)
     tg_clear_error();
     n_ranks = 0;
     pthread_mutex_lock(&held_mu);
+    for (int i = 0; i < n_held; i++)
+        tg_release((tg_tensor *)helds[i].t);
     free(helds);
     helds = NULL;
     n_held = cap_held = 0;

@@ -10,12 +10,15 @@
  *           (feeds: placeholder names; fetches: value names "node:i";
  *            targets: node names)
  *     RUN:  u64 step  u32 partitions of the step on this rank (they share
- *           its rendezvous)  u32 n  tensor...   (the feeds, in LOAD's order)
+ *           its rendezvous)  u8 traced  u32 n  tensor...   (the feeds, in
+ *           LOAD's order)
  *     ASSIGN: u64 variable key  tensor   (the master's variable changed there:
  *           the worker's copy becomes that value; no answer)
  *     DROP, STOP: nothing more
  *   answer (tag TAG_ANSWER + device, worker -> rank 0), to LOAD and RUN:
- *     u32 status  str message  [RUN, status 0: u32 n  tensor... (fetches)]
+ *     u32 status  str message  [RUN, status 0: u32 n  tensor... (fetches)
+ *     [traced: u64 when the command came  u64 when answered (the worker's
+ *      clock)  the run's spans (tg__session_trace_export's records)]]
  */
 #ifndef TG_DIST_PROTOCOL_H
 #define TG_DIST_PROTOCOL_H

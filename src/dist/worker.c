@@ -66,6 +66,7 @@ struct task {
     plan *p;
     char *buf; /* the command (owned); r reads what follows its header */
     tg_wire_reader r;
+    int64_t received_ns; /* when the command came (a traced run reports it) */
     pthread_t thread;
     atomic_bool done;
 };
@@ -220,6 +221,7 @@ static tg_status run(task *t, tg_strbuf *out)
     plan *p = t->p;
     int64_t step = (int64_t)tg__wire_get_u64(r);
     int on_rank = (int)tg__wire_get_u32(r);
+    bool traced = tg__wire_get_u8(r) != 0;
     if (r->failed)
         return tg_last_status();
     tg_rendezvous *rv = step_enter(t->w, step, on_rank);
@@ -234,6 +236,8 @@ static tg_status run(task *t, tg_strbuf *out)
     for (int i = 0; i < p->n_feeds && !r->failed; i++)
         feeds[i] = tg__wire_get_tensor(r);
     tg_status st = tg__wire_end(r) ? TG_OK : tg_last_status();
+    if (st == TG_OK && traced)
+        tg__session_trace_on(p->s);
     if (st != TG_OK) /* the step's other partitions here must not wait for us */
         tg__rv_abort(rv, st, tg_last_error());
     else if (tg__device_run(p->s, p->device, rv, step, p->device.index, p->n_feeds, p->feeds,
@@ -247,6 +251,11 @@ static tg_status run(task *t, tg_strbuf *out)
     tg__wire_u32(out, (uint32_t)p->n_fetches);
     for (int i = 0; i < p->n_fetches && st == TG_OK; i++)
         st = tg__wire_tensor(out, results[i]);
+    if (st == TG_OK && traced) { /* the clock's marks, then the spans */
+        tg__wire_u64(out, (uint64_t)t->received_ns);
+        tg__wire_u64(out, (uint64_t)tg__now_ns());
+        st = tg__session_trace_export(p->s, out);
+    }
     for (int i = 0; i < p->n_feeds && feeds; i++)
         tg_release(feeds[i]);
     for (int i = 0; i < p->n_fetches && results; i++)
@@ -294,7 +303,7 @@ static tg_status start_run(worker *w, int k, char *buf, const tg_wire_reader *r)
         free(buf);
         return tg__error(TG_ERR_NOMEM, "worker: out of memory");
     }
-    *t = (task){.w = w, .p = w->plans[k], .buf = buf, .r = *r};
+    *t = (task){.w = w, .p = w->plans[k], .buf = buf, .r = *r, .received_ns = tg__now_ns()};
     atomic_init(&t->done, false);
     if (pthread_create(&t->thread, NULL, task_main, t) != 0) {
         free(t);

@@ -63,15 +63,19 @@ tg_status tg__rv_set_remote(int rank, tg_transport *t);
  * `run` has that rank run it for `step` with the partition's feeds and
  * waits for its fetches (q->n_fetches new tensors) or its error (the run
  * has n_on_rank partitions on that rank: they share the step's
- * rendezvous there), and `drop` lets the rank forget the plan. A variable
+ * rendezvous there; with trace not NULL the rank traces the run and its
+ * spans come back in it: i64 offset of the rank's clock to this one's,
+ * then the records of tg__session_trace_export), and `drop` lets the
+ * rank forget the plan. A variable
  * of a shipped partition that changed here since (an eager write, a
  * checkpoint loaded) is sent to the worker before the partition's next
  * run; `synced` says the copy here was just pulled from the workers. */
 struct tg_partition; /* runtime/partition.h */
+struct tg_strbuf;    /* util/strbuf.h */
 typedef struct tg_remote_runner {
     tg_status (*load)(const struct tg_partition *q, int64_t uid);
     tg_status (*run)(const struct tg_partition *q, int64_t uid, int64_t step, int n_on_rank,
-                     tg_tensor *const *feeds, tg_tensor **results);
+                     tg_tensor *const *feeds, tg_tensor **results, struct tg_strbuf *trace);
     void (*drop)(const struct tg_partition *q, int64_t uid);
     /* variable tensor t here was made equal to the workers' copies */
     void (*synced)(const tg_tensor *t);

@@ -8,6 +8,8 @@
 #include "runtime/runtime_impl.h"
 #include "runtime/session_devices.h"
 
+#include "io/wire.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -659,6 +661,70 @@ tg_status tg__session_trace_adopt(tg_session *parent, tg_session *sub, const cha
     free_events(sub);
     return TG_OK;
 }
+
+/* ---- traces of partitions run in other processes ----------------------------------------- */
+void tg__session_trace_on(tg_session *s)
+{
+    if (!s->tracing)
+        tg_session_trace_begin(s);
+}
+
+tg_status tg__session_trace_export(tg_session *s, tg_strbuf *b)
+{
+    tg__wire_u32(b, (uint32_t)s->n_events);
+    for (int64_t i = 0; i < s->n_events; i++) {
+        tg__wire_str(b, s->events[i].name);
+        tg__wire_str(b, s->events[i].op);
+        tg__wire_u64(b, (uint64_t)s->events[i].t0);
+        tg__wire_u64(b, (uint64_t)s->events[i].t1);
+    }
+    free_events(s);
+    return b->failed ? tg__error(TG_ERR_NOMEM, "tracing: out of memory") : TG_OK;
+}
+
+/* the op name as the static string events keep: the registry's, or a kind */
+static const char *static_op(const char *op)
+{
+    static const char *const kinds[] = {"body", "placeholder", "variable", "constant"};
+    const tg_op_def *d = tg_op_find(op);
+    if (d)
+        return d->name;
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        if (!strcmp(op, kinds[k]))
+            return kinds[k];
+    return "remote";
+}
+
+tg_status tg__session_trace_import(tg_session *parent, tg_wire_reader *r, const char *track,
+                                   int tid, int64_t offset_ns)
+{
+    tg_session sub = {0}; /* the events, gathered as a partition's session has them */
+    uint32_t n = tg__wire_get_count(r, 24);
+    tg_status st = TG_OK;
+    for (uint32_t i = 0; i < n && !r->failed; i++) {
+        char *name = tg__wire_get_str(r), *op = tg__wire_get_str(r);
+        int64_t t0 = (int64_t)tg__wire_get_u64(r), t1 = (int64_t)tg__wire_get_u64(r);
+        if (!r->failed && TG_GROW(sub.events, sub.cap_events, sub.n_events + 1)) {
+            sub.events[sub.n_events++] = (trace_event){name, static_op(op), tid,
+                                                       parent->trace_runs, t0 + offset_ns,
+                                                       t1 + offset_ns};
+            name = NULL;
+        } else if (!r->failed) {
+            st = tg__error(TG_ERR_NOMEM, "tracing: out of memory");
+            r->failed = true;
+        }
+        free(name);
+        free(op);
+    }
+    if (r->failed && st == TG_OK)
+        st = tg_last_status();
+    if (st == TG_OK)
+        st = tg__session_trace_adopt(parent, &sub, track, tid);
+    free_events(&sub);
+    return st;
+}
+
+bool tg__session_tracing(const tg_session *s) { return s->tracing; }
 
 tg_dsession **tg__session_devices(tg_session *s) { return &s->dev; }
 tg_graph *tg__session_graph(tg_session *s) { return s->g; }

@@ -1,4 +1,5 @@
 /* Runs over several devices (see session_devices.h and partition.h). */
+#include "io/wire.h"
 #include "runtime/rendezvous.h"
 #include "runtime/session_devices.h"
 #include "ops/elementwise.h"
@@ -247,6 +248,7 @@ typedef struct job {
     const tg_remote_runner *remote; /* the partition runs in another process */
     int64_t uid;
     int n_on_rank; /* the run's partitions on that process */
+    tg_strbuf *trace; /* remote and traced: its spans come back here */
     bool *shipped;
     tg_status st;
     pthread_t thread;
@@ -286,7 +288,8 @@ static tg_status run_remote(job *j)
     if (!*j->shipped && (st = j->remote->load(j->part, j->uid)) == TG_OK)
         *j->shipped = true;
     if (st == TG_OK)
-        st = j->remote->run(j->part, j->uid, j->step, j->n_on_rank, j->feeds, j->results);
+        st = j->remote->run(j->part, j->uid, j->step, j->n_on_rank, j->feeds, j->results,
+                            j->trace);
     if (st != TG_OK)
         tg__rv_abort(j->rv, st, tg_last_error());
     return st;
@@ -351,6 +354,8 @@ static tg_status make_jobs(tg_session *s, const dplan *p, const tg_run_sig *sig,
             jobs[i].feeds[k] = feed_of(sig, feed_tensors, q->feed_of[k]);
         if (!remote)
             tg__session_trace_sync(s, p->subs[i]);
+        else if (tg__session_tracing(s) && !(jobs[i].trace = calloc(1, sizeof(tg_strbuf))))
+            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     }
     return TG_OK;
 }
@@ -416,6 +421,20 @@ static tg_status hand_over(const dplan *p, const tg_run_sig *sig, job *jobs,
     return TG_OK;
 }
 
+/* the spans a remote partition's rank recorded, on its device's track */
+static tg_status adopt_remote_trace(tg_session *s, const job *j, tg_device device, int tid)
+{
+    char dev[48];
+    tg_wire_reader r = {(const uint8_t *)j->trace->data, j->trace->len, 0,
+                        "a worker's trace", false};
+    if (j->trace->len == 0) /* the run failed before its spans came */
+        return TG_OK;
+    int64_t offset = (int64_t)tg__wire_get_u64(&r);
+    return r.failed ? tg_last_status()
+                    : tg__session_trace_import(s, &r, tg_device_str(device, dev, sizeof dev),
+                                               tid, offset);
+}
+
 tg_status tg__devices_run(tg_session *s, tg_dsession **slot, const tg_graph *g,
                           const tg_run_sig *sig, const bool *fed, const tg_meta *feed_meta,
                           tg_tensor *const *feed_tensors, tg_tensor **results)
@@ -434,8 +453,12 @@ tg_status tg__devices_run(tg_session *s, tg_dsession **slot, const tg_graph *g,
     bool first = true;
     for (int i = 0; i < p->P.n && jobs; i++) {
         char dev[48];
-        if (jobs[i].remote) /* its ops ran and were traced in its process */
+        if (jobs[i].remote) { /* its ops ran and were traced in its process */
+            if (jobs[i].trace && st == TG_OK &&
+                adopt_remote_trace(s, &jobs[i], p->P.parts[i].device, i) != TG_OK)
+                st = tg_last_status();
             continue;
+        }
         tg__session_count_ops(s, p->subs[i], first);
         first = false;
         if (tg__session_trace_adopt(s, p->subs[i],
@@ -451,6 +474,9 @@ tg_status tg__devices_run(tg_session *s, tg_dsession **slot, const tg_graph *g,
             tg_release(jobs[i].results[f]);
         free(jobs[i].feeds);
         free(jobs[i].results);
+        if (jobs[i].trace)
+            tg__strbuf_free(jobs[i].trace);
+        free(jobs[i].trace);
     }
     if (st != TG_OK)
         for (int j = 0; j < sig->n_fetches; j++) {

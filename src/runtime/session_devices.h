@@ -50,6 +50,17 @@ tg_status tg__session_trace_adopt(tg_session *parent, tg_session *sub, const cha
                                   int tid);
 void tg__session_trace_next(tg_session *s);
 void tg__session_count_ops(tg_session *parent, const tg_session *sub, bool first);
+/* traces across processes: a worker's partition session traces its runs
+ * (trace_on), hands their spans over as wire records (export: u32 n, then
+ * str node, str op, u64 t0, u64 t1 each) and the master adopts them on
+ * the device's track, shifted by offset_ns into its clock (import) */
+bool tg__session_tracing(const tg_session *s);
+void tg__session_trace_on(tg_session *s);
+struct tg_strbuf;
+struct tg_wire_reader;
+tg_status tg__session_trace_export(tg_session *s, struct tg_strbuf *b);
+tg_status tg__session_trace_import(tg_session *parent, struct tg_wire_reader *r,
+                                   const char *track, int tid, int64_t offset_ns);
 tg_dsession **tg__session_devices(tg_session *s);
 tg_graph *tg__session_graph(tg_session *s);
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tensorgraph.distributed and DistributedDataParallel on 2 ranks
-# (tests/dist/ddp_check.py), and, with real MNIST (TG_TEST_MNIST_DIR), the
-# PyTorch-style DDP example examples/ddp_mnist.py on a short run.
+# (tests/dist/ddp_check.py), master/worker from Python: a tg.function with a
+# layer on rank 1's device, rank 1 serving (tests/dist/master_worker_check.py),
+# and, with real MNIST (TG_TEST_MNIST_DIR), the PyTorch-style DDP example
+# examples/ddp_mnist.py on a short run.
 # usage: test_python_ddp.sh WITH_MPI MPIEXEC TG TEST_DIST
 set -u
 with_mpi=$1 mpiexec=$2 tg=$3
@@ -19,6 +21,7 @@ py=/usr/bin/python3
 run2() { bash "$here/mpirun2.sh" "$with_mpi" "$mpiexec" -x PYTHONPATH="$pydir" "$@"; }
 fail=0
 run2 $py "$here/ddp_check.py" || fail=1
+run2 $py "$here/master_worker_check.py" || fail=1
 if [ -n "${TG_TEST_MNIST_DIR:-}" ]; then
     out=$(run2 $py "$src/examples/ddp_mnist.py" --data "$TG_TEST_MNIST_DIR" --limit 3200 --json) ||
         fail=1

@@ -1,0 +1,412 @@
+"""More of PyTorch's functions, composed from existing ops so that their
+gradients come from autograd: aliases (not_equal, greater, ravel, ...),
+elementwise math (erfc, exp2, xlogy, sinc, fmax/fmin, copysign,
+heaviside), scans (cummax/cummin, logcumsumexp), splits (h/v/dsplit),
+trapezoid, logspace, normal and randint_like, and the bitwise ops of
+integer tensors (computed on the host, eager mode only: the C core has
+no bitwise kernels)."""
+import builtins
+import math
+
+import numpy as np
+
+from . import _C
+from ._creation import arange, randint, randn, tensor, zeros
+
+Tensor = _C.Tensor
+
+__all__ = ['masked_fill', 'not_equal', 'greater', 'greater_equal', 'less', 'less_equal',
+           'ravel', 'swapdims', 'concatenate', 'erfc', 'exp2', 'xlogy', 'sinc', 'fmax',
+           'fmin', 'copysign', 'heaviside', 'cummax', 'cummin', 'logcumsumexp', 'msort',
+           'diagflat', 'hsplit', 'vsplit', 'dsplit', 'logspace', 'randint_like',
+           'is_nonzero', 'trapezoid', 'trapz', 'normal', 'bitwise_and', 'bitwise_or',
+           'bitwise_xor', 'bitwise_not']
+
+not_equal, greater, greater_equal = _C.ne, _C.gt, _C.ge
+less, less_equal = _C.lt, _C.le
+concatenate = _C.cat
+
+
+def masked_fill(input, mask, value):
+    return input.masked_fill(mask, value)
+
+
+def ravel(input):
+    return input.reshape(-1)
+
+
+def swapdims(input, dim0, dim1):
+    return _C.transpose(input, dim0, dim1)
+
+
+def _float(x):
+    """integer and bool inputs in the default float dtype (PyTorch's
+    floating-point functions)"""
+    return x if x.dtype.is_floating_point else x.to(_C.float32)
+
+
+def _as_tensor(x, like=None):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, float) and like is not None and like.dtype.is_floating_point:
+        return tensor(x, dtype=like.dtype)
+    return tensor(x)
+
+
+def _with_gradient_of(value, g):
+    """value's numbers with g's gradient (g has the derivative wanted;
+    value is a more accurate evaluation of the same function)"""
+    return value.detach() + (g - g.detach())
+
+
+def _erfc_tail(x):
+    """erfc(x) for x >= 2 by its continued fraction
+    exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))),
+    evaluated from a fixed depth (enough for float64 at x = 2)"""
+    f = x
+    for k in range(90, 0, -1):
+        f = x + (k / 2.0) / f
+    return _C.exp(-x * x) / (math.sqrt(math.pi) * f)
+
+
+def erfc(input):
+    """1 - erf(x) without the cancellation for large x (a continued
+    fraction there), computed in float64; the gradient is
+    -2/sqrt(pi) exp(-x^2) exactly"""
+    x = _float(input)
+    with _no_grad():
+        x64 = x.to(_C.float64)
+        big = x64 >= 2
+        tail = _erfc_tail(_C.where(big, x64, tensor(2.0, dtype=_C.float64)))
+        value = _C.where(big, tail, 1 - _C.erf(x64)).to(x.dtype)
+    if not x.requires_grad:
+        return value
+    return _with_gradient_of(value, -_C.erf(x))
+
+
+def exp2(input):
+    x = _float(input)
+    return _C.pow(tensor(2.0, dtype=x.dtype), x)
+
+
+def xlogy(input, other):
+    """x * log(y), 0 where x == 0 (NaN when y is NaN), as torch.xlogy"""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("xlogy(): expected at least one Tensor argument")
+    x = _as_tensor(input, other if isinstance(other, Tensor) else None)
+    y = _as_tensor(other, x)
+    dt = _C.promote_types(x.dtype, y.dtype)
+    dt = dt if dt.is_floating_point else _C.float32
+    x, y = x.to(dt), y.to(dt)
+    # where x == 0 the log's argument is replaced by 1 wherever log(y)
+    # would not be finite, so 0 * log(...) is 0 and no gradient is NaN;
+    # the gradients are PyTorch's: log(y) for x (0 where x == 0 and
+    # y <= 0), x / y for y
+    fix = (x == 0) & ((y <= 0) | (y == math.inf))
+    return x * _C.log(_C.where(fix, tensor(1.0, dtype=dt), y))
+
+
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at 0"""
+    x = _float(input)
+    zero = x == 0
+    safe = _C.where(zero, tensor(1.0, dtype=x.dtype), x) * math.pi
+    return _C.where(zero, tensor(1.0, dtype=x.dtype), _C.sin(safe) / safe)
+
+
+def _nan_ignoring(pick, name):
+    def f(input, other):
+        if not input.dtype.is_floating_point and not other.dtype.is_floating_point:
+            return pick(input, other)
+        r = pick(input, other)
+        r = _C.where(_C.isnan(other), input.to(r.dtype), r)
+        return _C.where(_C.isnan(input), other.to(r.dtype), r)
+    f.__name__ = name
+    f.__doc__ = f"elementwise {name[1:]} that takes the number over a NaN (NaN when both are)"
+    return f
+
+
+fmax = _nan_ignoring(_C.maximum, 'fmax')
+fmin = _nan_ignoring(_C.minimum, 'fmin')
+
+
+def copysign(input, other):
+    """|input| with the sign (sign bit, so -0.0 too) of other"""
+    from ._ops_math import signbit
+    a = _float(_as_tensor(input))
+    b = _as_tensor(other, a)
+    neg = signbit(b) if b.dtype.is_floating_point else b < 0
+    dt = _C.promote_types(a.dtype, b.dtype) if b.dtype.is_floating_point else a.dtype
+    a = a.to(dt)
+    return _C.where(neg, -a.abs(), a.abs())
+
+
+def heaviside(input, values):
+    if not isinstance(values, Tensor):
+        raise TypeError("heaviside(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    step = (input > 0).to(input.dtype)
+    return _C.where(input == 0, values, step)
+
+
+# ---- scans --------------------------------------------------------------------------
+def _scan(x, d, combine):
+    """inclusive scan of combine along d by doubling: log2(n) steps, each
+    combining every element with the one `shift` before it (the first
+    `shift` elements with themselves)"""
+    n = x.shape[d]
+    y, shift = x, 1
+    while shift < n:
+        before = _C.cat([y.narrow(d, 0, shift), y.narrow(d, 0, n - shift)], d)
+        y = combine(y, before)
+        shift *= 2
+    return y
+
+
+def _cum_extreme(input, dim, pick, name):
+    from ._ops_shape import _dim
+    from .return_types import ValuesIndices
+    d = _dim(dim, input.ndim)
+    if input.ndim == 0:
+        return ValuesIndices(input.clone(), zeros((), dtype=_C.int64))
+    if input.dtype == _C.bool:
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+    with _no_grad():
+        running = _scan(input, d, pick)
+        # the last position at or before i holding the running extreme
+        # (a NaN holds from there on, and each later NaN takes over)
+        hit = running == input
+        if input.dtype.is_floating_point:
+            hit = hit | _C.isnan(input)
+        shape = [1] * input.ndim
+        shape[d] = input.shape[d]
+        pos = arange(input.shape[d]).reshape(shape).expand(*input.shape)
+        idx = _scan(_C.where(hit, pos, zeros((), dtype=_C.int64) - 1), d, _C.maximum)
+    values = _C.gather(input, d, idx) if input.requires_grad else running
+    return ValuesIndices(values, idx)
+
+
+def cummax(input, dim):
+    """(running maximum along dim, index of the last element holding it);
+    NaN propagates; the gradient flows to those indices"""
+    return _cum_extreme(input, dim, _C.maximum, 'cummax')
+
+
+def cummin(input, dim):
+    return _cum_extreme(input, dim, _C.minimum, 'cummin')
+
+
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(x))) along dim without overflow or underflow: a
+    doubling scan of logaddexp"""
+    from ._ops_math import logaddexp
+    from ._ops_shape import _dim
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"logcumsumexp_out_cpu\" not implemented for '{input.dtype}'")
+    d = _dim(dim, input.ndim)
+    if input.ndim == 0:
+        return input.clone()
+    n = input.shape[d]
+    y, shift = input, 1
+    while shift < n:
+        shape = list(input.shape)
+        shape[d] = shift
+        pad = _C.add(zeros(shape, dtype=input.dtype), -math.inf)
+        y = logaddexp(y, _C.cat([pad, y.narrow(d, 0, n - shift)], d))
+        shift *= 2
+    return y if y is not input else input.clone()
+
+
+def msort(input):
+    from ._ops import sort
+    return sort(input, 0).values
+
+
+def diagflat(input, offset=0):
+    from ._ops_shape import diag
+    return diag(input.reshape(-1), offset)
+
+
+# ---- splits -------------------------------------------------------------------------
+def _split_along(input, sections, d, name):
+    from ._ops_stats import tensor_split
+    if isinstance(sections, int):
+        size = input.shape[d]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {size} is not divisible by the "
+                               f"split_size {sections}!")
+    return tensor_split(input, sections, d)
+
+
+def hsplit(input, indices_or_sections):
+    if input.ndim < 1:
+        raise RuntimeError("torch.hsplit requires a tensor with at least 1 dimension, but got "
+                           "a tensor with 0 dimensions!")
+    return _split_along(input, indices_or_sections, 1 if input.ndim > 1 else 0, 'hsplit')
+
+
+def vsplit(input, indices_or_sections):
+    if input.ndim < 2:
+        raise RuntimeError("torch.vsplit requires a tensor with at least 2 dimension, but got "
+                           f"a tensor with {input.ndim} dimensions!")
+    return _split_along(input, indices_or_sections, 0, 'vsplit')
+
+
+def dsplit(input, indices_or_sections):
+    if input.ndim < 3:
+        raise RuntimeError("torch.dsplit requires a tensor with at least 3 dimension, but got "
+                           f"a tensor with {input.ndim} dimensions!")
+    return _split_along(input, indices_or_sections, 2, 'dsplit')
+
+
+# ---- integration, creation, randomness ----------------------------------------------
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """the trapezoid rule along dim: spacing dx (1 by default) or the
+    sample points x (1-D, or shaped as y)"""
+    from ._ops_shape import _dim
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments: x and dx "
+                        "cannot both be given")
+    d = _dim(dim, y.ndim)
+    n = y.shape[d]
+    if n == 0:
+        return _C.sum(_float(y), d)
+    pair = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
+    if x is None:
+        return _C.sum(pair, d) * ((1.0 if dx is None else dx) / 2)
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"trapezoid: There must be one `x` value for each sample point "
+                               f"(got {x.shape[0]} x values and {n} sample points)")
+        shape = [1] * y.ndim
+        shape[d] = n
+        x = x.reshape(shape)
+        xd = d
+    else:
+        xd = _dim(dim, x.ndim)
+    m = x.shape[xd]
+    h = x.narrow(xd, 1, m - 1) - x.narrow(xd, 0, m - 1)
+    return _C.sum(h * pair, d) / 2
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
+    """base ** linspace(start, end, steps)"""
+    if steps < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
+    e = np.linspace(start, end, steps, dtype=np.float64)
+    return tensor(np.power(float(base), e), dtype=dtype or _C.float32,
+                  requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+
+
+def is_nonzero(input):
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(input.item() != 0)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
+    """samples of N(mean, std^2): mean and std tensors (broadcast) or
+    numbers (then size gives the shape). As torch.normal, the result is
+    differentiable in neither mean nor std."""
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError("normal() missing required argument 'size' (mean and std are "
+                            "numbers)")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        shape = tuple(size)
+        dt = dtype or _C.float32
+    else:
+        if size is not None:
+            raise TypeError("normal(): size is only taken when mean and std are numbers")
+        for t in tensors:
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(f"\"normal\" not implemented for '{t.dtype}'")
+        if isinstance(std, Tensor):
+            if std.numel() and builtins.bool((std < 0).any()):
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+        elif std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        shape = tuple(np.broadcast_shapes(*[tuple(t.shape) for t in tensors]))
+        dt = tensors[0].dtype
+    with _no_grad():
+        eps = randn(shape, generator=generator, dtype=dt)
+        m = mean.detach() if isinstance(mean, Tensor) else mean
+        s = std.detach() if isinstance(std, Tensor) else std
+        out = eps * s + m
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+# ---- bitwise ops --------------------------------------------------------------------
+_BITWISE = {'and': np.bitwise_and, 'or': np.bitwise_or, 'xor': np.bitwise_xor}
+_LOGICAL = {'and': _C.logical_and, 'or': _C.logical_or, 'xor': _C.logical_xor}
+
+
+def _bitwise(name, input, other):
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"bitwise_{name}(): expected at least one Tensor argument")
+    for v in (input, other):
+        if (isinstance(v, Tensor) and v.dtype.is_floating_point) or isinstance(v, float):
+            raise RuntimeError(f"bitwise_{name}: not implemented for floating-point tensors "
+                               "(bool and integer tensors only)")
+    a = input if isinstance(input, Tensor) else tensor(input, dtype=other.dtype)
+    b = other if isinstance(other, Tensor) else tensor(other, dtype=a.dtype)
+    dt = _C.promote_types(a.dtype, b.dtype)
+    if dt == _C.bool:
+        return _LOGICAL[name](a, b)
+    if a.is_symbolic or b.is_symbolic:
+        raise RuntimeError(f"bitwise_{name} of integer tensors: not available inside "
+                           "tg.function (computed on the host; no C kernel yet)")
+    an, bn = a.to(dt).numpy(), b.to(dt).numpy()
+    return tensor(np.ascontiguousarray(_BITWISE[name](an, bn)), dtype=dt)
+
+
+def bitwise_and(input, other):
+    return _bitwise('and', input, other)
+
+
+def bitwise_or(input, other):
+    return _bitwise('or', input, other)
+
+
+def bitwise_xor(input, other):
+    return _bitwise('xor', input, other)
+
+
+def bitwise_not(input):
+    if input.dtype.is_floating_point:
+        raise RuntimeError("bitwise_not: not implemented for floating-point tensors (bool and "
+                           "integer tensors only)")
+    if input.dtype == _C.bool:
+        return _C.logical_not(input)
+    if input.is_symbolic:
+        raise RuntimeError("bitwise_not of integer tensors: not available inside tg.function "
+                           "(computed on the host; no C kernel yet)")
+    return tensor(np.ascontiguousarray(np.invert(input.numpy())), dtype=input.dtype)
+
+
+class _no_grad:
+    def __enter__(self):
+        self._prev = _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)

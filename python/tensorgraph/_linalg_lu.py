@@ -88,26 +88,55 @@ def logdet(A):
     return _C.where(s < 0, nan, la)
 
 
-def inv(A):
-    """the inverse of each square matrix (Gauss-Jordan with partial
-    pivoting on [A | I]); a singular matrix raises, as PyTorch's"""
-    _check_square(A, 'linalg.inv')
+def _gauss_jordan(A, B, name):
+    """A^-1 B by Gauss-Jordan elimination with partial pivoting on [A | B];
+    a singular A raises, as PyTorch's (eager: it reads the pivots)"""
     n = A.shape[-1]
-    eye = (arange(n).unsqueeze(1) == arange(n).unsqueeze(0)).to(A.dtype)
-    M = _C.cat([A, eye.expand(*A.shape)], -1)
+    M = _C.cat([A, B], -1)
     for k in range(n):
         p = _pivot(M, k)
         M = _swap_rows(M, k, p)
         piv = M.narrow(-2, k, 1).narrow(-1, k, 1)
         if not piv.is_symbolic and bool((piv == 0).any()):
-            raise RuntimeError(f"linalg.inv: The diagonal element {k + 1} is zero, the "
+            raise RuntimeError(f"{name}: The diagonal element {k + 1} is zero, the "
                                "inversion could not be completed because the input matrix is "
                                "singular.")
         row = M.narrow(-2, k, 1) / piv
         f = M.narrow(-1, k, 1)                              # [..., n, 1]
         is_k = (arange(n) == k).reshape(n, 1)
         M = _C.where(is_k, row, M - f * row)
-    return M.narrow(-1, n, n)
+    return M.narrow(-1, n, B.shape[-1])
+
+
+def inv(A):
+    """the inverse of each square matrix"""
+    _check_square(A, 'linalg.inv')
+    n = A.shape[-1]
+    eye = (arange(n).unsqueeze(1) == arange(n).unsqueeze(0)).to(A.dtype)
+    return _gauss_jordan(A, eye.expand(*A.shape), 'linalg.inv')
+
+
+def solve(A, B, *, left=True):
+    """X with A X = B (B a matrix or, when its shape is A's batch shape
+    plus n, a batch of vectors); batch dims broadcast"""
+    _check_square(A, 'linalg.solve')
+    if not left:
+        raise NotImplementedError("linalg.solve: left=False is not supported")
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {A.dtype} and B of type {B.dtype} instead")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"AX = B ({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x"
+                           f"{Bm.shape[-1]})")
+    import numpy as np
+    batch = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2])))
+    A = A.expand(*batch, *A.shape[-2:])
+    Bm = Bm.expand(*batch, *Bm.shape[-2:])
+    X = _gauss_jordan(A, Bm, 'linalg.solve')
+    return X.squeeze(-1) if vector else X
 
 
 def matrix_power(A, n):

@@ -88,3 +88,18 @@ def test_matrix_power_against_torch(n):
     assert a.detach().matrix_power(n).shape == (2, 3, 3)
     with pytest.raises(RuntimeError, match="square"):
         tg.matrix_power(tg.zeros(2, 3), n)
+
+
+@needs_torch
+@pytest.mark.parametrize("shapes", [((4, 4), (4,)), ((4, 4), (4, 2)), ((2, 3, 3), (2, 3)),
+                                    ((2, 3, 3), (3, 5)), ((3, 3), (2, 3, 1))])
+def test_solve_against_torch(shapes):
+    rs = np.random.RandomState(3)
+    A, B = rs.normal(size=shapes[0]), rs.normal(size=shapes[1])
+    a, ta = pair(A)
+    b, tb = pair(B)
+    grads_match(tg.linalg.solve(a, b), torch.linalg.solve(ta, tb), [a, b], [ta, tb])
+    with pytest.raises(RuntimeError, match="singular"):
+        tg.linalg.solve(tg.tensor([[1.0, 2.0], [2.0, 4.0]]), tg.tensor([1.0, 1.0]))
+    with pytest.raises(RuntimeError, match="Incompatible shapes"):
+        tg.linalg.solve(tg.zeros(3, 3), tg.zeros(2, 1))

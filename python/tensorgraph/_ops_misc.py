@@ -1,0 +1,147 @@
+"""Small PyTorch functions composed from existing ops: ldexp, rsub,
+vander, cumulative_trapezoid, mvlgamma, chain_matmul, gcd / lcm of integer
+tensors (host numpy, eager only, as the bitwise ops), scalar_tensor,
+result_type, can_cast, is_signed, is_same_size, and linalg.solve's
+elimination (_linalg_lu)."""
+import builtins
+
+import numpy as np
+
+from . import _C
+from ._creation import tensor
+
+Tensor = _C.Tensor
+
+__all__ = ['ldexp', 'rsub', 'vander', 'cumulative_trapezoid', 'mvlgamma', 'chain_matmul', 'gcd',
+           'lcm', 'scalar_tensor', 'result_type', 'can_cast', 'is_signed', 'is_same_size']
+
+
+def ldexp(input, other):
+    """input * 2**other, in a floating dtype"""
+    x = input if input.dtype.is_floating_point else input.to(_C.float32)
+    return x * _C.pow(tensor(2.0, dtype=x.dtype), other.to(x.dtype))
+
+
+def rsub(input, other, alpha=1):
+    return other - alpha * input if alpha != 1 else other - input
+
+
+def vander(x, N=None, increasing=False):
+    """columns x**0 .. x**(N-1) (decreasing powers unless increasing)"""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if not x.dtype.is_floating_point and x.dtype != _C.int64:
+        x = x.to(_C.int64)  # PyTorch's integer vander is int64
+    cols = []
+    col = _C.add(x * 0, 1)
+    for _ in range(n):
+        cols.append(col)
+        col = col * x
+    if not cols:
+        return x.reshape(-1, 1)[:, :0]
+    out = _C.stack(cols, 1)
+    return out if increasing else out.flip(1)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """running trapezoid integrals along dim (one fewer element)"""
+    from ._ops_shape import _dim
+    d = _dim(dim, y.ndim)
+    n = y.shape[d]
+    if n == 0:
+        return y.narrow(d, 0, 0) * 1.0
+    pair = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
+    if x is None:
+        areas = pair * ((1.0 if dx is None else dx) / 2)
+    else:
+        if x.ndim == 1:
+            shape = [1] * y.ndim
+            shape[d] = x.shape[0]
+            x = x.reshape(shape)
+        h = x.narrow(d, 1, n - 1) - x.narrow(d, 0, n - 1)
+        areas = h * pair / 2
+    return _C.cumsum(areas, d)
+
+
+def mvlgamma(input, p):
+    """log of the multivariate gamma function of dimension p"""
+    import math
+    from ._ops_special import lgamma
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if input.numel() and builtins.bool((input <= (p - 1) / 2).any()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    x = input.unsqueeze(-1) - tensor([j / 2 for j in range(p)], dtype=input.dtype
+                                     if input.dtype.is_floating_point else _C.float32)
+    return _C.sum(lgamma(x), -1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def chain_matmul(*matrices):
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = _C.mm(out, m)
+    return out
+
+
+def _int_pair(name, a, b, fn):
+    for t in (a, b):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument must be Tensor, not {type(t).__name__}")
+        if t.dtype.is_floating_point or t.dtype == _C.bool:
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{t.dtype}'")
+    if a.is_symbolic or b.is_symbolic:
+        raise RuntimeError(f"{name} of integer tensors: not available inside tg.function "
+                           "(computed on the host; no C kernel yet)")
+    dt = _C.promote_types(a.dtype, b.dtype)
+    r = fn(a.to(dt).numpy(), b.to(dt).numpy())
+    return tensor(np.ascontiguousarray(r), dtype=dt)
+
+
+def gcd(input, other):
+    return _int_pair('gcd', input, other, np.gcd)
+
+
+def lcm(input, other):
+    return _int_pair('lcm', input, other, np.lcm)
+
+
+def scalar_tensor(s, *, dtype=None, requires_grad=False):
+    return tensor(float(s), dtype=dtype or _C.float32, requires_grad=requires_grad)
+
+
+def result_type(tensor1, tensor2):
+    """the dtype tensor1 op tensor2 gives (numbers promote as in ops)"""
+    a = tensor1 if isinstance(tensor1, Tensor) else None
+    b = tensor2 if isinstance(tensor2, Tensor) else None
+    if a is None:
+        if b is None:
+            raise TypeError("result_type(): expected at least one Tensor argument")
+        a, b, tensor1, tensor2 = b, a, tensor2, tensor1
+    if b is not None and a.dtype == _C.bool and b.dtype == _C.bool:
+        return _C.bool
+    # an empty stand-in keeps the rank class (0-dim or not) that promotion uses
+    z1 = a.reshape(-1)[:0] if a.ndim else a
+    z2 = (b.reshape(-1)[:0] if b.ndim else b) if b is not None else tensor2
+    return _C.add(z1, z2).dtype
+
+
+_KIND = {_C.bool: 0, _C.uint8: 1, _C.int32: 1, _C.int64: 1, _C.float32: 2, _C.float64: 2}
+
+
+def can_cast(from_, to):
+    """False only where PyTorch refuses an in-place result: a float into an
+    integer or bool, an integer into bool"""
+    return _KIND[from_] <= _KIND[to]
+
+
+def is_signed(input):
+    return input.dtype not in (_C.bool, _C.uint8)
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)

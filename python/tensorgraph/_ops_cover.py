@@ -20,7 +20,9 @@ __all__ = ['masked_fill', 'not_equal', 'greater', 'greater_equal', 'less', 'less
            'fmin', 'copysign', 'heaviside', 'cummax', 'cummin', 'logcumsumexp', 'msort',
            'diagflat', 'hsplit', 'vsplit', 'dsplit', 'logspace', 'randint_like',
            'is_nonzero', 'trapezoid', 'trapz', 'normal', 'bitwise_and', 'bitwise_or',
-           'bitwise_xor', 'bitwise_not']
+           'bitwise_xor', 'bitwise_not', 'det', 'logdet', 'slogdet', 'inverse', 'matrix_power']
+
+from ._linalg_lu import det, inv as inverse, logdet, matrix_power, slogdet  # noqa: E402
 
 not_equal, greater, greater_equal = _C.ne, _C.gt, _C.ge
 less, less_equal = _C.lt, _C.le

@@ -52,7 +52,8 @@ for _n in _SHAPE:
 _COVER = ('not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'ravel', 'swapdims',
           'erfc', 'exp2', 'xlogy', 'sinc', 'fmax', 'fmin', 'copysign', 'heaviside',
           'logcumsumexp', 'cummax', 'cummin', 'msort', 'diagflat', 'hsplit', 'vsplit',
-          'dsplit', 'is_nonzero', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_not')
+          'dsplit', 'is_nonzero', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_not',
+          'det', 'logdet', 'slogdet', 'inverse', 'matrix_power')
 for _n in _COVER:
     _methods[_n] = getattr(_ops_cover, _n)
 for _n in _MATH:

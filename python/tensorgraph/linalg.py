@@ -1,6 +1,8 @@
 """tensorgraph.linalg: torch.linalg's vector_norm (ord 1 and 2; the
-vector_norm op, ONNX ReduceL1/ReduceL2)."""
+vector_norm op, ONNX ReduceL1/ReduceL2), and det, slogdet, inv,
+matrix_power (composed by elimination in _linalg_lu.py)."""
 from . import _C
+from ._linalg_lu import det, inv, matrix_power, slogdet  # noqa: F401
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):

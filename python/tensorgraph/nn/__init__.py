@@ -29,6 +29,10 @@ from .loss import (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss,
                    CrossEntropyLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss,
                    SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
                    GaussianNLLLoss, MultiLabelSoftMarginLoss)
+from .layers_more import (ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
+                          ReplicationPad2d, ReplicationPad3d, Softmax2d, BatchNorm3d, Bilinear,
+                          LocalResponseNorm, LazyLinear, AdaptiveAvgPool3d, AlphaDropout,
+                          FeatureAlphaDropout)
 from . import functional, init, utils
 
 __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'ConvTranspose2d', 'Conv1d',
@@ -52,4 +56,7 @@ __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'ConvTranspose2d', 'Conv1d
            'RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell',
            'MultiheadAttention', 'TransformerEncoderLayer', 'TransformerDecoderLayer',
            'TransformerEncoder', 'TransformerDecoder', 'Transformer', 'ParameterList',
-           'ParameterDict']
+           'ParameterDict', 'ReflectionPad1d', 'ReflectionPad2d', 'ReflectionPad3d',
+           'ReplicationPad1d', 'ReplicationPad2d', 'ReplicationPad3d', 'Softmax2d',
+           'BatchNorm3d', 'Bilinear', 'LocalResponseNorm', 'LazyLinear', 'AdaptiveAvgPool3d',
+           'AlphaDropout', 'FeatureAlphaDropout']

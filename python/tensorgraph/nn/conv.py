@@ -218,7 +218,7 @@ def _one(v):
 
 
 class MaxPool1d(_MaxPoolNd):
-    _fn = staticmethod(_C.max_pool1d)
+    _fn = staticmethod(F.max_pool1d)
 
 
 class AvgPool1d(_AvgPoolNd):

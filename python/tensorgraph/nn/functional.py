@@ -45,23 +45,24 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else _C.relu(input)
 
 
-def _maybe_inplace(input, out, inplace):
-    """inplace=True writes the result into input (recorded as in-place
-    ops are) and returns input, as PyTorch does"""
-    return input.copy_(out) if inplace else out
+def _maybe_inplace(input, fn, inplace):
+    """fn(input); inplace=True writes it into input (recorded as in-place
+    ops are: fn runs on a clone) and returns input, as PyTorch does"""
+    from .functional_act import _inplace
+    return _inplace(input, fn, inplace)
 
 
 def hardswish(input, inplace=False):
-    return _maybe_inplace(input, _C.hardswish(input), inplace)
+    return _maybe_inplace(input, lambda x: _C.hardswish(x), inplace)
 
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6"""
-    return _maybe_inplace(input, _C._hardsigmoid(input, 1.0 / 6.0, 0.5), inplace)
+    return _maybe_inplace(input, lambda x: _C._hardsigmoid(x, 1.0 / 6.0, 0.5), inplace)
 
 
 def selu(input, inplace=False):
-    return _maybe_inplace(input, _C.selu(input), inplace)
+    return _maybe_inplace(input, lambda x: _C.selu(x), inplace)
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
@@ -207,3 +208,4 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 # composed activations, layer functions and losses (PyTorch's full signatures)
 from .functional_act import *  # noqa: F401,F403,E402
 from .functional_loss import *  # noqa: F401,F403,E402
+from .functional_more import *  # noqa: F401,F403,E402  (supersedes max_pool1d/2d)

@@ -20,8 +20,14 @@ __all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu',
            'threshold_', 'embedding']
 
 
-def _inplace(input, out, inplace):
-    return input.copy_(out) if inplace else out
+def _inplace(input, fn, inplace):
+    """fn(input), or with inplace=True written into input as PyTorch's
+    in-place ops (fn runs on a clone when autograd watches, so what it
+    saves for its gradient is not the tensor overwritten)"""
+    if not inplace:
+        return fn(input)
+    from .._tensor import _update
+    return _update(input, fn, (), {})
 
 
 def _zero(x):
@@ -29,7 +35,7 @@ def _zero(x):
 
 
 def silu(input, inplace=False):
-    return _inplace(input, _C.silu(input), inplace)
+    return _inplace(input, lambda x: _C.silu(x), inplace)
 
 
 def silu_(input):
@@ -37,14 +43,14 @@ def silu_(input):
 
 
 def mish(input, inplace=False):
-    return _inplace(input, _C.mish(input), inplace)
+    return _inplace(input, lambda x: _C.mish(x), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     # the op's gradient is PyTorch's: 0 at the bounds (clamp's is 1)
-    return _inplace(input, _C.hardtanh(input, min_val, max_val), inplace)
+    return _inplace(input, lambda x: _C.hardtanh(x, min_val, max_val), inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -52,7 +58,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 
 def relu6(input, inplace=False):
-    return _inplace(input, _C.relu6(input), inplace)
+    return _inplace(input, lambda x: _C.relu6(x), inplace)
 
 
 def relu6_(input):
@@ -73,11 +79,11 @@ def glu(input, dim=-1):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return _inplace(input, _C.threshold(input, threshold, value), inplace)
+    return _inplace(input, lambda x: _C.threshold(x, threshold, value), inplace)
 
 
 def threshold_(input, threshold, value):
-    return _inplace(input, _C.threshold(input, threshold, value), True)
+    return _inplace(input, lambda x: _C.threshold(x, threshold, value), True)
 
 
 def prelu(input, weight):
@@ -89,7 +95,7 @@ def prelu(input, weight):
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _inplace(input, _C.celu(input, alpha), inplace)
+    return _inplace(input, lambda x: _C.celu(x, alpha), inplace)
 
 
 def celu_(input, alpha=1.0):
@@ -174,10 +180,10 @@ def _channel_dropout(input, p, training, inplace, batched_ndim, name):
     keep_dims = 2 if input.ndim == batched_ndim else 1
     shape = tuple(input.shape[:keep_dims]) + (1,) * (input.ndim - keep_dims)
     if p == 1:
-        return _inplace(input, input * _zero(input), inplace)
+        return _inplace(input, lambda x: x * _zero(x), inplace)
     from .._creation import rand
     mask = (rand(*shape, dtype=input.dtype) >= p).to(input.dtype) / (1 - p)
-    return _inplace(input, input * mask, inplace)
+    return _inplace(input, lambda x: x * mask, inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):

@@ -54,8 +54,8 @@ class MaxPool2d(Module):
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
     def forward(self, x):
-        return _C.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                             self.ceil_mode, self.return_indices)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
 
     def extra_repr(self):
         return (f'kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, '

@@ -74,12 +74,14 @@ bool tg__conv_dw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
     dw_job j = {.g = g, .arch = tg__dw_arch_now(), .x = x, .w = w, .b = b, .y = y,
                 .el = tg_dtype_size(dt), .f64 = dt == TG_FLOAT64};
     int64_t L = j.arch->lanes[j.f64], owv = (g->ow + L - 1) / L * L;
-    /* small output planes of many images: the batch lanes of
+    /* small output planes of many images at stride 1: the batch lanes of
      * conv_direct.c (L images side by side) fill the vectors better and
      * pay their setup once for L planes (bench/conv_mobile.c, batch 8:
-     * 7 x 7 planes with AVX-512, 7 x 7 and 14 x 14 with AVX2) */
+     * 7 x 7 planes with AVX-512, 7 x 7 and 14 x 14 with AVX2); other
+     * strides would take im2col and a GEMM per channel, slower than this */
     int64_t plane = g->oh * g->ow;
-    if ((plane <= 64 && g->n >= L / 2) || (plane <= 196 && g->n >= L))
+    if (g->sh == 1 && g->sw == 1 &&
+        ((plane <= 64 && g->n >= L / 2) || (plane <= 196 && g->n >= L)))
         return false;
     tg__dw_plane *p = &j.p;
     *p = (tg__dw_plane){.h = g->h, .w = g->w, .pt = g->ph, .pl = g->pw,

@@ -8,8 +8,9 @@
 #include <stdatomic.h>
 
 /* a panel's input and output columns are sized to about this many
- * elements together (2 MB in float32: measured faster at batch 8 than
- * panels of a quarter of that, bench/conv_mobile.c) */
+ * elements together (2 MB in float32, half the two cores' L2: at batch 8
+ * bench/conv_mobile.c favoured it over a quarter of that, within the
+ * shared machine's noise) */
 #define PANEL_ELEMS ((int64_t)512 * 1024)
 /* the smallest panel (columns), for the GEMM's vectors and packing */
 #define MIN_PANEL 64
@@ -54,16 +55,10 @@ static tg_status unit(const pw_job *j, int64_t u)
     const char *xs = j->x + (size_t)(n * g->c * j->hw + p0) * el;
     const char *ws = j->w + (size_t)(o0 * g->c) * el;
     char *ys = j->y + (size_t)((n * g->o + o0) * j->hw + p0) * el;
-    tg_status s;
-    if (j->f64) {
-        s = tg__dgemm(false, false, o1 - o0, len, g->c, 1, (const double *)ws, g->c,
-                      (const double *)xs, j->hw, 0, (double *)ys, j->hw);
-
-    } else {
-        s = tg__sgemm(false, false, o1 - o0, len, g->c, 1, (const float *)ws, g->c,
-                      (const float *)xs, j->hw, 0, (float *)ys, j->hw);
-
-    }
+    tg_status s = j->f64 ? tg__dgemm(false, false, o1 - o0, len, g->c, 1, (const double *)ws,
+                                     g->c, (const double *)xs, j->hw, 0, (double *)ys, j->hw)
+                         : tg__sgemm(false, false, o1 - o0, len, g->c, 1, (const float *)ws,
+                                     g->c, (const float *)xs, j->hw, 0, (float *)ys, j->hw);
     if (s == TG_OK)
         epilogue(j, ys, o0, o1, len);
     return s;
@@ -82,7 +77,8 @@ static void units(void *ctx, int64_t begin, int64_t end)
 static bool is_pointwise(const tg__conv_geom *g)
 {
     return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
-           g->pw == 0 && g->groups == 1 && g->oh == g->h && g->ow == g->w;
+           g->pw == 0 && g->groups == 1 && g->oh == g->h && g->ow == g->w && g->c > 0 &&
+           g->o > 0;
 }
 
 /* panels of columns that fit the cache, more of them (down to

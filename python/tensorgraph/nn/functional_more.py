@@ -1,0 +1,233 @@
+"""More of torch.nn.functional, composed: the in-place activations
+(relu_, elu_, leaky_relu_, selu_), bilinear, local_response_norm,
+gumbel_softmax, alpha_dropout / feature_alpha_dropout,
+adaptive_avg_pool3d, max_pool1d/2d_with_indices and pdist."""
+import math
+
+from .. import _C
+from .._creation import arange, rand, zeros
+from .._ops_stats import pdist
+from .functional_act import _adaptive, _inplace
+
+__all__ = ['relu_', 'elu_', 'leaky_relu_', 'selu_', 'bilinear', 'local_response_norm',
+           'gumbel_softmax', 'alpha_dropout', 'feature_alpha_dropout', 'adaptive_avg_pool3d',
+           'max_pool1d_with_indices', 'max_pool2d_with_indices', 'max_pool1d', 'max_pool2d',
+           'pdist']
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def elu_(input, alpha=1.0):
+    return _inplace(input, lambda x: _C.elu(x, alpha), True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return _inplace(input, lambda x: _C.leaky_relu(x, negative_slope), True)
+
+
+def selu_(input):
+    return _inplace(input, _C.selu, True)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij x1[..., i] weight[o, i, j] x2[..., j] + bias[o]"""
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-dimensional, got {weight.ndim}D")
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input sizes {input1.shape[-1]} and "
+                           f"{input2.shape[-1]} do not match weight {list(weight.shape)}")
+    lead = input1.shape[:-1]
+    a = input1.reshape(-1, input1.shape[-1])
+    b = input2.reshape(-1, input2.shape[-1])
+    o, i, j = weight.shape
+    # (a W_o) for every o at once: [N, i] @ [i, o*j] -> [N, o, j], then . b
+    aw = _C.matmul(a, weight.permute(1, 0, 2).reshape(i, o * j)).reshape(-1, o, j)
+    y = _C.sum(aw * b.unsqueeze(1), 2)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(*lead, o)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta,
+    the window centred as PyTorch's (size // 2 before, (size - 1) // 2 after,
+    zeros beyond the edges)"""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input.clone()
+    c = input.shape[1]
+    sq = input * input
+    before, after = size // 2, (size - 1) // 2
+    shape = list(sq.shape)
+    parts = []
+    if before:
+        shape[1] = before
+        parts.append(zeros(shape, dtype=sq.dtype))
+    parts.append(sq)
+    if after:
+        shape[1] = after
+        parts.append(zeros(shape, dtype=sq.dtype))
+    padded = _C.cat(parts, 1) if len(parts) > 1 else sq
+    total = padded.narrow(1, 0, c)
+    for s in range(1, size):
+        total = total + padded.narrow(1, s, c)
+    div = _C.pow(total * (alpha / size) + k, beta)
+    return input / div
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + Gumbel noise) / tau) along dim; hard=True gives
+    the one-hot of its argmax with the soft sample's gradient"""
+    with _NoGrad():
+        u = rand(tuple(logits.shape), dtype=logits.dtype)
+        # -log(Exponential(1)) noise; u == 0 would give an infinite sample
+        gumbels = -_C.log(-_C.log1p(-u))
+    y = _C.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y
+    from .._ops_shape import scatter
+    idx = _C.argmax(y, dim, True)
+    y_hard = scatter(zeros(tuple(logits.shape), dtype=logits.dtype), dim, idx, 1.0)
+    return y_hard - y.detach() + y
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_ALPHA_PRIME = _SELU_ALPHA * _SELU_SCALE  # SELU's negative saturation value
+
+
+def _alpha_dropout(input, p, training, inplace, feature, name):
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        return _inplace(input, lambda x: x * 0, inplace)
+    if feature and input.ndim < 2:
+        raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the "
+                           "input")
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    keep = (rand(shape, dtype=input.dtype) >= p).to(input.dtype)
+    # dropped units go to SELU's saturation -alpha'; a and b restore
+    # the mean and variance of a standard normal input (PyTorch's formula)
+    a = 1.0 / math.sqrt((_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+    noise = keep * a
+    b = (keep - 1) * (_ALPHA_PRIME * a) + _ALPHA_PRIME * a * p
+    return _inplace(input, lambda x: x * noise + b, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, False, 'alpha_dropout')
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True, 'feature_alpha_dropout')
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive(input, output_size, 3, lambda x, d, k=False: _C.mean(x, d, k),
+                     'adaptive_avg_pool3d')
+
+
+def _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name):
+    """max pooling and the flat position (within each [..., spatial]
+    plane) of every window's maximum, the first one on ties as PyTorch;
+    the values are gathered at those positions, so the gradient goes to
+    them alone. Windows are enumerated with unfold on the position grid."""
+    from .functional_act import unfold
+    tup = (lambda v: (v,) * nd if isinstance(v, int) else tuple(v))
+    k, p, dl = tup(kernel_size), tup(padding), tup(dilation)
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else tup(stride)
+    if ceil_mode:
+        raise NotImplementedError(f"{name}: ceil_mode=True is not supported")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input, got {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}'")
+    for kk, pp, dd in zip(k, p, dl):
+        if pp > ((kk - 1) * dd + 1) // 2:
+            raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, "
+                               f"but got pad={pp}, kernel_size={kk} and dilation={dd}")
+    batched = input.ndim == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    if nd == 1:
+        x, k, s, p, dl = x.unsqueeze(2), (1,) + k, (1,) + s, (0,) + p, (1,) + dl
+    n, c, h, w = x.shape
+    if x.numel() == 0:
+        raise RuntimeError(f"{name}: empty input is not supported")
+    planes = x.detach().reshape(n * c, 1, h, w)
+    pads = [0, 0, 0, 0, p[0], p[0], p[1], p[1]]
+    # the comparison key: padding is -inf and loses to every element (a
+    # -inf element becomes the lowest finite value, a NaN +inf: PyTorch's
+    # NaN is the maximum)
+    low = -math.inf
+    key = _C.where(_C.isnan(planes), _C.add(zeros((), dtype=planes.dtype), math.inf),
+                   _C.where(planes == low, _C.add(zeros((), dtype=planes.dtype),
+                                                  -_finfo_max(planes.dtype)), planes))
+    padded = _C._pad(key, pads, low, 0)
+    pos = arange(h * w, dtype=_C.float64).reshape(1, 1, h, w)
+    pos = _C._pad(pos, pads, -1.0, 0)
+    cols = unfold(padded, k, dl, 0, s)                     # [NC, K, L]
+    cols_pos = unfold(pos, k, dl, 0, s)                    # [1, K, L]
+    best = _C.argmax(cols, 1, True)  # the first maximum of each window, [NC, 1, L]
+    idx = _C.gather(cols_pos.expand(n * c, cols_pos.shape[1], cols_pos.shape[2]), 1, best)
+    idx = idx.to(_C.int64)
+    out_h = (h + 2 * p[0] - dl[0] * (k[0] - 1) - 1) // s[0] + 1
+    out_w = (w + 2 * p[1] - dl[1] * (k[1] - 1) - 1) // s[1] + 1
+    idx = idx.reshape(n, c, out_h * out_w)
+    values = _C.gather(x.reshape(n, c, h * w), 2, idx).reshape(n, c, out_h, out_w)
+    idx = idx.reshape(n, c, out_h, out_w)
+    if nd == 1:
+        values, idx = values.squeeze(2), idx.squeeze(2)
+    if not batched:
+        values, idx = values.squeeze(0), idx.squeeze(0)
+    return values, idx
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, 1,
+                              'max_pool1d_with_indices')
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, 2,
+                              'max_pool2d_with_indices')
+
+
+def _finfo_max(dt):
+    return 3.4028234663852886e38 if dt == _C.float32 else 1.7976931348623157e308
+
+
+def _pool(c_op, composed):
+    """the C pool, or the composed one where the C op has no answer:
+    return_indices=True (a (values, indices) pair) or dilation != 1"""
+    def f(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+          return_indices=False):
+        dilated = any(d != 1 for d in ((dilation,) if isinstance(dilation, int) else dilation))
+        if not return_indices and not dilated:
+            return c_op(input, kernel_size, stride, padding, dilation, ceil_mode, False)
+        values, indices = composed(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return (values, indices) if return_indices else values
+    f.__name__ = c_op.__name__
+    return f
+
+
+max_pool1d = _pool(_C.max_pool1d, max_pool1d_with_indices)
+max_pool2d = _pool(_C.max_pool2d, max_pool2d_with_indices)
+
+
+class _NoGrad:
+    def __enter__(self):
+        self._prev = _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)

@@ -26,6 +26,7 @@ from ._ops_more import *  # noqa: F401,F403  (more composed functions)
 from ._ops_stats import *  # noqa: F401,F403  (order statistics, cov, histc, ...)
 from ._ops_bits import *  # noqa: F401,F403  (shifts, index_put)
 from ._ops_cover import *  # noqa: F401,F403  (aliases, erfc, scans, bitwise ops, ...)
+from ._ops_special import *  # noqa: F401,F403  (lgamma, digamma)
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)

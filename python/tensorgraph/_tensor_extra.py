@@ -15,7 +15,8 @@ import builtins
 import itertools
 import weakref
 
-from . import _C, _ops, _ops_bits, _ops_cover, _ops_math, _ops_more, _ops_shape, _ops_stats
+from . import (_C, _ops, _ops_bits, _ops_cover, _ops_math, _ops_more, _ops_shape, _ops_special,
+               _ops_stats)
 from ._tensor import _update, _no_record
 
 Tensor = _C.Tensor
@@ -56,6 +57,8 @@ _COVER = ('not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'ravel'
           'det', 'logdet', 'slogdet', 'inverse', 'matrix_power')
 for _n in _COVER:
     _methods[_n] = getattr(_ops_cover, _n)
+for _n in _ops_special.__all__:
+    _methods[_n] = getattr(_ops_special, _n)
 for _n in _MATH:
     _methods[_n] = getattr(_ops_math, _n)
 
@@ -66,7 +69,7 @@ _INPLACE = ('tril', 'triu', 'scatter', 'scatter_add', 'index_add', 'index_fill',
             'sgn', 'nan_to_num', 'addmv', 'addr', 'baddbmm', 'addbmm',
             'not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'erfc', 'exp2',
             'xlogy', 'sinc', 'fmax', 'fmin', 'copysign', 'heaviside', 'bitwise_and',
-            'bitwise_or', 'bitwise_xor', 'bitwise_not')
+            'bitwise_or', 'bitwise_xor', 'bitwise_not', 'lgamma', 'digamma', 'erfinv')
 
 
 def _inplace(fn):

@@ -35,7 +35,7 @@ def _swap_rows(M, k, p):
 def _pivot(M, k):
     """the row (>= k) of the largest |M[..., r, k]|, shaped [..., 1]"""
     col = M.narrow(-1, k, 1).narrow(-2, k, M.shape[-2] - k).squeeze(-1)
-    return _C.argmax(col.detach().abs(), -1, True) + k
+    return _C.argmax(col.abs(), -1, True) + k  # argmax has no gradient
 
 
 def _lu_pivots(A):
@@ -77,7 +77,7 @@ def slogdet(A):
         one = zeros(A.shape[:-2], dtype=A.dtype) + 1
         return _slogdet(one, one * 0)
     d, sign = _lu_pivots(A)
-    s = sign * _C.prod(_C.sign(d.detach()), -1)
+    s = sign * _C.prod(_C.sign(d), -1)  # sign's gradient is 0
     return _slogdet(s, _C.sum(_C.log(d.abs()), -1))
 
 

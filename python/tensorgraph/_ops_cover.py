@@ -55,10 +55,15 @@ def _as_tensor(x, like=None):
     return tensor(x)
 
 
-def _with_gradient_of(value, g):
-    """value's numbers with g's gradient (g has the derivative wanted;
-    value is a more accurate evaluation of the same function)"""
-    return value.detach() + (g - g.detach())
+def _with_gradient_of(value, make_g, x):
+    """value's numbers (computed without recording) with the gradient of
+    make_g(x), which has the derivative wanted: value + (g - g) where the
+    second g is computed without recording (no detach(), so this also
+    traces inside tg.function)"""
+    g = make_g(x)
+    with _no_grad():
+        g0 = make_g(x)
+    return value + (g - g0)
 
 
 def _erfc_tail(x):
@@ -83,7 +88,7 @@ def erfc(input):
         value = _C.where(big, tail, 1 - _C.erf(x64)).to(x.dtype)
     if not x.requires_grad:
         return value
-    return _with_gradient_of(value, -_C.erf(x))
+    return _with_gradient_of(value, lambda t: -_C.erf(t), x)
 
 
 def exp2(input):
@@ -350,9 +355,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_gra
         dt = tensors[0].dtype
     with _no_grad():
         eps = randn(shape, generator=generator, dtype=dt)
-        m = mean.detach() if isinstance(mean, Tensor) else mean
-        s = std.detach() if isinstance(std, Tensor) else std
-        out = eps * s + m
+        out = eps * std + mean  # recorded by nothing: grad mode is off
     if requires_grad:
         out.requires_grad_(True)
     return out

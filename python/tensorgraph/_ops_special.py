@@ -142,7 +142,7 @@ def erfinv(input):
     inside = y.abs() < 1
     ys = _C.where(inside, y, tensor(0.0, dtype=_C.float64))
     with _NoGrad():
-        yd = ys.detach()
+        yd = ys  # grad mode is off here: nothing below is recorded
         w = -_C.log((1 - yd) * (1 + yd))
         central = _horner(_ERFINV_CENTRAL, w - 2.5)
         tail = _horner(_ERFINV_TAIL, _C.sqrt(_C.where(w < 5, tensor(5.0, dtype=_C.float64), w))

@@ -95,7 +95,9 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     from .._ops_shape import scatter
     idx = _C.argmax(y, dim, True)
     y_hard = scatter(zeros(tuple(logits.shape), dtype=logits.dtype), dim, idx, 1.0)
-    return y_hard - y.detach() + y
+    with _NoGrad():
+        y0 = _C.softmax((logits + gumbels) / tau, dim)
+    return y_hard - y0 + y  # y_hard's values, y's gradient
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -162,7 +164,7 @@ def _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode,
     n, c, h, w = x.shape
     if x.numel() == 0:
         raise RuntimeError(f"{name}: empty input is not supported")
-    planes = x.detach().reshape(n * c, 1, h, w)
+    planes = x.reshape(n * c, 1, h, w)  # only compared: no gradient flows through
     pads = [0, 0, 0, 0, p[0], p[0], p[1], p[1]]
     # the comparison key: padding is -inf and loses to every element (a
     # -inf element becomes the lowest finite value, a NaN +inf: PyTorch's

@@ -82,6 +82,39 @@ def _inplace(fn):
     return f
 
 
+# in-place forms of the table's binary ops and comparisons (a comparison
+# writes 1/0 in self's dtype, as PyTorch's eq_ & co.)
+for _n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod', 'remainder', 'multiply', 'subtract',
+           'true_divide', 'logical_and', 'logical_or', 'logical_xor', 'logical_not', 'addmm',
+           'cumsum', 'negative'):
+    if hasattr(_C, _n):
+        _methods[_n + '_'] = _inplace(getattr(_C, _n))
+_methods['absolute_'] = _inplace(_ops_math.absolute)
+_methods['arctan2_'] = _inplace(_ops_math.atan2)
+_methods['mvlgamma_'] = _inplace(_ops_misc.mvlgamma)
+_methods['is_cpu'] = property(lambda self: True)  # every tensor is in host memory
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """the main diagonal (of a 2-D tensor, or of an N-D one with equal
+    sizes) set to fill_value; wrap=True restarts it after every n + 1 rows
+    of a tall matrix, as PyTorch's"""
+    import numpy as np
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    strides = np.cumprod((1,) + tuple(self.shape[:0:-1]))[::-1]
+    step = int(strides.sum())  # one along every dim
+    n = builtins.min(self.shape)
+    stop = self.numel() if wrap and self.ndim == 2 else n * step
+    mask = np.zeros(self.numel(), dtype=bool)
+    mask[0:stop:step] = True
+    from ._creation import tensor
+    return self.masked_fill_(tensor(mask.reshape(self.shape)), fill_value)
+
+
+_methods['fill_diagonal_'] = fill_diagonal_
 for _n in _INPLACE:
     _methods[_n + '_'] = _inplace(_methods[_n] if _n in _methods else getattr(_ops_more, _n))
 

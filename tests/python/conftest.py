@@ -41,3 +41,22 @@ def _seed():
 def close(t, expected, rtol=1e-5, atol=1e-6):
     got = t.detach().numpy() if isinstance(t, tg.Tensor) else np.asarray(t)
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
+
+
+def pair(x, dtype='float64', requires_grad=True):
+    """the same data as a tensorgraph and a torch tensor"""
+    a = tg.tensor(np.asarray(x), dtype=getattr(tg, dtype), requires_grad=requires_grad)
+    b = torch.tensor(np.asarray(x), dtype=getattr(torch, dtype), requires_grad=requires_grad)
+    return a, b
+
+
+def grads_match(out_tg, out_torch, ins_tg, ins_torch, rtol=1e-10, atol=1e-12):
+    """equal forward values and shapes; equal gradients of sum(out * w)
+    for a fixed random w"""
+    close(out_tg, out_torch.detach().numpy(), rtol, atol)
+    assert out_tg.shape == tuple(out_torch.shape)
+    w = np.random.RandomState(1).uniform(-1, 1, tuple(out_torch.shape))
+    (out_tg * tg.tensor(w, dtype=out_tg.dtype)).sum().backward()
+    (out_torch * torch.tensor(w, dtype=out_torch.dtype)).sum().backward()
+    for a, b in zip(ins_tg, ins_torch):
+        close(a.grad, b.grad.numpy(), rtol, atol)

@@ -7,24 +7,9 @@ import pytest
 
 import tensorgraph as tg
 import tensorgraph.nn.functional as F
-from conftest import close, needs_torch, torch
+from conftest import close, grads_match, needs_torch, pair, torch
 
 NAN = float('nan')
-
-
-def pair(x, requires_grad=True):
-    a = tg.tensor(np.asarray(x), dtype=tg.float64, requires_grad=requires_grad)
-    b = torch.tensor(np.asarray(x), dtype=torch.float64, requires_grad=requires_grad)
-    return a, b
-
-
-def grads_match(out_tg, out_torch, ins_tg, ins_torch, rtol=1e-10, atol=1e-12):
-    close(out_tg, out_torch.detach().numpy(), rtol, atol)
-    w = np.random.RandomState(1).uniform(-1, 1, tuple(out_torch.shape))
-    (out_tg * tg.tensor(w, dtype=out_tg.dtype)).sum().backward()
-    (out_torch * torch.tensor(w, dtype=out_torch.dtype)).sum().backward()
-    for a, b in zip(ins_tg, ins_torch):
-        close(a.grad, b.grad.numpy(), rtol, atol)
 
 
 @needs_torch

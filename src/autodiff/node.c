@@ -94,6 +94,21 @@ static bool saves(uint32_t mask, int i)
     return mask == TG_SAVE_ALL || (i < 32 && ((mask >> i) & 1u));
 }
 
+/* input i of op applied to in[0..n) is needed by the gradient: saved by
+ * the op's mask, and for TG_OP_SAVES_FOR_OTHERS only when another input
+ * requires grad (only those inputs' gradients read it) */
+static bool keeps_input(const tg_op_def *op, tg_tensor *const *in, int n, int i)
+{
+    if (!saves(op->save_inputs, i))
+        return false;
+    if (!(op->flags & TG_OP_SAVES_FOR_OTHERS))
+        return true;
+    for (int j = 0; j < n; j++)
+        if (j != i && in[j]->requires_grad)
+            return true;
+    return false;
+}
+
 static void attach_outputs(tg_node *n, tg_op_ctx *c)
 {
     for (int o = 0; o < c->n_out; o++) {
@@ -137,7 +152,7 @@ tg_status tg__record(tg_op_ctx *c)
         tg_tensor *x = c->in[i];
         tg__node_set_edge(n, i, x);
         tg_meta_of(x, &n->in_meta[i]);
-        if (saves(op->save_inputs, i)) {
+        if (keeps_input(op, c->in, c->n_in, i)) {
             n->saved_in[i] = tg_retain(x);
             n->ver_in[i] = x->storage->version;
         }

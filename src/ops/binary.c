@@ -465,7 +465,8 @@ static const tg_arg_spec binary_out[] = {{"y", TG_DTS_NUMBER}, {0}};
 const tg_op_def tg_op_add = {BINARY_COMMON(add), .flags = BINARY_FLAGS | TG_OP_COMMUTATIVE,
                              .onnx = {"Add", 14}};
 const tg_op_def tg_op_sub = {BINARY_COMMON(sub), .flags = BINARY_FLAGS, .onnx = {"Sub", 14}};
-const tg_op_def tg_op_mul = {BINARY_COMMON(mul), .flags = BINARY_FLAGS | TG_OP_COMMUTATIVE,
+const tg_op_def tg_op_mul = {BINARY_COMMON(mul),
+                             .flags = BINARY_FLAGS | TG_OP_COMMUTATIVE | TG_OP_SAVES_FOR_OTHERS,
                              .save_inputs = TG_SAVE_ALL, .onnx = {"Mul", 14}};
 const tg_op_def tg_op_div = {BINARY_COMMON(div), .attrs = {div_specs, sizeof(div_attrs)},
                              .flags = BINARY_FLAGS, .save_inputs = TG_SAVE_ALL,

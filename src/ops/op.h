@@ -193,6 +193,11 @@ enum {
      * inference on the actual inputs leaves unknown are passed to the
      * kernel as NULL and the kernel makes them (control flow) */
     TG_OP_SHAPES_AT_RUN = 1u << 9,
+    /* each saved input is read only by the other inputs' gradients (mul:
+     * da = dy * b, db = dy * a): autograd saves input i only when another
+     * input requires grad, as PyTorch's mul does, so modifying a tensor in
+     * place after multiplying it by a constant leaves backward valid */
+    TG_OP_SAVES_FOR_OTHERS = 1u << 10,
 };
 /* the kernel may write output 0 over input i (same dtype and shape): it
  * reads each element of input i before writing the same index of the

@@ -148,3 +148,22 @@ def test_versions_count_each_update():
     y[1:] = 0.0
     y[tg.tensor([0])] = 2.0
     assert y._version == v + 4
+
+
+def test_product_by_a_constant_then_in_place():
+    """mul keeps an input only for the other inputs' gradients (as PyTorch):
+    y * c with c constant does not keep y, so y may be modified in place
+    before backward; a product whose both sides need grad still refuses"""
+    c = tg.tensor(2.0)
+    y = tg.ones(3, requires_grad=True)
+    w = y.clone()
+    z = c * w
+    w.sub_(z)
+    w.sum().backward()
+    assert y.grad.tolist() == [-1.0, -1.0, -1.0]
+    a = tg.ones(3, requires_grad=True).clone()
+    b = tg.ones(3, requires_grad=True)
+    p = a * b
+    a.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        p.sum().backward()

@@ -172,25 +172,21 @@ static void file_message(peer_transport *p, int tag, const char *buf, int len)
     set_broken(p, r.failed ? tg_last_error() : "out of memory filing a transfer");
 }
 
-/* everything that has arrived from the peer (under p->mu) */
+/* everything that has arrived from the peer (under p->mu); a message that
+ * could not be received leaves the peer's transfers untrustworthy */
 static tg_status drain(peer_transport *p)
 {
     for (;;) {
-        int flag = 0, len = 0;
-        MPI_Message m;
-        MPI_Status st;
-        int e = MPI_Improbe(p->rank, MPI_ANY_TAG, tg__dist_rv_comm(), &flag, &m, &st);
-        if (e != MPI_SUCCESS)
-            return tg__dist_mpi_error(e, "receiving transfers");
-        if (!flag)
+        char *buf;
+        int len, tag;
+        if (tg__dist_try_message(p->rank, MPI_ANY_TAG, tg__dist_rv_comm(), &buf, &len, &tag,
+                                 "receiving transfers") != TG_OK) {
+            set_broken(p, tg_last_error());
+            return tg_last_status();
+        }
+        if (!buf)
             return TG_OK;
-        MPI_Get_count(&st, MPI_BYTE, &len);
-        char *buf = malloc((size_t)len + 1);
-        e = MPI_Mrecv(buf ? buf : (char[1]){0}, buf ? len : 0, MPI_BYTE, &m, MPI_STATUS_IGNORE);
-        if (buf && e == MPI_SUCCESS)
-            file_message(p, st.MPI_TAG, buf, len);
-        else
-            set_broken(p, "a transfer could not be received (out of memory)");
+        file_message(p, tag, buf, len);
         free(buf);
     }
 }

@@ -486,33 +486,43 @@ tg_status tg__dist_wait(MPI_Request *req, const char *what)
     }
 }
 
+tg_status tg__dist_try_message(int src, int tag, MPI_Comm comm, char **buf, int *len,
+                               int *got_tag, const char *what)
+{
+    int flag = 0;
+    MPI_Message m;
+    MPI_Status st;
+    *buf = NULL;
+    *len = 0;
+    int e = MPI_Improbe(src, tag, comm, &flag, &m, &st);
+    if (e != MPI_SUCCESS)
+        return tg__dist_mpi_error(e, what);
+    if (!flag)
+        return TG_OK;
+    MPI_Get_count(&st, MPI_BYTE, len);
+    if (got_tag)
+        *got_tag = st.MPI_TAG;
+    char *b = malloc((size_t)*len + 1);
+    e = MPI_Mrecv(b ? b : (char[1]){0}, b ? *len : 0, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+    if (!b)
+        return tg__error(TG_ERR_NOMEM, "%s: out of memory for a message of %d bytes", what,
+                         *len);
+    if (e != MPI_SUCCESS) {
+        free(b);
+        return tg__dist_mpi_error(e, what);
+    }
+    *buf = b;
+    return TG_OK;
+}
+
 tg_status tg__dist_recv_message(int src, int tag, MPI_Comm comm, char **buf, int *len,
                                 const char *what)
 {
     int64_t pause_ns = 0;
-    *buf = NULL;
-    *len = 0;
     for (;;) {
-        int flag = 0;
-        MPI_Message m;
-        MPI_Status st;
-        int e = MPI_Improbe(src, tag, comm, &flag, &m, &st);
-        if (e != MPI_SUCCESS)
-            return tg__dist_mpi_error(e, what);
-        if (flag) {
-            MPI_Get_count(&st, MPI_BYTE, len);
-            char *b = malloc((size_t)*len + 1);
-            e = MPI_Mrecv(b ? b : (char[1]){0}, b ? *len : 0, MPI_BYTE, &m, MPI_STATUS_IGNORE);
-            if (!b)
-                return tg__error(TG_ERR_NOMEM, "%s: out of memory for a message of %d bytes",
-                                 what, *len);
-            if (e != MPI_SUCCESS) {
-                free(b);
-                return tg__dist_mpi_error(e, what);
-            }
-            *buf = b;
-            return TG_OK;
-        }
+        tg_status st = tg__dist_try_message(src, tag, comm, buf, len, NULL, what);
+        if (st != TG_OK || *buf)
+            return st;
         if (atomic_load(&W.lost) >= 0)
             return lost_error(what);
         pause_more(&pause_ns);

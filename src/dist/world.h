@@ -38,8 +38,13 @@ void tg__dist_master_stop(void);
  * a growing pause; an MPI error or a lost peer fails with a message
  * naming `what` (the caller's operation) and the lost rank */
 tg_status tg__dist_wait(MPI_Request *req, const char *what);
-/* the next message from src with tag on comm (polled as tg__dist_wait):
- * *buf (malloc'd, free it) and its *len bytes */
+/* a message from src with tag on comm (MPI_ANY_TAG: any, *got_tag says
+ * which; got_tag may be NULL) if one has arrived: *buf (malloc'd, free it)
+ * and its *len bytes; *buf NULL when none has */
+tg_status tg__dist_try_message(int src, int tag, MPI_Comm comm, char **buf, int *len,
+                               int *got_tag, const char *what);
+/* the next message from src with tag on comm, waited for (polled as
+ * tg__dist_wait) */
 tg_status tg__dist_recv_message(int src, int tag, MPI_Comm comm, char **buf, int *len,
                                 const char *what);
 /* an MPI error code as a tensorgraph error naming what */

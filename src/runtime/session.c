@@ -1,46 +1,15 @@
 /* Sessions: check a run's feeds, fetches and targets, find or compile the
  * plan for their signature (cached), execute it with the chosen executor,
- * and hand the fetched values back as concrete tensors; options, memory
- * statistics and the profiler's spans. */
-#include "io/json.h"
+ * and hand the fetched values back as concrete tensors; options and memory
+ * statistics (the profiler's traces are session_trace.c's). */
 #include "util/grow.h"
 #include "ops/elementwise.h"
 #include "runtime/runtime_impl.h"
 #include "runtime/session_devices.h"
-
-#include "io/wire.h"
+#include "runtime/session_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct trace_event {
-    char *name;     /* the node (owned: the plan's graph may go first) */
-    const char *op; /* static: the op's name or the source kind */
-    int tid, run;
-    int64_t t0, t1;
-} trace_event;
-
-struct tg_session {
-    tg_graph *g;
-    tg_plan *plans; /* the cache: a list, most recently compiled first */
-    const tg_plan *last; /* used by the last run or memory_stats call */
-    tg_session_stats stats;
-    tg_executor_kind executor;
-    bool no_memory_plan;
-    int opt_level;
-    int n_disabled;
-    char **disabled; /* pass names, owned */
-    /* profiler */
-    bool tracing;
-    int64_t trace_t0;
-    trace_event *events;
-    int64_t n_events, cap_events;
-    int trace_runs;
-    char **tracks; /* trace track names by tid (device names), owned */
-    int n_tracks;
-    /* runs over several devices (session_devices.c): devices, partitions */
-    tg_dsession *dev;
-};
 
 static void drop_plans(tg_session *s)
 {
@@ -75,15 +44,6 @@ static void free_disabled(tg_session *s)
     free(s->disabled);
     s->disabled = NULL;
     s->n_disabled = 0;
-}
-
-static void free_events(tg_session *s)
-{
-    for (int64_t i = 0; i < s->n_events; i++)
-        free(s->events[i].name);
-    free(s->events);
-    s->events = NULL;
-    s->n_events = s->cap_events = 0;
 }
 
 tg_status tg_session_set_options(tg_session *s, const tg_session_options *o)
@@ -137,7 +97,7 @@ void tg_session_free(tg_session *s)
     if (!s)
         return;
     drop_plans(s);
-    free_events(s);
+    tg__session_free_events(s);
     free_disabled(s);
     tg__devices_free(s->dev);
     for (int i = 0; i < s->n_tracks; i++)
@@ -420,91 +380,6 @@ static tg_status hand_over(const request *r, const tg_plan *p, tg_tensor **vals,
     return TG_OK;
 }
 
-/* ---- profiler ---------------------------------------------------------------------- */
-static tg_status record_spans(tg_session *s, const tg_graph *g, const tg_trace_span *spans,
-                              int n)
-{
-    for (int k = 0; k < n; k++) {
-        if (spans[k].node < 0)
-            continue;
-        if (!TG_GROW(s->events, s->cap_events, s->n_events + 1))
-            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory "
-                             "recording the trace");
-        const tg_gnode *n = &g->nodes[spans[k].node];
-        char *name = strdup(n->name);
-        if (!name)
-            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory "
-                             "recording the trace");
-        s->events[s->n_events++] = (trace_event){name, tg__gnode_op_name(n), spans[k].tid,
-                                                 s->trace_runs, spans[k].t0, spans[k].t1};
-    }
-    s->trace_runs++;
-    return TG_OK;
-}
-
-tg_status tg_session_trace_begin(tg_session *s)
-{
-    if (!s)
-        return tg__error(TG_ERR_ARG, "tg_session_trace_begin: session is NULL");
-    free_events(s);
-    s->tracing = true;
-    s->trace_t0 = tg__now_ns();
-    s->trace_runs = 0;
-    return TG_OK;
-}
-
-static void write_event(tg_strbuf *b, const trace_event *e, int64_t t0, bool first)
-{
-    tg__strbuf_puts(b, first ? "\n  {\"name\": " : ",\n  {\"name\": ");
-    tg_json_put_string(b, e->name);
-    tg__strbuf_puts(b, ", \"cat\": ");
-    tg_json_put_string(b, e->op);
-    tg__strbuf_printf(b, ", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, \"pid\": 1, "
-                     "\"tid\": %d, \"args\": {\"run\": %d}}",
-                     (double)(e->t0 - t0) / 1e3, (double)(e->t1 - e->t0) / 1e3, e->tid,
-                     e->run);
-}
-
-tg_status tg_session_trace_end(tg_session *s, const char *path)
-{
-    if (!s)
-        return tg__error(TG_ERR_ARG, "tg_session_trace_end: session is NULL");
-    if (!s->tracing)
-        return tg__error(TG_ERR_ARG, "tg_session_trace_end: no trace was begun "
-                         "(tg_session_trace_begin)");
-    s->tracing = false;
-    tg_status st = TG_OK;
-    if (path) {
-        tg_strbuf b = {0};
-        tg__strbuf_puts(&b, "{\"traceEvents\": [");
-        for (int64_t i = 0; i < s->n_events; i++)
-            write_event(&b, &s->events[i], s->trace_t0, i == 0);
-        for (int i = 0; i < s->n_tracks; i++) /* a partitioned run: a track per device */
-            if (s->tracks[i]) {
-                tg__strbuf_printf(&b, "%s\n  {\"name\": \"thread_name\", \"ph\": \"M\", "
-                                  "\"pid\": 1, \"tid\": %d, \"args\": {\"name\": ",
-                                  s->n_events || i ? "," : "", i);
-                tg_json_put_string(&b, s->tracks[i]);
-                tg__strbuf_puts(&b, "}}");
-            }
-        tg__strbuf_puts(&b, "\n], \"displayTimeUnit\": \"ms\"}\n");
-        FILE *f = b.failed ? NULL : fopen(path, "wb");
-        if (b.failed) {
-            st = tg__error(TG_ERR_NOMEM, "tg_session_trace_end: out of memory");
-        } else if (!f) {
-            st = tg__error(TG_ERR_IO, "tg_session_trace_end: cannot open '%s' for "
-                           "writing", path);
-        } else {
-            bool ok = fwrite(b.data, 1, b.len, f) == b.len;
-            if (fclose(f) != 0 || !ok)
-                st = tg__error(TG_ERR_IO, "tg_session_trace_end: cannot write '%s'", path);
-        }
-        tg__strbuf_free(&b);
-    }
-    free_events(s);
-    return st;
-}
-
 /* the plan's value table for a run: feeds bound, the rest NULL */
 static tg_status bind_feeds(const request *r, const tg_plan *p, tg_tensor ***vals,
                             tg_tensor ***snaps)
@@ -552,7 +427,7 @@ static tg_status execute(tg_session *s, tg_plan *p, tg_tensor **vals, tg_tensor 
     s->stats.nodes_last_run = x.n_ops;
     s->stats.nodes_total += x.n_ops;
     tracer = outer;
-    if (spans && record_spans(s, p->g, spans, p->n_steps) != TG_OK && st == TG_OK)
+    if (spans && tg__session_record_spans(s, p->g, spans, p->n_steps) != TG_OK && st == TG_OK)
         st = tg_last_status();
     free(spans);
     return st;
@@ -630,110 +505,8 @@ void tg__session_device_executor(tg_session *s)
     s->executor = (tg_executor_kind)TG__EXECUTOR_DEVICE;
 }
 
-void tg__session_trace_sync(const tg_session *parent, tg_session *sub)
-{
-    sub->tracing = parent->tracing;
-    sub->trace_runs = parent->trace_runs;
-}
-
-tg_status tg__session_trace_adopt(tg_session *parent, tg_session *sub, const char *track,
-                                  int tid)
-{
-    if (!parent->tracing)
-        return TG_OK;
-    if (tid >= parent->n_tracks) {
-        char **t = realloc(parent->tracks, ((size_t)tid + 1) * sizeof *t);
-        if (!t)
-            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory recording the trace");
-        for (int i = parent->n_tracks; i <= tid; i++)
-            t[i] = NULL;
-        parent->tracks = t;
-        parent->n_tracks = tid + 1;
-    }
-    if (!parent->tracks[tid] && !(parent->tracks[tid] = strdup(track)))
-        return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory recording the trace");
-    for (int64_t i = 0; i < sub->n_events; i++) {
-        if (!TG_GROW(parent->events, parent->cap_events, parent->n_events + 1))
-            return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory recording the trace");
-        parent->events[parent->n_events++] = sub->events[i];
-        sub->events[i].name = NULL; /* moved */
-    }
-    free_events(sub);
-    return TG_OK;
-}
-
-/* ---- traces of partitions run in other processes ----------------------------------------- */
-void tg__session_trace_on(tg_session *s)
-{
-    if (!s->tracing)
-        tg_session_trace_begin(s);
-}
-
-tg_status tg__session_trace_export(tg_session *s, tg_strbuf *b)
-{
-    tg__wire_u32(b, (uint32_t)s->n_events);
-    for (int64_t i = 0; i < s->n_events; i++) {
-        tg__wire_str(b, s->events[i].name);
-        tg__wire_str(b, s->events[i].op);
-        tg__wire_u64(b, (uint64_t)s->events[i].t0);
-        tg__wire_u64(b, (uint64_t)s->events[i].t1);
-    }
-    free_events(s);
-    return b->failed ? tg__error(TG_ERR_NOMEM, "tracing: out of memory") : TG_OK;
-}
-
-/* the op name as the static string events keep: the registry's, or a kind */
-static const char *static_op(const char *op)
-{
-    static const char *const kinds[] = {"body", "placeholder", "variable", "constant"};
-    const tg_op_def *d = tg_op_find(op);
-    if (d)
-        return d->name;
-    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-        if (!strcmp(op, kinds[k]))
-            return kinds[k];
-    return "remote";
-}
-
-tg_status tg__session_trace_import(tg_session *parent, tg_wire_reader *r, const char *track,
-                                   int tid, int64_t offset_ns)
-{
-    tg_session sub = {0}; /* the events, gathered as a partition's session has them */
-    uint32_t n = tg__wire_get_count(r, 24);
-    tg_status st = TG_OK;
-    for (uint32_t i = 0; i < n && !r->failed; i++) {
-        char *name = tg__wire_get_str(r), *op = tg__wire_get_str(r);
-        int64_t t0 = (int64_t)tg__wire_get_u64(r), t1 = (int64_t)tg__wire_get_u64(r);
-        if (!r->failed && TG_GROW(sub.events, sub.cap_events, sub.n_events + 1)) {
-            sub.events[sub.n_events++] = (trace_event){name, static_op(op), tid,
-                                                       parent->trace_runs, t0 + offset_ns,
-                                                       t1 + offset_ns};
-            name = NULL;
-        } else if (!r->failed) {
-            st = tg__error(TG_ERR_NOMEM, "tracing: out of memory");
-            r->failed = true;
-        }
-        free(name);
-        free(op);
-    }
-    if (r->failed && st == TG_OK)
-        st = tg_last_status();
-    if (st == TG_OK)
-        st = tg__session_trace_adopt(parent, &sub, track, tid);
-    free_events(&sub);
-    return st;
-}
-
-bool tg__session_tracing(const tg_session *s) { return s->tracing; }
-
 tg_dsession **tg__session_devices(tg_session *s) { return &s->dev; }
 tg_graph *tg__session_graph(tg_session *s) { return s->g; }
-
-void tg__session_trace_next(tg_session *s)
-{
-    if (s->tracing)
-        s->trace_runs++;
-}
 
 void tg__session_count_ops(tg_session *parent, const tg_session *sub, bool first)
 {

@@ -384,7 +384,7 @@ PyMODINIT_FUNC PyInit__C(void)
         return NULL;
     if (add_dtypes(m) < 0 || add_generator(m) < 0 || tgpy_init_tensor(m) < 0 ||
         tgpy_init_ops(m) < 0 || tgpy_init_index() < 0 || tgpy_init_autograd(m) < 0 ||
-        tgpy_init_graph(m) < 0 || tgpy_init_train(m) < 0 || tgpy_init_data(m) < 0 || tgpy_init_dlpack(m) < 0 || tgpy_init_sort(m) < 0 || tgpy_init_dist(m) < 0 ||
+        tgpy_init_graph(m) < 0 || tgpy_init_device(m) < 0 || tgpy_init_train(m) < 0 || tgpy_init_data(m) < 0 || tgpy_init_dlpack(m) < 0 || tgpy_init_sort(m) < 0 || tgpy_init_dist(m) < 0 ||
         tgpy_init_control(m) < 0 ||
         PyModule_AddStringConstant(m, "__version__", TG_VERSION) < 0) {
         Py_DECREF(m);

@@ -89,6 +89,7 @@ int tgpy_init_ops(PyObject *m);
 int tgpy_init_index(void);
 int tgpy_init_autograd(PyObject *m);
 int tgpy_init_graph(PyObject *m);
+int tgpy_init_device(PyObject *m); /* tg.device: names and scopes (device.c) */
 int tgpy_init_train(PyObject *m);
 int tgpy_init_data(PyObject *m);
 int tgpy_init_dlpack(PyObject *m); /* after tgpy_init_tensor */

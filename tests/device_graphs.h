@@ -44,6 +44,16 @@ static inline void scope_end(const char *dev)
         tg_device_scope_end();
 }
 
+/* the MLP's weights: [32, 64], [32], [10, 32], [10] (scope-owned) */
+static inline void mlp_weights(tg_generator *gen, tg_tensor **w)
+{
+    int64_t sh0[2] = {32, 64}, sh1[1] = {32}, sh2[2] = {10, 32}, sh3[1] = {10};
+    w[0] = tg_rand_normal(gen, TG_FLOAT32, 2, sh0, 0, 0.2);
+    w[1] = tg_rand_normal(gen, TG_FLOAT32, 1, sh1, 0, 0.2);
+    w[2] = tg_rand_normal(gen, TG_FLOAT32, 2, sh2, 0, 0.2);
+    w[3] = tg_rand_normal(gen, TG_FLOAT32, 1, sh3, 0, 0.2);
+}
+
 /* an MLP: layer 1 on dev0, layer 2 on dev1 */
 static inline tg_tensor *mlp(tg_graph *g, tg_tensor *x, tg_tensor *const *w, const char *dev0,
                              const char *dev1)

@@ -73,11 +73,8 @@ static void test_mlp_equals_unpartitioned(void)
 {
     tg_scope_begin();
     tg_generator *gen = tg_generator_new(7);
-    int64_t sh0[2] = {32, 64}, sh1[1] = {32}, sh2[2] = {10, 32}, sh3[1] = {10};
-    tg_tensor *w[4] = {tg_rand_normal(gen, TG_FLOAT32, 2, sh0, 0, 0.2),
-                       tg_rand_normal(gen, TG_FLOAT32, 1, sh1, 0, 0.2),
-                       tg_rand_normal(gen, TG_FLOAT32, 2, sh2, 0, 0.2),
-                       tg_rand_normal(gen, TG_FLOAT32, 1, sh3, 0, 0.2)};
+    tg_tensor *w[4];
+    mlp_weights(gen, w);
     tg_tensor *xv = tg_rand_normal(gen, TG_FLOAT32, 2, (int64_t[]){16, 64}, 0, 1);
     tg_graph *g1 = tg_graph_new("plain"), *g2 = tg_graph_new("placed");
     tg_tensor *x1 = tg_placeholder(g1, "x", TG_FLOAT32, 2, (int64_t[]){16, 64});

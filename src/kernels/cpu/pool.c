@@ -48,14 +48,19 @@ static inline bool is_2x2(const geom *g)
 
 /* for every output o (row-major, counted in o_) of g: the window
  * [za, ze) x [ya, ye) x [xa, xe) inside the input and its divisor div;
- * the body (the variadic arguments) runs once per output */
-#define EACH_WINDOW(g, ...)                                                     \
+ * the body (the variadic arguments) runs once per output. VOL is a
+ * constant: false for planes (nd <= 2), whose depth loops then vanish
+ * from the code the compiler makes, true for volumes. */
+#define EACH_WINDOW(g, VOL, ...)                                                \
     int64_t o_ = 0;                                                              \
-    for (int64_t oz = 0; oz < (g)->OD; oz++) {                                   \
-        int64_t za, ze, pz = window((g), 0, oz, &za, &ze);                       \
-        for (int64_t oy = 0; oy < (g)->OH; oy++) {                               \
+    const int64_t OD_ = (VOL) ? (g)->OD : 1, OH_ = (g)->OH, OW_ = (g)->OW;       \
+    for (int64_t oz = 0; oz < OD_; oz++) {                                       \
+        int64_t za = 0, ze = 1, pz = 1;                                          \
+        if (VOL)                                                                 \
+            pz = window((g), 0, oz, &za, &ze);                                   \
+        for (int64_t oy = 0; oy < OH_; oy++) {                                   \
             int64_t ya, ye, py = window((g), 1, oy, &ya, &ye);                   \
-            for (int64_t ox = 0; ox < (g)->OW; ox++, o_++) {                     \
+            for (int64_t ox = 0; ox < OW_; ox++, o_++) {                         \
                 int64_t xa, xe, px = window((g), 2, ox, &xa, &xe);               \
                 int64_t div = (g)->include_pad ? pz * py * px                    \
                                                : (ze - za) * (ye - ya) * (xe - xa); \
@@ -65,15 +70,16 @@ static inline bool is_2x2(const geom *g)
         }                                                                        \
     }
 
+/* the general kernels are written once, always inlined into a plane
+ * (VOL false) and a volume (VOL true) copy */
+#define INLINE static inline __attribute__((always_inline))
+
 #define PLANES(SFX, T)                                                           \
-    static void max_plane_##SFX(const geom *g, const T *x, T *y, int64_t *idx)  \
+    INLINE void max_nd_##SFX(const geom *g, const T *x, T *y, int64_t *idx,     \
+                             const bool VOL)                                     \
     {                                                                            \
         const int64_t H = g->H, W = g->W;                                        \
-        if (is_2x2(g)) {                                                         \
-            tg__maxpool2x2_planes_##SFX(x, 1, H, W, g->OH, g->OW, y, idx);       \
-            return;                                                              \
-        }                                                                        \
-        EACH_WINDOW(g, {                                                         \
+        EACH_WINDOW(g, VOL, {                                                    \
             T m = -INFINITY;                                                     \
             int64_t mi = (za * H + ya) * W + xa;                                 \
             for (int64_t z = za; z < ze; z++)                                    \
@@ -86,19 +92,10 @@ static inline bool is_2x2(const geom *g)
             idx[o_] = mi;                                                        \
         })                                                                       \
     }                                                                            \
-    static void avg_plane_##SFX(const geom *g, const T *x, T *y)                 \
+    INLINE void avg_nd_##SFX(const geom *g, const T *x, T *y, const bool VOL)    \
     {                                                                            \
-        const int64_t H = g->H, W = g->W, OW = g->OW;                            \
-        if (is_2x2(g)) {                                                         \
-            for (int64_t oh = 0; oh < g->OH; oh++) {                             \
-                const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                      \
-                for (int64_t ow = 0; ow < OW; ow++)                              \
-                    y[oh * OW + ow] = (r0[2 * ow] + r0[2 * ow + 1] + r1[2 * ow] + \
-                                       r1[2 * ow + 1]) * (T)0.25;                \
-            }                                                                    \
-            return;                                                              \
-        }                                                                        \
-        EACH_WINDOW(g, {                                                         \
+        const int64_t H = g->H, W = g->W;                                        \
+        EACH_WINDOW(g, VOL, {                                                    \
             double acc = 0;                                                      \
             for (int64_t z = za; z < ze; z++)                                    \
                 for (int64_t h = ya; h < ye; h++) {                              \
@@ -109,26 +106,13 @@ static inline bool is_2x2(const geom *g)
             y[o_] = (T)(acc / (double)div);                                      \
         })                                                                       \
     }                                                                            \
-    /* dx (zeroed) gets each dy spread evenly over its window; 2 x 2 windows \
-     * (disjoint) are written whole, 0 + dy / 4 as the adds give (+0 for -0) */ \
-    static void avg_grad_plane_##SFX(const geom *g, const T *dy, T *dx)          \
+    /* dx (zeroed) gets each dy spread evenly over its window */                \
+    INLINE void avg_grad_nd_##SFX(const geom *g, const T *dy, T *dx,             \
+                                  const bool VOL)                                \
     {                                                                            \
-        const int64_t H = g->H, W = g->W, OW = g->OW;                            \
-        if (is_2x2(g)) {                                                         \
-            if (H != 2 * g->OH || W != 2 * OW) /* a row or column in none */     \
-                memset(dx, 0, (size_t)(H * W) * sizeof(T));                      \
-            for (int64_t oh = 0; oh < g->OH; oh++) {                             \
-                T *r0 = dx + 2 * oh * W, *r1 = r0 + W;                           \
-                const T *d = dy + oh * OW;                                       \
-                for (int64_t ow = 0; ow < OW; ow++) {                            \
-                    T v = (T)0 + d[ow] / (T)4;                                   \
-                    r0[2 * ow] = r0[2 * ow + 1] = r1[2 * ow] = r1[2 * ow + 1] = v; \
-                }                                                                \
-            }                                                                    \
-            return;                                                              \
-        }                                                                        \
-        memset(dx, 0, (size_t)(g->D * H * W) * sizeof(T));                       \
-        EACH_WINDOW(g, {                                                         \
+        const int64_t H = g->H, W = g->W;                                        \
+        memset(dx, 0, (size_t)((VOL ? g->D : 1) * H * W) * sizeof(T));           \
+        EACH_WINDOW(g, VOL, {                                                    \
             T d = dy[o_] / (T)div;                                               \
             for (int64_t z = za; z < ze; z++)                                    \
                 for (int64_t h = ya; h < ye; h++) {                              \
@@ -137,6 +121,57 @@ static inline bool is_2x2(const geom *g)
                         row[w] += d;                                             \
                 }                                                                \
         })                                                                       \
+    }                                                                            \
+    static void max_plane_##SFX(const geom *g, const T *x, T *y, int64_t *idx)  \
+    {                                                                            \
+        max_nd_##SFX(g, x, y, idx, false);                                       \
+    }                                                                            \
+    static void max_volume_##SFX(const geom *g, const T *x, T *y, int64_t *idx) \
+    {                                                                            \
+        max_nd_##SFX(g, x, y, idx, true);                                        \
+    }                                                                            \
+    static void avg_plane_##SFX(const geom *g, const T *x, T *y)                 \
+    {                                                                            \
+        avg_nd_##SFX(g, x, y, false);                                            \
+    }                                                                            \
+    static void avg_volume_##SFX(const geom *g, const T *x, T *y)                \
+    {                                                                            \
+        avg_nd_##SFX(g, x, y, true);                                             \
+    }                                                                            \
+    static void avg_grad_plane_##SFX(const geom *g, const T *dy, T *dx)          \
+    {                                                                            \
+        avg_grad_nd_##SFX(g, dy, dx, false);                                     \
+    }                                                                            \
+    static void avg_grad_volume_##SFX(const geom *g, const T *dy, T *dx)         \
+    {                                                                            \
+        avg_grad_nd_##SFX(g, dy, dx, true);                                      \
+    }                                                                            \
+    /* LeNet's 2 x 2 average pooling of a plane, and its gradient: 2 x 2   \
+     * windows (disjoint) are written whole, 0 + dy / 4 as the adds give    \
+     * (+0 for -0) */                                                        \
+    static void avg_2x2_##SFX(const geom *g, const T *x, T *y)                   \
+    {                                                                            \
+        const int64_t W = g->W, OW = g->OW;                                      \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                 \
+            const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                          \
+            for (int64_t ow = 0; ow < OW; ow++)                                  \
+                y[oh * OW + ow] = (r0[2 * ow] + r0[2 * ow + 1] + r1[2 * ow] +    \
+                                   r1[2 * ow + 1]) * (T)0.25;                    \
+        }                                                                        \
+    }                                                                            \
+    static void avg_grad_2x2_##SFX(const geom *g, const T *dy, T *dx)            \
+    {                                                                            \
+        const int64_t H = g->H, W = g->W, OW = g->OW;                            \
+        if (H != 2 * g->OH || W != 2 * OW) /* a row or column in none */         \
+            memset(dx, 0, (size_t)(H * W) * sizeof(T));                          \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                 \
+            T *r0 = dx + 2 * oh * W, *r1 = r0 + W;                               \
+            const T *d = dy + oh * OW;                                           \
+            for (int64_t ow = 0; ow < OW; ow++) {                                \
+                T v = (T)0 + d[ow] / (T)4;                                       \
+                r0[2 * ow] = r0[2 * ow + 1] = r1[2 * ow] = r1[2 * ow + 1] = v;   \
+            }                                                                    \
+        }                                                                        \
     }                                                                            \
     /* dx (zeroed) gets each dy added at its argmax; indices are checked as  \
      * they are used (true: one was outside the plane). When every index is   \
@@ -195,9 +230,6 @@ typedef struct task {
     atomic_bool bad_index; /* max_grad, select: an index was outside its plane */
 } task;
 
-#define PLANE_PTRS(T) \
-    const T *a = (const T *)t->a + p * t->a_n; T *b = (T *)t->b + p * t->b_n
-
 /* 2 x 2 max pooling and its gradient over the planes [begin, end) at
  * once (rows run on across planes); false when not that case, or when an
  * index is outside its window (the planes are then done one by one) */
@@ -230,40 +262,52 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
                                           (float *)t->b + begin * t->b_n);
 }
 
+/* plane (volume) p of the task by the kernel of its kind, rank and
+ * dtype; true when an index was outside its plane */
+#define RUN_PLANE(SFX, T)                                                        \
+    static bool run_plane_##SFX(const task *t, int64_t p, bool two, bool vol,    \
+                                int64_t *idx)                                    \
+    {                                                                            \
+        const T *a = (const T *)t->a + p * t->a_n;                               \
+        T *b = (T *)t->b + p * t->b_n;                                           \
+        switch (t->k) {                                                          \
+        case TG_POOL_MAX:                                                        \
+            (vol ? max_volume_##SFX : max_plane_##SFX)(t->g, a, b, idx);         \
+            return false;                                                        \
+        case TG_POOL_AVG:                                                        \
+            (two ? avg_2x2_##SFX : vol ? avg_volume_##SFX : avg_plane_##SFX)(t->g, a, b); \
+            return false;                                                        \
+        case TG_POOL_AVG_GRAD:                                                   \
+            (two ? avg_grad_2x2_##SFX                                            \
+                 : vol ? avg_grad_volume_##SFX : avg_grad_plane_##SFX)(t->g, a, b); \
+            return false;                                                        \
+        case TG_POOL_MAX_GRAD:                                                   \
+            return max_grad_plane_##SFX(t->g, t->b_n, t->a_n, a, idx, b);        \
+        case TG_POOL_SELECT:                                                     \
+            return select_plane_##SFX(t->a_n, t->b_n, a, idx, b);                \
+        }                                                                        \
+        return false;                                                            \
+    }
+RUN_PLANE(f32, float)
+RUN_PLANE(f64, double)
+
 static void run_planes(void *ctx, int64_t begin, int64_t end)
 {
     task *t = ctx;
     bool bad = false;
     if (run_2x2(t, begin, end))
         return;
+    /* the kernel's choice, once for all planes */
+    bool two = t->g && is_2x2(t->g), vol = t->g && t->g->nd == 3;
     /* the indices have the shape of the pooled side: b, except for max_grad */
     int64_t idx_n = t->k == TG_POOL_MAX_GRAD ? t->a_n : t->b_n;
     for (int64_t p = begin; p < end; p++) {
         int64_t *idx = t->idx ? t->idx + p * idx_n : NULL;
-        if (t->f64) {
-            PLANE_PTRS(double);
-            switch (t->k) {
-            case TG_POOL_MAX: max_plane_f64(t->g, a, b, idx); break;
-            case TG_POOL_AVG: avg_plane_f64(t->g, a, b); break;
-            case TG_POOL_AVG_GRAD: avg_grad_plane_f64(t->g, a, b); break;
-            case TG_POOL_MAX_GRAD: bad |= max_grad_plane_f64(t->g, t->b_n, t->a_n, a, idx, b); break;
-            case TG_POOL_SELECT: bad |= select_plane_f64(t->a_n, t->b_n, a, idx, b); break;
-            }
-        } else {
-            PLANE_PTRS(float);
-            switch (t->k) {
-            case TG_POOL_MAX: max_plane_f32(t->g, a, b, idx); break;
-            case TG_POOL_AVG: avg_plane_f32(t->g, a, b); break;
-            case TG_POOL_AVG_GRAD: avg_grad_plane_f32(t->g, a, b); break;
-            case TG_POOL_MAX_GRAD: bad |= max_grad_plane_f32(t->g, t->b_n, t->a_n, a, idx, b); break;
-            case TG_POOL_SELECT: bad |= select_plane_f32(t->a_n, t->b_n, a, idx, b); break;
-            }
-        }
+        bad |= t->f64 ? run_plane_f64(t, p, two, vol, idx) : run_plane_f32(t, p, two, vol, idx);
     }
     if (bad)
         atomic_store(&t->bad_index, true);
 }
-
 
 bool tg__pool_run(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
                   const void *a, void *b, int64_t *idx, int64_t planes,

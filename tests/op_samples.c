@@ -87,6 +87,7 @@ const os_sample os_samples[] = {
     {"clamp", "[-0.5, 0.5]", IN(X(-1, 1, 2, 3)), AT(AF("a", -0.5), AF("b", 0.5)), OS_STRIDED},
     {"hardsigmoid", "ONNX's 0.2, 0.5", IN(X(-4, 4, 2, 3)), AT(AF("a", 0.2), AF("b", 0.5))},
     {"relu_grad", "dy, y", IN(X(-1, 1, 2, 3), K(-1, 1, 2, 3))},
+    {"gelu_grad", "dy, x", IN(X(-1, 1, 2, 3), X(-3, 3, 2, 3)), .flags = OS_STRIDED},
     /* ---- where (compare.c) ---- */
     {"where", "broadcast a and b", IN(B(0.5, 2, 3), X(-1, 1, 2, 3), X(-1, 1, 3)), .flags = OS_STRIDED},
     /* ---- reductions (reduce*.c) ---- */

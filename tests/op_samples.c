@@ -88,6 +88,11 @@ const os_sample os_samples[] = {
     {"hardsigmoid", "ONNX's 0.2, 0.5", IN(X(-4, 4, 2, 3)), AT(AF("a", 0.2), AF("b", 0.5))},
     {"relu_grad", "dy, y", IN(X(-1, 1, 2, 3), K(-1, 1, 2, 3))},
     {"gelu_grad", "dy, x", IN(X(-1, 1, 2, 3), X(-3, 3, 2, 3)), .flags = OS_STRIDED},
+    /* y is any positive tensor for the rule's algebra, not only a softmax */
+    {"softmax_grad", "last axis", IN(X(-1, 1, 2, 5), X(0.1, 1, 2, 5)), AT(AI("axis", 1)),
+     .flags = OS_STRIDED},
+    {"softmax_grad", "axis 0 of [3,2,2]", IN(X(-1, 1, 3, 2, 2), X(0.1, 1, 3, 2, 2)),
+     AT(AI("axis", 0))},
     /* ---- where (compare.c) ---- */
     {"where", "broadcast a and b", IN(B(0.5, 2, 3), X(-1, 1, 2, 3), X(-1, 1, 3)), .flags = OS_STRIDED},
     /* ---- reductions (reduce*.c) ---- */

@@ -396,6 +396,7 @@ extern const tg_op_def *const tg_ops_unary[];
 extern const tg_op_def *const tg_ops_unary_math[]; /* unary_math.c: tan ... square */
 extern const tg_op_def *const tg_ops_unary_act[];  /* unary_act.c: silu ... threshold */
 extern const tg_op_def *const tg_ops_act_grad[];   /* act_grad.c: gelu_grad */
+extern const tg_op_def *const tg_ops_softmax_grad[]; /* softmax_grad.c */
 extern const tg_op_def *const tg_ops_compare[];
 extern const tg_op_def *const tg_ops_reduce[];
 extern const tg_op_def *const tg_ops_shape[];

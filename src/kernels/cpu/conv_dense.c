@@ -1,6 +1,6 @@
 /* Dense convolution forward as an implicit GEMM (conv_dense.h): the plan
  * (the phase-split padded image, the taps' offsets, the blocks the
- * threads claim), the preparation of the images and the weights, and the
+ * threads claim), the preparation of the images, and the
  * loops over the per-ISA tiles (conv_dense_arch.h).
  *
  * The input, padded, is split into its sh x sw stride phases (phase (a,
@@ -63,16 +63,15 @@ typedef struct dense_job {
     int64_t chan;            /* elements per channel: sh * sw phases */
     int64_t p;               /* wide positions per image */
     int64_t img_len;         /* elements per prepared image, slack included */
-    int64_t panels, pan_len; /* weight panels, elements of each */
+    int64_t panels, pan_len; /* tiles' rows of output channels, their weights */
     int64_t tiles;           /* tiles of positions per image */
     int64_t blk_panels, n_ob, blk_tiles, n_cb;
     int64_t *off; /* [k] where each tap's run starts in a prepared image */
     bool *used;   /* [sh * sw] the phases some tap reads */
     char *imgs;   /* [n][img_len] */
-    char *pack;   /* [panels][pan_len] */
 } dense_job;
 
-/* ---- preparation: the images, the weights -------------------------------------- */
+/* ---- preparation: the images -------------------------------------------------- */
 
 static bool phase_used(const dense_job *j, int64_t a, int64_t b) { return j->used[a * j->g.sw + b]; }
 
@@ -126,14 +125,8 @@ static void prepare_image(const dense_job *j, int64_t n)
 
 static void prepare(void *ctx, int64_t begin, int64_t end)
 {
-    dense_job *j = ctx;
-    for (int64_t u = begin; u < end; u++) {
-        if (u < j->g.n)
-            prepare_image(j, u);
-        else
-            j->kn->pack(j->w, j->g.o, j->k, (u - j->g.n) * j->kn->mr,
-                        j->pack + (size_t)((u - j->g.n) * j->pan_len) * j->el);
-    }
+    for (int64_t u = begin; u < end; u++)
+        prepare_image(ctx, u);
 }
 
 /* ---- the product ------------------------------------------------------------------ */
@@ -153,7 +146,7 @@ static void unit(const dense_job *j, int64_t u)
     int64_t t0 = cb * j->blk_tiles, t1 = min64(t0 + j->blk_tiles, j->tiles);
     for (int64_t t = t0; t < t1; t++)
         for (int64_t pi = p0; pi < p1; pi++)
-            j->kn->tile(j->k, j->pack + (size_t)(pi * j->pan_len) * j->el, img, j->off,
+            j->kn->tile(j->k, j->w + (size_t)(pi * mr * j->k) * j->el, j->k, img, j->off,
                         t * nr, pi * mr, min64(mr, g->o - pi * mr), &st);
 }
 
@@ -263,17 +256,15 @@ tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void
     plan_image_len(&j);
     plan_blocks(&j, par ? threads : 1);
     size_t img_bytes = (size_t)(g->n * j.img_len) * j.el;
-    size_t pack_bytes = (size_t)(j.panels * j.pan_len) * j.el;
-    size_t pack_at = (img_bytes + 63) / 64 * 64;
-    char *buf = tg__scratch(TG_SCRATCH_SHARED, pack_at + pack_bytes);
+
+    char *buf = tg__scratch(TG_SCRATCH_SHARED, img_bytes);
     if (!buf) {
         free(j.off);
         free(j.used);
         return TG_ERR_NOMEM;
     }
     j.imgs = buf;
-    j.pack = buf + pack_at;
-    int64_t n_prep = g->n + j.panels, n_units = g->n * j.n_ob * j.n_cb;
+    int64_t n_prep = g->n, n_units = g->n * j.n_ob * j.n_cb;
     if (par) {
         tg_parallel_for(n_prep, 1, prepare, &j);
         tg_parallel_for(n_units, 1, units, &j);

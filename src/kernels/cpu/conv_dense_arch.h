@@ -7,10 +7,13 @@
  *
  * A tile of MR output channels x NV vectors of wide positions stays in
  * registers over all k taps: per tap, NV vectors are loaded (unaligned)
- * from the tap's run of the image and MR packed weights are broadcast
- * against them. No patch matrix is built and k is not blocked: the
- * weights' panel ([k][MR]) and the image stream from L2, which at these
- * loads per multiply-add keeps the FMA units busy. */
+ * from the tap's run of the image and MR weights, one from each of MR
+ * rows of the weight matrix, are broadcast against them. No patch matrix
+ * is built, the weights are not packed and k is not blocked: the MR
+ * weight rows and the image stream from L2 (packing the weights on each
+ * call, a pass over all of them, made ResNet-18's convolutions ~10%
+ * slower at batch 1), which at these loads per multiply-add keeps the FMA
+ * units busy. */
 #include "kernels/cpu/conv_dense_api.h"
 
 #include <string.h>
@@ -25,36 +28,12 @@
 #define DA_STR2(x) #x
 #define DA_STR(x) DA_STR2(x)
 
-/* the panel's weights in blocks of columns, so that the strided writes of
- * a block stay in L1 while each row is read in order */
-#define DA_PACK_BLOCK 64
-
 #define DENSE_TEMPLATE(T, SUF, MR, NV)                                           \
     typedef T DA_NAME(v_##SUF) __attribute__((vector_size(VEC_BYTES)));         \
     typedef T DA_NAME(vu_##SUF) __attribute__((vector_size(VEC_BYTES),          \
                                                aligned(sizeof(T)), may_alias));  \
     enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T),                       \
            DA_NAME(NR_##SUF) = NV * (VEC_BYTES / (int)sizeof(T)) };             \
-                                                                                \
-    static void DA_NAME(pack_##SUF)(const void *wv, int64_t m, int64_t k,       \
-                                    int64_t i0, void *dstv)                     \
-    {                                                                           \
-        const T *w = wv;                                                        \
-        T *dst = dstv;                                                          \
-        for (int64_t p0 = 0; p0 < k; p0 += DA_PACK_BLOCK) {                     \
-            int64_t p1 = k - p0 < DA_PACK_BLOCK ? k : p0 + DA_PACK_BLOCK;       \
-            for (int i = 0; i < MR; i++) {                                      \
-                if (i0 + i >= m) {                                              \
-                    for (int64_t p = p0; p < p1; p++)                           \
-                        dst[p * MR + i] = 0;                                    \
-                    continue;                                                   \
-                }                                                               \
-                const T *row = w + (i0 + i) * k;                                \
-                for (int64_t p = p0; p < p1; p++)                               \
-                    dst[p * MR + i] = row[p];                                   \
-            }                                                                   \
-        }                                                                       \
-    }                                                                           \
                                                                                 \
     /* columns [j, j + n) of the tile's rows into output row oy, column ox */   \
     static void DA_NAME(put_##SUF)(const T (*tile)[DA_NAME(NR_##SUF)],          \
@@ -79,53 +58,66 @@
         }                                                                       \
     }                                                                           \
                                                                                 \
-    static void DA_NAME(tile_##SUF)(int64_t k, const void *apv,                 \
-                                    const void *imgv, const int64_t *off,       \
-                                    int64_t t, int64_t o0, int64_t rows,        \
-                                    const tg__dense_store *st)                  \
+    /* the accumulators, biased and activated, into the output: the wide    \
+     * columns in runs along output rows; the columns past ow (the wide      \
+     * rows' overhang) and past p are dropped */                             \
+    static inline __attribute__((always_inline)) void DA_NAME(store_##SUF)(  \
+        DA_NAME(v_##SUF) (*acc)[NV], int64_t t, int64_t o0, int64_t rows,     \
+        const tg__dense_store *st)                                           \
+    {                                                                        \
+        typedef DA_NAME(v_##SUF) V;                                          \
+        enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##SUF) };               \
+        T tile[MR][NR] __attribute__((aligned(64)));                        \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
+                *(V *)&tile[i][v * L] = acc[i][v];                           \
+        int64_t end = t + NR < st->p ? t + NR : st->p;                       \
+        int64_t oy = t / st->wq, ox = t - oy * st->wq;                       \
+        for (int64_t tt = t; tt < end; oy++, ox = 0) {                       \
+            int64_t run = end - tt < st->wq - ox ? end - tt : st->wq - ox;   \
+            int64_t keep = ox >= st->ow ? 0 : run < st->ow - ox ? run : st->ow - ox; \
+            if (keep > 0)                                                    \
+                DA_NAME(put_##SUF)(tile, tt - t, keep, o0, rows,             \
+                                   oy * st->ow + ox, st);                    \
+            tt += run;                                                       \
+        }                                                                    \
+    }                                                                        \
+                                                                             \
+    /* row i of the tile's weights at a + i lda (rows past `rows` read row   \
+     * 0, their sums dropped) */                                               \
+    static void DA_NAME(tile_##SUF)(int64_t k, const void *av, int64_t lda, \
+                                         const void *imgv, const int64_t *off, \
+                                         int64_t t, int64_t o0, int64_t rows,  \
+                                         const tg__dense_store *st)            \
     {                                                                           \
         typedef DA_NAME(v_##SUF) V;                                             \
         typedef DA_NAME(vu_##SUF) VU;                                           \
-        enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##SUF) };                  \
-        const T *restrict a = apv;                                              \
+        enum { L = DA_NAME(L_##SUF) };                                          \
         const T *restrict img = (const T *)imgv + t;                            \
+        const T *ar[MR];                                                        \
+        for (int i = 0; i < MR; i++)                                            \
+            ar[i] = (const T *)av + (i < rows ? i : 0) * lda;                   \
         V acc[MR][NV];                                                          \
         _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                   \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                \
                 acc[i][v] = (V){0};                                             \
-        for (int64_t p = 0; p < k; p++, a += MR) {                              \
+        for (int64_t p = 0; p < k; p++) {                                       \
             const T *b = img + off[p];                                          \
             V bv[NV];                                                           \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                \
                 bv[v] = *(const VU *)(b + v * L);                               \
             _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)               \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)            \
-                    acc[i][v] += a[i] * bv[v];                                  \
+                    acc[i][v] += ar[i][p] * bv[v];                              \
         }                                                                       \
-        T tile[MR][NR] __attribute__((aligned(64)));                           \
-        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                   \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                \
-                *(V *)&tile[i][v * L] = acc[i][v];                              \
-        /* the wide columns in runs along output rows; the columns past ow     \
-         * (the wide rows' overhang) and past p are dropped */                  \
-        int64_t end = t + NR < st->p ? t + NR : st->p;                          \
-        int64_t oy = t / st->wq, ox = t - oy * st->wq;                          \
-        for (int64_t tt = t; tt < end; oy++, ox = 0) {                          \
-            int64_t run = end - tt < st->wq - ox ? end - tt : st->wq - ox;      \
-            int64_t keep = ox >= st->ow ? 0 : run < st->ow - ox ? run : st->ow - ox; \
-            if (keep > 0)                                                       \
-                DA_NAME(put_##SUF)(tile, tt - t, keep, o0, rows,                \
-                                   oy * st->ow + ox, st);                       \
-            tt += run;                                                          \
-        }                                                                       \
+        DA_NAME(store_##SUF)(acc, t, o0, rows, st);                             \
     }
 
 DENSE_TEMPLATE(float, f32, MR_F32, NV_F32)
 DENSE_TEMPLATE(double, f64, MR_F64, NV_F64)
 
 #define DA_KERN(SUF, MR)                                                         \
-    {.mr = MR, .nr = DA_NAME(NR_##SUF), .pack = DA_NAME(pack_##SUF),            \
-     .tile = DA_NAME(tile_##SUF)}
+    {.mr = MR, .nr = DA_NAME(NR_##SUF), .tile = DA_NAME(tile_##SUF)}
 
 const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .name = DA_STR(DENSE_ISA),

@@ -131,12 +131,13 @@ static void prepare(void *ctx, int64_t begin, int64_t end)
 
 /* ---- the product ------------------------------------------------------------------ */
 
-/* unit u: image, block of output channels, block of positions */
+/* unit u: block of output channels (slowest varying: the threads work on
+ * the same weights, which the images share), image, block of positions */
 static void unit(const dense_job *j, int64_t u)
 {
     const tg__conv_geom *g = &j->g;
-    const int64_t per_image = j->n_ob * j->n_cb;
-    const int64_t n = u / per_image, ob = u % per_image / j->n_cb, cb = u % j->n_cb;
+    const int64_t per_block = g->n * j->n_cb;
+    const int64_t ob = u / per_block, n = u % per_block / j->n_cb, cb = u % j->n_cb;
     const int64_t ohw = g->oh * g->ow, mr = j->kn->mr, nr = j->kn->nr;
     tg__dense_store st = {.y = j->y + (size_t)(n * g->o * ohw) * j->el,
                           .bias = j->b, .ohw = ohw, .wq = j->wq, .ow = g->ow,
@@ -175,7 +176,7 @@ static void tap_offsets(dense_job *j)
             }
 }
 
-/* the phases' size, the wide positions and their tiles */
+/* the phases' size and the wide positions */
 static void plan_phases(dense_job *j)
 {
     const tg__conv_geom *g = &j->g;
@@ -185,6 +186,28 @@ static void plan_phases(dense_job *j)
     j->wq = cdiv(wp, g->sw);
     j->chan = g->sh * g->sw * j->hq * j->wq;
     j->p = (g->oh - 1) * j->wq + g->ow;
+}
+
+/* the tile shape that computes the fewest padded outputs (rows of output
+ * channels rounded up to its height, wide positions to its width) */
+static atomic_int forced_tile = -1;
+
+void tg__conv_dense_force_tile(int kind) { atomic_store(&forced_tile, kind); }
+
+static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
+{
+    int64_t best = -1;
+    int forced = atomic_load(&forced_tile);
+    for (int i = 0; i < arch->n_kinds; i++) {
+        if (forced >= 0 && i != forced % arch->n_kinds)
+            continue;
+        const tg__dense_kern *kn = &arch->k[f64][i];
+        int64_t padded = cdiv(j->g.o, kn->mr) * kn->mr * (cdiv(j->p, kn->nr) * kn->nr);
+        if (best < 0 || padded < best) {
+            best = padded;
+            j->kn = kn;
+        }
+    }
     j->tiles = cdiv(j->p, j->kn->nr);
 }
 
@@ -239,7 +262,7 @@ tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void
         return TG_ERR_ARG;
     if (g->n * g->o * g->oh * g->ow == 0)
         return TG_OK;
-    dense_job j = {.kn = &tg__dense_arch_now()->k[dt == TG_FLOAT64], .g = *g,
+    dense_job j = {.g = *g,
                    .el = tg_dtype_size(dt), .x = x, .w = w, .b = b, .y = y, .relu = relu,
                    .k = g->c * g->kh * g->kw};
     int64_t work = g->n * g->o * j.k * g->oh * g->ow, threads = tg_get_num_threads();
@@ -252,6 +275,7 @@ tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void
         return TG_ERR_NOMEM;
     }
     plan_phases(&j);
+    choose_tile(&j, tg__dense_arch_now(), dt == TG_FLOAT64);
     tap_offsets(&j);
     plan_image_len(&j);
     plan_blocks(&j, par ? threads : 1);

@@ -143,6 +143,15 @@ static void test_every_shape_and_isa(void)
     }
     tg__conv_dense_force_tile(-1);
     tg__cpu_force(tg__cpu_detected());
+    /* a batch of 3 in chunks of one image, and of two (~4 KB each in
+     * float32, ~8 KB in float64) with one left */
+    const int64_t chunks[] = {1, 9000, 17000};
+    for (int i = 0; i < 3; i++) {
+        tg__conv_dense_set_chunk_bytes(chunks[i]);
+        check_run(&grid[2], false, true, true, 2);
+        check_run(&grid[2], true, true, false, 1);
+    }
+    tg__conv_dense_set_chunk_bytes((int64_t)32 << 20);
     tg_set_num_threads(2);
 }
 

@@ -11,7 +11,10 @@ grads, the loss, backward and an SGD step; with tg.function the loss is a
 closure over the model, so the optimizer writes captured parameters
 between calls. The modes run interleaved, round after round, so that the
 load of a shared machine falls on all of them alike; each line is the
-median over rounds of the time per step, with the ratio to eager.
+median over rounds of the time per step, with the ratio to eager, and the
+median of the process's CPU time per step (cpu_us, cpu_ratio_to_eager:
+time.process_time, which leaves out the time the process waits for a
+core on a loaded machine; with --threads 1 it is the step's own work).
 
 Counts that do not depend on the machine's load come with the times:
 plans compiled by the function's session over the whole run (plan_misses:
@@ -134,26 +137,31 @@ def run(model_name, make, loss, rounds, number, torch):
         losses[m.name] = [float(m.step()) for _ in range(3)]
         m.infer()
     times = {(m.name, k): [] for m in modes for k in ("step", "infer")}
+    cpu = {(m.name, k): [] for m in modes for k in ("step", "infer")}
     nodes = {}
     for _ in range(rounds):
         for m in modes:
             for kind in ("step", "infer"):
                 f = getattr(m, kind)
                 before = m.stats(kind)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 for _ in range(number):
                     f()
                 times[(m.name, kind)].append((time.perf_counter() - t0) / number * 1e6)
+                cpu[(m.name, kind)].append((time.process_time() - c0) / number * 1e6)
                 after = m.stats(kind)
                 if before:
                     nodes[(m.name, kind)] = (after["nodes_total"] - before["nodes_total"]) / number
     lines = []
     for kind in ("step", "infer"):
         eager = statistics.median(times[("eager", kind)])
+        eager_cpu = statistics.median(cpu[("eager", kind)])
         for m in modes:
             med = statistics.median(times[(m.name, kind)])
+            cmed = statistics.median(cpu[(m.name, kind)])
             r = {"bench": "function_modes", "model": model_name, "what": kind, "mode": m.name,
                  "us": round(med, 1), "ratio_to_eager": round(med / eager, 3),
+                 "cpu_us": round(cmed, 1), "cpu_ratio_to_eager": round(cmed / eager_cpu, 3),
                  "python_calls": python_calls(getattr(m, kind))}
             st = m.stats(kind)
             if st:

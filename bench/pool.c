@@ -61,16 +61,16 @@ static void run(job *j)
     int64_t planes = j->shape[0] * j->shape[1], in_n = j->shape[2] * j->shape[3];
     int64_t out_n = j->g.OH * j->g.OW;
     if (j->k == POOL)
-        tg__pool2d(TG_POOL_MAX, &j->g, TG_FLOAT32, j->x, j->y, j->idx, planes, in_n, out_n);
+        tg__pool_run(TG_POOL_MAX, &j->g, TG_FLOAT32, j->x, j->y, j->idx, planes, in_n, out_n);
     else if (j->k == POOL_GRAD)
-        tg__pool2d(TG_POOL_MAX_GRAD, &j->g, TG_FLOAT32, j->y, j->dx, j->idx, planes, out_n,
+        tg__pool_run(TG_POOL_MAX_GRAD, &j->g, TG_FLOAT32, j->y, j->dx, j->idx, planes, out_n,
                    in_n);
     else if (j->k == POOL_C || j->k == POOL_C_GRAD)
         tg_parallel_for(planes, planes / 8 > 0 ? planes / 8 : 1, compact_range, j);
     else if (j->k == AVG)
-        tg__pool2d(TG_POOL_AVG, &j->g, TG_FLOAT32, j->x, j->y, NULL, planes, in_n, out_n);
+        tg__pool_run(TG_POOL_AVG, &j->g, TG_FLOAT32, j->x, j->y, NULL, planes, in_n, out_n);
     else if (j->k == AVG_GRAD)
-        tg__pool2d(TG_POOL_AVG_GRAD, &j->g, TG_FLOAT32, j->y, j->dx, NULL, planes, out_n, in_n);
+        tg__pool_run(TG_POOL_AVG_GRAD, &j->g, TG_FLOAT32, j->y, j->dx, NULL, planes, out_n, in_n);
     else if (j->k == BIAS_SUM)
         tg_release(tg_sum(j->t, 3, (const int[]){0, 2, 3}, false));
     else if (j->k == SUM_LAST)
@@ -103,8 +103,9 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
 {
     job j = {.k = k};
     memcpy(j.shape, shape, sizeof j.shape);
-    j.g = (tg__pool_geom){.H = shape[2], .W = shape[3], .OH = shape[2] / 2,
-                          .OW = shape[3] / 2, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
+    j.g = (tg__pool_geom){.nd = 2, .in = {1, shape[2], shape[3]},
+                          .out = {1, shape[2] / 2, shape[3] / 2}, .k = {1, 2, 2},
+                          .s = {1, 2, 2}};
     int64_t nin = shape[0] * shape[1] * shape[2] * shape[3], nout = nin / 4;
     j.x = malloc(sizeof(float) * (size_t)nin);
     j.dx = malloc(sizeof(float) * (size_t)nin);
@@ -120,7 +121,7 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
     tg_set_num_threads(threads);
     /* the gradient reads the indices of a forward pass */
     int64_t planes = shape[0] * shape[1];
-    tg__pool2d(TG_POOL_MAX, &j.g, TG_FLOAT32, j.x, j.y, j.idx, planes, nin / planes,
+    tg__pool_run(TG_POOL_MAX, &j.g, TG_FLOAT32, j.x, j.y, j.idx, planes, nin / planes,
                nout / planes);
     tg__maxpool2x2c_planes_f32(j.x, planes, j.g.H, j.g.W, j.g.OH, j.g.OW, j.y, j.off);
     run(&j);

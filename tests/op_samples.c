@@ -87,6 +87,12 @@ const os_sample os_samples[] = {
     {"clamp", "[-0.5, 0.5]", IN(X(-1, 1, 2, 3)), AT(AF("a", -0.5), AF("b", 0.5)), OS_STRIDED},
     {"hardsigmoid", "ONNX's 0.2, 0.5", IN(X(-4, 4, 2, 3)), AT(AF("a", 0.2), AF("b", 0.5))},
     {"relu_grad", "dy, y", IN(X(-1, 1, 2, 3), K(-1, 1, 2, 3))},
+    {"gelu_grad", "dy, x", IN(X(-1, 1, 2, 3), X(-3, 3, 2, 3)), .flags = OS_STRIDED},
+    /* y is any positive tensor for the rule's algebra, not only a softmax */
+    {"softmax_grad", "last axis", IN(X(-1, 1, 2, 5), X(0.1, 1, 2, 5)), AT(AI("axis", 1)),
+     .flags = OS_STRIDED},
+    {"softmax_grad", "axis 0 of [3,2,2]", IN(X(-1, 1, 3, 2, 2), X(0.1, 1, 3, 2, 2)),
+     AT(AI("axis", 0))},
     /* ---- where (compare.c) ---- */
     {"where", "broadcast a and b", IN(B(0.5, 2, 3), X(-1, 1, 2, 3), X(-1, 1, 3)), .flags = OS_STRIDED},
     /* ---- reductions (reduce*.c) ---- */
@@ -214,6 +220,16 @@ const os_sample os_samples[] = {
      * training_mode outputs are updated running stats, not the batch's) */
     {"batch_norm", "[3,2,2]", IN(X(-1, 1, 3, 2, 2), X(0.5, 1.5, 2), X(-1, 1, 2)),
      AT(AF("eps", 1e-3)), OS_STRIDED | OS_NO_ONNX},
+    /* layer norm's fused backward, differentiable (norm_ln_grad.c): x, dy,
+     * made-up statistics (var > 0), weight, and gradients reaching them */
+    {"layer_norm_grad", "last axis of [2,3,4]",
+     IN(X(-1, 1, 2, 3, 4), X(-1, 1, 2, 3, 4), X(-0.5, 0.5, 2, 3, 1), X(0.5, 1.5, 2, 3, 1),
+        X(0.5, 1.5, 4), X(-1, 1, 2, 3, 1), X(-1, 1, 2, 3, 1)),
+     AT(AI("n_axes", 1)), .flags = OS_STRIDED},
+    {"layer_norm_grad", "last 2 axes of [2,3,4]",
+     IN(X(-1, 1, 2, 3, 4), X(-1, 1, 2, 3, 4), X(-0.5, 0.5, 2, 1, 1), X(0.5, 1.5, 2, 1, 1),
+        X(0.5, 1.5, 3, 4), X(-1, 1, 2, 1, 1), X(-1, 1, 2, 1, 1)),
+     AT(AI("n_axes", 2), AF("eps", 1e-3))},
     {"layer_norm", "last 2 axes of [2,3,4]", IN(X(-1, 1, 2, 3, 4), X(0.5, 1.5, 3, 4), X(-1, 1, 3, 4)),
      AT(AI("n_axes", 2), AF("eps", 1e-3)), OS_STRIDED},
     /* ---- nn and losses (nn.c, loss.c) ---- */
@@ -279,8 +295,6 @@ const os_sample os_samples[] = {
 const os_exempt os_exempt_ops[] = {
     {"batch_norm_grad", "fused first-order backward of batch_norm (TG_OP_NO_VJP/NO_JVP: "
                         "create_graph builds the composite instead); run by batch_norm's samples"},
-    {"layer_norm_grad", "fused first-order backward of layer_norm (TG_OP_NO_VJP/NO_JVP); run by "
-                        "layer_norm's samples"},
     {"copy_", "in-place update (TG_OP_INPLACE): eager only, never a graph node, no forward "
               "rule; tests/test_autograd.c checks its recorded gradients"},
     {"fill_", "in-place update (TG_OP_INPLACE), see copy_"},

@@ -6,6 +6,7 @@
 #include "ops/op.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- softmax ----------------------------------------------------------------------- */
 /* naive (log_)softmax of x with shape [outer, n, inner] over n */
@@ -111,6 +112,89 @@ static void test_softmax_grad(void)
             CHECK_GRADCHECK(tt_grad_of_fn, &g, 1, in);
         }
     }
+}
+
+/* softmax_grad, the one-op backward softmax's rule calls: float32 rows in
+ * vector lanes (64 and 37 columns: whole lanes and a tail) and columns of
+ * an earlier axis against y (dy - sum(dy y)) in double; float64 gradients
+ * are gradchecked through the sample table (op_samples.c) */
+static void check_softmax_grad_op(int ndim, const int64_t *shape, int axis)
+{
+    int64_t outer = 1, n = shape[axis], inner = 1, numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        numel *= shape[i];
+        if (i < axis) outer *= shape[i];
+        if (i > axis) inner *= shape[i];
+    }
+    tg_tensor *y = tg_softmax(tt_rand_dtype(TG_FLOAT32, ndim, shape, -3, 3), axis);
+    tg_tensor *dy = tt_rand_dtype(TG_FLOAT32, ndim, shape, -1, 1);
+    double *yv = tt_values(y), *dv = tt_values(dy), *ref = malloc((size_t)numel * sizeof *ref);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < inner; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < n; k++)
+                s += dv[(o * n + k) * inner + j] * yv[(o * n + k) * inner + j];
+            for (int64_t k = 0; k < n; k++) {
+                int64_t i = (o * n + k) * inner + j;
+                ref[i] = yv[i] * (dv[i] - s);
+            }
+        }
+    tg_tensor *in[2] = {dy, y};
+    tg_attr at = {.name = "axis", .type = TG_ATTR_INT, .u.i = axis};
+    tg_tensor *dx = tg_op_call(tg_op_find("softmax_grad"), 2, in, &at, 1);
+    CHECK(dx && tg_dtype_of(dx) == TG_FLOAT32);
+    CHECK_TENSOR(dx, ref, 1e-6);
+    /* softmax's own gradient is that op's result */
+    tg_tensor *x = tt_rand_dtype(TG_FLOAT32, ndim, shape, -3, 3);
+    tg_set_requires_grad(x, true);
+    tg_tensor *sy = tg_softmax(x, axis);
+    CHECK_OK(tg_backward(sy, dy, false));
+    tg_tensor *in2[2] = {dy, sy};
+    double *want = tt_values(tg_op_call(tg_op_find("softmax_grad"), 2, in2, &at, 1));
+    CHECK_TENSOR(tg_grad(x), want, 0);
+    free(want);
+    free(yv);
+    free(dv);
+    free(ref);
+}
+
+static void test_softmax_grad_op(void)
+{
+    check_softmax_grad_op(2, (int64_t[]){8, 64}, 1);
+    check_softmax_grad_op(3, (int64_t[]){3, 5, 37}, 2);
+    check_softmax_grad_op(3, (int64_t[]){3, 5, 4}, 1);
+    check_softmax_grad_op(2, (int64_t[]){300, 400}, 1); /* split across the pool */
+    /* mismatched inputs: a clear error */
+    tg_tensor *in[2] = {tt_rand(2, (int64_t[]){2, 3}, -1, 1), tt_rand(2, (int64_t[]){3, 2}, 0, 1)};
+    tg_attr at = {.name = "axis", .type = TG_ATTR_INT, .u.i = 1};
+    CHECK(!tg_op_call(tg_op_find("softmax_grad"), 2, in, &at, 1));
+    CHECK(strstr(tg_last_error(), "softmax_grad") != NULL);
+}
+
+/* masked rows: -inf logits get 0, a NaN poisons its row (float32 lanes) */
+static void test_softmax_masked_rows(void)
+{
+    float v[40];
+    for (int i = 0; i < 40; i++)
+        v[i] = i < 20 ? -INFINITY : (float)(i % 7) * 0.5f;
+    tg_tensor *x = tg_from_data(TG_FLOAT32, 2, (int64_t[]){2, 20}, v);
+    tg_tensor *y = tg_softmax(x, 1);
+    double *yv = tt_values(y);
+    int nan_row = 1, ok_row = 1;
+    double sum = 0;
+    for (int i = 0; i < 20; i++)
+        nan_row &= isnan(yv[i]); /* all -inf: -inf - -inf is NaN, as PyTorch */
+    for (int i = 20; i < 40; i++)
+        sum += yv[i], ok_row &= yv[i] > 0;
+    CHECK(nan_row && ok_row && fabs(sum - 1) < 1e-6);
+    free(yv);
+    v[25] = NAN;
+    for (int i = 0; i < 20; i++)
+        v[i] = i == 3 ? 1.0f : -INFINITY;
+    y = tg_softmax(tg_from_data(TG_FLOAT32, 2, (int64_t[]){2, 20}, v), 1);
+    yv = tt_values(y);
+    CHECK(yv[3] == 1 && yv[0] == 0 && isnan(yv[20]) && isnan(yv[39]));
+    free(yv);
 }
 
 /* ---- dropout --------------------------------------------------------------------------- */
@@ -466,6 +550,8 @@ int main(void)
     RUN(test_softmax_forward);
     RUN(test_softmax_values);
     RUN(test_softmax_grad);
+    RUN(test_softmax_grad_op);
+    RUN(test_softmax_masked_rows);
     RUN(test_dropout);
     RUN(test_dropout_errors);
     RUN(test_mse);

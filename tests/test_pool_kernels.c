@@ -63,8 +63,8 @@ static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
     }
     for (int64_t p = 0; p < planes; p++)
         ref_max(x + p * in_n, H, W, ey + p * out_n, eidx + p * out_n);
-    tg__pool_geom g = {.H = H, .W = W, .OH = OH, .OW = OW, .kh = 2, .kw = 2, .sh = 2, .sw = 2};
-    CHECK(!tg__pool2d(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx, planes,
+    tg__pool_geom g = {.nd = 2, .in = {1, H, W}, .out = {1, OH, OW}, .k = {1, 2, 2}, .s = {1, 2, 2}};
+    CHECK(!tg__pool_run(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx, planes,
                       in_n, out_n));
     bool ok = true;
     for (int64_t i = 0; i < planes * out_n; i++) {
@@ -99,7 +99,7 @@ static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
         if (round == 1 && out_n > 1) /* one index elsewhere in the plane */
             eidx[out_n / 2] = idx[out_n / 2] = (idx[out_n / 2] + 2 * W) % in_n;
         memset(dx, 0x7f, z * (size_t)(planes * in_n));
-        CHECK(!tg__pool2d(TG_POOL_MAX_GRAD, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, ty, dx,
+        CHECK(!tg__pool_run(TG_POOL_MAX_GRAD, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, ty, dx,
                           idx, planes, out_n, in_n));
         double *e = calloc((size_t)(planes * in_n), sizeof(double));
         for (int64_t p = 0; p < planes; p++)

@@ -3,7 +3,10 @@
  * and dropout. The losses live in loss.c; both share the nn op table. */
 #include "autodiff/jvp.h"
 #include "graph/graph_impl.h"
+#include "kernels/cpu/isa_clone.h"
+#include "kernels/cpu/vmath.h"
 #include "ops/nn_util.h"
+#include "ops/softmax.h"
 
 #include <math.h>
 
@@ -89,18 +92,74 @@ typedef struct sm_task {
 SM_KERNEL(f32, float, expf, log)
 SM_KERNEL(f64, double, exp, log)
 
+#define SM_LANES 16 /* independent maxima and sums: the vector width of AVX-512 */
+
+/* a float32 row along the last axis in lanes that vectorize, with the exp
+ * of kernels/cpu/vmath.h (libm's expf is a scalar call); the sum in float
+ * over 16 partial sums (the plain loops sum in double, one element after
+ * another). NaN propagates as there: a NaN element makes its sum NaN. */
+TG_ISA_DISPATCH(static, void, sm_row_vec_f32, (const float *x, float *y, int64_t n, bool log),
+                (x, y, n, log))
+{
+    float mx[SM_LANES], acc[SM_LANES];
+    for (int j = 0; j < SM_LANES; j++) {
+        mx[j] = x[0];
+        acc[j] = 0;
+    }
+    int64_t k = 0;
+    for (; k + SM_LANES <= n; k += SM_LANES)
+        for (int j = 0; j < SM_LANES; j++)
+            mx[j] = x[k + j] > mx[j] ? x[k + j] : mx[j];
+    float m = mx[0];
+    for (int j = 1; j < SM_LANES; j++)
+        m = mx[j] > m ? mx[j] : m;
+    for (; k < n; k++)
+        m = x[k] > m ? x[k] : m;
+    for (k = 0; k + SM_LANES <= n; k += SM_LANES)
+        for (int j = 0; j < SM_LANES; j++) {
+            float e = tg__vexpf(x[k + j] - m);
+            if (!log)
+                y[k + j] = e;
+            acc[j] += e;
+        }
+    float s = 0;
+    for (; k < n; k++) {
+        float e = tg__vexpf(x[k] - m);
+        if (!log)
+            y[k] = e;
+        s += e;
+    }
+    for (int j = 0; j < SM_LANES; j++)
+        s += acc[j];
+    if (log) {
+        const float lse = m + logf(s);
+        for (k = 0; k < n; k++)
+            y[k] = x[k] - lse;
+    } else {
+        const float r = 1.0f / s;
+        for (k = 0; k < n; k++)
+            y[k] *= r;
+    }
+}
+
 static void sm_range(void *ctx, int64_t b, int64_t e)
 {
     const sm_task *t = ctx;
-    for (int64_t o = b; o < e; o++)
-        t->f64 ? sm_outer_f64(t, o) : sm_outer_f32(t, o);
+    for (int64_t o = b; o < e; o++) {
+        if (t->f64)
+            sm_outer_f64(t, o);
+        else if (t->inner == 1)
+            sm_row_vec_f32((const float *)t->x + o * t->n, (float *)t->y + o * t->n, t->n,
+                           t->log);
+        else
+            sm_outer_f32(t, o);
+    }
 }
 
 /* ---- softmax and log_softmax ops ------------------------------------------------- */
-typedef struct sm_attrs {
-    int64_t axis; /* normalised by the public functions */
-} sm_attrs;
-static const tg_attr_spec sm_specs[] = {TG_SPEC_INT(sm_attrs, axis, -1), {0}};
+typedef tg_softmax_attrs sm_attrs;
+const tg_attr_spec tg_softmax_specs[] = {TG_SPEC_INT(sm_attrs, axis, -1), {0}};
+#define sm_specs tg_softmax_specs
 
 static tg_status sm_infer(tg_op_ctx *c)
 {
@@ -137,13 +196,10 @@ static int rule_axis(const tg_grad_ctx *g)
     return (int)((const sm_attrs *)g->attr)->axis;
 }
 
-/* dx = y * (dy - sum(dy * y, axis)) */
+/* dx = y * (dy - sum(dy * y, axis)): one op (softmax_grad.c) */
 static tg_status softmax_rule(tg_grad_ctx *g)
 {
-    tg_tensor *y = g->out[0], *dy = g->dy[0];
-    int a = rule_axis(g);
-    tg_tensor *dot = g->in_meta[0].ndim ? tg_sum(tg_mul(dy, y), 1, &a, true) : tg_mul(dy, y);
-    g->dx[0] = tg_mul(y, tg_sub(dy, dot));
+    g->dx[0] = tg__softmax_grad(g->dy[0], g->out[0], rule_axis(g));
     return TG_OK;
 }
 

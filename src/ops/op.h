@@ -126,6 +126,14 @@ typedef struct tg_attr_spec {
      .offset = TG__SPEC_OFF(S, F, _Generic(&((S *)0)->F,                        \
          int64_t(*)[sizeof(((S *)0)->F) / sizeof(int64_t)]: 1, default: 0)),    \
      .count = (int)(sizeof(((S *)0)->F) / sizeof(int64_t)), .ints = (dflt), __VA_ARGS__}
+/* the first N elements of int64_t F[M] in S (N <= M): one struct for
+ * ops of several ranks (pooling, convolution), each op's spec saying how
+ * many values it takes */
+#define TG_SPEC_INT_ARRAY_N(S, F, N, dflt, ...)                                 \
+    {.name = #F, .type = TG_ATTR_INTS, .field = TG_FIELD_INT_ARRAY,             \
+     .offset = TG__SPEC_OFF(S, F, TG__IS(S, F[0], int64_t) &&                   \
+                                      (N) <= sizeof(((S *)0)->F) / sizeof(int64_t)), \
+     .count = (N), .ints = (dflt), __VA_ARGS__}
 #define TG_SPEC_TENSOR(S, F, ...)                                               \
     {.name = #F, .type = TG_ATTR_TENSOR, .field = TG_FIELD_TENSOR,              \
      .offset = TG__SPEC_OFF(S, F, TG__IS(S, F, tg_tensor *)), __VA_ARGS__}
@@ -387,6 +395,8 @@ extern const tg_op_def *const tg_ops_elementwise[];
 extern const tg_op_def *const tg_ops_unary[];
 extern const tg_op_def *const tg_ops_unary_math[]; /* unary_math.c: tan ... square */
 extern const tg_op_def *const tg_ops_unary_act[];  /* unary_act.c: silu ... threshold */
+extern const tg_op_def *const tg_ops_act_grad[];   /* act_grad.c: gelu_grad */
+extern const tg_op_def *const tg_ops_softmax_grad[]; /* softmax_grad.c */
 extern const tg_op_def *const tg_ops_compare[];
 extern const tg_op_def *const tg_ops_reduce[];
 extern const tg_op_def *const tg_ops_shape[];
@@ -399,7 +409,6 @@ extern const tg_op_def *const tg_ops_nn[];
 extern const tg_op_def *const tg_ops_inplace[];
 extern const tg_op_def *const tg_ops_scan[];  /* scan.c: cumsum */
 extern const tg_op_def *const tg_ops_conv3d[]; /* conv3d.c */
-extern const tg_op_def *const tg_ops_pool3d[]; /* pool3d.c */
 extern const tg_op_def *const tg_ops_range[]; /* range.c */
 extern const tg_op_def *const tg_ops_sort[];  /* sort.c: topk */
 extern const tg_op_def *const tg_ops_trilu[]; /* trilu.c: tril, triu */

@@ -1,7 +1,15 @@
-/* 2-D pooling over [N, C, H, W] with PyTorch's semantics (output size,
- * padding, ceil_mode, count_include_pad): max_pool2d (which also yields
- * argmax indices for its gradient), avg_pool2d, their backward ops, and
- * global average pooling. Kernels work plane by plane over N*C. */
+/* Pooling as one op family over 2 or 3 spatial dims ([N, C, H, W] and
+ * [N, C, D, H, W]; 1-D is the 2-D ops on views, conv1d.c) with PyTorch's
+ * semantics (output size, padding at most half the kernel, ceil_mode,
+ * count_include_pad): max_pool2d/3d (which also yield argmax indices, the
+ * position in the plane or volume, for the gradient), avg_pool2d/3d,
+ * avg_pool2d/3d_grad, and the rank-free max_pool2d_grad and
+ * max_pool2d_select (positions in a plane: a volume is the plane
+ * [D*H, W] of reshaped views), and global average pooling. Checks, shape
+ * inference, kernels and rules are written once: an op's rank is the
+ * length of its array attributes (the names, persisted in saved graphs
+ * and the wire format, are the ones these ops always had). Kernels work
+ * plane by plane (volume by volume) over N*C (kernels/cpu/pool.c). */
 #include "autodiff/jvp.h"
 #include "ops/nn_util.h"
 #include "ops/pool.h"
@@ -37,84 +45,113 @@ bool tg__pool_out_size(const char *op, int64_t in, int64_t k, int64_t s, int64_t
     return out_size(op, in, k, s, p, ceil_mode, out);
 }
 
-/* the attributes: the window (max_pool2d, avg_pool2d and avg_pool2d_grad)
- * and the input plane size (the gradient ops) */
+/* the attributes of rank N: the window (max_poolNd, avg_poolNd and
+ * avg_poolNd_grad) and the input size (the gradient ops) */
 typedef tg__pool_attrs pool_attrs; /* ops/pool.h */
-#define WINDOW_SPECS                                                            \
-    TG_SPEC_INT_ARRAY(pool_attrs, kernel, NULL, TG_REQUIRED),                   \
-    TG_SPEC_INT_ARRAY(pool_attrs, stride, NULL, TG_REQUIRED),                   \
-    TG_SPEC_INT_ARRAY(pool_attrs, padding, NULL, TG_REQUIRED),                  \
+#define WINDOW_SPECS(N)                                                         \
+    TG_SPEC_INT_ARRAY_N(pool_attrs, kernel, N, NULL, TG_REQUIRED),              \
+    TG_SPEC_INT_ARRAY_N(pool_attrs, stride, N, NULL, TG_REQUIRED),              \
+    TG_SPEC_INT_ARRAY_N(pool_attrs, padding, N, NULL, TG_REQUIRED),             \
     TG_SPEC_BOOL(pool_attrs, ceil_mode, 0)
-#define INPUT_SIZE_SPEC TG_SPEC_INT_ARRAY(pool_attrs, input_size, NULL, TG_REQUIRED, TG_MIN(1))
-static const tg_attr_spec max_specs[] = {WINDOW_SPECS, {0}};
-static const tg_attr_spec avg_specs[] = {
-    WINDOW_SPECS, TG_SPEC_BOOL(pool_attrs, count_include_pad, 1), {0}};
-static const tg_attr_spec max_grad_specs[] = {INPUT_SIZE_SPEC, {0}};
-static const tg_attr_spec avg_grad_specs[] = {
-    WINDOW_SPECS, TG_SPEC_BOOL(pool_attrs, count_include_pad, 1), INPUT_SIZE_SPEC, {0}};
+#define INPUT_SIZE_SPEC(N) \
+    TG_SPEC_INT_ARRAY_N(pool_attrs, input_size, N, NULL, TG_REQUIRED, TG_MIN(1))
+#define AVG_SPECS(N) WINDOW_SPECS(N), TG_SPEC_BOOL(pool_attrs, count_include_pad, 1)
+static const tg_attr_spec max2_specs[] = {WINDOW_SPECS(2), {0}};
+static const tg_attr_spec max3_specs[] = {WINDOW_SPECS(3), {0}};
+static const tg_attr_spec avg2_specs[] = {AVG_SPECS(2), {0}};
+static const tg_attr_spec avg3_specs[] = {AVG_SPECS(3), {0}};
+static const tg_attr_spec max_grad_specs[] = {INPUT_SIZE_SPEC(2), {0}};
+static const tg_attr_spec avg2_grad_specs[] = {AVG_SPECS(2), INPUT_SIZE_SPEC(2), {0}};
+static const tg_attr_spec avg3_grad_specs[] = {AVG_SPECS(3), INPUT_SIZE_SPEC(3), {0}};
 
-int tg__pool_nd_attrs(const tg__pool_nd *w, bool avg, bool input_size, tg_attr *out)
+/* the rank of a pooling op: the length of its (first) array attribute */
+static int rank_of(const tg_op_def *op)
 {
-    out[0] = (tg_attr)TG_AINTS("kernel", w->kernel, w->nd);
-    out[1] = (tg_attr)TG_AINTS("stride", w->stride, w->nd);
-    out[2] = (tg_attr)TG_AINTS("padding", w->padding, w->nd);
-    out[3] = (tg_attr)TG_AI("ceil_mode", *w->ceil_mode);
+    return op->attrs.specs[0].count;
+}
+
+int tg__pool_attr_list_nd(int nd, const pool_attrs *a, bool avg, bool input_size,
+                          tg_attr *out)
+{
+    out[0] = (tg_attr)TG_AINTS("kernel", a->kernel, nd);
+    out[1] = (tg_attr)TG_AINTS("stride", a->stride, nd);
+    out[2] = (tg_attr)TG_AINTS("padding", a->padding, nd);
+    out[3] = (tg_attr)TG_AI("ceil_mode", a->ceil_mode);
     int n = 4;
     if (avg)
-        out[n++] = (tg_attr)TG_AI("count_include_pad", *w->count_include_pad);
+        out[n++] = (tg_attr)TG_AI("count_include_pad", a->count_include_pad);
     if (input_size)
-        out[n++] = (tg_attr)TG_AINTS("input_size", w->input_size, w->nd);
+        out[n++] = (tg_attr)TG_AINTS("input_size", a->input_size, nd);
     return n;
 }
 
-/* a as an attribute list for avg_pool2d (avg), max_pool2d, or, with
- * input_size, for avg_pool2d_grad; returns the count */
-static int attr_list(const pool_attrs *a, bool avg, bool input_size, tg_attr *out)
+int tg__pool_attr_list(const pool_attrs *a, bool avg, bool input_size, tg_attr *out)
 {
-    pool_attrs *m = (pool_attrs *)a; /* only read */
-    return tg__pool_nd_attrs(&TG_POOL_ND(2, m), avg, input_size, out);
+    return tg__pool_attr_list_nd(2, a, avg, input_size, out);
 }
 
-/* the window of a, checked against an H x W plane */
-static tg_status read_geom(const char *op, const pool_attrs *a, int64_t H, int64_t W,
+/* nd sizes as "AxBxC" in b */
+static const char *dims(int nd, const int64_t *v, char *b, size_t len)
+{
+    size_t at = 0;
+    b[0] = 0;
+    for (int i = 0; i < nd && at < len; i++)
+        at += (size_t)snprintf(b + at, len - at, i ? "x%lld" : "%lld", (long long)v[i]);
+    return b;
+}
+
+/* the window of a over nd spatial dims of sizes in[nd], checked: g holds
+ * it right-aligned (pool.h), with the output size */
+static tg_status read_geom(const char *op, int nd, const pool_attrs *a, const int64_t *in,
                            geom *g)
 {
-    const int64_t *k = a->kernel, *s = a->stride, *p = a->padding;
-    if (k[0] < 1 || k[1] < 1 || s[0] < 1 || s[1] < 1 || p[0] < 0 || p[1] < 0)
-        return tg__error(TG_ERR_ARG, "%s: kernel %lldx%lld and stride %lldx%lld must be "
-                         "positive and padding %lldx%lld non-negative", op,
-                         (long long)k[0], (long long)k[1], (long long)s[0],
-                         (long long)s[1], (long long)p[0], (long long)p[1]);
-    if (p[0] > k[0] / 2 || p[1] > k[1] / 2)
-        return tg__error(TG_ERR_ARG, "%s: padding %lldx%lld must be at most half the "
-                         "kernel %lldx%lld", op, (long long)p[0], (long long)p[1],
-                         (long long)k[0], (long long)k[1]);
-    *g = (geom){.H = H, .W = W, .kh = k[0], .kw = k[1], .sh = s[0], .sw = s[1],
-                .ph = p[0], .pw = p[1], .ceil_mode = a->ceil_mode,
+    char k[64], s[64], p[64], x[64], o[64], pad[64];
+    *g = (geom){.nd = nd, .in = {1, 1, 1}, .out = {1, 1, 1}, .k = {1, 1, 1},
+                .s = {1, 1, 1}, .ceil_mode = a->ceil_mode,
                 .include_pad = a->count_include_pad};
-    if (!out_size(op, H, g->kh, g->sh, g->ph, g->ceil_mode, &g->OH) ||
-        !out_size(op, W, g->kw, g->sw, g->pw, g->ceil_mode, &g->OW))
-        return tg_last_status();
-    if (g->OH < 1 || g->OW < 1)
-        return tg__error(TG_ERR_SHAPE, "%s: kernel %lldx%lld is larger than the padded "
-                         "input %lldx%lld (input %lldx%lld, padding %lldx%lld): the "
-                         "output would be %lldx%lld", op, (long long)g->kh,
-                         (long long)g->kw, (long long)(H + 2 * g->ph),
-                         (long long)(W + 2 * g->pw), (long long)H, (long long)W,
-                         (long long)g->ph, (long long)g->pw, (long long)g->OH,
-                         (long long)g->OW);
+    bool positive = true, half = true;
+    int64_t padded[TG_POOL_MAX_ND];
+    for (int i = 0; i < nd; i++) {
+        positive &= a->kernel[i] >= 1 && a->stride[i] >= 1 && a->padding[i] >= 0;
+        half &= a->padding[i] <= a->kernel[i] / 2;
+    }
+    if (!positive)
+        return tg__error(TG_ERR_ARG, "%s: kernel %s and stride %s must be positive and "
+                         "padding %s non-negative", op, dims(nd, a->kernel, k, sizeof k),
+                         dims(nd, a->stride, s, sizeof s), dims(nd, a->padding, p, sizeof p));
+    if (!half)
+        return tg__error(TG_ERR_ARG, "%s: padding %s must be at most half the kernel %s", op,
+                         dims(nd, a->padding, p, sizeof p), dims(nd, a->kernel, k, sizeof k));
+    bool empty = false;
+    for (int i = 0, j = 3 - nd; i < nd; i++, j++) {
+        g->in[j] = in[i];
+        g->k[j] = a->kernel[i];
+        g->s[j] = a->stride[i];
+        g->p[j] = a->padding[i];
+        padded[i] = in[i] + 2 * a->padding[i];
+        if (!out_size(op, in[i], g->k[j], g->s[j], g->p[j], g->ceil_mode, &g->out[j]))
+            return tg_last_status();
+        empty |= g->out[j] < 1;
+    }
+    if (empty)
+        return tg__error(TG_ERR_SHAPE, "%s: kernel %s is larger than the padded input %s "
+                         "(input %s, padding %s): the output would be %s", op,
+                         dims(nd, a->kernel, k, sizeof k), dims(nd, padded, pad, sizeof pad),
+                         dims(nd, in, x, sizeof x), dims(nd, a->padding, p, sizeof p),
+                         dims(nd, g->out + 3 - nd, o, sizeof o));
     return TG_OK;
 }
 
-tg_status tg__pool_read_geom(const char *op, const tg__pool_attrs *a, int64_t H, int64_t W,
-                             tg__pool_geom *g)
+tg_status tg__pool_read_geom_nd(const char *op, int nd, const pool_attrs *a,
+                                const int64_t *in, geom *g)
 {
-    return read_geom(op, a, H, W, g);
+    return read_geom(op, nd, a, in, g);
 }
 
-int tg__pool_attr_list(const tg__pool_attrs *a, bool avg, bool input_size, tg_attr *out)
+tg_status tg__pool_read_geom(const char *op, const pool_attrs *a, int64_t H, int64_t W,
+                             geom *g)
 {
-    return attr_list(a, avg, input_size, out);
+    return read_geom(op, 2, a, (const int64_t[]){H, W}, g);
 }
 
 /* argmax indices given to the grad ops must point inside their plane: the
@@ -136,16 +173,7 @@ static tg_status check_indices(const char *op, const tg_tensor *idx, int64_t pla
 }
 
 /* runs kind k of op `op` from input `in` (made contiguous) into out */
-typedef enum kind {
-    K_MAX = TG_POOL_MAX,
-    K_AVG = TG_POOL_AVG,
-    K_AVG_GRAD = TG_POOL_AVG_GRAD,
-    K_MAX_GRAD = TG_POOL_MAX_GRAD,
-    K_SELECT = TG_POOL_SELECT
-} kind;
-
-/* runs kind k of op `op` from input `in` (made contiguous) into out */
-static tg_status run_kind(const char *op, kind k, const geom *g, tg_tensor *in,
+static tg_status run_kind(const char *op, tg__pool_kind k, const geom *g, tg_tensor *in,
                           tg_tensor *out, tg_tensor *idx)
 {
     tg_tensor *a = tg__nn_contig(in, out->dtype);
@@ -158,40 +186,63 @@ static tg_status run_kind(const char *op, kind k, const geom *g, tg_tensor *in,
     int64_t planes = out->shape[0] * out->shape[1];
     int64_t a_n = planes ? a->numel / planes : 0;
     int64_t b_n = planes ? out->numel / planes : 0;
-    bool bad = tg__pool2d((tg__pool_kind)k, g, out->dtype, tg__base(a), tg__base(out),
-                          ix ? (int64_t *)tg__base(ix) : NULL, planes, a_n, b_n);
+    bool bad = tg__pool_run(k, g, out->dtype, tg__base(a), tg__base(out),
+                            ix ? (int64_t *)tg__base(ix) : NULL, planes, a_n, b_n);
     /* a bad index: the output is dropped and the scan names the culprit */
-    tg_status s = bad ? check_indices(op, ix, k == K_SELECT ? a_n : b_n) : TG_OK;
+    tg_status s = bad ? check_indices(op, ix, k == TG_POOL_SELECT ? a_n : b_n) : TG_OK;
     tg_release(a);
     tg_release(ix);
     return s;
 }
 
-static tg_status need_4d(const char *op, const tg_tensor *x, const char *what)
+/* x must be [N, C] and nd spatial dims, floating point */
+static tg_status need_rank(const char *op, int nd, const tg_tensor *x, const char *what)
 {
+    static const char *const layout[] = {"", "[N, C, L]", "[N, C, H, W]", "[N, C, D, H, W]"};
     char b[160];
-    if (x->ndim != 4)
-        return tg__error(TG_ERR_SHAPE, "%s: expected a 4-D %s [N, C, H, W], got %s", op,
-                         what, tg_shape_str(x->ndim, x->shape, b, sizeof b));
+    if (x->ndim != nd + 2)
+        return tg__error(TG_ERR_SHAPE, "%s: expected a %d-D %s %s, got %s", op, nd + 2, what,
+                         layout[nd], tg_shape_str(x->ndim, x->shape, b, sizeof b));
     return tg_require_float(op, x, 0);
+}
+
+/* x [N, C, spatial...] pooled by g: [N, C, g's output] in shape; the count */
+static int pooled_shape(int nd, const tg_tensor *x, const int64_t *spatial, int64_t *shape)
+{
+    shape[0] = x->shape[0];
+    shape[1] = x->shape[1];
+    memcpy(shape + 2, spatial, (size_t)nd * sizeof *shape);
+    return nd + 2;
+}
+
+/* the geometry of a pooling (not gradient) op over its input c->in[0] */
+static tg_status input_geom(tg_op_ctx *c, geom *g)
+{
+    const char *op = c->op->name;
+    const tg_tensor *x = c->in[0];
+    int nd = rank_of(c->op);
+    char b[64];
+    tg_status s = need_rank(op, nd, x, "input");
+    if (s != TG_OK)
+        return s;
+    for (int i = 0; i < nd; i++)
+        if (x->shape[2 + i] < 1)
+            return tg__error(TG_ERR_SHAPE, "%s: empty %s input %s", op,
+                             dims(nd, x->shape + 2, b, sizeof b), nd == 3 ? "volume" : "plane");
+    return read_geom(op, nd, c->attr, x->shape + 2, g);
 }
 
 static tg_status pool_infer(tg_op_ctx *c)
 {
-    const tg_tensor *x = c->in[0];
     geom g;
-    tg_status s = need_4d(c->op->name, x, "input");
-    if (s == TG_OK && (x->shape[2] < 1 || x->shape[3] < 1))
-        s = tg__error(TG_ERR_SHAPE, "%s: empty %lldx%lld input plane", c->op->name,
-                      (long long)x->shape[2], (long long)x->shape[3]);
-    if (s == TG_OK)
-        s = read_geom(c->op->name, c->attr, x->shape[2], x->shape[3], &g);
+    int64_t shape[2 + TG_POOL_MAX_ND];
+    tg_status s = input_geom(c, &g);
     if (s != TG_OK)
         return s;
-    int64_t shape[4] = {x->shape[0], x->shape[1], g.OH, g.OW};
-    s = tg_infer_set(c, 0, x->dtype, 4, shape);
+    int nd = rank_of(c->op), n = pooled_shape(nd, c->in[0], g.out + 3 - nd, shape);
+    s = tg_infer_set(c, 0, c->in[0]->dtype, n, shape);
     if (s == TG_OK && c->op->n_out == 2)
-        s = tg_infer_set(c, 1, TG_INT64, 4, shape);
+        s = tg_infer_set(c, 1, TG_INT64, n, shape);
     return s;
 }
 
@@ -211,36 +262,59 @@ static tg_status check_index_tensor(const char *op, const tg_tensor *ix,
     return TG_OK;
 }
 
-/* ---- max_pool2d ---------------------------------------------------------------------- */
+/* ---- max_pool2d, max_pool3d ----------------------------------------------------------- */
 extern const tg_op_def tg_op_max_pool2d_grad, tg_op_max_pool2d_select;
 
-static tg_status max_pool2d_kernel(tg_op_ctx *c)
+static tg_status max_pool_kernel(tg_op_ctx *c)
 {
     geom g;
-    read_geom(c->op->name, c->attr, c->in[0]->shape[2], c->in[0]->shape[3], &g);
-    return run_kind(c->op->name, K_MAX, &g, c->in[0], c->out[0], c->out[1]);
+    input_geom(c, &g);
+    return run_kind(c->op->name, TG_POOL_MAX, &g, c->in[0], c->out[0], c->out[1]);
 }
 
-static tg_tensor *max_grad_call(tg_tensor *dy, tg_tensor *idx, int64_t H, int64_t W)
+/* t [N, C, spatial...] as the plane max_pool2d_grad and _select work on:
+ * itself in 2-D, else [N, C, (all but the last spatial dim), last] (a
+ * view of the contiguous indices and gradients; no copy) */
+static tg_tensor *as_plane(tg_tensor *t)
 {
-    int64_t hw[2] = {H, W};
-    tg_attr a = TG_AINTS("input_size", hw, 2);
-    tg_tensor *in[2] = {dy, idx};
-    return tg_op_call(&tg_op_max_pool2d_grad, 2, in, &a, 1);
+    const int64_t *s = tg_shape(t);
+    int nd = tg_ndim(t) - 2;
+    if (nd == 2)
+        return t;
+    int64_t rows = 1;
+    for (int i = 2; i < 1 + nd; i++)
+        rows *= s[i];
+    return tg_reshape(t, 4, (int64_t[]){s[0], s[1], rows, s[1 + nd]});
 }
 
-static tg_status max_pool2d_rule(tg_grad_ctx *g)
+/* dy [N, C, pooled...] added into zeros of shape in_shape (the input's:
+ * [N, C, spatial...]) at the argmax positions idx */
+static tg_tensor *max_grad_call(tg_tensor *dy, tg_tensor *idx, int ndim, const int64_t *in_shape)
+{
+    int64_t hw[2] = {1, in_shape[ndim - 1]};
+    for (int i = 2; i < ndim - 1; i++)
+        hw[0] *= in_shape[i];
+    tg_attr a = TG_AINTS("input_size", hw, 2);
+    tg_tensor *in[2] = {as_plane(dy), as_plane(idx)};
+    tg_tensor *dx = tg_op_call(&tg_op_max_pool2d_grad, 2, in, &a, 1);
+    return ndim == 4 ? dx : tg_reshape(dx, ndim, in_shape);
+}
+
+static tg_status max_pool_rule(tg_grad_ctx *g)
 {
     const tg_meta *m = &g->in_meta[0];
-    g->dx[0] = max_grad_call(g->dy[0], g->out[1], m->shape[2], m->shape[3]);
+    g->dx[0] = max_grad_call(g->dy[0], g->out[1], m->ndim, m->shape);
     return TG_OK;
 }
 
 /* the tangent at the argmax indices (output 1, which has no tangent) */
-static tg_status max_pool2d_jvp(tg_jvp_ctx *c)
+static tg_status max_pool_jvp(tg_jvp_ctx *c)
 {
-    tg_tensor *in[2] = {c->dx[0], c->out[1]};
-    return tg__jvp_set(c, 0, tg_op_call(&tg_op_max_pool2d_select, 2, in, NULL, 0));
+    tg_tensor *in[2] = {as_plane(c->dx[0]), as_plane(c->out[1])};
+    tg_tensor *y = tg_op_call(&tg_op_max_pool2d_select, 2, in, NULL, 0);
+    if (tg_ndim(c->out[1]) != 4)
+        y = tg_reshape(y, tg_ndim(c->out[1]), tg_shape(c->out[1]));
+    return tg__jvp_set(c, 0, y);
 }
 
 static const tg_arg_spec float_in[] = {{"x", TG_DTS_FLOAT}, {0}};
@@ -253,17 +327,24 @@ static const tg_arg_spec with_indices_in[] = {
 /* outputs: the pooled values and, for the gradient, the argmax indices */
 const tg_op_def tg_op_max_pool2d = {
     .name = "max_pool2d", .n_in = 1, .n_out = 2, .inputs = float_in, .outputs = max_out,
-    .attrs = {max_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_outputs = 2u,
-    .infer = pool_infer, .kernel = {[TG_CPU] = max_pool2d_kernel}, .grad = max_pool2d_rule,
-    .jvp = max_pool2d_jvp, .onnx = {"MaxPool", 12}};
+    .attrs = {max2_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_outputs = 2u,
+    .infer = pool_infer, .kernel = {[TG_CPU] = max_pool_kernel}, .grad = max_pool_rule,
+    .jvp = max_pool_jvp, .onnx = {"MaxPool", 12}};
+
+const tg_op_def tg_op_max_pool3d = {
+    .name = "max_pool3d", .n_in = 1, .n_out = 2, .inputs = float_in, .outputs = max_out,
+    .attrs = {max3_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_outputs = 2u,
+    .infer = pool_infer, .kernel = {[TG_CPU] = max_pool_kernel}, .grad = max_pool_rule,
+    .jvp = max_pool_jvp, .onnx = {"MaxPool", 12}};
 
 /* max_pool2d_grad(dy, indices): dy scattered (added) into zeros of the
- * input's shape at the argmax indices */
+ * input's shape at the argmax indices (positions in a plane, so every
+ * rank's: see as_plane) */
 static tg_status max_grad_infer(tg_op_ctx *c)
 {
     const pool_attrs *a = c->attr;
     int64_t H = a->input_size[0], W = a->input_size[1];
-    tg_status s = need_4d(c->op->name, c->in[0], "gradient");
+    tg_status s = need_rank(c->op->name, 2, c->in[0], "gradient");
     if (s == TG_OK)
         s = check_index_tensor(c->op->name, c->in[1], c->in[0], true);
     if (s != TG_OK)
@@ -276,9 +357,9 @@ static tg_status max_grad_kernel(tg_op_ctx *c)
 {
     /* the planes' sizes: where the indices keep to 2 x 2 windows, the
      * kernel writes windows whole instead of zeroing and adding */
-    geom g = {.H = c->out[0]->shape[2], .W = c->out[0]->shape[3],
-              .OH = c->in[0]->shape[2], .OW = c->in[0]->shape[3]};
-    return run_kind(c->op->name, K_MAX_GRAD, &g, c->in[0], c->out[0], c->in[1]);
+    geom g = {.nd = 2, .in = {1, c->out[0]->shape[2], c->out[0]->shape[3]},
+              .out = {1, c->in[0]->shape[2], c->in[0]->shape[3]}};
+    return run_kind(c->op->name, TG_POOL_MAX_GRAD, &g, c->in[0], c->out[0], c->in[1]);
 }
 
 static tg_status max_grad_rule(tg_grad_ctx *g)
@@ -300,7 +381,7 @@ const tg_op_def tg_op_max_pool2d_grad = {
  * the adjoint of max_pool2d_grad (its gradient, and so grad of grad) */
 static tg_status select_infer(tg_op_ctx *c)
 {
-    tg_status s = need_4d(c->op->name, c->in[0], "input");
+    tg_status s = need_rank(c->op->name, 2, c->in[0], "input");
     if (s == TG_OK)
         s = check_index_tensor(c->op->name, c->in[1], c->in[0], false);
     return s != TG_OK ? s : tg_infer_set(c, 0, c->in[0]->dtype, 4, c->in[1]->shape);
@@ -308,14 +389,14 @@ static tg_status select_infer(tg_op_ctx *c)
 
 static tg_status select_kernel(tg_op_ctx *c)
 {
-    return run_kind(c->op->name, K_SELECT, NULL, c->in[0], c->out[0], c->in[1]);
+    return run_kind(c->op->name, TG_POOL_SELECT, NULL, c->in[0], c->out[0], c->in[1]);
 }
 
 static tg_status select_rule(tg_grad_ctx *g)
 {
     if (g->needs_grad[0]) {
         const tg_meta *m = &g->in_meta[0];
-        g->dx[0] = max_grad_call(g->dy[0], g->in[1], m->shape[2], m->shape[3]);
+        g->dx[0] = max_grad_call(g->dy[0], g->in[1], 4, m->shape);
     }
     return TG_OK;
 }
@@ -325,88 +406,120 @@ const tg_op_def tg_op_max_pool2d_select = {
     .outputs = float_out, .flags = TG_OP_PURE, .save_inputs = 2u, .infer = select_infer,
     .kernel = {[TG_CPU] = select_kernel}, .grad = select_rule, .jvp = tg__jvp_linear};
 
-/* ---- avg_pool2d ------------------------------------------------------------------------ */
-extern const tg_op_def tg_op_avg_pool2d, tg_op_avg_pool2d_grad;
+/* ---- avg_pool2d, avg_pool3d ----------------------------------------------------------- */
+extern const tg_op_def tg_op_avg_pool2d, tg_op_avg_pool2d_grad, tg_op_avg_pool3d,
+    tg_op_avg_pool3d_grad;
 
-static tg_status avg_pool2d_kernel(tg_op_ctx *c)
+static tg_status avg_pool_kernel(tg_op_ctx *c)
 {
     geom g;
-    read_geom(c->op->name, c->attr, c->in[0]->shape[2], c->in[0]->shape[3], &g);
-    return run_kind(c->op->name, K_AVG, &g, c->in[0], c->out[0], NULL);
+    input_geom(c, &g);
+    return run_kind(c->op->name, TG_POOL_AVG, &g, c->in[0], c->out[0], NULL);
 }
 
-/* avg_pool2d_grad with the window of the pooling and its input plane size */
-static tg_status avg_pool2d_rule(tg_grad_ctx *g)
+/* avg_poolNd_grad with the window of the pooling and its input size */
+static tg_status avg_pool_rule(tg_grad_ctx *g)
 {
+    int nd = g->in_meta[0].ndim - 2;
     pool_attrs p = *(const pool_attrs *)g->attr;
-    p.input_size[0] = g->in_meta[0].shape[2];
-    p.input_size[1] = g->in_meta[0].shape[3];
+    memcpy(p.input_size, g->in_meta[0].shape + 2, (size_t)nd * sizeof *p.input_size);
     tg_attr a[6];
-    int n = attr_list(&p, true, true, a);
-    g->dx[0] = tg_op_call(&tg_op_avg_pool2d_grad, 1, &g->dy[0], a, n);
+    int n = tg__pool_attr_list_nd(nd, &p, true, true, a);
+    g->dx[0] = tg_op_call(nd == 2 ? &tg_op_avg_pool2d_grad : &tg_op_avg_pool3d_grad, 1,
+                          &g->dy[0], a, n);
     return TG_OK;
 }
 
 const tg_op_def tg_op_avg_pool2d = {
     .name = "avg_pool2d", .n_in = 1, .n_out = 1, .inputs = float_in, .outputs = float_out,
-    .attrs = {avg_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .infer = pool_infer,
-    .kernel = {[TG_CPU] = avg_pool2d_kernel}, .grad = avg_pool2d_rule,
+    .attrs = {avg2_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .infer = pool_infer,
+    .kernel = {[TG_CPU] = avg_pool_kernel}, .grad = avg_pool_rule,
     .jvp = tg__jvp_linear, .onnx = {"AveragePool", 11}};
 
-/* avg_pool2d_grad(dy): each dy spread over its window of the input */
+const tg_op_def tg_op_avg_pool3d = {
+    .name = "avg_pool3d", .n_in = 1, .n_out = 1, .inputs = float_in, .outputs = float_out,
+    .attrs = {avg3_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .infer = pool_infer,
+    .kernel = {[TG_CPU] = avg_pool_kernel}, .grad = avg_pool_rule,
+    .jvp = tg__jvp_linear, .onnx = {"AveragePool", 11}};
+
+/* avg_poolNd_grad(dy): each dy spread over its window of the input */
 static tg_status avg_grad_geom(tg_op_ctx *c, geom *g)
 {
     const pool_attrs *a = c->attr;
-    int64_t H = a->input_size[0], W = a->input_size[1];
+    const char *op = c->op->name;
     const tg_tensor *dy = c->in[0];
-    tg_status s = need_4d(c->op->name, dy, "gradient");
+    int nd = rank_of(c->op);
+    char d[64], in[64], o[64];
+    tg_status s = need_rank(op, nd, dy, "gradient");
     if (s == TG_OK)
-        s = read_geom(c->op->name, a, H, W, g);
-    if (s == TG_OK && (dy->shape[2] != g->OH || dy->shape[3] != g->OW))
-        s = tg__error(TG_ERR_SHAPE, "avg_pool2d_grad: gradient of %lldx%lld, but pooling "
-                      "a %lldx%lld input gives %lldx%lld", (long long)dy->shape[2],
-                      (long long)dy->shape[3], (long long)H, (long long)W,
-                      (long long)g->OH, (long long)g->OW);
+        s = read_geom(op, nd, a, a->input_size, g);
+    if (s == TG_OK && memcmp(dy->shape + 2, g->out + 3 - nd, (size_t)nd * sizeof *g->out))
+        s = tg__error(TG_ERR_SHAPE, "%s: gradient of %s, but pooling a %s input gives %s", op,
+                      dims(nd, dy->shape + 2, d, sizeof d),
+                      dims(nd, a->input_size, in, sizeof in),
+                      dims(nd, g->out + 3 - nd, o, sizeof o));
     return s;
 }
 
 static tg_status avg_grad_infer(tg_op_ctx *c)
 {
     geom g;
+    int64_t shape[2 + TG_POOL_MAX_ND];
     tg_status s = avg_grad_geom(c, &g);
     if (s != TG_OK)
         return s;
-    int64_t shape[4] = {c->in[0]->shape[0], c->in[0]->shape[1], g.H, g.W};
-    return tg_infer_set(c, 0, c->in[0]->dtype, 4, shape);
+    int nd = rank_of(c->op), n = pooled_shape(nd, c->in[0], g.in + 3 - nd, shape);
+    return tg_infer_set(c, 0, c->in[0]->dtype, n, shape);
 }
 
 static tg_status avg_grad_kernel(tg_op_ctx *c)
 {
     geom g;
     avg_grad_geom(c, &g);
-    return run_kind(c->op->name, K_AVG_GRAD, &g, c->in[0], c->out[0], NULL);
+    return run_kind(c->op->name, TG_POOL_AVG_GRAD, &g, c->in[0], c->out[0], NULL);
 }
 
 static tg_status avg_grad_rule(tg_grad_ctx *g)
 {
     /* linear in dy: its adjoint is the pooling itself */
     if (g->needs_grad[0]) {
+        int nd = g->in_meta[0].ndim - 2;
         tg_attr a[6];
-        int n = attr_list(g->attr, true, false, a);
-        g->dx[0] = tg_op_call(&tg_op_avg_pool2d, 1, &g->dy[0], a, n);
+        int n = tg__pool_attr_list_nd(nd, g->attr, true, false, a);
+        g->dx[0] = tg_op_call(nd == 2 ? &tg_op_avg_pool2d : &tg_op_avg_pool3d, 1, &g->dy[0],
+                              a, n);
     }
     return TG_OK;
 }
 
 const tg_op_def tg_op_avg_pool2d_grad = {
     .name = "avg_pool2d_grad", .n_in = 1, .n_out = 1, .inputs = float_in,
-    .outputs = float_out, .attrs = {avg_grad_specs, sizeof(pool_attrs)},
+    .outputs = float_out, .attrs = {avg2_grad_specs, sizeof(pool_attrs)},
+    .flags = TG_OP_PURE, .infer = avg_grad_infer, .kernel = {[TG_CPU] = avg_grad_kernel},
+    .grad = avg_grad_rule, .jvp = tg__jvp_linear};
+
+const tg_op_def tg_op_avg_pool3d_grad = {
+    .name = "avg_pool3d_grad", .n_in = 1, .n_out = 1, .inputs = float_in,
+    .outputs = float_out, .attrs = {avg3_grad_specs, sizeof(pool_attrs)},
     .flags = TG_OP_PURE, .infer = avg_grad_infer, .kernel = {[TG_CPU] = avg_grad_kernel},
     .grad = avg_grad_rule, .jvp = tg__jvp_linear};
 
 /* ---- public functions ---------------------------------------------------------------- */
-int tg__pool_prepare(const char *op, const tg_tensor *x, const tg__pool_opts_nd *o, bool avg,
-                     const tg__pool_nd *w, tg_attr *a)
+/* a public function's options (tg_pool2d_opts, tg_pool3d_opts): int
+ * arrays of nd, a stride of 0 meaning the kernel */
+typedef struct opts_nd {
+    const int *kernel, *stride, *padding;
+    bool ceil_mode, count_include_pad;
+} opts_nd;
+#define OPTS_ND(o) \
+    ((opts_nd){(o)->kernel, (o)->stride, (o)->padding, (o)->ceil_mode, (o)->count_include_pad})
+
+/* the opening of the public pooling functions: x and the options o
+ * (NULL: the caller's opts was NULL) must be given; p is set from o and
+ * listed in a (avg: count_include_pad too). Returns the count, or -1
+ * with an error naming op. */
+static int prepare(const char *op, int nd, const tg_tensor *x, const opts_nd *o, bool avg,
+                   pool_attrs *p, tg_attr *a)
 {
     if (!tg__nn_have(op, x, "input"))
         return -1;
@@ -414,25 +527,19 @@ int tg__pool_prepare(const char *op, const tg_tensor *x, const tg__pool_opts_nd 
         tg__error(TG_ERR_ARG, "%s: opts is NULL (the kernel size is required)", op);
         return -1;
     }
-    for (int i = 0; i < w->nd; i++) {
-        w->kernel[i] = o->kernel[i];
-        w->stride[i] = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
-        w->padding[i] = o->padding[i];
+    for (int i = 0; i < nd; i++) {
+        p->kernel[i] = o->kernel[i];
+        p->stride[i] = o->stride[i] == 0 ? o->kernel[i] : o->stride[i];
+        p->padding[i] = o->padding[i];
     }
-    *w->ceil_mode = o->ceil_mode;
-    *w->count_include_pad = o->count_include_pad;
-    return tg__pool_nd_attrs(w, avg, false, a);
+    p->ceil_mode = o->ceil_mode;
+    p->count_include_pad = o->count_include_pad;
+    return tg__pool_attr_list_nd(nd, p, avg, false, a);
 }
 
-/* the checks both public pooling functions start with; their attributes
- * in a (backed by p); returns the count, or -1 with an error */
-static int pool_prepare(const char *op, tg_tensor *x, const tg_pool2d_opts *o,
-                        bool avg, pool_attrs *p, tg_attr *a)
-{
-    return tg__pool_prepare(op, x, o ? &TG_POOL_OPTS_ND(o) : NULL, avg, &TG_POOL_ND(2, p), a);
-}
-
-tg_tensor *tg__pool_max_values(const tg_op_def *op, tg_tensor *x, const tg_attr *a, int n)
+/* runs a max pooling op (values and indices) and returns the values: the
+ * indices go with a local scope (a recorded node keeps its own) */
+static tg_tensor *max_values(const tg_op_def *op, tg_tensor *x, const tg_attr *a, int n)
 {
     tg_tensor *out[2];
     TG_LOCAL_BEGIN();
@@ -444,23 +551,39 @@ tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
 {
     pool_attrs p;
     tg_attr a[5];
-    int n = pool_prepare("max_pool2d", x, opts, false, &p, a);
-    return n < 0 ? NULL : tg__pool_max_values(&tg_op_max_pool2d, x, a, n);
+    int n = prepare("max_pool2d", 2, x, opts ? &OPTS_ND(opts) : NULL, false, &p, a);
+    return n < 0 ? NULL : max_values(&tg_op_max_pool2d, x, a, n);
 }
 
 tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
 {
     pool_attrs p;
     tg_attr a[5];
-    int n = pool_prepare("avg_pool2d", x, opts, true, &p, a);
+    int n = prepare("avg_pool2d", 2, x, opts ? &OPTS_ND(opts) : NULL, true, &p, a);
     return n < 0 ? NULL : tg_op_call(&tg_op_avg_pool2d, 1, &x, a, n);
+}
+
+tg_tensor *tg_max_pool3d(tg_tensor *x, const tg_pool3d_opts *opts)
+{
+    pool_attrs p;
+    tg_attr a[5];
+    int n = prepare("max_pool3d", 3, x, opts ? &OPTS_ND(opts) : NULL, false, &p, a);
+    return n < 0 ? NULL : max_values(&tg_op_max_pool3d, x, a, n);
+}
+
+tg_tensor *tg_avg_pool3d(tg_tensor *x, const tg_pool3d_opts *opts)
+{
+    pool_attrs p;
+    tg_attr a[5];
+    int n = prepare("avg_pool3d", 3, x, opts ? &OPTS_ND(opts) : NULL, true, &p, a);
+    return n < 0 ? NULL : tg_op_call(&tg_op_avg_pool3d, 1, &x, a, n);
 }
 
 tg_tensor *tg_global_avg_pool2d(tg_tensor *x)
 {
     if (!tg__nn_have("global_avg_pool2d", x, "input"))
         return NULL;
-    if (need_4d("global_avg_pool2d", x, "input") != TG_OK)
+    if (need_rank("global_avg_pool2d", 2, x, "input") != TG_OK)
         return NULL;
     int64_t hw = x->shape[2] * x->shape[3];
     if (hw == 0)
@@ -473,5 +596,6 @@ tg_tensor *tg_global_avg_pool2d(tg_tensor *x)
 
 const tg_op_def *const tg_ops_pool[] = {
     &tg_op_max_pool2d, &tg_op_max_pool2d_grad, &tg_op_max_pool2d_select,
-    &tg_op_avg_pool2d, &tg_op_avg_pool2d_grad, NULL,
+    &tg_op_avg_pool2d, &tg_op_avg_pool2d_grad, &tg_op_max_pool3d,
+    &tg_op_avg_pool3d, &tg_op_avg_pool3d_grad, NULL,
 };

@@ -173,7 +173,7 @@ static void pool_chunk(job *j, int64_t p0, int64_t np, int64_t *pos, const int64
                                        (float *)y, j->off + p0 * j->out_n);
         return;
     }
-    tg__pool2d(TG_POOL_MAX, g, j->dt, j->src + (size_t)(p0 * j->in_n) * j->es,
+    tg__pool_run(TG_POOL_MAX, g, j->dt, j->src + (size_t)(p0 * j->in_n) * j->es,
                j->dst + (size_t)(p0 * j->out_n) * j->es, pos, np, j->in_n, j->out_n);
     uint8_t *off = j->off + p0 * j->out_n;
     for (int64_t p = 0; p < np; p++)
@@ -204,16 +204,16 @@ static tg_status compact_kernel(tg_op_ctx *c)
 }
 
 static const tg_attr_spec window_specs[] = {
-    TG_SPEC_INT_ARRAY(pool_attrs, kernel, NULL, TG_REQUIRED),
-    TG_SPEC_INT_ARRAY(pool_attrs, stride, NULL, TG_REQUIRED),
-    TG_SPEC_INT_ARRAY(pool_attrs, padding, NULL, TG_REQUIRED),
+    TG_SPEC_INT_ARRAY_N(pool_attrs, kernel, 2, NULL, TG_REQUIRED),
+    TG_SPEC_INT_ARRAY_N(pool_attrs, stride, 2, NULL, TG_REQUIRED),
+    TG_SPEC_INT_ARRAY_N(pool_attrs, padding, 2, NULL, TG_REQUIRED),
     TG_SPEC_BOOL(pool_attrs, ceil_mode, 0), {0}};
 static const tg_attr_spec grad_specs[] = {
-    TG_SPEC_INT_ARRAY(pool_attrs, kernel, NULL, TG_REQUIRED),
-    TG_SPEC_INT_ARRAY(pool_attrs, stride, NULL, TG_REQUIRED),
-    TG_SPEC_INT_ARRAY(pool_attrs, padding, NULL, TG_REQUIRED),
+    TG_SPEC_INT_ARRAY_N(pool_attrs, kernel, 2, NULL, TG_REQUIRED),
+    TG_SPEC_INT_ARRAY_N(pool_attrs, stride, 2, NULL, TG_REQUIRED),
+    TG_SPEC_INT_ARRAY_N(pool_attrs, padding, 2, NULL, TG_REQUIRED),
     TG_SPEC_BOOL(pool_attrs, ceil_mode, 0),
-    TG_SPEC_INT_ARRAY(pool_attrs, input_size, NULL, TG_REQUIRED, TG_MIN(1)), {0}};
+    TG_SPEC_INT_ARRAY_N(pool_attrs, input_size, 2, NULL, TG_REQUIRED, TG_MIN(1)), {0}};
 static const tg_arg_spec float_in[] = {{"x", TG_DTS_FLOAT}, {0}};
 static const tg_arg_spec compact_out[] = {
     {"y", TG_DTS_FLOAT}, {"offsets", TG_DT(TG_UINT8)}, {0}};
@@ -303,7 +303,7 @@ static void grad_chunk(job *j, int64_t p0, int64_t np, int64_t *pos, const int64
         for (int64_t o = 0; o < j->out_n; o++)
             q[o] = corner[o] + rel[off[o]];
     }
-    tg__pool2d(TG_POOL_MAX_GRAD, g, j->dt, j->src + (size_t)(p0 * j->out_n) * j->es,
+    tg__pool_run(TG_POOL_MAX_GRAD, g, j->dt, j->src + (size_t)(p0 * j->out_n) * j->es,
                j->dst + (size_t)(p0 * j->in_n) * j->es, pos, np, j->out_n, j->in_n);
 }
 

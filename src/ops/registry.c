@@ -15,9 +15,9 @@ static const tg_op_def *const *const families[] = {
     tg_ops_conv,        tg_ops_pool,   tg_ops_norm,
     tg_ops_nn,          tg_ops_inplace, tg_ops_graph,
     tg_ops_scan,        tg_ops_range,  tg_ops_conv3d,
-    tg_ops_pool3d,      tg_ops_sort,
+    tg_ops_sort,
     tg_ops_trilu,       tg_ops_fpclass, tg_ops_scatter,
-    tg_ops_unary_math,  tg_ops_unary_act,
+    tg_ops_unary_math,  tg_ops_unary_act, tg_ops_act_grad, tg_ops_softmax_grad,
     /* keep these last: op samples run in registry order and draw from one
      * random stream */
     tg_ops_dynamic, /* unknown dims: expand_as, count_scale */

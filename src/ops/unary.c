@@ -10,6 +10,7 @@
  * gradient and the forward-mode rule from it. */
 #include "autodiff/jvp.h"
 #include "ops/elementwise.h"
+#include "kernels/cpu/vmath.h"
 #include "ops/unary.h"
 
 #include <tgmath.h>
@@ -36,7 +37,11 @@ UN_FLOAT(sin, sin(x))
 UN_FLOAT(cos, cos(x))
 UN_FLOAT(tanh, tanh(x))
 UN_FLOAT(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
-UN_FLOAT(erf, erf(x))
+/* float32: the vectorizable erf of kernels/cpu/vmath.h (within 4 ulp;
+ * libm's erff is a scalar call), float64: libm */
+UN_ROW(erf_f32, float, tg__verff(x))
+UN_ROW(erf_f64, double, erf(x))
+static const tg_iter_row_fn erf_rows[TG_NUM_DTYPES] = {erf_f32, erf_f64};
 /* erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for x << 0;
  * attribute a = 1: PyTorch's approximate='tanh', in its order of
  * operations: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
@@ -44,7 +49,18 @@ UN_FLOAT(erf, erf(x))
 #define GELU_KAPPA 0.044715
 #define GELU_TANH(x) \
     ((V)0.5 * (x) * (1 + tanh((V)GELU_BETA * ((x) + (V)GELU_KAPPA * ((x) * (x) * (x))))))
-UN_FLOAT(gelu, P->a != 0 ? GELU_TANH(x) : (V)0.5 * x * erfc(-x * (V)SQRT1_2))
+/* float32: the exact form over the vectorizable erfc of kernels/cpu/vmath.h
+ * in a loop of its own (with the tanh form's libm call in the same loop,
+ * the compiler vectorizes neither) */
+UN_ROW(gelu_tanh_f32, float, GELU_TANH(x))
+UN_ROW(gelu_erf_f32, float, (V)0.5 * x * tg__verfcf(-x * (V)SQRT1_2))
+static void gelu_f32(char **p, const int64_t *s, int64_t n, void *ctx)
+{
+    const unary_attrs *P = ctx;
+    (P->a != 0 ? gelu_tanh_f32 : gelu_erf_f32)(p, s, n, ctx);
+}
+UN_ROW(gelu_f64, double, P->a != 0 ? GELU_TANH(x) : (V)0.5 * x * erfc(-x * (V)SQRT1_2))
+static const tg_iter_row_fn gelu_rows[TG_NUM_DTYPES] = {gelu_f32, gelu_f64};
 UN_FLOAT(softplus, SOFTPLUS(x))
 UN_FLOAT(leaky_relu, x > 0 ? x : x * (V)P->a)
 UN_FLOAT(elu, x > 0 ? x : (V)P->a * expm1(x))
@@ -137,9 +153,9 @@ static tg_tensor *gelu_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, const voi
                                   tg_mul(tg_sub(tg_ones_like(th), tg_mul(th, th)), slope));
         return tg_mul(t, tg_add(left, right));
     }
-    return tg_mul(t, tg_add(tg_mul_scalar(tg_add_scalar(tg_erf(tg_mul_scalar(x, SQRT1_2)), 1.0), 0.5),
-                            tg_mul(x, tg_mul_scalar(tg_exp(tg_mul_scalar(tg_mul(x, x), -0.5)),
-                                                    0.39894228040143267794))));
+    /* exact: one pass (gelu_grad); x of an integer gelu input is cast to
+     * the gradient's float dtype, as the forward computed in it */
+    return tg__gelu_grad(t, x->dtype == t->dtype ? x : tg_cast(x, t->dtype));
 }
 DERIV(softplus, tg_mul(t, tg_sigmoid(x)))
 DERIV(leaky_relu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),

@@ -7,6 +7,7 @@
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_dense.h"
 #include "kernels/cpu/conv_gemm.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/im2col.h"
@@ -519,6 +520,8 @@ static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void
                                  const void *w, const void *b, bool relu, void *y)
 {
     tg_status st;
+    if (tg__conv_dense_wanted(g)) /* many channels: the implicit GEMM */
+        return tg__conv_dense_forward(dt, g, x, w, b, relu, y);
     if (tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))
         return st;
     conv_job j = {.g = *g, .relu = relu};

@@ -1,5 +1,8 @@
-/* 2-D pooling kernels (see pool.h): plane kernels expanded for float and
- * double, run over the N*C planes. */
+/* Pooling kernels (see pool.h): one loop nest over 1 to 3 spatial dims
+ * for max, average and the average's gradient, expanded for float and
+ * double and run over the N*C planes (volumes); LeNet's 2 x 2 stride-2
+ * planes go to the vector kernels of pool_2x2*.c. The max pooling's
+ * gradient and its adjoint work on positions and so on any rank. */
 #include "kernels/cpu/pool.h"
 #include "core/threadpool.h"
 
@@ -9,34 +12,32 @@
 
 typedef tg__pool_geom geom;
 
-/* the window of output (oh, ow) clipped to the input, and PyTorch's
- * average divisor (the window clipped to the padded input, or to the
- * input without count_include_pad) */
-static inline int64_t window(const geom *g, int64_t oh, int64_t ow, int64_t *hs,
-                             int64_t *he, int64_t *ws, int64_t *we)
+/* the window of output position o along dim i: [*lo, *hi) inside the
+ * input; returns its extent clipped to the padded input only (PyTorch's
+ * average divisor with count_include_pad is the product of these) */
+static inline int64_t window(const geom *g, int i, int64_t o, int64_t *lo, int64_t *hi)
 {
-    int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw;
-    int64_t h1 = h0 + g->kh, w1 = w0 + g->kw;
-    if (h1 > g->H + g->ph) h1 = g->H + g->ph;
-    if (w1 > g->W + g->pw) w1 = g->W + g->pw;
-    int64_t padded = (h1 - h0) * (w1 - w0);
-    *hs = h0 < 0 ? 0 : h0;
-    *ws = w0 < 0 ? 0 : w0;
-    *he = h1 > g->H ? g->H : h1;
-    *we = w1 > g->W ? g->W : w1;
-    return g->include_pad ? padded : (*he - *hs) * (*we - *ws);
+    int64_t start = o * g->s[i] - g->p[i], end = start + g->k[i];
+    if (end > g->in[i] + g->p[i])
+        end = g->in[i] + g->p[i];
+    *lo = start < 0 ? 0 : start;
+    *hi = end < g->in[i] ? end : g->in[i];
+    return end - start;
 }
 
-/* LeNet's 2x2 stride 2 pooling with every window inside the input */
+/* LeNet's 2x2 stride 2 pooling of planes with every window inside the input */
 static inline bool is_2x2(const geom *g)
 {
-    return g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 &&
-           g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+    return g->nd == 2 && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
+           g->ph == 0 && g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
 }
 
-/* ---- plane kernels, expanded for float and double ----------------------------
+/* ---- kernels over one plane (volume), expanded for float and double --------------
  * Max: NaN wins (as in PyTorch); ties keep the first element in row-major
- * window order. The index is the position within the H x W plane. */
+ * window order. The index is the position within the plane (volume).
+ * Average: the sum in double, in row-major order, over PyTorch's divisor
+ * (the window clipped to the padded input, or to the input without
+ * count_include_pad). */
 #define TAKE(T, v, at)                              \
     {                                               \
         T v_ = (v);                                 \
@@ -45,86 +46,141 @@ static inline bool is_2x2(const geom *g)
         mi = t_ ? (at) : mi;                        \
     }
 
+/* for every output o (row-major, counted in o_) of g: the window
+ * [za, ze) x [ya, ye) x [xa, xe) inside the input and its divisor div;
+ * the body (the variadic arguments) runs once per output. VOL is a
+ * constant: false for planes (nd <= 2), whose depth loops then vanish
+ * from the code the compiler makes, true for volumes. */
+#define EACH_WINDOW(g, VOL, ...)                                                \
+    int64_t o_ = 0;                                                              \
+    const int64_t OD_ = (VOL) ? (g)->OD : 1, OH_ = (g)->OH, OW_ = (g)->OW;       \
+    for (int64_t oz = 0; oz < OD_; oz++) {                                       \
+        int64_t za = 0, ze = 1, pz = 1;                                          \
+        if (VOL)                                                                 \
+            pz = window((g), 0, oz, &za, &ze);                                   \
+        for (int64_t oy = 0; oy < OH_; oy++) {                                   \
+            int64_t ya, ye, py = window((g), 1, oy, &ya, &ye);                   \
+            for (int64_t ox = 0; ox < OW_; ox++, o_++) {                         \
+                int64_t xa, xe, px = window((g), 2, ox, &xa, &xe);               \
+                int64_t div = (g)->include_pad ? pz * py * px                    \
+                                               : (ze - za) * (ye - ya) * (xe - xa); \
+                (void)div;                                                       \
+                __VA_ARGS__                                                      \
+            }                                                                    \
+        }                                                                        \
+    }
+
+/* the general kernels are written once, always inlined into a plane
+ * (VOL false) and a volume (VOL true) copy */
+#define INLINE static inline __attribute__((always_inline))
+
 #define PLANES(SFX, T)                                                           \
+    INLINE void max_nd_##SFX(const geom *g, const T *x, T *y, int64_t *idx,     \
+                             const bool VOL)                                     \
+    {                                                                            \
+        const int64_t H = g->H, W = g->W;                                        \
+        EACH_WINDOW(g, VOL, {                                                    \
+            T m = -INFINITY;                                                     \
+            int64_t mi = (za * H + ya) * W + xa;                                 \
+            for (int64_t z = za; z < ze; z++)                                    \
+                for (int64_t h = ya; h < ye; h++) {                              \
+                    int64_t row = (z * H + h) * W;                               \
+                    for (int64_t w = xa; w < xe; w++)                            \
+                        TAKE(T, x[row + w], row + w)                             \
+                }                                                                \
+            y[o_] = m;                                                           \
+            idx[o_] = mi;                                                        \
+        })                                                                       \
+    }                                                                            \
+    INLINE void avg_nd_##SFX(const geom *g, const T *x, T *y, const bool VOL)    \
+    {                                                                            \
+        const int64_t H = g->H, W = g->W;                                        \
+        EACH_WINDOW(g, VOL, {                                                    \
+            double acc = 0;                                                      \
+            for (int64_t z = za; z < ze; z++)                                    \
+                for (int64_t h = ya; h < ye; h++) {                              \
+                    const T *row = x + (z * H + h) * W;                          \
+                    for (int64_t w = xa; w < xe; w++)                            \
+                        acc += row[w];                                           \
+                }                                                                \
+            y[o_] = (T)(acc / (double)div);                                      \
+        })                                                                       \
+    }                                                                            \
+    /* dx (zeroed) gets each dy spread evenly over its window */                \
+    INLINE void avg_grad_nd_##SFX(const geom *g, const T *dy, T *dx,             \
+                                  const bool VOL)                                \
+    {                                                                            \
+        const int64_t H = g->H, W = g->W;                                        \
+        memset(dx, 0, (size_t)((VOL ? g->D : 1) * H * W) * sizeof(T));           \
+        EACH_WINDOW(g, VOL, {                                                    \
+            T d = dy[o_] / (T)div;                                               \
+            for (int64_t z = za; z < ze; z++)                                    \
+                for (int64_t h = ya; h < ye; h++) {                              \
+                    T *row = dx + (z * H + h) * W;                               \
+                    for (int64_t w = xa; w < xe; w++)                            \
+                        row[w] += d;                                             \
+                }                                                                \
+        })                                                                       \
+    }                                                                            \
     static void max_plane_##SFX(const geom *g, const T *x, T *y, int64_t *idx)  \
     {                                                                            \
-        const int64_t W = g->W, OW = g->OW;                                      \
-        if (is_2x2(g)) {                                                         \
-            tg__maxpool2x2_planes_##SFX(x, 1, g->H, W, g->OH, OW, y, idx);       \
-            return;                                                              \
-        }                                                                        \
-        for (int64_t oh = 0; oh < g->OH; oh++)                                   \
-            for (int64_t ow = 0; ow < OW; ow++) {                                \
-                int64_t hs, he, ws, we;                                          \
-                window(g, oh, ow, &hs, &he, &ws, &we);                           \
-                T m = -INFINITY;                                                 \
-                int64_t mi = hs * W + ws;                                        \
-                for (int64_t h = hs; h < he; h++)                                \
-                    for (int64_t w = ws; w < we; w++)                            \
-                        TAKE(T, x[h * W + w], h * W + w)                            \
-                y[oh * OW + ow] = m;                                             \
-                idx[oh * OW + ow] = mi;                                          \
-            }                                                                    \
+        max_nd_##SFX(g, x, y, idx, false);                                       \
+    }                                                                            \
+    static void max_volume_##SFX(const geom *g, const T *x, T *y, int64_t *idx) \
+    {                                                                            \
+        max_nd_##SFX(g, x, y, idx, true);                                        \
     }                                                                            \
     static void avg_plane_##SFX(const geom *g, const T *x, T *y)                 \
     {                                                                            \
-        const int64_t W = g->W, OW = g->OW;                                      \
-        if (is_2x2(g)) {                                                         \
-            for (int64_t oh = 0; oh < g->OH; oh++) {                             \
-                const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                      \
-                for (int64_t ow = 0; ow < OW; ow++)                              \
-                    y[oh * OW + ow] = (r0[2 * ow] + r0[2 * ow + 1] + r1[2 * ow] + \
-                                       r1[2 * ow + 1]) * (T)0.25;                \
-            }                                                                    \
-            return;                                                              \
-        }                                                                        \
-        for (int64_t oh = 0; oh < g->OH; oh++)                                   \
-            for (int64_t ow = 0; ow < OW; ow++) {                                \
-                int64_t hs, he, ws, we;                                          \
-                int64_t div = window(g, oh, ow, &hs, &he, &ws, &we);             \
-                double acc = 0;                                                  \
-                for (int64_t h = hs; h < he; h++)                                \
-                    for (int64_t w = ws; w < we; w++)                            \
-                        acc += x[h * W + w];                                     \
-                y[oh * OW + ow] = (T)(acc / (double)div);                        \
-            }                                                                    \
+        avg_nd_##SFX(g, x, y, false);                                            \
     }                                                                            \
-    /* dx (zeroed) gets each dy spread evenly over its window; 2 x 2 windows \
-     * (disjoint) are written whole, 0 + dy / 4 as the adds give (+0 for -0) */ \
+    static void avg_volume_##SFX(const geom *g, const T *x, T *y)                \
+    {                                                                            \
+        avg_nd_##SFX(g, x, y, true);                                             \
+    }                                                                            \
     static void avg_grad_plane_##SFX(const geom *g, const T *dy, T *dx)          \
     {                                                                            \
+        avg_grad_nd_##SFX(g, dy, dx, false);                                     \
+    }                                                                            \
+    static void avg_grad_volume_##SFX(const geom *g, const T *dy, T *dx)         \
+    {                                                                            \
+        avg_grad_nd_##SFX(g, dy, dx, true);                                      \
+    }                                                                            \
+    /* LeNet's 2 x 2 average pooling of a plane, and its gradient: 2 x 2   \
+     * windows (disjoint) are written whole, 0 + dy / 4 as the adds give    \
+     * (+0 for -0) */                                                        \
+    static void avg_2x2_##SFX(const geom *g, const T *x, T *y)                   \
+    {                                                                            \
         const int64_t W = g->W, OW = g->OW;                                      \
-        if (is_2x2(g)) {                                                         \
-            if (g->H != 2 * g->OH || W != 2 * OW) /* a row or column in none */ \
-                memset(dx, 0, (size_t)(g->H * W) * sizeof(T));                   \
-            for (int64_t oh = 0; oh < g->OH; oh++) {                             \
-                T *r0 = dx + 2 * oh * W, *r1 = r0 + W;                           \
-                const T *d = dy + oh * OW;                                       \
-                for (int64_t ow = 0; ow < OW; ow++) {                            \
-                    T v = (T)0 + d[ow] / (T)4;                                   \
-                    r0[2 * ow] = r0[2 * ow + 1] = r1[2 * ow] = r1[2 * ow + 1] = v; \
-                }                                                                \
-            }                                                                    \
-            return;                                                              \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                 \
+            const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                          \
+            for (int64_t ow = 0; ow < OW; ow++)                                  \
+                y[oh * OW + ow] = (r0[2 * ow] + r0[2 * ow + 1] + r1[2 * ow] +    \
+                                   r1[2 * ow + 1]) * (T)0.25;                    \
         }                                                                        \
-        memset(dx, 0, (size_t)(g->H * W) * sizeof(T));                           \
-        for (int64_t oh = 0; oh < g->OH; oh++)                                   \
+    }                                                                            \
+    static void avg_grad_2x2_##SFX(const geom *g, const T *dy, T *dx)            \
+    {                                                                            \
+        const int64_t H = g->H, W = g->W, OW = g->OW;                            \
+        if (H != 2 * g->OH || W != 2 * OW) /* a row or column in none */         \
+            memset(dx, 0, (size_t)(H * W) * sizeof(T));                          \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                 \
+            T *r0 = dx + 2 * oh * W, *r1 = r0 + W;                               \
+            const T *d = dy + oh * OW;                                           \
             for (int64_t ow = 0; ow < OW; ow++) {                                \
-                int64_t hs, he, ws, we;                                          \
-                int64_t div = window(g, oh, ow, &hs, &he, &ws, &we);             \
-                T d = dy[oh * OW + ow] / (T)div;                                 \
-                for (int64_t h = hs; h < he; h++)                                \
-                    for (int64_t w = ws; w < we; w++)                            \
-                        dx[h * W + w] += d;                                      \
+                T v = (T)0 + d[ow] / (T)4;                                       \
+                r0[2 * ow] = r0[2 * ow + 1] = r1[2 * ow] = r1[2 * ow + 1] = v;   \
             }                                                                    \
+        }                                                                        \
     }                                                                            \
     /* dx (zeroed) gets each dy added at its argmax; indices are checked as  \
      * they are used (true: one was outside the plane). When every index is   \
-     * in its 2 x 2 window (g: the planes' sizes), windows are written whole. */ \
+     * in its 2 x 2 window (g: a 2-D plane's sizes), windows are written whole. */ \
     static bool max_grad_plane_##SFX(const geom *g, int64_t in_n, int64_t out_n, \
                                      const T *dy, const int64_t *idx, T *dx)     \
     {                                                                            \
-        bool bad = false, done = g && g->H == 2 * g->OH && g->W == 2 * g->OW &&  \
+        bool bad = false, done = g && g->nd == 2 && g->H == 2 * g->OH &&         \
+                                 g->W == 2 * g->OW &&                            \
                                  tg__maxpool2x2_grad_planes_##SFX(dy, idx, 1,    \
                                                                   g->OH, g->OW, dx); \
         if (done)                                                                \
@@ -155,7 +211,7 @@ static inline bool is_2x2(const geom *g)
 PLANES(f32, float)
 PLANES(f64, double)
 
-/* ---- running the plane kernels over N*C planes ---------------------------------
+/* ---- running the plane kernels over N*C planes (volumes) -------------------------
  * Pooling streams memory, a few elements per ns: below POOL_PAR_MIN
  * elements touched a split over the pool loses to the ~1-2 us a
  * parallel_for costs. */
@@ -173,9 +229,6 @@ typedef struct task {
     int64_t a_n, b_n;   /* elements per plane of a and b */
     atomic_bool bad_index; /* max_grad, select: an index was outside its plane */
 } task;
-
-#define PLANE_PTRS(T) \
-    const T *a = (const T *)t->a + p * t->a_n; T *b = (T *)t->b + p * t->b_n
 
 /* 2 x 2 max pooling and its gradient over the planes [begin, end) at
  * once (rows run on across planes); false when not that case, or when an
@@ -197,8 +250,8 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
     }
     /* the gradient of rows shorter than a vector: zeroing and scattering
      * the int64 indices does better (measured at LeNet's 5 x 5 outputs) */
-    if (t->k != TG_POOL_MAX_GRAD || !g || g->H != 2 * g->OH || g->W != 2 * g->OW ||
-        g->OW < 8)
+    if (t->k != TG_POOL_MAX_GRAD || !g || g->nd != 2 || g->H != 2 * g->OH ||
+        g->W != 2 * g->OW || g->OW < 8)
         return false;
     if (t->f64)
         return tg__maxpool2x2_grad_planes_f64((const double *)t->a + begin * t->a_n,
@@ -209,51 +262,63 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
                                           (float *)t->b + begin * t->b_n);
 }
 
+/* plane (volume) p of the task by the kernel of its kind, rank and
+ * dtype; true when an index was outside its plane */
+#define RUN_PLANE(SFX, T)                                                        \
+    static bool run_plane_##SFX(const task *t, int64_t p, bool two, bool vol,    \
+                                int64_t *idx)                                    \
+    {                                                                            \
+        const T *a = (const T *)t->a + p * t->a_n;                               \
+        T *b = (T *)t->b + p * t->b_n;                                           \
+        switch (t->k) {                                                          \
+        case TG_POOL_MAX:                                                        \
+            (vol ? max_volume_##SFX : max_plane_##SFX)(t->g, a, b, idx);         \
+            return false;                                                        \
+        case TG_POOL_AVG:                                                        \
+            (two ? avg_2x2_##SFX : vol ? avg_volume_##SFX : avg_plane_##SFX)(t->g, a, b); \
+            return false;                                                        \
+        case TG_POOL_AVG_GRAD:                                                   \
+            (two ? avg_grad_2x2_##SFX                                            \
+                 : vol ? avg_grad_volume_##SFX : avg_grad_plane_##SFX)(t->g, a, b); \
+            return false;                                                        \
+        case TG_POOL_MAX_GRAD:                                                   \
+            return max_grad_plane_##SFX(t->g, t->b_n, t->a_n, a, idx, b);        \
+        case TG_POOL_SELECT:                                                     \
+            return select_plane_##SFX(t->a_n, t->b_n, a, idx, b);                \
+        }                                                                        \
+        return false;                                                            \
+    }
+RUN_PLANE(f32, float)
+RUN_PLANE(f64, double)
+
 static void run_planes(void *ctx, int64_t begin, int64_t end)
 {
     task *t = ctx;
     bool bad = false;
     if (run_2x2(t, begin, end))
         return;
+    /* the kernel's choice, once for all planes */
+    bool two = t->g && is_2x2(t->g), vol = t->g && t->g->nd == 3;
     /* the indices have the shape of the pooled side: b, except for max_grad */
     int64_t idx_n = t->k == TG_POOL_MAX_GRAD ? t->a_n : t->b_n;
     for (int64_t p = begin; p < end; p++) {
         int64_t *idx = t->idx ? t->idx + p * idx_n : NULL;
-        if (t->f64) {
-            PLANE_PTRS(double);
-            switch (t->k) {
-            case TG_POOL_MAX: max_plane_f64(t->g, a, b, idx); break;
-            case TG_POOL_AVG: avg_plane_f64(t->g, a, b); break;
-            case TG_POOL_AVG_GRAD: avg_grad_plane_f64(t->g, a, b); break;
-            case TG_POOL_MAX_GRAD: bad |= max_grad_plane_f64(t->g, t->b_n, t->a_n, a, idx, b); break;
-            case TG_POOL_SELECT: bad |= select_plane_f64(t->a_n, t->b_n, a, idx, b); break;
-            }
-        } else {
-            PLANE_PTRS(float);
-            switch (t->k) {
-            case TG_POOL_MAX: max_plane_f32(t->g, a, b, idx); break;
-            case TG_POOL_AVG: avg_plane_f32(t->g, a, b); break;
-            case TG_POOL_AVG_GRAD: avg_grad_plane_f32(t->g, a, b); break;
-            case TG_POOL_MAX_GRAD: bad |= max_grad_plane_f32(t->g, t->b_n, t->a_n, a, idx, b); break;
-            case TG_POOL_SELECT: bad |= select_plane_f32(t->a_n, t->b_n, a, idx, b); break;
-            }
-        }
+        bad |= t->f64 ? run_plane_f64(t, p, two, vol, idx) : run_plane_f32(t, p, two, vol, idx);
     }
     if (bad)
         atomic_store(&t->bad_index, true);
 }
 
-
-bool tg__pool2d(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
-                const void *a, void *b, int64_t *idx, int64_t planes,
-                int64_t a_n, int64_t b_n)
+bool tg__pool_run(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
+                  const void *a, void *b, int64_t *idx, int64_t planes,
+                  int64_t a_n, int64_t b_n)
 {
     task t = {.k = k, .g = g, .f64 = dt == TG_FLOAT64, .a = a, .b = b,
               .idx = idx, .a_n = a_n, .b_n = b_n};
     atomic_init(&t.bad_index, false);
     int64_t work = a_n > b_n ? a_n : b_n;
     if (g && k != TG_POOL_MAX_GRAD && k != TG_POOL_SELECT)
-        work *= 1 + (g->kh * g->kw) / 4; /* windows overlap with large kernels */
+        work *= 1 + (g->kd * g->kh * g->kw) / 4; /* windows overlap with large kernels */
     if (planes * work < POOL_PAR_MIN) {
         run_planes(&t, 0, planes);
     } else {

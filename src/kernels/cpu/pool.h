@@ -1,6 +1,8 @@
-/* 2-D pooling kernels over the planes of contiguous [N, C, H, W] float32
- * or float64 buffers, with PyTorch's semantics (see ops/pool.c, which
- * checks shapes and attributes and computes the output size). */
+/* Pooling kernels over the planes (volumes) of contiguous [N, C, ...]
+ * float32 or float64 buffers, 1 to 3 spatial dims, with PyTorch's
+ * semantics (see ops/pool.c, which checks shapes and attributes and
+ * computes the output size): one general kernel for every rank, and the
+ * 2 x 2 stride-2 plane kernels (pool_2x2*.c) it hands LeNet's shapes to. */
 #ifndef TG_KERNELS_POOL_H
 #define TG_KERNELS_POOL_H
 
@@ -9,27 +11,43 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The window over nd spatial dims, right-aligned in arrays of 3 (depth,
+ * height, width): the leading 3 - nd dims are 1 in size, kernel and
+ * stride and 0 in padding, so that one loop nest serves every rank. The
+ * names D, H, W, kh, ... alias the arrays' elements. */
+#define TG__POOL_DIMS(arr, a, b, c) \
+    union {                       \
+        int64_t arr[3];           \
+        struct {                  \
+            int64_t a, b, c;      \
+        };                        \
+    }
 typedef struct tg__pool_geom {
-    int64_t H, W, OH, OW;
-    int64_t kh, kw, sh, sw, ph, pw;
+    int nd;
+    TG__POOL_DIMS(in, D, H, W);
+    TG__POOL_DIMS(out, OD, OH, OW);
+    TG__POOL_DIMS(k, kd, kh, kw);
+    TG__POOL_DIMS(s, sd, sh, sw);
+    TG__POOL_DIMS(p, pd, ph, pw);
     bool ceil_mode, include_pad;
 } tg__pool_geom;
 
 typedef enum tg__pool_kind {
-    TG_POOL_MAX,      /* a: x, b: y, idx: argmax out (position in the plane) */
+    TG_POOL_MAX,      /* a: x, b: y, idx: argmax out (position in the plane or volume) */
     TG_POOL_AVG,      /* a: x, b: y */
     TG_POOL_AVG_GRAD, /* a: dy, b: dx */
     TG_POOL_MAX_GRAD, /* a: dy, b: dx (zeroed here), idx: argmax in, like a */
     TG_POOL_SELECT    /* a: src, b: src at idx (idx like b) */
 } tg__pool_kind;
 
-/* runs kind k over `planes` planes of a_n elements of a and b_n of b
- * (g is needed by MAX, AVG and AVG_GRAD only). Returns true when an index
- * read (MAX_GRAD, SELECT) was outside its plane; the output is then
- * unspecified. */
-bool tg__pool2d(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
-                const void *a, void *b, int64_t *idx, int64_t planes,
-                int64_t a_n, int64_t b_n);
+/* runs kind k over `planes` planes (volumes) of a_n elements of a and b_n
+ * of b (g is needed by MAX, AVG and AVG_GRAD; MAX_GRAD and SELECT work on
+ * positions, whatever the rank, and read g, when given, for the sizes of
+ * a 2-D plane). Returns true when an index read (MAX_GRAD, SELECT) was
+ * outside its plane; the output is then unspecified. */
+bool tg__pool_run(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
+                  const void *a, void *b, int64_t *idx, int64_t planes,
+                  int64_t a_n, int64_t b_n);
 
 /* 2 x 2, stride 2 max pooling (pool_2x2.c) of `planes` planes back to back
  * (H x W each, OH x OW outputs, 2 OH <= H, 2 OW <= W); and its gradient,

@@ -1,0 +1,185 @@
+/* Convolution forward benchmark on every convolution layer of ResNet-18
+ * at 224x224 (JSON lines), float32, through tg__conv2d_forward
+ * (kernels/cpu/conv.h) on NCHW buffers, with its bias and relu, against
+ * the built-in sgemm's speed on a 1024^3 product at the same thread count
+ * (the "peak" a convolution's share is quoted against), measured in the
+ * same run. Per layer: ms (median of the samples, each at least ~20 ms
+ * of repeats after one untimed call, see --sample-ms), best_ms, GFLOP/s, share of the
+ * sgemm peak (median over median, and best over best: on a shared
+ * machine the best samples are the ones least disturbed) and the path ("dense": conv_dense.c's implicit GEMM, "old":
+ * the paths before it, the cost-chosen direct kernels or im2col + GEMM);
+ * a summary line weighs the layers by how often ResNet-18 has them.
+ *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path dense|old|both]
+ *                     [--tile K] [--sample-ms MS]
+ * (--tile: the dense path's tile shape K, not chosen per layer;
+ * --sample-ms: each sample's length, 20 by default; 0: one call a sample,
+ * so that on a busy machine the best of many samples is a call that ran
+ * undisturbed) 
+ * TG_CPU lowers the dispatch level (TG_CPU=avx2: the AVX2 kernels). */
+#include "tg/tg.h"
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_dense.h"
+#include "kernels/cpu/cpu.h"
+#include "kernels/cpu/gemm.h"
+#include "timing.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct layer {
+    const char *name;
+    int64_t c, hw, o, k, stride, count; /* count: layers of this shape in ResNet-18 */
+} layer;
+
+static const layer layers[] = {
+    {"stem7x7s2", 3, 224, 64, 7, 2, 1},    {"l1_3x3", 64, 56, 64, 3, 1, 4},
+    {"l2_3x3s2", 64, 56, 128, 3, 2, 1},    {"l2_down1x1s2", 64, 56, 128, 1, 2, 1},
+    {"l2_3x3", 128, 28, 128, 3, 1, 3},     {"l3_3x3s2", 128, 28, 256, 3, 2, 1},
+    {"l3_down1x1s2", 128, 28, 256, 1, 2, 1}, {"l3_3x3", 256, 14, 256, 3, 1, 3},
+    {"l4_3x3s2", 256, 14, 512, 3, 2, 1},   {"l4_down1x1s2", 256, 14, 512, 1, 2, 1},
+    {"l4_3x3", 512, 7, 512, 3, 1, 3},
+};
+
+static float *rand_buf(int64_t n, unsigned seed)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    for (int64_t i = 0; p && i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
+    }
+    return p;
+}
+
+typedef tg_status (*run_fn)(void *ctx);
+
+/* median ms per call of fn over `samples` samples; best in *best */
+static double sample_ms = 20;
+
+static double time_it(run_fn fn, void *ctx, int samples, double *best)
+{
+    double *t = malloc((size_t)samples * sizeof *t), med = -1;
+    if (!t || fn(ctx) != TG_OK)
+        goto out;
+    for (int s = 0; s < samples; s++) {
+        int reps = 0;
+        double t0 = now_ms(), t1;
+        do {
+            fn(ctx);
+            reps++;
+        } while ((t1 = now_ms()) - t0 < sample_ms);
+        t[s] = (t1 - t0) / reps;
+    }
+    qsort(t, (size_t)samples, sizeof *t, cmp_double);
+    med = t[samples / 2];
+    *best = t[0];
+out:
+    free(t);
+    return med;
+}
+
+typedef struct conv_ctx {
+    tg__conv_geom g;
+    float *x, *w, *b, *y;
+} conv_ctx;
+
+static tg_status run_conv(void *ctx)
+{
+    conv_ctx *c = ctx;
+    return tg__conv2d_forward_relu(TG_FLOAT32, &c->g, c->x, c->w, c->b, true, c->y);
+}
+
+typedef struct gemm_ctx {
+    float *a, *b, *c;
+} gemm_ctx;
+
+static tg_status run_gemm(void *ctx)
+{
+    gemm_ctx *g = ctx;
+    return tg__sgemm(false, false, 1024, 1024, 1024, 1, g->a, 1024, g->b, 1024, 0, g->c, 1024);
+}
+
+/* GFLOP/s of the median sample, and of the best in *best */
+static double sgemm_peak(int samples, double *best)
+{
+    gemm_ctx g = {rand_buf(1 << 20, 7), rand_buf(1 << 20, 8), rand_buf(1 << 20, 9)};
+    double bms = 0, ms = g.a && g.b && g.c ? time_it(run_gemm, &g, samples, &bms) : -1;
+    free(g.a), free(g.b), free(g.c);
+    *best = ms > 0 ? 2.0 * 1024 * 1024 * 1024 / bms / 1e6 : 0;
+    return ms > 0 ? 2.0 * 1024 * 1024 * 1024 / ms / 1e6 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t batch = 1;
+    int threads = 2, samples = 5;
+    const char *path = "both";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--batch"))
+            batch = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--threads"))
+            threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--samples"))
+            samples = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--path"))
+            path = argv[i + 1];
+        else if (!strcmp(argv[i], "--sample-ms"))
+            sample_ms = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--tile"))
+            tg__conv_dense_force_tile(atoi(argv[i + 1]));
+    }
+    tg_set_num_threads(threads);
+    tg__gemm_set_mode(TG_GEMM_BUILTIN);
+    double peak_best, peak = sgemm_peak(samples, &peak_best);
+    const char *isa = tg__isa_name(tg__cpu_isa());
+    printf("{\"bench\": \"conv_resnet\", \"what\": \"sgemm_peak\", \"isa\": \"%s\", "
+           "\"threads\": %d, \"gflops\": %.1f, \"best_gflops\": %.1f}\n", isa, threads,
+           peak, peak_best);
+    double total[2] = {0, 0}, total_best[2] = {0, 0}, flops = 0;
+    for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
+        const layer *l = &layers[i];
+        int64_t p = l->k / 2, oh = (l->hw + 2 * p - l->k) / l->stride + 1;
+        conv_ctx c = {.g = {.n = batch, .c = l->c, .h = l->hw, .w = l->hw, .o = l->o,
+                            .kh = l->k, .kw = l->k, .oh = oh, .ow = oh, .sh = l->stride,
+                            .sw = l->stride, .ph = p, .pw = p, .dh = 1, .dw = 1,
+                            .groups = 1}};
+        c.x = rand_buf(batch * l->c * l->hw * l->hw, 1);
+        c.w = rand_buf(l->o * l->c * l->k * l->k, 2);
+        c.b = rand_buf(l->o, 3);
+        c.y = malloc((size_t)(batch * l->o * oh * oh) * sizeof(float));
+        double gflop = 2.0 * (double)(batch * l->o * l->c * l->k * l->k * oh * oh) / 1e9;
+        flops += gflop * (double)l->count;
+        for (int dense = 1; dense >= 0; dense--) {
+            if (strcmp(path, "both") && strcmp(path, dense ? "dense" : "old"))
+                continue;
+            tg__conv_dense_set_enabled(dense);
+            double best = -1, ms = c.x && c.w && c.b && c.y ? time_it(run_conv, &c, samples, &best) : -1;
+            total[dense] += ms * (double)l->count;
+            total_best[dense] += best * (double)l->count;
+            printf("{\"bench\": \"conv_resnet\", \"layer\": \"%s\", \"c\": %lld, \"hw\": %lld, "
+                   "\"o\": %lld, \"k\": %lld, \"stride\": %lld, \"batch\": %lld, "
+                   "\"threads\": %d, \"isa\": \"%s\", \"path\": \"%s\", \"ms\": %.4f, "
+                   "\"best_ms\": %.4f, \"gflops\": %.1f, \"of_peak\": %.2f, "
+                   "\"best_of_best_peak\": %.2f}\n",
+                   l->name, (long long)l->c, (long long)l->hw, (long long)l->o,
+                   (long long)l->k, (long long)l->stride, (long long)batch, threads, isa,
+                   dense ? "dense" : "old", ms, best, ms > 0 ? gflop / ms * 1e3 : 0,
+                   ms > 0 && peak > 0 ? gflop / ms * 1e3 / peak : 0,
+                   ms > 0 && peak_best > 0 ? gflop / best * 1e3 / peak_best : 0);
+            fflush(stdout);
+        }
+        tg__conv_dense_set_enabled(true);
+        free(c.x), free(c.w), free(c.b), free(c.y);
+    }
+    for (int dense = 1; dense >= 0; dense--)
+        if (total[dense] > 0)
+            printf("{\"bench\": \"conv_resnet\", \"what\": \"network_convs\", \"isa\": \"%s\", "
+                   "\"batch\": %lld, \"threads\": %d, \"path\": \"%s\", \"ms\": %.2f, "
+                   "\"best_ms\": %.2f, \"gflops\": %.1f, \"of_peak\": %.2f, "
+                   "\"best_of_best_peak\": %.2f}\n",
+                   isa, (long long)batch, threads, dense ? "dense" : "old", total[dense],
+                   total_best[dense], flops / total[dense] * 1e3,
+                   peak > 0 ? flops / total[dense] * 1e3 / peak : 0,
+                   peak_best > 0 ? flops / total_best[dense] * 1e3 / peak_best : 0);
+    return 0;
+}

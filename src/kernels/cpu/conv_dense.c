@@ -1,0 +1,310 @@
+/* Dense convolution forward as an implicit GEMM (conv_dense.h): the plan
+ * (the phase-split padded image, the taps' offsets, the blocks the
+ * threads claim), the preparation of the images, and the
+ * loops over the per-ISA tiles (conv_dense_arch.h).
+ *
+ * The input, padded, is split into its sh x sw stride phases (phase (a,
+ * b) holds the padded rows a, a + sh, ... and columns b, b + sw, ...), so
+ * that output (oy, ox) reads tap (i, j) of channel c at row oy + i dh /
+ * sh, column ox + j dw / sw of one phase: a tap's inputs for consecutive
+ * output columns are consecutive. The outputs are computed in "wide"
+ * rows of the phase's width wq (>= ow); the columns past ow are computed
+ * and dropped, which costs (wq - ow) / ow of the work (3% at 56x56, 29%
+ * at 7x7 with 3x3 kernels). */
+#include "kernels/cpu/conv_dense.h"
+#include "core/threadpool.h"
+#include "kernels/cpu/conv_dense_api.h"
+#include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/cpu.h"
+#include "kernels/cpu/scratch.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the weights an output-channel block keeps in L2 while its tiles stream
+ * the image past them (bytes) */
+#define A_BUDGET ((int64_t)192 * 1024)
+/* at most this many tiles of positions per block */
+#define MAX_BLOCK_TILES 16
+/* the prepared images of a call take at most this much memory (or one
+ * image): larger batches are prepared and multiplied in chunks */
+static _Atomic int64_t chunk_bytes = (int64_t)32 << 20;
+/* blocks per thread to aim for (late threads balanced by the others) */
+#define UNITS_PER_THREAD 4
+/* products with fewer multiply-adds stay on the calling thread */
+#define PAR_WORK ((int64_t)1 << 19)
+/* the automatic choice: at least this many output channels and taps */
+#define MIN_OUT 32
+#define MIN_TAPS 64
+
+const tg__dense_arch *tg__dense_arch_now(void)
+{
+#if defined(__x86_64__)
+    switch (tg__cpu_isa()) {
+    case TG_ISA_AVX512: return &tg__dense_arch_avx512;
+    case TG_ISA_AVX2: return &tg__dense_arch_avx2;
+    default: break;
+    }
+#endif
+    return &tg__dense_arch_generic;
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+typedef struct dense_job {
+    const tg__dense_kern *kn;
+    tg__conv_geom g;
+    size_t el;
+    const char *x, *w, *b;
+    char *y;
+    bool relu;
+    int64_t k;               /* taps: c * kh * kw */
+    int64_t hq, wq;          /* a phase's rows and columns */
+    int64_t chan;            /* elements per channel: sh * sw phases */
+    int64_t p;               /* wide positions per image */
+    int64_t img_len;         /* elements per prepared image, slack included */
+    int64_t panels, pan_len; /* tiles' rows of output channels, their weights */
+    int64_t tiles;           /* tiles of positions per image */
+    int64_t blk_panels, n_ob, blk_tiles, n_cb;
+    int64_t *off; /* [k] where each tap's run starts in a prepared image */
+    bool *used;   /* [sh * sw] the phases some tap reads */
+    char *imgs;   /* [nn][img_len]: images n0 .. n0 + nn */
+    int64_t n0, nn, chunk; /* the images prepared at once, at most chunk */
+} dense_job;
+
+/* ---- preparation: the images -------------------------------------------------- */
+
+static bool phase_used(const dense_job *j, int64_t a, int64_t b) { return j->used[a * j->g.sw + b]; }
+
+/* one phase plane (a, b) of channel c: rows r < hq, columns q < wq of
+ * the padded input's row r sh + a, column q sw + b (zero outside the
+ * input) */
+#define PHASE_PLANE(T, SUF)                                                      \
+    static void phase_plane_##SUF(const tg__conv_geom *g, int64_t hq, int64_t wq, \
+                                  int64_t a, int64_t b, const T *src, T *dst)     \
+    {                                                                            \
+        for (int64_t r = 0; r < hq; r++, dst += wq) {                            \
+            int64_t y = r * g->sh + a - g->ph;                                   \
+            if (y < 0 || y >= g->h) {                                            \
+                memset(dst, 0, sizeof(T) * (size_t)wq);                          \
+                continue;                                                        \
+            }                                                                    \
+            const T *in = src + y * g->w;                                        \
+            for (int64_t q = 0; q < wq; q++) {                                   \
+                int64_t x = q * g->sw + b - g->pw;                               \
+                dst[q] = x >= 0 && x < g->w ? in[x] : (T)0;                      \
+            }                                                                    \
+        }                                                                        \
+    }
+PHASE_PLANE(float, f32)
+PHASE_PLANE(double, f64)
+
+/* image n0 + n padded and split into the phases the taps read (the others are
+ * never read, not even by the dropped columns: those read past the planes
+ * they start in only into later planes of the image or its zeroed slack) */
+static void prepare_image(const dense_job *j, int64_t n)
+{
+    const tg__conv_geom *g = &j->g;
+    const size_t el = j->el;
+    const int64_t plane = j->hq * j->wq, hw = g->h * g->w;
+    char *dst = j->imgs + (size_t)(n * j->img_len) * el;
+    const char *src = j->x + (size_t)((j->n0 + n) * g->c * hw) * el;
+    for (int64_t c = 0; c < g->c; c++)
+        for (int64_t a = 0; a < g->sh; a++)
+            for (int64_t b = 0; b < g->sw; b++) {
+                if (!phase_used(j, a, b))
+                    continue;
+                const char *in = src + (size_t)(c * hw) * el;
+                char *out = dst + (size_t)(c * j->chan + (a * g->sw + b) * plane) * el;
+                if (el == sizeof(double))
+                    phase_plane_f64(g, j->hq, j->wq, a, b, (const double *)in, (double *)out);
+                else
+                    phase_plane_f32(g, j->hq, j->wq, a, b, (const float *)in, (float *)out);
+            }
+    memset(dst + (size_t)(g->c * j->chan) * el, 0, (size_t)(j->img_len - g->c * j->chan) * el);
+}
+
+static void prepare(void *ctx, int64_t begin, int64_t end)
+{
+    for (int64_t u = begin; u < end; u++)
+        prepare_image(ctx, u);
+}
+
+/* ---- the product ------------------------------------------------------------------ */
+
+/* unit u: block of output channels (slowest varying: the threads work on
+ * the same weights, which the images share), image, block of positions */
+static void unit(const dense_job *j, int64_t u)
+{
+    const tg__conv_geom *g = &j->g;
+    const int64_t per_block = j->nn * j->n_cb;
+    const int64_t ob = u / per_block, n = u % per_block / j->n_cb, cb = u % j->n_cb;
+    const int64_t ohw = g->oh * g->ow, mr = j->kn->mr, nr = j->kn->nr;
+    tg__dense_store st = {.y = j->y + (size_t)((j->n0 + n) * g->o * ohw) * j->el,
+                          .bias = j->b, .ohw = ohw, .wq = j->wq, .ow = g->ow,
+                          .p = j->p, .relu = j->relu};
+    const char *img = j->imgs + (size_t)(n * j->img_len) * j->el;
+    int64_t p0 = ob * j->blk_panels, p1 = min64(p0 + j->blk_panels, j->panels);
+    int64_t t0 = cb * j->blk_tiles, t1 = min64(t0 + j->blk_tiles, j->tiles);
+    for (int64_t t = t0; t < t1; t++)
+        for (int64_t pi = p0; pi < p1; pi++)
+            j->kn->tile(j->k, j->w + (size_t)(pi * mr * j->k) * j->el, j->k, img, j->off,
+                        t * nr, pi * mr, min64(mr, g->o - pi * mr), &st);
+}
+
+static void units(void *ctx, int64_t begin, int64_t end)
+{
+    for (int64_t u = begin; u < end; u++)
+        unit(ctx, u);
+}
+
+/* ---- planning -------------------------------------------------------------------- */
+
+static void tap_offsets(dense_job *j)
+{
+    const tg__conv_geom *g = &j->g;
+    const int64_t plane = j->hq * j->wq;
+    memset(j->used, 0, sizeof(bool) * (size_t)(g->sh * g->sw));
+    for (int64_t i = 0; i < g->kh; i++)
+        for (int64_t jj = 0; jj < g->kw; jj++)
+            j->used[(i * g->dh % g->sh) * g->sw + jj * g->dw % g->sw] = true;
+    for (int64_t c = 0, p = 0; c < g->c; c++)
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t jj = 0; jj < g->kw; jj++, p++) {
+                int64_t Y = i * g->dh, X = jj * g->dw;
+                j->off[p] = c * j->chan + ((Y % g->sh) * g->sw + X % g->sw) * plane +
+                            (Y / g->sh) * j->wq + X / g->sw;
+            }
+}
+
+/* the phases' size and the wide positions */
+static void plan_phases(dense_job *j)
+{
+    const tg__conv_geom *g = &j->g;
+    int64_t hp = max64(g->h + g->ph, (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1);
+    int64_t wp = max64(g->w + g->pw, (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1);
+    j->hq = cdiv(hp, g->sh);
+    j->wq = cdiv(wp, g->sw);
+    j->chan = g->sh * g->sw * j->hq * j->wq;
+    j->p = (g->oh - 1) * j->wq + g->ow;
+}
+
+/* the tile shape that computes the fewest padded outputs (rows of output
+ * channels rounded up to its height, wide positions to its width) */
+static atomic_int forced_tile = -1;
+
+void tg__conv_dense_force_tile(int kind) { atomic_store(&forced_tile, kind); }
+
+void tg__conv_dense_set_chunk_bytes(int64_t bytes) { atomic_store(&chunk_bytes, bytes); }
+
+static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
+{
+    int64_t best = -1;
+    int forced = atomic_load(&forced_tile);
+    for (int i = 0; i < arch->n_kinds; i++) {
+        if (forced >= 0 && i != forced % arch->n_kinds)
+            continue;
+        const tg__dense_kern *kn = &arch->k[f64][i];
+        int64_t padded = cdiv(j->g.o, kn->mr) * kn->mr * (cdiv(j->p, kn->nr) * kn->nr);
+        if (best < 0 || padded < best) {
+            best = padded;
+            j->kn = kn;
+        }
+    }
+    j->tiles = cdiv(j->p, j->kn->nr);
+}
+
+/* the images' length: the last tile reads up to nr - 1 positions past p
+ * from the furthest tap */
+static void plan_image_len(dense_job *j)
+{
+    int64_t most = 0;
+    for (int64_t p = 0; p < j->k; p++)
+        most = max64(most, j->off[p]);
+    int64_t len = max64(j->g.c * j->chan, most + j->tiles * j->kn->nr);
+    j->img_len = cdiv(len, 16) * 16; /* images 64-byte aligned */
+}
+
+/* blocks of output channels whose weights fit A_BUDGET, blocks of
+ * positions; both cut finer until every thread has a few blocks */
+static void plan_blocks(dense_job *j, int64_t threads)
+{
+    const int64_t want = threads > 1 ? UNITS_PER_THREAD * threads : 1;
+    j->panels = cdiv(j->g.o, j->kn->mr);
+    j->pan_len = j->k * j->kn->mr;
+    j->blk_panels = min64(j->panels, max64(1, A_BUDGET / (j->pan_len * (int64_t)j->el)));
+    j->blk_tiles = min64(j->tiles, MAX_BLOCK_TILES);
+    for (;;) {
+        j->n_ob = cdiv(j->panels, j->blk_panels);
+        j->n_cb = cdiv(j->tiles, j->blk_tiles);
+        if (j->chunk * j->n_ob * j->n_cb >= want)
+            break;
+        if (j->blk_tiles > 1)
+            j->blk_tiles = cdiv(j->blk_tiles, 2);
+        else if (j->blk_panels > 1)
+            j->blk_panels = cdiv(j->blk_panels, 2);
+        else
+            break;
+    }
+}
+
+static atomic_bool enabled = true;
+
+void tg__conv_dense_set_enabled(bool on) { atomic_store(&enabled, on); }
+
+bool tg__conv_dense_wanted(const tg__conv_geom *g)
+{
+    return atomic_load(&enabled) && tg__conv_get_mode() == TG_CONV_AUTO && g->groups == 1 && g->o >= MIN_OUT &&
+           g->c * g->kh * g->kw >= MIN_TAPS;
+}
+
+tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                 const void *w, const void *b, bool relu, void *y)
+{
+    if (g->groups != 1)
+        return TG_ERR_ARG;
+    if (g->n * g->o * g->oh * g->ow == 0)
+        return TG_OK;
+    dense_job j = {.g = *g,
+                   .el = tg_dtype_size(dt), .x = x, .w = w, .b = b, .y = y, .relu = relu,
+                   .k = g->c * g->kh * g->kw};
+    int64_t work = g->n * g->o * j.k * g->oh * g->ow, threads = tg_get_num_threads();
+    bool par = work >= PAR_WORK && threads > 1 && !tg_in_parallel_region();
+    j.off = malloc(sizeof(int64_t) * (size_t)max64(j.k, 1));
+    j.used = malloc(sizeof(bool) * (size_t)(g->sh * g->sw));
+    if (!j.off || !j.used) {
+        free(j.off);
+        free(j.used);
+        return TG_ERR_NOMEM;
+    }
+    plan_phases(&j);
+    choose_tile(&j, tg__dense_arch_now(), dt == TG_FLOAT64);
+    tap_offsets(&j);
+    plan_image_len(&j);
+    j.chunk = min64(g->n, max64(1, atomic_load(&chunk_bytes) / (j.img_len * (int64_t)j.el)));
+    plan_blocks(&j, par ? threads : 1);
+    char *buf = tg__scratch(TG_SCRATCH_SHARED, (size_t)(j.chunk * j.img_len) * j.el);
+    if (!buf) {
+        free(j.off);
+        free(j.used);
+        return TG_ERR_NOMEM;
+    }
+    j.imgs = buf;
+    for (j.n0 = 0; j.n0 < g->n; j.n0 += j.nn) {
+        j.nn = min64(j.chunk, g->n - j.n0);
+        int64_t n_units = j.nn * j.n_ob * j.n_cb;
+        if (par) {
+            tg_parallel_for(j.nn, 1, prepare, &j);
+            tg_parallel_for(n_units, 1, units, &j);
+        } else {
+            prepare(&j, 0, j.nn);
+            units(&j, 0, n_units);
+        }
+    }
+    free(j.off);
+    free(j.used);
+    return TG_OK;
+}

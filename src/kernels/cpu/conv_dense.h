@@ -1,0 +1,39 @@
+/* Dense convolution forward (groups == 1, any kernel size, stride,
+ * padding and dilation) as an implicit GEMM over NCHW, for layers with
+ * enough channels that the product is compute-bound (ResNet's 3x3 and
+ * 7x7 layers, strided 1x1 projections): each image is padded and split
+ * into its stride phases once, after which every tap of the kernel reads
+ * a contiguous run of it, and the per-ISA kernels (conv_dense_api.h)
+ * keep a tile of outputs in registers over all taps, with the bias and
+ * relu applied as the tile is stored. */
+#ifndef TG_KERNELS_CONV_DENSE_H
+#define TG_KERNELS_CONV_DENSE_H
+
+#include "kernels/cpu/conv.h"
+
+#include <stdbool.h>
+
+/* whether the automatic choice sends g's forward product here: groups ==
+ * 1 and enough output channels and taps (LeNet's and the MobileNets'
+ * first layers keep their paths) */
+bool tg__conv_dense_wanted(const tg__conv_geom *g);
+
+/* benchmarks: false sends every shape to the paths before this one
+ * (tg__conv_dense_wanted is then false); true by default */
+void tg__conv_dense_set_enabled(bool on);
+
+/* tests: the instruction set's tile shape `kind` (modulo their count)
+ * for every shape from now on; -1 (the default) chooses per shape */
+void tg__conv_dense_force_tile(int kind);
+
+/* tests: the memory the prepared images of one call may take (32 MB by
+ * default; at least one image is prepared at a time) */
+void tg__conv_dense_set_chunk_bytes(int64_t bytes);
+
+/* y = x (*) w (+ b), through relu when relu is true (as the relu op), for
+ * any geometry with groups == 1; TG_ERR_INVALID for groups > 1, else
+ * TG_OK or TG_ERR_NOMEM */
+tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                 const void *w, const void *b, bool relu, void *y);
+
+#endif

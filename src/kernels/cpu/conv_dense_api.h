@@ -1,0 +1,50 @@
+/* What each instruction set's build of the dense implicit-GEMM
+ * convolution kernels (conv_dense_arch.h) offers conv_dense.c, per dtype
+ * ([0] float32, [1] float64). Pointers are to the dtype's elements.
+ *
+ * The product: y[o][t] = sum_p A[o][p] * img[off[p] + t] for the wide
+ * positions t of one image (see conv_dense.c: the input padded and split
+ * into stride phases, so that every tap p reads a contiguous run), A the
+ * weights as they are ([o][k]). */
+#ifndef TG_KERNELS_CONV_DENSE_API_H
+#define TG_KERNELS_CONV_DENSE_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* where a tile's wide columns go: wide position t is output row t / wq,
+ * column t % wq, kept when that column is below ow and t below p */
+typedef struct tg__dense_store {
+    void *y;          /* the image's output, [o][oh * ow] */
+    const void *bias; /* [o] or NULL */
+    int64_t ohw, wq, ow, p;
+    bool relu; /* as the relu op: NaN passes, the rest not above 0 is +0 */
+} tg__dense_store;
+
+typedef struct tg__dense_kern {
+    int mr, nr; /* a tile: mr output channels x nr wide positions */
+    /* the tile of output channels o0 .. o0 + rows (rows <= mr; row i's
+     * weights at a + i lda) at wide positions t .. t + nr, biased,
+     * activated and stored */
+    void (*tile)(int64_t k, const void *a, int64_t lda, const void *img,
+                 const int64_t *off, int64_t t, int64_t o0, int64_t rows,
+                 const tg__dense_store *st);
+} tg__dense_kern;
+
+/* the tile shapes an instruction set offers, per dtype */
+#define TG__DENSE_MAX_KINDS 2
+typedef struct tg__dense_arch {
+    const char *name;
+    int n_kinds;
+    tg__dense_kern k[2][TG__DENSE_MAX_KINDS];
+} tg__dense_arch;
+
+extern const tg__dense_arch tg__dense_arch_generic;
+#if defined(__x86_64__)
+extern const tg__dense_arch tg__dense_arch_avx2, tg__dense_arch_avx512;
+#endif
+
+/* the build for the instruction set in use (cpu.h) */
+const tg__dense_arch *tg__dense_arch_now(void);
+
+#endif

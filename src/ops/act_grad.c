@@ -1,0 +1,119 @@
+/* gelu_grad(dy, x) = dy * gelu'(x) = dy * (Phi(x) + x phi(x)), exact GELU
+ * (erf form): the backward of gelu as one pass over memory. Written as ops
+ * it was eleven elementwise nodes (erf, exp, scalings, sums and products),
+ * each a pass over a [tokens, 4 d_model] tensor in a transformer's
+ * feed-forward block, and erf and exp scalar libm calls. The float32 row
+ * uses the vectorizable exp and erfc of kernels/cpu/vmath.h; float64 (what
+ * gradcheck differentiates) libm. gelu's derivative calls it (unary.c), so
+ * eager autograd, symbolic gradients and graphs run the same kernel.
+ *
+ * Its own derivatives, for higher orders, with public ops:
+ *   d/d dy = gelu'(x),  d/dx = dy phi(x) (2 - x^2)  (gelu'' = phi (2 - x^2)) */
+#include "autodiff/jvp.h"
+#include "kernels/cpu/vmath.h"
+#include "ops/elementwise.h"
+#include "ops/unary.h"
+
+#include <math.h>
+
+#define INV_SQRT2 0.70710678118654752440
+#define INV_SQRT_2PI 0.39894228040143267794
+
+static inline float gelu_slope_f32(float x)
+{
+    return 0.5f * tg__verfcf(-x * (float)INV_SQRT2) +
+           x * (tg__vexpf(-0.5f * (x * x)) * (float)INV_SQRT_2PI);
+}
+
+static inline double gelu_slope_f64(double x)
+{
+    return 0.5 * erfc(-x * INV_SQRT2) + x * (exp(-0.5 * (x * x)) * INV_SQRT_2PI);
+}
+
+#define GELU_GRAD_ROW(NAME, T, SLOPE)                                       \
+    TG_ISA_ROW(NAME)                                                        \
+    {                                                                       \
+        (void)ctx;                                                          \
+        const int64_t z = sizeof(T);                                        \
+        if (s[0] == z && s[1] == z && s[2] == z) {                          \
+            T *o = (T *)p[0];                                               \
+            const T *d = (const T *)p[1], *x = (const T *)p[2];             \
+            for (int64_t i = 0; i < n; i++)                                 \
+                o[i] = d[i] * SLOPE(x[i]);                                  \
+        } else {                                                            \
+            for (int64_t i = 0; i < n; i++)                                 \
+                *(T *)(p[0] + i * s[0]) = *(const T *)(p[1] + i * s[1]) *   \
+                                          SLOPE(*(const T *)(p[2] + i * s[2])); \
+        }                                                                   \
+    }
+GELU_GRAD_ROW(gelu_grad_f32, float, gelu_slope_f32)
+GELU_GRAD_ROW(gelu_grad_f64, double, gelu_slope_f64)
+
+static tg_status gelu_grad_infer(tg_op_ctx *c)
+{
+    const tg_tensor *dy = c->in[0], *x = c->in[1];
+    if (!tg__shape_eq(dy->ndim, dy->shape, x->ndim, x->shape) || dy->dtype != x->dtype) {
+        char a[160], b[160];
+        return tg__error(TG_ERR_SHAPE, "gelu_grad: dy %s %s and x %s %s must have one shape "
+                         "and dtype",
+                         tg_shape_str(dy->ndim, dy->shape, a, sizeof a), tg_dtype_name(dy->dtype),
+                         tg_shape_str(x->ndim, x->shape, b, sizeof b), tg_dtype_name(x->dtype));
+    }
+    return tg_infer_set(c, 0, dy->dtype, dy->ndim, dy->shape);
+}
+
+static tg_status gelu_grad_kernel(tg_op_ctx *c)
+{
+    const tg_tensor *ops[3] = {c->out[0], c->in[0], c->in[1]};
+    tg_iter it;
+    tg_iter_init(&it, 3, ops);
+    tg_iter_run(&it, c->out[0]->dtype == TG_FLOAT32 ? gelu_grad_f32 : gelu_grad_f64, NULL);
+    return TG_OK;
+}
+
+/* phi(x) (2 - x^2) */
+static tg_tensor *gelu_second(tg_tensor *x)
+{
+    tg_tensor *x2 = tg_mul(x, x);
+    tg_tensor *phi = tg_mul_scalar(tg_exp(tg_mul_scalar(x2, -0.5)), INV_SQRT_2PI);
+    return tg_mul(phi, tg_add_scalar(tg_neg(x2), 2.0));
+}
+
+static tg_status gelu_grad_rule(tg_grad_ctx *g)
+{
+    tg_tensor *dy = g->in[0], *x = g->in[1], *gr = g->dy[0];
+    if (g->needs_grad[0])
+        g->dx[0] = tg__gelu_grad(gr, x);
+    if (g->needs_grad[1])
+        g->dx[1] = tg_mul(tg_mul(gr, dy), gelu_second(x));
+    return TG_OK;
+}
+
+/* t_dy gelu'(x) + dy gelu''(x) t_x */
+static tg_status gelu_grad_jvp(tg_jvp_ctx *c)
+{
+    tg_tensor *acc = NULL;
+    if (c->dx[0])
+        TG_JVP_TERM(c, acc, tg__gelu_grad(c->dx[0], c->in[1]));
+    if (c->dx[1])
+        TG_JVP_TERM(c, acc, tg_mul(tg_mul(c->in[0], c->dx[1]), gelu_second(c->in[1])));
+    return tg__jvp_set(c, 0, acc);
+}
+
+static const tg_arg_spec gelu_grad_in[] = {{"dy", TG_DTS_FLOAT}, {"x", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec gelu_grad_out[] = {{"dx", TG_DTS_FLOAT}, {0}};
+
+const tg_op_def tg_op_gelu_grad = {
+    .name = "gelu_grad", .n_in = 2, .n_out = 1, .inputs = gelu_grad_in,
+    .outputs = gelu_grad_out,
+    .flags = TG_OP_PURE | TG_OP_ELEMENTWISE | TG_INPLACE_OK(0) | TG_INPLACE_OK(1),
+    .save_inputs = 3u, .infer = gelu_grad_infer, .kernel = {[TG_CPU] = gelu_grad_kernel},
+    .grad = gelu_grad_rule, .jvp = gelu_grad_jvp};
+
+tg_tensor *tg__gelu_grad(tg_tensor *dy, tg_tensor *x)
+{
+    tg_tensor *in[2] = {dy, x};
+    return tg_op_call(&tg_op_gelu_grad, 2, in, NULL, 0);
+}
+
+const tg_op_def *const tg_ops_act_grad[] = {&tg_op_gelu_grad, NULL};

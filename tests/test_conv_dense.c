@@ -1,0 +1,236 @@
+/* The dense implicit-GEMM convolution (kernels/cpu/conv_dense.h) against
+ * plain reference loops in float64: output channels around the tile
+ * heights (6, 12) and input channels around the vector widths, strides 1,
+ * 2 and 3 (and unequal ones), padding, dilation, rectangular images and
+ * kernels, 1x1 strided projections and a 7x7 stride-2 stem, batch 1 and
+ * several images, with and without bias and relu, float32 and float64,
+ * on 1 and 2 threads, with each tile shape, at every instruction set this
+ * CPU has. Also: relu's
+ * bits (NaN passes, -0 becomes +0), the automatic choice (which shapes
+ * come here, groups > 1 refused), and one result for every thread count. */
+#include "harness.h"
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_dense.h"
+#include "kernels/cpu/cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct shape {
+    int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw;
+} shape;
+
+static const shape grid[] = {
+    {1, 64, 12, 12, 64, 3, 3, 1, 1, 1, 1, 1, 1},  /* ResNet's 3x3, small plane */
+    {2, 17, 9, 11, 37, 3, 3, 1, 1, 1, 1, 1, 1},   /* odd channels and plane */
+    {3, 5, 13, 10, 13, 3, 3, 2, 2, 1, 1, 1, 1},   /* stride 2, odd sizes */
+    {1, 16, 14, 14, 32, 1, 1, 2, 2, 0, 0, 1, 1},  /* 1x1 stride-2 projection */
+    {1, 3, 30, 30, 19, 7, 7, 2, 2, 3, 3, 1, 1},   /* 7x7 stride-2 stem */
+    {2, 8, 11, 17, 7, 3, 3, 1, 1, 2, 2, 2, 2},    /* dilation 2 */
+    {1, 9, 16, 15, 25, 3, 2, 3, 2, 1, 0, 1, 3},   /* unequal strides, dilation */
+    {2, 12, 7, 7, 70, 3, 3, 1, 1, 1, 1, 1, 1},    /* 7x7 plane, o past the tiles */
+    {1, 4, 5, 6, 1, 5, 5, 1, 1, 3, 3, 1, 1},      /* one output channel, wide padding */
+    {1, 2, 1, 40, 11, 1, 3, 1, 1, 0, 1, 1, 1},    /* one row */
+    {1, 6, 6, 6, 12, 2, 2, 3, 3, 0, 0, 1, 1},     /* stride past the kernel */
+};
+
+static tg__conv_geom geom_of(const shape *s)
+{
+    tg__conv_geom g = {.n = s->n, .c = s->c, .h = s->h, .w = s->w, .o = s->o,
+                       .kh = s->kh, .kw = s->kw, .sh = s->sh, .sw = s->sw, .ph = s->ph,
+                       .pw = s->pw, .dh = s->dh, .dw = s->dw, .groups = 1};
+    g.oh = (s->h + 2 * s->ph - s->dh * (s->kh - 1) - 1) / s->sh + 1;
+    g.ow = (s->w + 2 * s->pw - s->dw * (s->kw - 1) - 1) / s->sw + 1;
+    return g;
+}
+
+static void reference(const tg__conv_geom *g, const double *x, const double *w,
+                      const double *b, bool relu, double *y)
+{
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t o = 0; o < g->o; o++)
+            for (int64_t oy = 0; oy < g->oh; oy++)
+                for (int64_t ox = 0; ox < g->ow; ox++) {
+                    double s = b ? b[o] : 0;
+                    for (int64_t c = 0; c < g->c; c++)
+                        for (int64_t i = 0; i < g->kh; i++)
+                            for (int64_t j = 0; j < g->kw; j++) {
+                                int64_t r = oy * g->sh - g->ph + i * g->dh;
+                                int64_t q = ox * g->sw - g->pw + j * g->dw;
+                                if (r >= 0 && r < g->h && q >= 0 && q < g->w)
+                                    s += w[((o * g->c + c) * g->kh + i) * g->kw + j] *
+                                         x[((n * g->c + c) * g->h + r) * g->w + q];
+                            }
+                    y[((n * g->o + o) * g->oh + oy) * g->ow + ox] = relu && s <= 0 ? 0 : s;
+                }
+}
+
+static void fill(double *v, int64_t n, unsigned seed)
+{
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        v[i] = (double)((seed >> 8) & 0xffff) / 32768.0 - 1.0;
+    }
+}
+
+static void *typed(const double *v, int64_t n, bool f64)
+{
+    void *p = malloc((size_t)(n ? n : 1) * (f64 ? sizeof(double) : sizeof(float)));
+    for (int64_t i = 0; i < n; i++) {
+        if (f64)
+            ((double *)p)[i] = v[i];
+        else
+            ((float *)p)[i] = (float)v[i];
+    }
+    return p;
+}
+
+static double value(const void *p, int64_t i, bool f64)
+{
+    return f64 ? ((const double *)p)[i] : ((const float *)p)[i];
+}
+
+/* one run: every output within the dtype's rounding of a sum of fan
+ * unit-sized products; relu's outputs are +0 or positive or NaN */
+static void check_run(const shape *s, bool f64, bool bias, bool relu, int threads)
+{
+    tg__conv_geom g = geom_of(s);
+    int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * g.kh * g.kw;
+    int64_t ny = g.n * g.o * g.oh * g.ow;
+    double *x = malloc(sizeof(double) * (size_t)nx), *w = malloc(sizeof(double) * (size_t)nw);
+    double *b = malloc(sizeof(double) * (size_t)g.o), *y = malloc(sizeof(double) * (size_t)ny);
+    fill(x, nx, 1);
+    fill(w, nw, 2);
+    fill(b, g.o, 3);
+    reference(&g, x, w, bias ? b : NULL, relu, y);
+    void *tx = typed(x, nx, f64), *tw = typed(w, nw, f64), *tb = typed(b, g.o, f64);
+    void *out = malloc((size_t)ny * 8);
+    tg_set_num_threads(threads);
+    CHECK_OK(tg__conv_dense_forward(f64 ? TG_FLOAT64 : TG_FLOAT32, &g, tx, tw,
+                                    bias ? tb : NULL, relu, out));
+    double worst = 0, tol = (f64 ? 1e-12 : 3e-6) * (double)(g.c * g.kh * g.kw + 1);
+    bool signs = true;
+    for (int64_t i = 0; i < ny; i++) {
+        double v = value(out, i, f64), d = fabs(v - y[i]);
+        worst = d > worst || d != d ? d : worst;
+        signs &= !relu || (v > 0 || (v == 0 && !signbit(v)));
+    }
+    tt_checks++;
+    if (!(worst <= tol) || !signs)
+        tt_fail(__FILE__, __LINE__,
+                "%s %s bias %d relu %d threads %d: n%lld c%lld %lldx%lld o%lld k%lldx%lld "
+                "s%lldx%lld p%lldx%lld d%lldx%lld: worst error %g (tol %g), relu signs %d",
+                tg__isa_name(tg__cpu_isa()), f64 ? "f64" : "f32", bias, relu, threads,
+                (long long)s->n, (long long)s->c, (long long)s->h, (long long)s->w,
+                (long long)s->o, (long long)s->kh, (long long)s->kw, (long long)s->sh,
+                (long long)s->sw, (long long)s->ph, (long long)s->pw, (long long)s->dh,
+                (long long)s->dw, worst, tol, signs);
+    free(x), free(w), free(b), free(y), free(tx), free(tw), free(tb), free(out);
+}
+
+static void test_every_shape_and_isa(void)
+{
+    for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
+        tg__cpu_force((tg__isa)isa);
+        for (int kind = -1; kind < 2; kind++) { /* chosen, then each tile shape */
+            tg__conv_dense_force_tile(kind);
+            for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
+                for (int run = 0; run < 8; run++)
+                    check_run(&grid[i], run & 1, run & 2, run & 4,
+                              1 + (int)(i + (size_t)run) % 2);
+        }
+    }
+    tg__conv_dense_force_tile(-1);
+    tg__cpu_force(tg__cpu_detected());
+    /* a batch of 3 in chunks of one image, and of two (~4 KB each in
+     * float32, ~8 KB in float64) with one left */
+    const int64_t chunks[] = {1, 9000, 17000};
+    for (int i = 0; i < 3; i++) {
+        tg__conv_dense_set_chunk_bytes(chunks[i]);
+        check_run(&grid[2], false, true, true, 2);
+        check_run(&grid[2], true, true, false, 1);
+    }
+    tg__conv_dense_set_chunk_bytes((int64_t)32 << 20);
+    tg_set_num_threads(2);
+}
+
+/* a ResNet-sized layer on 1 and 2 threads: the same bits (each output is
+ * one tile's sum over the taps in order, whoever computes it) */
+static void test_threads_same_bits(void)
+{
+    shape s = {2, 64, 14, 14, 96, 3, 3, 1, 1, 1, 1, 1, 1};
+    tg__conv_geom g = geom_of(&s);
+    int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * 9, ny = g.n * g.o * g.oh * g.ow;
+    double *x = malloc(sizeof(double) * (size_t)nx), *w = malloc(sizeof(double) * (size_t)nw);
+    fill(x, nx, 4);
+    fill(w, nw, 5);
+    float *fx = typed(x, nx, false), *fw = typed(w, nw, false);
+    float *a = malloc(sizeof(float) * (size_t)ny), *b = malloc(sizeof(float) * (size_t)ny);
+    tg_set_num_threads(1);
+    CHECK_OK(tg__conv_dense_forward(TG_FLOAT32, &g, fx, fw, NULL, true, a));
+    tg_set_num_threads(2);
+    CHECK_OK(tg__conv_dense_forward(TG_FLOAT32, &g, fx, fw, NULL, true, b));
+    CHECK(memcmp(a, b, sizeof(float) * (size_t)ny) == 0);
+    free(x), free(w), free(fx), free(fw), free(a), free(b);
+}
+
+/* NaN in the input reaches the outputs that read it through relu; -0
+ * sums become +0 */
+static void test_relu_bits(void)
+{
+    shape s = {1, 64, 6, 6, 40, 3, 3, 1, 1, 1, 1, 1, 1};
+    tg__conv_geom g = geom_of(&s);
+    int64_t nx = g.c * 36, nw = g.o * g.c * 9, ny = g.o * 36;
+    float *x = calloc((size_t)nx, sizeof(float)), *w = calloc((size_t)nw, sizeof(float));
+    float *y = malloc(sizeof(float) * (size_t)ny), *b = malloc(sizeof(float) * (size_t)g.o);
+    for (int64_t o = 0; o < g.o; o++)
+        b[o] = -0.0f;
+    for (int64_t i = 0; i < nw; i++)
+        w[i] = -1.0f;
+    x[2 * 6 + 2] = NAN; /* channel 0, (2, 2): read by outputs (1..3, 1..3) */
+    CHECK_OK(tg__conv_dense_forward(TG_FLOAT32, &g, x, w, b, true, y));
+    int nan_ok = 0, zero_ok = 0;
+    for (int64_t o = 0; o < g.o; o++)
+        for (int64_t p = 0; p < 36; p++) {
+            int64_t oy = p / 6, ox = p % 6;
+            bool reads = oy >= 1 && oy <= 3 && ox >= 1 && ox <= 3;
+            float v = y[o * 36 + p];
+            nan_ok += reads ? isnan(v) : 0;
+            zero_ok += !reads ? v == 0 && !signbit(v) : 0;
+        }
+    CHECK(nan_ok == 40 * 9);
+    CHECK(zero_ok == 40 * 27);
+    free(x), free(w), free(y), free(b);
+}
+
+/* which shapes the automatic choice sends here, and the refusal of
+ * groups (the caller checks wanted first; a direct call says why) */
+static void test_choice(void)
+{
+    shape resnet = {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1};
+    shape lenet1 = {64, 1, 28, 28, 6, 5, 5, 1, 1, 2, 2, 1, 1};
+    shape lenet2 = {64, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1};
+    shape mobile_stem = {1, 3, 224, 224, 32, 3, 3, 2, 2, 1, 1, 1, 1};
+    tg__conv_geom g = geom_of(&resnet);
+    CHECK(tg__conv_dense_wanted(&g));
+    g.groups = 2;
+    CHECK(!tg__conv_dense_wanted(&g));
+    float one = 1;
+    CHECK(tg__conv_dense_forward(TG_FLOAT32, &g, &one, &one, NULL, false, &one) == TG_ERR_ARG);
+    g = geom_of(&lenet1);
+    CHECK(!tg__conv_dense_wanted(&g));
+    g = geom_of(&lenet2);
+    CHECK(!tg__conv_dense_wanted(&g));
+    g = geom_of(&mobile_stem);
+    CHECK(!tg__conv_dense_wanted(&g));
+}
+
+int main(void)
+{
+    RUN(test_every_shape_and_isa);
+    RUN(test_threads_same_bits);
+    RUN(test_relu_bits);
+    RUN(test_choice);
+    return tt_finish();
+}

@@ -4,12 +4,17 @@
  * the built-in sgemm's speed on a 1024^3 product at the same thread count
  * (the "peak" a convolution's share is quoted against), measured in the
  * same run. Per layer: ms (median of the samples, each at least ~20 ms
- * of repeats after one untimed call), best_ms, GFLOP/s, share of the
+ * of repeats after one untimed call, see --sample-ms), best_ms, GFLOP/s, share of the
  * sgemm peak (median over median, and best over best: on a shared
  * machine the best samples are the ones least disturbed) and the path ("dense": conv_dense.c's implicit GEMM, "old":
  * the paths before it, the cost-chosen direct kernels or im2col + GEMM);
  * a summary line weighs the layers by how often ResNet-18 has them.
  *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path dense|old|both]
+ *                     [--tile K] [--sample-ms MS]
+ * (--tile: the dense path's tile shape K, not chosen per layer;
+ * --sample-ms: each sample's length, 20 by default; 0: one call a sample,
+ * so that on a busy machine the best of many samples is a call that ran
+ * undisturbed) 
  * TG_CPU lowers the dispatch level (TG_CPU=avx2: the AVX2 kernels). */
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
@@ -49,6 +54,8 @@ static float *rand_buf(int64_t n, unsigned seed)
 typedef tg_status (*run_fn)(void *ctx);
 
 /* median ms per call of fn over `samples` samples; best in *best */
+static double sample_ms = 20;
+
 static double time_it(run_fn fn, void *ctx, int samples, double *best)
 {
     double *t = malloc((size_t)samples * sizeof *t), med = -1;
@@ -60,7 +67,7 @@ static double time_it(run_fn fn, void *ctx, int samples, double *best)
         do {
             fn(ctx);
             reps++;
-        } while ((t1 = now_ms()) - t0 < 20);
+        } while ((t1 = now_ms()) - t0 < sample_ms);
         t[s] = (t1 - t0) / reps;
     }
     qsort(t, (size_t)samples, sizeof *t, cmp_double);
@@ -116,6 +123,10 @@ int main(int argc, char **argv)
             samples = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--path"))
             path = argv[i + 1];
+        else if (!strcmp(argv[i], "--sample-ms"))
+            sample_ms = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--tile"))
+            tg__conv_dense_force_tile(atoi(argv[i + 1]));
     }
     tg_set_num_threads(threads);
     tg__gemm_set_mode(TG_GEMM_BUILTIN);

@@ -31,9 +31,12 @@ typedef struct tg__dense_kern {
                  const tg__dense_store *st);
 } tg__dense_kern;
 
+/* the tile shapes an instruction set offers, per dtype */
+#define TG__DENSE_MAX_KINDS 2
 typedef struct tg__dense_arch {
     const char *name;
-    tg__dense_kern k[2];
+    int n_kinds;
+    tg__dense_kern k[2][TG__DENSE_MAX_KINDS];
 } tg__dense_arch;
 
 extern const tg__dense_arch tg__dense_arch_generic;

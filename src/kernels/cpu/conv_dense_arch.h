@@ -28,15 +28,21 @@
 #define DA_STR2(x) #x
 #define DA_STR(x) DA_STR2(x)
 
-#define DENSE_TEMPLATE(T, SUF, MR, NV)                                           \
+#define DENSE_TYPES(T, SUF)                                                      \
     typedef T DA_NAME(v_##SUF) __attribute__((vector_size(VEC_BYTES)));         \
     typedef T DA_NAME(vu_##SUF) __attribute__((vector_size(VEC_BYTES),          \
                                                aligned(sizeof(T)), may_alias));  \
-    enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T),                       \
-           DA_NAME(NR_##SUF) = NV * (VEC_BYTES / (int)sizeof(T)) };             \
+    enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T) };
+
+/* the kernels of one tile shape: MR output channels x NV vectors (the
+ * functions are named after SUF, MR and NV) */
+#define DENSE_TEMPLATE(T, SUF, MR, NV)                                           \
+    DENSE_TEMPLATE_(T, SUF, MR, NV, SUF##_##MR##x##NV)
+#define DENSE_TEMPLATE_(T, SUF, MR, NV, TN)                                      \
+    enum { DA_NAME(NR_##TN) = NV * (VEC_BYTES / (int)sizeof(T)) };              \
                                                                                 \
     /* columns [j, j + n) of the tile's rows into output row oy, column ox */   \
-    static void DA_NAME(put_##SUF)(const T (*tile)[DA_NAME(NR_##SUF)],          \
+    static void DA_NAME(put_##TN)(const T (*tile)[DA_NAME(NR_##TN)],          \
                                    int64_t j, int64_t n, int64_t o0,            \
                                    int64_t rows, int64_t at,                    \
                                    const tg__dense_store *st)                   \
@@ -61,12 +67,12 @@
     /* the accumulators, biased and activated, into the output: the wide    \
      * columns in runs along output rows; the columns past ow (the wide      \
      * rows' overhang) and past p are dropped */                             \
-    static inline __attribute__((always_inline)) void DA_NAME(store_##SUF)(  \
+    static inline __attribute__((always_inline)) void DA_NAME(store_##TN)(  \
         DA_NAME(v_##SUF) (*acc)[NV], int64_t t, int64_t o0, int64_t rows,     \
         const tg__dense_store *st)                                           \
     {                                                                        \
         typedef DA_NAME(v_##SUF) V;                                          \
-        enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##SUF) };               \
+        enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##TN) };               \
         T tile[MR][NR] __attribute__((aligned(64)));                        \
         _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
@@ -77,7 +83,7 @@
             int64_t run = end - tt < st->wq - ox ? end - tt : st->wq - ox;   \
             int64_t keep = ox >= st->ow ? 0 : run < st->ow - ox ? run : st->ow - ox; \
             if (keep > 0)                                                    \
-                DA_NAME(put_##SUF)(tile, tt - t, keep, o0, rows,             \
+                DA_NAME(put_##TN)(tile, tt - t, keep, o0, rows,             \
                                    oy * st->ow + ox, st);                    \
             tt += run;                                                       \
         }                                                                    \
@@ -85,7 +91,7 @@
                                                                              \
     /* row i of the tile's weights at a + i lda (rows past `rows` read row   \
      * 0, their sums dropped) */                                               \
-    static void DA_NAME(tile_##SUF)(int64_t k, const void *av, int64_t lda, \
+    static void DA_NAME(tile_##TN)(int64_t k, const void *av, int64_t lda, \
                                          const void *imgv, const int64_t *off, \
                                          int64_t t, int64_t o0, int64_t rows,  \
                                          const tg__dense_store *st)            \
@@ -110,16 +116,26 @@
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)            \
                     acc[i][v] += ar[i][p] * bv[v];                              \
         }                                                                       \
-        DA_NAME(store_##SUF)(acc, t, o0, rows, st);                             \
+        DA_NAME(store_##TN)(acc, t, o0, rows, st);                             \
     }
 
-DENSE_TEMPLATE(float, f32, MR_F32, NV_F32)
-DENSE_TEMPLATE(double, f64, MR_F64, NV_F64)
+DENSE_TYPES(float, f32)
+DENSE_TYPES(double, f64)
+/* DENSE_TILES(X) lists the shapes as X(MR, NV) */
+#define DA_F32(MR, NV) DENSE_TEMPLATE(float, f32, MR, NV)
+#define DA_F64(MR, NV) DENSE_TEMPLATE(double, f64, MR, NV)
+DENSE_TILES(DA_F32)
+DENSE_TILES(DA_F64)
 
-#define DA_KERN(SUF, MR)                                                         \
-    {.mr = MR, .nr = DA_NAME(NR_##SUF), .tile = DA_NAME(tile_##SUF)}
+#define DA_KERN(SUF, MR, NV)                                                     \
+    {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV),                           \
+     .tile = DA_NAME(tile_##SUF##_##MR##x##NV)},
+#define DA_K32(MR, NV) DA_KERN(f32, MR, NV)
+#define DA_K64(MR, NV) DA_KERN(f64, MR, NV)
+#define DA_COUNT(MR, NV) +1
 
 const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .name = DA_STR(DENSE_ISA),
-    .k = {DA_KERN(f32, MR_F32), DA_KERN(f64, MR_F64)},
+    .n_kinds = 0 DENSE_TILES(DA_COUNT),
+    .k = {{DENSE_TILES(DA_K32)}, {DENSE_TILES(DA_K64)}},
 };

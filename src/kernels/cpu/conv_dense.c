@@ -82,22 +82,35 @@ static bool phase_used(const dense_job *j, int64_t a, int64_t b) { return j->use
 
 /* one phase plane (a, b) of channel c: rows r < hq, columns q < wq of
  * the padded input's row r sh + a, column q sw + b (zero outside the
- * input) */
+ * input); the columns that read the input, [qlo, qhi), are one
+ * branch-free run per row (a copy at stride 1) */
 #define PHASE_PLANE(T, SUF)                                                      \
     static void phase_plane_##SUF(const tg__conv_geom *g, int64_t hq, int64_t wq, \
                                   int64_t a, int64_t b, const T *src, T *dst)     \
     {                                                                            \
+        const int64_t sw = g->sw, x0 = b - g->pw; /* column q reads x0 + q sw */ \
+        int64_t qlo = x0 >= 0 ? 0 : (-x0 + sw - 1) / sw;                         \
+        int64_t qhi = x0 >= g->w ? 0 : (g->w - x0 + sw - 1) / sw;                \
+        qlo = qlo < wq ? qlo : wq;                                               \
+        qhi = qhi < wq ? qhi : wq;                                               \
+        qhi = qhi > qlo ? qhi : qlo;                                             \
         for (int64_t r = 0; r < hq; r++, dst += wq) {                            \
             int64_t y = r * g->sh + a - g->ph;                                   \
             if (y < 0 || y >= g->h) {                                            \
                 memset(dst, 0, sizeof(T) * (size_t)wq);                          \
                 continue;                                                        \
             }                                                                    \
-            const T *in = src + y * g->w;                                        \
-            for (int64_t q = 0; q < wq; q++) {                                   \
-                int64_t x = q * g->sw + b - g->pw;                               \
-                dst[q] = x >= 0 && x < g->w ? in[x] : (T)0;                      \
-            }                                                                    \
+            const T *in = src + y * g->w + x0;                                   \
+            memset(dst, 0, sizeof(T) * (size_t)qlo);                             \
+            if (sw == 1)                                                         \
+                memcpy(dst + qlo, in + qlo, sizeof(T) * (size_t)(qhi - qlo));    \
+            else if (sw == 2)                                                    \
+                for (int64_t q = qlo; q < qhi; q++)                              \
+                    dst[q] = in[2 * q];                                          \
+            else                                                                 \
+                for (int64_t q = qlo; q < qhi; q++)                              \
+                    dst[q] = in[q * sw];                                         \
+            memset(dst + qhi, 0, sizeof(T) * (size_t)(wq - qhi));                \
         }                                                                        \
     }
 PHASE_PLANE(float, f32)

@@ -3,8 +3,9 @@ training steps and inference, in one process.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/function_modes.py [--threads 1] [--rounds 15]
 
-Models: an MLP 16-32-32-4 at batch 8 (per-op overhead decides) and a
-TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, gelu,
+Models: LeNet-5 at batch 64 on 28x28 inputs (convolutions and pooling,
+as `tg train lenet` builds it), an MLP 16-32-32-4 at batch 8 (per-op
+overhead decides) and a TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, gelu,
 batch_first) on [32, 64, 128] (kernels decide). A training step is zero
 grads, the loss, backward and an SGD step; with tg.function the loss is a
 closure over the model, so the optimizer writes captured parameters
@@ -29,6 +30,17 @@ import time
 import tensorgraph as tg
 import tensorgraph.nn as nn
 import tensorgraph.nn.functional as F
+
+
+def lenet(lib, lnn):
+    lib.manual_seed(0)
+    model = lnn.Sequential(lnn.Conv2d(1, 6, 5, padding=2), lnn.ReLU(), lnn.MaxPool2d(2),
+                           lnn.Conv2d(6, 16, 5), lnn.ReLU(), lnn.MaxPool2d(2), lnn.Flatten(),
+                           lnn.Linear(400, 120), lnn.ReLU(), lnn.Linear(120, 84), lnn.ReLU(),
+                           lnn.Linear(84, 10))
+    x = lib.randn(64, 1, 28, 28)
+    y = lib.randint(0, 10, (64,))
+    return model, x, y
 
 
 def mlp(lib, lnn):
@@ -165,7 +177,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--model", choices=("mlp", "transformer", "all"), default="all")
+    ap.add_argument("--model", choices=("lenet", "mlp", "transformer", "all"), default="all")
     args = ap.parse_args()
     tg.set_num_threads(args.threads)
     try:
@@ -173,7 +185,8 @@ def main():
         torch.set_num_threads(args.threads)
     except ImportError:
         torch = None
-    todo = [("mlp_16-32-32-4_b8", mlp, mlp_loss, 200),
+    todo = [("lenet_b64", lenet, mlp_loss, 10),
+            ("mlp_16-32-32-4_b8", mlp, mlp_loss, 200),
             ("transformer_layer_d128_32x64", transformer, tr_loss, 2)]
     for name, make, loss, number in todo:
         if args.model != "all" and not name.startswith(args.model):

@@ -73,6 +73,7 @@ typedef struct dense_job {
     bool *used;   /* [sh * sw] the phases some tap reads */
     char *imgs;   /* [nn][img_len]: images n0 .. n0 + nn */
     int64_t n0, nn, chunk; /* the images prepared at once, at most chunk */
+    int64_t prep_parts;    /* parts of an image the threads prepare */
 } dense_job;
 
 /* ---- preparation: the images -------------------------------------------------- */
@@ -81,38 +82,52 @@ static bool phase_used(const dense_job *j, int64_t a, int64_t b) { return j->use
 
 /* one phase plane (a, b) of channel c: rows r < hq, columns q < wq of
  * the padded input's row r sh + a, column q sw + b (zero outside the
- * input) */
+ * input); the columns that read the input, [qlo, qhi), are one
+ * branch-free run per row (a copy at stride 1) */
 #define PHASE_PLANE(T, SUF)                                                      \
     static void phase_plane_##SUF(const tg__conv_geom *g, int64_t hq, int64_t wq, \
                                   int64_t a, int64_t b, const T *src, T *dst)     \
     {                                                                            \
+        const int64_t sw = g->sw, x0 = b - g->pw; /* column q reads x0 + q sw */ \
+        int64_t qlo = x0 >= 0 ? 0 : (-x0 + sw - 1) / sw;                         \
+        int64_t qhi = x0 >= g->w ? 0 : (g->w - x0 + sw - 1) / sw;                \
+        qlo = qlo < wq ? qlo : wq;                                               \
+        qhi = qhi < wq ? qhi : wq;                                               \
+        qhi = qhi > qlo ? qhi : qlo;                                             \
         for (int64_t r = 0; r < hq; r++, dst += wq) {                            \
             int64_t y = r * g->sh + a - g->ph;                                   \
             if (y < 0 || y >= g->h) {                                            \
                 memset(dst, 0, sizeof(T) * (size_t)wq);                          \
                 continue;                                                        \
             }                                                                    \
-            const T *in = src + y * g->w;                                        \
-            for (int64_t q = 0; q < wq; q++) {                                   \
-                int64_t x = q * g->sw + b - g->pw;                               \
-                dst[q] = x >= 0 && x < g->w ? in[x] : (T)0;                      \
-            }                                                                    \
+            const T *in = src + y * g->w + x0;                                   \
+            memset(dst, 0, sizeof(T) * (size_t)qlo);                             \
+            if (sw == 1)                                                         \
+                memcpy(dst + qlo, in + qlo, sizeof(T) * (size_t)(qhi - qlo));    \
+            else if (sw == 2)                                                    \
+                for (int64_t q = qlo; q < qhi; q++)                              \
+                    dst[q] = in[2 * q];                                          \
+            else                                                                 \
+                for (int64_t q = qlo; q < qhi; q++)                              \
+                    dst[q] = in[q * sw];                                         \
+            memset(dst + qhi, 0, sizeof(T) * (size_t)(wq - qhi));                \
         }                                                                        \
     }
 PHASE_PLANE(float, f32)
 PHASE_PLANE(double, f64)
 
-/* image n0 + n padded and split into the phases the taps read (the others are
- * never read, not even by the dropped columns: those read past the planes
- * they start in only into later planes of the image or its zeroed slack) */
-static void prepare_image(const dense_job *j, int64_t n)
+/* channels [c0, c1) of image n0 + n padded and split into the phases the
+ * taps read (the others are never read, not even by the dropped columns:
+ * those read past the planes they start in only into later planes of the
+ * image or its zeroed slack, which the last channel's part writes) */
+static void prepare_part(const dense_job *j, int64_t n, int64_t c0, int64_t c1)
 {
     const tg__conv_geom *g = &j->g;
     const size_t el = j->el;
     const int64_t plane = j->hq * j->wq, hw = g->h * g->w;
     char *dst = j->imgs + (size_t)(n * j->img_len) * el;
     const char *src = j->x + (size_t)((j->n0 + n) * g->c * hw) * el;
-    for (int64_t c = 0; c < g->c; c++)
+    for (int64_t c = c0; c < c1; c++)
         for (int64_t a = 0; a < g->sh; a++)
             for (int64_t b = 0; b < g->sw; b++) {
                 if (!phase_used(j, a, b))
@@ -124,13 +139,20 @@ static void prepare_image(const dense_job *j, int64_t n)
                 else
                     phase_plane_f32(g, j->hq, j->wq, a, b, (const float *)in, (float *)out);
             }
-    memset(dst + (size_t)(g->c * j->chan) * el, 0, (size_t)(j->img_len - g->c * j->chan) * el);
+    if (c1 == g->c)
+        memset(dst + (size_t)(g->c * j->chan) * el, 0,
+               (size_t)(j->img_len - g->c * j->chan) * el);
 }
 
+/* part u: image u / parts_per_image, its channels in equal blocks */
 static void prepare(void *ctx, int64_t begin, int64_t end)
 {
-    for (int64_t u = begin; u < end; u++)
-        prepare_image(ctx, u);
+    const dense_job *j = ctx;
+    const int64_t per = j->prep_parts, c = j->g.c;
+    for (int64_t u = begin; u < end; u++) {
+        int64_t part = u % per;
+        prepare_part(j, u / per, c * part / per, c * (part + 1) / per);
+    }
 }
 
 /* ---- the product ------------------------------------------------------------------ */
@@ -297,9 +319,11 @@ tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void
         j.nn = min64(j.chunk, g->n - j.n0);
         int64_t n_units = j.nn * j.n_ob * j.n_cb;
         if (par) {
-            tg_parallel_for(j.nn, 1, prepare, &j);
+            j.prep_parts = min64(g->c, cdiv(UNITS_PER_THREAD * threads, j.nn));
+            tg_parallel_for(j.nn * j.prep_parts, 1, prepare, &j);
             tg_parallel_for(n_units, 1, units, &j);
         } else {
+            j.prep_parts = 1;
             prepare(&j, 0, j.nn);
             units(&j, 0, n_units);
         }

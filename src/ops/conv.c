@@ -67,15 +67,6 @@ static const layouts layout[ND_MAX + 1] = {
     [3] = {"[N, C, D, H, W]", "[O, C/groups, kd, kh, kw]", "[C, O/groups, kd, kh, kw]",
            "[N, O, OD, OH, OW]", "[in, out/groups, kd, kh, kw]"}};
 
-/* nd sizes as "AxBxC" in b */
-static const char *dims(int nd, const int64_t *v, char *b, size_t len)
-{
-    size_t at = 0;
-    b[0] = 0;
-    for (int i = 0; i < nd && at < len; i++)
-        at += (size_t)snprintf(b + at, len - at, i ? "x%lld" : "%lld", (long long)v[i]);
-    return b;
-}
 
 /* ---- checks and geometry --------------------------------------------------------- */
 static tg_status require_rank(const char *op, const tg_tensor *t, int ndim, const char *what,
@@ -181,7 +172,7 @@ static tg_status make_geom(const char *op, int nd, const conv_params *p, const i
     }
     if (empty) /* an empty weight (nn.Conv2d(c, o, 0)) */
         return tg__error(TG_ERR_SHAPE, "%s: kernel size %s must be greater than zero "
-                         "(weight %s)", op, dims(nd, ws + 2, k, sizeof k), sw);
+                         "(weight %s)", op, tg__dims_str(nd, ws + 2, k, sizeof k), sw);
     for (int i = 0, j = 3 - nd; i < nd; i++, j++) {
         if (!tg__size_window_span(op, g->in[j], g->p[j], g->p[j], g->k[j], g->d[j], &span[i]))
             return tg_last_status();
@@ -190,9 +181,10 @@ static tg_status make_geom(const char *op, int nd, const conv_params *p, const i
     if (larger)
         return tg__error(TG_ERR_SHAPE, "%s: kernel %s (dilation %s) is larger than the "
                          "padded input %s (input %s, padding %s)", op,
-                         dims(nd, ws + 2, k, sizeof k), dims(nd, p->dilation, d, sizeof d),
-                         dims(nd, padded, pad, sizeof pad), sx,
-                         dims(nd, p->padding, pd, sizeof pd));
+                         tg__dims_str(nd, ws + 2, k, sizeof k),
+                         tg__dims_str(nd, p->dilation, d, sizeof d),
+                         tg__dims_str(nd, padded, pad, sizeof pad), sx,
+                         tg__dims_str(nd, p->padding, pd, sizeof pd));
     for (int i = 0, j = 3 - nd; i < nd; i++, j++)
         g->out[j] = span[i] / g->s[j] + 1;
     return check_scratch(op, g);

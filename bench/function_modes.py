@@ -3,14 +3,18 @@ training steps and inference, in one process.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/function_modes.py [--threads 1] [--rounds 15]
 
-Models: an MLP 16-32-32-4 at batch 8 (per-op overhead decides) and a
-TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, gelu,
+Models: LeNet-5 at batch 64 on 28x28 inputs (convolutions and pooling,
+as `tg train lenet` builds it), an MLP 16-32-32-4 at batch 8 (per-op
+overhead decides) and a TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, gelu,
 batch_first) on [32, 64, 128] (kernels decide). A training step is zero
 grads, the loss, backward and an SGD step; with tg.function the loss is a
 closure over the model, so the optimizer writes captured parameters
 between calls. The modes run interleaved, round after round, so that the
 load of a shared machine falls on all of them alike; each line is the
-median over rounds of the time per step, with the ratio to eager.
+median over rounds of the time per step, with the ratio to eager, and the
+median of the process's CPU time per step (cpu_us, cpu_ratio_to_eager:
+time.process_time, which leaves out the time the process waits for a
+core on a loaded machine; with --threads 1 it is the step's own work).
 
 Counts that do not depend on the machine's load come with the times:
 plans compiled by the function's session over the whole run (plan_misses:
@@ -26,6 +30,17 @@ import time
 import tensorgraph as tg
 import tensorgraph.nn as nn
 import tensorgraph.nn.functional as F
+
+
+def lenet(lib, lnn):
+    lib.manual_seed(0)
+    model = lnn.Sequential(lnn.Conv2d(1, 6, 5, padding=2), lnn.ReLU(), lnn.MaxPool2d(2),
+                           lnn.Conv2d(6, 16, 5), lnn.ReLU(), lnn.MaxPool2d(2), lnn.Flatten(),
+                           lnn.Linear(400, 120), lnn.ReLU(), lnn.Linear(120, 84), lnn.ReLU(),
+                           lnn.Linear(84, 10))
+    x = lib.randn(64, 1, 28, 28)
+    y = lib.randint(0, 10, (64,))
+    return model, x, y
 
 
 def mlp(lib, lnn):
@@ -122,26 +137,31 @@ def run(model_name, make, loss, rounds, number, torch):
         losses[m.name] = [float(m.step()) for _ in range(3)]
         m.infer()
     times = {(m.name, k): [] for m in modes for k in ("step", "infer")}
+    cpu = {(m.name, k): [] for m in modes for k in ("step", "infer")}
     nodes = {}
     for _ in range(rounds):
         for m in modes:
             for kind in ("step", "infer"):
                 f = getattr(m, kind)
                 before = m.stats(kind)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 for _ in range(number):
                     f()
                 times[(m.name, kind)].append((time.perf_counter() - t0) / number * 1e6)
+                cpu[(m.name, kind)].append((time.process_time() - c0) / number * 1e6)
                 after = m.stats(kind)
                 if before:
                     nodes[(m.name, kind)] = (after["nodes_total"] - before["nodes_total"]) / number
     lines = []
     for kind in ("step", "infer"):
         eager = statistics.median(times[("eager", kind)])
+        eager_cpu = statistics.median(cpu[("eager", kind)])
         for m in modes:
             med = statistics.median(times[(m.name, kind)])
+            cmed = statistics.median(cpu[(m.name, kind)])
             r = {"bench": "function_modes", "model": model_name, "what": kind, "mode": m.name,
                  "us": round(med, 1), "ratio_to_eager": round(med / eager, 3),
+                 "cpu_us": round(cmed, 1), "cpu_ratio_to_eager": round(cmed / eager_cpu, 3),
                  "python_calls": python_calls(getattr(m, kind))}
             st = m.stats(kind)
             if st:
@@ -157,7 +177,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=15)
-    ap.add_argument("--model", choices=("mlp", "transformer", "all"), default="all")
+    ap.add_argument("--model", choices=("lenet", "mlp", "transformer", "all"), default="all")
     args = ap.parse_args()
     tg.set_num_threads(args.threads)
     try:
@@ -165,7 +185,8 @@ def main():
         torch.set_num_threads(args.threads)
     except ImportError:
         torch = None
-    todo = [("mlp_16-32-32-4_b8", mlp, mlp_loss, 200),
+    todo = [("lenet_b64", lenet, mlp_loss, 10),
+            ("mlp_16-32-32-4_b8", mlp, mlp_loss, 200),
             ("transformer_layer_d128_32x64", transformer, tr_loss, 2)]
     for name, make, loss, number in todo:
         if args.model != "all" and not name.startswith(args.model):

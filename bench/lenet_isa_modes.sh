@@ -5,8 +5,11 @@
 # each level of LEVELS (TG_CPU: native = unset, the CPU's best; avx2;
 # generic), for each build given (several: before/after), ROUNDS rounds
 # with everything interleaved inside a round (the machine is shared).
-# Prints one JSON line per run (train_seconds, final loss) and, at the end,
-# one per build, level and mode with the median seconds over rounds.
+# Prints one JSON line per run (train_seconds, train_cpu_seconds: the
+# process's CPU time in the training loops, final loss) and, at the end,
+# one per build, level and mode with the medians over rounds. With
+# --threads 1 the CPU seconds are the work itself and the steadiest
+# comparison on a shared machine (wall time there swings 2-3x between runs).
 # Usage: bench/lenet_isa_modes.sh [--build DIR]... [--rounds N] [--limit N]
 #          [--threads T] [--levels "native avx2 generic"] [--data DIR]
 set -euo pipefail
@@ -42,7 +45,7 @@ import json, sys
 d = json.loads(sys.argv[1])
 print(json.dumps({"bench": "lenet_isa_modes", "build": sys.argv[2], "level": sys.argv[3],
                   "mode": sys.argv[4], "round": int(sys.argv[5]), "train_seconds": d["train_seconds"],
-                  "loss": d["epoch_losses"][-1]}))' "$line" "$b" "$level" "$mode" "$r" |
+                  "train_cpu_seconds": d.get("train_cpu_seconds"), "loss": d["epoch_losses"][-1]}))' "$line" "$b" "$level" "$mode" "$r" |
                     tee -a "$out"
             done
         done
@@ -59,5 +62,7 @@ for (b, level, mode), ds in runs.items():
                       "mode": mode, "rounds": len(ds),
                       "median_s": round(statistics.median(d["train_seconds"] for d in ds), 3),
                       "runs_s": [d["train_seconds"] for d in ds],
+                      "median_cpu_s": (round(statistics.median(d["train_cpu_seconds"] for d in ds), 3)
+                                       if all(d["train_cpu_seconds"] is not None for d in ds) else None),
                       "losses": sorted({d["loss"] for d in ds})}))
 PY

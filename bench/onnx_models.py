@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """tensorgraph against onnxruntime on torchvision architectures (random
 weights): exports mobilenet_v2, mobilenet_v3_small and resnet18 with a
-dynamic batch at the given opset, runs `tg bench onnx` at each batch size
+dynamic batch at the given opset (and transformer_encoder: a
+torch.nn.TransformerEncoder of 3 layers, d_model 128, 4 heads, feed-forward
+512, GELU, batch_first, on [batch, 64, 128]), runs `tg bench onnx` at each batch size
 (2 threads) and prints its JSON line plus where tensorgraph's time goes
 (the per-op spans of --profile: each node's median over the runs, summed
 per op, convolutions by kind, ms per run, largest first).
@@ -19,7 +21,24 @@ import sys
 import tempfile
 
 
+def export_transformer(path, opset):
+    """MatMul/Add/LayerNormalization (its decomposition below opset 17)/
+    Softmax/Erf-GELU/Transpose/Reshape, as torch.onnx writes an encoder"""
+    import torch
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512,
+                                             dropout=0.0, batch_first=True, activation="gelu")
+    net = torch.nn.TransformerEncoder(layer, num_layers=3, enable_nested_tensor=False).eval()
+    x = torch.randn(1, 64, 128)
+    # exported with gradients enabled: under no_grad an eval-mode encoder takes
+    # PyTorch's fused fast path, which has no ONNX form
+    torch.onnx.export(net, (x,), path, opset_version=opset, input_names=["x"],
+                      output_names=["y"], dynamic_axes={"x": {0: "N"}, "y": {0: "N"}})
+
+
 def export(name, path, opset, size):
+    if name == "transformer_encoder":
+        return export_transformer(path, opset)
     import torch
     import torchvision
     torch.manual_seed(0)
@@ -91,7 +110,8 @@ def main():
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--batches", default="1,8")
-    ap.add_argument("--models", default="mobilenet_v2,mobilenet_v3_small,resnet18")
+    ap.add_argument("--models",
+                    default="mobilenet_v2,mobilenet_v3_small,resnet18,transformer_encoder")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
@@ -108,7 +128,8 @@ def main():
                 print(json.dumps({"model": name, "batch": int(b), "error": out.stderr.strip()}))
                 continue
             r = json.loads(out.stdout)
-            r.update(model=name, size=a.size, profile=op_profile(trace, path))
+            r.update(model=name, size=64 if name == "transformer_encoder" else a.size,
+                     profile=op_profile(trace, path))
             print(json.dumps(r))
             sys.stdout.flush()
 

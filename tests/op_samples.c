@@ -220,6 +220,16 @@ const os_sample os_samples[] = {
      * training_mode outputs are updated running stats, not the batch's) */
     {"batch_norm", "[3,2,2]", IN(X(-1, 1, 3, 2, 2), X(0.5, 1.5, 2), X(-1, 1, 2)),
      AT(AF("eps", 1e-3)), OS_STRIDED | OS_NO_ONNX},
+    /* layer norm's fused backward, differentiable (norm_ln_grad.c): x, dy,
+     * made-up statistics (var > 0), weight, and gradients reaching them */
+    {"layer_norm_grad", "last axis of [2,3,4]",
+     IN(X(-1, 1, 2, 3, 4), X(-1, 1, 2, 3, 4), X(-0.5, 0.5, 2, 3, 1), X(0.5, 1.5, 2, 3, 1),
+        X(0.5, 1.5, 4), X(-1, 1, 2, 3, 1), X(-1, 1, 2, 3, 1)),
+     AT(AI("n_axes", 1)), .flags = OS_STRIDED},
+    {"layer_norm_grad", "last 2 axes of [2,3,4]",
+     IN(X(-1, 1, 2, 3, 4), X(-1, 1, 2, 3, 4), X(-0.5, 0.5, 2, 1, 1), X(0.5, 1.5, 2, 1, 1),
+        X(0.5, 1.5, 3, 4), X(-1, 1, 2, 1, 1), X(-1, 1, 2, 1, 1)),
+     AT(AI("n_axes", 2), AF("eps", 1e-3))},
     {"layer_norm", "last 2 axes of [2,3,4]", IN(X(-1, 1, 2, 3, 4), X(0.5, 1.5, 3, 4), X(-1, 1, 3, 4)),
      AT(AI("n_axes", 2), AF("eps", 1e-3)), OS_STRIDED},
     /* ---- nn and losses (nn.c, loss.c) ---- */
@@ -285,8 +295,6 @@ const os_sample os_samples[] = {
 const os_exempt os_exempt_ops[] = {
     {"batch_norm_grad", "fused first-order backward of batch_norm (TG_OP_NO_VJP/NO_JVP: "
                         "create_graph builds the composite instead); run by batch_norm's samples"},
-    {"layer_norm_grad", "fused first-order backward of layer_norm (TG_OP_NO_VJP/NO_JVP); run by "
-                        "layer_norm's samples"},
     {"copy_", "in-place update (TG_OP_INPLACE): eager only, never a graph node, no forward "
               "rule; tests/test_autograd.c checks its recorded gradients"},
     {"fill_", "in-place update (TG_OP_INPLACE), see copy_"},

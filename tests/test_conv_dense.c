@@ -4,7 +4,8 @@
  * 2 and 3 (and unequal ones), padding, dilation, rectangular images and
  * kernels, 1x1 strided projections and a 7x7 stride-2 stem, batch 1 and
  * several images, with and without bias and relu, float32 and float64,
- * on 1 and 2 threads, at every instruction set this CPU has. Also: relu's
+ * on 1 and 2 threads, with each tile shape, at every instruction set this
+ * CPU has. Also: relu's
  * bits (NaN passes, -0 becomes +0), the automatic choice (which shapes
  * come here, groups > 1 refused), and one result for every thread count. */
 #include "harness.h"
@@ -132,11 +133,25 @@ static void test_every_shape_and_isa(void)
 {
     for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
         tg__cpu_force((tg__isa)isa);
-        for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
-            for (int run = 0; run < 8; run++)
-                check_run(&grid[i], run & 1, run & 2, run & 4, 1 + (int)(i + (size_t)run) % 2);
+        for (int kind = -1; kind < 2; kind++) { /* chosen, then each tile shape */
+            tg__conv_dense_force_tile(kind);
+            for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
+                for (int run = 0; run < 8; run++)
+                    check_run(&grid[i], run & 1, run & 2, run & 4,
+                              1 + (int)(i + (size_t)run) % 2);
+        }
     }
+    tg__conv_dense_force_tile(-1);
     tg__cpu_force(tg__cpu_detected());
+    /* a batch of 3 in chunks of one image, and of two (~4 KB each in
+     * float32, ~8 KB in float64) with one left */
+    const int64_t chunks[] = {1, 9000, 17000};
+    for (int i = 0; i < 3; i++) {
+        tg__conv_dense_set_chunk_bytes(chunks[i]);
+        check_run(&grid[2], false, true, true, 2);
+        check_run(&grid[2], true, true, false, 1);
+    }
+    tg__conv_dense_set_chunk_bytes((int64_t)32 << 20);
     tg_set_num_threads(2);
 }
 

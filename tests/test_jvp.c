@@ -872,8 +872,9 @@ static void test_rule_table(void)
         with_rule += tg_op_has_jvp(tg_op_at(i));
     CHECK(with_rule > 50);
     CHECK(tg_op_has_jvp(tg_op_find("layer_norm")) && tg_op_has_jvp(tg_op_find("prod")));
-    CHECK(!tg_op_has_jvp(tg_op_find("layer_norm_grad")));
-    CHECK(tg_op_find("layer_norm_grad")->flags & TG_OP_NO_JVP);
+    CHECK(!tg_op_has_jvp(tg_op_find("batch_norm_grad")));
+    CHECK(tg_op_find("batch_norm_grad")->flags & TG_OP_NO_JVP);
+    CHECK(tg_op_has_jvp(tg_op_find("layer_norm_grad"))); /* norm_ln_grad.c */
     CHECK(tg_op_has_jvp(tg_op_find("exp")) && !tg_op_find("exp")->jvp); /* from deriv */
 }
 
@@ -947,14 +948,14 @@ static void test_rules_eager(void)
 }
 
 /* ---- errors ------------------------------------------------------------------------------------------------ */
-/* an op with no forward rule: the fused first-order layer_norm_grad (of
- * x [R, K] over its last axis, with made-up statistics) */
-static tg_tensor *ln(tg_tensor *const *x)
+/* an op with no forward rule: the fused first-order batch_norm_grad (of
+ * x [N, C], per-channel made-up statistics) */
+static tg_tensor *bn(tg_tensor *const *x)
 {
-    tg_tensor *st = tg_mean(x[0], 1, (int[]){-1}, true), *out[3];
-    tg_tensor *w = tg_ones(TG_FLOAT64, 1, &tg_shape(x[0])[tg_ndim(x[0]) - 1]);
+    tg_tensor *st = tg_mean(x[0], 1, (int[]){0}, false), *out[3];
+    tg_tensor *w = tg_ones(TG_FLOAT64, 1, &tg_shape(x[0])[1]);
     tg_tensor *in[7] = {x[0], x[0], st, tg_exp(st), w, st, st};
-    return tg_op_run(tg_op_find("layer_norm_grad"), 7, in, NULL, 0, out) == TG_OK ? out[0]
+    return tg_op_run(tg_op_find("batch_norm_grad"), 7, in, NULL, 0, out) == TG_OK ? out[0]
                                                                                   : NULL;
 }
 static tg_tensor *bad_shape(tg_tensor *const *x) { return tg_matmul(x[0], x[0]); }
@@ -965,15 +966,15 @@ static void test_errors(void)
     tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 2, (int64_t[]){2, 3});
     tg_tensor *k = tg_placeholder(g, "k", TG_INT64, 1, (int64_t[]){3});
     tg_graph_begin(g);
-    tg_tensor *y = ln((tg_tensor *[]){tg_exp(x)});
-    tg_tensor *p = ln((tg_tensor *[]){x});
+    tg_tensor *y = bn((tg_tensor *[]){tg_exp(x)});
+    tg_tensor *p = bn((tg_tensor *[]){x});
     tg_tensor *ok = tg_sin(x);
     tg_graph_end();
     tg_tensor *v = tg_ones(TG_FLOAT64, 2, (int64_t[]){2, 3}), *t[2] = {NULL, NULL};
     CHECK_FAILS(tg_graph_jvp(g, 1, &x, &v, 1, &y, t), TG_ERR_UNSUPPORTED,
-                "op 'layer_norm_grad' has no JVP rule (node 'layer_norm_grad')");
+                "op 'batch_norm_grad' has no JVP rule (node 'batch_norm_grad')");
     CHECK(t[0] == NULL);
-    CHECK_FAILS(tg_graph_jvp(g, 1, &x, &v, 1, &p, t), TG_ERR_UNSUPPORTED, "'layer_norm_grad'");
+    CHECK_FAILS(tg_graph_jvp(g, 1, &x, &v, 1, &p, t), TG_ERR_UNSUPPORTED, "'batch_norm_grad'");
     /* an op without a rule off the path is not a problem */
     CHECK_OK(tg_graph_jvp(g, 1, &x, &v, 1, &ok, t));
     /* tangents that do not fit their x */
@@ -1004,20 +1005,20 @@ static void test_errors(void)
 
     /* eager */
     tg_tensor *xe[1] = {R(-1, 1, 2, 3)}, *ve[1] = {vec(xe[0])}, *o[1], *te[1];
-    CHECK_FAILS(tg_jvp(apply_n, &(fn_n){ln}, 1, xe, ve, 1, o, te), TG_ERR_UNSUPPORTED,
-                "'layer_norm_grad'");
+    CHECK_FAILS(tg_jvp(apply_n, &(fn_n){bn}, 1, xe, ve, 1, o, te), TG_ERR_UNSUPPORTED,
+                "'batch_norm_grad'");
     CHECK(o[0] == NULL && te[0] == NULL);
     tg_tensor *vb[1] = {tg_ones(TG_FLOAT64, 1, (int64_t[]){6})};
-    CHECK_FAILS(tg_jvp(apply_n, &(fn_n){ln}, 1, xe, vb, 1, o, te), TG_ERR_SHAPE,
+    CHECK_FAILS(tg_jvp(apply_n, &(fn_n){bn}, 1, xe, vb, 1, o, te), TG_ERR_SHAPE,
                 "tg_jvp: tangents[0] has shape [6] but its x 'inputs[0]' has shape [2, 3]");
     CHECK_FAILS(tg_jvp(apply_n, &(fn_n){bad_shape}, 1, xe, ve, 1, o, te), TG_ERR_SHAPE,
                 "matmul");
     tg_graph *s = tg_graph_new("sym");
     tg_tensor *sx[1] = {tg_placeholder(s, "sx", TG_FLOAT64, 1, (int64_t[]){3})};
-    CHECK_FAILS(tg_jvp(apply_n, &(fn_n){ln}, 1, sx, NULL, 1, o, te), TG_ERR_ARG, "symbolic");
+    CHECK_FAILS(tg_jvp(apply_n, &(fn_n){bn}, 1, sx, NULL, 1, o, te), TG_ERR_ARG, "symbolic");
     tg_graph_free(s);
     CHECK_FAILS(tg_jvp(NULL, NULL, 1, xe, ve, 1, o, te), TG_ERR_ARG, "need a function");
-    CHECK_FAILS(tg_jvp(apply_n, &(fn_n){ln}, 1, xe, ve, 0, o, te), TG_ERR_ARG, "0 outputs");
+    CHECK_FAILS(tg_jvp(apply_n, &(fn_n){bn}, 1, xe, ve, 0, o, te), TG_ERR_ARG, "0 outputs");
 }
 
 int main(void)

@@ -8,6 +8,7 @@
 #include "graph/graph_impl.h"
 #include "util/strbuf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -523,13 +524,59 @@ static tg_status build_folded_conv(build_state *b, const mnode *mn, const mnode 
     return s;
 }
 
+/* whether known value v is a float scalar within tol of want */
+static bool scalar_near(const build_state *b, int v, double want, double tol)
+{
+    const tg_tensor *t = v >= 0 && b->known[v] ? b->vals[v] : NULL;
+    return t && tg_numel(t) == 1 && tg_dtype_is_float(tg_dtype_of(t)) &&
+           fabs(tg_item(t) - want) <= tol;
+}
+
+/* the last Mul of an exact GELU chain (fuse_gelu.c), in graph mode, as
+ * tg_gelu(x) when the constants are sqrt(2), 1 and 0.5 (as float32 holds
+ * them) and broadcast nothing; *done false: build the Mul as it is */
+static tg_status build_gelu(build_state *b, const mnode *mn, const onnx_gelu_tail *t,
+                            bool *done)
+{
+    *done = false;
+    tg_tensor *x = b->vals[t->x];
+    if (!b->g || !x || !tg_dtype_is_float(tg_dtype_of(x)) ||
+        !scalar_near(b, t->c_div, 1.41421356237309505, 1e-6) ||
+        !scalar_near(b, t->c_add, 1.0, 0.0) || !scalar_near(b, t->c_half, 0.5, 0.0))
+        return TG_OK;
+    const int cs[3] = {t->c_div, t->c_add, t->c_half};
+    for (int i = 0; i < 3; i++)
+        if (tg_ndim(b->vals[cs[i]]) > tg_ndim(x) || tg_dtype_of(b->vals[cs[i]]) != tg_dtype_of(x))
+            return TG_OK;
+    int first_node = b->g->n_nodes, v = mn->out[0];
+    tg_scope_begin();
+    tg_tensor *y = tg_gelu(x);
+    if (y) {
+        b->vals[v] = tg_retain(y);
+        b->known[v] = false;
+        name_node(y, first_node, mn->node->output[0]);
+    }
+    tg_scope_end();
+    if (!y)
+        return node_error(mn->node, tg_last_status());
+    *done = true;
+    return TG_OK;
+}
+
 /* one node, or the Conv with the BN after it folded in (folded[] marks
- * the BN then) */
-static tg_status build_or_fold(build_state *b, int idx, const int *plan, bool *folded)
+ * the BN then), or an exact GELU's last Mul as one gelu */
+static tg_status build_or_fold(build_state *b, int idx, const int *plan, bool *folded,
+                               const onnx_gelu_tail *gelu)
 {
     const mnode *mn = &b->m->nodes[idx];
     if (folded[idx])
         return TG_OK;
+    if (gelu && gelu[idx].x >= 0) {
+        bool done = false;
+        tg_status s = build_gelu(b, mn, &gelu[idx], &done);
+        if (s != TG_OK || done)
+            return s;
+    }
     if (plan && plan[idx] >= 0) {
         bool done = false;
         tg_status s = build_folded_conv(b, mn, &b->m->nodes[plan[idx]], &done);
@@ -549,18 +596,22 @@ static tg_status walk_nodes(build_state *b)
     bool fold_bn = !(b->opts && b->opts->keep_batch_norm);
     int *plan = fold_bn ? onnx_bn_fold_plan(m) : NULL;
     bool *folded = calloc((size_t)m->n_nodes + 1, sizeof *folded);
-    if ((fold_bn && !plan) || !folded) {
+    bool *keep = calloc((size_t)m->n_values + 1, sizeof *keep);
+    onnx_gelu_tail *gelu = b->g && keep ? onnx_gelu_plan(m, keep) : NULL;
+    if ((fold_bn && !plan) || !folded || !keep || (b->g && !gelu)) {
         free(plan);
         free(folded);
+        free(keep);
+        free(gelu);
         return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     }
     tg_status s = TG_OK;
     for (int k = 0; k < m->n_nodes && s == TG_OK; k++) {
         const mnode *mn = &m->nodes[m->order[k]];
-        s = build_or_fold(b, m->order[k], plan, folded);
+        s = build_or_fold(b, m->order[k], plan, folded, gelu);
         for (int j = 0; s == TG_OK && j < mnode_n_reads(mn); j++) {
             int v = mnode_read(mn, j);
-            if (v >= 0 && m->last_use[v] == k && b->vals[v]) {
+            if (v >= 0 && m->last_use[v] == k && b->vals[v] && !keep[v]) {
                 tg_release(b->vals[v]);
                 b->vals[v] = NULL;
             }
@@ -568,6 +619,8 @@ static tg_status walk_nodes(build_state *b)
     }
     free(plan);
     free(folded);
+    free(keep);
+    free(gelu);
     return s;
 }
 

@@ -108,4 +108,15 @@ int *onnx_bn_fold_plan(const tg_onnx_model *m);
 tg_status onnx_bn_fold(const onnx_node *bn, tg_tensor *const in[6], tg_tensor **w_out,
                        tg_tensor **b_out);
 
+/* fuse_gelu.c: per node (model order), for the last Mul of an exact GELU
+ * written as Div(x, c_div), Erf, Add(c_add), Mul(x, .), Mul(., c_half)
+ * (intermediates read once, none a model output), the value ids it
+ * reads; x is -1 for every other node. keep[] is set for x, c_div and
+ * c_add: they must stay alive until that Mul. The constants are checked when the walk gets
+ * there. NULL when out of memory. */
+typedef struct onnx_gelu_tail {
+    int x, c_div, c_add, c_half;
+} onnx_gelu_tail;
+onnx_gelu_tail *onnx_gelu_plan(const tg_onnx_model *m, bool *keep);
+
 #endif

@@ -155,6 +155,12 @@ static tg_status m_pow(onnx_ictx *c)
     if (!two(c, &a, &b))
         return tg_last_status();
     tg_dtype dt = tg_dtype_of(a);
+    /* x^2 with a constant 2 (the variance in a layer norm exported below
+     * opset 17) is x * x: the correctly rounded square, where powf is a
+     * scalar libm call per element */
+    if (tg_dtype_is_float(dt) && c->known[1] && c->val[1] && tg_numel(c->val[1]) == 1 &&
+        tg_ndim(c->val[1]) <= tg_ndim(a) && tg_item(c->val[1]) == 2.0)
+        return done(c, tg_mul(a, a));
     if (tg_dtype_is_float(dt))
         return done(c, onnx_as(tg_pow(a, onnx_as(b, dt)), dt));
     /* the result has the base's integer type: compute in float64 (exact

@@ -5,6 +5,7 @@
 #include "autodiff/jvp.h"
 #include "graph/graph_impl.h"
 #include "ops/nn_util.h"
+#include "ops/norm_ln_grad.h"
 #include "tg/autograd.h"
 
 #include <math.h>
@@ -732,31 +733,29 @@ static tg_status ln_grad_kernel(tg_op_ctx *c)
     return s;
 }
 
-/* first-order only: create_graph uses the composite rule */
+/* differentiable (norm_ln_grad.c), so layer norm's backward is this one
+ * kernel at every order and in graphs */
+static tg_status ln_grad_vjp(tg_grad_ctx *g)
+{
+    const norm_attrs *a = g->attr;
+    return tg__ln_grad_vjp(g, (int)a->n_axes, a->eps);
+}
+
+static tg_status ln_grad_jvp(tg_jvp_ctx *c)
+{
+    const norm_attrs *a = c->attr;
+    return tg__ln_grad_jvp(c, (int)a->n_axes, a->eps);
+}
+
 const tg_op_def tg_op_layer_norm_grad = {
     .name = "layer_norm_grad", .n_in = 7, .n_out = 3, .inputs = norm_grad_in,
     .outputs = norm_grad_out, .attrs = {ln_specs, sizeof(norm_attrs)},
-    .flags = TG_OP_PURE | TG_OP_NO_VJP | TG_OP_NO_JVP, .infer = ln_grad_infer,
-    .kernel = {[TG_CPU] = ln_grad_kernel}};
+    .flags = TG_OP_PURE, .save_inputs = TG_SAVE_ALL, .infer = ln_grad_infer,
+    .kernel = {[TG_CPU] = ln_grad_kernel}, .grad = ln_grad_vjp, .jvp = ln_grad_jvp};
 
 static tg_status ln_rule(tg_grad_ctx *g)
 {
-    tg_tensor *x = g->in[0], *w = g->in[1], *mean = g->out[1], *var = g->out[2];
-    if (!tg_grad_enabled()) /* first order: the fused kernel */
-        return fused_rule(g, &tg_op_layer_norm_grad, g->attrs, g->n_attrs);
-    const tg_meta *m = &g->in_meta[0];
-    const norm_attrs *a = g->attr;
-    int n = (int)a->n_axes;
-    int axes[TG_MAX_DIMS];
-    for (int i = 0; i < n; i++)
-        axes[i] = m->ndim - n + i;
-    double M = (double)tg__shape_numel(n, m->shape + m->ndim - n);
-    composite_backward(x, g->dy[0], mean, var, w, g->dy[1], g->dy[2],
-                       a->eps, n, axes, M, n,
-                       m->shape + m->ndim - n, g->needs_grad[0] ? &g->dx[0] : NULL,
-                       g->needs_grad[1] ? &g->dx[1] : NULL,
-                       g->needs_grad[2] ? &g->dx[2] : NULL);
-    return TG_OK;
+    return fused_rule(g, &tg_op_layer_norm_grad, g->attrs, g->n_attrs);
 }
 
 static tg_status ln_jvp(tg_jvp_ctx *c)

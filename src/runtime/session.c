@@ -2,6 +2,7 @@
  * plan for their signature (cached), execute it with the chosen executor,
  * and hand the fetched values back as concrete tensors; options and memory
  * statistics (the profiler's traces are session_trace.c's). */
+#include "util/intset.h"
 #include "util/grow.h"
 #include "ops/elementwise.h"
 #include "runtime/runtime_impl.h"
@@ -145,26 +146,6 @@ typedef struct request {
     tg_tensor *const *feed_tensors;
 } request;
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* a sorted, duplicate-free copy of a[0..n) into out; returns its length */
-static int sorted_set(const int *a, int n, int *out)
-{
-    if (n == 0)
-        return 0;
-    memcpy(out, a, (size_t)n * sizeof *a);
-    qsort(out, (size_t)n, sizeof *out, cmp_int);
-    int k = 1;
-    for (int i = 1; i < n; i++)
-        if (out[i] != out[k - 1])
-            out[k++] = out[i];
-    return k;
-}
-
 static bool key_eq(const tg_plan_key *a, const tg_plan_key *b)
 {
     return a->n_feeds == b->n_feeds && a->n_fetches == b->n_fetches &&
@@ -283,11 +264,11 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
         return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
     tg_plan_key k;
     k.feeds = buf;
-    k.n_feeds = sorted_set(r->feeds, r->n_feeds, k.feeds);
+    k.n_feeds = tg__sorted_set(r->feeds, r->n_feeds, k.feeds);
     k.fetches = k.feeds + k.n_feeds;
-    k.n_fetches = sorted_set(r->fetches, r->n_fetches, k.fetches);
+    k.n_fetches = tg__sorted_set(r->fetches, r->n_fetches, k.fetches);
     k.targets = k.fetches + k.n_fetches;
-    k.n_targets = sorted_set(r->targets, r->n_targets, k.targets);
+    k.n_targets = tg__sorted_set(r->targets, r->n_targets, k.targets);
     int64_t *dims = malloc(((size_t)k.n_feeds * TG_MAX_DIMS + 1) * sizeof *dims);
     if (!dims) {
         free(buf);

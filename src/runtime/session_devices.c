@@ -1,4 +1,5 @@
 /* Runs over several devices (see session_devices.h and partition.h). */
+#include "util/intset.h"
 #include "io/wire.h"
 #include "runtime/rendezvous.h"
 #include "runtime/session_devices.h"
@@ -120,25 +121,6 @@ tg_status tg_session_set_devices(tg_session *s, int n, const char *const *names)
 }
 
 /* ---- the cache ------------------------------------------------------------------- */
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-static int sorted_set(const int *a, int n, int *out)
-{
-    if (n == 0)
-        return 0;
-    memcpy(out, a, (size_t)n * sizeof *a);
-    qsort(out, (size_t)n, sizeof *out, cmp_int);
-    int k = 1;
-    for (int i = 1; i < n; i++)
-        if (out[i] != out[k - 1])
-            out[k++] = out[i];
-    return k;
-}
-
 /* the signature as sorted sets into a new dplan's ids, and the fed
  * shapes (feed_meta NULL: the declared ones), not yet compiled */
 static dplan *new_key(const tg_graph *g, const tg_run_sig *sig, const tg_meta *feed_meta)
@@ -149,9 +131,9 @@ static dplan *new_key(const tg_graph *g, const tg_run_sig *sig, const tg_meta *f
         free(p);
         return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
     }
-    p->n_feeds = sorted_set(sig->feeds, sig->n_feeds, p->ids);
-    p->n_fetches = sorted_set(sig->fetches, sig->n_fetches, p->ids + p->n_feeds);
-    p->n_targets = sorted_set(sig->targets, sig->n_targets,
+    p->n_feeds = tg__sorted_set(sig->feeds, sig->n_feeds, p->ids);
+    p->n_fetches = tg__sorted_set(sig->fetches, sig->n_fetches, p->ids + p->n_feeds);
+    p->n_targets = tg__sorted_set(sig->targets, sig->n_targets,
                               p->ids + p->n_feeds + p->n_fetches);
     if (!(p->fmeta = calloc((size_t)p->n_feeds + 1, sizeof *p->fmeta))) {
         dplan_free(p);
@@ -396,7 +378,7 @@ static tg_status hand_over(const dplan *p, const tg_run_sig *sig, job *jobs,
     const int *fetch_set = p->ids + p->n_feeds;
     for (int j = 0; j < sig->n_fetches; j++) {
         int k = (int)((const int *)bsearch(&sig->fetches[j], fetch_set, (size_t)p->n_fetches,
-                                           sizeof(int), cmp_int) - fetch_set);
+                                           sizeof(int), tg__cmp_int) - fetch_set);
         for (int i = 0; i < p->P.n && !results[j]; i++)
             for (int f = 0; f < p->P.parts[i].n_fetches && !results[j]; f++) {
                 if (p->P.parts[i].fetch_of[f] != k)

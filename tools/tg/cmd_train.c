@@ -168,9 +168,14 @@ static int parse_train(int argc, char **argv, train_opts *o, bool eval)
     return -1; /* go on */
 }
 
+/* the training loops' time, summed over epochs (evaluation excluded) */
+typedef struct train_time {
+    double wall, cpu; /* seconds; cpu: every thread of the process */
+} train_time;
+
 /* after the last epoch: the checkpoint, the export, the summary */
 static int finish(const train_opts *o, trainer *t, int done, const double *losses,
-                  double train_seconds, int64_t images, double acc)
+                  train_time spent, int64_t images, double acc)
 {
     tg_module *model = t->model;
     if (o->distributed && !dist_is_root())
@@ -193,10 +198,11 @@ static int finish(const train_opts *o, trainer *t, int done, const double *losse
         return 0;
     /* the per-epoch losses to 9 digits: resumed runs are compared on them */
     printf("{\"model\":\"%s\",\"mode\":\"%s\",\"optimizer\":\"%s\",\"epochs\":%d,"
-           "\"batch\":%d,\"threads\":%d,\"train_seconds\":%.3f,\"images_per_second\":%.1f,"
+           "\"batch\":%d,\"threads\":%d,\"train_seconds\":%.3f,\"train_cpu_seconds\":%.3f,"
+           "\"images_per_second\":%.1f,"
            "\"final_train_loss\":%.5f,\"test_accuracy\":%.4f,\"peak_rss_mb\":%.1f,",
-           o->model, o->mode, o->optimizer, o->epochs, o->batch, o->threads, train_seconds,
-           (double)images / train_seconds, losses[o->epochs - 1], acc, peak_rss_mb());
+           o->model, o->mode, o->optimizer, o->epochs, o->batch, o->threads, spent.wall,
+           spent.cpu, (double)images / spent.wall, losses[o->epochs - 1], acc, peak_rss_mb());
     if (o->distributed)
         printf("\"ranks\":%d,\"bucket_kb\":%d,", tg_dist_world_size(), o->bucket_kb);
     if (o->ranks)
@@ -228,7 +234,8 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
         tg_loader_free(loader);
         return 1;
     }
-    double train_seconds = 0, loss = 0, acc = 0;
+    train_time spent = {0, 0};
+    double loss = 0, acc = 0;
     double *losses = calloc((size_t)o->epochs, sizeof *losses);
     int64_t images = 0;
     for (int e = 1; losses && e <= o->epochs; e++) {
@@ -236,9 +243,9 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
         if (t->dropout) /* the masks of an epoch depend on (seed, epoch) only */
             tg_generator_seed(t->dropout, (uint64_t)o->seed * 0x9e3779b97f4a7c15ULL +
                                               (uint64_t)(done + e - 1));
-        double t0 = progress_now();
+        double t0 = progress_now(), c0 = progress_cpu_now();
         losses[e - 1] = loss = trainer_epoch(t, loader, e, o);
-        double secs = progress_now() - t0;
+        double secs = progress_now() - t0, cpu = progress_cpu_now() - c0;
         /* with --distributed rank 0 evaluates (the ranks' models are equal) */
         acc = isnan(loss) ? -1 : o->distributed && !dist_is_root() ? 0
                                                                     : lenet_accuracy(model, test, 1000);
@@ -249,14 +256,15 @@ static int run_training(const train_opts *o, trainer *t, tg_dataset *train,
             free(losses);
             return 1;
         }
-        train_seconds += secs;
+        spent.wall += secs;
+        spent.cpu += cpu;
         images += tg_dataset_size(train);
         if (!o->quiet)
             printf("epoch %d/%d  train loss %.4f  test accuracy %.2f%%  %.1f s  %.0f images/s\n",
                    e, o->epochs, loss, 100 * acc, secs, (double)tg_dataset_size(train) / secs);
     }
     tg_loader_free(loader);
-    int r = losses ? finish(o, t, done, losses, train_seconds, images, acc) : 1;
+    int r = losses ? finish(o, t, done, losses, spent, images, acc) : 1;
     free(losses);
     return r;
 }

@@ -13,6 +13,13 @@ double progress_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double progress_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 void progress_begin(progress *p, int epoch, int epochs, int64_t batches, bool quiet)
 {
     *p = (progress){.tty = isatty(STDOUT_FILENO), .quiet = quiet, .epoch = epoch,

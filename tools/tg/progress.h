@@ -16,6 +16,10 @@ typedef struct progress {
 } progress;
 
 double progress_now(void); /* monotonic seconds */
+/* CPU seconds of the whole process (every thread): with --threads 1 the
+ * work itself, far less sensitive than wall time to other jobs sharing the
+ * machine's cores (bench/lenet_isa_modes.sh compares modes on it) */
+double progress_cpu_now(void);
 void progress_begin(progress *p, int epoch, int epochs, int64_t batches,
                     bool quiet);
 /* one batch of `images` images done with this loss */

@@ -106,17 +106,20 @@ class MultiheadAttention(Module):
         if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
             raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but "
                                  f"received {query.ndim}-D query tensor")
-        if self.batch_first and batched:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        # batch-first inputs keep their layout: heads are strided views of the
+        # projections (no transposed copies of the inputs, of their gradients
+        # or of the output)
+        bf = self.batch_first and batched
         if not batched:
             query, key, value = (t.unsqueeze(1) for t in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
-        L, N, E = query.shape
+        seq = 1 if bf else 0  # the sequence dim; the batch is the other of the first two
+        L, N, E = query.shape[seq], query.shape[1 - seq], query.shape[2]
         if E != self.embed_dim:
             raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but "
                                  f"got {E}")
-        if key.shape[:2] != value.shape[:2]:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
             raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
                                  f"{tuple(value.shape)}")
         if is_causal and attn_mask is None:
@@ -128,7 +131,7 @@ class MultiheadAttention(Module):
         attn_mask = _float_mask(attn_mask, q.dtype, 'attn_mask')
         kpm = _float_mask(key_padding_mask, q.dtype, 'key_padding_mask')
         if attn_mask is not None:
-            S0 = key.shape[0]
+            S0 = key.shape[seq]
             if attn_mask.ndim == 2:
                 if tuple(attn_mask.shape) != (L, S0):
                     raise RuntimeError(f"The shape of the 2D attn_mask is "
@@ -142,44 +145,49 @@ class MultiheadAttention(Module):
             else:
                 raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
         if self.bias_k is not None:
-            k = _C.cat([k, self.bias_k.expand(1, N, E)], 0)
-            v = _C.cat([v, self.bias_v.expand(1, N, E)], 0)
+            bshape = (N, 1, E) if bf else (1, N, E)
+            k = _C.cat([k, self.bias_k.reshape(1, 1, E).expand(*bshape)], seq)
+            v = _C.cat([v, self.bias_v.reshape(1, 1, E).expand(*bshape)], seq)
             attn_mask = F.pad(attn_mask, (0, 1)) if attn_mask is not None else None
             kpm = F.pad(kpm, (0, 1)) if kpm is not None else None
-        # (len, N, E) -> (N * H, len, D)
-        q = q.reshape(L, N * H, D).transpose(0, 1)
-        k = k.reshape(k.shape[0], N * H, D).transpose(0, 1)
-        v = v.reshape(v.shape[0], N * H, D).transpose(0, 1)
+
+        def heads(t):  # (len, N, E) or (N, len, E) -> (N, H, len, D), a view
+            n = t.shape[seq]
+            if bf:
+                return t.reshape(N, n, H, D).permute(0, 2, 1, 3)
+            return t.reshape(n, N, H, D).permute(1, 2, 0, 3)
+        q, k, v = heads(q), heads(k), heads(v)
         if self.add_zero_attn:
-            k = _C.cat([k, zeros(N * H, 1, D, dtype=k.dtype)], 1)
-            v = _C.cat([v, zeros(N * H, 1, D, dtype=v.dtype)], 1)
+            k = _C.cat([k, zeros(N, H, 1, D, dtype=k.dtype)], 2)
+            v = _C.cat([v, zeros(N, H, 1, D, dtype=v.dtype)], 2)
             attn_mask = F.pad(attn_mask, (0, 1)) if attn_mask is not None else None
             kpm = F.pad(kpm, (0, 1)) if kpm is not None else None
-        S = k.shape[1]
+        S = k.shape[2]
+        if attn_mask is not None and attn_mask.ndim == 3 and attn_mask.shape[0] == N * H:
+            attn_mask = attn_mask.reshape(N, H, L, S)  # per (batch, head), as the scores
         if kpm is not None:
             if tuple(kpm.shape) != (N, S):
                 raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
                                      f"{tuple(kpm.shape)}")
-            kpm = kpm.reshape(N, 1, 1, S).expand(N, H, 1, S).reshape(N * H, 1, S)
+            kpm = kpm.reshape(N, 1, 1, S)
             attn_mask = kpm if attn_mask is None else attn_mask + kpm
-        scores = _C.matmul(q * (1.0 / math.sqrt(D)), k.transpose(1, 2))
+        scores = _C.matmul(q * (1.0 / math.sqrt(D)), k.transpose(-2, -1))  # (N, H, L, S)
         if attn_mask is not None:
             scores = scores + attn_mask
         w = _C.softmax(scores, -1)
         if self.dropout > 0 and self.training:
             w = _C.dropout(w, self.dropout, True, False, None)
-        out = _C.matmul(w, v)                                   # (N * H, L, D)
-        out = out.transpose(0, 1).reshape(L, N, E)
+        out = _C.matmul(w, v)                                   # (N, H, L, D)
+        out = (out.permute(0, 2, 1, 3).reshape(N, L, E) if bf
+               else out.permute(2, 0, 1, 3).reshape(L, N, E))
         out = self.out_proj(out)
         weights = None
         if need_weights:
-            weights = w.reshape(N, H, L, S)
+            weights = w
             if average_attn_weights:
                 weights = _C.mean(weights, 1)
             if not batched:
                 weights = weights.squeeze(0)
-        if self.batch_first and batched:
-            out = out.transpose(0, 1)
         if not batched:
             out = out.squeeze(1)
         return out, weights

@@ -1,6 +1,6 @@
 /* Dense convolution forward as an implicit GEMM (conv_dense.h): the plan
  * (the phase-split padded image, the taps' offsets, the blocks the
- * threads claim), the preparation of the images and the weights, and the
+ * threads claim), the preparation of the images, and the
  * loops over the per-ISA tiles (conv_dense_arch.h).
  *
  * The input, padded, is split into its sh x sw stride phases (phase (a,
@@ -27,6 +27,9 @@
 #define A_BUDGET ((int64_t)192 * 1024)
 /* at most this many tiles of positions per block */
 #define MAX_BLOCK_TILES 16
+/* the prepared images of a call take at most this much memory (or one
+ * image): larger batches are prepared and multiplied in chunks */
+static _Atomic int64_t chunk_bytes = (int64_t)32 << 20;
 /* blocks per thread to aim for (late threads balanced by the others) */
 #define UNITS_PER_THREAD 4
 /* products with fewer multiply-adds stay on the calling thread */
@@ -63,53 +66,68 @@ typedef struct dense_job {
     int64_t chan;            /* elements per channel: sh * sw phases */
     int64_t p;               /* wide positions per image */
     int64_t img_len;         /* elements per prepared image, slack included */
-    int64_t panels, pan_len; /* weight panels, elements of each */
+    int64_t panels, pan_len; /* tiles' rows of output channels, their weights */
     int64_t tiles;           /* tiles of positions per image */
     int64_t blk_panels, n_ob, blk_tiles, n_cb;
     int64_t *off; /* [k] where each tap's run starts in a prepared image */
     bool *used;   /* [sh * sw] the phases some tap reads */
-    char *imgs;   /* [n][img_len] */
-    char *pack;   /* [panels][pan_len] */
+    char *imgs;   /* [nn][img_len]: images n0 .. n0 + nn */
+    int64_t n0, nn, chunk; /* the images prepared at once, at most chunk */
+    int64_t prep_parts;    /* parts of an image the threads prepare */
 } dense_job;
 
-/* ---- preparation: the images, the weights -------------------------------------- */
+/* ---- preparation: the images -------------------------------------------------- */
 
 static bool phase_used(const dense_job *j, int64_t a, int64_t b) { return j->used[a * j->g.sw + b]; }
 
 /* one phase plane (a, b) of channel c: rows r < hq, columns q < wq of
  * the padded input's row r sh + a, column q sw + b (zero outside the
- * input) */
+ * input); the columns that read the input, [qlo, qhi), are one
+ * branch-free run per row (a copy at stride 1) */
 #define PHASE_PLANE(T, SUF)                                                      \
     static void phase_plane_##SUF(const tg__conv_geom *g, int64_t hq, int64_t wq, \
                                   int64_t a, int64_t b, const T *src, T *dst)     \
     {                                                                            \
+        const int64_t sw = g->sw, x0 = b - g->pw; /* column q reads x0 + q sw */ \
+        int64_t qlo = x0 >= 0 ? 0 : (-x0 + sw - 1) / sw;                         \
+        int64_t qhi = x0 >= g->w ? 0 : (g->w - x0 + sw - 1) / sw;                \
+        qlo = qlo < wq ? qlo : wq;                                               \
+        qhi = qhi < wq ? qhi : wq;                                               \
+        qhi = qhi > qlo ? qhi : qlo;                                             \
         for (int64_t r = 0; r < hq; r++, dst += wq) {                            \
             int64_t y = r * g->sh + a - g->ph;                                   \
             if (y < 0 || y >= g->h) {                                            \
                 memset(dst, 0, sizeof(T) * (size_t)wq);                          \
                 continue;                                                        \
             }                                                                    \
-            const T *in = src + y * g->w;                                        \
-            for (int64_t q = 0; q < wq; q++) {                                   \
-                int64_t x = q * g->sw + b - g->pw;                               \
-                dst[q] = x >= 0 && x < g->w ? in[x] : (T)0;                      \
-            }                                                                    \
+            const T *in = src + y * g->w + x0;                                   \
+            memset(dst, 0, sizeof(T) * (size_t)qlo);                             \
+            if (sw == 1)                                                         \
+                memcpy(dst + qlo, in + qlo, sizeof(T) * (size_t)(qhi - qlo));    \
+            else if (sw == 2)                                                    \
+                for (int64_t q = qlo; q < qhi; q++)                              \
+                    dst[q] = in[2 * q];                                          \
+            else                                                                 \
+                for (int64_t q = qlo; q < qhi; q++)                              \
+                    dst[q] = in[q * sw];                                         \
+            memset(dst + qhi, 0, sizeof(T) * (size_t)(wq - qhi));                \
         }                                                                        \
     }
 PHASE_PLANE(float, f32)
 PHASE_PLANE(double, f64)
 
-/* image n padded and split into the phases the taps read (the others are
- * never read, not even by the dropped columns: those read past the planes
- * they start in only into later planes of the image or its zeroed slack) */
-static void prepare_image(const dense_job *j, int64_t n)
+/* channels [c0, c1) of image n0 + n padded and split into the phases the
+ * taps read (the others are never read, not even by the dropped columns:
+ * those read past the planes they start in only into later planes of the
+ * image or its zeroed slack, which the last channel's part writes) */
+static void prepare_part(const dense_job *j, int64_t n, int64_t c0, int64_t c1)
 {
     const tg__conv_geom *g = &j->g;
     const size_t el = j->el;
     const int64_t plane = j->hq * j->wq, hw = g->h * g->w;
     char *dst = j->imgs + (size_t)(n * j->img_len) * el;
-    const char *src = j->x + (size_t)(n * g->c * hw) * el;
-    for (int64_t c = 0; c < g->c; c++)
+    const char *src = j->x + (size_t)((j->n0 + n) * g->c * hw) * el;
+    for (int64_t c = c0; c < c1; c++)
         for (int64_t a = 0; a < g->sh; a++)
             for (int64_t b = 0; b < g->sw; b++) {
                 if (!phase_used(j, a, b))
@@ -121,31 +139,33 @@ static void prepare_image(const dense_job *j, int64_t n)
                 else
                     phase_plane_f32(g, j->hq, j->wq, a, b, (const float *)in, (float *)out);
             }
-    memset(dst + (size_t)(g->c * j->chan) * el, 0, (size_t)(j->img_len - g->c * j->chan) * el);
+    if (c1 == g->c)
+        memset(dst + (size_t)(g->c * j->chan) * el, 0,
+               (size_t)(j->img_len - g->c * j->chan) * el);
 }
 
+/* part u: image u / parts_per_image, its channels in equal blocks */
 static void prepare(void *ctx, int64_t begin, int64_t end)
 {
-    dense_job *j = ctx;
+    const dense_job *j = ctx;
+    const int64_t per = j->prep_parts, c = j->g.c;
     for (int64_t u = begin; u < end; u++) {
-        if (u < j->g.n)
-            prepare_image(j, u);
-        else
-            j->kn->pack(j->w, j->g.o, j->k, (u - j->g.n) * j->kn->mr,
-                        j->pack + (size_t)((u - j->g.n) * j->pan_len) * j->el);
+        int64_t part = u % per;
+        prepare_part(j, u / per, c * part / per, c * (part + 1) / per);
     }
 }
 
 /* ---- the product ------------------------------------------------------------------ */
 
-/* unit u: image, block of output channels, block of positions */
+/* unit u: block of output channels (slowest varying: the threads work on
+ * the same weights, which the images share), image, block of positions */
 static void unit(const dense_job *j, int64_t u)
 {
     const tg__conv_geom *g = &j->g;
-    const int64_t per_image = j->n_ob * j->n_cb;
-    const int64_t n = u / per_image, ob = u % per_image / j->n_cb, cb = u % j->n_cb;
+    const int64_t per_block = j->nn * j->n_cb;
+    const int64_t ob = u / per_block, n = u % per_block / j->n_cb, cb = u % j->n_cb;
     const int64_t ohw = g->oh * g->ow, mr = j->kn->mr, nr = j->kn->nr;
-    tg__dense_store st = {.y = j->y + (size_t)(n * g->o * ohw) * j->el,
+    tg__dense_store st = {.y = j->y + (size_t)((j->n0 + n) * g->o * ohw) * j->el,
                           .bias = j->b, .ohw = ohw, .wq = j->wq, .ow = g->ow,
                           .p = j->p, .relu = j->relu};
     const char *img = j->imgs + (size_t)(n * j->img_len) * j->el;
@@ -153,7 +173,7 @@ static void unit(const dense_job *j, int64_t u)
     int64_t t0 = cb * j->blk_tiles, t1 = min64(t0 + j->blk_tiles, j->tiles);
     for (int64_t t = t0; t < t1; t++)
         for (int64_t pi = p0; pi < p1; pi++)
-            j->kn->tile(j->k, j->pack + (size_t)(pi * j->pan_len) * j->el, img, j->off,
+            j->kn->tile(j->k, j->w + (size_t)(pi * mr * j->k) * j->el, j->k, img, j->off,
                         t * nr, pi * mr, min64(mr, g->o - pi * mr), &st);
 }
 
@@ -182,7 +202,7 @@ static void tap_offsets(dense_job *j)
             }
 }
 
-/* the phases' size, the wide positions and their tiles */
+/* the phases' size and the wide positions */
 static void plan_phases(dense_job *j)
 {
     const tg__conv_geom *g = &j->g;
@@ -192,6 +212,30 @@ static void plan_phases(dense_job *j)
     j->wq = cdiv(wp, g->sw);
     j->chan = g->sh * g->sw * j->hq * j->wq;
     j->p = (g->oh - 1) * j->wq + g->ow;
+}
+
+/* the tile shape that computes the fewest padded outputs (rows of output
+ * channels rounded up to its height, wide positions to its width) */
+static atomic_int forced_tile = -1;
+
+void tg__conv_dense_force_tile(int kind) { atomic_store(&forced_tile, kind); }
+
+void tg__conv_dense_set_chunk_bytes(int64_t bytes) { atomic_store(&chunk_bytes, bytes); }
+
+static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
+{
+    int64_t best = -1;
+    int forced = atomic_load(&forced_tile);
+    for (int i = 0; i < arch->n_kinds; i++) {
+        if (forced >= 0 && i != forced % arch->n_kinds)
+            continue;
+        const tg__dense_kern *kn = &arch->k[f64][i];
+        int64_t padded = cdiv(j->g.o, kn->mr) * kn->mr * (cdiv(j->p, kn->nr) * kn->nr);
+        if (best < 0 || padded < best) {
+            best = padded;
+            j->kn = kn;
+        }
+    }
     j->tiles = cdiv(j->p, j->kn->nr);
 }
 
@@ -218,7 +262,7 @@ static void plan_blocks(dense_job *j, int64_t threads)
     for (;;) {
         j->n_ob = cdiv(j->panels, j->blk_panels);
         j->n_cb = cdiv(j->tiles, j->blk_tiles);
-        if (j->g.n * j->n_ob * j->n_cb >= want)
+        if (j->chunk * j->n_ob * j->n_cb >= want)
             break;
         if (j->blk_tiles > 1)
             j->blk_tiles = cdiv(j->blk_tiles, 2);
@@ -246,7 +290,7 @@ tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void
         return TG_ERR_ARG;
     if (g->n * g->o * g->oh * g->ow == 0)
         return TG_OK;
-    dense_job j = {.kn = &tg__dense_arch_now()->k[dt == TG_FLOAT64], .g = *g,
+    dense_job j = {.g = *g,
                    .el = tg_dtype_size(dt), .x = x, .w = w, .b = b, .y = y, .relu = relu,
                    .k = g->c * g->kh * g->kw};
     int64_t work = g->n * g->o * j.k * g->oh * g->ow, threads = tg_get_num_threads();
@@ -259,27 +303,30 @@ tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void
         return TG_ERR_NOMEM;
     }
     plan_phases(&j);
+    choose_tile(&j, tg__dense_arch_now(), dt == TG_FLOAT64);
     tap_offsets(&j);
     plan_image_len(&j);
+    j.chunk = min64(g->n, max64(1, atomic_load(&chunk_bytes) / (j.img_len * (int64_t)j.el)));
     plan_blocks(&j, par ? threads : 1);
-    size_t img_bytes = (size_t)(g->n * j.img_len) * j.el;
-    size_t pack_bytes = (size_t)(j.panels * j.pan_len) * j.el;
-    size_t pack_at = (img_bytes + 63) / 64 * 64;
-    char *buf = tg__scratch(TG_SCRATCH_SHARED, pack_at + pack_bytes);
+    char *buf = tg__scratch(TG_SCRATCH_SHARED, (size_t)(j.chunk * j.img_len) * j.el);
     if (!buf) {
         free(j.off);
         free(j.used);
         return TG_ERR_NOMEM;
     }
     j.imgs = buf;
-    j.pack = buf + pack_at;
-    int64_t n_prep = g->n + j.panels, n_units = g->n * j.n_ob * j.n_cb;
-    if (par) {
-        tg_parallel_for(n_prep, 1, prepare, &j);
-        tg_parallel_for(n_units, 1, units, &j);
-    } else {
-        prepare(&j, 0, n_prep);
-        units(&j, 0, n_units);
+    for (j.n0 = 0; j.n0 < g->n; j.n0 += j.nn) {
+        j.nn = min64(j.chunk, g->n - j.n0);
+        int64_t n_units = j.nn * j.n_ob * j.n_cb;
+        if (par) {
+            j.prep_parts = min64(g->c, cdiv(UNITS_PER_THREAD * threads, j.nn));
+            tg_parallel_for(j.nn * j.prep_parts, 1, prepare, &j);
+            tg_parallel_for(n_units, 1, units, &j);
+        } else {
+            j.prep_parts = 1;
+            prepare(&j, 0, j.nn);
+            units(&j, 0, n_units);
+        }
     }
     free(j.off);
     free(j.used);

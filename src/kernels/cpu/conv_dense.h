@@ -22,6 +22,14 @@ bool tg__conv_dense_wanted(const tg__conv_geom *g);
  * (tg__conv_dense_wanted is then false); true by default */
 void tg__conv_dense_set_enabled(bool on);
 
+/* tests: the instruction set's tile shape `kind` (modulo their count)
+ * for every shape from now on; -1 (the default) chooses per shape */
+void tg__conv_dense_force_tile(int kind);
+
+/* tests: the memory the prepared images of one call may take (32 MB by
+ * default; at least one image is prepared at a time) */
+void tg__conv_dense_set_chunk_bytes(int64_t bytes);
+
 /* y = x (*) w (+ b), through relu when relu is true (as the relu op), for
  * any geometry with groups == 1; TG_ERR_INVALID for groups > 1, else
  * TG_OK or TG_ERR_NOMEM */

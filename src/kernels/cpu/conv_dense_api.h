@@ -5,7 +5,7 @@
  * The product: y[o][t] = sum_p A[o][p] * img[off[p] + t] for the wide
  * positions t of one image (see conv_dense.c: the input padded and split
  * into stride phases, so that every tap p reads a contiguous run), A the
- * weights packed in panels of mr rows, each [k][mr]. */
+ * weights as they are ([o][k]). */
 #ifndef TG_KERNELS_CONV_DENSE_API_H
 #define TG_KERNELS_CONV_DENSE_API_H
 
@@ -23,17 +23,20 @@ typedef struct tg__dense_store {
 
 typedef struct tg__dense_kern {
     int mr, nr; /* a tile: mr output channels x nr wide positions */
-    /* rows [i0, i0 + mr) of w ([m][k], rows past m zero) into one panel */
-    void (*pack)(const void *w, int64_t m, int64_t k, int64_t i0, void *dst);
-    /* the tile of panel ap (output channels o0 .. o0 + rows) at wide
-     * positions t .. t + nr, biased, activated and stored */
-    void (*tile)(int64_t k, const void *ap, const void *img, const int64_t *off,
-                 int64_t t, int64_t o0, int64_t rows, const tg__dense_store *st);
+    /* the tile of output channels o0 .. o0 + rows (rows <= mr; row i's
+     * weights at a + i lda) at wide positions t .. t + nr, biased,
+     * activated and stored */
+    void (*tile)(int64_t k, const void *a, int64_t lda, const void *img,
+                 const int64_t *off, int64_t t, int64_t o0, int64_t rows,
+                 const tg__dense_store *st);
 } tg__dense_kern;
 
+/* the tile shapes an instruction set offers, per dtype */
+#define TG__DENSE_MAX_KINDS 2
 typedef struct tg__dense_arch {
     const char *name;
-    tg__dense_kern k[2];
+    int n_kinds;
+    tg__dense_kern k[2][TG__DENSE_MAX_KINDS];
 } tg__dense_arch;
 
 extern const tg__dense_arch tg__dense_arch_generic;

@@ -7,10 +7,13 @@
  *
  * A tile of MR output channels x NV vectors of wide positions stays in
  * registers over all k taps: per tap, NV vectors are loaded (unaligned)
- * from the tap's run of the image and MR packed weights are broadcast
- * against them. No patch matrix is built and k is not blocked: the
- * weights' panel ([k][MR]) and the image stream from L2, which at these
- * loads per multiply-add keeps the FMA units busy. */
+ * from the tap's run of the image and MR weights, one from each of MR
+ * rows of the weight matrix, are broadcast against them. No patch matrix
+ * is built, the weights are not packed and k is not blocked: the MR
+ * weight rows and the image stream from L2 (packing the weights on each
+ * call, a pass over all of them, made ResNet-18's convolutions ~10%
+ * slower at batch 1), which at these loads per multiply-add keeps the FMA
+ * units busy. */
 #include "kernels/cpu/conv_dense_api.h"
 
 #include <string.h>
@@ -25,39 +28,21 @@
 #define DA_STR2(x) #x
 #define DA_STR(x) DA_STR2(x)
 
-/* the panel's weights in blocks of columns, so that the strided writes of
- * a block stay in L1 while each row is read in order */
-#define DA_PACK_BLOCK 64
-
-#define DENSE_TEMPLATE(T, SUF, MR, NV)                                           \
+#define DENSE_TYPES(T, SUF)                                                      \
     typedef T DA_NAME(v_##SUF) __attribute__((vector_size(VEC_BYTES)));         \
     typedef T DA_NAME(vu_##SUF) __attribute__((vector_size(VEC_BYTES),          \
                                                aligned(sizeof(T)), may_alias));  \
-    enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T),                       \
-           DA_NAME(NR_##SUF) = NV * (VEC_BYTES / (int)sizeof(T)) };             \
-                                                                                \
-    static void DA_NAME(pack_##SUF)(const void *wv, int64_t m, int64_t k,       \
-                                    int64_t i0, void *dstv)                     \
-    {                                                                           \
-        const T *w = wv;                                                        \
-        T *dst = dstv;                                                          \
-        for (int64_t p0 = 0; p0 < k; p0 += DA_PACK_BLOCK) {                     \
-            int64_t p1 = k - p0 < DA_PACK_BLOCK ? k : p0 + DA_PACK_BLOCK;       \
-            for (int i = 0; i < MR; i++) {                                      \
-                if (i0 + i >= m) {                                              \
-                    for (int64_t p = p0; p < p1; p++)                           \
-                        dst[p * MR + i] = 0;                                    \
-                    continue;                                                   \
-                }                                                               \
-                const T *row = w + (i0 + i) * k;                                \
-                for (int64_t p = p0; p < p1; p++)                               \
-                    dst[p * MR + i] = row[p];                                   \
-            }                                                                   \
-        }                                                                       \
-    }                                                                           \
+    enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T) };
+
+/* the kernels of one tile shape: MR output channels x NV vectors (the
+ * functions are named after SUF, MR and NV) */
+#define DENSE_TEMPLATE(T, SUF, MR, NV)                                           \
+    DENSE_TEMPLATE_(T, SUF, MR, NV, SUF##_##MR##x##NV)
+#define DENSE_TEMPLATE_(T, SUF, MR, NV, TN)                                      \
+    enum { DA_NAME(NR_##TN) = NV * (VEC_BYTES / (int)sizeof(T)) };              \
                                                                                 \
     /* columns [j, j + n) of the tile's rows into output row oy, column ox */   \
-    static void DA_NAME(put_##SUF)(const T (*tile)[DA_NAME(NR_##SUF)],          \
+    static void DA_NAME(put_##TN)(const T (*tile)[DA_NAME(NR_##TN)],          \
                                    int64_t j, int64_t n, int64_t o0,            \
                                    int64_t rows, int64_t at,                    \
                                    const tg__dense_store *st)                   \
@@ -79,55 +64,78 @@
         }                                                                       \
     }                                                                           \
                                                                                 \
-    static void DA_NAME(tile_##SUF)(int64_t k, const void *apv,                 \
-                                    const void *imgv, const int64_t *off,       \
-                                    int64_t t, int64_t o0, int64_t rows,        \
-                                    const tg__dense_store *st)                  \
+    /* the accumulators, biased and activated, into the output: the wide    \
+     * columns in runs along output rows; the columns past ow (the wide      \
+     * rows' overhang) and past p are dropped */                             \
+    static inline __attribute__((always_inline)) void DA_NAME(store_##TN)(  \
+        DA_NAME(v_##SUF) (*acc)[NV], int64_t t, int64_t o0, int64_t rows,     \
+        const tg__dense_store *st)                                           \
+    {                                                                        \
+        typedef DA_NAME(v_##SUF) V;                                          \
+        enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##TN) };               \
+        T tile[MR][NR] __attribute__((aligned(64)));                        \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
+                *(V *)&tile[i][v * L] = acc[i][v];                           \
+        int64_t end = t + NR < st->p ? t + NR : st->p;                       \
+        int64_t oy = t / st->wq, ox = t - oy * st->wq;                       \
+        for (int64_t tt = t; tt < end; oy++, ox = 0) {                       \
+            int64_t run = end - tt < st->wq - ox ? end - tt : st->wq - ox;   \
+            int64_t keep = ox >= st->ow ? 0 : run < st->ow - ox ? run : st->ow - ox; \
+            if (keep > 0)                                                    \
+                DA_NAME(put_##TN)(tile, tt - t, keep, o0, rows,             \
+                                   oy * st->ow + ox, st);                    \
+            tt += run;                                                       \
+        }                                                                    \
+    }                                                                        \
+                                                                             \
+    /* row i of the tile's weights at a + i lda (rows past `rows` read row   \
+     * 0, their sums dropped) */                                               \
+    static void DA_NAME(tile_##TN)(int64_t k, const void *av, int64_t lda, \
+                                         const void *imgv, const int64_t *off, \
+                                         int64_t t, int64_t o0, int64_t rows,  \
+                                         const tg__dense_store *st)            \
     {                                                                           \
         typedef DA_NAME(v_##SUF) V;                                             \
         typedef DA_NAME(vu_##SUF) VU;                                           \
-        enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##SUF) };                  \
-        const T *restrict a = apv;                                              \
+        enum { L = DA_NAME(L_##SUF) };                                          \
         const T *restrict img = (const T *)imgv + t;                            \
+        const T *ar[MR];                                                        \
+        for (int i = 0; i < MR; i++)                                            \
+            ar[i] = (const T *)av + (i < rows ? i : 0) * lda;                   \
         V acc[MR][NV];                                                          \
         _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                   \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                \
                 acc[i][v] = (V){0};                                             \
-        for (int64_t p = 0; p < k; p++, a += MR) {                              \
+        for (int64_t p = 0; p < k; p++) {                                       \
             const T *b = img + off[p];                                          \
             V bv[NV];                                                           \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                \
                 bv[v] = *(const VU *)(b + v * L);                               \
             _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)               \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)            \
-                    acc[i][v] += a[i] * bv[v];                                  \
+                    acc[i][v] += ar[i][p] * bv[v];                              \
         }                                                                       \
-        T tile[MR][NR] __attribute__((aligned(64)));                           \
-        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                   \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                \
-                *(V *)&tile[i][v * L] = acc[i][v];                              \
-        /* the wide columns in runs along output rows; the columns past ow     \
-         * (the wide rows' overhang) and past p are dropped */                  \
-        int64_t end = t + NR < st->p ? t + NR : st->p;                          \
-        int64_t oy = t / st->wq, ox = t - oy * st->wq;                          \
-        for (int64_t tt = t; tt < end; oy++, ox = 0) {                          \
-            int64_t run = end - tt < st->wq - ox ? end - tt : st->wq - ox;      \
-            int64_t keep = ox >= st->ow ? 0 : run < st->ow - ox ? run : st->ow - ox; \
-            if (keep > 0)                                                       \
-                DA_NAME(put_##SUF)(tile, tt - t, keep, o0, rows,                \
-                                   oy * st->ow + ox, st);                       \
-            tt += run;                                                          \
-        }                                                                       \
+        DA_NAME(store_##TN)(acc, t, o0, rows, st);                             \
     }
 
-DENSE_TEMPLATE(float, f32, MR_F32, NV_F32)
-DENSE_TEMPLATE(double, f64, MR_F64, NV_F64)
+DENSE_TYPES(float, f32)
+DENSE_TYPES(double, f64)
+/* DENSE_TILES(X) lists the shapes as X(MR, NV) */
+#define DA_F32(MR, NV) DENSE_TEMPLATE(float, f32, MR, NV)
+#define DA_F64(MR, NV) DENSE_TEMPLATE(double, f64, MR, NV)
+DENSE_TILES(DA_F32)
+DENSE_TILES(DA_F64)
 
-#define DA_KERN(SUF, MR)                                                         \
-    {.mr = MR, .nr = DA_NAME(NR_##SUF), .pack = DA_NAME(pack_##SUF),            \
-     .tile = DA_NAME(tile_##SUF)}
+#define DA_KERN(SUF, MR, NV)                                                     \
+    {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV),                           \
+     .tile = DA_NAME(tile_##SUF##_##MR##x##NV)},
+#define DA_K32(MR, NV) DA_KERN(f32, MR, NV)
+#define DA_K64(MR, NV) DA_KERN(f64, MR, NV)
+#define DA_COUNT(MR, NV) +1
 
 const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .name = DA_STR(DENSE_ISA),
-    .k = {DA_KERN(f32, MR_F32), DA_KERN(f64, MR_F64)},
+    .n_kinds = 0 DENSE_TILES(DA_COUNT),
+    .k = {{DENSE_TILES(DA_K32)}, {DENSE_TILES(DA_K64)}},
 };

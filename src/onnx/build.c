@@ -534,13 +534,14 @@ static bool scalar_near(const build_state *b, int v, double want, double tol)
 
 /* the last Mul of an exact GELU chain (fuse_gelu.c), in graph mode, as
  * tg_gelu(x) when the constants are sqrt(2), 1 and 0.5 (as float32 holds
- * them) and broadcast nothing; *done false: build the Mul as it is */
+ * them) and broadcast nothing, and x is not a constant (those chains were
+ * folded); *done false: build the Mul as it is */
 static tg_status build_gelu(build_state *b, const mnode *mn, const onnx_gelu_tail *t,
                             bool *done)
 {
     *done = false;
     tg_tensor *x = b->vals[t->x];
-    if (!b->g || !x || !tg_dtype_is_float(tg_dtype_of(x)) ||
+    if (!b->g || !x || b->known[t->x] || !tg_dtype_is_float(tg_dtype_of(x)) ||
         !scalar_near(b, t->c_div, 1.41421356237309505, 1e-6) ||
         !scalar_near(b, t->c_add, 1.0, 0.0) || !scalar_near(b, t->c_half, 0.5, 0.0))
         return TG_OK;

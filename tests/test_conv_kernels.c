@@ -1,4 +1,6 @@
-/* The convolution kernels below the ops (kernels/cpu/conv.h): forward,
+/* The convolution kernels below the ops (kernels/cpu/conv.h, and the
+ * general path of every rank, kernels/cpu/conv_nd.h, on the same 2-D
+ * shapes, as planes and as volumes of depth 1): forward,
  * input gradient and weight gradient against plain reference loops, over
  * a grid of batch sizes (partial lane blocks), channels, planes, kernel
  * sizes, strides, paddings, dilations and groups, float32 and float64, by
@@ -9,6 +11,7 @@
 #include "harness.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_nd.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
 
@@ -46,6 +49,16 @@ static tg__conv_geom geom_of(const shape *s)
     g.oh = (s->h + 2 * s->p - s->d * (s->kh - 1) - 1) / s->s + 1;
     g.ow = (s->w + 2 * s->p - s->d * (s->kw - 1) - 1) / s->s + 1;
     return g;
+}
+
+/* g as the general path's geometry of rank nd (2: a plane; 3: a volume of
+ * depth 1 and kernel depth 1) */
+static tg__conv_nd nd_of(const tg__conv_geom *g, int nd)
+{
+    return (tg__conv_nd){.nd = nd, .n = g->n, .c = g->c, .o = g->o, .groups = g->groups,
+                         .in = {1, g->h, g->w}, .k = {1, g->kh, g->kw},
+                         .out = {1, g->oh, g->ow}, .s = {1, g->sh, g->sw},
+                         .p = {0, g->ph, g->pw}, .d = {1, g->dh, g->dw}};
 }
 
 /* the reference: y (forward), dx and dw from the same loops */
@@ -205,6 +218,31 @@ static void check_shape(const shape *s)
         compare("input grad", s, f64, out, dx, nx, fan * (double)g.o);
         CHECK_OK(tg__conv2d_grad_weight(dt, &g, tdy, tx, out));
         compare("weight grad", s, f64, out, dw, nw, wfan);
+        for (int nd = 2; nd <= 3 && run / 2 % n_mode == 0; nd++) { /* the general path */
+            tg__conv_nd gn = nd_of(&g, nd);
+            CHECK_OK(tg__conv_general_forward(dt, &gn, tx, tw, tb, out));
+            compare("general forward", s, f64, out, y, ny, fan);
+            CHECK_OK(tg__conv_general_grad_input(dt, &gn, tdy, tw, out));
+            compare("general input grad", s, f64, out, dx, nx, fan * (double)g.o);
+            CHECK_OK(tg__conv_general_grad_weight(dt, &gn, tdy, tx, out));
+            compare("general weight grad", s, f64, out, dw, nw, wfan);
+        }
+        if (run / 2 % n_mode == 0) { /* a volume's product through relu: relu's bits */
+            tg__conv_nd gn = nd_of(&g, 3);
+            size_t es = f64 ? sizeof(double) : sizeof(float);
+            void *plain = malloc((size_t)ny * es + 8);
+            CHECK_OK(tg__conv_forward(dt, &gn, tx, tw, tb, NULL, plain));
+            CHECK_OK(tg__conv_forward(dt, &gn, tx, tw, tb,
+                                      &(tg__conv_act){TG_CONV_ACT_RELU, 0, 0}, out));
+            bool same = true;
+            for (int64_t i = 0; i < ny; i++) {
+                double v = f64 ? ((double *)plain)[i] : ((float *)plain)[i];
+                double r = f64 ? ((double *)out)[i] : ((float *)out)[i];
+                same &= v > 0 ? r == v : (r == 0 && !signbit(r));
+            }
+            CHECK(same);
+            free(plain);
+        }
         free(tx);
         free(tw);
         free(tb);

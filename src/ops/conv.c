@@ -1,252 +1,367 @@
-/* 2-D convolution (NCHW) with stride, padding, dilation, groups and an
- * optional bias: the op definitions. The two gradients are ops of their
- * own, conv2d_grad_input and conv2d_grad_weight, each differentiable
- * again through the others (grad of grad). The kernels live in
- * kernels/cpu/conv.c. */
+/* Convolution as one op family over 2 or 3 spatial dims (NCHW, NCDHW;
+ * 1-D is the 2-D ops on views, conv1d.c) with stride, padding, dilation,
+ * groups and an optional bias: convNd, its two gradient ops
+ * convNd_grad_input and convNd_grad_weight (each differentiable again
+ * through the others: grad of grad), and conv_transposeNd, which runs the
+ * input gradient's kernel and whose gradients are convNd and
+ * convNd_grad_weight with the roles swapped. Parameters, checks, shape
+ * inference and rules are written once for every rank: an op's rank is
+ * the length of its array attributes (the op names, persisted in saved
+ * graphs, the wire format and ONNX export, are the ones these ops always
+ * had). The kernels (kernels/cpu/conv_nd.h) dispatch 2-D products to the
+ * 2-D kernels and the others to the general path. */
 #include "autodiff/jvp.h"
-#include "kernels/cpu/conv.h"
-#include "ops/conv_args.h"
-#include "ops/elementwise.h"
+#include "core/size_math.h"
+#include "kernels/cpu/conv_nd.h"
 #include "ops/fused.h"
 #include "ops/nn_util.h"
 
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
-/* ---- parameters and geometry ------------------------------------------------ */
-/* the attributes, absent ones taking PyTorch's defaults; the gradient ops
- * also give the shape they produce */
+/* ---- parameters ---------------------------------------------------------------- */
+#define ND_MAX 3
+/* the attributes of every rank (the first nd of each array; absent ones
+ * take PyTorch's defaults); the gradient ops also give the shape they
+ * produce */
 typedef struct conv_params {
-    int64_t stride[2], padding[2], dilation[2], groups;
-    int64_t output_padding[2]; /* conv_transpose2d */
-    int64_t input_shape[4];  /* conv2d_grad_input */
-    int64_t weight_shape[4]; /* conv2d_grad_weight */
+    int64_t stride[ND_MAX], padding[ND_MAX], dilation[ND_MAX], groups;
+    int64_t output_padding[ND_MAX];     /* conv_transposeNd */
+    int64_t input_shape[ND_MAX + 2];  /* convNd_grad_input */
+    int64_t weight_shape[ND_MAX + 2]; /* convNd_grad_weight */
 } conv_params;
-#define CONV_SPECS                                                              \
-    TG_SPEC_INT_ARRAY(conv_params, stride, ((const int64_t[]){1, 1}), TG_MIN(1)),   \
-    TG_SPEC_INT_ARRAY(conv_params, padding, ((const int64_t[]){0, 0}), TG_MIN(0)),  \
-    TG_SPEC_INT_ARRAY(conv_params, dilation, ((const int64_t[]){1, 1}), TG_MIN(1)), \
+#define CONV_SPECS(N)                                                                  \
+    TG_SPEC_INT_ARRAY_N(conv_params, stride, N, ((const int64_t[]){1, 1, 1}), TG_MIN(1)),  \
+    TG_SPEC_INT_ARRAY_N(conv_params, padding, N, ((const int64_t[]){0, 0, 0}), TG_MIN(0)), \
+    TG_SPEC_INT_ARRAY_N(conv_params, dilation, N, ((const int64_t[]){1, 1, 1}), TG_MIN(1)), \
     TG_SPEC_INT(conv_params, groups, 1, TG_MIN(1))
-static const tg_attr_spec conv2d_specs[] = {CONV_SPECS, {0}};
-static const tg_attr_spec transpose_specs[] = {
-    CONV_SPECS,
-    TG_SPEC_INT_ARRAY(conv_params, output_padding, ((const int64_t[]){0, 0}), TG_MIN(0)),
-    {0}};
-static const tg_attr_spec grad_input_specs[] = {
-    CONV_SPECS, TG_SPEC_INT_ARRAY(conv_params, input_shape, NULL, TG_REQUIRED), {0}};
-static const tg_attr_spec grad_weight_specs[] = {
-    CONV_SPECS, TG_SPEC_INT_ARRAY(conv_params, weight_shape, NULL, TG_REQUIRED), {0}};
-static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+#define TRANSPOSE_SPECS(N)                                                             \
+    CONV_SPECS(N), TG_SPEC_INT_ARRAY_N(conv_params, output_padding, N,                 \
+                                       ((const int64_t[]){0, 0, 0}), TG_MIN(0))
+static const tg_attr_spec conv2_specs[] = {CONV_SPECS(2), {0}};
+static const tg_attr_spec conv3_specs[] = {CONV_SPECS(3), {0}};
+static const tg_attr_spec transpose2_specs[] = {TRANSPOSE_SPECS(2), {0}};
+static const tg_attr_spec transpose3_specs[] = {TRANSPOSE_SPECS(3), {0}};
+static const tg_attr_spec grad_input2_specs[] = {
+    CONV_SPECS(2), TG_SPEC_INT_ARRAY_N(conv_params, input_shape, 4, NULL, TG_REQUIRED), {0}};
+static const tg_attr_spec grad_input3_specs[] = {
+    CONV_SPECS(3), TG_SPEC_INT_ARRAY_N(conv_params, input_shape, 5, NULL, TG_REQUIRED), {0}};
+static const tg_attr_spec grad_weight2_specs[] = {
+    CONV_SPECS(2), TG_SPEC_INT_ARRAY_N(conv_params, weight_shape, 4, NULL, TG_REQUIRED), {0}};
+static const tg_attr_spec grad_weight3_specs[] = {
+    CONV_SPECS(3), TG_SPEC_INT_ARRAY_N(conv_params, weight_shape, 5, NULL, TG_REQUIRED), {0}};
 
-/* the kernels' scratch per image must be countable: the im2col patch
- * matrix (channels per group x taps x output pixels) and the padded input
- * planes; sizes past TG_SIZE_MAX fail here as "shape too large", so the
- * kernels' own size arithmetic cannot wrap */
-static tg_status check_scratch(const char *op, const tg__conv_geom *g)
+/* the rank of a convolution op: the length of its stride attribute */
+static int rank_of(const tg_op_def *op)
 {
-    int64_t col, img, hp, wp;
-    bool ok = tg__size_mul(op, "the im2col buffer", g->c / g->groups, g->kh, &col) &&
-              tg__size_mul(op, "the im2col buffer", col, g->kw, &col) &&
-              tg__size_mul(op, "the im2col buffer", col, g->oh, &col) &&
-              tg__size_mul(op, "the im2col buffer", col, g->ow, &col) &&
-              tg__size_add(op, "the padded input", g->h, 2 * g->ph, &hp) &&
-              tg__size_add(op, "the padded input", g->w, 2 * g->pw, &wp) &&
-              tg__size_mul(op, "the padded input", g->c, hp, &img) &&
-              tg__size_mul(op, "the padded input", img, wp, &img);
-    return ok ? TG_OK : tg_last_status();
+    return op->attrs.specs[0].count;
 }
 
-/* the geometry of input shape xs with weight shape ws (both 4-D) */
-static tg_status make_geom(const char *op, const conv_params *p, const int64_t *xs,
-                           const int64_t *ws, tg__conv_geom *g)
+/* the layouts the messages name, per rank */
+typedef struct layouts {
+    const char *x, *w, *wt, *dy, *wt_short;
+} layouts;
+static const layouts layout[ND_MAX + 1] = {
+    [2] = {"[N, C, H, W]", "[O, C/groups, kh, kw]", "[C, O/groups, kh, kw]",
+           "[N, O, OH, OW]", "[in, out/groups, kh, kw]"},
+    [3] = {"[N, C, D, H, W]", "[O, C/groups, kd, kh, kw]", "[C, O/groups, kd, kh, kw]",
+           "[N, O, OD, OH, OW]", "[in, out/groups, kd, kh, kw]"}};
+
+
+/* ---- checks and geometry --------------------------------------------------------- */
+static tg_status require_rank(const char *op, const tg_tensor *t, int ndim, const char *what,
+                              const char *lay)
 {
-    char sx[160], sw[160];
-    tg_shape_str(4, xs, sx, sizeof sx);
-    tg_shape_str(4, ws, sw, sizeof sw);
-    int64_t G = p->groups;
+    char s[160];
+    if (t->ndim == ndim)
+        return TG_OK;
+    return tg__error(TG_ERR_SHAPE, "%s: %s must be %d-D %s, got %s", op, what, ndim, lay,
+                     tg_shape_str(t->ndim, t->shape, s, sizeof s));
+}
+
+/* every input floating point; their promoted dtype in *dt */
+static tg_status float_inputs(const tg_op_ctx *c, tg_dtype *dt)
+{
+    *dt = c->in[0]->dtype;
+    for (int i = 0; i < c->n_in; i++) {
+        if (tg_require_float(c->op->name, c->in[i], i) != TG_OK)
+            return tg_last_status();
+        *dt = tg_promote_types(*dt, c->in[i]->dtype);
+    }
+    return TG_OK;
+}
+
+/* the bias (input 2), when given, is [channels] */
+static tg_status check_bias(const tg_op_ctx *c, int64_t channels)
+{
+    if (c->n_in != 3)
+        return TG_OK;
+    const tg_tensor *b = c->in[2];
+    char sb[160];
+    if (b->ndim != 1 || b->shape[0] != channels)
+        return tg__error(TG_ERR_SHAPE, "%s: bias has shape %s, expected [%lld] (the output "
+                         "channels)", c->op->name, tg_shape_str(b->ndim, b->shape, sb, sizeof sb),
+                         (long long)channels);
+    return TG_OK;
+}
+
+/* groups divide both channel counts, and the weight's channels per group
+ * times the groups are the input's channels (sx, sw: the shapes as text) */
+static tg_status check_channels(const char *op, const int64_t *xs, const int64_t *ws,
+                                int64_t G, const char *sx, const char *sw)
+{
+    int64_t channels;
     if (xs[1] % G != 0 || ws[0] % G != 0)
         return tg__error(TG_ERR_SHAPE, "%s: groups = %lld must divide the input "
                          "channels (%lld, input %s) and the output channels "
                          "(%lld, weight %s)", op, (long long)G, (long long)xs[1], sx,
                          (long long)ws[0], sw);
-    if (tg__conv_check_channels(op, xs, ws, G, sx, sw) != TG_OK)
+    if (!tg__size_mul(op, "the input channels", ws[1], G, &channels))
         return tg_last_status();
-    *g = (tg__conv_geom){
-        .n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3],
-        .o = ws[0], .kh = ws[2], .kw = ws[3],
-        .sh = p->stride[0], .sw = p->stride[1], .ph = p->padding[0],
-        .pw = p->padding[1], .dh = p->dilation[0], .dw = p->dilation[1], .groups = G};
-    int64_t span_h = -1, span_w = -1;
-    if (g->kh < 1 || g->kw < 1) /* an empty weight (nn.Conv2d(c, o, 0)) */
-        return tg__error(TG_ERR_SHAPE, "%s: kernel size %lldx%lld must be greater than zero "
-                         "(weight %s)", op, (long long)g->kh, (long long)g->kw, sw);
-    if (!tg__size_window_span(op, g->h, g->ph, g->ph, g->kh, g->dh, &span_h) ||
-        !tg__size_window_span(op, g->w, g->pw, g->pw, g->kw, g->dw, &span_w))
+    if (channels != xs[1])
+        return tg__error(TG_ERR_SHAPE, "%s: input %s has %lld channels but weight %s "
+                         "expects %lld (%lld per group x %lld groups)", op, sx,
+                         (long long)xs[1], sw, (long long)channels, (long long)ws[1],
+                         (long long)G);
+    return TG_OK;
+}
+
+/* the kernels' scratch must be countable: the patch matrix of a block
+ * (channels per group x taps x the output's last two dims) and the padded
+ * input planes; and the output. Sizes past TG_SIZE_MAX fail here as
+ * "shape too large", so the kernels' own size arithmetic cannot wrap. */
+static tg_status check_scratch(const char *op, const tg__conv_nd *g)
+{
+    int64_t col = g->c / g->groups, img = g->c, numel = g->n * g->o, hp, wp;
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; i++)
+        ok = tg__size_mul(op, "the im2col buffer", col, g->k[i], &col) &&
+             tg__size_mul(op, "the output", numel, g->out[i], &numel);
+    ok = ok && tg__size_mul(op, "the im2col buffer", col, g->out[1], &col) &&
+         tg__size_mul(op, "the im2col buffer", col, g->out[2], &col) &&
+         tg__size_add(op, "the padded input", g->in[1], 2 * g->p[1], &hp) &&
+         tg__size_add(op, "the padded input", g->in[2], 2 * g->p[2], &wp) &&
+         tg__size_mul(op, "the padded input", img, hp, &img) &&
+         tg__size_mul(op, "the padded input", img, wp, &img);
+    return ok ? TG_OK : tg_last_status();
+}
+
+/* the geometry of input shape xs with weight shape ws (both nd + 2 dims),
+ * right-aligned (conv_nd.h) */
+static tg_status make_geom(const char *op, int nd, const conv_params *p, const int64_t *xs,
+                           const int64_t *ws, tg__conv_nd *g)
+{
+    char sx[160], sw[160], k[64], d[64], pd[64], pad[64];
+    tg_shape_str(nd + 2, xs, sx, sizeof sx);
+    tg_shape_str(nd + 2, ws, sw, sizeof sw);
+    if (check_channels(op, xs, ws, p->groups, sx, sw) != TG_OK)
         return tg_last_status();
-    if (span_h < 0 || span_w < 0)
-        return tg__error(TG_ERR_SHAPE, "%s: kernel %lldx%lld (dilation %lldx%lld) "
-                         "is larger than the padded input %lldx%lld (input %s, "
-                         "padding %lldx%lld)", op, (long long)g->kh, (long long)g->kw,
-                         (long long)g->dh, (long long)g->dw,
-                         (long long)(g->h + 2 * g->ph), (long long)(g->w + 2 * g->pw),
-                         sx, (long long)g->ph, (long long)g->pw);
-    g->oh = span_h / g->sh + 1;
-    g->ow = span_w / g->sw + 1;
+    *g = (tg__conv_nd){.nd = nd, .n = xs[0], .c = xs[1], .o = ws[0], .groups = p->groups,
+                       .in = {1, 1, 1}, .k = {1, 1, 1}, .out = {1, 1, 1}, .s = {1, 1, 1},
+                       .d = {1, 1, 1}};
+    bool empty = false, larger = false;
+    int64_t span[ND_MAX], padded[ND_MAX];
+    for (int i = 0, j = 3 - nd; i < nd; i++, j++) {
+        g->in[j] = xs[2 + i];
+        g->k[j] = ws[2 + i];
+        g->s[j] = p->stride[i];
+        g->p[j] = p->padding[i];
+        g->d[j] = p->dilation[i];
+        padded[i] = xs[2 + i] + 2 * p->padding[i];
+        empty |= ws[2 + i] < 1;
+    }
+    if (empty) /* an empty weight (nn.Conv2d(c, o, 0)) */
+        return tg__error(TG_ERR_SHAPE, "%s: kernel size %s must be greater than zero "
+                         "(weight %s)", op, tg__dims_str(nd, ws + 2, k, sizeof k), sw);
+    for (int i = 0, j = 3 - nd; i < nd; i++, j++) {
+        if (!tg__size_window_span(op, g->in[j], g->p[j], g->p[j], g->k[j], g->d[j], &span[i]))
+            return tg_last_status();
+        larger |= span[i] < 0;
+    }
+    if (larger)
+        return tg__error(TG_ERR_SHAPE, "%s: kernel %s (dilation %s) is larger than the "
+                         "padded input %s (input %s, padding %s)", op,
+                         tg__dims_str(nd, ws + 2, k, sizeof k),
+                         tg__dims_str(nd, p->dilation, d, sizeof d),
+                         tg__dims_str(nd, padded, pad, sizeof pad), sx,
+                         tg__dims_str(nd, p->padding, pd, sizeof pd));
+    for (int i = 0, j = 3 - nd; i < nd; i++, j++)
+        g->out[j] = span[i] / g->s[j] + 1;
     return check_scratch(op, g);
 }
 
-static tg_status require_4d(const char *op, const tg_tensor *t, const char *what,
-                            const char *layout)
+/* the output shape [N, O, out...] of g; its dims */
+static int out_shape(const tg__conv_nd *g, int64_t *shape)
 {
-    return tg__conv_require_rank(op, t, 4, what, layout);
+    shape[0] = g->n;
+    shape[1] = g->o;
+    memcpy(shape + 2, g->out + 3 - g->nd, (size_t)g->nd * sizeof *shape);
+    return g->nd + 2;
 }
 
-/* checks dy against the convolution's output shape */
-static tg_status check_dy(const char *op, const tg_tensor *dy,
-                          const tg__conv_geom *g)
+/* runs a conv op of rank nd with parameters p and, for the gradient ops,
+ * the shape attribute (name, nd + 2 dims) they produce */
+static tg_tensor *conv_call(const tg_op_def *op, int nd, tg_tensor *a, tg_tensor *b,
+                            tg_tensor *bias, const conv_params *p, const char *shape_name,
+                            const int64_t *shape)
 {
-    return tg__conv_check_dy(op, dy, 4, (int64_t[]){g->n, g->o, g->oh, g->ow});
+    tg_attr attrs[5] = {TG_AINTS("stride", p->stride, nd), TG_AINTS("padding", p->padding, nd),
+                        TG_AINTS("dilation", p->dilation, nd), TG_AI("groups", p->groups)};
+    if (shape_name)
+        attrs[4] = (tg_attr)TG_AINTS(shape_name, shape, nd + 2);
+    tg_tensor *in[3] = {a, b, bias};
+    return tg_op_call(op, bias ? 3 : 2, in, attrs, shape_name ? 5 : 4);
 }
 
+/* the ops of each rank, by role */
+extern const tg_op_def tg_op_conv2d, tg_op_conv2d_grad_input, tg_op_conv2d_grad_weight,
+    tg_op_conv_transpose2d, tg_op_conv3d, tg_op_conv3d_grad_input, tg_op_conv3d_grad_weight,
+    tg_op_conv_transpose3d;
+typedef struct family {
+    const tg_op_def *conv, *grad_input, *grad_weight;
+} family;
+static family family_of(int nd)
+{
+    return nd == 3 ? (family){&tg_op_conv3d, &tg_op_conv3d_grad_input, &tg_op_conv3d_grad_weight}
+                   : (family){&tg_op_conv2d, &tg_op_conv2d_grad_input,
+                              &tg_op_conv2d_grad_weight};
+}
 
+/* the bias gradient: dy [N, O, out...] summed over all but O */
+static tg_tensor *bias_grad(tg_tensor *dy, int nd)
+{
+    int axes[ND_MAX + 1] = {0, 2, 3, 4};
+    return tg_sum(dy, nd + 1, axes, false);
+}
 
-/* ---- conv2d ---------------------------------------------------------------------- */
-static tg_status conv2d_infer(tg_op_ctx *c)
+/* bilinear in x and w, plus the bias */
+static tg_status conv_jvp(tg_jvp_ctx *c)
+{
+    tg_status s;
+    tg_tensor *acc = tg__jvp_multilinear_terms(c, 2, &s);
+    if (s != TG_OK)
+        return s;
+    if (c->n_in == 3 && c->dx[2]) {
+        int ndim = c->in_meta[0].ndim;
+        int64_t shape[ND_MAX + 2] = {1, c->in_meta[2].shape[0], 1, 1, 1};
+        TG_JVP_TERM(c, acc, tg_reshape(c->dx[2], ndim, shape));
+    }
+    c->dy[0] = acc;
+    return TG_OK;
+}
+
+static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
+static const tg_arg_spec conv_in[] = {
+    {"x", TG_DTS_FLOAT}, {"w", TG_DTS_FLOAT}, {"b", TG_DTS_FLOAT | TG_ARG_OPTIONAL}, {0}};
+
+/* ---- convNd ---------------------------------------------------------------------- */
+static tg_status conv_infer(tg_op_ctx *c)
 {
     const char *op = c->op->name;
+    int nd = rank_of(c->op);
     if (c->n_in != 2 && c->n_in != 3)
         return tg__error(TG_ERR_ARG, "%s: expected 2 or 3 inputs (x, w[, b]), got %d",
                          op, c->n_in);
     const tg_tensor *x = c->in[0], *w = c->in[1];
     tg_dtype dt;
-    tg__conv_geom g;
-    if (require_4d(op, x, "input", "[N, C, H, W]") != TG_OK ||
-        require_4d(op, w, "weight", "[O, C/groups, kh, kw]") != TG_OK ||
-        tg__conv_float_inputs(c, &dt) != TG_OK ||
-        make_geom(op, c->attr, x->shape, w->shape, &g) != TG_OK ||
-        tg__conv_check_bias(c, g.o) != TG_OK)
+    tg__conv_nd g;
+    int64_t shape[ND_MAX + 2];
+    if (require_rank(op, x, nd + 2, "input", layout[nd].x) != TG_OK ||
+        require_rank(op, w, nd + 2, "weight", layout[nd].w) != TG_OK ||
+        float_inputs(c, &dt) != TG_OK ||
+        make_geom(op, nd, c->attr, x->shape, w->shape, &g) != TG_OK ||
+        check_bias(c, g.o) != TG_OK)
         return tg_last_status();
-    return tg_infer_set(c, 0, dt, 4, (int64_t[]){g.n, g.o, g.oh, g.ow});
+    return tg_infer_set(c, 0, dt, out_shape(&g, shape), shape);
 }
 
-static tg_status conv2d_run(tg_op_ctx *c, const tg__conv_act *act)
+static tg_status conv_run_act(tg_op_ctx *c, const tg__conv_act *act)
 {
     tg_tensor *out = c->out[0];
-    tg__conv_geom g;
-    make_geom(c->op->name, c->attr, c->in[0]->shape, c->in[1]->shape, &g);
+    tg__conv_nd g;
+    make_geom(c->op->name, rank_of(c->op), c->attr, c->in[0]->shape, c->in[1]->shape, &g);
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
     if (x && w && (c->n_in == 2 || b))
-        s = tg__conv2d_forward_act(out->dtype, &g, tg__base(x), tg__base(w),
-                                   b ? tg__base(b) : NULL, act, tg__base(out));
+        s = tg__conv_forward(out->dtype, &g, tg__base(x), tg__base(w), b ? tg__base(b) : NULL,
+                             act, tg__base(out));
     tg_release(x);
     tg_release(w);
     tg_release(b);
     return s;
 }
 
-static tg_status conv2d_kernel(tg_op_ctx *c)
+static tg_status conv_kernel(tg_op_ctx *c)
 {
-    return conv2d_run(c, &(tg__conv_act){TG_CONV_ACT_NONE, 0, 0});
+    return conv_run_act(c, NULL);
 }
 
 tg_status tg__conv2d_relu_kernel(tg_op_ctx *c)
 {
-    return conv2d_run(c, &(tg__conv_act){TG_CONV_ACT_RELU, 0, 0});
+    return conv_run_act(c, &(tg__conv_act){TG_CONV_ACT_RELU, 0, 0});
 }
 
 tg_status tg__conv2d_clamp_kernel(tg_op_ctx *c, double lo, double hi)
 {
-    return conv2d_run(c, &(tg__conv_act){TG_CONV_ACT_CLAMP, lo, hi});
+    return conv_run_act(c, &(tg__conv_act){TG_CONV_ACT_CLAMP, lo, hi});
 }
 
-extern const tg_op_def tg_op_conv2d, tg_op_conv2d_grad_input,
-    tg_op_conv2d_grad_weight, tg_op_conv_transpose2d;
-
-/* runs a conv op with parameters p and, for the gradient ops, the shape
- * attribute (name, 4 dims) they produce */
-static tg_tensor *conv_run(const tg_op_def *op, tg_tensor *a, tg_tensor *b,
-                           tg_tensor *bias, const conv_params *p,
-                           const char *shape_name, const int64_t *shape)
-{
-    return tg__conv_call(op, 2, a, b, bias, p->stride, p->padding, p->dilation, p->groups,
-                         shape_name, shape);
-}
-
-static tg_status conv2d_grad(tg_grad_ctx *g)
+static tg_status conv_grad(tg_grad_ctx *g)
 {
     const conv_params *p = g->attr;
+    int nd = g->in_meta[0].ndim - 2;
+    family f = family_of(nd);
     tg_tensor *x = g->in[0], *w = g->in[1], *dy = g->dy[0];
     if (g->needs_grad[0])
-        g->dx[0] = conv_run(&tg_op_conv2d_grad_input, dy, w, NULL, p, "input_shape",
-                            g->in_meta[0].shape);
+        g->dx[0] = conv_call(f.grad_input, nd, dy, w, NULL, p, "input_shape",
+                             g->in_meta[0].shape);
     if (g->needs_grad[1])
-        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, dy, x, NULL, p,
-                            "weight_shape", g->in_meta[1].shape);
+        g->dx[1] = conv_call(f.grad_weight, nd, dy, x, NULL, p, "weight_shape",
+                             g->in_meta[1].shape);
     if (g->n_in == 3 && g->needs_grad[2])
-        g->dx[2] = tg_sum(dy, 3, (const int[]){0, 2, 3}, false);
+        g->dx[2] = bias_grad(dy, nd);
     return TG_OK;
 }
-
-/* bilinear in x and w, plus the bias */
-static tg_status conv2d_jvp(tg_jvp_ctx *c)
-{
-    tg_status s;
-    tg_tensor *acc = tg__jvp_multilinear_terms(c, 2, &s);
-    if (s != TG_OK)
-        return s;
-    if (c->n_in == 3 && c->dx[2])
-        TG_JVP_TERM(c, acc, tg_reshape(c->dx[2], 4,
-                                       (int64_t[]){1, c->in_meta[2].shape[0], 1, 1}));
-    c->dy[0] = acc;
-    return TG_OK;
-}
-
-static const tg_arg_spec conv2d_in[] = {
-    {"x", TG_DTS_FLOAT}, {"w", TG_DTS_FLOAT}, {"b", TG_DTS_FLOAT | TG_ARG_OPTIONAL}, {0}};
 
 const tg_op_def tg_op_conv2d = {
-    .name = "conv2d", .n_in = -1, .n_out = 1, .inputs = conv2d_in, .outputs = float_out,
-    .attrs = {conv2d_specs, sizeof(conv_params)}, .flags = TG_OP_PURE, .save_inputs = 0x3,
-    .infer = conv2d_infer, .kernel = {[TG_CPU] = conv2d_kernel}, .grad = conv2d_grad,
-    .jvp = conv2d_jvp, .onnx = {"Conv", 11}};
+    .name = "conv2d", .n_in = -1, .n_out = 1, .inputs = conv_in, .outputs = float_out,
+    .attrs = {conv2_specs, sizeof(conv_params)}, .flags = TG_OP_PURE, .save_inputs = 0x3,
+    .infer = conv_infer, .kernel = {[TG_CPU] = conv_kernel}, .grad = conv_grad,
+    .jvp = conv_jvp, .onnx = {"Conv", 11}};
 
-tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
-                     const tg_conv2d_opts *opts)
-{
-    tg_conv2d_opts o = {{1, 1}, {0, 0}, {1, 1}, 1};
-    if (opts)
-        o = *opts;
-    conv_params p = {.stride = {o.stride[0], o.stride[1]},
-                     .padding = {o.padding[0], o.padding[1]},
-                     .dilation = {o.dilation[0], o.dilation[1]}, .groups = o.groups};
-    return conv_run(&tg_op_conv2d, x, w, b, &p, NULL, NULL);
-}
+const tg_op_def tg_op_conv3d = {
+    .name = "conv3d", .n_in = -1, .n_out = 1, .inputs = conv_in, .outputs = float_out,
+    .attrs = {conv3_specs, sizeof(conv_params)}, .flags = TG_OP_PURE, .save_inputs = 0x3,
+    .infer = conv_infer, .kernel = {[TG_CPU] = conv_kernel}, .grad = conv_grad,
+    .jvp = conv_jvp, .onnx = {"Conv", 11}};
 
-/* ---- conv2d_grad_input(dy, w): the input gradient, of shape input_shape --------- */
-/* shared inference of the two gradient ops: input 1 is w (grad_input) or
- * x (grad_weight); the attribute gives the other shape */
+/* ---- the gradient ops: input 1 is w (grad_input) or x (grad_weight) --------------- */
 static tg_status grad_infer(tg_op_ctx *c, bool for_input)
 {
     const char *op = c->op->name;
+    int nd = rank_of(c->op);
     const tg_tensor *dy = c->in[0], *other = c->in[1];
     const conv_params *p = c->attr;
-    int64_t shape[4];
-    memcpy(shape, for_input ? p->input_shape : p->weight_shape, sizeof shape);
+    int64_t shape[ND_MAX + 2], want[ND_MAX + 2];
+    memcpy(shape, for_input ? p->input_shape : p->weight_shape, (size_t)(nd + 2) * sizeof *shape);
     /* an unknown batch (graph mode: -1 when the rule ran) is dy's */
-    if (for_input && shape[0] == -1 && dy->ndim == 4)
+    if (for_input && shape[0] == -1 && dy->ndim == nd + 2)
         shape[0] = dy->shape[0];
-    tg__conv_geom g;
-    if (require_4d(op, dy, "output gradient", "[N, O, OH, OW]") != TG_OK ||
-        require_4d(op, other, for_input ? "weight" : "input",
-                   for_input ? "[O, C/groups, kh, kw]" : "[N, C, H, W]") != TG_OK ||
+    tg__conv_nd g;
+    char a[160], b[160];
+    if (require_rank(op, dy, nd + 2, "output gradient", layout[nd].dy) != TG_OK ||
+        require_rank(op, other, nd + 2, for_input ? "weight" : "input",
+                     for_input ? layout[nd].w : layout[nd].x) != TG_OK ||
         tg_require_float(op, dy, 0) != TG_OK || tg_require_float(op, other, 1) != TG_OK ||
-        make_geom(op, p, for_input ? shape : other->shape,
-                  for_input ? other->shape : shape, &g) != TG_OK ||
-        check_dy(op, dy, &g) != TG_OK)
+        make_geom(op, nd, p, for_input ? shape : other->shape,
+                  for_input ? other->shape : shape, &g) != TG_OK)
         return tg_last_status();
-    return tg_infer_set(c, 0, tg_promote_types(dy->dtype, other->dtype), 4, shape);
+    if (!tg__shape_eq(dy->ndim, dy->shape, out_shape(&g, want), want))
+        return tg__error(TG_ERR_SHAPE, "%s: output gradient has shape %s, expected %s", op,
+                         tg_shape_str(dy->ndim, dy->shape, a, sizeof a),
+                         tg_shape_str(nd + 2, want, b, sizeof b));
+    return tg_infer_set(c, 0, tg_promote_types(dy->dtype, other->dtype), nd + 2, shape);
 }
 
 static tg_status grad_input_infer(tg_op_ctx *c) { return grad_infer(c, true); }
@@ -255,29 +370,30 @@ static tg_status grad_weight_infer(tg_op_ctx *c) { return grad_infer(c, false); 
 static tg_status grad_input_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    tg__conv_geom g;
-    make_geom(c->op->name, c->attr, out->shape, c->in[1]->shape, &g);
+    tg__conv_nd g;
+    make_geom(c->op->name, rank_of(c->op), c->attr, out->shape, c->in[1]->shape, &g);
     tg_tensor *dy = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_status s = TG_ERR_NOMEM;
     if (dy && w)
-        s = tg__conv2d_grad_input(out->dtype, &g, tg__base(dy), tg__base(w),
-                                  tg__base(out));
+        s = tg__conv_grad_input(out->dtype, &g, tg__base(dy), tg__base(w), tg__base(out));
     tg_release(dy);
     tg_release(w);
     return s;
 }
 
-/* d<gx, J_x^T dy> : w.r.t. dy it is conv2d(gx, w); w.r.t. w it is the
+/* d<gx, J_x^T dy> : w.r.t. dy it is convNd(gx, w); w.r.t. w it is the
  * weight gradient of dy against gx */
 static tg_status grad_input_grad(tg_grad_ctx *g)
 {
     const conv_params *p = g->attr;
+    int nd = g->in_meta[0].ndim - 2;
+    family f = family_of(nd);
     tg_tensor *dy = g->in[0], *w = g->in[1], *gx = g->dy[0];
     if (g->needs_grad[0])
-        g->dx[0] = conv_run(&tg_op_conv2d, gx, w, NULL, p, NULL, NULL);
+        g->dx[0] = conv_call(f.conv, nd, gx, w, NULL, p, NULL, NULL);
     if (g->needs_grad[1])
-        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, dy, gx, NULL, p,
-                            "weight_shape", g->in_meta[1].shape);
+        g->dx[1] = conv_call(f.grad_weight, nd, dy, gx, NULL, p, "weight_shape",
+                             g->in_meta[1].shape);
     return TG_OK;
 }
 
@@ -285,38 +401,45 @@ static const tg_arg_spec grad_input_in[] = {{"dy", TG_DTS_FLOAT}, {"w", TG_DTS_F
 
 const tg_op_def tg_op_conv2d_grad_input = {
     .name = "conv2d_grad_input", .n_in = 2, .n_out = 1, .inputs = grad_input_in,
-    .outputs = float_out, .attrs = {grad_input_specs, sizeof(conv_params)},
+    .outputs = float_out, .attrs = {grad_input2_specs, sizeof(conv_params)},
     .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = grad_input_infer,
     .kernel = {[TG_CPU] = grad_input_kernel}, .grad = grad_input_grad,
     .jvp = tg__jvp_multilinear};
 
-/* ---- conv2d_grad_weight(dy, x): the weight gradient, of shape weight_shape ------ */
+const tg_op_def tg_op_conv3d_grad_input = {
+    .name = "conv3d_grad_input", .n_in = 2, .n_out = 1, .inputs = grad_input_in,
+    .outputs = float_out, .attrs = {grad_input3_specs, sizeof(conv_params)},
+    .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = grad_input_infer,
+    .kernel = {[TG_CPU] = grad_input_kernel}, .grad = grad_input_grad,
+    .jvp = tg__jvp_multilinear};
+
 static tg_status grad_weight_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    tg__conv_geom g;
-    make_geom(c->op->name, c->attr, c->in[1]->shape, out->shape, &g);
+    tg__conv_nd g;
+    make_geom(c->op->name, rank_of(c->op), c->attr, c->in[1]->shape, out->shape, &g);
     tg_tensor *dy = tg__nn_contig(c->in[0], out->dtype), *x = tg__nn_contig(c->in[1], out->dtype);
     tg_status s = TG_ERR_NOMEM;
     if (dy && x)
-        s = tg__conv2d_grad_weight(out->dtype, &g, tg__base(dy), tg__base(x),
-                                   tg__base(out));
+        s = tg__conv_grad_weight(out->dtype, &g, tg__base(dy), tg__base(x), tg__base(out));
     tg_release(dy);
     tg_release(x);
     return s;
 }
 
-/* d<gw, J_w^T dy> : w.r.t. dy it is conv2d(x, gw); w.r.t. x it is the
+/* d<gw, J_w^T dy> : w.r.t. dy it is convNd(x, gw); w.r.t. x it is the
  * input gradient of dy through gw */
 static tg_status grad_weight_grad(tg_grad_ctx *g)
 {
     const conv_params *p = g->attr;
+    int nd = g->in_meta[0].ndim - 2;
+    family f = family_of(nd);
     tg_tensor *dy = g->in[0], *x = g->in[1], *gw = g->dy[0];
     if (g->needs_grad[0])
-        g->dx[0] = conv_run(&tg_op_conv2d, x, gw, NULL, p, NULL, NULL);
+        g->dx[0] = conv_call(f.conv, nd, x, gw, NULL, p, NULL, NULL);
     if (g->needs_grad[1])
-        g->dx[1] = conv_run(&tg_op_conv2d_grad_input, dy, gw, NULL, p, "input_shape",
-                            g->in_meta[1].shape);
+        g->dx[1] = conv_call(f.grad_input, nd, dy, gw, NULL, p, "input_shape",
+                             g->in_meta[1].shape);
     return TG_OK;
 }
 
@@ -324,19 +447,27 @@ static const tg_arg_spec grad_weight_in[] = {{"dy", TG_DTS_FLOAT}, {"x", TG_DTS_
 
 const tg_op_def tg_op_conv2d_grad_weight = {
     .name = "conv2d_grad_weight", .n_in = 2, .n_out = 1, .inputs = grad_weight_in,
-    .outputs = float_out, .attrs = {grad_weight_specs, sizeof(conv_params)},
+    .outputs = float_out, .attrs = {grad_weight2_specs, sizeof(conv_params)},
     .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = grad_weight_infer,
     .kernel = {[TG_CPU] = grad_weight_kernel}, .grad = grad_weight_grad,
     .jvp = tg__jvp_multilinear};
 
-/* ---- conv_transpose2d(x, w[, b]): the input gradient of a conv2d as an op -------- */
-/* y [N, Cout, Hout, Wout] is conv2d_grad_input of "output gradient" x
- * [N, Cin, H, W] through the conv2d weight w [Cin, Cout/groups, kh, kw],
- * so the kernel is conv2d's input-gradient kernel; Hout is PyTorch's
- * (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1.
- * output_padding < stride keeps the conv2d geometry of Hout exactly H
- * (PyTorch also allows output_padding < dilation; then a conv2d over the
- * output would see more than H rows, which this op does not model). */
+const tg_op_def tg_op_conv3d_grad_weight = {
+    .name = "conv3d_grad_weight", .n_in = 2, .n_out = 1, .inputs = grad_weight_in,
+    .outputs = float_out, .attrs = {grad_weight3_specs, sizeof(conv_params)},
+    .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = grad_weight_infer,
+    .kernel = {[TG_CPU] = grad_weight_kernel}, .grad = grad_weight_grad,
+    .jvp = tg__jvp_multilinear};
+
+/* ---- conv_transposeNd(x, w[, b]): the input gradient of a convNd as an op ---------- */
+/* y [N, Cout, out...] is convNd_grad_input of "output gradient" x [N, Cin,
+ * in...] through the convNd weight w [Cin, Cout/groups, k...], so the
+ * kernel is the input gradient's; each output size is PyTorch's
+ * (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1.
+ * output_padding < stride keeps the convolution's geometry of that output
+ * exactly x's size (PyTorch also allows output_padding < dilation; then a
+ * convolution over the output would see more than x's size, which this op
+ * does not model). */
 static tg_status transpose_out_size(const char *op, const conv_params *p, int i,
                                     int64_t in, int64_t k, int64_t *out)
 {
@@ -364,28 +495,31 @@ static tg_status transpose_out_size(const char *op, const conv_params *p, int i,
     return TG_OK;
 }
 
-/* the output shape and the conv2d geometry of the transposed product */
-static tg_status transpose_geom(const char *op, const conv_params *p, const int64_t *xs,
-                                const int64_t *ws, int64_t *ys, tg__conv_geom *g)
+/* the output shape ys and the convolution geometry of the transposed product */
+static tg_status transpose_geom(const char *op, int nd, const conv_params *p,
+                                const int64_t *xs, const int64_t *ws, int64_t *ys,
+                                tg__conv_nd *g)
 {
     char sx[160], sw[160];
+    tg_shape_str(nd + 2, xs, sx, sizeof sx);
+    tg_shape_str(nd + 2, ws, sw, sizeof sw);
     if (ws[0] != xs[1])
         return tg__error(TG_ERR_SHAPE, "%s: input %s has %lld channels but weight %s "
-                         "expects %lld (weight is [in, out/groups, kh, kw])", op,
-                         tg_shape_str(4, xs, sx, sizeof sx), (long long)xs[1],
-                         tg_shape_str(4, ws, sw, sizeof sw), (long long)ws[0]);
-    if (xs[2] < 1 || xs[3] < 1 || ws[2] < 1 || ws[3] < 1)
-        return tg__error(TG_ERR_SHAPE, "%s: empty input plane %s or kernel %s", op,
-                         tg_shape_str(4, xs, sx, sizeof sx), tg_shape_str(4, ws, sw, sizeof sw));
+                         "expects %lld (weight is %s)", op, sx, (long long)xs[1], sw,
+                         (long long)ws[0], layout[nd].wt_short);
+    for (int i = 0; i < nd; i++)
+        if (xs[2 + i] < 1 || ws[2 + i] < 1)
+            return tg__error(TG_ERR_SHAPE, "%s: empty input plane %s or kernel %s", op, sx,
+                             sw);
     ys[0] = xs[0];
     if (!tg__size_mul(op, "the output channels", ws[1], p->groups, &ys[1]))
         return tg_last_status();
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < nd; i++)
         if (transpose_out_size(op, p, i, xs[2 + i], ws[2 + i], &ys[2 + i]) != TG_OK)
             return tg_last_status();
-    if (make_geom(op, p, ys, ws, g) != TG_OK)
+    if (make_geom(op, nd, p, ys, ws, g) != TG_OK)
         return tg_last_status();
-    if (g->oh != xs[2] || g->ow != xs[3]) /* cannot happen with output_padding < stride */
+    if (memcmp(g->out + 3 - nd, xs + 2, (size_t)nd * sizeof *xs)) /* not with opad < stride */
         return tg__error(TG_ERR_INTERNAL, "%s: inconsistent geometry", op);
     return TG_OK;
 }
@@ -393,44 +527,47 @@ static tg_status transpose_geom(const char *op, const conv_params *p, const int6
 static tg_status transpose_infer(tg_op_ctx *c)
 {
     const char *op = c->op->name;
+    int nd = rank_of(c->op);
     if (c->n_in != 2 && c->n_in != 3)
         return tg__error(TG_ERR_ARG, "%s: expected 2 or 3 inputs (x, w[, b]), got %d",
                          op, c->n_in);
     const tg_tensor *x = c->in[0], *w = c->in[1];
     tg_dtype dt;
-    int64_t ys[4];
-    tg__conv_geom g;
-    if (require_4d(op, x, "input", "[N, C, H, W]") != TG_OK ||
-        require_4d(op, w, "weight", "[C, O/groups, kh, kw]") != TG_OK ||
-        tg__conv_float_inputs(c, &dt) != TG_OK ||
-        transpose_geom(op, c->attr, x->shape, w->shape, ys, &g) != TG_OK ||
-        tg__conv_check_bias(c, ys[1]) != TG_OK)
+    int64_t ys[ND_MAX + 2];
+    tg__conv_nd g;
+    if (require_rank(op, x, nd + 2, "input", layout[nd].x) != TG_OK ||
+        require_rank(op, w, nd + 2, "weight", layout[nd].wt) != TG_OK ||
+        float_inputs(c, &dt) != TG_OK ||
+        transpose_geom(op, nd, c->attr, x->shape, w->shape, ys, &g) != TG_OK ||
+        check_bias(c, ys[1]) != TG_OK)
         return tg_last_status();
-    return tg_infer_set(c, 0, dt, 4, ys);
+    return tg_infer_set(c, 0, dt, nd + 2, ys);
 }
 
+/* y [N, ch, vol] += b [ch] per channel */
 #define ADD_BIAS(T)                                                                   \
     do {                                                                              \
         T *yv = (T *)tg__base(out);                                                   \
         const T *bv = (const T *)tg__base(b);                                         \
         for (int64_t i = 0; i < nc; i++)                                              \
-            for (int64_t j = 0; j < plane; j++)                                       \
-                yv[i * plane + j] += bv[i % ch];                                      \
+            for (int64_t j = 0; j < vol; j++)                                         \
+                yv[i * vol + j] += bv[i % ch];                                        \
     } while (0)
 
 static tg_status transpose_kernel(tg_op_ctx *c)
 {
     tg_tensor *out = c->out[0];
-    int64_t ys[4];
-    tg__conv_geom g;
-    transpose_geom(c->op->name, c->attr, c->in[0]->shape, c->in[1]->shape, ys, &g);
+    int nd = rank_of(c->op);
+    int64_t ys[ND_MAX + 2];
+    tg__conv_nd g;
+    transpose_geom(c->op->name, nd, c->attr, c->in[0]->shape, c->in[1]->shape, ys, &g);
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
     if (x && w && (c->n_in == 2 || b))
-        s = tg__conv2d_grad_input(out->dtype, &g, tg__base(x), tg__base(w), tg__base(out));
+        s = tg__conv_grad_input(out->dtype, &g, tg__base(x), tg__base(w), tg__base(out));
     if (s == TG_OK && b) { /* the bias per output channel */
-        int64_t ch = ys[1], nc = ys[0] * ys[1], plane = ys[2] * ys[3];
+        int64_t ch = ys[1], nc = ys[0] * ys[1], vol = g.in[0] * g.in[1] * g.in[2];
         if (out->dtype == TG_FLOAT32)
             ADD_BIAS(float);
         else
@@ -443,44 +580,103 @@ static tg_status transpose_kernel(tg_op_ctx *c)
 }
 #undef ADD_BIAS
 
-/* the rules of conv2d_grad_input with x as the output gradient: w.r.t. x
- * a conv2d of dy, w.r.t. w conv2d's weight gradient of x against dy */
+/* the rules of convNd_grad_input with x as the output gradient: w.r.t. x
+ * a convNd of dy, w.r.t. w the weight gradient of x against dy */
 static tg_status transpose_grad(tg_grad_ctx *g)
 {
     const conv_params *p = g->attr;
+    int nd = g->in_meta[0].ndim - 2;
+    family f = family_of(nd);
     tg_tensor *x = g->in[0], *w = g->in[1], *dy = g->dy[0];
     if (g->needs_grad[0])
-        g->dx[0] = conv_run(&tg_op_conv2d, dy, w, NULL, p, NULL, NULL);
+        g->dx[0] = conv_call(f.conv, nd, dy, w, NULL, p, NULL, NULL);
     if (g->needs_grad[1])
-        g->dx[1] = conv_run(&tg_op_conv2d_grad_weight, x, dy, NULL, p, "weight_shape",
-                            g->in_meta[1].shape);
+        g->dx[1] = conv_call(f.grad_weight, nd, x, dy, NULL, p, "weight_shape",
+                             g->in_meta[1].shape);
     if (g->n_in == 3 && g->needs_grad[2])
-        g->dx[2] = tg_sum(dy, 3, (const int[]){0, 2, 3}, false);
+        g->dx[2] = bias_grad(dy, nd);
     return TG_OK;
 }
 
 const tg_op_def tg_op_conv_transpose2d = {
-    .name = "conv_transpose2d", .n_in = -1, .n_out = 1, .inputs = conv2d_in,
-    .outputs = float_out, .attrs = {transpose_specs, sizeof(conv_params)},
+    .name = "conv_transpose2d", .n_in = -1, .n_out = 1, .inputs = conv_in,
+    .outputs = float_out, .attrs = {transpose2_specs, sizeof(conv_params)},
     .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = transpose_infer,
-    .kernel = {[TG_CPU] = transpose_kernel}, .grad = transpose_grad, .jvp = conv2d_jvp,
+    .kernel = {[TG_CPU] = transpose_kernel}, .grad = transpose_grad, .jvp = conv_jvp,
     .onnx = {"ConvTranspose", 11}};
+
+const tg_op_def tg_op_conv_transpose3d = {
+    .name = "conv_transpose3d", .n_in = -1, .n_out = 1, .inputs = conv_in,
+    .outputs = float_out, .attrs = {transpose3_specs, sizeof(conv_params)},
+    .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = transpose_infer,
+    .kernel = {[TG_CPU] = transpose_kernel}, .grad = transpose_grad, .jvp = conv_jvp,
+    .onnx = {"ConvTranspose", 11}};
+
+/* ---- public functions ------------------------------------------------------------ */
+/* the attributes of a transposed convolution of rank nd */
+static tg_tensor *transpose_call(const tg_op_def *op, int nd, tg_tensor *x, tg_tensor *w,
+                                 tg_tensor *b, const conv_params *p)
+{
+    tg_attr attrs[5] = {TG_AINTS("stride", p->stride, nd), TG_AINTS("padding", p->padding, nd),
+                        TG_AINTS("output_padding", p->output_padding, nd),
+                        TG_AINTS("dilation", p->dilation, nd), TG_AI("groups", p->groups)};
+    tg_tensor *in[3] = {x, w, b};
+    return tg_op_call(op, b ? 3 : 2, in, attrs, 5);
+}
+
+/* a public function's options (int arrays of nd) as parameters */
+#define PARAMS_OF(o, nd, p)                                    \
+    do {                                                       \
+        (p).groups = (o).groups;                               \
+        for (int i_ = 0; i_ < (nd); i_++) {                    \
+            (p).stride[i_] = (o).stride[i_];                   \
+            (p).padding[i_] = (o).padding[i_];                 \
+            (p).dilation[i_] = (o).dilation[i_];               \
+        }                                                      \
+    } while (0)
+
+tg_tensor *tg_conv2d(tg_tensor *x, tg_tensor *w, tg_tensor *b, const tg_conv2d_opts *opts)
+{
+    tg_conv2d_opts o = opts ? *opts : (tg_conv2d_opts){{1, 1}, {0, 0}, {1, 1}, 1};
+    conv_params p = {0};
+    PARAMS_OF(o, 2, p);
+    return conv_call(&tg_op_conv2d, 2, x, w, b, &p, NULL, NULL);
+}
+
+tg_tensor *tg_conv3d(tg_tensor *x, tg_tensor *w, tg_tensor *b, const tg_conv3d_opts *opts)
+{
+    tg_conv3d_opts o = opts ? *opts : (tg_conv3d_opts){{1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 1};
+    conv_params p = {0};
+    PARAMS_OF(o, 3, p);
+    return conv_call(&tg_op_conv3d, 3, x, w, b, &p, NULL, NULL);
+}
 
 tg_tensor *tg_conv_transpose2d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
                                const tg_conv_transpose2d_opts *opts)
 {
-    tg_conv_transpose2d_opts o = {{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1};
-    if (opts)
-        o = *opts;
-    int64_t v[8] = {o.stride[0], o.stride[1], o.padding[0], o.padding[1],
-                    o.output_padding[0], o.output_padding[1], o.dilation[0], o.dilation[1]};
-    tg_attr attrs[5] = {TG_AINTS("stride", v, 2), TG_AINTS("padding", v + 2, 2),
-                        TG_AINTS("output_padding", v + 4, 2),
-                        TG_AINTS("dilation", v + 6, 2), TG_AI("groups", o.groups)};
-    tg_tensor *in[3] = {x, w, b};
-    return tg_op_call(&tg_op_conv_transpose2d, b ? 3 : 2, in, attrs, 5);
+    tg_conv_transpose2d_opts o =
+        opts ? *opts : (tg_conv_transpose2d_opts){{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1};
+    conv_params p = {0};
+    PARAMS_OF(o, 2, p);
+    for (int i = 0; i < 2; i++)
+        p.output_padding[i] = o.output_padding[i];
+    return transpose_call(&tg_op_conv_transpose2d, 2, x, w, b, &p);
 }
 
-const tg_op_def *const tg_ops_conv[] = {&tg_op_conv2d, &tg_op_conv2d_grad_input,
-                                        &tg_op_conv2d_grad_weight,
-                                        &tg_op_conv_transpose2d, NULL};
+tg_tensor *tg_conv_transpose3d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
+                               const tg_conv_transpose3d_opts *opts)
+{
+    tg_conv_transpose3d_opts o = opts ? *opts
+                                      : (tg_conv_transpose3d_opts){{1, 1, 1}, {0, 0, 0},
+                                                                   {0, 0, 0}, {1, 1, 1}, 1};
+    conv_params p = {0};
+    PARAMS_OF(o, 3, p);
+    for (int i = 0; i < 3; i++)
+        p.output_padding[i] = o.output_padding[i];
+    return transpose_call(&tg_op_conv_transpose3d, 3, x, w, b, &p);
+}
+
+const tg_op_def *const tg_ops_conv[] = {
+    &tg_op_conv2d, &tg_op_conv2d_grad_input, &tg_op_conv2d_grad_weight,
+    &tg_op_conv_transpose2d, &tg_op_conv3d, &tg_op_conv3d_grad_input,
+    &tg_op_conv3d_grad_weight, &tg_op_conv_transpose3d, NULL};

@@ -39,6 +39,9 @@ static inline tg_tensor *tg__nn_contig(tg_tensor *x, tg_dtype dt)
 bool tg__pool_out_size(const char *op, int64_t in, int64_t k, int64_t s, int64_t p,
                        bool ceil_mode, int64_t *out);
 
+/* nd sizes (spatial dims, windows) as "AxBxC" in b, for messages (pool.c) */
+const char *tg__dims_str(int nd, const int64_t *v, char *b, size_t len);
+
 /* runs fn over [0, n) items of `per_item` elements each, in parallel only
  * when the total is large enough to pay for the threads */
 static inline void tg__nn_parallel(int64_t n, int64_t per_item,

@@ -408,7 +408,6 @@ extern const tg_op_def *const tg_ops_norm[];
 extern const tg_op_def *const tg_ops_nn[];
 extern const tg_op_def *const tg_ops_inplace[];
 extern const tg_op_def *const tg_ops_scan[];  /* scan.c: cumsum */
-extern const tg_op_def *const tg_ops_conv3d[]; /* conv3d.c */
 extern const tg_op_def *const tg_ops_range[]; /* range.c */
 extern const tg_op_def *const tg_ops_sort[];  /* sort.c: topk */
 extern const tg_op_def *const tg_ops_trilu[]; /* trilu.c: tril, triu */

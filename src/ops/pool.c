@@ -14,6 +14,7 @@
 #include "ops/nn_util.h"
 #include "ops/pool.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---- geometry --------------------------------------------------------------- */
@@ -90,8 +91,7 @@ int tg__pool_attr_list(const pool_attrs *a, bool avg, bool input_size, tg_attr *
     return tg__pool_attr_list_nd(2, a, avg, input_size, out);
 }
 
-/* nd sizes as "AxBxC" in b */
-static const char *dims(int nd, const int64_t *v, char *b, size_t len)
+const char *tg__dims_str(int nd, const int64_t *v, char *b, size_t len)
 {
     size_t at = 0;
     b[0] = 0;
@@ -117,11 +117,14 @@ static tg_status read_geom(const char *op, int nd, const pool_attrs *a, const in
     }
     if (!positive)
         return tg__error(TG_ERR_ARG, "%s: kernel %s and stride %s must be positive and "
-                         "padding %s non-negative", op, dims(nd, a->kernel, k, sizeof k),
-                         dims(nd, a->stride, s, sizeof s), dims(nd, a->padding, p, sizeof p));
+                         "padding %s non-negative", op,
+                         tg__dims_str(nd, a->kernel, k, sizeof k),
+                         tg__dims_str(nd, a->stride, s, sizeof s),
+                         tg__dims_str(nd, a->padding, p, sizeof p));
     if (!half)
         return tg__error(TG_ERR_ARG, "%s: padding %s must be at most half the kernel %s", op,
-                         dims(nd, a->padding, p, sizeof p), dims(nd, a->kernel, k, sizeof k));
+                         tg__dims_str(nd, a->padding, p, sizeof p),
+                         tg__dims_str(nd, a->kernel, k, sizeof k));
     bool empty = false;
     for (int i = 0, j = 3 - nd; i < nd; i++, j++) {
         g->in[j] = in[i];
@@ -136,9 +139,11 @@ static tg_status read_geom(const char *op, int nd, const pool_attrs *a, const in
     if (empty)
         return tg__error(TG_ERR_SHAPE, "%s: kernel %s is larger than the padded input %s "
                          "(input %s, padding %s): the output would be %s", op,
-                         dims(nd, a->kernel, k, sizeof k), dims(nd, padded, pad, sizeof pad),
-                         dims(nd, in, x, sizeof x), dims(nd, a->padding, p, sizeof p),
-                         dims(nd, g->out + 3 - nd, o, sizeof o));
+                         tg__dims_str(nd, a->kernel, k, sizeof k),
+                         tg__dims_str(nd, padded, pad, sizeof pad),
+                         tg__dims_str(nd, in, x, sizeof x),
+                         tg__dims_str(nd, a->padding, p, sizeof p),
+                         tg__dims_str(nd, g->out + 3 - nd, o, sizeof o));
     return TG_OK;
 }
 
@@ -228,7 +233,8 @@ static tg_status input_geom(tg_op_ctx *c, geom *g)
     for (int i = 0; i < nd; i++)
         if (x->shape[2 + i] < 1)
             return tg__error(TG_ERR_SHAPE, "%s: empty %s input %s", op,
-                             dims(nd, x->shape + 2, b, sizeof b), nd == 3 ? "volume" : "plane");
+                             tg__dims_str(nd, x->shape + 2, b, sizeof b),
+                             nd == 3 ? "volume" : "plane");
     return read_geom(op, nd, c->attr, x->shape + 2, g);
 }
 
@@ -455,9 +461,9 @@ static tg_status avg_grad_geom(tg_op_ctx *c, geom *g)
         s = read_geom(op, nd, a, a->input_size, g);
     if (s == TG_OK && memcmp(dy->shape + 2, g->out + 3 - nd, (size_t)nd * sizeof *g->out))
         s = tg__error(TG_ERR_SHAPE, "%s: gradient of %s, but pooling a %s input gives %s", op,
-                      dims(nd, dy->shape + 2, d, sizeof d),
-                      dims(nd, a->input_size, in, sizeof in),
-                      dims(nd, g->out + 3 - nd, o, sizeof o));
+                      tg__dims_str(nd, dy->shape + 2, d, sizeof d),
+                      tg__dims_str(nd, a->input_size, in, sizeof in),
+                      tg__dims_str(nd, g->out + 3 - nd, o, sizeof o));
     return s;
 }
 

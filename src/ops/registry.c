@@ -14,7 +14,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_shape,       tg_ops_array,  tg_ops_linalg,
     tg_ops_conv,        tg_ops_pool,   tg_ops_norm,
     tg_ops_nn,          tg_ops_inplace, tg_ops_graph,
-    tg_ops_scan,        tg_ops_range,  tg_ops_conv3d,
+    tg_ops_scan,        tg_ops_range,
     tg_ops_sort,
     tg_ops_trilu,       tg_ops_fpclass, tg_ops_scatter,
     tg_ops_unary_math,  tg_ops_unary_act, tg_ops_act_grad, tg_ops_softmax_grad,

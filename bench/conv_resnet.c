@@ -11,7 +11,7 @@
  * the paths before it, the cost-chosen direct kernels or im2col + GEMM);
  * a summary line weighs the layers by how often ResNet-18 has them.
  *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path dense|old|both]
- *                     [--tile K] [--sample-ms MS]
+ *                     [--tile K] [--sample-ms MS] [--only LAYER]
  * (--tile: the dense path's tile shape K, not chosen per layer;
  * --sample-ms: each sample's length, 20 by default; 0: one call a sample,
  * so that on a busy machine the best of many samples is a call that ran
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 {
     int64_t batch = 1;
     int threads = 2, samples = 5;
-    const char *path = "both";
+    const char *path = "both", *only = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--batch"))
             batch = atoll(argv[i + 1]);
@@ -124,6 +124,8 @@ int main(int argc, char **argv)
             samples = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--path"))
             path = argv[i + 1];
+        else if (!strcmp(argv[i], "--only"))
+            only = argv[i + 1];
         else if (!strcmp(argv[i], "--sample-ms"))
             sample_ms = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--tile"))
@@ -139,6 +141,8 @@ int main(int argc, char **argv)
     double total[2] = {0, 0}, total_best[2] = {0, 0}, flops = 0;
     for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
         const layer *l = &layers[i];
+        if (only && strcmp(only, l->name))
+            continue;
         int64_t p = l->k / 2, oh = (l->hw + 2 * p - l->k) / l->stride + 1;
         conv_ctx c = {.g = {.n = batch, .c = l->c, .h = l->hw, .w = l->hw, .o = l->o,
                             .kh = l->k, .kw = l->k, .oh = oh, .ow = oh, .sh = l->stride,

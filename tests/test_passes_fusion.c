@@ -238,6 +238,40 @@ static void test_fused_op(void)
     CHECK_ERROR(tg_op_call(op, 2, in, NULL, 0), TG_ERR_ARG, "program");
 }
 
+/* one program text, at one address, run on inputs of other dtypes, a 0-d
+ * input, then rewritten in place: every call gives the unfused ops' dtype
+ * and bits (result dtypes are remembered per input signature, programs
+ * per text address: neither may answer for another signature or text),
+ * and a shape that does not broadcast is still an error naming the node */
+static void test_fused_signatures(void)
+{
+    const tg_op_def *op = tg_op_find("fused_elementwise");
+    char text[64] = "mul(%0, %1); add($0, %0)";
+    tg_attr p = {.name = "program", .type = TG_ATTR_STRING, .u.s = text};
+    static const tg_dtype dts[][2] = {{TG_FLOAT32, TG_FLOAT32}, {TG_FLOAT64, TG_FLOAT64},
+                                      {TG_FLOAT32, TG_FLOAT64}, {TG_INT32, TG_FLOAT32},
+                                      {TG_FLOAT32, TG_FLOAT32}};
+    for (int round = 0; round < 2; round++)
+        for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++)
+            for (int scalar = 0; scalar < 2; scalar++) {
+                tg_tensor *a = tt_rand_dtype(dts[k][0], 2, (int64_t[]){5, 7}, -3, 3);
+                tg_tensor *b = scalar ? tg_scalar(dts[k][1], 1.25)
+                                      : tt_rand_dtype(dts[k][1], 1, (int64_t[]){7}, -3, 3);
+                tg_tensor *in[2] = {a, b};
+                tg_tensor *y = tg_op_call(op, 2, in, &p, 1);
+                tg_tensor *want = tg_add(tg_mul(a, b), a);
+                CHECK(y && want && tt_same(y, want));
+            }
+    tg_tensor *a = tt_rand_dtype(TG_FLOAT32, 2, (int64_t[]){5, 7}, -3, 3);
+    tg_tensor *b = tt_rand_dtype(TG_FLOAT32, 1, (int64_t[]){7}, -3, 3);
+    tg_tensor *in[2] = {a, b};
+    CHECK(tt_same(tg_op_call(op, 2, in, &p, 1), tg_add(tg_mul(a, b), a)));
+    strcpy(text, "sub(%0, %1); add($0, %0)"); /* the same address, another program */
+    CHECK(tt_same(tg_op_call(op, 2, in, &p, 1), tg_add(tg_sub(a, b), a)));
+    tg_tensor *bad[2] = {a, tt_rand_dtype(TG_FLOAT32, 1, (int64_t[]){6}, -3, 3)};
+    CHECK_ERROR(tg_op_call(op, 2, bad, &p, 1), TG_ERR_SHAPE, "fused_elementwise");
+}
+
 /* ---- optimizer updates ------------------------------------------------------------ */
 /* a small regression trained by tg_graph_sgd (opts) or by Adam written with
  * ops and assigns; per configuration a fresh graph from the same initial
@@ -438,6 +472,7 @@ int main(void)
     RUN(test_chain_boundaries);
     RUN(test_chain_around_assign);
     RUN(test_fused_op);
+    RUN(test_fused_signatures);
     RUN(test_update_fusion);
     RUN(test_epilogues);
     RUN(test_epilogue_op);

@@ -135,7 +135,10 @@ static tg_status elementwise_kernel(tg_op_ctx *c)
     if (s != TG_OK)
         return s;
     int64_t last = p->n - 1;
-    s = tg__fused_run(c->op->name, p, c->n_in, c->in, 1, &last, c->out, false);
+    tg_dtype dt[TG_FUSED_MAX_INSTRS];
+    s = tg__fused_dtypes(c->op->name, p, c->n_in, c->in, dt);
+    if (s == TG_OK)
+        s = tg__fused_run(c->op->name, p, dt, c->n_in, c->in, 1, &last, c->out, false);
     done(&local, p);
     return s;
 }
@@ -190,8 +193,15 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     tg_tensor *args[TG_FUSED_MAX_ARGS], *in[TG_MAX_OP_INPUTS + 1];
     for (int a = 0; a < P->n_args; a++)
         args[a] = c->in[P->args[a]];
-    tg_op_ctx pc = {.op = P->op, .n_in = P->n_args, .n_out = 1, .in = args, .out = c->out,
-                    .attr = P->attr, .attrs = P->attrs, .n_attrs = P->n_attrs};
+    tg_op_ctx pc; /* field by field: an initializer would clear all of out_meta */
+    pc.op = P->op;
+    pc.n_in = P->n_args;
+    pc.n_out = 1;
+    pc.in = args;
+    pc.out = c->out;
+    pc.attr = P->attr;
+    pc.attrs = P->attrs;
+    pc.n_attrs = P->n_attrs;
     pc.out_meta[0] = c->out_meta[0];
     const unary_attrs *bounds;
     if (relu_in_product(p)) {
@@ -199,11 +209,8 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     } else if (clamp_in_product(p, &bounds)) {
         s = tg__conv2d_clamp_kernel(&pc, bounds->a, bounds->b);
     } else if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {
-        tg_fused_prog *rest = malloc(sizeof *rest);
-        if (!rest) {
-            done(&local, p);
-            return tg__error(TG_ERR_NOMEM, "%s: out of memory", c->op->name);
-        }
+        tg_fused_prog rest_prog, *rest = &rest_prog; /* no malloc per call */
+        rest->cache_entry = 0;
         rest->n = p->n - 1;
         for (int k = 1; k < p->n; k++) {
             tg_fused_instr I = p->ins[k];
@@ -219,8 +226,12 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
             in[i] = c->in[i];
         in[c->n_in] = c->out[0];
         int64_t last = rest->n - 1;
-        s = tg__fused_run(c->op->name, rest, c->n_in + 1, in, 1, &last, c->out, false);
-        free(rest); /* its instructions' attributes are p's */
+        tg_dtype dt[TG_FUSED_MAX_INSTRS]; /* p's: rest's are from the second on */
+        s = tg__fused_dtypes(c->op->name, p, c->n_in, c->in, dt);
+        if (s == TG_OK)
+            s = tg__fused_run(c->op->name, rest, dt + 1, c->n_in + 1, in, 1, &last, c->out,
+                              false);
+        /* rest's instructions' attributes are p's: nothing to free */
     } else if (s == TG_OK) {
         s = tg__error(TG_ERR_ARG, "%s: too many inputs", c->op->name);
     }
@@ -267,8 +278,11 @@ static tg_status update_write(tg_op_ctx *c)
     tg_status s = program(c, &local, &p);
     if (s != TG_OK)
         return s;
-    s = tg__fused_run(c->op->name, p, c->n_in, c->in, a->results.n, a->results.v, c->in,
-                      true);
+    tg_dtype dt[TG_FUSED_MAX_INSTRS];
+    s = tg__fused_dtypes(c->op->name, p, c->n_in, c->in, dt);
+    if (s == TG_OK)
+        s = tg__fused_run(c->op->name, p, dt, c->n_in, c->in, a->results.n, a->results.v,
+                          c->in, true);
     done(&local, p);
     for (int k = 0; s == TG_OK && k < a->results.n; k++)
         tg__bump_version(c->in[k]);

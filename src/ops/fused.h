@@ -45,6 +45,7 @@ typedef struct tg_fused_prog {
     int n;
     tg_fused_instr ins[TG_FUSED_MAX_INSTRS];
     int n_slots;
+    int cache_entry; /* 1 + its index in the parse cache (fused_cache.c); 0: not kept */
 } tg_fused_prog;
 
 /* parses text for `who` (the op name, for messages); n_in: inputs the
@@ -79,6 +80,14 @@ bool tg__fused_format(char *buf, size_t len, size_t *pos, const tg_op_def *op,
 tg_status tg__fused_infer(const char *who, const tg_fused_prog *p, int n_in,
                           tg_tensor *const *in, tg_meta *out);
 
+/* every instruction's result dtype for inputs `in` (the kernels' need:
+ * shapes were checked by infer before any kernel runs). For a cached
+ * program the answer is remembered per input dtypes (and which inputs are
+ * 0-d), so that inference runs once, not at every call; else, and on a
+ * different signature, it is tg__fused_infer's. */
+tg_status tg__fused_dtypes(const char *who, const tg_fused_prog *p, int n_in,
+                           tg_tensor *const *in, tg_dtype *dt);
+
 /* runs p over the iteration shape of dst[0] (every dst has that shape):
  * result of instruction res[k] goes to dst[k]. Inputs broadcast to that
  * shape. When `staged`, results are written after the whole block is
@@ -93,8 +102,9 @@ tg_status tg__conv2d_relu_kernel(tg_op_ctx *c);
  * pass over the output (kernels/cpu/conv.h, tg__conv2d_forward_act) */
 tg_status tg__conv2d_clamp_kernel(tg_op_ctx *c, double lo, double hi);
 
-tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
-                        tg_tensor *const *in, int n_res, const int64_t *res,
+/* dt: every instruction's result dtype (tg__fused_dtypes) */
+tg_status tg__fused_run(const char *who, const tg_fused_prog *p, const tg_dtype *dt,
+                        int n_in, tg_tensor *const *in, int n_res, const int64_t *res,
                         tg_tensor *const *dst, bool staged);
 
 #endif

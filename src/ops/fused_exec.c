@@ -89,14 +89,30 @@ static void record_failure(run *R, tg_status s)
     }
 }
 
-/* a view of t's storage over a block: shape [m, S[j+1..]], t's strides */
-static tg_tensor *block_view(const run *R, const tg_tensor *t, const int64_t *st)
+/* the block views and scratch live on the stack, not the heap: a fused
+ * node on small tensors used to spend more on allocating and freeing a
+ * tensor struct per instruction, input and result (and the scratch) at
+ * every call than on computing. Kernels only read these structs during
+ * the call; nobody keeps a reference to them. */
+#define STACK_SCRATCH (16 * 1024)
+
+/* fills v as a view of t's storage over a block: shape [m, S[j+1..]],
+ * strides st[j..] */
+static void block_view(const run *R, tg_tensor *v, const tg_tensor *t, tg_storage *storage,
+                       tg_dtype dt, const int64_t *st)
 {
-    int64_t shape[TG_MAX_DIMS];
-    for (int i = R->j; i < R->nd; i++)
-        shape[i - R->j] = R->S[i];
-    shape[0] = R->m;
-    return tg__alias(t, R->nd - R->j, shape, st + R->j, 0);
+    memset(v, 0, sizeof *v);
+    v->refcount = 1;
+    v->dtype = dt;
+    v->ndim = R->nd - R->j;
+    v->numel = 1;
+    for (int i = R->j; i < R->nd; i++) {
+        v->shape[i - R->j] = i == R->j ? R->m : R->S[i];
+        v->strides[i - R->j] = st[i];
+        v->numel *= v->shape[i - R->j];
+    }
+    v->device = t ? t->device : (tg_device){0};
+    v->storage = storage;
 }
 
 static void set_block(tg_tensor *v, int64_t offset, int64_t len, int64_t inner)
@@ -107,29 +123,34 @@ static void set_block(tg_tensor *v, int64_t offset, int64_t len, int64_t inner)
 }
 
 typedef struct chunk {
-    tg_tensor *scratch;                        /* owns the scratch storage */
-    tg_tensor *res[TG_FUSED_MAX_INSTRS];       /* result views into it */
-    tg_tensor *in[TG_MAX_OP_INPUTS];
-    tg_tensor *dst[TG_FUSED_MAX_RESULTS];
+    tg_tensor *scratch;  /* owns heap scratch storage; NULL when on the stack */
+    tg_storage stack_storage;
+    _Alignas(64) unsigned char stack_scratch[STACK_SCRATCH];
+    tg_tensor res[TG_FUSED_MAX_INSTRS]; /* result views into the scratch */
+    tg_tensor in[TG_MAX_OP_INPUTS];
+    tg_tensor dst[TG_FUSED_MAX_RESULTS];
 } chunk;
 
-static void chunk_free(const run *R, chunk *C)
+static void chunk_free(chunk *C)
 {
-    for (int k = 0; k < R->p->n; k++)
-        tg_release(C->res[k]);
-    for (int i = 0; i < R->n_in; i++)
-        tg_release(C->in[i]);
-    for (int r = 0; r < R->n_res; r++)
-        tg_release(C->dst[r]);
     tg_release(C->scratch);
 }
 
 static tg_status chunk_init(const run *R, chunk *C)
 {
-    memset(C, 0, sizeof *C);
+    C->scratch = NULL;
     int64_t bytes = (int64_t)(R->p->n_slots ? R->p->n_slots : 1) * R->slot_bytes;
-    if (!(C->scratch = tg__alloc(TG_UINT8, 1, &bytes)))
+    tg_storage *storage = &C->stack_storage;
+    if (bytes <= STACK_SCRATCH) {
+        memset(storage, 0, sizeof *storage);
+        storage->refcount = 1;
+        storage->nbytes = (size_t)bytes;
+        storage->data = C->stack_scratch;
+    } else if ((C->scratch = tg__alloc(TG_UINT8, 1, &bytes))) {
+        storage = C->scratch->storage;
+    } else {
         return TG_ERR_NOMEM;
+    }
     int64_t contiguous[TG_MAX_DIMS] = {0};
     int64_t acc = 1;
     for (int i = R->nd - 1; i >= R->j; i--) {
@@ -137,20 +158,18 @@ static tg_status chunk_init(const run *R, chunk *C)
         acc *= R->S[i];
     }
     for (int k = 0; k < R->p->n; k++) {
-        tg_tensor *v = block_view(R, C->scratch, contiguous);
-        if (!v)
-            return TG_ERR_NOMEM;
-        v->dtype = R->dt[k]; /* scratch is raw bytes: reinterpret per result */
+        tg_tensor *v = &C->res[k];
+        /* scratch is raw bytes: reinterpret per result */
+        block_view(R, v, NULL, storage, R->dt[k], contiguous);
+        v->device = R->dst[0]->device;
         v->offset = (int64_t)R->p->ins[k].slot * R->slot_bytes /
                     (int64_t)tg_dtype_size(R->dt[k]);
-        C->res[k] = v;
     }
     for (int i = 0; i < R->n_in; i++)
-        if (!(C->in[i] = block_view(R, R->in[i], R->ist[i])))
-            return TG_ERR_NOMEM;
+        block_view(R, &C->in[i], R->in[i], R->in[i]->storage, R->in[i]->dtype, R->ist[i]);
     for (int r = 0; r < R->n_res; r++)
-        if (!(C->dst[r] = block_view(R, R->dst[r], R->dst_st[r])))
-            return TG_ERR_NOMEM;
+        block_view(R, &C->dst[r], R->dst[r], R->dst[r]->storage, R->dst[r]->dtype,
+                   R->dst_st[r]);
     return TG_OK;
 }
 
@@ -167,24 +186,33 @@ static tg_status run_block(const run *R, chunk *C, int64_t b)
         int64_t off = R->in[i]->offset + r0 * R->ist[i][R->j];
         for (int t = 0; t < R->j; t++)
             off += idx[t] * R->ist[i][t];
-        set_block(C->in[i], off, len, R->inner);
+        set_block(&C->in[i], off, len, R->inner);
     }
     for (int r = 0; r < R->n_res; r++) {
         int64_t off = R->dst[r]->offset + r0 * R->dst_st[r][R->j];
         for (int t = 0; t < R->j; t++)
             off += idx[t] * R->dst_st[r][t];
-        set_block(C->dst[r], off, len, R->inner);
+        set_block(&C->dst[r], off, len, R->inner);
     }
     const tg_fused_prog *p = R->p;
     for (int k = 0; k < p->n; k++) {
-        set_block(C->res[k], C->res[k]->offset, len, R->inner);
+        set_block(&C->res[k], C->res[k].offset, len, R->inner);
         const tg_fused_instr *I = &p->ins[k];
         tg_tensor *args[TG_FUSED_MAX_ARGS], *out[1];
         for (int a = 0; a < I->n_args; a++)
-            args[a] = I->args[a] >= 0 ? C->in[I->args[a]] : C->res[-1 - I->args[a]];
-        out[0] = k == p->n - 1 && !R->staged ? C->dst[0] : C->res[k];
-        tg_op_ctx c = {.op = I->op, .n_in = I->n_args, .n_out = 1, .in = args, .out = out,
-                       .attr = I->attr, .attrs = I->attrs, .n_attrs = I->n_attrs};
+            args[a] = I->args[a] >= 0 ? &C->in[I->args[a]] : &C->res[-1 - I->args[a]];
+        out[0] = k == p->n - 1 && !R->staged ? &C->dst[0] : &C->res[k];
+        /* set field by field: an initializer would clear all of out_meta
+         * (kilobytes) for each instruction of each block */
+        tg_op_ctx c;
+        c.op = I->op;
+        c.n_in = I->n_args;
+        c.n_out = 1;
+        c.in = args;
+        c.out = out;
+        c.attr = I->attr;
+        c.attrs = I->attrs;
+        c.n_attrs = I->n_attrs;
         c.out_meta[0] = (tg_meta){.dtype = out[0]->dtype, .ndim = out[0]->ndim};
         memcpy(c.out_meta[0].shape, out[0]->shape, (size_t)out[0]->ndim * sizeof(int64_t));
         tg_status s = I->op->kernel[TG_CPU](&c);
@@ -192,7 +220,7 @@ static tg_status run_block(const run *R, chunk *C, int64_t b)
             return s;
     }
     for (int r = 0; R->staged && r < R->n_res; r++)
-        tg__convert_into(C->dst[r], C->res[R->res[r]]);
+        tg__convert_into(&C->dst[r], &C->res[R->res[r]]);
     return TG_OK;
 }
 
@@ -207,11 +235,11 @@ static void run_range(void *ctx, int64_t b0, int64_t b1)
         s = run_block(R, &C, b);
     if (s != TG_OK)
         record_failure(R, s);
-    chunk_free(R, &C);
+    chunk_free(&C);
 }
 
-tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
-                        tg_tensor *const *in, int n_res, const int64_t *res,
+tg_status tg__fused_run(const char *who, const tg_fused_prog *p, const tg_dtype *dt,
+                        int n_in, tg_tensor *const *in, int n_res, const int64_t *res,
                         tg_tensor *const *dst, bool staged)
 {
     if (n_in > TG_MAX_OP_INPUTS || n_res < 1 || n_res > TG_FUSED_MAX_RESULTS)
@@ -220,10 +248,6 @@ tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
      * for every possible input), and clearing it cost more per call than
      * computing a small block */
     run state, *R = &state;
-    tg_meta metas[TG_FUSED_MAX_INSTRS];
-    tg_status s = tg__fused_infer(who, p, n_in, in, metas);
-    if (s != TG_OK)
-        return s;
     R->who = who;
     R->p = p;
     R->n_in = n_in;
@@ -236,7 +260,7 @@ tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
     R->status = TG_OK;
     R->msg[0] = '\0';
     for (int k = 0; k < p->n; k++)
-        R->dt[k] = metas[k].dtype;
+        R->dt[k] = dt[k];
     geometry(R, dst[0]);
     for (int i = 0; i < n_in; i++)
         iter_strides(R, in[i], R->ist[i]);
@@ -250,7 +274,7 @@ tg_status tg__fused_run(const char *who, const tg_fused_prog *p, int n_in,
     } else if (R->nblocks > 0) {
         run_range(R, 0, R->nblocks);
     }
-    s = TG_OK;
+    tg_status s = TG_OK;
     if (atomic_load(&R->failed))
         s = tg__error(R->status, "%s", R->msg);
     return s;

@@ -324,30 +324,42 @@ tg_status tg__fused_parse(const char *who, const char *text, int n_in, const int
 }
 
 /* ---- inference ---------------------------------------------------------------------- */
+/* a result as the next instructions' infer sees it: metadata, no storage
+ * (on the stack: this runs at every fused kernel call) */
+static void meta_tensor(tg_tensor *t, const tg_meta *m)
+{
+    memset(t, 0, sizeof *t);
+    t->refcount = 1;
+    t->dtype = m->dtype;
+    t->ndim = m->ndim;
+    memcpy(t->shape, m->shape, (size_t)m->ndim * sizeof *m->shape);
+    tg__contiguous_strides(t->ndim, t->shape, t->strides);
+    t->numel = tg__shape_numel(t->ndim, t->shape);
+    for (int i = 0; i < t->ndim; i++)
+        if (t->shape[i] < 0)
+            t->numel = -1; /* unknown dims (-1), as tg__tensor_struct marks them */
+}
+
 tg_status tg__fused_infer(const char *who, const tg_fused_prog *p, int n_in,
                           tg_tensor *const *in, tg_meta *out)
 {
-    tg_tensor *res[TG_FUSED_MAX_INSTRS] = {0};
-    tg_status s = TG_OK;
-    for (int k = 0; k < p->n && s == TG_OK; k++) {
+    tg_tensor res[TG_FUSED_MAX_INSTRS];
+    (void)n_in;
+    for (int k = 0; k < p->n; k++) {
         const tg_fused_instr *I = &p->ins[k];
         tg_tensor *args[TG_FUSED_MAX_ARGS];
         for (int a = 0; a < I->n_args; a++)
-            args[a] = I->args[a] >= 0 ? in[I->args[a]] : res[-1 - I->args[a]];
-        (void)n_in;
+            args[a] = I->args[a] >= 0 ? in[I->args[a]] : &res[-1 - I->args[a]];
         tg_op_ctx c = {.op = I->op, .n_in = I->n_args, .n_out = 1, .in = args,
                        .attr = I->attr, .attrs = I->attrs, .n_attrs = I->n_attrs};
-        if ((s = I->op->infer(&c)) != TG_OK) {
+        tg_status s = I->op->infer(&c);
+        if (s != TG_OK) {
             char msg[400];
             snprintf(msg, sizeof msg, "%s", tg_last_error());
-            s = tg__error(s, "%s: instruction %d: %s", who, k, msg);
-            break;
+            return tg__error(s, "%s: instruction %d: %s", who, k, msg);
         }
         out[k] = c.out_meta[0];
-        if (!(res[k] = tg__tensor_struct(out[k].dtype, out[k].ndim, out[k].shape)))
-            s = TG_ERR_NOMEM;
+        meta_tensor(&res[k], &out[k]);
     }
-    for (int k = 0; k < p->n; k++)
-        tg_release(res[k]);
-    return s;
+    return TG_OK;
 }

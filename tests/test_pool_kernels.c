@@ -3,7 +3,8 @@
  * row lengths around the vector width, with ties, infinities and NaNs
  * (NaN wins, ties keep the first), float32 and float64; the gradient
  * with indices outside their windows (the general scatter); rows shorter
- * than a vector, and planes of odd sizes (a row and column in no window). */
+ * than a vector, and planes of odd sizes (a row and column in no window);
+ * the general kernel's windows of other sizes, strides and paddings. */
 #include "harness.h"
 #include "kernels/cpu/pool.h"
 
@@ -148,8 +149,88 @@ static void test_max_2x2(void)
                     check(f64, oh + (int64_t)i % 2, widths[i], odd, 7u + (unsigned)i);
 }
 
+/* one plane, any window: PyTorch's output size and window clipping,
+ * NaN wins, ties keep the first in row-major window order */
+static void ref_max_general(const double *x, const tg__pool_geom *g, double *y, int64_t *idx)
+{
+    for (int64_t oh = 0; oh < g->OH; oh++)
+        for (int64_t ow = 0; ow < g->OW; ow++) {
+            int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw;
+            int64_t h1 = h0 + g->kh < g->H ? h0 + g->kh : g->H;
+            int64_t w1 = w0 + g->kw < g->W ? w0 + g->kw : g->W;
+            h0 = h0 < 0 ? 0 : h0;
+            w0 = w0 < 0 ? 0 : w0;
+            double m = -INFINITY;
+            int64_t mi = h0 * g->W + w0;
+            for (int64_t h = h0; h < h1; h++)
+                for (int64_t w = w0; w < w1; w++)
+                    if (x[h * g->W + w] > m || x[h * g->W + w] != x[h * g->W + w]) {
+                        m = x[h * g->W + w];
+                        mi = h * g->W + w;
+                    }
+            y[oh * g->OW + ow] = m;
+            idx[oh * g->OW + ow] = mi;
+        }
+}
+
+/* windows of other sizes, strides and paddings (the general kernel, whose
+ * outputs inside a row run a vector at a time and the edges one by one),
+ * rows from shorter than a vector to several vectors and a tail */
+static void test_max_general(void)
+{
+    static const int64_t sizes[][2] = {{1, 1}, {3, 5}, {7, 9}, {12, 31}, {17, 40}};
+    static const int64_t windows[][6] = { /* kh, kw, sh, sw, ph, pw */
+        {3, 3, 2, 2, 1, 1}, {3, 3, 1, 1, 1, 1}, {2, 3, 1, 2, 0, 1}, {1, 5, 1, 3, 0, 2},
+        {5, 2, 2, 1, 2, 0}, {3, 1, 3, 1, 0, 0}};
+    unsigned seed = 3;
+    for (int f64 = 0; f64 < 2; f64++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            for (size_t j = 0; j < sizeof windows / sizeof windows[0]; j++) {
+                const int64_t *k = windows[j], H = sizes[i][0], W = sizes[i][1];
+                if (k[0] > H + 2 * k[4] || k[1] > W + 2 * k[5])
+                    continue;
+                tg__pool_geom g = {.nd = 2, .in = {1, H, W}, .k = {1, k[0], k[1]},
+                                   .s = {1, k[2], k[3]}, .p = {0, k[4], k[5]}};
+                g.out[0] = 1;
+                g.out[1] = (H + 2 * k[4] - k[0]) / k[2] + 1;
+                g.out[2] = (W + 2 * k[5] - k[1]) / k[3] + 1;
+                int64_t planes = 2, in_n = H * W, out_n = g.OH * g.OW;
+                size_t z = f64 ? sizeof(double) : sizeof(float);
+                double *x = malloc(sizeof(double) * (size_t)(planes * in_n));
+                double *ey = malloc(sizeof(double) * (size_t)(planes * out_n));
+                int64_t *eidx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
+                int64_t *idx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
+                char *tx = malloc(z * (size_t)(planes * in_n));
+                char *ty = malloc(z * (size_t)(planes * out_n));
+                for (int64_t e = 0; e < planes * in_n; e++) {
+                    x[e] = value(&seed);
+                    if (f64)
+                        ((double *)tx)[e] = x[e];
+                    else
+                        ((float *)tx)[e] = (float)x[e];
+                }
+                for (int64_t p = 0; p < planes; p++)
+                    ref_max_general(x + p * in_n, &g, ey + p * out_n, eidx + p * out_n);
+                CHECK(!tg__pool_run(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx,
+                                    planes, in_n, out_n));
+                bool ok = true;
+                for (int64_t e = 0; e < planes * out_n; e++) {
+                    double v = f64 ? ((double *)ty)[e] : ((float *)ty)[e];
+                    ok &= same(v, ey[e]) && idx[e] == eidx[e];
+                }
+                CHECK(ok);
+                free(x);
+                free(ey);
+                free(eidx);
+                free(idx);
+                free(tx);
+                free(ty);
+            }
+}
+
 int main(void)
 {
     RUN(test_max_2x2);
+    RUN(test_max_general);
     return tt_finish();
 }

@@ -167,7 +167,6 @@ static tg_status make_geom(const char *op, int nd, const conv_params *p, const i
         g->s[j] = p->stride[i];
         g->p[j] = p->padding[i];
         g->d[j] = p->dilation[i];
-        padded[i] = xs[2 + i] + 2 * p->padding[i];
         empty |= ws[2 + i] < 1;
     }
     if (empty) /* an empty weight (nn.Conv2d(c, o, 0)) */
@@ -176,6 +175,7 @@ static tg_status make_geom(const char *op, int nd, const conv_params *p, const i
     for (int i = 0, j = 3 - nd; i < nd; i++, j++) {
         if (!tg__size_window_span(op, g->in[j], g->p[j], g->p[j], g->k[j], g->d[j], &span[i]))
             return tg_last_status();
+        padded[i] = g->in[j] + 2 * g->p[j]; /* the span's check said it fits */
         larger |= span[i] < 0;
     }
     if (larger)

@@ -131,9 +131,9 @@ static tg_status read_geom(const char *op, int nd, const pool_attrs *a, const in
         g->k[j] = a->kernel[i];
         g->s[j] = a->stride[i];
         g->p[j] = a->padding[i];
-        padded[i] = in[i] + 2 * a->padding[i];
         if (!out_size(op, in[i], g->k[j], g->s[j], g->p[j], g->ceil_mode, &g->out[j]))
             return tg_last_status();
+        padded[i] = in[i] + 2 * a->padding[i]; /* out_size checked that it fits */
         empty |= g->out[j] < 1;
     }
     if (empty)

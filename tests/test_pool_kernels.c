@@ -42,6 +42,18 @@ static void ref_max(const double *x, int64_t H, int64_t W, double *y, int64_t *i
         }
 }
 
+/* n values into x and, as float or double, into tx */
+static void fill(double *x, char *tx, int64_t n, bool f64, unsigned *seed)
+{
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = value(seed);
+        if (f64)
+            ((double *)tx)[i] = x[i];
+        else
+            ((float *)tx)[i] = (float)x[i];
+    }
+}
+
 static bool same(double a, double b) { return a == b || (a != a && b != b); }
 
 /* planes of OH x OW outputs from 2 OH + odd x 2 OW + odd inputs (the last
@@ -55,13 +67,7 @@ static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
     int64_t *eidx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
     char *tx = malloc(z * (size_t)(planes * in_n)), *ty = malloc(z * (size_t)(planes * out_n));
-    for (int64_t i = 0; i < planes * in_n; i++) {
-        x[i] = value(&seed);
-        if (f64)
-            ((double *)tx)[i] = x[i];
-        else
-            ((float *)tx)[i] = (float)x[i];
-    }
+    fill(x, tx, planes * in_n, f64, &seed);
     for (int64_t p = 0; p < planes; p++)
         ref_max(x + p * in_n, H, W, ey + p * out_n, eidx + p * out_n);
     tg__pool_geom g = {.nd = 2, .in = {1, H, W}, .out = {1, OH, OW}, .k = {1, 2, 2}, .s = {1, 2, 2}};
@@ -202,13 +208,7 @@ static void test_max_general(void)
                 int64_t *idx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
                 char *tx = malloc(z * (size_t)(planes * in_n));
                 char *ty = malloc(z * (size_t)(planes * out_n));
-                for (int64_t e = 0; e < planes * in_n; e++) {
-                    x[e] = value(&seed);
-                    if (f64)
-                        ((double *)tx)[e] = x[e];
-                    else
-                        ((float *)tx)[e] = (float)x[e];
-                }
+                fill(x, tx, planes * in_n, f64, &seed);
                 for (int64_t p = 0; p < planes; p++)
                     ref_max_general(x + p * in_n, &g, ey + p * out_n, eidx + p * out_n);
                 CHECK(!tg__pool_run(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx,

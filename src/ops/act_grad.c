@@ -51,24 +51,12 @@ GELU_GRAD_ROW(gelu_grad_f64, double, gelu_slope_f64)
 
 static tg_status gelu_grad_infer(tg_op_ctx *c)
 {
-    const tg_tensor *dy = c->in[0], *x = c->in[1];
-    if (!tg__shape_eq(dy->ndim, dy->shape, x->ndim, x->shape) || dy->dtype != x->dtype) {
-        char a[160], b[160];
-        return tg__error(TG_ERR_SHAPE, "gelu_grad: dy %s %s and x %s %s must have one shape "
-                         "and dtype",
-                         tg_shape_str(dy->ndim, dy->shape, a, sizeof a), tg_dtype_name(dy->dtype),
-                         tg_shape_str(x->ndim, x->shape, b, sizeof b), tg_dtype_name(x->dtype));
-    }
-    return tg_infer_set(c, 0, dy->dtype, dy->ndim, dy->shape);
+    return tg__infer_grad_pair(c, "x");
 }
 
 static tg_status gelu_grad_kernel(tg_op_ctx *c)
 {
-    const tg_tensor *ops[3] = {c->out[0], c->in[0], c->in[1]};
-    tg_iter it;
-    tg_iter_init(&it, 3, ops);
-    tg_iter_run(&it, c->out[0]->dtype == TG_FLOAT32 ? gelu_grad_f32 : gelu_grad_f64, NULL);
-    return TG_OK;
+    return tg__run_grad_pair(c, gelu_grad_f32, gelu_grad_f64);
 }
 
 /* phi(x) (2 - x^2) */

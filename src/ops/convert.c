@@ -34,6 +34,30 @@ tg_status tg_infer_broadcast(tg_op_ctx *c, tg_dtype dt)
     return s == TG_OK ? tg_infer_set(c, 0, dt, nd, shape) : s;
 }
 
+tg_status tg__infer_grad_pair(tg_op_ctx *c, const char *name)
+{
+    const tg_tensor *dy = c->in[0], *y = c->in[1];
+    if (!tg__shape_eq(dy->ndim, dy->shape, y->ndim, y->shape) || dy->dtype != y->dtype ||
+        !tg_dtype_is_float(dy->dtype)) {
+        char a[160], b[160];
+        return tg__error(TG_ERR_SHAPE, "%s: dy %s %s and %s %s %s must be floating point of "
+                         "one shape and dtype", c->op->name,
+                         tg_shape_str(dy->ndim, dy->shape, a, sizeof a), tg_dtype_name(dy->dtype),
+                         name, tg_shape_str(y->ndim, y->shape, b, sizeof b),
+                         tg_dtype_name(y->dtype));
+    }
+    return tg_infer_set(c, 0, dy->dtype, dy->ndim, dy->shape);
+}
+
+tg_status tg__run_grad_pair(tg_op_ctx *c, tg_iter_row_fn f32, tg_iter_row_fn f64)
+{
+    const tg_tensor *ops[3] = {c->out[0], c->in[0], c->in[1]};
+    tg_iter it;
+    tg_iter_init(&it, 3, ops);
+    tg_iter_run(&it, c->out[0]->dtype == TG_FLOAT32 ? f32 : f64, NULL);
+    return TG_OK;
+}
+
 /* one conversion loop per (from, to) pair, through a macro table */
 #define CONV_ROW(FROM_T, TO_T, NAME)                                        \
     TG_ISA_ROW(NAME)                                                        \

@@ -10,6 +10,7 @@
  *   d/d dy: softmax_grad(g, y);   d/dy: g (dy - s) - dy sum(g y). */
 #include "autodiff/jvp.h"
 #include "kernels/cpu/isa_clone.h"
+#include "ops/elementwise.h"
 #include "ops/nn_util.h"
 #include "ops/softmax.h"
 
@@ -75,19 +76,13 @@ static void sg_range(void *ctx, int64_t b, int64_t e)
 
 static tg_status sg_infer(tg_op_ctx *c)
 {
-    const tg_tensor *dy = c->in[0], *y = c->in[1];
+    const tg_tensor *y = c->in[1];
     int64_t axis = ((const tg_softmax_attrs *)c->attr)->axis;
-    char a[160], b[160];
-    if (!tg__shape_eq(dy->ndim, dy->shape, y->ndim, y->shape) || dy->dtype != y->dtype ||
-        !tg_dtype_is_float(dy->dtype))
-        return tg__error(TG_ERR_SHAPE, "softmax_grad: dy %s %s and y %s %s must be floating "
-                         "point of one shape and dtype",
-                         tg_shape_str(dy->ndim, dy->shape, a, sizeof a), tg_dtype_name(dy->dtype),
-                         tg_shape_str(y->ndim, y->shape, b, sizeof b), tg_dtype_name(y->dtype));
+    tg_status s = tg__infer_grad_pair(c, "y");
     int ax;
-    if (!tg__norm_axis("softmax_grad", (int)axis, y->ndim ? y->ndim : 1, &ax))
+    if (s == TG_OK && !tg__norm_axis("softmax_grad", (int)axis, y->ndim ? y->ndim : 1, &ax))
         return tg_last_status();
-    return tg_infer_set(c, 0, dy->dtype, dy->ndim, dy->shape);
+    return s;
 }
 
 static tg_status sg_kernel(tg_op_ctx *c)

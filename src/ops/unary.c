@@ -357,25 +357,12 @@ RELU_GRAD_ROW(relu_grad_f64, double)
 
 static tg_status relu_grad_infer(tg_op_ctx *c)
 {
-    const tg_tensor *dy = c->in[0], *y = c->in[1];
-    if (!tg__shape_eq(dy->ndim, dy->shape, y->ndim, y->shape) || dy->dtype != y->dtype ||
-        !tg_dtype_is_float(dy->dtype)) {
-        char a[160], b[160];
-        return tg__error(TG_ERR_SHAPE, "relu_grad: dy %s %s and y %s %s must be floating "
-                         "point of one shape and dtype",
-                         tg_shape_str(dy->ndim, dy->shape, a, sizeof a), tg_dtype_name(dy->dtype),
-                         tg_shape_str(y->ndim, y->shape, b, sizeof b), tg_dtype_name(y->dtype));
-    }
-    return tg_infer_set(c, 0, dy->dtype, dy->ndim, dy->shape);
+    return tg__infer_grad_pair(c, "y");
 }
 
 static tg_status relu_grad_kernel(tg_op_ctx *c)
 {
-    const tg_tensor *ops[3] = {c->out[0], c->in[0], c->in[1]};
-    tg_iter it;
-    tg_iter_init(&it, 3, ops);
-    tg_iter_run(&it, c->out[0]->dtype == TG_FLOAT32 ? relu_grad_f32 : relu_grad_f64, NULL);
-    return TG_OK;
+    return tg__run_grad_pair(c, relu_grad_f32, relu_grad_f64);
 }
 
 static tg_status relu_grad_grad(tg_grad_ctx *g)

@@ -9,6 +9,7 @@
  * bits (NaN passes, -0 becomes +0), the automatic choice (which shapes
  * come here, groups > 1 refused), and one result for every thread count. */
 #include "harness.h"
+#include "kernel_data.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_dense.h"
 #include "kernels/cpu/cpu.h"
@@ -64,26 +65,6 @@ static void reference(const tg__conv_geom *g, const double *x, const double *w,
                             }
                     y[((n * g->o + o) * g->oh + oy) * g->ow + ox] = relu && s <= 0 ? 0 : s;
                 }
-}
-
-static void fill(double *v, int64_t n, unsigned seed)
-{
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        v[i] = (double)((seed >> 8) & 0xffff) / 32768.0 - 1.0;
-    }
-}
-
-static void *typed(const double *v, int64_t n, bool f64)
-{
-    void *p = malloc((size_t)(n ? n : 1) * (f64 ? sizeof(double) : sizeof(float)));
-    for (int64_t i = 0; i < n; i++) {
-        if (f64)
-            ((double *)p)[i] = v[i];
-        else
-            ((float *)p)[i] = (float)v[i];
-    }
-    return p;
 }
 
 static double value(const void *p, int64_t i, bool f64)

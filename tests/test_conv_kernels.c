@@ -9,6 +9,7 @@
  * conv_dw.c run) for every instruction set this CPU has. LeNet's two
  * layers are in the grid. */
 #include "harness.h"
+#include "kernel_data.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_nd.h"
@@ -94,18 +95,6 @@ static void reference(const tg__conv_geom *g, const double *x, const double *w,
                 }
 }
 
-static void *typed(const double *v, int64_t n, bool f64)
-{
-    void *p = malloc((size_t)(n ? n : 1) * (f64 ? sizeof(double) : sizeof(float)));
-    for (int64_t i = 0; i < n; i++) {
-        if (f64)
-            ((double *)p)[i] = v[i];
-        else
-            ((float *)p)[i] = (float)v[i];
-    }
-    return p;
-}
-
 static void compare(const char *what, const shape *s, bool f64, const void *got,
                     const double *want, int64_t n, double scale)
 {
@@ -124,15 +113,6 @@ static void compare(const char *what, const shape *s, bool f64, const void *got,
                 (long long)s->c, (long long)s->h, (long long)s->w, (long long)s->o,
                 (long long)s->kh, (long long)s->kw, (long long)s->s, (long long)s->p,
                 (long long)s->d, (long long)s->g, worst, tol);
-}
-
-static double fill(double *v, int64_t n, unsigned seed)
-{
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        v[i] = (double)((seed >> 8) & 0xffff) / 32768.0 - 1.0;
-    }
-    return 1;
 }
 
 /* the forward product through relu gives relu's bits of the plain one

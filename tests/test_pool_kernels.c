@@ -24,21 +24,27 @@ static double value(unsigned *seed)
     return (double)(r % 5) - 2.0; /* few values: many ties */
 }
 
-/* reference forward of one plane */
-static void ref_max(const double *x, int64_t H, int64_t W, double *y, int64_t *idx)
+/* one plane, any window: PyTorch's output size and window clipping,
+ * NaN wins, ties keep the first in row-major window order */
+static void ref_max(const double *x, const tg__pool_geom *g, double *y, int64_t *idx)
 {
-    for (int64_t oh = 0; oh < H / 2; oh++)
-        for (int64_t ow = 0; ow < W / 2; ow++) {
-            int64_t b = 2 * oh * W + 2 * ow, at[4] = {b, b + 1, b + W, b + W + 1};
-            double m = x[b];
-            int64_t mi = b;
-            for (int k = 1; k < 4; k++)
-                if (x[at[k]] > m || x[at[k]] != x[at[k]]) {
-                    m = x[at[k]];
-                    mi = at[k];
-                }
-            y[oh * (W / 2) + ow] = m;
-            idx[oh * (W / 2) + ow] = mi;
+    for (int64_t oh = 0; oh < g->OH; oh++)
+        for (int64_t ow = 0; ow < g->OW; ow++) {
+            int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw;
+            int64_t h1 = h0 + g->kh < g->H ? h0 + g->kh : g->H;
+            int64_t w1 = w0 + g->kw < g->W ? w0 + g->kw : g->W;
+            h0 = h0 < 0 ? 0 : h0;
+            w0 = w0 < 0 ? 0 : w0;
+            double m = -INFINITY;
+            int64_t mi = h0 * g->W + w0;
+            for (int64_t h = h0; h < h1; h++)
+                for (int64_t w = w0; w < w1; w++)
+                    if (x[h * g->W + w] > m || x[h * g->W + w] != x[h * g->W + w]) {
+                        m = x[h * g->W + w];
+                        mi = h * g->W + w;
+                    }
+            y[oh * g->OW + ow] = m;
+            idx[oh * g->OW + ow] = mi;
         }
 }
 
@@ -56,6 +62,18 @@ static void fill(double *x, char *tx, int64_t n, bool f64, unsigned *seed)
 
 static bool same(double a, double b) { return a == b || (a != a && b != b); }
 
+/* the kernel's n maxima (float or double) and indices are the reference's */
+static bool same_maxima(const char *ty, const int64_t *idx, const double *ey,
+                        const int64_t *eidx, int64_t n, bool f64)
+{
+    bool ok = true;
+    for (int64_t i = 0; i < n; i++) {
+        double v = f64 ? ((const double *)ty)[i] : ((const float *)ty)[i];
+        ok &= same(v, ey[i]) && idx[i] == eidx[i];
+    }
+    return ok;
+}
+
 /* planes of OH x OW outputs from 2 OH + odd x 2 OW + odd inputs (the last
  * row and column of odd sizes in no window) */
 static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
@@ -68,17 +86,12 @@ static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
     char *tx = malloc(z * (size_t)(planes * in_n)), *ty = malloc(z * (size_t)(planes * out_n));
     fill(x, tx, planes * in_n, f64, &seed);
-    for (int64_t p = 0; p < planes; p++)
-        ref_max(x + p * in_n, H, W, ey + p * out_n, eidx + p * out_n);
     tg__pool_geom g = {.nd = 2, .in = {1, H, W}, .out = {1, OH, OW}, .k = {1, 2, 2}, .s = {1, 2, 2}};
+    for (int64_t p = 0; p < planes; p++)
+        ref_max(x + p * in_n, &g, ey + p * out_n, eidx + p * out_n);
     CHECK(!tg__pool_run(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx, planes,
                       in_n, out_n));
-    bool ok = true;
-    for (int64_t i = 0; i < planes * out_n; i++) {
-        double v = f64 ? ((double *)ty)[i] : ((float *)ty)[i];
-        ok &= same(v, ey[i]) && idx[i] == eidx[i];
-    }
-    CHECK(ok);
+    CHECK(same_maxima(ty, idx, ey, eidx, planes * out_n, f64));
     /* one-byte offsets: the same maxima, the argmax's place in its window */
     char *cy = malloc(z * (size_t)(planes * out_n));
     uint8_t *off = malloc((size_t)(planes * out_n));
@@ -86,7 +99,7 @@ static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
         tg__maxpool2x2c_planes_f64((const double *)tx, planes, H, W, OH, OW, (double *)cy, off);
     else
         tg__maxpool2x2c_planes_f32((const float *)tx, planes, H, W, OH, OW, (float *)cy, off);
-    ok = true;
+    bool ok = true;
     for (int64_t i = 0; i < planes * out_n; i++) {
         int64_t o = i % out_n, e = eidx[i], b = 2 * (o / OW) * W + 2 * (o % OW);
         int64_t want = (e - b) / W * 2 + (e - b) % W;
@@ -155,28 +168,36 @@ static void test_max_2x2(void)
                     check(f64, oh + (int64_t)i % 2, widths[i], odd, 7u + (unsigned)i);
 }
 
-/* one plane, any window: PyTorch's output size and window clipping,
- * NaN wins, ties keep the first in row-major window order */
-static void ref_max_general(const double *x, const tg__pool_geom *g, double *y, int64_t *idx)
+/* windows of other sizes, strides and paddings (the general kernel, whose
+ * outputs inside a row run a vector at a time and the edges one by one),
+ * rows from shorter than a vector to several vectors and a tail */
+/* one geometry of windows k (kh, kw, sh, sw, ph, pw) over H x W planes */
+static void check_general(bool f64, int64_t H, int64_t W, const int64_t *k, unsigned *seed)
 {
-    for (int64_t oh = 0; oh < g->OH; oh++)
-        for (int64_t ow = 0; ow < g->OW; ow++) {
-            int64_t h0 = oh * g->sh - g->ph, w0 = ow * g->sw - g->pw;
-            int64_t h1 = h0 + g->kh < g->H ? h0 + g->kh : g->H;
-            int64_t w1 = w0 + g->kw < g->W ? w0 + g->kw : g->W;
-            h0 = h0 < 0 ? 0 : h0;
-            w0 = w0 < 0 ? 0 : w0;
-            double m = -INFINITY;
-            int64_t mi = h0 * g->W + w0;
-            for (int64_t h = h0; h < h1; h++)
-                for (int64_t w = w0; w < w1; w++)
-                    if (x[h * g->W + w] > m || x[h * g->W + w] != x[h * g->W + w]) {
-                        m = x[h * g->W + w];
-                        mi = h * g->W + w;
-                    }
-            y[oh * g->OW + ow] = m;
-            idx[oh * g->OW + ow] = mi;
-        }
+    tg__pool_geom g = {.nd = 2, .in = {1, H, W}, .k = {1, k[0], k[1]}, .s = {1, k[2], k[3]},
+                       .p = {0, k[4], k[5]}};
+    g.out[0] = 1;
+    g.out[1] = (H + 2 * k[4] - k[0]) / k[2] + 1;
+    g.out[2] = (W + 2 * k[5] - k[1]) / k[3] + 1;
+    int64_t planes = 2, in_n = H * W, out_n = g.OH * g.OW;
+    size_t z = f64 ? sizeof(double) : sizeof(float);
+    double *x = malloc(sizeof(double) * (size_t)(planes * in_n));
+    double *ey = malloc(sizeof(double) * (size_t)(planes * out_n));
+    int64_t *eidx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
+    char *tx = malloc(z * (size_t)(planes * in_n)), *ty = malloc(z * (size_t)(planes * out_n));
+    fill(x, tx, planes * in_n, f64, seed);
+    for (int64_t p = 0; p < planes; p++)
+        ref_max(x + p * in_n, &g, ey + p * out_n, eidx + p * out_n);
+    CHECK(!tg__pool_run(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx, planes,
+                        in_n, out_n));
+    CHECK(same_maxima(ty, idx, ey, eidx, planes * out_n, f64));
+    free(x);
+    free(ey);
+    free(eidx);
+    free(idx);
+    free(tx);
+    free(ty);
 }
 
 /* windows of other sizes, strides and paddings (the general kernel, whose
@@ -193,38 +214,8 @@ static void test_max_general(void)
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
             for (size_t j = 0; j < sizeof windows / sizeof windows[0]; j++) {
                 const int64_t *k = windows[j], H = sizes[i][0], W = sizes[i][1];
-                if (k[0] > H + 2 * k[4] || k[1] > W + 2 * k[5])
-                    continue;
-                tg__pool_geom g = {.nd = 2, .in = {1, H, W}, .k = {1, k[0], k[1]},
-                                   .s = {1, k[2], k[3]}, .p = {0, k[4], k[5]}};
-                g.out[0] = 1;
-                g.out[1] = (H + 2 * k[4] - k[0]) / k[2] + 1;
-                g.out[2] = (W + 2 * k[5] - k[1]) / k[3] + 1;
-                int64_t planes = 2, in_n = H * W, out_n = g.OH * g.OW;
-                size_t z = f64 ? sizeof(double) : sizeof(float);
-                double *x = malloc(sizeof(double) * (size_t)(planes * in_n));
-                double *ey = malloc(sizeof(double) * (size_t)(planes * out_n));
-                int64_t *eidx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
-                int64_t *idx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
-                char *tx = malloc(z * (size_t)(planes * in_n));
-                char *ty = malloc(z * (size_t)(planes * out_n));
-                fill(x, tx, planes * in_n, f64, &seed);
-                for (int64_t p = 0; p < planes; p++)
-                    ref_max_general(x + p * in_n, &g, ey + p * out_n, eidx + p * out_n);
-                CHECK(!tg__pool_run(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx,
-                                    planes, in_n, out_n));
-                bool ok = true;
-                for (int64_t e = 0; e < planes * out_n; e++) {
-                    double v = f64 ? ((double *)ty)[e] : ((float *)ty)[e];
-                    ok &= same(v, ey[e]) && idx[e] == eidx[e];
-                }
-                CHECK(ok);
-                free(x);
-                free(ey);
-                free(eidx);
-                free(idx);
-                free(tx);
-                free(ty);
+                if (k[0] <= H + 2 * k[4] && k[1] <= W + 2 * k[5])
+                    check_general(f64, H, W, k, &seed);
             }
 }
 

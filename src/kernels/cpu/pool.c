@@ -70,8 +70,8 @@ static inline bool is_2x2(const geom *g)
         }                                                                        \
     }
 
-/* the general kernels are written once, always inlined into a plane
- * (VOL false) and a volume (VOL true) copy */
+/* the average kernels are written once, always inlined into a plane (VOL
+ * false) and a volume (VOL true) copy */
 #define INLINE static inline __attribute__((always_inline))
 
 /* a plane's max pooling takes the outputs inside a row a vector at a time
@@ -85,23 +85,6 @@ typedef int64_t mask_f64 __attribute__((vector_size(16)));
 
 #define PLANES(SFX, T)                                                           \
     enum { MAX_RUN_##SFX = sizeof(vec_##SFX) / sizeof(T) };                      \
-    INLINE void max_nd_##SFX(const geom *g, const T *x, T *y, int64_t *idx,     \
-                             const bool VOL)                                     \
-    {                                                                            \
-        const int64_t H = g->H, W = g->W;                                        \
-        EACH_WINDOW(g, VOL, {                                                    \
-            T m = -INFINITY;                                                     \
-            int64_t mi = (za * H + ya) * W + xa;                                 \
-            for (int64_t z = za; z < ze; z++)                                    \
-                for (int64_t h = ya; h < ye; h++) {                              \
-                    int64_t row = (z * H + h) * W;                               \
-                    for (int64_t w = xa; w < xe; w++)                            \
-                        TAKE(T, x[row + w], row + w)                             \
-                }                                                                \
-            y[o_] = m;                                                           \
-            idx[o_] = mi;                                                        \
-        })                                                                       \
-    }                                                                            \
     INLINE void avg_nd_##SFX(const geom *g, const T *x, T *y, const bool VOL)    \
     {                                                                            \
         const int64_t H = g->H, W = g->W;                                        \
@@ -200,9 +183,22 @@ typedef int64_t mask_f64 __attribute__((vector_size(16)));
             }                                                                    \
         }                                                                        \
     }                                                                            \
+    /* volumes: the window loop (planes have max_plane) */                  \
     static void max_volume_##SFX(const geom *g, const T *x, T *y, int64_t *idx) \
     {                                                                            \
-        max_nd_##SFX(g, x, y, idx, true);                                        \
+        const int64_t H = g->H, W = g->W;                                        \
+        EACH_WINDOW(g, true, {                                                   \
+            T m = -INFINITY;                                                     \
+            int64_t mi = (za * H + ya) * W + xa;                                 \
+            for (int64_t z = za; z < ze; z++)                                    \
+                for (int64_t h = ya; h < ye; h++) {                              \
+                    int64_t row = (z * H + h) * W;                               \
+                    for (int64_t w = xa; w < xe; w++)                            \
+                        TAKE(T, x[row + w], row + w)                             \
+                }                                                                \
+            y[o_] = m;                                                           \
+            idx[o_] = mi;                                                        \
+        })                                                                       \
     }                                                                            \
     static void avg_plane_##SFX(const geom *g, const T *x, T *y)                 \
     {                                                                            \

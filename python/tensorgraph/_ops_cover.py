@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _C
 from ._creation import arange, randint, randn, tensor, zeros
+from ._ops_math import _scan
 
 Tensor = _C.Tensor
 
@@ -159,17 +160,6 @@ def heaviside(input, values):
 
 
 # ---- scans --------------------------------------------------------------------------
-def _scan(x, d, combine):
-    """inclusive scan of combine along d by doubling: log2(n) steps, each
-    combining every element with the one `shift` before it (the first
-    `shift` elements with themselves)"""
-    n = x.shape[d]
-    y, shift = x, 1
-    while shift < n:
-        before = _C.cat([y.narrow(d, 0, shift), y.narrow(d, 0, n - shift)], d)
-        y = combine(y, before)
-        shift *= 2
-    return y
 
 
 def _cum_extreme(input, dim, pick, name):
@@ -215,14 +205,7 @@ def logcumsumexp(input, dim):
     d = _dim(dim, input.ndim)
     if input.ndim == 0:
         return input.clone()
-    n = input.shape[d]
-    y, shift = input, 1
-    while shift < n:
-        shape = list(input.shape)
-        shape[d] = shift
-        pad = _C.add(zeros(shape, dtype=input.dtype), -math.inf)
-        y = logaddexp(y, _C.cat([pad, y.narrow(d, 0, n - shift)], d))
-        shift *= 2
+    y = _scan(input, d, logaddexp, -math.inf)
     return y if y is not input else input.clone()
 
 

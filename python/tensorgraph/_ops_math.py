@@ -219,6 +219,25 @@ def clamp_max(input, max):  # noqa: A002
     return clamp(input, None, max)
 
 
+def _scan(x, d, combine, identity=None):
+    """inclusive scan of combine along d by doubling: log2(n) steps, each
+    combining every element with the one `shift` before it; the first
+    `shift` elements with `identity` (a constant), or with themselves when
+    none is given (combine is then idempotent: max, min)"""
+    n = x.shape[d]
+    y, shift = x, 1
+    while shift < n:
+        if identity is None:
+            pad = y.narrow(d, 0, shift)
+        else:
+            shape = list(x.shape)
+            shape[d] = shift
+            pad = _C.add(zeros(shape, dtype=x.dtype), identity)
+        y = combine(y, _C.cat([pad, y.narrow(d, 0, n - shift)], d))
+        shift *= 2
+    return y
+
+
 def cumprod(input, dim, *, dtype=None):
     """running products along dim: a doubling scan (log2(n) products of
     shifted copies), differentiable through zeros too"""
@@ -230,14 +249,7 @@ def cumprod(input, dim, *, dtype=None):
     d = _dim(dim, input.ndim)
     if input.ndim == 0:
         return input.clone()
-    n = input.shape[d]
-    y, shift = input, 1
-    while shift < n:
-        shape = list(input.shape)
-        shape[d] = shift
-        ones = _C.add(zeros(shape, dtype=input.dtype), 1)
-        y = y * _C.cat([ones, y.narrow(d, 0, n - shift)], d)
-        shift *= 2
+    y = _scan(input, d, lambda a, b: a * b, 1)
     return y if y is not input else input.clone()
 
 

@@ -307,6 +307,11 @@ tg_status tg__conv2d_clamp_kernel(tg_op_ctx *c, double lo, double hi)
     return conv_run_act(c, &(tg__conv_act){TG_CONV_ACT_CLAMP, lo, hi});
 }
 
+tg_status tg__conv2d_hardswish_kernel(tg_op_ctx *c)
+{
+    return conv_run_act(c, &(tg__conv_act){TG_CONV_ACT_HARDSWISH, 0, 0});
+}
+
 static tg_status conv_grad(tg_grad_ctx *g)
 {
     const conv_params *p = g->attr;

@@ -443,6 +443,47 @@ static void test_epilogues(void)
     }
 }
 
+/* conv2d + hardswish and conv2d + clamp (relu6) as one node, the
+ * convolution applying the activation as it writes, on a shape of each
+ * forward path (pointwise, depthwise, few-channel strided, general):
+ * bitwise equal to level 0 in both executors */
+static void test_conv_act_epilogues(void)
+{
+    static const struct {
+        int64_t x[4], w[4];
+        tg_conv2d_opts o;
+    } cases[] = {
+        {{2, 8, 6, 7}, {12, 8, 1, 1}, {{1, 1}, {0, 0}, {1, 1}, 1}},
+        {{2, 8, 9, 9}, {8, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 8}},
+        {{1, 3, 17, 16}, {8, 3, 3, 3}, {{2, 2}, {1, 1}, {1, 1}, 1}},
+        {{2, 5, 7, 7}, {6, 5, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tg_graph *g = tg_graph_new("conv_act");
+        tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 4, cases[i].x);
+        tg_tensor *w = tt_rand_dtype(TG_FLOAT32, 4, cases[i].w, -0.5, 0.5);
+        tg_tensor *w2 = tt_rand_dtype(TG_FLOAT32, 4, cases[i].w, -0.5, 0.5);
+        tg_tensor *b = tt_rand_dtype(TG_FLOAT32, 1, cases[i].w, -0.5, 0.5);
+        tg_graph_begin(g); /* two weights: one convolution would be shared */
+        tg_tensor *hs = tg_hardswish(tg_conv2d(x, w, b, &cases[i].o));
+        tg_tensor *r6 = tg_clamp(tg_conv2d(x, w2, b, &cases[i].o), 0, 6);
+        tg_graph_end();
+        tg_tensor *feeds[1] = {x}, *vals[1] = {tt_rand_dtype(TG_FLOAT32, 4, cases[i].x, -4, 4)};
+        tg_tensor *fetch[2] = {hs, r6};
+        sig q = {1, 2, 0, feeds, vals, fetch, NULL};
+        tg_session *s = tg_session_new(g);
+        tg_pass_record rec[32];
+        char *dump = NULL;
+        int n = records(s, &q, rec, &dump);
+        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 2);
+        CHECK(dump && strstr(dump, "hardswish($0)\"") && strstr(dump, "clamp[a=0, b=6]($0)\""));
+        free(dump);
+        check_equal(s, &q, 1, 0, NULL, NULL);
+        tg_session_free(s);
+        tg_graph_free(g);
+    }
+}
+
 /* ResNet's blocks: conv2d + bias, the shortcut added, relu: the dense
  * convolution adds and activates as it stores (kernels/cpu/conv_dense.h)
  * where it takes the layer; an identity shortcut, a 1x1 projection's
@@ -527,6 +568,7 @@ int main(void)
     RUN(test_fused_signatures);
     RUN(test_update_fusion);
     RUN(test_epilogues);
+    RUN(test_conv_act_epilogues);
     RUN(test_residual_epilogues);
     RUN(test_epilogue_op);
     return tt_finish();

@@ -308,6 +308,11 @@ tg_status tg__conv2d_clamp_kernel(tg_op_ctx *c, double lo, double hi)
     return conv_run_act(c, &(tg__conv_act){TG_CONV_ACT_CLAMP, lo, hi});
 }
 
+tg_status tg__conv2d_hardswish_kernel(tg_op_ctx *c)
+{
+    return conv_run_act(c, &(tg__conv_act){TG_CONV_ACT_HARDSWISH, 0, 0});
+}
+
 bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu, tg_status *st)
 {
     tg_tensor *out = c->out[0];

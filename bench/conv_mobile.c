@@ -1,12 +1,15 @@
 /* Convolution forward benchmark on the layers of MobileNetV2 and
  * ResNet-18 at 224x224 (JSON lines): pointwise (1x1), depthwise (groups ==
- * channels, 3x3 stride 1 and 2) and dense 3x3, float32, through
+ * channels, 3x3 stride 1 and 2), the MobileNets' stems (3x3 stride 2
+ * from 3 channels) and dense 3x3, float32, through
  * tg__conv2d_forward (kernels/cpu/conv.h) on NCHW buffers, with the path
  * TG_CONV picks (auto, gemm, lanes, planes). ms is the median of the
  * samples (each at least ~20 ms of repeats after one untimed call),
- * best_ms the fastest.
- *   bench_conv_mobile [--batch B] [--threads T] [--samples N] [--only KIND]
- * KIND: pointwise, depthwise or dense. TG_CPU lowers the dispatch level. */
+ * best_ms the fastest. --cpu times the process's CPU time instead of the
+ * wall clock (with --threads 1: what a layer costs on a shared, loaded
+ * machine, where preemption inflates wall time).
+ *   bench_conv_mobile [--batch B] [--threads T] [--samples N] [--only KIND] [--cpu]
+ * KIND: pointwise, depthwise, stem or dense. TG_CPU lowers the dispatch level. */
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
 #include "timing.h"
@@ -32,6 +35,7 @@ static const layer layers[] = {
     {"depthwise", 192, 28, 192, 3, 1, 192}, {"depthwise", 384, 14, 384, 3, 1, 384},
     {"depthwise", 576, 14, 576, 3, 2, 576}, {"depthwise", 960, 7, 960, 3, 1, 960},
     {"depthwise", 72, 28, 72, 5, 2, 72},    {"depthwise", 288, 7, 288, 5, 1, 288},
+    {"stem", 3, 224, 32, 3, 2, 1},          {"stem", 3, 224, 16, 3, 2, 1},
     {"dense", 64, 56, 64, 3, 1, 1},         {"dense", 128, 28, 128, 3, 1, 1},
     {"dense", 256, 14, 256, 3, 1, 1},       {"dense", 512, 7, 512, 3, 1, 1},
 };
@@ -46,6 +50,17 @@ static float *rand_buf(int64_t n, unsigned seed)
     return p;
 }
 
+static bool cpu_time;
+
+static double clock_ms(void)
+{
+    if (!cpu_time)
+        return now_ms();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
 static double time_layer(const tg__conv_geom *g, int samples, double *best)
 {
     float *x = rand_buf(g->n * g->c * g->h * g->w, 1);
@@ -57,11 +72,11 @@ static double time_layer(const tg__conv_geom *g, int samples, double *best)
         goto out;
     for (int s = 0; s < samples; s++) {
         int reps = 0;
-        double t0 = now_ms(), t1;
+        double t0 = clock_ms(), t1;
         do {
             tg__conv2d_forward(TG_FLOAT32, g, x, w, b, y);
             reps++;
-        } while ((t1 = now_ms()) - t0 < 20);
+        } while ((t1 = clock_ms()) - t0 < 20);
         t[s] = (t1 - t0) / reps;
     }
     qsort(t, (size_t)samples, sizeof *t, cmp_double);
@@ -77,8 +92,13 @@ int main(int argc, char **argv)
     int64_t batch = 1;
     int threads = 2, samples = 5;
     const char *only = NULL;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--batch"))
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--cpu")) {
+            cpu_time = true;
+            i--;
+        } else if (i + 1 >= argc)
+            break;
+        else if (!strcmp(argv[i], "--batch"))
             batch = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--threads"))
             threads = atoi(argv[i + 1]);
@@ -104,9 +124,11 @@ int main(int argc, char **argv)
         printf("{\"bench\": \"conv_mobile\", \"kind\": \"%s\", \"c\": %lld, "
                "\"hw\": %lld, \"o\": %lld, \"k\": %lld, \"stride\": %lld, "
                "\"groups\": %lld, \"batch\": %lld, \"threads\": %d, \"mode\": \"%s\", "
+               "\"clock\": \"%s\", "
                "\"ms\": %.4f, \"best_ms\": %.4f, \"gflops\": %.2f}\n",
                l->kind, (long long)l->c, (long long)l->hw, (long long)l->o, (long long)l->k,
                (long long)l->stride, (long long)l->groups, (long long)batch, threads, mode,
+               cpu_time ? "cpu" : "wall",
                ms, best, ms > 0 ? gflop / ms * 1e3 : 0);
         fflush(stdout);
     }

@@ -18,7 +18,7 @@ typedef struct tg__dw_plane {
     int taps;
     const int64_t *off;
     /* applied to the outputs as they are stored: 0 none, 1 relu, 2 clamp
-     * to [lo, hi] (tg__conv_act_kind) */
+     * to [lo, hi], 3 hardswish (tg__conv_act_kind) */
     int act;
     double lo, hi;
 } tg__dw_plane;
@@ -33,7 +33,7 @@ typedef struct tg__dw_arch {
     void (*plane[2])(const tg__dw_plane *p, const void *phases, const void *w,
                      const void *bias, void *y);
     /* r [n] + bias (NULL: none), then the activation act (0 none, 1 relu,
-     * 2 clamp to [lo, hi]), in place: the pointwise path's epilogue and
+     * 2 clamp to [lo, hi], 3 hardswish), in place: the pointwise path's epilogue and
      * the other paths' clamp pass (conv_pw.c, conv.c) */
     void (*row_act[2])(void *r, int64_t n, const void *bias, int act, double lo,
                        double hi);

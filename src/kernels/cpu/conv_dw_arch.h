@@ -34,12 +34,22 @@
     enum { DW(L_##SUF) = VEC_BYTES / (int)sizeof(T) };                           \
                                                                                  \
     /* relu as the relu op: NaN passes, the rest not above zero is +0; clamp  \
-     * as the clamp op: below lo is lo, above hi is hi, NaN passes */          \
+     * as the clamp op: below lo is lo, above hi is hi, NaN passes;         \
+     * hardswish as the hardswish op: v * relu6(v + 3) / 6, in that order   \
+     * (no multiply-add to fuse), relu6 passing NaN */                      \
     static inline DW(v_##SUF) DW(act_##SUF)(const tg__dw_plane *p, DW(v_##SUF) v) \
     {                                                                            \
         if (p->act == 1) {                                                       \
             DW(m_##SUF) keep = (v > 0) | (v != v);                               \
             return (DW(v_##SUF))((DW(m_##SUF))v & keep);                         \
+        }                                                                        \
+        if (p->act == 3) {                                                       \
+            const DW(v_##SUF) zero = {0}, six = (DW(v_##SUF)){0} + (T)6;         \
+            DW(v_##SUF) t = v + (T)3;                                            \
+            DW(m_##SUF) below = t < zero, above = t > six;                       \
+            t = (DW(v_##SUF))((DW(m_##SUF))t & ~below);                          \
+            t = (DW(v_##SUF))(((DW(m_##SUF))six & above) | ((DW(m_##SUF))t & ~above)); \
+            return v * t / (T)6;                                                 \
         }                                                                        \
         if (p->act != 2)                                                         \
             return v;                                                            \

@@ -172,6 +172,28 @@ static bool conv_then(const tg_fused_prog *p, const char *act)
            strcmp(r->op->name, act) == 0 && r->n_args == 1 && r->args[0] == -1;
 }
 
+/* conv2d(...); add($0, r) or add(r, $0) [; relu($1)]: ResNet's shortcut,
+ * which the convolution can add (and relu) as it writes; *res: r's input
+ * index, *relu: whether relu follows */
+static bool residual_in_product(const tg_fused_prog *p, int *res, bool *relu)
+{
+    if ((p->n != 2 && p->n != 3) || strcmp(p->ins[0].op->name, "conv2d") != 0)
+        return false;
+    const tg_fused_instr *a = &p->ins[1];
+    if (strcmp(a->op->name, "add") != 0 || a->n_args != 2)
+        return false;
+    if (a->args[0] == -1 && a->args[1] >= 0)
+        *res = a->args[1];
+    else if (a->args[1] == -1 && a->args[0] >= 0)
+        *res = a->args[0];
+    else
+        return false;
+    const tg_fused_instr *r = &p->ins[2];
+    *relu = p->n == 3;
+    return p->n == 2 ||
+           (strcmp(r->op->name, "relu") == 0 && r->n_args == 1 && r->args[0] == -2);
+}
+
 /* the product straight into the output, then the rest of the program over
  * it in place ($0 becomes input n_in: the output itself), or both at once
  * where the product's kernel can apply the rest (conv_then) */
@@ -196,7 +218,12 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     pc.attrs = P->attrs;
     pc.n_attrs = P->n_attrs;
     pc.out_meta[0] = c->out_meta[0];
-    if (conv_then(p, "relu")) {
+    int res;
+    bool relu;
+    if (residual_in_product(p, &res, &relu) &&
+        tg__conv2d_residual_kernel(&pc, c->in[res], relu, &s)) {
+        /* done in the product's store */
+    } else if (conv_then(p, "relu")) {
         s = tg__conv2d_relu_kernel(&pc);
     } else if (conv_then(p, "clamp")) {
         const unary_attrs *bounds = p->ins[1].attr;

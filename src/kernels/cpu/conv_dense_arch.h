@@ -28,11 +28,47 @@
 #define DA_STR2(x) #x
 #define DA_STR(x) DA_STR2(x)
 
-#define DENSE_TYPES(T, SUF)                                                      \
+#define DENSE_TYPES(T, I, SUF)                                                   \
     typedef T DA_NAME(v_##SUF) __attribute__((vector_size(VEC_BYTES)));         \
     typedef T DA_NAME(vu_##SUF) __attribute__((vector_size(VEC_BYTES),          \
                                                aligned(sizeof(T)), may_alias));  \
-    enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T) };
+    typedef I DA_NAME(m_##SUF) __attribute__((vector_size(VEC_BYTES)));         \
+    enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T) };                     \
+                                                                                \
+    /* y[e] = relu?((src[e] + b) (+ r[e])) for e < n, as the add and relu ops   \
+     * give it (NaN passes relu, -0 becomes +0): whole vectors, the last one    \
+     * ending at n (overlapping the one before: y aliases neither src nor r),  \
+     * or element by element when n is below a vector */                       \
+    static inline void DA_NAME(put_row_##SUF)(T *y, const T *src, const T *r, T b,  \
+                                              bool relu, int64_t n)            \
+    {                                                                           \
+        typedef DA_NAME(v_##SUF) V;                                             \
+        typedef DA_NAME(vu_##SUF) VU;                                           \
+        typedef DA_NAME(m_##SUF) M;                                             \
+        enum { L = DA_NAME(L_##SUF) };                                          \
+        if (n < L) {                                                            \
+            for (int64_t e = 0; e < n; e++) {                                   \
+                T v = src[e] + b;                                               \
+                v = r ? v + r[e] : v;                                           \
+                y[e] = !relu || v > 0 || v != v ? v : (T)0;                     \
+            }                                                                   \
+            return;                                                             \
+        }                                                                       \
+        const V bv = (V){0} + b, zero = {0};                                    \
+        for (int64_t e = 0;; e += L) {                                          \
+            e = e > n - L ? n - L : e;                                          \
+            V v = *(const VU *)(src + e) + bv;                                  \
+            if (r)                                                              \
+                v = v + *(const VU *)(r + e);                                   \
+            if (relu) {                                                         \
+                M keep = (v > zero) | (v != v);                                 \
+                v = (V)((M)v & keep);                                           \
+            }                                                                   \
+            *(VU *)(y + e) = v;                                                 \
+            if (e == n - L)                                                     \
+                break;                                                          \
+        }                                                                       \
+    }
 
 /* the kernels of one tile shape: MR output channels x NV vectors (the
  * functions are named after SUF, MR and NV) */
@@ -48,29 +84,12 @@
                                    const tg__dense_store *st)                   \
     {                                                                           \
         const T *bias = st->bias;                                               \
+        const T *res = st->res;                                                 \
         for (int64_t i = 0; i < rows; i++) {                                    \
-            T *y = (T *)st->y + (o0 + i) * st->ohw + at;                        \
-            const T b = bias ? bias[o0 + i] : (T)0;                             \
-            const T *src = tile[i] + j;                                         \
-            if (st->res) { /* (product + bias) + shortcut: the add op's bits */ \
-                const T *r = (const T *)st->res + (o0 + i) * st->ohw + at;      \
-                if (st->relu)                                                   \
-                    for (int64_t e = 0; e < n; e++) {                           \
-                        T v = (src[e] + b) + r[e];                              \
-                        y[e] = v > 0 || v != v ? v : (T)0;                      \
-                    }                                                           \
-                else                                                            \
-                    for (int64_t e = 0; e < n; e++)                             \
-                        y[e] = (src[e] + b) + r[e];                             \
-            } else if (st->relu) {                                              \
-                for (int64_t e = 0; e < n; e++) {                               \
-                    T v = src[e] + b;                                           \
-                    y[e] = v > 0 || v != v ? v : (T)0;                          \
-                }                                                               \
-            } else {                                                            \
-                for (int64_t e = 0; e < n; e++)                                 \
-                    y[e] = src[e] + b;                                          \
-            }                                                                   \
+            int64_t at_i = (o0 + i) * st->ohw + at;                             \
+            DA_NAME(put_row_##SUF)((T *)st->y + at_i, tile[i] + j,              \
+                                   res ? res + at_i : NULL,                     \
+                                   bias ? bias[o0 + i] : (T)0, st->relu, n);    \
         }                                                                       \
     }                                                                           \
                                                                                 \
@@ -129,8 +148,8 @@
         DA_NAME(store_##TN)(acc, t, o0, rows, st);                             \
     }
 
-DENSE_TYPES(float, f32)
-DENSE_TYPES(double, f64)
+DENSE_TYPES(float, int32_t, f32)
+DENSE_TYPES(double, int64_t, f64)
 /* DENSE_TILES(X) lists the shapes as X(MR, NV) */
 #define DA_F32(MR, NV) DENSE_TEMPLATE(float, f32, MR, NV)
 #define DA_F64(MR, NV) DENSE_TEMPLATE(double, f64, MR, NV)

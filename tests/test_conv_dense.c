@@ -121,7 +121,7 @@ static void test_every_shape_and_isa(void)
 {
     for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
         tg__cpu_force((tg__isa)isa);
-        for (int kind = -1; kind < 2; kind++) { /* chosen, then each tile shape */
+        for (int kind = -1; kind < 4; kind++) { /* chosen, then each tile shape */
             tg__conv_dense_force_tile(kind);
             for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
                 for (int run = 0; run < 16; run++)

@@ -3,7 +3,9 @@
  * conv_dense_avx2.c and conv_dense_generic.c define the vector width and
  * the tile, are compiled for their instruction set (CMakeLists.txt, with
  * -ffp-contract=fast so that the multiply-adds fuse), include this file
- * and so define tg__dense_arch_<ISA>.
+ * and so define tg__dense_arch_<ISA> (a file may include it more than once,
+ * with another DENSE_ISA name and vector width each time; DENSE_NARROWER
+ * names the table of the narrower tiles, see conv_dense_api.h).
  *
  * A tile of MR output channels x NV vectors of wide positions stays in
  * registers over all k taps: per tap, NV vectors are loaded (unaligned)
@@ -47,11 +49,24 @@
         typedef DA_NAME(m_##SUF) M;                                             \
         enum { L = DA_NAME(L_##SUF) };                                          \
         if (n < L) {                                                            \
-            for (int64_t e = 0; e < n; e++) {                                   \
-                T v = src[e] + b;                                               \
-                v = r ? v + r[e] : v;                                           \
-                y[e] = !relu || v > 0 || v != v ? v : (T)0;                     \
-            }                                                                   \
+            /* n hidden from the optimizer: GCC 12 at -O3 vectorized this loop  \
+             * under n < L into 8 lanes and dropped the rest (columns 8 to 11   \
+             * of 12 were never written; tests/test_conv_dense.c's shapes have  \
+             * runs of many lengths) */                                         \
+            __asm__("" : "+r"(n));                                              \
+            if (r)                                                              \
+                for (int64_t e = 0; e < n; e++) {                               \
+                    T v = (src[e] + b) + r[e];                                  \
+                    y[e] = !relu || v > 0 || v != v ? v : (T)0;                 \
+                }                                                               \
+            else if (relu)                                                      \
+                for (int64_t e = 0; e < n; e++) {                               \
+                    T v = src[e] + b;                                           \
+                    y[e] = v > 0 || v != v ? v : (T)0;                          \
+                }                                                               \
+            else                                                                \
+                for (int64_t e = 0; e < n; e++)                                 \
+                    y[e] = src[e] + b;                                          \
             return;                                                             \
         }                                                                       \
         const V bv = (V){0} + b, zero = {0};                                    \
@@ -100,12 +115,12 @@
         DA_NAME(v_##SUF) (*acc)[NV], int64_t t, int64_t o0, int64_t rows,     \
         const tg__dense_store *st)                                           \
     {                                                                        \
-        typedef DA_NAME(v_##SUF) V;                                          \
+        typedef DA_NAME(vu_##SUF) VU;                                        \
         enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##TN) };               \
         T tile[MR][NR] __attribute__((aligned(64)));                        \
         _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
-                *(V *)&tile[i][v * L] = acc[i][v];                           \
+                *(VU *)&tile[i][v * L] = acc[i][v];                          \
         int64_t end = t + NR < st->p ? t + NR : st->p;                       \
         int64_t oy = t / st->wq, ox = t - oy * st->wq;                       \
         for (int64_t tt = t; tt < end; oy++, ox = 0) {                       \
@@ -157,14 +172,19 @@ DENSE_TILES(DA_F32)
 DENSE_TILES(DA_F64)
 
 #define DA_KERN(SUF, MR, NV)                                                     \
-    {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV),                           \
+    {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV), .nv = NV,                 \
      .tile = DA_NAME(tile_##SUF##_##MR##x##NV)},
 #define DA_K32(MR, NV) DA_KERN(f32, MR, NV)
 #define DA_K64(MR, NV) DA_KERN(f64, MR, NV)
 #define DA_COUNT(MR, NV) +1
 
+#ifndef DENSE_NARROWER
+#define DENSE_NARROWER NULL
+#endif
 const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .name = DA_STR(DENSE_ISA),
     .n_kinds = 0 DENSE_TILES(DA_COUNT),
     .k = {{DENSE_TILES(DA_K32)}, {DENSE_TILES(DA_K64)}},
+    .narrower = DENSE_NARROWER,
 };
+#undef DENSE_NARROWER

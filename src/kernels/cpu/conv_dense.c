@@ -303,27 +303,47 @@ static void plan_image_len(dense_job *j)
     j->img_len = cdiv(len, 16) * 16; /* images 64-byte aligned */
 }
 
+/* the blocks of positions: the fewest (at most MAX_BLOCK_TILES tiles
+ * each) that make at least `want` units with the blocks of output
+ * channels, preferring a count of units the threads divide (ResNet's
+ * 56x56 layers at batch 1 had 9 units for 2 threads: one thread ran 5
+ * while the other waited after 4); 0 when no count reaches want */
+static int64_t position_blocks(const dense_job *j, int64_t want, int64_t threads)
+{
+    int64_t first = 0, per = j->chunk * j->n_ob;
+    for (int64_t n = cdiv(j->tiles, MAX_BLOCK_TILES); n <= j->tiles; n++) {
+        int64_t blk = cdiv(j->tiles, n), units = per * cdiv(j->tiles, blk);
+        if (units < want)
+            continue;
+        if (units % threads == 0)
+            return blk;
+        if (!first)
+            first = blk;
+        if (units >= 4 * want)
+            break;
+    }
+    return first;
+}
+
 /* blocks of output channels whose weights fit A_BUDGET, blocks of
- * positions; both cut finer until every thread has a few blocks */
+ * positions; the output channels cut finer until every thread has a few
+ * blocks */
 static void plan_blocks(dense_job *j, int64_t threads)
 {
     const int64_t want = threads > 1 ? UNITS_PER_THREAD * threads : 1;
     j->panels = cdiv(j->g.o, j->kn->mr);
     j->pan_len = j->k * j->kn->mr;
     j->blk_panels = min64(j->panels, max64(1, A_BUDGET / (j->pan_len * (int64_t)j->el)));
-    j->blk_tiles = min64(j->tiles, MAX_BLOCK_TILES);
     for (;;) {
         j->n_ob = cdiv(j->panels, j->blk_panels);
-        j->n_cb = cdiv(j->tiles, j->blk_tiles);
-        if (j->chunk * j->n_ob * j->n_cb >= want)
+        int64_t blk = position_blocks(j, want, threads);
+        if (blk > 0 || j->blk_panels == 1) {
+            j->blk_tiles = blk > 0 ? blk : 1;
             break;
-        if (j->blk_tiles > 1)
-            j->blk_tiles = cdiv(j->blk_tiles, 2);
-        else if (j->blk_panels > 1)
-            j->blk_panels = cdiv(j->blk_panels, 2);
-        else
-            break;
+        }
+        j->blk_panels = cdiv(j->blk_panels, 2);
     }
+    j->n_cb = cdiv(j->tiles, j->blk_tiles);
 }
 
 static atomic_bool enabled = true;

@@ -13,6 +13,7 @@
 #include "autodiff/jvp.h"
 #include "core/size_math.h"
 #include "kernels/cpu/conv_nd.h"
+#include "kernels/cpu/conv_pw.h"
 #include "ops/fused.h"
 #include "ops/nn_util.h"
 

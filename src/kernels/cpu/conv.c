@@ -538,7 +538,10 @@ tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *g, const
                                       bool relu, void *y)
 {
     static const tg__conv_act none = {TG_CONV_ACT_NONE, 0, 0};
+    const tg__conv_act act = {relu ? TG_CONV_ACT_RELU : TG_CONV_ACT_NONE, 0, 0};
     tg_status st;
+    if (tg__conv_pw_forward_res(dt, g, x, w, b, res, &act, y, &st)) /* in its panels */
+        return st;
     if (!tg__conv_pw_forward(dt, g, x, w, b, &none, y, &st) &&
         !tg__conv_dw_forward(dt, g, x, w, b, &none, y, &st) &&
         !tg__conv_few_forward(dt, g, x, w, b, &none, y, &st)) {

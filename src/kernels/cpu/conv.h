@@ -48,9 +48,10 @@ tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void
                                  void *y);
 /* y = relu?(conv(x, w, b) + res) with res laid out as y (not aliasing
  * it): the bits of the product, then the add op, then relu when relu is
- * true. The dense path adds and activates as it stores (conv_dense.h:
- * ResNet's shortcut); the others in a pass over y after the product,
- * each path the one tg__conv2d_forward takes for g */
+ * true. The dense and pointwise paths add and activate as they store
+ * (conv_dense.h, conv_pw.h: ResNet's and MobileNetV2's shortcuts); the
+ * others in a pass over y after the product, each path the one
+ * tg__conv2d_forward takes for g */
 tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                       const void *w, const void *b, const void *res,
                                       bool relu, void *y);

@@ -52,7 +52,7 @@ static void strips(void *ctx, int64_t begin, int64_t end)
     few_job *j = ctx;
     const tg__conv_geom *g = j->g;
     size_t cs = (size_t)(j->p.sw * j->p.rows * j->p.ld);
-    char *ph = tg__scratch(TG_SCRATCH_KERNEL0, cs * (size_t)g->c * j->el);
+    char *ph = tg__scratch(TG_SCRATCH_KERNEL0, cs * (size_t)g->c * j->el + TG__DW_SLACK);
     if (!ph) {
         atomic_store(&j->status, TG_ERR_NOMEM);
         return;

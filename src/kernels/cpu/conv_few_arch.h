@@ -69,7 +69,7 @@
                     if (x + L <= p->ow)                                          \
                         *(DW(u_##SUF) *)dst = v;                                 \
                     else                                                         \
-                        memcpy(dst, &v, (size_t)(p->ow - x) * sizeof(T));        \
+                        DW(store_part_##SUF)(dst, v, p->ow - x);                 \
                 }                                                                \
     }                                                                            \
                                                                                  \

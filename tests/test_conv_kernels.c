@@ -13,6 +13,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_nd.h"
+#include "kernels/cpu/conv_pw.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
 
@@ -181,6 +182,42 @@ static void check_acts(tg_dtype dt, const tg__conv_geom *g, const void *x, const
     free(want);
 }
 
+/* where the pointwise path takes g: the product with a shortcut r added
+ * in its store, then relu or not, gives the add (and relu) ops' bits of
+ * the plain product y */
+static void check_residual(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                           const void *w, const void *b, const void *y, int64_t ny)
+{
+    if (!tg__conv_pw_wanted(g))
+        return;
+    bool f64 = dt == TG_FLOAT64;
+    size_t el = f64 ? sizeof(double) : sizeof(float);
+    double *rd = malloc(sizeof(double) * (size_t)ny);
+    fill(rd, ny, 5);
+    void *r = typed(rd, ny, f64);
+    char *got = malloc((size_t)ny * el + 8), *want = malloc((size_t)ny * el + 8);
+    for (int relu = 0; relu < 2; relu++) {
+        tg__conv_act act = {relu ? TG_CONV_ACT_RELU : TG_CONV_ACT_NONE, 0, 0};
+        tg_status st = TG_ERR_ARG;
+        CHECK(tg__conv_pw_forward_res(dt, g, x, w, b, r, &act, got, &st));
+        CHECK_OK(st);
+        for (int64_t i = 0; i < ny; i++) {
+            if (f64) {
+                double v = ((const double *)y)[i] + ((const double *)r)[i];
+                ((double *)want)[i] = relu && !(v > 0 || v != v) ? 0 : v;
+            } else {
+                float v = ((const float *)y)[i] + ((const float *)r)[i];
+                ((float *)want)[i] = relu && !(v > 0 || v != v) ? 0 : v;
+            }
+        }
+        CHECK(memcmp(got, want, (size_t)ny * el) == 0);
+    }
+    free(rd);
+    free(r);
+    free(got);
+    free(want);
+}
+
 static void check_shape(const shape *s)
 {
     tg__conv_geom g = geom_of(s);
@@ -213,6 +250,7 @@ static void check_shape(const shape *s)
         compare("forward", s, f64, out, y, ny, fan);
         check_relu(dt, &g, tx, tw, tb, out, ny);
         check_acts(dt, &g, tx, tw, tb, out, ny);
+        check_residual(dt, &g, tx, tw, tb, out, ny);
         CHECK_OK(tg__conv2d_grad_input(dt, &g, tdy, tw, out));
         compare("input grad", s, f64, out, dx, nx, fan * (double)g.o);
         CHECK_OK(tg__conv2d_grad_weight(dt, &g, tdy, tx, out));

@@ -12,8 +12,8 @@
  * 2-D kernels and the others to the general path. */
 #include "autodiff/jvp.h"
 #include "core/size_math.h"
-#include "kernels/cpu/conv_dense.h"
 #include "kernels/cpu/conv_nd.h"
+#include "kernels/cpu/conv_pw.h"
 #include "ops/fused.h"
 #include "ops/nn_util.h"
 
@@ -321,16 +321,16 @@ bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu, t
     if (rank_of(c->op) != 2 || res->dtype != out->dtype ||
         !tg__shape_eq(res->ndim, res->shape, out->ndim, out->shape) ||
         make_geom(c->op->name, 2, c->attr, c->in[0]->shape, c->in[1]->shape, &g) != TG_OK ||
-        !tg__conv_nd_as_plane(&g, &p) || !tg__conv_dense_wanted(&p))
+        !tg__conv_nd_as_plane(&g, &p))
         return false;
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_tensor *r = tg__nn_contig((tg_tensor *)res, out->dtype);
     *st = TG_ERR_NOMEM;
     if (x && w && r && (c->n_in == 2 || b))
-        *st = tg__conv_dense_forward_res(out->dtype, &p, tg__base(x), tg__base(w),
-                                         b ? tg__base(b) : NULL, tg__base(r), relu,
-                                         tg__base(out));
+        *st = tg__conv2d_forward_residual(out->dtype, &p, tg__base(x), tg__base(w),
+                                          b ? tg__base(b) : NULL, tg__base(r), relu,
+                                          tg__base(out));
     tg_release(x);
     tg_release(w);
     tg_release(b);

@@ -41,6 +41,10 @@ typedef struct tg__dw_arch {
      * the other paths' clamp pass (conv_pw.c, conv.c) */
     void (*row_act[2])(void *r, int64_t n, const void *bias, int act, double lo,
                        double hi);
+    /* r [n] = (r + bias (NULL: none)) + res [n], then relu when relu is
+     * set, in place: the add op's bits after the product's, ResNet-style
+     * shortcuts on the pointwise path (conv_pw.c) */
+    void (*row_res[2])(void *r, int64_t n, const void *bias, const void *res, int relu);
 } tg__dw_arch;
 
 extern const tg__dw_arch tg__dw_arch_generic;

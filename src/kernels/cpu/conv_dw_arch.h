@@ -201,12 +201,35 @@ DW_PARTS(double, f64, int64_t, pd)
             *(DW(u_##SUF) *)(r + i) = DW(act_##SUF)(&p, v);                      \
         }                                                                        \
         if (i < n) { /* the tail through a vector of its own */                 \
-            DW(v_##SUF) v = {0};                                                 \
-            memcpy(&v, r + i, (size_t)(n - i) * sizeof(T));                      \
+            DW(v_##SUF) v = DW(load_part_##SUF)(r + i, n - i);                   \
             if (bv)                                                              \
                 v += bias;                                                       \
-            v = DW(act_##SUF)(&p, v);                                            \
-            memcpy(r + i, &v, (size_t)(n - i) * sizeof(T));                      \
+            DW(store_part_##SUF)(r + i, DW(act_##SUF)(&p, v), n - i);            \
+        }                                                                        \
+    }                                                                            \
+                                                                                 \
+    static void DW(row_res_##SUF)(void *rv, int64_t n, const void *bv,          \
+                                  const void *sv, int relu)                      \
+    {                                                                            \
+        T *r = rv;                                                               \
+        const T *res = sv;                                                       \
+        const T bias = bv ? *(const T *)bv : (T)0;                               \
+        const tg__dw_plane p = {.act = relu ? 1 : 0};                            \
+        const int64_t L = DW(L_##SUF);                                           \
+        int64_t i = 0;                                                           \
+        for (; i + L <= n; i += L) {                                             \
+            DW(v_##SUF) v = *(DW(u_##SUF) *)(r + i);                             \
+            if (bv)                                                              \
+                v += bias;                                                       \
+            v += *(const DW(u_##SUF) *)(res + i);                                \
+            *(DW(u_##SUF) *)(r + i) = DW(act_##SUF)(&p, v);                      \
+        }                                                                        \
+        if (i < n) {                                                             \
+            DW(v_##SUF) v = DW(load_part_##SUF)(r + i, n - i);                   \
+            if (bv)                                                              \
+                v += bias;                                                       \
+            v += DW(load_part_##SUF)(res + i, n - i);                            \
+            DW(store_part_##SUF)(r + i, DW(act_##SUF)(&p, v), n - i);            \
         }                                                                        \
     }                                                                            \
                                                                                  \
@@ -311,4 +334,5 @@ const tg__dw_arch DW(tg__dw_arch) = {
     .layout = {DW(layout_f32), DW(layout_f64)},
     .plane = {DW(plane_f32), DW(plane_f64)},
     .row_act = {DW(row_act_f32), DW(row_act_f64)},
+    .row_res = {DW(row_res_f32), DW(row_res_f64)},
 };

@@ -1,12 +1,19 @@
 /* Convolution forward benchmark on the layers of MobileNetV2 and
  * ResNet-18 at 224x224 (JSON lines): pointwise (1x1), depthwise (groups ==
- * channels, 3x3 stride 1 and 2) and dense 3x3, float32, through
+ * channels, 3x3 stride 1 and 2), the MobileNets' stems (3x3 stride 2
+ * from 3 channels) and dense 3x3, float32, through
  * tg__conv2d_forward (kernels/cpu/conv.h) on NCHW buffers, with the path
  * TG_CONV picks (auto, gemm, lanes, planes). ms is the median of the
  * samples (each at least ~20 ms of repeats after one untimed call),
- * best_ms the fastest.
- *   bench_conv_mobile [--batch B] [--threads T] [--samples N] [--only KIND]
- * KIND: pointwise, depthwise or dense. TG_CPU lowers the dispatch level. */
+ * best_ms the fastest. --cpu times the process's CPU time instead of the
+ * wall clock (with --threads 1: what a layer costs on a shared, loaded
+ * machine, where preemption inflates wall time).
+ * --net mobilenet_v2 or mobilenet_v3_small times every convolution of
+ * that network instead (each distinct layer once, times the number of
+ * its copies) and ends with a line of the total.
+ *   bench_conv_mobile [--batch B] [--threads T] [--samples N] [--only KIND] [--cpu]
+ *                     [--net NAME]
+ * KIND: pointwise, depthwise, stem or dense. TG_CPU lowers the dispatch level. */
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
 #include "timing.h"
@@ -18,22 +25,64 @@
 typedef struct layer {
     const char *kind;
     int64_t c, hw, o, k, stride, groups;
+    int copies; /* in --net tables: how many times the network has it */
 } layer;
 
 static const layer layers[] = {
-    {"pointwise", 32, 112, 16, 1, 1, 1},    {"pointwise", 16, 112, 96, 1, 1, 1},
-    {"pointwise", 144, 56, 24, 1, 1, 1},    {"pointwise", 24, 56, 144, 1, 1, 1},
-    {"pointwise", 192, 28, 32, 1, 1, 1},    {"pointwise", 32, 28, 192, 1, 1, 1},
-    {"pointwise", 384, 14, 64, 1, 1, 1},    {"pointwise", 64, 14, 384, 1, 1, 1},
-    {"pointwise", 576, 14, 96, 1, 1, 1},    {"pointwise", 960, 7, 160, 1, 1, 1},
-    {"pointwise", 160, 7, 960, 1, 1, 1},    {"pointwise", 320, 7, 1280, 1, 1, 1},
-    {"depthwise", 32, 112, 32, 3, 1, 32},   {"depthwise", 96, 112, 96, 3, 2, 96},
-    {"depthwise", 144, 56, 144, 3, 1, 144}, {"depthwise", 144, 56, 144, 3, 2, 144},
-    {"depthwise", 192, 28, 192, 3, 1, 192}, {"depthwise", 384, 14, 384, 3, 1, 384},
-    {"depthwise", 576, 14, 576, 3, 2, 576}, {"depthwise", 960, 7, 960, 3, 1, 960},
-    {"depthwise", 72, 28, 72, 5, 2, 72},    {"depthwise", 288, 7, 288, 5, 1, 288},
-    {"dense", 64, 56, 64, 3, 1, 1},         {"dense", 128, 28, 128, 3, 1, 1},
-    {"dense", 256, 14, 256, 3, 1, 1},       {"dense", 512, 7, 512, 3, 1, 1},
+    {"pointwise", 32, 112, 16, 1, 1, 1, 1},    {"pointwise", 16, 112, 96, 1, 1, 1, 1},
+    {"pointwise", 144, 56, 24, 1, 1, 1, 1},    {"pointwise", 24, 56, 144, 1, 1, 1, 1},
+    {"pointwise", 192, 28, 32, 1, 1, 1, 1},    {"pointwise", 32, 28, 192, 1, 1, 1, 1},
+    {"pointwise", 384, 14, 64, 1, 1, 1, 1},    {"pointwise", 64, 14, 384, 1, 1, 1, 1},
+    {"pointwise", 576, 14, 96, 1, 1, 1, 1},    {"pointwise", 960, 7, 160, 1, 1, 1, 1},
+    {"pointwise", 160, 7, 960, 1, 1, 1, 1},    {"pointwise", 320, 7, 1280, 1, 1, 1, 1},
+    {"depthwise", 32, 112, 32, 3, 1, 32, 1},   {"depthwise", 96, 112, 96, 3, 2, 96, 1},
+    {"depthwise", 144, 56, 144, 3, 1, 144, 1}, {"depthwise", 144, 56, 144, 3, 2, 144, 1},
+    {"depthwise", 192, 28, 192, 3, 1, 192, 1}, {"depthwise", 384, 14, 384, 3, 1, 384, 1},
+    {"depthwise", 576, 14, 576, 3, 2, 576, 1}, {"depthwise", 960, 7, 960, 3, 1, 960, 1},
+    {"depthwise", 72, 28, 72, 5, 2, 72, 1},    {"depthwise", 288, 7, 288, 5, 1, 288, 1},
+    {"stem", 3, 224, 32, 3, 2, 1, 1},          {"stem", 3, 224, 16, 3, 2, 1, 1},
+    {"dense", 64, 56, 64, 3, 1, 1, 1},         {"dense", 128, 28, 128, 3, 1, 1, 1},
+    {"dense", 256, 14, 256, 3, 1, 1, 1},       {"dense", 512, 7, 512, 3, 1, 1, 1},
+};
+
+/* torchvision's mobilenet_v2 at 224 x 224: the stem, then per inverted
+ * residual block its expansion, depthwise and projection layers, and the
+ * last 1x1 (input size hw of each layer) */
+static const layer v2_layers[] = {
+    {"stem", 3, 224, 32, 3, 2, 1, 1},        {"depthwise", 32, 112, 32, 3, 1, 32, 1},
+    {"pointwise", 32, 112, 16, 1, 1, 1, 1},  {"pointwise", 16, 112, 96, 1, 1, 1, 1},
+    {"depthwise", 96, 112, 96, 3, 2, 96, 1}, {"pointwise", 96, 56, 24, 1, 1, 1, 1},
+    {"pointwise", 24, 56, 144, 1, 1, 1, 2},  {"depthwise", 144, 56, 144, 3, 1, 144, 1},
+    {"pointwise", 144, 56, 24, 1, 1, 1, 1},  {"depthwise", 144, 56, 144, 3, 2, 144, 1},
+    {"pointwise", 144, 28, 32, 1, 1, 1, 1},  {"pointwise", 32, 28, 192, 1, 1, 1, 3},
+    {"depthwise", 192, 28, 192, 3, 1, 192, 2}, {"pointwise", 192, 28, 32, 1, 1, 1, 2},
+    {"depthwise", 192, 28, 192, 3, 2, 192, 1}, {"pointwise", 192, 14, 64, 1, 1, 1, 1},
+    {"pointwise", 64, 14, 384, 1, 1, 1, 4},  {"depthwise", 384, 14, 384, 3, 1, 384, 4},
+    {"pointwise", 384, 14, 64, 1, 1, 1, 3},  {"pointwise", 384, 14, 96, 1, 1, 1, 1},
+    {"pointwise", 96, 14, 576, 1, 1, 1, 3},  {"depthwise", 576, 14, 576, 3, 1, 576, 2},
+    {"pointwise", 576, 14, 96, 1, 1, 1, 2},  {"depthwise", 576, 14, 576, 3, 2, 576, 1},
+    {"pointwise", 576, 7, 160, 1, 1, 1, 1},  {"pointwise", 160, 7, 960, 1, 1, 1, 3},
+    {"depthwise", 960, 7, 960, 3, 1, 960, 3}, {"pointwise", 960, 7, 160, 1, 1, 1, 2},
+    {"pointwise", 960, 7, 320, 1, 1, 1, 1},  {"pointwise", 320, 7, 1280, 1, 1, 1, 1},
+};
+
+/* torchvision's mobilenet_v3_small at 224 x 224 (the squeeze-excite
+ * layers left out: they are 1 x 1 on pooled vectors) */
+static const layer v3s_layers[] = {
+    {"stem", 3, 224, 16, 3, 2, 1, 1},        {"depthwise", 16, 112, 16, 3, 2, 16, 1},
+    {"pointwise", 16, 56, 16, 1, 1, 1, 1},   {"pointwise", 16, 56, 72, 1, 1, 1, 1},
+    {"depthwise", 72, 56, 72, 3, 2, 72, 1},  {"pointwise", 72, 28, 24, 1, 1, 1, 1},
+    {"pointwise", 24, 28, 88, 1, 1, 1, 1},   {"depthwise", 88, 28, 88, 3, 1, 88, 1},
+    {"pointwise", 88, 28, 24, 1, 1, 1, 1},   {"pointwise", 24, 28, 96, 1, 1, 1, 1},
+    {"depthwise", 96, 28, 96, 5, 2, 96, 1},  {"pointwise", 96, 14, 40, 1, 1, 1, 1},
+    {"pointwise", 40, 14, 240, 1, 1, 1, 2},  {"depthwise", 240, 14, 240, 5, 1, 240, 2},
+    {"pointwise", 240, 14, 40, 1, 1, 1, 2},  {"pointwise", 40, 14, 120, 1, 1, 1, 1},
+    {"depthwise", 120, 14, 120, 5, 1, 120, 1}, {"pointwise", 120, 14, 48, 1, 1, 1, 1},
+    {"pointwise", 48, 14, 144, 1, 1, 1, 1},  {"depthwise", 144, 14, 144, 5, 1, 144, 1},
+    {"pointwise", 144, 14, 48, 1, 1, 1, 1},  {"pointwise", 48, 14, 288, 1, 1, 1, 1},
+    {"depthwise", 288, 14, 288, 5, 2, 288, 1}, {"pointwise", 288, 7, 96, 1, 1, 1, 1},
+    {"pointwise", 96, 7, 576, 1, 1, 1, 3},   {"depthwise", 576, 7, 576, 5, 1, 576, 2},
+    {"pointwise", 576, 7, 96, 1, 1, 1, 2},
 };
 
 static float *rand_buf(int64_t n, unsigned seed)
@@ -44,6 +93,17 @@ static float *rand_buf(int64_t n, unsigned seed)
         p[i] = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
     }
     return p;
+}
+
+static bool cpu_time;
+
+static double clock_ms(void)
+{
+    if (!cpu_time)
+        return now_ms();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
 }
 
 static double time_layer(const tg__conv_geom *g, int samples, double *best)
@@ -57,11 +117,11 @@ static double time_layer(const tg__conv_geom *g, int samples, double *best)
         goto out;
     for (int s = 0; s < samples; s++) {
         int reps = 0;
-        double t0 = now_ms(), t1;
+        double t0 = clock_ms(), t1;
         do {
             tg__conv2d_forward(TG_FLOAT32, g, x, w, b, y);
             reps++;
-        } while ((t1 = now_ms()) - t0 < 20);
+        } while ((t1 = clock_ms()) - t0 < 20);
         t[s] = (t1 - t0) / reps;
     }
     qsort(t, (size_t)samples, sizeof *t, cmp_double);
@@ -76,9 +136,14 @@ int main(int argc, char **argv)
 {
     int64_t batch = 1;
     int threads = 2, samples = 5;
-    const char *only = NULL;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--batch"))
+    const char *only = NULL, *net = NULL;
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--cpu")) {
+            cpu_time = true;
+            i--;
+        } else if (i + 1 >= argc)
+            break;
+        else if (!strcmp(argv[i], "--batch"))
             batch = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--threads"))
             threads = atoi(argv[i + 1]);
@@ -86,11 +151,27 @@ int main(int argc, char **argv)
             samples = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--only"))
             only = argv[i + 1];
+        else if (!strcmp(argv[i], "--net"))
+            net = argv[i + 1];
     }
+    const layer *table = layers;
+    size_t n_layers = sizeof layers / sizeof *layers;
+    if (net && !strcmp(net, "mobilenet_v2")) {
+        table = v2_layers;
+        n_layers = sizeof v2_layers / sizeof *v2_layers;
+    } else if (net && !strcmp(net, "mobilenet_v3_small")) {
+        table = v3s_layers;
+        n_layers = sizeof v3s_layers / sizeof *v3s_layers;
+    } else if (net) {
+        fprintf(stderr, "bench_conv_mobile: --net takes mobilenet_v2 or mobilenet_v3_small, "
+                        "not '%s'\n", net);
+        return 1;
+    }
+    double total = 0;
     tg_set_num_threads(threads);
     const char *mode = getenv("TG_CONV") ? getenv("TG_CONV") : "auto";
-    for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
-        const layer *l = &layers[i];
+    for (size_t i = 0; i < n_layers; i++) {
+        const layer *l = &table[i];
         if (only && strcmp(only, l->kind))
             continue;
         int64_t p = l->k / 2, oh = (l->hw + 2 * p - l->k) / l->stride + 1;
@@ -104,11 +185,19 @@ int main(int argc, char **argv)
         printf("{\"bench\": \"conv_mobile\", \"kind\": \"%s\", \"c\": %lld, "
                "\"hw\": %lld, \"o\": %lld, \"k\": %lld, \"stride\": %lld, "
                "\"groups\": %lld, \"batch\": %lld, \"threads\": %d, \"mode\": \"%s\", "
+               "\"clock\": \"%s\", \"copies\": %d, "
                "\"ms\": %.4f, \"best_ms\": %.4f, \"gflops\": %.2f}\n",
                l->kind, (long long)l->c, (long long)l->hw, (long long)l->o, (long long)l->k,
                (long long)l->stride, (long long)l->groups, (long long)batch, threads, mode,
+               cpu_time ? "cpu" : "wall", l->copies > 0 ? l->copies : 1,
                ms, best, ms > 0 ? gflop / ms * 1e3 : 0);
         fflush(stdout);
+        total += ms * (l->copies > 0 ? l->copies : 1);
     }
+    if (net)
+        printf("{\"bench\": \"conv_mobile_net\", \"net\": \"%s\", \"batch\": %lld, "
+               "\"threads\": %d, \"clock\": \"%s\", \"only\": \"%s\", \"ms\": %.4f}\n",
+               net, (long long)batch, threads, cpu_time ? "cpu" : "wall", only ? only : "all",
+               total);
     return 0;
 }

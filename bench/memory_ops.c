@@ -1,7 +1,11 @@
 /* Elementwise memory-bound ops of LeNet-5's step (JSON lines): relu and
  * its gradient, the bias add and log_softmax, at batch 64 and the step's
- * shapes, eager through the public API, at 1 and 2 threads (pooling, in
- * both its forms, is bench_pool's). Each line gives the median
+ * shapes, eager through the public API, softmax and log_softmax over short
+ * rows (28 and 10 elements, the last dims of conv outputs), a fused
+ * elementwise program (bias add + relu, what a level-2 graph runs after a
+ * convolution) and optimizer steps (SGD with momentum, Adam) on a
+ * parameter of conv1's output size, at 1 and 2 threads (pooling, in both
+ * its forms, and the reductions are bench_pool's). Each line gives the median
  * microseconds of 11 samples, the bytes the op must move at least (inputs
  * read once, outputs written once) as GB/s, and the same bytes moved by a
  * plain copy split over the same threads (the machine's limit for data of
@@ -10,6 +14,8 @@
  *   bench_memory_ops [--samples N] */
 #include "core/threadpool.h"
 #include "kernels/cpu/cpu.h"
+#include "ops/op.h"
+#include "tg/optim.h"
 #include "tg/tg.h"
 
 #include <stdio.h>
@@ -23,6 +29,7 @@
 typedef struct job {
     const char *name;
     tg_tensor *x, *y, *dy, *b;
+    tg_optimizer *opt;
     int64_t bytes; /* the least the op must read and write */
     void (*run)(struct job *j);
 } job;
@@ -32,6 +39,32 @@ static void drop(tg_tensor *t) { tg_release(t); }
 static void run_relu(job *j) { drop(tg_relu(j->x)); }
 static void run_bias_add(job *j) { drop(tg_add(j->x, j->b)); }
 static void run_log_softmax(job *j) { drop(tg_log_softmax(j->x, 1)); }
+static void run_softmax_last(job *j) { drop(tg_softmax(j->x, -1)); }
+static void run_log_softmax_last(job *j) { drop(tg_log_softmax(j->x, -1)); }
+static void run_step(job *j) { (void)tg_optim_step(j->opt); }
+
+/* the program fuse_elementwise makes of a bias add and relu */
+static void run_fused(job *j)
+{
+    static const tg_op_def *op;
+    if (!op)
+        op = tg_op_find("fused_elementwise");
+    tg_attr p = {.name = "program", .type = TG_ATTR_STRING, .u.s = "add(%0, %1); relu($0)"};
+    tg_tensor *in[2] = {j->x, j->b};
+    drop(tg_op_call(op, 2, in, &p, 1));
+}
+
+/* a parameter with a gradient, and an optimizer over it that has taken
+ * one step (its state exists) */
+static tg_tensor *param;
+static tg_optimizer *stepped(tg_optimizer *o)
+{
+    if (o && tg_optim_step(o) != TG_OK) {
+        tg_optim_free(o);
+        return NULL;
+    }
+    return o;
+}
 
 /* the VJP of y = f(x) (recorded once per call): relu_grad */
 static void run_vjp(job *j)
@@ -88,7 +121,14 @@ int main(int argc, char **argv)
             samples = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 11;
     gen = tg_generator_new(1);
     const int64_t c1[4] = {64, 6, 28, 28}, b1[4] = {1, 6, 1, 1}, lg[2] = {64, 10};
-    const int64_t n1 = 64 * 6 * 28 * 28, f = 4;
+    const int64_t c2[4] = {64, 16, 10, 10};
+    const int64_t n1 = 64 * 6 * 28 * 28, n2 = 64 * 16 * 10 * 10, f = 4;
+    param = random_tensor(1, &n1, true);
+    if (param)
+        tg_set_grad(param, random_tensor(1, &n1, false));
+    tg_sgd_opts so = tg_sgd_defaults();
+    so.momentum = 0.9;
+    tg_adam_opts ao = tg_adam_defaults();
     job jobs[] = {
         {.name = "relu[64,6,28,28]", .x = random_tensor(4, c1, false), .bytes = 2 * n1 * f,
          .run = run_relu},
@@ -98,11 +138,28 @@ int main(int argc, char **argv)
          .b = random_tensor(4, b1, false), .bytes = 2 * n1 * f, .run = run_bias_add},
         {.name = "log_softmax[64,10]", .x = random_tensor(2, lg, false), .bytes = 2 * 640 * f,
          .run = run_log_softmax},
+        {.name = "softmax_last[64,6,28,28]", .x = random_tensor(4, c1, false), .bytes = 2 * n1 * f,
+         .run = run_softmax_last},
+        {.name = "softmax_last[64,16,10,10]", .x = random_tensor(4, c2, false),
+         .bytes = 2 * n2 * f, .run = run_softmax_last},
+        {.name = "log_softmax_last[64,6,28,28]", .x = random_tensor(4, c1, false),
+         .bytes = 2 * n1 * f, .run = run_log_softmax_last},
+        {.name = "log_softmax_last[64,16,10,10]", .x = random_tensor(4, c2, false),
+         .bytes = 2 * n2 * f, .run = run_log_softmax_last},
+        {.name = "fused_add_relu[64,6,28,28]", .x = random_tensor(4, c1, false),
+         .b = random_tensor(4, b1, false), .bytes = 2 * n1 * f, .run = run_fused},
+        /* p, g, momentum read; p, momentum written */
+        {.name = "sgd_momentum[301056]", .x = param, .opt = stepped(tg_optim_sgd(1, &param, &so)),
+         .bytes = 5 * n1 * f, .run = run_step},
+        /* p, g, m, v read; p, m, v written */
+        {.name = "adam[301056]", .x = param, .opt = stepped(tg_optim_adam(1, &param, &ao)),
+         .bytes = 7 * n1 * f, .run = run_step},
     };
     int n_jobs = (int)(sizeof jobs / sizeof *jobs);
     jobs[1].y = tg_relu(jobs[1].x); /* the graph its VJP runs */
     for (int i = 0; i < n_jobs; i++)
-        if (!jobs[i].x || (jobs[i].dy && !jobs[i].y)) {
+        if (!jobs[i].x || (jobs[i].dy && !jobs[i].y) ||
+            (jobs[i].run == run_step && !jobs[i].opt)) {
             fprintf(stderr, "bench_memory_ops: setup failed: %s\n", tg_last_error());
             return 1;
         }
@@ -111,5 +168,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < n_jobs; i++)
             report(&jobs[i], threads, samples);
     }
+    for (int i = 0; i < n_jobs; i++)
+        tg_optim_free(jobs[i].opt);
     return 0;
 }

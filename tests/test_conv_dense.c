@@ -4,7 +4,8 @@
  * 2 and 3 (and unequal ones), padding, dilation, rectangular images and
  * kernels, 1x1 strided projections and a 7x7 stride-2 stem, batch 1 and
  * several images, with and without bias and relu, float32 and float64,
- * on 1 and 2 threads, with each tile shape, at every instruction set this
+ * with and without a shortcut added before relu (ResNet's residual
+ * connection), on 1 and 2 threads, with each tile shape, at every instruction set this
  * CPU has. Also: relu's
  * bits (NaN passes, -0 becomes +0), the automatic choice (which shapes
  * come here, groups > 1 refused), and one result for every thread count. */
@@ -47,7 +48,7 @@ static tg__conv_geom geom_of(const shape *s)
 }
 
 static void reference(const tg__conv_geom *g, const double *x, const double *w,
-                      const double *b, bool relu, double *y)
+                      const double *b, const double *res, bool relu, double *y)
 {
     for (int64_t n = 0; n < g->n; n++)
         for (int64_t o = 0; o < g->o; o++)
@@ -63,7 +64,9 @@ static void reference(const tg__conv_geom *g, const double *x, const double *w,
                                     s += w[((o * g->c + c) * g->kh + i) * g->kw + j] *
                                          x[((n * g->c + c) * g->h + r) * g->w + q];
                             }
-                    y[((n * g->o + o) * g->oh + oy) * g->ow + ox] = relu && s <= 0 ? 0 : s;
+                    int64_t at = ((n * g->o + o) * g->oh + oy) * g->ow + ox;
+                    s += res ? res[at] : 0;
+                    y[at] = relu && s <= 0 ? 0 : s;
                 }
 }
 
@@ -73,8 +76,9 @@ static double value(const void *p, int64_t i, bool f64)
 }
 
 /* one run: every output within the dtype's rounding of a sum of fan
- * unit-sized products; relu's outputs are +0 or positive or NaN */
-static void check_run(const shape *s, bool f64, bool bias, bool relu, int threads)
+ * unit-sized products; relu's outputs are +0 or positive or NaN; with
+ * res, a shortcut added before relu (tg__conv_dense_forward_res) */
+static void check_run(const shape *s, bool f64, bool bias, bool relu, bool res, int threads)
 {
     tg__conv_geom g = geom_of(s);
     int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * g.kh * g.kw;
@@ -84,12 +88,14 @@ static void check_run(const shape *s, bool f64, bool bias, bool relu, int thread
     fill(x, nx, 1);
     fill(w, nw, 2);
     fill(b, g.o, 3);
-    reference(&g, x, w, bias ? b : NULL, relu, y);
+    double *r = malloc(sizeof(double) * (size_t)ny);
+    fill(r, ny, 6);
+    reference(&g, x, w, bias ? b : NULL, res ? r : NULL, relu, y);
     void *tx = typed(x, nx, f64), *tw = typed(w, nw, f64), *tb = typed(b, g.o, f64);
-    void *out = malloc((size_t)ny * 8);
+    void *tr = typed(r, ny, f64), *out = malloc((size_t)ny * 8);
     tg_set_num_threads(threads);
-    CHECK_OK(tg__conv_dense_forward(f64 ? TG_FLOAT64 : TG_FLOAT32, &g, tx, tw,
-                                    bias ? tb : NULL, relu, out));
+    CHECK_OK(tg__conv_dense_forward_res(f64 ? TG_FLOAT64 : TG_FLOAT32, &g, tx, tw,
+                                        bias ? tb : NULL, res ? tr : NULL, relu, out));
     double worst = 0, tol = (f64 ? 1e-12 : 3e-6) * (double)(g.c * g.kh * g.kw + 1);
     bool signs = true;
     for (int64_t i = 0; i < ny; i++) {
@@ -100,14 +106,15 @@ static void check_run(const shape *s, bool f64, bool bias, bool relu, int thread
     tt_checks++;
     if (!(worst <= tol) || !signs)
         tt_fail(__FILE__, __LINE__,
-                "%s %s bias %d relu %d threads %d: n%lld c%lld %lldx%lld o%lld k%lldx%lld "
+                "%s %s bias %d relu %d res %d threads %d: n%lld c%lld %lldx%lld o%lld k%lldx%lld "
                 "s%lldx%lld p%lldx%lld d%lldx%lld: worst error %g (tol %g), relu signs %d",
-                tg__isa_name(tg__cpu_isa()), f64 ? "f64" : "f32", bias, relu, threads,
+                tg__isa_name(tg__cpu_isa()), f64 ? "f64" : "f32", bias, relu, res, threads,
                 (long long)s->n, (long long)s->c, (long long)s->h, (long long)s->w,
                 (long long)s->o, (long long)s->kh, (long long)s->kw, (long long)s->sh,
                 (long long)s->sw, (long long)s->ph, (long long)s->pw, (long long)s->dh,
                 (long long)s->dw, worst, tol, signs);
-    free(x), free(w), free(b), free(y), free(tx), free(tw), free(tb), free(out);
+    free(x), free(w), free(b), free(y), free(r), free(tx), free(tw), free(tb), free(tr);
+    free(out);
 }
 
 static void test_every_shape_and_isa(void)
@@ -117,8 +124,8 @@ static void test_every_shape_and_isa(void)
         for (int kind = -1; kind < 2; kind++) { /* chosen, then each tile shape */
             tg__conv_dense_force_tile(kind);
             for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
-                for (int run = 0; run < 8; run++)
-                    check_run(&grid[i], run & 1, run & 2, run & 4,
+                for (int run = 0; run < 16; run++)
+                    check_run(&grid[i], run & 1, run & 2, run & 4, run & 8,
                               1 + (int)(i + (size_t)run) % 2);
         }
     }
@@ -129,8 +136,8 @@ static void test_every_shape_and_isa(void)
     const int64_t chunks[] = {1, 9000, 17000};
     for (int i = 0; i < 3; i++) {
         tg__conv_dense_set_chunk_bytes(chunks[i]);
-        check_run(&grid[2], false, true, true, 2);
-        check_run(&grid[2], true, true, false, 1);
+        check_run(&grid[2], false, true, true, true, 2);
+        check_run(&grid[2], true, true, false, false, 1);
     }
     tg__conv_dense_set_chunk_bytes((int64_t)32 << 20);
     tg_set_num_threads(2);

@@ -13,6 +13,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_nd.h"
+#include "kernels/cpu/conv_pw.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
 
@@ -38,6 +39,14 @@ static const shape grid[] = {
     {2, 6, 9, 41, 6, 5, 5, 2, 2, 1, 6},    {2, 4, 6, 70, 4, 3, 3, 1, 1, 1, 4},
     {2, 3, 7, 9, 3, 3, 3, 1, 2, 2, 3},     {1, 16, 7, 7, 16, 3, 3, 1, 1, 1, 16},
     {2, 3, 9, 9, 3, 3, 2, 3, 0, 1, 3},
+    /* few input channels, strided (conv_few.c in the auto mode): the
+     * MobileNets' stem, output channels not a multiple of the tile's 4,
+     * strides 2 and 3, 5x5, dilation, strips of rows with a short last
+     * one, odd output rows, rows of several vectors and a tail */
+    {1, 3, 17, 19, 8, 3, 3, 2, 1, 1, 1},   {2, 3, 15, 33, 6, 3, 3, 2, 1, 1, 1},
+    {1, 2, 11, 40, 5, 5, 5, 2, 2, 1, 1},   {3, 1, 9, 10, 3, 3, 3, 3, 0, 1, 1},
+    {1, 4, 12, 12, 7, 3, 3, 2, 2, 2, 1},   {1, 3, 66, 70, 16, 3, 3, 2, 1, 1, 1},
+    {2, 3, 37, 98, 9, 3, 3, 2, 1, 1, 1},
     /* pointwise */
     {2, 24, 9, 11, 40, 1, 1, 1, 0, 1, 1},  {1, 70, 7, 7, 33, 1, 1, 1, 0, 1, 1},
 };
@@ -137,27 +146,74 @@ static void check_relu(tg_dtype dt, const tg__conv_geom *g, const void *x, const
     free(want);
 }
 
-/* the forward product through clamp gives the clamp op's bits of the
- * plain one: [lo, hi] with NaN passing (lo not a float32: rounded) */
-static void check_clamp(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w,
-                        const void *b, const void *y, int64_t ny)
+/* the activations' scalar forms, as the clamp and hardswish ops compute
+ * them in each dtype (NaN passes; lo and hi rounded to the dtype) */
+#define ACT_REF(T)                                                               \
+    static T act_ref_##T(const tg__conv_act *a, T v)                            \
+    {                                                                            \
+        if (a->kind == TG_CONV_ACT_CLAMP)                                        \
+            return v < (T)a->lo ? (T)a->lo : v > (T)a->hi ? (T)a->hi : v;        \
+        T t = v + 3;                                                             \
+        return v * (t < 0 ? (T)0 : t > 6 ? (T)6 : t) / 6;                        \
+    }
+ACT_REF(float)
+ACT_REF(double)
+
+/* the forward product through clamp and through hardswish gives the ops'
+ * bits of the plain one (y) */
+static void check_acts(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w,
+                       const void *b, const void *y, int64_t ny)
 {
     bool f64 = dt == TG_FLOAT64;
     size_t el = f64 ? sizeof(double) : sizeof(float);
-    const double lo = -0.3, hi = 0.55;
+    const tg__conv_act acts[] = {{TG_CONV_ACT_CLAMP, -0.3, 0.55},
+                                 {TG_CONV_ACT_HARDSWISH, 0, 0}};
     char *got = malloc((size_t)ny * el + 8), *want = malloc((size_t)ny * el + 8);
-    tg__conv_act act = {TG_CONV_ACT_CLAMP, lo, hi};
-    CHECK_OK(tg__conv2d_forward_act(dt, g, x, w, b, &act, got));
-    for (int64_t i = 0; i < ny; i++) {
-        if (f64) {
-            double v = ((const double *)y)[i];
-            ((double *)want)[i] = v < lo ? lo : v > hi ? hi : v;
-        } else {
-            float v = ((const float *)y)[i];
-            ((float *)want)[i] = (float)(v < lo ? lo : v > hi ? hi : v);
-        }
+    for (int k = 0; k < 2; k++) {
+        CHECK_OK(tg__conv2d_forward_act(dt, g, x, w, b, &acts[k], got));
+        for (int64_t i = 0; i < ny; i++)
+            if (f64)
+                ((double *)want)[i] = act_ref_double(&acts[k], ((const double *)y)[i]);
+            else
+                ((float *)want)[i] = act_ref_float(&acts[k], ((const float *)y)[i]);
+        CHECK(memcmp(got, want, (size_t)ny * el) == 0);
     }
-    CHECK(memcmp(got, want, (size_t)ny * el) == 0);
+    free(got);
+    free(want);
+}
+
+/* where the pointwise path takes g: the product with a shortcut r added
+ * in its store, then relu or not, gives the add (and relu) ops' bits of
+ * the plain product y */
+static void check_residual(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                           const void *w, const void *b, const void *y, int64_t ny)
+{
+    if (!tg__conv_pw_wanted(g))
+        return;
+    bool f64 = dt == TG_FLOAT64;
+    size_t el = f64 ? sizeof(double) : sizeof(float);
+    double *rd = malloc(sizeof(double) * (size_t)ny);
+    fill(rd, ny, 5);
+    void *r = typed(rd, ny, f64);
+    char *got = malloc((size_t)ny * el + 8), *want = malloc((size_t)ny * el + 8);
+    for (int relu = 0; relu < 2; relu++) {
+        tg__conv_act act = {relu ? TG_CONV_ACT_RELU : TG_CONV_ACT_NONE, 0, 0};
+        tg_status st = TG_ERR_ARG;
+        CHECK(tg__conv_pw_forward_res(dt, g, x, w, b, r, &act, got, &st));
+        CHECK_OK(st);
+        for (int64_t i = 0; i < ny; i++) {
+            if (f64) {
+                double v = ((const double *)y)[i] + ((const double *)r)[i];
+                ((double *)want)[i] = relu && !(v > 0 || v != v) ? 0 : v;
+            } else {
+                float v = ((const float *)y)[i] + ((const float *)r)[i];
+                ((float *)want)[i] = relu && !(v > 0 || v != v) ? 0 : v;
+            }
+        }
+        CHECK(memcmp(got, want, (size_t)ny * el) == 0);
+    }
+    free(rd);
+    free(r);
     free(got);
     free(want);
 }
@@ -193,7 +249,8 @@ static void check_shape(const shape *s)
         CHECK_OK(tg__conv2d_forward(dt, &g, tx, tw, tb, out));
         compare("forward", s, f64, out, y, ny, fan);
         check_relu(dt, &g, tx, tw, tb, out, ny);
-        check_clamp(dt, &g, tx, tw, tb, out, ny);
+        check_acts(dt, &g, tx, tw, tb, out, ny);
+        check_residual(dt, &g, tx, tw, tb, out, ny);
         CHECK_OK(tg__conv2d_grad_input(dt, &g, tdy, tw, out));
         compare("input grad", s, f64, out, dx, nx, fan * (double)g.o);
         CHECK_OK(tg__conv2d_grad_weight(dt, &g, tdy, tx, out));

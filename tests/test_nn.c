@@ -3,6 +3,7 @@
  * references and hand-computed values, gradients for every reduction,
  * and error paths. */
 #include "harness.h"
+#include "kernels/cpu/vmath.h"
 #include "ops/op.h"
 
 #include <stdlib.h>
@@ -83,6 +84,78 @@ static void test_softmax_values(void)
     double *want = tt_values(tg_softmax(tg_contiguous(xt), 1));
     CHECK_TENSOR(tg_softmax(xt, 1), want, 1e-15);
     free(want);
+}
+
+/* float32 (log_)softmax of one row in the documented order (16 lanes of
+ * maxima from x[0] and of sums, the tail, then the lanes; the exp of
+ * kernels/cpu/vmath.h): what every path over the last dim must give bit
+ * for bit, rows of short ones taken a block at a time */
+static void ref_row_f32(const float *x, int64_t n, bool log_form, float *y)
+{
+    float mx[16], acc[16] = {0}, m, s = 0;
+    for (int j = 0; j < 16; j++)
+        mx[j] = x[0];
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16)
+        for (int j = 0; j < 16; j++)
+            mx[j] = x[k + j] > mx[j] ? x[k + j] : mx[j];
+    m = mx[0];
+    for (int j = 1; j < 16; j++)
+        m = mx[j] > m ? mx[j] : m;
+    for (; k < n; k++)
+        m = x[k] > m ? x[k] : m;
+    float e[128];
+    for (k = 0; k < n; k++)
+        e[k] = tg__vexpf(x[k] - m);
+    for (k = 0; k + 16 <= n; k += 16)
+        for (int j = 0; j < 16; j++)
+            acc[j] += e[k + j];
+    for (; k < n; k++)
+        s += e[k];
+    for (int j = 0; j < 16; j++)
+        s += acc[j];
+    for (k = 0; k < n; k++)
+        y[k] = log_form ? x[k] - (m + logf(s)) : e[k] * (1.0f / s);
+}
+
+static void test_softmax_short_rows(void)
+{
+    unsigned seed = 3;
+    for (int64_t n = 1; n <= 100; n += n < 36 ? 1 : 9)
+        for (int64_t m = 1; m <= 300; m += m < 20 ? 3 : 140) {
+            int64_t len = m * n;
+            float *x = malloc((size_t)len * sizeof *x), *want = malloc((size_t)len * sizeof *want);
+            double *xd = malloc((size_t)len * sizeof *xd);
+            for (int64_t i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                unsigned r = (seed >> 8) % 211;
+                /* ties; now and then NaN, an infinity or a whole row of -inf */
+                x[i] = r == 0 ? NAN : r == 1 ? INFINITY : r == 2 ? -INFINITY
+                     : (float)(r % 37) / 4.0f - 4.5f;
+                if ((i / n) % 11 == 5)
+                    x[i] = -INFINITY;
+                xd[i] = x[i];
+            }
+            tg_tensor *t = tt_tensor(TG_FLOAT32, 2, (int64_t[]){m, n}, xd);
+            for (int lg = 0; lg < 2; lg++) {
+                for (int64_t r = 0; r < m; r++)
+                    ref_row_f32(x + r * n, n, lg, want + r * n);
+                tg_tensor *y = lg ? tg_log_softmax(t, 1) : tg_softmax(t, -1);
+                const float *got = y ? tg_data(y) : NULL;
+                int64_t bad = 0;
+                for (int64_t i = 0; got && i < len; i++)
+                    bad += !((got[i] != got[i] && want[i] != want[i]) ||
+                             memcmp(&got[i], &want[i], sizeof *got) == 0);
+                if (!got || bad)
+                    tt_fail(__FILE__, __LINE__, "%s of [%lld, %lld]: %lld elements differ from "
+                            "the row order", lg ? "log_softmax" : "softmax", (long long)m,
+                            (long long)n, (long long)bad);
+                tt_checks++;
+            }
+            free(x);
+            free(xd);
+            free(want);
+        }
 }
 
 static tg_tensor *f_softmax(int n, tg_tensor *const *in, void *user)
@@ -549,6 +622,7 @@ int main(void)
 {
     RUN(test_softmax_forward);
     RUN(test_softmax_values);
+    RUN(test_softmax_short_rows);
     RUN(test_softmax_grad);
     RUN(test_softmax_grad_op);
     RUN(test_softmax_masked_rows);

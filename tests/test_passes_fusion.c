@@ -443,6 +443,99 @@ static void test_epilogues(void)
     }
 }
 
+/* conv2d + hardswish and conv2d + clamp (relu6) as one node, the
+ * convolution applying the activation as it writes, on a shape of each
+ * forward path (pointwise, depthwise, few-channel strided, general):
+ * bitwise equal to level 0 in both executors */
+static void test_conv_act_epilogues(void)
+{
+    static const struct {
+        int64_t x[4], w[4];
+        tg_conv2d_opts o;
+    } cases[] = {
+        {{2, 8, 6, 7}, {12, 8, 1, 1}, {{1, 1}, {0, 0}, {1, 1}, 1}},
+        {{2, 8, 9, 9}, {8, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 8}},
+        {{1, 3, 17, 16}, {8, 3, 3, 3}, {{2, 2}, {1, 1}, {1, 1}, 1}},
+        {{2, 5, 7, 7}, {6, 5, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tg_graph *g = tg_graph_new("conv_act");
+        tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 4, cases[i].x);
+        tg_tensor *w = tt_rand_dtype(TG_FLOAT32, 4, cases[i].w, -0.5, 0.5);
+        tg_tensor *w2 = tt_rand_dtype(TG_FLOAT32, 4, cases[i].w, -0.5, 0.5);
+        tg_tensor *b = tt_rand_dtype(TG_FLOAT32, 1, cases[i].w, -0.5, 0.5);
+        tg_graph_begin(g); /* two weights: one convolution would be shared */
+        tg_tensor *hs = tg_hardswish(tg_conv2d(x, w, b, &cases[i].o));
+        tg_tensor *r6 = tg_clamp(tg_conv2d(x, w2, b, &cases[i].o), 0, 6);
+        tg_graph_end();
+        tg_tensor *feeds[1] = {x}, *vals[1] = {tt_rand_dtype(TG_FLOAT32, 4, cases[i].x, -4, 4)};
+        tg_tensor *fetch[2] = {hs, r6};
+        sig q = {1, 2, 0, feeds, vals, fetch, NULL};
+        tg_session *s = tg_session_new(g);
+        tg_pass_record rec[32];
+        char *dump = NULL;
+        int n = records(s, &q, rec, &dump);
+        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 2);
+        CHECK(dump && strstr(dump, "hardswish($0)\"") && strstr(dump, "clamp[a=0, b=6]($0)\""));
+        free(dump);
+        check_equal(s, &q, 1, 0, NULL, NULL);
+        tg_session_free(s);
+        tg_graph_free(g);
+    }
+}
+
+/* ResNet's blocks: conv2d + bias, the shortcut added, relu: the dense
+ * convolution adds and activates as it stores (kernels/cpu/conv_dense.h)
+ * where it takes the layer; an identity shortcut, a 1x1 projection's
+ * output as the shortcut (two products reach one add), the shortcut
+ * first, an add of a broadcast row and a layer the dense path does not
+ * take (both the product, then the program); forward and gradients,
+ * bitwise equal to level 0 in both executors */
+static void test_residual_epilogues(void)
+{
+    for (int k = 0; k < 2; k++) {
+        tg_dtype dt = k ? TG_FLOAT64 : TG_FLOAT32;
+        tg_graph *g = tg_graph_new("residual");
+        tg_tensor *x = tg_placeholder(g, "x", dt, 4, (int64_t[]){2, 64, 8, 8});
+        tg_tensor *w1 = tt_rand_dtype(dt, 4, (int64_t[]){32, 64, 3, 3}, -0.1, 0.1);
+        tg_tensor *w2 = tt_rand_dtype(dt, 4, (int64_t[]){32, 32, 3, 3}, -0.1, 0.1);
+        tg_tensor *wd = tt_rand_dtype(dt, 4, (int64_t[]){32, 64, 1, 1}, -0.1, 0.1);
+        tg_tensor *ws = tt_rand_dtype(dt, 4, (int64_t[]){8, 32, 1, 1}, -0.1, 0.1);
+        tg_tensor *b1 = tt_rand_dtype(dt, 1, (int64_t[]){32}, -0.3, 0.3);
+        tg_tensor *b2 = tt_rand_dtype(dt, 1, (int64_t[]){32}, -0.3, 0.3);
+        tg_tensor *row = tt_rand_dtype(dt, 3, (int64_t[]){32, 1, 1}, -0.3, 0.3);
+        tg_conv2d_opts pad = {.stride = {1, 1}, .padding = {1, 1}, .dilation = {1, 1},
+                              .groups = 1};
+        tg_graph_begin(g);
+        tg_tensor *h = tg_relu(tg_conv2d(x, w1, b1, &pad));
+        tg_tensor *y1 = tg_relu(tg_add(tg_conv2d(h, w2, b2, &pad), h));
+        tg_tensor *y2 = tg_relu(tg_add(tg_conv2d(y1, w2, NULL, &pad), tg_conv2d(x, wd, b1, NULL)));
+        tg_tensor *y3 = tg_add(y2, tg_conv2d(y2, w2, b2, &pad)); /* no relu, shortcut first */
+        tg_tensor *y4 = tg_relu(tg_add(tg_conv2d(y3, w2, b2, &pad), row));
+        tg_tensor *y5 = tg_relu(tg_add(tg_conv2d(y4, ws, NULL, NULL),
+                                       tg_slice(y4, 1, 0, 8, 1)));
+        tg_tensor *loss = tg_add(tg_sum(tg_mul(y4, y4), 0, NULL, false),
+                                 tg_sum(tg_mul(y5, y5), 0, NULL, false));
+        tg_graph_end();
+        tg_tensor *grad;
+        CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, 1, &x, &grad));
+        tg_tensor *val = tt_rand_dtype(dt, 4, (int64_t[]){2, 64, 8, 8}, -1, 1);
+        tg_tensor *fetch[4] = {loss, grad, y3, y5};
+        sig q = {1, 4, 0, &x, &val, fetch, NULL};
+        tg_session *s = tg_session_new(g);
+        tg_pass_record rec[32];
+        char *dump = NULL;
+        int n = records(s, &q, rec, &dump);
+        CHECK(count_of(rec, n, "fuse_epilogue", "fused") >= 6);
+        CHECK(dump && strstr(dump, "add($0, %") && strstr(dump, "relu($1)") &&
+              strstr(dump, "add(%"));
+        free(dump);
+        check_equal(s, &q, 1, 0, NULL, NULL);
+        tg_session_free(s);
+        tg_graph_free(g);
+    }
+}
+
 /* the op itself against its parts, and producers it refuses */
 static void test_epilogue_op(void)
 {
@@ -475,6 +568,8 @@ int main(void)
     RUN(test_fused_signatures);
     RUN(test_update_fusion);
     RUN(test_epilogues);
+    RUN(test_conv_act_epilogues);
+    RUN(test_residual_epilogues);
     RUN(test_epilogue_op);
     return tt_finish();
 }

@@ -450,6 +450,93 @@ static void test_ties_and_nan(void)
     CHECK(isnan(tg_item(tg_max(z, 0, NULL, false))));
 }
 
+/* ---- short rows over the last dim: the documented order, bit for bit ------------------
+ * Float sums, max and min of a contiguous row fold it into 8 lanes (lane k
+ * takes elements k mod 8 of the vector part), the tail into lane 0, then a
+ * pairwise tree; the kernels take rows one, several or a register's width
+ * at a time, and must give this order's bits at every level (ctest runs
+ * this file at each): sums in double, signs of zero and the first of tied
+ * maxima as this order picks them, NaN where any NaN is. */
+static double lane_op(int op, double a, double v)
+{
+    if (op == 0)
+        return a + v;
+    bool take = op == 1 ? v > a : v < a;
+    return take || v != v ? v : a;
+}
+
+static double lane_ref(int op, const double *x, int64_t n)
+{
+    double id = op == 0 ? 0.0 : op == 1 ? -INFINITY : INFINITY, l[8];
+    for (int k = 0; k < 8; k++)
+        l[k] = id;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++)
+            l[k] = lane_op(op, l[k], x[i + k]);
+    for (; i < n; i++)
+        l[0] = lane_op(op, l[0], x[i]);
+    for (int w = 4; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++)
+            l[k] = lane_op(op, l[2 * k], l[2 * k + 1]);
+    return lane_op(op, id, l[0]);
+}
+
+static bool same_or_nan(double a, double b)
+{
+    return (a != a && b != b) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void test_short_rows(void)
+{
+    unsigned seed = 5;
+    for (int d = 0; d < 2; d++)
+        for (int64_t n = 1; n <= 300; n += n < 40 ? 1 : 37)
+            for (int64_t m = 1; m <= 21; m += 4) {
+                tg_scope_begin();
+                double *v = malloc((size_t)(m * n) * sizeof *v);
+                for (int64_t i = 0; i < m * n; i++) {
+                    seed = seed * 1103515245u + 12345u;
+                    unsigned r = (seed >> 8) % 41, mode = (unsigned)(n + m) % 4;
+                    /* ties, signed zeros, now and then NaN or an infinity;
+                     * by mode: zeros the maximum or the minimum (which zero
+                     * wins is the order's), or magnitudes whose sum's bits
+                     * depend on the order */
+                    v[i] = r == 0 ? NAN : r == 1 ? INFINITY : r == 2 ? -INFINITY
+                         : r < 8 ? (r % 2 ? -0.0 : 0.0) : (double)(r % 9) - 4.25;
+                    if (mode == 1 || mode == 2)
+                        v[i] = r < 20 ? (r % 2 ? -0.0 : 0.0) : (mode == 1 ? -1.5 : 1.5) * r;
+                    else if (mode == 3)
+                        v[i] = ldexp((r % 2 ? -1.0 : 1.0) * (r + 1), (int)(r % 7) * 9 - 27);
+                    if (d == 0)
+                        v[i] = (float)v[i];
+                }
+                tg_dtype dt = d ? TG_FLOAT64 : TG_FLOAT32;
+                tg_tensor *x = tt_tensor(dt, 2, (int64_t[]){m, n}, v);
+                int ax[1] = {1};
+                tg_tensor *got[3] = {tg_sum(x, 1, ax, false), tg_max(x, 1, ax, false),
+                                     tg_min(x, 1, ax, false)};
+                for (int op = 0; op < 3; op++) {
+                    double *g = tt_values(got[op]);
+                    int64_t bad = 0;
+                    for (int64_t r = 0; g && r < m; r++) {
+                        double want = lane_ref(op, v + r * n, n);
+                        if (d == 0)
+                            want = (float)want;
+                        bad += !same_or_nan(g[r], want);
+                    }
+                    if (!g || bad)
+                        tt_fail(__FILE__, __LINE__, "%s of [%lld, %lld] %s: %lld rows differ "
+                                "from the lane order", op == 0 ? "sum" : op == 1 ? "max" : "min",
+                                (long long)m, (long long)n, tg_dtype_name(dt), (long long)bad);
+                    tt_checks++;
+                    free(g);
+                }
+                free(v);
+                tg_scope_end();
+            }
+}
+
 /* ---- empty axes ------------------------------------------------------------------------ */
 static void test_empty(void)
 {
@@ -673,6 +760,7 @@ int main(void)
     RUN(test_large);
     RUN(test_sum_accuracy);
     RUN(test_ties_and_nan);
+    RUN(test_short_rows);
     RUN(test_empty);
     RUN(test_grad_sum_mean);
     RUN(test_grad_max_min);

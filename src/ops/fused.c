@@ -162,27 +162,39 @@ static tg_status epilogue_infer(tg_op_ctx *c)
     return s;
 }
 
-/* conv2d(...); relu($0): the convolution applies relu as it writes */
-static bool relu_in_product(const tg_fused_prog *p)
+/* the program is conv2d(...); act($0) with act the op named act: the
+ * convolution applies relu, clamp and hardswish as it writes (the
+ * pointwise, depthwise and few-channel paths; the others relu as they
+ * write, clamp and hardswish right after) */
+static bool conv_then(const tg_fused_prog *p, const char *act)
 {
     const tg_fused_instr *r = &p->ins[1];
     return p->n == 2 && strcmp(p->ins[0].op->name, "conv2d") == 0 &&
-           strcmp(r->op->name, "relu") == 0 && r->n_args == 1 && r->args[0] == -1;
+           strcmp(r->op->name, act) == 0 && r->n_args == 1 && r->args[0] == -1;
 }
 
-/* conv2d(...); clamp($0): the convolution clamps as it writes (the
- * pointwise and depthwise paths) or right after; *a: clamp's bounds */
-static bool clamp_in_product(const tg_fused_prog *p, const unary_attrs **a)
+/* conv2d(...); add($0, r) or add(r, $0) [; relu($1)]: ResNet's shortcut,
+ * which the convolution can add (and relu) as it writes; *res: r's input
+ * index, *relu: whether relu follows */
+static bool residual_in_product(const tg_fused_prog *p, int *res, bool *relu)
 {
-    const tg_fused_instr *r = &p->ins[1];
-    *a = r->attr;
-    return p->n == 2 && strcmp(p->ins[0].op->name, "conv2d") == 0 &&
-           strcmp(r->op->name, "clamp") == 0 && r->n_args == 1 && r->args[0] == -1;
+    if ((p->n != 2 && p->n != 3) || strcmp(p->ins[0].op->name, "conv2d") != 0)
+        return false;
+    const tg_fused_instr *a = &p->ins[1];
+    if (strcmp(a->op->name, "add") != 0 || a->n_args != 2)
+        return false;
+    if (a->args[0] == -1 && a->args[1] >= 0)
+        *res = a->args[1];
+    else if (a->args[1] == -1 && a->args[0] >= 0)
+        *res = a->args[0];
+    else
+        return false;
+    const tg_fused_instr *r = &p->ins[2];
+    *relu = p->n == 3;
+    return p->n == 2 ||
+           (strcmp(r->op->name, "relu") == 0 && r->n_args == 1 && r->args[0] == -2);
 }
 
-/* the product straight into the output, then the rest of the program over
- * it in place ($0 becomes input n_in: the output itself), or both at once
- * where the product's kernel can apply the rest (relu_in_product) */
 /* a chain of one op that may write over the product's input slot (relu,
  * relu_grad's mask, a bias add): its own kernel, in place over the output
  * (for small products the block-by-block runner costs more than the op);
@@ -214,6 +226,9 @@ static bool single_in_place(const tg_fused_prog *p, const tg_op_ctx *c, tg_statu
     return true;
 }
 
+/* the product straight into the output, then the rest of the program over
+ * it in place ($0 becomes input n_in: the output itself), or both at once
+ * where the product's kernel can apply the rest (conv_then) */
 static tg_status epilogue_kernel(tg_op_ctx *c)
 {
     tg_fused_prog local;
@@ -235,11 +250,18 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     pc.attrs = P->attrs;
     pc.n_attrs = P->n_attrs;
     pc.out_meta[0] = c->out_meta[0];
-    const unary_attrs *bounds;
-    if (relu_in_product(p)) {
+    int res;
+    bool relu;
+    if (residual_in_product(p, &res, &relu) &&
+        tg__conv2d_residual_kernel(&pc, c->in[res], relu, &s)) {
+        /* done in the product's store */
+    } else if (conv_then(p, "relu")) {
         s = tg__conv2d_relu_kernel(&pc);
-    } else if (clamp_in_product(p, &bounds)) {
+    } else if (conv_then(p, "clamp")) {
+        const unary_attrs *bounds = p->ins[1].attr;
         s = tg__conv2d_clamp_kernel(&pc, bounds->a, bounds->b);
+    } else if (conv_then(p, "hardswish")) {
+        s = tg__conv2d_hardswish_kernel(&pc);
     } else if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && single_in_place(p, c, &s)) {
         /* done */
     } else if (s == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {

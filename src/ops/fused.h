@@ -101,6 +101,19 @@ tg_status tg__conv2d_relu_kernel(tg_op_ctx *c);
  * pointwise and depthwise paths apply it as they write, the others in a
  * pass over the output (kernels/cpu/conv.h, tg__conv2d_forward_act) */
 tg_status tg__conv2d_clamp_kernel(tg_op_ctx *c, double lo, double hi);
+/* the same with hardswish ($0 as the hardswish op computes it): applied as
+ * the outputs are written by the pointwise, depthwise and few-channel
+ * paths, in a pass after the others */
+tg_status tg__conv2d_hardswish_kernel(tg_op_ctx *c);
+/* conv2d's kernel with res added to its outputs (after the bias), then
+ * relu when relu is true, as they are written: the bits of the program
+ * conv2d(...); add($0, res) [; relu($1)] without passes over the output.
+ * Only where the dense path (kernels/cpu/conv_dense.h) or the pointwise
+ * one (conv_pw.h) takes the geometry and res has the output's dtype and
+ * shape; false otherwise
+ * (nothing done), else true with the status in *st */
+bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu,
+                                tg_status *st);
 
 /* dt: every instruction's result dtype (tg__fused_dtypes) */
 tg_status tg__fused_run(const char *who, const tg_fused_prog *p, const tg_dtype *dt,

@@ -142,9 +142,155 @@ TG_ISA_DISPATCH(static, void, sm_row_vec_f32, (const float *x, float *y, int64_t
     }
 }
 
+/* Rows shorter than SM_SHORT: the exps of a block of rows in one vector
+ * loop over the block (row by row, a row of 10 is a scalar tail of 10
+ * polynomials), each element's row maximum, then its scale, read from a
+ * buffer filled per row. The maximum and the sum of each row are taken in
+ * sm_row_vec_f32's order (below), and every element gets the same
+ * operations, so the bits are that function's. */
+#define SM_SHORT 64
+#define SM_BLOCK_ELEMS 1024
+
+/* sm_row_vec_f32's maximum: 16 lanes from x[0], then the tail */
+static inline float sm_max_lanes(const float *x, int64_t n)
+{
+    float m = x[0];
+    int64_t k = 0;
+    if (n >= SM_LANES) {
+        float mx[SM_LANES];
+        for (int j = 0; j < SM_LANES; j++)
+            mx[j] = x[0];
+        for (; k + SM_LANES <= n; k += SM_LANES)
+            for (int j = 0; j < SM_LANES; j++)
+                mx[j] = x[k + j] > mx[j] ? x[k + j] : mx[j];
+        m = mx[0];
+        for (int j = 1; j < SM_LANES; j++)
+            m = mx[j] > m ? mx[j] : m;
+    }
+    for (; k < n; k++)
+        m = x[k] > m ? x[k] : m;
+    return m;
+}
+
+/* sm_row_vec_f32's sum of the exps e: 16 lanes, the tail, then the lanes
+ * (all zero, adding nothing, under 16 elements) */
+static inline float sm_sum_lanes(const float *e, int64_t n)
+{
+    float s = 0;
+    int64_t k = n - n % SM_LANES;
+    for (int64_t i = k; i < n; i++)
+        s += e[i];
+    if (n >= SM_LANES) {
+        float acc[SM_LANES] = {0};
+        for (int64_t b = 0; b < k; b += SM_LANES)
+            for (int j = 0; j < SM_LANES; j++)
+                acc[j] += e[b + j];
+        for (int j = 0; j < SM_LANES; j++)
+            s += acc[j];
+    }
+    return s;
+}
+
+/* the same for 8 rows of n at x, each in its own order, side by side: one
+ * row's chain of dependent maxima or adds waits on the latency (four
+ * cycles an element); eight independent chains do not */
+#define SM_GROUP 8
+static inline void sm_max_group(const float *x, int64_t n, float *m)
+{
+    if (n >= SM_LANES) {
+        for (int r = 0; r < SM_GROUP; r++)
+            m[r] = sm_max_lanes(x + r * n, n);
+        return;
+    }
+    for (int r = 0; r < SM_GROUP; r++)
+        m[r] = x[r * n];
+    for (int64_t k = 0; k < n; k++)
+        for (int r = 0; r < SM_GROUP; r++)
+            m[r] = x[r * n + k] > m[r] ? x[r * n + k] : m[r];
+}
+static inline void sm_sum_group(const float *e, int64_t n, float *s)
+{
+    int64_t k = n - n % SM_LANES;
+    for (int r = 0; r < SM_GROUP; r++)
+        s[r] = 0;
+    for (int64_t i = k; i < n; i++)
+        for (int r = 0; r < SM_GROUP; r++)
+            s[r] += e[r * n + i];
+    if (n < SM_LANES)
+        return;
+    float acc[SM_GROUP][SM_LANES] = {{0}};
+    for (int r = 0; r < SM_GROUP; r++)
+        for (int64_t b = 0; b < k; b += SM_LANES)
+            for (int j = 0; j < SM_LANES; j++)
+                acc[r][j] += e[r * n + b + j];
+    for (int j = 0; j < SM_LANES; j++)
+        for (int r = 0; r < SM_GROUP; r++)
+            s[r] += acc[r][j];
+}
+
+/* the block's loops, each a function of its own with restrict pointers:
+ * what lets GCC vectorize them (e may be y, which may be x's buffer) */
+static inline void sm_exp_block(float *restrict e, const float *restrict x,
+                                const float *restrict m, int64_t len)
+{
+    for (int64_t i = 0; i < len; i++)
+        e[i] = tg__vexpf(x[i] - m[i]);
+}
+static inline void sm_sub_block(float *restrict y, const float *restrict x,
+                                const float *restrict v, int64_t len)
+{
+    for (int64_t i = 0; i < len; i++)
+        y[i] = x[i] - v[i];
+}
+static inline void sm_scale_block(float *y, const float *restrict v, int64_t len)
+{
+    for (int64_t i = 0; i < len; i++)
+        y[i] *= v[i];
+}
+
+TG_ISA_DISPATCH(static, void, sm_rows_short_f32,
+                (const float *x, float *y, int64_t rows, int64_t n, bool log),
+                (x, y, rows, n, log))
+{
+    float per_elem[SM_BLOCK_ELEMS], ex[SM_BLOCK_ELEMS], st[SM_BLOCK_ELEMS]; /* st: per row */
+    const int64_t per = SM_BLOCK_ELEMS / n;
+    for (int64_t r0 = 0; r0 < rows; r0 += per) {
+        const int64_t nr = rows - r0 < per ? rows - r0 : per, len = nr * n;
+        const float *xb = x + r0 * n;
+        float *yb = y + r0 * n, *e = log ? ex : yb;
+        int64_t r = 0;
+        for (; r + SM_GROUP <= nr; r += SM_GROUP)
+            sm_max_group(xb + r * n, n, st + r);
+        for (; r < nr; r++)
+            st[r] = sm_max_lanes(xb + r * n, n);
+        for (r = 0; r < nr; r++)
+            for (int64_t k = 0; k < n; k++)
+                per_elem[r * n + k] = st[r];
+        sm_exp_block(e, xb, per_elem, len);
+        for (r = 0; r + SM_GROUP <= nr; r += SM_GROUP)
+            sm_sum_group(e + r * n, n, st + r);
+        for (; r < nr; r++)
+            st[r] = sm_sum_lanes(e + r * n, n);
+        for (r = 0; r < nr; r++) {
+            float v = log ? per_elem[r * n] + logf(st[r]) : 1.0f / st[r];
+            for (int64_t k = 0; k < n; k++)
+                per_elem[r * n + k] = v;
+        }
+        if (log)
+            sm_sub_block(yb, xb, per_elem, len);
+        else
+            sm_scale_block(yb, per_elem, len); /* e is yb */
+    }
+}
+
 static void sm_range(void *ctx, int64_t b, int64_t e)
 {
     const sm_task *t = ctx;
+    if (!t->f64 && t->inner == 1 && t->n < SM_SHORT) {
+        sm_rows_short_f32((const float *)t->x + b * t->n, (float *)t->y + b * t->n, e - b,
+                          t->n, t->log);
+        return;
+    }
     for (int64_t o = b; o < e; o++) {
         if (t->f64)
             sm_outer_f64(t, o);

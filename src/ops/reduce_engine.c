@@ -191,7 +191,12 @@ static void run_rows(const job *J, int64_t ob, int64_t oe, int64_t rb,
     }
     for (int64_t o0 = ob; o0 < oe; o0 += BLOCK) {
         int64_t nb = oe - o0 < BLOCK ? oe - o0 : BLOCK;
-        for (int64_t j = 0; j < nb; j++) { /* the outputs' offsets in x */
+        if (P->nk == 1) { /* one kept dim: offsets in steps */
+            for (int64_t j = 0; j < nb; j++)
+                koff[j] = kpos + j * P->kx[0];
+            kpos += nb * P->kx[0];
+        }
+        for (int64_t j = 0; P->nk > 1 && j < nb; j++) { /* the outputs' offsets in x */
             koff[j] = kpos;
             for (int i = P->nk - 1; i >= 0; i--) {
                 kpos += P->kx[i];

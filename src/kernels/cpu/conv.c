@@ -4,6 +4,7 @@
 #include "kernels/cpu/conv.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_few.h"
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/conv_pw.h"
@@ -507,12 +508,14 @@ tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void
 {
     tg_status st;
     if (tg__conv_pw_forward(dt, g, x, w, b, act, y, &st) ||
-        tg__conv_dw_forward(dt, g, x, w, b, act, y, &st))
+        tg__conv_dw_forward(dt, g, x, w, b, act, y, &st) ||
+        tg__conv_few_forward(dt, g, x, w, b, act, y, &st))
         return st;
     st = forward_general(dt, g, x, w, b, act->kind == TG_CONV_ACT_RELU, y);
-    if (st == TG_OK && act->kind == TG_CONV_ACT_CLAMP) /* the clamp op's bits */
+    /* clamp and hardswish: the ops' bits, in a pass over y */
+    if (st == TG_OK && act->kind != TG_CONV_ACT_NONE && act->kind != TG_CONV_ACT_RELU)
         tg__dw_arch_now()->row_act[dt == TG_FLOAT64](y, g->n * g->o * g->oh * g->ow, NULL,
-                                                     TG_CONV_ACT_CLAMP, act->lo, act->hi);
+                                                     (int)act->kind, act->lo, act->hi);
     return st;
 }
 

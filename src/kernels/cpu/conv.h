@@ -27,15 +27,17 @@ tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
 tg_status tg__conv2d_forward_relu(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                   const void *w, const void *b, bool relu, void *y);
 /* an activation the forward product applies as it writes its outputs:
- * relu (as the relu op) or clamp to [lo, hi] (as the clamp op: NaN
- * passes, the bounds rounded to the dtype); the bits of the activation
+ * relu (as the relu op), clamp to [lo, hi] (as the clamp op: NaN
+ * passes, the bounds rounded to the dtype) or hardswish (as the
+ * hardswish op: x * min(max(x + 3, 0), 6) / 6); the bits of the activation
  * op after tg__conv2d_forward. The pointwise and depthwise paths apply it
  * while the outputs are in registers or cache, the others in a pass
  * after the product (relu: as they are written). */
 typedef enum tg__conv_act_kind {
     TG_CONV_ACT_NONE,
     TG_CONV_ACT_RELU,
-    TG_CONV_ACT_CLAMP
+    TG_CONV_ACT_CLAMP,
+    TG_CONV_ACT_HARDSWISH
 } tg__conv_act_kind;
 typedef struct tg__conv_act {
     tg__conv_act_kind kind;

@@ -58,7 +58,7 @@ typedef struct dense_job {
     const tg__dense_kern *kn;
     tg__conv_geom g;
     size_t el;
-    const char *x, *w, *b;
+    const char *x, *w, *b, *res; /* res: the shortcut added before relu, or NULL */
     char *y;
     bool relu;
     int64_t k;               /* taps: c * kh * kw */
@@ -165,9 +165,10 @@ static void unit(const dense_job *j, int64_t u)
     const int64_t per_block = j->nn * j->n_cb;
     const int64_t ob = u / per_block, n = u % per_block / j->n_cb, cb = u % j->n_cb;
     const int64_t ohw = g->oh * g->ow, mr = j->kn->mr, nr = j->kn->nr;
-    tg__dense_store st = {.y = j->y + (size_t)((j->n0 + n) * g->o * ohw) * j->el,
-                          .bias = j->b, .ohw = ohw, .wq = j->wq, .ow = g->ow,
-                          .p = j->p, .relu = j->relu};
+    const size_t image = (size_t)((j->n0 + n) * g->o * ohw) * j->el;
+    tg__dense_store st = {.y = j->y + image, .bias = j->b,
+                          .res = j->res ? j->res + image : NULL, .ohw = ohw,
+                          .wq = j->wq, .ow = g->ow, .p = j->p, .relu = j->relu};
     const char *img = j->imgs + (size_t)(n * j->img_len) * j->el;
     int64_t p0 = ob * j->blk_panels, p1 = min64(p0 + j->blk_panels, j->panels);
     int64_t t0 = cb * j->blk_tiles, t1 = min64(t0 + j->blk_tiles, j->tiles);
@@ -286,12 +287,20 @@ bool tg__conv_dense_wanted(const tg__conv_geom *g)
 tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                  const void *w, const void *b, bool relu, void *y)
 {
+    return tg__conv_dense_forward_res(dt, g, x, w, b, NULL, relu, y);
+}
+
+tg_status tg__conv_dense_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                     const void *w, const void *b, const void *res,
+                                     bool relu, void *y)
+{
     if (g->groups != 1)
         return TG_ERR_ARG;
     if (g->n * g->o * g->oh * g->ow == 0)
         return TG_OK;
     dense_job j = {.g = *g,
-                   .el = tg_dtype_size(dt), .x = x, .w = w, .b = b, .y = y, .relu = relu,
+                   .el = tg_dtype_size(dt), .x = x, .w = w, .b = b, .res = res, .y = y,
+                   .relu = relu,
                    .k = g->c * g->kh * g->kw};
     int64_t work = g->n * g->o * j.k * g->oh * g->ow, threads = tg_get_num_threads();
     bool par = work >= PAR_WORK && threads > 1 && !tg_in_parallel_region();

@@ -35,5 +35,12 @@ void tg__conv_dense_set_chunk_bytes(int64_t bytes);
  * TG_OK or TG_ERR_NOMEM */
 tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                  const void *w, const void *b, bool relu, void *y);
+/* the same with res (laid out as y, not aliasing it; NULL: none) added to
+ * each output after the bias and before relu, as the add op adds it: the
+ * bits of relu(add(conv2d(x, w, b), res)), ResNet's residual connection,
+ * in the one pass that stores the product */
+tg_status tg__conv_dense_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                     const void *w, const void *b, const void *res,
+                                     bool relu, void *y);
 
 #endif

@@ -17,6 +17,9 @@
 typedef struct tg__dense_store {
     void *y;          /* the image's output, [o][oh * ow] */
     const void *bias; /* [o] or NULL */
+    const void *res;  /* the image's residual, laid out as y, or NULL: added
+                       * after the bias, before relu (ResNet's y = relu(conv(x)
+                       * + b + shortcut) in one pass over the output) */
     int64_t ohw, wq, ow, p;
     bool relu; /* as the relu op: NaN passes, the rest not above 0 is +0 */
 } tg__dense_store;

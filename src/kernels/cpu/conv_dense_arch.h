@@ -52,7 +52,17 @@
             T *y = (T *)st->y + (o0 + i) * st->ohw + at;                        \
             const T b = bias ? bias[o0 + i] : (T)0;                             \
             const T *src = tile[i] + j;                                         \
-            if (st->relu) {                                                     \
+            if (st->res) { /* (product + bias) + shortcut: the add op's bits */ \
+                const T *r = (const T *)st->res + (o0 + i) * st->ohw + at;      \
+                if (st->relu)                                                   \
+                    for (int64_t e = 0; e < n; e++) {                           \
+                        T v = (src[e] + b) + r[e];                              \
+                        y[e] = v > 0 || v != v ? v : (T)0;                      \
+                    }                                                           \
+                else                                                            \
+                    for (int64_t e = 0; e < n; e++)                             \
+                        y[e] = (src[e] + b) + r[e];                             \
+            } else if (st->relu) {                                              \
                 for (int64_t e = 0; e < n; e++) {                               \
                     T v = src[e] + b;                                           \
                     y[e] = v > 0 || v != v ? v : (T)0;                          \

@@ -43,7 +43,8 @@ static void planes(void *ctx, int64_t begin, int64_t end)
     dw_job *j = ctx;
     const tg__conv_geom *g = j->g;
     const tg__dw_plane *p = &j->p;
-    void *ph = tg__scratch(TG_SCRATCH_KERNEL0, (size_t)(p->sw * p->rows * p->ld) * j->el);
+    void *ph = tg__scratch(TG_SCRATCH_KERNEL0,
+                           (size_t)(p->sw * p->rows * p->ld) * j->el + TG__DW_SLACK);
     if (!ph) {
         atomic_store(&j->status, TG_ERR_NOMEM);
         return;

@@ -18,25 +18,33 @@ typedef struct tg__dw_plane {
     int taps;
     const int64_t *off;
     /* applied to the outputs as they are stored: 0 none, 1 relu, 2 clamp
-     * to [lo, hi] (tg__conv_act_kind) */
+     * to [lo, hi], 3 hardswish (tg__conv_act_kind) */
     int act;
     double lo, hi;
 } tg__dw_plane;
 
+/* what the layout may write past its end: under a vector */
+#define TG__DW_SLACK 64
+
 typedef struct tg__dw_arch {
     const char *name;
     int lanes[2]; /* elements per vector: [0] float32, [1] float64 */
-    /* the input plane src into that layout (zeros outside the plane) */
+    /* the input plane src into that layout (zeros outside the plane);
+     * writes up to TG__DW_SLACK bytes past the layout's end */
     void (*layout[2])(const tg__dw_plane *p, const void *src, void *phases);
     /* y [oh][ow] = bias (NULL: 0) + sum over the taps of w[t] times the
      * input; the kernel reads up to a vector past ow in each phase row */
     void (*plane[2])(const tg__dw_plane *p, const void *phases, const void *w,
                      const void *bias, void *y);
     /* r [n] + bias (NULL: none), then the activation act (0 none, 1 relu,
-     * 2 clamp to [lo, hi]), in place: the pointwise path's epilogue and
+     * 2 clamp to [lo, hi], 3 hardswish), in place: the pointwise path's epilogue and
      * the other paths' clamp pass (conv_pw.c, conv.c) */
     void (*row_act[2])(void *r, int64_t n, const void *bias, int act, double lo,
                        double hi);
+    /* r [n] = (r + bias (NULL: none)) + res [n], then relu when relu is
+     * set, in place: the add op's bits after the product's, ResNet-style
+     * shortcuts on the pointwise path (conv_pw.c) */
+    void (*row_res[2])(void *r, int64_t n, const void *bias, const void *res, int relu);
 } tg__dw_arch;
 
 extern const tg__dw_arch tg__dw_arch_generic;

@@ -15,6 +15,9 @@
 #include "kernels/cpu/conv_dw_api.h"
 
 #include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #ifndef DW_ISA
 #error "define DW_ISA and VEC_BYTES before including conv_dw_arch.h"
@@ -27,19 +30,100 @@
 #define DW_STR2(x) #x
 #define DW_STR(x) DW_STR2(x)
 
-#define DW_PLANE(T, SUF, IT)                                                     \
+#define DW_TYPES(T, SUF, IT)                                                     \
     typedef T DW(v_##SUF) __attribute__((vector_size(VEC_BYTES)));               \
     typedef T DW(u_##SUF) __attribute__((vector_size(VEC_BYTES), aligned(sizeof(T)))); \
     typedef IT DW(m_##SUF) __attribute__((vector_size(VEC_BYTES)));              \
-    enum { DW(L_##SUF) = VEC_BYTES / (int)sizeof(T) };                           \
-                                                                                 \
+    enum { DW(L_##SUF) = VEC_BYTES / (int)sizeof(T) };
+
+DW_TYPES(float, f32, int32_t)
+DW_TYPES(double, f64, int64_t)
+
+/* lane indices, and the even elements of two vectors for __builtin_shuffle */
+#if VEC_BYTES == 64
+static const DW(m_f32) DW(iota_f32) = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+static const DW(m_f32) DW(even_f32) = {0, 2, 4, 6, 8, 10, 12, 14,
+                                       16, 18, 20, 22, 24, 26, 28, 30};
+static const DW(m_f64) DW(iota_f64) = {0, 1, 2, 3, 4, 5, 6, 7};
+static const DW(m_f64) DW(even_f64) = {0, 2, 4, 6, 8, 10, 12, 14};
+#elif VEC_BYTES == 32
+static const DW(m_f32) DW(iota_f32) = {0, 1, 2, 3, 4, 5, 6, 7};
+static const DW(m_f32) DW(even_f32) = {0, 2, 4, 6, 8, 10, 12, 14};
+static const DW(m_f64) DW(iota_f64) = {0, 1, 2, 3};
+static const DW(m_f64) DW(even_f64) = {0, 2, 4, 6};
+#else
+static const DW(m_f32) DW(iota_f32) = {0, 1, 2, 3};
+static const DW(m_f32) DW(even_f32) = {0, 2, 4, 6};
+static const DW(m_f64) DW(iota_f64) = {0, 1};
+static const DW(m_f64) DW(even_f64) = {0, 2};
+#endif
+
+/* the first n (0 < n < L) elements of a vector: loaded from src with zeros
+ * after them, nothing at or past src + n read (load_part); stored at dst,
+ * nothing at or past dst + n written (store_part). Masked loads and stores
+ * on x86, a copy through memory elsewhere. */
+#if defined(__AVX512F__) && VEC_BYTES == 64
+#define DW_MASK_f32(n) ((__mmask16)((1u << (n)) - 1u))
+#define DW_MASK_f64(n) ((__mmask8)((1u << (n)) - 1u))
+#define DW_PARTS(T, SUF, IT, PS)                                                 \
+    static inline DW(v_##SUF) DW(load_part_##SUF)(const T *src, int64_t n)       \
+    {                                                                            \
+        return (DW(v_##SUF))_mm512_maskz_loadu_##PS(DW_MASK_##SUF((int)n), src); \
+    }                                                                            \
+    static inline void DW(store_part_##SUF)(T *dst, DW(v_##SUF) v, int64_t n)    \
+    {                                                                            \
+        _mm512_mask_storeu_##PS(dst, DW_MASK_##SUF((int)n), (DW_M512_##SUF)v);  \
+    }
+#define DW_M512_f32 __m512
+#define DW_M512_f64 __m512d
+#elif defined(__AVX2__) && VEC_BYTES == 32
+#define DW_PARTS(T, SUF, IT, PS)                                                 \
+    static inline DW(v_##SUF) DW(load_part_##SUF)(const T *src, int64_t n)       \
+    {                                                                            \
+        DW(m_##SUF) m = DW(iota_##SUF) < (DW(m_##SUF)){0} + (IT)n;                   \
+        return (DW(v_##SUF))_mm256_maskload_##PS(src, (__m256i)m);               \
+    }                                                                            \
+    static inline void DW(store_part_##SUF)(T *dst, DW(v_##SUF) v, int64_t n)    \
+    {                                                                            \
+        DW(m_##SUF) m = DW(iota_##SUF) < (DW(m_##SUF)){0} + (IT)n;                   \
+        _mm256_maskstore_##PS(dst, (__m256i)m, (DW_M256_##SUF)v);                \
+    }
+#define DW_M256_f32 __m256
+#define DW_M256_f64 __m256d
+#else
+#define DW_PARTS(T, SUF, IT, PS)                                                 \
+    static inline DW(v_##SUF) DW(load_part_##SUF)(const T *src, int64_t n)       \
+    {                                                                            \
+        DW(v_##SUF) v = {0};                                                     \
+        memcpy(&v, src, (size_t)n * sizeof(T));                                  \
+        return v;                                                                \
+    }                                                                            \
+    static inline void DW(store_part_##SUF)(T *dst, DW(v_##SUF) v, int64_t n)    \
+    {                                                                            \
+        memcpy(dst, &v, (size_t)n * sizeof(T));                                  \
+    }
+#endif
+DW_PARTS(float, f32, int32_t, ps)
+DW_PARTS(double, f64, int64_t, pd)
+
+#define DW_PLANE(T, SUF, IT)                                                     \
     /* relu as the relu op: NaN passes, the rest not above zero is +0; clamp  \
-     * as the clamp op: below lo is lo, above hi is hi, NaN passes */          \
+     * as the clamp op: below lo is lo, above hi is hi, NaN passes;         \
+     * hardswish as the hardswish op: v * relu6(v + 3) / 6, in that order   \
+     * (no multiply-add to fuse), relu6 passing NaN */                      \
     static inline DW(v_##SUF) DW(act_##SUF)(const tg__dw_plane *p, DW(v_##SUF) v) \
     {                                                                            \
         if (p->act == 1) {                                                       \
             DW(m_##SUF) keep = (v > 0) | (v != v);                               \
             return (DW(v_##SUF))((DW(m_##SUF))v & keep);                         \
+        }                                                                        \
+        if (p->act == 3) {                                                       \
+            const DW(v_##SUF) zero = {0}, six = (DW(v_##SUF)){0} + (T)6;         \
+            DW(v_##SUF) t = v + (T)3;                                            \
+            DW(m_##SUF) below = t < zero, above = t > six;                       \
+            t = (DW(v_##SUF))((DW(m_##SUF))t & ~below);                          \
+            t = (DW(v_##SUF))(((DW(m_##SUF))six & above) | ((DW(m_##SUF))t & ~above)); \
+            return v * t / (T)6;                                                 \
         }                                                                        \
         if (p->act != 2)                                                         \
             return v;                                                            \
@@ -83,7 +167,7 @@
                 if (x + L <= p->ow)                                              \
                     *(DW(u_##SUF) *)dst = v;                                     \
                 else                                                             \
-                    memcpy(dst, &v, (size_t)(p->ow - x) * sizeof(T));            \
+                    DW(store_part_##SUF)(dst, v, p->ow - x);                     \
             }                                                                    \
     }                                                                            \
                                                                                  \
@@ -117,12 +201,35 @@
             *(DW(u_##SUF) *)(r + i) = DW(act_##SUF)(&p, v);                      \
         }                                                                        \
         if (i < n) { /* the tail through a vector of its own */                 \
-            DW(v_##SUF) v = {0};                                                 \
-            memcpy(&v, r + i, (size_t)(n - i) * sizeof(T));                      \
+            DW(v_##SUF) v = DW(load_part_##SUF)(r + i, n - i);                   \
             if (bv)                                                              \
                 v += bias;                                                       \
-            v = DW(act_##SUF)(&p, v);                                            \
-            memcpy(r + i, &v, (size_t)(n - i) * sizeof(T));                      \
+            DW(store_part_##SUF)(r + i, DW(act_##SUF)(&p, v), n - i);            \
+        }                                                                        \
+    }                                                                            \
+                                                                                 \
+    static void DW(row_res_##SUF)(void *rv, int64_t n, const void *bv,          \
+                                  const void *sv, int relu)                      \
+    {                                                                            \
+        T *r = rv;                                                               \
+        const T *res = sv;                                                       \
+        const T bias = bv ? *(const T *)bv : (T)0;                               \
+        const tg__dw_plane p = {.act = relu ? 1 : 0};                            \
+        const int64_t L = DW(L_##SUF);                                           \
+        int64_t i = 0;                                                           \
+        for (; i + L <= n; i += L) {                                             \
+            DW(v_##SUF) v = *(DW(u_##SUF) *)(r + i);                             \
+            if (bv)                                                              \
+                v += bias;                                                       \
+            v += *(const DW(u_##SUF) *)(res + i);                                \
+            *(DW(u_##SUF) *)(r + i) = DW(act_##SUF)(&p, v);                      \
+        }                                                                        \
+        if (i < n) {                                                             \
+            DW(v_##SUF) v = DW(load_part_##SUF)(r + i, n - i);                   \
+            if (bv)                                                              \
+                v += bias;                                                       \
+            v += DW(load_part_##SUF)(res + i, n - i);                            \
+            DW(store_part_##SUF)(r + i, DW(act_##SUF)(&p, v), n - i);            \
         }                                                                        \
     }                                                                            \
                                                                                  \
@@ -154,9 +261,51 @@ static void DW(inside)(const tg__dw_plane *p, int64_t q, int64_t *lo, int64_t *h
     *lo = *lo > *hi ? *hi : *lo;
 }
 
-/* phase q, row r: input row r - pt, columns q - pl, q - pl + sw, ... */
+/* phase q, row r: input row r - pt, columns q - pl, q - pl + sw, ...; every
+ * store is a whole vector (the layout writes up to a vector past its end,
+ * TG__DW_SLACK), row by row in order, so that a store spilling past a
+ * row's ld is overwritten by the rows after it. Stride 1 copies rows,
+ * stride 2 takes the even elements of two loads, others go one element at
+ * a time. */
 #define DW_LAYOUT(T, SUF)                                                        \
-    static void DW(layout_##SUF)(const tg__dw_plane *p, const void *sv, void *pv) \
+    /* the first n elements of src (at most a vector), zeros after them */      \
+    static inline DW(v_##SUF) DW(part_##SUF)(const T *src, int64_t n)            \
+    {                                                                            \
+        if (n >= DW(L_##SUF))                                                    \
+            return *(const DW(u_##SUF) *)src;                                    \
+        return n <= 0 ? (DW(v_##SUF)){0} : DW(load_part_##SUF)(src, n);         \
+    }                                                                            \
+                                                                                 \
+    /* dst [lo, hi) = row [sw * x] for x in [lo, hi), zeros in [0, lo) and    \
+     * [hi, ld): vector stores, not calls to memset for a vector or two */   \
+    static inline __attribute__((optimize("no-tree-loop-distribute-patterns"))) \
+    void DW(layout_row_##SUF)(const tg__dw_plane *p, const T *row, int64_t lo,   \
+                              int64_t hi, T *dst)                                \
+    {                                                                            \
+        const int64_t L = DW(L_##SUF);                                           \
+        const DW(v_##SUF) zero = {0};                                            \
+        for (int64_t x = 0; x < lo; x += L)                                      \
+            *(DW(u_##SUF) *)(dst + x) = zero;                                    \
+        if (p->sw == 1) {                                                        \
+            for (int64_t x = lo; x < hi; x += L)                                 \
+                *(DW(u_##SUF) *)(dst + x) = DW(part_##SUF)(row + x, hi - x);     \
+        } else if (p->sw == 2) {                                                 \
+            for (int64_t x = lo; x < hi; x += L) {                               \
+                int64_t n = 2 * (hi - x) - 1; /* elements of row the chunk reads */ \
+                DW(v_##SUF) a = DW(part_##SUF)(row + 2 * x, n);                  \
+                DW(v_##SUF) b = DW(part_##SUF)(row + 2 * x + L, n - L);          \
+                *(DW(u_##SUF) *)(dst + x) = __builtin_shuffle(a, b, DW(even_##SUF)); \
+            }                                                                    \
+        } else {                                                                 \
+            for (int64_t x = lo; x < hi; x++)                                    \
+                dst[x] = row[x * p->sw];                                         \
+        }                                                                        \
+        for (int64_t x = hi; x < p->ld; x += L)                                  \
+            *(DW(u_##SUF) *)(dst + x) = zero;                                    \
+    }                                                                            \
+                                                                                 \
+    static __attribute__((optimize("no-tree-loop-distribute-patterns"))) void    \
+    DW(layout_##SUF)(const tg__dw_plane *p, const void *sv, void *pv)            \
     {                                                                            \
         const T *src = sv;                                                       \
         T *ph = pv;                                                              \
@@ -166,29 +315,18 @@ static void DW(inside)(const tg__dw_plane *p, int64_t q, int64_t *lo, int64_t *h
             for (int64_t r = 0; r < p->rows; r++) {                              \
                 T *dst = ph + (q * p->rows + r) * p->ld;                         \
                 int64_t ir = r - p->pt;                                          \
-                if (ir < 0 || ir >= p->h) {                                      \
-                    memset(dst, 0, (size_t)p->ld * sizeof(T));                   \
-                    continue;                                                    \
-                }                                                                \
-                const T *row = src + ir * p->w + q - p->pl;                      \
-                memset(dst, 0, (size_t)lo * sizeof(T));                          \
-                if (p->sw == 1)                                                  \
-                    memcpy(dst + lo, row + lo, (size_t)(hi - lo) * sizeof(T));   \
-                else if (p->sw == 2) /* a form the vectorizer takes */           \
-                    for (int64_t x = lo; x < hi; x++)                            \
-                        dst[x] = row[2 * x];                                     \
-                else                                                             \
-                    for (int64_t x = lo; x < hi; x++)                            \
-                        dst[x] = row[x * p->sw];                                 \
-                memset(dst + hi, 0, (size_t)(p->ld - hi) * sizeof(T));           \
+                if (ir < 0 || ir >= p->h) /* all zeros */                        \
+                    DW(layout_row_##SUF)(p, NULL, p->ld, p->ld, dst);            \
+                else /* row[x] is input column x * sw + q - pl */                \
+                    DW(layout_row_##SUF)(p, src + ir * p->w + q - p->pl, lo, hi, dst); \
             }                                                                    \
         }                                                                        \
     }
 
-DW_LAYOUT(float, f32)
-DW_LAYOUT(double, f64)
 DW_PLANE(float, f32, int32_t)
 DW_PLANE(double, f64, int64_t)
+DW_LAYOUT(float, f32)
+DW_LAYOUT(double, f64)
 
 const tg__dw_arch DW(tg__dw_arch) = {
     .name = DW_STR(DW_ISA),
@@ -196,4 +334,5 @@ const tg__dw_arch DW(tg__dw_arch) = {
     .layout = {DW(layout_f32), DW(layout_f64)},
     .plane = {DW(plane_f32), DW(plane_f64)},
     .row_act = {DW(row_act_f32), DW(row_act_f64)},
+    .row_res = {DW(row_res_f32), DW(row_res_f64)},
 };

@@ -4,4 +4,5 @@
 #define DW_ISA avx2
 #define VEC_BYTES 32
 #include "kernels/cpu/conv_dw_arch.h"
+#include "kernels/cpu/conv_few_arch.h"
 #endif

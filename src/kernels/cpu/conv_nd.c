@@ -181,7 +181,7 @@ tg_status tg__conv_general_grad_weight(tg_dtype dt, const geom *g, const void *d
 
 /* ---- the dispatch: 2-D convolutions to the 2-D kernels --------------------------- */
 /* g as the 2-D kernels' geometry, when it is 2-D */
-static bool as_plane(const geom *g, tg__conv_geom *p)
+bool tg__conv_nd_as_plane(const geom *g, tg__conv_geom *p)
 {
     if (g->nd != 2)
         return false;
@@ -197,7 +197,7 @@ tg_status tg__conv_forward(tg_dtype dt, const geom *g, const void *x, const void
 {
     static const tg__conv_act none = {TG_CONV_ACT_NONE, 0, 0};
     tg__conv_geom p;
-    if (as_plane(g, &p))
+    if (tg__conv_nd_as_plane(g, &p))
         return tg__conv2d_forward_act(dt, &p, x, w, b, act ? act : &none, y);
     tg_status s = tg__conv_general_forward(dt, g, x, w, b, y);
     if (s == TG_OK && act && act->kind != TG_CONV_ACT_NONE) /* the activation op's bits */
@@ -211,7 +211,7 @@ tg_status tg__conv_grad_input(tg_dtype dt, const geom *g, const void *dy, const 
                               void *dx)
 {
     tg__conv_geom p;
-    return as_plane(g, &p) ? tg__conv2d_grad_input(dt, &p, dy, w, dx)
+    return tg__conv_nd_as_plane(g, &p) ? tg__conv2d_grad_input(dt, &p, dy, w, dx)
                            : tg__conv_general_grad_input(dt, g, dy, w, dx);
 }
 
@@ -219,6 +219,6 @@ tg_status tg__conv_grad_weight(tg_dtype dt, const geom *g, const void *dy, const
                                void *dw)
 {
     tg__conv_geom p;
-    return as_plane(g, &p) ? tg__conv2d_grad_weight(dt, &p, dy, x, dw)
+    return tg__conv_nd_as_plane(g, &p) ? tg__conv2d_grad_weight(dt, &p, dy, x, dw)
                            : tg__conv_general_grad_weight(dt, g, dy, x, dw);
 }

@@ -28,6 +28,10 @@ typedef struct tg__conv_nd {
  * least one) */
 #define TG__VOL2COL_MAX ((int64_t)1 << 21)
 
+/* g as the 2-D kernels' geometry (kernels/cpu/conv.h) when it has 2
+ * spatial dims; false otherwise */
+bool tg__conv_nd_as_plane(const tg__conv_nd *g, tg__conv_geom *p);
+
 /* y [n, o, out...] = x [n, c, in...] (*) w [o, c / groups, k...] (+ b [o]
  * when b is not NULL), through act (NULL: none) as the activation op
  * would give it */

@@ -4,6 +4,7 @@
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_arch_api.h"
 
 #include <stdatomic.h>
 
@@ -21,7 +22,7 @@
 
 typedef struct pw_job {
     const tg__conv_geom *g;
-    const char *x, *w, *b;
+    const char *x, *w, *b, *res; /* res: a shortcut added after the bias, or NULL */
     char *y;
     const tg__conv_act *act;
     bool f64;
@@ -29,18 +30,26 @@ typedef struct pw_job {
     atomic_int status;
 } pw_job;
 
-/* rows [o0, o1) of a panel of len columns (row stride hw): + bias, then
- * the activation, by the instruction set's vector pass */
-static void epilogue(const pw_job *j, char *y, int64_t o0, int64_t o1, int64_t len)
+/* rows [o0, o1) of a panel of len columns (row stride hw) at y, whose
+ * shortcut rows are at res: + bias, then + res and relu, or the
+ * activation, by the instruction set's vector pass */
+static void epilogue(const pw_job *j, char *y, const char *res, int64_t o0, int64_t o1,
+                     int64_t len)
 {
     size_t el = j->f64 ? sizeof(double) : sizeof(float);
     const tg__dw_arch *arch = tg__dw_arch_now();
-    if (!j->b && j->act->kind == TG_CONV_ACT_NONE)
+    if (!j->b && !res && j->act->kind == TG_CONV_ACT_NONE)
         return;
-    for (int64_t o = o0; o < o1; o++)
-        arch->row_act[j->f64](y + (size_t)((o - o0) * j->hw) * el, len,
-                              j->b ? j->b + (size_t)o * el : NULL, (int)j->act->kind,
-                              j->act->lo, j->act->hi);
+    for (int64_t o = o0; o < o1; o++) {
+        size_t at = (size_t)((o - o0) * j->hw) * el;
+        const char *bias = j->b ? j->b + (size_t)o * el : NULL;
+        if (res)
+            arch->row_res[j->f64](y + at, len, bias, res + at,
+                                  j->act->kind == TG_CONV_ACT_RELU);
+        else
+            arch->row_act[j->f64](y + at, len, bias, (int)j->act->kind, j->act->lo,
+                                  j->act->hi);
+    }
 }
 
 static tg_status unit(const pw_job *j, int64_t u)
@@ -54,13 +63,14 @@ static tg_status unit(const pw_job *j, int64_t u)
     size_t el = j->f64 ? sizeof(double) : sizeof(float);
     const char *xs = j->x + (size_t)(n * g->c * j->hw + p0) * el;
     const char *ws = j->w + (size_t)(o0 * g->c) * el;
-    char *ys = j->y + (size_t)((n * g->o + o0) * j->hw + p0) * el;
+    size_t at = (size_t)((n * g->o + o0) * j->hw + p0) * el;
+    char *ys = j->y + at;
     tg_status s = j->f64 ? tg__dgemm(false, false, o1 - o0, len, g->c, 1, (const double *)ws,
                                      g->c, (const double *)xs, j->hw, 0, (double *)ys, j->hw)
                          : tg__sgemm(false, false, o1 - o0, len, g->c, 1, (const float *)ws,
                                      g->c, (const float *)xs, j->hw, 0, (float *)ys, j->hw);
     if (s == TG_OK)
-        epilogue(j, ys, o0, o1, len);
+        epilogue(j, ys, j->res ? j->res + at : NULL, o0, o1, len);
     return s;
 }
 
@@ -99,18 +109,34 @@ static void plan(pw_job *j, int64_t threads)
     int64_t nb = (want + g->n * j->n_panels - 1) / (g->n * j->n_panels);
     int64_t blocks = (g->o + 15) / 16; /* of at least 16 channels */
     nb = nb > blocks ? blocks : nb < 1 ? 1 : nb;
-    j->oblock = (g->o + nb - 1) / nb;
+    /* whole micro-tiles of rows: 160 channels in 8 blocks of 20 were 14 +
+     * 6 rows with AVX-512's 14, the second tile less than half used */
+    int64_t mr = tg__gemm_arch_now()->k[j->f64].mr;
+    j->oblock = ((g->o + nb - 1) / nb + mr - 1) / mr * mr;
+    j->oblock = j->oblock > g->o ? g->o : j->oblock;
     j->n_oblocks = (g->o + j->oblock - 1) / j->oblock;
+}
+
+bool tg__conv_pw_wanted(const tg__conv_geom *g)
+{
+    return is_pointwise(g) && tg__conv_get_mode() == TG_CONV_AUTO && g->n * g->h * g->w > 0;
 }
 
 bool tg__conv_pw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                          const void *w, const void *b, const tg__conv_act *act, void *y,
                          tg_status *status)
 {
-    if (!is_pointwise(g) || tg__conv_get_mode() != TG_CONV_AUTO ||
-        g->n * g->h * g->w == 0)
+    return tg__conv_pw_forward_res(dt, g, x, w, b, NULL, act, y, status);
+}
+
+bool tg__conv_pw_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                             const void *w, const void *b, const void *res,
+                             const tg__conv_act *act, void *y, tg_status *status)
+{
+    if (!tg__conv_pw_wanted(g) ||
+        (res && act->kind != TG_CONV_ACT_NONE && act->kind != TG_CONV_ACT_RELU))
         return false;
-    pw_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .act = act,
+    pw_job j = {.g = g, .x = x, .w = w, .b = b, .res = res, .y = y, .act = act,
                 .f64 = dt == TG_FLOAT64, .hw = g->h * g->w};
     int64_t work = g->n * g->o * g->c * j.hw, threads = tg_get_num_threads();
     bool par = work >= PW_PAR_WORK && threads > 1 && !tg_in_parallel_region();

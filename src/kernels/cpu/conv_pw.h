@@ -18,5 +18,15 @@
 bool tg__conv_pw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                          const void *w, const void *b, const tg__conv_act *act, void *y,
                          tg_status *status);
+/* the same with res (laid out as y, not aliasing it; NULL: none) added
+ * after the bias, then relu when act is relu: the bits of
+ * act(add(conv2d(x, w, b), res)), a residual connection, applied to each
+ * panel while it is in cache. False, doing nothing, also when res is given
+ * with an activation other than none or relu. */
+/* whether tg__conv_pw_forward(_res) takes g (with act none or relu) */
+bool tg__conv_pw_wanted(const tg__conv_geom *g);
+bool tg__conv_pw_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                             const void *w, const void *b, const void *res,
+                             const tg__conv_act *act, void *y, tg_status *status);
 
 #endif

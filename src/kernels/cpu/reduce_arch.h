@@ -239,6 +239,15 @@ static double post(double a, const tg_fin_args *f, double prm)
                      const tg_fin_args *f)                                  \
     {                                                                       \
         const A *a = acc;                                                   \
+        if (f->fin == TG_FIN_PLAIN && os == 1) { /* no switch per element */ \
+            if (odt == TG_FLOAT32)                                          \
+                for (int64_t j = 0; j < n; j++)                             \
+                    ((float *)out)[j] = (float)(double)a[j];                \
+            else                                                            \
+                for (int64_t j = 0; j < n; j++)                             \
+                    ((double *)out)[j] = (double)a[j];                      \
+            return;                                                         \
+        }                                                                   \
         for (int64_t j = 0; j < n; j++) {                                   \
             double v = post((double)a[j], f, prm ? prm[j * ps] : 0.0);      \
             if (odt == TG_FLOAT32)                                          \
@@ -396,6 +405,9 @@ static inline vdn load_as_d_f32(const float *x)
 #endif
 }
 static inline vdn load_as_d_f64(const double *x) { return *(const vdnu *)x; }
+#include "kernels/cpu/reduce_rows_arch.h"
+ROWS_ACROSS(sum_f32, float, double, rr_vd, RR_WD, load_as_d_f32, RR_ADD, 0.0, -0.0)
+ROWS_ACROSS(sum_f64, double, double, rr_vd, RR_WD, load_as_d_f64, RR_ADD, 0.0, -0.0)
 /* the end of a chunk [i0, e) of x whose vector part (up to i) is in the
  * lanes l: the tail to lane 0, then the pairwise tree; the chunk's sum */
 #define SUM_CHUNK_END(NAME, T)                                              \
@@ -468,6 +480,8 @@ static inline vdn load_as_d_f64(const double *x) { return *(const vdnu *)x; }
         double *a = acc;                                                    \
         int64_t j = 0;                                                      \
         if (s == (int64_t)sizeof(T)) {                                      \
+            for (; n < RR_MAX_N && j + RR_WD <= m; j += RR_WD)              \
+                NAME##_across(a + j, base, offs + j, n);                    \
             for (; VN >= 4 && j + 4 <= m; j += 4)                           \
                 NAME##_rows4(a + j, base, offs + j, n);                     \
             for (; j + 2 <= m; j += 2)                                      \
@@ -500,7 +514,7 @@ MINMAX(min, MINF, MINI, +, MAX)
  * bits (signs of zero, NaN) as ACC_KIND; rows of a block 4 (2 without
  * AVX) at a time, as the sums. Rows under 16 elements stay ACC_KIND's
  * (measured faster there: the tail and tree are most of the work) */
-#define MM_VEC(NAME, T, IT, CMP, ID)                                         \
+#define MM_VEC(NAME, T, IT, CMP, ID, W)                                         \
     enum { NAME##_n = TG_VEC_BYTES / sizeof(T) < 8 ? TG_VEC_BYTES / sizeof(T) : 8 }; \
     typedef T NAME##_v __attribute__((vector_size(NAME##_n * sizeof(T))));  \
     typedef T NAME##_vu __attribute__((vector_size(NAME##_n * sizeof(T)), aligned(sizeof(T)), \
@@ -557,6 +571,8 @@ MINMAX(min, MINF, MINI, +, MAX)
         T *a = acc;                                                          \
         int64_t j = 0;                                                       \
         const T *x[4];                                                       \
+        for (; s == (int64_t)sizeof(T) && n < RR_MAX_N && j + W <= m; j += W) \
+            NAME##_across(a + j, base, offs + j, n);                         \
         for (; s == (int64_t)sizeof(T) && n >= 2 * LANES && j + 4 <= m; j += 4) { \
             for (int r = 0; r < 4; r++)                                      \
                 x[r] = (const T *)(base + offs[j + r]);                      \
@@ -573,10 +589,14 @@ MINMAX(min, MINF, MINI, +, MAX)
 #define MAXF_SEL_OP >
 #define MINF_SEL_OP <
 #define MINF_OP <
-MM_VEC(max_f32, float, int32_t, MAXF_SEL, -INFINITY)
-MM_VEC(max_f64, double, int64_t, MAXF_SEL, -INFINITY)
-MM_VEC(min_f32, float, int32_t, MINF_SEL, INFINITY)
-MM_VEC(min_f64, double, int64_t, MINF_SEL, INFINITY)
+ROWS_ACROSS(max_f32, float, float, rr_vf, RR_WF, RR_LOAD_F, RR_MAX_F, -INFINITY, -INFINITY)
+ROWS_ACROSS(max_f64, double, double, rr_vd, RR_WD, RR_LOAD_D, RR_MAX_D, -INFINITY, -INFINITY)
+ROWS_ACROSS(min_f32, float, float, rr_vf, RR_WF, RR_LOAD_F, RR_MIN_F, INFINITY, INFINITY)
+ROWS_ACROSS(min_f64, double, double, rr_vd, RR_WD, RR_LOAD_D, RR_MIN_D, INFINITY, INFINITY)
+MM_VEC(max_f32, float, int32_t, MAXF_SEL, -INFINITY, RR_WF)
+MM_VEC(max_f64, double, int64_t, MAXF_SEL, -INFINITY, RR_WD)
+MM_VEC(min_f32, float, int32_t, MINF_SEL, INFINITY, RR_WF)
+MM_VEC(min_f64, double, int64_t, MINF_SEL, INFINITY, RR_WD)
 
 #define ARGS(KIND, VAL, BETF, BETI, SIGN, LIM)                              \
     ARG_KIND(KIND##_f32, float, BETF, EQF, VAL##_f32, SIGN INFINITY)        \

@@ -1,5 +1,6 @@
 /* Float32 exp, erf and erfc written so that loops over them vectorize:
- * no branches (both regions are computed and one is selected), no calls,
+ * no branches (both regions are computed and one is selected, by bits:
+ * tg__vsel), no calls,
  * integer work on the float's bits only. libm's expf/erff/erfcf are scalar
  * calls; in a GELU or softmax over a million elements they were most of
  * the op's time (and 12% of a transformer layer's training step).
@@ -24,13 +25,26 @@
 #include <stdint.h>
 #include <string.h>
 
+/* c ? a : b by the bits: GCC turns a conditional on a float comparison
+ * into a branch under -ftrapping-math (the default), and a loop with one
+ * does not vectorize; a mask from the comparison's truth value does */
+static inline float tg__vsel(int c, float a, float b)
+{
+    uint32_t m = -(uint32_t)c, x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+
 #define TG__VEXP_HI 88.3762626647949f  /* ln(2^127.5): n stays <= 127 */
 #define TG__VEXP_LO -87.3365447505531f /* ln(FLT_MIN): n stays >= -126 */
 
 static inline float tg__vexpf(float x)
 {
-    float xc = x > TG__VEXP_HI ? TG__VEXP_HI : x; /* NaN: comparisons false */
-    xc = xc < TG__VEXP_LO ? TG__VEXP_LO : xc;
+    float xc = tg__vsel(x > TG__VEXP_HI, TG__VEXP_HI, x); /* NaN: comparisons false */
+    xc = tg__vsel(xc < TG__VEXP_LO, TG__VEXP_LO, xc);
     /* n = round(x / ln2) in the low bits of k (1.5 * 2^23 shifts them there) */
     float k = xc * 1.44269504088896341f + 12582912.0f;
     float n = k - 12582912.0f;
@@ -50,8 +64,8 @@ static inline float tg__vexpf(float x)
     float scale;
     memcpy(&scale, &sb, sizeof scale);
     float y = p * scale;
-    y = x > TG__VEXP_HI ? __builtin_inff() : y;
-    return x < TG__VEXP_LO ? 0.0f : y;
+    y = tg__vsel(x > TG__VEXP_HI, __builtin_inff(), y);
+    return tg__vsel(x < TG__VEXP_LO, 0.0f, y);
 }
 
 /* x P(x^2): erf on |x| < 0.9 */
@@ -70,7 +84,7 @@ static inline float tg__verf_small(float x)
 /* erfc(|x|) for |x| >= 0.45: exp(-t^2) R(u), 0 beyond t = 10 */
 static inline float tg__verfc_tail(float a)
 {
-    float t = a > 10.0f ? 10.0f : a;
+    float t = tg__vsel(a > 10.0f, 10.0f, a);
     float u = 1.0f / (1.0f + 0.5f * t);
     float r = -7.465573527e-02f;
     r = r * u + 3.522743019e-01f;
@@ -94,23 +108,23 @@ static inline float tg__verfc_tail(float a)
     float d = (t - h) * (t + h);
     float ed = 1.0f - d * (1.0f - d * (0.5f - d * (1.0f / 6.0f - d * (1.0f / 24.0f))));
     float c = tg__vexpf(-(h * h)) * ed * r;
-    return a > 10.0f ? 0.0f : c;
+    return tg__vsel(a > 10.0f, 0.0f, c);
 }
 
 static inline float tg__verff(float x)
 {
-    float a = x < 0 ? -x : x;
+    float a = tg__vsel(x < 0, -x, x);
     float c = tg__verfc_tail(a);
-    float large = x < 0 ? c - 1.0f : 1.0f - c;
-    return a < 0.9f ? tg__verf_small(x) : large; /* NaN: a < 0.9 false, c NaN */
+    float large = tg__vsel(x < 0, c - 1.0f, 1.0f - c);
+    return tg__vsel(a < 0.9f, tg__verf_small(x), large); /* NaN: a < 0.9 false, c NaN */
 }
 
 static inline float tg__verfcf(float x)
 {
-    float a = x < 0 ? -x : x;
+    float a = tg__vsel(x < 0, -x, x);
     float c = tg__verfc_tail(a);
-    float large = x < 0 ? 2.0f - c : c;
-    return a < 0.45f ? 1.0f - tg__verf_small(x) : large;
+    float large = tg__vsel(x < 0, 2.0f - c, c);
+    return tg__vsel(a < 0.45f, 1.0f - tg__verf_small(x), large);
 }
 
 #endif

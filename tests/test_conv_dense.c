@@ -121,7 +121,7 @@ static void test_every_shape_and_isa(void)
 {
     for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
         tg__cpu_force((tg__isa)isa);
-        for (int kind = -1; kind < 2; kind++) { /* chosen, then each tile shape */
+        for (int kind = -1; kind < 4; kind++) { /* chosen, then each tile shape */
             tg__conv_dense_force_tile(kind);
             for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
                 for (int run = 0; run < 16; run++)
@@ -164,32 +164,47 @@ static void test_threads_same_bits(void)
 }
 
 /* NaN in the input reaches the outputs that read it through relu; -0
- * sums become +0 */
-static void test_relu_bits(void)
+ * sums become +0; on a plane whose rows are stored element by element
+ * (6 wide) and one whose rows are whole vectors (40 wide), with and
+ * without a shortcut (+0 everywhere: the same outputs) */
+static void check_relu_bits(int64_t hw, bool res)
 {
-    shape s = {1, 64, 6, 6, 40, 3, 3, 1, 1, 1, 1, 1, 1};
+    shape s = {1, 64, hw, hw, 40, 3, 3, 1, 1, 1, 1, 1, 1};
     tg__conv_geom g = geom_of(&s);
-    int64_t nx = g.c * 36, nw = g.o * g.c * 9, ny = g.o * 36;
+    int64_t plane = hw * hw, nx = g.c * plane, nw = g.o * g.c * 9, ny = g.o * plane;
     float *x = calloc((size_t)nx, sizeof(float)), *w = calloc((size_t)nw, sizeof(float));
     float *y = malloc(sizeof(float) * (size_t)ny), *b = malloc(sizeof(float) * (size_t)g.o);
+    float *r = calloc((size_t)ny, sizeof(float));
     for (int64_t o = 0; o < g.o; o++)
         b[o] = -0.0f;
     for (int64_t i = 0; i < nw; i++)
         w[i] = -1.0f;
-    x[2 * 6 + 2] = NAN; /* channel 0, (2, 2): read by outputs (1..3, 1..3) */
-    CHECK_OK(tg__conv_dense_forward(TG_FLOAT32, &g, x, w, b, true, y));
-    int nan_ok = 0, zero_ok = 0;
+    x[2 * hw + 2] = NAN; /* channel 0, (2, 2): read by outputs (1..3, 1..3) */
+    CHECK_OK(tg__conv_dense_forward_res(TG_FLOAT32, &g, x, w, b, res ? r : NULL, true, y));
+    int64_t nan_ok = 0, zero_ok = 0;
     for (int64_t o = 0; o < g.o; o++)
-        for (int64_t p = 0; p < 36; p++) {
-            int64_t oy = p / 6, ox = p % 6;
+        for (int64_t p = 0; p < plane; p++) {
+            int64_t oy = p / hw, ox = p % hw;
             bool reads = oy >= 1 && oy <= 3 && ox >= 1 && ox <= 3;
-            float v = y[o * 36 + p];
+            float v = y[o * plane + p];
             nan_ok += reads ? isnan(v) : 0;
             zero_ok += !reads ? v == 0 && !signbit(v) : 0;
         }
     CHECK(nan_ok == 40 * 9);
-    CHECK(zero_ok == 40 * 27);
-    free(x), free(w), free(y), free(b);
+    CHECK(zero_ok == 40 * (plane - 9));
+    free(x), free(w), free(y), free(b), free(r);
+}
+
+static void test_relu_bits(void)
+{
+    for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
+        tg__cpu_force((tg__isa)isa);
+        for (int res = 0; res < 2; res++) {
+            check_relu_bits(6, res);
+            check_relu_bits(40, res);
+        }
+    }
+    tg__cpu_force(tg__cpu_detected());
 }
 
 /* which shapes the automatic choice sends here, and the refusal of

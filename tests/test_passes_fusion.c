@@ -486,11 +486,13 @@ static void test_conv_act_epilogues(void)
 
 /* ResNet's blocks: conv2d + bias, the shortcut added, relu: the dense
  * convolution adds and activates as it stores (kernels/cpu/conv_dense.h)
- * where it takes the layer; an identity shortcut, a 1x1 projection's
- * output as the shortcut (two products reach one add), the shortcut
- * first, an add of a broadcast row and a layer the dense path does not
- * take (both the product, then the program); forward and gradients,
- * bitwise equal to level 0 in both executors */
+ * where it takes the layer, the other paths in a pass after; an identity
+ * shortcut, a 1x1 projection's output as the shortcut (two products reach
+ * one add; the 1x1 takes the pointwise path), the shortcut first, an add
+ * of a broadcast row (the product, then the program) and a layer the
+ * dense path does not take; forward and gradients, bitwise equal to level
+ * 0 in both executors (also in Debug builds, without fused multiply-adds:
+ * each layer must take the path it takes unfused) */
 static void test_residual_epilogues(void)
 {
     for (int k = 0; k < 2; k++) {

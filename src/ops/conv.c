@@ -12,7 +12,6 @@
  * 2-D kernels and the others to the general path. */
 #include "autodiff/jvp.h"
 #include "core/size_math.h"
-#include "kernels/cpu/conv_dense.h"
 #include "kernels/cpu/conv_nd.h"
 #include "kernels/cpu/conv_pw.h"
 #include "ops/fused.h"
@@ -314,21 +313,6 @@ tg_status tg__conv2d_hardswish_kernel(tg_op_ctx *c)
     return conv_run_act(c, &(tg__conv_act){TG_CONV_ACT_HARDSWISH, 0, 0});
 }
 
-/* the product with the shortcut r added after the bias (then relu) as it
- * is stored, by the dense path or (the caller checked that one of them
- * takes p) the pointwise one */
-static tg_status residual_run(tg_dtype dt, const tg__conv_geom *p, const void *x,
-                              const void *w, const void *b, const void *r, bool relu,
-                              void *y)
-{
-    if (tg__conv_dense_wanted(p))
-        return tg__conv_dense_forward_res(dt, p, x, w, b, r, relu, y);
-    tg_status st = TG_OK;
-    tg__conv_act act = {relu ? TG_CONV_ACT_RELU : TG_CONV_ACT_NONE, 0, 0};
-    tg__conv_pw_forward_res(dt, p, x, w, b, r, &act, y, &st);
-    return st;
-}
-
 bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu, tg_status *st)
 {
     tg_tensor *out = c->out[0];
@@ -337,16 +321,16 @@ bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu, t
     if (rank_of(c->op) != 2 || res->dtype != out->dtype ||
         !tg__shape_eq(res->ndim, res->shape, out->ndim, out->shape) ||
         make_geom(c->op->name, 2, c->attr, c->in[0]->shape, c->in[1]->shape, &g) != TG_OK ||
-        !tg__conv_nd_as_plane(&g, &p) ||
-        (!tg__conv_dense_wanted(&p) && !tg__conv_pw_wanted(&p)))
+        !tg__conv_nd_as_plane(&g, &p))
         return false;
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_tensor *r = tg__nn_contig((tg_tensor *)res, out->dtype);
     *st = TG_ERR_NOMEM;
     if (x && w && r && (c->n_in == 2 || b))
-        *st = residual_run(out->dtype, &p, tg__base(x), tg__base(w), b ? tg__base(b) : NULL,
-                           tg__base(r), relu, tg__base(out));
+        *st = tg__conv2d_forward_residual(out->dtype, &p, tg__base(x), tg__base(w),
+                                          b ? tg__base(b) : NULL, tg__base(r), relu,
+                                          tg__base(out));
     tg_release(x);
     tg_release(w);
     tg_release(b);

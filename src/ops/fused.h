@@ -106,12 +106,13 @@ tg_status tg__conv2d_clamp_kernel(tg_op_ctx *c, double lo, double hi);
  * paths, in a pass after the others */
 tg_status tg__conv2d_hardswish_kernel(tg_op_ctx *c);
 /* conv2d's kernel with res added to its outputs (after the bias), then
- * relu when relu is true, as they are written: the bits of the program
- * conv2d(...); add($0, res) [; relu($1)] without passes over the output.
- * Only where the dense path (kernels/cpu/conv_dense.h) or the pointwise
- * one (conv_pw.h) takes the geometry and res has the output's dtype and
- * shape; false otherwise
- * (nothing done), else true with the status in *st */
+ * relu when relu is true: the bits of the program conv2d(...); add($0,
+ * res) [; relu($1)], added and activated as they are written where the
+ * dense path (kernels/cpu/conv_dense.h) or the pointwise one (conv_pw.h)
+ * takes the layer, else in a pass after the product (kernels/cpu/conv.h,
+ * tg__conv2d_forward_residual). Only for 2-D convolutions and a res of
+ * the output's dtype and shape; false otherwise (nothing done), else true
+ * with the status in *st */
 bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu,
                                 tg_status *st);
 

@@ -519,6 +519,44 @@ tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void
     return st;
 }
 
+/* y = y + res, then relu when asked (as the add and relu ops give it),
+ * over n elements: the shortcut for the paths that do not add it as they
+ * store */
+#define ADD_RESIDUAL(T, SUF)                                                     \
+    static void add_residual_##SUF(T *y, const T *res, bool relu, int64_t n)     \
+    {                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                        \
+            T v = y[i] + res[i];                                                 \
+            y[i] = !relu || v > 0 || v != v ? v : (T)0;                          \
+        }                                                                        \
+    }
+ADD_RESIDUAL(float, f32)
+ADD_RESIDUAL(double, f64)
+
+tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                      const void *w, const void *b, const void *res,
+                                      bool relu, void *y)
+{
+    static const tg__conv_act none = {TG_CONV_ACT_NONE, 0, 0};
+    const tg__conv_act act = {relu ? TG_CONV_ACT_RELU : TG_CONV_ACT_NONE, 0, 0};
+    tg_status st;
+    if (tg__conv_pw_forward_res(dt, g, x, w, b, res, &act, y, &st)) /* in its panels */
+        return st;
+    if (!tg__conv_pw_forward(dt, g, x, w, b, &none, y, &st) &&
+        !tg__conv_dw_forward(dt, g, x, w, b, &none, y, &st) &&
+        !tg__conv_few_forward(dt, g, x, w, b, &none, y, &st)) {
+        if (tg__conv_dense_wanted(g)) /* in the tiles' store */
+            return tg__conv_dense_forward_res(dt, g, x, w, b, res, relu, y);
+        st = forward_general(dt, g, x, w, b, false, y);
+    }
+    int64_t n = g->n * g->o * g->oh * g->ow;
+    if (st == TG_OK && dt == TG_FLOAT64)
+        add_residual_f64(y, res, relu, n);
+    else if (st == TG_OK)
+        add_residual_f32(y, res, relu, n);
+    return st;
+}
+
 static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                  const void *w, const void *b, bool relu, void *y)
 {

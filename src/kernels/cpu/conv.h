@@ -46,6 +46,15 @@ typedef struct tg__conv_act {
 tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                  const void *w, const void *b, const tg__conv_act *act,
                                  void *y);
+/* y = relu?(conv(x, w, b) + res) with res laid out as y (not aliasing
+ * it): the bits of the product, then the add op, then relu when relu is
+ * true. The dense and pointwise paths add and activate as they store
+ * (conv_dense.h, conv_pw.h: ResNet's and MobileNetV2's shortcuts); the
+ * others in a pass over y after the product, each path the one
+ * tg__conv2d_forward takes for g */
+tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                      const void *w, const void *b, const void *res,
+                                      bool relu, void *y);
 /* dx [n, c, h, w] from dy [n, o, oh, ow] and w (dx is overwritten) */
 tg_status tg__conv2d_grad_input(tg_dtype dt, const tg__conv_geom *g,
                                 const void *dy, const void *w, void *dx);

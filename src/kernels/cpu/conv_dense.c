@@ -9,8 +9,9 @@
  * sh, column ox + j dw / sw of one phase: a tap's inputs for consecutive
  * output columns are consecutive. The outputs are computed in "wide"
  * rows of the phase's width wq (>= ow); the columns past ow are computed
- * and dropped, which costs (wq - ow) / ow of the work (3% at 56x56, 29%
- * at 7x7 with 3x3 kernels). */
+ * and dropped, which costs (wq - ow) / ow of the work (at stride 1 the
+ * rows share their zero padding, see plan_phases: 2% at 56x56, 14% at 7x7
+ * with 3x3 kernels, padding 1). */
 #include "kernels/cpu/conv_dense.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_dense_api.h"
@@ -19,6 +20,9 @@
 #include "kernels/cpu/scratch.h"
 
 #include <stdatomic.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,38 +207,86 @@ static void tap_offsets(dense_job *j)
             }
 }
 
-/* the phases' size and the wide positions */
+/* the phases' size and the wide positions. At stride 1 the rows share
+ * their padding: a row holds the left padding and the input's columns
+ * (wq = w + pw when the right padding is no wider), and the taps that
+ * read past its end, into the right padding, read the next row's left
+ * padding instead (or the next plane's, or the image's zeroed slack),
+ * which is as zero: the wide rows overhang ow by pw columns, not 2 pw
+ * (ResNet's 7x7 planes: 8 wide positions a row instead of 9) */
 static void plan_phases(dense_job *j)
 {
     const tg__conv_geom *g = &j->g;
     int64_t hp = max64(g->h + g->ph, (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1);
     int64_t wp = max64(g->w + g->pw, (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1);
     j->hq = cdiv(hp, g->sh);
-    j->wq = cdiv(wp, g->sw);
+    j->wq = g->sw == 1 ? max64(g->w + g->pw, wp - g->pw) : cdiv(wp, g->sw);
     j->chan = g->sh * g->sw * j->hq * j->wq;
     j->p = (g->oh - 1) * j->wq + g->ow;
 }
 
-/* the tile shape that computes the fewest padded outputs (rows of output
- * channels rounded up to its height, wide positions to its width) */
 static atomic_int forced_tile = -1;
 
 void tg__conv_dense_force_tile(int kind) { atomic_store(&forced_tile, kind); }
 
 void tg__conv_dense_set_chunk_bytes(int64_t bytes) { atomic_store(&chunk_bytes, bytes); }
 
+/* whether the CPU runs each zmm operation as two halves (AMD's Zen 4,
+ * family 19h): there a ymm tile does as many flops per cycle as a zmm
+ * one */
+static bool zmm_split(void)
+{
+#if defined(__x86_64__)
+    static atomic_int known = -1;
+    int v = atomic_load(&known);
+    if (v < 0) {
+        unsigned a, b, c, d;
+        v = 0;
+        if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 /* "Auth" */ &&
+            d == 0x69746e65 /* "enti" */ && c == 0x444d4163 /* "cAMD" */ &&
+            __get_cpuid(1, &a, &b, &c, &d)) {
+            unsigned family = (a >> 8) & 0xf;
+            family += family == 0xf ? (a >> 20) & 0xff : 0;
+            v = family == 0x19;
+        }
+        atomic_store(&known, v);
+    }
+    return v == 1;
+#else
+    return false;
+#endif
+}
+
+/* a tile's cost beside its multiply-adds (spilling and storing the
+ * accumulators, setting up), per accumulator vector, in the time of one
+ * multiply-add of the widest vectors: what makes half-width tiles lose
+ * on layers with few taps (ResNet's 7x7 stem, 147 taps: ~4% slower with
+ * ymm tiles, though they compute 0.2% fewer padded outputs) */
+#define STORE_COST 8.0
+
+/* the tile shape with the least estimated time: its tiles (output
+ * channels rounded up to its height, wide positions to its width) times
+ * its accumulator vectors times the taps' multiply-adds, each the time of
+ * a widest one (the narrower vectors' half that on CPUs that split the
+ * widest in two, as much elsewhere), plus STORE_COST; ties go to the
+ * first (the widest) */
 static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
 {
-    int64_t best = -1;
-    int forced = atomic_load(&forced_tile);
-    for (int i = 0; i < arch->n_kinds; i++) {
-        if (forced >= 0 && i != forced % arch->n_kinds)
-            continue;
-        const tg__dense_kern *kn = &arch->k[f64][i];
-        int64_t padded = cdiv(j->g.o, kn->mr) * kn->mr * (cdiv(j->p, kn->nr) * kn->nr);
-        if (best < 0 || padded < best) {
-            best = padded;
-            j->kn = kn;
+    double best = -1;
+    int forced = atomic_load(&forced_tile), index = 0;
+    int total = arch->n_kinds + (arch->narrower ? arch->narrower->n_kinds : 0);
+    for (const tg__dense_arch *a = arch; a; a = a->narrower) {
+        double fma = a == arch ? 1.0 : zmm_split() ? 0.5 : 1.0;
+        for (int i = 0; i < a->n_kinds; i++, index++) {
+            if (forced >= 0 && index != forced % total)
+                continue;
+            const tg__dense_kern *kn = &a->k[f64][i];
+            double tiles = (double)cdiv(j->g.o, kn->mr) * (double)cdiv(j->p, kn->nr);
+            double cost = tiles * kn->mr * kn->nv * (fma * (double)j->k + STORE_COST);
+            if (best < 0 || cost < best) {
+                best = cost;
+                j->kn = kn;
+            }
         }
     }
     j->tiles = cdiv(j->p, j->kn->nr);
@@ -251,27 +303,47 @@ static void plan_image_len(dense_job *j)
     j->img_len = cdiv(len, 16) * 16; /* images 64-byte aligned */
 }
 
+/* the blocks of positions: the fewest (at most MAX_BLOCK_TILES tiles
+ * each) that make at least `want` units with the blocks of output
+ * channels, preferring a count of units the threads divide (ResNet's
+ * 56x56 layers at batch 1 had 9 units for 2 threads: one thread ran 5
+ * while the other waited after 4); 0 when no count reaches want */
+static int64_t position_blocks(const dense_job *j, int64_t want, int64_t threads)
+{
+    int64_t first = 0, per = j->chunk * j->n_ob;
+    for (int64_t n = cdiv(j->tiles, MAX_BLOCK_TILES); n <= j->tiles; n++) {
+        int64_t blk = cdiv(j->tiles, n), units = per * cdiv(j->tiles, blk);
+        if (units < want)
+            continue;
+        if (units % threads == 0)
+            return blk;
+        if (!first)
+            first = blk;
+        if (units >= 4 * want)
+            break;
+    }
+    return first;
+}
+
 /* blocks of output channels whose weights fit A_BUDGET, blocks of
- * positions; both cut finer until every thread has a few blocks */
+ * positions; the output channels cut finer until every thread has a few
+ * blocks */
 static void plan_blocks(dense_job *j, int64_t threads)
 {
     const int64_t want = threads > 1 ? UNITS_PER_THREAD * threads : 1;
     j->panels = cdiv(j->g.o, j->kn->mr);
     j->pan_len = j->k * j->kn->mr;
     j->blk_panels = min64(j->panels, max64(1, A_BUDGET / (j->pan_len * (int64_t)j->el)));
-    j->blk_tiles = min64(j->tiles, MAX_BLOCK_TILES);
     for (;;) {
         j->n_ob = cdiv(j->panels, j->blk_panels);
-        j->n_cb = cdiv(j->tiles, j->blk_tiles);
-        if (j->chunk * j->n_ob * j->n_cb >= want)
+        int64_t blk = position_blocks(j, want, threads);
+        if (blk > 0 || j->blk_panels == 1) {
+            j->blk_tiles = blk > 0 ? blk : 1;
             break;
-        if (j->blk_tiles > 1)
-            j->blk_tiles = cdiv(j->blk_tiles, 2);
-        else if (j->blk_panels > 1)
-            j->blk_panels = cdiv(j->blk_panels, 2);
-        else
-            break;
+        }
+        j->blk_panels = cdiv(j->blk_panels, 2);
     }
+    j->n_cb = cdiv(j->tiles, j->blk_tiles);
 }
 
 static atomic_bool enabled = true;

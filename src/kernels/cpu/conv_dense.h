@@ -22,7 +22,8 @@ bool tg__conv_dense_wanted(const tg__conv_geom *g);
  * (tg__conv_dense_wanted is then false); true by default */
 void tg__conv_dense_set_enabled(bool on);
 
-/* tests: the instruction set's tile shape `kind` (modulo their count)
+/* tests: the instruction set's tile shape `kind` (modulo their count,
+ * the narrower vectors' shapes after the others)
  * for every shape from now on; -1 (the default) chooses per shape */
 void tg__conv_dense_force_tile(int kind);
 

@@ -26,6 +26,7 @@ typedef struct tg__dense_store {
 
 typedef struct tg__dense_kern {
     int mr, nr; /* a tile: mr output channels x nr wide positions */
+    int nv;     /* nr in vectors: the tile's mr * nv accumulators */
     /* the tile of output channels o0 .. o0 + rows (rows <= mr; row i's
      * weights at a + i lda) at wide positions t .. t + nr, biased,
      * activated and stored */
@@ -40,11 +41,17 @@ typedef struct tg__dense_arch {
     const char *name;
     int n_kinds;
     tg__dense_kern k[2][TG__DENSE_MAX_KINDS];
+    /* tiles of the same instruction set over half-width vectors, or NULL:
+     * AVX-512's ymm tiles (32 registers), whose 8-position granularity
+     * wastes less on small planes and which run as fast per flop as zmm
+     * on a CPU that splits each zmm operation in two (conv_dense.c
+     * weighs them by that) */
+    const struct tg__dense_arch *narrower;
 } tg__dense_arch;
 
 extern const tg__dense_arch tg__dense_arch_generic;
 #if defined(__x86_64__)
-extern const tg__dense_arch tg__dense_arch_avx2, tg__dense_arch_avx512;
+extern const tg__dense_arch tg__dense_arch_avx2, tg__dense_arch_avx512, tg__dense_arch_avx512y;
 #endif
 
 /* the build for the instruction set in use (cpu.h) */

@@ -3,7 +3,9 @@
  * conv_dense_avx2.c and conv_dense_generic.c define the vector width and
  * the tile, are compiled for their instruction set (CMakeLists.txt, with
  * -ffp-contract=fast so that the multiply-adds fuse), include this file
- * and so define tg__dense_arch_<ISA>.
+ * and so define tg__dense_arch_<ISA> (a file may include it more than once,
+ * with another DENSE_ISA name and vector width each time; DENSE_NARROWER
+ * names the table of the narrower tiles, see conv_dense_api.h).
  *
  * A tile of MR output channels x NV vectors of wide positions stays in
  * registers over all k taps: per tap, NV vectors are loaded (unaligned)
@@ -28,11 +30,60 @@
 #define DA_STR2(x) #x
 #define DA_STR(x) DA_STR2(x)
 
-#define DENSE_TYPES(T, SUF)                                                      \
+#define DENSE_TYPES(T, I, SUF)                                                   \
     typedef T DA_NAME(v_##SUF) __attribute__((vector_size(VEC_BYTES)));         \
     typedef T DA_NAME(vu_##SUF) __attribute__((vector_size(VEC_BYTES),          \
                                                aligned(sizeof(T)), may_alias));  \
-    enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T) };
+    typedef I DA_NAME(m_##SUF) __attribute__((vector_size(VEC_BYTES)));         \
+    enum { DA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T) };                     \
+                                                                                \
+    /* y[e] = relu?((src[e] + b) (+ r[e])) for e < n, as the add and relu ops   \
+     * give it (NaN passes relu, -0 becomes +0): whole vectors, the last one    \
+     * ending at n (overlapping the one before: y aliases neither src nor r),  \
+     * or element by element when n is below a vector */                       \
+    static inline void DA_NAME(put_row_##SUF)(T *y, const T *src, const T *r, T b,  \
+                                              bool relu, int64_t n)            \
+    {                                                                           \
+        typedef DA_NAME(v_##SUF) V;                                             \
+        typedef DA_NAME(vu_##SUF) VU;                                           \
+        typedef DA_NAME(m_##SUF) M;                                             \
+        enum { L = DA_NAME(L_##SUF) };                                          \
+        if (n < L) {                                                            \
+            /* n hidden from the optimizer: GCC 12 at -O3 vectorized this loop  \
+             * under n < L into 8 lanes and dropped the rest (columns 8 to 11   \
+             * of 12 were never written; tests/test_conv_dense.c's shapes have  \
+             * runs of many lengths) */                                         \
+            __asm__("" : "+r"(n));                                              \
+            if (r)                                                              \
+                for (int64_t e = 0; e < n; e++) {                               \
+                    T v = (src[e] + b) + r[e];                                  \
+                    y[e] = !relu || v > 0 || v != v ? v : (T)0;                 \
+                }                                                               \
+            else if (relu)                                                      \
+                for (int64_t e = 0; e < n; e++) {                               \
+                    T v = src[e] + b;                                           \
+                    y[e] = v > 0 || v != v ? v : (T)0;                          \
+                }                                                               \
+            else                                                                \
+                for (int64_t e = 0; e < n; e++)                                 \
+                    y[e] = src[e] + b;                                          \
+            return;                                                             \
+        }                                                                       \
+        const V bv = (V){0} + b, zero = {0};                                    \
+        for (int64_t e = 0;; e += L) {                                          \
+            e = e > n - L ? n - L : e;                                          \
+            V v = *(const VU *)(src + e) + bv;                                  \
+            if (r)                                                              \
+                v = v + *(const VU *)(r + e);                                   \
+            if (relu) {                                                         \
+                M keep = (v > zero) | (v != v);                                 \
+                v = (V)((M)v & keep);                                           \
+            }                                                                   \
+            *(VU *)(y + e) = v;                                                 \
+            if (e == n - L)                                                     \
+                break;                                                          \
+        }                                                                       \
+    }
 
 /* the kernels of one tile shape: MR output channels x NV vectors (the
  * functions are named after SUF, MR and NV) */
@@ -48,29 +99,12 @@
                                    const tg__dense_store *st)                   \
     {                                                                           \
         const T *bias = st->bias;                                               \
+        const T *res = st->res;                                                 \
         for (int64_t i = 0; i < rows; i++) {                                    \
-            T *y = (T *)st->y + (o0 + i) * st->ohw + at;                        \
-            const T b = bias ? bias[o0 + i] : (T)0;                             \
-            const T *src = tile[i] + j;                                         \
-            if (st->res) { /* (product + bias) + shortcut: the add op's bits */ \
-                const T *r = (const T *)st->res + (o0 + i) * st->ohw + at;      \
-                if (st->relu)                                                   \
-                    for (int64_t e = 0; e < n; e++) {                           \
-                        T v = (src[e] + b) + r[e];                              \
-                        y[e] = v > 0 || v != v ? v : (T)0;                      \
-                    }                                                           \
-                else                                                            \
-                    for (int64_t e = 0; e < n; e++)                             \
-                        y[e] = (src[e] + b) + r[e];                             \
-            } else if (st->relu) {                                              \
-                for (int64_t e = 0; e < n; e++) {                               \
-                    T v = src[e] + b;                                           \
-                    y[e] = v > 0 || v != v ? v : (T)0;                          \
-                }                                                               \
-            } else {                                                            \
-                for (int64_t e = 0; e < n; e++)                                 \
-                    y[e] = src[e] + b;                                          \
-            }                                                                   \
+            int64_t at_i = (o0 + i) * st->ohw + at;                             \
+            DA_NAME(put_row_##SUF)((T *)st->y + at_i, tile[i] + j,              \
+                                   res ? res + at_i : NULL,                     \
+                                   bias ? bias[o0 + i] : (T)0, st->relu, n);    \
         }                                                                       \
     }                                                                           \
                                                                                 \
@@ -81,12 +115,12 @@
         DA_NAME(v_##SUF) (*acc)[NV], int64_t t, int64_t o0, int64_t rows,     \
         const tg__dense_store *st)                                           \
     {                                                                        \
-        typedef DA_NAME(v_##SUF) V;                                          \
+        typedef DA_NAME(vu_##SUF) VU;                                        \
         enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##TN) };               \
         T tile[MR][NR] __attribute__((aligned(64)));                        \
         _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
-                *(V *)&tile[i][v * L] = acc[i][v];                           \
+                *(VU *)&tile[i][v * L] = acc[i][v];                          \
         int64_t end = t + NR < st->p ? t + NR : st->p;                       \
         int64_t oy = t / st->wq, ox = t - oy * st->wq;                       \
         for (int64_t tt = t; tt < end; oy++, ox = 0) {                       \
@@ -129,8 +163,8 @@
         DA_NAME(store_##TN)(acc, t, o0, rows, st);                             \
     }
 
-DENSE_TYPES(float, f32)
-DENSE_TYPES(double, f64)
+DENSE_TYPES(float, int32_t, f32)
+DENSE_TYPES(double, int64_t, f64)
 /* DENSE_TILES(X) lists the shapes as X(MR, NV) */
 #define DA_F32(MR, NV) DENSE_TEMPLATE(float, f32, MR, NV)
 #define DA_F64(MR, NV) DENSE_TEMPLATE(double, f64, MR, NV)
@@ -138,14 +172,19 @@ DENSE_TILES(DA_F32)
 DENSE_TILES(DA_F64)
 
 #define DA_KERN(SUF, MR, NV)                                                     \
-    {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV),                           \
+    {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV), .nv = NV,                 \
      .tile = DA_NAME(tile_##SUF##_##MR##x##NV)},
 #define DA_K32(MR, NV) DA_KERN(f32, MR, NV)
 #define DA_K64(MR, NV) DA_KERN(f64, MR, NV)
 #define DA_COUNT(MR, NV) +1
 
+#ifndef DENSE_NARROWER
+#define DENSE_NARROWER NULL
+#endif
 const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .name = DA_STR(DENSE_ISA),
     .n_kinds = 0 DENSE_TILES(DA_COUNT),
     .k = {{DENSE_TILES(DA_K32)}, {DENSE_TILES(DA_K64)}},
+    .narrower = DENSE_NARROWER,
 };
+#undef DENSE_NARROWER

@@ -3,11 +3,23 @@
  * AVX-512): of the 32 vector registers, a tile of 12 output channels x 2
  * vectors of positions takes 24 accumulators, 2 hold the image's vectors
  * and 1 the broadcast weight; or 8 x 3 vectors (24 + 3 + 1), for output
- * channels in multiples of 8 (conv_dense.c picks the one that computes
- * fewer padded rows and columns). */
+ * channels in multiples of 8. The same tiles over ymm vectors
+ * (tg__dense_arch_avx512y, all 32 registers still) cover positions 8 at
+ * a time instead of 16; conv_dense.c picks the shape that computes the
+ * fewest padded rows and columns, ymm's counted as zmm's on CPUs that
+ * split zmm operations in two (AMD's Zen 4) and as twice that elsewhere. */
 #if defined(__x86_64__)
+#define DENSE_ISA avx512y
+#define VEC_BYTES 32
+#define DENSE_TILES(X) X(12, 2) X(8, 3)
+#include "kernels/cpu/conv_dense_arch.h"
+#undef DENSE_ISA
+#undef VEC_BYTES
+#undef DENSE_TILES
+
 #define DENSE_ISA avx512
 #define VEC_BYTES 64
 #define DENSE_TILES(X) X(12, 2) X(8, 3)
+#define DENSE_NARROWER &tg__dense_arch_avx512y
 #include "kernels/cpu/conv_dense_arch.h"
 #endif

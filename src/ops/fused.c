@@ -195,6 +195,23 @@ static bool residual_in_product(const tg_fused_prog *p, int *res, bool *relu)
            (strcmp(r->op->name, "relu") == 0 && r->n_args == 1 && r->args[0] == -2);
 }
 
+/* the context of instruction I of an epilogue's program on args, writing
+ * the fused node's output; set field by field: an initializer would clear
+ * all of out_meta (kilobytes) */
+static void instr_ctx(tg_op_ctx *ic, const tg_fused_instr *I, tg_tensor **args,
+                      const tg_op_ctx *c)
+{
+    ic->op = I->op;
+    ic->n_in = I->n_args;
+    ic->n_out = 1;
+    ic->in = args;
+    ic->out = c->out;
+    ic->attr = I->attr;
+    ic->attrs = I->attrs;
+    ic->n_attrs = I->n_attrs;
+    ic->out_meta[0] = c->out_meta[0];
+}
+
 /* a chain of one op that may write over the product's input slot (relu,
  * relu_grad's mask, a bias add): its own kernel, in place over the output
  * (for small products the block-by-block runner costs more than the op);
@@ -212,16 +229,8 @@ static bool single_in_place(const tg_fused_prog *p, const tg_op_ctx *c, tg_statu
         if (args[a]->dtype != c->out[0]->dtype)
             return false;
     }
-    tg_op_ctx ic; /* field by field: an initializer would clear all of out_meta */
-    ic.op = I->op;
-    ic.n_in = I->n_args;
-    ic.n_out = 1;
-    ic.in = args;
-    ic.out = c->out;
-    ic.attr = I->attr;
-    ic.attrs = I->attrs;
-    ic.n_attrs = I->n_attrs;
-    ic.out_meta[0] = c->out_meta[0];
+    tg_op_ctx ic;
+    instr_ctx(&ic, I, args, c);
     *s = I->op->kernel[TG_CPU](&ic);
     return true;
 }
@@ -240,16 +249,8 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     tg_tensor *args[TG_FUSED_MAX_ARGS], *in[TG_MAX_OP_INPUTS + 1];
     for (int a = 0; a < P->n_args; a++)
         args[a] = c->in[P->args[a]];
-    tg_op_ctx pc; /* field by field: an initializer would clear all of out_meta */
-    pc.op = P->op;
-    pc.n_in = P->n_args;
-    pc.n_out = 1;
-    pc.in = args;
-    pc.out = c->out;
-    pc.attr = P->attr;
-    pc.attrs = P->attrs;
-    pc.n_attrs = P->n_attrs;
-    pc.out_meta[0] = c->out_meta[0];
+    tg_op_ctx pc;
+    instr_ctx(&pc, P, args, c);
     int res;
     bool relu;
     if (residual_in_product(p, &res, &relu) &&

@@ -41,10 +41,10 @@
      * give it (NaN passes relu, -0 becomes +0): whole vectors, the last one    \
      * ending at n (overlapping the one before: y aliases neither src nor r),  \
      * or element by element when n is below a vector */                       \
-    /* put_row below a vector, element by element, out of line: GCC 12 at  \
-     * -O3 vectorized this loop inlined under n < L into 8 lanes and        \
-     * dropped the rest (columns 8 to 11 of 12 were never written; the     \
-     * shapes of tests/test_conv_dense.c have runs of many lengths), and    \
+    /* put_row below a vector, element by element, out of line: inlined     \
+     * under n < L, GCC 12 at -O3 made code that wrote 8 of 12 columns      \
+     * (no error found in the C; the shapes of tests/test_conv_dense.c have \
+     * runs of many lengths), and                                           \
      * code inlined here costs the tiles' loop registers (ResNet's 14x14     \
      * layers ran 14% slower with these loops inlined) */                    \
     static __attribute__((noinline)) void DA_NAME(put_short_##SUF)(            \

@@ -6,7 +6,8 @@
  * the level-2 graph runs: max_pool2d_compact), 2 x 2 average pooling and
  * its gradient, and reductions of the same tensors: the bias gradients
  * (tg_sum over N, H, W), a sum over the last dim (rows), a sum over N
- * (columns) and a max over the last dim. us are medians of 11 samples
+ * (columns), and max, min, mean, var, logsumexp and argmax over the last
+ * dim (rows of 28 and 10). us are medians of 11 samples
  * (~2 ms of repeats each, after one untimed call), with the best; GB/s
  * counts the bytes each op must read and write once; copy_gbps is a plain
  * copy of those bytes over the same threads (copy_probe.h) and of_copy the
@@ -27,11 +28,12 @@
 
 typedef enum what {
     POOL, POOL_GRAD, POOL_C, POOL_C_GRAD, AVG, AVG_GRAD, BIAS_SUM, SUM_LAST, SUM_N, MAX_LAST,
-    N_WHAT
+    MIN_LAST, MEAN_LAST, VAR_LAST, LSE_LAST, ARGMAX_LAST, N_WHAT
 } what;
 static const char *what_name[N_WHAT] = {
     "max_pool2d", "max_pool2d_grad", "max_pool2d_compact", "max_pool2d_compact_grad",
-    "avg_pool2d", "avg_pool2d_grad", "bias_grad_sum", "sum_last_dim", "sum_dim0", "max_last_dim"};
+    "avg_pool2d", "avg_pool2d_grad", "bias_grad_sum", "sum_last_dim", "sum_dim0", "max_last_dim",
+    "min_last_dim", "mean_last_dim", "var_last_dim", "logsumexp_last_dim", "argmax_last_dim"};
 
 typedef struct job {
     what k;
@@ -77,8 +79,18 @@ static void run(job *j)
         tg_release(tg_sum(j->t, 1, (const int[]){3}, false));
     else if (j->k == SUM_N)
         tg_release(tg_sum(j->t, 1, (const int[]){0}, false));
-    else
+    else if (j->k == MAX_LAST)
         tg_release(tg_max(j->t, 1, (const int[]){3}, false));
+    else if (j->k == MIN_LAST)
+        tg_release(tg_min(j->t, 1, (const int[]){3}, false));
+    else if (j->k == MEAN_LAST)
+        tg_release(tg_mean(j->t, 1, (const int[]){3}, false));
+    else if (j->k == VAR_LAST)
+        tg_release(tg_var(j->t, 1, (const int[]){3}, 1, false));
+    else if (j->k == LSE_LAST)
+        tg_release(tg_logsumexp(j->t, 1, (const int[]){3}, false));
+    else
+        tg_release(tg_argmax(j->t, 3, false));
 }
 
 /* bytes read and written once */
@@ -88,7 +100,9 @@ static double bytes(const job *j)
     double out = (double)(j->shape[0] * j->shape[1] * j->g.OH * j->g.OW);
     if (j->k == BIAS_SUM)
         return 4 * in;
-    if (j->k == SUM_LAST || j->k == MAX_LAST)
+    if (j->k == ARGMAX_LAST) /* int64 indices */
+        return 4 * in + 8 * in / (double)j->shape[3];
+    if (j->k >= SUM_LAST && j->k != SUM_N)
         return 4 * in + 4 * in / (double)j->shape[3];
     if (j->k == SUM_N)
         return 4 * in + 4 * in / (double)j->shape[0];

@@ -542,6 +542,58 @@ static void test_outputs_in_arena(void)
     tg_graph_free(g);
 }
 
+/* a value of its own (a fetch) reuses the storage of the last run's once
+ * the caller has let go of that tensor, and never while the caller (or a
+ * view, or a feed) still holds it */
+static void test_fetched_storage_reuse(void)
+{
+    tg_graph *g = tg_graph_new("reuse");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){100});
+    tg_tensor *fetch[2] = {tg_exp(x), NULL};
+    fetch[1] = tg_sin(fetch[0]);
+    tg_session *s = tg_session_new(g);
+    int token = tg_scope_hide(); /* the test owns (and releases) what it makes */
+    for (int c = 0; c < 4; c++) {
+        configure(s, &configs[c]);
+        tg_tensor *xv[3], *r[3][2];
+        for (int k = 0; k < 3; k++)
+            xv[k] = tg_full(TG_FLOAT64, 1, (int64_t[]){100}, k + 1.0);
+        CHECK_OK(tg_session_run(s, 1, &x, &xv[0], 2, fetch, r[0], 0, NULL));
+        const tg_plan *p = tg__session_last_plan(s);
+        CHECK(p->mem.kind[fetch[0]->value] == TG_MEM_OWN);
+        void *y0 = tg_data(r[0][0]), *z0 = tg_data(r[0][1]);
+        tg_release(r[0][1]); /* let go of sin(exp(1)), keep exp(1) */
+        CHECK_OK(tg_session_run(s, 1, &x, &xv[1], 2, fetch, r[1], 0, NULL));
+        CHECK(tg_data(r[1][0]) != y0); /* held by the caller: a new buffer */
+        if (configs[c].memplan) /* (without, malloc may hand back z0 or not) */
+            CHECK(tg_data(r[1][1]) == z0 &&
+                  p->mem.recycle[fetch[1]->value] == r[1][1]->storage);
+        for (int i = 0; i < 100; i++) {
+            CHECK_NEAR(((const double *)tg_data(r[0][0]))[i], exp(1.0), 0);
+            CHECK_NEAR(((const double *)tg_data(r[1][0]))[i], exp(2.0), 0);
+            CHECK_NEAR(((const double *)tg_data(r[1][1]))[i], sin(exp(2.0)), 0);
+        }
+        /* a view of a result keeps its storage from reuse as well */
+        tg_tensor *view = tg_reshape(r[1][0], 2, (int64_t[]){10, 10});
+        void *y1 = tg_data(r[1][0]);
+        tg_release(r[1][0]);
+        tg_release(r[1][1]);
+        CHECK_OK(tg_session_run(s, 1, &x, &xv[2], 2, fetch, r[2], 0, NULL));
+        CHECK(tg_data(r[2][0]) != y1);
+        CHECK_NEAR(((const double *)tg_data(view))[99], exp(2.0), 0);
+        CHECK_NEAR(((const double *)tg_data(r[2][1]))[0], sin(exp(3.0)), 0);
+        tg_release(view);
+        tg_release(r[0][0]);
+        tg_release(r[2][0]);
+        tg_release(r[2][1]);
+        for (int k = 0; k < 3; k++)
+            tg_release(xv[k]);
+    }
+    tg_scope_unhide(token);
+    tg_session_free(s);
+    tg_graph_free(g);
+}
+
 /* the ops run in place are registered elementwise ops; others are not */
 static void test_inplace_ops(void)
 {
@@ -608,6 +660,7 @@ int main(void)
     RUN(test_fan_out);
     RUN(test_random_graphs);
     RUN(test_outputs_in_arena);
+    RUN(test_fetched_storage_reuse);
     RUN(test_inplace_ops);
     RUN(test_stats_errors);
     return tt_finish();

@@ -456,7 +456,8 @@ static void test_ties_and_nan(void)
  * pairwise tree; the kernels take rows one, several or a register's width
  * at a time, and must give this order's bits at every level (ctest runs
  * this file at each): sums in double, signs of zero and the first of tied
- * maxima as this order picks them, NaN where any NaN is. */
+ * maxima as this order picks them, NaN where any NaN is; argmax and argmin
+ * the first index of the extreme. */
 static double lane_op(int op, double a, double v)
 {
     if (op == 0)
@@ -529,6 +530,49 @@ static void test_short_rows(void)
                         tt_fail(__FILE__, __LINE__, "%s of [%lld, %lld] %s: %lld rows differ "
                                 "from the lane order", op == 0 ? "sum" : op == 1 ? "max" : "min",
                                 (long long)m, (long long)n, tg_dtype_name(dt), (long long)bad);
+                    tt_checks++;
+                    free(g);
+                }
+                /* var and logsumexp (a parameter per row: the mean, the
+                 * maximum): rows at once as one row alone, bit for bit */
+                if (n > 1) {
+                    tg_tensor *all[2] = {tg_var(x, 1, ax, 1, false),
+                                         tg_logsumexp(x, 1, ax, false)};
+                    for (int k = 0; k < 2; k++) {
+                        double *g = tt_values(all[k]);
+                        int64_t bad = 0;
+                        for (int64_t r = 0; g && r < m; r++) {
+                            tg_tensor *row = tg_slice(x, 0, r, r + 1, 1);
+                            tg_tensor *one = k ? tg_logsumexp(row, 1, ax, false)
+                                               : tg_var(row, 1, ax, 1, false);
+                            bad += !one || !same_or_nan(g[r], tg_item(one));
+                        }
+                        if (!g || bad)
+                            tt_fail(__FILE__, __LINE__, "%s of [%lld, %lld] %s: %lld rows differ "
+                                    "from the row alone", k ? "logsumexp" : "var", (long long)m,
+                                    (long long)n, tg_dtype_name(dt), (long long)bad);
+                        tt_checks++;
+                        free(g);
+                    }
+                }
+                /* argmax/argmin: the first element equal to the extreme
+                 * (NaN: the first NaN), as PyTorch */
+                for (int op = 1; op < 3; op++) {
+                    double *g = tt_values(op == 1 ? tg_argmax(x, 1, false) : tg_argmin(x, 1, false));
+                    int64_t bad = 0;
+                    for (int64_t r = 0; g && r < m; r++) {
+                        const double *row = v + r * n;
+                        double ext = lane_ref(op, row, n);
+                        int64_t want = 0;
+                        while (want < n - 1 && !(row[want] == ext || (row[want] != row[want] &&
+                                                                      ext != ext)))
+                            want++;
+                        bad += g[r] != (double)want;
+                    }
+                    if (!g || bad)
+                        tt_fail(__FILE__, __LINE__, "%s of [%lld, %lld] %s: %lld rows differ",
+                                op == 1 ? "argmax" : "argmin", (long long)m, (long long)n,
+                                tg_dtype_name(dt), (long long)bad);
                     tt_checks++;
                     free(g);
                 }

@@ -277,7 +277,8 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
         /* the leaf must own its gradient alone, so that in-place
          * accumulation later never writes into a tensor shared elsewhere:
          * take g when nothing else holds it or its storage, else copy */
-        bool sole = g->refcount == 1 && g->storage->refcount == 1 && !g->requires_grad &&
+        bool sole = g->refcount == 1 &&
+                    g->storage->refcount == 1 + (int)g->storage->plan_kept && !g->requires_grad &&
                     tg_is_contiguous(g);
         leaf->grad = sole ? g : tg_clone(g);
         if (!sole)

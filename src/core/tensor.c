@@ -32,6 +32,7 @@ static tg_storage *storage_new(size_t nbytes)
     s->data = (char *)s + STORAGE_HEADER;
     s->release = NULL;
     s->release_ctx = NULL;
+    s->plan_kept = false;
     return s;
 }
 
@@ -46,6 +47,8 @@ static void storage_release(tg_storage *s)
     }
     tg__buffer_free(s, storage_bytes(s->nbytes));
 }
+
+void tg__storage_drop(tg_storage *s) { storage_release(s); }
 
 tg_tensor *tg_from_blob(tg_dtype dt, int ndim, const int64_t *shape,
                         const int64_t *strides, void *data,
@@ -86,6 +89,7 @@ tg_tensor *tg_from_blob(tg_dtype dt, int ndim, const int64_t *shape,
     s->data = data;
     s->release = release ? release : blob_keep;
     s->release_ctx = ctx;
+    s->plan_kept = false;
     t->storage = s;
     return tg__publish(t);
 }

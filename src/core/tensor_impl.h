@@ -22,6 +22,10 @@ typedef struct tg_storage {
      * when the storage goes; NULL when data follows the header */
     void (*release)(void *release_ctx);
     void *release_ctx;
+    /* one of the references is a plan's (tg_memplan.recycle), which reuses
+     * the storage only once it holds the last one: code asking whether a
+     * tensor is the storage's only user counts that reference out */
+    bool plan_kept;
 } tg_storage;
 
 struct tg_node;
@@ -50,6 +54,8 @@ struct tg_tensor {
 
 /* a tensor struct with shape and contiguous strides, no storage yet */
 tg_tensor *tg__tensor_struct(tg_dtype dt, int ndim, const int64_t *shape);
+/* drops one reference to a storage (frees it with the last) */
+void tg__storage_drop(tg_storage *s);
 /* a tensor with fresh, uninitialised, aligned storage; not registered
  * in any scope (internal callers own the reference) */
 tg_tensor *tg__alloc(tg_dtype dt, int ndim, const int64_t *shape);

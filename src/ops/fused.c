@@ -5,9 +5,10 @@
  *   fused_elementwise(inputs...)  the program's last result, a new value;
  *   fused_epilogue(inputs...)  a product (gemm, conv2d, ...: the program's
  *       first instruction, any pure one-output op) and elementwise ops
- *       applied to its output right after, block by block while it is
- *       still in cache, over the output buffer itself (bias + relu, or
- *       relu_grad's mask in the backward pass);
+ *       applied to its output right after, over the output buffer itself
+ *       (bias + relu, or relu_grad's mask in the backward pass): a lone
+ *       op that may write over its input runs its own kernel in place,
+ *       longer chains run block by block;
  *   fused_update(vars..., inputs...)  a training step's update chain:
  *       result `results[k]` is written over input k (a variable) in place,
  *       block by block after the whole block is computed, so every read
@@ -194,6 +195,46 @@ static bool residual_in_product(const tg_fused_prog *p, int *res, bool *relu)
            (strcmp(r->op->name, "relu") == 0 && r->n_args == 1 && r->args[0] == -2);
 }
 
+/* the context of instruction I of an epilogue's program on args, writing
+ * the fused node's output; set field by field: an initializer would clear
+ * all of out_meta (kilobytes) */
+static void instr_ctx(tg_op_ctx *ic, const tg_fused_instr *I, tg_tensor **args,
+                      const tg_op_ctx *c)
+{
+    ic->op = I->op;
+    ic->n_in = I->n_args;
+    ic->n_out = 1;
+    ic->in = args;
+    ic->out = c->out;
+    ic->attr = I->attr;
+    ic->attrs = I->attrs;
+    ic->n_attrs = I->n_attrs;
+    ic->out_meta[0] = c->out_meta[0];
+}
+
+/* a chain of one op that may write over the product's input slot (relu,
+ * relu_grad's mask, a bias add): its own kernel, in place over the output
+ * (for small products the block-by-block runner costs more than the op);
+ * false when the chain is not of that kind */
+static bool single_in_place(const tg_fused_prog *p, const tg_op_ctx *c, tg_status *s)
+{
+    if (p->n != 2)
+        return false;
+    const tg_fused_instr *I = &p->ins[1];
+    tg_tensor *args[TG_FUSED_MAX_ARGS];
+    for (int a = 0; a < I->n_args; a++) {
+        if (I->args[a] == -1 && !(TG_INPLACE_INPUTS(I->op->flags) & (1u << a)))
+            return false; /* the product's slot is not one it may overwrite */
+        args[a] = I->args[a] == -1 ? c->out[0] : c->in[I->args[a]];
+        if (args[a]->dtype != c->out[0]->dtype)
+            return false;
+    }
+    tg_op_ctx ic;
+    instr_ctx(&ic, I, args, c);
+    *s = I->op->kernel[TG_CPU](&ic);
+    return true;
+}
+
 /* the product straight into the output, then the rest of the program over
  * it in place ($0 becomes input n_in: the output itself), or both at once
  * where the product's kernel can apply the rest (conv_then) */
@@ -208,16 +249,8 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
     tg_tensor *args[TG_FUSED_MAX_ARGS], *in[TG_MAX_OP_INPUTS + 1];
     for (int a = 0; a < P->n_args; a++)
         args[a] = c->in[P->args[a]];
-    tg_op_ctx pc; /* field by field: an initializer would clear all of out_meta */
-    pc.op = P->op;
-    pc.n_in = P->n_args;
-    pc.n_out = 1;
-    pc.in = args;
-    pc.out = c->out;
-    pc.attr = P->attr;
-    pc.attrs = P->attrs;
-    pc.n_attrs = P->n_attrs;
-    pc.out_meta[0] = c->out_meta[0];
+    tg_op_ctx pc;
+    instr_ctx(&pc, P, args, c);
     int res;
     bool relu;
     if (residual_in_product(p, &res, &relu) &&
@@ -230,7 +263,9 @@ static tg_status epilogue_kernel(tg_op_ctx *c)
         s = tg__conv2d_clamp_kernel(&pc, bounds->a, bounds->b);
     } else if (conv_then(p, "hardswish")) {
         s = tg__conv2d_hardswish_kernel(&pc);
-    } else if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {
+    } else if ((s = P->op->kernel[TG_CPU](&pc)) == TG_OK && single_in_place(p, c, &s)) {
+        /* done */
+    } else if (s == TG_OK && c->n_in < TG_MAX_OP_INPUTS) {
         tg_fused_prog rest_prog, *rest = &rest_prog; /* no malloc per call */
         rest->cache_entry = 0;
         rest->n = p->n - 1;

@@ -182,7 +182,8 @@ static void run_rows(const job *J, int64_t ob, int64_t oe, int64_t rb,
     }
     /* the reduced elements of an output (in one pass over [rb, re) or per
      * outer index) are one run of the innermost reduced dim */
-    bool rows_at_once = J->F->inner_rows && !J->prm && P->nr - nro == 1;
+    bool rows_at_once = J->F->inner_rows && P->nr - nro == 1 &&
+                        (!J->F->rows_from_zero || (nro == 0 && rb == 0));
     int64_t kidx[TG_MAX_DIMS], kpos = 0, rem = ob;
     for (int i = P->nk - 1; i >= 0; i--) {
         kidx[i] = rem % P->ks[i];
@@ -213,7 +214,7 @@ static void run_rows(const job *J, int64_t ob, int64_t oe, int64_t rb,
             int64_t base = nro ? wo.off : 0, r0 = nro ? ro * n_ri : rb;
             if (rows_at_once) { /* each output's elements one run: all at once */
                 J->F->inner_rows(acc, P->xb + base + (nro ? 0 : rb * stride), koff, nb, n_ri,
-                                 stride);
+                                 stride, J->prm ? J->prm + o0 : NULL);
                 if (nro)
                     walk_step(&wo, 1);
                 continue;

@@ -62,14 +62,23 @@ static tg_status retry_view_contiguous(tg_op_ctx *c)
     return s;
 }
 
-static tg_status run_op(const tg_graph *g, const tg_plan *p, const tg_gnode *n,
+static tg_status run_op(const tg_graph *g, tg_plan *p, const tg_gnode *n,
                         tg_tensor **vals, tg_tensor **out)
 {
     tg_tensor *in[TG_MAX_OP_INPUTS];
     for (int i = 0; i < n->n_in; i++)
         in[i] = vals[n->in[i]];
-    tg_op_ctx c = {.op = n->op, .n_in = n->n_in, .n_out = n->n_out, .in = in,
-                   .out = out, .attr = n->attr, .attrs = n->attrs, .n_attrs = n->n_attrs};
+    /* set field by field: an initializer would clear all of out_meta
+     * (kilobytes) for every node of every run */
+    tg_op_ctx c;
+    c.op = n->op;
+    c.n_in = n->n_in;
+    c.n_out = n->n_out;
+    c.in = in;
+    c.out = out;
+    c.attr = n->attr;
+    c.attrs = n->attrs;
+    c.n_attrs = n->n_attrs;
     for (int o = 0; o < n->n_out; o++) {
         c.out_meta[o] = g->values[n->out[o]].meta;
         out[o] = NULL;

@@ -475,6 +475,8 @@ tg_status tg__memplan_build(const tg_graph *g, tg_plan *p, bool enabled, bool pa
     m->offset = calloc(nv, sizeof(int64_t));
     m->inplace_of = malloc(nv * sizeof(int));
     m->n_reads = calloc(nv, sizeof(int));
+    m->recycle = calloc(nv, sizeof *m->recycle);
+    m->n_values = p->n_values;
     planner P = {.g = g, .p = p, .m = m, .nv = p->n_values, .ns = p->n_steps,
                  .prod = malloc(nv * sizeof(int)), .last = malloc(nv * sizeof(int)),
                  .root = malloc(nv * sizeof(int)), .pinned = malloc(nv),
@@ -482,7 +484,7 @@ tg_status tg__memplan_build(const tg_graph *g, tg_plan *p, bool enabled, bool pa
                  .stack = malloc(nv * sizeof(int)), .seen = calloc(nv, sizeof(int))};
     tg__freelist_init(&P.free);
     tg_status s = TG_OK;
-    if (!m->kind || !m->offset || !m->inplace_of || !m->n_reads || !P.prod || !P.last ||
+    if (!m->kind || !m->offset || !m->inplace_of || !m->n_reads || !m->recycle || !P.prod || !P.last ||
         !P.root || !P.pinned || !P.donated || !P.stack || !P.seen)
         s = TG_ERR_NOMEM;
     if (s == TG_OK) {
@@ -515,6 +517,14 @@ tg_status tg__memplan_build(const tg_graph *g, tg_plan *p, bool enabled, bool pa
                                           "planning memory");
 }
 
+/* the plan lets go of a storage it kept for reuse */
+static void drop_kept(tg_storage *kept)
+{
+    if (kept)
+        kept->plan_kept = false;
+    tg__storage_drop(kept);
+}
+
 void tg__memplan_free(tg_memplan *m)
 {
     free(m->kind);
@@ -523,6 +533,9 @@ void tg__memplan_free(tg_memplan *m)
     free(m->free_start);
     free(m->free_values);
     free(m->n_reads);
+    for (int v = 0; m->recycle && v < m->n_values; v++)
+        drop_kept(m->recycle[v]);
+    free(m->recycle);
     tg_release(m->arena);
     memset(m, 0, sizeof *m);
 }
@@ -538,9 +551,35 @@ tg_status tg__memplan_prepare(tg_plan *p)
     return m->arena ? TG_OK : tg_last_status();
 }
 
-tg_tensor *tg__memplan_output(const tg_plan *p, int v, const tg_meta *m)
+/* value v's own tensor: over the storage the plan kept from the last run
+ * when no one else holds it (see tg_memplan.recycle), else a new one */
+static tg_tensor *own_output(tg_memplan *mp, int v, const tg_meta *m)
 {
-    const tg_memplan *mp = &p->mem;
+    tg_storage *kept = mp->recycle[v];
+    if (kept && kept->refcount == 1) {
+        tg_tensor *t = tg__tensor_struct(m->dtype, m->ndim, m->shape);
+        if (t && kept->nbytes == (size_t)t->numel * tg_dtype_size(m->dtype)) {
+            t->storage = kept;
+            kept->refcount++;
+            return t;
+        }
+        free(t); /* a size the plan never makes here: not reused */
+    }
+    tg_tensor *t = tg__alloc(m->dtype, m->ndim, m->shape);
+    if (t) {
+        drop_kept(kept);
+        mp->recycle[v] = t->storage;
+        t->storage->refcount++;
+        t->storage->plan_kept = true;
+    }
+    return t;
+}
+
+tg_tensor *tg__memplan_output(tg_plan *p, int v, const tg_meta *m)
+{
+    tg_memplan *mp = &p->mem;
+    if (mp->enabled && mp->kind[v] == TG_MEM_OWN)
+        return own_output(mp, v, m);
     if (mp->kind[v] != TG_MEM_ARENA || !mp->arena)
         return tg__alloc(m->dtype, m->ndim, m->shape);
     tg_tensor *t = tg__tensor_struct(m->dtype, m->ndim, m->shape);

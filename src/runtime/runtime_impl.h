@@ -48,6 +48,13 @@ typedef struct tg_memplan {
     int *n_reads;     /* per value: input slots reading it (parallel executor) */
     tg_memory_stats stats;
     tg_tensor *arena; /* uint8 storage of stats.arena_bytes, made at first run */
+    /* per value of its own (TG_MEM_OWN): the storage of the last run's
+     * tensor, kept by the plan (one reference) and reused by the next run
+     * when no one else holds it any more. Values that escape a run (the
+     * fetches: a training step's saved activations, its gradients) then
+     * cost no allocation once the caller has let them go. */
+    struct tg_storage **recycle;
+    int n_values;
 } tg_memplan;
 
 /* how a session compiles plans: its options */
@@ -116,7 +123,7 @@ bool tg__memplan_elementwise(const tg_op_def *op);
 int64_t tg__memplan_offline(const tg_plan *p, const int *prod, const int *last,
                             const int64_t *bytes, int64_t *offset, int *n_reused);
 /* a tensor for value v computed by a kernel: in the arena or its own */
-tg_tensor *tg__memplan_output(const tg_plan *p, int v, const tg_meta *m);
+tg_tensor *tg__memplan_output(tg_plan *p, int v, const tg_meta *m);
 
 /* one op execution, for the profiler */
 typedef struct tg_trace_span {

@@ -93,6 +93,42 @@ tg_session *tg_session_new(tg_graph *g)
     return s;
 }
 
+static void scratch_free(tg_run_scratch *sc)
+{
+    free(sc->fed);
+    free(sc->feed_meta);
+    free(sc->vals);
+    free(sc->snaps);
+    free(sc->ids);
+    free(sc->dims);
+    memset(sc, 0, sizeof *sc);
+}
+
+/* room for a run over a session graph of n values: fed[] cleared */
+static bool scratch_graph(tg_run_scratch *sc, int n)
+{
+    if (sc->cap_graph < n + 1) {
+        int cap = sc->cap_graph;
+        if (!TG_GROW(sc->fed, cap, n + 1) || !TG_GROW(sc->feed_meta, sc->cap_graph, n + 1))
+            return false;
+    }
+    memset(sc->fed, 0, (size_t)n + 1);
+    return true;
+}
+
+/* room for the value table of a plan of n values, cleared */
+static bool scratch_plan(tg_run_scratch *sc, int n)
+{
+    if (sc->cap_plan < n + 1) {
+        int cap = sc->cap_plan;
+        if (!TG_GROW(sc->vals, cap, n + 1) || !TG_GROW(sc->snaps, sc->cap_plan, n + 1))
+            return false;
+    }
+    memset(sc->vals, 0, ((size_t)n + 1) * sizeof *sc->vals);
+    memset(sc->snaps, 0, ((size_t)n + 1) * sizeof *sc->snaps);
+    return true;
+}
+
 void tg_session_free(tg_session *s)
 {
     if (!s)
@@ -101,6 +137,7 @@ void tg_session_free(tg_session *s)
     tg__session_free_events(s);
     free_disabled(s);
     tg__devices_free(s->dev);
+    scratch_free(&s->scratch);
     for (int i = 0; i < s->n_tracks; i++)
         free(s->tracks[i]);
     free(s->tracks);
@@ -256,26 +293,22 @@ static bool stale(const tg_session *s, const tg_plan *p)
     return p->epoch != s->g->epoch || tg__plan_stale(p);
 }
 
-static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed,
-                                const tg_meta *feed_meta)
+static tg_plan *find_or_compile(tg_session *s, tg_run_scratch *sc, const request *r,
+                                const bool *fed, const tg_meta *feed_meta)
 {
-    int *buf = malloc((size_t)(r->n_feeds + r->n_fetches + r->n_targets + 1) * sizeof *buf);
-    if (!buf)
+    size_t n_ids = (size_t)r->n_feeds + (size_t)r->n_fetches + (size_t)r->n_targets + 1;
+    if (!TG_GROW(sc->ids, sc->cap_ids, n_ids) ||
+        !TG_GROW(sc->dims, sc->cap_dims, (size_t)r->n_feeds * TG_MAX_DIMS + 1))
         return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
     tg_plan_key k;
-    k.feeds = buf;
+    k.feeds = sc->ids;
     k.n_feeds = tg__sorted_set(r->feeds, r->n_feeds, k.feeds);
     k.fetches = k.feeds + k.n_feeds;
     k.n_fetches = tg__sorted_set(r->fetches, r->n_fetches, k.fetches);
     k.targets = k.fetches + k.n_fetches;
     k.n_targets = tg__sorted_set(r->targets, r->n_targets, k.targets);
-    int64_t *dims = malloc(((size_t)k.n_feeds * TG_MAX_DIMS + 1) * sizeof *dims);
-    if (!dims) {
-        free(buf);
-        return tg__error_null(TG_ERR_NOMEM, "tg_session_run: out of memory");
-    }
-    k.dims = dims;
-    k.n_dims = shape_signature(s->g, &k, feed_meta, dims);
+    k.dims = sc->dims;
+    k.n_dims = shape_signature(s->g, &k, feed_meta, k.dims);
     tg_plan **pp = &s->plans;
     for (; *pp; pp = &(*pp)->next)
         if (key_eq(&(*pp)->key, &k))
@@ -299,8 +332,6 @@ static tg_plan *find_or_compile(tg_session *s, const request *r, const bool *fed
         s->stats.plan_misses++;
         s->stats.n_plans++;
     }
-    free(buf);
-    free(dims);
     if (p)
         s->last = p;
     return p;
@@ -361,18 +392,15 @@ static tg_status hand_over(const request *r, const tg_plan *p, tg_tensor **vals,
     return TG_OK;
 }
 
-/* the plan's value table for a run: feeds bound, the rest NULL */
-static tg_status bind_feeds(const request *r, const tg_plan *p, tg_tensor ***vals,
-                            tg_tensor ***snaps)
+/* the plan's value table for a run (sc's): feeds bound, the rest NULL */
+static tg_status bind_feeds(const request *r, const tg_plan *p, tg_run_scratch *sc)
 {
-    *vals = calloc((size_t)p->n_values + 1, sizeof **vals);
-    *snaps = calloc((size_t)p->n_values + 1, sizeof **snaps);
-    if (!*vals || !*snaps)
+    if (!scratch_plan(sc, p->n_values))
         return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     for (int i = 0; i < r->n_feeds; i++) {
         int v = run_feed(p, r->feeds[i]);
-        if (v >= 0 && !(*vals)[v])
-            (*vals)[v] = tg_retain(r->feed_tensors[i]);
+        if (v >= 0 && !sc->vals[v])
+            sc->vals[v] = tg_retain(r->feed_tensors[i]);
     }
     return TG_OK;
 }
@@ -419,44 +447,44 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     const tg_graph *g = s->g;
     for (int i = 0; i < r->n_fetches; i++)
         results[i] = NULL;
-    bool *fed = calloc((size_t)g->n_values + 1, 1);
-    tg_meta *feed_meta = malloc(((size_t)g->n_values + 1) * sizeof *feed_meta);
-    tg_tensor **vals = NULL, **snaps = NULL;
-    tg_status st = fed && feed_meta ? check_feeds(g, r, fed, feed_meta)
-                               : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    tg_run_scratch own = {0}, *sc = s->scratch.busy ? &own : &s->scratch;
+    sc->busy = true;
+    tg_status st = scratch_graph(sc, g->n_values)
+                       ? check_feeds(g, r, sc->fed, sc->feed_meta)
+                       : tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
+    tg_plan *p = NULL;
     /* partitioned over devices (not a partition's own session) */
     if (st == TG_OK && (int)s->executor != TG__EXECUTOR_DEVICE && tg__devices_wanted(s->dev, g)) {
         tg_run_sig sig = {r->n_feeds, r->n_fetches, r->n_targets, r->feeds, r->fetches,
                           r->targets};
-        st = tg__devices_run(s, &s->dev, g, &sig, fed, feed_meta, r->feed_tensors, results);
+        st = tg__devices_run(s, &s->dev, g, &sig, sc->fed, sc->feed_meta, r->feed_tensors,
+                             results);
         if (st == TG_OK)
             s->stats.runs++;
-        free(fed);
-        free(feed_meta);
-        return st;
+    } else {
+        p = st == TG_OK ? find_or_compile(s, sc, r, sc->fed, sc->feed_meta) : NULL;
+        if (st == TG_OK && !p)
+            st = tg_last_status();
+        if (st == TG_OK)
+            st = bind_feeds(r, p, sc);
+        if (st == TG_OK)
+            st = execute(s, p, sc->vals, sc->snaps);
+        if (st == TG_OK)
+            st = hand_over(r, p, sc->vals, sc->snaps, results);
+        if (st == TG_OK)
+            s->stats.runs++;
+        for (int v = 0; p && sc->cap_plan > p->n_values && v < p->n_values; v++) {
+            tg_release(sc->vals[v]);
+            tg_release(sc->snaps[v]);
+            sc->vals[v] = sc->snaps[v] = NULL;
+        }
+        if (st != TG_OK)
+            for (int i = 0; i < r->n_fetches; i++)
+                results[i] = NULL;
     }
-    tg_plan *p = st == TG_OK ? find_or_compile(s, r, fed, feed_meta) : NULL;
-    if (st == TG_OK && !p)
-        st = tg_last_status();
-    if (st == TG_OK)
-        st = bind_feeds(r, p, &vals, &snaps);
-    if (st == TG_OK)
-        st = execute(s, p, vals, snaps);
-    if (st == TG_OK)
-        st = hand_over(r, p, vals, snaps, results);
-    if (st == TG_OK)
-        s->stats.runs++;
-    for (int v = 0; p && v < p->n_values; v++) {
-        tg_release(vals ? vals[v] : NULL);
-        tg_release(snaps ? snaps[v] : NULL);
-    }
-    if (st != TG_OK)
-        for (int i = 0; i < r->n_fetches; i++)
-            results[i] = NULL;
-    free(fed);
-    free(feed_meta);
-    free(vals);
-    free(snaps);
+    sc->busy = false;
+    if (sc == &own)
+        scratch_free(&own);
     return st;
 }
 
@@ -549,8 +577,8 @@ static tg_status session_run(tg_session *s, bool named, int n_feeds, const void 
                                 results, n_targets, targets);
     if (st != TG_OK)
         return st;
-    int n = n_feeds + n_fetches + n_targets;
-    int *ids = malloc((size_t)(n + 1) * sizeof *ids);
+    int n = n_feeds + n_fetches + n_targets, small[64];
+    int *ids = n < 64 ? small : malloc((size_t)(n + 1) * sizeof *ids);
     if (!ids)
         return tg__error(TG_ERR_NOMEM, "tg_session_run: out of memory");
     st = ids_of(s, named, n_feeds, feeds, n_fetches, fetches, n_targets, targets, ids);
@@ -561,7 +589,8 @@ static tg_status session_run(tg_session *s, bool named, int n_feeds, const void 
     else
         for (int i = 0; i < n_fetches; i++)
             results[i] = NULL;
-    free(ids);
+    if (ids != small)
+        free(ids);
     return st;
 }
 
@@ -600,7 +629,9 @@ static const tg_plan *plan_only(tg_session *s, const char *fn, int n_feeds,
                  ids + n_feeds + n_fetches, feed_tensors};
     if (st == TG_OK)
         st = check_feeds(s->g, &r, fed, feed_meta);
-    const tg_plan *p = st == TG_OK ? find_or_compile(s, &r, fed, feed_meta) : NULL;
+    tg_run_scratch key = {0}; /* for the plan key only */
+    const tg_plan *p = st == TG_OK ? find_or_compile(s, &key, &r, fed, feed_meta) : NULL;
+    scratch_free(&key);
     free(ids);
     free(fed);
     free(feed_meta);

@@ -13,6 +13,21 @@ typedef struct trace_event {
     int64_t t0, t1;
 } trace_event;
 
+/* a run's working arrays (run_request), kept by the session between runs
+ * so that a run of a cached plan allocates none of them; a run that
+ * starts while another of the same session is in progress (a kernel
+ * running the session again) takes arrays of its own */
+typedef struct tg_run_scratch {
+    bool busy;
+    int cap_graph, cap_plan, cap_ids, cap_dims;
+    bool *fed;          /* per value of the session's graph */
+    tg_meta *feed_meta; /* likewise */
+    tg_tensor **vals;   /* per value of the plan's graph */
+    tg_tensor **snaps;  /* likewise */
+    int *ids;           /* the plan key's sorted lists */
+    int64_t *dims;      /* its shape signature */
+} tg_run_scratch;
+
 struct tg_session {
     tg_graph *g;
     tg_plan *plans; /* the cache: a list, most recently compiled first */
@@ -33,6 +48,7 @@ struct tg_session {
     int n_tracks;
     /* runs over several devices (session_devices.c): devices, partitions */
     tg_dsession *dev;
+    tg_run_scratch scratch;
 };
 
 /* the profiler (session_trace.c): drops the recorded events; records the

@@ -23,13 +23,34 @@
 
 static inline double sqd(double d) { return d * d; }
 
+/* v where t, else a, by bits: GCC compiles the plain conditional of a
+ * NaN-aware comparison as branches, which mispredict on data */
+static inline float take_f(bool t, float v, float a)
+{
+    uint32_t m = -(uint32_t)t, x, y;
+    memcpy(&x, &v, sizeof x);
+    memcpy(&y, &a, sizeof y);
+    x = (x & m) | (y & ~m);
+    memcpy(&v, &x, sizeof v);
+    return v;
+}
+static inline double take_d(bool t, double v, double a)
+{
+    uint64_t m = -(uint64_t)t, x, y;
+    memcpy(&x, &v, sizeof x);
+    memcpy(&y, &a, sizeof y);
+    x = (x & m) | (y & ~m);
+    memcpy(&v, &x, sizeof v);
+    return v;
+}
+
 /* the same in float for float32 inputs (8 lanes per AVX register), within
  * 1 ulp of exp; 0 below -86 (near float's smallest normal), inf above 88.8 */
 static inline float vexpf(float x)
 {
     const float log2e = 1.44269504f, shifter = 0x1.8p23f;
     const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    float xc = x < -86.0f ? -86.0f : x > 88.8f ? 88.8f : x;
+    float xc = take_f(x < -86.0f, -86.0f, take_f(x > 88.8f, 88.8f, x));
     float t = xc * log2e + shifter;
     float n = t - shifter;
     float r = (xc - n * ln2_hi) - n * ln2_lo;
@@ -47,9 +68,9 @@ static inline float vexpf(float x)
     float s;
     memcpy(&s, &bits, sizeof s);
     float y = p * s * 2.0f;
-    y = x < -86.0f ? 0.0f : y;
-    y = x > 88.8f ? (float)INFINITY : y;
-    return x != x ? x : y;
+    y = take_f(x < -86.0f, 0.0f, y);
+    y = take_f(x > 88.8f, (float)INFINITY, y);
+    return take_f(x != x, x, y);
 }
 
 /* exp in double built from arithmetic and bit operations only, so that
@@ -63,7 +84,7 @@ static inline double vexp(double x)
     const double log2e = 1.4426950408889634074, shifter = 0x1.8p52;
     const double ln2_hi = 6.93147180369123816490e-01;
     const double ln2_lo = 1.90821492927058770002e-10;
-    double xc = x < -708.0 ? -708.0 : x > 709.79 ? 709.79 : x;
+    double xc = take_d(x < -708.0, -708.0, take_d(x > 709.79, 709.79, x));
     double t = xc * log2e + shifter; /* n in the low bits of t */
     double n = t - shifter;
     double r = (xc - n * ln2_hi) - n * ln2_lo;
@@ -86,9 +107,9 @@ static inline double vexp(double x)
     double s;
     memcpy(&s, &bits, sizeof s);
     double y = p * s * 2.0;
-    y = x < -708.0 ? 0.0 : y;
-    y = x > 709.79 ? (double)INFINITY : y;
-    return x != x ? x : y;
+    y = take_d(x < -708.0, 0.0, y);
+    y = take_d(x > 709.79, (double)INFINITY, y);
+    return take_d(x != x, x, y);
 }
 
 /* ---- accumulate-by-OP kinds: sum, prod, max, min, sqdev, sumexp ----------
@@ -154,13 +175,34 @@ static inline double vexp(double x)
             a[j] = OP(a[j], v);                                             \
         }                                                                   \
     }                                                                       \
+    /* four rows in order into each accumulator, read and written once:  \
+     * the same adds as four vrow calls, a quarter of the accumulator      \
+     * traffic (8 bytes read and written per 4-byte float otherwise) */    \
+    static void NAME##_vrow4(A *restrict a, const T *restrict x0,           \
+                             const T *restrict x1, const T *restrict x2,    \
+                             const T *restrict x3, int64_t nv,              \
+                             const double *restrict prm)                    \
+    {                                                                       \
+        (void)prm;                                                          \
+        for (int64_t j = 0; j < nv; j++) {                                  \
+            A t = a[j];                                                     \
+            t = OP(t, PRE(x0[j], prm[j]));                                  \
+            t = OP(t, PRE(x1[j], prm[j]));                                  \
+            t = OP(t, PRE(x2[j], prm[j]));                                  \
+            a[j] = OP(t, PRE(x3[j], prm[j]));                               \
+        }                                                                   \
+    }                                                                       \
     static void NAME##_outer(void *acc, const char *p, int64_t nv, int64_t vs, \
                              int64_t m, int64_t rs, int64_t r0,             \
                              const double *prm)                             \
     {                                                                       \
         (void)r0;                                                           \
         A *a = acc;                                                         \
-        for (int64_t i = 0; i < m; i++, p += rs) {                          \
+        int64_t i = 0;                                                      \
+        for (; vs == (int64_t)sizeof(T) && i + 4 <= m; i += 4, p += 4 * rs) \
+            NAME##_vrow4(a, (const T *)p, (const T *)(p + rs),              \
+                         (const T *)(p + 2 * rs), (const T *)(p + 3 * rs), nv, prm); \
+        for (; i < m; i++, p += rs) {                                       \
             if (vs == (int64_t)sizeof(T)) {                                 \
                 NAME##_vrow(a, (const T *)p, nv, prm);                      \
                 continue;                                                   \
@@ -181,32 +223,10 @@ static inline double vexp(double x)
 
 #define ADD(a, v) ((a) + (v))
 #define MUL(a, v) ((a) * (v))
-/* v where t, else a, by bits: GCC compiles the plain conditional of a
- * NaN-aware comparison as branches, which mispredict on data */
-static inline float take_f(bool t, float v, float a)
-{
-    uint32_t m = -(uint32_t)t, x, y;
-    memcpy(&x, &v, sizeof x);
-    memcpy(&y, &a, sizeof y);
-    x = (x & m) | (y & ~m);
-    memcpy(&v, &x, sizeof v);
-    return v;
-}
-static inline double take_d(bool t, double v, double a)
-{
-    uint64_t m = -(uint64_t)t, x, y;
-    memcpy(&x, &v, sizeof x);
-    memcpy(&y, &a, sizeof y);
-    x = (x & m) | (y & ~m);
-    memcpy(&v, &x, sizeof v);
-    return v;
-}
 #define TAKEF(t, v, a) _Generic((v), float: take_f, double: take_d)(t, v, a)
-/* NaN wins, as in PyTorch's max/min: by branches (ACC_KIND's loops, rows
- * under 16 elements, where predicted branches did better) or by bits
- * (MM_VEC's tails and trees) */
-#define MAXF(a, v) ((v) > (a) || (v) != (v) ? (v) : (a))
-#define MINF(a, v) ((v) < (a) || (v) != (v) ? (v) : (a))
+/* NaN wins, as in PyTorch's max/min, by bits everywhere: GCC makes
+ * branches of the plain conditional, which mispredict on data (argmax
+ * over rows of 28 random floats took 1000 cycles a row) */
 #define MAXF_SEL(a, v) TAKEF(((v) > (a)) | ((v) != (v)), (v), (a))
 #define MINF_SEL(a, v) TAKEF(((v) < (a)) | ((v) != (v)), (v), (a))
 #define MAXI(a, v) ((v) > (a) ? (v) : (a))
@@ -406,8 +426,16 @@ static inline vdn load_as_d_f32(const float *x)
 }
 static inline vdn load_as_d_f64(const double *x) { return *(const vdnu *)x; }
 #include "kernels/cpu/reduce_rows_arch.h"
-ROWS_ACROSS(sum_f32, float, double, rr_vd, RR_WD, load_as_d_f32, RR_ADD, 0.0, -0.0)
-ROWS_ACROSS(sum_f64, double, double, rr_vd, RR_WD, load_as_d_f64, RR_ADD, 0.0, -0.0)
+#define RR_LOAD_AS_D_F32(p, m) load_as_d_f32(p)
+#define RR_LOAD_AS_D_F64(p, m) load_as_d_f64(p)
+ROWS_ACROSS(sum_f32, float, double, rr_vd, RR_WD, RR_LOAD_AS_D_F32, TO_D, RR_ADD, 0.0, -0.0)
+ROWS_ACROSS(sum_f64, double, double, rr_vd, RR_WD, RR_LOAD_AS_D_F64, TO_D, RR_ADD, 0.0, -0.0)
+ROWS_ACROSS(sqdev_f32, float, double, rr_vd, RR_WD, RR_SQDEV_F, SQDEV, RR_ADD, 0.0, -0.0)
+ROWS_ACROSS(sqdev_f64, double, double, rr_vd, RR_WD, RR_SQDEV_D, SQDEV, RR_ADD, 0.0, -0.0)
+ROWS_ACROSS(sumexp_f32, float, double, rr_vd, RR_WD, RR_EXP_F, EXPF, RR_ADD, 0.0, -0.0)
+ROWS_PARAM(sqdev_f32, float)
+ROWS_PARAM(sqdev_f64, double)
+ROWS_PARAM(sumexp_f32, float)
 /* the end of a chunk [i0, e) of x whose vector part (up to i) is in the
  * lanes l: the tail to lane 0, then the pairwise tree; the chunk's sum */
 #define SUM_CHUNK_END(NAME, T)                                              \
@@ -475,13 +503,14 @@ ROWS_ACROSS(sum_f64, double, double, rr_vd, RR_WD, load_as_d_f64, RR_ADD, 0.0, -
      * independent, where one row's wait on the adder's latency (a third  \
      * of a copy's speed alone) */                                          \
     static void NAME##_vrows(void *acc, const char *base, const int64_t *offs, \
-                             int64_t m, int64_t n, int64_t s)               \
+                             int64_t m, int64_t n, int64_t s, const double *prm) \
     {                                                                       \
+        (void)prm;                                                          \
         double *a = acc;                                                    \
         int64_t j = 0;                                                      \
         if (s == (int64_t)sizeof(T)) {                                      \
             for (; n < RR_MAX_N && j + RR_WD <= m; j += RR_WD)              \
-                NAME##_across(a + j, base, offs + j, n);                    \
+                NAME##_across(a + j, base, offs + j, n, NULL);              \
             for (; VN >= 4 && j + 4 <= m; j += 4)                           \
                 NAME##_rows4(a + j, base, offs + j, n);                     \
             for (; j + 2 <= m; j += 2)                                      \
@@ -504,8 +533,8 @@ SUM_VEC(sum_f64, double)
     ACC_KIND(KIND##_u8, uint8_t, uint8_t, OPI, SAME, (LIM##_U8))
 #define MIN_U8 0
 #define MAX_U8 UINT8_MAX
-MINMAX(max, MAXF, MAXI, -, MIN)
-MINMAX(min, MINF, MINI, +, MAX)
+MINMAX(max, MAXF_SEL, MAXI, -, MIN)
+MINMAX(min, MINF_SEL, MINI, +, MAX)
 
 /* float max and min of contiguous rows in explicit vectors (GCC keeps the
  * NaN-aware select of ACC_KIND's 8-lane loop as branches: 10 cycles an
@@ -566,13 +595,14 @@ MINMAX(min, MINF, MINI, +, MAX)
         NAME##_rows1(acc, &x, n);                                            \
     }                                                                        \
     static void NAME##_vrows(void *acc, const char *base, const int64_t *offs, \
-                             int64_t m, int64_t n, int64_t s)                \
+                             int64_t m, int64_t n, int64_t s, const double *prm) \
     {                                                                        \
+        (void)prm;                                                           \
         T *a = acc;                                                          \
         int64_t j = 0;                                                       \
         const T *x[4];                                                       \
         for (; s == (int64_t)sizeof(T) && n < RR_MAX_N && j + W <= m; j += W) \
-            NAME##_across(a + j, base, offs + j, n);                         \
+            NAME##_across(a + j, base, offs + j, n, NULL);                   \
         for (; s == (int64_t)sizeof(T) && n >= 2 * LANES && j + 4 <= m; j += 4) { \
             for (int r = 0; r < 4; r++)                                      \
                 x[r] = (const T *)(base + offs[j + r]);                      \
@@ -589,10 +619,10 @@ MINMAX(min, MINF, MINI, +, MAX)
 #define MAXF_SEL_OP >
 #define MINF_SEL_OP <
 #define MINF_OP <
-ROWS_ACROSS(max_f32, float, float, rr_vf, RR_WF, RR_LOAD_F, RR_MAX_F, -INFINITY, -INFINITY)
-ROWS_ACROSS(max_f64, double, double, rr_vd, RR_WD, RR_LOAD_D, RR_MAX_D, -INFINITY, -INFINITY)
-ROWS_ACROSS(min_f32, float, float, rr_vf, RR_WF, RR_LOAD_F, RR_MIN_F, INFINITY, INFINITY)
-ROWS_ACROSS(min_f64, double, double, rr_vd, RR_WD, RR_LOAD_D, RR_MIN_D, INFINITY, INFINITY)
+ROWS_ACROSS(max_f32, float, float, rr_vf, RR_WF, RR_LOAD_F, RR_SAME, RR_MAX_F, -INFINITY, -INFINITY)
+ROWS_ACROSS(max_f64, double, double, rr_vd, RR_WD, RR_LOAD_D, RR_SAME, RR_MAX_D, -INFINITY, -INFINITY)
+ROWS_ACROSS(min_f32, float, float, rr_vf, RR_WF, RR_LOAD_F, RR_SAME, RR_MIN_F, INFINITY, INFINITY)
+ROWS_ACROSS(min_f64, double, double, rr_vd, RR_WD, RR_LOAD_D, RR_SAME, RR_MIN_D, INFINITY, INFINITY)
 MM_VEC(max_f32, float, int32_t, MAXF_SEL, -INFINITY, RR_WF)
 MM_VEC(max_f64, double, int64_t, MAXF_SEL, -INFINITY, RR_WD)
 MM_VEC(min_f32, float, int32_t, MINF_SEL, INFINITY, RR_WF)
@@ -608,6 +638,46 @@ MM_VEC(min_f64, double, int64_t, MINF_SEL, INFINITY, RR_WD)
 #define LT(v, b) ((v) < (b))
 ARGS(argmax, max, ARGF_MAX, GT, -, MIN)
 ARGS(argmin, min, ARGF_MIN, LT, +, MAX)
+
+/* float argmax/argmin of short contiguous rows, W at a time: the rows'
+ * extremes by the across-rows kernel (the bits of VAL's), then in each
+ * row the first element equal to it, what inner finds in one chunk; the
+ * rows' reduced indices start at 0 (the engine calls it so, tg_red_fns) */
+#define ARG_ROWS(NAME, T, VAL, EQ, BET, ID, W)                               \
+    static void NAME##_rows(void *acc, const char *base, const int64_t *offs, \
+                            int64_t m, int64_t n, int64_t s, const double *prm) \
+    {                                                                        \
+        (void)prm;                                                           \
+        NAME##_acc *a = acc;                                                 \
+        int64_t j = 0;                                                       \
+        for (; s == (int64_t)sizeof(T) && n < RR_MAX_N && j + W <= m; j += W) { \
+            T best[W];                                                       \
+            for (int r = 0; r < W; r++)                                      \
+                best[r] = (ID);                                              \
+            VAL##_across(best, base, offs + j, n, NULL);                     \
+            for (int r = 0; r < W; r++) {                                    \
+                if (!BET(best[r], a[j + r].v))                               \
+                    continue;                                                \
+                const T *x = (const T *)(base + offs[j + r]);                \
+                int64_t i = 0;                                               \
+                if (n <= 64) { /* the hits as bits: no branch per element */ \
+                    uint64_t hit = 0;                                        \
+                    for (int64_t k = 0; k < n; k++)                          \
+                        hit |= (uint64_t)EQ(x[k], best[r]) << k;             \
+                    i = hit ? __builtin_ctzll(hit) : n - 1;                  \
+                }                                                            \
+                while (i < n - 1 && !EQ(x[i], best[r]))                      \
+                    i++;                                                     \
+                a[j + r] = (NAME##_acc){best[r], i};                         \
+            }                                                                \
+        }                                                                    \
+        for (; j < m; j++)                                                   \
+            NAME##_inner(a + j, base + offs[j], n, s, 0, 0.0);               \
+    }
+ARG_ROWS(argmax_f32, float, max_f32, EQF, ARGF_MAX, -INFINITY, RR_WF)
+ARG_ROWS(argmax_f64, double, max_f64, EQF, ARGF_MAX, -INFINITY, RR_WD)
+ARG_ROWS(argmin_f32, float, min_f32, EQF, ARGF_MIN, INFINITY, RR_WF)
+ARG_ROWS(argmin_f64, double, min_f64, EQF, ARGF_MIN, INFINITY, RR_WD)
 
 /* ---- the table ------------------------------------------------------------------- */
 #define FNS(NAME, A, FIN)                                                   \
@@ -627,8 +697,14 @@ ARGS(argmin, min, ARGF_MIN, LT, +, MAX)
      [TG_INT32] = FNS(KIND##_i32, int32_t, fin_i32),                        \
      [TG_INT64] = FNS(KIND##_i64, int64_t, fin_i64),                        \
      [TG_UINT8] = FNS(KIND##_u8, uint8_t, fin_u8)}
+#define FNS_PROWS(NAME)                                                     \
+    {sizeof(double), NAME##_init, NAME##_inner, NAME##_outer, NAME##_combine, fin_d, \
+     NAME##_prows}
+#define FNS_ARG_ROWS(NAME)                                                  \
+    {sizeof(NAME##_acc), NAME##_init, NAME##_inner, NAME##_outer, NAME##_combine, \
+     NAME##_finish, NAME##_rows, true}
 #define FNS_ARGS(KIND)                                                      \
-    {[TG_FLOAT32] = FNS_ARG(KIND##_f32), [TG_FLOAT64] = FNS_ARG(KIND##_f64), \
+    {[TG_FLOAT32] = FNS_ARG_ROWS(KIND##_f32), [TG_FLOAT64] = FNS_ARG_ROWS(KIND##_f64), \
      [TG_INT32] = FNS_ARG(KIND##_i32), [TG_INT64] = FNS_ARG(KIND##_i64),    \
      [TG_UINT8] = FNS_ARG(KIND##_u8)}
 
@@ -643,9 +719,9 @@ const tg_red_fns TG_ARCH_FN(tg__red_table)[TG_RED_NKINDS][TG_NUM_DTYPES] = {
     [TG_RED_PROD] = FNS_ACC(prod),
     [TG_RED_MAX] = FNS_MINMAX(max),
     [TG_RED_MIN] = FNS_MINMAX(min),
-    [TG_RED_SQDEV] = {[TG_FLOAT32] = FNS(sqdev_f32, double, fin_d),
-                      [TG_FLOAT64] = FNS(sqdev_f64, double, fin_d)},
-    [TG_RED_SUMEXP] = {[TG_FLOAT32] = FNS(sumexp_f32, double, fin_d),
+    [TG_RED_SQDEV] = {[TG_FLOAT32] = FNS_PROWS(sqdev_f32),
+                      [TG_FLOAT64] = FNS_PROWS(sqdev_f64)},
+    [TG_RED_SUMEXP] = {[TG_FLOAT32] = FNS_PROWS(sumexp_f32),
                        [TG_FLOAT64] = FNS(sumexp_f64, double, fin_d)},
     [TG_RED_ABSSUM] = {[TG_FLOAT32] = FNS(abssum_f32, double, fin_d),
                        [TG_FLOAT64] = FNS(abssum_f64, double, fin_d)},

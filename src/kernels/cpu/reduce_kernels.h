@@ -6,6 +6,7 @@
 
 #include "tg/core.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,10 +57,13 @@ typedef struct tg_red_fns {
                    int64_t os, const double *prm, int64_t ps,
                    const tg_fin_args *f);
     /* optional (NULL: inner row by row): acc[j] += m rows of n elements at
-     * base + offs[j], s bytes apart, each as inner would add it; for kinds
-     * without a parameter */
+     * base + offs[j], s bytes apart, each as inner would add it; prm[j]
+     * row j's parameter (NULL for kinds without) */
     void (*inner_rows)(void *acc, const char *base, const int64_t *offs,
-                       int64_t m, int64_t n, int64_t s);
+                       int64_t m, int64_t n, int64_t s, const double *prm);
+    /* inner_rows numbers each row's elements from 0 (argmax, argmin): the
+     * engine calls it only for rows that start at reduced index 0 */
+    bool rows_from_zero;
 } tg_red_fns;
 /* NULL when the kind does not support the dtype */
 const tg_red_fns *tg__red_fns(tg_red_kind kind, tg_dtype dt);

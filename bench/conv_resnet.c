@@ -11,8 +11,10 @@
  * the paths before it, the cost-chosen direct kernels or im2col + GEMM);
  * a summary line weighs the layers by how often ResNet-18 has them.
  *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path dense|old|both]
- *                     [--tile K] [--sample-ms MS] [--only LAYER]
+ *                     [--tile K] [--sample-ms MS] [--only LAYER] [--chunk-kb KB]
  * (--tile: the dense path's tile shape K, not chosen per layer;
+ * --chunk-kb: the memory the dense path's prepared images may take at
+ * once, 32768 by default;
  * --sample-ms: each sample's length, 20 by default; 0: one call a sample,
  * so that on a busy machine the best of many samples is a call that ran
  * undisturbed) 
@@ -130,6 +132,8 @@ int main(int argc, char **argv)
             sample_ms = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--tile"))
             tg__conv_dense_force_tile(atoi(argv[i + 1]));
+        else if (!strcmp(argv[i], "--chunk-kb"))
+            tg__conv_dense_set_chunk_bytes((int64_t)atoll(argv[i + 1]) << 10);
     }
     tg_set_num_threads(threads);
     tg__gemm_set_mode(TG_GEMM_BUILTIN);

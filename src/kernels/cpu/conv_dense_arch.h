@@ -41,6 +41,22 @@
      * give it (NaN passes relu, -0 becomes +0): whole vectors, the last one    \
      * ending at n (overlapping the one before: y aliases neither src nor r),  \
      * or element by element when n is below a vector */                       \
+    /* put_row below a vector, element by element, out of line: inlined     \
+     * under n < L, GCC 12 at -O3 made code that wrote 8 of 12 columns      \
+     * (no error found in the C; the shapes of tests/test_conv_dense.c have \
+     * runs of many lengths), and                                           \
+     * code inlined here costs the tiles' loop registers (ResNet's 14x14     \
+     * layers ran 14% slower with these loops inlined) */                    \
+    static __attribute__((noinline)) void DA_NAME(put_short_##SUF)(            \
+        T *y, const T *src, const T *r, T b, bool relu, int64_t n)             \
+    {                                                                           \
+        for (int64_t e = 0; e < n; e++) {                                       \
+            T v = src[e] + b;                                                   \
+            v = r ? v + r[e] : v;                                               \
+            y[e] = !relu || v > 0 || v != v ? v : (T)0;                         \
+        }                                                                       \
+    }                                                                           \
+                                                                                \
     static inline void DA_NAME(put_row_##SUF)(T *y, const T *src, const T *r, T b,  \
                                               bool relu, int64_t n)            \
     {                                                                           \
@@ -49,24 +65,7 @@
         typedef DA_NAME(m_##SUF) M;                                             \
         enum { L = DA_NAME(L_##SUF) };                                          \
         if (n < L) {                                                            \
-            /* n hidden from the optimizer: GCC 12 at -O3 vectorized this loop  \
-             * under n < L into 8 lanes and dropped the rest (columns 8 to 11   \
-             * of 12 were never written; tests/test_conv_dense.c's shapes have  \
-             * runs of many lengths) */                                         \
-            __asm__("" : "+r"(n));                                              \
-            if (r)                                                              \
-                for (int64_t e = 0; e < n; e++) {                               \
-                    T v = (src[e] + b) + r[e];                                  \
-                    y[e] = !relu || v > 0 || v != v ? v : (T)0;                 \
-                }                                                               \
-            else if (relu)                                                      \
-                for (int64_t e = 0; e < n; e++) {                               \
-                    T v = src[e] + b;                                           \
-                    y[e] = v > 0 || v != v ? v : (T)0;                          \
-                }                                                               \
-            else                                                                \
-                for (int64_t e = 0; e < n; e++)                                 \
-                    y[e] = src[e] + b;                                          \
+            DA_NAME(put_short_##SUF)(y, src, r, b, relu, n);                    \
             return;                                                             \
         }                                                                       \
         const V bv = (V){0} + b, zero = {0};                                    \

@@ -379,10 +379,67 @@ static void test_bad_indices(void)
     }
 }
 
+/* float32 2 x 2 average pooling (planes run on into each other for short
+ * rows, LeNet's 5) and its gradient: every output the float expression
+ * ((a + b) + c) + d) * 0.25 of its window, every input gradient 0 + dy / 4
+ * inside a window and 0 in a leftover row or column, bit for bit, for
+ * even and odd sizes, with NaN, infinities and signed zeros */
+static void test_avg_2x2_planes(void)
+{
+    unsigned seed = 11;
+    tg_pool2d_opts o = {{2, 2}, {2, 2}, {0, 0}, false, false};
+    for (int64_t H = 2; H <= 11; H++)
+        for (int64_t W = 2; W <= 13; W += 1 + (W > 6)) {
+            const int64_t P = 2 * 5, OH = H / 2, OW = W / 2, n = P * H * W, m = P * OH * OW;
+            double *v = malloc((size_t)n * sizeof *v), *d = malloc((size_t)m * sizeof *d);
+            for (int64_t i = 0; i < n + m; i++) {
+                seed = seed * 1103515245u + 12345u;
+                unsigned r = (seed >> 8) % 61;
+                double x = r == 0 ? NAN : r == 1 ? -INFINITY : r == 2 ? -0.0
+                         : (float)(((double)r - 30) / 7.0);
+                if (i < n)
+                    v[i] = x;
+                else
+                    d[i - n] = x;
+            }
+            tg_tensor *x = tt_tensor(TG_FLOAT32, 4, (int64_t[]){2, 5, H, W}, v);
+            tg_tensor *dy = tt_tensor(TG_FLOAT32, 4, (int64_t[]){2, 5, OH, OW}, d);
+            tg_set_requires_grad(x, true);
+            tg_tensor *y = tg_avg_pool2d(x, &o), *dx = NULL;
+            CHECK(tg_autograd_grad(1, &y, &dy, 1, &x, &dx, false, false) == TG_OK);
+            const float *yv = y ? tg_data(y) : NULL, *gv = dx ? tg_data(dx) : NULL;
+            int64_t bad = 0;
+            for (int64_t p = 0; yv && gv && p < P; p++)
+                for (int64_t h = 0; h < H; h++)
+                    for (int64_t w = 0; w < W; w++) {
+                        float want_g = 0.0f;
+                        if (h < 2 * OH && w < 2 * OW)
+                            want_g = 0.0f + (float)d[(p * OH + h / 2) * OW + w / 2] / 4.0f;
+                        float got_g = gv[(p * H + h) * W + w];
+                        bad += memcmp(&want_g, &got_g, sizeof got_g) != 0 &&
+                               !(want_g != want_g && got_g != got_g);
+                        if (h % 2 || w % 2 || h >= 2 * OH || w >= 2 * OW)
+                            continue;
+                        const double *q = v + (p * H + h) * W + w;
+                        float want = ((float)q[0] + (float)q[1] + (float)q[W] + (float)q[W + 1]) *
+                                     0.25f;
+                        float got = yv[(p * OH + h / 2) * OW + w / 2];
+                        bad += memcmp(&want, &got, sizeof got) != 0 && !(want != want && got != got);
+                    }
+            if (!yv || !gv || bad)
+                tt_fail(__FILE__, __LINE__, "avg_pool2d 2x2 of [2, 5, %lld, %lld]: %lld values differ",
+                        (long long)H, (long long)W, (long long)bad);
+            tt_checks++;
+            free(v);
+            free(d);
+        }
+}
+
 int main(void)
 {
     RUN(test_forward_vs_reference);
     RUN(test_hand_computed);
+    RUN(test_avg_2x2_planes);
     RUN(test_nan_and_ties);
     RUN(test_noncontiguous_input);
     RUN(test_global_avg_pool);

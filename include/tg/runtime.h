@@ -16,7 +16,9 @@ extern "C" {
 typedef struct tg_session tg_session;
 
 /* a session holds a reference on g; nodes appended to g later can be run
- * by the same session. One run at a time per session. */
+ * by the same session. One run at a time per session: runs started from
+ * several threads take turns (tg_session_run waits for the one in
+ * progress); editing g or the session's options meanwhile is not safe. */
 tg_session *tg_session_new(tg_graph *g);
 void tg_session_free(tg_session *s); /* NULL is ignored */
 

@@ -87,6 +87,14 @@ tg_session *tg_session_new(tg_graph *g)
     tg_session *s = calloc(1, sizeof *s);
     if (!s)
         return tg__error_null(TG_ERR_NOMEM, "tg_session_new: out of memory");
+    pthread_mutexattr_t recursive;
+    if (pthread_mutexattr_init(&recursive) != 0 ||
+        pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE) != 0 ||
+        pthread_mutex_init(&s->run_lock, &recursive) != 0) {
+        free(s);
+        return tg__error_null(TG_ERR_INTERNAL, "tg_session_new: cannot make its lock");
+    }
+    pthread_mutexattr_destroy(&recursive);
     s->g = g;
     s->opt_level = default_level();
     tg__graph_retain(g);
@@ -142,6 +150,7 @@ void tg_session_free(tg_session *s)
         free(s->tracks[i]);
     free(s->tracks);
     tg__graph_release(s->g);
+    pthread_mutex_destroy(&s->run_lock);
     free(s);
 }
 
@@ -442,7 +451,7 @@ static tg_status execute(tg_session *s, tg_plan *p, tg_tensor **vals, tg_tensor 
     return st;
 }
 
-static tg_status run_request(tg_session *s, const request *r, tg_tensor **results)
+static tg_status run_request_locked(tg_session *s, const request *r, tg_tensor **results)
 {
     const tg_graph *g = s->g;
     for (int i = 0; i < r->n_fetches; i++)
@@ -485,6 +494,14 @@ static tg_status run_request(tg_session *s, const request *r, tg_tensor **result
     sc->busy = false;
     if (sc == &own)
         scratch_free(&own);
+    return st;
+}
+
+static tg_status run_request(tg_session *s, const request *r, tg_tensor **results)
+{
+    pthread_mutex_lock(&s->run_lock);
+    tg_status st = run_request_locked(s, r, results);
+    pthread_mutex_unlock(&s->run_lock);
     return st;
 }
 

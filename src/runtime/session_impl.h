@@ -6,6 +6,8 @@
 #include "runtime/runtime_impl.h"
 #include "runtime/session_devices.h"
 
+#include <pthread.h>
+
 typedef struct trace_event {
     char *name;     /* the node (owned: the plan's graph may go first) */
     const char *op; /* static: the op's name or the source kind */
@@ -49,6 +51,10 @@ struct tg_session {
     /* runs over several devices (session_devices.c): devices, partitions */
     tg_dsession *dev;
     tg_run_scratch scratch;
+    /* runs of one session take turns (two threads calling one
+     * tg.function: the plan's arena, its kept buffers and the scratch are
+     * the session's); recursive, for a run started inside a run */
+    pthread_mutex_t run_lock;
 };
 
 /* the profiler (session_trace.c): drops the recorded events; records the

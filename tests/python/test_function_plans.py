@@ -180,3 +180,26 @@ def test_reused_buffers_never_overwrite_what_the_caller_holds():
         f(xs[0], y).backward()
     for t, before in zip(grads_fn[0], first):
         np.testing.assert_array_equal(t.numpy(), before)
+
+
+def test_two_threads_calling_one_function():
+    """runs of one function's session take turns (they share its plan's
+    memory): every thread gets its own inputs' results"""
+    import threading
+    f = tg.function(lambda x: (x.exp() * 2).sum(dim=1))
+    xs = [tg.randn(64, 256) for _ in range(4)]
+    want = [(x.exp() * 2).sum(dim=1).numpy() for x in xs]
+    errors = []
+
+    def worker(i):
+        try:
+            for _ in range(200):
+                np.testing.assert_allclose(f(xs[i]).numpy(), want[i], rtol=1e-5)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]

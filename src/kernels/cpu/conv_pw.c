@@ -4,7 +4,6 @@
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/gemm_arch_api.h"
 
 #include <stdatomic.h>
 
@@ -109,11 +108,7 @@ static void plan(pw_job *j, int64_t threads)
     int64_t nb = (want + g->n * j->n_panels - 1) / (g->n * j->n_panels);
     int64_t blocks = (g->o + 15) / 16; /* of at least 16 channels */
     nb = nb > blocks ? blocks : nb < 1 ? 1 : nb;
-    /* whole micro-tiles of rows: 160 channels in 8 blocks of 20 were 14 +
-     * 6 rows with AVX-512's 14, the second tile less than half used */
-    int64_t mr = tg__gemm_arch_now()->k[j->f64].mr;
-    j->oblock = ((g->o + nb - 1) / nb + mr - 1) / mr * mr;
-    j->oblock = j->oblock > g->o ? g->o : j->oblock;
+    j->oblock = (g->o + nb - 1) / nb;
     j->n_oblocks = (g->o + j->oblock - 1) / j->oblock;
 }
 

@@ -379,8 +379,7 @@ static void test_bad_indices(void)
     }
 }
 
-/* float32 2 x 2 average pooling (planes run on into each other for short
- * rows, LeNet's 5) and its gradient: every output the float expression
+/* float32 2 x 2 average pooling and its gradient: every output the float expression
  * ((a + b) + c) + d) * 0.25 of its window, every input gradient 0 + dy / 4
  * inside a window and 0 in a leftover row or column, bit for bit, for
  * even and odd sizes, with NaN, infinities and signed zeros */

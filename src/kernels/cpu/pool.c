@@ -5,7 +5,6 @@
  * gradient and its adjoint work on positions and so on any rank. */
 #include "kernels/cpu/pool.h"
 #include "core/threadpool.h"
-#include "kernels/cpu/isa_clone.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -301,36 +300,13 @@ typedef struct task {
     atomic_bool bad_index; /* max_grad, select: an index was outside its plane */
 } task;
 
-/* float32 2 x 2 average pooling of q row pairs at once: planes whose rows
- * pair up exactly (H = 2 OH) run on into each other, so LeNet's 5-wide
- * output rows are one loop, not a call and a loop per plane (taken for
- * rows under 8 outputs: at 14, conv1's, the plane code was as fast, and
- * this gradient's form slower at AVX-512); built per instruction set.
- * Each output is avg_2x2's expression: the same bits */
-TG_ISA_DISPATCH(static, void, avg_2x2_rows_f32,
-                (const float *x, float *y, int64_t q, int64_t W, int64_t OW),
-                (x, y, q, W, OW))
-{
-    for (int64_t i = 0; i < q; i++) {
-        const float *r0 = x + 2 * i * W, *r1 = r0 + W;
-        float *o = y + i * OW;
-        for (int64_t ow = 0; ow < OW; ow++)
-            o[ow] = (r0[2 * ow] + r0[2 * ow + 1] + r1[2 * ow] + r1[2 * ow + 1]) * 0.25f;
-    }
-}
-/* 2 x 2 max pooling and its gradient, and float32 2 x 2 average pooling
- * of short rows, over the planes [begin, end) at once (rows run on across
- * planes); false when not that case, or when an index is outside its
- * window (the planes are then done one by one) */
+/* 2 x 2 max pooling and its gradient over the planes [begin, end) at
+ * once (rows run on across planes); false when not that case, or when an
+ * index is outside its window (the planes are then done one by one) */
 static bool run_2x2(const task *t, int64_t begin, int64_t end)
 {
     const geom *g = t->g;
     int64_t n = end - begin;
-    if (t->k == TG_POOL_AVG && !t->f64 && is_2x2(g) && g->H == 2 * g->OH && g->OW < 8) {
-        avg_2x2_rows_f32((const float *)t->a + begin * t->a_n, (float *)t->b + begin * t->b_n,
-                         n * g->OH, g->W, g->OW);
-        return true;
-    }
     if (t->k == TG_POOL_MAX && is_2x2(g)) {
         if (t->f64)
             tg__maxpool2x2_planes_f64((const double *)t->a + begin * t->a_n, n, g->H, g->W,

@@ -8,6 +8,7 @@
  * own table, tg__red_table_<arch>; reduce_kernels.c picks one at run time. */
 #include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/reduce_kernels.h"
+#include "kernels/cpu/vmath.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -25,15 +26,7 @@ static inline double sqd(double d) { return d * d; }
 
 /* v where t, else a, by bits: GCC compiles the plain conditional of a
  * NaN-aware comparison as branches, which mispredict on data */
-static inline float take_f(bool t, float v, float a)
-{
-    uint32_t m = -(uint32_t)t, x, y;
-    memcpy(&x, &v, sizeof x);
-    memcpy(&y, &a, sizeof y);
-    x = (x & m) | (y & ~m);
-    memcpy(&v, &x, sizeof v);
-    return v;
-}
+static inline float take_f(bool t, float v, float a) { return tg__vsel(t, v, a); }
 static inline double take_d(bool t, double v, double a)
 {
     uint64_t m = -(uint64_t)t, x, y;

@@ -135,6 +135,7 @@ typedef int32_t rr_mfw __attribute__((vector_size(RR_WD * sizeof(float))));
 typedef uint32_t rr_ufw __attribute__((vector_size(RR_WD * sizeof(float))));
 typedef float rr_vfwu __attribute__((vector_size(RR_WD * sizeof(float)), aligned(4), may_alias));
 #define RR_SELW(c, a, b) ((rr_vfw)(((rr_mfw)(a) & (c)) | ((rr_mfw)(b) & ~(c))))
+/* vexpf (reduce_arch.h) on a vector: the same operations lane by lane */
 static inline rr_vfw vexpf_v(rr_vfw x)
 {
     const float log2e = 1.44269504f, shifter = 0x1.8p23f;

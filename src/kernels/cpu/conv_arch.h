@@ -322,6 +322,24 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
             CA_UNROLL for (int t = 0; t < TB; t++)                               \
                 xr[t] = x + off[t] + oy * d->iw * L;                             \
             for (int64_t ox = 0; ox < ow; ox++) {                                \
+                /* the smaller side's vectors stay in registers, the other's  \
+                 * stream: OB x TB + min(OB, TB) + 1 registers (6 x 2 and     \
+                 * 4 x 3 kept 19 and 17 of AVX2's 16 and spilled sums); each  \
+                 * sum still gets one multiply-add per position, in order */  \
+                if (OB > TB) {                                                   \
+                    V xx[TB];                                                    \
+                    CA_UNROLL for (int t = 0; t < TB; t++)                       \
+                        xx[t] = *(const VU *)(xr[t] + ox * L);                   \
+                    CA_UNROLL for (int t = 0; t < TB; t++)                       \
+                        CA_KEEP(xx[t]);                                          \
+                    CA_UNROLL for (int ob = 0; ob < OB; ob++) {                  \
+                        V dv = *(const VU *)(dr + ob * ostr + ox * L);           \
+                        CA_KEEP(dv);                                             \
+                        CA_UNROLL for (int t = 0; t < TB; t++)                   \
+                            acc[ob][t] += dv * xx[t];                            \
+                    }                                                            \
+                    continue;                                                    \
+                }                                                                \
                 V dv[OB];                                                        \
                 CA_UNROLL for (int ob = 0; ob < OB; ob++)                        \
                     dv[ob] = *(const VU *)(dr + ob * ostr + ox * L);             \

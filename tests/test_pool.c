@@ -429,6 +429,7 @@ static void test_avg_2x2_planes(void)
                 tt_fail(__FILE__, __LINE__, "avg_pool2d 2x2 of [2, 5, %lld, %lld]: %lld values differ",
                         (long long)H, (long long)W, (long long)bad);
             tt_checks++;
+            tg_release(dx); /* tg_autograd_grad's results are the caller's */
             free(v);
             free(d);
         }

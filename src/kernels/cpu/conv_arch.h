@@ -277,6 +277,20 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
                 for (int64_t i = ilo; i < ihi; i++, rp += rstep, wr += kw * opad) { \
                     for (int64_t j = jlo; j < jhi; j++) {                        \
                         const T *xj = rp + j * d->dw * L, *wj = wr + j * opad;   \
+                        if (XT > OB) { /* see BL_WGT: the smaller side stays */ \
+                            V wv[OB];                                            \
+                            CA_UNROLL for (int ob = 0; ob < OB; ob++)            \
+                                wv[ob] = (V){0} + wj[ob];                        \
+                            CA_UNROLL for (int ob = 0; ob < OB; ob++)            \
+                                CA_KEEP(wv[ob]);                                 \
+                            CA_UNROLL for (int t = 0; t < XT; t++) {             \
+                                V xx = *(const VU *)(xj + t * L);                \
+                                CA_KEEP(xx);                                     \
+                                CA_UNROLL for (int ob = 0; ob < OB; ob++)        \
+                                    acc[ob][t] += wv[ob] * xx;                   \
+                            }                                                    \
+                            continue;                                            \
+                        }                                                        \
                         V xx[XT];                                                \
                         CA_UNROLL for (int t = 0; t < XT; t++)                   \
                             xx[t] = *(const VU *)(xj + t * L);                   \

@@ -16,6 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define WARM_RUNS 3
+#define WARM_MS 300.0
+
 #ifndef TG_SOURCE_DIR
 #define TG_SOURCE_DIR "."
 #endif
@@ -114,15 +117,27 @@ static double time_tg(const tg_onnx_model *m, tg_tensor *x, const bench_args *a,
     if (s && t) {
         tg_tensor *p = tg_onnx_net_input(net, 0), *y = tg_onnx_net_output(net, 0);
         bool ok = true;
-        for (int r = 0; ok && r < 3 + a->runs; r++) {
-            if (r == 3 && a->profile)
-                ok = tg_session_trace_begin(s) == TG_OK;
+        /* warm: at least WARM_RUNS runs and WARM_MS. Debian's OpenBLAS
+         * starts threads of its own when it loads, which spin for about
+         * 0.1 s before they sleep; runs in that window share the cores
+         * with them (mobilenet_v3_small at batch 1, 2 threads: 2.2-2.8 ms
+         * per run there, 1.33-1.38 ms after) */
+        double warm_until = now_ms() + WARM_MS;
+        int warm = 0;
+        while (ok && (warm < WARM_RUNS || now_ms() < warm_until)) {
+            tg_tensor *res = NULL;
+            ok = tg_session_run(s, 1, &p, &x, 1, &y, &res, 0, NULL) == TG_OK;
+            tg_release(res);
+            warm++;
+        }
+        if (ok && a->profile)
+            ok = tg_session_trace_begin(s) == TG_OK;
+        for (int r = 0; ok && r < a->runs; r++) {
             tg_tensor *res = NULL;
             double t0 = now_ms();
-            ok = ok && tg_session_run(s, 1, &p, &x, 1, &y, &res, 0, NULL) == TG_OK;
-            if (r >= 3)
-                t[r - 3] = now_ms() - t0;
-            if (r == 2 + a->runs && ok)
+            ok = tg_session_run(s, 1, &p, &x, 1, &y, &res, 0, NULL) == TG_OK;
+            t[r] = now_ms() - t0;
+            if (r == a->runs - 1 && ok)
                 *out = res;
             else
                 tg_release(res);

@@ -223,12 +223,57 @@ static inline bool f32zgrad(const float *dy, const uint8_t *off, int64_t n, floa
 }
 POOL2X2C_DRIVERS(float, f32z, 16)
 #define WIDE_ROWS 12 /* outputs per row from which 16 windows a group pay */
+#define PAIR_ROWS 8  /* outputs per row up to which two rows share a register */
+
+/* rows of PAIR_ROWS outputs or fewer two at a time in one register
+ * (x512_win2_f32, x512_scatter2_f32); an odd row left, and rows where 16
+ * values would be read or written past the planes given, take f32x's
+ * rows */
+static void f32pair_rows(const float *x, int64_t x_n, int64_t W, int64_t OW, int64_t rows,
+                         float *y, uint8_t *off)
+{
+    const __m512i pack = x512_pack2(OW);
+    int64_t k = 0;
+    for (; k + 2 <= rows && (2 * k + 3) * W + 16 <= x_n && k * OW + 16 <= rows * OW; k += 2)
+        x512_win2_f32(x + 2 * k * W, W, pack, y + k * OW, off + k * OW);
+    f32xrows(x + 2 * k * W, x_n - 2 * k * W, W, OW, rows - k, y + k * OW, off + k * OW);
+}
+
+static void f32pair_planes(const float *x, int64_t planes, int64_t H, int64_t W, int64_t OH,
+                           int64_t OW, float *y, uint8_t *off)
+{
+    if (H == 2 * OH) { /* the planes are one run of row pairs */
+        f32pair_rows(x, planes * H * W, W, OW, planes * OH, y, off);
+        return;
+    }
+    for (int64_t p = 0; p < planes; p++)
+        f32pair_rows(x + p * H * W, H * W, W, OW, OH, y + p * OH * OW, off + p * OH * OW);
+}
+
+static bool f32pair_grad_planes(const float *dy, const uint8_t *off, int64_t planes, int64_t OH,
+                                int64_t OW, float *dx)
+{
+    const int64_t W = 2 * OW, rows = planes * OH;
+    const __m512i spread = x512_spread2(OW);
+    int64_t k = 0;
+    for (; k + 2 <= rows && k * OW + 16 <= rows * OW && (2 * k + 3) * W + 16 <= 2 * rows * W;
+         k += 2) {
+        if (any_above3(off + k * OW, 2 * OW, 16))
+            return false;
+        x512_scatter2_f32(dy + k * OW, off + k * OW, spread, W, dx + 2 * k * W);
+    }
+    /* the rest as one plane of rows - k rows (only rows count here) */
+    return f32xgrad_planes(dy + k * OW, off + k * OW, 1, rows - k, OW, dx + 2 * k * W);
+}
 POOL2X2C_VEC(double, f64, int64_t, 8, EVEN8, LO8)
 POOL2X2C_DRIVERS(double, f64, 8)
 #else
 #define f32zplanes f32xplanes
 #define f32zgrad_planes f32xgrad_planes
+#define f32pair_planes f32xplanes
+#define f32pair_grad_planes f32xgrad_planes
 #define WIDE_ROWS 0
+#define PAIR_ROWS 0
 #if defined(__AVX__)
 POOL2X2C_VEC(double, f64, int64_t, 4, EVEN4, LO4)
 POOL2X2C_DRIVERS(double, f64, 4)
@@ -243,6 +288,8 @@ void TG_ARCH_FN(tg__maxpool2x2c_planes_f32)(const float *x, int64_t planes, int6
 {
     if (OW >= WIDE_ROWS)
         f32zplanes(x, planes, H, W, OH, OW, y, off);
+    else if (OW <= PAIR_ROWS)
+        f32pair_planes(x, planes, H, W, OH, OW, y, off);
     else
         f32xplanes(x, planes, H, W, OH, OW, y, off);
 }
@@ -250,8 +297,9 @@ void TG_ARCH_FN(tg__maxpool2x2c_planes_f32)(const float *x, int64_t planes, int6
 bool TG_ARCH_FN(tg__maxpool2x2c_grad_planes_f32)(const float *dy, const uint8_t *off, int64_t planes,
                                      int64_t OH, int64_t OW, float *dx)
 {
-    return OW >= WIDE_ROWS ? f32zgrad_planes(dy, off, planes, OH, OW, dx)
-                           : f32xgrad_planes(dy, off, planes, OH, OW, dx);
+    return OW >= WIDE_ROWS   ? f32zgrad_planes(dy, off, planes, OH, OW, dx)
+           : OW <= PAIR_ROWS ? f32pair_grad_planes(dy, off, planes, OH, OW, dx)
+                             : f32xgrad_planes(dy, off, planes, OH, OW, dx);
 }
 #else
 /* targets without the x86 code: a cache line per vector */

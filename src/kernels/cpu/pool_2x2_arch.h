@@ -247,7 +247,14 @@ POOL2X2_ROW_PROTOS(float, f32)
     static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OH,        \
                           int64_t OW, int64_t rows, int64_t oh0, T *y, int64_t *idx) \
     {                                                                           \
-        for (int64_t k = 0, oh = oh0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
+        int64_t k = 0, oh = oh0;                                                \
+        if (OW < LN) { /* the rows that fit, a group each, in a tight loop */    \
+            const int64_t fit = tg__pool2x2_rows_fit(x_n, W, OW, rows, LN);     \
+            const T *r0 = x;                                                    \
+            for (; k < fit; k++, r0 += 2 * W, oh = oh + 1 == OH ? 0 : oh + 1)   \
+                SUF##group(r0, r0 + W, W, 2 * oh * W, y + k * OW, idx + k * OW); \
+        }                                                                       \
+        for (; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) {                 \
             const T *r0 = x + 2 * k * W, *r1 = r0 + W;                          \
             int64_t b0 = 2 * oh * W;                                            \
             T *yk = y + k * OW;                                                 \

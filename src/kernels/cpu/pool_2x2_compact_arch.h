@@ -115,15 +115,22 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
     static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OW,        \
                           int64_t rows, T *y, uint8_t *off)                     \
     {                                                                           \
-        for (int64_t k = 0; k < rows; k++) {                                    \
+        int64_t k = 0;                                                          \
+        if (OW < LN) { /* the rows that fit, a group each, in a tight loop */    \
+            const int64_t fit = tg__pool2x2_rows_fit(x_n, W, OW, rows, LN);           \
+            const T *r0 = x;                                                    \
+            for (; k < fit; k++, r0 += 2 * W)                                   \
+                SUF##win(r0, r0 + W, y + k * OW, off + k * OW);                 \
+        }                                                                       \
+        for (; k < rows; k++) {                                                 \
             const T *r0 = x + 2 * k * W, *r1 = r0 + W;                          \
             T *yk = y + k * OW;                                                 \
             uint8_t *ok = off + k * OW;                                         \
-            if (OW >= LN) {                                                     \
-                for (int64_t j = 0; j < OW; j += LN) {                          \
-                    int64_t at = j + LN <= OW ? j : OW - LN; /* tail: overlap */ \
-                    SUF##win(r0 + 2 * at, r1 + 2 * at, yk + at, ok + at);       \
-                }                                                               \
+            if (OW >= LN) { /* groups, the last one again where it overlaps */  \
+                for (int64_t j = 0; j + LN < OW; j += LN)                       \
+                    SUF##win(r0 + 2 * j, r1 + 2 * j, yk + j, ok + j);           \
+                SUF##win(r0 + 2 * (OW - LN), r1 + 2 * (OW - LN), yk + OW - LN,  \
+                         ok + OW - LN);                                         \
             } else if ((2 * k + 1) * W + 2 * LN <= x_n && k * OW + LN <= rows * OW) { \
                 SUF##win(r0, r1, yk, ok);                                       \
             } else {                                                            \
@@ -149,16 +156,26 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
                                  int64_t OH, int64_t OW, T *dx)                 \
     {                                                                           \
         const int64_t W = 2 * OW, rows = planes * OH;                           \
-        for (int64_t k = 0; k < rows; k++) {                                    \
+        int64_t k = 0;                                                          \
+        if (OW < LN) { /* the rows that fit, a group each, in a tight loop */    \
+            const int64_t fit = tg__pool2x2_rows_fit(2 * rows * W, W, OW, rows, LN);  \
+            T *d0 = dx;                                                         \
+            for (; k < fit; k++, d0 += 2 * W)                                   \
+                if (!SUF##grad(dy + k * OW, off + k * OW, OW, d0, d0 + W))      \
+                    return false;                                               \
+        }                                                                       \
+        for (; k < rows; k++) {                                                 \
             T *d0 = dx + 2 * k * W;                                             \
             int64_t o = k * OW;                                                 \
-            if (OW >= LN) {                                                     \
-                for (int64_t j = 0; j < OW; j += LN) {                          \
-                    int64_t at = j + LN <= OW ? j : OW - LN; /* tail: overlap */ \
-                    if (!SUF##grad(dy + o + at, off + o + at, LN, d0 + 2 * at,  \
-                                   d0 + W + 2 * at))                            \
+            if (OW >= LN) { /* groups, the last one again where it overlaps */  \
+                for (int64_t j = 0; j + LN < OW; j += LN)                       \
+                    if (!SUF##grad(dy + o + j, off + o + j, LN, d0 + 2 * j,     \
+                                   d0 + W + 2 * j))                             \
                         return false;                                           \
-                }                                                               \
+                int64_t at = OW - LN;                                           \
+                if (!SUF##grad(dy + o + at, off + o + at, LN, d0 + 2 * at,      \
+                               d0 + W + 2 * at))                                \
+                    return false;                                               \
             } else if (o + LN <= rows * OW && (2 * k + 1) * W + 2 * LN <= 2 * rows * W) { \
                 if (!SUF##grad(dy + o, off + o, OW, d0, d0 + W))                \
                     return false;                                               \

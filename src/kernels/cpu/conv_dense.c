@@ -59,7 +59,9 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 typedef struct dense_job {
+    const tg__dense_arch *arch; /* the table kn is from */
     const tg__dense_kern *kn;
+    const tg__dense_kern *tail; /* for the last tile of an image, or NULL: kn */
     tg__conv_geom g;
     size_t el;
     const char *x, *w, *b, *res; /* res: the shortcut added before relu, or NULL */
@@ -178,10 +180,12 @@ static void unit(const dense_job *j, int64_t u)
     const char *img = j->imgs + (size_t)(n * j->img_len) * j->el;
     int64_t p0 = ob * j->blk_panels, p1 = min64(p0 + j->blk_panels, j->panels);
     int64_t t0 = cb * j->blk_tiles, t1 = min64(t0 + j->blk_tiles, j->tiles);
-    for (int64_t t = t0; t < t1; t++)
+    for (int64_t t = t0; t < t1; t++) {
+        const tg__dense_kern *kn = t == j->tiles - 1 && j->tail ? j->tail : j->kn;
         for (int64_t pi = p0; pi < p1; pi++)
-            j->kn->tile(j->k, j->w + (size_t)(pi * mr * j->k) * j->el, j->k, img, j->off,
-                        t * nr, pi * mr, min64(mr, g->o - pi * mr), &st);
+            kn->tile(j->k, j->w + (size_t)(pi * mr * j->k) * j->el, j->k, img, j->off,
+                     t * nr, pi * mr, min64(mr, g->o - pi * mr), &st);
+    }
 }
 
 static void units(void *ctx, int64_t begin, int64_t end)
@@ -280,10 +284,42 @@ static bool zmm_split(void)
  * ymm tiles, though they compute 0.2% fewer padded outputs) */
 #define STORE_COST 8.0
 
+/* accumulators a multiply-add's latency times the FMA units keep busy:
+ * a tile with fewer (AVX2's 4 x 1 tail) runs at that fraction of the
+ * speed */
+#define BUSY_ACCS 8
+
+static atomic_bool tails_on = true;
+
+void tg__conv_dense_set_tails(bool on) { atomic_store(&tails_on, on); }
+
+/* the tail of `a` for kn's height with the vectors the last `left`
+ * positions fill, when that is fewer than kn's; else NULL */
+static const tg__dense_kern *tail_of(const tg__dense_arch *a, int f64,
+                                     const tg__dense_kern *kn, int64_t left)
+{
+    int64_t nv = cdiv(left, kn->nr / kn->nv);
+    if (nv >= kn->nv || !atomic_load(&tails_on))
+        return NULL;
+    for (int i = 0; i < a->n_tails; i++)
+        if (a->tails[f64][i].mr == kn->mr && a->tails[f64][i].nv == nv)
+            return &a->tails[f64][i];
+    return NULL;
+}
+
+/* the accumulator vectors' time of a tile: as many multiply-adds as the
+ * vectors, slower below BUSY_ACCS accumulators */
+static double vector_time(const tg__dense_kern *kn)
+{
+    int accs = kn->mr * kn->nv;
+    return (double)kn->nv * (accs < BUSY_ACCS ? (double)BUSY_ACCS / accs : 1.0);
+}
+
 /* the tile shape with the least estimated time: its tiles (output
- * channels rounded up to its height, wide positions to its width) times
- * its accumulator vectors times the taps' multiply-adds, each the time of
- * a widest one (the narrower vectors' half that on CPUs that split the
+ * channels rounded up to its height, wide positions to its width, the
+ * last tile's to the vectors of its tail) times the time of its
+ * accumulator vectors times the taps' multiply-adds, each the time of a
+ * widest one (the narrower vectors' half that on CPUs that split the
  * widest in two, as much elsewhere), plus STORE_COST; ties go to the
  * first (the widest) */
 static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
@@ -297,11 +333,17 @@ static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
             if (forced >= 0 && index != forced % total)
                 continue;
             const tg__dense_kern *kn = &a->k[f64][i];
-            double tiles = (double)cdiv(j->g.o, kn->mr) * (double)cdiv(j->p, kn->nr);
-            double cost = tiles * kn->mr * kn->nv * (fma * (double)j->k + STORE_COST);
+            int64_t tiles = cdiv(j->p, kn->nr);
+            const tg__dense_kern *tail = tail_of(a, f64, kn, j->p - (tiles - 1) * kn->nr);
+            double vectors = (double)(tiles - 1) * vector_time(kn) +
+                             vector_time(tail ? tail : kn);
+            double cost = (double)cdiv(j->g.o, kn->mr) * kn->mr * vectors *
+                          (fma * (double)j->k + STORE_COST);
             if (best < 0 || cost < best) {
                 best = cost;
+                j->arch = a;
                 j->kn = kn;
+                j->tail = tail;
             }
         }
     }
@@ -370,6 +412,16 @@ bool tg__conv_dense_wanted(const tg__conv_geom *g)
 {
     return atomic_load(&enabled) && tg__conv_get_mode() == TG_CONV_AUTO && g->groups == 1 && g->o >= MIN_OUT &&
            g->c * g->kh * g->kw >= MIN_TAPS;
+}
+
+void tg__conv_dense_describe(tg_dtype dt, const tg__conv_geom *g, tg__dense_plan *out)
+{
+    dense_job j = {.g = *g, .k = g->c * g->kh * g->kw};
+    plan_phases(&j);
+    choose_tile(&j, tg__dense_arch_now(), dt == TG_FLOAT64);
+    *out = (tg__dense_plan){.isa = j.arch->name, .mr = j.kn->mr, .nv = j.kn->nv,
+                            .lanes = j.kn->nr / j.kn->nv,
+                            .tail_nv = j.tail ? j.tail->nv : 0, .positions = j.p};
 }
 
 tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,

@@ -5,8 +5,9 @@
  * kernels, 1x1 strided projections and a 7x7 stride-2 stem, batch 1 and
  * several images, with and without bias and relu, float32 and float64,
  * with and without a shortcut added before relu (ResNet's residual
- * connection), on 1 and 2 threads, with each tile shape, at every instruction set this
- * CPU has. Also: relu's
+ * connection), on 1 and 2 threads (every shape split into the threads'
+ * homes on 2, and on 3 and 4), with each tile shape and the narrower tails
+ * of the last positions, at every instruction set this CPU has. Also: relu's
  * bits (NaN passes, -0 becomes +0), the automatic choice (which shapes
  * come here, groups > 1 refused), and one result for every thread count. */
 #include "harness.h"
@@ -129,6 +130,7 @@ static void check_run(const shape *s, bool f64, bool bias, bool relu, bool res, 
 
 static void test_every_shape_and_isa(void)
 {
+    tg__conv_dense_set_par_work(0); /* every shape over the threads' homes on 2 */
     for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
         tg__cpu_force((tg__isa)isa);
         for (int kind = -1; kind < 4; kind++) { /* chosen, then each tile shape */
@@ -150,6 +152,11 @@ static void test_every_shape_and_isa(void)
         check_run(&grid[2], true, true, false, false, 1);
     }
     tg__conv_dense_set_chunk_bytes((int64_t)32 << 20);
+    /* 3 and 4 threads: homes beyond the second, some of them empty */
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
+        for (int run = 0; run < 4; run++)
+            check_run(&grid[i], run & 1, true, true, run & 2, 3 + (int)(i % 2));
+    tg__conv_dense_set_par_work((int64_t)1 << 19);
     tg_set_num_threads(2);
 }
 

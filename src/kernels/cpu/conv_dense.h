@@ -31,6 +31,10 @@ void tg__conv_dense_force_tile(int kind);
  * rather than in the narrower tails (true by default; the same bits) */
 void tg__conv_dense_set_tails(bool on);
 
+/* tests: the fewest multiply-adds a product has to be split over the
+ * threads (2^19 by default; 0: every product when there are threads) */
+void tg__conv_dense_set_par_work(int64_t macs);
+
 /* what the plan of g's product runs (tests, benchmarks) */
 typedef struct tg__dense_plan {
     const char *isa;   /* the tiles' table: "avx512", "avx512y" (ymm), ... */

@@ -50,7 +50,7 @@ bool tg__pool_run(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
                   int64_t a_n, int64_t b_n);
 
 /* 2 x 2, stride 2 max pooling (pool_2x2.c) of `planes` planes back to back
- * (H x W each, OH x OW outputs, 2 OH <= H, 2 OW <= W); and its gradient,
+ * (H x W each, OH x OW outputs, 2 OH <= H, 2 OW <= W, W < 2^30); and its gradient,
  * of planes of 2 OH x 2 OW (dx all written), false (dx unspecified) when
  * an index is not in its window or OW < 8 */
 #define TG__POOL2X2_DECL(T, SUF)                                               \

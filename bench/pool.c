@@ -12,8 +12,14 @@
  * counts the bytes each op must read and write once; copy_gbps is a plain
  * copy of those bytes over the same threads (copy_probe.h) and of_copy the
  * op's share of it (copy time / op time). isa is the level the kernels
- * were dispatched to (TG_CPU lowers it: bench/isa_levels.sh).
- *   bench_pool [--samples N] [--only OP] [--threads T] */
+ * were dispatched to (TG_CPU lowers it: bench/isa_levels.sh). On one
+ * thread op and copy are timed in the thread's CPU time (clock "cpu": a
+ * shared machine's other processes do not inflate it), on two by the
+ * wall clock.
+ * --calls N runs each op N times untimed, without the copy probe, for an
+ * instruction count (valgrind --tool=callgrind; run() is one call).
+ * --shape 0 or 1 keeps one of the two shapes.
+ *   bench_pool [--samples N] [--only OP] [--threads T] [--shape S] [--calls N] */
 #include "tg/tg.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/pool.h"
@@ -58,7 +64,8 @@ static void compact_range(void *ctx, int64_t p0, int64_t p1)
                                         j->g.OH, j->g.OW, j->dx + p0 * in_n);
 }
 
-static void run(job *j)
+/* noinline: the unit an instruction count (--calls) measures */
+__attribute__((noinline)) static void run(job *j)
 {
     int64_t planes = j->shape[0] * j->shape[1], in_n = j->shape[2] * j->shape[3];
     int64_t out_n = j->g.OH * j->g.OW;
@@ -113,6 +120,36 @@ static double bytes(const job *j)
     return 4 * in + 4 * out + 8 * out; /* x or dx, y or dy, the indices */
 }
 
+/* the medians of `samples` timings of job j and its share of a copy, as a JSON line */
+static void time_job(job *j, int threads, int samples)
+{
+    const int64_t *shape = j->shape;
+    probe_clock_us = threads == 1 ? thread_cpu_us : now_us;
+    double t0 = probe_clock_us();
+    run(j);
+    double one = (probe_clock_us() - t0) * 1e-6;
+    int reps = one > 2e-3 ? 1 : (int)(2e-3 / (one > 1e-7 ? one : 1e-7)) + 1;
+    double *t = malloc(sizeof(double) * (size_t)samples);
+    for (int s = 0; s < samples; s++) {
+        run(j);
+        t0 = probe_clock_us();
+        for (int r = 0; r < reps; r++)
+            run(j);
+        t[s] = (probe_clock_us() - t0) / reps;
+    }
+    qsort(t, (size_t)samples, sizeof *t, cmp_double);
+    double med = t[samples / 2], cu = copy_us((int64_t)bytes(j));
+    printf("{\"bench\":\"pool\",\"op\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],\"isa\":\"%s\","
+           "\"threads\":%d,\"clock\":\"%s\",\"us\":%.2f,\"best_us\":%.2f,\"gb_s\":%.1f,\"copy_gb_s\":%.1f,"
+           "\"of_copy\":%.2f}\n",
+           what_name[j->k], (long long)shape[0], (long long)shape[1], (long long)shape[2],
+           (long long)shape[3], tg__isa_name(tg__cpu_isa()), threads, threads == 1 ? "cpu" : "wall", med, t[0],
+           bytes(j) / med * 1e-3, bytes(j) / cu * 1e-3, cu / med);
+    free(t);
+}
+
+static int only_calls; /* --calls: run this many times, untimed */
+
 static void bench(what k, const int64_t *shape, int threads, int samples)
 {
     job j = {.k = k};
@@ -139,28 +176,17 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
                nout / planes);
     tg__maxpool2x2c_planes_f32(j.x, planes, j.g.H, j.g.W, j.g.OH, j.g.OW, j.y, j.off);
     run(&j);
-    double t0 = now_s();
-    run(&j);
-    double one = now_s() - t0;
-    int reps = one > 2e-3 ? 1 : (int)(2e-3 / (one > 1e-7 ? one : 1e-7)) + 1;
-    double *t = malloc(sizeof(double) * (size_t)samples);
-    for (int s = 0; s < samples; s++) {
-        run(&j);
-        t0 = now_s();
-        for (int r = 0; r < reps; r++)
+    if (only_calls > 0) {
+        for (int c = 0; c < only_calls; c++)
             run(&j);
-        t[s] = (now_s() - t0) / reps * 1e6;
+        printf("{\"bench\":\"pool\",\"op\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],"
+               "\"isa\":\"%s\",\"threads\":%d,\"calls\":%d}\n",
+               what_name[k], (long long)shape[0], (long long)shape[1], (long long)shape[2],
+               (long long)shape[3], tg__isa_name(tg__cpu_isa()), threads, only_calls);
+    } else {
+        time_job(&j, threads, samples);
     }
-    qsort(t, (size_t)samples, sizeof *t, cmp_double);
-    double med = t[samples / 2], cu = copy_us((int64_t)bytes(&j));
-    printf("{\"bench\":\"pool\",\"op\":\"%s\",\"shape\":[%lld,%lld,%lld,%lld],\"isa\":\"%s\","
-           "\"threads\":%d,\"us\":%.2f,\"best_us\":%.2f,\"gb_s\":%.1f,\"copy_gb_s\":%.1f,"
-           "\"of_copy\":%.2f}\n",
-           what_name[k], (long long)shape[0], (long long)shape[1], (long long)shape[2],
-           (long long)shape[3], tg__isa_name(tg__cpu_isa()), threads, med, t[0],
-           bytes(&j) / med * 1e-3, bytes(&j) / cu * 1e-3, cu / med);
     fflush(stdout);
-    free(t);
     tg_release(j.t);
     free(j.x);
     free(j.dx);
@@ -171,7 +197,7 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
 
 int main(int argc, char **argv)
 {
-    int samples = 11, only_threads = 0;
+    int samples = 11, only_threads = 0, only_shape = -1;
     const char *only = NULL;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
@@ -180,11 +206,16 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             only_threads = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc)
+            only_shape = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+            only_calls = atoi(argv[++i]);
     static const int64_t shapes[2][4] = {{64, 6, 28, 28}, {64, 16, 10, 10}};
     for (int k = 0; k < N_WHAT; k++)
         for (int s = 0; s < 2; s++)
             for (int t = 1; t <= 2; t++)
                 if ((!only || strcmp(only, what_name[k]) == 0) &&
+                    (only_shape < 0 || only_shape == s) &&
                     (!only_threads || t == only_threads))
                     bench((what)k, shapes[s], t, samples);
     return 0;

@@ -2,7 +2,8 @@
  * 2 x 2 stride-2 max pooling and its gradient against plain loops, for
  * row lengths around the vector width, with ties, infinities and NaNs
  * (NaN wins, ties keep the first), float32 and float64; the gradient
- * with indices outside their windows (the general scatter); rows shorter
+ * with indices outside their windows (the general scatter) and outside
+ * their planes by multiples of 2^32 (reported); rows shorter
  * than a vector, and planes of odd sizes (a row and column in no window);
  * the general kernel's windows of other sizes, strides and paddings. */
 #include "harness.h"
@@ -146,6 +147,17 @@ static void check(bool f64, int64_t OH, int64_t OW, int64_t odd, unsigned seed)
                                                           (float *)dx)));
         }
         free(e);
+    }
+    /* positions whose low 32 bits name an element of the window (the
+     * vector gradient compares offsets in int32 lanes) but which lie far
+     * outside the plane, above it or below zero: reported, not taken */
+    static const int64_t far[] = {(int64_t)1 << 32, -((int64_t)1 << 32), INT64_MIN};
+    for (size_t f = 0; f < sizeof far / sizeof far[0]; f++) {
+        int64_t o = out_n / 2, keep = idx[o];
+        idx[o] = keep + far[f];
+        CHECK(tg__pool_run(TG_POOL_MAX_GRAD, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, ty, dx, idx,
+                           planes, out_n, in_n));
+        idx[o] = keep;
     }
     free(cy);
     free(off);

@@ -25,11 +25,22 @@ static inline int64_t window(const geom *g, int i, int64_t o, int64_t *lo, int64
     return end - start;
 }
 
+/* the widest plane the 2 x 2 kernels take (their window offsets are int32) */
+#define MAX_2X2_W ((int64_t)1 << 30)
+
 /* LeNet's 2x2 stride 2 pooling of planes with every window inside the input */
 static inline bool is_2x2(const geom *g)
 {
     return g->nd == 2 && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
-           g->ph == 0 && g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W;
+           g->ph == 0 && g->pw == 0 && 2 * g->OH <= g->H && 2 * g->OW <= g->W &&
+           g->W < MAX_2X2_W;
+}
+
+/* a max pooling gradient the 2 x 2 kernels may take: 2-D planes tiled
+ * exactly by 2 x 2 windows (whether the indices are theirs, they check) */
+static inline bool grad_is_2x2(const geom *g)
+{
+    return g && g->nd == 2 && g->H == 2 * g->OH && g->W == 2 * g->OW && g->W < MAX_2X2_W;
 }
 
 /* ---- kernels over one plane (volume), expanded for float and double --------------
@@ -249,8 +260,7 @@ typedef int64_t mask_f64 __attribute__((vector_size(16)));
     static bool max_grad_plane_##SFX(const geom *g, int64_t in_n, int64_t out_n, \
                                      const T *dy, const int64_t *idx, T *dx)     \
     {                                                                            \
-        bool bad = false, done = g && g->nd == 2 && g->H == 2 * g->OH &&         \
-                                 g->W == 2 * g->OW &&                            \
+        bool bad = false, done = grad_is_2x2(g) && g->OW >= 8 &&                  \
                                  tg__maxpool2x2_grad_planes_##SFX(dy, idx, 1,    \
                                                                   g->OH, g->OW, dx); \
         if (done)                                                                \
@@ -300,9 +310,10 @@ typedef struct task {
     atomic_bool bad_index; /* max_grad, select: an index was outside its plane */
 } task;
 
-/* 2 x 2 max pooling and its gradient over the planes [begin, end) at
- * once (rows run on across planes); false when not that case, or when an
- * index is outside its window (the planes are then done one by one) */
+/* 2 x 2 max pooling, float32 2 x 2 average pooling and their gradients
+ * over the planes [begin, end) at once (rows run on across planes); false
+ * when not that case, or when an index is outside its window (the planes
+ * are then done one by one) */
 static bool run_2x2(const task *t, int64_t begin, int64_t end)
 {
     const geom *g = t->g;
@@ -318,10 +329,19 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
                                       t->idx + begin * t->b_n);
         return true;
     }
+    if (!t->f64 && t->k == TG_POOL_AVG && is_2x2(g)) {
+        tg__avgpool2x2_planes_f32((const float *)t->a + begin * t->a_n, n, g->H, g->W, g->OH,
+                                  g->OW, (float *)t->b + begin * t->b_n);
+        return true;
+    }
+    if (!t->f64 && t->k == TG_POOL_AVG_GRAD && grad_is_2x2(g)) {
+        tg__avgpool2x2_grad_planes_f32((const float *)t->a + begin * t->a_n, n, g->OH, g->OW,
+                                       (float *)t->b + begin * t->b_n);
+        return true;
+    }
     /* the gradient of rows shorter than a vector: zeroing and scattering
      * the int64 indices does better (measured at LeNet's 5 x 5 outputs) */
-    if (t->k != TG_POOL_MAX_GRAD || !g || g->nd != 2 || g->H != 2 * g->OH ||
-        g->W != 2 * g->OW || g->OW < 8)
+    if (t->k != TG_POOL_MAX_GRAD || !grad_is_2x2(g) || g->OW < 8)
         return false;
     if (t->f64)
         return tg__maxpool2x2_grad_planes_f64((const double *)t->a + begin * t->a_n,

@@ -211,22 +211,14 @@ POOL2X2_ROW_PROTOS(float, f32)
 
 /* rows and planes over groups of LN windows (SUF##group, SUF##grad_group) */
 #define POOL2X2_DRIVERS(T, SUF, LN)                                             \
-    /* n outputs of a row from input rows r0, r1 (b0: r0[0]'s plane       \
-     * position) */                                                            \
-    static void SUF##row(const T *r0, const T *r1, int64_t W, int64_t b0, int64_t n, \
-                         T *y, int64_t *idx)                                    \
+    /* n < LN outputs of a row from input rows r0, r1 (b0: r0[0]'s plane    \
+     * position), one window at a time (selects, as pool.c's TAKE); out of \
+     * line: inlined, its vectorized copies bloated the row loop around it */ \
+    static __attribute__((noinline)) void SUF##row_short(const T *r0, const T *r1, int64_t W, \
+                                                         int64_t b0, int64_t n, T *y, \
+                                                         int64_t *idx)          \
     {                                                                           \
-        int64_t j = 0;                                                          \
-        for (; j + LN <= n; j += LN)                                            \
-            SUF##group(r0 + 2 * j, r1 + 2 * j, W, b0 + 2 * j, y + j, idx + j);  \
-        if (j == n)                                                             \
-            return;                                                             \
-        if (n >= LN) { /* the tail: the last LN, again where they overlap */   \
-            j = n - LN;                                                         \
-            SUF##group(r0 + 2 * j, r1 + 2 * j, W, b0 + 2 * j, y + j, idx + j);  \
-            return;                                                             \
-        }                                                                       \
-        for (; j < n; j++) { /* short rows: selects, as pool.c's TAKE */        \
+        for (int64_t j = 0; j < n; j++) {                                       \
             int64_t b = b0 + 2 * j;                                             \
             T p = r0[2 * j], q = r0[2 * j + 1], u = r1[2 * j], v = r1[2 * j + 1]; \
             T m = p;                                                            \
@@ -245,37 +237,31 @@ POOL2X2_ROW_PROTOS(float, f32)
         }                                                                       \
     }                                                                           \
                                                                                 \
-    /* the gradient of n >= LN outputs of a row into the rows d0, d1 */       \
-    static bool SUF##grad_row(const T *dy, const int64_t *idx, int64_t W, int64_t b0, \
-                              int64_t n, T *d0, T *d1)                          \
-    {                                                                           \
-        int64_t j = 0;                                                          \
-        for (; j + LN <= n; j += LN)                                            \
-            if (!SUF##grad_group(dy + j, idx + j, W, b0 + 2 * j, d0 + 2 * j, d1 + 2 * j)) \
-                return false;                                                   \
-        if (j < n) /* the tail: the last LN again */                           \
-            return SUF##grad_group(dy + n - LN, idx + n - LN, W, b0 + 2 * (n - LN), \
-                                   d0 + 2 * (n - LN), d1 + 2 * (n - LN));       \
-        return true;                                                            \
-    }                                                                           \
-                                                                                \
     /* rows [0, rows) of outputs at y, row k from the input rows at        \
      * x + 2 k W (one plane, or planes of exactly 2 OH rows back to back),  \
-     * b0 of row k the plane position 2 (k mod OH) W. Rows shorter than a  \
-     * group take a group each: rows whose reads stay in x read past their \
-     * end, and what they write past it (the next row's outputs) the next  \
-     * row overwrites; the last rows go scalar */                           \
+     * b0 of row k the plane position 2 (k mod OH) W. Rows of LN outputs or \
+     * more take groups, the last one again where it overlaps; shorter rows \
+     * take a group each where their reads stay in x (what they write past \
+     * their end, the next row's outputs, the next row overwrites); the     \
+     * last rows go scalar */                                                \
     static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OH,        \
                           int64_t OW, int64_t rows, T *y, int64_t *idx)        \
     {                                                                           \
         for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
-            const T *r0 = x + 2 * k * W;                                        \
+            const T *r0 = x + 2 * k * W, *r1 = r0 + W;                          \
             int64_t b0 = 2 * oh * W;                                            \
-            if (OW < LN && (2 * k + 1) * W + 2 * LN <= x_n && k * OW + LN <= rows * OW) { \
-                SUF##group(r0, r0 + W, W, b0, y + k * OW, idx + k * OW);        \
-                continue;                                                       \
+            T *yk = y + k * OW;                                                 \
+            int64_t *ik = idx + k * OW;                                         \
+            if (OW >= LN) {                                                     \
+                for (int64_t j = 0; j + LN < OW; j += LN)                       \
+                    SUF##group(r0 + 2 * j, r1 + 2 * j, W, b0 + 2 * j, yk + j, ik + j); \
+                int64_t j = OW - LN;                                            \
+                SUF##group(r0 + 2 * j, r1 + 2 * j, W, b0 + 2 * j, yk + j, ik + j); \
+            } else if ((2 * k + 1) * W + 2 * LN <= x_n && k * OW + LN <= rows * OW) { \
+                SUF##group(r0, r1, W, b0, yk, ik);                              \
+            } else {                                                            \
+                SUF##row_short(r0, r1, W, b0, OW, yk, ik);                      \
             }                                                                   \
-            SUF##row(r0, r0 + W, W, b0, OW, y + k * OW, idx + k * OW);          \
         }                                                                       \
     }                                                                           \
                                                                                 \
@@ -292,17 +278,25 @@ POOL2X2_ROW_PROTOS(float, f32)
     }                                                                           \
                                                                                 \
     /* rows shorter than 8 (whatever LN): false (zeroing and scattering the \
-     * int64 indices does better there, measured at LeNet's 5 x 5 outputs) */ \
+     * int64 indices does better there, measured at LeNet's 5 x 5 outputs); \
+     * rows of LN or more in groups, the last one again where it overlaps */ \
     static bool SUF##grad_planes(const T *dy, const int64_t *idx, int64_t planes, \
                                  int64_t OH, int64_t OW, T *dx)                 \
     {                                                                           \
         const int64_t W = 2 * OW, rows = planes * OH;                           \
         if (OW < 8 || OW < LN)                                                  \
             return false;                                                       \
-        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) \
-            if (!SUF##grad_row(dy + k * OW, idx + k * OW, W, 2 * oh * W, OW,    \
-                               dx + 2 * k * W, dx + (2 * k + 1) * W))           \
+        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
+            const T *dk = dy + k * OW;                                          \
+            const int64_t *ik = idx + k * OW, b0 = 2 * oh * W;                  \
+            T *d0 = dx + 2 * k * W, *d1 = d0 + W;                               \
+            for (int64_t j = 0; j + LN < OW; j += LN)                           \
+                if (!SUF##grad_group(dk + j, ik + j, W, b0 + 2 * j, d0 + 2 * j, d1 + 2 * j)) \
+                    return false;                                               \
+            int64_t j = OW - LN;                                                \
+            if (!SUF##grad_group(dk + j, ik + j, W, b0 + 2 * j, d0 + 2 * j, d1 + 2 * j)) \
                 return false;                                                   \
+        }                                                                       \
         return true;                                                            \
     }
 
@@ -321,7 +315,11 @@ POOL2X2_ROW_PROTOS(float, f32)
         return SUF##grad_planes(dy, idx, planes, OH, OW, dx);                   \
     }
 
-#if defined(__x86_64__) && defined(__SSE4_1__) && !defined(__AVX512F__)
+#if defined(__x86_64__) && defined(__SSE4_1__)
+/* float32 on x86, AVX-512 included (groups of 8 in ymm registers there:
+ * measured faster than the vector-extension code's 8 lanes, which convert
+ * offsets to int64 lane by lane): pool_2x2_x86.h's int64 group kernels
+ * (W < 2^30: pool.c hands wider planes to the general loops) */
 #include "kernels/cpu/pool_2x2_x86.h"
 
 POOL2X2(double, f64, int64_t)
@@ -329,23 +327,111 @@ POOL2X2(double, f64, int64_t)
 static inline void f32xgroup(const float *r0, const float *r1, int64_t W, int64_t b, float *y,
                              int64_t *idx)
 {
-    x86_store_idx(x86_max_f32(r0, r1, y), b, W, idx);
+    x86_max_idx_f32(r0, r1, b, (int32_t)W, y, idx);
 }
 
 static inline bool f32xgrad_group(const float *dy, const int64_t *idx, int64_t W, int64_t b,
                                   float *d0, float *d1)
 {
-    x86_vi k;
-    if (!x86_idx_to_k(idx, b, W, &k))
-        return false;
-    x86_scatter_f32(dy, k, d0, d1);
-    return true;
+    return x86_grad_idx_f32(dy, idx, b, (int32_t)W, d0, d1);
 }
 POOL2X2_DRIVERS(float, f32x, X86_LN)
 POOL2X2_ENTRIES(float, f32, f32x)
+
+/* 2 x 2 average pooling of float32 and its gradient over planes in groups
+ * of X86_LN windows (x86_avg_f32, x86_avg_grad_f32), rows run on across
+ * planes tiled by their windows; rows shorter than a group take a group
+ * each where the reads and writes stay inside the planes given (what a row
+ * writes past its end, the next rows overwrite), the last ones scalar */
+static __attribute__((noinline)) void avg_row_short(const float *r0, const float *r1, int64_t n,
+                                                    float *y)
+{
+    for (int64_t j = 0; j < n; j++)
+        y[j] = (r0[2 * j] + r0[2 * j + 1] + r1[2 * j] + r1[2 * j + 1]) * 0.25f;
+}
+
+static void avg_rows(const float *x, int64_t x_n, int64_t W, int64_t OW, int64_t rows, float *y)
+{
+    for (int64_t k = 0; k < rows; k++) {
+        const float *r0 = x + 2 * k * W, *r1 = r0 + W;
+        float *yk = y + k * OW;
+        if (OW >= X86_LN) {
+            for (int64_t j = 0; j + X86_LN < OW; j += X86_LN)
+                x86_avg_f32(r0 + 2 * j, r1 + 2 * j, yk + j);
+            x86_avg_f32(r0 + 2 * (OW - X86_LN), r1 + 2 * (OW - X86_LN), yk + OW - X86_LN);
+        } else if ((2 * k + 1) * W + 2 * X86_LN <= x_n && k * OW + X86_LN <= rows * OW) {
+            x86_avg_f32(r0, r1, yk);
+        } else {
+            avg_row_short(r0, r1, OW, yk);
+        }
+    }
+}
+
+void TG_ARCH_FN(tg__avgpool2x2_planes_f32)(const float *x, int64_t planes, int64_t H, int64_t W,
+                                           int64_t OH, int64_t OW, float *y)
+{
+    if (H == 2 * OH) { /* the planes are one run of row pairs */
+        avg_rows(x, planes * H * W, W, OW, planes * OH, y);
+        return;
+    }
+    for (int64_t p = 0; p < planes; p++)
+        avg_rows(x + p * H * W, H * W, W, OW, OH, y + p * OH * OW);
+}
+
+static __attribute__((noinline)) void avg_grad_row_short(const float *dy, int64_t n, float *d0,
+                                                         float *d1)
+{
+    for (int64_t j = 0; j < n; j++) {
+        float v = 0.0f + dy[j] / 4.0f;
+        d0[2 * j] = d0[2 * j + 1] = d1[2 * j] = d1[2 * j + 1] = v;
+    }
+}
+
+void TG_ARCH_FN(tg__avgpool2x2_grad_planes_f32)(const float *dy, int64_t planes, int64_t OH,
+                                                int64_t OW, float *dx)
+{
+    const int64_t W = 2 * OW, rows = planes * OH;
+    for (int64_t k = 0; k < rows; k++) {
+        const float *dk = dy + k * OW;
+        float *d0 = dx + 2 * k * W, *d1 = d0 + W;
+        if (OW >= X86_LN) {
+            for (int64_t j = 0; j + X86_LN < OW; j += X86_LN)
+                x86_avg_grad_f32(dk + j, d0 + 2 * j, d1 + 2 * j);
+            int64_t j = OW - X86_LN;
+            x86_avg_grad_f32(dk + j, d0 + 2 * j, d1 + 2 * j);
+        } else if (k * OW + X86_LN <= rows * OW && (2 * k + 1) * W + 2 * X86_LN <= 2 * rows * W) {
+            x86_avg_grad_f32(dk, d0, d1); /* d0's overflow into d1, d1's into the next row */
+        } else {
+            avg_grad_row_short(dk, OW, d0, d1);
+        }
+    }
+}
 #else
-/* in the order the AVX-512 build has always had (measured: moving the
- * code moved its loops' alignment and cost 5-15% at LeNet's shapes) */
 POOL2X2(float, f32, int32_t)
 POOL2X2(double, f64, int64_t)
+
+/* targets without the x86 groups: the plain loops of pool.c */
+void TG_ARCH_FN(tg__avgpool2x2_planes_f32)(const float *x, int64_t planes, int64_t H, int64_t W,
+                                           int64_t OH, int64_t OW, float *y)
+{
+    for (int64_t p = 0; p < planes; p++)
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const float *r0 = x + p * H * W + 2 * oh * W, *r1 = r0 + W;
+            float *yr = y + (p * OH + oh) * OW;
+            for (int64_t ow = 0; ow < OW; ow++)
+                yr[ow] = (r0[2 * ow] + r0[2 * ow + 1] + r1[2 * ow] + r1[2 * ow + 1]) * 0.25f;
+        }
+}
+
+void TG_ARCH_FN(tg__avgpool2x2_grad_planes_f32)(const float *dy, int64_t planes, int64_t OH,
+                                                int64_t OW, float *dx)
+{
+    const int64_t W = 2 * OW;
+    for (int64_t k = 0; k < planes * OH; k++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+            float v = 0.0f + dy[k * OW + ow] / 4.0f;
+            float *d0 = dx + 2 * k * W + 2 * ow;
+            d0[0] = d0[1] = d0[W] = d0[W + 1] = v;
+        }
+}
 #endif

@@ -133,78 +133,158 @@ static inline void x86_scatter_f32(const float *dy, x86_vi k, float *d0, float *
 #endif
 }
 
-/* plane positions of X86_LN windows' maxima from their offsets k (0..3):
- * b + 2 i + (k & 1) + (k > 1 ? W : 0), as int64 at idx (b: window 0's
- * top-left element) */
-static inline void x86_store_idx(x86_vi k, int64_t b, int64_t W, int64_t *idx)
+/* ---- int64 plane positions (max_pool2d): the window offsets in int32
+ * lanes as the positions' differences from the window's top-left element,
+ * 0, 1, W or W + 1, so that a group's indices are one widening and one add
+ * (W < 2^31 - 1: the callers check) */
+
+/* the maxima of X86_LN windows whose rows start at r0 and r1 (as
+ * x86_max_f32: the same comparisons in the same order) stored at y, and
+ * their positions b + 2 i + {0, 1, W, W + 1} stored at idx as int64 */
+static inline void x86_max_idx_f32(const float *r0, const float *r1, int64_t b, int32_t W,
+                                   float *y, int64_t *idx)
 {
+    x86_vf a0 = X86_LOADF(r0), a1 = X86_LOADF(r0 + X86_LN);
+    x86_vf c0 = X86_LOADF(r1), c1 = X86_LOADF(r1 + X86_LN);
 #if defined(__AVX2__)
-    __m256i col = _mm256_add_epi32(_mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14),
-                                   _mm256_and_si256(k, _mm256_set1_epi32(1)));
-    __m256i row = _mm256_cmpgt_epi32(k, _mm256_set1_epi32(1));
-    __m256i bb = _mm256_set1_epi64x(b), ww = _mm256_set1_epi64x(W);
-    for (int h = 0; h < 2; h++) {
-        __m128i c = h ? _mm256_extracti128_si256(col, 1) : _mm256_castsi256_si128(col);
-        __m128i r = h ? _mm256_extracti128_si256(row, 1) : _mm256_castsi256_si128(row);
-        __m256i v = _mm256_add_epi64(bb, _mm256_cvtepi32_epi64(c));
-        v = _mm256_add_epi64(v, _mm256_and_si256(_mm256_cvtepi32_epi64(r), ww));
-        _mm256_storeu_si256((__m256i *)(idx + 4 * h), v);
-    }
+    /* even and odd columns within 128-bit lanes: windows 0 1 4 5 2 3 6 7 */
+    x86_vf p = _mm256_shuffle_ps(a0, a1, 0x88), q = _mm256_shuffle_ps(a0, a1, 0xdd);
+    x86_vf u = _mm256_shuffle_ps(c0, c1, 0x88), v = _mm256_shuffle_ps(c0, c1, 0xdd);
 #else
-    __m128i col = _mm_add_epi32(_mm_setr_epi32(0, 2, 4, 6), _mm_and_si128(k, _mm_set1_epi32(1)));
-    __m128i row = _mm_cmpgt_epi32(k, _mm_set1_epi32(1));
-    __m128i bb = _mm_set1_epi64x(b), ww = _mm_set1_epi64x(W);
-    for (int h = 0; h < 2; h++) {
-        __m128i c = h ? _mm_srli_si128(col, 8) : col, r = h ? _mm_srli_si128(row, 8) : row;
-        __m128i v = _mm_add_epi64(bb, _mm_cvtepi32_epi64(c));
-        v = _mm_add_epi64(v, _mm_and_si128(_mm_cvtepi32_epi64(r), ww));
-        _mm_storeu_si128((__m128i *)(idx + 2 * h), v);
-    }
+    x86_vf p = _mm_shuffle_ps(a0, a1, 0x88), q = _mm_shuffle_ps(a0, a1, 0xdd);
+    x86_vf u = _mm_shuffle_ps(c0, c1, 0x88), v = _mm_shuffle_ps(c0, c1, 0xdd);
+#endif
+    x86_vf t = X86_OR(X86_GT(q, p), X86_NAN(q));
+    x86_vf m = X86_BLEND(p, q, t);
+    x86_vf k = X86_AND(t, X86_CASTF(X86_SET1I(1)));
+    t = X86_OR(X86_GT(u, m), X86_NAN(u));
+    m = X86_BLEND(m, u, t);
+    k = X86_BLEND(k, X86_CASTF(X86_SET1I(W)), t);
+    t = X86_OR(X86_GT(v, m), X86_NAN(v));
+    m = X86_BLEND(m, v, t);
+    k = X86_BLEND(k, X86_CASTF(X86_SET1I(W + 1)), t);
+#if defined(__AVX2__)
+    X86_STOREF(y, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m), 0xd8)));
+    /* offsets >= 0: zero-extended by interleaving with zeros, which within
+     * 128-bit lanes also puts windows 0 1 | 2 3 and 4 5 | 6 7 in order */
+    __m256i ki = X86_CASTI(k), zero = _mm256_setzero_si256();
+    __m256i lo = _mm256_unpacklo_epi32(ki, zero), hi = _mm256_unpackhi_epi32(ki, zero);
+    __m256i bb = _mm256_set1_epi64x(b);
+    _mm256_storeu_si256((__m256i *)idx,
+                        _mm256_add_epi64(lo, _mm256_add_epi64(bb, _mm256_setr_epi64x(0, 2, 4, 6))));
+    _mm256_storeu_si256((__m256i *)(idx + 4),
+                        _mm256_add_epi64(hi, _mm256_add_epi64(bb, _mm256_setr_epi64x(8, 10, 12, 14))));
+#else
+    X86_STOREF(y, m);
+    __m128i ki = X86_CASTI(k), zero = _mm_setzero_si128(), bb = _mm_set1_epi64x(b);
+    _mm_storeu_si128((__m128i *)idx, _mm_add_epi64(_mm_unpacklo_epi32(ki, zero),
+                                                   _mm_add_epi64(bb, _mm_set_epi64x(2, 0))));
+    _mm_storeu_si128((__m128i *)(idx + 2), _mm_add_epi64(_mm_unpackhi_epi32(ki, zero),
+                                                         _mm_add_epi64(bb, _mm_set_epi64x(6, 4))));
 #endif
 }
 
-/* the offsets 0..3 in their windows of X86_LN plane positions at idx
- * (window i's elements are b + 2 i + {0, 1, W, W + 1}) into *k; false when
- * one lies outside its window */
-static inline bool x86_idx_to_k(const int64_t *idx, int64_t b, int64_t W, x86_vi *k)
+/* the gradient of X86_LN windows from their int64 positions at idx
+ * (window i's elements are b + 2 i + {0, 1, W, W + 1}): dy[i] to the
+ * element of window i at idx[i], zeros to the others, into the rows d0,
+ * d1 (2 X86_LN floats each); false (nothing written) when a position lies
+ * outside its window */
+static inline bool x86_grad_idx_f32(const float *dy, const int64_t *idx, int64_t b, int32_t W,
+                                    float *d0, float *d1)
 {
 #if defined(__AVX2__)
-    const __m256i one = _mm256_set1_epi64x(1), ww = _mm256_set1_epi64x(W);
-    const __m256i ww1 = _mm256_set1_epi64x(W + 1);
-    const __m256i low = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6); /* int64 lanes' low halves */
-    __m128i half[2];
-    int ok = -1;
-    for (int h = 0; h < 2; h++) {
-        __m256i base = _mm256_add_epi64(_mm256_set1_epi64x(b + 8 * h),
-                                        _mm256_setr_epi64x(0, 2, 4, 6));
-        __m256i o = _mm256_sub_epi64(_mm256_loadu_si256((const __m256i *)(idx + 4 * h)), base);
-        __m256i e0 = _mm256_cmpeq_epi64(o, _mm256_setzero_si256());
-        __m256i e1 = _mm256_cmpeq_epi64(o, one), e2 = _mm256_cmpeq_epi64(o, ww);
-        __m256i e3 = _mm256_cmpeq_epi64(o, ww1);
-        ok &= _mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(e0, e1), _mm256_or_si256(e2, e3)));
-        /* e3 is e1 and e2 together: 3 = 1 | 2 */
-        __m256i kk = _mm256_or_si256(_mm256_and_si256(_mm256_or_si256(e1, e3), one),
-                                     _mm256_and_si256(_mm256_or_si256(e2, e3), _mm256_set1_epi64x(2)));
-        half[h] = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(kk, low));
-    }
-    *k = _mm256_set_m128i(half[1], half[0]);
-    return ok == -1;
+    __m256i bb = _mm256_set1_epi64x(b);
+    __m256i o0 = _mm256_sub_epi64(_mm256_loadu_si256((const __m256i *)idx),
+                                  _mm256_add_epi64(bb, _mm256_setr_epi64x(0, 2, 4, 6)));
+    __m256i o1 = _mm256_sub_epi64(_mm256_loadu_si256((const __m256i *)(idx + 4)),
+                                  _mm256_add_epi64(bb, _mm256_setr_epi64x(8, 10, 12, 14)));
+    /* the differences' low and high halves, windows 0 1 4 5 | 2 3 6 7 (the
+     * order the unpacks below write back in place) */
+    __m256i lo = X86_CASTI(_mm256_shuffle_ps(X86_CASTF(o0), X86_CASTF(o1), 0x88));
+    __m256i hi = X86_CASTI(_mm256_shuffle_ps(X86_CASTF(o0), X86_CASTF(o1), 0xdd));
+    __m256 g = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_loadu_ps(dy)), 0xd8));
+    __m256i zero = _mm256_setzero_si256();
 #else
-    const __m128i one = _mm_set1_epi64x(1), ww = _mm_set1_epi64x(W), ww1 = _mm_set1_epi64x(W + 1);
-    __m128i half[2];
-    int ok = 0xffff;
-    for (int h = 0; h < 2; h++) {
-        __m128i base = _mm_add_epi64(_mm_set1_epi64x(b + 4 * h), _mm_setr_epi32(0, 0, 2, 0));
-        __m128i o = _mm_sub_epi64(_mm_loadu_si128((const __m128i *)(idx + 2 * h)), base);
-        __m128i e0 = _mm_cmpeq_epi64(o, _mm_setzero_si128()), e1 = _mm_cmpeq_epi64(o, one);
-        __m128i e2 = _mm_cmpeq_epi64(o, ww), e3 = _mm_cmpeq_epi64(o, ww1);
-        ok &= _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(e0, e1), _mm_or_si128(e2, e3)));
-        half[h] = _mm_or_si128(_mm_and_si128(_mm_or_si128(e1, e3), one),
-                               _mm_and_si128(_mm_or_si128(e2, e3), _mm_set1_epi64x(2)));
-    }
-    /* the int64 lanes' low halves, in order */
-    *k = _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(half[0]), _mm_castsi128_ps(half[1]), 0x88));
-    return ok == 0xffff;
+    __m128i bb = _mm_set1_epi64x(b);
+    __m128i o0 = _mm_sub_epi64(_mm_loadu_si128((const __m128i *)idx),
+                               _mm_add_epi64(bb, _mm_set_epi64x(2, 0)));
+    __m128i o1 = _mm_sub_epi64(_mm_loadu_si128((const __m128i *)(idx + 2)),
+                               _mm_add_epi64(bb, _mm_set_epi64x(6, 4)));
+    __m128i lo = X86_CASTI(_mm_shuffle_ps(X86_CASTF(o0), X86_CASTF(o1), 0x88));
+    __m128i hi = X86_CASTI(_mm_shuffle_ps(X86_CASTF(o0), X86_CASTF(o1), 0xdd));
+    __m128 g = _mm_loadu_ps(dy);
+    __m128i zero = _mm_setzero_si128();
+#endif
+    x86_vi e0 = X86_EQI(lo, zero), e1 = X86_EQI(lo, X86_SET1I(1));
+    x86_vi e2 = X86_EQI(lo, X86_SET1I(W)), e3 = X86_EQI(lo, X86_SET1I(W + 1));
+    x86_vf in = X86_AND(X86_OR(X86_OR(X86_CASTF(e0), X86_CASTF(e1)),
+                               X86_OR(X86_CASTF(e2), X86_CASTF(e3))),
+                        X86_CASTF(X86_EQI(hi, zero)));
+    x86_vf p = X86_AND(g, X86_CASTF(e0)), q = X86_AND(g, X86_CASTF(e1));
+    x86_vf u = X86_AND(g, X86_CASTF(e2)), v = X86_AND(g, X86_CASTF(e3));
+#if defined(__AVX2__)
+    if (_mm256_movemask_ps(in) != 0xff)
+        return false;
+    _mm256_storeu_ps(d0, _mm256_unpacklo_ps(p, q));
+    _mm256_storeu_ps(d0 + 8, _mm256_unpackhi_ps(p, q));
+    _mm256_storeu_ps(d1, _mm256_unpacklo_ps(u, v));
+    _mm256_storeu_ps(d1 + 8, _mm256_unpackhi_ps(u, v));
+#else
+    if (_mm_movemask_ps(in) != 0xf)
+        return false;
+    _mm_storeu_ps(d0, _mm_unpacklo_ps(p, q));
+    _mm_storeu_ps(d0 + 4, _mm_unpackhi_ps(p, q));
+    _mm_storeu_ps(d1, _mm_unpacklo_ps(u, v));
+    _mm_storeu_ps(d1 + 4, _mm_unpackhi_ps(u, v));
+#endif
+    return true;
+}
+
+/* ---- 2 x 2 average pooling (pool.c's avg_2x2 / avg_grad_2x2, the same
+ * float operations in the same order, so the same bits) */
+
+/* the averages of X86_LN windows whose rows start at r0 and r1 (2 X86_LN
+ * floats read from each): ((a + b) + c + d) * 0.25, at y */
+static inline void x86_avg_f32(const float *r0, const float *r1, float *y)
+{
+    x86_vf a0 = X86_LOADF(r0), a1 = X86_LOADF(r0 + X86_LN);
+    x86_vf c0 = X86_LOADF(r1), c1 = X86_LOADF(r1 + X86_LN);
+#if defined(__AVX2__)
+    /* windows 0 1 4 5 | 2 3 6 7, put back in order by one permute */
+    __m256 s = _mm256_add_ps(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xdd));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(c0, c1, 0x88));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(c0, c1, 0xdd));
+    s = _mm256_mul_ps(s, _mm256_set1_ps(0.25f));
+    _mm256_storeu_ps(y, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xd8)));
+#else
+    __m128 s = _mm_add_ps(_mm_shuffle_ps(a0, a1, 0x88), _mm_shuffle_ps(a0, a1, 0xdd));
+    s = _mm_add_ps(s, _mm_shuffle_ps(c0, c1, 0x88));
+    s = _mm_add_ps(s, _mm_shuffle_ps(c0, c1, 0xdd));
+    _mm_storeu_ps(y, _mm_mul_ps(s, _mm_set1_ps(0.25f)));
+#endif
+}
+
+/* the gradient of X86_LN windows: 0 + dy / 4 (dy / 4 is dy * 0.25 exactly;
+ * the add makes -0 +0, as pool.c's) to each of a window's four elements,
+ * in the rows d0, d1 (2 X86_LN floats each) */
+static inline void x86_avg_grad_f32(const float *dy, float *d0, float *d1)
+{
+#if defined(__AVX2__)
+    /* dy as windows 0 1 4 5 | 2 3 6 7: the unpacks then write in order */
+    __m256 g = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_loadu_ps(dy)), 0xd8));
+    __m256 v = _mm256_add_ps(_mm256_setzero_ps(), _mm256_mul_ps(g, _mm256_set1_ps(0.25f)));
+    __m256 lo = _mm256_unpacklo_ps(v, v), hi = _mm256_unpackhi_ps(v, v);
+    _mm256_storeu_ps(d0, lo);
+    _mm256_storeu_ps(d0 + 8, hi);
+    _mm256_storeu_ps(d1, lo);
+    _mm256_storeu_ps(d1 + 8, hi);
+#else
+    __m128 v = _mm_add_ps(_mm_setzero_ps(), _mm_mul_ps(_mm_loadu_ps(dy), _mm_set1_ps(0.25f)));
+    __m128 lo = _mm_unpacklo_ps(v, v), hi = _mm_unpackhi_ps(v, v);
+    _mm_storeu_ps(d0, lo);
+    _mm_storeu_ps(d0 + 4, hi);
+    _mm_storeu_ps(d1, lo);
+    _mm_storeu_ps(d1 + 4, hi);
 #endif
 }
 

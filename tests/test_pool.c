@@ -382,13 +382,18 @@ static void test_bad_indices(void)
 /* float32 2 x 2 average pooling and its gradient: every output the float expression
  * ((a + b) + c) + d) * 0.25 of its window, every input gradient 0 + dy / 4
  * inside a window and 0 in a leftover row or column, bit for bit, for
- * even and odd sizes, with NaN, infinities and signed zeros */
+ * even and odd sizes, rows from 1 to 20 windows, with NaN, infinities
+ * and signed zeros */
 static void test_avg_2x2_planes(void)
 {
     unsigned seed = 11;
     tg_pool2d_opts o = {{2, 2}, {2, 2}, {0, 0}, false, false};
+    /* rows shorter than a vector group (4 or 8 windows; a group each,
+     * running into the next row) to several groups with a tail */
+    static const int64_t widths[] = {2, 3, 4, 5, 6, 7, 9, 11, 13, 16, 17, 18, 19, 28, 29, 34, 40};
     for (int64_t H = 2; H <= 11; H++)
-        for (int64_t W = 2; W <= 13; W += 1 + (W > 6)) {
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            const int64_t W = widths[wi];
             const int64_t P = 2 * 5, OH = H / 2, OW = W / 2, n = P * H * W, m = P * OH * OW;
             double *v = malloc((size_t)n * sizeof *v), *d = malloc((size_t)m * sizeof *d);
             for (int64_t i = 0; i < n + m; i++) {

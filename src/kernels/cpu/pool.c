@@ -310,9 +310,10 @@ typedef struct task {
     atomic_bool bad_index; /* max_grad, select: an index was outside its plane */
 } task;
 
-/* 2 x 2 max pooling and its gradient over the planes [begin, end) at
- * once (rows run on across planes); false when not that case, or when an
- * index is outside its window (the planes are then done one by one) */
+/* 2 x 2 max pooling, float32 2 x 2 average pooling and their gradients
+ * over the planes [begin, end) at once (rows run on across planes); false
+ * when not that case, or when an index is outside its window (the planes
+ * are then done one by one) */
 static bool run_2x2(const task *t, int64_t begin, int64_t end)
 {
     const geom *g = t->g;
@@ -326,6 +327,16 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
             tg__maxpool2x2_planes_f32((const float *)t->a + begin * t->a_n, n, g->H, g->W,
                                       g->OH, g->OW, (float *)t->b + begin * t->b_n,
                                       t->idx + begin * t->b_n);
+        return true;
+    }
+    if (!t->f64 && t->k == TG_POOL_AVG && is_2x2(g)) {
+        tg__avgpool2x2_planes_f32((const float *)t->a + begin * t->a_n, n, g->H, g->W, g->OH,
+                                  g->OW, (float *)t->b + begin * t->b_n);
+        return true;
+    }
+    if (!t->f64 && t->k == TG_POOL_AVG_GRAD && grad_is_2x2(g)) {
+        tg__avgpool2x2_grad_planes_f32((const float *)t->a + begin * t->a_n, n, g->OH, g->OW,
+                                       (float *)t->b + begin * t->b_n);
         return true;
     }
     /* the gradient of rows shorter than a vector: zeroing and scattering

@@ -63,6 +63,14 @@ bool tg__pool_run(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
 TG__POOL2X2_DECL(float, f32)
 TG__POOL2X2_DECL(double, f64)
 
+/* 2 x 2, stride 2 average pooling of float32 planes as above (W < 2^30),
+ * and its gradient, of planes of exactly 2 OH x 2 OW (dx all written):
+ * pool.c's float expressions, (a + b + c + d) * 0.25 and 0 + dy / 4 */
+void tg__avgpool2x2_planes_f32(const float *x, int64_t planes, int64_t H, int64_t W, int64_t OH,
+                               int64_t OW, float *y);
+void tg__avgpool2x2_grad_planes_f32(const float *dy, int64_t planes, int64_t OH, int64_t OW,
+                                    float *dx);
+
 /* the same with one-byte offsets (0..3, the argmax's row-major place in
  * its window) instead of plane positions (pool_2x2_compact.c): planes as
  * above; the gradient of planes of 2 OH x 2 OW (dx all written), false

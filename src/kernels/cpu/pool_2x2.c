@@ -1,4 +1,4 @@
-/* The 2 x 2 max pooling entry points of pool.h: each is built per
+/* The 2 x 2 max and average pooling entry points of pool.h: each is built per
  * instruction set from pool_2x2_arch.h (pool_2x2_avx512.c, pool_2x2_avx2.c,
  * pool_2x2_generic.c) and chosen here at run time (cpu.h). */
 #include "kernels/cpu/isa_clone.h"
@@ -24,3 +24,21 @@
     }
 POOL2X2_DISPATCH(float, f32)
 POOL2X2_DISPATCH(double, f64)
+
+TG_ISA_PROTOS(void, tg__avgpool2x2_planes_f32,
+              (const float *x, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
+               float *y))
+TG_ISA_PROTOS(void, tg__avgpool2x2_grad_planes_f32,
+              (const float *dy, int64_t planes, int64_t OH, int64_t OW, float *dx))
+
+void tg__avgpool2x2_planes_f32(const float *x, int64_t planes, int64_t H, int64_t W, int64_t OH,
+                               int64_t OW, float *y)
+{
+    TG_ISA_CALL(tg__avgpool2x2_planes_f32, (x, planes, H, W, OH, OW, y));
+}
+
+void tg__avgpool2x2_grad_planes_f32(const float *dy, int64_t planes, int64_t OH, int64_t OW,
+                                    float *dx)
+{
+    TG_ISA_CALL(tg__avgpool2x2_grad_planes_f32, (dy, planes, OH, OW, dx));
+}

@@ -337,7 +337,101 @@ static inline bool f32xgrad_group(const float *dy, const int64_t *idx, int64_t W
 }
 POOL2X2_DRIVERS(float, f32x, X86_LN)
 POOL2X2_ENTRIES(float, f32, f32x)
+
+/* 2 x 2 average pooling of float32 and its gradient over planes in groups
+ * of X86_LN windows (x86_avg_f32, x86_avg_grad_f32), rows run on across
+ * planes tiled by their windows; rows shorter than a group take a group
+ * each where the reads and writes stay inside the planes given (what a row
+ * writes past its end, the next rows overwrite), the last ones scalar */
+static __attribute__((noinline)) void avg_row_short(const float *r0, const float *r1, int64_t n,
+                                                    float *y)
+{
+    for (int64_t j = 0; j < n; j++)
+        y[j] = (r0[2 * j] + r0[2 * j + 1] + r1[2 * j] + r1[2 * j + 1]) * 0.25f;
+}
+
+static void avg_rows(const float *x, int64_t x_n, int64_t W, int64_t OW, int64_t rows, float *y)
+{
+    for (int64_t k = 0; k < rows; k++) {
+        const float *r0 = x + 2 * k * W, *r1 = r0 + W;
+        float *yk = y + k * OW;
+        if (OW >= X86_LN) {
+            for (int64_t j = 0; j + X86_LN < OW; j += X86_LN)
+                x86_avg_f32(r0 + 2 * j, r1 + 2 * j, yk + j);
+            x86_avg_f32(r0 + 2 * (OW - X86_LN), r1 + 2 * (OW - X86_LN), yk + OW - X86_LN);
+        } else if ((2 * k + 1) * W + 2 * X86_LN <= x_n && k * OW + X86_LN <= rows * OW) {
+            x86_avg_f32(r0, r1, yk);
+        } else {
+            avg_row_short(r0, r1, OW, yk);
+        }
+    }
+}
+
+void TG_ARCH_FN(tg__avgpool2x2_planes_f32)(const float *x, int64_t planes, int64_t H, int64_t W,
+                                           int64_t OH, int64_t OW, float *y)
+{
+    if (H == 2 * OH) { /* the planes are one run of row pairs */
+        avg_rows(x, planes * H * W, W, OW, planes * OH, y);
+        return;
+    }
+    for (int64_t p = 0; p < planes; p++)
+        avg_rows(x + p * H * W, H * W, W, OW, OH, y + p * OH * OW);
+}
+
+static __attribute__((noinline)) void avg_grad_row_short(const float *dy, int64_t n, float *d0,
+                                                         float *d1)
+{
+    for (int64_t j = 0; j < n; j++) {
+        float v = 0.0f + dy[j] / 4.0f;
+        d0[2 * j] = d0[2 * j + 1] = d1[2 * j] = d1[2 * j + 1] = v;
+    }
+}
+
+void TG_ARCH_FN(tg__avgpool2x2_grad_planes_f32)(const float *dy, int64_t planes, int64_t OH,
+                                                int64_t OW, float *dx)
+{
+    const int64_t W = 2 * OW, rows = planes * OH;
+    for (int64_t k = 0; k < rows; k++) {
+        const float *dk = dy + k * OW;
+        float *d0 = dx + 2 * k * W, *d1 = d0 + W;
+        if (OW >= X86_LN) {
+            for (int64_t j = 0; j + X86_LN < OW; j += X86_LN)
+                x86_avg_grad_f32(dk + j, d0 + 2 * j, d1 + 2 * j);
+            int64_t j = OW - X86_LN;
+            x86_avg_grad_f32(dk + j, d0 + 2 * j, d1 + 2 * j);
+        } else if (k * OW + X86_LN <= rows * OW && (2 * k + 1) * W + 2 * X86_LN <= 2 * rows * W) {
+            x86_avg_grad_f32(dk, d0, d1); /* d0's overflow into d1, d1's into the next row */
+        } else {
+            avg_grad_row_short(dk, OW, d0, d1);
+        }
+    }
+}
 #else
 POOL2X2(float, f32, int32_t)
 POOL2X2(double, f64, int64_t)
+
+/* targets without the x86 groups: the plain loops of pool.c */
+void TG_ARCH_FN(tg__avgpool2x2_planes_f32)(const float *x, int64_t planes, int64_t H, int64_t W,
+                                           int64_t OH, int64_t OW, float *y)
+{
+    for (int64_t p = 0; p < planes; p++)
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const float *r0 = x + p * H * W + 2 * oh * W, *r1 = r0 + W;
+            float *yr = y + (p * OH + oh) * OW;
+            for (int64_t ow = 0; ow < OW; ow++)
+                yr[ow] = (r0[2 * ow] + r0[2 * ow + 1] + r1[2 * ow] + r1[2 * ow + 1]) * 0.25f;
+        }
+}
+
+void TG_ARCH_FN(tg__avgpool2x2_grad_planes_f32)(const float *dy, int64_t planes, int64_t OH,
+                                                int64_t OW, float *dx)
+{
+    const int64_t W = 2 * OW;
+    for (int64_t k = 0; k < planes * OH; k++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+            float v = 0.0f + dy[k * OW + ow] / 4.0f;
+            float *d0 = dx + 2 * k * W + 2 * ow;
+            d0[0] = d0[1] = d0[W] = d0[W + 1] = v;
+        }
+}
 #endif

@@ -240,6 +240,54 @@ static inline bool x86_grad_idx_f32(const float *dy, const int64_t *idx, int64_t
     return true;
 }
 
+/* ---- 2 x 2 average pooling (pool.c's avg_2x2 / avg_grad_2x2, the same
+ * float operations in the same order, so the same bits) */
+
+/* the averages of X86_LN windows whose rows start at r0 and r1 (2 X86_LN
+ * floats read from each): ((a + b) + c + d) * 0.25, at y */
+static inline void x86_avg_f32(const float *r0, const float *r1, float *y)
+{
+    x86_vf a0 = X86_LOADF(r0), a1 = X86_LOADF(r0 + X86_LN);
+    x86_vf c0 = X86_LOADF(r1), c1 = X86_LOADF(r1 + X86_LN);
+#if defined(__AVX2__)
+    /* windows 0 1 4 5 | 2 3 6 7, put back in order by one permute */
+    __m256 s = _mm256_add_ps(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xdd));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(c0, c1, 0x88));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(c0, c1, 0xdd));
+    s = _mm256_mul_ps(s, _mm256_set1_ps(0.25f));
+    _mm256_storeu_ps(y, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xd8)));
+#else
+    __m128 s = _mm_add_ps(_mm_shuffle_ps(a0, a1, 0x88), _mm_shuffle_ps(a0, a1, 0xdd));
+    s = _mm_add_ps(s, _mm_shuffle_ps(c0, c1, 0x88));
+    s = _mm_add_ps(s, _mm_shuffle_ps(c0, c1, 0xdd));
+    _mm_storeu_ps(y, _mm_mul_ps(s, _mm_set1_ps(0.25f)));
+#endif
+}
+
+/* the gradient of X86_LN windows: 0 + dy / 4 (dy / 4 is dy * 0.25 exactly;
+ * the add makes -0 +0, as pool.c's) to each of a window's four elements,
+ * in the rows d0, d1 (2 X86_LN floats each) */
+static inline void x86_avg_grad_f32(const float *dy, float *d0, float *d1)
+{
+#if defined(__AVX2__)
+    /* dy as windows 0 1 4 5 | 2 3 6 7: the unpacks then write in order */
+    __m256 g = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_loadu_ps(dy)), 0xd8));
+    __m256 v = _mm256_add_ps(_mm256_setzero_ps(), _mm256_mul_ps(g, _mm256_set1_ps(0.25f)));
+    __m256 lo = _mm256_unpacklo_ps(v, v), hi = _mm256_unpackhi_ps(v, v);
+    _mm256_storeu_ps(d0, lo);
+    _mm256_storeu_ps(d0 + 8, hi);
+    _mm256_storeu_ps(d1, lo);
+    _mm256_storeu_ps(d1 + 8, hi);
+#else
+    __m128 v = _mm_add_ps(_mm_setzero_ps(), _mm_mul_ps(_mm_loadu_ps(dy), _mm_set1_ps(0.25f)));
+    __m128 lo = _mm_unpacklo_ps(v, v), hi = _mm_unpackhi_ps(v, v);
+    _mm_storeu_ps(d0, lo);
+    _mm_storeu_ps(d0 + 4, hi);
+    _mm_storeu_ps(d1, lo);
+    _mm_storeu_ps(d1 + 4, hi);
+#endif
+}
+
 #if defined(__AVX512F__)
 /* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
  * offsets 0..3 as 16 bytes at off */

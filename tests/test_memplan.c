@@ -251,7 +251,10 @@ static void test_lenet_step_memory(void)
     CHECK_OK(tg_graph_sgd(loss, n, vars, &o, NULL, upd));
     tg_session *s = tg_session_new(g);
     tg_tensor *feeds[2] = {x, y};
-    static const double most[3] = {0.36, 0.36, 0.35}; /* planned / naive, per level */
+    /* planned / naive, per level; level 2's fuse_conv_pool leaves the two
+     * largest activations unmade (naive drops, the peak does not), so its
+     * check is the absolute one below */
+    static const double most[3] = {0.36, 0.36, 0.50};
     for (int level = 0; level <= 2; level++)
         for (int c = 1; c < 4; c += 2) { /* with the memory plan: serial, parallel */
             configure(s, &configs[c]);

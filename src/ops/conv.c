@@ -361,6 +361,51 @@ const tg_op_def tg_op_conv2d = {
     .infer = conv_infer, .kernel = {[TG_CPU] = conv_kernel}, .grad = conv_grad,
     .jvp = conv_jvp, .onnx = {"Conv", 11}};
 
+/* ---- conv2d_relu_pool ---------------------------------------------------------------
+ * y, offsets = max_pool2d_compact(relu(conv2d(x, w[, b]))) with 2 x 2 windows, stride 2:
+ * made only by the level-2 pass fuse_conv_pool (docs/PASSES.md), the bits of the three
+ * ops (kernels/cpu/conv_pool.c). Not differentiated: passes run after gradients. */
+static tg_status conv_pool_infer(tg_op_ctx *c)
+{
+    tg_status s = conv_infer(c);
+    if (s != TG_OK)
+        return s;
+    tg_meta m = c->out_meta[0]; /* the convolution's output */
+    if (m.shape[2] < 2 || m.shape[3] < 2)
+        return tg__error(TG_ERR_SHAPE, "%s: a %lldx%lld output plane has no 2x2 window",
+                         c->op->name, (long long)m.shape[2], (long long)m.shape[3]);
+    int64_t shape[4] = {m.shape[0], m.shape[1], m.shape[2] / 2, m.shape[3] / 2};
+    s = tg_infer_set(c, 0, m.dtype, 4, shape);
+    return s == TG_OK ? tg_infer_set(c, 1, TG_UINT8, 4, shape) : s;
+}
+
+static tg_status conv_pool_kernel(tg_op_ctx *c)
+{
+    tg_tensor *out = c->out[0];
+    tg__conv_nd g;
+    tg__conv_geom p;
+    make_geom(c->op->name, 2, c->attr, c->in[0]->shape, c->in[1]->shape, &g);
+    tg__conv_nd_as_plane(&g, &p);
+    tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
+    tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
+    tg_status s = TG_ERR_NOMEM;
+    if (x && w && (c->n_in == 2 || b))
+        s = tg__conv2d_relu_pool(out->dtype, &p, tg__base(x), tg__base(w),
+                                 b ? tg__base(b) : NULL, tg__base(out),
+                                 (uint8_t *)tg__base(c->out[1]));
+    tg_release(x);
+    tg_release(w);
+    tg_release(b);
+    return s == TG_OK || s != TG_ERR_NOMEM ? s : tg__error(s, "%s: out of memory", c->op->name);
+}
+
+static const tg_arg_spec pool_out[] = {
+    {"y", TG_DTS_FLOAT}, {"offsets", TG_DT(TG_UINT8)}, {0}};
+const tg_op_def tg_op_conv2d_relu_pool = {
+    .name = "conv2d_relu_pool", .n_in = -1, .n_out = 2, .inputs = conv_in, .outputs = pool_out,
+    .attrs = {conv2_specs, sizeof(conv_params)}, .flags = TG_OP_PURE, .nondiff = true,
+    .infer = conv_pool_infer, .kernel = {[TG_CPU] = conv_pool_kernel}};
+
 const tg_op_def tg_op_conv3d = {
     .name = "conv3d", .n_in = -1, .n_out = 1, .inputs = conv_in, .outputs = float_out,
     .attrs = {conv3_specs, sizeof(conv_params)}, .flags = TG_OP_PURE, .save_inputs = 0x3,
@@ -710,4 +755,4 @@ tg_tensor *tg_conv_transpose3d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
 const tg_op_def *const tg_ops_conv[] = {
     &tg_op_conv2d, &tg_op_conv2d_grad_input, &tg_op_conv2d_grad_weight,
     &tg_op_conv_transpose2d, &tg_op_conv3d, &tg_op_conv3d_grad_input,
-    &tg_op_conv3d_grad_weight, &tg_op_conv_transpose3d, NULL};
+    &tg_op_conv3d_grad_weight, &tg_op_conv_transpose3d, &tg_op_conv2d_relu_pool, NULL};

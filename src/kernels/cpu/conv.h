@@ -55,6 +55,12 @@ tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void
 tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *g, const void *x,
                                       const void *w, const void *b, const void *res,
                                       bool relu, void *y);
+/* y [n, o, oh/2, ow/2], off = max_pool2d_compact(relu(conv2d(x, w, b)))
+ * with 2 x 2 windows, stride 2 (oh, ow >= 2): the bits of the three ops,
+ * the pooling done as the batch-lane kernels store, else after the
+ * product (conv_pool.c). Returns TG_OK or TG_ERR_NOMEM. */
+tg_status tg__conv2d_relu_pool(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                               const void *w, const void *b, void *y, uint8_t *off);
 /* dx [n, c, h, w] from dy [n, o, oh, ow] and w (dx is overwritten) */
 tg_status tg__conv2d_grad_input(tg_dtype dt, const tg__conv_geom *g,
                                 const void *dy, const void *w, void *dx);

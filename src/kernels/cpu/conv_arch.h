@@ -482,6 +482,7 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
 
 CONV_COMMON(float, f32)
 CONV_COMMON(double, f64)
+#include "kernels/cpu/conv_pool_arch.h"
 
 /* the tile lists (CONV_TILES_*: X(a, b) per shape) expanded per dtype */
 #define X_BLF_f32(a, b) BL_FWD(float, f32, a, b)
@@ -524,6 +525,7 @@ CONV_TILES_PVW(X_PVW_f64)
         .n_pvw = 0 CONV_TILES_PVW(T_COUNT), .pvw = {CONV_TILES_PVW(T_SHAPE)},    \
         .pv_wgt = {CONV_TILES_PVW(T_PVW_##SUF)},                                 \
         .to_bl = CA(to_bl_##SUF), .from_bl = CA(from_bl_##SUF),                  \
+        .from_bl_pool = CA(from_bl_pool_##SUF),                                  \
     }
 
 const tg__conv_arch CA(tg__conv_arch) = {

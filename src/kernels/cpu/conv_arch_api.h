@@ -92,6 +92,14 @@ typedef struct tg__conv_kern {
      * the n images' planes dst + l * img_stride, through relu when asked */
     void (*from_bl)(const void *src, int64_t n, int64_t c, int64_t h, int64_t w,
                     void *dst, int64_t img_stride, bool relu);
+    /* the same with relu (when asked) and 2 x 2, stride-2 max pooling:
+     * the n images' pooled planes (c of h/2 x w/2) at dst + l * img_stride,
+     * the windows' argmax offsets 0..3 (as max_pool2d_compact) at off + l *
+     * off_stride; src is overwritten, kb is scratch for c * (h/2) * (w/2)
+     * vectors (conv_pool_arch.h) */
+    void (*from_bl_pool)(void *src, int64_t n, int64_t c, int64_t h, int64_t w, bool relu,
+                         void *kb, void *dst, int64_t img_stride, uint8_t *off,
+                         int64_t off_stride);
 } tg__conv_kern;
 
 typedef struct tg__conv_arch {

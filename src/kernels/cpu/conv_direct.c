@@ -108,6 +108,10 @@ typedef struct fplan {
     const char *in, *wpk, *bias; /* wpk: [g][cin][kh][kw][opad]; bias [g][opad] */
     char *out;
     bool relu; /* forward: relu on the outputs as they are stored */
+    /* forward: 2 x 2 max pooling as they are stored (batch lanes only):
+     * the pooled planes and their offsets, or NULL (out is then unused) */
+    char *pooled;
+    uint8_t *off;
     int64_t opad;
     family fam;
     int tile;
@@ -290,7 +294,11 @@ static void unit_lanes_fwd(fplan *p, int64_t nb)
     int64_t plane = d->ih * d->iw * L, nimg = min64(L, p->n - nb * L);
     char *xin = tg__scratch(TG_SCRATCH_KERNEL0, (size_t)(p->cin * plane * z));
     char *yb = tg__scratch(TG_SCRATCH_KERNEL1, (size_t)(p->cout * p->oh * p->ow * L * z));
-    if (!xin || !yb) {
+    int64_t pooled_plane = (p->oh / 2) * (p->ow / 2);
+    char *kb = p->pooled ? tg__scratch(TG_SCRATCH_KERNEL2,
+                                       (size_t)(p->cout * pooled_plane * L * z))
+                         : NULL;
+    if (!xin || !yb || (p->pooled && !kb)) {
         atomic_store(&p->status, TG_ERR_NOMEM);
         return;
     }
@@ -307,6 +315,13 @@ static void unit_lanes_fwd(fplan *p, int64_t nb)
                 tap_cols(p, x0, min64(kn->fwd[k].b, p->ow - x0), &jlo, &jhi);
                 kn->bl_fwd[k](d, xin, wg, p->opad, bg, yb, oy, x0, jlo, jhi);
             }
+        if (p->pooled) {
+            int64_t pimg = p->groups * p->cout * pooled_plane;
+            int64_t at = nb * L * pimg + g * p->cout * pooled_plane;
+            kn->from_bl_pool(yb, nimg, p->cout, p->oh, p->ow, p->relu, kb,
+                             p->pooled + at * z, pimg, p->off + at, pimg);
+            continue;
+        }
         kn->from_bl(yb, nimg, p->cout, p->oh, p->ow,
                     p->out + (nb * L * out_img + g * p->cout * p->oh * p->ow) * z, out_img,
                     p->relu);
@@ -422,6 +437,8 @@ static bool forward_like(fplan *p, const void *w, const void *b, bool flip,
     p->z = (int64_t)tg_dtype_size(p->dt);
     p->kn = &tg__conv_arch_now()->k[p->dt == TG_FLOAT64];
     choose_fwd(p, md);
+    if (p->pooled && p->fam != FAM_LANES)
+        return false; /* only batch lanes pool as they store */
     p->opad = tile_opad(p);
     size_t wbytes = (size_t)(p->groups * p->cin * p->kh * p->kw * p->opad * p->z);
     char *wpk = malloc(wbytes + (size_t)(p->groups * p->opad * p->z) + 64);
@@ -456,6 +473,19 @@ bool tg__conv_direct_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                .cout = g->o / g->groups, .h = g->h, .w = g->w, .oh = g->oh,
                .ow = g->ow, .kh = g->kh, .kw = g->kw, .dh = g->dh, .dw = g->dw,
                .pt = g->ph, .pl = g->pw, .in = x, .out = y, .relu = relu};
+    return forward_like(&p, w, b, false, status);
+}
+
+bool tg__conv_direct_forward_pool(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                  const void *w, const void *b, bool relu, void *y,
+                                  uint8_t *off, tg_status *status)
+{
+    if (!stride_one(g) || g->oh < 2 || g->ow < 2)
+        return false;
+    fplan p = {.dt = dt, .n = g->n, .groups = g->groups, .cin = g->c / g->groups,
+               .cout = g->o / g->groups, .h = g->h, .w = g->w, .oh = g->oh,
+               .ow = g->ow, .kh = g->kh, .kw = g->kw, .dh = g->dh, .dw = g->dw,
+               .pt = g->ph, .pl = g->pw, .in = x, .relu = relu, .pooled = y, .off = off};
     return forward_like(&p, w, b, false, status);
 }
 

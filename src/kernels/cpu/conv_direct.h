@@ -11,10 +11,18 @@
 #include "kernels/cpu/conv.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 bool tg__conv_direct_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                              const void *w, const void *b, bool relu, void *y,
                              tg_status *status);
+/* the same with 2 x 2, stride-2 max pooling after the (relu'd) outputs:
+ * y [n, o, oh/2, ow/2] and the windows' argmax offsets 0..3 (uint8, as
+ * max_pool2d_compact), the bits of the three ops; false, doing nothing,
+ * unless the batch-lane layout is chosen for g */
+bool tg__conv_direct_forward_pool(tg_dtype dt, const tg__conv_geom *g, const void *x,
+                                  const void *w, const void *b, bool relu, void *y,
+                                  uint8_t *off, tg_status *status);
 bool tg__conv_direct_grad_input(tg_dtype dt, const tg__conv_geom *g, const void *dy,
                                 const void *w, void *dx, tg_status *status);
 bool tg__conv_direct_grad_weight(tg_dtype dt, const tg__conv_geom *g, const void *dy,

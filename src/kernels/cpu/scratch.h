@@ -12,6 +12,7 @@ enum {
     TG_SCRATCH_GEMM_B,  /* GEMM: packed B */
     TG_SCRATCH_KERNEL0, /* kernels that call GEMM (convolution, ...) */
     TG_SCRATCH_KERNEL1,
+    TG_SCRATCH_KERNEL2,
     TG_SCRATCH_SHARED,  /* a buffer the caller shares with its pool's threads */
     TG_SCRATCH_SLOTS
 };

@@ -43,6 +43,20 @@ static inline bool grad_is_2x2(const geom *g)
     return g && g->nd == 2 && g->H == 2 * g->OH && g->W == 2 * g->OW && g->W < MAX_2X2_W;
 }
 
+/* ... with rows long enough for them over a run of planes: float32 on x86
+ * any (the AVX2 and AVX-512 levels take rows under 8 a group each; the
+ * baseline declines them), else 8 outputs (shorter rows: zeroing and
+ * scattering is faster) */
+static inline bool max_grad_run_is_2x2(const geom *g, bool f64)
+{
+#if defined(__x86_64__)
+    const int64_t min_ow = f64 ? 8 : 1;
+#else
+    const int64_t min_ow = 8;
+#endif
+    return grad_is_2x2(g) && g->OW >= min_ow;
+}
+
 /* ---- kernels over one plane (volume), expanded for float and double --------------
  * Max: NaN wins (as in PyTorch); ties keep the first element in row-major
  * window order. The index is the position within the plane (volume).
@@ -341,7 +355,7 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
     }
     /* the gradient of rows shorter than a vector: zeroing and scattering
      * the int64 indices does better (measured at LeNet's 5 x 5 outputs) */
-    if (t->k != TG_POOL_MAX_GRAD || !grad_is_2x2(g) || g->OW < 8)
+    if (t->k != TG_POOL_MAX_GRAD || !max_grad_run_is_2x2(g, t->f64))
         return false;
     if (t->f64)
         return tg__maxpool2x2_grad_planes_f64((const double *)t->a + begin * t->a_n,

@@ -184,13 +184,29 @@ static inline void x86_max_idx_f32(const float *r0, const float *r1, int64_t b, 
 #endif
 }
 
+/* the bits of _mm*_movemask_ps that windows 0 .. n - 1 set in
+ * x86_grad_idx_f32's lane order (AVX2: windows 0 1 4 5 | 2 3 6 7) */
+static inline int x86_window_bits(int64_t n)
+{
+    int bits = 0;
+    for (int w = 0; w < X86_LN && w < n; w++)
+#if defined(__AVX2__)
+        bits |= 1 << ((w & 1) | (w & 4) >> 1 | (w & 2) << 1);
+#else
+        bits |= 1 << w;
+#endif
+    return bits;
+}
+
 /* the gradient of X86_LN windows from their int64 positions at idx
  * (window i's elements are b + 2 i + {0, 1, W, W + 1}): dy[i] to the
  * element of window i at idx[i], zeros to the others, into the rows d0,
- * d1 (2 X86_LN floats each); false (nothing written) when a position lies
- * outside its window */
+ * d1 (2 X86_LN floats each); false (nothing written) when a position of
+ * one of the windows whose bits (x86_window_bits) are in `need` lies
+ * outside its window (the other windows' elements get zeros or dy: a
+ * short row's group running into the next row, which overwrites them) */
 static inline bool x86_grad_idx_f32(const float *dy, const int64_t *idx, int64_t b, int32_t W,
-                                    float *d0, float *d1)
+                                    int need, float *d0, float *d1)
 {
 #if defined(__AVX2__)
     __m256i bb = _mm256_set1_epi64x(b);
@@ -223,14 +239,16 @@ static inline bool x86_grad_idx_f32(const float *dy, const int64_t *idx, int64_t
     x86_vf p = X86_AND(g, X86_CASTF(e0)), q = X86_AND(g, X86_CASTF(e1));
     x86_vf u = X86_AND(g, X86_CASTF(e2)), v = X86_AND(g, X86_CASTF(e3));
 #if defined(__AVX2__)
-    if (_mm256_movemask_ps(in) != 0xff)
+    int hit = _mm256_movemask_ps(in);
+    if (need == 0xff ? hit != 0xff : (hit & need) != need) /* whole groups: one compare */
         return false;
     _mm256_storeu_ps(d0, _mm256_unpacklo_ps(p, q));
     _mm256_storeu_ps(d0 + 8, _mm256_unpackhi_ps(p, q));
     _mm256_storeu_ps(d1, _mm256_unpacklo_ps(u, v));
     _mm256_storeu_ps(d1 + 8, _mm256_unpackhi_ps(u, v));
 #else
-    if (_mm_movemask_ps(in) != 0xf)
+    int hit = _mm_movemask_ps(in);
+    if (need == 0xf ? hit != 0xf : (hit & need) != need) /* whole groups: one compare */
         return false;
     _mm_storeu_ps(d0, _mm_unpacklo_ps(p, q));
     _mm_storeu_ps(d0 + 4, _mm_unpackhi_ps(p, q));

@@ -38,6 +38,31 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
     return bad != 0;
 }
 
+/* any of the n offsets at off above 3 (a row's, checked once for all its
+ * groups): 8 bytes at a time, the last word overlapping the one before */
+static inline bool row_above3(const uint8_t *off, int64_t n)
+{
+    uint64_t bad = 0, w;
+    uint32_t h;
+    if (n >= 8) {
+        for (int64_t i = 0; i + 8 <= n; i += 8) {
+            memcpy(&w, off + i, 8);
+            bad |= w;
+        }
+        memcpy(&w, off + n - 8, 8);
+        bad |= w;
+    } else if (n >= 4) {
+        memcpy(&h, off, 4);
+        bad |= h;
+        memcpy(&h, off + n - 4, 4);
+        bad |= h;
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            bad |= off[i];
+    }
+    return (bad & 0xfcfcfcfcfcfcfcfcull) != 0;
+}
+
 /* vectors of LN lanes (a cache line: 16 floats or 8 doubles); EVEN / ODD pick
  * a row's window columns out of two vectors, LO / HI interleave two
  * vectors' halves back */
@@ -152,44 +177,49 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
                       off + p * OH * OW);                                       \
     }                                                                           \
                                                                                 \
+    /* rows of LN outputs or more: groups, the last one again where it      \
+     * overlaps, each row's offsets checked once (SUF##grad's n 0: none) */  \
+    static bool SUF##grad_long(const T *dy, const uint8_t *off, int64_t rows,   \
+                               int64_t OW, T *dx)                               \
+    {                                                                           \
+        const int64_t W = 2 * OW;                                               \
+        for (int64_t k = 0; k < rows; k++) {                                    \
+            T *d0 = dx + 2 * k * W;                                             \
+            int64_t o = k * OW;                                                 \
+            if (row_above3(off + o, OW))                                        \
+                return false;                                                   \
+            for (int64_t j = 0; j + LN < OW; j += LN)                           \
+                SUF##grad(dy + o + j, off + o + j, 0, d0 + 2 * j, d0 + W + 2 * j); \
+            int64_t at = OW - LN;                                               \
+            SUF##grad(dy + o + at, off + o + at, 0, d0 + 2 * at, d0 + W + 2 * at); \
+        }                                                                       \
+        return true;                                                            \
+    }                                                                           \
+                                                                                \
     static bool SUF##grad_planes(const T *dy, const uint8_t *off, int64_t planes, \
                                  int64_t OH, int64_t OW, T *dx)                 \
     {                                                                           \
         const int64_t W = 2 * OW, rows = planes * OH;                           \
+        if (OW >= LN)                                                           \
+            return SUF##grad_long(dy, off, rows, OW, dx);                       \
+        /* shorter rows: those that fit a group each in a tight loop */         \
+        const int64_t fit = tg__pool2x2_rows_fit(2 * rows * W, W, OW, rows, LN); \
         int64_t k = 0;                                                          \
-        if (OW < LN) { /* the rows that fit, a group each, in a tight loop */    \
-            const int64_t fit = tg__pool2x2_rows_fit(2 * rows * W, W, OW, rows, LN);  \
-            T *d0 = dx;                                                         \
-            for (; k < fit; k++, d0 += 2 * W)                                   \
-                if (!SUF##grad(dy + k * OW, off + k * OW, OW, d0, d0 + W))      \
-                    return false;                                               \
-        }                                                                       \
-        for (; k < rows; k++) {                                                 \
+        for (T *d0 = dx; k < fit; k++, d0 += 2 * W)                             \
+            if (!SUF##grad(dy + k * OW, off + k * OW, OW, d0, d0 + W))          \
+                return false;                                                   \
+        for (; k < rows; k++) { /* the rest window by window */                 \
             T *d0 = dx + 2 * k * W;                                             \
             int64_t o = k * OW;                                                 \
-            if (OW >= LN) { /* groups, the last one again where it overlaps */  \
-                for (int64_t j = 0; j + LN < OW; j += LN)                       \
-                    if (!SUF##grad(dy + o + j, off + o + j, LN, d0 + 2 * j,     \
-                                   d0 + W + 2 * j))                             \
-                        return false;                                           \
-                int64_t at = OW - LN;                                           \
-                if (!SUF##grad(dy + o + at, off + o + at, LN, d0 + 2 * at,      \
-                               d0 + W + 2 * at))                                \
+            for (int64_t j = 0; j < OW; j++) {                                  \
+                int k4 = off[o + j];                                            \
+                if (k4 > 3)                                                     \
                     return false;                                               \
-            } else if (o + LN <= rows * OW && (2 * k + 1) * W + 2 * LN <= 2 * rows * W) { \
-                if (!SUF##grad(dy + o, off + o, OW, d0, d0 + W))                \
-                    return false;                                               \
-            } else {                                                            \
-                for (int64_t j = 0; j < OW; j++) { /* scalar */                 \
-                    int k4 = off[o + j];                                        \
-                    if (k4 > 3)                                                 \
-                        return false;                                           \
-                    T g = dy[o + j];                                            \
-                    d0[2 * j] = k4 == 0 ? g : (T)0;                             \
-                    d0[2 * j + 1] = k4 == 1 ? g : (T)0;                         \
-                    d0[W + 2 * j] = k4 == 2 ? g : (T)0;                         \
-                    d0[W + 2 * j + 1] = k4 == 3 ? g : (T)0;                     \
-                }                                                               \
+                T g = dy[o + j];                                                \
+                d0[2 * j] = k4 == 0 ? g : (T)0;                                 \
+                d0[2 * j + 1] = k4 == 1 ? g : (T)0;                             \
+                d0[W + 2 * j] = k4 == 2 ? g : (T)0;                             \
+                d0[W + 2 * j + 1] = k4 == 3 ? g : (T)0;                         \
             }                                                                   \
         }                                                                       \
         return true;                                                            \

@@ -11,13 +11,16 @@
  * the paths before it, the cost-chosen direct kernels or im2col + GEMM);
  * a summary line weighs the layers by how often ResNet-18 has them.
  *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path dense|old|both]
- *                     [--tile K] [--sample-ms MS] [--only LAYER] [--chunk-kb KB]
+ *                     [--tile K] [--sample-ms MS] [--only LAYER] [--chunk-kb KB] [--cpu]
  * (--tile: the dense path's tile shape K, not chosen per layer;
  * --chunk-kb: the memory the dense path's prepared images may take at
  * once, 32768 by default;
  * --sample-ms: each sample's length, 20 by default; 0: one call a sample,
  * so that on a busy machine the best of many samples is a call that ran
- * undisturbed) 
+ * undisturbed;
+ * --cpu: each sample's time is the process's CPU time, not wall time:
+ * on a machine shared with other work, a figure preemption does not
+ * inflate; with threads it includes the pool's spinning waits) 
  * TG_CPU lowers the dispatch level (TG_CPU=avx2: the AVX2 kernels). */
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
@@ -58,6 +61,19 @@ typedef tg_status (*run_fn)(void *ctx);
 
 /* median ms per call of fn over `samples` samples; best in *best */
 static double sample_ms = 20;
+/* --cpu: the process's CPU time rather than wall time (on a shared
+ * machine, what preemption does not inflate; with threads, spinning
+ * waits count) */
+static bool cpu_time;
+
+static double clock_ms(void)
+{
+    if (!cpu_time)
+        return now_ms();
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
 
 static double time_it(run_fn fn, void *ctx, int samples, double *best)
 {
@@ -66,11 +82,11 @@ static double time_it(run_fn fn, void *ctx, int samples, double *best)
         goto out;
     for (int s = 0; s < samples; s++) {
         int reps = 0;
-        double t0 = now_ms(), t1;
+        double t0 = clock_ms(), t1;
         do {
             fn(ctx);
             reps++;
-        } while ((t1 = now_ms()) - t0 < sample_ms);
+        } while ((t1 = clock_ms()) - t0 < sample_ms);
         t[s] = (t1 - t0) / reps;
     }
     qsort(t, (size_t)samples, sizeof *t, cmp_double);
@@ -117,6 +133,12 @@ int main(int argc, char **argv)
     int64_t batch = 1;
     int threads = 2, samples = 5;
     const char *path = "both", *only = NULL;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--cpu")) {
+            cpu_time = true;
+            memmove(argv + i, argv + i + 1, sizeof *argv * (size_t)(argc - i));
+            argc--;
+        }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--batch"))
             batch = atoll(argv[i + 1]);
@@ -140,8 +162,8 @@ int main(int argc, char **argv)
     double peak_best, peak = sgemm_peak(samples, &peak_best);
     const char *isa = tg__isa_name(tg__cpu_isa());
     printf("{\"bench\": \"conv_resnet\", \"what\": \"sgemm_peak\", \"isa\": \"%s\", "
-           "\"threads\": %d, \"gflops\": %.1f, \"best_gflops\": %.1f}\n", isa, threads,
-           peak, peak_best);
+           "\"threads\": %d, \"clock\": \"%s\", \"gflops\": %.1f, \"best_gflops\": %.1f}\n",
+           isa, threads, cpu_time ? "cpu" : "wall", peak, peak_best);
     double total[2] = {0, 0}, total_best[2] = {0, 0}, flops = 0;
     for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
         const layer *l = &layers[i];
@@ -162,6 +184,13 @@ int main(int argc, char **argv)
             if (strcmp(path, "both") && strcmp(path, dense ? "dense" : "old"))
                 continue;
             tg__conv_dense_set_enabled(dense);
+            char tile[64] = "";
+            if (dense) {
+                tg__dense_plan plan;
+                tg__conv_dense_describe(TG_FLOAT32, &c.g, &plan);
+                snprintf(tile, sizeof tile, ", \"tile\": \"%s %dx%d%s%.0d\"", plan.isa,
+                         plan.mr, plan.nv, plan.tail_nv ? " tail x" : "", plan.tail_nv);
+            }
             double best = -1, ms = c.x && c.w && c.b && c.y ? time_it(run_conv, &c, samples, &best) : -1;
             total[dense] += ms * (double)l->count;
             total_best[dense] += best * (double)l->count;
@@ -169,12 +198,12 @@ int main(int argc, char **argv)
                    "\"o\": %lld, \"k\": %lld, \"stride\": %lld, \"batch\": %lld, "
                    "\"threads\": %d, \"isa\": \"%s\", \"path\": \"%s\", \"ms\": %.4f, "
                    "\"best_ms\": %.4f, \"gflops\": %.1f, \"of_peak\": %.2f, "
-                   "\"best_of_best_peak\": %.2f}\n",
+                   "\"best_of_best_peak\": %.2f%s}\n",
                    l->name, (long long)l->c, (long long)l->hw, (long long)l->o,
                    (long long)l->k, (long long)l->stride, (long long)batch, threads, isa,
                    dense ? "dense" : "old", ms, best, ms > 0 ? gflop / ms * 1e3 : 0,
                    ms > 0 && peak > 0 ? gflop / ms * 1e3 / peak : 0,
-                   ms > 0 && peak_best > 0 ? gflop / best * 1e3 / peak_best : 0);
+                   ms > 0 && peak_best > 0 ? gflop / best * 1e3 / peak_best : 0, tile);
             fflush(stdout);
         }
         tg__conv_dense_set_enabled(true);

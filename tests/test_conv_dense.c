@@ -5,8 +5,9 @@
  * kernels, 1x1 strided projections and a 7x7 stride-2 stem, batch 1 and
  * several images, with and without bias and relu, float32 and float64,
  * with and without a shortcut added before relu (ResNet's residual
- * connection), on 1 and 2 threads, with each tile shape, at every instruction set this
- * CPU has. Also: relu's
+ * connection), on 1 and 2 threads (every shape split into the threads'
+ * homes on 2, and on 3 and 4), with each tile shape and the narrower tails
+ * of the last positions, at every instruction set this CPU has. Also: relu's
  * bits (NaN passes, -0 becomes +0), the automatic choice (which shapes
  * come here, groups > 1 refused), and one result for every thread count. */
 #include "harness.h"
@@ -35,6 +36,16 @@ static const shape grid[] = {
     {1, 4, 5, 6, 1, 5, 5, 1, 1, 3, 3, 1, 1},      /* one output channel, wide padding */
     {1, 2, 1, 40, 11, 1, 3, 1, 1, 0, 1, 1, 1},    /* one row */
     {1, 6, 6, 6, 12, 2, 2, 3, 3, 0, 0, 1, 1},     /* stride past the kernel */
+    /* the last positions of an image in a narrower tail (wide positions
+     * p: every remainder a tail takes, at every vector width) */
+    {1, 8, 14, 14, 20, 3, 3, 2, 2, 1, 1, 1, 1},   /* ResNet's 14 -> 7, p 55 */
+    {1, 16, 14, 14, 13, 1, 1, 2, 2, 0, 0, 1, 1},  /* 1x1 14 -> 7, p 49 */
+    {2, 7, 5, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1},      /* p 29 */
+    {1, 5, 1, 41, 30, 1, 1, 1, 1, 0, 0, 1, 1},    /* p 41 */
+    {1, 5, 1, 37, 30, 1, 1, 1, 1, 0, 0, 1, 1},    /* p 37 */
+    {1, 5, 1, 19, 30, 1, 1, 1, 1, 0, 0, 1, 1},    /* p 19 */
+    {1, 5, 1, 21, 30, 1, 1, 1, 1, 0, 0, 1, 1},    /* p 21 */
+    {1, 5, 1, 10, 30, 1, 1, 1, 1, 0, 0, 1, 1},    /* p 10 */
 };
 
 static tg__conv_geom geom_of(const shape *s)
@@ -119,6 +130,7 @@ static void check_run(const shape *s, bool f64, bool bias, bool relu, bool res, 
 
 static void test_every_shape_and_isa(void)
 {
+    tg__conv_dense_set_par_work(0); /* every shape over the threads' homes on 2 */
     for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
         tg__cpu_force((tg__isa)isa);
         for (int kind = -1; kind < 4; kind++) { /* chosen, then each tile shape */
@@ -140,7 +152,85 @@ static void test_every_shape_and_isa(void)
         check_run(&grid[2], true, true, false, false, 1);
     }
     tg__conv_dense_set_chunk_bytes((int64_t)32 << 20);
+    /* 3 and 4 threads: homes beyond the second, some of them empty */
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++)
+        for (int run = 0; run < 4; run++)
+            check_run(&grid[i], run & 1, true, true, run & 2, 3 + (int)(i % 2));
+    tg__conv_dense_set_par_work((int64_t)1 << 19);
     tg_set_num_threads(2);
+}
+
+/* every tail of every tile shape at every instruction set and dtype is
+ * run by some shape of the grid (so that test_every_shape_and_isa checks
+ * it), and gives the bits of the whole tile it replaces (each output is
+ * the same sum over the taps in the same order) */
+static void test_tails(void)
+{
+    for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
+        tg__cpu_force((tg__isa)isa);
+        for (int kind = 0; kind < 4; kind++) {
+            tg__conv_dense_force_tile(kind);
+            for (int f64 = 0; f64 < 2; f64++) {
+                tg_dtype dt = f64 ? TG_FLOAT64 : TG_FLOAT32;
+                unsigned seen = 0, wanted = 0;
+                for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+                    tg__conv_geom g = geom_of(&grid[i]);
+                    tg__dense_plan plan;
+                    tg__conv_dense_describe(dt, &g, &plan);
+                    wanted = (1u << plan.nv) - 2; /* tails of 1 .. nv - 1 vectors */
+                    if (!plan.tail_nv)
+                        continue;
+                    seen |= 1u << plan.tail_nv;
+                    CHECK(plan.tail_nv < plan.nv);
+                    /* the same bits without the tail, with a shortcut and relu */
+                    int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * g.kh * g.kw;
+                    int64_t ny = g.n * g.o * g.oh * g.ow;
+                    double *d = malloc(sizeof(double) * (size_t)(nx + nw + g.o + ny));
+                    fill(d, nx + nw + g.o + ny, 7);
+                    void *x = typed(d, nx, f64), *w = typed(d + nx, nw, f64);
+                    void *b = typed(d + nx + nw, g.o, f64), *r = typed(d + nx + nw + g.o, ny, f64);
+                    size_t bytes = (size_t)ny * (f64 ? 8 : 4);
+                    void *y1 = malloc(bytes), *y2 = malloc(bytes);
+                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, x, w, b, r, true, y1));
+                    tg__conv_dense_set_tails(false);
+                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, x, w, b, r, true, y2));
+                    tg__conv_dense_set_tails(true);
+                    CHECK(memcmp(y1, y2, bytes) == 0);
+                    free(d), free(x), free(w), free(b), free(r), free(y1), free(y2);
+                }
+                if ((seen & wanted) != wanted)
+                    tt_fail(__FILE__, __LINE__, "%s kind %d %s: tails seen 0x%x of 0x%x",
+                            tg__isa_name(tg__cpu_isa()), kind, f64 ? "f64" : "f32",
+                            seen, wanted);
+                tt_checks++;
+            }
+        }
+    }
+    tg__conv_dense_force_tile(-1);
+    tg__cpu_force(tg__cpu_detected());
+}
+
+/* ResNet's layer 4 (7x7 planes) runs its last positions in a tail at
+ * every vector width: 55 wide positions in 56, not 64 */
+static void test_tail_chosen(void)
+{
+    shape l4 = {1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1};
+    tg__conv_geom g = geom_of(&l4);
+    for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
+        tg__cpu_force((tg__isa)isa);
+        tg__dense_plan plan;
+        tg__conv_dense_describe(TG_FLOAT32, &g, &plan);
+        int64_t nr = (int64_t)plan.lanes * plan.nv, tiles = (plan.positions + nr - 1) / nr;
+        int64_t computed = (tiles - 1) * nr +
+                           (int64_t)plan.lanes * (plan.tail_nv ? plan.tail_nv : plan.nv);
+        CHECK(plan.positions == 55);
+        if (computed - plan.positions >= plan.lanes)
+            tt_fail(__FILE__, __LINE__, "%s: %s %dx%d tail %d computes %lld positions for 55",
+                    tg__isa_name(tg__cpu_isa()), plan.isa, plan.mr, plan.nv, plan.tail_nv,
+                    (long long)computed);
+        tt_checks++;
+    }
+    tg__cpu_force(tg__cpu_detected());
 }
 
 /* a ResNet-sized layer on 1 and 2 threads: the same bits (each output is
@@ -232,6 +322,8 @@ static void test_choice(void)
 int main(void)
 {
     RUN(test_every_shape_and_isa);
+    RUN(test_tails);
+    RUN(test_tail_chosen);
     RUN(test_threads_same_bits);
     RUN(test_relu_bits);
     RUN(test_choice);

@@ -19,6 +19,8 @@
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/scratch.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -37,7 +39,7 @@ static _Atomic int64_t chunk_bytes = (int64_t)32 << 20;
 /* blocks per thread to aim for (late threads balanced by the others) */
 #define UNITS_PER_THREAD 4
 /* products with fewer multiply-adds stay on the calling thread */
-#define PAR_WORK ((int64_t)1 << 19)
+static _Atomic int64_t par_work = (int64_t)1 << 19;
 /* the automatic choice: at least this many output channels and taps */
 #define MIN_OUT 32
 #define MIN_TAPS 64
@@ -59,7 +61,9 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 typedef struct dense_job {
+    const tg__dense_arch *arch; /* the table kn is from */
     const tg__dense_kern *kn;
+    const tg__dense_kern *tail; /* for the last tile of an image, or NULL: kn */
     tg__conv_geom g;
     size_t el;
     const char *x, *w, *b, *res; /* res: the shortcut added before relu, or NULL */
@@ -73,26 +77,31 @@ typedef struct dense_job {
     int64_t panels, pan_len; /* tiles' rows of output channels, their weights */
     int64_t tiles;           /* tiles of positions per image */
     int64_t blk_panels, n_ob, blk_tiles, n_cb;
-    int64_t *off; /* [k] where each tap's run starts in a prepared image */
-    bool *used;   /* [sh * sw] the phases some tap reads */
-    char *imgs;   /* [nn][img_len]: images n0 .. n0 + nn */
+    int64_t *off;  /* [k] where each tap's run starts in a prepared image */
+    int64_t reach; /* the furthest a tap reads inside its phase plane */
+    bool *used;    /* [sh * sw] the phases some tap reads */
+    char *imgs;    /* [nn][img_len]: images n0 .. n0 + nn (one thread), or the
+                    * homes' regions (several) */
     int64_t n0, nn, chunk; /* the images prepared at once, at most chunk */
-    int64_t prep_parts;    /* parts of an image the threads prepare */
-    int64_t n_units;       /* the units of the images prepared */
-    _Atomic int64_t next_unit; /* the next unit a thread claims */
+    struct dense_home *homes; /* [n_homes] with several threads */
+    int64_t n_homes;
+    pthread_t caller;          /* the thread that takes home 0 */
+    _Atomic int64_t arrivals;  /* the other threads, in the order they came */
 } dense_job;
 
 /* ---- preparation: the images -------------------------------------------------- */
 
 static bool phase_used(const dense_job *j, int64_t a, int64_t b) { return j->used[a * j->g.sw + b]; }
 
-/* one phase plane (a, b) of channel c: rows r < hq, columns q < wq of
- * the padded input's row r sh + a, column q sw + b (zero outside the
- * input); the columns that read the input, [qlo, qhi), are one
- * branch-free run per row (a copy at stride 1) */
+/* rows r0 .. r0 + rows of one phase plane (a, b) of channel c: columns
+ * q < wq of the padded input's row r sh + a, column q sw + b (zero
+ * outside the input, rows past the plane's included); the columns that
+ * read the input, [qlo, qhi), are one branch-free run per row (a copy at
+ * stride 1) */
 #define PHASE_PLANE(T, SUF)                                                      \
-    static void phase_plane_##SUF(const tg__conv_geom *g, int64_t hq, int64_t wq, \
-                                  int64_t a, int64_t b, const T *src, T *dst)     \
+    static void phase_plane_##SUF(const tg__conv_geom *g, int64_t r0, int64_t rows, \
+                                  int64_t wq, int64_t a, int64_t b, const T *src, \
+                                  T *dst)                                        \
     {                                                                            \
         const int64_t sw = g->sw, x0 = b - g->pw; /* column q reads x0 + q sw */ \
         int64_t qlo = x0 >= 0 ? 0 : (-x0 + sw - 1) / sw;                         \
@@ -100,7 +109,7 @@ static bool phase_used(const dense_job *j, int64_t a, int64_t b) { return j->use
         qlo = qlo < wq ? qlo : wq;                                               \
         qhi = qhi < wq ? qhi : wq;                                               \
         qhi = qhi > qlo ? qhi : qlo;                                             \
-        for (int64_t r = 0; r < hq; r++, dst += wq) {                            \
+        for (int64_t r = r0; r < r0 + rows; r++, dst += wq) {                    \
             int64_t y = r * g->sh + a - g->ph;                                   \
             if (y < 0 || y >= g->h) {                                            \
                 memset(dst, 0, sizeof(T) * (size_t)wq);                          \
@@ -122,105 +131,103 @@ static bool phase_used(const dense_job *j, int64_t a, int64_t b) { return j->use
 PHASE_PLANE(float, f32)
 PHASE_PLANE(double, f64)
 
-/* channels [c0, c1) of image n0 + n padded and split into the phases the
- * taps read (the others are never read, not even by the dropped columns:
- * those read past the planes they start in only into later planes of the
- * image or its zeroed slack, which the last channel's part writes) */
-static void prepare_part(const dense_job *j, int64_t n, int64_t c0, int64_t c1)
+/* rows r0 .. r0 + rows of every phase plane the taps read of image n
+ * (of the call), padded and split, into dst laid out as `chan` elements
+ * per channel and `plane` per phase (the other phases are never read,
+ * not even by the dropped columns: those read past the planes they start
+ * in only into later planes of the image or its slack), the slack up to
+ * `len` zeroed */
+static void prepare_rows(const dense_job *j, int64_t n, char *dst, int64_t r0, int64_t rows,
+                         int64_t chan, int64_t plane, int64_t len)
 {
     const tg__conv_geom *g = &j->g;
     const size_t el = j->el;
-    const int64_t plane = j->hq * j->wq, hw = g->h * g->w;
-    char *dst = j->imgs + (size_t)(n * j->img_len) * el;
-    const char *src = j->x + (size_t)((j->n0 + n) * g->c * hw) * el;
-    for (int64_t c = c0; c < c1; c++)
+    const int64_t hw = g->h * g->w;
+    const char *src = j->x + (size_t)(n * g->c * hw) * el;
+    for (int64_t c = 0; c < g->c; c++)
         for (int64_t a = 0; a < g->sh; a++)
             for (int64_t b = 0; b < g->sw; b++) {
                 if (!phase_used(j, a, b))
                     continue;
                 const char *in = src + (size_t)(c * hw) * el;
-                char *out = dst + (size_t)(c * j->chan + (a * g->sw + b) * plane) * el;
+                char *out = dst + (size_t)(c * chan + (a * g->sw + b) * plane) * el;
                 if (el == sizeof(double))
-                    phase_plane_f64(g, j->hq, j->wq, a, b, (const double *)in, (double *)out);
+                    phase_plane_f64(g, r0, rows, j->wq, a, b, (const double *)in,
+                                    (double *)out);
                 else
-                    phase_plane_f32(g, j->hq, j->wq, a, b, (const float *)in, (float *)out);
+                    phase_plane_f32(g, r0, rows, j->wq, a, b, (const float *)in,
+                                    (float *)out);
             }
-    if (c1 == g->c)
-        memset(dst + (size_t)(g->c * j->chan) * el, 0,
-               (size_t)(j->img_len - g->c * j->chan) * el);
-}
-
-/* part u: image u / parts_per_image, its channels in equal blocks */
-static void prepare(void *ctx, int64_t begin, int64_t end)
-{
-    const dense_job *j = ctx;
-    const int64_t per = j->prep_parts, c = j->g.c;
-    for (int64_t u = begin; u < end; u++) {
-        int64_t part = u % per;
-        prepare_part(j, u / per, c * part / per, c * (part + 1) / per);
-    }
+    memset(dst + (size_t)(g->c * chan) * el, 0, (size_t)(len - g->c * chan) * el);
 }
 
 /* ---- the product ------------------------------------------------------------------ */
 
-/* unit u: block of output channels (slowest varying: the threads work on
- * the same weights, which the images share), image, block of positions */
-static void unit(const dense_job *j, int64_t u)
+/* the tiles of block ob of output channels x block cb of positions of
+ * image n (of the chunk), from its prepared rows: img holds the image's
+ * rows from row0 on, its taps at off */
+static void run_block(const dense_job *j, int64_t ob, int64_t n, int64_t cb, const char *img,
+                      const int64_t *off, int64_t row0)
 {
     const tg__conv_geom *g = &j->g;
-    const int64_t per_block = j->nn * j->n_cb;
-    const int64_t ob = u / per_block, n = u % per_block / j->n_cb, cb = u % j->n_cb;
     const int64_t ohw = g->oh * g->ow, mr = j->kn->mr, nr = j->kn->nr;
     const size_t image = (size_t)((j->n0 + n) * g->o * ohw) * j->el;
-    tg__dense_store st = {.y = j->y + image, .bias = j->b,
-                          .res = j->res ? j->res + image : NULL, .ohw = ohw,
-                          .wq = j->wq, .ow = g->ow, .p = j->p, .relu = j->relu};
-    const char *img = j->imgs + (size_t)(n * j->img_len) * j->el;
+    const size_t skip = (size_t)(row0 * g->ow) * j->el; /* the rows before row0 */
+    tg__dense_store st = {.y = j->y + image + skip, .bias = j->b,
+                          .res = j->res ? j->res + image + skip : NULL, .ohw = ohw,
+                          .wq = j->wq, .ow = g->ow, .p = j->p - row0 * j->wq,
+                          .relu = j->relu};
     int64_t p0 = ob * j->blk_panels, p1 = min64(p0 + j->blk_panels, j->panels);
     int64_t t0 = cb * j->blk_tiles, t1 = min64(t0 + j->blk_tiles, j->tiles);
-    for (int64_t t = t0; t < t1; t++)
+    for (int64_t t = t0; t < t1; t++) {
+        const tg__dense_kern *kn = t == j->tiles - 1 && j->tail ? j->tail : j->kn;
         for (int64_t pi = p0; pi < p1; pi++)
-            j->kn->tile(j->k, j->w + (size_t)(pi * mr * j->k) * j->el, j->k, img, j->off,
-                        t * nr, pi * mr, min64(mr, g->o - pi * mr), &st);
+            kn->tile(j->k, j->w + (size_t)(pi * mr * j->k) * j->el, j->k, img, off,
+                     t * nr - row0 * j->wq, pi * mr, min64(mr, g->o - pi * mr), &st);
+    }
 }
 
-static void units(void *ctx, int64_t begin, int64_t end)
+/* one thread: the images of the chunk prepared whole, then every unit
+ * (block of output channels, slowest, image, block of positions) */
+static void run_serial(dense_job *j)
 {
-    for (int64_t u = begin; u < end; u++)
-        unit(ctx, u);
-}
-
-/* one thread's share: units claimed one at a time until none is left.
- * tg_parallel_for gives each thread one contiguous range of equal count,
- * and the units are not equal (the last block of output channels or of
- * positions is shorter; ResNet's 28x28 -> 14x14 layer at batch 1 split
- * 160 : 128 tile-rows and ran 1.1x faster on two threads than on one),
- * nor are the threads (a core taken by another process) */
-static void claim_units(void *ctx, int64_t begin, int64_t end)
-{
-    dense_job *j = ctx;
-    (void)begin, (void)end;
-    for (int64_t u; (u = atomic_fetch_add(&j->next_unit, 1)) < j->n_units;)
-        unit(j, u);
+    for (int64_t n = 0; n < j->nn; n++)
+        prepare_rows(j, j->n0 + n, j->imgs + (size_t)(n * j->img_len) * j->el, 0, j->hq,
+                     j->chan, j->hq * j->wq, j->img_len);
+    const int64_t per_block = j->nn * j->n_cb;
+    for (int64_t u = 0; u < j->n_ob * per_block; u++) {
+        int64_t ob = u / per_block, n = u % per_block / j->n_cb, cb = u % j->n_cb;
+        run_block(j, ob, n, cb, j->imgs + (size_t)(n * j->img_len) * j->el, j->off, 0);
+    }
 }
 
 /* ---- planning -------------------------------------------------------------------- */
 
+/* where each tap's run starts in an image prepared with `rows` rows per
+ * phase plane; the furthest a tap reads inside its plane */
+static int64_t fill_offsets(const dense_job *j, int64_t rows, int64_t *off)
+{
+    const tg__conv_geom *g = &j->g;
+    const int64_t plane = rows * j->wq, chan = g->sh * g->sw * plane;
+    int64_t reach = 0;
+    for (int64_t c = 0, p = 0; c < g->c; c++)
+        for (int64_t i = 0; i < g->kh; i++)
+            for (int64_t jj = 0; jj < g->kw; jj++, p++) {
+                int64_t Y = i * g->dh, X = jj * g->dw, in = (Y / g->sh) * j->wq + X / g->sw;
+                off[p] = c * chan + ((Y % g->sh) * g->sw + X % g->sw) * plane + in;
+                reach = max64(reach, in);
+            }
+    return reach;
+}
+
 static void tap_offsets(dense_job *j)
 {
     const tg__conv_geom *g = &j->g;
-    const int64_t plane = j->hq * j->wq;
     memset(j->used, 0, sizeof(bool) * (size_t)(g->sh * g->sw));
     for (int64_t i = 0; i < g->kh; i++)
         for (int64_t jj = 0; jj < g->kw; jj++)
             j->used[(i * g->dh % g->sh) * g->sw + jj * g->dw % g->sw] = true;
-    for (int64_t c = 0, p = 0; c < g->c; c++)
-        for (int64_t i = 0; i < g->kh; i++)
-            for (int64_t jj = 0; jj < g->kw; jj++, p++) {
-                int64_t Y = i * g->dh, X = jj * g->dw;
-                j->off[p] = c * j->chan + ((Y % g->sh) * g->sw + X % g->sw) * plane +
-                            (Y / g->sh) * j->wq + X / g->sw;
-            }
+    j->reach = fill_offsets(j, j->hq, j->off);
 }
 
 /* the phases' size and the wide positions. At stride 1 the rows share
@@ -246,6 +253,8 @@ static atomic_int forced_tile = -1;
 void tg__conv_dense_force_tile(int kind) { atomic_store(&forced_tile, kind); }
 
 void tg__conv_dense_set_chunk_bytes(int64_t bytes) { atomic_store(&chunk_bytes, bytes); }
+
+void tg__conv_dense_set_par_work(int64_t macs) { atomic_store(&par_work, macs); }
 
 /* whether the CPU runs each zmm operation as two halves (AMD's Zen 4,
  * family 19h): there a ymm tile does as many flops per cycle as a zmm
@@ -280,10 +289,42 @@ static bool zmm_split(void)
  * ymm tiles, though they compute 0.2% fewer padded outputs) */
 #define STORE_COST 8.0
 
+/* accumulators a multiply-add's latency times the FMA units keep busy:
+ * a tile with fewer (AVX2's 4 x 1 tail) runs at that fraction of the
+ * speed */
+#define BUSY_ACCS 8
+
+static atomic_bool tails_on = true;
+
+void tg__conv_dense_set_tails(bool on) { atomic_store(&tails_on, on); }
+
+/* the tail of `a` for kn's height with the vectors the last `left`
+ * positions fill, when that is fewer than kn's; else NULL */
+static const tg__dense_kern *tail_of(const tg__dense_arch *a, int f64,
+                                     const tg__dense_kern *kn, int64_t left)
+{
+    int64_t nv = cdiv(left, kn->nr / kn->nv);
+    if (nv >= kn->nv || !atomic_load(&tails_on))
+        return NULL;
+    for (int i = 0; i < a->n_tails; i++)
+        if (a->tails[f64][i].mr == kn->mr && a->tails[f64][i].nv == nv)
+            return &a->tails[f64][i];
+    return NULL;
+}
+
+/* the accumulator vectors' time of a tile: as many multiply-adds as the
+ * vectors, slower below BUSY_ACCS accumulators */
+static double vector_time(const tg__dense_kern *kn)
+{
+    int accs = kn->mr * kn->nv;
+    return (double)kn->nv * (accs < BUSY_ACCS ? (double)BUSY_ACCS / accs : 1.0);
+}
+
 /* the tile shape with the least estimated time: its tiles (output
- * channels rounded up to its height, wide positions to its width) times
- * its accumulator vectors times the taps' multiply-adds, each the time of
- * a widest one (the narrower vectors' half that on CPUs that split the
+ * channels rounded up to its height, wide positions to its width, the
+ * last tile's to the vectors of its tail) times the time of its
+ * accumulator vectors times the taps' multiply-adds, each the time of a
+ * widest one (the narrower vectors' half that on CPUs that split the
  * widest in two, as much elsewhere), plus STORE_COST; ties go to the
  * first (the widest) */
 static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
@@ -297,11 +338,17 @@ static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
             if (forced >= 0 && index != forced % total)
                 continue;
             const tg__dense_kern *kn = &a->k[f64][i];
-            double tiles = (double)cdiv(j->g.o, kn->mr) * (double)cdiv(j->p, kn->nr);
-            double cost = tiles * kn->mr * kn->nv * (fma * (double)j->k + STORE_COST);
+            int64_t tiles = cdiv(j->p, kn->nr);
+            const tg__dense_kern *tail = tail_of(a, f64, kn, j->p - (tiles - 1) * kn->nr);
+            double vectors = (double)(tiles - 1) * vector_time(kn) +
+                             vector_time(tail ? tail : kn);
+            double cost = (double)cdiv(j->g.o, kn->mr) * kn->mr * vectors *
+                          (fma * (double)j->k + STORE_COST);
             if (best < 0 || cost < best) {
                 best = cost;
+                j->arch = a;
                 j->kn = kn;
+                j->tail = tail;
             }
         }
     }
@@ -362,6 +409,146 @@ static void plan_blocks(dense_job *j, int64_t threads)
     j->n_cb = cdiv(j->tiles, j->blk_tiles);
 }
 
+/* ---- several threads: homes ----------------------------------------------------------
+ * Why (measured on ResNet-18's layers, 2 threads, per-thread CPU time):
+ * when the threads prepared equal parts (channels) of one shared image
+ * and then claimed its blocks one at a time, each thread's half of the
+ * preparation took more CPU time than one thread took for all of it
+ * (56x56 -> 28x28 at stride 2: 0.10 ms each against 0.068; 56x56 at
+ * stride 1: 0.066 against 0.038), while the product ran as fast per tile
+ * as on one thread: the lines a thread wrote had last been read by the
+ * other core (the blocks it had claimed in the call before), and each
+ * write waited for the other core's copy to be invalidated; the same for
+ * the reads of the lines the other thread prepared. The preparation, 2%
+ * of a layer on one thread, became 6-17% of it on two.
+ * So each thread has a home: a share of the units (pairs of image and
+ * block of positions, image-major, or blocks of output channels when
+ * there are too few pairs), for which it prepares only the rows its
+ * positions read, into a region of the buffer that only that home's
+ * rows occupy from call to call (regions at fixed offsets), and whose
+ * units it runs first. The caller takes home 0, the others the rest in
+ * the order they come. A thread that has finished its home runs units
+ * of the others once their rows are ready, and prepares a home no thread
+ * has started (a thread that is late, or a core taken by another process). */
+
+enum { HOME_FREE, HOME_PREPARING, HOME_READY };
+
+typedef struct dense_home {
+    int64_t pair0, pairs;    /* pairs (image, block of positions) of the chunk */
+    int64_t ob0, obs;        /* blocks of output channels */
+    int64_t n_first, n_imgs; /* the images of the chunk the pairs are in */
+    int64_t rows;            /* rows prepared of each phase plane, per image */
+    int64_t len;             /* elements per prepared image */
+    int64_t *off;            /* [k] the taps' runs in a prepared image */
+    char *region;
+    atomic_int state;
+    _Atomic int64_t next; /* the next of its pairs * obs units */
+} dense_home;
+
+/* the rows of image n (of the chunk) the positions of home h read, from
+ * lo to hi (past the plane's hq rows: rows of zeros, so that every read
+ * of the last tile, dropped positions included, stays in its plane) */
+static void home_rows(const dense_job *j, const dense_home *h, int64_t n, int64_t *lo,
+                      int64_t *hi)
+{
+    int64_t q0 = max64(h->pair0, n * j->n_cb), q1 = min64(h->pair0 + h->pairs, (n + 1) * j->n_cb);
+    int64_t t0 = (q0 - n * j->n_cb) * j->blk_tiles * j->kn->nr;
+    int64_t t1 = min64((q1 - n * j->n_cb) * j->blk_tiles, j->tiles) * j->kn->nr;
+    *lo = t0 / j->wq;
+    *hi = (t1 - 1 + j->reach) / j->wq + 1;
+}
+
+static void prepare_home(const dense_job *j, const dense_home *h)
+{
+    const int64_t plane = h->rows * j->wq, chan = j->g.sh * j->g.sw * plane;
+    for (int64_t s = 0; s < h->n_imgs; s++) {
+        int64_t lo, hi, n = h->n_first + s;
+        home_rows(j, h, n, &lo, &hi);
+        prepare_rows(j, j->n0 + n, h->region + (size_t)(s * h->len) * j->el, lo, h->rows,
+                     chan, plane, h->len);
+    }
+}
+
+static void home_unit(const dense_job *j, const dense_home *h, int64_t i)
+{
+    int64_t ob = h->ob0 + i / h->pairs, q = h->pair0 + i % h->pairs, lo, hi;
+    int64_t n = q / j->n_cb, cb = q % j->n_cb;
+    home_rows(j, h, n, &lo, &hi);
+    run_block(j, ob, n, cb, h->region + (size_t)((n - h->n_first) * h->len) * j->el, h->off,
+              lo);
+}
+
+/* home h's units this thread can claim, after preparing h's rows if no
+ * thread has started them, or waiting while one prepares them */
+static void help_home(dense_job *j, dense_home *h)
+{
+    const int64_t n_units = h->pairs * h->obs;
+    if (atomic_load(&h->next) >= n_units)
+        return;
+    int expected = HOME_FREE;
+    if (atomic_compare_exchange_strong(&h->state, &expected, HOME_PREPARING)) {
+        prepare_home(j, h);
+        atomic_store(&h->state, HOME_READY);
+    }
+    for (int spin = 0; atomic_load(&h->state) != HOME_READY; spin++)
+        if (spin > 1000)
+            sched_yield(); /* the preparing thread's core may be taken */
+    for (int64_t i; (i = atomic_fetch_add(&h->next, 1)) < n_units;)
+        home_unit(j, h, i);
+}
+
+/* each thread of the pool (its chunk index does not matter: a late
+ * worker may find nothing left) */
+static void home_work(void *ctx, int64_t begin, int64_t end)
+{
+    dense_job *j = ctx;
+    (void)begin, (void)end;
+    int64_t first = pthread_equal(pthread_self(), j->caller)
+                        ? 0
+                        : 1 + atomic_fetch_add(&j->arrivals, 1) % (j->n_homes - 1);
+    for (int64_t i = 0; i < j->n_homes; i++)
+        help_home(j, &j->homes[(first + i) % j->n_homes]);
+}
+
+/* the region stride: the largest a home's region has been, so that a
+ * home's region starts at the same offset from layer to layer */
+static _Atomic int64_t region_stride;
+
+/* the homes of the chunk n0 .. n0 + nn: their shares, rows and offsets,
+ * and the buffer of their regions (NULL when out of memory) */
+static char *plan_homes(dense_job *j)
+{
+    const int64_t homes = j->n_homes, pairs = j->nn * j->n_cb;
+    const bool by_pairs = pairs >= 2 * homes || j->n_ob < homes;
+    int64_t most = 0;
+    for (int64_t i = 0; i < homes; i++) {
+        dense_home *h = &j->homes[i];
+        h->pair0 = by_pairs ? pairs * i / homes : 0;
+        h->pairs = by_pairs ? pairs * (i + 1) / homes - h->pair0 : pairs;
+        h->ob0 = by_pairs ? 0 : j->n_ob * i / homes;
+        h->obs = by_pairs ? j->n_ob : j->n_ob * (i + 1) / homes - h->ob0;
+        h->n_first = h->pair0 / j->n_cb;
+        h->n_imgs = h->pairs ? (h->pair0 + h->pairs - 1) / j->n_cb - h->n_first + 1 : 0;
+        h->rows = 0;
+        for (int64_t n = h->n_first; n < h->n_first + h->n_imgs; n++) {
+            int64_t lo, hi;
+            home_rows(j, h, n, &lo, &hi);
+            h->rows = max64(h->rows, hi - lo);
+        }
+        fill_offsets(j, h->rows, h->off);
+        h->len = cdiv(j->g.c * j->g.sh * j->g.sw * h->rows * j->wq, 16) * 16;
+        most = max64(most, h->n_imgs * h->len * (int64_t)j->el);
+        atomic_store(&h->state, HOME_FREE);
+        atomic_store(&h->next, 0);
+    }
+    int64_t stride = max64(cdiv(most, 4096) * 4096, atomic_load(&region_stride));
+    atomic_store(&region_stride, stride);
+    char *buf = tg__scratch(TG_SCRATCH_SHARED, (size_t)(homes * stride));
+    for (int64_t i = 0; buf && i < homes; i++)
+        j->homes[i].region = buf + (size_t)(i * stride);
+    return buf;
+}
+
 static atomic_bool enabled = true;
 
 void tg__conv_dense_set_enabled(bool on) { atomic_store(&enabled, on); }
@@ -370,6 +557,16 @@ bool tg__conv_dense_wanted(const tg__conv_geom *g)
 {
     return atomic_load(&enabled) && tg__conv_get_mode() == TG_CONV_AUTO && g->groups == 1 && g->o >= MIN_OUT &&
            g->c * g->kh * g->kw >= MIN_TAPS;
+}
+
+void tg__conv_dense_describe(tg_dtype dt, const tg__conv_geom *g, tg__dense_plan *out)
+{
+    dense_job j = {.g = *g, .k = g->c * g->kh * g->kw};
+    plan_phases(&j);
+    choose_tile(&j, tg__dense_arch_now(), dt == TG_FLOAT64);
+    *out = (tg__dense_plan){.isa = j.arch->name, .mr = j.kn->mr, .nv = j.kn->nv,
+                            .lanes = j.kn->nr / j.kn->nv,
+                            .tail_nv = j.tail ? j.tail->nv : 0, .positions = j.p};
 }
 
 tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
@@ -391,42 +588,46 @@ tg_status tg__conv_dense_forward_res(tg_dtype dt, const tg__conv_geom *g, const 
                    .relu = relu,
                    .k = g->c * g->kh * g->kw};
     int64_t work = g->n * g->o * j.k * g->oh * g->ow, threads = tg_get_num_threads();
-    bool par = work >= PAR_WORK && threads > 1 && !tg_in_parallel_region();
-    j.off = malloc(sizeof(int64_t) * (size_t)max64(j.k, 1));
+    bool par = work >= atomic_load(&par_work) && threads > 1 && !tg_in_parallel_region();
+    j.n_homes = par ? threads : 0;
+    j.off = malloc(sizeof(int64_t) * (size_t)(max64(j.k, 1) * (1 + j.n_homes)));
     j.used = malloc(sizeof(bool) * (size_t)(g->sh * g->sw));
-    if (!j.off || !j.used) {
-        free(j.off);
-        free(j.used);
-        return TG_ERR_NOMEM;
+    j.homes = par ? malloc(sizeof(dense_home) * (size_t)j.n_homes) : NULL;
+    tg_status st = TG_OK;
+    if (!j.off || !j.used || (par && !j.homes)) {
+        st = TG_ERR_NOMEM;
+        goto out;
     }
+    for (int64_t i = 0; i < j.n_homes; i++)
+        j.homes[i].off = j.off + (size_t)(max64(j.k, 1) * (1 + i));
     plan_phases(&j);
     choose_tile(&j, tg__dense_arch_now(), dt == TG_FLOAT64);
     tap_offsets(&j);
     plan_image_len(&j);
     j.chunk = min64(g->n, max64(1, atomic_load(&chunk_bytes) / (j.img_len * (int64_t)j.el)));
     plan_blocks(&j, par ? threads : 1);
-    char *buf = tg__scratch(TG_SCRATCH_SHARED, (size_t)(j.chunk * j.img_len) * j.el);
-    if (!buf) {
-        free(j.off);
-        free(j.used);
-        return TG_ERR_NOMEM;
-    }
-    j.imgs = buf;
+    j.caller = pthread_self();
     for (j.n0 = 0; j.n0 < g->n; j.n0 += j.nn) {
         j.nn = min64(j.chunk, g->n - j.n0);
-        j.n_units = j.nn * j.n_ob * j.n_cb;
         if (par) {
-            j.prep_parts = min64(g->c, cdiv(UNITS_PER_THREAD * threads, j.nn));
-            tg_parallel_for(j.nn * j.prep_parts, 1, prepare, &j);
-            atomic_store(&j.next_unit, 0);
-            tg_parallel_for(threads, 1, claim_units, &j);
+            if (!(j.imgs = plan_homes(&j))) {
+                st = TG_ERR_NOMEM;
+                goto out;
+            }
+            atomic_store(&j.arrivals, 0);
+            tg_parallel_for(threads, 1, home_work, &j);
         } else {
-            j.prep_parts = 1;
-            prepare(&j, 0, j.nn);
-            units(&j, 0, j.n_units);
+            j.imgs = tg__scratch(TG_SCRATCH_SHARED, (size_t)(j.chunk * j.img_len) * j.el);
+            if (!j.imgs) {
+                st = TG_ERR_NOMEM;
+                goto out;
+            }
+            run_serial(&j);
         }
     }
+out:
+    free(j.homes);
     free(j.off);
     free(j.used);
-    return TG_OK;
+    return st;
 }

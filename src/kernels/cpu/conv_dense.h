@@ -27,6 +27,23 @@ void tg__conv_dense_set_enabled(bool on);
  * for every shape from now on; -1 (the default) chooses per shape */
 void tg__conv_dense_force_tile(int kind);
 
+/* tests: false runs the last positions of each image in whole tiles
+ * rather than in the narrower tails (true by default; the same bits) */
+void tg__conv_dense_set_tails(bool on);
+
+/* tests: the fewest multiply-adds a product has to be split over the
+ * threads (2^19 by default; 0: every product when there are threads) */
+void tg__conv_dense_set_par_work(int64_t macs);
+
+/* what the plan of g's product runs (tests, benchmarks) */
+typedef struct tg__dense_plan {
+    const char *isa;   /* the tiles' table: "avx512", "avx512y" (ymm), ... */
+    int mr, nv, lanes; /* a tile: mr output channels x nv vectors of lanes */
+    int tail_nv;       /* the vectors of the last tile of each image, 0: a whole tile */
+    int64_t positions; /* wide positions per image */
+} tg__dense_plan;
+void tg__conv_dense_describe(tg_dtype dt, const tg__conv_geom *g, tg__dense_plan *out);
+
 /* tests: the memory the prepared images of one call may take (32 MB by
  * default; at least one image is prepared at a time) */
 void tg__conv_dense_set_chunk_bytes(int64_t bytes);

@@ -37,10 +37,14 @@ typedef struct tg__dense_kern {
 
 /* the tile shapes an instruction set offers, per dtype */
 #define TG__DENSE_MAX_KINDS 2
+/* the narrower tiles for the positions left at the end of an image:
+ * each kind's height with fewer vectors (AVX-512's 12 x 1, 8 x 1, 8 x 2) */
+#define TG__DENSE_MAX_TAILS 4
 typedef struct tg__dense_arch {
     const char *name;
-    int n_kinds;
+    int n_kinds, n_tails;
     tg__dense_kern k[2][TG__DENSE_MAX_KINDS];
+    tg__dense_kern tails[2][TG__DENSE_MAX_TAILS];
     /* tiles of the same instruction set over half-width vectors, or NULL:
      * AVX-512's ymm tiles (32 registers), whose 8-position granularity
      * wastes less on small planes and which run as fast per flop as zmm

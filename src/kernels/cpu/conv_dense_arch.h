@@ -6,6 +6,11 @@
  * and so define tg__dense_arch_<ISA> (a file may include it more than once,
  * with another DENSE_ISA name and vector width each time; DENSE_NARROWER
  * names the table of the narrower tiles, see conv_dense_api.h).
+ * DENSE_TILES(X) lists the tile shapes as X(MR, NV); DENSE_TAILS(X) the
+ * same heights with fewer vectors, which conv_dense.c runs on the last
+ * positions of an image when they fill fewer vectors than a tile (ResNet's
+ * 7x7 planes: 55 wide positions, 64 in 16-wide tiles, 56 with an 8-wide
+ * tail).
  *
  * A tile of MR output channels x NV vectors of wide positions stays in
  * registers over all k taps: per tap, NV vectors are loaded (unaligned)
@@ -169,6 +174,8 @@ DENSE_TYPES(double, int64_t, f64)
 #define DA_F64(MR, NV) DENSE_TEMPLATE(double, f64, MR, NV)
 DENSE_TILES(DA_F32)
 DENSE_TILES(DA_F64)
+DENSE_TAILS(DA_F32)
+DENSE_TAILS(DA_F64)
 
 #define DA_KERN(SUF, MR, NV)                                                     \
     {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV), .nv = NV,                 \
@@ -183,7 +190,9 @@ DENSE_TILES(DA_F64)
 const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .name = DA_STR(DENSE_ISA),
     .n_kinds = 0 DENSE_TILES(DA_COUNT),
+    .n_tails = 0 DENSE_TAILS(DA_COUNT),
     .k = {{DENSE_TILES(DA_K32)}, {DENSE_TILES(DA_K64)}},
+    .tails = {{DENSE_TAILS(DA_K32)}, {DENSE_TAILS(DA_K64)}},
     .narrower = DENSE_NARROWER,
 };
 #undef DENSE_NARROWER

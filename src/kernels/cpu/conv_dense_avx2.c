@@ -7,5 +7,6 @@
 #define DENSE_ISA avx2
 #define VEC_BYTES 32
 #define DENSE_TILES(X) X(6, 2) X(4, 3)
+#define DENSE_TAILS(X) X(6, 1) X(4, 1) X(4, 2)
 #include "kernels/cpu/conv_dense_arch.h"
 #endif

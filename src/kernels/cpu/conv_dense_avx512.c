@@ -12,14 +12,17 @@
 #define DENSE_ISA avx512y
 #define VEC_BYTES 32
 #define DENSE_TILES(X) X(12, 2) X(8, 3)
+#define DENSE_TAILS(X) X(12, 1) X(8, 1) X(8, 2)
 #include "kernels/cpu/conv_dense_arch.h"
 #undef DENSE_ISA
 #undef VEC_BYTES
 #undef DENSE_TILES
+#undef DENSE_TAILS
 
 #define DENSE_ISA avx512
 #define VEC_BYTES 64
 #define DENSE_TILES(X) X(12, 2) X(8, 3)
+#define DENSE_TAILS(X) X(12, 1) X(8, 1) X(8, 2)
 #define DENSE_NARROWER &tg__dense_arch_avx512y
 #include "kernels/cpu/conv_dense_arch.h"
 #endif

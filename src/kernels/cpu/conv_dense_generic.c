@@ -4,4 +4,5 @@
 #define DENSE_ISA generic
 #define VEC_BYTES 16
 #define DENSE_TILES(X) X(6, 2) X(4, 3)
+#define DENSE_TAILS(X) X(6, 1) X(4, 1) X(4, 2)
 #include "kernels/cpu/conv_dense_arch.h"

@@ -1,9 +1,14 @@
-/* Pointwise convolution forward as panel GEMMs over NCHW (conv_pw.h). */
+/* Pointwise convolution forward as panel GEMMs over NCHW with the
+ * epilogue in the GEMM's store (conv_pw.h). */
 #include "kernels/cpu/conv_pw.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_arch_api.h"
+#include "kernels/cpu/scratch.h"
+
+#include <sched.h>
 
 #include <stdatomic.h>
 
@@ -21,27 +26,52 @@
 
 typedef struct pw_job {
     const tg__conv_geom *g;
+    const tg__gemm_kern *kn;
     const char *x, *w, *b, *res; /* res: a shortcut added after the bias, or NULL */
     char *y;
+    char *pa; /* the weights packed once per call: block ob at ob * blk_elems */
     const tg__conv_act *act;
     bool f64;
+    size_t el;
     int64_t hw, panel, n_panels, oblock, n_oblocks;
+    int64_t oblock_pad, blk_elems; /* a block's rows rounded to MR; its packed size */
+    int64_t pack_units, n_units;   /* MR-row panels of the weights; GEMM units */
+    bool blas; /* CBLAS measured faster for the units' GEMM (gemm_select.c) */
+    atomic_llong next_pack, packed, next_unit;
     atomic_int status;
 } pw_job;
 
+/* packs the weights' MR-row panel q of every block (u = ob * panels + q)
+ * over every slab of kc input channels */
+static void pack_panel(pw_job *j, int64_t u)
+{
+    const tg__gemm_kern *kn = j->kn;
+    int64_t c = j->g->c, per_block = j->oblock_pad / kn->mr;
+    int64_t ob = u / per_block, q = u % per_block, o0 = ob * j->oblock + q * kn->mr;
+    int64_t o_end = (ob + 1) * j->oblock < j->g->o ? (ob + 1) * j->oblock : j->g->o;
+    if (o0 >= o_end)
+        return;
+    int64_t rows = o_end - o0 < kn->mr ? o_end - o0 : kn->mr;
+    char *blk = j->pa + (size_t)(ob * j->blk_elems) * j->el;
+    for (int64_t pc = 0; pc < c; pc += kn->kc) {
+        int64_t kc = c - pc < kn->kc ? c - pc : kn->kc;
+        char *dst = blk + (size_t)(pc * j->oblock_pad + q * kn->mr * kc) * j->el;
+        kn->pack_a(false, j->w + (size_t)(o0 * c + pc) * j->el, c, rows, kc, 1, dst);
+    }
+}
+
 /* rows [o0, o1) of a panel of len columns (row stride hw) at y, whose
  * shortcut rows are at res: + bias, then + res and relu, or the
- * activation, by the instruction set's vector pass */
-static void epilogue(const pw_job *j, char *y, const char *res, int64_t o0, int64_t o1,
-                     int64_t len)
+ * activation, by the instruction set's vector pass (the CBLAS route) */
+static void epilogue_pass(const pw_job *j, char *y, const char *res, int64_t o0,
+                          int64_t o1, int64_t len)
 {
-    size_t el = j->f64 ? sizeof(double) : sizeof(float);
     const tg__dw_arch *arch = tg__dw_arch_now();
     if (!j->b && !res && j->act->kind == TG_CONV_ACT_NONE)
         return;
     for (int64_t o = o0; o < o1; o++) {
-        size_t at = (size_t)((o - o0) * j->hw) * el;
-        const char *bias = j->b ? j->b + (size_t)o * el : NULL;
+        size_t at = (size_t)((o - o0) * j->hw) * j->el;
+        const char *bias = j->b ? j->b + (size_t)o * j->el : NULL;
         if (res)
             arch->row_res[j->f64](y + at, len, bias, res + at,
                                   j->act->kind == TG_CONV_ACT_RELU);
@@ -51,32 +81,88 @@ static void epilogue(const pw_job *j, char *y, const char *res, int64_t o0, int6
     }
 }
 
-static tg_status unit(const pw_job *j, int64_t u)
+/* a unit by CBLAS, then the epilogue in a pass over its output */
+static tg_status unit_blas(const pw_job *j, int64_t n, int64_t p0, int64_t len, int64_t o0,
+                           int64_t o1)
 {
     const tg__conv_geom *g = j->g;
+    const char *xs = j->x + (size_t)(n * g->c * j->hw + p0) * j->el;
+    const char *ws = j->w + (size_t)(o0 * g->c) * j->el;
+    size_t at = (size_t)((n * g->o + o0) * j->hw + p0) * j->el;
+    tg_status s = j->f64 ? tg__gemm_blas_f64(false, false, o1 - o0, len, g->c, 1,
+                                             (const double *)ws, g->c, (const double *)xs,
+                                             j->hw, 0, (double *)(j->y + at), j->hw)
+                         : tg__gemm_blas_f32(false, false, o1 - o0, len, g->c, 1,
+                                             (const float *)ws, g->c, (const float *)xs,
+                                             j->hw, 0, (float *)(j->y + at), j->hw);
+    if (s == TG_OK)
+        epilogue_pass(j, j->y + at, j->res ? j->res + at : NULL, o0, o1, len);
+    return s;
+}
+
+/* y's rows [o0, o1) of image n, columns [p0, p0 + len): the input's
+ * panel packed slab by slab, each slab's product with the block's packed
+ * weights added into y, the last one through the epilogue (bias, shortcut,
+ * activation) as its tiles are stored */
+static tg_status unit(pw_job *j, int64_t u)
+{
+    const tg__conv_geom *g = j->g;
+    const tg__gemm_kern *kn = j->kn;
     int64_t per_image = j->n_panels * j->n_oblocks;
     int64_t n = u / per_image, rest = u % per_image;
     int64_t p0 = rest / j->n_oblocks * j->panel, ob = rest % j->n_oblocks;
     int64_t len = j->hw - p0 < j->panel ? j->hw - p0 : j->panel;
     int64_t o0 = ob * j->oblock, o1 = o0 + j->oblock < g->o ? o0 + j->oblock : g->o;
-    size_t el = j->f64 ? sizeof(double) : sizeof(float);
-    const char *xs = j->x + (size_t)(n * g->c * j->hw + p0) * el;
-    const char *ws = j->w + (size_t)(o0 * g->c) * el;
-    size_t at = (size_t)((n * g->o + o0) * j->hw + p0) * el;
-    char *ys = j->y + at;
-    tg_status s = j->f64 ? tg__dgemm(false, false, o1 - o0, len, g->c, 1, (const double *)ws,
-                                     g->c, (const double *)xs, j->hw, 0, (double *)ys, j->hw)
-                         : tg__sgemm(false, false, o1 - o0, len, g->c, 1, (const float *)ws,
-                                     g->c, (const float *)xs, j->hw, 0, (float *)ys, j->hw);
-    if (s == TG_OK)
-        epilogue(j, ys, j->res ? j->res + at : NULL, o0, o1, len);
-    return s;
+    if (j->blas)
+        return unit_blas(j, n, p0, len, o0, o1);
+    size_t el = j->el;
+    int64_t ncap = len < kn->nc ? len : kn->nc, kcap = g->c < kn->kc ? g->c : kn->kc;
+    char *pb = tg__scratch(TG_SCRATCH_GEMM_B,
+                           (size_t)((ncap + kn->nr - 1) / kn->nr * kn->nr * kcap) * el);
+    if (!pb)
+        return TG_ERR_NOMEM;
+    const char *blk = j->pa + (size_t)(ob * j->blk_elems) * el;
+    for (int64_t jc = 0; jc < len; jc += kn->nc) {
+        int64_t nc = len - jc < kn->nc ? len - jc : kn->nc;
+        size_t at = (size_t)((n * g->o + o0) * j->hw + p0 + jc) * el;
+        tg__gemm_ep ep = {.bias = j->b ? j->b + (size_t)o0 * el : NULL,
+                          .res = j->res ? j->res + at : NULL, .ldr = j->hw,
+                          .act = (int)j->act->kind, .lo = j->act->lo, .hi = j->act->hi};
+        for (int64_t pc = 0; pc < g->c; pc += kn->kc) {
+            int64_t kc = g->c - pc < kn->kc ? g->c - pc : kn->kc;
+            kn->pack_b(false, j->x + (size_t)((n * g->c + pc) * j->hw + p0 + jc) * el, j->hw,
+                       kc, nc, pb);
+            const char *slab = blk + (size_t)(pc * j->oblock_pad) * el;
+            for (int64_t ic = 0; ic < o1 - o0; ic += kn->mc) {
+                int64_t mc = o1 - o0 - ic < kn->mc ? o1 - o0 - ic : kn->mc;
+                tg__gemm_ep blk_ep = ep;
+                if (ep.bias)
+                    blk_ep.bias = (const char *)ep.bias + (size_t)ic * el;
+                if (ep.res)
+                    blk_ep.res = (const char *)ep.res + (size_t)(ic * j->hw) * el;
+                kn->macro_ep(mc, nc, kc, slab + (size_t)(ic * kc) * el, pb,
+                             j->y + at + (size_t)(ic * j->hw) * el, j->hw, pc > 0,
+                             pc + kc >= g->c ? &blk_ep : NULL);
+            }
+        }
+    }
+    return TG_OK;
 }
 
-static void units(void *ctx, int64_t begin, int64_t end)
+/* each thread: weight panels until none is left, a wait until all are
+ * packed (every one is claimed by a running thread by then, so the wait
+ * ends even on one thread), then GEMM units as they come */
+static void body(void *ctx, int64_t begin, int64_t end)
 {
     pw_job *j = ctx;
-    for (int64_t u = begin; u < end; u++) {
+    (void)begin, (void)end;
+    for (int64_t u; (u = atomic_fetch_add(&j->next_pack, 1)) < j->pack_units;) {
+        pack_panel(j, u);
+        atomic_fetch_add(&j->packed, 1);
+    }
+    while (atomic_load(&j->packed) < j->pack_units)
+        sched_yield();
+    for (int64_t u; (u = atomic_fetch_add(&j->next_unit, 1)) < j->n_units;) {
         tg_status s = unit(j, u);
         if (s != TG_OK)
             atomic_store(&j->status, s);
@@ -131,17 +217,33 @@ bool tg__conv_pw_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
     if (!tg__conv_pw_wanted(g) ||
         (res && act->kind != TG_CONV_ACT_NONE && act->kind != TG_CONV_ACT_RELU))
         return false;
-    pw_job j = {.g = g, .x = x, .w = w, .b = b, .res = res, .y = y, .act = act,
-                .f64 = dt == TG_FLOAT64, .hw = g->h * g->w};
+    pw_job j = {.g = g, .kn = &tg__gemm_arch_now()->k[dt == TG_FLOAT64], .x = x, .w = w,
+                .b = b, .res = res, .y = y, .act = act, .f64 = dt == TG_FLOAT64,
+                .hw = g->h * g->w};
+    j.el = j.f64 ? sizeof(double) : sizeof(float);
     int64_t work = g->n * g->o * g->c * j.hw, threads = tg_get_num_threads();
     bool par = work >= PW_PAR_WORK && threads > 1 && !tg_in_parallel_region();
     plan(&j, par ? threads : 1);
+    int64_t mr = j.kn->mr;
+    j.oblock_pad = (j.oblock + mr - 1) / mr * mr;
+    j.blk_elems = j.oblock_pad * g->c;
+    j.blas = tg__gemm_use_blas(dt, false, false, j.oblock, j.panel, g->c, 1);
+    j.pack_units = j.blas ? 0 : j.n_oblocks * (j.oblock_pad / mr);
+    j.n_units = g->n * j.n_panels * j.n_oblocks;
+    j.pa = j.blas ? NULL
+                  : tg__scratch(TG_SCRATCH_SHARED, (size_t)(j.n_oblocks * j.blk_elems) * j.el);
+    if (!j.blas && !j.pa) {
+        *status = TG_ERR_NOMEM;
+        return true;
+    }
+    atomic_init(&j.next_pack, 0);
+    atomic_init(&j.packed, 0);
+    atomic_init(&j.next_unit, 0);
     atomic_init(&j.status, TG_OK);
-    int64_t n_units = g->n * j.n_panels * j.n_oblocks;
-    if (par && n_units > 1)
-        tg_parallel_for(n_units, 1, units, &j);
+    if (par && j.n_units > 1)
+        tg_parallel_for(threads, 1, body, &j);
     else
-        units(&j, 0, n_units);
+        body(&j, 0, 1);
     *status = (tg_status)atomic_load(&j.status);
     return true;
 }

@@ -3,8 +3,11 @@
  * over the NCHW layout: each image's [C, H * W] is already the patch
  * matrix, so y[n] = W [O, C] @ x[n] [C, H * W], cut into column panels
  * that stay in cache (and, when there are few of them, blocks of output
- * channels) run over the pool's threads, each GEMM followed on its panel
- * by the bias and the activation while the panel is in cache. */
+ * channels) run over the pool's threads. The weights are packed once per
+ * call, by all threads together, for every unit; each unit packs its
+ * input panel and runs the GEMM's macro-kernel with an epilogue
+ * (gemm_ep_arch.h), which adds the bias (and the shortcut) and applies the
+ * activation to each tile while it is in registers, before its one store. */
 #ifndef TG_KERNELS_CONV_PW_H
 #define TG_KERNELS_CONV_PW_H
 

@@ -9,6 +9,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* what macro_ep applies to C's tile while it is in registers, after the
+ * product (and, when accumulating, after adding C's old value): + bias
+ * (one element per row of C; NULL: none), + res (laid out as C with row
+ * stride ldr; NULL: none), then the activation act (0 none, 1 relu,
+ * 2 clamp to [lo, hi], 3 hardswish), with the add, relu, clamp and
+ * hardswish ops' bits. Pointers are at the block's row 0, column 0. */
+typedef struct tg__gemm_ep {
+    const void *bias, *res;
+    int64_t ldr;
+    int act;
+    double lo, hi;
+} tg__gemm_ep;
+
 typedef struct tg__gemm_kern {
     int mr, nr;     /* micro-tile */
     int kc, mc, nc; /* cache blocks: mc a multiple of mr */
@@ -23,6 +36,13 @@ typedef struct tg__gemm_kern {
      * overwrites: NaNs in C do not propagate) */
     void (*macro)(int64_t mc, int64_t nc, int64_t kc, const void *pa,
                   const void *pb, void *c, int64_t ldc, double beta);
+    /* C (mc x nc) = packed A @ packed B (+ C's old value when accumulate),
+     * then ep (NULL: nothing more). mc may start anywhere in a packed A
+     * block; partial tiles take kernels of fewer rows (down to 2) or one
+     * vector of columns, stored by masked stores: for the pointwise
+     * convolution's small channel counts and planes (conv_pw.c) */
+    void (*macro_ep)(int64_t mc, int64_t nc, int64_t kc, const void *pa, const void *pb,
+                     void *c, int64_t ldc, bool accumulate, const tg__gemm_ep *ep);
 } tg__gemm_kern;
 
 typedef struct tg__gemm_arch {

@@ -43,6 +43,20 @@ static inline bool grad_is_2x2(const geom *g)
     return g && g->nd == 2 && g->H == 2 * g->OH && g->W == 2 * g->OW && g->W < MAX_2X2_W;
 }
 
+/* ... with rows long enough for them over a run of planes: float32 on x86
+ * any (the AVX2 and AVX-512 levels take rows under 8 a group each; the
+ * baseline declines them), else 8 outputs (shorter rows: zeroing and
+ * scattering is faster) */
+static inline bool max_grad_run_is_2x2(const geom *g, bool f64)
+{
+#if defined(__x86_64__)
+    const int64_t min_ow = f64 ? 8 : 1;
+#else
+    const int64_t min_ow = 8;
+#endif
+    return grad_is_2x2(g) && g->OW >= min_ow;
+}
+
 /* ---- kernels over one plane (volume), expanded for float and double --------------
  * Max: NaN wins (as in PyTorch); ties keep the first element in row-major
  * window order. The index is the position within the plane (volume).
@@ -341,7 +355,7 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
     }
     /* the gradient of rows shorter than a vector: zeroing and scattering
      * the int64 indices does better (measured at LeNet's 5 x 5 outputs) */
-    if (t->k != TG_POOL_MAX_GRAD || !grad_is_2x2(g) || g->OW < 8)
+    if (t->k != TG_POOL_MAX_GRAD || !max_grad_run_is_2x2(g, t->f64))
         return false;
     if (t->f64)
         return tg__maxpool2x2_grad_planes_f64((const double *)t->a + begin * t->a_n,
@@ -381,12 +395,45 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
 RUN_PLANE(f32, float)
 RUN_PLANE(f64, double)
 
+/* the max pooling gradient of planes (volumes) [begin, end) the 2 x 2
+ * kernels do not take (any rank and window; LeNet's 5 x 5 outputs): dx
+ * zeroed in one pass over the whole range, then each dy added at its
+ * argmax; true when an index was outside its plane. As max_grad_plane
+ * without the 2 x 2 attempt, one memset for all planes (a call per plane
+ * of 100 elements cost about as much as its scatter) */
+#define SCATTER_PLANES(SFX, T)                                                   \
+    static bool scatter_planes_##SFX(const task *t, int64_t begin, int64_t end)  \
+    {                                                                            \
+        const int64_t in_n = t->b_n, out_n = t->a_n;                             \
+        bool bad = false;                                                        \
+        memset((T *)t->b + begin * in_n, 0, (size_t)((end - begin) * in_n) * sizeof(T)); \
+        for (int64_t p = begin; p < end; p++) {                                  \
+            const T *dy = (const T *)t->a + p * out_n;                           \
+            const int64_t *idx = t->idx + p * out_n;                             \
+            T *dx = (T *)t->b + p * in_n;                                        \
+            for (int64_t o = 0; o < out_n; o++) {                                \
+                if ((uint64_t)idx[o] < (uint64_t)in_n)                           \
+                    dx[idx[o]] += dy[o];                                         \
+                else                                                             \
+                    bad = true;                                                  \
+            }                                                                    \
+        }                                                                        \
+        return bad;                                                              \
+    }
+SCATTER_PLANES(f32, float)
+SCATTER_PLANES(f64, double)
+
 static void run_planes(void *ctx, int64_t begin, int64_t end)
 {
     task *t = ctx;
     bool bad = false;
     if (run_2x2(t, begin, end))
         return;
+    if (t->k == TG_POOL_MAX_GRAD && !(grad_is_2x2(t->g) && t->g->OW >= 8)) {
+        if (t->f64 ? scatter_planes_f64(t, begin, end) : scatter_planes_f32(t, begin, end))
+            atomic_store(&t->bad_index, true);
+        return;
+    }
     /* the kernel's choice, once for all planes */
     bool two = t->g && is_2x2(t->g), vol = t->g && t->g->nd == 3;
     /* the indices have the shape of the pooled side: b, except for max_grad */

@@ -85,4 +85,18 @@ void tg__avgpool2x2_grad_planes_f32(const float *dy, int64_t planes, int64_t OH,
 TG__POOL2X2C_DECL(float, f32)
 TG__POOL2X2C_DECL(double, f64)
 
+/* for the row loops of the 2 x 2 kernels (pool_2x2*_arch.h): how many
+ * leading rows of a run of `rows` rows shorter than a group (OW < LN
+ * outputs) take a group each with their reads and writes inside the run:
+ * row k reads 2 LN elements from its input rows' start, (2 k + 1) W +
+ * 2 LN <= a_n, and writes LN from its outputs' start, k OW + LN <= rows
+ * OW (a_n: the elements of the run's input side, in rows of W) */
+static inline int64_t tg__pool2x2_rows_fit(int64_t a_n, int64_t W, int64_t OW, int64_t rows, int LN)
+{
+    int64_t in = a_n - W - 2 * LN, out = rows * OW - LN;
+    int64_t fit = in < 0 || out < 0 ? 0 : in / (2 * W) + 1;
+    fit = out < 0 ? 0 : (out / OW + 1 < fit ? out / OW + 1 : fit);
+    return fit < rows ? fit : rows;
+}
+
 #endif

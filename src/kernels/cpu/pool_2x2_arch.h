@@ -239,15 +239,22 @@ POOL2X2_ROW_PROTOS(float, f32)
                                                                                 \
     /* rows [0, rows) of outputs at y, row k from the input rows at        \
      * x + 2 k W (one plane, or planes of exactly 2 OH rows back to back),  \
-     * b0 of row k the plane position 2 (k mod OH) W. Rows of LN outputs or \
+     * b0 of row k the plane position 2 ((oh0 + k) mod OH) W. Rows of LN or  \
      * more take groups, the last one again where it overlaps; shorter rows \
      * take a group each where their reads stay in x (what they write past \
      * their end, the next row's outputs, the next row overwrites); the     \
      * last rows go scalar */                                                \
     static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OH,        \
-                          int64_t OW, int64_t rows, T *y, int64_t *idx)        \
+                          int64_t OW, int64_t rows, int64_t oh0, T *y, int64_t *idx) \
     {                                                                           \
-        for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) { \
+        int64_t k = 0, oh = oh0;                                                \
+        if (OW < LN) { /* the rows that fit, a group each, in a tight loop */    \
+            const int64_t fit = tg__pool2x2_rows_fit(x_n, W, OW, rows, LN);     \
+            const T *r0 = x;                                                    \
+            for (; k < fit; k++, r0 += 2 * W, oh = oh + 1 == OH ? 0 : oh + 1)   \
+                SUF##group(r0, r0 + W, W, 2 * oh * W, y + k * OW, idx + k * OW); \
+        }                                                                       \
+        for (; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) {                 \
             const T *r0 = x + 2 * k * W, *r1 = r0 + W;                          \
             int64_t b0 = 2 * oh * W;                                            \
             T *yk = y + k * OW;                                                 \
@@ -269,11 +276,11 @@ POOL2X2_ROW_PROTOS(float, f32)
                             int64_t OH, int64_t OW, T *y, int64_t *idx)         \
     {                                                                           \
         if (H == 2 * OH) { /* the planes are one run of row pairs */           \
-            SUF##rows(x, planes * H * W, W, OH, OW, planes * OH, y, idx);        \
+            SUF##rows(x, planes * H * W, W, OH, OW, planes * OH, 0, y, idx);     \
             return;                                                             \
         }                                                                       \
         for (int64_t p = 0; p < planes; p++)                                    \
-            SUF##rows(x + p * H * W, H * W, W, OH, OW, OH, y + p * OH * OW,      \
+            SUF##rows(x + p * H * W, H * W, W, OH, OW, OH, 0, y + p * OH * OW,   \
                       idx + p * OH * OW);                                       \
     }                                                                           \
                                                                                 \
@@ -333,10 +340,131 @@ static inline void f32xgroup(const float *r0, const float *r1, int64_t W, int64_
 static inline bool f32xgrad_group(const float *dy, const int64_t *idx, int64_t W, int64_t b,
                                   float *d0, float *d1)
 {
-    return x86_grad_idx_f32(dy, idx, b, (int32_t)W, d0, d1);
+    return x86_grad_idx_f32(dy, idx, b, (int32_t)W, (1 << X86_LN) - 1, d0, d1);
 }
 POOL2X2_DRIVERS(float, f32x, X86_LN)
+
+#if X86_LN == 8
+/* the gradient of rows shorter than a group (OW < 8: LeNet's 5), a group
+ * each in a tight loop where its reads and writes stay inside the planes
+ * given (what it writes past its row, the next rows overwrite), the rows
+ * left window by window; false when an index is outside its window. At
+ * the baseline (groups of 4) zeroing and scattering is faster. Out of line:
+ * inlined, it changed the code of the entry's long rows (1% more
+ * instructions at 14 outputs) */
+static __attribute__((noinline)) bool f32xgrad_short(const float *dy, const int64_t *idx,
+                                                     int64_t planes, int64_t OH, int64_t OW,
+                                                     float *dx)
+{
+    const int64_t W = 2 * OW, rows = planes * OH;
+    const int need = x86_window_bits(OW);
+    const int64_t fit = tg__pool2x2_rows_fit(2 * rows * W, W, OW, rows, X86_LN);
+    int64_t k = 0, oh = 0;
+    float *d0 = dx;
+    for (; k < fit; k++, d0 += 2 * W, oh = oh + 1 == OH ? 0 : oh + 1)
+        if (!x86_grad_idx_f32(dy + k * OW, idx + k * OW, 2 * oh * W, (int32_t)W, need, d0,
+                              d0 + W))
+            return false;
+    for (; k < rows; k++, d0 += 2 * W, oh = oh + 1 == OH ? 0 : oh + 1)
+        for (int64_t j = 0; j < OW; j++) {
+            int64_t o = idx[k * OW + j] - (2 * oh * W + 2 * j);
+            if (o != 0 && o != 1 && o != W && o != W + 1)
+                return false;
+            float g = dy[k * OW + j];
+            d0[2 * j] = o == 0 ? g : 0.0f;
+            d0[2 * j + 1] = o == 1 ? g : 0.0f;
+            d0[W + 2 * j] = o == W ? g : 0.0f;
+            d0[W + 2 * j + 1] = o == W + 1 ? g : 0.0f;
+        }
+    return true;
+}
+#endif
+#if defined(__AVX512F__)
+/* AVX-512: rows of 12 outputs or more in groups of 16 windows (a group
+ * each for rows under 16, where it fits), rows of 8 or fewer two at a
+ * time in one register (x512_max2_idx_f32), rows between and those left
+ * over by f32x's groups of 8 */
+static void f32zrows(const float *x, int64_t x_n, int64_t W, int64_t OH, int64_t OW, int64_t rows,
+                     float *y, int64_t *idx)
+{
+    for (int64_t k = 0, oh = 0; k < rows; k++, oh = oh + 1 == OH ? 0 : oh + 1) {
+        const float *r0 = x + 2 * k * W, *r1 = r0 + W;
+        int64_t b0 = 2 * oh * W, *ik = idx + k * OW;
+        float *yk = y + k * OW;
+        if (OW >= 16) {
+            for (int64_t j = 0; j + 16 < OW; j += 16)
+                x512_max_idx_f32(r0 + 2 * j, r1 + 2 * j, b0 + 2 * j, (int32_t)W, yk + j, ik + j);
+            int64_t j = OW - 16;
+            x512_max_idx_f32(r0 + 2 * j, r1 + 2 * j, b0 + 2 * j, (int32_t)W, yk + j, ik + j);
+        } else if ((2 * k + 1) * W + 32 <= x_n && k * OW + 16 <= rows * OW) {
+            x512_max_idx_f32(r0, r1, b0, (int32_t)W, yk, ik);
+        } else {
+            f32xrows(r0, x_n - 2 * k * W, W, OH, OW, 1, oh, yk, ik);
+        }
+    }
+}
+
+static void f32pair_rows(const float *x, int64_t x_n, int64_t W, int64_t OH, int64_t OW,
+                         int64_t rows, float *y, int64_t *idx)
+{
+    const __m512i pack = x512_pack2(OW);
+    __m512i step_lo, step_hi;
+    __mmask8 second_lo, second_hi;
+    x512_steps2(OW, &step_lo, &step_hi, &second_lo, &second_hi);
+    int64_t k = 0, oh = 0;
+    for (; k + 2 <= rows && (2 * k + 3) * W + 16 <= x_n && k * OW + 16 <= rows * OW; k += 2) {
+        int64_t oh1 = oh + 1 == OH ? 0 : oh + 1;
+        x512_max2_idx_f32(x + 2 * k * W, W, pack, 2 * oh * W, 2 * oh1 * W, step_lo, step_hi,
+                          second_lo, second_hi, y + k * OW, idx + k * OW);
+        oh = oh1 + 1 == OH ? 0 : oh1 + 1;
+    }
+    f32xrows(x + 2 * k * W, x_n - 2 * k * W, W, OH, OW, rows - k, oh, y + k * OW, idx + k * OW);
+}
+
+static void f32zplanes(const float *x, int64_t planes, int64_t H, int64_t W, int64_t OH,
+                       int64_t OW, float *y, int64_t *idx)
+{
+    void (*rows)(const float *, int64_t, int64_t, int64_t, int64_t, int64_t, float *, int64_t *) =
+        OW >= 12 ? f32zrows : f32pair_rows;
+    if (H == 2 * OH) { /* the planes are one run of row pairs */
+        rows(x, planes * H * W, W, OH, OW, planes * OH, y, idx);
+        return;
+    }
+    for (int64_t p = 0; p < planes; p++)
+        rows(x + p * H * W, H * W, W, OH, OW, OH, y + p * OH * OW, idx + p * OH * OW);
+}
+
+void TG_ARCH_FN(tg__maxpool2x2_planes_f32)(const float *x, int64_t planes, int64_t H, int64_t W,
+                                           int64_t OH, int64_t OW, float *y, int64_t *idx)
+{
+    if (OW >= 12 || OW <= 8)
+        f32zplanes(x, planes, H, W, OH, OW, y, idx);
+    else
+        f32xplanes(x, planes, H, W, OH, OW, y, idx);
+}
+
+bool TG_ARCH_FN(tg__maxpool2x2_grad_planes_f32)(const float *dy, const int64_t *idx,
+                                                int64_t planes, int64_t OH, int64_t OW, float *dx)
+{
+    return OW < 8 ? f32xgrad_short(dy, idx, planes, OH, OW, dx)
+                  : f32xgrad_planes(dy, idx, planes, OH, OW, dx);
+}
+#elif X86_LN == 8
+void TG_ARCH_FN(tg__maxpool2x2_planes_f32)(const float *x, int64_t planes, int64_t H, int64_t W,
+                                           int64_t OH, int64_t OW, float *y, int64_t *idx)
+{
+    f32xplanes(x, planes, H, W, OH, OW, y, idx);
+}
+
+bool TG_ARCH_FN(tg__maxpool2x2_grad_planes_f32)(const float *dy, const int64_t *idx,
+                                                int64_t planes, int64_t OH, int64_t OW, float *dx)
+{
+    return OW < 8 ? f32xgrad_short(dy, idx, planes, OH, OW, dx)
+                  : f32xgrad_planes(dy, idx, planes, OH, OW, dx);
+}
+#else
 POOL2X2_ENTRIES(float, f32, f32x)
+#endif
 
 /* 2 x 2 average pooling of float32 and its gradient over planes in groups
  * of X86_LN windows (x86_avg_f32, x86_avg_grad_f32), rows run on across

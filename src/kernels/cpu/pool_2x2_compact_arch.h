@@ -115,15 +115,22 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
     static void SUF##rows(const T *x, int64_t x_n, int64_t W, int64_t OW,        \
                           int64_t rows, T *y, uint8_t *off)                     \
     {                                                                           \
-        for (int64_t k = 0; k < rows; k++) {                                    \
+        int64_t k = 0;                                                          \
+        if (OW < LN) { /* the rows that fit, a group each, in a tight loop */    \
+            const int64_t fit = tg__pool2x2_rows_fit(x_n, W, OW, rows, LN);           \
+            const T *r0 = x;                                                    \
+            for (; k < fit; k++, r0 += 2 * W)                                   \
+                SUF##win(r0, r0 + W, y + k * OW, off + k * OW);                 \
+        }                                                                       \
+        for (; k < rows; k++) {                                                 \
             const T *r0 = x + 2 * k * W, *r1 = r0 + W;                          \
             T *yk = y + k * OW;                                                 \
             uint8_t *ok = off + k * OW;                                         \
-            if (OW >= LN) {                                                     \
-                for (int64_t j = 0; j < OW; j += LN) {                          \
-                    int64_t at = j + LN <= OW ? j : OW - LN; /* tail: overlap */ \
-                    SUF##win(r0 + 2 * at, r1 + 2 * at, yk + at, ok + at);       \
-                }                                                               \
+            if (OW >= LN) { /* groups, the last one again where it overlaps */  \
+                for (int64_t j = 0; j + LN < OW; j += LN)                       \
+                    SUF##win(r0 + 2 * j, r1 + 2 * j, yk + j, ok + j);           \
+                SUF##win(r0 + 2 * (OW - LN), r1 + 2 * (OW - LN), yk + OW - LN,  \
+                         ok + OW - LN);                                         \
             } else if ((2 * k + 1) * W + 2 * LN <= x_n && k * OW + LN <= rows * OW) { \
                 SUF##win(r0, r1, yk, ok);                                       \
             } else {                                                            \
@@ -149,16 +156,26 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
                                  int64_t OH, int64_t OW, T *dx)                 \
     {                                                                           \
         const int64_t W = 2 * OW, rows = planes * OH;                           \
-        for (int64_t k = 0; k < rows; k++) {                                    \
+        int64_t k = 0;                                                          \
+        if (OW < LN) { /* the rows that fit, a group each, in a tight loop */    \
+            const int64_t fit = tg__pool2x2_rows_fit(2 * rows * W, W, OW, rows, LN);  \
+            T *d0 = dx;                                                         \
+            for (; k < fit; k++, d0 += 2 * W)                                   \
+                if (!SUF##grad(dy + k * OW, off + k * OW, OW, d0, d0 + W))      \
+                    return false;                                               \
+        }                                                                       \
+        for (; k < rows; k++) {                                                 \
             T *d0 = dx + 2 * k * W;                                             \
             int64_t o = k * OW;                                                 \
-            if (OW >= LN) {                                                     \
-                for (int64_t j = 0; j < OW; j += LN) {                          \
-                    int64_t at = j + LN <= OW ? j : OW - LN; /* tail: overlap */ \
-                    if (!SUF##grad(dy + o + at, off + o + at, LN, d0 + 2 * at,  \
-                                   d0 + W + 2 * at))                            \
+            if (OW >= LN) { /* groups, the last one again where it overlaps */  \
+                for (int64_t j = 0; j + LN < OW; j += LN)                       \
+                    if (!SUF##grad(dy + o + j, off + o + j, LN, d0 + 2 * j,     \
+                                   d0 + W + 2 * j))                             \
                         return false;                                           \
-                }                                                               \
+                int64_t at = OW - LN;                                           \
+                if (!SUF##grad(dy + o + at, off + o + at, LN, d0 + 2 * at,      \
+                               d0 + W + 2 * at))                                \
+                    return false;                                               \
             } else if (o + LN <= rows * OW && (2 * k + 1) * W + 2 * LN <= 2 * rows * W) { \
                 if (!SUF##grad(dy + o, off + o, OW, d0, d0 + W))                \
                     return false;                                               \
@@ -223,12 +240,57 @@ static inline bool f32zgrad(const float *dy, const uint8_t *off, int64_t n, floa
 }
 POOL2X2C_DRIVERS(float, f32z, 16)
 #define WIDE_ROWS 12 /* outputs per row from which 16 windows a group pay */
+#define PAIR_ROWS 8  /* outputs per row up to which two rows share a register */
+
+/* rows of PAIR_ROWS outputs or fewer two at a time in one register
+ * (x512_win2_f32, x512_scatter2_f32); an odd row left, and rows where 16
+ * values would be read or written past the planes given, take f32x's
+ * rows */
+static void f32pair_rows(const float *x, int64_t x_n, int64_t W, int64_t OW, int64_t rows,
+                         float *y, uint8_t *off)
+{
+    const __m512i pack = x512_pack2(OW);
+    int64_t k = 0;
+    for (; k + 2 <= rows && (2 * k + 3) * W + 16 <= x_n && k * OW + 16 <= rows * OW; k += 2)
+        x512_win2_f32(x + 2 * k * W, W, pack, y + k * OW, off + k * OW);
+    f32xrows(x + 2 * k * W, x_n - 2 * k * W, W, OW, rows - k, y + k * OW, off + k * OW);
+}
+
+static void f32pair_planes(const float *x, int64_t planes, int64_t H, int64_t W, int64_t OH,
+                           int64_t OW, float *y, uint8_t *off)
+{
+    if (H == 2 * OH) { /* the planes are one run of row pairs */
+        f32pair_rows(x, planes * H * W, W, OW, planes * OH, y, off);
+        return;
+    }
+    for (int64_t p = 0; p < planes; p++)
+        f32pair_rows(x + p * H * W, H * W, W, OW, OH, y + p * OH * OW, off + p * OH * OW);
+}
+
+static bool f32pair_grad_planes(const float *dy, const uint8_t *off, int64_t planes, int64_t OH,
+                                int64_t OW, float *dx)
+{
+    const int64_t W = 2 * OW, rows = planes * OH;
+    const __m512i spread = x512_spread2(OW);
+    int64_t k = 0;
+    for (; k + 2 <= rows && k * OW + 16 <= rows * OW && (2 * k + 3) * W + 16 <= 2 * rows * W;
+         k += 2) {
+        if (any_above3(off + k * OW, 2 * OW, 16))
+            return false;
+        x512_scatter2_f32(dy + k * OW, off + k * OW, spread, W, dx + 2 * k * W);
+    }
+    /* the rest as one plane of rows - k rows (only rows count here) */
+    return f32xgrad_planes(dy + k * OW, off + k * OW, 1, rows - k, OW, dx + 2 * k * W);
+}
 POOL2X2C_VEC(double, f64, int64_t, 8, EVEN8, LO8)
 POOL2X2C_DRIVERS(double, f64, 8)
 #else
 #define f32zplanes f32xplanes
 #define f32zgrad_planes f32xgrad_planes
+#define f32pair_planes f32xplanes
+#define f32pair_grad_planes f32xgrad_planes
 #define WIDE_ROWS 0
+#define PAIR_ROWS 0
 #if defined(__AVX__)
 POOL2X2C_VEC(double, f64, int64_t, 4, EVEN4, LO4)
 POOL2X2C_DRIVERS(double, f64, 4)
@@ -243,6 +305,8 @@ void TG_ARCH_FN(tg__maxpool2x2c_planes_f32)(const float *x, int64_t planes, int6
 {
     if (OW >= WIDE_ROWS)
         f32zplanes(x, planes, H, W, OH, OW, y, off);
+    else if (OW <= PAIR_ROWS)
+        f32pair_planes(x, planes, H, W, OH, OW, y, off);
     else
         f32xplanes(x, planes, H, W, OH, OW, y, off);
 }
@@ -250,8 +314,9 @@ void TG_ARCH_FN(tg__maxpool2x2c_planes_f32)(const float *x, int64_t planes, int6
 bool TG_ARCH_FN(tg__maxpool2x2c_grad_planes_f32)(const float *dy, const uint8_t *off, int64_t planes,
                                      int64_t OH, int64_t OW, float *dx)
 {
-    return OW >= WIDE_ROWS ? f32zgrad_planes(dy, off, planes, OH, OW, dx)
-                           : f32xgrad_planes(dy, off, planes, OH, OW, dx);
+    return OW >= WIDE_ROWS   ? f32zgrad_planes(dy, off, planes, OH, OW, dx)
+           : OW <= PAIR_ROWS ? f32pair_grad_planes(dy, off, planes, OH, OW, dx)
+                             : f32xgrad_planes(dy, off, planes, OH, OW, dx);
 }
 #else
 /* targets without the x86 code: a cache line per vector */

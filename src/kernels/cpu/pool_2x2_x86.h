@@ -184,13 +184,29 @@ static inline void x86_max_idx_f32(const float *r0, const float *r1, int64_t b, 
 #endif
 }
 
+/* the bits of _mm*_movemask_ps that windows 0 .. n - 1 set in
+ * x86_grad_idx_f32's lane order (AVX2: windows 0 1 4 5 | 2 3 6 7) */
+static inline int x86_window_bits(int64_t n)
+{
+    int bits = 0;
+    for (int w = 0; w < X86_LN && w < n; w++)
+#if defined(__AVX2__)
+        bits |= 1 << ((w & 1) | (w & 4) >> 1 | (w & 2) << 1);
+#else
+        bits |= 1 << w;
+#endif
+    return bits;
+}
+
 /* the gradient of X86_LN windows from their int64 positions at idx
  * (window i's elements are b + 2 i + {0, 1, W, W + 1}): dy[i] to the
  * element of window i at idx[i], zeros to the others, into the rows d0,
- * d1 (2 X86_LN floats each); false (nothing written) when a position lies
- * outside its window */
+ * d1 (2 X86_LN floats each); false (nothing written) when a position of
+ * one of the windows whose bits (x86_window_bits) are in `need` lies
+ * outside its window (the other windows' elements get zeros or dy: a
+ * short row's group running into the next row, which overwrites them) */
 static inline bool x86_grad_idx_f32(const float *dy, const int64_t *idx, int64_t b, int32_t W,
-                                    float *d0, float *d1)
+                                    int need, float *d0, float *d1)
 {
 #if defined(__AVX2__)
     __m256i bb = _mm256_set1_epi64x(b);
@@ -223,14 +239,16 @@ static inline bool x86_grad_idx_f32(const float *dy, const int64_t *idx, int64_t
     x86_vf p = X86_AND(g, X86_CASTF(e0)), q = X86_AND(g, X86_CASTF(e1));
     x86_vf u = X86_AND(g, X86_CASTF(e2)), v = X86_AND(g, X86_CASTF(e3));
 #if defined(__AVX2__)
-    if (_mm256_movemask_ps(in) != 0xff)
+    int hit = _mm256_movemask_ps(in);
+    if (need == 0xff ? hit != 0xff : (hit & need) != need) /* whole groups: one compare */
         return false;
     _mm256_storeu_ps(d0, _mm256_unpacklo_ps(p, q));
     _mm256_storeu_ps(d0 + 8, _mm256_unpackhi_ps(p, q));
     _mm256_storeu_ps(d1, _mm256_unpacklo_ps(u, v));
     _mm256_storeu_ps(d1 + 8, _mm256_unpackhi_ps(u, v));
 #else
-    if (_mm_movemask_ps(in) != 0xf)
+    int hit = _mm_movemask_ps(in);
+    if (need == 0xf ? hit != 0xf : (hit & need) != need) /* whole groups: one compare */
         return false;
     _mm_storeu_ps(d0, _mm_unpacklo_ps(p, q));
     _mm_storeu_ps(d0 + 4, _mm_unpackhi_ps(p, q));
@@ -289,28 +307,152 @@ static inline void x86_avg_grad_f32(const float *dy, float *d0, float *d1)
 }
 
 #if defined(__AVX512F__)
-/* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
- * offsets 0..3 as 16 bytes at off */
-static inline void x512_win_f32(const float *r0, const float *r1, float *y, uint8_t *off)
+/* the maxima *m of 16 windows: lanes 0-7 from the even and odd elements of
+ * a0 (top row) and c0 (bottom row), lanes 8-15 from a1 and c1 (a0, a1 the
+ * top row's 32 floats and c0, c1 the bottom's for 16 windows of one row;
+ * or the first 16 floats of the rows of two row pairs for 8 windows of
+ * each); *k the taken element's k1, k2 or k3 (the first: 0). The
+ * comparisons of x86_max_f32 */
+static inline void x512_max16(__m512 a0, __m512 a1, __m512 c0, __m512 c1, int32_t k1,
+                              int32_t k2, int32_t k3, __m512 *m_out, __m512i *k_out)
 {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
                                            28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    __m512 a0 = _mm512_loadu_ps(r0), a1 = _mm512_loadu_ps(r0 + 16);
-    __m512 c0 = _mm512_loadu_ps(r1), c1 = _mm512_loadu_ps(r1 + 16);
     __m512 p = _mm512_permutex2var_ps(a0, even, a1), q = _mm512_permutex2var_ps(a0, odd, a1);
     __m512 u = _mm512_permutex2var_ps(c0, even, c1), v = _mm512_permutex2var_ps(c0, odd, c1);
     __mmask16 t = _mm512_cmp_ps_mask(q, p, _CMP_GT_OQ) | _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
     __m512 m = _mm512_mask_mov_ps(p, t, q);
-    __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(1));
+    __m512i k = _mm512_maskz_mov_epi32(t, _mm512_set1_epi32(k1));
     t = _mm512_cmp_ps_mask(u, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q);
     m = _mm512_mask_mov_ps(m, t, u);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(2));
+    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(k2));
     t = _mm512_cmp_ps_mask(v, m, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    m = _mm512_mask_mov_ps(m, t, v);
-    k = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(3));
+    *m_out = _mm512_mask_mov_ps(m, t, v);
+    *k_out = _mm512_mask_mov_epi32(k, t, _mm512_set1_epi32(k3));
+}
+
+/* the maxima of 16 windows (32 floats of r0 and of r1) at y, their
+ * offsets 0..3 as 16 bytes at off */
+static inline void x512_win_f32(const float *r0, const float *r1, float *y, uint8_t *off)
+{
+    __m512 m;
+    __m512i k;
+    x512_max16(_mm512_loadu_ps(r0), _mm512_loadu_ps(r0 + 16), _mm512_loadu_ps(r1),
+               _mm512_loadu_ps(r1 + 16), 1, 2, 3, &m, &k);
     _mm512_storeu_ps(y, m);
     _mm_storeu_si128((__m128i *)off, _mm512_cvtepi32_epi8(k));
+}
+
+/* the same with int64 plane positions b + 2 i + {0, 1, W, W + 1} at idx */
+static inline void x512_max_idx_f32(const float *r0, const float *r1, int64_t b, int32_t W,
+                                    float *y, int64_t *idx)
+{
+    __m512 m;
+    __m512i k;
+    x512_max16(_mm512_loadu_ps(r0), _mm512_loadu_ps(r0 + 16), _mm512_loadu_ps(r1),
+               _mm512_loadu_ps(r1 + 16), 1, W, W + 1, &m, &k);
+    _mm512_storeu_ps(y, m);
+    __m512i bb = _mm512_set1_epi64(b);
+    __m512i lo = _mm512_add_epi64(bb, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14));
+    __m512i hi = _mm512_add_epi64(bb, _mm512_setr_epi64(16, 18, 20, 22, 24, 26, 28, 30));
+    _mm512_storeu_si512(idx, _mm512_add_epi64(lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(k))));
+    _mm512_storeu_si512(idx + 8,
+                        _mm512_add_epi64(hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(k, 1))));
+}
+
+/* ---- two short rows (n <= 8 windows each) in one register: lanes 0-7 the
+ * row pair at r0 (its bottom row r0 + W), lanes 8-15 the next one, 2 W
+ * further; outputs of the two rows back to back (2 n, then what the next
+ * rows overwrite) */
+
+/* lanes 0 .. n-1 and 8 .. 8+n-1 to 0 .. 2n-1 (pack) and back (spread) */
+static inline __m512i x512_pack2(int64_t n)
+{
+    int32_t ix[16];
+    for (int i = 0; i < 16; i++)
+        ix[i] = i < n ? i : i < 2 * n ? 8 + (i - (int)n) : 15;
+    return _mm512_loadu_si512(ix);
+}
+static inline __m512i x512_spread2(int64_t n)
+{
+    int32_t ix[16];
+    for (int i = 0; i < 16; i++)
+        ix[i] = i < 8 ? i : (int)n + (i - 8);
+    return _mm512_loadu_si512(ix);
+}
+
+/* the maxima of two rows' n windows at y, offsets 0..3 as bytes at off
+ * (16 of each written); pack: x512_pack2(n) */
+static inline void x512_win2_f32(const float *r0, int64_t W, __m512i pack, float *y, uint8_t *off)
+{
+    __m512 m;
+    __m512i k;
+    x512_max16(_mm512_loadu_ps(r0), _mm512_loadu_ps(r0 + 2 * W), _mm512_loadu_ps(r0 + W),
+               _mm512_loadu_ps(r0 + 3 * W), 1, 2, 3, &m, &k);
+    _mm512_storeu_ps(y, _mm512_permutexvar_ps(pack, m));
+    _mm_storeu_si128((__m128i *)off, _mm512_cvtepi32_epi8(_mm512_permutexvar_epi32(pack, k)));
+}
+
+/* the same with int64 positions: b0 and b1 the two rows' first windows'
+ * top-left elements; step_lo, step_hi the packed outputs' 2 i within their
+ * row and second their lanes of the second row (x512_steps2) */
+static inline void x512_max2_idx_f32(const float *r0, int64_t W, __m512i pack, int64_t b0,
+                                     int64_t b1, __m512i step_lo, __m512i step_hi,
+                                     __mmask8 second_lo, __mmask8 second_hi, float *y,
+                                     int64_t *idx)
+{
+    __m512 m;
+    __m512i k;
+    x512_max16(_mm512_loadu_ps(r0), _mm512_loadu_ps(r0 + 2 * W), _mm512_loadu_ps(r0 + W),
+               _mm512_loadu_ps(r0 + 3 * W), 1, (int32_t)W, (int32_t)W + 1, &m, &k);
+    _mm512_storeu_ps(y, _mm512_permutexvar_ps(pack, m));
+    k = _mm512_permutexvar_epi32(pack, k);
+    __m512i B0 = _mm512_set1_epi64(b0), B1 = _mm512_set1_epi64(b1);
+    __m512i lo = _mm512_add_epi64(_mm512_mask_blend_epi64(second_lo, B0, B1), step_lo);
+    __m512i hi = _mm512_add_epi64(_mm512_mask_blend_epi64(second_hi, B0, B1), step_hi);
+    _mm512_storeu_si512(idx, _mm512_add_epi64(lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(k))));
+    _mm512_storeu_si512(idx + 8,
+                        _mm512_add_epi64(hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(k, 1))));
+}
+
+/* x512_max2_idx_f32's steps and masks for rows of n <= 8 windows: packed
+ * output i is window i of the first row (i < n) or i - n of the second */
+static inline void x512_steps2(int64_t n, __m512i *step_lo, __m512i *step_hi,
+                               __mmask8 *second_lo, __mmask8 *second_hi)
+{
+    int64_t st[16];
+    unsigned sec = 0;
+    for (int i = 0; i < 16; i++) {
+        st[i] = 2 * (i < n ? i : i - n);
+        sec |= (unsigned)(i >= n) << i;
+    }
+    *step_lo = _mm512_loadu_si512(st);
+    *step_hi = _mm512_loadu_si512(st + 8);
+    *second_lo = (__mmask8)(sec & 0xff);
+    *second_hi = (__mmask8)(sec >> 8);
+}
+
+/* the gradient of two rows' n windows (dy, offsets 0..3 at off: 2 n each,
+ * 16 read) into the rows of the two row pairs at d (2 W apart; 16 floats
+ * written from each row's start, the later stores overwriting what the
+ * earlier wrote past their row); spread: x512_spread2(n) */
+static inline void x512_scatter2_f32(const float *dy, const uint8_t *off, __m512i spread,
+                                     int64_t W, float *d)
+{
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    __m512i k = _mm512_permutexvar_epi32(
+        spread, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)off)));
+    __m512 g = _mm512_permutexvar_ps(spread, _mm512_loadu_ps(dy));
+    __m512 p = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(0)), g);
+    __m512 q = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(1)), g);
+    __m512 u = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(2)), g);
+    __m512 v = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(3)), g);
+    _mm512_storeu_ps(d, _mm512_permutex2var_ps(p, lo, q));
+    _mm512_storeu_ps(d + W, _mm512_permutex2var_ps(u, lo, v));
+    _mm512_storeu_ps(d + 2 * W, _mm512_permutex2var_ps(p, hi, q));
+    _mm512_storeu_ps(d + 3 * W, _mm512_permutex2var_ps(u, hi, v));
 }
 
 /* the gradient of 16 windows with offsets 0..3 at off into the rows d0,

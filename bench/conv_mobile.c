@@ -13,6 +13,9 @@
  * its copies) and ends with a line of the total.
  *   bench_conv_mobile [--batch B] [--threads T] [--samples N] [--only KIND] [--cpu]
  *                     [--net NAME]
+ * --act relu|relu6|hardswish applies that activation (after the bias) as
+ * the convolution stores, as the fusion pass has it do in the MobileNets
+ * (tg__conv2d_forward_act); the default is none.
  * KIND: pointwise, depthwise, stem or dense. TG_CPU lowers the dispatch level. */
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
@@ -96,6 +99,7 @@ static float *rand_buf(int64_t n, unsigned seed)
 }
 
 static bool cpu_time;
+static tg__conv_act act = {TG_CONV_ACT_NONE, 0, 0};
 
 static double clock_ms(void)
 {
@@ -113,13 +117,13 @@ static double time_layer(const tg__conv_geom *g, int samples, double *best)
     float *b = rand_buf(g->o, 3), *y = malloc((size_t)(g->n * g->o * g->oh * g->ow) * 4);
     double *t = malloc((size_t)samples * sizeof *t), med = -1;
     if (!x || !w || !b || !y || !t ||
-        tg__conv2d_forward(TG_FLOAT32, g, x, w, b, y) != TG_OK)
+        tg__conv2d_forward_act(TG_FLOAT32, g, x, w, b, &act, y) != TG_OK)
         goto out;
     for (int s = 0; s < samples; s++) {
         int reps = 0;
         double t0 = clock_ms(), t1;
         do {
-            tg__conv2d_forward(TG_FLOAT32, g, x, w, b, y);
+            tg__conv2d_forward_act(TG_FLOAT32, g, x, w, b, &act, y);
             reps++;
         } while ((t1 = clock_ms()) - t0 < 20);
         t[s] = (t1 - t0) / reps;
@@ -136,7 +140,7 @@ int main(int argc, char **argv)
 {
     int64_t batch = 1;
     int threads = 2, samples = 5;
-    const char *only = NULL, *net = NULL;
+    const char *only = NULL, *net = NULL, *act_name = "none";
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--cpu")) {
             cpu_time = true;
@@ -153,6 +157,19 @@ int main(int argc, char **argv)
             only = argv[i + 1];
         else if (!strcmp(argv[i], "--net"))
             net = argv[i + 1];
+        else if (!strcmp(argv[i], "--act"))
+            act_name = argv[i + 1];
+    }
+    if (!strcmp(act_name, "relu"))
+        act.kind = TG_CONV_ACT_RELU;
+    else if (!strcmp(act_name, "relu6"))
+        act = (tg__conv_act){TG_CONV_ACT_CLAMP, 0, 6};
+    else if (!strcmp(act_name, "hardswish"))
+        act.kind = TG_CONV_ACT_HARDSWISH;
+    else if (strcmp(act_name, "none")) {
+        fprintf(stderr, "bench_conv_mobile: --act takes none, relu, relu6 or hardswish, "
+                        "not '%s'\n", act_name);
+        return 1;
     }
     const layer *table = layers;
     size_t n_layers = sizeof layers / sizeof *layers;
@@ -185,19 +202,21 @@ int main(int argc, char **argv)
         printf("{\"bench\": \"conv_mobile\", \"kind\": \"%s\", \"c\": %lld, "
                "\"hw\": %lld, \"o\": %lld, \"k\": %lld, \"stride\": %lld, "
                "\"groups\": %lld, \"batch\": %lld, \"threads\": %d, \"mode\": \"%s\", "
-               "\"clock\": \"%s\", \"copies\": %d, "
+               "\"clock\": \"%s\", \"act\": \"%s\", \"copies\": %d, "
                "\"ms\": %.4f, \"best_ms\": %.4f, \"gflops\": %.2f}\n",
                l->kind, (long long)l->c, (long long)l->hw, (long long)l->o, (long long)l->k,
                (long long)l->stride, (long long)l->groups, (long long)batch, threads, mode,
-               cpu_time ? "cpu" : "wall", l->copies > 0 ? l->copies : 1,
+               cpu_time ? "cpu" : "wall", act_name, l->copies > 0 ? l->copies : 1,
                ms, best, ms > 0 ? gflop / ms * 1e3 : 0);
         fflush(stdout);
         total += ms * (l->copies > 0 ? l->copies : 1);
     }
     if (net)
         printf("{\"bench\": \"conv_mobile_net\", \"net\": \"%s\", \"batch\": %lld, "
-               "\"threads\": %d, \"clock\": \"%s\", \"only\": \"%s\", \"ms\": %.4f}\n",
-               net, (long long)batch, threads, cpu_time ? "cpu" : "wall", only ? only : "all",
+               "\"threads\": %d, \"clock\": \"%s\", \"act\": \"%s\", \"only\": \"%s\", "
+               "\"ms\": %.4f}\n",
+               net, (long long)batch, threads, cpu_time ? "cpu" : "wall", act_name,
+               only ? only : "all",
                total);
     return 0;
 }

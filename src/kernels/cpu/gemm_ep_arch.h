@@ -21,6 +21,15 @@
 #define GEP_NAME(x) GA_NAME(GA_CAT(ep_, x))
 /* row panels a leftover column runs at once: independent accumulators */
 #define GEP_PANELS 8
+/* a packed B block of at most this many bytes (in L2) is run a row panel
+ * of A at a time, along C's rows: each tile row's stores continue the
+ * last tile's, instead of the tiles going down the columns, MR rows
+ * apart, with every row of the block a write stream of its own (16 -> 96
+ * channels at 112 x 112, k = 16: 0.64 -> 0.49 ms on one Zen 4 core);
+ * larger blocks keep each B micro-panel in L1 across the row panels */
+#ifndef GEP_B_ROWS_OUTER
+#define GEP_B_ROWS_OUTER (256 * 1024)
+#endif
 
 /* the first n (0 < n < L) elements of a vector: loaded with zeros after
  * them, nothing at or past src + n read (load_part); stored, nothing at or
@@ -78,14 +87,14 @@
      * clamp as the clamp op (below lo is lo, above hi is hi, NaN passes);    \
      * hardswish as the hardswish op, v * relu6(v + 3) / 6 in that order     \
      * (relu6 passing NaN, nothing for a multiply-add to fuse) */            \
-    static inline GA_NAME(v_##SUF) GEP_NAME(act_##SUF)(const tg__gemm_ep *ep,    \
-                                                       GA_NAME(v_##SUF) v)       \
+    static inline __attribute__((always_inline)) GA_NAME(v_##SUF)               \
+        GEP_NAME(act_##SUF)(int act, GA_NAME(v_##SUF) v, T lo_s, T hi_s)        \
     {                                                                            \
         typedef GA_NAME(v_##SUF) V;                                              \
         typedef GA_NAME(m_##SUF) M;                                              \
-        if (ep->act == 1)                                                        \
+        if (act == 1)                                                            \
             return (V)((M)v & ((v > 0) | (v != v)));                             \
-        if (ep->act == 3) {                                                      \
+        if (act == 3) {                                                          \
             const V zero = {0}, six = (V){0} + (T)6;                             \
             V t = v + (T)3;                                                      \
             M below = t < zero, above = t > six;                                 \
@@ -93,71 +102,74 @@
             t = (V)(((M)six & above) | ((M)t & ~above));                         \
             return v * t / (T)6;                                                 \
         }                                                                        \
-        if (ep->act != 2)                                                        \
+        if (act != 2)                                                            \
             return v;                                                            \
-        const V lo = (V){0} + (T)ep->lo, hi = (V){0} + (T)ep->hi;                \
+        const V lo = (V){0} + lo_s, hi = (V){0} + hi_s;                          \
         M below = v < lo, above = v > hi;                                        \
         v = (V)(((M)lo & below) | ((M)v & ~below));                              \
         return (V)(((M)hi & above) | ((M)v & ~above));                           \
     }                                                                            \
                                                                                  \
-    /* C's tile (mr <= R rows x nr <= NX * L columns) from R rows of a packed  \
-     * A panel and NX vectors of a packed B panel, stored through the        \
-     * epilogue; row0, col0: the tile's place in ep's block */                \
+    /* C's tile (mr <= R rows x NX whole vectors) from R rows of a packed A   \
+     * panel and NX vectors of a packed B panel, stored through the          \
+     * epilogue, each step over the whole tile (one test of the activation  \
+     * per tile, not per vector); row0, col0: the tile's place in ep's block */ \
     static inline __attribute__((always_inline)) void GEP_NAME(tile_##SUF)(      \
         int64_t kc, const T *restrict a, const T *restrict b, T *restrict c,    \
-        int64_t ldc, const int R, const int NX, int64_t mr, int64_t nr,         \
-        bool accumulate, const tg__gemm_ep *ep, int64_t row0, int64_t col0)     \
+        int64_t ldc, const int R, const int NX, int64_t mr, bool accumulate,    \
+        const tg__gemm_ep *ep, int64_t row0, int64_t col0)                      \
     {                                                                            \
         typedef GA_NAME(v_##SUF) V;                                              \
         typedef GA_NAME(vu_##SUF) VU;                                            \
         enum { L = GA_NAME(L_##SUF), NR = GA_NAME(NR_##SUF) };                   \
-        V acc[MR][NV];                                                          \
+        V acc[MR][NV];                                                           \
         _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                     \
             _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)                 \
                 acc[i][v] = (V){0};                                              \
         for (int64_t p = 0; p < kc; p++, a += MR, b += NR) {                     \
-            V bv[NV];                                                         \
+            V bv[NV];                                                            \
             _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)                 \
                 bv[v] = *(const V *)(b + v * L);                                 \
             _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                 \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)             \
                     acc[i][v] += a[i] * bv[v];                                   \
         }                                                                        \
-        const T *bias = ep && ep->bias ? (const T *)ep->bias + row0 : NULL;      \
-        const T *res = ep && ep->res ? (const T *)ep->res + row0 * ep->ldr + col0 : NULL; \
-        _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) {                   \
-            if (i >= mr)                                                         \
-                break;                                                           \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++) {               \
-                int64_t left = nr - v * L;                                       \
-                if (left <= 0)                                                   \
-                    break;                                                       \
-                T *cp = c + i * ldc + v * L;                                     \
-                V x = acc[i][v];                                                 \
-                if (accumulate)                                                  \
-                    x = (left >= L ? (V) * (VU *)cp : GEP_NAME(load_part_##SUF)(cp, left)) + x; \
-                if (ep) {                                                        \
-                    if (bias)                                                    \
-                        x += bias[i];                                            \
-                    if (res) {                                                   \
-                        const T *rp = res + i * ep->ldr + v * L;                 \
-                        x += left >= L ? (V) * (const VU *)rp                    \
-                                       : GEP_NAME(load_part_##SUF)(rp, left);    \
-                    }                                                            \
-                    x = GEP_NAME(act_##SUF)(ep, x);                              \
-                }                                                                \
-                if (left >= L)                                                   \
-                    *(VU *)cp = x;                                               \
-                else                                                             \
-                    GEP_NAME(store_part_##SUF)(cp, x, left);                     \
+        if (accumulate)                                                          \
+            _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                 \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)             \
+                    if (i < mr)                                                  \
+                        acc[i][v] = (V) * (const VU *)(c + i * ldc + v * L) + acc[i][v]; \
+        if (ep && ep->bias) {                                                    \
+            const T *bias = (const T *)ep->bias + row0;                          \
+            _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                 \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)             \
+                    if (i < mr)                                                  \
+                        acc[i][v] += bias[i];                                    \
+        }                                                                        \
+        if (ep && ep->res) {                                                     \
+            const T *res = (const T *)ep->res + row0 * ep->ldr + col0;           \
+            _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                 \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)             \
+                    if (i < mr)                                                  \
+                        acc[i][v] += (V) * (const VU *)(res + i * ep->ldr + v * L); \
+        }                                                                        \
+        if (ep && ep->act >= 1 && ep->act <= 3) {                                \
+            const T lo = (T)ep->lo, hi = (T)ep->hi;                              \
+            switch (ep->act) {                                                   \
+            case 1: GEP_ACT_ALL(SUF, 1); break;                                  \
+            case 2: GEP_ACT_ALL(SUF, 2); break;                                  \
+            default: GEP_ACT_ALL(SUF, 3); break;                                 \
             }                                                                    \
         }                                                                        \
+        _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                     \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)                 \
+                if (i < mr)                                                      \
+                    *(VU *)(c + i * ldc + v * L) = acc[i][v];                    \
     }                                                                            \
                                                                                  \
     /* the tile kernel for `rows` rows (even counts up to MR) and nx vectors */ \
     static void GEP_NAME(tile_rows_##SUF)(int64_t kc, const T *a, const T *b, T *c, \
-                                          int64_t ldc, int64_t rows, int nx, int64_t nr, \
+                                          int64_t ldc, int64_t rows, int nx,     \
                                           bool accumulate, const tg__gemm_ep *ep, \
                                           int64_t row0, int64_t col0)             \
     {                                                                            \
@@ -197,7 +209,7 @@
                 x += bias;                                                       \
             if (ep->res)                                                         \
                 x += res;                                                        \
-            x = GEP_NAME(act_##SUF)(ep, x);                                      \
+            x = GEP_NAME(act_##SUF)(ep->act, x, (T)ep->lo, (T)ep->hi);           \
         }                                                                        \
         for (int64_t i = 0; i < n; i++)                                          \
             c[(row0 + i) * ldc + j] = x[i];                                      \
@@ -253,13 +265,14 @@
         for (int64_t t = 0; t < nt; t++) {                                       \
             int64_t j = j0 + t;                                                  \
             const T *bcol = b + j / NR * NR * kc + j % NR;                       \
-            int64_t q = 0;                                                       \
-            for (; q + GEP_PANELS <= panels; q += GEP_PANELS)                    \
-                GEP_NAME(col_##SUF)(mc, q * MR, GEP_PANELS, kc, a, bcol, c, ldc, \
-                                    j, accumulate, ep);                          \
-            for (; q < panels; q++)                                              \
-                GEP_NAME(col_##SUF)(mc, q * MR, 1, kc, a, bcol, c, ldc, j,       \
-                                    accumulate, ep);                             \
+            for (int64_t q = 0; q < panels; q += GEP_PANELS) {                   \
+                int64_t np = panels - q < GEP_PANELS ? panels - q : GEP_PANELS;  \
+                switch (np) { /* np independent chains: the FMA's latency */     \
+                GEP_COL_CASE(SUF, MR, 1) GEP_COL_CASE(SUF, MR, 2) GEP_COL_CASE(SUF, MR, 3)   \
+                GEP_COL_CASE(SUF, MR, 4) GEP_COL_CASE(SUF, MR, 5) GEP_COL_CASE(SUF, MR, 6)   \
+                GEP_COL_CASE(SUF, MR, 7) default: GEP_COL_CASE(SUF, MR, 8)               \
+                }                                                                \
+            }                                                                    \
         }                                                                        \
     }                                                                            \
                                                                                  \
@@ -274,30 +287,49 @@
         const T *a = pa, *b = pb;                                                \
         T *cc = c;                                                               \
         int64_t whole = nc / L * L;                                              \
-        for (int64_t jr = 0; jr < whole; jr += NR) {                             \
-            int64_t nr = whole - jr < NR ? whole - jr : NR;                      \
-            int nx = (int)(nr / L);                                              \
+        if (kc * nc * (int64_t)sizeof(T) <= GEP_B_ROWS_OUTER) {                  \
             for (int64_t ir = 0; ir < mc; ir += MR)                              \
-                GEP_NAME(tile_rows_##SUF)(kc, a + ir * kc, b + jr * kc,          \
-                                          cc + ir * ldc + jr, ldc,               \
-                                          mc - ir < MR ? mc - ir : MR, nx, nr,   \
-                                          accumulate, ep, ir, jr);               \
+                for (int64_t jr = 0; jr < whole; jr += NR)                       \
+                    GEP_NAME(tile_rows_##SUF)(kc, a + ir * kc, b + jr * kc,      \
+                                              cc + ir * ldc + jr, ldc,           \
+                                              mc - ir < MR ? mc - ir : MR,       \
+                                              (int)((whole - jr < NR ? whole - jr : NR) / L), \
+                                              accumulate, ep, ir, jr);           \
+        } else {                                                                 \
+            for (int64_t jr = 0; jr < whole; jr += NR)                           \
+                for (int64_t ir = 0; ir < mc; ir += MR)                          \
+                    GEP_NAME(tile_rows_##SUF)(kc, a + ir * kc, b + jr * kc,      \
+                                              cc + ir * ldc + jr, ldc,           \
+                                              mc - ir < MR ? mc - ir : MR,       \
+                                              (int)((whole - jr < NR ? whole - jr : NR) / L), \
+                                              accumulate, ep, ir, jr);           \
         }                                                                        \
         if (whole < nc)                                                          \
             GEP_NAME(cols_##SUF)(mc, whole, nc - whole, kc, a, b, cc, ldc,       \
                                  accumulate, ep);                                \
     }
 
+#define GEP_COL_CASE(SUF, MR, NP)                                                  \
+    case NP:                                                                     \
+        GEP_NAME(col_##SUF)(mc, q * MR, NP, kc, a, bcol, c, ldc, j, accumulate, ep); \
+        break;
+
+/* the activation (a constant) over the tile's accumulators */
+#define GEP_ACT_ALL(SUF, ACT)                                                    \
+    _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                         \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)                     \
+            acc[i][v] = GEP_NAME(act_##SUF)(ACT, acc[i][v], lo, hi)
+
 /* rows R (when the build's MR has them) by one vector or NV */
 #define GEP_CASE(SUF, MR, NV, R)                                                 \
     case (R) * 2:                                                                \
         if ((R) <= (MR))                                                         \
-            GEP_NAME(tile_##SUF)(kc, a, b, c, ldc, (R) <= (MR) ? (R) : (MR), 1, rows, nr, \
+            GEP_NAME(tile_##SUF)(kc, a, b, c, ldc, (R) <= (MR) ? (R) : (MR), 1, rows,     \
                                  accumulate, ep, row0, col0);                    \
         break;                                                                   \
     case (R) * 2 + 1:                                                            \
         if ((R) <= (MR))                                                         \
-            GEP_NAME(tile_##SUF)(kc, a, b, c, ldc, (R) <= (MR) ? (R) : (MR), NV, rows, nr, \
+            GEP_NAME(tile_##SUF)(kc, a, b, c, ldc, (R) <= (MR) ? (R) : (MR), NV, rows,    \
                                  accumulate, ep, row0, col0);                    \
         break;
 

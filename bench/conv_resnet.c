@@ -66,14 +66,7 @@ static double sample_ms = 20;
  * waits count) */
 static bool cpu_time;
 
-static double clock_ms(void)
-{
-    if (!cpu_time)
-        return now_ms();
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
+static double clock_ms(void) { return cpu_time ? process_cpu_ms() : now_ms(); }
 
 static double time_it(run_fn fn, void *ctx, int samples, double *best)
 {

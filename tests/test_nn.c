@@ -3,6 +3,7 @@
  * references and hand-computed values, gradients for every reduction,
  * and error paths. */
 #include "harness.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/op.h"
 
@@ -104,7 +105,7 @@ static void ref_row_f32(const float *x, int64_t n, bool log_form, float *y)
         m = mx[j] > m ? mx[j] : m;
     for (; k < n; k++)
         m = x[k] > m ? x[k] : m;
-    float e[128];
+    float *e = malloc((size_t)n * sizeof *e);
     for (k = 0; k < n; k++)
         e[k] = tg__vexpf(x[k] - m);
     for (k = 0; k + 16 <= n; k += 16)
@@ -116,12 +117,30 @@ static void ref_row_f32(const float *x, int64_t n, bool log_form, float *y)
         s += acc[j];
     for (k = 0; k < n; k++)
         y[k] = log_form ? x[k] - (m + logf(s)) : e[k] * (1.0f / s);
+    free(e);
+}
+
+/* every row length the block path takes at some instruction set (up to
+ * 256 with AVX-512, 1024 below) and past it, at every level */
+static int64_t next_length(int64_t n)
+{
+    static const int64_t longer[] = {128, 255, 256, 257, 511, 1000, 1024, 1025, 1100, 0};
+    if (n < 36)
+        return n + 1;
+    if (n < 100)
+        return n + 9;
+    for (int i = 0; longer[i]; i++)
+        if (longer[i] > n)
+            return longer[i];
+    return 1 << 30;
 }
 
 static void test_softmax_short_rows(void)
 {
     unsigned seed = 3;
-    for (int64_t n = 1; n <= 100; n += n < 36 ? 1 : 9)
+    for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
+    tg__cpu_force((tg__isa)isa);
+    for (int64_t n = 1; n <= 1100; n = next_length(n))
         for (int64_t m = 1; m <= 300; m += m < 20 ? 3 : 140) {
             int64_t len = m * n;
             float *x = malloc((size_t)len * sizeof *x), *want = malloc((size_t)len * sizeof *want);
@@ -147,15 +166,18 @@ static void test_softmax_short_rows(void)
                     bad += !((got[i] != got[i] && want[i] != want[i]) ||
                              memcmp(&got[i], &want[i], sizeof *got) == 0);
                 if (!got || bad)
-                    tt_fail(__FILE__, __LINE__, "%s of [%lld, %lld]: %lld elements differ from "
-                            "the row order", lg ? "log_softmax" : "softmax", (long long)m,
-                            (long long)n, (long long)bad);
+                    tt_fail(__FILE__, __LINE__, "%s, %s of [%lld, %lld]: %lld elements differ "
+                            "from the row order", tg__isa_name((tg__isa)isa),
+                            lg ? "log_softmax" : "softmax", (long long)m, (long long)n,
+                            (long long)bad);
                 tt_checks++;
             }
             free(x);
             free(xd);
             free(want);
         }
+    }
+    tg__cpu_force(tg__cpu_detected());
 }
 
 static tg_tensor *f_softmax(int n, tg_tensor *const *in, void *user)

@@ -22,6 +22,7 @@ typedef int64_t l8 __attribute__((vector_size(64)));
  * function returning a vector would change ABI with the instruction set */
 #define SEL(M, V, mask, a, b) ((V)(((M)(a) & (mask)) | ((M)(b) & ~(mask))))
 typedef int64_t l8u __attribute__((vector_size(64), aligned(8), may_alias));
+typedef uint64_t u8 __attribute__((vector_size(64)));
 
 /* the lanes of an l8 or-ed into lane 0, in halves: one test for any lane
  * (not a branch per lane) */
@@ -111,7 +112,9 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
         typedef SUF##m8 M;                                                      \
         const M lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = lo + 4;                   \
         const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14};                           \
-        l8 off = *(const l8u *)idx - b - lane2;                                 \
+        /* in unsigned lanes: an index far outside (INT64_MIN) must not    \
+         * overflow; the difference is then simply not 0, 1, W or W + 1 */  \
+        l8 off = (l8)((u8)*(const l8u *)idx - (u8)(b + lane2));                 \
         l8 bad = ~((off == 0) | (off == 1) | (off == W) | (off == W + 1));      \
         bad |= __builtin_shuffle(bad, HALF4);                                   \
         bad |= __builtin_shuffle(bad, HALF2);                                   \
@@ -367,7 +370,8 @@ static __attribute__((noinline)) bool f32xgrad_short(const float *dy, const int6
             return false;
     for (; k < rows; k++, d0 += 2 * W, oh = oh + 1 == OH ? 0 : oh + 1)
         for (int64_t j = 0; j < OW; j++) {
-            int64_t o = idx[k * OW + j] - (2 * oh * W + 2 * j);
+            /* wrapping, not overflowing, for indices far outside */
+            int64_t o = (int64_t)((uint64_t)idx[k * OW + j] - (uint64_t)(2 * oh * W + 2 * j));
             if (o != 0 && o != 1 && o != W && o != W + 1)
                 return false;
             float g = dy[k * OW + j];

@@ -38,6 +38,31 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
     return bad != 0;
 }
 
+/* any of the n offsets at off above 3 (a row's, checked once for all its
+ * groups): 8 bytes at a time, the last word overlapping the one before */
+static inline bool row_above3(const uint8_t *off, int64_t n)
+{
+    uint64_t bad = 0, w;
+    uint32_t h;
+    if (n >= 8) {
+        for (int64_t i = 0; i + 8 <= n; i += 8) {
+            memcpy(&w, off + i, 8);
+            bad |= w;
+        }
+        memcpy(&w, off + n - 8, 8);
+        bad |= w;
+    } else if (n >= 4) {
+        memcpy(&h, off, 4);
+        bad |= h;
+        memcpy(&h, off + n - 4, 4);
+        bad |= h;
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            bad |= off[i];
+    }
+    return (bad & 0xfcfcfcfcfcfcfcfcull) != 0;
+}
+
 /* vectors of LN lanes (a cache line: 16 floats or 8 doubles); EVEN / ODD pick
  * a row's window columns out of two vectors, LO / HI interleave two
  * vectors' halves back */
@@ -152,44 +177,49 @@ static inline bool any_above3(const uint8_t *off, int64_t n, int LN)
                       off + p * OH * OW);                                       \
     }                                                                           \
                                                                                 \
+    /* rows of LN outputs or more: groups, the last one again where it      \
+     * overlaps, each row's offsets checked once (SUF##grad's n 0: none) */  \
+    static bool SUF##grad_long(const T *dy, const uint8_t *off, int64_t rows,   \
+                               int64_t OW, T *dx)                               \
+    {                                                                           \
+        const int64_t W = 2 * OW;                                               \
+        for (int64_t k = 0; k < rows; k++) {                                    \
+            T *d0 = dx + 2 * k * W;                                             \
+            int64_t o = k * OW;                                                 \
+            if (row_above3(off + o, OW))                                        \
+                return false;                                                   \
+            for (int64_t j = 0; j + LN < OW; j += LN)                           \
+                SUF##grad(dy + o + j, off + o + j, 0, d0 + 2 * j, d0 + W + 2 * j); \
+            int64_t at = OW - LN;                                               \
+            SUF##grad(dy + o + at, off + o + at, 0, d0 + 2 * at, d0 + W + 2 * at); \
+        }                                                                       \
+        return true;                                                            \
+    }                                                                           \
+                                                                                \
     static bool SUF##grad_planes(const T *dy, const uint8_t *off, int64_t planes, \
                                  int64_t OH, int64_t OW, T *dx)                 \
     {                                                                           \
         const int64_t W = 2 * OW, rows = planes * OH;                           \
+        if (OW >= LN)                                                           \
+            return SUF##grad_long(dy, off, rows, OW, dx);                       \
+        /* shorter rows: those that fit a group each in a tight loop */         \
+        const int64_t fit = tg__pool2x2_rows_fit(2 * rows * W, W, OW, rows, LN); \
         int64_t k = 0;                                                          \
-        if (OW < LN) { /* the rows that fit, a group each, in a tight loop */    \
-            const int64_t fit = tg__pool2x2_rows_fit(2 * rows * W, W, OW, rows, LN);  \
-            T *d0 = dx;                                                         \
-            for (; k < fit; k++, d0 += 2 * W)                                   \
-                if (!SUF##grad(dy + k * OW, off + k * OW, OW, d0, d0 + W))      \
-                    return false;                                               \
-        }                                                                       \
-        for (; k < rows; k++) {                                                 \
+        for (T *d0 = dx; k < fit; k++, d0 += 2 * W)                             \
+            if (!SUF##grad(dy + k * OW, off + k * OW, OW, d0, d0 + W))          \
+                return false;                                                   \
+        for (; k < rows; k++) { /* the rest window by window */                 \
             T *d0 = dx + 2 * k * W;                                             \
             int64_t o = k * OW;                                                 \
-            if (OW >= LN) { /* groups, the last one again where it overlaps */  \
-                for (int64_t j = 0; j + LN < OW; j += LN)                       \
-                    if (!SUF##grad(dy + o + j, off + o + j, LN, d0 + 2 * j,     \
-                                   d0 + W + 2 * j))                             \
-                        return false;                                           \
-                int64_t at = OW - LN;                                           \
-                if (!SUF##grad(dy + o + at, off + o + at, LN, d0 + 2 * at,      \
-                               d0 + W + 2 * at))                                \
+            for (int64_t j = 0; j < OW; j++) {                                  \
+                int k4 = off[o + j];                                            \
+                if (k4 > 3)                                                     \
                     return false;                                               \
-            } else if (o + LN <= rows * OW && (2 * k + 1) * W + 2 * LN <= 2 * rows * W) { \
-                if (!SUF##grad(dy + o, off + o, OW, d0, d0 + W))                \
-                    return false;                                               \
-            } else {                                                            \
-                for (int64_t j = 0; j < OW; j++) { /* scalar */                 \
-                    int k4 = off[o + j];                                        \
-                    if (k4 > 3)                                                 \
-                        return false;                                           \
-                    T g = dy[o + j];                                            \
-                    d0[2 * j] = k4 == 0 ? g : (T)0;                             \
-                    d0[2 * j + 1] = k4 == 1 ? g : (T)0;                         \
-                    d0[W + 2 * j] = k4 == 2 ? g : (T)0;                         \
-                    d0[W + 2 * j + 1] = k4 == 3 ? g : (T)0;                     \
-                }                                                               \
+                T g = dy[o + j];                                                \
+                d0[2 * j] = k4 == 0 ? g : (T)0;                                 \
+                d0[2 * j + 1] = k4 == 1 ? g : (T)0;                             \
+                d0[W + 2 * j] = k4 == 2 ? g : (T)0;                             \
+                d0[W + 2 * j + 1] = k4 == 3 ? g : (T)0;                         \
             }                                                                   \
         }                                                                       \
         return true;                                                            \
@@ -225,6 +255,92 @@ static inline bool f32xgrad(const float *dy, const uint8_t *off, int64_t n, floa
     return true;
 }
 POOL2X2C_DRIVERS(float, f32x, X86_LN)
+#if X86_LN == 8 && !defined(__AVX512F__)
+/* AVX2, rows of 4 to 7 outputs (LeNet's 5) as one run of windows: each
+ * group of 8 takes the next 8 outputs whatever rows they lie in, so every
+ * lane is used (a group per row used 5 of 8). A half group (4 windows: 8
+ * floats of each input row) crosses a row boundary at most once: its
+ * vectors are two loads, one per row, blended. The groups' layout repeats
+ * with the column of their first window (the phase), computed once per
+ * call. Rows of pairs 2 W apart (one plane, or planes of exactly 2 OH
+ * rows); the last outputs window by window. The same comparisons per
+ * window as the row code (x86_max_vf), so the same values and offsets */
+typedef struct flat_phase {
+    int64_t at[2][2];  /* per half group, its loads' offsets from the group's first row */
+    __m256 second[2];  /* per half group, the lanes taken from its second load */
+    int64_t reach;     /* floats read from the group's first row, at most */
+    int64_t rows;      /* rows from this group's first row to the next group's */
+    int next;          /* the next group's phase */
+} flat_phase;
+
+static void flat_phases(int64_t W, int64_t OW, flat_phase *ph)
+{
+    for (int p = 0; p < OW; p++) {
+        ph[p].reach = 0;
+        for (int h = 0; h < 2; h++) {
+            int w0 = 4 * h, s = 0;
+            int64_t r0 = (p + w0) / OW, j0 = (p + w0) % OW;
+            for (int w = w0 + 1; w < w0 + 4 && !s; w++)
+                s = (p + w) % OW == 0 ? w : 0;
+            ph[p].at[h][0] = 2 * r0 * W + 2 * j0;
+            ph[p].at[h][1] = s ? 2 * ((p + s) / OW) * W - 2 * (s - w0) : ph[p].at[h][0];
+            float lanes[8];
+            for (int i = 0; i < 8; i++)
+                lanes[i] = s && i >= 2 * (s - w0) ? -1.0f : 0.0f; /* the sign bit selects */
+            ph[p].second[h] = _mm256_loadu_ps(lanes);
+            for (int i = 0; i < 2; i++)
+                if (ph[p].at[h][i] + W + 8 > ph[p].reach)
+                    ph[p].reach = ph[p].at[h][i] + W + 8;
+        }
+        ph[p].rows = (p + 8) / OW;
+        ph[p].next = (int)((p + 8) % OW);
+    }
+}
+
+static void f32xflat_rows(const float *x, int64_t x_n, int64_t W, int64_t OW, int64_t rows,
+                          float *y, uint8_t *off)
+{
+    flat_phase ph[8];
+    flat_phases(W, OW, ph);
+    const int64_t n = rows * OW;
+    int64_t o = 0, row = 0;
+    int p = 0;
+    for (; o + 8 <= n && 2 * row * W + ph[p].reach <= x_n; o += 8) {
+        const flat_phase *f = &ph[p];
+        const float *r = x + 2 * row * W;
+        __m256 a0 = _mm256_blendv_ps(_mm256_loadu_ps(r + f->at[0][0]),
+                                     _mm256_loadu_ps(r + f->at[0][1]), f->second[0]);
+        __m256 a1 = _mm256_blendv_ps(_mm256_loadu_ps(r + f->at[1][0]),
+                                     _mm256_loadu_ps(r + f->at[1][1]), f->second[1]);
+        __m256 c0 = _mm256_blendv_ps(_mm256_loadu_ps(r + W + f->at[0][0]),
+                                     _mm256_loadu_ps(r + W + f->at[0][1]), f->second[0]);
+        __m256 c1 = _mm256_blendv_ps(_mm256_loadu_ps(r + W + f->at[1][0]),
+                                     _mm256_loadu_ps(r + W + f->at[1][1]), f->second[1]);
+        x86_store_bytes(x86_max_vf(a0, a1, c0, c1, y + o), off + o);
+        row += f->rows;
+        p = f->next;
+    }
+    for (; o < n; o++) {
+        const float *r0 = x + 2 * (o / OW) * W + 2 * (o % OW);
+        f32xwin1(r0, r0 + W, y + o, off + o);
+    }
+}
+
+static void f32flat_planes(const float *x, int64_t planes, int64_t H, int64_t W, int64_t OH,
+                           int64_t OW, float *y, uint8_t *off)
+{
+    if (H == 2 * OH) { /* the planes are one run of row pairs */
+        f32xflat_rows(x, planes * H * W, W, OW, planes * OH, y, off);
+        return;
+    }
+    for (int64_t p = 0; p < planes; p++)
+        f32xflat_rows(x + p * H * W, H * W, W, OW, OH, y + p * OH * OW, off + p * OH * OW);
+}
+#define FLAT_ROWS(OW) ((OW) >= 4 && (OW) < 8)
+#else
+#define f32flat_planes f32xplanes
+#define FLAT_ROWS(OW) false
+#endif
 #if defined(__AVX512F__)
 static inline void f32zwin(const float *r0, const float *r1, float *y, uint8_t *off)
 {
@@ -303,7 +419,9 @@ POOL2X2C_DRIVERS(double, f64, 2)
 void TG_ARCH_FN(tg__maxpool2x2c_planes_f32)(const float *x, int64_t planes, int64_t H, int64_t W,
                                 int64_t OH, int64_t OW, float *y, uint8_t *off)
 {
-    if (OW >= WIDE_ROWS)
+    if (FLAT_ROWS(OW))
+        f32flat_planes(x, planes, H, W, OH, OW, y, off);
+    else if (OW >= WIDE_ROWS)
         f32zplanes(x, planes, H, W, OH, OW, y, off);
     else if (OW <= PAIR_ROWS)
         f32pair_planes(x, planes, H, W, OH, OW, y, off);

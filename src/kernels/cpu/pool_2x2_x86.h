@@ -50,10 +50,18 @@ typedef __m128i x86_vi;
 /* the maxima of X86_LN windows whose rows start at r0 and r1 (2 X86_LN
  * floats read from each), stored at y; returns the argmax offsets 0..3 as
  * int32 lanes in window order */
+static inline x86_vi x86_max_vf(x86_vf a0, x86_vf a1, x86_vf c0, x86_vf c1, float *y);
 static inline x86_vi x86_max_f32(const float *r0, const float *r1, float *y)
 {
-    x86_vf a0 = X86_LOADF(r0), a1 = X86_LOADF(r0 + X86_LN);
-    x86_vf c0 = X86_LOADF(r1), c1 = X86_LOADF(r1 + X86_LN);
+    return x86_max_vf(X86_LOADF(r0), X86_LOADF(r0 + X86_LN), X86_LOADF(r1),
+                      X86_LOADF(r1 + X86_LN), y);
+}
+
+/* the same from the windows' elements loaded: a0, a1 the top rows' 2
+ * X86_LN floats of windows 0 .. X86_LN / 2 - 1 and the rest, c0, c1 the
+ * bottom rows' */
+static inline x86_vi x86_max_vf(x86_vf a0, x86_vf a1, x86_vf c0, x86_vf c1, float *y)
+{
 #if defined(__AVX2__)
     /* even and odd columns within 128-bit lanes: windows 0 1 4 5 2 3 6 7 */
     x86_vf p = _mm256_shuffle_ps(a0, a1, 0x88), q = _mm256_shuffle_ps(a0, a1, 0xdd);

@@ -13,6 +13,8 @@
  * its copies) and ends with a line of the total.
  *   bench_conv_mobile [--batch B] [--threads T] [--samples N] [--only KIND] [--cpu]
  *                     [--net NAME]
+ * --calls N makes exactly N calls per layer and times nothing (for
+ * callgrind's instruction counts; ms are then 0).
  * --act relu|relu6|hardswish applies that activation (after the bias) as
  * the convolution stores, as the fusion pass has it do in the MobileNets
  * (tg__conv2d_forward_act); the default is none.
@@ -99,6 +101,7 @@ static float *rand_buf(int64_t n, unsigned seed)
 }
 
 static bool cpu_time;
+static int fixed_calls; /* --calls N: exactly N untimed calls per layer (callgrind) */
 static tg__conv_act act = {TG_CONV_ACT_NONE, 0, 0};
 
 static double clock_ms(void)
@@ -119,6 +122,12 @@ static double time_layer(const tg__conv_geom *g, int samples, double *best)
     if (!x || !w || !b || !y || !t ||
         tg__conv2d_forward_act(TG_FLOAT32, g, x, w, b, &act, y) != TG_OK)
         goto out;
+    if (fixed_calls > 0) {
+        for (int i = 1; i < fixed_calls; i++)
+            tg__conv2d_forward_act(TG_FLOAT32, g, x, w, b, &act, y);
+        med = *best = 0;
+        goto out;
+    }
     for (int s = 0; s < samples; s++) {
         int reps = 0;
         double t0 = clock_ms(), t1;
@@ -159,6 +168,8 @@ int main(int argc, char **argv)
             net = argv[i + 1];
         else if (!strcmp(argv[i], "--act"))
             act_name = argv[i + 1];
+        else if (!strcmp(argv[i], "--calls"))
+            fixed_calls = atoi(argv[i + 1]);
     }
     if (!strcmp(act_name, "relu"))
         act.kind = TG_CONV_ACT_RELU;

@@ -116,6 +116,13 @@ tg_status tg__conv2d_hardswish_kernel(tg_op_ctx *c);
 bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu,
                                 tg_status *st);
 
+/* the flat path (fused_flat.c): programs of float32 add, sub, mul, div and
+ * where over contiguous operands of the output's size or single elements,
+ * chunk by chunk in cache, the same bits; false, doing nothing, for any
+ * other program or operands */
+bool tg__fused_run_flat(const tg_fused_prog *p, const tg_dtype *dt, int n_in,
+                        tg_tensor *const *in, int n_res, const int64_t *res,
+                        tg_tensor *const *dst);
 /* dt: every instruction's result dtype (tg__fused_dtypes) */
 tg_status tg__fused_run(const char *who, const tg_fused_prog *p, const tg_dtype *dt,
                         int n_in, tg_tensor *const *in, int n_res, const int64_t *res,

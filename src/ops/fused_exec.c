@@ -244,6 +244,8 @@ tg_status tg__fused_run(const char *who, const tg_fused_prog *p, const tg_dtype 
 {
     if (n_in > TG_MAX_OP_INPUTS || n_res < 1 || n_res > TG_FUSED_MAX_RESULTS)
         return tg__error(TG_ERR_INTERNAL, "%s: %d inputs and %d results", who, n_in, n_res);
+    if (tg__fused_run_flat(p, dt, n_in, in, n_res, res, dst))
+        return TG_OK;
     /* on the stack and set field by field: the struct is kilobytes (strides
      * for every possible input), and clearing it cost more per call than
      * computing a small block */

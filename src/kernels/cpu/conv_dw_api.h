@@ -37,13 +37,14 @@ typedef struct tg__dw_arch {
     void (*plane[2])(const tg__dw_plane *p, const void *phases, const void *w,
                      const void *bias, void *y);
     /* r [n] + bias (NULL: none), then the activation act (0 none, 1 relu,
-     * 2 clamp to [lo, hi], 3 hardswish), in place: the pointwise path's epilogue and
-     * the other paths' clamp pass (conv_pw.c, conv.c) */
+     * 2 clamp to [lo, hi], 3 hardswish), in place: the pointwise path's epilogue
+     * where its units take OpenBLAS (the built-in GEMM applies it in its store),
+     * and the other paths' clamp pass (conv_pw.c, conv.c) */
     void (*row_act[2])(void *r, int64_t n, const void *bias, int act, double lo,
                        double hi);
     /* r [n] = (r + bias (NULL: none)) + res [n], then relu when relu is
      * set, in place: the add op's bits after the product's, ResNet-style
-     * shortcuts on the pointwise path (conv_pw.c) */
+     * shortcuts on the pointwise path's OpenBLAS units (conv_pw.c) */
     void (*row_res[2])(void *r, int64_t n, const void *bias, const void *res, int relu);
 } tg__dw_arch;
 

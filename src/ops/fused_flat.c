@@ -241,9 +241,13 @@ bool tg__fused_run_flat(const tg_fused_prog *p, const tg_dtype *dt, int n_in,
     flat F;
     if (!prepare(&F, p, dt, n_in, in, n_res, res, dst))
         return false;
-    int64_t chunks = (F.numel + CHUNK - 1) / CHUNK;
-    if (F.numel >= 2 * TG_ITER_GRAIN && chunks > 1 && !tg_in_parallel_region())
-        tg_parallel_for(chunks, TG_ITER_GRAIN / CHUNK, run_range, &F);
+    /* split by work, element-operations, as the elementwise kernels split
+     * their elements: an update's five instructions make a 48k-element
+     * parameter (LeNet's largest) worth two threads */
+    int64_t chunks = (F.numel + CHUNK - 1) / CHUNK, work = F.numel * p->n;
+    int64_t grain = TG_ITER_GRAIN / ((int64_t)CHUNK * p->n);
+    if (work >= 2 * TG_ITER_GRAIN && chunks > 1 && !tg_in_parallel_region())
+        tg_parallel_for(chunks, grain > 0 ? grain : 1, run_range, &F);
     else if (chunks > 0)
         run_range(&F, 0, chunks);
     return true;

@@ -463,16 +463,23 @@ static bool forward_like(fplan *p, const void *w, const void *b, bool flip,
 
 static bool stride_one(const tg__conv_geom *g) { return g->sh == 1 && g->sw == 1; }
 
+/* the forward product's plan for g over x (its outputs still to set) */
+static fplan forward_plan(tg_dtype dt, const tg__conv_geom *g, const void *x, bool relu)
+{
+    return (fplan){.dt = dt, .n = g->n, .groups = g->groups, .cin = g->c / g->groups,
+                   .cout = g->o / g->groups, .h = g->h, .w = g->w, .oh = g->oh,
+                   .ow = g->ow, .kh = g->kh, .kw = g->kw, .dh = g->dh, .dw = g->dw,
+                   .pt = g->ph, .pl = g->pw, .in = x, .relu = relu};
+}
+
 bool tg__conv_direct_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
                              const void *w, const void *b, bool relu, void *y,
                              tg_status *status)
 {
     if (!stride_one(g))
         return false;
-    fplan p = {.dt = dt, .n = g->n, .groups = g->groups, .cin = g->c / g->groups,
-               .cout = g->o / g->groups, .h = g->h, .w = g->w, .oh = g->oh,
-               .ow = g->ow, .kh = g->kh, .kw = g->kw, .dh = g->dh, .dw = g->dw,
-               .pt = g->ph, .pl = g->pw, .in = x, .out = y, .relu = relu};
+    fplan p = forward_plan(dt, g, x, relu);
+    p.out = y;
     return forward_like(&p, w, b, false, status);
 }
 
@@ -482,10 +489,9 @@ bool tg__conv_direct_forward_pool(tg_dtype dt, const tg__conv_geom *g, const voi
 {
     if (!stride_one(g) || g->oh < 2 || g->ow < 2)
         return false;
-    fplan p = {.dt = dt, .n = g->n, .groups = g->groups, .cin = g->c / g->groups,
-               .cout = g->o / g->groups, .h = g->h, .w = g->w, .oh = g->oh,
-               .ow = g->ow, .kh = g->kh, .kw = g->kw, .dh = g->dh, .dw = g->dw,
-               .pt = g->ph, .pl = g->pw, .in = x, .relu = relu, .pooled = y, .off = off};
+    fplan p = forward_plan(dt, g, x, relu);
+    p.pooled = y;
+    p.off = off;
     return forward_like(&p, w, b, false, status);
 }
 

@@ -19,11 +19,6 @@
 extern const tg_op_def tg_op_conv2d, tg_op_max_pool2d, tg_op_max_pool2d_compact,
     tg_op_conv2d_relu_pool;
 
-static bool is_op(const tg_gnode *n, const tg_op_def *op)
-{
-    return n->kind == TG_GNODE_OP && n->op == op;
-}
-
 /* the window the fused kernel pools: 2 x 2, stride 2, no padding, floor */
 static bool plain_2x2(const tg__pool_attrs *a)
 {
@@ -45,19 +40,19 @@ static bool match(const matcher *M, int id, int *relu, int *conv)
     const tg_gnode *P = &g->nodes[id];
     /* training steps pool with offsets (pool_indices); inference with
      * indices nothing reads */
-    bool unread = is_op(P, &tg_op_max_pool2d) && M->u.readers[P->out[1]] == 0 &&
+    bool unread = tg__is_op(P, &tg_op_max_pool2d) && M->u.readers[P->out[1]] == 0 &&
                   !M->u.fetched[P->out[1]];
-    if ((!is_op(P, &tg_op_max_pool2d_compact) && !unread) || !plain_2x2(P->attr) ||
+    if ((!tg__is_op(P, &tg_op_max_pool2d_compact) && !unread) || !plain_2x2(P->attr) ||
         !tg__pass_rewritable(g, M->u.ctrl_in, id) || M->u.target[id])
         return false;
     int r = g->values[P->in[0]].node;
     const tg_gnode *R = &g->nodes[r];
-    if (!is_op(R, M->relu) || !tg__uses_private(&M->u, g, P->in[0]) ||
+    if (!tg__is_op(R, M->relu) || !tg__uses_private(&M->u, g, P->in[0]) ||
         !tg__pass_rewritable(g, M->u.ctrl_in, r))
         return false;
     int c = g->values[R->in[0]].node;
     const tg_gnode *C = &g->nodes[c];
-    if (!is_op(C, &tg_op_conv2d) || !tg__uses_private(&M->u, g, R->in[0]) ||
+    if (!tg__is_op(C, &tg_op_conv2d) || !tg__uses_private(&M->u, g, R->in[0]) ||
         !tg__pass_rewritable(g, M->u.ctrl_in, c) ||
         /* the convolution's reads move to the pool's place */
         !tg__state_same_versions(&M->st, C, c, id))

@@ -151,6 +151,11 @@ int tg__state_version(const tg_state *s, int v, int at);
 int tg__variable_behind(const tg_graph *g, int v);
 
 /* ---- small helpers ----------------------------------------------------------- */
+/* is n a node of op? */
+static inline bool tg__is_op(const tg_gnode *n, const tg_op_def *op)
+{
+    return n->kind == TG_GNODE_OP && n->op == op;
+}
 /* a node passes may replace or drop: a pure op with no control edges in
  * or out (control edges are the user's; ordering edges are re-derived) */
 bool tg__pass_rewritable(const tg_graph *g, const int *ctrl_in, int id);

@@ -25,11 +25,6 @@ static const tg_gnode *producer(const tg_graph *g, int v)
     return &g->nodes[g->values[v].node];
 }
 
-static bool is_op(const tg_gnode *n, const tg_op_def *op)
-{
-    return n->kind == TG_GNODE_OP && n->op == op;
-}
-
 /* the pattern at relu_grad node n of g (src): the max_pool2d_grad node
  * and the max_pool2d node, or false */
 static bool match(const tg_graph *g, const int *readers, const tg_gnode *n,
@@ -37,13 +32,13 @@ static bool match(const tg_graph *g, const int *readers, const tg_gnode *n,
 {
     const tg_op_def *relu = find("relu"), *rg = find("relu_grad"),
                     *mp = find("max_pool2d"), *mpg = find("max_pool2d_grad");
-    if (!is_op(n, rg))
+    if (!tg__is_op(n, rg))
         return false;
     const tg_gnode *G = producer(g, n->in[0]), *Y = producer(g, n->in[1]);
-    if (!is_op(G, mpg) || !is_op(Y, relu) || readers[n->in[0]] != 1)
+    if (!tg__is_op(G, mpg) || !tg__is_op(Y, relu) || readers[n->in[0]] != 1)
         return false;
     const tg_gnode *P = producer(g, G->in[1]);
-    if (!is_op(P, mp) || P->out[1] != G->in[1] || P->in[0] != n->in[1])
+    if (!tg__is_op(P, mp) || P->out[1] != G->in[1] || P->in[0] != n->in[1])
         return false;
     *grad = G;
     *pool = P;

@@ -20,11 +20,6 @@
 extern const tg_op_def tg_op_max_pool2d, tg_op_max_pool2d_grad, tg_op_max_pool2d_compact,
     tg_op_max_pool2d_compact_grad;
 
-static bool is_op(const tg_gnode *n, const tg_op_def *op)
-{
-    return n->kind == TG_GNODE_OP && n->op == op;
-}
-
 /* per value of g: the indices of a max_pool2d that may become offsets */
 static bool *find_candidates(const tg_graph *g, const tg_uses *u)
 {
@@ -33,7 +28,7 @@ static bool *find_candidates(const tg_graph *g, const tg_uses *u)
         return NULL;
     for (int id = 0; id < g->n_nodes; id++) {
         const tg_gnode *n = &g->nodes[id];
-        if (!is_op(n, &tg_op_max_pool2d) || !tg__pass_rewritable(g, u->ctrl_in, id) ||
+        if (!tg__is_op(n, &tg_op_max_pool2d) || !tg__pass_rewritable(g, u->ctrl_in, id) ||
             u->target[id] || u->fetched[n->out[1]] || u->readers[n->out[1]] == 0)
             continue;
         const tg__pool_attrs *a = n->attr;
@@ -43,7 +38,7 @@ static bool *find_candidates(const tg_graph *g, const tg_uses *u)
      * its input 1; its input 0 is floating point) */
     for (int id = 0; id < g->n_nodes; id++) {
         const tg_gnode *n = &g->nodes[id];
-        bool grad = is_op(n, &tg_op_max_pool2d_grad) &&
+        bool grad = tg__is_op(n, &tg_op_max_pool2d_grad) &&
                     tg__pass_rewritable(g, u->ctrl_in, id) && !u->target[id];
         for (int i = 0; i < n->n_in; i++)
             if (ok[n->in[i]] && !(grad && i == 1))
@@ -57,7 +52,7 @@ static int replace(tg_rw *r, const tg_graph *g, const bool *ok, int id)
 {
     const tg_gnode *n = &g->nodes[id];
     tg_attr a[6];
-    if (is_op(n, &tg_op_max_pool2d) && ok[n->out[1]]) {
+    if (tg__is_op(n, &tg_op_max_pool2d) && ok[n->out[1]]) {
         int in = r->vmap[n->in[0]];
         int m = tg__rw_op(r, &tg_op_max_pool2d_compact, n->name, a,
                           tg__pool_attr_list(n->attr, false, false, a), 1, &in);
@@ -67,7 +62,7 @@ static int replace(tg_rw *r, const tg_graph *g, const bool *ok, int id)
         }
         return m;
     }
-    if (is_op(n, &tg_op_max_pool2d_grad) && ok[n->in[1]]) {
+    if (tg__is_op(n, &tg_op_max_pool2d_grad) && ok[n->in[1]]) {
         /* the pooling's window and this gradient's input size */
         tg__pool_attrs pa = *(const tg__pool_attrs *)g->nodes[g->values[n->in[1]].node].attr;
         const tg__pool_attrs *ga = n->attr;

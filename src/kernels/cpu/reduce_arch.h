@@ -27,15 +27,7 @@ static inline double sqd(double d) { return d * d; }
 /* v where t, else a, by bits: GCC compiles the plain conditional of a
  * NaN-aware comparison as branches, which mispredict on data */
 static inline float take_f(bool t, float v, float a) { return tg__vsel(t, v, a); }
-static inline double take_d(bool t, double v, double a)
-{
-    uint64_t m = -(uint64_t)t, x, y;
-    memcpy(&x, &v, sizeof x);
-    memcpy(&y, &a, sizeof y);
-    x = (x & m) | (y & ~m);
-    memcpy(&v, &x, sizeof v);
-    return v;
-}
+static inline double take_d(bool t, double v, double a) { return tg__vseld(t, v, a); }
 
 /* the same in float for float32 inputs (8 lanes per AVX register), within
  * 1 ulp of exp; 0 below -86 (near float's smallest normal), inf above 88.8 */

@@ -38,6 +38,17 @@ static inline float tg__vsel(int c, float a, float b)
     return a;
 }
 
+/* the same for doubles */
+static inline double tg__vseld(int c, double a, double b)
+{
+    uint64_t m = -(uint64_t)c, x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = (x & m) | (y & ~m);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+
 #define TG__VEXP_HI 88.3762626647949f  /* ln(2^127.5): n stays <= 127 */
 #define TG__VEXP_LO -87.3365447505531f /* ln(FLT_MIN): n stays >= -126 */
 

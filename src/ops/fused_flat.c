@@ -104,8 +104,7 @@ static bool op_of(const tg_fused_instr *I, flat_op *op)
 
 static bool contiguous_like(const tg_tensor *t, const tg_tensor *out)
 {
-    return tg_is_contiguous(t) && t->ndim == out->ndim &&
-           !memcmp(t->shape, out->shape, sizeof(int64_t) * (size_t)t->ndim);
+    return tg_is_contiguous(t) && tg__shape_eq(t->ndim, t->shape, out->ndim, out->shape);
 }
 
 /* inputs: float32 or bool, the output's shape and contiguous or a single

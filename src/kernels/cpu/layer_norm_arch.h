@@ -282,6 +282,27 @@ static inline void ln_dx_row(float *restrict dx, float *restrict pw, float *rest
     }
 }
 
+/* the same for two rows (a then b, each row's sums and constants at index
+ * 0 and 1), adding to pw and pb in the order one row at a time would:
+ * half the loads and stores of pw and pb */
+static inline void ln_dx_rows2(float *restrict dxa, float *restrict dxb, float *restrict pw,
+                               float *restrict pb, const float *restrict xa,
+                               const float *restrict xb, const float *restrict dya,
+                               const float *restrict dyb, const float *restrict w, int64_t K,
+                               const float *m, const double *r, const double *k2,
+                               const double *k3)
+{
+    const float ma = m[0], ra = (float)r[0], k2a = (float)k2[0], k3a = (float)k3[0];
+    const float mb = m[1], rb = (float)r[1], k2b = (float)k2[1], k3b = (float)k3[1];
+    for (int64_t k = 0; k < K; k++) {
+        const float xca = xa[k] - ma, xcb = xb[k] - mb;
+        dxa[k] = (ra * (dya[k] * w[k]) + xca * k2a) + k3a;
+        dxb[k] = (rb * (dyb[k] * w[k]) + xcb * k2b) + k3b;
+        pw[k] = (pw[k] + dya[k] * (xca * ra)) + dyb[k] * (xcb * rb);
+        pb[k] = (pb[k] + dya[k]) + dyb[k];
+    }
+}
+
 /* rows r0 .. r0 + n - 1 (n <= LN_RB) of a part whose sums are pw, pb */
 static inline void ln_bwd_block(const tg__ln32_bwd *t, int64_t r0, int n, float *pw,
                                 float *pb)
@@ -303,7 +324,13 @@ static inline void ln_bwd_block(const tg__ln32_bwd *t, int64_t r0, int n, float 
         k2[i] = (2.0 * dvar[i] - r[i] * r[i] * r[i] * sgx[i]) * inv_k;
         k3[i] = (dmean[i] - r[i] * sg[i]) * inv_k;
     }
-    for (int i = 0; i < n; i++) {
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        const int64_t o = (r0 + i) * K;
+        ln_dx_rows2(t->dx + o, t->dx + o + K, pw, pb, t->x + o, t->x + o + K, t->dy + o,
+                    t->dy + o + K, t->w, K, t->mean + r0 + i, r + i, k2 + i, k3 + i);
+    }
+    for (; i < n; i++) {
         const int64_t o = (r0 + i) * K;
         ln_dx_row(t->dx + o, pw, pb, t->x + o, t->dy + o, t->w, K, t->mean[r0 + i],
                   (float)r[i], (float)k2[i], (float)k3[i]);

@@ -731,6 +731,52 @@ static void test_where(void)
     CHECK_ERROR(tg_where(tg_ones(TG_BOOL, 1, (int64_t[]){2}), ta, ta), TG_ERR_SHAPE, "where");
 }
 
+/* where's row forms: a one-element condition (a copy of one side,
+ * contiguous or strided), contiguous rows (a blend), strided rows */
+static void test_where_rows(void)
+{
+    enum { R = 37, C = 5, N = R * C };
+    double av[N], bv[N], kv[N], want[N];
+    for (int i = 0; i < N; i++) {
+        av[i] = i;
+        bv[i] = -1 - i;
+        kv[i] = i % 3 == 0;
+    }
+    const tg_dtype dts[3] = {TG_FLOAT32, TG_FLOAT64, TG_UINT8};
+    for (int d = 0; d < 3; d++) {
+        tg_tensor *a = tt_tensor(dts[d], 2, (int64_t[]){R, C}, av);
+        tg_tensor *b = tg_abs(tt_tensor(dts[d], 2, (int64_t[]){R, C}, bv));
+        double *bvals = tt_values(b);
+        for (int side = 0; side < 2; side++) { /* a scalar condition: one side */
+            tg_tensor *k1 = tt_tensor(TG_BOOL, 1, (int64_t[]){1}, (double[]){side});
+            tg_tensor *y = tg_where(k1, a, b);
+            CHECK_TENSOR(y, side ? av : bvals, 0);
+            /* a transposed (strided) side */
+            tg_tensor *at = tg_transpose(a, 0, 1), *bt = tg_transpose(b, 0, 1);
+            double *tv = tt_values(side ? at : bt);
+            CHECK_TENSOR(tg_where(k1, at, bt), tv, 0);
+            free(tv);
+            /* a broadcast scalar side */
+            tg_tensor *w = tg_where(k1, tg_scalar(dts[d], 7), b);
+            for (int i = 0; i < N; i++)
+                want[i] = side ? 7 : bvals[i];
+            CHECK_TENSOR(w, want, 0);
+        }
+        tg_tensor *k = tt_tensor(TG_BOOL, 2, (int64_t[]){R, C}, kv);
+        for (int i = 0; i < N; i++)
+            want[i] = kv[i] ? av[i] : bvals[i];
+        CHECK_TENSOR(tg_where(k, a, b), want, 0);
+        /* strided: the transposed mask over transposed sides */
+        tg_tensor *yt = tg_where(tg_transpose(k, 0, 1), tg_transpose(a, 0, 1), tg_transpose(b, 0, 1));
+        CHECK_TENSOR(tg_transpose(yt, 0, 1), want, 0);
+        free(bvals);
+    }
+    /* the copy keeps a NaN's payload bits */
+    tg_tensor *nan = tg_full(TG_FLOAT32, 1, (int64_t[]){3}, NAN);
+    tg_tensor *y = tg_where(tg_ones(TG_BOOL, 0, NULL), nan, tg_zeros(TG_FLOAT32, 1, (int64_t[]){3}));
+    CHECK(memcmp(tg_data(y), tg_data(nan), 3 * sizeof(float)) == 0);
+}
+
 /* ---- cast -------------------------------------------------------------------- */
 static void test_cast(void)
 {
@@ -1002,6 +1048,7 @@ int main(void)
     RUN(test_unary_integer);
     RUN(test_compare);
     RUN(test_where);
+    RUN(test_where_rows);
     RUN(test_cast);
     RUN(test_binary_gradcheck);
     RUN(test_scalar_and_mixed_gradcheck);

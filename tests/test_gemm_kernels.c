@@ -13,13 +13,17 @@
 #include <string.h>
 
 /* how a product is run: 0 built-in serial, 1 built-in on 2 threads,
- * 2 CBLAS serial, 3 CBLAS on 2 threads, 4 the library's entry point */
+ * 2 CBLAS serial, 3 CBLAS on 2 threads, 4 the library's entry point;
+ * 5 and 6 the skinny path (gemm_skinny.c) on 1 and 2 threads (only for
+ * the shapes test_skinny gives it) */
 #define N_WAYS 5
-static const char *way_name[N_WAYS] = {"built-in", "built-in x2", "blas", "blas x2",
-                                       "entry"};
+static const char *way_name[] = {"built-in", "built-in x2", "blas", "blas x2",
+                                  "entry", "skinny", "skinny x2"};
 
 static tg_status run_way(int way, tg__gemm_call *g)
 {
+    if (way >= 5)
+        return tg__gemm_skinny(g, way == 6 ? 2 : 1);
     if (way == 4)
         return g->f64 ? tg__gemm_f64(g->ta, g->tb, g->m, g->n, g->k, g->alpha,
                                      g->a, g->lda, g->b, g->ldb, g->beta, g->c, g->ldc)
@@ -31,8 +35,9 @@ static tg_status run_way(int way, tg__gemm_call *g)
 
 /* one product against a float64 loop; the padding of C must stay as it
  * was, and beta = 0 must ignore the NaNs C starts with */
-static void check_one(int way, bool f64, bool ta, bool tb, int64_t m, int64_t n,
-                      int64_t k, double alpha, double beta, int64_t pad)
+static void check_one_into(int way, bool f64, bool ta, bool tb, int64_t m, int64_t n,
+                           int64_t k, double alpha, double beta, int64_t pad,
+                           void *result)
 {
     int64_t lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
     int64_t ra = ta ? k : m, rb = tb ? n : k;
@@ -82,12 +87,20 @@ static void check_one(int way, bool f64, bool ta, bool tb, int64_t m, int64_t n,
                 (long long)m, (long long)n, (long long)k, alpha, beta,
                 (long long)pad, worst, tol);
     tt_checks++;
+    if (result)
+        memcpy(result, c, (size_t)(m * ldc) * z);
     free(ad);
     free(bd);
     free(e);
     free(a);
     free(b);
     free(c);
+}
+
+static void check_one(int way, bool f64, bool ta, bool tb, int64_t m, int64_t n,
+                      int64_t k, double alpha, double beta, int64_t pad)
+{
+    check_one_into(way, f64, ta, tb, m, n, k, alpha, beta, pad, NULL);
 }
 
 /* edges of every tile (6, 14 rows; 4..32 columns), of the 8 x 8
@@ -125,6 +138,65 @@ static void test_every_isa(void)
     tg__gemm_set_mode(TG_GEMM_AUTO);
 }
 
+/* the skinny path: 1 to 8 rows (B transposed; 1 to 4 with B as is), k
+ * with and without a tail of the 16 partial sums, n over several thread
+ * chunks of 128 columns and not a multiple of them, both transposes of A
+ * and B, against the float64 loop at every instruction set, on 1 and 2
+ * threads; the same bits on 1 and 2 threads, and with AVX2 and AVX-512
+ * (the partial sums do not depend on the vector width; the baseline build
+ * has no fused multiply-add); the entry point takes it for these shapes */
+static const int64_t skinny_sizes[][3] = {
+    {1, 300, 257}, {2, 517, 130}, {3, 129, 600}, {4, 260, 256},
+    {5, 1000, 70}, {6, 70, 1000}, {7, 333, 199}, {8, 129, 600},
+};
+
+static void check_skinny(int64_t m, int64_t n, int64_t k, int t, bool f64, int64_t pad)
+{
+    tg__isa top = tg__cpu_detected();
+    size_t bytes = (size_t)(m * (n + pad)) * (f64 ? 8 : 4);
+    char *one = malloc(bytes), *two = malloc(bytes), *avx2 = malloc(bytes);
+    double alpha = t == 3 ? -0.5 : 1.0, beta = t == 0 ? 0.0 : t == 1 ? 1.0 : 2.5;
+    for (int isa = TG_ISA_GENERIC; isa <= (int)top; isa++) {
+        tg__cpu_force((tg__isa)isa);
+        check_one_into(5, f64, t & 1, t & 2, m, n, k, alpha, beta, pad, one);
+        check_one_into(6, f64, t & 1, t & 2, m, n, k, alpha, beta, pad, two);
+        CHECK(memcmp(one, two, bytes) == 0);
+        if (isa == TG_ISA_AVX2)
+            memcpy(avx2, one, bytes);
+        if (isa == TG_ISA_AVX512)
+            CHECK(memcmp(one, avx2, bytes) == 0);
+    }
+    tg__cpu_force(top);
+    check_one(4, f64, t & 1, t & 2, m, n, k, alpha, beta, pad);
+    free(one);
+    free(two);
+    free(avx2);
+}
+
+static void test_skinny(void)
+{
+    for (size_t s = 0; s < sizeof skinny_sizes / sizeof skinny_sizes[0]; s++)
+        for (int t = 0; t < 4; t++)
+            for (int f64 = 0; f64 < 2; f64++) {
+                int64_t m = skinny_sizes[s][0];
+                tg__gemm_call g = {.m = m, .n = skinny_sizes[s][1], .tb = t & 2,
+                                   .k = skinny_sizes[s][2], .alpha = 1, .f64 = f64};
+                if (m > 4 && !(t & 2)) {
+                    CHECK(!tg__gemm_skinny_fits(&g));
+                    continue;
+                }
+                CHECK(tg__gemm_skinny_fits(&g));
+                check_skinny(m, g.n, g.k, t, f64, (int64_t)(s % 3));
+            }
+    /* what it does not take: more rows, a small B, k under a group */
+    tg__gemm_call g = {.m = 9, .n = 1000, .k = 1000, .alpha = 1, .tb = true};
+    CHECK(!tg__gemm_skinny_fits(&g));
+    g.m = 1, g.n = 100, g.k = 100;
+    CHECK(!tg__gemm_skinny_fits(&g));
+    g.n = 100000, g.k = 8;
+    CHECK(!tg__gemm_skinny_fits(&g));
+}
+
 static void test_modes_and_reports(void)
 {
     tg__gemm_set_mode(TG_GEMM_BUILTIN);
@@ -151,6 +223,7 @@ static void test_modes_and_reports(void)
 int main(void)
 {
     RUN(test_every_isa);
+    RUN(test_skinny);
     RUN(test_modes_and_reports);
     return tt_finish();
 }

@@ -6,6 +6,8 @@
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 
+#include <string.h>
+
 #define CMP_ROW(NAME, T, EXPR)                                              \
     TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
@@ -145,10 +147,36 @@ tg_tensor *tg_logical_not(tg_tensor *x)
 }
 
 /* ---- where ----------------------------------------------------------------- */
+/* A row whose condition is one element (stride 0: a scalar or broadcast
+ * condition, as in the optimizers' first-step select) copies one side; a
+ * contiguous row reads both sides before it selects, so the loop
+ * vectorizes as a blend; any other row goes element by element. */
 #define WHERE_ROW(NAME, T)                                                  \
     TG_ISA_ROW(NAME)                                                        \
     {                                                                       \
         (void)ctx;                                                          \
+        const int64_t es = (int64_t)sizeof(T);                              \
+        if (s[1] == 0) {                                                    \
+            bool take_a = *(const uint8_t *)p[1] != 0;                      \
+            const char *src = take_a ? p[2] : p[3];                         \
+            int64_t ss = take_a ? s[2] : s[3];                              \
+            if (s[0] == es && ss == es)                                     \
+                memmove(p[0], src, (size_t)(n * es));                       \
+            else                                                            \
+                for (int64_t i = 0; i < n; i++)                             \
+                    *(T *)(p[0] + i * s[0]) = *(const T *)(src + i * ss);   \
+            return;                                                         \
+        }                                                                   \
+        if (s[0] == es && s[1] == 1 && s[2] == es && s[3] == es) {          \
+            T *o = (T *)p[0];                                               \
+            const uint8_t *k = (const uint8_t *)p[1];                       \
+            const T *a = (const T *)p[2], *b = (const T *)p[3];             \
+            for (int64_t i = 0; i < n; i++) {                               \
+                T x = a[i], y = b[i];                                       \
+                o[i] = k[i] ? x : y;                                        \
+            }                                                               \
+            return;                                                         \
+        }                                                                   \
         for (int64_t i = 0; i < n; i++)                                     \
             *(T *)(p[0] + i * s[0]) = *(const uint8_t *)(p[1] + i * s[1])   \
                                           ? *(const T *)(p[2] + i * s[2])   \

@@ -37,7 +37,7 @@ typedef tg_tensor *tg__sym;
 
 #define TG_G_ADD(a, b) tg_add(a, b)
 #define TG_G_SUB(a, b) tg_sub(a, b)
-#define TG_G_MUL(a, b) tg_mul(a, b)
+#define TG_G_MUL(a, b) tg__optim_graph_mul(a, b)
 #define TG_G_DIV(a, b) tg_div(a, b)
 #define TG_G_NEG(a) tg_neg(a)
 #define TG_G_SQRT(a) tg_sqrt(a)
@@ -70,6 +70,12 @@ typedef tg_tensor *tg__sym;
             TG_G_CONSTS_T(double, K, CONSTS, FIELDS, AFTER, h);             \
     } while (0)
 #define TG_G_NOTHING(T)
+
+/* a * b, or the other operand itself when one is a concrete 0-d 1 of the
+ * other's dtype (SGD's sign without maximize, its 1 - dampening): x * 1
+ * is x bit for bit, so the graph leaves out a pass the loop makes over
+ * its run-time constants */
+tg_tensor *tg__optim_graph_mul(tg_tensor *a, tg_tensor *b);
 
 /* graph_scalars of the algorithms whose only per-step scalar is the step
  * size -lr (shared, 0-d): SGD's first one, Adadelta's, RMSprop's */

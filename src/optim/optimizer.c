@@ -104,6 +104,24 @@ tg_tensor *tg__optim_state(tg_optimizer *o, int i, int s)
     return *b;
 }
 
+/* a concrete 0-d 1 of dtype dt */
+static bool is_one(const tg_tensor *t, tg_dtype dt)
+{
+    if (!t || t->graph || t->ndim != 0 || t->dtype != dt)
+        return false;
+    return dt == TG_FLOAT32 ? *(const float *)tg__base(t) == 1.0f
+                            : dt == TG_FLOAT64 && *(const double *)tg__base(t) == 1.0;
+}
+
+tg_tensor *tg__optim_graph_mul(tg_tensor *a, tg_tensor *b)
+{
+    if (a && b && is_one(a, b->dtype))
+        return b;
+    if (a && b && is_one(b, a->dtype))
+        return a;
+    return tg_mul(a, b);
+}
+
 tg_status tg__optim_graph_neg_lr(tg_tensor *lr, tg_dtype dt, tg_tensor **out)
 {
     out[0] = tg_cast(tg_neg(lr), dt);

@@ -416,6 +416,8 @@ tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads)
                            .alpha = alpha, .beta = beta, .a = a, .b = b,        \
                            .c = c};                                             \
         int threads = tg__gemm_threads(m, n, k);                                \
+        if (tg__gemm_get_mode() == TG_GEMM_AUTO && tg__gemm_skinny_fits(&g))    \
+            return tg__gemm_skinny(&g, threads);                                \
         return tg__gemm_exec(&g, tg__gemm_use_blas(DT, ta, tb, m, n, k, threads), \
                              threads);                                          \
     }

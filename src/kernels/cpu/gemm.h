@@ -76,6 +76,14 @@ typedef struct tg__gemm_call {
 } tg__gemm_call;
 /* runs g by the built-in kernel or CBLAS, split over `threads` threads */
 tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads);
+/* skinny products (gemm_skinny.c): at most TG__GEMM_SKINNY_M rows of C and
+ * at least TG__GEMM_SKINNY_MIN_B elements of B (a classifier's Linear at
+ * batch 1-8) stream B once instead of packing it; taken by tg__sgemm /
+ * tg__dgemm in the automatic mode (TG_GEMM unset) when _fits says so */
+#define TG__GEMM_SKINNY_M 8
+#define TG__GEMM_SKINNY_MIN_B ((int64_t)1 << 16)
+bool tg__gemm_skinny_fits(const tg__gemm_call *g);
+tg_status tg__gemm_skinny(const tg__gemm_call *g, int threads);
 typedef enum tg__gemm_mode {
     TG_GEMM_AUTO,
     TG_GEMM_BUILTIN,

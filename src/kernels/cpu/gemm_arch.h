@@ -237,11 +237,13 @@ GEMM_TEMPLATE(float, f32, MR_F32, NV_F32)
 GEMM_TEMPLATE(double, f64, MR_F64, NV_F64)
 
 #include "kernels/cpu/gemm_ep_arch.h"
+#include "kernels/cpu/gemm_skinny_arch.h"
 
 #define GA_KERN(SUF, MR)                                                        \
     {.mr = MR, .nr = GA_NAME(NR_##SUF), .kc = KC, .mc = MC(MR), .nc = NC,       \
      .pack_a = GA_NAME(pack_a_any_##SUF), .pack_b = GA_NAME(pack_b_any_##SUF),  \
-     .macro = GA_NAME(macro_##SUF), .macro_ep = GA_NAME(ep_macro_##SUF)}
+     .macro = GA_NAME(macro_##SUF), .macro_ep = GA_NAME(ep_macro_##SUF),          \
+     .skinny = GA_NAME(skinny_##SUF)}
 
 const tg__gemm_arch GA_NAME(tg__gemm_arch) = {
     .name = GA_STR(GEMM_ISA),

@@ -43,6 +43,11 @@ typedef struct tg__gemm_kern {
      * convolution's small channel counts and planes (conv_pw.c) */
     void (*macro_ep)(int64_t mc, int64_t nc, int64_t kc, const void *pa, const void *pb,
                      void *c, int64_t ldc, bool accumulate, const tg__gemm_ep *ep);
+    /* out[i * nj + j] = the dot product of row i of ap (row stride kp,
+     * zero-padded from k to a multiple of 16) with row j of b (k elements,
+     * row stride ldb), i < m, j < nj: the skinny products (gemm_skinny.c) */
+    void (*skinny)(int64_t m, const void *ap, int64_t kp, const void *b, int64_t ldb,
+                   int64_t k, int64_t nj, void *out);
 } tg__gemm_kern;
 
 typedef struct tg__gemm_arch {

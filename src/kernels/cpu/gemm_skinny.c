@@ -1,0 +1,174 @@
+/* Skinny products (gemm.h: tg__gemm_skinny): C with at most
+ * TG__GEMM_SKINNY_M rows times a large B, a classifier's Linear at batch 1
+ * to 8 (MobileNetV2's 1280 -> 1000 Gemm: B is 5 MB). The blocked kernel
+ * packs all of B (a read and a write of B, then the product reads the copy)
+ * for a few rows of C, three passes over memory where one does: here B is
+ * streamed once, straight from where it lies.
+ *
+ * op(A) is copied once into rows of k (zero-padded to whole groups of
+ * SK_LANES), then
+ *   - B stored transposed (tb: B is [n][k], torch's Linear weights): each
+ *     C(i, j) is a dot product of A's row i with B's row j, summed in
+ *     SK_LANES partial sums (element p into sum p % SK_LANES, in order of
+ *     p), the partial sums added by a fixed tree;
+ *   - B stored as is ([k][n]): C's rows in blocks of SK_COLS columns,
+ *     accumulated over p in order (c += A(i, p) * B(p, j)).
+ * Then C = alpha * sum + beta * C (beta 0 overwrites). The loops are the
+ * same C at every instruction-set level (isa_clone.h) and the partial sums
+ * do not depend on the vector width, so every level gives the same bits.
+ * Columns are split over the pool's threads for large products. */
+#include "core/threadpool.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_arch_api.h"
+#include "kernels/cpu/isa_clone.h"
+#include "kernels/cpu/scratch.h"
+
+#include <string.h>
+
+#define SK_LANES 16
+#define SK_COLS 128
+/* columns per thread chunk: whole groups of SK_COLS */
+#define SK_CHUNK SK_COLS
+
+typedef struct skinny_job {
+    const tg__gemm_call *g;
+    const void *ap; /* op(A), [m][kp] */
+    int64_t kp;
+} skinny_job;
+
+#define SK_KERNELS(T, SUF)                                                          \
+    static inline __attribute__((always_inline)) void sk_store_##SUF(             \
+        const tg__gemm_call *g, int64_t i, int64_t j, T sum)                        \
+    {                                                                               \
+        T *c = (T *)g->c + i * g->ldc + j;                                          \
+        T alpha = (T)g->alpha, beta = (T)g->beta;                                   \
+        *c = beta == 0 ? alpha * sum : alpha * sum + beta * *c;                     \
+    }                                                                               \
+                                                                                    \
+    /* C's columns [j0, j1), B transposed: the instruction set's dot       \
+     * products (gemm_skinny_arch.h), SK_CHUNK columns at a time */            \
+    static void sk_cols_t_##SUF(const skinny_job *s, int64_t j0, int64_t j1)      \
+    {                                                                               \
+        const tg__gemm_call *g = s->g;                                              \
+        const tg__gemm_kern *kn = &tg__gemm_arch_now()->k[g->f64];                  \
+        T out[TG__GEMM_SKINNY_M * SK_CHUNK];                                        \
+        for (int64_t jb = j0; jb < j1; jb += SK_CHUNK) {                            \
+            int64_t nj = j1 - jb < SK_CHUNK ? j1 - jb : SK_CHUNK;                   \
+            kn->skinny(g->m, s->ap, s->kp, (const T *)g->b + jb * g->ldb, g->ldb,   \
+                       g->k, nj, out);                                              \
+            for (int64_t i = 0; i < g->m; i++)                                      \
+                for (int64_t j = 0; j < nj; j++)                                    \
+                    sk_store_##SUF(g, i, jb + j, out[i * nj + j]);                  \
+        }                                                                           \
+    }                                                                               \
+                                                                                    \
+    /* C's columns [j0, j1), B as is: rows of SK_COLS accumulated over p */       \
+    static inline __attribute__((always_inline)) void sk_cols_n_##SUF(            \
+        int M, const skinny_job *s, int64_t j0, int64_t j1)                         \
+    {                                                                               \
+        const tg__gemm_call *g = s->g;                                              \
+        const T *ap = s->ap, *b = g->b;                                             \
+        T acc[TG__GEMM_SKINNY_M][SK_COLS];                                          \
+        for (int64_t jb = j0; jb < j1; jb += SK_COLS) {                             \
+            int64_t w = j1 - jb < SK_COLS ? j1 - jb : SK_COLS;                      \
+            for (int i = 0; i < M; i++)                                             \
+                for (int64_t l = 0; l < SK_COLS; l++)                               \
+                    acc[i][l] = 0;                                                  \
+            for (int64_t p = 0; p < g->k; p++) {                                    \
+                const T *brow = b + p * g->ldb + jb;                                \
+                if (w == SK_COLS)                                                   \
+                    for (int i = 0; i < M; i++)                                     \
+                        for (int64_t l = 0; l < SK_COLS; l++)                       \
+                            acc[i][l] += ap[i * s->kp + p] * brow[l];               \
+                else                                                                \
+                    for (int i = 0; i < M; i++)                                     \
+                        for (int64_t l = 0; l < w; l++)                             \
+                            acc[i][l] += ap[i * s->kp + p] * brow[l];               \
+            }                                                                       \
+            for (int i = 0; i < M; i++)                                             \
+                for (int64_t l = 0; l < w; l++)                                     \
+                    sk_store_##SUF(g, i, jb + l, acc[i][l]);                        \
+        }                                                                           \
+    }                                                                               \
+                                                                                    \
+    /* M as a constant in each case, so that the row loops unroll */              \
+    TG_ISA_DISPATCH(static, void, sk_cols_n_any_##SUF,                              \
+                    (const skinny_job *s, int64_t j0, int64_t j1), (s, j0, j1))     \
+    {                                                                               \
+        switch (s->g->m) {                                                          \
+        case 1: sk_cols_n_##SUF(1, s, j0, j1); break;                               \
+        case 2: sk_cols_n_##SUF(2, s, j0, j1); break;                               \
+        case 3: sk_cols_n_##SUF(3, s, j0, j1); break;                               \
+        case 4: sk_cols_n_##SUF(4, s, j0, j1); break;                               \
+        case 5: sk_cols_n_##SUF(5, s, j0, j1); break;                               \
+        case 6: sk_cols_n_##SUF(6, s, j0, j1); break;                               \
+        case 7: sk_cols_n_##SUF(7, s, j0, j1); break;                               \
+        default: sk_cols_n_##SUF(8, s, j0, j1); break;                              \
+        }                                                                           \
+    }                                                                               \
+                                                                                    \
+    static void sk_range_##SUF(const skinny_job *s, int64_t j0, int64_t j1)       \
+    {                                                                               \
+        if (s->g->tb)                                                               \
+            sk_cols_t_##SUF(s, j0, j1);                                             \
+        else                                                                        \
+            sk_cols_n_any_##SUF(s, j0, j1);                                         \
+    }                                                                               \
+                                                                                    \
+    /* op(A) into rows of kp, zeros after k */                                     \
+    static void sk_copy_a_##SUF(const tg__gemm_call *g, int64_t kp, T *dst)        \
+    {                                                                               \
+        const T *a = g->a;                                                          \
+        for (int64_t i = 0; i < g->m; i++) {                                        \
+            T *row = dst + i * kp;                                                  \
+            for (int64_t p = 0; p < g->k; p++)                                      \
+                row[p] = g->ta ? a[p * g->lda + i] : a[i * g->lda + p];             \
+            for (int64_t p = g->k; p < kp; p++)                                     \
+                row[p] = 0;                                                         \
+        }                                                                           \
+    }
+
+SK_KERNELS(float, f32)
+SK_KERNELS(double, f64)
+
+static void sk_body(void *ctx, int64_t begin, int64_t end)
+{
+    const skinny_job *s = ctx;
+    int64_t j0 = begin * SK_CHUNK, j1 = end * SK_CHUNK;
+    j1 = j1 < s->g->n ? j1 : s->g->n;
+    if (s->g->f64)
+        sk_range_f64(s, j0, j1);
+    else
+        sk_range_f32(s, j0, j1);
+}
+
+bool tg__gemm_skinny_fits(const tg__gemm_call *g)
+{
+    /* below this much of B, packing it costs little and the blocked
+     * kernel's tiles win */
+    /* B as is: its rows of C accumulate in L1, which holds fewer of them
+     * (bench: at 5 to 8 rows the blocked kernel is as fast) */
+    int64_t max_m = g->tb ? TG__GEMM_SKINNY_M : TG__GEMM_SKINNY_M / 2;
+    return g->m >= 1 && g->m <= max_m && g->k >= SK_LANES &&
+           g->n * g->k >= TG__GEMM_SKINNY_MIN_B && g->alpha != 0;
+}
+
+tg_status tg__gemm_skinny(const tg__gemm_call *g, int threads)
+{
+    size_t z = g->f64 ? sizeof(double) : sizeof(float);
+    int64_t kp = (g->k + SK_LANES - 1) / SK_LANES * SK_LANES;
+    void *ap = tg__scratch(TG_SCRATCH_GEMM_A, (size_t)(g->m * kp) * z);
+    if (!ap)
+        return TG_ERR_NOMEM;
+    if (g->f64)
+        sk_copy_a_f64(g, kp, ap);
+    else
+        sk_copy_a_f32(g, kp, ap);
+    skinny_job s = {.g = g, .ap = ap, .kp = kp};
+    int64_t chunks = (g->n + SK_CHUNK - 1) / SK_CHUNK;
+    if (threads > 1 && chunks > 1)
+        tg_parallel_for(chunks, 1, sk_body, &s);
+    else
+        sk_body(&s, 0, chunks);
+    return TG_OK;
+}

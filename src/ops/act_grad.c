@@ -3,14 +3,15 @@
  * it was eleven elementwise nodes (erf, exp, scalings, sums and products),
  * each a pass over a [tokens, 4 d_model] tensor in a transformer's
  * feed-forward block, and erf and exp scalar libm calls. The float32 row
- * uses the vectorizable exp and erfc of kernels/cpu/vmath.h; float64 (what
+ * uses kernels/cpu/vgelu.h (Phi and phi from one exp and one rational
+ * function per lane, within 4 ulp of the terms' scale); float64 (what
  * gradcheck differentiates) libm. gelu's derivative calls it (unary.c), so
  * eager autograd, symbolic gradients and graphs run the same kernel.
  *
  * Its own derivatives, for higher orders, with public ops:
  *   d/d dy = gelu'(x),  d/dx = dy phi(x) (2 - x^2)  (gelu'' = phi (2 - x^2)) */
 #include "autodiff/jvp.h"
-#include "kernels/cpu/vmath.h"
+#include "kernels/cpu/vgelu.h"
 #include "ops/elementwise.h"
 #include "ops/unary.h"
 
@@ -21,8 +22,7 @@
 
 static inline float gelu_slope_f32(float x)
 {
-    return 0.5f * tg__verfcf(-x * (float)INV_SQRT2) +
-           x * (tg__vexpf(-0.5f * (x * x)) * (float)INV_SQRT_2PI);
+    return tg__vgelu_slopef(x);
 }
 
 static inline double gelu_slope_f64(double x)

@@ -65,16 +65,24 @@ static inline vf ld8(const float *p)
 #define ADD8(acc, v) ((acc) += (v))
 #endif
 
-/* the lanes a[0 .. NV) folded pairwise (a is overwritten), plus tail */
-static inline float ln_fold(vf *a, float tail)
+/* the lanes a[0 .. NV) folded pairwise (a is overwritten), plus tail;
+ * `all` false: a row shorter than LN_L, whose lanes 8 and up are zeros, so
+ * the tree starts at lanes 0-7 (the same sums) */
+static inline float ln_fold(vf *a, float tail, bool all)
 {
-    LN_UNROLL
-    for (int n = NV / 2; n >= 1; n /= 2)
-        for (int i = 0; i < n; i++)
-            a[i] += a[i + n];
+    if (all) {
+        LN_UNROLL
+        for (int n = NV / 2; n >= 1; n /= 2)
+            for (int i = 0; i < n; i++)
+                a[i] += a[i + n];
+    } else if (VF == 4) {
+        a[0] += a[1];
+    }
     vf v = a[0];
 #if VF == 16
-    v += __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15);
+    if (all)
+        v += __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14,
+                                     15);
     v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
     v += __builtin_shufflevector(v, v, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
 #elif VF == 8
@@ -94,8 +102,19 @@ static inline float ln_fold(vf *a, float tail)
  * da, dq) those of element k */
 #define LN_SUM2(K, EXPR_V, EXPR_S, sa, sq)                                    \
     do {                                                                            \
-        vf a[NV], q[NV];                                                            \
         float ta = 0, tq = 0;                                                       \
+        if ((K) < 8) { /* the tail is the row */                                  \
+            for (int64_t k = 0; k < (K); k++) {                                     \
+                float da, dq;                                                       \
+                EXPR_S(k, da, dq);                                                  \
+                ta += da;                                                           \
+                tq += dq;                                                           \
+            }                                                                       \
+            sa = ta;                                                                \
+            sq = tq;                                                                \
+            break;                                                                  \
+        }                                                                           \
+        vf a[NV], q[NV];                                                            \
         for (int i = 0; i < NV; i++)                                                \
             a[i] = q[i] = (vf){0};                                                  \
         int64_t k = 0;                                                              \
@@ -132,8 +151,8 @@ static inline float ln_fold(vf *a, float tail)
             ta += da;                                                               \
             tq += dq;                                                               \
         }                                                                           \
-        sa = ln_fold(a, ta);                                                        \
-        sq = ln_fold(q, tq);                                                        \
+        sa = ln_fold(a, ta, (K) >= LN_L);                                           \
+        sq = ln_fold(q, tq, (K) >= LN_L);                                           \
     } while (0)
 
 /* sum(x - s), sum((x - s)^2) */
@@ -167,13 +186,17 @@ static inline void ln_dots(const float *dy, const float *x, const float *w, int6
  * row's time), then the outputs. */
 #define LN_RB 8
 
-/* a row's first shift: the mean of its first 8 elements (x[0] for shorter
- * rows), within a standard deviation of the row's mean but for rows
- * unlike their start (those are summed again) */
-static inline float ln_first_shift(const float *x, int64_t K)
+/* a row's first shift: the mean of its first 8 elements (of all, in
+ * shorter rows), within a standard deviation of the row's mean but for
+ * rows unlike their start (those are summed again) */
+static inline float ln_first_shift(const float *x, int64_t K, float inv_k)
 {
-    if (K < 8)
-        return x[0];
+    if (K < 8) {
+        float s = x[0];
+        for (int64_t k = 1; k < K; k++)
+            s += x[k];
+        return s * inv_k;
+    }
     return (((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]))) * 0.125f;
 }
 
@@ -236,7 +259,7 @@ static inline void ln_fwd_block(const tg__ln32_fwd *t, int64_t r0, int n)
     bool ok[LN_RB], all = true;
     for (int i = 0; i < n; i++) {
         const float *x = t->x + (r0 + i) * K;
-        s[i] = ln_first_shift(x, K);
+        s[i] = ln_first_shift(x, K, (float)inv_k);
         ln_dev_sums(x, K, s[i], &sd[i], &sq[i]);
     }
     for (int i = 0; i < LN_RB; i++) {

@@ -11,17 +11,26 @@ static bool is_operand(PyObject *o)
            (PyObject_CheckBuffer(o) && !PyBytes_Check(o)); /* numpy arrays: copied */
 }
 
-/* fn(a, b) with PyTorch's rules for bool tensors, which the C ops refuse
- * in arithmetic: bool with another type computes in that type, bool + bool
- * is `or`, bool * bool `and`, bool / bool a float quotient; the logical
- * ops take bools as they are. a and b are borrowed. */
-tg_tensor *tgpy_binary_bools(binary_fn fn, tg_tensor *a, tg_tensor *b)
+/* fn(a, b) with the rules where PyTorch and the C ops differ. Bool
+ * tensors, which the C ops refuse in arithmetic: bool with another type
+ * computes in that type, bool + bool is `or`, bool * bool `and`, bool /
+ * bool a float quotient; the logical ops take bools as they are. A 0-d
+ * float64 tensor next to a dimensioned integer or bool one: PyTorch
+ * computes in float64 (the C ops treat every 0-d operand as a Python
+ * number would be, in the default float32; the Python numbers reach them
+ * as float32 0-d tensors). a and b are borrowed. */
+tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b)
 {
     tg_dtype da = tg_dtype_of(a), db = tg_dtype_of(b);
-    if ((da != TG_BOOL && db != TG_BOOL) || fn == tg_logical_and || fn == tg_logical_or ||
-        fn == tg_logical_xor)
+    bool logic = fn == tg_logical_and || fn == tg_logical_or || fn == tg_logical_xor;
+    if (!logic && da == TG_FLOAT64 && tg_ndim(a) == 0 && tg_ndim(b) > 0 && !tg_dtype_is_float(db))
+        db = TG_FLOAT64;
+    else if (!logic && db == TG_FLOAT64 && tg_ndim(b) == 0 && tg_ndim(a) > 0 &&
+             !tg_dtype_is_float(da))
+        da = TG_FLOAT64;
+    else if ((da != TG_BOOL && db != TG_BOOL) || logic)
         return fn(a, b);
-    if (da == TG_BOOL && db == TG_BOOL) {
+    else if (da == TG_BOOL && db == TG_BOOL) {
         if (fn == tg_add || fn == tg_mul)
             return (fn == tg_add ? tg_logical_or : tg_logical_and)(a, b);
         if (fn != tg_div)
@@ -62,10 +71,10 @@ static PyObject *binary(PyObject *a, PyObject *b, binary_fn fn)
         tg_tensor *t;
         if (tg_numel(ta) + tg_numel(tb) >= TGPY_GIL_FREE_NUMEL) {
             Py_BEGIN_ALLOW_THREADS
-            t = tgpy_binary_bools(fn, ta, tb);
+            t = tgpy_binary(fn, ta, tb);
             Py_END_ALLOW_THREADS
         } else {
-            t = tgpy_binary_bools(fn, ta, tb);
+            t = tgpy_binary(fn, ta, tb);
         }
         r = tgpy_wrap(t);
     }

@@ -108,7 +108,7 @@ int tgpy_init_control(PyObject *m); /* _cond, _while_loop, _scan */
  * (number.c); returns a new reference to self or NULL */
 typedef tg_tensor *(*binary_fn)(tg_tensor *, tg_tensor *);
 PyObject *tgpy_update(PyObject *self, tg_tensor *s, binary_fn fn);
-tg_tensor *tgpy_binary_bools(binary_fn fn, tg_tensor *a, tg_tensor *b);
+tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b);
 
 /* number protocol and comparisons of Tensor (number.c) */
 extern PyNumberMethods tgpy_number_methods;

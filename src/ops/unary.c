@@ -144,20 +144,11 @@ static tg_tensor *gelu_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, const voi
 {
     (void)y;
     const unary_attrs *a = attr;
-    if (a && a->a != 0) {
-        tg_tensor *x2 = tg_mul(x, x);
-        tg_tensor *th = tg_tanh(tg_mul_scalar(tg_add(x, tg_mul_scalar(tg_mul(x2, x), GELU_KAPPA)),
-                                              GELU_BETA));
-        tg_tensor *left = tg_mul_scalar(tg_add_scalar(th, 1.0), 0.5);
-        tg_tensor *slope = tg_mul_scalar(tg_add_scalar(tg_mul_scalar(x2, 3 * GELU_KAPPA), 1.0),
-                                         GELU_BETA);
-        tg_tensor *right = tg_mul(tg_mul_scalar(x, 0.5),
-                                  tg_mul(tg_sub(tg_ones_like(th), tg_mul(th, th)), slope));
-        return tg_mul(t, tg_add(left, right));
-    }
-    /* exact: one pass (gelu_grad); x of an integer gelu input is cast to
-     * the gradient's float dtype, as the forward computed in it */
-    return tg__gelu_grad(t, x->dtype == t->dtype ? x : tg_cast(x, t->dtype));
+    /* one pass each (gelu_grad, gelu_tanh_grad); x of an integer gelu
+     * input is cast to the gradient's float dtype, as the forward
+     * computed in it */
+    tg_tensor *xf = x->dtype == t->dtype ? x : tg_cast(x, t->dtype);
+    return a && a->a != 0 ? tg__gelu_tanh_grad(t, xf) : tg__gelu_grad(t, xf);
 }
 DERIV(softplus, tg_mul(t, tg_sigmoid(x)))
 DERIV(leaky_relu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),

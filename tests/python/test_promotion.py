@@ -1,7 +1,7 @@
 """Type rules of binary ops against PyTorch: bool tensors in arithmetic
-(operators and the functional forms alike), Python numbers in true
-divisions of integer tensors, and 0-d results of the host-computed
-integer ops (bitwise, gcd)."""
+and a 0-d float64 tensor next to integer ones (operators and the
+functional forms alike), Python numbers in true divisions of integer
+tensors, and 0-d results of the host-computed integer ops (bitwise, gcd)."""
 import pytest
 
 import tensorgraph as tg
@@ -28,6 +28,12 @@ BOOL_CASES = [
     ('mul bool number', lambda L, b, i, f: L.mul(b, 2.5)),
     ('fmod int bool', lambda L, b, i, f: L.fmod(i, b | True)),
     ('logical_and bool int', lambda L, b, i, f: L.logical_and(b, i)),
+    ('0-d float64 + int', lambda L, b, i, f: L.tensor(1.5, dtype=L.float64) + i),
+    ('int * 0-d float64', lambda L, b, i, f: L.mul(i, L.tensor(0.25, dtype=L.float64))),
+    ('bool + 0-d float64', lambda L, b, i, f: L.tensor(2.0, dtype=L.float64) + b),
+    ('0-d float64 with float32 stays float32', lambda L, b, i, f: L.tensor(2.0, dtype=L.float64) * f),
+    ('0-d int64 with int32 stays int32', lambda L, b, i, f: L.tensor(7) * i.int()),
+    ('int == 0-d float64', lambda L, b, i, f: L.eq(i, L.tensor(3.0, dtype=L.float64))),
 ]
 
 

@@ -47,3 +47,15 @@ def test_pow_exponent_zero_gradient_in_graphs():
     x = tg.tensor([0.0, 2.0], requires_grad=True)
     f(x).backward()
     assert x.grad.tolist() == [0.0, 0.0]
+
+
+@needs_torch
+@pytest.mark.parametrize('decimals', [0, 1, 2, -2])
+def test_round_decimals(decimals):
+    v = [1.2345, -2.5, 1234.5678, 0.5, 1.5, -0.051]
+    want = torch.round(torch.tensor(v), decimals=decimals).tolist()
+    assert tg.round(tg.tensor(v), decimals=decimals).tolist() == want
+    assert tg.tensor(v).round(decimals=decimals).tolist() == want
+    y = tg.tensor(v)
+    y.round_(decimals=decimals)
+    assert y.tolist() == want

@@ -4,15 +4,16 @@
  *
  * Statistics. A row's sums see deviations from a shift s, not the values:
  * sd = sum(x - s), sq = sum((x - s)^2), c = sd / K, the mean s + c and
- * var = sq / K - c^2. s is x[0] first; where it lies more than a standard
- * deviation from the mean (c^2 > sq / 2K), the difference would cancel
- * more than a bit, and the row is summed again from s + c, which leaves a
- * c near 0. So a row of mean 1e4 and std 1 sums numbers near 1, and var
- * keeps float precision (the naive E[x^2] - E[x]^2 loses everything there;
- * the float64 kernels' two passes in double are what this matches). y =
- * ((x - s) - c) invstd w + b. A row whose float sums are not finite (an inf
- * or NaN in it, or squares that overflow a float) gets its statistics in
- * double.
+ * var = sq / K - c^2. s is the mean of the row's first 8 elements (of all
+ * of them in shorter rows); where it lies more than a standard deviation
+ * from the mean (c^2 > var), the difference would cancel more than a bit,
+ * and the row is summed again about s + c, which leaves a c near 0. So a
+ * row of mean 1e4 and std 1 sums numbers near 1, and var keeps float
+ * precision (the naive E[x^2] - E[x]^2 loses everything there; PyTorch's
+ * float Welford loses the mean's last bits, 3e-3 of y). y = ((x - s) - c)
+ * invstd w + b. A row whose float sums are not finite (an inf or NaN in
+ * it, or squares that overflow a float) gets its statistics in double, as
+ * the float64 kernels take them.
  *
  * Every sum runs over LN_L lanes, element k of each whole block of LN_L
  * going to lane k mod LN_L, then blocks of 8 into lanes 0-7, the last

@@ -88,6 +88,7 @@ const os_sample os_samples[] = {
     {"hardsigmoid", "ONNX's 0.2, 0.5", IN(X(-4, 4, 2, 3)), AT(AF("a", 0.2), AF("b", 0.5))},
     {"relu_grad", "dy, y", IN(X(-1, 1, 2, 3), K(-1, 1, 2, 3))},
     {"gelu_grad", "dy, x", IN(X(-1, 1, 2, 3), X(-3, 3, 2, 3)), .flags = OS_STRIDED},
+    {"gelu_tanh_grad", "dy, x", IN(X(-1, 1, 2, 3), X(-3, 3, 2, 3)), .flags = OS_STRIDED},
     /* y is any positive tensor for the rule's algebra, not only a softmax */
     {"softmax_grad", "last axis", IN(X(-1, 1, 2, 5), X(0.1, 1, 2, 5)), AT(AI("axis", 1)),
      .flags = OS_STRIDED},

@@ -63,6 +63,9 @@ static void run_ops(tg_dtype dt, outputs *o)
     keep(o, "exp", tg_exp(x));
     keep(o, "tanh", tg_tanh(xt));
     keep(o, "abs", tg_abs(xt));
+    keep(o, "gelu", tg_gelu(x));
+    keep(o, "gelu strided", tg_gelu(xt));
+    keep(o, "gelu tanh", tg_gelu_tanh(x));
     keep(o, "add broadcast", tg_add(x, b));
     keep(o, "mul", tg_mul(x, x));
     keep(o, "div broadcast", tg_div(b, x));
@@ -99,6 +102,13 @@ static void run_ops(tg_dtype dt, outputs *o)
     keep(o, "max_pool2d", y);
     CHECK(tg_backward(tg_sum(tg_mul(y, y), 0, NULL, false), NULL, false) == TG_OK);
     keep(o, "max_pool2d grad", tg_grad(p));
+    /* GELU's gradients (one pass each: gelu_grad) */
+    tg_tensor *gx = input(dt, 4, sx, 4), *gt = input(dt, 4, sx, 4);
+    tg_set_requires_grad(gx, true), tg_set_requires_grad(gt, true);
+    CHECK(tg_backward(tg_sum(tg_mul(tg_gelu(gx), x), 0, NULL, false), NULL, false) == TG_OK);
+    keep(o, "gelu grad", tg_grad(gx));
+    CHECK(tg_backward(tg_sum(tg_mul(tg_gelu_tanh(gt), x), 0, NULL, false), NULL, false) == TG_OK);
+    keep(o, "gelu tanh grad", tg_grad(gt));
     /* in-place update rows */
     tg_tensor *u = tg_clone(xf);
     CHECK(tg_add_(u, xf, 0.5) == TG_OK && tg_mul_scalar_(u, 3.0) == TG_OK);
@@ -209,7 +219,7 @@ static void test_levels_agree(void)
     tg__isa top = tg__cpu_detected();
     outputs base, other;
     collect(TG_ISA_GENERIC, &base);
-    CHECK(base.n == 66); /* every op ran (30 per dtype, 6 compact) */
+    CHECK(base.n == 76); /* every op ran (35 per dtype, 6 compact) */
     for (int isa = TG_ISA_GENERIC + 1; isa <= (int)top; isa++) {
         collect((tg__isa)isa, &other);
         CHECK(other.n == base.n);

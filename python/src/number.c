@@ -11,53 +11,70 @@ static bool is_operand(PyObject *o)
            (PyObject_CheckBuffer(o) && !PyBytes_Check(o)); /* numpy arrays: copied */
 }
 
-/* PyTorch computes bool with a number or tensor of another type in that
- * type, and bool + bool as `or`, bool * bool as `and` */
-static binary_fn bool_variant(binary_fn fn)
+/* fn(a, b) with the rules where PyTorch and the C ops differ. Bool
+ * tensors, which the C ops refuse in arithmetic: bool with another type
+ * computes in that type, bool + bool is `or`, bool * bool `and`, bool /
+ * bool a float quotient; the logical ops take bools as they are. A 0-d
+ * float64 tensor next to a dimensioned integer or bool one: PyTorch
+ * computes in float64 (the C ops treat every 0-d operand as a Python
+ * number would be, in the default float32; the Python numbers reach them
+ * as float32 0-d tensors). a and b are borrowed. */
+tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b)
 {
-    return fn == tg_add ? tg_logical_or : fn == tg_mul ? tg_logical_and : fn;
+    tg_dtype da = tg_dtype_of(a), db = tg_dtype_of(b);
+    bool logic = fn == tg_logical_and || fn == tg_logical_or || fn == tg_logical_xor;
+    if (!logic && da == TG_FLOAT64 && tg_ndim(a) == 0 && tg_ndim(b) > 0 && !tg_dtype_is_float(db))
+        db = TG_FLOAT64;
+    else if (!logic && db == TG_FLOAT64 && tg_ndim(b) == 0 && tg_ndim(a) > 0 &&
+             !tg_dtype_is_float(da))
+        da = TG_FLOAT64;
+    else if ((da != TG_BOOL && db != TG_BOOL) || logic)
+        return fn(a, b);
+    else if (da == TG_BOOL && db == TG_BOOL) {
+        if (fn == tg_add || fn == tg_mul)
+            return (fn == tg_add ? tg_logical_or : tg_logical_and)(a, b);
+        if (fn != tg_div)
+            return fn(a, b); /* the op's own rule or error */
+        da = db = TG_FLOAT32;
+    } else if (da == TG_BOOL) {
+        da = db;
+    } else {
+        db = da;
+    }
+    tg_tensor *ca = tg_dtype_of(a) == da ? tg_retain(a) : tg_cast(a, da);
+    tg_tensor *cb = tg_dtype_of(b) == db ? tg_retain(b) : tg_cast(b, db);
+    tg_tensor *r = ca && cb ? fn(ca, cb) : NULL;
+    tg_release(ca);
+    tg_release(cb);
+    return r;
 }
 
-static tg_tensor *cast_bool(tg_tensor *t, tg_dtype to)
-{
-    tg_tensor *c = tg_cast(t, to);
-    tg_release(t);
-    return c;
-}
-
-/* a (op) b where at least one is a tensor; numbers take the tensor's type */
+/* a (op) b where at least one is a tensor; numbers take the tensor's type
+ * (a float one in a true division of integers) */
 static PyObject *binary(PyObject *a, PyObject *b, binary_fn fn)
 {
     if (!is_operand(a) || !is_operand(b))
         Py_RETURN_NOTIMPLEMENTED;
     tg_tensor *ta, *tb;
+    bool true_div = fn == tg_div;
     if (Tensor_Check(a)) {
         ta = tg_retain(TENSOR(a));
-        tb = tgpy_as_tensor(b, tg_dtype_of(ta), true);
+        tb = tgpy_as_tensor(b, tgpy_number_ref(true_div, tg_dtype_of(ta)), true);
     } else {
         tb = tg_retain(TENSOR(b));
-        ta = tgpy_as_tensor(a, tg_dtype_of(tb), true);
+        ta = tgpy_as_tensor(a, tgpy_number_ref(true_div, tg_dtype_of(tb)), true);
     }
     PyObject *r = NULL;
-    if (ta && tb) {
-        tg_dtype da = tg_dtype_of(ta), db = tg_dtype_of(tb);
-        if (da == TG_BOOL && db == TG_BOOL)
-            fn = bool_variant(fn);
-        else if (da == TG_BOOL && fn != tg_logical_and && fn != tg_logical_or && fn != tg_logical_xor)
-            ta = cast_bool(ta, db);
-        else if (db == TG_BOOL && fn != tg_logical_and && fn != tg_logical_or && fn != tg_logical_xor)
-            tb = cast_bool(tb, da);
-    }
     if (ta && tb) {
         tg_tensor *both[2] = {ta, tb};
         tgpy_note_inputs(both, 2);
         tg_tensor *t;
         if (tg_numel(ta) + tg_numel(tb) >= TGPY_GIL_FREE_NUMEL) {
             Py_BEGIN_ALLOW_THREADS
-            t = fn(ta, tb);
+            t = tgpy_binary(fn, ta, tb);
             Py_END_ALLOW_THREADS
         } else {
-            t = fn(ta, tb);
+            t = tgpy_binary(fn, ta, tb);
         }
         r = tgpy_wrap(t);
     }

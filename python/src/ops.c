@@ -320,6 +320,7 @@ static int convert_numbers(const OpObject *op, PyObject **slots, argval *v, call
             ref = tg_dtype_of(v[k].t);
             has_ref = true;
         }
+    ref = tgpy_number_ref(op->row->fn == (any_fn)tg_div, ref);
     for (int k = 0; k < op->n_params; k++) {
         char kind = op->params[k].kind;
         if ((kind == 'T' || kind == 'O') && !v[k].t && !v[k].none && slots[k]) {

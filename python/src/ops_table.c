@@ -479,7 +479,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     any_fn f = op->row->fn;
     switch (op->row->call) {
     case C_T: return ((fn_t)f)(v[0].t);
-    case C_TT: return ((fn_tt)f)(v[0].t, v[1].t);
+    case C_TT: return tgpy_binary((binary_fn)f, v[0].t, v[1].t);
     case C_TTT: return ((fn_ttt)f)(v[0].t, v[1].t, v[2].t);
     case C_TD: return ((fn_td)f)(v[0].t, v[1].f);
     case C_TDD: {

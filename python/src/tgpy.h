@@ -73,6 +73,13 @@ tg_generator *tgpy_generator(PyObject *o); /* None: the default one */
  * ref when ref is floating point, else float32. Lists and arrays go
  * through tensorgraph.tensor. Returns a new reference or NULL. */
 tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref);
+/* the dtype a Python number next to a tensor of dtype ref takes: ref's,
+ * but the default float for a true division of an integer or bool tensor
+ * (the quotient is computed in float: uint8 / -3 is -84, not 252 / 253) */
+static inline tg_dtype tgpy_number_ref(bool true_division, tg_dtype ref)
+{
+    return true_division && !tg_dtype_is_float(ref) ? TG_FLOAT32 : ref;
+}
 int tgpy_is_scalar(PyObject *o);
 /* fills shape from an int or a sequence of ints; -1 with an error */
 int tgpy_shape(PyObject *o, int64_t *shape, const char *what);
@@ -101,6 +108,7 @@ int tgpy_init_control(PyObject *m); /* _cond, _while_loop, _scan */
  * (number.c); returns a new reference to self or NULL */
 typedef tg_tensor *(*binary_fn)(tg_tensor *, tg_tensor *);
 PyObject *tgpy_update(PyObject *self, tg_tensor *s, binary_fn fn);
+tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b);
 
 /* number protocol and comparisons of Tensor (number.c) */
 extern PyNumberMethods tgpy_number_methods;

@@ -358,14 +358,15 @@ def _bitwise(name, input, other):
                                "(bool and integer tensors only)")
     a = input if isinstance(input, Tensor) else tensor(input, dtype=other.dtype)
     b = other if isinstance(other, Tensor) else tensor(other, dtype=a.dtype)
-    dt = _C.promote_types(a.dtype, b.dtype)
+    from ._ops_misc import result_type  # a 0-d operand yields as in + and *
+    dt = result_type(a, b)
     if dt == _C.bool:
         return _LOGICAL[name](a, b)
     if a.is_symbolic or b.is_symbolic:
         raise RuntimeError(f"bitwise_{name} of integer tensors: not available inside "
                            "tg.function (computed on the host; no C kernel yet)")
     an, bn = a.to(dt).numpy(), b.to(dt).numpy()
-    return tensor(np.ascontiguousarray(_BITWISE[name](an, bn)), dtype=dt)
+    return tensor(np.array(_BITWISE[name](an, bn), order='C'), dtype=dt)  # 0-d stays 0-d
 
 
 def bitwise_and(input, other):
@@ -389,7 +390,7 @@ def bitwise_not(input):
     if input.is_symbolic:
         raise RuntimeError("bitwise_not of integer tensors: not available inside tg.function "
                            "(computed on the host; no C kernel yet)")
-    return tensor(np.ascontiguousarray(np.invert(input.numpy())), dtype=input.dtype)
+    return tensor(np.array(np.invert(input.numpy()), order='C'), dtype=input.dtype)
 
 
 class _no_grad:

@@ -97,9 +97,9 @@ def _int_pair(name, a, b, fn):
     if a.is_symbolic or b.is_symbolic:
         raise RuntimeError(f"{name} of integer tensors: not available inside tg.function "
                            "(computed on the host; no C kernel yet)")
-    dt = _C.promote_types(a.dtype, b.dtype)
+    dt = result_type(a, b)
     r = fn(a.to(dt).numpy(), b.to(dt).numpy())
-    return tensor(np.ascontiguousarray(r), dtype=dt)
+    return tensor(np.array(r, order='C'), dtype=dt)  # 0-d stays 0-d
 
 
 def gcd(input, other):

@@ -109,6 +109,8 @@ extern const tg_arg_spec tg__unary_float_out[];  /* y: float32 or float64 */
 /* dy * gelu'(x) (exact GELU) in one pass: the op gelu_grad (act_grad.c);
  * dy and x of one shape and float dtype */
 tg_tensor *tg__gelu_grad(tg_tensor *dy, tg_tensor *x);
+/* dy * gelu'(x) of the tanh form, one pass: the op gelu_tanh_grad */
+tg_tensor *tg__gelu_tanh_grad(tg_tensor *dy, tg_tensor *x);
 
 /* calls a unary op without attributes */
 static inline tg_tensor *tg__unary_call(const unary_def *op, tg_tensor *x)

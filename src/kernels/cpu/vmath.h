@@ -52,6 +52,31 @@ static inline double tg__vseld(int c, double a, double b)
 #define TG__VEXP_HI 88.3762626647949f  /* ln(2^127.5): n stays <= 127 */
 #define TG__VEXP_LO -87.3365447505531f /* ln(FLT_MIN): n stays >= -126 */
 
+/* e^r on [-ln2/2, ln2/2] (slightly beyond: the reduced arguments of
+ * tg__vexpf_sum) */
+static inline float tg__vexp_poly(float r)
+{
+    float p = 1.383684060e-03f;
+    p = p * r + 8.374815775e-03f;
+    p = p * r + 4.166822567e-02f;
+    p = p * r + 1.666642017e-01f;
+    p = p * r + 4.999999208e-01f;
+    p = p * r + 1.000000036e+00f;
+    return p * r + 1.0f;
+}
+
+/* 2^n for k = n + 1.5 * 2^23 (n in the low bits), n in [-127, 127]:
+ * n = -127 gives +0 */
+static inline float tg__vexp_scale(float k)
+{
+    uint32_t kb, sb;
+    memcpy(&kb, &k, sizeof kb);
+    sb = (kb - 0x4B400000u + 127u) << 23;
+    float scale;
+    memcpy(&scale, &sb, sizeof scale);
+    return scale;
+}
+
 static inline float tg__vexpf(float x)
 {
     float xc = tg__vsel(x > TG__VEXP_HI, TG__VEXP_HI, x); /* NaN: comparisons false */
@@ -62,19 +87,7 @@ static inline float tg__vexpf(float x)
     /* r = x - n ln2 in two steps (Cody and Waite): n * 0.693359375 is exact */
     float r = xc - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
-    float p = 1.383684060e-03f;
-    p = p * r + 8.374815775e-03f;
-    p = p * r + 4.166822567e-02f;
-    p = p * r + 1.666642017e-01f;
-    p = p * r + 4.999999208e-01f;
-    p = p * r + 1.000000036e+00f;
-    p = p * r + 1.0f;
-    uint32_t kb, sb;
-    memcpy(&kb, &k, sizeof kb);
-    sb = (kb - 0x4B400000u + 127u) << 23; /* 2^n */
-    float scale;
-    memcpy(&scale, &sb, sizeof scale);
-    float y = p * scale;
+    float y = tg__vexp_poly(r) * tg__vexp_scale(k);
     y = tg__vsel(x > TG__VEXP_HI, __builtin_inff(), y);
     return tg__vsel(x < TG__VEXP_LO, 0.0f, y);
 }

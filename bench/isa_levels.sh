@@ -2,7 +2,8 @@
 # Memory-bound kernels at each instruction-set level the library dispatches
 # to (AVX-512, AVX2, the x86-64 baseline; TG_CPU lowers the run-time choice,
 # a level the CPU lacks is skipped): build/bench_pool's pooling and
-# reduction ops and build/bench_memory_ops' elementwise ones, ROUNDS
+# reduction ops and build/bench_memory_ops' elementwise ones and layer norm
+# (--only: an op of either; a prefix of bench_memory_ops' names), ROUNDS
 # rounds with the levels (and the builds, when several are given: before
 # and after a change) interleaved (the machine is shared: each sees the
 # same load). Prints each run's JSON lines, then one summary line per
@@ -36,13 +37,16 @@ trap 'rm -f "$out"' EXIT
 args=(--samples 7)
 [ -n "$threads" ] && args+=(--threads "$threads")
 [ -n "$only" ] && args+=(--only "$only")
+margs=(--samples 7) # bench_memory_ops: --only is a prefix of its op names
+[ -n "$threads" ] && margs+=(--threads "$threads")
+[ -n "$only" ] && margs+=(--only "$only")
 tag() { sed "s|^{|{\"build\":\"$1\",|"; }
 for ((r = 0; r < rounds; r++)); do
     for l in "${levels[@]}"; do
         for b in "${builds[@]}"; do
             TG_CPU=$l "$b/bench_pool" "${args[@]}" | tag "$b" | tee -a "$out"
-            if [ -z "$only" ] && [ -x "$b/bench_memory_ops" ]; then
-                TG_CPU=$l "$b/bench_memory_ops" --samples 7 | tag "$b" | tee -a "$out"
+            if [ -x "$b/bench_memory_ops" ]; then
+                TG_CPU=$l "$b/bench_memory_ops" "${margs[@]}" | tag "$b" | tee -a "$out"
             fi
         done
     done

@@ -6,7 +6,9 @@
  * rows (28 and 10 elements, the last dims of conv outputs), a fused
  * elementwise program (bias add + relu, what a level-2 graph runs after a
  * convolution) and optimizer steps (SGD with momentum, Adam) on a
- * parameter of conv1's output size, at 1 and 2 threads (pooling, in both
+ * parameter of conv1's output size, layer norm over rows of 128 and 512
+ * (a transformer layer's [batch * tokens, d_model] and its feed-forward
+ * width) and its gradient (input, weight and bias), at 1 and 2 threads (pooling, in both
  * its forms, and the reductions are bench_pool's). Each line gives the median
  * microseconds of 11 samples, the bytes the op must move at least (inputs
  * read once, outputs written once) as GB/s, and the same bytes moved by a
@@ -15,7 +17,7 @@
  * the instruction-set level the kernels ran at (TG_CPU lowers it). On one
  * thread the op and the copy are timed in the thread's CPU time (as
  * bench_pool does), which other work on a shared machine inflates less.
- *   bench_memory_ops [--samples N] */
+ *   bench_memory_ops [--samples N] [--only NAME_PREFIX] [--threads T] */
 #include "core/threadpool.h"
 #include "kernels/cpu/cpu.h"
 #include "ops/op.h"
@@ -32,7 +34,7 @@
 /* one measured op: its inputs, and how to run it once */
 typedef struct job {
     const char *name;
-    tg_tensor *x, *y, *dy, *b;
+    tg_tensor *x, *y, *dy, *w, *b;
     tg_optimizer *opt;
     int64_t bytes; /* the least the op must read and write */
     void (*run)(struct job *j);
@@ -48,6 +50,8 @@ static void run_log_softmax(job *j) { drop(tg_log_softmax(j->x, 1)); }
 static void run_softmax_last(job *j) { drop(tg_softmax(j->x, -1)); }
 static void run_log_softmax_last(job *j) { drop(tg_log_softmax(j->x, -1)); }
 static void run_step(job *j) { (void)tg_optim_step(j->opt); }
+/* layer norm over the last dim, with weight and bias */
+static void run_layer_norm(job *j) { drop(tg_layer_norm(j->x, 1, j->w, j->b, 1e-5)); }
 
 /* the program fuse_elementwise makes of a bias add and relu */
 static void run_fused(job *j)
@@ -80,6 +84,7 @@ static void run_vjp(job *j)
         drop(g);
 }
 
+/* on the clock of copy_probe.h (set per thread count in main) */
 static double sample(job *j)
 {
     j->run(j); /* wakes the pool's threads */
@@ -121,13 +126,18 @@ static void report(job *j, int threads, int samples)
 
 int main(int argc, char **argv)
 {
-    int samples = 11;
+    int samples = 11, only_threads = 0;
+    const char *only = NULL;
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--samples") == 0)
             samples = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 11;
+        else if (strcmp(argv[i], "--only") == 0)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--threads") == 0)
+            only_threads = atoi(argv[++i]);
     gen = tg_generator_new(1);
     const int64_t c1[4] = {64, 6, 28, 28}, b1[4] = {1, 6, 1, 1}, lg[2] = {64, 10};
-    const int64_t c2[4] = {64, 16, 10, 10};
+    const int64_t c2[4] = {64, 16, 10, 10}, ln1[2] = {2048, 128}, ln2[2] = {4096, 512};
     const int64_t ff[2] = {2048, 512};
     const int64_t n1 = 64 * 6 * 28 * 28, n2 = 64 * 16 * 10 * 10, nf = 2048 * 512, f = 4;
     param = random_tensor(1, &n1, true);
@@ -169,10 +179,26 @@ int main(int argc, char **argv)
         /* p, g, m, v read; p, m, v written */
         {.name = "adam[301056]", .x = param, .opt = stepped(tg_optim_adam(1, &param, &ao)),
          .bytes = 7 * n1 * f, .run = run_step},
+        {.name = "layer_norm[2048,128]", .x = random_tensor(2, ln1, false),
+         .w = random_tensor(1, ln1 + 1, false), .b = random_tensor(1, ln1 + 1, false),
+         .bytes = 2 * 2048 * 128 * f, .run = run_layer_norm},
+        {.name = "layer_norm[4096,512]", .x = random_tensor(2, ln2, false),
+         .w = random_tensor(1, ln2 + 1, false), .b = random_tensor(1, ln2 + 1, false),
+         .bytes = 2 * 4096 * 512 * f, .run = run_layer_norm},
+        /* x, dy read; dx written (and the small dweight, dbias) */
+        {.name = "layer_norm_grad[2048,128]", .x = random_tensor(2, ln1, true),
+         .dy = random_tensor(2, ln1, false), .w = random_tensor(1, ln1 + 1, true),
+         .b = random_tensor(1, ln1 + 1, true), .bytes = 3 * 2048 * 128 * f, .run = run_vjp},
+        {.name = "layer_norm_grad[4096,512]", .x = random_tensor(2, ln2, true),
+         .dy = random_tensor(2, ln2, false), .w = random_tensor(1, ln2 + 1, true),
+         .b = random_tensor(1, ln2 + 1, true), .bytes = 3 * 4096 * 512 * f, .run = run_vjp},
     };
     int n_jobs = (int)(sizeof jobs / sizeof *jobs);
     /* the graphs the VJPs run */
     jobs[1].y = tg_relu(jobs[1].x);
+    for (int i = 0; i < n_jobs; i++)
+        if (jobs[i].run == run_vjp && jobs[i].w)
+            jobs[i].y = tg_layer_norm(jobs[i].x, 1, jobs[i].w, jobs[i].b, 1e-5);
     for (int i = 0; i < n_jobs; i++)
         if (jobs[i].run == run_vjp && !jobs[i].y)
             jobs[i].y = strstr(jobs[i].name, "tanh") ? tg_gelu_tanh(jobs[i].x) : tg_gelu(jobs[i].x);
@@ -183,10 +209,13 @@ int main(int argc, char **argv)
             return 1;
         }
     for (int threads = 1; threads <= 2; threads++) {
+        if (only_threads && threads != only_threads)
+            continue;
         tg_set_num_threads(threads);
         probe_clock_us = threads == 1 ? thread_cpu_us : now_us;
         for (int i = 0; i < n_jobs; i++)
-            report(&jobs[i], threads, samples);
+            if (!only || strncmp(jobs[i].name, only, strlen(only)) == 0)
+                report(&jobs[i], threads, samples);
     }
     for (int i = 0; i < n_jobs; i++)
         tg_optim_free(jobs[i].opt);

@@ -361,6 +361,14 @@ static void test_binary(void)
     CHECK_TENSOR(t, ((double[]){2, 3, 1}), 0);
     check_jvp_tol("maximum ties", apply_n, &(fn_n){binary_apply}, 2, x, v, 1, REV_RTOL, 0,
                   __FILE__, __LINE__);
+    /* pow with exponent 0 at base 0: the base's term is 0, not 0 * inf */
+    current_op2 = tg_pow;
+    tg_tensor *p0[2] = {tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){0, 2}),
+                        tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){0, 0})};
+    tg_tensor *pv[2] = {va, NULL};
+    pv[0] = tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 1});
+    CHECK_OK(tg_jvp(apply_n, &(fn_n){binary_apply}, 2, p0, pv, 1, &out, &t));
+    CHECK_TENSOR(t, ((double[]){0, 0}), 0);
 }
 
 static tg_tensor *where_fn(tg_tensor *const *x)

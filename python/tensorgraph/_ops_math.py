@@ -19,7 +19,7 @@ __all__ = ['isreal', 'lerp', 'addcmul',
            'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'eye',
            'get_default_dtype', 'set_default_dtype', 'is_complex', 'deg2rad', 'rad2deg',
            'float_power', 'signbit',
-           'sgn', 'positive', 'absolute']
+           'sgn', 'positive', 'absolute', 'round']
 
 
 def _t(x, like=None):
@@ -93,6 +93,18 @@ def trunc(input):
 
 
 fix = trunc
+
+
+def round(input, *, decimals=0):  # noqa: A001  (PyTorch's name)
+    """to the nearest integer, halves to even; with decimals, to that many
+    decimal places (scaled by 10**decimals, rounded, scaled back, as
+    PyTorch)"""
+    if decimals == 0 or not input.dtype.is_floating_point:
+        return _C.round(input)
+    scale = tensor(10.0 ** builtins.abs(decimals), dtype=input.dtype)
+    if decimals > 0:
+        return _C.round(input * scale) / scale
+    return _C.round(input / scale) * scale
 
 
 def frac(input):

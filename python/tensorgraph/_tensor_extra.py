@@ -33,7 +33,7 @@ _MATH = ('isreal', 'lerp', 'addcmul',
          'div', 'divide',
          'clamp', 'clip', 'clamp_min', 'clamp_max', 'cumprod', 'diff', 'logit', 'deg2rad',
          'rad2deg', 'float_power', 'signbit', 'sgn', 'positive',
-         'absolute')
+         'absolute', 'round')
 _MORE = ('nan_to_num', 'nansum', 'nanmean', 'aminmax', 'mv', 'addmv', 'addr', 'baddbmm',
          'addbmm', 'kron', 'cross', 'unique', 'bincount', 'multinomial')
 for _n in _MORE:
@@ -72,7 +72,7 @@ _INPLACE = ('tril', 'triu', 'scatter', 'scatter_add', 'index_add', 'index_fill',
             'not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'erfc', 'exp2',
             'xlogy', 'sinc', 'fmax', 'fmin', 'copysign', 'heaviside', 'bitwise_and',
             'bitwise_or', 'bitwise_xor', 'bitwise_not', 'lgamma', 'digamma', 'erfinv',
-            'ldexp', 'gcd', 'lcm')
+            'ldexp', 'gcd', 'lcm', 'round')
 
 
 def _inplace(fn):

@@ -6,6 +6,7 @@ as optimizer hyper-parameters are) go to the file's metadata."""
 import errno
 import json
 import os
+import tempfile
 from collections import OrderedDict
 
 from . import _C
@@ -34,13 +35,21 @@ def _flatten(obj, prefix, tensors, other):
 
 
 def save(obj, f):
-    """Writes obj (a tensor or a nested dict of tensors) to the path f."""
+    """Writes obj (a tensor or a nested dict of tensors) to the path f, or
+    into f when it is a file object opened for binary writing (io.BytesIO)."""
     tensors, other = OrderedDict(), OrderedDict()
     _flatten(obj, "", tensors, other)
     if "" in tensors:
         tensors = OrderedDict([("tensor", tensors.pop(""))])
         other[""] = "__single_tensor__"
     meta = {_META_KEY: json.dumps(other)} if other else {}
+    if hasattr(f, 'write') and not isinstance(f, (str, bytes, os.PathLike)):
+        with tempfile.TemporaryDirectory() as d:  # a file object: the file's bytes
+            path = os.path.join(d, 'tensors.safetensors')
+            _C._save_safetensors(path, tensors, meta)
+            with open(path, 'rb') as tmp:
+                f.write(tmp.read())
+        return
     path = os.fspath(f)
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):  # PyTorch's RuntimeError, before any work
@@ -52,7 +61,15 @@ def save(obj, f):
 
 def load(f, map_location=None, weights_only=True):
     """Reads a file written by save (or any safetensors file) as an
-    OrderedDict name -> tensor (nested names stay dotted, as state_dict keys)."""
+    OrderedDict name -> tensor (nested names stay dotted, as state_dict keys).
+    f is a path, or a file object read from its position to the end."""
+    if hasattr(f, 'read') and not isinstance(f, (str, bytes, os.PathLike)):
+        data = f.read()
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'tensors.safetensors')
+            with open(path, 'wb') as tmp:
+                tmp.write(data)
+            return load(path, map_location, weights_only)
     path = os.fspath(f)
     if not os.path.exists(path):  # PyTorch's FileNotFoundError (an OSError)
         raise FileNotFoundError(errno.ENOENT, "load: no such file", path)

@@ -286,11 +286,19 @@ static tg_status div_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* d(a^b)/da = b * a^(b-1), taken as 0 where b == 0 (PyTorch's rule: not
+ * 0 * inf at a == 0); the gradient and the tangent both use it */
+static tg_tensor *pow_d_base(tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *d = tg_mul(b, tg_pow(a, tg_add_scalar(b, -1.0)));
+    return tg_where(tg_eq(b, tg_zeros_like(b)), tg_zeros_like(d), d);
+}
+
 static tg_status pow_grad(tg_grad_ctx *g)
 {
     tg_tensor *a = g->in[0], *b = g->in[1], *dy = g->dy[0];
-    if (g->needs_grad[0]) /* dy * b * a^(b-1) */
-        g->dx[0] = unbroadcast(g, 0, tg_mul(dy, tg_mul(b, tg_pow(a, tg_add_scalar(b, -1.0)))));
+    if (g->needs_grad[0])
+        g->dx[0] = unbroadcast(g, 0, tg_mul(dy, pow_d_base(a, b)));
     if (g->needs_grad[1]) { /* dy * a^b * log(a), taken as 0 where a == 0 */
         tg_tensor *zero = tg_zeros_like(a);
         tg_tensor *safe = tg_where(tg_eq(a, zero), tg_ones_like(a), a);
@@ -403,7 +411,7 @@ static tg_status pow_jvp(tg_jvp_ctx *c)
 {
     tg_tensor *acc = NULL, *a = c->in[0], *b = c->in[1];
     if (TA)
-        TG_JVP_TERM(c, acc, tg_mul(TA, tg_mul(b, tg_pow(a, tg_add_scalar(b, -1.0)))));
+        TG_JVP_TERM(c, acc, tg_mul(TA, pow_d_base(a, b)));
     if (TB) {
         tg_tensor *is0 = tg_eq(a, tg__jvp_scalar(c, 0.0));
         tg_tensor *safe = tg_where(is0, tg__jvp_scalar(c, 1.0), a);

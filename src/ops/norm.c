@@ -5,6 +5,7 @@
 #include "autodiff/jvp.h"
 #include "graph/graph_impl.h"
 #include "ops/nn_util.h"
+#include "ops/norm_ln_f32.h"
 #include "ops/norm_ln_grad.h"
 #include "tg/autograd.h"
 
@@ -538,70 +539,64 @@ tg_tensor *tg_batch_norm(tg_tensor *x, tg_tensor *running_mean, tg_tensor *runni
     TG_LOCAL_RETURN(y);
 }
 
-/* ---- layer_norm kernels: x viewed as [R, K], statistics per row ----------------------- */
+/* ---- layer_norm kernels: x viewed as [R, K], statistics per row, float64 (float32:
+ * norm_ln_f32.c) --------------------------------------------------------------------- */
 typedef struct ln_task {
     bool f64;
-    const char *x, *dy;
-    char *y, *dx;
-    const double *w, *b, *mean_in, *var_in, *dmean, *dvar;
-    double *mean, *var, *dw, *db;
+    const double *x, *dy, *w, *b, *mean_in, *var_in, *dmean, *dvar;
+    double *y, *dx, *mean, *var, *dw, *db;
     double *invstd; /* per row, for dweight */
     int64_t R, K;
     double eps;
 } ln_task;
 
-#define LN_KERNELS(SFX, T)                                                      \
-    static void ln_fwd_##SFX(const ln_task *t, int64_t r)                       \
-    {                                                                           \
-        const int64_t K = t->K;                                                 \
-        const T *x = (const T *)t->x + r * K;                                   \
-        T *y = (T *)t->y + r * K;                                               \
-        const double mean = tg__nn_sum_##SFX(x, K) / (double)K;                 \
-        const double var = tg__nn_sqdev_##SFX(x, K, mean) / (double)K;          \
-        const double invstd = 1.0 / sqrt(var + t->eps);                         \
-        for (int64_t k = 0; k < K; k++)                                         \
-            y[k] = (T)((x[k] - mean) * invstd * t->w[k] + t->b[k]);             \
-        t->mean[r] = mean;                                                      \
-        t->var[r] = var;                                                        \
-    }                                                                           \
-    static void ln_bwd_##SFX(const ln_task *t, int64_t r)                       \
-    {                                                                           \
-        const int64_t K = t->K;                                                 \
-        const T *x = (const T *)t->x + r * K, *dy = (const T *)t->dy + r * K;   \
-        T *dx = (T *)t->dx + r * K;                                             \
-        const double mean = t->mean_in[r];                                      \
-        const double invstd = 1.0 / sqrt(t->var_in[r] + t->eps);                \
-        double sg = 0, sgx = 0;                                                 \
-        tg__nn_dots_##SFX(dy, x, t->w, K, mean, &sg, &sgx);                     \
-        const double k2 = (2 * t->dvar[r] - invstd * invstd * invstd * sgx) / (double)K; \
-        const double k3 = t->dmean[r] / (double)K - invstd * sg / (double)K;    \
-        for (int64_t k = 0; k < K; k++)                                         \
-            dx[k] = (T)(invstd * dy[k] * t->w[k] + (x[k] - mean) * k2 + k3);    \
-    }                                                                           \
-    /* columns [k0, k1) of dweight and dbias, summed over the rows */           \
-    static void ln_wb_##SFX(const ln_task *t, int64_t k0, int64_t k1)           \
-    {                                                                           \
-        for (int64_t r = 0; r < t->R; r++) {                                    \
-            const T *x = (const T *)t->x + r * t->K;                            \
-            const T *dy = (const T *)t->dy + r * t->K;                          \
-            const double mean = t->mean_in[r], invstd = t->invstd[r];              \
-            for (int64_t k = k0; k < k1; k++) {                                 \
-                t->dw[k] += dy[k] * (x[k] - mean) * invstd;                     \
-                t->db[k] += dy[k];                                              \
-            }                                                                   \
-        }                                                                       \
-    }
-
-LN_KERNELS(f32, float)
-LN_KERNELS(f64, double)
-
-BY_ITEM_RANGE(ln_fwd, ln_task)
-BY_ITEM_RANGE(ln_bwd, ln_task)
-
-static void ln_wb_range(void *ctx, int64_t b, int64_t e)
+/* rows [r0, r1): y, mean, var */
+static void ln_fwd_range(void *ctx, int64_t r0, int64_t r1)
 {
     const ln_task *t = ctx;
-    t->f64 ? ln_wb_f64(t, b, e) : ln_wb_f32(t, b, e);
+    for (int64_t r = r0; r < r1; r++) {
+        const double *x = t->x + r * t->K;
+        double *y = t->y + r * t->K;
+        const double mean = tg__nn_sum_f64(x, t->K) / (double)t->K;
+        const double var = tg__nn_sqdev_f64(x, t->K, mean) / (double)t->K;
+        const double invstd = 1.0 / sqrt(var + t->eps);
+        for (int64_t k = 0; k < t->K; k++)
+            y[k] = (x[k] - mean) * invstd * t->w[k] + t->b[k];
+        t->mean[r] = mean;
+        t->var[r] = var;
+    }
+}
+
+/* rows [r0, r1) of dx */
+static void ln_bwd_range(void *ctx, int64_t r0, int64_t r1)
+{
+    const ln_task *t = ctx;
+    const int64_t K = t->K;
+    for (int64_t r = r0; r < r1; r++) {
+        const double *x = t->x + r * K, *dy = t->dy + r * K;
+        double *dx = t->dx + r * K;
+        const double mean = t->mean_in[r], invstd = 1.0 / sqrt(t->var_in[r] + t->eps);
+        double sg = 0, sgx = 0;
+        tg__nn_dots_f64(dy, x, t->w, K, mean, &sg, &sgx);
+        const double k2 = (2 * t->dvar[r] - invstd * invstd * invstd * sgx) / (double)K;
+        const double k3 = t->dmean[r] / (double)K - invstd * sg / (double)K;
+        for (int64_t k = 0; k < K; k++)
+            dx[k] = invstd * dy[k] * t->w[k] + (x[k] - mean) * k2 + k3;
+    }
+}
+
+/* columns [k0, k1) of dweight and dbias, summed over the rows */
+static void ln_wb_range(void *ctx, int64_t k0, int64_t k1)
+{
+    const ln_task *t = ctx;
+    for (int64_t r = 0; r < t->R; r++) {
+        const double *x = t->x + r * t->K, *dy = t->dy + r * t->K;
+        const double mean = t->mean_in[r], invstd = t->invstd[r];
+        for (int64_t k = k0; k < k1; k++) {
+            t->dw[k] += dy[k] * (x[k] - mean) * invstd;
+            t->db[k] += dy[k];
+        }
+    }
 }
 
 /* ---- layer_norm ops -------------------------------------------------------------- */
@@ -665,11 +660,13 @@ static tg_status ln_kernel(tg_op_ctx *c)
 {
     ln_task t = {0};
     ln_dims(c, &t);
+    if (!t.f64)
+        return tg__ln32_kernel(c, t.R, t.K, t.eps);
     norm_io io; /* res: mean, var */
     tg_status s = io_open(c, false, 2, 2 * t.R, &io);
     if (s == TG_OK) {
-        t.x = tg__base(io.x);
-        t.y = tg__base(c->out[0]);
+        t.x = F64(io.x);
+        t.y = F64(c->out[0]);
         t.w = F64(io.p[0]);
         t.b = F64(io.p[1]);
         t.mean = F64(io.res);
@@ -708,12 +705,14 @@ static tg_status ln_grad_kernel(tg_op_ctx *c)
 {
     ln_task t = {0};
     ln_dims(c, &t);
+    if (!t.f64)
+        return tg__ln32_grad_kernel(c, t.R, t.K, t.eps);
     norm_io io; /* res: dweight, dbias, invstd per row */
     tg_status s = io_open(c, true, 5, 2 * t.K + t.R, &io);
     if (s == TG_OK) {
-        t.x = tg__base(io.x);
-        t.dy = tg__base(io.dy);
-        t.dx = tg__base(c->out[0]);
+        t.x = F64(io.x);
+        t.dy = F64(io.dy);
+        t.dx = F64(c->out[0]);
         t.mean_in = F64(io.p[0]);
         t.var_in = F64(io.p[1]);
         t.w = F64(io.p[2]);

@@ -143,8 +143,8 @@ def test_1d_errors():
         F.conv1d(x, tg.ones(2, 2, 3), stride=(1, 2))
     # dilation != 1: the composed pooling (test_nn_cover.py compares it with PyTorch)
     assert F.max_pool1d(x, 2, dilation=2).shape == (1, 2, 2)
-    with pytest.raises(RuntimeError, match="3-D"):
-        F.avg_pool1d(tg.ones(2, 6), 2)
+    with pytest.raises(RuntimeError, match="3-D"):  # [C, L] is one unbatched sample
+        F.avg_pool1d(tg.ones(6), 2)
 
 
 CONV3_CASES = [
@@ -214,10 +214,10 @@ def test_3d_errors():
         F.conv3d(x, tg.ones(2, 2, 3, 3, 3), stride=(1, 2))
     with pytest.raises(NotImplementedError, match="max_pool3d"):
         F.max_pool3d(x, 2, return_indices=True)
-    with pytest.raises(NotImplementedError, match="divisor_override"):
-        F.avg_pool3d(x, 2, divisor_override=3)
+    with pytest.raises(RuntimeError, match="divisor must be not zero"):
+        F.avg_pool3d(x, 2, divisor_override=0)
     with pytest.raises(RuntimeError, match="5-D"):
-        F.max_pool3d(tg.ones(2, 4, 4, 4), 2)
+        F.max_pool3d(tg.ones(4, 4, 4), 2)  # [C, D, H, W] is one unbatched sample
 
 
 @needs_torch

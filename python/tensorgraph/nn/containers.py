@@ -25,6 +25,25 @@ class Sequential(Module):
             return Sequential(*mods[idx])
         return mods[idx]
 
+    def _key(self, idx):
+        n = len(self)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return list(self._modules)[idx % n]
+
+    def __setitem__(self, idx, module):
+        setattr(self, self._key(idx), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._key(idx)]
+        for k in keys:
+            del self._modules[k]
+        # the rest renumbered 0..n-1, as PyTorch's
+        mods = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self._modules[str(i)] = m
+
     def __len__(self):
         return len(self._modules)
 

@@ -163,15 +163,15 @@ class Conv3d(_Conv):
 
 
 class ConvTranspose1d(_ConvTranspose):
-    _n, _fn = 1, staticmethod(_C.conv_transpose1d)
+    _n, _fn = 1, staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTranspose):
-    _n, _fn = 2, staticmethod(_C.conv_transpose2d)
+    _n, _fn = 2, staticmethod(F.conv_transpose2d)
 
 
 class ConvTranspose3d(_ConvTranspose):
-    _n, _fn = 3, staticmethod(_C.conv_transpose3d)
+    _n, _fn = 3, staticmethod(F.conv_transpose3d)
 
 
 class _MaxPoolNd(Module):
@@ -197,14 +197,18 @@ class _AvgPoolNd(Module):
     _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True):
+                 count_include_pad=True, divisor_override=None):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        if divisor_override is not None:  # AvgPool3d's (AvgPool1d has none)
+            self.divisor_override = divisor_override
 
     def forward(self, x):
-        return type(self)._fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                              self.count_include_pad)
+        args = (x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                self.count_include_pad)
+        d = getattr(self, 'divisor_override', None)
+        return type(self)._fn(*args) if d is None else type(self)._fn(*args, d)
 
     def extra_repr(self):
         k, s, p = self.kernel_size, self.stride or self.kernel_size, self.padding
@@ -222,12 +226,12 @@ class MaxPool1d(_MaxPoolNd):
 
 
 class AvgPool1d(_AvgPoolNd):
-    _fn = staticmethod(_C.avg_pool1d)
+    _fn = staticmethod(F.avg_pool1d)
 
 
 class MaxPool3d(_MaxPoolNd):
-    _fn = staticmethod(_C.max_pool3d)
+    _fn = staticmethod(F.max_pool3d)
 
 
 class AvgPool3d(_AvgPoolNd):
-    _fn = staticmethod(_C.avg_pool3d)
+    _fn = staticmethod(F.avg_pool3d)

@@ -6,11 +6,8 @@ from .functional_conv import conv1d, conv2d, conv3d
 from ._padding import circular_pad as _circular_pad
 
 linear = _C.linear
-conv_transpose2d = _C.conv_transpose2d
-conv_transpose1d = _C.conv_transpose1d
 max_pool1d = _C.max_pool1d
 avg_pool1d = _C.avg_pool1d
-conv_transpose3d = _C.conv_transpose3d
 max_pool3d = _C.max_pool3d
 avg_pool3d = _C.avg_pool3d
 max_pool2d = _C.max_pool2d
@@ -152,10 +149,14 @@ _LINEAR_DIMS = {'linear': 1, 'bilinear': 2, 'trilinear': 3, 'bicubic': 2}
 def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """PyTorch's F.interpolate for modes nearest, nearest-exact, linear,
-    bilinear, bicubic and trilinear (area and antialias are not supported)."""
+    bilinear, bicubic, trilinear and area (adaptive average pooling to the
+    output size); antialias is not supported."""
+    if mode == 'area':
+        return _area(input, size, scale_factor, align_corners, recompute_scale_factor,
+                     antialias)
     if mode not in _INTERP_MODES:
         raise NotImplementedError(f"interpolate: mode '{mode}' is not supported (nearest, "
-                                  f"nearest-exact, linear, bilinear, bicubic, trilinear)")
+                                  f"nearest-exact, linear, bilinear, bicubic, trilinear, area)")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     if input.ndim not in (3, 4, 5):
@@ -193,6 +194,34 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
                            bool(align_corners))
 
 
+def _area(input, size, scale_factor, align_corners, recompute_scale_factor, antialias):
+    """interpolate's area mode: adaptive average pooling to the output size
+    (size, or each dim times scale_factor rounded down), as PyTorch"""
+    import math
+    if input.ndim not in (3, 4, 5):
+        raise NotImplementedError(f"interpolate: only 3-D, 4-D and 5-D inputs [N, C, ...] are "
+                                  f"supported, got {input.ndim}-D")
+    if align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    nsp = input.ndim - 2
+    if (size is None) == (scale_factor is None):
+        raise ValueError("either size or scale_factor should be defined"
+                         if size is None else "only one of size or scale_factor should be defined")
+    if size is None:
+        scale = [scale_factor] * nsp if isinstance(scale_factor, (int, float)) else scale_factor
+        size = [math.floor(n * float(s)) for n, s in zip(input.shape[2:], scale)]
+    size = [size] * nsp if isinstance(size, int) else list(size)
+    if len(size) != nsp:
+        raise ValueError(f"Input and output must have the same number of spatial dimensions, "
+                         f"but got input with spatial dimensions of {list(input.shape[2:])} "
+                         f"and output size of {size}.")
+    pool = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d, 3: adaptive_avg_pool3d}[nsp]
+    return pool(input, size)
+
+
 def upsample(input, size=None, scale_factor=None, mode='nearest', align_corners=None):
     return interpolate(input, size, scale_factor, mode, align_corners)
 
@@ -209,3 +238,12 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 from .functional_act import *  # noqa: F401,F403,E402
 from .functional_loss import *  # noqa: F401,F403,E402
 from .functional_more import *  # noqa: F401,F403,E402  (supersedes max_pool1d/2d)
+from .functional_grid import *  # noqa: F401,F403,E402  (affine_grid, grid_sample)
+
+# every pooling op also over one unbatched sample [C, *spatial], as PyTorch's
+from .functional_conv import conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: E402
+from .functional_conv import unbatched as _unbatched  # noqa: E402
+
+max_pool1d, avg_pool1d = _unbatched(max_pool1d, 1), _unbatched(avg_pool1d, 1)
+max_pool2d, avg_pool2d = _unbatched(max_pool2d, 2), _unbatched(avg_pool2d, 2)
+max_pool3d, avg_pool3d = _unbatched(max_pool3d, 3), _unbatched(avg_pool3d, 3)

@@ -1,18 +1,19 @@
 """More of torch.nn.functional, composed: the in-place activations
 (relu_, elu_, leaky_relu_, selu_), bilinear, local_response_norm,
 gumbel_softmax, alpha_dropout / feature_alpha_dropout,
-adaptive_avg_pool3d, max_pool1d/2d_with_indices and pdist."""
+adaptive_avg_pool3d, max_pool1d/2d_with_indices, pdist, and avg_pool2d/3d
+with divisor_override."""
 import math
 
 from .. import _C
-from .._creation import arange, rand, zeros
+from .._creation import arange, rand, tensor, zeros
 from .._ops_stats import pdist
 from .functional_act import _adaptive, _inplace
 
 __all__ = ['relu_', 'elu_', 'leaky_relu_', 'selu_', 'bilinear', 'local_response_norm',
            'gumbel_softmax', 'alpha_dropout', 'feature_alpha_dropout', 'adaptive_avg_pool3d',
            'max_pool1d_with_indices', 'max_pool2d_with_indices', 'max_pool1d', 'max_pool2d',
-           'pdist']
+           'pdist', 'avg_pool2d', 'avg_pool3d']
 
 
 def relu_(input):
@@ -233,3 +234,51 @@ class _NoGrad:
 
     def __exit__(self, *exc):
         _C._set_grad_enabled(self._prev)
+
+
+def _tuple(v, nd):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd
+
+
+def _window_sizes(length, k, s, p, ceil_mode):
+    """PyTorch's output length of a pooling dim and each window's size
+    counting the padding (clipped at the padded end, as its average
+    divides by)"""
+    span = length + 2 * p - k
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= length + p:
+        out -= 1
+    return [min(o * s - p + k, length + p) - (o * s - p) for o in range(out)]
+
+
+def _avg_pool(fn, nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    if divisor_override is None:
+        return fn(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+    if divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    # the window sums: the average counting the padding, times each window's size
+    avg = fn(input, kernel_size, stride, padding, ceil_mode, True)
+    k, p = _tuple(kernel_size, nd), _tuple(padding, nd)
+    s = k if stride is None or stride == [] else _tuple(stride, nd)
+    factor = None
+    for d in range(nd):
+        w = _window_sizes(input.shape[input.ndim - nd + d], k[d], s[d], p[d], ceil_mode)
+        col = tensor([float(v) for v in w], dtype=input.dtype).reshape(
+            *([len(w)] + [1] * (nd - 1 - d)))
+        factor = col if factor is None else factor * col
+    return avg * (factor / float(divisor_override))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """the average pooling op, or with divisor_override each window's sum
+    over that divisor (padding counts as zeros), as PyTorch"""
+    return _avg_pool(_C.avg_pool2d, 2, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool(_C.avg_pool3d, 3, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)

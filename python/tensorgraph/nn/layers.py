@@ -66,15 +66,13 @@ class AvgPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
-        if divisor_override is not None:
-            raise NotImplementedError("AvgPool2d: divisor_override is not supported")
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
-        self.divisor_override = None
+        self.divisor_override = divisor_override
 
     def forward(self, x):
-        return _C.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                             self.count_include_pad)
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return (f'kernel_size={self.kernel_size}, stride={self.stride or self.kernel_size}, '

@@ -11,6 +11,17 @@ from .parameter import Parameter
 _IncompatibleKeys = namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])
 
 
+def _register(hooks, hook):
+    """hook added to the dict hooks; the handle's remove() takes it out"""
+    key = object()
+    hooks[key] = hook
+
+    class Handle:
+        def remove(_):
+            hooks.pop(key, None)
+    return Handle()
+
+
 class Module:
     training = True
 
@@ -20,6 +31,7 @@ class Module:
         object.__setattr__(self, '_non_persistent', set())
         object.__setattr__(self, '_modules', OrderedDict())
         object.__setattr__(self, '_forward_hooks', OrderedDict())
+        object.__setattr__(self, '_forward_pre_hooks', OrderedDict())
         object.__setattr__(self, 'training', True)
 
     def forward(self, *args, **kwargs):
@@ -27,6 +39,8 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args, **kwargs):
+        if self._forward_pre_hooks:
+            args = self._run_forward_pre_hooks(args)
         out = self.forward(*args, **kwargs)
         if not self._forward_hooks:  # the common case: no loop, no iterator
             return out
@@ -34,8 +48,18 @@ class Module:
 
     def _call_with_forward(self, forward, *args, **kwargs):
         """__call__ with another forward (tg.function's converted one)"""
+        if self._forward_pre_hooks:
+            args = self._run_forward_pre_hooks(args)
         out = forward(*args, **kwargs)
         return self._run_forward_hooks(args, out) if self._forward_hooks else out
+
+    def _run_forward_pre_hooks(self, args):
+        """each hook(module, args) may return new args (a tuple, or one value)"""
+        for hook in self._forward_pre_hooks.values():
+            r = hook(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        return args
 
     def _run_forward_hooks(self, args, out):
         for hook in self._forward_hooks.values():
@@ -45,20 +69,23 @@ class Module:
         return out
 
     def register_forward_hook(self, hook):
-        key = object()
-        self._forward_hooks[key] = hook
+        return _register(self._forward_hooks, hook)
 
-        class Handle:
-            def remove(_):
-                self._forward_hooks.pop(key, None)
-        return Handle()
+    def register_forward_pre_hook(self, hook):
+        """hook(module, args) runs before forward; what it returns (not None)
+        replaces the positional arguments"""
+        return _register(self._forward_pre_hooks, hook)
 
     # ---- registration ------------------------------------------------------------
     def __setattr__(self, name, value):
         d = self.__dict__
         if '_parameters' not in d:
             raise AttributeError("cannot assign before Module.__init__() call")
-        if isinstance(value, (Parameter, Module)):
+        if isinstance(value, Parameter) and name in d['_parameters'] or \
+                isinstance(value, Module) and name in d['_modules']:
+            # a replacement keeps its place in the order, as PyTorch's
+            (d['_parameters'] if isinstance(value, Parameter) else d['_modules'])[name] = value
+        elif isinstance(value, (Parameter, Module)):
             for store in ('_parameters', '_buffers', '_modules'):
                 d[store].pop(name, None)
             d.pop(name, None)

@@ -1,0 +1,62 @@
+"""Module and serialization behaviours as PyTorch's: forward pre-hooks,
+a replaced parameter keeping its place, tg.save/tg.load on file objects."""
+import io
+
+import pytest
+
+import tensorgraph as tg
+
+
+def test_forward_pre_hook_replaces_args_and_removes():
+    m = tg.nn.Linear(2, 2)
+    seen = []
+    h = m.register_forward_pre_hook(lambda mod, args: seen.append(args[0].shape) or (args[0] * 0,))
+    assert m(tg.ones(1, 2)).tolist() == m.bias.reshape(1, 2).tolist()
+    h.remove()
+    assert m(tg.ones(3, 2)).shape == (3, 2) and seen == [(1, 2)]
+    # a single returned value stands for the one argument
+    m.register_forward_pre_hook(lambda mod, args: args[0] * 2)
+    x = tg.ones(1, 2)
+    want = tg.nn.functional.linear(x * 2, m.weight, m.bias)
+    assert m(x).tolist() == want.tolist()
+
+
+def test_pre_hook_runs_before_forward_hook():
+    order = []
+    m = tg.nn.ReLU()
+    m.register_forward_hook(lambda mod, args, out: order.append('post'))
+    m.register_forward_pre_hook(lambda mod, args: order.append('pre'))
+    m(tg.ones(1))
+    assert order == ['pre', 'post']
+
+
+def test_replaced_parameter_and_module_keep_their_place():
+    m = tg.nn.Linear(2, 2)
+    m.weight = tg.nn.Parameter(tg.ones(2, 2))
+    assert [n for n, _ in m.named_parameters()] == ['weight', 'bias']
+    s = tg.nn.Sequential(tg.nn.Linear(2, 2), tg.nn.ReLU())
+    new = tg.nn.Linear(2, 2)
+    s[0] = new
+    assert [n for n, _ in s.named_children()] == ['0', '1'] and s[0] is new
+    s[-1] = tg.nn.Tanh()
+    assert isinstance(s[1], tg.nn.Tanh)
+    with pytest.raises(IndexError):
+        s[2] = tg.nn.ReLU()
+    s.append(tg.nn.ReLU())
+    del s[0]
+    assert [type(m).__name__ for m in s] == ['Tanh', 'ReLU']
+    assert [n for n, _ in s.named_children()] == ['0', '1']
+
+
+def test_save_load_file_objects():
+    buf = io.BytesIO()
+    tg.save({'a': tg.ones(2), 'b': [1, 2], 'n': {'w': tg.zeros(1, 3)}}, buf)
+    buf.seek(0)
+    d = tg.load(buf)
+    assert d['a'].tolist() == [1.0, 1.0] and d['b'] == [1, 2]
+    assert d['n.w'].shape == (1, 3)
+    one = io.BytesIO()
+    tg.save(tg.arange(3), one)
+    assert tg.load(io.BytesIO(one.getvalue())).tolist() == [0, 1, 2]
+    with pytest.raises(OSError, match="header"):  # as for a path
+        tg.load(io.BytesIO(b'not a safetensors file'))

@@ -39,6 +39,13 @@ static const shape grid[] = {
     {2, 6, 9, 41, 6, 5, 5, 2, 2, 1, 6},    {2, 4, 6, 70, 4, 3, 3, 1, 1, 1, 4},
     {2, 3, 7, 9, 3, 3, 3, 1, 2, 2, 3},     {1, 16, 7, 7, 16, 3, 3, 1, 1, 1, 16},
     {2, 3, 9, 9, 3, 3, 2, 3, 0, 1, 3},
+    /* depthwise over channel lanes (conv_dwc.c): several blocks of a
+     * vector's channels with a partial last one, planes cut into strips
+     * of rows (stride 1 and 2, dilation, a short last strip), many images
+     * of small planes (which take the batch lanes below AVX-512) */
+    {2, 20, 150, 40, 20, 3, 3, 1, 1, 1, 20}, {1, 33, 161, 37, 33, 3, 3, 2, 1, 1, 33},
+    {1, 17, 100, 50, 17, 3, 3, 1, 2, 2, 17}, {16, 24, 7, 7, 24, 3, 3, 1, 1, 1, 24},
+    {3, 40, 14, 14, 40, 5, 5, 2, 2, 1, 40},
     /* few input channels, strided (conv_few.c in the auto mode): the
      * MobileNets' stem, output channels not a multiple of the tile's 4,
      * strides 2 and 3, 5x5, dilation, strips of rows with a short last

@@ -10,9 +10,9 @@
 #define F(f) ((any_fn)(f))
 const op_row tgpy_op_rows[] = {
     /* elementwise binary, broadcasting */
-    {"add", "input:T other:T", C_TT, F(tg_add), true},
-    {"sub", "input:T other:T", C_TT, F(tg_sub), true},
-    {"subtract", "input:T other:T", C_TT, F(tg_sub), true},
+    {"add", "input:T other:T alpha:f=1", C_TT, F(tg_add), true},
+    {"sub", "input:T other:T alpha:f=1", C_TT, F(tg_sub), true},
+    {"subtract", "input:T other:T alpha:f=1", C_TT, F(tg_sub), true},
     {"mul", "input:T other:T", C_TT, F(tg_mul), true},
     {"multiply", "input:T other:T", C_TT, F(tg_mul), true},
     {"div", "input:T other:T", C_TT, F(tg_div), true},
@@ -98,9 +98,9 @@ const op_row tgpy_op_rows[] = {
     {"threshold", "input:T threshold:f value:f", C_TDD, F(tg_threshold), false},
     {"_cast", "input:T dtype:D", C_CAST, F(tg_cast), false},
     /* reductions */
-    {"sum", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_sum), true},
-    {"mean", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_mean), true},
-    {"prod", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_prod), true},
+    {"sum", "input:T dim:A=None keepdim:b=False dtype:D=None", C_TAB, F(tg_sum), true},
+    {"mean", "input:T dim:A=None keepdim:b=False dtype:D=None", C_TAB, F(tg_mean), true},
+    {"prod", "input:T dim:A=None keepdim:b=False dtype:D=None", C_TAB, F(tg_prod), true},
     {"amax", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_max), true},
     {"amin", "input:T dim:A=None keepdim:b=False", C_TAB, F(tg_min), true},
     {"logsumexp", "input:T dim:A keepdim:b=False", C_TAB, F(tg_logsumexp), true},
@@ -372,6 +372,12 @@ int tgpy_op_validate(const OpObject *op, const argval *v)
     case C_POOL: return check_pool(op, v);
     case C_TP: return check_permutation(op, v);
     case C_TT:
+        if (op->n_params > 2 && v[2].f != floor(v[2].f) &&
+            !tg_dtype_is_float(tg_dtype_of(v[0].t)) && !tg_dtype_is_float(tg_dtype_of(v[1].t))) {
+            PyErr_SetString(PyExc_RuntimeError, "For integral input tensors, argument alpha "
+                            "must not be a floating point number.");
+            return -1;
+        }
         return op->row->fn == F(tg_pow) ? tgpy_check_int_pow(v[0].t, v[1].t) : 0;
     case C_TTT:
         if (op->row->fn == F(tg_where) && tg_dtype_of(v[0].t) != TG_BOOL &&
@@ -479,7 +485,17 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     any_fn f = op->row->fn;
     switch (op->row->call) {
     case C_T: return ((fn_t)f)(v[0].t);
-    case C_TT: return tgpy_binary((binary_fn)f, v[0].t, v[1].t);
+    case C_TT: {
+        if (op->n_params < 3 || v[2].f == 1) /* add and sub's alpha: other scaled first */
+            return tgpy_binary((binary_fn)f, v[0].t, v[1].t);
+        tg_dtype dt = tg_dtype_of(v[1].t);
+        tg_tensor *k = tg_scalar(tg_dtype_is_float(dt) ? dt : TG_INT64, v[2].f);
+        tg_tensor *scaled = k ? tgpy_binary(tg_mul, v[1].t, k) : NULL;
+        tg_tensor *y = scaled ? tgpy_binary((binary_fn)f, v[0].t, scaled) : NULL;
+        tg_release(k);
+        tg_release(scaled);
+        return y;
+    }
     case C_TTT: return ((fn_ttt)f)(v[0].t, v[1].t, v[2].t);
     case C_TD: return ((fn_td)f)(v[0].t, v[1].f);
     case C_TDD: {
@@ -492,7 +508,20 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_TII: return ((fn_tii)f)(v[0].t, (int)v[1].f, (int)v[2].f);
     case C_TL: return ((fn_tl)f)(v[0].t, (int64_t)v[1].f);
     case C_SCATTER: return tg_scatter(v[0].t, (int)v[1].f, v[2].t, v[3].t);
-    case C_TAB: return ((fn_tab)f)(v[0].t, v[1].n, v[1].ints, v[2].f != 0);
+    case C_TAB: {
+        /* sum, mean, prod's dtype: the input cast to it first, as PyTorch */
+        bool cast = op->n_params > 3 && !v[3].none;
+        tg_tensor *x = cast ? tg_cast(v[0].t, v[3].dt) : v[0].t;
+        tg_tensor *y = x ? ((fn_tab)f)(x, v[1].n, v[1].ints, v[2].f != 0) : NULL;
+        if (cast)
+            tg_release(x);
+        if (cast && y && tg_dtype_of(y) != v[3].dt) { /* an int sum is int64 otherwise */
+            tg_tensor *c = tg_cast(y, v[3].dt);
+            tg_release(y);
+            y = c;
+        }
+        return y;
+    }
     case C_VAR: {
         int corr = v[4].none ? (v[2].f != 0) : (int)v[4].f;
         return ((fn_var)f)(v[0].t, v[1].n, v[1].ints, corr, v[3].f != 0);

@@ -1,15 +1,98 @@
-"""tensorgraph.linalg: torch.linalg's vector_norm (ord 1 and 2; the
-vector_norm op, ONNX ReduceL1/ReduceL2), and det, slogdet, inv, solve,
-matrix_power (composed by elimination in _linalg_lu.py)."""
+"""tensorgraph.linalg: torch.linalg's norms (vector_norm: ord 1 and 2 by
+the vector_norm op, ONNX ReduceL1/ReduceL2; inf, -inf, 0 and other p
+composed; matrix_norm: 'fro', 1, -1, inf, -inf; norm choosing between
+them), and det, slogdet, inv, solve, matrix_power (composed by
+elimination in _linalg_lu.py)."""
+import math
+
 from . import _C
+from ._creation import ones_like, zeros_like
 from ._linalg_lu import det, inv, matrix_power, slogdet, solve  # noqa: F401
 
 
+def _dims(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    return (dim,) if isinstance(dim, int) else tuple(dim)
+
+
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """the ord-norm of x over dim (all elements when None); ord 1 or 2"""
+    """the ord-norm of x over dim (all elements when None): sum(|x|^ord)^(1/ord),
+    inf / -inf the largest / smallest |x|, 0 the count of non-zeros"""
     if dtype is not None:
         x = _C._cast(x, dtype)
     if not x.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {x.dtype}")
-    return _C._vector_norm(x, ord, dim, keepdim)
+    if ord in (1, 2):
+        return _C._vector_norm(x, ord, dim, keepdim)
+    dims = _dims(dim, x.ndim)
+    if ord == math.inf or ord == -math.inf:
+        if x.numel() == 0:
+            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
+                               "tensor because the operation does not have an identity")
+        a = x.abs()
+        return a.amax(dims, keepdim) if ord > 0 else a.amin(dims, keepdim)
+    if ord == 0:  # |sign(x)|: 1 for non-zeros, with PyTorch's zero gradient (NaN counts)
+        nonzero = _C.where(x != x, ones_like(x), x.sign().abs())
+        return nonzero.sum(dims, keepdim)
+    # zeros (of x, or a whole sum) through ones, so that their gradient is
+    # PyTorch's 0 rather than 0 * inf
+    s = _pow_nonzero(x.abs(), float(ord)).sum(dims, keepdim)
+    return _pow_nonzero(s, 1.0 / ord)
+
+
+def _pow_nonzero(a, p):
+    """a ** p for a >= 0; where a is 0, 0 ** p (0, or inf for p < 0: a sum
+    with a zero then gives a norm of 0) as a constant, so that its gradient
+    is PyTorch's 0 rather than 0 * inf"""
+    zero = a == 0
+    at_zero = zeros_like(a) if p > 0 else zeros_like(a) + math.inf
+    return _C.where(zero, at_zero, _C.where(zero, ones_like(a), a) ** p)
+
+
+def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
+    """'fro' (the 2-norm of the entries), 1 / -1 (the largest / smallest
+    column sum of |A|), inf / -inf (the same over rows) over the two dims"""
+    if dtype is not None:
+        A = _C._cast(A, dtype)
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
+                           f"dimensions.")
+    d0, d1 = (d % A.ndim for d in dim)
+    if ord == 'fro':
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ('nuc', 2, -2):
+        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values "
+                                  "(no SVD yet); 'fro', 1, -1, inf and -inf are supported")
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    # 1: sum over rows (d0), extreme over columns (d1); inf: the other way
+    summed, other = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    s = A.abs().sum(summed, keepdim=True)
+    r = s.amax(other, keepdim=True) if ord > 0 else s.amin(other, keepdim=True)
+    return r if keepdim else r.squeeze((max(d0, d1))).squeeze(min(d0, d1))
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.norm: a vector norm over one dim (or all, flattened, when
+    ord is None), a matrix norm over two dims or of a 2-D input"""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if ord is None:
+        if dim is not None and len(dim) == 2:
+            return matrix_norm(A, 'fro', dim, keepdim, dtype=dtype)
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if dim is None:
+        if A.ndim == 1:
+            return vector_norm(A, ord, None, keepdim, dtype=dtype)
+        if A.ndim == 2:
+            return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                           f"be 1D or 2D. Got {A.ndim}D.")
+    if len(dim) == 2:
+        return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    if len(dim) == 1:
+        return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                       f"Got {list(dim)}")

@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,9 @@ static size_t storage_bytes(size_t nbytes)
 {
     return STORAGE_HEADER + (nbytes + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN;
 }
+
+/* storages' serials: unique over the process (tg_storage.serial) */
+static _Atomic uint64_t next_serial = 1;
 
 /* a blob whose owner frees it by other means */
 static void blob_keep(void *ctx) { (void)ctx; }
@@ -33,6 +37,8 @@ static tg_storage *storage_new(size_t nbytes)
     s->release = NULL;
     s->release_ctx = NULL;
     s->plan_kept = false;
+    s->frozen = false;
+    s->serial = atomic_fetch_add(&next_serial, 1);
     return s;
 }
 
@@ -49,6 +55,12 @@ static void storage_release(tg_storage *s)
 }
 
 void tg__storage_drop(tg_storage *s) { storage_release(s); }
+
+void tg__storage_freeze(tg_tensor *t)
+{
+    if (t && t->storage)
+        t->storage->frozen = true;
+}
 
 tg_tensor *tg_from_blob(tg_dtype dt, int ndim, const int64_t *shape,
                         const int64_t *strides, void *data,
@@ -90,6 +102,8 @@ tg_tensor *tg_from_blob(tg_dtype dt, int ndim, const int64_t *shape,
     s->release = release ? release : blob_keep;
     s->release_ctx = ctx;
     s->plan_kept = false;
+    s->frozen = false;
+    s->serial = atomic_fetch_add(&next_serial, 1);
     t->storage = s;
     return tg__publish(t);
 }

@@ -26,6 +26,13 @@ typedef struct tg_storage {
      * the storage only once it holds the last one: code asking whether a
      * tensor is the storage's only user counts that reference out */
     bool plan_kept;
+    /* frozen (tg__storage_freeze): the contents change only by in-place
+     * writes, which bump version, never as a kernel's output or a plan's
+     * buffer; with serial (unique over the process, never reused) and
+     * version, a key under which kernels may keep forms derived from the
+     * data (conv_pw.c's packed weights, pack_cache.c) */
+    bool frozen;
+    uint64_t serial;
 } tg_storage;
 
 struct tg_node;
@@ -56,6 +63,9 @@ struct tg_tensor {
 tg_tensor *tg__tensor_struct(tg_dtype dt, int ndim, const int64_t *shape);
 /* drops one reference to a storage (frees it with the last) */
 void tg__storage_drop(tg_storage *s);
+/* marks t's storage frozen (see tg_storage): for constants whose owner
+ * never hands them to a kernel as an output (an ONNX model's initializers) */
+void tg__storage_freeze(tg_tensor *t);
 /* a tensor with fresh, uninitialised, aligned storage; not registered
  * in any scope (internal callers own the reference) */
 tg_tensor *tg__alloc(tg_dtype dt, int ndim, const int64_t *shape);

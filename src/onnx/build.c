@@ -292,7 +292,8 @@ static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
             if (t && tg_set_requires_grad(t, true) != TG_OK)
                 t = NULL;
         } else {
-            t = src;
+            t = src; /* a constant: kernels may keep forms of it (tg_storage) */
+            tg__storage_freeze(t);
         }
         if (!t)
             return tg_last_status();
@@ -439,6 +440,8 @@ static tg_status build_node(build_state *b, const mnode *mn)
                 continue;
             b->vals[v] = tg_retain(c.out[j]);
             b->known[v] = (all_known || c.out_known[j]) && !tg_is_symbolic(c.out[j]);
+            if (b->known[v]) /* folded: a constant from here on */
+                tg__storage_freeze(c.out[j]);
             if (b->g)
                 name_node(c.out[j], first_node, n->output[j]);
         }
@@ -516,6 +519,8 @@ static tg_status build_folded_conv(build_state *b, const mnode *mn, const mnode 
     b->vals[wv] = w;
     b->vals[bv] = bias;
     b->known[wv] = b->known[bv] = true;
+    tg__storage_freeze(w);
+    tg__storage_freeze(bias);
     tg_status s = build_node(b, &conv);
     tg_release(w);
     tg_release(bias);

@@ -276,6 +276,20 @@ static tg_status conv_infer(tg_op_ctx *c)
     return tg_infer_set(c, 0, dt, out_shape(&g, shape), shape);
 }
 
+/* the key under which the kernels may keep a packed form of the weights
+ * (kernels/cpu/pack_cache.h): their storage's serial and version when it
+ * is frozen and the kernel reads it as it is (not a converted copy), else
+ * zeros */
+static void weight_tag(const tg_tensor *given, const tg_tensor *w, uint64_t *serial,
+                       uint64_t *version)
+{
+    *serial = *version = 0;
+    if (w && given && w->storage == given->storage && w->storage->frozen) {
+        *serial = w->storage->serial;
+        *version = w->storage->version;
+    }
+}
+
 static tg_status conv_run_act(tg_op_ctx *c, const tg__conv_act *act)
 {
     tg_tensor *out = c->out[0];
@@ -284,6 +298,7 @@ static tg_status conv_run_act(tg_op_ctx *c, const tg__conv_act *act)
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
+    weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
     if (x && w && (c->n_in == 2 || b))
         s = tg__conv_forward(out->dtype, &g, tg__base(x), tg__base(w), b ? tg__base(b) : NULL,
                              act, tg__base(out));
@@ -326,6 +341,7 @@ bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu, t
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_tensor *r = tg__nn_contig((tg_tensor *)res, out->dtype);
+    weight_tag(c->in[1], w, &p.w_serial, &p.w_version);
     *st = TG_ERR_NOMEM;
     if (x && w && r && (c->n_in == 2 || b))
         *st = tg__conv2d_forward_residual(out->dtype, &p, tg__base(x), tg__base(w),
@@ -389,6 +405,7 @@ static tg_status conv_pool_kernel(tg_op_ctx *c)
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
+    weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
     if (x && w && (c->n_in == 2 || b))
         s = tg__conv2d_relu_pool(out->dtype, &p, tg__base(x), tg__base(w),
                                  b ? tg__base(b) : NULL, tg__base(out),
@@ -640,6 +657,7 @@ static tg_status transpose_kernel(tg_op_ctx *c)
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
+    weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
     if (x && w && (c->n_in == 2 || b))
         s = tg__conv_grad_input(out->dtype, &g, tg__base(x), tg__base(w), tg__base(out));
     if (s == TG_OK && b) { /* the bias per output channel */

@@ -15,6 +15,9 @@ typedef struct tg__conv_geom {
     int64_t o, kh, kw;   /* weight [O, C / groups, kh, kw] */
     int64_t oh, ow;      /* output [N, O, OH, OW] */
     int64_t sh, sw, ph, pw, dh, dw, groups;
+    /* the weights' storage when it is frozen (core/tensor_impl.h), else 0:
+     * the pointwise path keeps their packed form between calls */
+    uint64_t w_serial, w_version;
 } tg__conv_geom;
 
 /* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b [o]

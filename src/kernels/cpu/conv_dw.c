@@ -1,11 +1,14 @@
-/* Depthwise convolution forward (conv_dw.h): each (image, channel) plane
- * is laid out in a thread's scratch as column phases of the zero-padded
- * plane (conv_dw_api.h), then the instruction set's plane kernel computes
- * the output plane with whole-vector loads only. */
+/* Depthwise convolution forward (conv_dw.h): blocks of a vector's worth
+ * of channels transposed into channel lanes (conv_dwc.c), or, for planes
+ * beyond its offsets, each (image, channel) plane laid out in a thread's
+ * scratch as column phases of the zero-padded plane (conv_dw_api.h), then
+ * the instruction set's plane kernel computes the output plane with
+ * whole-vector loads only. */
 #include "kernels/cpu/conv_dw.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_dw_api.h"
+#include "kernels/cpu/conv_dwc.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/scratch.h"
 
@@ -75,15 +78,22 @@ bool tg__conv_dw_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
     dw_job j = {.g = g, .arch = tg__dw_arch_now(), .x = x, .w = w, .b = b, .y = y,
                 .el = tg_dtype_size(dt), .f64 = dt == TG_FLOAT64};
     int64_t L = j.arch->lanes[j.f64], owv = (g->ow + L - 1) / L * L;
-    /* small output planes of many images at stride 1: the batch lanes of
-     * conv_direct.c (L images side by side) fill the vectors better and
-     * pay their setup once for L planes (bench/conv_mobile.c, batch 8:
-     * 7 x 7 planes with AVX-512, 7 x 7 and 14 x 14 with AVX2); other
-     * strides would take im2col and a GEMM per channel, slower than this */
+    /* small output planes of many images at stride 1 with vectors of 8
+     * lanes or fewer: the batch lanes of conv_direct.c (L images side by
+     * side) fill them without the channel lanes' transposes (batch 8, one
+     * thread: 7 x 7 planes 5-25% faster with AVX2 and the baseline, not
+     * with AVX-512, bench/conv_mobile.c) */
     int64_t plane = g->oh * g->ow;
-    if (g->sh == 1 && g->sw == 1 &&
-        ((plane <= 64 && g->n >= L / 2) || (plane <= 196 && g->n >= L)))
+    if (g->sh == 1 && g->sw == 1 && plane <= 64 && L <= 8 && g->n >= L / 2)
         return false;
+    /* everything else over channel lanes (conv_dwc.c): 1.0-3.5x faster
+     * than the planes below at every level and size of MobileNetV2's and
+     * V3's layers (bench/conv_mobile.c); the planes stay for planes too
+     * large for its offsets */
+    if (tg__conv_dwc_fits(dt, g)) {
+        *status = tg__conv_dwc_forward(dt, g, x, w, b, act, y);
+        return true;
+    }
     tg__dw_plane *p = &j.p;
     *p = (tg__dw_plane){.h = g->h, .w = g->w, .pt = g->ph, .pl = g->pw,
                         .oh = g->oh, .ow = g->ow, .sh = g->sh, .sw = g->sw,

@@ -336,3 +336,4 @@ const tg__dw_arch DW(tg__dw_arch) = {
     .row_act = {DW(row_act_f32), DW(row_act_f64)},
     .row_res = {DW(row_res_f32), DW(row_res_f64)},
 };
+#include "kernels/cpu/conv_dwc_arch.h"

@@ -197,8 +197,10 @@ tg_status tg__conv_forward(tg_dtype dt, const geom *g, const void *x, const void
 {
     static const tg__conv_act none = {TG_CONV_ACT_NONE, 0, 0};
     tg__conv_geom p;
-    if (tg__conv_nd_as_plane(g, &p))
+    if (tg__conv_nd_as_plane(g, &p)) {
+        p.w_serial = g->w_serial, p.w_version = g->w_version; /* forward only: w itself */
         return tg__conv2d_forward_act(dt, &p, x, w, b, act ? act : &none, y);
+    }
     tg_status s = tg__conv_general_forward(dt, g, x, w, b, y);
     if (s == TG_OK && act && act->kind != TG_CONV_ACT_NONE) /* the activation op's bits */
         tg__dw_arch_now()->row_act[dt == TG_FLOAT64](

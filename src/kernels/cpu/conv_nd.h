@@ -21,6 +21,7 @@ typedef struct tg__conv_nd {
     int64_t n, c, o, groups; /* images, input and output channels, groups */
     int64_t in[3], k[3], out[3]; /* input, kernel and output sizes */
     int64_t s[3], p[3], d[3];    /* stride, padding (both sides), dilation */
+    uint64_t w_serial, w_version; /* as in tg__conv_geom */
 } tg__conv_nd;
 
 /* the most patch-matrix elements one block of the general path holds

@@ -4,8 +4,10 @@
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_dw_api.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_arch_api.h"
+#include "kernels/cpu/pack_cache.h"
 #include "kernels/cpu/scratch.h"
 
 #include <sched.h>
@@ -227,11 +229,27 @@ bool tg__conv_pw_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
     int64_t mr = j.kn->mr;
     j.oblock_pad = (j.oblock + mr - 1) / mr * mr;
     j.blk_elems = j.oblock_pad * g->c;
+    size_t pa_bytes = (size_t)(j.n_oblocks * j.blk_elems) * j.el;
     j.blas = tg__gemm_use_blas(dt, false, false, j.oblock, j.panel, g->c, 1);
-    j.pack_units = j.blas ? 0 : j.n_oblocks * (j.oblock_pad / mr);
+    /* frozen weights: their packed form from an earlier call, or packed
+     * into the cache by this one; the built-in GEMM then, which no longer
+     * packs them, even where CBLAS (packing them) was measured faster:
+     * within noise of each other with AVX2 and AVX-512 (MobileNetV2's 7x7
+     * layers). Not at the baseline, whose SSE kernel is half as fast as
+     * OpenBLAS (which keeps its own AVX-512 kernels whatever TG_CPU says) */
+    tg__pack_entry *kept = NULL;
+    bool ready = false;
+    if (g->w_serial && (!j.blas || tg__cpu_isa() != TG_ISA_GENERIC)) {
+        tg__pack_key key = {.serial = g->w_serial, .version = g->w_version, .data = w,
+                            .kern = j.kn,
+                            .layout = {g->c, g->o, j.oblock, j.n_oblocks, j.oblock_pad, 0}};
+        j.pa = tg__pack_cache_get(&key, pa_bytes, &ready, &kept);
+    }
+    j.blas = j.blas && !j.pa;
+    j.pack_units = j.blas || ready ? 0 : j.n_oblocks * (j.oblock_pad / mr);
     j.n_units = g->n * j.n_panels * j.n_oblocks;
-    j.pa = j.blas ? NULL
-                  : tg__scratch(TG_SCRATCH_SHARED, (size_t)(j.n_oblocks * j.blk_elems) * j.el);
+    if (!j.pa && !j.blas)
+        j.pa = tg__scratch(TG_SCRATCH_SHARED, pa_bytes);
     if (!j.blas && !j.pa) {
         *status = TG_ERR_NOMEM;
         return true;
@@ -245,5 +263,6 @@ bool tg__conv_pw_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
     else
         body(&j, 0, 1);
     *status = (tg_status)atomic_load(&j.status);
+    tg__pack_cache_release(kept, true); /* packing cannot fail once started */
     return true;
 }

@@ -3,7 +3,7 @@
  * n-linear and cubic, the coordinate modes PyTorch exports and the other
  * simple ones) and Einsum; and ONNX ops composed here of tensorgraph ops
  * (exported back as those): PRelu, Hardmax, GlobalMaxPool,
- * MeanVarianceNormalization. */
+ * MeanVarianceNormalization, LRN. */
 #include "onnx/ops.h"
 
 #include "ops/composite.h"
@@ -294,6 +294,44 @@ static tg_status n_mvn(onnx_ictx *c)
     return done(c, tg_div(tg_sub(x, mean), sd));
 }
 
+/* LRN: x / (bias + alpha / size * the sum of squares over `size`
+ * channels around each)^beta, the window floor((size-1)/2) channels
+ * before and ceil((size-1)/2) after: the squares as [N, 1, C, rest],
+ * zero-padded along C and averaged over (size, 1) windows */
+static tg_status n_lrn(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X");
+    double alpha, beta, bias;
+    int64_t size;
+    if (!x)
+        return tg_last_status();
+    tg_status s = oa_float(c, "alpha", 1e-4, &alpha);
+    if (s == TG_OK)
+        s = oa_float(c, "beta", 0.75, &beta);
+    if (s == TG_OK)
+        s = oa_float(c, "bias", 1.0, &bias);
+    if (s == TG_OK)
+        s = oa_int(c, "size", 0, &size);
+    if (s != TG_OK)
+        return s;
+    if (!onnx_attr(c, "size") || size < 1 || size > INT32_MAX)
+        return onnx_err(c, TG_ERR_IO, "attribute 'size' (a positive window of channels) is "
+                        "required");
+    int nd = tg_ndim(x);
+    if (nd < 3)
+        return onnx_err(c, TG_ERR_SHAPE, "input should be [N, C, D1, ...], has rank %d", nd);
+    const int64_t *sh = tg_shape(x);
+    int64_t rest = 1;
+    for (int i = 2; i < nd; i++)
+        rest *= sh[i];
+    tg_tensor *sq = tg_reshape(tg_mul(x, x), 4, (int64_t[]){sh[0], 1, sh[1], rest});
+    int64_t pads[6] = {0, 0, 0, 0, (size - 1) / 2, size / 2};
+    tg_pool2d_opts o = {{(int)size, 1}, {1, 1}, {0, 0}, false, true};
+    tg_tensor *avg = tg_avg_pool2d(tg_pad(sq, 6, pads, 0.0), &o);
+    tg_tensor *den = tg_pow_scalar(tg_add_scalar(tg_mul_scalar(avg, alpha), bias), beta);
+    return done(c, tg_div(x, tg_reshape(den, nd, sh)));
+}
+
 /* Upsample-7/9 (and the deprecated 10) compute what Resize-10 does: X and
  * scales (Upsample-7's attribute arrives as input 1, versions.c),
  * asymmetric coordinates, nearest rounding down */
@@ -315,5 +353,6 @@ const onnx_op_entry onnx_ops_composite[] = {
     {"Hardmax", {1, 11, 13}, 1, 1, 1, 1, n_hardmax, 0},
     {"GlobalMaxPool", {1}, 1, 1, 1, 1, n_global_max_pool, 0},
     {"MeanVarianceNormalization", {9, 13}, 1, 1, 1, 1, n_mvn, 0},
+    {"LRN", {1, 13}, 1, 1, 1, 1, n_lrn, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

@@ -1,5 +1,6 @@
 /* Packed weights kept between calls (kernels/cpu/pack_cache.c, used by the
- * pointwise convolution for frozen weights, core/tensor_impl.h): the
+ * pointwise convolution and the GEMM's B for frozen weights,
+ * core/tensor_impl.h): the
  * cache's own rules (a buffer is ready only once packed, a failed packing
  * is dropped, the least recently used entry goes first), and conv2d over
  * frozen weights giving the bits of the same product over a copy that is
@@ -95,6 +96,41 @@ static void check_frozen_conv(void)
     CHECK(same_bits(want2, got3) && !same_bits(want, got3));
 }
 
+/* the weight B of matmul and gemm (B^T, alpha): the GEMM's B kept packed.
+ * Shapes with two slabs of k (kc 256), several panels of columns, above
+ * the GEMM's threading threshold, with C taller than wide (the threads
+ * share B) and wider than tall (each packs its part of B when not kept) */
+static void check_frozen_matmul(void)
+{
+    int64_t xs[3] = {3, 50, 300}, ws[2] = {300, 70}, x2s[2] = {20, 300}, w2s[2] = {600, 300};
+    int64_t bs[1] = {600};
+    tg_tensor *x = filled(3 * 50 * 300, xs, 3, 1.0, 5), *x2 = filled(20 * 300, x2s, 2, 1.0, 6);
+    tg_tensor *wf = filled(300 * 70, ws, 2, 0.5, 7), *wp = tg_clone(wf);
+    tg_tensor *w2f = filled(600 * 300, w2s, 2, 0.5, 8), *w2p = tg_clone(w2f);
+    tg_tensor *b = filled(600, bs, 1, 0.1, 9);
+    tg_tensor *dw = filled(300 * 70, ws, 2, 0.25, 10), *dw2 = filled(600 * 300, w2s, 2, 0.25, 11);
+    tg__pack_cache_clear();
+    tg_tensor *want = tg_matmul(x, wp), *want2 = tg_gemm(x2, w2p, b, 0.75, 1.0, false, true);
+    CHECK(tg__pack_cache_bytes() == 0); /* weights not frozen: never kept */
+    tg__storage_freeze(wf);
+    tg__storage_freeze(w2f);
+    for (int rep = 0; rep < 2; rep++) { /* packed into the cache, then from it */
+        tg_tensor *got = tg_matmul(x, wf), *got2 = tg_gemm(x2, w2f, b, 0.75, 1.0, false, true);
+        CHECK(same_bits(want, got) && same_bits(want2, got2));
+    }
+    CHECK(tg__pack_cache_bytes() >= (size_t)(300 * 70 + 600 * 300) * sizeof(float));
+    /* in-place writes move the versions: the old packing is not used */
+    CHECK_OK(tg_add_(wf, dw, 1.0));
+    CHECK_OK(tg_add_(wp, dw, 1.0));
+    CHECK_OK(tg_add_(w2f, dw2, 1.0));
+    CHECK_OK(tg_add_(w2p, dw2, 1.0));
+    tg_tensor *want3 = tg_matmul(x, wp), *got3 = tg_matmul(x, wf);
+    tg_tensor *want4 = tg_gemm(x2, w2p, b, 0.75, 1.0, false, true);
+    tg_tensor *got4 = tg_gemm(x2, w2f, b, 0.75, 1.0, false, true);
+    CHECK(same_bits(want3, got3) && !same_bits(want, got3));
+    CHECK(same_bits(want4, got4) && !same_bits(want2, got4));
+}
+
 static void test_frozen_weights(void)
 {
     /* the built-in GEMM on both sides: with the frozen weights conv_pw.c
@@ -106,6 +142,7 @@ static void test_frozen_weights(void)
             tg__cpu_force((tg__isa)isa);
             tg_set_num_threads(threads);
             check_frozen_conv();
+            check_frozen_matmul();
         }
     tg__cpu_force(top);
     tg_set_num_threads(1);

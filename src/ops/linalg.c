@@ -20,6 +20,11 @@ typedef struct operand {
     int64_t bstride[TG_MAX_DIMS];
     bool trans;  /* BLAS view: stored transposed (column-major) */
     int64_t ld;  /* BLAS view: leading dimension */
+    /* the input's storage's serial and version when it is frozen (an ONNX
+     * model's weights, core/tensor_impl.h) and read as it is, not a
+     * converted copy: the GEMM keeps its packed form (tg__sgemm_frozen_b);
+     * else 0 */
+    uint64_t serial, version;
 } operand;
 
 /* how BLAS can read a rows x cols matrix at strides (rs, cs): row-major
@@ -90,6 +95,20 @@ static bool operand_init(operand *o, tg_tensor *x, tg_dtype dt, bool is_b,
     return blas_layout(o); /* always true for a contiguous copy */
 }
 
+/* operand_init, then the frozen input's key (operand.serial) */
+static bool operand_init_tagged(operand *o, tg_tensor *x, tg_dtype dt, bool is_b,
+                                int nb, bool need_layout)
+{
+    if (!operand_init(o, x, dt, is_b, nb, need_layout))
+        return false;
+    o->serial = o->version = 0;
+    if (o->t->storage == x->storage && x->storage->frozen) {
+        o->serial = x->storage->serial;
+        o->version = x->storage->version;
+    }
+    return true;
+}
+
 static int64_t batch_offset(int64_t bi, int nb, const int64_t *bshape,
                             const int64_t *bstride)
 {
@@ -110,11 +129,12 @@ static tg_status float_gemm(tg_dtype dt, bool ta, bool tb, int64_t m,
 {
     bool fa = ta != a->trans, fb = tb != b->trans;
     if (dt == TG_FLOAT32)
-        return tg__sgemm(fa, fb, m, n, k, (float)alpha, (const float *)pa,
-                         a->ld, (const float *)pb, b->ld, (float)beta,
-                         (float *)pc, ldc);
-    return tg__dgemm(fa, fb, m, n, k, alpha, (const double *)pa, a->ld,
-                     (const double *)pb, b->ld, beta, (double *)pc, ldc);
+        return tg__sgemm_frozen_b(fa, fb, m, n, k, (float)alpha, (const float *)pa,
+                                  a->ld, (const float *)pb, b->ld, (float)beta,
+                                  (float *)pc, ldc, b->serial, b->version);
+    return tg__dgemm_frozen_b(fa, fb, m, n, k, alpha, (const double *)pa, a->ld,
+                              (const double *)pb, b->ld, beta, (double *)pc, ldc,
+                              b->serial, b->version);
 }
 
 /* ---- matmul ------------------------------------------------------------------ */
@@ -250,7 +270,7 @@ static tg_status matmul_kernel(tg_op_ctx *c)
     operand a = {0}, b = {0};
     tg_status s = TG_ERR_NOMEM;
     if (!operand_init(&a, c->in[0], dt, false, nb, is_float) ||
-        !operand_init(&b, c->in[1], dt, true, nb, is_float))
+        !operand_init_tagged(&b, c->in[1], dt, true, nb, is_float))
         goto done;
     int64_t batch = tg__shape_numel(nb, bshape);
     mm_job j = {&a, &b, tg__base(out), dt, nb, bshape, a.rows, b.cols, a.cols, TG_OK};
@@ -391,7 +411,7 @@ static tg_status gemm_kernel(tg_op_ctx *c)
     operand a = {0}, b = {0};
     tg_status s = TG_ERR_NOMEM;
     if (!operand_init(&a, c->in[0], out->dtype, false, 0, true) ||
-        !operand_init(&b, c->in[1], out->dtype, true, 0, true))
+        !operand_init_tagged(&b, c->in[1], out->dtype, true, 0, true))
         goto done;
     if (c->n_in == 3 && beta != 0)
         tg__convert_into(out, c->in[2]); /* broadcasts c; GEMM scales it */

@@ -7,6 +7,7 @@
 #include "core/threadpool.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm_arch_api.h"
+#include "kernels/cpu/pack_cache.h"
 #include "kernels/cpu/scratch.h"
 
 #include <limits.h>
@@ -105,9 +106,53 @@ static bool trivial(const tg__gemm_call *g)
     return true;
 }
 
+/* ---- B packed whole (kept for a frozen B) ----------------------------------------
+ * Slab pc (rows pc .. pc + kc of op(B)) at pc * n_pad, its panels of nr
+ * columns one after another: column block jc of slab pc starts at
+ * jc * kc within it, the layout the serial loops pack each block in (nc
+ * is a multiple of nr) and the threads' shared B in builtin_parallel. */
+static int64_t b_whole_len(const tg__gemm_call *g, const tg__gemm_kern *kn)
+{
+    return round_up(g->n, kn->nr);
+}
+static const char *b_whole_block(const tg__gemm_call *g, const tg__gemm_kern *kn,
+                                 const char *whole, int64_t pc, int64_t jc, int64_t kc)
+{
+    return whole + (pc * b_whole_len(g, kn) + jc * kc) * (int64_t)elem(g);
+}
+static void pack_b_whole(const tg__gemm_call *g, const tg__gemm_kern *kn, char *whole)
+{
+    for (int64_t pc = 0; pc < g->k; pc += kn->kc) {
+        int64_t kc = min64(g->k - pc, kn->kc);
+        for (int64_t jc = 0; jc < g->n; jc += kn->nc)
+            kn->pack_b(g->tb, at_b(g, pc, jc), g->ldb, kc, min64(g->n - jc, kn->nc),
+                       (char *)b_whole_block(g, kn, whole, pc, jc, kc));
+    }
+}
+
+/* the packed form of a frozen B from the cache (packed into it now when
+ * it is not there yet), or NULL: B not frozen, or too large for the
+ * cache. *entry is released by the caller after the product. */
+static const char *kept_b(const tg__gemm_call *g, tg__pack_entry **entry)
+{
+    *entry = NULL;
+    if (!g->b_serial || g->k <= 0 || g->alpha == 0)
+        return NULL;
+    const tg__gemm_kern *kn = &tg__gemm_arch_now()->k[g->f64];
+    tg__pack_key key = {.serial = g->b_serial, .version = g->b_version, .data = g->b,
+                        .kern = kn, .layout = {g->tb, g->ldb, g->k, g->n, 0, 0}};
+    bool ready;
+    size_t bytes = (size_t)(b_whole_len(g, kn) * g->k) * elem(g);
+    char *buf = tg__pack_cache_get(&key, bytes, &ready, entry);
+    if (buf && !ready)
+        pack_b_whole(g, kn, buf);
+    return buf;
+}
+
 /* Goto's loops on the calling thread: B in KC x NC blocks (L3), A in
- * MC x KC blocks (L2), the macro-kernel on each pair */
-static tg_status builtin_serial(const tg__gemm_call *g)
+ * MC x KC blocks (L2), the macro-kernel on each pair; kb: B packed whole
+ * already (kept_b), else NULL */
+static tg_status builtin_serial(const tg__gemm_call *g, const char *kb)
 {
     if (g->m <= 0 || g->n <= 0 || trivial(g))
         return TG_OK;
@@ -116,14 +161,17 @@ static tg_status builtin_serial(const tg__gemm_call *g)
     int64_t kcap = min64(g->k, kn->kc), mcap = min64(round_up(g->m, kn->mr), kn->mc);
     int64_t ncap = min64(round_up(g->n, kn->nr), kn->nc);
     void *pa = tg__scratch(TG_SCRATCH_GEMM_A, (size_t)(mcap * kcap) * z);
-    void *pb = tg__scratch(TG_SCRATCH_GEMM_B, (size_t)(ncap * kcap) * z);
-    if (!pa || !pb)
+    void *pb = kb ? NULL : tg__scratch(TG_SCRATCH_GEMM_B, (size_t)(ncap * kcap) * z);
+    if (!pa || (!kb && !pb))
         return TG_ERR_NOMEM;
     for (int64_t jc = 0; jc < g->n; jc += kn->nc) {
         int64_t nc = min64(g->n - jc, kn->nc);
         for (int64_t pc = 0; pc < g->k; pc += kn->kc) {
             int64_t kc = min64(g->k - pc, kn->kc);
-            kn->pack_b(g->tb, at_b(g, pc, jc), g->ldb, kc, nc, pb);
+            if (kb)
+                pb = (void *)b_whole_block(g, kn, kb, pc, jc, kc);
+            else
+                kn->pack_b(g->tb, at_b(g, pc, jc), g->ldb, kc, nc, pb);
             for (int64_t ic = 0; ic < g->m; ic += kn->mc) {
                 int64_t mc = min64(g->m - ic, kn->mc);
                 kn->pack_a(g->ta, at_a(g, ic, pc), g->lda, mc, kc, g->alpha, pa);
@@ -145,7 +193,7 @@ static tg_status builtin_serial(const tg__gemm_call *g)
                            .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,          \
                            .alpha = alpha, .beta = beta, .a = a, .b = b,        \
                            .c = c};                                             \
-        return builtin_serial(&g);                                              \
+        return builtin_serial(&g, NULL);                                        \
     }
 BUILTIN(float, f32, false)
 BUILTIN(double, f64, true)
@@ -163,6 +211,7 @@ typedef struct coop_job {
     const tg__gemm_kern *kn;
     bool by_rows;     /* blocks of rows of C (B shared) or of columns (A) */
     char *shared;     /* packed B: slab pc at pc * len_pad, or packed A */
+    const char *kb;   /* B packed whole already (kept_b), or NULL */
     int64_t len_pad;  /* the shared side (n or m) rounded to its panels */
     int64_t units;    /* shared panels (of nr columns or mr rows) */
     int64_t parts;    /* blocks of the long side */
@@ -202,8 +251,9 @@ static void run_block(coop_job *j, int64_t t)
     int64_t lo = units * t / j->parts * unit, hi = min64(units * (t + 1) / j->parts * unit, len);
     int64_t kcap = min64(g->k, kn->kc);
     void *own = j->by_rows ? tg__scratch(TG_SCRATCH_GEMM_A, (size_t)(kn->mc * kcap * z))
+                : j->kb    ? NULL
                            : tg__scratch(TG_SCRATCH_GEMM_B, (size_t)(kn->nc * kcap * z));
-    if (!own) {
+    if (!own && !j->kb) {
         atomic_store(&j->status, TG_ERR_NOMEM);
         return;
     }
@@ -217,8 +267,10 @@ static void run_block(coop_job *j, int64_t t)
                 kn->pack_a(g->ta, at_a(g, s0, pc), g->lda, sn, kc, g->alpha, own);
                 kn->macro(sn, g->n, kc, own, slab, at_c(g, s0, 0), g->ldc, beta);
             } else {
-                kn->pack_b(g->tb, at_b(g, pc, s0), g->ldb, kc, sn, own);
-                kn->macro(g->m, sn, kc, slab, own, at_c(g, 0, s0), g->ldc, beta);
+                const void *pb = j->kb ? b_whole_block(g, kn, j->kb, pc, s0, kc) : own;
+                if (!j->kb)
+                    kn->pack_b(g->tb, at_b(g, pc, s0), g->ldb, kc, sn, own);
+                kn->macro(g->m, sn, kc, slab, pb, at_c(g, 0, s0), g->ldc, beta);
             }
         }
     }
@@ -238,24 +290,29 @@ static void coop_body(void *ctx, int64_t begin, int64_t end)
         run_block(j, t);
 }
 
-static tg_status builtin_parallel(const tg__gemm_call *g, int threads)
+/* kb: B packed whole already (kept_b), else NULL; when B is the shared
+ * operand, the threads then only claim blocks of rows */
+static tg_status builtin_parallel(const tg__gemm_call *g, int threads, const char *kb)
 {
     if (trivial(g))
         return TG_OK;
-    coop_job j = {.g = g, .kn = &tg__gemm_arch_now()->k[g->f64], .by_rows = g->m >= g->n};
+    coop_job j = {.g = g, .kn = &tg__gemm_arch_now()->k[g->f64], .by_rows = g->m >= g->n,
+                  .kb = kb};
     int64_t unit = j.by_rows ? j.kn->nr : j.kn->mr, len = j.by_rows ? g->n : g->m;
     int64_t long_unit = j.by_rows ? j.kn->mr : j.kn->nr, long_len = j.by_rows ? g->m : g->n;
     j.len_pad = round_up(len, unit);
     j.units = j.len_pad / unit;
     j.parts = min64((long_len + long_unit - 1) / long_unit, (int64_t)threads * PARTS_PER_THREAD);
     if (j.parts < 2)
-        return builtin_serial(g);
-    j.shared = tg__scratch(j.by_rows ? TG_SCRATCH_GEMM_B : TG_SCRATCH_GEMM_A,
-                           (size_t)(j.len_pad * g->k) * elem(g));
+        return builtin_serial(g, kb);
+    bool shared_kept = j.by_rows && kb; /* B, packed already */
+    j.shared = shared_kept ? (char *)kb
+                           : tg__scratch(j.by_rows ? TG_SCRATCH_GEMM_B : TG_SCRATCH_GEMM_A,
+                                         (size_t)(j.len_pad * g->k) * elem(g));
     if (!j.shared)
         return TG_ERR_NOMEM;
-    atomic_init(&j.next_unit, 0);
-    atomic_init(&j.units_done, 0);
+    atomic_init(&j.next_unit, shared_kept ? j.units : 0);
+    atomic_init(&j.units_done, shared_kept ? j.units : 0);
     atomic_init(&j.next_part, 0);
     atomic_init(&j.status, TG_OK);
     tg_parallel_for(threads, 1, coop_body, &j);
@@ -386,8 +443,13 @@ tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads)
 {
     if (g->m <= 0 || g->n <= 0)
         return TG_OK;
-    if (!blas)
-        return threads > 1 ? builtin_parallel(g, threads) : builtin_serial(g);
+    if (!blas) {
+        tg__pack_entry *entry;
+        const char *kb = kept_b(g, &entry);
+        tg_status s = threads > 1 ? builtin_parallel(g, threads, kb) : builtin_serial(g, kb);
+        tg__pack_cache_release(entry, true); /* packed whole by kept_b */
+        return s;
+    }
     /* CBLAS: blocks of C, each a serial call packing its own operands */
     split_job j = {.g = g, .blas = blas, .by_rows = g->m >= g->n};
     const tg__gemm_kern *kn = &tg__gemm_arch_now()->k[g->f64];
@@ -405,16 +467,17 @@ tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads)
 
 /* ---- entry points ------------------------------------------------------------- */
 #define ENTRY(T, SUF, IS64, DT)                                                 \
-    tg_status tg__gemm_##SUF(bool ta, bool tb, int64_t m, int64_t n, int64_t k, \
-                             T alpha, const T *a, int64_t lda, const T *b,      \
-                             int64_t ldb, T beta, T *c, int64_t ldc)            \
+    static tg_status entry_##SUF(bool ta, bool tb, int64_t m, int64_t n,        \
+                                 int64_t k, T alpha, const T *a, int64_t lda,   \
+                                 const T *b, int64_t ldb, T beta, T *c,         \
+                                 int64_t ldc, uint64_t bs, uint64_t bv)         \
     {                                                                           \
         if (m <= 0 || n <= 0)                                                   \
             return TG_OK;                                                       \
         tg__gemm_call g = {.ta = ta, .tb = tb, .f64 = IS64, .m = m, .n = n,     \
                            .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,          \
                            .alpha = alpha, .beta = beta, .a = a, .b = b,        \
-                           .c = c};                                             \
+                           .c = c, .b_serial = bs, .b_version = bv};            \
         int threads = tg__gemm_threads(m, n, k);                                \
         if (tg__gemm_get_mode() == TG_GEMM_AUTO && tg__gemm_skinny_fits(&g))    \
             return tg__gemm_skinny(&g, threads);                                \
@@ -423,6 +486,38 @@ tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads)
     }
 ENTRY(float, f32, false, TG_FLOAT32)
 ENTRY(double, f64, true, TG_FLOAT64)
+
+tg_status tg__gemm_f32(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float *a, int64_t lda, const float *b, int64_t ldb,
+                       float beta, float *c, int64_t ldc)
+{
+    return entry_f32(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0, 0);
+}
+
+tg_status tg__gemm_f64(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                       const double *a, int64_t lda, const double *b, int64_t ldb,
+                       double beta, double *c, int64_t ldc)
+{
+    return entry_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0, 0);
+}
+
+tg_status tg__sgemm_frozen_b(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                             float alpha, const float *a, int64_t lda, const float *b,
+                             int64_t ldb, float beta, float *c, int64_t ldc,
+                             uint64_t b_serial, uint64_t b_version)
+{
+    return entry_f32(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, b_serial,
+                     b_version);
+}
+
+tg_status tg__dgemm_frozen_b(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                             double alpha, const double *a, int64_t lda, const double *b,
+                             int64_t ldb, double beta, double *c, int64_t ldc,
+                             uint64_t b_serial, uint64_t b_version)
+{
+    return entry_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, b_serial,
+                     b_version);
+}
 
 tg_status tg__sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                     float alpha, const float *a, int64_t lda, const float *b,

@@ -26,6 +26,21 @@ tg_status tg__dgemm(bool trans_a, bool trans_b, int64_t m, int64_t n,
                     const double *b, int64_t ldb, double beta, double *c,
                     int64_t ldc);
 
+/* the same where B is a frozen weight (core/tensor_impl.h): b_serial and
+ * b_version are its storage's serial and version (0, 0: not frozen, as
+ * tg__sgemm). When the built-in kernel runs the product (not CBLAS, not
+ * the skinny path), B's packed form is kept in pack_cache.h under them,
+ * B's address and layout, and reused by later calls: the same bits as
+ * packing it again. */
+tg_status tg__sgemm_frozen_b(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                             int64_t k, float alpha, const float *a, int64_t lda,
+                             const float *b, int64_t ldb, float beta, float *c,
+                             int64_t ldc, uint64_t b_serial, uint64_t b_version);
+tg_status tg__dgemm_frozen_b(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                             int64_t k, double alpha, const double *a, int64_t lda,
+                             const double *b, int64_t ldb, double beta, double *c,
+                             int64_t ldc, uint64_t b_serial, uint64_t b_version);
+
 /* the same under the names the tests and benchmarks use */
 tg_status tg__gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
                        int64_t k, float alpha, const float *a, int64_t lda,
@@ -73,6 +88,7 @@ typedef struct tg__gemm_call {
     double alpha, beta;
     const void *a, *b;
     void *c;
+    uint64_t b_serial, b_version; /* B frozen (tg__sgemm_frozen_b), or 0 */
 } tg__gemm_call;
 /* runs g by the built-in kernel or CBLAS, split over `threads` threads */
 tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads);

@@ -1,5 +1,6 @@
 /* ONNX's index ops composed of tensorgraph ops: ScatterElements (scatter;
- * reduction add: x + scatter_add), GatherND (the index tuples made linear
+ * reduction add: x + scatter_add), ScatterND (scatter of rows at the
+ * tuples' linear positions), GatherND (the index tuples made linear
  * positions into the data flattened over the indexed dims, then one
  * index_select) and OneHot (positions compared with the indices). Negative
  * indices count from the end, as ONNX says. */
@@ -70,6 +71,93 @@ static tg_status x_scatter_elements(onnx_ictx *c)
                     "are)", red);
 }
 
+/* the linear positions [B, M, 1] of index tuples i3 [B, M, k] into the
+ * k dims `dims` (P elements) flattened: each index (negative ones from
+ * the end) times its dim's stride */
+static tg_tensor *tuple_positions(tg_tensor *i3, const int64_t *dims, int64_t k, int64_t P)
+{
+    tg_tensor *lin = NULL;
+    int64_t stride = P;
+    for (int64_t j = 0; j < k; j++) {
+        stride /= dims[j] ? dims[j] : 1;
+        tg_tensor *ij = wrap(tg_slice(i3, 2, j, j + 1, 1), NULL, dims[j]);
+        tg_tensor *term = tg_mul(ij, tg_scalar(TG_INT64, (double)stride));
+        lin = lin ? tg_add(lin, term) : term;
+    }
+    return lin;
+}
+
+/* the product of the rows u [M, S] landing on each row of x [P, S] at
+ * rows (1 where none does), in float64: a magnitude exp(sum of log |u|)
+ * (a zero gives exp(-inf) = 0) and a sign from the parity of the
+ * negatives, so repeated rows all multiply (the scatter ops add) */
+static tg_tensor *scatter_product(tg_tensor *x, tg_tensor *rows, tg_tensor *u)
+{
+    tg_tensor *u64 = onnx_as(u, TG_FLOAT64);
+    tg_tensor *logs = scatter_add(onnx_as(x, TG_FLOAT64), 0, rows, tg_log(tg_abs(u64)));
+    tg_tensor *neg = onnx_as(tg_lt(u64, tg_scalar(TG_FLOAT64, 0)), TG_FLOAT64);
+    tg_tensor *odd = tg_remainder(scatter_add(onnx_as(x, TG_FLOAT64), 0, rows, neg),
+                                  tg_scalar(TG_FLOAT64, 2));
+    tg_tensor *sign = tg_sub(tg_scalar(TG_FLOAT64, 1), tg_mul_scalar(odd, 2));
+    return tg_mul(tg_exp(logs), sign);
+}
+
+/* ---- ScatterND(reduction) ---------------------------------------------------------------
+ * updates [indices.shape[:-1], data.shape[k:]] written (or added) at the
+ * k-tuples of indices: the data as [P, S] rows (P the indexed dims'
+ * elements, S the rest's), one scatter of the update rows at their
+ * tuples' linear positions */
+static tg_status x_scatter_nd(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "data"), *idx = x ? oi_req(c, 1, "indices") : NULL;
+    tg_tensor *upd = idx ? oi_req(c, 2, "updates") : NULL;
+    const char *red = "none";
+    tg_status s = upd ? TG_OK : tg_last_status();
+    if (s == TG_OK && c->version >= 16)
+        s = oa_string(c, "reduction", "none", &red);
+    if (s == TG_OK)
+        s = need_index(c, idx, "indices");
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x), q = tg_ndim(idx), nu = tg_ndim(upd);
+    const int64_t *xs = tg_shape(x), *is = tg_shape(idx), *us = tg_shape(upd);
+    int64_t k = q ? is[q - 1] : 0;
+    if (q < 1 || k < 1 || k > r)
+        return onnx_err(c, TG_ERR_SHAPE, "indices should end in a dim of 1 to %d (data's "
+                        "rank), has shape rank %d ending in %lld", r, q, (long long)k);
+    bool shape_ok = nu == q - 1 + r - k;
+    for (int i = 0; shape_ok && i < q - 1; i++)
+        shape_ok = us[i] == is[i];
+    for (int i = 0; shape_ok && i < r - k; i++)
+        shape_ok = us[q - 1 + i] == xs[k + i];
+    if (!shape_ok)
+        return onnx_err(c, TG_ERR_SHAPE, "updates should have the shape indices.shape[:-1] "
+                        "+ data.shape[%lld:]", (long long)k);
+    int64_t M = 1, P = 1, S = 1;
+    for (int i = 0; i < q - 1; i++)
+        M *= is[i];
+    for (int i = 0; i < k; i++)
+        P *= xs[i];
+    for (int i = (int)k; i < r; i++)
+        S *= xs[i];
+    tg_tensor *lin = tuple_positions(tg_reshape(idx, 3, (int64_t[]){1, M, k}), xs, k, P);
+    tg_tensor *rows = tg_expand(tg_reshape(lin, 2, (int64_t[]){M, 1}), 2, (int64_t[]){M, S});
+    tg_tensor *x2 = tg_reshape(x, 2, (int64_t[]){P, S});
+    tg_tensor *u2 = tg_reshape(onnx_as(upd, tg_dtype_of(x)), 2, (int64_t[]){M, S});
+    tg_tensor *y;
+    if (!strcmp(red, "none"))
+        y = tg_scatter(x2, 0, rows, u2);
+    else if (!strcmp(red, "add")) /* repeated tuples all add */
+        y = onnx_as(tg_add(x2, scatter_add(x2, 0, rows, u2)), tg_dtype_of(x));
+    else if (!strcmp(red, "mul"))
+        y = onnx_as(tg_mul(onnx_as(x2, TG_FLOAT64), scatter_product(x2, rows, u2)),
+                    tg_dtype_of(x));
+    else
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "reduction '%s' is not supported (none, add "
+                        "and mul are)", red);
+    return done(c, tg_reshape(y, r, xs));
+}
+
 /* ---- GatherND(batch_dims) ----------------------------------------------------------- */
 static tg_status x_gather_nd(onnx_ictx *c)
 {
@@ -106,16 +194,7 @@ static tg_status x_gather_nd(onnx_ictx *c)
         P *= xs[i];
     for (int i = (int)(b + k); i < r; i++)
         rest[nrest++] = xs[i];
-    tg_tensor *i3 = tg_reshape(idx, 3, (int64_t[]){B, M, k});
-    tg_tensor *lin = NULL;
-    int64_t stride = P;
-    for (int64_t j = 0; j < k; j++) {
-        int64_t dim = xs[b + j];
-        stride /= dim ? dim : 1;
-        tg_tensor *ij = wrap(tg_slice(i3, 2, j, j + 1, 1), NULL, dim);
-        tg_tensor *term = tg_mul(ij, tg_scalar(TG_INT64, (double)stride));
-        lin = lin ? tg_add(lin, term) : term;
-    }
+    tg_tensor *lin = tuple_positions(tg_reshape(idx, 3, (int64_t[]){B, M, k}), xs + b, k, P);
     /* each batch's first position (P == 0: the data is empty, and no
      * tuple is valid unless there are none) */
     int tok = onnx_eager_begin();
@@ -180,6 +259,7 @@ const onnx_op_entry onnx_ops_index[] = {
     /* Scatter-9/11: ScatterElements under its older name (deprecated at 11) */
     {"Scatter", {9, 11}, 3, 3, 1, 1, x_scatter_elements, 0},
     {"GatherND", {11, 12, 13}, 2, 2, 1, 1, x_gather_nd, 0},
+    {"ScatterND", {11, 13, 16}, 3, 3, 1, 1, x_scatter_nd, 0},
     {"OneHot", {9, 11}, 3, 3, 1, 1, x_one_hot, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

@@ -41,7 +41,7 @@ InstanceNormalization Resize Einsum Mod CumSum
 Range ReduceL1 ReduceL2 TopK Trilu IsNaN IsInf CastLike ReduceSumSquare ReduceLogSum
 Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu
-ScatterElements GatherND OneHot Upsample Scatter If Loop Scan LRN""".split()
+ScatterElements GatherND OneHot Upsample Scatter If Loop Scan LRN ScatterND""".split()
 
 
 def tensor_proto(value, name, elem_type):

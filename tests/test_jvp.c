@@ -284,6 +284,7 @@ static struct {
     {"tanh", tg_tanh, -2, 2},       {"sigmoid", tg_sigmoid, -3, 3},
     {"relu", tg_relu, -1, 1},       {"leaky_relu", leaky, -1, 1},
     {"elu", elu13, -1, 1},          {"gelu", tg_gelu, -2, 2},
+    {"gelu tanh", tg_gelu_tanh, -2, 2},
     {"erf", tg_erf, -1.5, 1.5},     {"softplus", tg_softplus, -3, 3},
     {"clamp", clamp_, -1, 1},       {"floor ceil round sign", steps, -2, 2},
     {"hardswish", tg_hardswish, -5, 5},
@@ -654,6 +655,13 @@ static tg_tensor *mlp_relu_loss(tg_tensor *const *p) /* x [4,3] w1 [5,3] b1 [5] 
                          0, NULL, false));
 }
 
+/* both GELU forms: their gradients are gelu_grad and gelu_tanh_grad */
+static tg_tensor *gelu_loss(tg_tensor *const *p) /* x [3,4] t [3,4] */
+{
+    tg_tensor *y = tg_add(tg_gelu(p[0]), tg_mul(tg_gelu_tanh(p[0]), p[0]));
+    return tg_sum(tg_mul(y, p[1]), 0, NULL, false);
+}
+
 static tg_tensor *cnn_loss(tg_tensor *const *p) /* x [2,1,6,6] w [2,1,3,3] b [2] fc [3,8] labels */
 {
     tg_pool2d_opts po = {.kernel = {2, 2}};
@@ -724,6 +732,8 @@ static void test_hvp(void)
     tg_tensor *w[3] = {R(-2, 2, 3, 4), R(-1, 1, 3),
                        tt_tensor(TG_INT64, 1, (int64_t[]){3}, (double[]){3, 0, 1})};
     check_grads("hvp weighted nll (nll_loss_grad)", weighted_nll, 2, 3, w);
+    tg_tensor *gl[2] = {R(-3, 3, 3, 4), R(-1, 1, 3, 4)};
+    check_grads("hvp gelu (gelu_grad, gelu_tanh_grad)", gelu_loss, 2, 2, gl);
     tg_tensor *x[1] = {R(-1, 1, 1, 2, 4, 4)};
     check_grads("third order (max_pool2d_select)", pool_grad_dot, 1, 1, x);
 }

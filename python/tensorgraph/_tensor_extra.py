@@ -16,7 +16,7 @@ import itertools
 import weakref
 
 from . import (_C, _ops, _ops_bits, _ops_cover, _ops_math, _ops_misc, _ops_more, _ops_shape,
-               _ops_special, _ops_stats)
+               _ops_special, _ops_stats, _ops_windows)
 from ._tensor import _update, _no_record
 
 Tensor = _C.Tensor
@@ -403,6 +403,37 @@ def apply_input_hooks(inputs, results):
         hooks = x.__dict__.get('_tg_hooks') if x.is_leaf else None
         out.append(hooks.run(r) if hooks and r is not None else r)
     return tuple(out)
+
+
+# sliding windows, masked_scatter, split_with_sizes, unique_consecutive
+_methods['unfold'] = _ops_windows.unfold
+for _n in _ops_windows.__all__:
+    _methods[_n] = getattr(_ops_windows, _n)
+_methods['masked_scatter_'] = _inplace(_ops_windows.masked_scatter)
+
+
+@_method
+def bernoulli(self, p=None, *, generator=None):
+    """0/1 draws with the probabilities self (or p), in self's dtype"""
+    from ._creation import bernoulli as draw
+    return draw(self, p, generator=generator)
+
+
+@_method
+def bernoulli_(self, p=0.5, *, generator=None):
+    from ._creation import bernoulli as draw
+    return self.copy_(draw(self, p, generator=generator))
+
+
+@_method
+def get_device(self):
+    """-1: a CPU tensor, as PyTorch says"""
+    return -1
+
+
+@_method
+def is_inference(self):
+    return False
 
 
 for _name, _fn in _methods.items():

@@ -1,0 +1,94 @@
+"""Composed index-driven functions with PyTorch's names and gradients:
+Tensor.unfold (sliding windows along a dim as a new last dim, by one
+index_select), masked_scatter (a source's elements in order at a mask's
+true positions, by one gather), split_with_sizes, and unique_consecutive
+(computed on the host with numpy: eager only)."""
+import numpy as np
+
+from . import _C
+from ._creation import arange, tensor
+
+__all__ = ['masked_scatter', 'split_with_sizes', 'unique_consecutive']
+
+
+def unfold(input, dimension, size, step):
+    """the windows input[..., i * step : i * step + size, ...] along
+    `dimension`, stacked there, each window's elements in a new last dim"""
+    nd = max(input.ndim, 1)
+    if not -nd <= dimension < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                         f"{nd - 1}], but got {dimension})")
+    d = dimension % nd
+    x = input.reshape(1) if input.ndim == 0 else input
+    n = x.shape[d]
+    if size < 0 or size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (n - size) // step + 1
+    idx = (arange(count) * step).reshape(count, 1) + arange(size).reshape(1, size)
+    win = _C.index_select(x, d, idx.reshape(-1))
+    shape = list(x.shape[:d]) + [count, size] + list(x.shape[d + 1:])
+    out = win.reshape(*shape).movedim(d + 1, -1)
+    return out.reshape(size) if input.ndim == 0 else out
+
+
+def masked_scatter(input, mask, source):
+    """input with its positions where mask (broadcast to input) is true
+    replaced by source's first elements, in order"""
+    if mask.dtype != _C.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {mask.dtype}")
+    m = mask.expand(*input.shape) if tuple(mask.shape) != tuple(input.shape) else mask
+    flat = m.reshape(-1)
+    need = int(flat.sum().item()) if not flat.is_symbolic else None
+    if need is not None and need > source.numel():
+        raise RuntimeError(f"masked_scatter: expected source to have at least {need} "
+                           f"elements, got {source.numel()}")
+    # each true position takes source element (its rank among the true ones)
+    pos = (_C.cumsum(flat.long(), 0) - 1).clamp(0, max(source.numel() - 1, 0))
+    taken = _C.index_select(source.reshape(-1), 0, pos).reshape(*input.shape)
+    return _C.where(m, taken.to(input.dtype), input)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """split into pieces of the given sizes, which must add up to the dim"""
+    n = input.shape[dim]
+    if sum(split_sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                           f"(input tensor's size at dimension {dim}), but got split_sizes="
+                           f"{list(split_sizes)}")
+    return input.split(list(split_sizes), dim)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """the values with consecutive repeats collapsed (over the flattened
+    input, or whole slices along dim), with the inverse map and counts"""
+    if input.is_symbolic:
+        raise RuntimeError("unique_consecutive: not available inside tg.function (computed "
+                           "on the host)")
+    a = input.numpy()
+    if dim is None:
+        flat = a.reshape(-1)
+        change = np.ones(flat.shape[0], dtype=bool)
+        if flat.shape[0] > 1:
+            change[1:] = flat[1:] != flat[:-1]
+        values = tensor(np.array(flat[change], order='C'), dtype=input.dtype)
+        inverse_shape = a.shape
+    else:
+        d = dim % a.ndim
+        moved = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+        change = np.ones(moved.shape[0], dtype=bool)
+        if moved.shape[0] > 1:
+            change[1:] = (moved[1:] != moved[:-1]).any(axis=1)
+        values = tensor(np.array(np.compress(change, a, axis=d), order='C'), dtype=input.dtype)
+        inverse_shape = (a.shape[d],)
+    group = np.cumsum(change) - 1
+    out = [values]
+    if return_inverse:
+        out.append(tensor(np.array(group.reshape(inverse_shape), dtype=np.int64)))
+    if return_counts:
+        out.append(tensor(np.array(np.bincount(group, minlength=int(change.sum())),
+                                   dtype=np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)

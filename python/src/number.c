@@ -13,8 +13,9 @@ static bool is_operand(PyObject *o)
 
 /* fn(a, b) with the rules where PyTorch and the C ops differ. Bool
  * tensors, which the C ops refuse in arithmetic: bool with another type
- * computes in that type, bool + bool is `or`, bool * bool `and`, bool /
- * bool a float quotient; the logical ops take bools as they are. A 0-d
+ * computes in that type, bool + bool and maximum are `or`, bool * bool and
+ * minimum `and`, bool / bool a float quotient; the logical ops take
+ * bools as they are. A 0-d
  * float64 tensor next to a dimensioned integer or bool one: PyTorch
  * computes in float64 (the C ops treat every 0-d operand as a Python
  * number would be, in the default float32; the Python numbers reach them
@@ -31,8 +32,10 @@ tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b)
     else if ((da != TG_BOOL && db != TG_BOOL) || logic)
         return fn(a, b);
     else if (da == TG_BOOL && db == TG_BOOL) {
-        if (fn == tg_add || fn == tg_mul)
-            return (fn == tg_add ? tg_logical_or : tg_logical_and)(a, b);
+        if (fn == tg_add || fn == tg_maximum)
+            return tg_logical_or(a, b);
+        if (fn == tg_mul || fn == tg_minimum)
+            return tg_logical_and(a, b);
         if (fn != tg_div)
             return fn(a, b); /* the op's own rule or error */
         da = db = TG_FLOAT32;

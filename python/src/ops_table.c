@@ -509,14 +509,19 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_TL: return ((fn_tl)f)(v[0].t, (int64_t)v[1].f);
     case C_SCATTER: return tg_scatter(v[0].t, (int)v[1].f, v[2].t, v[3].t);
     case C_TAB: {
-        /* sum, mean, prod's dtype: the input cast to it first, as PyTorch */
-        bool cast = op->n_params > 3 && !v[3].none;
-        tg_tensor *x = cast ? tg_cast(v[0].t, v[3].dt) : v[0].t;
+        /* sum, mean, prod's dtype: the input cast to it first and the
+         * result kept in it, as PyTorch; amax / amin of bools: in uint8,
+         * the result bool again */
+        bool bool_extremum = ((fn_tab)f == tg_max || (fn_tab)f == tg_min) &&
+                             tg_dtype_of(v[0].t) == TG_BOOL;
+        bool cast = (op->n_params > 3 && !v[3].none) || bool_extremum;
+        tg_dtype to = bool_extremum ? TG_BOOL : cast ? v[3].dt : tg_dtype_of(v[0].t);
+        tg_tensor *x = !cast ? v[0].t : tg_cast(v[0].t, bool_extremum ? TG_UINT8 : to);
         tg_tensor *y = x ? ((fn_tab)f)(x, v[1].n, v[1].ints, v[2].f != 0) : NULL;
         if (cast)
             tg_release(x);
-        if (cast && y && tg_dtype_of(y) != v[3].dt) { /* an int sum is int64 otherwise */
-            tg_tensor *c = tg_cast(y, v[3].dt);
+        if (cast && y && tg_dtype_of(y) != to) { /* an int sum is int64 otherwise */
+            tg_tensor *c = tg_cast(y, to);
             tg_release(y);
             y = c;
         }

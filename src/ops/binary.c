@@ -218,11 +218,12 @@ KERNEL(pow)
 KERNEL(maximum)
 KERNEL(minimum)
 
-/* an integer divisor of 0 is an error, as in PyTorch (ZeroDivisionError);
- * floats give NaN */
+/* an integer divisor of 0 that divides something is an error, as in
+ * PyTorch (ZeroDivisionError); floats give NaN */
 static tg_status mod_kernel(tg_op_ctx *c, const tg_iter_row_fn *rows)
 {
-    if (!tg_dtype_is_float(c->out[0]->dtype)) {
+    /* an empty result divides nothing (PyTorch: no error) */
+    if (!tg_dtype_is_float(c->out[0]->dtype) && c->out[0]->numel > 0) {
         tg_tensor *b = tg__contig(c->in[1]);
         if (!b)
             return TG_ERR_NOMEM;

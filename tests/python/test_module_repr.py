@@ -54,6 +54,7 @@ ARGS = {
     'Dropout3d': [(), (0.3,)],
     'ELU': [(), (0.5,), (1.0, True)],
     'Embedding': [(10, 3), (10, 3, 0, 1.0), (10, 3, None, None, 2.0, True, False)],
+    'EmbeddingBag': [(10, 3), (10, 3, 1.0, 2.0, False, 'sum'), (10, 3, None, 3.0, False, 'max')],
     'Flatten': [(), (0, 2)],
     'Fold': [((4, 5), 2), ((4, 5), (2, 3), 2, 1, 2)],
     'GELU': [(), ('tanh',)],

@@ -85,3 +85,20 @@ def test_bool_rules_without_torch():
     assert tg.mul(b, tg.tensor([2.0, 3.0])).tolist() == [2.0, 0.0]
     assert tg.add(b, b).dtype == tg.bool
     assert (tg.tensor([252], dtype=tg.uint8) / -3).tolist() == [-84.0]
+
+
+@needs_torch
+def test_bool_extremes_and_empty_integer_division():
+    for L in (torch, tg):
+        b = L.tensor([[True, False], [False, False]])
+        got = [b.amax().tolist(), b.amin(1).tolist(), L.maximum(b, ~b).tolist(),
+               L.minimum(b, b).tolist(), b.max().tolist()]
+        if L is torch:
+            want = got
+        else:
+            assert got == want
+    empty = tg.zeros(0, dtype=tg.int64)
+    assert tg.fmod(empty, tg.zeros(1, dtype=tg.int64)).shape == (0,)
+    assert (empty // tg.zeros(1, dtype=tg.int64)).shape == (0,)
+    with pytest.raises(RuntimeError, match="division by zero"):
+        tg.tensor([1]) // tg.tensor([0])

@@ -20,6 +20,7 @@ from .activation import (SiLU, Mish, Hardtanh, ReLU6, LogSigmoid, Softsign, GLU,
                          Unflatten, ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d,
                          ZeroPad2d, ZeroPad3d)
 from .sparse import Embedding  # supersedes layers.Embedding (padding_idx, from_pretrained)
+from .embedding_bag import EmbeddingBag  # noqa: E402
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer,
                           TransformerEncoder, TransformerDecoder, Transformer)

@@ -48,6 +48,7 @@ ARGS = {
     'CosineEmbeddingLoss': [(), (0.5,)],
     'CosineSimilarity': [(), (0, 1e-6)],
     'CrossEntropyLoss': [(), ({'ignore_index': 3, 'label_smoothing': 0.1})],
+    'CTCLoss': [(), (3, 'sum', True)],
     'Dropout': [(), (0.3, True)],
     'Dropout1d': [(), (0.3,)],
     'Dropout2d': [(), (0.3,)],

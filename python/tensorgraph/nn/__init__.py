@@ -29,7 +29,7 @@ from . import parallel  # noqa: F401  (DistributedDataParallel)
 from .loss import (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss,
                    CrossEntropyLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss,
                    SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
-                   GaussianNLLLoss, MultiLabelSoftMarginLoss)
+                   GaussianNLLLoss, MultiLabelSoftMarginLoss, CTCLoss)
 from .layers_more import (ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
                           ReplicationPad2d, ReplicationPad3d, Softmax2d, BatchNorm3d, Bilinear,
                           LocalResponseNorm, LazyLinear, AdaptiveAvgPool3d, AlphaDropout,

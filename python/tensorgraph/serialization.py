@@ -1,8 +1,11 @@
 """tg.save / tg.load: safetensors files through the C writer (atomic) and
 reader (hostile-input safe). PyTorch pickles arbitrary objects; here the
-object is a (possibly nested) dict of tensors, as state_dicts are: nested
-keys are joined with '.', and non-tensor leaves (ints, floats, strings,
-as optimizer hyper-parameters are) go to the file's metadata."""
+object is a tensor or (possibly nested) dicts and lists of tensors and
+JSON values, as state_dicts and checkpoints ({'model': ..., 'optimizer':
+..., 'epoch': 3}) are: tensors are stored under their keys joined with
+'.', non-tensor leaves go to the file's metadata, and so does the
+object's skeleton, from which load gives back the same structure (a file
+without one, from elsewhere, loads as a flat dict of its tensors)."""
 import errno
 import json
 import os
@@ -12,6 +15,7 @@ from collections import OrderedDict
 from . import _C
 
 _META_KEY = "tensorgraph.nonTensor"
+_STRUCT_KEY = "tensorgraph.structure"
 
 
 def _flatten(obj, prefix, tensors, other):
@@ -34,6 +38,31 @@ def _flatten(obj, prefix, tensors, other):
         other[prefix] = obj
 
 
+def _skeleton(obj, prefix):
+    """obj as JSON with each tensor replaced by its stored name (the names
+    _flatten gives)"""
+    name = (lambda k: f"{prefix}.{k}" if prefix else str(k))
+    if isinstance(obj, _C.Tensor):
+        return {"t": prefix}
+    if isinstance(obj, dict):
+        return {"d": [[k, _skeleton(v, name(k))] for k, v in obj.items()]}
+    if isinstance(obj, (list, tuple)):  # tuples come back as tuples (betas)
+        return {"l": [_skeleton(v, name(i)) for i, v in enumerate(obj)],
+                "tuple": isinstance(obj, tuple)}
+    return {"v": obj}
+
+
+def _rebuild(node, tensors):
+    if "t" in node:
+        return tensors[node["t"]]
+    if "d" in node:
+        return OrderedDict((k, _rebuild(v, tensors)) for k, v in node["d"])
+    if "l" in node:
+        items = [_rebuild(v, tensors) for v in node["l"]]
+        return tuple(items) if node["tuple"] else items
+    return node["v"]
+
+
 def save(obj, f):
     """Writes obj (a tensor or a nested dict of tensors) to the path f, or
     into f when it is a file object opened for binary writing (io.BytesIO)."""
@@ -43,6 +72,8 @@ def save(obj, f):
         tensors = OrderedDict([("tensor", tensors.pop(""))])
         other[""] = "__single_tensor__"
     meta = {_META_KEY: json.dumps(other)} if other else {}
+    if isinstance(obj, (dict, list, tuple)):
+        meta[_STRUCT_KEY] = json.dumps(_skeleton(obj, ""))
     if hasattr(f, 'write') and not isinstance(f, (str, bytes, os.PathLike)):
         with tempfile.TemporaryDirectory() as d:  # a file object: the file's bytes
             path = os.path.join(d, 'tensors.safetensors')
@@ -60,9 +91,10 @@ def save(obj, f):
 
 
 def load(f, map_location=None, weights_only=True):
-    """Reads a file written by save (or any safetensors file) as an
-    OrderedDict name -> tensor (nested names stay dotted, as state_dict keys).
-    f is a path, or a file object read from its position to the end."""
+    """Reads a file written by save as the object saved (dicts as
+    OrderedDicts), or any other safetensors file as an OrderedDict name ->
+    tensor. f is a path, or a file object read from its position to the
+    end."""
     if hasattr(f, 'read') and not isinstance(f, (str, bytes, os.PathLike)):
         data = f.read()
         with tempfile.TemporaryDirectory() as d:
@@ -80,5 +112,11 @@ def load(f, map_location=None, weights_only=True):
     other = json.loads(meta.get(_META_KEY, "{}"))
     if other.get("") == "__single_tensor__":
         return out["tensor"]
+    if _STRUCT_KEY in meta:
+        try:
+            return _rebuild(json.loads(meta[_STRUCT_KEY]), out)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise RuntimeError(f"load: the structure recorded in '{path}' does not match its "
+                               f"tensors ({type(e).__name__}: {e})") from None
     out.update(other)
     return out

@@ -54,9 +54,32 @@ def test_save_load_file_objects():
     buf.seek(0)
     d = tg.load(buf)
     assert d['a'].tolist() == [1.0, 1.0] and d['b'] == [1, 2]
-    assert d['n.w'].shape == (1, 3)
+    assert d['n']['w'].shape == (1, 3)  # the structure comes back
     one = io.BytesIO()
     tg.save(tg.arange(3), one)
     assert tg.load(io.BytesIO(one.getvalue())).tolist() == [0, 1, 2]
     with pytest.raises(OSError, match="header"):  # as for a path
         tg.load(io.BytesIO(b'not a safetensors file'))
+
+
+def test_checkpoint_structure_round_trip(tmp_path):
+    m = tg.nn.Linear(2, 3)
+    opt = tg.optim.Adam(m.parameters(), betas=(0.8, 0.9))
+    m(tg.ones(1, 2)).sum().backward()
+    opt.step()
+    ck = {'model': m.state_dict(), 'optimizer': opt.state_dict(), 'epoch': 3,
+          'hist': [1.5, 2.0], 'pair': (tg.ones(1), 'x'), 7: 'int key'}
+    path = str(tmp_path / 'ck.pt')
+    tg.save(ck, path)
+    back = tg.load(path)
+    assert list(back) == ['model', 'optimizer', 'epoch', 'hist', 'pair', 7]
+    assert list(back['model']) == ['weight', 'bias'] and back['epoch'] == 3
+    assert back['hist'] == [1.5, 2.0] and back['pair'][1] == 'x' and isinstance(back['pair'], tuple)
+    assert list(back['optimizer']['state']) == [0, 1]
+    assert back['optimizer']['param_groups'][0]['betas'] == (0.8, 0.9)
+    opt2 = tg.optim.Adam(m.parameters())
+    opt2.load_state_dict(back['optimizer'])
+    assert opt2.param_groups[0]['betas'] == (0.8, 0.9)
+    # a flat state_dict stays flat (its keys hold dots)
+    tg.save(m.state_dict(), path)
+    assert list(tg.load(path)) == ['weight', 'bias']

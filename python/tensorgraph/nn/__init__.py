@@ -21,6 +21,8 @@ from .activation import (SiLU, Mish, Hardtanh, ReLU6, LogSigmoid, Softsign, GLU,
                          ZeroPad2d, ZeroPad3d)
 from .sparse import Embedding  # supersedes layers.Embedding (padding_idx, from_pretrained)
 from .embedding_bag import EmbeddingBag  # noqa: E402
+from .layers_misc import (LPPool1d, LPPool2d, ChannelShuffle, RReLU, MaxUnpool1d,  # noqa: E402
+                          MaxUnpool2d, MultiMarginLoss, MultiLabelMarginLoss)
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer,
                           TransformerEncoder, TransformerDecoder, Transformer)
@@ -29,7 +31,7 @@ from . import parallel  # noqa: F401  (DistributedDataParallel)
 from .loss import (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss,
                    CrossEntropyLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss,
                    SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
-                   GaussianNLLLoss, MultiLabelSoftMarginLoss)
+                   GaussianNLLLoss, MultiLabelSoftMarginLoss, CTCLoss)
 from .layers_more import (ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
                           ReplicationPad2d, ReplicationPad3d, Softmax2d, BatchNorm3d, Bilinear,
                           LocalResponseNorm, LazyLinear, AdaptiveAvgPool3d, AlphaDropout,

@@ -240,6 +240,8 @@ from .functional_loss import *  # noqa: F401,F403,E402
 from .functional_more import *  # noqa: F401,F403,E402  (supersedes max_pool1d/2d)
 from .functional_grid import *  # noqa: F401,F403,E402  (affine_grid, grid_sample)
 from .embedding_bag import embedding_bag  # noqa: F401,E402
+from .functional_ctc import ctc_loss  # noqa: F401,E402
+from .functional_misc import *  # noqa: F401,F403,E402  (lp_pool, channel_shuffle, rrelu, ...)
 
 # every pooling op also over one unbatched sample [C, *spatial], as PyTorch's
 from .functional_conv import conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: E402

@@ -157,3 +157,13 @@ class MultiLabelSoftMarginLoss(_Loss):
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(input, target, self.weight,
                                              reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    def __init__(self, blank=0, reduction='mean', zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

@@ -2,6 +2,7 @@
 loops with PyTorch's formulas). param_groups work as in PyTorch: each group
 is one C optimizer, and its 'lr' is read at every step (schedulers change it)."""
 from .. import _C
+from .._creation import tensor
 from . import lr_scheduler  # noqa: F401
 
 
@@ -113,24 +114,74 @@ class Optimizer:
                         p.grad.zero_()
 
     def state_dict(self):
-        """{'state': per group, the C optimizer's buffers and metadata,
-        'param_groups': the hyper-parameters}"""
-        return {'state': [c.state() for c in self._c],
-                'param_groups': [{k: v for k, v in g.items() if k != 'params'}
-                                 for g in self.param_groups]}
+        """PyTorch's layout: {'state': {parameter index (counted over all
+        groups): {buffer name: tensor, 'step': tensor}}, 'param_groups':
+        [hyper-parameters with 'params': the group's indices]}; only
+        parameters that have stepped have state (and SGD's has no step)"""
+        state, groups, offset = {}, [], 0
+        for c, g in zip(self._c, self.param_groups):
+            tensors, meta = c.state()
+            n = len(g['params'])
+            for k in range(n):
+                prefix = f'optim.state.{k}.'
+                entry = {name[len(prefix):]: t for name, t in tensors.items()
+                         if name.startswith(prefix)}
+                if meta.get('optim.type') == 'sgd':
+                    entry.pop('step', None)
+                if entry:
+                    state[offset + k] = entry
+            groups.append(dict(self._options(g), params=list(range(offset, offset + n))))
+            offset += n
+        return {'state': state, 'param_groups': groups}
 
     def load_state_dict(self, state_dict):
-        if len(state_dict['state']) != len(self._c):
+        """a state_dict of this optimizer's kind, by PyTorch's layout (or
+        this package's former per-group one); buffers are copied in, the
+        hyper-parameters of each group taken"""
+        saved_groups = state_dict['param_groups']
+        if len(saved_groups) != len(self._c):
             raise ValueError("loaded state dict has a different number of parameter groups")
-        for i, (c, (tensors, meta), g, saved) in enumerate(zip(
-                self._c, state_dict['state'], self.param_groups, state_dict['param_groups'])):
+        per_group = state_dict['state']
+        for i, (c, g, saved) in enumerate(zip(self._c, self.param_groups, saved_groups)):
+            if isinstance(per_group, list):  # the former layout: (tensors, meta) per group
+                tensors, meta = per_group[i]
+            else:
+                tensors, meta = self._group_state(c, g, saved, per_group)
             c.load_state(tensors, meta)
-            g.update(saved)
+            g.update({k: v for k, v in saved.items() if k != 'params'})
             if 'lr' in saved:  # the group's lr: a scheduler may have moved it after the last step
                 c.set_lr(saved['lr'])
             self._lrs[i] = g['lr'] = c.get_lr()
             self._hyper[i] = self._hyper_of(g)
             self._set_hyper(c, self._hyper[i])
+
+    @staticmethod
+    def _group_state(c, g, saved, state):
+        """one group's C state from PyTorch's layout: the buffers of its
+        parameters' indices, this optimizer's metadata with the saved
+        hyper-parameters"""
+        ids = saved.get('params', [])
+        if len(ids) != len(g['params']):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        _, meta = c.state()
+        for k, v in saved.items():
+            if k == 'betas' and 'optim.beta1' in meta:
+                meta['optim.beta1'], meta['optim.beta2'] = repr(float(v[0])), repr(float(v[1]))
+            elif isinstance(v, bool) and f'optim.{k}' in meta:
+                meta[f'optim.{k}'] = 'true' if v else 'false'
+            elif isinstance(v, (int, float)) and f'optim.{k}' in meta:
+                meta[f'optim.{k}'] = repr(float(v))
+        tensors = {}
+        for k, pid in enumerate(ids):
+            entry = state.get(pid, state.get(str(pid)))  # str keys after a JSON round trip
+            for name, t in (entry or {}).items():
+                if name == 'step':  # PyTorch keeps a float tensor; the C state an int64
+                    t = tensor(int(float(t.item() if isinstance(t, _C.Tensor) else t)))
+                tensors[f'optim.state.{k}.{name}'] = t
+            if entry and meta.get('optim.type') == 'sgd' and 'step' not in entry:
+                tensors[f'optim.state.{k}.step'] = tensor(1)  # it has stepped
+        return tensors, meta
 
     def __repr__(self):
         s = type(self).__name__ + ' ('

@@ -1,6 +1,8 @@
 """tensorgraph.utils.data: Dataset, TensorDataset, Subset, random_split and
-DataLoader (batch_size, shuffle, drop_last, a seeded generator, background
-prefetch). Datasets that live in C (TensorDataset of two tensors, MNIST)
+DataLoader (batch_size, shuffle, drop_last, sampler or batch_sampler,
+batch_size=None, iterable datasets, a seeded generator, background
+prefetch); the samplers, ConcatDataset and IterableDataset are in
+samplers.py. Datasets that live in C (TensorDataset of two tensors, MNIST)
 are loaded by the C loader, whose prefetch thread gathers the next batches
 without the GIL while the training step runs; other datasets are indexed
 in Python, with batches prepared ahead on a Python thread."""
@@ -9,6 +11,9 @@ import threading
 
 from .. import _C
 from .._creation import randperm
+from .samplers import (BatchSampler, ChainDataset, ConcatDataset, IterableDataset,  # noqa: F401
+                       RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+                       WeightedRandomSampler)
 
 
 class Dataset:
@@ -16,7 +21,7 @@ class Dataset:
         raise NotImplementedError
 
     def __add__(self, other):
-        raise NotImplementedError("ConcatDataset is not supported")
+        return ConcatDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -53,6 +58,16 @@ class Subset(Dataset):
 
 
 def random_split(dataset, lengths, generator=None):
+    """Subsets of the given lengths, or fractions of the dataset (the
+    remainder spread one by one over the first, as PyTorch)"""
+    lengths = list(lengths)
+    if lengths and all(isinstance(f, float) and 0 <= f <= 1 for f in lengths) and \
+            abs(sum(lengths) - 1) < 1e-9 and sum(lengths) != len(dataset):
+        n = len(dataset)
+        sizes = [int(f * n) for f in lengths]
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        lengths = sizes
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     perm = randperm(len(dataset), generator=generator).tolist()
@@ -71,6 +86,8 @@ def default_collate(batch):
         return stack(list(batch))
     if isinstance(first, (int, float, bool)):
         return tensor(list(batch))
+    if type(first).__module__ == 'numpy' and hasattr(first, 'shape'):  # arrays, numpy scalars
+        return stack([tensor(b) for b in batch])
     if isinstance(first, (tuple, list)):
         return type(first)(default_collate(list(s)) for s in zip(*batch))
     if isinstance(first, dict):
@@ -135,12 +152,22 @@ class DistributedSampler:
 
 
 class DataLoader:
-    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, num_workers=0,
-                 collate_fn=None, drop_last=False, generator=None, prefetch_factor=2,
-                 pin_memory=False, persistent_workers=False):
-        if batch_size is None or batch_size < 1:
+    def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, drop_last=False, generator=None,
+                 prefetch_factor=2, pin_memory=False, persistent_workers=False, timeout=0,
+                 worker_init_fn=None):
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                                 "shuffle, sampler, and drop_last")
+            batch_size = None
+        elif batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size}")
+        if isinstance(dataset, IterableDataset) and (shuffle or sampler is not None):
+            raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
+                             "and sampler options")
+        self.batch_sampler = batch_sampler
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
                              "disable multiprocessing.")
@@ -153,7 +180,7 @@ class DataLoader:
         self.prefetch = max(int(prefetch_factor), 0) * max(num_workers, 1)
         self._epoch = 0
         c = getattr(dataset, '_c_dataset', None)
-        c = c() if c and collate_fn is None else None
+        c = c() if c and collate_fn is None and batch_size is not None else None
         # a sampler's batches from a C dataset are gathered in C (one call
         # per batch, not one per sample)
         self._c_gather = c if sampler is not None else None
@@ -166,7 +193,11 @@ class DataLoader:
     def __len__(self):
         if self._loader is not None:
             return len(self._loader)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
         n = len(self.sampler) if self.sampler is not None else len(self.dataset)
+        if self.batch_size is None:
+            return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self):
@@ -177,6 +208,14 @@ class DataLoader:
         return _PyIterator(self)
 
     def _index_batches(self):
+        """lists of indices, one per batch (one index for batch_size=None,
+        which _PyIterator hands out uncollated)"""
+        if self.batch_sampler is not None:
+            yield from self.batch_sampler
+            return
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._iterable_batches()
+            return
         n = len(self.dataset)
         if self.sampler is not None:
             order = list(self.sampler)
@@ -184,11 +223,39 @@ class DataLoader:
             order = randperm(n, generator=self.generator).tolist()
         else:
             order = range(n)
+        if self.batch_size is None:
+            yield from order
+            return
         for i in range(0, len(order), self.batch_size):  # a sampler may give fewer than n
             idx = order[i:i + self.batch_size]
             if len(idx) < self.batch_size and self.drop_last:
                 return
             yield idx
+
+
+    def _iterable_batches(self):
+        """an iterable dataset's items, grouped (as _Items, which _make
+        collates instead of indexing)"""
+        if self.batch_size is None:
+            for item in self.dataset:
+                yield _Items([item], single=True)
+            return
+        batch = []
+        for item in self.dataset:
+            batch.append(item)
+            if len(batch) == self.batch_size:
+                yield _Items(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield _Items(batch)
+
+
+class _Items(list):
+    """samples themselves (from an iterable dataset), not indices"""
+
+    def __init__(self, items, single=False):
+        super().__init__(items)
+        self.single = single
 
 
 class _CIterator:
@@ -221,9 +288,16 @@ class _PyIterator:
             self._q = None
 
     def _make(self, idx):
-        if self._dl._c_gather is not None:
-            return list(self._dl._c_gather.get(list(idx)))
-        return self._dl.collate_fn([self._dl.dataset[i] for i in idx])
+        dl = self._dl
+        if isinstance(idx, _Items):
+            return (dl.collate_fn(idx[0]) if dl.collate_fn is not default_collate else idx[0]) \
+                if idx.single else dl.collate_fn(list(idx))
+        if dl.batch_size is None and dl.batch_sampler is None:  # one sample, not collated
+            item = dl.dataset[idx]
+            return dl.collate_fn(item) if dl.collate_fn is not default_collate else item
+        if dl._c_gather is not None:
+            return list(dl._c_gather.get(list(idx)))
+        return dl.collate_fn([dl.dataset[i] for i in idx])
 
     def _fill(self):
         try:

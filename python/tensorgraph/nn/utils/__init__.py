@@ -1,9 +1,10 @@
-"""nn.utils: gradient clipping, parameters <-> one vector, and
-nn.utils.rnn.pad_sequence."""
+"""nn.utils: gradient clipping, parameters <-> one vector, weight_norm,
+and nn.utils.rnn.pad_sequence."""
 import math
 
 from ... import _C
 from ..._grad_mode import no_grad
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
 
 
 def _params(parameters):

@@ -2,13 +2,16 @@
 Tensor.unfold (sliding windows along a dim as a new last dim, by one
 index_select), masked_scatter (a source's elements in order at a mask's
 true positions, by one gather), split_with_sizes, and unique_consecutive
-(computed on the host with numpy: eager only)."""
+(computed on the host with numpy: eager only), slice_scatter /
+select_scatter / diagonal_scatter (a clone with the view assigned, so
+gradients reach both), combinations, and mode (host numpy)."""
 import numpy as np
 
 from . import _C
 from ._creation import arange, tensor
 
-__all__ = ['masked_scatter', 'split_with_sizes', 'unique_consecutive']
+__all__ = ['masked_scatter', 'split_with_sizes', 'unique_consecutive', 'slice_scatter',
+           'select_scatter', 'diagonal_scatter', 'combinations', 'mode']
 
 
 def unfold(input, dimension, size, step):
@@ -92,3 +95,70 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         out.append(tensor(np.array(np.bincount(group, minlength=int(change.sum())),
                                    dtype=np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """input with input[..., start:end:step, ...] (along dim) replaced by src"""
+    out = input.clone()
+    idx = [slice(None)] * input.ndim
+    idx[dim] = slice(start, end, step)
+    out[tuple(idx)] = src
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """input with input.select(dim, index) replaced by src"""
+    out = input.clone()
+    idx = [slice(None)] * input.ndim
+    idx[dim] = index
+    out[tuple(idx)] = src
+    return out
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """input with its diagonal (offset, dim1, dim2) replaced by src"""
+    out = input.clone()
+    n1, n2 = input.shape[dim1], input.shape[dim2]
+    count = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    rows = arange(count) + max(0, -offset)
+    cols = arange(count) + max(0, offset)
+    moved = out.movedim((dim1, dim2), (0, 1))
+    moved[rows, cols] = src.movedim(-1, 0) if src.ndim else src
+    return out
+
+
+def combinations(input, r=2, with_replacement=False):
+    """the r-combinations of a 1-D tensor's elements, one per row, in
+    itertools' order"""
+    import itertools
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    idx = list(pick(range(input.shape[0]), r))
+    if not idx:
+        return input.new_zeros((0,) if r == 0 else (0, r))
+    flat = tensor([i for c in idx for i in c])
+    return _C.index_select(input, 0, flat).reshape(len(idx), r)
+
+
+def mode(input, dim=-1, keepdim=False):
+    """the most frequent value along dim (the smallest among ties) and the
+    index of its last occurrence, as PyTorch (host numpy: eager only)"""
+    from .return_types import mode as _mode_type
+    if input.is_symbolic:
+        raise RuntimeError("mode: not available inside tg.function (computed on the host)")
+    a = np.moveaxis(input.numpy(), dim, -1)
+    flat = a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
+    vals, idxs = [], []
+    for row in flat:
+        uniq, counts = np.unique(row, return_counts=True)
+        v = uniq[np.argmax(counts)]  # np.unique sorts: the first maximum is the smallest
+        vals.append(v)
+        idxs.append(int(np.nonzero(row == v)[0][-1]))
+    shape = a.shape[:-1]
+    v = tensor(np.array(vals, dtype=a.dtype).reshape(shape), dtype=input.dtype)
+    i = tensor(np.array(idxs, dtype=np.int64).reshape(shape))
+    if keepdim and input.ndim:
+        v, i = v.unsqueeze(dim), i.unsqueeze(dim)
+    return _mode_type(v, i)

@@ -1,4 +1,5 @@
-"""tensorgraph.autograd: grad (with create_graph), Function, gradcheck."""
+"""tensorgraph.autograd: grad (with create_graph), Function, gradcheck, and
+functional (vjp, jvp, jacobian, hessian, vhp, hvp: autograd_functional.py)."""
 from . import _C
 from ._creation import tensor as _tensor
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
@@ -127,3 +128,6 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
                                    f"numerical {numeric}\nanalytical {analytic}")
             return False
     return True
+
+
+from . import autograd_functional as functional  # noqa: E402  (vjp, jvp, jacobian, hessian, ...)

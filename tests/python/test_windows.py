@@ -71,3 +71,26 @@ def test_bernoulli_method_and_device_queries():
     assert draws.dtype == tg.float32 and 150 < draws.sum().item() < 350
     assert tg.zeros(3).bernoulli_(1.0).tolist() == [1.0, 1.0, 1.0]
     assert x.get_device() == -1 and x.is_inference() is False
+
+
+@needs_torch
+def test_scatters_combinations_mode():
+    x = np.random.RandomState(0).randn(4, 5)
+    outs = []
+    for L in (torch, tg):
+        X = L.tensor(x, requires_grad=True)
+        S = L.tensor(np.ones((2, 5)), requires_grad=True)
+        y = L.slice_scatter(X, S, 0, 1, 4, 2)
+        y.sum().backward()
+        D = L.zeros(3, 4)
+        m = L.mode(L.tensor([[1, 2, 2, 3, 3], [5, 5, 1, 1, 0]]), 1)
+        outs.append([y.detach().numpy().tolist(), X.grad.numpy().tolist(), S.grad.numpy().tolist(),
+                     L.select_scatter(X.detach(), L.zeros(5, dtype=L.float64), 0, 2).tolist(),
+                     L.diagonal_scatter(D, L.ones(3), 1).tolist(),
+                     L.diagonal_scatter(D, L.ones(2), -1).tolist(),
+                     L.combinations(L.tensor([1, 2, 3])).tolist(),
+                     L.combinations(L.tensor([1., 2.]), 2, with_replacement=True).tolist(),
+                     list(L.combinations(L.tensor([1, 2]), 3).shape),
+                     m.values.tolist(), m.indices.tolist(),
+                     list(L.tensor([[1, 2, 2]]).mode(keepdim=True).values.shape)])
+    assert outs[1] == outs[0]

@@ -289,3 +289,52 @@ class Adagrad(Optimizer):
     def _make(self, group):
         from .adagrad import _GroupState
         return _GroupState(group['params'], self._options(group))
+
+
+class _PyOptimizer(Optimizer):
+    """an optimizer whose groups are py_algos' Python updates"""
+    _group = None
+
+    def _make(self, group):
+        from . import py_algos
+        return getattr(py_algos, self._group)(group['params'], self._options(group))
+
+
+_ADAM_RANGES = (('lr', 'learning rate', (0, None, True)),
+                ('eps', 'epsilon value', (0, None, True)),
+                ('betas', 'beta parameter', (0, 1, False)),
+                ('weight_decay', 'weight_decay value', (0, None, True)))
+
+
+class Adamax(_PyOptimizer):
+    """PyTorch's Adamax (its update written with tensor ops in py_algos.py)"""
+    _kind, _group, _ranges = 'adamax', 'AdamaxGroup', _ADAM_RANGES
+    _defaults = dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, maximize=False)
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False):
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                         maximize=maximize)
+
+
+class NAdam(_PyOptimizer):
+    """PyTorch's NAdam (its update written with tensor ops in py_algos.py)"""
+    _kind, _group = 'nadam', 'NAdamGroup'
+    _ranges = _ADAM_RANGES + (('momentum_decay', 'momentum_decay value', (0, None, True)),)
+    _defaults = dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                     momentum_decay=4e-3)
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, foreach=None):
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                         momentum_decay=momentum_decay)
+
+
+class RAdam(_PyOptimizer):
+    """PyTorch's RAdam (its update written with tensor ops in py_algos.py)"""
+    _kind, _group, _ranges = 'radam', 'RAdamGroup', _ADAM_RANGES
+    _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0)
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None):
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)

@@ -1,0 +1,163 @@
+"""tg.autograd.functional: torch.autograd.functional's vjp, jvp,
+jacobian, hessian, vhp and hvp over reverse mode (autograd.grad): jvp by
+the double-vjp trick (the vjp is linear in its cotangent u, so the
+gradient of <vjp(u), v> with respect to u is J v), jacobians row by row.
+Inputs and v are a tensor or a tuple of tensors, outputs likewise, as
+PyTorch's."""
+from . import _C
+from ._creation import zeros, zeros_like
+from ._grad_mode import enable_grad
+
+__all__ = ['vjp', 'jvp', 'jacobian', 'hessian', 'vhp', 'hvp']
+
+
+def _tuple(x):
+    return (x,) if isinstance(x, _C.Tensor) else tuple(x)
+
+
+def _like(seq, was_tensor):
+    return seq[0] if was_tensor else tuple(seq)
+
+
+def _prepare(inputs):
+    """inputs detached and requiring grad (graphs start here)"""
+    return tuple(x.detach().requires_grad_(True) for x in _tuple(inputs))
+
+
+def _grad(outputs, inputs, grad_outputs, create_graph):
+    """autograd.grad with None turned into zeros (an output that does not
+    depend on an input gives 0, as PyTorch's functional API does)"""
+    from .autograd import grad
+    outs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    if not outs:
+        return tuple(zeros_like(x) for x in inputs)
+    res = grad([o for o, _ in outs], list(inputs), [g for _, g in outs], retain_graph=True,
+               create_graph=create_graph, allow_unused=True)
+    return tuple(zeros_like(x) if r is None else r for x, r in zip(inputs, res))
+
+
+def _check_v(v, ref, what):
+    v = _tuple(v)
+    if len(v) != len(ref) or any(tuple(a.shape) != tuple(b.shape) for a, b in zip(v, ref)):
+        raise RuntimeError(f"The given v should have the shapes of {what}: expected "
+                           f"{[tuple(r.shape) for r in ref]}, got {[tuple(a.shape) for a in v]}")
+    return v
+
+
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), v^T J): the outputs and the vector-Jacobian product"""
+    single = isinstance(inputs, _C.Tensor)
+    with enable_grad():
+        xs = _prepare(inputs)
+        out = func(*xs)
+        out_single = isinstance(out, _C.Tensor)
+        outs = _tuple(out)
+        if v is None:
+            if len(outs) != 1 or outs[0].numel() != 1:
+                raise RuntimeError("The vector v can only be None if the user-provided "
+                                   "function returns a single Tensor with a single element.")
+            v = (zeros_like(outs[0]) + 1,)
+        v = _check_v(v, outs, "the outputs")
+        g = _grad(outs, xs, v, create_graph)
+    detach = (lambda t: t) if create_graph else (lambda t: t.detach())
+    return (_like([detach(o) for o in outs], out_single), _like([detach(t) for t in g], single))
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), J v): the outputs and the Jacobian-vector product"""
+    single = isinstance(inputs, _C.Tensor)
+    with enable_grad():
+        xs = _prepare(inputs)
+        out = func(*xs)
+        out_single = isinstance(out, _C.Tensor)
+        outs = _tuple(out)
+        if v is None:
+            if len(xs) != 1 or xs[0].numel() != 1:
+                raise RuntimeError("The vector v can only be None if the input to the "
+                                   "user-provided function is a single Tensor with a single "
+                                   "element.")
+            v = (zeros_like(xs[0]) + 1,)
+        v = _check_v(v, xs, "the inputs")
+        us = tuple(zeros_like(o).requires_grad_(True) for o in outs)
+        g = _grad(outs, xs, us, True)  # u^T J, linear in u
+        jv = _grad(g, us, v, create_graph)
+    detach = (lambda t: t) if create_graph else (lambda t: t.detach())
+    return (_like([detach(o) for o in outs], out_single), _like([detach(t) for t in jv],
+                                                                 out_single))
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
+             strategy='reverse-mode'):
+    """d out_i / d in_j shaped out_i.shape + in_j.shape: a tensor for one
+    input and one output, tuples (of tuples) otherwise"""
+    single = isinstance(inputs, _C.Tensor)
+    with enable_grad():
+        xs = _prepare(inputs)
+        out = func(*xs)
+        out_single = isinstance(out, _C.Tensor)
+        outs = _tuple(out)
+        rows = []
+        for o in outs:
+            flat = o.reshape(-1)
+            per_input = [[] for _ in xs]
+            for i in range(flat.numel()):
+                g = _grad((flat[i],), xs, (zeros_like(flat[i]) + 1,), create_graph)
+                for j, gj in enumerate(g):
+                    per_input[j].append(gj if create_graph else gj.detach())
+            from . import stack
+            jac = []
+            for j, x in enumerate(xs):
+                if per_input[j]:
+                    jac.append(stack(per_input[j], 0).reshape(*o.shape, *x.shape))
+                else:
+                    jac.append(zeros(*o.shape, *x.shape, dtype=x.dtype))
+            rows.append(jac)
+    if out_single and single:
+        return rows[0][0]
+    if out_single:
+        return tuple(rows[0])
+    if single:
+        return tuple(r[0] for r in rows)
+    return tuple(tuple(r) for r in rows)
+
+
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
+            outer_jacobian_strategy='reverse-mode'):
+    """the Jacobian of the gradient of a scalar function"""
+    single = isinstance(inputs, _C.Tensor)
+
+    def gradient(*xs):
+        out = func(*xs)
+        if not isinstance(out, _C.Tensor) or out.numel() != 1:
+            raise RuntimeError("The function given to hessian should return a single Tensor "
+                               "with a single element")
+        g = _grad((out.reshape(()),), xs, (zeros_like(out.reshape(())) + 1,), True)
+        return g[0] if single else g
+    return jacobian(gradient, inputs, create_graph=create_graph)
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), v^T H) for a scalar function"""
+    single = isinstance(inputs, _C.Tensor)
+    with enable_grad():
+        xs = _prepare(inputs)
+        out = func(*xs)
+        if not isinstance(out, _C.Tensor) or out.numel() != 1:
+            raise RuntimeError("The function given to vhp should return a single Tensor with a "
+                               "single element")
+        if v is None:
+            if len(xs) != 1 or xs[0].numel() != 1:
+                raise RuntimeError("The vector v can only be None if the input to the "
+                                   "user-provided function is a single Tensor with a single "
+                                   "element.")
+            v = (zeros_like(xs[0]) + 1,)
+        v = _check_v(v, xs, "the inputs")
+        g = _grad((out.reshape(()),), xs, (zeros_like(out.reshape(())) + 1,), True)
+        r = _grad(g, xs, v, create_graph)
+    detach = (lambda t: t) if create_graph else (lambda t: t.detach())
+    return detach(out), _like([detach(t) for t in r], single)
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), H v): the Hessian is symmetric, so v^T H transposed"""
+    return vhp(func, inputs, v, create_graph, strict)

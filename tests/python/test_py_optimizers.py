@@ -1,0 +1,84 @@
+"""Adamax, NAdam, RAdam (optim/py_algos.py) against PyTorch over several
+steps (NAdam against PyTorch 2's formula: 1.13 multiplies mu_product_next
+by mu once more, a bug fixed upstream, so there it is checked against a
+float64 reference of the formula), PyTorch-layout state_dicts and their
+round trip, and the constructors' checks."""
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import needs_torch, torch
+
+P0 = [np.random.RandomState(0).randn(4, 3), np.random.RandomState(1).randn(3)]
+GRADS = [[np.random.RandomState(10 + i).randn(*p.shape) for p in P0] for i in range(8)]
+
+
+def _run(L, name, kw):
+    ps = [L.tensor(p.copy(), requires_grad=True) for p in P0]
+    opt = getattr(L.optim, name)(ps, **kw)
+    for g in GRADS:
+        for p, gg in zip(ps, g):
+            p.grad = L.tensor(gg)
+        opt.step()
+    return [p.detach().numpy() for p in ps], opt.state_dict()
+
+
+def _torch_has_fixed_nadam():
+    return int(torch.__version__.split('.')[0]) >= 2
+
+
+@needs_torch
+@pytest.mark.parametrize('name,kw', [
+    ('Adamax', {}), ('Adamax', dict(lr=0.1, betas=(0.8, 0.9), weight_decay=0.1, maximize=True)),
+    ('RAdam', {}), ('RAdam', dict(lr=0.05, betas=(0.5, 0.6), weight_decay=0.2)),
+    ('NAdam', {}), ('NAdam', dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01))])
+def test_matches_torch(name, kw):
+    got, gsd = _run(tg, name, kw)
+    if name == 'NAdam' and not _torch_has_fixed_nadam():
+        want = _nadam_reference(**kw)
+    else:
+        want, tsd = _run(torch, name, kw)
+        assert {k: sorted(v) for k, v in gsd['state'].items()} == \
+            {k: sorted(v) for k, v in tsd['state'].items()}
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+def _nadam_reference(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3):
+    """NAdam as PyTorch 2 computes it (mu_product in float32)"""
+    out = []
+    for k, p in enumerate(P0):
+        p, m, v, mu_prod = p.copy(), np.zeros_like(p), np.zeros_like(p), np.float32(1)
+        for step, gs in enumerate(GRADS, 1):
+            g = gs[k] + weight_decay * p
+            mu = betas[0] * (1 - 0.5 * 0.96 ** (step * momentum_decay))
+            mu_next = betas[0] * (1 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+            mu_prod = np.float32(mu_prod * np.float32(mu))
+            nxt = mu_prod * np.float32(mu_next)
+            m = m * betas[0] + g * (1 - betas[0])
+            v = v * betas[1] + g * g * (1 - betas[1])
+            den = np.sqrt(v / (1 - betas[1] ** step)) + eps
+            p = p + g / den * float(np.float32(-lr * (1 - mu)) / (np.float32(1) - mu_prod))
+            p = p + m / den * float(np.float32(-lr * mu_next) / (np.float32(1) - nxt))
+        out.append(p)
+    return out
+
+
+def test_state_round_trip_and_checks():
+    for name in ('Adamax', 'NAdam', 'RAdam'):
+        p = tg.nn.Parameter(tg.ones(3))
+        opt = getattr(tg.optim, name)([p])
+        for _ in range(2):
+            p.grad = tg.ones(3)
+            opt.step()
+        q = tg.nn.Parameter(p.detach().clone())
+        o2 = getattr(tg.optim, name)([q])
+        o2.load_state_dict(opt.state_dict())
+        p.grad, q.grad = tg.ones(3), tg.ones(3)
+        opt.step()
+        o2.step()
+        assert p.tolist() == q.tolist()
+        with pytest.raises(ValueError, match="learning rate"):
+            getattr(tg.optim, name)([p], lr=-1)
+        with pytest.raises(ValueError, match="beta parameter at index 1"):
+            getattr(tg.optim, name)([p], betas=(0.9, 1.0))

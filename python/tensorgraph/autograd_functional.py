@@ -44,58 +44,55 @@ def _check_v(v, ref, what):
     return v
 
 
+def _call(func, inputs):
+    """func on inputs prepared for differentiation: (single input?, inputs,
+    outputs as a tuple, single output?)"""
+    xs = _prepare(inputs)
+    out = func(*xs)
+    return isinstance(inputs, _C.Tensor), xs, _tuple(out), isinstance(out, _C.Tensor)
+
+
+def _default_v(v, ref, what):
+    """v, or a 1 when ref is one single-element tensor (PyTorch's rule)"""
+    if v is None:
+        if len(ref) != 1 or ref[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if {what} is a single Tensor "
+                               f"with a single element.")
+        return (zeros_like(ref[0]) + 1,)
+    return _check_v(v, ref, what)
+
+
+def _results(values, single, create_graph):
+    values = [t if create_graph else t.detach() for t in values]
+    return _like(values, single)
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the outputs and the vector-Jacobian product"""
-    single = isinstance(inputs, _C.Tensor)
     with enable_grad():
-        xs = _prepare(inputs)
-        out = func(*xs)
-        out_single = isinstance(out, _C.Tensor)
-        outs = _tuple(out)
-        if v is None:
-            if len(outs) != 1 or outs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided "
-                                   "function returns a single Tensor with a single element.")
-            v = (zeros_like(outs[0]) + 1,)
-        v = _check_v(v, outs, "the outputs")
+        single, xs, outs, out_single = _call(func, inputs)
+        v = _default_v(v, outs, "the output of the user-provided function")
         g = _grad(outs, xs, v, create_graph)
-    detach = (lambda t: t) if create_graph else (lambda t: t.detach())
-    return (_like([detach(o) for o in outs], out_single), _like([detach(t) for t in g], single))
+    return _results(outs, out_single, create_graph), _results(g, single, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the outputs and the Jacobian-vector product"""
-    single = isinstance(inputs, _C.Tensor)
     with enable_grad():
-        xs = _prepare(inputs)
-        out = func(*xs)
-        out_single = isinstance(out, _C.Tensor)
-        outs = _tuple(out)
-        if v is None:
-            if len(xs) != 1 or xs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the "
-                                   "user-provided function is a single Tensor with a single "
-                                   "element.")
-            v = (zeros_like(xs[0]) + 1,)
-        v = _check_v(v, xs, "the inputs")
+        single, xs, outs, out_single = _call(func, inputs)
+        v = _default_v(v, xs, "the input to the user-provided function")
         us = tuple(zeros_like(o).requires_grad_(True) for o in outs)
         g = _grad(outs, xs, us, True)  # u^T J, linear in u
         jv = _grad(g, us, v, create_graph)
-    detach = (lambda t: t) if create_graph else (lambda t: t.detach())
-    return (_like([detach(o) for o in outs], out_single), _like([detach(t) for t in jv],
-                                                                 out_single))
+    return _results(outs, out_single, create_graph), _results(jv, out_single, create_graph)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy='reverse-mode'):
     """d out_i / d in_j shaped out_i.shape + in_j.shape: a tensor for one
     input and one output, tuples (of tuples) otherwise"""
-    single = isinstance(inputs, _C.Tensor)
     with enable_grad():
-        xs = _prepare(inputs)
-        out = func(*xs)
-        out_single = isinstance(out, _C.Tensor)
-        outs = _tuple(out)
+        single, xs, outs, out_single = _call(func, inputs)
         rows = []
         for o in outs:
             flat = o.reshape(-1)
@@ -138,24 +135,16 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H) for a scalar function"""
-    single = isinstance(inputs, _C.Tensor)
     with enable_grad():
-        xs = _prepare(inputs)
-        out = func(*xs)
-        if not isinstance(out, _C.Tensor) or out.numel() != 1:
+        single, xs, outs, _ = _call(func, inputs)
+        if len(outs) != 1 or outs[0].numel() != 1:
             raise RuntimeError("The function given to vhp should return a single Tensor with a "
                                "single element")
-        if v is None:
-            if len(xs) != 1 or xs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the "
-                                   "user-provided function is a single Tensor with a single "
-                                   "element.")
-            v = (zeros_like(xs[0]) + 1,)
-        v = _check_v(v, xs, "the inputs")
-        g = _grad((out.reshape(()),), xs, (zeros_like(out.reshape(())) + 1,), True)
+        v = _default_v(v, xs, "the input to the user-provided function")
+        out = outs[0].reshape(())
+        g = _grad((out,), xs, (zeros_like(out) + 1,), True)
         r = _grad(g, xs, v, create_graph)
-    detach = (lambda t: t) if create_graph else (lambda t: t.detach())
-    return detach(out), _like([detach(t) for t in r], single)
+    return _results((outs[0],), True, create_graph), _results(r, single, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):

@@ -99,6 +99,12 @@ class _Group:
         self.opts['maximize'] = meta.get('optim.maximize') == 'true'
 
 
+def _moments(s, g, b1, b2):
+    """Adam's running averages of g and g^2 in s, updated in place"""
+    s['exp_avg'].copy_(s['exp_avg'] * b1 + g * (1 - b1))
+    s['exp_avg_sq'].copy_(s['exp_avg_sq'] * b2 + g * g * (1 - b2))
+
+
 class AdamaxGroup(_Group):
     kind, buffers = 'adamax', ('exp_avg', 'exp_inf')
     meta_keys = ('lr', 'betas', 'eps', 'weight_decay')
@@ -127,8 +133,7 @@ class NAdamGroup(_Group):
         s['mu_product'] = float(f32(s['mu_product']) * f32(mu))
         # PyTorch 1.13 multiplies by mu once more here: a bug, fixed in 2.0
         prod_next = f32(s["mu_product"]) * f32(mu_next)
-        s['exp_avg'].copy_(s['exp_avg'] * b1 + g * (1 - b1))
-        s['exp_avg_sq'].copy_(s['exp_avg_sq'] * b2 + g * g * (1 - b2))
+        _moments(s, g, b1, b2)
         denom = (s['exp_avg_sq'] / (1 - b2 ** step)).sqrt() + o['eps']
         p = p + (g / denom) * float(f32(-o['lr'] * (1 - mu)) / (f32(1) - f32(s['mu_product'])))
         return p + (s['exp_avg'] / denom) * float(f32(-o['lr'] * mu_next) / (f32(1) - prod_next))
@@ -141,8 +146,7 @@ class RAdamGroup(_Group):
     def update(self, p, g, s, step):
         o = self.opts
         b1, b2 = o['betas']
-        s['exp_avg'].copy_(s['exp_avg'] * b1 + g * (1 - b1))
-        s['exp_avg_sq'].copy_(s['exp_avg_sq'] * b2 + g * g * (1 - b2))
+        _moments(s, g, b1, b2)
         bc1, bc2 = 1 - b1 ** step, 1 - b2 ** step
         corrected = s['exp_avg'] / bc1
         rho_inf = 2 / (1 - b2) - 1

@@ -480,22 +480,48 @@ static tg_tensor *nll(any_fn f, const argval *v)
     return ce ? tg_cross_entropy_ex(v[0].t, v[1].t, &o) : tg_nll_loss_ex(v[0].t, v[1].t, &o);
 }
 
+/* a binary op with PyTorch's rules (tgpy_binary); add and sub scale
+ * other by their alpha first */
+static tg_tensor *call_tt(const OpObject *op, argval *v, any_fn f)
+{
+    if (op->n_params < 3 || v[2].f == 1)
+        return tgpy_binary((binary_fn)f, v[0].t, v[1].t);
+    tg_dtype dt = tg_dtype_of(v[1].t);
+    tg_tensor *k = tg_scalar(tg_dtype_is_float(dt) ? dt : TG_INT64, v[2].f);
+    tg_tensor *scaled = k ? tgpy_binary(tg_mul, v[1].t, k) : NULL;
+    tg_tensor *y = scaled ? tgpy_binary((binary_fn)f, v[0].t, scaled) : NULL;
+    tg_release(k);
+    tg_release(scaled);
+    return y;
+}
+
+/* a reduction over dims: sum, mean and prod's dtype casts the input first
+ * and keeps the result in it, as PyTorch; amax / amin of bools reduce in
+ * uint8 and give bools */
+static tg_tensor *call_tab(const OpObject *op, argval *v, any_fn f)
+{
+    bool bool_extremum = ((fn_tab)f == tg_max || (fn_tab)f == tg_min) &&
+                         tg_dtype_of(v[0].t) == TG_BOOL;
+    bool cast = (op->n_params > 3 && !v[3].none) || bool_extremum;
+    tg_dtype to = bool_extremum ? TG_BOOL : cast ? v[3].dt : tg_dtype_of(v[0].t);
+    tg_tensor *x = !cast ? v[0].t : tg_cast(v[0].t, bool_extremum ? TG_UINT8 : to);
+    tg_tensor *y = x ? ((fn_tab)f)(x, v[1].n, v[1].ints, v[2].f != 0) : NULL;
+    if (cast)
+        tg_release(x);
+    if (cast && y && tg_dtype_of(y) != to) { /* an int sum is int64 otherwise */
+        tg_tensor *c = tg_cast(y, to);
+        tg_release(y);
+        y = c;
+    }
+    return y;
+}
+
 tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
 {
     any_fn f = op->row->fn;
     switch (op->row->call) {
     case C_T: return ((fn_t)f)(v[0].t);
-    case C_TT: {
-        if (op->n_params < 3 || v[2].f == 1) /* add and sub's alpha: other scaled first */
-            return tgpy_binary((binary_fn)f, v[0].t, v[1].t);
-        tg_dtype dt = tg_dtype_of(v[1].t);
-        tg_tensor *k = tg_scalar(tg_dtype_is_float(dt) ? dt : TG_INT64, v[2].f);
-        tg_tensor *scaled = k ? tgpy_binary(tg_mul, v[1].t, k) : NULL;
-        tg_tensor *y = scaled ? tgpy_binary((binary_fn)f, v[0].t, scaled) : NULL;
-        tg_release(k);
-        tg_release(scaled);
-        return y;
-    }
+    case C_TT: return call_tt(op, v, f);
     case C_TTT: return ((fn_ttt)f)(v[0].t, v[1].t, v[2].t);
     case C_TD: return ((fn_td)f)(v[0].t, v[1].f);
     case C_TDD: {
@@ -508,25 +534,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_TII: return ((fn_tii)f)(v[0].t, (int)v[1].f, (int)v[2].f);
     case C_TL: return ((fn_tl)f)(v[0].t, (int64_t)v[1].f);
     case C_SCATTER: return tg_scatter(v[0].t, (int)v[1].f, v[2].t, v[3].t);
-    case C_TAB: {
-        /* sum, mean, prod's dtype: the input cast to it first and the
-         * result kept in it, as PyTorch; amax / amin of bools: in uint8,
-         * the result bool again */
-        bool bool_extremum = ((fn_tab)f == tg_max || (fn_tab)f == tg_min) &&
-                             tg_dtype_of(v[0].t) == TG_BOOL;
-        bool cast = (op->n_params > 3 && !v[3].none) || bool_extremum;
-        tg_dtype to = bool_extremum ? TG_BOOL : cast ? v[3].dt : tg_dtype_of(v[0].t);
-        tg_tensor *x = !cast ? v[0].t : tg_cast(v[0].t, bool_extremum ? TG_UINT8 : to);
-        tg_tensor *y = x ? ((fn_tab)f)(x, v[1].n, v[1].ints, v[2].f != 0) : NULL;
-        if (cast)
-            tg_release(x);
-        if (cast && y && tg_dtype_of(y) != to) { /* an int sum is int64 otherwise */
-            tg_tensor *c = tg_cast(y, to);
-            tg_release(y);
-            y = c;
-        }
-        return y;
-    }
+    case C_TAB: return call_tab(op, v, f);
     case C_VAR: {
         int corr = v[4].none ? (v[2].f != 0) : (int)v[4].f;
         return ((fn_var)f)(v[0].t, v[1].n, v[1].ints, corr, v[3].f != 0);

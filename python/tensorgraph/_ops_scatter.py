@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _C
 from ._creation import arange, tensor
-from ._ops_shape import _check_scatter, _dim, _src_part, check_index_bounds, movedim
+from ._ops_shape import (_check_scatter, _dim, _src_part, check_index_bounds, movedim,
+                         slice_index)
 
 __all__ = ['scatter_reduce', 'index_reduce', 'put', 'take', 'take_along_dim', 'gather']
 
@@ -99,13 +100,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in ('prod', 'mean', 'amax', 'amin'):
         raise RuntimeError(f"index_reduce(): reduce argument must be either prod, mean, amax "
                            f"or amin, got {reduce!r}")
-    dim = _dim(dim, input.ndim)
-    if index.ndim > 1:
-        raise IndexError("index_reduce_(): Index is supposed to be a vector")
-    if source.ndim != builtins.max(input.ndim, 1) or source.shape[dim] != index.numel():
-        raise RuntimeError("index_reduce_(): Number of indices should be equal to "
-                           "source.size(dim)")
-    idx = index.reshape(*([1] * dim), -1, *([1] * (source.ndim - dim - 1))).expand(*source.shape)
+    dim, idx = slice_index('index_reduce_', input, dim, index, source)
     return scatter_reduce(input, dim, idx, source, reduce, include_self=include_self)
 
 

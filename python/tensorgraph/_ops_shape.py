@@ -492,21 +492,26 @@ def scatter_add(input, dim, index, src):
     return input + contrib
 
 
-def index_add(input, dim, index, source, *, alpha=1):
-    """input with alpha * source's slices added at index along dim"""
+def slice_index(name, input, dim, index, source):
+    """(dim, index expanded to source's shape) for the index_* ops, which
+    take whole slices of source along dim to positions index"""
     dim = _dim(dim, input.ndim)
     if index.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
     if source.ndim != builtins.max(input.ndim, 1) or source.shape[dim] != index.numel():
-        raise RuntimeError("index_add_(): Number of indices should be equal to "
-                           "source.size(dim)")
+        raise RuntimeError(f"{name}(): Number of indices should be equal to source.size(dim)")
     idx = index.reshape(*([1] * dim), -1, *([1] * (source.ndim - dim - 1))).expand(*source.shape)
+    return dim, idx
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """input with alpha * source's slices added at index along dim"""
+    dim, idx = slice_index('index_add_', input, dim, index, source)
     return scatter_add(input, dim, idx, source * alpha if alpha != 1 else source)
 
 
 def index_copy(input, dim, index, source):
-    dim = _dim(dim, input.ndim)
-    idx = index.reshape(*([1] * dim), -1, *([1] * (source.ndim - dim - 1))).expand(*source.shape)
+    dim, idx = slice_index('index_copy_', input, dim, index, source)
     return scatter(input, dim, idx, source)
 
 

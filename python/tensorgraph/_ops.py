@@ -140,6 +140,17 @@ def _spread(op):
 var, std = _spread(_C.var), _spread(_C.std)
 
 
+def _cast_first(op):
+    """softmax / log_softmax(input, dim, dtype=None): dtype casts the input"""
+    def f(input, dim, dtype=None):
+        return op(input if dtype is None else input.to(dtype), dim)
+    f.__name__ = op.__name__
+    return f
+
+
+softmax, log_softmax = _cast_first(_C.softmax), _cast_first(_C.log_softmax)
+
+
 def _reduce_bool(op):
     def f(input, dim=None, keepdim=False, **kw):
         if input.dtype in (_C.bool, _C.uint8):  # PyTorch sums bools as int64
@@ -189,5 +200,5 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     return vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim, dtype=dtype)
 
 
-__all__ += ['var', 'std', 'topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+__all__ += ['softmax', 'log_softmax', 'var', 'std', 'topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
             'allclose', 'equal']

@@ -12,7 +12,10 @@
  * that network instead (each distinct layer once, times the number of
  * its copies) and ends with a line of the total.
  *   bench_conv_mobile [--batch B] [--threads T] [--samples N] [--only KIND] [--cpu]
- *                     [--net NAME]
+ *                     [--net NAME] [--shape C,HW,O] [--frozen]
+ * --shape times only the layers of C input channels, HW x HW inputs and
+ * O outputs. --frozen tags the weights as frozen (an imported model's:
+ * their packed form is kept between calls, as in tg__conv_pw_forward).
  * --calls N makes exactly N calls per layer and times nothing (for
  * callgrind's instruction counts; ms are then 0).
  * --act relu|relu6|hardswish applies that activation (after the bias) as
@@ -101,6 +104,7 @@ static float *rand_buf(int64_t n, unsigned seed)
 }
 
 static bool cpu_time;
+static bool frozen; /* --frozen: the weights tagged as an imported model's are */
 static int fixed_calls; /* --calls N: exactly N untimed calls per layer (callgrind) */
 static tg__conv_act act = {TG_CONV_ACT_NONE, 0, 0};
 
@@ -119,6 +123,11 @@ static double time_layer(const tg__conv_geom *g, int samples, double *best)
     float *w = rand_buf(g->o * (g->c / g->groups) * g->kh * g->kw, 2);
     float *b = rand_buf(g->o, 3), *y = malloc((size_t)(g->n * g->o * g->oh * g->ow) * 4);
     double *t = malloc((size_t)samples * sizeof *t), med = -1;
+    tg__conv_geom tagged = *g;
+    if (frozen) { /* a serial no storage has (they start at 1 and count up) */
+        tagged.w_serial = UINT64_MAX - (uint64_t)(g->c * 4096 + g->o);
+        g = &tagged;
+    }
     if (!x || !w || !b || !y || !t ||
         tg__conv2d_forward_act(TG_FLOAT32, g, x, w, b, &act, y) != TG_OK)
         goto out;
@@ -149,10 +158,13 @@ int main(int argc, char **argv)
 {
     int64_t batch = 1;
     int threads = 2, samples = 5;
-    const char *only = NULL, *net = NULL, *act_name = "none";
+    const char *only = NULL, *net = NULL, *act_name = "none", *shape = NULL;
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--cpu")) {
             cpu_time = true;
+            i--;
+        } else if (!strcmp(argv[i], "--frozen")) {
+            frozen = true;
             i--;
         } else if (i + 1 >= argc)
             break;
@@ -168,6 +180,8 @@ int main(int argc, char **argv)
             net = argv[i + 1];
         else if (!strcmp(argv[i], "--act"))
             act_name = argv[i + 1];
+        else if (!strcmp(argv[i], "--shape"))
+            shape = argv[i + 1];
         else if (!strcmp(argv[i], "--calls"))
             fixed_calls = atoi(argv[i + 1]);
     }
@@ -200,7 +214,10 @@ int main(int argc, char **argv)
     const char *mode = getenv("TG_CONV") ? getenv("TG_CONV") : "auto";
     for (size_t i = 0; i < n_layers; i++) {
         const layer *l = &table[i];
-        if (only && strcmp(only, l->kind))
+        char dims[64];
+        snprintf(dims, sizeof dims, "%lld,%lld,%lld", (long long)l->c, (long long)l->hw,
+                 (long long)l->o);
+        if ((only && strcmp(only, l->kind)) || (shape && strcmp(shape, dims)))
             continue;
         int64_t p = l->k / 2, oh = (l->hw + 2 * p - l->k) / l->stride + 1;
         tg__conv_geom g = {.n = batch, .c = l->c, .h = l->hw, .w = l->hw, .o = l->o,

@@ -58,6 +58,11 @@ static void test_cross_entropy_weight_ignore_index(void)
     tg_tensor *nan = tg_cross_entropy_ex(in[0], all, &o);
     double v = 0;
     CHECK(nan && tg_copy_to(nan, TG_FLOAT64, &v) == TG_OK && isnan(v));
+    /* ... and its gradient zero (PyTorch's), not NaN */
+    tg_tensor *dall;
+    CHECK_OK(tg_autograd_grad(1, &nan, NULL, 1, in, &dall, false, false));
+    CHECK_TENSOR(dall, ((double[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), 0);
+    tg_release(dall);
     /* without weight or ignore_index it is tg_cross_entropy */
     tg_nll_opts plain = {0};
     CHECK(tt_rel_diff(tg_cross_entropy_ex(in[0], tg_relu(in[1]), &plain),

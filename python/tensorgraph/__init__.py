@@ -29,6 +29,7 @@ from ._ops_cover import *  # noqa: F401,F403  (aliases, erfc, scans, bitwise ops
 from ._ops_special import *  # noqa: F401,F403  (lgamma, digamma, erfinv)
 from ._ops_misc import *  # noqa: F401,F403  (ldexp, vander, gcd, result_type, ...)
 from ._ops_windows import *  # noqa: F401,F403  (masked_scatter, unique_consecutive, ...)
+from ._ops_scatter import *  # noqa: F401,F403  (scatter_reduce, index_reduce, put, take, ...)
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)

@@ -11,14 +11,48 @@ for _name, _sig, _is_method in _C._op_table():
         __all__.append(_name)
 
 
+def _watched(input):
+    return input.requires_grad and _C.is_grad_enabled()
+
+
+def even_grad(input, result):
+    """result (a full reduction that picked one value of input: max, min,
+    median) with PyTorch's gradient: spread evenly over the elements equal
+    to it (over the NaNs when it is NaN). The forward value stays result
+    exactly: the mean of the tied elements only lends its gradient."""
+    from ._creation import zeros
+    r = result.detach()
+    hit = _C.eq(input, r)
+    if input.dtype.is_floating_point:
+        hit = _C.logical_or(hit, _C.logical_and(_C.ne(input, input), _C.ne(r, r)))
+    count = _C.sum(_C._cast(hit, input.dtype))
+    mean = _C.sum(_C.where(hit, input, zeros((), dtype=input.dtype))) / count
+    exact = r + (mean - mean.detach())
+    return _C.where(_C.isfinite(r), exact, mean)
+
+
+def select_along(input, indices, dim, keepdim):
+    """input's values at indices (argmax-style, dim reduced) with the
+    gradient going to those positions alone, as PyTorch's max(dim)"""
+    if input.ndim == 0:
+        return input * 1
+    v = _C.gather(input, dim, indices if keepdim else indices.unsqueeze(dim))
+    return v if keepdim else v.squeeze(dim)
+
+
 def _max_min(amax, arg, pair):
     def f(input, dim=None, keepdim=False, *, out=None):
         if isinstance(dim, _C.Tensor):  # torch.max(a, b): elementwise
             return pair(input, dim)
         if dim is None:
-            return amax(input)
+            r = amax(input)
+            return even_grad(input, r) if _watched(input) else r
         from .return_types import ValuesIndices
-        return ValuesIndices(amax(input, dim, keepdim), arg(input, dim, keepdim))
+        # PyTorch's argmax of bools: the first True (False) as 1 (0)
+        idx = arg(_C._cast(input, _C.uint8) if input.dtype == _C.bool else input, dim, keepdim)
+        if _watched(input):
+            return ValuesIndices(select_along(input, idx, dim, keepdim), idx)
+        return ValuesIndices(amax(input, dim, keepdim), idx)
     return f
 
 
@@ -92,6 +126,20 @@ def equal(a, b):
     return a.shape == b.shape and bool((a == b).all())
 
 
+def _spread(op):
+    """var/std: PyTorch's var(input, unbiased) form (a bool where dim
+    goes) next to var(input, dim, unbiased, keepdim, *, correction)"""
+    def f(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None):
+        if isinstance(dim, bool):
+            dim, unbiased = None, dim
+        return op(input, dim, unbiased, keepdim, correction=correction)
+    f.__name__ = op.__name__
+    return f
+
+
+var, std = _spread(_C.var), _spread(_C.std)
+
+
 def _reduce_bool(op):
     def f(input, dim=None, keepdim=False, **kw):
         if input.dtype in (_C.bool, _C.uint8):  # PyTorch sums bools as int64
@@ -141,5 +189,5 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     return vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim, dtype=dtype)
 
 
-__all__ += ['topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+__all__ += ['var', 'std', 'topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
             'allclose', 'equal']

@@ -59,13 +59,15 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    return (_C.std(input, dim, unbiased, keepdim, correction),
-            _C.mean(input, dim, keepdim))
+    from ._ops import std
+    return std(input, dim, unbiased, keepdim, correction=correction), \
+        _C.mean(input, None if isinstance(dim, bool) else dim, keepdim)
 
 
 def var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
-    return (_C.var(input, dim, unbiased, keepdim, correction),
-            _C.mean(input, dim, keepdim))
+    from ._ops import var
+    return var(input, dim, unbiased, keepdim, correction=correction), \
+        _C.mean(input, None if isinstance(dim, bool) else dim, keepdim)
 
 
 def aminmax(input, *, dim=None, keepdim=False):

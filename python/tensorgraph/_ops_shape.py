@@ -23,7 +23,7 @@ __all__ = ['tril', 'triu', 'flip', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 
            'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'hstack', 'vstack', 'dstack',
            'column_stack', 'row_stack', 'outer', 'ger', 'dot', 'vdot', 'inner', 'tensordot',
            'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
-           'argwhere', 'masked_select', 'count_nonzero', 't', 'take', 'take_along_dim']
+           'argwhere', 'masked_select', 'count_nonzero', 't']
 
 
 def _dim(d, ndim, name='dim'):
@@ -422,19 +422,6 @@ def tensordot(a, b, dims=2, out=None):
     return _C.matmul(am, bm).reshape(*[a.shape[i] for i in fa], *[b.shape[i] for i in fb])
 
 
-def _index_grid(index, dim):
-    """per dim of index: the coordinate of each element (dim: index itself)"""
-    grids = []
-    for d in range(index.ndim):
-        if d == dim:
-            grids.append(index.to(_C.int64))
-        else:
-            shape = [1] * index.ndim
-            shape[d] = index.shape[d]
-            grids.append(arange(index.shape[d]).reshape(*shape).expand(*index.shape))
-    return tuple(grids)
-
-
 def _check_scatter(name, input, dim, index, src):
     if index.dtype not in (_C.int64, _C.int32):
         raise RuntimeError(f"{name}(): Expected dtype int64 for index")
@@ -450,6 +437,15 @@ def _check_scatter(name, input, dim, index, src):
                                f"smaller size than src {list(src.shape) if isinstance(src, Tensor) else []}")
 
 
+def check_index_bounds(index, n, dim):
+    """every index within [0, n) (read on the host; a trace cannot)"""
+    if index.numel() and not index.is_symbolic:
+        lo, hi = int(_C.amin(index).item()), int(_C.amax(index).item())
+        if lo < 0 or hi >= n:
+            raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension "
+                               f"{dim} with size {n}")
+
+
 def _src_part(src, index):
     return src[tuple(slice(0, n) for n in index.shape)]
 
@@ -462,22 +458,15 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         src = value
     dim = _dim(dim, input.ndim)
     _check_scatter('scatter', input, dim, index, src)
-    if reduce == 'add':
-        s = _src_part(src, index) if isinstance(src, Tensor) else \
-            full(tuple(index.shape), src, dtype=input.dtype)
-        return scatter_add(input, dim, index, s)
-    if reduce not in (None, 'multiply'):
-        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
     if reduce is None:  # the C op scatter
         s = src if isinstance(src, Tensor) else full(tuple(index.shape), src, dtype=input.dtype)
         return _C._scatter(input, dim, index, s)
-    s = _src_part(src, index) if isinstance(src, Tensor) else src
-    out = input.clone()
-    grid = _index_grid(index, dim)
-    if reduce == 'multiply':
-        s = out[grid] * s
-    out[grid] = s
-    return out
+    if reduce not in ('add', 'multiply'):
+        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    from ._ops_scatter import scatter_reduce
+    s = _src_part(src, index) if isinstance(src, Tensor) else \
+        full(tuple(index.shape), src, dtype=input.dtype)
+    return scatter_reduce(input, dim, index, s, 'sum' if reduce == 'add' else 'prod')
 
 
 def scatter_add(input, dim, index, src):
@@ -488,11 +477,7 @@ def scatter_add(input, dim, index, src):
     dim = _dim(dim, input.ndim)
     _check_scatter('scatter_add', input, dim, index, src)
     n = input.shape[dim]
-    if index.numel() and not index.is_symbolic:
-        lo, hi = int(_C.amin(index).item()), int(_C.amax(index).item())
-        if lo < 0 or hi >= n:
-            raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension "
-                               f"{dim} with size {n}")
+    check_index_bounds(index, n, dim)
     s = _src_part(src, index)
     pos = arange(n).reshape(*([1] * index.ndim), n)
     hit = index.to(_C.int64).unsqueeze(-1) == pos           # index.shape + [n]
@@ -507,21 +492,26 @@ def scatter_add(input, dim, index, src):
     return input + contrib
 
 
-def index_add(input, dim, index, source, *, alpha=1):
-    """input with alpha * source's slices added at index along dim"""
+def slice_index(name, input, dim, index, source):
+    """(dim, index expanded to source's shape) for the index_* ops, which
+    take whole slices of source along dim to positions index"""
     dim = _dim(dim, input.ndim)
     if index.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
     if source.ndim != builtins.max(input.ndim, 1) or source.shape[dim] != index.numel():
-        raise RuntimeError("index_add_(): Number of indices should be equal to "
-                           "source.size(dim)")
+        raise RuntimeError(f"{name}(): Number of indices should be equal to source.size(dim)")
     idx = index.reshape(*([1] * dim), -1, *([1] * (source.ndim - dim - 1))).expand(*source.shape)
+    return dim, idx
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """input with alpha * source's slices added at index along dim"""
+    dim, idx = slice_index('index_add_', input, dim, index, source)
     return scatter_add(input, dim, idx, source * alpha if alpha != 1 else source)
 
 
 def index_copy(input, dim, index, source):
-    dim = _dim(dim, input.ndim)
-    idx = index.reshape(*([1] * dim), -1, *([1] * (source.ndim - dim - 1))).expand(*source.shape)
+    dim, idx = slice_index('index_copy_', input, dim, index, source)
     return scatter(input, dim, idx, source)
 
 
@@ -570,18 +560,3 @@ def count_nonzero(input, dim=None):
 
 def t(input):
     return input.t()
-
-
-def take(input, index):
-    return _C.index_select(input.reshape(-1), 0, index.reshape(-1)).reshape(*index.shape)
-
-
-def take_along_dim(input, indices, dim=None):
-    if dim is None:
-        return take(input, indices)
-    shape = list(broadcast_shapes(input.shape, indices.shape))
-    dim = _dim(dim, input.ndim)
-    shape_i = list(shape)
-    shape_i[dim] = indices.shape[dim]
-    shape[dim] = input.shape[dim]
-    return _C.gather(input.expand(*shape), dim, indices.expand(*shape_i))

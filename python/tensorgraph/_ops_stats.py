@@ -59,8 +59,9 @@ def _median(input, dim, keepdim, nan_aware):
     else:
         pos = zeros(v.shape[:-1] + (1,), dtype=_C.int64) + (n - 1) // 2
     vals, idx = _pick(v, i, pos, d, keepdim, input.ndim == 0)
-    if dim is None:
-        return vals.reshape(())
+    if dim is None:  # PyTorch spreads the gradient over the tied elements
+        from ._ops import even_grad
+        return even_grad(input, vals.reshape(())) if input.requires_grad else vals.reshape(())
     from . import return_types
     return (return_types.nanmedian if nan_aware else return_types.median)(vals, idx)
 

@@ -148,17 +148,21 @@ def mode(input, dim=-1, keepdim=False):
     from .return_types import mode as _mode_type
     if input.is_symbolic:
         raise RuntimeError("mode: not available inside tg.function (computed on the host)")
-    a = np.moveaxis(input.numpy(), dim, -1)
+    a = np.moveaxis(input.detach().numpy(), dim, -1)
     flat = a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
     vals, idxs = [], []
     for row in flat:
         uniq, counts = np.unique(row, return_counts=True)
         v = uniq[np.argmax(counts)]  # np.unique sorts: the first maximum is the smallest
         vals.append(v)
-        idxs.append(int(np.nonzero(row == v)[0][-1]))
+        idxs.append(int(np.nonzero((row == v) | (np.isnan(row) & np.isnan(v)))[0][-1])
+                    if a.dtype.kind == 'f' else int(np.nonzero(row == v)[0][-1]))
     shape = a.shape[:-1]
     v = tensor(np.array(vals, dtype=a.dtype).reshape(shape), dtype=input.dtype)
     i = tensor(np.array(idxs, dtype=np.int64).reshape(shape))
     if keepdim and input.ndim:
         v, i = v.unsqueeze(dim), i.unsqueeze(dim)
+    if input.requires_grad:  # the gradient goes to the returned position
+        from ._ops import select_along
+        v = select_along(input, i, dim, keepdim)
     return _mode_type(v, i)

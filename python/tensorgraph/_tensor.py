@@ -143,9 +143,22 @@ def _bool_mask(mask):
     return mask
 
 
+def _fill_value(self, value):
+    """masked_fill's value as a 0-d tensor of self's dtype: the result
+    keeps self's dtype (1.5 into an int64 tensor writes 1, as PyTorch)"""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        return value.to(self.dtype)
+    if isinstance(value, float) and not self.dtype.is_floating_point:
+        value = int(value) if value == value and abs(value) != float('inf') else value
+    return tensor(value, dtype=self.dtype)
+
+
 @method
 def masked_fill(self, mask, value):
-    return _C.where(_bool_mask(mask), value, self)
+    return _C.where(_bool_mask(mask), _fill_value(self, value), self)
 
 
 @method
@@ -208,7 +221,7 @@ def min(self, dim=None, keepdim=False):
     return _ops.min(self, dim, keepdim)
 
 
-for _n in ('sum', 'prod', 'all', 'any'):
+for _n in ('sum', 'prod', 'all', 'any', 'var', 'std'):
     _methods[_n] = getattr(_ops, _n)
 
 
@@ -263,7 +276,8 @@ for _n in ('neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh', 's
 
 @method
 def masked_fill_(self, mask, value):
-    return _update(self, lambda s, m, v: _C.where(m, v, s), (_bool_mask(mask), value), {})
+    return _update(self, lambda s, m, v: _C.where(m, v, s),
+                   (_bool_mask(mask), _fill_value(self, value)), {})
 
 
 class Node:

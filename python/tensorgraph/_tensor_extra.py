@@ -15,8 +15,8 @@ import builtins
 import itertools
 import weakref
 
-from . import (_C, _ops, _ops_bits, _ops_cover, _ops_math, _ops_misc, _ops_more, _ops_shape,
-               _ops_special, _ops_stats, _ops_windows)
+from . import (_C, _ops, _ops_bits, _ops_cover, _ops_math, _ops_misc, _ops_more, _ops_scatter,
+               _ops_shape, _ops_special, _ops_stats, _ops_windows)
 from ._tensor import _update, _no_record
 
 Tensor = _C.Tensor
@@ -26,7 +26,7 @@ _SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal
           'diag_embed', 'trace', 'repeat_interleave', 'narrow', 'select', 'unbind', 'movedim',
           'moveaxis', 'unflatten', 'broadcast_to', 'outer', 'ger', 'dot', 'vdot', 'inner',
           'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
-          'argwhere', 'masked_select', 'count_nonzero', 'take', 'take_along_dim')
+          'argwhere', 'masked_select', 'count_nonzero')
 _MATH = ('isreal', 'lerp', 'addcmul',
          'addcdiv', 'square', 'trunc', 'fix', 'frac',
          'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
@@ -50,6 +50,8 @@ for _n in ('bitwise_left_shift', 'bitwise_right_shift', 'index_put', 'index_put_
     _methods[_n] = getattr(_ops_bits, _n)
 for _n in _SHAPE:
     _methods[_n] = getattr(_ops_shape, _n)
+for _n in _ops_scatter.__all__:
+    _methods[_n] = getattr(_ops_scatter, _n)
 _COVER = ('not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'ravel', 'swapdims',
           'erfc', 'exp2', 'xlogy', 'sinc', 'fmax', 'fmin', 'copysign', 'heaviside',
           'logcumsumexp', 'cummax', 'cummin', 'msort', 'diagflat', 'hsplit', 'vsplit',
@@ -410,6 +412,8 @@ _methods['unfold'] = _ops_windows.unfold
 for _n in _ops_windows.__all__:
     _methods[_n] = getattr(_ops_windows, _n)
 _methods['masked_scatter_'] = _inplace(_ops_windows.masked_scatter)
+for _n in ('scatter_reduce', 'index_reduce', 'put'):
+    _methods[_n + '_'] = _inplace(getattr(_ops_scatter, _n))
 
 
 @_method

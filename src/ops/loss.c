@@ -309,7 +309,14 @@ static tg_tensor *nll_weighted(tg_tensor *log_probs, tg_tensor *labels, const tg
     tg_tensor *total = tg_sum(l, 0, NULL, false);
     if (o->reduction == TG_REDUCTION_SUM || !w)
         return o->reduction == TG_REDUCTION_SUM ? total : reduce(l, o->reduction);
-    return tg_div(total, tg_sum(w, 0, NULL, false));
+    /* all weights zero (every label ignored): the value is 0/0 = NaN as
+     * PyTorch's, but the gradient is zero as PyTorch's, not w * inf = NaN:
+     * divide by 1 there and add the NaN as a constant */
+    tg_tensor *den = tg_sum(w, 0, NULL, false);
+    tg_tensor *none = tg_eq(den, tg_zeros_like(den));
+    tg_tensor *safe = tg_where(none, tg_ones_like(den), den);
+    tg_tensor *nan = tg_where(none, tg_full_like(den, NAN), tg_zeros_like(den));
+    return tg_add(tg_div(total, safe), nan);
 }
 
 static bool check_nll_opts(const char *op, const tg_tensor *x, const tg_nll_opts *o)

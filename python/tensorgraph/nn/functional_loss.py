@@ -8,15 +8,40 @@ import warnings
 
 from .. import _C
 from .._creation import zeros
+from .._ops_shape import broadcast_tensors
 from .functional_act import pairwise_distance
 
 __all__ = ['l1_loss', 'smooth_l1_loss', 'huber_loss', 'binary_cross_entropy', 'kl_div',
            'margin_ranking_loss', 'hinge_embedding_loss', 'soft_margin_loss',
            'cosine_embedding_loss', 'triplet_margin_loss', 'poisson_nll_loss',
            'gaussian_nll_loss', 'multilabel_soft_margin_loss', 'cross_entropy',
-           'binary_cross_entropy_with_logits']
+           'binary_cross_entropy_with_logits', 'mse_loss', 'nll_loss']
 
 _C_cross_entropy = _C.cross_entropy
+
+
+def _unbatched(fn, input, target, *args):
+    """PyTorch's unbatched class-index form: logits [C] and a 0-d target
+    run as a batch of one"""
+    out = fn(input.unsqueeze(0), target.reshape(1), *args)
+    return out.squeeze(0) if out.ndim else out
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction='mean'):
+    if input.ndim == 1 and target.ndim == 0:
+        return _unbatched(_C.nll_loss, input, target, weight, size_average, ignore_index,
+                          reduce, reduction)
+    return _C.nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+    """the C op; a target of another shape broadcasts (with PyTorch's warning)"""
+    _check_reduction(reduction, size_average, reduce)
+    if input.shape != target.shape:
+        _broadcast_warn(input, target, 'mse_loss')
+        input, target = broadcast_tensors(input, target)
+    return _C.mse_loss(input, target, reduction)
 
 
 def _reduce(loss, reduction):
@@ -71,6 +96,36 @@ def huber_loss(input, target, reduction='mean', delta=1.0):
     return _reduce(_C.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
 
 
+def _bce_edge(x):
+    """where PyTorch's gradient (x - t) / max(x (1 - x), 1e-12) clamps: x
+    within 1e-12 of 0 or 1 (and at them)"""
+    return (x * (1 - x)) <= 1e-12
+
+
+def _bce_logs(input, target):
+    """log x and log(1 - x), clamped at -100, differentiable away from the
+    edges only: there they are constants, so no inf * 0 reaches the
+    gradient (_bce_edge_grad supplies PyTorch's there)"""
+    x = input.detach()
+    edge = _bce_edge(x)
+    inner = _C.where(edge, zeros((), dtype=input.dtype) + 0.5, input)
+    lx = _C.where(edge, _C.clamp(_C.log(x), -100.0, None),
+                  _C.clamp(_C.log(inner), -100.0, None))
+    l1x = _C.where(edge, _C.clamp(_C.log1p(-x), -100.0, None),
+                   _C.clamp(_C.log1p(-inner), -100.0, None))
+    return lx, l1x
+
+
+def _bce_edge_grad(input, target):
+    """zero, with PyTorch's gradient at the edges: (x - t) / max(x (1 - x),
+    1e-12)"""
+    x = input.detach()
+    edge = _bce_edge(x)
+    slope = (x - target.detach()) / _C.clamp(x * (1 - x), 1e-12, None)
+    zero = zeros((), dtype=input.dtype)
+    return _C.where(edge, _C.where(edge, slope, zero) * (input - x), zero)
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction='mean'):
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as in
@@ -83,9 +138,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if not input.is_symbolic and input.numel() and \
             not bool(((input >= 0) & (input <= 1)).all()):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    lx = _C.clamp(_C.log(input), -100.0, None)
-    l1x = _C.clamp(_C.log1p(-input), -100.0, None)
-    loss = -(target * lx + (1 - target) * l1x)
+    lx, l1x = _bce_logs(input, target)
+    loss = -(target * lx + (1 - target) * l1x) + _bce_edge_grad(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -233,6 +287,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """the C op for class indices without smoothing; composed for
     label_smoothing and for probability targets (float, input's shape)"""
     soft = target.dtype.is_floating_point
+    if not soft and input.ndim == 1 and target.ndim == 0:
+        return _unbatched(cross_entropy, input, target, weight, size_average, ignore_index,
+                          reduce, reduction, label_smoothing)
     if not soft and label_smoothing == 0.0:
         return _C_cross_entropy(input, target, weight, size_average, ignore_index, reduce,
                                 reduction)
@@ -273,4 +330,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                 .reshape(*target.shape), zeros((), dtype=weight.dtype)))
     else:
         denom = _C.sum(valid.to(loss.dtype))
-    return _C.sum(loss) / denom
+    # every label ignored: NaN (0/0) as PyTorch, with a zero gradient, not inf * 0
+    none = denom == 0
+    zero = zeros((), dtype=loss.dtype)
+    return _C.sum(loss) / _C.where(none, zero + 1, denom) + _C.where(none, zero + math.nan, zero)

@@ -270,7 +270,9 @@ class _Loss(Module):
 
 
 class MSELoss(_Loss):
-    _fn = staticmethod(_C.mse_loss)
+    def forward(self, input, target):
+        from .functional_loss import mse_loss
+        return mse_loss(input, target, reduction=self.reduction)
 
 
 class _WeightedLoss(_Loss):
@@ -293,7 +295,10 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class NLLLoss(_WeightedLoss):
-    _fn = staticmethod(_C.nll_loss)
+    def forward(self, input, target):
+        from .functional_loss import nll_loss
+        return nll_loss(input, target, self.weight, None, self.ignore_index, None,
+                        self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):

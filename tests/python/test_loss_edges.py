@@ -1,0 +1,80 @@
+"""Loss edge cases against PyTorch: unbatched cross_entropy / nll_loss
+(logits [C], 0-d target), mse_loss broadcasting a target, every label
+ignored (NaN loss, zero gradient), binary_cross_entropy's gradient at
+probabilities of exactly 0 and 1."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import needs_torch, torch
+
+RNG = np.random.default_rng(3)
+LOGITS = RNG.normal(size=(4, 5)).astype(np.float32)
+
+
+def _run(fn, *arrays, grad=(0,)):
+    """fn(L, *tensors) and the gradients of its weighted sum in both libraries"""
+    res = []
+    for L in (torch, tg):
+        ts = [L.tensor(a) for a in arrays]
+        for i in grad:
+            ts[i].requires_grad_(True)
+        out = fn(L, *ts)
+        w = np.cos(np.arange(out.numel())).reshape(tuple(out.shape)).astype(np.float32)
+        (out * L.tensor(w)).sum().backward()
+        res.append((out.detach().numpy(), [ts[i].grad.numpy() for i in grad]))
+    (tv, tgr), (gv, ggr) = res
+    assert gv.shape == tv.shape
+    np.testing.assert_allclose(gv, tv, rtol=1e-5, atol=1e-6, equal_nan=True)
+    for a, b in zip(ggr, tgr):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+@needs_torch
+@pytest.mark.parametrize('reduction', ['mean', 'sum', 'none'])
+def test_unbatched_class_index(reduction):
+    F = lambda L: L.nn.functional  # noqa: E731
+    _run(lambda L, x, t: F(L).cross_entropy(x, t, reduction=reduction), LOGITS[0], np.array(2))
+    _run(lambda L, x, t: F(L).cross_entropy(x, t, label_smoothing=0.2, reduction=reduction),
+         LOGITS[0], np.array(2))
+    _run(lambda L, x, t: F(L).nll_loss(x, t, reduction=reduction), LOGITS[0], np.array(4))
+
+
+@needs_torch
+def test_mse_broadcasts_target_with_warning():
+    _run(lambda L, x, t: L.nn.functional.mse_loss(x, t), LOGITS, LOGITS[1], grad=(0, 1))
+    _run(lambda L, x, t: L.nn.MSELoss(reduction='none')(x, t), LOGITS, LOGITS[:, :1],
+         grad=(0, 1))
+    with pytest.warns(UserWarning, match="target size"):
+        tg.nn.functional.mse_loss(tg.tensor(LOGITS), tg.tensor(LOGITS[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        tg.nn.functional.mse_loss(tg.tensor(LOGITS), tg.tensor(LOGITS))
+
+
+@needs_torch
+@pytest.mark.parametrize('kw', [{}, {'label_smoothing': 0.1}, {'weight': True}])
+def test_all_labels_ignored_nan_loss_zero_grad(kw):
+    w = np.linspace(0.5, 2, 5).astype(np.float32)
+    if 'weight' in kw:
+        _run(lambda L, x, t, w: L.nn.functional.cross_entropy(x, t, weight=w, ignore_index=1),
+             LOGITS, np.array([1, 1, 1, 1]), w)
+    else:
+        _run(lambda L, x, t: L.nn.functional.cross_entropy(x, t, ignore_index=1, **kw),
+             LOGITS, np.array([1, 1, 1, 1]))
+    _run(lambda L, x, t: L.nn.functional.nll_loss(x, t, ignore_index=1), LOGITS,
+         np.array([1, 1, 1, 1]))
+
+
+@needs_torch
+@pytest.mark.parametrize('reduction', ['mean', 'sum', 'none'])
+def test_bce_gradient_at_zero_and_one(reduction):
+    # exact 0 and 1 (both matching and opposite targets) and within 1e-12 of 0
+    x = np.array([0., 1., 0., 1., 0.5, 1e-30], dtype=np.float32)
+    y = np.array([0., 1., 1., 0., 0.3, 1.0], dtype=np.float32)
+    _run(lambda L, p, t: L.nn.functional.binary_cross_entropy(p, t, reduction=reduction), x, y)
+    w = np.linspace(0.1, 1, 6).astype(np.float32)
+    _run(lambda L, p, t, w: L.nn.functional.binary_cross_entropy(p, t, w, reduction=reduction),
+         x, y, w)

@@ -12,12 +12,16 @@
  * a summary line weighs the layers by how often ResNet-18 has them.
  *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path dense|old|both]
  *                     [--tile K] [--sample-ms MS] [--only LAYER] [--chunk-kb KB] [--cpu]
+ *                     [--frozen 0|1]
  * (--tile: the dense path's tile shape K, not chosen per layer;
  * --chunk-kb: the memory the dense path's prepared images may take at
  * once, 32768 by default;
  * --sample-ms: each sample's length, 20 by default; 0: one call a sample,
  * so that on a busy machine the best of many samples is a call that ran
  * undisturbed;
+ * --frozen: 1 (the default) gives the weights a frozen storage's serial,
+ * as an ONNX model's initializers have (conv.h): the dense path may keep
+ * them packed between calls; 0: weights as a training step has them;
  * --cpu: each sample's time is the process's CPU time, not wall time:
  * on a machine shared with other work, a figure preemption does not
  * inflate; with threads it includes the pool's spinning waits) 
@@ -124,7 +128,7 @@ static double sgemm_peak(int samples, double *best)
 int main(int argc, char **argv)
 {
     int64_t batch = 1;
-    int threads = 2, samples = 5;
+    int threads = 2, samples = 5, frozen = 1;
     const char *path = "both", *only = NULL;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--cpu")) {
@@ -147,6 +151,8 @@ int main(int argc, char **argv)
             sample_ms = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--tile"))
             tg__conv_dense_force_tile(atoi(argv[i + 1]));
+        else if (!strcmp(argv[i], "--frozen"))
+            frozen = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--chunk-kb"))
             tg__conv_dense_set_chunk_bytes((int64_t)atoll(argv[i + 1]) << 10);
     }
@@ -166,7 +172,10 @@ int main(int argc, char **argv)
         conv_ctx c = {.g = {.n = batch, .c = l->c, .h = l->hw, .w = l->hw, .o = l->o,
                             .kh = l->k, .kw = l->k, .oh = oh, .ow = oh, .sh = l->stride,
                             .sw = l->stride, .ph = p, .pw = p, .dh = 1, .dw = 1,
-                            .groups = 1}};
+                            .groups = 1,
+                            /* as an ONNX model's initializers: a frozen
+                             * storage's serial (packed forms kept) */
+                            .w_serial = frozen ? 1000 + i : 0}};
         c.x = rand_buf(batch * l->c * l->hw * l->hw, 1);
         c.w = rand_buf(l->o * l->c * l->k * l->k, 2);
         c.b = rand_buf(l->o, 3);

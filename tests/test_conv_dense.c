@@ -86,6 +86,28 @@ static double value(const void *p, int64_t i, bool f64)
     return f64 ? ((const double *)p)[i] : ((const float *)p)[i];
 }
 
+/* the weights as an ONNX model's initializers (a frozen storage's serial,
+ * conv.h): packed on the first call where the tiles read them packed, the
+ * packed form reused on the second; both give the bits of `want`, the
+ * run with the weights as they are (the same sums in the same order) */
+static void check_frozen(const tg__conv_geom *g0, bool f64, const void *x, const void *w,
+                         const void *b, const void *res, bool relu, const void *want,
+                         int64_t ny)
+{
+    static uint64_t serial = (uint64_t)1 << 40;
+    tg__conv_geom g = *g0;
+    g.w_serial = ++serial;
+    size_t bytes = (size_t)ny * (f64 ? 8 : 4);
+    void *y = malloc(bytes);
+    for (int call = 0; call < 2; call++) {
+        memset(y, 0x7f, bytes);
+        CHECK_OK(tg__conv_dense_forward_res(f64 ? TG_FLOAT64 : TG_FLOAT32, &g, x, w, b, res,
+                                            relu, y));
+        CHECK(memcmp(y, want, bytes) == 0);
+    }
+    free(y);
+}
+
 /* one run: every output within the dtype's rounding of a sum of fan
  * unit-sized products; relu's outputs are +0 or positive or NaN; with
  * res, a shortcut added before relu (tg__conv_dense_forward_res) */
@@ -124,6 +146,7 @@ static void check_run(const shape *s, bool f64, bool bias, bool relu, bool res, 
                 (long long)s->o, (long long)s->kh, (long long)s->kw, (long long)s->sh,
                 (long long)s->sw, (long long)s->ph, (long long)s->pw, (long long)s->dh,
                 (long long)s->dw, worst, tol, signs);
+    check_frozen(&g, f64, tx, tw, bias ? tb : NULL, res ? tr : NULL, relu, out, ny);
     free(x), free(w), free(b), free(y), free(r), free(tx), free(tw), free(tb), free(tr);
     free(out);
 }

@@ -33,6 +33,12 @@ typedef struct tg__dense_kern {
     void (*tile)(int64_t k, const void *a, int64_t lda, const void *img,
                  const int64_t *off, int64_t t, int64_t o0, int64_t rows,
                  const tg__dense_store *st);
+    /* the same over the panel's weights packed tap-major: tap p's mr
+     * weights at a + p mr, rows past `rows` zero (lda unused); NULL where
+     * the rows are read as they are (conv_dense_arch.h, DENSE_PACKED) */
+    void (*tile_packed)(int64_t k, const void *a, int64_t lda, const void *img,
+                        const int64_t *off, int64_t t, int64_t o0, int64_t rows,
+                        const tg__dense_store *st);
 } tg__dense_kern;
 
 /* the tile shapes an instruction set offers, per dtype */

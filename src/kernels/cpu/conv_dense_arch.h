@@ -16,11 +16,20 @@
  * registers over all k taps: per tap, NV vectors are loaded (unaligned)
  * from the tap's run of the image and MR weights, one from each of MR
  * rows of the weight matrix, are broadcast against them. No patch matrix
- * is built, the weights are not packed and k is not blocked: the MR
- * weight rows and the image stream from L2 (packing the weights on each
- * call, a pass over all of them, made ResNet-18's convolutions ~10%
- * slower at batch 1), which at these loads per multiply-add keeps the FMA
- * units busy. */
+ * is built, and k is not blocked: the MR weight rows and the image stream
+ * from L2, which at these loads per multiply-add keeps the FMA units
+ * busy. The weights are read as they are (packing them on each call, a
+ * pass over all of them, made ResNet-18's convolutions ~10% slower at
+ * batch 1), except frozen ones (an ONNX model's initializers), which
+ * conv_dense.c packs once and keeps for the tables built with
+ * DENSE_PACKED: tap p's MR weights side by side, one stream and one
+ * register for them (AVX-512's zmm tiles: 0-4% faster per layer; the ymm
+ * and AVX2 tiles gained nothing, and layer 4's 7x7 planes lost up to 10%
+ * in some runs, so they read the rows).
+ * The tap loop is a function of its own (taps_*, tapsp_*) that writes the
+ * tile's sums to a buffer; the store (store_*) another: with both in one
+ * function, changes to the store moved the loop's register allocation and
+ * ResNet's layers by 10-15% either way. */
 #include "kernels/cpu/conv_dense_api.h"
 
 #include <string.h>
@@ -95,9 +104,12 @@
     DENSE_TEMPLATE_(T, SUF, MR, NV, SUF##_##MR##x##NV)
 #define DENSE_TEMPLATE_(T, SUF, MR, NV, TN)                                      \
     enum { DA_NAME(NR_##TN) = NV * (VEC_BYTES / (int)sizeof(T)) };              \
+    /* a tile buffer's row: NR columns and a vector of slack (compact_run    \
+     * reads and writes whole vectors) */                                     \
+    enum { DA_NAME(TS_##TN) = DA_NAME(NR_##TN) + VEC_BYTES / (int)sizeof(T) };  \
                                                                                 \
     /* columns [j, j + n) of the tile's rows into output row oy, column ox */   \
-    static void DA_NAME(put_##TN)(const T (*tile)[DA_NAME(NR_##TN)],          \
+    static void DA_NAME(put_##TN)(const T (*tile)[DA_NAME(TS_##TN)],          \
                                    int64_t j, int64_t n, int64_t o0,            \
                                    int64_t rows, int64_t at,                    \
                                    const tg__dense_store *st)                   \
@@ -112,59 +124,133 @@
         }                                                                       \
     }                                                                           \
                                                                                 \
-    /* the accumulators, biased and activated, into the output: the wide    \
-     * columns in runs along output rows; the columns past ow (the wide      \
-     * rows' overhang) and past p are dropped */                             \
-    static inline __attribute__((always_inline)) void DA_NAME(store_##TN)(  \
-        DA_NAME(v_##SUF) (*acc)[NV], int64_t t, int64_t o0, int64_t rows,     \
-        const tg__dense_store *st)                                           \
+    /* the tile's sums (tile[i][c]: output channel o0 + i, wide position    \
+     * t + c), biased and activated, into the output. The wide columns kept \
+     * (not past ow, the wide rows' overhang, nor past p) are runs along     \
+     * output rows, consecutive in the output, and in the tile too when the \
+     * wide rows have no overhang (the strided 1x1 projections: one run).   \
+     * One run is stored as it is; several are first moved together a      \
+     * vector at a time, so that each row is stored in whole vectors, not   \
+     * a short run at a time element by element (7x7 planes: runs of 7) */  \
+    static __attribute__((noinline)) void DA_NAME(store_##TN)(               \
+        const T (*tile)[DA_NAME(TS_##TN)], int64_t t, int64_t o0,            \
+        int64_t rows, const tg__dense_store *st)                             \
     {                                                                        \
         typedef DA_NAME(vu_##SUF) VU;                                        \
-        enum { L = DA_NAME(L_##SUF), NR = DA_NAME(NR_##TN) };               \
-        T tile[MR][NR] __attribute__((aligned(64)));                        \
-        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
-                *(VU *)&tile[i][v * L] = acc[i][v];                          \
+        enum { NR = DA_NAME(NR_##TN), L = DA_NAME(L_##SUF) };                \
         int64_t end = t + NR < st->p ? t + NR : st->p;                       \
         int64_t oy = t / st->wq, ox = t - oy * st->wq;                       \
+        int64_t rj[NR + 1], rn[NR + 1], runs = 0, at0 = 0, total = 0;        \
         for (int64_t tt = t; tt < end; oy++, ox = 0) {                       \
             int64_t run = end - tt < st->wq - ox ? end - tt : st->wq - ox;   \
             int64_t keep = ox >= st->ow ? 0 : run < st->ow - ox ? run : st->ow - ox; \
-            if (keep > 0)                                                    \
-                DA_NAME(put_##TN)(tile, tt - t, keep, o0, rows,             \
-                                   oy * st->ow + ox, st);                    \
+            if (keep > 0 && runs && rj[runs - 1] + rn[runs - 1] == tt - t)  \
+                rn[runs - 1] += keep; /* no overhang between: one run */     \
+            else if (keep > 0) {                                             \
+                at0 = runs ? at0 : oy * st->ow + ox;                         \
+                rj[runs] = tt - t;                                           \
+                rn[runs++] = keep;                                           \
+            }                                                                \
+            total += keep > 0 ? keep : 0;                                    \
             tt += run;                                                       \
         }                                                                    \
+        if (runs == 1)                                                       \
+            DA_NAME(put_##TN)(tile, rj[0], total, o0, rows, at0, st);        \
+        if (runs <= 1)                                                       \
+            return;                                                          \
+        /* a vector past a run's end is overwritten by the next run's */    \
+        T c[MR][DA_NAME(TS_##TN)] __attribute__((aligned(64)));             \
+        for (int64_t i = 0; i < rows; i++)                                   \
+            for (int64_t r = 0, at = 0; r < runs; at += rn[r++])             \
+                for (int64_t e = 0; e < rn[r]; e += L)                       \
+                    *(VU *)&c[i][at + e] = *(const VU *)&tile[i][rj[r] + e]; \
+        DA_NAME(put_##TN)((const T(*)[DA_NAME(TS_##TN)])c, 0, total, o0, rows, at0, st); \
     }                                                                        \
                                                                              \
-    /* row i of the tile's weights at a + i lda (rows past `rows` read row   \
+    /* the tap loop alone, its sums into out (a function of its own, so     \
+     * that its registers do not move with the store's code: with the two   \
+     * in one function, changes to the store moved ResNet's layers by       \
+     * 10-15% either way); row i's weights at ar[i] */                       \
+    static __attribute__((noinline)) void DA_NAME(taps_##TN)(                \
+        int64_t k, const T *const *ar, const T *restrict img,                \
+        const int64_t *restrict off, T (*restrict out)[DA_NAME(TS_##TN)])    \
+    {                                                                        \
+        typedef DA_NAME(v_##SUF) V;                                          \
+        typedef DA_NAME(vu_##SUF) VU;                                        \
+        enum { L = DA_NAME(L_##SUF) };                                       \
+        const T *a[MR];                                                      \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
+            a[i] = ar[i];                                                    \
+        V acc[MR][NV];                                                       \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
+                acc[i][v] = (V){0};                                          \
+        for (int64_t p = 0; p < k; p++) {                                    \
+            const T *b = img + off[p];                                       \
+            V bv[NV];                                                        \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
+                bv[v] = *(const VU *)(b + v * L);                            \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)            \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)         \
+                    acc[i][v] += a[i][p] * bv[v];                            \
+        }                                                                    \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
+                *(V *)&out[i][v * L] = acc[i][v];                            \
+    }                                                                        \
+                                                                             \
+    /* the same over packed weights: tap p's MR weights at a + p MR (one    \
+     * stream instead of MR rows, and one register for them) */              \
+    static __attribute__((noinline)) void DA_NAME(tapsp_##TN)(               \
+        int64_t k, const T *restrict a, const T *restrict img,               \
+        const int64_t *restrict off, T (*restrict out)[DA_NAME(TS_##TN)])    \
+    {                                                                        \
+        typedef DA_NAME(v_##SUF) V;                                          \
+        typedef DA_NAME(vu_##SUF) VU;                                        \
+        enum { L = DA_NAME(L_##SUF) };                                       \
+        V acc[MR][NV];                                                       \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
+                acc[i][v] = (V){0};                                          \
+        for (int64_t p = 0; p < k; p++, a += MR) {                           \
+            const T *b = img + off[p];                                       \
+            V bv[NV];                                                        \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
+                bv[v] = *(const VU *)(b + v * L);                            \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)            \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)         \
+                    acc[i][v] += a[i] * bv[v];                               \
+        }                                                                    \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)             \
+                *(V *)&out[i][v * L] = acc[i][v];                            \
+    }                                                                        \
+                                                                             \
+    /* the tile over packed weights (the panel's, at av; lda unused) */      \
+    static __attribute__((unused)) void DA_NAME(tilep_##TN)(                  \
+        int64_t k, const void *av, int64_t lda,                               \
+        const void *imgv, const int64_t *off, int64_t t, int64_t o0,          \
+        int64_t rows, const tg__dense_store *st)                              \
+    {                                                                        \
+        (void)lda;                                                           \
+        T tile[MR][DA_NAME(TS_##TN)] __attribute__((aligned(64)));           \
+        DA_NAME(tapsp_##TN)(k, (const T *)av, (const T *)imgv + t, off, tile); \
+        DA_NAME(store_##TN)((const T(*)[DA_NAME(TS_##TN)])tile, t, o0, rows, st); \
+    }                                                                        \
+                                                                             \
+    /* row i of the tile's weights at a + i lda (rows past `rows` read row   \\
      * 0, their sums dropped) */                                               \
     static void DA_NAME(tile_##TN)(int64_t k, const void *av, int64_t lda, \
                                          const void *imgv, const int64_t *off, \
                                          int64_t t, int64_t o0, int64_t rows,  \
                                          const tg__dense_store *st)            \
     {                                                                           \
-        typedef DA_NAME(v_##SUF) V;                                             \
-        typedef DA_NAME(vu_##SUF) VU;                                           \
-        enum { L = DA_NAME(L_##SUF) };                                          \
-        const T *restrict img = (const T *)imgv + t;                            \
         const T *ar[MR];                                                        \
         for (int i = 0; i < MR; i++)                                            \
             ar[i] = (const T *)av + (i < rows ? i : 0) * lda;                   \
-        V acc[MR][NV];                                                          \
-        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                   \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                \
-                acc[i][v] = (V){0};                                             \
-        for (int64_t p = 0; p < k; p++) {                                       \
-            const T *b = img + off[p];                                          \
-            V bv[NV];                                                           \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                \
-                bv[v] = *(const VU *)(b + v * L);                               \
-            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)               \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)            \
-                    acc[i][v] += ar[i][p] * bv[v];                              \
-        }                                                                       \
-        DA_NAME(store_##TN)(acc, t, o0, rows, st);                             \
+        T tile[MR][DA_NAME(TS_##TN)] __attribute__((aligned(64)));              \
+        DA_NAME(taps_##TN)(k, ar, (const T *)imgv + t, off, tile);              \
+        DA_NAME(store_##TN)((const T(*)[DA_NAME(TS_##TN)])tile, t, o0, rows, st); \
     }
 
 DENSE_TYPES(float, int32_t, f32)
@@ -179,13 +265,19 @@ DENSE_TAILS(DA_F64)
 
 #define DA_KERN(SUF, MR, NV)                                                     \
     {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV), .nv = NV,                 \
-     .tile = DA_NAME(tile_##SUF##_##MR##x##NV)},
+     .tile = DA_NAME(tile_##SUF##_##MR##x##NV),                                  \
+     .tile_packed = DENSE_PACKED_TILE(DA_NAME(tilep_##SUF##_##MR##x##NV))},
 #define DA_K32(MR, NV) DA_KERN(f32, MR, NV)
 #define DA_K64(MR, NV) DA_KERN(f64, MR, NV)
 #define DA_COUNT(MR, NV) +1
 
 #ifndef DENSE_NARROWER
 #define DENSE_NARROWER NULL
+#endif
+#ifdef DENSE_PACKED
+#define DENSE_PACKED_TILE(f) f
+#else
+#define DENSE_PACKED_TILE(f) NULL
 #endif
 const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .name = DA_STR(DENSE_ISA),
@@ -196,3 +288,5 @@ const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .narrower = DENSE_NARROWER,
 };
 #undef DENSE_NARROWER
+#undef DENSE_PACKED
+#undef DENSE_PACKED_TILE

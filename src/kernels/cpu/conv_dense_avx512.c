@@ -24,5 +24,6 @@
 #define DENSE_TILES(X) X(12, 2) X(8, 3)
 #define DENSE_TAILS(X) X(12, 1) X(8, 1) X(8, 2)
 #define DENSE_NARROWER &tg__dense_arch_avx512y
+#define DENSE_PACKED
 #include "kernels/cpu/conv_dense_arch.h"
 #endif

@@ -31,6 +31,9 @@ static const shape grid[] = {
     {1, 16, 7, 7, 17},  {2, 32, 5, 5, 13},  {1, 24, 14, 14, 29}, {2, 300, 3, 5, 14},
     {1, 300, 7, 7, 33}, {4, 40, 7, 7, 160}, {1, 17, 9, 11, 5},   {2, 96, 8, 12, 24},
     {2, 300, 9, 11, 37}, /* on two threads: blocks of channels and panels */
+    /* inputs read in place (three times the output's channels, planes of
+     * four column panels or more): columns left over, three slabs of KC */
+    {1, 100, 13, 13, 20}, {2, 520, 12, 12, 7},
 };
 
 static tg__conv_geom geom_of(const shape *s)

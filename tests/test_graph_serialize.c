@@ -140,6 +140,17 @@ static void test_hostile_bytes(void)
         tg_graph_free(r);
     }
     CHECK(loaded < (int)len); /* most flips are caught; data bytes load as other values */
+    /* counts and indices that are negative as ints (an output index of
+     * 0xfffffffd once read out of bounds: found by fuzz/run.sh wire) */
+    const uint32_t huge[] = {0xfffffffdu, 0x80000000u, 0x7fffffffu};
+    for (size_t h = 0; h < sizeof huge / sizeof huge[0]; h++)
+        for (size_t i = 0; i + 4 <= len; i++) {
+            memcpy(bent, blob, len);
+            memcpy(bent + i, &huge[h], 4);
+            tg_graph *r = tg__graph_deserialize(bent, len, "a huge count", NULL, NULL);
+            CHECK(r != NULL || strstr(tg_last_error(), "a huge count") != NULL);
+            tg_graph_free(r);
+        }
     memcpy(bent, blob, len);
     bent[0] = 'X';
     CHECK(tg__graph_deserialize(bent, len, "x", NULL, NULL) == NULL);

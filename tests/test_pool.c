@@ -440,6 +440,35 @@ static void test_avg_2x2_planes(void)
         }
 }
 
+/* float32 average gradients of planes that 2 x 2 windows would tile (H =
+ * 2 OH, W = 2 OW) but whose windows are not 2 x 2 against the float64
+ * path: the vector 2 x 2 gradient once took them and divided by 4 */
+static void test_avg_grad_f32_not_2x2(void)
+{
+    static const tg_pool2d_opts opts[] = {
+        {{3, 3}, {2, 2}, {1, 1}, false, true},
+        {{3, 3}, {2, 2}, {1, 1}, false, false},
+        {{3, 3}, {2, 2}, {0, 0}, true, true},
+        {{2, 2}, {2, 2}, {0, 0}, false, true}, /* the vector kernel's own case */
+    };
+    for (int k = 0; k < (int)(sizeof opts / sizeof opts[0]); k++) {
+        tg_tensor *x64 = tt_rand(4, (int64_t[]){2, 3, 8, 8}, -1, 1);
+        tg_tensor *x32 = tg_cast(x64, TG_FLOAT32), *dx[2], *dy64 = NULL;
+        tg_tensor *xs[2] = {x32, x64};
+        for (int i = 0; i < 2; i++) {
+            tg_set_requires_grad(xs[i], true);
+            tg_tensor *y = tg_avg_pool2d(xs[i], &opts[k]);
+            if (!dy64)
+                dy64 = tt_rand(tg_ndim(y), tg_shape(y), -1, 1);
+            tg_tensor *dy = tg_cast(dy64, tg_dtype_of(y));
+            CHECK_OK(tg_autograd_grad(1, &y, &dy, 1, &xs[i], &dx[i], false, false));
+        }
+        CHECK(tt_rel_diff(dx[0], dx[1], 1) < 1e-5);
+        tg_release(dx[0]);
+        tg_release(dx[1]);
+    }
+}
+
 int main(void)
 {
     RUN(test_forward_vs_reference);
@@ -449,6 +478,7 @@ int main(void)
     RUN(test_noncontiguous_input);
     RUN(test_global_avg_pool);
     RUN(test_gradcheck);
+    RUN(test_avg_grad_f32_not_2x2);
     RUN(test_grad_of_grad);
     RUN(test_lenet_shapes);
     RUN(test_large_parallel);

@@ -554,10 +554,10 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         }
         return ((fn_arg)f)(v[0].t, (int)v[1].f, v[2].f != 0);
     case C_TS: return ((fn_ts)f)(v[0].t, v[1].n, v[1].shape);
-    case C_TP: { /* checked by check_permutation */
-        int perm[TG_MAX_DIMS];
-        for (int i = 0; i < v[1].n; i++)
-            perm[i] = (int)v[1].shape[i];
+    case C_TP: { /* checked by check_permutation; negative dims count from the end */
+        int perm[TG_MAX_DIMS], nd = v[1].n;
+        for (int i = 0; i < nd; i++)
+            perm[i] = (int)(v[1].shape[i] < 0 ? v[1].shape[i] + nd : v[1].shape[i]);
         return ((fn_tp)f)(v[0].t, perm);
     }
     case C_TTR: return ((fn_ttr)f)(v[0].t, v[1].t, v[2].red);

@@ -140,6 +140,28 @@ def _spread(op):
 var, std = _spread(_C.var), _spread(_C.std)
 
 
+def _cast_first(op):
+    """softmax / log_softmax(input, dim, dtype=None): dtype casts the input"""
+    def f(input, dim, dtype=None):
+        return op(input if dtype is None else input.to(dtype), dim)
+    f.__name__ = op.__name__
+    return f
+
+
+softmax, log_softmax = _cast_first(_C.softmax), _cast_first(_C.log_softmax)
+
+
+def bmm(input, mat2):
+    """batched [b, n, m] @ [b, m, p], no broadcasting (PyTorch's checks)"""
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch{1 if input.ndim != 3 else 2} must be a 3D tensor")
+    want = [input.shape[0], input.shape[2]]
+    if list(mat2.shape[:2]) != want:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"{want} but got: {list(mat2.shape[:2])}.")
+    return _C.bmm(input, mat2)
+
+
 def _reduce_bool(op):
     def f(input, dim=None, keepdim=False, **kw):
         if input.dtype in (_C.bool, _C.uint8):  # PyTorch sums bools as int64
@@ -173,10 +195,15 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 def sort(input, dim=-1, descending=False, stable=False):  # noqa: A001
     """(values, indices) along dim; always stable (equal values keep their order)"""
     from .return_types import sort as _sort
+    if input.dtype == _C.bool:  # sorted as 0/1
+        v, i = _C._sort(_C._cast(input, _C.uint8), dim, descending)
+        return _sort(_C._cast(v, _C.bool), i)
     return _sort(*_C._sort(input, dim, descending))
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
+    if input.dtype == _C.bool:
+        input = _C._cast(input, _C.uint8)
     return _C._argsort(input, dim, descending)
 
 
@@ -189,5 +216,5 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     return vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim, dtype=dtype)
 
 
-__all__ += ['var', 'std', 'topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+__all__ += ['bmm', 'softmax', 'log_softmax', 'var', 'std', 'topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
             'allclose', 'equal']

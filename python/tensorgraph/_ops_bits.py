@@ -17,16 +17,22 @@ __all__ = ['bitwise_left_shift', 'bitwise_right_shift', 'index_put']
 def _shift_operands(input, other, name):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"{name}(): expected a Tensor")
+    from ._ops_cover import _scalar_dtype
     if not isinstance(other, Tensor):
-        other = tensor(other, dtype=input.dtype if not isinstance(other, float) else None)
+        other = tensor(other, dtype=None if isinstance(other, float) else
+                       _scalar_dtype(other, input))
     if not isinstance(input, Tensor):
-        input = tensor(input, dtype=other.dtype if not isinstance(input, float) else None)
+        input = tensor(input, dtype=None if isinstance(input, float) else
+                       _scalar_dtype(input, other))
     dt = _C.promote_types(input.dtype, other.dtype)
     if dt.is_floating_point:
         raise RuntimeError(f"\"{name}_cpu\" not implemented for "
                            f"'{'Float' if dt == _C.float32 else 'Double'}'")
     if dt == _C.bool:
         dt = _C.int64
+    if not other.is_symbolic and other.numel() and bool((other < 0).any()):
+        raise RuntimeError(f"{name}: negative shift counts are not supported (PyTorch leaves "
+                           f"their result undefined)")
     return input.to(dt), other.to(dt), dt
 
 

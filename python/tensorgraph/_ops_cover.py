@@ -122,20 +122,23 @@ def sinc(input):
     return _C.where(zero, tensor(1.0, dtype=x.dtype), _C.sin(safe) / safe)
 
 
-def _nan_ignoring(pick, name):
+def _nan_ignoring(keep_first, name):
+    """fmax / fmin: input where keep_first(input, other) or other is NaN,
+    else other; PyTorch's gradient follows the same choice (ties to input)"""
     def f(input, other):
-        if not input.dtype.is_floating_point and not other.dtype.is_floating_point:
-            return pick(input, other)
-        r = pick(input, other)
-        r = _C.where(_C.isnan(other), input.to(r.dtype), r)
-        return _C.where(_C.isnan(input), other.to(r.dtype), r)
+        dt = _C.promote_types(input.dtype, other.dtype)
+        a, b = input.to(dt), other.to(dt)
+        keep = keep_first(a, b)
+        if dt.is_floating_point:
+            keep = keep | _C.isnan(b)
+        return _C.where(keep, a, b)
     f.__name__ = name
     f.__doc__ = f"elementwise {name[1:]} that takes the number over a NaN (NaN when both are)"
     return f
 
 
-fmax = _nan_ignoring(_C.maximum, 'fmax')
-fmin = _nan_ignoring(_C.minimum, 'fmin')
+fmax = _nan_ignoring(_C.ge, 'fmax')
+fmin = _nan_ignoring(_C.le, 'fmin')
 
 
 def copysign(input, other):
@@ -349,6 +352,14 @@ _BITWISE = {'and': np.bitwise_and, 'or': np.bitwise_or, 'xor': np.bitwise_xor}
 _LOGICAL = {'and': _C.logical_and, 'or': _C.logical_or, 'xor': _C.logical_xor}
 
 
+def _scalar_dtype(number, t):
+    """a Python number next to tensor t takes t's dtype, but an int (not
+    a bool) next to a bool tensor is int64, as PyTorch's result_type"""
+    if t.dtype == _C.bool and not isinstance(number, bool):
+        return _C.int64
+    return t.dtype
+
+
 def _bitwise(name, input, other):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"bitwise_{name}(): expected at least one Tensor argument")
@@ -356,8 +367,8 @@ def _bitwise(name, input, other):
         if (isinstance(v, Tensor) and v.dtype.is_floating_point) or isinstance(v, float):
             raise RuntimeError(f"bitwise_{name}: not implemented for floating-point tensors "
                                "(bool and integer tensors only)")
-    a = input if isinstance(input, Tensor) else tensor(input, dtype=other.dtype)
-    b = other if isinstance(other, Tensor) else tensor(other, dtype=a.dtype)
+    a = input if isinstance(input, Tensor) else tensor(input, dtype=_scalar_dtype(input, other))
+    b = other if isinstance(other, Tensor) else tensor(other, dtype=_scalar_dtype(other, a))
     from ._ops_misc import result_type  # a 0-d operand yields as in + and *
     dt = result_type(a, b)
     if dt == _C.bool:

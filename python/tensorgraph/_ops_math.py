@@ -289,7 +289,12 @@ def logit(input, eps=None):
     x = _float(input)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
-    return _C.log(x / (1 - x))
+    # log x - log(1 - x): the slope 1/x + 1/(1 - x) is inf at 0 and 1, as
+    # PyTorch's; outside [0, 1] the value and (x * NaN) the slope are NaN
+    r = _C.log(x) - _C.log1p(-x)
+    outside = (x < 0) | (x > 1)
+    zero = zeros((), dtype=x.dtype)
+    return _C.where(outside, x * _C.where(outside, zero + math.nan, zero), r)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):

@@ -4,6 +4,7 @@ tensors (host numpy, eager only, as the bitwise ops), scalar_tensor,
 result_type, can_cast, is_signed, is_same_size, and linalg.solve's
 elimination (_linalg_lu)."""
 import builtins
+import math
 
 import numpy as np
 
@@ -13,13 +14,41 @@ from ._creation import tensor
 Tensor = _C.Tensor
 
 __all__ = ['ldexp', 'rsub', 'vander', 'cumulative_trapezoid', 'mvlgamma', 'chain_matmul', 'gcd',
-           'lcm', 'scalar_tensor', 'result_type', 'can_cast', 'is_signed', 'is_same_size']
+           'lcm', 'scalar_tensor', 'result_type', 'can_cast', 'is_signed', 'is_same_size',
+           'real', 'conj', 'angle', 'is_complex', 'is_conj']
+
+
+# real tensors only (tensorgraph has no complex dtype): PyTorch's complex
+# helpers reduce to these
+def real(input):
+    """input itself: a real tensor is its own real part"""
+    return input
+
+
+def conj(input):
+    return input
+
+
+def is_complex(input):
+    return False
+
+
+def is_conj(input):
+    return False
+
+
+def angle(input):
+    """pi where input < 0, else 0 (NaN stays NaN), in a floating dtype"""
+    x = input if input.dtype.is_floating_point else input.to(_C.float32)
+    zero = tensor(0.0, dtype=x.dtype)
+    return _C.where(x < 0, zero + math.pi, _C.where(x != x, x, zero))
 
 
 def ldexp(input, other):
     """input * 2**other, in a floating dtype"""
-    x = input if input.dtype.is_floating_point else input.to(_C.float32)
-    return x * _C.pow(tensor(2.0, dtype=x.dtype), other.to(x.dtype))
+    dt = _C.promote_types(input.dtype, other.dtype)
+    dt = dt if dt.is_floating_point else _C.float32
+    return input.to(dt) * _C.pow(tensor(2.0, dtype=dt), other.to(dt))
 
 
 def rsub(input, other, alpha=1):
@@ -68,7 +97,6 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 def mvlgamma(input, p):
     """log of the multivariate gamma function of dimension p"""
-    import math
     from ._ops_special import lgamma
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")

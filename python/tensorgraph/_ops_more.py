@@ -102,16 +102,15 @@ def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    d = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()   # [.., P, R, M]
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)   # [.., P, R, M]
     if p == 0:
         return _C.sum((d != 0).to(d.dtype), -1)
-    if p == math.inf:
-        return _C.amax(d, -1)
-    if p == 1:
-        return _C.sum(d, -1)
-    if p == 2:
-        return _C.sqrt(_C.sum(d * d, -1))
-    return _C.sum(d ** p, -1) ** (1.0 / p)
+    # the vector norm's gradient is 0 at a zero difference (equal rows), as
+    # PyTorch's cdist, where sqrt(sum d^2) would give 0/0
+    from .linalg import vector_norm
+    return vector_norm(d, p, -1)
 
 
 def mv(input, vec):
@@ -232,7 +231,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     when asked (eager only)"""
     a = _host(input, 'unique')
     if dim is None:
-        vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+        # every NaN is distinct in PyTorch's unique (NaN != NaN)
+        vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True,
+                                   equal_nan=False)
         inv = inv.reshape(a.shape)
     else:
         from ._ops_shape import _dim

@@ -203,7 +203,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                            "the first N-1 dimensions of boundaries tensor and input value "
                            "tensor must match")
     s = seq.unsqueeze(-2) if seq.ndim > 1 else seq   # [..., 1, M] or [M]
-    below = (s <= v.unsqueeze(-1)) if right else (s < v.unsqueeze(-1))
+    vv = v.unsqueeze(-1)
+    below = (s <= vv) if right else (s < vv)
+    if v.dtype.is_floating_point:  # a NaN goes after everything, as PyTorch's
+        below = below | (vv != vv)
     out = _C.sum(below.to(_C.int64), -1)
     out = out.to(_C.int32) if out_int32 else out
     return out.reshape(()) if scalar else out

@@ -221,7 +221,7 @@ def min(self, dim=None, keepdim=False):
     return _ops.min(self, dim, keepdim)
 
 
-for _n in ('sum', 'prod', 'all', 'any', 'var', 'std'):
+for _n in ('sum', 'prod', 'all', 'any', 'var', 'std', 'softmax', 'log_softmax', 'bmm'):
     _methods[_n] = getattr(_ops, _n)
 
 

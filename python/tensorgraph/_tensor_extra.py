@@ -61,7 +61,8 @@ for _n in _COVER:
     _methods[_n] = getattr(_ops_cover, _n)
 for _n in _ops_special.__all__:
     _methods[_n] = getattr(_ops_special, _n)
-for _n in ('ldexp', 'mvlgamma', 'gcd', 'lcm', 'is_signed', 'is_same_size'):
+for _n in ('ldexp', 'mvlgamma', 'gcd', 'lcm', 'is_signed', 'is_same_size', 'conj', 'angle',
+           'is_conj'):
     _methods[_n] = getattr(_ops_misc, _n)
 for _n in _MATH:
     _methods[_n] = getattr(_ops_math, _n)
@@ -95,6 +96,7 @@ _methods['absolute_'] = _inplace(_ops_math.absolute)
 _methods['arctan2_'] = _inplace(_ops_math.atan2)
 _methods['mvlgamma_'] = _inplace(_ops_misc.mvlgamma)
 _methods['is_cpu'] = property(lambda self: True)  # every tensor is in host memory
+_methods['real'] = property(lambda self: self)  # no complex dtype: its own real part
 
 
 def fill_diagonal_(self, fill_value, wrap=False):

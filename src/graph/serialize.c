@@ -244,7 +244,7 @@ static tg_tensor *input_of(loader *L, int self, uint32_t k, uint32_t o)
         return NULL;
     }
     const tg_gnode *p = &L->g->nodes[L->id[k]];
-    if ((int)o >= p->n_out) {
+    if (o >= (uint32_t)p->n_out) { /* unsigned: a huge o is not negative */
         tg__wire_fail(&L->r, "an input from an output its node does not have", NULL);
         return NULL;
     }
@@ -301,6 +301,16 @@ static tg_tensor *load_op(loader *L, int self, const char *name)
     return made;
 }
 
+/* a library call refused node `name` of the blob: its error, said to come
+ * from the blob (a peer's bytes: the reader's `what`) */
+static void refused(loader *L, const char *name)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", tg_last_error());
+    tg__error(tg_last_status(), "%s: node '%s': %s", L->r.what, name, msg);
+    L->r.failed = true;
+}
+
 static tg_tensor *load_variable(loader *L, const char *name)
 {
     uint64_t key = tg__wire_get_u64(&L->r);
@@ -312,7 +322,7 @@ static tg_tensor *load_variable(loader *L, const char *name)
     tg_tensor *v = own ? tg_variable_ref(L->g, name, own) : NULL;
     tg_release(own);
     if (!v)
-        L->r.failed = true;
+        refused(L, name);
     return v;
 }
 
@@ -349,13 +359,13 @@ static bool load_node(loader *L, int self)
         case TG_GNODE_OP: t = load_op(L, self, name); break;
         case TG_GNODE_PLACEHOLDER:
             if (tg__wire_get_meta(r, &m, true) && !(t = tg_placeholder(L->g, name, m.dtype, m.ndim, m.shape)))
-                r->failed = true;
+                refused(L, name);
             break;
         case TG_GNODE_VARIABLE: t = load_variable(L, name); break;
         case TG_GNODE_CONSTANT: {
             tg_tensor *c = tg__wire_get_tensor(r);
             if (c && !(t = tg_constant(L->g, name, c)))
-                r->failed = true;
+                refused(L, name);
             tg_release(c);
             break;
         }
@@ -363,7 +373,7 @@ static bool load_node(loader *L, int self)
         }
     }
     if (t && kind == TG_GNODE_OP && tg_graph_set_name(t, name) != TG_OK)
-        r->failed = true;
+        refused(L, name);
     if (t) {
         L->id[self] = L->g->values[t->value].node;
         L->g->nodes[L->id[self]].device = d;
@@ -397,7 +407,7 @@ static int get_value(loader *L)
     uint32_t k = tg__wire_get_u32(&L->r), o = tg__wire_get_u32(&L->r);
     if (L->r.failed)
         return -1;
-    if ((int64_t)k >= L->n || (int)o >= L->g->nodes[L->id[k]].n_out) {
+    if ((int64_t)k >= L->n || o >= (uint32_t)L->g->nodes[L->id[k]].n_out) {
         tg__wire_fail(&L->r, "a body's input or result that does not exist", NULL);
         return -1;
     }

@@ -103,7 +103,18 @@ def pad(input, pad, mode='constant', value=None):
     if mode == 'circular':
         return _circular_pad(input, pairs)
     full = [(0, 0)] * (input.ndim - len(pairs)) + pairs[::-1]
-    return _C._pad(input, [v for p in full for v in p], value or 0.0, modes[mode])
+    grown = [max(v, 0) for p in full for v in p]
+    out = _C._pad(input, grown, value or 0.0, modes[mode]) if any(grown) else input
+    # negative pads crop, after the positive ones are added (a reflection
+    # still mirrors around the uncropped input, as PyTorch's)
+    for dim, (before, after) in enumerate(full):
+        if before < 0 or after < 0:
+            lo, hi = max(-before, 0), max(-after, 0)
+            if lo + hi > out.shape[dim]:
+                raise RuntimeError(f"pad: negative padding {pad} crops dim {dim} of size "
+                                   f"{out.shape[dim]} to less than nothing")
+            out = out.narrow(dim, lo, out.shape[dim] - lo - hi)
+    return out
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

@@ -17,7 +17,7 @@ __all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu',
            'scaled_dot_product_attention', 'pixel_shuffle', 'pixel_unshuffle',
            'adaptive_max_pool2d', 'adaptive_avg_pool2d', 'adaptive_avg_pool1d',
            'adaptive_max_pool1d', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_', 'celu_',
-           'threshold_', 'embedding']
+           'threshold_', 'embedding', 'softmax', 'log_softmax']
 
 
 def _inplace(input, fn, inplace):
@@ -102,18 +102,28 @@ def celu_(input, alpha=1.0):
     return celu(input, alpha, True)
 
 
-def _softmax_dim(ndim):
-    warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=3)
+def _softmax_dim(ndim, name='softmin'):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=4)
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    if dim is None:
-        dim = _softmax_dim(input.ndim)
-    if dtype is not None:
-        input = input.to(dtype)
-    return _C.softmax(-input, dim)
+def _softmax_family(op, name, sign=1):
+    """F.softmax & co.: dim None picks PyTorch's legacy dim (with its
+    warning); dtype casts the input first"""
+    def f(input, dim=None, _stacklevel=3, dtype=None):
+        if dim is None:
+            dim = _softmax_dim(input.ndim, name)
+        if dtype is not None:
+            input = input.to(dtype)
+        return op(-input if sign < 0 else input, dim)
+    f.__name__ = name
+    return f
+
+
+softmin = _softmax_family(_C.softmax, 'softmin', -1)
+softmax = _softmax_family(_C.softmax, 'softmax')
+log_softmax = _softmax_family(_C.log_softmax, 'log_softmax')
 
 
 def tanhshrink(input):

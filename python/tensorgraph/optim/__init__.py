@@ -338,3 +338,30 @@ class RAdam(_PyOptimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None):
         super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+
+
+class Rprop(_PyOptimizer):
+    """PyTorch's Rprop (its update written with tensor ops in py_algos.py)"""
+    _kind, _group = 'rprop', 'RpropGroup'
+    _ranges = (('lr', 'learning rate', (0, None, True)),)
+    _defaults = dict(lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximize=False)
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), foreach=None,
+                 maximize=False):
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        super().__init__(params, lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
+                         maximize=maximize)
+
+
+class ASGD(_PyOptimizer):
+    """PyTorch's averaged SGD (its update written with tensor ops in py_algos.py)"""
+    _kind, _group = 'asgd', 'ASGDGroup'
+    _ranges = (('lr', 'learning rate', (0, None, True)),
+               ('weight_decay', 'weight_decay value', (0, None, True)))
+    _defaults = dict(lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, maximize=False)
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
+                 foreach=None, maximize=False):
+        super().__init__(params, lr=lr, lambd=lambd, alpha=alpha, t0=t0,
+                         weight_decay=weight_decay, maximize=maximize)

@@ -1,5 +1,5 @@
-"""Adamax, NAdam and RAdam, written in Python over tensor ops (no C
-optimizer has them), with PyTorch's single-tensor formulas in the
+"""Adamax, NAdam, RAdam, Rprop and ASGD, written in Python over tensor
+ops (no C optimizer has them), with PyTorch's single-tensor formulas in the
 parameters' dtype. Each param group is one _Group, which offers the C
 optimizers' interface (step, zero_grad, set_lr/get_lr, state/load_state
 with the same 'optim.*' names), so Optimizer's param groups, schedulers
@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import _C
-from .._creation import tensor, zeros_like
+from .._creation import ones_like, tensor, zeros_like
 from .._grad_mode import no_grad
 
 
@@ -157,3 +157,45 @@ class RAdamGroup(_Group):
                          ((rho_inf - 4) * (rho_inf - 2) * rho_t))
         adaptive = math.sqrt(bc2) / (s['exp_avg_sq'].sqrt() + o['eps'])
         return p + corrected * adaptive * (-o['lr'] * rect)
+
+
+class RpropGroup(_Group):
+    """PyTorch's Rprop: per-element step sizes grown by etaplus while the
+    gradient keeps its sign, shrunk by etaminus (and that step skipped)
+    when it flips"""
+    kind, buffers = 'rprop', ('prev', 'step_size')
+    meta_keys = ('lr',)
+
+    def update(self, p, g, s, step):
+        o = self.opts
+        etaminus, etaplus = o['etas']
+        lo, hi = o['step_sizes']
+        if step == 1:
+            s['step_size'].copy_(s['step_size'] + o['lr'])
+        sign = (g * s['prev']).sign()
+        one = ones_like(g)
+        factor = _C.where(sign > 0, one * etaplus, _C.where(sign < 0, one * etaminus, one))
+        s['step_size'].copy_(_C.clamp(s['step_size'] * factor, lo, hi))
+        g = _C.where(sign < 0, g * 0, g)
+        s['prev'].copy_(g)
+        return p - g.sign() * s['step_size']
+
+
+class ASGDGroup(_Group):
+    """PyTorch's averaged SGD: a decaying step size eta and the running
+    average ax of the iterates (kept in the state, as PyTorch's), eta and
+    mu rounded to float32 as PyTorch's 0-d tensors are"""
+    kind, buffers, scalars = 'asgd', ('ax',), ('eta', 'mu')
+    meta_keys = ('lr', 'lambd', 'alpha', 't0', 'weight_decay')
+
+    def update(self, p, g, s, step):
+        o = self.opts
+        f32 = np.float32
+        if step == 1:
+            s['eta'], s['mu'] = float(f32(o['lr'])), 1.0
+        eta = s['eta']
+        p = p * (1 - o['lambd'] * eta) - g * eta
+        s['ax'].copy_(s['ax'] + (p - s['ax']) * s['mu'] if s['mu'] != 1 else p)
+        s['eta'] = float(f32(o['lr'] / math.pow(1 + o['lambd'] * o['lr'] * step, o['alpha'])))
+        s['mu'] = float(f32(1 / max(1, step - o['t0'])))
+        return p

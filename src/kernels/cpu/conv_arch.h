@@ -7,6 +7,7 @@
  * vector registers, so every loop over them has a constant trip count;
  * conditions on runtime sizes select stores, never accumulators. */
 #include "kernels/cpu/conv_arch_api.h"
+#include "kernels/cpu/shuffle.h"
 
 #include <string.h>
 
@@ -60,7 +61,7 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
  * block shuffles after (vunpck*, vshuff*), which run on more ports than
  * the general two-source permutes the interleaving rounds compile to */
 #if VEC_BYTES == 64
-#define SH(a, b, ...) __builtin_shuffle(a, b, (M){__VA_ARGS__})
+#define SH(a, b, ...) TG_SHUFFLE2(a, b, (M){__VA_ARGS__})
 #define CONV_FAST_TRANSPOSE_f32                                                  \
     static inline __attribute__((always_inline)) void CA(transpose_fast_f32)(    \
         CA(v_f32) * r)                                                           \
@@ -142,8 +143,8 @@ typedef int64_t CA(mask_f64) __attribute__((vector_size(16)));
         CA(v_##SUF) t[L];                                                        \
         CA_UNROLL for (int round = 1; round < L; round *= 2) {                   \
             CA_UNROLL for (int i = 0; i < L / 2; i++) {                          \
-                t[2 * i] = __builtin_shuffle(r[i], r[i + L / 2], (M)LO_##SUF);   \
-                t[2 * i + 1] = __builtin_shuffle(r[i], r[i + L / 2], (M)HI_##SUF); \
+                t[2 * i] = TG_SHUFFLE2(r[i], r[i + L / 2], (M)LO_##SUF);   \
+                t[2 * i + 1] = TG_SHUFFLE2(r[i], r[i + L / 2], (M)HI_##SUF); \
             }                                                                    \
             CA_UNROLL for (int i = 0; i < L; i++)                                \
                 r[i] = t[i];                                                     \

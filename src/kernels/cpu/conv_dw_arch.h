@@ -13,6 +13,7 @@
  * output, bias first: with an activation the kernel stores the
  * activation of the same value. */
 #include "kernels/cpu/conv_dw_api.h"
+#include "kernels/cpu/shuffle.h"
 
 #include <string.h>
 #if defined(__AVX2__)
@@ -39,7 +40,7 @@
 DW_TYPES(float, f32, int32_t)
 DW_TYPES(double, f64, int64_t)
 
-/* lane indices, and the even elements of two vectors for __builtin_shuffle */
+/* lane indices, and the even elements of two vectors for TG_SHUFFLE2 */
 #if VEC_BYTES == 64
 static const DW(m_f32) DW(iota_f32) = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 static const DW(m_f32) DW(even_f32) = {0, 2, 4, 6, 8, 10, 12, 14,
@@ -294,7 +295,7 @@ static void DW(inside)(const tg__dw_plane *p, int64_t q, int64_t *lo, int64_t *h
                 int64_t n = 2 * (hi - x) - 1; /* elements of row the chunk reads */ \
                 DW(v_##SUF) a = DW(part_##SUF)(row + 2 * x, n);                  \
                 DW(v_##SUF) b = DW(part_##SUF)(row + 2 * x + L, n - L);          \
-                *(DW(u_##SUF) *)(dst + x) = __builtin_shuffle(a, b, DW(even_##SUF)); \
+                *(DW(u_##SUF) *)(dst + x) = TG_SHUFFLE2(a, b, DW(even_##SUF)); \
             }                                                                    \
         } else {                                                                 \
             for (int64_t x = lo; x < hi; x++)                                    \

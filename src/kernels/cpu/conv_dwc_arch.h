@@ -15,6 +15,7 @@
 #endif
 
 #include "kernels/cpu/conv_dwc_api.h"
+#include "kernels/cpu/shuffle.h"
 
 /* The interleaving shuffles of an L x L transpose: log2(L) rounds, each
  * making rows 2i and 2i + 1 from the low and high halves of rows i and
@@ -44,8 +45,8 @@ static const DW(m_f64) DW(thi_f64) = {1, 3};
         DW(v_##SUF) n[L];                                                        \
         _Pragma("GCC unroll 4") for (int w = 1; w < L; w *= 2) {                 \
             _Pragma("GCC unroll 16") for (int i = 0; i < L / 2; i++) {           \
-                n[2 * i] = __builtin_shuffle(r[i], r[i + L / 2], DW(tlo_##SUF)); \
-                n[2 * i + 1] = __builtin_shuffle(r[i], r[i + L / 2], DW(thi_##SUF)); \
+                n[2 * i] = TG_SHUFFLE2(r[i], r[i + L / 2], DW(tlo_##SUF)); \
+                n[2 * i + 1] = TG_SHUFFLE2(r[i], r[i + L / 2], DW(thi_##SUF)); \
             }                                                                    \
             _Pragma("GCC unroll 16") for (int i = 0; i < L; i++)                 \
                 r[i] = n[i];                                                     \

@@ -11,6 +11,7 @@
  * packed B row. The code is GCC vector extensions: the file's flags decide
  * the instructions, and -ffp-contract=fast fuses the multiply-adds. */
 #include "kernels/cpu/gemm_arch_api.h"
+#include "kernels/cpu/shuffle.h"
 
 #include <string.h>
 
@@ -43,23 +44,23 @@
             r[i] = i < rows ? alpha * (V8)*(const V8U *)(src + i * lds)        \
                             : (V8){0};                                         \
         _Pragma("GCC unroll 4") for (int i = 0; i < 8; i += 2) {               \
-            t[i] = __builtin_shuffle(r[i], r[i + 1], (I8){0, 8, 1, 9, 4, 12, 5, 13}); \
-            t[i + 1] = __builtin_shuffle(r[i], r[i + 1],                       \
+            t[i] = TG_SHUFFLE2(r[i], r[i + 1], (I8){0, 8, 1, 9, 4, 12, 5, 13}); \
+            t[i + 1] = TG_SHUFFLE2(r[i], r[i + 1],                       \
                                          (I8){2, 10, 3, 11, 6, 14, 7, 15});    \
         }                                                                      \
         _Pragma("GCC unroll 2") for (int i = 0; i < 8; i += 4)                 \
             _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {              \
-                u[i + h] = __builtin_shuffle(t[i + h], t[i + 2 + h],           \
+                u[i + h] = TG_SHUFFLE2(t[i + h], t[i + 2 + h],           \
                                              (I8){0, 1, 8, 9, 4, 5, 12, 13});  \
-                u[i + 2 + h] = __builtin_shuffle(t[i + h], t[i + 2 + h],       \
+                u[i + 2 + h] = TG_SHUFFLE2(t[i + h], t[i + 2 + h],       \
                                                  (I8){2, 3, 10, 11, 6, 7, 14, 15}); \
             }                                                                  \
         /* u0 u2 u1 u3 of each half hold columns (0 4) (1 5) (2 6) (3 7) */    \
         V8 o[8];                                                               \
         _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {                  \
             int x = q == 1 ? 2 : q == 2 ? 1 : q;                               \
-            o[q] = __builtin_shuffle(u[x], u[4 + x], (I8){0, 1, 2, 3, 8, 9, 10, 11}); \
-            o[q + 4] = __builtin_shuffle(u[x], u[4 + x],                       \
+            o[q] = TG_SHUFFLE2(u[x], u[4 + x], (I8){0, 1, 2, 3, 8, 9, 10, 11}); \
+            o[q + 4] = TG_SHUFFLE2(u[x], u[4 + x],                       \
                                          (I8){4, 5, 6, 7, 12, 13, 14, 15});    \
         }                                                                      \
         if (width == 8) {                                                      \
@@ -243,6 +244,7 @@ GEMM_TEMPLATE(double, f64, MR_F64, NV_F64)
     {.mr = MR, .nr = GA_NAME(NR_##SUF), .kc = KC, .mc = MC(MR), .nc = NC,       \
      .pack_a = GA_NAME(pack_a_any_##SUF), .pack_b = GA_NAME(pack_b_any_##SUF),  \
      .macro = GA_NAME(macro_##SUF), .macro_ep = GA_NAME(ep_macro_##SUF),          \
+     .macro_ep_in_place = GA_NAME(ep_macro_in_place_##SUF),                      \
      .skinny = GA_NAME(skinny_##SUF)}
 
 const tg__gemm_arch GA_NAME(tg__gemm_arch) = {

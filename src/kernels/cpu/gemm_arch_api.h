@@ -43,6 +43,12 @@ typedef struct tg__gemm_kern {
      * convolution's small channel counts and planes (conv_pw.c) */
     void (*macro_ep)(int64_t mc, int64_t nc, int64_t kc, const void *pa, const void *pb,
                      void *c, int64_t ldc, bool accumulate, const tg__gemm_ep *ep);
+    /* macro_ep with B not packed: B(p, j) at b[p * ldb + j], any alignment,
+     * nothing past B(kc - 1, nc - 1) read. For C of few rows, where packing
+     * B costs as much as the product (conv_pw.c) */
+    void (*macro_ep_in_place)(int64_t mc, int64_t nc, int64_t kc, const void *pa,
+                              const void *b, int64_t ldb, void *c, int64_t ldc,
+                              bool accumulate, const tg__gemm_ep *ep);
     /* out[i * nj + j] = the dot product of row i of ap (row stride kp,
      * zero-padded from k to a multiple of 16) with row j of b (k elements,
      * row stride ldb), i < m, j < nj: the skinny products (gemm_skinny.c) */

@@ -111,13 +111,14 @@
     }                                                                            \
                                                                                  \
     /* C's tile (mr <= R rows x NX whole vectors) from R rows of a packed A   \
-     * panel and NX vectors of a packed B panel, stored through the          \
-     * epilogue, each step over the whole tile (one test of the activation  \
-     * per tile, not per vector); row0, col0: the tile's place in ep's block */ \
+     * panel and NX vectors of B's rows, ldb apart (NR: a packed B panel;    \
+     * B's own row stride: B read in place), stored through the epilogue,   \
+     * each step over the whole tile (one test of the activation per tile,  \
+     * not per vector); row0, col0: the tile's place in ep's block */        \
     static inline __attribute__((always_inline)) void GEP_NAME(tile_##SUF)(      \
-        int64_t kc, const T *restrict a, const T *restrict b, T *restrict c,    \
-        int64_t ldc, const int R, const int NX, int64_t mr, bool accumulate,    \
-        const tg__gemm_ep *ep, int64_t row0, int64_t col0)                      \
+        int64_t kc, const T *restrict a, const T *restrict b, int64_t ldb,      \
+        T *restrict c, int64_t ldc, const int R, const int NX, int64_t mr,      \
+        bool accumulate, const tg__gemm_ep *ep, int64_t row0, int64_t col0)     \
     {                                                                            \
         typedef GA_NAME(v_##SUF) V;                                              \
         typedef GA_NAME(vu_##SUF) VU;                                            \
@@ -126,10 +127,10 @@
         _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                     \
             _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)                 \
                 acc[i][v] = (V){0};                                              \
-        for (int64_t p = 0; p < kc; p++, a += MR, b += NR) {                     \
+        for (int64_t p = 0; p < kc; p++, a += MR, b += ldb) {                    \
             V bv[NV];                                                            \
             _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)                 \
-                bv[v] = *(const V *)(b + v * L);                                 \
+                bv[v] = (V) * (const VU *)(b + v * L);                           \
             _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                 \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)             \
                     acc[i][v] += a[i] * bv[v];                                   \
@@ -167,21 +168,23 @@
                     *(VU *)(c + i * ldc + v * L) = acc[i][v];                    \
     }                                                                            \
                                                                                  \
-    /* the tile kernel for `rows` rows (even counts up to MR) and nx vectors */ \
+    /* the tile kernel for `rows` rows (even counts up to MR) and nx vectors, \
+     * B a packed panel (the stride a constant) or read in place (ldb) */      \
     static void GEP_NAME(tile_rows_##SUF)(int64_t kc, const T *a, const T *b, T *c, \
                                           int64_t ldc, int64_t rows, int nx,     \
                                           bool accumulate, const tg__gemm_ep *ep, \
                                           int64_t row0, int64_t col0)             \
     {                                                                            \
         _Static_assert(MR % 2 == 0 && MR <= 16, "row kernels are even, up to 16"); \
-        int64_t r = rows >= MR ? MR : (rows + 1) / 2 * 2;                        \
-        switch (r * 2 + (nx > 1)) {                                              \
-        GEP_CASE(SUF, MR, NV, 2) GEP_CASE(SUF, MR, NV, 4) GEP_CASE(SUF, MR, NV, 6) \
-        GEP_CASE(SUF, MR, NV, 8) GEP_CASE(SUF, MR, NV, 10)                       \
-        GEP_CASE(SUF, MR, NV, 12) GEP_CASE(SUF, MR, NV, 14)                      \
-        GEP_CASE(SUF, MR, NV, 16)                                                \
-        default: break;                                                          \
-        }                                                                        \
+        enum { NR = GA_NAME(NR_##SUF) };                                         \
+        GEP_ROWS_SWITCH(SUF, MR, NV, NR);                                        \
+    }                                                                            \
+    static void GEP_NAME(tile_rows_in_place_##SUF)(                              \
+        int64_t kc, const T *a, const T *b, int64_t ldb, T *c, int64_t ldc,      \
+        int64_t rows, int nx, bool accumulate, const tg__gemm_ep *ep, int64_t row0, \
+        int64_t col0)                                                            \
+    {                                                                            \
+        GEP_ROWS_SWITCH(SUF, MR, NV, ldb);                                       \
     }                                                                            \
                                                                                  \
     /* the epilogue of column j of C's rows row0 + [0, n) (n <= L), whose    \
@@ -221,12 +224,12 @@
      * matrix-vector product, not a vector of mostly unused lanes per row */ \
     static inline __attribute__((always_inline)) void GEP_NAME(col_##SUF)(       \
         int64_t mc, int64_t ir, const int NP, int64_t kc, const T *a,            \
-        const T *bcol, T *c, int64_t ldc, int64_t j, bool accumulate,            \
+        const T *bcol, int64_t ldb, T *c, int64_t ldc, int64_t j, bool accumulate, \
         const tg__gemm_ep *ep)                                                   \
     {                                                                            \
         typedef GA_NAME(v_##SUF) V;                                              \
         typedef GA_NAME(vu_##SUF) VU;                                            \
-        enum { L = GA_NAME(L_##SUF), NR = GA_NAME(NR_##SUF),                     \
+        enum { L = GA_NAME(L_##SUF),                                             \
                NVA = (MR + GA_NAME(L_##SUF) - 1) / GA_NAME(L_##SUF),             \
                LAST = MR - (NVA - 1) * GA_NAME(L_##SUF) };                       \
         V acc[GEP_PANELS][NVA];                                                  \
@@ -234,7 +237,7 @@
             _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++)                \
                 acc[g][v] = (V){0};                                              \
         for (int64_t p = 0; p < kc; p++) {                                       \
-            const T bv = bcol[p * NR];                                           \
+            const T bv = bcol[p * ldb];                                          \
             _Pragma("GCC unroll 8") for (int g = 0; g < NP; g++)                 \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NVA; v++) {          \
                     const T *ap = a + (ir + g * MR) * kc + p * MR + v * L;       \
@@ -254,17 +257,18 @@
             }                                                                    \
     }                                                                            \
                                                                                  \
-    /* columns [j0, j0 + nt) of C (nt < L), a column at a time */              \
+    /* columns [j0, j0 + nt) of C (nt < L), a column at a time; B packed     \
+     * (ldb 0) or read in place (ldb its row stride) */                        \
     static void GEP_NAME(cols_##SUF)(int64_t mc, int64_t j0, int64_t nt,         \
-                                     int64_t kc, const T *a, const T *b, T *c,   \
-                                     int64_t ldc, bool accumulate,               \
-                                     const tg__gemm_ep *ep)                      \
+                                     int64_t kc, const T *a, const T *b,         \
+                                     int64_t ldb, T *c, int64_t ldc,             \
+                                     bool accumulate, const tg__gemm_ep *ep)     \
     {                                                                            \
         enum { NR = GA_NAME(NR_##SUF) };                                         \
-        int64_t panels = (mc + MR - 1) / MR;                                     \
+        int64_t panels = (mc + MR - 1) / MR, stride = ldb ? ldb : NR;            \
         for (int64_t t = 0; t < nt; t++) {                                       \
             int64_t j = j0 + t;                                                  \
-            const T *bcol = b + j / NR * NR * kc + j % NR;                       \
+            const T *bcol = ldb ? b + j : b + j / NR * NR * kc + j % NR;         \
             for (int64_t q = 0; q < panels; q += GEP_PANELS) {                   \
                 int64_t np = panels - q < GEP_PANELS ? panels - q : GEP_PANELS;  \
                 switch (np) { /* np independent chains: the FMA's latency */     \
@@ -305,13 +309,41 @@
                                               accumulate, ep, ir, jr);           \
         }                                                                        \
         if (whole < nc)                                                          \
-            GEP_NAME(cols_##SUF)(mc, whole, nc - whole, kc, a, b, cc, ldc,       \
+            GEP_NAME(cols_##SUF)(mc, whole, nc - whole, kc, a, b, 0, cc, ldc,    \
+                                 accumulate, ep);                                \
+    }                                                                            \
+                                                                                 \
+    /* macro_ep with B (kc x nc) read where it is, row p at b + p * ldb: for  \
+     * products whose C has few rows (the pointwise convolution's small      \
+     * channel counts), where packing B cost as much as the multiply-adds;   \
+     * the tiles in macro_ep's order */                                      \
+    static void GEP_NAME(macro_in_place_##SUF)(int64_t mc, int64_t nc, int64_t kc, \
+                                               const void *pa, const void *pb,   \
+                                               int64_t ldb, void *c, int64_t ldc, \
+                                               bool accumulate, const tg__gemm_ep *ep) \
+    {                                                                            \
+        enum { L = GA_NAME(L_##SUF), NR = GA_NAME(NR_##SUF) };                   \
+        const T *a = pa, *b = pb;                                                \
+        T *cc = c;                                                               \
+        int64_t whole = nc / L * L;                                              \
+        bool rows_outer = kc * nc * (int64_t)sizeof(T) <= GEP_B_ROWS_OUTER;      \
+        int64_t n_ir = (mc + MR - 1) / MR, n_jr = (whole + NR - 1) / NR;         \
+        for (int64_t t = 0; t < n_ir * n_jr; t++) {                              \
+            int64_t ir = (rows_outer ? t / n_jr : t % n_ir) * MR;                \
+            int64_t jr = (rows_outer ? t % n_jr : t / n_ir) * NR;                \
+            GEP_NAME(tile_rows_in_place_##SUF)(                                  \
+                kc, a + ir * kc, b + jr, ldb, cc + ir * ldc + jr, ldc,           \
+                mc - ir < MR ? mc - ir : MR,                                     \
+                (int)((whole - jr < NR ? whole - jr : NR) / L), accumulate, ep, ir, jr); \
+        }                                                                        \
+        if (whole < nc)                                                          \
+            GEP_NAME(cols_##SUF)(mc, whole, nc - whole, kc, a, b, ldb, cc, ldc,  \
                                  accumulate, ep);                                \
     }
 
 #define GEP_COL_CASE(SUF, MR, NP)                                                  \
     case NP:                                                                     \
-        GEP_NAME(col_##SUF)(mc, q * MR, NP, kc, a, bcol, c, ldc, j, accumulate, ep); \
+        GEP_NAME(col_##SUF)(mc, q * MR, NP, kc, a, bcol, stride, c, ldc, j, accumulate, ep); \
         break;
 
 /* the activation (a constant) over the tile's accumulators */
@@ -320,16 +352,28 @@
         _Pragma("GCC unroll 4") for (int v = 0; v < NX; v++)                     \
             acc[i][v] = GEP_NAME(act_##SUF)(ACT, acc[i][v], lo, hi)
 
+/* the tile kernel of `rows` rounded up to even (at most MR) and nx vectors,
+ * B's rows LDB apart */
+#define GEP_ROWS_SWITCH(SUF, MR, NV, LDB)                                        \
+    int64_t r = rows >= MR ? MR : (rows + 1) / 2 * 2;                            \
+    switch (r * 2 + (nx > 1)) {                                                  \
+    GEP_CASE(SUF, MR, NV, 2, LDB) GEP_CASE(SUF, MR, NV, 4, LDB)                  \
+    GEP_CASE(SUF, MR, NV, 6, LDB) GEP_CASE(SUF, MR, NV, 8, LDB)                  \
+    GEP_CASE(SUF, MR, NV, 10, LDB) GEP_CASE(SUF, MR, NV, 12, LDB)                \
+    GEP_CASE(SUF, MR, NV, 14, LDB) GEP_CASE(SUF, MR, NV, 16, LDB)                \
+    default: break;                                                              \
+    }
+
 /* rows R (when the build's MR has them) by one vector or NV */
-#define GEP_CASE(SUF, MR, NV, R)                                                 \
+#define GEP_CASE(SUF, MR, NV, R, LDB)                                            \
     case (R) * 2:                                                                \
         if ((R) <= (MR))                                                         \
-            GEP_NAME(tile_##SUF)(kc, a, b, c, ldc, (R) <= (MR) ? (R) : (MR), 1, rows,     \
+            GEP_NAME(tile_##SUF)(kc, a, b, LDB, c, ldc, (R) <= (MR) ? (R) : (MR), 1, rows, \
                                  accumulate, ep, row0, col0);                    \
         break;                                                                   \
     case (R) * 2 + 1:                                                            \
         if ((R) <= (MR))                                                         \
-            GEP_NAME(tile_##SUF)(kc, a, b, c, ldc, (R) <= (MR) ? (R) : (MR), NV, rows,    \
+            GEP_NAME(tile_##SUF)(kc, a, b, LDB, c, ldc, (R) <= (MR) ? (R) : (MR), NV, rows, \
                                  accumulate, ep, row0, col0);                    \
         break;
 

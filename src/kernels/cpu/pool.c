@@ -348,7 +348,10 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
                                   g->OW, (float *)t->b + begin * t->b_n);
         return true;
     }
-    if (!t->f64 && t->k == TG_POOL_AVG_GRAD && grad_is_2x2(g)) {
+    /* the average's gradient spreads dy over the window: 2 x 2 windows only
+     * (grad_is_2x2 alone also holds for 3 x 3 stride-2 windows of an even
+     * plane, which the max gradient's indices sort out and this cannot) */
+    if (!t->f64 && t->k == TG_POOL_AVG_GRAD && is_2x2(g) && grad_is_2x2(g)) {
         tg__avgpool2x2_grad_planes_f32((const float *)t->a + begin * t->a_n, n, g->OH, g->OW,
                                        (float *)t->b + begin * t->b_n);
         return true;

@@ -14,6 +14,7 @@
  * picks one at run time. */
 #include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/pool.h"
+#include "kernels/cpu/shuffle.h"
 
 #include <string.h>
 
@@ -45,8 +46,8 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
         const l8 lane2 = {0, 2, 4, 6, 8, 10, 12, 14};                           \
         V a0 = *(const SUF##v8u *)r0, a1 = *(const SUF##v8u *)(r0 + 8);         \
         V c0 = *(const SUF##v8u *)r1, c1 = *(const SUF##v8u *)(r1 + 8);         \
-        V p = __builtin_shuffle(a0, a1, even), q = __builtin_shuffle(a0, a1, odd); \
-        V u = __builtin_shuffle(c0, c1, even), v = __builtin_shuffle(c0, c1, odd); \
+        V p = TG_SHUFFLE2(a0, a1, even), q = TG_SHUFFLE2(a0, a1, odd); \
+        V u = TG_SHUFFLE2(c0, c1, even), v = TG_SHUFFLE2(c0, c1, odd); \
         V m = p;                                                                \
         M off = {0}, t;                                                         \
         t = (q > m) | (q != q);                                                 \
@@ -116,9 +117,9 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
          * overflow; the difference is then simply not 0, 1, W or W + 1 */  \
         l8 off = (l8)((u8)*(const l8u *)idx - (u8)(b + lane2));                 \
         l8 bad = ~((off == 0) | (off == 1) | (off == W) | (off == W + 1));      \
-        bad |= __builtin_shuffle(bad, HALF4);                                   \
-        bad |= __builtin_shuffle(bad, HALF2);                                   \
-        bad |= __builtin_shuffle(bad, HALF1);                                   \
+        bad |= TG_SHUFFLE1(bad, HALF4);                                   \
+        bad |= TG_SHUFFLE1(bad, HALF2);                                   \
+        bad |= TG_SHUFFLE1(bad, HALF1);                                   \
         if (bad[0])                                                             \
             return false;                                                       \
         M o = __builtin_convertvector(off, M);                                  \
@@ -126,10 +127,10 @@ static const l8 HALF4 = {4, 5, 6, 7, 0, 1, 2, 3}, HALF2 = {2, 3, 0, 1, 2, 3, 0, 
         V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);              \
         V u = SEL(M, V, o == (IT)W, g, z);                                       \
         V v = SEL(M, V, o == (IT)(W + 1), g, z);                                 \
-        *(SUF##v8u *)d0 = __builtin_shuffle(p, q, lo);                          \
-        *(SUF##v8u *)(d0 + 8) = __builtin_shuffle(p, q, hi);                    \
-        *(SUF##v8u *)d1 = __builtin_shuffle(u, v, lo);                          \
-        *(SUF##v8u *)(d1 + 8) = __builtin_shuffle(u, v, hi);                    \
+        *(SUF##v8u *)d0 = TG_SHUFFLE2(p, q, lo);                          \
+        *(SUF##v8u *)(d0 + 8) = TG_SHUFFLE2(p, q, hi);                    \
+        *(SUF##v8u *)d1 = TG_SHUFFLE2(u, v, lo);                          \
+        *(SUF##v8u *)(d1 + 8) = TG_SHUFFLE2(u, v, hi);                    \
         return true;                                                            \
     }                                                                           \
                                                                                 \

@@ -15,6 +15,7 @@
  * time. */
 #include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/pool.h"
+#include "kernels/cpu/shuffle.h"
 
 #include <string.h>
 
@@ -82,8 +83,8 @@ static inline bool row_above3(const uint8_t *off, int64_t n)
         const M even = EVEN, odd = even + 1;                                    \
         V a0 = *(const SUF##vu *)r0, a1 = *(const SUF##vu *)(r0 + LN);          \
         V c0 = *(const SUF##vu *)r1, c1 = *(const SUF##vu *)(r1 + LN);          \
-        V p = __builtin_shuffle(a0, a1, even), q = __builtin_shuffle(a0, a1, odd); \
-        V u = __builtin_shuffle(c0, c1, even), v = __builtin_shuffle(c0, c1, odd); \
+        V p = TG_SHUFFLE2(a0, a1, even), q = TG_SHUFFLE2(a0, a1, odd); \
+        V u = TG_SHUFFLE2(c0, c1, even), v = TG_SHUFFLE2(c0, c1, odd); \
         M t = (q > p) | (q != q);                                               \
         V m = SEL(M, V, t, q, p);                                               \
         M k = t & 1;                                                            \
@@ -111,10 +112,10 @@ static inline bool row_above3(const uint8_t *off, int64_t n)
         V g = *(const SUF##vu *)dy, z = {0};                                    \
         V p = SEL(M, V, o == 0, g, z), q = SEL(M, V, o == 1, g, z);              \
         V u = SEL(M, V, o == 2, g, z), v = SEL(M, V, o == 3, g, z);              \
-        *(SUF##vu *)d0 = __builtin_shuffle(p, q, lo);                           \
-        *(SUF##vu *)(d0 + LN) = __builtin_shuffle(p, q, hi);                    \
-        *(SUF##vu *)d1 = __builtin_shuffle(u, v, lo);                           \
-        *(SUF##vu *)(d1 + LN) = __builtin_shuffle(u, v, hi);                    \
+        *(SUF##vu *)d0 = TG_SHUFFLE2(p, q, lo);                           \
+        *(SUF##vu *)(d0 + LN) = TG_SHUFFLE2(p, q, hi);                    \
+        *(SUF##vu *)d1 = TG_SHUFFLE2(u, v, lo);                           \
+        *(SUF##vu *)(d1 + LN) = TG_SHUFFLE2(u, v, hi);                    \
         return true;                                                            \
     }
 

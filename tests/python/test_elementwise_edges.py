@@ -1,0 +1,72 @@
+"""Elementwise functions against PyTorch at their edges: fmax/fmin's
+gradient on ties (to input), bool tensors with int scalars in the bitwise
+ops and shifts (int64, not a bool scalar), ldexp's type promotion,
+logit's gradient at 0, 1 and outside [0, 1], angle/conj/real of real
+tensors, negative shift counts refused."""
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import needs_torch, torch
+
+
+def _both(fn, *arrays, grad=()):
+    out = []
+    for L in (torch, tg):
+        ts = [L.tensor(a) for a in arrays]
+        for i in grad:
+            ts[i].requires_grad_(True)
+        y = fn(L, *ts)
+        if grad:
+            y.sum().backward()
+        out.append((y.detach().numpy(), str(y.dtype).split('.')[-1],
+                    [ts[i].grad.numpy() for i in grad]))
+    (tv, tdt, tgr), (gv, gdt, ggr) = out
+    assert gdt == tdt
+    np.testing.assert_allclose(gv, tv, rtol=1e-6, equal_nan=True)
+    for a, b in zip(ggr, tgr):
+        np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)
+
+
+@needs_torch
+@pytest.mark.parametrize('fn', ['fmax', 'fmin'])
+def test_fmax_fmin_ties_and_nans(fn):
+    a = np.array([1.0, 2.0, np.nan, 3.0, np.nan, -1.0], np.float32)
+    b = np.array([1.0, 0.5, 4.0, np.nan, np.nan, -1.0], np.float32)
+    _both(lambda L, x, y: getattr(L, fn)(x, y), a, b, grad=(0, 1))
+    _both(lambda L, x, y: getattr(L, fn)(x, y), a, b.astype(np.float64), grad=(0, 1))
+
+
+@needs_torch
+def test_bool_tensor_with_int_scalars():
+    b = np.array([True, False, True])
+    for name in ('bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift',
+                 'bitwise_right_shift'):
+        _both(lambda L, x: getattr(L, name)(x, 2), b)
+        _both(lambda L, x: getattr(L, name)(x, True), b) if 'shift' not in name else None
+    with pytest.raises(RuntimeError, match="negative shift"):
+        tg.bitwise_left_shift(tg.tensor([1, 2]), -1)
+
+
+@needs_torch
+def test_ldexp_promotes():
+    _both(lambda L, x, e: L.ldexp(x, e), np.array([1.5, -2.0], np.float32),
+          np.array([2.0, -1.0], np.float64))
+    _both(lambda L, x, e: L.ldexp(x, e), np.array([3, 1]), np.array([2, 1]))
+
+
+@needs_torch
+def test_logit_gradient_edges():
+    x = np.array([-0.5, 0.0, 0.3, 1.0, 2.0, np.nan], np.float32)
+    _both(lambda L, t: L.logit(t), x, grad=(0,))
+    _both(lambda L, t: L.logit(t, eps=0.1), x, grad=(0,))
+
+
+@needs_torch
+def test_real_tensor_complex_helpers():
+    x = np.array([-2.5, 0.0, 1.0, np.inf, -np.inf, np.nan], np.float32)
+    _both(lambda L, t: L.angle(t), x)
+    _both(lambda L, t: L.angle(t), np.array([-3, 0, 2]))
+    _both(lambda L, t: L.conj(t) + L.real(t), x)
+    assert not tg.is_complex(tg.tensor(x))
+    assert tg.tensor(x).real.shape == (6,)

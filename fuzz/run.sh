@@ -8,9 +8,10 @@
 #   idx          IDX files, MNIST's format (fuzz/seeds/idx/)
 # New inputs go to build-fuzz/corpus-TARGET/, crashes to
 # build-fuzz/crashes-TARGET/: copy an ONNX crash to tests/data/onnx_crashes/
-# (tests/test_onnx_format.c replays them); for the other readers add the
-# input to their tests (tests/test_safetensors.c, test_graph_serialize.c,
-# test_data.c).
+# (tests/test_onnx_format.c replays them) and a wire crash to
+# tests/data/wire_crashes/ (tests/test_graph_serialize.c replays those);
+# for the other readers add the input to their tests
+# (tests/test_safetensors.c, test_data.c).
 #   fuzz/run.sh [TARGET] [SECONDS] [extra libFuzzer flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,6 +7,8 @@
 #include "graph/serialize.h"
 #include "tg/tg.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,6 +170,36 @@ static void test_hostile_bytes(void)
     tg_scope_end();
 }
 
+/* inputs the wire fuzzer (fuzz/run.sh wire) crashed the reader with,
+ * kept in tests/data/wire_crashes/: each must be refused with a message */
+static void test_fuzz_crashes(void)
+{
+    const char *dir = TG_SOURCE_DIR "/tests/data/wire_crashes";
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    int count = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        CHECK(f != NULL);
+        if (!f)
+            continue;
+        char bytes[65536];
+        size_t n = fread(bytes, 1, sizeof bytes, f);
+        fclose(f);
+        tg_graph *g = tg__graph_deserialize(bytes, n, e->d_name, NULL, NULL);
+        CHECK(g == NULL && strstr(tg_last_error(), e->d_name) != NULL);
+        tg_graph_free(g);
+        count++;
+    }
+    if (d)
+        closedir(d);
+    CHECK(count >= 1);
+}
+
 /* an op name the receiver does not know is named in the error */
 static void test_unknown_op(void)
 {
@@ -256,6 +288,7 @@ int main(void)
     RUN(test_round_trip);
     RUN(test_variables_resolved);
     RUN(test_hostile_bytes);
+    RUN(test_fuzz_crashes);
     RUN(test_unknown_op);
     RUN(test_control_flow);
     return tt_finish();

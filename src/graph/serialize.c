@@ -295,7 +295,7 @@ static tg_tensor *load_op(loader *L, int self, const char *name)
             made = out[0];
         }
     }
-    for (uint32_t i = 0; i < n_in; i++)
+    for (uint32_t i = 0; i < n_in && i < TG_MAX_OP_INPUTS; i++) /* n_in: as read */
         tg_release(in[i]);
     free_attrs(attrs, (int)n_attrs);
     return made;
@@ -305,9 +305,7 @@ static tg_tensor *load_op(loader *L, int self, const char *name)
  * from the blob (a peer's bytes: the reader's `what`) */
 static void refused(loader *L, const char *name)
 {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", tg_last_error());
-    tg__error(tg_last_status(), "%s: node '%s': %s", L->r.what, name, msg);
+    tg__error(tg_last_status(), "%s: node '%s': %s", L->r.what, name, tg_last_error());
     L->r.failed = true;
 }
 

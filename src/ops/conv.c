@@ -460,35 +460,49 @@ static tg_status grad_infer(tg_op_ctx *c, bool for_input)
 static tg_status grad_input_infer(tg_op_ctx *c) { return grad_infer(c, true); }
 static tg_status grad_weight_infer(tg_op_ctx *c) { return grad_infer(c, false); }
 
-static tg_status grad_input_kernel(tg_op_ctx *c)
+/* dx (grad_input: out has x's shape, input 1 is w) or dw (grad_weight:
+ * out has w's shape, input 1 is x) */
+static tg_status grad_kernel(tg_op_ctx *c, bool for_input)
 {
     tg_tensor *out = c->out[0];
+    const int64_t *other = c->in[1]->shape;
     tg__conv_nd g;
-    make_geom(c->op->name, rank_of(c->op), c->attr, out->shape, c->in[1]->shape, &g);
-    tg_tensor *dy = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
+    make_geom(c->op->name, rank_of(c->op), c->attr, for_input ? out->shape : other,
+              for_input ? other : out->shape, &g);
+    tg_tensor *dy = tg__nn_contig(c->in[0], out->dtype), *in1 = tg__nn_contig(c->in[1], out->dtype);
     tg_status s = TG_ERR_NOMEM;
-    if (dy && w)
-        s = tg__conv_grad_input(out->dtype, &g, tg__base(dy), tg__base(w), tg__base(out));
+    if (dy && in1)
+        s = (for_input ? tg__conv_grad_input : tg__conv_grad_weight)(
+            out->dtype, &g, tg__base(dy), tg__base(in1), tg__base(out));
     tg_release(dy);
-    tg_release(w);
+    tg_release(in1);
     return s;
 }
 
-/* d<gx, J_x^T dy> : w.r.t. dy it is convNd(gx, w); w.r.t. w it is the
- * weight gradient of dy against gx */
-static tg_status grad_input_grad(tg_grad_ctx *g)
+static tg_status grad_input_kernel(tg_op_ctx *c) { return grad_kernel(c, true); }
+static tg_status grad_weight_kernel(tg_op_ctx *c) { return grad_kernel(c, false); }
+
+/* the gradients of dx = grad_input(dy, w) and dw = grad_weight(dy, x), both
+ * bilinear: for an incoming gradient g of the output, d<g, J^T dy> w.r.t.
+ * dy is convNd(g, w) (grad_input) or convNd(x, g) (grad_weight), and w.r.t.
+ * input 1 the other gradient op of dy against g */
+static tg_status grad_grad(tg_grad_ctx *g, bool for_input)
 {
     const conv_params *p = g->attr;
     int nd = g->in_meta[0].ndim - 2;
     family f = family_of(nd);
-    tg_tensor *dy = g->in[0], *w = g->in[1], *gx = g->dy[0];
+    tg_tensor *dy = g->in[0], *in1 = g->in[1], *up = g->dy[0];
     if (g->needs_grad[0])
-        g->dx[0] = conv_call(f.conv, nd, gx, w, NULL, p, NULL, NULL);
+        g->dx[0] = for_input ? conv_call(f.conv, nd, up, in1, NULL, p, NULL, NULL)
+                             : conv_call(f.conv, nd, in1, up, NULL, p, NULL, NULL);
     if (g->needs_grad[1])
-        g->dx[1] = conv_call(f.grad_weight, nd, dy, gx, NULL, p, "weight_shape",
-                             g->in_meta[1].shape);
+        g->dx[1] = conv_call(for_input ? f.grad_weight : f.grad_input, nd, dy, up, NULL, p,
+                             for_input ? "weight_shape" : "input_shape", g->in_meta[1].shape);
     return TG_OK;
 }
+
+static tg_status grad_input_grad(tg_grad_ctx *g) { return grad_grad(g, true); }
+static tg_status grad_weight_grad(tg_grad_ctx *g) { return grad_grad(g, false); }
 
 static const tg_arg_spec grad_input_in[] = {{"dy", TG_DTS_FLOAT}, {"w", TG_DTS_FLOAT}, {0}};
 
@@ -505,36 +519,6 @@ const tg_op_def tg_op_conv3d_grad_input = {
     .flags = TG_OP_PURE, .save_inputs = 0x3, .infer = grad_input_infer,
     .kernel = {[TG_CPU] = grad_input_kernel}, .grad = grad_input_grad,
     .jvp = tg__jvp_multilinear};
-
-static tg_status grad_weight_kernel(tg_op_ctx *c)
-{
-    tg_tensor *out = c->out[0];
-    tg__conv_nd g;
-    make_geom(c->op->name, rank_of(c->op), c->attr, c->in[1]->shape, out->shape, &g);
-    tg_tensor *dy = tg__nn_contig(c->in[0], out->dtype), *x = tg__nn_contig(c->in[1], out->dtype);
-    tg_status s = TG_ERR_NOMEM;
-    if (dy && x)
-        s = tg__conv_grad_weight(out->dtype, &g, tg__base(dy), tg__base(x), tg__base(out));
-    tg_release(dy);
-    tg_release(x);
-    return s;
-}
-
-/* d<gw, J_w^T dy> : w.r.t. dy it is convNd(x, gw); w.r.t. x it is the
- * input gradient of dy through gw */
-static tg_status grad_weight_grad(tg_grad_ctx *g)
-{
-    const conv_params *p = g->attr;
-    int nd = g->in_meta[0].ndim - 2;
-    family f = family_of(nd);
-    tg_tensor *dy = g->in[0], *x = g->in[1], *gw = g->dy[0];
-    if (g->needs_grad[0])
-        g->dx[0] = conv_call(f.conv, nd, x, gw, NULL, p, NULL, NULL);
-    if (g->needs_grad[1])
-        g->dx[1] = conv_call(f.grad_input, nd, dy, gw, NULL, p, "input_shape",
-                             g->in_meta[1].shape);
-    return TG_OK;
-}
 
 static const tg_arg_spec grad_weight_in[] = {{"dy", TG_DTS_FLOAT}, {"x", TG_DTS_FLOAT}, {0}};
 

@@ -36,6 +36,7 @@ from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import _tensor_extra  # noqa: F401  (more methods, gradient hooks)
 from . import autograd
 from . import linalg  # noqa: E402
+from . import special  # noqa: E402  (torch.special's names)
 
 bool = _C.bool  # noqa: A001  (PyTorch's tg.bool)
 float = float32  # noqa: A001

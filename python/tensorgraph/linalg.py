@@ -2,7 +2,9 @@
 the vector_norm op, ONNX ReduceL1/ReduceL2; inf, -inf, 0 and other p
 composed; matrix_norm: 'fro', 1, -1, inf, -inf; norm choosing between
 them), and det, slogdet, inv, solve, matrix_power (composed by
-elimination in _linalg_lu.py)."""
+elimination in _linalg_lu.py); matmul, diagonal, cross (dim -1), vecdot
+and multi_dot (1-D ends as vectors, as PyTorch's). No decompositions
+(cholesky, qr, eigh, svd) yet."""
 import math
 
 from . import _C
@@ -96,3 +98,44 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         return vector_norm(A, ord, dim, keepdim, dtype=dtype)
     raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                        f"Got {list(dim)}")
+
+
+def matmul(input, other):
+    return _C.matmul(input, other)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return A.diagonal(offset, dim1, dim2)
+
+
+def cross(input, other, *, dim=-1):
+    """the 3-vector cross product along dim (-1 by default, unlike torch.cross)"""
+    from ._ops_more import cross as _cross
+    return _cross(input, other, dim)
+
+
+def vecdot(x, y, *, dim=-1):
+    """sum(x * y) over dim, broadcast (real tensors: no conjugate)"""
+    return _C.sum(x * y, dim, False)
+
+
+def multi_dot(tensors):
+    """tensors[0] @ tensors[1] @ ...: the first may be 1-D (a row), the
+    last 1-D (a column), the others 2-D"""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        ok = t.ndim == 2 or (t.ndim == 1 and i in (0, len(ts) - 1))
+        if not ok:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D"
+                               + (" or 1D" if i in (0, len(ts) - 1) else "") +
+                               f" but got {t.ndim}D")
+    out = ts[0].unsqueeze(0) if ts[0].ndim == 1 else ts[0]
+    for t in ts[1:]:
+        out = _C.matmul(out, t.unsqueeze(1) if t.ndim == 1 else t)
+    if ts[0].ndim == 1:
+        out = out.squeeze(0)
+    if ts[-1].ndim == 1:
+        out = out.squeeze(-1)
+    return out

@@ -5,7 +5,16 @@ from .. import _C
 from .functional_conv import conv1d, conv2d, conv3d
 from ._padding import circular_pad as _circular_pad
 
-linear = _C.linear
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias: the C op; a 1-D weight (one output, dropped
+    from the shape) as PyTorch's"""
+    if weight.ndim == 1:
+        out = _C.matmul(input, weight)
+        return out + bias if bias is not None else out
+    return _C.linear(input, weight, bias)
+
+
 max_pool1d = _C.max_pool1d
 avg_pool1d = _C.avg_pool1d
 max_pool3d = _C.max_pool3d

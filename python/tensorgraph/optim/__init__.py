@@ -4,6 +4,7 @@ is one C optimizer, and its 'lr' is read at every step (schedulers change it).""
 from .. import _C
 from .._creation import tensor
 from . import lr_scheduler  # noqa: F401
+from ._params import param_list
 from .lbfgs import LBFGS  # noqa: F401  (its own step(closure), one group)
 
 
@@ -12,12 +13,7 @@ class Optimizer:
     _defaults = {}
 
     def __init__(self, params, **options):
-        if isinstance(params, _C.Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
-        params = list(params)
-        if not params:
-            raise ValueError("optimizer got an empty parameter list")
+        params = param_list(params)
         groups = params if isinstance(params[0], dict) else [{'params': params}]
         self.defaults = dict(self._defaults, **options)
         self.param_groups = []

@@ -7,6 +7,7 @@ change tolerances, max_iter, max_eval). The parameters are handled as
 one flat float vector."""
 from .. import _C
 from .._grad_mode import no_grad
+from ._params import param_list
 
 
 def _cubic_min(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -153,12 +154,7 @@ class LBFGS:
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
-        if isinstance(params, _C.Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
-        params = list(params)
-        if not params:
-            raise ValueError("optimizer got an empty parameter list")
+        params = param_list(params)
         if isinstance(params[0], dict):
             if len(params) != 1:
                 raise ValueError("LBFGS doesn't support per-parameter options (parameter "

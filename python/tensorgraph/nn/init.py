@@ -1,5 +1,6 @@
 """nn.init: in-place initialisers drawn from the default generator (or one
-given), with PyTorch's formulas."""
+given), with PyTorch's formulas (orthogonal_'s QR runs in numpy on the
+host)."""
 import math
 import warnings
 
@@ -25,9 +26,15 @@ def _fans(t):
     return t.shape[1] * receptive, t.shape[0] * receptive
 
 
+_UNIT_GAIN = ('linear', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
+              'conv_transpose3d', 'sigmoid')
+
+
 def calculate_gain(nonlinearity, param=None):
-    if nonlinearity in ('linear', 'conv2d', 'sigmoid'):
+    if nonlinearity in _UNIT_GAIN:
         return 1.0
+    if nonlinearity == 'selu':
+        return 3.0 / 4
     if nonlinearity == 'tanh':
         return 5.0 / 3
     if nonlinearity == 'relu':
@@ -85,3 +92,78 @@ def xavier_uniform_(t, gain=1.0, generator=None):
 def xavier_normal_(t, gain=1.0, generator=None):
     fan_in, fan_out = _fans(t)
     return normal_(t, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def trunc_normal_(t, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """normal(mean, std) restricted to [a, b]: uniform draws between the
+    bounds' CDF values mapped through the inverse CDF (erfinv), as PyTorch"""
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    from .._ops_special import erfinv
+    with no_grad():
+        t.uniform_(2 * lo - 1, 2 * hi - 1, generator)
+        return t.copy_((erfinv(t) * (std * math.sqrt(2.0)) + mean).clamp(a, b))
+
+
+def orthogonal_(t, gain=1, generator=None):
+    """a (semi-)orthogonal matrix over t's first dim and the rest flattened:
+    QR of a normal draw, Q's columns signed by R's diagonal, times gain"""
+    import numpy as np
+    from .._creation import randn, tensor
+    if t.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if t.numel() == 0:
+        return t
+    rows = t.shape[0]
+    cols = t.numel() // rows
+    flat = randn(rows, cols, generator=generator).numpy().astype(np.float64)
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        return t.copy_(tensor(q * gain, dtype=t.dtype).reshape(tuple(t.shape)))
+
+
+def eye_(t):
+    """the identity matrix (2-D tensors)"""
+    if t.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from .._ops_math import eye
+    with no_grad():
+        return t.copy_(eye(t.shape[0], t.shape[1], dtype=t.dtype))
+
+
+def dirac_(t, groups=1):
+    """the identity convolution: 1 at the kernel centre of channel d to
+    output d (per group) of a 3-, 4- or 5-D weight"""
+    if t.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if t.shape[0] % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = t.shape[0] // groups
+    centre = tuple(s // 2 for s in t.shape[2:])
+    with no_grad():
+        t.zero_()
+        for g in range(groups):
+            for d in range(min(per_group, t.shape[1])):
+                t[(g * per_group + d, d) + centre] = 1
+    return t
+
+
+def sparse_(t, sparsity, std=0.01, generator=None):
+    """normal(0, std) with ceil(sparsity * rows) zeros in every column (2-D)"""
+    from .._creation import randperm
+    if t.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = t.shape
+    n_zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        t.normal_(0, std, generator)
+        for c in range(cols):
+            idx = randperm(rows, generator=generator)[:n_zeros]
+            t[idx, c] = 0
+    return t

@@ -84,12 +84,18 @@ def default_collate(batch):
     first = batch[0]
     if isinstance(first, _C.Tensor):
         return stack(list(batch))
-    if isinstance(first, (int, float, bool)):
+    if isinstance(first, float):  # Python floats are doubles: float64, as PyTorch
+        return tensor(list(batch), dtype=_C.float64)
+    if isinstance(first, (int, bool)):
         return tensor(list(batch))
     if type(first).__module__ == 'numpy' and hasattr(first, 'shape'):  # arrays, numpy scalars
         return stack([tensor(b) for b in batch])
+    if isinstance(first, tuple) and hasattr(first, '_fields'):  # a namedtuple stays one
+        return type(first)(*(default_collate(list(s)) for s in zip(*batch)))
     if isinstance(first, (tuple, list)):
-        return type(first)(default_collate(list(s)) for s in zip(*batch))
+        # PyTorch: a list of the fields collated (a tuple too); strings come
+        # back as the tuple of the batch's strings
+        return [default_collate(s) if not isinstance(s[0], str) else s for s in zip(*batch)]
     if isinstance(first, dict):
         return {k: default_collate([b[k] for b in batch]) for k in first}
     return batch

@@ -151,6 +151,22 @@ def _cast_first(op):
 softmax, log_softmax = _cast_first(_C.softmax), _cast_first(_C.log_softmax)
 
 
+def cat(tensors, dim=0, *, out=None):
+    """the C op; PyTorch's legacy rule first: 1-D empty tensors (torch.tensor([]))
+    next to tensors of more dims are skipped (their dtype still promotes)"""
+    ts = list(tensors)
+    if builtins.any(t.ndim > 1 for t in ts) and builtins.any(t.shape == (0,) for t in ts):
+        dt = ts[0].dtype
+        for t in ts[1:]:
+            dt = _C.promote_types(dt, t.dtype)
+        kept = [t for t in ts if t.shape != (0,)]
+        return _C.cat(kept, dim).to(dt)
+    return _C.cat(ts, dim)
+
+
+concat = concatenate = cat
+
+
 def bmm(input, mat2):
     """batched [b, n, m] @ [b, m, p], no broadcasting (PyTorch's checks)"""
     if input.ndim != 3 or mat2.ndim != 3:
@@ -216,5 +232,5 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     return vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim, dtype=dtype)
 
 
-__all__ += ['bmm', 'softmax', 'log_softmax', 'var', 'std', 'topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
+__all__ += ['cat', 'concat', 'concatenate', 'bmm', 'softmax', 'log_softmax', 'var', 'std', 'topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',
             'allclose', 'equal']

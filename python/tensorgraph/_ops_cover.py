@@ -17,7 +17,7 @@ from ._ops_math import _scan
 Tensor = _C.Tensor
 
 __all__ = ['masked_fill', 'not_equal', 'greater', 'greater_equal', 'less', 'less_equal',
-           'ravel', 'swapdims', 'concatenate', 'erfc', 'exp2', 'xlogy', 'sinc', 'fmax',
+           'ravel', 'swapdims', 'erfc', 'exp2', 'xlogy', 'sinc', 'fmax',
            'fmin', 'copysign', 'heaviside', 'cummax', 'cummin', 'logcumsumexp', 'msort',
            'diagflat', 'hsplit', 'vsplit', 'dsplit', 'logspace', 'randint_like',
            'is_nonzero', 'trapezoid', 'trapz', 'normal', 'bitwise_and', 'bitwise_or',
@@ -27,7 +27,6 @@ from ._linalg_lu import det, inv as inverse, logdet, matrix_power, slogdet  # no
 
 not_equal, greater, greater_equal = _C.ne, _C.gt, _C.ge
 less, less_equal = _C.lt, _C.le
-concatenate = _C.cat
 
 
 def masked_fill(input, mask, value):

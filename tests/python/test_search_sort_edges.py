@@ -65,3 +65,19 @@ def test_bmm_does_not_broadcast():
     with pytest.raises(RuntimeError, match="batch1 must be a 3D tensor"):
         tg.ones(2, 3).bmm(tg.ones(2, 3, 2))
     assert tg.bmm(tg.ones(2, 2, 3), tg.ones(2, 3, 4)).shape == (2, 2, 4)
+
+
+@needs_torch
+def test_cat_skips_legacy_empty_1d():
+    cases = [([np.zeros(0, np.float32), np.ones((2, 3), np.int64)], 0),
+             ([np.ones((2, 3), np.int64), np.zeros(0, np.int32)], 1),
+             ([np.zeros(0, np.float32), np.arange(3, dtype=np.float32)], 0)]
+    for arrays, dim in cases:
+        t = torch.cat([torch.tensor(a) for a in arrays], dim)
+        g = tg.cat([tg.tensor(a) for a in arrays], dim)
+        assert str(g.dtype).split('.')[-1] == str(t.dtype).split('.')[-1]
+        assert g.tolist() == t.tolist()
+    x = tg.ones(2, 3, requires_grad=True)
+    tg.concat([tg.tensor([]), x * 2]).sum().backward()
+    assert x.grad.tolist() == [[2.0] * 3] * 2
+    assert tg.concatenate is tg.cat

@@ -154,7 +154,12 @@ softmax, log_softmax = _cast_first(_C.softmax), _cast_first(_C.log_softmax)
 def cat(tensors, dim=0, *, out=None):
     """the C op; PyTorch's legacy rule first: 1-D empty tensors (torch.tensor([]))
     next to tensors of more dims are skipped (their dtype still promotes)"""
+    if isinstance(tensors, _C.Tensor):
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        "not Tensor")
     ts = list(tensors)
+    if not builtins.all(isinstance(t, _C.Tensor) for t in ts):
+        return _C.cat(ts, dim)  # the C op names what is wrong
     if builtins.any(t.ndim > 1 for t in ts) and builtins.any(t.shape == (0,) for t in ts):
         dt = ts[0].dtype
         for t in ts[1:]:

@@ -230,9 +230,17 @@ static PyObject *nb_invert(PyObject *a)
     return unary(a, tg_logical_not);
 }
 
+/* PyTorch's can_cast for in-place results: anything but a step up in kind
+ * (bool < integer < floating point), so float64 into float32 is fine and
+ * float into an integer tensor is refused */
+static int dtype_kind(tg_dtype d)
+{
+    return d == TG_BOOL ? 0 : tg_dtype_is_float(d) ? 2 : 1;
+}
+
 int tgpy_check_cast(tg_dtype result, tg_dtype dst)
 {
-    if (tg_promote_types(dst, result) == dst)
+    if (dtype_kind(result) <= dtype_kind(dst))
         return 0;
     PyErr_Format(PyExc_RuntimeError, "result type %s can't be cast to the desired output type "
                  "%s", tg_dtype_name(result), tg_dtype_name(dst));

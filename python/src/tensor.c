@@ -402,6 +402,12 @@ static PyObject *add_scaled(PyObject *o, PyObject *const *args, Py_ssize_t npos,
         tg_release(s);
         return NULL;
     }
+    if (tg_dtype_of(s) != dt) { /* a wider float (or int into float): in self's dtype */
+        tg_tensor *c = tg_cast(s, dt);
+        tg_release(s);
+        if (!(s = c))
+            return tgpy_raise();
+    }
     tg_status st = tg_add_(TENSOR(o), s, sign * alpha);
     tg_release(s);
     return done_inplace(o, st);

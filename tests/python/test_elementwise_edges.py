@@ -53,3 +53,27 @@ def test_real_tensor_complex_helpers():
     _both(lambda L, t: L.conj(t) + L.real(t), x)
     assert not tg.is_complex(tg.tensor(x))
     assert tg.tensor(x).real.shape == (6,)
+
+
+@needs_torch
+def test_inplace_takes_a_wider_float_but_not_a_higher_kind():
+    def run(L):
+        a = L.ones(3)
+        b = L.tensor([0.1, 0.2, 0.3], dtype=L.float64, requires_grad=True)
+        c = a * 1
+        c += b
+        c.add_(b, alpha=2)
+        c.sub_(b)
+        c *= b
+        c /= b + 1
+        c.sum().backward()
+        return c.dtype, c.detach().numpy(), b.grad.numpy()
+    (tdt, tv, tgr), (gdt, gv, ggr) = run(torch), run(tg)
+    assert str(gdt).split('.')[-1] == str(tdt).split('.')[-1] == 'float32'
+    np.testing.assert_allclose(gv, tv, rtol=1e-6)
+    np.testing.assert_allclose(ggr, tgr, rtol=1e-6)
+    for bad in (lambda: tg.tensor([1, 2]).add_(tg.tensor([1.5, 1.0])),
+                lambda: tg.tensor([1, 2]).__iadd__(1.5),
+                lambda: tg.tensor([True]).add_(tg.tensor([1]))):
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            bad()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import needs_torch
+from conftest import needs_torch, torch
 from torch_compare import compare_with_torch as _both
 
 

@@ -43,23 +43,29 @@ static void set_level(tg_session *s, int level)
     CHECK_OK(tg_session_set_options(s, &o));
 }
 
-/* the count "compacted" of pass pool_indices when fetching f from x at
- * level 2 (-1: the pass did not run) */
-static int compacted(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f)
+/* the count `what` of pass `pass` when fetching f from x at level 2 (-1:
+ * the pass did not run) */
+static int pass_count(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f, const char *pass,
+                      const char *what)
 {
     tg_pass_record rec[32];
     int n = 0, total = -1;
     set_level(s, 2);
     tg_graph_free(tg_session_optimized_graph(s, 1, &x, NULL, n_fetch, f, 0, NULL, 32, rec, &n));
     for (int i = 0; i < n; i++) {
-        if (strcmp(rec[i].pass, "pool_indices"))
+        if (strcmp(rec[i].pass, pass))
             continue;
         total = total < 0 ? 0 : total; /* a count of 0 is not recorded */
         for (int k = 0; k < rec[i].n_counts; k++)
-            if (!strcmp(rec[i].counts[k].what, "compacted"))
+            if (!strcmp(rec[i].counts[k].what, what))
                 total += rec[i].counts[k].n;
     }
     return total;
+}
+
+static int compacted(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f)
+{
+    return pass_count(s, x, n_fetch, f, "pool_indices", "compacted");
 }
 
 /* fetches f (n of them) from x fed xv at levels 0 and 2, in both
@@ -125,6 +131,40 @@ static void test_levels_equal(void)
             for (int sp = 0; sp < 2; sp++)
                 check_levels_equal(s, x, tied(dt, 2, 3, q->h, q->w, sp, 7u + (uint32_t)k), 2,
                                    f);
+            tg_session_free(s);
+            tg_graph_free(g);
+        }
+}
+
+/* inference (the pooled values fetched, nothing differentiated): the
+ * pass pool_values drops the indices (max_pool2d_values), bitwise level
+ * 0's values; eager tg_max_pool2d without a gradient to record runs the
+ * same op, with one the indexed one: the same bits again */
+static void test_values_only(void)
+{
+    for (size_t k = 0; k < sizeof geos / sizeof *geos; k++)
+        for (int d = 0; d < 2; d++) {
+            const geo *q = &geos[k];
+            tg_dtype dt = d ? TG_FLOAT64 : TG_FLOAT32;
+            tg_graph *g = tg_graph_new("pool_values");
+            tg_tensor *x = tg_placeholder(g, "x", dt, 4, (int64_t[]){2, 3, q->h, q->w});
+            CHECK_OK(tg_graph_begin(g));
+            tg_tensor *y = tg_max_pool2d(x, &q->o);
+            CHECK_OK(tg_graph_end());
+            tg_session *s = tg_session_new(g);
+            CHECK(pass_count(s, x, 1, &y, "pool_values", "values_only") == 1);
+            for (int sp = 0; sp < 2; sp++) {
+                tg_tensor *xv = tied(dt, 2, 3, q->h, q->w, sp, 5u + (uint32_t)k);
+                check_levels_equal(s, x, xv, 1, &y);
+                tg_tensor *r0;
+                set_level(s, 0);
+                CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &y, &r0, 0, NULL));
+                tg_tensor *plain = tg_max_pool2d(xv, &q->o); /* no gradient: the values op */
+                CHECK_OK(tg_set_requires_grad(xv, true));
+                tg_tensor *recorded = tg_max_pool2d(xv, &q->o);
+                CHECK(plain && recorded && tt_same(plain, r0) && tt_same(recorded, r0));
+                CHECK(tg_requires_grad(recorded));
+            }
             tg_session_free(s);
             tg_graph_free(g);
         }
@@ -270,6 +310,7 @@ int main(void)
 {
     RUN(test_levels_equal);
     RUN(test_indices_used_elsewhere);
+    RUN(test_values_only);
     RUN(test_ops_direct);
     RUN(test_errors);
     return tt_finish();

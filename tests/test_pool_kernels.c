@@ -7,6 +7,7 @@
  * than a vector, and planes of odd sizes (a row and column in no window);
  * the general kernel's windows of other sizes, strides and paddings. */
 #include "harness.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/cpu/pool.h"
 
 #include <stdlib.h>
@@ -184,6 +185,45 @@ static void test_max_2x2(void)
  * outputs inside a row run a vector at a time and the edges one by one),
  * rows from shorter than a vector to several vectors and a tail */
 /* one geometry of windows k (kh, kw, sh, sw, ph, pw) over H x W planes */
+/* the values alone (TG_POOL_MAX_VALUES, inference) at every instruction
+ * set: max_plane's bits, with every other zero of x made -0 first (which of
+ * -0 and +0 a window keeps, and which NaN, follow its window order) */
+static void check_values(const tg__pool_geom *g, bool f64, char *tx, int64_t planes,
+                         int64_t in_n, int64_t out_n)
+{
+    size_t z = f64 ? sizeof(double) : sizeof(float), bytes = z * (size_t)(planes * out_n);
+    tg_dtype dt = f64 ? TG_FLOAT64 : TG_FLOAT32;
+    int zeros = 0;
+    for (int64_t i = 0; i < planes * in_n; i++) {
+        double v = f64 ? ((double *)tx)[i] : ((float *)tx)[i];
+        if (v == 0 && zeros++ % 2) {
+            if (f64)
+                ((double *)tx)[i] = -0.0;
+            else
+                ((float *)tx)[i] = -0.0f;
+        }
+    }
+    char *want = malloc(bytes), *got = malloc(bytes);
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(planes * out_n));
+    CHECK(!tg__pool_run(TG_POOL_MAX, g, dt, tx, want, idx, planes, in_n, out_n));
+    for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
+        tg__cpu_force((tg__isa)isa);
+        memset(got, 0x55, bytes);
+        CHECK(!tg__pool_run(TG_POOL_MAX_VALUES, g, dt, tx, got, NULL, planes, in_n, out_n));
+        if (memcmp(got, want, bytes) != 0)
+            tt_fail(__FILE__, __LINE__, "max values %s %s: %lldx%lld k %lldx%lld s %lldx%lld "
+                    "p %lldx%lld: not max_plane's bits", tg__isa_name(tg__cpu_isa()),
+                    f64 ? "f64" : "f32", (long long)g->H, (long long)g->W, (long long)g->kh,
+                    (long long)g->kw, (long long)g->sh, (long long)g->sw, (long long)g->ph,
+                    (long long)g->pw);
+        tt_checks++;
+    }
+    tg__cpu_force(tg__cpu_detected());
+    free(want);
+    free(got);
+    free(idx);
+}
+
 static void check_general(bool f64, int64_t H, int64_t W, const int64_t *k, unsigned *seed)
 {
     tg__pool_geom g = {.nd = 2, .in = {1, H, W}, .k = {1, k[0], k[1]}, .s = {1, k[2], k[3]},
@@ -204,6 +244,7 @@ static void check_general(bool f64, int64_t H, int64_t W, const int64_t *k, unsi
     CHECK(!tg__pool_run(TG_POOL_MAX, &g, f64 ? TG_FLOAT64 : TG_FLOAT32, tx, ty, idx, planes,
                         in_n, out_n));
     CHECK(same_maxima(ty, idx, ey, eidx, planes * out_n, f64));
+    check_values(&g, f64, tx, planes, in_n, out_n);
     free(x);
     free(ey);
     free(eidx);
@@ -231,9 +272,26 @@ static void test_max_general(void)
             }
 }
 
+/* ceil mode: the last window of a row or column runs past the input */
+static void test_values_ceil(void)
+{
+    unsigned seed = 11;
+    for (int f64 = 0; f64 < 2; f64++) {
+        tg__pool_geom g = {.nd = 2, .in = {1, 7, 10}, .k = {1, 3, 3}, .s = {1, 2, 2},
+                           .p = {0, 1, 0}, .out = {1, 4, 5}};
+        size_t z = f64 ? sizeof(double) : sizeof(float);
+        double x[2 * 70];
+        char *tx = malloc(z * 2 * 70);
+        fill(x, tx, 2 * 70, f64, &seed);
+        check_values(&g, f64, tx, 2, 70, 20);
+        free(tx);
+    }
+}
+
 int main(void)
 {
     RUN(test_max_2x2);
     RUN(test_max_general);
+    RUN(test_values_ceil);
     return tt_finish();
 }

@@ -13,6 +13,8 @@
 #include "autodiff/jvp.h"
 #include "ops/nn_util.h"
 #include "ops/pool.h"
+#include "tg/autograd.h"
+#include "tg/graph.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -193,8 +195,11 @@ static tg_status run_kind(const char *op, tg__pool_kind k, const geom *g, tg_ten
     int64_t b_n = planes ? out->numel / planes : 0;
     bool bad = tg__pool_run(k, g, out->dtype, tg__base(a), tg__base(out),
                             ix ? (int64_t *)tg__base(ix) : NULL, planes, a_n, b_n);
-    /* a bad index: the output is dropped and the scan names the culprit */
-    tg_status s = bad ? check_indices(op, ix, k == TG_POOL_SELECT ? a_n : b_n) : TG_OK;
+    /* a bad index: the output is dropped and the scan names the culprit;
+     * the values alone fail only for want of a row's scratch */
+    tg_status s = !bad ? TG_OK
+                  : k == TG_POOL_MAX_VALUES ? tg__error(TG_ERR_NOMEM, "%s: out of memory", op)
+                                            : check_indices(op, ix, k == TG_POOL_SELECT ? a_n : b_n);
     tg_release(a);
     tg_release(ix);
     return s;
@@ -269,13 +274,21 @@ static tg_status check_index_tensor(const char *op, const tg_tensor *ix,
 }
 
 /* ---- max_pool2d, max_pool3d ----------------------------------------------------------- */
-extern const tg_op_def tg_op_max_pool2d_grad, tg_op_max_pool2d_select;
+extern const tg_op_def tg_op_max_pool2d_grad, tg_op_max_pool2d_select, tg_op_max_pool2d_values;
 
 static tg_status max_pool_kernel(tg_op_ctx *c)
 {
     geom g;
     input_geom(c, &g);
     return run_kind(c->op->name, TG_POOL_MAX, &g, c->in[0], c->out[0], c->out[1]);
+}
+
+/* max_pool2d_values: max_pool2d's values without the indices (inference) */
+static tg_status max_values_kernel(tg_op_ctx *c)
+{
+    geom g;
+    input_geom(c, &g);
+    return run_kind(c->op->name, TG_POOL_MAX_VALUES, &g, c->in[0], c->out[0], NULL);
 }
 
 /* t [N, C, spatial...] as the plane max_pool2d_grad and _select work on:
@@ -336,6 +349,15 @@ const tg_op_def tg_op_max_pool2d = {
     .attrs = {max2_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_outputs = 2u,
     .infer = pool_infer, .kernel = {[TG_CPU] = max_pool_kernel}, .grad = max_pool_rule,
     .jvp = max_pool_jvp, .onnx = {"MaxPool", 12}};
+
+/* max_pool2d's values, bitwise, without computing or storing the indices:
+ * made by the level-2 pass pool_values from a max_pool2d whose indices
+ * nothing reads, and by tg_max_pool2d where nothing will differentiate it */
+const tg_op_def tg_op_max_pool2d_values = {
+    .name = "max_pool2d_values", .n_in = 1, .n_out = 1, .inputs = float_in,
+    .outputs = float_out, .attrs = {max2_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE,
+    .nondiff = true, .infer = pool_infer, .kernel = {[TG_CPU] = max_values_kernel},
+    .onnx = {"MaxPool", 12}};
 
 const tg_op_def tg_op_max_pool3d = {
     .name = "max_pool3d", .n_in = 1, .n_out = 2, .inputs = float_in, .outputs = max_out,
@@ -558,7 +580,16 @@ tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
     pool_attrs p;
     tg_attr a[5];
     int n = prepare("max_pool2d", 2, x, opts ? &OPTS_ND(opts) : NULL, false, &p, a);
-    return n < 0 ? NULL : max_values(&tg_op_max_pool2d, x, a, n);
+    if (n < 0)
+        return NULL;
+    /* nothing will differentiate it (eager, no gradient recorded): the
+     * values alone, without the indices' time and memory; a graph keeps
+     * max_pool2d for its gradients, and pool_values drops unread indices */
+    if (!tg_is_symbolic(x) && !(tg_grad_enabled() && tg_requires_grad(x))) {
+        tg_tensor *y;
+        return tg_op_run(&tg_op_max_pool2d_values, 1, &x, a, n, &y) == TG_OK ? y : NULL;
+    }
+    return max_values(&tg_op_max_pool2d, x, a, n);
 }
 
 tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
@@ -603,5 +634,5 @@ tg_tensor *tg_global_avg_pool2d(tg_tensor *x)
 const tg_op_def *const tg_ops_pool[] = {
     &tg_op_max_pool2d, &tg_op_max_pool2d_grad, &tg_op_max_pool2d_select,
     &tg_op_avg_pool2d, &tg_op_avg_pool2d_grad, &tg_op_max_pool3d,
-    &tg_op_avg_pool3d, &tg_op_avg_pool3d_grad, NULL,
+    &tg_op_avg_pool3d, &tg_op_avg_pool3d_grad, &tg_op_max_pool2d_values, NULL,
 };

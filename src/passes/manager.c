@@ -21,6 +21,7 @@ const tg_pass_def tg__pass_list[] = {
     {"pool_grad", 2, tg__pass_pool_grad},
     {"pool_indices", 2, tg__pass_pool_indices},
     {"fuse_conv_pool", 2, tg__pass_fuse_conv_pool},
+    {"pool_values", 2, tg__pass_pool_values},
     {"fuse_updates", 2, tg__pass_fuse_updates},
     {"fuse_epilogue", 2, tg__pass_fuse_epilogue},
     {"fuse_elementwise", 2, tg__pass_fuse_elementwise},

@@ -58,6 +58,7 @@ tg_status tg__pass_cse(tg_pass_ctx *c);
 tg_status tg__pass_simplify(tg_pass_ctx *c);
 tg_status tg__pass_pool_grad(tg_pass_ctx *c);
 tg_status tg__pass_pool_indices(tg_pass_ctx *c);
+tg_status tg__pass_pool_values(tg_pass_ctx *c);
 tg_status tg__pass_fuse_conv_pool(tg_pass_ctx *c);
 tg_status tg__pass_fuse_elementwise(tg_pass_ctx *c);
 tg_status tg__pass_fuse_updates(tg_pass_ctx *c);

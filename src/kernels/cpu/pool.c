@@ -12,19 +12,6 @@
 
 typedef tg__pool_geom geom;
 
-/* the window of output position o along dim i: [*lo, *hi) inside the
- * input; returns its extent clipped to the padded input only (PyTorch's
- * average divisor with count_include_pad is the product of these) */
-static inline int64_t window(const geom *g, int i, int64_t o, int64_t *lo, int64_t *hi)
-{
-    int64_t start = o * g->s[i] - g->p[i], end = start + g->k[i];
-    if (end > g->in[i] + g->p[i])
-        end = g->in[i] + g->p[i];
-    *lo = start < 0 ? 0 : start;
-    *hi = end < g->in[i] ? end : g->in[i];
-    return end - start;
-}
-
 /* the widest plane the 2 x 2 kernels take (their window offsets are int32) */
 #define MAX_2X2_W ((int64_t)1 << 30)
 
@@ -82,11 +69,11 @@ static inline bool max_grad_run_is_2x2(const geom *g, bool f64)
     for (int64_t oz = 0; oz < OD_; oz++) {                                       \
         int64_t za = 0, ze = 1, pz = 1;                                          \
         if (VOL)                                                                 \
-            pz = window((g), 0, oz, &za, &ze);                                   \
+            pz = tg__pool_window((g), 0, oz, &za, &ze);                          \
         for (int64_t oy = 0; oy < OH_; oy++) {                                   \
-            int64_t ya, ye, py = window((g), 1, oy, &ya, &ye);                   \
+            int64_t ya, ye, py = tg__pool_window((g), 1, oy, &ya, &ye);          \
             for (int64_t ox = 0; ox < OW_; ox++, o_++) {                         \
-                int64_t xa, xe, px = window((g), 2, ox, &xa, &xe);               \
+                int64_t xa, xe, px = tg__pool_window((g), 2, ox, &xa, &xe);      \
                 int64_t div = (g)->include_pad ? pz * py * px                    \
                                                : (ze - za) * (ye - ya) * (xe - xa); \
                 (void)div;                                                       \
@@ -171,7 +158,7 @@ typedef int64_t mask_f64 __attribute__((vector_size(16)));
         int64_t runs_end = c0 + (c1 - c0) / MAX_RUN_##SFX * MAX_RUN_##SFX;                   \
         for (int64_t oy = 0; oy < g->OH; oy++) {                                 \
             int64_t ya, ye;                                                      \
-            window(g, 1, oy, &ya, &ye);                                          \
+            tg__pool_window(g, 1, oy, &ya, &ye);                                 \
             T *yr = y + oy * OW;                                                 \
             int64_t *ir = idx + oy * OW;                                         \
             for (int64_t ox = 0; ox < OW; ox++) {                                \
@@ -180,7 +167,7 @@ typedef int64_t mask_f64 __attribute__((vector_size(16)));
                 if (ox >= OW)                                                    \
                     break;                                                       \
                 int64_t xa, xe;                                                  \
-                window(g, 2, ox, &xa, &xe);                                      \
+                tg__pool_window(g, 2, ox, &xa, &xe);                             \
                 max_one_##SFX(x, W, ya, ye, xa, xe, yr + ox, ir + ox);           \
             }                                                                    \
             for (int64_t o0 = c0; o0 < runs_end; o0 += MAX_RUN_##SFX) {                \
@@ -392,6 +379,8 @@ static bool run_2x2(const task *t, int64_t begin, int64_t end)
             return max_grad_plane_##SFX(t->g, t->b_n, t->a_n, a, idx, b);        \
         case TG_POOL_SELECT:                                                     \
             return select_plane_##SFX(t->a_n, t->b_n, a, idx, b);                \
+        case TG_POOL_MAX_VALUES: /* run_planes takes them all at once */         \
+            break;                                                               \
         }                                                                        \
         return false;                                                            \
     }
@@ -430,6 +419,18 @@ static void run_planes(void *ctx, int64_t begin, int64_t end)
 {
     task *t = ctx;
     bool bad = false;
+    if (t->k == TG_POOL_MAX_VALUES) { /* a false return: no memory for a row */
+        int64_t n = end - begin;
+        bool ok = t->f64 ? tg__maxpool_values_f64(t->g, (const double *)t->a + begin * t->a_n,
+                                                  (double *)t->b + begin * t->b_n, n, t->a_n,
+                                                  t->b_n)
+                         : tg__maxpool_values_f32(t->g, (const float *)t->a + begin * t->a_n,
+                                                  (float *)t->b + begin * t->b_n, n, t->a_n,
+                                                  t->b_n);
+        if (!ok)
+            atomic_store(&t->bad_index, true);
+        return;
+    }
     if (run_2x2(t, begin, end))
         return;
     if (t->k == TG_POOL_MAX_GRAD && !(grad_is_2x2(t->g) && t->g->OW >= 8)) {

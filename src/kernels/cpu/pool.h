@@ -32,22 +32,46 @@ typedef struct tg__pool_geom {
     bool ceil_mode, include_pad;
 } tg__pool_geom;
 
+/* the window of output position o along dim i (0 depth, 1 rows, 2
+ * columns): [*lo, *hi) inside the input; returns its extent clipped to the
+ * padded input only (PyTorch's average divisor with count_include_pad is
+ * the product of these) */
+static inline int64_t tg__pool_window(const tg__pool_geom *g, int i, int64_t o, int64_t *lo,
+                                      int64_t *hi)
+{
+    int64_t start = o * g->s[i] - g->p[i], end = start + g->k[i];
+    if (end > g->in[i] + g->p[i])
+        end = g->in[i] + g->p[i];
+    *lo = start < 0 ? 0 : start;
+    *hi = end < g->in[i] ? end : g->in[i];
+    return end - start;
+}
+
 typedef enum tg__pool_kind {
     TG_POOL_MAX,      /* a: x, b: y, idx: argmax out (position in the plane or volume) */
     TG_POOL_AVG,      /* a: x, b: y */
     TG_POOL_AVG_GRAD, /* a: dy, b: dx */
     TG_POOL_MAX_GRAD, /* a: dy, b: dx (zeroed here), idx: argmax in, like a */
-    TG_POOL_SELECT    /* a: src, b: src at idx (idx like b) */
+    TG_POOL_SELECT,   /* a: src, b: src at idx (idx like b) */
+    TG_POOL_MAX_VALUES /* a: x, b: y, no indices (2-D planes; pool_max_values.c) */
 } tg__pool_kind;
 
 /* runs kind k over `planes` planes (volumes) of a_n elements of a and b_n
- * of b (g is needed by MAX, AVG and AVG_GRAD; MAX_GRAD and SELECT work on
- * positions, whatever the rank, and read g, when given, for the sizes of
- * a 2-D plane). Returns true when an index read (MAX_GRAD, SELECT) was
- * outside its plane; the output is then unspecified. */
+ * of b (g is needed by MAX, MAX_VALUES, AVG and AVG_GRAD; MAX_GRAD and
+ * SELECT work on positions, whatever the rank, and read g, when given, for
+ * the sizes of a 2-D plane). Returns true when an index read (MAX_GRAD,
+ * SELECT) was outside its plane, or MAX_VALUES found no memory for a row;
+ * the output is then unspecified. */
 bool tg__pool_run(tg__pool_kind k, const tg__pool_geom *g, tg_dtype dt,
                   const void *a, void *b, int64_t *idx, int64_t planes,
                   int64_t a_n, int64_t b_n);
+
+/* max pooling values of planes [0, planes) of x (a_n elements each) into
+ * y (b_n each), 2-D g; false when out of memory (pool_max_values.c) */
+bool tg__maxpool_values_f32(const tg__pool_geom *g, const float *x, float *y, int64_t planes,
+                            int64_t a_n, int64_t b_n);
+bool tg__maxpool_values_f64(const tg__pool_geom *g, const double *x, double *y,
+                            int64_t planes, int64_t a_n, int64_t b_n);
 
 /* 2 x 2, stride 2 max pooling (pool_2x2.c) of `planes` planes back to back
  * (H x W each, OH x OW outputs, 2 OH <= H, 2 OW <= W, W < 2^30); and its gradient,

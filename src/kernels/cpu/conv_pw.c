@@ -198,7 +198,11 @@ static void plan(pw_job *j, int64_t threads)
     int64_t most = (j->hw + MIN_PANEL - 1) / MIN_PANEL;
     if (np < per_image)
         np = per_image < most ? per_image : most;
-    j->panel = (j->hw + np - 1) / np;
+    /* whole cache lines: two threads' panels of one row never share a
+     * line (at 56 x 56, 392-column panels made two threads' units 10-20%
+     * slower than 400-column ones) */
+    int64_t line = 64 / (int64_t)j->el;
+    j->panel = ((j->hw + np - 1) / np + line - 1) / line * line;
     j->n_panels = (j->hw + j->panel - 1) / j->panel;
     int64_t nb = (want + g->n * j->n_panels - 1) / (g->n * j->n_panels);
     int64_t blocks = (g->o + 15) / 16; /* of at least 16 channels */

@@ -8,12 +8,12 @@
  * --profile writes tensorgraph's per-op spans of the timed runs as a
  * Chrome trace (bench/onnx_models.py sums them per op). */
 #include "commands.h"
+#include "progress.h"
 #include "tg/tg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define WARM_RUNS 3
@@ -28,21 +28,11 @@ typedef struct bench_args {
     int batch, threads, runs;
 } bench_args;
 
-/* the process's CPU time: with one thread, what a run costs whatever
- * else the machine runs (wall time swings with other processes) */
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+/* the tool's clocks (progress.h), in ms: wall time, and the process's CPU
+ * time (with one thread, what a run costs whatever else the machine runs,
+ * where wall time swings with other processes) */
+static double now_ms(void) { return progress_now() * 1e3; }
+static double cpu_ms(void) { return progress_cpu_now() * 1e3; }
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -53,7 +53,7 @@ static inline bool max_grad_run_is_2x2(const geom *g, bool f64)
 #define TAKE(T, v, at)                              \
     {                                               \
         T v_ = (v);                                 \
-        bool t_ = (v_ > m) | (v_ != v_); /* or NaN */ \
+        bool t_ = TG__POOL_TAKES(m, v_);            \
         m = t_ ? v_ : m; /* selects, not branches */ \
         mi = t_ ? (at) : mi;                        \
     }
@@ -182,7 +182,7 @@ typedef int64_t mask_f64 __attribute__((vector_size(16)));
                         vec_##SFX v;                                             \
                         for (int r = 0; r < MAX_RUN_##SFX; r++)                        \
                             v[r] = at[r * sw];                                   \
-                        mask_##SFX take = (v > mv) | (v != v); /* or NaN */      \
+                        mask_##SFX take = TG__POOL_TAKES(mv, v);                 \
                         mv = (vec_##SFX)(((mask_##SFX)v & take) |                \
                                          ((mask_##SFX)mv & ~take));              \
                         mt = (tap & take) | (mt & ~take);                        \

@@ -47,6 +47,11 @@ static inline int64_t tg__pool_window(const tg__pool_geom *g, int i, int64_t o, 
     return end - start;
 }
 
+/* max pooling's rule, every kernel's (scalars or vector masks): v replaces
+ * the maximum so far m when larger or NaN, so NaN wins and of equal values
+ * (-0 and +0) the first stays */
+#define TG__POOL_TAKES(m, v) (((v) > (m)) | ((v) != (v)))
+
 typedef enum tg__pool_kind {
     TG_POOL_MAX,      /* a: x, b: y, idx: argmax out (position in the plane or volume) */
     TG_POOL_AVG,      /* a: x, b: y */

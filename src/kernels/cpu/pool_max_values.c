@@ -16,8 +16,8 @@
 #include <math.h>
 #include <string.h>
 
-/* m, or v when it is larger or NaN (pool.c's TAKE) */
-#define PICK(m, v) (((v) > (m)) | ((v) != (v)) ? (v) : (m))
+/* m, or v when the pooling rule takes it (pool.h) */
+#define PICK(m, v) (TG__POOL_TAKES(m, v) ? (v) : (m))
 
 #define MAX_VALUES(SFX, T)                                                       \
     /* z[i] = max over j < KW of in[i + j] in tap order, i < nz: one pass,   \

@@ -2,7 +2,7 @@
  * the bytes as a file (magic, dtype code, rank, dimensions, payload), at
  * every expected rank the loaders ask for. Any failure must be a clean
  * error with a message. fuzz/run.sh idx builds and runs it. */
-#include "tg/core.h"
+#include "fuzz_check.h"
 #include "tg/data.h"
 #include "tg/tensor.h"
 
@@ -26,11 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int rank = 0; rank <= 4; rank++) { /* 0: any rank */
         tg_tensor *t = tg_idx_load(path, rank);
         if (!t) {
-            const char *msg = tg_last_error();
-            if (!msg || !*msg) {
-                fprintf(stderr, "fuzz_idx: a failure without a message\n");
-                abort();
-            }
+            fuzz_require_message("fuzz_idx");
             continue;
         }
         tg_release(t);

@@ -3,6 +3,7 @@
  * tensor and metadata entry it accepted, and write the dict back out and
  * read that again, which must give the same names. Any failure must be a
  * clean error with a message. fuzz/run.sh safetensors builds and runs it. */
+#include "fuzz_check.h"
 #include "tg/io.h"
 #include "tg/tensor.h"
 #include "tg/core.h"
@@ -13,15 +14,6 @@
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void must_have_message(void)
-{
-    const char *msg = tg_last_error();
-    if (!msg || !*msg) {
-        fprintf(stderr, "fuzz_safetensors: a failure without a message\n");
-        abort();
-    }
-}
 
 static double touch(const tg_state_dict *sd)
 {
@@ -54,7 +46,7 @@ static void round_trip(const tg_state_dict *sd)
         }
         tg_state_dict_free(back);
     } else
-        must_have_message();
+        fuzz_require_message("fuzz_safetensors");
     unlink(path);
 }
 
@@ -62,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tg_state_dict *sd = tg_safetensors_parse(data, size);
     if (!sd) {
-        must_have_message();
+        fuzz_require_message("fuzz_safetensors");
         return 0;
     }
     volatile double sink = touch(sd);

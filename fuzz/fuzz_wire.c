@@ -3,6 +3,7 @@
  * accepted graph is written again and read back, which must give a graph
  * of the same size. Any failure must be a clean error with a message.
  * fuzz/run.sh wire builds and runs it. */
+#include "fuzz_check.h"
 #include "graph/serialize.h"
 #include "tg/core.h"
 #include "tg/graph.h"
@@ -16,11 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     tg_graph *g = tg__graph_deserialize(data, size, "fuzz input", NULL, NULL);
     if (!g) {
-        const char *msg = tg_last_error();
-        if (!msg || !*msg) {
-            fprintf(stderr, "fuzz_wire: a failure without a message\n");
-            abort();
-        }
+        fuzz_require_message("fuzz_wire");
         return 0;
     }
     tg_strbuf b = {0};

@@ -5,7 +5,8 @@
  * a row (the claim protocol's generations) never run a chunk twice or of
  * a finished job; children forked while the parent's worker goes to
  * sleep (holding the pool's mutex for a moment) run parallel_for with
- * workers of their own. */
+ * workers of their own; the caller takes chunks from the front and
+ * workers from the back, so two threads keep the same halves op to op. */
 #include "core/threadpool.h"
 #include "harness.h"
 
@@ -168,6 +169,44 @@ static void test_fork_child(void)
     CHECK_OK(tg_set_num_threads(old));
 }
 
+/* every chunk's first index in the order each thread ran them */
+typedef struct claim_log {
+    pthread_t caller;
+    atomic_int n_caller, n_worker;
+    int64_t caller_begins[8], worker_begins[8];
+} claim_log;
+
+static void log_claim(void *ctx, int64_t b, int64_t e)
+{
+    (void)e;
+    claim_log *c = ctx;
+    if (pthread_equal(pthread_self(), c->caller))
+        c->caller_begins[atomic_fetch_add(&c->n_caller, 1)] = b;
+    else
+        c->worker_begins[atomic_fetch_add(&c->n_worker, 1)] = b;
+}
+
+/* with two threads the caller runs chunk 0 first, always, and takes the
+ * rest from the front; a worker takes from the back: with both on time
+ * each gets one (an asleep worker gets none: the caller runs both) */
+static void test_claim_order(void)
+{
+    int old = tg_get_num_threads();
+    CHECK_OK(tg_set_num_threads(2));
+    for (int job = 0; job < 200; job++) {
+        claim_log c = {.caller = pthread_self()};
+        tg_parallel_for(8, 4, log_claim, &c);
+        int nc = atomic_load(&c.n_caller), nw = atomic_load(&c.n_worker);
+        CHECK(nc + nw == 2 && nc >= 1);
+        CHECK(c.caller_begins[0] == 0);
+        if (nc == 2)
+            CHECK(c.caller_begins[1] == 4);
+        if (nw == 1)
+            CHECK(c.worker_begins[0] == 4);
+    }
+    CHECK_OK(tg_set_num_threads(old));
+}
+
 int main(void)
 {
     /* read when the first worker starts: this program's workers sleep at
@@ -180,5 +219,6 @@ int main(void)
     RUN(test_concurrent_callers);
     RUN(test_sleeping_workers_wake);
     RUN(test_fork_child);
+    RUN(test_claim_order);
     return tt_finish();
 }

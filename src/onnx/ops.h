@@ -78,6 +78,9 @@ extern const onnx_op_entry onnx_ops_mask[]; /* ops_mask.c: Trilu, IsNaN, IsInf *
 extern const onnx_op_entry onnx_ops_layout[]; /* ops_layout.c: CastLike, Size, EyeLike, ... */
 extern const onnx_op_entry onnx_ops_index[]; /* ops_index.c: ScatterElements, GatherND, OneHot */
 extern const onnx_op_entry onnx_ops_control[]; /* ops_control.c: If, Loop, Scan */
+extern const onnx_op_entry onnx_ops_rnn[];     /* ops_rnn.c: LSTM, GRU, RNN */
+extern const onnx_op_entry onnx_ops_quant[];   /* ops_quant.c: (De)QuantizeLinear, QLinear*, *Integer */
+extern const onnx_op_entry onnx_ops_misc[];    /* ops_misc.c: BitShift, Compress, NonZero, ... */
 
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */

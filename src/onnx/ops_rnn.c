@@ -233,7 +233,7 @@ static tg_status read_lengths(onnx_ictx *c, const rnn_spec *sp, tg_tensor ***mas
     tg_status s = check_shape(c, lens, "sequence_lens", 1, (int64_t[]){sp->batch});
     if (s != TG_OK)
         return s;
-    bool known = c->val[4] != NULL;
+    bool known = c->val[4] && !tg_is_symbolic(c->val[4]);
     if (known) { /* checked; full lengths need no masks */
         int64_t *v = onnx_tmp_alloc(c, (size_t)sp->batch * sizeof *v);
         if (!v || (s = tg_copy_to(c->val[4], TG_INT64, v)) != TG_OK)

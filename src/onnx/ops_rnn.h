@@ -58,7 +58,8 @@ typedef struct rnn_dir_in {
 /* runs one direction over x [seq, batch, input]; masks[t] ([batch, 1]
  * bool: step t is within the row's length) or masks NULL when every row
  * is full length; ys[t] the outputs [batch, H] (zero past a row's
- * length; ys NULL: not wanted), *h_last and *c_last the final states (the last valid step's) */
+ * length; ys NULL: not wanted), *h_last and *c_last the final states (the last valid step's;
+ * zeros for a row of length 0) */
 tg_status onnx_rnn_direction(onnx_ictx *c, const rnn_spec *sp, int d, tg_tensor *x,
                              const rnn_dir_in *in, tg_tensor *const *masks, tg_tensor **ys,
                              tg_tensor **h_last, tg_tensor **c_last);

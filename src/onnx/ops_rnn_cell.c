@@ -3,7 +3,9 @@
  * one GEMM before the loop (it does not depend on the state), each step
  * one GEMM with the recurrent weights (two for GRU without
  * linear_before_reset) and elementwise gate arithmetic. Rows past their
- * sequence length keep their state (where) and output zeros. */
+ * sequence length keep their state (where) and output zeros; a row of
+ * length 0 has final states of zeros (onnxruntime's choice: ONNX's text
+ * says nothing). */
 #include "onnx/ops_rnn.h"
 
 static tg_tensor *activate(const rnn_act *a, tg_tensor *x)
@@ -161,6 +163,12 @@ tg_status onnx_rnn_direction(onnx_ictx *c, const rnn_spec *sp, int d, tg_tensor 
             return onnx_err(c, tg_last_status(), "step %lld of direction %d: %s",
                             (long long)t, d, tg_last_error());
         s = n;
+    }
+    if (masks) { /* a row of length 0 ends in zeros, as onnxruntime's */
+        s.h = tg_where(masks[0], s.h, zero);
+        s.c = s.c ? tg_where(masks[0], s.c, zero) : NULL;
+        if (!s.h || (sp->kind == RNN_LSTM && !s.c))
+            return tg_last_status();
     }
     *h_last = s.h;
     *c_last = s.c;

@@ -187,7 +187,7 @@ static tg_status read_sizes(onnx_ictx *c, rnn_spec *sp, tg_tensor *x, tg_tensor 
     if (sp->hidden < 0 && !onnx_attr(c, "hidden_size"))
         sp->hidden = tg_shape(r)[2]; /* optional in the schema: R says it */
     if (sp->hidden < 1 || sp->hidden > ONNX_IMPORT_MAX_ELEMENTS)
-        return onnx_err(c, TG_ERR_IO, "hidden_size %lld should be positive",
+        return onnx_err(c, TG_ERR_IO, "hidden_size %lld should be in [1, 2^28]",
                         (long long)sp->hidden);
     int64_t gh = sp->gates * sp->hidden;
     tg_status s = check_shape(c, w, "W", 3, (int64_t[]){sp->dirs, gh, sp->input});

@@ -661,6 +661,23 @@ def test_clamp_with_min_above_max_gives_max():
         assert torch.clamp(torch.tensor(x), 2, 1).tolist()[:2] == [1.0, 1.0]
 
 
+def test_clamp_with_number_bounds_promotes_as_torch():
+    # an int tensor clamped to float bounds gives floats (torch 1.13 and 2);
+    # clamp_ then cannot write them back into the ints
+    def run(L):
+        x = L.tensor([1, 2, 3])
+        out = [(r.tolist(), str(r.dtype).split('.')[-1]) for r in (
+            L.clamp(x, 0.5, 2.5), L.clamp(x, 0, 2), L.clamp(x, None, 2.5),
+            L.clamp(x, 1.5, None), L.clamp(L.tensor([True, False]), 0, 1))]
+        with pytest.raises(RuntimeError):
+            x.clamp_(0.5, 2.5)
+        return out
+    got = run(tg)
+    assert got[0] == ([1.0, 2.0, 2.5], 'float32') and got[1] == ([1, 2, 2], 'int64')
+    if torch is not None and not SANITIZED:
+        assert got == run(torch)
+
+
 def test_adaptive_pooling_to_nothing_is_empty():
     # PyTorch accepts output_size 0 (an empty result); it used to divide by zero here
     y = TF.adaptive_avg_pool2d(tg.ones(1, 2, 4, 4), (0, 3))

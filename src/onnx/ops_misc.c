@@ -67,5 +67,7 @@ const onnx_op_entry onnx_ops_misc[] = {
     {"Compress", {9, 11}, 2, 2, 1, 1, misc_compress, 0},
     {"NonZero", {9, 13}, 1, 1, 1, 1, misc_nonzero, 0},
     {"Unique", {11}, 1, 1, 1, 4, misc_unique, 0},
+    {"Det", {11}, 1, 1, 1, 1, misc_det, 0},
+    {"MaxUnpool", {9, 11}, 2, 3, 1, 1, misc_max_unpool, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

@@ -31,5 +31,8 @@ tg_status misc_reverse_sequence(onnx_ictx *c);
 tg_status misc_compress(onnx_ictx *c);
 tg_status misc_nonzero(onnx_ictx *c);
 tg_status misc_unique(onnx_ictx *c);
+/* ops_misc_linalg.c */
+tg_status misc_det(onnx_ictx *c);
+tg_status misc_max_unpool(onnx_ictx *c);
 
 #endif

@@ -3,13 +3,16 @@ the vector_norm op, ONNX ReduceL1/ReduceL2; inf, -inf, 0 and other p
 composed; matrix_norm: 'fro', 1, -1, inf, -inf; norm choosing between
 them), and det, slogdet, inv, solve, matrix_power (composed by
 elimination in _linalg_lu.py); matmul, diagonal, cross (dim -1), vecdot
-and multi_dot (1-D ends as vectors, as PyTorch's). No decompositions
-(cholesky, qr, eigh, svd) yet."""
+and multi_dot (1-D ends as vectors, as PyTorch's); cholesky,
+cholesky_ex, solve_triangular, qr, eigh, eigvalsh, svd, svdvals, pinv
+and matrix_rank (composed in _linalg_decomp.py)."""
 import math
 
 from . import _C
 from ._creation import ones_like, zeros_like
 from ._linalg_lu import det, inv, matrix_power, slogdet, solve  # noqa: F401
+from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh,  # noqa: F401
+                             matrix_rank, pinv, qr, solve_triangular, svd, svdvals)
 
 
 def _dims(dim, ndim):

@@ -178,3 +178,23 @@ def test_bad_arguments():
         tg.linalg.solve_triangular(tg.eye(2), tg.ones(3, 2), upper=True)
     with pytest.raises(RuntimeError, match='floating point'):
         tg.linalg.svd(tg.ones(2, 2, dtype=tg.int64))
+
+
+@needs_torch
+def test_norms_of_singular_values_and_cond_match_torch():
+    a = RS.randn(2, 3, 4)
+
+    def run(L):
+        out = []
+        for o in ('nuc', 2, -2):
+            for dim, kd in (((-2, -1), False), ((0, 2), True), ((2, 1), False)):
+                x = _f64(L, a, True)
+                r = L.linalg.matrix_norm(x, ord=o, dim=dim, keepdim=kd)
+                r.sum().backward()
+                out += [_np(r), _np(x.grad)]
+        sq = _f64(L, a[:, :3, :3])
+        out += [_np(L.linalg.cond(sq, p)) for p in (None, 2, -2, 'fro', 'nuc', 1, -1, np.inf)]
+        out.append(_np(L.linalg.norm(_f64(L, a[0]), 'nuc')))
+        return out
+    for g, w in zip(run(tg), run(torch)):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)

@@ -71,13 +71,8 @@ static cell_state rnn_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir
 static cell_state gru_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir_in *in,
                            tg_tensor *xp, cell_state s)
 {
-    int64_t H = sp->hidden;
-    tg_tensor *hp, *hh_pre;
-    if (sp->linear_before_reset) {
-        hp = recur(s.h, in->r, NULL);
-    } else {
-        hp = recur(s.h, tg_slice(in->r, 0, 0, 2 * H, 1), NULL);
-    }
+    tg_tensor *hh_pre;
+    tg_tensor *hp = recur(s.h, sp->linear_before_reset ? in->r : in->r_zr, NULL);
     tg_tensor *z = gate(sp, &act[0], tg_add(part(sp, xp, 0), part(sp, hp, 0)));
     tg_tensor *r = gate(sp, &act[0], tg_add(part(sp, xp, 1), part(sp, hp, 1)));
     if (sp->linear_before_reset) {
@@ -86,7 +81,7 @@ static cell_state gru_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir
             rh = tg_add(rh, in->rbh);
         hh_pre = tg_add(part(sp, xp, 2), tg_mul(r, rh));
     } else {
-        tg_tensor *rh = recur(tg_mul(r, s.h), tg_slice(in->r, 0, 2 * H, 3 * H, 1), NULL);
+        tg_tensor *rh = recur(tg_mul(r, s.h), in->r_h, NULL);
         hh_pre = tg_add(part(sp, xp, 2), rh);
     }
     tg_tensor *hh = gate(sp, &act[1], hh_pre);
@@ -101,30 +96,34 @@ static cell_state lstm_step(const rnn_spec *sp, const rnn_act *act, const rnn_di
 {
     tg_tensor *pre = tg_add(xp, recur(s.h, in->r, NULL));
     tg_tensor *pi = part(sp, pre, 0), *po = part(sp, pre, 1), *pf = part(sp, pre, 2);
-    tg_tensor *peep_i = NULL, *peep_o = NULL, *peep_f = NULL;
     if (in->p) {
-        int64_t H = sp->hidden;
-        peep_i = tg_slice(in->p, 0, 0, H, 1);
-        peep_o = tg_slice(in->p, 0, H, 2 * H, 1);
-        peep_f = tg_slice(in->p, 0, 2 * H, 3 * H, 1);
-        pi = tg_add(pi, tg_mul(peep_i, s.c));
-        pf = tg_add(pf, tg_mul(peep_f, s.c));
+        pi = tg_add(pi, tg_mul(in->peep[0], s.c));
+        pf = tg_add(pf, tg_mul(in->peep[2], s.c));
     }
     tg_tensor *i = gate(sp, &act[0], pi);
     tg_tensor *f = sp->input_forget ? tg_add_scalar(tg_neg(i), 1.0) : gate(sp, &act[0], pf);
     tg_tensor *g = gate(sp, &act[1], part(sp, pre, 3));
     tg_tensor *cn = tg_add(tg_mul(f, s.c), tg_mul(i, g));
-    if (peep_o)
-        po = tg_add(po, tg_mul(peep_o, cn));
+    if (in->p)
+        po = tg_add(po, tg_mul(in->peep[1], cn));
     tg_tensor *o = gate(sp, &act[0], po);
     return (cell_state){tg_mul(o, activate(&act[2], cn)), cn};
 }
 
 tg_status onnx_rnn_direction(onnx_ictx *c, const rnn_spec *sp, int d, tg_tensor *x,
-                             const rnn_dir_in *in, tg_tensor *const *masks, tg_tensor **ys,
+                             rnn_dir_in *in, tg_tensor *const *masks, tg_tensor **ys,
                              tg_tensor **h_last, tg_tensor **c_last)
 {
-    int64_t seq = sp->seq, batch = sp->batch, gh = sp->gates * sp->hidden;
+    int64_t seq = sp->seq, batch = sp->batch, H = sp->hidden, gh = sp->gates * H;
+    if (sp->kind == RNN_GRU && !sp->linear_before_reset) {
+        in->r_zr = tg_slice(in->r, 0, 0, 2 * H, 1);
+        in->r_h = tg_slice(in->r, 0, 2 * H, 3 * H, 1);
+        if (!in->r_zr || !in->r_h)
+            return tg_last_status();
+    }
+    for (int k = 0; in->p && k < 3; k++)
+        if (!(in->peep[k] = tg_slice(in->p, 0, k * H, (k + 1) * H, 1)))
+            return tg_last_status();
     *h_last = in->h0;
     *c_last = in->c0;
     if (seq == 0)

@@ -1,8 +1,8 @@
 /* The cells of ONNX's RNN, GRU and LSTM, unrolled over the sequence with
  * tensorgraph's differentiable ops: the input projection of every step is
  * one GEMM before the loop (it does not depend on the state), each step
- * one GEMM with the recurrent weights (two for GRU without
- * linear_before_reset) and elementwise gate arithmetic. Rows past their
+ * one GEMM with the recurrent weights that adds the step's projection
+ * (two for GRU without linear_before_reset) and elementwise gate arithmetic. Rows past their
  * sequence length keep their state (where) and output zeros; a row of
  * length 0 has final states of zeros (onnxruntime's choice: ONNX's text
  * says nothing). */
@@ -59,54 +59,64 @@ typedef struct cell_state {
     tg_tensor *h, *c;
 } cell_state;
 
+/* the step's input projection xp is the GEMM's C: h R^T + xp in one op */
 static cell_state rnn_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir_in *in,
                            tg_tensor *xp, cell_state s)
 {
-    return (cell_state){gate(sp, &act[0], tg_add(xp, recur(s.h, in->r, NULL))), NULL};
+    return (cell_state){gate(sp, &act[0], recur(s.h, in->r, xp)), NULL};
 }
 
-/* z = f(xz + h Rz), r = f(xr + h Rr); the candidate
- * g(xh + (r h) Rh + Rbh) or, with linear_before_reset, g(xh + r (h Rh + Rbh));
- * h' = hh + z (h - hh) = (1 - z) hh + z h */
+/* the first k gates' columns of a [batch, n*H] tensor */
+static tg_tensor *first_gates(const rnn_spec *sp, tg_tensor *t, int k)
+{
+    return tg_slice(t, 1, 0, k * sp->hidden, 1);
+}
+
+/* z = f(xz + h Rz), r = f(xr + h Rr) (one activation over both); the
+ * candidate g(xh + (r h) Rh + Rbh) or, with linear_before_reset,
+ * g(xh + r (h Rh + Rbh)); h' = hh + z (h - hh) = (1 - z) hh + z h */
 static cell_state gru_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir_in *in,
                            tg_tensor *xp, cell_state s)
 {
-    tg_tensor *hh_pre;
-    tg_tensor *hp = recur(s.h, sp->linear_before_reset ? in->r : in->r_zr, NULL);
-    tg_tensor *z = gate(sp, &act[0], tg_add(part(sp, xp, 0), part(sp, hp, 0)));
-    tg_tensor *r = gate(sp, &act[0], tg_add(part(sp, xp, 1), part(sp, hp, 1)));
+    tg_tensor *zr, *hh_pre;
     if (sp->linear_before_reset) {
+        tg_tensor *hp = recur(s.h, in->r, NULL);
+        zr = gate(sp, &act[0], tg_add(first_gates(sp, xp, 2), first_gates(sp, hp, 2)));
         tg_tensor *rh = part(sp, hp, 2);
         if (in->rbh)
             rh = tg_add(rh, in->rbh);
-        hh_pre = tg_add(part(sp, xp, 2), tg_mul(r, rh));
+        hh_pre = tg_add(part(sp, xp, 2), tg_mul(part(sp, zr, 1), rh));
     } else {
-        tg_tensor *rh = recur(tg_mul(r, s.h), in->r_h, NULL);
-        hh_pre = tg_add(part(sp, xp, 2), rh);
+        zr = gate(sp, &act[0], recur(s.h, in->r_zr, first_gates(sp, xp, 2)));
+        hh_pre = recur(tg_mul(part(sp, zr, 1), s.h), in->r_h, part(sp, xp, 2));
     }
     tg_tensor *hh = gate(sp, &act[1], hh_pre);
-    return (cell_state){tg_add(hh, tg_mul(z, tg_sub(s.h, hh))), NULL};
+    return (cell_state){tg_add(hh, tg_mul(part(sp, zr, 0), tg_sub(s.h, hh))), NULL};
 }
 
 /* gates i o f c; peepholes p = [pi po pf]:
  * i = f(xi + h Ri + pi C), f = f(xf + h Rf + pf C) (1 - i with input_forget),
- * C' = f C + i g(xc + h Rc), o = f(xo + h Ro + po C'), h' = o h(C') */
+ * C' = f C + i g(xc + h Rc), o = f(xo + h Ro + po C'), h' = o h(C');
+ * without peepholes one activation covers i, o and f */
 static cell_state lstm_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir_in *in,
                             tg_tensor *xp, cell_state s)
 {
-    tg_tensor *pre = tg_add(xp, recur(s.h, in->r, NULL));
-    tg_tensor *pi = part(sp, pre, 0), *po = part(sp, pre, 1), *pf = part(sp, pre, 2);
+    tg_tensor *pre = recur(s.h, in->r, xp), *i, *o = NULL, *f;
     if (in->p) {
-        pi = tg_add(pi, tg_mul(in->peep[0], s.c));
-        pf = tg_add(pf, tg_mul(in->peep[2], s.c));
+        i = gate(sp, &act[0], tg_add(part(sp, pre, 0), tg_mul(in->peep[0], s.c)));
+        f = gate(sp, &act[0], tg_add(part(sp, pre, 2), tg_mul(in->peep[2], s.c)));
+    } else {
+        tg_tensor *iof = gate(sp, &act[0], first_gates(sp, pre, 3));
+        i = part(sp, iof, 0);
+        o = part(sp, iof, 1);
+        f = part(sp, iof, 2);
     }
-    tg_tensor *i = gate(sp, &act[0], pi);
-    tg_tensor *f = sp->input_forget ? tg_add_scalar(tg_neg(i), 1.0) : gate(sp, &act[0], pf);
+    if (sp->input_forget)
+        f = tg_add_scalar(tg_neg(i), 1.0);
     tg_tensor *g = gate(sp, &act[1], part(sp, pre, 3));
     tg_tensor *cn = tg_add(tg_mul(f, s.c), tg_mul(i, g));
     if (in->p)
-        po = tg_add(po, tg_mul(in->peep[1], cn));
-    tg_tensor *o = gate(sp, &act[0], po);
+        o = gate(sp, &act[0], tg_add(part(sp, pre, 1), tg_mul(in->peep[1], cn)));
     return (cell_state){tg_mul(o, activate(&act[2], cn)), cn};
 }
 

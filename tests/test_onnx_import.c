@@ -417,6 +417,17 @@ static void test_hostile(void)
         {"bad_matmul_shapes", "node 'mm' (MatMul): matmul: shapes [2, 3] and [2, 3]", TG_ERR_IO, false},
         {"bad_output_shape", "output 'y' has shape [2, 3] but the model declares [3, 2]", TG_ERR_IO, false},
         {"bad_slice_step", "node 'sl' (Slice): steps must not be 0", TG_ERR_IO, false},
+        /* src/onnx/ops_misc_*.c */
+        {"bad_bitshift_dir", "node 'bs' (BitShift): direction should be LEFT or RIGHT, got UP", TG_ERR_IO, false},
+        {"bad_compress_cond", "node 'cmp' (Compress): condition[3] is true but the axis has 3 elements", TG_ERR_IO, false},
+        {"bad_reverse_lens", "node 'rev' (ReverseSequence): sequence_lens[0] = 5 is outside [0, 2]", TG_ERR_IO, false},
+        {"bad_det_shape", "node 'det' (Det): X should be floating-point square matrices", TG_ERR_IO, false},
+        {"bad_unpool_index", "node 'unpool' (MaxUnpool): I[3] = 99 is outside the output's 16 elements", TG_ERR_IO, false},
+        {"bad_unpool_huge", "node 'unpool' (MaxUnpool): kernel_shape and strides should be in [1, 2^28]", TG_ERR_IO, false},
+        {"bad_gridsample_mode", "node 'gs' (GridSample): mode 'cubic' / padding_mode 'zeros': expected", TG_ERR_IO, false},
+        {"bad_roialign_batch", "node 'roi' (RoiAlign): batch_indices[0] = 5 is outside [0, 1)", TG_ERR_IO, false},
+        {"bad_roialign_huge", "node 'roi' (RoiAlign): box 0 would take", TG_ERR_UNSUPPORTED, false},
+        {"bad_unique_axis", "node 'uq' (Unique): axis 4", TG_ERR_IO, false},
     };
     tg_state_dict *in = tg_safetensors_load(path_of("x23.safetensors"));
     if (!in) {

@@ -319,6 +319,44 @@ def hostile():
          "bad_slice_step")
 
 
+def hostile_misc():
+    """BitShift, Compress, ReverseSequence, Det, MaxUnpool, GridSample,
+    RoiAlign, Unique with nonsense in them (src/onnx/ops_misc_*.c)"""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, [2, 3])]
+    u8 = init("u", np.ones((2, 3), np.uint8))
+    save(make([helper.make_node("BitShift", ["u", "u"], ["y"], name="bs", direction="UP")],
+              x, y, [u8], opset=11), "bad_bitshift_dir")
+    save(make([helper.make_node("Compress", ["x", "c"], ["y"], name="cmp", axis=1)], x, y,
+              [init("c", np.array([1, 0, 0, 1], bool))], opset=11), "bad_compress_cond")
+    save(make([helper.make_node("ReverseSequence", ["x", "l"], ["y"], name="rev",
+                                time_axis=0, batch_axis=1)], x, y,
+              [init("l", np.array([5, 1, 1], np.int64))], opset=10), "bad_reverse_lens")
+    save(make([helper.make_node("Det", ["x"], ["y"], name="det")], x, y, opset=11),
+         "bad_det_shape")
+    x4 = init("x4", np.ones((1, 1, 2, 2), np.float32))
+    save(make([helper.make_node("MaxUnpool", ["x4", "i"], ["y"], name="unpool",
+                                kernel_shape=[2, 2], strides=[2, 2])], x, y,
+              [x4, init("i", np.array([[[[0, 1], [2, 99]]]], np.int64))], opset=11),
+         "bad_unpool_index")
+    save(make([helper.make_node("MaxUnpool", ["x4", "i"], ["y"], name="unpool",
+                                kernel_shape=[2, 2], strides=[1 << 40, 1 << 40])], x, y,
+              [x4, init("i", np.zeros((1, 1, 2, 2), np.int64))], opset=11),
+         "bad_unpool_huge")
+    save(make([helper.make_node("GridSample", ["x4", "g"], ["y"], name="gs", mode="cubic")],
+              x, y, [x4, init("g", np.zeros((1, 2, 2, 2), np.float32))], opset=16),
+         "bad_gridsample_mode")
+    rois = init("r", np.array([[0, 0, 1, 1]], np.float32))
+    save(make([helper.make_node("RoiAlign", ["x4", "r", "b"], ["y"], name="roi")], x, y,
+              [x4, rois, init("b", np.array([5], np.int64))], opset=16),
+         "bad_roialign_batch")
+    save(make([helper.make_node("RoiAlign", ["x4", "r", "b"], ["y"], name="roi")], x, y,
+              [x4, init("r", np.array([[0, 0, 1e30, 1e30]], np.float32)),
+               init("b", np.array([0], np.int64))], opset=16), "bad_roialign_huge")
+    save(make([helper.make_node("Unique", ["x"], ["y"], name="uq", axis=4)], x, y, opset=11),
+         "bad_unique_axis")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(7)
@@ -330,6 +368,7 @@ def main():
     widened()
     unsupported()
     hostile()
+    hostile_misc()
     print("fixtures written to", OUT)
 
 

@@ -319,6 +319,52 @@ def hostile():
          "bad_slice_step")
 
 
+def hostile_quant():
+    """quantization nodes with wrong types, shapes and axes (each must be
+    refused naming the node and what was expected)"""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, [2, 3])]
+    f32, u8, i8, i32 = np.float32, np.uint8, np.int8, np.int32
+
+    def q(name, op, ins, inits, opset=13, outs=("y",), **attrs):
+        nodes = [helper.make_node(op, ins, list(outs), name=name, **attrs)]
+        save(make(nodes, x, y, [init(k, v) for k, v in inits.items()], opset=opset),
+             "bad_" + name)
+    q("quant_zp_type", "QuantizeLinear", ["x", "s", "z"], {"s": np.array(1, f32),
+                                                          "z": np.array(0, i32)})
+    q("quant_scale_type", "QuantizeLinear", ["x", "s"], {"s": np.array(1, np.int64)})
+    q("quant_axis", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(3, f32), "z": np.zeros(3, u8)}, axis=5)
+    q("quant_scale_len", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(4, f32), "z": np.zeros(4, u8)})
+    q("quant_zp_shape", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(3, f32), "z": np.zeros(2, u8)})
+    q("quant_v10_axis", "QuantizeLinear", ["x", "s"], {"s": np.ones(3, f32)}, opset=10)
+    q("dequant_int32_zp", "DequantizeLinear", ["xi", "s", "z"],
+      {"xi": np.zeros((2, 3), i32), "s": np.array(1, f32), "z": np.array(5, i32)})
+    q("dynquant_int", "DynamicQuantizeLinear", ["xi"], {"xi": np.zeros((2, 3), i32)},
+      opset=11, outs=("y", "ys", "yz"))
+    q("dynquant_empty", "DynamicQuantizeLinear", ["e"], {"e": np.zeros((0, 3), f32)},
+      opset=11, outs=("y", "ys", "yz"))
+    mm = {"a": np.zeros((2, 3), u8), "b": np.zeros((3, 2), u8)}
+    q("mmint_zp_type", "MatMulInteger", ["a", "b", "az"], dict(mm, az=np.array(0, i8)),
+      opset=10)
+    q("mmint_zp_shape", "MatMulInteger", ["a", "b", "az"], dict(mm, az=np.zeros(3, u8)),
+      opset=10)
+    q("mmint_shapes", "MatMulInteger", ["a", "a"], mm, opset=10)
+    conv = {"cx": np.zeros((1, 2, 4, 4), u8), "xs": np.array(1, f32), "xz": np.array(0, u8),
+            "w": np.zeros((2, 2, 3, 3), u8), "ws": np.ones(2, f32), "wz": np.zeros(2, u8),
+            "ys": np.array(1, f32), "yz": np.array(0, u8)}
+    qc = ["cx", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    q("qconv_rank", "QLinearConv", qc, dict(conv, cx=np.zeros((2, 4), u8)), opset=10)
+    q("qconv_wscale", "QLinearConv", qc, dict(conv, ws=np.ones(5, f32)), opset=10)
+    q("qconv_bias", "QLinearConv", qc + ["B"], dict(conv, B=np.zeros(2, f32)), opset=10)
+    q("qconv_yzp", "QLinearConv", qc, dict(conv, yz=np.zeros(2, u8)), opset=10)
+    q("qconv_group", "QLinearConv", qc, conv, opset=10, group=3)
+    q("convint_xzp", "ConvInteger", ["cx", "w", "xz"],
+      {"cx": conv["cx"], "w": conv["w"], "xz": np.zeros(2, u8)}, opset=10)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(7)
@@ -330,6 +376,7 @@ def main():
     widened()
     unsupported()
     hostile()
+    hostile_quant()
     print("fixtures written to", OUT)
 
 

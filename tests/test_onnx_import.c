@@ -764,8 +764,8 @@ int main(void)
     RUN(test_export_conv);
     RUN(test_export_direct_op);
     if (!getenv("TG_ONNX_OUT_DIR")) {
-        static const char *const names[] = {"lenet", "graph", "bad", "conv"};
-        for (int i = 0; i < 4; i++)
+        static const char *const names[] = {"lenet", "graph", "bad", "conv", "direct"};
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
             remove(out_path(names[i]));
     }
     return tt_finish();

@@ -46,3 +46,22 @@ class set_grad_enabled:
     def __exit__(self, *exc):
         _C._set_grad_enabled(self._prev)
         return False
+
+
+def zero_grads(params, set_to_none):
+    """Module.zero_grad and the optimizers': each gradient dropped, or (the
+    default of PyTorch 1.13, Debian's and so the oracle here) detached from
+    any history and zeroed in place"""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        g = p.grad
+        if g.grad_fn is not None:
+            g = g.detach()
+            p.grad = g
+        else:
+            g.requires_grad_(False)
+        g.zero_()

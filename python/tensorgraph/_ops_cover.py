@@ -21,9 +21,13 @@ __all__ = ['masked_fill', 'not_equal', 'greater', 'greater_equal', 'less', 'less
            'fmin', 'copysign', 'heaviside', 'cummax', 'cummin', 'logcumsumexp', 'msort',
            'diagflat', 'hsplit', 'vsplit', 'dsplit', 'logspace', 'randint_like',
            'is_nonzero', 'trapezoid', 'trapz', 'normal', 'bitwise_and', 'bitwise_or',
-           'bitwise_xor', 'bitwise_not', 'det', 'logdet', 'slogdet', 'inverse', 'matrix_power']
+           'bitwise_xor', 'bitwise_not', 'det', 'logdet', 'slogdet', 'inverse', 'matrix_power',
+           'cholesky', 'qr', 'svd', 'pinverse', 'triangular_solve', 'cholesky_solve',
+           'cholesky_inverse']
 
 from ._linalg_lu import det, inv as inverse, logdet, matrix_power, slogdet  # noqa: E402
+from ._linalg_decomp import (cholesky_inverse, cholesky_solve, legacy_cholesky as cholesky,  # noqa: E402,E501
+                             legacy_qr as qr, legacy_svd as svd, pinverse, triangular_solve)
 
 not_equal, greater, greater_equal = _C.ne, _C.gt, _C.ge
 less, less_equal = _C.lt, _C.le

@@ -211,7 +211,13 @@ def clamp(input, min=None, max=None):  # noqa: A002  (PyTorch's names)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
-        return _C.clamp(input, min, max)
+        # number bounds promote as in any op: an integer tensor clamped
+        # to float bounds gives floats, a bool one clamped to ints int64
+        dt = input.dtype
+        for bound in (min, max):
+            if bound is not None:
+                dt = _C.promote_types(dt, _C.add(input.reshape(-1)[:0], bound).dtype)
+        return _C.clamp(input if dt == input.dtype else input.to(dt), min, max)
     out = input
     if min is not None:
         out = _C.maximum(out, _t(min, input))

@@ -56,7 +56,8 @@ _COVER = ('not_equal', 'greater', 'greater_equal', 'less', 'less_equal', 'ravel'
           'erfc', 'exp2', 'xlogy', 'sinc', 'fmax', 'fmin', 'copysign', 'heaviside',
           'logcumsumexp', 'cummax', 'cummin', 'msort', 'diagflat', 'hsplit', 'vsplit',
           'dsplit', 'is_nonzero', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_not',
-          'det', 'logdet', 'slogdet', 'inverse', 'matrix_power')
+          'det', 'logdet', 'slogdet', 'inverse', 'matrix_power', 'cholesky', 'qr', 'svd',
+          'pinverse', 'triangular_solve', 'cholesky_solve', 'cholesky_inverse')
 for _n in _COVER:
     _methods[_n] = getattr(_ops_cover, _n)
 for _n in _ops_special.__all__:

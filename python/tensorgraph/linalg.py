@@ -3,13 +3,17 @@ the vector_norm op, ONNX ReduceL1/ReduceL2; inf, -inf, 0 and other p
 composed; matrix_norm: 'fro', 1, -1, inf, -inf; norm choosing between
 them), and det, slogdet, inv, solve, matrix_power (composed by
 elimination in _linalg_lu.py); matmul, diagonal, cross (dim -1), vecdot
-and multi_dot (1-D ends as vectors, as PyTorch's). No decompositions
-(cholesky, qr, eigh, svd) yet."""
+and multi_dot (1-D ends as vectors, as PyTorch's); cholesky,
+cholesky_ex, solve_triangular, qr, eigh, eigvalsh, svd, svdvals, pinv
+and matrix_rank (composed in _linalg_decomp.py), matrix norms 'nuc', 2
+and -2 and cond from the singular values."""
 import math
 
 from . import _C
 from ._creation import ones_like, zeros_like
 from ._linalg_lu import det, inv, matrix_power, slogdet, solve  # noqa: F401
+from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh,  # noqa: F401
+                             matrix_rank, pinv, qr, solve_triangular, svd, svdvals)
 
 
 def _dims(dim, ndim):
@@ -54,8 +58,10 @@ def _pow_nonzero(a, p):
 
 
 def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
-    """'fro' (the 2-norm of the entries), 1 / -1 (the largest / smallest
-    column sum of |A|), inf / -inf (the same over rows) over the two dims"""
+    """'fro' (the 2-norm of the entries), 'nuc' (the sum of the singular
+    values), 2 / -2 (the largest / smallest one), 1 / -1 (the largest /
+    smallest column sum of |A|), inf / -inf (the same over rows) over the
+    two dims"""
     if dtype is not None:
         A = _C._cast(A, dtype)
     if A.ndim < 2:
@@ -64,9 +70,11 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     d0, d1 = (d % A.ndim for d in dim)
     if ord == 'fro':
         return vector_norm(A, 2, (d0, d1), keepdim)
-    if ord in ('nuc', 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values "
-                                  "(no SVD yet); 'fro', 1, -1, inf and -inf are supported")
+    if ord in ('nuc', 2, -2):  # of the singular values: their sum, largest, smallest
+        rest = [d for d in range(A.ndim) if d not in (d0, d1)]
+        sv = svdvals(A.permute(*rest, d0, d1))
+        r = sv.sum(-1) if ord == 'nuc' else sv.amax(-1) if ord == 2 else sv.amin(-1)
+        return r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1)) if keepdim else r
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     # 1: sum over rows (d0), extreme over columns (d1); inf: the other way
@@ -139,3 +147,13 @@ def multi_dot(tensors):
     if ts[-1].ndim == 1:
         out = out.squeeze(-1)
     return out
+
+
+def cond(A, p=None, *, out=None):
+    """the condition number: largest over smallest singular value (p None,
+    2; -2 the inverse), else norm(A, p) * norm(inv(A), p)"""
+    if p in (None, 2, -2):
+        sv = svdvals(A)
+        big, small = sv.amax(-1), sv.amin(-1)
+        return big / small if p != -2 else small / big
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)

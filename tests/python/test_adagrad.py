@@ -83,6 +83,8 @@ def test_groups_scheduler_and_state_dict():
         for p, t in zip(ps, ts):
             np.testing.assert_array_equal(p.detach().numpy(), t.detach().numpy())
     o.zero_grad()
+    assert not ps[0].grad.any()
+    o.zero_grad(set_to_none=True)
     assert ps[0].grad is None
 
 

@@ -28,6 +28,7 @@ inverse / linalg.det (not in tensorgraph)."""
 import os
 import tempfile
 
+import numpy as np
 import pytest
 
 import tensorgraph as tg
@@ -659,6 +660,44 @@ def test_clamp_with_min_above_max_gives_max():
     assert y[:2] == [1.0, 1.0] and y[2] != y[2]
     if torch is not None and not SANITIZED:
         assert torch.clamp(torch.tensor(x), 2, 1).tolist()[:2] == [1.0, 1.0]
+
+
+def test_clamp_with_number_bounds_promotes_as_torch():
+    # an int tensor clamped to float bounds gives floats (torch 1.13 and 2);
+    # clamp_ then cannot write them back into the ints
+    def run(L):
+        x = L.tensor([1, 2, 3])
+        out = [(r.tolist(), str(r.dtype).split('.')[-1]) for r in (
+            L.clamp(x, 0.5, 2.5), L.clamp(x, 0, 2), L.clamp(x, None, 2.5),
+            L.clamp(x, 1.5, None), L.clamp(L.tensor([True, False]), 0, 1))]
+        with pytest.raises(RuntimeError):
+            x.clamp_(0.5, 2.5)
+        return out
+    got = run(tg)
+    assert got[0] == ([1.0, 2.0, 2.5], 'float32') and got[1] == ([1, 2, 2], 'int64')
+    if torch is not None and not SANITIZED:
+        assert got == run(torch)
+
+
+def test_cosine_similarity_at_zero_and_tiny_vectors_as_torch():
+    # PyTorch 1.13 clamps each squared norm outside autograd: a zero
+    # vector's gradient is x2 / (eps |x2|), a tiny one's has the norm term
+    def run(L):
+        out = []
+        for a, b in (([[0., 0., 0., 0.]], [[1., 1., 1., 1.]]),
+                     ([[1e-9, 0., 0.]], [[1., 1., 0.]]), ([[3., 4.]], [[1e-9, 0.]])):
+            x = L.tensor(a, dtype=L.float64, requires_grad=True)
+            y = L.tensor(b, dtype=L.float64, requires_grad=True)
+            c = L.nn.functional.cosine_similarity(x, y)
+            c.sum().backward()
+            out.append((c.tolist(), x.grad.tolist(), y.grad.tolist()))
+        return out
+    got = run(tg)
+    assert got[0][1] == [[5e7] * 4]
+    if torch is not None and not SANITIZED:
+        for g, w in zip(got, run(torch)):
+            for a, b in zip(g, w):
+                np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
 def test_adaptive_pooling_to_nothing_is_empty():

@@ -45,7 +45,11 @@ def test_module_bookkeeping():
     assert y.shape == (5, 3)
     y.sum().backward()
     assert net.conv.weight.grad is not None
-    net.zero_grad()
+    g = net.conv.weight.grad
+    net.zero_grad()  # PyTorch 1.13's default: zeroed in place, kept
+    w = net.conv.weight.grad
+    assert w.data_ptr() == g.data_ptr() and not w.any() and not w.requires_grad
+    net.zero_grad(set_to_none=True)
     assert net.conv.weight.grad is None
     seen = []
     net.apply(lambda m: seen.append(type(m).__name__))
@@ -227,3 +231,25 @@ def test_dataloader():
     assert py[1][0].shape == (3, 1)
     with pytest.raises(ValueError):
         DataLoader(ds, batch_size=0)
+
+
+@needs_torch
+def test_zero_grad_defaults_match_torch():
+    """Module.zero_grad and Optimizer.zero_grad as the installed PyTorch:
+    1.13 zeroes in place by default (2.x drops the gradient), and a
+    gradient with history is detached first"""
+    def run(L):
+        m = L.nn.Linear(3, 2)
+        opt = L.optim.SGD(m.parameters(), lr=0.1)
+        m(L.ones(1, 3)).sum().backward()
+        seen = []
+        for zero in (m.zero_grad, opt.zero_grad):
+            zero()
+            seen.append(None if m.weight.grad is None else m.weight.grad.tolist())
+            m(L.ones(1, 3)).sum().backward()
+        m.weight.grad = m.weight * 2  # a gradient with history
+        m.zero_grad()
+        seen.append(None if m.weight.grad is None else
+                    (m.weight.grad.tolist(), m.weight.grad.requires_grad))
+        return seen
+    assert run(tg) == run(torch)

@@ -1,8 +1,9 @@
 """Adamax, NAdam, RAdam (optim/py_algos.py) against PyTorch over several
-steps (NAdam against PyTorch 2's formula: 1.13 multiplies mu_product_next
-by mu once more, a bug fixed upstream, so there it is checked against a
-float64 reference of the formula), PyTorch-layout state_dicts and their
-round trip, and the constructors' checks."""
+steps (NAdam as PyTorch 1.13, Debian's and so the oracle here, computes
+it: mu_product_next has one factor mu more than PyTorch 2's; under
+PyTorch 2 it is checked against a reference of 1.13's formula),
+PyTorch-layout state_dicts and their round trip, and the constructors'
+checks."""
 import numpy as np
 import pytest
 
@@ -23,7 +24,7 @@ def _run(L, name, kw):
     return [p.detach().numpy() for p in ps], opt.state_dict()
 
 
-def _torch_has_fixed_nadam():
+def _torch_has_changed_nadam():
     return int(torch.__version__.split('.')[0]) >= 2
 
 
@@ -34,7 +35,7 @@ def _torch_has_fixed_nadam():
     ('NAdam', {}), ('NAdam', dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01))])
 def test_matches_torch(name, kw):
     got, gsd = _run(tg, name, kw)
-    if name == 'NAdam' and not _torch_has_fixed_nadam():
+    if name == 'NAdam' and _torch_has_changed_nadam():
         want = _nadam_reference(**kw)
     else:
         want, tsd = _run(torch, name, kw)
@@ -45,7 +46,7 @@ def test_matches_torch(name, kw):
 
 
 def _nadam_reference(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3):
-    """NAdam as PyTorch 2 computes it (mu_product in float32)"""
+    """NAdam as PyTorch 1.13 computes it (mu_product in float32)"""
     out = []
     for k, p in enumerate(P0):
         p, m, v, mu_prod = p.copy(), np.zeros_like(p), np.zeros_like(p), np.float32(1)
@@ -54,7 +55,7 @@ def _nadam_reference(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, mome
             mu = betas[0] * (1 - 0.5 * 0.96 ** (step * momentum_decay))
             mu_next = betas[0] * (1 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
             mu_prod = np.float32(mu_prod * np.float32(mu))
-            nxt = mu_prod * np.float32(mu_next)
+            nxt = mu_prod * np.float32(mu) * np.float32(mu_next)
             m = m * betas[0] + g * (1 - betas[0])
             v = v * betas[1] + g * g * (1 - betas[1])
             den = np.sqrt(v / (1 - betas[1] ** step)) + eps

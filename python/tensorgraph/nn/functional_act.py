@@ -151,14 +151,24 @@ def _norm(x, dim, keepdim=False):
     return _C.sqrt(_C.sum(x * x, dim, keepdim))
 
 
+def _clamped_norm(x, dim, eps):
+    """max(|x|, eps) along dim (kept), as PyTorch 1.13 computes it: the
+    squared norm clamped outside autograd, so the square root's slope is
+    taken at the clamped value and a zero vector still gets a gradient"""
+    w = _C.sum(x * x, dim, True)
+    return _C.sqrt(w + (_C.clamp(w, eps * eps, None) - w).detach())
+
+
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim
-    (broadcasting x1 with x2)"""
-    w12 = _C.sum(x1 * x2, dim)
-    n1 = _C.sum(x1 * x1, dim)
-    n2 = _C.sum(x2 * x2, dim)
-    # PyTorch 1.13: w12 / sqrt(clamp_min(n1 * n2, eps^2))
-    return w12 / _C.sqrt(_C.clamp(n1 * n2, eps * eps, None))
+    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim
+    (broadcasting x1 with x2), PyTorch 1.13's formula and gradients"""
+    nd = max(x1.ndim, x2.ndim)
+    d = dim + nd if dim < 0 else dim
+    if nd and x1.ndim < nd:
+        x1 = x1.reshape((1,) * (nd - x1.ndim) + tuple(x1.shape))
+    if nd and x2.ndim < nd:
+        x2 = x2.reshape((1,) * (nd - x2.ndim) + tuple(x2.shape))
+    return _C.sum(x1 / _clamped_norm(x1, d, eps) * (x2 / _clamped_norm(x2, d, eps)), d)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 
 from .. import _C
 from .._device import check_eager_target
-from .._grad_mode import no_grad
+from .._grad_mode import no_grad, zero_grads
 from .parameter import Parameter
 
 _IncompatibleKeys = namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])
@@ -268,13 +268,8 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.zero_()
+    def zero_grad(self, set_to_none=False):
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn):
         for m in self.children():

@@ -3,6 +3,7 @@ loops with PyTorch's formulas). param_groups work as in PyTorch: each group
 is one C optimizer, and its 'lr' is read at every step (schedulers change it)."""
 from .. import _C
 from .._creation import tensor
+from .._grad_mode import zero_grads
 from . import lr_scheduler  # noqa: F401
 from ._params import param_list
 from .lbfgs import LBFGS  # noqa: F401  (its own step(closure), one group)
@@ -101,14 +102,9 @@ class Optimizer:
             meta['optim.beta2'] = repr(float(hyper['betas'][1]))
         c.load_state(tensors, meta)
 
-    def zero_grad(self, set_to_none=True):
-        for group, c in zip(self.param_groups, self._c):
-            if set_to_none:
-                c.zero_grad()
-            else:
-                for p in group['params']:
-                    if p.grad is not None:
-                        p.grad.zero_()
+    def zero_grad(self, set_to_none=False):
+        for group in self.param_groups:
+            zero_grads(group['params'], set_to_none)
 
     def state_dict(self):
         """PyTorch's layout: {'state': {parameter index (counted over all

@@ -6,7 +6,7 @@ interpolation, then zoom), and PyTorch's stopping tests (gradient and
 change tolerances, max_iter, max_eval). The parameters are handled as
 one flat float vector."""
 from .. import _C
-from .._grad_mode import no_grad
+from .._grad_mode import no_grad, zero_grads
 from ._params import param_list
 
 
@@ -176,12 +176,8 @@ class LBFGS:
     def state(self):
         return {self._params[0]: vars(self._st)}
 
-    def zero_grad(self, set_to_none=True):
-        for p in self._params:
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
+    def zero_grad(self, set_to_none=False):
+        zero_grads(self._params, set_to_none)
 
     def _flat_grad(self):
         parts = [(p.grad if p.grad is not None else p.detach() * 0).reshape(-1)

@@ -131,8 +131,9 @@ class NAdamGroup(_Group):
         # the step sizes made of it are rounded to float32
         f32 = np.float32
         s['mu_product'] = float(f32(s['mu_product']) * f32(mu))
-        # PyTorch 1.13 multiplies by mu once more here: a bug, fixed in 2.0
-        prod_next = f32(s["mu_product"]) * f32(mu_next)
+        # as PyTorch 1.13 (Debian's, the oracle here), which multiplies by
+        # mu once more than the paper (2.0 dropped the extra factor)
+        prod_next = f32(s["mu_product"]) * f32(mu) * f32(mu_next)
         _moments(s, g, b1, b2)
         denom = (s['exp_avg_sq'] / (1 - b2 ** step)).sqrt() + o['eps']
         p = p + (g / denom) * float(f32(-o['lr'] * (1 - mu)) / (f32(1) - f32(s['mu_product'])))

@@ -1,6 +1,73 @@
-/* ONNX ops: BitShift, Compress, ReverseSequence, MaxUnpool, NonZero, Unique, Det, GridSample, RoiAlign, NonMaxSuppression, .... */
-#include "onnx/ops.h"
+/* ONNX ops imported by the ops_misc_*.c files, their table, and the
+ * helpers they share (ops_misc.h):
+ * - ops_misc_select.c: BitShift, ReverseSequence, Compress, NonZero, Unique
+ * - ops_misc_linalg.c: Det, MaxUnpool
+ * Ops whose output shape depends on an input's values (Compress's
+ * condition, NonZero, Unique) compute it from that value at import time:
+ * known values, given inputs with opts.specialize (tg run), and every
+ * input of an eager build; over a value a graph computes they refuse. */
+#include "onnx/ops_misc.h"
+
+#include <string.h>
+
+tg_status misc_done(onnx_ictx *c, tg_tensor *y)
+{
+    c->out[0] = y;
+    return y ? TG_OK : tg_last_status();
+}
+
+tg_tensor *misc_value(const onnx_ictx *c, int i)
+{
+    if (i >= c->n_in || !c->in[i])
+        return NULL;
+    if (c->val[i] && !tg_is_symbolic(c->val[i]))
+        return c->val[i];
+    /* an eager build (or its sizing run in a scratch graph) holds values */
+    bool eager = !c->graph_mode || c->sizing;
+    return eager && !tg_is_symbolic(c->in[i]) ? c->in[i] : NULL;
+}
+
+tg_tensor *misc_value_req(onnx_ictx *c, int i, const char *what, const char *why)
+{
+    if (!oi_req(c, i, what))
+        return NULL;
+    tg_tensor *t = misc_value(c, i);
+    if (!t)
+        onnx_err(c, TG_ERR_UNSUPPORTED, "input %d (%s, '%s') is computed when the graph "
+                 "runs, but %s and shapes are fixed at import: give it as a constant, or "
+                 "build eagerly or with opts.specialize", i, what, c->node->input[i], why);
+    return t;
+}
+
+tg_status misc_host_values(onnx_ictx *c, tg_tensor *x, void **out, bool *is_float)
+{
+    *is_float = tg_dtype_is_float(tg_dtype_of(x));
+    int64_t n = tg_numel(x);
+    if (n > ONNX_IMPORT_MAX_ELEMENTS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "an input of %lld elements is too large",
+                        (long long)n);
+    void *buf = onnx_tmp_alloc(c, (size_t)n * 8);
+    if (!buf)
+        return tg_last_status();
+    *out = buf;
+    return tg_copy_to(x, *is_float ? TG_FLOAT64 : TG_INT64, buf);
+}
+
+tg_tensor *misc_int64s(const int64_t *v, int64_t n)
+{
+    int tok = onnx_eager_begin();
+    tg_tensor *t = tg_from_data(TG_INT64, 1, &n, v);
+    onnx_eager_end(tok);
+    return t;
+}
 
 const onnx_op_entry onnx_ops_misc[] = {
+    {"BitShift", {11}, 2, 2, 1, 1, misc_bitshift, 0},
+    {"ReverseSequence", {10}, 2, 2, 1, 1, misc_reverse_sequence, 0},
+    {"Compress", {9, 11}, 2, 2, 1, 1, misc_compress, 0},
+    {"NonZero", {9, 13}, 1, 1, 1, 1, misc_nonzero, 0},
+    {"Unique", {11}, 1, 1, 1, 4, misc_unique, 0},
+    {"Det", {11}, 1, 1, 1, 1, misc_det, 0},
+    {"MaxUnpool", {9, 11}, 2, 3, 1, 1, misc_max_unpool, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

@@ -1,0 +1,337 @@
+/* ONNX ops that pick, move or shift elements, composed of tensorgraph ops:
+ * BitShift (a multiply or a floor division by 2^shift in int64, wrapped to
+ * the unsigned type's width), ReverseSequence (one gather along the time
+ * axis at indices reversed within each batch entry's length), and the ops
+ * whose output length depends on values, computed at import from the
+ * value where the import has it (ops_misc.h's misc_value): Compress (an
+ * index_select of the true positions, so gradients reach the data),
+ * NonZero and Unique (whose Y is an index_select of the first
+ * occurrences). */
+#include "onnx/ops_misc.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- BitShift(direction) ------------------------------------------------------------ */
+/* the width of the unsigned type the operands hold: the declared ONNX
+ * type where the import knows it, else the dtype's (UINT16 is held as
+ * int32; an int64 of unknown declaration is taken as UINT64) */
+static int shift_width(const onnx_ictx *c, tg_tensor *x)
+{
+    int32_t t = c->in_type[0] ? c->in_type[0] : c->in_type[1];
+    switch (t) {
+    case ONNX_UINT8: return 8;
+    case ONNX_UINT16: return 16;
+    case ONNX_UINT32: return 32;
+    case ONNX_UINT64: return 64;
+    default: break;
+    }
+    tg_dtype dt = tg_dtype_of(x);
+    return dt == TG_UINT8 ? 8 : dt == TG_INT32 ? 16 : 64;
+}
+
+tg_status misc_bitshift(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X"), *y = x ? oi_req(c, 1, "Y") : NULL;
+    const char *dir;
+    tg_status s = y ? oa_string(c, "direction", NULL, &dir) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    if (!dir || (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT")))
+        return onnx_err(c, TG_ERR_IO, "direction should be LEFT or RIGHT, got %s",
+                        dir ? dir : "none");
+    tg_dtype dt = tg_dtype_of(x);
+    if (dt != tg_dtype_of(y) || (dt != TG_UINT8 && dt != TG_INT32 && dt != TG_INT64))
+        return onnx_err(c, TG_ERR_IO, "X and Y should be one unsigned integer type, got %s "
+                        "and %s", tg_dtype_name(dt), tg_dtype_name(tg_dtype_of(y)));
+    int bits = shift_width(c, x);
+    tg_tensor *xi = onnx_as(x, TG_INT64), *yi = onnx_as(y, TG_INT64);
+    bool left = !strcmp(dir, "LEFT");
+    /* shifts of the width or more leave 0; uint64 values are held in
+     * int64, so 63 bits are the most a left shift keeps */
+    int limit = bits < 63 ? bits : 63;
+    tg_tensor *yc = tg_clamp(yi, left && bits == 64 ? 1 : 0, 62);
+    tg_tensor *pow2 = onnx_as(tg_pow(tg_scalar(TG_FLOAT64, 2), onnx_as(yc, TG_FLOAT64)),
+                              TG_INT64);
+    tg_tensor *r;
+    if (!left) {
+        r = tg_floor_divide(xi, pow2);
+    } else if (bits < 64) { /* x mod 2^(bits - y), then shifted: below 2^bits */
+        tg_tensor *room = onnx_as(tg_pow(tg_scalar(TG_FLOAT64, 2),
+                                         onnx_as(tg_clamp(tg_sub(tg_scalar(TG_INT64, bits),
+                                                                 yc), 0, 62),
+                                                 TG_FLOAT64)),
+                                  TG_INT64);
+        r = tg_mul(tg_remainder(xi, room), pow2);
+    } else { /* bits that would pass bit 62 are dropped before the product */
+        tg_tensor *room = onnx_as(tg_pow(tg_scalar(TG_FLOAT64, 2),
+                                         onnx_as(tg_sub(tg_scalar(TG_INT64, 63), yc),
+                                                 TG_FLOAT64)),
+                                  TG_INT64);
+        r = tg_where(tg_eq(yi, tg_scalar(TG_INT64, 0)), xi,
+                     tg_mul(tg_remainder(xi, room), pow2));
+    }
+    tg_tensor *gone = tg_logical_or(tg_ge(yi, tg_scalar(TG_INT64, limit)),
+                                    tg_lt(yi, tg_scalar(TG_INT64, 0)));
+    return misc_done(c, onnx_as(tg_where(gone, tg_scalar(TG_INT64, 0), r), dt));
+}
+
+/* ---- ReverseSequence(time_axis, batch_axis) ----------------------------------------- */
+tg_status misc_reverse_sequence(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input"), *lens = x ? oi_req(c, 1, "sequence_lens") : NULL;
+    int64_t ta, ba;
+    tg_status s = lens ? oa_int(c, "time_axis", 0, &ta) : tg_last_status();
+    if (s == TG_OK)
+        s = oa_int(c, "batch_axis", 1, &ba);
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x);
+    if (r < 2 || (ta != 0 && ta != 1) || (ba != 0 && ba != 1) || ta == ba)
+        return onnx_err(c, TG_ERR_IO, "time_axis (%lld) and batch_axis (%lld) should be 0 "
+                        "and 1 in some order over an input of rank >= 2 (rank %d)",
+                        (long long)ta, (long long)ba, r);
+    int64_t T = tg_shape(x)[ta], B = tg_shape(x)[ba];
+    tg_dtype ldt = tg_dtype_of(lens);
+    if ((ldt != TG_INT64 && ldt != TG_INT32) || tg_ndim(lens) != 1 || tg_shape(lens)[0] != B)
+        return onnx_err(c, TG_ERR_IO, "sequence_lens should be int64 of shape [%lld] (the "
+                        "batch dim), is %s of rank %d", (long long)B, tg_dtype_name(ldt),
+                        tg_ndim(lens));
+    tg_tensor *known = misc_value(c, 1);
+    if (known) { /* a length past the time dim is the model's error */
+        void *v;
+        bool f;
+        if ((s = misc_host_values(c, known, &v, &f)) != TG_OK)
+            return s;
+        for (int64_t i = 0; i < B; i++)
+            if (((int64_t *)v)[i] < 0 || ((int64_t *)v)[i] > T)
+                return onnx_err(c, TG_ERR_IO, "sequence_lens[%lld] = %lld is outside [0, "
+                                "%lld]", (long long)i, (long long)((int64_t *)v)[i],
+                                (long long)T);
+    }
+    int64_t tshape[TG_MAX_DIMS], bshape[TG_MAX_DIMS];
+    for (int d = 0; d < r; d++)
+        tshape[d] = bshape[d] = 1;
+    tshape[ta] = T;
+    bshape[ba] = B;
+    int tok = onnx_eager_begin();
+    tg_tensor *t = tg_reshape(tg_arange(TG_INT64, 0, (double)T, 1), r, tshape);
+    onnx_eager_end(tok);
+    /* unknown lengths are clamped: an index never leaves the dim */
+    tg_tensor *L = tg_reshape(tg_clamp(onnx_as(lens, TG_INT64), 0, (double)T), r, bshape);
+    tg_tensor *rev = tg_sub(tg_sub(L, tg_scalar(TG_INT64, 1)), t);
+    tg_tensor *idx = tg_where(tg_lt(t, L), rev, t);
+    idx = tg_expand(idx, r, tg_shape(x));
+    return misc_done(c, tg_gather(x, (int)ta, idx));
+}
+
+/* ---- Compress(axis) ----------------------------------------------------------------------- */
+tg_status misc_compress(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input");
+    tg_tensor *cond = x ? misc_value_req(c, 1, "condition", "the output's length is its "
+                                         "number of true values") : NULL;
+    if (!cond)
+        return tg_last_status();
+    if (tg_ndim(cond) != 1)
+        return onnx_err(c, TG_ERR_IO, "condition should be 1-D, has rank %d", tg_ndim(cond));
+    int axis = 0;
+    tg_status s = TG_OK;
+    if (onnx_attr(c, "axis")) {
+        int64_t a;
+        if ((s = oa_int(c, "axis", 0, &a)) != TG_OK ||
+            (s = onnx_axis(c, a, tg_ndim(x), "axis", &axis)) != TG_OK)
+            return s;
+    } else { /* no axis: over the input flattened */
+        int64_t n = tg_numel(x);
+        x = tg_reshape(x, 1, &n);
+    }
+    int64_t dim = tg_shape(x)[axis], n = tg_numel(cond);
+    void *v;
+    bool f;
+    if ((s = misc_host_values(c, cond, &v, &f)) != TG_OK)
+        return s;
+    int64_t *pick = onnx_tmp_alloc(c, (size_t)(n < dim ? n : dim) * sizeof *pick);
+    if (!pick)
+        return tg_last_status();
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bool on = f ? ((double *)v)[i] != 0 : ((int64_t *)v)[i] != 0;
+        if (on && i >= dim)
+            return onnx_err(c, TG_ERR_IO, "condition[%lld] is true but the axis has %lld "
+                            "elements", (long long)i, (long long)dim);
+        if (on)
+            pick[k++] = i;
+    }
+    return misc_done(c, tg_index_select(x, axis, misc_int64s(pick, k)));
+}
+
+/* ---- NonZero ------------------------------------------------------------------------------ */
+tg_status misc_nonzero(onnx_ictx *c)
+{
+    tg_tensor *x = misc_value_req(c, 0, "X", "the output's length is its number of "
+                                  "non-zero elements");
+    if (!x)
+        return tg_last_status();
+    void *v;
+    bool f;
+    tg_status s = misc_host_values(c, x, &v, &f);
+    if (s != TG_OK)
+        return s;
+    /* a 0-d input counts as 1-D, as numpy's nonzero */
+    int r = tg_ndim(x), rows = r ? r : 1;
+    int64_t n = tg_numel(x), nnz = 0;
+    for (int64_t i = 0; i < n; i++)
+        nnz += f ? ((double *)v)[i] != 0 : ((int64_t *)v)[i] != 0;
+    int64_t *out = onnx_tmp_alloc(c, (size_t)(rows * nnz) * sizeof *out);
+    if (!out)
+        return tg_last_status();
+    const int64_t *shape = tg_shape(x);
+    for (int64_t i = 0, k = 0; i < n; i++) {
+        if (!(f ? ((double *)v)[i] != 0 : ((int64_t *)v)[i] != 0))
+            continue;
+        int64_t rest = i;
+        for (int d = r - 1; d >= 0; d--) { /* the C-order coordinates of i */
+            out[d * nnz + k] = rest % shape[d];
+            rest /= shape[d];
+        }
+        if (!r)
+            out[k] = 0;
+        k++;
+    }
+    int tok = onnx_eager_begin();
+    tg_tensor *y = tg_from_data(TG_INT64, 2, (int64_t[]){rows, nnz}, out);
+    onnx_eager_end(tok);
+    return misc_done(c, y);
+}
+
+/* ---- Unique(axis, sorted) -----------------------------------------------------------------
+ * The slices along the axis (the elements, with no axis) as the rows of
+ * an [outer, n, inner] view of the values, ordered lexicographically by a
+ * stable merge sort: each run of equal slices is one unique value, its
+ * first element the first occurrence. */
+typedef struct slices {
+    const void *v;
+    bool is_float;
+    int64_t n, outer, inner;
+} slices;
+
+/* NaN above every number and equal to NaN (numpy's unique collapses them) */
+static int cmp_double(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) - isnan(b);
+    return (a > b) - (a < b);
+}
+
+static int cmp_slices(const slices *S, int64_t a, int64_t b)
+{
+    for (int64_t o = 0; o < S->outer; o++)
+        for (int64_t k = 0; k < S->inner; k++) {
+            int64_t pa = (o * S->n + a) * S->inner + k, pb = (o * S->n + b) * S->inner + k;
+            int r = S->is_float ? cmp_double(((const double *)S->v)[pa],
+                                             ((const double *)S->v)[pb])
+                                : (((const int64_t *)S->v)[pa] > ((const int64_t *)S->v)[pb]) -
+                                      (((const int64_t *)S->v)[pa] < ((const int64_t *)S->v)[pb]);
+            if (r)
+                return r;
+        }
+    return 0;
+}
+
+/* stable bottom-up merge sort of ids[0..n) by cmp_slices, through tmp */
+static void sort_slices(const slices *S, int64_t *ids, int64_t *tmp, int64_t n)
+{
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = cmp_slices(S, ids[j], ids[i]) < 0 ? ids[j++] : ids[i++];
+            while (i < mid)
+                tmp[k++] = ids[i++];
+            while (j < hi)
+                tmp[k++] = ids[j++];
+        }
+        memcpy(ids, tmp, (size_t)n * sizeof *ids);
+    }
+}
+
+tg_status misc_unique(onnx_ictx *c)
+{
+    tg_tensor *xv = misc_value_req(c, 0, "X", "the output's length is its number of "
+                                   "distinct values");
+    if (!xv)
+        return tg_last_status();
+    tg_tensor *x = c->in[0]; /* Y is selected from it: gradients reach X */
+    int64_t sorted_attr;
+    tg_status s = oa_int(c, "sorted", 1, &sorted_attr);
+    if (s != TG_OK)
+        return s;
+    int axis = 0;
+    if (onnx_attr(c, "axis")) {
+        int64_t a;
+        if ((s = oa_int(c, "axis", 0, &a)) != TG_OK ||
+            (s = onnx_axis(c, a, tg_ndim(x), "axis", &axis)) != TG_OK)
+            return s;
+    } else {
+        int64_t n = tg_numel(x);
+        x = tg_reshape(x, 1, &n);
+    }
+    slices S = {.outer = 1, .inner = 1, .n = tg_shape(x)[axis]};
+    for (int d = 0; d < tg_ndim(x); d++)
+        if (d != axis)
+            *(d < axis ? &S.outer : &S.inner) *= tg_shape(x)[d];
+    void *v;
+    if ((s = misc_host_values(c, xv, &v, &S.is_float)) != TG_OK)
+        return s;
+    S.v = v;
+    int64_t n = S.n;
+    /* ids, merge buffer, then per unique: first, count; per slice: inverse;
+     * spare room for the reordering of sorted = 0 */
+    int64_t *buf = onnx_tmp_alloc(c, (size_t)(6 * n) * sizeof *buf);
+    if (!buf)
+        return tg_last_status();
+    int64_t *ids = buf, *first = buf + 2 * n, *count = buf + 3 * n, *inverse = buf + 4 * n;
+    for (int64_t i = 0; i < n; i++)
+        ids[i] = i;
+    sort_slices(&S, ids, buf + n, n);
+    int64_t u = 0; /* the runs of equal slices, in sorted order */
+    for (int64_t i = 0; i < n; i++) {
+        if (!i || cmp_slices(&S, ids[i - 1], ids[i])) {
+            first[u] = ids[i];
+            count[u++] = 0;
+        }
+        count[u - 1]++;
+        inverse[ids[i]] = u - 1;
+    }
+    if (!sorted_attr) { /* order of first occurrence: renumber by a pass over X */
+        int64_t *rank = buf + n, next = 0; /* the merge buffer is free again */
+        for (int64_t j = 0; j < u; j++)
+            rank[j] = -1;
+        int64_t *f2 = buf, *c2 = buf + 5 * n; /* ids are done with, too */
+        for (int64_t i = 0; i < n; i++)
+            if (rank[inverse[i]] < 0)
+                rank[inverse[i]] = next++;
+        for (int64_t j = 0; j < u; j++) {
+            f2[rank[j]] = first[j];
+            c2[rank[j]] = count[j];
+        }
+        for (int64_t i = 0; i < n; i++)
+            inverse[i] = rank[inverse[i]];
+        memcpy(first, f2, (size_t)u * sizeof *first);
+        memcpy(count, c2, (size_t)u * sizeof *count);
+    }
+    tg_tensor *firsts = misc_int64s(first, u);
+    c->out[0] = firsts ? tg_index_select(x, axis, firsts) : NULL;
+    if (c->n_out > 1)
+        c->out[1] = firsts;
+    if (c->n_out > 2)
+        c->out[2] = misc_int64s(inverse, n);
+    if (c->n_out > 3)
+        c->out[3] = misc_int64s(count, u);
+    for (int j = 0; j < c->n_out && j < 4; j++)
+        if (!c->out[j])
+            return tg_last_status();
+    return TG_OK;
+}

@@ -387,8 +387,8 @@ static void test_widened(void)
 static void test_unsupported(void)
 {
     CHECK_ERROR(tg_onnx_load(path_of("unsupported.onnx")), TG_ERR_UNSUPPORTED,
-                "unsupported ops: LSTM (nodes 'lstm_1', 'lstm_2'); NonMaxSuppression (node "
-                "'nms'); com.microsoft.FusedConv (node 'fused')");
+                "unsupported ops: TfIdfVectorizer (nodes 'tfidf_1', 'tfidf_2'); "
+                "NonMaxSuppression (node 'nms'); com.microsoft.FusedConv (node 'fused')");
     CHECK_ERROR(tg_onnx_load(path_of("too_old_for_op.onnx")), TG_ERR_UNSUPPORTED,
                 "LayerNormalization (not in opset 16) (node 'ln')");
     CHECK_ERROR(tg_onnx_load(path_of("bad_opset18.onnx")), TG_ERR_UNSUPPORTED,
@@ -428,6 +428,13 @@ static void test_hostile(void)
         {"bad_matmul_shapes", "node 'mm' (MatMul): matmul: shapes [2, 3] and [2, 3]", TG_ERR_IO, false},
         {"bad_output_shape", "output 'y' has shape [2, 3] but the model declares [3, 2]", TG_ERR_IO, false},
         {"bad_slice_step", "node 'sl' (Slice): steps must not be 0", TG_ERR_IO, false},
+        {"bad_lstm_rank", "node 'lstm_rank' (LSTM): X should be [seq, batch, input_size], has rank 2", TG_ERR_IO, false},
+        {"bad_lstm_hidden", "node 'lstm_hidden' (LSTM): W should be [1, 20, 3], is [1, 16, 3]", TG_ERR_IO, false},
+        {"bad_lstm_seq_lens", "node 'lstm_seq_lens' (LSTM): sequence_lens[0] = 7 is outside [0, 2]", TG_ERR_IO, false},
+        {"bad_gru_activation", "node 'gru_activation' (GRU): activation 'Bogus' is not supported", TG_ERR_UNSUPPORTED, false},
+        {"bad_gru_layout", "node 'gru_layout' (GRU): layout 3 should be 0 or 1", TG_ERR_IO, false},
+        {"bad_rnn_hidden_size", "node 'rnn_hidden_size' (RNN): hidden_size 1099511627776 should be in [1, 2^28]", TG_ERR_IO, false},
+        {"bad_rnn_bias", "node 'rnn_bias' (RNN): B should be [1, 6], is [2, 6]", TG_ERR_IO, false},
     };
     tg_state_dict *in = tg_safetensors_load(path_of("x23.safetensors"));
     if (!in) {

@@ -267,8 +267,8 @@ def widened():
 
 def unsupported():
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok"),
-             helper.make_node("LSTM", ["a"], ["b"], name="lstm_1"),
-             helper.make_node("LSTM", ["b"], ["c"], name="lstm_2"),
+             helper.make_node("TfIdfVectorizer", ["a"], ["b"], name="tfidf_1"),
+             helper.make_node("TfIdfVectorizer", ["b"], ["c"], name="tfidf_2"),
              helper.make_node("NonMaxSuppression", ["c"], ["d"], name="nms"),
              helper.make_node("FusedConv", ["d"], ["e"], name="fused", domain="com.microsoft"),
              helper.make_node("Pad", ["e", "p"], ["f"], name="pad_reflect", mode="reflect")]
@@ -317,6 +317,36 @@ def hostile():
               [init("s", np.array([0], np.int64)), init("e", np.array([2], np.int64)),
                init("a", np.array([0], np.int64)), init("st", np.array([0], np.int64))]),
          "bad_slice_step")
+    recurrent_hostile(x, y)
+
+
+def recurrent_hostile(x, y):
+    """LSTM, GRU and RNN nodes with nonsense in them (x [2, 3] is X
+    [seq 2, batch 1, input 3] after a Reshape)"""
+    f32 = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+    to3 = [helper.make_node("Reshape", ["x", "s3"], ["x3"])]
+    s3 = init("s3", np.array([2, 1, 3], np.int64))
+
+    def rec(kind, inputs, inits, name, **attrs):
+        node = helper.make_node(kind, inputs, ["", "y"], name=name, **attrs)
+        save(make(to3 + [node], x, y, [s3] + inits), "bad_" + name)
+    save(make([helper.make_node("LSTM", ["x", "w", "r"], ["", "y"], name="lstm_rank",
+                                hidden_size=3)], x, y,
+              [init("w", f32(1, 12, 3)), init("r", f32(1, 12, 3))]), "bad_lstm_rank")
+    rec("LSTM", ["x3", "w", "r"], [init("w", f32(1, 16, 3)), init("r", f32(1, 16, 4))],
+        "lstm_hidden", hidden_size=5)
+    rec("LSTM", ["x3", "w", "r", "", "len"],
+        [init("w", f32(1, 12, 3)), init("r", f32(1, 12, 3)),
+         init("len", np.array([7], np.int32))], "lstm_seq_lens", hidden_size=3)
+    rec("GRU", ["x3", "w", "r"], [init("w", f32(1, 9, 3)), init("r", f32(1, 9, 3))],
+        "gru_activation", hidden_size=3, activations=["Sigmoid", "Bogus"])
+    rec("GRU", ["x3", "w", "r"], [init("w", f32(1, 9, 3)), init("r", f32(1, 9, 3))],
+        "gru_layout", hidden_size=3, layout=3)
+    rec("RNN", ["x3", "w", "r"], [init("w", f32(1, 3, 3)), init("r", f32(1, 3, 3))],
+        "rnn_hidden_size", hidden_size=1 << 40)
+    rec("RNN", ["x3", "w", "r", "b"],
+        [init("w", f32(1, 3, 3)), init("r", f32(1, 3, 3)), init("b", f32(2, 6))],
+        "rnn_bias", hidden_size=3)
 
 
 def hostile_quant():

@@ -295,3 +295,28 @@ def test_torch_static_quantized_model(tmp_path):
         diff = np.abs(got - want)
         assert diff.max() <= step * 1.001
         assert (diff < step * 0.5).mean() > 0.95
+
+
+def test_quantize_nan_and_infinities(tmp_path):
+    """NaN quantizes to 0 (ONNX leaves it open; tensorgraph never casts a
+    NaN to an integer), infinities saturate"""
+    x = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    for qdt, zp, want in (("uint8", 10, [0, 255, 0, 11]), ("int8", 0, [0, 127, -128, 1])):
+        ins = {"x": x, "s": np.float32(1), "z": np.array(zp, qdt)}
+        got = _run(tmp_path, "QuantizeLinear", ins, NP_TO_ONNX[np.dtype(qdt)])
+        _check(got, np.array(want, qdt))
+
+
+def test_dynamic_quantize_all_zero(tmp_path):
+    """scale 0 (ONNX's formula divides 0 by 0): y and the zero point are 0"""
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                      [2, 3])],
+                          [helper.make_tensor_value_info(n, t, None) for n, t in
+                           (("y", TensorProto.UINT8), ("s", TensorProto.FLOAT),
+                            ("z", TensorProto.UINT8))])
+    path = str(tmp_path / "dq0.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]), path)
+    y, s, z = tg.onnx.load(path)(tg.zeros(2, 3))
+    np.testing.assert_array_equal(y.numpy(), np.zeros((2, 3), np.uint8))
+    assert s.numpy() == 0 and z.numpy() == 0 and z.numpy().dtype == np.uint8

@@ -267,8 +267,8 @@ def widened():
 
 def unsupported():
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok"),
-             helper.make_node("LSTM", ["a"], ["b"], name="lstm_1"),
-             helper.make_node("LSTM", ["b"], ["c"], name="lstm_2"),
+             helper.make_node("TfIdfVectorizer", ["a"], ["b"], name="tfidf_1"),
+             helper.make_node("TfIdfVectorizer", ["b"], ["c"], name="tfidf_2"),
              helper.make_node("NonMaxSuppression", ["c"], ["d"], name="nms"),
              helper.make_node("FusedConv", ["d"], ["e"], name="fused", domain="com.microsoft"),
              helper.make_node("Pad", ["e", "p"], ["f"], name="pad_reflect", mode="reflect")]
@@ -317,6 +317,82 @@ def hostile():
               [init("s", np.array([0], np.int64)), init("e", np.array([2], np.int64)),
                init("a", np.array([0], np.int64)), init("st", np.array([0], np.int64))]),
          "bad_slice_step")
+    recurrent_hostile(x, y)
+
+
+def recurrent_hostile(x, y):
+    """LSTM, GRU and RNN nodes with nonsense in them (x [2, 3] is X
+    [seq 2, batch 1, input 3] after a Reshape)"""
+    f32 = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+    to3 = [helper.make_node("Reshape", ["x", "s3"], ["x3"])]
+    s3 = init("s3", np.array([2, 1, 3], np.int64))
+
+    def rec(kind, inputs, inits, name, **attrs):
+        node = helper.make_node(kind, inputs, ["", "y"], name=name, **attrs)
+        save(make(to3 + [node], x, y, [s3] + inits), "bad_" + name)
+    save(make([helper.make_node("LSTM", ["x", "w", "r"], ["", "y"], name="lstm_rank",
+                                hidden_size=3)], x, y,
+              [init("w", f32(1, 12, 3)), init("r", f32(1, 12, 3))]), "bad_lstm_rank")
+    rec("LSTM", ["x3", "w", "r"], [init("w", f32(1, 16, 3)), init("r", f32(1, 16, 4))],
+        "lstm_hidden", hidden_size=5)
+    rec("LSTM", ["x3", "w", "r", "", "len"],
+        [init("w", f32(1, 12, 3)), init("r", f32(1, 12, 3)),
+         init("len", np.array([7], np.int32))], "lstm_seq_lens", hidden_size=3)
+    rec("GRU", ["x3", "w", "r"], [init("w", f32(1, 9, 3)), init("r", f32(1, 9, 3))],
+        "gru_activation", hidden_size=3, activations=["Sigmoid", "Bogus"])
+    rec("GRU", ["x3", "w", "r"], [init("w", f32(1, 9, 3)), init("r", f32(1, 9, 3))],
+        "gru_layout", hidden_size=3, layout=3)
+    rec("RNN", ["x3", "w", "r"], [init("w", f32(1, 3, 3)), init("r", f32(1, 3, 3))],
+        "rnn_hidden_size", hidden_size=1 << 40)
+    rec("RNN", ["x3", "w", "r", "b"],
+        [init("w", f32(1, 3, 3)), init("r", f32(1, 3, 3)), init("b", f32(2, 6))],
+        "rnn_bias", hidden_size=3)
+
+
+def hostile_quant():
+    """quantization nodes with wrong types, shapes and axes (each must be
+    refused naming the node and what was expected)"""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, [2, 3])]
+    f32, u8, i8, i32 = np.float32, np.uint8, np.int8, np.int32
+
+    def q(name, op, ins, inits, opset=13, outs=("y",), **attrs):
+        nodes = [helper.make_node(op, ins, list(outs), name=name, **attrs)]
+        save(make(nodes, x, y, [init(k, v) for k, v in inits.items()], opset=opset),
+             "bad_" + name)
+    q("quant_zp_type", "QuantizeLinear", ["x", "s", "z"], {"s": np.array(1, f32),
+                                                          "z": np.array(0, i32)})
+    q("quant_scale_type", "QuantizeLinear", ["x", "s"], {"s": np.array(1, np.int64)})
+    q("quant_axis", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(3, f32), "z": np.zeros(3, u8)}, axis=5)
+    q("quant_scale_len", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(4, f32), "z": np.zeros(4, u8)})
+    q("quant_zp_shape", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(3, f32), "z": np.zeros(2, u8)})
+    q("quant_v10_axis", "QuantizeLinear", ["x", "s"], {"s": np.ones(3, f32)}, opset=10)
+    q("dequant_int32_zp", "DequantizeLinear", ["xi", "s", "z"],
+      {"xi": np.zeros((2, 3), i32), "s": np.array(1, f32), "z": np.array(5, i32)})
+    q("dynquant_int", "DynamicQuantizeLinear", ["xi"], {"xi": np.zeros((2, 3), i32)},
+      opset=11, outs=("y", "ys", "yz"))
+    q("dynquant_empty", "DynamicQuantizeLinear", ["e"], {"e": np.zeros((0, 3), f32)},
+      opset=11, outs=("y", "ys", "yz"))
+    mm = {"a": np.zeros((2, 3), u8), "b": np.zeros((3, 2), u8)}
+    q("mmint_zp_type", "MatMulInteger", ["a", "b", "az"], dict(mm, az=np.array(0, i8)),
+      opset=10)
+    q("mmint_zp_shape", "MatMulInteger", ["a", "b", "az"], dict(mm, az=np.zeros(3, u8)),
+      opset=10)
+    q("mmint_shapes", "MatMulInteger", ["a", "a"], mm, opset=10)
+    conv = {"cx": np.zeros((1, 2, 4, 4), u8), "xs": np.array(1, f32), "xz": np.array(0, u8),
+            "w": np.zeros((2, 2, 3, 3), u8), "ws": np.ones(2, f32), "wz": np.zeros(2, u8),
+            "ys": np.array(1, f32), "yz": np.array(0, u8)}
+    qc = ["cx", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    q("qconv_rank", "QLinearConv", qc, dict(conv, cx=np.zeros((2, 4), u8)), opset=10)
+    q("qconv_wscale", "QLinearConv", qc, dict(conv, ws=np.ones(5, f32)), opset=10)
+    q("qconv_bias", "QLinearConv", qc + ["B"], dict(conv, B=np.zeros(2, f32)), opset=10)
+    q("qconv_yzp", "QLinearConv", qc, dict(conv, yz=np.zeros(2, u8)), opset=10)
+    q("qconv_group", "QLinearConv", qc, conv, opset=10, group=3)
+    q("convint_xzp", "ConvInteger", ["cx", "w", "xz"],
+      {"cx": conv["cx"], "w": conv["w"], "xz": np.zeros(2, u8)}, opset=10)
 
 
 def hostile_misc():
@@ -369,6 +445,7 @@ def main():
     unsupported()
     hostile()
     hostile_misc()
+    hostile_quant()
     print("fixtures written to", OUT)
 
 

@@ -37,7 +37,9 @@ Mean Min Mul Neg Not Or Pad Pow Reciprocal ReduceLogSumExp ReduceMax ReduceMean
 ReduceMin ReduceProd ReduceSum Relu Reshape Round Shape Sigmoid Sign Sin Slice
 Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh Tile Transpose Unsqueeze Where
 Xor SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss HardSigmoid Selu ConvTranspose
+LSTM GRU RNN
 InstanceNormalization Resize Einsum Mod CumSum
+QuantizeLinear DequantizeLinear DynamicQuantizeLinear MatMulInteger ConvInteger QLinearMatMul QLinearConv
 Range ReduceL1 ReduceL2 TopK Trilu IsNaN IsInf CastLike ReduceSumSquare ReduceLogSum
 BitShift ReverseSequence Compress NonZero Unique Det MaxUnpool GridSample RoiAlign
 Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth

@@ -220,6 +220,33 @@ def conv_cases(tg, work):
     return ok
 
 
+class RecurrentNet(nn.Module):
+    """torch.nn.LSTM/GRU/RNN (exported as ONNX's LSTM/GRU/RNN nodes): Y and
+    the final states, flattened into one output"""
+    def __init__(self, cls, **kw):
+        super().__init__()
+        self.rnn = cls(3, 4, **kw)
+
+    def forward(self, x):
+        y, state = self.rnn(x)
+        states = state if isinstance(state, tuple) else (state,)
+        return torch.cat([y.flatten()] + [s.flatten() for s in states])
+
+
+def recurrent_cases(tg, work):
+    """tg run --grad on recurrent nodes (tests/python/test_onnx_rnn_torch.py
+    covers more configurations through the Python front end)"""
+    torch.manual_seed(4)
+    ok = model_case(tg, work, "lstm", RecurrentNet(nn.LSTM, num_layers=2, bidirectional=True,
+                                                   batch_first=True).eval(),
+                    torch.randn(2, 5, 3))
+    ok &= model_case(tg, work, "gru_11", RecurrentNet(nn.GRU, bidirectional=True).eval(),
+                     torch.randn(5, 2, 3), 11)
+    ok &= model_case(tg, work, "rnn_relu_9", RecurrentNet(nn.RNN, nonlinearity="relu").eval(),
+                     torch.randn(5, 2, 3), 9)
+    return ok
+
+
 def check(name, got, want, rtol=1e-4, atol=1e-5):
     if got.shape != want.shape or not np.allclose(got, want, rtol=rtol, atol=atol):
         err = np.max(np.abs(got - want)) if got.shape == want.shape else "shape"
@@ -294,6 +321,7 @@ def main():
                         model(x3).numpy())
     ok &= attention_case(tg, work)
     ok &= conv_cases(tg, work)
+    ok &= recurrent_cases(tg, work)
     print("torch comparison: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 

@@ -400,6 +400,17 @@ static void test_unsupported(void)
 
 /* structurally valid files with nonsense in them: load or run fails with
  * TG_ERR_IO (or UNSUPPORTED) and a message naming the problem */
+/* model `file` loads but fails with st and needle in both modes, run on x */
+static void run_fails(const char *file, tg_tensor *x, tg_status st, const char *needle)
+{
+    const char *nm = "x";
+    tg_onnx_model *m = load(file);
+    tg_state_dict *o = NULL;
+    for (int mode = 0; m && mode < 2; mode++)
+        CHECK_FAILS(tg_onnx_run(m, (tg_onnx_mode)mode, 1, &nm, &x, &o, NULL), st, needle);
+    tg_onnx_free(m);
+}
+
 static void test_hostile(void)
 {
     static const struct { const char *file, *needle; tg_status st; bool at_load; } cases[] = {
@@ -417,6 +428,17 @@ static void test_hostile(void)
         {"bad_matmul_shapes", "node 'mm' (MatMul): matmul: shapes [2, 3] and [2, 3]", TG_ERR_IO, false},
         {"bad_output_shape", "output 'y' has shape [2, 3] but the model declares [3, 2]", TG_ERR_IO, false},
         {"bad_slice_step", "node 'sl' (Slice): steps must not be 0", TG_ERR_IO, false},
+        /* src/onnx/ops_misc_*.c */
+        {"bad_bitshift_dir", "node 'bs' (BitShift): direction should be LEFT or RIGHT, got UP", TG_ERR_IO, false},
+        {"bad_compress_cond", "node 'cmp' (Compress): condition[3] is true but the axis has 3 elements", TG_ERR_IO, false},
+        {"bad_reverse_lens", "node 'rev' (ReverseSequence): sequence_lens[0] = 5 is outside [0, 2]", TG_ERR_IO, false},
+        {"bad_det_shape", "node 'det' (Det): X should be floating-point square matrices", TG_ERR_IO, false},
+        {"bad_unpool_index", "node 'unpool' (MaxUnpool): I[3] = 99 is outside the output's 16 elements", TG_ERR_IO, false},
+        {"bad_unpool_huge", "node 'unpool' (MaxUnpool): kernel_shape and strides should be in [1, 2^28]", TG_ERR_IO, false},
+        {"bad_gridsample_mode", "node 'gs' (GridSample): mode 'cubic' / padding_mode 'zeros': expected", TG_ERR_IO, false},
+        {"bad_roialign_batch", "node 'roi' (RoiAlign): batch_indices[0] = 5 is outside [0, 1)", TG_ERR_IO, false},
+        {"bad_roialign_huge", "node 'roi' (RoiAlign): box 0 would take", TG_ERR_UNSUPPORTED, false},
+        {"bad_unique_axis", "node 'uq' (Unique): axis 4", TG_ERR_IO, false},
         {"bad_lstm_rank", "node 'lstm_rank' (LSTM): X should be [seq, batch, input_size], has rank 2", TG_ERR_IO, false},
         {"bad_lstm_hidden", "node 'lstm_hidden' (LSTM): W should be [1, 20, 3], is [1, 16, 3]", TG_ERR_IO, false},
         {"bad_lstm_seq_lens", "node 'lstm_seq_lens' (LSTM): sequence_lens[0] = 7 is outside [0, 2]", TG_ERR_IO, false},
@@ -430,7 +452,6 @@ static void test_hostile(void)
         tt_fail(__FILE__, __LINE__, "x23.safetensors: %s", tg_last_error());
         return;
     }
-    const char *nm = "x";
     tg_tensor *x = tg_state_dict_get(in, "x");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char f[128];
@@ -439,14 +460,41 @@ static void test_hostile(void)
             CHECK_ERROR(tg_onnx_load(path_of(f)), cases[i].st, cases[i].needle);
             continue;
         }
-        tg_onnx_model *m = load(f);
-        tg_state_dict *o = NULL;
-        for (int mode = 0; m && mode < 2; mode++)
-            CHECK_FAILS(tg_onnx_run(m, (tg_onnx_mode)mode, 1, &nm, &x, &o, NULL), cases[i].st,
-                        cases[i].needle);
-        tg_onnx_free(m);
+        run_fails(f, x, cases[i].st, cases[i].needle);
     }
     tg_state_dict_free(in);
+}
+
+/* quantization nodes refusing wrong types, shapes and axes by name, in
+ * both modes (tests/data/make_onnx_import_fixtures.py, hostile_quant) */
+static void test_hostile_quant(void)
+{
+    static const struct { const char *file, *needle; } cases[] = {
+        {"bad_quant_zp_type", "node 'quant_zp_type' (QuantizeLinear): input 2 (y_zero_point) is INT32, expected INT8 or UINT8"},
+        {"bad_quant_scale_type", "input 1 (y_scale) is int64, expected float32"},
+        {"bad_quant_axis", "node 'quant_axis' (QuantizeLinear): axis 5 is out of range for rank 2"},
+        {"bad_quant_scale_len", "the scale has 4 elements, the input's axis 1 has length 3"},
+        {"bad_quant_zp_shape", "the zero point has shape [2], the scale [3]: they must match"},
+        {"bad_quant_v10_axis", "per-axis scales are version 13's"},
+        {"bad_dequant_int32_zp", "x is INT32: its zero point must be 0, is 5"},
+        {"bad_dynquant_int", "input 0 (x) is int32, expected float32"},
+        {"bad_dynquant_empty", "input 0 (x) is empty"},
+        {"bad_mmint_zp_type", "input 2 (the zero point of A) is INT8, expected UINT8 like A"},
+        {"bad_mmint_zp_shape", "input 2 (a_zero_point) has shape [3], expected a scalar or one value per row of A"},
+        {"bad_mmint_shapes", "node 'mmint_shapes' (MatMulInteger): matmul: shapes [2, 3] and [2, 3]"},
+        {"bad_qconv_rank", "x has rank 2 and w rank 4"},
+        {"bad_qconv_wscale", "input 4 (w_scale) has shape [5], expected a scalar or a 1-D tensor of the 2 output channels"},
+        {"bad_qconv_bias", "input 8 (B) is FLOAT, expected INT32"},
+        {"bad_qconv_yzp", "input 7 (y_zero_point) has shape [2], expected a scalar"},
+        {"bad_qconv_group", "node 'qconv_group' (QLinearConv)"},
+        {"bad_convint_xzp", "input 2 (x_zero_point) has shape [2], expected a scalar"},
+    };
+    tg_tensor *x = tg_zeros(TG_FLOAT32, 2, (int64_t[]){2, 3}); /* the models' x (scope-owned) */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char f[128];
+        snprintf(f, sizeof f, "%s.onnx", cases[i].file);
+        run_fails(f, x, TG_ERR_IO, cases[i].needle);
+    }
 }
 
 /* every truncation and many bit flips of a real model: never a crash,
@@ -726,6 +774,7 @@ int main(void)
     RUN(test_widened);
     RUN(test_unsupported);
     RUN(test_hostile);
+    RUN(test_hostile_quant);
     RUN(test_mutations);
     RUN(test_fuzz_finds);
     RUN(test_export_lenet);

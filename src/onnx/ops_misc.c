@@ -2,6 +2,7 @@
  * helpers they share (ops_misc.h):
  * - ops_misc_select.c: BitShift, ReverseSequence, Compress, NonZero, Unique
  * - ops_misc_linalg.c: Det, MaxUnpool
+ * - ops_misc_sample.c: GridSample, RoiAlign
  * Ops whose output shape depends on an input's values (Compress's
  * condition, NonZero, Unique) compute it from that value at import time:
  * known values, given inputs with opts.specialize (tg run), and every
@@ -69,5 +70,7 @@ const onnx_op_entry onnx_ops_misc[] = {
     {"Unique", {11}, 1, 1, 1, 4, misc_unique, 0},
     {"Det", {11}, 1, 1, 1, 1, misc_det, 0},
     {"MaxUnpool", {9, 11}, 2, 3, 1, 1, misc_max_unpool, 0},
+    {"GridSample", {16}, 2, 2, 1, 1, misc_grid_sample, 0},
+    {"RoiAlign", {10, 16}, 3, 3, 1, 1, misc_roi_align, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

@@ -34,5 +34,8 @@ tg_status misc_unique(onnx_ictx *c);
 /* ops_misc_linalg.c */
 tg_status misc_det(onnx_ictx *c);
 tg_status misc_max_unpool(onnx_ictx *c);
+/* ops_misc_sample.c */
+tg_status misc_grid_sample(onnx_ictx *c);
+tg_status misc_roi_align(onnx_ictx *c);
 
 #endif

@@ -100,8 +100,8 @@ static tg_status unpool_shape(onnx_ictx *c, tg_tensor *x, int64_t *out)
         if (k[d] < 1 || sd < 1 || pb < 0 || pe < 0 || k[d] > ONNX_IMPORT_MAX_ELEMENTS ||
             sd > ONNX_IMPORT_MAX_ELEMENTS || pb > ONNX_IMPORT_MAX_ELEMENTS ||
             pe > ONNX_IMPORT_MAX_ELEMENTS)
-            return onnx_err(c, TG_ERR_IO, "kernel_shape, strides should be positive and "
-                            "pads non-negative (spatial dim %d)", d);
+            return onnx_err(c, TG_ERR_IO, "kernel_shape and strides should be in [1, "
+                            "2^28] and pads in [0, 2^28] (spatial dim %d)", d);
         out[2 + d] = (tg_shape(x)[2 + d] - 1) * sd + k[d] - pb - pe;
         if (out[2 + d] < 0)
             return onnx_err(c, TG_ERR_IO, "pads leave spatial dim %d with a negative size", d);

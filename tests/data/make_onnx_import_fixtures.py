@@ -349,6 +349,90 @@ def recurrent_hostile(x, y):
         "rnn_bias", hidden_size=3)
 
 
+def hostile_quant():
+    """quantization nodes with wrong types, shapes and axes (each must be
+    refused naming the node and what was expected)"""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, [2, 3])]
+    f32, u8, i8, i32 = np.float32, np.uint8, np.int8, np.int32
+
+    def q(name, op, ins, inits, opset=13, outs=("y",), **attrs):
+        nodes = [helper.make_node(op, ins, list(outs), name=name, **attrs)]
+        save(make(nodes, x, y, [init(k, v) for k, v in inits.items()], opset=opset),
+             "bad_" + name)
+    q("quant_zp_type", "QuantizeLinear", ["x", "s", "z"], {"s": np.array(1, f32),
+                                                          "z": np.array(0, i32)})
+    q("quant_scale_type", "QuantizeLinear", ["x", "s"], {"s": np.array(1, np.int64)})
+    q("quant_axis", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(3, f32), "z": np.zeros(3, u8)}, axis=5)
+    q("quant_scale_len", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(4, f32), "z": np.zeros(4, u8)})
+    q("quant_zp_shape", "QuantizeLinear", ["x", "s", "z"],
+      {"s": np.ones(3, f32), "z": np.zeros(2, u8)})
+    q("quant_v10_axis", "QuantizeLinear", ["x", "s"], {"s": np.ones(3, f32)}, opset=10)
+    q("dequant_int32_zp", "DequantizeLinear", ["xi", "s", "z"],
+      {"xi": np.zeros((2, 3), i32), "s": np.array(1, f32), "z": np.array(5, i32)})
+    q("dynquant_int", "DynamicQuantizeLinear", ["xi"], {"xi": np.zeros((2, 3), i32)},
+      opset=11, outs=("y", "ys", "yz"))
+    q("dynquant_empty", "DynamicQuantizeLinear", ["e"], {"e": np.zeros((0, 3), f32)},
+      opset=11, outs=("y", "ys", "yz"))
+    mm = {"a": np.zeros((2, 3), u8), "b": np.zeros((3, 2), u8)}
+    q("mmint_zp_type", "MatMulInteger", ["a", "b", "az"], dict(mm, az=np.array(0, i8)),
+      opset=10)
+    q("mmint_zp_shape", "MatMulInteger", ["a", "b", "az"], dict(mm, az=np.zeros(3, u8)),
+      opset=10)
+    q("mmint_shapes", "MatMulInteger", ["a", "a"], mm, opset=10)
+    conv = {"cx": np.zeros((1, 2, 4, 4), u8), "xs": np.array(1, f32), "xz": np.array(0, u8),
+            "w": np.zeros((2, 2, 3, 3), u8), "ws": np.ones(2, f32), "wz": np.zeros(2, u8),
+            "ys": np.array(1, f32), "yz": np.array(0, u8)}
+    qc = ["cx", "xs", "xz", "w", "ws", "wz", "ys", "yz"]
+    q("qconv_rank", "QLinearConv", qc, dict(conv, cx=np.zeros((2, 4), u8)), opset=10)
+    q("qconv_wscale", "QLinearConv", qc, dict(conv, ws=np.ones(5, f32)), opset=10)
+    q("qconv_bias", "QLinearConv", qc + ["B"], dict(conv, B=np.zeros(2, f32)), opset=10)
+    q("qconv_yzp", "QLinearConv", qc, dict(conv, yz=np.zeros(2, u8)), opset=10)
+    q("qconv_group", "QLinearConv", qc, conv, opset=10, group=3)
+    q("convint_xzp", "ConvInteger", ["cx", "w", "xz"],
+      {"cx": conv["cx"], "w": conv["w"], "xz": np.zeros(2, u8)}, opset=10)
+
+
+def hostile_misc():
+    """BitShift, Compress, ReverseSequence, Det, MaxUnpool, GridSample,
+    RoiAlign, Unique with nonsense in them (src/onnx/ops_misc_*.c)"""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, [2, 3])]
+    u8 = init("u", np.ones((2, 3), np.uint8))
+    save(make([helper.make_node("BitShift", ["u", "u"], ["y"], name="bs", direction="UP")],
+              x, y, [u8], opset=11), "bad_bitshift_dir")
+    save(make([helper.make_node("Compress", ["x", "c"], ["y"], name="cmp", axis=1)], x, y,
+              [init("c", np.array([1, 0, 0, 1], bool))], opset=11), "bad_compress_cond")
+    save(make([helper.make_node("ReverseSequence", ["x", "l"], ["y"], name="rev",
+                                time_axis=0, batch_axis=1)], x, y,
+              [init("l", np.array([5, 1, 1], np.int64))], opset=10), "bad_reverse_lens")
+    save(make([helper.make_node("Det", ["x"], ["y"], name="det")], x, y, opset=11),
+         "bad_det_shape")
+    x4 = init("x4", np.ones((1, 1, 2, 2), np.float32))
+    save(make([helper.make_node("MaxUnpool", ["x4", "i"], ["y"], name="unpool",
+                                kernel_shape=[2, 2], strides=[2, 2])], x, y,
+              [x4, init("i", np.array([[[[0, 1], [2, 99]]]], np.int64))], opset=11),
+         "bad_unpool_index")
+    save(make([helper.make_node("MaxUnpool", ["x4", "i"], ["y"], name="unpool",
+                                kernel_shape=[2, 2], strides=[1 << 40, 1 << 40])], x, y,
+              [x4, init("i", np.zeros((1, 1, 2, 2), np.int64))], opset=11),
+         "bad_unpool_huge")
+    save(make([helper.make_node("GridSample", ["x4", "g"], ["y"], name="gs", mode="cubic")],
+              x, y, [x4, init("g", np.zeros((1, 2, 2, 2), np.float32))], opset=16),
+         "bad_gridsample_mode")
+    rois = init("r", np.array([[0, 0, 1, 1]], np.float32))
+    save(make([helper.make_node("RoiAlign", ["x4", "r", "b"], ["y"], name="roi")], x, y,
+              [x4, rois, init("b", np.array([5], np.int64))], opset=16),
+         "bad_roialign_batch")
+    save(make([helper.make_node("RoiAlign", ["x4", "r", "b"], ["y"], name="roi")], x, y,
+              [x4, init("r", np.array([[0, 0, 1e30, 1e30]], np.float32)),
+               init("b", np.array([0], np.int64))], opset=16), "bad_roialign_huge")
+    save(make([helper.make_node("Unique", ["x"], ["y"], name="uq", axis=4)], x, y, opset=11),
+         "bad_unique_axis")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(7)
@@ -360,6 +444,8 @@ def main():
     widened()
     unsupported()
     hostile()
+    hostile_misc()
+    hostile_quant()
     print("fixtures written to", OUT)
 
 

@@ -92,6 +92,9 @@ def same_semantics(node, old, new, ranks):
         if len(node.input) < 3 or not node.input[2]:
             raise Skip("Resize-10 takes scales, not sizes")
         node.input[:] = [node.input[0], node.input[2]]
+    if op in ("QuantizeLinear", "DequantizeLinear") and old < 13 <= new and \
+            ranks.get(node.input[1]) != 0:
+        raise Skip("before 13 the scale and zero point are per tensor (scalars) only")
     if op == "BatchNormalization" and old < 14 <= new and attr(node, "training_mode", 0):
         raise Skip("training_mode is new in 14")
     if op == "BatchNormalization" and old < 14 <= new and len(node.output) > 1:

@@ -1,0 +1,237 @@
+"""ONNX's misc ops (src/onnx/ops_misc_*.c) against PyTorch: modules
+exported by torch.onnx (GridSample, RoiAlign, Det, NonZero, Unique,
+BitShift) and hand-made models where torch writes no such node (MaxPool's
+indices into MaxUnpool, Compress, ReverseSequence): outputs, and the
+gradients of the differentiable ones, equal to torch's. The ONNX node
+cases of these ops run in tests/onnx_conformance. Skipped without torch
+or onnx (torchvision for roi_align)."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+
+from conftest import SANITIZED
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+pytestmark = pytest.mark.skipif(SANITIZED, reason="torch.onnx.export aborts under the "
+                                "ASan preload (C++ exceptions inside torch)")
+F = torch.nn.functional
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
+def export(tmp_path, fn, args, opset, name="m"):
+    path = os.fspath(tmp_path / f"{name}.onnx")
+    names = [f"in{i}" for i in range(len(args))]
+    torch.onnx.export(Fn(fn), tuple(args), path, opset_version=opset, input_names=names)
+    return path
+
+
+def op_types(path):
+    return {n.op_type for n in onnx.load(path).graph.node}
+
+
+def grads_match(path, fn, args, which, rtol=1e-4, atol=1e-5):
+    """the output and the gradients of inputs `which` of sum(y * w),
+    tensorgraph (eager) against torch"""
+    tins = [torch.tensor(a, requires_grad=i in which) for i, a in enumerate(args)]
+    want = fn(*tins)
+    w = np.random.RandomState(3).randn(*want.shape).astype(want.detach().numpy().dtype)
+    (want * torch.from_numpy(w)).sum().backward()
+    gins = [tg.tensor(a, requires_grad=i in which) for i, a in enumerate(args)]
+    got = tg.onnx.load(path)(*gins)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=rtol,
+                               atol=atol)
+    (got * tg.tensor(w)).sum().backward()
+    for i in which:
+        np.testing.assert_allclose(gins[i].grad.numpy(), tins[i].grad.numpy(), rtol=rtol,
+                                   atol=atol)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample(tmp_path, mode, pad, align):
+    rs = np.random.RandomState(0)
+    x = rs.randn(2, 3, 5, 7).astype(np.float32)
+    grid = (rs.rand(2, 4, 6, 2).astype(np.float32) * 2.6 - 1.3)  # some samples outside
+
+    def fn(a, g):
+        return F.grid_sample(a, g, mode=mode, padding_mode=pad, align_corners=align)
+    path = export(tmp_path, fn, [torch.from_numpy(x), torch.from_numpy(grid)], 16)
+    assert "GridSample" in op_types(path)
+    # nearest: the grid has no gradient (torch's is zero)
+    grads_match(path, fn, [x, grid], [0] if mode == "nearest" else [0, 1], rtol=2e-4,
+                atol=2e-4)
+
+
+@pytest.mark.parametrize("aligned", [False, True])
+@pytest.mark.parametrize("ratio", [-1, 2])
+def test_roi_align(tmp_path, aligned, ratio):
+    tv = pytest.importorskip("torchvision")
+    rs = np.random.RandomState(1)
+    x = rs.randn(2, 3, 10, 12).astype(np.float32)
+    boxes = np.array([[0, 1.2, 0.5, 7.7, 6.1], [1, 0.0, 2.3, 11.5, 9.9],
+                      [1, 4.4, 4.4, 4.9, 4.6], [0, -2.0, -1.0, 3.0, 13.0]], np.float32)
+
+    def fn(a, b):
+        return tv.ops.roi_align(a, b, (3, 2), spatial_scale=0.9, sampling_ratio=ratio,
+                                aligned=aligned)
+    # torchvision writes aligned=False at opset 16 without the attribute
+    # (so half_pixel, ONNX's default): RoiAlign-10 (output_half_pixel) for it
+    path = export(tmp_path, fn, [torch.from_numpy(x), torch.from_numpy(boxes)],
+                  16 if aligned else 11)
+    assert "RoiAlign" in op_types(path)
+    grads_match(path, fn, [x, boxes], [0])
+
+
+def test_roi_align_graph_mode(tmp_path):
+    """a fixed sampling ratio works in a traced graph; the adaptive one
+    needs the boxes' values, which a graph computes when it runs"""
+    tv = pytest.importorskip("torchvision")
+    x = np.random.RandomState(2).randn(1, 2, 8, 8).astype(np.float32)
+    boxes = np.array([[0, 1.0, 1.0, 6.0, 5.0]], np.float32)
+    for ratio in (2, -1):
+        def fn(a, b):
+            return tv.ops.roi_align(a, b, (2, 2), sampling_ratio=ratio, aligned=True)
+        path = export(tmp_path, fn, [torch.from_numpy(x), torch.from_numpy(boxes)], 16,
+                      name=f"r{ratio}")
+        m = tg.onnx.load(path)
+        f = tg.function(lambda a, b: m(a, b))
+        if ratio > 0:
+            got = f(tg.tensor(x), tg.tensor(boxes)).numpy()
+            want = fn(torch.from_numpy(x), torch.from_numpy(boxes)).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        else:
+            with pytest.raises(Exception, match="rois.*sampling_ratio 0"):
+                f(tg.tensor(x), tg.tensor(boxes))
+
+
+def test_det(tmp_path):
+    rs = np.random.RandomState(4)
+    x = rs.randn(3, 2, 5, 5).astype(np.float64)
+    x[0, 1, 0, 0] = 0  # a zero in the first pivot's place: a row swap
+    path = export(tmp_path, torch.det, [torch.from_numpy(x)], 11)
+    assert "Det" in op_types(path)
+    grads_match(path, torch.det, [x], [0], rtol=1e-8, atol=1e-10)
+    x[0, 0, :, 0] = 0  # singular: 0 (the gradient there is not the adjugate's)
+    got = tg.onnx.load(path)(tg.tensor(x)).numpy()
+    assert got[0, 0] == 0
+    np.testing.assert_allclose(got, torch.det(torch.from_numpy(x)).numpy(), rtol=1e-10,
+                               atol=1e-12)
+    # graph mode too
+    m = tg.onnx.load(path)
+    got = tg.function(lambda a: m(a))(tg.tensor(x)).numpy()
+    np.testing.assert_allclose(got, torch.det(torch.from_numpy(x)).numpy(), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_nonzero_and_unique(tmp_path):
+    x = np.array([[0, 3, 0, -1], [2, 0, 0, 3], [0, 3, 0, -1]], np.float32)
+    path = export(tmp_path, torch.nonzero, [torch.from_numpy(x)], 13, name="nz")
+    assert "NonZero" in op_types(path)
+    got = tg.onnx.load(path)(tg.tensor(x)).numpy()
+    np.testing.assert_array_equal(got, torch.nonzero(torch.from_numpy(x)).numpy())
+
+    def uniq(a):
+        return torch.unique(a, sorted=True, return_inverse=True, return_counts=True)
+    path = export(tmp_path, uniq, [torch.from_numpy(x)], 11, name="uq")
+    assert "Unique" in op_types(path)
+    got = tg.onnx.load(path)(tg.tensor(x))
+    # ONNX's inverse_indices are over X flattened (torch's keep X's shape)
+    for g, w in zip(got, uniq(torch.from_numpy(x))):
+        np.testing.assert_array_equal(g.numpy(), w.numpy().reshape(g.numpy().shape))
+
+    def uniq_dim(a):
+        return torch.unique(a, dim=0, return_inverse=True, return_counts=True)
+    path = export(tmp_path, uniq_dim, [torch.from_numpy(x)], 11, name="uqd")
+    got = tg.onnx.load(path)(tg.tensor(x))
+    for g, w in zip(got, uniq_dim(torch.from_numpy(x))):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_nonzero_graph_mode_refuses(tmp_path):
+    """over a value the graph computes, NonZero's length is unknown at import"""
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    path = export(tmp_path, lambda a: torch.nonzero(torch.relu(a)), [torch.from_numpy(x)],
+                  13)
+    m = tg.onnx.load(path)
+    np.testing.assert_array_equal(m(tg.tensor(x)).numpy(), [[0], [2]])  # eager: known
+    with pytest.raises(Exception, match="NonZero.*computed when the graph runs"):
+        tg.function(lambda a: m(a))(tg.tensor(x))
+
+
+def test_bitshift_uint8(tmp_path):
+    x = np.array([1, 7, 200, 255], np.uint8)
+    y = np.array([1, 2, 3, 0], np.uint8)
+    for name, fn in (("l", lambda a, b: a << b), ("r", lambda a, b: a >> b)):
+        try:
+            path = export(tmp_path, fn, [torch.from_numpy(x), torch.from_numpy(y)], 11,
+                          name=name)
+        except Exception as e:  # pragma: no cover - depends on torch's symbolics
+            pytest.skip(f"torch does not export uint8 shifts: {e}")
+        if "BitShift" not in op_types(path):
+            pytest.skip("torch writes these shifts without BitShift")
+        got = tg.onnx.load(path)(tg.tensor(x), tg.tensor(y)).numpy()
+        np.testing.assert_array_equal(got, fn(torch.from_numpy(x), torch.from_numpy(y)))
+
+
+def _model(tmp_path, nodes, inputs, outputs, inits=(), opset=13, name="h"):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    path = os.fspath(tmp_path / f"{name}.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
+    return path
+
+
+def _vi(name, t, shape):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def test_max_unpool_after_max_pool(tmp_path):
+    """MaxPool's Indices (over the whole tensor) into MaxUnpool equal
+    torch's max_pool2d / max_unpool2d (indices per plane), and the
+    gradient reaches the pooled values"""
+    x = np.random.RandomState(5).randn(2, 3, 6, 8).astype(np.float32)
+    nodes = [helper.make_node("MaxPool", ["x"], ["p", "i"], kernel_shape=[2, 2],
+                              strides=[2, 2]),
+             helper.make_node("MaxUnpool", ["p", "i"], ["y"], kernel_shape=[2, 2],
+                              strides=[2, 2])]
+    path = _model(tmp_path, nodes, [_vi("x", TensorProto.FLOAT, [2, 3, 6, 8])],
+                  [_vi("y", TensorProto.FLOAT, [2, 3, 6, 8])], opset=11)
+
+    def fn(a):
+        p, i = F.max_pool2d(a, 2, 2, return_indices=True)
+        return F.max_unpool2d(p, i, 2, 2)
+    grads_match(path, fn, [x], [0])
+
+
+def test_compress_and_reverse_sequence(tmp_path):
+    rs = np.random.RandomState(6)
+    x = rs.randn(4, 3, 2).astype(np.float32)
+    cond = helper.make_tensor("c", TensorProto.BOOL, [3], [True, False, True])
+    path = _model(tmp_path, [helper.make_node("Compress", ["x", "c"], ["y"], axis=1)],
+                  [_vi("x", TensorProto.FLOAT, [4, 3, 2])],
+                  [_vi("y", TensorProto.FLOAT, [4, 2, 2])], [cond], name="cmp")
+    grads_match(path, lambda a: a[:, [0, 2]], [x], [0])
+    lens = helper.make_tensor("l", TensorProto.INT64, [3], [4, 1, 2])
+    path = _model(tmp_path, [helper.make_node("ReverseSequence", ["x", "l"], ["y"],
+                                              time_axis=0, batch_axis=1)],
+                  [_vi("x", TensorProto.FLOAT, [4, 3, 2])],
+                  [_vi("y", TensorProto.FLOAT, [4, 3, 2])], [lens], opset=10, name="rev")
+
+    def rev(a):
+        cols = [torch.cat([a[:n, b].flip(0), a[n:, b]]) for b, n in enumerate((4, 1, 2))]
+        return torch.stack(cols, 1)
+    grads_match(path, rev, [x], [0])

@@ -35,6 +35,7 @@ from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import _tensor_extra  # noqa: F401  (more methods, gradient hooks)
 from . import _tensor_reinterpret  # noqa: F401,E402  (view(dtype), resize_)
+from ._size import Size  # noqa: F401,E402  (the type of Tensor.shape)
 from . import autograd
 from . import linalg  # noqa: E402
 from . import special  # noqa: E402  (torch.special's names)

@@ -83,3 +83,13 @@ def test_checkpoint_structure_round_trip(tmp_path):
     # a flat state_dict stays flat (its keys hold dots)
     tg.save(m.state_dict(), path)
     assert list(tg.load(path)) == ['weight', 'bias']
+
+
+def test_sequential_slice_keeps_names_as_pytorch():
+    s = tg.nn.Sequential(tg.nn.Linear(2, 3), tg.nn.ReLU(), tg.nn.Tanh())
+    t = s[1:]
+    assert type(t) is tg.nn.Sequential and list(t._modules) == ['1', '2']
+    assert "(1): ReLU()" in repr(t) and "(2): Tanh()" in repr(t)
+    assert t[0] is s[1] and s[-1] is s[2] and len(s[0:0]) == 0
+    with pytest.raises(IndexError, match="index 3 is out of range"):
+        s[3]

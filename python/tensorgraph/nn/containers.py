@@ -20,10 +20,9 @@ class Sequential(Module):
         return x
 
     def __getitem__(self, idx):
-        mods = list(self._modules.values())
-        if isinstance(idx, slice):
-            return Sequential(*mods[idx])
-        return mods[idx]
+        if isinstance(idx, slice):  # keeps the names, as PyTorch's ('1', '2' for [1:])
+            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._key(idx)]
 
     def _key(self, idx):
         n = len(self)

@@ -73,6 +73,11 @@ tg_generator *tg_generator_new(uint64_t seed);
 void tg_generator_free(tg_generator *g);
 void tg_generator_seed(tg_generator *g, uint64_t seed);
 uint64_t tg_generator_next(tg_generator *g);  /* 64 random bits */
+/* The 4 words of the generator's (xoshiro256**) state, to save and restore
+ * it (PyTorch's get_state / set_state). set refuses an all-zero state
+ * (the generator would give only zeros) with TG_ERR_ARG. */
+tg_status tg_generator_get_state(const tg_generator *g, uint64_t *state);       /* 4 words */
+tg_status tg_generator_set_state(tg_generator *g, const uint64_t *state); /* 4 words */
 double tg_generator_uniform(tg_generator *g); /* in [0, 1) */
 /* float32/float64 tensors from U(lo, hi) and N(mean, std^2) */
 tg_tensor *tg_rand_uniform(tg_generator *g, tg_dtype dt, int ndim,

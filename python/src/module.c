@@ -156,7 +156,45 @@ static PyObject *generator_next(PyObject *self, PyObject *unused)
     (void)unused; /* 64 random bits: seeds for loaders and workers */
     return PyLong_FromUnsignedLongLong(tg_generator_next(((GeneratorObject *)self)->g));
 }
+/* get_state(): the state as 40 bytes (the 4 state words, then the seed),
+ * a uint8 tensor as PyTorch's ByteTensor; set_state(t) takes one back */
+enum { STATE_BYTES = 5 * sizeof(uint64_t) };
+static PyObject *generator_get_state(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    uint64_t words[5];
+    if (tg_generator_get_state(((GeneratorObject *)self)->g, words) != TG_OK)
+        return tgpy_raise();
+    words[4] = ((GeneratorObject *)self)->seed;
+    tg_tensor *t = tg_from_data(TG_UINT8, 1, (const int64_t[]){STATE_BYTES}, words);
+    return t ? tgpy_wrap(t) : tgpy_raise();
+}
+static PyObject *generator_set_state(PyObject *self, PyObject *arg)
+{
+    if (!Tensor_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "set_state(): argument 'new_state' must be "
+                            "Tensor, not %.100s", Py_TYPE(arg)->tp_name);
+    tg_tensor *t = TENSOR(arg);
+    if (tgpy_concrete(t, "set_state") < 0)
+        return NULL;
+    if (tg_dtype_of(t) != TG_UINT8) /* PyTorch's error types */
+        return PyErr_Format(PyExc_TypeError, "RNG state must be a uint8 tensor (a "
+                            "ByteTensor), got %s", tg_dtype_name(tg_dtype_of(t)));
+    if (tg_numel(t) != STATE_BYTES)
+        return PyErr_Format(PyExc_RuntimeError, "set_state: expected a tensorgraph "
+                            "generator's state of size %d (from get_state) but found the "
+                            "input RNG state size to be %lld", (int)STATE_BYTES,
+                            (long long)tg_numel(t));
+    uint64_t words[5];
+    if (tg_copy_to(t, TG_UINT8, words) != TG_OK ||
+        tg_generator_set_state(((GeneratorObject *)self)->g, words) != TG_OK)
+        return tgpy_raise();
+    ((GeneratorObject *)self)->seed = words[4];
+    return Py_NewRef(self);
+}
 static PyMethodDef generator_methods[] = {
+    {"get_state", generator_get_state, METH_NOARGS, "The state, a uint8 tensor."},
+    {"set_state", generator_set_state, METH_O, "Restores a state from get_state; returns self."},
     {"manual_seed", generator_manual_seed, METH_O, "Seeds the generator; returns it."},
     {"initial_seed", generator_initial_seed, METH_NOARGS, "The last seed set."},
     {"_next_u64", generator_next, METH_NOARGS, "64 random bits."},

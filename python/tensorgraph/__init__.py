@@ -17,6 +17,7 @@ from ._C import (Tensor, Generator, dtype, float32, float64, int32, int64, uint8
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, linspace,
                         zeros_like, ones_like, full_like, empty_like, rand, randn, randint,
                         randperm, rand_like, randn_like, manual_seed, seed, initial_seed,
+                        get_rng_state, set_rng_state,
                         bernoulli, from_dlpack)
 from ._ops import *  # noqa: F401,F403  (the op table's functions, PyTorch's names)
 from ._ops import __all__ as _ops_all
@@ -30,7 +31,8 @@ from ._ops_special import *  # noqa: F401,F403  (lgamma, digamma, erfinv)
 from ._ops_misc import *  # noqa: F401,F403  (ldexp, vander, gcd, result_type, ...)
 from ._ops_windows import *  # noqa: F401,F403  (masked_scatter, unique_consecutive, ...)
 from ._ops_scatter import *  # noqa: F401,F403  (scatter_reduce, index_reduce, put, take, ...)
-from ._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
+from ._grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
+                         is_inference_mode_enabled)
 from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import _tensor_extra  # noqa: F401  (more methods, gradient hooks)

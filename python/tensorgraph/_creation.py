@@ -223,6 +223,16 @@ def initial_seed():
     return _C.default_generator.initial_seed()
 
 
+def get_rng_state():
+    """the default generator's state, a uint8 tensor (not PyTorch's bytes:
+    a tensorgraph state restores a tensorgraph generator only)"""
+    return _C.default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    _C.default_generator.set_state(new_state)
+
+
 Tensor = _C.Tensor
 
 

@@ -1,6 +1,7 @@
 """Grad mode: no_grad / enable_grad / set_grad_enabled as context managers
 and decorators (per thread, like PyTorch)."""
 import functools
+import threading
 
 from . import _C
 
@@ -33,7 +34,39 @@ class enable_grad(_GradMode):
     enabled = True
 
 
-inference_mode = no_grad
+_inference = threading.local()
+
+
+def is_inference_mode_enabled():
+    return getattr(_inference, 'on', False)
+
+
+class inference_mode:
+    """inference_mode(mode=True): grad mode off (on for mode=False, as
+    PyTorch's) and is_inference_mode_enabled() == mode inside; a context
+    manager and a decorator. tensorgraph has no separate inference
+    tensors: the results are those of no_grad"""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self._prev_inference = is_inference_mode_enabled()
+        _inference.on = self.mode
+        self._prev = _C._set_grad_enabled(not self.mode)
+        return self
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+        _inference.on = self._prev_inference
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper
 
 
 class set_grad_enabled:

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct tg_generator {
     uint64_t *s;      /* the 4 words of state, in state's storage */
@@ -34,6 +35,27 @@ void tg_generator_seed(tg_generator *g, uint64_t seed)
         return;
     for (int i = 0; i < 4; i++)
         g->s[i] = splitmix64(&seed);
+}
+
+tg_status tg_generator_get_state(const tg_generator *g, uint64_t *state)
+{
+    if (!g || !state)
+        return tg__error(TG_ERR_ARG, "tg_generator_get_state: %s is NULL",
+                         g ? "state" : "the generator");
+    memcpy(state, g->s, 4 * sizeof *state);
+    return TG_OK;
+}
+
+tg_status tg_generator_set_state(tg_generator *g, const uint64_t *state)
+{
+    if (!g || !state)
+        return tg__error(TG_ERR_ARG, "tg_generator_set_state: %s is NULL",
+                         g ? "state" : "the generator");
+    if (!(state[0] | state[1] | state[2] | state[3]))
+        return tg__error(TG_ERR_ARG, "tg_generator_set_state: an all-zero state is not a "
+                         "state of xoshiro256** (it would give only zeros)");
+    memcpy(g->s, state, 4 * sizeof *state); /* in place: graphs hold this storage */
+    return TG_OK;
 }
 
 tg_generator *tg_generator_new(uint64_t seed)

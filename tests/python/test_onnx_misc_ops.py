@@ -162,6 +162,26 @@ def test_nonzero_and_unique(tmp_path):
         np.testing.assert_array_equal(g.numpy(), w.numpy())
 
 
+def test_nms(tmp_path):
+    """torchvision's nms (one class, one batch as ONNX sees it): the kept
+    boxes, in descending score, equal torchvision's"""
+    tv = pytest.importorskip("torchvision")
+    rs = np.random.RandomState(7)
+    xy = rs.rand(40, 2).astype(np.float32) * 20
+    boxes = np.concatenate([xy, xy + 2 + rs.rand(40, 2).astype(np.float32) * 6], 1)
+    scores = rs.rand(40).astype(np.float32)
+    scores[5] = scores[9]  # a tie: the lower index first, as torchvision's stable sort
+
+    def fn(b, s):
+        return tv.ops.nms(b, s, 0.3)
+    path = export(tmp_path, fn, [torch.from_numpy(boxes), torch.from_numpy(scores)], 11)
+    assert "NonMaxSuppression" in op_types(path)
+    got = tg.onnx.load(path)(tg.tensor(boxes), tg.tensor(scores)).numpy()
+    want = fn(torch.from_numpy(boxes), torch.from_numpy(scores)).numpy()
+    assert len(want) > 3
+    np.testing.assert_array_equal(got, want)
+
+
 def test_nonzero_graph_mode_refuses(tmp_path):
     """over a value the graph computes, NonZero's length is unknown at import"""
     x = np.array([1.0, -2.0, 3.0], np.float32)
@@ -235,3 +255,49 @@ def test_compress_and_reverse_sequence(tmp_path):
         cols = [torch.cat([a[:n, b].flip(0), a[n:, b]]) for b, n in enumerate((4, 1, 2))]
         return torch.stack(cols, 1)
     grads_match(path, rev, [x], [0])
+
+
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_windows(tmp_path, periodic):
+    # ONNX's Hamming window takes alpha = 25/46 (torch's default is 0.54)
+    def hamming(n, periodic, dtype):
+        return torch.hamming_window(n, periodic, alpha=25 / 46, beta=21 / 46, dtype=dtype)
+    for op, fn in (("HannWindow", torch.hann_window), ("HammingWindow", hamming),
+                   ("BlackmanWindow", torch.blackman_window)):
+        size = helper.make_tensor("n", TensorProto.INT64, [], [11])
+        path = _model(tmp_path, [helper.make_node(op, ["n"], ["y"], periodic=periodic)], [],
+                      [_vi("y", TensorProto.FLOAT, [11])], [size], opset=17, name=op)
+        got = tg.onnx.load(path)().numpy()
+        want = fn(11, bool(periodic), dtype=torch.float64).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("inverse,onesided,length", [(0, 0, None), (1, 0, None),
+                                                     (0, 1, None), (0, 0, 12), (1, 0, 5)])
+def test_dft(tmp_path, inverse, onesided, length):
+    """against numpy's fft, with the gradient of a real input against
+    torch.fft's"""
+    rs = np.random.RandomState(8)
+    complex_in = inverse == 1
+    x = rs.randn(2, 9, 3, 2 if complex_in else 1).astype(np.float32)
+    inits = [helper.make_tensor("L", TensorProto.INT64, [], [length])] if length else []
+    node = helper.make_node("DFT", ["x", "L"] if length else ["x"], ["y"], axis=1,
+                            inverse=inverse, onesided=onesided)
+    path = _model(tmp_path, [node], [_vi("x", TensorProto.FLOAT, list(x.shape))],
+                  [_vi("y", TensorProto.FLOAT, None)], inits, opset=17)
+    sig = x[..., 0] + 1j * x[..., 1] if complex_in else x[..., 0]
+    f = np.fft.ifft if inverse else (np.fft.rfft if onesided else np.fft.fft)
+    want = f(sig, n=length, axis=1)
+    want = np.stack([want.real, want.imag], -1)
+    xt = tg.tensor(x, requires_grad=True)
+    got = tg.onnx.load(path)(xt)
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-4, atol=1e-5)
+    if not complex_in:
+        w = rs.randn(*want.shape)
+        (got * tg.tensor(w.astype(np.float32))).sum().backward()
+        xtt = torch.tensor(x[..., 0].astype(np.float64), requires_grad=True)
+        tf = torch.fft.rfft if onesided else torch.fft.fft
+        yt = torch.view_as_real(tf(xtt, n=length, dim=1))
+        (yt * torch.from_numpy(w)).sum().backward()
+        np.testing.assert_allclose(xt.grad.numpy()[..., 0], xtt.grad.numpy(), rtol=1e-4,
+                                   atol=1e-4)

@@ -4,8 +4,10 @@
  * - ops_misc_linalg.c: Det, MaxUnpool
  * - ops_misc_sample.c: GridSample, RoiAlign
  * - ops_misc_nms.c: NonMaxSuppression
- * - ops_misc_signal.c: HannWindow, HammingWindow, BlackmanWindow, DFT,
+ * - ops_misc_signal.c: HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
  *   MelWeightMatrix
+ * - ops_misc_random.c: RandomUniform, RandomNormal, *Like, Bernoulli,
+ *   Multinomial (eager builds only)
  * Ops whose output shape depends on an input's values (Compress's
  * condition, NonZero, Unique, NonMaxSuppression, RoiAlign's adaptive
  * sampling, the windows' size) compute it from that value at import time:
@@ -81,6 +83,13 @@ const onnx_op_entry onnx_ops_misc[] = {
     {"HammingWindow", {17}, 1, 1, 1, 1, misc_hamming_window, 0},
     {"BlackmanWindow", {17}, 1, 1, 1, 1, misc_blackman_window, 0},
     {"DFT", {17}, 1, 2, 1, 1, misc_dft, 0},
+    {"STFT", {17}, 2, 4, 1, 1, misc_stft, 0},
     {"MelWeightMatrix", {17}, 5, 5, 1, 1, misc_mel_weight_matrix, 0},
+    {"RandomUniform", {1}, 0, 0, 1, 1, misc_random_uniform, ONNX_OP_NO_FOLD},
+    {"RandomNormal", {1}, 0, 0, 1, 1, misc_random_normal, ONNX_OP_NO_FOLD},
+    {"RandomUniformLike", {1}, 1, 1, 1, 1, misc_random_uniform_like, ONNX_OP_NO_FOLD},
+    {"RandomNormalLike", {1}, 1, 1, 1, 1, misc_random_normal_like, ONNX_OP_NO_FOLD},
+    {"Bernoulli", {15}, 1, 1, 1, 1, misc_bernoulli, ONNX_OP_NO_FOLD},
+    {"Multinomial", {7}, 1, 1, 1, 1, misc_multinomial, ONNX_OP_NO_FOLD},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

@@ -44,6 +44,14 @@ tg_status misc_hann_window(onnx_ictx *c);
 tg_status misc_hamming_window(onnx_ictx *c);
 tg_status misc_blackman_window(onnx_ictx *c);
 tg_status misc_dft(onnx_ictx *c);
+tg_status misc_stft(onnx_ictx *c);
 tg_status misc_mel_weight_matrix(onnx_ictx *c);
+/* ops_misc_random.c */
+tg_status misc_random_uniform(onnx_ictx *c);
+tg_status misc_random_normal(onnx_ictx *c);
+tg_status misc_random_uniform_like(onnx_ictx *c);
+tg_status misc_random_normal_like(onnx_ictx *c);
+tg_status misc_bernoulli(onnx_ictx *c);
+tg_status misc_multinomial(onnx_ictx *c);
 
 #endif

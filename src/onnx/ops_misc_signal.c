@@ -116,6 +116,30 @@ static tg_tensor *dft_part(tg_tensor *x, int p, int axis, int64_t L)
     return v;
 }
 
+/* the transform over the last dim (L samples, float64; xi NULL for real
+ * input) into K bins: forward e^(-i a) = cos a - i sin a, inverse the
+ * conjugate over L */
+static tg_status dft_last(onnx_ictx *c, tg_tensor *xr, tg_tensor *xi, int64_t L, int64_t K,
+                          bool inverse, tg_tensor **yr, tg_tensor **yi)
+{
+    tg_tensor *cm = NULL, *sm = NULL;
+    tg_status s = dft_matrices(c, L, K, &cm, &sm);
+    if (s != TG_OK)
+        return s;
+    double sgn = inverse ? 1 : -1;
+    *yr = tg_matmul(xr, cm);
+    *yi = tg_mul_scalar(tg_matmul(xr, sm), sgn);
+    if (xi) {
+        *yr = tg_add(*yr, tg_mul_scalar(tg_matmul(xi, sm), -sgn));
+        *yi = tg_add(*yi, tg_matmul(xi, cm));
+    }
+    if (inverse) {
+        *yr = tg_mul_scalar(*yr, 1.0 / (double)L);
+        *yi = tg_mul_scalar(*yi, 1.0 / (double)L);
+    }
+    return *yr && *yi ? TG_OK : tg_last_status();
+}
+
 tg_status misc_dft(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "input");
@@ -154,26 +178,73 @@ tg_status misc_dft(onnx_ictx *c)
         return onnx_err(c, TG_ERR_UNSUPPORTED, "a signal of %lld samples (1 to %d are "
                         "supported)", (long long)L, DFT_MAX_LENGTH);
     int64_t K = onesided ? L / 2 + 1 : L;
-    tg_tensor *cm = NULL, *sm = NULL;
-    if ((s = dft_matrices(c, L, K, &cm, &sm)) != TG_OK)
-        return s;
     tg_tensor *xr = dft_part(x, 0, axis, L), *xi = complex_in ? dft_part(x, 1, axis, L) : NULL;
-    /* forward: e^(-i a) = cos a - i sin a; inverse: the conjugate, over L */
-    double sgn = inverse ? 1 : -1;
-    tg_tensor *yr = tg_matmul(xr, cm), *yi = tg_mul_scalar(tg_matmul(xr, sm), sgn);
-    if (xi) {
-        yr = tg_add(yr, tg_mul_scalar(tg_matmul(xi, sm), -sgn));
-        yi = tg_add(yi, tg_matmul(xi, cm));
-    }
-    if (inverse) {
-        yr = tg_mul_scalar(yr, 1.0 / (double)L);
-        yi = tg_mul_scalar(yi, 1.0 / (double)L);
-    }
+    tg_tensor *yr, *yi;
+    if ((s = dft_last(c, xr, xi, L, K, inverse != 0, &yr, &yi)) != TG_OK)
+        return s;
     tg_tensor *parts[2] = {tg_unsqueeze(tg_transpose(yr, axis, r - 2), r - 1),
                            tg_unsqueeze(tg_transpose(yi, axis, r - 2), r - 1)};
     if (!parts[0] || !parts[1])
         return tg_last_status();
     return misc_done(c, onnx_as(tg_concat(2, parts, r - 1), tg_dtype_of(x)));
+}
+
+/* ---- STFT(onesided): signal [B, N, 1 or 2], frame_step, window, frame_length ------------
+ * The frames gathered at constant positions ([F, L]: f * step + l), times
+ * the window, each transformed over its L samples as DFT does. */
+tg_status misc_stft(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "signal");
+    int64_t onesided;
+    double step, flen = -1;
+    tg_status s = x ? oa_int(c, "onesided", 1, &onesided) : tg_last_status();
+    if (s == TG_OK)
+        s = oi_scalar(c, 1, "frame_step", &step);
+    if (s == TG_OK && c->n_in > 3 && c->in[3])
+        s = oi_scalar(c, 3, "frame_length", &flen);
+    if (s != TG_OK)
+        return s;
+    tg_tensor *win = c->n_in > 2 ? c->in[2] : NULL;
+    const int64_t *xs = tg_shape(x);
+    if (tg_ndim(x) != 3 || (xs[2] != 1 && xs[2] != 2) || !tg_dtype_is_float(tg_dtype_of(x)))
+        return onnx_err(c, TG_ERR_IO, "signal should be float [batch, length, 1 or 2]");
+    if (win && (tg_ndim(win) != 1 || !tg_dtype_is_float(tg_dtype_of(win))))
+        return onnx_err(c, TG_ERR_IO, "window should be a float vector");
+    int64_t L = win ? tg_shape(win)[0] : (int64_t)flen;
+    if ((!win && flen < 0) || (win && flen >= 0 && (int64_t)flen != L))
+        return onnx_err(c, TG_ERR_IO, "frame_length and the window's length should agree "
+                        "(one of them given)");
+    if (L < 1 || L > DFT_MAX_LENGTH || L > xs[1] || !(step >= 1 && step <= (double)xs[1]))
+        return onnx_err(c, TG_ERR_IO, "frames of %lld samples every %g should fit the "
+                        "signal's %lld (at most %d per frame)", (long long)L, step,
+                        (long long)xs[1], DFT_MAX_LENGTH);
+    bool complex_in = xs[2] == 2;
+    if (onesided && complex_in)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "onesided is for real signals");
+    int64_t B = xs[0], st = (int64_t)step, F = (xs[1] - L) / st + 1, K = onesided ? L / 2 + 1 : L;
+    if ((s = onnx_check_numel(c, 3, (int64_t[]){B, F, L}, "the frames")) != TG_OK)
+        return s;
+    int64_t *pos = onnx_tmp_alloc(c, (size_t)(F * L) * sizeof *pos);
+    if (!pos)
+        return tg_last_status();
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t l = 0; l < L; l++)
+            pos[f * L + l] = f * st + l;
+    tg_tensor *idx = misc_int64s(pos, F * L);
+    tg_tensor *parts[2] = {NULL, NULL};
+    for (int p = 0; p < (complex_in ? 2 : 1); p++) {
+        tg_tensor *v = tg_reshape(tg_slice(x, 2, p, p + 1, 1), 2, (int64_t[]){B, xs[1]});
+        v = tg_reshape(tg_index_select(onnx_as(v, TG_FLOAT64), 1, idx), 3,
+                       (int64_t[]){B, F, L});
+        parts[p] = win ? tg_mul(v, onnx_as(win, TG_FLOAT64)) : v;
+    }
+    tg_tensor *yr, *yi;
+    if ((s = dft_last(c, parts[0], parts[1], L, K, false, &yr, &yi)) != TG_OK)
+        return s;
+    tg_tensor *out[2] = {tg_unsqueeze(yr, 3), tg_unsqueeze(yi, 3)};
+    if (!out[0] || !out[1])
+        return tg_last_status();
+    return misc_done(c, onnx_as(tg_concat(2, out, 3), tg_dtype_of(x)));
 }
 
 /* ---- MelWeightMatrix(output_datatype): num_mel_bins, dft_length, sample_rate,

@@ -122,10 +122,12 @@ char *tg_shape_str(int ndim, const int64_t *shape, char *buf, size_t len);
  * any op, as in PyTorch: y = tg_sin(x); tg_mul_scalar_(y, 2) makes y's
  * gradient flow through the update (2 cos x). A tensor that a gradient
  * rule saved and that is then changed fails at backward (tg_exp saves its
- * result). Refused while grad mode is on: leaves that require grad
- * (update parameters inside tg_no_grad_begin/end) and views of tensors
- * with history. Symbolic (graph) tensors are refused: graphs use
- * tg_assign. */
+ * result). Writing through a view (made with grad mode on) updates the
+ * history of the tensor it views, and views of a tensor written since are
+ * read with its new history, as PyTorch's. Refused while grad mode is on:
+ * leaves that require grad and their views (update parameters inside
+ * tg_no_grad_begin/end), views whose elements overlap. Symbolic (graph)
+ * tensors are refused: graphs use tg_assign. */
 tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src); /* broadcasts */
 tg_status tg_fill_(tg_tensor *dst, double value);
 tg_status tg_add_(tg_tensor *dst, const tg_tensor *src, double alpha);

@@ -278,41 +278,6 @@ PyObject *tgpy_update(PyObject *self, tg_tensor *s, binary_fn fn)
     return st == TG_OK ? Py_NewRef(self) : tgpy_raise();
 }
 
-/* x[i] += y on a tensor that autograd watches: Python runs x[i] (a view),
- * += on it, then x[i] = result. The core refuses the in-place update of
- * such a view, but here the store that follows does the update (with
- * gradients), so the view's += may give the out-of-place a + y instead.
- * tensorgraph._tensor decides from the caller's bytecode; anything else
- * keeps the core's error. */
-static PyObject *subscript_fallback(PyObject *a, PyObject *b, const char *op)
-{
-    if (!PyErr_ExceptionMatches(PyExc_RuntimeError))
-        return NULL;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyObject *msg = value ? PyObject_Str(value) : NULL;
-    const char *text = msg ? PyUnicode_AsUTF8(msg) : NULL;
-    PyObject *r = NULL;
-    if (text && strstr(text, "in-place update of a view")) {
-        PyObject *mod = PyImport_ImportModule("tensorgraph._tensor");
-        r = mod ? PyObject_CallMethod(mod, "_augmented_subscript", "OOs", a, b, op) : NULL;
-        Py_XDECREF(mod);
-        if (r == Py_None)
-            Py_CLEAR(r);
-        if (!r)
-            PyErr_Clear();
-    }
-    Py_XDECREF(msg);
-    if (r) {
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-        return r;
-    }
-    PyErr_Restore(type, value, tb);
-    return NULL;
-}
-
 /* x += y: in place, as PyTorch (same object, version bumped); + and -
  * in the destination's dtype are one add_ (dst += alpha * src) */
 static PyObject *inplace_op(PyObject *a, PyObject *b, binary_fn fn, double add_sign)
@@ -330,19 +295,10 @@ static PyObject *inplace_op(PyObject *a, PyObject *b, binary_fn fn, double add_s
     tg_release(s);
     return r;
 }
-static PyObject *inplace(PyObject *a, PyObject *b, binary_fn fn, double add_sign,
-                         const char *op)
-{
-    PyObject *r = inplace_op(a, b, fn, add_sign);
-    return r ? r : subscript_fallback(a, b, op);
-}
-static PyObject *nb_iadd(PyObject *a, PyObject *b) { return inplace(a, b, tg_add, 1, "add"); }
-static PyObject *nb_isub(PyObject *a, PyObject *b) { return inplace(a, b, tg_sub, -1, "sub"); }
-static PyObject *nb_imul(PyObject *a, PyObject *b) { return inplace(a, b, tg_mul, 0, "mul"); }
-static PyObject *nb_idiv(PyObject *a, PyObject *b)
-{
-    return inplace(a, b, tg_div, 0, "truediv");
-}
+static PyObject *nb_iadd(PyObject *a, PyObject *b) { return inplace_op(a, b, tg_add, 1); }
+static PyObject *nb_isub(PyObject *a, PyObject *b) { return inplace_op(a, b, tg_sub, -1); }
+static PyObject *nb_imul(PyObject *a, PyObject *b) { return inplace_op(a, b, tg_mul, 0); }
+static PyObject *nb_idiv(PyObject *a, PyObject *b) { return inplace_op(a, b, tg_div, 0); }
 
 /* ---- conversion to Python numbers --------------------------------------------- */
 int tgpy_concrete(tg_tensor *t, const char *what)

@@ -308,22 +308,3 @@ for _name, _fn in _methods.items():
     _C._add_method(_name, _fn)
 
 del builtins
-
-
-def _augmented_subscript(view, other, op):
-    """x[i] op= y where x[i] is a view autograd watches (number.c's
-    fallback): the out-of-place result when the caller's next instruction
-    stores it back with x[i] = ... (which records the update), else None
-    (the in-place error stands: a lone view would be left unchanged)"""
-    import dis
-    import operator
-    import sys
-    frame = sys._getframe(1)
-    after = [ins for ins in dis.get_instructions(frame.f_code) if ins.offset > frame.f_lasti]
-    for ins in after:
-        if ins.opname in ('SWAP', 'ROT_TWO', 'ROT_THREE', 'NOP', 'CACHE'):
-            continue
-        if ins.opname == 'STORE_SUBSCR':  # on a copy: the store then changes view's data
-            return getattr(operator, op)(view.clone(), other)
-        return None
-    return None

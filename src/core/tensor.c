@@ -231,6 +231,7 @@ void tg_release(tg_tensor *t)
     storage_release(t->storage);
     tg_release(t->grad);
     tg__node_release(t->grad_fn);
+    tg_release(t->view_base);
     tg__graph_release(t->graph);
     free(t);
 }

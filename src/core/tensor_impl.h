@@ -53,6 +53,11 @@ struct tg_tensor {
     tg_tensor *grad;         /* owned */
     struct tg_node *grad_fn; /* owned reference; NULL for leaves */
     int out_index;           /* which output of grad_fn this is */
+    /* a view made while grad mode was on: the tensor it views (the root
+     * of a chain of views; owned reference) and the storage version its
+     * history describes (autodiff/view_history.h) */
+    struct tg_tensor *view_base;
+    uint64_t view_version;
     /* graph mode (src/graph): a symbolic tensor has no storage (NULL) and
      * stands for value `value` of `graph`, on which it holds a reference */
     struct tg_graph *graph;

@@ -53,6 +53,9 @@ typedef struct rnn_spec {
  * peepholes ([3H] or NULL), the initial states [batch, H] */
 typedef struct rnn_dir_in {
     tg_tensor *w, *r, *proj_bias, *rbh, *p, *h0, *c0;
+    /* set by onnx_rnn_direction, once for every step: GRU's R split into
+     * its z-r rows and h rows, LSTM's peepholes pi, po, pf */
+    tg_tensor *r_zr, *r_h, *peep[3];
 } rnn_dir_in;
 
 /* runs one direction over x [seq, batch, input]; masks[t] ([batch, 1]
@@ -61,7 +64,7 @@ typedef struct rnn_dir_in {
  * length; ys NULL: not wanted), *h_last and *c_last the final states (the last valid step's;
  * zeros for a row of length 0) */
 tg_status onnx_rnn_direction(onnx_ictx *c, const rnn_spec *sp, int d, tg_tensor *x,
-                             const rnn_dir_in *in, tg_tensor *const *masks, tg_tensor **ys,
+                             rnn_dir_in *in, tg_tensor *const *masks, tg_tensor **ys,
                              tg_tensor **h_last, tg_tensor **c_last);
 
 #endif

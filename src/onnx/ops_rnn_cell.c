@@ -1,8 +1,8 @@
 /* The cells of ONNX's RNN, GRU and LSTM, unrolled over the sequence with
  * tensorgraph's differentiable ops: the input projection of every step is
  * one GEMM before the loop (it does not depend on the state), each step
- * one GEMM with the recurrent weights (two for GRU without
- * linear_before_reset) and elementwise gate arithmetic. Rows past their
+ * one GEMM with the recurrent weights that adds the step's projection
+ * (two for GRU without linear_before_reset) and elementwise gate arithmetic. Rows past their
  * sequence length keep their state (where) and output zeros; a row of
  * length 0 has final states of zeros (onnxruntime's choice: ONNX's text
  * says nothing). */
@@ -59,72 +59,81 @@ typedef struct cell_state {
     tg_tensor *h, *c;
 } cell_state;
 
+/* the step's input projection xp is the GEMM's C: h R^T + xp in one op */
 static cell_state rnn_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir_in *in,
                            tg_tensor *xp, cell_state s)
 {
-    return (cell_state){gate(sp, &act[0], tg_add(xp, recur(s.h, in->r, NULL))), NULL};
+    return (cell_state){gate(sp, &act[0], recur(s.h, in->r, xp)), NULL};
 }
 
-/* z = f(xz + h Rz), r = f(xr + h Rr); the candidate
- * g(xh + (r h) Rh + Rbh) or, with linear_before_reset, g(xh + r (h Rh + Rbh));
- * h' = hh + z (h - hh) = (1 - z) hh + z h */
+/* the first k gates' columns of a [batch, n*H] tensor */
+static tg_tensor *first_gates(const rnn_spec *sp, tg_tensor *t, int k)
+{
+    return tg_slice(t, 1, 0, k * sp->hidden, 1);
+}
+
+/* z = f(xz + h Rz), r = f(xr + h Rr) (one activation over both); the
+ * candidate g(xh + (r h) Rh + Rbh) or, with linear_before_reset,
+ * g(xh + r (h Rh + Rbh)); h' = hh + z (h - hh) = (1 - z) hh + z h */
 static cell_state gru_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir_in *in,
                            tg_tensor *xp, cell_state s)
 {
-    int64_t H = sp->hidden;
-    tg_tensor *hp, *hh_pre;
+    tg_tensor *zr, *hh_pre;
     if (sp->linear_before_reset) {
-        hp = recur(s.h, in->r, NULL);
-    } else {
-        hp = recur(s.h, tg_slice(in->r, 0, 0, 2 * H, 1), NULL);
-    }
-    tg_tensor *z = gate(sp, &act[0], tg_add(part(sp, xp, 0), part(sp, hp, 0)));
-    tg_tensor *r = gate(sp, &act[0], tg_add(part(sp, xp, 1), part(sp, hp, 1)));
-    if (sp->linear_before_reset) {
+        tg_tensor *hp = recur(s.h, in->r, NULL);
+        zr = gate(sp, &act[0], tg_add(first_gates(sp, xp, 2), first_gates(sp, hp, 2)));
         tg_tensor *rh = part(sp, hp, 2);
         if (in->rbh)
             rh = tg_add(rh, in->rbh);
-        hh_pre = tg_add(part(sp, xp, 2), tg_mul(r, rh));
+        hh_pre = tg_add(part(sp, xp, 2), tg_mul(part(sp, zr, 1), rh));
     } else {
-        tg_tensor *rh = recur(tg_mul(r, s.h), tg_slice(in->r, 0, 2 * H, 3 * H, 1), NULL);
-        hh_pre = tg_add(part(sp, xp, 2), rh);
+        zr = gate(sp, &act[0], recur(s.h, in->r_zr, first_gates(sp, xp, 2)));
+        hh_pre = recur(tg_mul(part(sp, zr, 1), s.h), in->r_h, part(sp, xp, 2));
     }
     tg_tensor *hh = gate(sp, &act[1], hh_pre);
-    return (cell_state){tg_add(hh, tg_mul(z, tg_sub(s.h, hh))), NULL};
+    return (cell_state){tg_add(hh, tg_mul(part(sp, zr, 0), tg_sub(s.h, hh))), NULL};
 }
 
 /* gates i o f c; peepholes p = [pi po pf]:
  * i = f(xi + h Ri + pi C), f = f(xf + h Rf + pf C) (1 - i with input_forget),
- * C' = f C + i g(xc + h Rc), o = f(xo + h Ro + po C'), h' = o h(C') */
+ * C' = f C + i g(xc + h Rc), o = f(xo + h Ro + po C'), h' = o h(C');
+ * without peepholes one activation covers i, o and f */
 static cell_state lstm_step(const rnn_spec *sp, const rnn_act *act, const rnn_dir_in *in,
                             tg_tensor *xp, cell_state s)
 {
-    tg_tensor *pre = tg_add(xp, recur(s.h, in->r, NULL));
-    tg_tensor *pi = part(sp, pre, 0), *po = part(sp, pre, 1), *pf = part(sp, pre, 2);
-    tg_tensor *peep_i = NULL, *peep_o = NULL, *peep_f = NULL;
+    tg_tensor *pre = recur(s.h, in->r, xp), *i, *o = NULL, *f;
     if (in->p) {
-        int64_t H = sp->hidden;
-        peep_i = tg_slice(in->p, 0, 0, H, 1);
-        peep_o = tg_slice(in->p, 0, H, 2 * H, 1);
-        peep_f = tg_slice(in->p, 0, 2 * H, 3 * H, 1);
-        pi = tg_add(pi, tg_mul(peep_i, s.c));
-        pf = tg_add(pf, tg_mul(peep_f, s.c));
+        i = gate(sp, &act[0], tg_add(part(sp, pre, 0), tg_mul(in->peep[0], s.c)));
+        f = gate(sp, &act[0], tg_add(part(sp, pre, 2), tg_mul(in->peep[2], s.c)));
+    } else {
+        tg_tensor *iof = gate(sp, &act[0], first_gates(sp, pre, 3));
+        i = part(sp, iof, 0);
+        o = part(sp, iof, 1);
+        f = part(sp, iof, 2);
     }
-    tg_tensor *i = gate(sp, &act[0], pi);
-    tg_tensor *f = sp->input_forget ? tg_add_scalar(tg_neg(i), 1.0) : gate(sp, &act[0], pf);
+    if (sp->input_forget)
+        f = tg_add_scalar(tg_neg(i), 1.0);
     tg_tensor *g = gate(sp, &act[1], part(sp, pre, 3));
     tg_tensor *cn = tg_add(tg_mul(f, s.c), tg_mul(i, g));
-    if (peep_o)
-        po = tg_add(po, tg_mul(peep_o, cn));
-    tg_tensor *o = gate(sp, &act[0], po);
+    if (in->p)
+        o = gate(sp, &act[0], tg_add(part(sp, pre, 1), tg_mul(in->peep[1], cn)));
     return (cell_state){tg_mul(o, activate(&act[2], cn)), cn};
 }
 
 tg_status onnx_rnn_direction(onnx_ictx *c, const rnn_spec *sp, int d, tg_tensor *x,
-                             const rnn_dir_in *in, tg_tensor *const *masks, tg_tensor **ys,
+                             rnn_dir_in *in, tg_tensor *const *masks, tg_tensor **ys,
                              tg_tensor **h_last, tg_tensor **c_last)
 {
-    int64_t seq = sp->seq, batch = sp->batch, gh = sp->gates * sp->hidden;
+    int64_t seq = sp->seq, batch = sp->batch, H = sp->hidden, gh = sp->gates * H;
+    if (sp->kind == RNN_GRU && !sp->linear_before_reset) {
+        in->r_zr = tg_slice(in->r, 0, 0, 2 * H, 1);
+        in->r_h = tg_slice(in->r, 0, 2 * H, 3 * H, 1);
+        if (!in->r_zr || !in->r_h)
+            return tg_last_status();
+    }
+    for (int k = 0; in->p && k < 3; k++)
+        if (!(in->peep[k] = tg_slice(in->p, 0, k * H, (k + 1) * H, 1)))
+            return tg_last_status();
     *h_last = in->h0;
     *c_last = in->c0;
     if (seq == 0)

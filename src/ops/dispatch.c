@@ -4,6 +4,7 @@
  * This is the one place graph mode hooks in: there an op appends a node
  * instead of running the kernel (src/graph/build.c). */
 #include "autodiff/node.h"
+#include "autodiff/view_history.h"
 #include "graph/hook.h"
 #include "ops/op.h"
 
@@ -137,8 +138,12 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
             tg__publish(out[i]);
         return TG_OK;
     }
+    if ((s = tg__view_refresh(n_in, in)) != TG_OK)
+        return s;
     if (op->make_view) {
         s = op->make_view(&c);
+        if (s == TG_OK && (op->flags & TG_OP_VIEW) && !(op->flags & TG_OP_INPLACE))
+            tg__view_track(out[0], in[0]);
     } else {
         if ((s = allocate_outputs(&c)) != TG_OK)
             return s;

@@ -8,10 +8,12 @@
  * version-counter error at backward (exp saves its result, so
  * y = exp(x); y *= 2 fails there, as in PyTorch). Refused while grad mode
  * is on: leaves that require grad (update parameters under no-grad) and
- * views of tensors with history (the base would not see the update).
+ * their views. A write through a view of a tensor gives that tensor the
+ * write's history, as PyTorch's (autodiff/view_history.h).
  * In-place ops never become graph nodes (graphs update state with assign):
  * inside a graph scope they run now, on concrete tensors. */
 #include "autodiff/node.h"
+#include "autodiff/view_history.h"
 #include "kernels/cpu/fill.h"
 #include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/iter.h"
@@ -25,18 +27,10 @@ static tg_status check_dst(const char *op, const tg_tensor *t)
 {
     if (!tg__check_concrete(op, t))
         return tg_last_status();
-    if (t->requires_grad && tg_grad_enabled()) {
-        if (!t->grad_fn)
-            return tg__error(TG_ERR_AUTOGRAD, "%s: in-place update of a leaf tensor that "
-                             "requires grad; do it inside tg_no_grad_begin/end (as for "
-                             "parameter updates)", op);
-        const tg_op_def *by = t->grad_fn->op;
-        if (by && (by->flags & TG_OP_VIEW) && !(by->flags & TG_OP_INPLACE))
-            return tg__error(TG_ERR_AUTOGRAD, "%s: in-place update of a view (made by "
-                             "%s) of a tensor that requires grad is not supported; clone "
-                             "it first, or update it inside tg_no_grad_begin/end", op,
-                             by->name);
-    }
+    if (t->requires_grad && tg_grad_enabled() && !t->grad_fn)
+        return tg__error(TG_ERR_AUTOGRAD, "%s: in-place update of a leaf tensor that "
+                         "requires grad; do it inside tg_no_grad_begin/end (as for "
+                         "parameter updates)", op);
     /* an expanded (stride-0) destination would write one element many
      * times: accumulating ops would add repeatedly, threads would race */
     for (int i = 0; i < t->ndim; i++)
@@ -44,7 +38,7 @@ static tg_status check_dst(const char *op, const tg_tensor *t)
             return tg__error(TG_ERR_ARG, "%s: more than one element of the destination "
                              "refers to the same memory location (axis %d is expanded); "
                              "clone it before writing to it", op, i);
-    return TG_OK;
+    return tg_grad_enabled() ? tg__view_check_write(op, t) : TG_OK;
 }
 
 /* the output is the destination itself */
@@ -337,6 +331,8 @@ static tg_status run(const tg_op_def *op, int n, tg_tensor *const *in, const tg_
     tg_tensor *out[1];
     tg_scope_begin();
     tg_status s = tg_op_run(op, n, in, a, n_attrs, out);
+    if (s == TG_OK)
+        s = tg__view_rebase(in[0]); /* a view's base takes the write's history */
     tg_scope_end();
     return s;
 }

@@ -1,0 +1,160 @@
+/* Views' and bases' histories across in-place writes (view_history.h).
+ * Both repairs are ordinary recorded ops over the view's element
+ * positions in its base (the base as one flat row: bases are the
+ * contiguous results of ops), whose history is then handed to the
+ * tensor being repaired:
+ *   rebase:  b <- reshape(scatter(reshape(b, [n]), 0, pos, reshape(v, [k])), b's shape)
+ *   refresh: v <- reshape(index_select(reshape(b, [n]), 0, pos), v's shape)
+ * scatter's rule gives the old b the gradient with v's elements zeroed
+ * and the new v those elements; index_select's gives b the view's
+ * gradient at its positions. The values computed are the ones already
+ * in memory; only the histories matter. */
+#include "autodiff/view_history.h"
+#include "autodiff/node.h"
+#include "core/status_impl.h"
+#include "tg/tg.h"
+
+#include <stdlib.h>
+
+void tg__view_track(tg_tensor *y, tg_tensor *x)
+{
+    if (!tg_grad_enabled() || y == x || !y->storage || y->storage != x->storage ||
+        y->view_base)
+        return;
+    y->view_base = tg_retain(x->view_base ? x->view_base : x);
+    y->view_version = y->storage->version;
+}
+
+/* the position in base b (contiguous, as one flat row) of each element of
+ * v, v's elements in row-major order; NULL on failure */
+static tg_tensor *positions(const tg_tensor *v, const tg_tensor *b)
+{
+    tg_tensor *p = tg_empty(TG_INT64, 1, &v->numel);
+    if (!p)
+        return NULL;
+    int64_t *out = tg_data(p), idx[TG_MAX_DIMS] = {0};
+    for (int64_t k = 0; k < v->numel; k++) {
+        int64_t pos = v->offset - b->offset;
+        for (int i = 0; i < v->ndim; i++)
+            pos += idx[i] * v->strides[i];
+        out[k] = pos;
+        for (int i = v->ndim - 1; i >= 0 && ++idx[i] == v->shape[i]; i--)
+            idx[i] = 0;
+    }
+    return p;
+}
+
+/* do two elements of v share memory? (positions p of v in b) */
+static bool overlaps(const tg_tensor *p, int64_t base_numel)
+{
+    const int64_t *pos = tg_data(p);
+    bool *seen = calloc((size_t)(base_numel > 0 ? base_numel : 1), sizeof *seen);
+    bool twice = !seen;
+    for (int64_t k = 0; !twice && k < p->numel; k++) {
+        twice = pos[k] < 0 || pos[k] >= base_numel || seen[pos[k]];
+        if (!twice)
+            seen[pos[k]] = true;
+    }
+    free(seen);
+    return twice;
+}
+
+/* dst takes src's history (src: a result computed for it) */
+static void take_history(tg_tensor *dst, const tg_tensor *src)
+{
+    tg_node *old = dst->grad_fn;
+    dst->grad_fn = src->grad_fn;
+    if (dst->grad_fn)
+        dst->grad_fn->refcount++;
+    dst->out_index = src->out_index;
+    dst->requires_grad = src->requires_grad;
+    tg__node_release(old);
+}
+
+static tg_status unsupported_base(const char *what, const tg_tensor *v)
+{
+    (void)v;
+    return tg__error(TG_ERR_UNSUPPORTED, "%s: the view's base is not contiguous (only views "
+                     "of contiguous tensors are tracked across in-place writes); clone the "
+                     "base first", what);
+}
+
+static tg_status refresh_one(tg_tensor *v)
+{
+    tg_tensor *b = v->view_base;
+    v->view_version = v->storage->version;
+    if (!b->requires_grad)
+        return TG_OK; /* nothing to differentiate through the base */
+    if (!tg_is_contiguous(b))
+        return unsupported_base("a view read after its base was written in place", v);
+    tg_scope_begin();
+    tg_tensor *pos = positions(v, b);
+    tg_tensor *flat = pos ? tg_reshape(b, 1, &b->numel) : NULL;
+    tg_tensor *sel = flat ? tg_index_select(flat, 0, pos) : NULL;
+    tg_tensor *now = sel ? tg_reshape(sel, v->ndim, v->shape) : NULL;
+    if (now)
+        take_history(v, now);
+    tg_scope_end();
+    return now ? TG_OK : tg_last_status();
+}
+
+tg_status tg__view_refresh(int n, tg_tensor *const *in)
+{
+    if (!tg_grad_enabled())
+        return TG_OK;
+    for (int i = 0; i < n; i++) {
+        tg_tensor *v = in[i];
+        if (v && v->view_base && v->storage && v->storage->version != v->view_version) {
+            tg_status s = refresh_one(v);
+            if (s != TG_OK)
+                return s;
+        }
+    }
+    return TG_OK;
+}
+
+tg_status tg__view_check_write(const char *op, const tg_tensor *t)
+{
+    const tg_tensor *b = t->view_base;
+    if (!b || !(b->requires_grad || t->requires_grad))
+        return TG_OK; /* not a view (or one made with grad mode off), or no history */
+    if (b->requires_grad && !b->grad_fn)
+        return tg__error(TG_ERR_AUTOGRAD, "%s: a view of a leaf tensor that requires grad "
+                         "is being used in an in-place operation; update the leaf inside "
+                         "tg_no_grad_begin/end", op);
+    if (!tg_is_contiguous(b))
+        return unsupported_base(op, t);
+    tg_scope_begin();
+    tg_tensor *p = positions(t, b);
+    bool twice = p && overlaps(p, b->numel);
+    tg_scope_end();
+    if (!p)
+        return tg_last_status();
+    return twice ? tg__error(TG_ERR_ARG, "%s: some elements of the view refer to a single "
+                             "memory location; clone it before writing to it", op)
+                 : TG_OK;
+}
+
+tg_status tg__view_rebase(tg_tensor *t)
+{
+    tg_tensor *b = t->view_base;
+    if (!b)
+        return TG_OK;
+    t->view_version = t->storage->version; /* t's history (the write) is current */
+    if (!t->requires_grad || !tg_grad_enabled())
+        return TG_OK;
+    if (!tg_is_contiguous(b))
+        return unsupported_base("in-place write to a view", t);
+    tg_scope_begin();
+    tg_tensor *pos = positions(t, b);
+    tg_tensor *flat = pos ? tg_reshape(b, 1, &b->numel) : NULL;
+    tg_tensor *src = flat ? tg_reshape(t, 1, &t->numel) : NULL;
+    tg_tensor *r = src ? tg_scatter(flat, 0, pos, src) : NULL;
+    tg_tensor *whole = r ? tg_reshape(r, b->ndim, b->shape) : NULL;
+    if (whole)
+        take_history(b, whole);
+    tg_scope_end();
+    /* b's own write bumped nothing: its views other than t read its new
+     * history when they are next used (their versions are stale) */
+    return whole ? TG_OK : tg_last_status();
+}

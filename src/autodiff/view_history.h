@@ -1,0 +1,29 @@
+/* The autograd history of views and the tensors they view (eager mode).
+ * A view shares its base's memory, so an in-place write through either
+ * changes both; PyTorch's rules, which these follow:
+ * - writing through a view of a tensor with history (v = b[0]; v.mul_(2))
+ *   gives the base the history "b with v's elements replaced by the new
+ *   v" (rebase), so later uses of b see the write;
+ * - a view whose base was written since the view's history was made
+ *   (b.mul_(2) after v = b[0]) gets a fresh history, "v's elements of the
+ *   current b", the next time an op reads it (refresh).
+ * Both are built from recorded ops (reshape, scatter, index_select over
+ * the view's element positions in the base), so gradients of any order
+ * come from their rules. */
+#ifndef TG_VIEW_HISTORY_H
+#define TG_VIEW_HISTORY_H
+
+#include "core/tensor_impl.h"
+
+/* y, just made by view op `op` from x, remembers its root base */
+void tg__view_track(tg_tensor *y, tg_tensor *x);
+/* refreshes the history of the inputs that are stale views */
+tg_status tg__view_refresh(int n, tg_tensor *const *in);
+/* may in-place op `op` write view t while grad mode records? (errors say
+ * why not) */
+tg_status tg__view_check_write(const char *op, const tg_tensor *t);
+/* after a recorded in-place write to view t: t's base takes the history
+ * of the write */
+tg_status tg__view_rebase(tg_tensor *t);
+
+#endif

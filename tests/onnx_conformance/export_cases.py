@@ -4,8 +4,9 @@ tensorgraph imports into OUT_DIR, one directory per case in ONNX's backend
 test layout: model.onnx and test_data_set_0/{input,output}_N.pb
 (TensorProtos). OUT_DIR/cases.txt lists "name op_type kind" per line
 (kind: node, expanded for a function op's expansion whose ops are all on
-the list, or older for a node case re-expressed at an older opset by
-older_opsets.py, named NAME_opsetN). tests/onnx_conformance/runner.c runs them.
+the list, older for a node case re-expressed at an older opset by
+older_opsets.py, named NAME_opsetN, or model for one of ONNX's "simple"
+model cases whose ops are all on the list). tests/onnx_conformance/runner.c runs them.
 
     python3 export_cases.py OUT_DIR
 
@@ -111,6 +112,18 @@ def main():
         for suffix, model, ins in older_opsets.variants(tc.model, inputs):
             write_case(out, tc.name + suffix, model, ins, outputs)
             lines.append("%s %s older" % (tc.name + suffix, op))
+    # the "simple" model cases (onnx.backend.test.case.model) whose ops
+    # are all imported; the "real" ones are downloads, not run here
+    from onnx.backend.test.case import model as model_cases
+    for tc in model_cases.collect_testcases():
+        if tc.kind != "simple" or tc.model is None or not tc.data_sets:
+            continue
+        ops = set(n.op_type for n in tc.model.graph.node)
+        if not ops <= set(OPS):
+            continue
+        inputs, outputs = tc.data_sets[0]
+        tensors = write_case(out, tc.name, tc.model, inputs, outputs)
+        lines.append("%s %s model%s" % (tc.name, sorted(ops)[0], "" if tensors else " nontensor"))
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.write("\n".join(sorted(lines)) + "\n")
     print("%d cases written to %s" % (len(lines), out))

@@ -34,6 +34,7 @@ from ._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import _tensor_extra  # noqa: F401  (more methods, gradient hooks)
+from . import _tensor_reinterpret  # noqa: F401,E402  (view(dtype), resize_)
 from . import autograd
 from . import linalg  # noqa: E402
 from . import special  # noqa: E402  (torch.special's names)

@@ -268,7 +268,29 @@ def cumprod(input, dim, *, dtype=None):
     if input.ndim == 0:
         return input.clone()
     y = _scan(input, d, lambda a, b: a * b, 1)
+    if input.dtype.is_floating_point and input.numel() > 0:
+        y = y + _cumprod_nan_slopes(input, d)
     return y if y is not input else input.clone()
+
+
+def _cumprod_nan_slopes(x, d):
+    """0, with slope NaN where PyTorch's cumprod gradient is NaN through a
+    NaN input and the product composition's is not. PyTorch's formula, per
+    slice with k its first zero (k = n without one): before k the
+    reversed cumsum of grad * output divided by x, NaN everywhere once a
+    NaN precedes k; at k a product over all the other elements, NaN if any
+    is. sqrt(x - x) has value 0 and slope inf * (1 - 1) = NaN"""
+    nan, zero = x != x, x == 0
+    zeros_so_far = _C.cumsum(zero.to(_C.int64), d)
+    before_k = zeros_so_far == 0
+    at_k = zero & (zeros_so_far == 1)
+    nan_before_k = _C.amax((nan & before_k).to(_C.int64), d, True) > 0
+    any_nan = _C.amax(nan.to(_C.int64), d, True) > 0
+    taint = ((before_k | at_k) & nan_before_k) | (at_k & any_nan)
+    # x - x is +0 where x is finite, NaN at a NaN (whose output is NaN
+    # already); keep the infinities out (their output may be finite)
+    keep = taint & (x.abs() != math.inf)
+    return _C.sqrt(_C.where(keep, x - x, zeros((), dtype=x.dtype)))
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

@@ -55,7 +55,12 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
                            f"{x.dtype}")
     ok = x == x
     n = _C.sum(ok.to(x.dtype), dim, keepdim)
-    return _C.sum(_c_where(ok, x, _const(x, 0)), dim, keepdim) / n
+    mean = _C.sum(_c_where(ok, x, _const(x, 0)), dim, keepdim) / n
+    # PyTorch's gradient is grad / n * (x == x): NaN (inf * 0) over an
+    # all-NaN slice, where the masked sum's is 0. sqrt(x - x) is NaN there
+    # with a NaN slope, and the mean NaN already; elsewhere it adds nothing
+    empty = _C.sum(ok.to(x.dtype), dim, True) == 0
+    return mean + _C.sum(_C.sqrt(_c_where(empty, x - x, _const(x, 0))), dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=None):

@@ -6,7 +6,9 @@ Both use the recurrence to move the argument up by 12 (where the
 asymptotic series is accurate to float64) and the reflection formula for
 x < 1/2; autograd differentiates the composition, so lgamma's gradient is
 this digamma and digamma's is trigamma to the same accuracy. erfinv: see
-its docstring. All are eager and graph-safe (no host reads)."""
+its docstring. All are eager and graph-safe (no host reads); at the poles
+(erfinv at +-1 and beyond, lgamma at 0 and the negative integers) the
+gradient is PyTorch's (+-inf, NaN), see _pole_slopes."""
 import math
 
 from . import _C
@@ -53,6 +55,11 @@ def _stirling(z):
 def lgamma(input):
     """log |Gamma(x)|: inf at 0, the negative integers and -inf"""
     x, dt = _prepare(input, 'lgamma')
+    pole = _nonpositive_integer(x)
+    xp = x
+    # keep the poles out of the composition (its 0 * inf would make their
+    # gradient NaN); _pole_slopes gives them PyTorch's digamma instead
+    x = _C.where(pole, tensor(0.25, dtype=_C.float64), x)
     reflect, xr, xs = _split(x)
     logs = _C.log(xr)
     for k in range(1, _SHIFT):
@@ -62,8 +69,31 @@ def lgamma(input):
     refl = math.log(math.pi) - _C.log(_C.sin(xs * math.pi).abs())
     r = _C.where(reflect, refl - main, main)
     inf = tensor(math.inf, dtype=_C.float64)
-    r = _C.where(_nonpositive_integer(x) | (x.abs() == math.inf), inf, r)
-    return r.to(dt)
+    r = _C.where(pole | (xp.abs() == math.inf), inf, r)
+    zero = xp == 0
+    positive_zero = zero & ((1 / xp) > 0)
+    # digamma is -inf at +0, +inf at -0, NaN at the negative integers
+    finite_pole = pole & ~zero & (xp != -math.inf)
+    return (r + _pole_slopes(xp, zero & ~positive_zero, positive_zero, finite_pole)).to(dt)
+
+
+def _pole_slopes(x, plus_inf, minus_inf, nan):
+    """a term whose value is 0 (adding it changes nothing) and whose slope
+    in x is +inf where plus_inf, -inf where minus_inf (both masks only at
+    integers) and NaN where nan, 0 elsewhere (minus_inf may be None); the
+    second derivative is +inf at both infinite slopes, as erfinv's and
+    lgamma's. With d = x - floor(x), exactly +0 at an integer and of
+    slope 1 (floor's is 0): -sqrt(floor(x) - x) has slope +inf and curvature +inf,
+    -sqrt(d) slope -inf and curvature +inf; sqrt(x - x) has slope
+    inf * (1 - 1) = NaN. This gives a pole's gradient PyTorch's value
+    (grad * inf, grad * NaN) while the rest of the composition stays
+    finite there; no detached copy is needed, so it traces into graphs"""
+    zero = tensor(0.0, dtype=_C.float64)
+    f = _C.floor(x)
+    d = x - f
+    up = -_C.sqrt(_C.where(plus_inf, f - x, zero))  # f - x, not -d: +0, not -0
+    slope = up if minus_inf is None else up - _C.sqrt(_C.where(minus_inf, d, zero))
+    return slope + _C.sqrt(_C.where(nan, x - x, zero))
 
 
 def _psi_series(z):
@@ -155,7 +185,10 @@ def erfinv(input):
                     tensor(-math.inf, dtype=_C.float64))
     nan = tensor(math.nan, dtype=_C.float64)
     r = _C.where(inside, x, _C.where(y.abs() == 1, edge, nan))
-    return r.to(dt)
+    # the slope sqrt(pi)/2 exp(erfinv(y)^2) is +inf at +-1, NaN beyond
+    edges = y.abs() == 1
+    beyond = ~inside & ~edges
+    return (r + _pole_slopes(y, edges, None, beyond)).to(dt)
 
 
 class _NoGrad:

@@ -6,6 +6,7 @@
  * transposing X and the states to layout 0 and the outputs back. */
 #include "onnx/ops_rnn.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -33,6 +34,29 @@ static const struct {
 static const char *const default_acts[3][3] = {
     {"Tanh"}, {"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
 
+/* the act_table entry of activation j: its name (b), or dflt when the
+ * attribute is absent */
+static tg_status act_entry(onnx_ictx *c, const onnx_bytes *b, const char *dflt, int j,
+                           size_t *e)
+{
+    char name[32] = {0};
+    if (b && (b->len >= sizeof name || (b->len && memchr(b->data, 0, b->len))))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "activation %d is not a known name", j);
+    if (b && b->len)
+        memcpy(name, b->data, b->len);
+    else if (!b)
+        snprintf(name, sizeof name, "%s", dflt ? dflt : "");
+    size_t ne = sizeof act_table / sizeof act_table[0];
+    *e = 0;
+    while (*e < ne && strcasecmp(act_table[*e].name, name))
+        ++*e;
+    if (*e == ne)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "activation '%s' is not supported (Relu, Tanh, "
+                        "Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, "
+                        "Elu, Softsign, Softplus are)", name);
+    return TG_OK;
+}
+
 /* the activations attribute (names, case as onnxruntime: any) with
  * activation_alpha/beta consumed in order by the activations that take
  * them; one direction's list serves both of a bidirectional node */
@@ -56,24 +80,13 @@ static tg_status read_activations(onnx_ictx *c, rnn_spec *sp)
         return s;
     int listed = n ? n : sp->n_act;
     for (int j = 0; j < listed; j++) {
-        char name[32] = {0};
-        if (n) {
-            const onnx_bytes *b = &a->strings[j];
-            if (b->len >= sizeof name || (b->len && memchr(b->data, 0, b->len)))
-                return onnx_err(c, TG_ERR_UNSUPPORTED, "activation %d is not a known name",
-                                j);
-            if (b->len)
-                memcpy(name, b->data, b->len);
-        } else {
-            strcpy(name, default_acts[sp->n_act - 1][j]);
-        }
-        size_t e = 0, ne = sizeof act_table / sizeof act_table[0];
-        while (e < ne && strcasecmp(act_table[e].name, name))
-            e++;
-        if (e == ne)
-            return onnx_err(c, TG_ERR_UNSUPPORTED, "activation '%s' is not supported (Relu, "
-                            "Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, "
-                            "HardSigmoid, Elu, Softsign, Softplus are)", name);
+        size_t e;
+        if (n)
+            s = act_entry(c, &a->strings[j], NULL, j, &e);
+        else
+            s = act_entry(c, NULL, default_acts[sp->n_act - 1][j], j, &e);
+        if (s != TG_OK)
+            return s;
         rnn_act *act = &sp->act[j / sp->n_act][j % sp->n_act];
         act->kind = act_table[e].kind;
         act->alpha = act_table[e].alpha;

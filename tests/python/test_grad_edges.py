@@ -59,3 +59,25 @@ def test_round_decimals(decimals):
     y = tg.tensor(v)
     y.round_(decimals=decimals)
     assert y.tolist() == want
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_cumprod_gradient_through_nan_is_nan_as_pytorch(traced):
+    # PyTorch: reversed cumsum of grad * output / input, so a NaN taints the
+    # whole slice (the product composition gave finite values beside it)
+    nan = float('nan')
+    x = [[2.0, nan, 3.0], [2.0, 3.0, nan], [1.0, 2.0, 4.0], [3.0, 0.0, 5.0]]
+    a = tg.tensor(x, dtype=tg.float64, requires_grad=True)
+    f = tg.function(lambda v: tg.cumprod(v, 1)) if traced else (lambda v: tg.cumprod(v, 1))
+    y = f(a)
+    y.sum().backward()
+    g = a.grad.numpy()
+    assert np.isnan(g[:2]).all()
+    np.testing.assert_allclose(g[2], [1 + 2 + 8, 1 + 4, 2])
+    np.testing.assert_allclose(g[3], [1, 3 + 15, 0])
+    np.testing.assert_allclose(y.detach().numpy()[2], [1, 2, 8])
+    assert np.isnan(y.detach().numpy()[0, 1:]).all() and y.detach().numpy()[0, 0] == 2
+    if torch is not None:
+        t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        torch.cumprod(t, 1).sum().backward()
+        np.testing.assert_allclose(g, t.grad.numpy())

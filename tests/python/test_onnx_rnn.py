@@ -4,8 +4,9 @@ own node cases and PyTorch's exports leave out: partial sequence_lens
 bidirectional directions, clip, other activations with alpha/beta,
 input_forget, GRU without linear_before_reset, layout 1 with initial
 states. The reference is numpy written from ONNX's operator text; float64
-gradients of every input against central finite differences; malformed
-nodes fail with errors naming the node. Skipped without onnx."""
+gradients of every input against central finite differences; a traced
+import exported and imported again; malformed nodes fail with errors
+naming the node. Skipped without onnx."""
 import os
 
 import numpy as np
@@ -231,6 +232,24 @@ def test_omitted_outputs_and_opset7(tmp_path):
     assert outs == ["Y_c"] and len(got) == 1
     np.testing.assert_allclose(got[0], reference("LSTM", ins, attrs)[2], rtol=1e-5,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("case", [1, 4, 6])
+def test_export_round_trip(tmp_path, case):
+    """an imported recurrent node traced into a graph and exported (as the
+    GEMMs, slices and activations it is built of), then imported again"""
+    kind, attrs, opts = CASES[case]
+    attrs = dict(attrs, hidden_size=4)
+    ins = make_inputs(kind, H=4, **opts)
+    path, out_path = str(tmp_path / "m.onnx"), str(tmp_path / "again.onnx")
+    names, outs = write_model(path, kind, ins, attrs)
+    m = tg.onnx.load(path)
+    ts = [tg.tensor(ins[n]) for n in names]
+    tg.function(lambda *a: m(*a)).get_concrete_function(*ts).export_onnx(out_path)
+    assert kind not in {n.op_type for n in onnx.load(out_path).graph.node}
+    got = tg.onnx.load(out_path)(*ts)
+    for name, g, w in zip(outs, got, reference(kind, ins, attrs)):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 @pytest.mark.parametrize("kind,attrs", [

@@ -116,3 +116,24 @@ def test_toplevel_aliases():
     check(tg.cosine_similarity, torch.cosine_similarity, a(3, 4), a(3, 4))
     check(tg.pairwise_distance, torch.pairwise_distance, a(3, 4), a(3, 4))
     check(lambda t: tg.pixel_shuffle(t, 2), lambda t: torch.pixel_shuffle(t, 2), a(1, 4, 2, 2))
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_nanmean_gradient_over_all_nan_slice_is_nan(traced):
+    # PyTorch: grad / n * (x == x), inf * 0 = NaN where n is 0; elsewhere 1/n
+    nan = float('nan')
+    x = [[nan, nan], [1.0, nan], [2.0, 4.0]]
+    a = tg.tensor(x, dtype=tg.float64, requires_grad=True)
+    f = (lambda v: tg.nanmean(v, 1))
+    y = (tg.function(f) if traced else f)(a)
+    y.sum().backward()
+    g = a.grad.numpy()
+    assert np.isnan(g[0]).all() and g[1:].tolist() == [[1.0, 0.0], [0.5, 0.5]]
+    assert np.isnan(y.detach().numpy()[0]) and y.detach().numpy()[1:].tolist() == [1.0, 3.0]
+    b = tg.tensor(x, dtype=tg.float64, requires_grad=True)
+    tg.nanmean(b, 0).sum().backward()  # no all-NaN column: finite
+    assert b.grad.tolist() == [[0.0, 0.0], [0.5, 0.0], [0.5, 1.0]]
+    if torch is not None:
+        t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        torch.nanmean(t, 1).sum().backward()
+        np.testing.assert_array_equal(g, t.grad.numpy())

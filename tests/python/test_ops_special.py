@@ -97,3 +97,40 @@ def test_erfinv_first_and_second_derivatives():
     g2, = tg.autograd.grad(g.sum(), a)
     t2, = torch.autograd.grad(tg_.sum(), t)
     close(g2, t2.numpy(), 1e-10, 1e-12)
+
+
+# gradients at the poles: PyTorch's formulas give grad * inf there (erfinv
+# at +-1, lgamma at +-0) and NaN beyond +-1 / at the negative integers
+POLES = {'erfinv': ([1.0, -1.0, 1.5, -3.0, 0.5, np.nan], [np.inf, np.inf, np.nan, np.nan, None, np.nan]),
+         'lgamma': ([0.0, -0.0, -1.0, -4.0, 1.5, -2.5], [-np.inf, np.inf, np.nan, np.nan, None, None])}
+
+
+def _pole_grad(f, x, dtype, traced=False):
+    a = tg.tensor(x, dtype=dtype, requires_grad=True)
+    fn = tg.function(lambda v: f(v)) if traced else f
+    (fn(a) * tg.tensor([2.0] * len(x), dtype=dtype)).sum().backward()
+    return a.grad.numpy()
+
+
+@pytest.mark.parametrize("name", sorted(POLES))
+@pytest.mark.parametrize("traced", [False, True])
+def test_gradient_at_poles(name, traced):
+    x, want = POLES[name]
+    for dt in (tg.float64, tg.float32):
+        got = _pole_grad(getattr(tg, name), x, dt, traced)
+        for g, w in zip(got, want):
+            if w is None:
+                assert np.isfinite(g)
+            elif np.isnan(w):
+                assert np.isnan(g), (name, x, got)
+            else:
+                assert g == 2 * w, (name, x, got)
+        if torch is not None:
+            t = torch.tensor(x, dtype=getattr(torch, str(dt).split('.')[-1]), requires_grad=True)
+            (getattr(torch, name)(t) * 2).sum().backward()
+            close(got, t.grad.numpy(), 1e-5, 0)
+    # values stay as they were, the second derivative is +inf as PyTorch's
+    a = tg.tensor(x, dtype=tg.float64, requires_grad=True)
+    g, = tg.autograd.grad(getattr(tg, name)(a).sum(), a, create_graph=True)
+    g2, = tg.autograd.grad(g[:2].sum(), a)
+    assert g2[0].item() == np.inf and (name == 'erfinv' or g2[1].item() == np.inf)

@@ -388,7 +388,7 @@ static void test_unsupported(void)
 {
     CHECK_ERROR(tg_onnx_load(path_of("unsupported.onnx")), TG_ERR_UNSUPPORTED,
                 "unsupported ops: TfIdfVectorizer (nodes 'tfidf_1', 'tfidf_2'); "
-                "NonMaxSuppression (node 'nms'); com.microsoft.FusedConv (node 'fused')");
+                "StringNormalizer (node 'strings'); com.microsoft.FusedConv (node 'fused')");
     CHECK_ERROR(tg_onnx_load(path_of("too_old_for_op.onnx")), TG_ERR_UNSUPPORTED,
                 "LayerNormalization (not in opset 16) (node 'ln')");
     CHECK_ERROR(tg_onnx_load(path_of("bad_opset18.onnx")), TG_ERR_UNSUPPORTED,
@@ -439,6 +439,10 @@ static void test_hostile(void)
         {"bad_roialign_batch", "node 'roi' (RoiAlign): batch_indices[0] = 5 is outside [0, 1)", TG_ERR_IO, false},
         {"bad_roialign_huge", "node 'roi' (RoiAlign): box 0 would take", TG_ERR_UNSUPPORTED, false},
         {"bad_unique_axis", "node 'uq' (Unique): axis 4", TG_ERR_IO, false},
+        {"bad_nms_boxes", "node 'nms' (NonMaxSuppression): boxes should be float [B, S, 4]", TG_ERR_IO, false},
+        {"bad_dft_axis", "node 'dft' (DFT): input should be float [..., 1 or 2] (real or complex values), is float32 of rank 2", TG_ERR_IO, false},
+        {"bad_window_size", "node 'hann' (HannWindow): size -4 should be in [0, 2^28]", TG_ERR_IO, false},
+        {"bad_mel_edges", "node 'mel' (MelWeightMatrix): upper_edge_hertz 9000 puts a filter edge at bin", TG_ERR_IO, false},
         {"bad_lstm_rank", "node 'lstm_rank' (LSTM): X should be [seq, batch, input_size], has rank 2", TG_ERR_IO, false},
         {"bad_lstm_hidden", "node 'lstm_hidden' (LSTM): W should be [1, 20, 3], is [1, 16, 3]", TG_ERR_IO, false},
         {"bad_lstm_seq_lens", "node 'lstm_seq_lens' (LSTM): sequence_lens[0] = 7 is outside [0, 2]", TG_ERR_IO, false},

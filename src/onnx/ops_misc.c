@@ -3,8 +3,14 @@
  * - ops_misc_select.c: BitShift, ReverseSequence, Compress, NonZero, Unique
  * - ops_misc_linalg.c: Det, MaxUnpool
  * - ops_misc_sample.c: GridSample, RoiAlign
+ * - ops_misc_nms.c: NonMaxSuppression
+ * - ops_misc_signal.c: HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
+ *   MelWeightMatrix
+ * - ops_misc_random.c: RandomUniform, RandomNormal, *Like, Bernoulli,
+ *   Multinomial (eager builds only)
  * Ops whose output shape depends on an input's values (Compress's
- * condition, NonZero, Unique) compute it from that value at import time:
+ * condition, NonZero, Unique, NonMaxSuppression, RoiAlign's adaptive
+ * sampling, the windows' size) compute it from that value at import time:
  * known values, given inputs with opts.specialize (tg run), and every
  * input of an eager build; over a value a graph computes they refuse. */
 #include "onnx/ops_misc.h"
@@ -72,5 +78,18 @@ const onnx_op_entry onnx_ops_misc[] = {
     {"MaxUnpool", {9, 11}, 2, 3, 1, 1, misc_max_unpool, 0},
     {"GridSample", {16}, 2, 2, 1, 1, misc_grid_sample, 0},
     {"RoiAlign", {10, 16}, 3, 3, 1, 1, misc_roi_align, 0},
+    {"NonMaxSuppression", {10, 11}, 2, 5, 1, 1, misc_nms, 0},
+    {"HannWindow", {17}, 1, 1, 1, 1, misc_hann_window, 0},
+    {"HammingWindow", {17}, 1, 1, 1, 1, misc_hamming_window, 0},
+    {"BlackmanWindow", {17}, 1, 1, 1, 1, misc_blackman_window, 0},
+    {"DFT", {17}, 1, 2, 1, 1, misc_dft, 0},
+    {"STFT", {17}, 2, 4, 1, 1, misc_stft, 0},
+    {"MelWeightMatrix", {17}, 5, 5, 1, 1, misc_mel_weight_matrix, 0},
+    {"RandomUniform", {1}, 0, 0, 1, 1, misc_random_uniform, ONNX_OP_NO_FOLD},
+    {"RandomNormal", {1}, 0, 0, 1, 1, misc_random_normal, ONNX_OP_NO_FOLD},
+    {"RandomUniformLike", {1}, 1, 1, 1, 1, misc_random_uniform_like, ONNX_OP_NO_FOLD},
+    {"RandomNormalLike", {1}, 1, 1, 1, 1, misc_random_normal_like, ONNX_OP_NO_FOLD},
+    {"Bernoulli", {15}, 1, 1, 1, 1, misc_bernoulli, ONNX_OP_NO_FOLD},
+    {"Multinomial", {7}, 1, 1, 1, 1, misc_multinomial, ONNX_OP_NO_FOLD},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

@@ -37,5 +37,21 @@ tg_status misc_max_unpool(onnx_ictx *c);
 /* ops_misc_sample.c */
 tg_status misc_grid_sample(onnx_ictx *c);
 tg_status misc_roi_align(onnx_ictx *c);
+/* ops_misc_nms.c */
+tg_status misc_nms(onnx_ictx *c);
+/* ops_misc_signal.c */
+tg_status misc_hann_window(onnx_ictx *c);
+tg_status misc_hamming_window(onnx_ictx *c);
+tg_status misc_blackman_window(onnx_ictx *c);
+tg_status misc_dft(onnx_ictx *c);
+tg_status misc_stft(onnx_ictx *c);
+tg_status misc_mel_weight_matrix(onnx_ictx *c);
+/* ops_misc_random.c */
+tg_status misc_random_uniform(onnx_ictx *c);
+tg_status misc_random_normal(onnx_ictx *c);
+tg_status misc_random_uniform_like(onnx_ictx *c);
+tg_status misc_random_normal_like(onnx_ictx *c);
+tg_status misc_bernoulli(onnx_ictx *c);
+tg_status misc_multinomial(onnx_ictx *c);
 
 #endif

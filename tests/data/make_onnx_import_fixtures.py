@@ -269,7 +269,7 @@ def unsupported():
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok"),
              helper.make_node("TfIdfVectorizer", ["a"], ["b"], name="tfidf_1"),
              helper.make_node("TfIdfVectorizer", ["b"], ["c"], name="tfidf_2"),
-             helper.make_node("NonMaxSuppression", ["c"], ["d"], name="nms"),
+             helper.make_node("StringNormalizer", ["c"], ["d"], name="strings"),
              helper.make_node("FusedConv", ["d"], ["e"], name="fused", domain="com.microsoft"),
              helper.make_node("Pad", ["e", "p"], ["f"], name="pad_reflect", mode="reflect")]
     m = make(nodes, [vi("x", F, [1, 2])], [vi("f", F, [1, 2])],
@@ -431,6 +431,17 @@ def hostile_misc():
                init("b", np.array([0], np.int64))], opset=16), "bad_roialign_huge")
     save(make([helper.make_node("Unique", ["x"], ["y"], name="uq", axis=4)], x, y, opset=11),
          "bad_unique_axis")
+    save(make([helper.make_node("NonMaxSuppression", ["x", "s"], ["y"], name="nms")], x, y,
+              [init("s", np.ones((1, 1, 2), np.float32))], opset=11), "bad_nms_boxes")
+    save(make([helper.make_node("DFT", ["x"], ["y"], name="dft", axis=1)], x, y, opset=17),
+         "bad_dft_axis")
+    save(make([helper.make_node("HannWindow", ["n"], ["y"], name="hann")], x, y,
+              [init("n", np.array(-4, np.int64))], opset=17), "bad_window_size")
+    mel = [init(k, np.array(v, t)) for k, v, t in (("m", 8, np.int64), ("l", 16, np.int64),
+                                                  ("r", 8192, np.int64), ("lo", 0, np.float32),
+                                                  ("hi", 9000, np.float32))]
+    save(make([helper.make_node("MelWeightMatrix", ["m", "l", "r", "lo", "hi"], ["y"],
+                                name="mel")], x, y, mel, opset=17), "bad_mel_edges")
 
 
 def main():

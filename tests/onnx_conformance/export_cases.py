@@ -43,6 +43,8 @@ InstanceNormalization Resize Einsum Mod CumSum
 QuantizeLinear DequantizeLinear DynamicQuantizeLinear MatMulInteger ConvInteger QLinearMatMul QLinearConv
 Range ReduceL1 ReduceL2 TopK Trilu IsNaN IsInf CastLike ReduceSumSquare ReduceLogSum
 BitShift ReverseSequence Compress NonZero Unique Det MaxUnpool GridSample RoiAlign
+NonMaxSuppression HannWindow HammingWindow BlackmanWindow DFT MelWeightMatrix STFT
+RandomUniform RandomNormal RandomUniformLike RandomNormalLike Bernoulli Multinomial
 Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu
 ScatterElements GatherND OneHot Upsample Scatter If Loop Scan LRN ScatterND""".split()

@@ -162,6 +162,26 @@ def test_nonzero_and_unique(tmp_path):
         np.testing.assert_array_equal(g.numpy(), w.numpy())
 
 
+def test_nms(tmp_path):
+    """torchvision's nms (one class, one batch as ONNX sees it): the kept
+    boxes, in descending score, equal torchvision's"""
+    tv = pytest.importorskip("torchvision")
+    rs = np.random.RandomState(7)
+    xy = rs.rand(40, 2).astype(np.float32) * 20
+    boxes = np.concatenate([xy, xy + 2 + rs.rand(40, 2).astype(np.float32) * 6], 1)
+    scores = rs.rand(40).astype(np.float32)
+    scores[5] = scores[9]  # a tie: the lower index first, as torchvision's stable sort
+
+    def fn(b, s):
+        return tv.ops.nms(b, s, 0.3)
+    path = export(tmp_path, fn, [torch.from_numpy(boxes), torch.from_numpy(scores)], 11)
+    assert "NonMaxSuppression" in op_types(path)
+    got = tg.onnx.load(path)(tg.tensor(boxes), tg.tensor(scores)).numpy()
+    want = fn(torch.from_numpy(boxes), torch.from_numpy(scores)).numpy()
+    assert len(want) > 3
+    np.testing.assert_array_equal(got, want)
+
+
 def test_nonzero_graph_mode_refuses(tmp_path):
     """over a value the graph computes, NonZero's length is unknown at import"""
     x = np.array([1.0, -2.0, 3.0], np.float32)
@@ -235,3 +255,115 @@ def test_compress_and_reverse_sequence(tmp_path):
         cols = [torch.cat([a[:n, b].flip(0), a[n:, b]]) for b, n in enumerate((4, 1, 2))]
         return torch.stack(cols, 1)
     grads_match(path, rev, [x], [0])
+
+
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_windows(tmp_path, periodic):
+    # ONNX's Hamming window takes alpha = 25/46 (torch's default is 0.54)
+    def hamming(n, periodic, dtype):
+        return torch.hamming_window(n, periodic, alpha=25 / 46, beta=21 / 46, dtype=dtype)
+    for op, fn in (("HannWindow", torch.hann_window), ("HammingWindow", hamming),
+                   ("BlackmanWindow", torch.blackman_window)):
+        size = helper.make_tensor("n", TensorProto.INT64, [], [11])
+        path = _model(tmp_path, [helper.make_node(op, ["n"], ["y"], periodic=periodic)], [],
+                      [_vi("y", TensorProto.FLOAT, [11])], [size], opset=17, name=op)
+        got = tg.onnx.load(path)().numpy()
+        want = fn(11, bool(periodic), dtype=torch.float64).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("inverse,onesided,length", [(0, 0, None), (1, 0, None),
+                                                     (0, 1, None), (0, 0, 12), (1, 0, 5)])
+def test_dft(tmp_path, inverse, onesided, length):
+    """against numpy's fft, with the gradient of a real input against
+    torch.fft's"""
+    rs = np.random.RandomState(8)
+    complex_in = inverse == 1
+    x = rs.randn(2, 9, 3, 2 if complex_in else 1).astype(np.float32)
+    inits = [helper.make_tensor("L", TensorProto.INT64, [], [length])] if length else []
+    node = helper.make_node("DFT", ["x", "L"] if length else ["x"], ["y"], axis=1,
+                            inverse=inverse, onesided=onesided)
+    path = _model(tmp_path, [node], [_vi("x", TensorProto.FLOAT, list(x.shape))],
+                  [_vi("y", TensorProto.FLOAT, None)], inits, opset=17)
+    sig = x[..., 0] + 1j * x[..., 1] if complex_in else x[..., 0]
+    f = np.fft.ifft if inverse else (np.fft.rfft if onesided else np.fft.fft)
+    want = f(sig, n=length, axis=1)
+    want = np.stack([want.real, want.imag], -1)
+    xt = tg.tensor(x, requires_grad=True)
+    got = tg.onnx.load(path)(xt)
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-4, atol=1e-5)
+    if not complex_in:
+        w = rs.randn(*want.shape)
+        (got * tg.tensor(w.astype(np.float32))).sum().backward()
+        xtt = torch.tensor(x[..., 0].astype(np.float64), requires_grad=True)
+        tf = torch.fft.rfft if onesided else torch.fft.fft
+        yt = torch.view_as_real(tf(xtt, n=length, dim=1))
+        (yt * torch.from_numpy(w)).sum().backward()
+        np.testing.assert_allclose(xt.grad.numpy()[..., 0], xtt.grad.numpy(), rtol=1e-4,
+                                   atol=1e-4)
+
+
+def _random_model(tmp_path, op, inputs=(), vis=(), inits=(), opset=15, **attrs):
+    node = helper.make_node(op, list(inputs), ["y"], **attrs)
+    out = attrs.get("dtype", TensorProto.INT32 if op == "Multinomial" else TensorProto.FLOAT)
+    return _model(tmp_path, [node], list(vis), [_vi("y", out, None)],
+                  list(inits), opset=opset, name=op)
+
+
+def test_random_ops(tmp_path):
+    """draws from tensorgraph's generator: ranges, moments, seeds, the
+    certain cases exactly; refused in graph mode"""
+    u = tg.onnx.load(_random_model(tmp_path, "RandomUniform", shape=[200, 50], low=2.0,
+                                   high=5.0, seed=3.0))().numpy()
+    assert u.shape == (200, 50) and u.min() >= 2 and u.max() < 5
+    assert abs(u.mean() - 3.5) < 0.05 and abs(u.std() - 3 / 12 ** 0.5) < 0.05
+    again = tg.onnx.load(_random_model(tmp_path, "RandomUniform", shape=[200, 50], low=2.0,
+                                       high=5.0, seed=3.0))().numpy()
+    np.testing.assert_array_equal(u, again)  # the same seed, the same draws
+    n = tg.onnx.load(_random_model(tmp_path, "RandomNormal", shape=[20000], mean=1.0,
+                                   scale=2.0, dtype=TensorProto.DOUBLE))().numpy()
+    assert n.dtype == np.float64 and abs(n.mean() - 1) < 0.06 and abs(n.std() - 2) < 0.06
+    x = np.zeros((3, 4), np.float32)
+    like = tg.onnx.load(_random_model(tmp_path, "RandomNormalLike", ["x"],
+                                      [_vi("x", TensorProto.FLOAT, [3, 4])]))(tg.tensor(x))
+    assert like.numpy().shape == (3, 4) and like.numpy().std() > 0
+    p = np.array([0, 1, 1, 0, 1], np.float32)
+    b = tg.onnx.load(_random_model(tmp_path, "Bernoulli", ["p"],
+                                   [_vi("p", TensorProto.FLOAT, [5])]))(tg.tensor(p))
+    np.testing.assert_array_equal(b.numpy(), p)
+    logits = np.log(np.array([[1e-30, 1, 1e-30], [0.25, 0.25, 0.5]], np.float32))
+    m = tg.onnx.load(_random_model(tmp_path, "Multinomial", ["l"],
+                                   [_vi("l", TensorProto.FLOAT, [2, 3])], opset=7,
+                                   sample_size=4000, dtype=TensorProto.INT64))(
+        tg.tensor(logits)).numpy()
+    assert m.shape == (2, 4000) and (m[0] == 1).all()
+    freq = np.bincount(m[1], minlength=3) / 4000
+    np.testing.assert_allclose(freq, [0.25, 0.25, 0.5], atol=0.03)
+    mg = tg.onnx.load(_random_model(tmp_path, "RandomUniform", shape=[2]))
+    with pytest.raises(Exception, match="random ops in a graph"):
+        tg.function(lambda: mg())()
+
+
+def test_stft(tmp_path):
+    """against torch.stft (center off, the window applied), with the
+    gradient of the signal"""
+    rs = np.random.RandomState(9)
+    sig = rs.randn(2, 50, 1).astype(np.float32)
+    win = np.hanning(12).astype(np.float32)
+    inits = [helper.make_tensor("st", TensorProto.INT64, [], [5]),
+             helper.make_tensor("w", TensorProto.FLOAT, [12], win)]
+    node = helper.make_node("STFT", ["x", "st", "w"], ["y"])
+    path = _model(tmp_path, [node], [_vi("x", TensorProto.FLOAT, [2, 50, 1])],
+                  [_vi("y", TensorProto.FLOAT, None)], inits, opset=17)
+    xt = tg.tensor(sig, requires_grad=True)
+    got = tg.onnx.load(path)(xt)
+    st = torch.tensor(sig[..., 0].astype(np.float64), requires_grad=True)
+    want = torch.view_as_real(torch.stft(st, 12, hop_length=5, window=torch.from_numpy(
+        win.astype(np.float64)), center=False, onesided=True, return_complex=True))
+    want = want.transpose(1, 2)  # torch: [B, bins, frames]; ONNX: [B, frames, bins]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-4,
+                               atol=1e-5)
+    w = rs.randn(*want.shape)
+    (got * tg.tensor(w.astype(np.float32))).sum().backward()
+    (want * torch.from_numpy(w)).sum().backward()
+    np.testing.assert_allclose(xt.grad.numpy()[..., 0], st.grad.numpy(), rtol=1e-4, atol=1e-4)

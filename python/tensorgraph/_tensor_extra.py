@@ -397,6 +397,10 @@ _c_backward = Tensor.backward
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """d self / d leaves accumulated into their .grad (see Tensor.backward
     in PyTorch); hooked leaves' gradients go through their hooks"""
+    if inputs is not None:
+        from .autograd import backward_into
+        return backward_into((self,), None if gradient is None else (gradient,), inputs,
+                             retain_graph, create_graph)
     return _with_leaf_hooks(lambda: _c_backward(self, gradient, retain_graph, create_graph,
                                                 inputs))
 

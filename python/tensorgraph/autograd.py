@@ -1,7 +1,7 @@
 """tensorgraph.autograd: grad (with create_graph), Function, gradcheck, and
 functional (vjp, jvp, jacobian, hessian, vhp, hvp: autograd_functional.py)."""
 from . import _C
-from ._creation import tensor as _tensor
+from ._creation import ones_like as _ones_like, tensor as _tensor
 from ._grad_mode import no_grad, enable_grad, set_grad_enabled  # noqa: F401
 
 Tensor = _C.Tensor
@@ -37,10 +37,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None):
     """Accumulates into the leaves' .grad the gradients of all tensors, in
     one pass (grad_tensors: one per tensor, None for one-element ones)."""
-    if inputs is not None:
-        raise NotImplementedError("backward(inputs=...) is not supported; use "
-                                  "tensorgraph.autograd.grad(outputs, inputs)")
     tensors = _seq(tensors)
+    if inputs is not None:
+        return backward_into(tensors, grad_tensors, inputs, retain_graph, create_graph)
     if grad_tensors is not None:
         grad_tensors = tuple(g if g is None or isinstance(g, Tensor) else
                              _tensor(g, dtype=t.dtype)
@@ -49,6 +48,31 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     from ._tensor_extra import _with_leaf_hooks
     _with_leaf_hooks(lambda: _C._backward(tensors, grad_tensors, bool(retain),
                                           bool(create_graph)))
+
+
+def backward_into(tensors, grad_tensors, inputs, retain_graph, create_graph):
+    """backward(..., inputs=...): only inputs' .grad accumulate (leaves or
+    not), as PyTorch's; the gradients are autograd.grad's"""
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    grads = _seq(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    filled = []
+    for t, g in zip(tensors, grads):
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = _ones_like(t)
+        elif not isinstance(g, Tensor):
+            g = _tensor(g, dtype=t.dtype)
+        filled.append(g)
+    res = grad(tensors, inputs, filled, retain_graph, create_graph, allow_unused=True)
+    for x, g in zip(inputs, res):
+        if g is None:
+            continue
+        if not create_graph:
+            g = g.detach()
+        x.grad = g if x.grad is None else x.grad + g
 
 
 class _FunctionMeta(type):

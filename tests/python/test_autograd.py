@@ -250,3 +250,29 @@ def test_autograd_backward_several_roots():
         tg.autograd.backward([x.sum(), x.sum()], [None])
     with pytest.raises(TypeError):
         tg.autograd.backward([1.0])
+
+
+def test_backward_inputs_accumulates_only_into_inputs():
+    # PyTorch's backward(inputs=...): other leaves keep no gradient; an
+    # input that is not a leaf gets one too
+    x = tg.tensor([1.0], requires_grad=True)
+    y = tg.tensor([2.0], requires_grad=True)
+    (x * y * 3).sum().backward(inputs=[x])
+    assert x.grad.tolist() == [6.0] and y.grad is None
+    (x * y).sum().backward(inputs=[x, y])
+    assert x.grad.tolist() == [8.0] and y.grad.tolist() == [1.0]
+    h = x * 2
+    (h * 3).sum().backward(inputs=h)
+    assert h.grad.tolist() == [3.0]
+    v = tg.tensor([1.0, 2.0], requires_grad=True)
+    tg.autograd.backward([v * y], grad_tensors=[tg.tensor([1.0, 1.0])], inputs=[y])
+    assert v.grad is None and y.grad.tolist() == [4.0]
+    (v * 3).backward(tg.tensor([1.0, 2.0]), inputs=[v])
+    assert v.grad.tolist() == [3.0, 6.0]
+    w = tg.tensor([2.0], requires_grad=True)
+    (w ** 3).sum().backward(inputs=[w], create_graph=True)
+    assert w.grad.tolist() == [12.0] and w.grad.requires_grad
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (w * 2).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        (w * tg.ones(2)).backward(inputs=[w])

@@ -83,3 +83,62 @@ def test_state_round_trip_and_checks():
             getattr(tg.optim, name)([p], lr=-1)
         with pytest.raises(ValueError, match="beta parameter at index 1"):
             getattr(tg.optim, name)([p], betas=(0.9, 1.0))
+
+
+def _layout(lib, name, **kw):
+    w = lib.nn.Parameter(lib.tensor([1.0, -2.0, 3.0]))
+    o = getattr(lib.optim, name)([w], lr=0.1, **kw)
+    for _ in range(2):
+        o.zero_grad()
+        (w ** 2).sum().backward()
+        o.step()
+    s = o.state_dict()
+    group = {k: v for k, v in s['param_groups'][0].items()}
+    entry = {k: (type(v).__name__, str(getattr(v, 'dtype', '')).split('.')[-1],
+                 v.tolist() if hasattr(v, 'tolist') and getattr(v, 'ndim', 1) == 0 else None)
+             for k, v in s['state'][0].items()}
+    return group, entry
+
+
+@pytest.mark.parametrize("name", ['SGD', 'Adam', 'AdamW', 'RMSprop', 'Adagrad', 'Adadelta',
+                                  'Adamax', 'NAdam', 'RAdam', 'ASGD', 'Rprop'])
+def test_state_dict_layout_as_pytorch_1_13(name):
+    # hyper-parameters with PyTorch's defaults (ints where its are, its
+    # foreach/differentiable/capturable/fused flags), 'step' a float32 tensor
+    # or an int by optimizer, SGD without momentum: momentum_buffer None
+    group, entry = _layout(tg, name)
+    assert group['foreach'] is None
+    if name == 'SGD':
+        assert entry == {'momentum_buffer': ('NoneType', '', None)}
+        assert group['momentum'] == 0 and type(group['momentum']) is int
+        assert group['differentiable'] is False
+    elif name in ('RMSprop', 'Adadelta', 'Rprop'):
+        assert entry['step'] == ('int', '', None)
+    else:
+        assert entry['step'] == ('Tensor', 'float32', 2.0)
+    if torch is not None:
+        tgroup, tentry = _layout(torch, name)
+        assert group == tgroup
+        assert entry == tentry
+
+
+def test_state_dict_round_trip_and_flags():
+    w = tg.nn.Parameter(tg.tensor([1.0, 2.0]))
+    o = tg.optim.SGD([w], lr=0.1)
+    (w ** 2).sum().backward()
+    o.step()
+    o2 = tg.optim.SGD([tg.nn.Parameter(tg.tensor([1.0, 2.0]))], lr=0.5)
+    o2.load_state_dict(o.state_dict())  # momentum_buffer None loads
+    assert o2.state_dict()['state'] == {0: {'momentum_buffer': None}}
+    a = tg.optim.Adam([w], lr=0.1)
+    (w ** 2).sum().backward()
+    a.step()
+    b = tg.optim.Adam([tg.nn.Parameter(tg.tensor([1.0, 2.0]))], lr=0.1)
+    b.load_state_dict(a.state_dict())
+    assert b.state_dict()['state'][0]['step'].item() == 1.0
+    assert "foreach: None" in repr(a) and "weight_decay: 0\n" in repr(a)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        tg.optim.Adam([w], fused=True)
+    with pytest.raises(NotImplementedError, match="differentiable"):
+        tg.optim.SGD([w], lr=0.1, differentiable=True)
+    tg.optim.SGD([w], lr=0.1, foreach=True).step()  # a speed choice: accepted

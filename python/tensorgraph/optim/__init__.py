@@ -9,6 +9,23 @@ from ._params import param_list
 from .lbfgs import LBFGS  # noqa: F401  (its own step(closure), one group)
 
 
+# PyTorch's implementation switches, kept in param_groups as its are;
+# foreach (a speed choice) has no effect here, the others are refused when on
+_FLAGS = ('foreach', 'differentiable', 'capturable', 'fused')
+# the optimizers whose state 'step' PyTorch 1.13 keeps as a float32 tensor;
+# the others as a Python int (SGD has none)
+_FLOAT_STEP = ('adam', 'adamw', 'adamax', 'nadam', 'radam', 'asgd', 'adagrad')
+
+
+def _check_flags(name, differentiable=False, capturable=False, fused=False):
+    if fused or capturable:
+        raise RuntimeError(f"{name}: {'fused' if fused else 'capturable'}=True requires CUDA "
+                           f"tensors; tensorgraph's optimizers run on the CPU")
+    if differentiable:
+        raise NotImplementedError(f"{name}: differentiable=True (a step recorded by autograd) "
+                                  f"is not supported by tensorgraph")
+
+
 class Optimizer:
     _kind = None
     _defaults = {}
@@ -66,7 +83,9 @@ class Optimizer:
             seen.add(id(p))
 
     def _options(self, group):
-        return {k: v for k, v in group.items() if k != 'params'}
+        """the hyper-parameters the update takes (not PyTorch's
+        implementation flags foreach, differentiable, capturable, fused)"""
+        return {k: v for k, v in group.items() if k != 'params' and k not in _FLAGS}
 
     def step(self, closure=None):
         loss = None
@@ -119,13 +138,26 @@ class Optimizer:
                 prefix = f'optim.state.{k}.'
                 entry = {name[len(prefix):]: t for name, t in tensors.items()
                          if name.startswith(prefix)}
-                if meta.get('optim.type') == 'sgd':
-                    entry.pop('step', None)
                 if entry:
-                    state[offset + k] = entry
-            groups.append(dict(self._options(g), params=list(range(offset, offset + n))))
+                    state[offset + k] = self._pytorch_entry(entry)
+            groups.append(dict({k: v for k, v in g.items() if k != 'params'},
+                               params=list(range(offset, offset + n))))
             offset += n
         return {'state': state, 'param_groups': groups}
+
+    def _pytorch_entry(self, entry):
+        """one parameter's state as PyTorch 1.13 has it: 'step' first, a
+        float32 tensor or an int by optimizer; SGD without momentum has
+        momentum_buffer None (and no step)"""
+        step = entry.pop('step', None)
+        n = int(float(step.item())) if isinstance(step, _C.Tensor) else step
+        if self._kind == 'sgd':
+            if n is not None and n > 0:
+                entry.setdefault('momentum_buffer', None)
+            return entry
+        if n is None:
+            return entry
+        return dict(step=tensor(float(n)) if self._kind in _FLOAT_STEP else n, **entry)
 
     def load_state_dict(self, state_dict):
         """a state_dict of this optimizer's kind, by PyTorch's layout (or
@@ -169,6 +201,8 @@ class Optimizer:
         for k, pid in enumerate(ids):
             entry = state.get(pid, state.get(str(pid)))  # str keys after a JSON round trip
             for name, t in (entry or {}).items():
+                if t is None:  # SGD's momentum_buffer without momentum
+                    continue
                 if name == 'step':  # PyTorch keeps a float tensor; the C state an int64
                     t = tensor(int(float(t.item() if isinstance(t, _C.Tensor) else t)))
                 tensors[f'optim.state.{k}.{name}'] = t
@@ -199,13 +233,15 @@ class SGD(Optimizer):
     _ranges = (('lr', 'learning rate', (0, None, True)),
                ('momentum', 'momentum value', (0, None, True)),
                ('weight_decay', 'weight_decay value', (0, None, True)))
-    _defaults = dict(lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
-                     maximize=False)
+    _defaults = dict(lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
+                     maximize=False, foreach=None, differentiable=False)
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, *, maximize=False):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False):
+        _check_flags('SGD', differentiable)
         super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,
-                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                         foreach=foreach, differentiable=differentiable)
 
 
 class Adam(Optimizer):
@@ -214,22 +250,31 @@ class Adam(Optimizer):
                ('eps', 'epsilon value', (0, None, True)),
                ('betas', 'beta parameter', (0, 1, False)),
                ('weight_decay', 'weight_decay value', (0, None, True)))
-    _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
-                     maximize=False)
+    _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
+                     foreach=None, maximize=False, capturable=False, differentiable=False,
+                     fused=False)
+    _flags = ('capturable', 'differentiable', 'fused')  # PyTorch's AdamW: capturable only
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, maximize=False):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=False):
+        _check_flags(type(self).__name__, differentiable, capturable, fused)
+        given = dict(capturable=capturable, differentiable=differentiable, fused=fused)
+        flags = {k: given[k] for k in self._flags}
         super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad, maximize=maximize)
+                         amsgrad=amsgrad, maximize=maximize, foreach=foreach, **flags)
 
 
 class AdamW(Adam):
     _kind = 'adamw'
-    _defaults = dict(Adam._defaults, weight_decay=1e-2)
+    _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
+                     maximize=False, foreach=None, capturable=False)
+    _flags = ('capturable',)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         foreach=foreach, capturable=capturable)
 
 
 class Adadelta(Optimizer):
@@ -238,11 +283,12 @@ class Adadelta(Optimizer):
                ('rho', 'rho value', (0, 1, True)),
                ('eps', 'epsilon value', (0, None, True)),
                ('weight_decay', 'weight_decay value', (0, None, True)))
-    _defaults = dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False)
+    _defaults = dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, maximize=False)
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, maximize=False):
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 maximize=False):
         super().__init__(params, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
-                         maximize=maximize)
+                         foreach=foreach, maximize=maximize)
 
 
 class RMSprop(Optimizer):
@@ -252,20 +298,22 @@ class RMSprop(Optimizer):
                ('momentum', 'momentum value', (0, None, True)),
                ('weight_decay', 'weight_decay value', (0, None, True)),
                ('alpha', 'alpha value', (0, None, True)))
-    _defaults = dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
-                     centered=False, maximize=False)
+    _defaults = dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                     centered=False, foreach=None, maximize=False, differentiable=False)
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
-                 centered=False, *, maximize=False):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, foreach=None, maximize=False, differentiable=False):
+        _check_flags('RMSprop', differentiable)
         super().__init__(params, lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                         momentum=momentum, centered=centered, maximize=maximize)
+                         momentum=momentum, centered=centered, foreach=foreach,
+                         maximize=maximize, differentiable=differentiable)
 
 
 class Adagrad(Optimizer):
     """PyTorch's Adagrad (its update written with tensor ops in adagrad.py)"""
     _kind = 'adagrad'
     _defaults = dict(lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                     eps=1e-10, maximize=False)
+                     eps=1e-10, foreach=None, maximize=False)
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False):
@@ -277,7 +325,7 @@ class Adagrad(Optimizer):
                 raise ValueError(f"Invalid {name}: {v}")
         super().__init__(params, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                          initial_accumulator_value=initial_accumulator_value, eps=eps,
-                         maximize=maximize)
+                         foreach=foreach, maximize=maximize)
 
     def _make(self, group):
         from .adagrad import _GroupState
@@ -302,12 +350,13 @@ _ADAM_RANGES = (('lr', 'learning rate', (0, None, True)),
 class Adamax(_PyOptimizer):
     """PyTorch's Adamax (its update written with tensor ops in py_algos.py)"""
     _kind, _group, _ranges = 'adamax', 'AdamaxGroup', _ADAM_RANGES
-    _defaults = dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, maximize=False)
+    _defaults = dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None,
+                     maximize=False)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False):
         super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                         maximize=maximize)
+                         foreach=foreach, maximize=maximize)
 
 
 class NAdam(_PyOptimizer):
@@ -315,36 +364,38 @@ class NAdam(_PyOptimizer):
     _kind, _group = 'nadam', 'NAdamGroup'
     _ranges = _ADAM_RANGES + (('momentum_decay', 'momentum_decay value', (0, None, True)),)
     _defaults = dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                     momentum_decay=4e-3)
+                     momentum_decay=4e-3, foreach=None)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, foreach=None):
         super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                         momentum_decay=momentum_decay)
+                         momentum_decay=momentum_decay, foreach=foreach)
 
 
 class RAdam(_PyOptimizer):
     """PyTorch's RAdam (its update written with tensor ops in py_algos.py)"""
     _kind, _group, _ranges = 'radam', 'RAdamGroup', _ADAM_RANGES
-    _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0)
+    _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None):
-        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                         foreach=foreach)
 
 
 class Rprop(_PyOptimizer):
     """PyTorch's Rprop (its update written with tensor ops in py_algos.py)"""
     _kind, _group = 'rprop', 'RpropGroup'
     _ranges = (('lr', 'learning rate', (0, None, True)),)
-    _defaults = dict(lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximize=False)
+    _defaults = dict(lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), foreach=None,
+                     maximize=False)
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), foreach=None,
                  maximize=False):
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
         super().__init__(params, lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
-                         maximize=maximize)
+                         foreach=foreach, maximize=maximize)
 
 
 class ASGD(_PyOptimizer):
@@ -352,9 +403,10 @@ class ASGD(_PyOptimizer):
     _kind, _group = 'asgd', 'ASGDGroup'
     _ranges = (('lr', 'learning rate', (0, None, True)),
                ('weight_decay', 'weight_decay value', (0, None, True)))
-    _defaults = dict(lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, maximize=False)
+    _defaults = dict(lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                     maximize=False)
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False):
         super().__init__(params, lr=lr, lambd=lambd, alpha=alpha, t0=t0,
-                         weight_decay=weight_decay, maximize=maximize)
+                         weight_decay=weight_decay, foreach=foreach, maximize=maximize)

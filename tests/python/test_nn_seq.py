@@ -240,3 +240,66 @@ def test_parameter_containers():
     assert list(M(tg).state_dict()) == list(mt.state_dict())
     with pytest.raises(IndexError):
         pl[5]
+
+
+@pytest.mark.parametrize("kw", [dict(proj_size=2),
+                                dict(proj_size=2, num_layers=2, bidirectional=True,
+                                     batch_first=True),
+                                dict(proj_size=1, bias=False)])
+def test_lstm_proj_size(kw):
+    # PyTorch's projected LSTM: h = (o * tanh(c)) @ weight_hr^T, h of size
+    # proj_size (outputs, h_n, the next layer's input), c of hidden_size
+    m = tg.nn.LSTM(3, 4, **kw).double()
+    dirs, layers, p = 2 if kw.get('bidirectional') else 1, kw.get('num_layers', 1), kw['proj_size']
+    names = dict(m.named_parameters())
+    assert names['weight_hr_l0'].shape == (p, 4) and names['weight_hh_l0'].shape == (16, p)
+    assert m.proj_size == p and f"proj_size={p}" in repr(m)
+    rs = np.random.RandomState(0)
+    x = rs.randn(2, 5, 3)
+    n = 2 if kw.get('batch_first') else 5
+    h0, c0 = rs.randn(layers * dirs, n, p), rs.randn(layers * dirs, n, 4)
+    xg = tg.tensor(x, requires_grad=True)
+    out, (h, c) = m(xg, (tg.tensor(h0), tg.tensor(c0)))
+    assert out.shape[-1] == p * dirs and h.shape == h0.shape and c.shape == c0.shape
+    (out.sum() + h.sum()).backward()
+    # the last step of a one-layer forward run by hand
+    if layers == 1 and dirs == 1:
+        w = {k: v.detach().numpy() for k, v in names.items()}
+        hh, cc = h0[0], c0[0]
+        for t in range(x.shape[0]):
+            g = x[t] @ w['weight_ih_l0'].T + hh @ w['weight_hh_l0'].T
+            if 'bias_ih_l0' in w:
+                g = g + w['bias_ih_l0'] + w['bias_hh_l0']
+            i, f, gg, o = np.split(g, 4, -1)
+            sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+            cc = sig(f) * cc + sig(i) * np.tanh(gg)
+            hh = (sig(o) * np.tanh(cc)) @ w['weight_hr_l0'].T
+        np.testing.assert_allclose(h.detach().numpy()[0], hh, rtol=1e-12)
+        np.testing.assert_allclose(c.detach().numpy()[0], cc, rtol=1e-12)
+    if torch is not None:
+        t = torch.nn.LSTM(3, 4, **kw).double()
+        t.load_state_dict({k: torch.tensor(v.detach().numpy()) for k, v in m.state_dict().items()})
+        xt = torch.tensor(x, requires_grad=True)
+        ot, (ht, ct) = t(xt, (torch.tensor(h0), torch.tensor(c0)))
+        (ot.sum() + ht.sum()).backward()
+        np.testing.assert_allclose(out.detach().numpy(), ot.detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(c.detach().numpy(), ct.detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(xg.grad.numpy(), xt.grad.numpy(), atol=1e-12)
+        assert repr(m) == repr(t)
+
+
+def test_lstm_proj_size_errors():
+    with pytest.raises(ValueError, match="proj_size has to be smaller than hidden_size"):
+        tg.nn.LSTM(3, 4, proj_size=4)
+    with pytest.raises(ValueError, match="positive integer or zero"):
+        tg.nn.LSTM(3, 4, proj_size=-1)
+    with pytest.raises(ValueError, match="only supported for LSTM"):
+        tg.nn.GRU(3, 4, proj_size=2)
+    m = tg.nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[0\] size \(1, 1, 2\), got \[1, 1, 4\]"):
+        m(tg.zeros(5, 1, 3), (tg.zeros(1, 1, 4), tg.zeros(1, 1, 4)))
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(1, 1, 4\)"):
+        m(tg.zeros(5, 1, 3), (tg.zeros(1, 1, 2), tg.zeros(1, 1, 2)))
+    packed = tg.nn.utils.rnn.pack_sequence([tg.ones(3, 3), tg.ones(2, 3)])
+    out, (h, c) = m(packed)
+    assert out.data.shape == (5, 2) and h.shape == (1, 2, 2) and c.shape == (1, 2, 4)

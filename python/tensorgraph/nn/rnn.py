@@ -25,13 +25,15 @@ def _rnn_step(mode, gi, h, w_hh, b_hh):
     return (_C.tanh if mode == 'RNN_TANH' else _C.relu)(gi + gh)
 
 
-def _lstm_step(gi, h, c, w_hh, b_hh):
+def _lstm_step(gi, h, c, w_hh, b_hh, w_hr=None):
+    """one LSTM step; with w_hr (proj_size) the new h is projected down"""
     g = gi + _C.matmul(h, w_hh.t())
     if b_hh is not None:
         g = g + b_hh
     i, f, gg, o = g.chunk(4, -1)
     c = _C.sigmoid(f) * c + _C.sigmoid(i) * _C.tanh(gg)
-    return _C.sigmoid(o) * _C.tanh(c), c
+    h = _C.sigmoid(o) * _C.tanh(c)
+    return (h if w_hr is None else _C.matmul(h, w_hr.t())), c
 
 
 def _gru_step(gi, h, w_hh, b_hh):
@@ -59,22 +61,31 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be an integer greater than zero")
         if num_layers <= 0 or not isinstance(num_layers, int):
             raise ValueError("num_layers must be an integer greater than zero")
-        if proj_size:
-            raise NotImplementedError("LSTM proj_size is not supported")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != 'LSTM':
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        self.dropout, self.bidirectional = float(dropout), bidirectional
+        self.proj_size = proj_size
+        out = self._out_size = proj_size or hidden_size  # h's size (LSTM: projected)
         dt = dtype or _C.float32
         gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
         self._flat_weights_names = []
         for layer in range(num_layers):
-            in_size = input_size if layer == 0 else hidden_size * dirs
+            in_size = input_size if layer == 0 else out * dirs
             for d in range(dirs):
                 sfx = f'_l{layer}' + ('_reverse' if d else '')
-                shapes = [('weight_ih', (gate, in_size)), ('weight_hh', (gate, hidden_size))]
+                shapes = [('weight_ih', (gate, in_size)), ('weight_hh', (gate, out))]
                 if bias:
                     shapes += [('bias_ih', (gate,)), ('bias_hh', (gate,))]
+                if proj_size:
+                    shapes.append(('weight_hr', (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name + sfx, Parameter(zeros(*shape, dtype=dt)))
                     self._flat_weights_names.append(name + sfx)
@@ -113,6 +124,7 @@ class RNNBase(Module):
         (packed input): per step an (N, 1) mask of the sequences not yet
         ended; the others keep their state and output zeros"""
         w_ih, w_hh, b_ih, b_hh = self._weights(sfx)
+        w_hr = getattr(self, 'weight_hr' + sfx) if self.proj_size else None
         L = x.shape[0]
         gi = _C.matmul(x, w_ih.t())  # every step's input projection at once
         if b_ih is not None:
@@ -123,7 +135,7 @@ class RNNBase(Module):
             g = gi[t]
             h_old, c_old = h, c
             if self.mode == 'LSTM':
-                h, c = _lstm_step(g, h, c, w_hh, b_hh)
+                h, c = _lstm_step(g, h, c, w_hh, b_hh, w_hr)
             elif self.mode == 'GRU':
                 h = _gru_step(g, h, w_hh, b_hh)
             else:
@@ -134,7 +146,7 @@ class RNNBase(Module):
                 outs[t] = _C.where(live[t], h, zeros((), dtype=h.dtype))
             else:
                 outs[t] = h
-        return _C.stack(outs, 0) if L else x.new_zeros(0, x.shape[1], self.hidden_size), h, c
+        return _C.stack(outs, 0) if L else x.new_zeros(0, x.shape[1], self._out_size), h, c
 
     def forward(self, input, hx=None):
         from .utils.rnn import PackedSequence
@@ -172,10 +184,11 @@ class RNNBase(Module):
             x = x.transpose(0, 1)
         n = x.shape[1]
         dirs = 2 if self.bidirectional else 1
-        expect = (self.num_layers * dirs, n, self.hidden_size)
+        expect = (self.num_layers * dirs, n, self._out_size)
+        expect_c = (self.num_layers * dirs, n, self.hidden_size)
         if hx is None:
             h0 = zeros(*expect, dtype=x.dtype)
-            c0 = h0 if lstm else None
+            c0 = zeros(*expect_c, dtype=x.dtype) if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             if not batched:
@@ -187,9 +200,10 @@ class RNNBase(Module):
             elif h0.ndim != 3 or (lstm and c0.ndim != 3):
                 raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
                                    f"{h0.ndim}-D tensor")
-            for name, t in (('hidden', h0), ('cell', c0)):
-                if t is not None and tuple(t.shape) != expect:
-                    raise RuntimeError(f"Expected {name} size {expect}, got {tuple(t.shape)}")
+            names = ('hidden[0]', 'hidden[1]') if lstm else ('hidden', None)
+            for name, t, want in zip(names, (h0, c0), (expect, expect_c)):
+                if t is not None and tuple(t.shape) != want:
+                    raise RuntimeError(f"Expected {name} size {want}, got {list(t.shape)}")
         hs, cs = [], []
         for layer in range(self.num_layers):
             outs = []
@@ -216,6 +230,8 @@ class RNNBase(Module):
 
     def extra_repr(self):
         s = f'{self.input_size}, {self.hidden_size}'
+        if self.proj_size:
+            s += f', proj_size={self.proj_size}'
         if self.num_layers != 1:
             s += f', num_layers={self.num_layers}'
         if not self.bias:

@@ -967,6 +967,13 @@ static void test_inplace_through_views(void)
     CHECK_OK(tg_mul_scalar_(y2, 3));
     CHECK_OK(tg_backward(sum_all(head), NULL, false));
     CHECK_TENSOR(tg_grad(x2), ((double[]){6, 6, 0, 0}), 0);
+    /* ... also as the root of backward itself */
+    tg_tensor *x5 = leaf(TG_FLOAT64, 1, (int64_t[]){4}, v);
+    tg_tensor *y5 = tg_mul_scalar(x5, 2);
+    tg_tensor *head5 = tg_slice(y5, 0, 0, 2, 1);
+    CHECK_OK(tg_mul_scalar_(y5, 3));
+    CHECK_OK(tg_backward(head5, tg_ones(TG_FLOAT64, 1, (int64_t[]){2}), false));
+    CHECK_TENSOR(tg_grad(x5), ((double[]){6, 6, 0, 0}), 0);
     /* a value that needs grad copied into a view of zeros: the zeros
      * tensor takes its history (z^2 sums to x3^2) */
     tg_tensor *x3 = leaf(TG_FLOAT64, 1, (int64_t[]){2}, v);

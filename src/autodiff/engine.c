@@ -7,6 +7,7 @@
  * runs nest: a custom backward may differentiate a graph of its own (as
  * activation checkpointing does), even one sharing nodes with this one. */
 #include "autodiff/node.h"
+#include "autodiff/view_history.h"
 #include "autodiff/vjp.h"
 #include "util/grow.h"
 #include "util/hmap.h"
@@ -424,6 +425,9 @@ static tg_status check_root(const char *fn, tg_tensor *root, tg_tensor *seed)
     if (!root)
         return tg__error_is_set() ? tg_last_status()
                                   : tg__error(TG_ERR_ARG, "%s: tensor is NULL", fn);
+    tg_status s = tg__view_refresh(1, &root); /* a view whose base was written since */
+    if (s != TG_OK)
+        return s;
     if (!root->requires_grad)
         return tg__error(TG_ERR_AUTOGRAD,
                          "%s: the tensor does not require grad and has no "

@@ -1,4 +1,5 @@
-/* The vectorizable float32 exp, erf and erfc of kernels/cpu/vmath.h
+/* The vectorizable float32 exp (both ranges), erf, erfc, sigmoid and tanh
+ * of kernels/cpu/vmath.h
  * against double-precision libm over dense grids: the ulp bounds its
  * header promises, the edges (0, signs, the region boundary at 0.9, the
  * clamps, infinities, NaN), and that a loop over them vectorizes to the
@@ -32,6 +33,39 @@ static void test_exp_accuracy(void)
     CHECK(tg__vexpf(-INFINITY) == 0.0f);
     CHECK(isinf(tg__vexpf(89.0f)) && isinf(tg__vexpf(INFINITY)));
     CHECK(isnan(tg__vexpf(NAN)));
+}
+
+/* the whole-range exp (the exp op's): denormal results counted in units
+ * of the least denormal, as libm rounds them */
+static double ulps_or_denormal(float got, double want)
+{
+    return want < FLT_MIN ? fabs((double)got - want) / 0x1p-149 : ulps(got, want);
+}
+
+static void test_exp_sigmoid_tanh_whole_range(void)
+{
+    double we = 0, ws = 0, wt = 0;
+    for (float x = -104.0f; x <= 88.72f; x += 0.000377f)
+        we = fmax(we, ulps_or_denormal(tg__vexpf_full(x), exp((double)x)));
+    for (float x = -110.0f; x <= 30.0f; x += 0.000311f)
+        ws = fmax(ws, ulps_or_denormal(tg__vsigmoidf(x), 1 / (1 + exp(-(double)x))));
+    for (float x = -12.0f; x <= 12.0f; x += 0.0000713f)
+        wt = fmax(wt, ulps(tg__vtanhf(x), tanh((double)x)));
+    for (float x = 1e-30f; x < 0.6f; x *= 1.001f) { /* tanh's relative accuracy near 0 */
+        wt = fmax(wt, ulps(tg__vtanhf(x), tanh((double)x)));
+        wt = fmax(wt, ulps(tg__vtanhf(-x), tanh(-(double)x)));
+    }
+    CHECK(we <= 1.5 && ws <= 3.0 && wt <= 2.0);
+    if (we > 1.5 || ws > 3.0 || wt > 2.0)
+        printf("exp %.2f, sigmoid %.2f, tanh %.2f ulp\n", we, ws, wt);
+    CHECK(tg__vexpf_full(88.72f) < INFINITY && isinf(tg__vexpf_full(88.73f)));
+    CHECK(tg__vexpf_full(-103.0f) > 0 && tg__vexpf_full(-104.5f) == 0);
+    CHECK(tg__vexpf_full(-INFINITY) == 0 && isinf(tg__vexpf_full(INFINITY)));
+    CHECK(tg__vsigmoidf(-INFINITY) == 0 && tg__vsigmoidf(INFINITY) == 1 &&
+          tg__vsigmoidf(0) == 0.5f);
+    CHECK(tg__vtanhf(INFINITY) == 1 && tg__vtanhf(-INFINITY) == -1);
+    CHECK(signbit(tg__vtanhf(-0.0f)) && tg__vtanhf(0.0f) == 0);
+    CHECK(isnan(tg__vexpf_full(NAN)) && isnan(tg__vsigmoidf(NAN)) && isnan(tg__vtanhf(NAN)));
 }
 
 static void test_erf_accuracy(void)
@@ -72,17 +106,20 @@ static void test_erf_accuracy(void)
 static void test_loop_same_bits(void)
 {
     enum { N = 1037 };
-    static float x[N], e[N], f[N];
+    static float x[N], e[N], f[N], g[N], h[N];
     for (int i = 0; i < N; i++)
         x[i] = -9.0f + 18.0f * (float)i / N;
     for (int i = 0; i < N; i++) {
         e[i] = tg__vexpf(x[i]);
         f[i] = tg__verfcf(x[i]);
+        g[i] = tg__vsigmoidf(x[i]) + tg__vexpf_full(x[i]);
+        h[i] = tg__vtanhf(x[i]);
     }
     int same = 1;
     for (int i = 0; i < N; i++) {
         volatile float xi = x[i]; /* one element at a time */
-        same &= e[i] == tg__vexpf(xi) && f[i] == tg__verfcf(xi);
+        same &= e[i] == tg__vexpf(xi) && f[i] == tg__verfcf(xi) &&
+                g[i] == tg__vsigmoidf(xi) + tg__vexpf_full(xi) && h[i] == tg__vtanhf(xi);
     }
     CHECK(same);
 }
@@ -90,6 +127,7 @@ static void test_loop_same_bits(void)
 int main(void)
 {
     RUN(test_exp_accuracy);
+    RUN(test_exp_sigmoid_tanh_whole_range);
     RUN(test_erf_accuracy);
     RUN(test_loop_same_bits);
     return tt_finish();

@@ -6,14 +6,18 @@
  * softsign's gradient at +-inf (0, not NaN). A gradient mask is where(),
  * not a product, so that an inf or NaN gradient outside the mask stays
  * out as PyTorch's does. */
+#include "kernels/cpu/vmath.h"
 #include "ops/unary.h"
 
 #include <tgmath.h>
 
 /* x / (1 + |x|) */
 UN_FLOAT(softsign, x / (1 + fabs(x)))
-/* x * sigmoid(x), PyTorch's x / (1 + exp(-x)): -0 far below 0 */
-UN_FLOAT(silu, x / (1 + exp(-x)))
+/* x * sigmoid(x), PyTorch's x / (1 + exp(-x)): -0 far below 0; float32
+ * with vmath.h's vectorizable exp */
+UN_ROW(silu_f32, float, x / (1 + tg__vexpf_full(-x)))
+UN_ROW(silu_f64, double, x / (1 + exp(-x)))
+static const tg_iter_row_fn silu_rows[TG_NUM_DTYPES] = {silu_f32, silu_f64};
 /* x * tanh(softplus(x)) */
 UN_FLOAT(mish, x * tanh(SOFTPLUS(x)))
 /* log(sigmoid(x)) = -softplus(-x), finite for x << 0 */

@@ -1,4 +1,5 @@
-/* Float32 exp, erf and erfc written so that loops over them vectorize:
+/* Float32 exp, erf, erfc, sigmoid and tanh written so that loops over
+ * them vectorize:
  * no branches (both regions are computed and one is selected, by bits:
  * tg__vsel), no calls,
  * integer work on the float's bits only. libm's expf/erff/erfcf are scalar
@@ -35,6 +36,17 @@ static inline float tg__vsel(int c, float a, float b)
     memcpy(&x, &a, sizeof x);
     memcpy(&y, &b, sizeof y);
     x = (x & m) | (y & ~m);
+    memcpy(&a, &x, sizeof a);
+    return a;
+}
+
+/* |a| with the sign of b, by the bits */
+static inline float tg__vcopysign(float a, float b)
+{
+    uint32_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    x = (x & 0x7FFFFFFFu) | (y & 0x80000000u);
     memcpy(&a, &x, sizeof a);
     return a;
 }
@@ -91,6 +103,62 @@ static inline float tg__vexpf(float x)
     float y = tg__vexp_poly(r) * tg__vexp_scale(k);
     y = tg__vsel(x > TG__VEXP_HI, __builtin_inff(), y);
     return tg__vsel(x < TG__VEXP_LO, 0.0f, y);
+}
+
+/* e^x over float32's whole range, as libm's expf: denormal results down
+ * to e^-103.97 (0 below), finite up to 88.72 (inf above); 2^n applied as
+ * two factors 2^(n/2) 2^(n - n/2), each a normal float, so the product
+ * rounds once where it is denormal. Within 2 ulp where the result is
+ * normal. The exp op's float32 kernel. */
+#define TG__VEXPF_FULL_HI 88.7228391116729996f  /* ln(FLT_MAX) */
+#define TG__VEXPF_FULL_LO -103.972077083991796f /* ln of the least denormal / 2 */
+static inline float tg__vexpf_full(float x)
+{
+    float xc = tg__vsel(x > TG__VEXPF_FULL_HI, TG__VEXPF_FULL_HI, x);
+    xc = tg__vsel(xc < TG__VEXPF_FULL_LO, TG__VEXPF_FULL_LO, xc);
+    float k = xc * 1.44269504088896341f + 12582912.0f;
+    float n = k - 12582912.0f; /* -150 .. 128 */
+    float r = xc - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    int32_t ni = (int32_t)n, n1 = ni >> 1, n2 = ni - n1;
+    uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    float y = tg__vexp_poly(r) * s1 * s2;
+    y = tg__vsel(x > TG__VEXPF_FULL_HI, __builtin_inff(), y);
+    return tg__vsel(x < TG__VEXPF_FULL_LO, 0.0f, y);
+}
+
+/* 1 / (1 + e^-x) from e = e^-|x| (never overflows): 1 / (1 + e) for
+ * x >= 0, e / (1 + e) below, as libm-based code computes it; within 3
+ * ulp, denormal tails included. NaN passes through. */
+static inline float tg__vsigmoidf(float x)
+{
+    float a = tg__vsel(x < 0, -x, x);
+    float e = tg__vexpf_full(-a);
+    float r = 1.0f / (1.0f + e);
+    return tg__vsel(x < 0, e * r, r);
+}
+
+/* tanh: x + x^3 P(x^2) below 0.55 (P fitted for this file: within 0.8
+ * ulp there), else sign(x) (1 - 2 / (e^2|x| + 1)), +-1 from |x| 9.1 on
+ * (where the float rounds to 1); within 3 ulp. NaN passes through. */
+static inline float tg__vtanhf(float x)
+{
+    float a = tg__vsel(x < 0, -x, x);
+    float s = x * x;
+    float p = -6.287662778e-03f;
+    p = p * s + 2.108205855e-02f;
+    p = p * s + -5.385512114e-02f;
+    p = p * s + 1.333261728e-01f;
+    p = p * s + -3.333331943e-01f;
+    float small = tg__vcopysign(x + x * s * p, x); /* tanh(-0) = -0 */
+    float ac = tg__vsel(a > 9.1f, 9.1f, a);
+    float big = 1.0f - 2.0f / (tg__vexpf_full(2.0f * ac) + 1.0f);
+    big = tg__vsel(a > 9.1f, 1.0f, big);
+    big = tg__vsel(x < 0, -big, big);
+    return tg__vsel(a < 0.55f, small, big); /* NaN: a < 0.55 false, big NaN */
 }
 
 /* x P(x^2): erf on |x| < 0.9 */

@@ -441,6 +441,8 @@ static void test_hostile(void)
         {"bad_unique_axis", "node 'uq' (Unique): axis 4", TG_ERR_IO, false},
         {"bad_nms_boxes", "node 'nms' (NonMaxSuppression): boxes should be float [B, S, 4]", TG_ERR_IO, false},
         {"bad_dft_axis", "node 'dft' (DFT): input should be float [..., 1 or 2] (real or complex values), is float32 of rank 2", TG_ERR_IO, false},
+        {"bad_multinomial_dtype", "node 'multi' (Multinomial): dtype 1 should be INT32 (6) or INT64 (7)", TG_ERR_IO, false},
+        {"bad_stft_frame", "node 'stft' (STFT): frames of 16 samples every 2 should fit the signal's 8", TG_ERR_IO, false},
         {"bad_window_size", "node 'hann' (HannWindow): size -4 should be in [0, 2^28]", TG_ERR_IO, false},
         {"bad_mel_edges", "node 'mel' (MelWeightMatrix): upper_edge_hertz 9000 puts a filter edge at bin", TG_ERR_IO, false},
         {"bad_lstm_rank", "node 'lstm_rank' (LSTM): X should be [seq, batch, input_size], has rank 2", TG_ERR_IO, false},

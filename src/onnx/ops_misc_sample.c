@@ -20,6 +20,9 @@ typedef struct image {
 static tg_tensor *tap(const image *im, tg_tensor *iy, tg_tensor *ix, tg_tensor *w)
 {
     tg_dtype gt = tg_dtype_of(ix), xt = tg_dtype_of(im->x);
+    /* a NaN position (an infinite one reflected) reads nothing */
+    iy = tg_where(tg_isnan(iy), tg_scalar(gt, -1), iy);
+    ix = tg_where(tg_isnan(ix), tg_scalar(gt, -1), ix);
     tg_tensor *inside = tg_logical_and(
         tg_logical_and(tg_ge(ix, tg_scalar(gt, 0)), tg_le(ix, tg_scalar(gt, (double)(im->W - 1)))),
         tg_logical_and(tg_ge(iy, tg_scalar(gt, 0)), tg_le(iy, tg_scalar(gt, (double)(im->H - 1)))));

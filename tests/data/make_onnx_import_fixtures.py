@@ -440,6 +440,11 @@ def hostile_misc():
     mel = [init(k, np.array(v, t)) for k, v, t in (("m", 8, np.int64), ("l", 16, np.int64),
                                                   ("r", 8192, np.int64), ("lo", 0, np.float32),
                                                   ("hi", 9000, np.float32))]
+    save(make([helper.make_node("Multinomial", ["x"], ["y"], name="multi", dtype=1)], x, y,
+              opset=7), "bad_multinomial_dtype")
+    save(make([helper.make_node("STFT", ["s", "st", "", "fl"], ["y"], name="stft")], x, y,
+              [init("s", np.zeros((1, 8, 1), np.float32)), init("st", np.array(2, np.int64)),
+               init("fl", np.array(16, np.int64))], opset=17), "bad_stft_frame")
     save(make([helper.make_node("MelWeightMatrix", ["m", "l", "r", "lo", "hi"], ["y"],
                                 name="mel")], x, y, mel, opset=17), "bad_mel_edges")
 

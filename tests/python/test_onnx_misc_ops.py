@@ -367,3 +367,23 @@ def test_stft(tmp_path):
     (got * tg.tensor(w.astype(np.float32))).sum().backward()
     (want * torch.from_numpy(w)).sum().backward()
     np.testing.assert_allclose(xt.grad.numpy()[..., 0], st.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
+def test_grid_sample_non_finite_grid(tmp_path, pad):
+    """infinite and NaN grid positions give a result (torch's NaN or 0
+    there), never an index error; the finite positions keep torch's values"""
+    rs = np.random.RandomState(10)
+    x = rs.randn(1, 2, 4, 5).astype(np.float32)
+    grid = rs.uniform(-1, 1, (1, 2, 3, 2)).astype(np.float32)
+    grid[0, 0, 0] = [np.inf, 0.2]
+    grid[0, 0, 1] = [np.nan, -np.inf]
+    node = helper.make_node("GridSample", ["x", "g"], ["y"], padding_mode=pad)
+    path = _model(tmp_path, [node], [_vi("x", TensorProto.FLOAT, [1, 2, 4, 5]),
+                                     _vi("g", TensorProto.FLOAT, [1, 2, 3, 2])],
+                  [_vi("y", TensorProto.FLOAT, [1, 2, 2, 3])], opset=16)
+    got = tg.onnx.load(path)(tg.tensor(x), tg.tensor(grid)).numpy()
+    want = F.grid_sample(torch.from_numpy(x), torch.from_numpy(grid), padding_mode=pad,
+                         align_corners=False).numpy()
+    np.testing.assert_allclose(got[:, :, 1], want[:, :, 1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[:, :, 0, 2], want[:, :, 0, 2], rtol=1e-5, atol=1e-6)

@@ -149,6 +149,12 @@ bool tg__gemm_skinny_fits(const tg__gemm_call *g)
     /* B as is: its rows of C accumulate in L1, which holds fewer of them
      * (bench: at 5 to 8 rows the blocked kernel is as fast) */
     int64_t max_m = g->tb ? TG__GEMM_SKINNY_M : TG__GEMM_SKINNY_M / 2;
+    /* a frozen B's packed copy is kept (pack_cache.c), so the blocked
+     * kernel does no packing: at 8 rows it is as fast or faster (1 thread,
+     * B^T of 128x512, 256x1024, 512x1000, 1280x1000: 0.51, 0.70, 0.85,
+     * 1.00x the skinny time; at 7 rows 1280x1000 lost 10%, at 6 rows 27%) */
+    if (g->b_serial && max_m > 7)
+        max_m = 7;
     return g->m >= 1 && g->m <= max_m && g->k >= SK_LANES &&
            g->n * g->k >= TG__GEMM_SKINNY_MIN_B && g->alpha != 0;
 }

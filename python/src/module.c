@@ -66,6 +66,17 @@ static PyObject *dtype_itemsize(PyObject *self, void *c)
     (void)c;
     return PyLong_FromSize_t(tg_dtype_size(((DtypeObject *)self)->code));
 }
+static PyObject *dtype_is_signed(PyObject *self, void *c)
+{
+    (void)c; /* PyTorch: every type but uint8 and bool */
+    tg_dtype d = ((DtypeObject *)self)->code;
+    return PyBool_FromLong(d != TG_UINT8 && d != TG_BOOL);
+}
+static PyObject *dtype_is_complex(PyObject *self, void *c)
+{
+    (void)self; (void)c; /* there are no complex dtypes */
+    Py_RETURN_FALSE;
+}
 static PyObject *dtype_name(PyObject *self, void *c)
 {
     (void)c;
@@ -79,6 +90,8 @@ static PyObject *dtype_reduce(PyObject *self, PyObject *unused)
 static PyGetSetDef dtype_getset[] = {
     {"is_floating_point", dtype_is_floating, NULL, NULL, NULL},
     {"itemsize", dtype_itemsize, NULL, NULL, NULL},
+    {"is_signed", dtype_is_signed, NULL, NULL, NULL},
+    {"is_complex", dtype_is_complex, NULL, NULL, NULL},
     {"name", dtype_name, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 static PyMethodDef dtype_methods[] = {

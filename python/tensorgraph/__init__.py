@@ -38,6 +38,9 @@ from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import _tensor_extra  # noqa: F401  (more methods, gradient hooks)
 from . import _tensor_reinterpret  # noqa: F401,E402  (view(dtype), resize_)
 from ._size import Size  # noqa: F401,E402  (the type of Tensor.shape)
+from ._dtype_info import finfo, iinfo  # noqa: F401,E402
+from ._legacy_types import (FloatTensor, DoubleTensor, IntTensor, LongTensor,  # noqa: F401,E402
+                            ByteTensor, BoolTensor)
 from . import autograd
 from . import linalg  # noqa: E402
 from . import special  # noqa: E402  (torch.special's names)

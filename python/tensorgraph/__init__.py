@@ -71,6 +71,9 @@ from .nn.functional_conv import conv1d, conv2d, conv3d  # noqa: E402,F401,F811
 from .serialization import save, load  # noqa: E402
 from .function import function  # noqa: E402
 from ._device import device  # noqa: E402
+from . import cuda, backends  # noqa: E402,F401  (CPU-only answers, as PyTorch without CUDA)
+from ._determinism import (use_deterministic_algorithms,  # noqa: E402,F401
+                           are_deterministic_algorithms_enabled)
 from .control_flow import cond, while_loop, scan  # noqa: E402
 from . import autograph  # noqa: E402
 from . import onnx, datasets  # noqa: E402

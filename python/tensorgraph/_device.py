@@ -67,3 +67,17 @@ class device:
         self._depth -= 1
         _C._device_scope_end()
         return False
+
+
+_CPU = device('cpu')
+
+
+def _cuda(self, *args, **kwargs):
+    from .cuda import _needs_cuda
+    _needs_cuda()
+
+
+# every eager tensor is in host memory: Tensor.device is device('cpu') (equal
+# to 'cpu'), Tensor.cuda() raises PyTorch's AssertionError of a CPU-only build
+_C._add_method('device', property(lambda self: _CPU, doc="device('cpu')"))
+_C._add_method('cuda', _cuda)

@@ -307,6 +307,10 @@ class Module:
     def cpu(self):
         return self
 
+    def cuda(self, device=None):
+        from ..cuda import _needs_cuda
+        _needs_cuda()
+
     # ---- printing -------------------------------------------------------------------------
     def extra_repr(self):
         return ''

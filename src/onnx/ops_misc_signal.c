@@ -11,20 +11,29 @@
 
 #define TWO_PI 6.283185307179586476925286766559
 
+/* the output_datatype attribute (default FLOAT) and the dtype that holds it */
+static tg_status out_datatype(onnx_ictx *c, int64_t *out_type, tg_dtype *dt)
+{
+    tg_status s = oa_int(c, "output_datatype", ONNX_FLOAT, out_type);
+    if (s != TG_OK)
+        return s;
+    if (*out_type < 0 || *out_type > INT32_MAX ||
+        onnx_storage_dtype((int32_t)*out_type, dt) != TG_OK)
+        return onnx_err(c, TG_ERR_IO, "output_datatype %lld is not a numeric type "
+                        "tensorgraph holds", (long long)*out_type);
+    return TG_OK;
+}
+
 static tg_status cosine_window(onnx_ictx *c, const double *a, int terms)
 {
     tg_tensor *t = misc_value_req(c, 0, "size", "it is the output's length");
     int64_t periodic, out_type;
+    tg_dtype dt;
     tg_status s = t ? oa_int(c, "periodic", 1, &periodic) : tg_last_status();
     if (s == TG_OK)
-        s = oa_int(c, "output_datatype", ONNX_FLOAT, &out_type);
+        s = out_datatype(c, &out_type, &dt);
     if (s != TG_OK)
         return s;
-    tg_dtype dt;
-    if (out_type < 0 || out_type > INT32_MAX ||
-        onnx_storage_dtype((int32_t)out_type, &dt) != TG_OK)
-        return onnx_err(c, TG_ERR_IO, "output_datatype %lld is not a numeric type "
-                        "tensorgraph holds", (long long)out_type);
     tg_dtype st = tg_dtype_of(t);
     if (tg_numel(t) != 1 || (st != TG_INT64 && st != TG_INT32))
         return onnx_err(c, TG_ERR_IO, "size should be one int32 or int64 value");
@@ -268,18 +277,14 @@ tg_status misc_mel_weight_matrix(onnx_ictx *c)
                                          "lower_edge_hertz", "upper_edge_hertz"};
     double v[5];
     int64_t out_type;
+    tg_dtype dt;
     tg_status s = TG_OK;
     for (int i = 0; i < 5 && s == TG_OK; i++)
         s = mel_input(c, i, names[i], &v[i]);
     if (s == TG_OK)
-        s = oa_int(c, "output_datatype", ONNX_FLOAT, &out_type);
+        s = out_datatype(c, &out_type, &dt);
     if (s != TG_OK)
         return s;
-    tg_dtype dt;
-    if (out_type < 0 || out_type > INT32_MAX ||
-        onnx_storage_dtype((int32_t)out_type, &dt) != TG_OK)
-        return onnx_err(c, TG_ERR_IO, "output_datatype %lld is not a numeric type "
-                        "tensorgraph holds", (long long)out_type);
     if (!(v[0] >= 1 && v[0] <= 65536 && v[1] >= 1 && v[1] <= 1 << 20 && v[2] > 0 &&
           v[3] >= 0 && v[4] >= v[3] && isfinite(v[4])))
         return onnx_err(c, TG_ERR_IO, "num_mel_bins should be in [1, 65536], dft_length in "

@@ -72,6 +72,7 @@ from .serialization import save, load  # noqa: E402
 from .function import function  # noqa: E402
 from ._device import device  # noqa: E402
 from . import cuda, backends  # noqa: E402,F401  (CPU-only answers, as PyTorch without CUDA)
+from ._amp import autocast, is_autocast_enabled  # noqa: E402,F401
 from ._determinism import (use_deterministic_algorithms,  # noqa: E402,F401
                            are_deterministic_algorithms_enabled)
 from .control_flow import cond, while_loop, scan  # noqa: E402

@@ -36,3 +36,12 @@ def _needs_cuda(*args, **kwargs):
 
 
 current_device = synchronize = set_device = get_device_name = _needs_cuda
+
+
+class amp:  # tensorgraph.cuda.amp.autocast / GradScaler (disabled: no CUDA)
+    from ._amp import GradScaler
+
+    @staticmethod
+    def autocast(enabled=True, dtype=None, cache_enabled=True):
+        from ._amp import autocast
+        return autocast('cuda', dtype, enabled, cache_enabled)

@@ -41,3 +41,30 @@ def test_backends_and_determinism_switches():
         tg.use_deterministic_algorithms(False)
     with pytest.raises(TypeError, match="must be bool"):
         tg.use_deterministic_algorithms(1)
+
+
+def test_amp_without_cuda_is_disabled_as_pytorch():
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        ctx = tg.cuda.amp.autocast()
+    with ctx:
+        assert tg.is_autocast_enabled() is False
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        scaler = tg.cuda.amp.GradScaler()
+    assert scaler.is_enabled() is False and scaler.get_scale() == 1.0
+    w = tg.nn.Parameter(tg.ones(1))
+    opt = tg.optim.SGD([w], lr=0.1)
+    loss = (w * 2).sum()
+    assert scaler.scale(loss) is loss
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    assert w.tolist() == pytest.approx([0.8])
+    with tg.autocast('cpu', enabled=False):
+        assert not tg.is_autocast_enabled()
+    with pytest.raises(NotImplementedError, match="bfloat16"):
+        tg.autocast('cpu')
+    if torch is not None and not torch.cuda.is_available():
+        with pytest.warns(UserWarning):
+            s = torch.cuda.amp.GradScaler()
+        assert s.is_enabled() == scaler.is_enabled()

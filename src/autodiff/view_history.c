@@ -14,7 +14,6 @@
 #include "core/status_impl.h"
 #include "tg/tg.h"
 
-#include <stdlib.h>
 
 void tg__view_track(tg_tensor *y, tg_tensor *x)
 {
@@ -44,19 +43,30 @@ static tg_tensor *positions(const tg_tensor *v, const tg_tensor *b)
     return p;
 }
 
-/* do two elements of v share memory? (positions p of v in b) */
-static bool overlaps(const tg_tensor *p, int64_t base_numel)
+/* may two elements of v share memory? Its dims of more than one element,
+ * by stride from the smallest, must each step past everything the
+ * smaller ones span (exact for slices, transposes, diagonals and the
+ * like; a view that fails it, such as a sliding window, is refused) */
+static bool may_overlap(const tg_tensor *v)
 {
-    const int64_t *pos = tg_data(p);
-    bool *seen = calloc((size_t)(base_numel > 0 ? base_numel : 1), sizeof *seen);
-    bool twice = !seen;
-    for (int64_t k = 0; !twice && k < p->numel; k++) {
-        twice = pos[k] < 0 || pos[k] >= base_numel || seen[pos[k]];
-        if (!twice)
-            seen[pos[k]] = true;
+    int order[TG_MAX_DIMS], n = 0;
+    for (int i = 0; i < v->ndim; i++)
+        if (v->shape[i] > 1)
+            order[n++] = i;
+    for (int i = 1; i < n; i++) /* insertion sort by stride */
+        for (int j = i; j > 0 && v->strides[order[j]] < v->strides[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int64_t span = 0; /* the largest offset the smaller dims reach */
+    for (int i = 0; i < n; i++) {
+        int64_t st = v->strides[order[i]];
+        if (st <= span)
+            return true;
+        span += (v->shape[order[i]] - 1) * st;
     }
-    free(seen);
-    return twice;
+    return false;
 }
 
 /* dst takes src's history (src: a result computed for it) */
@@ -124,15 +134,10 @@ tg_status tg__view_check_write(const char *op, const tg_tensor *t)
                          "tg_no_grad_begin/end", op);
     if (!tg_is_contiguous(b))
         return unsupported_base(op, t);
-    tg_scope_begin();
-    tg_tensor *p = positions(t, b);
-    bool twice = p && overlaps(p, b->numel);
-    tg_scope_end();
-    if (!p)
-        return tg_last_status();
-    return twice ? tg__error(TG_ERR_ARG, "%s: some elements of the view refer to a single "
-                             "memory location; clone it before writing to it", op)
-                 : TG_OK;
+    return may_overlap(t) ? tg__error(TG_ERR_ARG, "%s: some elements of the view refer to "
+                                      "a single memory location; clone it before writing "
+                                      "to it", op)
+                          : TG_OK;
 }
 
 tg_status tg__view_rebase(tg_tensor *t)
@@ -154,7 +159,7 @@ tg_status tg__view_rebase(tg_tensor *t)
     if (whole)
         take_history(b, whole);
     tg_scope_end();
-    /* b's own write bumped nothing: its views other than t read its new
-     * history when they are next used (their versions are stale) */
+    /* b's other views saw the write bump the version: they take b's new
+     * history when they are next read */
     return whole ? TG_OK : tg_last_status();
 }

@@ -142,3 +142,14 @@ def test_state_dict_round_trip_and_flags():
     with pytest.raises(NotImplementedError, match="differentiable"):
         tg.optim.SGD([w], lr=0.1, differentiable=True)
     tg.optim.SGD([w], lr=0.1, foreach=True).step()  # a speed choice: accepted
+
+
+def test_sgd_lr_is_required_as_pytorch():
+    w = tg.nn.Parameter(tg.ones(1))
+    with pytest.raises(ValueError, match="required optimization parameter lr"):
+        tg.optim.SGD([w])
+    o = tg.optim.SGD([{'params': [w], 'lr': 0.1}])  # a group's own lr is enough
+    assert o.param_groups[0]['lr'] == 0.1 and repr(o.defaults['lr']) == "<required parameter>"
+    if torch is not None:
+        with pytest.raises(ValueError, match="required optimization parameter lr"):
+            torch.optim.SGD([torch.nn.Parameter(torch.ones(1))])

@@ -26,6 +26,16 @@ def _check_flags(name, differentiable=False, capturable=False, fused=False):
                                   f"is not supported by tensorgraph")
 
 
+class _Required:
+    """PyTorch's `required`: a hyper-parameter without a default (SGD's lr)"""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
 class Optimizer:
     _kind = None
     _defaults = {}
@@ -46,6 +56,9 @@ class Optimizer:
         group = dict(group)
         group['params'] = list(group['params'])
         for k, v in self.defaults.items():
+            if v is required and k not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {k}")
             group.setdefault(k, v)
         self._validate(group)
         self.param_groups.append(group)
@@ -233,10 +246,10 @@ class SGD(Optimizer):
     _ranges = (('lr', 'learning rate', (0, None, True)),
                ('momentum', 'momentum value', (0, None, True)),
                ('weight_decay', 'weight_decay value', (0, None, True)))
-    _defaults = dict(lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
+    _defaults = dict(lr=required, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                      maximize=False, foreach=None, differentiable=False)
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+    def __init__(self, params, lr=required, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False):
         _check_flags('SGD', differentiable)
         super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,

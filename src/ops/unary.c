@@ -33,25 +33,17 @@ UN_ALL(clamp, CLAMP_EXPR, CLAMP_EXPR, CLAMP_EXPR)
 /* exp, tanh and sigmoid in float32: the vectorizable forms of
  * kernels/cpu/vmath.h over the whole range (within 1.3, 1.4 and 2.5 ulp;
  * libm's are scalar calls, 4-10x slower), float64: libm */
-UN_ROW(exp_f32, float, tg__vexpf_full(x))
-UN_ROW(exp_f64, double, exp(x))
-static const tg_iter_row_fn exp_rows[TG_NUM_DTYPES] = {exp_f32, exp_f64};
+UN_FLOAT2(exp, tg__vexpf_full(x), exp(x))
 UN_FLOAT(log, log(x))
 UN_FLOAT(sqrt, sqrt(x))
 UN_FLOAT(rsqrt, 1 / sqrt(x))
 UN_FLOAT(sin, sin(x))
 UN_FLOAT(cos, cos(x))
-UN_ROW(tanh_f32, float, tg__vtanhf(x))
-UN_ROW(tanh_f64, double, tanh(x))
-static const tg_iter_row_fn tanh_rows[TG_NUM_DTYPES] = {tanh_f32, tanh_f64};
-UN_ROW(sigmoid_f32, float, tg__vsigmoidf(x))
-UN_ROW(sigmoid_f64, double, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
-static const tg_iter_row_fn sigmoid_rows[TG_NUM_DTYPES] = {sigmoid_f32, sigmoid_f64};
+UN_FLOAT2(tanh, tg__vtanhf(x), tanh(x))
+UN_FLOAT2(sigmoid, tg__vsigmoidf(x), x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 /* float32: the vectorizable erf of kernels/cpu/vmath.h (within 4 ulp;
  * libm's erff is a scalar call), float64: libm */
-UN_ROW(erf_f32, float, tg__verff(x))
-UN_ROW(erf_f64, double, erf(x))
-static const tg_iter_row_fn erf_rows[TG_NUM_DTYPES] = {erf_f32, erf_f64};
+UN_FLOAT2(erf, tg__verff(x), erf(x))
 /* erfc(-x/sqrt2) = 1 + erf(x/sqrt2) without the cancellation for x << 0;
  * attribute a = 1: PyTorch's approximate='tanh', in its order of
  * operations: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */

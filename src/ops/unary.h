@@ -42,9 +42,12 @@ typedef struct unary_attrs {
 
 /* float-only ops: integer inputs are converted to float32 (rows of the
  * integer dtypes are NULL: tg__unary_infer reads that) */
-#define UN_FLOAT(OP, EXPR)                                                  \
-    UN_ROW(OP##_f32, float, EXPR)                                           \
-    UN_ROW(OP##_f64, double, EXPR)                                          \
+#define UN_FLOAT(OP, EXPR) UN_FLOAT2(OP, EXPR, EXPR)
+/* the same with an expression per precision (float32's vectorizable
+ * forms of kernels/cpu/vmath.h beside libm's double functions) */
+#define UN_FLOAT2(OP, EXPR32, EXPR64)                                       \
+    UN_ROW(OP##_f32, float, EXPR32)                                         \
+    UN_ROW(OP##_f64, double, EXPR64)                                        \
     static const tg_iter_row_fn OP##_rows[TG_NUM_DTYPES] = {OP##_f32, OP##_f64};
 
 /* ops defined for every numeric dtype */

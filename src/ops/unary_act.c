@@ -15,9 +15,7 @@
 UN_FLOAT(softsign, x / (1 + fabs(x)))
 /* x * sigmoid(x), PyTorch's x / (1 + exp(-x)): -0 far below 0; float32
  * with vmath.h's vectorizable exp */
-UN_ROW(silu_f32, float, x / (1 + tg__vexpf_full(-x)))
-UN_ROW(silu_f64, double, x / (1 + exp(-x)))
-static const tg_iter_row_fn silu_rows[TG_NUM_DTYPES] = {silu_f32, silu_f64};
+UN_FLOAT2(silu, x / (1 + tg__vexpf_full(-x)), x / (1 + exp(-x)))
 /* x * tanh(softplus(x)) */
 UN_FLOAT(mish, x * tanh(SOFTPLUS(x)))
 /* log(sigmoid(x)) = -softplus(-x), finite for x << 0 */

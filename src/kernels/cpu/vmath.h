@@ -90,16 +90,23 @@ static inline float tg__vexp_scale(float k)
     return scale;
 }
 
+/* x = n ln2 + r: returns r, n in *n and n + 1.5 * 2^23 in *k (n in k's
+ * low bits, what tg__vexp_scale reads) */
+static inline float tg__vexp_reduce(float xc, float *n, float *k)
+{
+    /* n = round(x / ln2) in the low bits of k (1.5 * 2^23 shifts them there) */
+    *k = xc * 1.44269504088896341f + 12582912.0f;
+    *n = *k - 12582912.0f;
+    /* r = x - n ln2 in two steps (Cody and Waite): n * 0.693359375 is exact */
+    float r = xc - *n * 0.693359375f;
+    return r + *n * 2.12194440e-4f;
+}
+
 static inline float tg__vexpf(float x)
 {
     float xc = tg__vsel(x > TG__VEXP_HI, TG__VEXP_HI, x); /* NaN: comparisons false */
     xc = tg__vsel(xc < TG__VEXP_LO, TG__VEXP_LO, xc);
-    /* n = round(x / ln2) in the low bits of k (1.5 * 2^23 shifts them there) */
-    float k = xc * 1.44269504088896341f + 12582912.0f;
-    float n = k - 12582912.0f;
-    /* r = x - n ln2 in two steps (Cody and Waite): n * 0.693359375 is exact */
-    float r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
+    float n, k, r = tg__vexp_reduce(xc, &n, &k);
     float y = tg__vexp_poly(r) * tg__vexp_scale(k);
     y = tg__vsel(x > TG__VEXP_HI, __builtin_inff(), y);
     return tg__vsel(x < TG__VEXP_LO, 0.0f, y);
@@ -116,10 +123,7 @@ static inline float tg__vexpf_full(float x)
 {
     float xc = tg__vsel(x > TG__VEXPF_FULL_HI, TG__VEXPF_FULL_HI, x);
     xc = tg__vsel(xc < TG__VEXPF_FULL_LO, TG__VEXPF_FULL_LO, xc);
-    float k = xc * 1.44269504088896341f + 12582912.0f;
-    float n = k - 12582912.0f; /* -150 .. 128 */
-    float r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
+    float n, k, r = tg__vexp_reduce(xc, &n, &k); /* n in -150 .. 128 */
     int32_t ni = (int32_t)n, n1 = ni >> 1, n2 = ni - n1;
     uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
     float s1, s2;

@@ -12,17 +12,14 @@ not for numerical linear algebra at scale. Checks that read values (not
 positive-definite, no convergence) run in eager mode only."""
 from . import _C
 from ._creation import arange, ones_like, tensor, zeros
-from ._linalg_lu import _check_square
+from ._dtype_info import finfo
+from ._linalg_lu import _check_square, _eye
 
 Tensor = _C.Tensor
 
 
 class LinAlgError(RuntimeError):
     """a matrix the decomposition cannot handle (torch.linalg.LinAlgError)"""
-
-
-def _eye(n, like):
-    return (arange(n).unsqueeze(1) == arange(n).unsqueeze(0)).to(like.dtype)
 
 
 def _symmetric_from(A, upper):
@@ -255,7 +252,7 @@ def _jacobi64(S, name, max_sweeps=30):
     V = _eye(m, S).expand(*S.shape[:-2], m, m)
     rounds = [_round_matrices(r, m, S) for r in _rounds(m)] if m > 1 else []
     if _concrete(S):
-        scale = _C.sum(S * S, (-2, -1)).detach() * (m * 2.220446049250313e-16) ** 2
+        scale = _C.sum(S * S, (-2, -1)).detach() * (m * finfo(_C.float64).eps) ** 2
     off = None
     for sweep in range(max_sweeps if rounds else 0):
         for mats in rounds:
@@ -342,9 +339,17 @@ def svdvals(A, *, driver=None, out=None):
     return _svd_parts(A, 'linalg.svdvals')[1]
 
 
-def _default_rtol(A):
-    eps = 2.220446049250313e-16 if A.dtype == _C.float64 else 1.1920928955078125e-07
-    return eps * max(A.shape[-2], A.shape[-1])
+def _tolerance(A, S, atol, rtol):
+    """the singular values at or below which pinv and matrix_rank count
+    zero: max(atol, rtol * S_max), PyTorch's defaults atol 0 and rtol
+    eps * max(m, n)"""
+    smax = S.narrow(-1, 0, 1) if S.shape[-1] else S
+    if rtol is None:
+        rtol = finfo(A.dtype).eps * max(A.shape[-2], A.shape[-1])
+    tol = smax * rtol
+    if atol is not None:
+        tol = _C.maximum(tol, tensor(float(atol), dtype=A.dtype) + tol * 0)
+    return tol
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
@@ -352,11 +357,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     below max(atol, rtol * S_max) treated as zero (PyTorch's defaults:
     atol 0, rtol eps * max(m, n))"""
     U, S, Vh = svd(A, full_matrices=False)
-    smax = S.narrow(-1, 0, 1) if S.shape[-1] else S
-    tol = smax * (_default_rtol(A) if rtol is None else rtol)
-    if atol is not None:
-        tol = _C.maximum(tol, tensor(float(atol), dtype=A.dtype) + tol * 0)
-    keep = S > tol
+    keep = S > _tolerance(A, S, atol, rtol)
     inv_s = _C.where(keep, 1 / _C.where(keep, S, tensor(1.0, dtype=A.dtype)),
                      tensor(0.0, dtype=A.dtype))
     return _C.matmul(Vh.transpose(-2, -1) * inv_s.unsqueeze(-2), U.transpose(-2, -1))
@@ -364,11 +365,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     S = svdvals(A)
-    smax = S.narrow(-1, 0, 1) if S.shape[-1] else S
-    tol = smax * (_default_rtol(A) if rtol is None else rtol)
-    if atol is not None:
-        tol = _C.maximum(tol, tensor(float(atol), dtype=A.dtype) + tol * 0)
-    return _C.sum((S > tol).to(_C.int64), -1)
+    return _C.sum((S > _tolerance(A, S, atol, rtol)).to(_C.int64), -1)
 
 
 # ---- the torch.* forms (and Tensor methods) ---------------------------------------

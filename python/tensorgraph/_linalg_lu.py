@@ -23,6 +23,11 @@ def _check_square(A, name):
                            f"Got {A.dtype}")
 
 
+def _eye(n, like):
+    """the n x n identity in like's dtype"""
+    return (arange(n).unsqueeze(1) == arange(n).unsqueeze(0)).to(like.dtype)
+
+
 def _swap_rows(M, k, p):
     """M with rows k and p[...] exchanged (p: per-matrix row numbers)"""
     n = M.shape[-2]
@@ -112,8 +117,7 @@ def inv(A):
     """the inverse of each square matrix"""
     _check_square(A, 'linalg.inv')
     n = A.shape[-1]
-    eye = (arange(n).unsqueeze(1) == arange(n).unsqueeze(0)).to(A.dtype)
-    return _gauss_jordan(A, eye.expand(*A.shape), 'linalg.inv')
+    return _gauss_jordan(A, _eye(n, A).expand(*A.shape), 'linalg.inv')
 
 
 def solve(A, B, *, left=True):

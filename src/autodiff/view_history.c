@@ -81,9 +81,8 @@ static void take_history(tg_tensor *dst, const tg_tensor *src)
     tg__node_release(old);
 }
 
-static tg_status unsupported_base(const char *what, const tg_tensor *v)
+static tg_status unsupported_base(const char *what)
 {
-    (void)v;
     return tg__error(TG_ERR_UNSUPPORTED, "%s: the view's base is not contiguous (only views "
                      "of contiguous tensors are tracked across in-place writes); clone the "
                      "base first", what);
@@ -96,7 +95,7 @@ static tg_status refresh_one(tg_tensor *v)
     if (!b->requires_grad)
         return TG_OK; /* nothing to differentiate through the base */
     if (!tg_is_contiguous(b))
-        return unsupported_base("a view read after its base was written in place", v);
+        return unsupported_base("a view read after its base was written in place");
     tg_scope_begin();
     tg_tensor *pos = positions(v, b);
     tg_tensor *flat = pos ? tg_reshape(b, 1, &b->numel) : NULL;
@@ -133,7 +132,7 @@ tg_status tg__view_check_write(const char *op, const tg_tensor *t)
                          "is being used in an in-place operation; update the leaf inside "
                          "tg_no_grad_begin/end", op);
     if (!tg_is_contiguous(b))
-        return unsupported_base(op, t);
+        return unsupported_base(op);
     return may_overlap(t) ? tg__error(TG_ERR_ARG, "%s: some elements of the view refer to "
                                       "a single memory location; clone it before writing "
                                       "to it", op)
@@ -149,7 +148,7 @@ tg_status tg__view_rebase(tg_tensor *t)
     if (!t->requires_grad || !tg_grad_enabled())
         return TG_OK;
     if (!tg_is_contiguous(b))
-        return unsupported_base("in-place write to a view", t);
+        return unsupported_base("in-place write to a view");
     tg_scope_begin();
     tg_tensor *pos = positions(t, b);
     tg_tensor *flat = pos ? tg_reshape(b, 1, &b->numel) : NULL;

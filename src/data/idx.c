@@ -2,6 +2,7 @@
  * that checks magic, dims and the exact file size before allocating, and
  * a writer. */
 #include "core/tensor_impl.h"
+#include "io/atomic_file.h"
 #include "tg/data.h"
 
 #include <errno.h>
@@ -149,16 +150,12 @@ tg_status tg_idx_save(const char *path, const tg_tensor *t)
     if (!buf)
         return tg__error(TG_ERR_NOMEM, "tg_idx_save: out of memory");
     tg_status s = tg_copy_to(t, TG_UINT8, buf); /* any strides */
-    FILE *f = s == TG_OK ? fopen(path, "wb") : NULL;
-    if (s == TG_OK && !f)
-        s = tg__error(TG_ERR_IO, "tg_idx_save: cannot create '%s': %s", path,
-                      strerror(errno));
-    if (f) {
+    tg__atomic_file af;
+    if (s == TG_OK && (s = tg__atomic_begin(&af, path, "tg_idx_save")) == TG_OK) {
         size_t hn = 4 + 4 * (size_t)t->ndim;
-        bool ok = fwrite(h, 1, hn, f) == hn &&
-                  fwrite(buf, 1, (size_t)t->numel, f) == (size_t)t->numel;
-        if (fclose(f) != 0 || !ok)
-            s = tg__error(TG_ERR_IO, "tg_idx_save: error writing '%s'", path);
+        bool ok = fwrite(h, 1, hn, af.f) == hn &&
+                  fwrite(buf, 1, (size_t)t->numel, af.f) == (size_t)t->numel;
+        s = tg__atomic_end(&af, ok, ok ? 0 : errno, "tg_idx_save");
     }
     free(buf);
     return s;

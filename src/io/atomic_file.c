@@ -158,3 +158,13 @@ tg_status tg__atomic_end(tg__atomic_file *af, bool ok, int err, const char *who)
     sync_dir_of(af->path);
     return TG_OK;
 }
+
+tg_status tg__atomic_write(const char *path, const void *data, size_t len, const char *who)
+{
+    tg__atomic_file af;
+    tg_status s = tg__atomic_begin(&af, path, who);
+    if (s != TG_OK)
+        return s;
+    bool ok = fwrite(data, 1, len, af.f) == len;
+    return tg__atomic_end(&af, ok, ok ? 0 : errno, who);
+}

@@ -28,4 +28,7 @@ tg_status tg__atomic_begin(tg__atomic_file *af, const char *path, const char *wh
  * and saying that the old file, if any, is unchanged. */
 tg_status tg__atomic_end(tg__atomic_file *af, bool ok, int err, const char *who);
 
+/* The whole of data[0, len) as path's new content: begin, one write, end. */
+tg_status tg__atomic_write(const char *path, const void *data, size_t len, const char *who);
+
 #endif

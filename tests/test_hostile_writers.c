@@ -2,7 +2,8 @@
  * write fails half way (here: the file size limit, RLIMIT_FSIZE, makes
  * write() fail with EFBIG after a few bytes, as a full disk would), the
  * call fails with TG_ERR_IO and the file that was there keeps its old
- * content, with no temporary left beside it. Covers the DOT writers of
+ * content, with no temporary left beside it; a FIFO or device in the way
+ * is refused, a symbolic link followed. Covers the DOT writers of
  * graphs and partitioned sessions, the Chrome trace and MNIST's idx files
  * (safetensors, ONNX and the explorer page: tests/test_atomic_file.c). */
 #include "harness.h"
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -135,6 +137,41 @@ static void test_idx_save(void)
     tg_scope_end();
 }
 
+/* Saving onto a FIFO (or a device such as /dev/null) fails and leaves it
+ * what it was: renaming the new file over it would replace the node. */
+static void test_a_fifo_is_not_replaced(void)
+{
+    const char *p = path_in("fifo");
+    CHECK(mkfifo(p, 0600) == 0);
+    tg_tensor *t = tg_ones(TG_FLOAT32, 1, (int64_t[]){4});
+    const char *nm[1] = {"w"};
+    CHECK_FAILS(tg_safetensors_save(p, 1, nm, &t, 0, NULL), TG_ERR_IO, "not a regular file");
+    struct stat st;
+    CHECK(lstat(p, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK(count_files() == 1);
+    unlink(p);
+}
+
+/* A symbolic link is followed: the file it names gets the new content and
+ * the link stays a link. */
+static void test_a_link_is_followed(void)
+{
+    char target[256];
+    snprintf(target, sizeof target, "%s", path_in("target.idx"));
+    write_old(target);
+    CHECK(symlink("target.idx", path_in("link.idx")) == 0);
+    tg_scope_begin();
+    tg_tensor *t = tg_full(TG_UINT8, 1, (int64_t[]){40}, 3.0);
+    CHECK_OK(tg_idx_save(path_in("link.idx"), t));
+    tg_scope_end();
+    struct stat st;
+    CHECK(lstat(path_in("link.idx"), &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(stat(target, &st) == 0 && st.st_size == 4 + 4 + 40);
+    CHECK(count_files() == 2);
+    unlink(path_in("link.idx"));
+    unlink(target);
+}
+
 int main(void)
 {
     signal(SIGXFSZ, SIG_IGN); /* past the limit write() fails with EFBIG */
@@ -146,6 +183,8 @@ int main(void)
     RUN(test_graph_to_dot);
     RUN(test_session_writers);
     RUN(test_idx_save);
+    RUN(test_a_fifo_is_not_replaced);
+    RUN(test_a_link_is_followed);
     rmdir(dir);
     return tt_finish();
 }

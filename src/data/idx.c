@@ -3,13 +3,13 @@
  * a writer. */
 #include "core/tensor_impl.h"
 #include "io/atomic_file.h"
+#include "io/regular_file.h"
 #include "tg/data.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define IDX_UBYTE 0x08
 
@@ -23,17 +23,13 @@ static uint32_t be32(const unsigned char *p)
  * or never end) and returns its size through *size */
 static FILE *open_regular(const char *path, int64_t *size)
 {
-    FILE *f = fopen(path, "rb");
+    bool not_regular;
+    FILE *f = tg__open_regular(path, size, &not_regular);
+    if (!f && not_regular)
+        return tg__error_null(TG_ERR_IO, "tg_idx_load: '%s' is not a regular file", path);
     if (!f)
-        return tg__error_null(TG_ERR_IO, "tg_idx_load: cannot open '%s': %s",
-                              path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return tg__error_null(TG_ERR_IO, "tg_idx_load: '%s' is not a regular file",
-                              path);
-    }
-    *size = (int64_t)st.st_size;
+        return tg__error_null(TG_ERR_IO, "tg_idx_load: cannot open '%s': %s", path,
+                              strerror(errno));
     return f;
 }
 

@@ -79,3 +79,4 @@ from .control_flow import cond, while_loop, scan  # noqa: E402
 from . import autograph  # noqa: E402
 from . import onnx, datasets  # noqa: E402
 from . import distributed  # noqa: E402  (torch.distributed's names, over MPI)
+from . import distributions  # noqa: E402  (torch.distributions' names)

@@ -44,6 +44,8 @@ from ._legacy_types import (FloatTensor, DoubleTensor, IntTensor, LongTensor,  #
 from . import autograd
 from . import linalg  # noqa: E402
 from . import special  # noqa: E402  (torch.special's names)
+from ._special_extra import i0  # noqa: E402,F401
+from ._special_zeta import gammainc as igamma, gammaincc as igammac, polygamma  # noqa: E402,F401
 
 bool = _C.bool  # noqa: A001  (PyTorch's tg.bool)
 float = float32  # noqa: A001

@@ -389,12 +389,6 @@ static void test_unsupported(void)
     CHECK_ERROR(tg_onnx_load(path_of("unsupported.onnx")), TG_ERR_UNSUPPORTED,
                 "unsupported ops: ai.onnx.ml.LabelEncoder (nodes 'labels_1', 'labels_2'); "
                 "StringNormalizer (node 'strings'); com.microsoft.FusedConv (node 'fused')");
-    /* the optimizers' domain: imported by the model, and only its ops tensorgraph has */
-    CHECK_ERROR(tg_onnx_load(path_of("bad_adam_no_domain.onnx")), TG_ERR_UNSUPPORTED,
-                "unsupported op: ai.onnx.preview.training.Adam (the model does not import the "
-                "domain) (node 'opt')");
-    CHECK_ERROR(tg_onnx_load(path_of("bad_training_gradient.onnx")), TG_ERR_UNSUPPORTED,
-                "unsupported op: ai.onnx.preview.training.Gradient (not imported) (node 'opt')");
     CHECK_ERROR(tg_onnx_load(path_of("too_old_for_op.onnx")), TG_ERR_UNSUPPORTED,
                 "LayerNormalization (not in opset 16) (node 'ln')");
     CHECK_ERROR(tg_onnx_load(path_of("bad_opset18.onnx")), TG_ERR_UNSUPPORTED,
@@ -506,34 +500,6 @@ static void test_hostile_quant(void)
         char f[128];
         snprintf(f, sizeof f, "%s.onnx", cases[i].file);
         run_fails(f, x, TG_ERR_IO, cases[i].needle);
-    }
-}
-
-/* TfIdfVectorizer (ops_tfidf.c) and the optimizers of
- * ai.onnx.preview.training (ops_training.c) refusing nonsense by name, in
- * both modes (make_onnx_import_fixtures.py, hostile_rest) */
-static void test_hostile_rest(void)
-{
-    static const struct { const char *file, *needle; tg_status st; } cases[] = {
-        {"bad_tfidf_mode", "node 'tfidf' (TfIdfVectorizer): mode should be TF, IDF or TFIDF, got 'BM25'", TG_ERR_IO},
-        {"bad_tfidf_indexes", "node 'tfidf' (TfIdfVectorizer): ngram_indexes has 2 values, the pool 3 n-grams", TG_ERR_IO},
-        {"bad_tfidf_counts", "ngram_counts[1] = 3: level 1 of the pool (4 values) should hold a whole number of 2-grams", TG_ERR_IO},
-        {"bad_tfidf_lengths", "min_gram_length 3 and max_gram_length 2 should satisfy 1 <= min <= max <= 64", TG_ERR_IO},
-        {"bad_tfidf_required", "node 'tfidf' (TfIdfVectorizer): attribute 'max_skip_count' is required", TG_ERR_IO},
-        {"bad_tfidf_dtype", "node 'tfidf' (TfIdfVectorizer): X should be int32 or int64, got float32", TG_ERR_IO},
-        {"bad_tfidf_strings", "pool_strings: string tensors do not exist in tensorgraph", TG_ERR_UNSUPPORTED},
-        {"bad_adam_arity", "node 'opt' (Adam): 7 inputs and 3 outputs: expected R, T and 4 inputs per updated tensor", TG_ERR_IO},
-        {"bad_adam_shape", "node 'opt' (Adam): input 3 ('G') should have the dtype and shape of input 2 ('X')", TG_ERR_IO},
-        {"bad_adagrad_t", "node 'opt' (Adagrad): T should be one int64 value, is float32 of 1 elements", TG_ERR_IO},
-        {"bad_adagrad_attr", "node 'opt' (Adagrad): attribute 'decay_factor' should be FLOAT, got FLOATS", TG_ERR_IO},
-        {"bad_momentum_mode", "node 'opt' (Momentum): mode should be standard or nesterov, got 'heavy'", TG_ERR_IO},
-        {"bad_momentum_alpha", "node 'opt' (Momentum): attribute 'alpha' is required", TG_ERR_IO},
-    };
-    tg_tensor *x = tg_zeros(TG_FLOAT32, 2, (int64_t[]){2, 3}); /* the models' x (scope-owned) */
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char f[128];
-        snprintf(f, sizeof f, "%s.onnx", cases[i].file);
-        run_fails(f, x, cases[i].st, cases[i].needle);
     }
 }
 
@@ -815,7 +781,6 @@ int main(void)
     RUN(test_unsupported);
     RUN(test_hostile);
     RUN(test_hostile_quant);
-    RUN(test_hostile_rest);
     RUN(test_mutations);
     RUN(test_fuzz_finds);
     RUN(test_export_lenet);

@@ -174,6 +174,16 @@ static tg_tensor *level_windows(const tfidf_spec *t, tg_tensor *x, int64_t n, in
     return flat ? tg_reshape(flat, 3, (int64_t[]){tg_shape(x)[0], nwin, n}) : NULL;
 }
 
+/* zeros [B, K] float32 for the rows of x [B, C]: B may be unknown (a
+ * symbolic batch in a graph), so they are derived from x (the sums of
+ * x != x, false everywhere, over rows of any C) rather than made with a
+ * shape */
+static tg_tensor *zero_rows(tg_tensor *x, int64_t K)
+{
+    tg_tensor *z = tg_sum(tg_cast(tg_ne(x, x), TG_FLOAT32), 1, (int[]){1}, true);
+    return z ? tg_expand(z, 2, (int64_t[]){tg_shape(x)[0], K}) : NULL;
+}
+
 /* the counts of the pool's n-grams at level lv (length lv + 1) in each
  * row of x: [B, K], float32 */
 static tg_tensor *level_counts(onnx_ictx *c, const tfidf_spec *t, tg_tensor *x, int lv)
@@ -181,7 +191,7 @@ static tg_tensor *level_counts(onnx_ictx *c, const tfidf_spec *t, tg_tensor *x, 
     int64_t n = lv + 1, K = level_grams(t, lv);
     int64_t nwin = level_window_count(t, tg_shape(x)[1], n);
     if (!nwin) /* no n-gram fits in a row: all counts 0 */
-        return tg_zeros(TG_FLOAT32, 2, (int64_t[]){tg_shape(x)[0], K});
+        return zero_rows(x, K);
     if (nwin > TFIDF_MAX_COMPARE / n / K) {
         onnx_err(c, TG_ERR_UNSUPPORTED, "level %d compares %lld windows with %lld n-grams: "
                  "more than %lld comparisons per row", lv, (long long)nwin, (long long)K,
@@ -262,7 +272,7 @@ static tg_status m_tfidf(onnx_ictx *c)
         return s;
     bool flat = tg_ndim(x) == 1;
     tg_tensor *x2 = onnx_as(flat ? tg_unsqueeze(x, 0) : x, TG_INT64);
-    int64_t B = tg_shape(x2)[0], rows = 0;
+    int64_t rows = 0;
     tg_tensor *parts[64]; /* max_gram_length <= 64 */
     int n_parts = 0;
     for (int lv = first_level(&t); lv < end_level(&t); lv++) {
@@ -274,7 +284,7 @@ static tg_status m_tfidf(onnx_ictx *c)
     }
     tg_tensor *y;
     if (!n_parts) { /* the pool has no n-gram of a counted length */
-        y = tg_zeros(TG_FLOAT32, 2, (int64_t[]){B, t.width});
+        y = zero_rows(x2, t.width);
     } else {
         tg_tensor *counts = n_parts == 1 ? parts[0] : tg_concat(n_parts, parts, 1);
         if (counts && t.mode == TFIDF_IDF) /* present or not */

@@ -464,6 +464,18 @@ def hostile_rest():
         n = helper.make_node("TfIdfVectorizer", [src], ["y"], name="tfidf", **attrs)
         save(make([n], x, y, [tokens], opset=9), name)
 
+    # a symbolic batch (graph mode keeps it unknown): onnx's
+    # tf_batch_uniandbigrams_skip5 pool, and a gram length no row fits
+    xs = [vi("x", helper.TensorProto.INT64, ["N", 6])]
+    pool = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=5,
+                ngram_counts=[0, 4], ngram_indexes=list(range(7)),
+                pool_int64s=[2, 3, 5, 4, 5, 6, 7, 8, 6, 7])
+    save(make([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", **pool)], xs,
+              [vi("y", F, ["N", 7])], opset=9), "tfidf_symbolic")
+    pool.update(min_gram_length=7, max_gram_length=7, ngram_counts=[0, 0, 0, 0, 0, 0, 0],
+                ngram_indexes=[2], pool_int64s=[1] * 7)
+    save(make([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", **pool)], xs,
+              [vi("y", F, ["N", 3])], opset=9), "tfidf_symbolic_short")
     tfidf("bad_tfidf_mode", mode="BM25")
     tfidf("bad_tfidf_indexes", ngram_indexes=[0, 1])
     tfidf("bad_tfidf_counts", ngram_counts=[0, 3])

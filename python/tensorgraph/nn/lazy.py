@@ -70,8 +70,10 @@ class LazyModuleMixin:
         placeholder parameters print as parameters)"""
         if not self.has_uninitialized_params() or 'bias' not in self._parameters:
             return self.cls_to_become.extra_repr(self)
+        import inspect
         target, args, kwargs = self._lazy_args
-        if not kwargs.get('bias', True):
+        bound = inspect.signature(target.__init__).bind(self, 0, *args, **kwargs)
+        if not bound.arguments.get('bias', True):
             return self.cls_to_become.extra_repr(self)
         from .._creation import zeros
         self._parameters['bias'] = zeros(0)

@@ -8,6 +8,7 @@ import numbers
 import tensorgraph as tg
 
 from . import constraints
+from .continuous import _new_instance
 from .distribution import Distribution
 from .gamma import standard_gamma
 from .utils import broadcast_all
@@ -30,13 +31,8 @@ class Beta(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = tg.Size(batch_shape)
-        new.concentration1 = self.concentration1.expand(batch_shape)
-        new.concentration0 = self.concentration0.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _new_instance(self, Beta, batch_shape, ('concentration1', 'concentration0'),
+                             _instance)
 
     @property
     def mean(self):

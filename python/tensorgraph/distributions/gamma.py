@@ -8,6 +8,7 @@ import numbers
 import tensorgraph as tg
 
 from . import constraints
+from .continuous import _new_instance
 from .distribution import Distribution
 from .utils import broadcast_all
 
@@ -75,13 +76,7 @@ class Gamma(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = tg.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _new_instance(self, Gamma, batch_shape, ('concentration', 'rate'), _instance)
 
     @property
     def mean(self):

@@ -169,3 +169,40 @@ def test_jvp_of_everything_in_one_pass():
     eps = 1e-6
     fd = (f(tg.tensor(x0 + eps * v0)).item() - f(tg.tensor(x0 - eps * v0)).item()) / (2 * eps)
     assert abs(t - fd) < 1e-8
+
+
+@needs_torch
+def test_functional_jacobian_forward_mode():
+    """jacobian(strategy='forward-mode') and hessian(outer_jacobian_strategy=
+    'forward-mode') with dual tensors, against PyTorch's and reverse mode"""
+    from tensorgraph.autograd.functional import hessian, jacobian
+    from torch.autograd.functional import hessian as thessian, jacobian as tjacobian
+    a0, b0 = _rand(2, 3), _rand(3)
+
+    def f(a, b):
+        return (a * b).tanh(), (a.exp() @ b).sum() * b
+
+    ours = jacobian(f, (tg.tensor(a0), tg.tensor(b0)), vectorize=True, strategy='forward-mode')
+    rev = jacobian(f, (tg.tensor(a0), tg.tensor(b0)))
+    theirs = tjacobian(lambda a, b: ((a * b).tanh(), (a.exp() @ b).sum() * b),
+                       (torch.tensor(a0), torch.tensor(b0)), vectorize=True,
+                       strategy='forward-mode')
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_allclose(ours[i][j].numpy(), theirs[i][j].numpy(), rtol=1e-10,
+                                       atol=1e-12)
+            np.testing.assert_allclose(ours[i][j].numpy(), rev[i][j].numpy(), rtol=1e-10,
+                                       atol=1e-12)
+    x0 = _rand(4)
+    h = hessian(lambda x: (x.sin() * x.pow(3)).sum(), tg.tensor(x0), vectorize=True,
+                outer_jacobian_strategy='forward-mode')
+    th = thessian(lambda x: (x.sin() * x.pow(3)).sum(), torch.tensor(x0), vectorize=True,
+                  outer_jacobian_strategy='forward-mode')
+    np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-10)
+    with pytest.raises(NotImplementedError, match="vectorize=True"):
+        jacobian(lambda x: x * 2, tg.tensor(x0), strategy='forward-mode')
+    with pytest.raises(NotImplementedError, match="create_graph=True"):
+        jacobian(lambda x: x * 2, tg.tensor(x0), strategy='forward-mode', vectorize=True,
+                 create_graph=True)
+    with pytest.raises(AssertionError, match="Expected strategy"):
+        jacobian(lambda x: x * 2, tg.tensor(x0), strategy='sideways')

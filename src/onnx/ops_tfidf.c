@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the most windows times pool n-grams times n one level may compare */
+/* the most item comparisons (rows x windows x pool n-grams x n) one level
+ * may make: its comparison tensor's elements (a symbolic batch counts as
+ * one row; the graph checks nothing when it runs) */
 #define TFIDF_MAX_COMPARE ((int64_t)1 << 26)
 
 typedef enum { TFIDF_TF, TFIDF_IDF, TFIDF_TFIDF } tfidf_mode;
@@ -192,10 +194,11 @@ static tg_tensor *level_counts(onnx_ictx *c, const tfidf_spec *t, tg_tensor *x, 
     int64_t nwin = level_window_count(t, tg_shape(x)[1], n);
     if (!nwin) /* no n-gram fits in a row: all counts 0 */
         return zero_rows(x, K);
-    if (nwin > TFIDF_MAX_COMPARE / n / K) {
-        onnx_err(c, TG_ERR_UNSUPPORTED, "level %d compares %lld windows with %lld n-grams: "
-                 "more than %lld comparisons per row", lv, (long long)nwin, (long long)K,
-                 (long long)TFIDF_MAX_COMPARE);
+    int64_t rows = tg_shape(x)[0] > 0 ? tg_shape(x)[0] : 1;
+    if (nwin > TFIDF_MAX_COMPARE / n / K / rows) {
+        onnx_err(c, TG_ERR_UNSUPPORTED, "level %d compares %lld rows of %lld windows with "
+                 "%lld %lld-grams: more than %lld item comparisons", lv, (long long)rows,
+                 (long long)nwin, (long long)K, (long long)n, (long long)TFIDF_MAX_COMPARE);
         return NULL;
     }
     tg_tensor *w = level_windows(t, x, n, nwin);

@@ -130,17 +130,9 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """the diagonal of the (dim1, dim2) planes as the last dim (a copy)"""
-    d1, d2 = _dim(dim1, input.ndim), _dim(dim2, input.ndim)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    x = movedim(input, (d1, d2), (-2, -1))
-    r, c = x.shape[-2:]
-    n = builtins.max(0, builtins.min(r + builtins.min(offset, 0), c - builtins.max(offset, 0)))
-    rows = arange(n) - builtins.min(offset, 0)
-    cols = arange(n) + builtins.max(offset, 0)
-    x = x.flatten(-2)  # element (i, j) at i * c + j: one gather on the last dim
-    return _C.index_select(x, -1, rows * c + cols)
+    """the diagonal of the (dim1, dim2) planes as the last dim: a view, as
+    PyTorch's (writes through it reach input)"""
+    return _C._diagonal(input, offset, dim1, dim2)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):

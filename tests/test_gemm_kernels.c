@@ -9,6 +9,7 @@
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,41 @@ static void test_skinny(void)
     CHECK(!tg__gemm_skinny_fits(&g));
 }
 
+/* a last panel of fewer rows than the tile's runs a tile of its own
+ * height (gemm.c's run_macro): its rows must have the bits the same rows
+ * get inside a product of whole panels (42 rows: whole panels of 6 and 14),
+ * with beta 0 (C's NaNs ignored) and 1, B as is and transposed, at every
+ * instruction set */
+static void test_partial_panel_bits(void)
+{
+    enum { M = 42, N = 70, K = 300 };
+    float a[M * K], b[K * N], big[M * N], small[M * N];
+    for (int i = 0; i < M * K; i++)
+        a[i] = (float)((i * 37) % 23 - 11) / 7.0f;
+    for (int i = 0; i < K * N; i++)
+        b[i] = (float)((i * 29) % 19 - 9) / 5.0f;
+    tg__isa top = tg__cpu_detected();
+    for (int isa = TG_ISA_GENERIC; isa <= (int)top; isa++) {
+        tg__cpu_force((tg__isa)isa);
+        for (int t = 0; t < 4; t++) {
+            bool tb = t & 1;
+            float beta = t & 2 ? 1.0f : 0.0f;
+            for (int i = 0; i < M * N; i++)
+                big[i] = beta == 0 ? NAN : (float)(i % 7);
+            CHECK(tg__gemm_builtin_f32(false, tb, M, N, K, 1.0f, a, K, b, tb ? K : N, beta,
+                                       big, N) == TG_OK);
+            for (int64_t m = 1; m < 16; m++) {
+                for (int i = 0; i < M * N; i++)
+                    small[i] = beta == 0 ? NAN : (float)(i % 7);
+                CHECK(tg__gemm_builtin_f32(false, tb, m, N, K, 1.0f, a, K, b, tb ? K : N,
+                                           beta, small, N) == TG_OK);
+                CHECK(memcmp(small, big, sizeof(float) * (size_t)(m * N)) == 0);
+            }
+        }
+    }
+    tg__cpu_force(top);
+}
+
 static void test_modes_and_reports(void)
 {
     tg__gemm_set_mode(TG_GEMM_BUILTIN);
@@ -224,6 +260,7 @@ int main(void)
 {
     RUN(test_every_isa);
     RUN(test_skinny);
+    RUN(test_partial_panel_bits);
     RUN(test_modes_and_reports);
     return tt_finish();
 }

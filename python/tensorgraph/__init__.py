@@ -44,6 +44,8 @@ from ._legacy_types import (FloatTensor, DoubleTensor, IntTensor, LongTensor,  #
 from . import autograd
 from . import linalg  # noqa: E402
 from . import special  # noqa: E402  (torch.special's names)
+from ._special_extra import i0  # noqa: E402,F401
+from ._special_zeta import gammainc as igamma, gammaincc as igammac, polygamma  # noqa: E402,F401
 
 bool = _C.bool  # noqa: A001  (PyTorch's tg.bool)
 float = float32  # noqa: A001
@@ -79,3 +81,4 @@ from .control_flow import cond, while_loop, scan  # noqa: E402
 from . import autograph  # noqa: E402
 from . import onnx, datasets  # noqa: E402
 from . import distributed  # noqa: E402  (torch.distributed's names, over MPI)
+from . import distributions  # noqa: E402  (torch.distributions' names)

@@ -14,6 +14,9 @@ from ._creation import ones_like, zeros_like
 from ._linalg_lu import det, inv, matrix_power, slogdet, solve  # noqa: F401
 from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh,  # noqa: F401
                              matrix_rank, pinv, qr, solve_triangular, svd, svdvals)
+from ._linalg_lu_factor import inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, solve_ex  # noqa
+from ._linalg_more import (householder_product, lstsq, matrix_exp, tensorinv,  # noqa: F401
+                           tensorsolve, vander)
 
 
 def _dims(dim, ndim):

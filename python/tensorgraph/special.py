@@ -1,7 +1,9 @@
 """tensorgraph.special: torch.special's names for the functions
 tensorgraph has (most are the top-level ones under another name), plus
-ndtr, xlog1py and entr composed here. Not yet: the Bessel functions
-(i0, i0e, i1, i1e), erfcx, log_ndtr, ndtri, polygamma, zeta."""
+ndtr, xlog1py and entr composed here; the Bessel functions, erfcx,
+log_ndtr, ndtri (_special_extra.py), zeta, polygamma, gammainc/gammaincc
+(_special_zeta.py). Not yet: the Airy, Bessel J/Y/K and orthogonal
+polynomial functions."""
 import math
 
 from . import _C
@@ -11,10 +13,13 @@ from ._ops_cover import erfc, exp2, xlogy  # noqa: F401
 from ._ops_math import logit, round  # noqa: F401,A004
 from ._ops_misc import mvlgamma as multigammaln  # noqa: F401
 from ._ops_special import digamma, erfinv, lgamma as gammaln  # noqa: F401
+from ._special_extra import erfcx, i0, i0e, i1, i1e, log_ndtr, ndtri  # noqa: F401
+from ._special_zeta import gammainc, gammaincc, polygamma, zeta  # noqa: F401
 
 __all__ = ['expit', 'logit', 'exp2', 'expm1', 'log1p', 'erf', 'erfc', 'erfinv', 'xlogy',
            'xlog1py', 'sinc', 'gammaln', 'digamma', 'psi', 'multigammaln', 'softmax',
-           'log_softmax', 'round', 'logsumexp', 'ndtr', 'entr']
+           'log_softmax', 'round', 'logsumexp', 'ndtr', 'entr', 'erfcx', 'i0', 'i0e', 'i1',
+           'i1e', 'log_ndtr', 'ndtri', 'gammainc', 'gammaincc', 'polygamma', 'zeta']
 
 expit = _C.sigmoid
 expm1 = _C.expm1

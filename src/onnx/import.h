@@ -54,7 +54,8 @@ struct tg_onnx_model {
     const char **outer_names;
     int *outer_vid;
     int n_outer, cap_values;
-    int64_t opset;
+    int64_t opset; /* the default domain's; 0 when only ai.onnx.preview.training is imported */
+    int64_t training_opset; /* ai.onnx.preview.training's version, 0 when not imported */
     int n_inputs, n_outputs, n_inits, n_nodes, n_values;
     tg_onnx_value_info *inputs, *outputs;
     const onnx_value_info **input_vi;  /* the model's input entries */
@@ -84,6 +85,11 @@ tg_status onnx_load_subgraphs(tg_onnx_model *m, int i);
  * added to m as an SRC_OUTER value; -1 with an error when no enclosing
  * graph defines it */
 int onnx_outer_value(tg_onnx_model *m, const char *name);
+/* the domain of ONNX's optimizer ops (Adagrad, Adam, Momentum: ops_training.c) */
+#define ONNX_TRAINING_DOMAIN "ai.onnx.preview.training"
+const onnx_op_entry *onnx_training_op_lookup(const char *op_type);
+extern const onnx_op_entry onnx_ops_training[];
+
 /* the checks of a model or subgraph after its values are known (load.c) */
 tg_onnx_model *onnx_load_graph(onnx_model *pm, const onnx_graph *g,
                                const tg_onnx_model *parent);

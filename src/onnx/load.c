@@ -106,14 +106,21 @@ static tg_status find_opset(tg_onnx_model *m)
         const char *d = nz(pm->opset_import[i].domain);
         if (!d[0] || !strcmp(d, "ai.onnx"))
             m->opset = pm->opset_import[i].version;
+        else if (!strcmp(d, ONNX_TRAINING_DOMAIN))
+            m->training_opset = pm->opset_import[i].version > 0 ? pm->opset_import[i].version
+                                                               : 0;
     }
-    if (m->opset < 0)
+    /* a model of only optimizer ops may import nothing else; its
+     * default-domain nodes, if any, are refused by check_ops */
+    if (m->opset < 0 && m->training_opset > 0)
+        m->opset = 0;
+    else if (m->opset < 0)
         return tg__error(TG_ERR_IO, "onnx: the model imports no version of the default "
                          "(ai.onnx) operator set");
-    if (m->opset > ONNX_MAX_OPSET)
+    else if (m->opset > ONNX_MAX_OPSET)
         return tg__error(TG_ERR_UNSUPPORTED, "onnx: the model uses opset %lld; tensorgraph "
                          "imports opsets up to %d", (long long)m->opset, ONNX_MAX_OPSET);
-    if (m->opset < 1)
+    else if (m->opset < 1)
         return tg__error(TG_ERR_IO, "onnx: opset version %lld is not valid",
                          (long long)m->opset);
     return TG_OK;
@@ -154,7 +161,15 @@ static void describe_unsupported(const tg_onnx_model *m, size_t i, bool *seen,
     const onnx_op_entry *e = m->nodes[i].entry;
     const char *dom = nz(n->domain), *op = nz(n->op_type);
     int have = e ? onnx_op_version(e, m->opset) : 0;
-    if (e && have)
+    bool training = !strcmp(dom, ONNX_TRAINING_DOMAIN);
+    if (training)
+        tg__strbuf_printf(b, "%s.%s (%s)", dom, op, !e ? "not imported"
+                          : m->training_opset ? "tensorgraph implements version 1 of the "
+                          "domain" : "the model does not import the domain");
+    else if (e && !m->opset)
+        tg__strbuf_printf(b, "%s (the model imports no version of the default ai.onnx "
+                          "operator set)", op);
+    else if (e && have)
         tg__strbuf_printf(b, "%s-%d (the version in opset %lld; tensorgraph implements "
                           "%s from version %d)", op, have, (long long)m->opset, op,
                           onnx_op_min_version(e));
@@ -224,6 +239,10 @@ static tg_status check_nodes(tg_onnx_model *m)
                 int v = onnx_op_version(mn->entry, m->opset);
                 mn->version = v >= onnx_op_min_version(mn->entry) ? v : 0;
             }
+        } else if (!strcmp(dom, ONNX_TRAINING_DOMAIN)) {
+            /* the domain has one version; a model must import it */
+            mn->entry = onnx_training_op_lookup(n->op_type);
+            mn->version = mn->entry && m->training_opset == 1 ? 1 : 0;
         }
     }
     tg_status s = check_ops(m);
@@ -501,8 +520,10 @@ tg_onnx_model *onnx_load_graph(onnx_model *pm, const onnx_graph *g,
     m->parent = parent;
     if (!g)
         return tg__error_null(TG_ERR_IO, "onnx: the model has no graph"), load_fail(m);
-    if (parent)
+    if (parent) {
         m->opset = parent->opset;
+        m->training_opset = parent->training_opset;
+    }
     if ((!parent && find_opset(m) != TG_OK) || load_io(m) != TG_OK ||
         check_nodes(m) != TG_OK || link_values(m) != TG_OK || load_outputs(m) != TG_OK ||
         sort_nodes(m) != TG_OK || compute_last_use(m) != TG_OK)

@@ -81,6 +81,7 @@ extern const onnx_op_entry onnx_ops_control[]; /* ops_control.c: If, Loop, Scan 
 extern const onnx_op_entry onnx_ops_rnn[];     /* ops_rnn.c: LSTM, GRU, RNN */
 extern const onnx_op_entry onnx_ops_quant[];   /* ops_quant.c: (De)QuantizeLinear, QLinear*, *Integer */
 extern const onnx_op_entry onnx_ops_misc[];    /* ops_misc.c: BitShift, Compress, NonZero, ... */
+extern const onnx_op_entry onnx_ops_tfidf[];   /* ops_tfidf.c: TfIdfVectorizer */
 
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */

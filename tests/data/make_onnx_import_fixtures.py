@@ -267,13 +267,13 @@ def widened():
 
 def unsupported():
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok"),
-             helper.make_node("TfIdfVectorizer", ["a"], ["b"], name="tfidf_1"),
-             helper.make_node("TfIdfVectorizer", ["b"], ["c"], name="tfidf_2"),
+             helper.make_node("LabelEncoder", ["a"], ["b"], name="labels_1", domain="ai.onnx.ml"),
+             helper.make_node("LabelEncoder", ["b"], ["c"], name="labels_2", domain="ai.onnx.ml"),
              helper.make_node("StringNormalizer", ["c"], ["d"], name="strings"),
              helper.make_node("FusedConv", ["d"], ["e"], name="fused", domain="com.microsoft"),
              helper.make_node("Pad", ["e", "p"], ["f"], name="pad_reflect", mode="reflect")]
     m = make(nodes, [vi("x", F, [1, 2])], [vi("f", F, [1, 2])],
-             [init("p", np.zeros(4, np.int64))], domains=["com.microsoft"])
+             [init("p", np.zeros(4, np.int64))], domains=["ai.onnx.ml", "com.microsoft"])
     save(m, "unsupported")
     m = make([helper.make_node("LayerNormalization", ["x", "s"], ["y"], name="ln")],
              [vi("x", F, [2, 3]), vi("s", F, [3])], [vi("y", F, [2, 3])], opset=16)
@@ -449,6 +449,70 @@ def hostile_misc():
                                 name="mel")], x, y, mel, opset=17), "bad_mel_edges")
 
 
+def hostile_rest():
+    """TfIdfVectorizer (src/onnx/ops_tfidf.c) and the optimizers of
+    ai.onnx.preview.training (ops_training.c) with nonsense in them"""
+    x = [vi("x", F, [2, 3])]
+    y = [vi("y", F, [2, 3])]
+    tokens = init("tok", np.array([[1, 2, 3], [3, 2, 1]], np.int32))
+    good = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=0,
+                ngram_counts=[0, 2], ngram_indexes=[0, 1, 2], pool_int64s=[1, 2, 2, 3])
+
+    def tfidf(name, src="tok", **changes):
+        attrs = dict(good, **changes)
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        n = helper.make_node("TfIdfVectorizer", [src], ["y"], name="tfidf", **attrs)
+        save(make([n], x, y, [tokens], opset=9), name)
+
+    # a symbolic batch (graph mode keeps it unknown): onnx's
+    # tf_batch_uniandbigrams_skip5 pool, and a gram length no row fits
+    xs = [vi("x", helper.TensorProto.INT64, ["N", 6])]
+    pool = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=5,
+                ngram_counts=[0, 4], ngram_indexes=list(range(7)),
+                pool_int64s=[2, 3, 5, 4, 5, 6, 7, 8, 6, 7])
+    save(make([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", **pool)], xs,
+              [vi("y", F, ["N", 7])], opset=9), "tfidf_symbolic")
+    pool.update(min_gram_length=7, max_gram_length=7, ngram_counts=[0, 0, 0, 0, 0, 0, 0],
+                ngram_indexes=[2], pool_int64s=[1] * 7)
+    save(make([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", **pool)], xs,
+              [vi("y", F, ["N", 3])], opset=9), "tfidf_symbolic_short")
+    tfidf("bad_tfidf_mode", mode="BM25")
+    tfidf("bad_tfidf_indexes", ngram_indexes=[0, 1])
+    tfidf("bad_tfidf_counts", ngram_counts=[0, 3])
+    tfidf("bad_tfidf_lengths", min_gram_length=3)
+    tfidf("bad_tfidf_required", max_skip_count=None)
+    tfidf("bad_tfidf_dtype", src="x")
+    tfidf("bad_tfidf_strings", pool_int64s=None, pool_strings=["a", "b", "b", "c"])
+
+    def train(name, op, ins, inits, outs, domains=("ai.onnx.preview.training",), **attrs):
+        n = helper.make_node(op, ins, outs, name="opt", domain="ai.onnx.preview.training",
+                             **attrs)
+        g = helper.make_graph([n], "g", x, [vi(o, F, None) for o in outs],
+                              initializer=[init(k, v) for k, v in inits.items()])
+        ops = [helper.make_opsetid("", 13)] + [helper.make_opsetid(d, 1) for d in domains]
+        save(helper.make_model(g, opset_imports=ops, producer_name="tg-fixtures"), name)
+
+    f2 = np.array([1.0, 2.0], np.float32)
+    rt = {"R": np.array(0.1, np.float32), "T": np.array(1, np.int64)}
+    state = dict(rt, X=f2, G=f2, V=f2, H=f2)
+    train("bad_adam_arity", "Adam", ["R", "T", "X", "G", "V", "H", "X"], state,
+          ["X2", "V2", "H2"])
+    train("bad_adam_shape", "Adam", ["R", "T", "X", "G", "V", "H"],
+          dict(state, G=np.ones(3, np.float32)), ["X2", "V2", "H2"])
+    train("bad_adagrad_t", "Adagrad", ["R", "T", "X", "G", "H"],
+          dict(state, T=np.array(1.0, np.float32)), ["X2", "H2"])
+    train("bad_adagrad_attr", "Adagrad", ["R", "T", "X", "G", "H"], state, ["X2", "H2"],
+          decay_factor=[1.0, 2.0])
+    train("bad_momentum_mode", "Momentum", ["R", "T", "X", "G", "V"], state, ["X2", "V2"],
+          alpha=0.9, beta=1.0, norm_coefficient=0.0, mode="heavy")
+    train("bad_momentum_alpha", "Momentum", ["R", "T", "X", "G", "V"], state, ["X2", "V2"],
+          beta=1.0, norm_coefficient=0.0, mode="standard")
+    # refused at load: the domain not imported, an op of it not imported
+    train("bad_adam_no_domain", "Adam", ["R", "T", "X", "G", "V", "H"], state,
+          ["X2", "V2", "H2"], domains=())
+    train("bad_training_gradient", "Gradient", ["X"], state, ["dX"], xs=["X"], y="X")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(7)
@@ -462,6 +526,7 @@ def main():
     hostile()
     hostile_misc()
     hostile_quant()
+    hostile_rest()
     print("fixtures written to", OUT)
 
 

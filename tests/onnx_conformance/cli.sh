@@ -62,7 +62,7 @@ expect 1 "'x' is not an input" -- "$tg" run "$data/widened.onnx" --input "$data/
 expect 1 "--mode must be eager or graph" -- "$tg" run "$data/mlp.onnx" --output "$tmp/o" --mode fast
 expect 1 "--output is required" -- "$tg" run "$data/mlp.onnx"
 expect 1 "cannot open" -- "$tg" run "$tmp/none.onnx" --output "$tmp/o"
-expect 1 "TfIdfVectorizer (nodes 'tfidf_1', 'tfidf_2')" -- "$tg" inspect "$data/unsupported.onnx"
+expect 1 "ai.onnx.ml.LabelEncoder (nodes 'labels_1', 'labels_2')" -- "$tg" inspect "$data/unsupported.onnx"
 expect 1 "cycle through node 'n1'" -- "$tg" run "$data/bad_cycle.onnx" \
     --input "$data/x23.safetensors" --output "$tmp/o"
 expect 1 "attribute 'alpha' should be FLOAT, got INTS" -- "$tg" run "$data/bad_attr_type.onnx" \

@@ -47,7 +47,8 @@ NonMaxSuppression HannWindow HammingWindow BlackmanWindow DFT MelWeightMatrix ST
 RandomUniform RandomNormal RandomUniformLike RandomNormalLike Bernoulli Multinomial
 Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu
-ScatterElements GatherND OneHot Upsample Scatter If Loop Scan LRN ScatterND""".split()
+ScatterElements GatherND OneHot Upsample Scatter If Loop Scan LRN ScatterND
+TfIdfVectorizer Adagrad Adam Momentum""".split()
 
 
 def tensor_proto(value, name, elem_type):

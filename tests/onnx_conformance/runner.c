@@ -247,7 +247,7 @@ int main(int argc, char **argv)
             if (l[0] && l[0] != '#')
                 xf[nxf++] = l;
     }
-    opstat stats[256] = {{{0}, 0, 0}};
+    opstat stats[512] = {{{0}, 0, 0}};
     int nstats = 0, pass = 0, total = 0, unexpected = 0, xfailed = 0, xpassed = 0;
     int node_pass = 0, node_total = 0, older_pass = 0, older_total = 0;
     int model_pass = 0, model_total = 0;
@@ -270,9 +270,9 @@ int main(int argc, char **argv)
         int k = 0;
         while (k < nstats && strcmp(stats[k].op, label))
             k++;
-        if (k == nstats && nstats < 256)
+        if (k == nstats && nstats < 512)
             snprintf(stats[nstats++].op, sizeof stats[0].op, "%s", label);
-        if (k < 256) {
+        if (k < 512) {
             stats[k].total++;
             stats[k].pass += ok;
         }

@@ -1,0 +1,15 @@
+"""tg.distributions: torch.distributions' names over tensorgraph's ops
+(gradients by autograd; draws from tensorgraph's generator, so they are
+not PyTorch's numbers). See docs/PYTHON.md for what is covered."""
+from . import constraints  # noqa: F401
+from .beta import Beta
+from .continuous import Exponential, Laplace, Normal, Uniform
+from .discrete import Bernoulli, Categorical, OneHotCategorical
+from .distribution import Distribution
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
+
+__all__ = ['Bernoulli', 'Beta', 'Categorical', 'Distribution', 'Exponential', 'Independent',
+           'Laplace', 'MultivariateNormal', 'Normal', 'OneHotCategorical', 'Uniform',
+           'constraints', 'kl_divergence', 'register_kl']

@@ -271,7 +271,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """the distinct values (sorted), with the inverse indices and counts
     when asked (eager only)"""
     a = _host(input, 'unique')
-    if dim is None:
+    if dim is None and not sorted:  # PyTorch's hash-set order
+        from ._unique_order import unordered_unique
+        vals, inv, cnt = unordered_unique(a.reshape(-1))
+        inv = inv.reshape(a.shape)
+    elif dim is None:
         # every NaN is distinct in PyTorch's unique (NaN != NaN)
         vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True,
                                    equal_nan=False)

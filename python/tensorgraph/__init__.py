@@ -45,6 +45,7 @@ from ._dtype_info import finfo, iinfo  # noqa: F401,E402
 from ._legacy_types import (FloatTensor, DoubleTensor, IntTensor, LongTensor,  # noqa: F401,E402
                             ByteTensor, BoolTensor)
 from . import autograd
+from ._autograd_extra import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 from . import linalg  # noqa: E402
 from . import special  # noqa: E402  (torch.special's names)
 from ._special_extra import i0  # noqa: E402,F401

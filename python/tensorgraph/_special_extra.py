@@ -35,6 +35,30 @@ def _in64(fn, x, *rest):
     return fn(*args).to(x.dtype)
 
 
+def _elementwise(name, value64, derivative):
+    """an autograd Function: value64 (a float64 tensor function) forward,
+    grad * derivative(x) backward; derivative is written with the public
+    (differentiable) functions, so second derivatives work"""
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _in64(value64, x)
+
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return grad * derivative(x)
+    return type(name, (Function,), {'forward': staticmethod(forward),
+                                    'backward': staticmethod(backward)})
+
+
+def _at_zero(x, value, d):
+    """d, with value where x is 0 (a removable singularity of d's formula)"""
+    return _C.where(x == 0, _const(value, x), d)
+
+
+def _safe(x):
+    return _C.where(x == 0, ones_like(x), x)
+
+
 # ---- modified Bessel functions of order 0 and 1 -------------------------------------------
 _SERIES_TERMS = 60     # (x^2/4)^k / (k!)^2 is below 1e-17 of the sum by then for |x| <= 20
 _ASYMPTOTIC_TERMS = 16  # the expansion in 1/(8|x|) for |x| > 20
@@ -82,57 +106,14 @@ def _bessel(x, order):
     return _bessel_scaled(x, order) * _C.exp(x.abs())
 
 
-class _I0(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _in64(lambda t: _bessel(t, 0), x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, = ctx.saved_tensors
-        return grad * i1(x)
-
-
-class _I1(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _in64(lambda t: _bessel(t, 1), x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, = ctx.saved_tensors
-        # I1' = I0 - I1 / x, 1/2 at 0
-        safe = _C.where(x == 0, ones_like(x), x)
-        d = _C.where(x == 0, _const(0.5, x), i0(x) - i1(x) / safe)
-        return grad * d
-
-
-class _I0e(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _in64(lambda t: _bessel_scaled(t, 0), x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, = ctx.saved_tensors
-        return grad * (i1e(x) - _C.sign(x) * i0e(x))
-
-
-class _I1e(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _in64(lambda t: _bessel_scaled(t, 1), x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, = ctx.saved_tensors
-        safe = _C.where(x == 0, ones_like(x), x)
-        d = i0e(x) - i1e(x) * (_C.sign(x) + 1 / safe)
-        return grad * _C.where(x == 0, _const(0.5, x), d)
+_I0 = _elementwise('I0', lambda t: _bessel(t, 0), lambda x: i1(x))
+# I1' = I0 - I1 / x (1/2 at 0); the scaled ones: the same minus sign(x) times themselves
+_I1 = _elementwise('I1', lambda t: _bessel(t, 1),
+                   lambda x: _at_zero(x, 0.5, i0(x) - i1(x) / _safe(x)))
+_I0e = _elementwise('I0e', lambda t: _bessel_scaled(t, 0),
+                    lambda x: i1e(x) - _C.sign(x) * i0e(x))
+_I1e = _elementwise('I1e', lambda t: _bessel_scaled(t, 1),
+                    lambda x: _at_zero(x, 0.5, i0e(x) - i1e(x) * (_C.sign(x) + 1 / _safe(x))))
 
 
 def i0(input, *, out=None):
@@ -178,16 +159,8 @@ def _erfcx64(x):
     return _C.where(x < 0, neg, _C.where(x != x, x, pos))
 
 
-class _Erfcx(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _in64(_erfcx64, x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, = ctx.saved_tensors
-        return grad * (2 * x * erfcx(x) - 2 / _SQRT_PI)
+_Erfcx = _elementwise('SpecialErfcx', _erfcx64,
+                      lambda x: 2 * x * erfcx(x) - 2 / _SQRT_PI)
 
 
 def erfcx(input, *, out=None):
@@ -205,18 +178,9 @@ def _log_ndtr64(x):
     return _C.where(x < 0, lower, upper)
 
 
-class _LogNdtr(Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return _in64(_log_ndtr64, x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, = ctx.saved_tensors
-        # phi(x) / Phi(x) = exp(-x^2/2 - log Phi(x)) / sqrt(2 pi), log Phi
-        # recomputed (not saved) so that second derivatives reach x
-        return grad * _C.exp(-x * x / 2 - log_ndtr(x) - _LOG_SQRT_2PI)
+# phi(x) / Phi(x) = exp(-x^2/2 - log Phi(x)) / sqrt(2 pi)
+_LogNdtr = _elementwise('SpecialLogNdtr', _log_ndtr64,
+                        lambda x: _C.exp(-x * x / 2 - log_ndtr(x) - _LOG_SQRT_2PI))
 
 
 def log_ndtr(input, *, out=None):
@@ -250,18 +214,9 @@ def _ndtri64(p):
     return _C.where((p < 0) | (p > 1) | (p != p), ones_like(x) * math.nan, x)
 
 
-class _Ndtri(Function):
-    @staticmethod
-    def forward(ctx, p):
-        ctx.save_for_backward(p)
-        return _in64(_ndtri64, p)
-
-    @staticmethod
-    def backward(ctx, grad):
-        p, = ctx.saved_tensors
-        y = ndtri(p)   # recomputed: differentiable for second derivatives
-        # 1 / phi(y) = sqrt(2 pi) exp(y^2 / 2)
-        return grad * _SQRT_2PI * _C.exp(y * y / 2)
+# 1 / phi(ndtri(p)) = sqrt(2 pi) exp(ndtri(p)^2 / 2)
+_Ndtri = _elementwise('SpecialNdtri', _ndtri64,
+                      lambda p: _SQRT_2PI * _C.exp(ndtri(p) * ndtri(p) / 2))
 
 
 def ndtri(input, *, out=None):

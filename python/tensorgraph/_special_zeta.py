@@ -52,8 +52,10 @@ def _zeta64(s, q):
 
 
 def _bcast(*tensors):
-    from ._ops_shape import broadcast_tensors
-    return broadcast_tensors(*tensors)
+    """the tensors expanded to their common shape (0-d ones too)"""
+    from ._ops_shape import broadcast_shapes
+    shape = tuple(broadcast_shapes(*[tuple(t.shape) for t in tensors]))
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in tensors)
 
 
 def _pair64(x, q):
@@ -83,6 +85,10 @@ def _scalar_like(value, other):
 
 def zeta(input, other, *, out=None):
     """the Hurwitz zeta function sum_k (other + k)^-input"""
+    if not isinstance(input, _C.Tensor) and not isinstance(other, _C.Tensor):
+        raise TypeError(f"special_zeta() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}): one must be a "
+                        "Tensor")
     x, q = _pair64(_scalar_like(input, other), _scalar_like(other, input))
     return _Zeta.apply(x, q)
 
@@ -207,13 +213,23 @@ class _Gammainc(Function):
         return None, grad * (-d if ctx.upper else d), None
 
 
+def _check_tensors(name, input, other):
+    """PyTorch's gammainc/gammaincc take tensors only"""
+    for arg, value in (('input', input), ('other', other)):
+        if not isinstance(value, _C.Tensor):
+            raise TypeError(f"special_{name}(): argument '{arg}' must be Tensor, not "
+                            f"{type(value).__name__}")
+
+
 def gammainc(input, other, *, out=None):
     """the regularized lower incomplete gamma function P(input, other)"""
+    _check_tensors('gammainc', input, other)
     a, x = _pair64(_scalar_like(input, other), _scalar_like(other, input))
     return _Gammainc.apply(a, x, False)
 
 
 def gammaincc(input, other, *, out=None):
     """the regularized upper incomplete gamma function Q(input, other)"""
+    _check_tensors('gammaincc', input, other)
     a, x = _pair64(_scalar_like(input, other), _scalar_like(other, input))
     return _Gammainc.apply(a, x, True)

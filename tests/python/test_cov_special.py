@@ -110,3 +110,20 @@ def test_incomplete_gamma(name):
     word = 'igammac' if name == 'gammaincc' else 'igamma'
     with pytest.raises(RuntimeError, match=f"derivative for '{word}: input'"):
         getattr(tg.special, name)(a_req, tg.tensor([1.0])).sum().backward()
+
+
+@needs_torch
+def test_scalar_arguments_as_torch():
+    close(tg.special.zeta(tg.tensor(2.0), 1), torch.special.zeta(torch.tensor(2.0), 1).numpy())
+    close(tg.special.zeta(2.0, tg.tensor([1.0, 2.0])),
+          torch.special.zeta(2.0, torch.tensor([1.0, 2.0])).numpy())
+    assert tg.special.zeta(tg.tensor([2, 3]), tg.tensor([1, 2])).dtype == tg.float32
+    close(tg.special.gammainc(tg.tensor(2.0), tg.tensor(1.0)),
+          torch.special.gammainc(torch.tensor(2.0), torch.tensor(1.0)).numpy())
+    with pytest.raises(TypeError):
+        tg.special.zeta(2, 1)
+    with pytest.raises(TypeError, match="'other' must be Tensor"):
+        tg.special.gammainc(tg.tensor(2.0), 1.0)
+    with pytest.raises(TypeError, match="'input' must be Tensor"):
+        tg.special.gammaincc(2.0, tg.tensor(1.0))
+    assert tg.special.i0(tg.tensor(1.5)).shape == ()

@@ -29,12 +29,11 @@ def _uniform(shape, like, low, high):
     return tg.empty(tuple(shape), dtype=like.dtype).uniform_(low, high)
 
 
-class Normal(Distribution):
-    """Normal(loc, scale)"""
+class _LocScale(Distribution):
+    """Normal and Laplace: loc and scale broadcast together, mean and mode loc"""
     arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}
     support = constraints.real
     has_rsample = True
-    _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -43,7 +42,10 @@ class Normal(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _new_instance(self, Normal, batch_shape, ('loc', 'scale'), _instance)
+        # the public class (Normal or Laplace): a subclass of it with its own
+        # __init__ must define expand, as PyTorch checks
+        family = next(c for c in type(self).__mro__ if _LocScale in c.__bases__)
+        return _new_instance(self, family, batch_shape, ('loc', 'scale'), _instance)
 
     @property
     def mean(self):
@@ -52,6 +54,11 @@ class Normal(Distribution):
     @property
     def mode(self):
         return self.loc
+
+
+class Normal(_LocScale):
+    """Normal(loc, scale)"""
+    _mean_carrier_measure = 0
 
     @property
     def stddev(self):
@@ -89,28 +96,8 @@ class Normal(Distribution):
         return 0.5 + 0.5 * math.log(2 * math.pi) + tg.log(self.scale)
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """Laplace(loc, scale)"""
-    arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = tg.Size() if isinstance(loc, numbers.Number) and \
-            isinstance(scale, numbers.Number) else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return _new_instance(self, Laplace, batch_shape, ('loc', 'scale'), _instance)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -8,6 +8,7 @@ import tensorgraph as tg
 from .beta import Beta
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
+from .gamma import Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .utils import sum_rightmost
@@ -169,6 +170,15 @@ def _kl_beta_beta(p, q):
     t4 = (p.concentration0 - q.concentration0) * tg.digamma(p.concentration0)
     t5 = (sum_params_q - sum_params_p) * tg.digamma(sum_params_p)
     return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * tg.log(p.rate / q.rate)
+    t2 = tg.lgamma(q.concentration) - tg.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * tg.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)

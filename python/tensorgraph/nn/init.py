@@ -167,3 +167,4 @@ def sparse_(t, sparsity, std=0.01, generator=None):
             idx = randperm(rows, generator=generator)[:n_zeros]
             t[idx, c] = 0
     return t
+from ._init_deprecated import *  # noqa: E402,F401,F403  (uniform, normal, ...: deprecated)

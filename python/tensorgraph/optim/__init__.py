@@ -5,6 +5,7 @@ from .. import _C
 from .._creation import tensor
 from .._grad_mode import zero_grads
 from . import lr_scheduler  # noqa: F401
+from . import swa_utils  # noqa: F401,E402  (AveragedModel, SWALR, update_bn)
 from ._params import param_list
 from .lbfgs import LBFGS  # noqa: F401  (its own step(closure), one group)
 

@@ -1,0 +1,27 @@
+"""nn.utils' deprecated clip_grad_norm and skip_init."""
+import warnings
+
+__all__ = ['clip_grad_norm', 'skip_init']
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+    """the deprecated name of clip_grad_norm_ (with PyTorch's warning)"""
+    from . import clip_grad_norm_
+    warnings.warn("torch.nn.utils.clip_grad_norm is now deprecated in favor of "
+                  "torch.nn.utils.clip_grad_norm_.", stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
+
+
+def skip_init(module_cls, *args, **kwargs):
+    """module_cls(*args, **kwargs) whose parameters are to be overwritten:
+    PyTorch builds it on the meta device and leaves the memory
+    uninitialized; here it is built normally (the values are unspecified
+    either way). PyTorch's check that the class takes `device` is kept."""
+    import inspect
+    from ..module import Module
+    if not isinstance(module_cls, type) or not issubclass(module_cls, Module):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    if 'device' not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    kwargs.pop('device', None)
+    return module_cls(*args, **kwargs)

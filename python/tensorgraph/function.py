@@ -66,7 +66,6 @@ def _signature(args, kwargs):
     return tuple(sig)
 
 
-
 def _refuse_tangents(name, tensors):
     """a graph run gives its outputs no tangents: refused rather than
     dropped (tg.autograd.forward_ad's dual tensors work op by op)"""
@@ -79,6 +78,7 @@ def _refuse_tangents(name, tensors):
                            "does not propagate tangents. Call the Python function "
                            "eagerly inside the dual level, or use "
                            "tg.autograd.functional.jvp")
+
 
 class Function:
     def __init__(self, fn, autograph=True):

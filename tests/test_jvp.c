@@ -136,8 +136,37 @@ static double *eval_shifted(tg_jvp_fn fn, void *user, int n_in, tg_tensor **x,
     return r;
 }
 
-/* forward mode three ways (graph with placeholder tangents, eager tg_jvp)
- * against reverse mode and finite differences; rev_rtol / fd_tol 0 skip */
+/* output k's tangent with dual tensors (eager forward mode,
+ * tg_make_dual): fn run op by op on inputs that carry the tangents v;
+ * NULL when it failed (reported). A missing tangent is zero. */
+static double *eval_dual(tg_jvp_fn fn, void *user, int n_in, tg_tensor **x, tg_tensor **v,
+                         int k, int64_t n, const char *what, const char *file, int line)
+{
+    tg_scope_begin();
+    tg_tensor *xd[MAX_IO], *ys[MAX_IO] = {0};
+    double *r = NULL;
+    tt_checks++;
+    if (tg_dual_level_enter() < 0) {
+        tt_fail(file, line, "%s: dual level: %s", what, tg_last_error());
+        tg_scope_end();
+        return NULL;
+    }
+    bool ok = true;
+    for (int i = 0; i < n_in && ok; i++)
+        ok = (xd[i] = v[i] ? tg_make_dual(x[i], v[i]) : x[i]) != NULL;
+    if (ok && fn(user, xd, ys) == TG_OK && ys[k]) {
+        tg_tensor *t = tg_dual_tangent(ys[k]);
+        r = t ? values(t) : calloc((size_t)(n ? n : 1), sizeof *r);
+    } else
+        tt_fail(file, line, "%s: with dual tensors: %s", what, tg_last_error());
+    CHECK_OK(tg_dual_level_exit());
+    tg_scope_end();
+    return r;
+}
+
+/* forward mode four ways (graph with placeholder tangents, eager tg_jvp,
+ * dual tensors) against reverse mode and finite differences; rev_rtol /
+ * fd_tol 0 skip */
 static void check_jvp_tol(const char *what, tg_jvp_fn fn, void *user, int n_in,
                           tg_tensor **x, tg_tensor **v, int n_out, double rev_rtol,
                           double fd_tol, const char *file, int line)
@@ -207,6 +236,11 @@ static void check_jvp_tol(const char *what, tg_jvp_fn fn, void *user, int n_in,
             free(et_v);
             free(go);
         }
+        double *dual = eval_dual(fn, user, n_in, x, v, k, n, what, file, line);
+        if (dual)
+            close_rel(what, "graph tangent (dual tensors)", k, dual, fw, n, 1e-12, 1e-300,
+                      file, line);
+        free(dual);
         if (rev_rtol > 0) {
             double *rv = jv_reverse(fn, user, n_in, x, v, k, &n_rev);
             CHECK(n_rev == n);

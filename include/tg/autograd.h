@@ -154,6 +154,31 @@ tg_status tg_jvp(tg_jvp_fn fn, void *user, int n_in, tg_tensor *const *inputs,
                  tg_tensor *const *tangents, int n_out, tg_tensor **outputs,
                  tg_tensor **out_tangents);
 
+/* ---- forward mode on eager tensors (dual tensors) ---------------------------
+ * PyTorch's torch.autograd.forward_ad: while a dual level is open, a
+ * tensor made by tg_make_dual carries a tangent, and every op run eagerly
+ * on tensors that carry tangents gives its outputs theirs (J.v, from the
+ * op's JVP rule, the one tg_graph_jvp uses), op by op, without a trace.
+ * One level at a time, process-wide (nested levels are refused, as in
+ * PyTorch 1.13); closing it drops every tangent. Ops without a JVP rule
+ * fail on tangent-carrying inputs with TG_ERR_UNSUPPORTED naming the op.
+ * The tangent computations are ordinary ops: recorded for reverse mode
+ * when their inputs require grad. In graph mode (symbolic tensors)
+ * tangents are not propagated: use tg_graph_jvp there. */
+/* opens a level: its number (> 0), or -1 (TG_ERR_AUTOGRAD) when one is open */
+int64_t tg_dual_level_enter(void);
+/* closes the open level (TG_ERR_AUTOGRAD when none is) */
+tg_status tg_dual_level_exit(void);
+bool tg_dual_level_open(void);
+/* a view of primal (floating point) carrying `tangent` (same shape; cast
+ * to primal's dtype; retained, not copied); primal itself gets none */
+tg_tensor *tg_make_dual(tg_tensor *primal, tg_tensor *tangent);
+/* t's tangent under the open level (borrowed; owned by t), or NULL:
+ * none, or no level open */
+tg_tensor *tg_dual_tangent(const tg_tensor *t);
+/* a view of t without its tangent */
+tg_tensor *tg_dual_primal(tg_tensor *t);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

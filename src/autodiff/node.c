@@ -1,6 +1,7 @@
 /* Recording op applications on the tape, and node lifetime. Nodes are
  * freed iteratively so that long chains cannot overflow the C stack. */
 #include "autodiff/node.h"
+#include "autodiff/forward_ad.h"
 #include "util/grow.h"
 
 #include <stdlib.h>
@@ -86,7 +87,9 @@ void tg__node_set_edge(tg_node *n, int i, tg_tensor *in)
 
 tg_tensor *tg__save_output_alias(tg_tensor *t)
 {
-    return tg__alias(t, t->ndim, t->shape, t->strides, t->offset);
+    tg_tensor *a = tg__alias(t, t->ndim, t->shape, t->strides, t->offset);
+    tg__dual_share(a, t);
+    return a;
 }
 
 static bool saves(uint32_t mask, int i)

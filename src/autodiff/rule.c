@@ -3,6 +3,7 @@
  * vjp.c (shared with symbolic autodiff), or a custom function's backward,
  * in a scope of its own so that everything but the input gradients is
  * freed at once. */
+#include "autodiff/forward_ad.h"
 #include "autodiff/node.h"
 #include "autodiff/vjp.h"
 
@@ -40,6 +41,7 @@ static tg_tensor *unpack_output(tg_node *n, int o, bool create_graph)
 {
     tg_tensor *s = n->saved_out[o];
     tg_tensor *t = tg__alias(s, s->ndim, s->shape, s->strides, s->offset);
+    tg__dual_share(t, s);
     if (t && create_graph && tg_dtype_is_float(t->dtype)) {
         t->requires_grad = true;
         t->grad_fn = n;

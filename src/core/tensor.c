@@ -1,6 +1,7 @@
 /* Tensor and storage lifetime: allocation (64-byte aligned), views that
  * share storage, reference counting, and shape helpers. */
 #include "core/tensor_impl.h"
+#include "autodiff/forward_ad.h"
 #include "autodiff/node.h"
 #include "core/alloc.h"
 
@@ -232,6 +233,10 @@ void tg_release(tg_tensor *t)
     tg_release(t->grad);
     tg__node_release(t->grad_fn);
     tg_release(t->view_base);
+    if (t->tangent) {
+        tg__dual_forget(t);
+        tg_release(t->tangent);
+    }
     tg__graph_release(t->graph);
     free(t);
 }

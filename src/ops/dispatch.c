@@ -1,8 +1,10 @@
 /* The dispatcher behind every public op function: check, decode the
  * attributes, infer, allocate, run the kernel (or make the view), record
- * for autograd, publish.
+ * for autograd, give the outputs tangents (eager forward mode,
+ * autodiff/forward_ad.h), publish.
  * This is the one place graph mode hooks in: there an op appends a node
  * instead of running the kernel (src/graph/build.c). */
+#include "autodiff/forward_ad.h"
 #include "autodiff/node.h"
 #include "autodiff/view_history.h"
 #include "graph/hook.h"
@@ -149,6 +151,9 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
             return s;
         s = tg_op_kernel_run(&c);
     }
+    /* tangents first: the outputs autograd saves take theirs along */
+    if (s == TG_OK && tg__dual_wanted(op, n_in, in))
+        s = tg__dual_propagate(&c);
     if (s == TG_OK && tg__should_record(n_in, in))
         s = tg__record(&c);
     if (s != TG_OK) {

@@ -12,6 +12,7 @@
  * write's history, as PyTorch's (autodiff/view_history.h).
  * In-place ops never become graph nodes (graphs update state with assign):
  * inside a graph scope they run now, on concrete tensors. */
+#include "autodiff/jvp.h"
 #include "autodiff/node.h"
 #include "autodiff/view_history.h"
 #include "kernels/cpu/fill.h"
@@ -293,32 +294,63 @@ static tg_status scale_grad(tg_grad_ctx *g)
     return TG_OK;
 }
 
+/* ---- forward mode ------------------------------------------------------------------
+ * Graphs update state with assign, so these rules serve eager forward mode
+ * only (dual tensors, autodiff/forward_ad.h): the destination's new
+ * tangent, from tangents alone (the kernel has overwritten the
+ * destination by the time they run, and none of them needs its value) */
+static tg_status copy_jvp(tg_jvp_ctx *c)
+{
+    return c->dx[1] ? tg__jvp_set(c, 0, c->dx[1]) : TG_OK;
+}
+
+static tg_status fill_jvp(tg_jvp_ctx *c)
+{
+    (void)c;
+    return TG_OK; /* constant: zero */
+}
+
+static tg_status add_jvp(tg_jvp_ctx *c)
+{
+    double alpha = ((const add_attrs *)c->attr)->alpha;
+    tg_tensor *t = NULL;
+    if (c->dx[0])
+        TG_JVP_TERM(c, t, c->dx[0]);
+    if (c->dx[1])
+        TG_JVP_TERM(c, t, alpha == 1 ? c->dx[1] : tg_mul_scalar(c->dx[1], alpha));
+    return t ? tg__jvp_set(c, 0, t) : TG_OK;
+}
+
+static tg_status scale_jvp(tg_jvp_ctx *c)
+{
+    return tg__jvp_set(c, 0, tg_mul_scalar(c->dx[0], ((const scale_attrs *)c->attr)->s));
+}
+
 /* ---- definitions -------------------------------------------------------------------- */
 static const tg_arg_spec any_dst[] = {{"dst", TG_DTS_ANY}, {0}};
 static const tg_arg_spec number_dst[] = {{"dst", TG_DTS_NUMBER}, {0}};
 static const tg_arg_spec any_dst_src[] = {{"dst", TG_DTS_ANY}, {"src", TG_DTS_ANY}, {0}};
 static const tg_arg_spec number_dst_src[] = {
     {"dst", TG_DTS_NUMBER}, {"src", TG_DTS_ANY}, {0}};
-/* eager only (graphs use assign), so no forward-mode rule: forward mode
- * runs on graphs */
-#define INPLACE_FLAGS (TG_OP_SIDE_EFFECTS | TG_OP_VIEW | TG_OP_INPLACE | TG_OP_NO_JVP)
+/* eager only (graphs use assign) */
+#define INPLACE_FLAGS (TG_OP_SIDE_EFFECTS | TG_OP_VIEW | TG_OP_INPLACE)
 
 const tg_op_def tg_op_copy_ = {
     .name = "copy_", .n_in = 2, .n_out = 1, .inputs = any_dst_src, .outputs = any_dst,
     .flags = INPLACE_FLAGS, .infer = copy_infer, .make_view = copy_write,
-    .grad = copy_grad};
+    .grad = copy_grad, .jvp = copy_jvp};
 const tg_op_def tg_op_fill_ = {
     .name = "fill_", .n_in = 1, .n_out = 1, .inputs = any_dst, .outputs = any_dst,
     .attrs = {fill_specs, sizeof(fill_attrs)}, .flags = INPLACE_FLAGS,
-    .infer = fill_infer, .make_view = fill_write, .grad = fill_grad};
+    .infer = fill_infer, .make_view = fill_write, .grad = fill_grad, .jvp = fill_jvp};
 const tg_op_def tg_op_add_ = {
     .name = "add_", .n_in = 2, .n_out = 1, .inputs = number_dst_src, .outputs = number_dst,
     .attrs = {add_specs, sizeof(add_attrs)}, .flags = INPLACE_FLAGS,
-    .infer = add_infer, .make_view = add_write, .grad = add_grad};
+    .infer = add_infer, .make_view = add_write, .grad = add_grad, .jvp = add_jvp};
 const tg_op_def tg_op_mul_scalar_ = {
     .name = "mul_scalar_", .n_in = 1, .n_out = 1, .inputs = number_dst, .outputs = number_dst,
     .attrs = {scale_specs, sizeof(scale_attrs)}, .flags = INPLACE_FLAGS,
-    .infer = scale_infer, .make_view = scale_write, .grad = scale_grad};
+    .infer = scale_infer, .make_view = scale_write, .grad = scale_grad, .jvp = scale_jvp};
 
 const tg_op_def *const tg_ops_inplace[] = {&tg_op_copy_, &tg_op_fill_, &tg_op_add_,
                                            &tg_op_mul_scalar_, NULL};

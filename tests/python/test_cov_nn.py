@@ -167,3 +167,20 @@ def test_rrelu_inplace_and_native_channel_shuffle():
     a = R.normal(size=(2, 6, 3, 3))
     close(F.native_channel_shuffle(tg.tensor(a), 3),
           torch.nn.functional.native_channel_shuffle(torch.tensor(a), 3).numpy())
+
+
+@needs_torch
+def test_deprecated_nllloss2d_and_container():
+    x, tx = pair(R.normal(size=(2, 3, 4, 4)))
+    t = R.randint(0, 3, size=(2, 4, 4))
+    with pytest.warns(UserWarning, match='NLLLoss2d has been deprecated'):
+        loss = nn.NLLLoss2d()
+    with pytest.warns(UserWarning):
+        tloss = torch.nn.NLLLoss2d()
+    grads_match(loss(F.log_softmax(x, 1), tg.tensor(t)),
+                tloss(torch.nn.functional.log_softmax(tx, 1), torch.tensor(t)), [x], [tx])
+    assert isinstance(loss, nn.NLLLoss)
+    with pytest.warns(UserWarning, match='Container is deprecated'):
+        c = nn.Container(a=nn.ReLU(), b=nn.Linear(2, 2))
+    assert [n for n, _ in c.named_children()] == ['a', 'b']
+    assert len(list(c.parameters())) == 2

@@ -366,7 +366,7 @@ static void test_dump_and_dot(void)
     CHECK(dot && strstr(dot, "style=dashed"));
     free(dot);
     remove(path);
-    CHECK_FAILS(tg_graph_to_dot(g, "/nonexistent-dir/x.dot"), TG_ERR_IO, "cannot open");
+    CHECK_FAILS(tg_graph_to_dot(g, "/nonexistent-dir/x.dot"), TG_ERR_IO, "cannot write");
     CHECK_FAILS(tg_graph_dump(NULL, stdout), TG_ERR_ARG, "NULL");
     tg_graph_free(g);
 }

@@ -89,6 +89,7 @@ static void test_hostile(void)
         {"bad_tfidf_lengths", "min_gram_length 3 and max_gram_length 2 should satisfy 1 <= min <= max <= 64", TG_ERR_IO},
         {"bad_tfidf_required", "node 'tfidf' (TfIdfVectorizer): attribute 'max_skip_count' is required", TG_ERR_IO},
         {"bad_tfidf_dtype", "node 'tfidf' (TfIdfVectorizer): X should be int32 or int64, got float32", TG_ERR_IO},
+        {"bad_tfidf_huge", "node 'tfidf' (TfIdfVectorizer): level 1 compares 1 rows of 199990000 windows with 1 2-grams: more than 67108864 item comparisons", TG_ERR_UNSUPPORTED},
         {"bad_tfidf_strings", "pool_strings: string tensors do not exist in tensorgraph", TG_ERR_UNSUPPORTED},
         {"bad_adam_arity", "node 'opt' (Adam): 7 inputs and 3 outputs: expected R, T and 4 inputs per updated tensor", TG_ERR_IO},
         {"bad_adam_shape", "node 'opt' (Adam): input 3 ('G') should have the dtype and shape of input 2 ('X')", TG_ERR_IO},

@@ -19,7 +19,8 @@ extern "C" {
  * over-long file gives NULL and TG_ERR_IO naming the file and the problem.
  * expect_ndim 0 accepts any number of dims. Returns a uint8 tensor. */
 tg_tensor *tg_idx_load(const char *path, int expect_ndim);
-/* writes a uint8 tensor (1 to 8 dims, each 1 to 2^31-1) as IDX */
+/* writes a uint8 tensor (1 to 8 dims, each 1 to 2^31-1) as IDX, replacing
+ * the file atomically (a failed write leaves the old one as it was) */
 tg_status tg_idx_save(const char *path, const tg_tensor *t);
 
 /* ---- datasets --------------------------------------------------------------

@@ -62,7 +62,7 @@ tg_status tg_session_placement(tg_session *s, int n_feeds, tg_tensor *const *fee
 
 /* A picture of the partitioned run of this signature (Graphviz DOT): one
  * cluster per device, nodes coloured by device, every Send and its Recv
- * joined by a bold edge. */
+ * joined by a bold edge. The file is replaced atomically. */
 tg_status tg_session_partitions_to_dot(tg_session *s, int n_feeds,
                                        tg_tensor *const *feed_values, int n_fetches,
                                        tg_tensor *const *fetch_values, int n_targets,

@@ -131,7 +131,8 @@ tg_status tg_graph_verify(const tg_graph *g);
 tg_status tg_graph_dump(const tg_graph *g, FILE *f);
 /* Graphviz: ops as boxes labelled with op and attributes, values as
  * edges labelled with dtype and shape, placeholders, variables and
- * constants drawn differently, control edges dashed */
+ * constants drawn differently, control edges dashed. The file is replaced
+ * atomically: a failed write leaves the old one as it was. */
 tg_status tg_graph_to_dot(const tg_graph *g, const char *path);
 
 /* The graph explorer: ONE self-contained HTML page (scripts, styles and

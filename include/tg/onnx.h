@@ -17,8 +17,9 @@ extern "C" {
 
 /* ---- loading ------------------------------------------------------------------
  * A loaded model is parsed and checked: the default-domain opset is in
- * 11..17 (older models load when every op they use has the semantics of
- * opset 11), node inputs refer to graph inputs, initializers or outputs of
+ * 7..17 (older models load when every op they use has the semantics of
+ * opset 7; ops of the ai.onnx.preview.training domain, version 1, are
+ * Adagrad, Adam and Momentum), node inputs refer to graph inputs, initializers or outputs of
  * earlier nodes (nodes may be listed in any order; a cycle is an error),
  * every output is produced once, and every op is one tensorgraph imports.
  * A model with unsupported ops fails with ONE TG_ERR_UNSUPPORTED error
@@ -46,7 +47,9 @@ typedef struct tg_onnx_value_info {
     const char *dim_param[TG_MAX_DIMS]; /* the symbol, or NULL */
 } tg_onnx_value_info;
 
-int64_t tg_onnx_opset(const tg_onnx_model *m); /* default domain */
+/* the default domain's opset; 0 when the model imports only
+ * ai.onnx.preview.training */
+int64_t tg_onnx_opset(const tg_onnx_model *m);
 const char *tg_onnx_producer(const tg_onnx_model *m); /* "" when absent */
 /* graph inputs that are not initializers, in model order */
 int tg_onnx_num_inputs(const tg_onnx_model *m);

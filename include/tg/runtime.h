@@ -158,7 +158,7 @@ tg_status tg_session_memory_stats(tg_session *s, int n_feeds,
  * Perfetto): {"traceEvents": [{"name": node, "cat": op, "ph": "X",
  * "ts": us, "dur": us, "pid": 1, "tid": thread, "args": {"run": i}}]},
  * times in microseconds from trace_begin, thread 0 the calling thread.
- * path NULL discards the spans. */
+ * path NULL discards the spans. The file is replaced atomically. */
 tg_status tg_session_trace_begin(tg_session *s);
 tg_status tg_session_trace_end(tg_session *s, const char *path);
 

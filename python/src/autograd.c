@@ -505,6 +505,47 @@ static PyObject *function_def(PyObject *m, PyObject *name)
     return PyCapsule_New(fn, "tg_function", free_function_capsule);
 }
 
+/* ---- forward mode with dual tensors (tg/autograd.h; forward_ad.py) ---- */
+static PyObject *dual_level_enter(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    int64_t level = tg_dual_level_enter();
+    return level < 0 ? tgpy_raise() : PyLong_FromLongLong(level);
+}
+
+static PyObject *dual_level_exit(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    if (tg_dual_level_exit() != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
+static PyObject *make_dual(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    if (n != 2 || !Tensor_Check(args[0]) || !Tensor_Check(args[1]))
+        return PyErr_Format(PyExc_TypeError, "_make_dual(primal, tangent): two tensors");
+    return tgpy_wrap(tg_make_dual(TENSOR(args[0]), TENSOR(args[1])));
+}
+
+/* (a view of t without its tangent, its tangent or None) */
+static PyObject *unpack_dual(PyObject *m, PyObject *t)
+{
+    (void)m;
+    if (!Tensor_Check(t))
+        return PyErr_Format(PyExc_TypeError, "_unpack_dual: a tensor");
+    tg_tensor *tangent = tg_dual_tangent(TENSOR(t));
+    if (!tangent)
+        return Py_BuildValue("(OO)", t, Py_None);
+    PyObject *p = tgpy_wrap(tg_dual_primal(TENSOR(t)));
+    PyObject *d = p ? tgpy_wrap(tg_retain(tangent)) : NULL;
+    PyObject *r = d ? PyTuple_Pack(2, p, d) : NULL;
+    Py_XDECREF(p);
+    Py_XDECREF(d);
+    return r;
+}
+
 static PyMethodDef autograd_functions[] = {
     {"_grad", (PyCFunction)(void (*)(void))autograd_grad, METH_FASTCALL, NULL},
     {"_backward", (PyCFunction)(void (*)(void))autograd_backward, METH_FASTCALL, NULL},
@@ -513,6 +554,10 @@ static PyMethodDef autograd_functions[] = {
     {"_grad_fn_name", grad_fn_name, METH_O, NULL},
     {"_function_apply", (PyCFunction)(void (*)(void))function_apply, METH_FASTCALL, NULL},
     {"_function_def", function_def, METH_O, NULL},
+    {"_dual_level_enter", dual_level_enter, METH_NOARGS, NULL},
+    {"_dual_level_exit", dual_level_exit, METH_NOARGS, NULL},
+    {"_make_dual", (PyCFunction)(void (*)(void))make_dual, METH_FASTCALL, NULL},
+    {"_unpack_dual", unpack_dual, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef backward_def = {"backward", (PyCFunction)(void (*)(void))m_backward,

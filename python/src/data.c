@@ -215,6 +215,20 @@ static PyTypeObject Loader_Type = {
 };
 
 /* ---- safetensors ------------------------------------------------------------------ */
+/* k as a C string; a NUL inside would cut the name short in the file (it
+ * would then not load back under its name) */
+static const char *c_name(PyObject *k)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(k, &n);
+    if (s && strlen(s) != (size_t)n) {
+        PyErr_Format(PyExc_ValueError, "save: the name %R contains a NUL character, which a "
+                     "safetensors name cannot hold", k);
+        return NULL;
+    }
+    return s;
+}
+
 static PyObject *save_safetensors(PyObject *m, PyObject *args)
 {
     (void)m;
@@ -226,7 +240,7 @@ static PyObject *save_safetensors(PyObject *m, PyObject *args)
     Py_ssize_t pos = 0;
     int bad = !sd;
     while (!bad && PyDict_Next(tensors, &pos, &k, &v)) {
-        const char *name = PyUnicode_AsUTF8(k);
+        const char *name = c_name(k);
         if (name && !Tensor_Check(v))
             PyErr_Format(PyExc_TypeError, "save: '%s' is a %.100s; only tensors can be saved "
                          "(safetensors)", name, Py_TYPE(v)->tp_name);
@@ -234,7 +248,7 @@ static PyObject *save_safetensors(PyObject *m, PyObject *args)
     }
     pos = 0;
     while (!bad && PyDict_Next(meta, &pos, &k, &v)) {
-        const char *key = PyUnicode_AsUTF8(k), *val = PyUnicode_AsUTF8(v);
+        const char *key = c_name(k), *val = key ? c_name(v) : NULL;
         bad = !key || !val || tg_state_dict_set_meta(sd, key, val) != TG_OK;
     }
     tg_status st = TG_OK;

@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from . import _C
-from ._creation import tensor
+from ._creation import arange, tensor
+from ._ops_stats import _memory_bytes
 
 Tensor = _C.Tensor
 
@@ -64,6 +65,10 @@ def vander(x, N=None, increasing=False):
         raise RuntimeError("N must be non-negative.")
     if not x.dtype.is_floating_point and x.dtype != _C.int64:
         x = x.to(_C.int64)  # PyTorch's integer vander is int64
+    if x.shape[0] == 0:
+        return x.new_zeros((0, n))
+    if n * 256 > _memory_bytes():  # n columns, each a Tensor object until stacked
+        raise RuntimeError(f"vander: {n} columns would not fit in memory")
     cols = []
     col = _C.add(x * 0, 1)
     for _ in range(n):
@@ -102,8 +107,10 @@ def mvlgamma(input, p):
         raise RuntimeError("p has to be greater than or equal to 1")
     if input.numel() and builtins.bool((input <= (p - 1) / 2).any()):
         raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
-    x = input.unsqueeze(-1) - tensor([j / 2 for j in range(p)], dtype=input.dtype
-                                     if input.dtype.is_floating_point else _C.float32)
+    # the halves j / 2 by the range op: a p too large fails there at once
+    # instead of a Python list growing without bound
+    halves = arange(p, dtype=input.dtype if input.dtype.is_floating_point else _C.float32) / 2
+    x = input.unsqueeze(-1) - halves
     return _C.sum(lgamma(x), -1) + p * (p - 1) / 4 * math.log(math.pi)
 
 

@@ -5,6 +5,7 @@ nanquantile; isin, searchsorted, histc, tensor_split, dist, cov, corrcoef,
 pdist. NaNs sort last (as in PyTorch), which the nan-aware forms use."""
 import builtins
 import math
+import os
 
 from . import _C
 from ._creation import arange, tensor, zeros
@@ -240,6 +241,11 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002
     return _C.sum(hit.to(x.dtype), 0)
 
 
+def _memory_bytes():
+    """the machine's physical memory, a bound on what a result may hold"""
+    return os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+
+
 def tensor_split(input, indices_or_sections, dim=0):
     """views of input along dim: n nearly equal parts (the first size % n
     one longer) or the pieces between the given indices"""
@@ -257,6 +263,8 @@ def tensor_split(input, indices_or_sections, dim=0):
         n = indices_or_sections
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        if n > size and n * 64 > _memory_bytes():  # each view is a Tensor object
+            raise RuntimeError(f"tensor_split: {n} sections (views) would not fit in memory")
         q, r = divmod(size, n)
         bounds, start = [], 0
         for k in range(n):

@@ -5,10 +5,13 @@ true positions, by one gather), split_with_sizes, and unique_consecutive
 (computed on the host with numpy: eager only), slice_scatter /
 select_scatter / diagonal_scatter (a clone with the view assigned, so
 gradients reach both), combinations, and mode (host numpy)."""
+import math
+
 import numpy as np
 
 from . import _C
 from ._creation import arange, tensor
+from ._ops_stats import _memory_bytes
 
 __all__ = ['masked_scatter', 'split_with_sizes', 'unique_consecutive', 'slice_scatter',
            'select_scatter', 'diagonal_scatter', 'combinations', 'mode']
@@ -133,10 +136,16 @@ def combinations(input, r=2, with_replacement=False):
     import itertools
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    n = input.shape[0]
+    rows = math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
+    if rows * (64 + 8 * r) > _memory_bytes():  # the index tuples listed on the host
+        raise RuntimeError(f"combinations: {rows} rows of {r} would not fit in memory")
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = list(pick(range(input.shape[0]), r))
-    if not idx:
+    if not idx or r == 0:
         return input.new_zeros((0,) if r == 0 else (0, r))
     flat = tensor([i for c in idx for i in c])
     return _C.index_select(input, 0, flat).reshape(len(idx), r)

@@ -158,3 +158,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
 from . import autograd_functional as functional  # noqa: E402  (vjp, jvp, jacobian, hessian, ...)
 from ._autograd_extra import (Variable, check_grads, detect_anomaly,  # noqa: E402,F401
                               gradgradcheck, set_detect_anomaly)
+from . import autograd_forward_ad as forward_ad  # noqa: E402  (dual tensors)
+
+# `import tensorgraph.autograd.forward_ad as fwAD`, as PyTorch's spelling
+import sys as _sys  # noqa: E402
+_sys.modules[__name__ + '.forward_ad'] = forward_ad
+_sys.modules.setdefault(__name__ + '.functional', functional)

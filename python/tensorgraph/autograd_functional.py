@@ -87,10 +87,70 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     return _results(outs, out_single, create_graph), _results(jv, out_single, create_graph)
 
 
+def _check_strategy(strategy, vectorize, create_graph):
+    """PyTorch 1.13's checks of jacobian's strategy"""
+    assert strategy in ('forward-mode', 'reverse-mode'), (
+        'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+        'function has more outputs than inputs, "forward-mode" tends to be more performant. '
+        'Otherwise, prefer to use "reverse-mode".')
+    if strategy == 'forward-mode':
+        if create_graph:
+            raise NotImplementedError(
+                'torch.autograd.functional.jacobian: `create_graph=True` and '
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError(
+                'Computing Jacobian using forward-AD or forward-over-reverse Hessian is'
+                'only implemented for `vectorize=True`.')
+
+
+def _jacobian_forward(func, inputs):
+    """the Jacobian a column at a time with dual tensors (forward mode):
+    one pass of func per input element, its tangent the element's basis
+    vector; the layout is reverse mode's"""
+    from . import autograd_forward_ad as fwAD
+    from . import stack
+    single = isinstance(inputs, _C.Tensor)
+    xs = (inputs,) if single else tuple(inputs)
+    cols, outs, out_single = [[] for _ in xs], None, None
+    with fwAD.dual_level():
+        for j, x in enumerate(xs):
+            for e in range(x.numel()):
+                basis = zeros(x.numel(), dtype=x.dtype)
+                basis[e] = 1
+                duals = [fwAD.make_dual(x, basis.reshape(x.shape)) if k == j else xk
+                         for k, xk in enumerate(xs)]
+                res = func(*duals)
+                out_single = isinstance(res, _C.Tensor)
+                outs = (res,) if out_single else tuple(res)
+                cols[j].append([fwAD.unpack_dual(o).tangent for o in outs])
+        if outs is None:  # inputs without elements
+            res = func(*xs)
+            out_single = isinstance(res, _C.Tensor)
+            outs = (res,) if out_single else tuple(res)
+        rows = []
+        for i, o in enumerate(outs):
+            jac = []
+            for j, x in enumerate(xs):
+                per = [c[i] if c[i] is not None else zeros(*o.shape, dtype=o.dtype)
+                       for c in cols[j]]
+                jac.append(stack(per, -1).reshape(*o.shape, *x.shape).detach() if per
+                           else zeros(*o.shape, *x.shape, dtype=x.dtype))
+            rows.append(jac)
+    return single, out_single, rows
+
+
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy='reverse-mode'):
     """d out_i / d in_j shaped out_i.shape + in_j.shape: a tensor for one
-    input and one output, tuples (of tuples) otherwise"""
+    input and one output, tuples (of tuples) otherwise. strategy
+    'forward-mode' (with vectorize=True, as PyTorch asks) builds it a
+    column at a time with dual tensors (tg.autograd.forward_ad)"""
+    _check_strategy(strategy, vectorize, create_graph)
+    if strategy == 'forward-mode':
+        single, out_single, rows = _jacobian_forward(func, inputs)
+        return _shape_jacobian(rows, single, out_single)
     with enable_grad():
         single, xs, outs, out_single = _call(func, inputs)
         rows = []
@@ -109,6 +169,11 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                 else:
                     jac.append(zeros(*o.shape, *x.shape, dtype=x.dtype))
             rows.append(jac)
+    return _shape_jacobian(rows, single, out_single)
+
+
+def _shape_jacobian(rows, single, out_single):
+    """rows[i][j] = d out_i / d in_j, nested as PyTorch returns it"""
     if out_single and single:
         return rows[0][0]
     if out_single:
@@ -130,6 +195,12 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                "with a single element")
         g = _grad((out.reshape(()),), xs, (zeros_like(out.reshape(())) + 1,), True)
         return g[0] if single else g
+    if outer_jacobian_strategy == 'forward-mode':  # forward over reverse
+        _check_strategy('forward-mode', vectorize, create_graph)
+        with enable_grad():  # the duals' gradients: the primals require grad
+            leaves = (inputs.detach().requires_grad_() if single
+                      else tuple(x.detach().requires_grad_() for x in inputs))
+            return jacobian(gradient, leaves, vectorize=True, strategy='forward-mode')
     return jacobian(gradient, inputs, create_graph=create_graph)
 
 

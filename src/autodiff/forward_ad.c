@@ -167,6 +167,8 @@ tg_tensor *tg_make_dual(tg_tensor *primal, tg_tensor *tangent)
 
 tg_tensor *tg_dual_tangent(const tg_tensor *t) { return live_tangent(t); }
 
+bool tg__dual_carries(const tg_tensor *t) { return live_tangent(t) != NULL; }
+
 void tg__dual_share(tg_tensor *dst, const tg_tensor *src)
 {
     tg_tensor *t = live_tangent(src);

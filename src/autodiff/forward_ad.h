@@ -19,6 +19,9 @@ bool tg__dual_wanted(const tg_op_def *op, int n_in, tg_tensor *const *in);
  * destination's tangent */
 tg_status tg__dual_propagate(const tg_op_ctx *c);
 
+/* does t carry a tangent of the open level (an op that picks a faster
+ * form when nothing differentiates its result asks this too) */
+bool tg__dual_carries(const tg_tensor *t);
 /* t, being freed, leaves the open level's list of tangent carriers */
 void tg__dual_forget(tg_tensor *t);
 /* dst (an alias of src that autograd saves or unpacks for a gradient

@@ -2,13 +2,14 @@
  * that checks magic, dims and the exact file size before allocating, and
  * a writer. */
 #include "core/tensor_impl.h"
+#include "io/atomic_file.h"
+#include "io/regular_file.h"
 #include "tg/data.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define IDX_UBYTE 0x08
 
@@ -22,17 +23,13 @@ static uint32_t be32(const unsigned char *p)
  * or never end) and returns its size through *size */
 static FILE *open_regular(const char *path, int64_t *size)
 {
-    FILE *f = fopen(path, "rb");
+    bool not_regular;
+    FILE *f = tg__open_regular(path, size, &not_regular);
+    if (!f && not_regular)
+        return tg__error_null(TG_ERR_IO, "tg_idx_load: '%s' is not a regular file", path);
     if (!f)
-        return tg__error_null(TG_ERR_IO, "tg_idx_load: cannot open '%s': %s",
-                              path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return tg__error_null(TG_ERR_IO, "tg_idx_load: '%s' is not a regular file",
-                              path);
-    }
-    *size = (int64_t)st.st_size;
+        return tg__error_null(TG_ERR_IO, "tg_idx_load: cannot open '%s': %s", path,
+                              strerror(errno));
     return f;
 }
 
@@ -149,16 +146,12 @@ tg_status tg_idx_save(const char *path, const tg_tensor *t)
     if (!buf)
         return tg__error(TG_ERR_NOMEM, "tg_idx_save: out of memory");
     tg_status s = tg_copy_to(t, TG_UINT8, buf); /* any strides */
-    FILE *f = s == TG_OK ? fopen(path, "wb") : NULL;
-    if (s == TG_OK && !f)
-        s = tg__error(TG_ERR_IO, "tg_idx_save: cannot create '%s': %s", path,
-                      strerror(errno));
-    if (f) {
+    tg__atomic_file af;
+    if (s == TG_OK && (s = tg__atomic_begin(&af, path, "tg_idx_save")) == TG_OK) {
         size_t hn = 4 + 4 * (size_t)t->ndim;
-        bool ok = fwrite(h, 1, hn, f) == hn &&
-                  fwrite(buf, 1, (size_t)t->numel, f) == (size_t)t->numel;
-        if (fclose(f) != 0 || !ok)
-            s = tg__error(TG_ERR_IO, "tg_idx_save: error writing '%s'", path);
+        bool ok = fwrite(h, 1, hn, af.f) == hn &&
+                  fwrite(buf, 1, (size_t)t->numel, af.f) == (size_t)t->numel;
+        s = tg__atomic_end(&af, ok, ok ? 0 : errno, "tg_idx_save");
     }
     free(buf);
     return s;

@@ -2,6 +2,7 @@
  * the integrity of fetched dataset files. */
 #include "data/sha256.h"
 #include "core/status_impl.h"
+#include "io/regular_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -124,7 +125,11 @@ void tg__sha256_hex(const void *data, size_t n, char out[65])
 
 tg_status tg__sha256_file(const char *path, char out[65])
 {
-    FILE *f = fopen(path, "rb");
+    int64_t size;
+    bool not_regular;
+    FILE *f = tg__open_regular(path, &size, &not_regular);
+    if (!f && not_regular)
+        return tg__error(TG_ERR_IO, "'%s' is not a regular file", path);
     if (!f)
         return tg__error(TG_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     enum { CHUNK = 1 << 16 };

@@ -6,6 +6,7 @@
  * naming the file and the span. Other events (metadata) are skipped. */
 #include "explorer/explorer.h"
 #include "io/json.h"
+#include "io/regular_file.h"
 #include "graph/graph_json.h"
 
 #include <errno.h>
@@ -17,14 +18,17 @@
 
 static char *read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    int64_t size;
+    bool not_regular;
+    FILE *f = tg__open_regular(path, &size, &not_regular);
+    if (!f && not_regular)
+        return tg__error_null(TG_ERR_IO, "tg_graph_to_html: the profile '%s' is not a regular "
+                              "file", path);
     if (!f)
         return tg__error_null(TG_ERR_IO, "tg_graph_to_html: cannot open the profile '%s': %s",
                               path, strerror(errno));
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    char *buf = n >= 0 && n <= MAX_TRACE_BYTES && fseek(f, 0, SEEK_SET) == 0
-                    ? malloc((size_t)n + 1)
-                    : NULL;
+    long n = (long)size;
+    char *buf = n <= MAX_TRACE_BYTES ? malloc((size_t)n + 1) : NULL;
     if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
         free(buf);
         buf = NULL;

@@ -1,6 +1,7 @@
 /* Printing graphs: a text listing (one node per line, in id order, which
  * is a topological order of the data edges) and Graphviz DOT export. */
 #include "graph/graph_impl.h"
+#include "io/atomic_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -157,18 +158,17 @@ tg_status tg_graph_to_dot(const tg_graph *g, const char *path)
 {
     if (!g || !path)
         return tg__error(TG_ERR_ARG, "tg_graph_to_dot: graph or path is NULL");
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return tg__error(TG_ERR_IO, "tg_graph_to_dot: cannot open '%s': %s", path,
-                         strerror(errno));
+    tg__atomic_file af;
+    tg_status s = tg__atomic_begin(&af, path, "tg_graph_to_dot");
+    if (s != TG_OK)
+        return s;
+    FILE *f = af.f;
     fprintf(f, "digraph \"");
     dot_str(f, g->name);
     fprintf(f, "\" {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=11];\n"
                "  edge [fontname=\"Helvetica\", fontsize=9];\n");
     dot_graph(g, "n", f, 0);
     fprintf(f, "}\n");
-    bool failed = ferror(f) != 0;
-    if (fclose(f) != 0 || failed)
-        return tg__error(TG_ERR_IO, "tg_graph_to_dot: writing '%s' failed", path);
-    return TG_OK;
+    bool ok = ferror(f) == 0;
+    return tg__atomic_end(&af, ok, ok ? 0 : errno, "tg_graph_to_dot");
 }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TMP_INFIX ".tmp."
@@ -96,16 +97,46 @@ static int create_temp(const char *path, char **tmp_out)
     return -1;
 }
 
+/* what af replaces: path, or the file a symbolic link at path points to;
+ * fails for devices, FIFOs and sockets */
+static tg_status choose_target(tg__atomic_file *af, const char *path, const char *who)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return TG_OK; /* a new file (or a dangling link, replaced) */
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return tg__error(TG_ERR_IO, "%s: cannot write '%s': it is not a regular file (a "
+                         "device, FIFO or socket), which a saved file must not replace",
+                         who, path);
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        af->target = realpath(path, NULL);
+        if (!af->target)
+            return tg__error(TG_ERR_IO, "%s: cannot resolve the symbolic link '%s': %s", who,
+                             path, strerror(errno));
+        af->path = af->target;
+    }
+    return TG_OK;
+}
+
 tg_status tg__atomic_begin(tg__atomic_file *af, const char *path, const char *who)
 {
-    *af = (tg__atomic_file){NULL, NULL, path};
+    *af = (tg__atomic_file){NULL, NULL, path, NULL};
     if (!path || !path[0])
         return tg__error(TG_ERR_ARG, "%s: the path is NULL or empty", who);
+    tg_status s = choose_target(af, path, who);
+    if (s != TG_OK)
+        return s;
+    path = af->path;
     remove_stale_temporaries(path);
     int fd = create_temp(path, &af->tmp);
-    if (fd < 0)
+    if (fd < 0) {
+        int err = errno;
+        free(af->target);
+        af->target = NULL;
         return tg__error(TG_ERR_IO, "%s: cannot write '%s': cannot create a temporary "
-                         "file next to it: %s", who, path, strerror(errno));
+                         "file next to it: %s", who, path, strerror(err));
+    }
     af->f = fdopen(fd, "wb");
     if (!af->f) {
         int err = errno;
@@ -113,7 +144,10 @@ tg_status tg__atomic_begin(tg__atomic_file *af, const char *path, const char *wh
         unlink(af->tmp);
         free(af->tmp);
         af->tmp = NULL;
-        return tg__error(TG_ERR_IO, "%s: '%s': %s", who, path, strerror(err));
+        tg_status st = tg__error(TG_ERR_IO, "%s: '%s': %s", who, path, strerror(err));
+        free(af->target);
+        af->target = NULL;
+        return st;
     }
     return TG_OK;
 }
@@ -152,9 +186,23 @@ tg_status tg__atomic_end(tg__atomic_file *af, bool ok, int err, const char *who)
         unlink(af->tmp);
     free(af->tmp);
     af->tmp = NULL;
+    tg_status s = TG_OK;
     if (!ok)
-        return tg__error(TG_ERR_IO, "%s: cannot write '%s': %s (the old file, if any, "
-                         "is unchanged)", who, af->path, strerror(err ? err : EIO));
-    sync_dir_of(af->path);
-    return TG_OK;
+        s = tg__error(TG_ERR_IO, "%s: cannot write '%s': %s (the old file, if any, "
+                      "is unchanged)", who, af->path, strerror(err ? err : EIO));
+    else
+        sync_dir_of(af->path);
+    free(af->target);
+    af->target = NULL;
+    return s;
+}
+
+tg_status tg__atomic_write(const char *path, const void *data, size_t len, const char *who)
+{
+    tg__atomic_file af;
+    tg_status s = tg__atomic_begin(&af, path, who);
+    if (s != TG_OK)
+        return s;
+    bool ok = fwrite(data, 1, len, af.f) == len;
+    return tg__atomic_end(&af, ok, ok ? 0 : errno, who);
 }

@@ -5,6 +5,7 @@
 #include "io/atomic_file.h"
 #include "io/io_impl.h"
 #include "io/json.h"
+#include "io/regular_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -509,21 +509,16 @@ tg_state_dict *tg_safetensors_load(const char *path)
 {
     if (!path)
         return tg__error_null(TG_ERR_ARG, "tg_safetensors_load: the path is NULL");
-    FILE *f = fopen(path, "rb");
+    int64_t size;
+    bool not_regular;
+    FILE *f = tg__open_regular(path, &size, &not_regular);
     if (!f)
-        return tg__error_null(TG_ERR_IO, "safetensors '%s': cannot open: %s", path,
-                              strerror(errno));
-    struct stat st;
-    source src = {path, f, NULL, 0};
-    tg_state_dict *sd = NULL;
-    if (fstat(fileno(f), &st) != 0)
-        BAD(&src, "cannot stat: %s", strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        BAD(&src, "not a regular file");
-    else {
-        src.size = (uint64_t)st.st_size;
-        sd = parse_source(&src);
-    }
+        return not_regular ? tg__error_null(TG_ERR_IO, "safetensors '%s': not a regular file",
+                                            path)
+                           : tg__error_null(TG_ERR_IO, "safetensors '%s': cannot open: %s",
+                                            path, strerror(errno));
+    source src = {path, f, NULL, (uint64_t)size};
+    tg_state_dict *sd = parse_source(&src);
     fclose(f);
     return sd;
 }

@@ -12,15 +12,17 @@
  * compared with every n-gram of the pool at that level; a window matches
  * when all n items are equal, and the matches summed over the windows
  * are that n-gram's count. The counts (in pool order) are weighed by
- * mode and moved to their output coordinates by a product with a
- * constant 0/1 matrix [pool n-grams, output width]. Strings
+ * mode and added at their output coordinates (place_counts: a cumulative
+ * sum in coordinate order, differenced at constant positions). Strings
  * (pool_strings) are not supported: tensorgraph has no string tensors. */
 #include "onnx/ops.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* the most windows times pool n-grams times n one level may compare */
+/* the most item comparisons (rows x windows x pool n-grams x n) one level
+ * may make: its comparison tensor's elements (a symbolic batch counts as
+ * one row; the graph checks nothing when it runs) */
 #define TFIDF_MAX_COMPARE ((int64_t)1 << 26)
 
 typedef enum { TFIDF_TF, TFIDF_IDF, TFIDF_TFIDF } tfidf_mode;
@@ -192,10 +194,11 @@ static tg_tensor *level_counts(onnx_ictx *c, const tfidf_spec *t, tg_tensor *x, 
     int64_t nwin = level_window_count(t, tg_shape(x)[1], n);
     if (!nwin) /* no n-gram fits in a row: all counts 0 */
         return zero_rows(x, K);
-    if (nwin > TFIDF_MAX_COMPARE / n / K) {
-        onnx_err(c, TG_ERR_UNSUPPORTED, "level %d compares %lld windows with %lld n-grams: "
-                 "more than %lld comparisons per row", lv, (long long)nwin, (long long)K,
-                 (long long)TFIDF_MAX_COMPARE);
+    int64_t rows = tg_shape(x)[0] > 0 ? tg_shape(x)[0] : 1;
+    if (nwin > TFIDF_MAX_COMPARE / n / K / rows) {
+        onnx_err(c, TG_ERR_UNSUPPORTED, "level %d compares %lld rows of %lld windows with "
+                 "%lld %lld-grams: more than %lld item comparisons", lv, (long long)rows,
+                 (long long)nwin, (long long)K, (long long)n, (long long)TFIDF_MAX_COMPARE);
         return NULL;
     }
     tg_tensor *w = level_windows(t, x, n, nwin);
@@ -217,28 +220,71 @@ static int end_level(const tfidf_spec *t)
     return (int)(t->max_n < t->n_counts ? t->max_n : t->n_counts);
 }
 
-/* the 0/1 matrix [counted n-grams, width] moving the counts of the
- * counted levels to their output coordinates, each row weighed by the
- * n-gram's weight where the mode uses weights */
-static tg_tensor *placement(onnx_ictx *c, const tfidf_spec *t, int64_t rows)
+/* the counted n-grams (pool positions, in pool order) */
+static int64_t counted_grams(const tfidf_spec *t, int64_t *ids)
 {
-    float *m = onnx_tmp_alloc(c, (size_t)(rows * t->width) * sizeof *m);
-    if (!m)
+    int64_t r = 0, k0 = 0;
+    for (int lv = 0; lv < end_level(t); k0 += level_grams(t, lv), lv++)
+        for (int64_t k = k0; lv >= first_level(t) && k < k0 + level_grams(t, lv); k++)
+            ids[r++] = k;
+    return r;
+}
+
+typedef struct keyed {
+    int64_t key, col; /* an output coordinate, a column of the counts */
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->col < y->col ? -1 : x->col > y->col;
+}
+
+/* Y [B, width] from the counts [B, K] of the counted n-grams ids[0..K):
+ * each count (weighed where the mode uses weights) added at its output
+ * coordinate. The counts ordered by coordinate are summed cumulatively
+ * (float64, a zero in front); the coordinate j takes the difference of
+ * the sums after and before its n-grams (0 where it has none; several
+ * n-grams may share it). Two index_selects of `width` positions: no
+ * [K, width] matrix, so a vocabulary of 10^5 n-grams costs O(B (K + width)). */
+static tg_tensor *place_counts(onnx_ictx *c, const tfidf_spec *t, tg_tensor *x,
+                               tg_tensor *counts, const int64_t *ids, int64_t K)
+{
+    keyed *order = onnx_tmp_alloc(c, (size_t)(K + 1) * sizeof *order);
+    int64_t *cols = onnx_tmp_alloc(c, (size_t)(K + 2 * t->width + 1) * sizeof *cols);
+    float *w = onnx_tmp_alloc(c, (size_t)(K + 1) * sizeof *w);
+    if (!order || !cols || !w)
         return NULL;
-    memset(m, 0, (size_t)(rows * t->width) * sizeof *m);
-    bool weighed = t->mode != TFIDF_TF && t->weights;
-    int64_t r = 0;
-    for (int lv = first_level(t); lv < end_level(t); lv++) {
-        int64_t k0 = 0; /* the level's first n-gram in pool order */
-        for (int l = 0; l < lv; l++)
-            k0 += level_grams(t, l);
-        for (int64_t k = k0; k < k0 + level_grams(t, lv); k++, r++)
-            m[r * t->width + t->indexes[k]] = weighed ? t->weights[k] : 1.0f;
+    int64_t *lo = cols + K, *hi = lo + t->width;
+    for (int64_t q = 0; q < K; q++) {
+        order[q] = (keyed){t->indexes[ids[q]], q};
+        w[q] = t->mode != TFIDF_TF && t->weights ? t->weights[ids[q]] : 1.0f;
+    }
+    qsort(order, (size_t)K, sizeof *order, by_key);
+    for (int64_t k = 0; k < K; k++)
+        cols[k] = order[k].col;
+    for (int64_t j = 0, k = 0; j < t->width; j++) { /* j's range in the sorted order */
+        lo[j] = k;
+        while (k < K && order[k].key == j)
+            k++;
+        hi[j] = k;
     }
     int tok = onnx_eager_begin();
-    tg_tensor *p = tg_from_data(TG_FLOAT32, 2, (int64_t[]){rows, t->width}, m);
+    tg_tensor *ct = tg_from_data(TG_INT64, 1, (int64_t[]){K}, cols);
+    tg_tensor *wt = tg_from_data(TG_FLOAT32, 1, (int64_t[]){K}, w);
+    tg_tensor *lt = tg_from_data(TG_INT64, 1, (int64_t[]){t->width}, lo);
+    tg_tensor *ht = tg_from_data(TG_INT64, 1, (int64_t[]){t->width}, hi);
     onnx_eager_end(tok);
-    return p;
+    if (!ct || !wt || !lt || !ht)
+        return NULL;
+    tg_tensor *sorted = tg_index_select(tg_mul(counts, wt), 1, ct);
+    tg_tensor *sums[2] = {tg_cast(zero_rows(x, 1), TG_FLOAT64),
+                          tg_cumsum(tg_cast(sorted, TG_FLOAT64), 1, false, false)};
+    tg_tensor *cs = tg_concat(2, sums, 1);
+    tg_tensor *y = tg_sub(tg_index_select(cs, 1, ht), tg_index_select(cs, 1, lt));
+    return tg_cast(y, TG_FLOAT32);
 }
 
 static tg_status check_input(onnx_ictx *c, const tfidf_spec *t, tg_tensor *x)
@@ -253,11 +299,9 @@ static tg_status check_input(onnx_ictx *c, const tfidf_spec *t, tg_tensor *x)
         return onnx_err(c, TG_ERR_UNSUPPORTED, "X's last dim (the sequence) must be known "
                         "at import");
     int64_t rows = r == 2 && tg_shape(x)[0] > 0 ? tg_shape(x)[0] : 1;
-    if (t->width > ONNX_IMPORT_MAX_ELEMENTS / rows ||
-        (int64_t)t->n_indexes > ONNX_IMPORT_MAX_ELEMENTS / t->width)
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "an output of width %lld (%lld rows, %d "
-                        "n-grams) is too large", (long long)t->width, (long long)rows,
-                        t->n_indexes);
+    if (t->width > ONNX_IMPORT_MAX_ELEMENTS / rows)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "an output of %lld rows of width %lld is too "
+                        "large", (long long)rows, (long long)t->width);
     return TG_OK;
 }
 
@@ -272,7 +316,6 @@ static tg_status m_tfidf(onnx_ictx *c)
         return s;
     bool flat = tg_ndim(x) == 1;
     tg_tensor *x2 = onnx_as(flat ? tg_unsqueeze(x, 0) : x, TG_INT64);
-    int64_t rows = 0;
     tg_tensor *parts[64]; /* max_gram_length <= 64 */
     int n_parts = 0;
     for (int lv = first_level(&t); lv < end_level(&t); lv++) {
@@ -280,8 +323,11 @@ static tg_status m_tfidf(onnx_ictx *c)
             continue;
         if (!(parts[n_parts++] = level_counts(c, &t, x2, lv)))
             return tg_last_status();
-        rows += level_grams(&t, lv);
     }
+    int64_t *ids = onnx_tmp_alloc(c, (size_t)(t.n_indexes + 1) * sizeof *ids);
+    if (!ids)
+        return tg_last_status();
+    int64_t K = counted_grams(&t, ids);
     tg_tensor *y;
     if (!n_parts) { /* the pool has no n-gram of a counted length */
         y = zero_rows(x2, t.width);
@@ -289,8 +335,7 @@ static tg_status m_tfidf(onnx_ictx *c)
         tg_tensor *counts = n_parts == 1 ? parts[0] : tg_concat(n_parts, parts, 1);
         if (counts && t.mode == TFIDF_IDF) /* present or not */
             counts = tg_cast(tg_gt(counts, tg_scalar(TG_FLOAT32, 0)), TG_FLOAT32);
-        tg_tensor *place = counts ? placement(c, &t, rows) : NULL;
-        y = place ? tg_matmul(counts, place) : NULL;
+        y = counts ? place_counts(c, &t, x2, counts, ids, K) : NULL;
     }
     if (y && flat)
         y = tg_squeeze(y, 0);

@@ -9,13 +9,13 @@
 
 #include "core/status_impl.h"
 #include "onnx/protobuf.h"
+#include "io/regular_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ==== parsing: context, errors, growth ========================================= */
 
@@ -426,16 +426,14 @@ tg_status onnx_model_load_file(const char *path, onnx_model **out)
     if (!path || !out)
         return tg__error(TG_ERR_ARG, "onnx_model_load_file: NULL path or output");
     *out = NULL;
-    FILE *fp = fopen(path, "rb");
+    int64_t size;
+    bool not_regular;
+    FILE *fp = tg__open_regular(path, &size, &not_regular);
     if (!fp)
-        return tg__error(TG_ERR_IO, "onnx: cannot open '%s': %s", path,
-                         strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(fp);
-        return tg__error(TG_ERR_IO, "onnx: '%s' is not a regular file", path);
-    }
-    size_t n = (size_t)sb.st_size;
+        return not_regular ? tg__error(TG_ERR_IO, "onnx: '%s' is not a regular file", path)
+                           : tg__error(TG_ERR_IO, "onnx: cannot open '%s': %s", path,
+                                       strerror(errno));
+    size_t n = (size_t)size;
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         fclose(fp);

@@ -281,6 +281,8 @@ static tg_status matmul_kernel(tg_op_ctx *c)
     /* many matrices: one per thread at a time (each GEMM then serial);
      * fewer matrices than threads: one after another, each GEMM split */
     int64_t work = j.m * j.n * (j.k > 0 ? j.k : 1);
+    if (work < 1)
+        work = 1; /* empty matrices (m or n 0): the batches still run, each doing nothing */
     if (batch >= 2 && batch >= tg_get_num_threads())
         tg_parallel_for(batch, (TG__GEMM_PAR_WORK + work - 1) / work, mm_batches, &j);
     else

@@ -10,6 +10,7 @@
  * length of its array attributes (the names, persisted in saved graphs
  * and the wire format, are the ones these ops always had). Kernels work
  * plane by plane (volume by volume) over N*C (kernels/cpu/pool.c). */
+#include "autodiff/forward_ad.h"
 #include "autodiff/jvp.h"
 #include "ops/nn_util.h"
 #include "ops/pool.h"
@@ -582,10 +583,12 @@ tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts)
     int n = prepare("max_pool2d", 2, x, opts ? &OPTS_ND(opts) : NULL, false, &p, a);
     if (n < 0)
         return NULL;
-    /* nothing will differentiate it (eager, no gradient recorded): the
-     * values alone, without the indices' time and memory; a graph keeps
-     * max_pool2d for its gradients, and pool_values drops unread indices */
-    if (!tg_is_symbolic(x) && !(tg_grad_enabled() && tg_requires_grad(x))) {
+    /* nothing will differentiate it (eager, no gradient recorded, no
+     * tangent): the values alone, without the indices' time and memory;
+     * a graph keeps max_pool2d for its gradients, and pool_values drops
+     * unread indices */
+    if (!tg_is_symbolic(x) && !(tg_grad_enabled() && tg_requires_grad(x)) &&
+        !tg__dual_carries(x)) {
         tg_tensor *y;
         return tg_op_run(&tg_op_max_pool2d_values, 1, &x, a, n, &y) == TG_OK ? y : NULL;
     }

@@ -3,11 +3,11 @@
  * and ordering edges dashed, and each Send joined to its Recv by a bold
  * red edge labelled with the value that crosses. Written whole or not at
  * all (the text is built in memory first). */
+#include "io/atomic_file.h"
 #include "runtime/partition.h"
 #include "util/strbuf.h"
 #include "tg/device.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,18 +96,9 @@ tg_status tg__partitions_to_dot(const tg_partitioning *P, const char *path)
             if (is_op(&P->parts[d].g->nodes[id], "recv"))
                 transfer(&b, P, d, id);
     tg__strbuf_puts(&b, "}\n");
-    tg_status st = TG_OK;
-    FILE *f = b.failed ? NULL : fopen(path, "wb");
-    if (b.failed) {
-        st = tg__error(TG_ERR_NOMEM, "tg_session_partitions_to_dot: out of memory");
-    } else if (!f) {
-        st = tg__error(TG_ERR_IO, "tg_session_partitions_to_dot: cannot open '%s': %s", path,
-                       strerror(errno));
-    } else {
-        bool ok = fwrite(b.data, 1, b.len, f) == b.len;
-        if (fclose(f) != 0 || !ok)
-            st = tg__error(TG_ERR_IO, "tg_session_partitions_to_dot: cannot write '%s'", path);
-    }
+    tg_status st = b.failed
+                       ? tg__error(TG_ERR_NOMEM, "tg_session_partitions_to_dot: out of memory")
+                       : tg__atomic_write(path, b.data, b.len, "tg_session_partitions_to_dot");
     tg__strbuf_free(&b);
     return st;
 }

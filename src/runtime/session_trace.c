@@ -1,6 +1,7 @@
 /* The profiler: the spans of a session's runs (each node's step, on its
  * device's track in partitioned runs, the workers' included), written as
  * a Chrome trace (tg_session_trace_begin / _end). */
+#include "io/atomic_file.h"
 #include "io/json.h"
 #include "io/wire.h"
 #include "runtime/session_impl.h"
@@ -86,17 +87,8 @@ tg_status tg_session_trace_end(tg_session *s, const char *path)
                 tg__strbuf_puts(&b, "}}");
             }
         tg__strbuf_puts(&b, "\n], \"displayTimeUnit\": \"ms\"}\n");
-        FILE *f = b.failed ? NULL : fopen(path, "wb");
-        if (b.failed) {
-            st = tg__error(TG_ERR_NOMEM, "tg_session_trace_end: out of memory");
-        } else if (!f) {
-            st = tg__error(TG_ERR_IO, "tg_session_trace_end: cannot open '%s' for "
-                           "writing", path);
-        } else {
-            bool ok = fwrite(b.data, 1, b.len, f) == b.len;
-            if (fclose(f) != 0 || !ok)
-                st = tg__error(TG_ERR_IO, "tg_session_trace_end: cannot write '%s'", path);
-        }
+        st = b.failed ? tg__error(TG_ERR_NOMEM, "tg_session_trace_end: out of memory")
+                      : tg__atomic_write(path, b.data, b.len, "tg_session_trace_end");
         tg__strbuf_free(&b);
     }
     tg__session_free_events(s);

@@ -476,6 +476,14 @@ def hostile_rest():
                 ngram_indexes=[2], pool_int64s=[1] * 7)
     save(make([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", **pool)], xs,
               [vi("y", F, ["N", 3])], opset=9), "tfidf_symbolic_short")
+    # 20000 tokens and every skip: about 2 * 10^8 bigram windows
+    long = [helper.make_node("ConstantOfShape", ["shape"], ["long"],
+                             value=helper.make_tensor("v", helper.TensorProto.INT64, [1], [0])),
+            helper.make_node("TfIdfVectorizer", ["long"], ["y"], name="tfidf", mode="TF",
+                             min_gram_length=2, max_gram_length=2, max_skip_count=20000,
+                             ngram_counts=[0, 0], ngram_indexes=[0], pool_int64s=[0, 0])]
+    save(make(long, x, y, [init("shape", np.array([1, 20000], np.int64))], opset=9),
+         "bad_tfidf_huge")
     tfidf("bad_tfidf_mode", mode="BM25")
     tfidf("bad_tfidf_indexes", ngram_indexes=[0, 1])
     tfidf("bad_tfidf_counts", ngram_counts=[0, 3])

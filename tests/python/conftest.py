@@ -3,6 +3,9 @@ build/python, set by ctest) or is installed (scripts/check_wheel.sh); torch
 is optional (tests that compare against it skip with a reason when Debian's
 python3-torch is missing)."""
 import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -60,3 +63,13 @@ def grads_match(out_tg, out_torch, ins_tg, ins_torch, rtol=1e-10, atol=1e-12):
     (out_torch * torch.tensor(w, dtype=out_torch.dtype)).sum().backward()
     for a, b in zip(ins_tg, ins_torch):
         close(a.grad, b.grad.numpy(), rtol, atol)
+
+
+def run_child(code, timeout=60):
+    """runs code in a fresh interpreter with the package under test and
+    returns its stdout: for calls that may hang or exhaust memory when they
+    regress, which then fail this test instead of taking the suite down"""
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=timeout, env=dict(os.environ))
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout

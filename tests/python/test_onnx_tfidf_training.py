@@ -243,3 +243,51 @@ def test_optimizer_gradients(tmp_path, op, n_state, fn, attrs):
             num[idx] = (loss(hi) - loss(lo)) / (2 * eps)
         np.testing.assert_allclose(ts[i].grad.numpy(), num, rtol=1e-6, atol=1e-7,
                                    err_msg="input %d" % i)
+
+
+def test_tfidf_shared_coordinates(tmp_path):
+    """n-grams mapped to one output coordinate add up (weighed per n-gram)"""
+    rs = np.random.RandomState(4)
+    pool, counts = [1, 2, 3, 1, 2, 2, 3], [0, 3]
+    indexes, weights = [2, 0, 2, 0, 2], [0.5, 2.0, 1.5, 3.0, 0.25]
+    x = rs.randint(0, 4, size=(4, 10)).astype(np.int64)
+    for mode in ("TF", "IDF", "TFIDF"):
+        node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode=mode,
+                                min_gram_length=1, max_gram_length=2, max_skip_count=2,
+                                ngram_counts=counts, ngram_indexes=indexes, pool_int64s=pool,
+                                weights=weights)
+        path = _save(tmp_path, node, [helper.make_tensor_value_info("x", TensorProto.INT64,
+                                                                     [4, 10])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                     [helper.make_opsetid("", 9)])
+        want = _tfidf_ref(x, mode, 1, 2, 2, counts, indexes, pool, weights)
+        for got in itertools.chain(*_both_modes(path, x)):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_tfidf_large_vocabulary(tmp_path):
+    """60000 unigrams spread over a 90000-wide output: no [n-grams, width]
+    matrix is formed (it would hold 5.4 * 10^9 values); eager mode only, to
+    keep the test short (graph mode builds the same ops)"""
+    rs = np.random.RandomState(6)
+    vocab = rs.permutation(100000)[:60000]
+    coords = rs.permutation(90000)[:60000]
+    weights = rs.rand(60000).astype(np.float32) + 0.5
+    x = rs.choice(vocab, size=(3, 200)).astype(np.int64)
+    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TFIDF", min_gram_length=1,
+                            max_gram_length=1, max_skip_count=0, ngram_counts=[0],
+                            ngram_indexes=[int(v) for v in coords],
+                            pool_int64s=[int(v) for v in vocab],
+                            weights=[float(v) for v in weights])
+    path = _save(tmp_path, node, [helper.make_tensor_value_info("x", TensorProto.INT64,
+                                                                 [3, 200])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                 [helper.make_opsetid("", 9)])
+    want = np.zeros((3, coords.max() + 1), np.float32)  # the width: max(ngram_indexes) + 1
+    where = {int(v): k for k, v in enumerate(vocab)}
+    for b in range(3):
+        for v in x[b]:
+            k = where[int(v)]
+            want[b, coords[k]] += weights[k]
+    got = tg.onnx.load(path)(tg.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6)

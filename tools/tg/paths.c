@@ -32,6 +32,8 @@ bool path_check_output(const char *flag, const char *path)
         why = "the path is empty";
     else if (path[strlen(path) - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
         why = "is a directory, expected a file name";
+    else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        why = "is a device, FIFO or socket, expected a regular file";
     else if (stat(dir, &st) != 0)
         why = errno == ENOENT ? "the directory does not exist" : strerror(errno);
     else if (!S_ISDIR(st.st_mode))

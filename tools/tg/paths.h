@@ -7,7 +7,8 @@
 #include <stdbool.h>
 
 /* path (given as flag, e.g. "--save"; NULL = not given, fine) can be written: its
- * directory exists and is writable and path is not a directory. Prints
+ * directory exists and is writable and path is not a directory, device,
+ * FIFO or socket (a save would have to replace those). Prints
  * "tg: --save PATH: <why>" and returns false otherwise. */
 bool path_check_output(const char *flag, const char *path);
 

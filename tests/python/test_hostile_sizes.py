@@ -1,0 +1,71 @@
+"""Sizes no memory could hold, given to functions composed in Python: each
+fails at once with PyTorch's exception instead of building a list or a
+loop of that length until the machine runs out of memory (the calls run in
+a child process with a timeout, so a regression fails instead of taking the
+suite down). Found by a hostile-argument fuzz of the package."""
+import pytest
+
+import tensorgraph as tg
+
+from conftest import run_child
+
+
+def test_tensor_split_into_too_many_sections_fails_at_once():
+    # used to loop 2**40 times building views
+    out = run_child("""
+        import tensorgraph as tg
+        for n in (2**40, 2**64):
+            try:
+                tg.tensor_split(tg.ones(2, 3), n)
+            except RuntimeError as e:
+                print("RuntimeError", e)
+        print(len(tg.tensor_split(tg.ones(2, 3), 5)))
+        """)
+    assert out.count("RuntimeError") == 2
+    assert out.strip().endswith("5")
+
+
+def test_combinations_too_many_fails_at_once():
+    # used to list C(100, 50) tuples
+    out = run_child("""
+        import tensorgraph as tg
+        try:
+            tg.combinations(tg.ones(100), r=50)
+        except RuntimeError as e:
+            print("RuntimeError", e)
+        """)
+    assert "RuntimeError" in out
+
+
+def test_combinations_edges_match_torch():
+    with pytest.raises(RuntimeError, match="non-negative"):
+        tg.combinations(tg.arange(3), r=-1)
+    r = tg.combinations(tg.arange(3), r=0)
+    assert r.shape == (0,) and r.dtype == tg.int64
+    assert tg.combinations(tg.arange(4), r=2).tolist() == [
+        [0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+
+
+def test_huge_orders_fail_at_once():
+    # mvlgamma listed p halves in Python and vander made N column tensors:
+    # p = N = 2**62 grew until the machine ran out of memory
+    out = run_child("""
+        import tensorgraph as tg
+        for f in (lambda: tg.mvlgamma(tg.empty(0), 2**62),
+                  lambda: tg.empty(0).mvlgamma_(2**62),
+                  lambda: tg.vander(tg.ones(2), N=2**62)):
+            try:
+                f()
+            except RuntimeError as e:
+                print("RuntimeError", e)
+        print(tg.vander(tg.empty(0), N=2**62).shape)
+        """)
+    assert out.count("RuntimeError") == 3
+    assert "[0, 4611686018427387904]" in out
+
+
+def test_mvlgamma_and_vander_values():
+    assert tg.allclose(tg.mvlgamma(tg.tensor([2.5, 3.0]), 3), tg.tensor([1.8810, 2.6949]),
+                       atol=1e-4)
+    assert tg.vander(tg.tensor([1, 2, 3]), N=4).tolist() == [
+        [1, 1, 1, 1], [8, 4, 2, 1], [27, 9, 3, 1]]

@@ -66,6 +66,20 @@ def _signature(args, kwargs):
     return tuple(sig)
 
 
+def _refuse_tangents(name, tensors):
+    """a graph run gives its outputs no tangents: refused rather than
+    dropped (tg.autograd.forward_ad's dual tensors work op by op)"""
+    from . import autograd_forward_ad as fwAD
+    if fwAD._current_level < 0:
+        return
+    if any(_C._unpack_dual(t)[1] is not None for t in tensors):
+        raise RuntimeError(f"tg.function '{name}': an argument carries a forward-mode "
+                           "tangent (tg.autograd.forward_ad.make_dual); a compiled graph "
+                           "does not propagate tangents. Call the Python function "
+                           "eagerly inside the dual level, or use "
+                           "tg.autograd.functional.jvp")
+
+
 class Function:
     def __init__(self, fn, autograph=True):
         self.autograph = autograph
@@ -106,9 +120,10 @@ class Function:
         return cf
 
     def __call__(self, *args, **kwargs):
-        cf = self.get_concrete_function(*args, **kwargs)
         tensors = [v for v in list(args) + [kwargs[k] for k in sorted(kwargs)]
                    if isinstance(v, _C.Tensor)]
+        _refuse_tangents(self.__name__, tensors)
+        cf = self.get_concrete_function(*args, **kwargs)
         return cf(*tensors)
 
     def pull_variables(self):

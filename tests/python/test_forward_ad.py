@@ -206,3 +206,14 @@ def test_functional_jacobian_forward_mode():
                  create_graph=True)
     with pytest.raises(AssertionError, match="Expected strategy"):
         jacobian(lambda x: x * 2, tg.tensor(x0), strategy='sideways')
+
+
+def test_compiled_function_refuses_tangents():
+    """a tg.function graph would drop the tangent: refused, not silent"""
+    f = tg.function(lambda x: x * 2)
+    x = tg.tensor([1., 2.])
+    f(x)
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="does not propagate tangents"):
+            f(fwAD.make_dual(x, tg.ones(2)))
+        np.testing.assert_array_equal(f(x).numpy(), [2, 4])  # plain arguments still run

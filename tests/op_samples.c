@@ -132,6 +132,13 @@ const os_sample os_samples[] = {
      AT(AI("axis", 1), AI("start", 1), AI("stop", 4), AI("step", 2), AINTS("input_shape", 2, 5))},
     {"expand", "[1,3] to [4,2,3]", IN(X(-1, 1, 1, 3)), AT(AINTS("shape", 4, 2, 3)), OS_STRIDED},
     {"clone", "[2,3]", IN(X(-1, 1, 2, 3)), .flags = OS_STRIDED},
+    /* ---- diagonal (diagonal.c) ---- */
+    {"diagonal", "offset 1 of dims (2,0) of [3,2,4]", IN(X(-1, 1, 3, 2, 4)),
+     AT(AI("offset", 1), AI("dim1", 2), AI("dim2", 0)), OS_STRIDED},
+    {"diagonal", "offset -1 of [3,4]", IN(X(-1, 1, 3, 4)),
+     AT(AI("offset", -1), AI("dim1", 0), AI("dim2", 1)), OS_STRIDED},
+    {"diagonal_grad", "offset 1 of dims (2,0) of [3,2,4]", IN(X(-1, 1, 2, 2)),
+     AT(AI("offset", 1), AI("dim1", 2), AI("dim2", 0), AINTS("input_shape", 3, 2, 4))},
     /* ---- array (array.c, array_index.c) ---- */
     {"concat", "axis 1", IN(X(-1, 1, 2, 1), X(-1, 1, 2, 3), X(-1, 1, 2, 2)), AT(AI("axis", 1)),
      OS_STRIDED},

@@ -1024,7 +1024,13 @@ static void test_errors(void)
         CHECK(y && tg_dtype_of(y) == TG_FLOAT32 &&
               tt_same(y, apply_unary((uop)op, tg_ones(TG_FLOAT32, 1, (int64_t[]){4}))));
     }
-    CHECK_ERROR(tg_neg(tg_ones(TG_UINT8, 0, NULL)), TG_ERR_DTYPE, "neg: uint8");
+    { /* uint8 negation wraps modulo 256, as PyTorch's (-x is 256 - x) */
+        const uint8_t u[4] = {0, 1, 200, 255};
+        tg_tensor *n = tg_neg(tg_from_data(TG_UINT8, 1, (int64_t[]){4}, u));
+        const uint8_t *v = n ? tg_data(n) : NULL;
+        CHECK(v && tg_dtype_of(n) == TG_UINT8 && v[0] == 0 && v[1] == 255 && v[2] == 56 &&
+              v[3] == 1);
+    }
     CHECK_ERROR(tg_clamp(a, 1, 0), TG_ERR_ARG, "clamp: lo 1 is greater than hi 0");
     CHECK_ERROR(tg_add(NULL, a), TG_ERR_ARG, "add: input 0 is NULL");
     CHECK_ERROR(tg_exp(NULL), TG_ERR_ARG, "exp: input 0 is NULL");

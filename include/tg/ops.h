@@ -37,6 +37,10 @@ tg_tensor *tg_flatten(tg_tensor *x, int start_axis, int end_axis);
 /* a C-contiguous tensor: x itself (new reference) when already so */
 tg_tensor *tg_contiguous(tg_tensor *x);
 tg_tensor *tg_clone(tg_tensor *x); /* always a contiguous copy */
+/* the diagonal of the (dim1, dim2) planes (dims may be negative), offset
+ * above (> 0) or below (< 0) the main one, as a view: the other dims in
+ * order, then the diagonal as the last dim (PyTorch's torch.diagonal) */
+tg_tensor *tg_diagonal(tg_tensor *x, int64_t offset, int dim1, int dim2);
 
 /* ---- elementwise, binary (broadcasting) -------------------------------- */
 tg_tensor *tg_add(tg_tensor *a, tg_tensor *b);

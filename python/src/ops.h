@@ -12,7 +12,7 @@ typedef enum {
     C_TP, C_TTR, C_TTO, C_CAST, C_CONV, C_POOL, C_BN, C_LN, C_DROP, C_EMB,
     C_LIST, C_TIT, C_PAD, C_ONEHOT, C_SQUEEZE, C_NLL, C_ADDMM, C_CONVT,
     C_CONV1, C_CONVT1, C_POOL1, C_CONV3, C_CONVT3, C_POOL3, C_INORM, C_GNORM, C_INTERP,
-    C_EINSUM, C_CUMSUM, C_NORM, C_TL, C_SCATTER
+    C_EINSUM, C_CUMSUM, C_NORM, C_TL, C_TLII, C_SCATTER
 } call_shape;
 
 typedef void (*any_fn)(void);
@@ -24,6 +24,7 @@ typedef tg_tensor *(*fn_tdd)(tg_tensor *, double, double);
 typedef tg_tensor *(*fn_ti)(tg_tensor *, int);
 typedef tg_tensor *(*fn_tii)(tg_tensor *, int, int);
 typedef tg_tensor *(*fn_tl)(tg_tensor *, int64_t);
+typedef tg_tensor *(*fn_tlii)(tg_tensor *, int64_t, int, int);
 typedef tg_tensor *(*fn_tab)(tg_tensor *, int, const int *, bool);
 typedef tg_tensor *(*fn_var)(tg_tensor *, int, const int *, int, bool);
 typedef tg_tensor *(*fn_arg)(tg_tensor *, int, bool);

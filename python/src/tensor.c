@@ -63,8 +63,37 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     return tgpy_wrap_as(type, f);
 }
 
+/* the Python formatter (tensorgraph._tensor_str, which follows the print
+ * options) for concrete tensors, once the package has registered it */
+static PyObject *repr_hook;
+
+static PyObject *set_repr_hook(PyObject *self, PyObject *fn)
+{
+    (void)self;
+    if (!PyCallable_Check(fn))
+        return PyErr_Format(PyExc_TypeError, "_set_repr_hook: a callable is needed");
+    Py_XSETREF(repr_hook, Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+/* the C library's printing, which symbolic tensors always use */
+static PyObject *c_repr(PyObject *self, PyObject *o)
+{
+    (void)self;
+    if (!PyObject_TypeCheck(o, &Tensor_Type))
+        return PyErr_Format(PyExc_TypeError, "_c_repr: a Tensor is needed");
+    char *s = tg_to_string(TENSOR(o));
+    if (!s)
+        return tgpy_raise();
+    PyObject *r = PyUnicode_FromString(s);
+    free(s);
+    return r;
+}
+
 static PyObject *tensor_repr(PyObject *o)
 {
+    if (repr_hook && !tg_is_symbolic(TENSOR(o)))
+        return PyObject_CallOneArg(repr_hook, o);
     char *s = tg_to_string(TENSOR(o));
     if (!s)
         return tgpy_raise();
@@ -740,6 +769,8 @@ static PyMethodDef create_functions[] = {
     FAST("_full", full, NULL),
     FAST("_arange", arange, NULL),
     FAST("_random", random_tensor, NULL),
+    {"_set_repr_hook", set_repr_hook, METH_O, "_set_repr_hook(fn): repr of concrete tensors."},
+    {"_c_repr", c_repr, METH_O, "_c_repr(t): the C library's printing of t."},
     {NULL, NULL, 0, NULL}};
 
 /* iterating gives the views x[0], x[1], ... along the first dim */

@@ -34,6 +34,9 @@ from ._ops_scatter import *  # noqa: F401,F403  (scatter_reduce, index_reduce, p
 from ._grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                          is_inference_mode_enabled)
 from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
+from ._tensor_str import set_printoptions  # noqa: E402
+from ._memory_format import (memory_format, preserve_format, contiguous_format,  # noqa: E402
+                             channels_last, channels_last_3d, clone)
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import _tensor_extra  # noqa: F401  (more methods, gradient hooks)
 from . import _tensor_reinterpret  # noqa: F401,E402  (view(dtype), resize_)

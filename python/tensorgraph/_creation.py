@@ -120,20 +120,41 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
     return zeros(*size, dtype=dtype, requires_grad=requires_grad)
 
 
-def zeros_like(t, *, dtype=None, requires_grad=False):
-    return zeros(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def _like(t, make, dtype, requires_grad, memory_format):
+    """make(shape, dtype) in t's layout (memory_format, PyTorch's
+    preserve_format by default: a dense input's strides are kept)"""
+    from ._memory_format import in_layout, layout_order
+    r = in_layout(t.shape, layout_order(t, memory_format),
+                  lambda shape: make(shape, dtype or t.dtype))
+    return _finish(r, requires_grad)
 
 
-def ones_like(t, *, dtype=None, requires_grad=False):
-    return ones(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def zeros_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return _like(t, lambda s, dt: zeros(s, dtype=dt), dtype, requires_grad,
+                 memory_format or _preserve())
 
 
-def empty_like(t, *, dtype=None, requires_grad=False):
-    return zeros_like(t, dtype=dtype, requires_grad=requires_grad)
+def ones_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like(t, lambda s, dt: ones(s, dtype=dt), dtype, requires_grad,
+                 memory_format or _preserve())
 
 
-def full_like(t, fill_value, *, dtype=None, requires_grad=False):
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def empty_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return zeros_like(t, dtype=dtype, requires_grad=requires_grad, memory_format=memory_format)
+
+
+def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like(t, lambda s, dt: full(s, fill_value, dtype=dt), dtype, requires_grad,
+                 memory_format or _preserve())
+
+
+def _preserve():
+    from ._memory_format import preserve_format
+    return preserve_format
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -168,12 +189,16 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     return _random("normal", size, dtype, 0.0, 1.0, generator, requires_grad)
 
 
-def rand_like(t, *, dtype=None, requires_grad=False):
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def rand_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _like(t, lambda s, dt: rand(s, dtype=dt), dtype, requires_grad,
+                 memory_format or _preserve())
 
 
-def randn_like(t, *, dtype=None, requires_grad=False):
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def randn_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return _like(t, lambda s, dt: randn(s, dtype=dt), dtype, requires_grad,
+                 memory_format or _preserve())
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None):

@@ -9,6 +9,8 @@ indices, unlike numpy); a k-dim bool mask stands for k integer indices
 When their dims are adjacent, B replaces them in place; otherwise B
 comes first. The result is one index_select over the indexed dims merged
 into one (differentiable, a copy)."""
+import warnings
+
 import numpy as np
 
 from . import _C
@@ -27,8 +29,8 @@ def _kind(e):
     if isinstance(e, Tensor):
         if e.dtype == _C.bool:
             return 'mask'
-        if e.dtype.is_floating_point:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if e.dtype != _C.int64 and e.ndim:  # 1.13 refuses int32 tensors (not numpy int32 arrays)
+            raise IndexError("tensors used as indices must be long, byte or bool tensors")
         return 'index'
     try:
         a = np.asarray(e)
@@ -43,7 +45,7 @@ def _kind(e):
     if a.dtype == np.bool_:
         return 'mask'
     if a.dtype.kind not in 'iu' and (a.size or a.dtype.kind != 'f'):  # [] is an index
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        raise IndexError("tensors used as indices must be long, byte or bool tensors")
     return 'index'
 
 
@@ -62,10 +64,25 @@ def _consumed(e, kind):
     return 1
 
 
+def _byte_as_mask(e):
+    """a uint8 tensor or array in an index is a mask (PyTorch's deprecated
+    form, with its warning)"""
+    if isinstance(e, Tensor) and e.dtype == _C.uint8:
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                      "torch.bool instead.", UserWarning, stacklevel=4)
+        return e != 0
+    if isinstance(e, np.ndarray) and e.dtype == np.uint8:
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                      "torch.bool instead.", UserWarning, stacklevel=4)
+        return e != 0
+    return e
+
+
 def _parse(x, idx):
     """(basic index for a view, [(dim of that view, numpy index array)])"""
     if not isinstance(idx, tuple):
         idx = (idx,)
+    idx = tuple(_byte_as_mask(e) for e in idx)
     kinds = [_kind(e) for e in idx]
     used = sum(_consumed(e, k) for e, k in zip(idx, kinds))
     if sum(1 for e in idx if e is Ellipsis) > 1:

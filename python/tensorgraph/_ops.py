@@ -40,14 +40,15 @@ def select_along(input, indices, dim, keepdim):
     return v if keepdim else v.squeeze(dim)
 
 
-def _max_min(amax, arg, pair):
+def _max_min(amax, arg, pair, name):
     def f(input, dim=None, keepdim=False, *, out=None):
         if isinstance(dim, _C.Tensor):  # torch.max(a, b): elementwise
             return pair(input, dim)
         if dim is None:
             r = amax(input)
             return even_grad(input, r) if _watched(input) else r
-        from .return_types import ValuesIndices
+        from . import return_types
+        ValuesIndices = getattr(return_types, name)
         # PyTorch's argmax of bools: the first True (False) as 1 (0)
         idx = arg(_C._cast(input, _C.uint8) if input.dtype == _C.bool else input, dim, keepdim)
         if _watched(input):
@@ -56,8 +57,8 @@ def _max_min(amax, arg, pair):
     return f
 
 
-max = _max_min(_C.amax, _C.argmax, _C.maximum)  # noqa: A001
-min = _max_min(_C.amin, _C.argmin, _C.minimum)  # noqa: A001
+max = _max_min(_C.amax, _C.argmax, _C.maximum, 'max')  # noqa: A001
+min = _max_min(_C.amin, _C.argmin, _C.minimum, 'min')  # noqa: A001
 max.__name__, min.__name__ = 'max', 'min'
 
 

@@ -77,8 +77,8 @@ def _flat_index(shape, indices):
         if i.dtype == _C.bool or i.dtype == _C.uint8:
             from ._ops_shape import nonzero
             idx.extend(nonzero(i).unbind(1))
-        elif i.dtype.is_floating_point:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        elif i.dtype != _C.int64:  # PyTorch 1.13 refuses int32 too
+            raise IndexError("tensors used as indices must be long, byte or bool tensors")
         else:
             idx.append(i.to(_C.int64))
     if len(idx) > len(shape):

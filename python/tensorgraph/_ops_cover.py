@@ -170,7 +170,8 @@ def heaviside(input, values):
 
 def _cum_extreme(input, dim, pick, name):
     from ._ops_shape import _dim
-    from .return_types import ValuesIndices
+    from . import return_types
+    ValuesIndices = getattr(return_types, name)
     d = _dim(dim, input.ndim)
     if input.ndim == 0:
         return ValuesIndices(input.clone(), zeros((), dtype=_C.int64))

@@ -40,12 +40,48 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return _c_where(x == -math.inf, _const(input, neginf), x)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
+def _nansum_value(x, dim, keepdim):
     from ._ops import sum as _sum
-    x = input.to(dtype) if dtype is not None else input
     if x.dtype.is_floating_point:
         x = _c_where(x != x, _const(x, 0), x)
     return _sum(x, dim, keepdim)
+
+
+def _nansum_function():
+    """nansum with PyTorch's gradient, grad * (x == x): inf * 0 makes an
+    incoming inf or NaN NaN at the NaN positions, where a where()'s
+    gradient would give 0 (built on first use: autograd imports us)"""
+    global _NanSum
+    from .autograd import Function
+
+    class NansumBackward0(Function):  # the name PyTorch's grad_fn shows
+        @staticmethod
+        def forward(ctx, x, dim, keepdim):
+            ctx.save_for_backward(x)
+            ctx.dim, ctx.keepdim = dim, keepdim
+            return _nansum_value(x, dim, keepdim)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            if ctx.dim is not None and not ctx.keepdim and x.ndim:
+                dims = ctx.dim if isinstance(ctx.dim, (tuple, list)) else (ctx.dim,)
+                for d in builtins.sorted(d % x.ndim for d in dims):
+                    grad = grad.unsqueeze(d)
+            return grad * (x == x).to(grad.dtype), None, None
+    _NanSum = NansumBackward0
+    return _NanSum
+
+
+_NanSum = None
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    x = input.to(dtype) if dtype is not None else input
+    if x.dtype.is_floating_point and x.requires_grad and _C.is_grad_enabled() and \
+            not x.is_symbolic:
+        return (_NanSum or _nansum_function()).apply(x, dim, keepdim)
+    return _nansum_value(x, dim, keepdim)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
@@ -235,7 +271,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """the distinct values (sorted), with the inverse indices and counts
     when asked (eager only)"""
     a = _host(input, 'unique')
-    if dim is None:
+    if dim is None and not sorted:  # PyTorch's hash-set order
+        from ._unique_order import unordered_unique
+        vals, inv, cnt = unordered_unique(a.reshape(-1))
+        inv = inv.reshape(a.shape)
+    elif dim is None:
         # every NaN is distinct in PyTorch's unique (NaN != NaN)
         vals, inv, cnt = np.unique(a.reshape(-1), return_inverse=True, return_counts=True,
                                    equal_nan=False)

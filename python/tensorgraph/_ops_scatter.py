@@ -15,7 +15,7 @@ import numpy as np
 from . import _C
 from ._creation import arange, tensor
 from ._ops_shape import (_check_scatter, _dim, _src_part, check_index_bounds, movedim,
-                         slice_index)
+                         slice_index, torch_type_name)
 
 __all__ = ['scatter_reduce', 'index_reduce', 'put', 'take', 'take_along_dim', 'gather']
 
@@ -106,8 +106,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 
 def _flat_index(index, numel, name):
     """index into the flattened tensor, negative ones counted from the end"""
-    if index.dtype not in (_C.int64, _C.int32):
-        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {index.dtype}")
+    if index.dtype != _C.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
+                           f"{torch_type_name(index.dtype)}")
     flat = index.reshape(-1).to(_C.int64)
     if flat.numel() and not index.is_symbolic:
         lo, hi = int(_C.amin(flat).item()), int(_C.amax(flat).item())
@@ -144,6 +145,9 @@ def put(input, index, source, accumulate=False):
 def take_along_dim(input, indices, dim=None):
     """input's values at indices along dim, the other dims broadcast
     between the two (dim None: take on the flattened input)"""
+    if indices.dtype != _C.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{torch_type_name(indices.dtype)}")
     if dim is None:
         return take(input, indices)
     dim = _dim(dim, input.ndim)
@@ -164,4 +168,6 @@ def take_along_dim(input, indices, dim=None):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """input's values at index along dim (sparse_grad is accepted and
     ignored: the gradient is dense)"""
+    if isinstance(index, Tensor) and index.dtype != _C.int64:
+        raise RuntimeError("gather(): Expected dtype int64 for index")
     return _C.gather(input, dim, index)

@@ -130,17 +130,9 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """the diagonal of the (dim1, dim2) planes as the last dim (a copy)"""
-    d1, d2 = _dim(dim1, input.ndim), _dim(dim2, input.ndim)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    x = movedim(input, (d1, d2), (-2, -1))
-    r, c = x.shape[-2:]
-    n = builtins.max(0, builtins.min(r + builtins.min(offset, 0), c - builtins.max(offset, 0)))
-    rows = arange(n) - builtins.min(offset, 0)
-    cols = arange(n) + builtins.max(offset, 0)
-    x = x.flatten(-2)  # element (i, j) at i * c + j: one gather on the last dim
-    return _C.index_select(x, -1, rows * c + cols)
+    """the diagonal of the (dim1, dim2) planes as the last dim: a view, as
+    PyTorch's (writes through it reach input)"""
+    return _C._diagonal(input, offset, dim1, dim2)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
@@ -422,9 +414,19 @@ def tensordot(a, b, dims=2, out=None):
     return _C.matmul(am, bm).reshape(*[a.shape[i] for i in fa], *[b.shape[i] for i in fb])
 
 
+# PyTorch's scalar type names, which its index dtype messages use
+_TORCH_NAMES = {'float32': 'Float', 'float64': 'Double', 'int32': 'Int', 'int64': 'Long',
+                'uint8': 'Byte', 'bool': 'Bool'}
+
+
+def torch_type_name(dtype):
+    return _TORCH_NAMES.get(str(dtype).split('.')[-1], str(dtype))
+
+
 def _check_scatter(name, input, dim, index, src):
-    if index.dtype not in (_C.int64, _C.int32):
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.dtype != _C.int64:  # PyTorch 1.13: int64 only, and says scatter() for all
+        raise RuntimeError("scatter(): Expected dtype int64 for index" if name != 'gather'
+                           else "gather(): Expected dtype int64 for index")
     if index.ndim != input.ndim or (isinstance(src, Tensor) and src.ndim != input.ndim):
         raise RuntimeError("Index tensor must have the same number of dimensions as self "
                            "tensor")
@@ -492,9 +494,21 @@ def scatter_add(input, dim, index, src):
     return input + contrib
 
 
+def _check_slice_index(name, index):
+    """the index dtypes PyTorch 1.13 takes, each op with its own words"""
+    if name == 'index_copy_' and index.dtype != _C.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{torch_type_name(index.dtype)}")
+    if index.dtype not in (_C.int64, _C.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
+                           f"{torch_type_name(index.dtype)}")
+
+
 def slice_index(name, input, dim, index, source):
-    """(dim, index expanded to source's shape) for the index_* ops, which
-    take whole slices of source along dim to positions index"""
+    """(dim, index expanded to source's shape, as int64) for the index_*
+    ops, which take whole slices of source along dim to positions index"""
+    _check_slice_index(name, index)
+    index = index.to(_C.int64)
     dim = _dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
@@ -516,6 +530,8 @@ def index_copy(input, dim, index, source):
 
 
 def index_fill(input, dim, index, value):
+    if index.dtype != _C.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
     dim = _dim(dim, input.ndim)
     hit = _C.sum((index.reshape(-1, 1) == arange(input.shape[dim]).reshape(1, -1)).to(_C.int32), 0) > 0
     hit = hit.reshape(*([1] * dim), -1, *([1] * (input.ndim - dim - 1)))

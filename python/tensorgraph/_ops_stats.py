@@ -83,11 +83,21 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     n = input.shape[dim] if input.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    v, i, d = _sorted_last(input, dim)
-    pos = zeros(v.shape[:-1] + (1,), dtype=_C.int64) + (k - 1)
-    vals, idx = _pick(v, i, pos, d, keepdim, input.ndim == 0)
     from .return_types import kthvalue as _kt
-    return _kt(vals, idx)
+    if input.is_symbolic:  # a trace: the k-th of the stable sort (ties may differ)
+        v, i, d = _sorted_last(input, dim)
+        pos = zeros(v.shape[:-1] + (1,), dtype=_C.int64) + (k - 1)
+        return _kt(*_pick(v, i, pos, d, keepdim, input.ndim == 0))
+    # PyTorch's element among ties (its quickselect's), the value gathered
+    # from it so that the gradient goes there too
+    from ._kth_select import kth_indices
+    x = input.reshape(1) if input.ndim == 0 else input
+    d = dim % x.ndim
+    moved = x.movedim(d, -1)
+    rows = moved.detach().numpy().reshape(-1, moved.shape[-1])
+    pos = tensor(kth_indices(rows, k).reshape(tuple(moved.shape[:-1]) + (1,)), dtype=_C.int64)
+    idx = arange(moved.shape[-1]).expand(*moved.shape)  # positions as the "sorted" indices
+    return _kt(*_pick(moved, idx, pos, d, keepdim, input.ndim == 0))
 
 
 _MODES = ('linear', 'lower', 'higher', 'midpoint', 'nearest')

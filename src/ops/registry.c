@@ -24,6 +24,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_random,  /* random ops as graph nodes (graph/random.c) */
     tg_ops_control, /* cond, while_loop (control/ops.c) */
     tg_ops_sendrecv, /* the ends of cross-device edges (partitioned runs) */
+    tg_ops_diagonal, /* after every other family: their samples keep their draws */
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

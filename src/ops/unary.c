@@ -18,8 +18,9 @@
 
 #define SQRT1_2 0.70710678118654752440
 
-/* integer negation wraps through uint64 (-INT_MIN is INT_MIN, as in
- * PyTorch) instead of overflowing, which is undefined behaviour */
+/* integer negation wraps through uint64 (-INT_MIN is INT_MIN, and -x of
+ * uint8 is 256 - x, as in PyTorch) instead of overflowing, which is
+ * undefined behaviour */
 #define INEG(x) (V)(0 - (uint64_t)(x))
 UN_ALL(neg, -x, INEG(x), INEG(x))
 UN_ALL(abs, fabs(x), x < 0 ? INEG(x) : x, x)
@@ -96,8 +97,6 @@ tg_status tg__unary_infer(tg_op_ctx *c)
                          "first", c->op->name);
     if (!tg_dtype_is_float(dt) && !is_int_row_table(u->rows))
         dt = TG_FLOAT32;
-    if (dt == TG_UINT8 && u->rows == neg_rows)
-        return tg__error(TG_ERR_DTYPE, "neg: uint8 input is not supported");
     return tg_infer_set(c, 0, dt, c->in[0]->ndim, c->in[0]->shape);
 }
 
@@ -191,7 +190,6 @@ const tg_arg_spec tg__unary_float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
 #define math_in tg__unary_math_in
 #define number_out tg__unary_number_out
 #define float_out tg__unary_float_out
-static const tg_arg_spec neg_in[] = {{"x", TG_DTS_FLOAT | TG_DTS_INDEX}, {0}};
 
 static const tg_attr_spec slope_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0.01), {0}};
 static const tg_attr_spec alpha_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 1.0), {0}};
@@ -207,7 +205,7 @@ static const tg_attr_spec selu_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, SELU_ALP
 static const tg_attr_spec clamp_specs[] = {TG_SPEC_FLOAT(unary_attrs, a, 0, TG_REQUIRED),
                                            TG_SPEC_FLOAT(unary_attrs, b, 0, TG_REQUIRED), {0}};
 
-const unary_def tg_op_neg = {{UNARY_COMMON(neg, neg_in, number_out),
+const unary_def tg_op_neg = {{UNARY_COMMON(neg, number_in, number_out),
                               .onnx = {"Neg", 13}}, neg_rows};
 const unary_def tg_op_abs = {{UNARY_COMMON(abs, number_in, number_out), .save_inputs = 1u,
                               .onnx = {"Abs", 13}}, abs_rows};

@@ -2,6 +2,8 @@
 least-squares fit: the parameters after several steps (fixed steps and
 the strong-Wolfe line search, a short history), the loss returned, the
 function-evaluation count, and the constructor's checks."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -78,3 +80,55 @@ def test_lbfgs_checks():
         tg.optim.LBFGS([{'params': [p]}, {'params': [tg.zeros(1, requires_grad=True)]}])
     opt = tg.optim.LBFGS([p])
     assert opt.param_groups[0]['max_eval'] == 25
+
+
+def _state_run(L, ls, steps):
+    w = L.tensor(np.array([1.5, -0.5]), dtype=L.float64).requires_grad_(True)
+    opt = L.optim.LBFGS([w], lr=1, max_iter=5, history_size=3, line_search_fn=ls)
+    before = opt.state_dict()
+
+    def closure():
+        opt.zero_grad()
+        loss = ((w - L.tensor([3., 1.], dtype=L.float64)) ** 4).sum() + (w ** 2).sum()
+        loss.backward()
+        return loss
+    counts = []
+    for _ in range(steps):
+        opt.step(closure)
+        st = opt.state[w]
+        counts.append((st['func_evals'], st['n_iter']))
+    return before, opt, w, counts, closure
+
+
+@needs_torch
+@pytest.mark.parametrize('ls', [None, 'strong_wolfe'])
+def test_state_layout_as_torch(ls):
+    (tb, topt, tw, tcounts, _), (gb, gopt, gw, gcounts, _) = \
+        (_state_run(L, ls, 2) for L in (torch, tg))
+    assert gb == tb  # no state before the first step, the group's entries
+    assert gcounts == tcounts
+    ts, gs = topt.state_dict()['state'][0], gopt.state_dict()['state'][0]
+    assert list(gs) == list(ts)
+    for k in ('old_dirs', 'old_stps', 'ro', 'al'):
+        assert len(gs[k]) == len(ts[k])
+    assert gs['t'] == ts['t'] and type(gs['t']) is type(ts['t'])
+    assert gs['prev_loss'] == pytest.approx(ts['prev_loss'], rel=1e-12)
+    np.testing.assert_allclose(gs['d'].numpy(), ts['d'].numpy(), rtol=1e-10)
+    assert float(gs['H_diag']) == pytest.approx(float(ts['H_diag']), rel=1e-10)
+    assert gopt.state_dict()['param_groups'] == topt.state_dict()['param_groups']
+    np.testing.assert_allclose(gw.detach().numpy(), tw.detach().numpy(), rtol=1e-10)
+
+
+def test_state_dict_round_trip_continues_the_same():
+    _, opt, w, _, closure = _state_run(tg, 'strong_wolfe', 1)
+    saved = copy.deepcopy(opt.state_dict())  # as PyTorch's, the live state, not a copy
+    w0 = w.detach().clone()
+    opt.step(closure)
+    after = w.detach().clone()
+    with tg.no_grad():
+        w.copy_(w0)
+    fresh = tg.optim.LBFGS([w], lr=1, max_iter=5, history_size=3,
+                           line_search_fn='strong_wolfe')
+    fresh.load_state_dict(saved)
+    fresh.step(closure)
+    np.testing.assert_array_equal(w.detach().numpy(), after.numpy())

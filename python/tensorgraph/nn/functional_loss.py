@@ -81,10 +81,36 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _broadcast_warn(input, target, 'smooth_l1_loss')
-    d = (input - target).abs()
+    # PyTorch's branches on the signed difference, whose gradients are its
+    # backward's: -1 for x <= -beta, 1 for x >= beta (so -1 at x = 0 when
+    # beta is 0), x / beta between
+    x = input - target
     if beta == 0:
-        return _reduce(d, reduction)
-    return _reduce(_C.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+        return _reduce(_l1_with_torch_kink(input, target, x), reduction)
+    return _reduce(_piecewise_quadratic(x, beta, 1.0 / beta, 1.0), reduction)
+
+
+def _l1_with_torch_kink(input, target, x):
+    """|x| for smooth_l1_loss(beta=0), with PyTorch's gradients: at x == 0
+    both input's and target's are -1 (its backward runs with the roles
+    swapped for target: x <= 0 there too), a NaN x gets NaN. s.detach() - s
+    is +0 with the gradient -1/2 - 1/2 to input and target alike"""
+    zero = zeros((), dtype=x.dtype)
+    n = _C.where(x != x, x, zero)
+    s = 0.5 * input + 0.5 * target
+    kink = _C.where(x == 0, (s.detach() - s) * 2.0, n * n)
+    return _C.where(x < 0, 0.0 - x, _C.where(x > 0, x, kink))
+
+
+def _piecewise_quadratic(x, k, a, b):
+    """b (|x| - k / 2) beyond k (b (-x - k/2) for x <= -k, b (x - k/2) for
+    x >= k), a x^2 / 2 between (NaN included, which so gets a NaN
+    gradient, as PyTorch's): smooth L1 and Huber. The quadratic sees 0
+    outside, so an infinite x gives its branch's slope, not 0 * inf"""
+    outside = (x <= -k) | (x >= k)
+    inner = _C.where(outside, zeros((), dtype=x.dtype), x)
+    linear = _C.where(x <= -k, (0.0 - x - 0.5 * k) * b, (x - 0.5 * k) * b)
+    return _C.where(outside, linear, 0.5 * a * inner * inner)
 
 
 def huber_loss(input, target, reduction='mean', delta=1.0):
@@ -92,8 +118,7 @@ def huber_loss(input, target, reduction='mean', delta=1.0):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _broadcast_warn(input, target, 'huber_loss')
-    d = (input - target).abs()
-    return _reduce(_C.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    return _reduce(_piecewise_quadratic(input - target, delta, 1.0, delta), reduction)
 
 
 def _bce_edge(x):

@@ -5,8 +5,10 @@ scaled by 1 / |g|_1) or the strong-Wolfe line search (cubic
 interpolation, then zoom), and PyTorch's stopping tests (gradient and
 change tolerances, max_iter, max_eval). The parameters are handled as
 one flat float vector."""
+from collections import defaultdict
+
 from .. import _C
-from .._grad_mode import no_grad, zero_grads
+from .._grad_mode import enable_grad, no_grad, zero_grads
 from ._params import param_list
 
 
@@ -110,47 +112,47 @@ def _keep_inside(t, ts, stuck):
     return t, True
 
 
-class LBFGSState:
-    """what PyTorch keeps in state[first parameter]"""
-
-    def __init__(self):
-        self.func_evals = self.n_iter = 0
-        self.d = self.t = self.prev_flat_grad = self.prev_loss = None
-        self.old_dirs, self.old_stps, self.ro = [], [], []
-        self.H_diag = 1.0
-
-
 def _direction(st, flat_grad, history_size):
-    """-H g by the two-loop recursion (after storing the newest pair)"""
-    if st.n_iter == 1:
-        st.old_dirs, st.old_stps, st.ro, st.H_diag = [], [], [], 1.0
+    """-H g by the two-loop recursion (after storing the newest pair); st is
+    the state dict, updated as PyTorch's ('al' appears on the second
+    iteration). ys, ro, al and H_diag are Python floats (PyTorch's are 0-d
+    tensors): float32 parameters then follow PyTorch's iterates closer
+    than float32 sums of ours would"""
+    if st['n_iter'] == 1:
+        st['old_dirs'], st['old_stps'], st['ro'], st['H_diag'] = [], [], [], 1
         return -flat_grad
-    y = flat_grad - st.prev_flat_grad
-    s = st.d * st.t
+    old_dirs, old_stps, ro = st['old_dirs'], st['old_stps'], st['ro']
+    y = flat_grad - st['prev_flat_grad']
+    s = st['d'] * st['t']
     ys = _dot(y, s)
     if ys > 1e-10:  # keep the pair only with positive curvature
-        if len(st.old_dirs) == history_size:
-            st.old_dirs.pop(0), st.old_stps.pop(0), st.ro.pop(0)
-        st.old_dirs.append(y)
-        st.old_stps.append(s)
-        st.ro.append(1.0 / ys)
-        st.H_diag = ys / _dot(y, y)
+        if len(old_dirs) == history_size:
+            old_dirs.pop(0), old_stps.pop(0), ro.pop(0)
+        old_dirs.append(y)
+        old_stps.append(s)
+        ro.append(1. / ys)
+        st['H_diag'] = ys / _dot(y, y)
+    if 'al' not in st:
+        st['al'] = [None] * history_size
+    al = st['al']
     q = -flat_grad
-    al = [0.0] * len(st.old_dirs)
-    for i in range(len(st.old_dirs) - 1, -1, -1):
-        al[i] = _dot(st.old_stps[i], q) * st.ro[i]
-        q = q - st.old_dirs[i] * al[i]
-    r = q * st.H_diag
-    for i in range(len(st.old_dirs)):
-        be = _dot(st.old_dirs[i], r) * st.ro[i]
-        r = r + st.old_stps[i] * (al[i] - be)
+    for i in range(len(old_dirs) - 1, -1, -1):
+        al[i] = _dot(old_stps[i], q) * ro[i]
+        q = q - old_dirs[i] * al[i]
+    r = q * st['H_diag']
+    for i in range(len(old_dirs)):
+        be = _dot(old_dirs[i], r) * ro[i]
+        r = r + old_stps[i] * (al[i] - be)
     return r
 
 
 class LBFGS:
     """torch.optim.LBFGS(params, lr=1, max_iter=20, max_eval=None,
     tolerance_grad=1e-7, tolerance_change=1e-9, history_size=100,
-    line_search_fn=None | 'strong_wolfe'); step(closure) is required"""
+    line_search_fn=None | 'strong_wolfe'); step(closure) is required.
+    state[first parameter] holds PyTorch's entries under its names, added
+    as PyTorch adds them (func_evals, n_iter, then al, d, t, old_dirs,
+    old_stps, ro, H_diag, prev_flat_grad, prev_loss)"""
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
@@ -170,11 +172,7 @@ class LBFGS:
                              history_size=history_size, line_search_fn=line_search_fn)
         self.param_groups = [dict(self.defaults, params=params)]
         self._params = params
-        self._st = LBFGSState()
-
-    @property
-    def state(self):
-        return {self._params[0]: vars(self._st)}
+        self.state = defaultdict(dict)
 
     def zero_grad(self, set_to_none=False):
         zero_grads(self._params, set_to_none)
@@ -194,79 +192,96 @@ class LBFGS:
                 at += n
 
     def _evaluate(self, closure):
-        from .._grad_mode import enable_grad
         with enable_grad():
             return float(closure())
+
+    def _line_search(self, closure, st, loss, flat_grad, gtd, tol_change):
+        """the strong-Wolfe step from the current parameters along st['d']:
+        (loss, flat gradient, step, evaluations), the parameters moved"""
+        start = [p.detach().clone() for p in self._params]
+
+        def at_step(t):
+            for p, x in zip(self._params, start):
+                p.copy_(x)
+            self._add(t, st['d'])
+            return self._evaluate(closure), self._flat_grad()
+        loss, flat_grad, t, evals = _strong_wolfe(at_step, st['t'], st['d'], loss,
+                                                  flat_grad, gtd, tolerance_change=tol_change)
+        for p, x in zip(self._params, start):
+            p.copy_(x)
+        self._add(t, st['d'])
+        return loss, flat_grad, t, evals
 
     def step(self, closure):
         """runs up to max_iter L-BFGS iterations; returns the first loss"""
         g = self.param_groups[0]
         lr, tol_grad, tol_change = g['lr'], g['tolerance_grad'], g['tolerance_change']
-        st = self._st
+        st = self.state[self._params[0]]
+        st.setdefault('func_evals', 0)
+        st.setdefault('n_iter', 0)
         with no_grad():
-            from .._grad_mode import enable_grad
             with enable_grad():
                 orig_loss = closure()
             loss = float(orig_loss)
             evals = 1
-            st.func_evals += 1
+            st['func_evals'] += 1
             flat_grad = self._flat_grad()
             if float(_C.amax(flat_grad.abs())) <= tol_grad:
                 return orig_loss
+            step = dict(st)  # d, t, ... as the last step left them, stored back at the end
             n_iter = 0
             while n_iter < g['max_iter']:
                 n_iter += 1
-                st.n_iter += 1
-                st.d = _direction(st, flat_grad, g['history_size'])
-                st.prev_flat_grad = flat_grad.clone()
-                st.prev_loss = loss
-                first = st.n_iter == 1
-                st.t = min(1.0, 1.0 / float(_C.sum(flat_grad.abs()))) * lr if first else lr
-                gtd = _dot(flat_grad, st.d)
+                st['n_iter'] += 1
+                step['n_iter'] = st['n_iter']
+                step['d'] = _direction(step, flat_grad, g['history_size'])
+                step['prev_flat_grad'] = flat_grad.clone()
+                step['prev_loss'] = loss
+                if st['n_iter'] == 1:  # PyTorch: min(1., 1. / |g|_1) * lr
+                    step['t'] = min(1., 1. / float(_C.sum(flat_grad.abs()))) * lr
+                else:
+                    step['t'] = lr
+                gtd = _dot(flat_grad, step['d'])
                 if gtd > -tol_change:  # not a descent direction
                     break
                 ls_evals = 0
                 if g['line_search_fn'] == 'strong_wolfe':
-                    start = [p.detach().clone() for p in self._params]
-
-                    def at_step(t):
-                        for p, x in zip(self._params, start):
-                            p.copy_(x)
-                        self._add(t, st.d)
-                        f_t = self._evaluate(closure)
-                        return f_t, self._flat_grad()
-                    loss, flat_grad, st.t, ls_evals = _strong_wolfe(
-                        at_step, st.t, st.d, loss, flat_grad, gtd,
-                        tolerance_change=tol_change)
-                    for p, x in zip(self._params, start):
-                        p.copy_(x)
-                    self._add(st.t, st.d)
+                    loss, flat_grad, step['t'], ls_evals = self._line_search(
+                        closure, step, loss, flat_grad, gtd, tol_change)
                 else:
-                    self._add(st.t, st.d)
+                    self._add(step['t'], step['d'])
                     if n_iter != g['max_iter']:
                         loss = self._evaluate(closure)
                         flat_grad = self._flat_grad()
                         ls_evals = 1
                 evals += ls_evals
-                st.func_evals += ls_evals
+                st['func_evals'] += ls_evals
                 if n_iter == g['max_iter'] or evals >= g['max_eval']:
                     break
                 if float(_C.amax(flat_grad.abs())) <= tol_grad:
                     break
-                if float(_C.amax((st.d * st.t).abs())) <= tol_change or \
-                        abs(loss - st.prev_loss) < tol_change:
+                if float(_C.amax((step['d'] * step['t']).abs())) <= tol_change or \
+                        abs(loss - step['prev_loss']) < tol_change:
                     break
+            if 'al' in step:
+                st['al'] = step['al']
+            for k in ('d', 't', 'old_dirs', 'old_stps', 'ro', 'H_diag', 'prev_flat_grad',
+                      'prev_loss'):
+                st[k] = step[k]
         return orig_loss
 
     def state_dict(self):
-        return {'state': {0: dict(vars(self._st))},
+        """PyTorch's layout: the state under the first parameter's index"""
+        state = {0: self.state[self._params[0]]} if self._params[0] in self.state else {}
+        return {'state': state,
                 'param_groups': [dict(self.defaults, params=list(range(len(self._params))))]}
 
     def load_state_dict(self, state_dict):
-        st = LBFGSState()
-        for k, v in state_dict['state'].get(0, {}).items():
-            setattr(st, k, v)
-        self._st = st
+        self.state = defaultdict(dict)
+        saved = state_dict['state'].get(0)
+        if saved is not None:
+            self.state[self._params[0]] = {k: list(v) if isinstance(v, list) else v
+                                           for k, v in saved.items()}
         group = dict(state_dict['param_groups'][0])
         group.pop('params', None)
         self.defaults.update(group)

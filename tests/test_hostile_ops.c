@@ -5,6 +5,14 @@
 #include "harness.h"
 #include "tg/tg.h"
 
+#include <string.h>
+
+#define CHECK_FAILS_NULL(call)                                                      \
+    do {                                                                            \
+        CHECK((call) == NULL);                                                      \
+        CHECK(strstr(tg_last_error(), "shape too large") != NULL);                 \
+    } while (0)
+
 static tg_tensor *leaf(tg_dtype dt, int ndim, const int64_t *shape)
 {
     tg_tensor *t = tg_ones(dt, ndim, shape);
@@ -33,8 +41,25 @@ static void test_batched_matmul_of_empty_matrices(void)
     }
 }
 
+/* an empty tensor reshaped to dims whose product overflows int64 (another
+ * dim is 0): the contiguous strides and the kernels' byte offsets were
+ * signed overflows (UBSan stops the sanitizer run there). Such a shape is
+ * now "shape too large" whatever the order of its dims, as [3, 2^62, 0]
+ * already was. */
+static void test_empty_reshape_with_huge_dims(void)
+{
+    tg_tensor *e = tg_ones(TG_FLOAT32, 2, (int64_t[]){0, 4});
+    CHECK_FAILS_NULL(tg_reshape(e, 4, (int64_t[]){0, 3, 1, INT64_C(1) << 62}));
+    CHECK_FAILS_NULL(tg_view(e, 4, (int64_t[]){2, 0, 3, INT64_MAX}));
+    CHECK_FAILS_NULL(tg_zeros(TG_FLOAT32, 2, (int64_t[]){0, INT64_MAX}));
+    tg_tensor *r = tg_reshape(e, 3, (int64_t[]){0, 1000, 1000});
+    CHECK_SHAPE(r, 0, 1000, 1000);
+    CHECK(tg_sum(r, 0, NULL, false) != NULL);
+}
+
 int main(void)
 {
     RUN(test_batched_matmul_of_empty_matrices);
+    RUN(test_empty_reshape_with_huge_dims);
     return tt_finish();
 }

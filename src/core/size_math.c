@@ -30,13 +30,20 @@ bool tg__size_mul(const char *op, const char *what, int64_t a, int64_t b, int64_
     return true;
 }
 
+/* The dims other than 0 must multiply within the bound whatever their
+ * order: an empty tensor of dims [3, 2^62, 0] (or [0, 3, 2^62]) would have
+ * strides, and kernels byte offsets, that overflow. */
 bool tg__size_numel(const char *op, int ndim, const int64_t *shape, int64_t *out)
 {
     int64_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        if (!tg__size_mul(op, "the element count", n, shape[i], &n))
+    bool empty = false;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0)
+            empty = true;
+        else if (!tg__size_mul(op, "the element count", n, shape[i], &n))
             return false;
-    *out = n;
+    }
+    *out = empty ? 0 : n;
     return true;
 }
 

@@ -22,6 +22,7 @@ static tg_status resolve_shape(const char *op, const tg_tensor *x, int ndim,
 {
     int infer_at = -1;
     int64_t known = 1;
+    bool has_zero = false;
     if (ndim > 0 && !shape)
         return tg__error(TG_ERR_ARG, "%s: shape is NULL for %d dims", op, ndim);
     if (ndim < 0 || ndim > TG_MAX_DIMS)
@@ -35,10 +36,16 @@ static tg_status resolve_shape(const char *op, const tg_tensor *x, int ndim,
         if (shape[i] < 0)
             return tg__error(TG_ERR_SHAPE, "%s: invalid dim %lld at %d (only one -1 "
                              "is allowed)", op, (long long)shape[i], i);
-        if (!tg__size_mul(op, "the element count", known, shape[i], &known))
+        /* the other dims multiply within the bound even next to a 0 (as in
+         * tg__size_numel): their strides must not overflow */
+        if (shape[i] == 0)
+            has_zero = true;
+        else if (!tg__size_mul(op, "the element count", known, shape[i], &known))
             return tg_last_status();
         out[i] = shape[i];
     }
+    if (has_zero)
+        known = 0;
     char a[160], b[160];
     if (infer_at >= 0 && known == 0) /* PyTorch's rule and words */
         return tg__error(TG_ERR_SHAPE, "%s: cannot reshape %s (%lld elements) into %s "

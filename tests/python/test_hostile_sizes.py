@@ -53,15 +53,16 @@ def test_huge_orders_fail_at_once():
         import tensorgraph as tg
         for f in (lambda: tg.mvlgamma(tg.empty(0), 2**62),
                   lambda: tg.empty(0).mvlgamma_(2**62),
-                  lambda: tg.vander(tg.ones(2), N=2**62)):
+                  lambda: tg.vander(tg.ones(2), N=2**62),
+                  lambda: tg.vander(tg.empty(0), N=2**62)):  # [0, 2**62]: shape too large
             try:
                 f()
             except RuntimeError as e:
                 print("RuntimeError", e)
-        print(tg.vander(tg.empty(0), N=2**62).shape)
+        print(tg.vander(tg.empty(0), N=5).shape)
         """)
-    assert out.count("RuntimeError") == 3
-    assert "[0, 4611686018427387904]" in out
+    assert out.count("RuntimeError") == 4
+    assert "[0, 5]" in out
 
 
 def test_mvlgamma_and_vander_values():
@@ -88,3 +89,16 @@ def test_adaptive_pools_of_huge_output_sizes_fail_at_once():
         """)
     assert out.count("RuntimeError") == 3
     assert "[[1.0, 2.0, 4.0, 5.0]]" in out
+
+
+def test_empty_shapes_with_huge_dims_are_too_large():
+    # [0, 2**62] has no elements, but its strides (and the kernels' byte
+    # offsets) overflowed int64 (undefined behaviour, caught by UBSan); the
+    # dims other than 0 must now multiply within the bound whatever their
+    # order, as [2**62, 3, 0] already had to
+    for f in (lambda: tg.zeros(0, 2**62), lambda: tg.zeros(2**62, 3, 0),
+              lambda: tg.empty(0, 4).reshape(0, 3, 1, 2**62),
+              lambda: tg.empty(0, 4).view(2, 0, 3, 2**63 - 1)):
+        with pytest.raises(RuntimeError, match="shape too large"):
+            f()
+    assert tg.empty(0, 4).reshape(0, 1000, 1000).shape == (0, 1000, 1000)

@@ -553,6 +553,8 @@ def nonzero(input, *, out=None, as_tuple=False):
         if a.ndim == 0:
             return (tensor(np.nonzero(np.atleast_1d(a))[0], dtype=_C.int64),)
         return tuple(tensor(i, dtype=_C.int64) for i in np.nonzero(a))
+    if a.ndim == 0:  # PyTorch: [1, 0] when nonzero, [0, 0] when not
+        return zeros((1 if a.item() else 0, 0), dtype=_C.int64)
     return tensor(np.argwhere(a).reshape(-1, a.ndim), dtype=_C.int64)
 
 

@@ -5,7 +5,7 @@ import builtins
 
 import numpy as np
 
-from . import _C, _memory_format, _ops, _tensor_str
+from . import _C, _memory_format, _ops, _out_arg, _tensor_str
 from ._device import check_eager_target
 from ._creation import _TG_TO_NP, zeros, ones, full, tensor
 
@@ -301,6 +301,7 @@ def _grad_fn(self):
 
 _methods['grad_fn'] = property(_grad_fn)
 _C._set_repr_hook(_tensor_str.tensor_repr)
+_C._set_out_hook(_out_arg.write_out)
 _methods['clone'] = _memory_format.clone
 _methods['contiguous'] = _memory_format.contiguous
 _methods['is_contiguous'] = _memory_format.is_contiguous

@@ -7,7 +7,7 @@ from collections import namedtuple
 from . import _C
 from ._creation import arange, ones_like, tensor, zeros
 from ._dtype_info import finfo
-from ._linalg_lu import _check_square, _eye
+from ._linalg_lu import _eye
 
 linalg_lstsq = namedtuple('linalg_lstsq', ['solution', 'residuals', 'rank', 'singular_values'])
 

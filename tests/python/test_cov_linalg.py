@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import close, grads_match, needs_torch, pair, torch, SANITIZED
+from conftest import close, grads_match, needs_torch, pair, torch
 
 R = np.random.RandomState(0)
 SHAPES = [(3, 3), (2, 4, 4), (4, 3), (2, 3, 5)]

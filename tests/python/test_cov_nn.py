@@ -144,3 +144,43 @@ def test_cross_map_lrn2d(size):
     assert tg.autograd.gradcheck(lambda t: ours(t), (x,))
     with pytest.raises(AssertionError):
         ours(tg.ones(2, 3, 4))
+
+
+@needs_torch
+@pytest.mark.parametrize('pad', [0, 1, 2])
+def test_conv_tbc(pad):
+    x, tx = pair(R.normal(size=(7, 2, 3)))
+    w, tw = pair(R.normal(size=(3, 3, 4)))
+    b, tb = pair(R.normal(size=4))
+    grads_match(F.conv_tbc(x, w, b, pad), torch.conv_tbc(tx, tw, tb, pad), [x, w, b],
+                [tx, tw, tb])
+    with pytest.raises(RuntimeError, match='input channels'):
+        F.conv_tbc(x, tg.ones(3, 2, 4, dtype=tg.float64), b)
+
+
+@needs_torch
+def test_rrelu_inplace_and_native_channel_shuffle():
+    x = tg.tensor([-2.0, -0.5, 1.0, 3.0])
+    y = F.rrelu_(x)   # eval: the slope is (lower + upper) / 2
+    assert y is x
+    close(x, torch.nn.functional.rrelu_(torch.tensor([-2.0, -0.5, 1.0, 3.0])).numpy())
+    a = R.normal(size=(2, 6, 3, 3))
+    close(F.native_channel_shuffle(tg.tensor(a), 3),
+          torch.nn.functional.native_channel_shuffle(torch.tensor(a), 3).numpy())
+
+
+@needs_torch
+def test_deprecated_nllloss2d_and_container():
+    x, tx = pair(R.normal(size=(2, 3, 4, 4)))
+    t = R.randint(0, 3, size=(2, 4, 4))
+    with pytest.warns(UserWarning, match='NLLLoss2d has been deprecated'):
+        loss = nn.NLLLoss2d()
+    with pytest.warns(UserWarning):
+        tloss = torch.nn.NLLLoss2d()
+    grads_match(loss(F.log_softmax(x, 1), tg.tensor(t)),
+                tloss(torch.nn.functional.log_softmax(tx, 1), torch.tensor(t)), [x], [tx])
+    assert isinstance(loss, nn.NLLLoss)
+    with pytest.warns(UserWarning, match='Container is deprecated'):
+        c = nn.Container(a=nn.ReLU(), b=nn.Linear(2, 2))
+    assert [n for n, _ in c.named_children()] == ['a', 'b']
+    assert len(list(c.parameters())) == 2

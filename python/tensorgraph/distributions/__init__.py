@@ -4,13 +4,14 @@ not PyTorch's numbers). See docs/PYTHON.md for what is covered."""
 from . import constraints  # noqa: F401
 from .beta import Beta
 from .gamma import Gamma
-from .continuous import Exponential, Laplace, Normal, Uniform
+from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from .dirichlet import Dirichlet
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 
-__all__ = ['Bernoulli', 'Beta', 'Categorical', 'Distribution', 'Exponential', 'Gamma',
-           'Independent', 'Laplace', 'MultivariateNormal', 'Normal', 'OneHotCategorical',
-           'Uniform', 'constraints', 'kl_divergence', 'register_kl']
+__all__ = ['Bernoulli', 'Beta', 'Categorical', 'Cauchy', 'Dirichlet', 'Distribution',
+           'Exponential', 'Gamma', 'Independent', 'Laplace', 'MultivariateNormal', 'Normal',
+           'OneHotCategorical', 'Uniform', 'constraints', 'kl_divergence', 'register_kl']

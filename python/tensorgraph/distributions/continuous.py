@@ -10,7 +10,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
 
-__all__ = ['Exponential', 'Laplace', 'Normal', 'Uniform']
+__all__ = ['Cauchy', 'Exponential', 'Laplace', 'Normal', 'Uniform']
 
 
 def _new_instance(dist, cls, batch_shape, names, _instance):
@@ -130,6 +130,40 @@ class Laplace(_LocScale):
 
     def entropy(self):
         return 1 + tg.log(2 * self.scale)
+
+
+class Cauchy(_LocScale):
+    """Cauchy(loc, scale): no mean (NaN) and an infinite variance"""
+
+    @property
+    def mean(self):
+        return tg.full(tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype)
+
+    @property
+    def variance(self):
+        return tg.full(tuple(self._extended_shape()), math.inf, dtype=self.loc.dtype)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        u = tg.rand(tuple(shape), dtype=self.loc.dtype)
+        return self.loc + self.scale * tg.tan(math.pi * (u - 0.5))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -math.log(math.pi) - self.scale.log() - \
+            (((value - self.loc) / self.scale) ** 2).log1p()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return tg.atan((value - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        return tg.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + self.scale.log()
 
 
 class Uniform(Distribution):

@@ -7,6 +7,7 @@ import tensorgraph as tg
 
 from .beta import Beta
 from .continuous import Exponential, Laplace, Normal, Uniform
+from .dirichlet import Dirichlet
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .gamma import Gamma
 from .independent import Independent
@@ -179,6 +180,16 @@ def _kl_gamma_gamma(p, q):
     t3 = (p.concentration - q.concentration) * tg.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p, sum_q = p.concentration.sum(-1), q.concentration.sum(-1)
+    t1 = tg.lgamma(sum_p) - tg.lgamma(sum_q)
+    t2 = (tg.lgamma(p.concentration) - tg.lgamma(q.concentration)).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = tg.digamma(p.concentration) - tg.digamma(sum_p).unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)

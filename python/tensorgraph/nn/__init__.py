@@ -40,6 +40,7 @@ from . import functional, init, utils
 from .lazy import *  # noqa: E402,F401,F403  (LazyConv*, LazyConvTranspose*, LazyBatchNorm*, ...)
 from .layers_extra import (AdaptiveMaxPool3d, CrossMapLRN2d, MaxUnpool3d,  # noqa: E402,F401
                            TripletMarginWithDistanceLoss)
+from .deprecated import Container, NLLLoss2d  # noqa: E402,F401
 
 __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'ConvTranspose2d', 'Conv1d',
            'ConvTranspose1d', 'MaxPool1d', 'AvgPool1d', 'Conv3d', 'ConvTranspose3d', 'MaxPool3d',

@@ -262,8 +262,8 @@ from .functional_grid import *  # noqa: F401,F403,E402  (affine_grid, grid_sampl
 from .embedding_bag import embedding_bag  # noqa: F401,E402
 from .functional_ctc import ctc_loss  # noqa: F401,E402
 from .functional_misc import *  # noqa: F401,F403,E402  (lp_pool, channel_shuffle, rrelu, ...)
-from .layers_extra import (adaptive_max_pool3d, max_unpool3d,  # noqa: F401,E402
-                           triplet_margin_with_distance_loss)
+from .layers_extra import (adaptive_max_pool3d, conv_tbc, max_unpool3d,  # noqa: F401,E402
+                           native_channel_shuffle, rrelu_, triplet_margin_with_distance_loss)
 
 # every pooling op also over one unbatched sample [C, *spatial], as PyTorch's
 from .functional_conv import conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: E402

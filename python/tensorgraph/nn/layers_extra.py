@@ -1,6 +1,7 @@
 """TripletMarginWithDistanceLoss, AdaptiveMaxPool3d, MaxUnpool3d and
 CrossMapLRN2d, with their functional forms (triplet_margin_with_distance_
-loss, adaptive_max_pool3d, max_unpool3d), composed from tensor ops."""
+loss, adaptive_max_pool3d, max_unpool3d), composed from tensor ops; and
+F.conv_tbc, F.rrelu_, F.native_channel_shuffle."""
 from .. import _C
 from .activation import PairwiseDistance, _act
 from .functional_act import _adaptive, pairwise_distance
@@ -11,7 +12,8 @@ from .loss import _Loss
 from .module import Module
 
 __all__ = ['AdaptiveMaxPool3d', 'CrossMapLRN2d', 'MaxUnpool3d', 'TripletMarginWithDistanceLoss',
-           'adaptive_max_pool3d', 'max_unpool3d', 'triplet_margin_with_distance_loss']
+           'adaptive_max_pool3d', 'conv_tbc', 'max_unpool3d', 'native_channel_shuffle',
+           'rrelu_', 'triplet_margin_with_distance_loss']
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
@@ -117,3 +119,29 @@ class CrossMapLRN2d(Module):
 
     def extra_repr(self):
         return f'{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}'
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """a 1-D convolution over time-major input [time, batch, in] with a
+    weight [width, in, out]: conv1d with the dims moved"""
+    from .functional_conv import conv1d
+    if input.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise RuntimeError("conv_tbc: Input must have 3 dims: time, batch, in_channel; weight "
+                           "3 dims: kernel_width, in_channels, out_channels; bias 1 dim")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("conv_tbc: Input dim 2 (input channels) is not == dim 1 in the "
+                           "weight tensor")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """rrelu in place"""
+    from .functional_misc import rrelu
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def native_channel_shuffle(input, groups):
+    """channel_shuffle (PyTorch's native form, the same result)"""
+    from .functional_misc import channel_shuffle
+    return channel_shuffle(input, groups)

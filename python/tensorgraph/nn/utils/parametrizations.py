@@ -122,7 +122,7 @@ def _geqrf(Q):
     """LAPACK's geqrf of a tall matrix (batched): R on and above the
     diagonal, the reflectors' tails below, and tau (dlarfg's choices:
     beta = -sign(alpha) |x|, no reflection where the tail is zero)"""
-    m, k = Q.shape[-2], Q.shape[-1]
+    k = Q.shape[-1]
     A = Q
     taus = []
     for j in range(k):

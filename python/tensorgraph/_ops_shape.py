@@ -278,7 +278,8 @@ def broadcast_to(input, size):
 
 def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(t.expand(*shape) for t in tensors)
+    # all 0-d: views of themselves (expand takes at least one size)
+    return tuple(t.expand(*shape) if shape else t.view(()) for t in tensors)
 
 
 def meshgrid(*tensors, indexing=None):

@@ -41,9 +41,13 @@ def __iter__(self):
 
 @method
 def __format__(self, spec):
-    if self.numel() == 1 and not self.is_symbolic:
+    # PyTorch's: a 0-d tensor formats as its number; any other as object
+    # does (str(self) for an empty spec, else TypeError)
+    if self.ndim == 0 and not self.is_symbolic:
         return format(self.item(), spec)
-    return format(repr(self), spec)
+    if spec:
+        raise TypeError("unsupported format string passed to Tensor.__format__")
+    return str(self)
 
 
 @method

@@ -109,14 +109,16 @@ def load(f, map_location=None, weights_only=True):
         raise IsADirectoryError(errno.EISDIR, "load: a directory, not a file", path)
     names, tensors, meta = _C._load_safetensors(path)
     out = OrderedDict(zip(names, tensors))
-    other = json.loads(meta.get(_META_KEY, "{}"))
-    if other.get("") == "__single_tensor__":
-        return out["tensor"]
-    if _STRUCT_KEY in meta:
-        try:
+    try:  # the metadata is the file's, as hostile as the rest of it
+        other = json.loads(meta.get(_META_KEY, "{}"))
+        if not isinstance(other, dict):
+            raise TypeError(f"{_META_KEY} is not a JSON object")
+        if other.get("") == "__single_tensor__":
+            return out["tensor"]
+        if _STRUCT_KEY in meta:
             return _rebuild(json.loads(meta[_STRUCT_KEY]), out)
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise RuntimeError(f"load: the structure recorded in '{path}' does not match its "
-                               f"tensors ({type(e).__name__}: {e})") from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        raise RuntimeError(f"load: the structure recorded in '{path}' does not match its "
+                           f"tensors ({type(e).__name__}: {e})") from None
     out.update(other)
     return out

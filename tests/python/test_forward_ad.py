@@ -217,3 +217,38 @@ def test_compiled_function_refuses_tangents():
         with pytest.raises(RuntimeError, match="does not propagate tangents"):
             f(fwAD.make_dual(x, tg.ones(2)))
         np.testing.assert_array_equal(f(x).numpy(), [2, 4])  # plain arguments still run
+
+
+MODULES = [
+    ("Conv2d", lambda n: n.Conv2d(3, 4, 3, padding=1), (2, 3, 6, 6), False),
+    ("ConvTranspose2d", lambda n: n.ConvTranspose2d(3, 4, 3, stride=2), (2, 3, 5, 5), False),
+    ("BatchNorm2d-train", lambda n: n.BatchNorm2d(3), (2, 3, 4, 4), True),
+    ("GroupNorm", lambda n: n.GroupNorm(2, 4), (2, 4, 3), False),
+    ("LSTM", lambda n: n.LSTM(4, 5, batch_first=True), (2, 3, 4), False),
+    ("GRU", lambda n: n.GRU(4, 5), (3, 2, 4), False),
+    ("TransformerEncoderLayer",
+     lambda n: n.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), (2, 3, 8),
+     False),
+    ("AdaptiveAvgPool2d", lambda n: n.AdaptiveAvgPool2d(2), (1, 2, 5, 5), False),
+    ("Upsample-bilinear", lambda n: n.Upsample(scale_factor=2, mode='bilinear'), (1, 2, 3, 3),
+     False),
+    ("PReLU", lambda n: n.PReLU(), (3, 4), False),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,make,shape,train", MODULES, ids=[m[0] for m in MODULES])
+def test_module_tangents_equal_torch(name, make, shape, train):
+    """the same module (PyTorch's initial parameters copied) gives PyTorch's
+    tangent of its output for a tangent on its input"""
+    torch.manual_seed(0)
+    tm, gm = make(torch.nn).double(), make(tg.nn).double()
+    gm.load_state_dict({k: tg.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    tm.train(train)
+    gm.train(train)
+    x, v = _rand(*shape), _rand(*shape)
+
+    def first(out):
+        return out[0] if isinstance(out, tuple) else out
+    (_, ours), (_, theirs) = _jvp_both(lambda x: first(gm(x)), lambda x: first(tm(x)), [x], [v])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

@@ -74,3 +74,19 @@ def test_save_refuses_a_name_with_nul(tmp_path):
         tg.save({"a\x00b": tg.ones(2)}, path)
     assert not path.exists()
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("meta", [
+    {"tensorgraph.nonTensor": "[1, 2]"},                       # not an object
+    {"tensorgraph.nonTensor": "{"},                            # not JSON
+    {"tensorgraph.nonTensor": '{"": "__single_tensor__"}'},    # no tensor 'tensor'
+    {"tensorgraph.structure": '{"t": "nope"}'},                # a tensor not in the file
+    {"tensorgraph.structure": '{"l": [' * 100000 + ']}' * 100000},  # nested past recursion
+])
+def test_load_of_hostile_metadata_is_a_runtime_error(tmp_path, meta):
+    # the metadata of a file is as hostile as its tensors: these used to
+    # raise AttributeError, JSONDecodeError, KeyError or RecursionError
+    path = str(tmp_path / "m.st")
+    tg._C._save_safetensors(path, {"a": tg.ones(2)}, meta)
+    with pytest.raises(RuntimeError, match="does not match its tensors"):
+        tg.load(path)

@@ -69,3 +69,22 @@ def test_mvlgamma_and_vander_values():
                        atol=1e-4)
     assert tg.vander(tg.tensor([1, 2, 3]), N=4).tolist() == [
         [1, 1, 1, 1], [8, 4, 2, 1], [27, 9, 3, 1]]
+
+
+def test_adaptive_pools_of_huge_output_sizes_fail_at_once():
+    # each output position's window was a Tensor made in a Python loop:
+    # output_size 2**62 ran until the machine ran out of memory
+    out = run_child("""
+        import tensorgraph as tg
+        F = tg.nn.functional
+        for f in (lambda: F.adaptive_max_pool1d(tg.ones(2, 3, requires_grad=True), 2**62),
+                  lambda: F.adaptive_avg_pool2d(tg.ones(1, 2, 3, 3), (2**62, 2)),
+                  lambda: F.adaptive_max_pool2d(tg.ones(1, 2, 3, 3), 2**40)):
+            try:
+                f()
+            except RuntimeError as e:
+                print("RuntimeError", e)
+        print(F.adaptive_max_pool1d(tg.arange(6.).reshape(1, 6), 4).tolist())
+        """)
+    assert out.count("RuntimeError") == 3
+    assert "[[1.0, 2.0, 4.0, 5.0]]" in out

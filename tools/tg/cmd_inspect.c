@@ -149,8 +149,12 @@ int tg_cmd_inspect(int argc, char **argv)
         fprintf(stderr, "tg inspect: %s\n", tg_last_error());
         return 1;
     }
-    printf("model: %s\nopset: %lld\nproducer: %s\n", pos[0], (long long)tg_onnx_opset(m),
-           tg_onnx_producer(m)[0] ? tg_onnx_producer(m) : "(none)");
+    printf("model: %s\n", pos[0]);
+    if (tg_onnx_opset(m) > 0)
+        printf("opset: %lld\n", (long long)tg_onnx_opset(m));
+    else /* tg/onnx.h: a model of the training domain's ops alone */
+        printf("opset: none of the default domain (ai.onnx.preview.training only)\n");
+    printf("producer: %s\n", tg_onnx_producer(m)[0] ? tg_onnx_producer(m) : "(none)");
     tg_onnx_value_info v;
     printf("inputs (%d):\n", tg_onnx_num_inputs(m));
     for (int i = 0; i < tg_onnx_num_inputs(m); i++)

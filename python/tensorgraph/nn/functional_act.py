@@ -4,11 +4,13 @@ hardshrink with PyTorch's argument checks and inplace=; composed from
 existing ops: glu, prelu, softmin, tanhshrink, softplus(beta, threshold),
 cosine_similarity, pairwise_distance, channel dropout, scaled dot-product
 attention, pixel_shuffle, adaptive pooling, unfold (im2col)."""
+import builtins
 import math
 import warnings
 
 from .. import _C
 from .._creation import ones, zeros
+from .._ops_stats import _memory_bytes
 from .sparse import embedding  # noqa: F401  (padding_idx, max_norm)
 
 __all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu', 'threshold',
@@ -278,6 +280,8 @@ def _adaptive(input, output_size, nd, reduce, name):
         x = input.reshape(*shape)
         red = tuple(range(x.ndim - 2 * nd + 1, x.ndim, 2))
         return reduce(x, red)
+    if builtins.max(out) * 256 > _memory_bytes():  # a Tensor object per output position
+        raise RuntimeError(f"{name}: output_size {tuple(out)} would not fit in memory")
     x = input
     for k in range(nd):
         d = input.ndim - nd + k

@@ -64,7 +64,10 @@ def _reversed_index(n):
 
 def flip(input, dims):
     """a copy with the order of the given dims reversed"""
-    for d in _dims(dims, input.ndim):
+    picked = _dims(dims, input.ndim)  # checked also for a 0-d input (dim 0 or -1)
+    if input.ndim == 0:
+        return input.clone()
+    for d in picked:
         input = _C.index_select(input, d, _reversed_index(input.shape[d]))
     return input if dims else input.clone()
 

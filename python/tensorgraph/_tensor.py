@@ -310,7 +310,16 @@ _methods['clone'] = _memory_format.clone
 _methods['contiguous'] = _memory_format.contiguous
 _methods['is_contiguous'] = _memory_format.is_contiguous
 _methods['is_cuda'] = property(lambda self: False)
-_methods['mT'] = property(lambda self: self.transpose(-2, -1))
+
+
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return self.transpose(-2, -1)
+
+
+_methods['mT'] = property(_mT)
 _methods['__array_priority__'] = 1000  # numpy defers to our reflected operators
 
 for _name, _fn in _methods.items():

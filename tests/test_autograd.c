@@ -1007,9 +1007,31 @@ static void test_inplace_refused(void)
     tg_graph_free(g);
 }
 
+/* anomaly mode: the first NaN a backward function gives stops backward
+ * with PyTorch's message naming it; off, the NaN reaches the leaf */
+static void test_anomaly_check(void)
+{
+    tg_tensor *x = tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 0});
+    CHECK_OK(tg_set_requires_grad(x, true));
+    CHECK(!tg_anomaly_check());
+    tg_set_anomaly_check(true);
+    tg_tensor *y = tg_sum(tg_mul_scalar(tg_sqrt(x), 0), 0, NULL, false);
+    CHECK_FAILS(tg_backward(y, NULL, false), TG_ERR_AUTOGRAD,
+                "Function 'SqrtBackward0' returned nan values in its 0th output.");
+    tg_tensor *w = tt_tensor(TG_FLOAT64, 2, (int64_t[]){1, 2}, (double[]){NAN, 0});
+    CHECK_OK(tg_set_requires_grad(w, true));
+    CHECK_FAILS(tg_backward(tg_sum(tg_log_softmax(w, 1), 0, NULL, false), NULL, false),
+                TG_ERR_AUTOGRAD, "Function 'LogSoftmaxBackward0' returned nan values");
+    tg_set_anomaly_check(false);
+    y = tg_sum(tg_mul_scalar(tg_sqrt(x), 0), 0, NULL, false);
+    CHECK_OK(tg_backward(y, NULL, false));
+    CHECK(isnan(tg_item(tg_slice(tg_grad(x), 0, 1, 2, 1))));
+}
+
 int main(void)
 {
     RUN(test_accumulate_two_backwards);
+    RUN(test_anomaly_check);
     RUN(test_retain_graph);
     RUN(test_backward_seed);
     RUN(test_diamond);

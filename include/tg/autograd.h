@@ -36,6 +36,15 @@ const char *tg_grad_fn_name(const tg_tensor *t);
 tg_status tg_backward(tg_tensor *root, tg_tensor *grad_output,
                       bool retain_graph);
 
+/* ---- anomaly mode (PyTorch's detect_anomaly(check_nan=True)) --------------
+ * While on (per thread), backward tests every gradient a node's rule
+ * gives and stops at the first with a NaN: TG_ERR_AUTOGRAD, "Function
+ * 'SqrtBackward0' returned nan values in its 0th output." (the op's name
+ * in PyTorch's grad_fn spelling, the input index). Off by default: the
+ * test reads every gradient. */
+void tg_set_anomaly_check(bool on);
+bool tg_anomaly_check(void);
+
 /* ---- backward hooks (data-parallel training, tg/dist.h) ------------------
  * While set (per thread; NULL clears), every tg_backward / tg_backward_ex
  * on this thread calls grad_ready(user, leaf) once per leaf reached, as

@@ -546,6 +546,17 @@ static PyObject *unpack_dual(PyObject *m, PyObject *t)
     return r;
 }
 
+/* _set_anomaly_check(on): the engine's NaN test of every gradient */
+static PyObject *set_anomaly_check(PyObject *m, PyObject *on)
+{
+    (void)m;
+    int v = PyObject_IsTrue(on);
+    if (v < 0)
+        return NULL;
+    tg_set_anomaly_check(v);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef autograd_functions[] = {
     {"_grad", (PyCFunction)(void (*)(void))autograd_grad, METH_FASTCALL, NULL},
     {"_backward", (PyCFunction)(void (*)(void))autograd_backward, METH_FASTCALL, NULL},
@@ -558,6 +569,7 @@ static PyMethodDef autograd_functions[] = {
     {"_dual_level_exit", dual_level_exit, METH_NOARGS, NULL},
     {"_make_dual", (PyCFunction)(void (*)(void))make_dual, METH_FASTCALL, NULL},
     {"_unpack_dual", unpack_dual, METH_O, NULL},
+    {"_set_anomaly_check", set_anomaly_check, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef backward_def = {"backward", (PyCFunction)(void (*)(void))m_backward,

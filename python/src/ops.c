@@ -407,9 +407,61 @@ static int bind(const OpObject *op, PyObject *const *args, Py_ssize_t nargs, PyO
 }
 
 static PyObject *op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames);
+
+/* the position of an out= keyword among kwnames, or -1 */
+static Py_ssize_t out_keyword(PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; j < nkw; j++)
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, j), "out") == 0)
+            return j;
+    return -1;
+}
+
+/* op(..., out=t): the call without out, then the result written into t
+ * by the package's hook (PyTorch's checks: no autograd, castable dtype,
+ * resized shape) */
+static PyObject *call_with_out(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames, Py_ssize_t at)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+    PyObject *out = args[nargs + at];
+    PyObject **rest = PyMem_Malloc(sizeof(PyObject *) * (size_t)(nargs + nkw));
+    PyObject *names = PyTuple_New(nkw - 1);
+    PyObject *result = NULL, *written = NULL;
+    if (!rest || !names) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        rest[i] = args[i];
+    for (Py_ssize_t j = 0, k = 0; j < nkw; j++)
+        if (j != at) {
+            rest[nargs + k] = args[nargs + j];
+            PyTuple_SET_ITEM(names, k++, Py_NewRef(PyTuple_GET_ITEM(kwnames, j)));
+        }
+    result = op_vectorcall(self, rest, (size_t)nargs, nkw > 1 ? names : NULL);
+    if (result && out != Py_None) {
+        PyObject *name = PyUnicode_FromString(((const OpObject *)self)->row->name);
+        written = name ? PyObject_CallFunctionObjArgs(tgpy_out_hook(), name, out, result, NULL)
+                       : NULL;
+        Py_XDECREF(name);
+        Py_SETREF(result, written);
+    }
+done:
+    PyMem_Free(rest);
+    Py_XDECREF(names);
+    return result;
+}
+
+static PyObject *op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames)
 {
     const OpObject *op = (const OpObject *)self;
+    Py_ssize_t at = tgpy_out_hook() ? out_keyword(kwnames) : -1;
+    if (at >= 0)
+        return call_with_out(self, args, PyVectorcall_NARGS(nargsf), kwnames, at);
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), n_rest;
     PyObject *slots[MAX_PARAMS] = {NULL};
     argval v[MAX_PARAMS];

@@ -90,6 +90,21 @@ static PyObject *c_repr(PyObject *self, PyObject *o)
     return r;
 }
 
+/* out= of the op table's functions: fn(name, out, result) writes result
+ * into out (tensorgraph._out_arg), once the package has registered it */
+static PyObject *out_hook;
+
+static PyObject *set_out_hook(PyObject *self, PyObject *fn)
+{
+    (void)self;
+    if (!PyCallable_Check(fn))
+        return PyErr_Format(PyExc_TypeError, "_set_out_hook: a callable is needed");
+    Py_XSETREF(out_hook, Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
+PyObject *tgpy_out_hook(void) { return out_hook; }
+
 static PyObject *tensor_repr(PyObject *o)
 {
     if (repr_hook && !tg_is_symbolic(TENSOR(o)))
@@ -520,12 +535,14 @@ static PyObject *m_make_subclass(PyObject *unused, PyObject *args)
 /* self._rebind_(other): self now wraps other's tg_tensor, which must share
  * self's storage (PyTorch's squeeze_, t_, detach_ change the tensor
  * object itself; a numpy array exporting self's memory keeps pointing at
- * live storage because the storage is the same) */
+ * live storage because the storage is the same). An empty self may take
+ * any storage (an out= tensor made by torch.empty(0)): an export of it
+ * has no elements to read */
 static PyObject *m_rebind_(PyObject *o, PyObject *other)
 {
     if (!Tensor_Check(other))
         return PyErr_Format(PyExc_TypeError, "_rebind_: expected a Tensor");
-    if (!tg_shares_storage(TENSOR(o), TENSOR(other)))
+    if (tg_numel(TENSOR(o)) != 0 && !tg_shares_storage(TENSOR(o), TENSOR(other)))
         return PyErr_Format(PyExc_RuntimeError, "_rebind_: the tensors must share storage");
     tg_tensor *old = TENSOR(o);
     ((TensorObject *)o)->t = tg_retain(TENSOR(other));
@@ -771,6 +788,7 @@ static PyMethodDef create_functions[] = {
     FAST("_random", random_tensor, NULL),
     {"_set_repr_hook", set_repr_hook, METH_O, "_set_repr_hook(fn): repr of concrete tensors."},
     {"_c_repr", c_repr, METH_O, "_c_repr(t): the C library's printing of t."},
+    {"_set_out_hook", set_out_hook, METH_O, "_set_out_hook(fn): out= of the ops."},
     {NULL, NULL, 0, NULL}};
 
 /* iterating gives the views x[0], x[1], ... along the first dim */

@@ -35,6 +35,7 @@ PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t);
  * Raises the Python exception PyTorch would raise for the last C error,
  * with the C message; returns NULL (or -1 through tgpy_fail_status). */
 PyObject *tgpy_raise(void);
+PyObject *tgpy_out_hook(void); /* tensorgraph._out_arg.write_out, or NULL */
 /* the same, with exc in place of the usual exception when the status is
  * `from` (an op whose PyTorch counterpart checks with TORCH_CHECK where
  * the C status is more specific) */

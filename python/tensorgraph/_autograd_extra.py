@@ -2,10 +2,11 @@
 Variable), anomaly mode (detect_anomaly / set_detect_anomaly) and
 gradgradcheck.
 
-Anomaly mode here is the API and a partial check: tensorgraph's engine
-(C) does not yet test each rule's output, so the NaN check covers the
-gradients autograd.grad returns, and its error cannot name the function
-that produced the NaN, where PyTorch's names it ('SqrtBackward0')."""
+Anomaly mode with check_nan has the C engine test every gradient a
+backward function gives (tg_set_anomaly_check), for backward() and
+autograd.grad alike, and stop at the first NaN with PyTorch's message
+naming the function ('SqrtBackward0'). PyTorch's other part, the forward
+traceback printed with the error, is not kept."""
 import threading
 import warnings
 
@@ -49,12 +50,13 @@ def is_anomaly_check_nan_enabled():
 
 def _set(enabled, check_nan):
     _state.enabled, _state.check_nan = enabled, check_nan
+    _C._set_anomaly_check(bool(enabled and check_nan))
 
 
 class detect_anomaly:
     """anomaly mode inside the block (a context manager or a decorator):
-    gradients that autograd.grad returns are checked for NaN (with
-    check_nan), raising RuntimeError"""
+    with check_nan, backward stops with RuntimeError at the first
+    backward function that returns NaN"""
 
     def __init__(self, check_nan=True):
         self.prev = is_anomaly_enabled()
@@ -96,19 +98,6 @@ class set_detect_anomaly:
 
     def __exit__(self, *args):
         _set(self.prev, self.prev_check_nan)
-
-
-def check_grads(results):
-    """under anomaly mode with check_nan: RuntimeError if a gradient has NaN"""
-    if not (is_anomaly_enabled() and is_anomaly_check_nan_enabled()):
-        return results
-    for i, g in enumerate(results):
-        if g is not None and g.dtype.is_floating_point and bool(_C.isnan(g).any()):
-            raise RuntimeError(
-                f"Function 'grad' returned nan values in its {i}th output (anomaly mode: "
-                "tensorgraph checks the gradients it returns, not each backward function, "
-                "so the function that made the NaN is not named).")
-    return results
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,

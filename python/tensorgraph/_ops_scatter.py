@@ -170,4 +170,6 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     ignored: the gradient is dense)"""
     if isinstance(index, Tensor) and index.dtype != _C.int64:
         raise RuntimeError("gather(): Expected dtype int64 for index")
+    if out is not None:
+        return _C.gather(input, dim, index, out=out)
     return _C.gather(input, dim, index)

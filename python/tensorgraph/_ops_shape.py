@@ -64,7 +64,10 @@ def _reversed_index(n):
 
 def flip(input, dims):
     """a copy with the order of the given dims reversed"""
-    for d in _dims(dims, input.ndim):
+    picked = _dims(dims, input.ndim)  # checked also for a 0-d input (dim 0 or -1)
+    if input.ndim == 0:
+        return input.clone()
+    for d in picked:
         input = _C.index_select(input, d, _reversed_index(input.shape[d]))
     return input if dims else input.clone()
 
@@ -278,7 +281,8 @@ def broadcast_to(input, size):
 
 def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(t.expand(*shape) for t in tensors)
+    # all 0-d: views of themselves (expand takes at least one size)
+    return tuple(t.expand(*shape) if shape else t.view(()) for t in tensors)
 
 
 def meshgrid(*tensors, indexing=None):
@@ -553,6 +557,8 @@ def nonzero(input, *, out=None, as_tuple=False):
         if a.ndim == 0:
             return (tensor(np.nonzero(np.atleast_1d(a))[0], dtype=_C.int64),)
         return tuple(tensor(i, dtype=_C.int64) for i in np.nonzero(a))
+    if a.ndim == 0:  # PyTorch: [1, 0] when nonzero, [0, 0] when not
+        return zeros((1 if a.item() else 0, 0), dtype=_C.int64)
     return tensor(np.argwhere(a).reshape(-1, a.ndim), dtype=_C.int64)
 
 

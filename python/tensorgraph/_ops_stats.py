@@ -1,18 +1,21 @@
 """Order statistics and friends, composed from sort / gather / comparisons
 (so gradients flow where PyTorch has them: to the selected or
 interpolated elements): median, nanmedian, kthvalue, quantile,
-nanquantile; isin, searchsorted, histc, tensor_split, dist, cov, corrcoef,
-pdist. NaNs sort last (as in PyTorch), which the nan-aware forms use."""
+nanquantile; isin, searchsorted, histc, histogram, renorm, tensor_split, dist,
+cov, corrcoef, pdist. NaNs sort last (as in PyTorch), which the nan-aware forms use."""
 import builtins
 import math
 import os
+
+import numpy as np
 
 from . import _C
 from ._creation import arange, tensor, zeros
 
 Tensor = _C.Tensor
 
-__all__ = ['median', 'nanmedian', 'kthvalue', 'quantile', 'nanquantile', 'isin',
+__all__ = ['median', 'nanmedian', 'kthvalue', 'quantile', 'nanquantile', 'isin', 'histogram',
+           'renorm',
            'searchsorted', 'histc', 'tensor_split', 'dist', 'cov', 'corrcoef', 'pdist']
 
 
@@ -382,3 +385,46 @@ def corrcoef(input):
     c = c / sd.unsqueeze(1)
     c = c / sd.unsqueeze(0)
     return _C.clamp(c, -1, 1)
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """(hist, bin_edges) as torch.histogram: bins equal-width bins over
+    range (the data's, widened by 0.5 each way when it is one value) or
+    the given edges; bin i holds [e_i, e_i+1), the last one closed; the
+    counts (or weights) in the input's float dtype; density divides by
+    the total and the widths. Counted on the host (eager only)"""
+    if not input.dtype.is_floating_point:
+        from ._ops_shape import torch_type_name
+        raise RuntimeError(f'"histogramdd" not implemented for '
+                           f'\'{torch_type_name(input.dtype)}\'')
+    a = input.detach().numpy().reshape(-1)
+    np_dt = a.dtype
+    if isinstance(bins, Tensor):
+        edges = bins.detach().numpy().astype(np_dt)
+    else:
+        lo, hi = (builtins.float(range[0]), builtins.float(range[1])) if range is not None \
+            else ((builtins.float(a.min()), builtins.float(a.max())) if a.size else (0., 0.))
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, bins + 1).astype(np_dt)
+    inside = (a >= edges[0]) & (a <= edges[-1])
+    pos = np.searchsorted(edges, a[inside], side='right') - 1
+    pos = np.minimum(pos, len(edges) - 2)
+    w = None if weight is None else weight.detach().numpy().reshape(-1)[inside]
+    hist = np.bincount(pos, weights=w, minlength=len(edges) - 1).astype(np_dt)
+    if density:
+        hist = hist / (hist.sum() * np.diff(edges))
+    from .return_types import histogram as _histogram
+    return _histogram(tensor(hist.astype(np_dt), dtype=input.dtype),
+                      tensor(edges, dtype=input.dtype))
+
+
+def renorm(input, p, dim, maxnorm):
+    """each slice along dim whose p-norm exceeds maxnorm scaled down to it
+    (PyTorch's factor maxnorm / (norm + 1e-7)); differentiable"""
+    d = dim % builtins.max(input.ndim, 1)
+    others = [i for i in builtins.range(input.ndim) if i != d]
+    norm = input.norm(p, others, keepdim=True) if others else input.abs()
+    scale = maxnorm / (norm + 1e-7)
+    one = zeros((), dtype=input.dtype) + 1
+    return input * _C.where(norm > maxnorm, scale, one)

@@ -5,7 +5,7 @@ import builtins
 
 import numpy as np
 
-from . import _C, _memory_format, _ops, _tensor_str
+from . import _C, _memory_format, _ops, _out_arg, _tensor_str
 from ._device import check_eager_target
 from ._creation import _TG_TO_NP, zeros, ones, full, tensor
 
@@ -41,9 +41,13 @@ def __iter__(self):
 
 @method
 def __format__(self, spec):
-    if self.numel() == 1 and not self.is_symbolic:
+    # PyTorch's: a 0-d tensor formats as its number; any other as object
+    # does (str(self) for an empty spec, else TypeError)
+    if self.ndim == 0 and not self.is_symbolic:
         return format(self.item(), spec)
-    return format(repr(self), spec)
+    if spec:
+        raise TypeError("unsupported format string passed to Tensor.__format__")
+    return str(self)
 
 
 @method
@@ -301,11 +305,21 @@ def _grad_fn(self):
 
 _methods['grad_fn'] = property(_grad_fn)
 _C._set_repr_hook(_tensor_str.tensor_repr)
+_C._set_out_hook(_out_arg.write_out)
 _methods['clone'] = _memory_format.clone
 _methods['contiguous'] = _memory_format.contiguous
 _methods['is_contiguous'] = _memory_format.is_contiguous
 _methods['is_cuda'] = property(lambda self: False)
-_methods['mT'] = property(lambda self: self.transpose(-2, -1))
+
+
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return self.transpose(-2, -1)
+
+
+_methods['mT'] = property(_mT)
 _methods['__array_priority__'] = 1000  # numpy defers to our reflected operators
 
 for _name, _fn in _methods.items():

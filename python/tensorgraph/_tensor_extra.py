@@ -43,7 +43,7 @@ _methods['where'] = lambda self, condition, y: _ops_more.where(condition, self, 
 _methods['equal'] = _ops.equal
 _methods['allclose'] = _ops.allclose
 for _n in ('median', 'nanmedian', 'kthvalue', 'quantile', 'nanquantile', 'histc',
-           'tensor_split', 'dist', 'cov', 'corrcoef'):
+           'histogram', 'renorm', 'tensor_split', 'dist', 'cov', 'corrcoef'):
     _methods[_n] = getattr(_ops_stats, _n)
 for _n in ('bitwise_left_shift', 'bitwise_right_shift', 'index_put', 'index_put_',
            'bitwise_left_shift_', 'bitwise_right_shift_'):  # << >>: number.c's slots

@@ -26,7 +26,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     res = _C._grad(outputs, inputs, grad_outputs, bool(retain), bool(create_graph))
     from ._tensor_extra import apply_input_hooks
     res = apply_input_hooks(inputs, res)
-    check_grads(res)  # anomaly mode's NaN check (_autograd_extra.py)
     if not allow_unused and any(r is None for r in res):
         raise RuntimeError("One of the differentiated Tensors appears to not have been used "
                            "in the graph. Set allow_unused=True if this is the desired "
@@ -156,7 +155,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
 
 
 from . import autograd_functional as functional  # noqa: E402  (vjp, jvp, jacobian, hessian, ...)
-from ._autograd_extra import (Variable, check_grads, detect_anomaly,  # noqa: E402,F401
+from ._autograd_extra import (Variable, detect_anomaly,  # noqa: E402,F401
                               gradgradcheck, set_detect_anomaly)
 from . import autograd_forward_ad as forward_ad  # noqa: E402  (dual tensors)
 

@@ -12,6 +12,8 @@
 #include "util/grow.h"
 #include "util/hmap.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,6 +331,42 @@ static tg_status route(run *r, const tg_node *n, int i, tg_tensor *g, int *ready
     return s;
 }
 
+/* ---- anomaly mode ------------------------------------------------------------------
+ * With the check on (per thread, as the engine runs on the caller's
+ * thread), every gradient a node's rule gives is tested for NaN, and the
+ * first one stops backward with PyTorch's message naming the function
+ * (the op in PyTorch's grad_fn spelling: sqrt -> SqrtBackward0). */
+static _Thread_local bool anomaly_check;
+
+void tg_set_anomaly_check(bool on) { anomaly_check = on; }
+bool tg_anomaly_check(void) { return anomaly_check; }
+
+static bool has_nan(const tg_tensor *g)
+{
+    int64_t n = tg_numel(g);
+    if (!tg_dtype_is_float(tg_dtype_of(g)) || n <= 0)
+        return false;
+    double *v = malloc(sizeof *v * (size_t)n);
+    bool nan = false;
+    if (v && tg_copy_to(g, TG_FLOAT64, v) == TG_OK)
+        for (int64_t e = 0; e < n && !nan; e++)
+            nan = v[e] != v[e];
+    free(v);
+    return nan;
+}
+
+static tg_status nan_error(const tg_node *n, int i)
+{
+    char name[128];
+    size_t k = 0;
+    for (const char *p = n->name; *p && k + 12 < sizeof name; p++)
+        if (*p != '_')
+            name[k++] = (char)(p == n->name || p[-1] == '_' ? toupper((unsigned char)*p) : *p);
+    snprintf(name + k, sizeof name - k, "%s", n->fn ? "Backward" : "Backward0");
+    return tg__error(TG_ERR_AUTOGRAD, "Function '%s' returned nan values in its %dth output.",
+                     name, i);
+}
+
 /* runs slot k's rule (when needed) and routes what it gives */
 static tg_status run_slot(run *r, int k, int *ready, int *n_ready)
 {
@@ -366,6 +404,11 @@ static tg_status run_slot(run *r, int k, int *ready, int *n_ready)
              * is the user's, a built-in rule's is ours */
             if (!(g = tg__grad_conform(n->name, i, &n->in_meta[i], dx[i], n->fn != NULL)))
                 s = tg_last_status();
+            else if (anomaly_check && has_nan(g)) {
+                tg_release(g);
+                g = NULL;
+                s = nan_error(n, i);
+            }
         } else {
             tg_release(dx[i]);
         }

@@ -58,8 +58,22 @@ def test_norm_modules():
     y = nn.InstanceNorm1d(3)(tg.tensor(x[0, :3, 0]))  # unbatched [C, L]
     np.testing.assert_allclose(y.numpy(), torch.nn.InstanceNorm1d(3)(torch.tensor(x[0, :3, 0])).numpy(),
                                rtol=1e-4, atol=1e-5)
-    with pytest.raises(NotImplementedError):
-        nn.InstanceNorm2d(3, track_running_stats=True)
+    # running statistics as PyTorch's: moved in training, used in eval
+    ours, theirs = nn.InstanceNorm2d(3, affine=True, track_running_stats=True), \
+        torch.nn.InstanceNorm2d(3, affine=True, track_running_stats=True)
+    for _ in range(2):
+        batch = np.random.rand(2, 3, 4, 5).astype(np.float32)
+        np.testing.assert_allclose(ours(tg.tensor(batch)).detach().numpy(),
+                                   theirs(torch.tensor(batch)).detach().numpy(), rtol=1e-4,
+                                   atol=1e-5)
+    for name in ('running_mean', 'running_var'):
+        np.testing.assert_allclose(getattr(ours, name).numpy(), getattr(theirs, name).numpy(),
+                                   rtol=1e-5)
+    ours.eval(), theirs.eval()
+    batch = np.random.rand(2, 3, 4, 5).astype(np.float32)
+    np.testing.assert_allclose(ours(tg.tensor(batch)).detach().numpy(),
+                               theirs(torch.tensor(batch)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    assert set(ours.state_dict()) == set(theirs.state_dict())
     with pytest.raises((RuntimeError, ValueError), match="divisible"):
         F.group_norm(tg.tensor(x), 4)
 

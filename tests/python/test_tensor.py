@@ -148,3 +148,18 @@ def test_bad_arguments_raise_not_crash():
     with pytest.raises(IndexError):
         tg.embedding(tg.tensor([5]), tg.ones(3, 2))
     assert math.isnan(tg.tensor(float("nan")).item())
+
+
+@needs_torch
+def test_format_and_broadcast_tensors_as_torch():
+    """format() of a tensor: a 0-d one as its number, others as str() for
+    an empty spec and TypeError for any other; broadcast_tensors of 0-d
+    tensors"""
+    for v in ([0.5], [[1.0, 2.0]]):
+        assert f"{tg.tensor(v)}" == f"{torch.tensor(v)}"
+        with pytest.raises(TypeError, match="unsupported format string"):
+            format(tg.tensor(v), ".2f")
+    assert format(tg.tensor(1.25), ".3f") == format(torch.tensor(1.25), ".3f")
+    ours = tg.broadcast_tensors(tg.tensor(1.0), tg.tensor(2.0))
+    assert [t.shape for t in ours] == [(), ()]
+    assert [t.item() for t in ours] == [1.0, 2.0]

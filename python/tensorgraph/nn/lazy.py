@@ -4,12 +4,10 @@ channels and no parameters; the first call reads the channels from the
 input (dim 1, or dim 0 of an unbatched sample), builds the parameters as
 the eager module's constructor would, and the module becomes that class
 (PyTorch's cls_to_become). Hooks and train/eval mode set before then are
-kept. The instance norms track running statistics (PyTorch's Lazy
-default), which tensorgraph's plain InstanceNorm refuses."""
+kept. The instance norms track running statistics by default (PyTorch's
+Lazy default; the plain InstanceNorm's is not to)."""
 import warnings
 
-from .. import _C
-from . import functional as F
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .layers import BatchNorm1d, BatchNorm2d
 from .layers_more import BatchNorm3d
@@ -107,68 +105,14 @@ LazyBatchNorm2d = _lazy_class('LazyBatchNorm2d', BatchNorm2d, 0, 'eps, momentum,
 LazyBatchNorm3d = _lazy_class('LazyBatchNorm3d', BatchNorm3d, 0, 'eps, momentum, ...')
 
 
-class _TrackedInstanceNorm:
-    """an InstanceNorm that may keep running statistics, as PyTorch's
-    (which LazyInstanceNorm turns on by default): in training each
-    sample's per-channel mean and unbiased variance, averaged over the
-    batch, move the running values by momentum; in eval they normalize"""
-
+def _tracked(plain):
+    """plain with the Lazy instance norms' defaults (affine, running
+    statistics)"""
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, dtype=None):
-        type(self)._plain.__init__(self, num_features, eps, momentum, affine, False, dtype)
-        self.track_running_stats = track_running_stats
-        if track_running_stats:
-            from .._creation import ones, tensor, zeros
-            self.register_buffer('running_mean', zeros(num_features, dtype=dtype))
-            self.register_buffer('running_var', ones(num_features, dtype=dtype))
-            self.register_buffer('num_batches_tracked', tensor(0))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
-
-    def forward(self, x):
-        if not self.track_running_stats:
-            return type(self)._plain.forward(self, x)
-        unbatched = x.ndim == self._dims + 1
-        if unbatched:
-            x = x.unsqueeze(0)
-        if x.ndim != self._dims + 2:
-            raise ValueError(f"expected {self._dims + 1}D or {self._dims + 2}D input "
-                             f"(got {x.ndim + unbatched - 1}D input)")
-        dims = tuple(range(2, x.ndim))
-        if self.training:
-            out = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
-            self._update_running(x, dims)
-        else:
-            shape = (1, -1) + (1,) * self._dims
-            out = (x - self.running_mean.reshape(shape)) / _C.sqrt(
-                self.running_var.reshape(shape) + self.eps)
-            if self.weight is not None:
-                out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
-        return out.squeeze(0) if unbatched else out
-
-    def _update_running(self, x, dims):
-        from .._grad_mode import no_grad
-        with no_grad():
-            # PyTorch's instance_norm leaves num_batches_tracked at 0
-            m = self.momentum if self.momentum is not None else 0.1
-            d = x.detach()
-            mean = d.mean(dims)
-            count = 1
-            for i in dims:
-                count *= d.shape[i]
-            var = ((d - mean.reshape(tuple(mean.shape) + (1,) * len(dims))) ** 2).sum(dims) \
-                / max(count - 1, 1)
-            self.running_mean.mul_(1 - m).add_(mean.mean(0).to(self.running_mean.dtype) * m)
-            self.running_var.mul_(1 - m).add_(var.mean(0).to(self.running_var.dtype) * m)
-
-    def extra_repr(self):
-        return (f'{self.num_features}, eps={self.eps}, momentum={self.momentum}, '
-                f'affine={self.affine}, track_running_stats={self.track_running_stats}')
-
-
-def _tracked(plain):
-    return type(plain.__name__, (_TrackedInstanceNorm, plain),
-                {'_plain': plain, '__module__': plain.__module__,
+        plain.__init__(self, num_features, eps, momentum, affine, track_running_stats, dtype)
+    return type(plain.__name__, (plain,),
+                {'__init__': __init__, '__module__': plain.__module__,
                  '__doc__': plain.__doc__})
 
 

@@ -1,0 +1,50 @@
+"""out= of the op table's functions, as PyTorch's: the result written into
+the given tensor, which is returned. Refused when autograd would record
+(PyTorch's out= functions are not differentiable) or when the result's
+dtype cannot be cast to out's; a tensor of another shape is resized (with
+PyTorch's warning unless it was empty)."""
+import warnings
+
+from . import _C
+from ._ops_shape import torch_type_name
+
+
+# ops whose out= must have the result's dtype exactly (PyTorch's non-
+# elementwise kernels); the elementwise ones and reductions cast
+_EXACT_DTYPE = {'gather', 'index_select', 'matmul', 'mm', 'bmm', 'mv', 'addmm', 'softmax',
+                'log_softmax', 'where'}
+_C10_NAMES = {'float32': 'float', 'float64': 'double', 'int32': 'int', 'int64': 'long',
+              'uint8': 'unsigned char', 'bool': 'bool'}
+
+
+def _c10(dtype):
+    return _C10_NAMES.get(str(dtype).split('.')[-1], str(dtype))
+
+
+def write_out(name, out, result):
+    if not isinstance(out, _C.Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _C.is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad.")
+    if name in _EXACT_DTYPE and out.dtype != result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_c10(result.dtype)}, but got "
+                           f"{_c10(out.dtype)} instead")
+    from ._ops_misc import can_cast
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {torch_type_name(result.dtype)} can't be cast to the "
+                           f"desired output type {torch_type_name(out.dtype)}")
+    if out.shape != result.shape:
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out.shape)}, which does not match the required output shape "
+                          f"{list(result.shape)}. This behavior is deprecated, and in a future "
+                          f"PyTorch release outputs will not be resized unless they have zero "
+                          f"elements. You can explicitly reuse an out tensor t by resizing it, "
+                          f"inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=3)
+        if out.numel() == 0:  # an empty out takes new storage
+            return out._rebind_(result.detach().to(out.dtype).clone())
+        out.resize_(tuple(result.shape))
+    out.copy_(result)  # nothing records: refused above when autograd would
+    return out

@@ -24,8 +24,13 @@ def _zeta64(s, q):
     PyTorch's (Cephes') domain: inf at s = 1 and at integer q <= 0, NaN
     for s < 1 and for q < 0 with a non-integer s"""
     s, q = _bcast(s, q)
-    finite_q = _C.where(_C.isfinite(q), q, ones_like(q))
-    low = float(finite_q.min()) if finite_q.numel() else 1.0
+    q_int = q == _C.floor(q)
+    # only the q whose value the sum decides set the number of direct terms:
+    # integer q <= 0, and q < 0 with a non-integer s, take theirs from the
+    # domain rules below (q = -2**63 would otherwise ask for 2**63 terms)
+    summed = _C.isfinite(q) & ~((q <= 0) & q_int) & ~((q < 0) & (s != _C.floor(s)))
+    summed_q = _C.where(summed, q, ones_like(q))
+    low = float(summed_q.min()) if summed_q.numel() else 1.0
     shift = max(_DIRECT_TERMS, math.ceil(_DIRECT_TERMS - low) + 1)
     total = zeros_like(s)
     for k in range(shift):
@@ -45,7 +50,6 @@ def _zeta64(s, q):
     inf = tensor(math.inf, dtype=s.dtype)
     total = _C.where(s == 1, inf, total)
     total = _C.where(s < 1, nan, total)
-    q_int = q == _C.floor(q)
     total = _C.where((q <= 0) & q_int & (s >= 1), inf, total)
     total = _C.where((q < 0) & ~q_int & (s != _C.floor(s)), nan, total)
     return total

@@ -102,3 +102,18 @@ def test_empty_shapes_with_huge_dims_are_too_large():
         with pytest.raises(RuntimeError, match="shape too large"):
             f()
     assert tg.empty(0, 4).reshape(0, 1000, 1000).shape == (0, 1000, 1000)
+
+
+def test_zeta_of_a_huge_negative_q_is_immediate():
+    # the number of direct terms of the sum came from the smallest q, also
+    # where the domain rules give the value: q = -2**63 asked for 2**63 terms
+    out = run_child("""
+        import tensorgraph as tg
+        print(tg.special.zeta(tg.ones(3, 2, dtype=tg.float64), -2**63).tolist())
+        print(tg.special.zeta(tg.tensor([2., 3., 2.5]), tg.tensor([-2.**62, -3.5, -3.5])).tolist())
+        print(tg.special.polygamma(1, tg.tensor([-2.**62])).tolist())
+        """)
+    lines = out.split("\n")
+    assert lines[0] == str([[float("inf")] * 2] * 3)
+    assert lines[1].startswith("[inf, 0.0307784") and lines[1].endswith("nan]")
+    assert lines[2] == "[inf]"

@@ -22,6 +22,7 @@ import time
 
 BATCH = 2000
 SLOW_S = 5.0
+BATCH_TIMEOUT_S = 300  # a batch still running then holds a hanging call
 
 
 def _worker(start, end, progress, run_case):
@@ -51,7 +52,7 @@ def _parent(out, total, argv_tail):
         end = min(total, pos + BATCH)
         cmd = [sys.executable, me, "--worker", str(pos), str(end), progress] + argv_tail
         try:
-            p = subprocess.run(cmd, capture_output=True, timeout=900)
+            p = subprocess.run(cmd, capture_output=True, timeout=BATCH_TIMEOUT_S)
             status, err = p.returncode, p.stderr.decode(errors="replace")[-4000:]
         except subprocess.TimeoutExpired:
             status, err = "timeout", ""

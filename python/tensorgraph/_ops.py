@@ -154,7 +154,11 @@ softmax, log_softmax = _cast_first(_C.softmax), _cast_first(_C.log_softmax)
 
 def cat(tensors, dim=0, *, out=None):
     """the C op; PyTorch's legacy rule first: 1-D empty tensors (torch.tensor([]))
-    next to tensors of more dims are skipped (their dtype still promotes)"""
+    next to tensors of more dims are skipped (their dtype still promotes);
+    out= written as every op's (_out_arg.py)"""
+    if out is not None:
+        from ._out_arg import write_out
+        return write_out('cat', out, cat(tensors, dim))
     if isinstance(tensors, _C.Tensor):
         raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, "
                         "not Tensor")

@@ -81,6 +81,8 @@ check "devices DOT has both devices" bash -c \
 check "devices DOT joins Sends to Recvs" bash -c "grep -q 'penwidth=2.5' '$tmp/d.dot'"
 check "devices: out of range" bash -c \
     "'$tg' graph lenet --devices 65 2>&1 | grep -q 'takes 1..64'"
+check "graph --devices 0 refused" bash -c \
+    "'$tg' graph lenet --devices 0 2>&1 | grep -q 'takes 1..64'"
 check "train --devices needs graph mode" bash -c \
     "'$tg' train lenet --mode eager --devices 2 2>&1 | grep -q 'use it with --mode graph'"
 echo "$passed passed, $failures failed"

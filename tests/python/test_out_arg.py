@@ -70,3 +70,13 @@ def test_nonzero_of_0d():
         a = tg.nonzero(tg.tensor(v), as_tuple=True)
         b = torch.nonzero(torch.tensor(v), as_tuple=True)
         assert [x.tolist() for x in a] == [x.tolist() for x in b]
+
+
+def test_cat_writes_out():
+    """cat is written in Python around the C op: its out= is written too"""
+    y = tg.empty(0)
+    assert tg.cat([tg.ones(2), tg.zeros(1)], out=y) is y
+    assert y.tolist() == [1.0, 1.0, 0.0]
+    z = tg.empty(3, dtype=tg.float64)
+    tg.cat([tg.ones(1), tg.ones(2)], 0, out=z)
+    assert z.dtype == tg.float64 and z.tolist() == [1.0, 1.0, 1.0]

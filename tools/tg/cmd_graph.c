@@ -349,7 +349,7 @@ static int report_passes(lenet_graph *lg, tg_module *model, tg_optimizer *opt,
 static int parse(int argc, char **argv, graph_opts *o)
 {
     *o = (graph_opts){.format = "dot", .out = "lenet.dot", .optimizer = "sgd", .lr = 0.02,
-                      .batch = 64, .level = 2, .devices = 0};
+                      .batch = 64, .level = 2, .devices = -1};
     const opt table[] = {
         {"backward", OPT_FLAG, &o->backward, "draw the whole training step, not just the forward"},
         {"format", OPT_STRING, &o->format, "dot | svg | png (svg and png need Graphviz)"},
@@ -411,8 +411,8 @@ static int parse(int argc, char **argv, graph_opts *o)
                 o->optimizer);
         return 1;
     }
-    if (o->devices < 0 || o->devices > 64 ||
-        (o->devices > 0 && (o->memory || o->passes))) {
+    /* -1: not given (0 is refused, as the help says 1..64) */
+    if (o->devices != -1 && (o->devices < 1 || o->devices > 64 || o->memory || o->passes)) {
         fprintf(stderr, "tg: --devices takes 1..64 and draws a picture (not with --memory "
                         "or --passes), got %d\n", o->devices);
         return 1;
@@ -460,7 +460,7 @@ int tg_cmd_graph(int argc, char **argv)
             r = o.passes    ? report_passes(&lg, model, opt, &o)
                 : o.memory  ? report_memory(&lg, &o)
                 : o.html    ? write_html(&lg, &o)
-                : o.devices ? write_partitions(&lg, &o)
+                : o.devices > 0 ? write_partitions(&lg, &o)
                             : write_picture(&lg, &o);
         lenet_graph_free(&lg);
     }

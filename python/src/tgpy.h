@@ -30,6 +30,9 @@ extern PyTypeObject Tensor_Type;
 PyObject *tgpy_wrap(tg_tensor *t);
 /* the same into a given Tensor subclass (nn.Parameter) */
 PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t);
+/* the buffer protocol (buffer.c): Tensor's exporter, and from_numpy(obj) */
+extern PyBufferProcs tgpy_tensor_buffer;
+PyObject *tgpy_from_buffer(PyObject *m, PyObject *obj);
 
 /* ---- errors ---------------------------------------------------------------------
  * Raises the Python exception PyTorch would raise for the last C error,

@@ -88,24 +88,30 @@ class AdaptiveAvgPool2d(Module):
         return F.adaptive_avg_pool2d(x, self.output_size)
 
 
+def init_norm_state(m, num_features, eps, momentum, affine, track_running_stats, dtype):
+    """what the batch and instance norms keep, as PyTorch's: the settings,
+    weight and bias (affine) and the running statistics (tracked)"""
+    m.num_features, m.eps, m.momentum = num_features, eps, momentum
+    m.affine, m.track_running_stats = affine, track_running_stats
+    if affine:
+        m.weight = Parameter(ones(num_features, dtype=dtype))
+        m.bias = Parameter(zeros(num_features, dtype=dtype))
+    else:
+        m.register_parameter('weight', None)
+        m.register_parameter('bias', None)
+    if track_running_stats:
+        m.register_buffer('running_mean', zeros(num_features, dtype=dtype))
+        m.register_buffer('running_var', ones(num_features, dtype=dtype))
+        m.register_buffer('num_batches_tracked', tensor(0))
+    else:
+        m.running_mean = m.running_var = m.num_batches_tracked = None
+
+
 class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, dtype=None):
         super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype))
-            self.bias = Parameter(zeros(num_features, dtype=dtype))
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
-        if track_running_stats:
-            self.register_buffer('running_mean', zeros(num_features, dtype=dtype))
-            self.register_buffer('running_var', ones(num_features, dtype=dtype))
-            self.register_buffer('num_batches_tracked', tensor(0))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+        init_norm_state(self, num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, x):
         self._check_input_dim(x)

@@ -2,9 +2,10 @@
 over F.group_norm / F.instance_norm; the instance norms may keep running
 statistics (track_running_stats) as PyTorch's."""
 from .. import _C
-from .._creation import ones, tensor, zeros
+from .._creation import ones, zeros
 from .._grad_mode import no_grad
 from . import functional as F
+from .layers import init_norm_state
 from .module import Module
 from .parameter import Parameter
 
@@ -40,21 +41,7 @@ class _InstanceNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, dtype=None):
         super().__init__()
-        self.num_features, self.eps, self.momentum, self.affine = (num_features, eps, momentum,
-                                                                   affine)
-        self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype))
-            self.bias = Parameter(zeros(num_features, dtype=dtype))
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
-        if track_running_stats:
-            self.register_buffer('running_mean', zeros(num_features, dtype=dtype))
-            self.register_buffer('running_var', ones(num_features, dtype=dtype))
-            self.register_buffer('num_batches_tracked', tensor(0))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+        init_norm_state(self, num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, x):
         unbatched = x.ndim == self._dims + 1

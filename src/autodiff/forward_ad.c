@@ -7,8 +7,9 @@
  * when it is freed), and their tangents are released at the close. That
  * is what breaks the cycles forward over reverse makes: a tangent's
  * history (recorded when the primal requires grad) saves the primal,
- * which holds the tangent. Levels are numbered and never reused, so a
- * tangent is also checked against the open level where it is read. */
+ * which holds the tangent. So every tangent there is belongs to the open
+ * level: no tensor needs to remember which. Levels are numbered and never
+ * reused (tg_dual_level_enter's answer). */
 #include "autodiff/forward_ad.h"
 #include "autodiff/jvp.h"
 #include "core/tensor_impl.h"
@@ -33,8 +34,9 @@ static int64_t n_carriers, cap_carriers;
 
 static tg_tensor *live_tangent(const tg_tensor *t)
 {
-    uint64_t open = atomic_load_explicit(&open_level, memory_order_relaxed);
-    return t && t->tangent && open && t->tangent_level == open ? t->tangent : NULL;
+    return t && t->tangent && atomic_load_explicit(&open_level, memory_order_relaxed)
+               ? t->tangent
+               : NULL;
 }
 
 static bool list_carrier(tg_tensor *t)
@@ -72,7 +74,6 @@ static tg_status attach(tg_tensor *t, tg_tensor *tangent)
 {
     tg_tensor *old = t->tangent;
     t->tangent = tangent;
-    t->tangent_level = atomic_load(&open_level);
     tg_release(old);
     if (tangent && !t->tangent_slot && !list_carrier(t)) {
         t->tangent = NULL;

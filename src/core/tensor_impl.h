@@ -58,11 +58,10 @@ struct tg_tensor {
      * history describes (autodiff/view_history.h) */
     struct tg_tensor *view_base;
     uint64_t view_version;
-    /* eager forward mode (autodiff/forward_ad.h): the tangent (owned),
-     * the dual level it belongs to (live only while that level is open)
-     * and 1 + the tensor's place in the level's list (0: not listed) */
+    /* eager forward mode (autodiff/forward_ad.h): the tangent (owned; a
+     * level's close drops them all) and 1 + the tensor's place in the
+     * open level's list (0: not listed) */
     struct tg_tensor *tangent;
-    uint64_t tangent_level;
     int64_t tangent_slot;
     /* graph mode (src/graph): a symbolic tensor has no storage (NULL) and
      * stands for value `value` of `graph`, on which it holds a reference */

@@ -1,7 +1,6 @@
 /* Custom operators from user code (PyTorch's autograd.Function): a C
  * forward run with grad off, a C backward run by the engine, and a
  * context that saves tensors for backward with version checks. */
-#include "autodiff/forward_ad.h"
 #include "autodiff/node.h"
 #include "util/grow.h"
 
@@ -100,8 +99,7 @@ static tg_tensor *run_forward(const tg_function *fn, tg_function_ctx *ctx,
     tg_tensor *y = fn->forward(ctx, n_in, in, user);
     /* a fresh alias: the output gets a grad_fn without touching y, which
      * may be an input passed through */
-    tg_tensor *out = y ? tg__alias(y, y->ndim, y->shape, y->strides, y->offset) : NULL;
-    tg__dual_share(out, y);
+    tg_tensor *out = y ? tg__alias_whole(y) : NULL;
     tg_scope_end();
     tg_no_grad_end();
     if (!y && !tg__error_is_set())

@@ -85,7 +85,7 @@ void tg__node_set_edge(tg_node *n, int i, tg_tensor *in)
     }
 }
 
-tg_tensor *tg__save_output_alias(tg_tensor *t)
+tg_tensor *tg__alias_whole(tg_tensor *t)
 {
     tg_tensor *a = tg__alias(t, t->ndim, t->shape, t->strides, t->offset);
     tg__dual_share(a, t);
@@ -164,7 +164,7 @@ tg_status tg__record(tg_op_ctx *c)
         tg_tensor *y = c->out[o];
         tg_meta_of(y, &n->out_meta[o]);
         if (saves(op->save_outputs, o)) {
-            if (!(n->saved_out[o] = tg__save_output_alias(y))) {
+            if (!(n->saved_out[o] = tg__alias_whole(y))) {
                 tg__node_release(n);
                 return TG_ERR_NOMEM;
             }

@@ -41,8 +41,10 @@ tg_status tg__record(tg_op_ctx *c);
 tg_node *tg__node_new(int n_in, int n_out);
 /* sets the edge for input i from the tensor that fed it */
 void tg__node_set_edge(tg_node *n, int i, tg_tensor *in);
-/* saves t as a saved output: an alias without grad_fn, avoiding a cycle */
-tg_tensor *tg__save_output_alias(tg_tensor *t);
+/* a new tensor struct over all of t's view, without grad_fn, carrying t's
+ * tangent (forward mode): a saved output (no cycle through its node), one
+ * unpacked for a rule, a custom function's output */
+tg_tensor *tg__alias_whole(tg_tensor *t);
 void tg__node_release(tg_node *n);
 /* frees the saved tensors (after backward without retain_graph) */
 void tg__node_free_saved(tg_node *n);

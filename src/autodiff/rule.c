@@ -3,7 +3,6 @@
  * vjp.c (shared with symbolic autodiff), or a custom function's backward,
  * in a scope of its own so that everything but the input gradients is
  * freed at once. */
-#include "autodiff/forward_ad.h"
 #include "autodiff/node.h"
 #include "autodiff/vjp.h"
 
@@ -40,8 +39,7 @@ tg_status tg__check_saved(const tg_node *n)
 static tg_tensor *unpack_output(tg_node *n, int o, bool create_graph)
 {
     tg_tensor *s = n->saved_out[o];
-    tg_tensor *t = tg__alias(s, s->ndim, s->shape, s->strides, s->offset);
-    tg__dual_share(t, s);
+    tg_tensor *t = tg__alias_whole(s);
     if (t && create_graph && tg_dtype_is_float(t->dtype)) {
         t->requires_grad = true;
         t->grad_fn = n;

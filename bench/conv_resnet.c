@@ -186,12 +186,16 @@ int main(int argc, char **argv)
             if (strcmp(path, "both") && strcmp(path, dense ? "dense" : "old"))
                 continue;
             tg__conv_dense_set_enabled(dense);
-            char tile[64] = "";
+            char tile[96] = "";
             if (dense) {
                 tg__dense_plan plan;
                 tg__conv_dense_describe(TG_FLOAT32, &c.g, &plan);
-                snprintf(tile, sizeof tile, ", \"tile\": \"%s %dx%d%s%.0d\"", plan.isa,
-                         plan.mr, plan.nv, plan.tail_nv ? " tail x" : "", plan.tail_nv);
+                if (plan.over_out)
+                    snprintf(tile, sizeof tile, ", \"tile\": \"%s %d channels x %d positions\"",
+                             plan.isa, plan.mr, plan.row_positions);
+                else
+                    snprintf(tile, sizeof tile, ", \"tile\": \"%s %dx%d%s%.0d\"", plan.isa,
+                             plan.mr, plan.nv, plan.tail_nv ? " tail x" : "", plan.tail_nv);
             }
             double best = -1, ms = c.x && c.w && c.b && c.y ? time_it(run_conv, &c, samples, &best) : -1;
             total[dense] += ms * (double)l->count;

@@ -78,6 +78,7 @@ typedef struct dense_job {
     int64_t img_len;         /* elements per prepared image, slack included */
     int64_t panels, pan_len; /* tiles' rows of output channels, their weights */
     int64_t tiles;           /* tiles of positions per image */
+    int64_t row_tiles;       /* over_out tiles: tiles per output row (else 0) */
     int64_t blk_panels, n_ob, blk_tiles, n_cb;
     int64_t *off;  /* [k] where each tap's run starts in a prepared image */
     int64_t reach; /* the furthest a tap reads inside its phase plane */
@@ -165,6 +166,15 @@ static void prepare_rows(const dense_job *j, int64_t n, char *dst, int64_t r0, i
 
 /* ---- the product ------------------------------------------------------------------ */
 
+/* the wide position tile t starts at: t nr, or for tiles along output
+ * rows (over_out), its row's and its column's */
+static int64_t tile_start(const dense_job *j, int64_t t)
+{
+    if (!j->row_tiles)
+        return t * j->kn->nr;
+    return t / j->row_tiles * j->wq + t % j->row_tiles * j->kn->nr;
+}
+
 /* the tiles of block ob of output channels x block cb of positions of
  * image n (of the chunk), from its prepared rows: img holds the image's
  * rows from row0 on, its taps at off */
@@ -172,7 +182,7 @@ static void run_block(const dense_job *j, int64_t ob, int64_t n, int64_t cb, con
                       const int64_t *off, int64_t row0)
 {
     const tg__conv_geom *g = &j->g;
-    const int64_t ohw = g->oh * g->ow, mr = j->kn->mr, nr = j->kn->nr;
+    const int64_t ohw = g->oh * g->ow, mr = j->kn->mr;
     const size_t image = (size_t)((j->n0 + n) * g->o * ohw) * j->el;
     const size_t skip = (size_t)(row0 * g->ow) * j->el; /* the rows before row0 */
     tg__dense_store st = {.y = j->y + image + skip, .bias = j->b,
@@ -189,7 +199,7 @@ static void run_block(const dense_job *j, int64_t ob, int64_t n, int64_t cb, con
             j->wp ? kn->tile_packed : kn->tile;
         for (int64_t pi = p0; pi < p1; pi++)
             tile(j->k, a + (size_t)(pi * mr * j->k) * j->el, j->k, img, off,
-                 t * nr - row0 * j->wq, pi * mr, min64(mr, g->o - pi * mr), &st);
+                 tile_start(j, t) - row0 * j->wq, pi * mr, min64(mr, g->o - pi * mr), &st);
     }
 }
 
@@ -342,6 +352,17 @@ static bool zmm_split(void)
  * on layers with few taps (ResNet's 7x7 stem, 147 taps: ~4% slower with
  * ymm tiles, though they compute 0.2% fewer padded outputs) */
 #define STORE_COST 8.0
+/* the same for the tiles over output channels, which store element by
+ * element (each output channel's run of positions from its lane) */
+#define OUT_STORE_COST 32.0
+/* the widest output rows the tiles over output channels are for. Measured
+ * on ResNet-18's layers (AVX-512, Zen 4, one thread): at 7 and 14 wide
+ * they ran at the sgemm's peak (106 GFLOP/s, 12-25% faster than the wide
+ * tiles there, whose rows overhang by 1/8 and 1/15), but at 28 wide 20%
+ * and at 56 wide 50% slower than the wide tiles, with the same
+ * multiply-adds per tap (why was not found: this machine's VM exposes no
+ * performance counters) */
+#define OUT_MAX_WIDTH 14
 
 /* accumulators a multiply-add's latency times the FMA units keep busy:
  * a tile with fewer (AVX2's 4 x 1 tail) runs at that fraction of the
@@ -392,6 +413,21 @@ static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
             if (forced >= 0 && index != forced % total)
                 continue;
             const tg__dense_kern *kn = &a->k[f64][i];
+            if (kn->over_out) {
+                /* packed weights only: kept for frozen ones, packed per call for
+                 * the others, which costs more than the tile can gain */
+                if (forced < 0 && (!j->g.w_serial || j->g.ow > OUT_MAX_WIDTH))
+                    continue;
+                double cost = (double)cdiv(j->g.o, kn->mr) * (double)(j->g.oh * cdiv(j->g.ow, kn->nr)) *
+                              kn->nv * kn->nr * (fma * (double)j->k + OUT_STORE_COST);
+                if (best < 0 || cost < best) {
+                    best = cost;
+                    j->arch = a;
+                    j->kn = kn;
+                    j->tail = NULL;
+                }
+                continue;
+            }
             int64_t tiles = cdiv(j->p, kn->nr);
             const tg__dense_kern *tail = tail_of(a, f64, kn, j->p - (tiles - 1) * kn->nr);
             double vectors = (double)(tiles - 1) * vector_time(kn) +
@@ -406,7 +442,8 @@ static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
             }
         }
     }
-    j->tiles = cdiv(j->p, j->kn->nr);
+    j->row_tiles = j->kn->over_out ? cdiv(j->g.ow, j->kn->nr) : 0;
+    j->tiles = j->row_tiles ? j->g.oh * j->row_tiles : cdiv(j->p, j->kn->nr);
 }
 
 /* the images' length: the last tile reads up to nr - 1 positions past p
@@ -416,7 +453,7 @@ static void plan_image_len(dense_job *j)
     int64_t most = 0;
     for (int64_t p = 0; p < j->k; p++)
         most = max64(most, j->off[p]);
-    int64_t len = max64(j->g.c * j->chan, most + j->tiles * j->kn->nr);
+    int64_t len = max64(j->g.c * j->chan, most + tile_start(j, j->tiles - 1) + j->kn->nr);
     j->img_len = cdiv(len, 16) * 16; /* images 64-byte aligned */
 }
 
@@ -506,8 +543,8 @@ static void home_rows(const dense_job *j, const dense_home *h, int64_t n, int64_
                       int64_t *hi)
 {
     int64_t q0 = max64(h->pair0, n * j->n_cb), q1 = min64(h->pair0 + h->pairs, (n + 1) * j->n_cb);
-    int64_t t0 = (q0 - n * j->n_cb) * j->blk_tiles * j->kn->nr;
-    int64_t t1 = min64((q1 - n * j->n_cb) * j->blk_tiles, j->tiles) * j->kn->nr;
+    int64_t t0 = tile_start(j, (q0 - n * j->n_cb) * j->blk_tiles);
+    int64_t t1 = tile_start(j, min64((q1 - n * j->n_cb) * j->blk_tiles, j->tiles) - 1) + j->kn->nr;
     *lo = t0 / j->wq;
     *hi = (t1 - 1 + j->reach) / j->wq + 1;
 }
@@ -619,8 +656,9 @@ void tg__conv_dense_describe(tg_dtype dt, const tg__conv_geom *g, tg__dense_plan
     plan_phases(&j);
     choose_tile(&j, tg__dense_arch_now(), dt == TG_FLOAT64);
     *out = (tg__dense_plan){.isa = j.arch->name, .mr = j.kn->mr, .nv = j.kn->nv,
-                            .lanes = j.kn->nr / j.kn->nv,
-                            .tail_nv = j.tail ? j.tail->nv : 0, .positions = j.p};
+                            .lanes = j.kn->over_out ? j.kn->mr / j.kn->nv : j.kn->nr / j.kn->nv,
+                            .tail_nv = j.tail ? j.tail->nv : 0, .positions = j.p,
+                            .over_out = j.kn->over_out, .row_positions = j.kn->over_out ? j.kn->nr : 0};
 }
 
 tg_status tg__conv_dense_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,
@@ -649,6 +687,7 @@ tg_status tg__conv_dense_forward_res(tg_dtype dt, const tg__conv_geom *g, const 
     j.homes = par ? malloc(sizeof(dense_home) * (size_t)j.n_homes) : NULL;
     tg_status st = TG_OK;
     tg__pack_entry *kept = NULL;
+    char *own = NULL; /* weights packed for this call alone */
     if (!j.off || !j.used || (par && !j.homes)) {
         st = TG_ERR_NOMEM;
         goto out;
@@ -662,6 +701,15 @@ tg_status tg__conv_dense_forward_res(tg_dtype dt, const tg__conv_geom *g, const 
     j.chunk = min64(g->n, max64(1, atomic_load(&chunk_bytes) / (j.img_len * (int64_t)j.el)));
     plan_blocks(&j, par ? threads : 1);
     j.wp = kept_weights(&j, &kept);
+    if (!j.wp && !j.kn->tile) { /* tiles that read packed weights only */
+        own = malloc((size_t)(j.panels * j.pan_len) * j.el);
+        if (!own) {
+            st = TG_ERR_NOMEM;
+            goto out;
+        }
+        pack_weights(&j, own);
+        j.wp = own;
+    }
     j.caller = pthread_self();
     for (j.n0 = 0; j.n0 < g->n; j.n0 += j.nn) {
         j.nn = min64(j.chunk, g->n - j.n0);
@@ -683,6 +731,7 @@ tg_status tg__conv_dense_forward_res(tg_dtype dt, const tg__conv_geom *g, const 
     }
 out:
     tg__pack_cache_release(kept, true);
+    free(own);
     free(j.homes);
     free(j.off);
     free(j.used);

@@ -41,6 +41,8 @@ typedef struct tg__dense_plan {
     int mr, nv, lanes; /* a tile: mr output channels x nv vectors of lanes */
     int tail_nv;       /* the vectors of the last tile of each image, 0: a whole tile */
     int64_t positions; /* wide positions per image */
+    bool over_out;     /* the lanes run over output channels (mr = nv x lanes) */
+    int row_positions; /* then: a tile's positions along an output row */
 } tg__dense_plan;
 void tg__conv_dense_describe(tg_dtype dt, const tg__conv_geom *g, tg__dense_plan *out);
 

@@ -27,6 +27,12 @@ typedef struct tg__dense_store {
 typedef struct tg__dense_kern {
     int mr, nr; /* a tile: mr output channels x nr wide positions */
     int nv;     /* nr in vectors: the tile's mr * nv accumulators */
+    /* the vectors run over output channels instead (mr in nv vectors),
+     * and a tile's nr positions lie along one output row: tile t of an
+     * image starts at output row t / cdiv(ow, nr), column t % cdiv(ow,
+     * nr) * nr, and stores the positions up to ow (nv * nr accumulators);
+     * tile_packed only (tile is NULL) */
+    bool over_out;
     /* the tile of output channels o0 .. o0 + rows (rows <= mr; row i's
      * weights at a + i lda) at wide positions t .. t + nr, biased,
      * activated and stored */
@@ -42,7 +48,7 @@ typedef struct tg__dense_kern {
 } tg__dense_kern;
 
 /* the tile shapes an instruction set offers, per dtype */
-#define TG__DENSE_MAX_KINDS 2
+#define TG__DENSE_MAX_KINDS 3
 /* the narrower tiles for the positions left at the end of an image:
  * each kind's height with fewer vectors (AVX-512's 12 x 1, 8 x 1, 8 x 2) */
 #define TG__DENSE_MAX_TAILS 4

@@ -253,6 +253,70 @@
         DA_NAME(store_##TN)((const T(*)[DA_NAME(TS_##TN)])tile, t, o0, rows, st); \
     }
 
+/* the kernels of one tile shape whose vectors run over output channels:
+ * CV vectors of output channels (MR = CV lanes) x NP positions along one
+ * output row (conv_dense_api.h, over_out), over packed weights only. Per
+ * tap, CV vectors of weights are loaded and NP image values broadcast
+ * against them; the tile's positions are the row's own, so a 7-wide
+ * plane computes 7 positions a row, not the wide tiles' 8 or 16 */
+#define DENSE_OUT_TEMPLATE(T, SUF, CV, NP) DENSE_OUT_TEMPLATE_(T, SUF, CV, NP, SUF##_o##CV##x##NP)
+#define DENSE_OUT_TEMPLATE_(T, SUF, CV, NP, TN)                                  \
+    enum { DA_NAME(MR_##TN) = CV * (VEC_BYTES / (int)sizeof(T)) };              \
+                                                                                \
+    /* the tap loop alone (a function of its own, as taps_* above): out[j]  \
+     * holds position j's sums for the MR output channels */                 \
+    static __attribute__((noinline)) void DA_NAME(tapso_##TN)(               \
+        int64_t k, const T *restrict a, const T *restrict img,               \
+        const int64_t *restrict off, T (*restrict out)[DA_NAME(MR_##TN)])    \
+    {                                                                        \
+        typedef DA_NAME(v_##SUF) V;                                          \
+        typedef DA_NAME(vu_##SUF) VU;                                        \
+        enum { L = DA_NAME(L_##SUF) };                                       \
+        V acc[NP][CV];                                                       \
+        _Pragma("GCC unroll 16") for (int j = 0; j < NP; j++)                \
+            _Pragma("GCC unroll 8") for (int v = 0; v < CV; v++)             \
+                acc[j][v] = (V){0};                                          \
+        for (int64_t p = 0; p < k; p++, a += CV * L) {                       \
+            const T *b = img + off[p];                                       \
+            V wv[CV];                                                        \
+            _Pragma("GCC unroll 8") for (int v = 0; v < CV; v++)             \
+                wv[v] = *(const VU *)(a + v * L);                            \
+            _Pragma("GCC unroll 16") for (int j = 0; j < NP; j++)            \
+                _Pragma("GCC unroll 8") for (int v = 0; v < CV; v++)         \
+                    acc[j][v] += b[j] * wv[v];                               \
+        }                                                                    \
+        _Pragma("GCC unroll 16") for (int j = 0; j < NP; j++)                \
+            _Pragma("GCC unroll 8") for (int v = 0; v < CV; v++)             \
+                *(VU *)&out[j][v * L] = acc[j][v];                           \
+    }                                                                        \
+                                                                             \
+    /* output channels o0 .. o0 + rows at the positions of output row      \
+     * t / wq from column t % wq on (at most NP, not past ow), biased,       \
+     * shortcut added and activated as put_row does, each output channel's \
+     * run of positions in its own row of the output */                     \
+    static void DA_NAME(tileo_##TN)(int64_t k, const void *av, int64_t lda,  \
+                                    const void *imgv, const int64_t *off,     \
+                                    int64_t t, int64_t o0, int64_t rows,      \
+                                    const tg__dense_store *st)               \
+    {                                                                        \
+        enum { MR = DA_NAME(MR_##TN) };                                      \
+        (void)lda;                                                           \
+        T tile[NP][MR] __attribute__((aligned(64)));                         \
+        DA_NAME(tapso_##TN)(k, (const T *)av, (const T *)imgv + t, off, tile); \
+        int64_t oy = t / st->wq, ox = t - oy * st->wq;                       \
+        int64_t n = st->ow - ox < NP ? st->ow - ox : NP;                     \
+        const T *bias = st->bias, *res = st->res;                            \
+        for (int64_t i = 0; i < rows; i++) {                                 \
+            int64_t at = (o0 + i) * st->ohw + oy * st->ow + ox;              \
+            T b = bias ? bias[o0 + i] : (T)0, *y = (T *)st->y + at;          \
+            for (int64_t j = 0; j < n; j++) {                                \
+                T v = tile[j][i] + b;                                        \
+                v = res ? v + res[at + j] : v;                               \
+                y[j] = !st->relu || v > 0 || v != v ? v : (T)0;              \
+            }                                                                \
+        }                                                                    \
+    }
+
 DENSE_TYPES(float, int32_t, f32)
 DENSE_TYPES(double, int64_t, f64)
 /* DENSE_TILES(X) lists the shapes as X(MR, NV) */
@@ -262,6 +326,15 @@ DENSE_TILES(DA_F32)
 DENSE_TILES(DA_F64)
 DENSE_TAILS(DA_F32)
 DENSE_TAILS(DA_F64)
+/* DENSE_OUTS(X) lists the shapes over output channels as X(CV, NP) (the
+ * float64 tiles have as many vectors, of half as many channels) */
+#ifndef DENSE_OUTS
+#define DENSE_OUTS(X)
+#endif
+#define DO_F32(CV, NP) DENSE_OUT_TEMPLATE(float, f32, CV, NP)
+#define DO_F64(CV, NP) DENSE_OUT_TEMPLATE(double, f64, CV, NP)
+DENSE_OUTS(DO_F32)
+DENSE_OUTS(DO_F64)
 
 #define DA_KERN(SUF, MR, NV)                                                     \
     {.mr = MR, .nr = DA_NAME(NR_##SUF##_##MR##x##NV), .nv = NV,                 \
@@ -270,6 +343,11 @@ DENSE_TAILS(DA_F64)
 #define DA_K32(MR, NV) DA_KERN(f32, MR, NV)
 #define DA_K64(MR, NV) DA_KERN(f64, MR, NV)
 #define DA_COUNT(MR, NV) +1
+#define DO_KERN(SUF, CV, NP)                                                     \
+    {.mr = DA_NAME(MR_##SUF##_o##CV##x##NP), .nr = NP, .nv = CV, .over_out = true, \
+     .tile = NULL, .tile_packed = DA_NAME(tileo_##SUF##_o##CV##x##NP)},
+#define DO_K32(CV, NP) DO_KERN(f32, CV, NP)
+#define DO_K64(CV, NP) DO_KERN(f64, CV, NP)
 
 #ifndef DENSE_NARROWER
 #define DENSE_NARROWER NULL
@@ -281,12 +359,13 @@ DENSE_TAILS(DA_F64)
 #endif
 const tg__dense_arch DA_NAME(tg__dense_arch) = {
     .name = DA_STR(DENSE_ISA),
-    .n_kinds = 0 DENSE_TILES(DA_COUNT),
+    .n_kinds = 0 DENSE_TILES(DA_COUNT) DENSE_OUTS(DA_COUNT),
     .n_tails = 0 DENSE_TAILS(DA_COUNT),
-    .k = {{DENSE_TILES(DA_K32)}, {DENSE_TILES(DA_K64)}},
+    .k = {{DENSE_TILES(DA_K32) DENSE_OUTS(DO_K32)}, {DENSE_TILES(DA_K64) DENSE_OUTS(DO_K64)}},
     .tails = {{DENSE_TAILS(DA_K32)}, {DENSE_TAILS(DA_K64)}},
     .narrower = DENSE_NARROWER,
 };
 #undef DENSE_NARROWER
 #undef DENSE_PACKED
 #undef DENSE_PACKED_TILE
+#undef DENSE_OUTS

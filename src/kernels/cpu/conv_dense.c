@@ -362,17 +362,13 @@ static bool zmm_split(void)
  * on layers with few taps (ResNet's 7x7 stem, 147 taps: ~4% slower with
  * ymm tiles, though they compute 0.2% fewer padded outputs) */
 #define STORE_COST 8.0
-/* the same for the tiles over output channels, which store element by
- * element (each output channel's run of positions from its lane) */
-#define OUT_STORE_COST 32.0
-/* the widest output rows the tiles over output channels are for. Measured
- * on ResNet-18's layers (AVX-512, Zen 4, one thread): at 7 and 14 wide
- * they ran at the sgemm's peak (106 GFLOP/s, 12-25% faster than the wide
- * tiles there, whose rows overhang by 1/8 and 1/15), but at 28 wide 20%
- * and at 56 wide 50% slower than the wide tiles, with the same
- * multiply-adds per tap (why was not found: this machine's VM exposes no
- * performance counters) */
-#define OUT_MAX_WIDTH 14
+/* the same for the tiles over output channels, whose store transposes
+ * the tile (each output channel's positions from its lane): fitted to
+ * ResNet-18's layers on AVX-512 (Zen 4, one thread), where these tiles
+ * lost 4% to the wide ones on the 7x7 stem (147 taps) and 16% on a 1x1
+ * projection (64 taps), and won 1-3% on the 3x3 layers at 56 and 28 wide
+ * and 12-25% at 14 and 7 wide, whose wide rows overhang by 1/15 and 1/8 */
+#define OUT_STORE_COST 18.0
 
 /* accumulators a multiply-add's latency times the FMA units keep busy:
  * a tile with fewer (AVX2's 4 x 1 tail) runs at that fraction of the
@@ -426,7 +422,7 @@ static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
             if (kn->over_out) {
                 /* packed weights only: kept for frozen ones, packed per call for
                  * the others, which costs more than the tile can gain */
-                if (forced < 0 && (!j->g.w_serial || j->g.ow > OUT_MAX_WIDTH))
+                if (forced < 0 && !j->g.w_serial)
                     continue;
                 double cost = (double)cdiv(j->g.o, kn->mr) * (double)(j->g.oh * cdiv(j->g.ow, kn->nr)) *
                               kn->nv * kn->nr * (fma * (double)j->k + OUT_STORE_COST);

@@ -214,9 +214,21 @@ static void run_block(const dense_job *j, int64_t ob, int64_t n, int64_t cb, con
 }
 
 /* one thread: the images of the chunk prepared whole, then every unit
- * (block of output channels, slowest, image, block of positions) */
+ * (block of output channels, slowest, image, block of positions); with
+ * one block of output channels, each image prepared just before its
+ * units, while it is in cache (ResNet's 56x56 layers at batch 8: 8
+ * prepared images of 0.85 MB had left L2 by the time their units ran) */
 static void run_serial(dense_job *j)
 {
+    if (j->n_ob == 1) {
+        for (int64_t n = 0; n < j->nn; n++) {
+            char *img = j->imgs + (size_t)(n * j->img_len) * j->el;
+            prepare_rows(j, j->n0 + n, img, 0, j->hq, j->chan, j->hq * j->wq, j->img_len);
+            for (int64_t cb = 0; cb < j->n_cb; cb++)
+                run_block(j, 0, n, cb, img, j->off, 0);
+        }
+        return;
+    }
     for (int64_t n = 0; n < j->nn; n++)
         prepare_rows(j, j->n0 + n, j->imgs + (size_t)(n * j->img_len) * j->el, 0, j->hq,
                      j->chan, j->hq * j->wq, j->img_len);

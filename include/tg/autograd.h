@@ -188,6 +188,18 @@ tg_tensor *tg_dual_tangent(const tg_tensor *t);
 /* a view of t without its tangent */
 tg_tensor *tg_dual_primal(tg_tensor *t);
 
+/* ---- multi-output views ------------------------------------------------
+ * Marks view t as output `output_nr` of a function returning several
+ * views of one tensor, `fn` one of "split", "split_with_sizes", "unbind"
+ * (front ends compose them from narrow/select), as PyTorch's: while grad
+ * mode is on, an in-place write to t (or to a view of t) with an operand
+ * that requires grad fails (TG_ERR_AUTOGRAD), and so does reading t with
+ * grad mode on after its base or another view of it was written in place
+ * (when t's base requires grad); t's grad_fn takes fn's name. A tensor
+ * that is not a view made with grad mode on is left as it is (TG_OK).
+ * TG_ERR_ARG: another fn, output_nr < 0. */
+tg_status tg_mark_multi_output_view(tg_tensor *t, const char *fn, int output_nr);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -221,6 +221,26 @@ static PyObject *grad_fn_name(PyObject *m, PyObject *t)
     return PyUnicode_FromString(name);
 }
 
+/* _mark_multi_output(parts, fn): parts (a tuple of views) are the
+ * outputs of split / split_with_sizes / unbind (tg_mark_multi_output_view);
+ * returns parts */
+static PyObject *mark_multi_output(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *parts;
+    const char *fn;
+    if (!PyArg_ParseTuple(args, "O!s", &PyTuple_Type, &parts, &fn))
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(parts); i++) {
+        PyObject *t = PyTuple_GET_ITEM(parts, i);
+        if (!Tensor_Check(t))
+            return PyErr_Format(PyExc_TypeError, "expected a tuple of Tensors");
+        if (tg_mark_multi_output_view(TENSOR(t), fn, (int)i) != TG_OK)
+            return tgpy_raise();
+    }
+    return Py_NewRef(parts);
+}
+
 /* ---- custom functions ---------------------------------------------------------
  * The context object Python code sees: save_for_backward / saved_tensors go
  * to the C context (version-checked), other attributes to its dict. */
@@ -563,6 +583,7 @@ static PyMethodDef autograd_functions[] = {
     {"_set_grad_enabled", set_grad_enabled, METH_O, "Sets grad mode; returns the old one."},
     {"is_grad_enabled", is_grad_enabled, METH_NOARGS, NULL},
     {"_grad_fn_name", grad_fn_name, METH_O, NULL},
+    {"_mark_multi_output", mark_multi_output, METH_VARARGS, NULL},
     {"_function_apply", (PyCFunction)(void (*)(void))function_apply, METH_FASTCALL, NULL},
     {"_function_def", function_def, METH_O, NULL},
     {"_dual_level_enter", dual_level_enter, METH_NOARGS, NULL},

@@ -63,7 +63,8 @@ max.__name__, min.__name__ = 'max', 'min'
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    """Views of consecutive parts along dim (differentiable slices)."""
+    """Views of consecutive parts along dim (differentiable slices), as
+    PyTorch's multi-output views (tg_mark_multi_output_view)."""
     n = tensor.shape[dim]
     if isinstance(split_size_or_sections, int):
         s = split_size_or_sections
@@ -81,7 +82,9 @@ def split(tensor, split_size_or_sections, dim=0):
     for s in sizes:
         parts.append(tensor.narrow(dim, start, s))
         start += s
-    return tuple(parts)
+    # PyTorch's multi-output views: no in-place writes while autograd records
+    fn = 'split' if isinstance(split_size_or_sections, int) else 'split_with_sizes'
+    return _C._mark_multi_output(tuple(parts), fn)
 
 
 def chunk(input, chunks, dim=0):

@@ -231,7 +231,8 @@ def select(input, dim, index):
 
 def unbind(input, dim=0):
     dim = _dim(dim, input.ndim)
-    return tuple(select(input, dim, i) for i in range(input.shape[dim]))
+    return _C._mark_multi_output(tuple(select(input, dim, i) for i in range(input.shape[dim])),
+                                 'unbind')
 
 
 def movedim(input, source, destination):

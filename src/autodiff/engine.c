@@ -358,11 +358,7 @@ static bool has_nan(const tg_tensor *g)
 static tg_status nan_error(const tg_node *n, int i)
 {
     char name[128];
-    size_t k = 0;
-    for (const char *p = n->name; *p && k + 12 < sizeof name; p++)
-        if (*p != '_')
-            name[k++] = (char)(p == n->name || p[-1] == '_' ? toupper((unsigned char)*p) : *p);
-    snprintf(name + k, sizeof name - k, "%s", n->fn ? "Backward" : "Backward0");
+    tg__node_display_name(n, name, sizeof name);
     return tg__error(TG_ERR_AUTOGRAD, "Function '%s' returned nan values in its %dth output.",
                      name, i);
 }

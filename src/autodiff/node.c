@@ -4,6 +4,8 @@
 #include "autodiff/forward_ad.h"
 #include "util/grow.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,4 +233,13 @@ void tg__node_release(tg_node *n)
     worklist = NULL;
     work_cap = 0;
     draining = false;
+}
+
+void tg__node_display_name(const tg_node *n, char *buf, size_t len)
+{
+    size_t k = 0;
+    for (const char *p = n->name; *p && k + 12 < len; p++)
+        if (*p != '_')
+            buf[k++] = (char)(p == n->name || p[-1] == '_' ? toupper((unsigned char)*p) : *p);
+    snprintf(buf + k, len - k, "%s", n->fn ? "Backward" : "Backward0");
 }

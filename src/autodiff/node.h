@@ -46,6 +46,9 @@ void tg__node_set_edge(tg_node *n, int i, tg_tensor *in);
  * unpacked for a rule, a custom function's output */
 tg_tensor *tg__alias_whole(tg_tensor *t);
 void tg__node_release(tg_node *n);
+/* n's op in PyTorch's grad_fn spelling (sqrt -> SqrtBackward0, a custom
+ * function's name + Backward) into buf */
+void tg__node_display_name(const tg_node *n, char *buf, size_t len);
 /* frees the saved tensors (after backward without retain_graph) */
 void tg__node_free_saved(tg_node *n);
 /* does any input require grad while grad mode is on? */

@@ -14,6 +14,8 @@
 #include "core/status_impl.h"
 #include "tg/tg.h"
 
+#include <string.h>
+
 
 void tg__view_track(tg_tensor *y, tg_tensor *x)
 {
@@ -22,6 +24,55 @@ void tg__view_track(tg_tensor *y, tg_tensor *x)
         return;
     y->view_base = tg_retain(x->view_base ? x->view_base : x);
     y->view_version = y->storage->version;
+    if (x->view_multi) { /* a view of a multi-output view is one too (output 0 of its op) */
+        y->view_multi = true;
+        y->view_output = 0;
+    }
+}
+
+/* the functions whose outputs are multi-output views, as the grad_fn
+ * names their outputs take (static strings: nodes keep the pointer) */
+static const char *const multi_output_fns[] = {"split", "split_with_sizes", "unbind", NULL};
+
+tg_status tg_mark_multi_output_view(tg_tensor *t, const char *fn, int output_nr)
+{
+    if (!t || !fn)
+        return tg__error(TG_ERR_ARG, "tg_mark_multi_output_view: NULL argument");
+    const char *name = NULL;
+    for (int i = 0; multi_output_fns[i]; i++)
+        if (!strcmp(fn, multi_output_fns[i]))
+            name = multi_output_fns[i];
+    if (!name)
+        return tg__error(TG_ERR_ARG, "tg_mark_multi_output_view: unknown function '%s' "
+                         "(split, split_with_sizes or unbind)", fn);
+    if (output_nr < 0)
+        return tg__error(TG_ERR_ARG, "tg_mark_multi_output_view: output number %d < 0",
+                         output_nr);
+    if (!t->view_base)
+        return TG_OK; /* not a tracked view: made with grad mode off, or not a view */
+    t->view_multi = true;
+    t->view_output = output_nr;
+    if (t->grad_fn && t->grad_fn->op && t->grad_fn->n_out == 1 && t->grad_fn->refcount == 1)
+        t->grad_fn->name = name; /* PyTorch's grad_fn: SplitBackward0, UnbindBackward0 */
+    return TG_OK;
+}
+
+/* PyTorch's refusal of a write to (indirect: through its base or another
+ * view of its base) multi-output view t */
+static tg_status multi_output_error(const tg_tensor *t, bool indirect)
+{
+    const char *how = indirect ? "its base or another view of its base has been"
+                               : "is being";
+    const char *why = " This view is the output of a function that returns multiple views. "
+                      "Such functions do not allow the output views to be modified inplace. "
+                      "You should replace the inplace operation by an out-of-place one.";
+    if (!t->grad_fn)
+        return tg__error(TG_ERR_AUTOGRAD, "A view was created in no_grad mode and %s "
+                         "modified inplace with grad mode enabled.%s", how, why);
+    char name[128];
+    tg__node_display_name(t->grad_fn, name, sizeof name);
+    return tg__error(TG_ERR_AUTOGRAD, "Output %d of %s is a view and %s modified inplace.%s",
+                     t->view_output, name, how, why);
 }
 
 /* the position in base b (contiguous, as one flat row) of each element of
@@ -91,9 +142,15 @@ static tg_status unsupported_base(const char *what)
 static tg_status refresh_one(tg_tensor *v)
 {
     tg_tensor *b = v->view_base;
+    if (!b->requires_grad && !v->grad_fn) {
+        v->view_version = v->storage->version;
+        return TG_OK; /* nothing to differentiate through the base */
+    }
+    if (v->view_multi) /* stays stale: every use fails, as PyTorch's */
+        return multi_output_error(v, true);
     v->view_version = v->storage->version;
     if (!b->requires_grad)
-        return TG_OK; /* nothing to differentiate through the base */
+        return TG_OK;
     if (!tg_is_contiguous(b))
         return unsupported_base("a view read after its base was written in place");
     tg_scope_begin();
@@ -122,9 +179,11 @@ tg_status tg__view_refresh(int n, tg_tensor *const *in)
     return TG_OK;
 }
 
-tg_status tg__view_check_write(const char *op, const tg_tensor *t)
+tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad)
 {
     const tg_tensor *b = t->view_base;
+    if (b && t->view_multi && (b->requires_grad || t->requires_grad || src_requires_grad))
+        return multi_output_error(t, false);
     if (!b || !(b->requires_grad || t->requires_grad))
         return TG_OK; /* not a view (or one made with grad mode off), or no history */
     if (b->requires_grad && !b->grad_fn)
@@ -144,6 +203,8 @@ tg_status tg__view_rebase(tg_tensor *t)
     tg_tensor *b = t->view_base;
     if (!b)
         return TG_OK;
+    if (t->view_multi && !tg_grad_enabled())
+        return TG_OK; /* unrecorded: t is now stale, and fails when next read with grad */
     t->view_version = t->storage->version; /* t's history (the write) is current */
     if (!t->requires_grad || !tg_grad_enabled())
         return TG_OK;

@@ -58,6 +58,12 @@ struct tg_tensor {
      * history describes (autodiff/view_history.h) */
     struct tg_tensor *view_base;
     uint64_t view_version;
+    /* a view of (a view of) one of the outputs of a function returning
+     * several views (split, unbind; tg_mark_multi_output_view): no
+     * in-place writes while autograd records, as PyTorch's; view_output:
+     * which output it was (0 for views made of it) */
+    bool view_multi;
+    int view_output;
     /* eager forward mode (autodiff/forward_ad.h): the tangent (owned; a
      * level's close drops them all) and 1 + the tensor's place in the
      * open level's list (0: not listed) */

@@ -23,8 +23,9 @@
 #include <string.h>
 
 /* ---- checks --------------------------------------------------------------- */
-/* may t (input 0 of in-place op `op`) be written? */
-static tg_status check_dst(const char *op, const tg_tensor *t)
+/* may t (input 0 of in-place op `op`; src: its other input, or NULL) be
+ * written? */
+static tg_status check_dst(const char *op, const tg_tensor *t, const tg_tensor *src)
 {
     if (!tg__check_concrete(op, t))
         return tg_last_status();
@@ -39,7 +40,7 @@ static tg_status check_dst(const char *op, const tg_tensor *t)
             return tg__error(TG_ERR_ARG, "%s: more than one element of the destination "
                              "refers to the same memory location (axis %d is expanded); "
                              "clone it before writing to it", op, i);
-    return tg_grad_enabled() ? tg__view_check_write(op, t) : TG_OK;
+    return tg_grad_enabled() ? tg__view_check_write(op, t, src && src->requires_grad) : TG_OK;
 }
 
 /* the output is the destination itself */
@@ -54,7 +55,7 @@ static tg_status check_dst_src(tg_op_ctx *c)
 {
     const char *op = c->op->name;
     const tg_tensor *dst = c->in[0], *src = c->in[1];
-    tg_status s = check_dst(op, dst);
+    tg_status s = check_dst(op, dst, src);
     if (s != TG_OK)
         return s;
     if (!tg__check_concrete(op, src))
@@ -156,7 +157,7 @@ static const tg_attr_spec fill_specs[] = {TG_SPEC_FLOAT(fill_attrs, value, 0), {
 
 static tg_status fill_infer(tg_op_ctx *c)
 {
-    tg_status s = check_dst(c->op->name, c->in[0]);
+    tg_status s = check_dst(c->op->name, c->in[0], NULL);
     return s == TG_OK ? same_as_dst(c) : s;
 }
 
@@ -271,7 +272,7 @@ static const tg_iter_row_fn scale_rows[TG_NUM_DTYPES] = {scale_f32, scale_f64, s
 
 static tg_status scale_infer(tg_op_ctx *c)
 {
-    tg_status s = check_dst(c->op->name, c->in[0]);
+    tg_status s = check_dst(c->op->name, c->in[0], NULL);
     if (s == TG_OK && c->in[0]->dtype == TG_BOOL)
         s = tg__error(TG_ERR_DTYPE, "mul_scalar_: bool tensor is not supported");
     return s == TG_OK ? same_as_dst(c) : s;

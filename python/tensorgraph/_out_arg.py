@@ -13,12 +13,16 @@ from ._ops_shape import torch_type_name
 # elementwise kernels); the elementwise ones and reductions cast
 _EXACT_DTYPE = {'gather', 'index_select', 'matmul', 'mm', 'bmm', 'mv', 'addmm', 'softmax',
                 'log_softmax', 'where'}
-_C10_NAMES = {'float32': 'float', 'float64': 'double', 'int32': 'int', 'int64': 'long',
+_C10_NAMES = {'float32': 'float', 'float64': 'double', 'int32': 'int', 'int64': 'long int',
               'uint8': 'unsigned char', 'bool': 'bool'}
 
 
-def _c10(dtype):
+def c10_name(dtype):
+    """the dtype as PyTorch's out= messages name it (c10's type names)"""
     return _C10_NAMES.get(str(dtype).split('.')[-1], str(dtype))
+
+
+_c10 = c10_name
 
 
 def write_out(name, out, result):
@@ -34,17 +38,27 @@ def write_out(name, out, result):
     if not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {torch_type_name(result.dtype)} can't be cast to the "
                            f"desired output type {torch_type_name(out.dtype)}")
-    if out.shape != result.shape:
-        if out.numel():
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"{list(out.shape)}, which does not match the required output shape "
-                          f"{list(result.shape)}. This behavior is deprecated, and in a future "
-                          f"PyTorch release outputs will not be resized unless they have zero "
-                          f"elements. You can explicitly reuse an out tensor t by resizing it, "
-                          f"inplace, to zero elements with t.resize_(0).", UserWarning,
-                          stacklevel=3)
-        if out.numel() == 0:  # an empty out takes new storage
-            return out._rebind_(result.detach().to(out.dtype).clone())
-        out.resize_(tuple(result.shape))
+    resize_for(out, result, keep_history=False, stacklevel=4)
     out.copy_(result)  # nothing records: refused above when autograd would
     return out
+
+
+def resize_for(out, result, keep_history, stacklevel):
+    """out made result's shape when it differs, as PyTorch's resize_output:
+    a warning unless out was empty (which takes new storage: result's values
+    in out's dtype; with its history when keep_history)"""
+    if out.shape == result.shape:
+        return
+    if out.numel():
+        warnings.warn(f"An output with one or more elements was resized since it had shape "
+                      f"{list(out.shape)}, which does not match the required output shape "
+                      f"{list(result.shape)}. This behavior is deprecated, and in a future "
+                      f"PyTorch release outputs will not be resized unless they have zero "
+                      f"elements. You can explicitly reuse an out tensor t by resizing it, "
+                      f"inplace, to zero elements with t.resize_(0).", UserWarning,
+                      stacklevel=stacklevel)
+    if out.numel() == 0:  # an empty out takes new storage
+        r = result if keep_history else result.detach()
+        out._rebind_(r.to(out.dtype).clone())
+    else:
+        out.resize_(tuple(result.shape))

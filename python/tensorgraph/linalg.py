@@ -6,7 +6,8 @@ elimination in _linalg_lu.py); matmul, diagonal, cross (dim -1), vecdot
 and multi_dot (1-D ends as vectors, as PyTorch's); cholesky,
 cholesky_ex, solve_triangular, qr, eigh, eigvalsh, svd, svdvals, pinv
 and matrix_rank (composed in _linalg_decomp.py), matrix norms 'nuc', 2
-and -2 and cond from the singular values."""
+and -2 and cond from the singular values. Every function PyTorch gives
+out= takes it, with PyTorch's checks (_linalg_out.py)."""
 import math
 
 from . import _C
@@ -152,7 +153,7 @@ def multi_dot(tensors):
     return out
 
 
-def cond(A, p=None, *, out=None):
+def cond(A, p=None):
     """the condition number: largest over smallest singular value (p None,
     2; -2 the inverse), else norm(A, p) * norm(inv(A), p)"""
     if p in (None, 2, -2):
@@ -160,3 +161,15 @@ def cond(A, p=None, *, out=None):
         big, small = sv.amax(-1), sv.amin(-1)
         return big / small if p != -2 else small / big
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def _take_out():
+    """every function here takes PyTorch's out= (_linalg_out.py)"""
+    from ._linalg_out import SPECS, with_out
+    g = globals()
+    for name in SPECS:
+        g[name] = with_out(g[name], name)
+
+
+_take_out()
+del _take_out

@@ -178,10 +178,14 @@ def _getitem(x, idx):
 def _setitem(x, idx, value):
     """x[idx] = value for any index, as one recorded in-place update of x:
     the positions that idx selects (indexing a tensor of positions), value
-    broadcast to the selection and placed by one index_select, then
-    x.copy_(where(selected, placed, x)). Autograd records it when it
-    watches x or value (then x is cloned first, as in-place ops do)."""
-    from ._creation import tensor, zeros
+    broadcast to the selection and written there by one scatter over the
+    flattened x, then copied into x. Of repeated positions the last write
+    wins (scatter writes in order), and gradients are PyTorch's
+    index_put's: x's is zero at the written positions, value's element
+    takes the gradient of the position it was written to, repeated or not
+    (scatter's rule: a gather). Autograd records it when it watches x or
+    value (then x is cloned first, as in-place ops do)."""
+    from ._creation import tensor
     n = x.numel()
     positions = _C.from_numpy(np.arange(n, dtype=np.int64).reshape(tuple(x.shape)))
     sel = np.asarray(positions[idx])
@@ -195,15 +199,11 @@ def _setitem(x, idx, value):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
                            f"cannot be broadcast to indexing result of shape "
                            f"{list(sel.shape)}") from None
-    k = sel.size
-    where_from = np.full(n, k, np.int64)
-    where_from[sel.reshape(-1)] = np.arange(k)  # repeated positions: the last write wins
-    values = _C.cat([value.reshape(-1), zeros(1, dtype=x.dtype)], 0)
-    placed = _C.index_select(values, 0, _C.from_numpy(where_from)).reshape(tuple(x.shape))
-    chosen = _C.from_numpy((where_from < k).reshape(tuple(x.shape)))
     recording = _C.is_grad_enabled() and (x.requires_grad or value.requires_grad)
     prev = _C._set_grad_enabled(recording)
     try:
-        x.copy_(_C.where(chosen, placed, x.clone() if recording else x))
+        flat = (x.clone() if recording else x).reshape(n)
+        written = _C._scatter(flat, 0, _long(sel.reshape(-1)), value.reshape(sel.size))
+        x.copy_(written.reshape(tuple(x.shape)))
     finally:
         _C._set_grad_enabled(prev)

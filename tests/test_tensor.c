@@ -419,15 +419,18 @@ static void test_refcount_basic(void)
     CHECK(a->refcount == 1);
     tg_release(NULL);
     CHECK(tg_retain(NULL) == NULL);
-    /* a view holds the storage; made with grad mode on, also the tensor
-     * it views (whose history an in-place write through it updates) */
+    /* a view holds the storage and the tensor it views: made with grad
+     * mode on, as view_base (whose history an in-place write through it
+     * updates), with grad mode off as nograd_base (PyTorch's checks of
+     * no-grad views) */
     tg_tensor *v = tg_slice(a, 0, 1, 3, 1);
     CHECK(a->storage->refcount == 2 && a->refcount == 2 && v->view_base == a);
     CHECK(tg_shares_storage(a, v));
     tg_no_grad_begin();
     tg_tensor *w = tg_slice(a, 0, 1, 3, 1);
     tg_no_grad_end();
-    CHECK(a->storage->refcount == 3 && a->refcount == 2 && !w->view_base);
+    CHECK(a->storage->refcount == 3 && a->refcount == 3 && !w->view_base &&
+          w->nograd_base == a);
 }
 
 static void test_scopes_nested(void)

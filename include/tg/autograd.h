@@ -188,7 +188,7 @@ tg_tensor *tg_dual_tangent(const tg_tensor *t);
 /* a view of t without its tangent */
 tg_tensor *tg_dual_primal(tg_tensor *t);
 
-/* ---- multi-output views ------------------------------------------------
+/* ---- multi-output and no-grad views -------------------------------------
  * Marks view t as output `output_nr` of a function returning several
  * views of one tensor, `fn` one of "split", "split_with_sizes", "unbind"
  * (front ends compose them from narrow/select), as PyTorch's: while grad
@@ -199,6 +199,20 @@ tg_tensor *tg_dual_primal(tg_tensor *t);
  * that is not a view made with grad mode on is left as it is (TG_OK).
  * TG_ERR_ARG: another fn, output_nr < 0. */
 tg_status tg_mark_multi_output_view(tg_tensor *t, const char *fn, int output_nr);
+/* fails (TG_ERR_AUTOGRAD, PyTorch's words) where PyTorch refuses an
+ * in-place change of t while grad mode is on: t a multi-output view or a
+ * view made with grad mode off, when t, its base or (other_requires_grad)
+ * another operand requires grad; TG_OK with grad mode off. For a front
+ * end's in-place ops that change a tensor's shape rather than its values
+ * (PyTorch's unsqueeze_, t_), made as a view and rebound; the library's
+ * in-place ops check this themselves. */
+tg_status tg_check_view_inplace(const tg_tensor *t, bool other_requires_grad);
+/* `to` replaces `from` (a front end's in-place view op rebinding its
+ * wrapper to a view of from): made from it with grad mode off, `to` takes
+ * from's place in view tracking (a view of what from viewed, a no-grad
+ * view only if from was one) instead of being a no-grad view of from.
+ * Nothing changes otherwise. */
+tg_status tg_view_rebind(tg_tensor *to, const tg_tensor *from);
 
 #pragma GCC visibility pop
 

@@ -241,6 +241,18 @@ static PyObject *mark_multi_output(PyObject *m, PyObject *args)
     return Py_NewRef(parts);
 }
 
+/* _check_view_inplace(t): tg_check_view_inplace(t, False), before the
+ * in-place view ops (unsqueeze_, t_, ...) */
+static PyObject *check_view_inplace(PyObject *m, PyObject *t)
+{
+    (void)m;
+    if (!Tensor_Check(t))
+        return PyErr_Format(PyExc_TypeError, "expected a Tensor");
+    if (tg_check_view_inplace(TENSOR(t), false) != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
 /* ---- custom functions ---------------------------------------------------------
  * The context object Python code sees: save_for_backward / saved_tensors go
  * to the C context (version-checked), other attributes to its dict. */
@@ -584,6 +596,7 @@ static PyMethodDef autograd_functions[] = {
     {"is_grad_enabled", is_grad_enabled, METH_NOARGS, NULL},
     {"_grad_fn_name", grad_fn_name, METH_O, NULL},
     {"_mark_multi_output", mark_multi_output, METH_VARARGS, NULL},
+    {"_check_view_inplace", check_view_inplace, METH_O, NULL},
     {"_function_apply", (PyCFunction)(void (*)(void))function_apply, METH_FASTCALL, NULL},
     {"_function_def", function_def, METH_O, NULL},
     {"_dual_level_enter", dual_level_enter, METH_NOARGS, NULL},

@@ -546,6 +546,8 @@ static PyObject *m_rebind_(PyObject *o, PyObject *other)
     if (tg_numel(TENSOR(o)) != 0 && !tg_shares_storage(TENSOR(o), TENSOR(other)))
         return PyErr_Format(PyExc_RuntimeError, "_rebind_: the tensors must share storage");
     tg_tensor *old = TENSOR(o);
+    if (tg_view_rebind(TENSOR(other), old) != TG_OK) /* other replaces self: no view of it */
+        return tgpy_raise();
     ((TensorObject *)o)->t = tg_retain(TENSOR(other));
     tg_release(old);
     return Py_NewRef(o);

@@ -203,8 +203,21 @@ def unflatten(self, dim, sizes):
 
 # ---- in-place view changes: the wrapper now holds the new view ----------------------
 def _reshaping(name, make):
+    """an in-place view op (PyTorch's unsqueeze_, t_): the view made and
+    the wrapper rebound to it, refused where PyTorch refuses changing a
+    multi-output or no-grad view; under no_grad a tensor with history keeps
+    it (the view is recorded), as PyTorch's in-place view ops keep grad_fn"""
     def f(self, *args, **kwargs):
-        return self._rebind_(make(self, *args, **kwargs))
+        _C._check_view_inplace(self)
+        if not _C.is_grad_enabled() and _C._grad_fn_name(self) is not None:
+            prev = _C._set_grad_enabled(True)
+            try:
+                r = make(self, *args, **kwargs)
+            finally:
+                _C._set_grad_enabled(prev)
+        else:
+            r = make(self, *args, **kwargs)
+        return self._rebind_(r)
     f.__name__ = name
     _methods[name] = f
 

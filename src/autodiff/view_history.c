@@ -19,9 +19,14 @@
 
 void tg__view_track(tg_tensor *y, tg_tensor *x)
 {
-    if (!tg_grad_enabled() || y == x || !y->storage || y->storage != x->storage ||
-        y->view_base)
+    if (y == x || !y->storage || y->storage != x->storage || y->view_base || y->nograd_base)
         return;
+    if (!tg_grad_enabled() || x->nograd_base) { /* a no-grad view, or a view of one */
+        y->nograd_base = tg_retain(x->nograd_base ? x->nograd_base
+                                                  : x->view_base ? x->view_base : x);
+        y->view_version = y->storage->version;
+        return;
+    }
     y->view_base = tg_retain(x->view_base ? x->view_base : x);
     y->view_version = y->storage->version;
     if (x->view_multi) { /* a view of a multi-output view is one too (output 0 of its op) */
@@ -55,6 +60,19 @@ tg_status tg_mark_multi_output_view(tg_tensor *t, const char *fn, int output_nr)
     if (t->grad_fn && t->grad_fn->op && t->grad_fn->n_out == 1 && t->grad_fn->refcount == 1)
         t->grad_fn->name = name; /* PyTorch's grad_fn: SplitBackward0, UnbindBackward0 */
     return TG_OK;
+}
+
+/* PyTorch's refusal of a write to (indirect: through its base or another
+ * view of its base) a view made with grad mode off */
+static tg_status nograd_view_error(bool indirect)
+{
+    return tg__error(TG_ERR_AUTOGRAD, "A view was created in no_grad mode and %s modified "
+                     "inplace with grad mode enabled. Given that this use case is ambiguous "
+                     "and error-prone, it is forbidden. You can clarify your code by moving "
+                     "both the view and the inplace either both inside the no_grad block (if "
+                     "you don't want the inplace to be tracked) or both outside (if you want "
+                     "the inplace to be tracked).",
+                     indirect ? "its base or another view of its base has been" : "is being");
 }
 
 /* PyTorch's refusal of a write to (indirect: through its base or another
@@ -170,6 +188,9 @@ tg_status tg__view_refresh(int n, tg_tensor *const *in)
         return TG_OK;
     for (int i = 0; i < n; i++) {
         tg_tensor *v = in[i];
+        if (v && v->nograd_base && v->storage && v->storage->version != v->view_version &&
+            v->nograd_base->requires_grad)
+            return nograd_view_error(true);
         if (v && v->view_base && v->storage && v->storage->version != v->view_version) {
             tg_status s = refresh_one(v);
             if (s != TG_OK)
@@ -179,11 +200,49 @@ tg_status tg__view_refresh(int n, tg_tensor *const *in)
     return TG_OK;
 }
 
-tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad)
+/* PyTorch's refusals of in-place changes to multi-output and no-grad
+ * views (grad mode on) */
+static tg_status view_rules(const tg_tensor *t, bool src_requires_grad)
 {
     const tg_tensor *b = t->view_base;
     if (b && t->view_multi && (b->requires_grad || t->requires_grad || src_requires_grad))
         return multi_output_error(t, false);
+    if (t->nograd_base &&
+        (t->nograd_base->requires_grad || t->requires_grad || src_requires_grad))
+        return nograd_view_error(false);
+    return TG_OK;
+}
+
+tg_status tg_check_view_inplace(const tg_tensor *t, bool other_requires_grad)
+{
+    if (!t)
+        return tg__error(TG_ERR_ARG, "tg_check_view_inplace: NULL tensor");
+    return tg_grad_enabled() ? view_rules(t, other_requires_grad) : TG_OK;
+}
+
+tg_status tg_view_rebind(tg_tensor *to, const tg_tensor *from)
+{
+    if (!to || !from)
+        return tg__error(TG_ERR_ARG, "tg_view_rebind: NULL tensor");
+    const tg_tensor *root = from->nograd_base ? from->nograd_base
+                            : from->view_base ? from->view_base : from;
+    if (to->nograd_base != root || to->storage != from->storage)
+        return TG_OK; /* not a view of from made with grad mode off */
+    tg_release(to->nograd_base);
+    to->nograd_base = from->nograd_base ? tg_retain(from->nograd_base) : NULL;
+    to->view_base = from->view_base ? tg_retain(from->view_base) : NULL;
+    to->view_multi = from->view_multi;
+    to->view_output = from->view_output;
+    to->view_version = from->view_version;
+    return TG_OK;
+}
+
+tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad)
+{
+    const tg_tensor *b = t->view_base;
+    tg_status s = view_rules(t, src_requires_grad);
+    if (s != TG_OK)
+        return s;
     if (!b || !(b->requires_grad || t->requires_grad))
         return TG_OK; /* not a view (or one made with grad mode off), or no history */
     if (b->requires_grad && !b->grad_fn)

@@ -15,9 +15,12 @@
 
 #include "core/tensor_impl.h"
 
-/* y, just made by view op `op` from x, remembers its root base */
+/* y, just made by view op `op` from x, remembers its root base (as
+ * nograd_base when made with grad mode off or from such a view) */
 void tg__view_track(tg_tensor *y, tg_tensor *x);
-/* refreshes the history of the inputs that are stale views */
+/* refreshes the history of the inputs that are stale views; fails, as
+ * PyTorch, for a stale multi-output view or no-grad view of a tensor
+ * that requires grad */
 tg_status tg__view_refresh(int n, tg_tensor *const *in);
 /* may in-place op `op` write view t while grad mode records? (errors say
  * why not; src_requires_grad: does another input of the op require grad,

@@ -233,6 +233,7 @@ void tg_release(tg_tensor *t)
     tg_release(t->grad);
     tg__node_release(t->grad_fn);
     tg_release(t->view_base);
+    tg_release(t->nograd_base);
     if (t->tangent) {
         tg__dual_forget(t);
         tg_release(t->tangent);

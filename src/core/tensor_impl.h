@@ -64,6 +64,13 @@ struct tg_tensor {
      * which output it was (0 for views made of it) */
     bool view_multi;
     int view_output;
+    /* a view made while grad mode was off (or a view of one): the root of
+     * its chain (owned reference; view_base is then NULL) and, in
+     * view_version, the storage version when it was made. With grad mode
+     * on, PyTorch refuses writing it in place when autograd would record,
+     * and reading it after its storage was written when its base requires
+     * grad (autodiff/view_history.h) */
+    struct tg_tensor *nograd_base;
     /* eager forward mode (autodiff/forward_ad.h): the tangent (owned; a
      * level's close drops them all) and 1 + the tensor's place in the
      * open level's list (0: not listed) */

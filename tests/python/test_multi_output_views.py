@@ -218,3 +218,36 @@ def test_mark_multi_output_bad_arguments():
         tg._C._mark_multi_output((1,), 'split')
     with pytest.raises(TypeError):
         tg._C._mark_multi_output([t], 'split')
+
+
+def _meta(op):
+    def f(m):
+        x = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
+        op((x * 1).unbind()[1])
+    return f
+
+
+META = [('unsqueeze_', _meta(lambda a: a.unsqueeze_(0))),
+        ('squeeze_', _meta(lambda a: a.squeeze_())),
+        ('t_', _meta(lambda a: a.t_())),
+        ('transpose_', _meta(lambda a: a.transpose_(0, 0))),
+        ('swapdims_', _meta(lambda a: a.swapdims_(0, 0)))]
+
+
+@pytest.mark.parametrize('name,f', META, ids=[c[0] for c in META])
+def test_inplace_view_ops_refused(name, f):
+    assert _run(tg, f) == direct(1, 'UnbindBackward0')
+    if torch is not None and not SANITIZED:
+        assert _run(torch, f) == direct(1, 'UnbindBackward0')
+
+
+def test_inplace_view_ops_allowed_without_grad():
+    x = tg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a = (x * 1).unbind()[0]
+    with tg.no_grad():
+        a.unsqueeze_(0)
+    assert a.shape == (1, 2)
+    c = tg.ones(2, 2).unbind()[0]
+    assert c.unsqueeze_(0).shape == (1, 2)
+    with pytest.raises(TypeError, match="expected a Tensor"):
+        tg._C._check_view_inplace(3)

@@ -1,7 +1,8 @@
 /* Views: view/reshape, permute/transpose, slice, expand, squeeze/unsqueeze,
  * flatten share storage and never copy (writes show through); contiguous
  * and clone copy. Values, strides, gradients (gradcheck on contiguous and
- * strided inputs) and error messages. */
+ * strided inputs) and error messages; PyTorch's refusals of in-place
+ * changes to multi-output views and views made with grad mode off. */
 #include "harness.h"
 #include "ops/op.h" /* ops by name, as graphs and ONNX import reach them */
 
@@ -618,6 +619,63 @@ static void test_ops_by_name_validate(void)
     CHECK_ERROR(tg_op_call(tg_op_find("cast"), 1, &x, NULL, 0), TG_ERR_DTYPE, "cast");
 }
 
+/* PyTorch's refusals for multi-output views (tg_mark_multi_output_view)
+ * and views made with grad mode off, and the front-end helpers */
+static void test_multi_output_and_nograd_views(void)
+{
+    tg_tensor *x = tg_ones(TG_FLOAT64, 1, (int64_t[]){4});
+    CHECK_OK(tg_set_requires_grad(x, true));
+    tg_tensor *y = tg_mul_scalar(x, 2);
+    tg_tensor *a = tg_slice(y, 0, 0, 2, 1), *b = tg_slice(y, 0, 2, 4, 1);
+    CHECK_FAILS(tg_mark_multi_output_view(a, "narrow", 0), TG_ERR_ARG,
+                "unknown function 'narrow'");
+    CHECK_FAILS(tg_mark_multi_output_view(a, "split", -1), TG_ERR_ARG, "output number -1 < 0");
+    CHECK_OK(tg_mark_multi_output_view(a, "split", 0));
+    CHECK_OK(tg_mark_multi_output_view(b, "split", 1));
+    CHECK(!strcmp(tg_grad_fn_name(b), "split"));
+    CHECK_FAILS(tg_mul_scalar_(b, 2), TG_ERR_AUTOGRAD,
+                "Output 1 of SplitBackward0 is a view and is being modified inplace. This "
+                "view is the output of a function that returns multiple views.");
+    CHECK_FAILS(tg_check_view_inplace(a, false), TG_ERR_AUTOGRAD,
+                "Output 0 of SplitBackward0 is a view and is being modified inplace.");
+    tg_no_grad_begin();
+    CHECK_OK(tg_check_view_inplace(a, false));
+    CHECK_OK(tg_mul_scalar_(a, 3)); /* allowed, unrecorded: a is stale from now on */
+    tg_no_grad_end();
+    CHECK(tg_add(b, b) == NULL);
+    CHECK(strstr(tg_last_error(), "Output 1 of SplitBackward0 is a view and its base or "
+                                  "another view of its base has been modified inplace."));
+    /* a plain tensor is left as it is */
+    tg_tensor *c = tg_ones(TG_FLOAT64, 1, (int64_t[]){2});
+    CHECK_OK(tg_mark_multi_output_view(c, "unbind", 0));
+    CHECK_OK(tg_mul_scalar_(c, 2));
+
+    /* views made with grad mode off */
+    tg_tensor *z = tg_mul_scalar(x, 1);
+    tg_no_grad_begin();
+    tg_tensor *v = tg_slice(z, 0, 1, 3, 1), *w = tg_unsqueeze(z, 0);
+    tg_no_grad_end();
+    CHECK_FAILS(tg_fill_(v, 1), TG_ERR_AUTOGRAD,
+                "A view was created in no_grad mode and is being modified inplace with grad "
+                "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden.");
+    CHECK_FAILS(tg_check_view_inplace(v, false), TG_ERR_AUTOGRAD, "created in no_grad mode");
+    /* w replaces z (an in-place view op): no view of z, so writable */
+    CHECK_OK(tg_view_rebind(w, z));
+    CHECK_OK(tg_check_view_inplace(w, false));
+    CHECK_OK(tg_mul_scalar_(w, 2));
+    CHECK(tg_add(v, v) == NULL); /* z's storage was written since v was made */
+    CHECK(strstr(tg_last_error(), "A view was created in no_grad mode and its base or another "
+                                  "view of its base has been modified inplace"));
+    /* a view of a constant: nothing to record, nothing refused */
+    tg_tensor *k = tg_ones(TG_FLOAT64, 1, (int64_t[]){3});
+    tg_no_grad_begin();
+    tg_tensor *kv = tg_slice(k, 0, 0, 2, 1);
+    tg_no_grad_end();
+    CHECK_OK(tg_fill_(kv, 5));
+    CHECK_FAILS(tg_check_view_inplace(kv, true), TG_ERR_AUTOGRAD, "created in no_grad mode");
+}
+
 int main(void)
 {
     RUN(test_view_reshape);
@@ -632,5 +690,6 @@ int main(void)
     RUN(test_slice_double_backward);
     RUN(test_ops_by_name_validate);
     RUN(test_view_fuzz);
+    RUN(test_multi_output_and_nograd_views);
     return tt_finish();
 }

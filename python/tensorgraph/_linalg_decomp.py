@@ -416,3 +416,14 @@ def cholesky_inverse(input, upper=False, *, out=None):
     """A^-1 from A's Cholesky factor"""
     n = input.shape[-1]
     return cholesky_solve(_eye(n, input).expand(*input.shape), input, upper)
+
+
+def _take_out():
+    from ._out_arg import takes_out
+    g = globals()
+    for name, torch_name in (('legacy_cholesky', 'cholesky'), ('cholesky_solve', 'cholesky_solve'),
+                             ('cholesky_inverse', 'cholesky_inverse')):
+        g[name] = takes_out(torch_name)(g[name])
+
+
+_take_out()

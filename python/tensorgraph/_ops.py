@@ -136,7 +136,11 @@ def _spread(op):
     def f(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None):
         if isinstance(dim, bool):
             dim, unbiased = None, dim
-        return op(input, dim, unbiased, keepdim, correction=correction)
+        r = op(input, dim, unbiased, keepdim, correction=correction)
+        if out is None:
+            return r
+        from ._out_arg import write_out
+        return write_out(op.__name__, out, r)
     f.__name__ = op.__name__
     return f
 

@@ -25,7 +25,11 @@ __all__ = ['masked_fill', 'not_equal', 'greater', 'greater_equal', 'less', 'less
            'cholesky', 'qr', 'svd', 'pinverse', 'triangular_solve', 'cholesky_solve',
            'cholesky_inverse']
 
-from ._linalg_lu import det, inv as inverse, logdet, matrix_power, slogdet  # noqa: E402
+from ._linalg_lu import det, inv as _inv, logdet, matrix_power as _matrix_power, slogdet  # noqa
+from ._linalg_out import with_out as _with_out  # noqa: E402
+
+inverse = _with_out(_inv, 'inv')
+matrix_power = _with_out(_matrix_power, 'matrix_power')
 from ._linalg_decomp import (cholesky_inverse, cholesky_solve, legacy_cholesky as cholesky,  # noqa: E402,E501
                              legacy_qr as qr, legacy_svd as svd, pinverse, triangular_solve)
 

@@ -332,9 +332,14 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
     m = n if m is None else m
+    if out is not None and dtype is None:
+        dtype = out.dtype if isinstance(out, _C.Tensor) else None
     e = (arange(n).unsqueeze(1) == arange(m).unsqueeze(0)).to(dtype or _C.float32)
     if requires_grad:
         e.requires_grad_(True)
+    if out is not None:
+        from ._out_arg import write_out
+        return write_out('eye', out, e)
     return e
 
 

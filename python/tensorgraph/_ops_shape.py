@@ -416,7 +416,11 @@ def tensordot(a, b, dims=2, out=None):
     k = int(np.prod([a.shape[i] for i in da]))
     am = a.permute(*fa, *da).reshape(-1, k) if a.ndim else a.reshape(1, 1)
     bm = b.permute(*db, *fb).reshape(k, -1) if b.ndim else b.reshape(1, 1)
-    return _C.matmul(am, bm).reshape(*[a.shape[i] for i in fa], *[b.shape[i] for i in fb])
+    r = _C.matmul(am, bm).reshape(tuple([a.shape[i] for i in fa] + [b.shape[i] for i in fb]))
+    if out is None:
+        return r
+    from ._out_arg import write_out
+    return write_out('tensordot', out, r)
 
 
 # PyTorch's scalar type names, which its index dtype messages use

@@ -3,6 +3,7 @@ the given tensor, which is returned. Refused when autograd would record
 (PyTorch's out= functions are not differentiable) or when the result's
 dtype cannot be cast to out's; a tensor of another shape is resized (with
 PyTorch's warning unless it was empty)."""
+import functools
 import warnings
 
 from . import _C
@@ -41,6 +42,19 @@ def write_out(name, out, result):
     resize_for(out, result, keep_history=False, stacklevel=4)
     out.copy_(result)  # nothing records: refused above when autograd would
     return out
+
+
+def takes_out(name):
+    """a function composed in Python taking out= as the op table's
+    functions do (write_out: autograd refused, cast where safe, resized with
+    PyTorch's warning)"""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def f(*args, out=None, **kwargs):
+            r = fn(*args, **kwargs)
+            return r if out is None else write_out(name, out, r)
+        return f
+    return wrap
 
 
 def resize_for(out, result, keep_history, stacklevel):

@@ -222,3 +222,13 @@ _Ndtri = _elementwise('SpecialNdtri', _ndtri64,
 def ndtri(input, *, out=None):
     """the standard normal's quantile function (the inverse of ndtr)"""
     return _Ndtri.apply(_as_float(input))
+
+
+def _take_out():
+    from ._out_arg import takes_out
+    g = globals()
+    for name in ('i0', 'i1', 'i0e', 'i1e', 'erfcx', 'log_ndtr', 'ndtri'):
+        g[name] = takes_out('special_' + name)(g[name])
+
+
+_take_out()

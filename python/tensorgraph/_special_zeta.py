@@ -237,3 +237,13 @@ def gammaincc(input, other, *, out=None):
     _check_tensors('gammaincc', input, other)
     a, x = _pair64(_scalar_like(input, other), _scalar_like(other, input))
     return _Gammainc.apply(a, x, True)
+
+
+def _take_out():
+    from ._out_arg import takes_out
+    g = globals()
+    for name in ('zeta', 'polygamma', 'gammainc', 'gammaincc'):
+        g[name] = takes_out(name)(g[name])
+
+
+_take_out()

@@ -1,0 +1,113 @@
+"""out= of functions composed in Python that used to accept and ignore it
+(torch.cholesky, cholesky_solve, cholesky_inverse, inverse, matrix_power,
+var, std, tensordot, eye, the special functions i0 i1 i0e i1e erfcx
+log_ndtr ndtri zeta polygamma gammainc gammaincc): the result is written
+into out and out returned, resized with PyTorch's warning, refused when
+autograd would record, as the op table's out= (compared with PyTorch);
+and tensordot of a full contraction (a 0-d result), which failed."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import needs_torch, torch
+
+A = [[4.0, 1.0], [1.0, 3.0]]
+
+
+def _a(m, requires_grad=False):
+    return m.tensor(A, dtype=m.float64, requires_grad=requires_grad)
+
+
+CALLS = {
+    'cholesky': lambda m, a, o: m.cholesky(a, out=o),
+    'cholesky_solve': lambda m, a, o: m.cholesky_solve(a, a, out=o),
+    'cholesky_inverse': lambda m, a, o: m.cholesky_inverse(a, out=o),
+    'inverse': lambda m, a, o: m.inverse(a, out=o),
+    'matrix_power': lambda m, a, o: m.matrix_power(a, 3, out=o),
+    'var': lambda m, a, o: m.var(a, 0, out=o),
+    'std': lambda m, a, o: m.std(a, 1, out=o),
+    'tensordot': lambda m, a, o: m.tensordot(a, a, 1, out=o),
+    'tensordot full': lambda m, a, o: m.tensordot(a, a, 2, out=o),
+    'i0': lambda m, a, o: m.i0(a, out=o),
+    'polygamma': lambda m, a, o: m.polygamma(1, a, out=o),
+    'special.i0': lambda m, a, o: m.special.i0(a, out=o),
+    'special.i1': lambda m, a, o: m.special.i1(a, out=o),
+    'special.i0e': lambda m, a, o: m.special.i0e(a, out=o),
+    'special.i1e': lambda m, a, o: m.special.i1e(a, out=o),
+    'special.erfcx': lambda m, a, o: m.special.erfcx(a, out=o),
+    'special.log_ndtr': lambda m, a, o: m.special.log_ndtr(a, out=o),
+    'special.ndtri': lambda m, a, o: m.special.ndtri(a / 10, out=o),
+    'special.zeta': lambda m, a, o: m.special.zeta(a + 1, a, out=o),
+    'special.polygamma': lambda m, a, o: m.special.polygamma(2, a, out=o),
+    'special.gammainc': lambda m, a, o: m.special.gammainc(a, a, out=o),
+    'special.gammaincc': lambda m, a, o: m.special.gammaincc(a, a, out=o),
+}
+
+
+def _run(m, name, out):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        r = CALLS[name](m, _a(m), out)
+    return r, [str(x.message) for x in w if str(x.message).startswith('An output with')]
+
+
+@needs_torch
+@pytest.mark.parametrize('name', sorted(CALLS))
+@pytest.mark.parametrize('size', ['empty', 'wrong'])
+def test_out_written_as_torch(name, size):
+    got = []
+    for m in (tg, torch):
+        out = m.empty((0,) if size == 'empty' else (3, 3), dtype=m.float64)
+        r, warned = _run(m, name, out)
+        assert r is out
+        got.append((r.numpy().copy(), tuple(r.shape), len(warned)))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-9, atol=1e-12)
+    assert got[0][1:] == got[1][1:]
+    assert got[0][2] == (1 if size == 'wrong' else 0)
+
+
+@pytest.mark.parametrize('name', ['cholesky', 'cholesky_solve', 'inverse', 'var', 'tensordot',
+                                  'i0', 'special.erfcx', 'special.zeta'])
+def test_autograd_refused(name):
+    out = tg.empty(0, dtype=tg.float64)
+    with pytest.raises(RuntimeError, match=r"\(\): functions with out=\.\.\. arguments don't "
+                                           r"support automatic differentiation, but one of "
+                                           r"the arguments requires grad\.$"):
+        CALLS[name](tg, _a(tg, True), out)
+    with tg.no_grad():
+        assert CALLS[name](tg, _a(tg, True), out) is out
+
+
+def test_out_must_be_a_tensor():
+    with pytest.raises(TypeError, match=r"argument 'out' must be Tensor, not int"):
+        tg.cholesky(_a(tg), out=3)
+    with pytest.raises(TypeError, match=r"argument 'out' must be Tensor, not list"):
+        tg.special.i0(_a(tg), out=[])
+
+
+def test_dtype_of_out():
+    with pytest.raises(RuntimeError, match="result type Double can't be cast to the desired "
+                                           "output type Long"):
+        tg.special.i0(_a(tg), out=tg.empty(0, dtype=tg.int64))
+    o = tg.empty(0, dtype=tg.float32)
+    assert tg.var(_a(tg), 0, out=o) is o and o.dtype == tg.float32
+
+
+@needs_torch
+@pytest.mark.parametrize('dtype', ['int64', 'float64', 'bool'])
+def test_eye_takes_out_dtype(dtype):
+    got = []
+    for m in (tg, torch):
+        o = m.empty(0, dtype=getattr(m, dtype))
+        assert m.eye(2, 3, out=o) is o
+        got.append((o.numpy().tolist(), str(o.dtype).split('.')[-1]))
+    assert got[0] == got[1]
+
+
+def test_tensordot_full_contraction():
+    a = _a(tg)
+    r = tg.tensordot(a, a)
+    assert r.shape == () and r.item() == 27.0
+    assert tg.tensordot(tg.tensor(2.0), tg.tensor(3.0), 0).item() == 6.0

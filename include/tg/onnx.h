@@ -38,6 +38,20 @@ void tg_onnx_free(tg_onnx_model *m); /* NULL is ignored */
 /* Types without a tensorgraph dtype are held in a wider one: INT8, INT16
  * and UINT16 as int32, UINT32 and UINT64 as int64, FLOAT16 and BFLOAT16
  * as float32 (`dtype` below; `onnx_type` is what the model says). */
+/* what a graph input or output holds. A sequence input S is given as
+ * the tensors named "S[0]", "S[1]", ... (none: the empty sequence), an
+ * optional one is absent when not given; outputs come back the same way
+ * (an optional without a value has no entry). See docs/ONNX.md,
+ * "Sequences and optionals". */
+typedef enum tg_onnx_kind {
+    TG_ONNX_TENSOR = 0,
+    TG_ONNX_SEQUENCE = 1,          /* of tensors */
+    TG_ONNX_OPTIONAL = 2,          /* an optional tensor */
+    TG_ONNX_OPTIONAL_SEQUENCE = 3  /* an optional sequence of tensors */
+} tg_onnx_kind;
+
+/* For sequences and optionals, onnx_type, dtype and shape are the
+ * (element) tensor's. */
 typedef struct tg_onnx_value_info {
     const char *name;
     int onnx_type;      /* TensorProto.DataType (1 FLOAT, 7 INT64, ...) */
@@ -45,6 +59,7 @@ typedef struct tg_onnx_value_info {
     int ndim;           /* -1: the model does not give the rank */
     int64_t shape[TG_MAX_DIMS]; /* -1: a symbolic (dim_param) or unknown dim */
     const char *dim_param[TG_MAX_DIMS]; /* the symbol, or NULL */
+    tg_onnx_kind kind;
 } tg_onnx_value_info;
 
 /* the default domain's opset; 0 when the model imports only

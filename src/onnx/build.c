@@ -2,7 +2,7 @@
  * walk over the sorted nodes, each through its mapping in ops_*.c), with
  * folding of values known at import time and size checks before any
  * kernel allocates. See docs/ONNX.md. */
-#include "onnx/import.h"
+#include "onnx/build.h"
 
 #include "core/tensor_impl.h"
 #include "graph/graph_impl.h"
@@ -49,22 +49,6 @@ tg_tensor *tg_onnx_net_initializer(const tg_onnx_net *n, int i)
     return n && i >= 0 && i < n->n_inits ? n->inits[i] : NULL;
 }
 
-/* graph node names allow letters, digits and _ . / -: others become _ */
-static void graph_name(const char *src, char *dst, size_t cap)
-{
-    size_t n = 0;
-    for (; *src && n + 1 < cap; src++) {
-        char ch = *src;
-        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '/' ||
-                  ch == '-';
-        dst[n++] = ok ? ch : '_';
-    }
-    if (!n)
-        dst[n++] = '_';
-    dst[n] = '\0';
-}
-
 /* names the graph node that produced the output t of an ONNX node after
  * the ONNX value (when the node is new and the name free), for dumps */
 static void name_node(tg_tensor *t, int first_node, const char *onnx_name)
@@ -72,74 +56,11 @@ static void name_node(tg_tensor *t, int first_node, const char *onnx_name)
     if (!t || !t->graph || t->graph->values[t->value].node < first_node)
         return;
     char buf[256];
-    graph_name(onnx_name, buf, sizeof buf);
+    onnx_graph_name(onnx_name, buf, sizeof buf);
     if (tg__hmap_get(&t->graph->names, buf) >= 0)
         return;
     if (tg_graph_set_name(t, buf) != TG_OK)
         tg_clear_error();
-}
-
-typedef struct build_state {
-    const tg_onnx_model *m;
-    const tg_onnx_opts *opts;
-    tg_graph *g;
-    tg_tensor **vals;
-    bool *known;
-    tg_tensor **given; /* per model input, or NULL */
-    bool body;         /* a subgraph: inputs are bound as given, no placeholders */
-    int64_t *dims;           /* per model input: resolved shape */
-    tg_generator *gen;
-} build_state;
-
-/* the shape of model input i: concrete, or in graph mode -1 for symbolic
- * dims that nothing fixes */
-static tg_status resolve_input(build_state *b, int i, int64_t *shape, int *ndim)
-{
-    const tg_onnx_value_info *vi = &b->m->inputs[i];
-    tg_tensor *given = b->given[i];
-    if (given && vi->onnx_type && tg_dtype_of(given) != vi->dtype)
-        return tg__error(TG_ERR_ARG, "onnx: input '%s' has dtype %s, the model expects "
-                         "%s (%s)", vi->name, tg_dtype_name(tg_dtype_of(given)),
-                         tg_dtype_name(vi->dtype), onnx_data_type_name(vi->onnx_type));
-    if (vi->ndim < 0) {
-        if (!given)
-            return tg__error(TG_ERR_ARG, "onnx: input '%s' has no shape in the model: "
-                             "give a tensor for it", vi->name);
-        *ndim = tg_ndim(given);
-        memcpy(shape, tg_shape(given), (size_t)*ndim * sizeof *shape);
-        return TG_OK;
-    }
-    *ndim = vi->ndim;
-    char s1[160], s2[160];
-    if (given && tg_ndim(given) != vi->ndim)
-        goto bad_shape;
-    for (int d = 0; d < vi->ndim; d++) {
-        int64_t v = vi->shape[d];
-        if (v < 0 && vi->dim_param[d] && b->opts)
-            for (int k = 0; k < b->opts->n_dims; k++)
-                if (b->opts->dim_names[k] && !strcmp(b->opts->dim_names[k], vi->dim_param[d]))
-                    v = b->opts->dim_values[k];
-        if (given) {
-            if (v >= 0 && v != tg_shape(given)[d])
-                goto bad_shape;
-            v = tg_shape(given)[d];
-        }
-        /* graph mode: an unresolved dim stays unknown (-1) in the placeholder */
-        if (v < 0 && !b->g)
-            return tg__error(TG_ERR_ARG, "onnx: input '%s' dim %d (%s) is not fixed by the "
-                             "model: give the input or bind the dim", vi->name, d,
-                             vi->dim_param[d] ? vi->dim_param[d] : "unknown");
-        shape[d] = v < 0 ? -1 : v;
-    }
-    return TG_OK;
-bad_shape:;
-    int64_t want[TG_MAX_DIMS];
-    for (int d = 0; d < vi->ndim; d++)
-        want[d] = vi->shape[d];
-    return tg__error(TG_ERR_ARG, "onnx: input '%s' has shape %s, the model expects %s "
-                     "(-1: any)", vi->name,
-                     tg_shape_str(tg_ndim(given), tg_shape(given), s1, sizeof s1),
-                     tg_shape_str(vi->ndim, want, s2, sizeof s2));
 }
 
 /* an output's size; a symbolic output's unknown dims (-1, graph mode)
@@ -151,158 +72,6 @@ static tg_status check_out_size(const onnx_ictx *c, const tg_tensor *t)
     for (int d = 0; d < nd; d++)
         shape[d] = tg_is_symbolic(t) && tg_shape(t)[d] == -1 ? 1 : tg_shape(t)[d];
     return onnx_check_numel(c, nd, shape, "an output");
-}
-
-/* the same symbol must get the same value in every input */
-static tg_status check_dim_params(build_state *b)
-{
-    const tg_onnx_model *m = b->m;
-    for (int i = 0; i < m->n_inputs; i++)
-        for (int d = 0; d < m->inputs[i].ndim; d++) {
-            const char *p = m->inputs[i].dim_param[d];
-            if (!p)
-                continue;
-            for (int j = 0; j <= i; j++)
-                for (int e = 0; e < m->inputs[j].ndim; e++) {
-                    if ((j == i && e >= d) || !m->inputs[j].dim_param[e] ||
-                        strcmp(m->inputs[j].dim_param[e], p))
-                        continue;
-                    int64_t a = b->dims[i * TG_MAX_DIMS + d], c = b->dims[j * TG_MAX_DIMS + e];
-                    if (a != c)
-                        return tg__error(TG_ERR_ARG, "onnx: dim '%s' is %lld in input '%s' "
-                                         "but %lld in input '%s'", p, (long long)a,
-                                         m->inputs[i].name, (long long)c, m->inputs[j].name);
-                }
-        }
-    return TG_OK;
-}
-
-static tg_status not_an_input(const tg_onnx_model *m, const char *name)
-{
-    tg_strbuf list = {0};
-    for (int i = 0; i < m->n_inputs; i++)
-        tg__strbuf_printf(&list, "%s'%s'", i ? ", " : "", m->inputs[i].name);
-    tg_status s = list.failed ? tg__error(TG_ERR_NOMEM, "onnx: out of memory")
-                              : tg__error(TG_ERR_ARG, "onnx: '%s' is not an input of the model "
-                                          "(its inputs: %s)", name,
-                                          m->n_inputs ? list.data : "none");
-    tg__strbuf_free(&list);
-    return s;
-}
-
-static tg_status bind_inputs(build_state *b, tg_onnx_net *net, int n, const char *const *names,
-                             tg_tensor *const *inputs)
-{
-    const tg_onnx_model *m = b->m;
-    for (int k = 0; k < n; k++) {
-        if (!names || !names[k] || !inputs || !inputs[k])
-            return tg__error(TG_ERR_ARG, "tg_onnx_build: input %d has no name or tensor", k);
-        int v = tg__hmap_get(&m->names, names[k]);
-        if (v < 0 || m->values[v].kind != SRC_INPUT)
-            return not_an_input(m, names[k]);
-        int i = m->values[v].index;
-        if (b->given[i])
-            return tg__error(TG_ERR_ARG, "onnx: input '%s' is given twice", names[k]);
-        b->given[i] = inputs[k];
-    }
-    for (int i = 0; i < m->n_inputs; i++) {
-        if (!b->g && !b->given[i])
-            return tg__error(TG_ERR_ARG, "onnx: missing input '%s' (%s%s)",
-                             m->inputs[i].name, tg_dtype_name(m->inputs[i].dtype),
-                             m->inputs[i].ndim < 0 ? ", any shape" : "");
-        int ndim;
-        tg_status s = resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &ndim);
-        if (s != TG_OK)
-            return s;
-    }
-    tg_status s = check_dim_params(b);
-    if (s != TG_OK)
-        return s;
-    for (int i = 0; i < m->n_inputs; i++) {
-        int nd = m->inputs[i].ndim >= 0 ? m->inputs[i].ndim : tg_ndim(b->given[i]);
-        if (!onnx_extent_ok(nd, b->dims + i * TG_MAX_DIMS))
-            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' has dims over %lld "
-                             "elements", m->inputs[i].name, (long long)ONNX_IMPORT_MAX_ELEMENTS);
-    }
-    for (int i = 0; i < m->n_inputs; i++) {
-        tg_tensor *t;
-        /* a symbolic input is a value of the graph being built: the
-         * model's nodes join that graph (a model called inside a trace);
-         * a subgraph's inputs are the tensors its node gives it */
-        if (b->g && !b->body && !(b->given[i] && tg_is_symbolic(b->given[i]))) {
-            char nm[256];
-            graph_name(m->inputs[i].name, nm, sizeof nm);
-            if (tg__hmap_get(&b->g->names, nm) >= 0)
-                snprintf(nm, sizeof nm, "input_%d", i);
-            int ndim;
-            resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &ndim);
-            t = tg_placeholder(b->g, tg__hmap_get(&b->g->names, nm) >= 0 ? NULL : nm,
-                               m->inputs[i].dtype, ndim, b->dims + i * TG_MAX_DIMS);
-            if (!t)
-                return tg_last_status();
-        } else {
-            t = b->given[i];
-        }
-        if (net)
-            net->inputs[i] = tg_retain(t);
-        b->vals[tg__hmap_get(&m->names, m->inputs[i].name)] = tg_retain(t);
-    }
-    return TG_OK;
-}
-
-/* a tensor given for initializer i has its dtype and shape */
-static tg_status check_given_init(const tg_onnx_model *m, int i, const tg_tensor *t)
-{
-    const tg_tensor *own = m->inits[i];
-    char s1[160], s2[160];
-    if (tg_dtype_of(t) != tg_dtype_of(own) || tg_ndim(t) != tg_ndim(own) ||
-        memcmp(tg_shape(t), tg_shape(own), (size_t)tg_ndim(own) * sizeof(int64_t)))
-        return tg__error(TG_ERR_ARG, "tg_onnx_build: the tensor given for initializer '%s' is "
-                         "%s %s; the model's is %s %s", m->init_names[i],
-                         tg_dtype_name(tg_dtype_of(t)), tg_shape_str(tg_ndim(t), tg_shape(t), s1, sizeof s1),
-                         tg_dtype_name(tg_dtype_of(own)),
-                         tg_shape_str(tg_ndim(own), tg_shape(own), s2, sizeof s2));
-    return TG_OK;
-}
-
-static tg_status bind_initializers(build_state *b, tg_onnx_net *net)
-{
-    const tg_onnx_model *m = b->m;
-    bool trainable = b->opts && b->opts->trainable;
-    for (int i = 0; i < m->n_inits; i++) {
-        tg_tensor *src = m->inits[i], *t;
-        int v = tg__hmap_get(&m->names, m->init_names[i]);
-        bool param = trainable && tg_dtype_is_float(tg_dtype_of(src));
-        tg_tensor *given = b->opts && b->opts->initializers ? b->opts->initializers[i] : NULL;
-        if (given) {
-            tg_status s = check_given_init(m, i, given);
-            if (s != TG_OK)
-                return s;
-            net->inits[i] = tg_retain(given);
-            b->vals[v] = tg_retain(given);
-            b->known[v] = false; /* never folded: gradients reach it */
-            continue;
-        }
-        if (param && b->g) {
-            char nm[256];
-            graph_name(m->init_names[i], nm, sizeof nm);
-            t = tg_variable(b->g, tg__hmap_get(&b->g->names, nm) >= 0 ? NULL : nm, src);
-        } else if (param) { /* a copy: training must not change the model */
-            t = tg_clone(src);
-            if (t && tg_set_requires_grad(t, true) != TG_OK)
-                t = NULL;
-        } else {
-            t = src; /* a constant: kernels may keep forms of it (tg_storage) */
-            tg__storage_freeze(t);
-        }
-        if (!t)
-            return tg_last_status();
-        if (net)
-            net->inits[i] = tg_retain(t);
-        b->vals[v] = tg_retain(t);
-        b->known[v] = !param;
-    }
-    return TG_OK;
 }
 
 /* prefixes the current error with the node, unless it already names one */
@@ -377,8 +146,8 @@ static tg_status build_node(build_state *b, const mnode *mn)
     memset(&c, 0, sizeof c);
     c.node = n;
     c.mnode = mn;
-    c.scope_vals = b->vals;
-    c.scope_known = b->known;
+    c.scope_vals = b->vs.t;
+    c.scope_known = b->vs.known;
     c.version = mn->version;
     c.graph_mode = b->g != NULL;
     c.n_in = (int)n->n_input;
@@ -387,8 +156,8 @@ static tg_status build_node(build_state *b, const mnode *mn)
     bool all_known = !(mn->entry->flags & ONNX_OP_NO_FOLD);
     for (int j = 0; j < c.n_in; j++) {
         int v = mn->in[j];
-        c.in[j] = v >= 0 ? b->vals[v] : NULL;
-        c.known[j] = v >= 0 && b->known[v];
+        c.in[j] = v >= 0 ? b->vs.t[v] : NULL;
+        c.known[j] = v >= 0 && b->vs.known[v];
         c.val[j] = c.known[j] ? c.in[j] : NULL;
         c.in_type[j] = v >= 0 ? declared_type(b->m, v) : 0;
         if (v >= 0 && !c.val[j] && b->opts && b->opts->specialize &&
@@ -406,7 +175,7 @@ static tg_status build_node(build_state *b, const mnode *mn)
     }
     /* a subgraph reading an unknown outer value is not folded */
     for (int j = 0; j < mn->n_implicit; j++)
-        if (!b->known[mn->implicit[j]])
+        if (!b->vs.known[mn->implicit[j]])
             all_known = false;
     c.folding = all_known;
     tg_scope_begin(); /* owns the attributes of older versions made inputs */
@@ -438,9 +207,9 @@ static tg_status build_node(build_state *b, const mnode *mn)
             int v = mn->out[j];
             if (v < 0)
                 continue;
-            b->vals[v] = tg_retain(c.out[j]);
-            b->known[v] = (all_known || c.out_known[j]) && !tg_is_symbolic(c.out[j]);
-            if (b->known[v]) /* folded: a constant from here on */
+            b->vs.t[v] = tg_retain(c.out[j]);
+            b->vs.known[v] = (all_known || c.out_known[j]) && !tg_is_symbolic(c.out[j]);
+            if (b->vs.known[v]) /* folded: a constant from here on */
                 tg__storage_freeze(c.out[j]);
             if (b->g)
                 name_node(c.out[j], first_node, n->output[j]);
@@ -495,9 +264,9 @@ static tg_status build_folded_conv(build_state *b, const mnode *mn, const mnode 
             in[j] = NULL;
             continue;
         }
-        if (ids[j] < 0 || !b->known[ids[j]] || !b->vals[ids[j]])
+        if (ids[j] < 0 || !b->vs.known[ids[j]] || !b->vs.t[ids[j]])
             return TG_OK;
-        in[j] = b->vals[ids[j]];
+        in[j] = b->vs.t[ids[j]];
     }
     tg_tensor *w, *bias;
     if (onnx_bn_fold(bn->node, in, &w, &bias) != TG_OK)
@@ -516,15 +285,15 @@ static tg_status build_folded_conv(build_state *b, const mnode *mn, const mnode 
     conv.node = &node;
     conv.in = in_ids;
     conv.out = bn->out;
-    b->vals[wv] = w;
-    b->vals[bv] = bias;
-    b->known[wv] = b->known[bv] = true;
+    b->vs.t[wv] = w;
+    b->vs.t[bv] = bias;
+    b->vs.known[wv] = b->vs.known[bv] = true;
     tg__storage_freeze(w);
     tg__storage_freeze(bias);
     tg_status s = build_node(b, &conv);
     tg_release(w);
     tg_release(bias);
-    b->vals[wv] = b->vals[bv] = NULL;
+    b->vs.t[wv] = b->vs.t[bv] = NULL;
     *folded = s == TG_OK;
     return s;
 }
@@ -532,7 +301,7 @@ static tg_status build_folded_conv(build_state *b, const mnode *mn, const mnode 
 /* whether known value v is a float scalar within tol of want */
 static bool scalar_near(const build_state *b, int v, double want, double tol)
 {
-    const tg_tensor *t = v >= 0 && b->known[v] ? b->vals[v] : NULL;
+    const tg_tensor *t = v >= 0 && b->vs.known[v] ? b->vs.t[v] : NULL;
     return t && tg_numel(t) == 1 && tg_dtype_is_float(tg_dtype_of(t)) &&
            fabs(tg_item(t) - want) <= tol;
 }
@@ -545,21 +314,21 @@ static tg_status build_gelu(build_state *b, const mnode *mn, const onnx_gelu_tai
                             bool *done)
 {
     *done = false;
-    tg_tensor *x = b->vals[t->x];
-    if (!b->g || !x || b->known[t->x] || !tg_dtype_is_float(tg_dtype_of(x)) ||
+    tg_tensor *x = b->vs.t[t->x];
+    if (!b->g || !x || b->vs.known[t->x] || !tg_dtype_is_float(tg_dtype_of(x)) ||
         !scalar_near(b, t->c_div, 1.41421356237309505, 1e-6) ||
         !scalar_near(b, t->c_add, 1.0, 0.0) || !scalar_near(b, t->c_half, 0.5, 0.0))
         return TG_OK;
     const int cs[3] = {t->c_div, t->c_add, t->c_half};
     for (int i = 0; i < 3; i++)
-        if (tg_ndim(b->vals[cs[i]]) > tg_ndim(x) || tg_dtype_of(b->vals[cs[i]]) != tg_dtype_of(x))
+        if (tg_ndim(b->vs.t[cs[i]]) > tg_ndim(x) || tg_dtype_of(b->vs.t[cs[i]]) != tg_dtype_of(x))
             return TG_OK;
     int first_node = b->g->n_nodes, v = mn->out[0];
     tg_scope_begin();
     tg_tensor *y = tg_gelu(x);
     if (y) {
-        b->vals[v] = tg_retain(y);
-        b->known[v] = false;
+        b->vs.t[v] = tg_retain(y);
+        b->vs.known[v] = false;
         name_node(y, first_node, mn->node->output[0]);
     }
     tg_scope_end();
@@ -617,10 +386,8 @@ static tg_status walk_nodes(build_state *b)
         s = build_or_fold(b, m->order[k], plan, folded, gelu);
         for (int j = 0; s == TG_OK && j < mnode_n_reads(mn); j++) {
             int v = mnode_read(mn, j);
-            if (v >= 0 && m->last_use[v] == k && b->vals[v] && !keep[v]) {
-                tg_release(b->vals[v]);
-                b->vals[v] = NULL;
-            }
+            if (v >= 0 && m->last_use[v] == k && !keep[v])
+                onnx_values_drop(&b->vs, v);
         }
     }
     free(plan);
@@ -633,7 +400,10 @@ static tg_status walk_nodes(build_state *b)
 /* output i after the walk (borrowed), checked against its declaration */
 static tg_tensor *walk_output(build_state *b, int i)
 {
-    tg_tensor *t = b->vals[b->m->output_vid[i]];
+    tg_tensor *t = b->vs.t[b->m->output_vid[i]];
+    if (b->m->outputs[i].kind != TG_ONNX_TENSOR)
+        return tg__error_null(TG_ERR_UNSUPPORTED, "onnx: output '%s' is a sequence or "
+                              "optional (not supported yet)", b->m->outputs[i].name);
     if (!t)
         return tg__error_null(TG_ERR_INTERNAL, "onnx: output '%s' was not computed",
                               b->m->outputs[i].name);
@@ -642,10 +412,7 @@ static tg_tensor *walk_output(build_state *b, int i)
 
 static void state_free(build_state *b)
 {
-    for (int v = 0; b->vals && v < b->m->n_values; v++)
-        tg_release(b->vals[v]);
-    free(b->vals);
-    free(b->known);
+    onnx_values_free(&b->vs);
     free(b->given);
     free(b->dims);
     tg_generator_free(b->gen);
@@ -661,8 +428,7 @@ tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *con
     build_state b = {.m = m, .opts = opts, .g = tg_graph_current()};
     tg_onnx_net *net = calloc(1, sizeof *net);
     /* two spare slots: a folded Conv's weights and bias (walk_nodes) */
-    b.vals = calloc((size_t)m->n_values + 2, sizeof *b.vals);
-    b.known = calloc((size_t)m->n_values + 2, sizeof *b.known);
+    tg_status vs_ok = onnx_values_init(&b.vs, m->n_values + 2);
     b.given = calloc((size_t)m->n_inputs + 1, sizeof *b.given);
     b.dims = calloc(((size_t)m->n_inputs + 1) * TG_MAX_DIMS, sizeof *b.dims);
     b.gen = tg_generator_new(0);
@@ -676,15 +442,15 @@ tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *con
         net->n_inits = m->n_inits;
         net->n_outputs = m->n_outputs;
     }
-    if (!net || !b.vals || !b.known || !b.given || !b.dims || !b.gen || !net->inputs ||
+    if (!net || vs_ok != TG_OK || !b.given || !b.dims || !b.gen || !net->inputs ||
         !net->inits || !net->outputs || !net->output_names) {
         tg__error(TG_ERR_NOMEM, "onnx: out of memory");
         goto fail;
     }
     tg_scope_begin(); /* placeholders, variables, leaves: the net retains them */
-    tg_status s = bind_inputs(&b, net, n_inputs, names, inputs);
+    tg_status s = onnx_bind_inputs(&b, net, n_inputs, names, inputs);
     if (s == TG_OK)
-        s = bind_initializers(&b, net);
+        s = onnx_bind_initializers(&b, net);
     tg_scope_end();
     if (s != TG_OK)
         goto fail;
@@ -732,12 +498,15 @@ static tg_status bind_body(build_state *b, const onnx_ictx *c, tg_tensor *const 
 {
     const tg_onnx_model *sub = b->m;
     for (int i = 0; i < sub->n_inputs; i++) {
+        if (sub->inputs[i].kind != TG_ONNX_TENSOR)
+            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' is a sequence or optional "
+                             "(not supported yet)", sub->inputs[i].name);
         b->given[i] = formal[i];
         int nd;
-        tg_status s = resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &nd);
+        tg_status s = onnx_resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &nd);
         if (s != TG_OK)
             return s;
-        b->vals[tg__hmap_get(&sub->names, sub->inputs[i].name)] = tg_retain(formal[i]);
+        b->vs.t[tg__hmap_get(&sub->names, sub->inputs[i].name)] = tg_retain(formal[i]);
     }
     for (int k = 0; k < sub->n_outer; k++) {
         int v = tg__hmap_get(&sub->names, sub->outer_names[k]);
@@ -745,10 +514,10 @@ static tg_status bind_body(build_state *b, const onnx_ictx *c, tg_tensor *const 
         if (!t)
             return tg__error(TG_ERR_INTERNAL, "onnx: outer value '%s' was released early",
                              sub->outer_names[k]);
-        b->vals[v] = tg_retain(t);
-        b->known[v] = c->scope_known[sub->outer_vid[k]];
+        b->vs.t[v] = tg_retain(t);
+        b->vs.known[v] = c->scope_known[sub->outer_vid[k]];
     }
-    return bind_initializers(b, NULL);
+    return onnx_bind_initializers(b, NULL);
 }
 
 tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
@@ -765,13 +534,12 @@ tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
         return onnx_err(c, TG_ERR_IO, "subgraph '%s' has %d outputs, at most %d expected",
                         attr, sub->n_outputs, max_out);
     build_state b = {.m = sub, .g = tg_graph_current(), .body = true};
-    b.vals = calloc((size_t)sub->n_values + 2, sizeof *b.vals);
-    b.known = calloc((size_t)sub->n_values + 2, sizeof *b.known);
+    tg_status vs_ok = onnx_values_init(&b.vs, sub->n_values + 2);
     b.given = calloc((size_t)sub->n_inputs + 1, sizeof *b.given);
     b.dims = calloc(((size_t)sub->n_inputs + 1) * TG_MAX_DIMS, sizeof *b.dims);
     b.gen = tg_generator_new(0);
     tg_status s = TG_OK;
-    if (!b.vals || !b.known || !b.given || !b.dims || !b.gen)
+    if (vs_ok != TG_OK || !b.given || !b.dims || !b.gen)
         s = tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     if (s == TG_OK)
         s = bind_body(&b, c, formal);

@@ -67,6 +67,10 @@ struct tg_onnx_model {
     int *output_vid;
     int *last_use; /* per value: position in order of its last consumer */
     tg_hmap names; /* value name -> value id */
+    /* the element types of sequence and optional inputs and outputs,
+     * decoded at load (their dim_param strings are read from there) */
+    onnx_type **types;
+    int n_types, cap_types;
 };
 
 struct tg_onnx_net {

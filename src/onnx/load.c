@@ -4,6 +4,9 @@
  * See docs/ONNX.md. */
 #include "onnx/import.h"
 
+#include "onnx/proto_fields.h"
+#include "onnx/protobuf.h"
+#include "util/grow.h"
 #include "util/strbuf.h"
 
 #include <stdio.h>
@@ -49,6 +52,11 @@ void tg_onnx_free(tg_onnx_model *m)
     free(m->output_vid);
     free(m->last_use);
     tg__hmap_free(&m->names);
+    for (int i = 0; i < m->n_types; i++) {
+        onnx_pb_clear(&onnx_pb_type, m->types[i]);
+        free(m->types[i]);
+    }
+    free(m->types);
     onnx_model_free(m->pm);
     free(m);
 }
@@ -59,31 +67,112 @@ static void *load_fail(tg_onnx_model *m)
     return NULL;
 }
 
-/* a value info's type as a tg_onnx_value_info; what names the entry */
-static tg_status read_value_info(const onnx_value_info *vi, const char *what,
+/* the element type of a sequence_type (4) or optional_type (9) kept in
+ * t's unknown bytes: *field says which, *inner is the element's TypeProto
+ * (parsed, owned by m). Maps and sparse tensors are TG_ERR_UNSUPPORTED. */
+static tg_status nested_type(tg_onnx_model *m, const onnx_type *t, const char *what,
+                             const char *name, int *field, const onnx_type **inner)
+{
+    *field = 0;
+    *inner = NULL;
+    const uint8_t *elem = NULL;
+    size_t elem_len = 0;
+    tg_pb_reader r;
+    tg_pb_field f;
+    int st = 0;
+    if (t->unknown.data)
+        tg_pb_reader_init(&r, t->unknown.data, t->unknown.data, t->unknown.len);
+    while (t->unknown.data && (st = tg_pb_next(&r, &f)) > 0) {
+        if (f.number == 5 || f.number == 8)
+            return tg__error(TG_ERR_UNSUPPORTED, "onnx: %s '%s' is a %s (not supported)", what,
+                             nz(name), f.number == 5 ? "map" : "sparse tensor");
+        if (f.number != 4 && f.number != 9)
+            continue;
+        if (f.wire != TG_PB_LEN)
+            return tg__error(TG_ERR_IO, "onnx: %s '%s': its %s type is not a message", what,
+                             nz(name), f.number == 4 ? "sequence" : "optional");
+        *field = (int)f.number; /* a oneof: the last member present counts */
+        elem = NULL;
+        tg_pb_reader r2;
+        tg_pb_field f2;
+        int st2;
+        tg_pb_reader_init(&r2, f.data, f.data, f.len);
+        while ((st2 = tg_pb_next(&r2, &f2)) > 0)
+            if (f2.number == 1 && f2.wire == TG_PB_LEN) {
+                elem = f2.data;
+                elem_len = f2.len;
+            }
+        if (st2 < 0)
+            return tg__error(TG_ERR_IO, "onnx: %s '%s': its %s type is malformed: %s", what,
+                             nz(name), f.number == 4 ? "sequence" : "optional", r2.err);
+    }
+    if (st < 0)
+        return tg__error(TG_ERR_IO, "onnx: %s '%s': its type is malformed: %s", what,
+                         nz(name), r.err);
+    if (!*field)
+        return tg__error(TG_ERR_UNSUPPORTED, "onnx: %s '%s' has no tensor, sequence or "
+                         "optional type", what, nz(name));
+    if (!elem)
+        return tg__error(TG_ERR_IO, "onnx: %s '%s': its %s type has no element type", what,
+                         nz(name), *field == 4 ? "sequence" : "optional");
+    onnx_type *e = calloc(1, sizeof *e);
+    if (!e || !TG_GROW(m->types, m->cap_types, m->n_types + 1)) {
+        free(e);
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    }
+    m->types[m->n_types++] = e; /* freed with m, parsed or not */
+    if (onnx_message_parse(&onnx_pb_type, elem, elem_len, e) != TG_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tg_last_error());
+        return tg__error(TG_ERR_IO, "onnx: %s '%s': its element type: %s", what, nz(name), msg);
+    }
+    *inner = e;
+    return TG_OK;
+}
+
+/* a value info's type as a tg_onnx_value_info (sequences and optionals
+ * of tensors decoded into m->types); what names the entry */
+static tg_status read_value_info(tg_onnx_model *m, const onnx_value_info *vi, const char *what,
                                  tg_onnx_value_info *out)
 {
     memset(out, 0, sizeof *out);
     out->name = vi->name;
-    if (!vi->has_type || !vi->type.has_tensor_type)
-        return tg__error(TG_ERR_UNSUPPORTED, "onnx: %s '%s' is not a tensor (sequences, "
-                         "maps and optionals are not supported)", what, nz(vi->name));
-    out->onnx_type = vi->type.elem_type;
-    tg_status s = onnx_storage_dtype(vi->type.elem_type, &out->dtype);
+    if (!vi->has_type)
+        return tg__error(TG_ERR_IO, "onnx: %s '%s' has no type", what, nz(vi->name));
+    const onnx_type *t = &vi->type;
+    while (!t->has_tensor_type) {
+        int field;
+        const onnx_type *inner;
+        tg_status s = nested_type(m, t, what, vi->name, &field, &inner);
+        if (s != TG_OK)
+            return s;
+        if (out->kind != TG_ONNX_TENSOR && (field == 9 || out->kind != TG_ONNX_OPTIONAL))
+            return tg__error(TG_ERR_UNSUPPORTED, "onnx: %s '%s' is %s of %s (tensorgraph "
+                             "takes sequences and optionals of tensors, and optional "
+                             "sequences)", what, nz(vi->name),
+                             out->kind == TG_ONNX_OPTIONAL ? "an optional" : "a sequence",
+                             field == 9 ? "optionals" : "sequences");
+        out->kind = field == 9 ? TG_ONNX_OPTIONAL
+                  : out->kind == TG_ONNX_OPTIONAL ? TG_ONNX_OPTIONAL_SEQUENCE
+                  : TG_ONNX_SEQUENCE;
+        t = inner;
+    }
+    out->onnx_type = t->elem_type;
+    tg_status s = onnx_storage_dtype(t->elem_type, &out->dtype);
     if (s != TG_OK)
         return tg__error(s, "onnx: %s '%s' has data type %s (%d), which is not supported",
-                         what, nz(vi->name), onnx_data_type_name(vi->type.elem_type),
-                         (int)vi->type.elem_type);
-    if (!vi->type.has_shape) {
+                         what, nz(vi->name), onnx_data_type_name(t->elem_type),
+                         (int)t->elem_type);
+    if (!t->has_shape) {
         out->ndim = -1;
         return TG_OK;
     }
-    if (vi->type.n_dims > TG_MAX_DIMS)
+    if (t->n_dims > TG_MAX_DIMS)
         return tg__error(TG_ERR_UNSUPPORTED, "onnx: %s '%s' has rank %zu (at most %d)",
-                         what, nz(vi->name), vi->type.n_dims, TG_MAX_DIMS);
-    out->ndim = (int)vi->type.n_dims;
+                         what, nz(vi->name), t->n_dims, TG_MAX_DIMS);
+    out->ndim = (int)t->n_dims;
     for (int i = 0; i < out->ndim; i++) {
-        const onnx_dim *d = &vi->type.dims[i];
+        const onnx_dim *d = &t->dims[i];
         out->shape[i] = -1;
         if (d->kind == ONNX_DIM_VALUE) {
             if (d->value < 0)
@@ -447,7 +536,7 @@ static tg_status load_io(tg_onnx_model *m)
         if (s == TG_OK && m->parent && !vi->has_type) /* a subgraph's: as given */
             m->inputs[m->n_inputs] = (tg_onnx_value_info){.name = vi->name, .ndim = -1};
         else if (s == TG_OK)
-            s = read_value_info(vi, "graph input", &m->inputs[m->n_inputs]);
+            s = read_value_info(m, vi, "graph input", &m->inputs[m->n_inputs]);
         if (s != TG_OK)
             return s;
         m->input_vi[m->n_inputs++] = vi;
@@ -472,7 +561,7 @@ static tg_status load_outputs(tg_onnx_model *m)
         if (v < 0)
             return tg__error(TG_ERR_IO, "onnx: graph output '%s' is not produced by any "
                              "node, input or initializer", nz(vi->name));
-        tg_status s = vi->has_type ? read_value_info(vi, "graph output", &m->outputs[i])
+        tg_status s = vi->has_type ? read_value_info(m, vi, "graph output", &m->outputs[i])
                                    : TG_OK;
         if (!vi->has_type) {
             m->outputs[i] = (tg_onnx_value_info){.name = vi->name, .ndim = -1,

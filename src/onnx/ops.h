@@ -5,6 +5,7 @@
 
 #include "core/status_impl.h"
 #include "onnx/proto.h"
+#include "onnx/values.h"
 #include "tg/onnx.h"
 #include "tg/tg.h"
 

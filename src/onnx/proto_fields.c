@@ -17,7 +17,7 @@
      .n_fields = sizeof rows / sizeof rows[0], .unknown = offsetof(T, unknown), \
      __VA_ARGS__}
 
-static const pb_message dim_msg, shape_msg, tensor_type_msg, type_msg,
+static const pb_message dim_msg, shape_msg, tensor_type_msg,
     value_info_msg, attribute_msg, node_msg, opset_msg;
 
 static const pb_field tensor_rows[] = {
@@ -72,13 +72,13 @@ static const pb_field type_rows[] = {
     {.number = 8, .kind = PB_KEEP, .clears = 1},
     {.number = 9, .kind = PB_KEEP, .clears = 1},
 };
-static const pb_message type_msg = MESSAGE(onnx_type, "TypeProto", type_rows,
+const pb_message onnx_pb_type = MESSAGE(onnx_type, "TypeProto", type_rows,
                                            .unknown_first = true);
 
 static const pb_field value_info_rows[] = {
     ROW(onnx_value_info, 1, "name", PB_STRING, name),
     ROW(onnx_value_info, 2, "type", PB_INLINE, type, HAS(onnx_value_info, has_type),
-        .msg = &type_msg),
+        .msg = &onnx_pb_type),
 };
 static const pb_message value_info_msg =
     MESSAGE(onnx_value_info, "ValueInfoProto", value_info_rows);

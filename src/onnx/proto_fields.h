@@ -61,7 +61,13 @@ typedef struct pb_message {
     size_t oneof;       /* offset + 1 of the int holding the oneof case */
 } pb_message;
 
-extern const pb_message onnx_pb_model, onnx_pb_graph, onnx_pb_tensor;
+extern const pb_message onnx_pb_model, onnx_pb_graph, onnx_pb_tensor, onnx_pb_type;
+
+/* parses len bytes at data as one message of d into msg (zeroed by the
+ * caller), with the model parser's checks (hostile input: lengths,
+ * nesting, a memory budget); errors name the message. The caller clears
+ * msg with onnx_pb_clear, on failure too. */
+tg_status onnx_message_parse(const pb_message *d, const void *data, size_t len, void *msg);
 
 /* the field numbered `number` of d, or NULL */
 const pb_field *onnx_pb_field(const pb_message *d, uint32_t number);

@@ -21,6 +21,7 @@
 
 typedef struct pctx {
     const uint8_t *base;
+    const char *root; /* "model", or the message parsed alone */
     size_t len;
     size_t budget; /* bytes the parser may still allocate */
     int depth;
@@ -36,7 +37,7 @@ static bool parse_message(pctx *c, const pb_message *d, const uint8_t *data,
 /* "model.graph.node[3].attribute[0]" */
 static void path_str(const pctx *c, char *buf, size_t cap)
 {
-    size_t n = (size_t)snprintf(buf, cap, "model");
+    size_t n = (size_t)snprintf(buf, cap, "%s", c->root);
     for (int i = 0; i < c->depth && n < cap; i++) {
         n += (size_t)snprintf(buf + n, cap - n, ".%s", c->path[i].name);
         if (n < cap && c->path[i].index >= 0)
@@ -408,6 +409,7 @@ tg_status onnx_model_parse(const void *data, size_t len, onnx_model **out)
         return tg__error(TG_ERR_NOMEM, "onnx: out of memory while parsing");
     }
     c->base = data;
+    c->root = "model";
     c->len = len;
     c->budget = ONNX_PARSE_BUDGET(len);
     c->depth = 0;
@@ -419,6 +421,23 @@ tg_status onnx_model_parse(const void *data, size_t len, onnx_model **out)
     free(c);
     *out = m;
     return TG_OK;
+}
+
+tg_status onnx_message_parse(const pb_message *d, const void *data, size_t len, void *msg)
+{
+    if (!d || !msg || (!data && len))
+        return tg__error(TG_ERR_ARG, "onnx_message_parse: NULL message or data");
+    pctx *c = malloc(sizeof *c);
+    if (!c)
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory while parsing");
+    c->base = data ? data : (const void *)"";
+    c->root = d->name;
+    c->len = len;
+    c->budget = ONNX_PARSE_BUDGET(len);
+    c->depth = 0;
+    bool ok = parse_message(c, d, c->base, len, msg);
+    free(c);
+    return ok ? TG_OK : tg_last_status();
 }
 
 tg_status onnx_model_load_file(const char *path, onnx_model **out)

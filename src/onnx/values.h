@@ -1,0 +1,52 @@
+/* The values of one build of an ONNX model, by value id (values.c): a
+ * tensor, a sequence of tensors whose length is known when the model is
+ * built (every sequence op then maps onto tensor ops at known positions),
+ * or none (an optional without a value). See docs/ONNX.md, "Sequences
+ * and optionals". Internal to src/onnx. */
+#ifndef TG_ONNX_VALUES_H
+#define TG_ONNX_VALUES_H
+
+#include "tg/tg.h"
+
+/* the most elements of one sequence value */
+#define ONNX_MAX_SEQ 4096
+
+typedef struct onnx_seq {
+    int n, cap;
+    tg_tensor **elem; /* references */
+    tg_dtype dtype;   /* the elements' (an empty sequence has one too) */
+    bool known;       /* every element is a value known at import time */
+} onnx_seq;
+
+/* an empty sequence of dtype dt; NULL (TG_ERR_NOMEM) when out of memory */
+onnx_seq *onnx_seq_new(tg_dtype dt);
+/* appends t (retained); TG_ERR_IO when its dtype is not the sequence's,
+ * TG_ERR_UNSUPPORTED past ONNX_MAX_SEQ elements */
+tg_status onnx_seq_push(onnx_seq *s, tg_tensor *t);
+/* inserts t (retained) at pos in [0, n] */
+tg_status onnx_seq_insert(onnx_seq *s, int pos, tg_tensor *t);
+/* a new sequence holding s's elements (retained) */
+onnx_seq *onnx_seq_copy(const onnx_seq *s);
+void onnx_seq_free(onnx_seq *s); /* NULL is ignored */
+
+typedef struct onnx_values {
+    int n;
+    tg_tensor **t; /* tensor values (references), NULL otherwise */
+    bool *known;   /* the value is fixed at import time (a constant) */
+    onnx_seq **seq; /* sequence values (owned), NULL otherwise */
+    bool *none;    /* an optional without a value */
+} onnx_values;
+
+/* n slots, all empty; TG_ERR_NOMEM */
+tg_status onnx_values_init(onnx_values *vs, int n);
+void onnx_values_free(onnx_values *vs);
+/* whether slot v holds a value (a tensor, a sequence or none) */
+bool onnx_values_has(const onnx_values *vs, int v);
+/* empties slot v, releasing what it holds */
+void onnx_values_drop(onnx_values *vs, int v);
+/* slot v takes a reference to t / takes ownership of s / holds none */
+void onnx_values_set_tensor(onnx_values *vs, int v, tg_tensor *t, bool known);
+void onnx_values_set_seq(onnx_values *vs, int v, onnx_seq *s);
+void onnx_values_set_none(onnx_values *vs, int v);
+
+#endif

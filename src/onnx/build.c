@@ -6,6 +6,7 @@
 
 #include "core/tensor_impl.h"
 #include "graph/graph_impl.h"
+#include "util/grow.h"
 #include "util/strbuf.h"
 
 #include <math.h>
@@ -23,11 +24,36 @@ void tg_onnx_net_free(tg_onnx_net *net)
         tg_release(net->inits[i]);
     for (int i = 0; i < net->n_outputs; i++)
         tg_release(net->outputs[i]);
+    for (int i = 0; net->input_names && i < net->n_inputs; i++)
+        free(net->input_names[i]);
+    for (int i = 0; net->output_names && i < net->n_outputs; i++)
+        free(net->output_names[i]);
     free(net->inputs);
     free(net->inits);
     free(net->outputs);
+    free(net->input_names);
     free(net->output_names);
     free(net);
+}
+
+tg_status onnx_net_add(tg_tensor ***arr, char ***names, int *n, int *cap, const char *name,
+                       int index, tg_tensor *t)
+{
+    char buf[300];
+    if (index >= 0)
+        snprintf(buf, sizeof buf, "%s[%d]", name, index);
+    /* the two arrays share *cap: the smaller of their capacities */
+    int cap_a = *cap, cap_n = *cap;
+    char *copy = strdup(index >= 0 ? buf : name);
+    bool ok = copy && TG_GROW(*arr, cap_a, *n + 1) && TG_GROW(*names, cap_n, *n + 1);
+    *cap = cap_a < cap_n ? cap_a : cap_n;
+    if (!ok) {
+        free(copy);
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    }
+    (*arr)[*n] = tg_retain(t);
+    (*names)[(*n)++] = copy;
+    return TG_OK;
 }
 
 bool tg_onnx_net_is_graph(const tg_onnx_net *n) { return n && n->graph_mode; }
@@ -139,6 +165,41 @@ static int32_t declared_type(const tg_onnx_model *m, int v)
     return 0;
 }
 
+/* result j of node c into its value slot (a sequence is taken from c);
+ * values computed from known ones are constants from here on */
+static void store_result(build_state *b, onnx_ictx *c, int j, bool all_known, int first_node)
+{
+    int v = c->mnode->out[j];
+    const char *name = c->node->output[j];
+    if (c->none_out[j]) {
+        onnx_values_set_none(&b->vs, v);
+        return;
+    }
+    if (c->seq_out[j]) {
+        onnx_seq *q = c->seq_out[j];
+        c->seq_out[j] = NULL;
+        q->known = all_known || c->out_known[j];
+        for (int k = 0; k < q->n; k++)
+            q->known = q->known && !tg_is_symbolic(q->elem[k]);
+        for (int k = 0; k < q->n; k++) {
+            if (q->known)
+                tg__storage_freeze(q->elem[k]);
+            char nm[300];
+            snprintf(nm, sizeof nm, "%s[%d]", name, k);
+            if (b->g)
+                name_node(q->elem[k], first_node, nm);
+        }
+        onnx_values_set_seq(&b->vs, v, q);
+        return;
+    }
+    bool known = (all_known || c->out_known[j]) && !tg_is_symbolic(c->out[j]);
+    onnx_values_set_tensor(&b->vs, v, c->out[j], known);
+    if (known) /* folded: a constant from here on */
+        tg__storage_freeze(c->out[j]);
+    if (b->g)
+        name_node(c->out[j], first_node, name);
+}
+
 static tg_status build_node(build_state *b, const mnode *mn)
 {
     const onnx_node *n = mn->node;
@@ -148,6 +209,7 @@ static tg_status build_node(build_state *b, const mnode *mn)
     c.mnode = mn;
     c.scope_vals = b->vs.t;
     c.scope_known = b->vs.known;
+    c.scope = &b->vs;
     c.version = mn->version;
     c.graph_mode = b->g != NULL;
     c.n_in = (int)n->n_input;
@@ -167,9 +229,16 @@ static tg_status build_node(build_state *b, const mnode *mn)
          * values of this run: a Slice may start at the iteration number */
         if (v >= 0 && !c.val[j] && b->body && c.in[j] && !tg_is_symbolic(c.in[j]))
             c.val[j] = c.in[j];
-        if (v >= 0 && !c.in[j])
+        if (v >= 0 && !onnx_values_has(&b->vs, v))
             return tg__error(TG_ERR_INTERNAL, "onnx: value '%s' was released early",
                              n->input[j]);
+        c.seq_in[j] = v >= 0 ? b->vs.seq[v] : NULL;
+        c.none_in[j] = v >= 0 && b->vs.none[v];
+        if ((c.seq_in[j] || c.none_in[j]) && !(mn->entry->flags & ONNX_OP_SEQ))
+            return node_error(n, tg__error(TG_ERR_IO, "input %d ('%s') is %s; %s takes "
+                                           "tensors", j, n->input[j], c.seq_in[j]
+                                           ? "a sequence" : "an optional without a value",
+                                           n->op_type));
         if (v >= 0 && !c.known[j])
             all_known = false;
     }
@@ -180,7 +249,9 @@ static tg_status build_node(build_state *b, const mnode *mn)
     c.folding = all_known;
     tg_scope_begin(); /* owns the attributes of older versions made inputs */
     tg_status s = onnx_lift_attributes(&c);
-    if (s == TG_OK && (all_known || !b->g))
+    /* the sequence ops give views of their inputs or slices of them, and
+     * SequenceMap's body checks its own nodes */
+    if (s == TG_OK && (all_known || !b->g) && !(mn->entry->flags & ONNX_OP_SEQ))
         s = sizes_ok(mn, &c);
     if (s != TG_OK) {
         tg_scope_end();
@@ -194,7 +265,7 @@ static tg_status build_node(build_state *b, const mnode *mn)
     }
     s = mn->entry->import(&c);
     for (int j = 0; s == TG_OK && j < c.n_out; j++)
-        if (mn->out[j] >= 0 && !c.out[j])
+        if (mn->out[j] >= 0 && !c.out[j] && !c.seq_out[j] && !c.none_out[j])
             s = tg__error_is_set() ? tg_last_status()
                                    : tg__error(TG_ERR_UNSUPPORTED, "output %d (%s) is not "
                                                "supported", j, n->output[j]);
@@ -202,18 +273,14 @@ static tg_status build_node(build_state *b, const mnode *mn)
     for (int j = 0; s == TG_OK && j < c.n_out; j++)
         if (c.out[j])
             s = check_out_size(&c, c.out[j]);
-    if (s == TG_OK)
-        for (int j = 0; j < c.n_out; j++) {
-            int v = mn->out[j];
-            if (v < 0)
-                continue;
-            b->vs.t[v] = tg_retain(c.out[j]);
-            b->vs.known[v] = (all_known || c.out_known[j]) && !tg_is_symbolic(c.out[j]);
-            if (b->vs.known[v]) /* folded: a constant from here on */
-                tg__storage_freeze(c.out[j]);
-            if (b->g)
-                name_node(c.out[j], first_node, n->output[j]);
-        }
+    for (int j = 0; s == TG_OK && j < c.n_out; j++)
+        for (int k = 0; c.seq_out[j] && s == TG_OK && k < c.seq_out[j]->n; k++)
+            s = check_out_size(&c, c.seq_out[j]->elem[k]);
+    for (int j = 0; s == TG_OK && j < c.n_out; j++)
+        if (mn->out[j] >= 0)
+            store_result(b, &c, j, all_known, first_node);
+    for (int j = 0; j < c.n_out; j++)
+        onnx_seq_free(c.seq_out[j]); /* those not taken */
     if (all_known) {
         tg_no_grad_end();
         tg__graph_resume(old_floor);
@@ -224,16 +291,17 @@ static tg_status build_node(build_state *b, const mnode *mn)
     return s == TG_OK ? TG_OK : node_error(n, s);
 }
 
-/* the declared dtype and shape of graph output i, when the model gives them */
-static tg_status check_output(const tg_onnx_model *m, int i, const tg_tensor *t)
+/* the declared dtype and shape of a graph output (or a sequence's element
+ * named `name`), when the model gives them */
+static tg_status check_output(const tg_onnx_value_info *vi, const char *name,
+                              const tg_tensor *t)
 {
-    const tg_onnx_value_info *vi = &m->outputs[i];
     char s1[160], s2[160];
     if (vi->ndim < 0 && !vi->onnx_type)
         return TG_OK;
     if (vi->onnx_type && tg_dtype_of(t) != vi->dtype)
         return tg__error(TG_ERR_IO, "onnx: output '%s' is %s but the model "
-                         "declares %s (%s)", vi->name, tg_dtype_name(tg_dtype_of(t)),
+                         "declares %s (%s)", name, tg_dtype_name(tg_dtype_of(t)),
                          tg_dtype_name(vi->dtype), onnx_data_type_name(vi->onnx_type));
     if (vi->ndim < 0)
         return TG_OK;
@@ -242,7 +310,7 @@ static tg_status check_output(const tg_onnx_model *m, int i, const tg_tensor *t)
         ok = vi->shape[d] < 0 || tg_shape(t)[d] < 0 || vi->shape[d] == tg_shape(t)[d];
     if (!ok)
         return tg__error(TG_ERR_IO, "onnx: output '%s' has shape %s but the model "
-                         "declares %s (-1: any)", vi->name,
+                         "declares %s (-1: any)", name,
                          tg_shape_str(tg_ndim(t), tg_shape(t), s1, sizeof s1),
                          tg_shape_str(vi->ndim, vi->shape, s2, sizeof s2));
     return TG_OK;
@@ -397,17 +465,47 @@ static tg_status walk_nodes(build_state *b)
     return s;
 }
 
-/* output i after the walk (borrowed), checked against its declaration */
-static tg_tensor *walk_output(build_state *b, int i)
+static const char *kind_name(tg_onnx_kind k)
 {
-    tg_tensor *t = b->vs.t[b->m->output_vid[i]];
-    if (b->m->outputs[i].kind != TG_ONNX_TENSOR)
-        return tg__error_null(TG_ERR_UNSUPPORTED, "onnx: output '%s' is a sequence or "
-                              "optional (not supported yet)", b->m->outputs[i].name);
-    if (!t)
-        return tg__error_null(TG_ERR_INTERNAL, "onnx: output '%s' was not computed",
-                              b->m->outputs[i].name);
-    return check_output(b->m, i, t) == TG_OK ? t : NULL;
+    switch (k) {
+    case TG_ONNX_SEQUENCE: return "a sequence";
+    case TG_ONNX_OPTIONAL: return "an optional tensor";
+    case TG_ONNX_OPTIONAL_SEQUENCE: return "an optional sequence";
+    default: return "a tensor";
+    }
+}
+
+/* output i after the walk, checked against its declaration: *t (borrowed),
+ * *seq (borrowed) or *none */
+static tg_status walk_output(build_state *b, int i, tg_tensor **t, const onnx_seq **seq,
+                             bool *none)
+{
+    const tg_onnx_value_info *vi = &b->m->outputs[i];
+    int v = b->m->output_vid[i];
+    *t = b->vs.t[v];
+    *seq = b->vs.seq[v];
+    *none = b->vs.none[v];
+    if (!onnx_values_has(&b->vs, v))
+        return tg__error(TG_ERR_INTERNAL, "onnx: output '%s' was not computed", vi->name);
+    /* an output without a type (a subgraph's) takes any value */
+    bool typed = vi->kind != TG_ONNX_TENSOR || vi->onnx_type || vi->ndim >= 0;
+    bool seq_ok = vi->kind == TG_ONNX_SEQUENCE || vi->kind == TG_ONNX_OPTIONAL_SEQUENCE;
+    bool none_ok = vi->kind == TG_ONNX_OPTIONAL || vi->kind == TG_ONNX_OPTIONAL_SEQUENCE;
+    bool tensor_ok = vi->kind == TG_ONNX_TENSOR || vi->kind == TG_ONNX_OPTIONAL;
+    if (typed && ((*t && !tensor_ok) || (*seq && !seq_ok) || (*none && !none_ok)))
+        return tg__error(TG_ERR_IO, "onnx: output '%s' is %s but the model declares %s",
+                         vi->name, *t ? "a tensor" : *seq ? "a sequence"
+                         : "an optional without a value", kind_name(vi->kind));
+    if (*t)
+        return check_output(vi, vi->name, *t);
+    for (int k = 0; *seq && k < (*seq)->n; k++) {
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s[%d]", vi->name, k);
+        tg_status s = check_output(vi, nm, (*seq)->elem[k]);
+        if (s != TG_OK)
+            return s;
+    }
+    return TG_OK;
 }
 
 static void state_free(build_state *b)
@@ -434,16 +532,10 @@ tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *con
     b.gen = tg_generator_new(0);
     if (net) {
         net->graph_mode = b.g != NULL;
-        net->inputs = calloc((size_t)m->n_inputs + 1, sizeof *net->inputs);
         net->inits = calloc((size_t)m->n_inits + 1, sizeof *net->inits);
-        net->outputs = calloc((size_t)m->n_outputs + 1, sizeof *net->outputs);
-        net->output_names = calloc((size_t)m->n_outputs + 1, sizeof *net->output_names);
-        net->n_inputs = m->n_inputs;
         net->n_inits = m->n_inits;
-        net->n_outputs = m->n_outputs;
     }
-    if (!net || vs_ok != TG_OK || !b.given || !b.dims || !b.gen || !net->inputs ||
-        !net->inits || !net->outputs || !net->output_names) {
+    if (!net || vs_ok != TG_OK || !b.given || !b.dims || !b.gen || !net->inits) {
         tg__error(TG_ERR_NOMEM, "onnx: out of memory");
         goto fail;
     }
@@ -456,12 +548,20 @@ tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *con
         goto fail;
     if (walk_nodes(&b) != TG_OK)
         goto fail;
+    /* a sequence's elements as NAME[k]; none: no entry */
     for (int i = 0; i < m->n_outputs; i++) {
-        tg_tensor *t = walk_output(&b, i);
-        if (!t)
+        tg_tensor *t;
+        const onnx_seq *q;
+        bool none;
+        s = walk_output(&b, i, &t, &q, &none);
+        if (s == TG_OK && t)
+            s = onnx_net_add(&net->outputs, &net->output_names, &net->n_outputs,
+                             &net->cap_outputs, m->outputs[i].name, -1, t);
+        for (int k = 0; s == TG_OK && q && k < q->n; k++)
+            s = onnx_net_add(&net->outputs, &net->output_names, &net->n_outputs,
+                             &net->cap_outputs, m->outputs[i].name, k, q->elem[k]);
+        if (s != TG_OK)
             goto fail;
-        net->outputs[i] = tg_retain(t);
-        net->output_names[i] = m->outputs[i].name;
     }
     state_free(&b);
     return net;
@@ -499,8 +599,9 @@ static tg_status bind_body(build_state *b, const onnx_ictx *c, tg_tensor *const 
     const tg_onnx_model *sub = b->m;
     for (int i = 0; i < sub->n_inputs; i++) {
         if (sub->inputs[i].kind != TG_ONNX_TENSOR)
-            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' is a sequence or optional "
-                             "(not supported yet)", sub->inputs[i].name);
+            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' of the subgraph is %s "
+                             "(subgraphs take tensors)", sub->inputs[i].name,
+                             kind_name(sub->inputs[i].kind));
         b->given[i] = formal[i];
         int nd;
         tg_status s = onnx_resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &nd);
@@ -509,20 +610,47 @@ static tg_status bind_body(build_state *b, const onnx_ictx *c, tg_tensor *const 
         b->vs.t[tg__hmap_get(&sub->names, sub->inputs[i].name)] = tg_retain(formal[i]);
     }
     for (int k = 0; k < sub->n_outer; k++) {
-        int v = tg__hmap_get(&sub->names, sub->outer_names[k]);
-        tg_tensor *t = c->scope_vals[sub->outer_vid[k]];
+        int v = tg__hmap_get(&sub->names, sub->outer_names[k]), ov = sub->outer_vid[k];
+        tg_tensor *t = c->scope_vals[ov];
+        const onnx_seq *q = c->scope ? c->scope->seq[ov] : NULL;
+        if (q) {
+            onnx_seq *copy = onnx_seq_copy(q);
+            if (!copy)
+                return tg_last_status();
+            onnx_values_set_seq(&b->vs, v, copy);
+            continue;
+        }
+        if (c->scope && c->scope->none[ov]) {
+            onnx_values_set_none(&b->vs, v);
+            continue;
+        }
         if (!t)
             return tg__error(TG_ERR_INTERNAL, "onnx: outer value '%s' was released early",
                              sub->outer_names[k]);
-        b->vs.t[v] = tg_retain(t);
-        b->vs.known[v] = c->scope_known[sub->outer_vid[k]];
+        onnx_values_set_tensor(&b->vs, v, t, c->scope_known[ov]);
     }
     return onnx_bind_initializers(b, NULL);
+}
+
+bool onnx_body_gives_seq(const onnx_ictx *c, const char *attr)
+{
+    const tg_onnx_model *sub = find_body(c, attr);
+    for (int i = 0; sub && i < sub->n_outputs; i++)
+        if (sub->outputs[i].kind != TG_ONNX_TENSOR)
+            return true;
+    return false;
 }
 
 tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
                           tg_tensor *const *formal, int max_out, tg_tensor **out,
                           int *n_out)
+{
+    return onnx_build_body_any(c, attr, n_formal, formal, max_out, out, NULL, NULL, n_out);
+}
+
+tg_status onnx_build_body_any(const onnx_ictx *c, const char *attr, int n_formal,
+                              tg_tensor *const *formal, int max_out, tg_tensor **out,
+                              onnx_seq **seq_out, bool *none_out, int *n_out)
 {
     const tg_onnx_model *sub = find_body(c, attr);
     if (!sub)
@@ -545,13 +673,32 @@ tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
         s = bind_body(&b, c, formal);
     if (s == TG_OK)
         s = walk_nodes(&b);
+    int n_done = 0;
     for (int i = 0; s == TG_OK && i < sub->n_outputs; i++) {
-        tg_tensor *t = walk_output(&b, i);
-        if (!t)
-            s = tg_last_status();
-        else
-            out[i] = tg__publish(tg_retain(t));
+        tg_tensor *t;
+        const onnx_seq *q;
+        bool none;
+        s = walk_output(&b, i, &t, &q, &none);
+        if (s == TG_OK && !t && !seq_out)
+            s = tg__error(TG_ERR_UNSUPPORTED, "output '%s' is %s: the op takes tensors from "
+                          "its subgraphs", sub->outputs[i].name,
+                          q ? "a sequence" : "an optional without a value");
+        if (s != TG_OK)
+            break;
+        out[i] = t ? tg__publish(tg_retain(t)) : NULL;
+        if (seq_out) {
+            seq_out[i] = q ? onnx_seq_copy(q) : NULL;
+            none_out[i] = none;
+            if (q && !seq_out[i])
+                s = tg_last_status();
+        }
+        n_done = i + 1;
     }
+    if (s != TG_OK && seq_out)
+        for (int i = 0; i < n_done; i++) {
+            onnx_seq_free(seq_out[i]);
+            seq_out[i] = NULL;
+        }
     *n_out = s == TG_OK ? sub->n_outputs : 0;
     state_free(&b);
     if (s != TG_OK) { /* the caller's error names the node */

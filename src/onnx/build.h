@@ -16,6 +16,10 @@ typedef struct build_state {
     tg_generator *gen;
 } build_state;
 
+/* appends t (retained) to a net's inputs or outputs as `name`, or as
+ * name[index] for index >= 0 */
+tg_status onnx_net_add(tg_tensor ***arr, char ***names, int *n, int *cap, const char *name,
+                       int index, tg_tensor *t);
 /* graph node names allow letters, digits and _ . / -: others become _ */
 void onnx_graph_name(const char *src, char *dst, size_t cap);
 /* the shape of model input i: concrete, or in graph mode -1 for symbolic

@@ -79,17 +79,26 @@ bad_shape:;
                      tg_shape_str(vi->ndim, want, s2, sizeof s2));
 }
 
+/* input i is bound to one tensor: a tensor input, or an optional one
+ * that is given (sequences are bound element by element, and their
+ * elements' symbolic dims may differ from one element to the next) */
+static bool tensor_bound(const build_state *b, int i)
+{
+    tg_onnx_kind k = b->m->inputs[i].kind;
+    return k == TG_ONNX_TENSOR || (k == TG_ONNX_OPTIONAL && b->given[i]);
+}
+
 /* the same symbol must get the same value in every input */
 static tg_status check_dim_params(build_state *b)
 {
     const tg_onnx_model *m = b->m;
     for (int i = 0; i < m->n_inputs; i++)
-        for (int d = 0; d < m->inputs[i].ndim; d++) {
+        for (int d = 0; tensor_bound(b, i) && d < m->inputs[i].ndim; d++) {
             const char *p = m->inputs[i].dim_param[d];
             if (!p)
                 continue;
             for (int j = 0; j <= i; j++)
-                for (int e = 0; e < m->inputs[j].ndim; e++) {
+                for (int e = 0; tensor_bound(b, j) && e < m->inputs[j].ndim; e++) {
                     if ((j == i && e >= d) || !m->inputs[j].dim_param[e] ||
                         strcmp(m->inputs[j].dim_param[e], p))
                         continue;
@@ -116,45 +125,180 @@ static tg_status not_an_input(const tg_onnx_model *m, const char *name)
     return s;
 }
 
+static bool is_seq_kind(tg_onnx_kind k)
+{
+    return k == TG_ONNX_SEQUENCE || k == TG_ONNX_OPTIONAL_SEQUENCE;
+}
+
+/* a name "S[k]" of element k of sequence input S: the input's index, or
+ * -1 when the name is not of that form or S is no sequence input */
+static int seq_element(const tg_onnx_model *m, const char *name, int *k)
+{
+    size_t len = strlen(name);
+    const char *open = strrchr(name, '[');
+    if (!open || open == name || len < 4 || name[len - 1] != ']' || open + 2 > name + len - 1 ||
+        (size_t)(open - name) >= 256)
+        return -1;
+    long idx = 0;
+    for (const char *p = open + 1; p < name + len - 1; p++) {
+        if (*p < '0' || *p > '9' || idx > ONNX_MAX_SEQ)
+            return -1;
+        idx = idx * 10 + (*p - '0');
+    }
+    char prefix[256];
+    memcpy(prefix, name, (size_t)(open - name));
+    prefix[open - name] = '\0';
+    int v = tg__hmap_get(&m->names, prefix);
+    if (v < 0 || m->values[v].kind != SRC_INPUT || !is_seq_kind(m->inputs[m->values[v].index].kind))
+        return -1;
+    *k = (int)idx;
+    return m->values[v].index;
+}
+
+/* element k of sequence input vi: its dtype, rank and fixed dims */
+static tg_status check_element(const tg_onnx_value_info *vi, int k, const tg_tensor *t)
+{
+    char s1[160], s2[160];
+    if (vi->onnx_type && tg_dtype_of(t) != vi->dtype)
+        return tg__error(TG_ERR_ARG, "onnx: element '%s[%d]' has dtype %s; the sequence's "
+                         "elements are %s (%s)", vi->name, k, tg_dtype_name(tg_dtype_of(t)),
+                         tg_dtype_name(vi->dtype), onnx_data_type_name(vi->onnx_type));
+    bool ok = vi->ndim < 0 || vi->ndim == tg_ndim(t);
+    for (int d = 0; ok && vi->ndim >= 0 && d < vi->ndim; d++)
+        ok = vi->shape[d] < 0 || vi->shape[d] == tg_shape(t)[d];
+    if (!ok)
+        return tg__error(TG_ERR_ARG, "onnx: element '%s[%d]' has shape %s; the model "
+                         "declares %s (-1: any)", vi->name, k,
+                         tg_shape_str(tg_ndim(t), tg_shape(t), s1, sizeof s1),
+                         tg_shape_str(vi->ndim, vi->shape, s2, sizeof s2));
+    return TG_OK;
+}
+
+/* sequence input i from the given elements (el_in[k] == i, at el_at[k]):
+ * positions 0..n-1 each given once; none given: the empty sequence, or
+ * for an optional sequence none. In graph mode, placeholders shaped as
+ * the given elements. */
+static tg_status bind_sequence(build_state *b, tg_onnx_net *net, int i, int n,
+                               tg_tensor *const *inputs, const int *el_in, const int *el_at)
+{
+    const tg_onnx_value_info *vi = &b->m->inputs[i];
+    int vid = tg__hmap_get(&b->m->names, vi->name), len = 0;
+    for (int k = 0; k < n; k++)
+        if (el_in[k] == i && el_at[k] + 1 > len)
+            len = el_at[k] + 1;
+    if (!len && vi->kind == TG_ONNX_OPTIONAL_SEQUENCE) {
+        onnx_values_set_none(&b->vs, vid);
+        return TG_OK;
+    }
+    if (len > ONNX_MAX_SEQ)
+        return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' has more than %d elements",
+                         vi->name, ONNX_MAX_SEQ);
+    onnx_seq *q = onnx_seq_new(vi->onnx_type ? vi->dtype : TG_FLOAT32);
+    if (!q)
+        return tg_last_status();
+    q->known = false;
+    tg_status s = TG_OK;
+    for (int p = 0; s == TG_OK && p < len; p++) {
+        int found = -1;
+        for (int k = 0; s == TG_OK && k < n; k++)
+            if (el_in[k] == i && el_at[k] == p) {
+                if (found >= 0)
+                    s = tg__error(TG_ERR_ARG, "onnx: element '%s[%d]' is given twice",
+                                  vi->name, p);
+                found = k;
+            }
+        if (s == TG_OK && found < 0)
+            s = tg__error(TG_ERR_ARG, "onnx: element '%s[%d]' of sequence input '%s' is "
+                          "missing (%d elements given up to '%s[%d]')", vi->name, p,
+                          vi->name, len, vi->name, len - 1);
+        if (s != TG_OK)
+            break;
+        tg_tensor *t = inputs[found];
+        if (!vi->onnx_type && p == 0)
+            q->dtype = tg_dtype_of(t);
+        s = check_element(vi, p, t);
+        if (s == TG_OK && !onnx_extent_ok(tg_ndim(t), tg_shape(t)))
+            s = tg__error(TG_ERR_UNSUPPORTED, "onnx: element '%s[%d]' has dims over %lld "
+                          "elements", vi->name, p, (long long)ONNX_IMPORT_MAX_ELEMENTS);
+        if (s == TG_OK && b->g && !tg_is_symbolic(t)) {
+            char nm[300], gn[300];
+            snprintf(nm, sizeof nm, "%s[%d]", vi->name, p);
+            onnx_graph_name(nm, gn, sizeof gn);
+            t = tg_placeholder(b->g, tg__hmap_get(&b->g->names, gn) >= 0 ? NULL : gn,
+                               tg_dtype_of(t), tg_ndim(t), tg_shape(t));
+            s = t ? TG_OK : tg_last_status();
+        }
+        if (s == TG_OK)
+            s = onnx_seq_push(q, t);
+        if (s == TG_OK && net)
+            s = onnx_net_add(&net->inputs, &net->input_names, &net->n_inputs,
+                             &net->cap_inputs, vi->name, p, t);
+    }
+    if (s != TG_OK) {
+        onnx_seq_free(q);
+        return s == TG_ERR_IO ? tg__error(TG_ERR_ARG, "%s", tg_last_error()) : s;
+    }
+    onnx_values_set_seq(&b->vs, vid, q);
+    return TG_OK;
+}
+
 tg_status onnx_bind_inputs(build_state *b, tg_onnx_net *net, int n, const char *const *names,
-                             tg_tensor *const *inputs)
+                           tg_tensor *const *inputs)
 {
     const tg_onnx_model *m = b->m;
-    for (int i = 0; i < m->n_inputs; i++)
-        if (m->inputs[i].kind != TG_ONNX_TENSOR)
-            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' is a sequence or optional "
-                             "(not supported yet)", m->inputs[i].name);
-    for (int k = 0; k < n; k++) {
-        if (!names || !names[k] || !inputs || !inputs[k])
-            return tg__error(TG_ERR_ARG, "tg_onnx_build: input %d has no name or tensor", k);
+    int *el_in = calloc((size_t)n + 1, sizeof *el_in), *el_at = calloc((size_t)n + 1, sizeof *el_at);
+    tg_status s = el_in && el_at ? TG_OK : tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    for (int k = 0; s == TG_OK && k < n; k++) {
+        el_in[k] = -1;
+        if (!names || !names[k] || !inputs || !inputs[k]) {
+            s = tg__error(TG_ERR_ARG, "tg_onnx_build: input %d has no name or tensor", k);
+            break;
+        }
         int v = tg__hmap_get(&m->names, names[k]);
-        if (v < 0 || m->values[v].kind != SRC_INPUT)
-            return not_an_input(m, names[k]);
+        if (v < 0 || m->values[v].kind != SRC_INPUT) {
+            el_in[k] = seq_element(m, names[k], &el_at[k]);
+            s = el_in[k] >= 0 ? TG_OK : not_an_input(m, names[k]);
+            continue;
+        }
         int i = m->values[v].index;
-        if (b->given[i])
-            return tg__error(TG_ERR_ARG, "onnx: input '%s' is given twice", names[k]);
-        b->given[i] = inputs[k];
+        if (is_seq_kind(m->inputs[i].kind))
+            s = tg__error(TG_ERR_ARG, "onnx: input '%s' is a sequence: give its elements as "
+                          "'%s[0]', '%s[1]', ...", names[k], names[k], names[k]);
+        else if (b->given[i])
+            s = tg__error(TG_ERR_ARG, "onnx: input '%s' is given twice", names[k]);
+        else
+            b->given[i] = inputs[k];
     }
-    for (int i = 0; i < m->n_inputs; i++) {
-        if (!b->g && !b->given[i])
-            return tg__error(TG_ERR_ARG, "onnx: missing input '%s' (%s%s)",
-                             m->inputs[i].name, tg_dtype_name(m->inputs[i].dtype),
-                             m->inputs[i].ndim < 0 ? ", any shape" : "");
+    for (int i = 0; s == TG_OK && i < m->n_inputs; i++) {
+        if (!tensor_bound(b, i))
+            continue;
+        if (!b->g && !b->given[i]) {
+            s = tg__error(TG_ERR_ARG, "onnx: missing input '%s' (%s%s)",
+                          m->inputs[i].name, tg_dtype_name(m->inputs[i].dtype),
+                          m->inputs[i].ndim < 0 ? ", any shape" : "");
+            break;
+        }
         int ndim;
-        tg_status s = onnx_resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &ndim);
-        if (s != TG_OK)
-            return s;
+        s = onnx_resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &ndim);
     }
-    tg_status s = check_dim_params(b);
-    if (s != TG_OK)
-        return s;
-    for (int i = 0; i < m->n_inputs; i++) {
-        int nd = m->inputs[i].ndim >= 0 ? m->inputs[i].ndim : tg_ndim(b->given[i]);
-        if (!onnx_extent_ok(nd, b->dims + i * TG_MAX_DIMS))
-            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' has dims over %lld "
-                             "elements", m->inputs[i].name, (long long)ONNX_IMPORT_MAX_ELEMENTS);
+    if (s == TG_OK)
+        s = check_dim_params(b);
+    for (int i = 0; s == TG_OK && i < m->n_inputs; i++) {
+        int nd = m->inputs[i].ndim >= 0 || !b->given[i] ? m->inputs[i].ndim : tg_ndim(b->given[i]);
+        if (tensor_bound(b, i) && !onnx_extent_ok(nd, b->dims + i * TG_MAX_DIMS))
+            s = tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' has dims over %lld "
+                          "elements", m->inputs[i].name, (long long)ONNX_IMPORT_MAX_ELEMENTS);
     }
-    for (int i = 0; i < m->n_inputs; i++) {
+    for (int i = 0; s == TG_OK && i < m->n_inputs; i++) {
+        int vid = tg__hmap_get(&m->names, m->inputs[i].name);
+        if (is_seq_kind(m->inputs[i].kind)) {
+            s = bind_sequence(b, net, i, n, inputs, el_in, el_at);
+            continue;
+        }
+        if (!tensor_bound(b, i)) { /* an optional not given */
+            onnx_values_set_none(&b->vs, vid);
+            continue;
+        }
         tg_tensor *t;
         /* a symbolic input is a value of the graph being built: the
          * model's nodes join that graph (a model called inside a trace);
@@ -168,16 +312,21 @@ tg_status onnx_bind_inputs(build_state *b, tg_onnx_net *net, int n, const char *
             onnx_resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &ndim);
             t = tg_placeholder(b->g, tg__hmap_get(&b->g->names, nm) >= 0 ? NULL : nm,
                                m->inputs[i].dtype, ndim, b->dims + i * TG_MAX_DIMS);
-            if (!t)
-                return tg_last_status();
+            if (!t) {
+                s = tg_last_status();
+                break;
+            }
         } else {
             t = b->given[i];
         }
         if (net)
-            net->inputs[i] = tg_retain(t);
-        onnx_values_set_tensor(&b->vs, tg__hmap_get(&m->names, m->inputs[i].name), t, false);
+            s = onnx_net_add(&net->inputs, &net->input_names, &net->n_inputs, &net->cap_inputs,
+                             m->inputs[i].name, -1, t);
+        onnx_values_set_tensor(&b->vs, vid, t, false);
     }
-    return TG_OK;
+    free(el_in);
+    free(el_at);
+    return s;
 }
 
 /* a tensor given for initializer i has its dtype and shape */

@@ -73,11 +73,13 @@ struct tg_onnx_model {
     int n_types, cap_types;
 };
 
+/* inputs and outputs as the API sees them: a sequence S as S[0], S[1],
+ * ..., an optional without a value not at all */
 struct tg_onnx_net {
     bool graph_mode;
-    int n_inputs, n_inits, n_outputs;
+    int n_inputs, n_inits, n_outputs, cap_inputs, cap_outputs;
     tg_tensor **inputs, **inits, **outputs;
-    const char **output_names;
+    char **input_names, **output_names; /* owned */
 };
 
 /* ---- subgraphs (subgraph.c) ---------------------------------------------------------- */

@@ -47,6 +47,16 @@ typedef struct onnx_ictx {
     /* set by the mapping: scope-owned results or inputs passed through */
     tg_tensor *out[ONNX_MAX_IO];
     bool out_known[ONNX_MAX_IO]; /* the mapping may mark outputs known */
+    /* sequences and optionals (values.h; ops flagged ONNX_OP_SEQ): an
+     * input that is a sequence (in[j] is NULL then) or an optional without
+     * a value; a mapping may set a result to a sequence (the walk takes
+     * it) or to none instead of out[j]. scope: the enclosing build's values
+     * (the sequences a subgraph reads from outside). */
+    const onnx_seq *seq_in[ONNX_MAX_IO];
+    bool none_in[ONNX_MAX_IO];
+    onnx_seq *seq_out[ONNX_MAX_IO];
+    bool none_out[ONNX_MAX_IO];
+    const onnx_values *scope;
     void *tmp[8];               /* freed after the mapping ran */
     int n_tmp;
     tg_generator *gen;          /* for training-mode Dropout */
@@ -56,6 +66,7 @@ typedef tg_status (*onnx_import_fn)(onnx_ictx *c);
 
 enum {
     ONNX_OP_NO_FOLD = 1, /* never evaluate at import time (random) */
+    ONNX_OP_SEQ = 2,     /* takes sequences and optionals (seq_in, none_in) */
 };
 
 typedef struct onnx_op_entry {
@@ -83,6 +94,7 @@ extern const onnx_op_entry onnx_ops_rnn[];     /* ops_rnn.c: LSTM, GRU, RNN */
 extern const onnx_op_entry onnx_ops_quant[];   /* ops_quant.c: (De)QuantizeLinear, QLinear*, *Integer */
 extern const onnx_op_entry onnx_ops_misc[];    /* ops_misc.c: BitShift, Compress, NonZero, ... */
 extern const onnx_op_entry onnx_ops_tfidf[];   /* ops_tfidf.c: TfIdfVectorizer */
+extern const onnx_op_entry onnx_ops_seq[];     /* ops_seq.c: Sequence*, Optional* */
 
 const onnx_op_entry *onnx_op_lookup(const char *op_type);
 /* the op version in effect at `opset` (0 when the op does not exist yet) */
@@ -142,9 +154,19 @@ void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes);
 tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
                           tg_tensor *const *formal, int max_out, tg_tensor **out,
                           int *n_out);
+/* the same, where results may be sequences (seq_out[k], owned by the
+ * caller) or none (none_out[k]); out[k] is NULL for those */
+tg_status onnx_build_body_any(const onnx_ictx *c, const char *attr, int n_formal,
+                              tg_tensor *const *formal, int max_out, tg_tensor **out,
+                              onnx_seq **seq_out, bool *none_out, int *n_out);
+/* whether subgraph `attr` declares an output that is a sequence or optional */
+bool onnx_body_gives_seq(const onnx_ictx *c, const char *attr);
 /* the number of inputs and outputs subgraph `attr` declares; -1 if absent */
 int onnx_body_inputs(const onnx_ictx *c, const char *attr);
 int onnx_body_outputs(const onnx_ictx *c, const char *attr);
+
+/* Identity of a sequence or an optional (ops_seq.c): the value as it is */
+tg_status onnx_identity_any(onnx_ictx *c);
 
 /* ---- shared helpers ----------------------------------------------------------------- */
 /* TG_ERR_UNSUPPORTED when a value of this shape would exceed

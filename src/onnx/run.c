@@ -23,11 +23,12 @@ static tg_tensor *float_sum(tg_onnx_net *net)
 
 /* a value may be listed as an output more than once (PyTorch exports
  * `return y, y` so): it counts once per listing in the sum that --grad
- * differentiates, as in PyTorch, but is written once */
-static bool listed_earlier(const tg_onnx_model *m, int i)
+ * differentiates, as in PyTorch, but is written once. The net's outputs
+ * are the API's (a sequence's elements as S[0], S[1], ...). */
+static bool listed_earlier(const tg_onnx_net *net, int i)
 {
     for (int j = 0; j < i; j++)
-        if (!strcmp(m->outputs[j].name, m->outputs[i].name))
+        if (!strcmp(net->output_names[j], net->output_names[i]))
             return true;
     return false;
 }
@@ -45,9 +46,9 @@ static int grad_targets(const tg_onnx_model *m, tg_onnx_net *net, tg_tensor **xs
                         const char **names)
 {
     int n = 0;
-    for (int i = 0; i < m->n_inputs; i++)
-        if (tg_dtype_is_float(m->inputs[i].dtype)) {
-            names[n] = m->inputs[i].name;
+    for (int i = 0; i < net->n_inputs; i++)
+        if (tg_dtype_is_float(tg_dtype_of(net->inputs[i]))) {
+            names[n] = net->input_names[i];
             xs[n++] = net->inputs[i];
         }
     for (int i = 0; i < m->n_inits; i++)
@@ -76,10 +77,10 @@ static tg_status run_eager(const tg_onnx_model *m, int n, const char *const *nam
     if (!net)
         s = tg_last_status();
     for (int i = 0; s == TG_OK && i < net->n_outputs; i++)
-        if (!listed_earlier(m, i))
+        if (!listed_earlier(net, i))
             s = tg_state_dict_add(outs, net->output_names[i], tg_detach(net->outputs[i]));
     if (s == TG_OK && grads) {
-        int nx = m->n_inputs + m->n_inits;
+        int nx = net->n_inputs + m->n_inits;
         tg_tensor **xs = calloc((size_t)nx + 1, sizeof *xs);
         tg_tensor **res = calloc((size_t)nx + 1, sizeof *res);
         const char **xn = calloc((size_t)nx + 1, sizeof *xn);
@@ -135,15 +136,16 @@ static tg_status run_graph(const tg_onnx_model *m, int n, const char *const *nam
     tg_onnx_opts o = {.trainable = grads != NULL, .specialize = true};
     tg_onnx_net *net = tg_onnx_build(m, n, names, inputs, &o);
     tg_status s = net ? TG_OK : tg_last_status();
-    int nx = m->n_inputs + m->n_inits, nf = 0;
+    int n_in = net ? net->n_inputs : 0, n_out = net ? net->n_outputs : 0;
+    int nx = n_in + m->n_inits, nf = 0;
     tg_tensor **xs = calloc((size_t)nx + 1, sizeof *xs);
     tg_tensor **dxs = calloc((size_t)nx + 1, sizeof *dxs);
     const char **xn = calloc((size_t)nx + 1, sizeof *xn);
-    int nfetch_max = m->n_outputs + nx;
+    int nfetch_max = n_out + nx;
     tg_tensor **fetch = calloc((size_t)nfetch_max + 1, sizeof *fetch);
     tg_tensor **res = calloc((size_t)nfetch_max + 1, sizeof *res);
-    tg_tensor **feed_v = calloc((size_t)m->n_inputs + 1, sizeof *feed_v);
-    tg_tensor **feed_t = calloc((size_t)m->n_inputs + 1, sizeof *feed_t);
+    tg_tensor **feed_v = calloc((size_t)n_in + 1, sizeof *feed_v);
+    tg_tensor **feed_t = calloc((size_t)n_in + 1, sizeof *feed_t);
     if (s == TG_OK && (!xs || !dxs || !xn || !fetch || !res || !feed_v || !feed_t))
         s = tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     if (s == TG_OK && grads) {
@@ -157,9 +159,9 @@ static tg_status run_graph(const tg_onnx_model *m, int n, const char *const *nam
     tg_graph_end();
     /* feeds: the model's inputs, matched by name */
     int n_feeds = 0;
-    for (int i = 0; s == TG_OK && i < m->n_inputs; i++)
+    for (int i = 0; s == TG_OK && i < n_in; i++)
         for (int k = 0; k < n; k++)
-            if (!strcmp(names[k], m->inputs[i].name)) {
+            if (!strcmp(names[k], net->input_names[i])) {
                 feed_v[n_feeds] = net->inputs[i];
                 feed_t[n_feeds++] = inputs[k];
             }
@@ -168,7 +170,7 @@ static tg_status run_graph(const tg_onnx_model *m, int n, const char *const *nam
     int n_want = 0;
     if (s == TG_OK && !want)
         s = tg__error(TG_ERR_NOMEM, "onnx: out of memory");
-    for (int i = 0; s == TG_OK && i < m->n_outputs; i++)
+    for (int i = 0; s == TG_OK && i < n_out; i++)
         want[n_want++] = net->outputs[i];
     for (int i = 0; s == TG_OK && grads && i < nx; i++)
         want[n_want++] = dxs[i];
@@ -204,13 +206,13 @@ static tg_status run_graph(const tg_onnx_model *m, int n, const char *const *nam
     }
     for (int i = 0; s == TG_OK && i < n_want; i++) {
         tg_tensor *v = slot[i] >= 0 ? res[slot[i]] : want[i];
-        if (i < m->n_outputs && listed_earlier(m, i)) {
+        if (i < n_out && listed_earlier(net, i)) {
             continue;
-        } else if (i < m->n_outputs) {
+        } else if (i < n_out) {
             tg_tensor *c = tg_clone(v);
-            s = c ? tg_state_dict_add(outs, m->outputs[i].name, c) : tg_last_status();
+            s = c ? tg_state_dict_add(outs, net->output_names[i], c) : tg_last_status();
         } else {
-            s = add_zeros_or(grads, xn[i - m->n_outputs], xs[i - m->n_outputs], v);
+            s = add_zeros_or(grads, xn[i - n_out], xs[i - n_out], v);
         }
     }
     free(slot); /* results and gradients belong to tg_onnx_run's scope */

@@ -49,4 +49,18 @@ void onnx_values_set_tensor(onnx_values *vs, int v, tg_tensor *t, bool known);
 void onnx_values_set_seq(onnx_values *vs, int v, onnx_seq *s);
 void onnx_values_set_none(onnx_values *vs, int v);
 
+/* the tensors of a serialized SequenceProto, or with `optional` an
+ * OptionalProto (onnx-data.proto): none (an optional without a value), a
+ * sequence (is_seq; n elements of one dtype, new references) or one
+ * tensor. Hostile bytes give TG_ERR_IO naming the field; sequences of
+ * anything but tensors are TG_ERR_UNSUPPORTED. */
+typedef struct onnx_value_data {
+    bool none, is_seq;
+    int n;
+    tg_tensor **elem;
+} onnx_value_data;
+tg_status onnx_value_data_parse(const void *data, size_t len, bool optional,
+                                onnx_value_data *out);
+void onnx_value_data_clear(onnx_value_data *d);
+
 #endif

@@ -304,7 +304,7 @@ static const onnx_op_entry *table_lookup(const char *op_type)
                                                   onnx_ops_mask, onnx_ops_layout,
                                                   onnx_ops_index, onnx_ops_control,
                                                   onnx_ops_rnn, onnx_ops_quant, onnx_ops_misc,
-                                                  onnx_ops_tfidf};
+                                                  onnx_ops_tfidf, onnx_ops_seq};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const onnx_op_entry *e = tables[t]; e->op_type; e++)
             if (!strcmp(e->op_type, op_type))

@@ -9,6 +9,7 @@
 #include "ops/op.h"
 #include "tg/control.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,32 @@ static tg_status if_else(void *user, tg_tensor *const *in, tg_tensor **out)
     return if_branch(user, "else_branch", out);
 }
 
+/* An If whose branches give sequences or optionals: the condition must be
+ * known when the model is built (always so eagerly), and the branch taken
+ * is built in place, its results the node's (a graph cannot choose
+ * between sequences at run time). */
+static tg_status if_values(onnx_ictx *c, tg_tensor *cond)
+{
+    tg_tensor *v = c->val[0] ? c->val[0] : !tg_is_symbolic(cond) ? cond : NULL;
+    if (!v || tg_is_symbolic(v))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "its branches give sequences or optionals: "
+                        "the condition ('%s') must be known when the model is built (a "
+                        "constant, or a given input), or the model built eagerly",
+                        c->node->input[0]);
+    bool b;
+    tg_status s = tg_copy_to(v, TG_BOOL, &b);
+    int n;
+    if (s == TG_OK)
+        s = onnx_build_body_any(c, b ? "then_branch" : "else_branch", 0, NULL, c->n_out,
+                                c->out, c->seq_out, c->none_out, &n);
+    if (s != TG_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tg_last_error());
+        return onnx_err(c, s, "%s", msg);
+    }
+    return TG_OK;
+}
+
 /* The dry run that checks output sizes before an eager node runs (build.c)
  * does not trace a subgraph: its nodes check their own sizes as they run,
  * and it may need values of the run (a Slice starting at the iteration
@@ -140,6 +167,8 @@ static tg_status x_if(onnx_ictx *c)
     if (nt != ne || nt != c->n_out)
         return onnx_err(c, TG_ERR_IO, "then_branch has %d outputs and else_branch %d; the "
                         "node has %d", nt, ne, c->n_out);
+    if (onnx_body_gives_seq(c, "then_branch") || onnx_body_gives_seq(c, "else_branch"))
+        return if_values(c, cond);
     tg_tensor *no_params[1] = {NULL}; /* the branches read what they need by name */
     return tg_cond(as_flag(cond, NULL), if_then, if_else, c, 0, no_params, c->n_out, c->out);
 }

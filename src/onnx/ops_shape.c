@@ -632,6 +632,8 @@ static tg_status s_cast(onnx_ictx *c)
 
 static tg_status s_identity(onnx_ictx *c)
 {
+    if (c->seq_in[0] || c->none_in[0]) /* a sequence, or an optional without a value */
+        return onnx_identity_any(c);
     return done(c, 0, oi_req(c, 0, "input"));
 }
 
@@ -676,6 +678,6 @@ const onnx_op_entry onnx_ops_shape[] = {
     {"ConstantOfShape", {9}, 1, 1, 1, 1, s_constant_of_shape, 0},
     {"Range", {11}, 3, 3, 1, 1, s_range, 0},
     {"Cast", {1, 6, 9, 13}, 1, 1, 1, 1, s_cast, 0},
-    {"Identity", {1, 13, 14, 16}, 1, 1, 1, 1, s_identity, 0},
+    {"Identity", {1, 13, 14, 16}, 1, 1, 1, 1, s_identity, ONNX_OP_SEQ},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

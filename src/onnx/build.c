@@ -498,10 +498,14 @@ static tg_status walk_output(build_state *b, int i, tg_tensor **t, const onnx_se
                          : "an optional without a value", kind_name(vi->kind));
     if (*t)
         return check_output(vi, vi->name, *t);
+    /* a sequence's elements may differ in shape (models declare one loosely,
+     * say [] for slices that grow): their dtype is checked */
     for (int k = 0; *seq && k < (*seq)->n; k++) {
+        tg_onnx_value_info elem = *vi;
+        elem.ndim = -1;
         char nm[300];
         snprintf(nm, sizeof nm, "%s[%d]", vi->name, k);
-        tg_status s = check_output(vi, nm, (*seq)->elem[k]);
+        tg_status s = check_output(&elem, nm, (*seq)->elem[k]);
         if (s != TG_OK)
             return s;
     }
@@ -594,20 +598,33 @@ int onnx_body_outputs(const onnx_ictx *c, const char *attr)
 }
 
 /* binds the body's formal inputs and the outer values it reads */
-static tg_status bind_body(build_state *b, const onnx_ictx *c, tg_tensor *const *formal)
+static tg_status bind_body(build_state *b, const onnx_ictx *c, tg_tensor *const *formal,
+                           const onnx_seq *const *formal_seq, const bool *formal_none,
+                           const bool *formal_known)
 {
     const tg_onnx_model *sub = b->m;
     for (int i = 0; i < sub->n_inputs; i++) {
-        if (sub->inputs[i].kind != TG_ONNX_TENSOR)
-            return tg__error(TG_ERR_UNSUPPORTED, "onnx: input '%s' of the subgraph is %s "
-                             "(subgraphs take tensors)", sub->inputs[i].name,
-                             kind_name(sub->inputs[i].kind));
+        int v = tg__hmap_get(&sub->names, sub->inputs[i].name);
+        if ((formal_seq && formal_seq[i]) || (formal_none && formal_none[i])) {
+            onnx_seq *copy = formal_seq && formal_seq[i] ? onnx_seq_copy(formal_seq[i]) : NULL;
+            if (formal_seq && formal_seq[i] && !copy)
+                return tg_last_status();
+            if (copy)
+                onnx_values_set_seq(&b->vs, v, copy);
+            else
+                onnx_values_set_none(&b->vs, v);
+            continue;
+        }
+        if (sub->inputs[i].kind != TG_ONNX_TENSOR && sub->inputs[i].kind != TG_ONNX_OPTIONAL)
+            return tg__error(TG_ERR_IO, "onnx: input '%s' of the subgraph is %s; the op gives "
+                             "it a tensor", sub->inputs[i].name, kind_name(sub->inputs[i].kind));
         b->given[i] = formal[i];
         int nd;
         tg_status s = onnx_resolve_input(b, i, b->dims + i * TG_MAX_DIMS, &nd);
         if (s != TG_OK)
             return s;
-        b->vs.t[tg__hmap_get(&sub->names, sub->inputs[i].name)] = tg_retain(formal[i]);
+        onnx_values_set_tensor(&b->vs, v, formal[i], formal_known && formal_known[i] &&
+                               !tg_is_symbolic(formal[i]));
     }
     for (int k = 0; k < sub->n_outer; k++) {
         int v = tg__hmap_get(&sub->names, sub->outer_names[k]), ov = sub->outer_vid[k];
@@ -645,11 +662,14 @@ tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
                           tg_tensor *const *formal, int max_out, tg_tensor **out,
                           int *n_out)
 {
-    return onnx_build_body_any(c, attr, n_formal, formal, max_out, out, NULL, NULL, n_out);
+    return onnx_build_body_any(c, attr, n_formal, formal, NULL, NULL, NULL, max_out, out, NULL,
+                               NULL, n_out);
 }
 
 tg_status onnx_build_body_any(const onnx_ictx *c, const char *attr, int n_formal,
-                              tg_tensor *const *formal, int max_out, tg_tensor **out,
+                              tg_tensor *const *formal, const onnx_seq *const *formal_seq,
+                              const bool *formal_none, const bool *formal_known,
+                              int max_out, tg_tensor **out,
                               onnx_seq **seq_out, bool *none_out, int *n_out)
 {
     const tg_onnx_model *sub = find_body(c, attr);
@@ -670,7 +690,7 @@ tg_status onnx_build_body_any(const onnx_ictx *c, const char *attr, int n_formal
     if (vs_ok != TG_OK || !b.given || !b.dims || !b.gen)
         s = tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     if (s == TG_OK)
-        s = bind_body(&b, c, formal);
+        s = bind_body(&b, c, formal, formal_seq, formal_none, formal_known);
     if (s == TG_OK)
         s = walk_nodes(&b);
     int n_done = 0;

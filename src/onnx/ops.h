@@ -154,10 +154,16 @@ void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes);
 tg_status onnx_build_body(const onnx_ictx *c, const char *attr, int n_formal,
                           tg_tensor *const *formal, int max_out, tg_tensor **out,
                           int *n_out);
-/* the same, where results may be sequences (seq_out[k], owned by the
- * caller) or none (none_out[k]); out[k] is NULL for those */
+/* the same, where formal inputs may be sequences (formal_seq[k], copied)
+ * or none (formal_none[k]) (both NULL: all tensors) or constants the body
+ * may fold (formal_known[k]: an unrolled loop's iteration number; may be
+ * NULL), and results may be
+ * sequences (seq_out[k], owned by the caller) or none (none_out[k]); out[k]
+ * is NULL for those */
 tg_status onnx_build_body_any(const onnx_ictx *c, const char *attr, int n_formal,
-                              tg_tensor *const *formal, int max_out, tg_tensor **out,
+                              tg_tensor *const *formal, const onnx_seq *const *formal_seq,
+                              const bool *formal_none, const bool *formal_known,
+                              int max_out, tg_tensor **out,
                               onnx_seq **seq_out, bool *none_out, int *n_out);
 /* whether subgraph `attr` declares an output that is a sequence or optional */
 bool onnx_body_gives_seq(const onnx_ictx *c, const char *attr);

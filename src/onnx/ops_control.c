@@ -136,8 +136,8 @@ static tg_status if_values(onnx_ictx *c, tg_tensor *cond)
     tg_status s = tg_copy_to(v, TG_BOOL, &b);
     int n;
     if (s == TG_OK)
-        s = onnx_build_body_any(c, b ? "then_branch" : "else_branch", 0, NULL, c->n_out,
-                                c->out, c->seq_out, c->none_out, &n);
+        s = onnx_build_body_any(c, b ? "then_branch" : "else_branch", 0, NULL, NULL, NULL,
+                                NULL, c->n_out, c->out, c->seq_out, c->none_out, &n);
     if (s != TG_OK) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tg_last_error());
@@ -347,10 +347,141 @@ static tg_status loop_run(loop_ctx *l)
     return s == TG_OK && l->n_scan && !l->grow ? stack_scan(l) : s;
 }
 
+/* the value of input j where the build knows it (a known or given
+ * input, or any input of an eager build), else NULL */
+static tg_tensor *value_of(const onnx_ictx *c, int j)
+{
+    tg_tensor *v = c->val[j] ? c->val[j] : c->in[j];
+    return v && !tg_is_symbolic(v) ? v : NULL;
+}
+
+/* the most iterations a loop over sequences is unrolled to */
+#define MAX_UNROLL 4096
+
+/* A Loop whose loop-carried values include sequences or optionals: the
+ * sequences' lengths depend on the iterations, so the loop is unrolled
+ * while the model is built, on the host: eagerly always; in a graph when
+ * the trip count, the condition and the body's condition after each
+ * iteration are known then (given inputs, constants), else
+ * TG_ERR_UNSUPPORTED naming the node. Scan outputs are stacked. */
+static tg_status loop_unrolled(onnx_ictx *c, int n_carried, int n_scan)
+{
+    int64_t trip = -1;
+    bool go = true;
+    for (int j = 0; j < 2 && j < c->n_in; j++) {
+        if (!c->node->input[j][0])
+            continue;
+        tg_tensor *v = value_of(c, j);
+        if (!v)
+            return onnx_err(c, TG_ERR_UNSUPPORTED, "the loop carries sequences or optionals, "
+                            "so it is unrolled when the model is built: its %s ('%s') must "
+                            "be known then (a constant, or a given input)",
+                            j ? "condition" : "trip count", c->node->input[j]);
+        tg_status s = j ? tg_copy_to(v, TG_BOOL, &go) : tg_copy_to(v, TG_INT64, &trip);
+        if (s != TG_OK)
+            return s;
+    }
+    if (trip < 0 && (c->n_in < 2 || !c->node->input[1][0]))
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "a loop over sequences without a trip count or "
+                        "condition would not end");
+    int nv = 2 + n_carried;
+    tg_tensor *cur[ONNX_MAX_IO] = {0};
+    onnx_seq *cur_seq[ONNX_MAX_IO] = {0}, *scan[ONNX_MAX_IO] = {0};
+    bool cur_none[ONNX_MAX_IO] = {0};
+    for (int j = 0; j < n_carried; j++) {
+        cur[2 + j] = c->in[2 + j];
+        cur_seq[2 + j] = c->seq_in[2 + j] ? onnx_seq_copy(c->seq_in[2 + j]) : NULL;
+        cur_none[2 + j] = c->none_in[2 + j];
+    }
+    tg_status s = TG_OK;
+    for (int k = 0; k < n_scan && s == TG_OK; k++)
+        s = (scan[k] = onnx_seq_new(TG_FLOAT32)) ? TG_OK : tg_last_status();
+    int64_t i = 0;
+    for (; s == TG_OK && go && (trip < 0 || i < trip); i++) {
+        if (i == MAX_UNROLL) {
+            s = onnx_err(c, TG_ERR_UNSUPPORTED, "a loop over sequences is unrolled to at most "
+                         "%d iterations", MAX_UNROLL);
+            break;
+        }
+        /* the iteration number and the condition are constants of the unrolled body */
+        int tok = onnx_eager_begin();
+        cur[0] = tg_scalar(TG_INT64, (double)i);
+        cur[1] = tg_scalar(TG_BOOL, 1);
+        if (cur[1] && c->n_in > 1 && c->in[1])
+            cur[1] = tg_reshape(cur[1], tg_ndim(c->in[1]), tg_shape(c->in[1]));
+        onnx_eager_end(tok);
+        const bool known[ONNX_MAX_IO] = {true, true};
+        tg_tensor *res[ONNX_MAX_IO] = {0};
+        onnx_seq *res_seq[ONNX_MAX_IO] = {0};
+        bool res_none[ONNX_MAX_IO] = {0};
+        int n;
+        s = cur[0] && cur[1] ? onnx_build_body_any(c, "body", nv, cur,
+                                                   (const onnx_seq *const *)cur_seq, cur_none,
+                                                   known, ONNX_MAX_IO, res, res_seq, res_none, &n)
+                             : tg_last_status();
+        tg_tensor *cond = s == TG_OK ? res[0] : NULL;
+        if (s == TG_OK && (!cond || one_flag(cond, "the body's condition output") != TG_OK))
+            s = cond ? tg_last_status()
+                     : tg__error(TG_ERR_IO, "the body's condition output is not a tensor");
+        if (s == TG_OK && tg_is_symbolic(cond))
+            s = tg__error(TG_ERR_UNSUPPORTED, "the body's condition output is known only when "
+                          "the graph runs: a loop over sequences is unrolled when the model "
+                          "is built");
+        if (s == TG_OK)
+            s = tg_copy_to(cond, TG_BOOL, &go);
+        for (int j = 0; s == TG_OK && j < n_carried; j++) {
+            onnx_seq_free(cur_seq[2 + j]);
+            cur[2 + j] = res[1 + j];
+            cur_seq[2 + j] = res_seq[1 + j];
+            cur_none[2 + j] = res_none[1 + j];
+            res_seq[1 + j] = NULL;
+        }
+        for (int k = 0; s == TG_OK && k < n_scan; k++) {
+            tg_tensor *e = res[1 + n_carried + k];
+            if (!e)
+                s = tg__error(TG_ERR_UNSUPPORTED, "scan output %d is not a tensor", k);
+            else if (i == 0)
+                scan[k]->dtype = tg_dtype_of(e);
+            if (s == TG_OK)
+                s = onnx_seq_push(scan[k], e);
+        }
+        for (int k = 0; k < ONNX_MAX_IO; k++)
+            onnx_seq_free(res_seq[k]);
+        if (s != TG_OK && strncmp(tg_last_error(), "ONNX node", 9)) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", tg_last_error());
+            s = onnx_err(c, s, "iteration %lld: %s", (long long)i, msg);
+        }
+    }
+    for (int j = 0; s == TG_OK && j < n_carried; j++) {
+        c->out[j] = cur[2 + j];
+        c->seq_out[j] = cur_seq[2 + j];
+        c->none_out[j] = cur_none[2 + j];
+        cur_seq[2 + j] = NULL;
+    }
+    for (int k = 0; s == TG_OK && k < n_scan; k++) {
+        if (!scan[k]->n)
+            s = onnx_err(c, TG_ERR_UNSUPPORTED, "the loop ran no iteration: the shape of "
+                         "scan output %d is unknown", k);
+        else if (!(c->out[n_carried + k] = tg_stack(scan[k]->n, scan[k]->elem, 0)))
+            s = tg_last_status();
+    }
+    for (int j = 0; j < ONNX_MAX_IO; j++) {
+        onnx_seq_free(cur_seq[j]);
+        onnx_seq_free(scan[j]);
+    }
+    return s;
+}
+
 static tg_status x_loop(onnx_ictx *c)
 {
     if (c->sizing)
         return TG_OK;
+    for (int j = 0; j < 2 && j < c->n_in; j++)
+        if (c->seq_in[j] || c->none_in[j])
+            return onnx_err(c, TG_ERR_IO, "input %d ('%s') is %s; the %s is a tensor", j,
+                            c->node->input[j], c->seq_in[j] ? "a sequence"
+                            : "an optional without a value", j ? "condition" : "trip count");
     int nb_in = onnx_body_inputs(c, "body"), nb_out = onnx_body_outputs(c, "body");
     if (nb_in < 0)
         return onnx_err(c, TG_ERR_IO, "Loop needs the graph attribute body");
@@ -363,6 +494,11 @@ static tg_status x_loop(onnx_ictx *c)
                         "%d loop-carried values and %d node outputs it must take %d and "
                         "give %d", nb_in, nb_out, l.n_carried, c->n_out, 2 + l.n_carried,
                         1 + c->n_out);
+    bool values = onnx_body_gives_seq(c, "body");
+    for (int j = 0; j < l.n_carried; j++)
+        values = values || c->seq_in[2 + j] || c->none_in[2 + j];
+    if (values)
+        return loop_unrolled(c, l.n_carried, l.n_scan);
     if (2 + l.n_carried > TG_CONTROL_MAX_RESULTS)
         return onnx_err(c, TG_ERR_UNSUPPORTED, "at most %d loop-carried values",
                         TG_CONTROL_MAX_RESULTS - 2);
@@ -659,7 +795,7 @@ static tg_status x_scan(onnx_ictx *c)
 
 const onnx_op_entry onnx_ops_control[] = {
     {"If", {1, 11, 13}, 1, 1, 1, ONNX_MAX_IO, x_if, 0},
-    {"Loop", {1, 11, 13}, 2, ONNX_MAX_IO, 1, ONNX_MAX_IO, x_loop, 0},
+    {"Loop", {1, 11, 13}, 2, ONNX_MAX_IO, 1, ONNX_MAX_IO, x_loop, ONNX_OP_SEQ},
     {"Scan", {8, 9, 11}, 1, ONNX_MAX_IO, 1, ONNX_MAX_IO, x_scan, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},
 };

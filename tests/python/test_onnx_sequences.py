@@ -402,3 +402,46 @@ def test_hostile_sequence_types(tmp_path):
     m.map_type.key_type = I64
     m.map_type.value_type.CopyFrom(helper.make_tensor_type_proto(F, [2]))
     load_with(helper.make_value_info("S", m), r"graph input 'S' is a map")
+
+
+def test_loop_over_sequences(tmp_path):
+    """a Loop growing a sequence is unrolled when the model is built"""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Cast", ["i"], ["f"], to=F),
+         helper.make_node("Add", ["x", "f"], ["y"]),
+         helper.make_node("SequenceInsert", ["s_in", "y"], ["s_out"]),
+         helper.make_node("Mul", ["y", "y"], ["sq"])],
+        "body", [ten("i", I64, []), ten("c_in", TensorProto.BOOL, []), seq_info("s_in", F)],
+        [ten("c_out", TensorProto.BOOL, []), seq_info("s_out", F), ten("sq", F, [2])])
+    nodes = [helper.make_node("SequenceEmpty", [], ["empty"]),
+             helper.make_node("Loop", ["M", "", "empty"], ["S", "squares"], body=body,
+                              name="loop")]
+    path, model = save(tmp_path, nodes, [ten("M", I64, []), ten("x", F, [2])],
+                       [seq_info("S", F, [2]), ten("squares", F, [None, 2])])
+    x = rand(2)
+    m = tg.onnx.load(path)
+    out = {k: v.numpy() for k, v in
+           m.run({"M": tg.tensor(np.int64(3)), "x": tg.tensor(x)}).items()}
+    assert sorted(out) == ["S[0]", "S[1]", "S[2]", "squares"]
+    for k in range(3):
+        np.testing.assert_allclose(out["S[%d]" % k], x + k, rtol=1e-6)
+    np.testing.assert_allclose(out["squares"], np.stack([(x + k) ** 2 for k in range(3)]),
+                               rtol=1e-6)
+    # gradients reach x through the unrolled iterations
+    xt = tg.tensor(x, requires_grad=True)
+    m.run({"M": tg.tensor(np.int64(3)), "x": xt})["squares"].sum().backward()
+    np.testing.assert_allclose(xt.grad.numpy(), sum(2 * (x + k) for k in range(3)), rtol=1e-5)
+    # a trip count traced in a graph is known only when it runs
+    with pytest.raises(Exception, match=r"ONNX node 'loop' \(Loop\): the loop carries "
+                                         r"sequences or optionals, so it is unrolled when the "
+                                         r"model is built: its trip count \('M'\) must be known"):
+        tg.function(lambda M, x: m.run({"M": M, "x": x})["S[0]"])(
+            tg.tensor(np.int64(3)), tg.tensor(x))
+    # a loop without trip count or condition would not end
+    nodes[1] = helper.make_node("Loop", ["", "", "empty"], ["S", "squares"], body=body,
+                                name="loop")
+    path, _ = save(tmp_path, nodes, [ten("x", F, [2])],
+                   [seq_info("S", F, [2]), ten("squares", F, [None, 2])])
+    with pytest.raises(Exception, match=r"without a trip count or condition would not end"):
+        tg.onnx.load(path).run({"x": tg.tensor(x)})

@@ -2,7 +2,8 @@
 """Dumps ONNX's node test cases (onnx.backend.test.case.node) for the ops
 tensorgraph imports into OUT_DIR, one directory per case in ONNX's backend
 test layout: model.onnx and test_data_set_0/{input,output}_N.pb
-(TensorProtos). OUT_DIR/cases.txt lists "name op_type kind" per line
+(TensorProtos; SequenceProtos and OptionalProtos for inputs and outputs
+the model declares as sequences or optionals). OUT_DIR/cases.txt lists "name op_type kind" per line
 (kind: node, expanded for a function op's expansion whose ops are all on
 the list, older for a node case re-expressed at an older opset by
 older_opsets.py, named NAME_opsetN, or model for one of ONNX's "simple"
@@ -48,12 +49,24 @@ RandomUniform RandomNormal RandomUniformLike RandomNormalLike Bernoulli Multinom
 Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu
 ScatterElements GatherND OneHot Upsample Scatter If Loop Scan LRN ScatterND
-TfIdfVectorizer Adagrad Adam Momentum""".split()
+TfIdfVectorizer Adagrad Adam Momentum
+SequenceConstruct SequenceEmpty SequenceLength SequenceAt SequenceInsert SequenceErase
+SplitToSequence ConcatFromSequence SequenceMap Optional OptionalHasElement OptionalGetElement""".split()
 
 
-def tensor_proto(value, name, elem_type):
+def tensor_proto(value, name, elem_type, kind="tensor_type"):
+    """the value's TensorProto, or for a declared sequence or optional its
+    SequenceProto or OptionalProto; None for other values (maps)"""
+    if kind == "sequence_type" and isinstance(value, list):
+        return numpy_helper.from_list([np.asarray(v) for v in value], name)
+    if kind == "optional_type":
+        if isinstance(value, list):
+            value = [np.asarray(v) for v in value]
+        elif value is not None:
+            value = np.asarray(value)
+        return numpy_helper.from_optional(value, name)
     if not isinstance(value, (np.ndarray, np.generic)):  # numpy scalars too
-        return None  # sequences, optionals: not tensors
+        return None
     tp = numpy_helper.from_array(np.asarray(value), name)
     # numpy has no bfloat16: the cases hold its bits as uint16
     if elem_type == onnx.TensorProto.BFLOAT16 and tp.data_type == onnx.TensorProto.UINT16:
@@ -75,7 +88,8 @@ def write_case(out, name, model, inputs, outputs):
         for i, v in enumerate(values):
             info = infos[i] if i < len(infos) else None
             tp = tensor_proto(v, info.name if info else "",
-                              info.type.tensor_type.elem_type if info else 0)
+                              info.type.tensor_type.elem_type if info else 0,
+                              info.type.WhichOneof("value") if info else "tensor_type")
             if tp is None:
                 tensors = False
                 continue
@@ -108,7 +122,9 @@ def main():
         tensors = write_case(out, tc.name, tc.model, inputs, outputs)
         lines.append("%s %s %s%s" % (tc.name, op, "expanded" if expanded else "node",
                                      "" if tensors else " nontensor"))
-        if expanded or not tensors:
+        # sequence and optional cases are not re-expressed at older opsets
+        plain = all(isinstance(v, (np.ndarray, np.generic)) for v in list(inputs) + list(outputs))
+        if expanded or not tensors or not plain:
             continue
         for suffix, model, ins in older_opsets.variants(tc.model, inputs):
             write_case(out, tc.name + suffix, model, ins, outputs)

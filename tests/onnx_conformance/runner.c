@@ -2,7 +2,9 @@
  * test layout) through tensorgraph's importer in eager and in graph mode
  * and compares the outputs (rtol 1e-3, atol 1e-5; integers and bools
  * exactly; values of types held in a wider dtype, as INT8 in int32, must
- * also lie in the declared type's range). Prints the pass rate per op; cases listed in the expected
+ * also lie in the declared type's range). Sequence and optional values
+ * are SequenceProto / OptionalProto files, given and compared under the
+ * API's names (S[0], S[1], ...; an optional without a value absent). Prints the pass rate per op; cases listed in the expected
  * failures file (with the reason) may fail, any other failure (or an
  * expected failure that passes) makes the exit status 1.
  *   onnx_conformance_runner CASES_DIR [--xfail FILE] [--only NAME] [-v] */
@@ -143,6 +145,20 @@ static const char *compare(tg_tensor *got, tg_tensor *want, int onnx_type, char 
     return why;
 }
 
+/* a sequence or optional value's file (SequenceProto, OptionalProto) */
+static tg_status load_value(const char *path, tg_onnx_kind kind, onnx_value_data *d)
+{
+    size_t len;
+    char *bytes = read_all(path, &len);
+    if (!bytes)
+        return tg__error(TG_ERR_IO, "cannot read %s", path);
+    tg_status s = onnx_value_data_parse(bytes, len, kind != TG_ONNX_SEQUENCE, d);
+    free(bytes);
+    return s;
+}
+
+#define MAX_IN 256
+
 /* runs one case in one mode: "" on success, else the reason */
 static const char *run_case(const char *dir, tg_onnx_mode mode, char *why, size_t cap)
 {
@@ -153,42 +169,85 @@ static const char *run_case(const char *dir, tg_onnx_mode mode, char *why, size_
         snprintf(why, cap, "load: %s", tg_last_error());
         return why;
     }
-    int ni = tg_onnx_num_inputs(m), no = tg_onnx_num_outputs(m);
-    tg_tensor *ins[64] = {0};
-    const char *names[64];
+    int ni = tg_onnx_num_inputs(m), no = tg_onnx_num_outputs(m), n = 0;
+    tg_tensor *ins[MAX_IN] = {0};
+    const char *names[MAX_IN];
+    static char elem_names[MAX_IN][300];
+    onnx_value_data held[64]; /* the sequences' and optionals' tensors */
+    int n_held = 0;
     why[0] = '\0';
     tg_scope_begin();
-    for (int i = 0; i < ni && i < 64; i++) {
+    for (int i = 0; i < ni && !why[0]; i++) {
         tg_onnx_value_info vi;
         tg_onnx_input_info(m, i, &vi);
-        names[i] = vi.name;
         snprintf(path, sizeof path, "%s/test_data_set_0/input_%d.pb", dir, i);
-        ins[i] = load_pb(path);
-        if (!ins[i]) {
+        if (vi.kind == TG_ONNX_TENSOR) {
+            names[n] = vi.name;
+            if (!(ins[n++] = load_pb(path)))
+                snprintf(why, cap, "input %d: %s", i, tg_last_error());
+            continue;
+        }
+        onnx_value_data d;
+        if (n_held == 64 || load_value(path, vi.kind, &d) != TG_OK) {
             snprintf(why, cap, "input %d: %s", i, tg_last_error());
             break;
         }
+        held[n_held++] = d;
+        for (int k = 0; (d.is_seq || !d.none) && k < d.n && !why[0]; k++) {
+            if (n == MAX_IN) {
+                snprintf(why, cap, "more than %d input tensors", MAX_IN);
+                break;
+            }
+            snprintf(elem_names[n], sizeof elem_names[n], d.is_seq ? "%s[%d]" : "%s", vi.name, k);
+            names[n] = elem_names[n];
+            ins[n++] = d.elem[k];
+        }
     }
     tg_state_dict *outs = NULL;
-    if (!why[0] && tg_onnx_run(m, mode, ni, names, ins, &outs, NULL) != TG_OK)
+    if (!why[0] && tg_onnx_run(m, mode, n, names, ins, &outs, NULL) != TG_OK)
         snprintf(why, cap, "%s", tg_last_error());
     for (int i = 0; !why[0] && i < no; i++) {
         snprintf(path, sizeof path, "%s/test_data_set_0/output_%d.pb", dir, i);
-        tg_tensor *want = load_pb(path);
         tg_onnx_value_info vi;
         tg_onnx_output_info(m, i, &vi);
-        tg_tensor *got = tg_state_dict_has(outs, vi.name) ? tg_state_dict_get(outs, vi.name)
-                                                         : NULL;
-        if (!want) {
+        onnx_value_data d = {0};
+        if (vi.kind == TG_ONNX_TENSOR) {
+            tg_tensor *t = load_pb(path);
+            if (t) {
+                d.elem = malloc(sizeof *d.elem);
+                d.elem[0] = tg_retain(t); /* t is the scope's */
+                d.n = 1;
+            }
+        } else if (load_value(path, vi.kind, &d) != TG_OK) {
+            d.n = 0;
+        }
+        if (!d.n && !d.none && !d.is_seq) {
             snprintf(why, cap, "expected output %d unreadable: %s", i, tg_last_error());
             break;
         }
-        char w2[300];
-        const char *r = compare(got, want, vi.onnx_type, w2, sizeof w2);
-        if (r[0])
-            snprintf(why, cap, "output '%s': %s", vi.name, r);
+        char nm[300], w2[300];
+        if (d.none) {
+            snprintf(nm, sizeof nm, "%s[0]", vi.name);
+            if (tg_state_dict_has(outs, vi.name) || tg_state_dict_has(outs, nm))
+                snprintf(why, cap, "output '%s': a value, expected none", vi.name);
+        }
+        for (int k = 0; !d.none && k <= d.n && !why[0]; k++) {
+            snprintf(nm, sizeof nm, d.is_seq ? "%s[%d]" : "%s", vi.name, k);
+            if (k == d.n) { /* one element more than expected */
+                if (d.is_seq && tg_state_dict_has(outs, nm))
+                    snprintf(why, cap, "output '%s' has more than %d elements", vi.name, d.n);
+                break;
+            }
+            tg_tensor *got = tg_state_dict_has(outs, nm) ? tg_state_dict_get(outs, nm) : NULL;
+            const char *r = compare(got, d.elem[k], vi.onnx_type, w2, sizeof w2);
+            if (r[0])
+                snprintf(why, cap, "output '%s': %s", nm, r);
+        }
+        onnx_value_data_clear(&d);
     }
     tg_state_dict_free(outs);
+    for (int k = 0; k < n_held; k++)
+        onnx_value_data_clear(&held[k]);
     tg_scope_end();
     tg_onnx_free(m);
     tg_clear_error();

@@ -21,7 +21,9 @@
 
 static void print_value(const tg_onnx_value_info *v)
 {
-    printf("  %-24s %-8s ", v->name, tg_dtype_name(v->dtype));
+    static const char *const kinds[] = {"", "sequence of ", "optional ", "optional sequence of "};
+    printf("  %-24s %s%-8s ", v->name, v->kind >= 0 && v->kind <= 3 ? kinds[v->kind] : "",
+           tg_dtype_name(v->dtype));
     if (v->ndim < 0) {
         printf("(any shape)\n");
         return;

@@ -388,12 +388,16 @@ static tg_status loop_unrolled(onnx_ictx *c, int n_carried, int n_scan)
     tg_tensor *cur[ONNX_MAX_IO] = {0};
     onnx_seq *cur_seq[ONNX_MAX_IO] = {0}, *scan[ONNX_MAX_IO] = {0};
     bool cur_none[ONNX_MAX_IO] = {0};
-    for (int j = 0; j < n_carried; j++) {
+    tg_status s = TG_OK;
+    for (int j = 0; s == TG_OK && j < n_carried; j++) {
         cur[2 + j] = c->in[2 + j];
         cur_seq[2 + j] = c->seq_in[2 + j] ? onnx_seq_copy(c->seq_in[2 + j]) : NULL;
         cur_none[2 + j] = c->none_in[2 + j];
+        if (c->seq_in[2 + j] && !cur_seq[2 + j])
+            s = tg_last_status();
+        else if (!cur[2 + j] && !cur_seq[2 + j] && !cur_none[2 + j])
+            s = onnx_err(c, TG_ERR_IO, "loop-carried input %d is missing", j);
     }
-    tg_status s = TG_OK;
     for (int k = 0; k < n_scan && s == TG_OK; k++)
         s = (scan[k] = onnx_seq_new(TG_FLOAT32)) ? TG_OK : tg_last_status();
     int64_t i = 0;

@@ -445,3 +445,18 @@ def test_loop_over_sequences(tmp_path):
                    [seq_info("S", F, [2]), ten("squares", F, [None, 2])])
     with pytest.raises(Exception, match=r"without a trip count or condition would not end"):
         tg.onnx.load(path).run({"x": tg.tensor(x)})
+    # a loop-carried input left out (the first of two)
+    body2 = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("SequenceInsert", ["s_in", "z_in"], ["s_out"]),
+         helper.make_node("Identity", ["z_in"], ["z_out"])],
+        "body2", [ten("i", I64, []), ten("c_in", TensorProto.BOOL, []), seq_info("s_in", F),
+                  ten("z_in", F, [2])],
+        [ten("c_out", TensorProto.BOOL, []), seq_info("s_out", F), ten("z_out", F, [2])])
+    nodes = [helper.make_node("Loop", ["M", "", "", "x"], ["S", "z"], body=body2,
+                              name="loop")]
+    path, _ = save(tmp_path, nodes, [ten("M", I64, []), ten("x", F, [2])],
+                   [seq_info("S", F, [2]), ten("z", F, [2])])
+    with pytest.raises(Exception, match=r"ONNX node 'loop' \(Loop\): loop-carried input 0 is "
+                                         r"missing"):
+        tg.onnx.load(path).run({"M": tg.tensor(np.int64(2)), "x": tg.tensor(x)})

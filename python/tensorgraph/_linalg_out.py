@@ -97,14 +97,15 @@ def _check_dtype(check, res, out):
 
 
 def _outs(name, out, n, argpos):
-    """out as a list of n tensors, with PyTorch's argument parser's errors"""
+    """out as a list of n tensors, with PyTorch's argument parser's errors
+    (name: the function's, as PyTorch's parser names it)"""
     if n == 1:
         if not isinstance(out, _C.Tensor):
-            raise TypeError(f"linalg_{name}(): argument 'out' must be Tensor, not "
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
                             f"{type(out).__name__}")
         return [out]
     if not isinstance(out, (tuple, list)):
-        raise TypeError(f"linalg_{name}(): argument 'out' must be tuple of Tensors, not "
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
                         f"{type(out).__name__}")
     if len(out) != n:
         raise TypeError(f"expected tuple of {n} elements but got {len(out)}")
@@ -115,9 +116,12 @@ def _outs(name, out, n, argpos):
     return list(out)
 
 
-def with_out(fn, name):
-    """fn (a tensorgraph.linalg function) taking PyTorch's out="""
-    kernel, check, n = SPECS[name]
+def with_out(fn, name, spec=None, torch_name=None):
+    """fn (a tensorgraph.linalg function) taking PyTorch's out=; spec and
+    torch_name (default: SPECS[name], linalg_<name>) for others (the
+    legacy torch.qr, torch.svd, torch.triangular_solve)"""
+    kernel, check, n = spec or SPECS[name]
+    torch_name = torch_name or f'linalg_{name}'
     params = list(inspect.signature(fn).parameters)
     argpos = params.index('out') if 'out' in params else len(params)
     out_type = []  # the named tuple, made at the first call
@@ -126,7 +130,7 @@ def with_out(fn, name):
     def f(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        outs = _outs(name, out, n, argpos)
+        outs = _outs(torch_name, out, n, argpos)
         res = fn(*args, **kwargs)
         results = [res] if n == 1 else list(res)
         grad = _C.is_grad_enabled()
@@ -148,6 +152,6 @@ def with_out(fn, name):
             return outs[0]
         if not out_type:
             fields = getattr(res, '_fields', None) or [f'out{i}' for i in range(n)]
-            out_type.append(_return_type(f'linalg_{name}_out', list(fields)))
+            out_type.append(_return_type(f'{torch_name}_out', list(fields)))
         return out_type[0](*outs)
     return f

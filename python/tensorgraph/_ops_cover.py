@@ -28,10 +28,16 @@ __all__ = ['masked_fill', 'not_equal', 'greater', 'greater_equal', 'less', 'less
 from ._linalg_lu import det, inv as _inv, logdet, matrix_power as _matrix_power, slogdet  # noqa
 from ._linalg_out import with_out as _with_out  # noqa: E402
 
-inverse = _with_out(_inv, 'inv')
-matrix_power = _with_out(_matrix_power, 'matrix_power')
 from ._linalg_decomp import (cholesky_inverse, cholesky_solve, legacy_cholesky as cholesky,  # noqa: E402,E501
                              legacy_qr as qr, legacy_svd as svd, pinverse, triangular_solve)
+
+# out= with linalg's checks (_linalg_out.py), named as the torch.* functions
+inverse = _with_out(_inv, 'inv', None, 'inverse')
+matrix_power = _with_out(_matrix_power, 'matrix_power', None, 'matrix_power')
+qr = _with_out(qr, 'qr', ('linalg_qr', 'exact', 2), 'qr')
+svd = _with_out(svd, 'svd', ('_linalg_svd', 'exact', 3), 'svd')
+triangular_solve = _with_out(triangular_solve, 'triangular_solve',
+                             ('triangular_solve', 'exact', 2), 'triangular_solve')
 
 not_equal, greater, greater_equal = _C.ne, _C.gt, _C.ge
 less, less_equal = _C.lt, _C.le

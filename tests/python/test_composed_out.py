@@ -111,3 +111,44 @@ def test_tensordot_full_contraction():
     r = tg.tensordot(a, a)
     assert r.shape == () and r.item() == 27.0
     assert tg.tensordot(tg.tensor(2.0), tg.tensor(3.0), 0).item() == 6.0
+
+
+LEGACY = {  # torch.qr / svd / triangular_solve: tuples of outs, linalg's checks
+    'qr': (lambda m, a, o: m.qr(a, out=o), 2, 'linalg_qr', 2),
+    'svd': (lambda m, a, o: m.svd(a, out=o), 3, '_linalg_svd', 3),
+    'triangular_solve': (lambda m, a, o: m.triangular_solve(a, a, out=o), 2,
+                         'triangular_solve', 5),
+}
+
+
+@pytest.mark.parametrize('name', sorted(LEGACY))
+def test_legacy_tuple_outs(name):
+    call, n, kernel, argpos = LEGACY[name]
+    outs = tuple(tg.empty(0, dtype=tg.float64) for _ in range(n))
+    r = call(tg, _a(tg), outs)
+    assert type(r).__name__ == f'{name}_out' and all(x is y for x, y in zip(r, outs))
+    if torch is not None:
+        want = call(torch, _a(torch), tuple(torch.empty(0, dtype=torch.float64)
+                                           for _ in range(n)))
+        for x, y in zip(r, want):
+            np.testing.assert_allclose(np.abs(x.numpy()), np.abs(y.numpy()), atol=1e-12)
+    with pytest.raises(TypeError, match=f"^expected tuple of {n} elements but got {n - 1}$"):
+        call(tg, _a(tg), outs[:-1])
+    with pytest.raises(TypeError, match=f"^{name}\\(\\): argument 'out' must be tuple of "
+                                        f"Tensors, not Tensor$"):
+        call(tg, _a(tg), outs[0])
+    with pytest.raises(TypeError, match=f"^expected Tensor as element 0 in argument {argpos}, "
+                                        f"but got NoneType$"):
+        call(tg, _a(tg), (None,) + outs[1:])
+    with pytest.raises(RuntimeError, match="^Expected out tensor to have dtype double, but got "
+                                           "float instead$"):
+        call(tg, _a(tg), (tg.empty(0),) + outs[1:])
+    with pytest.raises(RuntimeError, match=f"^{kernel}\\(\\): functions with out=\\.\\.\\. "):
+        call(tg, _a(tg, True), outs)
+
+
+def test_inverse_and_matrix_power_out_names():
+    with pytest.raises(TypeError, match=r"^inverse\(\): argument 'out' must be Tensor, not int$"):
+        tg.inverse(_a(tg), out=3)
+    with pytest.raises(TypeError, match=r"^matrix_power\(\): argument 'out' must be Tensor"):
+        tg.matrix_power(_a(tg), 2, out=3)

@@ -173,6 +173,12 @@ int onnx_body_outputs(const onnx_ictx *c, const char *attr);
 
 /* Identity of a sequence or an optional (ops_seq.c): the value as it is */
 tg_status onnx_identity_any(onnx_ictx *c);
+/* a Loop whose loop-carried values include sequences or optionals,
+ * unrolled while the model is built (ops_seq_loop.c) */
+tg_status onnx_loop_unrolled(onnx_ictx *c, int n_carried, int n_scan);
+/* TG_ERR_IO unless t is a bool tensor of one element, naming it `what`
+ * (ops_control.c: If's and Loop's conditions) */
+tg_status onnx_one_flag(const tg_tensor *t, const char *what);
 
 /* ---- shared helpers ----------------------------------------------------------------- */
 /* TG_ERR_UNSUPPORTED when a value of this shape would exceed

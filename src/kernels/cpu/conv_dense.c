@@ -79,7 +79,7 @@ typedef struct dense_job {
     int64_t panels, pan_len; /* tiles' rows of output channels, their weights */
     int64_t tiles;           /* tiles of positions per image */
     int64_t row_tiles;       /* over_out tiles: tiles per output row (else 0) */
-    int64_t blk_panels, n_ob, blk_tiles, n_cb;
+    int64_t n_ob, n_cb; /* blocks of panels and of tiles (block_first) */
     int64_t *off;  /* [k] where each tap's run starts in a prepared image */
     int64_t reach; /* the furthest a tap reads inside its phase plane */
     bool *used;    /* [sh * sw] the phases some tap reads */
@@ -420,6 +420,27 @@ static double vector_time(const tg__dense_kern *kn)
  * widest one (the narrower vectors' half that on CPUs that split the
  * widest in two, as much elsewhere), plus STORE_COST; ties go to the
  * first (the widest) */
+/* kn's estimated time on j (its tail, if any, at *tail), or -1 when kn
+ * is not a candidate: the tiles over output channels read packed weights
+ * only, kept for frozen ones; packing per call for the others costs more
+ * than the tile can gain (tests force them) */
+static double tile_cost(const dense_job *j, const tg__dense_arch *a, int f64,
+                        const tg__dense_kern *kn, double fma, bool forced,
+                        const tg__dense_kern **tail)
+{
+    *tail = NULL;
+    if (kn->over_out) {
+        if (!forced && !j->g.w_serial)
+            return -1;
+        return (double)cdiv(j->g.o, kn->mr) * (double)(j->g.oh * cdiv(j->g.ow, kn->nr)) *
+               kn->nv * kn->nr * (fma * (double)j->k + OUT_STORE_COST);
+    }
+    int64_t tiles = cdiv(j->p, kn->nr);
+    *tail = tail_of(a, f64, kn, j->p - (tiles - 1) * kn->nr);
+    double vectors = (double)(tiles - 1) * vector_time(kn) + vector_time(*tail ? *tail : kn);
+    return (double)cdiv(j->g.o, kn->mr) * kn->mr * vectors * (fma * (double)j->k + STORE_COST);
+}
+
 static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
 {
     double best = -1;
@@ -430,29 +451,9 @@ static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
         for (int i = 0; i < a->n_kinds; i++, index++) {
             if (forced >= 0 && index != forced % total)
                 continue;
-            const tg__dense_kern *kn = &a->k[f64][i];
-            if (kn->over_out) {
-                /* packed weights only: kept for frozen ones, packed per call for
-                 * the others, which costs more than the tile can gain */
-                if (forced < 0 && !j->g.w_serial)
-                    continue;
-                double cost = (double)cdiv(j->g.o, kn->mr) * (double)(j->g.oh * cdiv(j->g.ow, kn->nr)) *
-                              kn->nv * kn->nr * (fma * (double)j->k + OUT_STORE_COST);
-                if (best < 0 || cost < best) {
-                    best = cost;
-                    j->arch = a;
-                    j->kn = kn;
-                    j->tail = NULL;
-                }
-                continue;
-            }
-            int64_t tiles = cdiv(j->p, kn->nr);
-            const tg__dense_kern *tail = tail_of(a, f64, kn, j->p - (tiles - 1) * kn->nr);
-            double vectors = (double)(tiles - 1) * vector_time(kn) +
-                             vector_time(tail ? tail : kn);
-            double cost = (double)cdiv(j->g.o, kn->mr) * kn->mr * vectors *
-                          (fma * (double)j->k + STORE_COST);
-            if (best < 0 || cost < best) {
+            const tg__dense_kern *kn = &a->k[f64][i], *tail;
+            double cost = tile_cost(j, a, f64, kn, fma, forced >= 0, &tail);
+            if (cost >= 0 && (best < 0 || cost < best)) {
                 best = cost;
                 j->arch = a;
                 j->kn = kn;
@@ -505,17 +506,18 @@ static void plan_blocks(dense_job *j, int64_t threads)
     const int64_t want = threads > 1 ? UNITS_PER_THREAD * threads : 1;
     j->panels = cdiv(j->g.o, j->kn->mr);
     j->pan_len = j->k * j->kn->mr;
-    j->blk_panels = min64(j->panels, max64(1, A_BUDGET / (j->pan_len * (int64_t)j->el)));
+    int64_t blk_panels = min64(j->panels, max64(1, A_BUDGET / (j->pan_len * (int64_t)j->el)));
+    int64_t blk_tiles;
     for (;;) {
-        j->n_ob = cdiv(j->panels, j->blk_panels);
+        j->n_ob = cdiv(j->panels, blk_panels);
         int64_t blk = position_blocks(j, want, threads);
-        if (blk > 0 || j->blk_panels == 1) {
-            j->blk_tiles = blk > 0 ? blk : 1;
+        if (blk > 0 || blk_panels == 1) {
+            blk_tiles = blk > 0 ? blk : 1;
             break;
         }
-        j->blk_panels = cdiv(j->blk_panels, 2);
+        blk_panels = cdiv(blk_panels, 2);
     }
-    j->n_cb = cdiv(j->tiles, j->blk_tiles);
+    j->n_cb = cdiv(j->tiles, blk_tiles);
 }
 
 /* ---- several threads: homes ----------------------------------------------------------

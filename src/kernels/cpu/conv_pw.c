@@ -225,10 +225,10 @@ static void plan(pw_job *j, int64_t threads)
  * and AVX2 (MobileNetV2's 96 -> 24 at 56 x 56: 0.16 -> 0.13 ms); not for
  * expansions (reused by many row panels, 16 -> 96 at 112 x 112 ran 1.5x
  * longer unpacked at batch 8) nor planes under four column panels (7 x 7:
- * rows straddling cache lines, 5-13% slower on AVX2). Nor when the output
- * has at most two row panels (MobileNetV2's 32 -> 16 at 112 x 112 on
- * AVX-512: 0.172 -> 0.155 ms on one thread), whose few panels re-read
- * the input from cache for less than packing it costs */
+ * rows straddling cache lines, 5-13% slower on AVX2). Also when the
+ * output has at most two row panels, which re-read the input from cache
+ * for less than packing it costs (MobileNetV2's 32 -> 16 at 112 x 112 on
+ * AVX-512: 0.172 -> 0.155 ms on one thread) */
 static bool reads_in_place(const tg__conv_geom *g, const tg__gemm_kern *kn)
 {
     return (g->c >= 3 * g->o || g->o <= 2 * kn->mr) && g->h * g->w >= 4 * kn->nr;

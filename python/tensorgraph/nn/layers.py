@@ -88,17 +88,23 @@ class AdaptiveAvgPool2d(Module):
         return F.adaptive_avg_pool2d(x, self.output_size)
 
 
+def init_affine(m, shape, affine, dtype):
+    """a normalization's weight (ones) and bias (zeros) of shape, or both
+    None when it has no affine part, as PyTorch's norms register them"""
+    if affine:
+        m.weight = Parameter(ones(*shape, dtype=dtype))
+        m.bias = Parameter(zeros(*shape, dtype=dtype))
+    else:
+        m.register_parameter('weight', None)
+        m.register_parameter('bias', None)
+
+
 def init_norm_state(m, num_features, eps, momentum, affine, track_running_stats, dtype):
     """what the batch and instance norms keep, as PyTorch's: the settings,
     weight and bias (affine) and the running statistics (tracked)"""
     m.num_features, m.eps, m.momentum = num_features, eps, momentum
     m.affine, m.track_running_stats = affine, track_running_stats
-    if affine:
-        m.weight = Parameter(ones(num_features, dtype=dtype))
-        m.bias = Parameter(zeros(num_features, dtype=dtype))
-    else:
-        m.register_parameter('weight', None)
-        m.register_parameter('bias', None)
+    init_affine(m, (num_features,), affine, dtype)
     if track_running_stats:
         m.register_buffer('running_mean', zeros(num_features, dtype=dtype))
         m.register_buffer('running_var', ones(num_features, dtype=dtype))
@@ -149,12 +155,7 @@ class LayerNorm(Module):
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ones(*shape, dtype=dtype))
-            self.bias = Parameter(zeros(*shape, dtype=dtype))
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
+        init_affine(self, shape, elementwise_affine, dtype)
 
     def forward(self, x):
         return _C.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)

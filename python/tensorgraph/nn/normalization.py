@@ -2,12 +2,10 @@
 over F.group_norm / F.instance_norm; the instance norms may keep running
 statistics (track_running_stats) as PyTorch's."""
 from .. import _C
-from .._creation import ones, zeros
 from .._grad_mode import no_grad
 from . import functional as F
-from .layers import init_norm_state
+from .layers import init_affine, init_norm_state
 from .module import Module
-from .parameter import Parameter
 
 
 class GroupNorm(Module):
@@ -17,12 +15,7 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
-        if affine:
-            self.weight = Parameter(ones(num_channels, dtype=dtype))
-            self.bias = Parameter(zeros(num_channels, dtype=dtype))
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
+        init_affine(self, (num_channels,), affine, dtype)
 
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)

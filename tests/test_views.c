@@ -676,6 +676,73 @@ static void test_multi_output_and_nograd_views(void)
     CHECK_FAILS(tg_check_view_inplace(kv, true), TG_ERR_AUTOGRAD, "created in no_grad mode");
 }
 
+/* what a front end asks of views (PyTorch's _base, _is_view, requires_grad
+ * of no-grad views), the grad_fn names it gives, its owner pointer */
+static void test_view_base_owner_and_names(void)
+{
+    tg_tensor *x = tg_ones(TG_FLOAT64, 2, (int64_t[]){2, 3});
+    CHECK(tg_view_base(x) == NULL && !tg_is_nograd_view(x));
+    tg_tensor *v = tg_transpose(x, 0, 1), *vv = tg_slice(v, 0, 1, 3, 1);
+    CHECK(tg_view_base(v) == x && tg_view_base(vv) == x && !tg_is_nograd_view(vv));
+    CHECK(tg_view_base(tg_detach(x)) == NULL && tg_view_base(tg_add(x, x)) == NULL);
+    tg_no_grad_begin();
+    tg_tensor *n = tg_slice(v, 1, 0, 1, 1);
+    tg_no_grad_end();
+    CHECK(tg_view_base(n) == x && tg_is_nograd_view(n));
+    /* reshape's copy is no view (of the temporary it copied into) */
+    tg_tensor *r = tg_reshape(v, 1, (int64_t[]){6});
+    CHECK(r && !tg_shares_storage(r, x) && tg_view_base(r) == NULL);
+    CHECK(tg_view_base(tg_reshape(x, 1, (int64_t[]){6})) == x);
+    /* untracking a view whose base is held elsewhere changes nothing */
+    tg_view_untrack_temporary(v);
+    CHECK(tg_view_base(v) == x);
+    tg_tensor *c = tg_contiguous(v), *cv = tg_view(c, 1, (int64_t[]){6});
+    tg_view_untrack_temporary(cv);
+    CHECK(tg_view_base(cv) == c); /* c is still held here */
+    tg_view_untrack_temporary(NULL);
+
+    /* ops on a no-grad view of a tensor that requires grad are recorded
+     * (PyTorch's), with no gradient flowing to the tensor */
+    tg_tensor *p = tg_ones(TG_FLOAT64, 1, (int64_t[]){3});
+    CHECK_OK(tg_set_requires_grad(p, true));
+    tg_no_grad_begin();
+    tg_tensor *pv = tg_slice(p, 0, 0, 2, 1);
+    tg_no_grad_end();
+    CHECK(!tg_requires_grad(pv) && tg_grad_fn_name(pv) == NULL);
+    tg_tensor *loss = tg_sum(tg_mul(pv, pv), 0, NULL, false);
+    CHECK(loss && tg_requires_grad(loss) && tg_grad_fn_name(loss));
+    CHECK_OK(tg_backward(loss, NULL, false));
+    CHECK(tg_grad(p) == NULL);
+
+    /* grad_fn names */
+    tg_tensor *y = tg_mul_scalar(p, 2);
+    CHECK_FAILS(tg_set_grad_fn_name(y, ""), TG_ERR_ARG, "empty name");
+    CHECK_FAILS(tg_set_grad_fn_name(y, NULL), TG_ERR_ARG, "NULL");
+    CHECK_OK(tg_set_grad_fn_name(p, "LeafBackward0")); /* a leaf: nothing to name */
+    CHECK(tg_grad_fn_name(p) == NULL);
+    CHECK_OK(tg_set_grad_fn_name(y, "TBackward0"));
+    CHECK(!strcmp(tg_grad_fn_name(y), "TBackward0"));
+    tg_tensor *z = tg_neg(y); /* y's node is held by z's edge now: no renaming */
+    CHECK_OK(tg_set_grad_fn_name(y, "OtherBackward0"));
+    CHECK(!strcmp(tg_grad_fn_name(y), "TBackward0") && z);
+    /* the anomaly check's message uses the name as it is */
+    tg_set_anomaly_check(true);
+    tg_tensor *s = tg_sqrt(tg_sub(tg_zeros(TG_FLOAT64, 1, (int64_t[]){3}), p));
+    CHECK_OK(tg_set_grad_fn_name(s, "CopySlices"));
+    CHECK_FAILS(tg_backward(tg_sum(s, 0, NULL, false), NULL, false), TG_ERR_AUTOGRAD,
+                "Function 'CopySlices' returned nan values");
+    tg_set_anomaly_check(false);
+
+    /* the owner pointer: the front end's, not copied to views */
+    int marker;
+    CHECK(tg_owner(x) == NULL && tg_owner(NULL) == NULL);
+    tg_set_owner(x, &marker);
+    CHECK(tg_owner(x) == &marker && tg_owner(tg_slice(x, 0, 0, 1, 1)) == NULL);
+    tg_set_owner(x, NULL);
+    tg_set_owner(NULL, &marker);
+    CHECK(tg_owner(x) == NULL);
+}
+
 int main(void)
 {
     RUN(test_view_reshape);
@@ -691,5 +758,6 @@ int main(void)
     RUN(test_ops_by_name_validate);
     RUN(test_view_fuzz);
     RUN(test_multi_output_and_nograd_views);
+    RUN(test_view_base_owner_and_names);
     return tt_finish();
 }

@@ -26,6 +26,15 @@ tg_status tg_set_grad(tg_tensor *t, tg_tensor *grad);
 tg_tensor *tg_detach(tg_tensor *t);
 /* name of the op that produced t ("mul", ...), or NULL for a leaf */
 const char *tg_grad_fn_name(const tg_tensor *t);
+/* gives t's grad_fn the name `name` (kept by pointer: a string that
+ * outlives the graph, such as a literal), for front ends whose op is made
+ * of another C op and that show PyTorch's name for it ("TBackward0" for a
+ * permute made by t()); a name holding "Backward" or starting with a
+ * capital ("CopySlices") is shown as it is, a lower-case one in PyTorch's
+ * spelling of an op name. Only a node t alone holds (no other output nor
+ * later op holds it) is renamed; else, and for a tensor without grad_fn,
+ * nothing changes (TG_OK). TG_ERR_ARG: NULL, an empty name. */
+tg_status tg_set_grad_fn_name(tg_tensor *t, const char *name);
 
 /* ---- backward ----------------------------------------------------------
  * Gradients of `root` flow back to every leaf that requires grad and are
@@ -213,6 +222,17 @@ tg_status tg_check_view_inplace(const tg_tensor *t, bool other_requires_grad);
  * view only if from was one) instead of being a no-grad view of from.
  * Nothing changes otherwise. */
 tg_status tg_view_rebind(tg_tensor *to, const tg_tensor *from);
+/* the tensor view t was made of, the root of its chain of views (made
+ * with grad mode on or off; PyTorch's _base), borrowed; NULL when t is no
+ * view (a copy, an op's result, a detached tensor) */
+tg_tensor *tg_view_base(const tg_tensor *t);
+/* is t a view made with grad mode off (or a view of one)? */
+bool tg_is_nograd_view(const tg_tensor *t);
+/* t, just made as a view of a temporary (a copy made for it, held by
+ * nothing but t), stops being a view: for results that PyTorch makes as
+ * copies (reshape's copy, x[index tensor]). Nothing changes when the
+ * tensor t views is held elsewhere, or t is a multi-output view. */
+void tg_view_untrack_temporary(tg_tensor *t);
 
 #pragma GCC visibility pop
 

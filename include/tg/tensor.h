@@ -102,6 +102,11 @@ tg_dtype tg_dtype_of(const tg_tensor *t);
 tg_device tg_device_of(const tg_tensor *t);
 bool tg_is_contiguous(const tg_tensor *t);
 bool tg_shares_storage(const tg_tensor *a, const tg_tensor *b);
+/* an opaque pointer a front end keeps with t (its wrapper object, to find
+ * it again from a tensor the library hands back, such as a view's base):
+ * not owned, not copied to views or results, NULL until set */
+void tg_set_owner(tg_tensor *t, void *owner);
+void *tg_owner(const tg_tensor *t);
 /* pointer to element 0 (storage + offset); strides tell the layout */
 void *tg_data(const tg_tensor *t);
 /* value of a one-element tensor as double; NaN and an error otherwise */

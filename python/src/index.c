@@ -60,7 +60,9 @@ static int apply_entry(tg_tensor **r, int *d, PyObject *e)
     }
     tg_release(x);
     *r = y;
-    return 0;
+    /* PyTorch's names: an int index is a select, None an unsqueeze */
+    return e == Py_None ? tgpy_set_grad_fn_name(y, "UnsqueezeBackward0")
+           : !PySlice_Check(e) ? tgpy_set_grad_fn_name(y, "SelectBackward0") : 0;
 }
 
 /* the view x[idx] for basic indices; NULL with an exception */

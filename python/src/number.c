@@ -82,6 +82,18 @@ static PyObject *binary(PyObject *a, PyObject *b, binary_fn fn)
             t = tgpy_binary(fn, ta, tb);
         }
         r = tgpy_wrap(t);
+        /* PyTorch's nodes: 2 - t is rsub, 2 / t a product with 1 / t, a
+         * tensor exponent pow's second form */
+        const char *name = !Tensor_Check(a) && fn == tg_sub   ? "RsubBackward1"
+                           : !Tensor_Check(a) && fn == tg_div ? "MulBackward0"
+                           : fn == tg_pow && Tensor_Check(b)  ? "PowBackward1"
+                           : fn == tg_matmul && r
+                               ? tgpy_matmul_grad_name(tg_ndim(ta), tg_ndim(tb))
+                               : NULL;
+        if (r && name && tgpy_set_grad_fn_name(TENSOR(r), name) < 0)
+            Py_CLEAR(r);
+        if (r && fn == tg_matmul) /* a batched product's view of it is a copy in PyTorch */
+            tg_view_untrack_temporary(TENSOR(r));
     }
     if (!ta || !tb)
         tgpy_raise();
@@ -275,7 +287,14 @@ PyObject *tgpy_update(PyObject *self, tg_tensor *s, binary_fn fn)
     }
     tg_status st = tg_copy_(t, r);
     tg_release(r);
-    return st == TG_OK ? Py_NewRef(self) : tgpy_raise();
+    if (st != TG_OK)
+        return tgpy_raise();
+    /* PyTorch's node for the in-place op */
+    const char *name = fn == tg_add ? "AddBackward0" : fn == tg_sub ? "SubBackward0"
+                       : fn == tg_mul ? "MulBackward0" : fn == tg_div ? "DivBackward0" : NULL;
+    if (name && tgpy_name_inplace(t, name) < 0)
+        return NULL;
+    return Py_NewRef(self);
 }
 
 /* x += y: in place, as PyTorch (same object, version bumped); + and -
@@ -288,10 +307,13 @@ static PyObject *inplace_op(PyObject *a, PyObject *b, binary_fn fn, double add_s
     if (!s)
         return NULL;
     PyObject *r;
-    if (add_sign != 0 && tg_promote_types(tg_dtype_of(t), tg_dtype_of(s)) == tg_dtype_of(t))
+    if (add_sign != 0 && tg_promote_types(tg_dtype_of(t), tg_dtype_of(s)) == tg_dtype_of(t)) {
         r = tg_add_(t, s, add_sign) == TG_OK ? Py_NewRef(a) : tgpy_raise();
-    else
+        if (r && tgpy_name_inplace(t, add_sign < 0 ? "SubBackward0" : "AddBackward0") < 0)
+            Py_CLEAR(r);
+    } else {
         r = tgpy_update(a, s, fn);
+    }
     tg_release(s);
     return r;
 }

@@ -29,6 +29,55 @@ static void find_checks(OpObject *op)
     for (int i = 0; i < tgpy_n_op_checks; i++)
         if (!strcmp(tgpy_op_checks[i].name, op->row->name))
             op->checks = tgpy_op_checks[i];
+    op->grad = NULL;
+    for (int i = 0; i < tgpy_n_op_grad_names; i++)
+        if (!strcmp(tgpy_op_grad_names[i].row, op->row->name))
+            op->grad = &tgpy_op_grad_names[i];
+}
+
+const char *tgpy_matmul_grad_name(int a, int b)
+{
+    if (a == 1 && b == 1)
+        return "DotBackward0";
+    if (a == 2 && b == 1)
+        return "MvBackward0";
+    if (a == 2 && b == 2)
+        return "MmBackward0";
+    if (a == 1 && b == 2)
+        return "SqueezeBackward3";
+    return "UnsafeViewBackward0"; /* batched: a bmm's result viewed */
+}
+
+/* r (op's result) shown with PyTorch's grad_fn name for the op */
+static int name_grad_fn(const OpObject *op, const argval *v, PyObject *const *slots,
+                        tg_tensor *r)
+{
+    const op_grad_name *g = op->grad;
+    if (!g || !tg_grad_fn_name(r))
+        return 0;
+    const char *name = g->name;
+    if (g->rule == GRAD_DIM_GIVEN) {
+        for (int i = 0; i < op->n_params; i++)
+            if (!strcmp(op->params[i].name, "dim") && !v[i].none)
+                name = g->other;
+    } else if (g->rule == GRAD_COPIED) {
+        if (!tg_shares_storage(r, v[0].t))
+            name = g->other;
+    } else if (g->rule == GRAD_MATMUL) {
+        name = tgpy_matmul_grad_name(tg_ndim(v[0].t), tg_ndim(v[1].t));
+    } else if (g->rule == GRAD_TENSOR_ARG) {
+        if (slots[1] && Tensor_Check(slots[1]))
+            name = g->other;
+    } else if (g->rule == GRAD_LINEAR) { /* a bias is v[2] */
+        int nd = tg_ndim(v[0].t);
+        bool bias = !v[2].none;
+        name = nd == 1 ? (bias ? "AddBackward0" : "SqueezeBackward3")
+               : nd == 2 ? (bias ? "AddmmBackward0" : "MmBackward0")
+                         : (bias ? "ViewBackward0" : "UnsafeViewBackward0");
+    }
+    if (g->rule == GRAD_MATMUL || g->rule == GRAD_LINEAR || g->rule == GRAD_COPY)
+        tg_view_untrack_temporary(r); /* a copy in PyTorch: no view */
+    return tgpy_set_grad_fn_name(r, name);
 }
 
 static int parse_signature(OpObject *op)
@@ -491,6 +540,10 @@ static PyObject *op_vectorcall(PyObject *self, PyObject *const *args, size_t nar
         Py_END_ALLOW_THREADS
     } else {
         r = tgpy_op_invoke(op, v);
+    }
+    if (r && name_grad_fn(op, v, slots, r) < 0) {
+        tg_release(r);
+        goto done;
     }
     result = r ? tgpy_wrap(r)
                : tgpy_raise_remapped(TG_ERR_INDEX, op->checks.flags & ROW_INDEX_RUNTIME

@@ -60,6 +60,17 @@ typedef struct {
     unsigned flags;   /* ROW_* */
 } op_checks;
 
+/* PyTorch's grad_fn name for an op whose C function records another op's
+ * (transpose is a permute, sum over dims SumBackward1): `name`, or
+ * `other` when the rule's case holds */
+enum { GRAD_ALWAYS, GRAD_DIM_GIVEN, GRAD_COPIED, GRAD_MATMUL, GRAD_TENSOR_ARG, GRAD_LINEAR,
+       GRAD_COPY };
+typedef struct {
+    const char *row;   /* the row's name */
+    int rule;          /* GRAD_*: when `other` is used instead of `name` */
+    const char *name, *other;
+} op_grad_name;
+
 /* ---- parsed signatures -------------------------------------------------------- */
 typedef struct {
     char name[32];
@@ -74,6 +85,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     const op_row *row;
     op_checks checks; /* from tgpy_op_checks, zero when the row has none */
+    const op_grad_name *grad; /* from tgpy_op_grad_names, or NULL */
     int n_params;
     param params[MAX_PARAMS];
 } OpObject;
@@ -100,6 +112,8 @@ extern const op_row tgpy_op_rows[];
 extern const int tgpy_n_ops;
 extern const op_checks tgpy_op_checks[];
 extern const int tgpy_n_op_checks;
+extern const op_grad_name tgpy_op_grad_names[];
+extern const int tgpy_n_op_grad_names;
 /* checks the C function cannot make, with the GIL: -1 with an exception */
 int tgpy_op_validate(const OpObject *op, const argval *v);
 /* -1 with PyTorch's IndexError unless -n <= dim < n (n = ndim, 1 for a 0-d tensor) */

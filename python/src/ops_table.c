@@ -227,6 +227,52 @@ const op_checks tgpy_op_checks[] = {
 };
 const int tgpy_n_op_checks = (int)(sizeof tgpy_op_checks / sizeof tgpy_op_checks[0]);
 
+/* PyTorch's grad_fn names where the C function records another op's
+ * (tgpy_set_grad_fn_name); GRAD_DIM_GIVEN: `other` when a dim is given,
+ * GRAD_COPIED: `other` when the result is a copy (reshape could not view),
+ * GRAD_MATMUL: by the operands' ranks (dot, mv, mm, or a batched product),
+ * GRAD_TENSOR_ARG: `other` when the second argument is a Tensor (not a
+ * number), GRAD_LINEAR: by the input's rank and the bias, GRAD_COPY: `name`
+ * for a result made as a view of a temporary, which PyTorch's is not; the
+ * matmul and linear results are no views either */
+const op_grad_name tgpy_op_grad_names[] = {
+    {"transpose", GRAD_ALWAYS, "TransposeBackward0", NULL},
+    {"swapaxes", GRAD_ALWAYS, "TransposeBackward0", NULL},
+    {"unsqueeze", GRAD_ALWAYS, "UnsqueezeBackward0", NULL},
+    {"squeeze", GRAD_DIM_GIVEN, "SqueezeBackward0", "SqueezeBackward1"},
+    {"reshape", GRAD_COPIED, "ReshapeAliasBackward0", "UnsafeViewBackward0"},
+    {"flatten", GRAD_COPIED, "ReshapeAliasBackward0", "UnsafeViewBackward0"},
+    {"sum", GRAD_DIM_GIVEN, "SumBackward0", "SumBackward1"},
+    {"mean", GRAD_DIM_GIVEN, "MeanBackward0", "MeanBackward1"},
+    {"prod", GRAD_DIM_GIVEN, "ProdBackward0", "ProdBackward1"},
+    {"amax", GRAD_ALWAYS, "AmaxBackward0", NULL},
+    {"amin", GRAD_ALWAYS, "AminBackward0", NULL},
+    {"matmul", GRAD_MATMUL, NULL, NULL},
+    {"mm", GRAD_ALWAYS, "MmBackward0", NULL},
+    {"bmm", GRAD_ALWAYS, "BmmBackward0", NULL},
+    {"addmm", GRAD_ALWAYS, "AddmmBackward0", NULL},
+    {"cat", GRAD_ALWAYS, "CatBackward0", NULL},
+    {"concat", GRAD_ALWAYS, "CatBackward0", NULL},
+    {"stack", GRAD_ALWAYS, "StackBackward0", NULL},
+    {"clamp", GRAD_ALWAYS, "ClampBackward1", NULL},
+    {"clip", GRAD_ALWAYS, "ClampBackward1", NULL},
+    {"tril", GRAD_ALWAYS, "TrilBackward0", NULL},
+    {"triu", GRAD_ALWAYS, "TriuBackward0", NULL},
+    {"tile", GRAD_ALWAYS, "RepeatBackward0", NULL},
+    {"square", GRAD_ALWAYS, "PowBackward0", NULL},
+    {"pow", GRAD_TENSOR_ARG, "PowBackward0", "PowBackward1"},
+    {"linear", GRAD_LINEAR, NULL, NULL},
+    {"mse_loss", GRAD_ALWAYS, "MseLossBackward0", NULL},
+    {"cross_entropy", GRAD_ALWAYS, "NllLossBackward0", NULL},
+    {"nll_loss", GRAD_ALWAYS, "NllLossBackward0", NULL},
+    {"binary_cross_entropy_with_logits", GRAD_ALWAYS, "BinaryCrossEntropyWithLogitsBackward0",
+     NULL},
+    {"batch_norm", GRAD_ALWAYS, "NativeBatchNormBackward0", NULL},
+    {"conv1d", GRAD_COPY, "ConvolutionBackward0", NULL},
+    {"conv_transpose1d", GRAD_COPY, "ConvolutionBackward0", NULL},
+};
+const int tgpy_n_op_grad_names = (int)(sizeof tgpy_op_grad_names / sizeof tgpy_op_grad_names[0]);
+
 /* ---- calling through the C function's shape ------------------------------------- */
 static tg_pool2d_opts pool_opts(const argval *v, bool avg)
 {

@@ -17,6 +17,8 @@ PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t)
         return NULL;
     }
     self->t = t;
+    if (!tg_owner(t)) /* the first wrapper is the one a view's _base gives back */
+        tg_set_owner(t, self);
     return (PyObject *)self;
 }
 
@@ -28,6 +30,8 @@ static void tensor_dealloc(PyObject *o)
     if (self->weaklist)
         PyObject_ClearWeakRefs(o);
     Py_CLEAR(self->dict);
+    if (tg_owner(self->t) == self)
+        tg_set_owner(self->t, NULL);
     tg_release(self->t);
     Py_TYPE(o)->tp_free(o);
 }
@@ -141,7 +145,11 @@ static PyObject *get_device(PyObject *o, void *c) { (void)c; (void)o; return PyU
 static PyObject *get_requires_grad(PyObject *o, void *c)
 {
     (void)c;
-    return PyBool_FromLong(tg_requires_grad(TENSOR(o)));
+    tg_tensor *t = TENSOR(o);
+    /* a view made with grad mode off says its base's, as PyTorch's (it
+     * records nothing: PyTorch's gives no gradient through it either) */
+    return PyBool_FromLong(tg_requires_grad(t) ||
+                           (tg_is_nograd_view(t) && tg_requires_grad(tg_view_base(t))));
 }
 static int set_requires_grad(PyObject *o, PyObject *v, void *c)
 {
@@ -401,17 +409,28 @@ static PyObject *done_inplace(PyObject *o, tg_status s)
 {
     return s == TG_OK ? Py_NewRef(o) : tgpy_raise();
 }
+/* the same, o's grad_fn named as PyTorch's for the in-place op */
+static PyObject *done_named(PyObject *o, tg_status s, const char *name)
+{
+    if (s != TG_OK)
+        return tgpy_raise();
+    return tgpy_name_inplace(TENSOR(o), name) < 0 ? NULL : Py_NewRef(o);
+}
 static tg_tensor *operand_for(PyObject *o, PyObject *other)
 {
     return tgpy_as_tensor(other, tg_dtype_of(TENSOR(o)), true);
 }
-static PyObject *m_zero_(PyObject *o, PyObject *u) { (void)u; return done_inplace(o, tg_fill_(TENSOR(o), 0)); }
+static PyObject *m_zero_(PyObject *o, PyObject *u)
+{
+    (void)u;
+    return done_named(o, tg_fill_(TENSOR(o), 0), "ZeroBackward0");
+}
 static PyObject *m_fill_(PyObject *o, PyObject *v)
 {
     double d = PyFloat_AsDouble(v);
     if (d == -1.0 && PyErr_Occurred())
         return NULL;
-    return done_inplace(o, tg_fill_(TENSOR(o), d));
+    return done_named(o, tg_fill_(TENSOR(o), d), "FillBackward2");
 }
 static PyObject *m_copy_(PyObject *o, PyObject *src)
 {
@@ -420,7 +439,7 @@ static PyObject *m_copy_(PyObject *o, PyObject *src)
         return NULL;
     tg_status st = tg_copy_(TENSOR(o), s);
     tg_release(s);
-    return done_inplace(o, st);
+    return done_named(o, st, "CopyBackwards");
 }
 /* add_(other, alpha=1) / sub_: self += alpha * other in one pass */
 static PyObject *add_scaled(PyObject *o, PyObject *const *args, Py_ssize_t npos,
@@ -455,7 +474,7 @@ static PyObject *add_scaled(PyObject *o, PyObject *const *args, Py_ssize_t npos,
     }
     tg_status st = tg_add_(TENSOR(o), s, sign * alpha);
     tg_release(s);
-    return done_inplace(o, st);
+    return done_named(o, st, sign < 0 ? "SubBackward0" : "AddBackward0");
 }
 static PyObject *m_add_(PyObject *o, PyObject *const *args, size_t n, PyObject *kw)
 {
@@ -482,7 +501,7 @@ static PyObject *m_mul_(PyObject *o, PyObject *other)
         if (d == -1.0 && PyErr_Occurred())
             return NULL;
         if (tg_dtype_is_float(tg_dtype_of(TENSOR(o))))
-            return done_inplace(o, tg_mul_scalar_(TENSOR(o), d));
+            return done_named(o, tg_mul_scalar_(TENSOR(o), d), "MulBackward0");
     }
     return combine_(o, other, tg_mul);
 }
@@ -549,6 +568,9 @@ static PyObject *m_rebind_(PyObject *o, PyObject *other)
     if (tg_view_rebind(TENSOR(other), old) != TG_OK) /* other replaces self: no view of it */
         return tgpy_raise();
     ((TensorObject *)o)->t = tg_retain(TENSOR(other));
+    if (tg_owner(old) == o)
+        tg_set_owner(old, NULL);
+    tg_set_owner(TENSOR(o), o); /* self is the tensor's wrapper now */
     tg_release(old);
     return Py_NewRef(o);
 }

@@ -28,6 +28,15 @@ extern PyTypeObject Tensor_Type;
  * is its own reference (callbacks from inside C scopes hide them with
  * tg_scope_hide first). */
 PyObject *tgpy_wrap(tg_tensor *t);
+/* PyTorch's name for t's grad_fn (a literal: the node keeps the pointer)
+ * when t has one; -1 with an exception */
+int tgpy_set_grad_fn_name(tg_tensor *t, const char *name);
+/* the same for t just written in place, unless t is a view (PyTorch's
+ * node of a view written in place is another: not named) */
+int tgpy_name_inplace(tg_tensor *t, const char *name);
+/* PyTorch's name for matmul's grad_fn by the operands' ranks (dot, mv, mm,
+ * or a batched product's view) */
+const char *tgpy_matmul_grad_name(int a, int b);
 /* the same into a given Tensor subclass (nn.Parameter) */
 PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t);
 /* the buffer protocol (buffer.c): Tensor's exporter, and from_numpy(obj) */

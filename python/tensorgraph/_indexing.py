@@ -172,7 +172,9 @@ def _getitem(x, idx):
     view = x[basic]
     if not adv:
         return view
-    return _select(view, _expand_masks(view, adv))
+    # a copy (PyTorch's index): no view of the gathered temporary
+    return _C._untrack_view(_C._set_grad_fn_name(_select(view, _expand_masks(view, adv)),
+                                                 'IndexBackward0'))
 
 
 def _setitem(x, idx, value):
@@ -207,3 +209,8 @@ def _setitem(x, idx, value):
         x.copy_(written.reshape(tuple(x.shape)))
     finally:
         _C._set_grad_enabled(prev)
+    # PyTorch's node: a write through a view of x (basic indices) or index_put
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    basic = all(e is None or e is Ellipsis or isinstance(e, slice) or
+                (isinstance(e, int) and not isinstance(e, bool)) for e in entries)
+    _C._name_inplace(x, 'CopySlices' if basic else 'IndexPutBackward0')

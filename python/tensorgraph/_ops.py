@@ -41,18 +41,20 @@ def select_along(input, indices, dim, keepdim):
 
 
 def _max_min(amax, arg, pair, name):
+    node = name.capitalize() + 'Backward'
     def f(input, dim=None, keepdim=False, *, out=None):
         if isinstance(dim, _C.Tensor):  # torch.max(a, b): elementwise
             return pair(input, dim)
-        if dim is None:
+        if dim is None:  # PyTorch's nodes: MaxBackward1 for all, MaxBackward0 along dim
             r = amax(input)
-            return even_grad(input, r) if _watched(input) else r
+            return _C._set_grad_fn_name(even_grad(input, r), node + '1') if _watched(input) else r
         from . import return_types
         ValuesIndices = getattr(return_types, name)
         # PyTorch's argmax of bools: the first True (False) as 1 (0)
         idx = arg(_C._cast(input, _C.uint8) if input.dtype == _C.bool else input, dim, keepdim)
         if _watched(input):
-            return ValuesIndices(select_along(input, idx, dim, keepdim), idx)
+            v = _C._untrack_view(select_along(input, idx, dim, keepdim))
+            return ValuesIndices(_C._set_grad_fn_name(v, node + '0'), idx)
         return ValuesIndices(amax(input, dim, keepdim), idx)
     return f
 
@@ -231,7 +233,8 @@ def sort(input, dim=-1, descending=False, stable=False):  # noqa: A001
     if input.dtype == _C.bool:  # sorted as 0/1
         v, i = _C._sort(_C._cast(input, _C.uint8), dim, descending)
         return _sort(_C._cast(v, _C.bool), i)
-    return _sort(*_C._sort(input, dim, descending))
+    v, i = _C._sort(input, dim, descending)
+    return _sort(_C._set_grad_fn_name(v, 'SortBackward0'), i)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -246,7 +249,8 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     from .linalg import vector_norm
     if p == 'nuc':
         raise NotImplementedError("norm: the nuclear norm is not supported")
-    return vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim, dtype=dtype)
+    return _C._set_grad_fn_name(vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim,
+                                            dtype=dtype), 'NormBackward1')
 
 
 __all__ += ['cat', 'concat', 'concatenate', 'bmm', 'softmax', 'log_softmax', 'var', 'std', 'topk', 'sort', 'argsort', 'norm', 'einsum', 'sum', 'prod', 'all', 'any', 'max', 'min', 'split', 'chunk', 'numel', 'is_tensor', 'is_floating_point',

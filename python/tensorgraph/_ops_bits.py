@@ -50,9 +50,9 @@ def bitwise_right_shift(input, other):
     return _C.floor_divide(a, _pow2(k, dt))
 
 
-def _update(self, fn, *args):
+def _update(self, fn, *args, node=None):
     from ._tensor import _update as upd
-    return upd(self, fn, args, {})
+    return upd(self, fn, args, {}, node)
 
 
 def bitwise_left_shift_(self, other):
@@ -113,4 +113,4 @@ def index_put(input, indices, values, accumulate=False):
 
 
 def index_put_(self, indices, values, accumulate=False):
-    return _update(self, index_put, indices, values, accumulate)
+    return _update(self, index_put, indices, values, accumulate, node='IndexPutBackward0')

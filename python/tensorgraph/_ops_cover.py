@@ -107,7 +107,7 @@ def erfc(input):
 
 def exp2(input):
     x = _float(input)
-    return _C.pow(tensor(2.0, dtype=x.dtype), x)
+    return _C._set_grad_fn_name(_C.pow(tensor(2.0, dtype=x.dtype), x), 'Exp2Backward0')
 
 
 def xlogy(input, other):

@@ -62,7 +62,8 @@ def lerp(input, end, weight):
     PyTorch does (exact at weight 0 and 1)"""
     w = _t(weight, input)
     d = end - input
-    return _C.where(w.abs() < 0.5, input + w * d, end - d * (1 - w))
+    return _C._set_grad_fn_name(_C.where(w.abs() < 0.5, input + w * d, end - d * (1 - w)),
+                                'LerpBackward1' if isinstance(weight, Tensor) else 'LerpBackward0')
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
@@ -165,7 +166,7 @@ def atan2(input, other):
         from .autograd import Function
         _Atan2 = type('Atan2', (Function,), {'forward': staticmethod(_atan2_forward),
                                              'backward': staticmethod(_atan2_backward)})
-    return _Atan2.apply(_float(input), _float(other))
+    return _C._set_grad_fn_name(_Atan2.apply(_float(input), _float(other)), 'Atan2Backward0')
 
 
 arctan2 = atan2
@@ -194,10 +195,10 @@ def div(input, other, *, rounding_mode=None):
     zero ('trunc'), integers exactly, as torch.div"""
     if rounding_mode is None:
         return _C.div(input, other)
-    if rounding_mode == 'floor':
-        return _C.floor_divide(input, other)
+    if rounding_mode == 'floor':  # PyTorch's node for a rounding mode: DivBackward2
+        return _C._set_grad_fn_name(_C.floor_divide(input, other), 'DivBackward2')
     if rounding_mode == 'trunc':
-        return _C._trunc_divide(input, other)
+        return _C._set_grad_fn_name(_C._trunc_divide(input, other), 'DivBackward2')
     raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                        f"but found '{rounding_mode}'")
 
@@ -270,7 +271,7 @@ def cumprod(input, dim, *, dtype=None):
     y = _scan(input, d, lambda a, b: a * b, 1)
     if input.dtype.is_floating_point and input.numel() > 0:
         y = y + _cumprod_nan_slopes(input, d)
-    return y if y is not input else input.clone()
+    return _C._set_grad_fn_name(y, 'CumprodBackward0') if y is not input else input.clone()
 
 
 def _cumprod_nan_slopes(x, d):

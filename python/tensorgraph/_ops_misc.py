@@ -53,7 +53,9 @@ def ldexp(input, other):
 
 
 def rsub(input, other, alpha=1):
-    return other - alpha * input if alpha != 1 else other - input
+    r = other - alpha * input if alpha != 1 else other - input
+    return _C._set_grad_fn_name(r, 'RsubBackward1' if not isinstance(other, _C.Tensor)
+                                else 'RsubBackward0')
 
 
 def vander(x, N=None, increasing=False):

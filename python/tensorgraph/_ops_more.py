@@ -166,7 +166,7 @@ def _scaled(x, s):
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     r = _scaled(mv(mat, vec), alpha)
-    return r if beta == 0 else _scaled(input, beta) + r
+    return r if beta == 0 else _C._set_grad_fn_name(_scaled(input, beta) + r, 'AddmvBackward0')
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
@@ -179,7 +179,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     if batch1.ndim != 3 or batch2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     r = _scaled(_C.matmul(batch1, batch2), alpha)
-    return r if beta == 0 else _scaled(input, beta) + r
+    return r if beta == 0 else _C._set_grad_fn_name(_scaled(input, beta) + r, 'BaddbmmBackward0')
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):

@@ -69,7 +69,7 @@ def flip(input, dims):
         return input.clone()
     for d in picked:
         input = _C.index_select(input, d, _reversed_index(input.shape[d]))
-    return input if dims else input.clone()
+    return _C._set_grad_fn_name(input, 'FlipBackward0') if dims else input.clone()
 
 
 def fliplr(input):
@@ -93,12 +93,14 @@ def roll(input, shifts, dims=None):
                 raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                                    f"dims:0")
             shifts = shifts[0]
-        return roll(input.flatten(), shifts, 0).view(input.shape)
+        return _C._untrack_view(_C._set_grad_fn_name(
+            roll(input.flatten(), shifts, 0).view(input.shape), 'RollBackward0'))
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
     dims = [dims] if isinstance(dims, int) else list(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
+    given = input
     for s, d in zip(shifts, dims):
         d = _dim(d, input.ndim)
         n = input.shape[d]
@@ -107,7 +109,7 @@ def roll(input, shifts, dims=None):
         s %= n
         if s:
             input = _C.cat([input.narrow(d, n - s, s), input.narrow(d, 0, n - s)], d)
-    return input
+    return input if input is given else _C._set_grad_fn_name(input, 'RollBackward0')
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -168,7 +170,7 @@ def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     from ._ops import sum as _sum
-    return _sum(diagonal(input))
+    return _C._set_grad_fn_name(_sum(diagonal(input)), 'TraceBackward0')
 
 
 def _repeat_index(repeats, n):
@@ -259,7 +261,8 @@ moveaxis = movedim
 def unflatten(input, dim, sizes):
     dim = _dim(dim, input.ndim)
     sizes = list(sizes)
-    return input.reshape(*input.shape[:dim], *sizes, *input.shape[dim + 1:])
+    return _C._set_grad_fn_name(input.reshape(*input.shape[:dim], *sizes, *input.shape[dim + 1:]),
+                                'ViewBackward0')
 
 
 def broadcast_shapes(*shapes):
@@ -471,7 +474,9 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     _check_scatter('scatter', input, dim, index, src)
     if reduce is None:  # the C op scatter
         s = src if isinstance(src, Tensor) else full(tuple(index.shape), src, dtype=input.dtype)
-        return _C._scatter(input, dim, index, s)
+        return _C._set_grad_fn_name(_C._scatter(input, dim, index, s),  # PyTorch's value form: 1
+                                    'ScatterBackward0' if isinstance(src, Tensor) else
+                                    'ScatterBackward1')
     if reduce not in ('add', 'multiply'):
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
     from ._ops_scatter import scatter_reduce
@@ -500,7 +505,7 @@ def scatter_add(input, dim, index, src):
         pads += [0, input.shape[d] - contrib.shape[d]]
     if builtins.any(pads):
         contrib = _C._pad(contrib, pads, 0)
-    return input + contrib
+    return _C._set_grad_fn_name(input + contrib, 'ScatterAddBackward0')
 
 
 def _check_slice_index(name, index):
@@ -530,7 +535,8 @@ def slice_index(name, input, dim, index, source):
 def index_add(input, dim, index, source, *, alpha=1):
     """input with alpha * source's slices added at index along dim"""
     dim, idx = slice_index('index_add_', input, dim, index, source)
-    return scatter_add(input, dim, idx, source * alpha if alpha != 1 else source)
+    return _C._set_grad_fn_name(scatter_add(input, dim, idx, source * alpha if alpha != 1
+                                            else source), 'IndexAddBackward0')
 
 
 def index_copy(input, dim, index, source):

@@ -116,7 +116,8 @@ def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{self.ndim}D")
-    return self if self.ndim < 2 else self.transpose(0, 1)
+    return _C._set_grad_fn_name(self.transpose(0, 1) if self.ndim == 2 else self.view(self.shape),
+                                'TBackward0')
 
 
 @method
@@ -162,7 +163,8 @@ def _fill_value(self, value):
 
 @method
 def masked_fill(self, mask, value):
-    return _C.where(_bool_mask(mask), _fill_value(self, value), self)
+    return _C._set_grad_fn_name(_C.where(_bool_mask(mask), _fill_value(self, value), self),
+                                'MaskedFillBackward0')
 
 
 @method
@@ -235,7 +237,7 @@ def _watched(args, kwargs):
                for a in (*args, *kwargs.values()))
 
 
-def _update(self, op, args, kwargs):
+def _update(self, op, args, kwargs, node=None):
     """self = op(self, ...) written into self, as PyTorch's in-place ops:
     recorded when autograd watches an operand (op runs on a clone of self,
     which its rule may save; copy_ then gives self the history op -> clone
@@ -249,7 +251,11 @@ def _update(self, op, args, kwargs):
     if _C.promote_types(self.dtype, r.dtype) != self.dtype:
         raise RuntimeError(f"result type {r.dtype} can't be cast to the desired output "
                            f"type {self.dtype}")
-    return self.copy_(r)
+    self.copy_(r)
+    if node is None:  # PyTorch names an in-place op's node as the op's
+        node = _C._grad_fn_name(r)
+        node = node and _node_type(node).__name__
+    return self if node is None else _C._name_inplace(self, node)
 
 
 def _inplace(name):
@@ -281,26 +287,57 @@ for _n in ('neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh', 's
 @method
 def masked_fill_(self, mask, value):
     return _update(self, lambda s, m, v: _C.where(m, v, s),
-                   (_bool_mask(mask), _fill_value(self, value)), {})
+                   (_bool_mask(mask), _fill_value(self, value)), {}, 'MaskedFillBackward0')
 
 
 class Node:
-    """What made a tensor (PyTorch's grad_fn): the op's name."""
+    """What made a tensor (PyTorch's grad_fn): the op's name. Each name is
+    its own subclass, named as PyTorch's node classes (type(y.grad_fn).__name__
+    is 'MulBackward0')."""
     __slots__ = ('_name',)
 
     def __init__(self, name):
         self._name = name
 
     def name(self):
-        return ''.join(p.capitalize() for p in self._name.split('_')) + 'Backward0'
+        # PyTorch's C++ nodes without the Backward suffix name their namespace
+        return self._name if 'Backward' in self._name and self._name != 'CopyBackwards' \
+            else 'torch::autograd::' + self._name
 
     def __repr__(self):
-        return f'<{self.name()}>'
+        return f'<{type(self).__name__} object at {id(self):#x}>'
+
+
+# the C ops' names whose PyTorch node has another name, whatever the arguments
+_TORCH_NODE_NAMES = {'cast': 'ToCopyBackward0', 'gemm': 'AddmmBackward0',
+                     'batch_norm': 'NativeBatchNormBackward0',
+                     'max_pool2d': 'MaxPool2DWithIndicesBackward0',
+                     'avg_pool2d': 'AvgPool2DBackward0',
+                     'tile': 'RepeatBackward0', 'conv2d': 'ConvolutionBackward0',
+                     'conv1d': 'ConvolutionBackward0', 'conv3d': 'ConvolutionBackward0',
+                     'layer_norm': 'NativeLayerNormBackward0',
+                     'vector_norm': 'LinalgVectorNormBackward0', 'log1p': 'Log1PBackward0',
+                     'concat': 'CatBackward0'}
+_node_types = {}
+
+
+def _node_type(c_name):
+    t = _node_types.get(c_name)
+    if t is None:
+        if 'Backward' in c_name or c_name == 'CopySlices':  # PyTorch's (_C._set_grad_fn_name)
+            name = c_name
+        elif c_name[:1].isupper():  # an autograd.Function: PyTorch's MyFnBackward
+            name = c_name + 'Backward'
+        else:
+            name = _TORCH_NODE_NAMES.get(c_name) or \
+                ''.join(p.capitalize() for p in c_name.split('_')) + 'Backward0'
+        t = _node_types[c_name] = type(name, (Node,), {'__slots__': ()})
+    return t
 
 
 def _grad_fn(self):
     n = _C._grad_fn_name(self)
-    return None if n is None else Node(n)
+    return None if n is None else _node_type(n)(_node_type(n).__name__)
 
 
 _methods['grad_fn'] = property(_grad_fn)

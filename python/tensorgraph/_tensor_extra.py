@@ -233,8 +233,25 @@ _reshaping('swapdims_', lambda self, dim0, dim1: _C.transpose(self, dim0, dim1))
 @_method
 def detach_(self):
     """cuts self off from the graph in place (it becomes a leaf that does
-    not require grad)"""
+    not require grad); views are refused, as PyTorch refuses them"""
+    if _C._is_view(self):
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+            "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+            "called on these gradients. To fix this error, please refer to the "
+            "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
     return self._rebind_(self.detach())
+
+
+@_method
+def _is_view(self):
+    """is self a view of another tensor (PyTorch's _is_view)"""
+    return _C._is_view(self)
+
+
+_methods['_base'] = property(_C._view_base, doc="the tensor a view views (the root of a "
+                             "chain of views), or None")
 
 
 # ---- gradient hooks ------------------------------------------------------------------

@@ -173,7 +173,7 @@ def tensor_repr(t):
         fmt = _Formatter(_summarized(a) if summarize else a, t.dtype.is_floating_point)
         body = _nested(a, indent, summarize, fmt)
     if t.grad_fn is not None:
-        suffixes.append(f'grad_fn=<{t.grad_fn.name()}>')
+        suffixes.append(f'grad_fn=<{type(t.grad_fn).__name__}>')
     elif t.requires_grad:
         suffixes.append('requires_grad=True')
     return _with_suffixes(prefix + body, suffixes, indent)

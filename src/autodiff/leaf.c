@@ -65,6 +65,18 @@ const char *tg_grad_fn_name(const tg_tensor *t)
     return t && t->grad_fn ? t->grad_fn->name : NULL;
 }
 
+tg_status tg_set_grad_fn_name(tg_tensor *t, const char *name)
+{
+    if (!t || !name)
+        return tg__error(TG_ERR_ARG, "tg_set_grad_fn_name: NULL argument");
+    if (!*name)
+        return tg__error(TG_ERR_ARG, "tg_set_grad_fn_name: empty name");
+    tg_node *n = t->grad_fn;
+    if (n && n->refcount == 1) /* t's alone: no other output, no later op holds it */
+        n->name = name;
+    return TG_OK;
+}
+
 tg_tensor *tg_detach(tg_tensor *t)
 {
     if (!t || !tg__check_concrete("tg_detach", t))

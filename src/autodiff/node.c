@@ -39,8 +39,9 @@ bool tg__should_record(int n_in, tg_tensor *const *in)
     if (grad_disabled)
         return false;
     for (int i = 0; i < n_in; i++)
-        if (in[i]->requires_grad)
-            return true;
+        if (in[i]->requires_grad || (in[i]->nograd_base && in[i]->nograd_base->requires_grad))
+            return true; /* PyTorch records ops on a no-grad view of such a tensor too,
+                          * with no edge to it (no gradient flows there) */
     return false;
 }
 
@@ -237,6 +238,11 @@ void tg__node_release(tg_node *n)
 
 void tg__node_display_name(const tg_node *n, char *buf, size_t len)
 {
+    if (strstr(n->name, "Backward") || (!n->fn && isupper((unsigned char)n->name[0]))) {
+        /* PyTorch's name already (tg_set_grad_fn_name) */
+        snprintf(buf, len, "%s", n->name);
+        return;
+    }
     size_t k = 0;
     for (const char *p = n->name; *p && k + 12 < len; p++)
         if (*p != '_')

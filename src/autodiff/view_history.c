@@ -237,6 +237,22 @@ tg_status tg_view_rebind(tg_tensor *to, const tg_tensor *from)
     return TG_OK;
 }
 
+tg_tensor *tg_view_base(const tg_tensor *t)
+{
+    return !t ? NULL : t->view_base ? t->view_base : t->nograd_base;
+}
+
+bool tg_is_nograd_view(const tg_tensor *t) { return t && t->nograd_base; }
+
+void tg_view_untrack_temporary(tg_tensor *t)
+{
+    tg_tensor **b = !t ? NULL : t->view_base ? &t->view_base : &t->nograd_base;
+    if (!b || !*b || t->view_multi || (*b)->refcount != 1)
+        return; /* no view, or its base is reachable elsewhere */
+    tg_release(*b);
+    *b = NULL;
+}
+
 tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad)
 {
     const tg_tensor *b = t->view_base;

@@ -301,6 +301,14 @@ bool tg_shares_storage(const tg_tensor *a, const tg_tensor *b)
     return a && b && a->storage && a->storage == b->storage;
 }
 
+void tg_set_owner(tg_tensor *t, void *owner)
+{
+    if (t)
+        t->owner = owner;
+}
+
+void *tg_owner(const tg_tensor *t) { return t ? t->owner : NULL; }
+
 double tg__load(tg_dtype dt, const void *p)
 {
     switch (dt) {

@@ -80,6 +80,7 @@ struct tg_tensor {
      * stands for value `value` of `graph`, on which it holds a reference */
     struct tg_graph *graph;
     int value;
+    void *owner; /* tg_set_owner: a front end's, not owned */
 };
 
 /* a tensor struct with shape and contiguous strides, no storage yet */

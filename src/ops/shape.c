@@ -5,6 +5,7 @@
 #include "kernels/cpu/iter.h"
 #include "ops/elementwise.h"
 #include "ops/shape.h"
+#include "tg/autograd.h"
 
 #include <string.h>
 
@@ -238,8 +239,10 @@ tg_tensor *tg_reshape(tg_tensor *x, int ndim, const int64_t *shape)
     if (view_strides(x, ndim, out, strides))
         return tg_view(x, ndim, shape);
     TG_LOCAL_BEGIN();
-    tg_tensor *y = tg_view(tg_contiguous(x), ndim, shape);
-    TG_LOCAL_RETURN(y);
+    tg_tensor *y = tg_keep(tg_view(tg_contiguous(x), ndim, shape));
+    tg_scope_end();
+    tg_view_untrack_temporary(y); /* a copy, as PyTorch's: no view of the temporary */
+    return y;
 }
 
 tg_tensor *tg_flatten(tg_tensor *x, int start_axis, int end_axis)

@@ -46,6 +46,16 @@ def close(t, expected, rtol=1e-5, atol=1e-6):
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
 
 
+def runtime_error_text(m, f):
+    """the message of the RuntimeError f(m) raises (m: tensorgraph or
+    torch), or None when it raises nothing; other exceptions propagate"""
+    try:
+        f(m)
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
 def pair(x, dtype='float64', requires_grad=True):
     """the same data as a tensorgraph and a torch tensor"""
     a = tg.tensor(np.asarray(x), dtype=getattr(tg, dtype), requires_grad=requires_grad)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import SANITIZED, needs_torch, torch
+from conftest import SANITIZED, needs_torch, runtime_error_text, torch
 
 WHY = (" This view is the output of a function that returns multiple views. Such functions "
        "do not allow the output views to be modified inplace. You should replace the inplace "
@@ -117,20 +117,12 @@ CASES = [
 ]
 
 
-def _run(m, f):
-    try:
-        f(m)
-    except RuntimeError as e:
-        return str(e)
-    return None
-
-
 @pytest.mark.parametrize('name,f,expected', CASES, ids=[c[0] for c in CASES])
 def test_multi_output_view_writes(name, f, expected):
-    got = _run(tg, f)
+    got = runtime_error_text(tg, f)
     assert got == expected
     if torch is not None and not SANITIZED:
-        assert _run(torch, f) == expected
+        assert runtime_error_text(torch, f) == expected
 
 
 def test_error_type_is_runtime_error():
@@ -236,9 +228,9 @@ META = [('unsqueeze_', _meta(lambda a: a.unsqueeze_(0))),
 
 @pytest.mark.parametrize('name,f', META, ids=[c[0] for c in META])
 def test_inplace_view_ops_refused(name, f):
-    assert _run(tg, f) == direct(1, 'UnbindBackward0')
+    assert runtime_error_text(tg, f) == direct(1, 'UnbindBackward0')
     if torch is not None and not SANITIZED:
-        assert _run(torch, f) == direct(1, 'UnbindBackward0')
+        assert runtime_error_text(torch, f) == direct(1, 'UnbindBackward0')
 
 
 def test_inplace_view_ops_allowed_without_grad():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import SANITIZED, needs_torch, torch
+from conftest import SANITIZED, needs_torch, runtime_error_text, torch
 
 TAIL = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
         "your code by moving both the view and the inplace either both inside the no_grad "
@@ -135,20 +135,12 @@ CASES = [
 ]
 
 
-def _run(m, f):
-    try:
-        f(m)
-    except RuntimeError as e:
-        return str(e)
-    return None
-
-
 @pytest.mark.parametrize('name,f,expected', CASES, ids=[c[0] for c in CASES])
 def test_nograd_view_writes(name, f, expected):
-    assert _run(tg, f) == expected
+    assert runtime_error_text(tg, f) == expected
     assert tg.is_grad_enabled()
     if torch is not None and not SANITIZED:
-        assert _run(torch, f) == expected
+        assert runtime_error_text(torch, f) == expected
         torch.set_grad_enabled(True)
 
 
@@ -246,6 +238,6 @@ def test_inplace_view_ops_under_no_grad(f, expected):
 
 @pytest.mark.parametrize('f', [_view_unsqueeze_, _view_t_])
 def test_inplace_view_ops_on_nograd_views_refused(f):
-    assert _run(tg, f) == DIRECT
+    assert runtime_error_text(tg, f) == DIRECT
     if torch is not None and not SANITIZED:
-        assert _run(torch, f) == DIRECT
+        assert runtime_error_text(torch, f) == DIRECT

@@ -114,6 +114,11 @@ def pad(input, pad, mode='constant', value=None):
     full = [(0, 0)] * (input.ndim - len(pairs)) + pairs[::-1]
     grown = [max(v, 0) for p in full for v in p]
     out = _C._pad(input, grown, value or 0.0, modes[mode]) if any(grown) else input
+    if out is not input:  # PyTorch's nodes: ConstantPadNd, ReflectionPad2D, ...
+        k = len(pairs)
+        _C._set_grad_fn_name(out, 'ConstantPadNdBackward0' if mode == 'constant' else
+                             f"{'Reflection' if mode == 'reflect' else 'Replication'}"
+                             f"Pad{k}DBackward0")
     # negative pads crop, after the positive ones are added (a reflection
     # still mirrors around the uncropped input, as PyTorch's)
     for dim, (before, after) in enumerate(full):

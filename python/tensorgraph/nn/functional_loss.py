@@ -86,8 +86,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mea
     # beta is 0), x / beta between
     x = input - target
     if beta == 0:
-        return _reduce(_l1_with_torch_kink(input, target, x), reduction)
-    return _reduce(_piecewise_quadratic(x, beta, 1.0 / beta, 1.0), reduction)
+        loss = _reduce(_l1_with_torch_kink(input, target, x), reduction)
+    else:
+        loss = _reduce(_piecewise_quadratic(x, beta, 1.0 / beta, 1.0), reduction)
+    return _C._set_grad_fn_name(loss, 'SmoothL1LossBackward0')
 
 
 def _l1_with_torch_kink(input, target, x):
@@ -118,7 +120,9 @@ def huber_loss(input, target, reduction='mean', delta=1.0):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _broadcast_warn(input, target, 'huber_loss')
-    return _reduce(_piecewise_quadratic(input - target, delta, 1.0, delta), reduction)
+    return _C._set_grad_fn_name(
+        _reduce(_piecewise_quadratic(input - target, delta, 1.0, delta), reduction),
+        'HuberLossBackward0')
 
 
 def _bce_edge(x):
@@ -167,7 +171,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     loss = -(target * lx + (1 - target) * l1x) + _bce_edge_grad(input, target)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _C._set_grad_fn_name(_reduce(loss, reduction), 'BinaryCrossEntropyBackward0')
 
 
 def _bce_logits_composed(input, target, weight, pos_weight):
@@ -191,7 +195,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                          f"({tuple(input.shape)})")
     if weight is None and pos_weight is None:
         return _C.binary_cross_entropy_with_logits(input, target, reduction)
-    return _reduce(_bce_logits_composed(input, target, weight, pos_weight), reduction)
+    return _C._set_grad_fn_name(_reduce(_bce_logits_composed(input, target, weight, pos_weight),
+                                        reduction), 'BinaryCrossEntropyWithLogitsBackward0')
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):

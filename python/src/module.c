@@ -2,6 +2,8 @@
  * converting Python arguments (numbers, shapes) to the C API's. */
 #include "tgpy.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- errors ------------------------------------------------------------------
@@ -23,6 +25,128 @@ static PyObject *exception_for(tg_status s)
     }
 }
 
+/* a shape as the C library prints it, "[2, 3]" at *p (advanced past it);
+ * the number of dims, -1 when it is not one */
+static int parse_shape(const char **p, int64_t *shape)
+{
+    const char *s = *p;
+    int n = 0;
+    if (*s++ != '[')
+        return -1;
+    while (*s != ']') {
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || n == TG_MAX_DIMS)
+            return -1;
+        shape[n++] = v;
+        s = end;
+        if (*s == ',' && s[1] == ' ')
+            s += 2;
+        else if (*s != ']')
+            return -1;
+    }
+    *p = s + 1;
+    return n;
+}
+
+/* PyTorch's words for the C library's most common shape errors, which
+ * code and tests match on: a dim out of range, shapes that do not
+ * broadcast, matrices that do not multiply, a reshape to another number
+ * of elements. NULL: msg is kept as it is. */
+static const char *torch_words(const char *msg, char *buf, size_t len)
+{
+    const char *p = strchr(msg, ':');
+    int64_t a[TG_MAX_DIMS], b[TG_MAX_DIMS];
+    int axis, nd, lo, hi, na, nb;
+    long long numel;
+    if (!p || p[1] != ' ')
+        return NULL;
+    size_t op_len = (size_t)(p - msg);
+    p += 2;
+    char got[16];
+    int end = 0; /* %n: the whole pattern matched */
+    if ((sscanf(p, "expected a float32 or float64 input, got %15[a-z0-9];%n", got, &end) == 1 &&
+         end) ||
+        (sscanf(p, "%15[a-z0-9] input is not supported; cast it first%n", got, &end) == 1 &&
+         end)) {
+        /* integer inputs of the reductions that need floats */
+        static const char *const names[][2] = {{"int64", "Long"}, {"int32", "Int"},
+                                               {"uint8", "Byte"}, {"bool", "Bool"},
+                                               {"int8", "Char"}, {"int16", "Short"}};
+        const char *torch_name = NULL;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (!strcmp(got, names[i][0]))
+                torch_name = names[i][1];
+        if (!torch_name)
+            return NULL;
+        if (op_len == 4 && !strncmp(msg, "mean", 4)) {
+            snprintf(buf, len, "mean(): could not infer output dtype. Input dtype must be "
+                     "either a floating point or complex dtype. Got: %s", torch_name);
+            return buf;
+        }
+        if (op_len == 3 && (!strncmp(msg, "std", 3) || !strncmp(msg, "var", 3)))
+            return "std and var only support floating point and complex dtypes";
+        return NULL;
+    }
+    if (sscanf(p, "axis %d is out of range for a tensor of %d dims (expected %d to %d)", &axis,
+               &nd, &lo, &hi) == 4) {
+        snprintf(buf, len, "Dimension out of range (expected to be in range of [%d, %d], but "
+                 "got %d)", lo, hi, axis);
+        return buf;
+    }
+    if (!strncmp(p, "shapes ", 7)) { /* broadcast, matmul */
+        const char *q = p + 7;
+        if ((na = parse_shape(&q, a)) < 0 || strncmp(q, " and ", 5))
+            return NULL;
+        q += 5;
+        if ((nb = parse_shape(&q, b)) < 0)
+            return NULL;
+        if (!strncmp(q, " cannot be broadcast", 20)) { /* the last mismatch, as PyTorch */
+            int n = na > nb ? na : nb;
+            for (int i = n - 1; i >= 0; i--) {
+                int64_t da = i < n - na ? 1 : a[i - (n - na)];
+                int64_t db = i < n - nb ? 1 : b[i - (n - nb)];
+                if (da != db && da != 1 && db != 1) {
+                    snprintf(buf, len, "The size of tensor a (%lld) must match the size of "
+                             "tensor b (%lld) at non-singleton dimension %d", (long long)da,
+                             (long long)db, i);
+                    return buf;
+                }
+            }
+        }
+        if (!strncmp(q, " cannot be multiplied", 21) && na == 2 && nb == 2) {
+            snprintf(buf, len, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and "
+                     "%lldx%lld)", (long long)a[0], (long long)a[1], (long long)b[0],
+                     (long long)b[1]);
+            return buf;
+        }
+        return NULL;
+    }
+    static const char leaf[] = "in-place update of a leaf tensor that requires grad;",
+                      view_of_leaf[] = "a view of a leaf tensor that requires grad is being "
+                                       "used in an in-place operation;";
+    if (!strncmp(p, leaf, sizeof leaf - 1))
+        return "a leaf Variable that requires grad is being used in an in-place operation.";
+    if (!strncmp(p, view_of_leaf, sizeof view_of_leaf - 1))
+        return "a view of a leaf Variable that requires grad is being used in an in-place "
+               "operation.";
+    if (!strncmp(p, "cannot reshape ", 15)) {
+        const char *q = p + 15;
+        if (parse_shape(&q, a) < 0 || sscanf(q, " (%lld elements) into ", &numel) != 1)
+            return NULL;
+        q = strstr(q, " into ");
+        const char *shape = q + 6, *e = shape;
+        if ((nb = parse_shape(&e, b)) < 0 || (*e && strncmp(e, " (", 2)))
+            return NULL;
+        if (strstr(e, "ambiguous"))
+            return NULL;
+        snprintf(buf, len, "shape '%.*s' is invalid for input of size %lld", (int)(e - shape),
+                 shape, numel);
+        return buf;
+    }
+    return NULL;
+}
+
 PyObject *tgpy_raise_remapped(tg_status from, PyObject *exc)
 {
     if (PyErr_Occurred()) /* a Python callback failed inside the C call */
@@ -31,8 +155,11 @@ PyObject *tgpy_raise_remapped(tg_status from, PyObject *exc)
     const char *msg = tg_last_error();
     if (s == TG_OK || !msg[0])
         PyErr_SetString(PyExc_RuntimeError, "tensorgraph: operation failed");
-    else
-        PyErr_SetString(s == from && exc ? exc : exception_for(s), msg);
+    else {
+        char buf[512];
+        const char *words = torch_words(msg, buf, sizeof buf);
+        PyErr_SetString(s == from && exc ? exc : exception_for(s), words ? words : msg);
+    }
     tg_clear_error();
     return NULL;
 }

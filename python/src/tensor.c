@@ -335,8 +335,8 @@ static PyObject *m_item(PyObject *o, PyObject *u)
     if (tgpy_concrete(t, "item()") < 0)
         return NULL;
     if (tg_numel(t) != 1)
-        return PyErr_Format(PyExc_ValueError, "a Tensor with %lld elements cannot be "
-                            "converted to Scalar", (long long)tg_numel(t));
+        return PyErr_Format(PyExc_ValueError, "only one element tensors can be converted to "
+                            "Python scalars"); /* PyTorch 1.13's words */
     tg_dtype dt = tg_dtype_of(t);
     if (dt == TG_FLOAT32 || dt == TG_FLOAT64) {
         double v;

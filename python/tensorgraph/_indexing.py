@@ -188,6 +188,12 @@ def _setitem(x, idx, value):
     (scatter's rule: a gather). Autograd records it when it watches x or
     value (then x is cloned first, as in-place ops do)."""
     from ._creation import tensor
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    basic = all(e is None or e is Ellipsis or isinstance(e, slice) or
+                (isinstance(e, int) and not isinstance(e, bool)) for e in entries)
+    if _C.is_grad_enabled() and x.requires_grad and x.is_leaf:  # PyTorch's refusal
+        raise RuntimeError(f"a {'view of a ' if basic else ''}leaf Variable that requires grad "
+                           f"is being used in an in-place operation.")
     n = x.numel()
     positions = _C.from_numpy(np.arange(n, dtype=np.int64).reshape(tuple(x.shape)))
     sel = np.asarray(positions[idx])
@@ -210,7 +216,4 @@ def _setitem(x, idx, value):
     finally:
         _C._set_grad_enabled(prev)
     # PyTorch's node: a write through a view of x (basic indices) or index_put
-    entries = idx if isinstance(idx, tuple) else (idx,)
-    basic = all(e is None or e is Ellipsis or isinstance(e, slice) or
-                (isinstance(e, int) and not isinstance(e, bool)) for e in entries)
     _C._name_inplace(x, 'CopySlices' if basic else 'IndexPutBackward0')

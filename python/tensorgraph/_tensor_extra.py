@@ -202,13 +202,17 @@ def unflatten(self, dim, sizes):
 
 
 # ---- in-place view changes: the wrapper now holds the new view ----------------------
-def _reshaping(name, make):
+def _reshaping(name, make, node):
     """an in-place view op (PyTorch's unsqueeze_, t_): the view made and
     the wrapper rebound to it, refused where PyTorch refuses changing a
-    multi-output or no-grad view; under no_grad a tensor with history keeps
-    it (the view is recorded), as PyTorch's in-place view ops keep grad_fn"""
+    multi-output or no-grad view or a leaf that requires grad; under no_grad
+    a tensor with history keeps it (the view is recorded), as PyTorch's
+    in-place view ops keep grad_fn; node(args): PyTorch's name for it"""
     def f(self, *args, **kwargs):
         _C._check_view_inplace(self)
+        if _C.is_grad_enabled() and self.requires_grad and self.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
         if not _C.is_grad_enabled() and _C._grad_fn_name(self) is not None:
             prev = _C._set_grad_enabled(True)
             try:
@@ -217,17 +221,20 @@ def _reshaping(name, make):
                 _C._set_grad_enabled(prev)
         else:
             r = make(self, *args, **kwargs)
-        return self._rebind_(r)
+        return _C._set_grad_fn_name(self._rebind_(r), node(args, kwargs))
     f.__name__ = name
     _methods[name] = f
 
 
-_reshaping('squeeze_', lambda self, dim=None: _C.squeeze(self, dim))
-_reshaping('unsqueeze_', lambda self, dim: _C.unsqueeze(self, dim))
-_reshaping('t_', lambda self: self.t())
-_reshaping('transpose_', lambda self, dim0, dim1: _C.transpose(self, dim0, dim1))
-_reshaping('swapaxes_', lambda self, axis0, axis1: _C.transpose(self, axis0, axis1))
-_reshaping('swapdims_', lambda self, dim0, dim1: _C.transpose(self, dim0, dim1))
+_reshaping('squeeze_', lambda self, dim=None: _C.squeeze(self, dim),
+           lambda a, kw: 'SqueezeBackward3' if a or kw.get('dim') is not None
+           else 'SqueezeBackward2')
+_reshaping('unsqueeze_', lambda self, dim: _C.unsqueeze(self, dim),
+           lambda a, kw: 'UnsqueezeBackward1')
+_reshaping('t_', lambda self: self.t(), lambda a, kw: 'TBackward1')
+for _n in ('transpose_', 'swapaxes_', 'swapdims_'):
+    _reshaping(_n, lambda self, d0, d1: _C.transpose(self, d0, d1),
+               lambda a, kw: 'TransposeBackward1')
 
 
 @_method

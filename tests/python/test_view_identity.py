@@ -143,7 +143,7 @@ def _nograd_view_facts(m):
                     y.requires_grad, y.grad_fn is not None))
         if y.requires_grad:  # recorded towards nothing, as PyTorch's
             y.backward()
-            assert x.grad is None and v.grad is None
+            assert (not x.is_leaf or x.grad is None) and v.grad is None
     return out
 
 
@@ -307,6 +307,12 @@ NAMES = [  # (case, make, PyTorch's grad_fn name)
     ('fill_', _inplace(lambda m, y: y.fill_(2.0)), 'FillBackward2'),
     ('index_put_', _inplace(lambda m, y: y.index_put_((m.tensor([0]),), m.tensor(1.0,
                                                       dtype=m.float64))), 'IndexPutBackward0'),
+    ('t_', _inplace(lambda m, y: y[0].t_()), 'TBackward1'),
+    ('unsqueeze_', _inplace(lambda m, y: y.unsqueeze_(0)), 'UnsqueezeBackward1'),
+    ('squeeze_', _inplace(lambda m, y: y.unsqueeze_(1).squeeze_()), 'SqueezeBackward2'),
+    ('squeeze_dim', _inplace(lambda m, y: y.unsqueeze_(1).squeeze_(1)), 'SqueezeBackward3'),
+    ('transpose_', _inplace(lambda m, y: y.transpose_(0, 2)), 'TransposeBackward1'),
+    ('swapdims_', _inplace(lambda m, y: y.swapdims_(0, 1)), 'TransposeBackward1'),
     ('setitem', _inplace(_setitem(0)), 'CopySlices'),
     ('setitem_slice', _inplace(_setitem((slice(None), 1))), 'CopySlices'),
     ('setitem_index', _inplace(lambda m, y: _setitem(m.tensor([0, 1]))(m, y)),

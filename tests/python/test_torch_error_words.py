@@ -1,0 +1,112 @@
+"""The most common shape errors in PyTorch's words and exception types
+(module.c's torch_words rewrites the C library's messages, which keep
+their own wording for C callers): a dim out of range (IndexError),
+shapes that do not broadcast, 2-D matrices that do not multiply, and a
+view or reshape to another number of elements (RuntimeError). Expected
+messages are written out and, not under the sanitizer, compared with
+PyTorch's."""
+import pytest
+
+import tensorgraph as tg
+from conftest import SANITIZED, torch
+
+
+def _a(m):
+    return m.ones(2, 3)
+
+
+CASES = [  # (case, f, exception, message)
+    ('sum_dim', lambda m: _a(m).sum(2), IndexError,
+     'Dimension out of range (expected to be in range of [-2, 1], but got 2)'),
+    ('mean_neg_dim', lambda m: _a(m).mean(-3), IndexError,
+     'Dimension out of range (expected to be in range of [-2, 1], but got -3)'),
+    ('softmax_dim', lambda m: _a(m).softmax(5), IndexError,
+     'Dimension out of range (expected to be in range of [-2, 1], but got 5)'),
+    ('unsqueeze_dim', lambda m: _a(m).unsqueeze(4), IndexError,
+     'Dimension out of range (expected to be in range of [-3, 2], but got 4)'),
+    ('transpose_dim', lambda m: _a(m).transpose(0, 2), IndexError,
+     'Dimension out of range (expected to be in range of [-2, 1], but got 2)'),
+    ('cumsum_dim', lambda m: _a(m).cumsum(2), IndexError,
+     'Dimension out of range (expected to be in range of [-2, 1], but got 2)'),
+    ('add', lambda m: _a(m) + m.ones(4, 5), RuntimeError,
+     'The size of tensor a (3) must match the size of tensor b (5) at non-singleton '
+     'dimension 1'),
+    ('add_leading', lambda m: m.ones(4, 3) + m.ones(2, 3), RuntimeError,
+     'The size of tensor a (4) must match the size of tensor b (2) at non-singleton '
+     'dimension 0'),
+    ('mul_ranks', lambda m: m.ones(3) * m.ones(2, 4), RuntimeError,
+     'The size of tensor a (3) must match the size of tensor b (4) at non-singleton '
+     'dimension 1'),
+    ('where', lambda m: m.where(m.ones(4, dtype=m.bool), _a(m), _a(m)), RuntimeError,
+     'The size of tensor a (4) must match the size of tensor b (3) at non-singleton '
+     'dimension 1'),
+    ('mm', lambda m: _a(m).mm(m.ones(4, 5)), RuntimeError,
+     'mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)'),
+    ('matmul', lambda m: _a(m) @ m.ones(4, 5), RuntimeError,
+     'mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)'),
+    ('view', lambda m: _a(m).view(4), RuntimeError, "shape '[4]' is invalid for input of size 6"),
+    ('reshape', lambda m: _a(m).reshape(4, 2), RuntimeError,
+     "shape '[4, 2]' is invalid for input of size 6"),
+    ('view_infer', lambda m: _a(m).view(4, -1), RuntimeError,
+     "shape '[4, -1]' is invalid for input of size 6"),
+    ('mean_int', lambda m: m.arange(3).mean(), RuntimeError,
+     'mean(): could not infer output dtype. Input dtype must be either a floating point or '
+     'complex dtype. Got: Long'),
+    ('mean_int32', lambda m: m.arange(3, dtype=m.int32).mean(0), RuntimeError,
+     'mean(): could not infer output dtype. Input dtype must be either a floating point or '
+     'complex dtype. Got: Int'),
+    ('mean_bool', lambda m: m.ones(3, dtype=m.bool).mean(), RuntimeError,
+     'mean(): could not infer output dtype. Input dtype must be either a floating point or '
+     'complex dtype. Got: Bool'),
+    ('std_int', lambda m: m.arange(3).std(), RuntimeError,
+     'std and var only support floating point and complex dtypes'),
+    ('var_uint8', lambda m: m.arange(3, dtype=m.uint8).var(0), RuntimeError,
+     'std and var only support floating point and complex dtypes'),
+    ('item', lambda m: _a(m).item(), ValueError,
+     'only one element tensors can be converted to Python scalars'),
+]
+
+LEAF = 'a leaf Variable that requires grad is being used in an in-place operation.'
+VIEW_OF_LEAF = 'a view of ' + LEAF
+
+
+def _leaf(m):
+    return m.ones(2, 3, requires_grad=True)
+
+
+for _case, _f, _msg in [
+        ('add_', lambda x: x.add_(1), LEAF), ('mul_', lambda x: x.mul_(2), LEAF),
+        ('sub_', lambda x: x.sub_(1), LEAF), ('div_', lambda x: x.div_(2), LEAF),
+        ('iadd', lambda x: x.__iadd__(1), LEAF), ('imul', lambda x: x.__imul__(2), LEAF),
+        ('zero_', lambda x: x.zero_(), LEAF), ('fill_', lambda x: x.fill_(1.0), LEAF),
+        ('copy_', lambda x: x.copy_(x.detach() * 2), LEAF), ('exp_', lambda x: x.exp_(), LEAF),
+        ('clamp_', lambda x: x.clamp_(0, 1), LEAF), ('relu_', lambda x: x.relu_(), LEAF),
+        ('masked_fill_', lambda x: x.masked_fill_(x.detach() > 0, 0.0), LEAF),
+        ('uniform_', lambda x: x.uniform_(), LEAF),
+        ('t_', lambda x: x.t_(), LEAF), ('unsqueeze_', lambda x: x.unsqueeze_(0), LEAF),
+        ('setitem', lambda x: x.__setitem__(0, 1.0), VIEW_OF_LEAF),
+        ('setitem_slice', lambda x: x.__setitem__((slice(None), 1), 1.0), VIEW_OF_LEAF),
+        ('setitem_index', lambda x: x.__setitem__([0], 1.0), LEAF),
+        ('view_add_', lambda x: x.view(6).add_(1), VIEW_OF_LEAF),
+        ('slice_mul_', lambda x: x[1:].mul_(2), VIEW_OF_LEAF)]:
+    CASES.append((f'leaf_{_case}', lambda m, f=_f: f(_leaf(m)), RuntimeError, _msg))
+
+
+@pytest.mark.parametrize('case,f,exc,msg', CASES, ids=[c[0] for c in CASES])
+def test_torch_words(case, f, exc, msg):
+    with pytest.raises(exc) as e:
+        f(tg)
+    assert str(e.value) == msg
+    if torch is not None and not SANITIZED:
+        with pytest.raises(exc) as e:
+            f(torch)
+        assert str(e.value) == msg
+
+
+def test_other_messages_kept():
+    """errors without PyTorch's counterpart here keep the library's words"""
+    with pytest.raises(RuntimeError, match=r"^view: a tensor of shape \[3, 2\] with these "
+                                           r"strides cannot be viewed"):
+        tg.ones(2, 3).t().view(6)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        tg.ones(2, 3, 4) @ tg.ones(2, 5, 4)  # batched: not PyTorch's 2-D words

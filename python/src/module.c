@@ -130,6 +130,19 @@ static const char *torch_words(const char *msg, char *buf, size_t len)
     if (!strncmp(p, view_of_leaf, sizeof view_of_leaf - 1))
         return "a view of a leaf Variable that requires grad is being used in an in-place "
                "operation.";
+    if (!strncmp(msg, "view: a tensor of shape ", 24) && strstr(p, "with these strides cannot"))
+        return "view size is not compatible with input tensor's size and stride (at least one "
+               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
+    static const char twice[] = "trying to backward through the graph a second time";
+    if (!strncmp(p, twice, sizeof twice - 1))
+        return "Trying to backward through the graph a second time (or directly access saved "
+               "tensors after they have already been freed). Saved intermediate values of the "
+               "graph are freed when you call .backward() or autograd.grad(). Specify "
+               "retain_graph=True if you need to backward through the graph a second time or "
+               "if you need to access saved tensors after calling backward.";
+    static const char not_float[] = "only floating-point tensors can require grad";
+    if (!strncmp(p, not_float, sizeof not_float - 1))
+        return "only Tensors of floating point dtype can require gradients";
     if (!strncmp(p, "cannot reshape ", 15)) {
         const char *q = p + 15;
         if (parse_shape(&q, a) < 0 || sscanf(q, " (%lld elements) into ", &numel) != 1)

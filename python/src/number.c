@@ -128,8 +128,8 @@ int tgpy_check_int_pow(tg_tensor *base, tg_tensor *exponent)
         tg_numel(exponent) != 1 || tg_is_symbolic(exponent) ||
         tg_copy_to(exponent, TG_INT64, &e) != TG_OK || e >= 0)
         return 0;
-    PyErr_SetString(PyExc_RuntimeError, "pow: Integers to negative integer powers are not "
-                    "allowed (cast the base to a float dtype first)");
+    PyErr_SetString(PyExc_RuntimeError, "Integers to negative integer powers are not "
+                    "allowed."); /* PyTorch's words */
     return -1;
 }
 

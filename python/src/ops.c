@@ -75,7 +75,8 @@ static int name_grad_fn(const OpObject *op, const argval *v, PyObject *const *sl
                : nd == 2 ? (bias ? "AddmmBackward0" : "MmBackward0")
                          : (bias ? "ViewBackward0" : "UnsafeViewBackward0");
     }
-    if (g->rule == GRAD_MATMUL || g->rule == GRAD_LINEAR || g->rule == GRAD_COPY)
+    if ((g->rule == GRAD_MATMUL || g->rule == GRAD_LINEAR || g->rule == GRAD_COPY) &&
+        strcmp(name, "ViewBackward0"))
         tg_view_untrack_temporary(r); /* a copy in PyTorch: no view */
     return tgpy_set_grad_fn_name(r, name);
 }

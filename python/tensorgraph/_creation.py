@@ -202,6 +202,8 @@ def randn_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None):
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:

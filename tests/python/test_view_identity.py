@@ -246,6 +246,13 @@ NAMES = [  # (case, make, PyTorch's grad_fn name)
     ('linear', lambda m: m.nn.functional.linear(_m(m), _m(m)), 'MmBackward0'),
     ('linear_bias', lambda m: m.nn.functional.linear(_m(m), _m(m), _m(m)[0]),
      'AddmmBackward0'),
+    ('linear_3d', lambda m: m.nn.functional.linear(_x(m), m.ones(5, 4, dtype=m.float64)),
+     'UnsafeViewBackward0'),
+    ('linear_3d_bias', lambda m: m.nn.functional.linear(_x(m), m.ones(5, 4, dtype=m.float64),
+                                                        m.ones(5, dtype=m.float64)),
+     'ViewBackward0'),
+    ('conv_transpose2d', lambda m: m.nn.functional.conv_transpose2d(
+        _x(m)[None], m.ones(2, 1, 2, 2, dtype=m.float64)), 'ConvolutionBackward0'),
     ('cat', lambda m: m.cat([_x(m), _x(m)]), 'CatBackward0'),
     ('stack', lambda m: m.stack([_x(m), _x(m)], 1), 'StackBackward0'),
     ('rsub', lambda m: 1 - _x(m), 'RsubBackward1'),

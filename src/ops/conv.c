@@ -14,6 +14,7 @@
 #include "core/size_math.h"
 #include "kernels/cpu/conv_nd.h"
 #include "kernels/cpu/conv_pw.h"
+#include "ops/conv.h"
 #include "ops/fused.h"
 #include "ops/nn_util.h"
 
@@ -21,16 +22,7 @@
 #include <string.h>
 
 /* ---- parameters ---------------------------------------------------------------- */
-#define ND_MAX 3
-/* the attributes of every rank (the first nd of each array; absent ones
- * take PyTorch's defaults); the gradient ops also give the shape they
- * produce */
-typedef struct conv_params {
-    int64_t stride[ND_MAX], padding[ND_MAX], dilation[ND_MAX], groups;
-    int64_t output_padding[ND_MAX];     /* conv_transposeNd */
-    int64_t input_shape[ND_MAX + 2];  /* convNd_grad_input */
-    int64_t weight_shape[ND_MAX + 2]; /* convNd_grad_weight */
-} conv_params;
+#define ND_MAX TG_CONV_ND_MAX
 #define CONV_SPECS(N)                                                                  \
     TG_SPEC_INT_ARRAY_N(conv_params, stride, N, ((const int64_t[]){1, 1, 1}), TG_MIN(1)),  \
     TG_SPEC_INT_ARRAY_N(conv_params, padding, N, ((const int64_t[]){0, 0, 0}), TG_MIN(0)), \
@@ -276,12 +268,8 @@ static tg_status conv_infer(tg_op_ctx *c)
     return tg_infer_set(c, 0, dt, out_shape(&g, shape), shape);
 }
 
-/* the key under which the kernels may keep a packed form of the weights
- * (kernels/cpu/pack_cache.h): their storage's serial and version when it
- * is frozen and the kernel reads it as it is (not a converted copy), else
- * zeros */
-static void weight_tag(const tg_tensor *given, const tg_tensor *w, uint64_t *serial,
-                       uint64_t *version)
+void tg__conv_weight_tag(const tg_tensor *given, const tg_tensor *w, uint64_t *serial,
+                         uint64_t *version)
 {
     *serial = *version = 0;
     if (w && given && w->storage == given->storage && w->storage->frozen) {
@@ -298,7 +286,7 @@ static tg_status conv_run_act(tg_op_ctx *c, const tg__conv_act *act)
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
-    weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
+    tg__conv_weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
     if (x && w && (c->n_in == 2 || b))
         s = tg__conv_forward(out->dtype, &g, tg__base(x), tg__base(w), b ? tg__base(b) : NULL,
                              act, tg__base(out));
@@ -341,7 +329,7 @@ bool tg__conv2d_residual_kernel(tg_op_ctx *c, const tg_tensor *res, bool relu, t
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_tensor *r = tg__nn_contig((tg_tensor *)res, out->dtype);
-    weight_tag(c->in[1], w, &p.w_serial, &p.w_version);
+    tg__conv_weight_tag(c->in[1], w, &p.w_serial, &p.w_version);
     *st = TG_ERR_NOMEM;
     if (x && w && r && (c->n_in == 2 || b))
         *st = tg__conv2d_forward_residual(out->dtype, &p, tg__base(x), tg__base(w),
@@ -405,7 +393,7 @@ static tg_status conv_pool_kernel(tg_op_ctx *c)
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
-    weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
+    tg__conv_weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
     if (x && w && (c->n_in == 2 || b))
         s = tg__conv2d_relu_pool(out->dtype, &p, tg__base(x), tg__base(w),
                                  b ? tg__base(b) : NULL, tg__base(out),
@@ -641,7 +629,7 @@ static tg_status transpose_kernel(tg_op_ctx *c)
     tg_tensor *x = tg__nn_contig(c->in[0], out->dtype), *w = tg__nn_contig(c->in[1], out->dtype);
     tg_tensor *b = c->n_in == 3 ? tg__nn_contig(c->in[2], out->dtype) : NULL;
     tg_status s = TG_ERR_NOMEM;
-    weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
+    tg__conv_weight_tag(c->in[1], w, &g.w_serial, &g.w_version);
     if (x && w && (c->n_in == 2 || b))
         s = tg__conv_grad_input(out->dtype, &g, tg__base(x), tg__base(w), tg__base(out));
     if (s == TG_OK && b) { /* the bias per output channel */
@@ -754,7 +742,9 @@ tg_tensor *tg_conv_transpose3d(tg_tensor *x, tg_tensor *w, tg_tensor *b,
     return transpose_call(&tg_op_conv_transpose3d, 3, x, w, b, &p);
 }
 
+extern const tg_op_def tg_op_conv2d_pw_dw; /* conv_pwdw.c */
 const tg_op_def *const tg_ops_conv[] = {
     &tg_op_conv2d, &tg_op_conv2d_grad_input, &tg_op_conv2d_grad_weight,
     &tg_op_conv_transpose2d, &tg_op_conv3d, &tg_op_conv3d_grad_input,
-    &tg_op_conv3d_grad_weight, &tg_op_conv_transpose3d, &tg_op_conv2d_relu_pool, NULL};
+    &tg_op_conv3d_grad_weight, &tg_op_conv_transpose3d, &tg_op_conv2d_relu_pool,
+    &tg_op_conv2d_pw_dw, NULL};

@@ -39,6 +39,13 @@ static inline tg_tensor *tg__nn_contig(tg_tensor *x, tg_dtype dt)
 bool tg__pool_out_size(const char *op, int64_t in, int64_t k, int64_t s, int64_t p,
                        bool ceil_mode, int64_t *out);
 
+/* the key under which the convolution kernels may keep a packed form of
+ * the weights w (kernels/cpu/pack_cache.h): their storage's serial and
+ * version when it is frozen (an imported model's) and w is the weights
+ * the op was given (not a converted copy), else zeros (conv.c) */
+void tg__conv_weight_tag(const tg_tensor *given, const tg_tensor *w, uint64_t *serial,
+                         uint64_t *version);
+
 /* nd sizes (spatial dims, windows) as "AxBxC" in b, for messages (pool.c) */
 const char *tg__dims_str(int nd, const int64_t *v, char *b, size_t len);
 

@@ -23,6 +23,7 @@ const tg_pass_def tg__pass_list[] = {
     {"fuse_conv_pool", 2, tg__pass_fuse_conv_pool},
     {"pool_values", 2, tg__pass_pool_values},
     {"fuse_updates", 2, tg__pass_fuse_updates},
+    {"fuse_pw_dw", 2, tg__pass_fuse_pw_dw},
     {"fuse_epilogue", 2, tg__pass_fuse_epilogue},
     {"fuse_elementwise", 2, tg__pass_fuse_elementwise},
     {"dce", 2, tg__pass_dce},

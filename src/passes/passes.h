@@ -60,6 +60,7 @@ tg_status tg__pass_pool_grad(tg_pass_ctx *c);
 tg_status tg__pass_pool_indices(tg_pass_ctx *c);
 tg_status tg__pass_pool_values(tg_pass_ctx *c);
 tg_status tg__pass_fuse_conv_pool(tg_pass_ctx *c);
+tg_status tg__pass_fuse_pw_dw(tg_pass_ctx *c);
 tg_status tg__pass_fuse_elementwise(tg_pass_ctx *c);
 tg_status tg__pass_fuse_updates(tg_pass_ctx *c);
 tg_status tg__pass_fuse_epilogue(tg_pass_ctx *c);

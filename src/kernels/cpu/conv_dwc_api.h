@@ -26,6 +26,18 @@ typedef struct tg__dwc_geom {
     double lo, hi;
 } tg__dwc_geom;
 
+/* the pointwise (1x1) layer whose outputs are the block's channels, for
+ * pw_in: x at the image's first input channel, k input channels hw
+ * elements apart; the weights packed as [k][L] (L lanes, the block's
+ * channels, zeros past them) and the bias as [L] (NULL: none, not even
+ * a zero added); act as above */
+typedef struct tg__pwdw_src {
+    const void *x, *wp, *bias;
+    int64_t k, hw;
+    int act;
+    double lo, hi;
+} tg__pwdw_src;
+
 typedef struct tg__dwc_arch {
     /* y [c][oh][ow] for the nc (1..L) channels from x [c][h][w] (plane
      * strides h * w and ys; x at the plane's row 0, y at the strip's), w [c][kh * kw], bias [c] (NULL: 0);
@@ -33,6 +45,15 @@ typedef struct tg__dwc_arch {
      * aligned scratch) */
     void (*block[2])(const tg__dwc_geom *g, const void *x, int64_t nc, const void *w,
                      const void *bias, void *in, void *out, void *y);
+    /* `in` as block lays it out, but each position's vector computed by the
+     * pointwise layer p (its sum over the k channels in order from the
+     * first, then the bias and act: the built-in GEMM's bits) instead of
+     * transposed from x: the layer's output never leaves the cache and is
+     * never transposed (conv_pwdw.c) */
+    void (*pw_in[2])(const tg__dwc_geom *g, const tg__pwdw_src *p, void *in);
+    /* block's computation and write-back from an `in` laid out already */
+    void (*from_in[2])(const tg__dwc_geom *g, int64_t nc, const void *w, const void *bias,
+                       void *in, void *out, void *y);
 } tg__dwc_arch;
 
 extern const tg__dwc_arch tg__dwc_arch_generic;

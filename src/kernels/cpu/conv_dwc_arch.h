@@ -172,9 +172,9 @@ DWC_TRANSPOSE(double, f64)
         }                                                                        \
     }                                                                            \
                                                                                  \
-    static void DW(dwc_block_##SUF)(const tg__dwc_geom *g, const void *xv,       \
-                                    int64_t nc, const void *wv, const void *bv,  \
-                                    void *inv, void *outv, void *yv)             \
+    static void DW(dwc_from_in_##SUF)(const tg__dwc_geom *g, int64_t nc,         \
+                                      const void *wv, const void *bv, void *inv, \
+                                      void *outv, void *yv)                      \
     {                                                                            \
         const int64_t L = DW(L_##SUF), taps = g->kh * g->kw;                     \
         const T *w = wv, *b = bv;                                                \
@@ -190,14 +190,119 @@ DWC_TRANSPOSE(double, f64)
         for (int64_t i = 0, t = 0; i < g->kh; i++)                               \
             for (int64_t k = 0; k < g->kw; k++, t++)                             \
                 off[t] = (i * g->dh * g->cols + k * g->dw) * L;                  \
-        DW(dwc_in_##SUF)(g, xv, nc, inv);                                        \
         DW(dwc_rows_##SUF)(g, inv, wk, off, bias, outv);                         \
         DW(dwc_out_##SUF)(g, outv, nc, yv);                                      \
+    }                                                                            \
+                                                                                 \
+    static void DW(dwc_block_##SUF)(const tg__dwc_geom *g, const void *xv,       \
+                                    int64_t nc, const void *wv, const void *bv,  \
+                                    void *inv, void *outv, void *yv)             \
+    {                                                                            \
+        DW(dwc_in_##SUF)(g, xv, nc, inv);                                        \
+        DW(dwc_from_in_##SUF)(g, nc, wv, bv, inv, outv, yv);                     \
     }
 
 DWC_KERNEL(float, f32, int32_t)
 DWC_KERNEL(double, f64, int64_t)
 
+/* input positions along a row per pointwise tile: one accumulator (a
+ * vector of the block's channels) each, beside the weights' vector */
+#if VEC_BYTES == 64
+#define PWDW_NX 16
+#else
+#define PWDW_NX 8
+#endif
+
+#define PWDW_KERNEL(T, SUF)                                                      \
+    /* NX positions from src (an input row's, channel 0): the L channels'   \
+     * sums over the k input channels in order, + bias, act, into dst        \
+     * ([NX][L]) */                                                          \
+    static inline __attribute__((always_inline)) void DW(pwdw_tile_##SUF)(       \
+        int NX, const tg__pwdw_src *p, const tg__dw_plane *ap, const T *src,     \
+        DW(v_##SUF) bias, T *dst)                                                \
+    {                                                                            \
+        enum { L = DW(L_##SUF) };                                                \
+        const T *wp = p->wp;                                                     \
+        DW(v_##SUF) acc[PWDW_NX];                                                \
+        _Pragma("GCC unroll 16") for (int x = 0; x < PWDW_NX; x++)               \
+            acc[x] = (DW(v_##SUF)){0};                                           \
+        for (int64_t k = 0; k < p->k; k++) {                                     \
+            const DW(v_##SUF) wv = *(const DW(v_##SUF) *)(wp + k * L);           \
+            const T *s = src + k * p->hw;                                        \
+            _Pragma("GCC unroll 16") for (int x = 0; x < PWDW_NX; x++)           \
+                if (x < NX)                                                      \
+                    acc[x] += wv * s[x];                                         \
+        }                                                                        \
+        _Pragma("GCC unroll 16") for (int x = 0; x < PWDW_NX; x++)               \
+            if (x < NX)                                                          \
+                *(DW(v_##SUF) *)(dst + x * L) =                                  \
+                    DW(act_##SUF)(ap, p->bias ? acc[x] + bias : acc[x]);         \
+    }                                                                            \
+                                                                                 \
+    /* n (< NX) positions: one tile of that many */                           \
+    static __attribute__((noinline)) void DW(pwdw_tail_##SUF)(                   \
+        int64_t n, const tg__pwdw_src *p, const tg__dw_plane *ap, const T *src,  \
+        DW(v_##SUF) bias, T *dst)                                                \
+    {                                                                            \
+        switch (n) {                                                             \
+        case 15: DW(pwdw_tile_##SUF)(15, p, ap, src, bias, dst); break;          \
+        case 14: DW(pwdw_tile_##SUF)(14, p, ap, src, bias, dst); break;          \
+        case 13: DW(pwdw_tile_##SUF)(13, p, ap, src, bias, dst); break;          \
+        case 12: DW(pwdw_tile_##SUF)(12, p, ap, src, bias, dst); break;          \
+        case 11: DW(pwdw_tile_##SUF)(11, p, ap, src, bias, dst); break;          \
+        case 10: DW(pwdw_tile_##SUF)(10, p, ap, src, bias, dst); break;          \
+        case 9: DW(pwdw_tile_##SUF)(9, p, ap, src, bias, dst); break;            \
+        case 8: DW(pwdw_tile_##SUF)(8, p, ap, src, bias, dst); break;            \
+        case 7: DW(pwdw_tile_##SUF)(7, p, ap, src, bias, dst); break;            \
+        case 6: DW(pwdw_tile_##SUF)(6, p, ap, src, bias, dst); break;            \
+        case 5: DW(pwdw_tile_##SUF)(5, p, ap, src, bias, dst); break;            \
+        case 4: DW(pwdw_tile_##SUF)(4, p, ap, src, bias, dst); break;            \
+        case 3: DW(pwdw_tile_##SUF)(3, p, ap, src, bias, dst); break;            \
+        case 2: DW(pwdw_tile_##SUF)(2, p, ap, src, bias, dst); break;            \
+        case 1: DW(pwdw_tile_##SUF)(1, p, ap, src, bias, dst); break;            \
+        default: break;                                                          \
+        }                                                                        \
+    }                                                                            \
+                                                                                 \
+    /* dwc_in's layout, each position's vector from the pointwise layer */    \
+    static void DW(pwdw_in_##SUF)(const tg__dwc_geom *g, const tg__pwdw_src *p,  \
+                                  void *inv)                                     \
+    {                                                                            \
+        enum { L = DW(L_##SUF) };                                                \
+        const DW(v_##SUF) zero = {0};                                            \
+        const DW(v_##SUF) bias = p->bias ? *(const DW(v_##SUF) *)p->bias : zero; \
+        const tg__dw_plane ap = {.act = p->act, .lo = p->lo, .hi = p->hi};       \
+        T *in = inv;                                                             \
+        int64_t left = g->pl < g->cols ? g->pl : g->cols;                        \
+        int64_t xin = g->cols - left < g->w ? g->cols - left : g->w;             \
+        for (int64_t r = 0; r < g->rows; r++) {                                  \
+            T *dst = in + r * g->cols * L;                                       \
+            int64_t ir = r - g->pt;                                              \
+            if (ir < 0 || ir >= g->h) {                                          \
+                for (int64_t q = 0; q < g->cols; q++)                            \
+                    *(DW(v_##SUF) *)(dst + q * L) = zero;                        \
+                continue;                                                        \
+            }                                                                    \
+            for (int64_t q = 0; q < left; q++)                                   \
+                *(DW(v_##SUF) *)(dst + q * L) = zero;                            \
+            const T *src = (const T *)p->x + ir * g->w;                          \
+            int64_t x0 = 0;                                                      \
+            for (; x0 + PWDW_NX <= xin; x0 += PWDW_NX)                           \
+                DW(pwdw_tile_##SUF)(PWDW_NX, p, &ap, src + x0, bias,             \
+                                    dst + (left + x0) * L);                      \
+            if (x0 < xin)                                                        \
+                DW(pwdw_tail_##SUF)(xin - x0, p, &ap, src + x0, bias,            \
+                                    dst + (left + x0) * L);                      \
+            for (int64_t q = left + xin; q < g->cols; q++)                       \
+                *(DW(v_##SUF) *)(dst + q * L) = zero;                            \
+        }                                                                        \
+    }
+
+PWDW_KERNEL(float, f32)
+PWDW_KERNEL(double, f64)
+
 const tg__dwc_arch DW(tg__dwc_arch) = {
     .block = {DW(dwc_block_f32), DW(dwc_block_f64)},
+    .pw_in = {DW(pwdw_in_f32), DW(pwdw_in_f64)},
+    .from_in = {DW(dwc_from_in_f32), DW(dwc_from_in_f64)},
 };

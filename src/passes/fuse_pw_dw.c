@@ -3,9 +3,10 @@
  * For
  *     e = act1(conv2d(x, w1, b1))      1x1, stride 1, no padding, one group
  *     y = act2(conv2d(e, w2, b2))      groups = channels (depthwise)
- * with act1 relu, clamp or hardswish and act2 one of those or none, when
- * nothing else reads the convolutions' outputs nor e (a training step's
- * backward reads them: there is nothing to fuse there), the ops become
+ * with act1 relu, clamp or hardswish and act2 one of those or none, w1
+ * frozen (an imported model's weights), on AVX-512, when nothing else
+ * reads the convolutions' outputs nor e (a training step's backward
+ * reads them: there is nothing to fuse there), the ops become
  *     y = conv2d_pw_dw(x, w1, b1, w2, b2)
  * whose kernel computes e a block of channels and a strip of rows at a
  * time into the depthwise kernel's channel-lane layout, in cache (ops/
@@ -13,6 +14,7 @@
  * activations, their largest tensors, are never written nor transposed.
  * Results are bitwise the four ops'. It runs before fuse_epilogue, which
  * would otherwise take each activation into its convolution's node. */
+#include "kernels/cpu/conv_pwdw.h"
 #include "ops/conv.h"
 #include "ops/unary.h"
 #include "passes/passes.h"
@@ -60,6 +62,17 @@ static const conv_params *params(const tg_gnode *n) { return n->attr; }
 
 static const tg_meta *meta(const tg_graph *g, int v) { return &g->values[v].meta; }
 
+/* value v is a constant's or variable's whose storage is frozen (an
+ * imported model's weights): the unfused pointwise layer takes the
+ * built-in GEMM for them, whose bits the fused kernel has (others may
+ * take OpenBLAS, chosen by timing) */
+static bool frozen(const tg_graph *g, int v)
+{
+    const tg_gnode *n = &g->nodes[g->values[v].node];
+    return (n->kind == TG_GNODE_CONSTANT || n->kind == TG_GNODE_VARIABLE) && n->tensor &&
+           n->tensor->storage && n->tensor->storage->frozen;
+}
+
 /* a float 2-D convolution node with a bias, rewritable */
 static bool conv_node(const matcher *M, int id)
 {
@@ -106,7 +119,7 @@ static bool match(const matcher *M, int last, int *dw, int *a1n, int *pw, act *a
     for (int i = 0; i < 2; i++)
         if (p->stride[i] != 1 || p->padding[i] != 0 || p->dilation[i] != 1)
             return false;
-    if (p->groups != 1 || pww->shape[2] != 1 || pww->shape[3] != 1)
+    if (p->groups != 1 || pww->shape[2] != 1 || pww->shape[3] != 1 || !frozen(g, P->in[1]))
         return false;
     /* one dtype throughout; the convolutions' reads move to the last node */
     for (int i = 0; i < 3; i++)
@@ -138,6 +151,10 @@ tg_status tg__pass_fuse_pw_dw(tg_pass_ctx *c)
     matcher M = {.g = g, .relu = tg_op_find("relu"), .clamp = tg_op_find("clamp"),
                  .hardswish = tg_op_find("hardswish")};
     int n_fused = 0;
+    if (!tg__conv_pwdw_pays()) { /* below AVX-512 the two layers are faster */
+        tg__pass_count(c, "fused", 0);
+        return TG_OK;
+    }
     /* per node: -1 copied, -2 folded into a later node, else >= 0: the
      * last node of a chain (its index into the chains) */
     int *plan = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));

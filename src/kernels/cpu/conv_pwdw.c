@@ -119,12 +119,22 @@ bool tg__conv_pwdw_fits(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geo
     bool depthwise = dw->groups == dw->c && dw->o == dw->c && dw->groups > 1 &&
                      dw->kh * dw->kw <= TG__DW_MAX_TAPS && dw->oh > 0 && dw->ow > 0;
     /* the sums over the input channels in one GEMM block (KC), as the
-     * built-in GEMM takes them; not at the baseline level, where the
-     * pointwise layer may take OpenBLAS */
+     * built-in GEMM takes them */
     return (dt == TG_FLOAT32 || dt == TG_FLOAT64) && pointwise && depthwise &&
-           pw->c <= PWDW_MAX_K && tg__cpu_isa() != TG_ISA_GENERIC &&
+           pw->c <= PWDW_MAX_K &&
            pw->n == dw->n && pw->o == dw->c && pw->h == dw->h && pw->w == dw->w &&
            pw->c > 0 && tg__conv_dwc_fits(dt, dw);
+}
+
+bool tg__conv_pwdw_pays(void)
+{
+    /* with AVX2 the pointwise tile (8 positions x 8 channels, a broadcast
+     * per multiply-add) is bound by its loads: bench/conv_pwdw.c measured
+     * MobileNetV2's pairs at 0.95-1.2x the two layers' time on one
+     * thread (0.72-1.65x on two); with AVX-512 at 0.73-0.94x on one,
+     * 0.58-0.91x on two. Below AVX2 the pointwise layer may take OpenBLAS,
+     * whose bits the fused kernel does not have. */
+    return tg__cpu_isa() == TG_ISA_AVX512;
 }
 
 tg_status tg__conv_pwdw_forward(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geom *dw,

@@ -12,11 +12,15 @@
 
 /* whether pw (1x1, stride 1, no padding, one group, at most 256 input
  * channels) and dw (depthwise, its input pw's output) can be taken
- * together: float32 or float64, AVX2 or AVX-512 in use, and a depthwise
- * geometry the channel-lane path takes */
+ * together: float32 or float64, and a depthwise geometry the
+ * channel-lane path takes */
 bool tg__conv_pwdw_fits(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geom *dw);
-/* y = act2(dw(act1(pw(x, w1) + b1), w2) + b2) (b1, b2 NULL: none), the
- * bits of the two convolutions one after the other on the built-in paths
+/* whether taking them together is faster at the instruction set in use
+ * (AVX-512; conv_pwdw.c says what was measured) */
+bool tg__conv_pwdw_pays(void);
+/* y = act2(dw(act1(pw(x, w1) + b1), w2) + b2) (b1, b2 NULL: none), at
+ * any instruction set level: at AVX2 and AVX-512 the bits of the two
+ * convolutions one after the other on the built-in paths
  * (the pointwise sum over the input channels in order from the first, as
  * the built-in GEMM takes it); TG_OK or TG_ERR_NOMEM */
 tg_status tg__conv_pwdw_forward(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geom *dw,

@@ -134,11 +134,13 @@ static void test_kernel_declines(void)
     CHECK(!tg__conv_pwdw_fits(TG_FLOAT32, &wide, &dw));
     CHECK(!tg__conv_pwdw_fits(TG_FLOAT32, &pw, &dense));
     CHECK(!tg__conv_pwdw_fits(TG_INT32, &pw, &dw));
-    /* taken at AVX-512 only (the pointwise layer may take OpenBLAS at the
-     * baseline; with AVX2 the fused kernel is slower) */
+    /* where it pays: AVX-512 above 8x8, AVX2 above 20x20, not at the
+     * baseline (the pointwise layer may take OpenBLAS there) */
     for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
         tg__cpu_force((tg__isa)isa);
-        CHECK(tg__conv_pwdw_pays() == (isa == TG_ISA_AVX512));
+        CHECK(tg__conv_pwdw_pays(8 * 8) == false);
+        CHECK(tg__conv_pwdw_pays(9 * 9) == (isa == TG_ISA_AVX512));
+        CHECK(tg__conv_pwdw_pays(28 * 28) == (isa != TG_ISA_GENERIC));
     }
     tg__cpu_force(tg__cpu_detected());
 }
@@ -201,10 +203,11 @@ static tg_tensor *input(tg_dtype dt, const shape *q)
  * OpenBLAS); the same bits as level 0 either way */
 static void test_pass_levels_equal(void)
 {
-    for (size_t k = 0; k < 3; k++)
+    static const int which[] = {0, 1, 2, 5}; /* the last fuses with AVX2 too */
+    for (size_t k = 0; k < sizeof which / sizeof *which; k++)
         for (int d = 0; d < 2; d++)
             for (int fz = 0; fz < 2; fz++) {
-                const shape *q = &shapes[k];
+                const shape *q = &shapes[which[k]];
                 tg_dtype dt = d ? TG_FLOAT64 : TG_FLOAT32;
                 tg_graph *g = tg_graph_new("pw_dw");
                 tg_tensor *x = tg_placeholder(g, "x", dt, 4,
@@ -227,7 +230,8 @@ static void test_pass_levels_equal(void)
                 CHECK_OK(tg_graph_end());
                 tg_session *s = tg_session_new(g);
                 tg_tensor *f[2] = {y, z};
-                CHECK(fused(s, x, 2, f) == (fz && tg__conv_pwdw_pays() ? 2 : 0));
+                bool pays = tg__conv_pwdw_pays(q->h * q->w);
+                CHECK(fused(s, x, 2, f) == (fz && pays ? 2 : 0));
                 tg_tensor *xv = input(dt, q);
                 check_levels_equal(s, x, xv, 2, f);
                 tg_session_free(s);
@@ -237,7 +241,7 @@ static void test_pass_levels_equal(void)
 
 /* the activation fetched, read elsewhere or differentiated, a pointwise
  * layer with a stride, another op between, a 7x7 plane, mixed dtypes,
- * weights not frozen, below AVX-512: nothing fused */
+ * weights not frozen, a plane too small at the level: nothing fused */
 static void test_pass_declines(void)
 {
     const shape q = {1, 4, 12, 10, 10, 3, 1, 1, 1};
@@ -276,9 +280,9 @@ static void test_pass_declines(void)
     CHECK(fused(s, x, 1, &yd) == 0);  /* float32 input, float64 weights */
     CHECK(fused(s, x, 1, &yf) == 0);  /* weights not frozen */
     CHECK(fused(s, x, 1, &yv) == 0);  /* a variable's */
-    bool pays = tg__conv_pwdw_pays();
+    bool pays = tg__conv_pwdw_pays(10 * 10);
     CHECK(fused(s, x, 1, &y) == (pays ? 1 : 0)); /* and alone, it fuses */
-    tg__cpu_force(TG_ISA_AVX2);
+    tg__cpu_force(TG_ISA_AVX2); /* not on a 10x10 plane with AVX2 */
     CHECK(fused(s, x, 1, &y) == 0);
     tg__cpu_force(tg__cpu_detected());
     tg_tensor *xv = input(TG_FLOAT32, &q);

@@ -130,11 +130,11 @@ static tg_status pwdw_kernel(tg_op_ctx *c)
      * unfused layer then takes the built-in GEMM, whose bits the fused
      * kernel has; other weights may take OpenBLAS where it was measured
      * faster, so they run as two layers, whose bits level 0 has; so do
-     * all below AVX-512, where the fused kernel is slower */
+     * the planes where the fused kernel is slower */
     tg__conv_weight_tag(c->in[1], t[1], &pw.w_serial, &pw.w_version);
     tg_status s = TG_ERR_NOMEM;
     if (ok && pw.w_serial && tg__conv_get_mode() == TG_CONV_AUTO &&
-        tg__conv_pwdw_fits(dt, &pw, &dw) && tg__conv_pwdw_pays())
+        tg__conv_pwdw_fits(dt, &pw, &dw) && tg__conv_pwdw_pays(pw.h * pw.w))
         s = tg__conv_pwdw_forward(dt, &pw, &dw, in[0], in[1], in[2], &a1, in[3], in[4], &a2,
                                   tg__base(out));
     else if (ok)

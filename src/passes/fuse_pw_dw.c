@@ -4,7 +4,9 @@
  *     e = act1(conv2d(x, w1, b1))      1x1, stride 1, no padding, one group
  *     y = act2(conv2d(e, w2, b2))      groups = channels (depthwise)
  * with act1 relu, clamp or hardswish and act2 one of those or none, w1
- * frozen (an imported model's weights), on AVX-512, when nothing else
+ * frozen (an imported model's weights), on planes where the fused kernel
+ * is faster at the instruction set in use (tg__conv_pwdw_pays: AVX-512
+ * above 8x8, AVX2 above 20x20), when nothing else
  * reads the convolutions' outputs nor e (a training step's backward
  * reads them: there is nothing to fuse there), the ops become
  *     y = conv2d_pw_dw(x, w1, b1, w2, b2)
@@ -22,12 +24,6 @@
 #include <stdlib.h>
 
 extern const tg_op_def tg_op_conv2d, tg_op_conv2d_pw_dw;
-
-/* planes of at most this many elements are left to the two layers: on
- * 7 x 7 planes the fused kernel measured 1.1-1.5x their time (each block
- * packs its weights for one short strip; the pointwise GEMM is at its
- * best there) */
-#define MIN_PLANE 64
 
 typedef struct act {
     int64_t kind; /* tg__conv_act_kind: 0 none, 1 relu, 2 clamp, 3 hardswish */
@@ -103,7 +99,8 @@ static bool match(const matcher *M, int last, int *dw, int *a1n, int *pw, act *a
     const tg_meta *dwx = meta(g, D->in[0]), *dww = meta(g, D->in[1]);
     int64_t e = dwx->ndim == 4 ? dwx->shape[1] : -1;
     if (e < 2 || params(D)->groups != e || dww->shape[0] != e || dww->shape[1] != 1 ||
-        dwx->shape[2] * dwx->shape[3] <= MIN_PLANE || !tg__uses_private(&M->u, g, D->in[0]))
+        !tg__conv_pwdw_pays(dwx->shape[2] * dwx->shape[3]) ||
+        !tg__uses_private(&M->u, g, D->in[0]))
         return false;
     *a1n = g->values[D->in[0]].node;
     const tg_gnode *A = &g->nodes[*a1n];
@@ -151,10 +148,6 @@ tg_status tg__pass_fuse_pw_dw(tg_pass_ctx *c)
     matcher M = {.g = g, .relu = tg_op_find("relu"), .clamp = tg_op_find("clamp"),
                  .hardswish = tg_op_find("hardswish")};
     int n_fused = 0;
-    if (!tg__conv_pwdw_pays()) { /* below AVX-512 the two layers are faster */
-        tg__pass_count(c, "fused", 0);
-        return TG_OK;
-    }
     /* per node: -1 copied, -2 folded into a later node, else >= 0: the
      * last node of a chain (its index into the chains) */
     int *plan = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));

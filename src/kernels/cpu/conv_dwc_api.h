@@ -26,14 +26,15 @@ typedef struct tg__dwc_geom {
     double lo, hi;
 } tg__dwc_geom;
 
-/* the pointwise (1x1) layer whose outputs are the block's channels, for
- * pw_in: x at the image's first input channel, k input channels hw
- * elements apart; the weights packed as [k][L] (L lanes, the block's
- * channels, zeros past them) and the bias as [L] (NULL: none, not even
- * a zero added); act as above */
+/* the pointwise (1x1) layer whose outputs are the channels of `blocks`
+ * (1 or 2) consecutive blocks, for pw_in: x at the image's first input
+ * channel, k input channels hw elements apart; the weights packed as
+ * [k][blocks * L] (L lanes per block, zeros past the channels) and the
+ * bias as [blocks * L] (NULL: none, not even a zero added); act as above */
 typedef struct tg__pwdw_src {
     const void *x, *wp, *bias;
     int64_t k, hw;
+    int blocks;
     int act;
     double lo, hi;
 } tg__pwdw_src;
@@ -45,12 +46,12 @@ typedef struct tg__dwc_arch {
      * aligned scratch) */
     void (*block[2])(const tg__dwc_geom *g, const void *x, int64_t nc, const void *w,
                      const void *bias, void *in, void *out, void *y);
-    /* `in` as block lays it out, but each position's vector computed by the
-     * pointwise layer p (its sum over the k channels in order from the
-     * first, then the bias and act: the built-in GEMM's bits) instead of
-     * transposed from x: the layer's output never leaves the cache and is
-     * never transposed (conv_pwdw.c) */
-    void (*pw_in[2])(const tg__dwc_geom *g, const tg__pwdw_src *p, void *in);
+    /* `in` (one per block) as block lays it out, but each position's vector
+     * computed by the pointwise layer p (its sum over the k channels in
+     * order from the first, then the bias and act: the built-in GEMM's
+     * bits) instead of transposed from x: the layer's output never leaves
+     * the cache and is never transposed (conv_pwdw.c) */
+    void (*pw_in[2])(const tg__dwc_geom *g, const tg__pwdw_src *p, void *const *in);
     /* block's computation and write-back from an `in` laid out already */
     void (*from_in[2])(const tg__dwc_geom *g, int64_t nc, const void *w, const void *bias,
                        void *in, void *out, void *y);

@@ -206,96 +206,123 @@ DWC_KERNEL(float, f32, int32_t)
 DWC_KERNEL(double, f64, int64_t)
 
 /* input positions along a row per pointwise tile: one accumulator (a
- * vector of the block's channels) each, beside the weights' vector */
+ * vector of a block's channels) per position and block, beside the
+ * blocks' weight vectors and a broadcast; two blocks at once take one
+ * broadcast per two multiply-adds (a tile's loads per multiply-add: 17/16
+ * for one block of 16 positions, 16/28 for two of 14 with AVX-512) */
 #if VEC_BYTES == 64
-#define PWDW_NX 16
+#define PWDW_NX1 16
+#define PWDW_NX2 14
 #else
-#define PWDW_NX 8
+#define PWDW_NX1 8
+#define PWDW_NX2 6
 #endif
 
+#define PWDW_CASE(SUF, CB, N)                                                    \
+    case N: DW(pwdw_tile_##SUF)(CB, N, p, ap, src, bias, dst); break;
+#define PWDW_CASES(SUF, CB)                                                      \
+    PWDW_CASE(SUF, CB, 15) PWDW_CASE(SUF, CB, 14) PWDW_CASE(SUF, CB, 13)         \
+    PWDW_CASE(SUF, CB, 12) PWDW_CASE(SUF, CB, 11) PWDW_CASE(SUF, CB, 10)         \
+    PWDW_CASE(SUF, CB, 9) PWDW_CASE(SUF, CB, 8) PWDW_CASE(SUF, CB, 7)            \
+    PWDW_CASE(SUF, CB, 6) PWDW_CASE(SUF, CB, 5) PWDW_CASE(SUF, CB, 4)            \
+    PWDW_CASE(SUF, CB, 3) PWDW_CASE(SUF, CB, 2) PWDW_CASE(SUF, CB, 1)
+
 #define PWDW_KERNEL(T, SUF)                                                      \
-    /* NX positions from src (an input row's, channel 0): the L channels'   \
-     * sums over the k input channels in order, + bias, act, into dst        \
-     * ([NX][L]) */                                                          \
+    /* NX positions from src (an input row's, channel 0): for each of CB     \
+     * blocks, the L channels' sums over the k input channels in order,      \
+     * + bias, act, into dst[b] ([NX][L]) */                                 \
     static inline __attribute__((always_inline)) void DW(pwdw_tile_##SUF)(       \
-        int NX, const tg__pwdw_src *p, const tg__dw_plane *ap, const T *src,     \
-        DW(v_##SUF) bias, T *dst)                                                \
+        const int CB, const int NX, const tg__pwdw_src *p, const tg__dw_plane *ap, \
+        const T *src, const DW(v_##SUF) *bias, T *const *dst)                    \
     {                                                                            \
         enum { L = DW(L_##SUF) };                                                \
         const T *wp = p->wp;                                                     \
-        DW(v_##SUF) acc[PWDW_NX];                                                \
-        _Pragma("GCC unroll 16") for (int x = 0; x < PWDW_NX; x++)               \
-            acc[x] = (DW(v_##SUF)){0};                                           \
+        DW(v_##SUF) acc[2][16];                                                  \
+        _Pragma("GCC unroll 2") for (int b = 0; b < CB; b++)                     \
+            _Pragma("GCC unroll 16") for (int x = 0; x < NX; x++)                \
+                acc[b][x] = (DW(v_##SUF)){0};                                    \
         for (int64_t k = 0; k < p->k; k++) {                                     \
-            const DW(v_##SUF) wv = *(const DW(v_##SUF) *)(wp + k * L);           \
-            const T *s = src + k * p->hw;                                        \
-            _Pragma("GCC unroll 16") for (int x = 0; x < PWDW_NX; x++)           \
-                if (x < NX)                                                      \
-                    acc[x] += wv * s[x];                                         \
+            const T *w = wp + k * CB * L, *s = src + k * p->hw;                  \
+            const DW(v_##SUF) w0 = *(const DW(v_##SUF) *)w;                      \
+            const DW(v_##SUF) w1 = CB > 1 ? *(const DW(v_##SUF) *)(w + L) : w0;  \
+            _Pragma("GCC unroll 16") for (int x = 0; x < NX; x++) {              \
+                const T v = s[x];                                                \
+                acc[0][x] += w0 * v;                                             \
+                if (CB > 1)                                                      \
+                    acc[1][x] += w1 * v;                                         \
+            }                                                                    \
         }                                                                        \
-        _Pragma("GCC unroll 16") for (int x = 0; x < PWDW_NX; x++)               \
-            if (x < NX)                                                          \
-                *(DW(v_##SUF) *)(dst + x * L) =                                  \
-                    DW(act_##SUF)(ap, p->bias ? acc[x] + bias : acc[x]);         \
+        _Pragma("GCC unroll 2") for (int b = 0; b < CB; b++)                     \
+            _Pragma("GCC unroll 16") for (int x = 0; x < NX; x++)                \
+                *(DW(v_##SUF) *)(dst[b] + x * L) =                               \
+                    DW(act_##SUF)(ap, p->bias ? acc[b][x] + bias[b] : acc[b][x]); \
     }                                                                            \
                                                                                  \
-    /* n (< NX) positions: one tile of that many */                           \
+    /* n (< a full tile) positions of CB blocks: one tile of that many */     \
     static __attribute__((noinline)) void DW(pwdw_tail_##SUF)(                   \
-        int64_t n, const tg__pwdw_src *p, const tg__dw_plane *ap, const T *src,  \
-        DW(v_##SUF) bias, T *dst)                                                \
+        int CB, int64_t n, const tg__pwdw_src *p, const tg__dw_plane *ap,        \
+        const T *src, const DW(v_##SUF) *bias, T *const *dst)                    \
     {                                                                            \
-        switch (n) {                                                             \
-        case 15: DW(pwdw_tile_##SUF)(15, p, ap, src, bias, dst); break;          \
-        case 14: DW(pwdw_tile_##SUF)(14, p, ap, src, bias, dst); break;          \
-        case 13: DW(pwdw_tile_##SUF)(13, p, ap, src, bias, dst); break;          \
-        case 12: DW(pwdw_tile_##SUF)(12, p, ap, src, bias, dst); break;          \
-        case 11: DW(pwdw_tile_##SUF)(11, p, ap, src, bias, dst); break;          \
-        case 10: DW(pwdw_tile_##SUF)(10, p, ap, src, bias, dst); break;          \
-        case 9: DW(pwdw_tile_##SUF)(9, p, ap, src, bias, dst); break;            \
-        case 8: DW(pwdw_tile_##SUF)(8, p, ap, src, bias, dst); break;            \
-        case 7: DW(pwdw_tile_##SUF)(7, p, ap, src, bias, dst); break;            \
-        case 6: DW(pwdw_tile_##SUF)(6, p, ap, src, bias, dst); break;            \
-        case 5: DW(pwdw_tile_##SUF)(5, p, ap, src, bias, dst); break;            \
-        case 4: DW(pwdw_tile_##SUF)(4, p, ap, src, bias, dst); break;            \
-        case 3: DW(pwdw_tile_##SUF)(3, p, ap, src, bias, dst); break;            \
-        case 2: DW(pwdw_tile_##SUF)(2, p, ap, src, bias, dst); break;            \
-        case 1: DW(pwdw_tile_##SUF)(1, p, ap, src, bias, dst); break;            \
-        default: break;                                                          \
-        }                                                                        \
+        if (CB > 1)                                                              \
+            switch (n) {                                                         \
+                PWDW_CASES(SUF, 2)                                               \
+            default: break;                                                      \
+            }                                                                    \
+        else                                                                     \
+            switch (n) {                                                         \
+                PWDW_CASES(SUF, 1)                                               \
+            default: break;                                                      \
+            }                                                                    \
     }                                                                            \
                                                                                  \
-    /* dwc_in's layout, each position's vector from the pointwise layer */    \
-    static void DW(pwdw_in_##SUF)(const tg__dwc_geom *g, const tg__pwdw_src *p,  \
-                                  void *inv)                                     \
+    /* rows [r0, r1) of dwc_in's layout for CB blocks, each position's       \
+     * vector from the pointwise layer */                                    \
+    static inline __attribute__((always_inline)) void DW(pwdw_rows_##SUF)(       \
+        const int CB, const int NX, const tg__dwc_geom *g, const tg__pwdw_src *p, \
+        T *const *in)                                                            \
     {                                                                            \
         enum { L = DW(L_##SUF) };                                                \
         const DW(v_##SUF) zero = {0};                                            \
-        const DW(v_##SUF) bias = p->bias ? *(const DW(v_##SUF) *)p->bias : zero; \
+        DW(v_##SUF) bias[2] = {zero, zero};                                      \
+        for (int b = 0; p->bias && b < CB; b++)                                  \
+            bias[b] = *(const DW(v_##SUF) *)((const T *)p->bias + b * L);        \
         const tg__dw_plane ap = {.act = p->act, .lo = p->lo, .hi = p->hi};       \
-        T *in = inv;                                                             \
         int64_t left = g->pl < g->cols ? g->pl : g->cols;                        \
         int64_t xin = g->cols - left < g->w ? g->cols - left : g->w;             \
         for (int64_t r = 0; r < g->rows; r++) {                                  \
-            T *dst = in + r * g->cols * L;                                       \
-            int64_t ir = r - g->pt;                                              \
-            if (ir < 0 || ir >= g->h) {                                          \
-                for (int64_t q = 0; q < g->cols; q++)                            \
-                    *(DW(v_##SUF) *)(dst + q * L) = zero;                        \
-                continue;                                                        \
+            T *dst[2];                                                           \
+            for (int b = 0; b < CB; b++) {                                       \
+                dst[b] = in[b] + r * g->cols * L;                                \
+                int64_t ir = r - g->pt, zl = ir < 0 || ir >= g->h ? g->cols : left; \
+                for (int64_t q = 0; q < zl; q++) /* padding before */            \
+                    *(DW(v_##SUF) *)(dst[b] + q * L) = zero;                     \
+                for (int64_t q = zl < g->cols ? left + xin : g->cols; q < g->cols; q++) \
+                    *(DW(v_##SUF) *)(dst[b] + q * L) = zero; /* and after */     \
+                dst[b] += left * L;                                              \
             }                                                                    \
-            for (int64_t q = 0; q < left; q++)                                   \
-                *(DW(v_##SUF) *)(dst + q * L) = zero;                            \
+            int64_t ir = r - g->pt;                                              \
+            if (ir < 0 || ir >= g->h)                                            \
+                continue;                                                        \
             const T *src = (const T *)p->x + ir * g->w;                          \
             int64_t x0 = 0;                                                      \
-            for (; x0 + PWDW_NX <= xin; x0 += PWDW_NX)                           \
-                DW(pwdw_tile_##SUF)(PWDW_NX, p, &ap, src + x0, bias,             \
-                                    dst + (left + x0) * L);                      \
-            if (x0 < xin)                                                        \
-                DW(pwdw_tail_##SUF)(xin - x0, p, &ap, src + x0, bias,            \
-                                    dst + (left + x0) * L);                      \
-            for (int64_t q = left + xin; q < g->cols; q++)                       \
-                *(DW(v_##SUF) *)(dst + q * L) = zero;                            \
+            for (; x0 + NX <= xin; x0 += NX) {                                   \
+                T *at[2] = {dst[0] + x0 * L, CB > 1 ? dst[1] + x0 * L : NULL};   \
+                DW(pwdw_tile_##SUF)(CB, NX, p, &ap, src + x0, bias, at);         \
+            }                                                                    \
+            if (x0 < xin) {                                                      \
+                T *at[2] = {dst[0] + x0 * L, CB > 1 ? dst[1] + x0 * L : NULL};   \
+                DW(pwdw_tail_##SUF)(CB, xin - x0, p, &ap, src + x0, bias, at);   \
+            }                                                                    \
         }                                                                        \
+    }                                                                            \
+                                                                                 \
+    static void DW(pwdw_in_##SUF)(const tg__dwc_geom *g, const tg__pwdw_src *p,  \
+                                  void *const *in)                               \
+    {                                                                            \
+        if (p->blocks > 1)                                                       \
+            DW(pwdw_rows_##SUF)(2, PWDW_NX2, g, p, (T *const *)in);              \
+        else                                                                     \
+            DW(pwdw_rows_##SUF)(1, PWDW_NX1, g, p, (T *const *)in);              \
     }
 
 PWDW_KERNEL(float, f32)

@@ -28,11 +28,15 @@
 /* the built-in GEMM's block of the inner dimension (KC in gemm_*.c) */
 #define PWDW_MAX_K 256
 
+/* channel blocks a unit computes together (their pointwise tiles share
+ * each broadcast of an input value) */
+#define PAIR 2
+
 typedef struct pwdw_job {
     const tg__conv_geom *pw, *dw;
     const tg__dwc_arch *arch;
     tg__dwc_geom geom; /* a full strip's */
-    int64_t lanes, blocks, strip, strips;
+    int64_t lanes, blocks, pairs, strip, strips;
     const char *x, *w1, *b1, *w2, *b2;
     const tg__conv_act *act1;
     char *y;
@@ -52,25 +56,26 @@ static int64_t strip_bytes(const tg__conv_geom *g, int64_t oh, int64_t L, int64_
     return (strip_rows(g, oh) * cols + oh * g->ow) * L * el;
 }
 
-/* the pointwise weights of channels [c0, c0 + nc) as [k][L], zeros past
- * nc; their bias as [L] */
-static void pack_block(const pwdw_job *j, int64_t c0, int64_t nc, char *wp, char *bias)
+/* the pointwise weights of channels [c0, c0 + nc) as [k][cols] (cols: the
+ * unit's blocks' lanes), zeros past nc; their bias as [cols] */
+static void pack_blocks(const pwdw_job *j, int64_t c0, int64_t nc, int64_t cols, char *wp,
+                        char *bias)
 {
-    int64_t k = j->pw->c, L = j->lanes;
-    memset(wp, 0, j->wp_bytes);
+    int64_t k = j->pw->c;
+    memset(wp, 0, (size_t)(k * cols) * j->el);
     if (j->f64) {
         const double *w = (const double *)j->w1 + c0 * k;
         for (int64_t c = 0; c < nc; c++)
             for (int64_t i = 0; i < k; i++)
-                ((double *)wp)[i * L + c] = w[c * k + i];
+                ((double *)wp)[i * cols + c] = w[c * k + i];
     } else {
         const float *w = (const float *)j->w1 + c0 * k;
         for (int64_t c = 0; c < nc; c++)
             for (int64_t i = 0; i < k; i++)
-                ((float *)wp)[i * L + c] = w[c * k + i];
+                ((float *)wp)[i * cols + c] = w[c * k + i];
     }
     if (j->b1) {
-        memset(bias, 0, (size_t)L * j->el);
+        memset(bias, 0, (size_t)cols * j->el);
         memcpy(bias, j->b1 + (size_t)c0 * j->el, (size_t)nc * j->el);
     }
 }
@@ -79,21 +84,24 @@ static void blocks(void *ctx, int64_t begin, int64_t end)
 {
     pwdw_job *j = ctx;
     const tg__conv_geom *g = j->dw;
-    char *in = tg__scratch(TG_SCRATCH_KERNEL0, j->in_bytes + j->out_bytes + j->wp_bytes + 64);
-    if (!in) {
+    char *in0 = tg__scratch(TG_SCRATCH_KERNEL0,
+                            PAIR * j->in_bytes + j->out_bytes + j->wp_bytes + 64 * PAIR);
+    if (!in0) {
         atomic_store(&j->status, TG_ERR_NOMEM);
         return;
     }
-    char *out = in + j->in_bytes, *wp = out + j->out_bytes, *bias = wp + j->wp_bytes;
+    void *in[PAIR] = {in0, in0 + j->in_bytes};
+    char *out = in0 + PAIR * j->in_bytes, *wp = out + j->out_bytes, *bias = wp + j->wp_bytes;
     int64_t taps = g->kh * g->kw, in_plane = g->h * g->w, out_plane = g->oh * g->ow;
-    int64_t per_image = j->blocks * j->strips, packed = -1;
-    for (int64_t u = begin; u < end; u++) { /* u = (image * blocks + block) * strips + strip */
-        int64_t n = u / per_image, blk = u % per_image / j->strips, c0 = blk * j->lanes;
+    int64_t per_image = j->pairs * j->strips, packed = -1, L = j->lanes;
+    for (int64_t u = begin; u < end; u++) { /* u = (image * pairs + pair) * strips + strip */
+        int64_t n = u / per_image, pair = u % per_image / j->strips, c0 = pair * PAIR * L;
         int64_t oy0 = u % j->strips * j->strip;
-        int64_t nc = g->c - c0 < j->lanes ? g->c - c0 : j->lanes;
-        if (blk != packed) {
-            pack_block(j, c0, nc, wp, bias);
-            packed = blk;
+        int64_t nc = g->c - c0 < PAIR * L ? g->c - c0 : PAIR * L;
+        int nblk = (int)((nc + L - 1) / L);
+        if (pair != packed) {
+            pack_blocks(j, c0, nc, nblk * L, wp, bias);
+            packed = pair;
         }
         tg__dwc_geom s = j->geom;
         s.oh = g->oh - oy0 < j->strip ? g->oh - oy0 : j->strip;
@@ -101,13 +109,16 @@ static void blocks(void *ctx, int64_t begin, int64_t end)
         s.pt = g->ph - oy0 * g->sh;
         tg__pwdw_src p = {.x = j->x + (size_t)(n * j->pw->c * in_plane) * j->el,
                           .wp = wp, .bias = j->b1 ? bias : NULL, .k = j->pw->c,
-                          .hw = in_plane, .act = (int)j->act1->kind, .lo = j->act1->lo,
-                          .hi = j->act1->hi};
+                          .hw = in_plane, .blocks = nblk, .act = (int)j->act1->kind,
+                          .lo = j->act1->lo, .hi = j->act1->hi};
         j->arch->pw_in[j->f64](&s, &p, in);
-        j->arch->from_in[j->f64](&s, nc, j->w2 + (size_t)(c0 * taps) * j->el,
-                                 j->b2 ? j->b2 + (size_t)c0 * j->el : NULL, in, out,
-                                 j->y + (size_t)((n * g->c + c0) * out_plane + oy0 * g->ow) *
-                                            j->el);
+        for (int b = 0; b < nblk; b++) {
+            int64_t cb = c0 + b * L, ncb = g->c - cb < L ? g->c - cb : L;
+            j->arch->from_in[j->f64](&s, ncb, j->w2 + (size_t)(cb * taps) * j->el,
+                                     j->b2 ? j->b2 + (size_t)cb * j->el : NULL, in[b], out,
+                                     j->y + (size_t)((n * g->c + cb) * out_plane +
+                                                     oy0 * g->ow) * j->el);
+        }
     }
 }
 
@@ -126,15 +137,20 @@ bool tg__conv_pwdw_fits(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geo
            pw->c > 0 && tg__conv_dwc_fits(dt, dw);
 }
 
-bool tg__conv_pwdw_pays(void)
+bool tg__conv_pwdw_pays(int64_t plane)
 {
-    /* with AVX2 the pointwise tile (8 positions x 8 channels, a broadcast
-     * per multiply-add) is bound by its loads: bench/conv_pwdw.c measured
-     * MobileNetV2's pairs at 0.95-1.2x the two layers' time on one
-     * thread (0.72-1.65x on two); with AVX-512 at 0.73-0.94x on one,
-     * 0.58-0.91x on two. Below AVX2 the pointwise layer may take OpenBLAS,
-     * whose bits the fused kernel does not have. */
-    return tg__cpu_isa() == TG_ISA_AVX512;
+    /* bench/conv_pwdw.c, MobileNetV2's and V3-small's pairs against the
+     * two layers: with AVX-512 0.70-0.93x their time on planes of 14 x 14
+     * and up (one thread), 1.06-1.19x on 7 x 7 (each pair of blocks packs
+     * its weights for one short strip; the pointwise GEMM is at its best
+     * there); with AVX2 0.63-0.92x from 28 x 28 up, 1.03-1.13x on 14 x 14.
+     * Below AVX2 the pointwise layer may take OpenBLAS, whose bits the
+     * fused kernel does not have. */
+    switch (tg__cpu_isa()) {
+    case TG_ISA_AVX512: return plane > 8 * 8;
+    case TG_ISA_AVX2: return plane > 20 * 20;
+    default: return false;
+    }
 }
 
 tg_status tg__conv_pwdw_forward(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geom *dw,
@@ -148,6 +164,7 @@ tg_status tg__conv_pwdw_forward(tg_dtype dt, const tg__conv_geom *pw, const tg__
                   .el = tg_dtype_size(dt), .f64 = dt == TG_FLOAT64};
     j.lanes = tg__dw_arch_now()->lanes[j.f64];
     j.blocks = (g->c + j.lanes - 1) / j.lanes;
+    j.pairs = (j.blocks + PAIR - 1) / PAIR;
     int64_t rows = g->oh;
     while (rows > 1 && strip_bytes(g, rows, j.lanes, (int64_t)j.el) > PWDW_STRIP_BYTES)
         rows = (rows + 1) / 2;
@@ -163,9 +180,9 @@ tg_status tg__conv_pwdw_forward(tg_dtype dt, const tg__conv_geom *pw, const tg__
     j.in_bytes = ((size_t)(strip_rows(g, j.strip) * j.geom.cols * j.lanes) * j.el + 63) /
                  64 * 64;
     j.out_bytes = ((size_t)(j.strip * g->ow * j.lanes) * j.el + 63) / 64 * 64;
-    j.wp_bytes = ((size_t)(pw->c * j.lanes) * j.el + 63) / 64 * 64;
+    j.wp_bytes = ((size_t)(pw->c * PAIR * j.lanes) * j.el + 63) / 64 * 64;
     atomic_init(&j.status, TG_OK);
-    int64_t units = g->n * j.blocks * j.strips;
+    int64_t units = g->n * j.pairs * j.strips;
     int64_t work = g->n * g->c * (g->h * g->w * pw->c + g->oh * g->ow * g->kh * g->kw);
     if (work >= PWDW_PAR_WORK && units > 1 && tg_get_num_threads() > 1 &&
         !tg_in_parallel_region())

@@ -16,8 +16,9 @@
  * channel-lane path takes */
 bool tg__conv_pwdw_fits(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geom *dw);
 /* whether taking them together is faster at the instruction set in use
- * (AVX-512; conv_pwdw.c says what was measured) */
-bool tg__conv_pwdw_pays(void);
+ * on planes of `plane` (h * w) positions (AVX-512 above 8x8, AVX2 above
+ * 20x20; conv_pwdw.c says what was measured) */
+bool tg__conv_pwdw_pays(int64_t plane);
 /* y = act2(dw(act1(pw(x, w1) + b1), w2) + b2) (b1, b2 NULL: none), at
  * any instruction set level: at AVX2 and AVX-512 the bits of the two
  * convolutions one after the other on the built-in paths

@@ -292,6 +292,32 @@ static void test_pass_declines(void)
     tg_graph_free(g);
 }
 
+/* TG_DISABLE_PASSES leaves the pass out of new sessions (a name no pass
+ * has is reported and skipped) */
+static void test_pass_disabled_by_env(void)
+{
+    const shape *q = &shapes[5];
+    tg_graph *g = tg_graph_new("pw_dw_env");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 4, (int64_t[]){q->n, q->c, q->h, q->w});
+    tg_tensor *w1 = frozen(TG_FLOAT32, 4, (int64_t[]){q->e, q->c, 1, 1});
+    tg_tensor *w2 = tt_rand_dtype(TG_FLOAT32, 4, (int64_t[]){q->e, 1, q->k, q->k}, -1, 1);
+    tg_tensor *b = tt_rand_dtype(TG_FLOAT32, 1, &q->e, -1, 1);
+    tg_conv2d_opts o = {{1, 1}, {1, 1}, {1, 1}, (int)q->e};
+    CHECK_OK(tg_graph_begin(g));
+    tg_tensor *y = tg_relu(tg_conv2d(tg_relu(tg_conv2d(x, w1, b, NULL)), w2, b, &o));
+    CHECK_OK(tg_graph_end());
+    bool pays = tg__conv_pwdw_pays(q->h * q->w);
+    setenv("TG_DISABLE_PASSES", "no_such_pass,fuse_pw_dw", 1);
+    tg_session *off = tg_session_new(g);
+    CHECK(fused(off, x, 1, &y) == 0);
+    unsetenv("TG_DISABLE_PASSES");
+    tg_session *on = tg_session_new(g);
+    CHECK(fused(on, x, 1, &y) == (pays ? 1 : 0));
+    tg_session_free(off);
+    tg_session_free(on);
+    tg_graph_free(g);
+}
+
 /* ---- the op's errors ------------------------------------------------------------------ */
 static void test_op_errors(void)
 {
@@ -338,6 +364,7 @@ int main(void)
     RUN(test_kernel_declines);
     RUN(test_pass_levels_equal);
     RUN(test_pass_declines);
+    RUN(test_pass_disabled_by_env);
     RUN(test_op_errors);
     return tt_finish();
 }

@@ -91,6 +91,10 @@ typedef struct tg_session_options {
     int n_disabled;
     const char *const *disabled_passes;
 } tg_session_options;
+/* level 2 (or TG_OPT_LEVEL) and the passes TG_DISABLE_PASSES names
+ * (comma-separated; unknown names are reported on stderr and skipped),
+ * what new sessions start with; the list stays valid until the calling
+ * thread's next call */
 tg_session_options tg_session_default_options(void);
 tg_status tg_session_set_options(tg_session *s, const tg_session_options *o);
 

@@ -5,10 +5,12 @@
 #include "util/intset.h"
 #include "util/grow.h"
 #include "ops/elementwise.h"
+#include "passes/passes.h"
 #include "runtime/runtime_impl.h"
 #include "runtime/session_devices.h"
 #include "runtime/session_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,9 +35,36 @@ static int default_level(void)
     return 2;
 }
 
+/* the passes sessions start without: TG_DISABLE_PASSES, names separated
+ * by commas (to measure what a pass gains from any program, `tg bench
+ * onnx` among them); a name no pass has is reported on stderr and left
+ * out. The list is the calling thread's, valid until its next call. */
+#define MAX_ENV_DISABLED 16
+static _Thread_local char env_names[256];
+static _Thread_local const char *env_disabled[MAX_ENV_DISABLED];
+
+static int read_env_disabled(void)
+{
+    const char *e = getenv("TG_DISABLE_PASSES");
+    int n = 0;
+    snprintf(env_names, sizeof env_names, "%s", e ? e : "");
+    for (char *p = env_names, *next; *p && n < MAX_ENV_DISABLED; p = next) {
+        size_t len = strcspn(p, ",");
+        next = p + len + (p[len] == ',');
+        p[len] = '\0';
+        if (len > 0 && tg__pass_known(p))
+            env_disabled[n++] = p;
+        else if (len > 0)
+            fprintf(stderr, "tensorgraph: TG_DISABLE_PASSES: no pass is named '%s'\n", p);
+    }
+    return n;
+}
+
 tg_session_options tg_session_default_options(void)
 {
-    return (tg_session_options){.opt_level = default_level()};
+    int n = read_env_disabled();
+    return (tg_session_options){.opt_level = default_level(), .n_disabled = n,
+                                .disabled_passes = n ? env_disabled : NULL};
 }
 
 static void free_disabled(tg_session *s)
@@ -96,8 +125,12 @@ tg_session *tg_session_new(tg_graph *g)
     }
     pthread_mutexattr_destroy(&recursive);
     s->g = g;
-    s->opt_level = default_level();
     tg__graph_retain(g);
+    tg_session_options o = tg_session_default_options();
+    if (tg_session_set_options(s, &o) != TG_OK) { /* out of memory */
+        tg_session_free(s);
+        return NULL;
+    }
     return s;
 }
 

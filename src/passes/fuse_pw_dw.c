@@ -6,9 +6,9 @@
  * with act1 relu, clamp or hardswish and act2 one of those or none, w1
  * frozen (an imported model's weights), on planes where the fused kernel
  * is faster at the instruction set in use (tg__conv_pwdw_pays: AVX-512
- * above 8x8, AVX2 above 20x20), when nothing else
- * reads the convolutions' outputs nor e (a training step's backward
- * reads them: there is nothing to fuse there), the ops become
+ * above 8x8, AVX2 above 20x20), when nothing else reads the
+ * convolutions' outputs nor e (a training step's backward reads them:
+ * there is nothing to fuse there), the ops become
  *     y = conv2d_pw_dw(x, w1, b1, w2, b2)
  * whose kernel computes e a block of channels and a strip of rows at a
  * time into the depthwise kernel's channel-lane layout, in cache (ops/
@@ -25,10 +25,6 @@
 
 extern const tg_op_def tg_op_conv2d, tg_op_conv2d_pw_dw;
 
-typedef struct act {
-    int64_t kind; /* tg__conv_act_kind: 0 none, 1 relu, 2 clamp, 3 hardswish */
-    double lo, hi;
-} act;
 
 typedef struct matcher {
     const tg_graph *g;
@@ -38,16 +34,17 @@ typedef struct matcher {
 } matcher;
 
 /* node n as an activation the convolution kernels apply as they store */
-static bool act_of(const matcher *M, const tg_gnode *n, act *a)
+static bool act_of(const matcher *M, const tg_gnode *n, tg__conv_act *a)
 {
     if (n->kind != TG_GNODE_OP || n->n_in != 1 || n->n_out != 1)
         return false;
     if (n->op == M->relu)
-        *a = (act){1, 0, 0};
+        *a = (tg__conv_act){TG_CONV_ACT_RELU, 0, 0};
     else if (n->op == M->hardswish)
-        *a = (act){3, 0, 0};
+        *a = (tg__conv_act){TG_CONV_ACT_HARDSWISH, 0, 0};
     else if (n->op == M->clamp && n->attr)
-        *a = (act){2, ((const unary_attrs *)n->attr)->a, ((const unary_attrs *)n->attr)->b};
+        *a = (tg__conv_act){TG_CONV_ACT_CLAMP, ((const unary_attrs *)n->attr)->a,
+                            ((const unary_attrs *)n->attr)->b};
     else
         return false;
     return true;
@@ -81,12 +78,13 @@ static bool conv_node(const matcher *M, int id)
 /* the chain whose last node is `last`: the depthwise convolution *dw (and
  * its activation last, or last itself), the pointwise one *pw and its
  * activation *a1n */
-static bool match(const matcher *M, int last, int *dw, int *a1n, int *pw, act *a1, act *a2)
+static bool match(const matcher *M, int last, int *dw, int *a1n, int *pw,
+                  tg__conv_act *a1, tg__conv_act *a2)
 {
     const tg_graph *g = M->g;
     const tg_gnode *L = &g->nodes[last];
     *dw = last;
-    *a2 = (act){0, 0, 0};
+    *a2 = (tg__conv_act){TG_CONV_ACT_NONE, 0, 0};
     if (act_of(M, L, a2)) { /* y = act2(dw) */
         if (!tg__pass_rewritable(g, M->u.ctrl_in, last) || M->u.target[last] ||
             !tg__uses_private(&M->u, g, L->in[0]))
@@ -127,8 +125,8 @@ static bool match(const matcher *M, int last, int *dw, int *a1n, int *pw, act *a
 }
 
 /* the fused node in the place of `last`; its dst id or -1 */
-static int emit(tg_rw *rw, const tg_graph *g, int last, int dw, int pw, const act *a1,
-                const act *a2)
+static int emit(tg_rw *rw, const tg_graph *g, int last, int dw, int pw,
+                const tg__conv_act *a1, const tg__conv_act *a2)
 {
     const tg_gnode *P = &g->nodes[pw], *D = &g->nodes[dw];
     const conv_params *p = params(D);
@@ -152,7 +150,7 @@ tg_status tg__pass_fuse_pw_dw(tg_pass_ctx *c)
      * last node of a chain (its index into the chains) */
     int *plan = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
     int(*chain)[2] = malloc(sizeof *chain * (size_t)(g->n_nodes + 1)); /* dw, pw */
-    act(*acts)[2] = malloc(sizeof *acts * (size_t)(g->n_nodes + 1));
+    tg__conv_act(*acts)[2] = malloc(sizeof *acts * (size_t)(g->n_nodes + 1));
     tg_status s = plan && chain && acts
                       ? tg__uses_init(&M.u, c)
                       : tg__error(TG_ERR_NOMEM, "fuse_pw_dw: out of memory");

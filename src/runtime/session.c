@@ -10,6 +10,7 @@
 #include "runtime/session_devices.h"
 #include "runtime/session_impl.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,13 @@ static int default_level(void)
 
 /* the passes sessions start without: TG_DISABLE_PASSES, names separated
  * by commas (to measure what a pass gains from any program, `tg bench
- * onnx` among them); a name no pass has is reported on stderr and left
- * out. The list is the calling thread's, valid until its next call. */
+ * onnx` among them); a name no pass has is left out, the first such
+ * reported on stderr. The list is the calling thread's, valid until its
+ * next call. */
 #define MAX_ENV_DISABLED 16
 static _Thread_local char env_names[256];
 static _Thread_local const char *env_disabled[MAX_ENV_DISABLED];
+static atomic_bool env_warned;
 
 static int read_env_disabled(void)
 {
@@ -54,7 +57,7 @@ static int read_env_disabled(void)
         p[len] = '\0';
         if (len > 0 && tg__pass_known(p))
             env_disabled[n++] = p;
-        else if (len > 0)
+        else if (len > 0 && !atomic_exchange(&env_warned, true)) /* once a process */
             fprintf(stderr, "tensorgraph: TG_DISABLE_PASSES: no pass is named '%s'\n", p);
     }
     return n;

@@ -16,6 +16,7 @@
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/cpu.h"
+#include "buffers.h"
 #include "timing.h"
 
 #include <stdio.h>
@@ -51,16 +52,6 @@ typedef struct bufs {
 /* 64-byte aligned, as tensorgraph's tensors are (TG_ALIGN) and as
  * oneDNN allocates its own layouts: malloc's 16-byte alignment would cut
  * every vector store of the NCHW output across two cache lines */
-static float *rand_buf(int64_t n, unsigned seed)
-{
-    float *p = aligned_alloc(64, ((size_t)n * sizeof *p + 63) / 64 * 64);
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        p[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
-    }
-    return p;
-}
-
 static void tg_run(const bufs *u, dir d)
 {
     if (d == FWD)
@@ -126,10 +117,10 @@ static int child(const layer *l, dir d, int threads, side sd, int samples)
                           .kh = ws[2], .kw = ws[3], .oh = oh, .ow = ow, .sh = 1, .sw = 1,
                           .ph = l->pad, .pw = l->pad, .dh = 1, .dw = 1, .groups = 1};
     int64_t ys[4] = {xs[0], ws[0], oh, ow};
-    u.x = rand_buf(xs[0] * xs[1] * xs[2] * xs[3], 1);
-    u.w = rand_buf(ws[0] * ws[1] * ws[2] * ws[3], 2);
-    u.b = rand_buf(ws[0], 3);
-    u.y = rand_buf(ys[0] * ys[1] * ys[2] * ys[3], 4);
+    u.x = bench_rand_f32(xs[0] * xs[1] * xs[2] * xs[3], 1);
+    u.w = bench_rand_f32(ws[0] * ws[1] * ws[2] * ws[3], 2);
+    u.b = bench_rand_f32(ws[0], 3);
+    u.y = bench_rand_f32(ys[0] * ys[1] * ys[2] * ys[3], 4);
     runner r = {.fn = run_tg, .u = &u, .d = d};
     const char *impl = "built-in";
     if (sd == SIDE_TG) {

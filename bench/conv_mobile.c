@@ -24,6 +24,7 @@
  * KIND: pointwise, depthwise, stem or dense. TG_CPU lowers the dispatch level. */
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
+#include "buffers.h"
 #include "timing.h"
 
 #include <stdio.h>
@@ -93,16 +94,6 @@ static const layer v3s_layers[] = {
     {"pointwise", 576, 7, 96, 1, 1, 1, 2},
 };
 
-static float *rand_buf(int64_t n, unsigned seed)
-{
-    float *p = malloc((size_t)n * sizeof *p);
-    for (int64_t i = 0; p && i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        p[i] = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-    }
-    return p;
-}
-
 static bool cpu_time;
 static bool frozen; /* --frozen: the weights tagged as an imported model's are */
 static int fixed_calls; /* --calls N: exactly N untimed calls per layer (callgrind) */
@@ -119,9 +110,9 @@ static double clock_ms(void)
 
 static double time_layer(const tg__conv_geom *g, int samples, double *best)
 {
-    float *x = rand_buf(g->n * g->c * g->h * g->w, 1);
-    float *w = rand_buf(g->o * (g->c / g->groups) * g->kh * g->kw, 2);
-    float *b = rand_buf(g->o, 3), *y = malloc((size_t)(g->n * g->o * g->oh * g->ow) * 4);
+    float *x = bench_rand_f32(g->n * g->c * g->h * g->w, 1);
+    float *w = bench_rand_f32(g->o * (g->c / g->groups) * g->kh * g->kw, 2);
+    float *b = bench_rand_f32(g->o, 3), *y = malloc((size_t)(g->n * g->o * g->oh * g->ow) * 4);
     double *t = malloc((size_t)samples * sizeof *t), med = -1;
     tg__conv_geom tagged = *g;
     if (frozen) { /* a serial no storage has (they start at 1 and count up) */

@@ -10,6 +10,7 @@
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_pwdw.h"
+#include "buffers.h"
 #include "timing.h"
 
 #include <math.h>
@@ -32,16 +33,6 @@ static const pair pairs[] = {
     {"mobilenet_v3_small", 40, 240, 14, 5, 1}, {"mobilenet_v3_small", 48, 144, 14, 5, 1},
     {"mobilenet_v3_small", 96, 576, 7, 5, 1},
 };
-
-static float *rand_buf(int64_t n, unsigned seed)
-{
-    float *p = malloc((size_t)n * sizeof *p);
-    for (int64_t i = 0; p && i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        p[i] = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-    }
-    return p;
-}
 
 typedef struct run {
     const tg__conv_geom *pw, *dw;
@@ -109,8 +100,8 @@ int main(int argc, char **argv)
                             .groups = p->e};
         int64_t in_n = batch * p->c * p->hw * p->hw, mid_n = batch * p->e * p->hw * p->hw;
         int64_t out_n = batch * p->e * oh * oh;
-        float *x = rand_buf(in_n, 1), *w1 = rand_buf(p->e * p->c, 2), *b1 = rand_buf(p->e, 3);
-        float *w2 = rand_buf(p->e * p->k * p->k, 4), *b2 = rand_buf(p->e, 5);
+        float *x = bench_rand_f32(in_n, 1), *w1 = bench_rand_f32(p->e * p->c, 2), *b1 = bench_rand_f32(p->e, 3);
+        float *w2 = bench_rand_f32(p->e * p->k * p->k, 4), *b2 = bench_rand_f32(p->e, 5);
         float *mid = malloc((size_t)mid_n * 4), *y0 = malloc((size_t)out_n * 4),
               *y1 = malloc((size_t)out_n * 4);
         if (!x || !w1 || !b1 || !w2 || !b2 || !mid || !y0 || !y1 ||

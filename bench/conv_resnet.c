@@ -31,6 +31,7 @@
 #include "kernels/cpu/conv_dense.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
+#include "buffers.h"
 #include "timing.h"
 
 #include <stdio.h>
@@ -50,16 +51,6 @@ static const layer layers[] = {
     {"l4_3x3s2", 256, 14, 512, 3, 2, 1},   {"l4_down1x1s2", 256, 14, 512, 1, 2, 1},
     {"l4_3x3", 512, 7, 512, 3, 1, 3},
 };
-
-static float *rand_buf(int64_t n, unsigned seed)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
-    for (int64_t i = 0; p && i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        p[i] = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-    }
-    return p;
-}
 
 typedef tg_status (*run_fn)(void *ctx);
 
@@ -118,7 +109,7 @@ static tg_status run_gemm(void *ctx)
 /* GFLOP/s of the median sample, and of the best in *best */
 static double sgemm_peak(int samples, double *best)
 {
-    gemm_ctx g = {rand_buf(1 << 20, 7), rand_buf(1 << 20, 8), rand_buf(1 << 20, 9)};
+    gemm_ctx g = {bench_rand_f32(1 << 20, 7), bench_rand_f32(1 << 20, 8), bench_rand_f32(1 << 20, 9)};
     double bms = 0, ms = g.a && g.b && g.c ? time_it(run_gemm, &g, samples, &bms) : -1;
     free(g.a), free(g.b), free(g.c);
     *best = ms > 0 ? 2.0 * 512 * 512 * 512 / bms / 1e6 : 0;
@@ -176,9 +167,9 @@ int main(int argc, char **argv)
                             /* as an ONNX model's initializers: a frozen
                              * storage's serial (packed forms kept) */
                             .w_serial = frozen ? 1000 + i : 0}};
-        c.x = rand_buf(batch * l->c * l->hw * l->hw, 1);
-        c.w = rand_buf(l->o * l->c * l->k * l->k, 2);
-        c.b = rand_buf(l->o, 3);
+        c.x = bench_rand_f32(batch * l->c * l->hw * l->hw, 1);
+        c.w = bench_rand_f32(l->o * l->c * l->k * l->k, 2);
+        c.b = bench_rand_f32(l->o, 3);
         c.y = malloc((size_t)(batch * l->o * oh * oh) * sizeof(float));
         double gflop = 2.0 * (double)(batch * l->o * l->c * l->k * l->k * oh * oh) / 1e9;
         flops += gflop * (double)l->count;

@@ -144,6 +144,32 @@ double tt_rel_diff(const tg_tensor *a, const tg_tensor *b, double floor)
     return worst;
 }
 
+void tt_set_opt_level(tg_session *s, int level)
+{
+    tg_session_options o = tg_session_default_options();
+    o.opt_level = level;
+    CHECK_OK(tg_session_set_options(s, &o));
+}
+
+int tt_pass_count(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f, const char *pass,
+                  const char *what)
+{
+    tg_pass_record rec[32];
+    int n = 0, total = -1;
+    tt_set_opt_level(s, 2);
+    tg_graph_free(tg_session_optimized_graph(s, x ? 1 : 0, &x, NULL, n_fetch, f, 0, NULL, 32,
+                                             rec, &n));
+    for (int i = 0; i < n; i++) {
+        if (strcmp(rec[i].pass, pass))
+            continue;
+        total = total < 0 ? 0 : total;
+        for (int k = 0; k < rec[i].n_counts; k++)
+            if (!strcmp(rec[i].counts[k].what, what))
+                total += rec[i].counts[k].n;
+    }
+    return total;
+}
+
 bool tt_same(const tg_tensor *a, const tg_tensor *b)
 {
     if (!a || !b || tg_numel(a) != tg_numel(b) || tg_dtype_of(a) != tg_dtype_of(b) ||

@@ -84,6 +84,14 @@ double tt_rel_diff(const tg_tensor *a, const tg_tensor *b, double floor);
  * false for NULL */
 bool tt_same(const tg_tensor *a, const tg_tensor *b);
 
+/* session s's optimization level set (the other options as defaults) */
+void tt_set_opt_level(tg_session *s, int level);
+/* the count `what` pass `pass` reports (summed over its runs) when s, at
+ * level 2, optimizes the graph fetching f from feed x (NULL: none); -1
+ * when the pass did not run. A count of 0 is not recorded: 0 then. */
+int tt_pass_count(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f, const char *pass,
+                  const char *what);
+
 /* random float64 leaf in [lo, hi) requiring grad (deterministic seed) */
 tg_tensor *tt_rand(int ndim, const int64_t *shape, double lo, double hi);
 /* the same values cast to dtype dt, not requiring grad */

@@ -108,25 +108,10 @@ static void test_kernel_every_isa_and_path(void)
 }
 
 /* ---- the pass ---------------------------------------------------------------------- */
-static void set_level(tg_session *s, int level)
-{
-    tg_session_options o = tg_session_default_options();
-    o.opt_level = level;
-    CHECK_OK(tg_session_set_options(s, &o));
-}
-
 /* pass fuse_conv_pool's count "fused" fetching f from x at level 2 */
 static int fused(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f)
 {
-    tg_pass_record rec[32];
-    int n = 0, total = 0;
-    set_level(s, 2);
-    tg_graph_free(tg_session_optimized_graph(s, 1, &x, NULL, n_fetch, f, 0, NULL, 32, rec, &n));
-    for (int i = 0; i < n; i++)
-        for (int k = 0; !strcmp(rec[i].pass, "fuse_conv_pool") && k < rec[i].n_counts; k++)
-            if (!strcmp(rec[i].counts[k].what, "fused"))
-                total += rec[i].counts[k].n;
-    return total;
+    return tt_pass_count(s, x, n_fetch, f, "fuse_conv_pool", "fused");
 }
 
 /* fetches f from x fed xv at levels 0 and 2: bitwise equal */
@@ -134,9 +119,9 @@ static void check_levels_equal(tg_session *s, tg_tensor *x, tg_tensor *xv, int n
                                tg_tensor **f)
 {
     tg_tensor *r0[4], *r2[4];
-    set_level(s, 0);
+    tt_set_opt_level(s, 0);
     CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r0, 0, NULL));
-    set_level(s, 2);
+    tt_set_opt_level(s, 2);
     CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r2, 0, NULL));
     for (int i = 0; i < n; i++)
         if (!tt_same(r0[i], r2[i]))

@@ -12,12 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_level(tg_session *s, int level)
-{
-    tg_session_options o = tg_session_default_options();
-    o.opt_level = level;
-    CHECK_OK(tg_session_set_options(s, &o));
-}
 
 /* the count `what` of pass `pass` (summed over its runs; -1: it did not run) */
 static int count_of(const tg_pass_record *rec, int n, const char *pass, const char *what)
@@ -42,7 +36,7 @@ typedef struct sig {
 /* the level-2 records of a signature; the graph's dump into *dump when asked */
 static int records(tg_session *s, const sig *q, tg_pass_record *rec, char **dump)
 {
-    set_level(s, 2);
+    tt_set_opt_level(s, 2);
     int n = 0;
     tg_graph *g = tg_session_optimized_graph(s, q->n_feeds, q->feeds, NULL, q->n_fetches,
                                              q->fetches, q->n_targets, q->targets, 32, rec,
@@ -68,7 +62,7 @@ static void check_equal(tg_session *s, const sig *q, int runs, int n_state,
     for (int c = 0; c < 3; c++) {
         for (int v = 0; v < n_state; v++)
             CHECK_OK(tg_copy_(tg_variable_value(vars[v]), inits[v]));
-        set_level(s, c == 0 ? 0 : 2);
+        tt_set_opt_level(s, c == 0 ? 0 : 2);
         CHECK_OK(tg_session_set_executor(s, c == 2 ? TG_EXECUTOR_PARALLEL
                                                    : TG_EXECUTOR_SERIAL));
         for (int k = 0; k < runs; k++)

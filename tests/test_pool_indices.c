@@ -36,36 +36,9 @@ static tg_tensor *tied(tg_dtype dt, int64_t n, int64_t c, int64_t h, int64_t w,
     return t;
 }
 
-static void set_level(tg_session *s, int level)
-{
-    tg_session_options o = tg_session_default_options();
-    o.opt_level = level;
-    CHECK_OK(tg_session_set_options(s, &o));
-}
-
-/* the count `what` of pass `pass` when fetching f from x at level 2 (-1:
- * the pass did not run) */
-static int pass_count(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f, const char *pass,
-                      const char *what)
-{
-    tg_pass_record rec[32];
-    int n = 0, total = -1;
-    set_level(s, 2);
-    tg_graph_free(tg_session_optimized_graph(s, 1, &x, NULL, n_fetch, f, 0, NULL, 32, rec, &n));
-    for (int i = 0; i < n; i++) {
-        if (strcmp(rec[i].pass, pass))
-            continue;
-        total = total < 0 ? 0 : total; /* a count of 0 is not recorded */
-        for (int k = 0; k < rec[i].n_counts; k++)
-            if (!strcmp(rec[i].counts[k].what, what))
-                total += rec[i].counts[k].n;
-    }
-    return total;
-}
-
 static int compacted(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f)
 {
-    return pass_count(s, x, n_fetch, f, "pool_indices", "compacted");
+    return tt_pass_count(s, x, n_fetch, f, "pool_indices", "compacted");
 }
 
 /* fetches f (n of them) from x fed xv at levels 0 and 2, in both
@@ -75,11 +48,11 @@ static void check_levels_equal(tg_session *s, tg_tensor *x, tg_tensor *xv, int n
 {
     tg_tensor *r0[4], *r[4];
     CHECK_OK(tg_session_set_executor(s, TG_EXECUTOR_SERIAL));
-    set_level(s, 0);
+    tt_set_opt_level(s, 0);
     CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r0, 0, NULL));
     for (int e = 0; e < 2; e++) {
         CHECK_OK(tg_session_set_executor(s, e ? TG_EXECUTOR_PARALLEL : TG_EXECUTOR_SERIAL));
-        set_level(s, 2);
+        tt_set_opt_level(s, 2);
         CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r, 0, NULL));
         for (int i = 0; i < n; i++)
             if (!tt_same(r0[i], r[i]))
@@ -152,12 +125,12 @@ static void test_values_only(void)
             tg_tensor *y = tg_max_pool2d(x, &q->o);
             CHECK_OK(tg_graph_end());
             tg_session *s = tg_session_new(g);
-            CHECK(pass_count(s, x, 1, &y, "pool_values", "values_only") == 1);
+            CHECK(tt_pass_count(s, x, 1, &y, "pool_values", "values_only") == 1);
             for (int sp = 0; sp < 2; sp++) {
                 tg_tensor *xv = tied(dt, 2, 3, q->h, q->w, sp, 5u + (uint32_t)k);
                 check_levels_equal(s, x, xv, 1, &y);
                 tg_tensor *r0;
-                set_level(s, 0);
+                tt_set_opt_level(s, 0);
                 CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &y, &r0, 0, NULL));
                 tg_tensor *plain = tg_max_pool2d(xv, &q->o); /* no gradient: the values op */
                 CHECK_OK(tg_set_requires_grad(xv, true));

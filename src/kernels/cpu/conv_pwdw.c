@@ -12,14 +12,13 @@
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_dwc.h"
-#include "kernels/cpu/conv_dwc_api.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/scratch.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
-/* blocks are split over the pool's threads from this many multiply-adds */
+/* units are split over the pool's threads from this many multiply-adds */
 #define PWDW_PAR_WORK ((int64_t)1 << 16)
 /* a strip's lane layout and outputs within this many bytes (they stay in
  * L2 while the strip is computed); the strips' shared input rows are
@@ -35,26 +34,15 @@
 typedef struct pwdw_job {
     const tg__conv_geom *pw, *dw;
     const tg__dwc_arch *arch;
-    tg__dwc_geom geom; /* a full strip's */
-    int64_t lanes, blocks, pairs, strip, strips;
+    tg__dwc_plan plan; /* the depthwise layer's blocks and strips */
+    int64_t pairs;
     const char *x, *w1, *b1, *w2, *b2;
     const tg__conv_act *act1;
     char *y;
-    size_t el, in_bytes, out_bytes, wp_bytes;
+    size_t el, wp_bytes;
     int f64;
     atomic_int status;
 } pwdw_job;
-
-static int64_t strip_rows(const tg__conv_geom *g, int64_t oh)
-{
-    return (oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
-}
-
-static int64_t strip_bytes(const tg__conv_geom *g, int64_t oh, int64_t L, int64_t el)
-{
-    int64_t cols = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
-    return (strip_rows(g, oh) * cols + oh * g->ow) * L * el;
-}
 
 /* the pointwise weights of channels [c0, c0 + nc) as [k][cols] (cols: the
  * unit's blocks' lanes), zeros past nc; their bias as [cols] */
@@ -80,33 +68,30 @@ static void pack_blocks(const pwdw_job *j, int64_t c0, int64_t nc, int64_t cols,
     }
 }
 
-static void blocks(void *ctx, int64_t begin, int64_t end)
+static void units(void *ctx, int64_t begin, int64_t end)
 {
     pwdw_job *j = ctx;
     const tg__conv_geom *g = j->dw;
+    const tg__dwc_plan *P = &j->plan;
     char *in0 = tg__scratch(TG_SCRATCH_KERNEL0,
-                            PAIR * j->in_bytes + j->out_bytes + j->wp_bytes + 64 * PAIR);
+                            PAIR * P->in_bytes + P->out_bytes + j->wp_bytes + 64 * PAIR);
     if (!in0) {
         atomic_store(&j->status, TG_ERR_NOMEM);
         return;
     }
-    void *in[PAIR] = {in0, in0 + j->in_bytes};
-    char *out = in0 + PAIR * j->in_bytes, *wp = out + j->out_bytes, *bias = wp + j->wp_bytes;
+    void *in[PAIR] = {in0, in0 + P->in_bytes};
+    char *out = in0 + PAIR * P->in_bytes, *wp = out + P->out_bytes, *bias = wp + j->wp_bytes;
     int64_t taps = g->kh * g->kw, in_plane = g->h * g->w, out_plane = g->oh * g->ow;
-    int64_t per_image = j->pairs * j->strips, packed = -1, L = j->lanes;
+    int64_t per_image = j->pairs * P->strips, packed = -1, L = P->lanes;
     for (int64_t u = begin; u < end; u++) { /* u = (image * pairs + pair) * strips + strip */
-        int64_t n = u / per_image, pair = u % per_image / j->strips, c0 = pair * PAIR * L;
-        int64_t oy0 = u % j->strips * j->strip;
+        int64_t n = u / per_image, pair = u % per_image / P->strips, c0 = pair * PAIR * L, oy0;
         int64_t nc = g->c - c0 < PAIR * L ? g->c - c0 : PAIR * L;
         int nblk = (int)((nc + L - 1) / L);
         if (pair != packed) {
             pack_blocks(j, c0, nc, nblk * L, wp, bias);
             packed = pair;
         }
-        tg__dwc_geom s = j->geom;
-        s.oh = g->oh - oy0 < j->strip ? g->oh - oy0 : j->strip;
-        s.rows = strip_rows(g, s.oh);
-        s.pt = g->ph - oy0 * g->sh;
+        tg__dwc_geom s = tg__dwc_strip(P, g, u % P->strips, &oy0);
         tg__pwdw_src p = {.x = j->x + (size_t)(n * j->pw->c * in_plane) * j->el,
                           .wp = wp, .bias = j->b1 ? bias : NULL, .k = j->pw->c,
                           .hw = in_plane, .blocks = nblk, .act = (int)j->act1->kind,
@@ -162,32 +147,16 @@ tg_status tg__conv_pwdw_forward(tg_dtype dt, const tg__conv_geom *pw, const tg__
     pwdw_job j = {.pw = pw, .dw = dw, .arch = tg__dwc_arch_now(), .x = x, .w1 = w1,
                   .b1 = b1, .w2 = w2, .b2 = b2, .act1 = act1, .y = y,
                   .el = tg_dtype_size(dt), .f64 = dt == TG_FLOAT64};
-    j.lanes = tg__dw_arch_now()->lanes[j.f64];
-    j.blocks = (g->c + j.lanes - 1) / j.lanes;
-    j.pairs = (j.blocks + PAIR - 1) / PAIR;
-    int64_t rows = g->oh;
-    while (rows > 1 && strip_bytes(g, rows, j.lanes, (int64_t)j.el) > PWDW_STRIP_BYTES)
-        rows = (rows + 1) / 2;
-    j.strips = (g->oh + rows - 1) / rows;
-    j.strip = (g->oh + j.strips - 1) / j.strips;
-    j.geom = (tg__dwc_geom){.h = g->h, .w = g->w, .pl = g->pw, .ow = g->ow,
-                            .sh = g->sh, .sw = g->sw, .dh = g->dh, .dw = g->dw,
-                            .kh = g->kh, .kw = g->kw,
-                            .cols = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1,
-                            .ys = g->oh * g->ow, .act = (int)act2->kind, .lo = act2->lo,
-                            .hi = act2->hi};
-    /* 64-byte aligned parts, sized for a full strip */
-    j.in_bytes = ((size_t)(strip_rows(g, j.strip) * j.geom.cols * j.lanes) * j.el + 63) /
-                 64 * 64;
-    j.out_bytes = ((size_t)(j.strip * g->ow * j.lanes) * j.el + 63) / 64 * 64;
-    j.wp_bytes = ((size_t)(pw->c * PAIR * j.lanes) * j.el + 63) / 64 * 64;
+    tg__dwc_plan_strips(dt, g, act2, PWDW_STRIP_BYTES, &j.plan);
+    j.pairs = (j.plan.blocks + PAIR - 1) / PAIR;
+    j.wp_bytes = ((size_t)(pw->c * PAIR * j.plan.lanes) * j.el + 63) / 64 * 64;
     atomic_init(&j.status, TG_OK);
-    int64_t units = g->n * j.pairs * j.strips;
+    int64_t n_units = g->n * j.pairs * j.plan.strips;
     int64_t work = g->n * g->c * (g->h * g->w * pw->c + g->oh * g->ow * g->kh * g->kw);
-    if (work >= PWDW_PAR_WORK && units > 1 && tg_get_num_threads() > 1 &&
+    if (work >= PWDW_PAR_WORK && n_units > 1 && tg_get_num_threads() > 1 &&
         !tg_in_parallel_region())
-        tg_parallel_for(units, 1, blocks, &j);
+        tg_parallel_for(n_units, 1, units, &j);
     else
-        blocks(&j, 0, units);
+        units(&j, 0, n_units);
     return (tg_status)atomic_load(&j.status);
 }

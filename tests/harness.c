@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,10 +156,23 @@ int tt_pass_count(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f, const
                   const char *what)
 {
     tg_pass_record rec[32];
-    int n = 0, total = -1;
+    int n = 0;
     tt_set_opt_level(s, 2);
     tg_graph_free(tg_session_optimized_graph(s, x ? 1 : 0, &x, NULL, n_fetch, f, 0, NULL, 32,
                                              rec, &n));
+    return tt_record_count(rec, n, pass, what);
+}
+
+int tt_record_count(const tg_pass_record *rec, int n, const char *pass, const char *what)
+{
+    if (getenv("TT_DEBUG"))
+        for (int i = 0; i < n; i++) {
+            fprintf(stderr, "%s %d->%d", rec[i].pass, rec[i].nodes_before, rec[i].nodes_after);
+            for (int k = 0; k < rec[i].n_counts; k++)
+                fprintf(stderr, " %s=%d", rec[i].counts[k].what, rec[i].counts[k].n);
+            fprintf(stderr, "\n");
+        }
+    int total = -1;
     for (int i = 0; i < n; i++) {
         if (strcmp(rec[i].pass, pass))
             continue;
@@ -168,6 +182,27 @@ int tt_pass_count(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f, const
                 total += rec[i].counts[k].n;
     }
     return total;
+}
+
+void tt_check_levels_equal(const char *file, int line, tg_session *s, tg_tensor *x,
+                           tg_tensor *xv, int n, tg_tensor **f)
+{
+    tg_tensor *r0[8], *r2[8];
+    if (n > 8) {
+        tt_fail(file, line, "tt_check_levels_equal: %d fetches (at most 8)", n);
+        return;
+    }
+    tt_set_opt_level(s, 0);
+    tg_status s0 = tg_session_run(s, x ? 1 : 0, &x, &xv, n, f, r0, 0, NULL);
+    tt_set_opt_level(s, 2);
+    tg_status s2 = tg_session_run(s, x ? 1 : 0, &x, &xv, n, f, r2, 0, NULL);
+    if (s0 != TG_OK || s2 != TG_OK) {
+        tt_fail(file, line, "a run failed: %s", tg_last_error());
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        if (!tt_same(r0[i], r2[i]))
+            tt_fail(file, line, "fetch %d differs from level 0", i);
 }
 
 bool tt_same(const tg_tensor *a, const tg_tensor *b)

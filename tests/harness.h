@@ -86,6 +86,14 @@ bool tt_same(const tg_tensor *a, const tg_tensor *b);
 
 /* session s's optimization level set (the other options as defaults) */
 void tt_set_opt_level(tg_session *s, int level);
+/* the count `what` of pass `pass` among n records, summed over its runs
+ * (-1: the pass did not run; a count of 0 is not recorded: 0 then) */
+int tt_record_count(const tg_pass_record *rec, int n, const char *pass, const char *what);
+/* fetches f (n <= 8 of them) from x (NULL: no feed) fed xv at levels 0
+ * and 2: bitwise equal, reported at the caller's line */
+#define CHECK_LEVELS_EQUAL(s, x, xv, n, f) tt_check_levels_equal(__FILE__, __LINE__, s, x, xv, n, f)
+void tt_check_levels_equal(const char *file, int line, tg_session *s, tg_tensor *x,
+                           tg_tensor *xv, int n, tg_tensor **f);
 /* the count `what` pass `pass` reports (summed over its runs) when s, at
  * level 2, optimizes the graph fetching f from feed x (NULL: none); -1
  * when the pass did not run. A count of 0 is not recorded: 0 then. */

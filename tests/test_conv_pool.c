@@ -114,20 +114,6 @@ static int fused(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f)
     return tt_pass_count(s, x, n_fetch, f, "fuse_conv_pool", "fused");
 }
 
-/* fetches f from x fed xv at levels 0 and 2: bitwise equal */
-static void check_levels_equal(tg_session *s, tg_tensor *x, tg_tensor *xv, int n,
-                               tg_tensor **f)
-{
-    tg_tensor *r0[4], *r2[4];
-    tt_set_opt_level(s, 0);
-    CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r0, 0, NULL));
-    tt_set_opt_level(s, 2);
-    CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r2, 0, NULL));
-    for (int i = 0; i < n; i++)
-        if (!tt_same(r0[i], r2[i]))
-            tt_fail(__FILE__, __LINE__, "fetch %d differs from level 0", i);
-}
-
 static tg_tensor *input(tg_dtype dt, const shape *s, bool specials)
 {
     int64_t n = s->n * s->c * s->h * s->w;
@@ -169,8 +155,8 @@ static void test_pass_levels_equal(void)
             CHECK(fused(s, x, 1, f) == 1); /* inference: the indices unread */
             for (int sp = 0; sp < 2; sp++) {
                 tg_tensor *xv = input(dt, q, sp);
-                check_levels_equal(s, x, xv, 4, f);
-                check_levels_equal(s, x, xv, 1, f);
+                CHECK_LEVELS_EQUAL(s, x, xv, 4, f);
+                CHECK_LEVELS_EQUAL(s, x, xv, 1, f);
             }
             tg_session_free(s);
             tg_graph_free(g);
@@ -203,11 +189,11 @@ static void test_pass_declines(void)
     CHECK(fused(s, x, 2, f2) == 0);
     CHECK(fused(s, x, 1, f3) == 0);
     CHECK(fused(s, x, 2, f4) == 0);
-    check_levels_equal(s, x, xv, 2, f1);
-    check_levels_equal(s, x, xv, 2, f4);
+    CHECK_LEVELS_EQUAL(s, x, xv, 2, f1);
+    CHECK_LEVELS_EQUAL(s, x, xv, 2, f4);
     /* and alone, each fuses */
     CHECK(fused(s, x, 1, &p2) == 1);
-    check_levels_equal(s, x, xv, 1, &p2);
+    CHECK_LEVELS_EQUAL(s, x, xv, 1, &p2);
     tg_session_free(s);
     tg_graph_free(g);
 }

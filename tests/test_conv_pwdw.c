@@ -152,21 +152,6 @@ static int fused(tg_session *s, tg_tensor *x, int n_fetch, tg_tensor **f)
     return tt_pass_count(s, x, n_fetch, f, "fuse_pw_dw", "fused");
 }
 
-/* fetches f from x fed xv at levels 0 and 2: bitwise equal */
-static void check_levels_equal(tg_session *s, tg_tensor *x, tg_tensor *xv, int n,
-                               tg_tensor **f)
-{
-    tg_tensor *r0[4], *r2[4];
-    tt_set_opt_level(s, 0);
-    CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r0, 0, NULL));
-    tt_set_opt_level(s, 2);
-    CHECK_OK(tg_session_run(s, 1, &x, &xv, n, f, r2, 0, NULL));
-    for (int i = 0; i < n; i++) {
-        if (!tt_same(r0[i], r2[i]))
-            tt_fail(__FILE__, __LINE__, "fetch %d differs from level 0", i);
-    }
-}
-
 static tg_tensor *frozen(tg_dtype dt, int ndim, const int64_t *shape)
 {
     tg_tensor *t = tt_rand_dtype(dt, ndim, shape, -1, 1);
@@ -218,7 +203,7 @@ static void test_pass_levels_equal(void)
                 bool pays = tg__conv_pwdw_pays(q->h * q->w);
                 CHECK(fused(s, x, 2, f) == (fz && pays ? 2 : 0));
                 tg_tensor *xv = input(dt, q);
-                check_levels_equal(s, x, xv, 2, f);
+                CHECK_LEVELS_EQUAL(s, x, xv, 2, f);
                 tg_session_free(s);
                 tg_graph_free(g);
             }
@@ -271,8 +256,8 @@ static void test_pass_declines(void)
     CHECK(fused(s, x, 1, &y) == 0);
     tg__cpu_force(tg__cpu_detected());
     tg_tensor *xv = input(TG_FLOAT32, &q);
-    check_levels_equal(s, x, xv, 2, f1);
-    check_levels_equal(s, x, xv, 1, &y);
+    CHECK_LEVELS_EQUAL(s, x, xv, 2, f1);
+    CHECK_LEVELS_EQUAL(s, x, xv, 1, &y);
     tg_session_free(s);
     tg_graph_free(g);
 }

@@ -19,28 +19,6 @@ static void set_level(tg_session *s, int level, int n_disabled, const char *cons
     CHECK_OK(tg_session_set_options(s, &o));
 }
 
-/* the count `what` of pass `pass` among n records (-1: the pass did not run) */
-static int count_of(const tg_pass_record *rec, int n, const char *pass, const char *what)
-{
-    if (getenv("TT_DEBUG"))
-        for (int i = 0; i < n; i++) {
-            fprintf(stderr, "%s %d->%d", rec[i].pass, rec[i].nodes_before, rec[i].nodes_after);
-            for (int k = 0; k < rec[i].n_counts; k++)
-                fprintf(stderr, " %s=%d", rec[i].counts[k].what, rec[i].counts[k].n);
-            fprintf(stderr, "\n");
-        }
-    int total = -1;
-    for (int i = 0; i < n; i++) {
-        if (strcmp(rec[i].pass, pass))
-            continue;
-        total = total < 0 ? 0 : total;
-        for (int k = 0; k < rec[i].n_counts; k++)
-            if (!strcmp(rec[i].counts[k].what, what))
-                total += rec[i].counts[k].n;
-    }
-    return total;
-}
-
 /* the optimised graph's node count for fetching y from x, at level */
 static int nodes_at(tg_session *s, int level, tg_tensor *x, tg_tensor *y, tg_pass_record *rec,
                     int *n_rec)
@@ -125,13 +103,13 @@ static void test_cse(void)
     int n0 = nodes_at(s, 0, x, y, NULL, NULL), n1 = nodes_at(s, 1, x, y, rec, &n);
     /* b's exp, sin and mul merge with a's, and so do c's and d's sin; the
      * subs and their exps stay apart */
-    CHECK(count_of(rec, n, "cse", "merged") == 5);
+    CHECK(tt_record_count(rec, n, "cse", "merged") == 5);
     CHECK(n1 == n0 - 5);
     check_levels_equal(s, x, tt_rand_dtype(TG_FLOAT32, 2, (int64_t[]){3, 4}, -2, 2), y, 1);
     /* disabled, it does not run */
     set_level(s, 1, 1, (const char *[]){"cse"});
     tg_graph *og = tg_session_optimized_graph(s, 1, &x, NULL, 1, &y, 0, NULL, 32, rec, &n);
-    CHECK(og && tg_graph_num_nodes(og) == n0 && count_of(rec, n, "cse", "merged") == -1);
+    CHECK(og && tg_graph_num_nodes(og) == n0 && tt_record_count(rec, n, "cse", "merged") == -1);
     tg_graph_free(og);
     tg_session_free(s);
     tg_graph_free(g);
@@ -178,7 +156,7 @@ static void test_fold_and_guard(void)
     tg_pass_record rec[32];
     int n;
     int n0 = nodes_at(s, 0, x, y, NULL, NULL), n1 = nodes_at(s, 1, x, y, rec, &n);
-    CHECK(count_of(rec, n, "fold", "folded") == 2); /* mul, exp */
+    CHECK(tt_record_count(rec, n, "fold", "folded") == 2); /* mul, exp */
     CHECK(n1 < n0);
     tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){0, 0, 0}), *r;
     check_levels_equal(s, x, xv, y, 1);
@@ -206,7 +184,7 @@ static void test_fold_size_cap(void)
     tg_pass_record rec[32];
     int n;
     nodes_at(s, 1, x, y, rec, &n);
-    CHECK(count_of(rec, n, "fold", "folded") == 0);
+    CHECK(tt_record_count(rec, n, "fold", "folded") == 0);
     tg_session_free(s);
     tg_graph_free(g);
 }
@@ -235,7 +213,7 @@ static void test_simplify(void)
     int n0 = nodes_at(s, 0, x, y, NULL, NULL), n1 = nodes_at(s, 1, x, y, rec, &n);
     CHECK(n1 <= 4); /* x, the view, exp (and nothing else) */
     CHECK(n1 < n0);
-    CHECK(count_of(rec, n, "simplify", "simplified") >= 8);
+    CHECK(tt_record_count(rec, n, "simplify", "simplified") >= 8);
     check_levels_equal(s, x, tt_rand_dtype(TG_FLOAT32, 2, (int64_t[]){2, 3}, -2, 2), y, 1);
     tg_tensor *iv = tt_tensor(TG_INT32, 1, (int64_t[]){4}, (double[]){1, -2, 3, 7}), *r;
     set_level(s, 1, 0, NULL);
@@ -266,8 +244,8 @@ static void test_dce(void)
     int n;
     int n1 = nodes_at(s, 1, x, y, rec, &n);
     CHECK(n1 == 2);                                     /* x, exp */
-    CHECK(count_of(rec, n, "simplify", "simplified") == 1); /* x * 1 */
-    CHECK(count_of(rec, n, "dce", "removed") == 1);     /* the constant 1 */
+    CHECK(tt_record_count(rec, n, "simplify", "simplified") == 1); /* x * 1 */
+    CHECK(tt_record_count(rec, n, "dce", "removed") == 1);     /* the constant 1 */
     tg_session_free(s);
     tg_graph_free(g);
 }
@@ -333,7 +311,7 @@ static void test_pool_grad(void)
         int n = 0;
         set_level(s, 2, 0, NULL);
         tg_graph_free(tg_session_optimized_graph(s, 1, &x, NULL, 1, &dx, 0, NULL, 32, rec, &n));
-        CHECK(count_of(rec, n, "pool_grad", "moved") == 1);
+        CHECK(tt_record_count(rec, n, "pool_grad", "moved") == 1);
         /* half the activations negative: the mask matters */
         check_levels_equal(s, x, tt_rand_dtype(dt, 4, (int64_t[]){2, 3, 8, 8}, -1, 1), dx, 2);
         tg_session_free(s);
@@ -472,10 +450,10 @@ static void test_random_graphs(void)
         int n = 0;
         tg_graph_free(tg_session_optimized_graph(s, 2, feeds, NULL, 4, out, 0, NULL, 32, rec,
                                                  &n));
-        changed[0] += count_of(rec, n, "simplify", "simplified");
-        changed[1] += count_of(rec, n, "cse", "merged");
-        changed[2] += count_of(rec, n, "fold", "folded");
-        changed[3] += count_of(rec, n, "fuse_elementwise", "ops");
+        changed[0] += tt_record_count(rec, n, "simplify", "simplified");
+        changed[1] += tt_record_count(rec, n, "cse", "merged");
+        changed[2] += tt_record_count(rec, n, "fold", "folded");
+        changed[3] += tt_record_count(rec, n, "fuse_elementwise", "ops");
         for (int level = 1; level <= 2; level++)
             for (int k = 0; k < 4; k++)
                 if (!tt_same(res[level][k], res[0][k]))

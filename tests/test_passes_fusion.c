@@ -13,21 +13,6 @@
 #include <string.h>
 
 
-/* the count `what` of pass `pass` (summed over its runs; -1: it did not run) */
-static int count_of(const tg_pass_record *rec, int n, const char *pass, const char *what)
-{
-    int total = -1;
-    for (int i = 0; i < n; i++) {
-        if (strcmp(rec[i].pass, pass))
-            continue;
-        total = total < 0 ? 0 : total;
-        for (int k = 0; k < rec[i].n_counts; k++)
-            if (!strcmp(rec[i].counts[k].what, what))
-                total += rec[i].counts[k].n;
-    }
-    return total;
-}
-
 typedef struct sig {
     int n_feeds, n_fetches, n_targets;
     tg_tensor **feeds, **vals, **fetches, **targets;
@@ -119,11 +104,11 @@ static void test_chain_shapes(void)
         tg_pass_record rec[32];
         char *dump = NULL;
         int n = records(s, &q, rec, &dump);
-        if (count_of(rec, n, "fuse_elementwise", "fused") != 1 ||
-            count_of(rec, n, "fuse_elementwise", "ops") != 6)
+        if (tt_record_count(rec, n, "fuse_elementwise", "fused") != 1 ||
+            tt_record_count(rec, n, "fuse_elementwise", "ops") != 6)
             tt_fail(__FILE__, __LINE__, "shape %zu: fused %d nodes of %d ops", k,
-                    count_of(rec, n, "fuse_elementwise", "fused"),
-                    count_of(rec, n, "fuse_elementwise", "ops"));
+                    tt_record_count(rec, n, "fuse_elementwise", "fused"),
+                    tt_record_count(rec, n, "fuse_elementwise", "ops"));
         CHECK(dump && strstr(dump, "fused_elementwise") &&
               strstr(dump, "program=\"mul(%0, %1); add($0, %2); tanh($1); sub($2, %3); "
                            "relu($3); mul($4, %4)\""));
@@ -158,8 +143,8 @@ static void test_chain_boundaries(void)
     tg_session *s = tg_session_new(g);
     tg_pass_record rec[32];
     int n = records(s, &q, rec, NULL);
-    CHECK(count_of(rec, n, "fuse_elementwise", "fused") == 2);
-    CHECK(count_of(rec, n, "fuse_elementwise", "ops") == 4);
+    CHECK(tt_record_count(rec, n, "fuse_elementwise", "fused") == 2);
+    CHECK(tt_record_count(rec, n, "fuse_elementwise", "ops") == 4);
     check_equal(s, &q, 1, 0, NULL, NULL);
     tg_session_free(s);
     tg_graph_free(g);
@@ -184,7 +169,7 @@ static void test_chain_around_assign(void)
     tg_pass_record rec[32];
     int n = records(s, &q, rec, NULL);
     /* mul joins the last add; exp reads w before the assign: it stays */
-    CHECK(count_of(rec, n, "fuse_elementwise", "ops") == 2);
+    CHECK(tt_record_count(rec, n, "fuse_elementwise", "ops") == 2);
     check_equal(s, &q, 3, 1, &w, &w0); /* w moves on: three runs each */
     tg_session_free(s);
     tg_graph_free(g);
@@ -334,8 +319,8 @@ static void train(int kind, const tg_sgd_opts *o, int config, tg_tensor **loss_o
         int n = 0;
         tg_graph_free(tg_session_optimized_graph(s, 2, feeds, NULL, 1, &loss, n_upd, upd, 32,
                                                  rec, &n));
-        *fused = count_of(rec, n, "fuse_updates", "fused");
-        *assigns = count_of(rec, n, "fuse_updates", "assigns");
+        *fused = tt_record_count(rec, n, "fuse_updates", "fused");
+        *assigns = tt_record_count(rec, n, "fuse_updates", "assigns");
     }
     for (int k = 0; k < 3; k++)
         CHECK_OK(tg_session_run(s, 2, feeds, vals, 1, &loss, &loss_out[k], n_upd, upd));
@@ -422,7 +407,7 @@ static void test_epilogues(void)
         char *dump = NULL;
         int n = records(s, &q, rec, &dump);
         /* linear + relu, conv2d + relu, the hidden gradient + relu_grad */
-        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 3);
+        CHECK(tt_record_count(rec, n, "fuse_epilogue", "fused") == 3);
         CHECK(dump && strstr(dump, "program=\"gemm[alpha=1, beta=1, trans_a=0, trans_b=1]"
                                    "(%0, %1, %2); relu($0)\"") &&
               strstr(dump, "relu_grad($0, %"));
@@ -430,7 +415,7 @@ static void test_epilogues(void)
         check_equal(s, &q, 1, 0, NULL, NULL);
         q.n_fetches = 4; /* h fetched: linear + relu stays one node, h is its output */
         n = records(s, &q, rec, NULL);
-        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 3);
+        CHECK(tt_record_count(rec, n, "fuse_epilogue", "fused") == 3);
         check_equal(s, &q, 1, 0, NULL, NULL);
         tg_session_free(s);
         tg_graph_free(g);
@@ -469,7 +454,7 @@ static void test_conv_act_epilogues(void)
         tg_pass_record rec[32];
         char *dump = NULL;
         int n = records(s, &q, rec, &dump);
-        CHECK(count_of(rec, n, "fuse_epilogue", "fused") == 2);
+        CHECK(tt_record_count(rec, n, "fuse_epilogue", "fused") == 2);
         CHECK(dump && strstr(dump, "hardswish($0)\"") && strstr(dump, "clamp[a=0, b=6]($0)\""));
         free(dump);
         check_equal(s, &q, 1, 0, NULL, NULL);
@@ -522,7 +507,7 @@ static void test_residual_epilogues(void)
         tg_pass_record rec[32];
         char *dump = NULL;
         int n = records(s, &q, rec, &dump);
-        CHECK(count_of(rec, n, "fuse_epilogue", "fused") >= 6);
+        CHECK(tt_record_count(rec, n, "fuse_epilogue", "fused") >= 6);
         CHECK(dump && strstr(dump, "add($0, %") && strstr(dump, "relu($1)") &&
               strstr(dump, "add(%"));
         free(dump);

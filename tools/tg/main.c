@@ -23,7 +23,9 @@ static void usage(FILE *f)
     for (int i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nRun 'tg <command> --help' for a command's options.\n"
-               "Environment: TG_NUM_THREADS sets the number of threads.\n");
+               "Environment: TG_NUM_THREADS sets the number of threads; graph mode's\n"
+               "optimizations: TG_OPT_LEVEL=0|1|2 (default 2) and TG_DISABLE_PASSES=a,b\n"
+               "(passes to leave out, as 'tg graph lenet --passes' lists them).\n");
 }
 
 int main(int argc, char **argv)

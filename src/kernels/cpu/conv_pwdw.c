@@ -1,13 +1,14 @@
 /* A pointwise convolution and the depthwise one after it as one pass
- * (conv_pwdw.h): per block of a vector's worth of the pointwise layer's
- * output channels (the depthwise layer's input channels) of one image,
- * strip of output rows by strip, the pointwise outputs the strip reads
- * are computed straight into the channel-lane layout the depthwise
- * kernel reads (conv_dwc_arch.h's pw_in: a vector of the block's channels
- * per position, as its transpose would have made it), then the
- * depthwise outputs are computed and written back to their planes
- * (from_in). The expanded activation, the largest tensor of a MobileNet
- * block, is never written to memory nor transposed. */
+ * (conv_pwdw.h): per pair of blocks of a vector's worth of the pointwise
+ * layer's output channels (the depthwise layer's input channels) of one
+ * image, strip of output rows by strip (the channel-lane path's plan,
+ * conv_dwc.c), the pointwise outputs the strip reads are computed
+ * straight into the channel-lane layout the depthwise kernel reads
+ * (conv_dwc_arch.h's pw_in: a vector of a block's channels per position,
+ * as its transpose would have made it), then each block's depthwise
+ * outputs are computed and written back to their planes (from_in). The
+ * expanded activation, the largest tensor of a MobileNet block, is never
+ * written to memory nor transposed. */
 #include "kernels/cpu/conv_pwdw.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_dw.h"

@@ -133,6 +133,39 @@ static const char *torch_words(const char *msg, char *buf, size_t len)
     if (!strncmp(msg, "view: a tensor of shape ", 24) && strstr(p, "with these strides cannot"))
         return "view size is not compatible with input tensor's size and stride (at least one "
                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
+    const char *w = strstr(p, "saved for its gradient, was modified by an in-place operation "
+                              "(it is at version ");
+    const char *desc = w ? strstr(w, " The tensor: ") : NULL;
+    if (desc && !strncmp(msg, "backward: ", 10)) { /* PyTorch's version counter error */
+        unsigned long long now, want;
+        char dt[16];
+        int at = 0;
+        if (sscanf(w, "saved for its gradient, was modified by an in-place operation (it is at "
+                      "version %llu, expected %llu)", &now, &want) != 2 ||
+            sscanf(desc, " The tensor: %15s %n", dt, &at) != 1 || !at)
+            return NULL;
+        static const char *const types[][2] = {
+            {"float32", "Float"}, {"float64", "Double"}, {"int64", "Long"}, {"int32", "Int"},
+            {"uint8", "Byte"}, {"bool", "Bool"}, {"int8", "Char"}, {"int16", "Short"}};
+        const char *type = NULL;
+        for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+            if (!strcmp(dt, types[i][0]))
+                type = types[i][1];
+        const char *shape = desc + at, *e = shape;
+        if (!type || parse_shape(&e, a) < 0)
+            return NULL;
+        char made[96] = "";
+        const char *of = strstr(e, ", output ");
+        if (of) /* ", output 0 of ExpBackward0." */
+            snprintf(made, sizeof made, ", which is%.*s,", (int)(strlen(of) - 2), of + 1);
+        snprintf(buf, len, "one of the variables needed for gradient computation has been "
+                 "modified by an inplace operation: [torch.%sTensor %.*s]%s is at version "
+                 "%llu; expected version %llu instead. Hint: enable anomaly detection to find "
+                 "the operation that failed to compute its gradient, with "
+                 "torch.autograd.set_detect_anomaly(True).", type, (int)(e - shape), shape,
+                 made, now, want);
+        return buf;
+    }
     static const char twice[] = "trying to backward through the graph a second time";
     if (!strncmp(p, twice, sizeof twice - 1))
         return "Trying to backward through the graph a second time (or directly access saved "

@@ -198,7 +198,9 @@ def kron(input, other):
     # interleave: a -> [a0, 1, a1, 1, ...], b -> [1, b0, 1, b1, ...]
     ai = a.reshape(*[v for s in a_shape for v in (s, 1)])
     bi = b.reshape(*[v for s in b_shape for v in (1, s)])
-    return (ai * bi).reshape(*[x * y for x, y in zip(a_shape, b_shape)])
+    # a copy, as PyTorch's: no view of the product
+    return _C._untrack_view(_C._set_grad_fn_name(
+        (ai * bi).reshape(*[x * y for x, y in zip(a_shape, b_shape)]), 'UnsafeViewBackward0'))
 
 
 def block_diag(*tensors):

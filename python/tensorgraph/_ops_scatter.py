@@ -122,7 +122,8 @@ def _flat_index(index, numel, name):
 def take(input, index):
     """input's elements at index (into the flattened input; negative from the end)"""
     idx = _flat_index(index, input.numel(), 'take')
-    return _C.index_select(input.reshape(-1), 0, idx).reshape(tuple(index.shape))
+    return _C._untrack_view(_C._set_grad_fn_name(  # a copy, as PyTorch's
+        _C.index_select(input.reshape(-1), 0, idx).reshape(tuple(index.shape)), 'TakeBackward0'))
 
 
 def put(input, index, source, accumulate=False):

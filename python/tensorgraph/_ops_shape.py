@@ -125,13 +125,15 @@ def rot90(input, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
                            f"dim1 = {d1}")
     k %= 4
-    if k == 1:
-        return flip(input, [d1]).transpose(d0, d1)
-    if k == 2:
-        return flip(input, [d0, d1])
-    if k == 3:
-        return flip(input, [d0]).transpose(d0, d1)
-    return input.clone()
+    if k == 1:  # a copy, as PyTorch's: no view of the flipped temporary
+        r = _C._untrack_view(flip(input, [d1]).transpose(d0, d1))
+    elif k == 2:
+        r = flip(input, [d0, d1])
+    elif k == 3:
+        r = _C._untrack_view(flip(input, [d0]).transpose(d0, d1))
+    else:
+        r = input.clone()
+    return _C._set_grad_fn_name(r, 'Rot90Backward0')
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -151,7 +153,9 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         zeros(*input.shape[:-1], n, n, dtype=input.dtype)
     out = _C.where((j - i) == offset, v, _zero(input))
     nd = out.ndim
-    return movedim(out, (nd - 2, nd - 1), (_dim(dim1, nd), _dim(dim2, nd)))
+    r = movedim(out, (nd - 2, nd - 1), (_dim(dim1, nd), _dim(dim2, nd)))
+    del out  # r is a copy, as PyTorch's: no view of the temporary
+    return _C._untrack_view(r)
 
 
 def diag(input, diagonal=0):

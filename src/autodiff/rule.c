@@ -13,13 +13,24 @@ static tg_status check_version(const tg_node *n, const tg_tensor *t,
 {
     if (!t || t->storage->version == saved)
         return TG_OK;
+    /* the tensor as PyTorch's message describes it: dtype, shape and what
+     * made it (a saved output: this node; an input: its grad_fn now) */
+    char shape[160], made[96] = "";
+    const tg_node *by = what[0] == 'o' ? n : t->grad_fn;
+    int index = what[0] == 'o' ? i : t->out_index;
+    if (by) {
+        char name[64];
+        tg__node_display_name(by, name, sizeof name);
+        snprintf(made, sizeof made, ", output %d of %s", index, name);
+    }
     return tg__error(TG_ERR_AUTOGRAD,
                      "backward: %s %d of '%s', saved for its gradient, was "
                      "modified by an in-place operation (it is at version "
                      "%llu, expected %llu). Clone it before modifying it, or "
-                     "modify it after backward.",
+                     "modify it after backward. The tensor: %s %s%s.",
                      what, i, n->name, (unsigned long long)t->storage->version,
-                     (unsigned long long)saved);
+                     (unsigned long long)saved, tg_dtype_name(t->dtype),
+                     tg_shape_str(t->ndim, t->shape, shape, sizeof shape), made);
 }
 
 /* every tensor the node saved must still be at the version it was saved at */

@@ -182,5 +182,9 @@ def test_product_by_a_constant_then_in_place():
     b = tg.ones(3, requires_grad=True)
     p = a * b
     a.add_(1)
-    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+    with pytest.raises(RuntimeError, match=r"^one of the variables needed for gradient "
+                                           r"computation has been modified by an inplace "
+                                           r"operation: \[torch.FloatTensor \[3\]\], which is "
+                                           r"output 0 of AddBackward0, is at version 1; "
+                                           r"expected version 0 instead\."):
         p.sum().backward()

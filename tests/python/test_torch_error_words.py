@@ -80,6 +80,51 @@ CASES = [  # (case, f, exception, message)
 ]
 
 
+def _saved_output_written(m):
+    y = m.ones(3, requires_grad=True).exp()
+    y.add_(1)
+    y.sum().backward()
+
+
+def _saved_input_written(m):
+    y = m.ones(2, 3, dtype=m.float64, requires_grad=True) * 1
+    z = y.sin()
+    y.mul_(2)
+    z.sum().backward()
+
+
+def _saved_constant_written(m):
+    w = m.ones(3)
+    z = (m.ones(3, requires_grad=True) * w).sum()
+    w.add_(1)
+    z.backward()
+
+
+def _saved_scalar_written(m):
+    y = m.ones((), requires_grad=True).exp()
+    y.mul_(2)
+    y.backward()
+
+
+_HINT = ("Hint: enable anomaly detection to find the operation that failed to compute its "
+         "gradient, with torch.autograd.set_detect_anomaly(True).")
+_MODIFIED = ("one of the variables needed for gradient computation has been modified by an "
+             "inplace operation: ")
+CASES += [
+    ('version_output', _saved_output_written, RuntimeError,
+     _MODIFIED + "[torch.FloatTensor [3]], which is output 0 of ExpBackward0, is at version 1; "
+     "expected version 0 instead. " + _HINT),
+    ('version_input', _saved_input_written, RuntimeError,
+     _MODIFIED + "[torch.DoubleTensor [2, 3]], which is output 0 of MulBackward0, is at version "
+     "1; expected version 0 instead. " + _HINT),
+    ('version_constant', _saved_constant_written, RuntimeError,
+     _MODIFIED + "[torch.FloatTensor [3]] is at version 1; expected version 0 instead. " + _HINT),
+    ('version_scalar', _saved_scalar_written, RuntimeError,
+     _MODIFIED + "[torch.FloatTensor []], which is output 0 of ExpBackward0, is at version 1; "
+     "expected version 0 instead. " + _HINT),
+]
+
+
 def _twice(m):
     y = m.ones(2, requires_grad=True).exp().sum()
     y.backward()

@@ -106,6 +106,21 @@ def test_is_view_and_base():
         assert _view_facts(torch) == facts
 
 
+def _copies(m):
+    x = m.arange(6.0).reshape(2, 3)
+    return [t._is_view() for t in (
+        m.diag_embed(x), x.rot90(), x.rot90(3), x.take(m.tensor([0, 5])), m.kron(x, x),
+        x.roll(1), x[[0, 1]], x.max(1).values, m.nn.functional.linear(x, m.ones(4, 3)),
+        m.nn.functional.linear(x[None], m.ones(4, 3), m.ones(4)))]
+
+
+def test_results_made_as_copies_are_no_views():
+    expected = [False] * 9 + [True]  # a batched linear with bias is a view in PyTorch
+    assert _copies(tg) == expected
+    if torch is not None:
+        assert _copies(torch) == expected
+
+
 def test_base_is_the_wrapper_or_a_fresh_one():
     x = tg.ones(4)
     v = x[1:]
@@ -298,6 +313,10 @@ NAMES = [  # (case, make, PyTorch's grad_fn name)
      'MaxPool2DWithIndicesBackward0'),
     ('layer_norm', lambda m: m.nn.functional.layer_norm(_x(m), (4,)), 'NativeLayerNormBackward0'),
     ('atan2', lambda m: m.atan2(_x(m), _x(m)), 'Atan2Backward0'),
+    ('kron', lambda m: m.kron(_m(m), _m(m)), 'UnsafeViewBackward0'),
+    ('take', lambda m: _m(m).take(m.tensor([0, 4])), 'TakeBackward0'),
+    ('rot90', lambda m: _m(m).rot90(), 'Rot90Backward0'),
+    ('rot90_2', lambda m: _m(m).rot90(2), 'Rot90Backward0'),
     ('mul_', _inplace(lambda m, y: y.mul_(2)), 'MulBackward0'),
     ('add_', _inplace(lambda m, y: y.add_(2)), 'AddBackward0'),
     ('sub_', _inplace(lambda m, y: y.sub_(_x(m))), 'SubBackward0'),

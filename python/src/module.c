@@ -86,8 +86,13 @@ static const char *torch_words(const char *msg, char *buf, size_t len)
         }
         if (op_len == 3 && (!strncmp(msg, "std", 3) || !strncmp(msg, "var", 3)))
             return "std and var only support floating point and complex dtypes";
+        if (op_len == 3 && !strncmp(msg, "neg", 3) && !strcmp(got, "bool"))
+            return "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                   "trying to invert a mask, use the `~` or `logical_not()` operator instead.";
         return NULL;
     }
+    if (!strncmp(p, "integer division by zero (ZeroDivisionError in PyTorch)", 55))
+        return "ZeroDivisionError";
     if (sscanf(p, "axis %d is out of range for a tensor of %d dims (expected %d to %d)", &axis,
                &nd, &lo, &hi) == 4) {
         snprintf(buf, len, "Dimension out of range (expected to be in range of [%d, %d], but "

@@ -54,6 +54,20 @@ tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b)
     return r;
 }
 
+int tgpy_check_bool_sub(const tg_tensor *a, const tg_tensor *b)
+{
+    bool ba = tg_dtype_of(a) == TG_BOOL, bb = tg_dtype_of(b) == TG_BOOL;
+    if (ba && bb)
+        PyErr_SetString(PyExc_RuntimeError, "Subtraction, the `-` operator, with two bool "
+                        "tensors is not supported. Use the `^` or `logical_xor()` operator "
+                        "instead.");
+    else if (ba || bb)
+        PyErr_SetString(PyExc_RuntimeError, "Subtraction, the `-` operator, with a bool tensor "
+                        "is not supported. If you are trying to invert a mask, use the `~` or "
+                        "`logical_not()` operator instead.");
+    return ba || bb ? -1 : 0;
+}
+
 /* a (op) b where at least one is a tensor; numbers take the tensor's type
  * (a float one in a true division of integers) */
 static PyObject *binary(PyObject *a, PyObject *b, binary_fn fn)
@@ -70,6 +84,11 @@ static PyObject *binary(PyObject *a, PyObject *b, binary_fn fn)
         ta = tgpy_as_tensor(a, tgpy_number_ref(true_div, tg_dtype_of(tb)), true);
     }
     PyObject *r = NULL;
+    if (ta && tb && fn == tg_sub && tgpy_check_bool_sub(ta, tb) < 0) {
+        tg_release(ta);
+        tg_release(tb);
+        return NULL;
+    }
     if (ta && tb) {
         tg_tensor *both[2] = {ta, tb};
         tgpy_note_inputs(both, 2);
@@ -306,6 +325,10 @@ static PyObject *inplace_op(PyObject *a, PyObject *b, binary_fn fn, double add_s
     tg_tensor *t = TENSOR(a), *s = tgpy_as_tensor(b, tg_dtype_of(t), true);
     if (!s)
         return NULL;
+    if (fn == tg_sub && tgpy_check_bool_sub(t, s) < 0) {
+        tg_release(s);
+        return NULL;
+    }
     PyObject *r;
     if (add_sign != 0 && tg_promote_types(tg_dtype_of(t), tg_dtype_of(s)) == tg_dtype_of(t)) {
         r = tg_add_(t, s, add_sign) == TG_OK ? Py_NewRef(a) : tgpy_raise();

@@ -409,6 +409,35 @@ static int check_batch_sizes(const OpObject *op, const argval *v)
 
 /* argument checks the C functions cannot make, with the GIL held (invoke
  * may run without it): -1 with an exception */
+/* PyTorch's refusals of amax / amin (dims as given) and argmax / argmin
+ * (one dim, counted from 0) over no elements: -1 with the exception */
+static int check_extremum_dims(const char *name, const tg_tensor *x, int n, const int *dims,
+                               bool normalize)
+{
+    int nd = tg_ndim(x);
+    if (n == 0) {
+        if (tg_numel(x) != 0)
+            return 0;
+        if (normalize) /* argmax: TORCH_CHECK_INDEX */
+            PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim to be specified for "
+                         "input.numel() == 0.", name);
+        else
+            PyErr_Format(PyExc_RuntimeError, "%s(): Expected reduction dim to be specified for "
+                         "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                         "argument.", name);
+        return -1;
+    }
+    for (int i = 0; i < n && nd > 0; i++) {
+        int d = dims[i] < 0 ? dims[i] + nd : dims[i];
+        if (d >= 0 && d < nd && tg_shape(x)[d] == 0) {
+            PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim %d to have non-zero "
+                         "size.", name, normalize ? d : dims[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int tgpy_op_validate(const OpObject *op, const argval *v)
 {
     if (row_checks(op, v) < 0)
@@ -425,6 +454,8 @@ int tgpy_op_validate(const OpObject *op, const argval *v)
                             "must not be a floating point number.");
             return -1;
         }
+        if (op->row->fn == F(tg_sub))
+            return tgpy_check_bool_sub(v[0].t, v[1].t);
         return op->row->fn == F(tg_pow) ? tgpy_check_int_pow(v[0].t, v[1].t) : 0;
     case C_TTT:
         if (op->row->fn == F(tg_where) && tg_dtype_of(v[0].t) != TG_BOOL &&
@@ -434,12 +465,14 @@ int tgpy_op_validate(const OpObject *op, const argval *v)
             return -1;
         }
         return 0;
-    case C_ARG: /* PyTorch's TORCH_CHECK_INDEX */
-        if (v[1].none && tg_numel(v[0].t) == 0) {
-            PyErr_Format(PyExc_IndexError, "%s(): Expected reduction dim to be specified for "
-                         "input.numel() == 0", op->row->name);
-            return -1;
-        }
+    case C_ARG: { /* PyTorch's TORCH_CHECK_INDEX */
+        int d = v[1].none ? 0 : (int)v[1].f;
+        return check_extremum_dims(op->row->name, v[0].t, v[1].none ? 0 : 1, &d, true);
+    }
+    case C_TAB:
+        if (op->row->fn == F(tg_max) || op->row->fn == F(tg_min))
+            return check_extremum_dims(op->row->name, v[0].t, v[1].none ? 0 : v[1].n,
+                                       v[1].ints, false);
         return 0;
     case C_TIT: /* PyTorch's TORCH_CHECK_INDEX */
         if (op->row->fn == F(tg_index_select) && tg_ndim(v[2].t) > 1) {

@@ -462,6 +462,10 @@ static PyObject *add_scaled(PyObject *o, PyObject *const *args, Py_ssize_t npos,
     tg_tensor *s = operand_for(o, args[0]);
     if (!s)
         return NULL;
+    if (sign < 0 && tgpy_check_bool_sub(TENSOR(o), s) < 0) {
+        tg_release(s);
+        return NULL;
+    }
     if (tgpy_check_cast(tg_dtype_of(s), dt) < 0) {
         tg_release(s);
         return NULL;

@@ -37,6 +37,8 @@ int tgpy_name_inplace(tg_tensor *t, const char *name);
 /* PyTorch's name for matmul's grad_fn by the operands' ranks (dot, mv, mm,
  * or a batched product's view) */
 const char *tgpy_matmul_grad_name(int a, int b);
+/* PyTorch's refusal of a subtraction with a bool operand: -1 with it */
+int tgpy_check_bool_sub(const tg_tensor *a, const tg_tensor *b);
 /* the same into a given Tensor subclass (nn.Parameter) */
 PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t);
 /* the buffer protocol (buffer.c): Tensor's exporter, and from_numpy(obj) */

@@ -45,6 +45,14 @@ def _max_min(amax, arg, pair, name):
     def f(input, dim=None, keepdim=False, *, out=None):
         if isinstance(dim, _C.Tensor):  # torch.max(a, b): elementwise
             return pair(input, dim)
+        if dim is None and input.numel() == 0:  # PyTorch's refusals of nothing to reduce
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               f"input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               f"argument.")
+        if dim is not None and input.ndim and isinstance(dim, int) and \
+                -input.ndim <= dim < input.ndim and input.shape[dim] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dim % input.ndim} to have "
+                             f"non-zero size.")
         if dim is None:  # PyTorch's nodes: MaxBackward1 for all, MaxBackward0 along dim
             r = amax(input)
             return _C._set_grad_fn_name(even_grad(input, r), node + '1') if _watched(input) else r
@@ -117,8 +125,9 @@ def is_floating_point(input):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    import numpy as np
-    return bool(np.allclose(a.detach().numpy(), b.detach().numpy(), rtol, atol, equal_nan))
+    """isclose everywhere (its checks: one dtype, shapes that broadcast), as PyTorch's"""
+    from ._ops_math import isclose
+    return bool(isclose(a.detach(), b.detach(), rtol, atol, equal_nan).all())
 
 
 def equal(a, b):

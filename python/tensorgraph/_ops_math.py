@@ -174,7 +174,9 @@ arctan2 = atan2
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype != other.dtype:
-        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+        from ._ops_shape import torch_type_name
+        raise RuntimeError(f"{torch_type_name(input.dtype)} did not match "
+                           f"{torch_type_name(other.dtype)}")
     if input.dtype == _C.bool:
         return input == other
     a, b = input.to(_C.float64), other.to(_C.float64)

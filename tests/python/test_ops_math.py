@@ -51,7 +51,7 @@ def test_fmod_remainder_integers_against_torch(name):
     np.testing.assert_array_equal(getattr(tg, name)(tg.tensor(x), 4).numpy(),
                                   getattr(torch, name)(torch.tensor(x), 4).numpy())
     np.testing.assert_array_equal((tg.tensor(x) % -4).numpy(), (torch.tensor(x) % -4).numpy())
-    with pytest.raises((RuntimeError, ValueError), match="division by zero"):
+    with pytest.raises((RuntimeError, ValueError), match="^ZeroDivisionError$"):
         getattr(tg, name)(tg.tensor(x), 0)
 
 

@@ -100,5 +100,5 @@ def test_bool_extremes_and_empty_integer_division():
     empty = tg.zeros(0, dtype=tg.int64)
     assert tg.fmod(empty, tg.zeros(1, dtype=tg.int64)).shape == (0,)
     assert (empty // tg.zeros(1, dtype=tg.int64)).shape == (0,)
-    with pytest.raises(RuntimeError, match="division by zero"):
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
         tg.tensor([1]) // tg.tensor([0])

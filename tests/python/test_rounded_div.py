@@ -54,9 +54,9 @@ def test_methods_inplace_and_gradients():
 
 
 def test_errors():
-    with pytest.raises(RuntimeError, match="division by zero"):  # PyTorch's type
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):  # PyTorch's type
         tg.tensor([5]) // 0
-    with pytest.raises(RuntimeError, match="division by zero"):
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
         tg.div(tg.tensor([5]), tg.tensor([0]), rounding_mode='trunc')
     with pytest.raises(RuntimeError, match="rounding_mode to be one of"):
         tg.div(tg.tensor([5.0]), 2, rounding_mode='round')

@@ -67,6 +67,44 @@ CASES = [  # (case, f, exception, message)
     ('view_strides', lambda m: _a(m).t().view(6), RuntimeError,
      "view size is not compatible with input tensor's size and stride (at least one dimension "
      "spans across two contiguous subspaces). Use .reshape(...) instead."),
+    ('allclose_dtype', lambda m: m.allclose(m.ones(1), m.ones(1, dtype=m.float64)), RuntimeError,
+     'Float did not match Double'),
+    ('isclose_dtype', lambda m: m.isclose(m.ones(1, dtype=m.int64), m.ones(1)), RuntimeError,
+     'Long did not match Float'),
+    ('allclose_shape', lambda m: m.allclose(m.ones(2), m.ones(3)), RuntimeError,
+     'The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0'),
+    ('max_nothing', lambda m: m.zeros(0, 3).max(), RuntimeError,
+     "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+     "reduction dim with the 'dim' argument."),
+    ('min_empty_dim', lambda m: m.zeros(0, 3).min(-2), IndexError,
+     'min(): Expected reduction dim 0 to have non-zero size.'),
+    ('amax_nothing', lambda m: m.zeros(0).amax(), RuntimeError,
+     "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+     "reduction dim with the 'dim' argument."),
+    ('amin_empty_dim', lambda m: m.zeros(0, 3).amin(-2), IndexError,
+     'amin(): Expected reduction dim -2 to have non-zero size.'),
+    ('argmax_nothing', lambda m: m.zeros(0).argmax(), IndexError,
+     'argmax(): Expected reduction dim to be specified for input.numel() == 0.'),
+    ('argmin_empty_dim', lambda m: m.zeros(0, 3).argmin(-2), IndexError,
+     'argmin(): Expected reduction dim 0 to have non-zero size.'),
+    ('neg_bool', lambda m: -m.tensor([True, False]), RuntimeError,
+     'Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert '
+     'a mask, use the `~` or `logical_not()` operator instead.'),
+    ('int_floordiv_zero', lambda m: m.tensor([1]) // m.tensor([0]), RuntimeError,
+     'ZeroDivisionError'),
+    ('int_remainder_zero', lambda m: m.tensor([1]) % 0, RuntimeError, 'ZeroDivisionError'),
+] + [(f'bool_sub_{i}', f, RuntimeError,
+      'Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to '
+      'invert a mask, use the `~` or `logical_not()` operator instead.')
+     for i, f in enumerate([lambda m: m.tensor([True]) - 1, lambda m: 1 - m.tensor([True]),
+                            lambda m: m.ones(2) - m.tensor([True, False]),
+                            lambda m: m.ones(2) - True, lambda m: m.sub(m.tensor([True]), 1),
+                            lambda m: m.rsub(m.tensor([True]), 1),
+                            lambda m: m.ones(2).sub_(m.tensor([True, False])),
+                            lambda m: m.ones(2).__isub__(m.tensor([True, False]))])] + [
+    ('bool_sub_bool', lambda m: m.tensor([True]) - m.tensor([False]), RuntimeError,
+     'Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or '
+     '`logical_xor()` operator instead.'),
     ('int_pow_negative', lambda m: m.tensor([2]) ** -1, RuntimeError,
      'Integers to negative integer powers are not allowed.'),
     ('int_requires_grad', lambda m: m.arange(3).requires_grad_(), RuntimeError,

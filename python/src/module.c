@@ -181,11 +181,85 @@ static const char *torch_words(const char *msg, char *buf, size_t len)
     static const char not_float[] = "only floating-point tensors can require grad";
     if (!strncmp(p, not_float, sizeof not_float - 1))
         return "only Tensors of floating point dtype can require gradients";
+    long long bad;
+    int at_dim, input, axis2;
+    if (sscanf(p, "invalid dim %lld at %d (only one -1 is allowed)", &bad, &at_dim) == 2) {
+        if (bad == -1)
+            return "only one dimension can be inferred";
+        snprintf(buf, len, "invalid shape dimension %lld", bad);
+        return buf;
+    }
+    if (!strncmp(p, "cannot reshape ", 15) && strstr(p, "only one -1"))
+        return "only one dimension can be inferred";
+    if (!strcmp(p, "needs at least one input (got 0)"))
+        return op_len == 6 && !strncmp(msg, "concat", 6)
+                   ? "torch.cat(): expected a non-empty list of Tensors"
+               : op_len == 5 && !strncmp(msg, "stack", 5) ? "stack expects a non-empty TensorList"
+                                                          : NULL;
+    int n_read = 0;
+    if (sscanf(p, "input %d has shape %n", &input, &n_read) == 1 && n_read) { /* concat, stack */
+        const char *q = p + n_read, *sa = q;
+        if ((na = parse_shape(&q, a)) < 0 || strncmp(q, " but input 0 has shape ", 23))
+            return NULL;
+        const char *sb = q + 23, *e = sb;
+        if ((nb = parse_shape(&e, b)) < 0)
+            return NULL;
+        if (op_len == 5 && !strncmp(msg, "stack", 5)) {
+            snprintf(buf, len, "stack expects each tensor to be equal size, but got %.*s at "
+                     "entry 0 and %.*s at entry %d", (int)(e - sb), sb, (int)(q - sa), sa, input);
+            return buf;
+        }
+        if (sscanf(e, "; all dims except axis %d must match", &axis2) != 1)
+            return NULL;
+        if (na != nb) {
+            snprintf(buf, len, "Tensors must have same number of dimensions: got %d and %d", nb,
+                     na);
+            return buf;
+        }
+        for (int d = 0; d < na; d++)
+            if (d != axis2 && a[d] != b[d]) {
+                snprintf(buf, len, "Sizes of tensors must match except in dimension %d. Expected "
+                         "size %lld but got size %lld for tensor number %d in the list.", axis2,
+                         (long long)b[d], (long long)a[d], input);
+                return buf;
+            }
+        return NULL;
+    }
+    if (!strncmp(p, "cannot expand ", 14)) {
+        const char *q = p + 14, *sa = q;
+        if ((na = parse_shape(&q, a)) < 0 || strncmp(q, " to ", 4))
+            return NULL;
+        const char *sb = q + 4, *e = sb;
+        long long have;
+        if ((nb = parse_shape(&e, b)) < 0)
+            return NULL;
+        if (sscanf(e, " (dim %d is %lld, must be 1 or equal)", &at_dim, &have) == 2 &&
+            nb >= na) {
+            for (int i = nb - 1; i >= 0; i--) { /* the last mismatch, as PyTorch checks */
+                int j = i - (nb - na);
+                have = j >= 0 ? a[j] : 1;
+                if (b[i] != -1 && have != b[i] && have != 1) {
+                    snprintf(buf, len, "The expanded size of the tensor (%lld) must match the "
+                             "existing size (%lld) at non-singleton dimension %d.  Target "
+                             "sizes: %.*s.  Tensor sizes: %.*s", (long long)b[i], have, i,
+                             (int)(e - sb), sb, (int)(q - sa), sa);
+                    return buf;
+                }
+            }
+        }
+        if (sscanf(e, " (-1 is not allowed for the new leading dim %d)", &at_dim) == 1) {
+            snprintf(buf, len, "The expanded size of the tensor (-1) isn't allowed in a leading, "
+                     "non-existing dimension %d", at_dim);
+            return buf;
+        }
+        return NULL;
+    }
     if (!strncmp(p, "cannot reshape ", 15)) {
         const char *q = p + 15;
         if (parse_shape(&q, a) < 0 || sscanf(q, " (%lld elements) into ", &numel) != 1)
             return NULL;
-        q = strstr(q, " into ");
+        if (!(q = strstr(q, " into ")))
+            return NULL;
         const char *shape = q + 6, *e = shape;
         if ((nb = parse_shape(&e, b)) < 0 || (*e && strncmp(e, " (", 2)))
             return NULL;

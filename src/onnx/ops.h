@@ -11,7 +11,9 @@
 
 #define ONNX_MIN_OPSET 7 /* the oldest opset whose op versions are imported */
 #define ONNX_MAX_OPSET 17
-#define ONNX_MAX_IO 64 /* inputs or outputs of one node (Concat, Sum, ...) */
+/* inputs or outputs of one node (Concat, Sum, ...): detection heads concatenate
+ * one tensor per anchor level and box (torchvision's SSD: 90) */
+#define ONNX_MAX_IO 256
 /* the most elements one imported value may have (1 GiB of float32): a
  * hostile model must not make the importer allocate without bound */
 #define ONNX_IMPORT_MAX_ELEMENTS ((int64_t)1 << 28)

@@ -625,7 +625,7 @@ static tg_status scan8_lengths(onnx_ictx *c, tg_tensor *lens, int64_t B, int64_t
 static tg_status x_scan8(onnx_ictx *c)
 {
     int n = c->n_in - 1, n_out = c->n_out;
-    tg_tensor *orig[ONNX_MAX_IO], *rows[ONNX_MAX_IO][64];
+    tg_tensor *orig[ONNX_MAX_IO];
     for (int j = 0; j < n; j++)
         if (!(orig[j] = c->in[1 + j]) || tg_ndim(orig[j]) < 1)
             return onnx_err(c, TG_ERR_IO, "input %d is missing or has no batch axis", 1 + j);
@@ -638,6 +638,11 @@ static tg_status x_scan8(onnx_ictx *c)
         return onnx_err(c, TG_ERR_UNSUPPORTED, "a batch of %lld (Scan-8 is imported for "
                         "batches of 1 to 64)", (long long)B);
     tg_status st = scan8_lengths(c, c->in[0], B, T);
+    if (st != TG_OK)
+        return st;
+    tg_tensor *(*rows)[64] = calloc((size_t)n_out, sizeof *rows); /* per output, per row */
+    if (!rows)
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     tg_tensor *lens = c->in[0];
     c->n_in = n;
     for (int64_t b = 0; st == TG_OK && b < B; b++) {
@@ -657,6 +662,7 @@ static tg_status x_scan8(onnx_ictx *c)
     for (int k = 0; st == TG_OK && k < n_out; k++)
         if (!(c->out[k] = tg_stack((int)B, rows[k], 0)))
             st = tg_last_status();
+    free(rows);
     return st;
 }
 

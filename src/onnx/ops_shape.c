@@ -580,6 +580,71 @@ static tg_status s_constant_of_shape(onnx_ictx *c)
     return done(c, 0, tg_full(dt, (int)n, v, fill));
 }
 
+/* ConstantFill (ONNX's experimental op, dropped from the standard; torch.onnx
+ * writes it below opset 9 for the zero initial states of LSTM/GRU/RNN): a
+ * tensor of `value` (default 0) in `dtype` (default FLOAT), whose shape is
+ * the input's values (input_as_shape 1), the input's shape (0), or without
+ * an input the `shape` attribute; `extra_shape` appended in every case */
+static tg_status s_constant_fill(onnx_ictx *c)
+{
+    int64_t dtype, as_shape;
+    double value;
+    const int64_t *shape_attr, *extra;
+    int n_shape_attr, n_extra;
+    tg_status s = oa_int(c, "dtype", ONNX_FLOAT, &dtype);
+    if (s == TG_OK)
+        s = oa_int(c, "input_as_shape", 0, &as_shape);
+    if (s == TG_OK)
+        s = oa_float(c, "value", 0, &value);
+    if (s == TG_OK)
+        s = oa_ints(c, "shape", &shape_attr, &n_shape_attr);
+    if (s == TG_OK)
+        s = oa_ints(c, "extra_shape", &extra, &n_extra);
+    if (s != TG_OK)
+        return s;
+    tg_dtype dt;
+    if (dtype < INT32_MIN || dtype > INT32_MAX ||
+        onnx_storage_dtype((int32_t)dtype, &dt) != TG_OK)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "dtype %s (%lld) is not supported",
+                        onnx_data_type_name((int32_t)dtype), (long long)dtype);
+    int64_t dims[TG_MAX_DIMS];
+    int64_t n = 0;
+    const int64_t *from = NULL;
+    int64_t *vals;
+    bool has_input = c->n_in > 0 && c->in[0];
+    if (has_input && n_shape_attr >= 0)
+        return onnx_err(c, TG_ERR_IO, "an input and a shape attribute: give one of them");
+    if (has_input && as_shape) {
+        if (tg_ndim(c->in[0]) != 1)
+            return onnx_err(c, TG_ERR_IO, "with input_as_shape the input should be 1-D, is "
+                            "%d-D", tg_ndim(c->in[0]));
+        if ((s = oi_ints(c, 0, "input", &vals, &n)) != TG_OK)
+            return s;
+        from = vals;
+    } else if (has_input) {
+        n = tg_ndim(c->in[0]);
+        from = tg_shape(c->in[0]);
+    } else if (n_shape_attr >= 0) {
+        n = n_shape_attr;
+        from = shape_attr;
+    } else if (as_shape) {
+        return onnx_err(c, TG_ERR_IO, "input_as_shape is set but there is no input");
+    }
+    int64_t rank = n + (n_extra > 0 ? n_extra : 0);
+    if (rank > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "the result has %lld dims", (long long)rank);
+    for (int64_t i = 0; i < rank; i++) {
+        dims[i] = i < n ? from[i] : extra[i - n];
+        if (dims[i] < 0)
+            return onnx_err(c, TG_ERR_IO, "dim %lld of the shape is negative (%lld)",
+                            (long long)i, (long long)dims[i]);
+    }
+    if ((s = onnx_check_numel(c, (int)rank, dims, "the result")) != TG_OK)
+        return s;
+    c->out_known[0] = true;
+    return done(c, 0, tg_full(dt, (int)rank, dims, value));
+}
+
 /* ---- Cast, Identity ------------------------------------------------------------------------------- */
 /* x rounded to the nearest FLOAT16 (ties to even, overflow to inf) or
  * truncated to BFLOAT16, as a composite: m = 2^(exponent - mantissa bits)
@@ -676,6 +741,7 @@ const onnx_op_entry onnx_ops_shape[] = {
     {"Shape", {1, 13, 15}, 1, 1, 1, 1, s_shape, 0},
     {"Constant", {1, 9, 11, 12, 13}, 0, 0, 1, 1, s_constant, 0},
     {"ConstantOfShape", {9}, 1, 1, 1, 1, s_constant_of_shape, 0},
+    {"ConstantFill", {1}, 0, 1, 1, 1, s_constant_fill, 0},
     {"Range", {11}, 3, 3, 1, 1, s_range, 0},
     {"Cast", {1, 6, 9, 13}, 1, 1, 1, 1, s_cast, 0},
     {"Identity", {1, 13, 14, 16}, 1, 1, 1, 1, s_identity, ONNX_OP_SEQ},

@@ -159,7 +159,8 @@ def _wrapped(name, size=64, shape=None, detection=False, **kw):
                 for part in ("head", "rpn", "roi_heads"):
                     if hasattr(net.net, part):
                         for p in getattr(net.net, part).parameters():
-                            p.copy_(torch.randn(p.shape, generator=g) * 0.3)
+                            fan_in = p[0].numel() if p.dim() > 1 else 10
+                            p.copy_(torch.randn(p.shape, generator=g) * 2 / fan_in ** 0.5)
         x = _image(size)
         outs = ["boxes", "scores", "labels"] if detection else ["y"]
         return net, (x,), ["x"], outs

@@ -341,43 +341,6 @@ static PyObject *onnx_load(PyObject *m, PyObject *args)
     return r;
 }
 
-/* _onnx_run(capsule, names, tensors) -> {output name: tensor}, run eagerly */
-static PyObject *onnx_run(PyObject *m, PyObject *args)
-{
-    (void)m;
-    PyObject *cap, *names, *tensors;
-    if (!PyArg_ParseTuple(args, "OO!O!", &cap, &PyList_Type, &names, &PyList_Type, &tensors))
-        return NULL;
-    tg_onnx_model *om = PyCapsule_GetPointer(cap, "tg_onnx_model");
-    Py_ssize_t n = PyList_GET_SIZE(names);
-    if (!om || n != PyList_GET_SIZE(tensors) || n > 64)
-        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "_onnx_run: bad inputs");
-    const char *cn[64];
-    tg_tensor *ct[64];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        cn[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
-        if (!cn[i] || !Tensor_Check(PyList_GET_ITEM(tensors, i)))
-            return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "inputs must be tensors");
-        ct[i] = TENSOR(PyList_GET_ITEM(tensors, i));
-    }
-    tg_state_dict *out = NULL;
-    tg_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = tg_onnx_run(om, TG_ONNX_EAGER, (int)n, cn, ct, &out, NULL);
-    Py_END_ALLOW_THREADS
-    if (st != TG_OK)
-        return tgpy_raise();
-    PyObject *d = PyDict_New();
-    for (int i = 0; d && i < tg_state_dict_size(out); i++) {
-        PyObject *t = tgpy_wrap(tg_state_dict_tensor(out, i));
-        if (!t || PyDict_SetItemString(d, tg_state_dict_name(out, i), t) < 0)
-            Py_CLEAR(d);
-        Py_XDECREF(t);
-    }
-    tg_state_dict_free(out);
-    return d;
-}
-
 /* _onnx_inits(capsule) -> [(name, tensor)], the initializers (shared) */
 static PyObject *onnx_inits(PyObject *m, PyObject *args)
 {
@@ -414,38 +377,46 @@ static PyObject *onnx_call(PyObject *m, PyObject *args)
         return NULL;
     tg_onnx_model *om = PyCapsule_GetPointer(cap, "tg_onnx_model");
     Py_ssize_t n = PyList_GET_SIZE(names), ni = om ? tg_onnx_num_initializers(om) : 0;
-    if (!om || n != PyList_GET_SIZE(tensors) || n > 64 ||
+    if (!om || n != PyList_GET_SIZE(tensors) ||
         (inits != Py_None && (!PyList_Check(inits) || PyList_GET_SIZE(inits) != ni)))
         return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "_onnx_call: bad inputs");
-    const char *cn[64];
-    tg_tensor *ct[64];
-    for (Py_ssize_t i = 0; i < n; i++) {
+    /* the inputs' names and tensors, then the initializers given (NULL: the model's) */
+    const char **cn = calloc((size_t)n + 1, sizeof *cn);
+    tg_tensor **ct = calloc((size_t)n + 1, sizeof *ct), **ci = NULL;
+    if (!cn || !ct || (inits != Py_None && !(ci = calloc((size_t)ni + 1, sizeof *ci)))) {
+        free(cn), free(ct);
+        return PyErr_NoMemory();
+    }
+    bool ok = true; /* false: a Python error is set */
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
         cn[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
-        if (!cn[i] || !Tensor_Check(PyList_GET_ITEM(tensors, i)))
-            return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "inputs must be tensors");
-        ct[i] = TENSOR(PyList_GET_ITEM(tensors, i));
-    }
-    tg_tensor **ci = NULL;
-    if (inits != Py_None) {
-        ci = calloc((size_t)ni + 1, sizeof *ci);
-        if (!ci)
-            return PyErr_NoMemory();
-        for (Py_ssize_t i = 0; i < ni; i++) {
-            PyObject *it = PyList_GET_ITEM(inits, i);
-            if (it != Py_None && !Tensor_Check(it)) {
-                free(ci);
-                return PyErr_Format(PyExc_TypeError, "initializer %zd: a tensor or None", i);
-            }
-            ci[i] = it == Py_None ? NULL : TENSOR(it);
+        ok = cn[i] != NULL;
+        if (ok && !Tensor_Check(PyList_GET_ITEM(tensors, i))) {
+            PyErr_SetString(PyExc_TypeError, "inputs must be tensors");
+            ok = false;
         }
+        ct[i] = ok ? TENSOR(PyList_GET_ITEM(tensors, i)) : NULL;
     }
-    /* inside tg.function, what requires grad becomes a variable of the trace */
-    tgpy_note_inputs(ct, (int)n);
-    if (ci)
-        tgpy_note_inputs(ci, (int)ni);
-    tg_onnx_opts o = {.specialize = true, .initializers = ci};
-    tg_onnx_net *net = tg_onnx_build(om, (int)n, cn, ct, &o);
-    free(ci);
+    for (Py_ssize_t i = 0; ok && ci && i < ni; i++) {
+        PyObject *it = PyList_GET_ITEM(inits, i);
+        if (it != Py_None && !Tensor_Check(it)) {
+            PyErr_Format(PyExc_TypeError, "initializer %zd: a tensor or None", i);
+            ok = false;
+        }
+        ci[i] = ok && it != Py_None ? TENSOR(it) : NULL;
+    }
+    tg_onnx_net *net = NULL;
+    if (ok) {
+        /* inside tg.function, what requires grad becomes a variable of the trace */
+        tgpy_note_inputs(ct, (int)n);
+        if (ci)
+            tgpy_note_inputs(ci, (int)ni);
+        tg_onnx_opts o = {.specialize = true, .initializers = ci};
+        net = tg_onnx_build(om, (int)n, cn, ct, &o);
+    }
+    free(cn), free(ct), free(ci);
+    if (!ok)
+        return NULL;
     if (!net)
         return tgpy_raise();
     PyObject *d = PyDict_New();
@@ -463,7 +434,6 @@ static PyMethodDef data_functions[] = {
     {"_onnx_inits", onnx_inits, METH_VARARGS, NULL},
     {"_onnx_call", onnx_call, METH_VARARGS, NULL},
     {"_onnx_load", onnx_load, METH_VARARGS, NULL},
-    {"_onnx_run", onnx_run, METH_VARARGS, NULL},
     {"_dataset_from_tensors", dataset_from_tensors, METH_VARARGS, NULL},
     {"_mnist_dataset", mnist_dataset, METH_VARARGS, NULL},
     {"_mnist_ensure", mnist_ensure, METH_VARARGS, NULL},

@@ -57,3 +57,28 @@ def test_too_many_inputs(tmp_path):
     with pytest.raises(OSError, match=r"node 'many' \(Concat\) has 257 inputs, expected 1 "
                                       r"to 256"):
         tg.onnx.load(path)
+
+
+def test_many_graph_inputs(tmp_path):
+    # a model with 100 graph inputs, called with them all from Python
+    # (the call path took at most 64 before), eagerly and inside tg.function,
+    # with the gradient reaching every input
+    n = 100
+    ins = [helper.make_tensor_value_info("a%d" % i, TensorProto.FLOAT, [3]) for i in range(n)]
+    node = helper.make_node("Sum", ["a%d" % i for i in range(n)], ["y"], name="sum")
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    g = helper.make_graph([node], "g", ins, [out])
+    path = os.fspath(tmp_path / "inputs_100.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    m = tg.onnx.load(path)
+    vals = [np.full(3, i, np.float32) for i in range(n)]
+    ts = [tg.tensor(v, requires_grad=True) for v in vals]
+    y = m(*ts)
+    np.testing.assert_allclose(y.detach().numpy(), np.sum(vals, axis=0))
+    y.sum().backward()
+    assert all(np.array_equal(t.grad.numpy(), np.ones(3, np.float32)) for t in ts)
+    with tg.no_grad():  # one tensor into the function (it takes at most 64), 100 into the model
+        traced = tg.function(lambda s: m(*s.unbind(0)))(tg.tensor(np.stack(vals)))
+    np.testing.assert_allclose(traced.numpy(), np.sum(vals, axis=0))
+    with pytest.raises(TypeError, match="inputs must be tensors"):
+        m(*ts[:-1], vals[-1])

@@ -93,8 +93,10 @@ static tg_status pwdw_infer(tg_op_ctx *c)
     return tg_infer_set(c, 0, x->dtype, 4, shape);
 }
 
-/* the two layers one after the other, through a buffer for the activation
- * (a forced convolution path, or a geometry the fused kernel does not take) */
+/* the two layers one after the other, through a buffer for the activation:
+ * wherever pwdw_kernel does not take the fused kernel (weights not frozen,
+ * a plane or level where it does not pay, a forced convolution path, a
+ * geometry it does not take); the pass makes the node only where it does */
 static tg_status two_steps(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geom *dw,
                            void *const *in, const tg__conv_act *a1, const tg__conv_act *a2,
                            void *y)

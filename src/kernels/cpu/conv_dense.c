@@ -197,6 +197,7 @@ static void run_block(const dense_job *j, int64_t ob, int64_t n, int64_t cb, con
     tg__dense_store st = {.y = j->y + image + skip, .bias = j->b,
                           .res = j->res ? j->res + image + skip : NULL, .ohw = ohw,
                           .wq = j->wq, .ow = g->ow, .p = j->p - row0 * j->wq,
+                          .last_start = tile_start(j, block_first(j, cb + 1) - 1) - row0 * j->wq,
                           .relu = j->relu};
     /* blocks of panels of sizes that differ by at most one, as the tiles' */
     int64_t p0 = ob * j->panels / j->n_ob, p1 = (ob + 1) * j->panels / j->n_ob;

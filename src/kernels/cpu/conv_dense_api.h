@@ -21,6 +21,11 @@ typedef struct tg__dense_store {
                        * after the bias, before relu (ResNet's y = relu(conv(x)
                        * + b + shortcut) in one pass over the output) */
     int64_t ohw, wq, ow, p;
+    /* the wide position where the block's last tile starts: a tile over
+     * output channels that starts before it and ends before its row does
+     * may store one position past its own (the next tile, run later by
+     * the same thread, stores that position's values over it) */
+    int64_t last_start;
     bool relu; /* as the relu op: NaN passes, the rest not above 0 is +0 */
 } tg__dense_store;
 

@@ -265,7 +265,7 @@
                                                                                 \
     /* the tap loop alone (a function of its own, as taps_* above): out[j]  \
      * holds position j's sums for the MR output channels */                 \
-    static __attribute__((noinline)) void DA_NAME(tapso_##TN)(               \
+    static __attribute__((noinline, unused)) void DA_NAME(tapso_##TN)(       \
         int64_t k, const T *restrict a, const T *restrict img,               \
         const int64_t *restrict off, T (*restrict out)[DA_NAME(MR_##TN)])    \
     {                                                                        \
@@ -302,25 +302,28 @@
         enum { MR = DA_NAME(MR_##TN) };                                      \
         (void)lda;                                                           \
         T tile[NP][MR] __attribute__((aligned(64)));                         \
-        DA_NAME(tapso_##TN)(k, (const T *)av, (const T *)imgv + t, off, tile); \
+        DENSE_OUT_TAPS_##SUF(TN)(k, (const T *)av, (const T *)imgv + t, off, tile); \
         int64_t oy = t / st->wq, ox = t - oy * st->wq;                       \
         int64_t n = st->ow - ox < NP ? st->ow - ox : NP;                     \
+        bool spare = t < st->last_start && ox + NP < st->ow;                 \
         DENSE_OUT_STORE_##SUF(&tile[0][0], NP, MR, n, rows, o0,              \
-                              oy * st->ow + ox, st);                         \
+                              oy * st->ow + ox, spare, st);                  \
     }
 
 /* the tiles over output channels' store, element by element: tile[j * mr
  * + i] (position j < n, output channel o0 + i, i < rows) biased, the
  * shortcut added and relu applied as put_row does, into the output at
- * (o0 + i) * ohw + at + j. An instruction set may give a vector form for
+ * (o0 + i) * ohw + at + j. `spare`: position n of each channel's run may
+ * be written too, with any value (tileo: a later tile stores it). An
+ * instruction set may give a vector form for
  * float32 (DENSE_OUT_STORE_f32, defined before including this file: the
  * element-by-element store took a third of ResNet's 56x56 layers' time) */
 #define DENSE_OUT_STORE_SCALAR(T, SUF)                                          \
     static __attribute__((unused)) void DA_NAME(out_store_##SUF)(               \
         const T *tile, int np, int mr, int64_t n, int64_t rows, int64_t o0,     \
-        int64_t at0, const tg__dense_store *st)                                 \
+        int64_t at0, bool spare, const tg__dense_store *st)                     \
     {                                                                           \
-        (void)np;                                                               \
+        (void)np, (void)spare;                                                  \
         const T *bias = st->bias, *res = st->res;                               \
         for (int64_t i = 0; i < rows; i++) {                                    \
             int64_t at = (o0 + i) * st->ohw + at0;                              \
@@ -332,6 +335,15 @@
             }                                                                   \
         }                                                                       \
     }
+/* the tap loop of the tiles over output channels: the template's, unless
+ * an instruction set gives its own for float32 (DENSE_OUT_TAPS_f32(TN),
+ * defined before including this file, naming a function with tapso's
+ * arguments for each shape DENSE_OUTS lists) */
+#ifndef DENSE_OUT_TAPS_f32
+#define DENSE_OUT_TAPS_f32(TN) DA_NAME(tapso_##TN)
+#endif
+#define DENSE_OUT_TAPS_f64(TN) DA_NAME(tapso_##TN)
+
 DENSE_OUT_STORE_SCALAR(float, f32)
 DENSE_OUT_STORE_SCALAR(double, f64)
 #ifndef DENSE_OUT_STORE_f32
@@ -393,3 +405,5 @@ const tg__dense_arch DA_NAME(tg__dense_arch) = {
 #undef DENSE_OUTS
 #undef DENSE_OUT_STORE_f32
 #undef DENSE_OUT_STORE_f64
+#undef DENSE_OUT_TAPS_f32
+#undef DENSE_OUT_TAPS_f64

@@ -35,30 +35,44 @@
                          _mm512_extractf32x4_ps(t, c), 1)
 
 /* output channel o0 + c's n <= 7 positions v (lane j: position j), the
- * shortcut added and relu applied (as put_row), stored at at0 */
-static inline void put_channel(__m256 v, int64_t c, int64_t n, int64_t o0, int64_t at0,
-                               const tg__dense_store *st)
+ * shortcut added and relu applied (as put_row), stored at at0; with
+ * `spare`, as 8 positions without a mask (lane 7 is overwritten later:
+ * the masked store and load took most of the store's time) */
+static inline void put_channel(__m256 v, int64_t c, int64_t n, bool spare, int64_t o0,
+                               int64_t at0, const tg__dense_store *st)
 {
     const __mmask8 m = (__mmask8)((1u << n) - 1);
     int64_t at = (o0 + c) * st->ohw + at0;
+    const float *res = (const float *)st->res + at;
     if (st->res)
-        v = _mm256_add_ps(v, _mm256_maskz_loadu_ps(m, (const float *)st->res + at));
+        v = _mm256_add_ps(v, spare ? _mm256_loadu_ps(res) : _mm256_maskz_loadu_ps(m, res));
     if (st->relu) {
         __mmask8 keep = _mm256_cmp_ps_mask(v, _mm256_setzero_ps(), _CMP_GT_OQ) |
                         _mm256_cmp_ps_mask(v, v, _CMP_UNORD_Q);
         v = _mm256_maskz_mov_ps(keep, v);
     }
-    _mm256_mask_storeu_ps((float *)st->y + at, m, v);
+    if (spare)
+        _mm256_storeu_ps((float *)st->y + at, v);
+    else
+        _mm256_mask_storeu_ps((float *)st->y + at, m, v);
 }
+
+/* channels 4 q .. 4 q + 3 of the 16 transposed in s (their lane q) */
+#define PUT_QUAD(q)                                                              \
+    for (int m = 0; m < 4; m++)                                                  \
+        put_channel(HALVES(s[m], s[4 + m], q), g + 4 * (q) + m, n, spare, o0, at0, st)
 
 /* the float32 store of the tiles over output channels (conv_dense_arch.h's
  * DENSE_OUT_STORE_SCALAR, the same bits): per 16 output channels, the
  * tile's 7 position vectors biased, then transposed in registers (8 x 16
  * -> 16 x 8, the eighth row zero) so that each channel's positions are
- * one vector, stored masked; the element-by-element store had taken a
- * third of ResNet's 56x56 layers' time */
+ * one vector, stored; the element-by-element store had taken a third of
+ * ResNet's 56x56 layers' time. Whole groups of 16 name each 128-bit lane
+ * as a constant (a lane chosen at run time kept the transposed rows on
+ * the stack) */
 static void dense_out_store_f32(const float *tile, int np, int mr, int64_t n, int64_t rows,
-                                int64_t o0, int64_t at0, const tg__dense_store *st)
+                                int64_t o0, int64_t at0, bool spare,
+                                const tg__dense_store *st)
 {
     (void)np; /* 7: the tile shape below */
     for (int64_t g = 0; g < mr && g < rows; g += 16) {
@@ -81,8 +95,14 @@ static void dense_out_store_f32(const float *tile, int np, int mr, int64_t n, in
             s[4 * h + 2] = _mm512_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
             s[4 * h + 3] = _mm512_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
         }
-        int64_t cs = left < 16 ? left : 16;
-        for (int64_t c = 0; c < cs; c++) {
+        if (left >= 16) {
+            PUT_QUAD(0);
+            PUT_QUAD(1);
+            PUT_QUAD(2);
+            PUT_QUAD(3);
+            continue;
+        }
+        for (int64_t c = 0; c < left; c++) {
             int m = (int)(c & 3);
             __m256 v;
             switch (c >> 2) {
@@ -91,10 +111,64 @@ static void dense_out_store_f32(const float *tile, int np, int mr, int64_t n, in
             case 2: v = HALVES(s[m], s[4 + m], 2); break;
             default: v = HALVES(s[m], s[4 + m], 3); break;
             }
-            put_channel(v, g + c, n, o0, at0, st);
+            put_channel(v, g + c, n, spare, o0, at0, st);
         }
     }
 }
+
+/* the 64-channel x 7-position tile's tap loop (tapso's contract: out[j]
+ * holds position j's 64 sums), written out because the template's needs
+ * 33 vector registers (28 sums, 4 weight vectors, the broadcast image
+ * value) and GCC kept one sum on the stack, a load and a store per tap;
+ * here each multiply-add broadcasts its image value from memory
+ * ({1to16}, folded into the instruction): 28 sums in zmm0-27 (position
+ * j's four in 4j .. 4j + 3) + 4 weight vectors in zmm28-31. ResNet-18's
+ * 3x3 layers: 1-3% faster (docs/BENCHMARKS.md) */
+#define O47_FMA(at, w, acc) "vfmadd231ps " #at "(%%rax)%{1to16%}, %%zmm" #w ", %%zmm" #acc "\n\t"
+#define O47_POS(at, a0, a1, a2, a3)                                                   \
+    O47_FMA(at, 28, a0) O47_FMA(at, 29, a1) O47_FMA(at, 30, a2) O47_FMA(at, 31, a3)
+#define O47_ZERO(r) "vpxord %%zmm" #r ", %%zmm" #r ", %%zmm" #r "\n\t"
+#define O47_ZERO4(a0, a1, a2, a3) O47_ZERO(a0) O47_ZERO(a1) O47_ZERO(a2) O47_ZERO(a3)
+#define O47_PUT(r) "vmovaps %%zmm" #r ", 64*" #r "(%[out])\n\t"
+#define O47_PUT4(a0, a1, a2, a3) O47_PUT(a0) O47_PUT(a1) O47_PUT(a2) O47_PUT(a3)
+#define O47_EACH(X)                                                                    \
+    X(0, 1, 2, 3) X(4, 5, 6, 7) X(8, 9, 10, 11) X(12, 13, 14, 15) X(16, 17, 18, 19)   \
+    X(20, 21, 22, 23) X(24, 25, 26, 27)
+
+static __attribute__((noinline)) void taps_o4x7_f32(int64_t k, const float *restrict a,
+                                                    const float *restrict img,
+                                                    const int64_t *restrict off,
+                                                    float (*restrict out)[64])
+{
+    const int64_t *end = off + k;
+    __asm__ volatile(O47_EACH(O47_ZERO4)
+                     "test %[k], %[k]\n\t"
+                     "jle 2f\n\t"
+                     "1:\n\t"
+                     "mov (%[off]), %%rax\n\t"
+                     "vmovups 0(%[a]), %%zmm28\n\t"
+                     "vmovups 64(%[a]), %%zmm29\n\t"
+                     "vmovups 128(%[a]), %%zmm30\n\t"
+                     "vmovups 192(%[a]), %%zmm31\n\t"
+                     "lea (%[img], %%rax, 4), %%rax\n\t"
+                     O47_POS(0, 0, 1, 2, 3) O47_POS(4, 4, 5, 6, 7) O47_POS(8, 8, 9, 10, 11)
+                     O47_POS(12, 12, 13, 14, 15) O47_POS(16, 16, 17, 18, 19)
+                     O47_POS(20, 20, 21, 22, 23) O47_POS(24, 24, 25, 26, 27)
+                     "add $8, %[off]\n\t"
+                     "add $256, %[a]\n\t"
+                     "cmp %[off], %[end]\n\t"
+                     "jne 1b\n\t"
+                     "2:\n\t"
+                     O47_EACH(O47_PUT4)
+                     : [off] "+r"(off), [a] "+r"(a)
+                     : [img] "r"(img), [end] "r"(end), [k] "r"(k), [out] "r"(out)
+                     : "rax", "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+                       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
+                       "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",
+                       "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29",
+                       "xmm30", "xmm31");
+}
+#define DENSE_OUT_TAPS_f32(TN) taps_o4x7_f32
 
 #define DENSE_ISA avx512
 #define VEC_BYTES 64

@@ -49,8 +49,10 @@ static const shape grid[] = {
     /* few input channels, strided (conv_few.c in the auto mode): the
      * MobileNets' stem, output channels not a multiple of the tile's 4,
      * strides 2 and 3, 5x5, dilation, strips of rows with a short last
-     * one, odd output rows, rows of several vectors and a tail */
+     * one, odd output rows, rows of several vectors and a tail; ResNet's
+     * 7x7 stem (conv_dense.c's below AVX-512) */
     {1, 3, 17, 19, 8, 3, 3, 2, 1, 1, 1},   {2, 3, 15, 33, 6, 3, 3, 2, 1, 1, 1},
+    {2, 3, 30, 26, 64, 7, 7, 2, 3, 1, 1},
     {1, 2, 11, 40, 5, 5, 5, 2, 2, 1, 1},   {3, 1, 9, 10, 3, 3, 3, 3, 0, 1, 1},
     {1, 4, 12, 12, 7, 3, 3, 2, 2, 2, 1},   {1, 3, 66, 70, 16, 3, 3, 2, 1, 1, 1},
     {2, 3, 37, 98, 9, 3, 3, 2, 1, 1, 1},

@@ -76,11 +76,21 @@ static void strips(void *ctx, int64_t begin, int64_t end)
     }
 }
 
+/* layers with many taps go to conv_dense.c, except on AVX-512, where this
+ * kernel ran ResNet's 7x7 stride-2 stem (3 -> 64 at 224) 5-7% faster
+ * (bench_conv_resnet --only stem7x7s2 --path dense|old, batch 1 and 8,
+ * one and two threads: the dense tile's 147 taps of weights, 37 KB, do
+ * not stay in L1 beside the image's rows); on AVX2 neither was faster */
+static bool few_over_dense(const tg__conv_geom *g)
+{
+    return !tg__conv_dense_wanted(g) || tg__cpu_isa() == TG_ISA_AVX512;
+}
+
 static bool is_few(const tg__conv_geom *g)
 {
     return g->groups == 1 && g->c >= 1 && g->c <= TG__FEW_MAX_C && g->o >= 1 &&
            (g->sh > 1 || g->sw > 1) && g->kh * g->kw <= TG__DW_MAX_TAPS && g->oh > 0 &&
-           g->ow > 0 && !tg__conv_dense_wanted(g);
+           g->ow > 0 && few_over_dense(g);
 }
 
 bool tg__conv_few_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,

@@ -37,8 +37,12 @@
 /* the prepared images of a call take at most this much memory (or one
  * image): larger batches are prepared and multiplied in chunks */
 static _Atomic int64_t chunk_bytes = (int64_t)32 << 20;
-/* blocks per thread to aim for (late threads balanced by the others) */
-#define UNITS_PER_THREAD 4
+/* blocks per thread to aim for (late threads balanced by the others):
+ * at 4, ResNet-18's stride-2 3x3 layers at batch 1 on two threads lost
+ * up to a block's time (~70 us of ~600) waiting at the end; 8: 0.60 ->
+ * 0.56 ms at 56 -> 28 (bench_conv_resnet, best of 9, three rounds), the
+ * batches that have many blocks anyway unchanged */
+#define UNITS_PER_THREAD 8
 /* products with fewer multiply-adds stay on the calling thread */
 static _Atomic int64_t par_work = (int64_t)1 << 19;
 /* the automatic choice: at least this many output channels and taps */

@@ -12,7 +12,7 @@
  * a summary line weighs the layers by how often ResNet-18 has them.
  *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path dense|old|both]
  *                     [--tile K] [--sample-ms MS] [--only LAYER] [--chunk-kb KB] [--cpu]
- *                     [--frozen 0|1]
+ *                     [--frozen 0|1] [--cold]
  * (--tile: the dense path's tile shape K, not chosen per layer;
  * --chunk-kb: the memory the dense path's prepared images may take at
  * once, 32768 by default;
@@ -24,7 +24,10 @@
  * them packed between calls; 0: weights as a training step has them;
  * --cpu: each sample's time is the process's CPU time, not wall time:
  * on a machine shared with other work, a figure preemption does not
- * inflate; with threads it includes the pool's spinning waits) 
+ * inflate; with threads it includes the pool's spinning waits;
+ * --cold: every sample one call, after an untimed pass over 96 MB that
+ * evicts the layer's weights and image from the caches, as the rest of a
+ * network does between two calls of a layer) 
  * TG_CPU lowers the dispatch level (TG_CPU=avx2: the AVX2 kernels). */
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
@@ -63,6 +66,18 @@ static bool cpu_time;
 
 static double clock_ms(void) { return cpu_time ? process_cpu_ms() : now_ms(); }
 
+/* --cold: before each call (untimed), a pass over this many bytes evicts
+ * the weights and the image from the caches, as a whole network's other
+ * layers do between two calls of one (ResNet-18's weights: 45 MB) */
+#define COLD_BYTES ((size_t)96 << 20)
+static char *cold_buf;
+
+static void evict_caches(void)
+{
+    for (size_t i = 0; cold_buf && i < COLD_BYTES; i += 64)
+        cold_buf[i]++;
+}
+
 static double time_it(run_fn fn, void *ctx, int samples, double *best)
 {
     double *t = malloc((size_t)samples * sizeof *t), med = -1;
@@ -70,11 +85,14 @@ static double time_it(run_fn fn, void *ctx, int samples, double *best)
         goto out;
     for (int s = 0; s < samples; s++) {
         int reps = 0;
+        if (cold_buf)
+            evict_caches();
         double t0 = clock_ms(), t1;
         do {
             fn(ctx);
             reps++;
-        } while ((t1 = clock_ms()) - t0 < sample_ms);
+        } while (!cold_buf && (t1 = clock_ms()) - t0 < sample_ms);
+        t1 = cold_buf ? clock_ms() : t1;
         t[s] = (t1 - t0) / reps;
     }
     qsort(t, (size_t)samples, sizeof *t, cmp_double);
@@ -122,10 +140,13 @@ int main(int argc, char **argv)
     int threads = 2, samples = 5, frozen = 1;
     const char *path = "both", *only = NULL;
     for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--cpu")) {
-            cpu_time = true;
+        if (!strcmp(argv[i], "--cpu") || !strcmp(argv[i], "--cold")) {
+            if (argv[i][2] == 'c' && argv[i][3] == 'p')
+                cpu_time = true;
+            else if (!(cold_buf = calloc(COLD_BYTES, 1)))
+                return fprintf(stderr, "bench_conv_resnet: out of memory\n"), 1;
             memmove(argv + i, argv + i + 1, sizeof *argv * (size_t)(argc - i));
-            argc--;
+            argc--, i--;
         }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--batch"))

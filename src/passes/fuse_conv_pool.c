@@ -62,13 +62,31 @@ static bool match(const matcher *M, int id, int *relu, int *conv)
     return true;
 }
 
+/* conv2d_relu_pool in place of the chain ending at pool node id */
+static int emit(tg_rw *rw, int id, void *ctx)
+{
+    const int *plan = ctx;
+    const tg_graph *g = rw->src;
+    const tg_gnode *C = &g->nodes[plan[id]], *P = &g->nodes[id];
+    int in[3];
+    for (int i = 0; i < C->n_in; i++)
+        in[i] = rw->vmap[C->in[i]];
+    int m = tg__rw_op(rw, &tg_op_conv2d_relu_pool, P->name, C->attrs, C->n_attrs, C->n_in, in);
+    if (m < 0)
+        return -1;
+    tg__rw_forward(rw, P->out[0], rw->dst->nodes[m].out[0]);
+    if (P->op == &tg_op_max_pool2d_compact) /* max_pool2d's indices are unread */
+        tg__rw_forward(rw, P->out[1], rw->dst->nodes[m].out[1]);
+    return m;
+}
+
 tg_status tg__pass_fuse_conv_pool(tg_pass_ctx *c)
 {
     const tg_graph *g = c->g;
     matcher M = {.g = g, .relu = tg_op_find("relu")};
     int n_fused = 0;
-    /* per node: -1 copied, -2 folded into a later pool's node, else the
-     * conv2d id of the pool's match */
+    /* per node: TG_RW_KEEP, TG_RW_FOLDED into a later pool's node, else
+     * the conv2d id of the pool's match */
     int *plan = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
     tg_status s = plan ? tg__uses_init(&M.u, c)
                        : tg__error(TG_ERR_NOMEM, "fuse_conv_pool: out of memory");
@@ -77,40 +95,14 @@ tg_status tg__pass_fuse_conv_pool(tg_pass_ctx *c)
         s = tg__state_init(&M.st, g);
     bool have_state = have_uses && s == TG_OK;
     for (int id = 0; s == TG_OK && id < g->n_nodes; id++)
-        plan[id] = -1;
+        plan[id] = TG_RW_KEEP;
     for (int id = 0, r, cv; s == TG_OK && id < g->n_nodes; id++)
         if (match(&M, id, &r, &cv)) {
             plan[id] = cv;
-            plan[r] = plan[cv] = -2;
+            plan[r] = plan[cv] = TG_RW_FOLDED;
             n_fused++;
         }
-    tg_rw rw = {0};
-    if (s == TG_OK && n_fused > 0)
-        s = tg__rw_begin(&rw, g);
-    for (int id = 0; s == TG_OK && n_fused > 0 && id < g->n_nodes; id++) {
-        if (plan[id] == -2)
-            continue;
-        if (plan[id] == -1) {
-            if (tg__rw_copy(&rw, id) < 0)
-                s = tg_last_status();
-            continue;
-        }
-        const tg_gnode *C = &g->nodes[plan[id]], *P = &g->nodes[id];
-        int in[3];
-        for (int i = 0; i < C->n_in; i++)
-            in[i] = rw.vmap[C->in[i]];
-        int m = tg__rw_op(&rw, &tg_op_conv2d_relu_pool, P->name, C->attrs, C->n_attrs,
-                          C->n_in, in);
-        if (m < 0) {
-            s = tg_last_status();
-            break;
-        }
-        tg__rw_forward(&rw, P->out[0], rw.dst->nodes[m].out[0]);
-        if (P->op == &tg_op_max_pool2d_compact) /* max_pool2d's indices are unread */
-            tg__rw_forward(&rw, P->out[1], rw.dst->nodes[m].out[1]);
-    }
-    s = tg__rw_finish(&rw, c, s, n_fused > 0);
-    tg__pass_count(c, "fused", s == TG_OK ? n_fused : 0);
+    s = tg__rw_replace_chains(c, s, plan, n_fused, emit, plan);
     if (have_uses)
         tg__uses_free(&M.u);
     if (have_state)

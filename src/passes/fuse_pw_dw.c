@@ -124,11 +124,21 @@ static bool match(const matcher *M, int last, int *dw, int *a1n, int *pw,
            tg__state_same_versions(&M->st, D, *dw, last);
 }
 
-/* the fused node in the place of `last`; its dst id or -1 */
-static int emit(tg_rw *rw, const tg_graph *g, int last, int dw, int pw,
-                const tg__conv_act *a1, const tg__conv_act *a2)
+/* the chains the pass found: per last node, its depthwise and pointwise
+ * convolutions and their activations */
+typedef struct chains {
+    int (*conv)[2];         /* dw, pw */
+    tg__conv_act (*act)[2]; /* act1, act2 */
+} chains;
+
+/* the fused node in the place of the chain ending at `last`, its output
+ * forwarded; its dst id or -1 */
+static int emit(tg_rw *rw, int last, void *ctx)
 {
-    const tg_gnode *P = &g->nodes[pw], *D = &g->nodes[dw];
+    const chains *C = ctx;
+    const tg_graph *g = rw->src;
+    const tg_gnode *P = &g->nodes[C->conv[last][1]], *D = &g->nodes[C->conv[last][0]];
+    const tg__conv_act *a1 = &C->act[last][0], *a2 = &C->act[last][1];
     const conv_params *p = params(D);
     tg_attr attrs[] = {TG_AINTS("stride", p->stride, 2), TG_AINTS("padding", p->padding, 2),
                        TG_AINTS("dilation", p->dilation, 2), TG_AI("act1", a1->kind),
@@ -136,8 +146,11 @@ static int emit(tg_rw *rw, const tg_graph *g, int last, int dw, int pw,
                        TG_AF("lo2", a2->lo), TG_AF("hi2", a2->hi)};
     int in[5] = {rw->vmap[P->in[0]], rw->vmap[P->in[1]], rw->vmap[P->in[2]],
                  rw->vmap[D->in[1]], rw->vmap[D->in[2]]};
-    return tg__rw_op(rw, &tg_op_conv2d_pw_dw, g->nodes[last].name, attrs,
-                     (int)(sizeof attrs / sizeof *attrs), 5, in);
+    int m = tg__rw_op(rw, &tg_op_conv2d_pw_dw, g->nodes[last].name, attrs,
+                      (int)(sizeof attrs / sizeof *attrs), 5, in);
+    if (m >= 0)
+        tg__rw_forward(rw, g->nodes[last].out[0], rw->dst->nodes[m].out[0]);
+    return m;
 }
 
 tg_status tg__pass_fuse_pw_dw(tg_pass_ctx *c)
@@ -146,12 +159,12 @@ tg_status tg__pass_fuse_pw_dw(tg_pass_ctx *c)
     matcher M = {.g = g, .relu = tg_op_find("relu"), .clamp = tg_op_find("clamp"),
                  .hardswish = tg_op_find("hardswish")};
     int n_fused = 0;
-    /* per node: -1 copied, -2 folded into a later node, else >= 0: the
-     * last node of a chain (its index into the chains) */
+    /* per node: TG_RW_KEEP, TG_RW_FOLDED into a later node, else the last
+     * node of a chain */
     int *plan = malloc(sizeof(int) * (size_t)(g->n_nodes + 1));
-    int(*chain)[2] = malloc(sizeof *chain * (size_t)(g->n_nodes + 1)); /* dw, pw */
-    tg__conv_act(*acts)[2] = malloc(sizeof *acts * (size_t)(g->n_nodes + 1));
-    tg_status s = plan && chain && acts
+    chains C = {malloc(sizeof *C.conv * (size_t)(g->n_nodes + 1)),
+                malloc(sizeof *C.act * (size_t)(g->n_nodes + 1))};
+    tg_status s = plan && C.conv && C.act
                       ? tg__uses_init(&M.u, c)
                       : tg__error(TG_ERR_NOMEM, "fuse_pw_dw: out of memory");
     bool have_uses = s == TG_OK;
@@ -159,45 +172,27 @@ tg_status tg__pass_fuse_pw_dw(tg_pass_ctx *c)
         s = tg__state_init(&M.st, g);
     bool have_state = have_uses && s == TG_OK;
     for (int id = 0; s == TG_OK && id < g->n_nodes; id++)
-        plan[id] = -1;
+        plan[id] = TG_RW_KEEP;
     /* from the end: a depthwise convolution is its activation's chain's,
      * not the last node of one of its own */
     for (int id = g->n_nodes - 1, dw, a1n, pw; s == TG_OK && id >= 0; id--)
-        if (plan[id] == -1 && match(&M, id, &dw, &a1n, &pw, &acts[id][0], &acts[id][1]) &&
-            plan[dw] == -1 && plan[a1n] == -1 && plan[pw] == -1) {
+        if (plan[id] == TG_RW_KEEP &&
+            match(&M, id, &dw, &a1n, &pw, &C.act[id][0], &C.act[id][1]) &&
+            plan[dw] == TG_RW_KEEP && plan[a1n] == TG_RW_KEEP && plan[pw] == TG_RW_KEEP) {
             plan[id] = id;
-            plan[dw] = dw == id ? id : -2;
-            plan[a1n] = plan[pw] = -2;
-            chain[id][0] = dw;
-            chain[id][1] = pw;
+            plan[dw] = dw == id ? id : TG_RW_FOLDED;
+            plan[a1n] = plan[pw] = TG_RW_FOLDED;
+            C.conv[id][0] = dw;
+            C.conv[id][1] = pw;
             n_fused++;
         }
-    tg_rw rw = {0};
-    if (s == TG_OK && n_fused > 0)
-        s = tg__rw_begin(&rw, g);
-    for (int id = 0; s == TG_OK && n_fused > 0 && id < g->n_nodes; id++) {
-        if (plan[id] == -2)
-            continue;
-        if (plan[id] == -1) {
-            if (tg__rw_copy(&rw, id) < 0)
-                s = tg_last_status();
-            continue;
-        }
-        int m = emit(&rw, g, id, chain[id][0], chain[id][1], &acts[id][0], &acts[id][1]);
-        if (m < 0) {
-            s = tg_last_status();
-            break;
-        }
-        tg__rw_forward(&rw, g->nodes[id].out[0], rw.dst->nodes[m].out[0]);
-    }
-    s = tg__rw_finish(&rw, c, s, n_fused > 0);
-    tg__pass_count(c, "fused", s == TG_OK ? n_fused : 0);
+    s = tg__rw_replace_chains(c, s, plan, n_fused, emit, &C);
     if (have_uses)
         tg__uses_free(&M.u);
     if (have_state)
         tg__state_free(&M.st);
     free(plan);
-    free(chain);
-    free(acts);
+    free(C.conv);
+    free(C.act);
     return s;
 }

@@ -128,6 +128,18 @@ void tg__rw_abort(tg_rw *r);
  * returns the pass's status */
 tg_status tg__rw_finish(tg_rw *r, tg_pass_ctx *c, tg_status s, bool changed);
 
+/* a pass that replaces matched chains of nodes by one node each, after
+ * planning them: plan[id] is TG_RW_KEEP for a node copied as it is,
+ * TG_RW_FOLDED for one that a later node's replacement takes in, and any
+ * other value for the last node of a chain, for which emit(rw, id, ctx)
+ * adds the replacement (its inputs through rw->vmap), forwards the chain's
+ * outputs to it (tg__rw_forward) and returns its dst id, or -1 on error.
+ * Rewrites c's graph when n_chains > 0 and s is TG_OK, counts "fused";
+ * returns the pass's status (s when it is not TG_OK) */
+enum { TG_RW_KEEP = -1, TG_RW_FOLDED = -2 };
+tg_status tg__rw_replace_chains(tg_pass_ctx *c, tg_status s, const int *plan, int n_chains,
+                                int (*emit)(tg_rw *rw, int id, void *ctx), void *ctx);
+
 /* the op's inference on g's stored input metadata; out gets n_out metas */
 tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out);
 

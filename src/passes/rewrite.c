@@ -47,6 +47,24 @@ tg_status tg__rw_finish(tg_rw *r, tg_pass_ctx *c, tg_status s, bool changed)
     return s;
 }
 
+tg_status tg__rw_replace_chains(tg_pass_ctx *c, tg_status s, const int *plan, int n_chains,
+                                int (*emit)(tg_rw *rw, int id, void *ctx), void *ctx)
+{
+    const tg_graph *g = c->g;
+    tg_rw rw = {0};
+    if (s == TG_OK && n_chains > 0)
+        s = tg__rw_begin(&rw, g);
+    for (int id = 0; s == TG_OK && n_chains > 0 && id < g->n_nodes; id++) {
+        if (plan[id] == TG_RW_FOLDED)
+            continue;
+        if ((plan[id] == TG_RW_KEEP ? tg__rw_copy(&rw, id) : emit(&rw, id, ctx)) < 0)
+            s = tg_last_status();
+    }
+    s = tg__rw_finish(&rw, c, s, n_chains > 0);
+    tg__pass_count(c, "fused", s == TG_OK ? n_chains : 0);
+    return s;
+}
+
 tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out)
 {
     tg_tensor *in[TG_MAX_OP_INPUTS];

@@ -38,11 +38,14 @@
  * image): larger batches are prepared and multiplied in chunks */
 static _Atomic int64_t chunk_bytes = (int64_t)32 << 20;
 /* blocks per thread to aim for (late threads balanced by the others):
- * at 4, ResNet-18's stride-2 3x3 layers at batch 1 on two threads lost
- * up to a block's time (~70 us of ~600) waiting at the end; 8: 0.60 ->
- * 0.56 ms at 56 -> 28 (bench_conv_resnet, best of 9, three rounds), the
- * batches that have many blocks anyway unchanged */
-#define UNITS_PER_THREAD 8
+ * with AVX-512's tiles over output channels, at 4, ResNet-18's stride-2
+ * 3x3 layers at batch 1 on two threads lost up to a block's time (~70 us
+ * of ~600) waiting at the end; 8: 0.60 -> 0.56 ms at 56 -> 28
+ * (bench_conv_resnet, best of 9, three rounds; batches that have many
+ * blocks anyway plan the same). The wide tiles (AVX2's) keep 4: 8 was not
+ * shown faster there (two-thread runs too noisy to tell) */
+#define UNITS_PER_THREAD 4
+#define UNITS_PER_THREAD_OVER_OUT 8
 /* products with fewer multiply-adds stay on the calling thread */
 static _Atomic int64_t par_work = (int64_t)1 << 19;
 /* the automatic choice: at least this many output channels and taps */
@@ -508,7 +511,8 @@ static int64_t position_blocks(const dense_job *j, int64_t want, int64_t threads
  * blocks */
 static void plan_blocks(dense_job *j, int64_t threads)
 {
-    const int64_t want = threads > 1 ? UNITS_PER_THREAD * threads : 1;
+    const int64_t per = j->kn->over_out ? UNITS_PER_THREAD_OVER_OUT : UNITS_PER_THREAD;
+    const int64_t want = threads > 1 ? per * threads : 1;
     j->panels = cdiv(j->g.o, j->kn->mr);
     j->pan_len = j->k * j->kn->mr;
     int64_t blk_panels = min64(j->panels, max64(1, A_BUDGET / (j->pan_len * (int64_t)j->el)));

@@ -86,3 +86,5 @@ from . import autograph  # noqa: E402
 from . import onnx, datasets  # noqa: E402
 from . import distributed  # noqa: E402  (torch.distributed's names, over MPI)
 from . import distributions  # noqa: E402  (torch.distributions' names)
+from . import _tensor_parity  # noqa: E402,F401  (H, mH, new, samplers, frexp, ...)
+from ._ops_parity import *  # noqa: E402,F401,F403  (torch.relu_ & co., windows, losses)

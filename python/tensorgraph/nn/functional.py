@@ -74,6 +74,9 @@ def selu(input, inplace=False):
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if inplace:  # PyTorch's dropout_: input itself, overwritten
+        from .._tensor import _update
+        return _update(input, lambda x: _C.dropout(x, p, training, False, generator), (), {})
     return _C.dropout(input, p, training, False, generator)
 
 

@@ -20,7 +20,8 @@ import warnings
 import numpy as np
 
 from . import _C
-from ._creation import _NP_TO_TG, _TG_TO_NP, _finish, tensor, zeros
+from ._creation import _NP_TO_TG, _TG_TO_NP, _finish, tensor
+from ._tensor_reinterpret import _TORCH_NAMES
 
 Tensor = _C.Tensor
 
@@ -404,8 +405,6 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
             (isinstance(spacing, Tensor) and spacing.ndim == 0):
         spacing = [spacing] * len(dims)
     spacing = list(spacing)
-    if len(spacing) == 1 and len(dims) > 1:
-        spacing = spacing * len(dims)
     if len(spacing) != len(dims):
         raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
                            f"it's spacing and dim arguments to have the same length, but got "
@@ -500,7 +499,8 @@ def poisson(input, generator=None):
     (from tensorgraph's generator)"""
     _check_tensor('poisson', input)
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"poisson_cpu\" not implemented for '{input.dtype}'")
+        raise RuntimeError(f"\"poisson_cpu\" not implemented for "
+                           f"'{_TORCH_NAMES[input.dtype]}'")
     lam = input.detach().numpy().astype(np.float64)
     if (lam < 0).any() or np.isnan(lam).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
@@ -514,8 +514,8 @@ def binomial(count, prob, generator=None):
     _check_tensor('binomial', count, 'count')
     _check_tensor('binomial', prob, 'prob', 2)
     if not prob.dtype.is_floating_point or not count.dtype.is_floating_point:
-        raise RuntimeError(f"\"binomial_cpu\" not implemented for "
-                           f"'{count.dtype if not count.dtype.is_floating_point else prob.dtype}'")
+        bad = prob.dtype if count.dtype.is_floating_point else count.dtype
+        raise RuntimeError(f"\"binomial_cpu\" not implemented for '{_TORCH_NAMES[bad]}'")
     n, p = np.broadcast_arrays(count.detach().numpy().astype(np.float64),
                                prob.detach().numpy().astype(np.float64))
     if (p < 0).any() or (p > 1).any() or np.isnan(p).any():

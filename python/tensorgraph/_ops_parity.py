@@ -165,7 +165,10 @@ def _reduction(r):
 def kl_div(input, target, reduction=1, *, log_target=False):
     """the pointwise KL divergence; reduction 1 (mean) averages over every
     element, as torch.kl_div (F.kl_div's 'batchmean' has no enum value)"""
-    return _F().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+    with warnings.catch_warnings():  # F.kl_div's advice to use 'batchmean': not torch.kl_div's
+        warnings.simplefilter('ignore', UserWarning)
+        return _F().kl_div(input, target, reduction=_reduction(reduction),
+                           log_target=log_target)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -640,3 +640,79 @@ def test_new_composites_gradcheck():
     assert tg.autograd.gradcheck(lambda t: (t * 1).renorm_(2, 0, 1.0), (x,))
     assert tg.autograd.gradcheck(lambda t: tg.constant_pad_nd(t, (1, 2), 0.5), (x,))
     assert tg.autograd.gradcheck(lambda t: t.mH * 2, (x,))
+
+
+# -- nn.functional.multi_head_attention_forward ----------------------------------------------
+
+@pytest.mark.parametrize('separate', [False, True])
+def test_multi_head_attention_forward(separate):
+    rs = np.random.RandomState(0)
+    E, H, L, S, N = 8, 2, 5, 6, 3
+    shapes = {'q': (L, N, E), 'k': (S, N, E), 'v': (S, N, E), 'in_w': (3 * E, E),
+              'in_b': (3 * E,), 'bk': (1, 1, E), 'bv': (1, 1, E), 'out_w': (E, E),
+              'out_b': (E,), 'qw': (E, E), 'kw': (E, E), 'vw': (E, E)}
+    data = {k: rs.randn(*s) * 0.5 for k, s in shapes.items()}
+    kpm = np.zeros((N, S), dtype=bool)
+    kpm[0, -2:] = True
+    mask = rs.randn(L, S)
+
+    def run(m, F):
+        t = {k: m.tensor(v, requires_grad=True) for k, v in data.items()}
+        out, w = F.multi_head_attention_forward(
+            t['q'], t['k'], t['v'], E, H, None if separate else t['in_w'], t['in_b'], t['bk'],
+            t['bv'], False, 0.0, t['out_w'], t['out_b'], training=False,
+            key_padding_mask=m.tensor(kpm), attn_mask=m.tensor(mask),
+            use_separate_proj_weight=separate, q_proj_weight=t['qw'] if separate else None,
+            k_proj_weight=t['kw'] if separate else None,
+            v_proj_weight=t['vw'] if separate else None, average_attn_weights=False)
+        (out.pow(2).sum() + w.sum()).backward()
+        return out, w, t
+
+    oa, wa, ta = run(tg, tg.nn.functional)
+    ob, wb, tb = run(torch, torch.nn.functional)
+    close(oa, ob.detach().numpy(), 1e-10, 1e-12)
+    close(wa, wb.detach().numpy(), 1e-10, 1e-12)
+    assert wa.shape == tuple(wb.shape) == (N, H, L, S + 1)
+    for k in ta:
+        if tb[k].grad is not None:
+            close(ta[k].grad, tb[k].grad.numpy(), 1e-9, 1e-12)
+
+
+def test_multi_head_attention_forward_errors():
+    x = tg.ones(2, 1, 4)
+    F = tg.nn.functional
+    with pytest.raises(AssertionError, match='was expecting embedding dimension of 6'):
+        F.multi_head_attention_forward(x, x, x, 6, 2, tg.ones(12, 4), None, None, None, False,
+                                       0.0, tg.ones(4, 4), None)
+    with pytest.raises(AssertionError, match='use_separate_proj_weight is True but'):
+        F.multi_head_attention_forward(x, x, x, 4, 2, None, None, None, None, False, 0.0,
+                                       tg.ones(4, 4), None, use_separate_proj_weight=True)
+    with pytest.raises(NotImplementedError, match='static_k and static_v'):
+        F.multi_head_attention_forward(x, x, x, 4, 2, tg.ones(12, 4), None, None, None, False,
+                                       0.0, tg.ones(4, 4), None, static_k=x)
+
+
+def test_names_present():
+    """every name this file covers is where PyTorch has it"""
+    torch_level = ['relu_', 'clamp_', 'fill_', 'zero_', 'detach', 'detach_', 'index_put_',
+                   'threshold_', 'selu_', 'celu_', 'rrelu', 'rrelu_', 'dropout_',
+                   'alpha_dropout', 'alpha_dropout_', 'feature_alpha_dropout',
+                   'feature_alpha_dropout_', 'feature_dropout', 'feature_dropout_', 'kl_div',
+                   'bilinear', 'cosine_embedding_loss', 'hinge_embedding_loss',
+                   'margin_ranking_loss', 'triplet_margin_loss', 'poisson_nll_loss',
+                   'ctc_loss', 'instance_norm', 'constant_pad_nd', 'channel_shuffle',
+                   'empty_strided', 'gradient', 'frexp', 'frombuffer', 'asarray',
+                   'is_inference', 'range', 'poisson', 'binomial', 'hann_window',
+                   'hamming_window', 'blackman_window', 'bartlett_window', 'kaiser_window',
+                   'adjoint', 'resolve_conj', 'resolve_neg', 'is_neg', 'conj_physical',
+                   'conj_physical_', 'narrow_copy', 'matrix_exp', 'nextafter', 'i0_']
+    for n in torch_level:
+        assert hasattr(torch, n) and callable(getattr(tg, n)), n
+    methods = ['H', 'mH', 'adjoint', 'resolve_conj', 'resolve_neg', 'is_neg', 'conj_physical',
+               'new', 'narrow_copy', 'float_power_', 'renorm', 'renorm_', 'random_',
+               'exponential_', 'geometric_', 'cauchy_', 'log_normal_', 'frexp', 'i0', 'i0_',
+               'nextafter', 'nextafter_', 'polygamma', 'polygamma_', 'igamma', 'igamma_',
+               'igammac', 'igammac_', 'matrix_exp', 'output_nr', 'is_inference']
+    for n in methods:
+        assert hasattr(torch.Tensor, n) and hasattr(tg.Tensor, n), n
+    assert callable(tg.nn.functional.multi_head_attention_forward)

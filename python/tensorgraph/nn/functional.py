@@ -280,3 +280,10 @@ from .functional_conv import unbatched as _unbatched  # noqa: E402
 max_pool1d, avg_pool1d = _unbatched(max_pool1d, 1), _unbatched(avg_pool1d, 1)
 max_pool2d, avg_pool2d = _unbatched(max_pool2d, 2), _unbatched(avg_pool2d, 2)
 max_pool3d, avg_pool3d = _unbatched(max_pool3d, 3), _unbatched(avg_pool3d, 3)
+
+
+def multi_head_attention_forward(*args, **kwargs):
+    """PyTorch's functional multi-head attention (nn/transformer.py: the
+    MultiheadAttention module's forward with the weights as arguments)"""
+    from .transformer import multi_head_attention_forward as f
+    return f(*args, **kwargs)

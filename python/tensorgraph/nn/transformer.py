@@ -370,3 +370,59 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         return generate_square_subsequent_mask(sz, device, dtype)
+
+
+class _AttentionWeights:
+    """the attributes MultiheadAttention.forward reads, from
+    F.multi_head_attention_forward's arguments (so the functional form is
+    the module's code, not a copy)"""
+    batch_first = False
+    _projections = MultiheadAttention._projections
+
+    def __init__(self, embed_dim, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
+                 add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training,
+                 use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight):
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads "
+                                 f"{num_heads}")
+        self._qkv_same_embed_dim = not use_separate_proj_weight
+        if use_separate_proj_weight:
+            if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+                raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                     "k_proj_weight or v_proj_weight is None")
+        elif in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        self.in_proj_weight, self.in_proj_bias = in_proj_weight, in_proj_bias
+        self.q_proj_weight, self.k_proj_weight = q_proj_weight, k_proj_weight
+        self.v_proj_weight = v_proj_weight
+        if (bias_k is None) != (bias_v is None):
+            raise AssertionError("bias_k and bias_v must both be given or both be None")
+        self.bias_k, self.bias_v, self.add_zero_attn = bias_k, bias_v, add_zero_attn
+        self.dropout, self.training = dropout_p, training
+        self.out_proj = lambda t: F.linear(t, out_proj_weight, out_proj_bias)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """PyTorch's F.multi_head_attention_forward: MultiheadAttention.forward
+    (sequence-first inputs) with the weights passed in; static_k/static_v
+    are not supported"""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k and static_v are not "
+                                  "supported")
+    if query.shape[-1] != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {query.shape[-1]}")
+    shim = _AttentionWeights(embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+                             bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                             training, use_separate_proj_weight, q_proj_weight, k_proj_weight,
+                             v_proj_weight)
+    return MultiheadAttention.forward(shim, query, key, value, key_padding_mask, need_weights,
+                                      attn_mask, average_attn_weights, is_causal)

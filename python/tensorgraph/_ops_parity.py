@@ -156,7 +156,7 @@ _REDUCTIONS = {0: 'none', 1: 'mean', 2: 'sum'}  # at::Reduction
 
 def _reduction(r):
     if isinstance(r, str):
-        raise TypeError(f"argument 'reduction' must be int, not str")
+        raise TypeError("argument 'reduction' must be int, not str")
     if r not in _REDUCTIONS:
         raise ValueError(f"{r} is not a valid value for reduction")
     return _REDUCTIONS[r]
@@ -321,7 +321,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     must be a dense layout's (some order of the dims), else NotImplementedError"""
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     if builtins.any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{builtins.min(size)}: {list(size)}")
@@ -425,8 +425,8 @@ def _dim_error(d, nd):
 def _gradient_1d(x, d, h, edge_order):
     n = x.shape[d]
     if n < edge_order + 1:
-        raise RuntimeError(f"torch.gradient expected each dimension size to be at least "
-                           f"edge_order+1")
+        raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                           "edge_order+1")
 
     def sl(a, b):
         return x.narrow(d, a, b - a)

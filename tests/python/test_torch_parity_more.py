@@ -5,14 +5,13 @@ dropout forms, top-level losses with the integer reduction enum, window
 functions, range, gradient, frexp, frombuffer, asarray, empty_strided,
 Tensor.H / mH / adjoint, new, the samplers' moments and dtype rules, and
 the special functions as methods."""
-import math
 import warnings
 
 import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import SANITIZED, close, needs_torch, torch
+from conftest import close, needs_torch, torch
 
 pytestmark = needs_torch
 
@@ -67,9 +66,8 @@ def test_torch_level_inplace(name):
     ra = getattr(tg, name)(ya, *args(tg))
     if name in ('acosh_', 'arccosh_', 'asinh_', 'arcsinh_', 'atanh_', 'arctanh_'):
         yb = getattr(torch, name[:-1])(yb)  # torch 1.13 has no in-place derivative for these
-        rb = yb
     else:
-        rb = getattr(torch, name)(yb, *args(torch))
+        assert getattr(torch, name)(yb, *args(torch)) is yb
     assert ra is ya  # the same tensor object, as PyTorch's
     tol = 1e-7 if name == 'celu_' else 1e-10  # celu's C kernel: exp to ~1e-8 relative
     close(ya, yb.detach().numpy(), tol, 1e-12)
@@ -574,7 +572,7 @@ def test_poisson_and_binomial():
 # -- frexp, nextafter, special methods -------------------------------------------------
 
 def test_frexp():
-    d = np.array([1.5, -2.0, 0.0, 3e-40, np.inf, -7.25, 1e300])
+    d = np.array([1.5, -2.0, 0.0, 3e-40, np.inf, -7.25, 1e30])
     for dt in ('float32', 'float64'):
         a = tg.tensor(d, dtype=getattr(tg, dt))
         b = torch.tensor(d, dtype=getattr(torch, dt))

@@ -33,9 +33,22 @@ _VIA_METHOD = (
     'trunc_ fix_ frac_ sinc_ square_ erf_ erfc_ deg2rad_ rad2deg_ clamp_ clip_ '
     'clamp_min_ clamp_max_ logit_ nan_to_num_ xlogy_ gcd_ lcm_ ldexp_ fill_ zero_ detach '
     'detach_ index_put_ i0_ conj_physical conj_physical_ resolve_conj resolve_neg is_neg '
-    'adjoint narrow_copy matrix_exp nextafter is_inference frexp').split()
+    'adjoint narrow_copy matrix_exp nextafter is_inference frexp addmv_ resize_as_').split()
 
-__all__ = list(_VIA_METHOD) + [
+# torch.X_copy(input, ...) is input.X(...) copied (each piece of split / unbind)
+_COPIES = {'alias_copy': 'view_as', 'detach_copy': 'detach', 'diagonal_copy': 'diagonal',
+           'expand_copy': 'expand', 'permute_copy': 'permute', 'select_copy': 'select',
+           'split_copy': 'split', 'split_with_sizes_copy': 'split_with_sizes',
+           'squeeze_copy': 'squeeze', 't_copy': 't', 'transpose_copy': 'transpose',
+           'unbind_copy': 'unbind', 'unfold_copy': 'unfold', 'unsqueeze_copy': 'unsqueeze',
+           'view_copy': 'view'}
+# PyTorch's unsafe_ forms differ only in not tracking the pieces as views
+_UNSAFE = {'unsafe_chunk': 'chunk', 'unsafe_split': 'split',
+           'unsafe_split_with_sizes': 'split_with_sizes'}
+
+__all__ = list(_VIA_METHOD) + list(_COPIES) + list(_UNSAFE) + [
+    'e', 'pi', 'inf', 'nan', 'fill', 'slice_copy', 'max_pool1d_with_indices',
+    'adaptive_avg_pool1d', 'embedding_renorm_',
     'threshold_', 'selu_', 'celu_', 'rrelu', 'rrelu_', 'dropout_', 'alpha_dropout',
     'alpha_dropout_', 'feature_alpha_dropout', 'feature_alpha_dropout_', 'feature_dropout',
     'feature_dropout_', 'kl_div', 'bilinear', 'cosine_embedding_loss', 'hinge_embedding_loss',
@@ -62,6 +75,67 @@ def _via_method(name):
 
 for _n in _VIA_METHOD:
     globals()[_n] = _via_method(_n)
+
+e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
+
+
+def _copied(name, method):
+    def f(input, *args, **kwargs):
+        _check_tensor(name, input)
+        if method == 'view_as':  # alias_copy(input)
+            return input.clone()
+        r = getattr(Tensor, method)(input, *args, **kwargs)
+        return type(r)(t.clone() for t in r) if isinstance(r, (tuple, list)) else r.clone()
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"torch.{name}: input.{method}(...) as a new tensor (not a view)"
+    return f
+
+
+for _n, _m in _COPIES.items():
+    globals()[_n] = _copied(_n, _m)
+for _n, _m in _UNSAFE.items():
+    globals()[_n] = _via_method(_m)
+    globals()[_n].__name__ = _n
+
+
+def slice_copy(input, dim=0, start=None, end=None, step=1):
+    _check_tensor('slice_copy', input)
+    d = dim % builtins.max(input.ndim, 1)
+    return input[(slice(None),) * d + (slice(start, end, step),)].clone()
+
+
+def fill(input, value):
+    """a copy of input with every element value (out of place)"""
+    _check_tensor('fill', input)
+    return input.clone().fill_(value)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    return _F().max_pool1d_with_indices(input, kernel_size, stride or None, padding, dilation,
+                                        ceil_mode)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _F().adaptive_avg_pool1d(input, output_size)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """the rows of input that indices name rescaled in place (without
+    recording) so that their norm_type-norm is at most max_norm (PyTorch's
+    factor max_norm / (norm + 1e-7))"""
+    _check_tensor('embedding_renorm_', input)
+    if input.ndim != 2:
+        raise RuntimeError(f"embedding_renorm_: Expected 2-D tensor for self, but got "
+                           f"{input.ndim}-D")
+    from ._grad_mode import no_grad
+    with no_grad():
+        rows = tensor(np.unique(indices.detach().numpy().reshape(-1)).astype(np.int64))
+        sel = input.index_select(0, rows)
+        norm = sel.norm(norm_type, 1, keepdim=True)
+        scale = _C.where(norm > max_norm, max_norm / (norm + 1e-7), norm * 0 + 1)
+        input.index_copy_(0, rows, sel * scale)
+    return input
 
 
 def _F():

@@ -308,5 +308,65 @@ def matrix_exp(self):
 # the outputs of multi-output ops such as unbind and split 0, 1, ...)
 _methods['output_nr'] = property(lambda self: 0)
 
+# no sparse, quantized, meta, nested or accelerator tensors, no named dims
+for _name in ('is_sparse', 'is_quantized', 'is_meta', 'is_mkldnn', 'is_nested', 'is_sparse_csr',
+              'is_vulkan', 'is_xpu', 'is_ipu', 'is_mps', 'is_ort'):
+    _methods[_name] = property(lambda self: False)
+_methods['names'] = property(lambda self: (None,) * self.ndim)
+
+
+@_method
+def has_names(self):
+    return False
+
+
+@_method
+def is_pinned(self, device=None):
+    return False
+
+
+@_method
+def is_shared(self):
+    return False
+
+
+@_method
+def share_memory_(self):
+    return self  # one process's memory: nothing to move
+
+
+@_method
+def resize_as_(self, the_template, memory_format=None):
+    return self.resize_(*the_template.shape)
+
+
+@_method
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
+    from ._ops_parity import empty_strided
+    return empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _host_map(self, name, fn, others):
+    if self.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(f"{name} is not differentiable (it calls a Python function on each "
+                           "element): use it on a tensor that does not require grad")
+    vals = [np.broadcast_to(_host(o, name), tuple(self.shape)).reshape(-1).tolist()
+            for o in (self,) + others]
+    out = [fn(*v) for v in zip(*vals)]
+    return self.copy_(tensor(np.array(out).reshape(tuple(self.shape)), dtype=self.dtype))
+
+
+@_method
+def apply_(self, callable):
+    """each element replaced by callable(element), in place (host Python)"""
+    return _host_map(self, 'apply_', callable, ())
+
+
+@_method
+def map_(self, tensor, callable):
+    """each element replaced by callable(element, tensor's element) (tensor
+    broadcast to self's shape), in place (host Python)"""
+    return _host_map(self, 'map_', callable, (tensor,))
+
 for _name, _fn in _methods.items():
     _C._add_method(_name, _fn)

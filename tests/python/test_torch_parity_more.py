@@ -714,3 +714,93 @@ def test_names_present():
     for n in methods:
         assert hasattr(torch.Tensor, n) and hasattr(tg.Tensor, n), n
     assert callable(tg.nn.functional.multi_head_attention_forward)
+
+
+# -- *_copy and unsafe_ forms, constants, small torch-level and Tensor extras ------------------
+
+COPIES = [('alias_copy', ()), ('detach_copy', ()), ('diagonal_copy', (0, 0, 1)),
+          ('expand_copy', ((2, 2, 3, 4),)), ('permute_copy', ((2, 0, 1),)),
+          ('select_copy', (1, 2)), ('split_copy', (2, 2)), ('split_with_sizes_copy', ([1, 3], 2)),
+          ('squeeze_copy', ()), ('t_copy', None), ('transpose_copy', (0, 2)),
+          ('unbind_copy', (1,)), ('unfold_copy', (2, 2, 1)), ('unsqueeze_copy', (1,)),
+          ('view_copy', ((6, 4),)), ('slice_copy', (2, 0, 4, 2)), ('unsafe_chunk', (2, 2)),
+          ('unsafe_split', (1, 1)), ('unsafe_split_with_sizes', ([1, 2], 1))]
+
+
+@pytest.mark.parametrize('name,args', COPIES)
+def test_copy_forms(name, args):
+    d = np.arange(24.0).reshape(2, 3, 4)
+    if args is None:
+        d, args = d[0], ()
+    a = tg.tensor(d, requires_grad=True)
+    b = torch.tensor(d, requires_grad=True)
+    ra, rb = getattr(tg, name)(a, *args), getattr(torch, name)(b, *args)
+    if isinstance(rb, torch.Tensor):
+        ra, rb = (ra,), (rb,)
+    assert len(ra) == len(rb)
+    for p, q in zip(ra, rb):
+        assert p.shape == tuple(q.shape)
+        close(p, q.detach().numpy())
+        if name.endswith('_copy') and name != 'detach_copy':  # copies: writes stay there
+            assert p.requires_grad
+            p2 = p.detach()
+            p2.fill_(-7.0)
+            assert a.min().item() == 0.0
+    if name != 'detach_copy':
+        sum(p.sum() for p in ra).backward()
+        sum(q.sum() for q in rb).backward()
+        close(a.grad, b.grad.numpy())
+
+
+def test_constants_fill_pools_renorm():
+    assert (tg.e, tg.pi) == (torch.e, torch.pi) and tg.inf == math_inf()
+    assert tg.nan != tg.nan
+    x = tg.arange(6.0).reshape(2, 3)
+    f = tg.fill(x, 2.5)
+    assert f is not x and f.tolist() == [[2.5] * 3] * 2 and x[0, 0].item() == 0.0
+    d = np.random.RandomState(0).randn(2, 3, 9)
+    va, ia = tg.max_pool1d_with_indices(tg.tensor(d), 3, 2, 1)
+    vb, ib = torch.max_pool1d_with_indices(torch.tensor(d), 3, 2, 1)
+    close(va, vb.numpy())
+    assert ia.tolist() == ib.tolist()
+    close(tg.adaptive_avg_pool1d(tg.tensor(d), 4), torch.adaptive_avg_pool1d(torch.tensor(d), 4)
+          .numpy(), 1e-12, 1e-12)
+    w = np.random.RandomState(1).randn(6, 4) * 2
+    wa, wb = tg.tensor(w), torch.tensor(w)
+    idx = [0, 3, 3, 5]
+    assert tg.embedding_renorm_(wa, tg.tensor(idx), 1.5, 2.0) is wa
+    torch.embedding_renorm_(wb, torch.tensor(idx), 1.5, 2.0)
+    close(wa, wb.numpy(), 1e-12, 1e-12)
+    m = np.random.RandomState(2).randn(3, 4)
+    v, y = np.random.RandomState(3).randn(4), np.random.RandomState(4).randn(3)
+    ya = tg.tensor(y)
+    assert tg.addmv_(ya, tg.tensor(m), tg.tensor(v), beta=0.5, alpha=2.0) is ya
+    close(ya, torch.addmv_(torch.tensor(y), torch.tensor(m), torch.tensor(v), beta=0.5,
+                           alpha=2.0).numpy(), 1e-12, 1e-12)
+    r = tg.arange(6.0)
+    assert tg.resize_as_(r, x) is r and r.shape == (2, 3) and r.tolist() == x.tolist()
+    with pytest.raises(RuntimeError, match='not supported by tensorgraph'):
+        tg.zeros(2).resize_as_(x)  # resize_'s limit: a storage does not grow in place
+
+
+def math_inf():
+    return float('inf')
+
+
+def test_tensor_predicates_and_host_maps():
+    x = tg.ones(2, 3)
+    t = torch.ones(2, 3)
+    for n in ('is_sparse', 'is_quantized', 'is_meta', 'is_mkldnn', 'is_nested', 'is_sparse_csr',
+              'is_vulkan', 'is_xpu', 'is_ipu', 'is_mps', 'is_ort'):
+        assert getattr(x, n) is False is getattr(t, n), n
+    assert x.names == t.names == (None, None) and x.has_names() is t.has_names() is False
+    assert x.is_pinned() is False and x.is_shared() is False and x.share_memory_() is x
+    assert x.new_empty_strided((2, 2), (1, 2)).stride() == (1, 2)
+    assert x.new_empty_strided((2, 2), (1, 2)).dtype == x.dtype
+    z = tg.arange(4.0)
+    assert z.apply_(lambda v: v * v + 1) is z and z.tolist() == [1.0, 2.0, 5.0, 10.0]
+    assert z.map_(tg.tensor([1.0]), lambda a, b: a - b) is z and z.tolist() == [0.0, 1.0, 4.0, 9.0]
+    i = tg.tensor([1, 2, 3])
+    assert i.apply_(lambda v: v * 10).tolist() == [10, 20, 30] and i.dtype == tg.int64
+    with pytest.raises(RuntimeError, match='apply_ is not differentiable'):
+        tg.ones(2, requires_grad=True).apply_(lambda v: v)

@@ -48,7 +48,8 @@ _UNSAFE = {'unsafe_chunk': 'chunk', 'unsafe_split': 'split',
 
 __all__ = list(_VIA_METHOD) + list(_COPIES) + list(_UNSAFE) + [
     'e', 'pi', 'inf', 'nan', 'fill', 'slice_copy', 'max_pool1d_with_indices',
-    'adaptive_avg_pool1d', 'embedding_renorm_',
+    'adaptive_avg_pool1d', 'embedding_renorm_', 'rnn_tanh_cell', 'rnn_relu_cell', 'lstm_cell',
+    'gru_cell',
     'threshold_', 'selu_', 'celu_', 'rrelu', 'rrelu_', 'dropout_', 'alpha_dropout',
     'alpha_dropout_', 'feature_alpha_dropout', 'feature_alpha_dropout_', 'feature_dropout',
     'feature_dropout_', 'kl_div', 'bilinear', 'cosine_embedding_loss', 'hinge_embedding_loss',
@@ -118,6 +119,19 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
 def adaptive_avg_pool1d(input, output_size):
     return _F().adaptive_avg_pool1d(input, output_size)
+
+
+def _cell(name):
+    def f(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+        from .nn import rnn
+        return getattr(rnn, name)(input, hx, w_ih, w_hh, b_ih, b_hh)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"torch.{name}: one step of the cell with the weights passed in (nn/rnn.py)"
+    return f
+
+
+rnn_tanh_cell, rnn_relu_cell = _cell('rnn_tanh_cell'), _cell('rnn_relu_cell')
+lstm_cell, gru_cell = _cell('lstm_cell'), _cell('gru_cell')
 
 
 def embedding_renorm_(input, indices, max_norm, norm_type):

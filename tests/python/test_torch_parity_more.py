@@ -804,3 +804,32 @@ def test_tensor_predicates_and_host_maps():
     assert i.apply_(lambda v: v * 10).tolist() == [10, 20, 30] and i.dtype == tg.int64
     with pytest.raises(RuntimeError, match='apply_ is not differentiable'):
         tg.ones(2, requires_grad=True).apply_(lambda v: v)
+
+
+@pytest.mark.parametrize('name,gates', [('rnn_tanh_cell', 1), ('rnn_relu_cell', 1),
+                                        ('lstm_cell', 4), ('gru_cell', 3)])
+@pytest.mark.parametrize('bias', [True, False])
+def test_rnn_cells(name, gates, bias):
+    rs = np.random.RandomState(0)
+    N, I, Hs = 3, 4, 5
+    data = [rs.randn(N, I), rs.randn(N, Hs), rs.randn(gates * Hs, I) * 0.5,
+            rs.randn(gates * Hs, Hs) * 0.5, rs.randn(gates * Hs), rs.randn(gates * Hs)]
+    if name == 'lstm_cell':
+        data.append(rs.randn(N, Hs))
+
+    def run(m):
+        t = [m.tensor(d, requires_grad=True) for d in data]
+        hx = (t[1], t[6]) if name == 'lstm_cell' else t[1]
+        b = (t[4], t[5]) if bias else (None, None)
+        out = getattr(m, name)(t[0], hx, t[2], t[3], *b)
+        outs = out if isinstance(out, tuple) else (out,)
+        sum((o * o).sum() for o in outs).backward()
+        return outs, t
+
+    oa, ta = run(tg)
+    ob, tb = run(torch)
+    for p, q in zip(oa, ob):
+        close(p, q.detach().numpy(), 1e-10, 1e-12)
+    for p, q in zip(ta, tb):
+        if q.grad is not None:
+            close(p.grad, q.grad.numpy(), 1e-9, 1e-12)

@@ -345,3 +345,27 @@ class GRUCell(RNNCellBase):
         batched, gi, h = self._prepare(input, hx)
         h = _gru_step(gi, h, self.weight_hh, self.bias_hh)
         return h if batched else h.squeeze(0)
+
+
+# torch.rnn_tanh_cell & co.: one step of each cell with the weights passed in
+def _projection(input, w_ih, b_ih):
+    gi = _C.matmul(input, w_ih.t())
+    return gi if b_ih is None else gi + b_ih
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn_step('RNN_TANH', _projection(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn_step('RNN_RELU', _projection(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """(h', c') from hx = (h, c)"""
+    h, c = hx
+    return _lstm_step(_projection(input, w_ih, b_ih), h, c, w_hh, b_hh)
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _gru_step(_projection(input, w_ih, b_ih), hx, w_hh, b_hh)

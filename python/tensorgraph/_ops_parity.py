@@ -48,7 +48,7 @@ _UNSAFE = {'unsafe_chunk': 'chunk', 'unsafe_split': 'split',
 
 __all__ = list(_VIA_METHOD) + list(_COPIES) + list(_UNSAFE) + [
     'e', 'pi', 'inf', 'nan', 'fill', 'slice_copy', 'max_pool1d_with_indices',
-    'adaptive_avg_pool1d', 'embedding_renorm_', 'rnn_tanh_cell', 'rnn_relu_cell', 'lstm_cell',
+    'adaptive_avg_pool1d', 'adaptive_max_pool1d', 'embedding_renorm_', 'rnn_tanh_cell', 'rnn_relu_cell', 'lstm_cell',
     'gru_cell',
     'threshold_', 'selu_', 'celu_', 'rrelu', 'rrelu_', 'dropout_', 'alpha_dropout',
     'alpha_dropout_', 'feature_alpha_dropout', 'feature_alpha_dropout_', 'feature_dropout',
@@ -119,6 +119,11 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
 def adaptive_avg_pool1d(input, output_size):
     return _F().adaptive_avg_pool1d(input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """(values, indices), as torch.adaptive_max_pool1d"""
+    return _F().adaptive_max_pool1d_with_indices(input, output_size)
 
 
 def _cell(name):

@@ -833,3 +833,52 @@ def test_rnn_cells(name, gates, bias):
     for p, q in zip(ta, tb):
         if q.grad is not None:
             close(p.grad, q.grad.numpy(), 1e-9, 1e-12)
+
+
+# -- adaptive max pooling with indices -------------------------------------------------------
+
+ADAPTIVE = [(1, (2, 3, 10), 4), (1, (3, 7), 3), (2, (2, 3, 7, 9), (3, 4)), (2, (3, 7, 9), (5, 2)),
+            (2, (2, 3, 8, 8), 4), (2, (1, 2, 5, 6), (None, 4)), (3, (1, 2, 5, 6, 7), (2, 3, 4)),
+            (3, (2, 4, 4, 5), 2)]
+
+
+@pytest.mark.parametrize('nd,shape,out', ADAPTIVE)
+def test_adaptive_max_pool_with_indices(nd, shape, out):
+    d = np.random.RandomState(0).randn(*shape)
+    d.reshape(-1)[::7] = d.reshape(-1)[1]  # ties: the first position wins, as PyTorch's
+    a = tg.tensor(d, requires_grad=True)
+    b = torch.tensor(d, requires_grad=True)
+    fa = getattr(tg.nn.functional, f'adaptive_max_pool{nd}d_with_indices')
+    va, ia = fa(a, out)
+    vb, ib = getattr(torch.nn.functional, f'adaptive_max_pool{nd}d')(b, out, True)
+    assert va.shape == tuple(vb.shape) and ia.dtype == tg.int64
+    close(va, vb.detach().numpy(), 1e-12, 1e-12)
+    np.testing.assert_array_equal(ia.numpy(), ib.numpy())
+    w = np.random.RandomState(1).randn(*vb.shape)
+    (va * tg.tensor(w)).sum().backward()
+    (vb * torch.tensor(w)).sum().backward()
+    close(a.grad, b.grad.numpy(), 1e-12, 1e-12)
+    # the return_indices flag of the plain form and of the module
+    v2, i2 = getattr(tg.nn.functional, f'adaptive_max_pool{nd}d')(a, out, return_indices=True)
+    assert i2.tolist() == ia.tolist()
+    m = getattr(tg.nn, f'AdaptiveMaxPool{nd}d')(out, return_indices=True)
+    assert m(a)[1].tolist() == ia.tolist()
+
+
+def test_adaptive_max_pool_special_values_and_errors():
+    d = np.array([[[1.0, np.nan, 3.0, -np.inf, -np.inf, 2.0, np.inf, 0.0]]])
+    va, ia = tg.nn.functional.adaptive_max_pool1d_with_indices(tg.tensor(d), 3)
+    assert ia.tolist() == [[[1, 2, 6]]]  # windows [0, 3), [2, 6), [5, 8): NaN is the maximum
+    assert np.isnan(va[0, 0, 0].item()) and va[0, 0, 1].item() == 3.0
+    vb, ib = torch.nn.functional.adaptive_max_pool1d(torch.tensor(d), 3, True)
+    assert ia.tolist() == ib.tolist()
+    np.testing.assert_array_equal(va.numpy(), vb.numpy())
+    va, ia = tg.adaptive_max_pool1d(tg.tensor(d), 2)
+    vb, ib = torch.adaptive_max_pool1d(torch.tensor(d), 2)
+    assert ia.tolist() == ib.tolist()
+    with pytest.raises(RuntimeError, match='Expected 3D or 4D tensor'):
+        tg.nn.functional.adaptive_max_pool2d_with_indices(tg.ones(4), 2)
+    with pytest.raises(RuntimeError, match='not implemented for'):
+        tg.nn.functional.adaptive_max_pool2d_with_indices(tg.ones(1, 4, 4, dtype=tg.int64), 2)
+    v, i = tg.nn.functional.adaptive_max_pool2d_with_indices(tg.ones(1, 4, 4), (0, 2))
+    assert v.shape == (1, 0, 2) and i.dtype == tg.int64

@@ -18,7 +18,8 @@ __all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu',
            'cosine_similarity', 'pairwise_distance', 'dropout1d', 'dropout2d', 'dropout3d',
            'scaled_dot_product_attention', 'pixel_shuffle', 'pixel_unshuffle',
            'adaptive_max_pool2d', 'adaptive_avg_pool2d', 'adaptive_avg_pool1d',
-           'adaptive_max_pool1d', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_', 'celu_',
+           'adaptive_max_pool1d', 'adaptive_max_pool1d_with_indices',
+           'adaptive_max_pool2d_with_indices', 'adaptive_max_pool3d_with_indices', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_', 'celu_',
            'threshold_', 'embedding', 'softmax', 'log_softmax']
 
 
@@ -303,9 +304,79 @@ def adaptive_avg_pool1d(input, output_size):
                      'adaptive_avg_pool1d')
 
 
+def _adaptive_max_with_indices(input, output_size, nd, name):
+    """adaptive max pooling and the flat position (within each [..., spatial]
+    plane) of every window's maximum, the first one on ties and NaN as the
+    maximum, as PyTorch's; the values are gathered at those positions, so
+    the gradient goes to them alone. The windows' positions come from a
+    host table: [output cells, largest window], padded with a position
+    whose key loses to every element."""
+    import numpy as np
+    from .._creation import tensor
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * nd
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                           f"{input.ndim}D")
+    sizes = list(input.shape[-nd:])
+    out = [s if o is None else o for s, o in zip(sizes, output_size)]
+    if any(o < 0 for o in out) or any(s == 0 for s in input.shape[-nd - 1:]):
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to "
+                           f"0 and the input must be non-empty")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}'")
+    lead = list(input.shape[:-nd])
+    if 0 in out:
+        return (zeros(*lead, *out, dtype=input.dtype), zeros(*lead, *out, dtype=_C.int64))
+    # per dim: each output index's window positions, padded to the largest with -1
+    per_dim = []
+    for n, o in zip(sizes, out):
+        bins = _bins(n, o)
+        k = builtins.max(hi - lo for lo, hi in bins)
+        t = np.full((o, k), -1, dtype=np.int64)
+        for i, (lo, hi) in enumerate(bins):
+            t[i, :hi - lo] = np.arange(lo, hi)
+        per_dim.append(t)
+    strides = np.cumprod([1] + sizes[::-1])[:-1][::-1]
+    pos, valid = np.zeros((1, 1), dtype=np.int64), np.ones((1, 1), dtype=bool)
+    for t, st in zip(per_dim, strides):  # outer product over dims: cells x window offsets
+        o, k = t.shape
+        pos = (pos[:, None, :, None] + (t * st)[None, :, None, :]).reshape(-1, pos.shape[1] * k)
+        valid = (valid[:, None, :, None] & (t >= 0)[None, :, None, :]).reshape(pos.shape)
+    cells, win = pos.shape
+    plane = int(np.prod(sizes))
+    x = input.reshape(-1, plane)
+    # the comparison key: NaN above everything, -inf (as the lowest finite
+    # value) above the padding's -inf
+    top = zeros((), dtype=x.dtype) + math.inf
+    lowest = zeros((), dtype=x.dtype) - (1.7976931348623157e308 if x.dtype == _C.float64
+                                         else 3.4028234663852886e38)
+    key = _C.where(_C.isnan(x), top, _C.where(x == -math.inf, lowest, x))
+    key = _C.cat([key, zeros(x.shape[0], 1, dtype=x.dtype) - math.inf], 1)
+    flat = tensor(np.where(valid, pos, plane).reshape(-1))
+    cand = _C.index_select(key.detach(), 1, flat).reshape(x.shape[0], cells, win)
+    best = _C.argmax(cand, 2, True)                                  # [B, cells, 1]
+    table = tensor(np.where(valid, pos, 0)).reshape(1, cells, win)
+    idx = _C.gather(table.expand(x.shape[0], cells, win), 2, best).reshape(x.shape[0], cells)
+    values = _C.gather(x, 1, idx)
+    return values.reshape(*lead, *out), idx.reshape(*lead, *out)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_with_indices(input, output_size, 1, 'adaptive_max_pool1d')
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_with_indices(input, output_size, 2, 'adaptive_max_pool2d')
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_with_indices(input, output_size, 3, 'adaptive_max_pool3d')
+
+
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices is not supported")
+        return adaptive_max_pool2d_with_indices(input, output_size)
     # per window maximum (sequential windows: a max over each one's slice,
     # so separable windows give the 2-D window's max)
     return _adaptive(input, output_size, 2, lambda x, d, k=False: _C.amax(x, d, k),
@@ -314,7 +385,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     if return_indices:
-        raise NotImplementedError("adaptive_max_pool1d: return_indices is not supported")
+        return adaptive_max_pool1d_with_indices(input, output_size)
     return _adaptive(input, output_size, 1, lambda x, d, k=False: _C.amax(x, d, k),
                      'adaptive_max_pool1d')
 

@@ -55,9 +55,10 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """the maximum over each of PyTorch's adaptive windows (5-D or an
-    unbatched 4-D input); return_indices is not supported"""
+    unbatched 4-D input); with return_indices also the flat positions"""
     if return_indices:
-        raise NotImplementedError("adaptive_max_pool3d: return_indices is not supported")
+        from .functional_act import adaptive_max_pool3d_with_indices
+        return adaptive_max_pool3d_with_indices(input, output_size)
     return _adaptive(input, output_size, 3, lambda x, d, k=False: _C.amax(x, d, k),
                      'adaptive_max_pool3d')
 

@@ -882,3 +882,143 @@ def test_adaptive_max_pool_special_values_and_errors():
         tg.nn.functional.adaptive_max_pool2d_with_indices(tg.ones(1, 4, 4, dtype=tg.int64), 2)
     v, i = tg.nn.functional.adaptive_max_pool2d_with_indices(tg.ones(1, 4, 4), (0, 2))
     assert v.shape == (1, 0, 2) and i.dtype == tg.int64
+
+
+# -- older linear-algebra names, native_* forms, ATen convolution and grid names -------------
+
+def test_lu_family():
+    rs = np.random.RandomState(0)
+    for shape in ((4, 4), (2, 3, 3), (5, 3), (3, 5)):
+        d = rs.randn(*shape)
+        a, t = tg.tensor(d, requires_grad=True), torch.tensor(d, requires_grad=True)
+        LU, piv = tg.lu(a)
+        LUt, pivt = torch.linalg.lu_factor(t)
+        close(LU, LUt.detach().numpy(), 1e-10, 1e-12)
+        assert piv.dtype == tg.int32 and piv.tolist() == pivt.tolist()
+        assert len(tg.lu(a, get_infos=True)) == 3
+        P, L, U = tg.lu_unpack(LU, piv)
+        Pt, Lt, Ut = torch.lu_unpack(LUt, pivt)
+        for x, y in ((P, Pt), (L, Lt), (U, Ut)):
+            assert x.shape == tuple(y.shape)
+            close(x, y.detach().numpy(), 1e-10, 1e-12)
+        close(P @ L @ U, d, 1e-10, 1e-12)
+        (L.sum() + (U * U).sum()).backward()
+        (Lt.sum() + (Ut * Ut).sum()).backward()
+        close(a.grad, t.grad.numpy(), 1e-8, 1e-10)
+        assert type(tg.lu_unpack(LU, piv)).__name__ == 'lu_unpack'
+    P, L, U = tg.lu_unpack(LU, piv, unpack_data=False)
+    assert L.numel() == 0 and U.numel() == 0 and P.numel() > 0
+    A = rs.randn(2, 4, 4)
+    b = rs.randn(2, 4, 3)
+    LU, piv = tg.lu(tg.tensor(A))
+    close(tg.lu_solve(tg.tensor(b), LU, piv), np.linalg.solve(A, b), 1e-10, 1e-12)
+    with pytest.raises(RuntimeError, match='torch.int32'):
+        tg.lu_unpack(LU, piv.long())
+
+
+def test_orgqr_and_norms():
+    rs = np.random.RandomState(1)
+    A = rs.randn(5, 3)
+    geqrf = torch.geqrf(torch.tensor(A))
+    close(tg.orgqr(tg.tensor(geqrf.a.numpy()), tg.tensor(geqrf.tau.numpy())),
+          torch.orgqr(geqrf.a, geqrf.tau).numpy(), 1e-10, 1e-12)
+    d = rs.randn(3, 4, 5)
+    a, t = tg.tensor(d, requires_grad=True), torch.tensor(d, requires_grad=True)
+    for args in ((), ((0, 2),), ((1,), True)):
+        close(tg.frobenius_norm(a, *args), torch.frobenius_norm(t, *args).detach().numpy(),
+              1e-12, 1e-12)
+    close(tg.nuclear_norm(a[0]), torch.nuclear_norm(t[0]).detach().numpy(), 1e-10, 1e-12)
+    close(tg.nuclear_norm(a[0], True), torch.nuclear_norm(t[0], True).detach().numpy(),
+          1e-10, 1e-12)
+    close(tg.nuclear_norm(a, (0, 2)), torch.nuclear_norm(t, (0, 2)).detach().numpy(),
+          1e-10, 1e-12)
+    for p_, dim in ((2, 0), (2, 2), (1, 1), (2, -1)):
+        close(tg.norm_except_dim(a, p_, dim), torch.norm_except_dim(t, p_, dim).detach().numpy(),
+              1e-12, 1e-12)
+
+
+def test_native_layer_norm_dropout_shuffle():
+    rs = np.random.RandomState(2)
+    d, w, b = rs.randn(2, 3, 4), rs.randn(3, 4), rs.randn(3, 4)
+    ta = [tg.tensor(v, requires_grad=True) for v in (d, w, b)]
+    tt = [torch.tensor(v, requires_grad=True) for v in (d, w, b)]
+    ra = tg.native_layer_norm(ta[0], [3, 4], ta[1], ta[2], 1e-5)
+    rb = torch.native_layer_norm(tt[0], [3, 4], tt[1], tt[2], 1e-5)
+    for x, y in zip(ra, rb):
+        assert x.shape == tuple(y.shape)
+        close(x, y.detach().numpy(), 1e-10, 1e-12)
+    (ra[0] ** 2).sum().backward()
+    (rb[0] ** 2).sum().backward()
+    for x, y in zip(ta, tt):
+        close(x.grad, y.grad.numpy(), 1e-9, 1e-12)
+    out, mask = tg.native_dropout(tg.ones(1000), 0.25, True)
+    assert mask.dtype == tg.bool and 0.65 < mask.float().mean().item() < 0.85
+    assert np.allclose(out.numpy(), mask.numpy() / 0.75)
+    out, mask = tg.native_dropout(tg.ones(4), 0.25, False)
+    assert mask.tolist() == [True] * 4 and out.tolist() == [1.0] * 4
+    e = np.arange(24.0).reshape(1, 6, 4)
+    close(tg.native_channel_shuffle(tg.tensor(e), 2),
+          torch.native_channel_shuffle(torch.tensor(e), 2).numpy())
+
+
+def test_convolution_and_grid_names():
+    rs = np.random.RandomState(3)
+    cases = [((2, 4, 9), (6, 2, 3), False, [2], [1], [1], [0], 2),
+             ((1, 3, 7, 8), (4, 3, 3, 3), False, [1, 2], [1, 0], [2, 1], [0, 0], 1),
+             ((1, 4, 5, 5), (4, 2, 3, 3), True, [2, 2], [1, 1], [1, 1], [1, 0], 1),
+             ((1, 2, 4, 4, 4), (3, 2, 2, 2, 2), False, [1, 1, 1], [0, 0, 0], [1, 1, 1],
+              [0, 0, 0], 1)]
+    for xs, ws, transposed, stride, padding, dilation, opad, groups in cases:
+        x, w = rs.randn(*xs), rs.randn(*ws)
+        bias = rs.randn(ws[1] * groups if transposed else ws[0])
+        ra = tg.convolution(tg.tensor(x), tg.tensor(w), tg.tensor(bias), stride, padding,
+                            dilation, transposed, opad, groups)
+        rb = torch.convolution(torch.tensor(x), torch.tensor(w), torch.tensor(bias), stride,
+                               padding, dilation, transposed, opad, groups)
+        close(ra, rb.numpy(), 1e-10, 1e-12)
+    x, w, b = rs.randn(7, 2, 3), rs.randn(3, 3, 5), rs.randn(5)
+    close(tg.conv_tbc(tg.tensor(x), tg.tensor(w), tg.tensor(b), 1),
+          torch.conv_tbc(torch.tensor(x), torch.tensor(w), torch.tensor(b), 1).numpy(),
+          1e-10, 1e-12)
+    theta = rs.randn(2, 2, 3)
+    ga = tg.affine_grid_generator(tg.tensor(theta), [2, 1, 4, 5], False)
+    gb = torch.affine_grid_generator(torch.tensor(theta), [2, 1, 4, 5], False)
+    close(ga, gb.numpy(), 1e-12, 1e-12)
+    img = rs.randn(2, 1, 4, 5)
+    for mode, pad in ((0, 0), (1, 1), (0, 2)):
+        close(tg.grid_sampler(tg.tensor(img), ga * 1.2, mode, pad, False),
+              torch.grid_sampler(torch.tensor(img), gb * 1.2, mode, pad, False).numpy(),
+              1e-10, 1e-12)
+
+
+def test_names_and_settings():
+    assert tg.typename(tg.ones(2)) == torch.typename(torch.ones(2)) == 'torch.FloatTensor'
+    assert tg.typename(tg.ones(2, dtype=tg.float64)) == 'torch.DoubleTensor'
+    assert tg.typename(3) == torch.typename(3) == 'int'
+    assert tg.typename(tg.nn.Linear).endswith('.Linear')
+    assert tg.is_storage(tg.ones(2)) is False
+    assert tg.get_float32_matmul_precision() == 'highest'
+    tg.set_float32_matmul_precision('high')
+    assert tg.get_float32_matmul_precision() == 'high'
+    tg.set_float32_matmul_precision('highest')
+    with pytest.raises(RuntimeError, match='Invalid precision'):
+        tg.set_float32_matmul_precision('low')
+    assert tg.is_warn_always_enabled() is False
+    tg.set_warn_always(True)
+    assert tg.is_warn_always_enabled() is True
+    tg.set_warn_always(False)
+    assert tg.get_num_interop_threads() >= 1
+    assert tg.get_deterministic_debug_mode() == 0
+    try:
+        tg.set_deterministic_debug_mode('warn')
+        assert tg.get_deterministic_debug_mode() == 1
+        assert tg.is_deterministic_algorithms_warn_only_enabled() is True
+        assert tg.are_deterministic_algorithms_enabled() is True
+        tg.set_deterministic_debug_mode(2)
+        assert tg.get_deterministic_debug_mode() == 2
+        with pytest.raises(RuntimeError, match='invalid value of debug_mode'):
+            tg.set_deterministic_debug_mode('loud')
+    finally:
+        tg.set_deterministic_debug_mode('default')
+    assert tg.get_deterministic_debug_mode() == 0
+    assert tg.are_deterministic_algorithms_enabled() is False

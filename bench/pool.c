@@ -7,7 +7,10 @@
  * its gradient, and reductions of the same tensors: the bias gradients
  * (tg_sum over N, H, W), a sum over the last dim (rows), a sum over N
  * (columns), and max, min, mean, var, logsumexp and argmax over the last
- * dim (rows of 28 and 10). us are medians of 11 samples
+ * dim (rows of 28 and 10); and first, max pooling's values alone (what
+ * inference runs: max_pool2d_values) as ResNet-18 pools after its stem,
+ * 3 x 3 windows at stride 2 with padding 1 over [1, 64, 112, 112] and
+ * [8, 64, 112, 112] (shapes 0 and 1). us are medians of 11 samples
  * (~2 ms of repeats each, after one untimed call), with the best; GB/s
  * counts the bytes each op must read and write once; copy_gbps is a plain
  * copy of those bytes over the same threads (copy_probe.h) and of_copy the
@@ -33,11 +36,11 @@
 #include "timing.h"
 
 typedef enum what {
-    POOL, POOL_GRAD, POOL_C, POOL_C_GRAD, AVG, AVG_GRAD, BIAS_SUM, SUM_LAST, SUM_N, MAX_LAST,
+    VALUES, POOL, POOL_GRAD, POOL_C, POOL_C_GRAD, AVG, AVG_GRAD, BIAS_SUM, SUM_LAST, SUM_N, MAX_LAST,
     MIN_LAST, MEAN_LAST, VAR_LAST, LSE_LAST, ARGMAX_LAST, N_WHAT
 } what;
 static const char *what_name[N_WHAT] = {
-    "max_pool2d", "max_pool2d_grad", "max_pool2d_compact", "max_pool2d_compact_grad",
+    "max_pool2d_values", "max_pool2d", "max_pool2d_grad", "max_pool2d_compact", "max_pool2d_compact_grad",
     "avg_pool2d", "avg_pool2d_grad", "bias_grad_sum", "sum_last_dim", "sum_dim0", "max_last_dim",
     "min_last_dim", "mean_last_dim", "var_last_dim", "logsumexp_last_dim", "argmax_last_dim"};
 
@@ -69,7 +72,10 @@ __attribute__((noinline)) static void run(job *j)
 {
     int64_t planes = j->shape[0] * j->shape[1], in_n = j->shape[2] * j->shape[3];
     int64_t out_n = j->g.OH * j->g.OW;
-    if (j->k == POOL)
+    if (j->k == VALUES)
+        tg__pool_run(TG_POOL_MAX_VALUES, &j->g, TG_FLOAT32, j->x, j->y, NULL, planes, in_n,
+                     out_n);
+    else if (j->k == POOL)
         tg__pool_run(TG_POOL_MAX, &j->g, TG_FLOAT32, j->x, j->y, j->idx, planes, in_n, out_n);
     else if (j->k == POOL_GRAD)
         tg__pool_run(TG_POOL_MAX_GRAD, &j->g, TG_FLOAT32, j->y, j->dx, j->idx, planes, out_n,
@@ -115,7 +121,7 @@ static double bytes(const job *j)
         return 4 * in + 4 * in / (double)j->shape[0];
     if (j->k == POOL_C || j->k == POOL_C_GRAD)
         return 4 * in + 4 * out + out; /* x or dx, y or dy, the offsets */
-    if (j->k == AVG || j->k == AVG_GRAD)
+    if (j->k == AVG || j->k == AVG_GRAD || j->k == VALUES)
         return 4 * in + 4 * out;
     return 4 * in + 4 * out + 8 * out; /* x or dx, y or dy, the indices */
 }
@@ -157,6 +163,10 @@ static void bench(what k, const int64_t *shape, int threads, int samples)
     j.g = (tg__pool_geom){.nd = 2, .in = {1, shape[2], shape[3]},
                           .out = {1, shape[2] / 2, shape[3] / 2}, .k = {1, 2, 2},
                           .s = {1, 2, 2}};
+    if (k == VALUES) /* ResNet's: 3 x 3, stride 2, padding 1 (even planes: half the size) */
+        j.g = (tg__pool_geom){.nd = 2, .in = {1, shape[2], shape[3]},
+                              .out = {1, shape[2] / 2, shape[3] / 2}, .k = {1, 3, 3},
+                              .s = {1, 2, 2}, .p = {0, 1, 1}};
     int64_t nin = shape[0] * shape[1] * shape[2] * shape[3], nout = nin / 4;
     j.x = malloc(sizeof(float) * (size_t)nin);
     j.dx = malloc(sizeof(float) * (size_t)nin);
@@ -211,12 +221,14 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
             only_calls = atoi(argv[++i]);
     static const int64_t shapes[2][4] = {{64, 6, 28, 28}, {64, 16, 10, 10}};
+    /* the values (inference): ResNet-18's pooling after the stem, batch 1 and 8 */
+    static const int64_t resnet[2][4] = {{1, 64, 112, 112}, {8, 64, 112, 112}};
     for (int k = 0; k < N_WHAT; k++)
         for (int s = 0; s < 2; s++)
             for (int t = 1; t <= 2; t++)
                 if ((!only || strcmp(only, what_name[k]) == 0) &&
                     (only_shape < 0 || only_shape == s) &&
                     (!only_threads || t == only_threads))
-                    bench((what)k, shapes[s], t, samples);
+                    bench((what)k, k == VALUES ? resnet[s] : shapes[s], t, samples);
     return 0;
 }

@@ -319,6 +319,31 @@ static void test_large_parallel(void)
     free(xv);
 }
 
+/* inference (no gradient: the values op, kernels/cpu/pool_max_values*):
+ * ResNet-18's pooling after the stem, 3 x 3 windows at stride 2 with
+ * padding 1, on planes of 112 x 112 and of odd sizes, float32 (the
+ * vector kernels) and float64, against the reference */
+static void test_resnet_values(void)
+{
+    static const int64_t shapes[][4] = {{2, 8, 112, 112}, {3, 5, 57, 75}, {1, 2, 9, 33}};
+    tg_pool2d_opts o = {{3, 3}, {2, 2}, {1, 1}, false, true};
+    for (int dt = TG_FLOAT32; dt <= TG_FLOAT64; dt++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const int64_t *s = shapes[i];
+            tg_tensor *x = tt_rand_dtype((tg_dtype)dt, 4, s, -3, 3);
+            double *xv = values_of(x);
+            int64_t OH, OW;
+            double *ref = malloc((size_t)(s[0] * s[1] * (s[2] / 2 + 1) * (s[3] / 2 + 1)) *
+                                 sizeof *ref);
+            ref_pool(xv, s[0], s[1], s[2], s[3], &o, true, ref, &OH, &OW);
+            tg_tensor *y = tg_max_pool2d(x, &o);
+            CHECK_SHAPE(y, s[0], s[1], OH, OW);
+            CHECK_TENSOR(y, ref, 0);
+            free(ref);
+            free(xv);
+        }
+}
+
 static void test_errors(void)
 {
     tg_tensor *x = tg_zeros(TG_FLOAT32, 4, (int64_t[]){1, 1, 4, 4});
@@ -482,6 +507,7 @@ int main(void)
     RUN(test_grad_of_grad);
     RUN(test_lenet_shapes);
     RUN(test_large_parallel);
+    RUN(test_resnet_values);
     RUN(test_errors);
     RUN(test_bad_indices);
     return tt_finish();

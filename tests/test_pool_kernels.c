@@ -288,10 +288,111 @@ static void test_values_ceil(void)
     }
 }
 
+/* the vector kernels of the values (pool_max_values_arch.h): float32
+ * windows of 1 to 4 columns at column stride 1 or 2 with rows of at least
+ * a vector of outputs (ResNet's 3 x 3 stride-2 pooling of 112 x 112
+ * planes, 2 x 2 stride 2, 3 x 3 stride 1), odd sizes, padding of rows
+ * and columns, ceil mode, several planes split over 1 and 2 threads, and
+ * NaNs of different bits (the last in window order wins) */
+static int64_t out_len(int64_t n, int64_t k, int64_t s, int64_t p, bool ceil_mode)
+{
+    int64_t o = (n + 2 * p - k + (ceil_mode ? s - 1 : 0)) / s + 1;
+    if (ceil_mode && (o - 1) * s >= n + p)
+        o--;
+    return o;
+}
+
+static void check_vector(int64_t planes, int64_t H, int64_t W, const int64_t *k,
+                         bool ceil_mode, unsigned *seed)
+{
+    tg__pool_geom g = {.nd = 2, .in = {1, H, W}, .k = {1, k[0], k[1]}, .s = {1, k[2], k[3]},
+                       .p = {0, k[4], k[5]}, .ceil_mode = ceil_mode};
+    g.out[0] = 1;
+    g.out[1] = out_len(H, k[0], k[2], k[4], ceil_mode);
+    g.out[2] = out_len(W, k[1], k[3], k[5], ceil_mode);
+    int64_t in_n = H * W, out_n = g.OH * g.OW;
+    double *x = malloc(sizeof(double) * (size_t)(planes * in_n));
+    float *tx = malloc(sizeof(float) * (size_t)(planes * in_n));
+    fill(x, (char *)tx, planes * in_n, false, seed);
+    /* NaNs of either sign and two payloads: which one a window keeps shows */
+    const uint32_t nans[] = {0x7fc00000u, 0xffc00000u, 0x7fc00123u, 0xffa00001u};
+    int n_nan = 0;
+    for (int64_t i = 0; i < planes * in_n; i++)
+        if (tx[i] != tx[i])
+            memcpy(&tx[i], &nans[n_nan++ % 4], sizeof(float));
+    for (int threads = 1; threads <= 2; threads++) {
+        tg_set_num_threads(threads);
+        check_values(&g, false, (char *)tx, planes, in_n, out_n);
+    }
+    free(x);
+    free(tx);
+}
+
+static void test_values_vector(void)
+{
+    unsigned seed = 5;
+    static const int64_t windows[][6] = { /* kh, kw, sh, sw, ph, pw */
+        {3, 3, 2, 2, 1, 1}, {2, 2, 2, 2, 0, 0}, {3, 3, 1, 1, 1, 1}, {3, 3, 2, 2, 0, 0},
+        {2, 3, 1, 2, 0, 1}, {1, 4, 1, 2, 0, 2}, {4, 1, 3, 1, 1, 0}, {5, 2, 2, 1, 2, 1},
+        {1, 1, 1, 2, 0, 0}, {3, 4, 2, 1, 1, 0}};
+    static const int64_t sizes[][2] = {{112, 112}, {9, 31}, {7, 32}, {6, 33}, {5, 34},
+                                       {4, 47}, {3, 16}, {8, 17}, {2, 70}};
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            for (int c = 0; c < 2; c++) {
+                const int64_t *k = windows[w], H = sizes[i][0], W = sizes[i][1];
+                if (k[0] <= H + 2 * k[4] && k[1] <= W + 2 * k[5])
+                    check_vector(H == 112 ? 2 : 3, H, W, k, c == 1, &seed);
+            }
+    /* ResNet-18's pooling at batch 8 in one call: 512 planes, every split */
+    check_vector(512, 112, 112, windows[0], false, &seed);
+    tg_set_num_threads(2);
+}
+
+/* which windows take the vector kernels, at each instruction set: the
+ * others (wider windows, strides above 2, rows shorter than a vector,
+ * float64) keep the general loops */
+static void test_values_lanes(void)
+{
+    struct {
+        int64_t W, kw, sw, pw, OW;
+        tg_dtype dt;
+        int lanes[3]; /* generic, AVX2, AVX-512 */
+    } cases[] = {
+        {112, 3, 2, 1, 56, TG_FLOAT32, {0, 8, 16}}, /* ResNet-18 */
+        {112, 3, 2, 1, 56, TG_FLOAT64, {0, 0, 0}},
+        {28, 2, 2, 0, 14, TG_FLOAT32, {0, 8, 8}},
+        {14, 2, 2, 0, 7, TG_FLOAT32, {0, 0, 0}},
+        {56, 3, 1, 1, 56, TG_FLOAT32, {0, 8, 16}},
+        {112, 3, 3, 1, 38, TG_FLOAT32, {0, 0, 0}},
+        {112, 5, 2, 2, 56, TG_FLOAT32, {0, 0, 0}},
+        {112, 4, 2, 2, 57, TG_FLOAT32, {0, 8, 16}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tg__pool_geom g = {.nd = 2, .in = {1, 9, cases[c].W}, .k = {1, 3, cases[c].kw},
+                           .s = {1, 2, cases[c].sw}, .p = {0, 1, cases[c].pw},
+                           .out = {1, 5, cases[c].OW}};
+        for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
+            tg__cpu_force((tg__isa)isa);
+            int want = cases[c].lanes[tg__cpu_isa()];
+            if (tg__maxpool_values_lanes(&g, cases[c].dt) != want)
+                tt_fail(__FILE__, __LINE__, "case %zu at %s: %d lanes, expected %d", c,
+                        tg__isa_name(tg__cpu_isa()), tg__maxpool_values_lanes(&g, cases[c].dt),
+                        want);
+            tt_checks++;
+        }
+        g.nd = 3; /* volumes never */
+        CHECK(tg__maxpool_values_lanes(&g, cases[c].dt) == 0);
+    }
+    tg__cpu_force(tg__cpu_detected());
+}
+
 int main(void)
 {
     RUN(test_max_2x2);
     RUN(test_max_general);
     RUN(test_values_ceil);
+    RUN(test_values_vector);
+    RUN(test_values_lanes);
     return tt_finish();
 }

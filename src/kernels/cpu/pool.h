@@ -78,6 +78,12 @@ bool tg__maxpool_values_f32(const tg__pool_geom *g, const float *x, float *y, in
 bool tg__maxpool_values_f64(const tg__pool_geom *g, const double *x, double *y,
                             int64_t planes, int64_t a_n, int64_t b_n);
 
+/* the vector width (16, 8) the values of g's float32 planes (dt) run at
+ * on this CPU (tg__cpu_isa), or 0 for the general loops: windows of 1 to
+ * 4 columns at column stride 1 or 2, rows of at least that many outputs
+ * (any rows, row stride, padding, ceil mode; pool_max_values_arch.h) */
+int tg__maxpool_values_lanes(const tg__pool_geom *g, tg_dtype dt);
+
 /* 2 x 2, stride 2 max pooling (pool_2x2.c) of `planes` planes back to back
  * (H x W each, OH x OW outputs, 2 OH <= H, 2 OW <= W, W < 2^30); and its gradient,
  * of planes of 2 OH x 2 OW (dx all written), false (dx unspecified) when

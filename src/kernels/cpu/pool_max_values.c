@@ -8,7 +8,12 @@
  * after the stem was 1.1 ms at batch 1, onnxruntime's 0.09 ms). Row by
  * row, then row after row, is max_plane's row-major window order, and the
  * rule is its TAKE's (larger, or NaN), so the bits are max_plane's: of
- * equal maxima (-0 and +0) the first in window order, of NaNs the last. */
+ * equal maxima (-0 and +0) the first in window order, of NaNs the last.
+ * Float32 windows of 1 to 4 columns at column stride 1 or 2 on x86 with
+ * AVX2 or AVX-512 (tg__maxpool_values_lanes) run the vector kernels of
+ * pool_max_values_arch.h instead: the same order and rule, a group of 16
+ * or 8 outputs at a time with no scratch (ResNet's pooling 0.35-0.45 ->
+ * 0.15 ms, docs/BENCHMARKS.md). */
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/scratch.h"
@@ -122,15 +127,39 @@
 MAX_VALUES(f32, float)
 MAX_VALUES(f64, double)
 
-/* AVX-512 machines run the AVX2 copy: the AVX-512 one, with its mask
- * compares and 16-lane loops over rows of a few dozen to hundreds of
- * elements, took 1.25-1.6x its time on every plane measured (56 x 56 to
- * 448 x 448, 3 x 3 stride-2 windows, one thread; 112 x 112: 0.56 against
- * 0.35 ms for 64 planes) */
+/* the vector kernels of pool_max_values_arch.h (float32, x86-64) */
+void tg__maxpool_values_vec_f32_avx512(const tg__pool_geom *g, const float *x, float *y,
+                                       int64_t planes, int64_t a_n, int64_t b_n);
+void tg__maxpool_values_vec_f32_avx2(const tg__pool_geom *g, const float *x, float *y,
+                                     int64_t planes, int64_t a_n, int64_t b_n);
+
+int tg__maxpool_values_lanes(const tg__pool_geom *g, tg_dtype dt)
+{
+#if defined(__x86_64__)
+    tg__isa isa = tg__cpu_isa();
+    if (dt != TG_FLOAT32 || g->nd != 2 || (g->sw != 1 && g->sw != 2) || g->kw < 1 ||
+        g->kw > 4 || g->W >= ((int64_t)1 << 30) || isa < TG_ISA_AVX2)
+        return 0;
+    if (isa >= TG_ISA_AVX512 && g->OW >= 16)
+        return 16;
+    return g->OW >= 8 ? 8 : 0;
+#else
+    (void)g;
+    (void)dt;
+    return 0;
+#endif
+}
+
+/* AVX-512 machines run the AVX2 copy of the general loops: the AVX-512
+ * one, with its mask compares and 16-lane loops over rows of a few dozen
+ * to hundreds of elements, took 1.25-1.6x its time on every plane
+ * measured (56 x 56 to 448 x 448, 3 x 3 stride-2 windows, one thread;
+ * 112 x 112: 0.56 against 0.35 ms for 64 planes). Float32 windows of 1
+ * to 4 columns at stride 1 or 2 take the vector kernels instead. */
 #if TG_ISA_CLONES
 #define WIDTH_CHOICE(SFX, T)                                                     \
-    bool tg__maxpool_values_##SFX(const tg__pool_geom *g, const T *x, T *y,      \
-                                  int64_t planes, int64_t a_n, int64_t b_n)      \
+    static bool general_##SFX(const tg__pool_geom *g, const T *x, T *y,          \
+                              int64_t planes, int64_t a_n, int64_t b_n)          \
     {                                                                            \
         if (tg__cpu_isa() == TG_ISA_AVX512)                                      \
             return values_##SFX##_isa_avx2(g, x, y, planes, a_n, b_n);           \
@@ -138,11 +167,35 @@ MAX_VALUES(f64, double)
     }
 #else /* a native build: one copy, the build machine's */
 #define WIDTH_CHOICE(SFX, T)                                                     \
-    bool tg__maxpool_values_##SFX(const tg__pool_geom *g, const T *x, T *y,      \
-                                  int64_t planes, int64_t a_n, int64_t b_n)      \
+    static bool general_##SFX(const tg__pool_geom *g, const T *x, T *y,          \
+                              int64_t planes, int64_t a_n, int64_t b_n)          \
     {                                                                            \
         return values_##SFX(g, x, y, planes, a_n, b_n);                          \
     }
 #endif
 WIDTH_CHOICE(f32, float)
 WIDTH_CHOICE(f64, double)
+
+bool tg__maxpool_values_f32(const tg__pool_geom *g, const float *x, float *y, int64_t planes,
+                            int64_t a_n, int64_t b_n)
+{
+#if defined(__x86_64__)
+    switch (tg__maxpool_values_lanes(g, TG_FLOAT32)) {
+    case 16:
+        tg__maxpool_values_vec_f32_avx512(g, x, y, planes, a_n, b_n);
+        return true;
+    case 8:
+        tg__maxpool_values_vec_f32_avx2(g, x, y, planes, a_n, b_n);
+        return true;
+    default:
+        break;
+    }
+#endif
+    return general_f32(g, x, y, planes, a_n, b_n);
+}
+
+bool tg__maxpool_values_f64(const tg__pool_geom *g, const double *x, double *y,
+                            int64_t planes, int64_t a_n, int64_t b_n)
+{
+    return general_f64(g, x, y, planes, a_n, b_n);
+}

@@ -1,6 +1,7 @@
 /* float32 GEMM benchmark (JSON lines): LeNet-5's products (batch 64: the
- * forward, input-gradient and weight-gradient GEMMs of fc1, fc2, fc3) and
- * 512/1024 squares, at 1 and 2 threads. Each measurement runs in a child
+ * forward, input-gradient and weight-gradient GEMMs of fc1, fc2, fc3),
+ * 512/1024 squares and ResNet-18's classifier at batch 1 to 8 (fc1000.bM,
+ * B [1000, 512] transposed: the skinny path), at 1 and 2 threads. Each measurement runs in a child
  * process per OpenBLAS core: the one OpenBLAS detects ("detected") and
  * each of --cores forced with OPENBLAS_CORETYPE (read when OpenBLAS
  * loads). A child samples the first three in turn, so that they see the
@@ -48,6 +49,12 @@ static const shape shapes[] = {
     {"fc3.fwd", false, true, 64, 10, 84},     {"fc3.dx", false, false, 64, 84, 10},
     {"fc3.dw", true, false, 10, 84, 64},      {"square512", false, false, 512, 512, 512},
     {"square1024", false, false, 1024, 1024, 1024},
+    /* ResNet-18's classifier (Linear 512 -> 1000, weights [1000, 512]) at
+     * batch 1 to 8: "chosen" is the skinny path (gemm_skinny.c) */
+    {"fc1000.b1", false, true, 1, 1000, 512}, {"fc1000.b2", false, true, 2, 1000, 512},
+    {"fc1000.b3", false, true, 3, 1000, 512}, {"fc1000.b4", false, true, 4, 1000, 512},
+    {"fc1000.b5", false, true, 5, 1000, 512}, {"fc1000.b6", false, true, 6, 1000, 512},
+    {"fc1000.b7", false, true, 7, 1000, 512}, {"fc1000.b8", false, true, 8, 1000, 512},
 };
 #define N_SHAPES (int)(sizeof shapes / sizeof shapes[0])
 
@@ -236,9 +243,12 @@ int main(int argc, char **argv)
             }
             const shape *sh = &shapes[s];
             tg_set_num_threads(t);
+            tg__gemm_call sg = {.ta = sh->ta, .tb = sh->tb, .m = sh->m, .n = sh->n,
+                                .k = sh->k, .alpha = 1};
             const char *choice =
-                tg__gemm_use_blas(TG_FLOAT32, sh->ta, sh->tb, sh->m, sh->n, sh->k,
-                                  tg__gemm_threads(sh->m, sh->n, sh->k))
+                tg__gemm_skinny_fits(&sg) ? "skinny"
+                : tg__gemm_use_blas(TG_FLOAT32, sh->ta, sh->tb, sh->m, sh->n, sh->k,
+                                    tg__gemm_threads(sh->m, sh->n, sh->k))
                     ? "openblas" : "built-in";
             printf("{\"bench\":\"sgemm-summary\",\"shape\":\"%s\",\"threads\":%d,"
                    "\"chosen\":\"%s\",\"chosen_over_best\":%.3f}\n", sh->name, t,

@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
+#include "core/threadpool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -141,14 +142,18 @@ static void test_every_isa(void)
 
 /* the skinny path: 1 to 8 rows (B transposed; 1 to 4 with B as is), k
  * with and without a tail of the 16 partial sums, n over several thread
- * chunks of 128 columns and not a multiple of them, both transposes of A
- * and B, against the float64 loop at every instruction set, on 1 and 2
- * threads; the same bits on 1 and 2 threads, and with AVX2 and AVX-512
- * (the partial sums do not depend on the vector width; the baseline build
- * has no fused multiply-add); the entry point takes it for these shapes */
+ * units of 16 columns and kernel calls of 128 and not a multiple of them
+ * (a last group of 1-3 rows of B; rows of op(A) in pairs with AVX-512 and
+ * an odd one left), both transposes of A and B, against the float64 loop
+ * at every instruction set, on 1 and 2 threads; the same bits on 1 and 2
+ * threads, and with AVX2 and AVX-512 (the partial sums do not depend on
+ * the vector width; the baseline build has no fused multiply-add); the
+ * entry point takes it for these shapes. ResNet-18's classifier (512 ->
+ * 1000) at batch 1 and 8 is among them. */
 static const int64_t skinny_sizes[][3] = {
     {1, 300, 257}, {2, 517, 130}, {3, 129, 600}, {4, 260, 256},
     {5, 1000, 70}, {6, 70, 1000}, {7, 333, 199}, {8, 129, 600},
+    {1, 1000, 512}, {8, 1000, 512}, {3, 1003, 97}, {2, 4099, 20},
 };
 
 static void check_skinny(int64_t m, int64_t n, int64_t k, int t, bool f64, int64_t pad)
@@ -196,6 +201,59 @@ static void test_skinny(void)
     CHECK(!tg__gemm_skinny_fits(&g));
     g.n = 100000, g.k = 8;
     CHECK(!tg__gemm_skinny_fits(&g));
+}
+
+/* the skinny path's threads go by B's bytes (512 KB and more: all of the
+ * pool's), never inside a pool region; a split at any number of units
+ * gives the bits of the serial product */
+static void skinny_threads_inside(void *ctx, int64_t begin, int64_t end)
+{
+    (void)begin, (void)end;
+    tg__gemm_call *g = ctx;
+    CHECK(tg__gemm_skinny_threads(g) == 1);
+}
+
+static void test_skinny_threads(void)
+{
+    int saved = tg_get_num_threads();
+    CHECK_OK(tg_set_num_threads(2));
+    tg__gemm_call g = {.m = 1, .n = 1000, .k = 512, .alpha = 1, .tb = true};
+    CHECK(tg__gemm_skinny_threads(&g) == 2); /* 2 MB */
+    g.n = 100, g.k = 1000; /* 400 KB */
+    CHECK(tg__gemm_skinny_threads(&g) == 1);
+    g.f64 = true; /* 800 KB */
+    CHECK(tg__gemm_skinny_threads(&g) == 2);
+    g.n = 64, g.k = 1024; /* exactly 512 KB */
+    CHECK(tg__gemm_skinny_threads(&g) == 2);
+    g.k = 1023;
+    CHECK(tg__gemm_skinny_threads(&g) == 1);
+    g.n = 1000, g.k = 512;
+    tg_parallel_for(2, 1, skinny_threads_inside, &g);
+    CHECK_OK(tg_set_num_threads(1));
+    CHECK(tg__gemm_skinny_threads(&g) == 1);
+    /* the same bits on 1, 2 and 3 threads (units of 16 columns split 63
+     * ways unevenly), B transposed, with the classifier's shape */
+    enum { M = 3, N = 1000, K = 512 };
+    float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * N * K);
+    float *c[3];
+    for (int i = 0; i < M * K; i++)
+        a[i] = (float)((i * 37) % 23 - 11) / 7.0f;
+    for (int i = 0; i < N * K; i++)
+        b[i] = (float)((i * 29) % 19 - 9) / 5.0f;
+    for (int t = 0; t < 3; t++) {
+        c[t] = malloc(sizeof(float) * M * N);
+        CHECK_OK(tg_set_num_threads(t + 1));
+        tg__gemm_call h = {.tb = true, .m = M, .n = N, .k = K, .lda = K, .ldb = K,
+                           .ldc = N, .alpha = 1, .a = a, .b = b, .c = c[t]};
+        CHECK_OK(tg__gemm_skinny(&h, t + 1));
+    }
+    CHECK(memcmp(c[0], c[1], sizeof(float) * M * N) == 0);
+    CHECK(memcmp(c[0], c[2], sizeof(float) * M * N) == 0);
+    for (int t = 0; t < 3; t++)
+        free(c[t]);
+    free(a);
+    free(b);
+    CHECK_OK(tg_set_num_threads(saved));
 }
 
 /* a last panel of fewer rows than the tile's runs a tile of its own
@@ -260,6 +318,7 @@ int main(void)
 {
     RUN(test_every_isa);
     RUN(test_skinny);
+    RUN(test_skinny_threads);
     RUN(test_partial_panel_bits);
     RUN(test_modes_and_reports);
     return tt_finish();

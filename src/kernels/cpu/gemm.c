@@ -478,9 +478,9 @@ tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads)
                            .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,          \
                            .alpha = alpha, .beta = beta, .a = a, .b = b,        \
                            .c = c, .b_serial = bs, .b_version = bv};            \
-        int threads = tg__gemm_threads(m, n, k);                                \
         if (tg__gemm_get_mode() == TG_GEMM_AUTO && tg__gemm_skinny_fits(&g))    \
-            return tg__gemm_skinny(&g, threads);                                \
+            return tg__gemm_skinny(&g, tg__gemm_skinny_threads(&g));            \
+        int threads = tg__gemm_threads(m, n, k);                                \
         return tg__gemm_exec(&g, tg__gemm_use_blas(DT, ta, tb, m, n, k, threads), \
                              threads);                                          \
     }

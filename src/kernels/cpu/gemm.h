@@ -99,6 +99,10 @@ tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads);
 #define TG__GEMM_SKINNY_M 8
 #define TG__GEMM_SKINNY_MIN_B ((int64_t)1 << 16)
 bool tg__gemm_skinny_fits(const tg__gemm_call *g);
+/* the threads a skinny product runs on: its time is reading B, so the
+ * choice goes by B's size, not by the multiply-adds (TG__GEMM_PAR_WORK) */
+int tg__gemm_skinny_threads(const tg__gemm_call *g);
+/* g split over up to `threads` threads by C's columns */
 tg_status tg__gemm_skinny(const tg__gemm_call *g, int threads);
 typedef enum tg__gemm_mode {
     TG_GEMM_AUTO,

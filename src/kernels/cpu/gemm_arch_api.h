@@ -51,9 +51,10 @@ typedef struct tg__gemm_kern {
                               bool accumulate, const tg__gemm_ep *ep);
     /* out[i * nj + j] = the dot product of row i of ap (row stride kp,
      * zero-padded from k to a multiple of 16) with row j of b (k elements,
-     * row stride ldb), i < m, j < nj: the skinny products (gemm_skinny.c) */
+     * row stride ldb), i < m, j < nj: the skinny products (gemm_skinny.c);
+     * the nb >= nj rows of b may be read ahead (prefetched) */
     void (*skinny)(int64_t m, const void *ap, int64_t kp, const void *b, int64_t ldb,
-                   int64_t k, int64_t nj, void *out);
+                   int64_t k, int64_t nj, int64_t nb, void *out);
 } tg__gemm_kern;
 
 typedef struct tg__gemm_arch {

@@ -16,7 +16,11 @@
  * Then C = alpha * sum + beta * C (beta 0 overwrites). The loops are the
  * same C at every instruction-set level (isa_clone.h) and the partial sums
  * do not depend on the vector width, so every level gives the same bits.
- * Columns are split over the pool's threads for large products. */
+ * Columns are split over the pool's threads, in units of SK_UNIT, when B
+ * is large enough (tg__gemm_skinny_threads): the product is bound by
+ * reading B, and two cores keep twice the lines in flight. Each C(i, j)
+ * is summed the same way wherever the split falls, so the bits do not
+ * depend on the number of threads. */
 #include "core/threadpool.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_arch_api.h"
@@ -27,8 +31,16 @@
 
 #define SK_LANES 16
 #define SK_COLS 128
-/* columns per thread chunk: whole groups of SK_COLS */
+/* columns per call of the dot-product kernel (B transposed) */
 #define SK_CHUNK SK_COLS
+/* the threads' share of C's columns: whole units of SK_UNIT (groups of 4
+ * rows of B for the dot products) */
+#define SK_UNIT 16
+/* the least B, in bytes, split over threads, whatever m (the multiply-adds
+ * of 1 x 1000 x 512 are under TG__GEMM_PAR_WORK, its 2 MB of B are not).
+ * Bench, 1 row, B in cache, 1 -> 2 threads: 256 KB 0.0039 -> 0.0043 ms,
+ * 512 KB 0.008-0.011 -> 0.007-0.008, 2 MB 0.033 -> 0.018 */
+#define SK_PAR_BYTES ((int64_t)512 << 10)
 
 typedef struct skinny_job {
     const tg__gemm_call *g;
@@ -55,7 +67,7 @@ typedef struct skinny_job {
         for (int64_t jb = j0; jb < j1; jb += SK_CHUNK) {                            \
             int64_t nj = j1 - jb < SK_CHUNK ? j1 - jb : SK_CHUNK;                   \
             kn->skinny(g->m, s->ap, s->kp, (const T *)g->b + jb * g->ldb, g->ldb,   \
-                       g->k, nj, out);                                              \
+                       g->k, nj, j1 - jb, out);                                     \
             for (int64_t i = 0; i < g->m; i++)                                      \
                 for (int64_t j = 0; j < nj; j++)                                    \
                     sk_store_##SUF(g, i, jb + j, out[i * nj + j]);                  \
@@ -134,7 +146,7 @@ SK_KERNELS(double, f64)
 static void sk_body(void *ctx, int64_t begin, int64_t end)
 {
     const skinny_job *s = ctx;
-    int64_t j0 = begin * SK_CHUNK, j1 = end * SK_CHUNK;
+    int64_t j0 = begin * SK_UNIT, j1 = end * SK_UNIT;
     j1 = j1 < s->g->n ? j1 : s->g->n;
     if (s->g->f64)
         sk_range_f64(s, j0, j1);
@@ -152,11 +164,23 @@ bool tg__gemm_skinny_fits(const tg__gemm_call *g)
     /* a frozen B's packed copy is kept (pack_cache.c), so the blocked
      * kernel does no packing: at 8 rows it is as fast or faster (1 thread,
      * B^T of 128x512, 256x1024, 512x1000, 1280x1000: 0.51, 0.70, 0.85,
-     * 1.00x the skinny time; at 7 rows 1280x1000 lost 10%, at 6 rows 27%) */
+     * 1.00x the skinny time; at 7 rows 1280x1000 lost 10%, at 6 rows 27%;
+     * after the prefetch and the paired rows of op(A), 8 x 1000 x 512 is
+     * even: 0.12-0.14 ms against 0.13 with B in cache, 0.20 against 0.18-0.19
+     * with B in memory). The skinny path itself keeps no packed copy: B
+     * transposed is already rows of k read in order, one pass */
     if (g->b_serial && max_m > 7)
         max_m = 7;
     return g->m >= 1 && g->m <= max_m && g->k >= SK_LANES &&
            g->n * g->k >= TG__GEMM_SKINNY_MIN_B && g->alpha != 0;
+}
+
+int tg__gemm_skinny_threads(const tg__gemm_call *g)
+{
+    int64_t bytes = g->n * g->k * (g->f64 ? 8 : 4);
+    if (bytes < SK_PAR_BYTES || tg_in_parallel_region())
+        return 1;
+    return tg_get_num_threads();
 }
 
 tg_status tg__gemm_skinny(const tg__gemm_call *g, int threads)
@@ -171,10 +195,10 @@ tg_status tg__gemm_skinny(const tg__gemm_call *g, int threads)
     else
         sk_copy_a_f32(g, kp, ap);
     skinny_job s = {.g = g, .ap = ap, .kp = kp};
-    int64_t chunks = (g->n + SK_CHUNK - 1) / SK_CHUNK;
-    if (threads > 1 && chunks > 1)
-        tg_parallel_for(chunks, 1, sk_body, &s);
+    int64_t units = (g->n + SK_UNIT - 1) / SK_UNIT;
+    if (threads > 1 && units > 1)
+        tg_parallel_for(units, 1, sk_body, &s);
     else
-        sk_body(&s, 0, chunks);
+        sk_body(&s, 0, units);
     return TG_OK;
 }

@@ -43,8 +43,8 @@ static inline void put_channel(__m256 v, int64_t c, int64_t n, bool spare, int64
 {
     const __mmask8 m = (__mmask8)((1u << n) - 1);
     int64_t at = (o0 + c) * st->ohw + at0;
-    const float *res = (const float *)st->res + at;
     if (st->res) {
+        const float *res = (const float *)st->res + at;
         v = _mm256_add_ps(v, spare ? _mm256_loadu_ps(res) : _mm256_maskz_loadu_ps(m, res));
         /* the shortcut's rows are 64 streams, more than the hardware
          * prefetcher follows: ask for the line two tiles ahead (ResNet's

@@ -141,7 +141,7 @@ int main(int argc, char **argv)
     const char *path = "both", *only = NULL;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--cpu") || !strcmp(argv[i], "--cold")) {
-            if (argv[i][2] == 'c' && argv[i][3] == 'p')
+            if (!strcmp(argv[i], "--cpu"))
                 cpu_time = true;
             else if (!(cold_buf = calloc(COLD_BYTES, 1)))
                 return fprintf(stderr, "bench_conv_resnet: out of memory\n"), 1;

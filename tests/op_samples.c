@@ -139,6 +139,14 @@ const os_sample os_samples[] = {
      AT(AI("offset", -1), AI("dim1", 0), AI("dim2", 1)), OS_STRIDED},
     {"diagonal_grad", "offset 1 of dims (2,0) of [3,2,4]", IN(X(-1, 1, 2, 2)),
      AT(AI("offset", 1), AI("dim1", 2), AI("dim2", 0), AINTS("input_shape", 3, 2, 4))},
+    /* ---- as_strided_grad (as_strided.c; the view itself is exempt, below):
+     * both directions, over an input that overlaps itself (stride 0) ---- */
+    {"as_strided_grad", "view [4,3] (2,1) of [9]", IN(X(-1, 1, 4, 3)),
+     AT(AINTS("size", 4, 3), AINTS("stride", 2, 1), AINTS("input_shape", 9),
+        AINTS("input_stride", 1))},
+    {"as_strided_grad", "adjoint, input [3,4] (4,0) overlapping", IN(X(-1, 1, 3, 4)),
+     AT(AINTS("size", 2, 5), AINTS("stride", 3, 1), AI("offset", 1), AINTS("input_shape", 3, 4),
+        AINTS("input_stride", 4, 0), AI("adjoint", 1))},
     /* ---- array (array.c, array_index.c) ---- */
     {"concat", "axis 1", IN(X(-1, 1, 2, 1), X(-1, 1, 2, 3), X(-1, 1, 2, 2)), AT(AI("axis", 1)),
      OS_STRIDED},
@@ -301,6 +309,10 @@ const os_sample os_samples[] = {
 };
 
 const os_exempt os_exempt_ops[] = {
+    {"as_strided", "a view defined on its input's strides, so the harness's strided copies of "
+                   "an input are another function (refused with an error); "
+                   "tests/test_as_strided.c checks values, gradients (finite differences, "
+                   "second order), tangents and graph against eager"},
     {"batch_norm_grad", "fused first-order backward of batch_norm (TG_OP_NO_VJP/NO_JVP: "
                         "create_graph builds the composite instead); run by batch_norm's samples"},
     {"copy_", "in-place update (TG_OP_INPLACE): eager only, never a graph node, no forward "

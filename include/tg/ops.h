@@ -41,6 +41,14 @@ tg_tensor *tg_clone(tg_tensor *x); /* always a contiguous copy */
  * above (> 0) or below (< 0) the main one, as a view: the other dims in
  * order, then the diagonal as the last dim (PyTorch's torch.diagonal) */
 tg_tensor *tg_diagonal(tg_tensor *x, int64_t offset, int dim1, int dim2);
+/* a view of x's memory of any sizes and (non-negative) strides, starting
+ * `offset` elements from x's first element (PyTorch's torch.as_strided,
+ * its storage offset counted from x's); every element must lie within the
+ * memory x spans. Gradients: the view's gradient added at its positions,
+ * each of x's elements reading its own (divided by how many of x's
+ * elements share it, where x overlaps itself) */
+tg_tensor *tg_as_strided(tg_tensor *x, int ndim, const int64_t *size, const int64_t *stride,
+                         int64_t offset);
 
 /* ---- elementwise, binary (broadcasting) -------------------------------- */
 tg_tensor *tg_add(tg_tensor *a, tg_tensor *b);

@@ -25,6 +25,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_control, /* cond, while_loop (control/ops.c) */
     tg_ops_sendrecv, /* the ends of cross-device edges (partitioned runs) */
     tg_ops_diagonal, /* after every other family: their samples keep their draws */
+    tg_ops_as_strided,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -311,8 +311,9 @@ const os_sample os_samples[] = {
 const os_exempt os_exempt_ops[] = {
     {"as_strided", "a view defined on its input's strides, so the harness's strided copies of "
                    "an input are another function (refused with an error); "
+                   "and it is refused in graphs (values there have no layout); "
                    "tests/test_as_strided.c checks values, gradients (finite differences, "
-                   "second order), tangents and graph against eager"},
+                   "second order), tangents and the refusal"},
     {"batch_norm_grad", "fused first-order backward of batch_norm (TG_OP_NO_VJP/NO_JVP: "
                         "create_graph builds the composite instead); run by batch_norm's samples"},
     {"copy_", "in-place update (TG_OP_INPLACE): eager only, never a graph node, no forward "

@@ -12,7 +12,7 @@ typedef enum {
     C_TP, C_TTR, C_TTO, C_CAST, C_CONV, C_POOL, C_BN, C_LN, C_DROP, C_EMB,
     C_LIST, C_TIT, C_PAD, C_ONEHOT, C_SQUEEZE, C_NLL, C_ADDMM, C_CONVT,
     C_CONV1, C_CONVT1, C_POOL1, C_CONV3, C_CONVT3, C_POOL3, C_INORM, C_GNORM, C_INTERP,
-    C_EINSUM, C_CUMSUM, C_NORM, C_TL, C_TLII, C_SCATTER
+    C_EINSUM, C_CUMSUM, C_NORM, C_TL, C_TLII, C_SCATTER, C_STRIDED
 } call_shape;
 
 typedef void (*any_fn)(void);
@@ -29,6 +29,7 @@ typedef tg_tensor *(*fn_tab)(tg_tensor *, int, const int *, bool);
 typedef tg_tensor *(*fn_var)(tg_tensor *, int, const int *, int, bool);
 typedef tg_tensor *(*fn_arg)(tg_tensor *, int, bool);
 typedef tg_tensor *(*fn_ts)(tg_tensor *, int, const int64_t *);
+typedef tg_tensor *(*fn_strided)(tg_tensor *, int, const int64_t *, const int64_t *, int64_t);
 typedef tg_tensor *(*fn_tp)(tg_tensor *, const int *);
 typedef tg_tensor *(*fn_ttr)(tg_tensor *, tg_tensor *, tg_reduction);
 typedef tg_tensor *(*fn_cast)(tg_tensor *, tg_dtype);

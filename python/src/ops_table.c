@@ -194,6 +194,7 @@ const op_row tgpy_op_rows[] = {
     {"_one_hot", "input:T num_classes:i", C_ONEHOT, F(tg_one_hot), false},
     /* masks (Tensor methods and their in-place forms: _tensor_extra.py) */
     {"_diagonal", "input:T offset:i=0 dim1:i=0 dim2:i=1", C_TLII, F(tg_diagonal), false},
+    {"_as_strided", "input:T size:S stride:S offset:i=0", C_STRIDED, F(tg_as_strided), false},
     {"tril", "input:T diagonal:i=0", C_TL, F(tg_tril), false},
     {"triu", "input:T diagonal:i=0", C_TL, F(tg_triu), false},
     {"isnan", "input:T", C_T, F(tg_isnan), true},
@@ -614,6 +615,9 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_TII: return ((fn_tii)f)(v[0].t, (int)v[1].f, (int)v[2].f);
     case C_TL: return ((fn_tl)f)(v[0].t, (int64_t)v[1].f);
     case C_TLII: return ((fn_tlii)f)(v[0].t, (int64_t)v[1].f, (int)v[2].f, (int)v[3].f);
+    case C_STRIDED: /* as many strides as sizes (else -1 dims: the C error) */
+        return ((fn_strided)f)(v[0].t, v[1].n == v[2].n ? v[1].n : -1, v[1].shape, v[2].shape,
+                               (int64_t)v[3].f);
     case C_SCATTER: return tg_scatter(v[0].t, (int)v[1].f, v[2].t, v[3].t);
     case C_TAB: return call_tab(op, v, f);
     case C_VAR: {

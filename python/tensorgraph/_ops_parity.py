@@ -40,7 +40,8 @@ _VIA_METHOD = (
     'adjoint narrow_copy matrix_exp nextafter is_inference frexp addmv_ resize_as_').split()
 
 # torch.X_copy(input, ...) is input.X(...) copied (each piece of split / unbind)
-_COPIES = {'alias_copy': 'view_as', 'detach_copy': 'detach', 'diagonal_copy': 'diagonal',
+_COPIES = {'alias_copy': 'view_as', 'as_strided_copy': 'as_strided', 'detach_copy': 'detach',
+           'diagonal_copy': 'diagonal',
            'expand_copy': 'expand', 'permute_copy': 'permute', 'select_copy': 'select',
            'split_copy': 'split', 'split_with_sizes_copy': 'split_with_sizes',
            'squeeze_copy': 'squeeze', 't_copy': 't', 'transpose_copy': 'transpose',

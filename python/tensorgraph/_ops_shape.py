@@ -17,7 +17,7 @@ from ._creation import arange, full, tensor, zeros
 
 Tensor = _C.Tensor
 
-__all__ = ['tril', 'triu', 'flip', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal',
+__all__ = ['tril', 'triu', 'flip', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal', 'as_strided',
            'diag_embed', 'trace', 'repeat_interleave', 'narrow', 'select', 'unbind', 'movedim',
            'moveaxis', 'unflatten', 'broadcast_to', 'broadcast_tensors', 'broadcast_shapes',
            'meshgrid', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'hstack', 'vstack', 'dstack',
@@ -140,6 +140,20 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     """the diagonal of the (dim1, dim2) planes as the last dim: a view, as
     PyTorch's (writes through it reach input)"""
     return _C._diagonal(input, offset, dim1, dim2)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """a view of input's memory with these sizes and strides, starting at
+    storage_offset (input's own by default), as PyTorch's. The view must
+    lie within the memory input spans (PyTorch allows the rest of the
+    storage too); its gradient is PyTorch's as_strided_backward"""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(size)} sizes, "
+                           f"{len(stride)} strides")
+    base = input.storage_offset()
+    offset = base if storage_offset is None else storage_offset
+    return _C._as_strided(input, size, stride, offset - base)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):

@@ -22,7 +22,7 @@ from ._tensor import _update, _no_record
 Tensor = _C.Tensor
 _methods = {}
 
-_SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal',
+_SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal', 'as_strided',
           'diag_embed', 'trace', 'repeat_interleave', 'narrow', 'select', 'unbind', 'movedim',
           'moveaxis', 'unflatten', 'broadcast_to', 'outer', 'ger', 'dot', 'vdot', 'inner',
           'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
@@ -232,6 +232,9 @@ _reshaping('squeeze_', lambda self, dim=None: _C.squeeze(self, dim),
 _reshaping('unsqueeze_', lambda self, dim: _C.unsqueeze(self, dim),
            lambda a, kw: 'UnsqueezeBackward1')
 _reshaping('t_', lambda self: self.t(), lambda a, kw: 'TBackward1')
+_reshaping('as_strided_', lambda self, size, stride, storage_offset=None:
+           _ops_shape.as_strided(self, size, stride, storage_offset),
+           lambda a, kw: 'AsStridedBackward0')
 for _n in ('transpose_', 'swapaxes_', 'swapdims_'):
     _reshaping(_n, lambda self, d0, d1: _C.transpose(self, d0, d1),
                lambda a, kw: 'TransposeBackward1')

@@ -164,8 +164,11 @@ static tg_status as_strided_make(tg_op_ctx *c)
     tg_status s = check_bounds(c->op->name, &xg, &v);
     if (s != TG_OK)
         return s;
-    /* an empty view keeps x's offset: its own may lie anywhere */
-    int64_t offset = x->offset + (geom_numel(&v) ? a->offset : 0);
+    /* an empty view may start anywhere (PyTorch keeps its offset); one
+     * that would start before the storage keeps x's */
+    int64_t offset = x->offset + a->offset;
+    if (geom_numel(&v) == 0 && offset < 0)
+        offset = x->offset;
     c->out[0] = tg__alias(x, v.nd, v.size, v.stride, offset);
     return c->out[0] ? TG_OK : TG_ERR_NOMEM;
 }
@@ -329,7 +332,14 @@ tg_tensor *tg_as_strided(tg_tensor *x, int ndim, const int64_t *size, const int6
     if (ndim < 0 || ndim > TG_MAX_DIMS)
         return tg__error_null(TG_ERR_ARG, "as_strided: %d dims, 0 to %d allowed", ndim,
                               TG_MAX_DIMS);
-    /* the strides it has now (a symbolic tensor's are contiguous) */
+    /* A graph's values have no strides (an eager tensor of the same values
+     * may be transposed, a slice, laid out as its input by an elementwise
+     * op or clone), so positions in memory mean nothing there: refused
+     * rather than read another way than eager mode reads them */
+    if (x->graph)
+        return tg__error_null(TG_ERR_UNSUPPORTED, "as_strided: it reads positions in memory, "
+                              "which a graph's values do not have (their layout is not the "
+                              "eager tensor's): it runs in eager mode only");
     tg_attr a[4] = {TG_AINTS("size", size, ndim), TG_AINTS("stride", stride, ndim),
                     TG_AI("offset", offset), TG_AINTS("input_stride", x->strides, x->ndim)};
     return tg_op_call(&tg_op_as_strided, 1, &x, a, x->ndim ? 4 : 3);

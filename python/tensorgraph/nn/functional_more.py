@@ -1,7 +1,7 @@
 """More of torch.nn.functional, composed: the in-place activations
 (relu_, elu_, leaky_relu_, selu_), bilinear, local_response_norm,
 gumbel_softmax, alpha_dropout / feature_alpha_dropout,
-adaptive_avg_pool3d, max_pool1d/2d_with_indices, pdist, and avg_pool2d/3d
+adaptive_avg_pool3d, max_pool1d/2d/3d_with_indices, pdist, and avg_pool2d/3d
 with divisor_override."""
 import math
 
@@ -12,7 +12,8 @@ from .functional_act import _adaptive, _inplace
 
 __all__ = ['relu_', 'elu_', 'leaky_relu_', 'selu_', 'bilinear', 'local_response_norm',
            'gumbel_softmax', 'alpha_dropout', 'feature_alpha_dropout', 'adaptive_avg_pool3d',
-           'max_pool1d_with_indices', 'max_pool2d_with_indices', 'max_pool1d', 'max_pool2d',
+           'max_pool1d_with_indices', 'max_pool2d_with_indices', 'max_pool3d_with_indices',
+           'max_pool1d', 'max_pool2d', 'max_pool3d',
            'pdist', 'avg_pool2d', 'avg_pool3d']
 
 
@@ -206,6 +207,67 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
                               'max_pool2d_with_indices')
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """3-D max pooling and the flat position (within each [D, H, W]
+    volume) of every window's first maximum, as PyTorch's: each of the
+    window's kd x kh x kw offsets is a strided slice of the padded volume
+    (positions alongside), stacked so that argmax over them picks the
+    window's maximum; the values are gathered at those positions, so the
+    gradient reaches them alone"""
+    name = 'max_pool3d_with_indices'
+    tup = (lambda v: (v,) * 3 if isinstance(v, int) else tuple(v))
+    k, p, dl = tup(kernel_size), tup(padding), tup(dilation)
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else tup(stride)
+    if ceil_mode:
+        raise NotImplementedError(f"{name}: ceil_mode=True is not supported")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"{name}: Expected 4D or 5D input, got {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}'")
+    if any(v <= 0 for v in k + s + dl):
+        raise RuntimeError(f"{name}: kernel_size, stride and dilation must be greater than zero")
+    for kk, pp, dd in zip(k, p, dl):
+        if pp < 0 or pp > ((kk - 1) * dd + 1) // 2:
+            raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, "
+                               f"but got pad={pp}, kernel_size={kk} and dilation={dd}")
+    batched = input.ndim == 5
+    x = input if batched else input.unsqueeze(0)
+    n, c = x.shape[0], x.shape[1]
+    dims = tuple(x.shape[2:])
+    out = tuple((d + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for d, pp, dd, kk, ss in
+                zip(dims, p, dl, k, s))
+    if x.numel() == 0 or any(o <= 0 for o in out):
+        raise RuntimeError(f"{name}: input {tuple(input.shape)} too small or empty for output "
+                           f"size {out}")
+    vol = x.reshape(n * c, *dims)  # only compared: no gradient flows through
+    low = -math.inf
+    key = _C.where(_C.isnan(vol), _C.add(zeros((), dtype=vol.dtype), math.inf),
+                   _C.where(vol == low, _C.add(zeros((), dtype=vol.dtype),
+                                               -_finfo_max(vol.dtype)), vol))
+    pads = [0, 0, p[0], p[0], p[1], p[1], p[2], p[2]]
+    padded = _C._pad(key, pads, low, 0)
+    pos = _C._pad(arange(dims[0] * dims[1] * dims[2], dtype=_C.float64).reshape(1, *dims),
+                  pads, -1.0, 0)
+    keys, poss = [], []
+    for a in range(k[0]):
+        for b in range(k[1]):
+            for e in range(k[2]):
+                at = (a * dl[0], b * dl[1], e * dl[2])
+                sl = tuple(slice(o, o + ss * (m - 1) + 1, ss) for o, ss, m in zip(at, s, out))
+                keys.append(padded[(slice(None),) + sl])
+                poss.append(pos[(slice(None),) + sl])
+    best = _C.argmax(_C.stack(keys, 1), 1, True)           # [NC, 1, od, oh, ow]
+    stacked_pos = _C.stack(poss, 1)                         # [1, K, od, oh, ow]
+    idx = _C.gather(stacked_pos.expand(n * c, *stacked_pos.shape[1:]), 1, best).to(_C.int64)
+    idx = idx.reshape(n, c, -1)
+    values = _C.gather(x.reshape(n, c, -1), 2, idx).reshape(n, c, *out)
+    idx = idx.reshape(n, c, *out)
+    if not batched:
+        values, idx = values.squeeze(0), idx.squeeze(0)
+    return values, idx
+
+
 def _finfo_max(dt):
     return 3.4028234663852886e38 if dt == _C.float32 else 1.7976931348623157e308
 
@@ -226,6 +288,7 @@ def _pool(c_op, composed):
 
 max_pool1d = _pool(_C.max_pool1d, max_pool1d_with_indices)
 max_pool2d = _pool(_C.max_pool2d, max_pool2d_with_indices)
+max_pool3d = _pool(_C.max_pool3d, max_pool3d_with_indices)
 
 
 class _NoGrad:

@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "ops/op.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 static tg_tensor *arange(tg_dtype dt, int64_t n)
@@ -24,10 +25,14 @@ static void test_values(void)
                  ((double[]){5, 8, 5, 8}), 0);
     tg_tensor *s = tg_as_strided(x, 0, NULL, NULL, 7);
     CHECK(s && tg_ndim(s) == 0 && tg_item(s) == 7);
-    /* an empty view may have any offset, as PyTorch's */
-    tg_tensor *e = tg_as_strided(x, 1, (int64_t[]){0}, (int64_t[]){1}, 100);
+    /* an empty view may have any offset; within the storage it keeps it
+     * (as PyTorch's), past it the input's (so its data pointer stays in) */
+    tg_tensor *e = tg_as_strided(x, 1, (int64_t[]){0}, (int64_t[]){1}, 7);
     CHECK_SHAPE(e, 0);
-    CHECK(tg_offset(e) == 100);
+    CHECK(tg_offset(e) == 7);
+    CHECK(tg_offset(tg_as_strided(x, 1, (int64_t[]){0}, (int64_t[]){1}, 100)) == 0);
+    e = tg_as_strided(x, 1, (int64_t[]){0}, (int64_t[]){1}, INT64_MAX);
+    CHECK(e && tg_offset(e) == 0);
     /* integer and bool inputs too */
     tg_tensor *xi = arange(TG_INT64, 6);
     CHECK_TENSOR(tg_as_strided(xi, 1, (int64_t[]){3}, (int64_t[]){2}, 1),

@@ -164,11 +164,12 @@ static tg_status as_strided_make(tg_op_ctx *c)
     tg_status s = check_bounds(c->op->name, &xg, &v);
     if (s != TG_OK)
         return s;
-    /* an empty view may start anywhere (PyTorch keeps its offset); one
-     * that would start before the storage keeps x's */
-    int64_t offset = x->offset + a->offset;
-    if (geom_numel(&v) == 0 && offset < 0)
-        offset = x->offset;
+    /* an empty view keeps its offset as PyTorch's while it lies within
+     * the storage (so that its data pointer does); otherwise x's */
+    int64_t offset, in_storage = (int64_t)(x->storage->nbytes / tg_dtype_size(x->dtype));
+    if (__builtin_add_overflow(x->offset, a->offset, &offset) || offset < 0 ||
+        offset > in_storage)
+        offset = x->offset; /* only when empty: check_bounds placed the rest */
     c->out[0] = tg__alias(x, v.nd, v.size, v.stride, offset);
     return c->out[0] ? TG_OK : TG_ERR_NOMEM;
 }

@@ -49,6 +49,10 @@ tg_tensor *tg_diagonal(tg_tensor *x, int64_t offset, int dim1, int dim2);
  * elements share it, where x overlaps itself) */
 tg_tensor *tg_as_strided(tg_tensor *x, int ndim, const int64_t *size, const int64_t *stride,
                          int64_t offset);
+/* the coordinates of x's nonzero elements (NaN counts), in C order: int64
+ * [count, ndim] (PyTorch's torch.nonzero). In a graph count is unknown
+ * (-1) until run time, and so is every dim computed from it */
+tg_tensor *tg_nonzero(tg_tensor *x);
 
 /* ---- elementwise, binary (broadcasting) -------------------------------- */
 tg_tensor *tg_add(tg_tensor *a, tg_tensor *b);

@@ -31,7 +31,12 @@ static int apply_entry(tg_tensor **r, int *d, PyObject *e)
                          tg_ndim(x));
             return -1;
         }
-        y = tg_slice(x, *d, start, stop, step);
+        /* a whole unknown dim (a graph's value whose size comes at run
+         * time, such as nonzero's count) is kept as it is */
+        if (tg_shape(x)[*d] < 0 && start == 0 && stop == PY_SSIZE_T_MAX && step == 1)
+            y = tg_retain(x);
+        else
+            y = tg_slice(x, *d, start, stop, step);
         (*d)++;
     } else {
         long long i = PyLong_AsLongLong(e);

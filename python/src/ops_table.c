@@ -195,6 +195,7 @@ const op_row tgpy_op_rows[] = {
     /* masks (Tensor methods and their in-place forms: _tensor_extra.py) */
     {"_diagonal", "input:T offset:i=0 dim1:i=0 dim2:i=1", C_TLII, F(tg_diagonal), false},
     {"_as_strided", "input:T size:S stride:S offset:i=0", C_STRIDED, F(tg_as_strided), false},
+    {"_nonzero", "input:T", C_T, F(tg_nonzero), false},
     {"tril", "input:T diagonal:i=0", C_TL, F(tg_tril), false},
     {"triu", "input:T diagonal:i=0", C_TL, F(tg_triu), false},
     {"isnan", "input:T", C_T, F(tg_isnan), true},

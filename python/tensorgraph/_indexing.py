@@ -52,8 +52,41 @@ def _kind(e):
 def _host(e):
     """an index entry as a numpy array (shares a tensor's memory)"""
     if isinstance(e, Tensor):
+        if e.is_symbolic:
+            raise RuntimeError("indexing with a tensor computed inside tg.function: graphs "
+                               "take x[mask] (one bool mask over the leading dims), "
+                               "x[positions] (one 1-D integer tensor) and nonzero, "
+                               "masked_select, index_select; other tensor indices are "
+                               "read on the host, eagerly only")
         return np.asarray(e.detach())
     return np.asarray(e)
+
+
+def _graph_mask_select(x, idx):
+    """x[mask] in a graph (x or the mask symbolic): the rows of x flattened
+    over the mask's dims, picked by nonzero, whose count the graph knows
+    when it runs; x[positions] for one 1-D integer tensor; None for other
+    indices"""
+    if isinstance(idx, tuple):
+        if len(idx) != 1:
+            return None
+        idx = idx[0]
+    if not (isinstance(idx, Tensor) and idx.ndim >= 1 and (idx.is_symbolic or x.is_symbolic)):
+        return None
+    if idx.dtype in (_C.int64, _C.int32) and idx.ndim == 1 and x.ndim >= 1:
+        # x[positions] along dim 0, negative ones counted from the end
+        # (index_select checks the bounds when the graph runs)
+        pos = _C.where(idx < 0, idx + x.shape[0], idx) if x.shape[0] >= 0 else idx
+        return _C.index_select(x, 0, pos)
+    if idx.dtype != _C.bool:
+        return None
+    k = idx.ndim
+    if k > x.ndim or tuple(idx.shape) != tuple(x.shape[:k]):
+        raise IndexError(f"The shape of the mask {list(idx.shape)} at index 0 does not match "
+                         f"the shape of the indexed tensor {list(x.shape[:k])}")
+    rows = x.reshape(-1, *x.shape[k:])
+    pick = _C._nonzero(idx.reshape(-1)).reshape(-1)
+    return _C.index_select(rows, 0, pick)
 
 
 def _consumed(e, kind):
@@ -168,6 +201,9 @@ def _select(view, adv):
 
 
 def _getitem(x, idx):
+    picked = _graph_mask_select(x, idx)
+    if picked is not None:
+        return _C._set_grad_fn_name(picked, 'IndexBackward0')
     basic, adv = _parse(x, idx)
     view = x[basic]
     if not adv:

@@ -580,7 +580,13 @@ def _host(input, name):
 
 
 def nonzero(input, *, out=None, as_tuple=False):
-    """the indices of nonzero elements: [n, ndim] int64 (eager only)"""
+    """the indices of nonzero elements: [n, ndim] int64; inside tg.function
+    the C op, whose n is known when the graph runs"""
+    if input.is_symbolic:
+        y = _C._nonzero(input)
+        if not as_tuple:
+            return y
+        return (y.reshape(-1),) if input.ndim == 0 else tuple(y[:, k] for k in range(input.ndim))
     a = _host(input, 'nonzero')
     if as_tuple:
         if a.ndim == 0:

@@ -4,8 +4,9 @@
  * axis at indices reversed within each batch entry's length), and the ops
  * whose output length depends on values, computed at import from the
  * value where the import has it (ops_misc.h's misc_value): Compress (an
- * index_select of the true positions, so gradients reach the data),
- * NonZero and Unique (whose Y is an index_select of the first
+ * index_select of the true positions, so gradients reach the data; where
+ * the condition is computed when a graph runs, tg_nonzero's positions),
+ * NonZero (tg_nonzero in both modes) and Unique (whose Y is an index_select of the first
  * occurrences). */
 #include "onnx/ops_misc.h"
 
@@ -129,8 +130,7 @@ tg_status misc_reverse_sequence(onnx_ictx *c)
 tg_status misc_compress(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "input");
-    tg_tensor *cond = x ? misc_value_req(c, 1, "condition", "the output's length is its "
-                                         "number of true values") : NULL;
+    tg_tensor *cond = x ? oi_req(c, 1, "condition") : NULL;
     if (!cond)
         return tg_last_status();
     if (tg_ndim(cond) != 1)
@@ -146,6 +146,11 @@ tg_status misc_compress(onnx_ictx *c)
         int64_t n = tg_numel(x);
         x = tg_reshape(x, 1, &n);
     }
+    tg_tensor *known = misc_value(c, 1);
+    if (!known) /* computed when the graph runs: so is the length */
+        return misc_done(c, tg_index_select(x, axis, tg_reshape(tg_nonzero(cond), 1,
+                                                                 (int64_t[]){-1})));
+    cond = known;
     int64_t dim = tg_shape(x)[axis], n = tg_numel(cond);
     void *v;
     bool f;
@@ -166,43 +171,16 @@ tg_status misc_compress(onnx_ictx *c)
     return misc_done(c, tg_index_select(x, axis, misc_int64s(pick, k)));
 }
 
-/* ---- NonZero ------------------------------------------------------------------------------ */
+/* ---- NonZero ------------------------------------------------------------------------------
+ * tg_nonzero's [count, rank] transposed; a 0-d input counts as 1-D, as
+ * numpy's nonzero. The count needs no value at import: in a graph it is
+ * an unknown dim until run time. */
 tg_status misc_nonzero(onnx_ictx *c)
 {
-    tg_tensor *x = misc_value_req(c, 0, "X", "the output's length is its number of "
-                                  "non-zero elements");
-    if (!x)
-        return tg_last_status();
-    void *v;
-    bool f;
-    tg_status s = misc_host_values(c, x, &v, &f);
-    if (s != TG_OK)
-        return s;
-    /* a 0-d input counts as 1-D, as numpy's nonzero */
-    int r = tg_ndim(x), rows = r ? r : 1;
-    int64_t n = tg_numel(x), nnz = 0;
-    for (int64_t i = 0; i < n; i++)
-        nnz += f ? ((double *)v)[i] != 0 : ((int64_t *)v)[i] != 0;
-    int64_t *out = onnx_tmp_alloc(c, (size_t)(rows * nnz) * sizeof *out);
-    if (!out)
-        return tg_last_status();
-    const int64_t *shape = tg_shape(x);
-    for (int64_t i = 0, k = 0; i < n; i++) {
-        if (!(f ? ((double *)v)[i] != 0 : ((int64_t *)v)[i] != 0))
-            continue;
-        int64_t rest = i;
-        for (int d = r - 1; d >= 0; d--) { /* the C-order coordinates of i */
-            out[d * nnz + k] = rest % shape[d];
-            rest /= shape[d];
-        }
-        if (!r)
-            out[k] = 0;
-        k++;
-    }
-    int tok = onnx_eager_begin();
-    tg_tensor *y = tg_from_data(TG_INT64, 2, (int64_t[]){rows, nnz}, out);
-    onnx_eager_end(tok);
-    return misc_done(c, y);
+    tg_tensor *x = c->in[0];
+    if (tg_ndim(x) == 0)
+        x = tg_reshape(x, 1, (int64_t[]){1});
+    return misc_done(c, tg_transpose(tg_nonzero(x), 0, 1));
 }
 
 /* ---- Unique(axis, sorted) -----------------------------------------------------------------

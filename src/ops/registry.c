@@ -26,6 +26,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_sendrecv, /* the ends of cross-device edges (partitioned runs) */
     tg_ops_diagonal, /* after every other family: their samples keep their draws */
     tg_ops_as_strided,
+    tg_ops_nonzero,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

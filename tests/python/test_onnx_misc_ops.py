@@ -182,15 +182,21 @@ def test_nms(tmp_path):
     np.testing.assert_array_equal(got, want)
 
 
-def test_nonzero_graph_mode_refuses(tmp_path):
-    """over a value the graph computes, NonZero's length is unknown at import"""
+def test_nonzero_in_graph_mode(tmp_path):
+    """over a value the graph computes, NonZero's length is known only when
+    the graph runs: an unknown dim until then, and the same function gives
+    each input its own count"""
     x = np.array([1.0, -2.0, 3.0], np.float32)
     path = export(tmp_path, lambda a: torch.nonzero(torch.relu(a)), [torch.from_numpy(x)],
                   13)
     m = tg.onnx.load(path)
-    np.testing.assert_array_equal(m(tg.tensor(x)).numpy(), [[0], [2]])  # eager: known
-    with pytest.raises(Exception, match="NonZero.*computed when the graph runs"):
-        tg.function(lambda a: m(a))(tg.tensor(x))
+    np.testing.assert_array_equal(m(tg.tensor(x)).numpy(), [[0], [2]])  # eager
+    fn = tg.function(lambda a: m(a))
+    for v in (x, np.array([-1.0, -2.0, 3.0], np.float32), -x):
+        want = torch.nonzero(torch.relu(torch.from_numpy(v))).numpy()
+        got = fn(tg.tensor(v)).numpy()
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
 
 
 def test_bitshift_uint8(tmp_path):
@@ -255,6 +261,32 @@ def test_compress_and_reverse_sequence(tmp_path):
         cols = [torch.cat([a[:n, b].flip(0), a[n:, b]]) for b, n in enumerate((4, 1, 2))]
         return torch.stack(cols, 1)
     grads_match(path, rev, [x], [0])
+
+
+def test_compress_over_a_computed_condition_in_graph_mode(tmp_path):
+    """the condition computed from the input (x[:, 0] > 0): in graph mode
+    the output's length is known when the graph runs, one trace for every
+    count; values and gradients as eager's"""
+    zero = helper.make_tensor("z", TensorProto.FLOAT, [], [0.0])
+    i0 = helper.make_tensor("i0", TensorProto.INT64, [], [0])
+    nodes = [helper.make_node("Gather", ["x", "i0"], ["col"], axis=1),
+             helper.make_node("Greater", ["col", "z"], ["c"]),
+             helper.make_node("Compress", ["x", "c"], ["y"], axis=0)]
+    path = _model(tmp_path, nodes, [_vi("x", TensorProto.FLOAT, [5, 3])],
+                  [_vi("y", TensorProto.FLOAT, [None, 3])], [zero, i0], name="cmpg")
+    m = tg.onnx.load(path)
+    fn = tg.function(lambda a: m(a))
+    rs = np.random.RandomState(2)
+    for v in (rs.randn(5, 3), -np.abs(rs.randn(5, 3)), np.abs(rs.randn(5, 3))):
+        v = v.astype(np.float32)
+        want = v[v[:, 0] > 0]
+        np.testing.assert_array_equal(fn(tg.tensor(v)).numpy(), want)
+        np.testing.assert_array_equal(m(tg.tensor(v)).numpy(), want)
+        xa = tg.tensor(v, requires_grad=True)
+        (fn(xa) * 3).sum().backward()
+        np.testing.assert_array_equal(xa.grad.numpy(), np.where(v[:, :1] > 0, 3.0, 0.0) *
+                                      np.ones_like(v))
+    assert fn.trace_count == 1
 
 
 @pytest.mark.parametrize("periodic", [0, 1])

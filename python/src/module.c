@@ -91,6 +91,13 @@ static const char *torch_words(const char *msg, char *buf, size_t len)
                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.";
         return NULL;
     }
+    int dup, dup_end = 0;
+    if (sscanf(p, "axis %d appears twice in the axes%n", &dup, &dup_end) == 1 && dup_end) {
+        snprintf(buf, len, "dim %d appears multiple times in the list of dims", dup);
+        return buf; /* a RuntimeError in PyTorch (torch_words_class) */
+    }
+    if (op_len == 7 && !strncmp(msg, "flatten", 7) && !strncmp(p, "start axis ", 11))
+        return "flatten() has invalid args: start_dim cannot come after end_dim";
     if (!strncmp(p, "integer division by zero (ZeroDivisionError in PyTorch)", 55))
         return "ZeroDivisionError";
     if (sscanf(p, "axis %d is out of range for a tensor of %d dims (expected %d to %d)", &axis,
@@ -283,7 +290,11 @@ PyObject *tgpy_raise_remapped(tg_status from, PyObject *exc)
     else {
         char buf[512];
         const char *words = torch_words(msg, buf, sizeof buf);
-        PyErr_SetString(s == from && exc ? exc : exception_for(s), words ? words : msg);
+        PyObject *cls = s == from && exc ? exc : exception_for(s);
+        if (words && (strstr(words, " appears multiple times in the list of dims") ||
+                      !strncmp(words, "flatten() has invalid args", 26)))
+            cls = PyExc_RuntimeError; /* PyTorch's TORCH_CHECK, not an index error */
+        PyErr_SetString(cls, words ? words : msg);
     }
     tg_clear_error();
     return NULL;

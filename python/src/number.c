@@ -291,11 +291,11 @@ PyObject *tgpy_update(PyObject *self, tg_tensor *s, binary_fn fn)
     tg_tensor *t = TENSOR(self), *r;
     if (tg_grad_enabled() && (tg_requires_grad(t) || tg_requires_grad(s))) {
         tg_tensor *c = tg_clone(t);
-        r = c ? fn(c, s) : NULL;
+        r = c ? tgpy_binary(fn, c, s) : NULL; /* bool operands as PyTorch's */
         tg_release(c);
     } else {
         tg_no_grad_begin();
-        r = fn(t, s);
+        r = tgpy_binary(fn, t, s);
         tg_no_grad_end();
     }
     if (!r)

@@ -577,6 +577,25 @@ static tg_tensor *call_tt(const OpObject *op, argval *v, any_fn f)
     return y;
 }
 
+/* where(cond, a, b): a 0-d float64 value next to a dimensioned integer or
+ * bool one gives float64, as PyTorch (the C op ranks every 0-d operand as
+ * a Python number, in the default float32), like tgpy_binary */
+static tg_tensor *call_ttt(argval *v, any_fn f)
+{
+    tg_tensor *a = v[1].t, *b = v[2].t;
+    if ((fn_ttt)f == tg_where && tg_dtype_of(a) != tg_dtype_of(b) &&
+        (tg_ndim(a) == 0) != (tg_ndim(b) == 0)) {
+        tg_tensor *zero = tg_ndim(a) == 0 ? a : b, *dim = zero == a ? b : a;
+        if (tg_dtype_of(zero) == TG_FLOAT64 && !tg_dtype_is_float(tg_dtype_of(dim))) {
+            tg_tensor *c = tg_cast(dim, TG_FLOAT64);
+            tg_tensor *y = c ? tg_where(v[0].t, zero == a ? a : c, zero == b ? b : c) : NULL;
+            tg_release(c);
+            return y;
+        }
+    }
+    return ((fn_ttt)f)(v[0].t, a, b);
+}
+
 /* a reduction over dims: sum, mean and prod's dtype casts the input first
  * and keeps the result in it, as PyTorch; amax / amin of bools reduce in
  * uint8 and give bools */
@@ -604,7 +623,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     switch (op->row->call) {
     case C_T: return ((fn_t)f)(v[0].t);
     case C_TT: return call_tt(op, v, f);
-    case C_TTT: return ((fn_ttt)f)(v[0].t, v[1].t, v[2].t);
+    case C_TTT: return call_ttt(v, f);
     case C_TD: return ((fn_td)f)(v[0].t, v[1].f);
     case C_TDD: {
         double lo = v[1].none ? -INFINITY : v[1].f, hi = v[2].none ? INFINITY : v[2].f;
@@ -736,6 +755,11 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         tg_tensor *y = tg_cumsum(x, (int)v[1].f, false, false);
         if (x != v[0].t)
             tg_release(x);
+        if (y && !v[2].none && tg_dtype_of(y) != v[2].dt) { /* integers sum in int64 */
+            tg_tensor *c = tg_cast(y, v[2].dt);
+            tg_release(y);
+            y = c;
+        }
         return y;
     }
     }

@@ -427,6 +427,12 @@ static PyObject *m_zero_(PyObject *o, PyObject *u)
 }
 static PyObject *m_fill_(PyObject *o, PyObject *v)
 {
+    if (Tensor_Check(v)) { /* a 0-d tensor value: copied in, so its gradient flows */
+        if (tg_ndim(TENSOR(v)) != 0)
+            return PyErr_Format(PyExc_RuntimeError, "fill_ only supports 0-dimension value "
+                                "tensor but got tensor with %d dimensions.", tg_ndim(TENSOR(v)));
+        return done_named(o, tg_copy_(TENSOR(o), TENSOR(v)), "FillBackward3");
+    }
     double d = PyFloat_AsDouble(v);
     if (d == -1.0 && PyErr_Occurred())
         return NULL;
@@ -676,6 +682,25 @@ static PyMethodDef create_functions[] = {
     {"_set_out_hook", set_out_hook, METH_O, "_set_out_hook(fn): out= of the ops."},
     {NULL, NULL, 0, NULL}};
 
+/* `element in x`: Tensor.__contains__ (tensorgraph/_tensor.py, PyTorch's
+ * (x == element).any()); without this slot Python would iterate the rows
+ * and ask each comparison for its truth */
+static int tensor_contains(PyObject *o, PyObject *element)
+{
+    PyObject *fn = PyDict_GetItemString(Tensor_Type.tp_dict, "__contains__"); /* borrowed */
+    if (!fn || Py_IS_TYPE(fn, &PyWrapperDescr_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Tensor.__contains__ is not available");
+        return -1;
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(fn, o, element, NULL);
+    if (!r)
+        return -1;
+    int b = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return b;
+}
+static PySequenceMethods tensor_sequence = {.sq_contains = tensor_contains};
+
 /* iterating gives the views x[0], x[1], ... along the first dim */
 static PyObject *tensor_iter(PyObject *o)
 {
@@ -717,6 +742,7 @@ PyTypeObject Tensor_Type = {
     .tp_as_buffer = &tgpy_tensor_buffer,
     .tp_as_number = &tgpy_number_methods,
     .tp_as_mapping = &tgpy_mapping_methods,
+    .tp_as_sequence = &tensor_sequence,
     .tp_richcompare = tgpy_richcompare,
     .tp_iter = tensor_iter,
     .tp_dictoffset = offsetof(TensorObject, dict),

@@ -160,6 +160,9 @@ def _preserve():
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
+    # 0-d tensors and numpy numbers count as the Python numbers they hold
+    start, end, step = (v.item() if isinstance(v, (_C.Tensor, np.generic)) else v
+                        for v in (start, end, step))
     if dtype is None:
         ints = all(isinstance(v, builtins.int) for v in (start, end, step))
         dtype = _C.int64 if ints else _C.float32

@@ -111,8 +111,19 @@ def _byte_as_mask(e):
     return e
 
 
+def _list_as_tuple(idx):
+    """PyTorch 1.13's legacy reading of a list index: one shorter than 32
+    holding a sequence, tensor, slice, None or ... is a tuple of indices
+    (x[[[0, 1], [2, 0]]] is x[[0, 1], [2, 0]])"""
+    return len(idx) < 32 and any(
+        isinstance(e, (Tensor, list, tuple, slice, np.ndarray)) or e is None or e is Ellipsis
+        for e in idx)
+
+
 def _parse(x, idx):
     """(basic index for a view, [(dim of that view, numpy index array)])"""
+    if isinstance(idx, list) and _list_as_tuple(idx):
+        idx = tuple(idx)
     if not isinstance(idx, tuple):
         idx = (idx,)
     idx = tuple(_byte_as_mask(e) for e in idx)

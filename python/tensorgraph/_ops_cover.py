@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _C
 from ._creation import arange, randint, randn, tensor, zeros
-from ._ops_math import _scan
+from ._ops_math import _float_pair, _result_dtype, _scan
 
 Tensor = _C.Tensor
 
@@ -116,9 +116,8 @@ def xlogy(input, other):
         raise TypeError("xlogy(): expected at least one Tensor argument")
     x = _as_tensor(input, other if isinstance(other, Tensor) else None)
     y = _as_tensor(other, x)
-    dt = _C.promote_types(x.dtype, y.dtype)
-    dt = dt if dt.is_floating_point else _C.float32
-    x, y = x.to(dt), y.to(dt)
+    x, y = _float_pair(x, y)
+    dt = x.dtype
     # where x == 0 the log's argument is replaced by 1 wherever log(y)
     # would not be finite, so 0 * log(...) is 0 and no gradient is NaN;
     # the gradients are PyTorch's: log(y) for x (0 where x == 0 and
@@ -139,7 +138,7 @@ def _nan_ignoring(keep_first, name):
     """fmax / fmin: input where keep_first(input, other) or other is NaN,
     else other; PyTorch's gradient follows the same choice (ties to input)"""
     def f(input, other):
-        dt = _C.promote_types(input.dtype, other.dtype)
+        dt = _result_dtype(input, other)
         a, b = input.to(dt), other.to(dt)
         keep = keep_first(a, b)
         if dt.is_floating_point:
@@ -157,11 +156,10 @@ fmin = _nan_ignoring(_C.le, 'fmin')
 def copysign(input, other):
     """|input| with the sign (sign bit, so -0.0 too) of other"""
     from ._ops_math import signbit
-    a = _float(_as_tensor(input))
+    a = _as_tensor(input)
     b = _as_tensor(other, a)
     neg = signbit(b) if b.dtype.is_floating_point else b < 0
-    dt = _C.promote_types(a.dtype, b.dtype) if b.dtype.is_floating_point else a.dtype
-    a = a.to(dt)
+    a = _float_pair(a, b)[0]
     return _C.where(neg, -a.abs(), a.abs())
 
 

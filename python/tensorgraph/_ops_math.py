@@ -38,6 +38,40 @@ def _float(x):
     return x if x.dtype.is_floating_point else x.to(_C.float32)
 
 
+_CATEGORY = {_C.bool: 0, _C.uint8: 1, _C.int32: 1, _C.int64: 1, _C.float32: 2, _C.float64: 2}
+
+
+def _result_dtype(a, b):
+    """PyTorch's result type of two tensors: a 0-d tensor next to a
+    dimensioned one decides the dtype only when its category (bool <
+    integer < floating point) is higher (float32 with a 0-d float64 is
+    float32, int32 with a 0-d float64 float64)"""
+    return _ranked_promotion(a.dtype, a.ndim == 0, b.dtype, b.ndim == 0)
+
+
+def _ranked_promotion(da, a0, db, b0):
+    """_result_dtype of a dtype da (0-d when a0) and db (0-d when b0)"""
+    if a0 != b0:
+        dim, zero = (db, da) if a0 else (da, db)
+        return zero if _CATEGORY[zero] > _CATEGORY[dim] else dim
+    return _C.promote_types(da, db)
+
+
+def _float_pair(a, b, name=None):
+    """a and b converted to the dtype a floating-point binary function
+    computes in: their result type, the default float for integers (with
+    a name: both must be tensors, PyTorch's TypeError otherwise)"""
+    if name is not None:
+        for i, t in enumerate((a, b)):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{name}(): argument '{('input', 'other')[i]}' (position "
+                                f"{i + 1}) must be Tensor, not {type(t).__name__}")
+    dt = _result_dtype(a, b)
+    if not dt.is_floating_point:
+        dt = _C.float32
+    return a.to(dt), b.to(dt)
+
+
 # the tests of values are C ops (their table rows); imported here for isclose
 isnan, isinf, isfinite = _C.isnan, _C.isinf, _C.isfinite
 
@@ -116,7 +150,7 @@ def frac(input):
 
 def logaddexp(input, other):
     """log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|))"""
-    a, b = _float(input), _float(other)
+    a, b = _float_pair(input, other, 'logaddexp')
     m = _C.maximum(a, b)
     r = m + _C.log1p(_C.exp(-(a - b).abs()))
     # equal infinities: a - b is NaN, the answer is that infinity
@@ -125,13 +159,15 @@ def logaddexp(input, other):
 
 def logaddexp2(input, other):
     ln2 = math.log(2.0)
-    return logaddexp(_float(input) * ln2, _float(other) * ln2) / ln2
+    a, b = _float_pair(input, other, 'logaddexp2')
+    return logaddexp(a * ln2, b * ln2) / ln2
 
 
 def hypot(input, other):
     """sqrt(a^2 + b^2) scaled by the larger magnitude (no overflow or
     underflow in the squares)"""
-    a, b = input.abs(), other.abs()
+    a, b = _float_pair(input, other, 'hypot')
+    a, b = a.abs(), b.abs()
     m, n = _C.maximum(a, b), _C.minimum(a, b)
     safe = _C.where(m == 0, _C.add(zeros((), dtype=m.dtype), 1), m)
     r = n / safe
@@ -144,15 +180,14 @@ def _atan2_forward(ctx, y, x):
     if y.is_symbolic or x.is_symbolic:
         raise RuntimeError("atan2: not available inside tg.function (no C op yet)")
     yb, xb = np.broadcast_arrays(y.detach().numpy(), x.detach().numpy())
-    dt = _C.promote_types(y.dtype, x.dtype)
-    return tensor(np.arctan2(yb, xb), dtype=dt)
+    return tensor(np.arctan2(yb, xb), dtype=y.dtype)
 
 
 def _atan2_backward(ctx, g):
     y, x = ctx.saved_tensors
     d = x * x + y * y
     gy, gx = g * x / d, -g * y / d
-    return gy.sum_to_size(*y.shape), gx.sum_to_size(*x.shape)
+    return gy.sum_to_size(tuple(y.shape)), gx.sum_to_size(tuple(x.shape))
 
 
 _Atan2 = None
@@ -166,7 +201,7 @@ def atan2(input, other):
         from .autograd import Function
         _Atan2 = type('Atan2', (Function,), {'forward': staticmethod(_atan2_forward),
                                              'backward': staticmethod(_atan2_backward)})
-    return _C._set_grad_fn_name(_Atan2.apply(_float(input), _float(other)), 'Atan2Backward0')
+    return _C._set_grad_fn_name(_Atan2.apply(*_float_pair(input, other, 'atan2')), 'Atan2Backward0')
 
 
 arctan2 = atan2

@@ -47,7 +47,11 @@ def angle(input):
 
 def ldexp(input, other):
     """input * 2**other, in a floating dtype"""
-    dt = _C.promote_types(input.dtype, other.dtype)
+    from ._ops_math import _ranked_promotion
+    # PyTorch's input * pow(2, other): the power is other's dtype when
+    # floating, else the default float, and then takes part in the product
+    pdt = other.dtype if other.dtype.is_floating_point else _C.float32
+    dt = _ranked_promotion(input.dtype, input.ndim == 0, pdt, other.ndim == 0)
     dt = dt if dt.is_floating_point else _C.float32
     return input.to(dt) * _C.pow(tensor(2.0, dtype=dt), other.to(dt))
 

@@ -5,6 +5,7 @@ true positions, by one gather), split_with_sizes, and unique_consecutive
 (computed on the host with numpy: eager only), slice_scatter /
 select_scatter / diagonal_scatter (a clone with the view assigned, so
 gradients reach both), combinations, and mode (host numpy)."""
+import builtins
 import math
 
 import numpy as np
@@ -157,6 +158,15 @@ def mode(input, dim=-1, keepdim=False):
     from .return_types import mode as _mode_type
     if input.is_symbolic:
         raise RuntimeError("mode: not available inside tg.function (computed on the host)")
+    n = builtins.max(input.ndim, 1)  # a 0-d tensor has dims 0 and -1, as PyTorch's
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    if input.ndim == 0:
+        return _mode_type(input.clone(), tensor(0))
+    dim %= input.ndim
+    if input.shape[dim] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
     a = np.moveaxis(input.detach().numpy(), dim, -1)
     flat = a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
     vals, idxs = [], []

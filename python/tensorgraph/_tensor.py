@@ -40,6 +40,15 @@ def __iter__(self):
 
 
 @method
+def __contains__(self, element):
+    """element in self: any element equal to it, as PyTorch's"""
+    if isinstance(element, (Tensor, int, float, bool)):
+        return bool((self == element).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in "
+                       f"a {type(element)}.")
+
+
+@method
 def __format__(self, spec):
     # PyTorch's: a 0-d tensor formats as its number; any other as object
     # does (str(self) for an empty spec, else TypeError)
@@ -237,6 +246,11 @@ def _watched(args, kwargs):
                for a in (*args, *kwargs.values()))
 
 
+# the kinds an in-place result may not go down: bool < integer < floating
+# point (float64 into float32, int64 into int32 are fine, as in PyTorch)
+_KIND = {_C.bool: 0, _C.uint8: 1, _C.int32: 1, _C.int64: 1, _C.float32: 2, _C.float64: 2}
+
+
 def _update(self, op, args, kwargs, node=None):
     """self = op(self, ...) written into self, as PyTorch's in-place ops:
     recorded when autograd watches an operand (op runs on a clone of self,
@@ -248,7 +262,7 @@ def _update(self, op, args, kwargs, node=None):
     else:
         with _no_record():
             r = op(self, *args, **kwargs)
-    if _C.promote_types(self.dtype, r.dtype) != self.dtype:
+    if _KIND[r.dtype] > _KIND[self.dtype]:  # PyTorch's can_cast: not down a kind
         raise RuntimeError(f"result type {r.dtype} can't be cast to the desired output "
                            f"type {self.dtype}")
     self.copy_(r)

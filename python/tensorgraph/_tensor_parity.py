@@ -243,7 +243,8 @@ def nextafter(self, other):
     if not isinstance(other, Tensor):
         raise TypeError(f"nextafter(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(other).__name__}")
-    dt = _C.promote_types(self.dtype, other.dtype)
+    from ._ops_math import _result_dtype
+    dt = _result_dtype(self, other)
     if not dt.is_floating_point:
         raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{_TORCH_NAMES[dt]}'")
     npdt = _TG_TO_NP[dt]

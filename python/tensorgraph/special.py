@@ -50,9 +50,8 @@ def xlog1py(input, other):
                              else _C.float32), other)
     if not isinstance(input, _C.Tensor):
         input = _C.add(zeros((), dtype=other.dtype), input)
-    x = _floating(input)
-    y = other.to(_C.promote_types(x.dtype, other.dtype))
-    x = x.to(y.dtype)
+    from ._ops_math import _float_pair
+    x, y = _float_pair(input, other)
     zero = zeros((), dtype=y.dtype)
     # where x is 0 no 0 * inf (0 there), but a NaN other stays NaN and the
     # slope in x stays log1p(y), as PyTorch's

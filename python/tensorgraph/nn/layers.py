@@ -263,8 +263,9 @@ class GELU(Module):
 Softplus = _activation('Softplus', _C.softplus)
 LeakyReLU = _activation('LeakyReLU', _C.leaky_relu, inplace=True, negative_slope=0.01)
 ELU = _activation('ELU', _C.elu, inplace=True, alpha=1.0)
-Softmax = _activation('Softmax', _C.softmax, dim=None)
-LogSoftmax = _activation('LogSoftmax', _C.log_softmax, dim=None)
+# dim None: PyTorch's legacy implicit dim (F.softmax's, with its warning)
+Softmax = _activation('Softmax', lambda x, dim: F.softmax(x, dim), dim=None)
+LogSoftmax = _activation('LogSoftmax', lambda x, dim: F.log_softmax(x, dim), dim=None)
 
 
 class _Loss(Module):

@@ -1,0 +1,303 @@
+"""Edge cases found by a differential sweep against PyTorch 1.13: result
+dtypes of binary functions with a 0-d tensor operand, gradients that
+broadcast to a 0-d input, in-place ops whose other operand has a wider
+dtype of the same kind, bool operands of mul_, errors PyTorch raises as
+RuntimeError (repeated dims, flatten's dims), mode on 0-d and empty
+inputs, cumsum's dtype, `in`, list indices read as tuples, arange of a 0-d
+tensor, nn.Softmax's implicit dim, fill_ with a tensor value."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import SANITIZED, needs_torch, torch
+from torch_compare import compare_with_torch
+
+R = np.random.RandomState(0)
+F32 = R.randn(3, 4).astype(np.float32)
+F64 = R.randn(3, 4)
+I32 = R.randint(-5, 6, (3, 4)).astype(np.int32)
+I64 = I32.astype(np.int64)
+B = R.rand(3, 4) > 0.5
+Z64 = np.array(2.5)            # a 0-d float64 tensor
+ZI = np.array(3)               # a 0-d int64 tensor
+
+
+def _both(fn, *arrays):
+    """fn(L, *tensors) for L = torch and tensorgraph"""
+    return [fn(L, *[L.tensor(a) for a in arrays]) for L in (torch, tg)]
+
+
+def _same_dtype_values(fn, *arrays):
+    want, got = _both(fn, *arrays)
+    assert str(got.dtype).split('.')[-1] == str(want.dtype).split('.')[-1]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want.numpy().astype(np.float64),
+                               rtol=1e-6, atol=1e-6)
+
+
+# -- binary functions with a 0-d operand ---------------------------------------------
+# PyTorch: a 0-d tensor decides the dtype only when its kind is higher
+# (float32 with a 0-d float64 stays float32; int32 with it becomes float64)
+_BINARY = {
+    'atan2': lambda L, a, b: L.atan2(a, b),
+    'copysign': lambda L, a, b: L.copysign(a, b),
+    'fmax': lambda L, a, b: L.fmax(a, b),
+    'fmin': lambda L, a, b: L.fmin(a, b),
+    'xlogy': lambda L, a, b: L.xlogy(a, b),
+    'xlog1py': lambda L, a, b: L.special.xlog1py(a, b),
+    'nextafter': lambda L, a, b: L.nextafter(a.to(b.dtype) if not a.dtype.is_floating_point
+                                             else a, b),
+    'ldexp': lambda L, a, b: L.ldexp(a, b),
+    'logaddexp': lambda L, a, b: L.logaddexp(a, b),
+    'hypot': lambda L, a, b: L.hypot(a, b),
+    'where': lambda L, a, b: L.where(L.ones(3, 4, dtype=L.bool), a, b),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize('name', sorted(_BINARY))
+@pytest.mark.parametrize('dense,zero', [(F32, Z64), (I32, Z64), (B, Z64), (F64, Z64),
+                                        (I32, ZI), (F32, ZI)],
+                         ids=['f32-z64', 'i32-z64', 'bool-z64', 'f64-z64', 'i32-zi', 'f32-zi'])
+def test_binary_dtype_with_zero_dim(name, dense, zero):
+    fn = _BINARY[name]
+    if name in ('logaddexp', 'hypot', 'nextafter') and not (
+            dense.dtype.kind == 'f' or zero.dtype.kind == 'f'):
+        pytest.skip("PyTorch has no integer kernel")
+    if name == 'nextafter' and dense.dtype.kind != 'f':
+        pytest.skip("nextafter takes floats")
+    if name == 'hypot' and dense.dtype.kind in 'iu' and zero.dtype.kind in 'iu':
+        pytest.skip("PyTorch has no integer kernel")
+    _same_dtype_values(fn, dense, zero)
+    _same_dtype_values(lambda L, a, b: fn(L, b, a), dense, zero)
+
+
+@needs_torch
+def test_hypot_and_logaddexp_of_bools_compute_in_float():
+    _same_dtype_values(lambda L, a, b: L.hypot(a, b), B, F32)
+    _same_dtype_values(lambda L, a, b: L.hypot(a, b), F64, B)
+
+
+@needs_torch
+@pytest.mark.parametrize('other', [Z64, np.array(-1.5), R.randn(4), R.randn(3, 1)],
+                         ids=['0d', '0d-neg', 'row', 'col'])
+def test_atan2_gradient_broadcasts_to_each_input(other):
+    compare_with_torch(lambda L, a, b: L.atan2(a, b), F64, other, grad=(0, 1))
+    compare_with_torch(lambda L, a, b: L.atan2(b, a), F64, other, grad=(0, 1))
+
+
+def test_atan2_of_numbers_is_a_type_error():
+    with pytest.raises(TypeError, match="must be Tensor"):
+        tg.atan2(tg.ones(2), 2.0)
+    with pytest.raises(TypeError, match="must be Tensor"):
+        tg.logaddexp(tg.ones(2), 1)
+
+
+# -- in-place ops: a wider dtype of the same kind is fine, a higher kind is not ---------
+@needs_torch
+@pytest.mark.parametrize('op', ['div_', 'pow_', 'floor_divide_', 'remainder_', 'fmod_', 'mul_',
+                                'add_', 'sub_'])
+def test_inplace_float32_with_float64_other(op):
+    def f(L, x, y):
+        x = x.abs() + 0.5
+        r = getattr(x, op)(y.abs() + 0.5)
+        assert r is x
+        return x
+    compare_with_torch(f, F32, F64)
+
+
+@needs_torch
+def test_inplace_clamp_and_pow_with_wider_operands():
+    compare_with_torch(lambda L, x, lo: x.clamp_(min=lo), F32, R.randn(4))
+    compare_with_torch(lambda L, x, lo: x.clamp_(min=lo), I32, I64[0])
+    compare_with_torch(lambda L, x, e: x.pow_(e), I32, np.abs(I64))
+
+
+def test_inplace_refuses_a_higher_kind():
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        tg.ones(3, dtype=tg.int64).div_(tg.tensor(2.0))
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        tg.ones(3, dtype=tg.int32).pow_(tg.tensor([0.5, 1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        tg.ones(3, dtype=tg.int32).clamp_(min=tg.tensor([0.5, 1.0, 2.0]))
+
+
+@needs_torch
+@pytest.mark.parametrize('dst', [F64, F32, I64, B], ids=['f64', 'f32', 'i64', 'bool'])
+def test_mul_inplace_by_a_bool_tensor(dst):
+    compare_with_torch(lambda L, x, m: x.mul_(m), dst, B)
+    compare_with_torch(lambda L, x, m: x.div_(m | True) if x.dtype.is_floating_point else x,
+                       dst, B)
+
+
+@needs_torch
+def test_mul_inplace_by_a_bool_tensor_gradient():
+    def f(L, x, m):
+        y = x * 1
+        y.mul_(m)
+        return y
+    compare_with_torch(f, F64, B, grad=(0,))
+
+
+# -- where with a 0-d float64 operand -----------------------------------------------
+@needs_torch
+def test_where_zero_dim_float64_value_gradient():
+    def f(L, x, z):
+        return L.where(x > 0, z, x.long())
+    compare_with_torch(f, F64, Z64, grad=(1,))
+    compare_with_torch(lambda L, x, z: L.where(x > 0, x, z), F64, Z64, grad=(0, 1))
+
+
+# -- errors that PyTorch raises as RuntimeError -------------------------------------------
+@pytest.mark.parametrize('op', ['sum', 'mean', 'amax', 'amin', 'std', 'var', 'logsumexp',
+                                'nansum'])
+def test_repeated_dims_are_a_runtime_error(op):
+    x = tg.ones(2, 3, 4)
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        getattr(tg, op)(x, (0, -3))
+    with pytest.raises(RuntimeError, match="dim 2 appears multiple times"):
+        getattr(x, op)((2, -1))
+
+
+def test_repeated_dims_error_class_is_not_index_error():
+    with pytest.raises(RuntimeError) as e:
+        tg.ones(2, 3).sum((1, 1))
+    assert not isinstance(e.value, IndexError)
+
+
+def test_flatten_start_after_end_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match="start_dim cannot come after end_dim") as e:
+        tg.ones(2, 3, 4).flatten(2, 1)
+    assert not isinstance(e.value, IndexError)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        tg.ones(2, 3, 4).flatten(0, 3)
+
+
+@pytest.mark.skipif(SANITIZED or torch is None, reason="PyTorch's error paths")
+def test_error_classes_match_torch():
+    for f in (lambda L: L.ones(2, 3).sum((1, -1)), lambda L: L.ones(2, 3, 4).flatten(2, 1),
+              lambda L: L.ones(2, 3).mode(2), lambda L: L.zeros(2, 0).mode(1),
+              lambda L: L.ones(3).fill_(L.ones(2))):
+        classes = []
+        for L in (torch, tg):
+            with pytest.raises(Exception) as e:
+                f(L)
+            classes.append(type(e.value))
+        assert classes[1] is classes[0]
+
+
+# -- mode ------------------------------------------------------------------------------
+@needs_torch
+def test_mode_of_zero_dim_tensor():
+    for dim in (0, -1):
+        compare_with_torch(lambda L, x, d=dim: L.mode(x, d).values, Z64, grad=(0,))
+        compare_with_torch(lambda L, x, d=dim: x.mode(d, keepdim=True).indices, Z64)
+    compare_with_torch(lambda L, x: x.mode().values, Z64, grad=(0,))
+
+
+def test_mode_dim_checks():
+    with pytest.raises(IndexError, match=r"expected to be in range of \[-2, 1\], but got 2"):
+        tg.ones(2, 3).mode(2)
+    with pytest.raises(IndexError, match=r"expected to be in range of \[-1, 0\], but got 1"):
+        tg.tensor(1.0).mode(1)
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        tg.zeros(2, 0, 3).mode(1)
+    v, i = tg.zeros(2, 0, 3).mode(0)
+    assert v.shape == (0, 3) and i.shape == (0, 3)
+
+
+@needs_torch
+def test_mode_negative_dim_values_and_gradient():
+    x = np.array([[1.0, 2.0, 2.0, 3.0], [0.0, 0.0, 5.0, 5.0], [4.0, 1.0, 1.0, 1.0]])
+    compare_with_torch(lambda L, t: L.mode(t, -1).values, x, grad=(0,))
+    compare_with_torch(lambda L, t: L.mode(t, -2, keepdim=True).indices, x)
+
+
+# -- cumsum's dtype ----------------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize('dtype', ['int32', 'int64', 'float32', 'float64'])
+def test_cumsum_dtype_argument(dtype):
+    for a in (I32, I64, B):
+        compare_with_torch(lambda L, x: L.cumsum(x, 1, dtype=getattr(L, dtype)), a)
+        compare_with_torch(lambda L, x: x.cumsum(0, dtype=getattr(L, dtype)), a)
+
+
+# -- `in` --------------------------------------------------------------------------------
+@needs_torch
+def test_contains():
+    for L in (torch, tg):
+        x = L.tensor([[1, 2], [3, 4]])
+        assert 3 in x and 7 not in x and 2.0 in x and L.tensor(4) in x
+        assert (L.tensor([1, 9]) in x) is True  # any element equal, as PyTorch
+        assert 1.5 not in L.tensor([1.0, 2.0])
+        with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+            'a' in x
+
+
+# -- a list index holding sequences is a tuple -----------------------------------------------
+@needs_torch
+@pytest.mark.parametrize('index', [
+    lambda L: [[0, 1], [2, 0]],
+    lambda L: [[0, 2], slice(1, 3)],
+    lambda L: [slice(None), [1, 3]],
+    lambda L: [None, 0],
+    lambda L: [Ellipsis, [0, 3]],
+    lambda L: [L.tensor([0, 2]), L.tensor([1, 1])],
+    lambda L: [0, 2],
+    lambda L: [[0, 1]],
+], ids=['lists', 'list-slice', 'slice-list', 'none', 'ellipsis', 'tensors', 'ints', 'one'])
+def test_list_index_read_as_tuple(index):
+    compare_with_torch(lambda L, x: x[index(L)], F64, grad=(0,))
+
+    def put(L, x):
+        y = x * 1
+        y[index(L)] = -1.0
+        return y
+    compare_with_torch(put, F64, grad=(0,))
+
+
+# -- arange of 0-d tensors and numpy numbers ----------------------------------------------
+@needs_torch
+def test_arange_of_tensor_bounds():
+    for args in [(np.array(3),), (np.array(1), np.array(6), np.array(2)), (np.array(2.5),),
+                 (np.array(0), np.array(1.0), np.array(0.25))]:
+        want = torch.arange(*[torch.tensor(a) for a in args])
+        got = tg.arange(*[tg.tensor(a) for a in args])
+        assert str(got.dtype).split('.')[-1] == str(want.dtype).split('.')[-1]
+        np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert tg.arange(np.int64(4)).dtype == tg.int64
+    assert tg.arange(np.float64(2.0)).dtype == tg.float32
+
+
+# -- nn.Softmax / LogSoftmax without dim ---------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize('shape', [(5,), (2, 5), (2, 3, 4), (2, 3, 4, 5)])
+@pytest.mark.parametrize('module', ['Softmax', 'LogSoftmax'])
+def test_softmax_module_implicit_dim(shape, module):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        compare_with_torch(lambda L, x: getattr(L.nn, module)()(x), R.randn(*shape), grad=(0,))
+    with pytest.warns(UserWarning, match="Implicit dimension choice"):
+        getattr(tg.nn, module)()(tg.ones(*shape))
+
+
+# -- fill_ with a tensor value ---------------------------------------------------------
+@needs_torch
+def test_fill_with_tensor_value_gradient():
+    def f(L, x, v):
+        y = x * 1
+        y.fill_(v)
+        return y
+    compare_with_torch(f, F64, Z64, grad=(0, 1))
+    compare_with_torch(lambda L, x, v: x.fill_(v), I64, Z64)
+
+
+def test_fill_with_a_dimensioned_tensor_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but "
+                                           "got tensor with 1 dimensions"):
+        tg.ones(3).fill_(tg.ones(2))
+    x = tg.ones(2, 2)
+    assert x.fill_(tg.tensor(3)) is x
+    np.testing.assert_array_equal(x.numpy(), np.full((2, 2), 3.0, np.float32))

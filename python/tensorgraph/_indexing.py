@@ -224,6 +224,25 @@ def _getitem(x, idx):
                                                  'IndexBackward0'))
 
 
+_TORCH_TYPE = {_C.float32: 'Float', _C.float64: 'Double', _C.int32: 'Int', _C.int64: 'Long',
+               _C.uint8: 'Byte', _C.bool: 'Bool'}
+
+
+def check_index_put_dtypes(x, value, entries):
+    """PyTorch's index_put refuses a value tensor of another dtype when the
+    index has tensors (lists, arrays) in it; a bare bool or uint8 mask with
+    a one-element value is its masked_fill, which converts"""
+    tensors = [e for e in entries if isinstance(e, (Tensor, list, tuple, np.ndarray))]
+    if not tensors:
+        return
+    if len(tensors) == 1 and isinstance(tensors[0], (Tensor, np.ndarray)) and \
+            str(tensors[0].dtype).split('.')[-1] in ('bool', 'uint8') and value.numel() == 1:
+        return
+    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                       f"{_TORCH_TYPE[x.dtype]} for the destination and "
+                       f"{_TORCH_TYPE[value.dtype]} for the source.")
+
+
 def _setitem(x, idx, value):
     """x[idx] = value for any index, as one recorded in-place update of x:
     the positions that idx selects (indexing a tensor of positions), value
@@ -246,14 +265,16 @@ def _setitem(x, idx, value):
     sel = np.asarray(positions[idx])
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=x.dtype)
-    elif value.dtype != x.dtype:
-        value = value.to(x.dtype)
+    given = value
     try:
         value = value.expand(sel.shape)
     except RuntimeError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
                            f"cannot be broadcast to indexing result of shape "
                            f"{list(sel.shape)}") from None
+    if value.dtype != x.dtype:  # checked after the shape, as PyTorch
+        check_index_put_dtypes(x, given, entries)
+        value = value.to(x.dtype)
     recording = _C.is_grad_enabled() and (x.requires_grad or value.requires_grad)
     prev = _C._set_grad_enabled(recording)
     try:

@@ -100,6 +100,9 @@ def index_put(input, indices, values, accumulate=False):
     if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put(): indices must be a tuple of Tensors")
     values = values if isinstance(values, Tensor) else tensor(values, dtype=input.dtype)
+    if values.dtype != input.dtype:
+        from ._indexing import check_index_put_dtypes
+        check_index_put_dtypes(input, values, tuple(indices))
     if not accumulate:
         out = input.clone()
         out[tuple(indices)] = values

@@ -301,3 +301,50 @@ def test_fill_with_a_dimensioned_tensor_is_a_runtime_error():
     x = tg.ones(2, 2)
     assert x.fill_(tg.tensor(3)) is x
     np.testing.assert_array_equal(x.numpy(), np.full((2, 2), 3.0, np.float32))
+
+
+# -- advanced-index writes refuse a value tensor of another dtype ---------------------------
+@pytest.mark.parametrize('index', [
+    lambda L: [0, 2],
+    lambda L: L.tensor([0, 2]),
+    lambda L: (slice(None), [1]),
+    lambda L: [[0, 1], [2, 0]],
+    lambda L: L.tensor([[True, False, True, False]] * 3),
+], ids=['list', 'tensor', 'slice-list', 'lists', 'full-mask'])
+def test_setitem_value_dtype_must_match_with_tensor_indices(index):
+    x = tg.zeros(3, 4, dtype=tg.float64)
+    shape = x[index(tg)].shape
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination "
+                                           "dtypes match, got Double for the destination and "
+                                           "Float for the source"):
+        x[index(tg)] = tg.ones(shape, dtype=tg.float32)
+    with pytest.raises(RuntimeError, match="got Long for the destination and Int"):
+        tg.zeros(3, 4, dtype=tg.int64)[index(tg)] = tg.ones(shape, dtype=tg.int32)
+    # the shape is checked first, as PyTorch
+    with pytest.raises(RuntimeError, match="shape mismatch: value tensor of shape"):
+        x[index(tg)] = tg.ones(5, dtype=tg.float32)
+
+
+@needs_torch
+def test_setitem_conversions_that_torch_allows():
+    def f(L, x):
+        x = x * 1
+        x[0] = L.tensor([1, 2, 3, 4])                     # basic index: converted
+        x[1:, ::2] = L.tensor(7.0)                         # basic index: converted
+        x[x > 5] = L.tensor(-1.0, dtype=L.float32)         # a mask and one value: masked_fill
+        x[L.tensor([True, False, True])] = L.tensor([0.5], dtype=L.float32)
+        x[[2]] = 3                                         # Python numbers take x's dtype
+        x[[0], [1]] = L.tensor(9.0, dtype=L.float64)
+        return x
+    compare_with_torch(f, F64, grad=(0,))
+
+
+def test_index_put_value_dtype_must_match():
+    x = tg.zeros(3, dtype=tg.float64)
+    for acc in (False, True):
+        with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
+            x.index_put((tg.tensor([0, 1]),), tg.tensor([1.0, 2.0]), accumulate=acc)
+        with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
+            x.index_put_((tg.tensor([0, 1]),), tg.tensor([1.0, 2.0]), accumulate=acc)
+    y = x.index_put((tg.tensor([0, 0]),), tg.tensor([1.0, 2.0], dtype=tg.float64), accumulate=True)
+    np.testing.assert_array_equal(y.numpy(), [3.0, 0.0, 0.0])

@@ -101,6 +101,8 @@ def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk: chunks must be greater than 0, got {chunks}")
     n = input.shape[dim]
+    if n == 0:  # PyTorch: chunks empty pieces
+        return split(input, [0] * chunks, dim)
     size = -(-n // chunks)
     return split(input, size, dim)
 

@@ -45,7 +45,9 @@ def _pick(values, indices, pos, d, keepdim, ndim0):
 def _median(input, dim, keepdim, nan_aware):
     if dim is None:
         if input.numel() == 0:
-            raise IndexError("median() input tensor cannot be empty")  # PyTorch returns nan
+            if input.dtype.is_floating_point:  # PyTorch's NaN
+                return _C.sum(input, None, False) * math.nan
+            raise IndexError("median() input tensor cannot be empty")
         v, i, d = _sorted_last(input.reshape(-1), 0)
     else:
         if input.ndim and input.shape[dim] == 0:

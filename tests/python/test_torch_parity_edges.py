@@ -348,3 +348,25 @@ def test_index_put_value_dtype_must_match():
             x.index_put_((tg.tensor([0, 1]),), tg.tensor([1.0, 2.0]), accumulate=acc)
     y = x.index_put((tg.tensor([0, 0]),), tg.tensor([1.0, 2.0], dtype=tg.float64), accumulate=True)
     np.testing.assert_array_equal(y.numpy(), [3.0, 0.0, 0.0])
+
+
+# -- empty inputs ------------------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize('shape,chunks,dim', [((0, 3), 2, 0), ((0, 3), 3, 1), ((2, 0), 2, 1),
+                                              ((0,), 1, 0)])
+def test_chunk_of_an_empty_dim(shape, chunks, dim):
+    want = torch.zeros(shape).chunk(chunks, dim)
+    got = tg.zeros(shape).chunk(chunks, dim)
+    assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]
+    assert len(tg.chunk(tg.zeros(shape), chunks, dim)) == len(want)
+
+
+@needs_torch
+def test_median_of_nothing_is_nan():
+    for shape in [(0,), (2, 0)]:
+        for dt in ('float32', 'float64'):
+            want = torch.zeros(shape, dtype=getattr(torch, dt)).median()
+            got = tg.zeros(shape, dtype=getattr(tg, dt)).median()
+            assert got.shape == () and got.dtype == getattr(tg, dt)
+            assert np.isnan(got.item()) and np.isnan(want.item())
+    assert np.isnan(tg.zeros(0).nanmedian().item())

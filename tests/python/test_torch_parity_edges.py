@@ -370,3 +370,67 @@ def test_median_of_nothing_is_nan():
             assert got.shape == () and got.dtype == getattr(tg, dt)
             assert np.isnan(got.item()) and np.isnan(want.item())
     assert np.isnan(tg.zeros(0).nanmedian().item())
+
+
+# -- containers and dotted lookups ---------------------------------------------------------
+def _names(mods):
+    return [type(m).__name__ for m in mods]
+
+
+@needs_torch
+def test_module_dict_update_pop_clear():
+    for L in (torch, tg):
+        d = L.nn.ModuleDict([('b', L.nn.ReLU()), ('a', L.nn.Tanh())])
+        d.update({'c': L.nn.Sigmoid()})
+        d.update([('e', L.nn.ReLU())])
+        d.update(L.nn.ModuleDict({'f': L.nn.Tanh()}))
+        assert list(d.keys()) == ['b', 'a', 'c', 'e', 'f']
+        assert type(d.pop('a')).__name__ == 'Tanh' and 'a' not in d
+        with pytest.raises(ValueError, match="has length 3; 2 is required"):
+            d.update([('x', L.nn.ReLU(), 1)])
+        with pytest.raises(TypeError):
+            d.update(5)
+        d.clear()
+        assert len(d) == 0 and list(d.parameters()) == []
+
+
+@needs_torch
+def test_sequential_insert_extend_pop_add_mul():
+    got = []
+    for L in (torch, tg):
+        s = L.nn.Sequential(L.nn.ReLU(), L.nn.Tanh())
+        s.insert(1, L.nn.Sigmoid())
+        s.insert(-1, L.nn.Identity())
+        s.insert(0, L.nn.ELU())
+        popped = s.pop(1)
+        s.extend(L.nn.Sequential(L.nn.ReLU()))
+        t = s + L.nn.Sequential(L.nn.Tanh())
+        u = s * 2
+        s += L.nn.Sequential(L.nn.Sigmoid())
+        with pytest.raises(IndexError):
+            s.insert(10, L.nn.ReLU())
+        with pytest.raises(ValueError):
+            s + L.nn.ReLU()
+        got.append((_names(s), [n for n, _ in s.named_children()], type(popped).__name__,
+                    _names(t), _names(u), [n for n, _ in u.named_children()]))
+    assert got[1] == got[0]
+
+
+@needs_torch
+def test_get_submodule_parameter_buffer():
+    for L in (torch, tg):
+        m = L.nn.Sequential(L.nn.Linear(2, 3), L.nn.Sequential(L.nn.BatchNorm1d(3)))
+        assert type(m.get_submodule('1.0')).__name__ == 'BatchNorm1d'
+        assert m.get_submodule('') is m
+        assert tuple(m.get_parameter('0.weight').shape) == (3, 2)
+        assert m.get_parameter('0.bias') is m[0].bias
+        assert m.get_buffer('1.0.running_var') is m[1][0].running_var
+        with pytest.raises(AttributeError, match="has no attribute `foo`"):
+            m.get_submodule('0.foo')
+        with pytest.raises(AttributeError, match="is not an nn.Module"):
+            m.get_submodule('0.weight')
+        with pytest.raises(AttributeError, match="is not an nn.Parameter"):
+            m.get_parameter('1.0.running_mean')
+        with pytest.raises(AttributeError, match="is not a buffer"):
+            m.get_buffer('0.weight')
+        assert m.share_memory() is m

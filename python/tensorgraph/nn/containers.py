@@ -53,6 +53,53 @@ class Sequential(Module):
         self.add_module(str(len(self)), module)
         return self
 
+    def _renumber(self, mods):
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self._modules[str(i)] = m
+
+    def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        mods = list(self._modules.values())
+        mods.insert(index + n if index < 0 else index, module)
+        self._renumber(mods)
+        return self
+
+    def extend(self, sequential):
+        for m in sequential:
+            self.append(m)
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*list(self), *list(other))
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return self.extend(list(other))
+
+    def __mul__(self, other):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return Sequential(*(list(self) * other))
+
+    __rmul__ = __mul__
+
 
 class ModuleList(Module):
     def __init__(self, modules=None):
@@ -110,8 +157,35 @@ class ModuleList(Module):
 class ModuleDict(Module):
     def __init__(self, modules=None):
         super().__init__()
-        for k, m in (modules or {}).items():
-            self.add_module(k, m)
+        if modules is not None:
+            self.update(modules)
+
+    def update(self, modules):
+        """adds a mapping's items, or (key, module) pairs, in their order"""
+        from collections import abc
+        if not isinstance(modules, abc.Iterable):
+            raise TypeError("ModuleDict.update should be called with an iterable of key/value "
+                            "pairs, but got " + type(modules).__name__)
+        if isinstance(modules, (abc.Mapping, ModuleDict)):
+            for k, m in modules.items():
+                self[k] = m
+            return
+        for j, m in enumerate(modules):
+            if not isinstance(m, abc.Iterable):
+                raise TypeError("ModuleDict update sequence element #" + str(j) +
+                                " should be Iterable; is" + type(m).__name__)
+            if len(m) != 2:
+                raise ValueError("ModuleDict update sequence element #" + str(j) +
+                                 " has length " + str(len(m)) + "; 2 is required")
+            self[m[0]] = m[1]
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def clear(self):
+        self._modules.clear()
 
     def __getitem__(self, key):
         return self._modules[key]

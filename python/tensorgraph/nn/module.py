@@ -311,6 +311,45 @@ class Module:
         from ..cuda import _needs_cuda
         _needs_cuda()
 
+    def share_memory(self):
+        return self  # one process's memory: nothing to move
+
+    # ---- lookup by dotted name ------------------------------------------------------------
+    def get_submodule(self, target):
+        """the submodule at a dotted path ('' is self), PyTorch's AttributeError
+        naming the missing part otherwise"""
+        if target == '':
+            return self
+        mod = self
+        for item in target.split('.'):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def get_parameter(self, target):
+        module_path, _, name = target.rpartition('.')
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        if name not in mod._parameters:
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return mod._parameters[name]
+
+    def get_buffer(self, target):
+        module_path, _, name = target.rpartition('.')
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return mod._buffers[name]
+
     # ---- printing -------------------------------------------------------------------------
     def extra_repr(self):
         return ''

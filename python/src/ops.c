@@ -408,6 +408,19 @@ static void note_inputs(const OpObject *op, const argval *v)
     tgpy_note_inputs(ts, n);
 }
 
+/* the parameter a numpy-style keyword stands for, as PyTorch's argument
+ * parser reads them (numpy_compatibility_arg_names), or NULL */
+static const char *numpy_alias(PyObject *key)
+{
+    static const char *const names[][2] = {{"axis", "dim"},  {"keepdims", "keepdim"},
+                                           {"x", "input"},   {"a", "input"},
+                                           {"x1", "input"},  {"x2", "other"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (PyUnicode_CompareWithASCIIString(key, names[i][0]) == 0)
+            return names[i][1];
+    return NULL;
+}
+
 /* matches arguments to parameters; slots[k] borrowed, NULL when absent */
 static int bind(const OpObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                 PyObject **slots, Py_ssize_t *n_rest)
@@ -433,6 +446,14 @@ static int bind(const OpObject *op, PyObject *const *args, Py_ssize_t nargs, PyO
         int k = 0;
         while (k < np && PyUnicode_CompareWithASCIIString(key, ps[k].name) != 0)
             k++;
+        if (k == np) { /* PyTorch's numpy-compatible names: axis, keepdims, x, a, x1, x2 */
+            const char *alias = numpy_alias(key);
+            k = 0;
+            while (alias && k < np && strcmp(alias, ps[k].name) != 0)
+                k++;
+            if (!alias)
+                k = np;
+        }
         if (k == np) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
                          op->row->name, key);

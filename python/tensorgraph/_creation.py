@@ -107,17 +107,28 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _finish(_C._full(tuple(size), dtype, fill_value), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
+def _sizes(sizes, size, name):
+    """the size given positionally (zeros(2, 3), zeros((2, 3))) or as size="""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    size = _sizes(sizes, size, 'zeros')
     return _finish(_C._full(_size(size), _dt(dtype), 0), requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    size = _sizes(sizes, size, 'ones')
     return _finish(_C._full(_size(size), _dt(dtype), 1), requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """zeros: tensorgraph does not hand out uninitialised memory"""
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+    return zeros(*_sizes(sizes, size, 'empty'), dtype=dtype, requires_grad=requires_grad)
 
 
 def _like(t, make, dtype, requires_grad, memory_format):
@@ -184,11 +195,13 @@ def _random(kind, size, dtype, a, b, generator, requires_grad):
     return _finish(_C._random(kind, _size(size), _dt(dtype), a, b, generator), requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    size = _sizes(sizes, size, 'rand')
     return _random("uniform", size, dtype, 0.0, 1.0, generator, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    size = _sizes(sizes, size, 'randn')
     return _random("normal", size, dtype, 0.0, 1.0, generator, requires_grad)
 
 

@@ -40,9 +40,18 @@ def select_along(input, indices, dim, keepdim):
     return v if keepdim else v.squeeze(dim)
 
 
+def _numpy_names(dim, keepdim, axis, keepdims):
+    """dim and keepdim, given by PyTorch's numpy-compatible names axis and
+    keepdims when those are set"""
+    if axis is not None and dim is not None:
+        raise TypeError("got multiple values for argument 'dim' (dim and axis)")
+    return (dim if axis is None else axis), (keepdim if keepdims is None else keepdims)
+
+
 def _max_min(amax, arg, pair, name):
     node = name.capitalize() + 'Backward'
-    def f(input, dim=None, keepdim=False, *, out=None):
+    def f(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
+        dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         if isinstance(dim, _C.Tensor):  # torch.max(a, b): elementwise
             return pair(input, dim)
         if dim is None and input.numel() == 0:  # PyTorch's refusals of nothing to reduce
@@ -146,7 +155,9 @@ def equal(a, b):
 def _spread(op):
     """var/std: PyTorch's var(input, unbiased) form (a bool where dim
     goes) next to var(input, dim, unbiased, keepdim, *, correction)"""
-    def f(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None):
+    def f(input, dim=None, unbiased=True, keepdim=False, *, correction=None, out=None,
+          axis=None, keepdims=None):
+        dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         if isinstance(dim, bool):
             dim, unbiased = None, dim
         r = op(input, dim, unbiased, keepdim, correction=correction)
@@ -172,10 +183,13 @@ def _cast_first(op):
 softmax, log_softmax = _cast_first(_C.softmax), _cast_first(_C.log_softmax)
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, out=None, axis=None):
     """the C op; PyTorch's legacy rule first: 1-D empty tensors (torch.tensor([]))
     next to tensors of more dims are skipped (their dtype still promotes);
-    out= written as every op's (_out_arg.py)"""
+    out= written as every op's (_out_arg.py); axis is PyTorch's numpy name
+    for dim"""
+    if axis is not None:
+        dim = axis
     if out is not None:
         from ._out_arg import write_out
         return write_out('cat', out, cat(tensors, dim))
@@ -209,7 +223,8 @@ def bmm(input, mat2):
 
 
 def _reduce_bool(op):
-    def f(input, dim=None, keepdim=False, **kw):
+    def f(input, dim=None, keepdim=False, *, axis=None, keepdims=None, **kw):
+        dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         if input.dtype in (_C.bool, _C.uint8):  # PyTorch sums bools as int64
             input = _C._cast(input, _C.int64)
         return op(input, dim, keepdim, **kw)
@@ -223,11 +238,13 @@ prod = _reduce_bool(_C.prod)
 
 # counts, so that an empty reduction gives PyTorch's answers (all: True,
 # any: False) where a min or max would have nothing to reduce
-def all(input, dim=None, keepdim=False):  # noqa: A001
+def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
     return sum(input == 0, dim, keepdim) == 0
 
 
-def any(input, dim=None, keepdim=False):  # noqa: A001
+def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
     return sum(input != 0, dim, keepdim) != 0
 
 

@@ -177,13 +177,13 @@ def masked_fill(self, mask, value):
 
 
 @method
-def new_zeros(self, *size, dtype=None, requires_grad=False):
-    return zeros(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+def new_zeros(self, *sizes, size=None, dtype=None, requires_grad=False):
+    return zeros(*sizes, size=size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 @method
-def new_ones(self, *size, dtype=None, requires_grad=False):
-    return ones(*size, dtype=dtype or self.dtype, requires_grad=requires_grad)
+def new_ones(self, *sizes, size=None, dtype=None, requires_grad=False):
+    return ones(*sizes, size=size, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
 @method

@@ -192,8 +192,8 @@ def is_complex(self):
 
 
 @_method
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad)
+def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return self.new_zeros(*sizes, size=size, dtype=dtype, requires_grad=requires_grad)
 
 
 @_method

@@ -122,6 +122,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     """Compares backward with central finite differences (float64 inputs)."""
     import numpy as np
     inputs = _seq(inputs)
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
     out = fn(*inputs)
     flat_out = out.reshape(-1)
     for k, x in enumerate(inputs):

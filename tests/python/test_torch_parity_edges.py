@@ -434,3 +434,84 @@ def test_get_submodule_parameter_buffer():
         with pytest.raises(AttributeError, match="is not a buffer"):
             m.get_buffer('0.weight')
         assert m.share_memory() is m
+
+
+# -- numpy's argument names, as PyTorch's parser takes them -----------------------------------
+_AXIS_OPS = {
+    'sum': (), 'mean': (), 'prod': (), 'amax': (), 'amin': (), 'argmax': (), 'argmin': (),
+    'std': (), 'var': (), 'logsumexp': (), 'median': (), 'nansum': (), 'nanmean': (),
+    'cumsum': (), 'cumprod': (), 'softmax': (), 'log_softmax': (), 'max': (), 'min': (),
+    'sort': (), 'argsort': (), 'topk': (2,), 'kthvalue': (2,), 'unbind': (), 'chunk': (2,),
+    'mode': (), 'count_nonzero': (), 'quantile': (0.5,), 'std_mean': (), 'var_mean': (),
+    'unsqueeze': (), 'all': (), 'any': (),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize('op', sorted(_AXIS_OPS))
+def test_axis_for_dim(op):
+    args = _AXIS_OPS[op]
+
+    def f(L, x):
+        x = x > 0 if op in ('all', 'any') else x
+        r = getattr(L, op)(x, *args, axis=1)
+        return r if isinstance(r, L.Tensor) else r[0]
+    compare_with_torch(f, F64)
+
+    if op in ('std_mean', 'var_mean'):
+        return  # functions only, in PyTorch too
+
+    def m(L, x):
+        x = x > 0 if op in ('all', 'any') else x
+        r = getattr(x, op)(*args, axis=0)
+        return r if isinstance(r, L.Tensor) else r[0]
+    compare_with_torch(m, F64)
+
+
+@needs_torch
+@pytest.mark.parametrize('op', ['sum', 'mean', 'amax', 'max', 'std', 'var', 'logsumexp', 'all',
+                                'any', 'median', 'nansum', 'prod', 'argmax'])
+def test_keepdims_for_keepdim(op):
+    def f(L, x):
+        x = x > 0 if op in ('all', 'any') else x
+        r = getattr(L, op)(x, axis=1, keepdims=True)
+        return r if isinstance(r, L.Tensor) else r[0]
+    compare_with_torch(f, F64)
+
+
+@needs_torch
+def test_cat_and_stack_take_axis():
+    compare_with_torch(lambda L, x: L.cat([x, x], axis=1), F64, grad=(0,))
+    compare_with_torch(lambda L, x: L.stack([x, x], axis=-1), F64, grad=(0,))
+
+
+def test_axis_with_dim_is_a_type_error():
+    x = tg.ones(2, 3)
+    for f in (lambda: x.sum(0, axis=1), lambda: tg.sort(x, dim=0, axis=1),
+              lambda: x.std(dim=0, axis=1)):
+        with pytest.raises(TypeError, match="multiple values for argument 'dim'"):
+            f()
+
+
+# -- size= for the factories -------------------------------------------------------------
+@needs_torch
+def test_factories_take_size_keyword():
+    for L in (torch, tg):
+        assert tuple(L.zeros(size=(2, 3)).shape) == (2, 3)
+        assert tuple(L.ones(size=[4]).shape) == (4,)
+        assert tuple(L.empty(size=(1, 2)).shape) == (1, 2)
+        assert tuple(L.rand(size=(3,)).shape) == (3,)
+        assert tuple(L.randn(size=(2, 2), dtype=L.float64).shape) == (2, 2)
+        x = L.ones(2, dtype=L.int32)
+        assert tuple(x.new_zeros(size=(3,)).shape) == (3,) and x.new_ones(size=(1,)).dtype == x.dtype
+        assert tuple(x.new_empty(size=(2, 1)).shape) == (2, 1)
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        tg.zeros(2, size=(3,))
+
+
+# -- gradcheck without an input that requires grad ------------------------------------------
+def test_gradcheck_needs_an_input_that_requires_grad():
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        tg.autograd.gradcheck(lambda t: t * 2, (tg.ones(2, dtype=tg.float64),))
+    assert tg.autograd.gradcheck(lambda t: t * t,
+                                 (tg.ones(2, dtype=tg.float64, requires_grad=True),))

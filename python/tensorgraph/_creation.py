@@ -31,6 +31,15 @@ def _numpy_dtype(data):
     dtype), ints -> int64, bools -> bool; numpy arrays keep theirs"""
     if isinstance(data, np.ndarray):
         return None
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if isinstance(first, np.generic) and not isinstance(first, (np.str_, np.bytes_)):
+        # numpy numbers keep their dtype, as PyTorch reads them (np.float64(2.5)
+        # is float64; numpy's promotion of a list of them is PyTorch's)
+        a = np.asarray(data)
+        if a.dtype.kind in 'fiub':
+            return a.dtype if a.dtype in _NP_TO_TG or a.dtype.kind == 'f' else np.int64
     a = np.asarray(data)
     if a.dtype.kind == 'f':
         return np.float32

@@ -515,3 +515,41 @@ def test_gradcheck_needs_an_input_that_requires_grad():
         tg.autograd.gradcheck(lambda t: t * 2, (tg.ones(2, dtype=tg.float64),))
     assert tg.autograd.gradcheck(lambda t: t * t,
                                  (tg.ones(2, dtype=tg.float64, requires_grad=True),))
+
+
+# -- numpy numbers keep their dtype -----------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize('value', [np.float64(2.5), np.float32(1.5), np.int32(3), np.int64(-2),
+                                   np.uint8(7), np.bool_(True), [np.float64(1.0), np.float64(2)],
+                                   [[np.int32(1)], [np.int32(2)]], [1.5, 2.0], [1, 2]],
+                         ids=lambda v: type(v).__name__ if not isinstance(v, list) else
+                         'list-' + type(np.asarray(v).flat[0]).__name__)
+def test_tensor_of_numpy_numbers(value):
+    want, got = torch.tensor(value), tg.tensor(value)
+    assert str(got.dtype).split('.')[-1] == str(want.dtype).split('.')[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert str(tg.as_tensor(value).dtype).split('.')[-1] == str(want.dtype).split('.')[-1]
+
+
+# -- DataLoader(batch_size=None) converts each sample as PyTorch's default_convert ------------
+@needs_torch
+def test_default_convert_and_unbatched_loader():
+    import collections
+    P = collections.namedtuple('P', 'x y')
+    samples = [(np.array([1.0, 2.0]), 3), {'a': np.int32(4), 'b': 'text'},
+               P(np.zeros(2, np.float32), [np.arange(2)]), np.float64(2.5), 'plain']
+
+    def norm(o):
+        if hasattr(o, 'numpy'):
+            return ('T', str(o.dtype).split('.')[-1], o.numpy().tolist())
+        if isinstance(o, dict):
+            return {k: norm(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return (type(o).__name__, [norm(v) for v in o])
+        return o
+    for s in samples:
+        assert norm(tg.utils.data.default_convert(s)) == \
+            norm(torch.utils.data.default_convert(s))
+    got = [norm(b) for b in tg.utils.data.DataLoader(samples[:1] * 2, batch_size=None)]
+    want = [norm(b) for b in torch.utils.data.DataLoader(samples[:1] * 2, batch_size=None)]
+    assert got == want

@@ -101,6 +101,23 @@ def default_collate(batch):
     return batch
 
 
+def default_convert(data):
+    """what a DataLoader with batch_size=None hands out for a sample, as
+    PyTorch's: numpy arrays and numpy numbers as tensors, inside tuples
+    (which become lists), lists, namedtuples and dicts; the rest as it is"""
+    from .._creation import tensor
+    if type(data).__module__ == 'numpy' and hasattr(data, 'shape') and \
+            getattr(data.dtype, 'kind', 'O') not in 'USO':
+        return tensor(data)
+    if isinstance(data, tuple) and hasattr(data, '_fields'):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (tuple, list)):
+        return [default_convert(d) for d in data]
+    if isinstance(data, dict):
+        return {k: default_convert(v) for k, v in data.items()}
+    return data
+
+
 class DistributedSampler:
     """PyTorch's DistributedSampler: this rank's share of the dataset's
     indices. With shuffle, a permutation drawn from seed + epoch (call
@@ -296,11 +313,12 @@ class _PyIterator:
     def _make(self, idx):
         dl = self._dl
         if isinstance(idx, _Items):
-            return (dl.collate_fn(idx[0]) if dl.collate_fn is not default_collate else idx[0]) \
-                if idx.single else dl.collate_fn(list(idx))
+            return (dl.collate_fn(idx[0]) if dl.collate_fn is not default_collate
+                    else default_convert(idx[0])) if idx.single else dl.collate_fn(list(idx))
         if dl.batch_size is None and dl.batch_sampler is None:  # one sample, not collated
             item = dl.dataset[idx]
-            return dl.collate_fn(item) if dl.collate_fn is not default_collate else item
+            return dl.collate_fn(item) if dl.collate_fn is not default_collate \
+                else default_convert(item)
         if dl._c_gather is not None:
             return list(dl._c_gather.get(list(idx)))
         return dl.collate_fn([dl.dataset[i] for i in idx])

@@ -37,6 +37,7 @@ from ._indexing import _getitem, _setitem  # used by Tensor.__getitem__
 from ._tensor_str import set_printoptions  # noqa: E402
 from ._memory_format import (memory_format, preserve_format, contiguous_format,  # noqa: E402
                              channels_last, channels_last_3d, clone)
+from ._memory_format import layout, strided, sparse_coo  # noqa: E402,F401  (Tensor.layout)
 from . import _tensor  # noqa: F401  (Python-level Tensor methods)
 from . import _tensor_extra  # noqa: F401  (more methods, gradient hooks)
 from . import _tensor_reinterpret  # noqa: F401,E402  (view(dtype), resize_)

@@ -8,7 +8,7 @@ permuted back (views and copies the C core already has)."""
 from . import _C
 
 __all__ = ['memory_format', 'preserve_format', 'contiguous_format', 'channels_last',
-           'channels_last_3d']
+           'channels_last_3d', 'layout', 'strided', 'sparse_coo']
 
 
 class memory_format:
@@ -24,6 +24,24 @@ class memory_format:
     def __reduce__(self):  # pickles as the module constant
         return self._name
 
+
+class layout:
+    """PyTorch's torch.layout: every tensor here is strided (Tensor.layout)"""
+    __slots__ = ('_name',)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f'tensorgraph.{self._name}'
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout('strided')
+sparse_coo = layout('sparse_coo')  # named for comparisons; no sparse tensors exist here
+_C._add_method('layout', property(lambda self: strided))
 
 preserve_format = memory_format('preserve_format')
 contiguous_format = memory_format('contiguous_format')

@@ -256,11 +256,17 @@ def clamp(input, min=None, max=None):  # noqa: A002  (PyTorch's names)
             if bound is not None:
                 dt = _C.promote_types(dt, _C.add(input.reshape(-1)[:0], bound).dtype)
         return _C.clamp(input if dt == input.dtype else input.to(dt), min, max)
+    # PyTorch's clamp with tensor bounds: the input's gradient wherever it
+    # is kept, ties included (min <= x <= max), a bound's where it replaces
+    # x; a NaN input or bound gives NaN; min > max gives max
     out = input
-    if min is not None:
-        out = _C.maximum(out, _t(min, input))
-    if max is not None:
-        out = _C.minimum(out, _t(max, input))
+    for bound, outside in ((min, _C.lt), (max, _C.gt)):
+        if bound is not None:
+            b = _t(bound, input)
+            take = outside(out, b)
+            if b.dtype.is_floating_point:
+                take = take | _C.isnan(b)
+            out = _C.where(take, b, out)
     return out
 
 

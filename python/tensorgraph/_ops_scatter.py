@@ -149,8 +149,8 @@ def take_along_dim(input, indices, dim=None):
     if indices.dtype != _C.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{torch_type_name(indices.dtype)}")
-    if dim is None:
-        return take(input, indices)
+    if dim is None:  # PyTorch: input.view(-1).gather(0, indices.view(-1)), flat
+        return take(input, indices.reshape(-1))
     dim = _dim(dim, input.ndim)
     if indices.ndim != input.ndim:
         raise RuntimeError(f"take_along_dim(): input and indices should have the same number "

@@ -389,7 +389,7 @@ def corrcoef(input):
     return _C.clamp(c, -1, 1)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
     """(hist, bin_edges) as torch.histogram: bins equal-width bins over
     range (the data's, widened by 0.5 each way when it is one value) or
     the given edges; bin i holds [e_i, e_i+1), the last one closed; the

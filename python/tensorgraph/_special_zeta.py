@@ -63,9 +63,10 @@ def _bcast(*tensors):
 
 
 def _pair64(x, q):
-    x, q = _as_float(x), _as_float(q)
-    dtype = _C.promote_types(x.dtype, q.dtype)
-    return x.to(dtype), q.to(dtype)
+    """both in the floating dtype PyTorch computes in (a 0-d operand ranks
+    below a dimensioned one)"""
+    from ._ops_math import _float_pair
+    return _float_pair(x, q)
 
 
 class _Zeta(Function):
@@ -200,6 +201,7 @@ def _gammainc64(a, x, upper):
 class _Gammainc(Function):
     @staticmethod
     def forward(ctx, a, x, upper):
+        ctx.x_shape = tuple(x.shape)  # the gradient is summed back to it
         a, x = _bcast(a, x)
         ctx.save_for_backward(a, x)
         ctx.upper = upper
@@ -214,7 +216,7 @@ class _Gammainc(Function):
             raise RuntimeError(f"the derivative for '{name}: input' is not implemented.")
         # d P / dx = x^(a-1) e^-x / Gamma(a) = -d Q / dx
         d = _C.exp((a - 1) * _C.log(x) - x - lgamma(a))
-        return None, grad * (-d if ctx.upper else d), None
+        return None, (grad * (-d if ctx.upper else d)).sum_to_size(ctx.x_shape), None
 
 
 def _check_tensors(name, input, other):

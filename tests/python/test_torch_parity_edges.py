@@ -553,3 +553,46 @@ def test_default_convert_and_unbatched_loader():
     got = [norm(b) for b in tg.utils.data.DataLoader(samples[:1] * 2, batch_size=None)]
     want = [norm(b) for b in torch.utils.data.DataLoader(samples[:1] * 2, batch_size=None)]
     assert got == want
+
+
+# -- clamp with tensor bounds: ties keep the input's gradient -----------------------------------
+@needs_torch
+def test_clamp_tensor_bounds_ties_and_nan():
+    x = np.array([0.0, 1.0, 2.0, 3.0, -1.0])
+    lo = np.array([0.0, 0.5, 2.0, 3.5, -2.0])
+    hi = np.array([1.0, 1.0, 2.0, 4.0, 0.0])
+    compare_with_torch(lambda L, a, b, c: L.clamp(a, b, c), x, lo, hi, grad=(0, 1, 2))
+    compare_with_torch(lambda L, a, b: L.clamp(a, min=b), x, lo, grad=(0, 1))
+    compare_with_torch(lambda L, a, b: L.clamp(a, max=b), x, hi, grad=(0, 1))
+    compare_with_torch(lambda L, a, b: a.clamp_min(b), x, x, grad=(0, 1))
+    compare_with_torch(lambda L, a, b: a.clip(b, b), x, x, grad=(0, 1))
+    compare_with_torch(lambda L, a, b, c: L.clamp(a, b, c), x, hi, lo)   # min > max: max
+    compare_with_torch(lambda L, a, b: L.clamp(a, min=b),
+                       np.array([1.0, np.nan, 5.0]), np.array([2.0, 0.0, np.nan]))
+    compare_with_torch(lambda L, a, b: L.clamp(a, min=b), I64[0], Z64)
+
+
+# -- small API gaps ---------------------------------------------------------------------------
+@needs_torch
+def test_take_along_dim_without_dim_is_flat():
+    idx = np.array([[0, 5], [11, 2]])
+    compare_with_torch(lambda L, x, i: L.take_along_dim(x, i), F64, idx, grad=(0,))
+
+
+@needs_torch
+def test_histogram_default_bins_and_layout():
+    for L in (torch, tg):
+        h = L.histogram(L.arange(5.0))
+        assert tuple(h.hist.shape) == (100,) and tuple(h.bin_edges.shape) == (101,)
+        assert L.ones(2).layout == L.strided and L.ones(2).layout is L.strided
+        assert L.zeros_like(L.ones(2), layout=L.strided).shape == (2,)
+    assert repr(tg.strided) == 'tensorgraph.strided'
+
+
+@needs_torch
+def test_igamma_broadcast_gradient_and_dtype():
+    a = np.array([[0.5, 1.0, 2.0, 3.0]])
+    for x in (Z64, np.array([[0.3], [1.2], [2.5]])):
+        compare_with_torch(lambda L, p, q: L.special.gammainc(p, q), a, x, grad=(1,))
+        compare_with_torch(lambda L, p, q: L.special.gammaincc(p, q), a, x, grad=(1,))
+    _same_dtype_values(lambda L, p, q: L.special.gammainc(p, q), a.astype(np.float32), Z64)

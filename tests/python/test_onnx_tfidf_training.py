@@ -184,7 +184,9 @@ def _opt_inputs(rs, op, n_state, shapes, dtype, t):
     for j in range(per):
         for s in shapes:
             a = np.asarray(rs.randn(*s)).astype(dtype)
-            xs.append(np.abs(a) + 0.1 if j >= 2 and (op != "Momentum") else a)
+            # an array of dtype: np.abs of a 0-d array is a numpy scalar, and + 0.1
+            # makes it a float64 one (which tg.tensor keeps as float64, as torch)
+            xs.append(np.asarray(np.abs(a) + 0.1, dtype) if j >= 2 and (op != "Momentum") else a)
     return xs, k, per
 
 

@@ -408,9 +408,55 @@ static PyObject *ctx_needs(PyObject *o, void *c)
     PyObject *r = ((CtxObject *)o)->needs_input_grad;
     return Py_NewRef(r ? r : Py_None);
 }
+/* mark_non_differentiable(*outputs): an output marked so comes back from
+ * apply without history (requires_grad False), as PyTorch's; the marks are
+ * kept in the context's dict for function_apply to read */
+static PyObject *ctx_mark_non_differentiable(PyObject *o, PyObject *const *args, Py_ssize_t n)
+{
+    if (ctx_live((CtxObject *)o) < 0)
+        return NULL;
+    PyObject *marked = PyTuple_New(n);
+    for (Py_ssize_t i = 0; marked && i < n; i++) {
+        if (!Tensor_Check(args[i])) {
+            Py_DECREF(marked);
+            return PyErr_Format(PyExc_RuntimeError, "mark_non_differentiable only accepts "
+                                "variable arguments, but got %.100s", Py_TYPE(args[i])->tp_name);
+        }
+        PyTuple_SET_ITEM(marked, i, Py_NewRef(args[i]));
+    }
+    if (!marked || PyObject_SetAttrString(o, "_tg_non_differentiable", marked) < 0) {
+        Py_XDECREF(marked);
+        return NULL;
+    }
+    Py_DECREF(marked);
+    Py_RETURN_NONE;
+}
+/* mark_dirty: in-place outputs need no bookkeeping here (the output is a
+ * fresh alias of what forward returns); accepted for PyTorch's code */
+static PyObject *ctx_mark_dirty(PyObject *o, PyObject *const *args, Py_ssize_t n)
+{
+    (void)args, (void)n;
+    if (ctx_live((CtxObject *)o) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+/* set_materialize_grads(value): backward always gets a tensor here (one
+ * output), so the setting is recorded and has no other effect */
+static PyObject *ctx_set_materialize_grads(PyObject *o, PyObject *value)
+{
+    if (PyObject_SetAttrString(o, "materialize_grads", value) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
 static PyMethodDef ctx_methods[] = {
     {"save_for_backward", (PyCFunction)(void (*)(void))ctx_save, METH_FASTCALL,
      "Saves tensors for backward (checked for in-place changes)."},
+    {"mark_non_differentiable", (PyCFunction)(void (*)(void))ctx_mark_non_differentiable,
+     METH_FASTCALL, "Marks outputs that get no gradient (returned without history)."},
+    {"mark_dirty", (PyCFunction)(void (*)(void))ctx_mark_dirty, METH_FASTCALL,
+     "Accepted for PyTorch's code: outputs written in place need nothing more here."},
+    {"set_materialize_grads", ctx_set_materialize_grads, METH_O,
+     "Recorded; backward always receives a tensor here."},
     {NULL, NULL, 0, NULL}};
 static PyGetSetDef ctx_getset[] = {
     {"saved_tensors", ctx_saved, NULL, NULL, NULL},
@@ -480,6 +526,16 @@ static tg_tensor *py_forward(tg_function_ctx *c, int n_in, tg_tensor *const *in,
     ctx->c = NULL;
     tg_scope_unhide(token);
     tg_tensor *out = NULL;
+    if (r && Tensor_Check(r)) { /* marked non-differentiable: apply detaches it */
+        PyObject *marked = PyObject_GetAttrString(f->ctx, "_tg_non_differentiable");
+        if (!marked)
+            PyErr_Clear();
+        for (Py_ssize_t i = 0; marked && i < PyTuple_GET_SIZE(marked); i++)
+            if (PyTuple_GET_ITEM(marked, i) == r &&
+                PyObject_SetAttrString(f->ctx, "_tg_output_non_differentiable", Py_True) < 0)
+                PyErr_Clear();
+        Py_XDECREF(marked);
+    }
     if (r && !Tensor_Check(r))
         PyErr_Format(PyExc_TypeError, "%s.forward must return a single Tensor here, not %.100s",
                      ((PyTypeObject *)f->cls)->tp_name, Py_TYPE(r)->tp_name);
@@ -582,7 +638,20 @@ static PyObject *function_apply(PyObject *m, PyObject *const *a, Py_ssize_t n)
     }
     ((CtxObject *)f->ctx)->needs_input_grad = needs;
     tgpy_note_inputs(in, f->n_in);
+    PyObject *ctx = Py_NewRef(f->ctx); /* f may be freed by apply */
     tg_tensor *out = tg_function_apply_owned(fn, f->n_in, in, f, py_function_free);
+    if (out) {
+        PyObject *flag = PyObject_GetAttrString(ctx, "_tg_output_non_differentiable");
+        if (!flag)
+            PyErr_Clear();
+        else if (PyObject_IsTrue(flag) == 1) {
+            tg_tensor *d = tg_detach(out);
+            tg_release(out);
+            out = d;
+        }
+        Py_XDECREF(flag);
+    }
+    Py_DECREF(ctx);
     if (!out)
         return tgpy_raise();
     return tgpy_wrap(out);

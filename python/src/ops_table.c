@@ -621,7 +621,10 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
 {
     any_fn f = op->row->fn;
     switch (op->row->call) {
-    case C_T: return ((fn_t)f)(v[0].t);
+    case C_T: /* PyTorch: the sign of a bool is itself (the C op has no bool rows) */
+        if ((fn_t)f == tg_sign && tg_dtype_of(v[0].t) == TG_BOOL)
+            return tg_clone(v[0].t);
+        return ((fn_t)f)(v[0].t);
     case C_TT: return call_tt(op, v, f);
     case C_TTT: return call_ttt(v, f);
     case C_TD: return ((fn_td)f)(v[0].t, v[1].f);

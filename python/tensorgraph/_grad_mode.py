@@ -1,9 +1,45 @@
 """Grad mode: no_grad / enable_grad / set_grad_enabled as context managers
 and decorators (per thread, like PyTorch)."""
 import functools
+import inspect
+import sys
 import threading
 
 from . import _C
+
+
+def _decorate(make_mode, fn):
+    """fn run under the context make_mode() gives; a generator function's
+    generator runs each of its steps under it, as PyTorch's decorators do"""
+    if not inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with make_mode():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    @functools.wraps(fn)
+    def generator(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with make_mode():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_mode():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with make_mode():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with make_mode():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+    return generator
 
 
 class _GradMode:
@@ -18,11 +54,7 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__():
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(self.__class__, fn)
 
 
 class no_grad(_GradMode):
@@ -62,11 +94,7 @@ class inference_mode:
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(self.mode):
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(lambda: inference_mode(self.mode), fn)
 
 
 class set_grad_enabled:

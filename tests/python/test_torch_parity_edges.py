@@ -596,3 +596,134 @@ def test_igamma_broadcast_gradient_and_dtype():
         compare_with_torch(lambda L, p, q: L.special.gammainc(p, q), a, x, grad=(1,))
         compare_with_torch(lambda L, p, q: L.special.gammaincc(p, q), a, x, grad=(1,))
     _same_dtype_values(lambda L, p, q: L.special.gammainc(p, q), a.astype(np.float32), Z64)
+
+
+# -- more distributions: Poisson, Geometric, Binomial, LogNormal, HalfNormal ----------------------
+@needs_torch
+def test_count_and_transformed_distributions():
+    r, p, mu, s = (R.randn(4) for _ in range(4))
+
+    def f(L, r, p, mu, s):
+        D = L.distributions
+        k = L.tensor([0.0, 1, 2, 5], dtype=r.dtype)
+        po, ge = D.Poisson(r.abs() + 0.5), D.Geometric(probs=p.sigmoid())
+        bi = D.Binomial(L.tensor([5.0, 6, 7, 8], dtype=p.dtype), logits=p)
+        ln, hn = D.LogNormal(mu, s.abs() + 0.2), D.HalfNormal(s.abs() + 0.2)
+        parts = [po.log_prob(k), po.mean, po.variance, po.mode, ge.log_prob(k), ge.mean,
+                 ge.variance, ge.entropy(), D.Geometric(logits=p).log_prob(k),
+                 D.Binomial(10, probs=p.sigmoid()).log_prob(k), bi.log_prob(k), bi.mean,
+                 bi.variance, bi.mode, ln.log_prob(r.abs() + 0.1), ln.mean, ln.variance,
+                 ln.entropy(), ln.cdf(r.abs() + 0.1), ln.icdf(p.sigmoid()), ln.mode,
+                 hn.log_prob(r.abs()), hn.mean, hn.variance, hn.entropy(), hn.cdf(r.abs()),
+                 hn.icdf(p.sigmoid()), ln.expand((3, 4)).log_prob(r.abs() + 0.1).sum(0),
+                 D.kl_divergence(po, D.Poisson(s.abs() + 0.5)),
+                 D.kl_divergence(ge, D.Geometric(logits=s)),
+                 D.kl_divergence(D.Binomial(5, p.sigmoid()), D.Binomial(5, s.sigmoid())),
+                 D.kl_divergence(ln, D.LogNormal(s, r.abs() + 0.3)),
+                 D.kl_divergence(hn, D.HalfNormal(r.abs() + 0.2))]
+        return L.stack(parts)
+    compare_with_torch(f, r, p, mu, s, grad=(0, 1, 2, 3))
+    for L in (torch, tg):
+        D = L.distributions
+        assert tuple(D.Poisson(L.ones(3)).sample((2,)).shape) == (2, 3)
+        assert tuple(D.Binomial(4, L.full((2,), 0.5)).sample().shape) == (2,)
+        assert tuple(D.LogNormal(0.0, 1.0).rsample((5,)).shape) == (5,)
+        assert tuple(D.HalfNormal(L.ones(2)).expand((3, 2)).batch_shape) == (3, 2)
+        assert (D.HalfNormal(L.ones(2)).sample((50,)) >= 0).all()
+        assert (D.Geometric(L.full((3,), 0.3)).sample((20,)) >= 0).all()
+        with pytest.raises(ValueError):
+            D.Poisson(-1.0)
+        with pytest.raises(ValueError):
+            D.Geometric(probs=0.5, logits=0.0)
+        with pytest.raises(NotImplementedError):
+            D.kl_divergence(D.Binomial(3, L.tensor(0.5)), D.Binomial(5, L.tensor(0.5)))
+    for L in (torch, tg):
+        hn = L.distributions.HalfNormal(L.tensor([1.0]), validate_args=False)
+        assert hn.log_prob(L.tensor([-1.0])).item() == -float('inf')
+        with pytest.raises(ValueError, match="within the support"):
+            L.distributions.HalfNormal(L.tensor([1.0])).log_prob(L.tensor([-1.0]))
+
+
+# -- grad-mode decorators on generator functions ------------------------------------------------
+@needs_torch
+def test_no_grad_decorates_a_generator():
+    got = []
+    for L in (torch, tg):
+        x = L.ones(2, requires_grad=True)
+
+        @L.no_grad()
+        def gen(t):
+            r = yield t * 2
+            yield t * 3, r, L.is_grad_enabled()
+            return 7
+
+        @L.enable_grad()
+        def on(t):
+            yield t * 2
+
+        g = gen(x)
+        a = next(g)
+        b = g.send(5)
+        assert L.is_grad_enabled()   # between steps the caller's mode holds
+        with pytest.raises(StopIteration) as stop:
+            next(g)
+        with L.no_grad():
+            c = next(on(x))
+        got.append((a.requires_grad, b[0].requires_grad, b[1], b[2], stop.value.value,
+                    c.requires_grad, gen.__name__))
+    assert got[1] == got[0] == (False, False, 5, False, 7, True, 'gen')
+
+
+# -- Function context: mark_non_differentiable, mark_dirty, set_materialize_grads ----------------
+@needs_torch
+def test_function_ctx_marks():
+    got = []
+    for L in (torch, tg):
+        class Idx(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                i = a.argmax(-1).to(a.dtype)
+                ctx.mark_non_differentiable(i)
+                ctx.set_materialize_grads(False)
+                return i
+
+            @staticmethod
+            def backward(ctx, g):
+                return None
+
+        class Scale(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.mark_non_differentiable()   # nothing marked: differentiable
+                ctx.set_materialize_grads(True)
+                return a * 3
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3
+
+        x = L.tensor([[1.0, 3.0, 2.0]], requires_grad=True)
+        i = Idx.apply(x)
+        y = Scale.apply(x)
+        y.sum().backward()
+        got.append((i.requires_grad, i.grad_fn is None, i.tolist(), y.requires_grad,
+                    x.grad.tolist()))
+        with pytest.raises(RuntimeError, match="only accepts variable arguments, but got float"):
+            class Bad(L.autograd.Function):
+                @staticmethod
+                def forward(ctx, a):
+                    ctx.mark_non_differentiable(1.0)
+                    return a * 1
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g
+            Bad.apply(x)
+    assert got[1] == got[0]
+
+
+@needs_torch
+def test_sign_of_bools_is_bools():
+    compare_with_torch(lambda L, m: L.sign(m), B)
+    compare_with_torch(lambda L, m: m.sign(), B)
+    compare_with_torch(lambda L, m: L.sgn(m), B)

@@ -5,6 +5,7 @@ from . import constraints  # noqa: F401
 from .beta import Beta
 from .gamma import Gamma
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from .counts import Binomial, Geometric, HalfNormal, LogNormal, Poisson
 from .dirichlet import Dirichlet
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
@@ -12,6 +13,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 
-__all__ = ['Bernoulli', 'Beta', 'Categorical', 'Cauchy', 'Dirichlet', 'Distribution',
-           'Exponential', 'Gamma', 'Independent', 'Laplace', 'MultivariateNormal', 'Normal',
-           'OneHotCategorical', 'Uniform', 'constraints', 'kl_divergence', 'register_kl']
+__all__ = ['Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Dirichlet', 'Distribution',
+           'Exponential', 'Gamma', 'Geometric', 'HalfNormal', 'Independent', 'Laplace',
+           'LogNormal', 'MultivariateNormal', 'Normal', 'OneHotCategorical', 'Poisson', 'Uniform',
+           'constraints', 'kl_divergence', 'register_kl']

@@ -46,6 +46,22 @@ static void test_accumulate_two_backwards(void)
     CHECK_TENSOR(tg_grad(b), ((double[]){3, 3}), 0);
 }
 
+/* a node that saved nothing keeps its rule: a second backward through
+ * only such nodes (add of a constant, sum) runs and accumulates again, as
+ * PyTorch's; one through a node whose saved tensors were freed fails */
+static void test_second_backward_without_saved(void)
+{
+    tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 2});
+    tg_tensor *y = sum_all(tg_add_scalar(x, 3.0));
+    CHECK_OK(tg_backward(y, NULL, false));
+    CHECK_OK(tg_backward(y, NULL, false));
+    CHECK_TENSOR(tg_grad(x), ((double[]){2, 2}), 0);
+    tg_tensor *z = sum_all(tg_mul(x, x));
+    CHECK_OK(tg_backward(z, NULL, false));
+    CHECK_FAILS(tg_backward(z, NULL, false), TG_ERR_AUTOGRAD, "second time");
+    CHECK_TENSOR(tg_grad(x), ((double[]){4, 6}), 1e-12);
+}
+
 static void test_retain_graph(void)
 {
     tg_tensor *x = leaf(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){1, 2});
@@ -1033,6 +1049,7 @@ int main(void)
     RUN(test_accumulate_two_backwards);
     RUN(test_anomaly_check);
     RUN(test_retain_graph);
+    RUN(test_second_backward_without_saved);
     RUN(test_backward_seed);
     RUN(test_diamond);
     RUN(test_long_chain);

@@ -90,7 +90,8 @@ def to(self, *args, dtype=None, **kwargs):
         else:
             check_eager_target(a, 'to()')
     if dtype is None or dtype == self.dtype:
-        return self
+        # copy=True: a new tensor even when nothing changes, as PyTorch's
+        return self.clone() if kwargs.get('copy', False) else self
     return _C._cast(self, dtype)
 
 

@@ -171,6 +171,8 @@ def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype not in _TYPE_DTYPES:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = _TYPE_DTYPES[dtype]
+    elif isinstance(getattr(dtype, 'dtype', None), _C.dtype) and isinstance(dtype, builtins.type):
+        dtype = dtype.dtype  # a legacy type: x.type(tg.FloatTensor)
     if not isinstance(dtype, _C.dtype):
         raise TypeError(f"type(): expected a dtype or a type string, got "
                         f"{builtins.type(dtype).__name__}")

@@ -84,6 +84,21 @@ static int slot_of(run *r, tg_node *n)
     return k;
 }
 
+/* whether n holds saved tensors that backward frees (custom functions: always,
+ * their context may hold any) */
+static bool node_saves(const tg_node *n)
+{
+    if (n->fn_ctx)
+        return true;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->saved_in[i])
+            return true;
+    for (int o = 0; o < n->n_out; o++)
+        if (n->saved_out[o])
+            return true;
+    return false;
+}
+
 /* ---- finding the graph ------------------------------------------------------ */
 static tg_status released_error(const tg_node *n)
 {
@@ -443,7 +458,9 @@ static tg_status execute(run *r)
         int k = ready[--n_ready];
         s = run_slot(r, k, ready, &n_ready);
         clear_pending(&r->slots[k]);
-        if (!r->retain && r->slots[k].needed) {
+        if (!r->retain && r->slots[k].needed && node_saves(r->slots[k].node)) {
+            /* a node that saved nothing (add, sum, a view) keeps working, so
+             * a second backward through only such nodes runs, as PyTorch's */
             tg__node_free_saved(r->slots[k].node);
             r->slots[k].node->released = true;
         }

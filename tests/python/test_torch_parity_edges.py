@@ -727,3 +727,44 @@ def test_sign_of_bools_is_bools():
     compare_with_torch(lambda L, m: L.sign(m), B)
     compare_with_torch(lambda L, m: m.sign(), B)
     compare_with_torch(lambda L, m: L.sgn(m), B)
+
+
+@needs_torch
+def test_to_copy_true_always_copies():
+    for L in (torch, tg):
+        x = L.ones(2, dtype=L.float64, requires_grad=True)
+        y = x.to(L.float64, copy=True)
+        assert y is not x and y.requires_grad and x.to(L.float64) is x
+        assert x.to('cpu', copy=True) is not x and x.to(dtype=L.float64, copy=False) is x
+        y.sum().backward()
+        assert x.grad.tolist() == [1.0, 1.0]
+
+
+@needs_torch
+def test_type_with_a_legacy_type():
+    for L in (torch, tg):
+        x = L.ones(2, dtype=L.float64)
+        assert x.type(L.FloatTensor).dtype == L.float32
+        assert x.type(L.LongTensor).tolist() == [1, 1]
+        assert x.type(L.DoubleTensor) is x
+
+
+@needs_torch
+def test_second_backward_through_nodes_without_saved_tensors():
+    got = []
+    for L in (torch, tg):
+        x = L.ones(2, dtype=L.float64, requires_grad=True)
+        y = (x + 1).sum()
+        y.backward()
+        y.backward()                      # add and sum saved nothing: PyTorch reruns them
+        v = x.view(2, 1).sum()
+        v.backward()
+        v.backward()
+        got.append(x.grad.tolist())
+    assert got[1] == got[0] == [4.0, 4.0]
+    x = tg.ones(2, requires_grad=True)
+    for make in (lambda: (x * x).sum(), lambda: x.exp().sum(), lambda: (x * 2).sum()):
+        w = make()
+        w.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            w.backward()

@@ -1,8 +1,12 @@
 /* nonzero (src/ops/nonzero.c): coordinates eagerly for every dtype, NaN,
  * 0-d and empty inputs; in a graph, a count known only at run time that
  * ops after it carry (the selected values and their sum, the same graph
- * run on inputs with different counts), gradients through the selection. */
+ * run on inputs with different counts), gradients through the selection;
+ * a cond whose branches give a run-time length and a known one;
+ * non_max_suppression the same way. */
 #include "harness.h"
+#include "ops/op.h"
+#include "tg/control.h"
 
 #include <math.h>
 
@@ -69,9 +73,92 @@ static void test_graph(void)
     tg_graph_free(g);
 }
 
+/* a cond whose branches give a run-time length (nonzero) and a known one
+ * (an empty selection): the output's dim is unknown until the run takes
+ * a branch */
+static tg_status then_nonzero(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user;
+    out[0] = tg_nonzero(in[0]);
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static tg_status else_empty(void *user, tg_tensor *const *in, tg_tensor **out)
+{
+    (void)user, (void)in;
+    out[0] = tg_zeros(TG_INT64, 2, (int64_t[]){0, 1});
+    return out[0] ? TG_OK : tg_last_status();
+}
+
+static void test_cond_with_a_run_time_length(void)
+{
+    tg_graph *g = tg_graph_new(NULL);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){4});
+    tg_tensor *p = tg_placeholder(g, "p", TG_BOOL, 0, NULL);
+    tg_tensor *y = NULL;
+    CHECK_OK(tg_cond(p, then_nonzero, else_empty, NULL, 1, &x, 1, &y));
+    CHECK(y && tg_shape(y)[0] == -1 && tg_shape(y)[1] == 1);
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = vec(TG_FLOAT64, 4, (double[]){0, 2, 0, 3});
+    for (int take = 0; take < 2; take++) {
+        tg_tensor *feeds[2] = {x, p}, *vals[2] = {xv, tg_full(TG_BOOL, 0, NULL, take)};
+        tg_tensor *got = NULL;
+        CHECK_OK(tg_session_run(s, 2, feeds, vals, 1, &y, &got, 0, NULL));
+        if (!got)
+            continue;
+        CHECK_SHAPE(got, take ? 2 : 0, 1);
+        if (take)
+            CHECK_TENSOR(got, ((double[]){1, 3}), 0);
+    }
+    tg_session_free(s);
+    tg_graph_free(g);
+}
+
+/* non_max_suppression eagerly and in a graph (the kept count at run
+ * time): three boxes of one class, the second overlapping the first */
+static void test_nms(void)
+{
+    const tg_op_def *op = tg_op_find("non_max_suppression");
+    CHECK(op != NULL);
+    if (!op)
+        return;
+    tg_tensor *bx = tt_tensor(TG_FLOAT32, 3, (int64_t[]){1, 3, 4},
+                              (double[]){0, 0, 2, 2, 0, 0.1, 2, 2.1, 5, 5, 6, 6});
+    tg_tensor *sc = tt_tensor(TG_FLOAT32, 3, (int64_t[]){1, 1, 3}, (double[]){0.9, 0.8, 0.7});
+    tg_attr a[3] = {TG_AI("max_output", 10), TG_AF("iou_threshold", 0.5),
+                    TG_AI("has_score", 0)};
+    tg_tensor *in[2] = {bx, sc}, *y = NULL;
+    CHECK_OK(tg_op_run(op, 2, in, a, 3, &y));
+    CHECK_TENSOR(y, ((double[]){0, 0, 0, 0, 0, 2}), 0);
+    tg_graph *g = tg_graph_new(NULL);
+    tg_tensor *pb = tg_placeholder(g, "b", TG_FLOAT32, 3, (int64_t[]){1, 3, 4});
+    tg_tensor *ps = tg_placeholder(g, "s", TG_FLOAT32, 3, (int64_t[]){1, 1, 3});
+    tg_tensor *pin[2] = {pb, ps}, *py = NULL, *got = NULL;
+    CHECK_OK(tg_op_run(op, 2, pin, a, 3, &py));
+    CHECK(py && tg_shape(py)[0] == -1);
+    tg_session *s = tg_session_new(g);
+    CHECK_OK(tg_session_run(s, 2, pin, in, 1, &py, &got, 0, NULL));
+    CHECK_TENSOR(got, ((double[]){0, 0, 0, 0, 0, 2}), 0);
+    /* apart, all three are kept */
+    tg_tensor *far = tt_tensor(TG_FLOAT32, 3, (int64_t[]){1, 3, 4},
+                               (double[]){0, 0, 1, 1, 3, 3, 4, 4, 5, 5, 6, 6});
+    tg_tensor *in2[2] = {far, sc};
+    got = NULL;
+    CHECK_OK(tg_session_run(s, 2, pin, in2, 1, &py, &got, 0, NULL));
+    CHECK_SHAPE(got, 3, 3);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_attr bad[1] = {TG_AF("iou_threshold", 2)};
+    CHECK_FAILS(tg_op_run(op, 2, in, bad, 1, &y), TG_ERR_ARG, "iou_threshold");
+    tg_tensor *wrong[2] = {sc, bx};
+    CHECK_FAILS(tg_op_run(op, 2, wrong, a, 3, &y), TG_ERR_SHAPE, "boxes should be");
+}
+
 int main(void)
 {
     RUN(test_eager);
     RUN(test_graph);
+    RUN(test_cond_with_a_run_time_length);
+    RUN(test_nms);
     return tt_finish();
 }

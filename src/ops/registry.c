@@ -27,6 +27,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_diagonal, /* after every other family: their samples keep their draws */
     tg_ops_as_strided,
     tg_ops_nonzero,
+    tg_ops_nms,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -182,6 +182,31 @@ def test_nms(tmp_path):
     np.testing.assert_array_equal(got, want)
 
 
+def test_nms_in_graph_mode(tmp_path):
+    """boxes computed in the model (scaled and shifted): in graph mode the
+    kept count is known when the graph runs; one function for every set
+    of boxes, each equal to torchvision's selection"""
+    tv = pytest.importorskip("torchvision")
+    rs = np.random.RandomState(11)
+
+    def fn(b, s):
+        return tv.ops.nms(b * 2.0 + 1.0, s, 0.3)
+
+    def boxes(n):
+        xy = rs.rand(n, 2).astype(np.float32) * 10
+        return np.concatenate([xy, xy + 1 + rs.rand(n, 2).astype(np.float32) * 4], 1)
+    b0, s0 = boxes(30), rs.rand(30).astype(np.float32)
+    path = export(tmp_path, fn, [torch.from_numpy(b0), torch.from_numpy(s0)], 11)
+    m = tg.onnx.load(path)
+    f = tg.function(lambda b, s: m(b, s))
+    for b, sc in ((b0, s0), (boxes(30), rs.rand(30).astype(np.float32)),
+                  (np.tile(b0[:1], (30, 1)), s0)):  # all the same box: one kept
+        want = fn(torch.from_numpy(b), torch.from_numpy(sc)).numpy()
+        got = f(tg.tensor(b), tg.tensor(sc)).numpy()
+        np.testing.assert_array_equal(got, want)
+    assert f.trace_count == 1
+
+
 def test_nonzero_in_graph_mode(tmp_path):
     """over a value the graph computes, NonZero's length is known only when
     the graph runs: an unknown dim until then, and the same function gives

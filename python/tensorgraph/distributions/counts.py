@@ -201,11 +201,7 @@ class LogNormal(Distribution):
         super().__init__(self.base_dist.batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogNormal, _instance)
-        new.base_dist = self.base_dist.expand(batch_shape)
-        Distribution.__init__(new, tg.Size(batch_shape), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_wrapped(LogNormal, 'base_dist', batch_shape, _instance)
 
     @property
     def loc(self):
@@ -262,11 +258,7 @@ class HalfNormal(Distribution):
         super().__init__(self.base_dist.batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
-        new.base_dist = self.base_dist.expand(batch_shape)
-        Distribution.__init__(new, tg.Size(batch_shape), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_wrapped(HalfNormal, 'base_dist', batch_shape, _instance)
 
     @property
     def scale(self):

@@ -157,6 +157,17 @@ class Distribution:
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
                 f"distribution {self!r}, but found invalid values:\n{_format(value)}")
 
+    def _expand_wrapped(self, cls, attr, batch_shape, _instance=None):
+        """expand for a distribution made around another one (self.<attr>:
+        a LogNormal's Normal, a OneHotCategorical's Categorical): that one
+        expanded, the same event shape"""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = tg.Size(batch_shape)
+        setattr(new, attr, getattr(self, attr).expand(batch_shape))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(f"Subclass {self.__class__.__name__} of {cls.__name__} "

@@ -27,8 +27,10 @@ static bool make_inputs(const tg_onnx_model *m, const char **names, tg_tensor **
         int nd = v.ndim < 0 ? 1 : v.ndim;
         for (int d = 0; d < nd; d++) {
             shape[d] = v.ndim < 0 || v.shape[d] < 0 ? 2 : v.shape[d];
+            if (shape[d] > 4096) /* before the product, which could overflow */
+                return false;
             numel *= shape[d] ? shape[d] : 1;
-            if (shape[d] > 4096 || numel > 4096)
+            if (numel > 4096)
                 return false;
         }
         names[i] = v.name;

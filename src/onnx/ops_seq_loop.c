@@ -37,6 +37,11 @@ tg_status onnx_loop_unrolled(onnx_ictx *c, int n_carried, int n_scan)
                             "so it is unrolled when the model is built: its %s ('%s') must "
                             "be known then (a constant, or a given input)",
                             j ? "condition" : "trip count", c->node->input[j]);
+        /* one element each: tg_copy_to writes all of them */
+        if (j ? onnx_one_flag(v, "Loop's condition") != TG_OK
+              : tg_dtype_of(v) != TG_INT64 || tg_numel(v) != 1)
+            return onnx_err(c, TG_ERR_IO, "%s", j ? tg_last_error()
+                            : "the trip count M must be an int64 tensor of one element");
         tg_status s = j ? tg_copy_to(v, TG_BOOL, &go) : tg_copy_to(v, TG_INT64, &trip);
         if (s != TG_OK)
             return s;

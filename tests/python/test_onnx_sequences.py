@@ -460,3 +460,19 @@ def test_loop_over_sequences(tmp_path):
     with pytest.raises(Exception, match=r"ONNX node 'loop' \(Loop\): loop-carried input 0 is "
                                          r"missing"):
         tg.onnx.load(path).run({"M": tg.tensor(np.int64(2)), "x": tg.tensor(x)})
+    # a trip count or condition of several elements (their shapes not declared): an
+    # error, not a copy of every element into one int64 or bool (a stack overflow,
+    # found by fuzzing under ASan)
+    nodes = [helper.make_node("SequenceEmpty", [], ["empty"]),
+             helper.make_node("Loop", ["M", "c", "empty"], ["S", "squares"], body=body,
+                              name="loop")]
+    path, _ = save(tmp_path, nodes, [ten("M", I64), ten("c", TensorProto.BOOL),
+                                     ten("x", F, [2])],
+                   [seq_info("S", F, [2]), ten("squares", F, [None, 2])])
+    m = tg.onnx.load(path)
+    for M, c, msg in ((np.arange(3), [True], r"the trip count M must be an int64 tensor of "
+                                             r"one element"),
+                      (np.int64(2), [True, True], r"Loop's condition must be a bool tensor "
+                                                  r"of one element")):
+        with pytest.raises(Exception, match=r"ONNX node 'loop' \(Loop\): " + msg):
+            m.run({"M": tg.tensor(M), "c": tg.tensor(c), "x": tg.tensor(x)})

@@ -1,5 +1,6 @@
 /* Little-endian binary records (see wire.h). */
 #include "io/wire.h"
+#include "core/size_math.h"
 #include "ops/elementwise.h"
 
 #include <stdlib.h>
@@ -167,6 +168,17 @@ bool tg__wire_get_meta(tg_wire_reader *r, tg_meta *m, bool unknown_ok)
             return tg__wire_fail(r, "a dim out of range", NULL);
         m->shape[i] = d;
     }
+    /* each dim is in range, but eight of them can multiply past int64:
+     * the known dims other than 0 must multiply within the bound every
+     * size is checked against (so tg__shape_numel cannot overflow) */
+    int64_t n = 1;
+    for (unsigned i = 0; i < nd && !r->failed; i++)
+        if (m->shape[i] > 0) {
+            if (tg__size_mul_exceeds(n, m->shape[i], TG_SIZE_MAX))
+                return tg__wire_fail(r, "a shape of more elements than a tensor can have",
+                                     NULL);
+            n *= m->shape[i];
+        }
     return !r->failed;
 }
 

@@ -57,9 +57,32 @@ static void test_empty_reshape_with_huge_dims(void)
     CHECK(tg_sum(r, 0, NULL, false) != NULL);
 }
 
+/* a placeholder whose known dims are huge and one unknown (-1): shape
+ * inference probes the unknown dim with a size of 7919, and the probe's
+ * strides overflowed int64 (found fuzzing ONNX models under UBSan). Now
+ * "shape too large" naming the probe; a smaller known dim still works. */
+static void test_unknown_dim_probe_of_a_huge_shape(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("probe");
+    tg_tensor *p = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){INT64_C(1) << 51, -1});
+    tg_tensor *q = tg_placeholder(g, "y", TG_FLOAT32, 2, (int64_t[]){1000, -1});
+    CHECK(p != NULL && q != NULL);
+    tg_graph_begin(g);
+    CHECK(tg_neg(p) == NULL);
+    CHECK(strstr(tg_last_error(), "shape too large") != NULL);
+    CHECK(strstr(tg_last_error(), "probed as 7919") != NULL);
+    tg_tensor *y = tg_neg(q);
+    tg_graph_end();
+    CHECK(y != NULL && tg_ndim(y) == 2 && tg_shape(y)[0] == 1000 && tg_shape(y)[1] == -1);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_batched_matmul_of_empty_matrices);
     RUN(test_empty_reshape_with_huge_dims);
+    RUN(test_unknown_dim_probe_of_a_huge_shape);
     return tt_finish();
 }

@@ -36,15 +36,28 @@ bool tg__inputs_have_unknown(int n_in, tg_tensor *const *in)
     return false;
 }
 
-/* input i with its unknown dims set to p (a struct copy: no storage) */
-static void probe_input(tg_tensor *dst, const tg_tensor *src, int64_t p)
+/* input i with its unknown dims set to p (a struct copy: no storage);
+ * false when its known dims and the probes multiply past the size bound
+ * (known dims of 2^51 and one unknown overflowed the strides) */
+static bool probe_input(const tg_op_ctx *c, int i, tg_tensor *dst, const tg_tensor *src,
+                        int64_t p)
 {
     *dst = *src;
     for (int d = 0; d < dst->ndim; d++)
         if (dst->shape[d] < 0)
             dst->shape[d] = p;
+    int64_t n;
+    if (!tg__size_numel(c->op->name, dst->ndim, dst->shape, &n)) {
+        char msg[600], dims[160];
+        snprintf(msg, sizeof msg, "%s", tg_last_error());
+        tg__error(TG_ERR_SHAPE, "%s (input %d of shape %s, its unknown dims (-1) probed as "
+                  "%lld)", msg, i, tg_shape_str(src->ndim, src->shape, dims, sizeof dims),
+                  (long long)p);
+        return false;
+    }
     tg__contiguous_strides(dst->ndim, dst->shape, dst->strides);
-    dst->numel = tg__shape_numel(dst->ndim, dst->shape);
+    dst->numel = n;
+    return true;
 }
 
 tg_status tg__infer_unknown(tg_op_ctx *c)
@@ -60,10 +73,13 @@ tg_status tg__infer_unknown(tg_op_ctx *c)
     tg_tensor *const *given = c->in;
     tg_status s = TG_OK;
     for (int k = 0; k < 2 && s == TG_OK; k++) {
-        for (int i = 0; i < c->n_in; i++) {
-            probe_input(&copies[i], given[i], probes[k]);
+        for (int i = 0; i < c->n_in && s == TG_OK; i++) {
+            if (!probe_input(c, i, &copies[i], given[i], probes[k]))
+                s = tg_last_status();
             ptrs[i] = &copies[i];
         }
+        if (s != TG_OK)
+            break;
         c->in = ptrs;
         s = c->op->infer(c);
         if (s != TG_OK) {

@@ -69,7 +69,7 @@ def rarg(kind, rng, tg):
         return None
     if kind in 'TO':
         return rtensor(rng, tg)
-    if kind in 'ij':
+    if kind in 'ijl':
         return rint(rng)
     if kind in 'PUQpuq':
         return rint(rng) if rng.random() < 0.5 else _ints(rng, [0, 1, 2, 3, 4])

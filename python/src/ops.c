@@ -11,7 +11,8 @@
  * the GIL released for big inputs, and wrap the result. No op has a
  * hand-written wrapper; adding one is a row here.
  *
- * Kinds: T tensor (or number), O tensor or None, i int, j int or None, f float, b bool,
+ * Kinds: T tensor (or number), O tensor or None, i int, j int or None (both a C int:
+ * larger values are a RuntimeError, not truncated), l int (an int64), f float, b bool,
  * d float or None, A dims (None, int or sequence), S shape (a sequence,
  * or the remaining positional ints when last), W pad widths (a sequence
  * of up to 2 * TG_MAX_DIMS ints: before and after per dim), P int or pair, p pair or
@@ -19,6 +20,7 @@
  * G generator or None, F float or sequence of floats or None, s string. */
 #include "ops.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +143,20 @@ static int as_int(const OpObject *op, const param *p, PyObject *o, long long *ou
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
+/* v narrowed to a C int (dims, strides, groups, ...): a value the C side
+ * cannot take is an error here, not a truncation to another value (dim
+ * 2**32 reduced dim 0, stride 2**32 + 1 ran as 1) */
+static int narrow(const OpObject *op, const param *p, long long v, int *out)
+{
+    if (v < INT_MIN || v > INT_MAX) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): argument '%s' is %lld, out of the range of "
+                     "a C int", op->row->name, p->name, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 static int as_double(const OpObject *op, const param *p, PyObject *o, double *out)
 {
     if (Tensor_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o) || tgpy_is_scalar(o))) {
@@ -162,9 +178,9 @@ static int as_dims(const OpObject *op, const param *p, PyObject *o, argval *v)
         return 0;
     }
     for (int i = 0; i < n; i++)
-        v->ints[i] = (int)dims[i];
+        if (narrow(op, p, dims[i], &v->ints[i]) < 0)
+            return -1;
     v->n = n;
-    (void)op;
     return 0;
 }
 
@@ -190,7 +206,8 @@ static int as_tuple(const OpObject *op, const param *p, PyObject *o, argval *v)
         return -1;
     }
     for (int i = 0; i < want; i++)
-        v->ints[i] = (int)d[n == 1 ? 0 : i];
+        if (narrow(op, p, d[n == 1 ? 0 : i], &v->ints[i]) < 0)
+            return -1;
     return 0;
 }
 
@@ -284,10 +301,14 @@ static int convert(const OpObject *op, const param *p, PyObject *o, PyObject *co
         return 0; /* a number or data: converted later */
     case 'i':
     case 'j':
-        if (as_int(op, p, o, &i) < 0)
+    case 'l': {
+        int narrowed;
+        if (as_int(op, p, o, &i) < 0 || (p->kind != 'l' && narrow(op, p, i, &narrowed) < 0))
             return -1;
+        v->i = i;
         v->f = (double)i;
         return 0;
+    }
     case 'b': {
         if (!PyBool_Check(o)) { /* PyTorch takes bools only, not 1 or "yes" */
             arg_error(op, p, "bool", o);
@@ -353,6 +374,7 @@ static void set_default(const param *p, argval *v)
 {
     v->none = p->none_default;
     v->f = p->num;
+    v->i = (int64_t)p->num;
     v->red = (tg_reduction)p->red;
     v->n = 0;
     v->ints[0] = v->ints[1] = v->ints[2] = (int)p->num;

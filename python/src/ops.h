@@ -95,7 +95,8 @@ typedef struct {
 typedef struct {
     bool none;
     tg_tensor *t;               /* T, O (borrowed or in `owned`) */
-    double f;                   /* i, f, b, d */
+    double f;                   /* i, j, l, f, b, d */
+    int64_t i;                  /* i, j, l: the exact value */
     int n;                          /* A: count (0 = all); S: ndim; W, L: count */
     int64_t shape[2 * TG_MAX_DIMS]; /* S, W */
     int ints[TG_MAX_DIMS];      /* A, P (2), Q (3), U (1) */

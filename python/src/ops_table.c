@@ -3,6 +3,7 @@
  * each shape. */
 #include "ops.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,9 +178,9 @@ const op_row tgpy_op_rows[] = {
     {"embedding", "input:T weight:T", C_EMB, F(tg_embedding), false},
     /* losses */
     {"mse_loss", "input:T target:T reduction:R=mean", C_TTR, F(tg_mse_loss), false},
-    {"cross_entropy", "input:T target:T weight:O=None size_average:O=None ignore_index:i=-100 "
+    {"cross_entropy", "input:T target:T weight:O=None size_average:O=None ignore_index:l=-100 "
      "reduce:O=None reduction:R=mean label_smoothing:f=0", C_NLL, F(tg_cross_entropy), false},
-    {"nll_loss", "input:T target:T weight:O=None size_average:O=None ignore_index:i=-100 "
+    {"nll_loss", "input:T target:T weight:O=None size_average:O=None ignore_index:l=-100 "
      "reduce:O=None reduction:R=mean", C_NLL, F(tg_nll_loss), false},
     {"binary_cross_entropy_with_logits", "input:T target:T reduction:R=mean", C_TTR,
      F(tg_bce_with_logits), false},
@@ -191,21 +192,21 @@ const op_row tgpy_op_rows[] = {
     {"index_select", "input:T dim:i index:T", C_TIT, F(tg_index_select), true},
     {"_scatter", "input:T dim:i index:T src:T", C_SCATTER, F(tg_scatter), false},
     {"_pad", "input:T pad:W value:f=0 mode:i=0", C_PAD, F(tg_pad), false},
-    {"_one_hot", "input:T num_classes:i", C_ONEHOT, F(tg_one_hot), false},
+    {"_one_hot", "input:T num_classes:l", C_ONEHOT, F(tg_one_hot), false},
     /* masks (Tensor methods and their in-place forms: _tensor_extra.py) */
-    {"_diagonal", "input:T offset:i=0 dim1:i=0 dim2:i=1", C_TLII, F(tg_diagonal), false},
-    {"_as_strided", "input:T size:S stride:S offset:i=0", C_STRIDED, F(tg_as_strided), false},
+    {"_diagonal", "input:T offset:l=0 dim1:i=0 dim2:i=1", C_TLII, F(tg_diagonal), false},
+    {"_as_strided", "input:T size:S stride:S offset:l=0", C_STRIDED, F(tg_as_strided), false},
     {"_nonzero", "input:T", C_T, F(tg_nonzero), false},
-    {"tril", "input:T diagonal:i=0", C_TL, F(tg_tril), false},
-    {"triu", "input:T diagonal:i=0", C_TL, F(tg_triu), false},
+    {"tril", "input:T diagonal:l=0", C_TL, F(tg_tril), false},
+    {"triu", "input:T diagonal:l=0", C_TL, F(tg_triu), false},
     {"isnan", "input:T", C_T, F(tg_isnan), true},
     {"isinf", "input:T", C_T, F(tg_isinf), true},
     {"isposinf", "input:T", C_T, F(tg_isposinf), true},
     {"isneginf", "input:T", C_T, F(tg_isneginf), true},
     {"isfinite", "input:T", C_T, F(tg_isfinite), true},
     {"prelu", "input:T weight:T", C_TT, F(tg_prelu), true},
-    {"pixel_shuffle", "input:T upscale_factor:i", C_TL, F(tg_pixel_shuffle), false},
-    {"pixel_unshuffle", "input:T downscale_factor:i", C_TL, F(tg_pixel_unshuffle), false},
+    {"pixel_shuffle", "input:T upscale_factor:l", C_TL, F(tg_pixel_shuffle), false},
+    {"pixel_unshuffle", "input:T downscale_factor:l", C_TL, F(tg_pixel_unshuffle), false},
 };
 const int tgpy_n_ops = (int)(sizeof tgpy_op_rows / sizeof tgpy_op_rows[0]);
 
@@ -449,6 +450,13 @@ int tgpy_op_validate(const OpObject *op, const argval *v)
     case C_POOL3:
     case C_POOL: return check_pool(op, v);
     case C_TP: return check_permutation(op, v);
+    case C_VAR: /* the C function takes an int: NaN, inf or 1e300 converted to one is UB */
+        if (!v[4].none && !(v[4].f == floor(v[4].f) && fabs(v[4].f) <= INT_MAX)) {
+            PyErr_Format(PyExc_RuntimeError, "%s(): correction must be a whole number of "
+                         "at most %d in magnitude, got %g", op->row->name, INT_MAX, v[4].f);
+            return -1;
+        }
+        return 0;
     case C_TT:
         if (op->n_params > 2 && v[2].f != floor(v[2].f) &&
             !tg_dtype_is_float(tg_dtype_of(v[0].t)) && !tg_dtype_is_float(tg_dtype_of(v[1].t))) {
@@ -555,7 +563,7 @@ static tg_tensor *squeeze_dim(tg_tensor *x, int dim)
 
 static tg_tensor *nll(any_fn f, const argval *v)
 {
-    tg_nll_opts o = {v[2].t, true, (int64_t)v[4].f, v[6].red};
+    tg_nll_opts o = {v[2].t, true, v[4].i, v[6].red};
     bool ce = (fn_ttr)f == tg_cross_entropy;
     if (!o.weight && tg_ndim(v[0].t) == 2 && !has_label(v[1].t, o.ignore_index))
         return ((fn_ttr)f)(v[0].t, v[1].t, o.reduction);
@@ -636,11 +644,11 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     }
     case C_TI: return ((fn_ti)f)(v[0].t, (int)v[1].f);
     case C_TII: return ((fn_tii)f)(v[0].t, (int)v[1].f, (int)v[2].f);
-    case C_TL: return ((fn_tl)f)(v[0].t, (int64_t)v[1].f);
-    case C_TLII: return ((fn_tlii)f)(v[0].t, (int64_t)v[1].f, (int)v[2].f, (int)v[3].f);
+    case C_TL: return ((fn_tl)f)(v[0].t, v[1].i);
+    case C_TLII: return ((fn_tlii)f)(v[0].t, v[1].i, (int)v[2].i, (int)v[3].i);
     case C_STRIDED: /* as many strides as sizes (else -1 dims: the C error) */
         return ((fn_strided)f)(v[0].t, v[1].n == v[2].n ? v[1].n : -1, v[1].shape, v[2].shape,
-                               (int64_t)v[3].f);
+                               v[3].i);
     case C_SCATTER: return tg_scatter(v[0].t, (int)v[1].f, v[2].t, v[3].t);
     case C_TAB: return call_tab(op, v, f);
     case C_VAR: {
@@ -736,7 +744,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_PAD: /* mode: tg_pad_mode */
         return v[3].f == 0 ? tg_pad(v[0].t, v[1].n, v[1].shape, v[2].f)
                            : tg_pad_ex(v[0].t, v[1].n, v[1].shape, (tg_pad_mode)v[3].f, v[2].f);
-    case C_ONEHOT: return tg_one_hot(v[0].t, (int64_t)v[1].f);
+    case C_ONEHOT: return tg_one_hot(v[0].t, v[1].i);
     case C_SQUEEZE: return v[1].none ? tg_squeeze_all(v[0].t) : squeeze_dim(v[0].t, (int)v[1].f);
     case C_NLL: return nll(f, v);
     case C_ADDMM: return tg_gemm(v[1].t, v[2].t, v[0].t, v[4].f, v[3].f, false, false);

@@ -1,5 +1,6 @@
 /* torch.topk and torch.sort: ops with two outputs (values, indices),
  * returned as a pair that tensorgraph.return_types names. */
+#include "ops.h"
 #include "tgpy.h"
 
 /* wraps both outputs (taking their references) into a tuple */
@@ -26,6 +27,19 @@ static int args_ok(PyObject *const *args, Py_ssize_t n, Py_ssize_t want, const c
     return -1;
 }
 
+/* the dim argument: PyTorch's IndexError when out of range, checked on
+ * the Python int (a cast to int made dim 2**32 dim 0) */
+static int dim_arg(const char *fn, PyObject *o, const tg_tensor *x, int *out)
+{
+    long d = PyLong_AsLong(o);
+    if (d == -1 && PyErr_Occurred())
+        return -1;
+    if (tgpy_check_dim(fn, d, tg_ndim(x)) < 0)
+        return -1;
+    *out = (int)d;
+    return 0;
+}
+
 /* _topk(input, k, dim, largest, sorted) */
 static PyObject *topk(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {
@@ -33,7 +47,9 @@ static PyObject *topk(PyObject *m, PyObject *const *args, Py_ssize_t n)
     if (args_ok(args, n, 5, "_topk(input, k, dim, largest, sorted)") < 0)
         return NULL;
     long long k = PyLong_AsLongLong(args[1]);
-    int dim = (int)PyLong_AsLong(args[2]);
+    int dim = 0;
+    if ((k == -1 && PyErr_Occurred()) || dim_arg("topk", args[2], TENSOR(args[0]), &dim) < 0)
+        return NULL;
     int largest = PyObject_IsTrue(args[3]), sorted = PyObject_IsTrue(args[4]);
     if (PyErr_Occurred() || largest < 0 || sorted < 0)
         return NULL;
@@ -47,9 +63,10 @@ static PyObject *topk(PyObject *m, PyObject *const *args, Py_ssize_t n)
 static PyObject *sort(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {
     (void)m;
-    if (args_ok(args, n, 3, "_sort(input, dim, descending)") < 0)
+    int dim = 0;
+    if (args_ok(args, n, 3, "_sort(input, dim, descending)") < 0 ||
+        dim_arg("sort", args[1], TENSOR(args[0]), &dim) < 0)
         return NULL;
-    int dim = (int)PyLong_AsLong(args[1]);
     int desc = PyObject_IsTrue(args[2]);
     if (PyErr_Occurred() || desc < 0)
         return NULL;
@@ -63,9 +80,10 @@ static PyObject *sort(PyObject *m, PyObject *const *args, Py_ssize_t n)
 static PyObject *argsort(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {
     (void)m;
-    if (args_ok(args, n, 3, "_argsort(input, dim, descending)") < 0)
+    int dim = 0;
+    if (args_ok(args, n, 3, "_argsort(input, dim, descending)") < 0 ||
+        dim_arg("argsort", args[1], TENSOR(args[0]), &dim) < 0)
         return NULL;
-    int dim = (int)PyLong_AsLong(args[1]);
     int desc = PyObject_IsTrue(args[2]);
     if (PyErr_Occurred() || desc < 0)
         return NULL;

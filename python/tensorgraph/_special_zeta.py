@@ -43,7 +43,10 @@ def _zeta64(s, q):
     power = _C.pow(a, -s - 1)
     inv_a2 = 1 / (a * a)
     for j, c in enumerate(_EM_COEFFS):
-        total = total + c * rising * power
+        # for a huge s the rising factorial overflows while a^(-s-2j+1) is 0:
+        # the term is 0, not inf * 0
+        term = c * rising * power
+        total = total + _C.where(power == 0, zeros_like(term), term)
         rising = rising * (s + 2 * j + 1) * (s + 2 * j + 2)
         power = power * inv_a2
     nan = tensor(math.nan, dtype=s.dtype)
@@ -105,7 +108,10 @@ class _Polygamma(Function):
         ctx.n = n
         x64 = x.detach().double()
         sign = -1.0 if n % 2 == 0 else 1.0
-        value = sign * math.factorial(n) * _zeta64(ones_like(x64) * (n + 1.0), x64)
+        # n! in float64, as PyTorch's exp(lgamma(n + 1)): inf past 170! (an exact
+        # math.factorial(2**62) ran until the machine ran out of memory)
+        factorial = float(math.factorial(n)) if n <= 170 else math.inf
+        value = sign * factorial * _zeta64(ones_like(x64) * (n + 1.0), x64)
         return value.to(x.dtype)
 
     @staticmethod

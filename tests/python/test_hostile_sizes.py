@@ -117,3 +117,21 @@ def test_zeta_of_a_huge_negative_q_is_immediate():
     assert lines[0] == str([[float("inf")] * 2] * 3)
     assert lines[1].startswith("[inf, 0.0307784") and lines[1].endswith("nan]")
     assert lines[2] == "[inf]"
+
+
+def test_polygamma_of_a_huge_order_is_quick():
+    # n! was an exact Python int: math.factorial(2**62) ran until the machine
+    # ran out of memory. Now float64's, as PyTorch's exp(lgamma(n + 1)): inf
+    # past 170!, so the values are infinite where zeta(n + 1, x) is not 0
+    out = run_child("""
+        import tensorgraph as tg
+        x = tg.tensor([1.0, 0.5], dtype=tg.float64)
+        for n in (2**62, 2**62 + 1, 200):
+            print(tg.polygamma(n, x).tolist(), x.polygamma(n).tolist())
+        print(tg.polygamma(170, tg.tensor([1.0], dtype=tg.float64)).item())
+        """)
+    lines = out.strip().split("\n")
+    assert lines[0] == "[-inf, -inf] [-inf, -inf]"
+    assert lines[1] == "[inf, inf] [inf, inf]"
+    assert lines[2] == "[-inf, -inf] [-inf, -inf]"
+    assert abs(float(lines[3]) / -7.257415615307999e306 - 1) < 1e-12

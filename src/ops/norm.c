@@ -639,7 +639,8 @@ static tg_status ln_infer(tg_op_ctx *c)
     if (s == TG_OK)
         s = ln_check_param(op, "bias", c->in[2], x, n);
     int64_t st[TG_MAX_DIMS];
-    ln_stat_shape(x->shape, x->ndim, (int)n, st);
+    if (s == TG_OK) /* n is checked only now (a graph's wire form may carry any) */
+        ln_stat_shape(x->shape, x->ndim, (int)n, st);
     for (int i = 0; s == TG_OK && i < 3; i++)
         s = tg_infer_set(c, i, x->dtype, x->ndim, i == 0 ? x->shape : st);
     return s;
@@ -686,7 +687,8 @@ static tg_status ln_grad_infer(tg_op_ctx *c)
     int64_t n = ((const norm_attrs *)c->attr)->n_axes;
     tg_status s = ln_check(op, x, n);
     int64_t st[TG_MAX_DIMS];
-    ln_stat_shape(x->shape, x->ndim, (int)n, st);
+    if (s == TG_OK) /* as in ln_infer: n is known good only now */
+        ln_stat_shape(x->shape, x->ndim, (int)n, st);
     if (s == TG_OK)
         s = check_param(op, "gradient", c->in[1], x->ndim, x->shape, "the shape", x);
     static const char *names[7] = {"", "", "mean", "var", "weight", "mean gradient",

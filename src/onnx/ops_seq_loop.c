@@ -27,7 +27,7 @@ static tg_tensor *value_of(const onnx_ictx *c, int j)
 tg_status onnx_loop_unrolled(onnx_ictx *c, int n_carried, int n_scan)
 {
     int64_t trip = -1;
-    bool go = true;
+    bool go = true, has_trip = false;
     for (int j = 0; j < 2 && j < c->n_in; j++) {
         if (!c->node->input[j][0])
             continue;
@@ -45,8 +45,15 @@ tg_status onnx_loop_unrolled(onnx_ictx *c, int n_carried, int n_scan)
         tg_status s = j ? tg_copy_to(v, TG_BOOL, &go) : tg_copy_to(v, TG_INT64, &trip);
         if (s != TG_OK)
             return s;
+        has_trip |= j == 0;
     }
-    if (trip < 0 && (c->n_in < 2 || !c->node->input[1][0]))
+    /* a given trip count bounds the iterations (none below 0, as the tensor-only
+     * Loop's i < M: it was taken for no trip count, and 4096 iterations ran
+     * before the error); one above the unroll limit fails before any */
+    if (has_trip && trip > MAX_UNROLL)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "a loop over sequences is unrolled to at most "
+                        "%d iterations; its trip count is %lld", MAX_UNROLL, (long long)trip);
+    if (!has_trip && (c->n_in < 2 || !c->node->input[1][0]))
         return onnx_err(c, TG_ERR_UNSUPPORTED, "a loop over sequences without a trip count or "
                         "condition would not end");
     int nv = 2 + n_carried;
@@ -66,7 +73,7 @@ tg_status onnx_loop_unrolled(onnx_ictx *c, int n_carried, int n_scan)
     for (int k = 0; k < n_scan && s == TG_OK; k++)
         s = (scan[k] = onnx_seq_new(TG_FLOAT32)) ? TG_OK : tg_last_status();
     int64_t i = 0;
-    for (; s == TG_OK && go && (trip < 0 || i < trip); i++) {
+    for (; s == TG_OK && go && (!has_trip || i < trip); i++) {
         if (i == MAX_UNROLL) {
             s = onnx_err(c, TG_ERR_UNSUPPORTED, "a loop over sequences is unrolled to at most "
                          "%d iterations", MAX_UNROLL);

@@ -432,6 +432,16 @@ def test_loop_over_sequences(tmp_path):
     xt = tg.tensor(x, requires_grad=True)
     m.run({"M": tg.tensor(np.int64(3)), "x": xt})["squares"].sum().backward()
     np.testing.assert_allclose(xt.grad.numpy(), sum(2 * (x + k) for k in range(3)), rtol=1e-5)
+    # a trip count below 0 runs no iteration, as i < M in the tensor-only Loop (it
+    # was taken for no trip count: 4096 iterations, then an error), and one
+    # above the unroll limit is refused before the first
+    with pytest.raises(NotImplementedError, match=r"the loop ran no iteration: the shape "
+                                                   r"of scan output 0 is unknown"):
+        m.run({"M": tg.tensor(np.int64(-1)), "x": tg.tensor(x)})
+    with pytest.raises(Exception, match=r"ONNX node 'loop' \(Loop\): a loop over sequences "
+                                         r"is unrolled to at most 4096 iterations; its trip "
+                                         r"count is 1099511627776"):
+        m.run({"M": tg.tensor(np.int64(2**40)), "x": tg.tensor(x)})
     # a trip count traced in a graph is known only when it runs
     with pytest.raises(Exception, match=r"ONNX node 'loop' \(Loop\): the loop carries "
                                          r"sequences or optionals, so it is unrolled when the "

@@ -3,6 +3,7 @@
  * side): each case here used to kill the process. Now each gives a result
  * of the expected shape, or an error. */
 #include "harness.h"
+#include "ops/op.h"
 #include "tg/tg.h"
 
 #include <string.h>
@@ -79,10 +80,39 @@ static void test_unknown_dim_probe_of_a_huge_shape(void)
     tg_scope_end();
 }
 
+/* ops reached by name (a graph's wire form ships any attributes) with
+ * padding near 2^62: conv_transpose2d's output size computed a - 2 pad and
+ * conv2d_pw_dw its padded input h + 2 pad in plain int64 (UBSan; the first
+ * found by mutating serialized graphs, the second by reading its
+ * neighbour). Both are errors now; the public functions take int pads. */
+static void test_conv_attrs_near_int64_max(void)
+{
+    tg_scope_begin();
+    const int64_t huge[2] = {INT64_C(1) << 62, 0};
+    tg_attr pad = TG_AINTS("padding", huge, 2);
+    const tg_op_def *tr = tg_op_find("conv_transpose2d");
+    tg_tensor *x = tg_ones(TG_FLOAT32, 4, (int64_t[]){1, 1, 3, 3});
+    tg_tensor *w = tg_ones(TG_FLOAT32, 4, (int64_t[]){1, 1, 2, 2});
+    CHECK(tr && tg_op_call(tr, 2, (tg_tensor *[]){x, w}, &pad, 1) == NULL);
+    CHECK(strstr(tg_last_error(), "leaves no output") != NULL);
+    const tg_op_def *pd = tg_op_find("conv2d_pw_dw");
+    tg_tensor *w1 = tg_ones(TG_FLOAT32, 4, (int64_t[]){2, 1, 1, 1});
+    tg_tensor *b = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
+    tg_tensor *w2 = tg_ones(TG_FLOAT32, 4, (int64_t[]){2, 1, 3, 3});
+    CHECK(pd && tg_op_call(pd, 5, (tg_tensor *[]){x, w1, b, w2, b}, &pad, 1) == NULL);
+    CHECK(strstr(tg_last_error(), "shape too large") != NULL);
+    const int64_t big_dil[2] = {1, INT64_C(1) << 62};
+    tg_attr dil = TG_AINTS("dilation", big_dil, 2);
+    CHECK(pd && tg_op_call(pd, 5, (tg_tensor *[]){x, w1, b, w2, b}, &dil, 1) == NULL);
+    CHECK(strstr(tg_last_error(), "shape too large") != NULL);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_batched_matmul_of_empty_matrices);
     RUN(test_empty_reshape_with_huge_dims);
     RUN(test_unknown_dim_probe_of_a_huge_shape);
+    RUN(test_conv_attrs_near_int64_max);
     return tt_finish();
 }

@@ -551,7 +551,9 @@ static tg_status transpose_out_size(const char *op, const conv_params *p, int i,
         !tg__size_add(op, "the output size", a, b, &a) ||
         !tg__size_add(op, "the output size", a, opad + 1, &a))
         return tg_last_status();
-    *out = a - 2 * pad;
+    /* a - 2 pad without overflow: a pad over half of a leaves nothing (the
+     * padding of a graph's wire form may be near 2^63) */
+    *out = pad > a / 2 ? 0 : a - 2 * pad;
     if (*out < 1)
         return tg__error(TG_ERR_SHAPE, "%s: padding %lld leaves no output (input size "
                          "%lld, kernel %lld, stride %lld, dilation %lld)", op,

@@ -83,6 +83,15 @@ static tg_status pwdw_infer(tg_op_ctx *c)
         return shape_error(op, "w2", w2, "[E, 1, kh, kw] (one filter per channel)");
     if (b2->ndim != 1 || b2->shape[0] != e)
         return shape_error(op, "b2", b2, "[E] (w1's output channels)");
+    /* the padded input and the dilated filter within the size bound, so that
+     * geoms' sums cannot overflow (the node's attributes may come from a
+     * graph's wire form) */
+    const pwdw_params *p = c->attr;
+    int64_t span;
+    for (int i = 0; i < 2; i++)
+        if (!tg__size_window_span(op, x->shape[2 + i], p->padding[i], p->padding[i],
+                                  w2->shape[2 + i], p->dilation[i], &span))
+            return tg_last_status();
     tg__conv_geom pw, dw;
     if (!geoms(c->attr, x->shape, w1->shape, w2->shape, &pw, &dw))
         return tg__error(TG_ERR_SHAPE, "%s: the %lldx%lld depthwise filter (dilated, with "

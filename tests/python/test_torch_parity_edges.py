@@ -708,6 +708,8 @@ def test_function_ctx_marks():
         y.sum().backward()
         got.append((i.requires_grad, i.grad_fn is None, i.tolist(), y.requires_grad,
                     x.grad.tolist()))
+        if SANITIZED and L is torch:  # torch's C++ errors abort a process under ASan
+            continue
         with pytest.raises(RuntimeError, match="only accepts variable arguments, but got float"):
             class Bad(L.autograd.Function):
                 @staticmethod

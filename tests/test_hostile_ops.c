@@ -80,6 +80,36 @@ static void test_unknown_dim_probe_of_a_huge_shape(void)
     tg_scope_end();
 }
 
+/* a slice whose step is far larger than its axis: one element, whose
+ * stride stays the axis's (stride * step overflowed int64; found by
+ * fuzzing the graph wire form, reachable from tg_slice), in eager mode
+ * and through a graph */
+static void test_slice_of_a_huge_step(void)
+{
+    tg_scope_begin();
+    tg_tensor *x = tg_arange(TG_FLOAT32, 0, 40 * 33, 1);
+    x = tg_reshape(x, 2, (int64_t[]){40, 33});
+    const int64_t steps[] = {(INT64_C(1) << 61) + 1, INT64_MAX};
+    for (int i = 0; i < 2; i++) {
+        tg_tensor *y = tg_slice(x, 0, 3, 40, steps[i]);
+        CHECK_SHAPE(y, 1, 33);
+        CHECK(y && tg_strides(y)[0] == 33 && tg_strides(y)[1] == 1);
+        CHECK(y && tg_item(tg_sum(y, 0, NULL, false)) == 33 * 99 + 33 * 32 / 2);
+    }
+    tg_graph *g = tg_graph_new("slice");
+    tg_tensor *p = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){40, 33});
+    tg_graph_begin(g);
+    tg_tensor *y = tg_sum(tg_slice(p, 0, 3, 40, (INT64_C(1) << 61) + 1), 0, NULL, false);
+    tg_graph_end();
+    tg_session *s = tg_session_new(g);
+    tg_tensor *r = NULL;
+    CHECK_OK(tg_session_run(s, 1, &p, &x, 1, &y, &r, 0, NULL));
+    CHECK(r && tg_item(r) == 33 * 99 + 33 * 32 / 2);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 /* ops reached by name (a graph's wire form ships any attributes) with
  * padding near 2^62: conv_transpose2d's output size computed a - 2 pad and
  * conv2d_pw_dw its padded input h + 2 pad in plain int64 (UBSan; the first
@@ -114,5 +144,6 @@ int main(void)
     RUN(test_empty_reshape_with_huge_dims);
     RUN(test_unknown_dim_probe_of_a_huge_shape);
     RUN(test_conv_attrs_near_int64_max);
+    RUN(test_slice_of_a_huge_step);
     return tt_finish();
 }

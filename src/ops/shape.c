@@ -452,7 +452,11 @@ static tg_tensor *slice_alias(const tg_tensor *x, const slice_attrs *a,
 {
     int64_t strides[TG_MAX_DIMS];
     memcpy(strides, x->strides, sizeof strides);
-    strides[a->axis] *= a->step;
+    /* a slice of one element (or none) keeps the stride: step may be far
+     * larger than the axis, and stride * step would overflow (a step of
+     * 2^61 once did); with two or more, step < the axis's extent */
+    if (shape[a->axis] > 1)
+        strides[a->axis] *= a->step;
     int64_t offset = x->offset + (shape[a->axis] > 0 ? a->start * x->strides[a->axis] : 0);
     return tg__alias(x, x->ndim, shape, strides, offset);
 }

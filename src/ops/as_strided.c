@@ -240,9 +240,9 @@ static tg_status as_strided_grad_kernel(tg_op_ctx *c)
     int64_t span = hi - lo + 1;
     const tg_tensor *in = c->in[0];
     tg_tensor *out = c->out[0];
-    /* float64 copies of the input and the result (any strides, either
-     * float type) */
-    tg_tensor *src = tg__alloc(TG_FLOAT64, in->ndim, in->shape);
+    /* the input as contiguous float64 (any strides, either float type),
+     * and the result computed in float64 */
+    tg_tensor *src = tg__contig_as(in, TG_FLOAT64);
     tg_tensor *res = tg__alloc(TG_FLOAT64, out->ndim, out->shape);
     double *buf = calloc((size_t)(span > 0 ? span : 1), sizeof *buf);
     int64_t *counts = calloc((size_t)(span > 0 ? span : 1), sizeof *counts);
@@ -254,7 +254,6 @@ static tg_status as_strided_grad_kernel(tg_op_ctx *c)
                       (long long)span);
         goto done;
     }
-    tg__convert_into(src, in);
     fill_positions(&xg, lo, xpos);
     fill_positions(&v, lo, vpos);
     count_positions(xpos, nx, counts);

@@ -117,6 +117,13 @@ tg_tensor *tg__as_dtype(tg_tensor *x, tg_dtype dt)
 {
     if (x->dtype == dt)
         return tg_retain(x);
+    return tg__contig_as(x, dt);
+}
+
+tg_tensor *tg__contig_as(const tg_tensor *x, tg_dtype dt)
+{
+    if (x->dtype == dt && tg_is_contiguous(x))
+        return tg_retain((tg_tensor *)x);
     tg_tensor *y = tg__alloc(dt, x->ndim, x->shape);
     if (y)
         tg__convert_into(y, x);

@@ -21,6 +21,9 @@ tg_status tg__run_grad_pair(tg_op_ctx *c, tg_iter_row_fn f32, tg_iter_row_fn f64
 /* x itself (retained) when already of dtype dt, else a converted copy;
  * internal: not published to any scope */
 tg_tensor *tg__as_dtype(tg_tensor *x, tg_dtype dt);
+/* x itself (retained) when of dtype dt and contiguous, else a contiguous
+ * converted copy (what a kernel reading tg__base needs); internal */
+tg_tensor *tg__contig_as(const tg_tensor *x, tg_dtype dt);
 /* converts src into dst elementwise (shapes broadcast), any dtypes */
 void tg__convert_into(tg_tensor *dst, const tg_tensor *src);
 

@@ -109,22 +109,13 @@ static tg_status nms_check(const char *op, const tg_tensor *bx, const tg_tensor 
     return TG_OK;
 }
 
-/* float64 copy of t (any strides); NULL with an error */
-static tg_tensor *as_f64(const tg_tensor *t)
-{
-    tg_tensor *d = tg__alloc(TG_FLOAT64, t->ndim, t->shape);
-    if (d)
-        tg__convert_into(d, t);
-    return d;
-}
-
 /* the selection: its row count; the first `cap` rows written to out; -1
  * with an error when out of memory */
 static int64_t nms_select(const tg_tensor *bx, const tg_tensor *sc, const nms_attrs *a,
                           int64_t *out, int64_t cap)
 {
     int64_t B = bx->shape[0], S = bx->shape[1], C = sc->shape[1], keep = keep_limit(a, S);
-    tg_tensor *bd = as_f64(bx), *sd = as_f64(sc);
+    tg_tensor *bd = tg__contig_as(bx, TG_FLOAT64), *sd = tg__contig_as(sc, TG_FLOAT64);
     nms_box *boxes = malloc((size_t)(B * S > 0 ? B * S : 1) * sizeof *boxes);
     int64_t *order = malloc((size_t)(S ? S : 1) * sizeof *order);
     int64_t *kept = malloc((size_t)(S ? S : 1) * sizeof *kept), n = 0;

@@ -13,13 +13,11 @@
 static const tg_arg_spec any_in[] = {{"x", TG_DTS_ANY}, {0}};
 static const tg_arg_spec index_out[] = {{"y", TG_DT(TG_INT64)}, {0}};
 
-/* x != 0 elementwise, as a contiguous bool tensor (NULL: no memory) */
+/* x != 0 elementwise, as a contiguous bool tensor (the cast to bool:
+ * any nonzero value, NaN too); NULL: no memory */
 static tg_tensor *nonzero_mask(const tg_tensor *x)
 {
-    tg_tensor *m = tg__alloc(TG_BOOL, x->ndim, x->shape);
-    if (m)
-        tg__convert_into(m, x); /* the cast to bool: any nonzero value, NaN too */
-    return m;
+    return tg__contig_as(x, TG_BOOL);
 }
 
 static int64_t count_true(const tg_tensor *m)

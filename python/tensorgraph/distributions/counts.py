@@ -227,10 +227,6 @@ class LogNormal(Distribution):
     def rsample(self, sample_shape=()):
         return self.base_dist.rsample(sample_shape).exp()
 
-    def sample(self, sample_shape=()):
-        with tg.no_grad():
-            return self.rsample(sample_shape)
-
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
@@ -278,10 +274,6 @@ class HalfNormal(Distribution):
 
     def rsample(self, sample_shape=()):
         return self.base_dist.rsample(sample_shape).abs()
-
-    def sample(self, sample_shape=()):
-        with tg.no_grad():
-            return self.rsample(sample_shape)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -332,23 +332,23 @@ class Module:
     def _get_name(self):
         return type(self).__name__
 
-    def get_parameter(self, target):
+    def _get_member(self, target, table, kind):
+        """get_parameter / get_buffer: the submodule's entry of `table`
+        (its _parameters or _buffers), PyTorch's AttributeErrors else"""
         module_path, _, name = target.rpartition('.')
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):
             raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
-        if name not in mod._parameters:
-            raise AttributeError("`" + name + "` is not an nn.Parameter")
-        return mod._parameters[name]
+        entries = getattr(mod, table)
+        if name not in entries:
+            raise AttributeError("`" + name + "` is not " + kind)
+        return entries[name]
+
+    def get_parameter(self, target):
+        return self._get_member(target, '_parameters', 'an nn.Parameter')
 
     def get_buffer(self, target):
-        module_path, _, name = target.rpartition('.')
-        mod = self.get_submodule(module_path)
-        if not hasattr(mod, name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
-        if name not in mod._buffers:
-            raise AttributeError("`" + name + "` is not a buffer")
-        return mod._buffers[name]
+        return self._get_member(target, '_buffers', 'a buffer')
 
     # ---- printing -------------------------------------------------------------------------
     def extra_repr(self):

@@ -75,47 +75,8 @@ def backward_into(tensors, grad_tensors, inputs, retain_graph, create_graph):
         x.grad = g if x.grad is None else x.grad + g
 
 
-class _FunctionMeta(type):
-    def __init__(cls, name, bases, ns):
-        super().__init__(name, bases, ns)
-        cls._tg_function = _C._function_def(name)
-
-
-class Function(metaclass=_FunctionMeta):
-    """Custom differentiable operations, as torch.autograd.Function:
-
-        class Exp(Function):
-            @staticmethod
-            def forward(ctx, x):
-                y = x.exp()
-                ctx.save_for_backward(y)
-                return y
-
-            @staticmethod
-            def backward(ctx, grad):
-                y, = ctx.saved_tensors
-                return grad * y
-
-        Exp.apply(x)
-
-    forward runs with grad mode off and returns one tensor; backward returns
-    one gradient (or None) per forward argument. Saved tensors are checked
-    for in-place changes at backward."""
-
-    @classmethod
-    def apply(cls, *args):
-        return _C._function_apply(cls, args)
-
-    @staticmethod
-    def forward(ctx, *args):
-        raise NotImplementedError("Function.forward must be overridden")
-
-    @staticmethod
-    def backward(ctx, *grads):
-        raise NotImplementedError("Function.backward must be overridden")
-
-
-FunctionCtx = _C.FunctionCtx
+from ._autograd_function import Function, FunctionCtx, once_differentiable  # noqa: E402,F401
+from . import _autograd_function as function  # noqa: E402  (tg.autograd.function)
 
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
@@ -166,3 +127,4 @@ from . import autograd_forward_ad as forward_ad  # noqa: E402  (dual tensors)
 import sys as _sys  # noqa: E402
 _sys.modules[__name__ + '.forward_ad'] = forward_ad
 _sys.modules.setdefault(__name__ + '.functional', functional)
+_sys.modules.setdefault(__name__ + '.function', function)

@@ -1,0 +1,41 @@
+"""Helpers for tests/python/test_autograd_api_*.py: run one snippet,
+written against a module T, with T = tensorgraph and T = torch, and
+compare what it returns (tensors as float64 arrays with requires_grad,
+nested tuples, plain values) or raises (the exception type and the words
+of its message). Under the sanitizers torch's own C++ errors abort the
+process, so raising snippets then run on tensorgraph alone."""
+import numpy as np
+
+from conftest import SANITIZED, torch
+
+import tensorgraph as tg
+
+
+def plain(v):
+    if isinstance(v, (tg.Tensor,) + ((torch.Tensor,) if torch is not None else ())):
+        return ('T', np.asarray(v.detach().numpy(), dtype=float).round(6).tolist(),
+                bool(v.requires_grad))
+    if isinstance(v, (tuple, list)):
+        return tuple(plain(x) for x in v)
+    if isinstance(v, dict):
+        return {k: plain(x) for k, x in v.items()}
+    return v
+
+
+def same(f):
+    """f(tg) and f(torch) give equal results; returns tensorgraph's"""
+    a, b = f(tg), f(torch)
+    assert plain(a) == plain(b)
+    return a
+
+
+def raises_same(f, exc, words):
+    """f raises exc with words in its message, with tensorgraph and (when
+    torch's errors can run here) with torch"""
+    for m in (tg,) if SANITIZED else (tg, torch):
+        try:
+            f(m)
+        except exc as e:
+            assert words in str(e), (m.__name__, str(e))
+        else:
+            raise AssertionError(f"{m.__name__}: no {exc.__name__}")

@@ -1,0 +1,279 @@
+"""tg.autograd.Function as torch.autograd.Function, compared with PyTorch:
+several outputs (one gradient each in backward, zeros or None for unused
+ones per set_materialize_grads), non-tensor arguments and outputs,
+needs_input_grad, mark_non_differentiable on one of several outputs,
+once_differentiable, double backward, and backward's result checks."""
+import pytest
+
+from autograd_api_oracle import raises_same, same
+from conftest import needs_torch
+
+pytestmark = needs_torch
+
+
+def _two(T, materialize=True, seen=None):
+    class Two(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x)
+            ctx.k = k
+            ctx.set_materialize_grads(materialize)
+            return x * k, x.exp()
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            if seen is not None:
+                seen.append((g1, g2))
+            x, = ctx.saved_tensors
+            r = T.zeros_like(x)
+            if g1 is not None:
+                r = r + g1 * ctx.k
+            if g2 is not None:
+                r = r + g2 * x.exp()
+            return r, None
+    return Two
+
+
+def test_two_outputs():
+    def f(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        a, b = _two(T).apply(x, 3.)
+        (a.sum() + (b * b).sum()).backward()
+        return x.grad, a, b, type(a.grad_fn).__name__, type(b.grad_fn).__name__, a.is_leaf
+    same(f)
+
+
+@pytest.mark.parametrize('materialize', [True, False])
+@pytest.mark.parametrize('used', [0, 1])
+def test_unused_output_grad(materialize, used):
+    def f(T):
+        seen = []
+        x = T.tensor([1., 2.], requires_grad=True)
+        out = _two(T, materialize, seen).apply(x, 3.)
+        out[used].sum().backward()
+        return x.grad, seen
+    same(f)
+
+
+def test_retained_graph_reaches_outputs_afresh():
+    def f(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        seen = []
+        a, b = _two(T, False, seen).apply(x, 3.)
+        g1, = T.autograd.grad(a.sum(), x, retain_graph=True)
+        g2, = T.autograd.grad(b.sum(), x, retain_graph=True)
+        g3, = T.autograd.grad((a + b).sum(), x)
+        return g1, g2, g3, seen
+    same(f)
+
+
+def test_double_backward_through_two_outputs():
+    def f(T):
+        class P(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 2, x ** 3
+
+            @staticmethod
+            def backward(ctx, a, b):
+                x, = ctx.saved_tensors
+                return 2 * x * a + 3 * x ** 2 * b
+        x = T.tensor([1., 2.], requires_grad=True)
+        a, b = P.apply(x)
+        g, = T.autograd.grad((a + b).sum(), x, create_graph=True)
+        g2, = T.autograd.grad(g.sum(), x)
+        return g, g2
+    same(f)
+
+
+def test_mark_non_differentiable_one_of_two():
+    def f(T):
+        seen = []
+
+        class Sort(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                v, i = x.sort()
+                ctx.mark_non_differentiable(i)
+                ctx.save_for_backward(i)
+                return v, i
+
+            @staticmethod
+            def backward(ctx, gv, gi):
+                seen.append(gi)
+                i, = ctx.saved_tensors
+                g = T.zeros_like(gv)
+                g[i] = gv
+                return g
+        x = T.tensor([3., 1., 2.], requires_grad=True)
+        v, i = Sort.apply(x)
+        (v * T.tensor([1., 2., 3.])).sum().backward()
+        return x.grad, v, i, seen, i.grad_fn is None
+    same(f)
+
+
+def test_non_tensor_inputs_and_outputs():
+    def f(T):
+        got = []
+
+        class P(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y, n):
+                got.append(ctx.needs_input_grad)
+                return x * y * n, n + 1, x.long()
+
+            @staticmethod
+            def backward(ctx, g, gn, gl):
+                got.append((ctx.needs_input_grad, gn, gl))
+                return g * 2, None, None
+        x = T.tensor([1., 2.], requires_grad=True)
+        a, m, xl = P.apply(x, T.ones(2), 2)
+        a.sum().backward()
+        return x.grad, m, xl, got
+    same(f)
+
+
+def test_tuple_of_one_and_mixed_dtypes():
+    def f(T):
+        class One(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return (x * 2,)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class Mixed(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x.double() * 3, x.sum()
+
+            @staticmethod
+            def backward(ctx, a, b, s):
+                return a * 2 + (b * 3).float() + s
+        x = T.tensor([1., 2.], requires_grad=True)
+        r = One.apply(x)
+        a, b, s = Mixed.apply(x)
+        (r[0].sum() + a.sum() + b.sum() + s).backward()
+        return type(r).__name__, x.grad, str(a.dtype)[-7:], str(b.dtype)[-7:], s.shape
+    same(f)
+
+
+def test_outputs_written_in_place_and_nested_functions():
+    def f(T):
+        class In(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, a, b):
+                return a * 2 + b * 3
+
+        class Out(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                a, b = In.apply(x)
+                return a + b, a - b
+
+            @staticmethod
+            def backward(ctx, a, b):
+                return a * 5 - b
+        x = T.tensor([1., 2.], requires_grad=True)
+        a, b = Out.apply(x)
+        c, d = In.apply(x)
+        c.mul_(5)
+        (a + b + c + d).sum().backward()
+        return x.grad, a, b, c
+    same(f)
+
+
+def test_no_grad_apply():
+    def f(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        with T.no_grad():
+            a, b = _two(T).apply(x, 2.)
+        return a.requires_grad, a.grad_fn is None, b
+    same(f)
+
+
+def _square(T, decorate):
+    class Sq(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @decorate
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+    return Sq
+
+
+def test_once_differentiable():
+    def f(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        sq = _square(T, T.autograd.function.once_differentiable)
+        g, = T.autograd.grad(sq.apply(x).sum(), x, create_graph=True)
+        # a gradient that requires grad reaching backward: its results refuse a second pass
+        y = sq.apply(x)
+        w = T.ones(2, requires_grad=True)
+        h, = T.autograd.grad(y, x, grad_outputs=w, create_graph=True)
+        return g, h, h.requires_grad
+    same(f)
+
+    def twice(T):
+        sq = _square(T, T.autograd.function.once_differentiable)
+        x = T.tensor([1., 2.], requires_grad=True)
+        w = T.ones(2, requires_grad=True)
+        h, = T.autograd.grad(sq.apply(x), x, grad_outputs=w, create_graph=True)
+        h.sum().backward()
+    raises_same(twice, RuntimeError, "trying to differentiate twice a function that was "
+                "marked with @once_differentiable")
+
+
+def test_backward_result_checks():
+    def fn(T, grads, n_in=1):
+        class P(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, *rest):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return grads(T, g)
+        return P
+
+    def count(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        fn(T, lambda T, g: g).apply(x, x).sum().backward()
+    raises_same(count, RuntimeError, "function PBackward returned an incorrect number of "
+                "gradients (expected 2, got 1)")
+
+    def shape(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        fn(T, lambda T, g: T.ones(3)).apply(x).sum().backward()
+    raises_same(shape, RuntimeError, "Function PBackward returned an invalid gradient at "
+                "index 0 - got [3] but expected shape compatible with [2]")
+
+    def non_tensor(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        fn(T, lambda T, g: (g, g)).apply(x, 2.).sum().backward()
+    raises_same(non_tensor, RuntimeError, "returned a gradient different than None at "
+                "position 2, but the corresponding forward input was not a Variable")
+
+    def broadcast(T):  # a gradient the input broadcasts to is summed down; extra Nones dropped
+        x = T.tensor([1., 2.], requires_grad=True)
+        fn(T, lambda T, g: (T.ones(3, 2), None, None)).apply(x).sum().backward()
+        return x.grad
+    same(broadcast)
+
+
+def test_apply_refuses_keywords():
+    def f(T):
+        _two(T).apply(x=T.ones(1), k=1.)
+    raises_same(f, TypeError, "apply() takes no keyword arguments")

@@ -25,7 +25,7 @@ def plain(v):
 def same(f):
     """f(tg) and f(torch) give equal results; returns tensorgraph's"""
     a, b = f(tg), f(torch)
-    assert plain(a) == plain(b)
+    assert plain(a) == plain(b), (plain(a), plain(b))
     return a
 
 

@@ -6,24 +6,24 @@ from collections.abc import Mapping
 from .. import _C
 from .._device import check_eager_target
 from .._grad_mode import no_grad, zero_grads
+from .._tensor_extra import RemovableHandle
+from ._backward_hooks import BackwardHook
 from .parameter import Parameter
 
 _IncompatibleKeys = namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])
 
 
 def _register(hooks, hook):
-    """hook added to the dict hooks; the handle's remove() takes it out"""
-    key = object()
-    hooks[key] = hook
-
-    class Handle:
-        def remove(_):
-            hooks.pop(key, None)
-    return Handle()
+    """hook added to the dict hooks; the handle's remove() (or leaving it
+    as a context manager) takes it out"""
+    h = RemovableHandle(hooks)
+    hooks[h.id] = hook
+    return h
 
 
 class Module:
     training = True
+    _backward_hooks = None  # modules whose __init__ has not run
 
     def __init__(self):
         object.__setattr__(self, '_parameters', OrderedDict())
@@ -32,6 +32,7 @@ class Module:
         object.__setattr__(self, '_modules', OrderedDict())
         object.__setattr__(self, '_forward_hooks', OrderedDict())
         object.__setattr__(self, '_forward_pre_hooks', OrderedDict())
+        object.__setattr__(self, '_backward_hooks', OrderedDict())
         object.__setattr__(self, 'training', True)
 
     def forward(self, *args, **kwargs):
@@ -39,6 +40,8 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args, **kwargs):
+        if self._backward_hooks:
+            return self._call_with_forward(self.forward, *args, **kwargs)
         if self._forward_pre_hooks:
             args = self._run_forward_pre_hooks(args)
         out = self.forward(*args, **kwargs)
@@ -50,8 +53,14 @@ class Module:
         """__call__ with another forward (tg.function's converted one)"""
         if self._forward_pre_hooks:
             args = self._run_forward_pre_hooks(args)
+        bw = BackwardHook(self, list(self._backward_hooks.values())) \
+            if self._backward_hooks else None
+        if bw:
+            args = bw.setup_input_hook(args)
         out = forward(*args, **kwargs)
-        return self._run_forward_hooks(args, out) if self._forward_hooks else out
+        if self._forward_hooks:
+            out = self._run_forward_hooks(args, out)
+        return bw.setup_output_hook(out) if bw else out
 
     def _run_forward_pre_hooks(self, args):
         """each hook(module, args) may return new args (a tuple, or one value)"""
@@ -75,6 +84,12 @@ class Module:
         """hook(module, args) runs before forward; what it returns (not None)
         replaces the positional arguments"""
         return _register(self._forward_pre_hooks, hook)
+
+    def register_full_backward_hook(self, hook):
+        """hook(module, grad_input, grad_output) runs when the gradients of
+        the module's tensor arguments are computed (tuples, None for
+        non-tensor arguments); a tuple it returns replaces grad_input"""
+        return _register(self._backward_hooks, hook)
 
     # ---- registration ------------------------------------------------------------
     def __setattr__(self, name, value):

@@ -13,6 +13,7 @@ gradient alone, the hooks transform it, and the old grad is added back;
 autograd.grad passes a hooked leaf's result through its hooks too."""
 import builtins
 import itertools
+import warnings
 import weakref
 
 from . import (_C, _ops, _ops_bits, _ops_cover, _ops_math, _ops_misc, _ops_more, _ops_scatter,
@@ -367,7 +368,16 @@ def _get_grad(self):
     d = self.__dict__
     if '_tg_retained' in d and not self.is_leaf:
         return d['_tg_retained']
-    return _grad_descr.__get__(self)
+    g = _grad_descr.__get__(self)
+    if g is None and not self.is_leaf:
+        warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                      "accessed. Its .grad attribute won't be populated during "
+                      "autograd.backward(). If you indeed want the .grad field to be populated "
+                      "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+                      "access the non-leaf Tensor by mistake, make sure you access the leaf "
+                      "Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
+                      "informations.", UserWarning, stacklevel=2)
+    return g
 
 
 def _set_grad(self, value):

@@ -12,16 +12,28 @@ def _seq(x):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
+         only_inputs=True, allow_unused=False, is_grads_batched=False):
     """d(sum(outputs * grad_outputs)) / d inputs, without touching .grad.
     With create_graph the results can be differentiated again."""
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused)
     outputs, inputs = _seq(outputs), _seq(inputs)
+    if not inputs:
+        raise ValueError("grad requires non-empty inputs.")
     if grad_outputs is not None:
         grad_outputs = _seq(grad_outputs)
+        _check_grad_shapes(outputs, grad_outputs)
     else:
         for o in outputs:
             if o.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    for i, o in enumerate(outputs):
+        if not o.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+    if not all(x.requires_grad for x in inputs):
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
     retain = create_graph if retain_graph is None else retain_graph
     res = _C._grad(outputs, inputs, grad_outputs, bool(retain), bool(create_graph))
     from ._tensor_extra import apply_input_hooks
@@ -31,6 +43,28 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                            "in the graph. Set allow_unused=True if this is the desired "
                            "behavior.")
     return tuple(res)
+
+
+def _check_grad_shapes(outputs, grads):
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if isinstance(g, Tensor) and g.shape != o.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
+                               f"and output[{i}] has a shape of {o.shape}.")
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
+    """grad(is_grads_batched=True): the first dim of each grad_output holds
+    a batch of them; one gradient per batch entry, stacked (a loop where
+    PyTorch vmaps)"""
+    gos = _seq(grad_outputs)
+    n = gos[0].shape[0] if gos and gos[0].ndim else None
+    if n is None or any(g.ndim == 0 or g.shape[0] != n for g in gos):
+        raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of "
+                           "each grad_output as the batch dimension: every grad_output needs "
+                           "one, of the same size.")
+    rows = [grad(outputs, inputs, [g[b] for g in gos], True if b < n - 1 else retain_graph,
+                 create_graph, allow_unused=allow_unused) for b in range(n)]
+    return tuple(None if col[0] is None else _C.stack(col) for col in zip(*rows))
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,

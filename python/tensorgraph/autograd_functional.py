@@ -24,23 +24,44 @@ def _prepare(inputs):
     return tuple(x.detach().requires_grad_(True) for x in _tuple(inputs))
 
 
-def _grad(outputs, inputs, grad_outputs, create_graph):
+def _grad(outputs, inputs, grad_outputs, create_graph, strict=None):
     """autograd.grad with None turned into zeros (an output that does not
-    depend on an input gives 0, as PyTorch's functional API does)"""
+    depend on an input gives 0, as PyTorch's functional API does); strict:
+    PyTorch's message for an input not reached instead, {} its index"""
     from .autograd import grad
     outs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
-    if not outs:
-        return tuple(zeros_like(x) for x in inputs)
     res = grad([o for o, _ in outs], list(inputs), [g for _, g in outs], retain_graph=True,
-               create_graph=create_graph, allow_unused=True)
+               create_graph=create_graph, allow_unused=True) if outs else (None,) * len(inputs)
+    for i, r in enumerate(res):
+        if r is None and strict:
+            raise RuntimeError(strict.format(i))
     return tuple(zeros_like(x) if r is None else r for x, r in zip(inputs, res))
 
 
-def _check_v(v, ref, what):
+_INDEPENDENT = ("The output of the user-provided function is independent of input {}. This "
+                "is not allowed in strict mode.")
+
+
+def _check_outputs(outs, strict):
+    """strict mode: every output must depend on the inputs differentiably"""
+    for i, o in enumerate(outs if strict else ()):
+        if not o.requires_grad:
+            raise RuntimeError(f"Output {i} of the user-provided function does not require "
+                               "gradients. The outputs must be computed in a differentiable "
+                               "manner from the input when running in strict mode.")
+
+
+def _check_v(v, ref, ref_is_tuple):
+    """PyTorch's checks of v against the tensors it multiplies"""
     v = _tuple(v)
-    if len(v) != len(ref) or any(tuple(a.shape) != tuple(b.shape) for a, b in zip(v, ref)):
-        raise RuntimeError(f"The given v should have the shapes of {what}: expected "
-                           f"{[tuple(r.shape) for r in ref]}, got {[tuple(a.shape) for a in v]}")
+    if len(v) != len(ref):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(ref)} but got "
+                           f"{len(v)}." if ref_is_tuple else
+                           "The given v should contain a single Tensor.")
+    for i, (a, b) in enumerate(zip(v, ref)):
+        if a.shape != b.shape:
+            raise RuntimeError(f"{f'Entry {i} in ' if ref_is_tuple else ''}v has invalid size: "
+                               f"should be {b.shape} but got {a.shape}.")
     return v
 
 
@@ -52,14 +73,14 @@ def _call(func, inputs):
     return isinstance(inputs, _C.Tensor), xs, _tuple(out), isinstance(out, _C.Tensor)
 
 
-def _default_v(v, ref, what):
+def _default_v(v, ref, ref_is_tuple, what):
     """v, or a 1 when ref is one single-element tensor (PyTorch's rule)"""
     if v is None:
         if len(ref) != 1 or ref[0].numel() != 1:
-            raise RuntimeError(f"The vector v can only be None if {what} is a single Tensor "
+            raise RuntimeError(f"The vector v can only be None if {what} a single Tensor "
                                f"with a single element.")
         return (zeros_like(ref[0]) + 1,)
-    return _check_v(v, ref, what)
+    return _check_v(v, ref, ref_is_tuple)
 
 
 def _results(values, single, create_graph):
@@ -71,8 +92,9 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J): the outputs and the vector-Jacobian product"""
     with enable_grad():
         single, xs, outs, out_single = _call(func, inputs)
-        v = _default_v(v, outs, "the output of the user-provided function")
-        g = _grad(outs, xs, v, create_graph)
+        _check_outputs(outs, strict)
+        v = _default_v(v, outs, not out_single, "the user-provided function returns")
+        g = _grad(outs, xs, v, create_graph, strict and _INDEPENDENT)
     return _results(outs, out_single, create_graph), _results(g, single, create_graph)
 
 
@@ -80,7 +102,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the outputs and the Jacobian-vector product"""
     with enable_grad():
         single, xs, outs, out_single = _call(func, inputs)
-        v = _default_v(v, xs, "the input to the user-provided function")
+        _check_outputs(outs, strict)
+        v = _default_v(v, xs, not single, "the input to the user-provided function is")
         us = tuple(zeros_like(o).requires_grad_(True) for o in outs)
         g = _grad(outs, xs, us, True)  # u^T J, linear in u
         jv = _grad(g, us, v, create_graph)
@@ -148,17 +171,24 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     'forward-mode' (with vectorize=True, as PyTorch asks) builds it a
     column at a time with dual tensors (tg.autograd.forward_ad)"""
     _check_strategy(strategy, vectorize, create_graph)
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
     if strategy == 'forward-mode':
         single, out_single, rows = _jacobian_forward(func, inputs)
         return _shape_jacobian(rows, single, out_single)
     with enable_grad():
         single, xs, outs, out_single = _call(func, inputs)
+        _check_outputs(outs, strict)
         rows = []
-        for o in outs:
+        for k, o in enumerate(outs):
             flat = o.reshape(-1)
             per_input = [[] for _ in xs]
             for i in range(flat.numel()):
-                g = _grad((flat[i],), xs, (zeros_like(flat[i]) + 1,), create_graph)
+                g = _grad((flat[i],), xs, (zeros_like(flat[i]) + 1,), create_graph,
+                          strict and f"Output {k} of the user-provided function is independent "
+                          "of input {}. This is not allowed in strict mode.")
                 for j, gj in enumerate(g):
                     per_input[j].append(gj if create_graph else gj.detach())
             from . import stack
@@ -190,9 +220,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
     def gradient(*xs):
         out = func(*xs)
-        if not isinstance(out, _C.Tensor) or out.numel() != 1:
-            raise RuntimeError("The function given to hessian should return a single Tensor "
-                               "with a single element")
+        _check_scalar(out, 'hessian')
         g = _grad((out.reshape(()),), xs, (zeros_like(out.reshape(())) + 1,), True)
         return g[0] if single else g
     if outer_jacobian_strategy == 'forward-mode':  # forward over reverse
@@ -204,20 +232,35 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return jacobian(gradient, inputs, create_graph=create_graph)
 
 
+def _check_scalar(out, what):
+    if not isinstance(out, _C.Tensor):
+        raise RuntimeError(f"The function given to {what} should return a single Tensor")
+    if out.numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {what} should "
+                           "contain a single element")
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H) for a scalar function"""
-    with enable_grad():
-        single, xs, outs, _ = _call(func, inputs)
-        if len(outs) != 1 or outs[0].numel() != 1:
-            raise RuntimeError("The function given to vhp should return a single Tensor with a "
-                               "single element")
-        v = _default_v(v, xs, "the input to the user-provided function")
-        out = outs[0].reshape(())
-        g = _grad((out,), xs, (zeros_like(out) + 1,), True)
-        r = _grad(g, xs, v, create_graph)
-    return _results((outs[0],), True, create_graph), _results(r, single, create_graph)
+    return _vhp(func, inputs, v, create_graph, strict, 'vhp')
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v): the Hessian is symmetric, so v^T H transposed"""
-    return vhp(func, inputs, v, create_graph, strict)
+    return _vhp(func, inputs, v, create_graph, strict, 'hvp')
+
+
+def _vhp(func, inputs, v, create_graph, strict, what):
+    with enable_grad():
+        single, xs = isinstance(inputs, _C.Tensor), _prepare(inputs)
+        v = _default_v(v, xs, not single, "the input to the user-provided function is")
+        out = func(*xs)
+        _check_scalar(out, what)
+        outs = (out,)
+        _check_outputs(outs, strict)
+        out = out.reshape(())
+        g = _grad((out,), xs, (zeros_like(out) + 1,), True, strict and _INDEPENDENT)
+        r = _grad(g, xs, v, create_graph, strict and (
+            "The jacobian of the user-provided function is independent of input {}. This is "
+            "not allowed in strict mode."))
+    return _results((outs[0],), True, create_graph), _results(r, single, create_graph)

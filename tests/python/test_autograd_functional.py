@@ -53,7 +53,7 @@ def test_create_graph_and_errors():
     assert g.requires_grad
     with pytest.raises(RuntimeError, match="can only be None"):
         tg.autograd.functional.vjp(lambda a: a * 2, tg.ones(2))
-    with pytest.raises(RuntimeError, match="shapes of the input"):
+    with pytest.raises(RuntimeError, match="v has invalid size"):
         tg.autograd.functional.jvp(lambda a: a * 2, tg.ones(2), tg.ones(3))
     with pytest.raises(RuntimeError, match="single element"):
         tg.autograd.functional.hessian(lambda a: a * 2, tg.ones(2))

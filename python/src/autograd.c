@@ -4,12 +4,33 @@
  * tg_function_apply_owned. */
 #include "tgpy.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---- backward and grad ------------------------------------------------------ */
+/* "tensorgraph.Size([2, 3])" into buf */
+static void size_text(const tg_tensor *t, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "tensorgraph.Size([");
+    for (int d = 0; d < tg_ndim(t) && k < len; d++)
+        k += (size_t)snprintf(buf + k, len - k, d ? ", %lld" : "%lld",
+                              (long long)tg_shape(t)[d]);
+    if (k < len)
+        snprintf(buf + k, len - k, "])");
+}
+
 /* PyTorch's messages for a root that cannot start backward (0 or -1) */
 static tg_status check_root(tg_tensor *t, tg_tensor *grad, int i)
 {
+    if (grad && (tg_ndim(grad) != tg_ndim(t) ||
+                 memcmp(tg_shape(grad), tg_shape(t), sizeof(int64_t) * (size_t)tg_ndim(t)))) {
+        char a[256], b[256];
+        size_text(grad, a, sizeof a);
+        size_text(t, b, sizeof b);
+        PyErr_Format(PyExc_RuntimeError, "Mismatch in shape: grad_output[%d] has a shape of %s "
+                     "and output[%d] has a shape of %s.", i, a, i, b);
+        return TG_ERR_AUTOGRAD;
+    }
     if (!tg_requires_grad(t)) {
         PyErr_Format(PyExc_RuntimeError, "element %d of tensors does not require grad and "
                      "does not have a grad_fn", i);
@@ -628,8 +649,8 @@ static PyObject *function_apply(PyObject *m, PyObject *const *a, Py_ssize_t n)
             f->pos[f->n_in] = (int)i;
             in[f->n_in++] = TENSOR(e);
         }
-        PyTuple_SET_ITEM(needs, i, PyBool_FromLong(t && tg_requires_grad(TENSOR(e)) &&
-                                                    tg_grad_enabled()));
+        /* PyTorch's: whether the argument requires grad, in any grad mode */
+        PyTuple_SET_ITEM(needs, i, PyBool_FromLong(t && tg_requires_grad(TENSOR(e))));
     }
     if (!f->ctx || !needs) {
         Py_XDECREF(needs);

@@ -277,3 +277,22 @@ def test_apply_refuses_keywords():
     def f(T):
         _two(T).apply(x=T.ones(1), k=1.)
     raises_same(f, TypeError, "apply() takes no keyword arguments")
+
+
+def test_needs_input_grad_in_no_grad():
+    def f(T):
+        got = []
+
+        class P(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                got.append(ctx.needs_input_grad)
+                return x * y
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g
+        with T.no_grad():
+            P.apply(T.ones(2, requires_grad=True), T.ones(2))
+        return got
+    same(f)

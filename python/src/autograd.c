@@ -452,13 +452,21 @@ static PyObject *ctx_mark_non_differentiable(PyObject *o, PyObject *const *args,
     Py_DECREF(marked);
     Py_RETURN_NONE;
 }
-/* mark_dirty: in-place outputs need no bookkeeping here (the output is a
- * fresh alias of what forward returns); accepted for PyTorch's code */
+/* mark_dirty(*tensors): arguments forward wrote in place; kept in the
+ * context's dict (_tg_dirty) for Function.apply, which rebinds each such
+ * argument returned to its output, as PyTorch's */
 static PyObject *ctx_mark_dirty(PyObject *o, PyObject *const *args, Py_ssize_t n)
 {
-    (void)args, (void)n;
     if (ctx_live((CtxObject *)o) < 0)
         return NULL;
+    PyObject *dirty = PyTuple_New(n);
+    for (Py_ssize_t i = 0; dirty && i < n; i++)
+        PyTuple_SET_ITEM(dirty, i, Py_NewRef(args[i]));
+    if (!dirty || PyObject_SetAttrString(o, "_tg_dirty", dirty) < 0) {
+        Py_XDECREF(dirty);
+        return NULL;
+    }
+    Py_DECREF(dirty);
     Py_RETURN_NONE;
 }
 /* set_materialize_grads(value): backward always gets a tensor here (one
@@ -475,7 +483,7 @@ static PyMethodDef ctx_methods[] = {
     {"mark_non_differentiable", (PyCFunction)(void (*)(void))ctx_mark_non_differentiable,
      METH_FASTCALL, "Marks outputs that get no gradient (returned without history)."},
     {"mark_dirty", (PyCFunction)(void (*)(void))ctx_mark_dirty, METH_FASTCALL,
-     "Accepted for PyTorch's code: outputs written in place need nothing more here."},
+     "Marks arguments written in place (apply hands them back as the outputs)."},
     {"set_materialize_grads", ctx_set_materialize_grads, METH_O,
      "Recorded; backward always receives a tensor here."},
     {NULL, NULL, 0, NULL}};

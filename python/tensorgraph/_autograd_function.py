@@ -39,7 +39,6 @@ def _pack(ctx, outputs):
                   else None for o in outputs)
     parts = [o.reshape(-1) for o, m in zip(outputs, metas) if m and m[2]]
     ctx._tg_layout = metas
-    ctx._tg_outputs = outputs
     if not parts:
         return _zeros((0,))
     dtype = parts[0].dtype
@@ -48,10 +47,8 @@ def _pack(ctx, outputs):
     return _C.cat([p.to(dtype) for p in parts])
 
 
-def _unpack(cls, ctx, packed):
+def _unpack(cls, ctx, packed, outputs):
     """forward's outputs for apply: the differentiable ones views of packed"""
-    outputs = ctx._tg_outputs
-    del ctx._tg_outputs
     taps = getattr(ctx, 'materialize_grads', True) is False
     if taps:
         ctx._tg_reached = set()
@@ -71,6 +68,30 @@ def _unpack(cls, ctx, packed):
             piece = _Tap.apply(piece, ctx._tg_reached, i)
         res[i] = _C._set_grad_fn_name(piece, cls.__name__)
     return tuple(res)
+
+
+def _write_dirty(name, dirty, raw, res):
+    """the arguments forward wrote in place (ctx.mark_dirty) and returned
+    are handed back themselves, their history now the node's (a recorded
+    copy of the output onto them), as PyTorch's"""
+    one = not isinstance(raw, tuple)
+    raws, outs = ((raw,), [res]) if one else (raw, list(res))
+    for d in dirty:
+        if not any(d is r for r in raws):
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
+    for k, r in enumerate(raws):
+        if not any(r is d for d in dirty):
+            continue
+        if outs[k].requires_grad:
+            if r.is_leaf and r.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+            r.copy_(outs[k])
+            _C._name_inplace(r, name)
+        outs[k] = r
+    return outs[0] if one else tuple(outs)
 
 
 def _unpack_grads(ctx, g):
@@ -137,11 +158,10 @@ def _node_class(cls):
     def forward(ctx, *args):
         ctx._tg_inputs = tuple(a.shape if isinstance(a, Tensor) else None for a in args)
         r = cls.forward(ctx, *args)
-        if not isinstance(r, tuple):
-            return r  # one tensor: the node's output as it is
-        packed = _pack(ctx, r)
+        ctx._tg_outputs = r
         _pending().append(ctx)
-        return packed
+        # one tensor: the node's output as it is; a tuple: packed
+        return _pack(ctx, r) if isinstance(r, tuple) else r
 
     def backward(ctx, g):
         grads = _unpack_grads(ctx, g) if hasattr(ctx, '_tg_layout') else (g,)
@@ -194,7 +214,12 @@ class Function(metaclass=_FunctionMeta):
             raise
         if len(pending) == depth:
             return out
-        return _unpack(cls, pending.pop(), out)
+        ctx = pending.pop()
+        raw = ctx._tg_outputs
+        del ctx._tg_outputs
+        res = _unpack(cls, ctx, out, raw) if isinstance(raw, tuple) else out
+        dirty = getattr(ctx, '_tg_dirty', None)
+        return _write_dirty(cls.__name__, dirty, raw, res) if dirty else res
 
     @staticmethod
     def forward(ctx, *args):

@@ -296,3 +296,39 @@ def test_needs_input_grad_in_no_grad():
             P.apply(T.ones(2, requires_grad=True), T.ones(2))
         return got
     same(f)
+
+
+def _doubler(T, also=False):
+    class Dbl(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return (x, x * 5) if also else x
+
+        @staticmethod
+        def backward(ctx, g, h=None):
+            return g * 2 + (0 if h is None else h * 10)
+    return Dbl
+
+
+def test_mark_dirty_hands_back_the_argument_with_the_nodes_history():
+    def f(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        y = x * 1
+        z = _doubler(T).apply(y)
+        (y * 3).sum().backward()
+        u = T.tensor([1., 2.], requires_grad=True)
+        v = u * 1
+        a, b = _doubler(T, True).apply(v)
+        (v * 3 + b).sum().backward()
+        with T.no_grad():
+            w = T.ones(2)
+            n = _doubler(T).apply(w)
+        return x.grad, z is y, y, type(y.grad_fn).__name__, u.grad, a is v, b, n is w, w
+    same(f)
+
+    def leaf(T):
+        _doubler(T).apply(T.tensor([1., 2.], requires_grad=True))
+    raises_same(leaf, RuntimeError, "a leaf Variable that requires grad has been used in an "
+                "in-place operation.")

@@ -393,15 +393,49 @@ static PyObject *ctx_save(PyObject *o, PyObject *const *args, Py_ssize_t n)
     if (ctx_live(self) < 0)
         return NULL;
     tg_tensor *ts[64];
+    int n_t = 0, had = tg_ctx_num_saved(self->c);
     if (n > 64)
         return PyErr_Format(PyExc_ValueError, "save_for_backward: at most 64 tensors");
+    bool none = false;
     for (Py_ssize_t i = 0; i < n; i++) {
+        if (args[i] == Py_None) {
+            none = true;
+            continue;
+        }
         if (!Tensor_Check(args[i]))
-            return PyErr_Format(PyExc_TypeError, "save_for_backward can only save tensors, "
+            return PyErr_Format(PyExc_TypeError, "save_for_backward can only save variables, "
                                 "but argument %zd is of type %.100s", i, Py_TYPE(args[i])->tp_name);
-        ts[i] = TENSOR(args[i]);
+        ts[n_t++] = TENSOR(args[i]);
     }
-    if (tg_ctx_save_for_backward(self->c, (int)n, ts) != TG_OK)
+    /* Nones (PyTorch saves them too): the order of what is saved, kept as
+     * _tg_saved_order, each entry the index of a saved tensor or None */
+    PyObject *order = PyObject_GetAttrString(o, "_tg_saved_order");
+    if (!order)
+        PyErr_Clear();
+    if (!order && none) { /* the first None: the tensors saved so far first */
+        order = PyList_New(0);
+        for (int i = 0; order && i < had; i++) {
+            PyObject *k = PyLong_FromLong(i);
+            if (!k || PyList_Append(order, k) < 0)
+                Py_CLEAR(order);
+            Py_XDECREF(k);
+        }
+        if (!order || PyObject_SetAttrString(o, "_tg_saved_order", order) < 0) {
+            Py_XDECREF(order);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0, k = had; order && i < n; i++) {
+        PyObject *e = args[i] == Py_None ? Py_NewRef(Py_None) : PyLong_FromSsize_t(k++);
+        int bad = !e || PyList_Append(order, e) < 0;
+        Py_XDECREF(e);
+        if (bad) {
+            Py_DECREF(order);
+            return NULL;
+        }
+    }
+    Py_XDECREF(order);
+    if (tg_ctx_save_for_backward(self->c, n_t, ts) != TG_OK)
         return tgpy_raise();
     Py_RETURN_NONE;
 }
@@ -421,7 +455,22 @@ static PyObject *ctx_saved(PyObject *o, void *c)
         }
         PyTuple_SET_ITEM(r, i, tgpy_wrap(tg_retain(t)));
     }
-    return r;
+    if (!r)
+        return NULL;
+    PyObject *order = PyObject_GetAttrString(o, "_tg_saved_order");
+    if (!order) { /* no None saved: the tensors as they are */
+        PyErr_Clear();
+        return r;
+    }
+    PyObject *all = PyTuple_New(PyList_GET_SIZE(order));
+    for (Py_ssize_t i = 0; all && i < PyList_GET_SIZE(order); i++) {
+        PyObject *k = PyList_GET_ITEM(order, i);
+        PyTuple_SET_ITEM(all, i, Py_NewRef(k == Py_None ? Py_None
+                                           : PyTuple_GET_ITEM(r, PyLong_AsSsize_t(k))));
+    }
+    Py_DECREF(order);
+    Py_DECREF(r);
+    return all;
 }
 static PyObject *ctx_needs(PyObject *o, void *c)
 {
@@ -479,7 +528,7 @@ static PyObject *ctx_set_materialize_grads(PyObject *o, PyObject *value)
 }
 static PyMethodDef ctx_methods[] = {
     {"save_for_backward", (PyCFunction)(void (*)(void))ctx_save, METH_FASTCALL,
-     "Saves tensors for backward (checked for in-place changes)."},
+     "Saves tensors (or None) for backward (checked for in-place changes)."},
     {"mark_non_differentiable", (PyCFunction)(void (*)(void))ctx_mark_non_differentiable,
      METH_FASTCALL, "Marks outputs that get no gradient (returned without history)."},
     {"mark_dirty", (PyCFunction)(void (*)(void))ctx_mark_dirty, METH_FASTCALL,

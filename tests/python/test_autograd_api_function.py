@@ -332,3 +332,52 @@ def test_mark_dirty_hands_back_the_argument_with_the_nodes_history():
         _doubler(T).apply(T.tensor([1., 2.], requires_grad=True))
     raises_same(leaf, RuntimeError, "a leaf Variable that requires grad has been used in an "
                 "in-place operation.")
+
+
+def test_save_for_backward_takes_none():
+    """PyTorch's tutorial LinearFunction: an optional bias saved as None"""
+    def f(T):
+        class LinearFunction(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, input, weight, bias=None):
+                ctx.save_for_backward(input, weight, bias)
+                output = input.mm(weight.t())
+                if bias is not None:
+                    output += bias.unsqueeze(0).expand_as(output)
+                return output
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                input, weight, bias = ctx.saved_tensors
+                grad_input = grad_weight = grad_bias = None
+                if ctx.needs_input_grad[0]:
+                    grad_input = grad_output.mm(weight)
+                if ctx.needs_input_grad[1]:
+                    grad_weight = grad_output.t().mm(input)
+                if bias is not None and ctx.needs_input_grad[2]:
+                    grad_bias = grad_output.sum(0)
+                return grad_input, grad_weight, grad_bias
+
+        x = T.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        w = T.tensor([[1., 0.], [2., 1.], [0., 1.]], requires_grad=True)
+        b = T.tensor([1., 2., 3.], requires_grad=True)
+        y = LinearFunction.apply(x, w, b)
+        y.sum().backward()
+        y2 = LinearFunction.apply(x, w)
+        (y2 * 2).sum().backward()
+        return y, y2, x.grad, w.grad, b.grad
+    same(f)
+
+    def bad(T):
+        class P(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, 3)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        P.apply(T.ones(1, requires_grad=True))
+    raises_same(bad, TypeError, "save_for_backward can only save variables, but argument 1 "
+                "is of type int")

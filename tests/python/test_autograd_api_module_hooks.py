@@ -104,3 +104,25 @@ def test_handles_and_forward_hooks():
         h2 = m.register_forward_hook(lambda *a: None)
         return a, b, m(T.ones(1, 3)), seen, type(h1).__name__, h2.id > h1.id
     same(f)
+
+
+def test_full_backward_pre_hook():
+    """PyTorch 2's register_full_backward_pre_hook (1.13 has none: checked by hand)"""
+    import tensorgraph as tg
+    m, seen = _linear(tg), []
+    h = m.register_full_backward_pre_hook(lambda mod, go: seen.append(go) or (go[0] * 3,))
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append((gi, go)))
+    x = tg.tensor([[1., 1., 1.]], requires_grad=True)
+    m(x).sum().backward()
+    assert seen[0][0].tolist() == [[1., 1.]]
+    assert seen[1][0][0].tolist() == [[15., 21., 27.]] and seen[1][1][0].tolist() == [[3., 3.]]
+    assert x.grad.tolist() == [[15., 21., 27.]] and m.bias.grad.tolist() == [3., 3.]
+    h.remove()
+    m.register_full_backward_pre_hook(lambda mod, go: (go[0], go[0]))
+    try:
+        m(x).sum().backward()
+    except RuntimeError as e:
+        assert "Backward pre hook returned an invalid number of grad_output, got 2, but " \
+            "expected 1" in str(e)
+    else:
+        raise AssertionError("no error")

@@ -1,7 +1,8 @@
-"""nn.Module's full backward hooks (register_full_backward_hook), as
-PyTorch's: a module call with hooks passes its tensor arguments and its
+"""nn.Module's full backward hooks (register_full_backward_hook and
+PyTorch 2's register_full_backward_pre_hook), as PyTorch's: a module call with hooks passes its tensor arguments and its
 outputs through one identity autograd Function each. At backward the
-outputs' notes grad_output; the arguments' calls each hook(module,
+outputs' runs the pre-hooks, hook(module, grad_output), each of which may
+return a replacement for grad_output, and notes it; the arguments' calls each hook(module,
 grad_input, grad_output) and passes on what a hook returns in place of
 grad_input. When no argument requires grad, the hooks run at the outputs'
 node with grad_input all None and may not replace it. Tensors that do not
@@ -51,8 +52,8 @@ def _spread(index, grads, n):
 class BackwardHook:
     """one module call's hooks (the ones registered when it was called)"""
 
-    def __init__(self, module, hooks):
-        self.module, self.hooks = module, hooks
+    def __init__(self, module, hooks, pre_hooks):
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
         self.n_args, self.in_index, self.grad_outputs = 0, None, None
 
     def setup_input_hook(self, args):
@@ -69,6 +70,17 @@ class BackwardHook:
 
     def _output_grads(self, grads):
         self.grad_outputs = _spread(self.out_index, grads, self.n_out)
+        for hook in self.pre_hooks:
+            r = hook(self.module, self.grad_outputs)
+            if r is None:
+                continue
+            r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+            if len(r) != len(self.grad_outputs):
+                raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                   f"grad_output, got {len(r)}, but expected "
+                                   f"{len(self.grad_outputs)}")
+            self.grad_outputs = r
+        grads = tuple(self.grad_outputs[i] for i in self.out_index)
         if self.in_index is None:  # no argument requires grad: the hooks run now
             none = (None,) * self.n_args
             for hook in self.hooks:

@@ -23,7 +23,7 @@ def _register(hooks, hook):
 
 class Module:
     training = True
-    _backward_hooks = None  # modules whose __init__ has not run
+    _backward_hooks = _backward_pre_hooks = None  # modules whose __init__ has not run
 
     def __init__(self):
         object.__setattr__(self, '_parameters', OrderedDict())
@@ -33,6 +33,7 @@ class Module:
         object.__setattr__(self, '_forward_hooks', OrderedDict())
         object.__setattr__(self, '_forward_pre_hooks', OrderedDict())
         object.__setattr__(self, '_backward_hooks', OrderedDict())
+        object.__setattr__(self, '_backward_pre_hooks', OrderedDict())
         object.__setattr__(self, 'training', True)
 
     def forward(self, *args, **kwargs):
@@ -40,7 +41,7 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        if self._backward_hooks:
+        if self._backward_hooks or self._backward_pre_hooks:
             return self._call_with_forward(self.forward, *args, **kwargs)
         if self._forward_pre_hooks:
             args = self._run_forward_pre_hooks(args)
@@ -53,8 +54,9 @@ class Module:
         """__call__ with another forward (tg.function's converted one)"""
         if self._forward_pre_hooks:
             args = self._run_forward_pre_hooks(args)
-        bw = BackwardHook(self, list(self._backward_hooks.values())) \
-            if self._backward_hooks else None
+        bw = BackwardHook(self, list(self._backward_hooks.values()),
+                          list(self._backward_pre_hooks.values())) \
+            if self._backward_hooks or self._backward_pre_hooks else None
         if bw:
             args = bw.setup_input_hook(args)
         out = forward(*args, **kwargs)
@@ -90,6 +92,12 @@ class Module:
         the module's tensor arguments are computed (tuples, None for
         non-tensor arguments); a tuple it returns replaces grad_input"""
         return _register(self._backward_hooks, hook)
+
+    def register_full_backward_pre_hook(self, hook):
+        """(PyTorch 2's) hook(module, grad_output) runs when the gradients of
+        the module's outputs are known, before its own; a tuple it returns
+        replaces grad_output"""
+        return _register(self._backward_pre_hooks, hook)
 
     # ---- registration ------------------------------------------------------------
     def __setattr__(self, name, value):

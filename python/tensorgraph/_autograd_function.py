@@ -18,7 +18,7 @@ from ._grad_mode import no_grad
 
 Tensor = _C.Tensor
 FunctionCtx = _C.FunctionCtx
-_local = threading.local()  # contexts of tuple forwards whose apply has not returned
+_local = threading.local()  # contexts of forwards whose apply has not returned yet
 
 
 def _pending():
@@ -59,7 +59,7 @@ def _unpack(cls, ctx, packed, outputs):
         if not m[2]:
             res[i] = res[i].detach() if res[i].requires_grad else res[i]
             continue
-        n = res[i].numel()
+        n = m[0].numel()
         piece = packed[off:off + n].view(m[0])
         off += n
         if piece.dtype != m[1]:
@@ -105,9 +105,7 @@ def _unpack_grads(ctx, g):
         elif not m[2]:
             grads.append(_zeros(tuple(m[0]), dtype=m[1]) if materialize else None)
         else:
-            n = 1
-            for d in m[0]:
-                n *= d
+            n = m[0].numel()
             piece = g[off:off + n].view(m[0])
             off += n
             if reached is not None and i not in reached:

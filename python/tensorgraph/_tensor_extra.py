@@ -298,8 +298,9 @@ class _Hooks(dict):
                     raise TypeError(f"hook returned an object of type "
                                     f"{builtins.type(r).__name__}, expected a Tensor or None")
                 if r.shape != grad.shape:
-                    raise RuntimeError(f"hook 'hook' has changed the size of value: expected "
-                                       f"{list(grad.shape)}, got {list(r.shape)}")
+                    name = getattr(h, '__name__', h)  # PyTorch names the hook
+                    raise RuntimeError(f"hook '{name}' has changed the size of value: "
+                                       f"expected {list(grad.shape)}, got {list(r.shape)}")
                 grad = r
         return grad
 

@@ -130,3 +130,13 @@ def test_backward_gradient_of_another_shape():
                 "Mismatch in shape: grad_output[0] has a shape of ")
     raises_same(lambda T: T.autograd.backward([_x(T).sum(), _x(T) * 2], [None, T.ones(1, 2)]),
                 RuntimeError, "Mismatch in shape: grad_output[1] has a shape of ")
+
+
+def test_hook_changing_the_size_is_named():
+    def f(T):
+        def doubling(g):
+            return T.cat([g, g])
+        y = _x(T) * 2
+        y.register_hook(doubling)
+        y.sum().backward()
+    raises_same(f, RuntimeError, "hook 'doubling' has changed the size of value")

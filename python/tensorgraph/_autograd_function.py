@@ -72,8 +72,8 @@ def _unpack(cls, ctx, packed, outputs):
 
 def _write_dirty(name, dirty, raw, res):
     """the arguments forward wrote in place (ctx.mark_dirty) and returned
-    are handed back themselves, their history now the node's (a recorded
-    copy of the output onto them), as PyTorch's"""
+    are handed back themselves when the node is recorded, their history now
+    the node's (a recorded copy of the output onto them), as PyTorch's"""
     one = not isinstance(raw, tuple)
     raws, outs = ((raw,), [res]) if one else (raw, list(res))
     for d in dirty:
@@ -90,7 +90,7 @@ def _write_dirty(name, dirty, raw, res):
                                    "in-place operation.")
             r.copy_(outs[k])
             _C._name_inplace(r, name)
-        outs[k] = r
+            outs[k] = r  # (unrecorded, PyTorch hands back the output)
     return outs[0] if one else tuple(outs)
 
 

@@ -18,6 +18,7 @@
 #define I(hi, ...) {OS_INDEX, OS_N(__VA_ARGS__), {__VA_ARGS__}, 0, hi}
 #define B(p, ...) {OS_BOOL, OS_N(__VA_ARGS__), {__VA_ARGS__}, 0, p}
 #define X0(lo, hi) {OS_DIFF, 0, {0}, lo, hi} /* a 0-d input */
+#define V1(v) {OS_INDEX, 1, {1}, v, (v) + 1} /* int64 [1] holding v */
 /* attributes */
 #define AI(nm, v) {.name = nm, .type = TG_ATTR_INT, .u.i = (v)}
 #define AF(nm, v) {.name = nm, .type = TG_ATTR_FLOAT, .u.f = (v)}
@@ -128,6 +129,13 @@ const os_sample os_samples[] = {
     {"permute", "2,0,1", IN(X(-1, 1, 2, 3, 4)), AT(AINTS("perm", 2, 0, 1)), OS_STRIDED},
     {"slice", "axis 1, 1:4:2", IN(X(-1, 1, 2, 5)),
      AT(AI("axis", 1), AI("start", 1), AI("stop", 4), AI("step", 2)), OS_STRIDED},
+    /* slice_by (slice_by.c): ONNX's bounds as tensors, fed as graph inputs */
+    {"slice_by", "axis 1, 1:4:2 of [2,5]", IN(X(-1, 1, 2, 5), V1(1), V1(4), V1(1), V1(2)),
+     .flags = OS_STRIDED},
+    {"slice_by", "axis -2, -1 down to -5 by -2 of [4,3]",
+     IN(X(-1, 1, 4, 3), V1(-1), V1(-5), V1(-2), V1(-2))},
+    {"slice_by_grad", "axis 1, 1:4:2 of [2,5]",
+     IN(X(-1, 1, 2, 2), K(-1, 1, 2, 5), V1(1), V1(4), V1(1), V1(2))},
     {"slice_grad", "axis 1, 1:4:2 of [2,5]", IN(X(-1, 1, 2, 2)),
      AT(AI("axis", 1), AI("start", 1), AI("stop", 4), AI("step", 2), AINTS("input_shape", 2, 5))},
     {"expand", "[1,3] to [4,2,3]", IN(X(-1, 1, 1, 3)), AT(AINTS("shape", 4, 2, 3)), OS_STRIDED},

@@ -53,6 +53,18 @@ tg_tensor *tg_as_strided(tg_tensor *x, int ndim, const int64_t *size, const int6
  * [count, ndim] (PyTorch's torch.nonzero). In a graph count is unknown
  * (-1) until run time, and so is every dim computed from it */
 tg_tensor *tg_nonzero(tg_tensor *x);
+/* ONNX Slice-13 with its bounds as int64 (or int32) 1-D tensors of one
+ * length each: for each i, axis axes[i] (negative counts from the end)
+ * from starts[i] towards ends[i] by steps[i] (non-zero, negative walks
+ * backwards); negative bounds count from the end and are clamped to the
+ * axis. The bounds may be values of a graph: the sliced dims are then
+ * unknown (-1) until the graph runs (so are all dims when axes is such a
+ * value). A copy; gradients flow to x. */
+tg_tensor *tg_slice_by(tg_tensor *x, tg_tensor *starts, tg_tensor *ends, tg_tensor *axes,
+                       tg_tensor *steps);
+/* x's shape as an int64 [ndim] tensor, read when it runs: in a graph, a
+ * dim unknown when the graph is built (-1) gives the run's size */
+tg_tensor *tg_shape_of(tg_tensor *x);
 
 /* ---- elementwise, binary (broadcasting) -------------------------------- */
 tg_tensor *tg_add(tg_tensor *a, tg_tensor *b);
@@ -251,6 +263,10 @@ tg_tensor *tg_cumsum(tg_tensor *x, int axis, bool exclusive, bool reverse);
  * exact). An op without inputs: in a graph it is a node (tg_arange makes
  * the same values as a plain tensor). No gradient. */
 tg_tensor *tg_range(tg_dtype dt, double start, double limit, double delta);
+/* tg_range with the bounds as 0-d tensors of one numeric dtype (the
+ * output's): in a graph, a length computed from values it has not yet is
+ * unknown (-1) until the graph runs */
+tg_tensor *tg_range_by(tg_tensor *start, tg_tensor *limit, tg_tensor *delta);
 /* the k largest (smallest) elements along axis and their int64 positions
  * (torch.topk, ONNX TopK), always in order (sorted is accepted for
  * ONNX's sake); ties keep the lower index first, NaN counts as larger than

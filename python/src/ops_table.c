@@ -197,6 +197,10 @@ const op_row tgpy_op_rows[] = {
     {"_diagonal", "input:T offset:l=0 dim1:i=0 dim2:i=1", C_TLII, F(tg_diagonal), false},
     {"_as_strided", "input:T size:S stride:S offset:l=0", C_STRIDED, F(tg_as_strided), false},
     {"_nonzero", "input:T", C_T, F(tg_nonzero), false},
+    /* sizes a graph knows when it runs (tg.function: arange over traced values) */
+    {"_shape_of", "input:T", C_T, F(tg_shape_of), false},
+    {"_range_by", "start:T end:T step:T", C_TTT, F(tg_range_by), false},
+    {"_slice_by", "input:T starts:T ends:T axes:T steps:T", C_SLICE_BY, F(tg_slice_by), false},
     {"tril", "input:T diagonal:l=0", C_TL, F(tg_tril), false},
     {"triu", "input:T diagonal:l=0", C_TL, F(tg_triu), false},
     {"isnan", "input:T", C_T, F(tg_isnan), true},
@@ -650,6 +654,7 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
         return ((fn_strided)f)(v[0].t, v[1].n == v[2].n ? v[1].n : -1, v[1].shape, v[2].shape,
                                v[3].i);
     case C_SCATTER: return tg_scatter(v[0].t, (int)v[1].f, v[2].t, v[3].t);
+    case C_SLICE_BY: return tg_slice_by(v[0].t, v[1].t, v[2].t, v[3].t, v[4].t);
     case C_TAB: return call_tab(op, v, f);
     case C_VAR: {
         int corr = v[4].none ? (v[2].f != 0) : (int)v[4].f;

@@ -180,6 +180,8 @@ def _preserve():
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     if end is None:
         start, end = 0, start
+    if any(isinstance(v, _C.Tensor) and v.is_symbolic for v in (start, end, step)):
+        return _finish(_traced_arange(start, end, step, dtype), requires_grad)
     # 0-d tensors and numpy numbers count as the Python numbers they hold
     start, end, step = (v.item() if isinstance(v, (_C.Tensor, np.generic)) else v
                         for v in (start, end, step))
@@ -191,6 +193,25 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if (end - start) * step < 0:  # PyTorch refuses what ONNX Range makes empty
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     return _finish(_C._arange(start, end, step, dtype), requires_grad)
+
+
+def _traced_arange(start, end, step, dtype):
+    """arange over values of a trace (tg.function): the range_by op, whose
+    length the graph knows when it runs"""
+    if dtype is None:
+        ints = all(not v.is_floating_point() if isinstance(v, _C.Tensor)
+                   else isinstance(v, builtins.int) for v in (start, end, step))
+        dtype = _C.int64 if ints else _C.float32
+    b = []
+    for v in (start, end, step):
+        if isinstance(v, _C.Tensor):
+            if v.numel() != 1:
+                raise RuntimeError(f"arange: bounds must be one-element tensors, got "
+                                   f"shape {list(v.shape)}")
+            b.append(v.reshape(()).to(dtype))
+        else:
+            b.append(tensor(v, dtype=dtype))
+    return _C._range_by(*b)
 
 
 def linspace(start, end, steps, *, dtype=None, requires_grad=False):

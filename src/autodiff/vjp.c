@@ -16,7 +16,7 @@ tg_tensor *tg__grad_sum(tg_tensor *a, tg_tensor *b)
 tg_tensor *tg__grad_conform(const char *name, int i, const tg_meta *m,
                             tg_tensor *g, bool user_rule)
 {
-    if (!tg__shape_eq(g->ndim, g->shape, m->ndim, m->shape)) {
+    if (!tg__shape_agree(g->ndim, g->shape, m->ndim, m->shape)) {
         char a[160], b[160];
         tg_shape_str(g->ndim, g->shape, a, sizeof a); /* before g goes */
         tg_shape_str(m->ndim, m->shape, b, sizeof b);

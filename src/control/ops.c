@@ -123,19 +123,6 @@ static const tg_meta *result_meta(const tg_graph *b, int r)
     return &b->values[b->fn->results[r]].meta;
 }
 
-/* the branches' results agree where their ranks do and each dim is equal
- * or unknown (-1) in one of them: a length known only at run time (after
- * nonzero, say) may meet a known one, such as an empty result */
-static bool shapes_agree(const tg_meta *a, const tg_meta *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i] && a->shape[i] >= 0 && b->shape[i] >= 0)
-            return false;
-    return true;
-}
-
 /* the output's meta: a dim unknown in either branch is unknown, decided
  * by the branch the run takes (cond makes such outputs itself) */
 static tg_meta merged(const tg_meta *a, const tg_meta *b)
@@ -171,7 +158,9 @@ static tg_status cond_infer(tg_op_ctx *c)
     for (int o = 0; o < ft->n_results && s == TG_OK; o++) {
         const tg_meta *mt = result_meta(t, o), *me = result_meta(e, o);
         char x[200], y[200];
-        if (mt->dtype != me->dtype || !shapes_agree(mt, me))
+        /* a length known only at run time (after nonzero, say) may meet a
+         * known one, such as an empty result */
+        if (mt->dtype != me->dtype || !tg__shape_agree(mt->ndim, mt->shape, me->ndim, me->shape))
             s = tg__error(mt->dtype != me->dtype ? TG_ERR_DTYPE : TG_ERR_SHAPE,
                           "cond: output %d is %s in then branch '%s' but %s in else branch "
                           "'%s'; both branches must give the same dtypes and shapes", o,

@@ -136,6 +136,16 @@ bool tg__shape_eq(int na, const int64_t *a, int nb, const int64_t *b)
     return true;
 }
 
+bool tg__shape_agree(int na, const int64_t *a, int nb, const int64_t *b)
+{
+    if (na != nb)
+        return false;
+    for (int i = 0; i < na; i++)
+        if (a[i] != b[i] && a[i] >= 0 && b[i] >= 0)
+            return false;
+    return true;
+}
+
 bool tg__check_shape(const char *op, int ndim, const int64_t *shape)
 {
     if (ndim < 0 || ndim > TG_MAX_DIMS) {

@@ -113,6 +113,9 @@ void tg__scope_resume(int old_floor);
 void tg__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides);
 int64_t tg__shape_numel(int ndim, const int64_t *shape);
 bool tg__shape_eq(int na, const int64_t *a, int nb, const int64_t *b);
+/* equal where both are known: a graph's dim unknown until it runs (-1)
+ * agrees with any size */
+bool tg__shape_agree(int na, const int64_t *a, int nb, const int64_t *b);
 /* validates ndim/shape (non-negative, <= 8 dims) and names `op` in errors */
 bool tg__check_shape(const char *op, int ndim, const int64_t *shape);
 /* normalises a possibly negative axis; sets an error naming op if bad */

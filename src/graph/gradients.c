@@ -148,7 +148,7 @@ static tg_status check_y(const tg_graph *g, int i, int v, tg_tensor *const *grad
         return tg__error(TG_ERR_AUTOGRAD, "tg_graph_gradients: ys[%d] has shape %s; a "
                          "gradient can be implicitly created only for a one-element "
                          "output: pass grad_ys", i, tg_shape_str(m->ndim, m->shape, a, sizeof a));
-    if (gy && !tg__shape_eq(gy->ndim, gy->shape, m->ndim, m->shape))
+    if (gy && !tg__shape_agree(gy->ndim, gy->shape, m->ndim, m->shape))
         return tg__error(TG_ERR_SHAPE, "tg_graph_gradients: grad_ys[%d] has shape %s, "
                          "ys[%d] has shape %s", i, tg_shape_str(gy->ndim, gy->shape, a, sizeof a),
                          i, tg_shape_str(m->ndim, m->shape, b, sizeof b));

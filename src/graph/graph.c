@@ -513,3 +513,29 @@ const char *tg__attrs_summary(const tg_gnode *n, char *buf, size_t len)
     }
     return buf;
 }
+
+tg_status tg__graph_infer_node(const tg_graph *g, const tg_gnode *n, tg_op_ctx *c)
+{
+    tg_tensor *in[TG_MAX_OP_INPUTS];
+    tg_status s = TG_OK;
+    int made = 0;
+    for (; made < n->n_in; made++) {
+        const tg_gnode *src = &g->nodes[g->values[n->in[made]].node];
+        const tg_meta *m = &g->values[n->in[made]].meta;
+        in[made] = src->kind == TG_GNODE_CONSTANT && src->tensor
+                       ? tg_retain(src->tensor)
+                       : tg__tensor_struct(m->dtype, m->ndim, m->shape);
+        if (!in[made]) {
+            s = tg__error(TG_ERR_NOMEM, "graph '%s': out of memory", g->name);
+            break;
+        }
+    }
+    *c = (tg_op_ctx){.op = n->op, .n_in = n->n_in, .n_out = n->n_out, .in = in,
+                     .attr = n->attr, .attrs = n->attrs, .n_attrs = n->n_attrs};
+    if (s == TG_OK)
+        s = tg__infer_any(c);
+    c->in = NULL; /* released here */
+    for (int i = 0; i < made; i++)
+        tg_release(in[i]);
+    return s;
+}

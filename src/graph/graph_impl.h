@@ -101,6 +101,11 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
                        const char *base, int n_in, int n_out);
 /* a value produced by output `index` of node `node`; returns id or -1 */
 int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m);
+/* node n's op inference again, on its inputs' stored metadata: constants
+ * with their data (an op whose shapes depend on values reads them, as it
+ * did when the node was made), other values without; c gets the decoded
+ * attributes and out_meta. TG_ERR_NOMEM, or the inference's error. */
+tg_status tg__graph_infer_node(const tg_graph *g, const tg_gnode *n, tg_op_ctx *c);
 /* adds a control edge (order_only: an ordering-only edge) dep -> node,
  * unless it is there already (a scan of node's edges) */
 tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only);

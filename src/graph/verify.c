@@ -95,19 +95,9 @@ static tg_status check_source(const tg_graph *g, const tg_gnode *n)
 /* re-runs the op's inference on metadata-only inputs */
 static tg_status check_infer(const tg_graph *g, const tg_gnode *n)
 {
-    tg_tensor *in[TG_MAX_OP_INPUTS];
+    tg_op_ctx c;
     tg_status s = TG_OK;
-    int made = 0;
-    for (; made < n->n_in; made++) {
-        const tg_meta *m = &g->values[n->in[made]].meta;
-        if (!(in[made] = tg__tensor_struct(m->dtype, m->ndim, m->shape))) {
-            s = TG_ERR_NOMEM;
-            break;
-        }
-    }
-    tg_op_ctx c = {.op = n->op, .n_in = n->n_in, .n_out = n->n_out, .in = in,
-                   .attr = n->attr, .attrs = n->attrs, .n_attrs = n->n_attrs};
-    if (s == TG_OK && tg__infer_any(&c) != TG_OK) {
+    if (tg__graph_infer_node(g, n, &c) != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tg_last_error());
         s = tg__error(TG_ERR_INTERNAL, NODE_FMT "its inputs no longer pass the op's "
@@ -123,8 +113,6 @@ static tg_status check_infer(const tg_graph *g, const tg_gnode *n)
         s = tg__error(TG_ERR_INTERNAL, NODE_FMT "output %d is stored as %s but the "
                       "op infers %s", NODE_ARGS(g, n), o, a, b);
     }
-    for (int i = 0; i < made; i++)
-        tg_release(in[i]);
     return s;
 }
 

@@ -200,6 +200,71 @@ static void store_result(build_state *b, onnx_ictx *c, int j, bool all_known, in
         name_node(c->out[j], first_node, name);
 }
 
+/* Shape of a dim unknown until the graph runs gives shape_of's values.
+ * What the importer folded there before, the shape with -1 standing for
+ * that dim, is kept beside them as the value's dims (values.h): a Reshape
+ * whose target is computed from shapes reads them, where -1 keeps the
+ * input's unknown dim in place or infers it (tg_reshape's rule), so a
+ * flatten to [batch, -1] stays [-1, known] when the graph is built. The
+ * ops below move values without changing them and carry dims by running
+ * on them as on constants (a Cast would not keep ONNX_RUN_TIME_DIM). */
+static const char *const carrying_ops[] = {"Gather", "Slice", "Concat", "Unsqueeze",
+                                           "Squeeze", "Identity"};
+
+static bool carries_dims(const char *op)
+{
+    for (size_t i = 0; i < sizeof carrying_ops / sizeof carrying_ops[0]; i++)
+        if (!strcmp(op, carrying_ops[i]))
+            return true;
+    return false;
+}
+
+static void keep_dims(build_state *b, const mnode *mn, int j, tg_tensor *t)
+{
+    int v = mn->out[j];
+    if (v < 0 || !t || tg_is_symbolic(t) || tg_dtype_is_float(tg_dtype_of(t)))
+        return;
+    tg_release(b->vs.dims[v]);
+    b->vs.dims[v] = tg_retain(t);
+}
+
+static void carry_dims(build_state *b, const mnode *mn, onnx_ictx *c)
+{
+    bool any = false;
+    for (int j = 0; j < c->n_out; j++)
+        if (c->dims_out[j]) {
+            keep_dims(b, mn, j, c->dims_out[j]);
+            any = true;
+        }
+    if (any || !carries_dims(mn->node->op_type))
+        return;
+    onnx_ictx d = *c;
+    for (int j = 0; j < c->n_in; j++) {
+        if (c->dims[j]) {
+            d.in[j] = d.val[j] = c->dims[j];
+            d.known[j] = any = true;
+        } else if (c->in[j] && !c->val[j]) {
+            return; /* another value the graph computes */
+        }
+    }
+    if (!any)
+        return;
+    memset(d.out, 0, sizeof d.out);
+    d.folding = true;
+    d.n_tmp = 0;
+    int old = tg__graph_suspend();
+    tg_no_grad_begin();
+    tg_status s = mn->entry->import(&d);
+    tg_no_grad_end();
+    tg__graph_resume(old);
+    for (int j = 0; s == TG_OK && j < d.n_out; j++)
+        keep_dims(b, mn, j, d.out[j]);
+    if (s != TG_OK)
+        tg_clear_error(); /* no dims: a Reshape reading them says it needs a constant */
+    for (int k = 0; k < d.n_tmp; k++)
+        free(d.tmp[k]);
+}
+
 static tg_status build_node(build_state *b, const mnode *mn)
 {
     const onnx_node *n = mn->node;
@@ -222,6 +287,7 @@ static tg_status build_node(build_state *b, const mnode *mn)
         c.known[j] = v >= 0 && b->vs.known[v];
         c.val[j] = c.known[j] ? c.in[j] : NULL;
         c.in_type[j] = v >= 0 ? declared_type(b->m, v) : 0;
+        c.dims[j] = v >= 0 ? b->vs.dims[v] : NULL;
         if (v >= 0 && !c.val[j] && b->opts && b->opts->specialize &&
             b->m->values[v].kind == SRC_INPUT)
             c.val[j] = b->given[b->m->values[v].index];
@@ -279,6 +345,8 @@ static tg_status build_node(build_state *b, const mnode *mn)
     for (int j = 0; s == TG_OK && j < c.n_out; j++)
         if (mn->out[j] >= 0)
             store_result(b, &c, j, all_known, first_node);
+    if (s == TG_OK && b->g && !all_known)
+        carry_dims(b, mn, &c);
     for (int j = 0; j < c.n_out; j++)
         onnx_seq_free(c.seq_out[j]); /* those not taken */
     if (all_known) {

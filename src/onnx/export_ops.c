@@ -197,9 +197,12 @@ static tg_status ex_cumsum(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
-/* Range: its bounds as scalar initializers of the output's type */
+/* Range: its bounds as scalar initializers of the output's type; range_by
+ * has them as inputs already */
 static tg_status ex_range(ex *e, const exnode *x, const char *op)
 {
+    if (x->n->n_in == 3)
+        return ex_simple(e, x, op);
     static const char *const names[3] = {"start", "limit", "delta"};
     char *in[3];
     for (int i = 0; i < 3; i++)
@@ -344,8 +347,11 @@ static tg_status ex_transpose(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+/* slice's attributes as initializers; slice_by has them as inputs already */
 static tg_status ex_slice(ex *e, const exnode *x, const char *op)
 {
+    if (x->n->n_in == 5)
+        return ex_simple(e, x, op);
     int64_t s[4] = {aint(x, "start", 0), aint(x, "stop", 0), aint(x, "axis", 0),
                     aint(x, "step", 1)};
     char *names[4] = {onnx_ex_init_ints(e, "starts", 1, &s[0], false),

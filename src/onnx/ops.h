@@ -22,6 +22,8 @@
 
 struct mnode;
 
+#define ONNX_RUN_TIME_DIM INT64_MIN /* in onnx_ictx.dims */
+
 typedef struct onnx_ictx {
     const onnx_node *node;
     /* the node as loaded (its subgraphs), and the enclosing build's values
@@ -45,6 +47,13 @@ typedef struct onnx_ictx {
      * initializers: FLOAT16 and BFLOAT16 are held as float32), 0 when the
      * importer does not know it (node outputs) */
     int32_t in_type[ONNX_MAX_IO];
+    /* an int64 input computed from a shape with dims unknown until the
+     * graph runs: its value with ONNX_RUN_TIME_DIM standing for each such
+     * dim, which a Reshape target reads (tg_reshape's -1 there keeps the
+     * input's unknown dim in place); NULL otherwise. A mapping may set
+     * dims_out (Shape). */
+    tg_tensor *dims[ONNX_MAX_IO];
+    tg_tensor *dims_out[ONNX_MAX_IO];
     int n_out;                  /* node->n_output */
     /* set by the mapping: scope-owned results or inputs passed through */
     tg_tensor *out[ONNX_MAX_IO];

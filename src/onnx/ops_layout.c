@@ -43,9 +43,8 @@ static tg_status m_size(onnx_ictx *c)
     if (!x)
         return tg_last_status();
     for (int i = 0; i < tg_ndim(x); i++)
-        if (tg_shape(x)[i] < 0)
-            return onnx_err(c, TG_ERR_UNSUPPORTED, "the size of an input with an unknown "
-                            "dim (%d) is not known at import", i);
+        if (tg_shape(x)[i] < 0) /* known when the graph runs: counted then */
+            return done(c, tg_prod(tg_shape_of(x), 0, NULL, false));
     c->out_known[0] = true;
     return done(c, tg_scalar(TG_INT64, (double)tg_numel(x)));
 }

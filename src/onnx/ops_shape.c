@@ -47,6 +47,9 @@ static tg_status s_reshape(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "data");
     int64_t *v, n, allowzero = 0;
+    bool from_dims = c->n_in > 1 && !c->val[1] && c->dims[1]; /* computed from shapes */
+    if (from_dims)
+        c->val[1] = c->dims[1];
     tg_status s = x ? oi_ints(c, 1, "shape", &v, &n) : tg_last_status();
     if (s == TG_OK && c->version >= 14)
         s = oa_int(c, "allowzero", 0, &allowzero);
@@ -59,6 +62,10 @@ static tg_status s_reshape(onnx_ictx *c)
     int infer = -1;
     for (int i = 0; i < n; i++) {
         shape[i] = v[i];
+        if (v[i] == ONNX_RUN_TIME_DIM && from_dims) {
+            shape[i] = -1; /* an unknown dim of some shape: tg_reshape's rule */
+            continue;
+        }
         if (v[i] == 0 && !allowzero) {
             if (i >= tg_ndim(x))
                 return onnx_err(c, TG_ERR_SHAPE, "shape[%d] = 0 copies a dim the input "
@@ -203,9 +210,35 @@ static tg_tensor *reverse_slice(tg_tensor *x, int axis, int64_t start, int64_t e
     return tg_index_select(x, axis, idx);
 }
 
+/* input i is absent or known when the model is imported */
+static bool known_or_absent(const onnx_ictx *c, int i)
+{
+    return i >= c->n_in || !c->in[i] || (c->val[i] && !tg_is_symbolic(c->val[i]));
+}
+
+/* Slice as slice_by, whose bounds are tensors: for bounds computed from
+ * values the graph has only when it runs, and for a sliced dim unknown
+ * until then. Absent axes are 0, 1, ...; absent steps are 1. */
+static tg_status slice_at_run(onnx_ictx *c, tg_tensor *x)
+{
+    tg_tensor *st = c->in[1], *en = oi_req(c, 2, "ends");
+    if (!en)
+        return tg_last_status();
+    if (tg_ndim(st) != 1)
+        return onnx_err(c, TG_ERR_IO, "starts should be 1-D, got %d dims", tg_ndim(st));
+    int64_t n = tg_shape(st)[0];
+    tg_tensor *ax = c->n_in > 3 && c->in[3] ? c->in[3] : tg_range(TG_INT64, 0, (double)n, 1);
+    tg_tensor *sp = c->n_in > 4 && c->in[4] ? c->in[4] : tg_full(TG_INT64, 1, &n, 1);
+    return done(c, 0, tg_slice_by(x, st, en, ax, sp));
+}
+
 static tg_status s_slice(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "data");
+    if (x && oi_req(c, 1, "starts") &&
+        !(known_or_absent(c, 1) && known_or_absent(c, 2) && known_or_absent(c, 3) &&
+          known_or_absent(c, 4)))
+        return slice_at_run(c, x);
     int64_t *st, *en, *ax = NULL, *sp = NULL, n, ne, na = 0, ns = 0;
     tg_status s = x ? oi_ints(c, 1, "starts", &st, &n) : tg_last_status();
     if (s == TG_OK)
@@ -220,6 +253,12 @@ static tg_status s_slice(onnx_ictx *c)
     if (ne != n || (ax && na != n) || (sp && ns != n) || n > r)
         return onnx_err(c, TG_ERR_IO, "starts, ends, axes and steps should have the same "
                         "length (at most the rank %d)", r);
+    for (int64_t i = 0; i < n; i++) { /* a sliced dim known only when the graph runs */
+        int64_t a = ax ? ax[i] : i;
+        a = a < 0 ? a + r : a;
+        if (a >= 0 && a < r && tg_shape(x)[a] < 0)
+            return slice_at_run(c, x);
+    }
     bool seen[TG_MAX_DIMS] = {false};
     tg_tensor *y = x;
     for (int64_t i = 0; i < n; i++) {
@@ -469,11 +508,18 @@ static tg_status s_pad(onnx_ictx *c)
     return done(c, 0, tg_pad_ex(y, 2 * r, pads, pm, value));
 }
 
-/* ---- Range(start, limit, delta): known scalars, the output of start's type -------------------- */
+/* ---- Range(start, limit, delta): the output of start's type -------------------------------------
+ * Known scalars give a range of known length; bounds the graph computes
+ * give range_by, whose length is known when the graph runs. */
 static tg_status s_range(onnx_ictx *c)
 {
     static const char *const what[3] = {"start", "limit", "delta"};
     double v[3];
+    for (int i = 0; i < 3; i++)
+        if (!oi_req(c, i, what[i]))
+            return tg_last_status();
+    if (!known_or_absent(c, 0) || !known_or_absent(c, 1) || !known_or_absent(c, 2))
+        return done(c, 0, tg_range_by(c->in[0], c->in[1], c->in[2]));
     for (int i = 0; i < 3; i++) {
         tg_status s = oi_req(c, i, what[i]) ? oi_scalar(c, i, what[i], &v[i]) : tg_last_status();
         if (s != TG_OK)
@@ -506,7 +552,17 @@ static tg_status s_shape(onnx_ictx *c)
     start = clampi(start, 0, r);
     end = clampi(end, 0, r);
     int64_t n = end > start ? end - start : 0;
-    c->out[0] = tg_from_data(TG_INT64, 1, &n, tg_shape(x) + start);
+    int64_t dims[TG_MAX_DIMS];
+    bool run_time = false;
+    for (int64_t d = start; d < end; d++) {
+        dims[d - start] = tg_shape(x)[d] < 0 ? ONNX_RUN_TIME_DIM : tg_shape(x)[d];
+        run_time |= tg_shape(x)[d] < 0;
+    }
+    if (run_time) { /* known when the graph runs: read then */
+        c->dims_out[0] = tg_from_data(TG_INT64, 1, &n, dims);
+        return done(c, 0, tg_slice(tg_shape_of(x), 0, start, end, 1));
+    }
+    c->out[0] = tg_from_data(TG_INT64, 1, &n, dims);
     c->out_known[0] = true;
     return c->out[0] ? TG_OK : tg_last_status();
 }

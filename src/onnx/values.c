@@ -68,8 +68,9 @@ tg_status onnx_values_init(onnx_values *vs, int n)
     vs->known = calloc((size_t)n + 1, sizeof *vs->known);
     vs->seq = calloc((size_t)n + 1, sizeof *vs->seq);
     vs->none = calloc((size_t)n + 1, sizeof *vs->none);
+    vs->dims = calloc((size_t)n + 1, sizeof *vs->dims);
     vs->n = n;
-    if (!vs->t || !vs->known || !vs->seq || !vs->none) {
+    if (!vs->t || !vs->known || !vs->seq || !vs->none || !vs->dims) {
         onnx_values_free(vs);
         return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
     }
@@ -84,6 +85,7 @@ void onnx_values_free(onnx_values *vs)
     free(vs->known);
     free(vs->seq);
     free(vs->none);
+    free(vs->dims);
     memset(vs, 0, sizeof *vs);
 }
 
@@ -96,8 +98,10 @@ void onnx_values_drop(onnx_values *vs, int v)
 {
     tg_release(vs->t[v]);
     onnx_seq_free(vs->seq[v]);
+    tg_release(vs->dims[v]);
     vs->t[v] = NULL;
     vs->seq[v] = NULL;
+    vs->dims[v] = NULL;
     vs->none[v] = false;
 }
 

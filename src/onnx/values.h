@@ -35,6 +35,10 @@ typedef struct onnx_values {
     bool *known;   /* the value is fixed at import time (a constant) */
     onnx_seq **seq; /* sequence values (owned), NULL otherwise */
     bool *none;    /* an optional without a value */
+    /* int64 values computed from a shape with dims unknown until the graph
+     * runs: the value with -1 standing for each such dim (build.c,
+     * carry_dims), NULL otherwise */
+    tg_tensor **dims;
 } onnx_values;
 
 /* n slots, all empty; TG_ERR_NOMEM */

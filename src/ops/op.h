@@ -421,6 +421,8 @@ extern const tg_op_def *const tg_ops_random[]; /* src/graph/random.c */
 extern const tg_op_def *const tg_ops_diagonal[]; /* diagonal.c: diagonal, its gradient */
 extern const tg_op_def *const tg_ops_as_strided[]; /* as_strided.c: the view, its gradient */
 extern const tg_op_def *const tg_ops_nonzero[]; /* nonzero.c: coordinates, count at run time */
+extern const tg_op_def *const tg_ops_slice_by[]; /* slice_by.c: bounds as tensors, its gradient */
+extern const tg_op_def *const tg_ops_shape_of[]; /* shape_of.c: a shape as an int64 tensor */
 extern const tg_op_def *const tg_ops_nms[]; /* nms.c: non_max_suppression, count at run time */
 extern const tg_op_def tg_op_non_max_suppression;
 extern const tg_op_def *const tg_ops_control[]; /* src/control/ops.c: cond, while_loop */

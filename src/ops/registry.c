@@ -27,6 +27,8 @@ static const tg_op_def *const *const families[] = {
     tg_ops_diagonal, /* after every other family: their samples keep their draws */
     tg_ops_as_strided,
     tg_ops_nonzero,
+    tg_ops_slice_by,
+    tg_ops_shape_of,
     tg_ops_nms,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])

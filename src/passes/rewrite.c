@@ -67,19 +67,9 @@ tg_status tg__rw_replace_chains(tg_pass_ctx *c, tg_status s, const int *plan, in
 
 tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out)
 {
-    tg_tensor *in[TG_MAX_OP_INPUTS];
-    int made = 0;
-    tg_status s = TG_OK;
-    for (; made < n->n_in; made++) {
-        const tg_meta *m = &g->values[n->in[made]].meta;
-        if (!(in[made] = tg__tensor_struct(m->dtype, m->ndim, m->shape))) {
-            s = TG_ERR_NOMEM;
-            break;
-        }
-    }
-    tg_op_ctx c = {.op = n->op, .n_in = n->n_in, .n_out = n->n_out, .in = in,
-                   .attr = n->attr, .attrs = n->attrs, .n_attrs = n->n_attrs};
-    if (s == TG_OK && (s = tg__infer_any(&c)) != TG_OK) {
+    tg_op_ctx c;
+    tg_status s = tg__graph_infer_node(g, n, &c);
+    if (s != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tg_last_error());
         s = tg__error(s, "graph '%s': node '%s' (%s): %s", g->name, n->name, n->op->name,
@@ -87,8 +77,6 @@ tg_status tg__infer_node(const tg_graph *g, const tg_gnode *n, tg_meta *out)
     }
     for (int o = 0; s == TG_OK && o < n->n_out; o++)
         out[o] = c.out_meta[o];
-    for (int i = 0; i < made; i++)
-        tg_release(in[i]);
     return s;
 }
 

@@ -72,3 +72,22 @@ def test_mask_shape_checked():
     fn = tg.function(lambda x: x[tg.ones(5, dtype=tg.bool) > 0])
     with pytest.raises(IndexError, match="shape of the mask"):
         fn(tg.randn(4))
+
+
+def test_arange_over_traced_values():
+    """arange whose bounds are values of the trace: the range_by op, its
+    length known when the graph runs; one trace for every length"""
+    count = tg.function(lambda m: tg.arange(m.sum()))
+    scaled = tg.function(lambda x: tg.arange(0.5, x.max(), 0.5) * 2)
+    for m in ([1, 0, 1], [1, 1, 1], [0, 0, 0]):
+        got = count(tg.tensor(m))
+        assert got.dtype == tg.int64
+        np.testing.assert_array_equal(got.numpy(), np.arange(sum(m)))
+    for x in ([1.0, 2.5], [3.0, 0.0]):
+        want = np.arange(0.5, max(x), 0.5, dtype=np.float32) * 2
+        np.testing.assert_allclose(scaled(tg.tensor(x)).numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(tg.arange(0.5, tg.tensor(x).max(), 0.5).numpy() * 2, want,
+                                   rtol=1e-6)  # eager
+    assert count.trace_count == 1 and scaled.trace_count == 1
+    with pytest.raises(RuntimeError, match="one-element"):
+        tg.function(lambda x: tg.arange(x))(tg.ones(2))

@@ -1,0 +1,140 @@
+"""ONNX models whose shapes are known only when the graph runs, inside
+tg.function: Shape and Size of a NonZero's result (read at run time,
+where the -1 standing for the count was once folded in as a value),
+Slice bounds computed from them, and Range on an input's value. One
+trace serves every input; results and gradients equal eager mode's and
+numpy's. Hand-made models: needs the onnx package only."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto as T, helper  # noqa: E402
+
+
+def model(tmp_path, nodes, inputs, outputs, inits=(), name="m", opset=15):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    path = os.fspath(tmp_path / f"{name}.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
+    return path
+
+
+def vi(name, t, shape):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def ints(name, values):
+    return helper.make_tensor(name, T.INT64, [len(values)], values)
+
+
+def traced_and_eager(m, inputs):
+    """m's outputs for each input tuple, through one tg.function and eagerly"""
+    fn = tg.function(lambda *a: m(*a))
+    for args in inputs:
+        yield fn(*map(tg.tensor, args)), m(*map(tg.tensor, args))
+    assert fn.trace_count == 1
+
+
+def test_shape_and_size_of_a_run_time_length(tmp_path):
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Shape", ["nz"], ["s"]),
+             helper.make_node("Size", ["nz"], ["n"]),
+             helper.make_node("Shape", ["nz"], ["s1"], start=1)]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [2, 3])],
+                 [vi("s", T.INT64, [2]), vi("n", T.INT64, []), vi("s1", T.INT64, [1])])
+    m = tg.onnx.load(path)
+    xs = [np.array([[1, 0, 2], [0, 0, 3]], np.float32), np.zeros((2, 3), np.float32),
+          np.ones((2, 3), np.float32)]
+    for x, (got, eager) in zip(xs, traced_and_eager(m, [(x,) for x in xs])):
+        count = int(np.count_nonzero(x))
+        for g, e, want in zip(got, eager, ([2, count], 2 * count, [count])):
+            np.testing.assert_array_equal(g.numpy(), want)
+            np.testing.assert_array_equal(e.numpy(), want)
+
+
+def test_slice_bounds_computed_in_the_graph(tmp_path):
+    """y[k:] where k counts x's positive elements; and the gradient of its
+    sum of squares reaches y at the kept positions"""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("NonZero", ["r"], ["nz"]),
+             helper.make_node("Shape", ["nz"], ["s"], start=1),
+             helper.make_node("Slice", ["y", "s", "end", "axes"], ["z"])]
+    inits = [ints("end", [2**63 - 1]), ints("axes", [0])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [4]), vi("y", T.FLOAT, [5, 2])],
+                 [vi("z", T.FLOAT, ["k", 2])], inits)
+    m = tg.onnx.load(path)
+
+    def loss(x, y):
+        return (m(x, y) ** 2).sum()
+
+    fn = tg.function(loss)
+    y = np.arange(10, dtype=np.float32).reshape(5, 2)
+    for x in ([1, -1, 2, 0], [-1, -1, -1, -1], [3, 3, 3, 3]):
+        x = np.array(x, np.float32)
+        k = int((x > 0).sum())
+        z = tg.function(lambda a, b: m(a, b))(tg.tensor(x), tg.tensor(y)).numpy()
+        np.testing.assert_array_equal(z, y[k:])
+        want = np.zeros_like(y)
+        want[k:] = 2 * y[k:]
+        for f in (fn, loss):  # compiled, eager
+            yt = tg.tensor(y, requires_grad=True)
+            f(tg.tensor(x), yt).backward()
+            np.testing.assert_array_equal(yt.grad.numpy(), want)
+    assert fn.trace_count == 1
+
+
+def test_negative_step_on_a_run_time_length(tmp_path):
+    """the count dim of NonZero's result reversed by Slice(-1, INT64_MIN, -1):
+    the dim sliced is unknown when the graph is built"""
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Slice", ["nz", "st", "en", "ax", "sp"], ["z"])]
+    inits = [ints("st", [-1]), ints("en", [-2**63]), ints("ax", [1]), ints("sp", [-1])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [6])], [vi("z", T.INT64, [1, "k"])], inits)
+    m = tg.onnx.load(path)
+    xs = [np.array([0, 1, 0, 2, 3, 0], np.float32), np.array([5, 0, 0, 0, 0, 1], np.float32)]
+    for x, (got, eager) in zip(xs, traced_and_eager(m, [(x,) for x in xs])):
+        want = np.nonzero(x)[0][::-1][None]
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(eager.numpy(), want)
+
+
+def test_range_on_an_input_value(tmp_path):
+    nodes = [helper.make_node("Range", ["start", "limit", "delta"], ["r"])]
+    path = model(tmp_path, nodes, [vi("start", T.FLOAT, []), vi("limit", T.FLOAT, []),
+                                   vi("delta", T.FLOAT, [])], [vi("r", T.FLOAT, ["n"])])
+    m = tg.onnx.load(path)
+    cases = [(0.0, 5.0, 1.5), (3.0, -1.0, -0.5), (1.0, 1.0, 1.0)]
+    args = [tuple(np.float32(v) for v in c) for c in cases]
+    for c, (got, eager) in zip(cases, traced_and_eager(m, args)):
+        want = np.arange(*c, dtype=np.float64).astype(np.float32)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(eager.numpy(), want, rtol=1e-6)
+
+
+def test_reshape_to_a_target_computed_from_a_run_time_shape(tmp_path):
+    """Reshape(t, Concat(Shape(t)[0:1], [-1])) on a t whose first dim is a
+    NonZero's count: the target keeps that dim in place and infers the
+    other, so the MatMul after it sees its known contracted dim when the
+    graph is built"""
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["t"]),
+             helper.make_node("Shape", ["t"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"]),
+             helper.make_node("Concat", ["n1", "minus1"], ["target"], axis=0),
+             helper.make_node("Reshape", ["t", "target"], ["r"]),
+             helper.make_node("Cast", ["r"], ["rf"], to=T.FLOAT),
+             helper.make_node("MatMul", ["rf", "w"], ["y"])]
+    inits = [helper.make_tensor("zero", T.INT64, [], [0]), ints("ax0", [0]),
+             ints("minus1", [-1]), helper.make_tensor("w", T.FLOAT, [1, 2], [1.0, 10.0])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [5])], [vi("y", T.FLOAT, ["k", 2])],
+                 inits)
+    m = tg.onnx.load(path)
+    xs = [np.array([0, 1, 0, 2, 3], np.float32), np.array([1, 0, 0, 0, 0], np.float32)]
+    for x, (got, eager) in zip(xs, traced_and_eager(m, [(x,) for x in xs])):
+        want = np.nonzero(x)[0][:, None].astype(np.float32) @ np.array([[1.0, 10.0]], np.float32)
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(eager.numpy(), want)

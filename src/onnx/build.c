@@ -219,11 +219,23 @@ static bool carries_dims(const char *op)
     return false;
 }
 
+/* output j's dims t; when t marks no dim (Shape(x)[1] of x [-1, 3] is
+ * 3), the value is known: t itself, a constant from here on */
 static void keep_dims(build_state *b, const mnode *mn, int j, tg_tensor *t)
 {
     int v = mn->out[j];
-    if (v < 0 || !t || tg_is_symbolic(t) || tg_dtype_is_float(tg_dtype_of(t)))
+    if (v < 0 || !t || tg_is_symbolic(t) || tg_dtype_of(t) != TG_INT64)
         return;
+    tg_tensor *flat = tg_contiguous(t); /* the build's scope owns it */
+    const int64_t *d = flat ? tg_data(flat) : NULL;
+    bool marked = !d; /* no memory: keep it as dims */
+    for (int64_t i = 0; d && i < tg_numel(t); i++)
+        marked |= d[i] == ONNX_RUN_TIME_DIM;
+    if (!marked) {
+        onnx_values_set_tensor(&b->vs, v, t, true);
+        tg__storage_freeze(t);
+        return;
+    }
     tg_release(b->vs.dims[v]);
     b->vs.dims[v] = tg_retain(t);
 }

@@ -167,7 +167,12 @@ static tg_status x_if(onnx_ictx *c)
     if (nt != ne || nt != c->n_out)
         return onnx_err(c, TG_ERR_IO, "then_branch has %d outputs and else_branch %d; the "
                         "node has %d", nt, ne, c->n_out);
-    if (onnx_body_gives_seq(c, "then_branch") || onnx_body_gives_seq(c, "else_branch"))
+    /* a condition known when the graph is built (exporters write If on
+     * shapes: squeeze a dim when it is 1) builds the branch taken in place,
+     * so the branches may differ in rank */
+    bool known = c->graph_mode && (c->val[0] || !tg_is_symbolic(cond));
+    if (known || onnx_body_gives_seq(c, "then_branch") ||
+        onnx_body_gives_seq(c, "else_branch"))
         return if_values(c, cond);
     tg_tensor *no_params[1] = {NULL}; /* the branches read what they need by name */
     return tg_cond(as_flag(cond, NULL), if_then, if_else, c, 0, no_params, c->n_out, c->out);

@@ -5,6 +5,7 @@
  * summed. Gradients reach the image (through gather) and GridSample's
  * grid (through the weights). */
 #include "onnx/ops_misc.h"
+#include "ops/op.h"
 
 #include <math.h>
 #include <string.h>
@@ -256,8 +257,10 @@ static tg_tensor *roi_positions(const roi_spec *sp, tg_tensor *rois, int k, int6
         len = tg_maximum(len, tg_scalar(dt, 1));
     /* torchvision divides (roi_height / pooled_height) in the boxes' type */
     tg_tensor *bin = tg_reshape(tg_div(len, tg_scalar(dt, (double)bins)), 3, r11);
-    tg_tensor *grid = sp->ratio > 0 ? tg_full(dt, 3, r11, (double)sp->ratio)
-                                    : tg_ceil(bin);
+    /* bin's shape, whose R may be known only when the graph runs */
+    tg_tensor *grid = sp->ratio > 0
+                          ? tg__expand_as(tg_full(dt, 3, (int64_t[]){1, 1, 1}, (double)sp->ratio), bin)
+                          : tg_ceil(bin);
     int tok = onnx_eager_begin();
     tg_tensor *a = tg_reshape(tg_arange(dt, 0, (double)bins, 1), 3, (int64_t[]){1, bins, 1});
     tg_tensor *i = tg_reshape(tg_arange(dt, 0, (double)G, 1), 3, (int64_t[]){1, 1, G});
@@ -322,10 +325,12 @@ tg_status misc_roi_align(onnx_ictx *c)
     if (s != TG_OK)
         return s;
     const int64_t *xs = tg_shape(x);
-    int64_t R = tg_ndim(rois) == 2 ? tg_shape(rois)[0] : -1;
-    if (tg_ndim(x) != 4 || !tg_dtype_is_float(tg_dtype_of(x)) || R < 0 ||
+    /* R may be known only when the graph runs (boxes a NonZero selected):
+     * -1, which the reshapes below keep in place */
+    int64_t R = tg_ndim(rois) == 2 ? tg_shape(rois)[0] : -2;
+    if (tg_ndim(x) != 4 || !tg_dtype_is_float(tg_dtype_of(x)) || R < -1 ||
         tg_shape(rois)[1] != 4 || tg_dtype_of(rois) != tg_dtype_of(x) ||
-        tg_ndim(bi) != 1 || tg_shape(bi)[0] != R ||
+        tg_ndim(bi) != 1 || (tg_shape(bi)[0] != R && R >= 0 && tg_shape(bi)[0] >= 0) ||
         (tg_dtype_of(bi) != TG_INT64 && tg_dtype_of(bi) != TG_INT32))
         return onnx_err(c, TG_ERR_IO, "X should be float [N, C, H, W], rois [R, 4] of X's "
                         "type, batch_indices int64 [R]");
@@ -347,7 +352,7 @@ tg_status misc_roi_align(onnx_ictx *c)
     if (!sp.ratio && (s = roi_max_grid(c, &sp, &GH, &GW)) != TG_OK)
         return s;
     int64_t P = sp.ph * GH * sp.pw * GW;
-    if ((s = onnx_check_numel(c, 3, (int64_t[]){R, xs[1], P}, "the samples")) != TG_OK)
+    if ((s = onnx_check_numel(c, 3, (int64_t[]){R < 0 ? 1 : R, xs[1], P}, "the samples")) != TG_OK)
         return s;
     tg_tensor *vy, *vx, *cy, *cx;
     tg_tensor *py = roi_positions(&sp, rois, 1, sp.ph, GH, &vy, &cy);

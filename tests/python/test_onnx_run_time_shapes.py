@@ -138,3 +138,53 @@ def test_reshape_to_a_target_computed_from_a_run_time_shape(tmp_path):
         want = np.nonzero(x)[0][:, None].astype(np.float32) @ np.array([[1.0, 10.0]], np.float32)
         np.testing.assert_array_equal(got.numpy(), want)
         np.testing.assert_array_equal(eager.numpy(), want)
+
+
+def test_if_on_a_shape_known_when_built_takes_its_branch(tmp_path):
+    """torch.onnx writes squeeze(1) as If(Shape(x)[1] == 1, Squeeze, Identity),
+    whose branches differ in rank: with the dim known when the graph is
+    built, the branch taken is built in place"""
+    sq = helper.make_graph([helper.make_node("Squeeze", ["x", "ax1"], ["a"])], "then", [],
+                           [vi("a", T.FLOAT, None)])
+    keep = helper.make_graph([helper.make_node("Identity", ["x"], ["b"])], "else", [],
+                             [vi("b", T.FLOAT, None)])
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "one"], ["d"], axis=0),
+             helper.make_node("Equal", ["d", "one"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=sq, else_branch=keep)]
+    inits = [helper.make_tensor("one", T.INT64, [], [1]), ints("ax1", [1])]
+    for shape in ([3, 1], [3, 2]):
+        path = model(tmp_path, nodes, [vi("x", T.FLOAT, shape)], [vi("y", T.FLOAT, None)],
+                     inits, name=f"if{shape[1]}")
+        m = tg.onnx.load(path)
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        want = x[:, 0] if shape[1] == 1 else x
+        np.testing.assert_array_equal(tg.function(lambda a: m(a))(tg.tensor(x)).numpy(), want)
+        np.testing.assert_array_equal(m(tg.tensor(x)).numpy(), want)
+
+
+def test_roi_align_over_boxes_selected_when_the_graph_runs(tmp_path):
+    """RoiAlign on the boxes whose score passes a threshold: their count R
+    is known only when the graph runs"""
+    nodes = [helper.make_node("Greater", ["score", "t"], ["keep"]),
+             helper.make_node("NonZero", ["keep"], ["nz"]),
+             helper.make_node("Squeeze", ["nz", "ax0"], ["idx"]),
+             helper.make_node("Gather", ["boxes", "idx"], ["rois"], axis=0),
+             helper.make_node("Gather", ["bidx", "idx"], ["bi"], axis=0),
+             helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y"], output_height=2,
+                              output_width=2, sampling_ratio=2, spatial_scale=0.5)]
+    inits = [helper.make_tensor("t", T.FLOAT, [], [0.5]), ints("ax0", [0])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [2, 3, 8, 8]), vi("boxes", T.FLOAT, [4, 4]),
+                                   vi("bidx", T.INT64, [4]), vi("score", T.FLOAT, [4])],
+                 [vi("y", T.FLOAT, ["r", 3, 2, 2])], inits, opset=16)
+    m = tg.onnx.load(path)
+    rs = np.random.RandomState(3)
+    x = rs.randn(2, 3, 8, 8).astype(np.float32)
+    boxes = np.array([[0, 0, 6, 6], [2, 2, 14, 10], [4, 0, 12, 8], [1, 3, 9, 15]], np.float32)
+    bidx = np.array([0, 1, 1, 0], np.int64)
+    scores = [np.array([0.9, 0.1, 0.7, 0.2], np.float32), np.array([0.1, 0.2, 0.3, 0.4],
+                                                                   np.float32)]
+    args = [(x, boxes, bidx, s) for s in scores]
+    for s, (got, eager) in zip(scores, traced_and_eager(m, args)):
+        assert got.shape[0] == int((s > 0.5).sum())
+        np.testing.assert_allclose(got.numpy(), eager.numpy(), rtol=1e-6, atol=1e-6)

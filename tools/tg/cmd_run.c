@@ -14,7 +14,7 @@
 #define RUN_USAGE                                                                   \
     "usage: tg run MODEL.onnx [--input IN.safetensors] --output OUT.safetensors\n"  \
     "              [--grad GRAD.safetensors] [--mode eager|graph]\n"                 \
-    "Runs an ONNX model (opsets 11-17; see docs/ONNX.md for the ops). Inputs are\n" \
+    "Runs an ONNX model (opsets 7-17; see docs/ONNX.md for the ops). Inputs are\n" \
     "keyed by the graph's input names, outputs by its output names. --grad also\n"  \
     "writes d(sum of all floating-point outputs) / d(every floating-point input\n"  \
     "and initializer), keyed by their ONNX names. --mode graph (default) builds a\n" \

@@ -83,3 +83,14 @@ def run_child(code, timeout=60):
                        text=True, timeout=timeout, env=dict(os.environ))
     assert p.returncode == 0, p.stderr[-2000:]
     return p.stdout
+
+
+def onnx_model_file(tmp_path, nodes, inputs, outputs, inits=(), opset=13, name="m"):
+    """a hand-made ONNX model (onnx.helper nodes and value infos) saved
+    under tmp_path; its path"""
+    import onnx
+    from onnx import helper
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    path = os.fspath(tmp_path / f"{name}.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
+    return path

@@ -12,7 +12,7 @@ import pytest
 
 import tensorgraph as tg
 
-from conftest import SANITIZED
+from conftest import SANITIZED, onnx_model_file
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
@@ -240,10 +240,7 @@ def test_bitshift_uint8(tmp_path):
 
 
 def _model(tmp_path, nodes, inputs, outputs, inits=(), opset=13, name="h"):
-    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    path = os.fspath(tmp_path / f"{name}.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
-    return path
+    return onnx_model_file(tmp_path, nodes, inputs, outputs, inits, opset, name)
 
 
 def _vi(name, t, shape):

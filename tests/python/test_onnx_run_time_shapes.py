@@ -4,22 +4,18 @@ where the -1 standing for the count was once folded in as a value),
 Slice bounds computed from them, and Range on an input's value. One
 trace serves every input; results and gradients equal eager mode's and
 numpy's. Hand-made models: needs the onnx package only."""
-import os
-
 import numpy as np
 import pytest
 
 import tensorgraph as tg
+from conftest import onnx_model_file
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto as T, helper  # noqa: E402
 
 
 def model(tmp_path, nodes, inputs, outputs, inits=(), name="m", opset=15):
-    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    path = os.fspath(tmp_path / f"{name}.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
-    return path
+    return onnx_model_file(tmp_path, nodes, inputs, outputs, inits, opset, name)
 
 
 def vi(name, t, shape):

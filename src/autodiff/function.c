@@ -57,16 +57,22 @@ tg_status tg_ctx_save_for_backward(tg_function_ctx *ctx, int n,
 
 int tg_ctx_num_saved(const tg_function_ctx *ctx) { return ctx ? ctx->n_saved : 0; }
 
+/* the words of rule.c's check_version, which front ends translate to
+ * PyTorch's version-counter error */
 static tg_status check_saved(const tg_function_ctx *ctx, int i)
 {
     const tg_tensor *t = ctx->saved[i];
     if (t->storage->version == ctx->versions[i])
         return TG_OK;
+    char shape[160];
     return tg__error(TG_ERR_AUTOGRAD,
-                     "custom function '%s': saved tensor %d was modified by an "
-                     "in-place operation (version %llu, expected %llu)",
-                     ctx->name, i, (unsigned long long)t->storage->version,
-                     (unsigned long long)ctx->versions[i]);
+                     "backward: saved tensor %d of custom function '%s', saved for its "
+                     "gradient, was modified by an in-place operation (it is at version "
+                     "%llu, expected %llu). Clone it before modifying it, or modify it after "
+                     "backward. The tensor: %s %s.",
+                     i, ctx->name, (unsigned long long)t->storage->version,
+                     (unsigned long long)ctx->versions[i], tg_dtype_name(t->dtype),
+                     tg_shape_str(t->ndim, t->shape, shape, sizeof shape));
 }
 
 /* the engine checks every saved tensor before a backward starts */

@@ -381,3 +381,25 @@ def test_save_for_backward_takes_none():
         P.apply(T.ones(1, requires_grad=True))
     raises_same(bad, TypeError, "save_for_backward can only save variables, but argument 1 "
                 "is of type int")
+
+
+def test_saved_tensor_modified_in_place():
+    def f(T):
+        class P(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * x
+        y = T.tensor([1., 2.], requires_grad=True) * 1
+        z = P.apply(y)
+        y.add_(1)
+        z.sum().backward()
+    for words in ("one of the variables needed for gradient computation has been modified by "
+                  "an inplace operation: [torch.FloatTensor [2]]",
+                  "is at version 1; expected version 0 instead."):
+        raises_same(f, RuntimeError, words)

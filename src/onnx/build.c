@@ -206,10 +206,32 @@ static void store_result(build_state *b, onnx_ictx *c, int j, bool all_known, in
  * whose target is computed from shapes reads them, where -1 keeps the
  * input's unknown dim in place or infers it (tg_reshape's rule), so a
  * flatten to [batch, -1] stays [-1, known] when the graph is built. The
- * ops below move values without changing them and carry dims by running
- * on them as on constants (a Cast would not keep ONNX_RUN_TIME_DIM). */
-static const char *const carrying_ops[] = {"Gather", "Slice", "Concat", "Unsqueeze",
-                                           "Squeeze", "Identity"};
+ * ops below carry dims by running on them as on constants: those that
+ * move values without changing them (a Cast would not keep
+ * ONNX_RUN_TIME_DIM), Where on a known condition, and Equal against
+ * negative values, which no size equals (torch.onnx's expand writes
+ * Where(Equal(shape, -1), 1, shape)). */
+static const char *const carrying_ops[] = {"Gather", "Slice", "Concat", "Unsqueeze", "Squeeze",
+                                           "Identity", "Reshape", "Where", "Equal"};
+
+/* Equal compares dims only with known values all below 0 */
+static bool carry_is_sound(const onnx_ictx *c)
+{
+    if (strcmp(c->node->op_type, "Equal"))
+        return true;
+    for (int j = 0; j < c->n_in; j++) {
+        const tg_tensor *k = c->dims[j] ? NULL : c->val[j];
+        if (c->dims[j])
+            continue;
+        int64_t n = k ? tg_numel(k) : 0, v[64];
+        if (!k || n > 64 || tg_dtype_is_float(tg_dtype_of(k)) || tg_copy_to(k, TG_INT64, v))
+            return tg_clear_error(), false;
+        for (int64_t e = 0; e < n; e++)
+            if (v[e] >= 0)
+                return false;
+    }
+    return c->n_in == 2 && (!c->dims[0] || !c->dims[1]);
+}
 
 static bool carries_dims(const char *op)
 {
@@ -224,7 +246,14 @@ static bool carries_dims(const char *op)
 static void keep_dims(build_state *b, const mnode *mn, int j, tg_tensor *t)
 {
     int v = mn->out[j];
-    if (v < 0 || !t || tg_is_symbolic(t) || tg_dtype_of(t) != TG_INT64)
+    if (v < 0 || !t || tg_is_symbolic(t))
+        return;
+    if (tg_dtype_of(t) == TG_BOOL) { /* Equal's: no dim to mark */
+        onnx_values_set_tensor(&b->vs, v, t, true);
+        tg__storage_freeze(t);
+        return;
+    }
+    if (tg_dtype_of(t) != TG_INT64)
         return;
     tg_tensor *flat = tg_contiguous(t); /* the build's scope owns it */
     const int64_t *d = flat ? tg_data(flat) : NULL;
@@ -248,7 +277,7 @@ static void carry_dims(build_state *b, const mnode *mn, onnx_ictx *c)
             keep_dims(b, mn, j, c->dims_out[j]);
             any = true;
         }
-    if (any || !carries_dims(mn->node->op_type))
+    if (any || !carries_dims(mn->node->op_type) || !carry_is_sound(c))
         return;
     onnx_ictx d = *c;
     for (int j = 0; j < c->n_in; j++) {

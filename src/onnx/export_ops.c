@@ -220,6 +220,15 @@ static tg_status ex_range(ex *e, const exnode *x, const char *op)
 static tg_status ex_topk(ex *e, const exnode *x, const char *op)
 {
     int64_t k = aint(x, "k", 0);
+    if (k < 0) { /* the whole axis (sort): its length */
+        int r = x->out_meta->ndim;
+        int64_t ax = aint(x, "axis", -1);
+        k = r ? x->out_meta->shape[ax < 0 ? ax + r : ax] : 1;
+        if (k < 0)
+            return onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "sort (node '%s') over an axis whose "
+                                "length is known only when the graph runs has no ONNX form "
+                                "here", x->n->name);
+    }
     char *kn = onnx_ex_init_ints(e, "K", 1, &k, false);
     const char *in[2] = {x->in[0], kn};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);

@@ -158,6 +158,14 @@ void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes)
     return p;
 }
 
+bool onnx_use_dims(onnx_ictx *c, int i)
+{
+    if (i >= c->n_in || c->val[i] || !c->dims[i])
+        return false;
+    c->val[i] = c->dims[i];
+    return true;
+}
+
 /* the value of input i, which must be present and known at import time
  * (NULL with the error set); `hint` ends the message */
 static tg_tensor *known_input(onnx_ictx *c, int i, const char *what, const char *hint)

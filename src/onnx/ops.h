@@ -23,6 +23,11 @@
 struct mnode;
 
 #define ONNX_RUN_TIME_DIM INT64_MIN /* in onnx_ictx.dims */
+struct onnx_ictx;
+/* input i's dims serve as its value where the import has none (a target
+ * shape computed from a run-time shape): true then, and the value read
+ * holds ONNX_RUN_TIME_DIM where a dim is known only when the graph runs */
+bool onnx_use_dims(struct onnx_ictx *c, int i);
 
 typedef struct onnx_ictx {
     const onnx_node *node;

@@ -153,6 +153,23 @@ static tg_status r_cumsum(onnx_ictx *c)
 
 /* TopK(X, K): K a known one-element input (TopK-1's attribute k too);
  * axis, largest and sorted (opset 11) */
+/* TopK whose K the graph computes (detection models take min(count,
+ * limit)): every element along the axis in order, then the first K of
+ * them (slice_by, its length known when the graph runs) */
+static tg_status topk_at_run(onnx_ictx *c, tg_tensor *x, int ax, bool largest)
+{
+    tg_tensor *v, *i, *one = tg_full(TG_INT64, 1, (int64_t[]){1}, 1);
+    tg_status s = tg_sort(x, ax, largest, &v, &i);
+    if (s != TG_OK)
+        return s;
+    tg_tensor *k = tg_reshape(onnx_as(c->in[1], TG_INT64), 1, (int64_t[]){1});
+    tg_tensor *from = tg_zeros(TG_INT64, 1, (int64_t[]){1});
+    tg_tensor *axes = tg_full(TG_INT64, 1, (int64_t[]){1}, ax);
+    c->out[0] = tg_slice_by(v, from, k, axes, one);
+    c->out[1] = tg_slice_by(i, from, k, axes, one);
+    return c->out[0] && c->out[1] ? TG_OK : tg_last_status();
+}
+
 static tg_status r_topk(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "X");
@@ -162,6 +179,10 @@ static tg_status r_topk(onnx_ictx *c)
         s = oa_int(c, "largest", 1, &largest);
     if (s == TG_OK && c->version >= 11)
         s = oa_int(c, "sorted", 1, &sorted);
+    int ax;
+    if (s == TG_OK && oi_req(c, 1, "K") && !(c->val[1] && !tg_is_symbolic(c->val[1])) &&
+        (s = onnx_axis(c, axis, tg_ndim(x), "axis", &ax)) == TG_OK)
+        return topk_at_run(c, x, ax, largest != 0);
     if (s == TG_OK) { /* TopK-1's attribute k arrives as this input (versions.c) */
         int64_t *kv, n;
         s = oi_req(c, 1, "K") ? oi_ints(c, 1, "K", &kv, &n) : tg_last_status();
@@ -170,7 +191,6 @@ static tg_status r_topk(onnx_ictx *c)
         if (s == TG_OK)
             k = kv[0];
     }
-    int ax;
     if (s == TG_OK)
         s = onnx_axis(c, axis, tg_ndim(x), "axis", &ax);
     if (s == TG_OK && k < 0)

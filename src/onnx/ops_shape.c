@@ -1,6 +1,7 @@
 /* ONNX shape and data-movement ops -> tensorgraph: Reshape, Slice, Split,
  * Gather, Pad, Shape, Constant, Cast and the rest of that family. */
 #include "onnx/ops.h"
+#include "ops/op.h"
 #include "core/size_math.h"
 
 #include <math.h>
@@ -47,9 +48,7 @@ static tg_status s_reshape(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "data");
     int64_t *v, n, allowzero = 0;
-    bool from_dims = c->n_in > 1 && !c->val[1] && c->dims[1]; /* computed from shapes */
-    if (from_dims)
-        c->val[1] = c->dims[1];
+    bool from_dims = onnx_use_dims(c, 1);
     tg_status s = x ? oi_ints(c, 1, "shape", &v, &n) : tg_last_status();
     if (s == TG_OK && c->version >= 14)
         s = oa_int(c, "allowzero", 0, &allowzero);
@@ -414,6 +413,7 @@ static tg_status s_expand(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "input");
     int64_t *v, n;
+    bool from_dims = onnx_use_dims(c, 1);
     tg_status s = x ? oi_ints(c, 1, "shape", &v, &n) : tg_last_status();
     if (s != TG_OK)
         return s;
@@ -424,12 +424,24 @@ static tg_status s_expand(onnx_ictx *c)
     for (int i = 0; i < nd; i++) {
         int xi = i - (nd - r), si = i - (nd - (int)n);
         int64_t dx = xi >= 0 ? tg_shape(x)[xi] : 1, ds = si >= 0 ? v[si] : 1;
+        if (from_dims && ds == ONNX_RUN_TIME_DIM) {
+            /* a size known when the graph runs: the input's own dim there
+             * (-1 keeps it), which ONNX's broadcast requires unless it is 1 */
+            if (dx == 1)
+                return onnx_err(c, TG_ERR_UNSUPPORTED, "expanding dim %d of size 1 to a "
+                                "size known only when the graph runs", i);
+            shape[i] = dx;
+            continue;
+        }
         if (dx != ds && dx != 1 && ds != 1)
             return onnx_err(c, TG_ERR_SHAPE, "input dim %lld and shape value %lld do not "
                             "broadcast", (long long)dx, (long long)ds);
         shape[i] = dx == 1 ? ds : dx;
     }
-    if ((s = onnx_check_numel(c, nd, shape, "the result")) != TG_OK)
+    int64_t sized[TG_MAX_DIMS]; /* an unknown dim (-1) counts as 1 */
+    for (int i = 0; i < nd; i++)
+        sized[i] = shape[i] < 0 ? 1 : shape[i];
+    if ((s = onnx_check_numel(c, nd, sized, "the result")) != TG_OK)
         return s;
     return done(c, 0, tg_expand(x, nd, shape));
 }
@@ -610,11 +622,36 @@ static tg_status s_constant(onnx_ictx *c)
     return done(c, 0, t);
 }
 
+/* ConstantOfShape on a shape computed when the graph runs: full_by, its
+ * dims the input's marked dims where the import has them */
+static tg_status fill_at_run(onnx_ictx *c, tg_tensor *val)
+{
+    tg_tensor *shape = c->in[0];
+    if (tg_ndim(shape) != 1 || tg_shape(shape)[0] < 0 || tg_shape(shape)[0] > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "input should be 1-D of a known length of at "
+                        "most %d", TG_MAX_DIMS);
+    int64_t hint[TG_MAX_DIMS], n = c->dims[0] ? tg_numel(c->dims[0]) : 0;
+    if (n && tg_copy_to(c->dims[0], TG_INT64, hint) != TG_OK)
+        return tg_last_status();
+    for (int64_t d = 0; d < n; d++)
+        hint[d] = hint[d] == ONNX_RUN_TIME_DIM ? -1 : hint[d];
+    tg_dtype dt = val ? tg_dtype_of(val) : TG_FLOAT32;
+    return done(c, 0, tg__full_by(onnx_as(shape, TG_INT64), dt, val ? tg_item(val) : 0,
+                                  (int)n, hint));
+}
+
 static tg_status s_constant_of_shape(onnx_ictx *c)
 {
     int64_t *v, n;
-    tg_status s = oi_ints(c, 0, "input", &v, &n);
     tg_tensor *val = NULL;
+    if (oi_req(c, 0, "input") && !(c->val[0] && !tg_is_symbolic(c->val[0]))) {
+        tg_status s = oa_tensor(c, "value", &val);
+        if (s == TG_OK && val && tg_numel(val) != 1)
+            s = onnx_err(c, TG_ERR_IO, "value should have one element, has %lld",
+                         (long long)tg_numel(val));
+        return s != TG_OK ? s : fill_at_run(c, val);
+    }
+    tg_status s = oi_ints(c, 0, "input", &v, &n);
     if (s == TG_OK)
         s = oa_tensor(c, "value", &val);
     if (s != TG_OK)

@@ -423,6 +423,7 @@ extern const tg_op_def *const tg_ops_as_strided[]; /* as_strided.c: the view, it
 extern const tg_op_def *const tg_ops_nonzero[]; /* nonzero.c: coordinates, count at run time */
 extern const tg_op_def *const tg_ops_slice_by[]; /* slice_by.c: bounds as tensors, its gradient */
 extern const tg_op_def *const tg_ops_shape_of[]; /* shape_of.c: a shape as an int64 tensor */
+extern const tg_op_def *const tg_ops_full_by[]; /* full_by.c: a full tensor of a shape given as values */
 extern const tg_op_def *const tg_ops_nms[]; /* nms.c: non_max_suppression, count at run time */
 extern const tg_op_def tg_op_non_max_suppression;
 extern const tg_op_def *const tg_ops_control[]; /* src/control/ops.c: cond, while_loop */
@@ -439,6 +440,11 @@ static inline int tg_op_state_input(const tg_op_def *op, int n_in)
  * broadcast to ref's shape; x * (alpha / n) (bessel: alpha * n / (n - 1))
  * with n the element count of ref over axes (all when n_axes is 0) */
 tg_tensor *tg__expand_as(tg_tensor *x, tg_tensor *ref);
+/* value in dtype dt, of the shape held by the int64 1-D tensor `shape`;
+ * in a graph, where shape has no data, the dims are `hint` (-1: unknown
+ * until the graph runs; n_hint 0: all unknown) (src/ops/full_by.c) */
+tg_tensor *tg__full_by(tg_tensor *shape, tg_dtype dt, double value, int n_hint,
+                       const int64_t *hint);
 tg_tensor *tg__count_scale(tg_tensor *x, tg_tensor *ref, int n_axes, const int *axes,
                            double alpha, bool bessel);
 

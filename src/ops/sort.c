@@ -15,7 +15,7 @@ typedef struct topk_attrs {
     bool largest, sorted; /* sorted: the result is always sorted */
 } topk_attrs;
 static const tg_attr_spec topk_specs[] = {
-    TG_SPEC_INT(topk_attrs, k, 0, TG_REQUIRED, TG_MIN(0)), TG_SPEC_INT(topk_attrs, axis, -1),
+    TG_SPEC_INT(topk_attrs, k, 0, TG_REQUIRED, TG_MIN(-1)), TG_SPEC_INT(topk_attrs, axis, -1),
     TG_SPEC_BOOL(topk_attrs, largest, 1), TG_SPEC_BOOL(topk_attrs, sorted, 1), {0}};
 
 /* ---- kernel: x viewed as [outer, n, inner], one column (o, j) at a time ---- */
@@ -111,13 +111,20 @@ static tg_status topk_infer(tg_op_ctx *c)
         return tg__error(TG_ERR_INDEX, "%s: axis %lld is out of range for a tensor of %d "
                          "dims", c->op->name, (long long)a->axis, x->ndim);
     int64_t n = x->ndim ? x->shape[ax] : 1;
-    if (a->k > n)
+    if (a->k > n && n >= 0)
         return tg__error(TG_ERR_ARG, "%s: k (%lld) is larger than the size of axis %d (%lld)",
                          c->op->name, (long long)a->k, ax, (long long)n);
     int64_t shape[TG_MAX_DIMS];
     memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
-    if (x->ndim)
-        shape[ax] = a->k;
+    if (x->ndim) /* k -1: the whole axis (sort), whose length may be known only at run time */
+        shape[ax] = a->k < 0 ? n : a->k;
+    if (tg__shape_has_unknown(x->ndim, shape)) { /* tg_infer_set takes known dims only */
+        c->out_meta[0] = (tg_meta){.dtype = x->dtype, .ndim = x->ndim};
+        memcpy(c->out_meta[0].shape, shape, sizeof(int64_t) * (size_t)x->ndim);
+        c->out_meta[1] = c->out_meta[0];
+        c->out_meta[1].dtype = TG_INT64;
+        return TG_OK;
+    }
     tg_status s = tg_infer_set(c, 0, x->dtype, x->ndim, shape);
     return s == TG_OK ? tg_infer_set(c, 1, TG_INT64, x->ndim, shape) : s;
 }
@@ -131,7 +138,8 @@ static tg_status topk_kernel(tg_op_ctx *c)
     int ax = topk_axis(a, x->ndim);
     topk_task t = {.x = tg__base(x), .values = tg__base(c->out[0]),
                    .indices = (int64_t *)tg__base(c->out[1]), .n = x->ndim ? x->shape[ax] : 1,
-                   .inner = tg__span(x->shape, ax + 1, x->ndim), .k = a->k,
+                   .inner = tg__span(x->shape, ax + 1, x->ndim),
+                   .k = a->k < 0 ? (x->ndim ? x->shape[ax] : 1) : a->k,
                    .largest = a->largest};
     atomic_init(&t.nomem, 0);
     int64_t cols = t.n ? x->numel / t.n : 0;
@@ -207,7 +215,19 @@ tg_status tg_sort(tg_tensor *x, int axis, bool descending, tg_tensor **values,
                                   : tg__error(TG_ERR_ARG, "sort: input is NULL");
     if (!tg__norm_axis("sort", axis, x->ndim ? x->ndim : 1, &ax))
         return tg_last_status();
-    return tg_topk(x, x->ndim ? x->shape[ax] : 1, ax, descending, true, values, indices);
+    if (!values)
+        return tg__error(TG_ERR_ARG, "sort: values is NULL");
+    /* k -1: the whole axis, also where a graph knows its length only at run time */
+    tg_tensor *out[2];
+    tg_attr a[4] = {TG_AI("k", -1), TG_AI("axis", ax), TG_AI("largest", descending),
+                    TG_AI("sorted", true)};
+    tg_status s = tg_op_run(&tg_op_topk, 1, &x, a, 4, out);
+    if (s != TG_OK)
+        return s;
+    *values = out[0];
+    if (indices)
+        *indices = out[1];
+    return TG_OK;
 }
 
 tg_tensor *tg_argsort(tg_tensor *x, int axis, bool descending)

@@ -184,3 +184,95 @@ def test_roi_align_over_boxes_selected_when_the_graph_runs(tmp_path):
     for s, (got, eager) in zip(scores, traced_and_eager(m, args)):
         assert got.shape[0] == int((s > 0.5).sum())
         np.testing.assert_allclose(got.numpy(), eager.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_expand_to_a_target_computed_from_a_run_time_shape(tmp_path):
+    """torch.onnx's expand: Expand(t, Where(Equal(target, -1), 1, target))
+    with target [count, 3], count a NonZero's: the count keeps t's own dim,
+    the 3 is known when the graph is built (the MatMul after needs it)"""
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Transpose", ["nz"], ["t"]),
+             helper.make_node("Shape", ["t"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"]),
+             helper.make_node("Concat", ["n1", "three"], ["target"], axis=0),
+             helper.make_node("Equal", ["target", "minus1"], ["is_keep"]),
+             helper.make_node("Where", ["is_keep", "ones", "target"], ["w"]),
+             helper.make_node("Expand", ["t", "w"], ["e"]),
+             helper.make_node("Cast", ["e"], ["ef"], to=T.FLOAT),
+             helper.make_node("MatMul", ["ef", "m"], ["y"])]
+    inits = [helper.make_tensor("zero", T.INT64, [], [0]), ints("ax0", [0]), ints("three", [3]),
+             ints("minus1", [-1, -1]), ints("ones", [1, 1]),
+             helper.make_tensor("m", T.FLOAT, [3, 2], [1, 0, 0, 1, 1, 1])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [6])], [vi("y", T.FLOAT, ["k", 2])],
+                 inits)
+    m = tg.onnx.load(path)
+    xs = [np.array([0, 2, 0, 1, 1, 0], np.float32), np.array([0, 0, 0, 0, 0, 9], np.float32)]
+    mat = np.array([[1, 0], [0, 1], [1, 1]], np.float32)
+    for x, (got, eager) in zip(xs, traced_and_eager(m, [(x,) for x in xs])):
+        want = np.repeat(np.nonzero(x)[0][:, None], 3, 1).astype(np.float32) @ mat
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(eager.numpy(), want)
+
+
+def test_equal_on_a_run_time_dim_is_not_folded(tmp_path):
+    """Shape(nz)[1] == 2 depends on the count: it stays a value the graph
+    computes (only comparisons with negative values, which no size equals,
+    fold)"""
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Shape", ["nz"], ["s"]),
+             helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+             helper.make_node("Equal", ["n", "two"], ["y"])]
+    inits = [helper.make_tensor("one", T.INT64, [], [1]),
+             helper.make_tensor("two", T.INT64, [], [2])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.BOOL, [])], inits)
+    m = tg.onnx.load(path)
+    xs = [np.array([1, 0, 1, 0], np.float32), np.array([1, 1, 1, 0], np.float32)]
+    for x, (got, eager) in zip(xs, traced_and_eager(m, [(x,) for x in xs])):
+        assert bool(got.item()) == (np.count_nonzero(x) == 2) == bool(eager.item())
+
+
+def test_expand_of_a_one_to_a_run_time_size_is_refused_in_graphs(tmp_path):
+    """a dim of 1 expanded to a size known only when the graph runs has no
+    graph form yet: refused naming the node, while eager mode computes it"""
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Shape", ["nz"], ["s"]),
+             helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "ax0"], ["target"]),
+             helper.make_node("Expand", ["c", "target"], ["y"])]
+    inits = [helper.make_tensor("one", T.INT64, [], [1]), ints("ax0", [0]),
+             helper.make_tensor("c", T.FLOAT, [1], [7.0])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, ["k"])], inits)
+    m = tg.onnx.load(path)
+    x = tg.tensor(np.array([1, 0, 1, 1], np.float32))
+    np.testing.assert_array_equal(m(x).numpy(), [7, 7, 7])
+    with pytest.raises(NotImplementedError, match="Expand.*known only when the graph runs"):
+        tg.function(lambda a: m(a))(x)
+
+
+def test_topk_whose_k_and_axis_are_run_time_lengths(tmp_path):
+    """detection post-processing: the scores above a threshold, then the
+    best min(count, 3) of them; every length known only when the graph
+    runs (TopK as a sort and slice_by)"""
+    nodes = [helper.make_node("Greater", ["s", "t"], ["keep"]),
+             helper.make_node("NonZero", ["keep"], ["nz"]),
+             helper.make_node("Squeeze", ["nz", "ax0"], ["idx"]),
+             helper.make_node("Gather", ["s", "idx"], ["kept"], axis=0),
+             helper.make_node("Shape", ["kept"], ["n"]),
+             helper.make_node("Min", ["n", "three"], ["k"]),
+             helper.make_node("TopK", ["kept", "k"], ["v", "i"]),
+             helper.make_node("ConstantOfShape", ["n"], ["ones"],
+                              value=helper.make_tensor("v", T.FLOAT, [1], [2.0]))]
+    inits = [helper.make_tensor("t", T.FLOAT, [], [0.0]), ints("ax0", [0]), ints("three", [3])]
+    path = model(tmp_path, nodes, [vi("s", T.FLOAT, [6])],
+                 [vi("v", T.FLOAT, ["k"]), vi("i", T.INT64, ["k"]), vi("ones", T.FLOAT, ["n"])],
+                 inits)
+    m = tg.onnx.load(path)
+    ss = [np.array([0.5, -1, 0.9, 0.1, 0.7, -2], np.float32),
+          np.array([-1, 0.3, -1, -1, -1, -1], np.float32), -np.ones(6, np.float32)]
+    for s, (got, eager) in zip(ss, traced_and_eager(m, [(s,) for s in ss])):
+        kept = s[s > 0]
+        order = np.argsort(-kept, kind="stable")[:3]
+        for g, e, want in zip(got, eager, (kept[order], order, np.full(kept.size, 2.0))):
+            np.testing.assert_array_equal(g.numpy(), want)
+            np.testing.assert_array_equal(e.numpy(), want)

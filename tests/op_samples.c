@@ -136,6 +136,8 @@ const os_sample os_samples[] = {
      IN(X(-1, 1, 4, 3), V1(-1), V1(-5), V1(-2), V1(-2))},
     {"slice_by_grad", "axis 1, 1:4:2 of [2,5]",
      IN(X(-1, 1, 2, 2), K(-1, 1, 2, 5), V1(1), V1(4), V1(1), V1(2))},
+    /* append_row (append_row.c): a row onto a list */
+    {"append_row", "[3,2] and [2]", IN(X(-1, 1, 3, 2), X(-1, 1, 2)), .flags = OS_NO_ONNX},
     {"slice_grad", "axis 1, 1:4:2 of [2,5]", IN(X(-1, 1, 2, 2)),
      AT(AI("axis", 1), AI("start", 1), AI("stop", 4), AI("step", 2), AINTS("input_shape", 2, 5))},
     {"expand", "[1,3] to [4,2,3]", IN(X(-1, 1, 1, 3)), AT(AINTS("shape", 4, 2, 3)), OS_STRIDED},
@@ -335,6 +337,9 @@ const os_exempt os_exempt_ops[] = {
     {"while_loop", "control flow, see cond"},
     {"while_grad", "the backward loop of while_loop's gradient (TG_OP_NO_VJP/NO_JVP); run by "
                    "tests/test_control.c"},
+    {"append_row_grad", "append_row's gradient, a row or the rows before it (TG_OP_NO_VJP/NO_JVP); "
+                        "run by append_row's samples and ONNX Loop's scan outputs "
+                        "(tests/test_onnx_control.c)"},
     {NULL, NULL},
 };
 

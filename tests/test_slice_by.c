@@ -1,6 +1,7 @@
 /* Shapes read when a graph runs: slice_by (ONNX Slice with its bounds as
- * tensors), range_by (Range on computed bounds) and shape_of (a shape as
- * values). Eagerly against ONNX's clamping rules, worked by hand; in a
+ * tensors), range_by (Range on computed bounds), shape_of (a shape as
+ * values), full_by (a full tensor of such a shape) and append_row (a list
+ * whose first row fixes its dims). Eagerly against ONNX's clamping rules, worked by hand; in a
  * graph, one graph run with different bounds and sizes, gradients
  * included; the errors. The ONNX importer's use of them is checked by
  * onnx_conformance (the window expansions) and
@@ -220,6 +221,46 @@ static void test_range_by(void)
     tg_graph_free(g);
 }
 
+static void test_full_by(void)
+{
+    tg_tensor *shape = ints(2, (int64_t[]){2, 3});
+    CHECK_TENSOR(tg__full_by(shape, TG_INT32, 7, 0, NULL), ((double[]){7, 7, 7, 7, 7, 7}), 0);
+    CHECK_SHAPE(tg__full_by(shape, TG_FLOAT32, 1, 2, (int64_t[]){-1, 3}), 2, 3);
+    CHECK_ERROR(tg__full_by(ints(1, (int64_t[]){-2}), TG_FLOAT32, 0, 0, NULL), TG_ERR_SHAPE,
+                "shape value 0 is -2");
+    CHECK_ERROR(tg__full_by(shape, TG_FLOAT32, 0, 1, (int64_t[]){-1}), TG_ERR_ARG,
+                "a hint of 1 dims for a shape of 2");
+    /* in a graph: the hint's known dims at build, the fed values at run */
+    tg_graph *g = tg_graph_new(NULL);
+    tg_tensor *s = tg_placeholder(g, "s", TG_INT64, 1, (int64_t[]){2});
+    tg_tensor *y = tg__full_by(s, TG_FLOAT64, 0.5, 2, (int64_t[]){-1, 3});
+    CHECK(y && tg_shape(y)[0] == -1 && tg_shape(y)[1] == 3);
+    tg_tensor *sum = tg_sum(y, 0, NULL, false);
+    tg_session *sess = tg_session_new(g);
+    for (int64_t rows = 0; rows < 3; rows++) {
+        tg_tensor *sv = ints(2, (int64_t[]){rows, 3}), *got = NULL;
+        CHECK_OK(tg_session_run(sess, 1, &s, &sv, 1, &sum, &got, 0, NULL));
+        if (got)
+            CHECK_NEAR(tg_item(got), 1.5 * (double)rows, 0);
+    }
+    tg_session_free(sess);
+    tg_graph_free(g);
+}
+
+static void test_append_row(void)
+{
+    tg_tensor *row = tt_tensor(TG_FLOAT32, 1, (int64_t[]){2}, (double[]){1, 2});
+    tg_tensor *list = tg__append_row(tg_zeros(TG_FLOAT32, 2, (int64_t[]){0, 0}), row);
+    CHECK_SHAPE(list, 1, 2); /* the first row fixes the dims */
+    list = tg__append_row(list, tt_tensor(TG_FLOAT32, 1, (int64_t[]){2}, (double[]){3, 4}));
+    CHECK_TENSOR(list, ((double[]){1, 2, 3, 4}), 0);
+    CHECK_ERROR(tg__append_row(list, tg_zeros(TG_FLOAT32, 1, (int64_t[]){3})), TG_ERR_SHAPE,
+                "does not fit");
+    CHECK_ERROR(tg__append_row(list, tg_zeros(TG_FLOAT64, 1, (int64_t[]){2})), TG_ERR_SHAPE,
+                "cannot append");
+    CHECK_ERROR(tg__append_row(list, tg_scalar(TG_FLOAT32, 1)), TG_ERR_SHAPE, "cannot append");
+}
+
 int main(void)
 {
     RUN(test_onnx_clamping);
@@ -229,5 +270,7 @@ int main(void)
     RUN(test_errors);
     RUN(test_shape_of);
     RUN(test_range_by);
+    RUN(test_full_by);
+    RUN(test_append_row);
     return tt_finish();
 }

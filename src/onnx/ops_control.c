@@ -74,9 +74,10 @@ static tg_status dry_run(onnx_ictx *c, tg_graph *g, dry_fn fn, void *user, tg_te
 /* The dtypes and shapes of results first .. first + n of a body: fn runs
  * it in a scratch graph on stand-ins for the node's inputs and for the
  * outer values it reads (symbolic values of the graph being built cannot
- * enter another graph). Their dims must be known. */
+ * enter another graph). Their dims must be known unless any_dims (-1:
+ * known when the graph runs). */
 static tg_status dry_trace(onnx_ictx *c, dry_fn fn, void *user, int first, int n,
-                           tg_meta *metas)
+                           bool any_dims, tg_meta *metas)
 {
     tg_graph *g = tg_graph_new("onnx_body_shapes");
     if (!g || tg_graph_begin(g) != TG_OK) {
@@ -91,7 +92,7 @@ static tg_status dry_trace(onnx_ictx *c, dry_fn fn, void *user, int first, int n
         metas[k].dtype = tg_dtype_of(e);
         metas[k].ndim = tg_ndim(e);
         memcpy(metas[k].shape, tg_shape(e), (size_t)tg_ndim(e) * sizeof(int64_t));
-        if (tg_numel(e) < 0)
+        if (tg_numel(e) < 0 && !any_dims)
             st = tg__error(TG_ERR_UNSUPPORTED, "a scan output's element (output %d of the "
                            "body) has unknown dims", first + k);
     }
@@ -243,12 +244,10 @@ static tg_status loop_body(void *user, tg_tensor *const *in, tg_tensor **out)
     out[1] = tg_reshape(res[0], tg_ndim(in[1]), tg_shape(in[1]));
     for (int j = 0; j < l->n_carried; j++)
         out[2 + j] = res[1 + j];
-    for (int k = 0; l->grow && k < l->n_scan; k++) {
-        tg_tensor *v = in[2 + l->n_carried + k];
-        tg_tensor *rows[2] = {v, tg_unsqueeze(res[1 + l->n_carried + k], 0)};
-        if (!(out[2 + l->n_carried + k] = tg_concat(2, rows, 0)))
+    for (int k = 0; l->grow && k < l->n_scan; k++)
+        if (!(out[2 + l->n_carried + k] =
+                  tg__append_row(in[2 + l->n_carried + k], res[1 + l->n_carried + k])))
             return tg_last_status();
-    }
     return l->n_scan && !l->grow ? keep_scan(l, res + 1 + l->n_carried) : TG_OK;
 }
 
@@ -292,11 +291,13 @@ static tg_status loop_dry(onnx_ictx *dry, void *user, tg_tensor **res)
         : tg_last_status();
 }
 
-/* graph mode: the growing variables of the scan outputs, from [0, elem] */
+/* graph mode: the growing variables of the scan outputs, from [0, elem]
+ * (a dim of elem known only when the graph runs is 0 there: append_row
+ * takes a list's other dims from its first row) */
 static tg_status loop_growing(loop_ctx *l, tg_tensor **init, tg_shape_spec *inv)
 {
     int nv = 2 + l->n_carried;
-    tg_status s = dry_trace(l->c, loop_dry, l, 1 + l->n_carried, l->n_scan, l->elem);
+    tg_status s = dry_trace(l->c, loop_dry, l, 1 + l->n_carried, l->n_scan, true, l->elem);
     for (int j = 0; j < nv; j++)
         inv[j].ndim = -1;
     for (int k = 0; s == TG_OK && k < l->n_scan; k++) {
@@ -305,7 +306,8 @@ static tg_status loop_growing(loop_ctx *l, tg_tensor **init, tg_shape_spec *inv)
         inv[nv + k].shape[0] = -1;
         memcpy(inv[nv + k].shape + 1, e->shape, (size_t)e->ndim * sizeof(int64_t));
         int64_t shape[TG_MAX_DIMS + 1] = {0};
-        memcpy(shape + 1, e->shape, (size_t)e->ndim * sizeof(int64_t));
+        for (int d = 0; d < e->ndim; d++)
+            shape[d + 1] = e->shape[d] < 0 ? 0 : e->shape[d];
         init[nv + k] = tg_zeros(e->dtype, e->ndim + 1, shape);
         if (!init[nv + k])
             s = tg_last_status();
@@ -460,7 +462,7 @@ static tg_status scan_dry(onnx_ictx *dry, void *user, tg_tensor **res)
 /* the element shapes of the scan outputs, from a dry trace of the body */
 static tg_status scan_elements(scan_ctx *s)
 {
-    return dry_trace(s->c, scan_dry, s, s->n_state, s->n_out, s->elem);
+    return dry_trace(s->c, scan_dry, s, s->n_state, s->n_out, false, s->elem);
 }
 
 static tg_status scan_test(void *user, tg_tensor *const *in, tg_tensor **out)

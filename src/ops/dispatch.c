@@ -130,7 +130,7 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
      * tensors; no kernel runs and nothing is recorded for autograd.
      * Symbolic inputs may have unknown dims (-1): see infer_unknown.c */
     bool graph = !(op->flags & TG_OP_INPLACE) && tg__graph_intercepts(n_in, in);
-    s = graph && tg__inputs_have_unknown(n_in, in) ? tg__infer_unknown(&c) : op->infer(&c);
+    s = graph ? tg__infer_any(&c) : op->infer(&c);
     if (s != TG_OK || (s = check_declared(&c)) != TG_OK)
         return s;
     if (graph) {

@@ -111,5 +111,7 @@ tg_status tg__infer_unknown(tg_op_ctx *c)
 
 tg_status tg__infer_any(tg_op_ctx *c)
 {
-    return tg__inputs_have_unknown(c->n_in, c->in) ? tg__infer_unknown(c) : c->op->infer(c);
+    return tg__inputs_have_unknown(c->n_in, c->in) && !(c->op->flags & TG_OP_INFERS_UNKNOWN)
+               ? tg__infer_unknown(c)
+               : c->op->infer(c);
 }

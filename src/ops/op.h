@@ -206,6 +206,10 @@ enum {
      * input requires grad, as PyTorch's mul does, so modifying a tensor in
      * place after multiplying it by a constant leaves backward valid */
     TG_OP_SAVES_FOR_OTHERS = 1u << 10,
+    /* its inference takes unknown dims (-1) itself: graph code calls it
+     * as it is instead of probing them (infer_unknown.c), so that an
+     * unknown dim may meet a known one (append_row's first row) */
+    TG_OP_INFERS_UNKNOWN = 1u << 11,
 };
 /* the kernel may write output 0 over input i (same dtype and shape): it
  * reads each element of input i before writing the same index of the
@@ -424,6 +428,7 @@ extern const tg_op_def *const tg_ops_nonzero[]; /* nonzero.c: coordinates, count
 extern const tg_op_def *const tg_ops_slice_by[]; /* slice_by.c: bounds as tensors, its gradient */
 extern const tg_op_def *const tg_ops_shape_of[]; /* shape_of.c: a shape as an int64 tensor */
 extern const tg_op_def *const tg_ops_full_by[]; /* full_by.c: a full tensor of a shape given as values */
+extern const tg_op_def *const tg_ops_append_row[]; /* append_row.c: a list growing by a row */
 extern const tg_op_def *const tg_ops_nms[]; /* nms.c: non_max_suppression, count at run time */
 extern const tg_op_def tg_op_non_max_suppression;
 extern const tg_op_def *const tg_ops_control[]; /* src/control/ops.c: cond, while_loop */
@@ -445,6 +450,9 @@ tg_tensor *tg__expand_as(tg_tensor *x, tg_tensor *ref);
  * until the graph runs; n_hint 0: all unknown) (src/ops/full_by.c) */
 tg_tensor *tg__full_by(tg_tensor *shape, tg_dtype dt, double value, int n_hint,
                        const int64_t *hint);
+/* acc [r, d...] with elem [d...] as row r; an acc without rows takes its
+ * other dims from elem (src/ops/append_row.c) */
+tg_tensor *tg__append_row(tg_tensor *acc, tg_tensor *elem);
 tg_tensor *tg__count_scale(tg_tensor *x, tg_tensor *ref, int n_axes, const int *axes,
                            double alpha, bool bessel);
 

@@ -30,6 +30,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_slice_by,
     tg_ops_shape_of,
     tg_ops_full_by,
+    tg_ops_append_row,
     tg_ops_nms,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])

@@ -201,18 +201,33 @@ static void store_result(build_state *b, onnx_ictx *c, int j, bool all_known, in
 }
 
 /* Shape of a dim unknown until the graph runs gives shape_of's values.
- * What the importer folded there before, the shape with -1 standing for
- * that dim, is kept beside them as the value's dims (values.h): a Reshape
- * whose target is computed from shapes reads them, where -1 keeps the
- * input's unknown dim in place or infers it (tg_reshape's rule), so a
- * flatten to [batch, -1] stays [-1, known] when the graph is built. The
- * ops below carry dims by running on them as on constants: those that
- * move values without changing them (a Cast would not keep
- * ONNX_RUN_TIME_DIM), Where on a known condition, and Equal against
+ * Beside them the value keeps its dims (values.h): the shape with
+ * ONNX_RUN_TIME_DIM marking that dim. A Reshape or Expand whose target is
+ * computed from shapes reads them (a marked dim keeps the input's own
+ * unknown dim, tg_reshape's -1 rule), so a flatten to [batch, -1] stays
+ * [-1, known] when the graph is built, and a value whose marked dims all
+ * drop out (Shape(x)[1] of x [-1, 3]) is a known constant. The ops below
+ * carry dims by running on them as on constants, dims on their data
+ * inputs only (a marked Slice start or Gather index would be read as a
+ * number): those that move values without changing them (a Cast would
+ * not keep the mark), Where on a known condition, and Equal against
  * negative values, which no size equals (torch.onnx's expand writes
  * Where(Equal(shape, -1), 1, shape)). */
-static const char *const carrying_ops[] = {"Gather", "Slice", "Concat", "Unsqueeze", "Squeeze",
-                                           "Identity", "Reshape", "Where", "Equal"};
+static const struct {
+    const char *op;
+    unsigned data_inputs; /* bit j: input j may hold dims */
+} carrying_ops[] = {{"Gather", 1}, {"Slice", 1}, {"Concat", ~0u}, {"Unsqueeze", 1},
+                    {"Squeeze", 1}, {"Identity", 1}, {"Reshape", 1}, {"Where", 6},
+                    {"Equal", 3}};
+
+/* the inputs of c that may hold dims, or 0 when c's op does not carry them */
+static unsigned carrying_inputs(const onnx_ictx *c)
+{
+    for (size_t i = 0; i < sizeof carrying_ops / sizeof carrying_ops[0]; i++)
+        if (!strcmp(c->node->op_type, carrying_ops[i].op))
+            return carrying_ops[i].data_inputs;
+    return 0;
+}
 
 /* Equal compares dims only with known values all below 0 */
 static bool carry_is_sound(const onnx_ictx *c)
@@ -231,14 +246,6 @@ static bool carry_is_sound(const onnx_ictx *c)
                 return false;
     }
     return c->n_in == 2 && (!c->dims[0] || !c->dims[1]);
-}
-
-static bool carries_dims(const char *op)
-{
-    for (size_t i = 0; i < sizeof carrying_ops / sizeof carrying_ops[0]; i++)
-        if (!strcmp(op, carrying_ops[i]))
-            return true;
-    return false;
 }
 
 /* output j's dims t; when t marks no dim (Shape(x)[1] of x [-1, 3] is
@@ -277,10 +284,13 @@ static void carry_dims(build_state *b, const mnode *mn, onnx_ictx *c)
             keep_dims(b, mn, j, c->dims_out[j]);
             any = true;
         }
-    if (any || !carries_dims(mn->node->op_type) || !carry_is_sound(c))
+    unsigned data = carrying_inputs(c);
+    if (any || !data || !carry_is_sound(c))
         return;
     onnx_ictx d = *c;
     for (int j = 0; j < c->n_in; j++) {
+        if (c->dims[j] && !(data & (1u << j)))
+            return; /* a marked dim read as a number */
         if (c->dims[j]) {
             d.in[j] = d.val[j] = c->dims[j];
             d.known[j] = any = true;

@@ -276,3 +276,20 @@ def test_topk_whose_k_and_axis_are_run_time_lengths(tmp_path):
         for g, e, want in zip(got, eager, (kept[order], order, np.full(kept.size, 2.0))):
             np.testing.assert_array_equal(g.numpy(), want)
             np.testing.assert_array_equal(e.numpy(), want)
+
+
+def test_a_run_time_length_used_as_a_number_is_not_folded(tmp_path):
+    """a Slice of a constant starting at a NonZero's count: the count is a
+    number there, known only when the graph runs (a marked dim must not
+    be read as a bound when the import folds what it can)"""
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
+             helper.make_node("Shape", ["nz"], ["n"], start=1),
+             helper.make_node("Slice", ["c", "n", "end"], ["y"])]
+    inits = [ints("c", [10, 20, 30, 40, 50]), ints("end", [2**63 - 1])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.INT64, ["k"])], inits)
+    m = tg.onnx.load(path)
+    xs = [np.array([1, 0, 1, 0], np.float32), np.array([0, 0, 0, 1], np.float32)]
+    for x, (got, eager) in zip(xs, traced_and_eager(m, [(x,) for x in xs])):
+        want = np.array([10, 20, 30, 40, 50])[np.count_nonzero(x):]
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(eager.numpy(), want)

@@ -179,16 +179,10 @@ const tg_op_def tg_op_topk = {
     .jvp = topk_jvp, .onnx = {"TopK", 11}};
 
 /* ---- public functions ------------------------------------------------------------------ */
-tg_status tg_topk(tg_tensor *x, int64_t k, int axis, bool largest, bool sorted,
-                  tg_tensor **values, tg_tensor **indices)
+/* the op; k -1 is the whole axis */
+static tg_status run_topk(tg_tensor *x, int64_t k, int axis, bool largest, bool sorted,
+                          tg_tensor **values, tg_tensor **indices)
 {
-    if (!values)
-        return tg__error(TG_ERR_ARG, "topk: values is NULL");
-    *values = NULL;
-    if (indices)
-        *indices = NULL;
-    if (k < 0)
-        return tg__error(TG_ERR_ARG, "topk: k (%lld) must be >= 0", (long long)k);
     tg_tensor *out[2];
     tg_attr a[4] = {TG_AI("k", k), TG_AI("axis", axis), TG_AI("largest", largest),
                     TG_AI("sorted", sorted)};
@@ -199,6 +193,19 @@ tg_status tg_topk(tg_tensor *x, int64_t k, int axis, bool largest, bool sorted,
     if (indices)
         *indices = out[1];
     return TG_OK;
+}
+
+tg_status tg_topk(tg_tensor *x, int64_t k, int axis, bool largest, bool sorted,
+                  tg_tensor **values, tg_tensor **indices)
+{
+    if (!values)
+        return tg__error(TG_ERR_ARG, "topk: values is NULL");
+    *values = NULL;
+    if (indices)
+        *indices = NULL;
+    if (k < 0)
+        return tg__error(TG_ERR_ARG, "topk: k (%lld) must be >= 0", (long long)k);
+    return run_topk(x, k, axis, largest, sorted, values, indices);
 }
 
 /* all of the axis, in order */
@@ -217,17 +224,8 @@ tg_status tg_sort(tg_tensor *x, int axis, bool descending, tg_tensor **values,
         return tg_last_status();
     if (!values)
         return tg__error(TG_ERR_ARG, "sort: values is NULL");
-    /* k -1: the whole axis, also where a graph knows its length only at run time */
-    tg_tensor *out[2];
-    tg_attr a[4] = {TG_AI("k", -1), TG_AI("axis", ax), TG_AI("largest", descending),
-                    TG_AI("sorted", true)};
-    tg_status s = tg_op_run(&tg_op_topk, 1, &x, a, 4, out);
-    if (s != TG_OK)
-        return s;
-    *values = out[0];
-    if (indices)
-        *indices = out[1];
-    return TG_OK;
+    /* the whole axis, also where a graph knows its length only at run time */
+    return run_topk(x, -1, ax, descending, true, values, indices);
 }
 
 tg_tensor *tg_argsort(tg_tensor *x, int axis, bool descending)

@@ -33,6 +33,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   include_last_offset=False, padding_idx=None):
     if mode not in ('sum', 'mean', 'max'):
         raise ValueError("mode has to be one of sum, mean or max")
+    if scale_grad_by_freq and mode == 'max':
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     if per_sample_weights is not None and mode != 'sum':
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
@@ -58,7 +60,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.ndim}")
-    rows = embedding(flat, weight, padding_idx, max_norm, norm_type)
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
     if weights is not None:
         rows = rows * weights.reshape(-1, 1).to(rows.dtype)
     keep = None

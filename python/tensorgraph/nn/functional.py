@@ -80,12 +80,6 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     return _C.dropout(input, p, training, False, generator)
 
 
-def embedding(input, weight, padding_idx=None):
-    if padding_idx is not None:
-        raise NotImplementedError("embedding: padding_idx is not supported")
-    return _C.embedding(input, weight)
-
-
 def adaptive_avg_pool2d(input, output_size):
     size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
     if size != (1, 1):

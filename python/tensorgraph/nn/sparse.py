@@ -1,6 +1,8 @@
 """nn.Embedding with PyTorch's full constructor (padding_idx, max_norm,
-from_pretrained, freeze) and F.embedding's options, over the embedding op
-(supersedes layers.Embedding)."""
+scale_grad_by_freq, sparse, from_pretrained, freeze) and F.embedding's options,
+over the embedding op (supersedes layers.Embedding). tensorgraph has no sparse
+tensors: sparse=True is accepted and the weight's gradient is dense (the same
+values)."""
 from .. import _C
 from .._creation import zeros
 from .._grad_mode import no_grad
@@ -24,9 +26,8 @@ def _renorm_(weight, input, max_norm, norm_type):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    """rows of weight; the padding_idx row gets no gradient"""
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
+    """rows of weight; the padding_idx row gets no gradient; with scale_grad_by_freq
+    each row's gradient is divided by how often input looks it up"""
     if padding_idx is not None:
         n = weight.shape[0]
         if not -n <= padding_idx < n:
@@ -38,7 +39,24 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if padding_idx is not None and weight.requires_grad:
         # the padding row enters as a constant: its gradient is 0
         w = _C.where(_arange_col(n) == padding_idx, weight.detach(), weight)
+    if scale_grad_by_freq and weight.requires_grad:
+        if sparse:  # PyTorch raises this in the backward
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
+                               "sparse gradients")
+        w = _grad_scaled_by_freq(w, input)
     return _C.embedding(input, w)
+
+
+def _grad_scaled_by_freq(w, input):
+    """w's values, with the gradient of row r divided by r's count in input
+    (w.detach() + (w - w.detach()) * s adds an exact zero forward)"""
+    import numpy as np
+    from .. import tensor
+    n = w.shape[0]
+    counts = np.bincount(input.detach().numpy().reshape(-1) % n, minlength=n)
+    scale = tensor((1.0 / np.maximum(counts, 1)).reshape(n, 1)).to(w.dtype)
+    base = w.detach()
+    return base + (w - base) * scale
 
 
 def _arange_col(n):

@@ -63,8 +63,8 @@ def test_grid_sample_errors():
         F.grid_sample(x, g, mode='cubic')
     with pytest.raises(ValueError, match="padding_mode"):
         F.grid_sample(x, g, padding_mode='wrap')
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(x, g, mode='bicubic')
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D"):
+        F.grid_sample(tg.ones(1, 1, 2, 3, 3), tg.zeros(1, 2, 2, 2, 3), mode='bicubic')
     with pytest.raises(RuntimeError, match="grid"):
         F.grid_sample(x, tg.zeros(1, 2, 2, 3))
     with pytest.raises(ValueError, match="affine matrices"):

@@ -172,15 +172,15 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
                 recompute_scale_factor=None, antialias=False):
     """PyTorch's F.interpolate for modes nearest, nearest-exact, linear,
     bilinear, bicubic, trilinear and area (adaptive average pooling to the
-    output size); antialias is not supported."""
+    output size); antialias for bilinear and bicubic (nn/_antialias.py)."""
     if mode == 'area':
         return _area(input, size, scale_factor, align_corners, recompute_scale_factor,
                      antialias)
     if mode not in _INTERP_MODES:
         raise NotImplementedError(f"interpolate: mode '{mode}' is not supported (nearest, "
                                   f"nearest-exact, linear, bilinear, bicubic, trilinear, area)")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and (mode not in ('bilinear', 'bicubic') or input.ndim != 4):
+        raise ValueError("Anti-alias option is only supported for bilinear and bicubic modes")
     if input.ndim not in (3, 4, 5):
         raise NotImplementedError(f"interpolate: only 3-D, 4-D and 5-D inputs [N, C, ...] are "
                                   f"supported, got {input.ndim}-D")
@@ -212,6 +212,10 @@ def interpolate(input, size=None, scale_factor=None, mode='nearest', align_corne
             import math
             size = [math.floor(n * s) for n, s in zip(input.shape[2:], scale_factor)]
             scale_factor = None
+    if antialias:
+        from ._antialias import interpolate_antialias, output_size
+        return interpolate_antialias(input, output_size(input, size, scale_factor),
+                                     scale_factor, mode, align_corners)
     return _C._interpolate(input, size, scale_factor, _INTERP_MODES[mode],
                            bool(align_corners))
 
@@ -227,7 +231,7 @@ def _area(input, size, scale_factor, align_corners, recompute_scale_factor, anti
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
     if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+        raise ValueError("Anti-alias option is only supported for bilinear and bicubic modes")
     nsp = input.ndim - 2
     if (size is None) == (scale_factor is None):
         raise ValueError("either size or scale_factor should be defined"

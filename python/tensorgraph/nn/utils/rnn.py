@@ -1,7 +1,7 @@
-"""nn.utils.rnn: pad_sequence, and PyTorch's packed sequences
-(PackedSequence, pack_padded_sequence, pad_packed_sequence,
-pack_sequence) that the recurrent layers take: data holds the time steps'
-rows one after the other (step t: the batch_sizes[t] longest sequences),
+"""nn.utils.rnn: pad_sequence and unpad_sequence, and PyTorch's packed
+sequences (PackedSequence, pack_padded_sequence, pad_packed_sequence,
+pack_sequence, unpack_sequence) that the recurrent layers take: data holds
+the time steps' rows one after the other (step t: the batch_sizes[t] longest sequences),
 sorted by decreasing length, sorted_indices / unsorted_indices map to and
 from the caller's batch order."""
 from collections import namedtuple
@@ -125,3 +125,17 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         padded = _C.index_select(padded, 1, sequence.unsorted_indices)
         lengths = _C.index_select(lengths, 0, sequence.unsorted_indices)
     return (padded.transpose(0, 1) if batch_first else padded), lengths
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """the list of sequences (L_i, *) of a padded (L, B, *) (or (B, L, *))
+    batch; unlike PyTorch's, the argument is not transposed in place"""
+    x = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
+    lens = _lengths_list(lengths)
+    return [x[b, :n] for b, n in enumerate(lens)]
+
+
+def unpack_sequence(packed_sequences):
+    """the list of sequences of a PackedSequence, in the caller's order"""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)

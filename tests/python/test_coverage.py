@@ -97,12 +97,14 @@ def test_weighted_losses_with_ignore_index_match_torch(fn, reduction):
                                lt(torch.tensor(logits), torch.tensor(labels)).item(), rtol=1e-10)
 
 
-def test_loss_arguments_pytorch_does_not_have_any_more():
+def test_loss_arguments_pytorch_deprecated():
+    # size_average / reduce stand for a reduction, with PyTorch's warning
+    # (test_torch_parity_nn_losses.py compares the values)
     x, y = tg.zeros(2, 3), tg.tensor([0, 1])
-    with pytest.raises(NotImplementedError, match="reduction"):
-        F.cross_entropy(x, y, size_average=True, label_smoothing=0.1)
-    with pytest.raises(NotImplementedError, match="reduction"):
-        nn.NLLLoss(size_average=True)
+    with pytest.warns(UserWarning, match="reduction='sum'"):
+        assert F.cross_entropy(x, y, size_average=False, label_smoothing=0.1).ndim == 0
+    with pytest.warns(UserWarning, match="reduction='none'"):
+        assert nn.NLLLoss(reduce=False).reduction == 'none'
 
 
 @needs_torch

@@ -29,15 +29,16 @@ def _unbatched(fn, input, target, *args):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction='mean'):
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if input.ndim == 1 and target.ndim == 0:
-        return _unbatched(_C.nll_loss, input, target, weight, size_average, ignore_index,
-                          reduce, reduction)
-    return _C.nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
+        return _unbatched(_C.nll_loss, input, target, weight, None, ignore_index, None,
+                          reduction)
+    return _C.nll_loss(input, target, weight, None, ignore_index, None, reduction)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     """the C op; a target of another shape broadcasts (with PyTorch's warning)"""
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if input.shape != target.shape:
         _broadcast_warn(input, target, 'mse_loss')
         input, target = broadcast_tensors(input, target)
@@ -54,12 +55,27 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def legacy_reduction(size_average, reduce, reduction):
+    """reduction, or the one PyTorch's deprecated size_average and reduce
+    (either given) stand for, with PyTorch's warning: none unless reduce
+    (default True), else mean if size_average (default True), else sum"""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is not None and not reduce:
+        ret = 'none'
+    else:
+        ret = 'sum' if size_average is not None and not size_average else 'mean'
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
 def _check_reduction(reduction, size_average=None, reduce=None):
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError("size_average and reduce are deprecated in PyTorch and not "
-                                  "supported; use reduction=")
+    """the reduction to use (size_average and reduce resolved), checked"""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction not in ('none', 'mean', 'sum'):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
 
 
 def _broadcast_warn(input, target, name):
@@ -71,13 +87,13 @@ def _broadcast_warn(input, target, name):
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction='mean'):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     _broadcast_warn(input, target, 'l1_loss')
     return _reduce((input - target).abs(), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _broadcast_warn(input, target, 'smooth_l1_loss')
@@ -159,7 +175,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          reduction='mean'):
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as in
     PyTorch"""
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if input.shape != target.shape:
         raise ValueError(f"Using a target size ({tuple(target.shape)}) that is different to the "
                          f"input size ({tuple(input.shape)}) is deprecated. Please ensure they "
@@ -189,7 +205,7 @@ def _bce_logits_composed(input, target, weight, pos_weight):
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction='mean', pos_weight=None):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if input.shape != target.shape:
         raise ValueError(f"Target size ({tuple(target.shape)}) must be the same as input size "
                          f"({tuple(input.shape)})")
@@ -202,8 +218,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
     """target * (log target - input) (0 where target is 0); 'batchmean'
     divides the sum by the batch size"""
-    if size_average is not None or reduce is not None:
-        raise NotImplementedError("size_average and reduce are not supported; use reduction=")
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction == 'mean':
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
                       "the support size.'batchmean' divides only by the batch size, and "
@@ -224,7 +239,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction='mean'):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {tuple(input1.shape)}, input2: "
@@ -234,20 +249,20 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction='mean'):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     z = zeros((), dtype=input.dtype)
     loss = _C.where(target == 1, input, z) + _C.where(target == -1, _C.relu(margin - input), z)
     return _reduce(loss, reduction)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     return _reduce(_C.softplus(-target * input), reduction)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction='mean'):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     eps = 1e-12  # PyTorch's EPSILON here
     dim = input1.ndim - 1
     prod = _C.sum(input1 * input2, dim)
@@ -261,7 +276,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
                         size_average=None, reduce=None, reduction='mean'):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -271,7 +286,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08,
                      reduce=None, reduction='mean'):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if log_input:
         loss = _C.exp(input) - target * input
     else:
@@ -304,7 +319,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction='mean'):
-    _check_reduction(reduction, size_average, reduce)
+    reduction = _check_reduction(reduction, size_average, reduce)
     loss = -(target * -_C.softplus(-input) + (1 - target) * -_C.softplus(input))
     if weight is not None:
         loss = loss * weight
@@ -316,14 +331,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction='mean', label_smoothing=0.0):
     """the C op for class indices without smoothing; composed for
     label_smoothing and for probability targets (float, input's shape)"""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     soft = target.dtype.is_floating_point
     if not soft and input.ndim == 1 and target.ndim == 0:
-        return _unbatched(cross_entropy, input, target, weight, size_average, ignore_index,
-                          reduce, reduction, label_smoothing)
+        return _unbatched(cross_entropy, input, target, weight, None, ignore_index, None,
+                          reduction, label_smoothing)
     if not soft and label_smoothing == 0.0:
-        return _C_cross_entropy(input, target, weight, size_average, ignore_index, reduce,
-                                reduction)
-    _check_reduction(reduction, size_average, reduce)
+        return _C_cross_entropy(input, target, weight, None, ignore_index, None, reduction)
+    reduction = _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")

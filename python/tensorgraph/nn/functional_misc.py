@@ -4,7 +4,7 @@ max_unpool1d/2d (the inverse of max pooling with indices, one scatter),
 multi_margin_loss and multilabel_margin_loss."""
 from .. import _C
 from .._creation import arange, rand, zeros
-from .functional_loss import _reduce
+from .functional_loss import _reduce, legacy_reduction
 
 __all__ = ['lp_pool1d', 'lp_pool2d', 'channel_shuffle', 'rrelu', 'max_unpool1d', 'max_unpool2d',
            'multi_margin_loss', 'multilabel_margin_loss']
@@ -100,6 +100,7 @@ def multi_margin_loss(input, target, size_average=None, reduce=None, p=1, margin
                       weight=None, reduction='mean'):
     """sum over classes i != y of max(0, margin - x[y] + x[i])^p (times
     weight[y]), over the number of classes"""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x = input.unsqueeze(0) if input.ndim == 1 else input
@@ -122,6 +123,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """target lists each sample's classes, ended by the first -1: the sum
     over target classes j and other classes i of max(0, 1 - (x[j] - x[i])),
     over the number of classes"""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     x = input.unsqueeze(0) if input.ndim == 1 else input
     t = (target.unsqueeze(0) if target.ndim == 1 else target).long()
     n, c = x.shape

@@ -269,9 +269,10 @@ LogSoftmax = _activation('LogSoftmax', lambda x, dim: F.log_softmax(x, dim), dim
 
 
 class _Loss(Module):
-    def __init__(self, reduction='mean'):
+    def __init__(self, size_average=None, reduce=None, reduction='mean'):
         super().__init__()
-        self.reduction = reduction
+        from .functional_loss import legacy_reduction
+        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def forward(self, input, target):
         return self._fn(input, target, self.reduction)
@@ -286,10 +287,7 @@ class MSELoss(_Loss):
 class _WeightedLoss(_Loss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction='mean'):
-        super().__init__(reduction)
-        if size_average is not None or reduce is not None:
-            raise NotImplementedError("size_average and reduce are deprecated in PyTorch "
-                                      "and not supported; use reduction=")
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer('weight', weight)
         self.ignore_index = ignore_index
 

@@ -1,16 +1,14 @@
 """Loss modules over the composed losses (functional_loss), with
 PyTorch's constructor arguments; weights are buffers, as in PyTorch."""
 from . import functional as F
+from .functional_loss import legacy_reduction
 from .module import Module
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction='mean'):
         super().__init__()
-        if size_average is not None or reduce is not None:
-            raise NotImplementedError("size_average and reduce are deprecated in PyTorch and "
-                                      "not supported; use reduction=")
-        self.reduction = reduction
+        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
 
 class L1Loss(_Loss):
@@ -74,10 +72,7 @@ class CrossEntropyLoss(_Loss):
 
 class KLDivLoss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction='mean', log_target=False):
-        if size_average is not None or reduce is not None:
-            raise NotImplementedError("size_average and reduce are not supported")
-        Module.__init__(self)
-        self.reduction = reduction
+        super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
     def forward(self, input, target):

@@ -1,0 +1,75 @@
+"""Losses' deprecated size_average / reduce arguments against PyTorch 1.13:
+every functional loss and loss module that takes them gives PyTorch's
+values (the reduction they stand for), reduction attribute and warning."""
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import needs_torch, torch
+
+pytestmark = needs_torch
+
+RS = np.random.RandomState(0)
+X = RS.randn(4, 5).astype(np.float32)
+Y = RS.randn(4, 5).astype(np.float32)
+T = np.array([0, 3, 1, 4])
+P = (RS.rand(4, 5) > 0.5).astype(np.float32)
+S = np.sign(RS.randn(4)).astype(np.float32)
+
+# name: (arrays, positional args after them, differentiate the first)
+FUNCS = {
+    'l1_loss': ((X, Y), ()), 'mse_loss': ((X, Y), ()), 'smooth_l1_loss': ((X, Y), ()),
+    'soft_margin_loss': ((X, np.sign(Y)), ()), 'nll_loss': ((X, T), ()),
+    'cross_entropy': ((X, T), ()), 'binary_cross_entropy': ((1 / (1 + np.exp(-X)), P), ()),
+    'binary_cross_entropy_with_logits': ((X, P), ()), 'kl_div': ((X, np.abs(Y)), ()),
+    'hinge_embedding_loss': ((X, np.sign(Y)), ()),
+    'multilabel_soft_margin_loss': ((X, P), ()), 'multi_margin_loss': ((X, T), ()),
+    'multilabel_margin_loss': ((X, np.array([[1, 2, -1, 0, 0]] * 4)), ()),
+    'poisson_nll_loss': ((X, np.abs(Y)), ()),
+    'margin_ranking_loss': ((X[:, 0], Y[:, 0], S), ()),
+    'cosine_embedding_loss': ((X, Y, S), ()),
+    'triplet_margin_loss': ((X, Y, X[::-1].copy()), ()),
+}
+LEGACY = [dict(size_average=a, reduce=r) for a, r in
+          itertools.product([None, True, False], [None, True, False]) if (a, r) != (None, None)]
+
+
+def _call(L, name, arrays, kw):
+    ts = [L.tensor(a) for a in arrays]
+    ts[0].requires_grad_(True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        y = getattr(L.nn.functional, name)(*ts, **kw)
+    y.sum().backward()
+    words = [str(m.message) for m in w if 'size_average' in str(m.message)]
+    return y.detach().numpy(), ts[0].grad.numpy(), words
+
+
+@pytest.mark.parametrize('name', sorted(FUNCS))
+@pytest.mark.parametrize('kw', LEGACY, ids=str)
+def test_functional_legacy_reduction(name, kw):
+    arrays, _ = FUNCS[name]
+    (ty, tgr, tw), (gy, ggr, gw) = (_call(L, name, arrays, kw) for L in (torch, tg))
+    assert gy.shape == ty.shape
+    np.testing.assert_allclose(gy, ty, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ggr, tgr, rtol=1e-4, atol=1e-5)
+    assert gw == tw
+
+
+MODULES = ['L1Loss', 'MSELoss', 'SmoothL1Loss', 'SoftMarginLoss', 'NLLLoss', 'CrossEntropyLoss',
+           'BCELoss', 'BCEWithLogitsLoss', 'KLDivLoss', 'HingeEmbeddingLoss',
+           'MultiLabelSoftMarginLoss', 'MultiMarginLoss', 'MultiLabelMarginLoss',
+           'PoissonNLLLoss', 'MarginRankingLoss', 'CosineEmbeddingLoss', 'TripletMarginLoss']
+
+
+@pytest.mark.parametrize('name', MODULES)
+def test_modules_legacy_reduction(name):
+    for kw in LEGACY:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            a, b = getattr(torch.nn, name)(**kw), getattr(tg.nn, name)(**kw)
+        assert b.reduction == a.reduction, kw
+        assert repr(b) == repr(a)

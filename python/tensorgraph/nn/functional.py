@@ -153,12 +153,41 @@ group_norm = _C.group_norm
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
-    """Normalises each sample and channel over its spatial dims (batch
-    statistics only: running statistics are not supported)."""
-    if running_mean is not None or running_var is not None or not use_input_stats:
-        raise NotImplementedError("instance_norm: running statistics are not supported "
-                                  "(use_input_stats=True, running_mean=running_var=None)")
-    return _C._instance_norm(input, weight, bias, eps)
+    """Normalises each sample and channel over its spatial dims. With
+    use_input_stats the running statistics given move by momentum toward
+    the batch's average of the per-sample means and unbiased variances;
+    without, they normalize (PyTorch's)."""
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        shape = (1, -1) + (1,) * (input.ndim - 2)
+        out = (input - running_mean.reshape(shape)) / _C.sqrt(running_var.reshape(shape) + eps)
+        if weight is not None:
+            out = out * weight.reshape(shape)
+        return out + bias.reshape(shape) if bias is not None else out
+    out = _C._instance_norm(input, weight, bias, eps)
+    if running_mean is not None or running_var is not None:
+        _update_instance_stats(input, running_mean, running_var, momentum)
+    return out
+
+
+def _update_instance_stats(input, running_mean, running_var, momentum):
+    from .._grad_mode import no_grad
+    m = 0.1 if momentum is None else momentum
+    dims = tuple(range(2, input.ndim))
+    with no_grad():
+        d = input.detach()
+        mean = d.mean(dims)
+        count = 1
+        for i in dims:
+            count *= d.shape[i]
+        if running_mean is not None:
+            running_mean.mul_(1 - m).add_(mean.mean(0).to(running_mean.dtype) * m)
+        if running_var is not None:
+            centred = d - mean.reshape(tuple(mean.shape) + (1,) * len(dims))
+            var = (centred * centred).sum(dims) / max(count - 1, 1)
+            running_var.mul_(1 - m).add_(var.mean(0).to(running_var.dtype) * m)
 
 
 # the values of tg_interp_mode (include/tg/ops.h), and the spatial dims the

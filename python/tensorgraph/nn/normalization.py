@@ -1,8 +1,6 @@
 """GroupNorm and InstanceNorm1d/2d/3d: PyTorch's constructors and defaults
 over F.group_norm / F.instance_norm; the instance norms may keep running
 statistics (track_running_stats) as PyTorch's."""
-from .. import _C
-from .._grad_mode import no_grad
 from . import functional as F
 from .layers import init_affine, init_norm_state
 from .module import Module
@@ -43,31 +41,12 @@ class _InstanceNorm(Module):
         if x.ndim != self._dims + 2:
             raise ValueError(f"expected {self._dims + 1}D or {self._dims + 2}D input "
                              f"(got {x.ndim + unbatched - 1}D input)")
-        if self.track_running_stats and not self.training:
-            shape = (1, -1) + (1,) * self._dims
-            out = (x - self.running_mean.reshape(shape)) / _C.sqrt(
-                self.running_var.reshape(shape) + self.eps)
-            if self.weight is not None:
-                out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
-        else:
-            out = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
-            if self.track_running_stats:
-                self._update_running(x, tuple(range(2, x.ndim)))
+        # PyTorch's instance_norm leaves num_batches_tracked at 0
+        track = self.track_running_stats
+        out = F.instance_norm(x, self.running_mean if track else None,
+                              self.running_var if track else None, self.weight, self.bias,
+                              self.training or not track, self.momentum, self.eps)
         return out.squeeze(0) if unbatched else out
-
-    def _update_running(self, x, dims):
-        with no_grad():
-            # PyTorch's instance_norm leaves num_batches_tracked at 0
-            m = self.momentum if self.momentum is not None else 0.1
-            d = x.detach()
-            mean = d.mean(dims)
-            count = 1
-            for i in dims:
-                count *= d.shape[i]
-            var = ((d - mean.reshape(tuple(mean.shape) + (1,) * len(dims))) ** 2).sum(dims) \
-                / max(count - 1, 1)
-            self.running_mean.mul_(1 - m).add_(mean.mean(0).to(self.running_mean.dtype) * m)
-            self.running_var.mul_(1 - m).add_(var.mean(0).to(self.running_var.dtype) * m)
 
     def extra_repr(self):
         return (f'{self.num_features}, eps={self.eps}, momentum={self.momentum}, '

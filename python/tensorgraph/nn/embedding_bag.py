@@ -90,13 +90,31 @@ class EmbeddingBag(Module):
         self.padding_idx = padding_idx
         if _weight is None:
             self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype))
-            init.normal_(self.weight)
-            if padding_idx is not None:
-                from .._grad_mode import no_grad
-                with no_grad():
-                    self.weight[padding_idx].fill_(0)
+            self.reset_parameters()
         else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
             self.weight = Parameter(_weight)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            from .._grad_mode import no_grad
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode='mean', sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+                  include_last_offset, padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,

@@ -96,8 +96,8 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
                                                 output_size, 1))
 
 
-def multi_margin_loss(input, target, size_average=None, reduce=None, p=1, margin=1.0,
-                      weight=None, reduction='mean'):
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction='mean'):
     """sum over classes i != y of max(0, margin - x[y] + x[i])^p (times
     weight[y]), over the number of classes"""
     reduction = legacy_reduction(size_average, reduce, reduction)

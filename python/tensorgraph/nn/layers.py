@@ -99,6 +99,33 @@ def init_affine(m, shape, affine, dtype):
         m.register_parameter('bias', None)
 
 
+def reset_affine(m):
+    """a normalization's weight back to ones and bias to zeros (if it has them)"""
+    from .._grad_mode import no_grad
+    with no_grad():
+        if m.weight is not None:
+            m.weight.fill_(1.0)
+        if m.bias is not None:
+            m.bias.fill_(0.0)
+
+
+class NormStateMixin:
+    """the batch and instance norms' reset_running_stats and reset_parameters,
+    as PyTorch's _NormBase"""
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            from .._grad_mode import no_grad
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1.0)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        reset_affine(self)
+
+
 def init_norm_state(m, num_features, eps, momentum, affine, track_running_stats, dtype):
     """what the batch and instance norms keep, as PyTorch's: the settings,
     weight and bias (affine) and the running statistics (tracked)"""
@@ -113,7 +140,7 @@ def init_norm_state(m, num_features, eps, momentum, affine, track_running_stats,
         m.running_mean = m.running_var = m.num_batches_tracked = None
 
 
-class _BatchNorm(Module):
+class _BatchNorm(NormStateMixin, Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, dtype=None):
         super().__init__()
@@ -159,6 +186,9 @@ class LayerNorm(Module):
 
     def forward(self, x):
         return _C.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def reset_parameters(self):
+        reset_affine(self)
 
     def extra_repr(self):
         return (f'{self.normalized_shape}, eps={self.eps}, '

@@ -2,7 +2,7 @@
 over F.group_norm / F.instance_norm; the instance norms may keep running
 statistics (track_running_stats) as PyTorch's."""
 from . import functional as F
-from .layers import init_affine, init_norm_state
+from .layers import NormStateMixin, init_affine, init_norm_state, reset_affine
 from .module import Module
 
 
@@ -18,11 +18,14 @@ class GroupNorm(Module):
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
+    def reset_parameters(self):
+        reset_affine(self)
+
     def extra_repr(self):
         return f'{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}'
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(NormStateMixin, Module):
     """per sample and channel normalization; with track_running_stats, in
     training each sample's per-channel mean and unbiased variance,
     averaged over the batch, move the running values by momentum, and in

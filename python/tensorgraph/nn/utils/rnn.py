@@ -17,13 +17,15 @@ class PackedSequence(_Packed):
     """(data, batch_sizes, sorted_indices, unsorted_indices), as PyTorch's"""
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
-        if unsorted_indices is None and sorted_indices is not None:
-            unsorted_indices = _C._argsort(sorted_indices, 0, False)
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
+    def _with_data(self, data):
+        return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
     def to(self, *args, **kwargs):
-        return type(self)(self.data.to(*args, **kwargs), self.batch_sizes,
-                          self.sorted_indices, self.unsorted_indices)
+        return self._with_data(self.data.to(*args, **kwargs))
 
     @property
     def is_cuda(self):
@@ -31,6 +33,26 @@ class PackedSequence(_Packed):
 
     def is_pinned(self):
         return False
+
+
+def _data_method(name):
+    """PackedSequence.<name>(): the same packing, data converted by Tensor.<name>"""
+    def method(self, *args, **kwargs):
+        return self._with_data(getattr(self.data, name)(*args, **kwargs))
+    method.__name__ = name
+    return method
+
+
+for _name in ('cpu', 'cuda', 'double', 'float', 'half', 'long', 'int', 'short',
+              'char', 'byte'):
+    setattr(PackedSequence, _name, _data_method(_name))
+
+
+def invert_permutation(permutation):
+    """the permutation's inverse (None stays None), as PyTorch's"""
+    if permutation is None:
+        return None
+    return _C._argsort(permutation, 0, False)
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0):

@@ -75,3 +75,13 @@ def test_embedding_bag_max_scale_grad_by_freq_refused():
     with pytest.raises(ValueError, match='max mode does not support scaling'):
         tg.nn.functional.embedding_bag(tg.tensor([1, 2]), tg.randn(4, 2), tg.tensor([0]),
                                        mode='max', scale_grad_by_freq=True)
+
+
+def test_embedding_bag_max_gradient_goes_to_the_first_tie():
+    idx, offs = np.array([1, 1, 2, 3, 3]), np.array([0, 3])
+    grads = []
+    for L in (torch, tg):
+        w = L.tensor(np.ones((4, 3), np.float32)).requires_grad_(True)
+        L.nn.functional.embedding_bag(L.tensor(idx), w, L.tensor(offs), mode='max').sum().backward()
+        grads.append(w.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])

@@ -73,3 +73,43 @@ def test_modules_legacy_reduction(name):
             a, b = getattr(torch.nn, name)(**kw), getattr(tg.nn, name)(**kw)
         assert b.reduction == a.reduction, kw
         assert repr(b) == repr(a)
+
+
+def _kink_grads(L, name, arrays, kw):
+    n = DIFFERENTIABLE.get(name, 1)
+    ts = [L.tensor(a).requires_grad_(i < n) for i, a in enumerate(arrays)]
+    getattr(L.nn.functional, name)(*ts, reduction='sum', **kw).backward()
+    return [t.grad.numpy() for t in ts if t.requires_grad]
+
+
+F32 = np.float32
+DIFFERENTIABLE = {'margin_ranking_loss': 2, 'cosine_embedding_loss': 2, 'triplet_margin_loss': 3}
+KINKS = [  # each hinge exactly at its kink
+    ('margin_ranking_loss', (np.array([1.0, 0.0], F32), np.array([1.0, 0.5], F32),
+                             np.array([1.0, 1.0], F32)), {}),
+    ('hinge_embedding_loss', (np.array([1.0, 0.5, 2.0], F32), np.array([-1.0, -1.0, 1.0], F32)),
+     {}),
+    ('cosine_embedding_loss', (np.array([[1.0, 0.0]], F32), np.array([[0.0, 1.0]], F32),
+                               np.array([-1.0], F32)), {}),
+    ('triplet_margin_loss', (np.array([[0.0, 0.0]], F32), np.array([[1.0, 0.0]], F32),
+                             np.array([[0.0, 1.0]], F32)), dict(margin=0.0)),
+    ('multi_margin_loss', (np.array([[1.0, 0.0, 2.0]], F32), np.array([0])), {}),
+    ('multilabel_margin_loss', (np.array([[1.0, 0.0, 2.0, 1.0]], F32), np.array([[0, -1, 0, 0]])),
+     {}),
+]
+
+
+@pytest.mark.parametrize('name,arrays,kw', KINKS, ids=[k[0] for k in KINKS])
+def test_hinge_losses_gradient_at_the_kink(name, arrays, kw):
+    # PyTorch: clamp_min's gradient 1 at 0 for the composed losses, its
+    # kernels' z > 0 for multi_margin / multilabel_margin
+    want, got = _kink_grads(torch, name, arrays, kw), _kink_grads(tg, name, arrays, kw)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_cross_entropy_probabilities_refuse_ignore_index():
+    x, p = tg.zeros(2, 3), tg.full((2, 3), 1 / 3)
+    with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point"):
+        tg.nn.functional.cross_entropy(x, p, ignore_index=1)
+    assert tg.nn.functional.cross_entropy(x, p, ignore_index=-5).ndim == 0

@@ -25,7 +25,8 @@ def _reduce(rows, keep, mode, dim_out):
         return rows.sum(0)
     if mode == 'mean':
         return rows.mean(0)
-    return rows.amax(0)
+    # max: the first of equal rows takes the gradient, as PyTorch's kernel
+    return rows.gather(0, rows.argmax(0, keepdim=True)).reshape(-1)
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,

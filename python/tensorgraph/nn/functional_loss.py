@@ -45,6 +45,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     return _C.mse_loss(input, target, reduction)
 
 
+# The hinges follow PyTorch's subgradient at the kink: clamp(min=0) where
+# PyTorch's loss is composed with clamp_min (gradient 1 at exactly 0:
+# margin_ranking, hinge_embedding, cosine_embedding, triplet_margin), relu
+# where its kernel tests z > 0 (gradient 0: multi_margin, multilabel_margin).
 def _reduce(loss, reduction):
     if reduction == 'none':
         return loss
@@ -244,14 +248,14 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {tuple(input1.shape)}, input2: "
                            f"{tuple(input2.shape)}, target: {tuple(target.shape)} ")
-    return _reduce(_C.relu(-target * (input1 - input2) + margin), reduction)
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction='mean'):
     reduction = _check_reduction(reduction, size_average, reduce)
     z = zeros((), dtype=input.dtype)
-    loss = _C.where(target == 1, input, z) + _C.where(target == -1, _C.relu(margin - input), z)
+    loss = _C.where(target == 1, input, z) + _C.where(target == -1, (margin - input).clamp(min=0), z)
     return _reduce(loss, reduction)
 
 
@@ -270,7 +274,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     m2 = _C.sum(input2 * input2, dim) + eps
     cos = prod / _C.sqrt(m1 * m2)
     z = zeros((), dtype=cos.dtype)
-    loss = _C.where(target == 1, 1 - cos, z) + _C.where(target == -1, _C.relu(cos - margin), z)
+    loss = _C.where(target == 1, 1 - cos, z) + _C.where(target == -1, (cos - margin).clamp(min=0), z)
     return _reduce(loss, reduction)
 
 
@@ -281,7 +285,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, 
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = _C.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(_C.relu(margin + d_pos - d_neg), reduction)
+    return _reduce((margin + d_pos - d_neg).clamp(min=0), reduction)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08,
@@ -339,6 +343,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not soft and label_smoothing == 0.0:
         return _C_cross_entropy(input, target, weight, None, ignore_index, None, reduction)
     reduction = _check_reduction(reduction)
+    if soft and ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")

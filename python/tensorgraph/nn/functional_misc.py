@@ -107,7 +107,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     y = target.reshape(-1, 1).long()
     c = x.shape[1]
     xy = x.gather(1, y)
-    m = (xy.neg() + x + margin).clamp(min=0)
+    m = _C.relu(xy.neg() + x + margin)  # z > 0, as PyTorch's kernel
     if p == 2:
         m = m * m
     if weight is not None:
@@ -132,7 +132,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     hit = (t.unsqueeze(2) == cls) & valid.unsqueeze(2)                 # [N, C(j), C(class)]
     is_target = hit.any(1)                                             # [N, C]
     xj = x.gather(1, t.clamp(min=0))                                   # [N, C(j)]
-    pair = (1 - (xj.unsqueeze(2) - x.unsqueeze(1))).clamp(min=0)        # [N, j, i]
+    pair = _C.relu(1 - (xj.unsqueeze(2) - x.unsqueeze(1)))             # [N, j, i]; z > 0
     keep = valid.unsqueeze(2) & (~is_target).unsqueeze(1)
     loss = _C.where(keep, pair, zeros(1, dtype=pair.dtype)).sum((1, 2)) / c
     if input.ndim == 1:

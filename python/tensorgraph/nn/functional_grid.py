@@ -163,7 +163,11 @@ def grid_sample(input, grid, mode='bilinear', padding_mode='zeros', align_corner
         return out
     src = [_source(grid[..., j], sizes[j], padding_mode, align_corners) for j in range(nd)]
     if mode == 'nearest':
-        return _pick(flat, [_C.round(c) for c in src], dims)
+        out = _pick(flat, [_C.round(c) for c in src], dims)
+        if grid.requires_grad:  # PyTorch's grid gradient: zeros, not None
+            never = zeros((), dtype=_C.bool)
+            out = out + _C.where(never, grid.reshape(-1)[:1].sum(), zeros((), dtype=out.dtype))
+        return out
     base = [_C.floor(c) for c in src]
     frac = [(c - b).unsqueeze(1) for c, b in zip(src, base)]
     out = None

@@ -37,3 +37,10 @@ def test_interpolate_antialias(mode, align_corners, how):
 def test_interpolate_antialias_other_modes_refused(mode, shape):
     with pytest.raises(ValueError, match="Anti-alias option is only supported"):
         tg.nn.functional.interpolate(tg.ones(*shape), size=2, mode=mode, antialias=True)
+
+
+def test_interpolate_antialias_empty_output_refused():
+    # PyTorch's message; a factor that rounds an axis down to 0
+    with pytest.raises(RuntimeError, match="Input and output sizes should be greater than 0"):
+        tg.nn.functional.interpolate(tg.ones(1, 1, 2, 2), scale_factor=(1.5, 0.3),
+                                     mode='bilinear', antialias=True)

@@ -58,6 +58,10 @@ def interpolate_antialias(input, size, scale_factor, mode, align_corners):
     kernel gets (None when the size was given or recomputed)"""
     if mode not in ('bilinear', 'bicubic') or input.ndim != 4:
         raise ValueError("Anti-alias option is only supported for bilinear and bicubic modes")
+    if min(size) <= 0:
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"(H: {input.shape[2]}, W: {input.shape[3]}) output (H: {size[0]}, "
+                           f"W: {size[1]})")
     sf = scale_factor or [None, None]
     cubic = mode == 'bicubic'
     h_in, w_in = input.shape[2], input.shape[3]

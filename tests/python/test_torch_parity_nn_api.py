@@ -100,3 +100,14 @@ def test_invert_permutation():
         tg.nn.utils.rnn.invert_permutation(tg.tensor(perm)).numpy(),
         torch.nn.utils.rnn.invert_permutation(torch.tensor(perm)).numpy())
     assert tg.nn.utils.rnn.invert_permutation(None) is None
+
+
+@pytest.mark.parametrize('kw', [dict(num_layers=1.5), dict(hidden_size=4.0)])
+def test_rnn_non_integer_sizes_are_type_errors(kw):
+    args = {**dict(input_size=3, hidden_size=4), **kw}
+    with pytest.raises(TypeError):
+        torch.nn.LSTM(**args)
+    with pytest.raises(TypeError, match="should be of type int"):
+        tg.nn.LSTM(**args)
+    with pytest.raises(ValueError, match="greater than zero"):
+        tg.nn.GRU(3, 4, num_layers=0)

@@ -57,10 +57,11 @@ class RNNBase(Module):
                 isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the "
                              "probability of an element being zeroed")
-        if hidden_size <= 0 or not isinstance(hidden_size, int):
-            raise ValueError("hidden_size must be an integer greater than zero")
-        if num_layers <= 0 or not isinstance(num_layers, int):
-            raise ValueError("num_layers must be an integer greater than zero")
+        for name, v in (('hidden_size', hidden_size), ('num_layers', num_layers)):
+            if not isinstance(v, int):  # PyTorch: a TypeError
+                raise TypeError(f"{name} should be of type int, got: {type(v).__name__}")
+            if v <= 0:
+                raise ValueError(f"{name} must be an integer greater than zero")
         if proj_size < 0:
             raise ValueError("proj_size should be a positive integer or zero to disable "
                              "projections")

@@ -111,3 +111,8 @@ def test_rnn_non_integer_sizes_are_type_errors(kw):
         tg.nn.LSTM(**args)
     with pytest.raises(ValueError, match="greater than zero"):
         tg.nn.GRU(3, 4, num_layers=0)
+
+
+@pytest.mark.parametrize('cls', ['Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d'])
+def test_upsample_name_attribute(cls):
+    assert getattr(tg.nn, cls)(scale_factor=2).name == getattr(torch.nn, cls)(scale_factor=2).name

@@ -8,6 +8,7 @@ class Upsample(Module):
     def __init__(self, size=None, scale_factor=None, mode='nearest', align_corners=None,
                  recompute_scale_factor=None):
         super().__init__()
+        self.name = type(self).__name__  # PyTorch's attribute
         self.size, self.mode, self.align_corners = size, mode, align_corners
         self.scale_factor = (tuple(float(s) for s in scale_factor)
                              if isinstance(scale_factor, (tuple, list))

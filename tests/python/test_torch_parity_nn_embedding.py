@@ -85,3 +85,13 @@ def test_embedding_bag_max_gradient_goes_to_the_first_tie():
         L.nn.functional.embedding_bag(L.tensor(idx), w, L.tensor(offs), mode='max').sum().backward()
         grads.append(w.grad.numpy())
     np.testing.assert_array_equal(grads[1], grads[0])
+
+
+def test_embedding_scale_grad_by_freq_in_function():
+    m = tg.nn.Embedding(6, 2, scale_grad_by_freq=True)
+    idx = tg.tensor([[1, 1, 4], [1, 0, 4]])
+    m(idx).pow(2).sum().backward()
+    eager = m.weight.grad.numpy().copy()
+    m.weight.grad = None
+    tg.function(lambda i: m(i).pow(2).sum())(idx).backward()
+    np.testing.assert_allclose(m.weight.grad.numpy(), eager, rtol=1e-6)

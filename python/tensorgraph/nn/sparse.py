@@ -49,12 +49,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 def _grad_scaled_by_freq(w, input):
     """w's values, with the gradient of row r divided by r's count in input
-    (w.detach() + (w - w.detach()) * s adds an exact zero forward)"""
-    import numpy as np
-    from .. import tensor
+    (w.detach() + (w - w.detach()) * s adds an exact zero forward); counted
+    with ops, so it traces into tg.function"""
+    from .._creation import ones, zeros
     n = w.shape[0]
-    counts = np.bincount(input.detach().numpy().reshape(-1) % n, minlength=n)
-    scale = tensor((1.0 / np.maximum(counts, 1)).reshape(n, 1)).to(w.dtype)
+    flat = input.reshape(-1).long()
+    counts = zeros(n, dtype=w.dtype).scatter_add(0, flat, ones(flat.shape[0], dtype=w.dtype))
+    scale = (1.0 / counts.clamp(min=1.0)).reshape(n, 1)
     base = w.detach()
     return base + (w - base) * scale
 

@@ -255,7 +255,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction='mean'):
     reduction = _check_reduction(reduction, size_average, reduce)
     z = zeros((), dtype=input.dtype)
-    loss = _C.where(target == 1, input, z) + _C.where(target == -1, (margin - input).clamp(min=0), z)
+    loss = _C.where(target == 1, input, z) + _C.where(target == -1,
+                                                      (margin - input).clamp(min=0), z)
     return _reduce(loss, reduction)
 
 
@@ -274,7 +275,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     m2 = _C.sum(input2 * input2, dim) + eps
     cos = prod / _C.sqrt(m1 * m2)
     z = zeros((), dtype=cos.dtype)
-    loss = _C.where(target == 1, 1 - cos, z) + _C.where(target == -1, (cos - margin).clamp(min=0), z)
+    loss = _C.where(target == 1, 1 - cos, z) + _C.where(target == -1,
+                                                        (cos - margin).clamp(min=0), z)
     return _reduce(loss, reduction)
 
 

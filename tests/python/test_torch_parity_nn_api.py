@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import needs_torch, torch
+from conftest import SANITIZED, needs_torch, torch
 
 pytestmark = needs_torch
 
@@ -105,8 +105,9 @@ def test_invert_permutation():
 @pytest.mark.parametrize('kw', [dict(num_layers=1.5), dict(hidden_size=4.0)])
 def test_rnn_non_integer_sizes_are_type_errors(kw):
     args = {**dict(input_size=3, hidden_size=4), **kw}
-    with pytest.raises(TypeError):
-        torch.nn.LSTM(**args)
+    if not SANITIZED:  # PyTorch's argument parser throws a C++ exception
+        with pytest.raises(TypeError):
+            torch.nn.LSTM(**args)
     with pytest.raises(TypeError, match="should be of type int"):
         tg.nn.LSTM(**args)
     with pytest.raises(ValueError, match="greater than zero"):
@@ -116,3 +117,43 @@ def test_rnn_non_integer_sizes_are_type_errors(kw):
 @pytest.mark.parametrize('cls', ['Upsample', 'UpsamplingNearest2d', 'UpsamplingBilinear2d'])
 def test_upsample_name_attribute(cls):
     assert getattr(tg.nn, cls)(scale_factor=2).name == getattr(torch.nn, cls)(scale_factor=2).name
+
+
+def _same_error(fn):
+    """fn(L) raises the same exception type for PyTorch and tensorgraph"""
+    kinds = []
+    for L in (torch, tg):
+        with pytest.raises(Exception) as e:
+            fn(L)
+        kinds.append(type(e.value))
+    assert kinds[1] is kinds[0]
+    return e.value
+
+
+def test_transformer_checks_feature_size():
+    def run(L):
+        m = L.nn.Transformer(4, 2, 1, 1, 8, 0.0)
+        m(L.zeros(3, 2, 5), L.zeros(3, 2, 5))
+    assert "feature number of src and tgt" in str(_same_error(run))
+
+    def batch(L):
+        L.nn.Transformer(4, 2, 1, 1, 8, 0.0)(L.zeros(3, 2, 4), L.zeros(3, 3, 4))
+    assert "batch number of src and tgt" in str(_same_error(batch))
+
+
+def test_instance_norm_one_spatial_element():
+    err = _same_error(lambda L: L.nn.InstanceNorm2d(3)(L.zeros(2, 3, 1, 1)))
+    assert "Expected more than 1 spatial element when training" in str(err)
+
+
+@pytest.mark.parametrize('offsets,words', [([1], "offsets[0] has to be 0"),
+                                           ([0, 5], "can not be greater than input's length"),
+                                           ([0, 2, 1], None)])
+def test_embedding_bag_offsets_checked(offsets, words):
+    def run(L):
+        L.nn.EmbeddingBag(4, 2)(L.tensor([1, 2, 3]), L.tensor(offsets))
+    if SANITIZED:
+        pytest.skip("drives PyTorch into a C++ exception")
+    err = _same_error(run)
+    if words:
+        assert words in str(err)

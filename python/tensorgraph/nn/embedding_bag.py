@@ -29,6 +29,19 @@ def _reduce(rows, keep, mode, dim_out):
     return rows.gather(0, rows.argmax(0, keepdim=True)).reshape(-1)
 
 
+def _check_offsets(offsets, n):
+    """PyTorch's conditions on the offsets of a 1-D input of n indices"""
+    if offsets and offsets[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the "
+                           f"mini-batch has to start from position 0. However, got "
+                           f"{offsets[0]}")
+    if offsets and offsets[-1] > n:
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got "
+                           f"offsets[-1] of {offsets[-1]}")
+    if any(a > b for a, b in zip(offsets, offsets[1:])):
+        raise RuntimeError(f"embedding_bag: offsets must not decrease, got {offsets}")
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode='mean', sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
@@ -53,6 +66,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             raise ValueError("offsets has to be a 1D Tensor but got None" if offsets is None
                              else "offsets has to be a 1D Tensor")
         starts = [int(v) for v in offsets.tolist()]
+        _check_offsets(starts, input.shape[0])
         ends = starts[1:] + ([] if include_last_offset else [input.shape[0]])
         if include_last_offset:
             starts = starts[:-1]

@@ -166,6 +166,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if weight is not None:
             out = out * weight.reshape(shape)
         return out + bias.reshape(shape) if bias is not None else out
+    spatial = 1
+    for n in input.shape[2:]:
+        spatial *= n
+    if spatial == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{input.shape}")
     out = _C._instance_norm(input, weight, bias, eps)
     if running_mean is not None or running_var is not None:
         _update_instance_stats(input, running_mean, running_var, momentum)

@@ -8,6 +8,7 @@
 
 static _Thread_local char err_msg[1024];
 static _Thread_local tg_status err_status = TG_OK;
+static _Thread_local uint64_t err_count;
 
 /* formatted aside first: a message may quote the previous one
  * (tg_last_error() as an argument), which must not be overwritten while
@@ -17,6 +18,7 @@ static void set_error(tg_status s, const char *fmt, va_list ap)
     char msg[sizeof err_msg];
     vsnprintf(msg, sizeof msg, fmt, ap);
     err_status = s;
+    err_count++;
     memcpy(err_msg, msg, sizeof msg);
 }
 
@@ -39,6 +41,8 @@ void *tg__error_null(tg_status s, const char *fmt, ...)
 }
 
 bool tg__error_is_set(void) { return err_status != TG_OK; }
+
+uint64_t tg__error_count(void) { return err_count; }
 
 const char *tg_last_error(void) { return err_msg; }
 tg_status tg_last_status(void) { return err_status; }

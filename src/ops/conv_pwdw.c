@@ -127,6 +127,7 @@ static tg_status pwdw_kernel(tg_op_ctx *c)
     tg_dtype dt = out->dtype;
     tg__conv_geom pw, dw;
     geoms(p, c->in[0]->shape, c->in[1]->shape, c->in[3]->shape, &pw, &dw);
+    tg__conv_geom_canon(&dw); /* a huge stride of a one-position output (conv.h) */
     tg__conv_act a1 = {(tg__conv_act_kind)p->act1, p->lo1, p->hi1},
                  a2 = {(tg__conv_act_kind)p->act2, p->lo2, p->hi2};
     tg_tensor *t[5];

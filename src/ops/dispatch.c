@@ -74,7 +74,17 @@ tg_status tg_op_kernel_run(tg_op_ctx *c)
     if (!kernel)
         return tg__error(TG_ERR_UNSUPPORTED, "%s: no kernel for device type %d",
                          c->op->name, (int)dev);
-    return kernel(c);
+    uint64_t errors = tg__error_count();
+    return tg__said_why(c->op, kernel(c), errors);
+}
+
+tg_status tg__said_why(const tg_op_def *op, tg_status s, uint64_t errors)
+{
+    if (s == TG_OK || tg__error_count() != errors)
+        return s;
+    if (s == TG_ERR_NOMEM)
+        return tg__error(s, "%s: out of memory (the kernel's scratch)", op->name);
+    return tg__error(s, "%s: failed (%s)", op->name, tg_status_name(s));
 }
 
 static void release_outputs(tg_op_ctx *c)
@@ -91,8 +101,11 @@ static tg_status allocate_outputs(tg_op_ctx *c)
         const tg_meta *m = &c->out_meta[i];
         c->out[i] = tg__alloc(m->dtype, m->ndim, m->shape);
         if (!c->out[i]) {
+            char shape[160];
             release_outputs(c);
-            return TG_ERR_NOMEM;
+            tg_shape_str(m->ndim, m->shape, shape, sizeof shape);
+            return tg__error(TG_ERR_NOMEM, "%s: out of memory allocating output %d "
+                             "(%s %s)", c->op->name, i, tg_dtype_name(m->dtype), shape);
         }
     }
     return TG_OK;
@@ -143,7 +156,8 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
     if ((s = tg__view_refresh(n_in, in)) != TG_OK)
         return s;
     if (op->make_view) {
-        s = op->make_view(&c);
+        uint64_t errors = tg__error_count();
+        s = tg__said_why(op, op->make_view(&c), errors);
         if (s == TG_OK && (op->flags & TG_OP_VIEW) && !(op->flags & TG_OP_INPLACE))
             tg__view_track(out[0], in[0]);
     } else {

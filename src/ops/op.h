@@ -368,6 +368,10 @@ tg_tensor *tg_op_call(const tg_op_def *op, int n_in, tg_tensor *const *in,
  * inferred context with allocated outputs; an op without a kernel for
  * that device kind fails with TG_ERR_UNSUPPORTED */
 tg_status tg_op_kernel_run(tg_op_ctx *c);
+/* s, given a message naming op when it is an error and none was recorded
+ * since tg__error_count() was errors: a kernel that returns
+ * TG_ERR_NOMEM from a failed allocation need not say so itself */
+tg_status tg__said_why(const tg_op_def *op, tg_status s, uint64_t errors);
 
 /* inference helpers */
 tg_status tg_infer_set(tg_op_ctx *c, int i, tg_dtype dt, int ndim,

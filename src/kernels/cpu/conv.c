@@ -65,8 +65,61 @@ static int64_t claim_part(conv_job *j)
 /* the images of part t */
 static int64_t part_begin(const conv_job *j, int64_t t) { return j->g.n * t / j->parts; }
 
+/* padded copies up to this many elements are taken whatever the call's
+ * own size; beyond it, up to PAD_RATIO times its input and output
+ * (tg__conv_pads_bounded). DeepLab's 3x3 layers of dilation 36 on 33 x 33
+ * planes pad them to 10x their size. */
+#define PAD_FREE ((int64_t)1 << 22)
+#define PAD_RATIO 16
+
+/* one output position: the window's start moves over span = the padded
+ * size - the dilated kernel (ops/conv.c checked they fit), and any stride
+ * above span gives that one position */
+void tg__conv_geom_canon(tg__conv_geom *g)
+{
+    int64_t span_h = g->h + 2 * g->ph - (g->kh - 1) * g->dh - 1;
+    int64_t span_w = g->w + 2 * g->pw - (g->kw - 1) * g->dw - 1;
+    if (g->oh == 1 && g->sh > span_h + 1)
+        g->sh = span_h + 1;
+    if (g->ow == 1 && g->sw > span_w + 1)
+        g->sw = span_w + 1;
+}
+
+/* sums and products of sizes >= 0, saturated at INT64_MAX */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+bool tg__conv_pads_bounded(const tg__conv_geom *g)
+{
+    int64_t data = add_sat(mul_sat(g->c, mul_sat(g->h, g->w)),
+                           mul_sat(g->o, mul_sat(g->oh, g->ow)));
+    int64_t limit = mul_sat(data, PAD_RATIO);
+    if (limit < PAD_FREE)
+        limit = PAD_FREE;
+    int64_t hp = add_sat(g->h, mul_sat(g->ph, 2)), wp = add_sat(g->w, mul_sat(g->pw, 2));
+    if (mul_sat(g->c, mul_sat(hp, wp)) > limit)
+        return false;
+    if (g->sh != 1 || g->sw != 1)
+        return true;
+    /* the stride-1 input gradient's output gradient, padded by (k - 1) d */
+    int64_t dh = add_sat(g->oh, mul_sat(mul_sat(g->kh - 1, g->dh), 2));
+    int64_t dw = add_sat(g->ow, mul_sat(mul_sat(g->kw - 1, g->dw), 2));
+    return mul_sat(g->o, mul_sat(dh, dw)) <= limit;
+}
+
 static layout choose_layout(const tg__conv_geom *g)
 {
+    if (!tg__conv_pads_bounded(g))
+        return LAYOUT_ROWS;
     if (g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 &&
         g->pw == 0)
         return LAYOUT_DIRECT;
@@ -498,20 +551,25 @@ tg_status tg__conv2d_forward_relu(tg_dtype dt, const tg__conv_geom *g, const voi
     return tg__conv2d_forward_act(dt, g, x, w, b, &act, y);
 }
 
-/* the stride-1 direct kernels, or the GEMM paths */
+/* the stride-1 direct kernels, or the GEMM paths; im2col alone when
+ * special is false (the geometry's padded copies not bounded) */
 static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                                 const void *w, const void *b, bool relu, void *y);
+                                 const void *w, const void *b, bool relu, bool special,
+                                 void *y);
 
-tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void *x,
+tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *given, const void *x,
                                  const void *w, const void *b, const tg__conv_act *act,
                                  void *y)
 {
     tg_status st;
-    if (tg__conv_pw_forward(dt, g, x, w, b, act, y, &st) ||
-        tg__conv_dw_forward(dt, g, x, w, b, act, y, &st) ||
-        tg__conv_few_forward(dt, g, x, w, b, act, y, &st))
+    tg__conv_geom canon = *given, *g = &canon;
+    tg__conv_geom_canon(g);
+    bool special = tg__conv_pads_bounded(g);
+    if (special && (tg__conv_pw_forward(dt, g, x, w, b, act, y, &st) ||
+                    tg__conv_dw_forward(dt, g, x, w, b, act, y, &st) ||
+                    tg__conv_few_forward(dt, g, x, w, b, act, y, &st)))
         return st;
-    st = forward_general(dt, g, x, w, b, act->kind == TG_CONV_ACT_RELU, y);
+    st = forward_general(dt, g, x, w, b, act->kind == TG_CONV_ACT_RELU, special, y);
     /* clamp and hardswish: the ops' bits, in a pass over y */
     if (st == TG_OK && act->kind != TG_CONV_ACT_NONE && act->kind != TG_CONV_ACT_RELU)
         tg__dw_arch_now()->row_act[dt == TG_FLOAT64](y, g->n * g->o * g->oh * g->ow, NULL,
@@ -533,21 +591,24 @@ tg_status tg__conv2d_forward_act(tg_dtype dt, const tg__conv_geom *g, const void
 ADD_RESIDUAL(float, f32)
 ADD_RESIDUAL(double, f64)
 
-tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                                      const void *w, const void *b, const void *res,
-                                      bool relu, void *y)
+tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *given,
+                                      const void *x, const void *w, const void *b,
+                                      const void *res, bool relu, void *y)
 {
     static const tg__conv_act none = {TG_CONV_ACT_NONE, 0, 0};
     const tg__conv_act act = {relu ? TG_CONV_ACT_RELU : TG_CONV_ACT_NONE, 0, 0};
     tg_status st;
-    if (tg__conv_pw_forward_res(dt, g, x, w, b, res, &act, y, &st)) /* in its panels */
+    tg__conv_geom canon = *given, *g = &canon;
+    tg__conv_geom_canon(g);
+    bool special = tg__conv_pads_bounded(g);
+    if (special && tg__conv_pw_forward_res(dt, g, x, w, b, res, &act, y, &st)) /* in its panels */
         return st;
-    if (!tg__conv_pw_forward(dt, g, x, w, b, &none, y, &st) &&
-        !tg__conv_dw_forward(dt, g, x, w, b, &none, y, &st) &&
-        !tg__conv_few_forward(dt, g, x, w, b, &none, y, &st)) {
-        if (tg__conv_dense_wanted(g)) /* in the tiles' store */
+    if (!special || (!tg__conv_pw_forward(dt, g, x, w, b, &none, y, &st) &&
+                     !tg__conv_dw_forward(dt, g, x, w, b, &none, y, &st) &&
+                     !tg__conv_few_forward(dt, g, x, w, b, &none, y, &st))) {
+        if (special && tg__conv_dense_wanted(g)) /* in the tiles' store */
             return tg__conv_dense_forward_res(dt, g, x, w, b, res, relu, y);
-        st = forward_general(dt, g, x, w, b, false, y);
+        st = forward_general(dt, g, x, w, b, false, special, y);
     }
     int64_t n = g->n * g->o * g->oh * g->ow;
     if (st == TG_OK && dt == TG_FLOAT64)
@@ -558,12 +619,13 @@ tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *g, const
 }
 
 static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void *x,
-                                 const void *w, const void *b, bool relu, void *y)
+                                 const void *w, const void *b, bool relu, bool special,
+                                 void *y)
 {
     tg_status st;
-    if (tg__conv_dense_wanted(g)) /* many channels: the implicit GEMM */
+    if (special && tg__conv_dense_wanted(g)) /* many channels: the implicit GEMM */
         return tg__conv_dense_forward(dt, g, x, w, b, relu, y);
-    if (tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))
+    if (special && tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))
         return st;
     conv_job j = {.g = *g, .relu = relu};
     j.lay = choose_layout(g);
@@ -581,11 +643,13 @@ static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void
     return j.status;
 }
 
-tg_status tg__conv2d_grad_input(tg_dtype dt, const tg__conv_geom *g,
+tg_status tg__conv2d_grad_input(tg_dtype dt, const tg__conv_geom *given,
                                 const void *dy, const void *w, void *dx)
 {
     tg_status st;
-    if (tg__conv_direct_grad_input(dt, g, dy, w, dx, &st))
+    tg__conv_geom canon = *given, *g = &canon;
+    tg__conv_geom_canon(g);
+    if (tg__conv_pads_bounded(g) && tg__conv_direct_grad_input(dt, g, dy, w, dx, &st))
         return st;
     conv_job j = {.g = *g};
     /* W^T per group: W^T @ dy as a plain product runs ~10% faster in
@@ -615,11 +679,13 @@ static bool weight_grad_transposed(const tg__conv_geom *g)
     return g->c / g->groups * g->kh * g->kw >= g->o / g->groups;
 }
 
-tg_status tg__conv2d_grad_weight(tg_dtype dt, const tg__conv_geom *g,
+tg_status tg__conv2d_grad_weight(tg_dtype dt, const tg__conv_geom *given,
                                  const void *dy, const void *x, void *dw)
 {
     tg_status st;
-    if (tg__conv_direct_grad_weight(dt, g, dy, x, dw, &st))
+    tg__conv_geom canon = *given, *g = &canon;
+    tg__conv_geom_canon(g);
+    if (tg__conv_pads_bounded(g) && tg__conv_direct_grad_weight(dt, g, dy, x, dw, &st))
         return st;
     conv_job j = {.g = *g};
     int64_t numel = g->o * (g->c / g->groups) * g->kh * g->kw;

@@ -20,6 +20,21 @@ typedef struct tg__conv_geom {
     uint64_t w_serial, w_version;
 } tg__conv_geom;
 
+/* g with the stride of a dim whose output has one position cut to the
+ * smallest that gives one position (at most the padded size): that
+ * position reads the same input whatever the stride, and the strided
+ * kernels lay their input out in stride phases, so a huge stride there
+ * (torch gives it one output position) would size their scratch. Every
+ * entry point below applies it to its own copy of g. */
+void tg__conv_geom_canon(tg__conv_geom *g);
+/* whether the padded copies the special paths make (the padded input
+ * planes, and at stride 1 the output gradient padded by the dilated
+ * kernel) stay within a small multiple of the call's own input and
+ * output, or a few MB: a dilation and padding of 2^30 around a small
+ * plane would otherwise ask for terabytes. Geometries outside it take
+ * im2col and GEMM, whose scratch grows with the output alone. */
+bool tg__conv_pads_bounded(const tg__conv_geom *g);
+
 /* y [n, o, oh, ow] = x [n, c, h, w] (*) w [o, c / groups, kh, kw] (+ b [o]
  * when b is not NULL). Returns TG_OK or TG_ERR_NOMEM. */
 tg_status tg__conv2d_forward(tg_dtype dt, const tg__conv_geom *g, const void *x,

@@ -9,6 +9,7 @@
  * weight gradients sum a fixed number of parts, each over a fixed range
  * of units, in order: results do not depend on the threads. */
 #include "kernels/cpu/conv_direct.h"
+#include "core/size_math.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_arch_api.h"
 #include "kernels/cpu/cpu.h"
@@ -230,12 +231,28 @@ static double cost_planes_fwd(const fplan *p, tg__tile t)
 
 /* picks the family and tile of the lowest cost (the mode may force the
  * family) */
+/* the batch lanes' padded input of one unit (L images side by side, the
+ * lanes of missing images too) past this many bytes: the planes instead,
+ * unless forced. A 1 x 1 kernel over an 11 x 2^21 plane (dilation and
+ * padding 2^20) would otherwise ask for 16 lanes of it, 24 GB. */
+#define LANES_MAX_BYTES ((int64_t)1 << 28)
+
+static bool lanes_too_large(const fplan *p)
+{
+    int64_t ih = p->oh + (p->kh - 1) * p->dh;
+    int64_t iw = max64(p->ow + 64 + (p->kw - 1) * p->dw, p->pl + p->w);
+    return tg__size_mul_exceeds(ih, iw, LANES_MAX_BYTES) ||
+           tg__size_mul_exceeds(p->cin * p->z * p->kn->lanes, ih * iw, LANES_MAX_BYTES);
+}
+
 static void choose_fwd(fplan *p, tg__conv_mode md)
 {
     double best = -1;
     const tg__conv_kern *kn = p->kn;
+    bool lanes_ok = md == TG_CONV_LANES || !lanes_too_large(p);
     for (int f = 0; f < 2; f++) {
-        if ((f == FAM_LANES && md == TG_CONV_PLANES) || (f == FAM_PLANES && md == TG_CONV_LANES))
+        if ((f == FAM_LANES && (md == TG_CONV_PLANES || !lanes_ok)) ||
+            (f == FAM_PLANES && md == TG_CONV_LANES))
             continue;
         int nt = f == FAM_LANES ? kn->n_fwd : kn->n_pvf;
         for (int k = 0; k < nt; k++) {

@@ -42,7 +42,7 @@ static void pool_planes(void *ctx, int64_t begin, int64_t end)
  * above 1 or a stride; the dense one says so itself) */
 static bool direct_path(const tg__conv_geom *g)
 {
-    return g->groups == 1 && g->sh == 1 && g->sw == 1 && !tg__conv_pw_wanted(g) &&
+    return tg__conv_pads_bounded(g) && g->groups == 1 && g->sh == 1 && g->sw == 1 && !tg__conv_pw_wanted(g) &&
            !tg__conv_dense_wanted(g);
 }
 

@@ -120,7 +120,7 @@ bool tg__conv_pwdw_fits(tg_dtype dt, const tg__conv_geom *pw, const tg__conv_geo
     return (dt == TG_FLOAT32 || dt == TG_FLOAT64) && pointwise && depthwise &&
            pw->c <= PWDW_MAX_K &&
            pw->n == dw->n && pw->o == dw->c && pw->h == dw->h && pw->w == dw->w &&
-           pw->c > 0 && tg__conv_dwc_fits(dt, dw);
+           pw->c > 0 && tg__conv_pads_bounded(dw) && tg__conv_dwc_fits(dt, dw);
 }
 
 bool tg__conv_pwdw_pays(int64_t plane)

@@ -255,11 +255,6 @@ def pixel_unshuffle(input, downscale_factor):
     return _C.pixel_unshuffle(input, downscale_factor)
 
 
-def _bins(n, out):
-    """PyTorch's adaptive pooling windows: [floor(i n / out), ceil((i+1) n / out))"""
-    return [(i * n // out, -(-(i + 1) * n // out)) for i in range(out)]
-
-
 def _adaptive(input, output_size, nd, reduce, name):
     if isinstance(output_size, int) or output_size is None:
         output_size = (output_size,) * nd
@@ -272,8 +267,14 @@ def _adaptive(input, output_size, nd, reduce, name):
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to "
                            f"0 and the input must be non-empty")
     if 0 in out:  # nothing to average: an empty result, as PyTorch's
-        return zeros(*input.shape[:-nd], *out, dtype=input.dtype)
-    if all(s % o == 0 for s, o in zip(sizes, out)):
+        return zeros(*input.shape[:-nd], *out, dtype=input.dtype) + input.sum() * 0
+    is_max = name.startswith('adaptive_max')
+    equal = all(s % o == 0 for s, o in zip(sizes, out))
+    # max pooling's gradient goes to each window's first maximum (PyTorch's
+    # indices), not shared among ties as amax shares it
+    if is_max and (not equal or input.requires_grad):
+        return _adaptive_max_with_indices(input, output_size, nd, name)[0]
+    if equal:
         # equal windows: one reshape and one reduction
         shape = list(input.shape[:-nd])
         for s, o in zip(sizes, out):
@@ -281,14 +282,45 @@ def _adaptive(input, output_size, nd, reduce, name):
         x = input.reshape(*shape)
         red = tuple(range(x.ndim - 2 * nd + 1, x.ndim, 2))
         return reduce(x, red)
-    if builtins.max(out) * 256 > _memory_bytes():  # a Tensor object per output position
+    # unequal windows: every window's elements gathered by a host table
+    # ([output cells, largest window], the padding reading a zero past the
+    # plane) and summed; a few ops whatever the output size
+    import numpy as np
+    from .._creation import tensor
+    pos, valid = _window_table(sizes, out, name)
+    cells, win = pos.shape
+    plane = int(np.prod(sizes))
+    x = input.reshape(-1, plane)
+    x = _C.cat([x, zeros(x.shape[0], 1, dtype=x.dtype)], 1)
+    flat = tensor(np.where(valid, pos, plane).reshape(-1))
+    parts = _C.index_select(x, 1, flat).reshape(x.shape[0], cells, win)
+    count = tensor(valid.sum(1).astype(np.float64)).to(x.dtype)
+    return (_C.sum(parts, (2,), False) / count).reshape(*input.shape[:-nd], *out)
+
+
+def _window_table(sizes, out, name):
+    """the flat positions (within a plane of the given sizes) of every output
+    cell's adaptive window, padded to the largest window: pos and a mask of
+    the real ones, [output cells, largest window] numpy arrays"""
+    import numpy as np
+    win = 1
+    for n, o in zip(sizes, out):
+        win *= builtins.min(-(-n // o) + 1, n)  # a window's most positions
+    if math.prod(out) * win * 16 > _memory_bytes():
         raise RuntimeError(f"{name}: output_size {tuple(out)} would not fit in memory")
-    x = input
-    for k in range(nd):
-        d = input.ndim - nd + k
-        parts = [reduce(x.narrow(d, lo, hi - lo), (d,), True) for lo, hi in _bins(sizes[k], out[k])]
-        x = _C.cat(parts, d)
-    return x
+    per_dim = []
+    for n, o in zip(sizes, out):
+        lo = np.arange(o, dtype=np.int64) * n // o
+        hi = -(-(np.arange(o, dtype=np.int64) + 1) * n // o)
+        k = int((hi - lo).max())
+        t = lo[:, None] + np.arange(k, dtype=np.int64)[None, :]
+        per_dim.append(np.where(t < hi[:, None], t, -1))
+    strides = np.cumprod([1] + sizes[::-1])[:-1][::-1]
+    pos, valid = np.zeros((1, 1), dtype=np.int64), np.ones((1, 1), dtype=bool)
+    for t, st in zip(per_dim, strides):  # outer product over dims: cells x window offsets
+        pos = (pos[:, None, :, None] + (t * st)[None, :, None, :]).reshape(-1, pos.shape[1] * t.shape[1])
+        valid = (valid[:, None, :, None] & (t >= 0)[None, :, None, :]).reshape(pos.shape)
+    return pos, valid
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -328,21 +360,7 @@ def _adaptive_max_with_indices(input, output_size, nd, name):
     lead = list(input.shape[:-nd])
     if 0 in out:
         return (zeros(*lead, *out, dtype=input.dtype), zeros(*lead, *out, dtype=_C.int64))
-    # per dim: each output index's window positions, padded to the largest with -1
-    per_dim = []
-    for n, o in zip(sizes, out):
-        bins = _bins(n, o)
-        k = builtins.max(hi - lo for lo, hi in bins)
-        t = np.full((o, k), -1, dtype=np.int64)
-        for i, (lo, hi) in enumerate(bins):
-            t[i, :hi - lo] = np.arange(lo, hi)
-        per_dim.append(t)
-    strides = np.cumprod([1] + sizes[::-1])[:-1][::-1]
-    pos, valid = np.zeros((1, 1), dtype=np.int64), np.ones((1, 1), dtype=bool)
-    for t, st in zip(per_dim, strides):  # outer product over dims: cells x window offsets
-        o, k = t.shape
-        pos = (pos[:, None, :, None] + (t * st)[None, :, None, :]).reshape(-1, pos.shape[1] * k)
-        valid = (valid[:, None, :, None] & (t >= 0)[None, :, None, :]).reshape(pos.shape)
+    pos, valid = _window_table(sizes, out, name)
     cells, win = pos.shape
     plane = int(np.prod(sizes))
     x = input.reshape(-1, plane)
@@ -403,16 +421,27 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     batched = input.ndim == 4
     x = input if batched else input.unsqueeze(0)
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = map(_pair, (kernel_size, dilation, padding, stride))
-    if ph or pw:
-        x = _C._pad(x, [0, 0, 0, 0, ph, ph, pw, pw], 0)
+    for what, (a, b), least in (("kernel size", (kh, kw), 1), ("dilation", (dh, dw), 1),
+                                ("stride", (sh, sw), 1), ("padding", (ph, pw), 0)):
+        if a < least or b < least:  # PyTorch's checks and words
+            raise RuntimeError(f"{what} should be {'greater than zero' if least else 'non-negative'}"
+                               f", but got {what.split()[0]}_height: {a} "
+                               f"{what.split()[0]}_width: {b}")
     n, c, h, w = x.shape
-    oh = (h - dh * (kh - 1) - 1) // sh + 1
-    ow = (w - dw * (kw - 1) - 1) // sw + 1
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
-        raise RuntimeError(f"Given input with spatial size ({h - 2 * ph}, {w - 2 * pw}), "
+        raise RuntimeError(f"Given input with spatial size ({h}, {w}), "
                            f"kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), padding=({ph}, "
                            f"{pw}), calculated shape of the array of sliding blocks as ({oh}, "
                            f"{ow}), but its components must be at least one.")
+    if (h + 2 * ph) * (w + 2 * pw) > 4 * (h * w + kh * kw * oh * ow) + 65536:
+        # a padding far past the input (with a dilation to match): gather the
+        # blocks through a table instead of padding, as large as the output
+        out = _unfold_gather(x, (kh, kw), (dh, dw), (ph, pw), (sh, sw), (oh, ow))
+        return out if batched else out.squeeze(0)
+    if ph or pw:
+        x = _C._pad(x, [0, 0, 0, 0, ph, ph, pw, pw], 0)
     cols = []
     for i in range(kh):
         for j in range(kw):
@@ -420,6 +449,26 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                           j * dw: j * dw + sw * (ow - 1) + 1: sw])
     out = _C.stack(cols, 2).reshape(n, c * kh * kw, oh * ow)
     return out if batched else out.squeeze(0)
+
+
+def _unfold_gather(x, k, d, p, s, o):
+    """unfold of x [N, C, H, W] by one index_select: each block position's
+    flat offset in the plane, or a zero appended past it where the block
+    reads the padding"""
+    import numpy as np
+    from .._creation import tensor
+    n, c, h, w = x.shape
+    if c * k[0] * k[1] * o[0] * o[1] * 16 > _memory_bytes():
+        raise RuntimeError(f"unfold: the {c * k[0] * k[1]} x {o[0] * o[1]} blocks would not "
+                           f"fit in memory")
+    iy = (np.arange(o[0])[None, :] * s[0] - p[0] + np.arange(k[0])[:, None] * d[0])  # [kh, oh]
+    ix = (np.arange(o[1])[None, :] * s[1] - p[1] + np.arange(k[1])[:, None] * d[1])  # [kw, ow]
+    vy, vx = (iy >= 0) & (iy < h), (ix >= 0) & (ix < w)
+    flat = iy[:, None, :, None] * w + ix[None, :, None, :]          # [kh, kw, oh, ow]
+    ok = vy[:, None, :, None] & vx[None, :, None, :]
+    idx = tensor(np.where(ok, flat, h * w).reshape(-1))
+    planes = _C.cat([x.reshape(n * c, h * w), zeros(n * c, 1, dtype=x.dtype)], 1)
+    return _C.index_select(planes, 1, idx).reshape(n, c * k[0] * k[1], o[0] * o[1])
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):

@@ -5,7 +5,9 @@
  * strided kernels' scratch; a dilation and padding of 2^30 around a small
  * input is a small convolution; a request no machine can serve fails with
  * TG_ERR_NOMEM and a message naming what failed. */
+#include "core/tensor_impl.h"
 #include "harness.h"
+#include "ops/op.h"
 #include "tg/tg.h"
 
 #include <stdlib.h>
@@ -158,6 +160,41 @@ static void test_transposed_of_one_position(void)
     CHECK(tt_rel_diff(a, b, 1) <= 1e-12);
 }
 
+/* the level-2 node conv2d_pw_dw (a pointwise then a depthwise layer) takes
+ * int64 strides from a graph's wire form: a stride of 2^62 along a dim of
+ * one output position gives the two layers' values, fused (frozen
+ * pointwise weights, a 24 x 24 plane) or not (a guard: this passed before
+ * the stride cut too, the fused kernel's strips being sized by the output) */
+static void test_pw_dw_of_huge_strides(void)
+{
+    const int64_t strides[][2] = {{2, INT64_C(1) << 62}, {INT64_C(1) << 40, 1}};
+    for (int frozen = 0; frozen < 2; frozen++)
+        for (int s = 0; s < 2; s++) {
+            tg_scope_begin();
+            tg_tensor *x = tt_rand_dtype(TG_FLOAT32, 4, (int64_t[]){2, 5, 24, 24}, -1, 1);
+            tg_tensor *w1 = tt_rand_dtype(TG_FLOAT32, 4, (int64_t[]){16, 5, 1, 1}, -1, 1);
+            tg_tensor *b1 = tt_rand_dtype(TG_FLOAT32, 1, (int64_t[]){16}, -1, 1);
+            tg_tensor *w2 = tt_rand_dtype(TG_FLOAT32, 4, (int64_t[]){16, 1, 3, 3}, -1, 1);
+            tg_tensor *b2 = tt_rand_dtype(TG_FLOAT32, 1, (int64_t[]){16}, -1, 1);
+            if (frozen)
+                tg__storage_freeze(w1);
+            const int64_t pad[2] = {1, 1};
+            tg_attr a[2] = {TG_AINTS("stride", strides[s], 2), TG_AINTS("padding", pad, 2)};
+            tg_tensor *y = tg_op_call(tg_op_find("conv2d_pw_dw"), 5,
+                                      (tg_tensor *[]){x, w1, b1, w2, b2}, a, 2);
+            tg_conv2d_opts o = {{cut_stride(24, 1, 3, 1, (int)(strides[s][0] > BIG ? BIG : strides[s][0])),
+                                 cut_stride(24, 1, 3, 1, (int)(strides[s][1] > BIG ? BIG : strides[s][1]))},
+                                {1, 1}, {1, 1}, 16};
+            tg_tensor *want = tg_conv2d(tg_conv2d(x, w1, b1, NULL), w2, b2, &o);
+            CHECK(y != NULL);
+            if (!(tt_rel_diff(y, want, 1) <= 1e-5))
+                tt_fail(__FILE__, __LINE__, "pw_dw stride %lld x %lld (frozen %d): %g (%s)",
+                        (long long)strides[s][0], (long long)strides[s][1], frozen,
+                        tt_rel_diff(y, want, 1), tg_last_error());
+            tg_scope_end();
+        }
+}
+
 /* what no machine serves fails with TG_ERR_NOMEM and a message: a tensor
  * of 2^50 elements (under the size bound, so malloc is asked), and a
  * convolution whose im2col patches (2^21 taps x 2^20 positions, 8 TB)
@@ -187,6 +224,7 @@ int main(void)
     RUN(test_huge_strides_are_one_position);
     RUN(test_huge_dilation_reads_the_centre_tap);
     RUN(test_transposed_of_one_position);
+    RUN(test_pw_dw_of_huge_strides);
     RUN(test_failed_allocations_say_so);
     return tt_finish();
 }

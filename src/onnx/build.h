@@ -22,6 +22,9 @@ tg_status onnx_net_add(tg_tensor ***arr, char ***names, int *n, int *cap, const 
                        int index, tg_tensor *t);
 /* graph node names allow letters, digits and _ . / -: others become _ */
 void onnx_graph_name(const char *src, char *dst, size_t cap);
+/* after node mn's mapping ran (graph mode, not folded): its outputs' marked
+ * dims, carried from its inputs' or set by the mapping (build_dims.c) */
+void onnx_carry_dims(build_state *b, const mnode *mn, onnx_ictx *c);
 /* the shape of model input i: concrete, or in graph mode -1 for symbolic
  * dims that nothing fixes */
 tg_status onnx_resolve_input(build_state *b, int i, int64_t *shape, int *ndim);

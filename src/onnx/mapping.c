@@ -158,6 +158,11 @@ void *onnx_tmp_alloc(onnx_ictx *c, size_t bytes)
     return p;
 }
 
+bool onnx_known(const onnx_ictx *c, int i)
+{
+    return i >= c->n_in || !c->in[i] || (c->val[i] && !tg_is_symbolic(c->val[i]));
+}
+
 bool onnx_use_dims(onnx_ictx *c, int i)
 {
     if (i >= c->n_in || c->val[i] || !c->dims[i])

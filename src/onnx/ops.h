@@ -28,6 +28,10 @@ struct onnx_ictx;
  * shape computed from a run-time shape): true then, and the value read
  * holds ONNX_RUN_TIME_DIM where a dim is known only when the graph runs */
 bool onnx_use_dims(struct onnx_ictx *c, int i);
+static inline int64_t onnx_clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
 
 typedef struct onnx_ictx {
     const onnx_node *node;
@@ -155,6 +159,10 @@ tg_tensor *oi_req(onnx_ictx *c, int i, const char *what);
  * (freed after the mapping); *n elements. Unknown at import time:
  * TG_ERR_UNSUPPORTED saying it must be a constant. */
 tg_status oi_ints(onnx_ictx *c, int i, const char *what, int64_t **v, int64_t *n);
+/* input i is absent, or its value is known when the model is imported */
+bool onnx_known(const onnx_ictx *c, int i);
+/* ONNX Slice (ops_slice.c), in ops_shape.c's table */
+tg_status onnx_map_slice(onnx_ictx *c);
 /* the same for a known floating-point input, as double */
 tg_status oi_floats(onnx_ictx *c, int i, const char *what, double **v, int64_t *n);
 /* a known one-element input as double */

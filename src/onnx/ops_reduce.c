@@ -180,7 +180,7 @@ static tg_status r_topk(onnx_ictx *c)
     if (s == TG_OK && c->version >= 11)
         s = oa_int(c, "sorted", 1, &sorted);
     int ax;
-    if (s == TG_OK && oi_req(c, 1, "K") && !(c->val[1] && !tg_is_symbolic(c->val[1])) &&
+    if (s == TG_OK && oi_req(c, 1, "K") && !onnx_known(c, 1) &&
         (s = onnx_axis(c, axis, tg_ndim(x), "axis", &ax)) == TG_OK)
         return topk_at_run(c, x, ax, largest != 0);
     if (s == TG_OK) { /* TopK-1's attribute k arrives as this input (versions.c) */

@@ -193,108 +193,6 @@ static tg_status s_transpose(onnx_ictx *c)
     return done(c, 0, tg_permute(x, perm));
 }
 
-/* ---- Slice ----------------------------------------------------------------------------- */
-static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-/* elements start, start+step, ... (step < 0) as an index_select */
-static tg_tensor *reverse_slice(tg_tensor *x, int axis, int64_t start, int64_t end, int64_t step)
-{
-    int64_t cnt = start > end ? (start - end + (-step) - 1) / (-step) : 0;
-    int tok = onnx_eager_begin();
-    tg_tensor *idx = tg_arange(TG_INT64, (double)start, (double)start + (double)step * (double)cnt - (double)step / 2,
-                               (double)step);
-    onnx_eager_end(tok);
-    if (idx && tg_numel(idx) != cnt) /* guard against rounding in arange */
-        return tg__error_null(TG_ERR_INTERNAL, "onnx: Slice index count");
-    return tg_index_select(x, axis, idx);
-}
-
-/* input i is absent or known when the model is imported */
-static bool known_or_absent(const onnx_ictx *c, int i)
-{
-    return i >= c->n_in || !c->in[i] || (c->val[i] && !tg_is_symbolic(c->val[i]));
-}
-
-/* Slice as slice_by, whose bounds are tensors: for bounds computed from
- * values the graph has only when it runs, and for a sliced dim unknown
- * until then. Absent axes are 0, 1, ...; absent steps are 1. */
-static tg_status slice_at_run(onnx_ictx *c, tg_tensor *x)
-{
-    tg_tensor *st = c->in[1], *en = oi_req(c, 2, "ends");
-    if (!en)
-        return tg_last_status();
-    if (tg_ndim(st) != 1)
-        return onnx_err(c, TG_ERR_IO, "starts should be 1-D, got %d dims", tg_ndim(st));
-    int64_t n = tg_shape(st)[0];
-    tg_tensor *ax = c->n_in > 3 && c->in[3] ? c->in[3] : tg_range(TG_INT64, 0, (double)n, 1);
-    tg_tensor *sp = c->n_in > 4 && c->in[4] ? c->in[4] : tg_full(TG_INT64, 1, &n, 1);
-    return done(c, 0, tg_slice_by(x, st, en, ax, sp));
-}
-
-static tg_status s_slice(onnx_ictx *c)
-{
-    tg_tensor *x = oi_req(c, 0, "data");
-    if (x && oi_req(c, 1, "starts") &&
-        !(known_or_absent(c, 1) && known_or_absent(c, 2) && known_or_absent(c, 3) &&
-          known_or_absent(c, 4)))
-        return slice_at_run(c, x);
-    int64_t *st, *en, *ax = NULL, *sp = NULL, n, ne, na = 0, ns = 0;
-    tg_status s = x ? oi_ints(c, 1, "starts", &st, &n) : tg_last_status();
-    if (s == TG_OK)
-        s = oi_ints(c, 2, "ends", &en, &ne);
-    if (s == TG_OK && c->n_in > 3 && c->in[3])
-        s = oi_ints(c, 3, "axes", &ax, &na);
-    if (s == TG_OK && c->n_in > 4 && c->in[4])
-        s = oi_ints(c, 4, "steps", &sp, &ns);
-    if (s != TG_OK)
-        return s;
-    int r = tg_ndim(x);
-    if (ne != n || (ax && na != n) || (sp && ns != n) || n > r)
-        return onnx_err(c, TG_ERR_IO, "starts, ends, axes and steps should have the same "
-                        "length (at most the rank %d)", r);
-    for (int64_t i = 0; i < n; i++) { /* a sliced dim known only when the graph runs */
-        int64_t a = ax ? ax[i] : i;
-        a = a < 0 ? a + r : a;
-        if (a >= 0 && a < r && tg_shape(x)[a] < 0)
-            return slice_at_run(c, x);
-    }
-    bool seen[TG_MAX_DIMS] = {false};
-    tg_tensor *y = x;
-    for (int64_t i = 0; i < n; i++) {
-        int a;
-        if ((s = onnx_axis(c, ax ? ax[i] : i, r, "axes value", &a)) != TG_OK)
-            return s;
-        if (seen[a])
-            return onnx_err(c, TG_ERR_IO, "axes repeats axis %d", a);
-        seen[a] = true;
-        int64_t dim = tg_shape(x)[a], step = sp ? sp[i] : 1;
-        int64_t b = st[i], e = en[i];
-        if (step == 0)
-            return onnx_err(c, TG_ERR_IO, "steps must not be 0");
-        /* a step longer than the axis takes one element: bound it */
-        if (step > dim + 1)
-            step = dim + 1;
-        if (step < -(dim + 1))
-            step = -(dim + 1);
-        if (b < 0)
-            b = b < -dim ? 0 : b + dim;
-        if (e < 0)
-            e = e < -dim ? -1 : e + dim;
-        if (step > 0) {
-            b = clampi(b, 0, dim);
-            e = clampi(e, 0, dim);
-            y = tg_slice(y, a, b, e < b ? b : e, step);
-        } else {
-            b = clampi(b, 0, dim - 1);
-            e = clampi(e, -1, dim - 1);
-            y = dim ? reverse_slice(y, a, b, e, step) : y;
-        }
-        if (!y)
-            return tg_last_status();
-    }
-    return done(c, 0, y);
-}
-
 /* ---- Concat, Split ----------------------------------------------------------------------------- */
 static tg_status s_concat(onnx_ictx *c)
 {
@@ -530,7 +428,7 @@ static tg_status s_range(onnx_ictx *c)
     for (int i = 0; i < 3; i++)
         if (!oi_req(c, i, what[i]))
             return tg_last_status();
-    if (!known_or_absent(c, 0) || !known_or_absent(c, 1) || !known_or_absent(c, 2))
+    if (!onnx_known(c, 0) || !onnx_known(c, 1) || !onnx_known(c, 2))
         return done(c, 0, tg_range_by(c->in[0], c->in[1], c->in[2]));
     for (int i = 0; i < 3; i++) {
         tg_status s = oi_req(c, i, what[i]) ? oi_scalar(c, i, what[i], &v[i]) : tg_last_status();
@@ -561,8 +459,8 @@ static tg_status s_shape(onnx_ictx *c)
         start += r;
     if (end < 0)
         end += r;
-    start = clampi(start, 0, r);
-    end = clampi(end, 0, r);
+    start = onnx_clamp64(start, 0, r);
+    end = onnx_clamp64(end, 0, r);
     int64_t n = end > start ? end - start : 0;
     int64_t dims[TG_MAX_DIMS];
     bool run_time = false;
@@ -644,7 +542,7 @@ static tg_status s_constant_of_shape(onnx_ictx *c)
 {
     int64_t *v, n;
     tg_tensor *val = NULL;
-    if (oi_req(c, 0, "input") && !(c->val[0] && !tg_is_symbolic(c->val[0]))) {
+    if (oi_req(c, 0, "input") && !onnx_known(c, 0)) {
         tg_status s = oa_tensor(c, "value", &val);
         if (s == TG_OK && val && tg_numel(val) != 1)
             s = onnx_err(c, TG_ERR_IO, "value should have one element, has %lld",
@@ -823,7 +721,7 @@ const onnx_op_entry onnx_ops_shape[] = {
     {"Squeeze", {1, 11, 13}, 1, 2, 1, 1, s_squeeze, 0},
     {"Unsqueeze", {1, 11, 13}, 1, 2, 1, 1, s_unsqueeze, 0},
     {"Transpose", {1, 13}, 1, 1, 1, 1, s_transpose, 0},
-    {"Slice", {1, 10, 11, 13}, 3, 5, 1, 1, s_slice, 0},
+    {"Slice", {1, 10, 11, 13}, 3, 5, 1, 1, onnx_map_slice, 0},
     {"Concat", {1, 4, 11, 13}, 1, -1, 1, 1, s_concat, 0},
     {"Split", {1, 2, 11, 13}, 1, 2, 1, ONNX_MAX_IO, s_split, 0},
     {"Gather", {1, 11, 13}, 2, 2, 1, 1, s_gather, 0},

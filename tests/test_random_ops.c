@@ -2,8 +2,10 @@
  * dropout draws from its generator at every run (the generator's state
  * is a variable of the graph, held by reference), giving eager mode's
  * numbers for the same seed and sequence of draws, at every optimization
- * level and with both executors; batch-norm training updates its running
- * statistics through assign nodes, as eager mode does. */
+ * level and with both executors; so do uniform and normal draws of a
+ * shape given as values (tg_rand_uniform_by, tg_rand_normal_by), whose
+ * dims may be known only when the graph runs; batch-norm training updates
+ * its running statistics through assign nodes, as eager mode does. */
 #include "harness.h"
 
 #include <stdlib.h>
@@ -266,9 +268,138 @@ static void test_lenet_bn_synthetic(void)
     tg_scope_end();
 }
 
+static tg_tensor *dims_of(int n, const int64_t *v)
+{
+    return tg_from_data(TG_INT64, 1, (int64_t[]){n}, v);
+}
+
+/* eagerly the _by forms draw tg_rand_uniform's and tg_rand_normal's
+ * numbers (an odd count: Box-Muller's last pair half used) */
+static void test_draws_by_eager(void)
+{
+    tg_scope_begin();
+    for (int k = 0; k < 2; k++) {
+        tg_dtype dt = k ? TG_FLOAT64 : TG_FLOAT32;
+        tg_generator *ga = tg_generator_new(3), *gb = tg_generator_new(3);
+        tg_tensor *shape = dims_of(2, DIMS(3, 5));
+        tg_tensor *u = tg_rand_uniform_by(ga, shape, dt, -2, 3);
+        tg_tensor *n = tg_rand_normal_by(ga, shape, dt, 1, 0.5);
+        CHECK(u && n && tg_dtype_of(u) == dt && !tg_is_symbolic(u));
+        CHECK_SHAPE(n, 3, 5);
+        CHECK(tt_rel_diff(u, tg_rand_uniform(gb, dt, 2, DIMS(3, 5), -2, 3), 1e-30) == 0);
+        CHECK(tt_rel_diff(n, tg_rand_normal(gb, dt, 2, DIMS(3, 5), 1, 0.5), 1e-30) == 0);
+        CHECK(tg_generator_next(ga) == tg_generator_next(gb));
+        CHECK_SHAPE(tg_rand_normal_by(ga, dims_of(1, DIMS(0)), dt, 0, 1), 0); /* empty */
+        tg_generator_free(ga);
+        tg_generator_free(gb);
+    }
+    tg_scope_end();
+}
+
+/* in a graph: a uniform draw shaped like a placeholder of unknown rows and
+ * a normal one of a constant shape, new numbers every run, eager's numbers
+ * in creation order, at every level and with both executors */
+static void check_draws_by_graph(int level, bool parallel)
+{
+    tg_scope_begin();
+    tg_generator *ga = tg_generator_new(11), *gb = tg_generator_new(11);
+    tg_graph *g = tg_graph_new("draws");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 2, DIMS(-1, 7));
+    tg_tensor *u = tg_rand_uniform_by(ga, tg_shape_of(x), TG_FLOAT32, 0, 1);
+    CHECK(u && tg_is_symbolic(u));
+    CHECK_SHAPE(u, -1, 7); /* shape_of(x): x's known dims kept */
+    tg_tensor *y = tg_add(x, u);
+    tg_graph_begin(g);
+    tg_tensor *n = tg_rand_normal_by(ga, dims_of(2, DIMS(2, 3)), TG_FLOAT64, 0, 1);
+    tg_graph_end();
+    CHECK(n && tg_is_symbolic(n));
+    CHECK_SHAPE(n, 2, 3);
+    tg_session *s = session(g, level, parallel);
+    tg_tensor *prev = NULL;
+    for (int k = 0; k < 3; k++) {
+        tg_tensor *xv = tt_rand_dtype(TG_FLOAT32, 2, DIMS(k + 1, 7), -1, 1), *out[2];
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 2, (tg_tensor *[]){y, n}, out, 0, NULL));
+        tg_tensor *ue = tg_rand_uniform(gb, TG_FLOAT32, 2, DIMS(k + 1, 7), 0, 1);
+        tg_tensor *ne = tg_rand_normal(gb, TG_FLOAT64, 2, DIMS(2, 3), 0, 1);
+        CHECK(tt_rel_diff(out[0], tg_add(xv, ue), 1e-30) == 0);
+        CHECK(tt_rel_diff(out[1], ne, 1e-30) == 0);
+        if (prev)
+            CHECK(tt_rel_diff(out[1], prev, 1e-30) != 0); /* never folded */
+        prev = out[1];
+    }
+    CHECK(tg_generator_next(ga) == tg_generator_next(gb));
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_generator_free(ga);
+    tg_generator_free(gb);
+    tg_scope_end();
+}
+
+static void test_draws_by_graph(void)
+{
+    for (int level = 0; level <= 2; level++)
+        for (int par = 0; par < 2; par++)
+            check_draws_by_graph(level, par);
+}
+
+/* two equal draws of a constant shape are two nodes, not one merged one */
+static void test_draws_not_merged(void)
+{
+    tg_scope_begin();
+    tg_generator *gen = tg_generator_new(2);
+    tg_graph *g = tg_graph_new("merge");
+    tg_tensor *shape = dims_of(1, DIMS(16));
+    tg_graph_begin(g);
+    tg_tensor *a = tg_rand_uniform_by(gen, shape, TG_FLOAT32, 0, 1);
+    tg_tensor *b = tg_rand_uniform_by(gen, shape, TG_FLOAT32, 0, 1);
+    tg_graph_end();
+    tg_session *s = session(g, 2, false);
+    tg_tensor *out[2];
+    CHECK_OK(tg_session_run(s, 0, NULL, NULL, 2, (tg_tensor *[]){a, b}, out, 0, NULL));
+    CHECK(tt_rel_diff(out[0], out[1], 1e-30) != 0);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_generator_free(gen);
+    tg_scope_end();
+}
+
+static void test_draws_by_errors(void)
+{
+    tg_scope_begin();
+    tg_generator *gen = tg_generator_new(1);
+    tg_tensor *shape = dims_of(1, DIMS(4));
+    CHECK_ERROR(tg_rand_uniform_by(NULL, shape, TG_FLOAT32, 0, 1), TG_ERR_ARG, "generator");
+    CHECK_ERROR(tg_rand_normal_by(gen, NULL, TG_FLOAT32, 0, 1), TG_ERR_ARG, "shape");
+    CHECK_ERROR(tg_rand_uniform_by(gen, shape, TG_INT32, 0, 1), TG_ERR_DTYPE, "float");
+    CHECK_ERROR(tg_rand_normal_by(gen, dims_of(1, DIMS(-3)), TG_FLOAT32, 0, 1), TG_ERR_SHAPE,
+                "is -3");
+    CHECK_ERROR(tg_rand_normal_by(gen, tg_zeros(TG_FLOAT64, 1, DIMS(2)), TG_FLOAT32, 0, 1),
+                TG_ERR_DTYPE, NULL); /* float64 dims */
+    CHECK_ERROR(tg_rand_normal_by(gen, tg_zeros(TG_INT64, 2, DIMS(1, 2)), TG_FLOAT32, 0, 1),
+                TG_ERR_SHAPE, "1-D");
+    /* a negative dim fed when the graph runs: an error, the session intact */
+    tg_graph *g = tg_graph_new("bad");
+    tg_tensor *d = tg_placeholder(g, "dims", TG_INT64, 1, DIMS(2));
+    tg_tensor *u = tg_rand_uniform_by(gen, d, TG_FLOAT64, 0, 1);
+    CHECK(u != NULL);
+    tg_session *s = tg_session_new(g);
+    tg_tensor *out = NULL, *bad = dims_of(2, DIMS(2, -1)), *good = dims_of(2, DIMS(2, 2));
+    CHECK(tg_session_run(s, 1, &d, &bad, 1, &u, &out, 0, NULL) == TG_ERR_SHAPE);
+    CHECK_OK(tg_session_run(s, 1, &d, &good, 1, &u, &out, 0, NULL));
+    CHECK_SHAPE(out, 2, 2);
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_generator_free(gen);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_dropout_levels);
+    RUN(test_draws_by_eager);
+    RUN(test_draws_by_graph);
+    RUN(test_draws_not_merged);
+    RUN(test_draws_by_errors);
     RUN(test_passes_respect_random);
     RUN(test_dropout_gradient);
     RUN(test_batch_norm_training);

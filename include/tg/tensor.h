@@ -87,6 +87,17 @@ tg_tensor *tg_rand_normal(tg_generator *g, tg_dtype dt, int ndim,
 /* bool tensor, each element true with probability p */
 tg_tensor *tg_rand_bernoulli(tg_generator *g, int ndim, const int64_t *shape,
                              double p);
+/* The same draws as ops: `shape` is an int64 1-D tensor of the dims. With
+ * concrete tensors and no graph scope they are drawn now (the numbers
+ * tg_rand_uniform / tg_rand_normal give from the same state); in a graph
+ * (a scope open, or shape symbolic: tg_shape_of of a value whose dims are
+ * known only when it runs) they are a node that draws from g and advances
+ * it at every run, never folded or merged, so each run has new numbers
+ * and a run draws what eager code would from the same state. */
+tg_tensor *tg_rand_uniform_by(tg_generator *g, tg_tensor *shape, tg_dtype dt, double lo,
+                              double hi);
+tg_tensor *tg_rand_normal_by(tg_generator *g, tg_tensor *shape, tg_dtype dt, double mean,
+                             double std);
 /* a uniformly random permutation of 0..n-1 (int64) */
 tg_tensor *tg_randperm(tg_generator *g, int64_t n);
 

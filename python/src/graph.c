@@ -611,6 +611,32 @@ static PyObject *traced_pull(PyObject *o, PyObject *u)
     Py_RETURN_NONE;
 }
 
+/* trace_begin() / trace_end(path): record one span per op node the
+ * function's runs execute, then write them as a Chrome trace (path None
+ * discards them): tg_session_trace_begin / _end */
+static PyObject *traced_trace_begin(PyObject *o, PyObject *u)
+{
+    (void)u;
+    if (tg_session_trace_begin(((TracedObject *)o)->s) != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
+static PyObject *traced_trace_end(PyObject *o, PyObject *arg)
+{
+    PyObject *p = arg == Py_None ? NULL : PyOS_FSPath(arg);
+    const char *path = p ? PyUnicode_AsUTF8(p) : NULL;
+    if (arg != Py_None && !path) {
+        Py_XDECREF(p);
+        return NULL;
+    }
+    tg_status st = tg_session_trace_end(((TracedObject *)o)->s, path);
+    Py_XDECREF(p);
+    if (st != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef traced_methods[] = {
     {"pull_variables", traced_pull, METH_NOARGS,
      "copies variables that live on other processes' devices back here"},
@@ -619,6 +645,9 @@ static PyMethodDef traced_methods[] = {
     {"set_opt_level", traced_set_opt_level, METH_O,
      "set_opt_level(level): 0 as built, 1 cleanups, 2 fusion (drops compiled plans)"},
     {"export_onnx", traced_export, METH_O, "writes the outputs' graph as ONNX (opset 17)"},
+    {"trace_begin", traced_trace_begin, METH_NOARGS, "records one span per op node run from now"},
+    {"trace_end", traced_trace_end, METH_O,
+     "trace_end(path): writes the spans as a Chrome trace (None: discards them)"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject Traced_Type = {

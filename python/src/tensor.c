@@ -531,6 +531,10 @@ static PyObject *m_random_(PyObject *o, PyObject *const *args, Py_ssize_t n, boo
     tg_generator *g = tgpy_generator(n > 2 ? args[2] : NULL);
     if (!g)
         return NULL;
+    if (tg_graph_current()) /* a fill now would be a constant of the trace */
+        return PyErr_Format(PyExc_RuntimeError, "%s inside tg.function: in-place random fills "
+                            "are not traced; draw with tg.rand_like / tg.randn_like (graph "
+                            "nodes that draw at every call)", normal ? "normal_" : "uniform_");
     tg_tensor *t = TENSOR(o);
     tg_dtype dt = tg_dtype_is_float(tg_dtype_of(t)) ? tg_dtype_of(t) : TG_FLOAT64;
     tg_tensor *r = normal ? tg_rand_normal(g, dt, tg_ndim(t), tg_shape(t), a, b)
@@ -660,7 +664,20 @@ static PyObject *random_tensor(PyObject *m, PyObject *const *args, Py_ssize_t n)
     tg_generator *g = tgpy_generator(args[5]);
     if (PyErr_Occurred() || !g)
         return NULL;
-    if (!strcmp(kind, "normal"))
+    bool normal = !strcmp(kind, "normal");
+    if ((normal || !strcmp(kind, "uniform")) && tg_graph_current()) {
+        /* traced: a node that draws at every call, not a constant */
+        tg_tensor *dims = tg_from_data(TG_INT64, 1, (int64_t[]){nd}, shape);
+        tg_tensor *r = !dims ? NULL : normal ? tg_rand_normal_by(g, dims, dt, a, b)
+                                             : tg_rand_uniform_by(g, dims, dt, a, b);
+        tg_release(dims);
+        return tgpy_wrap(r);
+    }
+    if (tg_graph_current())
+        return PyErr_Format(PyExc_RuntimeError, "%s inside tg.function: not a graph op yet "
+                            "(its draws would be constants of the trace); draw it outside",
+                            kind);
+    if (normal)
         return tgpy_wrap(tg_rand_normal(g, dt, nd, shape, a, b));
     if (!strcmp(kind, "uniform"))
         return tgpy_wrap(tg_rand_uniform(g, dt, nd, shape, a, b));

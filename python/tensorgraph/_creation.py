@@ -270,7 +270,8 @@ def bernoulli(input, p=None, *, generator=None):
     """bernoulli(probs): 1 where U(0,1) < probs"""
     probs = input if p is None else p
     if isinstance(probs, _C.Tensor) and not probs.is_symbolic and probs.numel():
-        low, high = probs.min().item(), probs.max().item()
+        values = probs.detach().numpy()  # read directly: also while a trace records ops
+        low, high = values.min().item(), values.max().item()
     else:
         low = high = probs if not isinstance(probs, _C.Tensor) else 0.0
     if not 0 <= low <= high <= 1:  # NaN too

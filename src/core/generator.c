@@ -130,29 +130,50 @@ static tg_tensor *random_tensor(const char *op, tg_generator *g, tg_dtype dt,
     return tg__alloc(dt, ndim, shape);
 }
 
+void tg__uniform_fill(uint64_t *state, tg_dtype dt, void *data, int64_t n, double lo,
+                      double hi)
+{
+    /* lo + (hi - lo) * u can round up to hi (always possible in float32):
+     * such draws take the largest value below hi, keeping [lo, hi) */
+    if (dt == TG_FLOAT32) {
+        float *d = data;
+        float top = nextafterf((float)hi, -INFINITY);
+        for (int64_t i = 0; i < n; i++) {
+            float v = (float)(lo + (hi - lo) * uniform_of(state));
+            d[i] = (double)v >= hi && hi > lo ? fmaxf(top, (float)lo) : v;
+        }
+    } else {
+        double *d = data;
+        double top = nextafter(hi, -INFINITY);
+        for (int64_t i = 0; i < n; i++) {
+            double v = lo + (hi - lo) * uniform_of(state);
+            d[i] = v >= hi && hi > lo ? fmax(top, lo) : v;
+        }
+    }
+}
+
+void tg__normal_fill(uint64_t *state, tg_dtype dt, void *data, int64_t n, double mean,
+                     double std)
+{
+    size_t es = tg_dtype_size(dt);
+    char *d = data;
+    for (int64_t i = 0; i < n; i += 2) { /* Box-Muller, two at a time */
+        double u1 = 1.0 - uniform_of(state); /* (0, 1]: log is finite */
+        double u2 = uniform_of(state);
+        double r = sqrt(-2.0 * log(u1));
+        tg__store(dt, d + i * (int64_t)es, mean + std * r * cos(2 * M_PI * u2));
+        if (i + 1 < n)
+            tg__store(dt, d + (i + 1) * (int64_t)es, mean + std * r * sin(2 * M_PI * u2));
+    }
+}
+
 tg_tensor *tg_rand_uniform(tg_generator *g, tg_dtype dt, int ndim,
                            const int64_t *shape, double lo, double hi)
 {
     tg_tensor *t = random_tensor("tg_rand_uniform", g, dt, ndim, shape, true);
     if (!t)
         return NULL;
-    /* lo + (hi - lo) * u can round up to hi (always possible in float32):
-     * such draws take the largest value below hi, keeping [lo, hi) */
-    if (dt == TG_FLOAT32) {
-        float *d = (float *)tg__base(t);
-        float top = nextafterf((float)hi, -INFINITY);
-        for (int64_t i = 0; i < t->numel; i++) {
-            float v = (float)(lo + (hi - lo) * tg_generator_uniform(g));
-            d[i] = (double)v >= hi && hi > lo ? fmaxf(top, (float)lo) : v;
-        }
-    } else {
-        double *d = (double *)tg__base(t);
-        double top = nextafter(hi, -INFINITY);
-        for (int64_t i = 0; i < t->numel; i++) {
-            double v = lo + (hi - lo) * tg_generator_uniform(g);
-            d[i] = v >= hi && hi > lo ? fmax(top, lo) : v;
-        }
-    }
+    tg__uniform_fill(g->s, dt, tg__base(t), t->numel, lo, hi);
     return tg__publish(t);
 }
 
@@ -162,17 +183,7 @@ tg_tensor *tg_rand_normal(tg_generator *g, tg_dtype dt, int ndim,
     tg_tensor *t = random_tensor("tg_rand_normal", g, dt, ndim, shape, true);
     if (!t)
         return NULL;
-    size_t es = tg_dtype_size(dt);
-    for (int64_t i = 0; i < t->numel; i += 2) { /* Box-Muller, two at a time */
-        double u1 = 1.0 - tg_generator_uniform(g); /* (0, 1]: log is finite */
-        double u2 = tg_generator_uniform(g);
-        double r = sqrt(-2.0 * log(u1));
-        tg__store(dt, tg__base(t) + i * (int64_t)es,
-                  mean + std * r * cos(2 * M_PI * u2));
-        if (i + 1 < t->numel)
-            tg__store(dt, tg__base(t) + (i + 1) * (int64_t)es,
-                      mean + std * r * sin(2 * M_PI * u2));
-    }
+    tg__normal_fill(g->s, dt, tg__base(t), t->numel, mean, std);
     return tg__publish(t);
 }
 

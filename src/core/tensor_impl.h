@@ -99,6 +99,13 @@ tg_tensor *tg__generator_state(tg_generator *g);
 /* d[i] = uniform < p for n draws from a 4-word xoshiro256** state: the
  * draws of tg_rand_bernoulli, shared with the graph's random node */
 void tg__bernoulli_fill(uint64_t *state, uint8_t *d, int64_t n, double p);
+/* n draws of U(lo, hi) (within [lo, hi)) and of N(mean, std^2) (Box-Muller,
+ * two draws per pair of uniforms) into float32 or float64 data: the draws
+ * of tg_rand_uniform and tg_rand_normal, shared with the graph's nodes */
+void tg__uniform_fill(uint64_t *state, tg_dtype dt, void *data, int64_t n, double lo,
+                      double hi);
+void tg__normal_fill(uint64_t *state, tg_dtype dt, void *data, int64_t n, double mean,
+                     double std);
 /* a view of x's storage with the given geometry; not registered */
 tg_tensor *tg__alias(const tg_tensor *x, int ndim, const int64_t *shape,
                      const int64_t *strides, int64_t offset);

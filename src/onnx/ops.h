@@ -84,6 +84,11 @@ typedef struct onnx_ictx {
 
 typedef tg_status (*onnx_import_fn)(onnx_ictx *c);
 
+/* the generator a random node draws from: c->gen, or for a node with a
+ * seed attribute a new one seeded so (*own, which the caller frees after
+ * drawing: a graph keeps the state its nodes draw from) */
+tg_status onnx_node_gen(onnx_ictx *c, tg_generator **gen, tg_generator **own);
+
 enum {
     ONNX_OP_NO_FOLD = 1, /* never evaluate at import time (random) */
     ONNX_OP_SEQ = 2,     /* takes sequences and optionals (seq_in, none_in) */

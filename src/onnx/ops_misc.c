@@ -7,7 +7,7 @@
  * - ops_misc_signal.c: HannWindow, HammingWindow, BlackmanWindow, DFT, STFT,
  *   MelWeightMatrix
  * - ops_misc_random.c: RandomUniform, RandomNormal, *Like, Bernoulli,
- *   Multinomial (eager builds only)
+ *   Multinomial (random nodes in a graph)
  * Ops whose output shape depends on an input's values (Compress's
  * condition, NonZero, Unique, NonMaxSuppression, RoiAlign's adaptive
  * sampling, the windows' size) compute it from that value at import time:

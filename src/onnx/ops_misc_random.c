@@ -1,38 +1,47 @@
 /* ONNX's random ops: RandomUniform, RandomNormal, their *Like forms,
  * Bernoulli and Multinomial, drawn from the import's generator (c->gen,
- * as training-mode Dropout; a seed attribute reseeds it) and never folded
- * (ONNX_OP_NO_FOLD). Eager builds only: random ops are not graph nodes
- * yet. The draws are tensorgraph's, not numpy's: ONNX's node cases,
- * whose expected outputs come from numpy's generator, cannot match. */
+ * seeded 0 by each build, as training-mode Dropout) or, for a node with
+ * a seed attribute, from a generator of its own seeded so (onnxruntime's
+ * reading: a seeded node's draws do not depend on the other nodes'), and
+ * never folded (ONNX_OP_NO_FOLD). In an eager build they draw now; in a
+ * graph they are random nodes (tg_rand_uniform_by & co.) that draw anew
+ * at every run, the first run drawing what an eager build draws. The
+ * draws are tensorgraph's, not numpy's: ONNX's node cases, whose expected
+ * outputs come from numpy's generator, cannot match. */
 #include "onnx/ops_misc.h"
+#include "ops/op.h"
 
 #include <string.h>
 
-/* NULL with TG_ERR_UNSUPPORTED in a graph; in the sizing run of an eager
- * build (a scratch graph) a placeholder of the shape stands in for the
- * draw, which allocates nothing */
-static bool eager_only(onnx_ictx *c)
-{
-    if (c->graph_mode && !c->sizing) {
-        onnx_err(c, TG_ERR_UNSUPPORTED, "random ops in a graph (they are not graph nodes "
-                 "yet): import in eager mode");
-        return false;
-    }
-    return true;
-}
-
+/* in the sizing run of an eager build (a scratch graph) a placeholder of
+ * the shape stands in for the draw, which allocates nothing */
 static tg_tensor *stand_in(tg_dtype dt, int ndim, const int64_t *shape)
 {
     return tg_placeholder(tg_graph_current(), "random", dt, ndim, shape);
 }
 
-static tg_status reseed(onnx_ictx *c)
+tg_status onnx_node_gen(onnx_ictx *c, tg_generator **gen, tg_generator **own)
 {
-    double seed;
-    tg_status s = oa_float(c, "seed", 0, &seed);
-    if (s == TG_OK && onnx_attr(c, "seed"))
-        tg_generator_seed(c->gen, (uint64_t)(int64_t)seed);
-    return s;
+    *own = NULL;
+    *gen = c->gen;
+    const onnx_attribute *a = onnx_attr(c, "seed");
+    if (!a)
+        return TG_OK;
+    /* a float in the random ops, an int in Dropout-12/13 */
+    int64_t seed = 0;
+    tg_status s = a->type == ONNX_ATTR_INT ? oa_int(c, "seed", 0, &seed) : TG_OK;
+    if (a->type != ONNX_ATTR_INT) {
+        double f;
+        s = oa_float(c, "seed", 0, &f);
+        if (s == TG_OK && !(f > -0x1p63 && f < 0x1p63))
+            return onnx_err(c, TG_ERR_IO, "seed %g is not a 64-bit integer", f);
+        seed = (int64_t)f;
+    }
+    if (s != TG_OK)
+        return s;
+    if (!(*gen = *own = tg_generator_new((uint64_t)seed)))
+        return tg__error(TG_ERR_NOMEM, "onnx: out of memory");
+    return TG_OK;
 }
 
 /* the float dtype of attribute dtype (default: dflt, an ONNX type) */
@@ -88,14 +97,19 @@ static tg_status draw(onnx_ictx *c, bool like, bool normal)
         if ((s = onnx_check_numel(c, ndim, shape, "the output")) != TG_OK)
             return s;
     }
-    if (!eager_only(c))
-        return tg_last_status();
     if (c->sizing)
         return misc_done(c, stand_in(dt, ndim, shape));
-    if ((s = reseed(c)) != TG_OK)
+    tg_generator *gen, *own;
+    if ((s = onnx_node_gen(c, &gen, &own)) != TG_OK)
         return s;
-    return misc_done(c, normal ? tg_rand_normal(c->gen, dt, ndim, shape, a, b)
-                               : tg_rand_uniform(c->gen, dt, ndim, shape, a, b));
+    tg_tensor *y;
+    if (like)
+        y = tg__rand_like(x, gen, dt, normal, a, b);
+    else
+        y = normal ? tg_rand_normal_by(gen, misc_int64s(shape, ndim), dt, a, b)
+                   : tg_rand_uniform_by(gen, misc_int64s(shape, ndim), dt, a, b);
+    tg_generator_free(own); /* a graph keeps the state its node draws from */
+    return misc_done(c, y);
 }
 
 tg_status misc_random_uniform(onnx_ictx *c) { return draw(c, false, false); }
@@ -120,13 +134,13 @@ tg_status misc_bernoulli(onnx_ictx *c)
         (t < 0 || t > INT32_MAX || onnx_storage_dtype((int32_t)t, &dt) != TG_OK))
         return onnx_err(c, TG_ERR_IO, "dtype %lld is not a type tensorgraph holds",
                         (long long)t);
-    if (!eager_only(c))
-        return tg_last_status();
     if (c->sizing)
         return misc_done(c, stand_in(dt, tg_ndim(p), tg_shape(p)));
-    if ((s = reseed(c)) != TG_OK)
+    tg_generator *gen, *own;
+    if ((s = onnx_node_gen(c, &gen, &own)) != TG_OK)
         return s;
-    tg_tensor *u = tg_rand_uniform(c->gen, TG_FLOAT64, tg_ndim(p), tg_shape(p), 0, 1);
+    tg_tensor *u = tg__rand_like(p, gen, TG_FLOAT64, false, 0, 1);
+    tg_generator_free(own);
     return misc_done(c, onnx_as(tg_lt(u, onnx_as(p, TG_FLOAT64)), dt));
 }
 
@@ -152,19 +166,21 @@ tg_status misc_multinomial(onnx_ictx *c)
         return s != TG_OK ? s : onnx_err(c, TG_ERR_IO, "sample_size %lld should be >= 1",
                                          (long long)n);
     tg_dtype dt = t == 6 ? TG_INT32 : TG_INT64;
-    if (!eager_only(c))
-        return tg_last_status();
+    if (B < 0)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "a batch known only when the graph runs");
     if (c->sizing)
         return misc_done(c, stand_in(dt, 2, (int64_t[]){B, n}));
-    if ((s = reseed(c)) != TG_OK)
+    tg_generator *gen, *own;
+    if ((s = onnx_node_gen(c, &gen, &own)) != TG_OK)
         return s;
     /* the cumulative sums of softmax, without its division: exp(x - max) */
     tg_tensor *x64 = onnx_as(x, TG_FLOAT64);
     tg_tensor *e = tg_exp(tg_sub(x64, tg_max(x64, 1, (int[]){1}, true)));
     tg_tensor *cdf = tg_cumsum(e, 1, false, false); /* [B, C] */
     tg_tensor *total = tg_slice(cdf, 1, C - 1, C, 1); /* [B, 1] */
-    tg_tensor *u = tg_mul(tg_rand_uniform(c->gen, TG_FLOAT64, 2, (int64_t[]){B, n}, 0, 1),
-                          total);
+    tg_tensor *u = tg_mul(tg_rand_uniform_by(gen, misc_int64s((int64_t[]){B, n}, 2),
+                                             TG_FLOAT64, 0, 1), total);
+    tg_generator_free(own);
     tg_tensor *below = tg_le(tg_reshape(cdf, 3, (int64_t[]){B, 1, C}),
                              tg_reshape(u, 3, (int64_t[]){B, n, 1}));
     tg_tensor *k = tg_sum(onnx_as(below, TG_INT64), 1, (int[]){2}, false);

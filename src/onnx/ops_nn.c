@@ -681,7 +681,7 @@ static tg_status n_layernorm(onnx_ictx *c)
 }
 
 /* ---- Dropout: the identity in inference mode; training mode (known
- * training_mode = true) draws a mask in eager mode ------------------------------------------- */
+ * training_mode = true) draws a mask (a random node in a graph) ------------------------------------------- */
 static tg_status n_dropout(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "data");
@@ -709,15 +709,14 @@ static tg_status n_dropout(onnx_ictx *c)
         }
         return wants(c, 1) && !c->out[1] ? tg_last_status() : TG_OK;
     }
-    if (c->graph_mode)
-        return onnx_err(c, TG_ERR_UNSUPPORTED, "training-mode Dropout in a graph (random "
-                        "ops are not graph nodes yet): import in eager mode");
-    int64_t seed;
-    if ((s = oa_int(c, "seed", 0, &seed)) != TG_OK)
+    tg_generator *gen, *own;
+    if ((s = onnx_node_gen(c, &gen, &own)) != TG_OK)
         return s;
-    if (onnx_attr(c, "seed"))
-        tg_generator_seed(c->gen, (uint64_t)seed);
-    tg_tensor *mask = tg_rand_bernoulli(c->gen, tg_ndim(x), tg_shape(x), 1 - ratio);
+    /* bernoulli(1 - ratio) as U(0, 1) < 1 - ratio: eagerly tg_rand_bernoulli's
+     * draws; in a graph a node drawing at every run */
+    tg_tensor *mask = tg_lt(tg__rand_like(x, gen, TG_FLOAT64, false, 0, 1),
+                            tg_scalar(TG_FLOAT64, 1 - ratio));
+    tg_generator_free(own);
     c->out[0] = tg_mul(x, tg_mul_scalar(tg_cast(mask, tg_dtype_of(x)), 1 / (1 - ratio)));
     if (wants(c, 1))
         c->out[1] = mask;

@@ -22,31 +22,36 @@ static const tg_attr_spec full_specs[] = {
 static const tg_arg_spec shape_in[] = {{"shape", TG_DT(TG_INT64) | TG_ARG_NO_GRAD}, {0}};
 static const tg_arg_spec any_out[] = {{"y", TG_DTS_ANY}, {0}};
 
-static tg_status full_by_infer(tg_op_ctx *c)
+tg_status tg__infer_by_shape(tg_op_ctx *c, const tg_tensor *s, const tg_ints *hint,
+                             tg_dtype dt)
 {
-    const tg_tensor *s = c->in[0];
-    const full_attrs *a = c->attr;
     if (s->ndim != 1 || s->shape[0] < 0 || s->shape[0] > TG_MAX_DIMS)
         return tg__error(TG_ERR_SHAPE, "%s: the shape must be 1-D with at most %d values",
                          c->op->name, TG_MAX_DIMS);
     int nd = (int)s->shape[0];
-    if (a->hint.n && a->hint.n != nd)
+    if (hint->n && hint->n != nd)
         return tg__error(TG_ERR_ARG, "%s: a hint of %d dims for a shape of %d", c->op->name,
-                         a->hint.n, nd);
+                         hint->n, nd);
     int64_t shape[TG_MAX_DIMS];
     for (int d = 0; d < nd; d++) {
         int64_t v = s->storage ? *(const int64_t *)tg__elem_ptr(s, d)
-                               : a->hint.n ? a->hint.v[d] : -1;
+                               : hint->n ? hint->v[d] : -1;
         if (s->storage && v < 0)
             return tg__error(TG_ERR_SHAPE, "%s: shape value %d is %lld", c->op->name, d,
                              (long long)v);
         shape[d] = v < 0 ? -1 : v;
     }
     if (!tg__shape_has_unknown(nd, shape))
-        return tg_infer_set(c, 0, (tg_dtype)a->dtype, nd, shape);
-    c->out_meta[0] = (tg_meta){.dtype = (tg_dtype)a->dtype, .ndim = nd}; /* known at run time */
+        return tg_infer_set(c, 0, dt, nd, shape);
+    c->out_meta[0] = (tg_meta){.dtype = dt, .ndim = nd}; /* known at run time */
     memcpy(c->out_meta[0].shape, shape, (size_t)nd * sizeof *shape);
     return TG_OK;
+}
+
+static tg_status full_by_infer(tg_op_ctx *c)
+{
+    const full_attrs *a = c->attr;
+    return tg__infer_by_shape(c, c->in[0], &a->hint, (tg_dtype)a->dtype);
 }
 
 static tg_status full_by_kernel(tg_op_ctx *c)

@@ -454,6 +454,16 @@ tg_tensor *tg__expand_as(tg_tensor *x, tg_tensor *ref);
  * until the graph runs; n_hint 0: all unknown) (src/ops/full_by.c) */
 tg_tensor *tg__full_by(tg_tensor *shape, tg_dtype dt, double value, int n_hint,
                        const int64_t *hint);
+/* the inference of ops whose output 0 (dtype dt) has the shape held by the
+ * int64 1-D input s: its values where s has data, else hint's dims (-1, or
+ * all when hint is empty: known when the graph runs) (src/ops/full_by.c) */
+tg_status tg__infer_by_shape(tg_op_ctx *c, const tg_tensor *s, const tg_ints *hint,
+                             tg_dtype dt);
+/* U(a, b) (normal: N(a, b^2)) draws of dtype dt shaped like x, from gen:
+ * eagerly tg_rand_uniform's (tg_rand_normal's) numbers; in a graph a node
+ * drawing at every run, x's unknown dims read then (src/graph/random.c) */
+tg_tensor *tg__rand_like(tg_tensor *x, tg_generator *gen, tg_dtype dt, bool normal, double a,
+                         double b);
 /* acc [r, d...] with elem [d...] as row r; an acc without rows takes its
  * other dims from elem (src/ops/append_row.c) */
 tg_tensor *tg__append_row(tg_tensor *acc, tg_tensor *elem);

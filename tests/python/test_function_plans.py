@@ -203,3 +203,29 @@ def test_two_threads_calling_one_function():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_trace_of_the_nodes_run(tmp_path):
+    """trace_begin / trace_end: one span per op node of the calls between
+    them, written as a Chrome trace; None discards them"""
+    import json
+    f = tg.function(lambda x: (x * 2).relu().sum())
+    x = tg.randn(4, 5)
+    cf = f.get_concrete_function(x)
+    f(x)
+    cf.trace_begin()
+    for _ in range(3):
+        f(x)
+    path = tmp_path / "trace.json"
+    cf.trace_end(path)
+    spans = [e for e in json.loads(path.read_text())["traceEvents"] if e.get("ph") == "X"]
+    runs = {e["args"]["run"] for e in spans}
+    assert len(runs) == 3 and spans and all(e["dur"] >= 0 for e in spans)
+    assert {"sum"} <= {e["cat"] for e in spans}
+    cf.trace_begin()
+    f(x)
+    cf.trace_end(None)
+    with pytest.raises(TypeError):
+        cf.trace_end(3)
+    with pytest.raises(RuntimeError):
+        cf.trace_end(None)  # no trace open

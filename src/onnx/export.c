@@ -227,10 +227,14 @@ bool *onnx_ex_needed(const tg_graph *g, int n, const int *fetch_vals)
         return NULL;
     for (int i = 0; i < n; i++)
         need[g->values[fetch_vals[i]].node] = true;
-    for (int id = g->n_nodes - 1; id >= 0; id--)
-        if (need[id])
-            for (int j = 0; j < g->nodes[id].n_in; j++)
-                need[g->values[g->nodes[id].in[j]].node] = true;
+    for (int id = g->n_nodes - 1; id >= 0; id--) {
+        const tg_gnode *nd = &g->nodes[id];
+        /* a random node's generator state has no ONNX counterpart */
+        int state = nd->kind == TG_GNODE_OP ? tg_op_state_input(nd->op, nd->n_in) : -1;
+        for (int j = 0; need[id] && j < nd->n_in; j++)
+            if (j != state)
+                need[g->values[nd->in[j]].node] = true;
+    }
     return need;
 }
 
@@ -262,6 +266,10 @@ void onnx_ex_write_node(ex *e, int id, const bool *need, int n_fetches, const in
         }
         for (int j = 0; j < n->n_out; j++)
             x.out[j] = e->vname[n->out[j]];
+        if (onnx_ex_is_random(n->op)) {
+            onnx_ex_random(e, &x);
+            return;
+        }
         if (onnx_ex_is_control(n->op)) {
             onnx_ex_control(e, &x);
             return;

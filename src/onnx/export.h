@@ -69,4 +69,8 @@ void onnx_ex_attr_graph(ex *e, onnx_node *n, const char *name, onnx_graph *g);
 bool onnx_ex_is_control(const tg_op_def *op);
 void onnx_ex_control(ex *e, const exnode *x);
 
+/* ---- random nodes (export_random.c): the ONNX random ops --------------- */
+bool onnx_ex_is_random(const tg_op_def *op);
+void onnx_ex_random(ex *e, const exnode *x);
+
 #endif

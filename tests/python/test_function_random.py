@@ -97,3 +97,24 @@ def test_eager_draws_unchanged():
     tg.manual_seed(1)
     assert tg.rand(4).tolist() == a.tolist()
     assert not a.is_symbolic
+
+
+def test_export_as_onnx_random_ops(tmp_path):
+    """random nodes export as ONNX's random ops (the generator state is
+    not written): a checked model whose draws import back as random nodes"""
+    onnx = pytest.importorskip("onnx")
+    f = tg.function(lambda x: x + tg.rand(3) + tg.randn_like(x) * F.dropout(x, 0.5))
+    x = tg.ones(3)
+    f(x)
+    path = tmp_path / "r.onnx"
+    f.get_concrete_function(x).export_onnx(path)
+    m = onnx.load(path)
+    onnx.checker.check_model(m, full_check=True)
+    ops = [n.op_type for n in m.graph.node]
+    assert {"RandomUniform", "RandomNormal", "RandomUniformLike", "Less"} <= set(ops)
+    assert all(list(i.dims) != [4] or i.data_type != onnx.TensorProto.INT64
+               for i in m.graph.initializer)  # no generator state
+    back = tg.onnx.load(path)
+    g = tg.function(lambda x: back(x))
+    a, b = g(x).numpy(), g(x).numpy()
+    assert a.shape == (3,) and (a != b).any()

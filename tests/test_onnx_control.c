@@ -332,6 +332,69 @@ static void test_export(void)
         remove(out_path());
 }
 
+/* cf_random: a Loop whose body draws U(0, 1) [3] per iteration, then a
+ * RandomNormal [4]. Drawn eagerly from tg_onnx_opts.generator in that
+ * order, the body's draws included; without one every build draws the
+ * same numbers */
+static bool random_outputs(tg_onnx_model *m, tg_generator *gen, tg_tensor **rows,
+                           tg_tensor **z)
+{
+    const char *names[1] = {"n"};
+    tg_tensor *n = tg_full(TG_INT64, 0, NULL, 3);
+    tg_onnx_opts o = {.generator = gen};
+    tg_onnx_net *net = tg_onnx_build(m, 1, names, &n, &o);
+    if (!net)
+        return false;
+    *rows = tg_retain(tg_onnx_net_output(net, 0));
+    *z = tg_retain(tg_onnx_net_output(net, 1));
+    tg_onnx_net_free(net);
+    return true;
+}
+
+static void expect_draws(tg_generator *ref, tg_tensor *rows, tg_tensor *z)
+{
+    tg_tensor *r[3];
+    for (int k = 0; k < 3; k++)
+        r[k] = tg_rand_uniform(ref, TG_FLOAT32, 1, (int64_t[]){3}, 0, 1);
+    CHECK(max_diff(rows, tg_stack(3, r, 0)) == 0);
+    CHECK(max_diff(z, tg_rand_normal(ref, TG_FLOAT32, 1, (int64_t[]){4}, 0, 1)) == 0);
+}
+
+static void test_random_generator(void)
+{
+    tg_onnx_model *m = tg_onnx_load(path_of("cf_random", ".onnx"));
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    tg_scope_begin();
+    tg_tensor *r1, *z1, *r2, *z2;
+    CHECK(random_outputs(m, NULL, &r1, &z1) && random_outputs(m, NULL, &r2, &z2));
+    CHECK(max_diff(r1, r2) == 0 && max_diff(z1, z2) == 0); /* seeded 0 per build */
+    tg_generator *gen = tg_generator_new(5), *ref = tg_generator_new(5);
+    for (int k = 0; k < 2; k++) { /* eagerly: the generator's numbers, in order */
+        CHECK(random_outputs(m, gen, &r1, &z1));
+        expect_draws(ref, r1, z1);
+    }
+    /* in a graph, a control-flow body must be a pure function: a body that
+     * draws is refused with a message that says so (top-level random ops
+     * are graph nodes: tests/python/test_onnx_random_graph.py) */
+    tg_graph *g = tg_graph_new("random");
+    tg_tensor *n = tg_placeholder(g, "n", TG_INT64, 0, NULL);
+    tg_graph_begin(g);
+    const char *names[1] = {"n"};
+    tg_onnx_opts o = {.generator = gen};
+    tg_onnx_net *net = tg_onnx_build(m, 1, names, &n, &o);
+    tg_graph_end();
+    CHECK(net == NULL && strstr(tg_last_error(), "draws random numbers"));
+    tg_onnx_net_free(net);
+    CHECK(tg_generator_next(gen) == tg_generator_next(ref));
+    tg_graph_free(g);
+    tg_generator_free(gen);
+    tg_generator_free(ref);
+    tg_scope_end();
+    tg_onnx_free(m);
+}
+
 int main(void)
 {
     const char *env = getenv("TG_TEST_DATA_DIR");
@@ -349,5 +412,6 @@ int main(void)
     RUN(test_loop_scan_outputs);
     RUN(test_malformed);
     RUN(test_export);
+    RUN(test_random_generator);
     return tt_finish();
 }

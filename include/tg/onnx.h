@@ -125,6 +125,12 @@ typedef struct tg_onnx_opts {
      * the same function up to rounding, one node and one pass over the
      * activation less. true builds the two nodes as the model has them. */
     bool keep_batch_norm;
+    /* the generator the random ops (RandomUniform, RandomNormal, their Like
+     * forms, Bernoulli, Multinomial, training-mode Dropout) draw from and
+     * advance, eagerly or, in a graph, at every run; a node with a seed
+     * attribute draws from a generator of its own seeded so. NULL: one
+     * seeded 0 for this build (so every build draws the same numbers). */
+    tg_generator *generator;
 } tg_onnx_opts;
 
 typedef struct tg_onnx_net tg_onnx_net;

@@ -411,7 +411,10 @@ static PyObject *onnx_call(PyObject *m, PyObject *args)
         tgpy_note_inputs(ct, (int)n);
         if (ci)
             tgpy_note_inputs(ci, (int)ni);
-        tg_onnx_opts o = {.specialize = true, .initializers = ci};
+        /* random ops draw from the default generator (tg.manual_seed), as
+         * PyTorch's do: each call anew, reproducibly */
+        tg_onnx_opts o = {.specialize = true, .initializers = ci,
+                          .generator = tgpy_generator(NULL)};
         net = tg_onnx_build(om, (int)n, cn, ct, &o);
     }
     free(cn), free(ct), free(ci);

@@ -520,7 +520,7 @@ static void state_free(build_state *b)
     onnx_values_free(&b->vs);
     free(b->given);
     free(b->dims);
-    tg_generator_free(b->gen);
+    tg_generator_free(b->own_gen);
 }
 
 tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *const *names,
@@ -536,7 +536,7 @@ tg_onnx_net *tg_onnx_build(const tg_onnx_model *m, int n_inputs, const char *con
     tg_status vs_ok = onnx_values_init(&b.vs, m->n_values + 2);
     b.given = calloc((size_t)m->n_inputs + 1, sizeof *b.given);
     b.dims = calloc(((size_t)m->n_inputs + 1) * TG_MAX_DIMS, sizeof *b.dims);
-    b.gen = tg_generator_new(0);
+    b.gen = opts && opts->generator ? opts->generator : (b.own_gen = tg_generator_new(0));
     if (net) {
         net->graph_mode = b.g != NULL;
         net->inits = calloc((size_t)m->n_inits + 1, sizeof *net->inits);
@@ -688,7 +688,7 @@ tg_status onnx_build_body_any(const onnx_ictx *c, const char *attr, int n_formal
     tg_status vs_ok = onnx_values_init(&b.vs, sub->n_values + 2);
     b.given = calloc((size_t)sub->n_inputs + 1, sizeof *b.given);
     b.dims = calloc(((size_t)sub->n_inputs + 1) * TG_MAX_DIMS, sizeof *b.dims);
-    b.gen = tg_generator_new(0);
+    b.gen = c->gen; /* a body draws from the enclosing build's generator */
     tg_status s = TG_OK;
     if (vs_ok != TG_OK || !b.given || !b.dims || !b.gen)
         s = tg__error(TG_ERR_NOMEM, "onnx: out of memory");

@@ -13,7 +13,9 @@ typedef struct build_state {
     tg_tensor **given; /* per model input, or NULL */
     bool body;         /* a subgraph: inputs are bound as given, no placeholders */
     int64_t *dims;     /* per model input: resolved shape */
-    tg_generator *gen;
+    tg_generator *gen; /* the random ops': opts->generator, the enclosing
+                        * build's (a body), or own_gen */
+    tg_generator *own_gen; /* made for this build (seeded 0), freed with it */
 } build_state;
 
 /* appends t (retained) to a net's inputs or outputs as `name`, or as

@@ -159,10 +159,26 @@ def malformed():
           [vi("x", D, [3])], [vi("y", D, [3])])
 
 
+def cf_random():
+    """a Loop whose body draws U(0, 1) [3] per iteration (scan output
+    [3, 3]) and a RandomNormal [4] outside it: the draws of the build's
+    generator (tg_onnx_opts.generator), body included"""
+    F = TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("RandomUniform", [], ["u"], shape=[3]),
+         helper.make_node("Identity", ["c"], ["c2"])], "draw",
+        [vi("i", I64, []), vi("c", B, [])], [vi("c2", B, []), vi("u", F, [3])])
+    nodes = [helper.make_node("Loop", ["n", "t"], ["rows"], body=body),
+             helper.make_node("RandomNormal", [], ["z"], shape=[4])]
+    model("cf_random", nodes, [vi("n", I64, [])], [vi("rows", F, [3, 3]), vi("z", F, [4])],
+          [helper.make_tensor("t", B, [], [True])])
+
+
 if __name__ == "__main__":
     cf_if()
     cf_loop()
     cf_scan()
     cf_loop_scan()
     malformed()
+    cf_random()
     print("written to", OUT)

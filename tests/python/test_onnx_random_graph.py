@@ -1,9 +1,10 @@
-"""ONNX's random ops in graph mode (tg.function over a loaded model): they
-were refused ("random ops are not graph nodes yet"). Now each is a random
-node: the first call draws what an eager call draws (the import's
-generator seeded 0, or the node's own seed), and every later call draws
-anew, as onnxruntime's session does. Hand-made models: needs the onnx
-package only."""
+"""ONNX's random ops from Python: they draw from the default generator
+(tg.manual_seed), as PyTorch's random ops do, so every call draws anew and
+a seed makes the calls reproducible; a node with a seed attribute draws
+from a generator of its own. In graph mode (tg.function over a loaded
+model) they were refused ("random ops are not graph nodes yet"); now each
+is a random node, and the traced calls draw the numbers eager calls draw
+from the same seed. Hand-made models: needs the onnx package only."""
 import numpy as np
 import pytest
 
@@ -18,13 +19,16 @@ def vi(name, t, shape):
     return helper.make_tensor_value_info(name, t, shape)
 
 
-def calls(path, inputs, n=3):
-    """n graph-mode calls and one eager call of the model at path"""
+def calls(path, inputs, n=3, seed=17):
+    """n graph-mode calls and n eager calls of the model at path, each
+    sequence from the default generator seeded with seed"""
     m = tg.onnx.load(path)
     fn = tg.function(lambda *a: m(*a))
     args = [tg.tensor(a) for a in inputs]
+    tg.manual_seed(seed)
     traced = [fn(*args) for _ in range(n)]
-    eager = m(*args)
+    tg.manual_seed(seed)
+    eager = [m(*args) for _ in range(n)]
     assert fn.trace_count == 1
     return traced, eager
 
@@ -34,10 +38,10 @@ def as_list(out):
 
 
 def check_draws(traced, eager):
-    first = as_list(traced[0])
-    for g, e in zip(first, as_list(eager)):
-        np.testing.assert_array_equal(g, e)  # the first run draws the eager build's numbers
-    for k in range(1, len(traced)):  # then new numbers at every call
+    for t, e in zip(traced, eager):  # the eager calls' numbers, call by call
+        for a, b in zip(as_list(t), as_list(e)):
+            np.testing.assert_array_equal(a, b)
+    for k in range(1, len(traced)):  # new numbers at every call
         assert any((a != b).any() for a, b in zip(as_list(traced[k]), as_list(traced[k - 1])))
 
 
@@ -50,7 +54,12 @@ def test_random_uniform_and_normal(tmp_path):
                            [vi("y", T.FLOAT, [3, 200]), vi("n", T.DOUBLE, [500])], opset=13)
     x = np.zeros((3, 200), np.float32)
     traced, eager = calls(path, [x])
-    check_draws(traced, eager)
+    check_draws([t[0] for t in traced], [e[0] for e in eager])
+    # the seeded node: every eager call builds it seeded anew; in a graph its
+    # generator advances at every run, as in an onnxruntime session
+    np.testing.assert_array_equal(traced[0][1].numpy(), eager[0][1].numpy())
+    np.testing.assert_array_equal(eager[1][1].numpy(), eager[0][1].numpy())
+    assert (traced[1][1].numpy() != traced[0][1].numpy()).any()
     for y, n in traced:
         y, n = y.numpy(), n.numpy()
         assert y.dtype == np.float32 and n.dtype == np.float64
@@ -59,15 +68,22 @@ def test_random_uniform_and_normal(tmp_path):
 
 
 def test_seeded_node_draws_from_its_own_generator(tmp_path):
-    """a seed makes a node's draws independent of the other nodes': the
-    same model with another unseeded node before it draws the same"""
+    """a seed makes a node's draws independent of the other nodes' and of
+    the default generator: the same in every call and whatever runs first"""
     seeded = helper.make_node("RandomUniform", [], ["s"], shape=[8], seed=3.0)
     other = helper.make_node("RandomNormal", [], ["o"], shape=[8])
     outs = [vi("s", T.FLOAT, [8]), vi("o", T.FLOAT, [8])]
-    a = tg.onnx.load(onnx_model_file(tmp_path, [seeded, other], [], outs, name="a"))()
-    b = tg.onnx.load(onnx_model_file(tmp_path, [other, seeded], [], outs, name="b"))()
-    np.testing.assert_array_equal(a[0].numpy(), b[0].numpy())
-    np.testing.assert_array_equal(a[1].numpy(), b[1].numpy())
+    a = tg.onnx.load(onnx_model_file(tmp_path, [seeded, other], [], outs, name="a"))
+    b = tg.onnx.load(onnx_model_file(tmp_path, [other, seeded], [], outs, name="b"))
+    tg.manual_seed(1)
+    ra = a()
+    tg.manual_seed(1)
+    rb = b()
+    np.testing.assert_array_equal(ra[0].numpy(), rb[0].numpy())
+    np.testing.assert_array_equal(ra[1].numpy(), rb[1].numpy())
+    again = a()
+    np.testing.assert_array_equal(again[0].numpy(), ra[0].numpy())
+    assert (again[1].numpy() != ra[1].numpy()).any()
 
 
 def test_like_ops_bernoulli_and_dropout(tmp_path):

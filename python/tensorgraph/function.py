@@ -29,7 +29,7 @@ trace); `set_converter` replaces the converter. See docs/CONTROL_FLOW.md.
 import functools
 import warnings
 
-from . import _C
+from . import _C, _trace_guards
 
 RETRACE_WARNING = 5  # warn once a function has been traced this many times
 
@@ -113,8 +113,10 @@ class Function:
 
     def get_concrete_function(self, *args, **kwargs):
         sig = _signature(args, kwargs)
-        cf = self._cache.get(sig)
-        if cf is None:
+        for guards, cf in self._cache.get(sig, ()):
+            if _trace_guards.hold(guards):  # the modules' training flags as traced
+                break
+        else:
             cf = self._trace(sig, args, kwargs)
         self._last = cf
         return cf
@@ -132,13 +134,17 @@ class Function:
         see tensorgraph.distributed.serve) back into their tensors here.
         Writes made here (an optimizer step) reach those processes by
         themselves before the next call."""
-        for cf in self._cache.values():
-            cf.pull_variables()
+        for entries in self._cache.values():
+            for _, cf in entries:
+                cf.pull_variables()
 
     def _trace(self, sig, args, kwargs):
-        if self._last_sig is not None and len(self._cache) + 1 >= RETRACE_WARNING:
+        count = self.trace_count + 1
+        if self._last_sig is not None and count >= RETRACE_WARNING:
             changed = [str(new[0]) for old, new in zip(self._last_sig, sig) if old != new]
-            warnings.warn(f"tg.function '{self.__name__}' was traced {len(self._cache) + 1} "
+            if not changed and sig in self._cache:
+                changed = ["(a module's training mode)"]
+            warnings.warn(f"tg.function '{self.__name__}' was traced {count} "
                           f"times; argument(s) {', '.join(changed) or '(count)'} changed. "
                           "Retracing is expensive: pass varying Python values as tensors.",
                           RuntimeWarning, stacklevel=3)
@@ -156,8 +162,12 @@ class Function:
                     kw[p] = s
             return self.python_function(*a, **kw)
 
-        cf = _C._trace(traced, examples)
-        self._cache[sig] = cf
+        _trace_guards.begin()
+        try:
+            cf = _C._trace(traced, examples)
+        finally:
+            guards = _trace_guards.end()
+        self._cache.setdefault(sig, []).append((guards, cf))
         self._last_sig = sig
         self.trace_count += 1
         return cf

@@ -3,7 +3,7 @@ assignment, PyTorch's naming (state_dict keys), modes and bulk updates."""
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from .. import _C
+from .. import _C, _trace_guards
 from .._device import check_eager_target
 from .._grad_mode import no_grad, zero_grads
 from .._tensor_extra import RemovableHandle
@@ -41,6 +41,7 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args, **kwargs):
+        _trace_guards.note(self)  # a tg.function trace depends on self.training
         if self._backward_hooks or self._backward_pre_hooks:
             return self._call_with_forward(self.forward, *args, **kwargs)
         if self._forward_pre_hooks:
@@ -52,6 +53,7 @@ class Module:
 
     def _call_with_forward(self, forward, *args, **kwargs):
         """__call__ with another forward (tg.function's converted one)"""
+        _trace_guards.note(self)
         if self._forward_pre_hooks:
             args = self._run_forward_pre_hooks(args)
         bw = BackwardHook(self, list(self._backward_hooks.values()),

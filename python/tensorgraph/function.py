@@ -114,7 +114,7 @@ class Function:
     def get_concrete_function(self, *args, **kwargs):
         sig = _signature(args, kwargs)
         for guards, cf in self._cache.get(sig, ()):
-            if _trace_guards.hold(guards):  # the modules' training flags as traced
+            if guards.hold():  # the modules' flags and tensors as traced
                 break
         else:
             cf = self._trace(sig, args, kwargs)

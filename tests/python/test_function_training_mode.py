@@ -57,3 +57,26 @@ def test_a_module_gone_keeps_its_trace():
     f(x)
     f(x)
     assert f.trace_count == 1
+
+
+def test_replaced_parameters_and_buffers():
+    """a parameter or buffer replaced by another tensor: traced again, so the
+    graph reads the new one; writes into the same tensors need no trace"""
+    m = model()
+    f = tg.function(lambda x: m(x))
+    m.eval()
+    x = tg.randn(4, 6)
+    f(x)
+    m[0].weight = nn.Parameter(tg.randn(8, 6))
+    np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6,
+                               atol=1e-6)
+    m[1].running_mean = tg.full((8,), 0.5)
+    np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6,
+                               atol=1e-6)
+    assert f.trace_count == 3
+    with tg.no_grad():
+        m[4].weight.mul_(2)  # in place: read when the graph runs
+    m.load_state_dict(m.state_dict())
+    np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6,
+                               atol=1e-6)
+    assert f.trace_count == 3

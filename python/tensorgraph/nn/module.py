@@ -103,6 +103,7 @@ class Module:
 
     # ---- registration ------------------------------------------------------------
     def __setattr__(self, name, value):
+        _trace_guards.changed()  # a parameter or buffer may be replaced
         d = self.__dict__
         if '_parameters' not in d:
             raise AttributeError("cannot assign before Module.__init__() call")
@@ -141,6 +142,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
+        _trace_guards.changed()
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]
@@ -164,6 +166,7 @@ class Module:
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (nn.Parameter or None required)")
         self._parameters[name] = param
+        _trace_guards.changed()
 
     def register_buffer(self, name, tensor, persistent=True):
         self._check_name('buffer', name, self._buffers)
@@ -172,6 +175,7 @@ class Module:
                             f"'{name}' (Tensor or None required)")
         self.__dict__.pop(name, None)
         self._buffers[name] = tensor
+        _trace_guards.changed()
         if not persistent:
             self._non_persistent.add(name)
 
@@ -311,6 +315,7 @@ class Module:
                 for name, b in m._buffers.items():
                     if b is not None and b.dtype.is_floating_point:
                         m._buffers[name] = b.to(dt)
+        _trace_guards.changed()
         return self
 
     def to(self, *args, dtype=None, **kwargs):

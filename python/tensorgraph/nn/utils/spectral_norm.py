@@ -3,6 +3,7 @@ API): a parameter w becomes w_orig, with buffers w_u and w_v, and a
 forward pre-hook sets module.w = w_orig / sigma before each forward, sigma
 estimated by power iteration (n_power_iterations steps per training
 forward; none in eval)."""
+from ... import _trace_guards
 from ..._grad_mode import no_grad
 from .. import functional as F
 from ..parameter import Parameter
@@ -35,6 +36,7 @@ class SpectralNorm:
                     u = F.normalize(W @ v, dim=0, eps=self.eps)
                 module._buffers[self.name + '_u'] = u
                 module._buffers[self.name + '_v'] = v
+                _trace_guards.changed()
         u, v = u.clone(), v.clone()
         sigma = (u * (weight_mat @ v)).sum()
         return weight / sigma

@@ -151,9 +151,21 @@ static PyObject *get_requires_grad(PyObject *o, void *c)
     return PyBool_FromLong(tg_requires_grad(t) ||
                            (tg_is_nograd_view(t) && tg_requires_grad(tg_view_base(t))));
 }
+/* counts requires_grad changes of leaves: tg.function's guards re-read
+ * the flags of the parameters a trace used only when it moved
+ * (tensorgraph/_trace_guards.py) */
+static unsigned long long requires_grad_epoch;
+
+static PyObject *get_requires_grad_epoch(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    return PyLong_FromUnsignedLongLong(requires_grad_epoch);
+}
+
 static int set_requires_grad(PyObject *o, PyObject *v, void *c)
 {
     (void)c;
+    requires_grad_epoch++;
     int on = v ? PyObject_IsTrue(v) : 0;
     if (on < 0)
         return -1;
@@ -689,6 +701,8 @@ static PyObject *random_tensor(PyObject *m, PyObject *const *args, Py_ssize_t n)
 }
 
 static PyMethodDef create_functions[] = {
+    {"_requires_grad_epoch", get_requires_grad_epoch, METH_NOARGS,
+     "_requires_grad_epoch(): moves whenever a tensor's requires_grad is set"},
     {"from_numpy", tgpy_from_buffer, METH_O,
      "from_numpy(a): a tensor sharing a's memory (any buffer-protocol object)."},
     FAST("_full", full, NULL),

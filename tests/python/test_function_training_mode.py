@@ -80,3 +80,23 @@ def test_replaced_parameters_and_buffers():
     np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6,
                                atol=1e-6)
     assert f.trace_count == 3
+
+
+def test_frozen_and_unfrozen_parameters():
+    """fine-tuning: a layer unfrozen after the function was traced gets its
+    gradients (it was a constant of the trace: None before); frozen again,
+    none"""
+    m = nn.Linear(3, 2)
+    m.weight.requires_grad_(False)
+    f = tg.function(lambda x: m(x).sum())
+    x = tg.ones(1, 3)
+    f(x).backward()
+    assert m.weight.grad is None and m.bias.grad is not None
+    m.weight.requires_grad_(True)
+    f(x).backward()
+    np.testing.assert_array_equal(m.weight.grad.numpy(), np.ones((2, 3), np.float32))
+    m.weight.grad = None
+    m.weight.requires_grad = False
+    f(x).backward()
+    assert m.weight.grad is None
+    assert f.trace_count == 2

@@ -36,6 +36,10 @@ static const shape grid[] = {
     {1, 4, 5, 6, 1, 5, 5, 1, 1, 3, 3, 1, 1},      /* one output channel, wide padding */
     {1, 2, 1, 40, 11, 1, 3, 1, 1, 0, 1, 1, 1},    /* one row */
     {1, 6, 6, 6, 12, 2, 2, 3, 3, 0, 0, 1, 1},     /* stride past the kernel */
+    /* batches whose threads' homes hold several images, each prepared
+     * just before its units (odd planes, stride 1 and 2) */
+    {8, 9, 11, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1},
+    {7, 6, 13, 11, 33, 3, 3, 2, 2, 1, 1, 1, 1},
     /* the last positions of an image in a narrower tail (wide positions
      * p: every remainder a tail takes, at every vector width) */
     {1, 8, 14, 14, 20, 3, 3, 2, 2, 1, 1, 1, 1},   /* ResNet's 14 -> 7, p 55 */

@@ -546,11 +546,12 @@ static void plan_blocks(dense_job *j, int64_t threads)
  * block of positions, image-major, or blocks of output channels when
  * there are too few pairs), for which it prepares only the rows its
  * positions read, into a region of the buffer that only that home's
- * rows occupy from call to call (regions at fixed offsets), and whose
- * units it runs first. The caller takes home 0, the others the rest in
- * the order they come. A thread that has finished its home runs units
- * of the others once their rows are ready, and prepares a home no thread
- * has started (a thread that is late, or a core taken by another process). */
+ * rows occupy from call to call (regions at fixed offsets), each image
+ * just before its units, and whose units it runs first. The caller takes
+ * home 0, the others the rest in the order they come. A thread that has
+ * finished its home runs units of the others once their rows are ready,
+ * and prepares an image of a home no thread has started (a thread that is
+ * late, or a core taken by another process). */
 
 enum { HOME_FREE, HOME_PREPARING, HOME_READY };
 

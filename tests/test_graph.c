@@ -124,7 +124,8 @@ static void test_build_symbolic(void)
     CHECK_FAILS(tg_copy_(c, z), TG_ERR_ARG, "symbolic");
     CHECK_FAILS(tg_add_(c, z, 1.0), TG_ERR_ARG, "symbolic");
     CHECK_FAILS(tg_set_requires_grad(z, true), TG_ERR_AUTOGRAD, "tg_graph_gradients");
-    CHECK_ERROR(tg_detach(z), TG_ERR_ARG, "symbolic");
+    tg_tensor *zd = tg_detach(z); /* a stop_gradient node: test_stop_gradient */
+    CHECK(zd && tg_is_symbolic(zd));
     const char *zname[1] = {"z"};
     CHECK_FAILS(tg_safetensors_save("/tmp/tg-never-written.safetensors", 1, zname, &z, 0,
                                     NULL), TG_ERR_ARG, "symbolic");
@@ -633,9 +634,82 @@ static void test_assign_graph_errors(void)
     tg_graph_free(g);
 }
 
+/* tg_detach of a graph's value: the same value, no gradient through it.
+ * l = sum(x^2 + detach(x^2) * x): dl/dx = 2x + x^2 (not 2x + 3x^2) */
+static void test_stop_gradient(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("stop");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){3});
+    tg_tensor *sq = tg_mul(x, x), *d = tg_detach(sq);
+    CHECK(d && tg_is_symbolic(d));
+    tg_tensor *l = tg_sum(tg_add(sq, tg_mul(d, x)), 0, NULL, false), *dx = NULL;
+    CHECK_OK(tg_graph_gradients(g, 1, &l, NULL, 1, &x, &dx));
+    tg_session *s = tg_session_new(g);
+    tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){3}, (double[]){1, -2, 3});
+    for (int level = 0; level <= 2; level++) {
+        tg_session_options o = tg_session_default_options();
+        o.opt_level = level;
+        tg_session_set_options(s, &o);
+        tg_tensor *out[2] = {0};
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 2, (tg_tensor *[]){l, dx}, out, 0, NULL));
+        CHECK_TENSOR(out[0], ((double[]){1 + 4 + 9 + 1 - 8 + 27}), 0);
+        CHECK_TENSOR(out[1], ((double[]){2 + 1, -4 + 4, 6 + 9}), 0);
+    }
+    tg_session_free(s);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
+/* tg_graph_replay: the fetches as eager ops, with a history back to the
+ * fed leaves and the variables; no_grad nodes stay cut; the errors */
+static void test_replay(void)
+{
+    tg_scope_begin();
+    tg_graph *g = tg_graph_new("replay");
+    tg_tensor *wv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){0.5, -2});
+    tg_set_requires_grad(wv, true);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){2});
+    tg_tensor *w = tg_variable_ref(g, "w", wv);
+    tg_tensor *y = tg_sum(tg_mul(tg_mul(x, x), w), 0, NULL, false); /* sum(x^2 w) */
+    tg_no_grad_begin();
+    tg_tensor *cut = tg_mul(x, w); /* built under no_grad */
+    tg_no_grad_end();
+    tg_tensor *z = tg_sum(tg_mul(cut, x), 0, NULL, false); /* d/dx: x w only */
+    tg_tensor *xv = tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){3, 1});
+    tg_set_requires_grad(xv, true);
+    tg_tensor *out[2] = {0};
+    CHECK_OK(tg_graph_replay(g, 1, &x, &xv, 2, (tg_tensor *[]){y, z}, out));
+    CHECK_TENSOR(out[0], ((double[]){4.5 - 2}), 0);
+    CHECK(out[0] && tg_requires_grad(out[0]) && !tg_is_symbolic(out[0]));
+    tg_tensor *d[2] = {0};
+    CHECK_OK(tg_autograd_grad(1, &out[0], NULL, 2, (tg_tensor *[]){xv, wv}, d, false, false));
+    CHECK_TENSOR(d[0], ((double[]){3, -4}), 0); /* 2 x w */
+    CHECK_TENSOR(d[1], ((double[]){9, 1}), 0);  /* x^2 */
+    tg_tensor *dz = NULL;
+    CHECK_OK(tg_autograd_grad(1, &out[1], NULL, 1, &xv, &dz, false, false));
+    CHECK_TENSOR(dz, ((double[]){1.5, -2}), 0); /* x w: no gradient through `cut` */
+    /* the errors, outputs left NULL */
+    tg_tensor *o1 = NULL, *bad = tt_tensor(TG_FLOAT32, 1, (int64_t[]){1}, (double[]){1});
+    CHECK_FAILS(tg_graph_replay(g, 0, NULL, NULL, 1, &y, &o1), TG_ERR_ARG, "not fed");
+    CHECK(o1 == NULL);
+    CHECK_FAILS(tg_graph_replay(g, 1, &x, &bad, 1, &y, &o1), TG_ERR_SHAPE, "float32");
+    CHECK_FAILS(tg_graph_replay(g, 1, &w, &xv, 1, &y, &o1), TG_ERR_ARG, "placeholder");
+    CHECK_FAILS(tg_graph_replay(g, 1, &x, &xv, 1, &xv, &o1), TG_ERR_ARG, "not a value");
+    CHECK_FAILS(tg_graph_replay(g, -1, NULL, NULL, 1, &y, &o1), TG_ERR_ARG, "negative");
+    tg_generator *gen = tg_generator_new(1);
+    tg_tensor *r = tg_dropout(x, 0.5, true, gen);
+    CHECK_FAILS(tg_graph_replay(g, 1, &x, &xv, 1, &r, &o1), TG_ERR_UNSUPPORTED, "random");
+    tg_generator_free(gen);
+    tg_graph_free(g);
+    tg_scope_end();
+}
+
 int main(void)
 {
     RUN(test_build_symbolic);
+    RUN(test_stop_gradient);
+    RUN(test_replay);
     RUN(test_captures_and_sources);
     RUN(test_stateful_ops_in_graph);
     RUN(test_control_deps);

@@ -22,7 +22,9 @@ void tg_zero_grad(tg_tensor *t); /* drops the gradient */
 /* replaces t's gradient by grad (same shape and dtype; retained, not
  * copied: later backward passes accumulate into it) or drops it (NULL) */
 tg_status tg_set_grad(tg_tensor *t, tg_tensor *grad);
-/* a new tensor sharing t's storage, cut off from the graph */
+/* a new tensor sharing t's storage, cut off from the graph; of a graph's value
+ * (symbolic t), a stop_gradient node: the same value, through which
+ * gradients built over the graph do not flow */
 tg_tensor *tg_detach(tg_tensor *t);
 /* name of the op that produced t ("mul", ...), or NULL for a leaf */
 const char *tg_grad_fn_name(const tg_tensor *t);

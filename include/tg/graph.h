@@ -190,6 +190,21 @@ tg_status tg_graph_gradients(tg_graph *g, int n_ys, tg_tensor *const *ys,
  * current scope, if one is open); split is 0..tg_graph_num_nodes(g). */
 tg_status tg_graph_cut_values(tg_graph *g, int split, int *n, tg_tensor ***out);
 
+/* Evaluates fetches of g eagerly: the nodes they need run one by one with
+ * the op functions (a node built under no_grad, under no_grad), so that
+ * with grad mode on the results carry autograd history back to the fed
+ * tensors and to the variables' tensors, as if the code that built g had
+ * run eagerly on them: gradients of gradients through a graph. A session
+ * run is the fast way to the values; this is the differentiable one.
+ * placeholders[i] (of g) takes values[i] (concrete, its dtype, the known
+ * dims); a placeholder needed and not fed is an error; a node that writes
+ * state or draws random numbers is TG_ERR_UNSUPPORTED (a replay would do
+ * it again). out[i] receives a new reference per fetch (published to the
+ * current scope); all NULL on failure. */
+tg_status tg_graph_replay(tg_graph *g, int n_feeds, tg_tensor *const *placeholders,
+                          tg_tensor *const *values, int n_fetches, tg_tensor *const *fetches,
+                          tg_tensor **out);
+
 /* ---- symbolic forward mode (Jacobian-vector products) --------------------------------
  * Appends to g the tangent nodes of the ys along the direction `tangents`
  * of the xs and writes symbolic tensors for them to out_tangents:

@@ -367,15 +367,49 @@ done:
     return st;
 }
 
+/* backward with create_graph: dx from the gradient graph replayed on the
+ * call's inputs and dy (tg_graph_replay), differentiable again */
+static tg_status replay_backward(tg_function_ctx *c, TracedObject *t, call_record *r,
+                                 tg_tensor *dy, int n, tg_tensor **dx)
+{
+    tg_tensor *feeds[MAX_IO + 1], *vals[MAX_IO + 1], *fetch[MAX_IO * 4], *res[MAX_IO * 4];
+    int idx[MAX_IO * 4], nf = 0;
+    for (int i = 0; i < t->n_in; i++) {
+        feeds[i] = t->in[i];
+        vals[i] = r->args[i];
+    }
+    feeds[t->n_in] = t->gy[r->k];
+    vals[t->n_in] = dy;
+    for (int i = 0; i < n; i++)
+        if (t->dx[r->k][i] && tg_ctx_needs_input_grad(c, i)) {
+            idx[nf] = i;
+            fetch[nf++] = t->dx[r->k][i];
+        }
+    tg_status st = tg_graph_replay(t->g, t->n_in + 1, feeds, vals, nf, fetch, res);
+    for (int j = 0; st == TG_OK && j < nf; j++)
+        dx[idx[j]] = res[j];
+    return st;
+}
+
 static tg_status record_backward(tg_function_ctx *c, tg_tensor *dy, int n, tg_tensor **dx,
                                  void *user)
 {
     (void)c;
     call_record *r = user;
     TracedObject *t = (TracedObject *)r->owner;
+    /* the engine runs rules with grad mode on only for create_graph: the
+     * session's gradients are values without a history, so a second
+     * derivative would silently be zero or fail later on a misleading
+     * message */
     tg_status st = ensure_gradient(t, r->k);
     if (st != TG_OK)
         return st;
+    /* the engine runs rules with grad mode on only for create_graph: then
+     * the gradient graph is replayed as eager ops from the call's inputs,
+     * so its results have a history (gradients of gradients); a session
+     * run's values would have none */
+    if (tg_grad_enabled())
+        return replay_backward(c, t, r, dy, n, dx);
     /* the inputs, the gradient of the output and, when the forward run
      * handed them out, the forward values the gradient reads: then only
      * the backward nodes run */

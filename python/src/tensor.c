@@ -146,6 +146,12 @@ static PyObject *get_requires_grad(PyObject *o, void *c)
 {
     (void)c;
     tg_tensor *t = TENSOR(o);
+    /* a traced floating-point value may carry gradients (the graph's
+     * gradients are built later, over every node not made under no_grad):
+     * code that takes a differentiable path only when its input requires
+     * grad must take it while tracing, so it says so with grad mode on */
+    if (tg_is_symbolic(t))
+        return PyBool_FromLong(tg_dtype_is_float(tg_dtype_of(t)) && tg_grad_enabled());
     /* a view made with grad mode off says its base's, as PyTorch's (it
      * records nothing: PyTorch's gives no gradient through it either) */
     return PyBool_FromLong(tg_requires_grad(t) ||
@@ -583,15 +589,18 @@ static PyObject *m_make_subclass(PyObject *unused, PyObject *args)
  * object itself; a numpy array exporting self's memory keeps pointing at
  * live storage because the storage is the same). An empty self may take
  * any storage (an out= tensor made by torch.empty(0)): an export of it
- * has no elements to read */
+ * has no elements to read; and a traced value any other (neither holds
+ * storage) */
 static PyObject *m_rebind_(PyObject *o, PyObject *other)
 {
     if (!Tensor_Check(other))
         return PyErr_Format(PyExc_TypeError, "_rebind_: expected a Tensor");
-    if (tg_numel(TENSOR(o)) != 0 && !tg_shares_storage(TENSOR(o), TENSOR(other)))
+    /* two values of a trace hold no storage (x.detach_() in tg.function) */
+    bool traced = tg_is_symbolic(TENSOR(o)) && tg_is_symbolic(TENSOR(other));
+    if (!traced && tg_numel(TENSOR(o)) != 0 && !tg_shares_storage(TENSOR(o), TENSOR(other)))
         return PyErr_Format(PyExc_RuntimeError, "_rebind_: the tensors must share storage");
     tg_tensor *old = TENSOR(o);
-    if (tg_view_rebind(TENSOR(other), old) != TG_OK) /* other replaces self: no view of it */
+    if (!traced && tg_view_rebind(TENSOR(other), old) != TG_OK) /* no view of self left */
         return tgpy_raise();
     ((TensorObject *)o)->t = tg_retain(TENSOR(other));
     if (tg_owner(old) == o)

@@ -30,6 +30,7 @@ import functools
 import warnings
 
 from . import _C, _trace_guards
+from ._grad_mode import enable_grad
 
 RETRACE_WARNING = 5  # warn once a function has been traced this many times
 
@@ -164,7 +165,11 @@ class Function:
 
         _trace_guards.begin()
         try:
-            cf = _C._trace(traced, examples)
+            # a trace serves calls in either grad mode: it records with grad
+            # mode on, so that only the function's own no_grad blocks are
+            # nodes gradients do not flow through
+            with enable_grad():
+                cf = _C._trace(traced, examples)
         finally:
             guards = _trace_guards.end()
         self._cache.setdefault(sig, []).append((guards, cf))

@@ -2,6 +2,7 @@
  * forward run with grad off, a C backward run by the engine, and a
  * context that saves tensors for backward with version checks. */
 #include "autodiff/node.h"
+#include "tg/graph.h"
 #include "util/grow.h"
 
 #include <stdlib.h>
@@ -100,14 +101,22 @@ bool tg_ctx_needs_input_grad(const tg_function_ctx *ctx, int i)
 static tg_tensor *run_forward(const tg_function *fn, tg_function_ctx *ctx,
                               int n_in, tg_tensor *const *in, void *user)
 {
-    tg_no_grad_begin();
+    /* eagerly the forward's ops are not recorded (the node records the
+     * function); in a graph they are the nodes gradients are built over,
+     * so they are built in the caller's grad mode (no_grad would cut them) */
+    bool graph = tg_graph_current() != NULL;
+    for (int i = 0; i < n_in; i++)
+        graph |= tg_is_symbolic(in[i]);
+    if (!graph)
+        tg_no_grad_begin();
     tg_scope_begin();
     tg_tensor *y = fn->forward(ctx, n_in, in, user);
     /* a fresh alias: the output gets a grad_fn without touching y, which
      * may be an input passed through */
     tg_tensor *out = y ? tg__alias_whole(y) : NULL;
     tg_scope_end();
-    tg_no_grad_end();
+    if (!graph)
+        tg_no_grad_end();
     if (!y && !tg__error_is_set())
         tg__error(TG_ERR_ARG, "custom function '%s': forward returned NULL",
                   fn->name);

@@ -1,5 +1,6 @@
 /* Leaves and gradients: requires_grad, the accumulated grad, detach. */
 #include "autodiff/node.h"
+#include "tg/graph.h"
 
 tg_status tg_set_requires_grad(tg_tensor *t, bool requires_grad)
 {
@@ -77,8 +78,12 @@ tg_status tg_set_grad_fn_name(tg_tensor *t, const char *name)
     return TG_OK;
 }
 
+extern const tg_op_def tg_op_stop_gradient;
+
 tg_tensor *tg_detach(tg_tensor *t)
 {
+    if (t && tg_is_symbolic(t)) /* a graph's value: a node gradients stop at */
+        return tg_op_call(&tg_op_stop_gradient, 1, &t, NULL, 0);
     if (!t || !tg__check_concrete("tg_detach", t))
         return NULL;
     return tg__publish(tg__alias(t, t->ndim, t->shape, t->strides, t->offset));

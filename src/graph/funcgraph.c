@@ -7,6 +7,7 @@
  * forward mode build on that) and run on concrete tensors through a
  * session cached on the body (planned once). */
 #include "graph/graph_impl.h"
+#include "tg/autograd.h"
 #include "runtime/runtime_impl.h"
 #include "util/grow.h"
 
@@ -157,11 +158,17 @@ static tg_status run_body(tg_graph *b, const char *what, tg_trace_fn fn, void *u
     bool counted = *n_results < 0;
     for (int i = 0; i < (counted ? TG_MAX_OP_OUTPUTS : *n_results); i++)
         out[i] = NULL;
+    /* a body serves callers in either grad mode (it may be traced while a
+     * kernel runs, under the executor's no_grad): it records with grad mode
+     * on, so that only the callback's own no_grad regions stop gradients */
+    bool was = tg_grad_enabled();
+    tg_set_grad_enabled(true);
     tg_status s = tg_graph_begin(b);
     if (s == TG_OK) {
         s = fn(user, in, out);
         tg_graph_end();
     }
+    tg_set_grad_enabled(was);
     if (counted)
         for (*n_results = 0; *n_results < TG_MAX_OP_OUTPUTS && out[*n_results];)
             ++*n_results;

@@ -28,7 +28,7 @@ static void mark_relevant(pass *p, int n_xs, const int *x_ids)
         p->mark[x_ids[j]] = tg_dtype_is_float(g->values[x_ids[j]].meta.dtype);
     for (int id = 0; id < p->n_nodes; id++) {
         const tg_gnode *n = &g->nodes[id];
-        if (n->kind != TG_GNODE_OP || n->op->nondiff)
+        if (n->kind != TG_GNODE_OP || n->op->nondiff || n->no_grad)
             continue;
         bool any = false;
         for (int i = 0; i < n->n_in; i++)
@@ -74,7 +74,7 @@ static tg_status prepare(pass *p, const tg_gop *n, tg_tensor **in,
 static tg_status visit(pass *p, int id)
 {
     tg_gop n;
-    if (!tg__gpass_op(p->g, id, &n) || n.op->nondiff)
+    if (!tg__gpass_op(p->g, id, &n) || n.op->nondiff || n.no_grad)
         return TG_OK;
     bool has_dy = false, has_x = false;
     for (int o = 0; o < n.n_out; o++)

@@ -2,6 +2,7 @@
  * (a hash table), symbolic tensors standing for values, and lookups of
  * values by name. */
 #include "graph/graph_impl.h"
+#include "tg/autograd.h"
 #include "util/grow.h"
 
 #include <stdarg.h>
@@ -232,6 +233,7 @@ int tg__graph_add_node(tg_graph *g, tg_gnode_kind kind, const char *name,
     n->kind = kind;
     n->device = tg__device_scope_current();
     n->backward = marking_backward;
+    n->no_grad = kind == TG_GNODE_OP && !tg_grad_enabled();
     n->n_in = n_in;
     n->n_out = n_out;
     n->name = name ? strdup(name) : unique_name(g, base);

@@ -22,6 +22,8 @@ typedef struct tg_gnode {
     char *name;          /* unique in the graph; owned */
     char *loc;           /* source location ("file.py:12"), or NULL; owned */
     bool backward;       /* made by tg_graph_gradients (drawn as backward) */
+    bool no_grad;        /* built with grad mode off: gradients do not flow
+                          * through it (as eager results of no_grad code) */
     tg_attr *attrs;      /* deep copy (tg_attrs_copy); tensor and graph
                           * attributes hold a reference */
     int n_attrs;
@@ -268,6 +270,7 @@ typedef struct tg_gop {
     int n_attrs, n_in, n_out;
     int in[TG_MAX_OP_INPUTS];   /* value ids */
     int out[TG_MAX_OP_OUTPUTS]; /* value ids */
+    bool no_grad;               /* tg_gnode.no_grad */
 } tg_gop;
 /* false for nodes that are not op applications (sources) */
 bool tg__gpass_op(const tg_graph *g, int id, tg_gop *n);

@@ -5,6 +5,7 @@
  * (published) or drop them (on failure). */
 #include "autodiff/vjp.h"
 #include "graph/graph_impl.h"
+#include "tg/autograd.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,8 @@ bool tg__gpass_op(const tg_graph *g, int id, tg_gop *n)
     if (x->kind != TG_GNODE_OP)
         return false;
     *n = (tg_gop){.op = x->op, .name = x->name, .attrs = x->attrs, .attr = x->attr,
-                  .n_attrs = x->n_attrs, .n_in = x->n_in, .n_out = x->n_out};
+                  .n_attrs = x->n_attrs, .n_in = x->n_in, .n_out = x->n_out,
+                  .no_grad = x->no_grad};
     memcpy(n->in, x->in, (size_t)x->n_in * sizeof *x->in);
     memcpy(n->out, x->out, (size_t)x->n_out * sizeof *x->out);
     return true;
@@ -84,9 +86,15 @@ tg_status tg__graph_pass(tg_graph *g, const tg_gpass_spec *sp, int n_out, tg_ten
     if (s == TG_OK) {
         /* we own every reference we make: hide the caller's tensor scopes */
         int floor = tg__scope_suspend();
+        /* the nodes a pass adds (gradients, tangents) are differentiable
+         * again whatever the caller's grad mode (a backward run under the
+         * engine's no_grad builds them too): no_grad marks user code only */
+        bool was = tg_grad_enabled();
+        tg_set_grad_enabled(true);
         tg_graph_begin(g);
         s = sp->run(&p, ids, ids + sp->n_first, out, sp->user);
         tg_graph_end();
+        tg_set_grad_enabled(was);
         tg__scope_resume(floor);
     }
     for (int v = 0; p.val && v < p.n_values; v++)

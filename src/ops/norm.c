@@ -474,8 +474,6 @@ static tg_status update_running(tg_tensor *x, tg_tensor *rm, tg_tensor *rv, tg_t
             s = tg_last_status();
         if (s == TG_OK && rv && !(upd[k++] = tg_assign(rv, new_rv)))
             s = tg_last_status();
-        if (s == TG_OK && !(*y = tg__graph_after_updates(*y, k, upd)))
-            s = tg_last_status();
     } else if (s == TG_OK) {
         if (rm)
             s = tg_copy_(rm, new_rm);
@@ -483,6 +481,10 @@ static tg_status update_running(tg_tensor *x, tg_tensor *rm, tg_tensor *rv, tg_t
             s = tg_copy_(rv, new_rv);
     }
     tg_no_grad_end();
+    /* y's view on the updates is built with the caller's grad mode:
+     * gradients flow through it (a node built under no_grad stops them) */
+    if (s == TG_OK && g && !(*y = tg__graph_after_updates(*y, k, upd)))
+        s = tg_last_status();
     return s;
 }
 

@@ -694,7 +694,22 @@ tg_tensor *tg_contiguous(tg_tensor *x)
     return tg_clone(x);
 }
 
+/* ---- stop_gradient: tg_detach of a graph's value ------------------------------------
+ * eagerly tg_detach aliases the data outside the tape; in a graph it is
+ * this node: the value itself (a view), through which no gradient flows */
+static tg_status same_make(tg_op_ctx *c)
+{
+    const tg_tensor *x = c->in[0];
+    c->out[0] = tg__alias(x, x->ndim, x->shape, x->strides, x->offset);
+    return c->out[0] ? TG_OK : TG_ERR_NOMEM;
+}
+
+const tg_op_def tg_op_stop_gradient = {
+    .name = "stop_gradient", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .flags = TG_OP_PURE | TG_OP_VIEW, .nondiff = true, .infer = clone_infer,
+    .make_view = same_make, .onnx = {"Identity", 16}};
+
 const tg_op_def *const tg_ops_shape[] = {
     &tg_op_view, &tg_op_permute, &tg_op_slice, &tg_op_slice_grad,
-    &tg_op_expand, &tg_op_clone, NULL,
+    &tg_op_expand, &tg_op_clone, &tg_op_stop_gradient, NULL,
 };

@@ -689,6 +689,9 @@ static void test_replay(void)
     tg_tensor *dz = NULL;
     CHECK_OK(tg_autograd_grad(1, &out[1], NULL, 1, &xv, &dz, false, false));
     CHECK_TENSOR(dz, ((double[]){1.5, -2}), 0); /* x w: no gradient through `cut` */
+    tg_release(d[0]);
+    tg_release(d[1]);
+    tg_release(dz);
     /* the errors, outputs left NULL */
     tg_tensor *o1 = NULL, *bad = tt_tensor(TG_FLOAT32, 1, (int64_t[]){1}, (double[]){1});
     CHECK_FAILS(tg_graph_replay(g, 0, NULL, NULL, 1, &y, &o1), TG_ERR_ARG, "not fed");

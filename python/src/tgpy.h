@@ -109,7 +109,9 @@ int tgpy_ints(PyObject *o, int64_t *out, int max, const char *unit, const char *
 int tgpy_init_tensor(PyObject *m);
 int tgpy_init_ops(PyObject *m);
 int tgpy_init_index(void);
-int tgpy_init_autograd(PyObject *m);
+int tgpy_init_autograd(PyObject *m); /* backward, grad, grad mode (autograd.c) */
+int tgpy_init_autograd_history(PyObject *m); /* grad_fn names, views */
+int tgpy_init_autograd_function(PyObject *m); /* autograd.Function */
 int tgpy_init_graph(PyObject *m);
 int tgpy_init_device(PyObject *m); /* tg.device: names and scopes (device.c) */
 int tgpy_init_train(PyObject *m);

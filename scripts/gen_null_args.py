@@ -51,6 +51,8 @@ VALID = {
     "tg_kv *": "fx->kv",
     "tg_function *": "&fx_function",
     "tg_function_ctx *": "NULL",  # exists only inside a custom function
+    "tg_grad_node *": "fx->node",
+    "tg_grad_node **": "&fx->node_out",
     "tg_sgd_opts *": "&fx->sgd_opts",
     "tg_adam_opts *": "&fx->adam_opts",
     "tg_adadelta_opts *": "&fx->adadelta_opts",
@@ -76,10 +78,11 @@ VALID = {
     "tg_gradcheck_fn": "fx_gradcheck",
     "tg_module_forward_fn": "fx_forward",
     "tg_data_log_fn": "fx_log",
+    "tg_grad_node_hook": "fx_node_hook",
     "void (*)(void *)": "fx_free_nothing",
 }
 FUNCTION_POINTER_TYPEDEFS = {"tg_trace_fn", "tg_jvp_fn", "tg_gradcheck_fn",
-                             "tg_module_forward_fn", "tg_data_log_fn"}
+                             "tg_module_forward_fn", "tg_data_log_fn", "tg_grad_node_hook"}
 # values for the other (non-pointer) parameters
 SCALAR = {"int": "1", "double": "1.0", "_Bool": "false", "bool": "false",
           "tg_dtype": "TG_FLOAT32", "int64_t": "1", "uint64_t": "1", "size_t": "64",
@@ -97,7 +100,7 @@ FREE_RETURN = {
     "tg_dataset *": "tg_dataset_free", "tg_lr_scheduler *": "tg_sched_free",
     "tg_onnx_model *": "tg_onnx_free", "tg_session *": "tg_session_free",
     "tg_generator *": "tg_generator_free", "tg_loader *": "tg_loader_free",
-    "tg_onnx_net *": "tg_onnx_net_free",
+    "tg_onnx_net *": "tg_onnx_net_free", "tg_grad_node *": "tg_grad_node_release",
 }
 # functions returning a malloc'd string
 MALLOCED_STRING = {"tg_to_string", "tg_module_to_string"}

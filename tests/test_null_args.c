@@ -60,6 +60,8 @@ typedef struct fixture {
     tg_pass_record pass_records[64];
     tg_session_options session_opts;
     FILE *file;
+    tg_tensor *leaf, *made;             /* made = exp(leaf), leaf requiring grad */
+    tg_grad_node *node, *node_out;      /* made's grad_fn; an output */
 } fixture;
 
 static char onnx_path[1024]; /* tests/data/onnx_import/mlp.onnx */
@@ -86,6 +88,13 @@ static tg_tensor *fx_forward(tg_module *m, tg_tensor *x)
 
 static void fx_log(void *user, const char *line) { (void)user, (void)line; }
 static void fx_free_nothing(void *p) { (void)p; }
+
+static tg_status fx_node_hook(void *user, tg_grad_node *n, int n_in, tg_tensor **gi, int n_out,
+                              tg_tensor **go)
+{
+    (void)user, (void)n, (void)n_in, (void)gi, (void)n_out, (void)go;
+    return TG_OK;
+}
 
 static tg_tensor *fx_fn_forward(tg_function_ctx *ctx, int n, tg_tensor *const *in, void *u)
 {
@@ -175,10 +184,15 @@ static bool fx_open(fixture *fx)
     fx->nll_opts = (tg_nll_opts){.reduction = TG_REDUCTION_MEAN};
     fx->session_opts = tg_session_default_options();
     fx->file = fopen("/dev/null", "w");
+    fx->leaf = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
+    if (fx->leaf)
+        tg_set_requires_grad(fx->leaf, true);
+    fx->made = tg_exp(fx->leaf);
+    fx->node = tg_grad_fn(fx->made);
     const char *missing = !fx->t ? "t" : !fx->gen ? "gen" : !fx->m ? "m" : !fx->sd ? "sd"
                           : !fx->g ? "g" : !fx->s ? "s" : !fx->opt ? "opt"
                           : !fx->sched ? "sched" : !fx->ds ? "ds" : !fx->loader ? "loader"
-                          : !fx->onnx ? "onnx" : !fx->net ? "net" : !fx->file ? "file" : NULL;
+                          : !fx->onnx ? "onnx" : !fx->net ? "net" : !fx->file ? "file" : !fx->node ? "node" : NULL;
     if (missing)
         tt_fail(__FILE__, __LINE__, "fixture %s: %s", missing, tg_last_error());
     tg_clear_error();
@@ -203,6 +217,10 @@ static void fx_close(fixture *fx)
     tg_onnx_net_free(fx->net);
     tg_onnx_free(fx->onnx);
     tg_release(fx->t);
+    tg_grad_node_release(fx->node_out);
+    tg_grad_node_release(fx->node);
+    tg_release(fx->made);
+    tg_release(fx->leaf);
     if (fx->file)
         fclose(fx->file);
 }

@@ -38,6 +38,59 @@ const char *tg_grad_fn_name(const tg_tensor *t);
  * nothing changes (TG_OK). TG_ERR_ARG: NULL, an empty name. */
 tg_status tg_set_grad_fn_name(tg_tensor *t, const char *name);
 
+/* ---- the graph's nodes (PyTorch's grad_fn, next_functions, node hooks) ----
+ * A node is one recorded op application (a custom function's too). It
+ * lives while a tensor it made, a later node, or a reference taken here
+ * holds it: a reference keeps the node and what its edges reach alive
+ * (its saved tensors go as usual after backward without retain_graph).
+ * References are not atomic: take and drop them on one thread at a time,
+ * never while another thread runs backward through the node. */
+typedef struct tg_node tg_grad_node;
+/* t's grad_fn as a new reference, or NULL (a leaf, a tensor without
+ * history, NULL t: no error) */
+tg_grad_node *tg_grad_fn(const tg_tensor *t);
+/* a new reference to n (returns n); NULL stays NULL */
+tg_grad_node *tg_grad_node_retain(tg_grad_node *n);
+/* drops a reference (NULL is ignored) */
+void tg_grad_node_release(tg_grad_node *n);
+/* the node's name, as tg_grad_fn_name gives it; NULL for NULL */
+const char *tg_grad_node_name(const tg_grad_node *n);
+/* the node's inputs, one edge each (PyTorch's len(next_functions)), and
+ * its outputs; -1 (TG_ERR_ARG) for NULL */
+int tg_grad_node_num_next(const tg_grad_node *n);
+int tg_grad_node_num_outputs(const tg_grad_node *n);
+/* where the gradient of input i goes: *node a new reference to the node
+ * that made the input and *output_nr which of its outputs the input was
+ * (*leaf NULL); or *leaf the leaf whose grad accumulates it (borrowed,
+ * held by n; PyTorch's AccumulateGrad, *output_nr 0, *node NULL); or all
+ * NULL / 0 when the input needs no gradient. TG_ERR_ARG: a NULL argument,
+ * i outside [0, tg_grad_node_num_next(n)). */
+tg_status tg_grad_node_next(const tg_grad_node *n, int i, tg_grad_node **node,
+                            int *output_nr, tg_tensor **leaf);
+/* A node hook runs when backward reaches the node, on the thread running
+ * backward (tg_backward, tg_backward_ex, tg_autograd_grad), only when the
+ * node's rule runs. grad_outputs[n_out] are the gradients of the node's
+ * outputs (NULL: none reached that output); a pre hook (grad_inputs NULL)
+ * runs before the rule, a post hook after it, with grad_inputs[n_in] the
+ * gradients the rule gives its inputs (NULL where none). Entries are
+ * references the engine owns: a hook may replace one (release it, store a
+ * new reference, same shape; NULL for none), which is what the rule
+ * receives (pre) or what flows on to the inputs (post). An error status
+ * ends backward with it. */
+typedef tg_status (*tg_grad_node_hook)(void *user, tg_grad_node *n, int n_in,
+                                       tg_tensor **grad_inputs, int n_out,
+                                       tg_tensor **grad_outputs);
+/* adds hook to n, a pre hook (before the rule) or a post hook; the hooks
+ * of each kind run in the order added. user_free(user) (may be NULL) is
+ * called once when n is freed, on whichever thread frees it. TG_ERR_ARG:
+ * NULL n or hook. */
+tg_status tg_grad_node_add_hook(tg_grad_node *n, bool pre, tg_grad_node_hook hook, void *user,
+                                void (*user_free)(void *user));
+/* the user pointer of the first hook of that kind added to n with this
+ * function, or NULL (no such hook, NULL arguments): a front end finds its
+ * own hook's state again */
+void *tg_grad_node_hook_user(const tg_grad_node *n, bool pre, tg_grad_node_hook hook);
+
 /* ---- backward ----------------------------------------------------------
  * Gradients of `root` flow back to every leaf that requires grad and are
  * added to its grad. grad_output NULL is allowed only for a one-element

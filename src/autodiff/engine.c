@@ -397,10 +397,16 @@ static tg_status run_slot(run *r, int k, int *ready, int *n_ready)
         }
     }
     capture_nonleaf(r, &r->slots[k]);
+    slot *sl = &r->slots[k];
     tg_status s = TG_OK;
-    if (r->slots[k].needed) {
+    if (sl->needed && n->hooks && !sl->pending &&
+        !(sl->pending = calloc((size_t)n->n_out, sizeof *sl->pending)))
+        s = nomem(); /* a pre hook may put gradients there */
+    if (s == TG_OK && sl->needed && n->hooks) /* pre hooks (tg_grad_node_add_hook) */
+        s = tg__node_run_hooks(n, true, NULL, sl->pending);
+    if (s == TG_OK && sl->needed) {
         for (int o = 0; o < n->n_out; o++)
-            dy[o] = r->slots[k].pending ? r->slots[k].pending[o] : NULL;
+            dy[o] = sl->pending ? sl->pending[o] : NULL;
         for (int i = 0; i < n->n_in; i++)
             needs[i] = edge_wanted(r, n, i);
         s = tg__run_rule(n, dy, dx, needs, r->create_graph);
@@ -410,7 +416,7 @@ static tg_status run_slot(run *r, int k, int *ready, int *n_ready)
     }
     for (int i = 0; i < n->n_in; i++) {
         tg_tensor *g = NULL;
-        if (s == TG_OK && dx[i] && needs[i] && r->slots[k].needed) {
+        if (s == TG_OK && dx[i] && needs[i] && sl->needed) {
             /* shape check and cast (vjp.c); a custom backward's mistake
              * is the user's, a built-in rule's is ours */
             if (!(g = tg__grad_conform(n->name, i, &n->in_meta[i], dx[i], n->fn != NULL)))
@@ -423,7 +429,16 @@ static tg_status run_slot(run *r, int k, int *ready, int *n_ready)
         } else {
             tg_release(dx[i]);
         }
-        tg_status s2 = route(r, n, i, s == TG_OK ? g : NULL, ready, n_ready);
+        dx[i] = g;
+    }
+    if (s == TG_OK && sl->needed && n->hooks) /* post hooks: they may replace dx */
+        s = tg__node_run_hooks(n, false, dx, sl->pending);
+    for (int i = 0; i < n->n_in; i++) {
+        if (s != TG_OK) {
+            tg_release(dx[i]);
+            dx[i] = NULL;
+        }
+        tg_status s2 = route(r, n, i, dx[i], ready, n_ready);
         if (s == TG_OK)
             s = s2;
     }

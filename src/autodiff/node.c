@@ -208,6 +208,7 @@ static void destroy(tg_node *n)
     }
     if (n->fn_ctx)
         tg__function_ctx_free(n->fn_ctx);
+    tg__node_free_hooks(n);
     free(n->attrs);
     free(n->attr);
     free(n);

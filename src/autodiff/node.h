@@ -15,6 +15,15 @@ typedef struct tg_edge {
     tg_tensor *leaf;      /* owned reference */
 } tg_edge;
 
+/* a hook added by tg_grad_node_add_hook (a list in the order added) */
+typedef struct tg_node_hook {
+    tg_grad_node_hook fn;
+    void *user;
+    void (*user_free)(void *user);
+    bool pre;
+    struct tg_node_hook *next;
+} tg_node_hook;
+
 typedef struct tg_node {
     int refcount;
     const tg_op_def *op;          /* NULL for custom functions */
@@ -32,6 +41,7 @@ typedef struct tg_node {
     int n_attrs;
     void *attr;              /* op's struct, decoded from attrs */
     bool released;           /* saved tensors freed by backward */
+    tg_node_hook *hooks;     /* owned; NULL: none */
 } tg_node;
 
 /* records the op application in c (outputs already made) when grad mode
@@ -59,6 +69,11 @@ tg_status tg__check_saved(const tg_node *n);
  * references) for the inputs with needs[i] */
 tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
                        const bool *needs, bool create_graph);
+/* runs n's hooks of one kind (grad_node.c); post hooks' replacements
+ * are checked against the inputs' shapes and cast to their dtypes */
+tg_status tg__node_run_hooks(tg_node *n, bool pre, tg_tensor **grad_inputs,
+                             tg_tensor **grad_outputs);
+void tg__node_free_hooks(tg_node *n);
 /* custom functions (function.c) */
 tg_status tg__function_backward(tg_node *n, tg_tensor *dy, tg_tensor **dx);
 tg_status tg__function_check_saved(const struct tg_function_ctx *ctx);

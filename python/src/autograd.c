@@ -2,7 +2,8 @@
  * autograd.grad and autograd.backward, grad mode, forward mode with dual
  * tensors and anomaly checks. The grad_fn names and view tracking are in
  * autograd_history.c, custom functions (tensorgraph.autograd.Function) in
- * autograd_function.c. */
+ * autograd_function.c, the graph's nodes (next_functions, node hooks) in
+ * autograd_graph.c. */
 #include "tgpy.h"
 
 #include <stdio.h>
@@ -311,7 +312,8 @@ int tgpy_init_autograd(PyObject *m)
     }
     Py_DECREF(descr);
     PyType_Modified(&Tensor_Type);
-    if (tgpy_init_autograd_history(m) < 0 || tgpy_init_autograd_function(m) < 0)
+    if (tgpy_init_autograd_history(m) < 0 || tgpy_init_autograd_function(m) < 0 ||
+        tgpy_init_autograd_graph(m) < 0)
         return -1;
     return PyModule_AddFunctions(m, autograd_functions);
 }

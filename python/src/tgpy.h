@@ -112,6 +112,7 @@ int tgpy_init_index(void);
 int tgpy_init_autograd(PyObject *m); /* backward, grad, grad mode (autograd.c) */
 int tgpy_init_autograd_history(PyObject *m); /* grad_fn names, views */
 int tgpy_init_autograd_function(PyObject *m); /* autograd.Function */
+int tgpy_init_autograd_graph(PyObject *m); /* grad_fn nodes, node hooks */
 int tgpy_init_graph(PyObject *m);
 int tgpy_init_device(PyObject *m); /* tg.device: names and scopes (device.c) */
 int tgpy_init_train(PyObject *m);

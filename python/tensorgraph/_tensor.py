@@ -1,11 +1,11 @@
 """Tensor methods written in Python: conversions, numpy interop, the
 methods whose signatures need logic (max with dim, to(...)), in-place
-variants and grad_fn. They join the C type through _C._add_method."""
+variants and grad_fn (_grad_node.py). They join the C type through _C._add_method."""
 import builtins
 
 import numpy as np
 
-from . import _C, _memory_format, _ops, _out_arg, _tensor_str
+from . import _C, _grad_node, _memory_format, _ops, _out_arg, _tensor_str
 from ._device import check_eager_target
 from ._creation import _TG_TO_NP, zeros, ones, full, tensor
 
@@ -305,60 +305,8 @@ def masked_fill_(self, mask, value):
                    (_bool_mask(mask), _fill_value(self, value)), {}, 'MaskedFillBackward0')
 
 
-class Node:
-    """What made a tensor (PyTorch's grad_fn): the op's name. Each name is
-    its own subclass, named as PyTorch's node classes (type(y.grad_fn).__name__
-    is 'MulBackward0')."""
-    __slots__ = ('_name',)
-
-    def __init__(self, name):
-        self._name = name
-
-    def name(self):
-        # PyTorch's C++ nodes without the Backward suffix name their namespace
-        return self._name if 'Backward' in self._name and self._name != 'CopyBackwards' \
-            else 'torch::autograd::' + self._name
-
-    def __repr__(self):
-        return f'<{type(self).__name__} object at {id(self):#x}>'
-
-
-# the C ops' names whose PyTorch node has another name, whatever the arguments
-_TORCH_NODE_NAMES = {'cast': 'ToCopyBackward0', 'gemm': 'AddmmBackward0',
-                     'batch_norm': 'NativeBatchNormBackward0',
-                     'max_pool2d': 'MaxPool2DWithIndicesBackward0',
-                     'avg_pool2d': 'AvgPool2DBackward0',
-                     'tile': 'RepeatBackward0', 'conv2d': 'ConvolutionBackward0',
-                     'conv1d': 'ConvolutionBackward0', 'conv3d': 'ConvolutionBackward0',
-                     'conv_transpose2d': 'ConvolutionBackward0',
-                     'conv_transpose1d': 'ConvolutionBackward0',
-                     'conv_transpose3d': 'ConvolutionBackward0',
-                     'layer_norm': 'NativeLayerNormBackward0',
-                     'vector_norm': 'LinalgVectorNormBackward0', 'log1p': 'Log1PBackward0',
-                     'concat': 'CatBackward0'}
-_node_types = {}
-
-
-def _node_type(c_name):
-    t = _node_types.get(c_name)
-    if t is None:
-        if 'Backward' in c_name or c_name == 'CopySlices':  # PyTorch's (_C._set_grad_fn_name)
-            name = c_name
-        elif c_name[:1].isupper():  # an autograd.Function: PyTorch's MyFnBackward
-            name = c_name + 'Backward'
-        else:
-            name = _TORCH_NODE_NAMES.get(c_name) or \
-                ''.join(p.capitalize() for p in c_name.split('_')) + 'Backward0'
-        t = _node_types[c_name] = type(name, (Node,), {'__slots__': ()})
-    return t
-
-
-def _grad_fn(self):
-    n = _C._grad_fn_name(self)
-    return None if n is None else _node_type(n)(_node_type(n).__name__)
-
-
-_methods['grad_fn'] = property(_grad_fn)
+_methods['grad_fn'] = property(_grad_node.grad_fn, doc="the node that made the tensor "
+                               "(None for a leaf): _grad_node.py")
 _C._set_repr_hook(_tensor_str.tensor_repr)
 _C._set_out_hook(_out_arg.write_out)
 _methods['clone'] = _memory_format.clone

@@ -269,7 +269,7 @@ def _update(self, op, args, kwargs, node=None):
     self.copy_(r)
     if node is None:  # PyTorch names an in-place op's node as the op's
         node = _C._grad_fn_name(r)
-        node = node and _node_type(node).__name__
+        node = node and _grad_node._node_type(node).__name__
     return self if node is None else _C._name_inplace(self, node)
 
 

@@ -11,7 +11,7 @@ import gc
 import pytest
 
 import tensorgraph as tg
-from autograd_api_oracle import plain, equal, raises_same, same
+from autograd_api_oracle import raises_same, same
 from conftest import SANITIZED, needs_torch, torch
 
 pytestmark = needs_torch

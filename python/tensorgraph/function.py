@@ -81,12 +81,23 @@ def _refuse_tangents(name, tensors):
                            "tg.autograd.functional.jvp")
 
 
+def _rebuilder(kind, is_tensor, consts):
+    """out (a concrete function's tensors) -> the traced function's result:
+    a `kind` sequence with the tensors where is_tensor, consts elsewhere"""
+    def rebuild(out):
+        it = iter(out if isinstance(out, tuple) else (out,))
+        items = [next(it) if t else c for t, c in zip(is_tensor, consts)]
+        return kind(*items) if hasattr(kind, '_fields') else kind(items)
+    return rebuild
+
+
 class Function:
     def __init__(self, fn, autograph=True):
         self.autograph = autograph
         self._original = fn
         self.python_function = _convert(fn) if autograph else fn
         self._cache = {}
+        self._rebuild = {}  # concrete function -> its outputs' structure
         self._last_sig = None
         self._last = None
         self.trace_count = 0
@@ -127,7 +138,9 @@ class Function:
                    if isinstance(v, _C.Tensor)]
         _refuse_tangents(self.__name__, tensors)
         cf = self.get_concrete_function(*args, **kwargs)
-        return cf(*tensors)
+        out = cf(*tensors)
+        rebuild = self._rebuild.get(cf)
+        return rebuild(out) if rebuild else out
 
     def pull_variables(self):
         """Copies the parameters and buffers this function's graphs keep on
@@ -161,7 +174,23 @@ class Function:
                     a[p] = s
                 else:
                     kw[p] = s
-            return self.python_function(*a, **kw)
+            return split_outputs(self.python_function(*a, **kw))
+
+        rebuild = []
+
+        def split_outputs(r):
+            """a list, a named tuple or a sequence mixing tensors with Python
+            values (constants of the trace, as tf.function returns them):
+            the graph's outputs are its tensors, the call puts it back"""
+            if not isinstance(r, (tuple, list)) or (
+                    type(r) is tuple and all(isinstance(v, _C.Tensor) for v in r)):
+                return r
+            kinds = tuple(isinstance(v, _C.Tensor) for v in r)
+            if not any(kinds):
+                raise TypeError(f"tg.function '{self.__name__}' returned no tensor")
+            consts = tuple(None if k else v for k, v in zip(kinds, r))
+            rebuild.append(_rebuilder(type(r), kinds, consts))
+            return tuple(v for v in r if isinstance(v, _C.Tensor))
 
         _trace_guards.begin()
         try:
@@ -173,6 +202,8 @@ class Function:
         finally:
             guards = _trace_guards.end()
         self._cache.setdefault(sig, []).append((guards, cf))
+        if rebuild:
+            self._rebuild[cf] = rebuild[0]
         self._last_sig = sig
         self.trace_count += 1
         return cf

@@ -19,6 +19,7 @@
 #define B(p, ...) {OS_BOOL, OS_N(__VA_ARGS__), {__VA_ARGS__}, 0, p}
 #define X0(lo, hi) {OS_DIFF, 0, {0}, lo, hi} /* a 0-d input */
 #define V1(v) {OS_INDEX, 1, {1}, v, (v) + 1} /* int64 [1] holding v */
+#define VN(n, v) {OS_INDEX, 1, {n}, v, (v) + 1} /* int64 [n] holding v in each */
 /* attributes */
 #define AI(nm, v) {.name = nm, .type = TG_ATTR_INT, .u.i = (v)}
 #define AF(nm, v) {.name = nm, .type = TG_ATTR_FLOAT, .u.f = (v)}
@@ -136,6 +137,20 @@ const os_sample os_samples[] = {
      IN(X(-1, 1, 4, 3), V1(-1), V1(-5), V1(-2), V1(-2))},
     {"slice_by_grad", "axis 1, 1:4:2 of [2,5]",
      IN(X(-1, 1, 2, 2), K(-1, 1, 2, 5), V1(1), V1(4), V1(1), V1(2))},
+    /* expand_by, tile_by (expand_by.c): ONNX's target shape and repeats as
+     * tensors, fed as graph inputs; both ways of Expand's broadcast */
+    {"expand_by", "[1,3] to [3,3,3]", IN(X(-1, 1, 1, 3), VN(3, 3)), .flags = OS_STRIDED},
+    {"expand_by", "[3,1] by [4]", IN(X(-1, 1, 3, 1), VN(1, 4))},
+    {"expand_by", "[2,3] by [1,1]", IN(X(-1, 1, 2, 3), VN(2, 1))},
+    {"tile_by", "[2,3] by 2,2", IN(X(-1, 1, 2, 3), VN(2, 2)), .flags = OS_STRIDED},
+    {"tile_by", "[2,1,3] by 3,3,3", IN(X(-1, 1, 2, 1, 3), VN(3, 3))},
+    {"tile_like", "[1,3] to [2,6]", IN(X(-1, 1, 1, 3), K(-1, 1, 2, 6))},
+    {"tile_sum", "[2,6] into [1,3]", IN(X(-1, 1, 2, 6), K(-1, 1, 1, 3))},
+    /* reshape_by (reshape_by.c): ONNX Reshape's target as a tensor, fed */
+    {"reshape_by", "[2,3] to 6", IN(X(-1, 1, 2, 3), VN(1, 6)), .flags = OS_STRIDED},
+    {"reshape_by", "[4,1] to -1", IN(X(-1, 1, 4, 1), VN(1, -1))},
+    {"reshape_by", "[2,2] to 0,0 (copies)", IN(X(-1, 1, 2, 2), VN(2, 0))},
+    {"reshape_like", "[2,3] as [3,1,2]", IN(X(-1, 1, 2, 3), K(-1, 1, 3, 1, 2))},
     /* append_row (append_row.c): a row onto a list */
     {"append_row", "[3,2] and [2]", IN(X(-1, 1, 3, 2), X(-1, 1, 2)), .flags = OS_NO_ONNX},
     {"slice_grad", "axis 1, 1:4:2 of [2,5]", IN(X(-1, 1, 2, 2)),

@@ -62,6 +62,15 @@ tg_tensor *tg_nonzero(tg_tensor *x);
  * value). A copy; gradients flow to x. */
 tg_tensor *tg_slice_by(tg_tensor *x, tg_tensor *starts, tg_tensor *ends, tg_tensor *axes,
                        tg_tensor *steps);
+/* ONNX Expand and Tile with the target shape or the repeats as a 1-D
+ * int64 (or int32) tensor: expand_by broadcasts x and shape both ways
+ * (each output dim the larger of x's and the shape's where one is 1),
+ * tile_by repeats x repeats[d] times along dim d. The shape or repeats may
+ * be values of a graph: the dims they decide are then unknown (-1) until
+ * the graph runs. Negative values and shapes that do not broadcast are
+ * errors. A copy; gradients flow to x. */
+tg_tensor *tg_expand_by(tg_tensor *x, tg_tensor *shape);
+tg_tensor *tg_tile_by(tg_tensor *x, tg_tensor *repeats);
 /* x's shape as an int64 [ndim] tensor, read when it runs: in a graph, a
  * dim unknown when the graph is built (-1) gives the run's size */
 tg_tensor *tg_shape_of(tg_tensor *x);

@@ -200,6 +200,8 @@ const op_row tgpy_op_rows[] = {
     /* sizes a graph knows when it runs (tg.function: arange over traced values) */
     {"_shape_of", "input:T", C_T, F(tg_shape_of), false},
     {"_range_by", "start:T end:T step:T", C_TTT, F(tg_range_by), false},
+    {"_expand_by", "input:T shape:T", C_TT, F(tg_expand_by), false},
+    {"_tile_by", "input:T repeats:T", C_TT, F(tg_tile_by), false},
     {"_slice_by", "input:T starts:T ends:T axes:T steps:T", C_SLICE_BY, F(tg_slice_by), false},
     {"tril", "input:T diagonal:l=0", C_TL, F(tg_tril), false},
     {"triu", "input:T diagonal:l=0", C_TL, F(tg_triu), false},

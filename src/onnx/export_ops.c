@@ -336,9 +336,16 @@ static tg_status ex_arg(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
-/* Reshape, Expand: the output's shape as a second input */
+/* Reshape, Expand: the output's shape as a second input (an initializer;
+ * reshape_by and expand_by have it as an input already) */
 static tg_status ex_to_shape(ex *e, const exnode *x, const char *op)
 {
+    if (x->n->n_in == 2) {
+        onnx_node *n = simple(e, x, op, 2);
+        if (aint(x, "allowzero", 0))
+            onnx_ex_attr_int(e, n, "allowzero", 1);
+        return e->err;
+    }
     char *shape = onnx_ex_init_ints(e, "shape", x->out_meta->ndim, x->out_meta->shape, false);
     const char *in[2] = {x->in[0], shape};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
@@ -409,8 +416,11 @@ static tg_status ex_pad(ex *e, const exnode *x, const char *op)
     return e->err;
 }
 
+/* tile's reps as an initializer; tile_by has them as an input already */
 static tg_status ex_tile(ex *e, const exnode *x, const char *op)
 {
+    if (x->n->n_in == 2)
+        return ex_simple(e, x, op);
     const int64_t *v;
     int nv = aints(x, "reps", &v);
     int r = x->out_meta->ndim;

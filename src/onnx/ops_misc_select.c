@@ -6,11 +6,11 @@
  * value where the import has it (ops_misc.h's misc_value): Compress (an
  * index_select of the true positions, so gradients reach the data; where
  * the condition is computed when a graph runs, tg_nonzero's positions),
- * NonZero (tg_nonzero in both modes) and Unique (whose Y is an index_select of the first
- * occurrences). */
+ * NonZero (tg_nonzero in both modes) and Unique (the unique op in both
+ * modes, whose Y is an index_select of the first occurrences). */
 #include "onnx/ops_misc.h"
+#include "ops/op.h"
 
-#include <math.h>
 #include <string.h>
 
 /* ---- BitShift(direction) ------------------------------------------------------------ */
@@ -184,66 +184,14 @@ tg_status misc_nonzero(onnx_ictx *c)
 }
 
 /* ---- Unique(axis, sorted) -----------------------------------------------------------------
- * The slices along the axis (the elements, with no axis) as the rows of
- * an [outer, n, inner] view of the values, ordered lexicographically by a
- * stable merge sort: each run of equal slices is one unique value, its
- * first element the first occurrence. */
-typedef struct slices {
-    const void *v;
-    bool is_float;
-    int64_t n, outer, inner;
-} slices;
-
-/* NaN above every number and equal to NaN (numpy's unique collapses them) */
-static int cmp_double(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) - isnan(b);
-    return (a > b) - (a < b);
-}
-
-static int cmp_slices(const slices *S, int64_t a, int64_t b)
-{
-    for (int64_t o = 0; o < S->outer; o++)
-        for (int64_t k = 0; k < S->inner; k++) {
-            int64_t pa = (o * S->n + a) * S->inner + k, pb = (o * S->n + b) * S->inner + k;
-            int r = S->is_float ? cmp_double(((const double *)S->v)[pa],
-                                             ((const double *)S->v)[pb])
-                                : (((const int64_t *)S->v)[pa] > ((const int64_t *)S->v)[pb]) -
-                                      (((const int64_t *)S->v)[pa] < ((const int64_t *)S->v)[pb]);
-            if (r)
-                return r;
-        }
-    return 0;
-}
-
-/* stable bottom-up merge sort of ids[0..n) by cmp_slices, through tmp */
-static void sort_slices(const slices *S, int64_t *ids, int64_t *tmp, int64_t n)
-{
-    for (int64_t w = 1; w < n; w *= 2) {
-        for (int64_t lo = 0; lo < n; lo += 2 * w) {
-            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            int64_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                tmp[k++] = cmp_slices(S, ids[j], ids[i]) < 0 ? ids[j++] : ids[i++];
-            while (i < mid)
-                tmp[k++] = ids[i++];
-            while (j < hi)
-                tmp[k++] = ids[j++];
-        }
-        memcpy(ids, tmp, (size_t)n * sizeof *ids);
-    }
-}
-
+ * The unique op (src/ops/unique.c) in both modes, its length known when a
+ * graph runs; Y is an index_select of X at the first occurrences, so
+ * gradients reach X. */
 tg_status misc_unique(onnx_ictx *c)
 {
-    tg_tensor *xv = misc_value_req(c, 0, "X", "the output's length is its number of "
-                                   "distinct values");
-    if (!xv)
-        return tg_last_status();
-    tg_tensor *x = c->in[0]; /* Y is selected from it: gradients reach X */
+    tg_tensor *x = oi_req(c, 0, "X");
     int64_t sorted_attr;
-    tg_status s = oa_int(c, "sorted", 1, &sorted_attr);
+    tg_status s = x ? oa_int(c, "sorted", 1, &sorted_attr) : tg_last_status();
     if (s != TG_OK)
         return s;
     int axis = 0;
@@ -252,62 +200,17 @@ tg_status misc_unique(onnx_ictx *c)
         if ((s = oa_int(c, "axis", 0, &a)) != TG_OK ||
             (s = onnx_axis(c, a, tg_ndim(x), "axis", &axis)) != TG_OK)
             return s;
-    } else {
-        int64_t n = tg_numel(x);
-        x = tg_reshape(x, 1, &n);
+    } else { /* no axis: over the input flattened */
+        x = tg_reshape(x, 1, (int64_t[]){-1});
+        if (!x)
+            return tg_last_status();
     }
-    slices S = {.outer = 1, .inner = 1, .n = tg_shape(x)[axis]};
-    for (int d = 0; d < tg_ndim(x); d++)
-        if (d != axis)
-            *(d < axis ? &S.outer : &S.inner) *= tg_shape(x)[d];
-    void *v;
-    if ((s = misc_host_values(c, xv, &v, &S.is_float)) != TG_OK)
+    tg_tensor *r[3];
+    if ((s = tg__unique(x, axis, sorted_attr != 0, r)) != TG_OK)
         return s;
-    S.v = v;
-    int64_t n = S.n;
-    /* ids, merge buffer, then per unique: first, count; per slice: inverse;
-     * spare room for the reordering of sorted = 0 */
-    int64_t *buf = onnx_tmp_alloc(c, (size_t)(6 * n) * sizeof *buf);
-    if (!buf)
-        return tg_last_status();
-    int64_t *ids = buf, *first = buf + 2 * n, *count = buf + 3 * n, *inverse = buf + 4 * n;
-    for (int64_t i = 0; i < n; i++)
-        ids[i] = i;
-    sort_slices(&S, ids, buf + n, n);
-    int64_t u = 0; /* the runs of equal slices, in sorted order */
-    for (int64_t i = 0; i < n; i++) {
-        if (!i || cmp_slices(&S, ids[i - 1], ids[i])) {
-            first[u] = ids[i];
-            count[u++] = 0;
-        }
-        count[u - 1]++;
-        inverse[ids[i]] = u - 1;
-    }
-    if (!sorted_attr) { /* order of first occurrence: renumber by a pass over X */
-        int64_t *rank = buf + n, next = 0; /* the merge buffer is free again */
-        for (int64_t j = 0; j < u; j++)
-            rank[j] = -1;
-        int64_t *f2 = buf, *c2 = buf + 5 * n; /* ids are done with, too */
-        for (int64_t i = 0; i < n; i++)
-            if (rank[inverse[i]] < 0)
-                rank[inverse[i]] = next++;
-        for (int64_t j = 0; j < u; j++) {
-            f2[rank[j]] = first[j];
-            c2[rank[j]] = count[j];
-        }
-        for (int64_t i = 0; i < n; i++)
-            inverse[i] = rank[inverse[i]];
-        memcpy(first, f2, (size_t)u * sizeof *first);
-        memcpy(count, c2, (size_t)u * sizeof *count);
-    }
-    tg_tensor *firsts = misc_int64s(first, u);
-    c->out[0] = firsts ? tg_index_select(x, axis, firsts) : NULL;
-    if (c->n_out > 1)
-        c->out[1] = firsts;
-    if (c->n_out > 2)
-        c->out[2] = misc_int64s(inverse, n);
-    if (c->n_out > 3)
-        c->out[3] = misc_int64s(count, u);
+    c->out[0] = tg_index_select(x, axis, r[0]);
+    for (int j = 1; j < c->n_out && j < 4; j++)
+        c->out[j] = r[j - 1];
     for (int j = 0; j < c->n_out && j < 4; j++)
         if (!c->out[j])
             return tg_last_status();

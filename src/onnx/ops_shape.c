@@ -44,14 +44,34 @@ static tg_status read_axes(onnx_ictx *c, int since, int64_t **axes, int64_t *n, 
 }
 
 /* ---- Reshape, Flatten, Squeeze, Unsqueeze: computed shapes ------------------------------ */
+/* Reshape to a target the graph computes: reshape_by, the values the
+ * import knows (those beside marked dims) as its hint */
+static tg_status reshape_at_run(onnx_ictx *c, int64_t allowzero)
+{
+    tg_tensor *x = c->in[0], *v = c->in[1];
+    if (tg_ndim(v) != 1 || tg_shape(v)[0] < 0 || tg_shape(v)[0] > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "shape should be 1-D of a known length of at "
+                        "most %d", TG_MAX_DIMS);
+    int64_t hint[TG_MAX_DIMS], n = c->dims[1] ? tg_numel(c->dims[1]) : 0;
+    if (n && tg_copy_to(c->dims[1], TG_INT64, hint) != TG_OK)
+        return tg_last_status();
+    for (int64_t d = 0; d < n; d++) /* reshape_by's mark: INT64_MIN */
+        hint[d] = hint[d] == ONNX_RUN_TIME_DIM ? INT64_MIN : hint[d];
+    return done(c, 0, tg__reshape_by(x, onnx_as(v, TG_INT64), allowzero != 0, (int)n, hint));
+}
+
 static tg_status s_reshape(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "data");
     int64_t *v, n, allowzero = 0;
-    bool from_dims = onnx_use_dims(c, 1);
-    tg_status s = x ? oi_ints(c, 1, "shape", &v, &n) : tg_last_status();
+    tg_status s = x ? TG_OK : tg_last_status();
     if (s == TG_OK && c->version >= 14)
         s = oa_int(c, "allowzero", 0, &allowzero);
+    if (s == TG_OK && oi_req(c, 1, "shape") && !onnx_known(c, 1) && !c->dims[1])
+        return reshape_at_run(c, allowzero);
+    bool from_dims = s == TG_OK && onnx_use_dims(c, 1);
+    if (s == TG_OK)
+        s = oi_ints(c, 1, "shape", &v, &n);
     if (s != TG_OK)
         return s;
     if (n > TG_MAX_DIMS)
@@ -94,7 +114,12 @@ static tg_status s_reshape(onnx_ictx *c)
                             (long long)known);
         shape[infer] = tg_numel(x) / known;
     }
-    return done(c, 0, tg_reshape(x, (int)n, shape));
+    tg_tensor *y = tg_reshape(x, (int)n, shape);
+    if (!y && from_dims) { /* the marks are not dims kept in place: as values */
+        tg_clear_error();
+        return reshape_at_run(c, allowzero);
+    }
+    return done(c, 0, y);
 }
 
 static tg_status s_flatten(onnx_ictx *c)
@@ -307,9 +332,33 @@ static tg_status s_gather(onnx_ictx *c)
     return done(c, 0, tg_reshape(y, k, shape));
 }
 
+/* Expand or Tile whose target or repeats a graph computes: expand_by or
+ * tile_by on the value, with the dims the import knows (the known values
+ * where the input carries marked dims) as the op's hint */
+static tg_status by_at_run(onnx_ictx *c, bool expand)
+{
+    tg_tensor *x = c->in[0], *v = c->in[1];
+    if (tg_ndim(v) != 1 || tg_shape(v)[0] < 0 || tg_shape(v)[0] > TG_MAX_DIMS)
+        return onnx_err(c, TG_ERR_UNSUPPORTED, "input 1 should be 1-D of a known length of "
+                        "at most %d", TG_MAX_DIMS);
+    if (!expand && tg_shape(v)[0] != tg_ndim(x))
+        return onnx_err(c, TG_ERR_IO, "repeats has %lld values for rank %d",
+                        (long long)tg_shape(v)[0], tg_ndim(x));
+    int64_t hint[TG_MAX_DIMS], n = c->dims[1] ? tg_numel(c->dims[1]) : 0;
+    if (n && tg_copy_to(c->dims[1], TG_INT64, hint) != TG_OK)
+        return tg_last_status();
+    for (int64_t d = 0; d < n; d++)
+        hint[d] = hint[d] == ONNX_RUN_TIME_DIM ? -1 : hint[d];
+    tg_tensor *vi = onnx_as(v, TG_INT64);
+    return done(c, 0, expand ? tg__expand_by(x, vi, (int)n, hint)
+                             : tg__tile_by(x, vi, (int)n, hint));
+}
+
 static tg_status s_expand(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "input");
+    if (x && oi_req(c, 1, "shape") && !onnx_known(c, 1) && !c->dims[1])
+        return by_at_run(c, true);
     int64_t *v, n;
     bool from_dims = onnx_use_dims(c, 1);
     tg_status s = x ? oi_ints(c, 1, "shape", &v, &n) : tg_last_status();
@@ -324,13 +373,15 @@ static tg_status s_expand(onnx_ictx *c)
         int64_t dx = xi >= 0 ? tg_shape(x)[xi] : 1, ds = si >= 0 ? v[si] : 1;
         if (from_dims && ds == ONNX_RUN_TIME_DIM) {
             /* a size known when the graph runs: the input's own dim there
-             * (-1 keeps it), which ONNX's broadcast requires unless it is 1 */
+             * (-1 keeps it), which ONNX's broadcast requires unless it is
+             * 1; a 1 expanded to it takes the size from the shape's value */
             if (dx == 1)
-                return onnx_err(c, TG_ERR_UNSUPPORTED, "expanding dim %d of size 1 to a "
-                                "size known only when the graph runs", i);
+                return by_at_run(c, true);
             shape[i] = dx;
             continue;
         }
+        if (dx < 0 && ds != 1) /* the input's unknown dim must be 1 or ds */
+            return by_at_run(c, true);
         if (dx != ds && dx != 1 && ds != 1)
             return onnx_err(c, TG_ERR_SHAPE, "input dim %lld and shape value %lld do not "
                             "broadcast", (long long)dx, (long long)ds);
@@ -347,6 +398,8 @@ static tg_status s_expand(onnx_ictx *c)
 static tg_status s_tile(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "input");
+    if (x && oi_req(c, 1, "repeats") && (!onnx_known(c, 1) || tg_numel(x) < 0))
+        return by_at_run(c, false); /* repeats or dims known when the graph runs */
     int64_t *v, n;
     tg_status s = x ? oi_ints(c, 1, "repeats", &v, &n) : tg_last_status();
     if (s != TG_OK)

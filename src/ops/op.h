@@ -433,6 +433,9 @@ extern const tg_op_def *const tg_ops_slice_by[]; /* slice_by.c: bounds as tensor
 extern const tg_op_def *const tg_ops_shape_of[]; /* shape_of.c: a shape as an int64 tensor */
 extern const tg_op_def *const tg_ops_full_by[]; /* full_by.c: a full tensor of a shape given as values */
 extern const tg_op_def *const tg_ops_append_row[]; /* append_row.c: a list growing by a row */
+extern const tg_op_def *const tg_ops_expand_by[]; /* expand_by.c: expand_by, tile_by, gradients */
+extern const tg_op_def *const tg_ops_unique[]; /* unique.c: distinct slices, count at run time */
+extern const tg_op_def *const tg_ops_reshape_by[]; /* reshape_by.c: ONNX Reshape on a tensor target */
 extern const tg_op_def *const tg_ops_nms[]; /* nms.c: non_max_suppression, count at run time */
 extern const tg_op_def tg_op_non_max_suppression;
 extern const tg_op_def *const tg_ops_control[]; /* src/control/ops.c: cond, while_loop */
@@ -464,6 +467,22 @@ tg_status tg__infer_by_shape(tg_op_ctx *c, const tg_tensor *s, const tg_ints *hi
  * drawing at every run, x's unknown dims read then (src/graph/random.c) */
 tg_tensor *tg__rand_like(tg_tensor *x, tg_generator *gen, tg_dtype dt, bool normal, double a,
                          double b);
+/* tg_expand_by / tg_tile_by with the dims the caller knows where the
+ * shape or repeats have no data (a graph's value): hint[i] the value,
+ * -1 where unknown until the graph runs; n_hint 0: none (expand_by.c) */
+tg_tensor *tg__expand_by(tg_tensor *x, tg_tensor *shape, int n_hint, const int64_t *hint);
+tg_tensor *tg__tile_by(tg_tensor *x, tg_tensor *repeats, int n_hint, const int64_t *hint);
+/* ONNX Reshape-14 of x to the int64 1-D `shape` (0 copies x's dim unless
+ * allowzero, one -1 inferred); in a graph, where shape has no data, its
+ * values are `hint` (INT64_MIN where unknown until the graph runs;
+ * n_hint 0: all unknown) (src/ops/reshape_by.c) */
+tg_tensor *tg__reshape_by(tg_tensor *x, tg_tensor *shape, bool allowzero, int n_hint,
+                          const int64_t *hint);
+/* out[0..3) = the first occurrence of each distinct slice of x along
+ * axis, each slice's unique's position, the counts (int64; sorted, else
+ * in order of first occurrence); their length is unknown in a graph
+ * until it runs (src/ops/unique.c) */
+tg_status tg__unique(tg_tensor *x, int axis, bool sorted, tg_tensor **out);
 /* acc [r, d...] with elem [d...] as row r; an acc without rows takes its
  * other dims from elem (src/ops/append_row.c) */
 tg_tensor *tg__append_row(tg_tensor *acc, tg_tensor *elem);

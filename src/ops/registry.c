@@ -32,6 +32,9 @@ static const tg_op_def *const *const families[] = {
     tg_ops_full_by,
     tg_ops_append_row,
     tg_ops_nms,
+    tg_ops_expand_by,
+    tg_ops_unique,
+    tg_ops_reshape_by,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

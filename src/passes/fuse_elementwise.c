@@ -23,9 +23,24 @@ extern const tg_op_def tg_op_fused_elementwise;
 #define MAX_REGION 16
 #define PROGRAM_BYTES 4096
 
+/* a value with a dim known only when the graph runs (a length nonzero or
+ * expand_by decides): the region's shapes cannot be compared, nor a fused
+ * node's inference probed against fed sizes */
+static bool unknown_value(const tg_graph *g, int v)
+{
+    const tg_meta *m = &g->values[v].meta;
+    return tg__shape_has_unknown(m->ndim, m->shape);
+}
+
 static bool fusable(const tg_graph *g, const tg_uses *u, int id)
 {
     const tg_gnode *n = &g->nodes[id];
+    for (int i = 0; i < n->n_in; i++)
+        if (unknown_value(g, n->in[i]))
+            return false;
+    for (int o = 0; o < n->n_out; o++)
+        if (unknown_value(g, n->out[o]))
+            return false;
     return tg__pass_rewritable(g, u->ctrl_in, id) && n->op != &tg_op_fused_elementwise &&
            tg__fused_op_ok(n->op, n->attrs, n->n_attrs);
 }

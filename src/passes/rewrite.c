@@ -111,9 +111,25 @@ static int add_node(tg_rw *r, tg_gnode_kind kind, const char *name, bool exact, 
     return id;
 }
 
-/* gives node id of dst its op and attributes, then its output values */
+/* an input of dst's node n has a dim unknown until the graph runs */
+static bool inputs_unknown(const tg_rw *r, const tg_gnode *n)
+{
+    for (int i = 0; i < n->n_in; i++) {
+        const tg_meta *m = &r->dst->values[n->in[i]].meta;
+        if (tg__shape_has_unknown(m->ndim, m->shape))
+            return true;
+    }
+    return false;
+}
+
+/* gives node id of dst its op and attributes, then its output values:
+ * `metas`, or inferred when NULL. An inference that fails on inputs with
+ * dims known only when the graph runs (a length nonzero or expand_by
+ * decides, met by a fed size the probes cannot check) keeps `fallback`,
+ * the metas the graph was built with: the executor infers that node from
+ * the actual inputs when it runs, and checks them then. */
 static int finish_op(tg_rw *r, int id, const tg_op_def *op, const tg_attr *attrs,
-                     int n_attrs, const tg_meta *metas)
+                     int n_attrs, const tg_meta *metas, const tg_meta *fallback)
 {
     tg_gnode *n = &r->dst->nodes[id];
     tg_status s = TG_OK;
@@ -127,9 +143,12 @@ static int finish_op(tg_rw *r, int id, const tg_op_def *op, const tg_attr *attrs
         return -1;
     tg_meta m[TG_MAX_OP_OUTPUTS];
     if (!metas) {
-        if (tg__infer_node(r->dst, n, m) != TG_OK)
+        if (tg__infer_node(r->dst, n, m) == TG_OK)
+            metas = m;
+        else if (fallback && inputs_unknown(r, n))
+            metas = fallback, tg_clear_error();
+        else
             return -1;
-        metas = m;
     }
     for (int o = 0; o < n->n_out; o++)
         tg__graph_add_value(r->dst, id, o, &metas[o]); /* reserved: cannot fail */
@@ -141,7 +160,7 @@ int tg__rw_op(tg_rw *r, const tg_op_def *op, const char *base, const tg_attr *at
 {
     int n_out = tg_op_n_out(op, attrs, n_attrs);
     int id = n_out < 0 ? -1 : add_node(r, TG_GNODE_OP, base, false, n_in, in, n_out);
-    return id < 0 ? -1 : finish_op(r, id, op, attrs, n_attrs, NULL);
+    return id < 0 ? -1 : finish_op(r, id, op, attrs, n_attrs, NULL, NULL);
 }
 
 static int add_source(tg_rw *r, tg_gnode_kind kind, const char *name, bool exact,
@@ -189,7 +208,7 @@ int tg__rw_copy(tg_rw *r, int sid)
         for (int o = 0; o < n->n_out; o++)
             m[o] = r->src->values[n->out[o]].meta;
         if (id >= 0)
-            id = finish_op(r, id, n->op, n->attrs, n->n_attrs, r->reinfer ? NULL : m);
+            id = finish_op(r, id, n->op, n->attrs, n->n_attrs, r->reinfer ? NULL : m, m);
     }
     if (id < 0)
         return -1;

@@ -3,7 +3,10 @@ tg.function: Shape and Size of a NonZero's result (read at run time,
 where the -1 standing for the count was once folded in as a value),
 Slice bounds computed from them, and Range on an input's value. One
 trace serves every input; results and gradients equal eager mode's and
-numpy's. Hand-made models: needs the onnx package only."""
+numpy's. Expand and Tile whose target or repeats the graph computes, and
+Unique over computed values (each refused in graphs before). Hand-made
+models: needs the onnx package only (torch, where present, is the
+gradients' oracle)."""
 import numpy as np
 import pytest
 
@@ -232,9 +235,10 @@ def test_equal_on_a_run_time_dim_is_not_folded(tmp_path):
         assert bool(got.item()) == (np.count_nonzero(x) == 2) == bool(eager.item())
 
 
-def test_expand_of_a_one_to_a_run_time_size_is_refused_in_graphs(tmp_path):
-    """a dim of 1 expanded to a size known only when the graph runs has no
-    graph form yet: refused naming the node, while eager mode computes it"""
+def test_expand_of_a_one_to_a_run_time_size(tmp_path):
+    """a dim of 1 expanded to a size known only when the graph runs (a
+    NonZero's count): expand_by, the same values as eager mode's (it was
+    refused in graphs)"""
     nodes = [helper.make_node("NonZero", ["x"], ["nz"]),
              helper.make_node("Shape", ["nz"], ["s"]),
              helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
@@ -244,10 +248,195 @@ def test_expand_of_a_one_to_a_run_time_size_is_refused_in_graphs(tmp_path):
              helper.make_tensor("c", T.FLOAT, [1], [7.0])]
     path = model(tmp_path, nodes, [vi("x", T.FLOAT, [4])], [vi("y", T.FLOAT, ["k"])], inits)
     m = tg.onnx.load(path)
-    x = tg.tensor(np.array([1, 0, 1, 1], np.float32))
-    np.testing.assert_array_equal(m(x).numpy(), [7, 7, 7])
-    with pytest.raises(NotImplementedError, match="Expand.*known only when the graph runs"):
-        tg.function(lambda a: m(a))(x)
+    xs = [np.array([1, 0, 1, 1], np.float32), np.zeros(4, np.float32),
+          np.ones(4, np.float32)]
+    for x, (got, eager) in zip(xs, traced_and_eager(m, [(x,) for x in xs])):
+        want = np.full(np.count_nonzero(x), 7, np.float32)
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(eager.numpy(), want)
+
+
+def test_expand_of_a_one_to_a_run_time_batch_with_gradients(tmp_path):
+    """Expand(w [1, 3], Shape(y)) * y with y the rows of d a mask selects
+    (Compress): w broadcast to a batch known only when the graph runs;
+    w's gradient sums over it (torch's expand as the oracle); one trace
+    serves every batch"""
+    torch = pytest.importorskip("torch")
+    nodes = [helper.make_node("Compress", ["d", "mask"], ["y"], axis=0),
+             helper.make_node("Shape", ["y"], ["s"]),
+             helper.make_node("Expand", ["w", "s"], ["e"]),
+             helper.make_node("Mul", ["e", "y"], ["z"])]
+    path = model(tmp_path, nodes, [vi("w", T.FLOAT, [1, 3]), vi("d", T.FLOAT, [5, 3]),
+                                   vi("mask", T.BOOL, [5])], [vi("z", T.FLOAT, ["b", 3])])
+    m = tg.onnx.load(path)
+
+    def loss(w, d, mask):
+        return (m(w, d, mask) ** 2).sum()
+
+    fn, fwd = tg.function(loss), tg.function(lambda *a: m(*a))
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((1, 3)).astype(np.float32)
+    d = rng.standard_normal((5, 3)).astype(np.float32)
+    for mask in ([1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]):
+        mask = np.array(mask, bool)
+        y = d[mask]
+        np.testing.assert_array_equal(fwd(tg.tensor(w), tg.tensor(d), tg.tensor(mask)).numpy(),
+                                      np.broadcast_to(w, y.shape) * y)
+        grads = []
+        for f in (fn, loss):  # compiled, eager
+            wt = tg.tensor(w, requires_grad=True)
+            f(wt, tg.tensor(d), tg.tensor(mask)).backward()
+            grads.append(wt.grad.numpy())
+        np.testing.assert_array_equal(grads[0], grads[1])
+        wt = torch.tensor(w, requires_grad=True)
+        ((wt.expand(len(y), 3) * torch.tensor(y)) ** 2).sum().backward()
+        np.testing.assert_allclose(grads[0], wt.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert fn.trace_count == 1 and fwd.trace_count == 1
+
+
+def test_expand_to_a_shape_given_as_an_input(tmp_path):
+    """the whole target an input: ONNX's broadcast both ways (a 1 in the
+    shape keeps the input's dim), as numpy's; values the shape cannot
+    broadcast fail when the graph runs, naming the dims"""
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["y"])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [3, 1]), vi("shape", T.INT64, [3])],
+                 [vi("y", T.FLOAT, None)])
+    m = tg.onnx.load(path)
+    x = np.arange(3, dtype=np.float32).reshape(3, 1)
+    shapes = [[2, 1, 4], [1, 1, 1], [2, 3, 5], [1, 1, 0]]
+    args = [(x, np.array(s, np.int64)) for s in shapes]
+    for s, (got, eager) in zip(shapes, traced_and_eager(m, args)):
+        want = x * np.ones(s, np.float32)  # ONNX Expand: numpy's broadcast of both
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(eager.numpy(), want)
+    fn = tg.function(lambda a, b: m(a, b))
+    for bad, msg in (([2, 2, 2], "do not broadcast"), ([-1, 1, 4], "negative")):
+        with pytest.raises(Exception, match=msg):
+            fn(tg.tensor(x), tg.tensor(np.array(bad, np.int64)))
+
+
+def test_tile_by_repeats_computed_in_the_graph(tmp_path):
+    """Tile(x, [count, 2]) with count a NonZero's: tile_by, gradients
+    summing the tiles (torch's repeat as the oracle)"""
+    torch = pytest.importorskip("torch")
+    nodes = [helper.make_node("NonZero", ["m"], ["nz"]),
+             helper.make_node("Shape", ["nz"], ["s"]),
+             helper.make_node("Slice", ["s", "one", "two"], ["n"]),
+             helper.make_node("Concat", ["n", "two"], ["reps"], axis=0),
+             helper.make_node("Tile", ["x", "reps"], ["y"])]
+    inits = [ints("one", [1]), ints("two", [2])]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [2, 3]), vi("m", T.FLOAT, [5])],
+                 [vi("y", T.FLOAT, ["k", 6])], inits)
+    m = tg.onnx.load(path)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    masks = [np.array([1, 0, 1, 1, 0], np.float32), np.zeros(5, np.float32),
+             np.ones(5, np.float32)]
+    for mk, (got, eager) in zip(masks, traced_and_eager(m, [(x, mk) for mk in masks])):
+        want = np.tile(x, (np.count_nonzero(mk), 2))
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(eager.numpy(), want)
+
+    def loss(a, b):
+        return (m(a, b) ** 3).sum()
+
+    fn = tg.function(loss)
+    for mk in masks:
+        grads = []
+        for f in (fn, loss):
+            xt = tg.tensor(x, requires_grad=True)
+            f(xt, tg.tensor(mk)).backward()
+            grads.append(xt.grad.numpy())
+        np.testing.assert_array_equal(grads[0], grads[1])
+        xt = torch.tensor(x, requires_grad=True)
+        (xt.repeat(np.count_nonzero(mk), 2) ** 3).sum().backward()
+        np.testing.assert_allclose(grads[0], xt.grad.numpy(), rtol=1e-6)
+    assert fn.trace_count == 1
+
+
+def test_reshape_to_a_product_of_run_time_dims(tmp_path):
+    """Reshape(e, [Shape(e)[0] * Shape(e)[1]]) with e's second dim a
+    NonZero's count: the product is a value the graph computes (no dim of
+    it stays in place), so reshape_by; a Reshape to an input's value too.
+    Both were refused in graphs"""
+    nodes = [helper.make_node("NonZero", ["m"], ["nz"]),
+             helper.make_node("Cast", ["nz"], ["nzf"], to=T.FLOAT),
+             helper.make_node("Mul", ["nzf", "w"], ["e"]),  # [3, count]
+             helper.make_node("Shape", ["e"], ["s"]),
+             helper.make_node("ReduceProd", ["s"], ["n"], keepdims=1),
+             helper.make_node("Reshape", ["e", "n"], ["flat"]),
+             helper.make_node("Reshape", ["x", "target"], ["y"])]
+    inits = [helper.make_tensor("w", T.FLOAT, [3, 1], [1, 10, 100])]
+    path = model(tmp_path, nodes, [vi("m", T.FLOAT, [5]), vi("x", T.FLOAT, [2, 6]),
+                                   vi("target", T.INT64, [3])],
+                 [vi("flat", T.FLOAT, ["k"]), vi("y", T.FLOAT, None)], inits)
+    m = tg.onnx.load(path)
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    cases = [(np.array([0, 1, 0, 1, 1], np.float32), [0, 3, -1]),
+             (np.array([0, 0, 0, 0, 2], np.float32), [0, 2, 3]),
+             (np.ones(5, np.float32), [-1, 1, 1])]
+    args = [(mk, x, np.array(t, np.int64)) for mk, t in cases]
+    for (mk, t), (got, eager) in zip(cases, traced_and_eager(m, args)):
+        flat = (np.nonzero(mk)[0][None, :] * np.array([[1], [10], [100]])).reshape(-1)
+        want_y = x.reshape([x.shape[i] if v == 0 else v for i, v in enumerate(t)])
+        for g, e, w in zip(got, eager, (flat.astype(np.float32), want_y)):
+            np.testing.assert_array_equal(g.numpy(), w)
+            np.testing.assert_array_equal(e.numpy(), w)
+
+
+def np_unique(x, axis, sorted_):
+    """ONNX Unique's four outputs by numpy (the operator's reference)"""
+    y, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
+                                          return_counts=True, axis=axis)
+    if not sorted_:  # order of first occurrence
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        y, first, counts = np.take(y, order, axis=0 if axis is None else axis), \
+            first[order], counts[order]
+        inverse = rank[inverse.reshape(-1)]
+    return y, first, inverse.reshape(-1), counts
+
+
+@pytest.mark.parametrize("sorted_", [1, 0])
+@pytest.mark.parametrize("axis", [None, 0])
+def test_unique_over_values_computed_in_the_graph(tmp_path, sorted_, axis):
+    """Unique(Relu(x)): its length known only when the graph runs, as
+    NonZero's; all four outputs as numpy's, one trace for every count,
+    and Y's gradient reaches x at the first occurrences"""
+    attrs = {"sorted": sorted_} if axis is None else {"sorted": sorted_, "axis": axis}
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Unique", ["r"], ["y", "first", "inverse", "counts"], **attrs)]
+    path = model(tmp_path, nodes, [vi("x", T.FLOAT, [4, 2])],
+                 [vi("y", T.FLOAT, None), vi("first", T.INT64, ["u"]),
+                  vi("inverse", T.INT64, ["n"]), vi("counts", T.INT64, ["u"])])
+    m = tg.onnx.load(path)
+    xs = [np.array([[1, 2], [-1, 0], [1, 2], [3, -5]], np.float32),
+          np.array([[-1, -2], [-3, -1], [-1, 0], [0, -7]], np.float32),
+          np.array([[4, 3], [2, 1], [4, 2], [3, 1]], np.float32)]
+    for x, (got, eager) in zip(xs, traced_and_eager(m, [(x,) for x in xs])):
+        want = np_unique(np.maximum(x, 0), axis, sorted_)
+        for g, e, w in zip(got, eager, want):
+            np.testing.assert_array_equal(g.numpy(), w)
+            np.testing.assert_array_equal(e.numpy(), w)
+
+    def loss(a):
+        return (m(a)[0] ** 2).sum()
+
+    fn = tg.function(loss)
+    for x in xs:
+        grads = []
+        for f in (fn, loss):
+            xt = tg.tensor(x, requires_grad=True)
+            f(xt).backward()
+            grads.append(xt.grad.numpy())
+        np.testing.assert_array_equal(grads[0], grads[1])
+        r = np.maximum(x, 0) if axis is not None else np.maximum(x, 0).reshape(-1)
+        first = np_unique(r, axis, sorted_)[1]
+        want = np.zeros_like(r)
+        want[first] = 2 * r[first]  # Relu's gradient is 0 where r is 0
+        np.testing.assert_array_equal(grads[0], want.reshape(x.shape))
+    assert fn.trace_count == 1
 
 
 def test_topk_whose_k_and_axis_are_run_time_lengths(tmp_path):

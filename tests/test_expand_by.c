@@ -13,6 +13,8 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 
 static tg_tensor *ints(int n, const int64_t *v)
 {
@@ -386,6 +388,63 @@ static void test_reshape_by(void)
     CHECK_ERROR(like ? tg_op_call(like, 2, in, NULL, 0) : NULL, TG_ERR_SHAPE, "cannot reshape");
 }
 
+/* ONNX's Expand(w, Shape(y)) with y's batch a dim_param: a graph
+ * exported (expand_by as Expand, shape_of as Shape, the batch written as
+ * a dim_param) and imported into a graph whose y has an unknown batch
+ * (the importer refused the 1 expanded to it before); one graph for
+ * every batch, values and w's gradient bitwise eager's */
+static void test_onnx_symbolic_batch(void)
+{
+    tg_graph *g = tg_graph_new("src");
+    tg_tensor *w = tg_placeholder(g, "w", TG_FLOAT32, 2, (int64_t[]){1, 3});
+    tg_tensor *y = tg_placeholder(g, "y", TG_FLOAT32, 2, (int64_t[]){-1, 3});
+    tg_graph_begin(g);
+    tg_tensor *z = tg_mul(tg_expand_by(w, tg_shape_of(y)), y);
+    tg_graph_end();
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/tg_expand_by_%ld.onnx", (long)getpid());
+    CHECK_OK(tg_onnx_export(g, 1, &z, path));
+    tg_graph_free(g);
+    tg_onnx_model *m = tg_onnx_load(path);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    g = tg_graph_new("imported");
+    tg_tensor *pw = tg_placeholder(g, "w", TG_FLOAT32, 2, (int64_t[]){1, 3});
+    tg_tensor *py = tg_placeholder(g, "y", TG_FLOAT32, 2, (int64_t[]){-1, 3});
+    const char *names[2] = {"w", "y"};
+    tg_tensor *ins[2] = {pw, py};
+    CHECK_OK(tg_graph_begin(g));
+    tg_onnx_net *net = tg_onnx_build(m, 2, names, ins, NULL);
+    tg_tensor *out = net ? tg_onnx_net_output(net, 0) : NULL, *dw = NULL;
+    tg_tensor *loss = out ? tg_sum(tg_mul(out, out), 0, NULL, false) : NULL;
+    tg_graph_end();
+    CHECK(out && tg_shape(out)[0] == -1 && tg_shape(out)[1] == 3);
+    if (loss)
+        CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, 1, &pw, &dw));
+    tg_session *sess = dw ? tg_session_new(g) : NULL;
+    tg_tensor *wv = tt_tensor(TG_FLOAT32, 2, (int64_t[]){1, 3}, (double[]){0.5, -2, 3});
+    for (int b = 1; sess && b <= 4; b += 3) {
+        tg_tensor *yv = tg_reshape(tg_range(TG_FLOAT32, -2, 3 * b - 2, 1), 2,
+                                   (int64_t[]){b, 3});
+        tg_tensor *feeds[2] = {wv, yv}, *fetch[2] = {out, dw}, *got[2] = {0};
+        CHECK_OK(tg_session_run(sess, 2, ins, feeds, 2, fetch, got, 0, NULL));
+        tg_tensor *we = tg_detach(wv), *de = NULL;
+        tg_set_requires_grad(we, true);
+        tg_tensor *ze = tg_mul(tg_expand_by(we, tg_shape_of(yv)), yv);
+        tg_tensor *le = tg_sum(tg_mul(ze, ze), 0, NULL, false);
+        CHECK_OK(tg_autograd_grad(1, &le, NULL, 1, &we, &de, false, false));
+        CHECK(got[0] && tt_same(got[0], ze));
+        CHECK(got[1] && tt_same(got[1], de));
+        tg_release(de);
+    }
+    tg_session_free(sess);
+    tg_onnx_net_free(net);
+    tg_graph_free(g);
+    tg_onnx_free(m);
+    remove(path);
+}
+
 int main(void)
 {
     RUN(test_expand_forward);
@@ -397,5 +456,6 @@ int main(void)
     RUN(test_errors);
     RUN(test_run_time_errors);
     RUN(test_reshape_by);
+    RUN(test_onnx_symbolic_batch);
     return tt_finish();
 }

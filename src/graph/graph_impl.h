@@ -108,6 +108,11 @@ int tg__graph_add_value(tg_graph *g, int node, int index, const tg_meta *m);
  * did when the node was made), other values without; c gets the decoded
  * attributes and out_meta. TG_ERR_NOMEM, or the inference's error. */
 tg_status tg__graph_infer_node(const tg_graph *g, const tg_gnode *n, tg_op_ctx *c);
+/* an input of n has a dim known only when the graph runs (-1): an
+ * inference that fails on it may fail on the probes only (ops/op.h,
+ * tg__infer_unknown), and the executor infers n when the graph runs
+ * (src/graph/verify.c) */
+bool tg__node_inputs_unknown(const tg_graph *g, const tg_gnode *n);
 /* adds a control edge (order_only: an ordering-only edge) dep -> node,
  * unless it is there already (a scan of node's edges) */
 tg_status tg__graph_add_ctrl(tg_graph *g, int node, int dep, bool order_only);

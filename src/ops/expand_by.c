@@ -185,65 +185,59 @@ static tg_status tile_sum_infer(tg_op_ctx *c)
 }
 
 /* ---- kernels ------------------------------------------------------------------------ */
-/* The walk over big's elements in C order with small's element at the
- * same index modulo small's dims: calls f(ctx, big_flat, small_flat). */
+/* The walk over big's elements in C order, giving for each the flat
+ * index into small (contiguous) at the same index modulo small's dims
+ * (aligned at the right) */
 typedef struct walk {
-    int nd, lead; /* big's rank; big's dims before small's */
+    int nd; /* big's rank */
     int64_t shape[TG_MAX_DIMS], small[TG_MAX_DIMS], sstride[TG_MAX_DIMS];
+    int64_t idx[TG_MAX_DIMS], sidx[TG_MAX_DIMS], off;
 } walk;
 
 static void walk_init(walk *w, const tg_tensor *big, const tg_tensor *small)
 {
+    memset(w, 0, sizeof *w);
     w->nd = big->ndim;
-    w->lead = big->ndim - small->ndim;
     memcpy(w->shape, big->shape, sizeof w->shape);
     int64_t st = 1;
     for (int d = big->ndim - 1; d >= 0; d--) {
-        int j = d - w->lead;
+        int j = d - (big->ndim - small->ndim);
         w->small[d] = j >= 0 ? small->shape[j] : 1;
         w->sstride[d] = st;
         st *= w->small[d];
     }
 }
 
-/* the flat index into small (contiguous) of each element of big, in order */
-static void walk_run(const walk *w, int64_t n, int64_t *map)
+/* small's index of the current element; moves to the next */
+static int64_t walk_next(walk *w)
 {
-    int64_t idx[TG_MAX_DIMS] = {0}, sidx[TG_MAX_DIMS] = {0}, off = 0;
-    for (int64_t e = 0; e < n; e++) {
-        map[e] = off;
-        for (int d = w->nd - 1; d >= 0; d--) { /* the next index, as an odometer */
-            off += w->sstride[d];
-            if (++sidx[d] == w->small[d]) { /* small's dim wraps */
-                off -= w->small[d] * w->sstride[d];
-                sidx[d] = 0;
-            }
-            if (++idx[d] < w->shape[d])
-                break;
-            idx[d] = 0; /* big's dim wraps: a multiple of small's, so sidx[d] is 0 */
+    int64_t at = w->off;
+    for (int d = w->nd - 1; d >= 0; d--) { /* the next index, as an odometer */
+        w->off += w->sstride[d];
+        if (++w->sidx[d] == w->small[d]) { /* small's dim wraps */
+            w->off -= w->small[d] * w->sstride[d];
+            w->sidx[d] = 0;
         }
+        if (++w->idx[d] < w->shape[d])
+            break;
+        w->idx[d] = 0; /* big's dim wraps: a multiple of small's, so sidx[d] is 0 */
     }
+    return at;
 }
 
 /* out (of big's shape) = x (small) read at each index modulo x's dims */
 static tg_status repeat_into(const tg_op_ctx *c, tg_tensor *out, const tg_tensor *x)
 {
     tg_tensor *xc = tg__contig_as(x, out->dtype);
-    int64_t *map = malloc((size_t)(out->numel ? out->numel : 1) * sizeof *map);
-    if (!xc || !map) {
-        tg_release(xc);
-        free(map);
+    if (!xc)
         return tg__error(TG_ERR_NOMEM, "%s: out of memory", c->op->name);
-    }
     walk w;
     walk_init(&w, out, xc);
-    walk_run(&w, out->numel, map);
     size_t es = tg_dtype_size(out->dtype);
     const char *src = tg__base(xc);
     char *dst = tg__base(out);
     for (int64_t e = 0; e < out->numel; e++)
-        memcpy(dst + (size_t)e * es, src + (size_t)map[e] * es, es);
-    free(map);
+        memcpy(dst + (size_t)e * es, src + (size_t)walk_next(&w) * es, es);
     tg_release(xc);
     return TG_OK;
 }
@@ -304,25 +298,21 @@ static tg_status tile_sum_kernel(tg_op_ctx *c)
     if (s != TG_OK)
         return s;
     tg_tensor *dc = tg__contig_as(dy, TG_FLOAT64);
-    int64_t *map = malloc((size_t)(dy->numel ? dy->numel : 1) * sizeof *map);
     double *acc = calloc((size_t)(out->numel ? out->numel : 1), sizeof *acc);
-    if (!dc || !map || !acc) {
+    if (!dc || !acc) {
         tg_release(dc);
-        free(map);
         free(acc);
         return tg__error(TG_ERR_NOMEM, "%s: out of memory", c->op->name);
     }
     walk w;
     walk_init(&w, dy, out);
-    walk_run(&w, dy->numel, map);
     const double *g = (const double *)tg__base(dc);
     for (int64_t e = 0; e < dy->numel; e++)
-        acc[map[e]] += g[e];
+        acc[walk_next(&w)] += g[e];
     size_t es = tg_dtype_size(out->dtype);
     char *dst = tg__base(out);
     for (int64_t e = 0; e < out->numel; e++)
         tg__store(out->dtype, dst + (size_t)e * es, acc[e]);
-    free(map);
     free(acc);
     tg_release(dc);
     return TG_OK;

@@ -111,17 +111,6 @@ static int add_node(tg_rw *r, tg_gnode_kind kind, const char *name, bool exact, 
     return id;
 }
 
-/* an input of dst's node n has a dim unknown until the graph runs */
-static bool inputs_unknown(const tg_rw *r, const tg_gnode *n)
-{
-    for (int i = 0; i < n->n_in; i++) {
-        const tg_meta *m = &r->dst->values[n->in[i]].meta;
-        if (tg__shape_has_unknown(m->ndim, m->shape))
-            return true;
-    }
-    return false;
-}
-
 /* gives node id of dst its op and attributes, then its output values:
  * `metas`, or inferred when NULL. An inference that fails on inputs with
  * dims known only when the graph runs (a length nonzero or expand_by
@@ -145,7 +134,7 @@ static int finish_op(tg_rw *r, int id, const tg_op_def *op, const tg_attr *attrs
     if (!metas) {
         if (tg__infer_node(r->dst, n, m) == TG_OK)
             metas = m;
-        else if (fallback && inputs_unknown(r, n))
+        else if (fallback && tg__node_inputs_unknown(r->dst, n))
             metas = fallback, tg_clear_error();
         else
             return -1;

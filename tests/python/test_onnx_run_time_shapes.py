@@ -482,3 +482,23 @@ def test_a_run_time_length_used_as_a_number_is_not_folded(tmp_path):
         want = np.array([10, 20, 30, 40, 50])[np.count_nonzero(x):]
         np.testing.assert_array_equal(got.numpy(), want)
         np.testing.assert_array_equal(eager.numpy(), want)
+
+
+def test_expand_by_and_tile_by_bindings():
+    """the C ops behind Expand and Tile on computed targets, bound in
+    Python: inside tg.function the target is a traced value, one trace
+    for every target; gradients as torch's expand/repeat sum them"""
+    from tensorgraph import _C
+    fn = tg.function(lambda x, s, r: (_C._expand_by(x, s), _C._tile_by(x, r)))
+    x = np.array([[1.0], [2.0], [3.0]], np.float32)
+    for s, r in (([2, 3, 4], [1, 2]), ([1, 1, 1], [3, 1])):
+        e, t = fn(tg.tensor(x), tg.tensor(np.array(s)), tg.tensor(np.array(r)))
+        np.testing.assert_array_equal(e.numpy(), x * np.ones(s, np.float32))
+        np.testing.assert_array_equal(t.numpy(), np.tile(x, r))
+    assert fn.trace_count == 1
+    xt = tg.tensor(x, requires_grad=True)
+    (_C._expand_by(xt, tg.tensor(np.array([2, 3, 4]))).sum()
+     + (_C._tile_by(xt, tg.tensor(np.array([2, 3]))) ** 2).sum()).backward()
+    np.testing.assert_array_equal(xt.grad.numpy(), 8 + 6 * 2 * x)
+    with pytest.raises(RuntimeError, match="do not broadcast"):
+        _C._expand_by(tg.tensor(x), tg.tensor(np.array([2, 2])))

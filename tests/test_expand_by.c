@@ -310,6 +310,30 @@ static void test_run_time_errors(void)
     CHECK_SHAPE(got, 4, 3);
     tg_session_free(sess);
     tg_graph_free(g);
+
+    /* a matmul contracting two run-time lengths: its output is known when
+     * the graph is built, its inputs are checked when it runs (lengths
+     * that differ are an error, not a read past the data) */
+    g = tg_graph_new(NULL);
+    tg_tensor *m1 = tg_placeholder(g, "m1", TG_FLOAT32, 1, (int64_t[]){4});
+    tg_tensor *m2 = tg_placeholder(g, "m2", TG_FLOAT32, 1, (int64_t[]){4});
+    tg_tensor *a = tg_index_select(tg_ones(TG_FLOAT32, 2, (int64_t[]){2, 4}), 1,
+                                   tg_reshape(tg_nonzero(m1), 1, (int64_t[]){-1}));
+    tg_tensor *b = tg_index_select(tg_ones(TG_FLOAT32, 2, (int64_t[]){4, 3}), 0,
+                                   tg_reshape(tg_nonzero(m2), 1, (int64_t[]){-1}));
+    tg_tensor *mm = tg_matmul(a, b);
+    CHECK(mm && tg_shape(mm)[0] == 2 && tg_shape(mm)[1] == 3);
+    sess = tg_session_new(g);
+    tg_tensor *mph[2] = {m1, m2};
+    tg_tensor *mv[2] = {tt_tensor(TG_FLOAT32, 1, (int64_t[]){4}, (double[]){1, 0, 1, 1}),
+                        tt_tensor(TG_FLOAT32, 1, (int64_t[]){4}, (double[]){0, 1, 1, 1})};
+    CHECK_OK(tg_session_run(sess, 2, mph, mv, 1, &mm, &got, 0, NULL));
+    CHECK_TENSOR(got, ((double[]){3, 3, 3, 3, 3, 3}), 0);
+    mv[1] = tt_tensor(TG_FLOAT32, 1, (int64_t[]){4}, (double[]){0, 1, 0, 1});
+    CHECK_FAILS(tg_session_run(sess, 2, mph, mv, 1, &mm, &got, 0, NULL), TG_ERR_SHAPE,
+                "matmul");
+    tg_session_free(sess);
+    tg_graph_free(g);
 }
 
 static tg_tensor *reshape_to(tg_tensor *x, int n, const int64_t *v, bool allowzero)

@@ -86,6 +86,13 @@ static tg_status run_op(const tg_graph *g, tg_plan *p, const tg_gnode *n,
     bool dynamic = false;
     for (int o = 0; o < n->n_out; o++)
         dynamic |= tg__shape_has_unknown(c.out_meta[o].ndim, c.out_meta[o].shape);
+    /* an input whose dims the plan knows only now (a nonzero's count) is
+     * checked by the inference too, also where the output's are known (a
+     * matmul contracting such a dim) */
+    for (int i = 0; i < n->n_in && !dynamic; i++) {
+        const tg_meta *m = &g->values[n->in[i]].meta;
+        dynamic = tg__shape_has_unknown(m->ndim, m->shape);
+    }
     tg_status s;
     /* shapes known only at run time (after a loop whose variables change
      * size): inference on the actual inputs gives them */

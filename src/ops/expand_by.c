@@ -84,11 +84,7 @@ static tg_status set_out(tg_op_ctx *c, tg_dtype dt, int nd, const int64_t *shape
         sized[i] = shape[i] < 0 ? 1 : shape[i];
     if (!tg__size_numel(c->op->name, nd, sized, &n))
         return tg_last_status();
-    if (!tg__shape_has_unknown(nd, shape))
-        return tg_infer_set(c, 0, dt, nd, shape);
-    c->out_meta[0] = (tg_meta){.dtype = dt, .ndim = nd}; /* known at run time */
-    memcpy(c->out_meta[0].shape, shape, (size_t)nd * sizeof *shape);
-    return TG_OK;
+    return tg__infer_set_open(c, dt, nd, shape);
 }
 
 /* expand's output dims: ONNX's bidirectional broadcast of x's shape and
@@ -117,7 +113,7 @@ static tg_status expand_shape(const tg_op_ctx *c, const tg_tensor *x, const int6
 
 static tg_status expand_by_infer(tg_op_ctx *c)
 {
-    int64_t v[TG_MAX_DIMS], out[TG_MAX_DIMS];
+    int64_t v[TG_MAX_DIMS] = {0}, out[TG_MAX_DIMS];
     int n = 0, nd = 0;
     tg_status s = read_values(c, "shape", v, &n);
     if (s == TG_OK)
@@ -145,7 +141,7 @@ static tg_status tile_shape(const tg_op_ctx *c, const tg_tensor *x, const int64_
 
 static tg_status tile_by_infer(tg_op_ctx *c)
 {
-    int64_t v[TG_MAX_DIMS], out[TG_MAX_DIMS];
+    int64_t v[TG_MAX_DIMS] = {0}, out[TG_MAX_DIMS];
     int n = 0;
     tg_status s = read_values(c, "repeats", v, &n);
     if (s == TG_OK)
@@ -257,7 +253,7 @@ static tg_status check_out(const tg_op_ctx *c, int nd, const int64_t *shape)
 
 static tg_status expand_by_kernel(tg_op_ctx *c)
 {
-    int64_t v[TG_MAX_DIMS], out[TG_MAX_DIMS];
+    int64_t v[TG_MAX_DIMS] = {0}, out[TG_MAX_DIMS];
     int n = 0, nd = 0;
     tg_status s = read_values(c, "shape", v, &n);
     if (s == TG_OK)
@@ -269,7 +265,7 @@ static tg_status expand_by_kernel(tg_op_ctx *c)
 
 static tg_status tile_by_kernel(tg_op_ctx *c)
 {
-    int64_t v[TG_MAX_DIMS], out[TG_MAX_DIMS];
+    int64_t v[TG_MAX_DIMS] = {0}, out[TG_MAX_DIMS];
     int n = 0;
     tg_status s = read_values(c, "repeats", v, &n);
     if (s == TG_OK)

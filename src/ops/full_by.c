@@ -41,6 +41,11 @@ tg_status tg__infer_by_shape(tg_op_ctx *c, const tg_tensor *s, const tg_ints *hi
                              (long long)v);
         shape[d] = v < 0 ? -1 : v;
     }
+    return tg__infer_set_open(c, dt, nd, shape);
+}
+
+tg_status tg__infer_set_open(tg_op_ctx *c, tg_dtype dt, int nd, const int64_t *shape)
+{
     if (!tg__shape_has_unknown(nd, shape))
         return tg_infer_set(c, 0, dt, nd, shape);
     c->out_meta[0] = (tg_meta){.dtype = dt, .ndim = nd}; /* known at run time */

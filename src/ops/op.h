@@ -462,6 +462,10 @@ tg_tensor *tg__full_by(tg_tensor *shape, tg_dtype dt, double value, int n_hint,
  * all when hint is empty: known when the graph runs) (src/ops/full_by.c) */
 tg_status tg__infer_by_shape(tg_op_ctx *c, const tg_tensor *s, const tg_ints *hint,
                              tg_dtype dt);
+/* output 0 of dtype dt and shape [nd]: set as tg_infer_set does where every
+ * dim is known, else kept open (-1 dims: the executor infers them when the
+ * graph runs) (src/ops/full_by.c) */
+tg_status tg__infer_set_open(tg_op_ctx *c, tg_dtype dt, int nd, const int64_t *shape);
 /* U(a, b) (normal: N(a, b^2)) draws of dtype dt shaped like x, from gen:
  * eagerly tg_rand_uniform's (tg_rand_normal's) numbers; in a graph a node
  * drawing at every run, x's unknown dims read then (src/graph/random.c) */

@@ -125,15 +125,6 @@ static tg_status read_target(const tg_op_ctx *c, int64_t *v, int *n)
     return TG_OK;
 }
 
-static tg_status set_out(tg_op_ctx *c, tg_dtype dt, int nd, const int64_t *shape)
-{
-    if (!tg__shape_has_unknown(nd, shape))
-        return tg_infer_set(c, 0, dt, nd, shape);
-    c->out_meta[0] = (tg_meta){.dtype = dt, .ndim = nd}; /* known at run time */
-    memcpy(c->out_meta[0].shape, shape, (size_t)nd * sizeof *shape);
-    return TG_OK;
-}
-
 static tg_status reshape_by_infer(tg_op_ctx *c)
 {
     int64_t v[TG_MAX_DIMS], out[TG_MAX_DIMS];
@@ -141,7 +132,7 @@ static tg_status reshape_by_infer(tg_op_ctx *c)
     tg_status s = read_target(c, v, &n);
     if (s == TG_OK)
         s = target_shape(c, v, n, out);
-    return s != TG_OK ? s : set_out(c, c->in[0]->dtype, n, out);
+    return s != TG_OK ? s : tg__infer_set_open(c, c->in[0]->dtype, n, out);
 }
 
 /* reshape_like(x, ref): x's elements in ref's shape */
@@ -155,7 +146,7 @@ static tg_status reshape_like_infer(tg_op_ctx *c)
                          tg_shape_str(x->ndim, x->shape, a, sizeof a),
                          tg_shape_str(r->ndim, r->shape, b, sizeof b));
     }
-    return set_out(c, x->dtype, r->ndim, r->shape);
+    return tg__infer_set_open(c, x->dtype, r->ndim, r->shape);
 }
 
 /* out = x's elements in C order */

@@ -114,6 +114,10 @@ int tgpy_init_autograd_history(PyObject *m); /* grad_fn names, views */
 int tgpy_init_autograd_function(PyObject *m); /* autograd.Function */
 int tgpy_init_autograd_graph(PyObject *m); /* grad_fn nodes, node hooks */
 int tgpy_init_graph(PyObject *m);
+/* tensorgraph.Graph over g, keeping owner (the traced function) alive
+ * (graph_view.c) */
+PyObject *tgpy_graph_view(tg_graph *g, PyObject *owner);
+int tgpy_init_graph_view(PyObject *m);
 int tgpy_init_device(PyObject *m); /* tg.device: names and scopes (device.c) */
 int tgpy_init_train(PyObject *m);
 int tgpy_init_data(PyObject *m);

@@ -278,25 +278,6 @@ tg_graph *tg__attrs_graph(const tg_attr *a, int n, const char *name)
 }
 
 /* ---- replaying a body with the op functions -------------------------------------- */
-static tg_status replay_node(const tg_graph *b, const tg_gnode *n, tg_tensor **val)
-{
-    if (n->kind == TG_GNODE_CONSTANT) {
-        val[n->out[0]] = tg_retain(n->tensor);
-        return TG_OK;
-    }
-    if (n->kind != TG_GNODE_OP)
-        return TG_OK; /* placeholders are bound by the caller */
-    tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS];
-    for (int i = 0; i < n->n_in; i++)
-        if (!(in[i] = val[n->in[i]]))
-            return tg__error(TG_ERR_INTERNAL, "body '%s': node '%s' reads an unbound "
-                             "value", b->name, n->name);
-    tg_status s = tg_op_run(n->op, n->n_in, in, n->attrs, n->n_attrs, out);
-    for (int o = 0; o < n->n_out && s == TG_OK; o++)
-        val[n->out[o]] = tg_retain(out[o]);
-    return s;
-}
-
 tg_status tg__fgraph_call(const tg_graph *b, tg_tensor *const *in, tg_tensor **out)
 {
     const tg_fgraph *f = b->fn;
@@ -308,7 +289,7 @@ tg_status tg__fgraph_call(const tg_graph *b, tg_tensor *const *in, tg_tensor **o
             val[f->inputs[i]] = tg_retain(in[i]);
     tg_status s = TG_OK;
     for (int id = 0; id < b->n_nodes && s == TG_OK; id++)
-        s = replay_node(b, &b->nodes[id], val);
+        s = tg__graph_replay_node((tg_graph *)b, id, val);
     for (int r = 0; r < f->n_results; r++)
         out[r] = s == TG_OK ? tg__publish(tg_retain(val[f->results[r]])) : NULL;
     for (int v = 0; v < b->n_values; v++)

@@ -131,6 +131,12 @@ bool tg__graph_map_capture(tg_graph *g, const tg_tensor *t, int v);
 tg_attr *tg__attrs_hold_copy(const tg_attr *a, int n);
 void tg__attrs_free(tg_attr *a, int n);
 
+/* node id's outputs from its inputs' values val[] (a value already bound,
+ * a fed one, is kept), with the op functions in the current grad mode, or
+ * under no_grad for a node built so; constants and variables give their
+ * tensor; an unbound placeholder, and nodes that write state or draw, are
+ * errors (replay.c: tg_graph_replay, and control-flow bodies) */
+tg_status tg__graph_replay_node(tg_graph *g, int id, tg_tensor **val);
 /* a new symbolic tensor for value v (not published to any scope) */
 tg_tensor *tg__graph_symbolic(tg_graph *g, int v);
 /* "node" or "node:i" -> value id, or -1 with an error naming `fn` */

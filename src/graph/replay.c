@@ -41,8 +41,7 @@ static tg_status bind_feeds(tg_graph *g, int n, tg_tensor *const *ph, tg_tensor 
     return TG_OK;
 }
 
-/* node id's outputs from its inputs' values */
-static tg_status replay_node(tg_graph *g, int id, tg_tensor **val)
+tg_status tg__graph_replay_node(tg_graph *g, int id, tg_tensor **val)
 {
     const tg_gnode *n = &g->nodes[id];
     bool bound = true;
@@ -63,7 +62,9 @@ static tg_status replay_node(tg_graph *g, int id, tg_tensor **val)
                          n->op->flags & TG_OP_RANDOM ? "draws random numbers" : "writes state");
     tg_tensor *in[TG_MAX_OP_INPUTS], *out[TG_MAX_OP_OUTPUTS];
     for (int i = 0; i < n->n_in; i++)
-        in[i] = val[n->in[i]];
+        if (!(in[i] = val[n->in[i]]))
+            return tg__error(TG_ERR_INTERNAL, "graph '%s': node '%s' reads an unbound "
+                             "value", g->name, n->name);
     if (n->no_grad)
         tg_no_grad_begin();
     tg_status s = tg_op_run(n->op, n->n_in, in, n->attrs, n->n_attrs, out);
@@ -90,7 +91,7 @@ static tg_status replay(tg_graph *g, int n_fetches, tg_tensor *const *fetches, t
     tg_scope_begin();
     for (int id = 0; id < g->n_nodes && s == TG_OK; id++)
         if (need[id])
-            s = replay_node(g, id, val);
+            s = tg__graph_replay_node(g, id, val);
     tg_scope_end();
     tg__graph_resume(old);
     free(need);

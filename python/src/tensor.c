@@ -171,10 +171,11 @@ static PyObject *get_requires_grad_epoch(PyObject *m, PyObject *u)
 static int set_requires_grad(PyObject *o, PyObject *v, void *c)
 {
     (void)c;
-    requires_grad_epoch++;
     int on = v ? PyObject_IsTrue(v) : 0;
     if (on < 0)
         return -1;
+    if (tg_is_leaf(TENSOR(o)) && on != tg_requires_grad(TENSOR(o)))
+        requires_grad_epoch++; /* only a change: zero_grad sets it off every step */
     if (!tg_is_leaf(TENSOR(o)) && !on) {
         PyErr_SetString(PyExc_RuntimeError, "you can only change requires_grad flags of leaf "
                         "variables. If you want to use a computed variable in a subgraph that "

@@ -114,15 +114,15 @@ def zero_grads(params, set_to_none):
     default of PyTorch 1.13, Debian's and so the oracle here) detached from
     any history and zeroed in place"""
     for p in params:
-        if p.grad is None:
+        g = p.grad
+        if g is None:
             continue
         if set_to_none:
             p.grad = None
             continue
-        g = p.grad
-        if g.grad_fn is not None:
+        if not g.is_leaf:  # a gradient with history (create_graph=True)
             g = g.detach()
             p.grad = g
-        else:
+        elif g.requires_grad:
             g.requires_grad_(False)
         g.zero_()

@@ -423,7 +423,7 @@ def _hooked_leaves():
 def _with_leaf_hooks(run):
     """runs a backward pass (run()), passing each hooked leaf's gradient
     from this pass through its hooks before it joins the old grad"""
-    leaves = _hooked_leaves()
+    leaves = _hooked_leaves() if _leaf_hooks.data else None  # .data: no call when empty
     if not leaves:
         return run()
     old = {}

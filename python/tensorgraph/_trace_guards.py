@@ -17,7 +17,7 @@ import weakref
 
 from . import _C
 
-_stack = []  # per active trace (traces nest): id(module) -> module
+stack = []  # per active trace (traces nest): id(module) -> module
 # bumped wherever a module's parameters or buffers may be replaced (Module's
 # __setattr__, __delattr__, register_*, dtype conversions): while it stays,
 # the tensors a trace noted are still the modules' own
@@ -30,12 +30,12 @@ def changed():
 
 def note(module):
     """called by Module.__call__: module takes part in the trace on top"""
-    if _stack:
-        _stack[-1][id(module)] = module
+    if stack:
+        stack[-1][id(module)] = module
 
 
 def begin():
-    _stack.append({})
+    stack.append({})
 
 
 def _tensors(m):
@@ -86,4 +86,4 @@ class Guards:
 
 def end():
     """the guards of the trace that ends"""
-    return Guards(list(_stack.pop().values()))
+    return Guards(list(stack.pop().values()))

@@ -29,8 +29,11 @@ trace); `set_converter` replaces the converter. See docs/CONTROL_FLOW.md.
 import functools
 import warnings
 
-from . import _C, _trace_guards
+from . import _C, _size, _trace_guards
+from . import autograd_forward_ad as _forward_ad
 from ._grad_mode import enable_grad
+
+_c_shape = _size._c_shape.__get__  # the shape as a plain tuple (no Size: a signature's key)
 
 RETRACE_WARNING = 5  # warn once a function has been traced this many times
 
@@ -54,10 +57,10 @@ def _convert(fn):
 
 def _signature(args, kwargs):
     sig = []
-    for i, a in enumerate(list(args) + sorted(kwargs.items())):
+    for i, a in enumerate(list(args) + sorted(kwargs.items()) if kwargs else args):
         name, v = (i, a) if i < len(args) else a
         if isinstance(v, _C.Tensor):
-            sig.append((name, 'tensor', tuple(v.shape), v.dtype.name))
+            sig.append((name, 'tensor', _c_shape(v), v.dtype.name))
         else:
             try:
                 hash(v)
@@ -70,8 +73,7 @@ def _signature(args, kwargs):
 def _refuse_tangents(name, tensors):
     """a graph run gives its outputs no tangents: refused rather than
     dropped (tg.autograd.forward_ad's dual tensors work op by op)"""
-    from . import autograd_forward_ad as fwAD
-    if fwAD._current_level < 0:
+    if _forward_ad._current_level < 0:
         return
     if any(_C._unpack_dual(t)[1] is not None for t in tensors):
         raise RuntimeError(f"tg.function '{name}': an argument carries a forward-mode "
@@ -134,8 +136,8 @@ class Function:
         return cf
 
     def __call__(self, *args, **kwargs):
-        tensors = [v for v in list(args) + [kwargs[k] for k in sorted(kwargs)]
-                   if isinstance(v, _C.Tensor)]
+        tensors = [v for v in (list(args) + [kwargs[k] for k in sorted(kwargs)] if kwargs
+                               else args) if isinstance(v, _C.Tensor)]
         _refuse_tangents(self.__name__, tensors)
         cf = self.get_concrete_function(*args, **kwargs)
         out = cf(*tensors)

@@ -41,7 +41,8 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args, **kwargs):
-        _trace_guards.note(self)  # a tg.function trace depends on self.training
+        if _trace_guards.stack:  # a tg.function trace depends on self.training
+            _trace_guards.note(self)
         if self._backward_hooks or self._backward_pre_hooks:
             return self._call_with_forward(self.forward, *args, **kwargs)
         if self._forward_pre_hooks:

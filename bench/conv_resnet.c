@@ -7,10 +7,12 @@
  * undisturbed), measured in the same run. Per layer: ms (median of the samples, each at least ~20 ms
  * of repeats after one untimed call, see --sample-ms), best_ms, GFLOP/s, share of the
  * sgemm peak (median over median, and best over best: on a shared
- * machine the best samples are the ones least disturbed) and the path ("dense": conv_dense.c's implicit GEMM, "old":
- * the paths before it, the cost-chosen direct kernels or im2col + GEMM);
+ * machine the best samples are the ones least disturbed) and the path
+ * ("winograd": conv_wino.c, for the layers it takes, "dense": conv_dense.c's
+ * implicit GEMM, "old": the paths before them, the cost-chosen direct
+ * kernels or im2col + GEMM);
  * a summary line weighs the layers by how often ResNet-18 has them.
- *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path dense|old|both]
+ *   bench_conv_resnet [--batch B] [--threads T] [--samples N] [--path winograd|dense|old|all]
  *                     [--tile K] [--sample-ms MS] [--only LAYER] [--chunk-kb KB] [--cpu]
  *                     [--frozen 0|1] [--cold]
  * (--tile: the dense path's tile shape K, not chosen per layer;
@@ -32,6 +34,7 @@
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_dense.h"
+#include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
 #include "buffers.h"
@@ -138,7 +141,7 @@ int main(int argc, char **argv)
 {
     int64_t batch = 1;
     int threads = 2, samples = 5, frozen = 1;
-    const char *path = "both", *only = NULL;
+    const char *path = "all", *only = NULL;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--cpu") || !strcmp(argv[i], "--cold")) {
             if (!strcmp(argv[i], "--cpu"))
@@ -175,7 +178,8 @@ int main(int argc, char **argv)
     printf("{\"bench\": \"conv_resnet\", \"what\": \"sgemm_peak\", \"isa\": \"%s\", "
            "\"threads\": %d, \"clock\": \"%s\", \"gflops\": %.1f, \"best_gflops\": %.1f}\n",
            isa, threads, cpu_time ? "cpu" : "wall", peak, peak_best);
-    double total[2] = {0, 0}, total_best[2] = {0, 0}, flops = 0;
+    double total[3] = {0, 0, 0}, total_best[3] = {0, 0, 0}, flops = 0;
+    static const char *const path_names[3] = {"old", "dense", "winograd"};
     for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
         const layer *l = &layers[i];
         if (only && strcmp(only, l->name))
@@ -194,10 +198,15 @@ int main(int argc, char **argv)
         c.y = malloc((size_t)(batch * l->o * oh * oh) * sizeof(float));
         double gflop = 2.0 * (double)(batch * l->o * l->c * l->k * l->k * oh * oh) / 1e9;
         flops += gflop * (double)l->count;
-        for (int dense = 1; dense >= 0; dense--) {
-            if (strcmp(path, "both") && strcmp(path, dense ? "dense" : "old"))
+        tg__conv_wino_set_enabled(true);
+        bool wino = tg__conv_wino_wanted(TG_FLOAT32, &c.g); /* else dense runs it */
+        for (int kind = 2; kind >= 0; kind--) {
+            bool dense = kind == 1;
+            tg__conv_wino_set_enabled(kind == 2);
+            tg__conv_dense_set_enabled(kind >= 1);
+            if ((strcmp(path, "all") && strcmp(path, path_names[kind])) ||
+                (kind == 2 && !wino))
                 continue;
-            tg__conv_dense_set_enabled(dense);
             char tile[96] = "";
             if (dense) {
                 tg__dense_plan plan;
@@ -210,8 +219,11 @@ int main(int argc, char **argv)
                              plan.mr, plan.nv, plan.tail_nv ? " tail x" : "", plan.tail_nv);
             }
             double best = -1, ms = c.x && c.w && c.b && c.y ? time_it(run_conv, &c, samples, &best) : -1;
-            total[dense] += ms * (double)l->count;
-            total_best[dense] += best * (double)l->count;
+            /* the network's total per path: a layer another path takes counts as it */
+            for (int t = kind; t <= (kind == 1 && !wino ? 2 : kind); t++) {
+                total[t] += ms * (double)l->count;
+                total_best[t] += best * (double)l->count;
+            }
             printf("{\"bench\": \"conv_resnet\", \"layer\": \"%s\", \"c\": %lld, \"hw\": %lld, "
                    "\"o\": %lld, \"k\": %lld, \"stride\": %lld, \"batch\": %lld, "
                    "\"threads\": %d, \"isa\": \"%s\", \"path\": \"%s\", \"ms\": %.4f, "
@@ -219,23 +231,24 @@ int main(int argc, char **argv)
                    "\"best_of_best_peak\": %.2f%s}\n",
                    l->name, (long long)l->c, (long long)l->hw, (long long)l->o,
                    (long long)l->k, (long long)l->stride, (long long)batch, threads, isa,
-                   dense ? "dense" : "old", ms, best, ms > 0 ? gflop / ms * 1e3 : 0,
+                   path_names[kind], ms, best, ms > 0 ? gflop / ms * 1e3 : 0,
                    ms > 0 && peak > 0 ? gflop / ms * 1e3 / peak : 0,
                    ms > 0 && peak_best > 0 ? gflop / best * 1e3 / peak_best : 0, tile);
             fflush(stdout);
         }
         tg__conv_dense_set_enabled(true);
+        tg__conv_wino_set_enabled(true);
         free(c.x), free(c.w), free(c.b), free(c.y);
     }
-    for (int dense = 1; dense >= 0; dense--)
-        if (total[dense] > 0)
+    for (int kind = 2; kind >= 0; kind--)
+        if (total[kind] > 0)
             printf("{\"bench\": \"conv_resnet\", \"what\": \"network_convs\", \"isa\": \"%s\", "
                    "\"batch\": %lld, \"threads\": %d, \"path\": \"%s\", \"ms\": %.2f, "
                    "\"best_ms\": %.2f, \"gflops\": %.1f, \"of_peak\": %.2f, "
                    "\"best_of_best_peak\": %.2f}\n",
-                   isa, (long long)batch, threads, dense ? "dense" : "old", total[dense],
-                   total_best[dense], flops / total[dense] * 1e3,
-                   peak > 0 ? flops / total[dense] * 1e3 / peak : 0,
-                   peak_best > 0 ? flops / total_best[dense] * 1e3 / peak_best : 0);
+                   isa, (long long)batch, threads, path_names[kind], total[kind],
+                   total_best[kind], flops / total[kind] * 1e3,
+                   peak > 0 ? flops / total[kind] * 1e3 / peak : 0,
+                   peak_best > 0 ? flops / total_best[kind] * 1e3 / peak_best : 0);
     return 0;
 }

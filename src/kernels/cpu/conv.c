@@ -9,6 +9,7 @@
 #include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/conv_pw.h"
 #include "kernels/cpu/conv_dense.h"
+#include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/conv_gemm.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/im2col.h"
@@ -606,6 +607,9 @@ tg_status tg__conv2d_forward_residual(tg_dtype dt, const tg__conv_geom *given,
     if (!special || (!tg__conv_pw_forward(dt, g, x, w, b, &none, y, &st) &&
                      !tg__conv_dw_forward(dt, g, x, w, b, &none, y, &st) &&
                      !tg__conv_few_forward(dt, g, x, w, b, &none, y, &st))) {
+        if (special && tg__conv_wino_wanted(dt, g) && /* 3x3: in the output transform */
+            tg__conv_wino_forward(dt, g, x, w, b, res, relu, y, &st))
+            return st;
         if (special && tg__conv_dense_wanted(g)) /* in the tiles' store */
             return tg__conv_dense_forward_res(dt, g, x, w, b, res, relu, y);
         st = forward_general(dt, g, x, w, b, false, special, y);
@@ -623,6 +627,9 @@ static tg_status forward_general(tg_dtype dt, const tg__conv_geom *g, const void
                                  void *y)
 {
     tg_status st;
+    if (special && tg__conv_wino_wanted(dt, g) && /* 3x3 at stride 1: Winograd's */
+        tg__conv_wino_forward(dt, g, x, w, b, NULL, relu, y, &st))
+        return st;
     if (special && tg__conv_dense_wanted(g)) /* many channels: the implicit GEMM */
         return tg__conv_dense_forward(dt, g, x, w, b, relu, y);
     if (special && tg__conv_direct_forward(dt, g, x, w, b, relu, y, &st))

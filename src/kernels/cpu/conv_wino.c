@@ -1,0 +1,504 @@
+/* Winograd F(2x2, 3x3) convolution (see conv_wino.h).
+ *
+ * With d a 4x4 input tile, g a 3x3 filter and the matrices
+ *     B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+ *     G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+ *     A^T = [1 1 1 0; 0 1 -1 -1]
+ * the 2x2 outputs over the tile are A^T [(G g G^T) .* (B^T d B)] A, and
+ * summed over the input channels the elementwise product becomes, for
+ * each of the 16 positions xi of the 4x4 transforms, a GEMM
+ *     M[xi] (out channels x tiles) = U[xi] (out x in channels) V[xi] (in channels x tiles).
+ * Tiles are numbered over (image, tile row, tile column) and taken a block
+ * at a time, sized so that the block's V and M stay in cache between the
+ * three stages; each stage is split over the pool by channels (the
+ * transforms) or by xi (the GEMMs). The factors 1/2 are powers of two:
+ * exact in the weights' transform. */
+#include "kernels/cpu/conv_wino.h"
+
+#include "core/threadpool.h"
+#include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/gemm_arch_api.h"
+#include "kernels/cpu/isa_clone.h"
+#include "kernels/cpu/pack_cache.h"
+#include "kernels/cpu/scratch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XI 16             /* positions of a 4x4 transform */
+#define MIN_CHANNELS 16   /* fewer input or output channels: GEMMs too thin to pay */
+#define MIN_TILES 32      /* fewer tiles: the transformed weights outweigh the savings */
+#define BLOCK_BYTES ((int64_t)1 << 20) /* a block's V and M together: about L2 */
+#define MIN_SHARE 64      /* tiles per thread before the output channels are shared */
+#define MIN_BLOCK 128     /* tiles: fewer make the GEMMs re-read U for too few columns */
+#define SEG_MAX 64        /* tiles of one tile row transformed together */
+
+static atomic_bool enabled = true;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void read_env(void)
+{
+    const char *e = getenv("TG_CONV_WINOGRAD");
+    if (e && strcmp(e, "0") == 0)
+        atomic_store(&enabled, false);
+}
+
+void tg__conv_wino_set_enabled(bool on)
+{
+    pthread_once(&env_once, read_env);
+    atomic_store(&enabled, on);
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static bool fits(tg_dtype dt, const tg__conv_geom *g)
+{
+    return dt == TG_FLOAT32 && g->groups == 1 && g->kh == 3 && g->kw == 3 && g->sh == 1 &&
+           g->sw == 1 && g->dh == 1 && g->dw == 1 && g->oh > 0 && g->ow > 0 && g->n > 0;
+}
+
+static int64_t tile_count(const tg__conv_geom *g) { return g->n * cdiv(g->oh, 2) * cdiv(g->ow, 2); }
+
+/* the weights' transform (and its packing) costs about 16 o c stores; a
+ * frozen storage's is kept between calls (transformed_weights), so then
+ * MIN_TILES; otherwise as many tiles as o c / 64, the point where the
+ * GEMMs' savings (20 of the 36 multiply-adds per tile, output and input
+ * channel) pay for it: ResNet-18's layers on AVX-512 (bench/conv_resnet.c
+ * --frozen 0) lost beyond it, up to 2.4x, and gained or tied within it */
+static bool enough_tiles(const tg__conv_geom *g)
+{
+    int64_t tiles = tile_count(g);
+    return tiles >= MIN_TILES && (g->w_serial || tiles * 64 >= g->o * g->c);
+}
+
+bool tg__conv_wino_wanted(tg_dtype dt, const tg__conv_geom *g)
+{
+    pthread_once(&env_once, read_env);
+    return atomic_load(&enabled) && tg__conv_get_mode() == TG_CONV_AUTO && fits(dt, g) &&
+           g->c >= MIN_CHANNELS && g->o >= MIN_CHANNELS && enough_tiles(g);
+}
+
+/* ---- the three transforms (plain loops, one copy per instruction set) ---- */
+
+/* U[xi][o][c] = (G w[o][c] G^T)[xi] for the output channels [o0, o1) */
+TG_ISA_DISPATCH(static, void, weights_rows,
+                (const float *w, int64_t o0, int64_t o1, int64_t c, int64_t oc, float *u),
+                (w, o0, o1, c, oc, u))
+{
+    for (int64_t o = o0; o < o1; o++)
+        for (int64_t ci = 0; ci < c; ci++) {
+            const float *f = w + (o * c + ci) * 9;
+            float t[4][3], r[XI];
+            for (int j = 0; j < 3; j++) {
+                t[0][j] = f[j];
+                t[1][j] = 0.5f * (f[j] + f[3 + j] + f[6 + j]);
+                t[2][j] = 0.5f * (f[j] - f[3 + j] + f[6 + j]);
+                t[3][j] = f[6 + j];
+            }
+            for (int i = 0; i < 4; i++) {
+                r[4 * i] = t[i][0];
+                r[4 * i + 1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
+                r[4 * i + 2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
+                r[4 * i + 3] = t[i][2];
+            }
+            for (int xi = 0; xi < XI; xi++)
+                u[xi * oc + o * c + ci] = r[xi];
+        }
+}
+
+/* V's columns for n <= SEG_MAX tiles side by side: row r of the tiles'
+ * input split into its even columns ev[r * ld + i] and odd ones od[r * ld
+ * + i], so that tile i reads ev[i], od[i], ev[i + 1], od[i + 1] of each row
+ * (unit strides: the loop runs over the tiles in vectors); tile i writes
+ * v[xi * SEG_MAX + i] (a stride the compiler knows: it vectorizes) */
+TG_ISA_DISPATCH(static, void, input_tiles,
+                (const float *restrict ev, const float *restrict od, int64_t ld, int64_t n,
+                 float *restrict v),
+                (ev, od, ld, n, v))
+{
+    const float *e0 = ev, *e1 = ev + ld, *e2 = ev + 2 * ld, *e3 = ev + 3 * ld;
+    const float *o0 = od, *o1 = od + ld, *o2 = od + 2 * ld, *o3 = od + 3 * ld;
+    for (int64_t i = 0; i < n; i++) {
+        /* B^T d, one column at a time: rows 0-3 of column c are a, b, c, d */
+#define COLUMN(S, A, B, C, D) \
+    float S##0 = (A) - (C), S##1 = (B) + (C), S##2 = (C) - (B), S##3 = (B) - (D)
+        COLUMN(p, e0[i], e1[i], e2[i], e3[i]);
+        COLUMN(q, o0[i], o1[i], o2[i], o3[i]);
+        COLUMN(r, e0[i + 1], e1[i + 1], e2[i + 1], e3[i + 1]);
+        COLUMN(s, o0[i + 1], o1[i + 1], o2[i + 1], o3[i + 1]);
+#undef COLUMN
+        /* (B^T d) B: row k of it is p_k q_k r_k s_k */
+#define ROW(K, P, Q, R, S)                       \
+    v[(4 * K) * SEG_MAX + i] = (P) - (R);        \
+    v[(4 * K + 1) * SEG_MAX + i] = (Q) + (R);    \
+    v[(4 * K + 2) * SEG_MAX + i] = (R) - (Q);    \
+    v[(4 * K + 3) * SEG_MAX + i] = (Q) - (S)
+        ROW(0, p0, q0, r0, s0);
+        ROW(1, p1, q1, r1, s1);
+        ROW(2, p2, q2, r2, s2);
+        ROW(3, p3, q3, r3, s3);
+#undef ROW
+    }
+}
+
+/* ev[i] = p[2i], od[i] = p[2i + 1] for i < n */
+TG_ISA_DISPATCH(static, void, split_row,
+                (const float *restrict p, int64_t n, float *restrict ev, float *restrict od),
+                (p, n, ev, od))
+{
+    for (int64_t i = 0; i < n; i++) {
+        ev[i] = p[2 * i];
+        od[i] = p[2 * i + 1];
+    }
+}
+
+/* the 2x2 outputs of n tiles from m[xi * ms + i]: out[r * ld + 2i + j] */
+TG_ISA_DISPATCH(static, void, output_tiles,
+                (const float *restrict m, int64_t ms, int64_t n, float *restrict out, int64_t ld),
+                (m, ms, n, out, ld))
+{
+    for (int64_t i = 0; i < n; i++) {
+        float s[2][4];
+        for (int j = 0; j < 4; j++) { /* A^T m */
+            float m0 = m[j * ms + i], m1 = m[(4 + j) * ms + i];
+            float m2 = m[(8 + j) * ms + i], m3 = m[(12 + j) * ms + i];
+            s[0][j] = m0 + m1 + m2;
+            s[1][j] = m1 - m2 - m3;
+        }
+        for (int r = 0; r < 2; r++) { /* (A^T m) A */
+            out[r * ld + 2 * i] = s[r][0] + s[r][1] + s[r][2];
+            out[r * ld + 2 * i + 1] = s[r][1] - s[r][2] - s[r][3];
+        }
+    }
+}
+
+/* y[i] = relu?(o[i] + bias (+ res[i])), relu as the op: NaN passes */
+TG_ISA_DISPATCH(static, void, store_row,
+                (const float *restrict o, int64_t n, float bias, const float *restrict res, bool relu,
+                 float *restrict y),
+                (o, n, bias, res, relu, y))
+{
+    for (int64_t i = 0; i < n; i++) {
+        float v = o[i] + bias;
+        if (res)
+            v = v + res[i];
+        y[i] = !relu || v > 0 || v != v ? v : 0.0f;
+    }
+}
+
+/* whether every |p[i]| is at most 2^100 (false for NaN and infinities): the
+ * transforms add neighbouring values, so a NaN or an infinity would reach
+ * outputs the direct product keeps finite, and values near the largest
+ * float could overflow in them */
+TG_ISA_DISPATCH(static, bool, moderate, (const float *restrict p, int64_t n), (p, n))
+{
+    const float big = 0x1p100f;
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad |= !(p[i] <= big && p[i] >= -big);
+    return !bad;
+}
+
+/* ---- blocks of tiles ------------------------------------------------------ */
+
+typedef struct wino_job {
+    tg__conv_geom g;
+    const tg__gemm_kern *kn; /* the GEMM's micro-kernel: its packed layouts */
+    const float *x, *w, *b, *res;
+    float *u;        /* U, while it is made: [XI][o][c] */
+    const float *ua; /* U packed as the GEMM's A: see a_panels */
+    float *y;
+    bool relu;
+    int64_t tw, per_image; /* tile columns per row, tiles per image */
+    int64_t tiles, tb;     /* all tiles; the most in a block (M's row length) */
+    int64_t t_parts, o_parts; /* shares of the tiles and of the output channels */
+    int64_t tbp, kp;       /* tb up to whole B panels, o up to whole A panels */
+    atomic_int status;
+} wino_job;
+
+/* a block: tiles t0 .. t0 + cnt; V packed as the GEMM's B (b_panels), M
+ * [XI][o][tb] */
+typedef struct wino_block {
+    int64_t t0, cnt;
+    int64_t o0, o1; /* the output channels this block computes */
+    float *v, *m;
+} wino_block;
+
+/* The packed operands, per xi and per chunk q of kc input channels
+ * (kcq = min(kc, c - q kc) of them): A, U[xi]'s rows for those channels,
+ * kp / mr panels of [kcq][mr]; B, V[xi]'s rows for them, tbp / nr panels
+ * of [kcq][nr]. Each xi's chunks follow one another. */
+static const float *a_panels(const wino_job *j, int64_t xi, int64_t q)
+{
+    return j->ua + (xi * j->g.c + q * j->kn->kc) * j->kp;
+}
+
+static float *b_panels(const wino_job *j, const wino_block *k, int64_t xi, int64_t q)
+{
+    return k->v + (xi * j->g.c + q * j->kn->kc) * j->tbp;
+}
+
+/* a run of tiles along one tile row: image, tile row, first column, count */
+typedef struct segment {
+    int64_t img, ty, tx, len;
+} segment;
+
+static segment segment_at(const wino_job *j, int64_t t, int64_t end)
+{
+    int64_t r = t % j->per_image;
+    segment s = {t / j->per_image, r / j->tw, r % j->tw, 0};
+    s.len = min64(min64(j->tw - s.tx, end - t), SEG_MAX);
+    return s;
+}
+
+/* the 4 input rows under a segment, zero-padded: rows[r][q] is input row
+ * 2 ty - ph + r, column 2 tx - pw + q, for q < 2 len + 2 */
+static void gather_rows(const wino_job *j, const float *plane, segment s, float *rows, int64_t ld)
+{
+    const tg__conv_geom *g = &j->g;
+    int64_t x0 = 2 * s.tx - g->pw, width = 2 * s.len + 2;
+    int64_t lo = x0 < 0 ? -x0 : 0, hi = min64(width, g->w - x0);
+    for (int r = 0; r < 4; r++) {
+        float *row = rows + r * ld;
+        int64_t iy = 2 * s.ty - g->ph + r;
+        if (iy < 0 || iy >= g->h || hi <= lo) {
+            memset(row, 0, (size_t)width * sizeof(float));
+            continue;
+        }
+        memset(row, 0, (size_t)lo * sizeof(float));
+        memcpy(row + lo, plane + iy * g->w + x0 + lo, (size_t)(hi - lo) * sizeof(float));
+        if (hi < width)
+            memset(row + hi, 0, (size_t)(width - hi) * sizeof(float));
+    }
+}
+
+/* tiles r0 .. r0 + len of the block (v[xi * SEG_MAX + i]) into channel
+ * c's rows of the B panels */
+static void to_panels(const wino_job *j, const wino_block *k, int64_t c, int64_t r0,
+                      int64_t len, const float *v)
+{
+    const int64_t kc = j->kn->kc, nr = j->kn->nr, q = c / kc;
+    const int64_t kcq = min64(kc, j->g.c - q * kc);
+    for (int xi = 0; xi < XI; xi++) {
+        float *row = b_panels(j, k, xi, q) + (c - q * kc) * nr;
+        for (int64_t i = 0; i < len;) {
+            int64_t col = r0 + i, run = min64(len - i, nr - col % nr);
+            memcpy(row + col / nr * kcq * nr + col % nr, v + xi * SEG_MAX + i,
+                   (size_t)run * sizeof(float));
+            i += run;
+        }
+    }
+}
+
+/* the columns of the last B panel past the block's tiles: zeros (the
+ * micro-kernel computes them, and nothing stores them) */
+static void zero_pad_columns(const wino_job *j, const wino_block *k)
+{
+    const int64_t kc = j->kn->kc, nr = j->kn->nr, used = k->cnt % nr;
+    if (!used)
+        return;
+    for (int xi = 0; xi < XI; xi++)
+        for (int64_t q = 0; q * kc < j->g.c; q++) {
+            int64_t kcq = min64(kc, j->g.c - q * kc);
+            float *last = b_panels(j, k, xi, q) + k->cnt / nr * kcq * nr;
+            for (int64_t r = 0; r < kcq; r++)
+                memset(last + r * nr + used, 0, (size_t)(nr - used) * sizeof(float));
+        }
+}
+
+static void input_block(const wino_job *j, const wino_block *k)
+{
+    const tg__conv_geom *g = &j->g;
+    enum { LD = SEG_MAX + 1 };
+    float rows[4 * (2 * LD)], ev[4 * LD], od[4 * LD], v[XI * SEG_MAX];
+    const int64_t end = k->t0 + k->cnt;
+    for (int64_t c = 0; c < g->c; c++)
+        for (int64_t t = k->t0; t < end;) {
+            segment s = segment_at(j, t, end);
+            gather_rows(j, j->x + (s.img * g->c + c) * g->h * g->w, s, rows, 2 * LD);
+            for (int r = 0; r < 4; r++)
+                split_row(rows + r * 2 * LD, s.len + 1, ev + r * LD, od + r * LD);
+            input_tiles(ev, od, LD, s.len, v);
+            to_panels(j, k, c, t - k->t0, s.len, v);
+            t += s.len;
+        }
+    zero_pad_columns(j, k);
+}
+
+/* M[xi] = U[xi] V[xi] over the block's tiles, chunk by chunk of kc input
+ * channels (the later ones accumulate), in the GEMM's blocks of rows */
+static void gemm_block(const wino_job *j, const wino_block *k)
+{
+    const tg__gemm_kern *kn = j->kn;
+    const int64_t o = j->g.o, kc = kn->kc;
+    for (int64_t xi = 0; xi < XI; xi++)
+        for (int64_t q = 0; q * kc < j->g.c; q++) {
+            int64_t kcq = min64(kc, j->g.c - q * kc);
+            const float *a = a_panels(j, xi, q), *b = b_panels(j, k, xi, q);
+            for (int64_t i0 = k->o0; i0 < k->o1; i0 += kn->mc)
+                kn->macro_ep(min64(kn->mc, k->o1 - i0), k->cnt, kcq, a + i0 * kcq, b,
+                             k->m + (xi * o + i0) * j->tb, j->tb, q > 0, NULL);
+        }
+}
+
+static void output_block(const wino_job *j, const wino_block *k)
+{
+    const tg__conv_geom *g = &j->g;
+    float out[2 * 2 * SEG_MAX];
+    const int64_t ld = 2 * SEG_MAX, end = k->t0 + k->cnt, plane = g->oh * g->ow;
+    for (int64_t o = k->o0; o < k->o1; o++) {
+        float bias = j->b ? j->b[o] : 0.0f;
+        for (int64_t t = k->t0; t < end;) {
+            segment s = segment_at(j, t, end);
+            output_tiles(k->m + o * j->tb + (t - k->t0), g->o * j->tb, s.len, out, ld);
+            int64_t ox = 2 * s.tx, cols = min64(2 * s.len, g->ow - ox);
+            for (int r = 0; r < 2 && 2 * s.ty + r < g->oh; r++) {
+                int64_t at = (s.img * g->o + o) * plane + (2 * s.ty + r) * g->ow + ox;
+                store_row(out + r * ld, cols, bias, j->res ? j->res + at : NULL, j->relu,
+                          j->y + at);
+            }
+            t += s.len;
+        }
+    }
+}
+
+/* parts p0 .. p1 of the work, one per thread: the tiles in equal shares
+ * (whole vectors of them), and when there are too few tiles for that, the
+ * output channels in equal shares (whole panels of the GEMM's rows), each
+ * such part transforming the same input tiles. A part's tiles go in blocks
+ * of at most tb, as even as whole vectors allow, each block through the
+ * three stages on this thread (its V and M stay in this core's cache) */
+static void parts_body(void *ctx, int64_t p0, int64_t p1)
+{
+    wino_job *j = ctx;
+    const tg__conv_geom *g = &j->g;
+    wino_block k = {
+        .v = tg__scratch(TG_SCRATCH_KERNEL0, (size_t)(XI * g->c * j->tbp) * sizeof(float)),
+        .m = tg__scratch(TG_SCRATCH_KERNEL1, (size_t)(XI * g->o * j->tb) * sizeof(float))};
+    if (!k.v || !k.m) {
+        atomic_store(&j->status, TG_ERR_NOMEM);
+        return;
+    }
+    const int64_t mr = j->kn->mr, panels = cdiv(g->o, mr);
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t tp = p / j->o_parts, op = p % j->o_parts;
+        int64_t lo = min64(j->tiles, cdiv(tp * j->tiles / j->t_parts, 16) * 16);
+        int64_t hi = tp + 1 == j->t_parts ? j->tiles
+                                          : cdiv((tp + 1) * j->tiles / j->t_parts, 16) * 16;
+        k.o0 = min64(g->o, op * panels / j->o_parts * mr);
+        k.o1 = min64(g->o, (op + 1) * panels / j->o_parts * mr);
+        if (hi <= lo || k.o1 <= k.o0)
+            continue;
+        int64_t size = min64(j->tb, cdiv(cdiv(hi - lo, cdiv(hi - lo, j->tb)), 16) * 16);
+        for (k.t0 = lo; k.t0 < hi; k.t0 += size) {
+            k.cnt = min64(size, hi - k.t0);
+            input_block(j, &k);
+            gemm_block(j, &k);
+            output_block(j, &k);
+        }
+    }
+}
+
+/* U[xi] = G w G^T for the output channels o0 .. o1 */
+static void weights_body(void *ctx, int64_t o0, int64_t o1)
+{
+    wino_job *j = ctx;
+    weights_rows(j->w, o0, o1, j->g.c, j->g.o * j->g.c, j->u);
+}
+
+/* U[xi] into the GEMM's A panels */
+static void pack_body(void *ctx, int64_t xi0, int64_t xi1)
+{
+    wino_job *j = ctx;
+    const int64_t c = j->g.c, kc = j->kn->kc;
+    for (int64_t xi = xi0; xi < xi1; xi++)
+        for (int64_t q = 0; q * kc < c; q++)
+            j->kn->pack_a(false, j->u + xi * j->g.o * c + q * kc, c, j->g.o,
+                          min64(kc, c - q * kc), 1.0, (float *)a_panels(j, xi, q));
+}
+
+/* U packed as the GEMM's A: kept between calls when the weights are
+ * frozen (an ONNX model's initializers), else made in the caller's
+ * scratch; NULL with *why TG_OK when the weights are not all moderate(),
+ * else TG_ERR_NOMEM */
+static const float *transformed_weights(const wino_job *job, tg__pack_entry **kept,
+                                        tg_status *why)
+{
+    const tg__conv_geom *g = &job->g;
+    size_t bytes = (size_t)XI * (size_t)(job->kp * g->c) * sizeof(float);
+    bool ready = false;
+    float *ua = NULL;
+    *kept = NULL;
+    *why = TG_OK;
+    if (g->w_serial) {
+        tg__pack_key key = {.serial = g->w_serial, .version = g->w_version, .data = job->w,
+                            .kern = job->kn, .layout = {g->o, g->c, 3, 3, XI, 0}};
+        ua = tg__pack_cache_get(&key, bytes, &ready, kept);
+    }
+    if (ready)
+        return ua;
+    if (!moderate(job->w, g->o * g->c * 9)) {
+        tg__pack_cache_release(*kept, false);
+        return NULL;
+    }
+    if (!ua)
+        ua = tg__scratch(TG_SCRATCH_SHARED, bytes);
+    float *u = tg__scratch(TG_SCRATCH_KERNEL2, (size_t)(XI * g->o * g->c) * sizeof(float));
+    if (!ua || !u) {
+        tg__pack_cache_release(*kept, false);
+        *why = TG_ERR_NOMEM;
+        return NULL;
+    }
+    wino_job j = *job;
+    j.u = u, j.ua = ua;
+    tg_parallel_for(g->o, 1, weights_body, &j);
+    tg_parallel_for(XI, 1, pack_body, &j);
+    return ua;
+}
+
+/* the most tiles a block takes: V and M within BLOCK_BYTES, whole panels
+ * of the GEMM's nr columns */
+static int64_t block_tiles(const tg__conv_geom *g, int64_t nr)
+{
+    int64_t most = BLOCK_BYTES / ((int64_t)XI * (int64_t)sizeof(float) * (g->c + g->o));
+    return most < MIN_BLOCK ? cdiv(MIN_BLOCK, nr) * nr : most / nr * nr;
+}
+
+/* the parts: a share of the tiles per thread while each gets MIN_SHARE,
+ * else the output channels shared too (a panel of the GEMM's rows each
+ * at least) */
+static void split(wino_job *j)
+{
+    int64_t threads = tg_in_parallel_region() ? 1 : tg_get_num_threads();
+    j->t_parts = min64(threads, j->tiles / MIN_SHARE);
+    j->t_parts = j->t_parts < 1 ? 1 : j->t_parts;
+    j->o_parts = min64(threads / j->t_parts, cdiv(j->g.o, j->kn->mr));
+}
+
+bool tg__conv_wino_forward(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w,
+                           const void *b, const void *res, bool relu, void *y, tg_status *st)
+{
+    int64_t tiles = tile_count(g);
+    if (!fits(dt, g) || !moderate(x, g->n * g->c * g->h * g->w))
+        return false;
+    wino_job j = {.g = *g, .kn = &tg__gemm_arch_now()->k[0], .x = x, .w = w, .b = b,
+                  .res = res, .y = y, .relu = relu, .tw = cdiv(g->ow, 2),
+                  .per_image = cdiv(g->oh, 2) * cdiv(g->ow, 2), .tiles = tiles,
+};
+    j.tb = block_tiles(g, j.kn->nr);
+    split(&j);
+    j.tbp = cdiv(j.tb, j.kn->nr) * j.kn->nr;
+    j.kp = cdiv(g->o, j.kn->mr) * j.kn->mr;
+    atomic_init(&j.status, TG_OK);
+    tg__pack_entry *kept;
+    j.ua = transformed_weights(&j, &kept, st);
+    if (!j.ua)
+        return *st != TG_OK; /* out of memory: said; weights too large: not taken */
+    tg_parallel_for(j.t_parts * j.o_parts, 1, parts_body, &j);
+    tg__pack_cache_release(kept, true);
+    *st = (tg_status)atomic_load(&j.status);
+    return true;
+}

@@ -108,14 +108,20 @@ static void check_kernel(tg_dtype dt, const shape *s, const acts *a, bool specia
 
 static void test_kernel_every_isa(void)
 {
-    for (int isa = TG_ISA_AVX2; isa <= (int)tg__cpu_detected(); isa++) {
-        tg__cpu_force((tg__isa)isa);
-        for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
-            for (size_t a = 0; a < sizeof act_pairs / sizeof *act_pairs; a++)
-                for (int d = 0; d < 2; d++)
-                    check_kernel(d ? TG_FLOAT64 : TG_FLOAT32, &shapes[k], &act_pairs[a],
-                                 a == 0);
+    /* on 1 thread; on 2 and 3, units of two channel blocks or, where
+     * those would be few per thread, of one, claimed as the threads come */
+    for (int threads = 1; threads <= 3; threads++) {
+        tg_set_num_threads(threads);
+        for (int isa = TG_ISA_AVX2; isa <= (int)tg__cpu_detected(); isa++) {
+            tg__cpu_force((tg__isa)isa);
+            for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+                for (size_t a = 0; a < sizeof act_pairs / sizeof *act_pairs; a++)
+                    for (int d = 0; d < 2; d++)
+                        check_kernel(d ? TG_FLOAT64 : TG_FLOAT32, &shapes[k], &act_pairs[a],
+                                     a == 0);
+        }
     }
+    tg_set_num_threads(2);
     tg__cpu_force(tg__cpu_detected());
 }
 

@@ -31,12 +31,16 @@
 /* channel blocks a unit computes together (their pointwise tiles share
  * each broadcast of an input value) */
 #define PAIR 2
+/* fewer units per thread than this: single blocks per unit instead */
+#define UNITS_PER_THREAD 4
 
 typedef struct pwdw_job {
     const tg__conv_geom *pw, *dw;
     const tg__dwc_arch *arch;
     tg__dwc_plan plan; /* the depthwise layer's blocks and strips */
-    int64_t pairs;
+    int64_t per_unit, pairs; /* channel blocks per unit (PAIR or 1), units per strip */
+    int64_t n_units;
+    atomic_llong next_unit;  /* units are claimed one at a time */
     const char *x, *w1, *b1, *w2, *b2;
     const tg__conv_act *act1;
     char *y;
@@ -69,9 +73,12 @@ static void pack_blocks(const pwdw_job *j, int64_t c0, int64_t nc, int64_t cols,
     }
 }
 
+/* each thread claims units until none is left (a unit's cost varies: the
+ * last pair may hold one block) */
 static void units(void *ctx, int64_t begin, int64_t end)
 {
     pwdw_job *j = ctx;
+    (void)begin, (void)end;
     const tg__conv_geom *g = j->dw;
     const tg__dwc_plan *P = &j->plan;
     char *in0 = tg__scratch(TG_SCRATCH_KERNEL0,
@@ -84,9 +91,11 @@ static void units(void *ctx, int64_t begin, int64_t end)
     char *out = in0 + PAIR * P->in_bytes, *wp = out + P->out_bytes, *bias = wp + j->wp_bytes;
     int64_t taps = g->kh * g->kw, in_plane = g->h * g->w, out_plane = g->oh * g->ow;
     int64_t per_image = j->pairs * P->strips, packed = -1, L = P->lanes;
-    for (int64_t u = begin; u < end; u++) { /* u = (image * pairs + pair) * strips + strip */
-        int64_t n = u / per_image, pair = u % per_image / P->strips, c0 = pair * PAIR * L, oy0;
-        int64_t nc = g->c - c0 < PAIR * L ? g->c - c0 : PAIR * L;
+    const int64_t width = j->per_unit * L; /* a unit's channels */
+    for (int64_t u; (u = atomic_fetch_add(&j->next_unit, 1)) < j->n_units;) {
+        /* u = (image * pairs + pair) * strips + strip */
+        int64_t n = u / per_image, pair = u % per_image / P->strips, c0 = pair * width, oy0;
+        int64_t nc = g->c - c0 < width ? g->c - c0 : width;
         int nblk = (int)((nc + L - 1) / L);
         if (pair != packed) {
             pack_blocks(j, c0, nc, nblk * L, wp, bias);
@@ -149,15 +158,21 @@ tg_status tg__conv_pwdw_forward(tg_dtype dt, const tg__conv_geom *pw, const tg__
                   .b1 = b1, .w2 = w2, .b2 = b2, .act1 = act1, .y = y,
                   .el = tg_dtype_size(dt), .f64 = dt == TG_FLOAT64};
     tg__dwc_plan_strips(dt, g, act2, PWDW_STRIP_BYTES, &j.plan);
-    j.pairs = (j.plan.blocks + PAIR - 1) / PAIR;
+    int64_t work = g->n * g->c * (g->h * g->w * pw->c + g->oh * g->ow * g->kh * g->kw);
+    int64_t threads = work >= PWDW_PAR_WORK && !tg_in_parallel_region() ? tg_get_num_threads() : 1;
+    /* pairs of blocks share each broadcast input value; when they would
+     * leave the threads fewer than UNITS_PER_THREAD units each, single
+     * blocks (MobileNetV3-small's 72-288 channels at batch 1) */
+    j.per_unit = g->n * ((j.plan.blocks + PAIR - 1) / PAIR) * j.plan.strips >=
+                 UNITS_PER_THREAD * threads ? PAIR : 1;
+    j.pairs = (j.plan.blocks + j.per_unit - 1) / j.per_unit;
     j.wp_bytes = ((size_t)(pw->c * PAIR * j.plan.lanes) * j.el + 63) / 64 * 64;
     atomic_init(&j.status, TG_OK);
-    int64_t n_units = g->n * j.pairs * j.plan.strips;
-    int64_t work = g->n * g->c * (g->h * g->w * pw->c + g->oh * g->ow * g->kh * g->kw);
-    if (work >= PWDW_PAR_WORK && n_units > 1 && tg_get_num_threads() > 1 &&
-        !tg_in_parallel_region())
-        tg_parallel_for(n_units, 1, units, &j);
+    j.n_units = g->n * j.pairs * j.plan.strips;
+    atomic_init(&j.next_unit, 0);
+    if (threads > 1 && j.n_units > 1)
+        tg_parallel_for(threads, 1, units, &j);
     else
-        units(&j, 0, n_units);
+        units(&j, 0, 1);
     return (tg_status)atomic_load(&j.status);
 }

@@ -243,6 +243,65 @@ static void test_entry_points(void)
     drop(&d);
 }
 
+/* dx of g's product from dy, in float64 */
+static void reference_grad_input(const tg__conv_geom *g, const double *dy, const double *w,
+                                 double *dx)
+{
+    memset(dx, 0, sizeof(double) * (size_t)(g->n * g->c * g->h * g->w));
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t o = 0; o < g->o; o++)
+            for (int64_t oy = 0; oy < g->oh; oy++)
+                for (int64_t ox = 0; ox < g->ow; ox++) {
+                    double d = dy[((n * g->o + o) * g->oh + oy) * g->ow + ox];
+                    for (int64_t c = 0; c < g->c; c++)
+                        for (int64_t i = 0; i < 3; i++)
+                            for (int64_t j = 0; j < 3; j++) {
+                                int64_t r = oy - g->ph + i, q = ox - g->pw + j;
+                                if (r >= 0 && r < g->h && q >= 0 && q < g->w)
+                                    dx[((n * g->c + c) * g->h + r) * g->w + q] +=
+                                        d * w[((o * g->c + c) * 3 + i) * 3 + j];
+                            }
+                }
+}
+
+/* the input gradient as the forward product of dy with the weights flipped
+ * and transposed (padding 2 - p), within the forward's tolerance, and what
+ * tg__conv2d_grad_input gives (it takes this path first); padding beyond
+ * 2 is left to the direct kernels */
+static void test_grad_input(void)
+{
+    static const shape grads[] = {{2, 24, 10, 9, 16, 1, 1}, {1, 16, 12, 14, 20, 0, 0},
+                                  {1, 17, 13, 13, 18, 2, 1}};
+    for (size_t i = 0; i < sizeof grads / sizeof *grads; i++) {
+        tg__conv_geom g = geom_of(&grads[i]);
+        int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * 9, ny = g.n * g.o * g.oh * g.ow;
+        double *dy = malloc(sizeof(double) * (size_t)ny), *w = malloc(sizeof(double) * (size_t)nw);
+        double *want = malloc(sizeof(double) * (size_t)nx);
+        fill(dy, ny, 21);
+        fill(w, nw, 22);
+        reference_grad_input(&g, dy, w, want);
+        float *fdy = typed(dy, ny, false), *fw = typed(w, nw, false);
+        float *dx = malloc(sizeof(float) * (size_t)nx), *via = malloc(sizeof(float) * (size_t)nx);
+        tg_status st = TG_ERR_INTERNAL;
+        CHECK(tg__conv_wino_grad_input(TG_FLOAT32, &g, fdy, fw, dx, &st));
+        CHECK_OK(st);
+        double worst = 0, tol = 1e-5 * (double)(g.o * 9 + 2);
+        for (int64_t k = 0; k < nx; k++) {
+            double e = fabs((double)dx[k] - want[k]);
+            worst = e > worst || e != e ? e : worst;
+        }
+        CHECK(worst <= tol);
+        CHECK_OK(tg__conv2d_grad_input(TG_FLOAT32, &g, fdy, fw, via));
+        CHECK(memcmp(via, dx, sizeof(float) * (size_t)nx) == 0);
+        free(dy), free(w), free(want), free(fdy), free(fw), free(dx), free(via);
+    }
+    shape wide = {1, 16, 12, 12, 16, 3, 3};
+    tg__conv_geom g = geom_of(&wide);
+    float one = 1;
+    tg_status st = TG_OK;
+    CHECK(!tg__conv_wino_grad_input(TG_FLOAT32, &g, &one, &one, &one, &st));
+}
+
 /* which shapes the automatic choice sends here */
 static void test_choice(void)
 {
@@ -279,6 +338,7 @@ int main(void)
     RUN(test_same_bits);
     RUN(test_non_finite_left_to_direct);
     RUN(test_entry_points);
+    RUN(test_grad_input);
     RUN(test_choice);
     return tt_finish();
 }

@@ -656,7 +656,8 @@ tg_status tg__conv2d_grad_input(tg_dtype dt, const tg__conv_geom *given,
     tg_status st;
     tg__conv_geom canon = *given, *g = &canon;
     tg__conv_geom_canon(g);
-    if (tg__conv_pads_bounded(g) && tg__conv_direct_grad_input(dt, g, dy, w, dx, &st))
+    if (tg__conv_pads_bounded(g) && (tg__conv_wino_grad_input(dt, g, dy, w, dx, &st) ||
+                                     tg__conv_direct_grad_input(dt, g, dy, w, dx, &st)))
         return st;
     conv_job j = {.g = *g};
     /* W^T per group: W^T @ dy as a plain product runs ~10% faster in

@@ -68,18 +68,23 @@ static int64_t tile_count(const tg__conv_geom *g) { return g->n * cdiv(g->oh, 2)
  * GEMMs' savings (20 of the 36 multiply-adds per tile, output and input
  * channel) pay for it: ResNet-18's layers on AVX-512 (bench/conv_resnet.c
  * --frozen 0) lost beyond it, up to 2.4x, and gained or tied within it */
-static bool enough_tiles(const tg__conv_geom *g)
+static bool enough_tiles(const tg__conv_geom *g, bool against_dense)
 {
     int64_t tiles = tile_count(g);
-    return tiles >= MIN_TILES && (g->w_serial || tiles * 64 >= g->o * g->c);
+    return tiles >= MIN_TILES && (g->w_serial || !against_dense || tiles * 64 >= g->o * g->c);
 }
 
-bool tg__conv_wino_wanted(tg_dtype dt, const tg__conv_geom *g)
+/* against_dense: the alternative is the dense path (the forward product),
+ * else the slower direct kernels (the input gradient), against which the
+ * weights' transform pays from MIN_TILES on */
+static bool takes(tg_dtype dt, const tg__conv_geom *g, bool against_dense)
 {
     pthread_once(&env_once, read_env);
     return atomic_load(&enabled) && tg__conv_get_mode() == TG_CONV_AUTO && fits(dt, g) &&
-           g->c >= MIN_CHANNELS && g->o >= MIN_CHANNELS && enough_tiles(g);
+           g->c >= MIN_CHANNELS && g->o >= MIN_CHANNELS && enough_tiles(g, against_dense);
 }
+
+bool tg__conv_wino_wanted(tg_dtype dt, const tg__conv_geom *g) { return takes(dt, g, true); }
 
 /* ---- the three transforms (plain loops, one copy per instruction set) ---- */
 
@@ -501,4 +506,32 @@ bool tg__conv_wino_forward(tg_dtype dt, const tg__conv_geom *g, const void *x, c
     tg__pack_cache_release(kept, true);
     *st = (tg_status)atomic_load(&j.status);
     return true;
+}
+
+/* dx = dy (*) w flipped and transposed: the input gradient of a 3x3
+ * stride-1 convolution padded by p is the forward product of dy padded by
+ * 2 - p with w'[c][o][i][j] = w[o][c][2 - i][2 - j] */
+bool tg__conv_wino_grad_input(tg_dtype dt, const tg__conv_geom *g, const void *dy,
+                              const void *w, void *dx, tg_status *st)
+{
+    if (!fits(dt, g) || g->ph > 2 || g->pw > 2)
+        return false;
+    tg__conv_geom t = {.n = g->n, .c = g->o, .h = g->oh, .w = g->ow, .o = g->c, .kh = 3,
+                       .kw = 3, .oh = g->h, .ow = g->w, .sh = 1, .sw = 1, .ph = 2 - g->ph,
+                       .pw = 2 - g->pw, .dh = 1, .dw = 1, .groups = 1};
+    if (!takes(dt, &t, false))
+        return false;
+    float *flipped = malloc((size_t)(g->o * g->c * 9) * sizeof(float));
+    if (!flipped) {
+        *st = TG_ERR_NOMEM;
+        return true;
+    }
+    const float *src = w;
+    for (int64_t o = 0; o < g->o; o++)
+        for (int64_t c = 0; c < g->c; c++)
+            for (int k = 0; k < 9; k++)
+                flipped[(c * g->o + o) * 9 + k] = src[(o * g->c + c) * 9 + 8 - k];
+    bool taken = tg__conv_wino_forward(dt, &t, dy, flipped, NULL, NULL, false, dx, st);
+    free(flipped);
+    return taken;
 }

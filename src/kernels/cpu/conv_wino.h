@@ -36,4 +36,11 @@ void tg__conv_wino_set_enabled(bool on);
 bool tg__conv_wino_forward(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w,
                            const void *b, const void *res, bool relu, void *y, tg_status *st);
 
+/* the input gradient of g's product (dx [n, c, h, w] from dy [n, o, oh,
+ * ow]) as the forward product above of dy with the weights flipped and
+ * transposed, when that product is one tg__conv_wino_wanted takes (g: 3x3,
+ * stride 1, padding at most 2); false otherwise, as tg__conv_wino_forward */
+bool tg__conv_wino_grad_input(tg_dtype dt, const tg__conv_geom *g, const void *dy,
+                              const void *w, void *dx, tg_status *st);
+
 #endif

@@ -9,6 +9,7 @@
 #include "kernels/cpu/conv_dw_api.h"
 #include "kernels/cpu/conv_pw.h"
 #include "kernels/cpu/conv_dense.h"
+#include "kernels/cpu/conv_wgrad.h"
 #include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/conv_gemm.h"
 #include "kernels/cpu/gemm.h"
@@ -693,6 +694,8 @@ tg_status tg__conv2d_grad_weight(tg_dtype dt, const tg__conv_geom *given,
     tg_status st;
     tg__conv_geom canon = *given, *g = &canon;
     tg__conv_geom_canon(g);
+    if (tg__conv_wgrad_gemm_wanted(g)) /* many channels: one GEMM per chunk of images */
+        return tg__conv_wgrad_gemm(dt, g, dy, x, dw);
     if (tg__conv_pads_bounded(g) && tg__conv_direct_grad_weight(dt, g, dy, x, dw, &st))
         return st;
     conv_job j = {.g = *g};

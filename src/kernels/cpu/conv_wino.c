@@ -88,29 +88,53 @@ bool tg__conv_wino_wanted(tg_dtype dt, const tg__conv_geom *g) { return takes(dt
 
 /* ---- the three transforms (plain loops, one copy per instruction set) ---- */
 
-/* U[xi][o][c] = (G w[o][c] G^T)[xi] for the output channels [o0, o1) */
-TG_ISA_DISPATCH(static, void, weights_rows,
-                (const float *w, int64_t o0, int64_t o1, int64_t c, int64_t oc, float *u),
-                (w, o0, o1, c, oc, u))
+/* G f G^T for n <= SEG_MAX filters side by side: tap k of filter i at
+ * f[k * SEG_MAX + i], xi of its transform to r[xi * SEG_MAX + i] (strides
+ * the compiler knows: the loop runs over the filters in vectors) */
+TG_ISA_DISPATCH(static, void, weight_tiles, (const float *restrict f, int64_t n, float *restrict r),
+                (f, n, r))
 {
+    for (int64_t i = 0; i < n; i++) {
+#define TAP(k) f[(k) * SEG_MAX + i]
+        /* G f: rows 0-3 of column j are a, b, c, d */
+#define COLUMN(S, J)                                                      \
+    float S##0 = TAP(J), S##1 = 0.5f * (TAP(J) + TAP(3 + J) + TAP(6 + J)), \
+          S##2 = 0.5f * (TAP(J) - TAP(3 + J) + TAP(6 + J)), S##3 = TAP(6 + J)
+        COLUMN(a, 0);
+        COLUMN(b, 1);
+        COLUMN(c, 2);
+#undef COLUMN
+#undef TAP
+        /* (G f) G^T: row k of it from a_k b_k c_k */
+#define ROW(K, A, B, C)                                        \
+    r[(4 * K) * SEG_MAX + i] = (A);                            \
+    r[(4 * K + 1) * SEG_MAX + i] = 0.5f * ((A) + (B) + (C));   \
+    r[(4 * K + 2) * SEG_MAX + i] = 0.5f * ((A) - (B) + (C));   \
+    r[(4 * K + 3) * SEG_MAX + i] = (C)
+        ROW(0, a0, b0, c0);
+        ROW(1, a1, b1, c1);
+        ROW(2, a2, b2, c2);
+        ROW(3, a3, b3, c3);
+#undef ROW
+    }
+}
+
+/* U[xi][o][ci] = (G w[o][ci] G^T)[xi] for the output channels [o0, o1),
+ * SEG_MAX input channels at a time laid out tap-major first */
+static void weights_rows(const float *w, int64_t o0, int64_t o1, int64_t c, int64_t oc,
+                         float *u)
+{
+    float f[9 * SEG_MAX], r[XI * SEG_MAX];
     for (int64_t o = o0; o < o1; o++)
-        for (int64_t ci = 0; ci < c; ci++) {
-            const float *f = w + (o * c + ci) * 9;
-            float t[4][3], r[XI];
-            for (int j = 0; j < 3; j++) {
-                t[0][j] = f[j];
-                t[1][j] = 0.5f * (f[j] + f[3 + j] + f[6 + j]);
-                t[2][j] = 0.5f * (f[j] - f[3 + j] + f[6 + j]);
-                t[3][j] = f[6 + j];
-            }
-            for (int i = 0; i < 4; i++) {
-                r[4 * i] = t[i][0];
-                r[4 * i + 1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
-                r[4 * i + 2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
-                r[4 * i + 3] = t[i][2];
-            }
+        for (int64_t c0 = 0; c0 < c; c0 += SEG_MAX) {
+            int64_t n = min64(SEG_MAX, c - c0);
+            const float *src = w + (o * c + c0) * 9;
+            for (int64_t i = 0; i < n; i++)
+                for (int k = 0; k < 9; k++)
+                    f[k * SEG_MAX + i] = src[i * 9 + k];
+            weight_tiles(f, n, r);
             for (int xi = 0; xi < XI; xi++)
-                u[xi * oc + o * c + ci] = r[xi];
+                memcpy(u + xi * oc + o * c + c0, r + xi * SEG_MAX, (size_t)n * sizeof(float));
         }
 }
 

@@ -10,6 +10,7 @@
  * of the last positions, at every instruction set this CPU has. Also: relu's
  * bits (NaN passes, -0 becomes +0), the automatic choice (which shapes
  * come here, groups > 1 refused), and one result for every thread count. */
+#include "conv_reference.h"
 #include "harness.h"
 #include "kernel_data.h"
 #include "kernels/cpu/conv.h"
@@ -20,9 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct shape {
-    int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw;
-} shape;
+typedef conv_shape shape;
 
 static const shape grid[] = {
     {1, 64, 12, 12, 64, 3, 3, 1, 1, 1, 1, 1, 1},  /* ResNet's 3x3, small plane */
@@ -51,39 +50,6 @@ static const shape grid[] = {
     {1, 5, 1, 21, 30, 1, 1, 1, 1, 0, 0, 1, 1},    /* p 21 */
     {1, 5, 1, 10, 30, 1, 1, 1, 1, 0, 0, 1, 1},    /* p 10 */
 };
-
-static tg__conv_geom geom_of(const shape *s)
-{
-    tg__conv_geom g = {.n = s->n, .c = s->c, .h = s->h, .w = s->w, .o = s->o,
-                       .kh = s->kh, .kw = s->kw, .sh = s->sh, .sw = s->sw, .ph = s->ph,
-                       .pw = s->pw, .dh = s->dh, .dw = s->dw, .groups = 1};
-    g.oh = (s->h + 2 * s->ph - s->dh * (s->kh - 1) - 1) / s->sh + 1;
-    g.ow = (s->w + 2 * s->pw - s->dw * (s->kw - 1) - 1) / s->sw + 1;
-    return g;
-}
-
-static void reference(const tg__conv_geom *g, const double *x, const double *w,
-                      const double *b, const double *res, bool relu, double *y)
-{
-    for (int64_t n = 0; n < g->n; n++)
-        for (int64_t o = 0; o < g->o; o++)
-            for (int64_t oy = 0; oy < g->oh; oy++)
-                for (int64_t ox = 0; ox < g->ow; ox++) {
-                    double s = b ? b[o] : 0;
-                    for (int64_t c = 0; c < g->c; c++)
-                        for (int64_t i = 0; i < g->kh; i++)
-                            for (int64_t j = 0; j < g->kw; j++) {
-                                int64_t r = oy * g->sh - g->ph + i * g->dh;
-                                int64_t q = ox * g->sw - g->pw + j * g->dw;
-                                if (r >= 0 && r < g->h && q >= 0 && q < g->w)
-                                    s += w[((o * g->c + c) * g->kh + i) * g->kw + j] *
-                                         x[((n * g->c + c) * g->h + r) * g->w + q];
-                            }
-                    int64_t at = ((n * g->o + o) * g->oh + oy) * g->ow + ox;
-                    s += res ? res[at] : 0;
-                    y[at] = relu && s <= 0 ? 0 : s;
-                }
-}
 
 static double value(const void *p, int64_t i, bool f64)
 {
@@ -117,7 +83,7 @@ static void check_frozen(const tg__conv_geom *g0, bool f64, const void *x, const
  * res, a shortcut added before relu (tg__conv_dense_forward_res) */
 static void check_run(const shape *s, bool f64, bool bias, bool relu, bool res, int threads)
 {
-    tg__conv_geom g = geom_of(s);
+    tg__conv_geom g = conv_geom_of(s);
     int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * g.kh * g.kw;
     int64_t ny = g.n * g.o * g.oh * g.ow;
     double *x = malloc(sizeof(double) * (size_t)nx), *w = malloc(sizeof(double) * (size_t)nw);
@@ -127,7 +93,7 @@ static void check_run(const shape *s, bool f64, bool bias, bool relu, bool res, 
     fill(b, g.o, 3);
     double *r = malloc(sizeof(double) * (size_t)ny);
     fill(r, ny, 6);
-    reference(&g, x, w, bias ? b : NULL, res ? r : NULL, relu, y);
+    conv_reference(&g, x, w, bias ? b : NULL, res ? r : NULL, relu, y);
     void *tx = typed(x, nx, f64), *tw = typed(w, nw, f64), *tb = typed(b, g.o, f64);
     void *tr = typed(r, ny, f64), *out = malloc((size_t)ny * 8);
     tg_set_num_threads(threads);
@@ -201,7 +167,7 @@ static void test_tails(void)
                 tg_dtype dt = f64 ? TG_FLOAT64 : TG_FLOAT32;
                 unsigned seen = 0, wanted = 0;
                 for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
-                    tg__conv_geom g = geom_of(&grid[i]);
+                    tg__conv_geom g = conv_geom_of(&grid[i]);
                     tg__dense_plan plan;
                     tg__conv_dense_describe(dt, &g, &plan);
                     if (plan.over_out) /* rows of their own width: no tails */
@@ -244,7 +210,7 @@ static void test_tails(void)
 static void test_tail_chosen(void)
 {
     shape l4 = {1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1};
-    tg__conv_geom g = geom_of(&l4);
+    tg__conv_geom g = conv_geom_of(&l4);
     for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
         tg__cpu_force((tg__isa)isa);
         tg__dense_plan plan;
@@ -267,7 +233,7 @@ static void test_tail_chosen(void)
 static void test_threads_same_bits(void)
 {
     shape s = {2, 64, 14, 14, 96, 3, 3, 1, 1, 1, 1, 1, 1};
-    tg__conv_geom g = geom_of(&s);
+    tg__conv_geom g = conv_geom_of(&s);
     int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * 9, ny = g.n * g.o * g.oh * g.ow;
     double *x = malloc(sizeof(double) * (size_t)nx), *w = malloc(sizeof(double) * (size_t)nw);
     fill(x, nx, 4);
@@ -289,7 +255,7 @@ static void test_threads_same_bits(void)
 static void check_relu_bits(int64_t hw, bool res)
 {
     shape s = {1, 64, hw, hw, 40, 3, 3, 1, 1, 1, 1, 1, 1};
-    tg__conv_geom g = geom_of(&s);
+    tg__conv_geom g = conv_geom_of(&s);
     int64_t plane = hw * hw, nx = g.c * plane, nw = g.o * g.c * 9, ny = g.o * plane;
     float *x = calloc((size_t)nx, sizeof(float)), *w = calloc((size_t)nw, sizeof(float));
     float *y = malloc(sizeof(float) * (size_t)ny), *b = malloc(sizeof(float) * (size_t)g.o);
@@ -334,17 +300,17 @@ static void test_choice(void)
     shape lenet1 = {64, 1, 28, 28, 6, 5, 5, 1, 1, 2, 2, 1, 1};
     shape lenet2 = {64, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1};
     shape mobile_stem = {1, 3, 224, 224, 32, 3, 3, 2, 2, 1, 1, 1, 1};
-    tg__conv_geom g = geom_of(&resnet);
+    tg__conv_geom g = conv_geom_of(&resnet);
     CHECK(tg__conv_dense_wanted(&g));
     g.groups = 2;
     CHECK(!tg__conv_dense_wanted(&g));
     float one = 1;
     CHECK(tg__conv_dense_forward(TG_FLOAT32, &g, &one, &one, NULL, false, &one) == TG_ERR_ARG);
-    g = geom_of(&lenet1);
+    g = conv_geom_of(&lenet1);
     CHECK(!tg__conv_dense_wanted(&g));
-    g = geom_of(&lenet2);
+    g = conv_geom_of(&lenet2);
     CHECK(!tg__conv_dense_wanted(&g));
-    g = geom_of(&mobile_stem);
+    g = conv_geom_of(&mobile_stem);
     CHECK(!tg__conv_dense_wanted(&g));
 }
 

@@ -4,6 +4,7 @@
  * layers, float32 and float64, chunks of one image, of several and the
  * whole batch; tg__conv2d_grad_weight sends many-weight layers here (the
  * same bits) and leaves LeNet's to the direct kernels; groups refused. */
+#include "conv_reference.h"
 #include "harness.h"
 #include "kernel_data.h"
 #include "kernels/cpu/conv.h"
@@ -13,9 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct shape {
-    int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw;
-} shape;
+typedef conv_shape shape;
 
 static const shape grid[] = {
     {3, 32, 9, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1},   /* ResNet-like 3x3 */
@@ -26,46 +25,16 @@ static const shape grid[] = {
     {2, 64, 8, 8, 128, 3, 3, 1, 1, 1, 1, 1, 1},   /* taken by tg__conv2d_grad_weight */
 };
 
-static tg__conv_geom geom_of(const shape *s)
-{
-    tg__conv_geom g = {.n = s->n, .c = s->c, .h = s->h, .w = s->w, .o = s->o,
-                       .kh = s->kh, .kw = s->kw, .sh = s->sh, .sw = s->sw, .ph = s->ph,
-                       .pw = s->pw, .dh = s->dh, .dw = s->dw, .groups = 1};
-    g.oh = (s->h + 2 * s->ph - s->dh * (s->kh - 1) - 1) / s->sh + 1;
-    g.ow = (s->w + 2 * s->pw - s->dw * (s->kw - 1) - 1) / s->sw + 1;
-    return g;
-}
-
-static void reference(const tg__conv_geom *g, const double *x, const double *dy, double *dw)
-{
-    memset(dw, 0, sizeof(double) * (size_t)(g->o * g->c * g->kh * g->kw));
-    for (int64_t n = 0; n < g->n; n++)
-        for (int64_t o = 0; o < g->o; o++)
-            for (int64_t oy = 0; oy < g->oh; oy++)
-                for (int64_t ox = 0; ox < g->ow; ox++) {
-                    double d = dy[((n * g->o + o) * g->oh + oy) * g->ow + ox];
-                    for (int64_t c = 0; c < g->c; c++)
-                        for (int64_t i = 0; i < g->kh; i++)
-                            for (int64_t j = 0; j < g->kw; j++) {
-                                int64_t r = oy * g->sh - g->ph + i * g->dh;
-                                int64_t q = ox * g->sw - g->pw + j * g->dw;
-                                if (r >= 0 && r < g->h && q >= 0 && q < g->w)
-                                    dw[((o * g->c + c) * g->kh + i) * g->kw + j] +=
-                                        d * x[((n * g->c + c) * g->h + r) * g->w + q];
-                            }
-                }
-}
-
 static void check(const shape *s, bool f64, int64_t chunk)
 {
-    tg__conv_geom g = geom_of(s);
+    tg__conv_geom g = conv_geom_of(s);
     int64_t nx = g.n * g.c * g.h * g.w, ny = g.n * g.o * g.oh * g.ow;
     int64_t nw = g.o * g.c * g.kh * g.kw;
     double *x = malloc(sizeof(double) * (size_t)nx), *dy = malloc(sizeof(double) * (size_t)ny);
     double *want = malloc(sizeof(double) * (size_t)nw);
     fill(x, nx, 31);
     fill(dy, ny, 32);
-    reference(&g, x, dy, want);
+    conv_reference_grads(&g, x, NULL, dy, NULL, want);
     void *tx = typed(x, nx, f64), *tdy = typed(dy, ny, f64);
     void *got = malloc((size_t)nw * 8), *via = malloc((size_t)nw * 8);
     memset(got, 0x7f, (size_t)nw * 8); /* overwritten, not accumulated into */
@@ -110,15 +79,15 @@ static void test_choice(void)
     shape resnet = {1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1, 1, 1};
     shape lenet2 = {64, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1};
     shape resnet_l1 = {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1};
-    tg__conv_geom g = geom_of(&resnet);
+    tg__conv_geom g = conv_geom_of(&resnet);
     CHECK(tg__conv_wgrad_gemm_wanted(&g));
     g.groups = 2;
     CHECK(!tg__conv_wgrad_gemm_wanted(&g));
     float one = 1;
     CHECK(tg__conv_wgrad_gemm(TG_FLOAT32, &g, &one, &one, &one) == TG_ERR_ARG);
-    g = geom_of(&lenet2);
+    g = conv_geom_of(&lenet2);
     CHECK(!tg__conv_wgrad_gemm_wanted(&g));
-    g = geom_of(&resnet_l1); /* the direct kernels' accumulators still fit */
+    g = conv_geom_of(&resnet_l1); /* the direct kernels' accumulators still fit */
     CHECK(!tg__conv_wgrad_gemm_wanted(&g));
 }
 

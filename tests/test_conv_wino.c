@@ -8,6 +8,7 @@
  * with the weights' transform kept (frozen weights); NaN and infinities
  * left to the direct paths; and which shapes the automatic choice sends
  * here. */
+#include "conv_reference.h"
 #include "harness.h"
 #include "kernel_data.h"
 #include "kernels/cpu/conv.h"
@@ -36,34 +37,8 @@ static const shape grid[] = {
 
 static tg__conv_geom geom_of(const shape *s)
 {
-    tg__conv_geom g = {.n = s->n, .c = s->c, .h = s->h, .w = s->w, .o = s->o, .kh = 3,
-                       .kw = 3, .sh = 1, .sw = 1, .ph = s->ph, .pw = s->pw, .dh = 1, .dw = 1,
-                       .groups = 1};
-    g.oh = s->h + 2 * s->ph - 2;
-    g.ow = s->w + 2 * s->pw - 2;
-    return g;
-}
-
-static void reference(const tg__conv_geom *g, const double *x, const double *w,
-                      const double *b, const double *res, bool relu, double *y)
-{
-    for (int64_t n = 0; n < g->n; n++)
-        for (int64_t o = 0; o < g->o; o++)
-            for (int64_t oy = 0; oy < g->oh; oy++)
-                for (int64_t ox = 0; ox < g->ow; ox++) {
-                    double s = b ? b[o] : 0;
-                    for (int64_t c = 0; c < g->c; c++)
-                        for (int64_t i = 0; i < 3; i++)
-                            for (int64_t j = 0; j < 3; j++) {
-                                int64_t r = oy - g->ph + i, q = ox - g->pw + j;
-                                if (r >= 0 && r < g->h && q >= 0 && q < g->w)
-                                    s += w[((o * g->c + c) * 3 + i) * 3 + j] *
-                                         x[((n * g->c + c) * g->h + r) * g->w + q];
-                            }
-                    int64_t at = ((n * g->o + o) * g->oh + oy) * g->ow + ox;
-                    s += res ? res[at] : 0;
-                    y[at] = relu && s <= 0 ? 0 : s;
-                }
+    conv_shape full = {s->n, s->c, s->h, s->w, s->o, 3, 3, 1, 1, s->ph, s->pw, 1, 1};
+    return conv_geom_of(&full);
 }
 
 typedef struct data {
@@ -88,7 +63,7 @@ static data make(const shape *s, bool bias, bool res, bool relu)
     fill(d.w, d.nw, 12);
     fill(d.b, d.g.o, 13);
     fill(d.r, d.ny, 14);
-    reference(&d.g, d.x, d.w, bias ? d.b : NULL, res ? d.r : NULL, relu, d.want);
+    conv_reference(&d.g, d.x, d.w, bias ? d.b : NULL, res ? d.r : NULL, relu, d.want);
     d.fx = typed(d.x, d.nx, false);
     d.fw = typed(d.w, d.nw, false);
     d.fb = bias ? typed(d.b, d.g.o, false) : NULL;
@@ -243,27 +218,6 @@ static void test_entry_points(void)
     drop(&d);
 }
 
-/* dx of g's product from dy, in float64 */
-static void reference_grad_input(const tg__conv_geom *g, const double *dy, const double *w,
-                                 double *dx)
-{
-    memset(dx, 0, sizeof(double) * (size_t)(g->n * g->c * g->h * g->w));
-    for (int64_t n = 0; n < g->n; n++)
-        for (int64_t o = 0; o < g->o; o++)
-            for (int64_t oy = 0; oy < g->oh; oy++)
-                for (int64_t ox = 0; ox < g->ow; ox++) {
-                    double d = dy[((n * g->o + o) * g->oh + oy) * g->ow + ox];
-                    for (int64_t c = 0; c < g->c; c++)
-                        for (int64_t i = 0; i < 3; i++)
-                            for (int64_t j = 0; j < 3; j++) {
-                                int64_t r = oy - g->ph + i, q = ox - g->pw + j;
-                                if (r >= 0 && r < g->h && q >= 0 && q < g->w)
-                                    dx[((n * g->c + c) * g->h + r) * g->w + q] +=
-                                        d * w[((o * g->c + c) * 3 + i) * 3 + j];
-                            }
-                }
-}
-
 /* the input gradient as the forward product of dy with the weights flipped
  * and transposed (padding 2 - p), within the forward's tolerance, and what
  * tg__conv2d_grad_input gives (it takes this path first); padding beyond
@@ -279,7 +233,7 @@ static void test_grad_input(void)
         double *want = malloc(sizeof(double) * (size_t)nx);
         fill(dy, ny, 21);
         fill(w, nw, 22);
-        reference_grad_input(&g, dy, w, want);
+        conv_reference_grads(&g, NULL, w, dy, want, NULL);
         float *fdy = typed(dy, ny, false), *fw = typed(w, nw, false);
         float *dx = malloc(sizeof(float) * (size_t)nx), *via = malloc(sizeof(float) * (size_t)nx);
         tg_status st = TG_ERR_INTERNAL;

@@ -10,9 +10,11 @@
  *     M[xi] (out channels x tiles) = U[xi] (out x in channels) V[xi] (in channels x tiles).
  * Tiles are numbered over (image, tile row, tile column) and taken a block
  * at a time, sized so that the block's V and M stay in cache between the
- * three stages; each stage is split over the pool by channels (the
- * transforms) or by xi (the GEMMs). The factors 1/2 are powers of two:
- * exact in the weights' transform. */
+ * three stages, which one thread runs for its share of the tiles (or of
+ * the output channels, when the tiles are few). The GEMMs are the GEMM's
+ * own micro-kernel on U packed once (kept for frozen weights) and V
+ * written in its packed layout by the input transform. The factors 1/2
+ * are powers of two: exact in the weights' transform. */
 #include "kernels/cpu/conv_wino.h"
 
 #include "core/threadpool.h"
@@ -96,7 +98,7 @@ TG_ISA_DISPATCH(static, void, weight_tiles, (const float *restrict f, int64_t n,
 {
     for (int64_t i = 0; i < n; i++) {
 #define TAP(k) f[(k) * SEG_MAX + i]
-        /* G f: rows 0-3 of column j are a, b, c, d */
+        /* G f: column J's four rows are S0 .. S3 */
 #define COLUMN(S, J)                                                      \
     float S##0 = TAP(J), S##1 = 0.5f * (TAP(J) + TAP(3 + J) + TAP(6 + J)), \
           S##2 = 0.5f * (TAP(J) - TAP(3 + J) + TAP(6 + J)), S##3 = TAP(6 + J)
@@ -151,7 +153,7 @@ TG_ISA_DISPATCH(static, void, input_tiles,
     const float *e0 = ev, *e1 = ev + ld, *e2 = ev + 2 * ld, *e3 = ev + 3 * ld;
     const float *o0 = od, *o1 = od + ld, *o2 = od + 2 * ld, *o3 = od + 3 * ld;
     for (int64_t i = 0; i < n; i++) {
-        /* B^T d, one column at a time: rows 0-3 of column c are a, b, c, d */
+        /* B^T d, one column at a time: S0 .. S3 from the column's rows A .. D */
 #define COLUMN(S, A, B, C, D) \
     float S##0 = (A) - (C), S##1 = (B) + (C), S##2 = (C) - (B), S##3 = (B) - (D)
         COLUMN(p, e0[i], e1[i], e2[i], e3[i]);

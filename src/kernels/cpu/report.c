@@ -17,11 +17,12 @@
 
 /* the kernels built once per instruction set and picked at run time: the
  * elementwise rows only where isa_clone.h clones them (portable builds) */
-#define PER_ISA_FILES "GEMM, convolution (direct, depthwise, dense implicit GEMM), 2x2 max pooling, " \
+#define PER_ISA_FILES "GEMM, convolution (direct, depthwise, dense implicit GEMM, Winograd's GEMMs), " \
+                      "2x2 max pooling, " \
                       "reductions, float32 layer norm"
 #if TG_ISA_CLONES
 #define PER_ISA PER_ISA_FILES ", elementwise rows (unary, binary, comparisons, casts, " \
-                              "in-place updates; fused programs run these)"
+                              "in-place updates; fused programs run these), Winograd's transforms"
 #define BASELINE_ONLY "the other kernels"
 #else
 #define PER_ISA PER_ISA_FILES

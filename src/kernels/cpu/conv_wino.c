@@ -121,25 +121,6 @@ TG_ISA_DISPATCH(static, void, weight_tiles, (const float *restrict f, int64_t n,
     }
 }
 
-/* U[xi][o][ci] = (G w[o][ci] G^T)[xi] for the output channels [o0, o1),
- * SEG_MAX input channels at a time laid out tap-major first */
-static void weights_rows(const float *w, int64_t o0, int64_t o1, int64_t c, int64_t oc,
-                         float *u)
-{
-    float f[9 * SEG_MAX], r[XI * SEG_MAX];
-    for (int64_t o = o0; o < o1; o++)
-        for (int64_t c0 = 0; c0 < c; c0 += SEG_MAX) {
-            int64_t n = min64(SEG_MAX, c - c0);
-            const float *src = w + (o * c + c0) * 9;
-            for (int64_t i = 0; i < n; i++)
-                for (int k = 0; k < 9; k++)
-                    f[k * SEG_MAX + i] = src[i * 9 + k];
-            weight_tiles(f, n, r);
-            for (int xi = 0; xi < XI; xi++)
-                memcpy(u + xi * oc + o * c + c0, r + xi * SEG_MAX, (size_t)n * sizeof(float));
-        }
-}
-
 /* V's columns for n <= SEG_MAX tiles side by side: row r of the tiles'
  * input split into its even columns ev[r * ld + i] and odd ones od[r * ld
  * + i], so that tile i reads ev[i], od[i], ev[i + 1], od[i + 1] of each row
@@ -239,6 +220,7 @@ typedef struct wino_job {
     tg__conv_geom g;
     const tg__gemm_kern *kn; /* the GEMM's micro-kernel: its packed layouts */
     const float *x, *w, *b, *res;
+    bool flipped;    /* w is [c][o][3][3], read flipped and transposed (the input gradient) */
     float *u;        /* U, while it is made: [XI][o][c] */
     const float *ua; /* U packed as the GEMM's A: see a_panels */
     float *y;
@@ -434,10 +416,26 @@ static void parts_body(void *ctx, int64_t p0, int64_t p1)
 }
 
 /* U[xi] = G w G^T for the output channels o0 .. o1 */
+/* U[xi][o][ci] = (G w[o][ci] G^T)[xi] for the output channels o0 .. o1,
+ * SEG_MAX input channels at a time laid out tap-major first; a flipped w
+ * is read as w'[o][ci][k] = w[ci][o][8 - k] */
 static void weights_body(void *ctx, int64_t o0, int64_t o1)
 {
     wino_job *j = ctx;
-    weights_rows(j->w, o0, o1, j->g.c, j->g.o * j->g.c, j->u);
+    const int64_t c = j->g.c, no = j->g.o;
+    float f[9 * SEG_MAX], r[XI * SEG_MAX];
+    for (int64_t o = o0; o < o1; o++)
+        for (int64_t c0 = 0; c0 < c; c0 += SEG_MAX) {
+            int64_t n = min64(SEG_MAX, c - c0);
+            for (int64_t i = 0; i < n; i++)
+                for (int k = 0; k < 9; k++)
+                    f[k * SEG_MAX + i] = j->flipped ? j->w[((c0 + i) * no + o) * 9 + 8 - k]
+                                                    : j->w[(o * c + c0 + i) * 9 + k];
+            weight_tiles(f, n, r);
+            for (int xi = 0; xi < XI; xi++)
+                memcpy(j->u + xi * no * c + o * c + c0, r + xi * SEG_MAX,
+                       (size_t)n * sizeof(float));
+        }
 }
 
 /* U[xi] into the GEMM's A panels */
@@ -466,7 +464,7 @@ static const float *transformed_weights(const wino_job *job, tg__pack_entry **ke
     *why = TG_OK;
     if (g->w_serial) {
         tg__pack_key key = {.serial = g->w_serial, .version = g->w_version, .data = job->w,
-                            .kern = job->kn, .layout = {g->o, g->c, 3, 3, XI, 0}};
+                            .kern = job->kn, .layout = {g->o, g->c, 3, 3, XI, job->flipped}};
         ua = tg__pack_cache_get(&key, bytes, &ready, kept);
     }
     if (ready)
@@ -509,16 +507,17 @@ static void split(wino_job *j)
     j->o_parts = min64(threads / j->t_parts, cdiv(j->g.o, j->kn->mr));
 }
 
-bool tg__conv_wino_forward(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w,
-                           const void *b, const void *res, bool relu, void *y, tg_status *st)
+/* the product of x with w, or with w flipped and transposed */
+static bool run(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w, bool flipped,
+                const void *b, const void *res, bool relu, void *y, tg_status *st)
 {
     int64_t tiles = tile_count(g);
     if (!fits(dt, g) || !moderate(x, g->n * g->c * g->h * g->w))
         return false;
-    wino_job j = {.g = *g, .kn = &tg__gemm_arch_now()->k[0], .x = x, .w = w, .b = b,
-                  .res = res, .y = y, .relu = relu, .tw = cdiv(g->ow, 2),
-                  .per_image = cdiv(g->oh, 2) * cdiv(g->ow, 2), .tiles = tiles,
-};
+    wino_job j = {.g = *g, .kn = &tg__gemm_arch_now()->k[0], .x = x, .w = w,
+                  .flipped = flipped, .b = b, .res = res, .y = y, .relu = relu,
+                  .tw = cdiv(g->ow, 2), .per_image = cdiv(g->oh, 2) * cdiv(g->ow, 2),
+                  .tiles = tiles};
     j.tb = block_tiles(g, j.kn->nr);
     split(&j);
     j.tbp = cdiv(j.tb, j.kn->nr) * j.kn->nr;
@@ -534,9 +533,16 @@ bool tg__conv_wino_forward(tg_dtype dt, const tg__conv_geom *g, const void *x, c
     return true;
 }
 
+bool tg__conv_wino_forward(tg_dtype dt, const tg__conv_geom *g, const void *x, const void *w,
+                           const void *b, const void *res, bool relu, void *y, tg_status *st)
+{
+    return run(dt, g, x, w, false, b, res, relu, y, st);
+}
+
 /* dx = dy (*) w flipped and transposed: the input gradient of a 3x3
  * stride-1 convolution padded by p is the forward product of dy padded by
- * 2 - p with w'[c][o][i][j] = w[o][c][2 - i][2 - j] */
+ * 2 - p with w'[c][o][i][j] = w[o][c][2 - i][2 - j], which the weights'
+ * transform reads in place */
 bool tg__conv_wino_grad_input(tg_dtype dt, const tg__conv_geom *g, const void *dy,
                               const void *w, void *dx, tg_status *st)
 {
@@ -545,19 +551,5 @@ bool tg__conv_wino_grad_input(tg_dtype dt, const tg__conv_geom *g, const void *d
     tg__conv_geom t = {.n = g->n, .c = g->o, .h = g->oh, .w = g->ow, .o = g->c, .kh = 3,
                        .kw = 3, .oh = g->h, .ow = g->w, .sh = 1, .sw = 1, .ph = 2 - g->ph,
                        .pw = 2 - g->pw, .dh = 1, .dw = 1, .groups = 1};
-    if (!takes(dt, &t, false))
-        return false;
-    float *flipped = malloc((size_t)(g->o * g->c * 9) * sizeof(float));
-    if (!flipped) {
-        *st = TG_ERR_NOMEM;
-        return true;
-    }
-    const float *src = w;
-    for (int64_t o = 0; o < g->o; o++)
-        for (int64_t c = 0; c < g->c; c++)
-            for (int k = 0; k < 9; k++)
-                flipped[(c * g->o + o) * 9 + k] = src[(o * g->c + c) * 9 + 8 - k];
-    bool taken = tg__conv_wino_forward(dt, &t, dy, flipped, NULL, NULL, false, dx, st);
-    free(flipped);
-    return taken;
+    return takes(dt, &t, false) && run(dt, &t, dy, w, true, NULL, NULL, false, dx, st);
 }

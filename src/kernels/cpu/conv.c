@@ -240,7 +240,7 @@ static bool slice_alloc(conv_job *j, const dims *d, size_t el, int64_t ncol,
         if (j->lay == LAYOUT_WIDE)                                               \
             tg__im2col_wide_##SUF(xg, d->cg, &j->g, col);                        \
         else if (j->lay == LAYOUT_ROWS)                                          \
-            tg__im2col_##SUF(xg, d->cg, &j->g, col);                             \
+            tg__im2col_##SUF(xg, d->cg, &j->g, col, d->ohw);                     \
         return j->lay == LAYOUT_DIRECT ? xg : col;                               \
     }                                                                            \
                                                                                  \

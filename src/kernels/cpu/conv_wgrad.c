@@ -5,7 +5,6 @@
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/im2col.h"
-#include "kernels/cpu/scratch.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -35,7 +34,6 @@ typedef struct wgrad_job {
     char *cols, *dyc; /* [kg][m P] and [o][m P] */
     size_t el;
     int64_t kg, p, n0, m; /* patch rows, positions per image; the chunk's images */
-    atomic_int status;
 } wgrad_job;
 
 /* image n0 + i of the chunk: its patches into columns i P .. (i + 1) P of
@@ -45,21 +43,14 @@ static void gather_images(void *ctx, int64_t i0, int64_t i1)
     wgrad_job *j = ctx;
     const tg__conv_geom *g = j->g;
     const int64_t P = j->p, row = j->m * P;
-    char *patch = tg__scratch(TG_SCRATCH_KERNEL0, (size_t)(j->kg * P) * j->el);
-    if (!patch) {
-        atomic_store(&j->status, TG_ERR_NOMEM);
-        return;
-    }
     for (int64_t i = i0; i < i1; i++) {
         int64_t n = j->n0 + i;
         const char *img = j->x + (size_t)(n * g->c * g->h * g->w) * j->el;
+        char *cols = j->cols + (size_t)(i * P) * j->el;
         if (j->el == sizeof(float))
-            tg__im2col_f32((const float *)img, g->c, g, (float *)patch);
+            tg__im2col_f32((const float *)img, g->c, g, (float *)cols, row);
         else
-            tg__im2col_f64((const double *)img, g->c, g, (double *)patch);
-        for (int64_t r = 0; r < j->kg; r++)
-            memcpy(j->cols + (size_t)(r * row + i * P) * j->el,
-                   patch + (size_t)(r * P) * j->el, (size_t)P * j->el);
+            tg__im2col_f64((const double *)img, g->c, g, (double *)cols, row);
         const char *d = j->dy + (size_t)(n * g->o * P) * j->el;
         for (int64_t o = 0; o < g->o; o++)
             memcpy(j->dyc + (size_t)(o * row + i * P) * j->el, d + (size_t)(o * P) * j->el,
@@ -84,14 +75,12 @@ tg_status tg__conv_wgrad_gemm(tg_dtype dt, const tg__conv_geom *g, const void *d
         memset(dw, 0, (size_t)(g->o * j.kg) * j.el);
     for (j.n0 = 0; st == TG_OK && j.n0 < g->n; j.n0 += m) {
         j.m = g->n - j.n0 < m ? g->n - j.n0 : m;
-        atomic_init(&j.status, TG_OK);
         tg_parallel_for(j.m, 1, gather_images, &j);
-        st = (tg_status)atomic_load(&j.status);
         int64_t k = j.m * j.p;
-        if (st == TG_OK && dt == TG_FLOAT32)
+        if (dt == TG_FLOAT32)
             st = tg__sgemm(false, true, g->o, j.kg, k, 1.0f, (const float *)j.dyc, k,
                            (const float *)j.cols, k, j.n0 ? 1.0f : 0.0f, dw, j.kg);
-        else if (st == TG_OK)
+        else
             st = tg__dgemm(false, true, g->o, j.kg, k, 1.0, (const double *)j.dyc, k,
                            (const double *)j.cols, k, j.n0 ? 1.0 : 0.0, dw, j.kg);
     }

@@ -43,13 +43,12 @@ bool tg__conv_wide_ok(const tg__conv_geom *g)
     ADD_ROW(T, SUF)                                                           \
                                                                               \
     void tg__im2col_##SUF(const T *x, int64_t c, const tg__conv_geom *g,      \
-                          T *col)                                             \
+                          T *col, int64_t ld)                                 \
     {                                                                         \
-        const int64_t ohw = g->oh * g->ow;                                    \
         for (int64_t ch = 0; ch < c; ch++)                                    \
             for (int64_t i = 0; i < g->kh; i++)                               \
                 for (int64_t j = 0; j < g->kw; j++) {                         \
-                    T *row = col + ((ch * g->kh + i) * g->kw + j) * ohw;      \
+                    T *row = col + ((ch * g->kh + i) * g->kw + j) * ld;       \
                     int64_t x0 = j * g->dw - g->pw, lo, hi;                   \
                     valid_range(x0, g->sw, g->w, g->ow, &lo, &hi);            \
                     for (int64_t oy = 0; oy < g->oh; oy++) {                  \

@@ -20,11 +20,12 @@
 /* ---- rows layout ----------------------------------------------------------
  * col[(ch * kh + i) * kw + j][oy * ow + ox] = x[ch][oy*sh - ph + i*dh]
  * [ox*sw - pw + j*dw], 0 in the padding, for channels 0..c-1 of one
- * contiguous [c, h, w] image */
+ * contiguous [c, h, w] image; col's rows ld >= oh * ow apart (wider: the
+ * patches of several images side by side, conv_wgrad.c) */
 void tg__im2col_f32(const float *x, int64_t c, const tg__conv_geom *g,
-                    float *col);
+                    float *col, int64_t ld);
 void tg__im2col_f64(const double *x, int64_t c, const tg__conv_geom *g,
-                    double *col);
+                    double *col, int64_t ld);
 /* the adjoint: adds each col entry back into x (which the caller zeroes) */
 void tg__col2im_f32(const float *col, int64_t c, const tg__conv_geom *g,
                     float *x);

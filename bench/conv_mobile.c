@@ -21,7 +21,7 @@
  * --act relu|relu6|hardswish applies that activation (after the bias) as
  * the convolution stores, as the fusion pass has it do in the MobileNets
  * (tg__conv2d_forward_act); the default is none.
- * KIND: pointwise, depthwise, stem or dense. TG_CPU lowers the dispatch level. */
+ * KIND: pointwise, depthwise, stem, dense or squeeze. TG_CPU lowers the dispatch level. */
 #include "tg/tg.h"
 #include "kernels/cpu/conv.h"
 #include "buffers.h"
@@ -75,8 +75,8 @@ static const layer v2_layers[] = {
     {"pointwise", 960, 7, 320, 1, 1, 1, 1},  {"pointwise", 320, 7, 1280, 1, 1, 1, 1},
 };
 
-/* torchvision's mobilenet_v3_small at 224 x 224 (the squeeze-excite
- * layers left out: they are 1 x 1 on pooled vectors) */
+/* torchvision's mobilenet_v3_small at 224 x 224, its squeeze-excite
+ * layers (kind squeeze: 1 x 1 on the pooled 1 x 1 planes) last */
 static const layer v3s_layers[] = {
     {"stem", 3, 224, 16, 3, 2, 1, 1},        {"depthwise", 16, 112, 16, 3, 2, 16, 1},
     {"pointwise", 16, 56, 16, 1, 1, 1, 1},   {"pointwise", 16, 56, 72, 1, 1, 1, 1},
@@ -92,6 +92,13 @@ static const layer v3s_layers[] = {
     {"depthwise", 288, 14, 288, 5, 2, 288, 1}, {"pointwise", 288, 7, 96, 1, 1, 1, 1},
     {"pointwise", 96, 7, 576, 1, 1, 1, 3},   {"depthwise", 576, 7, 576, 5, 1, 576, 2},
     {"pointwise", 576, 7, 96, 1, 1, 1, 2},
+    {"squeeze", 16, 1, 8, 1, 1, 1, 1},       {"squeeze", 8, 1, 16, 1, 1, 1, 1},
+    {"squeeze", 96, 1, 24, 1, 1, 1, 1},      {"squeeze", 24, 1, 96, 1, 1, 1, 1},
+    {"squeeze", 240, 1, 64, 1, 1, 1, 2},     {"squeeze", 64, 1, 240, 1, 1, 1, 2},
+    {"squeeze", 120, 1, 32, 1, 1, 1, 1},     {"squeeze", 32, 1, 120, 1, 1, 1, 1},
+    {"squeeze", 144, 1, 40, 1, 1, 1, 1},     {"squeeze", 40, 1, 144, 1, 1, 1, 1},
+    {"squeeze", 288, 1, 72, 1, 1, 1, 1},     {"squeeze", 72, 1, 288, 1, 1, 1, 1},
+    {"squeeze", 576, 1, 144, 1, 1, 1, 2},    {"squeeze", 144, 1, 576, 1, 1, 1, 2},
 };
 
 static bool cpu_time;

@@ -9,7 +9,8 @@
  * channels past the GEMM's k block (300: partial sums stored, then
  * accumulated), batches of several images; with and without bias, every
  * activation (none, relu, clamp, hardswish), a shortcut with and without
- * relu. Each variant's bits are the plain product's followed by the ops'
+ * relu; 1 x 1 planes of 1 to 12 images, whose frozen weights give the
+ * same bits as unfrozen ones. Each variant's bits are the plain product's followed by the ops'
  * scalar forms, and the bits do not depend on the thread count. */
 #include "harness.h"
 #include "kernel_data.h"
@@ -34,6 +35,10 @@ static const shape grid[] = {
     /* inputs read in place (three times the output's channels, planes of
      * four column panels or more): columns left over, three slabs of KC */
     {1, 100, 13, 13, 20}, {2, 520, 12, 12, 7},
+    /* 1 x 1 planes (squeeze-excite): one product of n rows, by the skinny
+     * dot products up to 8 rows (k under and past their 16 lanes), by the
+     * GEMM beyond */
+    {1, 576, 1, 1, 144}, {8, 40, 1, 1, 150}, {3, 9, 1, 1, 21}, {12, 64, 1, 1, 33},
 };
 
 static tg__conv_geom geom_of(const shape *s)
@@ -254,6 +259,36 @@ static void test_threads_same_bits(void)
     free_data(&d);
 }
 
+/* 1 x 1 planes with the weights frozen (an imported model's, kept
+ * packed between calls where the GEMM runs the product): the bits of the
+ * same call unfrozen, on the first call and the next */
+static void test_vectors_frozen_same_bits(void)
+{
+    static const shape shapes[] = {{2, 96, 1, 1, 24}, {12, 64, 1, 1, 33}};
+    const tg__conv_act relu = {TG_CONV_ACT_RELU, 0, 0};
+    for (size_t i = 0; i < 2; i++) {
+        data d;
+        make_data(&d, &shapes[i], false);
+        size_t bytes = (size_t)d.ny * sizeof(float);
+        char *plain = malloc(bytes), *kept = malloc(bytes);
+        tg_status st = TG_ERR_ARG;
+        CHECK(tg__conv_pw_forward(TG_FLOAT32, &d.g, d.x, d.w, d.tb, &relu, plain, &st));
+        CHECK_OK(st);
+        tg__conv_geom frozen = d.g;
+        frozen.w_serial = UINT64_MAX - 7 - i, frozen.w_version = 1;
+        for (int call = 0; call < 2; call++) {
+            memset(kept, 0x7f, bytes);
+            st = TG_ERR_ARG;
+            CHECK(tg__conv_pw_forward(TG_FLOAT32, &frozen, d.x, d.w, d.tb, &relu, kept, &st));
+            CHECK_OK(st);
+            CHECK(memcmp(plain, kept, bytes) == 0);
+        }
+        free(plain);
+        free(kept);
+        free_data(&d);
+    }
+}
+
 /* shapes the path refuses: not 1x1 stride 1 unpadded ungrouped */
 static void test_refused(void)
 {
@@ -273,6 +308,7 @@ int main(void)
 {
     RUN(test_every_shape_isa_and_epilogue);
     RUN(test_threads_same_bits);
+    RUN(test_vectors_frozen_same_bits);
     RUN(test_refused);
     return tt_finish();
 }

@@ -13,6 +13,7 @@
 #include <sched.h>
 
 #include <stdatomic.h>
+#include <string.h>
 
 /* a panel's input and output columns are sized to about this many
  * elements together (2 MB in float32, half the two cores' L2: at batch 8
@@ -234,6 +235,93 @@ static bool reads_in_place(const tg__conv_geom *g, const tg__gemm_kern *kn)
     return (g->c >= 3 * g->o || g->o <= 2 * kn->mr) && g->h * g->w >= 4 * kn->nr;
 }
 
+/* w's transpose [C, O], kept for frozen weights (NULL: not frozen, or
+ * the cache declined; *kept: to release) */
+static const char *transposed(const pw_job *j, tg__pack_entry **kept)
+{
+    const tg__conv_geom *g = j->g;
+    if (!g->w_serial)
+        return NULL;
+    tg__pack_key key = {.serial = g->w_serial, .version = g->w_version, .data = j->w,
+                        .kern = j->kn, .layout = {g->c, g->o, -1, 0, 0, 0}};
+    bool ready = false;
+    char *t = tg__pack_cache_get(&key, (size_t)(g->o * g->c) * j->el, &ready, kept);
+    if (!t || ready)
+        return t;
+    for (int64_t o = 0; o < g->o; o++)
+        for (int64_t c = 0; c < g->c; c++)
+            memcpy(t + (size_t)(c * g->o + o) * j->el, j->w + (size_t)(o * g->c + c) * j->el,
+                   j->el);
+    return t;
+}
+
+/* 1 x 1 planes (the squeeze-excite layers on pooled vectors): y's
+ * [N, O] = x's [N, C] @ w's [O, C]^T, one product of N rows instead of
+ * the panel path's N one-column ones, whose tiles compute NR columns to
+ * keep one. Which product, by bench_conv_mobile --net mobilenet_v3_small
+ * --only squeeze --frozen (its 14 layers at batch 1, weights in cache,
+ * one thread, AVX-512 / AVX2: 48 / 39 us on the panel path, 25 / 28 us
+ * here; AVX2 with OPENBLAS_CORETYPE=Haswell, what CBLAS gives an AVX2
+ * machine, for changing weights: 576 -> 144 14.9 -> 4.5 us):
+ *   - more than TG__GEMM_SKINNY_M images: the GEMM (frozen weights: their
+ *     packed form kept);
+ *   - C >= O (the squeezes): the skinny dot products, w being rows of C
+ *     already (576 -> 144: 8.5 -> 4.0 us, 6.7 -> 4.5);
+ *   - C < O with frozen weights, up to 4 images (what the skinny product
+ *     of B as is takes): the skinny product over w's transpose, kept
+ *     (144 -> 576: 7.1 -> 4.5, 5.6 -> 4.6; the dot products of a short C
+ *     spend their time in the per-output sums: 9.0 on AVX2);
+ *   - else (C < O, weights changing) the panel path: false.
+ * Then the bias and the activation (or shortcut) row by row: the bias
+ * added first, as the panel path's epilogue adds it (the same bits). */
+static bool vectors(const pw_job *j, tg_status *status)
+{
+    const tg__conv_geom *g = j->g;
+    tg__gemm_call call = {.tb = true, .f64 = j->f64, .m = g->n, .n = g->o, .k = g->c,
+                          .lda = g->c, .ldb = g->c, .ldc = g->o, .alpha = 1, .beta = 0,
+                          .a = j->x, .b = j->w, .c = j->y};
+    tg__pack_entry *kept = NULL;
+    const char *wt = NULL;
+    if (g->n <= TG__GEMM_SKINNY_M && g->c < g->o) {
+        wt = g->n <= TG__GEMM_SKINNY_M / 2 ? transposed(j, &kept) : NULL;
+        if (!wt)
+            return false;
+        call.tb = false, call.b = wt, call.ldb = g->o;
+    }
+    tg_status s;
+    if (g->n <= TG__GEMM_SKINNY_M)
+        s = tg__gemm_skinny(&call, tg__gemm_skinny_threads(&call));
+    else if (j->f64)
+        s = tg__dgemm_frozen_b(false, true, g->n, g->o, g->c, 1, (const double *)j->x, g->c,
+                               (const double *)j->w, g->c, 0, (double *)j->y, g->o,
+                               g->w_serial, g->w_version);
+    else
+        s = tg__sgemm_frozen_b(false, true, g->n, g->o, g->c, 1, (const float *)j->x, g->c,
+                               (const float *)j->w, g->c, 0, (float *)j->y, g->o,
+                               g->w_serial, g->w_version);
+    tg__pack_cache_release(kept, true);
+    *status = s;
+    if (s != TG_OK)
+        return true;
+    const tg__dw_arch *arch = tg__dw_arch_now();
+    for (int64_t i = 0; i < g->n; i++) {
+        size_t at = (size_t)(i * g->o) * j->el;
+        if (j->b && j->f64)
+            for (int64_t o = 0; o < g->o; o++)
+                ((double *)(j->y + at))[o] += ((const double *)j->b)[o];
+        else if (j->b)
+            for (int64_t o = 0; o < g->o; o++)
+                ((float *)(j->y + at))[o] += ((const float *)j->b)[o];
+        if (j->res)
+            arch->row_res[j->f64](j->y + at, g->o, NULL, j->res + at,
+                                  j->act->kind == TG_CONV_ACT_RELU);
+        else if (j->act->kind != TG_CONV_ACT_NONE)
+            arch->row_act[j->f64](j->y + at, g->o, NULL, (int)j->act->kind, j->act->lo,
+                                  j->act->hi);
+    }
+    return true;
+}
+
 bool tg__conv_pw_wanted(const tg__conv_geom *g)
 {
     return is_pointwise(g) && tg__conv_get_mode() == TG_CONV_AUTO && g->n * g->h * g->w > 0;
@@ -265,6 +353,11 @@ bool tg__conv_pw_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
     j.blk_elems = j.oblock_pad * g->c;
     size_t pa_bytes = (size_t)(j.n_oblocks * j.blk_elems) * j.el;
     j.blas = tg__gemm_use_blas(dt, false, false, j.oblock, j.panel, g->c, 1);
+    /* at the baseline CBLAS (its own kernels for the CPU: OpenBLAS's
+     * AVX-512 gemv here) beats the skinny products' SSE: 576 -> 144 4.8
+     * against 5.9 us */
+    if (j.hw == 1 && !(j.blas && tg__cpu_isa() == TG_ISA_GENERIC) && vectors(&j, status))
+        return true;
     /* frozen weights: their packed form from an earlier call, or packed
      * into the cache by this one; the built-in GEMM then, which no longer
      * packs them, even where CBLAS (packing them) was measured faster:

@@ -1,7 +1,7 @@
 /* dtype sizes, names and the promotion lattice documented in tg/core.h. */
-#include "tg/core.h"
+#include "core/dtype_impl.h"
 
-static const size_t sizes[TG_NUM_DTYPES] = {4, 8, 4, 8, 1, 1};
+const size_t tg__dtype_sizes[TG_NUM_DTYPES] = {4, 8, 4, 8, 1, 1};
 static const char *const names[TG_NUM_DTYPES] = {
     "float32", "float64", "int32", "int64", "uint8", "bool"};
 /* rank in the promotion order bool < uint8 < int32 < int64 < f32 < f64 */
@@ -11,7 +11,7 @@ bool tg_dtype_is_valid(int dt) { return dt >= 0 && dt < TG_NUM_DTYPES; }
 
 size_t tg_dtype_size(tg_dtype dt)
 {
-    return tg_dtype_is_valid((int)dt) ? sizes[dt] : 0;
+    return tg__dtype_size(dt);
 }
 
 const char *tg_dtype_name(tg_dtype dt)

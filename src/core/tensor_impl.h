@@ -3,6 +3,7 @@
 #ifndef TG_TENSOR_IMPL_H
 #define TG_TENSOR_IMPL_H
 
+#include "core/dtype_impl.h"
 #include "core/size_math.h"
 #include "tg/tensor.h"
 #include "core/status_impl.h"
@@ -133,7 +134,7 @@ double tg__load(tg_dtype dt, const void *p);
 void tg__store(tg_dtype dt, void *p, double v);
 static inline char *tg__base(const tg_tensor *t)
 {
-    return (char *)t->storage->data + t->offset * (int64_t)tg_dtype_size(t->dtype);
+    return (char *)t->storage->data + t->offset * (int64_t)tg__dtype_size(t->dtype);
 }
 void tg__bump_version(tg_tensor *t);
 /* false, with an error naming fn, when t is symbolic (it has no data) */

@@ -187,32 +187,54 @@ static tg_status set_field(const tg_op_def *op, const tg_attr_spec *p, const tg_
                      p->name);
 }
 
+/* the most specs a decode matches in one pass (more: found by name) */
+#define MAX_SPECS 64
+
+/* spec index of name: the one after `hint` first (callers give the
+ * attributes in the specs' order, so one strcmp each), else by search;
+ * -1 when none */
+static int spec_index(const tg_op_def *op, int n_specs, int hint, const char *name)
+{
+    if (hint < n_specs && strcmp(op->attrs.specs[hint].name, name) == 0)
+        return hint;
+    const tg_attr_spec *p = spec_of(op, name);
+    return p ? (int)(p - op->attrs.specs) : -1;
+}
+
 tg_status tg_attrs_decode(const tg_op_def *op, const tg_attr *attrs, int n, void *dst)
 {
     if (n > 0 && !attrs)
         return tg__error(TG_ERR_ARG, "%s: %d attributes given as NULL", op->name, n);
+    int n_specs = 0;
+    for (const tg_attr_spec *p = op->attrs.specs; p && p->name; p++)
+        n_specs++;
+    if (n_specs > MAX_SPECS)
+        return tg__error(TG_ERR_INTERNAL, "%s: %d attribute specs, more than %d", op->name,
+                         n_specs, MAX_SPECS);
+    int given[MAX_SPECS]; /* the attribute given for each spec, or -1 */
+    for (int j = 0; j < n_specs; j++)
+        given[j] = -1;
     /* every given attribute is declared, once, with its declared type */
-    for (int i = 0; i < n; i++) {
-        const tg_attr_spec *p = spec_of(op, attrs[i].name);
-        if (!p)
+    for (int i = 0, hint = 0; i < n; i++) {
+        int j = spec_index(op, n_specs, hint, attrs[i].name);
+        if (j < 0)
             return unknown(op, attrs[i].name);
-        for (int k = 0; k < i; k++)
-            if (strcmp(attrs[k].name, attrs[i].name) == 0)
-                return tg__error(TG_ERR_ARG, "%s: attribute '%s' is given twice",
-                                 op->name, p->name);
+        const tg_attr_spec *p = &op->attrs.specs[j];
+        if (given[j] >= 0)
+            return tg__error(TG_ERR_ARG, "%s: attribute '%s' is given twice", op->name,
+                             p->name);
         if (attrs[i].type != p->type)
             return tg__error(TG_ERR_ARG, "%s: attribute '%s' must be %s, got %s", op->name,
                              p->name, type_name(p->type), type_name(attrs[i].type));
+        given[j] = i;
+        hint = j + 1;
     }
     if (!op->attrs.specs)
         return TG_OK;
     memset(dst, 0, op->attrs.size);
-    for (const tg_attr_spec *p = op->attrs.specs; p->name; p++) {
-        const tg_attr *a = NULL;
-        for (int i = 0; i < n && !a; i++)
-            if (strcmp(attrs[i].name, p->name) == 0)
-                a = &attrs[i];
-        tg_status s = set_field(op, p, a, dst);
+    for (int j = 0; j < n_specs; j++) {
+        tg_status s = set_field(op, &op->attrs.specs[j], given[j] >= 0 ? &attrs[given[j]] : NULL,
+                                dst);
         if (s != TG_OK)
             return s;
     }

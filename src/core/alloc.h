@@ -1,6 +1,7 @@
 /* Buffer allocation for tensor storage: 64-byte aligned, with a cache of
- * freed large blocks so that training loops do not pay the kernel's
- * mmap/munmap and page faults for every large tensor of every step. */
+ * freed blocks by size class so that training loops do not pay the
+ * kernel's mmap/munmap and page faults for every large tensor of every
+ * step, nor malloc's aligned path for every small one. */
 #ifndef TG_ALLOC_H
 #define TG_ALLOC_H
 
@@ -10,6 +11,9 @@
 void *tg__buffer_alloc(size_t size);
 /* returns a block from tg__buffer_alloc of the same requested size */
 void tg__buffer_free(void *p, size_t size);
+/* the bytes a block for `size` has: its size class's (a cached size), or
+ * size rounded to TG_ALIGN (tests) */
+size_t tg__buffer_block_bytes(size_t size);
 /* drops every cached block (also done at exit) */
 void tg__buffer_trim(void);
 

@@ -9,14 +9,15 @@
  *    alignment splits chunks that free then merges back), a list's pop
  *    and push a few dozen: an eager MLP step allocates ~60 small tensors
  *    (callgrind: 307.7k -> 292.2k instructions a step).
- * Under AddressSanitizer nothing is cached, so that it sees every use
- * after free. */
+ * Under AddressSanitizer, or with TG_ALLOC_CACHE=0, nothing is cached,
+ * so that the tools see every use after free. */
 #include "core/alloc.h"
 #include "core/tensor_impl.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SMALL_MIN ((size_t)256) /* the smallest class: its quarters are whole lines */
 #define CACHE_MIN ((size_t)64 << 10)     /* the large classes start here */
@@ -27,14 +28,14 @@
 #define N_CLASSES 64
 
 #if defined(__SANITIZE_ADDRESS__)
-#define CACHING 0
+#define ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define CACHING 0
+#define ASAN 1
 #endif
 #endif
-#ifndef CACHING
-#define CACHING 1
+#ifndef ASAN
+#define ASAN 0
 #endif
 
 typedef struct block {
@@ -74,10 +75,22 @@ static int class_of(const classes *c, size_t size)
     return 4 * d + (int)((size - base + quarter - 1) / quarter);
 }
 
+bool tg__alloc_caching(void)
+{
+    static _Atomic int state; /* 0: not read yet, 1: caching, 2: not */
+    int s = state;
+    if (s == 0) {
+        const char *env = getenv("TG_ALLOC_CACHE");
+        s = ASAN || (env && strcmp(env, "0") == 0) ? 2 : 1;
+        state = s;
+    }
+    return s == 1;
+}
+
 /* the series that caches blocks of size, or NULL */
 static classes *series(size_t size)
 {
-    if (!CACHING || size == 0 || size > CACHE_MAX)
+    if (size == 0 || size > CACHE_MAX || !tg__alloc_caching())
         return NULL;
     return size < CACHE_MIN ? &cache.small : &cache.large;
 }

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,9 +183,71 @@ bool tg__norm_axis(const char *op, int axis, int ndim, int *out)
     return true;
 }
 
+/* freed tensor structs kept for reuse (core/alloc.h: tg__alloc_caching),
+ * chained through .grad: a calloc and a free of their ~300 bytes cost
+ * ~250 instructions, and a training step makes one per value it touches
+ * (callgrind, an MLP 16-32-32-4 training step: eager 292.2k -> 283.6k
+ * instructions, tg.function 212.7k -> 202.2k) */
+#define SPARE_MAX 4096
+static struct {
+    pthread_mutex_t mu;
+    tg_tensor *head;
+    int n;
+    bool registered;
+} spare = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void drop_spares(void)
+{
+    pthread_mutex_lock(&spare.mu);
+    while (spare.head) {
+        tg_tensor *t = spare.head;
+        spare.head = t->grad;
+        free(t);
+    }
+    spare.n = 0;
+    pthread_mutex_unlock(&spare.mu);
+}
+
+static tg_tensor *struct_new(void)
+{
+    pthread_mutex_lock(&spare.mu);
+    tg_tensor *t = spare.head;
+    if (t) {
+        spare.head = t->grad;
+        spare.n--;
+    }
+    pthread_mutex_unlock(&spare.mu);
+    if (!t)
+        return calloc(1, sizeof *t);
+    memset(t, 0, sizeof *t);
+    return t;
+}
+
+static void struct_free(tg_tensor *t)
+{
+    if (!tg__alloc_caching()) {
+        free(t);
+        return;
+    }
+    pthread_mutex_lock(&spare.mu);
+    bool keep = spare.n < SPARE_MAX;
+    if (keep) {
+        t->grad = spare.head;
+        spare.head = t;
+        spare.n++;
+        if (!spare.registered) {
+            spare.registered = true;
+            atexit(drop_spares);
+        }
+    }
+    pthread_mutex_unlock(&spare.mu);
+    if (!keep)
+        free(t);
+}
+
 tg_tensor *tg__tensor_struct(tg_dtype dt, int ndim, const int64_t *shape)
 {
-    tg_tensor *t = calloc(1, sizeof *t);
+    tg_tensor *t = struct_new();
     if (!t)
         return tg__error_null(TG_ERR_NOMEM, "out of memory");
     t->refcount = 1;
@@ -249,7 +312,7 @@ void tg_release(tg_tensor *t)
         tg_release(t->tangent);
     }
     tg__graph_release(t->graph);
-    free(t);
+    struct_free(t);
 }
 
 /* ---- inspection ---------------------------------------------------------- */

@@ -12,9 +12,9 @@
  * Under AddressSanitizer, or with TG_ALLOC_CACHE=0, nothing is cached,
  * so that the tools see every use after free. */
 #include "core/alloc.h"
+#include "core/spinlock.h"
 #include "core/tensor_impl.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +49,10 @@ typedef struct classes {
 } classes;
 
 static struct {
-    pthread_mutex_t mu;
+    tg_spinlock mu;
     classes small, large;
     int registered;
-} cache = {.mu = PTHREAD_MUTEX_INITIALIZER,
+} cache = {.mu = {false},
            .small = {.min = SMALL_MIN, .budget = SMALL_BUDGET, .n = N_SMALL},
            .large = {.min = CACHE_MIN, .budget = CACHE_BUDGET, .n = N_CLASSES}};
 
@@ -121,10 +121,10 @@ size_t tg__buffer_block_bytes(size_t size)
 
 void tg__buffer_trim(void)
 {
-    pthread_mutex_lock(&cache.mu);
+    tg__spin_lock(&cache.mu);
     drop_all(&cache.small);
     drop_all(&cache.large);
-    pthread_mutex_unlock(&cache.mu);
+    tg__spin_unlock(&cache.mu);
 }
 
 void *tg__buffer_alloc(size_t size)
@@ -133,7 +133,7 @@ void *tg__buffer_alloc(size_t size)
     if (!c)
         return raw_alloc(size);
     int k = class_of(c, size);
-    pthread_mutex_lock(&cache.mu);
+    tg__spin_lock(&cache.mu);
     block *b = c->free_list[k];
     if (b) {
         c->free_list[k] = b->next;
@@ -143,7 +143,7 @@ void *tg__buffer_alloc(size_t size)
         cache.registered = 1;
         atexit(tg__buffer_trim);
     }
-    pthread_mutex_unlock(&cache.mu);
+    tg__spin_unlock(&cache.mu);
     return b ? (void *)b : raw_alloc(class_size(c, k));
 }
 
@@ -157,7 +157,7 @@ void tg__buffer_free(void *p, size_t size)
         return;
     }
     int k = class_of(c, size);
-    pthread_mutex_lock(&cache.mu);
+    tg__spin_lock(&cache.mu);
     bool keep = c->cached + class_size(c, k) <= c->budget;
     if (keep) {
         block *b = p;
@@ -165,7 +165,7 @@ void tg__buffer_free(void *p, size_t size)
         c->free_list[k] = b;
         c->cached += class_size(c, k);
     }
-    pthread_mutex_unlock(&cache.mu);
+    tg__spin_unlock(&cache.mu);
     if (!keep)
         free(p);
 }

@@ -4,10 +4,10 @@
 #include "autodiff/forward_ad.h"
 #include "autodiff/node.h"
 #include "core/alloc.h"
+#include "core/spinlock.h"
 
 #include <math.h>
 #include <stdatomic.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,33 +190,33 @@ bool tg__norm_axis(const char *op, int axis, int ndim, int *out)
  * instructions, tg.function 212.7k -> 202.2k) */
 #define SPARE_MAX 4096
 static struct {
-    pthread_mutex_t mu;
+    tg_spinlock mu;
     tg_tensor *head;
     int n;
     bool registered;
-} spare = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} spare = {.mu = {false}};
 
 static void drop_spares(void)
 {
-    pthread_mutex_lock(&spare.mu);
+    tg__spin_lock(&spare.mu);
     while (spare.head) {
         tg_tensor *t = spare.head;
         spare.head = t->grad;
         free(t);
     }
     spare.n = 0;
-    pthread_mutex_unlock(&spare.mu);
+    tg__spin_unlock(&spare.mu);
 }
 
 static tg_tensor *struct_new(void)
 {
-    pthread_mutex_lock(&spare.mu);
+    tg__spin_lock(&spare.mu);
     tg_tensor *t = spare.head;
     if (t) {
         spare.head = t->grad;
         spare.n--;
     }
-    pthread_mutex_unlock(&spare.mu);
+    tg__spin_unlock(&spare.mu);
     if (!t)
         return calloc(1, sizeof *t);
     memset(t, 0, sizeof *t);
@@ -229,7 +229,7 @@ static void struct_free(tg_tensor *t)
         free(t);
         return;
     }
-    pthread_mutex_lock(&spare.mu);
+    tg__spin_lock(&spare.mu);
     bool keep = spare.n < SPARE_MAX;
     if (keep) {
         t->grad = spare.head;
@@ -240,7 +240,7 @@ static void struct_free(tg_tensor *t)
             atexit(drop_spares);
         }
     }
-    pthread_mutex_unlock(&spare.mu);
+    tg__spin_unlock(&spare.mu);
     if (!keep)
         free(t);
 }

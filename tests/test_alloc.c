@@ -2,13 +2,19 @@
  * asked and waste at most a quarter (with caching off: sizes rounded to
  * whole lines), 64-byte aligned blocks whose every
  * byte may be written (valgrind and ASan watch the raw allocations), freed
- * blocks reused for their class, and a trim that drops them. */
+ * blocks reused for their class, a trim that drops them, and children
+ * forked while another thread allocates that can allocate too. */
 #include "harness.h"
 #include "core/alloc.h"
 #include "core/tensor_impl.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void test_classes_hold_and_waste_little(void)
 {
@@ -62,9 +68,53 @@ static void test_blocks_aligned_writable_reused(void)
     }
 }
 
+static atomic_int churning;
+
+/* tensors made and dropped as fast as possible: the caches' lists are
+ * locked most of the time */
+static void *churn(void *arg)
+{
+    (void)arg;
+    int64_t n = 100;
+    while (atomic_load(&churning)) {
+        tg_tensor *t = tg_zeros(TG_FLOAT32, 1, &n);
+        tg_release(t);
+    }
+    return NULL;
+}
+
+/* fork() copies the calling thread alone: a child that inherited a list's
+ * lock held by the churning thread would hang at its first tensor
+ * (alarm() makes that a failed child) */
+static void test_fork_while_another_thread_allocates(void)
+{
+    pthread_t th;
+    atomic_store(&churning, 1);
+    CHECK(pthread_create(&th, NULL, churn, NULL) == 0);
+    int failed = 0, rounds = getenv("TG_TEST_UNDER_VALGRIND") ? 5 : 100;
+    for (int round = 0; round < rounds && !failed; round++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(10);
+            int64_t n = 100;
+            tg_tensor *t = tg_zeros(TG_FLOAT32, 1, &n);
+            int ok = t && ((const float *)tg_data(t))[99] == 0;
+            tg_release(t);
+            _exit(ok ? 0 : 1);
+        }
+        int status = 0;
+        failed = !(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                   WEXITSTATUS(status) == 0);
+    }
+    atomic_store(&churning, 0);
+    pthread_join(th, NULL);
+    CHECK(!failed);
+}
+
 int main(void)
 {
     RUN(test_classes_hold_and_waste_little);
     RUN(test_blocks_aligned_writable_reused);
+    RUN(test_fork_while_another_thread_allocates);
     return tt_finish();
 }

@@ -15,6 +15,7 @@
 #include "core/spinlock.h"
 #include "core/tensor_impl.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,12 @@ size_t tg__buffer_block_bytes(size_t size)
     return c ? class_size(c, class_of(c, size)) : (size + TG_ALIGN - 1) / TG_ALIGN * TG_ALIGN;
 }
 
+/* around fork(): the lists are held, so that the child never starts with
+ * them half-updated by a thread it does not have (data loaders allocate
+ * on threads of their own) */
+static void lock_cache(void) { tg__spin_lock(&cache.mu); }
+static void unlock_cache(void) { tg__spin_unlock(&cache.mu); }
+
 void tg__buffer_trim(void)
 {
     tg__spin_lock(&cache.mu);
@@ -142,6 +149,7 @@ void *tg__buffer_alloc(size_t size)
     if (!cache.registered) {
         cache.registered = 1;
         atexit(tg__buffer_trim);
+        pthread_atfork(lock_cache, unlock_cache, unlock_cache);
     }
     tg__spin_unlock(&cache.mu);
     return b ? (void *)b : raw_alloc(class_size(c, k));

@@ -7,6 +7,7 @@
 #include "core/spinlock.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,10 @@ static void drop_spares(void)
     tg__spin_unlock(&spare.mu);
 }
 
+/* held around fork(), as the storage cache's lists (alloc.c) */
+static void lock_spares(void) { tg__spin_lock(&spare.mu); }
+static void unlock_spares(void) { tg__spin_unlock(&spare.mu); }
+
 static tg_tensor *struct_new(void)
 {
     tg__spin_lock(&spare.mu);
@@ -238,6 +243,7 @@ static void struct_free(tg_tensor *t)
         if (!spare.registered) {
             spare.registered = true;
             atexit(drop_spares);
+            pthread_atfork(lock_spares, unlock_spares, unlock_spares);
         }
     }
     tg__spin_unlock(&spare.mu);

@@ -88,10 +88,15 @@ static void *churn(void *arg)
  * (alarm() makes that a failed child) */
 static void test_fork_while_another_thread_allocates(void)
 {
+    /* under valgrind each child's exit reports the churning thread's
+     * tensor of that moment, which the child cannot free, as lost (and
+     * valgrind runs one thread at a time: no lock is ever caught held) */
+    if (getenv("TG_TEST_UNDER_VALGRIND"))
+        return;
     pthread_t th;
     atomic_store(&churning, 1);
     CHECK(pthread_create(&th, NULL, churn, NULL) == 0);
-    int failed = 0, rounds = getenv("TG_TEST_UNDER_VALGRIND") ? 5 : 100;
+    int failed = 0, rounds = 100;
     for (int round = 0; round < rounds && !failed; round++) {
         pid_t pid = fork();
         if (pid == 0) {

@@ -49,32 +49,19 @@ static void coalesce(tg_iter *it)
     it->ndim = n;
 }
 
-/* whether t's elements are dense in row-major order (any strides of
- * size-1 dims) */
-static bool dense(const tg_tensor *t)
-{
-    int64_t want = 1;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        if (t->shape[i] != 1 && t->strides[i] != want)
-            return false;
-        want *= t->shape[i];
-    }
-    return true;
-}
-
-/* every operand dense with t[0]'s element count (so no broadcast: the
+/* every operand contiguous with t[0]'s element count (so no broadcast: the
  * shapes agree but for size-1 dims): one flat row, set up without the
  * general case's clearing and coalescing of eight dims, which cost more
  * than the op itself on the small tensors of an MLP's step */
 static bool init_flat(tg_iter *it, int n_ops, const tg_tensor *const *t)
 {
     for (int k = 0; k < n_ops; k++)
-        if (t[k]->numel != t[0]->numel || !dense(t[k]))
+        if (t[k]->numel != t[0]->numel || !tg_is_contiguous(t[k]))
             return false;
     it->n_ops = n_ops;
     it->ndim = 1;
     it->numel = t[0]->numel;
-    it->shape[0] = it->numel > 0 ? it->numel : 0;
+    it->shape[0] = it->numel;
     for (int k = 0; k < n_ops; k++) {
         it->base[k] = tg__base(t[k]);
         it->strides[k][0] = it->numel > 1 ? (int64_t)tg__dtype_size(t[k]->dtype) : 0;

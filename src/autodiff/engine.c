@@ -9,7 +9,6 @@
 #include "autodiff/node.h"
 #include "autodiff/view_history.h"
 #include "autodiff/vjp.h"
-#include "kernels/cpu/iter.h"
 #include "util/grow.h"
 #include "util/hmap.h"
 
@@ -276,34 +275,6 @@ static tg_status add_pending(run *r, int k, int index, tg_tensor *g)
     return s->pending[index] ? TG_OK : tg_last_status();
 }
 
-/* grad += g for small dense float tensors of one shape and dtype in
- * separate storages, without add_'s dispatch (~1.9k instructions, more
- * than the sum for a layer's bias): its bits (g + 1 * x is g + x) and
- * its version bump. false: left to add_ (larger tensors split over
- * threads there, and every other case) */
-static bool add_small_dense(tg_tensor *grad, const tg_tensor *g)
-{
-    if (grad->dtype != g->dtype || (grad->dtype != TG_FLOAT32 && grad->dtype != TG_FLOAT64) ||
-        grad->numel > 2 * TG_ITER_GRAIN || !grad->storage || !g->storage ||
-        grad->storage == g->storage || grad->tangent || g->tangent ||
-        !tg__shape_eq(grad->ndim, grad->shape, g->ndim, g->shape) ||
-        !tg_is_contiguous(grad) || !tg_is_contiguous(g))
-        return false;
-    if (grad->dtype == TG_FLOAT32) {
-        float *d = (float *)tg__base(grad);
-        const float *x = (const float *)tg__base(g);
-        for (int64_t i = 0; i < grad->numel; i++)
-            d[i] += x[i];
-    } else {
-        double *d = (double *)tg__base(grad);
-        const double *x = (const double *)tg__base(g);
-        for (int64_t i = 0; i < grad->numel; i++)
-            d[i] += x[i];
-    }
-    tg__bump_version(grad);
-    return true;
-}
-
 static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
 {
     if (r->inputs) { /* functional mode: capture, never touch leaf->grad */
@@ -334,10 +305,6 @@ static tg_status accumulate_leaf(run *r, tg_tensor *leaf, tg_tensor *g)
     }
     if (!leaf->grad->requires_grad) {
         /* accumulation, not a function to record (even with create_graph) */
-        if (add_small_dense(leaf->grad, g)) {
-            tg_release(g);
-            return TG_OK;
-        }
         tg_no_grad_begin();
         tg_status s = tg_add_(leaf->grad, g, 1.0);
         tg_no_grad_end();

@@ -52,7 +52,6 @@ typedef struct classes {
 static struct {
     tg_spinlock mu;
     classes small, large;
-    int registered;
 } cache = {.mu = {false},
            .small = {.min = SMALL_MIN, .budget = SMALL_BUDGET, .n = N_SMALL},
            .large = {.min = CACHE_MIN, .budget = CACHE_BUDGET, .n = N_CLASSES}};
@@ -134,22 +133,28 @@ void tg__buffer_trim(void)
     tg__spin_unlock(&cache.mu);
 }
 
+/* before the lists' lock is first taken (a block is freed to them only
+ * after one was allocated through them), so that no fork finds it held
+ * without the handlers that release it in the child */
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static void register_cache(void)
+{
+    atexit(tg__buffer_trim);
+    pthread_atfork(lock_cache, unlock_cache, unlock_cache);
+}
+
 void *tg__buffer_alloc(size_t size)
 {
     classes *c = series(size);
     if (!c)
         return raw_alloc(size);
     int k = class_of(c, size);
+    pthread_once(&cache_once, register_cache);
     tg__spin_lock(&cache.mu);
     block *b = c->free_list[k];
     if (b) {
         c->free_list[k] = b->next;
         c->cached -= class_size(c, k);
-    }
-    if (!cache.registered) {
-        cache.registered = 1;
-        atexit(tg__buffer_trim);
-        pthread_atfork(lock_cache, unlock_cache, unlock_cache);
     }
     tg__spin_unlock(&cache.mu);
     return b ? (void *)b : raw_alloc(class_size(c, k));

@@ -194,8 +194,8 @@ static struct {
     tg_spinlock mu;
     tg_tensor *head;
     int n;
-    bool registered;
 } spare = {.mu = {false}};
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
 
 static void drop_spares(void)
 {
@@ -213,8 +213,19 @@ static void drop_spares(void)
 static void lock_spares(void) { tg__spin_lock(&spare.mu); }
 static void unlock_spares(void) { tg__spin_unlock(&spare.mu); }
 
+/* before the list's lock is first taken, so that no fork finds it held
+ * without the handlers that release it in the child */
+static void register_spares(void)
+{
+    atexit(drop_spares);
+    pthread_atfork(lock_spares, unlock_spares, unlock_spares);
+}
+
 static tg_tensor *struct_new(void)
 {
+    if (!tg__alloc_caching()) /* the list stays empty: no lock to take */
+        return calloc(1, sizeof(tg_tensor));
+    pthread_once(&spare_once, register_spares);
     tg__spin_lock(&spare.mu);
     tg_tensor *t = spare.head;
     if (t) {
@@ -234,17 +245,13 @@ static void struct_free(tg_tensor *t)
         free(t);
         return;
     }
+    pthread_once(&spare_once, register_spares);
     tg__spin_lock(&spare.mu);
     bool keep = spare.n < SPARE_MAX;
     if (keep) {
         t->grad = spare.head;
         spare.head = t;
         spare.n++;
-        if (!spare.registered) {
-            spare.registered = true;
-            atexit(drop_spares);
-            pthread_atfork(lock_spares, unlock_spares, unlock_spares);
-        }
     }
     tg__spin_unlock(&spare.mu);
     if (!keep)

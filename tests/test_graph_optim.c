@@ -300,8 +300,59 @@ static void test_errors(void)
     tg_scope_end();
 }
 
+/* tg_graph_optim_apply: the update from gradients built apart (here the
+ * graph's own, with the unused parameter given none and absent from the
+ * graph) steps exactly as eager steps do; its errors */
+static void test_apply(void)
+{
+    tg_scope_begin();
+    tg_tensor *pe[NP], *pg[NP];
+    make_params(TG_FLOAT32, pe);
+    clone_params(pe, pg);
+    tg_optimizer *oe = tg_optim_adam(NP, pe, NULL), *og = tg_optim_adam(NP, pg, NULL);
+    tg_graph *g = tg_graph_new("apply");
+    for (int i = 0; i < NP - 1; i++)
+        CHECK(tg_variable_ref(g, names[i], pg[i]) != NULL);
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT32, 2, (int64_t[]){5, 3});
+    tg_graph_begin(g);
+    tg_tensor *loss = loss_of(pg, x), *d[NP] = {NULL}, *u[NP];
+    tg_graph_end();
+    CHECK_OK(tg_graph_gradients(g, 1, &loss, NULL, NP - 1, pg, d));
+    CHECK_FAILS(tg_graph_optim_apply(NULL, d, NULL, u), TG_ERR_ARG, "optimizer or the gradients");
+    CHECK_FAILS(tg_graph_optim_apply(og, NULL, NULL, u), TG_ERR_ARG, "optimizer or the gradients");
+    tg_tensor *wrong[NP] = {d[1], d[0], d[2], NULL};
+    CHECK_FAILS(tg_graph_optim_apply(og, wrong, NULL, u), TG_ERR_SHAPE, "dtype and shape");
+    tg_graph *other = tg_graph_new("other");
+    tg_tensor *stray[NP] = {d[0], tg_placeholder(other, "b", TG_FLOAT32, 1, (int64_t[]){4}),
+                            NULL, NULL};
+    CHECK_FAILS(tg_graph_optim_apply(og, stray, NULL, u), TG_ERR_ARG, "not a value of the graph");
+    tg_tensor *none[NP] = {NULL};
+    CHECK_FAILS(tg_graph_optim_apply(og, none, NULL, u), TG_ERR_ARG, "no gradient is given");
+    CHECK_OK(tg_graph_optim_apply(og, d, NULL, u));
+    CHECK(u[3] == NULL && u[0] && u[1] && u[2]);
+    tg_session *s = tg_session_new(g);
+    for (int k = 0; k < 3; k++) {
+        tg_scope_begin();
+        tg_tensor *xv = batch(TG_FLOAT32, k), *l = NULL;
+        double le = eager_step(oe, pe, xv, tg_optim_get_lr(oe));
+        CHECK_OK(tg_session_run(s, 1, &x, &xv, 1, &loss, &l, NP - 1, u));
+        CHECK(l && le == tg_item(l));
+        CHECK(same_state(oe, og));
+        tg_scope_end();
+    }
+    CHECK(tg_optim_param_steps(og, 3) == 0 && tg_optim_param_steps(og, 0) == 3);
+    tg_session_free(s);
+    tg_graph_free(other);
+    tg_graph_free(g);
+    tg_optim_free(oe);
+    tg_optim_free(og);
+    tg_clear_error();
+    tg_scope_end();
+}
+
 int main(void)
 {
+    RUN(test_apply);
     RUN(test_against_eager);
     RUN(test_mixed_steps);
     RUN(test_resume_into_graph);

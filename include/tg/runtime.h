@@ -207,6 +207,15 @@ tg_status tg_session_trace_end(tg_session *s, const char *path);
  * tg_variable_ref; the concrete tensor given to tg_variable_ref works
  * too). opts NULL: defaults. lr and updates as above. */
 tg_status tg_graph_optim(tg_optimizer *opt, tg_tensor *loss, tg_tensor *lr, tg_tensor **updates);
+/* tg_graph_optim with the gradients given instead of computed from a
+ * loss: grads[i] (opt's parameter count of them) is parameter i's
+ * gradient, a value of the graph with the parameter's dtype and shape, or
+ * NULL: the parameter is not updated (as an eager step skips a parameter
+ * without a gradient). The graph is the gradients' (or, with none given,
+ * the one being built). For gradients that a graph computed some other
+ * way, or accumulated: tg.function's compiled training steps. */
+tg_status tg_graph_optim_apply(tg_optimizer *opt, tg_tensor *const *grads, tg_tensor *lr,
+                               tg_tensor **updates);
 tg_status tg_graph_sgd(tg_tensor *loss, int n, tg_tensor *const *params,
                        const tg_sgd_opts *opts, tg_tensor *lr, tg_tensor **updates);
 

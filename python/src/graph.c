@@ -59,6 +59,12 @@ void tgpy_trace_note(tg_tensor *const *ts, int n)
     }
 }
 
+int tgpy_trace_notes(tg_tensor *const **out)
+{
+    *out = noted + note_base;
+    return n_noted - note_base;
+}
+
 /* ---- source locations of traced nodes ---------------------------------------- */
 static char package_dir[1024]; /* ".../tensorgraph/": frames inside it are not the user's */
 static char where_buf[1024];
@@ -124,6 +130,7 @@ typedef struct {
     int grads;   /* all gradients built and the cut known: 1; failed: -1; not yet: 0 */
     int n_saved; /* forward values the gradients read (tg_graph_cut_values) */
     tg_tensor **saved;
+    tgpy_step *step; /* a training step the trace made (graph_step.c), or NULL */
 } TracedObject;
 
 static void traced_dealloc(PyObject *o)
@@ -144,6 +151,7 @@ static void traced_dealloc(PyObject *o)
     for (int i = 0; i < self->n_saved; i++)
         tg_release(self->saved[i]);
     free(self->saved);
+    tgpy_step_free(self->step);
     tg_session_free(self->s);
     tg_graph_free(self->g);
     Py_TYPE(o)->tp_free(o);
@@ -354,6 +362,11 @@ static PyObject *traced_call(PyObject *o, PyObject *argt, PyObject *kw)
     }
     for (int i = 0; i < t->n_cap; i++)
         any_grad |= tg_requires_grad(t->cap[i]);
+    /* a training step's outputs are values before its update: no history */
+    tg_tensor *const *targets = NULL;
+    int n_targets = t->step ? tgpy_step_targets(t->step, &targets) : 0;
+    if (t->step)
+        want_grad = false;
     /* a call that records for backward also fetches the forward values
      * the gradients read, so that backward does not run the forward again */
     bool saving = want_grad && any_grad && prepare_backward(t) == 1 && t->n_saved > 0;
@@ -369,8 +382,8 @@ static PyObject *traced_call(PyObject *o, PyObject *argt, PyObject *kw)
     }
     tg_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = tg_session_run(t->s, t->n_in, t->in, vals, n_fetch, fetch, saving ? saved : res, 0,
-                        NULL);
+    st = tg_session_run(t->s, t->n_in, t->in, vals, n_fetch, fetch, saving ? saved : res,
+                        n_targets, (tg_tensor **)targets);
     Py_END_ALLOW_THREADS
     if (saving && st == TG_OK)
         memcpy(res, saved, sizeof *res * (size_t)t->n_out);
@@ -464,6 +477,22 @@ static PyObject *traced_set_opt_level(PyObject *o, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* step_holds(): whether the parameters a compiled training step writes
+ * the gradients of still have the .grad tensors it writes (else the
+ * function traces again) */
+static PyObject *traced_step_holds(PyObject *o, PyObject *u)
+{
+    (void)u;
+    TracedObject *t = (TracedObject *)o;
+    return PyBool_FromLong(!t->step || tgpy_step_holds(t->step));
+}
+
+static PyObject *traced_has_step(PyObject *o, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(((TracedObject *)o)->step != NULL);
+}
+
 static PyObject *traced_saved(PyObject *o, void *c)
 {
     (void)c;
@@ -473,6 +502,9 @@ static PyObject *traced_saved(PyObject *o, void *c)
 
 static PyGetSetDef traced_getset[] = {
     {"graph", traced_graph, NULL, "the traced graph", NULL},
+    {"has_step", traced_has_step, NULL,
+     "True if the function runs a training step (backward, zero_grad or an optimizer's step)",
+     NULL},
     {"num_captured", traced_captures, NULL, "tensors requiring grad the graph captured", NULL},
     {"num_saved", traced_saved, NULL,
      "forward values a call recording for backward hands over to it", NULL},
@@ -535,6 +567,8 @@ static PyObject *traced_trace_end(PyObject *o, PyObject *arg)
 static PyMethodDef traced_methods[] = {
     {"pull_variables", traced_pull, METH_NOARGS,
      "copies variables that live on other processes' devices back here"},
+    {"step_holds", traced_step_holds, METH_NOARGS,
+     "whether the parameters still have the .grad tensors the step writes"},
     {"session_stats", traced_stats, METH_NOARGS,
      "runs, plan cache counters and op nodes executed"},
     {"set_opt_level", traced_set_opt_level, METH_O,
@@ -653,9 +687,21 @@ static PyObject *trace(PyObject *m, PyObject *const *args, Py_ssize_t n)
         find_package_dir();
     if (tgpy_tracing++ == 0) /* nested traces share the outermost's hook */
         tg_graph_set_location_hook(trace_location, NULL);
+    bool args_grad = false;
+    for (Py_ssize_t i = 0; i < n_in; i++)
+        args_grad |= tg_requires_grad(TENSOR(PyTuple_GET_ITEM(ex, i)));
+    tgpy_step *outer = tgpy_step_push(t->g, args_grad);
     tg_graph_begin(t->g);
     r = PyObject_Call(args[0], phs, NULL);
+    t->step = tgpy_step_pop(outer);
+    if (r && t->step && tgpy_step_finish(t->step) < 0)
+        Py_CLEAR(r);
     tg_graph_end();
+    tg_tensor *const *targets;
+    if (t->step && tgpy_step_targets(t->step, &targets) == 0) {
+        tgpy_step_free(t->step); /* no step: a plain function */
+        t->step = NULL;
+    }
     if (--tgpy_tracing == 0)
         tg_graph_set_location_hook(NULL, NULL);
     note_base = saved_base;
@@ -687,7 +733,8 @@ static PyMethodDef graph_functions[] = {
 
 int tgpy_init_graph(PyObject *m)
 {
-    if (tgpy_init_graph_view(m) < 0 || PyType_Ready(&Traced_Type) < 0 ||
+    if (tgpy_init_graph_view(m) < 0 || tgpy_init_graph_step(m) < 0 ||
+        PyType_Ready(&Traced_Type) < 0 ||
         PyModule_AddObjectRef(m, "ConcreteFunction", (PyObject *)&Traced_Type) < 0)
         return -1;
     return PyModule_AddFunctions(m, graph_functions);

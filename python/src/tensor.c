@@ -189,6 +189,10 @@ static int set_requires_grad(PyObject *o, PyObject *v, void *c)
 static PyObject *get_grad(PyObject *o, void *c)
 {
     (void)c;
+    PyObject *traced;
+    int in_step = tgpy_tracing ? tgpy_step_grad(TENSOR(o), &traced) : 0;
+    if (in_step)
+        return in_step > 0 ? traced : NULL;
     tg_tensor *g = tg_grad(TENSOR(o));
     if (!g)
         Py_RETURN_NONE;

@@ -148,6 +148,22 @@ static inline void tgpy_note_inputs(tg_tensor *const *ts, int n)
         tgpy_trace_note(ts, n);
 }
 
+/* the tensors the innermost trace captured that require grad (graph.c) */
+int tgpy_trace_notes(tg_tensor *const **out);
+
+/* training steps inside a trace: zero_grad, backward and an optimizer's
+ * step as graph nodes (graph_step.c) */
+typedef struct tgpy_step tgpy_step;
+tgpy_step *tgpy_step_push(tg_graph *g, bool args_require_grad); /* returns the outer one */
+tgpy_step *tgpy_step_pop(tgpy_step *prev);                      /* returns the trace's */
+int tgpy_step_finish(tgpy_step *s);
+void tgpy_step_free(tgpy_step *s);
+int tgpy_step_targets(const tgpy_step *s, tg_tensor *const **out);
+bool tgpy_step_holds(const tgpy_step *s);
+int tgpy_step_grad(tg_tensor *p, PyObject **out);
+int tgpy_step_optim(tg_optimizer *o, int n, tg_tensor *const *params, tg_tensor *lr);
+int tgpy_init_graph_step(PyObject *m);
+
 /* calls a function of the pure-Python package (tensorgraph.<name>) */
 PyObject *tgpy_package_attr(const char *name);
 

@@ -112,7 +112,10 @@ class set_grad_enabled:
 def zero_grads(params, set_to_none):
     """Module.zero_grad and the optimizers': each gradient dropped, or (the
     default of PyTorch 1.13, Debian's and so the oracle here) detached from
-    any history and zeroed in place"""
+    any history and zeroed in place; inside a tg.function trace, part of
+    the compiled step"""
+    if _C._tracing_step():
+        return _C._trace_zero_grad(list(params), set_to_none)
     for p in params:
         g = p.grad
         if g is None:

@@ -449,7 +449,14 @@ _c_backward = Tensor.backward
 @_method
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """d self / d leaves accumulated into their .grad (see Tensor.backward
-    in PyTorch); hooked leaves' gradients go through their hooks"""
+    in PyTorch); hooked leaves' gradients go through their hooks. Inside a
+    tg.function trace it becomes part of the compiled step (function.py)"""
+    if self.is_symbolic:
+        if inputs is not None or _leaf_hooks.data:
+            raise NotImplementedError("backward() inside tg.function with inputs=... or with "
+                                      "hooks registered on leaf tensors is not supported; "
+                                      "call it outside the function")
+        return _C._trace_backward(self, gradient, bool(create_graph))
     if inputs is not None:
         from .autograd import backward_into
         return backward_into((self,), None if gradient is None else (gradient,), inputs,

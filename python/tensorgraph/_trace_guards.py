@@ -18,6 +18,7 @@ import weakref
 from . import _C
 
 stack = []  # per active trace (traces nest): id(module) -> module
+steps = []  # per active trace: the optimizer steps it compiled, (optimizer, group, lr)
 # bumped wherever a module's parameters or buffers may be replaced (Module's
 # __setattr__, __delattr__, register_*, dtype conversions): while it stays,
 # the tensors a trace noted are still the modules' own
@@ -36,6 +37,45 @@ def note(module):
 
 def begin():
     stack.append({})
+    steps.append([])
+
+
+def note_step(optimizer, group, lr):
+    """called by an optimizer's step() inside the trace on top: the
+    update of param group `group` is compiled, with lr the float64 tensor
+    the graph reads its learning rate from"""
+    if steps:
+        steps[-1].append((optimizer, group, lr))
+
+
+def _fixed(group):
+    """what a compiled update fixed of a param group: all but the lr"""
+    return tuple((k, v) for k, v in group.items() if k != 'params' and k != 'lr')
+
+
+class _Step:
+    """one compiled optimizer update: its group's other hyper-parameters
+    as traced, and the lr tensor each call sets to the group's lr"""
+    __slots__ = ('opt', 'group', 'lr', 'lr_value', 'n_groups', 'fixed')
+
+    def __init__(self, opt, group, lr):
+        g = opt.param_groups[group]
+        self.opt, self.group, self.lr = weakref.ref(opt), group, lr
+        self.lr_value, self.n_groups, self.fixed = g['lr'], len(opt.param_groups), _fixed(g)
+
+    def hold(self):
+        opt = self.opt()
+        if opt is None:
+            return True
+        if len(opt.param_groups) != self.n_groups:
+            return False
+        g = opt.param_groups[self.group]
+        if _fixed(g) != self.fixed:
+            return False
+        if g['lr'] != self.lr_value:
+            self.lr.fill_(float(g['lr']))  # requires no grad
+            self.lr_value = g['lr']
+        return True
 
 
 def _tensors(m):
@@ -52,9 +92,10 @@ def _requires_grad(m):
 class Guards:
     """the modules a trace called: their flags, and their tensors as of
     epoch `seen`"""
-    __slots__ = ('flags', 'tensors', 'grads', 'seen', 'seen_grads')
+    __slots__ = ('flags', 'tensors', 'grads', 'seen', 'seen_grads', 'steps')
 
-    def __init__(self, modules):
+    def __init__(self, modules, steps=()):
+        self.steps = tuple(_Step(*s) for s in steps)
         self.flags = tuple((weakref.ref(m), bool(m.training)) for m in modules)
         self.tensors = tuple(_tensors(m) for m in modules)
         self.grads = tuple(_requires_grad(m) for m in modules)
@@ -81,9 +122,12 @@ class Guards:
                 if m is not None and _requires_grad(m) != grads:
                     return False
             self.seen_grads = now
+        for step in self.steps:
+            if not step.hold():
+                return False
         return True
 
 
 def end():
     """the guards of the trace that ends"""
-    return Guards(list(stack.pop().values()))
+    return Guards(list(stack.pop().values()), steps.pop())

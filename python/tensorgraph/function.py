@@ -128,7 +128,9 @@ class Function:
     def get_concrete_function(self, *args, **kwargs):
         sig = _signature(args, kwargs)
         for guards, cf in self._cache.get(sig, ()):
-            if guards.hold():  # the modules' flags and tensors as traced
+            # the modules' flags and tensors as traced; a compiled training
+            # step's hyper-parameters and the .grad tensors it writes
+            if guards.hold() and cf.step_holds():
                 break
         else:
             cf = self._trace(sig, args, kwargs)

@@ -16,13 +16,17 @@
 /* the value ids of the parameters: distinct floating-point variables of g
  * (first[v]: 1 + the first parameter that is value v, to name duplicates) */
 static tg_status param_ids(const tg_graph *g, const char *fn, int n, tg_tensor *const *params,
-                           int *ids)
+                           tg_tensor *const *given, int *ids)
 {
     int *first = calloc((size_t)g->n_values + 1, sizeof *first);
     if (!first)
         return tg__error(TG_ERR_NOMEM, "%s: out of memory", fn);
     tg_status s = TG_OK;
     for (int i = 0; i < n && s == TG_OK; i++) {
+        if (given && !given[i]) { /* not updated: need not be in the graph */
+            ids[i] = -1;
+            continue;
+        }
         ids[i] = tg__graph_value_of(g, params[i], fn, "a parameter");
         if (ids[i] < 0) {
             s = tg_last_status();
@@ -86,6 +90,8 @@ typedef struct build {
 /* parameter i's per-step scalars: element i of the [n] ones (of its dtype) */
 static tg_status param_scalars(build *b, int i, tg_tensor *stepf)
 {
+    if (!b->xs[i])
+        return TG_OK; /* given no gradient: not updated */
     tg_dtype dt = b->xs[i]->dtype;
     tg_tensor **all = b->scalars[dt == TG_FLOAT64], **k = &b->k[i * TG_OPTIM_MAX_SCALARS];
     tg_status s = TG_OK;
@@ -147,6 +153,8 @@ static bool updates_need(const tg_graph *g, int n, tg_tensor *const *updates, in
         return false; /* the caller then adds an edge: never wrong */
     int top = node;
     for (int i = 0; i < n; i++) {
+        if (!updates[i])
+            continue; /* a parameter given no gradient (tg_graph_optim_apply) */
         int u = g->values[updates[i]->value].node;
         need[u] = true;
         top = u > top ? u : top;
@@ -200,15 +208,57 @@ static tg_status build_updates(build *b, tg_tensor **updates)
  * (b->slots): only parameters with a gradient get them, as eager steps
  * create them */
 typedef tg_status (*make_state_fn)(build *b, void *ctx, bool slots);
-static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, tg_tensor *lr,
-                           make_state_fn make_state, void *ctx, tg_tensor **updates)
+/* the graph of the given gradients (the first one there is), else the
+ * one being built; NULL with an error if none or if they disagree */
+static tg_graph *graph_of_grads(const build *b, tg_tensor *const *grads)
 {
-    if (!loss || !loss->graph || b->n < 1 || !params || !updates)
+    tg_graph *g = NULL;
+    for (int i = 0; i < b->n; i++) {
+        if (!grads[i])
+            continue;
+        if (!grads[i]->graph || (g && grads[i]->graph != g))
+            return tg__error_null(TG_ERR_ARG, "%s: gradient %d is not a value of the graph "
+                                  "of the others", b->fn, i);
+        g = grads[i]->graph;
+    }
+    if (!g && !(g = tg_graph_current()))
+        return tg__error_null(TG_ERR_ARG, "%s: no gradient is given and no graph is being "
+                              "built", b->fn);
+    return g;
+}
+
+/* given gradients: each of its parameter's dtype and shape */
+static tg_status take_grads(build *b, tg_tensor *const *grads)
+{
+    for (int i = 0; i < b->n; i++) {
+        tg_tensor *d = grads[i], *x = b->xs[i];
+        if (d && d->graph != b->g)
+            return tg__error(TG_ERR_ARG, "%s: gradient %d is not a value of graph '%s'", b->fn,
+                             i, b->g->name);
+        if (d && (d->dtype != x->dtype || !tg__shape_eq(d->ndim, d->shape, x->ndim, x->shape)))
+            return tg__error(TG_ERR_SHAPE, "%s: gradient %d (%s, %d dims) does not have the "
+                             "dtype and shape of its parameter '%s' (%s, %d dims)", b->fn, i,
+                             tg_dtype_name(d->dtype), d->ndim, tg_graph_node_name(x),
+                             tg_dtype_name(x->dtype), x->ndim);
+        b->grads[i] = d;
+    }
+    return TG_OK;
+}
+
+/* the update from a loss (its gradients built here) or from given
+ * gradients (loss NULL) */
+static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *given,
+                           tg_tensor *const *params, tg_tensor *lr, make_state_fn make_state,
+                           void *ctx, tg_tensor **updates)
+{
+    if ((given ? false : !loss || !loss->graph) || b->n < 1 || !params || !updates)
         return tg__error(TG_ERR_ARG, "%s: expected a symbolic loss, n >= 1 parameters and an "
                          "updates array", b->fn);
     for (int i = 0; i < b->n; i++)
         updates[i] = NULL;
-    b->g = loss->graph;
+    b->g = given ? graph_of_grads(b, given) : loss->graph;
+    if (!b->g)
+        return tg_last_status();
     if (!b->algo->graph_update)
         return tg__error(TG_ERR_UNSUPPORTED, "%s: the %s optimizer has no graph form", b->fn,
                          b->algo->name);
@@ -224,7 +274,7 @@ static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, 
     int *ids = malloc((size_t)n * sizeof *ids);
     tg_tensor **mem = calloc((size_t)n * (2 + TG_OPTIM_MAX_SLOTS + TG_OPTIM_MAX_SCALARS),
                              sizeof *mem);
-    tg_status s = ids && mem ? param_ids(b->g, b->fn, n, params, ids)
+    tg_status s = ids && mem ? param_ids(b->g, b->fn, n, params, given, ids)
                              : tg__error(TG_ERR_NOMEM, "%s: out of memory", b->fn);
     tg_scope_begin(); /* intermediates go; the updates are kept */
     if (s == TG_OK) {
@@ -233,7 +283,7 @@ static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, 
         b->slots = mem + 2 * n;
         b->k = b->slots + n * TG_OPTIM_MAX_SLOTS;
         for (int i = 0; i < n && s == TG_OK; i++)
-            if (!(b->xs[i] = tg__publish(tg__graph_symbolic(b->g, ids[i]))))
+            if (ids[i] >= 0 && !(b->xs[i] = tg__publish(tg__graph_symbolic(b->g, ids[i]))))
                 s = tg_last_status();
     }
     if (s == TG_OK && (s = tg_graph_begin(b->g)) == TG_OK) {
@@ -244,7 +294,8 @@ static tg_status run_build(build *b, tg_tensor *loss, tg_tensor *const *params, 
         if (s == TG_OK)
             s = make_scalars(b);
         if (s == TG_OK)
-            s = tg_graph_gradients(b->g, 1, &loss, NULL, n, b->xs, b->grads);
+            s = given ? take_grads(b, given)
+                      : tg_graph_gradients(b->g, 1, &loss, NULL, n, b->xs, b->grads);
         if (s == TG_OK)
             s = make_state(b, ctx, true);
         if (s == TG_OK)
@@ -294,7 +345,17 @@ tg_status tg_graph_optim(tg_optimizer *opt, tg_tensor *loss, tg_tensor *lr, tg_t
     if (!opt)
         return tg__error(TG_ERR_ARG, "tg_graph_optim: the optimizer is NULL");
     build b = {.fn = "tg_graph_optim", .algo = opt->algo, .opts = &opt->opts, .n = opt->n};
-    return run_build(&b, loss, opt->params, lr, optimizer_state, opt, updates);
+    return run_build(&b, loss, NULL, opt->params, lr, optimizer_state, opt, updates);
+}
+
+tg_status tg_graph_optim_apply(tg_optimizer *opt, tg_tensor *const *grads, tg_tensor *lr,
+                               tg_tensor **updates)
+{
+    if (!opt || !grads)
+        return tg__error(TG_ERR_ARG, "tg_graph_optim_apply: the optimizer or the gradients "
+                         "are NULL");
+    build b = {.fn = "tg_graph_optim_apply", .algo = opt->algo, .opts = &opt->opts, .n = opt->n};
+    return run_build(&b, NULL, grads, opt->params, lr, optimizer_state, opt, updates);
 }
 
 /* ---- tg_graph_sgd: momentum buffers as variables of the graph ------------------- */
@@ -339,5 +400,5 @@ tg_status tg_graph_sgd(tg_tensor *loss, int n, tg_tensor *const *params,
 {
     tg_sgd_opts h = opts ? *opts : tg_sgd_defaults();
     build b = {.fn = "tg_graph_sgd", .algo = &tg__optim_sgd, .opts = &h, .n = n};
-    return run_build(&b, loss, params, lr, sgd_state, &h, updates);
+    return run_build(&b, loss, NULL, params, lr, sgd_state, &h, updates);
 }

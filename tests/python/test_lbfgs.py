@@ -43,7 +43,11 @@ def test_rosenbrock_matches_torch(kw, dtype):
         return
     t = _rosenbrock(torch, dtype, kw, 4)
     g = _rosenbrock(tg, dtype, kw, 4)
-    tol = 1e-9 if dtype == 'float64' else 2e-4
+    # float64: PyTorch's reductions take another instruction-set path on
+    # each CPU (fused multiply-adds or not), and the line search's accepted
+    # steps carry a last-bit difference on to ~1e-7 of the point after 4
+    # steps (seen on a Zen 4 machine); without line search it stays ~1e-12
+    tol = (1e-6 if kw.get('line_search_fn') else 1e-9) if dtype == 'float64' else 2e-4
     np.testing.assert_allclose(g[0], t[0], rtol=tol, atol=tol)
     np.testing.assert_allclose(g[1], t[1], rtol=tol, atol=tol)
     assert g[2] == t[2]

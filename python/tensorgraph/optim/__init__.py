@@ -106,16 +106,40 @@ class Optimizer:
         if closure is not None:
             with _C_enable_grad():
                 loss = closure()
+        if _C._tracing_step():
+            self._graph_step()
+            return loss
         for i, (group, c) in enumerate(zip(self.param_groups, self._c)):
-            if group['lr'] != self._lrs[i]:  # a scheduler (or the user) changed it
-                c.set_lr(group['lr'])
-                self._lrs[i] = group['lr']
-            hyper = self._hyper_of(group)
-            if hyper != self._hyper[i]:
-                self._set_hyper(c, hyper)
-                self._hyper[i] = hyper
+            self._sync(i, group, c)
             c.step()
         return loss
+
+    def _sync(self, i, group, c):
+        """the C optimizer of group i takes the group's lr and momentum/betas"""
+        if group['lr'] != self._lrs[i]:  # a scheduler (or the user) changed it
+            c.set_lr(group['lr'])
+            self._lrs[i] = group['lr']
+        hyper = self._hyper_of(group)
+        if hyper != self._hyper[i]:
+            self._set_hyper(c, hyper)
+            self._hyper[i] = hyper
+
+    def _graph_step(self):
+        """step() while a tg.function traces: each group's update becomes
+        nodes of the function's graph, run at every call (the gradients are
+        the trace's: see tensorgraph.function). The learning rate is a
+        float64 tensor of the group, which each call sets to group['lr']
+        first, so schedulers work; the other hyper-parameters are the
+        trace's, and a call after one changed traces again."""
+        from .. import _trace_guards
+        for i, (group, c) in enumerate(zip(self.param_groups, self._c)):
+            if not isinstance(c, _C.Optimizer):
+                raise NotImplementedError(
+                    f"{type(self).__name__}.step() inside tg.function: this optimizer has no "
+                    "graph form (SGD, Adam, AdamW, Adadelta and RMSprop have one); call "
+                    "step() outside the function")
+            self._sync(i, group, c)
+            _trace_guards.note_step(self, i, c._graph_step(float(group['lr'])))
 
     @staticmethod
     def _hyper_of(group):

@@ -9,7 +9,8 @@ overhead decides) and a TransformerEncoderLayer(d_model=128, nhead=4, dim_feedfo
 batch_first) on [32, 64, 128] (kernels decide). A training step is zero
 grads, the loss, backward and an SGD step; with tg.function the loss is a
 closure over the model, so the optimizer writes captured parameters
-between calls. The modes run interleaved, round after round, so that the
+between calls, and function_whole_step compiles all four into the
+function (level 2: one session run per step). The modes run interleaved, round after round, so that the
 load of a shared machine falls on all of them alike; each line is the
 median over rounds of the time per step, with the ratio to eager, and the
 median of the process's CPU time per step (cpu_us, cpu_ratio_to_eager:
@@ -72,15 +73,22 @@ def tr_loss(lf):
 class Mode:
     """one way of running a model: step() and infer() closures"""
 
-    def __init__(self, name, lib, lnn, lf, optim, make, loss, level=None):
+    def __init__(self, name, lib, lnn, lf, optim, make, loss, level=None, whole=False):
         self.name = name
         model, x, y = make(lib, lnn)
         opt = optim.SGD(model.parameters(), lr=1e-3)
         self.lib, self.level, self.x, self.y = lib, level, x, y
         body = loss(lf)
         self.fn = self.infer_fn = None
+
+        def whole_step(x, y):
+            opt.zero_grad()
+            loss = body(model, x, y)
+            loss.backward()
+            opt.step()
+            return loss
         if level is not None:
-            self.fn = tg.function(lambda x, y: body(model, x, y))
+            self.fn = tg.function(whole_step if whole else lambda x, y: body(model, x, y))
             self.infer_fn = tg.function(lambda x: model(x))
             # the concrete functions exist after a first call; set the level
             # before anything compiles
@@ -98,6 +106,8 @@ class Mode:
             loss.backward()
             opt.step()
             return loss
+        if whole:  # zero_grad, backward and the SGD step compiled in the function
+            step = lambda: self.fn(x, y)  # noqa: E731
 
         def infer():
             with lib.no_grad():
@@ -128,6 +138,8 @@ def run(model_name, make, loss, rounds, number, torch):
     modes = [Mode("eager", tg, nn, F, tg.optim, make, loss)]
     modes += [Mode(f"function_level{lv}", tg, nn, F, tg.optim, make, loss, level=lv)
               for lv in (0, 1, 2)]
+    modes.append(Mode("function_whole_step", tg, nn, F, tg.optim, make, loss, level=2,
+                      whole=True))
     if torch is not None:
         import torch.nn as tnn
         import torch.nn.functional as tF

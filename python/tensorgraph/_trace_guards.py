@@ -48,20 +48,23 @@ def note_step(optimizer, group, lr):
         steps[-1].append((optimizer, group, lr))
 
 
-def _fixed(group):
-    """what a compiled update fixed of a param group: all but the lr"""
-    return tuple((k, v) for k, v in group.items() if k != 'params' and k != 'lr')
+def _fixed_keys(group):
+    """the keys of what a compiled update fixed of a param group: all but
+    the parameters and the lr"""
+    return tuple(k for k in group if k != 'params' and k != 'lr')
 
 
 class _Step:
     """one compiled optimizer update: its group's other hyper-parameters
     as traced, and the lr tensor each call sets to the group's lr"""
-    __slots__ = ('opt', 'group', 'lr', 'lr_value', 'n_groups', 'fixed')
+    __slots__ = ('opt', 'group', 'lr', 'lr_value', 'n_groups', 'keys', 'fixed')
 
     def __init__(self, opt, group, lr):
         g = opt.param_groups[group]
         self.opt, self.group, self.lr = weakref.ref(opt), group, lr
-        self.lr_value, self.n_groups, self.fixed = g['lr'], len(opt.param_groups), _fixed(g)
+        self.lr_value, self.n_groups = g['lr'], len(opt.param_groups)
+        self.keys = _fixed_keys(g)
+        self.fixed = tuple(map(g.get, self.keys))  # map: no Python frame per key
 
     def hold(self):
         opt = self.opt()
@@ -70,7 +73,7 @@ class _Step:
         if len(opt.param_groups) != self.n_groups:
             return False
         g = opt.param_groups[self.group]
-        if _fixed(g) != self.fixed:
+        if len(g) != len(self.keys) + 2 or tuple(map(g.get, self.keys)) != self.fixed:
             return False
         if g['lr'] != self.lr_value:
             self.lr.fill_(float(g['lr']))  # requires no grad

@@ -108,7 +108,7 @@ static const tg_fused_prog *keep_parsed(const char *key, tg_fused_prog *p, bool 
  * the key, hashing it and the lock, which cost more per call than running
  * a small node's program. The text is compared, so an address reused for
  * another program is no false hit. */
-#define RECENT 8
+#define RECENT 32 /* a training step's graph has 15-30 fused nodes: fewer thrash */
 #define RECENT_KEEP 8
 typedef struct recent {
     const char *text; /* the address looked up */

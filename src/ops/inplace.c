@@ -370,12 +370,6 @@ static tg_status run(const tg_op_def *op, int n, tg_tensor *const *in, const tg_
     return s;
 }
 
-tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src)
-{
-    tg_tensor *in[2] = {dst, (tg_tensor *)src};
-    return run(&tg_op_copy_, 2, in, NULL, 0);
-}
-
 /* a destination the in-place ops' dispatch would only write and version:
  * contiguous, concrete, with no autograd, view or forward-mode state */
 static bool plain_dst(const tg_tensor *dst)
@@ -413,6 +407,34 @@ static bool add_plain(tg_tensor *dst, const tg_tensor *src, double alpha)
     tg_iter_run(&it, axpy_rows[dst->dtype], &alpha);
     tg__bump_version(dst);
     return true;
+}
+
+/* copy_'s effect without the op's dispatch: a plain destination, a
+ * contiguous source of its dtype and shape in another storage with
+ * nothing to record, up to COPY_PLAIN_BYTES (larger copies take the op,
+ * which splits them over threads); a graph's assign writes a gradient or
+ * a state so every run */
+#define COPY_PLAIN_BYTES ((int64_t)1 << 20)
+static bool copy_plain(tg_tensor *dst, const tg_tensor *src)
+{
+    if (!plain_dst(dst) || !src || !src->storage || src->storage == dst->storage ||
+        src->dtype != dst->dtype || src->tangent || (src->requires_grad && tg_grad_enabled()) ||
+        !tg_is_contiguous(src) || !tg__shape_eq(dst->ndim, dst->shape, src->ndim, src->shape))
+        return false;
+    int64_t bytes = dst->numel * (int64_t)tg__dtype_size(dst->dtype);
+    if (bytes > COPY_PLAIN_BYTES)
+        return false;
+    memcpy(tg__base(dst), tg__base(src), (size_t)bytes);
+    tg__bump_version(dst);
+    return true;
+}
+
+tg_status tg_copy_(tg_tensor *dst, const tg_tensor *src)
+{
+    if (copy_plain(dst, src))
+        return TG_OK;
+    tg_tensor *in[2] = {dst, (tg_tensor *)src};
+    return run(&tg_op_copy_, 2, in, NULL, 0);
 }
 
 tg_status tg_fill_(tg_tensor *dst, double value)

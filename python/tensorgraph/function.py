@@ -17,6 +17,12 @@ in-place updates apply. When grad mode is on and an argument or a captured
 tensor requires grad, each floating-point output is a node of the eager
 tape whose backward runs the graph's symbolic gradient.
 
+A whole training step compiles too: `opt.zero_grad()`, `loss.backward()`
+and `opt.step()` called inside fn become nodes of its graph (gradients
+accumulated into the parameters' .grad as eagerly, the optimizer's
+update, the learning rate read at each call), so one call is one session
+run; see docs/PYTHON.md, "A whole training step in one call".
+
 Python control flow is converted first (autograph, as tf.function does):
 an `if`, `while` or `for` whose condition, bound or iterable is a symbolic
 tensor becomes a graph cond / while_loop, so the compiled function takes

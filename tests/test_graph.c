@@ -348,7 +348,7 @@ static void test_dump_and_dot(void)
     CHECK(text && strstr(text, "%gemm = gemm(%x, %w1, %b1) {alpha=1, beta=1, trans_a=0, "
                                "trans_b=1} : float64[4, 5]"));
     CHECK(text && strstr(text, "%tanh = tanh(%gemm) : float64[4, 5]"));
-    CHECK(text && strstr(text, "%loss = mul(%sum, %const) : float64[]"));
+    CHECK(text && strstr(text, "%loss = div(%sum, %const) {true_div=1} : float64[]"));
     CHECK(text && strstr(text, "after ^w1"));
     free(text);
 
@@ -361,7 +361,7 @@ static void test_dump_and_dot(void)
     CHECK(dot && strstr(dot, "label=\"w1\\nfloat64[5, 3]\""));
     CHECK(dot && strstr(dot, "label=\"tanh\"]"));
     CHECK(dot && strstr(dot, "label=\"relu\"]"));
-    CHECK(dot && strstr(dot, "label=\"loss\\nmul\"]"));
+    CHECK(dot && strstr(dot, "label=\"loss\\ndiv\\ntrue_div=1\"]"));
     CHECK(dot && strstr(dot, "label=\"gemm\\nalpha=1, beta=1, trans_a=0, trans_b=1\"]"));
     CHECK(dot && strstr(dot, "[label=\"float64[4, 5]\"]"));
     CHECK(dot && strstr(dot, "style=dashed"));

@@ -57,10 +57,11 @@ typedef struct count_attrs {
     tg_ints axes;
     double alpha;
     bool bessel;
+    bool divide; /* x / count in x's dtype (the losses' mean), not x * (alpha / count) */
 } count_attrs;
 static const tg_attr_spec count_specs[] = {
     TG_SPEC_INTS(count_attrs, axes), TG_SPEC_FLOAT(count_attrs, alpha, 1.0),
-    TG_SPEC_BOOL(count_attrs, bessel, false), {0}};
+    TG_SPEC_BOOL(count_attrs, bessel, false), TG_SPEC_BOOL(count_attrs, divide, false), {0}};
 static const tg_arg_spec count_in[] = {
     {"x", TG_DTS_FLOAT}, {"ref", TG_DTS_ANY | TG_ARG_NO_GRAD}, {0}};
 static const tg_arg_spec float_out[] = {{"y", TG_DTS_FLOAT}, {0}};
@@ -78,23 +79,43 @@ static tg_status count_infer(tg_op_ctx *c)
     return tg_infer_set(c, 0, x->dtype, x->ndim, x->shape);
 }
 
-/* the factor, from the concrete reference shape */
-static double count_factor(const count_attrs *a, const tg_tensor *r)
+/* the count, from the concrete reference shape */
+static double count_of(const count_attrs *a, const tg_tensor *r)
 {
     double n = 1;
     if (a->axes.n == 0)
         n = (double)r->numel;
     for (int i = 0; i < a->axes.n; i++)
         n *= (double)r->shape[a->axes.v[i]];
-    return a->bessel ? a->alpha * n / (n - 1) : a->alpha / n;
+    return n;
+}
+
+/* x / n in x's dtype: tg_div's arithmetic by a scalar of x's dtype */
+static void divide_by(tg_tensor *y, double n)
+{
+    if (y->dtype == TG_FLOAT32) {
+        float *d = (float *)tg__base(y), v = (float)n;
+        for (int64_t i = 0; i < y->numel; i++)
+            d[i] = d[i] / v;
+    } else {
+        double *d = (double *)tg__base(y);
+        for (int64_t i = 0; i < y->numel; i++)
+            d[i] = d[i] / n;
+    }
 }
 
 static tg_status count_kernel(tg_op_ctx *c)
 {
-    /* x times the factor rounded to x's dtype: tg_mul_scalar's arithmetic */
+    const count_attrs *a = c->attr;
     tg_tensor *y = c->out[0];
-    double f = count_factor(c->attr, c->in[1]);
+    double n = count_of(a, c->in[1]);
     tg__convert_into(y, c->in[0]);
+    if (a->divide) {
+        divide_by(y, n);
+        return TG_OK;
+    }
+    /* x times the factor rounded to x's dtype: tg_mul_scalar's arithmetic */
+    double f = a->bessel ? a->alpha * n / (n - 1) : a->alpha / n;
     if (y->dtype == TG_FLOAT32) {
         float *d = (float *)tg__base(y), v = (float)f;
         for (int64_t i = 0; i < y->numel; i++)
@@ -130,6 +151,13 @@ tg_tensor *tg__count_scale(tg_tensor *x, tg_tensor *ref, int n_axes, const int *
                     TG_AI("bessel", bessel)};
     tg_tensor *in[2] = {x, ref};
     return tg_op_call(&tg_op_count_scale, 2, in, a, 3);
+}
+
+tg_tensor *tg__count_divide(tg_tensor *x, tg_tensor *ref)
+{
+    tg_attr a = TG_AI("divide", 1);
+    tg_tensor *in[2] = {x, ref};
+    return tg_op_call(&tg_op_count_scale, 2, in, &a, 1);
 }
 
 const tg_op_def *const tg_ops_dynamic[] = {&tg_op_expand_as, &tg_op_count_scale, NULL};

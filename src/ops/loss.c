@@ -28,8 +28,14 @@ static tg_tensor *reduce(tg_tensor *l, tg_reduction r)
     if (r == TG_REDUCTION_SUM)
         return s;
     if (tg_numel(l) < 0) /* unknown dims (graph mode): the count at run time */
-        return tg__count_scale(s, l, 0, NULL, 1.0, false);
-    return tg_mul_scalar(s, 1.0 / (double)tg_numel(l)); /* empty: NaN, as PyTorch */
+        return tg__count_divide(s, l);
+    /* divided by the count, as PyTorch's mean losses and the weighted path
+     * below (sum / sum of the weights): a multiply by 1/N would round
+     * differently from the graph form of the same loss. Empty: 0/0 = NaN */
+    TG_LOCAL_BEGIN();
+    tg_tensor *n = tg_scalar(tg_dtype_of(s), (double)tg_numel(l));
+    tg_tensor *y = n ? tg_div(s, n) : NULL;
+    TG_LOCAL_RETURN(y);
 }
 
 static tg_status same_shape(const char *op, const tg_tensor *x, const tg_tensor *t,

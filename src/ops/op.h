@@ -492,6 +492,9 @@ tg_status tg__unique(tg_tensor *x, int axis, bool sorted, tg_tensor **out);
 tg_tensor *tg__append_row(tg_tensor *acc, tg_tensor *elem);
 tg_tensor *tg__count_scale(tg_tensor *x, tg_tensor *ref, int n_axes, const int *axes,
                            double alpha, bool bessel);
+/* x / numel(ref) in x's dtype, the count read when the graph runs (the
+ * losses' mean with an unknown batch: the bits of tg_div by the count) */
+tg_tensor *tg__count_divide(tg_tensor *x, tg_tensor *ref);
 
 /* ---- internal scoping for composite ops and the engine -------------------
  * TG_LOCAL_BEGIN opens a scope; TG_LOCAL_RETURN(t) keeps t, closes the

@@ -42,6 +42,27 @@ def check_models(m1, m2, tol=0):
             assert near(p.grad, q.grad, tol), n
 
 
+def train_step(model, opt, set_to_none=False):
+    """the eager training step; tg.function(train_step(...)) compiles it"""
+    def step(x, y):
+        opt.zero_grad(set_to_none=set_to_none)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def run_both(compiled, eager, x, y, steps, between=None):
+    """steps of both, the same loss at each; between(i) runs after step i"""
+    for i in range(steps):
+        a, b = compiled(x, y), eager(x, y)
+        assert close(a, b), i
+        assert not a.requires_grad  # the values before the update, no history
+        if between:
+            between(i)
+
+
 OPTIMIZERS = [
     ("sgd", lambda ps: tg.optim.SGD(ps, lr=0.1)),
     ("sgd_momentum", lambda ps: tg.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=1e-2)),
@@ -58,23 +79,8 @@ def test_compiled_step_equals_eager(name, make):
     x, y = data()
     m1, m2 = mlp(), mlp()
     o1, o2 = make(m1.parameters()), make(m2.parameters())
-
-    @tg.function
-    def step(x, y):
-        o1.zero_grad()
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        o1.step()
-        return loss
-
-    for _ in range(4):
-        a = step(x, y)
-        o2.zero_grad()
-        b = F.cross_entropy(m2(x), y)
-        b.backward()
-        o2.step()
-        assert close(a, b)
-        assert not a.requires_grad  # the values before the update, no history
+    step = tg.function(train_step(m1, o1))
+    run_both(step, train_step(m2, o2), x, y, 4)
     check_models(m1, m2)
     s1, s2 = o1.state_dict()['state'], o2.state_dict()['state']
     for k in s2:
@@ -88,23 +94,10 @@ def test_levels_and_plan_reuse():
     x, y = data()
     m1, m2 = mlp(), mlp()
     o1, o2 = tg.optim.Adam(m1.parameters(), lr=1e-2), tg.optim.Adam(m2.parameters(), lr=1e-2)
-
-    def body(x, y):
-        o1.zero_grad()
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        o1.step()
-        return loss
-    step = tg.function(body)
+    step = tg.function(train_step(m1, o1))
     cf = step.get_concrete_function(x, y)
     cf.set_opt_level(2)
-    for _ in range(3):
-        a = step(x, y)
-        o2.zero_grad()
-        b = F.cross_entropy(m2(x), y)
-        b.backward()
-        o2.step()
-        assert close(a, b)
+    run_both(step, train_step(m2, o2), x, y, 3)
     check_models(m1, m2)
     stats = cf.session_stats()
     assert stats['plan_misses'] == 1 and stats['runs'] == 3
@@ -116,22 +109,23 @@ def test_gradients_accumulate_across_calls():
     x, y = data()
     m1, m2 = mlp(), mlp()
 
-    @tg.function
-    def backward_only(x, y):
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        return loss
-
+    def backward_only(model):
+        def f(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            return loss
+        return f
+    compiled, eager = tg.function(backward_only(m1)), backward_only(m2)
     for i in range(3):
-        backward_only(x * (i + 1), y)
-        F.cross_entropy(m2(x * (i + 1)), y).backward()
+        compiled(x * (i + 1), y)
+        eager(x * (i + 1), y)
         check_models(m1, m2)
     m1.zero_grad()
     m2.zero_grad()
-    backward_only(x, y)
-    F.cross_entropy(m2(x), y).backward()
+    compiled(x, y)
+    eager(x, y)
     check_models(m1, m2)
-    assert backward_only.trace_count == 1
+    assert compiled.trace_count == 1
 
 
 def test_two_backwards_and_reading_grads():
@@ -140,74 +134,45 @@ def test_two_backwards_and_reading_grads():
     m1, m2 = mlp(), mlp()
     o1, o2 = tg.optim.SGD(m1.parameters(), lr=0.1), tg.optim.SGD(m2.parameters(), lr=0.1)
 
-    def body(model, opt, x, y):
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        (model(x * 2).pow(2).mean()).backward()
-        norm = sum((p.grad * p.grad).sum() for p in model.parameters())
-        opt.step()
-        return norm
-
-    step = tg.function(lambda x, y: body(m1, o1, x, y))
-    for _ in range(3):
-        a = step(x, y)
-        b = body(m2, o2, x, y)
-        assert close(a, b)
+    def body(model, opt):
+        def f(x, y):
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            (model(x * 2).pow(2).mean()).backward()
+            norm = sum((p.grad * p.grad).sum() for p in model.parameters())
+            opt.step()
+            return norm
+        return f
+    run_both(tg.function(body(m1, o1)), body(m2, o2), x, y, 3)
     check_models(m1, m2)
+
+
+def sgd_pair(**kw):
+    m1, m2 = mlp(), mlp()
+    return m1, m2, tg.optim.SGD(m1.parameters(), **kw), tg.optim.SGD(m2.parameters(), **kw)
 
 
 def test_scheduler_changes_lr_without_retrace():
     x, y = data()
-    m1, m2 = mlp(), mlp()
-    o1, o2 = tg.optim.SGD(m1.parameters(), lr=0.2), tg.optim.SGD(m2.parameters(), lr=0.2)
+    m1, m2, o1, o2 = sgd_pair(lr=0.2)
     s1 = tg.optim.lr_scheduler.StepLR(o1, step_size=1, gamma=0.5)
     s2 = tg.optim.lr_scheduler.StepLR(o2, step_size=1, gamma=0.5)
-
-    @tg.function
-    def step(x, y):
-        o1.zero_grad()
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        o1.step()
-        return loss
-
-    for _ in range(4):
-        a = step(x, y)
-        o2.zero_grad()
-        b = F.cross_entropy(m2(x), y)
-        b.backward()
-        o2.step()
-        assert close(a, b)
-        s1.step()
-        s2.step()
+    step = tg.function(train_step(m1, o1))
+    run_both(step, train_step(m2, o2), x, y, 4, lambda i: (s1.step(), s2.step()))
     check_models(m1, m2)
     assert step.trace_count == 1
 
 
 def test_other_hyper_parameter_change_retraces():
     x, y = data()
-    m1, m2 = mlp(), mlp()
-    o1 = tg.optim.SGD(m1.parameters(), lr=0.1, momentum=0.9)
-    o2 = tg.optim.SGD(m2.parameters(), lr=0.1, momentum=0.9)
+    m1, m2, o1, o2 = sgd_pair(lr=0.1, momentum=0.9)
 
-    @tg.function
-    def step(x, y):
-        o1.zero_grad()
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        o1.step()
-        return loss
-
-    for i in range(4):
-        if i == 2:
+    def change(i):
+        if i == 1:
             for o in (o1, o2):
                 o.param_groups[0]['momentum'] = 0.5
-        a = step(x, y)
-        o2.zero_grad()
-        b = F.cross_entropy(m2(x), y)
-        b.backward()
-        o2.step()
-        assert close(a, b)
+    step = tg.function(train_step(m1, o1))
+    run_both(step, train_step(m2, o2), x, y, 4, change)
     check_models(m1, m2)
     assert step.trace_count == 2
 
@@ -217,37 +182,16 @@ def test_grads_dropped_outside_retrace():
     gradients set to None outside get them back (what the trace began
     with), one replaced by another tensor makes it trace again"""
     x, y = data()
-    m1, m2 = mlp(), mlp()
-    o1, o2 = tg.optim.SGD(m1.parameters(), lr=0.1), tg.optim.SGD(m2.parameters(), lr=0.1)
-
-    @tg.function
-    def step(x, y):
-        o1.zero_grad()
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        o1.step()
-        return loss
-
-    for i in range(3):
-        a = step(x, y)
-        o2.zero_grad()
-        b = F.cross_entropy(m2(x), y)
-        b.backward()
-        o2.step()
-        assert close(a, b)
-        o1.zero_grad(set_to_none=True)
-        o2.zero_grad(set_to_none=True)
+    m1, m2, o1, o2 = sgd_pair(lr=0.1)
+    step, eager = tg.function(train_step(m1, o1)), train_step(m2, o2)
+    run_both(step, eager, x, y, 3,
+             lambda i: (o1.zero_grad(set_to_none=True), o2.zero_grad(set_to_none=True)))
     check_models(m1, m2)
     assert step.trace_count == 1
     for m in (m1, m2):
         for p in m.parameters():
             p.grad = tg.zeros_like(p)
-    a = step(x, y)
-    o2.zero_grad()
-    b = F.cross_entropy(m2(x), y)
-    b.backward()
-    o2.step()
-    assert close(a, b)
+    run_both(step, eager, x, y, 1)
     check_models(m1, m2)
     assert step.trace_count == 2
 
@@ -258,22 +202,7 @@ def test_set_to_none_then_backward():
     o1, o2 = tg.optim.Adam(m1.parameters()), tg.optim.Adam(m2.parameters())
     for m in (m1, m2):  # gradients exist before the first call
         F.cross_entropy(m(x), y).backward()
-
-    @tg.function
-    def step(x, y):
-        o1.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        o1.step()
-        return loss
-
-    for _ in range(3):
-        a = step(x, y)
-        o2.zero_grad(set_to_none=True)
-        b = F.cross_entropy(m2(x), y)
-        b.backward()
-        o2.step()
-        assert close(a, b)
+    run_both(tg.function(train_step(m1, o1, True)), train_step(m2, o2, True), x, y, 3)
     check_models(m1, m2)
 
 
@@ -287,22 +216,7 @@ def test_frozen_and_unused_parameters():
     m2[0].weight.requires_grad_(False)
     o1 = tg.optim.SGD(list(m1.parameters()) + [extra1], lr=0.1, weight_decay=0.1)
     o2 = tg.optim.SGD(list(m2.parameters()) + [extra2], lr=0.1, weight_decay=0.1)
-
-    @tg.function
-    def step(x, y):
-        o1.zero_grad()
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        o1.step()
-        return loss
-
-    for _ in range(3):
-        a = step(x, y)
-        o2.zero_grad()
-        b = F.cross_entropy(m2(x), y)
-        b.backward()
-        o2.step()
-        assert close(a, b)
+    run_both(tg.function(train_step(m1, o1)), train_step(m2, o2), x, y, 3)
     check_models(m1, m2)
     assert extra1.grad is None and same(extra1, extra2)
 
@@ -321,22 +235,9 @@ def test_batch_norm_training_step():
     # (noise), which Adam would scale up to whole steps
     o1 = tg.optim.SGD(m1.parameters(), lr=0.1, momentum=0.9)
     o2 = tg.optim.SGD(m2.parameters(), lr=0.1, momentum=0.9)
-
-    @tg.function
-    def step(x, y):
-        o1.zero_grad()
-        loss = F.cross_entropy(m1(x), y)
-        loss.backward()
-        o1.step()
-        return loss
-
+    step, eager = tg.function(train_step(m1, o1)), train_step(m2, o2)
     for _ in range(3):
-        a = step(x, y)
-        o2.zero_grad()
-        b = F.cross_entropy(m2(x), y)
-        b.backward()
-        o2.step()
-        assert abs(a.item() - b.item()) < 1e-5
+        assert abs(step(x, y).item() - eager(x, y).item()) < 1e-5
     # the graph's convolution gradients are summed in another order
     check_models(m1, m2, tol=1e-5)
     assert near(m1[1].running_mean, m2[1].running_mean, 1e-6)

@@ -30,9 +30,15 @@ static int note_base; /* the innermost trace's first note */
 static void capture_as_variable(tg_tensor *t)
 {
     tg_graph *g = tg_graph_current();
-    if (g && !tg_variable_ref(g, NULL, t))
+    if (!g)
+        return;
+    int token = tg_scope_hide(); /* the symbolic handle is ours: released */
+    tg_tensor *v = tg_variable_ref(g, NULL, t);
+    tg_scope_unhide(token);
+    if (!v)
         tg_clear_error(); /* the graph has used t already (a constant of it, kept:
                            * correct, guarded by version) */
+    tg_release(v);
 }
 
 void tgpy_trace_note(tg_tensor *const *ts, int n)

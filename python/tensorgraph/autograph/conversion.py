@@ -87,7 +87,10 @@ def convert(fn):
         setattr(new, attr, getattr(fn, attr))
     new.__ag_converted__ = True
     new.__ag_source__ = source
-    new.__ag_original__ = fn
+    # weakly: the cache's value must not keep its key alive (a strong
+    # reference here kept every converted function's closure, models and
+    # optimizers included, alive for the life of the process)
+    new.__ag_original__ = weakref.ref(fn)
     _fn_cache[fn] = new
     return new
 

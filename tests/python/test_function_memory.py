@@ -13,6 +13,7 @@ import pytest
 import tensorgraph as tg
 import tensorgraph.nn as nn
 import tensorgraph.nn.functional as F
+from conftest import SANITIZED
 
 
 def resident_mb():
@@ -46,6 +47,8 @@ def test_closure_is_released(whole_step):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
+@pytest.mark.skipif(SANITIZED, reason="ASan holds freed memory in quarantine: resident "
+                    "memory grows without a leak")
 def test_graphs_are_released():
     x, y = tg.randn(2, 1024), tg.randn(2, 1024)
     for _ in range(3):

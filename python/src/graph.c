@@ -27,7 +27,7 @@ static int note_base; /* the innermost trace's first note */
  * an optimizer writing it in place between calls leaves the compiled
  * plans valid (a constant would be folded and guarded by version, and a
  * write would make the session compile them again). */
-static void capture_as_variable(tg_tensor *t)
+void tgpy_trace_capture(tg_tensor *t)
 {
     tg_graph *g = tg_graph_current();
     if (!g)
@@ -52,7 +52,7 @@ void tgpy_trace_note(tg_tensor *const *ts, int n)
             seen = noted[j] == t;
         if (seen)
             continue;
-        capture_as_variable(t);
+        tgpy_trace_capture(t);
         if (n_noted == cap_noted) {
             int cap = cap_noted ? cap_noted * 2 : 16;
             tg_tensor **p = PyMem_Realloc(noted, sizeof *p * (size_t)cap);

@@ -354,29 +354,28 @@ static tg_tensor *lr_variable(tgpy_step *s, tg_tensor *lr)
 
 /* an optimizer's step inside the trace: its update from the gradients
  * the slots hold (tg_graph_optim_apply), run at every call */
-int tgpy_step_optim(tg_optimizer *o, int n, tg_tensor *const *params, tg_tensor *lr)
+int tgpy_step_optim(tg_optimizer *o, tg_tensor *lr)
 {
     if (!current) {
         PyErr_SetString(PyExc_RuntimeError, "_graph_step: no trace is running");
         return -1;
     }
-    int token = tg_scope_hide();
+    int token = tg_scope_hide(), n = tg_optim_num_params(o);
     tg_tensor **grads = PyMem_Calloc((size_t)n * 2 + 1, sizeof *grads), **updates = grads + n;
     int rc = grads ? 0 : -1;
     if (!grads)
         PyErr_NoMemory();
     for (int i = 0; rc == 0 && i < n; i++) {
-        grad_slot *e = slot_of(current, params[i]);
+        tg_tensor *p = tg_optim_param(o, i);
+        grad_slot *e = slot_of(current, p);
         if (!e || slot_value(current, e, &grads[i]) < 0) {
             rc = -1;
             break;
         }
-        /* a parameter the trace had not met becomes a variable of it (one
-         * it has already is one, or a constant that the update refuses) */
-        tg_tensor *v = grads[i] ? tg_variable_ref(current->g, NULL, params[i]) : NULL;
-        if (grads[i] && !v)
-            tg_clear_error();
-        tg_release(v);
+        /* a parameter the trace had not met becomes a variable of it (a
+         * constant of it stays one, which the update refuses) */
+        if (grads[i])
+            tgpy_trace_capture(p);
     }
     tg_tensor *lr_var = rc == 0 ? lr_variable(current, lr) : NULL;
     if (rc == 0 && !lr_var)

@@ -107,6 +107,7 @@ int tgpy_ints(PyObject *o, int64_t *out, int max, const char *unit, const char *
 
 /* ---- the parts, each registering into the module ----------------------------------- */
 int tgpy_init_tensor(PyObject *m);
+int tgpy_init_creation(PyObject *m); /* creation.c */
 int tgpy_init_ops(PyObject *m);
 int tgpy_init_index(void);
 int tgpy_init_autograd(PyObject *m); /* backward, grad, grad mode (autograd.c) */
@@ -150,6 +151,9 @@ static inline void tgpy_note_inputs(tg_tensor *const *ts, int n)
 
 /* the tensors the innermost trace captured that require grad (graph.c) */
 int tgpy_trace_notes(tg_tensor *const **out);
+/* t becomes a variable of the graph being traced, by reference, unless
+ * the graph uses it already (graph.c) */
+void tgpy_trace_capture(tg_tensor *t);
 
 /* training steps inside a trace: zero_grad, backward and an optimizer's
  * step as graph nodes (graph_step.c) */
@@ -161,7 +165,7 @@ void tgpy_step_free(tgpy_step *s);
 int tgpy_step_targets(const tgpy_step *s, tg_tensor *const **out);
 bool tgpy_step_holds(const tgpy_step *s);
 int tgpy_step_grad(tg_tensor *p, PyObject **out);
-int tgpy_step_optim(tg_optimizer *o, int n, tg_tensor *const *params, tg_tensor *lr);
+int tgpy_step_optim(tg_optimizer *o, tg_tensor *lr);
 int tgpy_init_graph_step(PyObject *m);
 
 /* calls a function of the pure-Python package (tensorgraph.<name>) */

@@ -226,21 +226,13 @@ static PyObject *o_load_state(PyObject *s, PyObject *args)
  * holding lr, which the caller sets to the group's lr before each call */
 static PyObject *o_graph_step(PyObject *s, PyObject *arg)
 {
-    OptimizerObject *self = (OptimizerObject *)s;
     double lr = PyFloat_AsDouble(arg);
     if (lr == -1.0 && PyErr_Occurred())
         return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(self->params);
-    tg_tensor **ps = PyMem_Malloc(sizeof *ps * (size_t)(n ? n : 1));
-    if (!ps)
-        return PyErr_NoMemory();
-    for (Py_ssize_t i = 0; i < n; i++)
-        ps[i] = TENSOR(PyTuple_GET_ITEM(self->params, i));
     int token = tg_scope_hide();
     tg_tensor *lr_t = tg_scalar(TG_FLOAT64, lr); /* concrete: the graph reads it */
     tg_scope_unhide(token);
-    int rc = lr_t ? tgpy_step_optim(self->o, (int)n, ps, lr_t) : -1;
-    PyMem_Free(ps);
+    int rc = lr_t ? tgpy_step_optim(((OptimizerObject *)s)->o, lr_t) : -1;
     if (rc < 0) {
         tg_release(lr_t);
         return PyErr_Occurred() ? NULL : tgpy_raise();

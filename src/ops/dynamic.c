@@ -90,41 +90,30 @@ static double count_of(const count_attrs *a, const tg_tensor *r)
     return n;
 }
 
-/* x / n in x's dtype: tg_div's arithmetic by a scalar of x's dtype */
-static void divide_by(tg_tensor *y, double n)
+/* y / v or y * v in place, v rounded to y's dtype: tg_div's or
+ * tg_mul_scalar's arithmetic by a scalar */
+static void scale_by(tg_tensor *y, double v, bool divide)
 {
     if (y->dtype == TG_FLOAT32) {
-        float *d = (float *)tg__base(y), v = (float)n;
+        float *d = (float *)tg__base(y), k = (float)v;
         for (int64_t i = 0; i < y->numel; i++)
-            d[i] = d[i] / v;
+            d[i] = divide ? d[i] / k : d[i] * k;
     } else {
         double *d = (double *)tg__base(y);
         for (int64_t i = 0; i < y->numel; i++)
-            d[i] = d[i] / n;
+            d[i] = divide ? d[i] / v : d[i] * v;
     }
 }
 
 static tg_status count_kernel(tg_op_ctx *c)
 {
     const count_attrs *a = c->attr;
-    tg_tensor *y = c->out[0];
     double n = count_of(a, c->in[1]);
-    tg__convert_into(y, c->in[0]);
-    if (a->divide) {
-        divide_by(y, n);
-        return TG_OK;
-    }
-    /* x times the factor rounded to x's dtype: tg_mul_scalar's arithmetic */
-    double f = a->bessel ? a->alpha * n / (n - 1) : a->alpha / n;
-    if (y->dtype == TG_FLOAT32) {
-        float *d = (float *)tg__base(y), v = (float)f;
-        for (int64_t i = 0; i < y->numel; i++)
-            d[i] = d[i] * v;
-    } else {
-        double *d = (double *)tg__base(y);
-        for (int64_t i = 0; i < y->numel; i++)
-            d[i] = d[i] * f;
-    }
+    tg__convert_into(c->out[0], c->in[0]);
+    if (a->divide)
+        scale_by(c->out[0], n, true);
+    else
+        scale_by(c->out[0], a->bessel ? a->alpha * n / (n - 1) : a->alpha / n, false);
     return TG_OK;
 }
 

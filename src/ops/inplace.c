@@ -222,17 +222,22 @@ static tg_status add_infer(tg_op_ctx *c)
     return s == TG_OK ? same_as_dst(c) : s;
 }
 
-static tg_status add_write(tg_op_ctx *c)
+/* dst += alpha * x, x readable at dst's shape and dtype */
+static void axpy_into(tg_tensor *dst, const tg_tensor *x, double alpha)
 {
-    tg_tensor *dst = c->in[0];
-    double alpha = ((const add_attrs *)c->attr)->alpha;
-    tg_tensor *x = readable_source(dst, c->in[1], dst->dtype);
-    if (!x)
-        return TG_ERR_NOMEM;
     const tg_tensor *ops[2] = {dst, x};
     tg_iter it;
     tg_iter_init(&it, 2, ops);
     tg_iter_run(&it, axpy_rows[dst->dtype], &alpha);
+}
+
+static tg_status add_write(tg_op_ctx *c)
+{
+    tg_tensor *dst = c->in[0];
+    tg_tensor *x = readable_source(dst, c->in[1], dst->dtype);
+    if (!x)
+        return TG_ERR_NOMEM;
+    axpy_into(dst, x, ((const add_attrs *)c->attr)->alpha);
     tg_release(x);
     return written(c);
 }
@@ -390,21 +395,25 @@ static bool fill_plain(tg_tensor *dst, double value)
     return true;
 }
 
+/* a plain destination and a contiguous source of its dtype and shape, in
+ * another storage, with nothing to record: the two-operand ops' plain case */
+static bool plain_pair(const tg_tensor *dst, const tg_tensor *src)
+{
+    return plain_dst(dst) && src && src->storage && src->storage != dst->storage &&
+           src->dtype == dst->dtype && !src->tangent &&
+           !(src->requires_grad && tg_grad_enabled()) && tg_is_contiguous(src) &&
+           tg__shape_eq(dst->ndim, dst->shape, src->ndim, src->shape);
+}
+
 /* add_'s effect (its rows, its version bump) without the op's dispatch,
  * ~1.9k instructions: a plain destination, a contiguous source of its
  * shape and dtype in another storage with nothing to record; backward
  * accumulates every parameter's gradient so, every step */
 static bool add_plain(tg_tensor *dst, const tg_tensor *src, double alpha)
 {
-    if (!plain_dst(dst) || dst->dtype == TG_BOOL || !src || !src->storage ||
-        src->storage == dst->storage || src->dtype != dst->dtype || src->tangent ||
-        (src->requires_grad && tg_grad_enabled()) || !tg_is_contiguous(src) ||
-        !tg__shape_eq(dst->ndim, dst->shape, src->ndim, src->shape))
+    if (!plain_pair(dst, src) || dst->dtype == TG_BOOL)
         return false;
-    const tg_tensor *ops[2] = {dst, src};
-    tg_iter it;
-    tg_iter_init(&it, 2, ops);
-    tg_iter_run(&it, axpy_rows[dst->dtype], &alpha);
+    axpy_into(dst, src, alpha);
     tg__bump_version(dst);
     return true;
 }
@@ -417,9 +426,7 @@ static bool add_plain(tg_tensor *dst, const tg_tensor *src, double alpha)
 #define COPY_PLAIN_BYTES ((int64_t)1 << 20)
 static bool copy_plain(tg_tensor *dst, const tg_tensor *src)
 {
-    if (!plain_dst(dst) || !src || !src->storage || src->storage == dst->storage ||
-        src->dtype != dst->dtype || src->tangent || (src->requires_grad && tg_grad_enabled()) ||
-        !tg_is_contiguous(src) || !tg__shape_eq(dst->ndim, dst->shape, src->ndim, src->shape))
+    if (!plain_pair(dst, src))
         return false;
     int64_t bytes = dst->numel * (int64_t)tg__dtype_size(dst->dtype);
     if (bytes > COPY_PLAIN_BYTES)

@@ -697,6 +697,7 @@ PyMODINIT_FUNC PyInit__C(void)
     if (!m)
         return NULL;
     if (add_dtypes(m) < 0 || add_generator(m) < 0 || tgpy_init_tensor(m) < 0 ||
+        tgpy_init_creation(m) < 0 ||
         tgpy_init_ops(m) < 0 || tgpy_init_index() < 0 || tgpy_init_autograd(m) < 0 ||
         tgpy_init_graph(m) < 0 || tgpy_init_device(m) < 0 || tgpy_init_train(m) < 0 || tgpy_init_data(m) < 0 || tgpy_init_dlpack(m) < 0 || tgpy_init_sort(m) < 0 || tgpy_init_dist(m) < 0 ||
         tgpy_init_control(m) < 0 ||

@@ -1,7 +1,7 @@
-/* The Tensor type: lifetime, attributes, conversions (item, tolist),
- * in-place updates and the creation functions. The buffer protocol both
- * ways (numpy views, from_numpy) is in buffer.c; ops are attached in
- * ops.c. */
+/* The Tensor type: lifetime, attributes, conversions (item, tolist) and
+ * in-place updates. The buffer protocol both ways (numpy views,
+ * from_numpy) is in buffer.c, the creation functions in creation.c; ops
+ * are attached in ops.c. */
 #include "tgpy.h"
 
 #include <math.h>
@@ -644,84 +644,11 @@ static PyMethodDef tensor_methods[] = {
     {"_rebind_", m_rebind_, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 
-/* tensor(data) for flat buffers: a copy in the given dtype */
-static PyObject *full(PyObject *m, PyObject *const *args, Py_ssize_t n)
-{
-    (void)m;
-    int64_t shape[TG_MAX_DIMS];
-    tg_dtype dt;
-    if (n != 3)
-        return PyErr_Format(PyExc_TypeError, "_full(shape, dtype, value)");
-    int nd = tgpy_shape(args[0], shape, "size");
-    if (nd < 0 || tgpy_parse_dtype(args[1], &dt) < 0)
-        return NULL;
-    double v = PyFloat_AsDouble(args[2]);
-    if (v == -1.0 && PyErr_Occurred())
-        return NULL;
-    return tgpy_wrap(tg_full(dt, nd, shape, v));
-}
-
-static PyObject *arange(PyObject *m, PyObject *const *args, Py_ssize_t n)
-{
-    (void)m;
-    tg_dtype dt;
-    double a[3];
-    if (n != 4 || tgpy_parse_dtype(args[3], &dt) < 0)
-        return n != 4 ? PyErr_Format(PyExc_TypeError, "_arange(start, end, step, dtype)") : NULL;
-    for (int i = 0; i < 3; i++)
-        if ((a[i] = PyFloat_AsDouble(args[i])) == -1.0 && PyErr_Occurred())
-            return NULL;
-    return tgpy_wrap(tg_range(dt, a[0], a[1], a[2])); /* the op: a node when traced */
-}
-
-/* _random(kind, shape, dtype, a, b, generator): uniform, normal, bernoulli */
-static PyObject *random_tensor(PyObject *m, PyObject *const *args, Py_ssize_t n)
-{
-    (void)m;
-    int64_t shape[TG_MAX_DIMS];
-    tg_dtype dt;
-    if (n != 6)
-        return PyErr_Format(PyExc_TypeError, "_random(kind, shape, dtype, a, b, generator)");
-    const char *kind = PyUnicode_AsUTF8(args[0]);
-    int nd = kind ? tgpy_shape(args[1], shape, "size") : -1;
-    if (nd < 0 || tgpy_parse_dtype(args[2], &dt) < 0)
-        return NULL;
-    double a = PyFloat_AsDouble(args[3]), b = PyFloat_AsDouble(args[4]);
-    tg_generator *g = tgpy_generator(args[5]);
-    if (PyErr_Occurred() || !g)
-        return NULL;
-    bool normal = !strcmp(kind, "normal");
-    if ((normal || !strcmp(kind, "uniform")) && tg_graph_current()) {
-        /* traced: a node that draws at every call, not a constant */
-        tg_tensor *dims = tg_from_data(TG_INT64, 1, (int64_t[]){nd}, shape);
-        tg_tensor *r = !dims ? NULL : normal ? tg_rand_normal_by(g, dims, dt, a, b)
-                                             : tg_rand_uniform_by(g, dims, dt, a, b);
-        tg_release(dims);
-        return tgpy_wrap(r);
-    }
-    if (tg_graph_current())
-        return PyErr_Format(PyExc_RuntimeError, "%s inside tg.function: not a graph op yet "
-                            "(its draws would be constants of the trace); draw it outside",
-                            kind);
-    if (normal)
-        return tgpy_wrap(tg_rand_normal(g, dt, nd, shape, a, b));
-    if (!strcmp(kind, "uniform"))
-        return tgpy_wrap(tg_rand_uniform(g, dt, nd, shape, a, b));
-    if (!strcmp(kind, "bernoulli"))
-        return tgpy_wrap(tg_rand_bernoulli(g, nd, shape, a));
-    if (!strcmp(kind, "randperm"))
-        return tgpy_wrap(tg_randperm(g, (int64_t)a));
-    return PyErr_Format(PyExc_ValueError, "_random: unknown kind %s", kind);
-}
-
 static PyMethodDef create_functions[] = {
     {"_requires_grad_epoch", get_requires_grad_epoch, METH_NOARGS,
      "_requires_grad_epoch(): moves whenever a tensor's requires_grad is set"},
     {"from_numpy", tgpy_from_buffer, METH_O,
      "from_numpy(a): a tensor sharing a's memory (any buffer-protocol object)."},
-    FAST("_full", full, NULL),
-    FAST("_arange", arange, NULL),
-    FAST("_random", random_tensor, NULL),
     {"_set_repr_hook", set_repr_hook, METH_O, "_set_repr_hook(fn): repr of concrete tensors."},
     {"_c_repr", c_repr, METH_O, "_c_repr(t): the C library's printing of t."},
     {"_set_out_hook", set_out_hook, METH_O, "_set_out_hook(fn): out= of the ops."},

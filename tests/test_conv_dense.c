@@ -205,6 +205,54 @@ static void test_tails(void)
     tg__cpu_force(tg__cpu_detected());
 }
 
+/* the tiles over output channels give the same bits when they take
+ * each panel's taps a few at a time, every block's tiles keeping their
+ * sums between the parts (conv_dense.c, run_block_split), on one thread
+ * and on two, with a shortcut and relu */
+static void test_panel_parts(void)
+{
+    for (int isa = 0; isa <= (int)tg__cpu_detected(); isa++) {
+        tg__cpu_force((tg__isa)isa);
+        for (int kind = 0; kind < 5; kind++) {
+            tg__conv_dense_force_tile(kind);
+            for (int f64 = 0; f64 < 2; f64++) {
+                tg_dtype dt = f64 ? TG_FLOAT64 : TG_FLOAT32;
+                for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+                    tg__conv_geom g = conv_geom_of(&grid[i]);
+                    tg__dense_plan plan;
+                    tg__conv_dense_describe(dt, &g, &plan);
+                    if (!plan.over_out)
+                        break;
+                    int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * g.kh * g.kw;
+                    int64_t ny = g.n * g.o * g.oh * g.ow;
+                    double *d = malloc(sizeof(double) * (size_t)(nx + nw + g.o + ny));
+                    fill(d, nx + nw + g.o + ny, 8);
+                    void *x = typed(d, nx, f64), *w = typed(d + nx, nw, f64);
+                    void *b = typed(d + nx + nw, g.o, f64), *r = typed(d + nx + nw + g.o, ny, f64);
+                    size_t bytes = (size_t)ny * (f64 ? 8 : 4);
+                    void *whole = malloc(bytes), *parts = malloc(bytes);
+                    tg_set_num_threads(1);
+                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, x, w, b, r, true, whole));
+                    for (int64_t taps = 1; taps <= 5; taps += 4) {
+                        tg__conv_dense_set_part_bytes(taps * plan.mr * (f64 ? 8 : 4));
+                        for (int threads = 1; threads <= 2; threads++) {
+                            tg_set_num_threads(threads);
+                            memset(parts, 0x7f, bytes);
+                            CHECK_OK(tg__conv_dense_forward_res(dt, &g, x, w, b, r, true, parts));
+                            CHECK(memcmp(whole, parts, bytes) == 0);
+                        }
+                    }
+                    tg__conv_dense_set_part_bytes((int64_t)256 * 1024);
+                    free(d), free(x), free(w), free(b), free(r), free(whole), free(parts);
+                }
+            }
+        }
+    }
+    tg_set_num_threads(2);
+    tg__conv_dense_force_tile(-1);
+    tg__cpu_force(tg__cpu_detected());
+}
+
 /* ResNet's layer 4 (7x7 planes) runs its last positions in a tail at
  * every vector width: 55 wide positions in 56, not 64 */
 static void test_tail_chosen(void)
@@ -318,6 +366,7 @@ int main(void)
 {
     RUN(test_every_shape_and_isa);
     RUN(test_tails);
+    RUN(test_panel_parts);
     RUN(test_tail_chosen);
     RUN(test_threads_same_bits);
     RUN(test_relu_bits);

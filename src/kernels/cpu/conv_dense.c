@@ -34,6 +34,13 @@
 #define A_BUDGET ((int64_t)192 * 1024)
 /* at most this many tiles of positions per block */
 #define MAX_BLOCK_TILES 16
+/* a panel of weights read by several tiles, larger than this, is taken
+ * this many bytes of taps at a time by all of a block's tiles
+ * (run_block_split): kept in L2 (1 MB on Zen 4 and 5) beside the image,
+ * instead of streamed from memory once per tile */
+static _Atomic int64_t part_bytes = (int64_t)256 * 1024;
+/* the largest tile over output channels (elements): AVX-512's 64 x 7 */
+#define MAX_OUT_TILE (64 * 7)
 /* the prepared images of a call take at most this much memory (or one
  * image): larger batches are prepared and multiplied in chunks */
 static _Atomic int64_t chunk_bytes = (int64_t)32 << 20;
@@ -192,6 +199,37 @@ static int64_t tile_start(const dense_job *j, int64_t t)
     return t / j->row_tiles * j->wq + t % j->row_tiles * j->kn->nr;
 }
 
+/* run_block's tiles over output channels t0 .. t1 (at most
+ * MAX_BLOCK_TILES) of panels p0 .. p1, each panel's taps a part at a
+ * time (part_bytes), every tile's sums kept between the parts:
+ * ResNet-18's 3x3 layers of layer 4 (7x7 planes, 1.2 MB panels, 7 tiles
+ * each) read their 9.4 MB of weights from memory 7 times a call
+ * otherwise */
+static void run_block_split(const dense_job *j, int64_t p0, int64_t p1, int64_t t0,
+                            int64_t t1, const char *img, const int64_t *off, int64_t row0,
+                            const tg__dense_store *st)
+{
+    const tg__dense_kern *kn = j->kn;
+    const int64_t mr = kn->mr, part = max64(1, atomic_load(&part_bytes) / (mr * (int64_t)j->el));
+    const size_t tile_bytes = (size_t)(kn->nr * mr) * j->el;
+    _Alignas(64) double sums[MAX_BLOCK_TILES * MAX_OUT_TILE];
+    for (int64_t pi = p0; pi < p1; pi++) {
+        const char *panel = j->wp + (size_t)(pi * mr * j->k) * j->el;
+        for (int64_t k0 = 0; k0 < j->k; k0 += part) {
+            int64_t n = min64(part, j->k - k0);
+            /* the first tile asks for the next part (of this panel or the
+             * next one of the block) while the others reuse this one */
+            bool next = k0 + n < j->k || pi + 1 < p1;
+            for (int64_t t = t0; t < t1; t++)
+                kn->tile_part(n, panel + (size_t)(k0 * mr) * j->el, img, off + k0,
+                              tile_start(j, t) - row0 * j->wq, pi * mr,
+                              min64(mr, j->g.o - pi * mr), (char *)sums + (t - t0) * tile_bytes,
+                              k0 == 0, t == t0 && next ? n * mr * (int64_t)j->el : 0,
+                              k0 + n == j->k ? st : NULL);
+        }
+    }
+}
+
 /* the tiles of block ob of output channels x block cb of positions of
  * image n (of the chunk), from its prepared rows: img holds the image's
  * rows from row0 on, its taps at off */
@@ -211,6 +249,11 @@ static void run_block(const dense_job *j, int64_t ob, int64_t n, int64_t cb, con
     int64_t p0 = ob * j->panels / j->n_ob, p1 = (ob + 1) * j->panels / j->n_ob;
     int64_t t0 = block_first(j, cb), t1 = block_first(j, cb + 1);
     const char *a = j->wp ? j->wp : j->w;
+    if (j->kn->tile_part && t1 - t0 > 1 && j->kn->nr * j->kn->mr <= MAX_OUT_TILE &&
+        j->pan_len * (int64_t)j->el > atomic_load(&part_bytes)) {
+        run_block_split(j, p0, p1, t0, t1, img, off, row0, &st);
+        return;
+    }
     for (int64_t t = t0; t < t1; t++) {
         const tg__dense_kern *kn = t == j->tiles - 1 && j->tail ? j->tail : j->kn;
         void (*tile)(int64_t, const void *, int64_t, const void *, const int64_t *, int64_t,
@@ -350,6 +393,8 @@ void tg__conv_dense_force_tile(int kind) { atomic_store(&forced_tile, kind); }
 void tg__conv_dense_set_chunk_bytes(int64_t bytes) { atomic_store(&chunk_bytes, bytes); }
 
 void tg__conv_dense_set_par_work(int64_t macs) { atomic_store(&par_work, macs); }
+
+void tg__conv_dense_set_part_bytes(int64_t bytes) { atomic_store(&part_bytes, bytes); }
 
 /* whether the CPU runs each zmm operation as two halves (AMD's Zen 4,
  * family 19h): there a ymm tile does as many flops per cycle as a zmm

@@ -50,6 +50,11 @@ void tg__conv_dense_describe(tg_dtype dt, const tg__conv_geom *g, tg__dense_plan
  * default; at least one image is prepared at a time) */
 void tg__conv_dense_set_chunk_bytes(int64_t bytes);
 
+/* tests: the tiles over output channels take a panel of weights larger
+ * than this a part of this many bytes at a time (256 KB by default; the
+ * same bits) */
+void tg__conv_dense_set_part_bytes(int64_t bytes);
+
 /* y = x (*) w (+ b), through relu when relu is true (as the relu op), for
  * any geometry with groups == 1; TG_ERR_INVALID for groups > 1, else
  * TG_OK or TG_ERR_NOMEM */

@@ -50,6 +50,19 @@ typedef struct tg__dense_kern {
     void (*tile_packed)(int64_t k, const void *a, int64_t lda, const void *img,
                         const int64_t *off, int64_t t, int64_t o0, int64_t rows,
                         const tg__dense_store *st);
+    /* tiles over output channels: tile_packed over taps [0, k) only (a, off
+     * from the first of them), their sums added to those in `sums` (the
+     * tile's nr x mr, aligned to 64 bytes; set from zero when `first`);
+     * stored as tile_packed stores when st is not NULL, else left there.
+     * In that order the sums are the whole tile's, bit for bit, while a
+     * panel larger than L2 is read once per block of tiles instead of
+     * once per tile (conv_dense.c, run_block_split). With `ahead`, each
+     * tap's weights that many bytes further on are prefetched into L2
+     * (the next part, while this one's first tile runs). NULL for the
+     * other tiles */
+    void (*tile_part)(int64_t k, const void *a, const void *img, const int64_t *off,
+                      int64_t t, int64_t o0, int64_t rows, void *sums, bool first,
+                      int64_t ahead, const tg__dense_store *st);
 } tg__dense_kern;
 
 /* the tile shapes an instruction set offers, per dtype */

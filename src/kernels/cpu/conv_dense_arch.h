@@ -264,10 +264,13 @@
     enum { DA_NAME(MR_##TN) = CV * (VEC_BYTES / (int)sizeof(T)) };              \
                                                                                 \
     /* the tap loop alone (a function of its own, as taps_* above): out[j]  \
-     * holds position j's sums for the MR output channels */                 \
+     * holds position j's sums for the MR output channels, the taps' added \
+     * to out's own unless `first` (then to zero); with `ahead`, each tap's \
+     * weights that many bytes further on are asked into L2 */              \
     static __attribute__((noinline, unused)) void DA_NAME(tapso_##TN)(       \
         int64_t k, const T *restrict a, const T *restrict img,               \
-        const int64_t *restrict off, T (*restrict out)[DA_NAME(MR_##TN)])    \
+        const int64_t *restrict off, T (*restrict out)[DA_NAME(MR_##TN)],    \
+        bool first, int64_t ahead)                                           \
     {                                                                        \
         typedef DA_NAME(v_##SUF) V;                                          \
         typedef DA_NAME(vu_##SUF) VU;                                        \
@@ -275,10 +278,13 @@
         V acc[NP][CV];                                                       \
         _Pragma("GCC unroll 16") for (int j = 0; j < NP; j++)                \
             _Pragma("GCC unroll 8") for (int v = 0; v < CV; v++)             \
-                acc[j][v] = (V){0};                                          \
+                acc[j][v] = first ? (V){0} : (V)(*(const VU *)&out[j][v * L]); \
         for (int64_t p = 0; p < k; p++, a += CV * L) {                       \
             const T *b = img + off[p];                                       \
             V wv[CV];                                                        \
+            if (ahead)                                                       \
+                for (int v = 0; v < CV * L * (int)sizeof(T); v += 64)        \
+                    __builtin_prefetch((const char *)a + ahead + v, 0, 2);   \
             _Pragma("GCC unroll 8") for (int v = 0; v < CV; v++)             \
                 wv[v] = *(const VU *)(a + v * L);                            \
             _Pragma("GCC unroll 16") for (int j = 0; j < NP; j++)            \
@@ -291,23 +297,37 @@
     }                                                                        \
                                                                              \
     /* output channels o0 .. o0 + rows at the positions of output row      \
-     * t / wq from column t % wq on (at most NP, not past ow), biased,       \
-     * shortcut added and activated as put_row does, each output channel's \
-     * run of positions in its own row of the output */                     \
-    static void DA_NAME(tileo_##TN)(int64_t k, const void *av, int64_t lda,  \
-                                    const void *imgv, const int64_t *off,     \
-                                    int64_t t, int64_t o0, int64_t rows,      \
-                                    const tg__dense_store *st)               \
+     * t / wq from column t % wq on (at most NP, not past ow): the sums of  \
+     * taps [0, k) into sums (conv_dense_api.h, tile_part), then with st   \
+     * biased, shortcut added and activated as put_row does, each output   \
+     * channel's run of positions in its own row of the output */          \
+    static void DA_NAME(tileo_part_##TN)(int64_t k, const void *av, const void *imgv, \
+                                         const int64_t *off, int64_t t, int64_t o0, \
+                                         int64_t rows, void *sums, bool first,      \
+                                         int64_t ahead, const tg__dense_store *st)  \
     {                                                                        \
         enum { MR = DA_NAME(MR_##TN) };                                      \
-        (void)lda;                                                           \
-        T tile[NP][MR] __attribute__((aligned(64)));                         \
-        DENSE_OUT_TAPS_##SUF(TN)(k, (const T *)av, (const T *)imgv + t, off, tile); \
+        T(*tile)[MR] = sums;                                                 \
+        DENSE_OUT_TAPS_##SUF(TN)(k, (const T *)av, (const T *)imgv + t, off, tile, first, \
+                                 ahead);                                     \
+        if (!st)                                                             \
+            return;                                                          \
         int64_t oy = t / st->wq, ox = t - oy * st->wq;                       \
         int64_t n = st->ow - ox < NP ? st->ow - ox : NP;                     \
         bool spare = t < st->last_start && ox + NP < st->ow;                 \
         DENSE_OUT_STORE_##SUF(&tile[0][0], NP, MR, n, rows, o0,              \
                               oy * st->ow + ox, spare, st);                  \
+    }                                                                        \
+                                                                             \
+    /* the same over all the taps at once */                                \
+    static void DA_NAME(tileo_##TN)(int64_t k, const void *av, int64_t lda,  \
+                                    const void *imgv, const int64_t *off,     \
+                                    int64_t t, int64_t o0, int64_t rows,      \
+                                    const tg__dense_store *st)               \
+    {                                                                        \
+        (void)lda;                                                           \
+        T tile[NP][DA_NAME(MR_##TN)] __attribute__((aligned(64)));           \
+        DA_NAME(tileo_part_##TN)(k, av, imgv, off, t, o0, rows, tile, true, 0, st); \
     }
 
 /* the tiles over output channels' store, element by element: tile[j * mr
@@ -379,7 +399,8 @@ DENSE_OUTS(DO_F64)
 #define DA_COUNT(MR, NV) +1
 #define DO_KERN(SUF, CV, NP)                                                     \
     {.mr = DA_NAME(MR_##SUF##_o##CV##x##NP), .nr = NP, .nv = CV, .over_out = true, \
-     .tile = NULL, .tile_packed = DA_NAME(tileo_##SUF##_o##CV##x##NP)},
+     .tile = NULL, .tile_packed = DA_NAME(tileo_##SUF##_o##CV##x##NP),           \
+     .tile_part = DA_NAME(tileo_part_##SUF##_o##CV##x##NP)},
 #define DO_K32(CV, NP) DO_KERN(f32, CV, NP)
 #define DO_K64(CV, NP) DO_KERN(f64, CV, NP)
 

@@ -136,6 +136,29 @@ static void dense_out_store_f32(const float *tile, int np, int mr, int64_t n, in
 #define O47_ZERO4(a0, a1, a2, a3) O47_ZERO(a0) O47_ZERO(a1) O47_ZERO(a2) O47_ZERO(a3)
 #define O47_PUT(r) "vmovaps %%zmm" #r ", 64*" #r "(%[out])\n\t"
 #define O47_PUT4(a0, a1, a2, a3) O47_PUT(a0) O47_PUT(a1) O47_PUT(a2) O47_PUT(a3)
+#define O47_GET(r) "vmovaps 64*" #r "(%[out]), %%zmm" #r "\n\t"
+#define O47_GET4(a0, a1, a2, a3) O47_GET(a0) O47_GET(a1) O47_GET(a2) O47_GET(a3)
+/* one tap: its 4 weight vectors (with PF's prefetches), 28 multiply-adds,
+ * on to the next; the flags say whether taps are left */
+#define O47_TAP(PF)                                                                    \
+    "mov (%[off]), %%rax\n\t"                                                          \
+    "vmovups 0(%[a]), %%zmm28\n\t"                                                     \
+    "vmovups 64(%[a]), %%zmm29\n\t"                                                    \
+    "vmovups 128(%[a]), %%zmm30\n\t"                                                   \
+    "vmovups 192(%[a]), %%zmm31\n\t"                                                   \
+    PF "lea (%[img], %%rax, 4), %%rax\n\t"                                             \
+    O47_POS(0, 0, 1, 2, 3) O47_POS(4, 4, 5, 6, 7) O47_POS(8, 8, 9, 10, 11)             \
+    O47_POS(12, 12, 13, 14, 15) O47_POS(16, 16, 17, 18, 19)                            \
+    O47_POS(20, 20, 21, 22, 23) O47_POS(24, 24, 25, 26, 27)                            \
+    "add $8, %[off]\n\t"                                                               \
+    "add $256, %[a]\n\t"                                                               \
+    "cmp %[off], %[end]\n\t"
+/* the same tap's weights `ahead` bytes further on, into L2 */
+#define O47_AHEAD                                                                      \
+    "prefetcht1 (%[a], %[ahead])\n\t"                                                  \
+    "prefetcht1 64(%[a], %[ahead])\n\t"                                                \
+    "prefetcht1 128(%[a], %[ahead])\n\t"                                               \
+    "prefetcht1 192(%[a], %[ahead])\n\t"
 #define O47_EACH(X)                                                                    \
     X(0, 1, 2, 3) X(4, 5, 6, 7) X(8, 9, 10, 11) X(12, 13, 14, 15) X(16, 17, 18, 19)   \
     X(20, 21, 22, 23) X(24, 25, 26, 27)
@@ -143,30 +166,33 @@ static void dense_out_store_f32(const float *tile, int np, int mr, int64_t n, in
 static __attribute__((noinline)) void taps_o4x7_f32(int64_t k, const float *restrict a,
                                                     const float *restrict img,
                                                     const int64_t *restrict off,
-                                                    float (*restrict out)[64])
+                                                    float (*restrict out)[64],
+                                                    bool first, int64_t ahead)
 {
     const int64_t *end = off + k;
-    __asm__ volatile(O47_EACH(O47_ZERO4)
+    __asm__ volatile("test %[first], %[first]\n\t"
+                     "jz 3f\n\t"
+                     O47_EACH(O47_ZERO4)
+                     "jmp 4f\n\t"
+                     "3:\n\t"
+                     O47_EACH(O47_GET4)
+                     "4:\n\t"
                      "test %[k], %[k]\n\t"
                      "jle 2f\n\t"
+                     "test %[ahead], %[ahead]\n\t"
+                     "jnz 5f\n\t"
                      "1:\n\t"
-                     "mov (%[off]), %%rax\n\t"
-                     "vmovups 0(%[a]), %%zmm28\n\t"
-                     "vmovups 64(%[a]), %%zmm29\n\t"
-                     "vmovups 128(%[a]), %%zmm30\n\t"
-                     "vmovups 192(%[a]), %%zmm31\n\t"
-                     "lea (%[img], %%rax, 4), %%rax\n\t"
-                     O47_POS(0, 0, 1, 2, 3) O47_POS(4, 4, 5, 6, 7) O47_POS(8, 8, 9, 10, 11)
-                     O47_POS(12, 12, 13, 14, 15) O47_POS(16, 16, 17, 18, 19)
-                     O47_POS(20, 20, 21, 22, 23) O47_POS(24, 24, 25, 26, 27)
-                     "add $8, %[off]\n\t"
-                     "add $256, %[a]\n\t"
-                     "cmp %[off], %[end]\n\t"
+                     O47_TAP("")
                      "jne 1b\n\t"
+                     "jmp 2f\n\t"
+                     "5:\n\t"
+                     O47_TAP(O47_AHEAD)
+                     "jne 5b\n\t"
                      "2:\n\t"
                      O47_EACH(O47_PUT4)
                      : [off] "+r"(off), [a] "+r"(a)
-                     : [img] "r"(img), [end] "r"(end), [k] "r"(k), [out] "r"(out)
+                     : [img] "r"(img), [end] "r"(end), [k] "r"(k), [out] "r"(out),
+                       [first] "r"((int64_t)first), [ahead] "r"(ahead)
                      : "rax", "memory", "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
                        "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
                        "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",

@@ -399,7 +399,9 @@ void tg__conv_dense_set_part_bytes(int64_t bytes) { atomic_store(&part_bytes, by
 /* whether the CPU runs each zmm operation as two halves (AMD's Zen 4,
  * family 19h): there a ymm tile does as many flops per cycle as a zmm
  * one */
-static bool zmm_split(void)
+/* the AMD family of the CPU (0x19: Zen 3 and 4, 0x1A: Zen 5), 0 on
+ * other CPUs */
+static unsigned amd_family(void)
 {
 #if defined(__x86_64__)
     static atomic_int known = -1;
@@ -412,15 +414,17 @@ static bool zmm_split(void)
             __get_cpuid(1, &a, &b, &c, &d)) {
             unsigned family = (a >> 8) & 0xf;
             family += family == 0xf ? (a >> 20) & 0xff : 0;
-            v = family == 0x19;
+            v = (int)family;
         }
         atomic_store(&known, v);
     }
-    return v == 1;
+    return (unsigned)v;
 #else
-    return false;
+    return 0;
 #endif
 }
+
+static bool zmm_split(void) { return amd_family() == 0x19; }
 
 /* a tile's cost beside its multiply-adds (spilling and storing the
  * accumulators, setting up), per accumulator vector, in the time of one
@@ -435,6 +439,14 @@ static bool zmm_split(void)
  * projection (64 taps), and won 1-3% on the 3x3 layers at 56 and 28 wide
  * and 12-25% at 14 and 7 wide, whose wide rows overhang by 1/15 and 1/8 */
 #define OUT_STORE_COST 18.0
+/* the tiles over output channels' multiply-adds in the time of the wide
+ * tiles': as fast on Zen 4 (the fit above); on Zen 5 (AMD family 1Ah)
+ * slower, per bench_conv_resnet --tile on one thread: ResNet-18's 3x3
+ * stride-2 layers 56 -> 28 and 28 -> 14 ran in 0.88 and 0.81 ms on 64
+ * x 7, 0.69 and 0.69 on 8 x 3, though 64 x 7 computes 3% and 14% fewer
+ * positions; 14 -> 7 in 0.84 against 0.86-0.87; layer 4's 3x3 (7x7
+ * planes) in 1.46 against 12 x 2's 1.65. 1.2 ranks all four so */
+static double out_fma(void) { return amd_family() == 0x1A ? 1.2 : 1.0; }
 
 /* accumulators a multiply-add's latency times the FMA units keep busy:
  * a tile with fewer (AVX2's 4 x 1 tail) runs at that fraction of the
@@ -487,7 +499,7 @@ static double tile_cost(const dense_job *j, const tg__dense_arch *a, int f64,
         if (!forced && !j->g.w_serial)
             return -1;
         return (double)cdiv(j->g.o, kn->mr) * (double)(j->g.oh * cdiv(j->g.ow, kn->nr)) *
-               kn->nv * kn->nr * (fma * (double)j->k + OUT_STORE_COST);
+               kn->nv * kn->nr * (fma * out_fma() * (double)j->k + OUT_STORE_COST);
     }
     int64_t tiles = cdiv(j->p, kn->nr);
     *tail = tail_of(a, f64, kn, j->p - (tiles - 1) * kn->nr);

@@ -23,9 +23,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -399,32 +396,7 @@ void tg__conv_dense_set_part_bytes(int64_t bytes) { atomic_store(&part_bytes, by
 /* whether the CPU runs each zmm operation as two halves (AMD's Zen 4,
  * family 19h): there a ymm tile does as many flops per cycle as a zmm
  * one */
-/* the AMD family of the CPU (0x19: Zen 3 and 4, 0x1A: Zen 5), 0 on
- * other CPUs */
-static unsigned amd_family(void)
-{
-#if defined(__x86_64__)
-    static atomic_int known = -1;
-    int v = atomic_load(&known);
-    if (v < 0) {
-        unsigned a, b, c, d;
-        v = 0;
-        if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541 /* "Auth" */ &&
-            d == 0x69746e65 /* "enti" */ && c == 0x444d4163 /* "cAMD" */ &&
-            __get_cpuid(1, &a, &b, &c, &d)) {
-            unsigned family = (a >> 8) & 0xf;
-            family += family == 0xf ? (a >> 20) & 0xff : 0;
-            v = (int)family;
-        }
-        atomic_store(&known, v);
-    }
-    return (unsigned)v;
-#else
-    return 0;
-#endif
-}
-
-static bool zmm_split(void) { return amd_family() == 0x19; }
+static bool zmm_split(void) { return tg__cpu_amd_family() == 0x19; }
 
 /* a tile's cost beside its multiply-adds (spilling and storing the
  * accumulators, setting up), per accumulator vector, in the time of one
@@ -446,7 +418,7 @@ static bool zmm_split(void) { return amd_family() == 0x19; }
  * x 7, 0.69 and 0.69 on 8 x 3, though 64 x 7 computes 3% and 14% fewer
  * positions; 14 -> 7 in 0.84 against 0.86-0.87; layer 4's 3x3 (7x7
  * planes) in 1.46 against 12 x 2's 1.65. 1.2 ranks all four so */
-static double out_fma(void) { return amd_family() == 0x1A ? 1.2 : 1.0; }
+static double out_fma(void) { return tg__cpu_amd_family() == 0x1A ? 1.2 : 1.0; }
 
 /* accumulators a multiply-add's latency times the FMA units keep busy:
  * a tile with fewer (AVX2's 4 x 1 tail) runs at that fraction of the

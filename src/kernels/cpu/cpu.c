@@ -36,16 +36,31 @@ static tg__isa detect(void)
         return TG_ISA_AVX512;
     return avx2 ? TG_ISA_AVX2 : TG_ISA_GENERIC;
 }
+
+/* "AuthenticAMD"'s family (extended family added), else 0 */
+static unsigned detect_amd_family(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541 /* "Auth" */ ||
+        d != 0x69746e65 /* "enti" */ || c != 0x444d4163 /* "cAMD" */ ||
+        !__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    unsigned family = (a >> 8) & 0xf;
+    return family + (family == 0xf ? (a >> 20) & 0xff : 0);
+}
 #else
 static tg__isa detect(void) { return TG_ISA_GENERIC; }
+static unsigned detect_amd_family(void) { return 0; }
 #endif
 
 static tg__isa detected, chosen;
+static unsigned amd_family;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void init(void)
 {
     detected = chosen = detect();
+    amd_family = detect_amd_family();
     const char *env = getenv("TG_CPU");
     if (!env)
         return;
@@ -64,6 +79,12 @@ tg__isa tg__cpu_detected(void)
 {
     pthread_once(&once, init);
     return detected;
+}
+
+unsigned tg__cpu_amd_family(void)
+{
+    pthread_once(&once, init);
+    return amd_family;
 }
 
 void tg__cpu_force(tg__isa isa)

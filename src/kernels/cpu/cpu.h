@@ -17,6 +17,10 @@ typedef enum tg__isa {
 tg__isa tg__cpu_isa(void);
 /* the level the CPU and OS support, whatever TG_CPU says */
 tg__isa tg__cpu_detected(void);
+/* the CPU's family when it is AMD's (0x19: Zen 3 and 4, 0x1A: Zen 5),
+ * else 0: for the choices measured to differ between them (a Zen 4 runs
+ * each zmm operation as two halves, a Zen 5 whole) */
+unsigned tg__cpu_amd_family(void);
 /* tests and benchmarks: use `isa` from now on (at most the detected
  * level); not for use while kernels run on other threads */
 void tg__cpu_force(tg__isa isa);

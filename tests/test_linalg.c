@@ -315,6 +315,50 @@ static void test_matmul_strided(void)
     }
 }
 
+/* x @ w and a contiguous copy of x @ w: the same values, bit for bit */
+static void check_same_as_contiguous(tg_tensor *x, tg_tensor *w)
+{
+    tg_tensor *y = tg_matmul(x, w), *yc = tg_matmul(tg_contiguous(x), w);
+    CHECK(y && yc && tg_numel(y) == tg_numel(yc));
+    if (!y || !yc)
+        return;
+    double *a = values(y), *b = values(yc);
+    CHECK(memcmp(a, b, (size_t)tg_numel(y) * sizeof *a) == 0);
+    free(a), free(b);
+}
+
+/* a's batch and row dims permuted (attention's [L, N, E] view of a
+ * batch-first [N, L, E] input) with b shared: the rows multiplied in
+ * memory order as one GEMM and put in place (linalg.c, gather_rows);
+ * views that are not a permutation of whole rows take a GEMM per batch */
+static void test_matmul_rows_in_memory(void)
+{
+    tg_dtype dts[2] = {TG_FLOAT32, TG_FLOAT64};
+    for (int d = 0; d < 2; d++) {
+        tg_dtype dt = dts[d];
+        double tol = tol_of(dt);
+        tg_tensor *w = rnd(dt, 2, (int64_t[]){6, 7});
+        tg_tensor *xt = tg_transpose(rnd(dt, 3, (int64_t[]){8, 5, 6}), 0, 1); /* [5, 8, 6] */
+        check_matmul(xt, w, 3, (int64_t[]){5, 8, 7}, tol);
+        check_same_as_contiguous(xt, w);
+        /* two batch dims, all three dims permuted; b with a batch dim of 1 */
+        tg_tensor *x4 = tg_permute(rnd(dt, 4, (int64_t[]){2, 3, 4, 6}), (int[]){1, 2, 0, 3});
+        check_matmul(x4, w, 4, (int64_t[]){3, 4, 2, 7}, tol);
+        check_same_as_contiguous(x4, w);
+        tg_tensor *w3 = rnd(dt, 3, (int64_t[]){1, 6, 7});
+        check_matmul(x4, w3, 4, (int64_t[]){3, 4, 2, 7}, tol);
+        /* every other input row: not whole rows of one matrix */
+        tg_tensor *gaps = tg_transpose(tg_slice(rnd(dt, 3, (int64_t[]){8, 10, 6}), 1, 0, 10, 2),
+                                       0, 1);
+        check_matmul(gaps, w, 3, (int64_t[]){5, 8, 7}, tol);
+        /* a row dim broadcast (stride 0): rows repeat, no one matrix */
+        tg_tensor *rep = tg_expand(rnd(dt, 3, (int64_t[]){1, 4, 6}), 3, (int64_t[]){3, 4, 6});
+        check_matmul(tg_transpose(rep, 0, 1), w, 3, (int64_t[]){4, 3, 7}, tol);
+        /* b not shared: a GEMM per batch */
+        check_matmul(xt, rnd(dt, 3, (int64_t[]){5, 6, 7}), 3, (int64_t[]){5, 8, 7}, tol);
+    }
+}
+
 static void test_matmul_mixed_dtypes(void)
 {
     tg_tensor *a = rnd(TG_INT32, 2, (int64_t[]){2, 3});
@@ -589,6 +633,7 @@ int main(void)
     RUN(test_matmul_1d);
     RUN(test_matmul_batched);
     RUN(test_matmul_strided);
+    RUN(test_matmul_rows_in_memory);
     RUN(test_matmul_mixed_dtypes);
     RUN(test_gemm_options);
     RUN(test_linear);

@@ -285,24 +285,31 @@ static segment segment_at(const wino_job *j, int64_t t, int64_t end)
     return s;
 }
 
-/* the 4 input rows under a segment, zero-padded: rows[r][q] is input row
- * 2 ty - ph + r, column 2 tx - pw + q, for q < 2 len + 2 */
-static void gather_rows(const wino_job *j, const float *plane, segment s, float *rows, int64_t ld)
+/* the even and odd columns of one input row of a segment's tiles: ev[i]
+ * = row[x0 + 2 i], od[i] = row[x0 + 2 i + 1] for i < n, zero outside
+ * the w columns, or everywhere when row is NULL (a row of padding); the
+ * columns inside split straight from the plane */
+static void split_plane_row(const float *row, int64_t x0, int64_t w, int64_t n, float *ev,
+                            float *od)
 {
-    const tg__conv_geom *g = &j->g;
-    int64_t x0 = 2 * s.tx - g->pw, width = 2 * s.len + 2;
-    int64_t lo = x0 < 0 ? -x0 : 0, hi = min64(width, g->w - x0);
-    for (int r = 0; r < 4; r++) {
-        float *row = rows + r * ld;
-        int64_t iy = 2 * s.ty - g->ph + r;
-        if (iy < 0 || iy >= g->h || hi <= lo) {
-            memset(row, 0, (size_t)width * sizeof(float));
+    if (!row) {
+        memset(ev, 0, (size_t)n * sizeof(float));
+        memset(od, 0, (size_t)n * sizeof(float));
+        return;
+    }
+    /* [i0, i1): both columns inside the row */
+    int64_t i0 = x0 < 0 ? min64(n, (1 - x0) / 2) : 0;
+    int64_t i1 = w - x0 >= 0 ? min64(n, (w - x0) / 2) : 0;
+    i1 = i1 > i0 ? i1 : i0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i == i0 && i1 > i0) {
+            split_row(row + x0 + 2 * i0, i1 - i0, ev + i0, od + i0);
+            i = i1 - 1;
             continue;
         }
-        memset(row, 0, (size_t)lo * sizeof(float));
-        memcpy(row + lo, plane + iy * g->w + x0 + lo, (size_t)(hi - lo) * sizeof(float));
-        if (hi < width)
-            memset(row + hi, 0, (size_t)(width - hi) * sizeof(float));
+        int64_t e = x0 + 2 * i, o = e + 1;
+        ev[i] = e >= 0 && e < w ? row[e] : 0.0f;
+        od[i] = o >= 0 && o < w ? row[o] : 0.0f;
     }
 }
 
@@ -344,14 +351,17 @@ static void input_block(const wino_job *j, const wino_block *k)
 {
     const tg__conv_geom *g = &j->g;
     enum { LD = SEG_MAX + 1 };
-    float rows[4 * (2 * LD)], ev[4 * LD], od[4 * LD], v[XI * SEG_MAX];
+    float ev[4 * LD], od[4 * LD], v[XI * SEG_MAX];
     const int64_t end = k->t0 + k->cnt;
     for (int64_t c = 0; c < g->c; c++)
         for (int64_t t = k->t0; t < end;) {
             segment s = segment_at(j, t, end);
-            gather_rows(j, j->x + (s.img * g->c + c) * g->h * g->w, s, rows, 2 * LD);
-            for (int r = 0; r < 4; r++)
-                split_row(rows + r * 2 * LD, s.len + 1, ev + r * LD, od + r * LD);
+            const float *plane = j->x + (s.img * g->c + c) * g->h * g->w;
+            for (int r = 0; r < 4; r++) { /* the tiles' 4 input rows, padded */
+                int64_t iy = 2 * s.ty - g->ph + r;
+                split_plane_row(iy >= 0 && iy < g->h ? plane + iy * g->w : NULL,
+                                2 * s.tx - g->pw, g->w, s.len + 1, ev + r * LD, od + r * LD);
+            }
             input_tiles(ev, od, LD, s.len, v);
             to_panels(j, k, c, t - k->t0, s.len, v);
             t += s.len;

@@ -94,11 +94,14 @@ static bool takes(tg_dtype dt, const tg__conv_geom *g, bool against_dense)
  * transforms' extra bytes shared by both cores), while on one thread
  * Winograd's stays ahead (21.3 against 21.9 ms, 171 against 183), as it
  * does at AVX2 on the same CPU (20.4 against 23.2 ms on two threads) and
- * on Zen 4 at AVX-512 */
+ * on Zen 4 at AVX-512. Decided by the threads asked for, not by whether
+ * this call runs inside a parallel region: the graph's executors (serial,
+ * or nodes side by side) then give the same bits; only the thread count
+ * set changes them (Winograd's sums are formed differently) */
 static bool dense_runs_faster(void)
 {
     return tg__cpu_amd_family() == 0x1A && tg__cpu_isa() == TG_ISA_AVX512 &&
-           tg_get_num_threads() > 1 && !tg_in_parallel_region();
+           tg_get_num_threads() > 1;
 }
 
 bool tg__conv_wino_wanted(tg_dtype dt, const tg__conv_geom *g)

@@ -153,6 +153,27 @@ static void test_every_shape_and_isa(void)
     tg_set_num_threads(2);
 }
 
+/* a layer's input, weights, bias and shortcut in the dtype, filled from
+ * seed; y's bytes */
+typedef struct layer {
+    void *x, *w, *b, *r;
+    size_t bytes;
+} layer;
+
+static layer make_layer(const tg__conv_geom *g, bool f64, int seed)
+{
+    int64_t nx = g->n * g->c * g->h * g->w, nw = g->o * g->c * g->kh * g->kw;
+    int64_t ny = g->n * g->o * g->oh * g->ow;
+    double *d = malloc(sizeof(double) * (size_t)(nx + nw + g->o + ny));
+    fill(d, nx + nw + g->o + ny, seed);
+    layer l = {typed(d, nx, f64), typed(d + nx, nw, f64), typed(d + nx + nw, g->o, f64),
+               typed(d + nx + nw + g->o, ny, f64), (size_t)ny * (f64 ? 8 : 4)};
+    free(d);
+    return l;
+}
+
+static void free_layer(layer *l) { free(l->x), free(l->w), free(l->b), free(l->r); }
+
 /* every tail of every tile shape at every instruction set and dtype is
  * run by some shape of the grid (so that test_every_shape_and_isa checks
  * it), and gives the bits of the whole tile it replaces (each output is
@@ -178,20 +199,14 @@ static void test_tails(void)
                     seen |= 1u << plan.tail_nv;
                     CHECK(plan.tail_nv < plan.nv);
                     /* the same bits without the tail, with a shortcut and relu */
-                    int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * g.kh * g.kw;
-                    int64_t ny = g.n * g.o * g.oh * g.ow;
-                    double *d = malloc(sizeof(double) * (size_t)(nx + nw + g.o + ny));
-                    fill(d, nx + nw + g.o + ny, 7);
-                    void *x = typed(d, nx, f64), *w = typed(d + nx, nw, f64);
-                    void *b = typed(d + nx + nw, g.o, f64), *r = typed(d + nx + nw + g.o, ny, f64);
-                    size_t bytes = (size_t)ny * (f64 ? 8 : 4);
-                    void *y1 = malloc(bytes), *y2 = malloc(bytes);
-                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, x, w, b, r, true, y1));
+                    layer l = make_layer(&g, f64, 7);
+                    void *y1 = malloc(l.bytes), *y2 = malloc(l.bytes);
+                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, l.x, l.w, l.b, l.r, true, y1));
                     tg__conv_dense_set_tails(false);
-                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, x, w, b, r, true, y2));
+                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, l.x, l.w, l.b, l.r, true, y2));
                     tg__conv_dense_set_tails(true);
-                    CHECK(memcmp(y1, y2, bytes) == 0);
-                    free(d), free(x), free(w), free(b), free(r), free(y1), free(y2);
+                    CHECK(memcmp(y1, y2, l.bytes) == 0);
+                    free_layer(&l), free(y1), free(y2);
                 }
                 if ((seen & wanted) != wanted)
                     tt_fail(__FILE__, __LINE__, "%s kind %d %s: tails seen 0x%x of 0x%x",
@@ -223,27 +238,22 @@ static void test_panel_parts(void)
                     tg__conv_dense_describe(dt, &g, &plan);
                     if (!plan.over_out)
                         break;
-                    int64_t nx = g.n * g.c * g.h * g.w, nw = g.o * g.c * g.kh * g.kw;
-                    int64_t ny = g.n * g.o * g.oh * g.ow;
-                    double *d = malloc(sizeof(double) * (size_t)(nx + nw + g.o + ny));
-                    fill(d, nx + nw + g.o + ny, 8);
-                    void *x = typed(d, nx, f64), *w = typed(d + nx, nw, f64);
-                    void *b = typed(d + nx + nw, g.o, f64), *r = typed(d + nx + nw + g.o, ny, f64);
-                    size_t bytes = (size_t)ny * (f64 ? 8 : 4);
-                    void *whole = malloc(bytes), *parts = malloc(bytes);
+                    layer l = make_layer(&g, f64, 8);
+                    void *whole = malloc(l.bytes), *parts = malloc(l.bytes);
                     tg_set_num_threads(1);
-                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, x, w, b, r, true, whole));
+                    CHECK_OK(tg__conv_dense_forward_res(dt, &g, l.x, l.w, l.b, l.r, true, whole));
                     for (int64_t taps = 1; taps <= 5; taps += 4) {
                         tg__conv_dense_set_part_bytes(taps * plan.mr * (f64 ? 8 : 4));
                         for (int threads = 1; threads <= 2; threads++) {
                             tg_set_num_threads(threads);
-                            memset(parts, 0x7f, bytes);
-                            CHECK_OK(tg__conv_dense_forward_res(dt, &g, x, w, b, r, true, parts));
-                            CHECK(memcmp(whole, parts, bytes) == 0);
+                            memset(parts, 0x7f, l.bytes);
+                            CHECK_OK(tg__conv_dense_forward_res(dt, &g, l.x, l.w, l.b, l.r, true,
+                                                                parts));
+                            CHECK(memcmp(whole, parts, l.bytes) == 0);
                         }
                     }
                     tg__conv_dense_set_part_bytes((int64_t)256 * 1024);
-                    free(d), free(x), free(w), free(b), free(r), free(whole), free(parts);
+                    free_layer(&l), free(whole), free(parts);
                 }
             }
         }

@@ -267,6 +267,8 @@ static void test_choice(void)
     tg_set_num_threads(2);
     bool zen5 = tg__cpu_amd_family() == 0x1A && tg__cpu_isa() == TG_ISA_AVX512;
     CHECK(tg__conv_wino_wanted(TG_FLOAT32, &g) == !zen5);
+    h = g, h.o = 16; /* too few output channels for the dense tiles: Winograd's */
+    CHECK(tg__conv_wino_wanted(TG_FLOAT32, &h));
     tg_set_num_threads(1);
     CHECK(tg__conv_wino_wanted(TG_FLOAT32, &g));
     CHECK(!tg__conv_wino_wanted(TG_FLOAT64, &g));

@@ -18,6 +18,7 @@
 #include "kernels/cpu/conv_wino.h"
 
 #include "core/threadpool.h"
+#include "kernels/cpu/conv_dense.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm_arch_api.h"
@@ -88,25 +89,26 @@ static bool takes(tg_dtype dt, const tg__conv_geom *g, bool against_dense)
 }
 
 /* On Zen 5 (AMD family 1Ah) with AVX-512 and more than one thread, the
- * dense path's tiles run the forward faster: ResNet-18 through tg bench
- * onnx, two threads, alternating runs, 12.3 ms against 13.3 at batch 1,
- * 101 against 113 at batch 8 (its 3x3 layers read cold, with the
- * transforms' extra bytes shared by both cores), while on one thread
- * Winograd's stays ahead (21.3 against 21.9 ms, 171 against 183), as it
- * does at AVX2 on the same CPU (20.4 against 23.2 ms on two threads) and
- * on Zen 4 at AVX-512. Decided by the threads asked for, not by whether
- * this call runs inside a parallel region: the graph's executors (serial,
- * or nodes side by side) then give the same bits; only the thread count
- * set changes them (Winograd's sums are formed differently) */
-static bool dense_runs_faster(void)
+ * dense path's tiles run the forward of the layers they take faster:
+ * ResNet-18 through tg bench onnx, two threads, alternating runs, 12.3 ms
+ * against 13.3 at batch 1, 101 against 113 at batch 8 (its 3x3 layers
+ * read cold, with the transforms' extra bytes shared by both cores),
+ * while on one thread Winograd's stays ahead (21.3 against 21.9 ms, 156
+ * and 171 against 179 and 183 at batch 8), as it does at AVX2 on the
+ * same CPU (20.4 against 23.2 ms on two threads) and on Zen 4 at AVX-512.
+ * Decided by the threads asked for, not by whether this call runs inside
+ * a parallel region: the graph's executors (serial, or nodes side by
+ * side) then give the same bits; only the thread count set changes them
+ * (Winograd's sums are formed differently) */
+static bool dense_runs_faster(const tg__conv_geom *g)
 {
     return tg__cpu_amd_family() == 0x1A && tg__cpu_isa() == TG_ISA_AVX512 &&
-           tg_get_num_threads() > 1;
+           tg_get_num_threads() > 1 && tg__conv_dense_wanted(g);
 }
 
 bool tg__conv_wino_wanted(tg_dtype dt, const tg__conv_geom *g)
 {
-    return takes(dt, g, true) && !dense_runs_faster();
+    return takes(dt, g, true) && !dense_runs_faster(g);
 }
 
 /* ---- the three transforms (plain loops, one copy per instruction set) ---- */

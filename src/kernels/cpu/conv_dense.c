@@ -15,6 +15,7 @@
 #include "kernels/cpu/conv_dense.h"
 #include "core/threadpool.h"
 #include "kernels/cpu/conv_dense_api.h"
+#include "kernels/cpu/conv_dense_tile.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/pack_cache.h"
@@ -383,122 +384,18 @@ static void plan_phases(dense_job *j)
     j->p = (g->oh - 1) * j->wq + g->ow;
 }
 
-static atomic_int forced_tile = -1;
-
-void tg__conv_dense_force_tile(int kind) { atomic_store(&forced_tile, kind); }
-
 void tg__conv_dense_set_chunk_bytes(int64_t bytes) { atomic_store(&chunk_bytes, bytes); }
 
 void tg__conv_dense_set_par_work(int64_t macs) { atomic_store(&par_work, macs); }
 
 void tg__conv_dense_set_part_bytes(int64_t bytes) { atomic_store(&part_bytes, bytes); }
 
-/* whether the CPU runs each zmm operation as two halves (AMD's Zen 4,
- * family 19h): there a ymm tile does as many flops per cycle as a zmm
- * one */
-static bool zmm_split(void) { return tg__cpu_amd_family() == 0x19; }
-
-/* a tile's cost beside its multiply-adds (spilling and storing the
- * accumulators, setting up), per accumulator vector, in the time of one
- * multiply-add of the widest vectors: what makes half-width tiles lose
- * on layers with few taps (ResNet's 7x7 stem, 147 taps: ~4% slower with
- * ymm tiles, though they compute 0.2% fewer padded outputs) */
-#define STORE_COST 8.0
-/* the same for the tiles over output channels, whose store transposes
- * the tile (each output channel's positions from its lane): fitted to
- * ResNet-18's layers on AVX-512 (Zen 4, one thread), where these tiles
- * lost 4% to the wide ones on the 7x7 stem (147 taps) and 16% on a 1x1
- * projection (64 taps), and won 1-3% on the 3x3 layers at 56 and 28 wide
- * and 12-25% at 14 and 7 wide, whose wide rows overhang by 1/15 and 1/8 */
-#define OUT_STORE_COST 18.0
-/* the tiles over output channels' multiply-adds in the time of the wide
- * tiles': as fast on Zen 4 (the fit above); on Zen 5 (AMD family 1Ah)
- * slower, per bench_conv_resnet --tile on one thread: ResNet-18's 3x3
- * stride-2 layers 56 -> 28 and 28 -> 14 ran in 0.88 and 0.81 ms on 64
- * x 7, 0.69 and 0.69 on 8 x 3, though 64 x 7 computes 3% and 14% fewer
- * positions; 14 -> 7 in 0.84 against 0.86-0.87; layer 4's 3x3 (7x7
- * planes) in 1.46 against 12 x 2's 1.65. 1.2 ranks all four so */
-static double out_fma(void) { return tg__cpu_amd_family() == 0x1A ? 1.2 : 1.0; }
-
-/* accumulators a multiply-add's latency times the FMA units keep busy:
- * a tile with fewer (AVX2's 4 x 1 tail) runs at that fraction of the
- * speed */
-#define BUSY_ACCS 8
-
-static atomic_bool tails_on = true;
-
-void tg__conv_dense_set_tails(bool on) { atomic_store(&tails_on, on); }
-
-/* the tail of `a` for kn's height with the vectors the last `left`
- * positions fill, when that is fewer than kn's; else NULL */
-static const tg__dense_kern *tail_of(const tg__dense_arch *a, int f64,
-                                     const tg__dense_kern *kn, int64_t left)
-{
-    int64_t nv = cdiv(left, kn->nr / kn->nv);
-    if (nv >= kn->nv || !atomic_load(&tails_on))
-        return NULL;
-    for (int i = 0; i < a->n_tails; i++)
-        if (a->tails[f64][i].mr == kn->mr && a->tails[f64][i].nv == nv)
-            return &a->tails[f64][i];
-    return NULL;
-}
-
-/* the accumulator vectors' time of a tile: as many multiply-adds as the
- * vectors, slower below BUSY_ACCS accumulators */
-static double vector_time(const tg__dense_kern *kn)
-{
-    int accs = kn->mr * kn->nv;
-    return (double)kn->nv * (accs < BUSY_ACCS ? (double)BUSY_ACCS / accs : 1.0);
-}
-
-/* the tile shape with the least estimated time: its tiles (output
- * channels rounded up to its height, wide positions to its width, the
- * last tile's to the vectors of its tail) times the time of its
- * accumulator vectors times the taps' multiply-adds, each the time of a
- * widest one (the narrower vectors' half that on CPUs that split the
- * widest in two, as much elsewhere), plus STORE_COST; ties go to the
- * first (the widest) */
-/* kn's estimated time on j (its tail, if any, at *tail), or -1 when kn
- * is not a candidate: the tiles over output channels read packed weights
- * only, kept for frozen ones; packing per call for the others costs more
- * than the tile can gain (tests force them) */
-static double tile_cost(const dense_job *j, const tg__dense_arch *a, int f64,
-                        const tg__dense_kern *kn, double fma, bool forced,
-                        const tg__dense_kern **tail)
-{
-    *tail = NULL;
-    if (kn->over_out) {
-        if (!forced && !j->g.w_serial)
-            return -1;
-        return (double)cdiv(j->g.o, kn->mr) * (double)(j->g.oh * cdiv(j->g.ow, kn->nr)) *
-               kn->nv * kn->nr * (fma * out_fma() * (double)j->k + OUT_STORE_COST);
-    }
-    int64_t tiles = cdiv(j->p, kn->nr);
-    *tail = tail_of(a, f64, kn, j->p - (tiles - 1) * kn->nr);
-    double vectors = (double)(tiles - 1) * vector_time(kn) + vector_time(*tail ? *tail : kn);
-    return (double)cdiv(j->g.o, kn->mr) * kn->mr * vectors * (fma * (double)j->k + STORE_COST);
-}
-
 static void choose_tile(dense_job *j, const tg__dense_arch *arch, int f64)
 {
-    double best = -1;
-    int forced = atomic_load(&forced_tile), index = 0;
-    int total = arch->n_kinds + (arch->narrower ? arch->narrower->n_kinds : 0);
-    for (const tg__dense_arch *a = arch; a; a = a->narrower) {
-        double fma = a == arch ? 1.0 : zmm_split() ? 0.5 : 1.0;
-        for (int i = 0; i < a->n_kinds; i++, index++) {
-            if (forced >= 0 && index != forced % total)
-                continue;
-            const tg__dense_kern *kn = &a->k[f64][i], *tail;
-            double cost = tile_cost(j, a, f64, kn, fma, forced >= 0, &tail);
-            if (cost >= 0 && (best < 0 || cost < best)) {
-                best = cost;
-                j->arch = a;
-                j->kn = kn;
-                j->tail = tail;
-            }
-        }
-    }
+    tg__dense_tile t = tg__dense_choose_tile(arch, f64, &j->g, j->k, j->p);
+    j->arch = t.arch;
+    j->kn = t.kn;
+    j->tail = t.tail;
     j->row_tiles = j->kn->over_out ? cdiv(j->g.ow, j->kn->nr) : 0;
     j->tiles = j->row_tiles ? j->g.oh * j->row_tiles : cdiv(j->p, j->kn->nr);
 }

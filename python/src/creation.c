@@ -5,7 +5,15 @@
 
 #include <string.h>
 
-/* tensor(data) for flat buffers: a copy in the given dtype */
+/* a factory's size and dtype arguments: the number of dims, or -1 with
+ * the Python error set */
+static int size_and_dtype(PyObject *size, PyObject *dtype, int64_t *shape, tg_dtype *dt)
+{
+    int nd = tgpy_shape(size, shape, "size");
+    return nd < 0 || tgpy_parse_dtype(dtype, dt) < 0 ? -1 : nd;
+}
+
+/* _full(shape, dtype, value): a tensor of one value */
 static PyObject *full(PyObject *m, PyObject *const *args, Py_ssize_t n)
 {
     (void)m;
@@ -13,8 +21,8 @@ static PyObject *full(PyObject *m, PyObject *const *args, Py_ssize_t n)
     tg_dtype dt;
     if (n != 3)
         return PyErr_Format(PyExc_TypeError, "_full(shape, dtype, value)");
-    int nd = tgpy_shape(args[0], shape, "size");
-    if (nd < 0 || tgpy_parse_dtype(args[1], &dt) < 0)
+    int nd = size_and_dtype(args[0], args[1], shape, &dt);
+    if (nd < 0)
         return NULL;
     double v = PyFloat_AsDouble(args[2]);
     if (v == -1.0 && PyErr_Occurred())
@@ -44,8 +52,8 @@ static PyObject *random_tensor(PyObject *m, PyObject *const *args, Py_ssize_t n)
     if (n != 6)
         return PyErr_Format(PyExc_TypeError, "_random(kind, shape, dtype, a, b, generator)");
     const char *kind = PyUnicode_AsUTF8(args[0]);
-    int nd = kind ? tgpy_shape(args[1], shape, "size") : -1;
-    if (nd < 0 || tgpy_parse_dtype(args[2], &dt) < 0)
+    int nd = kind ? size_and_dtype(args[1], args[2], shape, &dt) : -1;
+    if (nd < 0)
         return NULL;
     double a = PyFloat_AsDouble(args[3]), b = PyFloat_AsDouble(args[4]);
     tg_generator *g = tgpy_generator(args[5]);

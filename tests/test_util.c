@@ -3,6 +3,7 @@
  * small buffer, take, an empty builder). */
 #include "harness.h"
 #include "util/hmap.h"
+#include "util/intset.h"
 #include "util/strbuf.h"
 
 #include <stdlib.h>
@@ -158,6 +159,28 @@ static void test_strbuf_failed_is_sticky(void)
     CHECK(b.data == NULL && !b.failed);
 }
 
+/* sorted and duplicate-free, for the small sets (insertion) and the large
+ * (qsort) alike, against a counting reference */
+static void test_sorted_set(void)
+{
+    enum { N = 100 };
+    int a[N], out[N];
+    unsigned seed = 7;
+    for (int n = 0; n <= N; n += n < 40 ? 1 : 20) {
+        bool seen[50] = {0};
+        for (int i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            a[i] = (int)(seed >> 16) % 50 - 10;
+            seen[a[i] + 10] = true;
+        }
+        int k = tg__sorted_set(a, n, out), expect = 0;
+        for (int v = 0; v < 50; v++)
+            if (seen[v])
+                CHECK(expect < k && out[expect++] == v - 10);
+        CHECK(k == expect);
+    }
+}
+
 int main(void)
 {
     RUN(test_hmap_strings);
@@ -166,5 +189,6 @@ int main(void)
     RUN(test_hmap_delete);
     RUN(test_strbuf);
     RUN(test_strbuf_failed_is_sticky);
+    RUN(test_sorted_set);
     return tt_finish();
 }

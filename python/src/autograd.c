@@ -286,6 +286,67 @@ static PyObject *set_anomaly_check(PyObject *m, PyObject *on)
     Py_RETURN_NONE;
 }
 
+/* one parameter's gradient zeroed in place (detached from any history
+ * first) or dropped: optimizers' and Module's zero_grad outside a trace.
+ * A leaf's gradient is its C slot; a non-leaf's (retain_grad) is Python's
+ * .grad property. */
+static int zero_grad_of(PyObject *p, tg_tensor *g, bool set_to_none)
+{
+    if (set_to_none)
+        return PyObject_SetAttrString(p, "grad", Py_None);
+    if (!tg_is_leaf(g)) { /* a gradient with history (create_graph=True) */
+        PyObject *d = tgpy_wrap(tg_detach(g));
+        int rc = d ? PyObject_SetAttrString(p, "grad", d) : -1;
+        g = d && rc == 0 ? TENSOR(d) : NULL;
+        Py_XDECREF(d); /* p.grad keeps it */
+        if (!g)
+            return -1;
+    } else if (tg_requires_grad(g) && tg_set_requires_grad(g, false) != TG_OK) {
+        tgpy_raise();
+        return -1;
+    }
+    if (tg_fill_(g, 0) != TG_OK) {
+        tgpy_raise();
+        return -1;
+    }
+    return 0;
+}
+
+static int zero_one(PyObject *p, bool set_to_none)
+{
+    if (!tg_is_leaf(TENSOR(p))) { /* rare: through the property */
+        PyObject *g = PyObject_GetAttrString(p, "grad");
+        int rc = !g ? -1 : !Tensor_Check(g) ? 0 : zero_grad_of(p, TENSOR(g), set_to_none);
+        Py_XDECREF(g);
+        return rc;
+    }
+    tg_tensor *g = tg_grad(TENSOR(p));
+    return g ? zero_grad_of(p, g, set_to_none) : 0;
+}
+
+/* _zero_grads(params, set_to_none) */
+static PyObject *zero_grads(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *params;
+    int set_to_none;
+    if (!PyArg_ParseTuple(args, "Op", &params, &set_to_none))
+        return NULL;
+    PyObject *seq = PySequence_Fast(params, "zero_grad: parameters must be a sequence");
+    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *p = PySequence_Fast_GET_ITEM(seq, i);
+        if (!Tensor_Check(p)) {
+            PyErr_SetString(PyExc_TypeError, "zero_grad: parameters must be Tensors");
+            Py_CLEAR(seq);
+        } else if (zero_one(p, set_to_none) < 0) {
+            Py_CLEAR(seq);
+        }
+    }
+    if (!seq)
+        return NULL;
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+}
 
 static PyMethodDef autograd_functions[] = {
     {"_grad", (PyCFunction)(void (*)(void))autograd_grad, METH_FASTCALL, NULL},
@@ -297,6 +358,7 @@ static PyMethodDef autograd_functions[] = {
     {"_make_dual", (PyCFunction)(void (*)(void))make_dual, METH_FASTCALL, NULL},
     {"_unpack_dual", unpack_dual, METH_O, NULL},
     {"_set_anomaly_check", set_anomaly_check, METH_O, NULL},
+    {"_zero_grads", zero_grads, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef backward_def = {"backward", (PyCFunction)(void (*)(void))m_backward,

@@ -740,6 +740,7 @@ static PyMethodDef graph_functions[] = {
 int tgpy_init_graph(PyObject *m)
 {
     if (tgpy_init_graph_view(m) < 0 || tgpy_init_graph_step(m) < 0 ||
+        tgpy_init_call_signature(m) < 0 ||
         PyType_Ready(&Traced_Type) < 0 ||
         PyModule_AddObjectRef(m, "ConcreteFunction", (PyObject *)&Traced_Type) < 0)
         return -1;

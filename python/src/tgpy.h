@@ -119,6 +119,8 @@ int tgpy_init_graph(PyObject *m);
  * (graph_view.c) */
 PyObject *tgpy_graph_view(tg_graph *g, PyObject *owner);
 int tgpy_init_graph_view(PyObject *m);
+/* _call_signature: a tg.function call's cache key (call_signature.c) */
+int tgpy_init_call_signature(PyObject *m);
 int tgpy_init_device(PyObject *m); /* tg.device: names and scopes (device.c) */
 int tgpy_init_train(PyObject *m);
 int tgpy_init_data(PyObject *m);

@@ -116,16 +116,4 @@ def zero_grads(params, set_to_none):
     the compiled step"""
     if _C._tracing_step():
         return _C._trace_zero_grad(list(params), set_to_none)
-    for p in params:
-        g = p.grad
-        if g is None:
-            continue
-        if set_to_none:
-            p.grad = None
-            continue
-        if not g.is_leaf:  # a gradient with history (create_graph=True)
-            g = g.detach()
-            p.grad = g
-        elif g.requires_grad:
-            g.requires_grad_(False)
-        g.zero_()
+    _C._zero_grads(params, set_to_none)  # a loop in C: it runs every step

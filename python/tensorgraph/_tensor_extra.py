@@ -461,6 +461,8 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
         from .autograd import backward_into
         return backward_into((self,), None if gradient is None else (gradient,), inputs,
                              retain_graph, create_graph)
+    if not _leaf_hooks.data:  # no hooked leaf (.data: no call when empty)
+        return _c_backward(self, gradient, retain_graph, create_graph, inputs)
     return _with_leaf_hooks(lambda: _c_backward(self, gradient, retain_graph, create_graph,
                                                 inputs))
 

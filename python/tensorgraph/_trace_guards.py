@@ -19,9 +19,9 @@ from . import _C
 
 stack = []  # per active trace (traces nest): id(module) -> module
 steps = []  # per active trace: the optimizer steps it compiled, (optimizer, group, lr)
-# bumped wherever a module's parameters or buffers may be replaced (Module's
-# __setattr__, __delattr__, register_*, dtype conversions): while it stays,
-# the tensors a trace noted are still the modules' own
+# bumped wherever a module's parameters, buffers or training flag may change
+# (Module's __setattr__, __delattr__, register_*, train/eval, dtype
+# conversions): while it stays, the flags and tensors a trace noted hold
 epoch = [0]
 
 
@@ -108,14 +108,10 @@ class Guards:
     def hold(self):
         """whether every module still has its flag and its tensors (a module
         gone since cannot be called again: it holds)"""
-        for ref, training in self.flags:
-            m = ref()
-            if m is not None and m.training is not training and bool(m.training) != training:
-                return False
-        if self.seen != epoch[0]:
-            for (ref, _), tensors in zip(self.flags, self.tensors):
+        if self.seen != epoch[0]:  # train()/eval() and assignments move the epoch
+            for (ref, training), tensors in zip(self.flags, self.tensors):
                 m = ref()
-                if m is not None and _tensors(m) != tensors:
+                if m is not None and (bool(m.training) != training or _tensors(m) != tensors):
                     return False
             self.seen = epoch[0]
         now = _C._requires_grad_epoch()

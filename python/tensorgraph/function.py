@@ -35,11 +35,9 @@ trace); `set_converter` replaces the converter. See docs/CONTROL_FLOW.md.
 import functools
 import warnings
 
-from . import _C, _size, _trace_guards
+from . import _C, _trace_guards
 from . import autograd_forward_ad as _forward_ad
 from ._grad_mode import enable_grad
-
-_c_shape = _size._c_shape.__get__  # the shape as a plain tuple (no Size: a signature's key)
 
 RETRACE_WARNING = 5  # warn once a function has been traced this many times
 
@@ -62,18 +60,14 @@ def _convert(fn):
 
 
 def _signature(args, kwargs):
-    sig = []
-    for i, a in enumerate(list(args) + sorted(kwargs.items()) if kwargs else args):
-        name, v = (i, a) if i < len(args) else a
-        if isinstance(v, _C.Tensor):
-            sig.append((name, 'tensor', _c_shape(v), v.dtype.name))
-        else:
-            try:
-                hash(v)
-                sig.append((name, 'value', v))
-            except TypeError:
-                sig.append((name, 'value', repr(v)))
-    return tuple(sig)
+    """(the key of a call's traced graph, its tensor arguments): tensors key
+    by shape and dtype, other values by themselves (by repr when they cannot
+    be hashed); keyword arguments by name, in sorted order"""
+    if not kwargs:
+        return _C._call_signature(args, None)
+    names = sorted(kwargs)
+    return _C._call_signature(args + tuple(map(kwargs.__getitem__, names)),
+                              tuple(range(len(args))) + tuple(names))
 
 
 def _refuse_tangents(name, tensors):
@@ -132,7 +126,9 @@ class Function:
         return self if obj is None else functools.partial(self, obj)
 
     def get_concrete_function(self, *args, **kwargs):
-        sig = _signature(args, kwargs)
+        return self._concrete(_signature(args, kwargs)[0], args, kwargs)
+
+    def _concrete(self, sig, args, kwargs):
         for guards, cf in self._cache.get(sig, ()):
             # the modules' flags and tensors as traced; a compiled training
             # step's hyper-parameters and the .grad tensors it writes
@@ -144,10 +140,9 @@ class Function:
         return cf
 
     def __call__(self, *args, **kwargs):
-        tensors = [v for v in (list(args) + [kwargs[k] for k in sorted(kwargs)] if kwargs
-                               else args) if isinstance(v, _C.Tensor)]
+        sig, tensors = _signature(args, kwargs)
         _refuse_tangents(self.__name__, tensors)
-        cf = self.get_concrete_function(*args, **kwargs)
+        cf = self._concrete(sig, args, kwargs)
         out = cf(*tensors)
         rebuild = self._rebuild.get(cf)
         return rebuild(out) if rebuild else out

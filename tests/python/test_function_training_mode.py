@@ -100,3 +100,17 @@ def test_frozen_and_unfrozen_parameters():
     f(x).backward()
     assert m.weight.grad is None
     assert f.trace_count == 2
+
+
+def test_a_flag_assigned_directly():
+    """`module.training = False` (not eval()) is seen as eval() is"""
+    m = model()
+    f = tg.function(lambda x: m(x))
+    x = tg.randn(4, 6)
+    f(x)
+    m[3].training = False  # the dropout alone, by assignment
+    np.testing.assert_array_equal(f(x).detach().numpy(), f(x).detach().numpy())
+    assert f.trace_count == 2
+    m[3].training = True
+    f(x)
+    assert f.trace_count == 2  # the first trace again

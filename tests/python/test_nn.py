@@ -253,3 +253,20 @@ def test_zero_grad_defaults_match_torch():
                     (m.weight.grad.tolist(), m.weight.grad.requires_grad))
         return seen
     assert run(tg) == run(torch)
+
+
+def test_zero_grad_edges():
+    """a gradient that requires grad is zeroed in place and stops requiring
+    it; set_to_none drops it; any iterable of tensors; anything else is
+    refused"""
+    m = nn.Linear(3, 2)
+    m.weight.grad = tg.ones(2, 3).requires_grad_()
+    kept = m.weight.grad
+    m.zero_grad()
+    assert m.weight.grad.data_ptr() == kept.data_ptr()
+    assert not m.weight.grad.requires_grad and m.weight.grad.tolist() == [[0.0] * 3] * 2
+    assert m.bias.grad is None  # none before: none after
+    tg.optim.SGD(m.parameters(), lr=0.1).zero_grad(set_to_none=True)
+    assert m.weight.grad is None
+    with pytest.raises(TypeError, match="parameters must be Tensors"):
+        tg._C._zero_grads([m.weight, 3], False)

@@ -286,6 +286,7 @@ class Module:
     def train(self, mode=True):
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
+        _trace_guards.changed()  # traces guard on the flags
         for m in self.modules():
             object.__setattr__(m, 'training', mode)
         return self

@@ -324,7 +324,8 @@ static int zero_one(PyObject *p, bool set_to_none)
     return g ? zero_grad_of(p, g, set_to_none) : 0;
 }
 
-/* _zero_grads(params, set_to_none) */
+/* _zero_grads(params, set_to_none); inside a tg.function trace, part of
+ * the compiled step (graph_step.c) */
 static PyObject *zero_grads(PyObject *m, PyObject *args)
 {
     (void)m;
@@ -338,7 +339,8 @@ static PyObject *zero_grads(PyObject *m, PyObject *args)
         if (!Tensor_Check(p)) {
             PyErr_SetString(PyExc_TypeError, "zero_grad: parameters must be Tensors");
             Py_CLEAR(seq);
-        } else if (zero_one(p, set_to_none) < 0) {
+        } else if ((tgpy_step_tracing() ? tgpy_step_zero_grad(TENSOR(p), set_to_none)
+                                        : zero_one(p, set_to_none)) < 0) {
             Py_CLEAR(seq);
         }
     }

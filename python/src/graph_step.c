@@ -194,37 +194,17 @@ int tgpy_step_grad(tg_tensor *p, PyObject **out)
     return 0;
 }
 
-/* _trace_zero_grad(params, set_to_none) */
-static PyObject *trace_zero_grad(PyObject *m, PyObject *args)
+bool tgpy_step_tracing(void) { return current != NULL; }
+
+int tgpy_step_zero_grad(tg_tensor *param, bool set_to_none)
 {
-    (void)m;
-    PyObject *params;
-    int set_to_none;
-    if (!PyArg_ParseTuple(args, "Op", &params, &set_to_none))
-        return NULL;
-    if (!current)
-        return PyErr_Format(PyExc_RuntimeError, "_trace_zero_grad: no trace is running");
-    PyObject *seq = PySequence_Fast(params, "zero_grad: parameters must be a sequence");
-    for (Py_ssize_t i = 0; seq && i < PySequence_Fast_GET_SIZE(seq); i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
-        if (!Tensor_Check(o)) {
-            PyErr_SetString(PyExc_TypeError, "zero_grad: parameters must be Tensors");
-            Py_CLEAR(seq);
-            break;
-        }
-        grad_slot *e = slot_of(current, TENSOR(o));
-        if (!e) {
-            Py_CLEAR(seq);
-            break;
-        }
-        tg_release(e->value);
-        e->value = NULL;
-        e->state = set_to_none ? SLOT_NONE : SLOT_ZERO;
-    }
-    if (!seq)
-        return NULL;
-    Py_DECREF(seq);
-    Py_RETURN_NONE;
+    grad_slot *e = slot_of(current, param);
+    if (!e)
+        return -1;
+    tg_release(e->value);
+    e->value = NULL;
+    e->state = set_to_none ? SLOT_NONE : SLOT_ZERO;
+    return 0;
 }
 
 /* the gradient of loss (fed gy, or ones for a scalar) with respect to
@@ -468,12 +448,11 @@ static PyObject *tracing(PyObject *m, PyObject *u)
 {
     (void)m;
     (void)u;
-    return PyBool_FromLong(current != NULL);
+    return PyBool_FromLong(tgpy_step_tracing());
 }
 
 static PyMethodDef step_functions[] = {
     {"_trace_backward", trace_backward, METH_VARARGS, NULL},
-    {"_trace_zero_grad", trace_zero_grad, METH_VARARGS, NULL},
     {"_tracing_step", tracing, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 

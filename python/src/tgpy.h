@@ -167,6 +167,10 @@ void tgpy_step_free(tgpy_step *s);
 int tgpy_step_targets(const tgpy_step *s, tg_tensor *const **out);
 bool tgpy_step_holds(const tgpy_step *s);
 int tgpy_step_grad(tg_tensor *p, PyObject **out);
+bool tgpy_step_tracing(void); /* a trace that compiles a step is running */
+/* zero_grad of param inside that trace: its slot zeroed or dropped; -1
+ * with an exception */
+int tgpy_step_zero_grad(tg_tensor *param, bool set_to_none);
 int tgpy_step_optim(tg_optimizer *o, tg_tensor *lr);
 int tgpy_init_graph_step(PyObject *m);
 

@@ -114,6 +114,4 @@ def zero_grads(params, set_to_none):
     default of PyTorch 1.13, Debian's and so the oracle here) detached from
     any history and zeroed in place; inside a tg.function trace, part of
     the compiled step"""
-    if _C._tracing_step():
-        return _C._trace_zero_grad(list(params), set_to_none)
     _C._zero_grads(params, set_to_none)  # a loop in C: it runs every step

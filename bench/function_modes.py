@@ -10,8 +10,13 @@ batch_first) on [32, 64, 128] (kernels decide). A training step is zero
 grads, the loss, backward and an SGD step; with tg.function the loss is a
 closure over the model, so the optimizer writes captured parameters
 between calls, and function_whole_step compiles all four into the
-function (level 2: one session run per step). The modes run interleaved, round after round, so that the
-load of a shared machine falls on all of them alike; each line is the
+function (level 2: one session run per step). tensorgraph's modes run interleaved, round after round, so that the
+load of a shared machine falls on all of them alike; PyTorch's rounds come
+after them, not between: on a 2-vCPU VM a tensorgraph step right after a
+PyTorch step ran 25-45% slower (its library threads are still awake), which
+made eager, measured first in each round, look slow and every ratio to it
+small (2026-12-01: the transformer's whole step read 0.70x eager that way,
+0.98x without PyTorch in the rounds); each line is the
 median over rounds of the time per step, with the ratio to eager, and the
 median of the process's CPU time per step (cpu_us, cpu_ratio_to_eager:
 time.process_time, which leaves out the time the process waits for a
@@ -134,23 +139,8 @@ def python_calls(fn):
     return n
 
 
-def run(model_name, make, loss, rounds, number, torch):
-    modes = [Mode("eager", tg, nn, F, tg.optim, make, loss)]
-    modes += [Mode(f"function_level{lv}", tg, nn, F, tg.optim, make, loss, level=lv)
-              for lv in (0, 1, 2)]
-    modes.append(Mode("function_whole_step", tg, nn, F, tg.optim, make, loss, level=2,
-                      whole=True))
-    if torch is not None:
-        import torch.nn as tnn
-        import torch.nn.functional as tF
-        modes.append(Mode("torch", torch, tnn, tF, torch.optim, make, loss))
-    losses = {}
-    for m in modes:  # warm up (traces and compiles), and the first losses
-        losses[m.name] = [float(m.step()) for _ in range(3)]
-        m.infer()
-    times = {(m.name, k): [] for m in modes for k in ("step", "infer")}
-    cpu = {(m.name, k): [] for m in modes for k in ("step", "infer")}
-    nodes = {}
+def measure(modes, rounds, number, times, cpu, nodes):
+    """rounds of each mode's step and inference, interleaved"""
     for _ in range(rounds):
         for m in modes:
             for kind in ("step", "infer"):
@@ -164,6 +154,29 @@ def run(model_name, make, loss, rounds, number, torch):
                 after = m.stats(kind)
                 if before:
                     nodes[(m.name, kind)] = (after["nodes_total"] - before["nodes_total"]) / number
+
+
+def run(model_name, make, loss, rounds, number, torch):
+    modes = [Mode("eager", tg, nn, F, tg.optim, make, loss)]
+    modes += [Mode(f"function_level{lv}", tg, nn, F, tg.optim, make, loss, level=lv)
+              for lv in (0, 1, 2)]
+    modes.append(Mode("function_whole_step", tg, nn, F, tg.optim, make, loss, level=2,
+                      whole=True))
+    if torch is not None:
+        import torch.nn as tnn
+        import torch.nn.functional as tF
+        modes.append(Mode("torch", torch, tnn, tF, torch.optim, make, loss))
+    ours = [m for m in modes if m.name != "torch"]
+    theirs = [m for m in modes if m.name == "torch"]
+    losses = {}
+    for m in theirs + ours:  # warm up (traces and compiles), and the first losses
+        losses[m.name] = [float(m.step()) for _ in range(3)]
+        m.infer()
+    times = {(m.name, k): [] for m in modes for k in ("step", "infer")}
+    cpu = {(m.name, k): [] for m in modes for k in ("step", "infer")}
+    nodes = {}
+    for group in (ours, theirs):  # PyTorch's rounds after ours (see the top)
+        measure(group, rounds, number, times, cpu, nodes)
     lines = []
     for kind in ("step", "infer"):
         eager = statistics.median(times[("eager", kind)])

@@ -73,13 +73,6 @@ static double vector_time(const tg__dense_kern *kn)
     return (double)kn->nv * (accs < BUSY_ACCS ? (double)BUSY_ACCS / accs : 1.0);
 }
 
-/* the tile shape with the least estimated time: its tiles (output
- * channels rounded up to its height, wide positions to its width, the
- * last tile's to the vectors of its tail) times the time of its
- * accumulator vectors times the taps' multiply-adds, each the time of a
- * widest one (the narrower vectors' half that on CPUs that split the
- * widest in two, as much elsewhere), plus STORE_COST; ties go to the
- * first (the widest) */
 /* kn's estimated time on the product (its tail, if any, at *tail), or -1 when kn
  * is not a candidate: the tiles over output channels read packed weights
  * only, kept for frozen ones; packing per call for the others costs more
@@ -101,7 +94,13 @@ static double tile_cost(const tg__conv_geom *g, int64_t k, int64_t p, const tg__
     return (double)cdiv(g->o, kn->mr) * kn->mr * vectors * (fma * (double)k + STORE_COST);
 }
 
-
+/* the tile shape with the least estimated time: its tiles (output
+ * channels rounded up to its height, wide positions to its width, the
+ * last tile's to the vectors of its tail) times the time of its
+ * accumulator vectors times the taps' multiply-adds, each the time of a
+ * widest one (the narrower vectors' half that on CPUs that split the
+ * widest in two, as much elsewhere), plus STORE_COST; ties go to the
+ * first (the widest) */
 tg__dense_tile tg__dense_choose_tile(const tg__dense_arch *arch, int f64, const tg__conv_geom *g,
                                      int64_t k, int64_t p)
 {

@@ -392,7 +392,7 @@ static void test_threads_same_bits(void)
 
 int main(void)
 {
-    tg__gemm_set_mode(TG_GEMM_BUILTIN); /* no GEMM calibration per shape */
+    tg__gemm_set_mode(TG_GEMM_BUILTIN); /* the built-in GEMM at every level (the rule takes the BLAS at generic) */
     RUN(test_every_path_and_isa);
     RUN(test_threads_same_bits);
     RUN(test_relu_nan);

@@ -3,8 +3,8 @@
  * over the pool both ways, and CBLAS, against a float64 loop over a grid
  * of shapes (block and tile edges), transposes, alpha/beta and padded
  * leading dimensions, float32 and float64; NaN in C with beta = 0; the
- * choice between built-in and BLAS (TG_GEMM modes, the calibrated
- * choice is one of the two) and the reports. */
+ * choice between built-in and BLAS (TG_GEMM modes, the rule per
+ * instruction set) and the reports. */
 #include "harness.h"
 #include "kernels/cpu/cpu.h"
 #include "kernels/cpu/gemm.h"
@@ -128,7 +128,7 @@ static void grid_for_isa(void)
 
 static void test_every_isa(void)
 {
-    /* the entry point without a calibration per shape (test_modes has one) */
+    /* the entry point with the built-in kernel at every level */
     tg__gemm_set_mode(TG_GEMM_BUILTIN);
     tg__isa top = tg__cpu_detected();
     for (int isa = TG_ISA_GENERIC; isa <= (int)top; isa++) {
@@ -301,11 +301,17 @@ static void test_modes_and_reports(void)
     CHECK(tg__gemm_use_blas(TG_FLOAT64, true, false, 64, 64, 64, 1) == have_blas);
     check_one(4, false, false, true, 37, 45, 29, 2.0, 0.0, 1);
     tg__gemm_set_mode(TG_GEMM_AUTO);
-    /* calibrated: either answer, the same on asking again */
-    const char *c1 = tg_gemm_choice(TG_FLOAT32, false, true, 33, 17, 40);
-    const char *c2 = tg_gemm_choice(TG_FLOAT32, false, true, 33, 17, 40);
-    CHECK(strcmp(c1, c2) == 0);
-    CHECK(strcmp(c1, "built-in") == 0 || strcmp(c1, "blas") == 0);
+    /* the rule: built-in where it has vector kernels, the BLAS below them
+     * (when built with one), whatever the shape */
+    tg__isa top = tg__cpu_isa();
+    for (int level = TG_ISA_GENERIC; level <= (int)top; level++) {
+        tg__cpu_force((tg__isa)level);
+        bool blas = have_blas && level == TG_ISA_GENERIC;
+        CHECK(strcmp(tg_gemm_choice(TG_FLOAT32, false, true, 33, 17, 40),
+                     blas ? "blas" : "built-in") == 0);
+        CHECK(tg__gemm_use_blas(TG_FLOAT64, true, true, 1000, 7, 3, 2) == blas);
+    }
+    tg__cpu_force(top);
     CHECK(strcmp(tg_gemm_choice(TG_INT32, false, false, 4, 4, 4), "built-in") == 0);
     const char *isa = tg_kernels_isa();
     CHECK(strcmp(isa, "generic") == 0 || strcmp(isa, "avx2") == 0 ||

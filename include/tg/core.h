@@ -95,12 +95,12 @@ int tg_get_num_threads(void);
  * --verbose`). The instruction set is read from the CPU at run time:
  * "avx512", "avx2" or "generic" (TG_CPU=generic|avx2 asks for a lower
  * one). The BLAS is the one the library was built with, and the CPU
- * kernels it picked ("openblas (Haswell)"), or "none". A float GEMM of
- * each shape runs on the built-in kernel or the BLAS, whichever was
- * faster here when the shape was first used (a calibration of a few
- * milliseconds, cached); TG_GEMM=builtin|blas forces one. tg_gemm_choice
- * says which one serves the shape at the current thread count:
- * "built-in" or "blas". */
+ * kernels it picked ("openblas (Haswell)"), or "none". A float GEMM runs
+ * on the built-in kernel when the kernels' instruction set is avx2 or
+ * avx512, on the BLAS below that (when there is one): a fixed rule, so
+ * that runs with the same seed give the same bits; TG_GEMM=builtin|blas
+ * forces one. tg_gemm_choice says which one serves the shape at the
+ * current thread count: "built-in" or "blas". */
 const char *tg_kernels_isa(void);
 const char *tg_kernels_blas(void);
 const char *tg_gemm_choice(tg_dtype dt, bool trans_a, bool trans_b, int64_t m,

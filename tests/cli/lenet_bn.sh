@@ -9,10 +9,8 @@
 # training equality on synthetic data is tests/test_random_ops.c's
 # test_lenet_bn_synthetic). Usage: lenet_bn.sh path/to/tg
 set -u
-# Runs are compared across processes: fix the GEMM kernel, whose per-shape
-# choice is otherwise timed at first use and can flip on a loaded machine
-# (another kernel sums in another order: losses differ in the last digits).
-export TG_GEMM=${TG_GEMM:-builtin}
+# Runs are compared across processes, each with the automatic GEMM choice:
+# a rule per instruction set (gemm_select.c), so the processes agree.
 tg=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

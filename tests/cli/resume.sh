@@ -4,14 +4,13 @@
 # epoch + save (a resumed run saving again), then 1 more from that; both
 # modes give the same losses; and every optimizer's checkpoints (momentum,
 # Adam's moments, step counts) cross between graph and eager mode.
+# Also at TG_CPU=avx2: two processes and both modes agree.
 # --limit keeps it fast.
 # Needs the real MNIST: set TG_TEST_MNIST_DIR (else skipped, status 77).
 # Usage: resume.sh path/to/tg
 set -u
-# Runs are compared across processes: fix the GEMM kernel, whose per-shape
-# choice is otherwise timed at first use and can flip on a loaded machine
-# (another kernel sums in another order: losses differ in the last digits).
-export TG_GEMM=${TG_GEMM:-builtin}
+# Runs are compared across processes, each with the automatic GEMM choice:
+# a rule per instruction set (gemm_select.c), so the processes agree.
 tg=$1
 dir=${TG_TEST_MNIST_DIR:-}
 if [ -z "$dir" ]; then echo "skipped: set TG_TEST_MNIST_DIR to run"; exit 77; fi
@@ -49,6 +48,17 @@ for combo in graph:sgd eager:sgd graph:adam eager:adam graph:adamw eager:adamw \
     check "$combo the replaced file resumes" "$("${run[@]}" --load "$ck.3.st" --epochs 1 | losses)" \
         "$("${run[@]}" --epochs 4 | losses | cut -d, -f4)"
 done
+
+# at the AVX2 level as well, where the built-in GEMM and OpenBLAS run at
+# about the same speed (a choice between them by timing flipped between
+# processes there): another process, and graph mode, repeat the losses
+if "$tg" version --verbose | grep -Eq '^kernels: avx(2|512)'; then
+    avx2=$(TG_CPU=avx2 "$tg" train lenet --mode eager "${common[@]}" --epochs 2 | losses)
+    check "avx2: another process repeats the losses" \
+        "$(TG_CPU=avx2 "$tg" train lenet --mode eager "${common[@]}" --epochs 2 | losses)" "$avx2"
+    check "avx2: graph mode equals eager" \
+        "$(TG_CPU=avx2 "$tg" train lenet --mode graph "${common[@]}" --epochs 2 | losses)" "$avx2"
+fi
 
 # checkpoints cross modes both ways (fresh and resumed ones), every optimizer
 for optim in sgd adam adamw adadelta; do

@@ -12,8 +12,7 @@ check() { # description, then a command that must succeed
 }
 
 check "plain version" bash -c "'$tg' version | grep -q '^tensorgraph '"
-# each --verbose run calibrates the GEMM per shape (slow in sanitizer
-# builds): run it once per setting and read the output several times
+# run --verbose once per setting and read the output several times
 verbose=$("$tg" version --verbose)
 generic=$(TG_CPU=generic "$tg" version --verbose)
 builtin=$(TG_GEMM=builtin "$tg" version --verbose)
@@ -27,6 +26,12 @@ check "verbose lists the per-ISA kernels" has "$verbose" \
     '^per instruction set, chosen at run time: GEMM'
 check "verbose names the BLAS" has "$verbose" '^blas: '
 check "GEMM choice per shape" has "$verbose" 'fc1 forward .*: (built-in|blas)$'
+if has "$verbose" '^kernels: avx'; then
+    check "built-in GEMM where it has vector kernels" bash -c "! grep -q ': blas\$' <<<\"\$1\"" _ "$verbose"
+fi
+if ! has "$generic" '^blas: none'; then
+    check "the BLAS below them" bash -c "! grep -q ': built-in\$' <<<\"\$1\"" _ "$generic"
+fi
 check "TG_GEMM=builtin forces it" bash -c "! grep -q ': blas\$' <<<\"\$1\"" _ "$builtin"
 check "bad option fails" bash -c "! '$tg' version --bogus 2>/dev/null"
 check "bad option is named" bash -c "'$tg' version --bogus 2>&1 | grep -q -- '--bogus'"

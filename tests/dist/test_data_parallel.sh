@@ -4,9 +4,8 @@
 # tolerance, and the test accuracy after the run is the same to 1 %.
 # Needs real MNIST (TG_TEST_MNIST_DIR, as tests/cli/resume.sh); --limit
 # keeps it short. Also: --distributed refuses graph mode, and without
-# mpirun it trains as one process. The GEMM is pinned (TG_GEMM=builtin):
-# the automatic choice is timed, so under load a run may take another
-# kernel for a shape and round differently. Even with one kernel the two
+# mpirun it trains as one process. Every process takes the same GEMM for a
+# shape (gemm_select.c's rule). Even so the two
 # runs round differently (a sum of two half-batch gradients against one
 # whole-batch sum, ~1e-7), and training amplifies that: with --seed 3 the
 # gap reaches 0.7 % at step 45 (docs/DISTRIBUTED.md); with seed 1 it stays
@@ -20,7 +19,6 @@ if [ -z "${TG_TEST_MNIST_DIR:-}" ]; then
     echo "skipped: set TG_TEST_MNIST_DIR to a directory with MNIST"
     exit 77
 fi
-export TG_GEMM=builtin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

@@ -15,7 +15,6 @@ if [ -z "${TG_TEST_MNIST_DIR:-}" ]; then
     echo "skipped: set TG_TEST_MNIST_DIR to a directory with MNIST"
     exit 77
 fi
-export TG_GEMM=builtin # the timed automatic GEMM choice could differ per process
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

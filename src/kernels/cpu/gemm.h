@@ -73,10 +73,11 @@ tg_status tg__gemm_blas_f64(bool trans_a, bool trans_b, int64_t m, int64_t n,
                             double beta, double *c, int64_t ldc);
 
 /* ---- choosing the implementation (gemm_select.c) -------------------------
- * Per shape (dtype, transposes, m, n, k, threads) the faster of the
- * built-in kernel and CBLAS on this machine, measured once by a short
- * calibration at the shape's first use and cached; TG_GEMM=builtin|blas
- * forces one (read once). Without CBLAS: always the built-in kernel. */
+ * The built-in kernel where it has vector kernels for the running
+ * instruction set (AVX2, AVX-512), CBLAS below that: a rule, so that runs
+ * give the same bits; TG_GEMM=builtin|blas forces one (read once).
+ * Without CBLAS: always the built-in kernel. The shape's arguments are
+ * kept for callers that ask per shape. */
 bool tg__gemm_use_blas(tg_dtype dt, bool trans_a, bool trans_b, int64_t m,
                        int64_t n, int64_t k, int threads);
 /* threads a product of this size runs on when called from here */

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import _C
+from ._ops_shape import torch_type_name
 
 Tensor = _C.Tensor
 
@@ -224,8 +225,6 @@ def _getitem(x, idx):
                                                  'IndexBackward0'))
 
 
-_TORCH_TYPE = {_C.float32: 'Float', _C.float64: 'Double', _C.int32: 'Int', _C.int64: 'Long',
-               _C.uint8: 'Byte', _C.bool: 'Bool'}
 
 
 def check_index_put_dtypes(x, value, entries):
@@ -239,8 +238,8 @@ def check_index_put_dtypes(x, value, entries):
             str(tensors[0].dtype).split('.')[-1] in ('bool', 'uint8') and value.numel() == 1:
         return
     raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                       f"{_TORCH_TYPE[x.dtype]} for the destination and "
-                       f"{_TORCH_TYPE[value.dtype]} for the source.")
+                       f"{torch_type_name(x.dtype)} for the destination and "
+                       f"{torch_type_name(value.dtype)} for the source.")
 
 
 def _setitem(x, idx, value):

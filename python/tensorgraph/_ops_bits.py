@@ -24,7 +24,8 @@ def _shift_operands(input, other, name):
     if not isinstance(input, Tensor):
         input = tensor(input, dtype=None if isinstance(input, float) else
                        _scalar_dtype(input, other))
-    dt = _C.promote_types(input.dtype, other.dtype)
+    from ._ops_misc import result_type  # a 0-d operand promotes only across kinds
+    dt = result_type(input, other)
     if dt.is_floating_point:
         raise RuntimeError(f"\"{name}_cpu\" not implemented for "
                            f"'{'Float' if dt == _C.float32 else 'Double'}'")

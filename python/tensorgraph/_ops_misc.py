@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _C
 from ._creation import arange, tensor
+from ._ops_shape import torch_type_name
 from ._ops_stats import _memory_bytes
 
 Tensor = _C.Tensor
@@ -133,12 +134,12 @@ def _int_pair(name, a, b, fn):
     for t in (a, b):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): argument must be Tensor, not {type(t).__name__}")
-        if t.dtype.is_floating_point or t.dtype == _C.bool:
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{t.dtype}'")
+    dt = result_type(a, b)  # a bool beside an integer operand takes its type
+    if dt.is_floating_point or dt == _C.bool:
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{torch_type_name(dt)}'")
     if a.is_symbolic or b.is_symbolic:
         raise RuntimeError(f"{name} of integer tensors: not available inside tg.function "
                            "(computed on the host; no C kernel yet)")
-    dt = result_type(a, b)
     r = fn(a.to(dt).numpy(), b.to(dt).numpy())
     return tensor(np.array(r, order='C'), dtype=dt)  # 0-d stays 0-d
 

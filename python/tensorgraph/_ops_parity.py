@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _C
 from ._creation import _NP_TO_TG, _TG_TO_NP, _finish, tensor
-from ._tensor_reinterpret import _TORCH_NAMES
+from ._ops_shape import torch_type_name
 
 Tensor = _C.Tensor
 
@@ -596,7 +596,7 @@ def poisson(input, generator=None):
     _check_tensor('poisson', input)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"\"poisson_cpu\" not implemented for "
-                           f"'{_TORCH_NAMES[input.dtype]}'")
+                           f"'{torch_type_name(input.dtype)}'")
     lam = input.detach().numpy().astype(np.float64)
     if (lam < 0).any() or np.isnan(lam).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
@@ -611,7 +611,7 @@ def binomial(count, prob, generator=None):
     _check_tensor('binomial', prob, 'prob', 2)
     if not prob.dtype.is_floating_point or not count.dtype.is_floating_point:
         bad = prob.dtype if count.dtype.is_floating_point else count.dtype
-        raise RuntimeError(f"\"binomial_cpu\" not implemented for '{_TORCH_NAMES[bad]}'")
+        raise RuntimeError(f"\"binomial_cpu\" not implemented for '{torch_type_name(bad)}'")
     n, p = np.broadcast_arrays(count.detach().numpy().astype(np.float64),
                                prob.detach().numpy().astype(np.float64))
     if (p < 0).any() or (p > 1).any() or np.isnan(p).any():

@@ -16,7 +16,7 @@ import numpy as np
 from . import _C, _special_extra, _special_zeta
 from ._creation import _TG_TO_NP, tensor
 from ._tensor import _update
-from ._tensor_reinterpret import _TORCH_NAMES
+from ._ops_shape import torch_type_name
 
 Tensor = _C.Tensor
 _methods = {}
@@ -118,7 +118,7 @@ def narrow_copy(self, dim, start, length):
 def float_power_(self, exponent):
     if self.dtype != _C.float64:
         raise RuntimeError(f"the base given to float_power_ has dtype "
-                           f"{_TORCH_NAMES[self.dtype]} but the operation's result requires "
+                           f"{torch_type_name(self.dtype)} but the operation's result requires "
                            f"dtype Double")
     return _update(self, lambda s, e: s.float_power(e), (exponent,), {})
 
@@ -132,7 +132,7 @@ def renorm_(self, p, dim, maxnorm):
 
 def _draw(self, name, values, floats_only=True):
     if floats_only and not self.dtype.is_floating_point:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_TORCH_NAMES[self.dtype]}'")
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{torch_type_name(self.dtype)}'")
     shape = tuple(self.shape)
     return self.copy_(tensor(values(shape), dtype=self.dtype))
 
@@ -246,7 +246,7 @@ def nextafter(self, other):
     from ._ops_math import _result_dtype
     dt = _result_dtype(self, other)
     if not dt.is_floating_point:
-        raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{_TORCH_NAMES[dt]}'")
+        raise RuntimeError(f"\"nextafter_cpu\" not implemented for '{torch_type_name(dt)}'")
     npdt = _TG_TO_NP[dt]
     r = np.nextafter(_host(self, 'nextafter').astype(npdt), _host(other, 'nextafter').astype(npdt))
     return tensor(r, dtype=dt)

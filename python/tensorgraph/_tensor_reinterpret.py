@@ -8,13 +8,11 @@ import numpy as np
 
 from . import _C
 from ._creation import _TG_TO_NP
+from ._ops_shape import torch_type_name
 
 Tensor = _C.Tensor
 _c_view = Tensor.view
 
-# PyTorch's scalar type names, which its messages use
-_TORCH_NAMES = {_C.float32: 'Float', _C.float64: 'Double', _C.int32: 'Int', _C.int64: 'Long',
-                _C.uint8: 'Byte', _C.bool: 'Bool'}
 
 
 def _host_array(self, what):
@@ -34,7 +32,7 @@ def _view_dtype(self, dtype):
         return self.detach()
     a, b = self.element_size(), np.dtype(_TG_TO_NP[dtype]).itemsize
     if a != b:
-        how = f"to view {_TORCH_NAMES[self.dtype]} as {_TORCH_NAMES[dtype]} " \
+        how = f"to view {torch_type_name(self.dtype)} as {torch_type_name(dtype)} " \
               f"(different element sizes)"
         if self.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {how}")

@@ -54,8 +54,19 @@ def test_gcd_lcm_and_dtype_queries():
     for name in ('gcd', 'lcm'):
         got = getattr(tg, name)(tg.tensor(a), tg.tensor(b))
         assert got.tolist() == getattr(torch, name)(torch.tensor(a), torch.tensor(b)).tolist()
-        with pytest.raises(RuntimeError, match="not implemented"):
+        with pytest.raises(RuntimeError, match="not implemented for 'Float'"):
             getattr(tg, name)(tg.tensor([1.0]), tg.tensor([2.0]))
+        with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
+            getattr(tg, name)(tg.tensor([True]), tg.tensor([False]))
+        # a bool operand beside an integer one takes the integer type, as in PyTorch
+        for dt in ('int32', 'int64', 'uint8'):
+            x = tg.tensor([4, 0, 6], dtype=getattr(tg, dt))
+            t = torch.tensor([4, 0, 6], dtype=getattr(torch, dt))
+            for g, w in ((getattr(tg, name)(x, tg.tensor([True, False, True])),
+                          getattr(torch, name)(t, torch.tensor([True, False, True]))),
+                         (getattr(tg, name)(tg.tensor(True), x),
+                          getattr(torch, name)(torch.tensor(True), t))):
+                assert g.tolist() == w.tolist() and g.dtype == getattr(tg, dt)
     assert tg.tensor([4]).gcd(tg.tensor([6])).tolist() == [2]
     assert tg.scalar_tensor(3).dtype == tg.float32 and tg.scalar_tensor(3).shape == ()
     pairs = [(tg.tensor([1]), 1.0, torch.tensor([1]), 1.0),

@@ -262,6 +262,20 @@ def test_shifts_against_torch():
                       torch.bitwise_left_shift(t, torch.tensor(k)))):
             assert g.tolist() == w.tolist()
             assert str(g.dtype).split('.')[-1] == str(w.dtype).split('.')[-1]
+    # a 0-d operand of another integer type does not widen the result
+    names = ('uint8', 'int32', 'int64')
+    for da in names:
+        for db in names:
+            for sa, sb in (((), (3,)), ((3,), ())):
+                va, vb = np.full(sa, 3), np.full(sb, 2)
+                for fn in ('bitwise_left_shift', 'bitwise_right_shift'):
+                    g = getattr(tg, fn)(tg.tensor(va, dtype=getattr(tg, da)),
+                                        tg.tensor(vb, dtype=getattr(tg, db)))
+                    w = getattr(torch, fn)(torch.tensor(va, dtype=getattr(torch, da)),
+                                           torch.tensor(vb, dtype=getattr(torch, db)))
+                    assert g.tolist() == w.tolist()
+                    assert str(g.dtype).split('.')[-1] == str(w.dtype).split('.')[-1], \
+                        (fn, da, sa, db, sb)
     # float shifts fail in PyTorch too (RuntimeError; its own error path is not
     # run: a C++ exception thrown by torch aborts under the ASan runtime)
     with pytest.raises(RuntimeError):

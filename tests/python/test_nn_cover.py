@@ -159,8 +159,12 @@ def test_max_pool1d_with_indices_and_dilation():
           torch.nn.MaxPool1d(3, 1, 1, 2)(torch.tensor(x)).numpy())
     with pytest.raises(RuntimeError, match="pad should be at most half"):
         F.max_pool1d(tg.tensor(x), 2, 1, 2, return_indices=True)
-    with pytest.raises(NotImplementedError, match="ceil_mode"):
-        F.max_pool1d(tg.tensor(x), 2, ceil_mode=True, return_indices=True)
+    # ceil_mode with indices: the last window hangs over the end, as PyTorch's
+    vg, ig = F.max_pool1d(tg.tensor(x), 2, ceil_mode=True, return_indices=True)
+    vt, it = torch.nn.functional.max_pool1d(torch.tensor(x), 2, ceil_mode=True,
+                                            return_indices=True)
+    close(vg, vt.numpy())
+    assert ig.tolist() == it.tolist()
 
 
 @needs_torch

@@ -140,6 +140,50 @@ def adaptive_avg_pool3d(input, output_size):
                      'adaptive_avg_pool3d')
 
 
+def _pooled_length(length, k, s, p, d, ceil_mode):
+    """PyTorch's output length of a max pooling dim: with ceil_mode the
+    last window may start past the end of the input plus its left padding
+    only if it still starts inside it"""
+    span = length + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= length + p:
+        out -= 1
+    return out
+
+
+def _ceil_extra(length, k, s, p, d, out):
+    """the padding past the right edge that ceil_mode's last window reads
+    (beyond p): the windows' reach minus the padded length, at least 0"""
+    return max(0, (out - 1) * s + d * (k - 1) + 1 - (length + 2 * p))
+
+
+def _empty_window_index(dims, k, s, p, d, out):
+    """PyTorch's index for each window (flat, [prod(out)]) as it gives it
+    for a window over the padding alone, whose value is -inf: the flat
+    position of the window's first tap at or past the input's start in
+    every dim, whatever lies there (past the end, in PyTorch too)"""
+    import numpy as np
+    grids = np.meshgrid(*[np.arange(o) for o in out], indexing='ij')
+    flat = np.zeros(tuple(out), dtype=np.int64)
+    for g, size, kk, ss, pp, dd in zip(grids, dims, k, s, p, d):
+        start = g * ss - pp
+        start = np.where(start < 0, start + dd * ((-start + dd - 1) // dd), start)
+        flat = flat * size + start
+    return tensor(flat.reshape(-1))
+
+
+def _gather_windows(x, pos, dims, k, s, p, d, out):
+    """the values and int64 indices of x [N, C, prod(dims)] at the
+    windows' chosen positions pos [N, C, prod(out)] (float64, -1 where a
+    window covers the padding alone: -inf and PyTorch's index there)"""
+    empty = pos < 0
+    idx = _C.where(empty, zeros((), dtype=pos.dtype), pos).to(_C.int64)
+    values = _C.gather(x, 2, idx)
+    values = _C.where(empty, _C.add(zeros((), dtype=x.dtype), -math.inf), values)
+    idx = _C.where(empty, _empty_window_index(dims, k, s, p, d, out), idx)
+    return values, idx
+
+
 def _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, nd, name):
     """max pooling and the flat position (within each [..., spatial]
     plane) of every window's maximum, the first one on ties as PyTorch;
@@ -149,8 +193,6 @@ def _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode,
     tup = (lambda v: (v,) * nd if isinstance(v, int) else tuple(v))
     k, p, dl = tup(kernel_size), tup(padding), tup(dilation)
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else tup(stride)
-    if ceil_mode:
-        raise NotImplementedError(f"{name}: ceil_mode=True is not supported")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input, got {input.ndim}D")
     if not input.dtype.is_floating_point:
@@ -167,7 +209,10 @@ def _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode,
     if x.numel() == 0:
         raise RuntimeError(f"{name}: empty input is not supported")
     planes = x.reshape(n * c, 1, h, w)  # only compared: no gradient flows through
-    pads = [0, 0, 0, 0, p[0], p[0], p[1], p[1]]
+    out_h = _pooled_length(h, k[0], s[0], p[0], dl[0], ceil_mode)
+    out_w = _pooled_length(w, k[1], s[1], p[1], dl[1], ceil_mode)
+    pads = [0, 0, 0, 0, p[0], p[0] + _ceil_extra(h, k[0], s[0], p[0], dl[0], out_h),
+            p[1], p[1] + _ceil_extra(w, k[1], s[1], p[1], dl[1], out_w)]
     # the comparison key: padding is -inf and loses to every element (a
     # -inf element becomes the lowest finite value, a NaN +inf: PyTorch's
     # NaN is the maximum)
@@ -181,13 +226,10 @@ def _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode,
     cols = unfold(padded, k, dl, 0, s)                     # [NC, K, L]
     cols_pos = unfold(pos, k, dl, 0, s)                    # [1, K, L]
     best = _C.argmax(cols, 1, True)  # the first maximum of each window, [NC, 1, L]
-    idx = _C.gather(cols_pos.expand(n * c, cols_pos.shape[1], cols_pos.shape[2]), 1, best)
-    idx = idx.to(_C.int64)
-    out_h = (h + 2 * p[0] - dl[0] * (k[0] - 1) - 1) // s[0] + 1
-    out_w = (w + 2 * p[1] - dl[1] * (k[1] - 1) - 1) // s[1] + 1
-    idx = idx.reshape(n, c, out_h * out_w)
-    values = _C.gather(x.reshape(n, c, h * w), 2, idx).reshape(n, c, out_h, out_w)
-    idx = idx.reshape(n, c, out_h, out_w)
+    pos_best = _C.gather(cols_pos.expand(n * c, cols_pos.shape[1], cols_pos.shape[2]), 1, best)
+    values, idx = _gather_windows(x.reshape(n, c, h * w), pos_best.reshape(n, c, out_h * out_w),
+                                  (h, w), k, s, p, dl, (out_h, out_w))
+    values, idx = values.reshape(n, c, out_h, out_w), idx.reshape(n, c, out_h, out_w)
     if nd == 1:
         values, idx = values.squeeze(2), idx.squeeze(2)
     if not batched:
@@ -219,8 +261,6 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     tup = (lambda v: (v,) * 3 if isinstance(v, int) else tuple(v))
     k, p, dl = tup(kernel_size), tup(padding), tup(dilation)
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else tup(stride)
-    if ceil_mode:
-        raise NotImplementedError(f"{name}: ceil_mode=True is not supported")
     if input.ndim not in (4, 5):
         raise RuntimeError(f"{name}: Expected 4D or 5D input, got {input.ndim}D")
     if not input.dtype.is_floating_point:
@@ -235,7 +275,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     x = input if batched else input.unsqueeze(0)
     n, c = x.shape[0], x.shape[1]
     dims = tuple(x.shape[2:])
-    out = tuple((d + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for d, pp, dd, kk, ss in
+    out = tuple(_pooled_length(d, kk, ss, pp, dd, ceil_mode) for d, pp, dd, kk, ss in
                 zip(dims, p, dl, k, s))
     if x.numel() == 0 or any(o <= 0 for o in out):
         raise RuntimeError(f"{name}: input {tuple(input.shape)} too small or empty for output "
@@ -245,7 +285,9 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     key = _C.where(_C.isnan(vol), _C.add(zeros((), dtype=vol.dtype), math.inf),
                    _C.where(vol == low, _C.add(zeros((), dtype=vol.dtype),
                                                -_finfo_max(vol.dtype)), vol))
-    pads = [0, 0, p[0], p[0], p[1], p[1], p[2], p[2]]
+    pads = [0, 0]
+    for i in range(3):
+        pads += [p[i], p[i] + _ceil_extra(dims[i], k[i], s[i], p[i], dl[i], out[i])]
     padded = _C._pad(key, pads, low, 0)
     pos = _C._pad(arange(dims[0] * dims[1] * dims[2], dtype=_C.float64).reshape(1, *dims),
                   pads, -1.0, 0)
@@ -259,10 +301,10 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
                 poss.append(pos[(slice(None),) + sl])
     best = _C.argmax(_C.stack(keys, 1), 1, True)           # [NC, 1, od, oh, ow]
     stacked_pos = _C.stack(poss, 1)                         # [1, K, od, oh, ow]
-    idx = _C.gather(stacked_pos.expand(n * c, *stacked_pos.shape[1:]), 1, best).to(_C.int64)
-    idx = idx.reshape(n, c, -1)
-    values = _C.gather(x.reshape(n, c, -1), 2, idx).reshape(n, c, *out)
-    idx = idx.reshape(n, c, *out)
+    pos_best = _C.gather(stacked_pos.expand(n * c, *stacked_pos.shape[1:]), 1, best)
+    values, idx = _gather_windows(x.reshape(n, c, -1), pos_best.reshape(n, c, -1), dims, k, s, p,
+                                  dl, out)
+    values, idx = values.reshape(n, c, *out), idx.reshape(n, c, *out)
     if not batched:
         values, idx = values.squeeze(0), idx.squeeze(0)
     return values, idx
@@ -307,10 +349,7 @@ def _window_sizes(length, k, s, p, ceil_mode):
     """PyTorch's output length of a pooling dim and each window's size
     counting the padding (clipped at the padded end, as its average
     divides by)"""
-    span = length + 2 * p - k
-    out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= length + p:
-        out -= 1
+    out = _pooled_length(length, k, s, p, 1, ceil_mode)
     return [min(o * s - p + k, length + p) - (o * s - p) for o in range(out)]
 
 

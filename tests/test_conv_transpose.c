@@ -1,7 +1,7 @@
 /* conv_transpose2d: forward and all gradients against a direct loop from
  * the definition (each input element scatters its kernel-weighted copy
- * into the output) over a grid of stride, padding, output_padding,
- * dilation and groups, in float32 and float64; gradcheck incl. grad of
+ * into the output) over a grid of stride, padding, output_padding (also
+ * of a stride or more, below the dilation), dilation and groups, in float32 and float64; gradcheck incl. grad of
  * grad; graph mode; errors. */
 #include "harness.h"
 #include "ops/op.h"
@@ -145,7 +145,9 @@ static void test_grid(void)
         {1, 1, 0, 0, 0, 0, 1, 1, 1}, {2, 2, 0, 0, 0, 0, 1, 1, 1}, {2, 2, 1, 1, 1, 1, 1, 1, 1},
         {1, 1, 1, 2, 0, 0, 1, 1, 1}, {1, 1, 0, 0, 0, 0, 2, 2, 1}, {3, 2, 1, 0, 2, 1, 1, 2, 1},
         {1, 1, 0, 0, 0, 0, 1, 1, 2}, {2, 1, 1, 0, 1, 0, 1, 2, 2}, {2, 3, 1, 1, 0, 2, 2, 1, 4},
-        {3, 3, 2, 1, 1, 0, 2, 2, 2}};
+        {3, 3, 2, 1, 1, 0, 2, 2, 2},
+        /* output_padding of a stride or more, below the dilation (PyTorch's rule) */
+        {1, 1, 1, 0, 1, 0, 2, 1, 1}, {2, 1, 1, 1, 2, 0, 3, 1, 1}, {1, 2, 0, 1, 2, 1, 3, 2, 2}};
     static const int64_t kernels[][2] = {{3, 3}, {2, 3}, {1, 1}, {4, 2}};
     tg_dtype dts[2] = {TG_FLOAT32, TG_FLOAT64};
     char what[128];
@@ -266,8 +268,8 @@ static void test_errors(void)
                 TG_ERR_SHAPE, "has 4 channels but weight");
     tg_conv_transpose2d_opts o = opts(2, 2, 0, 0, 2, 0, 1, 1, 1);
     CHECK_ERROR(tg_conv_transpose2d(x, w, NULL, &o), TG_ERR_ARG, "output_padding 2");
-    o = opts(1, 1, 0, 0, 1, 0, 2, 2, 1); /* PyTorch allows op < dilation */
-    CHECK_ERROR(tg_conv_transpose2d(x, w, NULL, &o), TG_ERR_UNSUPPORTED, "not smaller than");
+    o = opts(1, 1, 0, 0, 2, 0, 2, 2, 1); /* nor as large as the dilation */
+    CHECK_ERROR(tg_conv_transpose2d(x, w, NULL, &o), TG_ERR_ARG, "either stride 1 or dilation 2");
     o = opts(1, 1, 3, 0, 0, 0, 1, 1, 1);
     CHECK_ERROR(tg_conv_transpose2d(x, w, NULL, &o), TG_ERR_SHAPE, "leaves no output");
     o = opts(1, 1, 0, 0, 0, 0, 1, 1, 3);

@@ -163,22 +163,24 @@ static tg_status n_conv_transpose(onnx_ictx *c)
                     .d = {1, g.d[0]}, .op = {0, g.op[0]}, .pb = {0, g.pb[0]},
                     .pe = {0, g.pe[0]}, .full = {1, g.full[0]}, .out = {1, g.out[0]}};
     }
+    /* symmetric pads and an output_padding PyTorch allows (below the
+     * stride or the dilation) are the op's own attributes */
     bool direct = true;
-    int64_t p[MAXSP], zero[MAXSP] = {0, 0, 0};
-    for (int i = 0; i < g.nsp; i++) {
-        direct = direct && g.pb[i] == g.pe[i] && g.pb[i] >= 0 && g.op[i] < g.s[i];
-        int64_t m = g.pb[i] < g.pe[i] ? g.pb[i] : g.pe[i];
-        p[i] = m > 0 ? m : 0;
-    }
+    int64_t zero[MAXSP] = {0, 0, 0};
+    for (int i = 0; i < g.nsp; i++)
+        direct = direct && g.pb[i] == g.pe[i] && g.pb[i] >= 0 &&
+                 (g.op[i] < g.s[i] || g.op[i] < g.d[i]);
     tg_tensor *y;
     if (direct) {
-        y = transpose(x, w, b, &g, p, g.op, (int)group);
+        y = transpose(x, w, b, &g, g.pb, g.op, (int)group);
     } else {
-        /* the op covers full positions [p, full - op - p); the output is
-         * [pb, pb + out): crop or extend each end with zeros */
-        y = transpose(x, w, NULL, &g, p, zero, (int)group);
+        /* without padding the op covers full positions [0, full - op), all
+         * that any input reaches; the output is [pb, pb + out): crop, and
+         * extend past the op's end with zeros (what the output padding
+         * holds before the bias) */
+        y = transpose(x, w, NULL, &g, zero, zero, (int)group);
         for (int i = 0; i < g.nsp && y; i++) {
-            int64_t lo = g.pb[i] - p[i], len = g.full[i] - g.op[i] - 2 * p[i];
+            int64_t lo = g.pb[i], len = g.full[i] - g.op[i];
             int64_t hi = lo + g.out[i]; /* in the op's coordinates */
             int64_t pads[2 * (2 + MAXSP)] = {0};
             pads[2 * (2 + i)] = lo < 0 ? -lo : 0;

@@ -531,7 +531,7 @@ const tg_op_def tg_op_conv3d_grad_weight = {
  * output_padding < stride keeps the convolution's geometry of that output
  * exactly x's size (PyTorch also allows output_padding < dilation; then a
  * convolution over the output would see more than x's size, which this op
- * does not model). */
+ * does not model: the public functions, transpose_call, pad x for it). */
 static tg_status transpose_out_size(const char *op, const conv_params *p, int i,
                                     int64_t in, int64_t k, int64_t *out)
 {
@@ -680,15 +680,35 @@ const tg_op_def tg_op_conv_transpose3d = {
     .onnx = {"ConvTranspose", 11}};
 
 /* ---- public functions ------------------------------------------------------------ */
-/* the attributes of a transposed convolution of rank nd */
+/* the transposed convolution of rank nd with p's attributes. PyTorch
+ * allows an output_padding of a stride or more when it is below the
+ * dilation; the op keeps it below the stride, so the whole strides become
+ * zeros appended to x's dim (they add nothing to any output) and the op
+ * gets the remainder: the same output size and values, and x's gradient
+ * is the op's cropped back by the pad */
 static tg_tensor *transpose_call(const tg_op_def *op, int nd, tg_tensor *x, tg_tensor *w,
                                  tg_tensor *b, const conv_params *p)
 {
-    tg_attr attrs[5] = {TG_AINTS("stride", p->stride, nd), TG_AINTS("padding", p->padding, nd),
-                        TG_AINTS("output_padding", p->output_padding, nd),
-                        TG_AINTS("dilation", p->dilation, nd), TG_AI("groups", p->groups)};
-    tg_tensor *in[3] = {x, w, b};
-    return tg_op_call(op, b ? 3 : 2, in, attrs, 5);
+    conv_params q = *p;
+    int64_t pads[2 * (ND_MAX + 2)] = {0};
+    bool extend = false;
+    for (int i = 0; i < nd; i++) {
+        int64_t s = q.stride[i], opad = q.output_padding[i];
+        if (s > 0 && opad >= s && opad < q.dilation[i]) {
+            pads[2 * (2 + i) + 1] = opad / s;
+            q.output_padding[i] = opad % s;
+            extend = true;
+        }
+    }
+    TG_LOCAL_BEGIN();
+    tg_tensor *xe = extend && x ? tg_pad(x, 2 * (nd + 2), pads, 0) : x, *y = NULL;
+    tg_attr attrs[5] = {TG_AINTS("stride", q.stride, nd), TG_AINTS("padding", q.padding, nd),
+                        TG_AINTS("output_padding", q.output_padding, nd),
+                        TG_AINTS("dilation", q.dilation, nd), TG_AI("groups", q.groups)};
+    tg_tensor *in[3] = {xe, w, b};
+    if (xe || !x)
+        y = tg_op_call(op, b ? 3 : 2, in, attrs, 5);
+    TG_LOCAL_RETURN(y);
 }
 
 /* a public function's options (int arrays of nd) as parameters */

@@ -254,3 +254,85 @@ def test_conv_transpose_output_size_matches_torch():
                                    atol=1e-6)
     with pytest.raises(ValueError, match="output size"):
         m(tg.tensor(x), output_size=(7, 9))
+
+
+@needs_torch
+def test_conv_transpose_output_padding_below_dilation():
+    """PyTorch allows an output_padding of a stride or more while it is
+    below the dilation (the output grows by rows no input reaches, so they
+    hold the bias): every rank, values and all three gradients, eager and
+    in a tg.function"""
+    rs = np.random.RandomState(1)
+    checked = 0
+    for _ in range(60):
+        nd = rs.randint(1, 4)
+        s, d = tuple(rs.randint(1, 3, size=nd)), tuple(rs.randint(1, 4, size=nd))
+        k, p = tuple(rs.randint(1, 4, size=nd)), tuple(rs.randint(0, 3, size=nd))
+        op = tuple(rs.randint(0, max(ss, dd)) for ss, dd in zip(s, d))
+        if all(o < ss for o, ss in zip(op, s)):
+            continue  # the plain case: test_conv_transpose*_matches_torch
+        arrays = [rs.randn(2, 2, *rs.randint(1, 5, size=nd)), rs.randn(2, 3, *k), rs.randn(3)]
+        fn = f'conv_transpose{nd}d'
+        ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+        try:
+            yt = getattr(torch.nn.functional, fn)(*ts, s, p, op, 1, d)
+        except RuntimeError:
+            continue  # padding leaves no output
+        gs = [tg.tensor(a, requires_grad=True) for a in arrays]
+        y = getattr(F, fn)(*gs, s, p, op, 1, d)
+        np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), atol=1e-12)
+        r = rs.randn(*yt.shape)
+        (yt * torch.tensor(r)).sum().backward()
+        (y * tg.tensor(r)).sum().backward()
+        for a, b in zip(ts, gs):
+            np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), atol=1e-12)
+        compiled = tg.function(lambda x, w, b: getattr(F, fn)(x, w, b, s, p, op, 1, d))
+        np.testing.assert_allclose(compiled(*[tg.tensor(a) for a in arrays]).numpy(),
+                                   yt.detach().numpy(), atol=1e-12)
+        checked += 1
+    assert checked >= 10
+    with pytest.raises(RuntimeError, match="either stride 1 or dilation 2"):
+        F.conv_transpose2d(tg.ones(1, 1, 3, 3), tg.ones(1, 1, 3, 3), stride=1, dilation=2,
+                           output_padding=2)
+
+
+def _conv_transpose_reference(x, w, s, pads, op, d):
+    """ONNX ConvTranspose from its definition (2-D, one group): every
+    input scatters its kernel-weighted copy into the full output, whose
+    last op rows and columns no input reaches; pads are cut after"""
+    n, _, h, wd = x.shape
+    o, kh, kw = w.shape[1], w.shape[2], w.shape[3]
+    fh = (h - 1) * s[0] + (kh - 1) * d[0] + 1 + op[0]
+    fw = (wd - 1) * s[1] + (kw - 1) * d[1] + 1 + op[1]
+    y = np.zeros((n, o, fh, fw))
+    for i in range(h):
+        for j in range(wd):
+            for a in range(kh):
+                for b in range(kw):
+                    contribution = x[:, :, i, j] @ w[:, :, a, b]
+                    y[:, :, i * s[0] + a * d[0], j * s[1] + b * d[1]] += contribution
+    return y[:, :, pads[0]:fh - pads[2], pads[1]:fw - pads[3]]
+
+
+@pytest.mark.parametrize("s,pads,op,d", [
+    ((1, 1), (1, 1, 1, 1), (1, 1), (1, 1)),  # output_padding past the stride, padded
+    ((2, 2), (1, 1, 1, 1), (2, 2), (1, 1)),
+    ((1, 1), (1, 1, 1, 1), (1, 1), (2, 2)),  # below the dilation: PyTorch's exports
+    ((2, 2), (1, 0, 2, 1), (1, 1), (1, 1)),  # asymmetric pads
+    ((1, 1), (0, 0, 0, 0), (1, 1), (1, 1))])
+def test_onnx_conv_transpose_output_padding(tmp_path, s, pads, op, d):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    rs = np.random.RandomState(0)
+    x, w = rs.randn(1, 2, 4, 4).astype(np.float32), rs.randn(2, 3, 3, 3).astype(np.float32)
+    node = helper.make_node('ConvTranspose', ['x', 'w'], ['y'], strides=s, pads=pads,
+                            output_padding=op, dilations=d)
+    graph = helper.make_graph([node], 'g', [helper.make_tensor_value_info(
+        'x', TensorProto.FLOAT, x.shape)], [helper.make_tensor_value_info(
+            'y', TensorProto.FLOAT, None)], [numpy_helper.from_array(w, 'w')])
+    path = str(tmp_path / 'ct.onnx')
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)]), path)
+    y = tg.onnx.load(path)(tg.tensor(x)).numpy()
+    want = _conv_transpose_reference(x.astype(np.float64), w.astype(np.float64), s, pads, op, d)
+    assert y.shape == want.shape
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)

@@ -225,8 +225,6 @@ def _getitem(x, idx):
                                                  'IndexBackward0'))
 
 
-
-
 def check_index_put_dtypes(x, value, entries):
     """PyTorch's index_put refuses a value tensor of another dtype when the
     index has tensors (lists, arrays) in it; a bare bool or uint8 mask with

@@ -14,7 +14,6 @@ Tensor = _C.Tensor
 _c_view = Tensor.view
 
 
-
 def _host_array(self, what):
     try:
         return np.asarray(self.detach())

@@ -147,6 +147,8 @@ const char *onnx_node_label(const onnx_node *n); /* name or "#output" */
 /* ---- attributes: absent -> default; wrong type -> TG_ERR_IO ------------------- */
 const onnx_attribute *onnx_attr(const onnx_ictx *c, const char *name);
 tg_status oa_int(const onnx_ictx *c, const char *name, int64_t dflt, int64_t *out);
+/* LpPool's and GlobalLpPool's p (ops_nn.c): a positive int */
+tg_status onnx_lp_order(onnx_ictx *c, double *p);
 tg_status oa_float(const onnx_ictx *c, const char *name, double dflt, double *out);
 /* *v points into the node (not copied); *n = -1 when absent */
 tg_status oa_ints(const onnx_ictx *c, const char *name, const int64_t **v, int *n);

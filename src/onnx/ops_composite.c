@@ -257,6 +257,50 @@ static tg_status n_global_max_pool(onnx_ictx *c)
     return done(c, tg_max(x, r - 2, axes, true));
 }
 
+/* ---- GlobalLpPool: (sum over the spatial dims of |x|^p)^(1/p), kept ------------------ */
+static tg_status n_global_lp_pool(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X");
+    double p;
+    tg_status s = x ? onnx_lp_order(c, &p) : tg_last_status();
+    if (s != TG_OK)
+        return s;
+    int r = tg_ndim(x), axes[TG_MAX_DIMS];
+    if (r < 3)
+        return onnx_err(c, TG_ERR_SHAPE, "X should be [N, C, D1, ...], has rank %d", r);
+    if (!tg_dtype_is_float(tg_dtype_of(x)))
+        return onnx_err(c, TG_ERR_DTYPE, "GlobalLpPool needs a floating-point input");
+    for (int i = 2; i < r; i++)
+        axes[i - 2] = i;
+    tg_tensor *sums = tg_sum(tg_pow_scalar(tg_abs(x), p), r - 2, axes, true);
+    return done(c, tg_pow_scalar(sums, 1 / p));
+}
+
+/* ---- LpNormalization(axis, p): x over its L1 (p = 1) or L2 (p = 2) norm
+ * along axis (a zero norm gives NaN or infinities, as the definition) ---------------- */
+static tg_status n_lp_norm(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "input");
+    int64_t a, p;
+    int axis;
+    tg_status s = x ? oa_int(c, "axis", -1, &a) : tg_last_status();
+    if (s == TG_OK)
+        s = oa_int(c, "p", 2, &p);
+    if (s == TG_OK && p != 1 && p != 2)
+        return onnx_err(c, TG_ERR_IO, "p must be 1 or 2, got %lld", (long long)p);
+    if (s == TG_OK)
+        s = onnx_axis(c, a, tg_ndim(x) > 0 ? tg_ndim(x) : 1, "axis", &axis);
+    if (s != TG_OK)
+        return s;
+    if (!tg_dtype_is_float(tg_dtype_of(x)))
+        return onnx_err(c, TG_ERR_DTYPE, "LpNormalization needs a floating-point input");
+    if (tg_ndim(x) == 0)
+        return done(c, tg_div(x, tg_abs(x)));
+    tg_tensor *norm = p == 1 ? tg_sum(tg_abs(x), 1, &axis, true)
+                             : tg_sqrt(tg_sum(tg_mul(x, x), 1, &axis, true));
+    return done(c, tg_div(x, norm));
+}
+
 /* ---- MeanVarianceNormalization(axes): ONNX's function body, (x - E[x]) /
  * (sqrt(E[x^2] - E[x]^2) + 1e-9) over axes (default 0, 2, 3) ------------------------ */
 static tg_status n_mvn(onnx_ictx *c)
@@ -352,6 +396,8 @@ const onnx_op_entry onnx_ops_composite[] = {
     {"PRelu", {1, 6, 7, 9, 16}, 2, 2, 1, 1, n_prelu, 0},
     {"Hardmax", {1, 11, 13}, 1, 1, 1, 1, n_hardmax, 0},
     {"GlobalMaxPool", {1}, 1, 1, 1, 1, n_global_max_pool, 0},
+    {"GlobalLpPool", {2}, 1, 1, 1, 1, n_global_lp_pool, 0},
+    {"LpNormalization", {1}, 1, 1, 1, 1, n_lp_norm, 0},
     {"MeanVarianceNormalization", {9, 13}, 1, 1, 1, 1, n_mvn, 0},
     {"LRN", {1, 13}, 1, 1, 1, 1, n_lrn, 0},
     {NULL, {0}, 0, 0, 0, 0, NULL, 0},

@@ -105,6 +105,12 @@ static tg_status read_geom(onnx_ictx *c, const tg_tensor *x, const int64_t *kern
                             "padded input (%lld) in spatial dim %d", (long long)ext,
                             (long long)(g->in[i] + g->pb[i] + g->pe[i]), i);
         g->out[i] = (g->ceil_mode ? (num + g->s[i] - 1) / g->s[i] : num / g->s[i]) + 1;
+        /* a ceil_mode window that would start past the input and its left
+         * padding reads nothing and is dropped, as onnx's later spec text
+         * (its case maxpool_2d_ceil_output_size_reduce_by_one), onnxruntime
+         * and PyTorch do */
+        if (g->ceil_mode && g->out[i] > 1 && (g->out[i] - 1) * g->s[i] >= g->in[i] + g->pb[i])
+            g->out[i]--;
     }
     return TG_OK;
 }
@@ -494,6 +500,40 @@ static tg_status n_avgpool(onnx_ictx *c)
     return done(c, 0, generic_avg(x, &g, cip != 0));
 }
 
+/* the p of LpPool and GlobalLpPool (an int from version 2, the one in
+ * opset 7), positive */
+tg_status onnx_lp_order(onnx_ictx *c, double *p)
+{
+    int64_t ip = 2;
+    *p = 2;
+    tg_status s = oa_int(c, "p", 2, &ip);
+    if (s == TG_OK && ip < 1)
+        return onnx_err(c, TG_ERR_IO, "p must be positive, got %lld", (long long)ip);
+    *p = (double)ip;
+    return s;
+}
+
+/* LpPool: (sum over the window of |x|^p)^(1/p), the padding adding 0: the
+ * window sums of the composite pools over |x|^p */
+static tg_status n_lppool(onnx_ictx *c)
+{
+    tg_tensor *x = oi_req(c, 0, "X");
+    geom g;
+    double p;
+    tg_status s = x ? pool_geom(c, x, false, &g) : tg_last_status();
+    if (s == TG_OK)
+        s = onnx_lp_order(c, &p);
+    if (s == TG_OK && !tg_dtype_is_float(tg_dtype_of(x)))
+        return onnx_err(c, TG_ERR_DTYPE, "LpPool needs a floating-point input");
+    if (s != TG_OK || (s = generic_ok(c, &g)) != TG_OK)
+        return s;
+    int64_t extra[3] = {0, 0, 0};
+    ceil_extra(&g, extra);
+    tg_tensor *powers = tg_pow_scalar(tg_abs(x), p);
+    tg_tensor *sums = pool_slices(pad_spatial(powers, &g, extra, 0), &g, false);
+    return done(c, 0, tg_pow_scalar(sums, 1 / p));
+}
+
 static tg_status n_global_avg(onnx_ictx *c)
 {
     tg_tensor *x = oi_req(c, 0, "X");
@@ -728,6 +768,7 @@ const onnx_op_entry onnx_ops_nn[] = {
     {"MaxPool", {1, 8, 10, 11, 12}, 1, 1, 1, 2, n_maxpool, 0},
     {"AveragePool", {1, 7, 10, 11}, 1, 1, 1, 1, n_avgpool, 0},
     {"GlobalAveragePool", {1}, 1, 1, 1, 1, n_global_avg, 0},
+    {"LpPool", {2, 11}, 1, 1, 1, 1, n_lppool, 0},
     {"Gemm", {1, 6, 7, 9, 11, 13}, 2, 3, 1, 1, n_gemm, 0},
     {"MatMul", {1, 9, 13}, 2, 2, 1, 1, n_matmul, 0},
     {"Softmax", {1, 11, 13}, 1, 1, 1, 1, n_softmax, 0},

@@ -48,6 +48,7 @@ NonMaxSuppression HannWindow HammingWindow BlackmanWindow DFT MelWeightMatrix ST
 RandomUniform RandomNormal RandomUniformLike RandomNormalLike Bernoulli Multinomial
 Hardmax GlobalMaxPool PRelu Size EyeLike MeanVarianceNormalization DepthToSpace SpaceToDepth
 Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Softsign Celu Shrink ThresholdedRelu
+LpPool GlobalLpPool LpNormalization
 ScatterElements GatherND OneHot Upsample Scatter If Loop Scan LRN ScatterND
 TfIdfVectorizer Adagrad Adam Momentum
 SequenceConstruct SequenceEmpty SequenceLength SequenceAt SequenceInsert SequenceErase

@@ -1,5 +1,5 @@
 /* ONNX's index ops composed of tensorgraph ops: ScatterElements (scatter;
- * reduction add: x + scatter_add), ScatterND (scatter of rows at the
+ * reductions add, x + scatter_add, and mul), ScatterND (scatter of rows at the
  * tuples' linear positions), GatherND (the index tuples made linear
  * positions into the data flattened over the indexed dims, then one
  * index_select) and OneHot (positions compared with the indices). Negative
@@ -41,6 +41,23 @@ static tg_tensor *scatter_add(tg_tensor *x, int axis, tg_tensor *idx, tg_tensor 
     return tg_op_call(&tg_op_scatter_add, 2, in, a, 2);
 }
 
+/* x times the product of the updates u landing on each of its elements
+ * (at idx along axis; 1 where none does), in x's type. The product is
+ * taken in float64 as a magnitude exp(sum of log |u|) (a zero gives
+ * exp(-inf) = 0) and a sign from the parity of the negatives, so that
+ * repeated indices all multiply (the scatter ops add); integer data is
+ * rounded back, the float product being within an ulp of the integer */
+static tg_tensor *scatter_mul(tg_tensor *x, int axis, tg_tensor *idx, tg_tensor *u)
+{
+    tg_tensor *x64 = onnx_as(x, TG_FLOAT64), *u64 = onnx_as(u, TG_FLOAT64);
+    tg_tensor *logs = scatter_add(x64, axis, idx, tg_log(tg_abs(u64)));
+    tg_tensor *neg = onnx_as(tg_lt(u64, tg_scalar(TG_FLOAT64, 0)), TG_FLOAT64);
+    tg_tensor *odd = tg_remainder(scatter_add(x64, axis, idx, neg), tg_scalar(TG_FLOAT64, 2));
+    tg_tensor *sign = tg_sub(tg_scalar(TG_FLOAT64, 1), tg_mul_scalar(odd, 2));
+    tg_tensor *y = tg_mul(x64, tg_mul(tg_exp(logs), sign));
+    return onnx_as(tg_dtype_is_float(tg_dtype_of(x)) ? y : tg_round(y), tg_dtype_of(x));
+}
+
 /* ---- ScatterElements(axis, reduction) ----------------------------------------------- */
 static tg_status x_scatter_elements(onnx_ictx *c)
 {
@@ -67,8 +84,10 @@ static tg_status x_scatter_elements(onnx_ictx *c)
         return done(c, tg_scatter(x, axis, norm, u));
     if (!strcmp(red, "add")) /* repeated indices all add */
         return done(c, onnx_as(tg_add(x, scatter_add(x, axis, norm, u)), tg_dtype_of(x)));
-    return onnx_err(c, TG_ERR_UNSUPPORTED, "reduction '%s' is not supported (none and add "
-                    "are)", red);
+    if (!strcmp(red, "mul"))
+        return done(c, scatter_mul(x, axis, norm, u));
+    return onnx_err(c, TG_ERR_UNSUPPORTED, "reduction '%s' is not supported (none, add and "
+                    "mul are)", red);
 }
 
 /* the linear positions [B, M, 1] of index tuples i3 [B, M, k] into the
@@ -87,20 +106,6 @@ static tg_tensor *tuple_positions(tg_tensor *i3, const int64_t *dims, int64_t k,
     return lin;
 }
 
-/* the product of the rows u [M, S] landing on each row of x [P, S] at
- * rows (1 where none does), in float64: a magnitude exp(sum of log |u|)
- * (a zero gives exp(-inf) = 0) and a sign from the parity of the
- * negatives, so repeated rows all multiply (the scatter ops add) */
-static tg_tensor *scatter_product(tg_tensor *x, tg_tensor *rows, tg_tensor *u)
-{
-    tg_tensor *u64 = onnx_as(u, TG_FLOAT64);
-    tg_tensor *logs = scatter_add(onnx_as(x, TG_FLOAT64), 0, rows, tg_log(tg_abs(u64)));
-    tg_tensor *neg = onnx_as(tg_lt(u64, tg_scalar(TG_FLOAT64, 0)), TG_FLOAT64);
-    tg_tensor *odd = tg_remainder(scatter_add(onnx_as(x, TG_FLOAT64), 0, rows, neg),
-                                  tg_scalar(TG_FLOAT64, 2));
-    tg_tensor *sign = tg_sub(tg_scalar(TG_FLOAT64, 1), tg_mul_scalar(odd, 2));
-    return tg_mul(tg_exp(logs), sign);
-}
 
 /* ---- ScatterND(reduction) ---------------------------------------------------------------
  * updates [indices.shape[:-1], data.shape[k:]] written (or added) at the
@@ -150,8 +155,7 @@ static tg_status x_scatter_nd(onnx_ictx *c)
     else if (!strcmp(red, "add")) /* repeated tuples all add */
         y = onnx_as(tg_add(x2, scatter_add(x2, 0, rows, u2)), tg_dtype_of(x));
     else if (!strcmp(red, "mul"))
-        y = onnx_as(tg_mul(onnx_as(x2, TG_FLOAT64), scatter_product(x2, rows, u2)),
-                    tg_dtype_of(x));
+        y = scatter_mul(x2, 0, rows, u2);
     else
         return onnx_err(c, TG_ERR_UNSUPPORTED, "reduction '%s' is not supported (none, add "
                         "and mul are)", red);

@@ -89,3 +89,41 @@ def test_scatter_nd_errors(tmp_path):
     with pytest.raises(Exception, match="reduction 'max'"):
         _scatter_nd(tmp_path, data, np.zeros((1, 2), dtype='int64'), np.zeros(1, 'float32'),
                     "max")
+
+
+def _scatter_elements(tmp_path, data, idx, upd, axis, reduction, elem=TensorProto.FLOAT):
+    node = helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=axis,
+                            reduction=reduction)
+    vi = [helper.make_tensor_value_info("d", elem, list(data.shape)),
+          helper.make_tensor_value_info("i", TensorProto.INT64, list(idx.shape)),
+          helper.make_tensor_value_info("u", elem, list(upd.shape))]
+    g = helper.make_graph([node], "g", vi, [helper.make_tensor_value_info("y", elem, None)])
+    path = str(tmp_path / "se.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)]), path)
+    return tg.onnx.load(path)(tg.tensor(data), tg.tensor(idx), tg.tensor(upd)).numpy()
+
+
+@pytest.mark.parametrize("dtype,elem", [("float32", TensorProto.FLOAT),
+                                        ("int64", TensorProto.INT64)])
+def test_scatter_elements_mul(tmp_path, dtype, elem):
+    """reduction mul: every update landing on an element multiplies it
+    (repeated indices too, negatives counted from the end); integers
+    exactly, though the product is taken through logarithms"""
+    data = np.arange(1, 13).reshape(3, 4).astype(dtype)
+    idx = np.array([[0, -1, 1], [3, 3, 0], [2, 2, 2]], dtype="int64")
+    upd = np.array([[3, -5, 7], [-1, 2, 11], [13, 3, 0]]).astype(dtype)
+    want = data.copy()
+    for r in range(3):
+        for j in range(3):
+            want[r, idx[r, j] % 4] *= upd[r, j]
+    got = _scatter_elements(tmp_path, data, idx, upd, 1, "mul", elem)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    # the same along axis 0 for ScatterND's integer rows
+    big = np.array([[3, 5], [7, 11]], dtype="int64")
+    node_want = big.copy()
+    node_want[1] *= np.array([7 * 13, 3 * 3])
+    got = _scatter_elements(tmp_path, big, np.array([[1, 1], [1, 1]], dtype="int64"),
+                            np.array([[7, 3], [13, 3]], dtype="int64"), 0, "mul",
+                            TensorProto.INT64)
+    np.testing.assert_array_equal(got, node_want)

@@ -666,12 +666,14 @@ static void test_export_graph(void)
         tg_state_dict_free(o);
     }
     tg_onnx_free(m);
-    /* an op without an ONNX mapping */
+    /* an op without an ONNX mapping: scatter whose source is larger than
+     * its index (ScatterElements wants them of one shape) */
     tg_graph_begin(g);
-    tg_tensor *e = tg_var(w, 0, NULL, 1, false);
+    tg_tensor *idx = tg_zeros(TG_INT64, 2, (int64_t[]){1, 5});
+    tg_tensor *e = tg_scatter(w, 0, idx, w);
     tg_graph_end();
     CHECK_FAILS(tg_onnx_export(g, 1, &e, out_path("bad")), TG_ERR_UNSUPPORTED,
-                "op 'var'");
+                "op 'scatter'");
     tg_tensor *concrete = tg_ones(TG_FLOAT32, 1, (int64_t[]){2});
     CHECK_FAILS(tg_onnx_export(g, 1, &concrete, out_path("bad")), TG_ERR_ARG, "fetch");
     tg_graph_free(g);

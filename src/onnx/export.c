@@ -410,3 +410,26 @@ tg_status tg_onnx_export_module(tg_module *m, int ndim, const int64_t *shape,
     tg_named_tensors_free(state);
     return s;
 }
+
+int64_t onnx_ex_aint(const exnode *x, const char *name, int64_t dflt)
+{
+    return tg_attr_int(x->n->attrs, x->n->n_attrs, name, dflt);
+}
+
+double onnx_ex_afloat(const exnode *x, const char *name, double dflt)
+{
+    return tg_attr_float(x->n->attrs, x->n->n_attrs, name, dflt);
+}
+
+const char *onnx_ex_input_as(ex *e, const exnode *x, int i, tg_dtype dt)
+{
+    if (x->in_meta[i]->dtype == dt)
+        return x->in[i];
+    char *name = onnx_ex_aux_name(e, x->n->name);
+    onnx_node *c = onnx_ex_node(e, "Cast", name);
+    if (c) {
+        onnx_ex_io(e, c, 1, &x->in[i], 1, (const char *const *)&name);
+        onnx_ex_attr_int(e, c, "to", onnx_dtype_from_tg(dt));
+    }
+    return name; /* kept alive by the node (copied) and freed by the caller */
+}

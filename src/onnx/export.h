@@ -50,6 +50,16 @@ void onnx_ex_attr_string(ex *e, onnx_node *n, const char *name, const char *v);
 char *onnx_ex_init_ints(ex *e, const char *base, int n, const int64_t *v, bool scalar);
 char *onnx_ex_init_scalar(ex *e, const char *base, tg_dtype dt, double v);
 
+/* node x's attributes (tg_attr_int / tg_attr_float over its attrs) */
+int64_t onnx_ex_aint(const exnode *x, const char *name, int64_t dflt);
+double onnx_ex_afloat(const exnode *x, const char *name, double dflt);
+/* x's input i, or a Cast of it to dt when of another dtype (ONNX wants
+ * equal types): a new name then, which the caller frees */
+const char *onnx_ex_input_as(ex *e, const exnode *x, int i, tg_dtype dt);
+/* writes x when its op is one export_composite.c writes as several ONNX
+ * nodes (the status in e->err); false when it is not */
+bool onnx_ex_composite(ex *e, const exnode *x);
+
 /* writes graph node x as ONNX nodes through the ONNX operator its op
  * definition names (tg_op_def.onnx); TG_ERR_UNSUPPORTED when it has none
  * the exporter writes */

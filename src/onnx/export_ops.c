@@ -1,24 +1,13 @@
 /* ONNX export, one writer per ONNX operator: which ONNX operator a graph
  * node becomes comes from its op definition (tg_op_def.onnx); the writer
  * translates the attributes and makes constant inputs initializers. Ops
- * without an ONNX operator of their own are written as several (ne, and
- * the unary chains: rsqrt, silu, mish, logsigmoid, square, log1p, expm1,
- * log2, log10). */
+ * without an ONNX operator of their own (at the export opset) are written
+ * as several: ne here, the others in export_composite.c. */
 #include "onnx/export.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-
-static int64_t aint(const exnode *x, const char *name, int64_t dflt)
-{
-    return tg_attr_int(x->n->attrs, x->n->n_attrs, name, dflt);
-}
-
-static double afloat(const exnode *x, const char *name, double dflt)
-{
-    return tg_attr_float(x->n->attrs, x->n->n_attrs, name, dflt);
-}
 
 /* an ints attribute of the node, or the default its op's schema gives an
  * int array left out of the call (conv2d's stride, padding, dilation) */
@@ -33,20 +22,6 @@ static int aints(const exnode *x, const char *name, const int64_t **v)
     return n;
 }
 
-/* input i cast to dt when of another dtype (ONNX wants equal types) */
-static const char *input_as(ex *e, const exnode *x, int i, tg_dtype dt)
-{
-    if (x->in_meta[i]->dtype == dt)
-        return x->in[i];
-    char *name = onnx_ex_aux_name(e, x->n->name);
-    onnx_node *c = onnx_ex_node(e, "Cast", name);
-    if (c) {
-        onnx_ex_io(e, c, 1, &x->in[i], 1, (const char *const *)&name);
-        onnx_ex_attr_int(e, c, "to", onnx_dtype_from_tg(dt));
-    }
-    return name; /* kept alive by the node (copied) and freed below */
-}
-
 /* one ONNX node with the tg node's inputs (first n_in) and output 0. A
  * float function of an integer (tan, sin, celu... compute in float32)
  * gets its input cast first: ONNX's operators take floats only. */
@@ -55,7 +30,7 @@ static onnx_node *simple(ex *e, const exnode *x, const char *op, int n_in)
     tg_dtype dt = x->out_meta->dtype;
     char *cast = NULL;
     if (n_in == 1 && tg_dtype_is_float(dt) && !tg_dtype_is_float(x->in_meta[0]->dtype))
-        cast = (char *)input_as(e, x, 0, dt);
+        cast = (char *)onnx_ex_input_as(e, x, 0, dt);
     const char *in1[1] = {cast};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
@@ -67,7 +42,7 @@ static onnx_node *simple(ex *e, const exnode *x, const char *op, int n_in)
 /* ONNX wants equal input types: both inputs in dt */
 static tg_status binary_in(ex *e, const exnode *x, const char *op, tg_dtype dt)
 {
-    char *a = (char *)input_as(e, x, 0, dt), *b = (char *)input_as(e, x, 1, dt);
+    char *a = (char *)onnx_ex_input_as(e, x, 0, dt), *b = (char *)onnx_ex_input_as(e, x, 1, dt);
     const char *in[2] = {a, b};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
@@ -104,7 +79,7 @@ static tg_status ex_mod(ex *e, const exnode *x, const char *op)
         return onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "remainder of %s tensors (node '%s') has "
                             "no ONNX operator: Mod with fmod=0 takes integers only",
                             tg_dtype_name(dt), x->n->name);
-    char *a = (char *)input_as(e, x, 0, dt), *b = (char *)input_as(e, x, 1, dt);
+    char *a = (char *)onnx_ex_input_as(e, x, 0, dt), *b = (char *)onnx_ex_input_as(e, x, 1, dt);
     const char *in[2] = {a, b};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n) {
@@ -131,7 +106,7 @@ static tg_status reduce(ex *e, const exnode *x, const char *op, bool axes_input)
 {
     const int64_t *ax;
     int na = aints(x, "axes", &ax);
-    int keep = (int)aint(x, "keepdim", 0);
+    int keep = (int)onnx_ex_aint(x, "keepdim", 0);
     tg_dtype in_dt = x->in_meta[0]->dtype, out_dt = x->out_meta->dtype;
     bool cast = in_dt != out_dt;
     char *mid = cast ? onnx_ex_aux_name(e, x->n->name) : NULL;
@@ -174,22 +149,22 @@ static tg_status ex_reduce_attr(ex *e, const exnode *x, const char *op)
 static tg_status ex_norm(ex *e, const exnode *x, const char *op)
 {
     (void)op;
-    return reduce(e, x, aint(x, "ord", 2) == 1 ? "ReduceL1" : "ReduceL2", false);
+    return reduce(e, x, onnx_ex_aint(x, "ord", 2) == 1 ? "ReduceL1" : "ReduceL2", false);
 }
 
 /* CumSum: the axis as an int64 scalar initializer; integer inputs cast
  * to int64 first (ONNX keeps the input type, tg sums integers as int64) */
 static tg_status ex_cumsum(ex *e, const exnode *x, const char *op)
 {
-    int64_t axis = aint(x, "axis", 0);
+    int64_t axis = onnx_ex_aint(x, "axis", 0);
     char *ax = onnx_ex_init_ints(e, "axis", 1, &axis, true);
-    char *src = (char *)input_as(e, x, 0, x->out_meta->dtype);
+    char *src = (char *)onnx_ex_input_as(e, x, 0, x->out_meta->dtype);
     const char *in[2] = {src, ax};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n) {
         onnx_ex_io(e, n, 2, in, 1, x->out);
-        onnx_ex_attr_int(e, n, "exclusive", aint(x, "exclusive", 0));
-        onnx_ex_attr_int(e, n, "reverse", aint(x, "reverse", 0));
+        onnx_ex_attr_int(e, n, "exclusive", onnx_ex_aint(x, "exclusive", 0));
+        onnx_ex_attr_int(e, n, "reverse", onnx_ex_aint(x, "reverse", 0));
     }
     if (src != x->in[0])
         free(src);
@@ -207,7 +182,7 @@ static tg_status ex_range(ex *e, const exnode *x, const char *op)
     char *in[3];
     for (int i = 0; i < 3; i++)
         in[i] = onnx_ex_init_scalar(e, names[i], x->out_meta->dtype,
-                                    afloat(x, names[i], i == 2 ? 1 : 0));
+                                    onnx_ex_afloat(x, names[i], i == 2 ? 1 : 0));
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
         onnx_ex_io(e, n, 3, (const char *const *)in, 1, x->out);
@@ -219,10 +194,10 @@ static tg_status ex_range(ex *e, const exnode *x, const char *op)
 /* TopK: K as an int64 [1] initializer; values and indices */
 static tg_status ex_topk(ex *e, const exnode *x, const char *op)
 {
-    int64_t k = aint(x, "k", 0);
+    int64_t k = onnx_ex_aint(x, "k", 0);
     if (k < 0) { /* the whole axis (sort): its length */
         int r = x->out_meta->ndim;
-        int64_t ax = aint(x, "axis", -1);
+        int64_t ax = onnx_ex_aint(x, "axis", -1);
         k = r ? x->out_meta->shape[ax < 0 ? ax + r : ax] : 1;
         if (k < 0)
             return onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "sort (node '%s') over an axis whose "
@@ -234,8 +209,8 @@ static tg_status ex_topk(ex *e, const exnode *x, const char *op)
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n) {
         onnx_ex_io(e, n, 2, in, 2, x->out);
-        onnx_ex_attr_int(e, n, "axis", aint(x, "axis", -1));
-        onnx_ex_attr_int(e, n, "largest", aint(x, "largest", 1));
+        onnx_ex_attr_int(e, n, "axis", onnx_ex_aint(x, "axis", -1));
+        onnx_ex_attr_int(e, n, "largest", onnx_ex_aint(x, "largest", 1));
         onnx_ex_attr_int(e, n, "sorted", 1);
     }
     free(kn);
@@ -244,38 +219,38 @@ static tg_status ex_topk(ex *e, const exnode *x, const char *op)
 
 static tg_status ex_leaky_relu(ex *e, const exnode *x, const char *op)
 {
-    onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 0.01));
+    onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", onnx_ex_afloat(x, "a", 0.01));
     return e->err;
 }
 
 /* Elu and Celu: alpha is the op's attribute a, default 1 */
 static tg_status ex_alpha1(ex *e, const exnode *x, const char *op)
 {
-    onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", afloat(x, "a", 1.0));
+    onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", onnx_ex_afloat(x, "a", 1.0));
     return e->err;
 }
 
 static tg_status ex_hardsigmoid(ex *e, const exnode *x, const char *op)
 {
     onnx_node *n = simple(e, x, op, 1);
-    onnx_ex_attr_float(e, n, "alpha", afloat(x, "a", 1.0 / 6));
-    onnx_ex_attr_float(e, n, "beta", afloat(x, "b", 0.5));
+    onnx_ex_attr_float(e, n, "alpha", onnx_ex_afloat(x, "a", 1.0 / 6));
+    onnx_ex_attr_float(e, n, "beta", onnx_ex_afloat(x, "b", 0.5));
     return e->err;
 }
 
 static tg_status ex_selu(ex *e, const exnode *x, const char *op)
 {
     onnx_node *n = simple(e, x, op, 1);
-    onnx_ex_attr_float(e, n, "alpha", afloat(x, "a", 1.6732632423543772848170429916717));
-    onnx_ex_attr_float(e, n, "gamma", afloat(x, "b", 1.0507009873554804934193349852946));
+    onnx_ex_attr_float(e, n, "alpha", onnx_ex_afloat(x, "a", 1.6732632423543772848170429916717));
+    onnx_ex_attr_float(e, n, "gamma", onnx_ex_afloat(x, "b", 1.0507009873554804934193349852946));
     return e->err;
 }
 
 static tg_status ex_shrink(ex *e, const exnode *x, const char *op)
 {
     onnx_node *n = simple(e, x, op, 1);
-    onnx_ex_attr_float(e, n, "lambd", afloat(x, "a", 0.5));
-    onnx_ex_attr_float(e, n, "bias", afloat(x, "b", 0.0));
+    onnx_ex_attr_float(e, n, "lambd", onnx_ex_afloat(x, "a", 0.5));
+    onnx_ex_attr_float(e, n, "bias", onnx_ex_afloat(x, "b", 0.0));
     return e->err;
 }
 
@@ -285,7 +260,7 @@ static tg_status ex_shrink(ex *e, const exnode *x, const char *op)
 static tg_status ex_threshold(ex *e, const exnode *x, const char *op)
 {
     tg_dtype dt = x->in_meta[0]->dtype;
-    double th = afloat(x, "a", 0), value = afloat(x, "b", 0);
+    double th = onnx_ex_afloat(x, "a", 0), value = onnx_ex_afloat(x, "b", 0);
     if (value == 0 && tg_dtype_is_float(dt)) {
         onnx_ex_attr_float(e, simple(e, x, op, 1), "alpha", th);
         return e->err;
@@ -309,8 +284,8 @@ static tg_status ex_threshold(ex *e, const exnode *x, const char *op)
 static tg_status ex_clip(ex *e, const exnode *x, const char *op)
 {
     tg_dtype dt = x->in_meta[0]->dtype;
-    char *lo = onnx_ex_init_scalar(e, "min", dt, afloat(x, "a", 0));
-    char *hi = onnx_ex_init_scalar(e, "max", dt, afloat(x, "b", 0));
+    char *lo = onnx_ex_init_scalar(e, "min", dt, onnx_ex_afloat(x, "a", 0));
+    char *hi = onnx_ex_init_scalar(e, "max", dt, onnx_ex_afloat(x, "b", 0));
     const char *in[3] = {x->in[0], lo, hi};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
@@ -323,7 +298,7 @@ static tg_status ex_clip(ex *e, const exnode *x, const char *op)
 static tg_status ex_cast(ex *e, const exnode *x, const char *op)
 {
     onnx_ex_attr_int(e, simple(e, x, op, 1), "to",
-                     onnx_dtype_from_tg((tg_dtype)aint(x, "to", 0)));
+                     onnx_dtype_from_tg((tg_dtype)onnx_ex_aint(x, "to", 0)));
     return e->err;
 }
 
@@ -331,8 +306,8 @@ static tg_status ex_cast(ex *e, const exnode *x, const char *op)
 static tg_status ex_arg(ex *e, const exnode *x, const char *op)
 {
     onnx_node *n = simple(e, x, op, 1);
-    onnx_ex_attr_int(e, n, "axis", aint(x, "axis", 0));
-    onnx_ex_attr_int(e, n, "keepdims", aint(x, "keepdim", 0));
+    onnx_ex_attr_int(e, n, "axis", onnx_ex_aint(x, "axis", 0));
+    onnx_ex_attr_int(e, n, "keepdims", onnx_ex_aint(x, "keepdim", 0));
     return e->err;
 }
 
@@ -342,7 +317,7 @@ static tg_status ex_to_shape(ex *e, const exnode *x, const char *op)
 {
     if (x->n->n_in == 2) {
         onnx_node *n = simple(e, x, op, 2);
-        if (aint(x, "allowzero", 0))
+        if (onnx_ex_aint(x, "allowzero", 0))
             onnx_ex_attr_int(e, n, "allowzero", 1);
         return e->err;
     }
@@ -368,8 +343,8 @@ static tg_status ex_slice(ex *e, const exnode *x, const char *op)
 {
     if (x->n->n_in == 5)
         return ex_simple(e, x, op);
-    int64_t s[4] = {aint(x, "start", 0), aint(x, "stop", 0), aint(x, "axis", 0),
-                    aint(x, "step", 1)};
+    int64_t s[4] = {onnx_ex_aint(x, "start", 0), onnx_ex_aint(x, "stop", 0),
+                    onnx_ex_aint(x, "axis", 0), onnx_ex_aint(x, "step", 1)};
     char *names[4] = {onnx_ex_init_ints(e, "starts", 1, &s[0], false),
                       onnx_ex_init_ints(e, "ends", 1, &s[1], false),
                       onnx_ex_init_ints(e, "axes", 1, &s[2], false),
@@ -388,7 +363,7 @@ static tg_status ex_concat(ex *e, const exnode *x, const char *op)
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
         onnx_ex_io(e, n, x->n->n_in, x->in, 1, x->out);
-    onnx_ex_attr_int(e, n, "axis", aint(x, "axis", 0));
+    onnx_ex_attr_int(e, n, "axis", onnx_ex_aint(x, "axis", 0));
     return e->err;
 }
 
@@ -403,12 +378,13 @@ static tg_status ex_pad(ex *e, const exnode *x, const char *op)
         pads[r + i] = v[2 * i + 1];
     }
     char *p = onnx_ex_init_ints(e, "pads", 2 * r, pads, false);
-    char *val = onnx_ex_init_scalar(e, "value", x->in_meta[0]->dtype, afloat(x, "value", 0));
+    char *val =
+        onnx_ex_init_scalar(e, "value", x->in_meta[0]->dtype, onnx_ex_afloat(x, "value", 0));
     const char *in[3] = {x->in[0], p, val};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
         onnx_ex_io(e, n, 3, in, 1, x->out);
-    int64_t mode = aint(x, "mode", 0); /* tg_pad_mode */
+    int64_t mode = onnx_ex_aint(x, "mode", 0); /* tg_pad_mode */
     if (mode)
         onnx_ex_attr_string(e, n, "mode", mode == TG_PAD_REFLECT ? "reflect" : "edge");
     free(p);
@@ -441,17 +417,17 @@ static tg_status ex_tile(ex *e, const exnode *x, const char *op)
 /* index_select (axis) and embedding (rows of the weight: axis 0) */
 static tg_status ex_gather(ex *e, const exnode *x, const char *op)
 {
-    onnx_ex_attr_int(e, simple(e, x, op, 2), "axis", aint(x, "axis", 0));
+    onnx_ex_attr_int(e, simple(e, x, op, 2), "axis", onnx_ex_aint(x, "axis", 0));
     return e->err;
 }
 
 static tg_status ex_gemm(ex *e, const exnode *x, const char *op)
 {
     onnx_node *n = simple(e, x, op, x->n->n_in);
-    onnx_ex_attr_float(e, n, "alpha", afloat(x, "alpha", 1));
-    onnx_ex_attr_float(e, n, "beta", afloat(x, "beta", 1));
-    onnx_ex_attr_int(e, n, "transA", aint(x, "trans_a", 0));
-    onnx_ex_attr_int(e, n, "transB", aint(x, "trans_b", 0));
+    onnx_ex_attr_float(e, n, "alpha", onnx_ex_afloat(x, "alpha", 1));
+    onnx_ex_attr_float(e, n, "beta", onnx_ex_afloat(x, "beta", 1));
+    onnx_ex_attr_int(e, n, "transA", onnx_ex_aint(x, "trans_a", 0));
+    onnx_ex_attr_int(e, n, "transB", onnx_ex_aint(x, "trans_b", 0));
     return e->err;
 }
 
@@ -474,7 +450,7 @@ static onnx_node *conv_node(ex *e, const exnode *x, const char *op, int *nsp)
     onnx_ex_attr_ints(e, node, "strides", n, st);
     onnx_ex_attr_ints(e, node, "pads", 2 * n, pads);
     onnx_ex_attr_ints(e, node, "dilations", n, dl);
-    onnx_ex_attr_int(e, node, "group", aint(x, "groups", 1));
+    onnx_ex_attr_int(e, node, "group", onnx_ex_aint(x, "groups", 1));
     *nsp = n;
     return node;
 }
@@ -516,7 +492,7 @@ static onnx_node *pool(ex *e, const exnode *x, const char *op)
     onnx_ex_attr_ints(e, node, "kernel_shape", n, k);
     onnx_ex_attr_ints(e, node, "strides", n, st);
     onnx_ex_attr_ints(e, node, "pads", 2 * n, pads);
-    onnx_ex_attr_int(e, node, "ceil_mode", aint(x, "ceil_mode", 0));
+    onnx_ex_attr_int(e, node, "ceil_mode", onnx_ex_aint(x, "ceil_mode", 0));
     return node;
 }
 
@@ -530,86 +506,29 @@ static tg_status ex_avg_pool(ex *e, const exnode *x, const char *op)
 {
     onnx_node *n = pool(e, x, op);
     if (n)
-        onnx_ex_attr_int(e, n, "count_include_pad", aint(x, "count_include_pad", 1));
+        onnx_ex_attr_int(e, n, "count_include_pad", onnx_ex_aint(x, "count_include_pad", 1));
     return e->err;
 }
 
 /* Softmax, LogSoftmax */
 static tg_status ex_softmax(ex *e, const exnode *x, const char *op)
 {
-    onnx_ex_attr_int(e, simple(e, x, op, 1), "axis", aint(x, "axis", -1));
+    onnx_ex_attr_int(e, simple(e, x, op, 1), "axis", onnx_ex_aint(x, "axis", -1));
     return e->err;
 }
 
 static tg_status ex_layer_norm(ex *e, const exnode *x, const char *op)
 {
-    int64_t na = aint(x, "n_axes", 1);
+    int64_t na = onnx_ex_aint(x, "n_axes", 1);
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n)
         onnx_ex_io(e, n, 3, x->in, 1, x->out);
     onnx_ex_attr_int(e, n, "axis", -na);
-    onnx_ex_attr_float(e, n, "epsilon", afloat(x, "eps", 1e-5));
+    onnx_ex_attr_float(e, n, "epsilon", onnx_ex_afloat(x, "eps", 1e-5));
     return e->err;
 }
 
 /* ---- ops with no single ONNX operator, written as two ------------------- */
-
-/* Unary ops without an ONNX operator, written as a chain of ONNX nodes
- * (PyTorch's exports of them, where it has one): each step's operands
- * are x (the input, cast to the output dtype), p (the previous step's
- * result) or c (the chain's constant, of the output dtype). log1p and
- * expm1 lose their accuracy near 0 this way, as in PyTorch's export. */
-typedef struct chain_step {
-    const char *op, *args;
-} chain_step;
-
-static const struct {
-    const char *op;
-    double c;
-    chain_step steps[3];
-} chains[] = {
-    {"rsqrt", 0, {{"Sqrt", "x"}, {"Reciprocal", "p"}}},
-    {"silu", 0, {{"Sigmoid", "x"}, {"Mul", "xp"}}},
-    {"mish", 0, {{"Softplus", "x"}, {"Tanh", "p"}, {"Mul", "xp"}}},
-    {"logsigmoid", 0, {{"Neg", "x"}, {"Softplus", "p"}, {"Neg", "p"}}},
-    {"square", 0, {{"Mul", "xx"}}},
-    {"log1p", 1, {{"Add", "xc"}, {"Log", "p"}}},
-    {"expm1", 1, {{"Exp", "x"}, {"Sub", "pc"}}},
-    {"log2", 0.69314718055994530942, {{"Log", "x"}, {"Div", "pc"}}},
-    {"log10", 2.30258509299404568402, {{"Log", "x"}, {"Div", "pc"}}},
-};
-
-static tg_status ex_chain(ex *e, const exnode *x, int k)
-{
-    tg_dtype dt = x->out_meta->dtype;
-    char *xin = (char *)input_as(e, x, 0, dt), *prev = NULL, *cn = NULL;
-    int n = 0;
-    while (n < 3 && chains[k].steps[n].op)
-        n++;
-    for (int i = 0; i < n && e->err == TG_OK; i++) {
-        const chain_step *st = &chains[k].steps[i];
-        const char *in[2];
-        int n_in = 0;
-        for (const char *a = st->args; *a; a++) {
-            if (*a == 'c' && !cn)
-                cn = onnx_ex_init_scalar(e, x->n->name, dt, chains[k].c);
-            in[n_in++] = *a == 'x' ? xin : *a == 'p' ? prev : cn;
-        }
-        /* the last step makes the node's output under the node's name */
-        char *out = i < n - 1 ? onnx_ex_aux_name(e, x->n->name) : NULL;
-        const char *outs[1] = {out ? out : x->out[0]};
-        onnx_node *nd = onnx_ex_node(e, st->op, out ? out : x->n->name);
-        if (nd)
-            onnx_ex_io(e, nd, n_in, in, 1, outs);
-        free(prev);
-        prev = out;
-    }
-    free(prev);
-    free(cn);
-    if (xin != x->in[0])
-        free(xin);
-    return e->err;
-}
 
 /* ne: Not(Equal(a, b)) */
 static tg_status ex_ne(ex *e, const exnode *x, const char *op)
@@ -630,13 +549,13 @@ static tg_status ex_ne(ex *e, const exnode *x, const char *op)
 /* Trilu: the diagonal as a 0-d int64 initializer (input k), upper as is */
 static tg_status ex_trilu(ex *e, const exnode *x, const char *op)
 {
-    int64_t k = aint(x, "diagonal", 0);
+    int64_t k = onnx_ex_aint(x, "diagonal", 0);
     char *kn = onnx_ex_init_ints(e, "k", 1, &k, true);
     const char *in[2] = {x->in[0], kn};
     onnx_node *n = onnx_ex_node(e, op, x->n->name);
     if (n) {
         onnx_ex_io(e, n, 2, in, 1, x->out);
-        onnx_ex_attr_int(e, n, "upper", aint(x, "upper", 0));
+        onnx_ex_attr_int(e, n, "upper", onnx_ex_aint(x, "upper", 0));
     }
     free(kn);
     return e->err;
@@ -645,8 +564,8 @@ static tg_status ex_trilu(ex *e, const exnode *x, const char *op)
 static tg_status ex_isinf(ex *e, const exnode *x, const char *op)
 {
     onnx_node *n = simple(e, x, op, 1);
-    onnx_ex_attr_int(e, n, "detect_negative", aint(x, "detect_negative", 1));
-    onnx_ex_attr_int(e, n, "detect_positive", aint(x, "detect_positive", 1));
+    onnx_ex_attr_int(e, n, "detect_negative", onnx_ex_aint(x, "detect_negative", 1));
+    onnx_ex_attr_int(e, n, "detect_positive", onnx_ex_aint(x, "detect_positive", 1));
     return e->err;
 }
 
@@ -661,7 +580,7 @@ static tg_status ex_scatter(ex *e, const exnode *x, const char *op)
         return onnx_ex_fail(e, TG_ERR_UNSUPPORTED, "op '%s' (node '%s') has no ONNX mapping "
                             "(scatter does when src has the index's shape)",
                             x->n->op->name, x->n->name);
-    onnx_ex_attr_int(e, simple(e, x, op, 3), "axis", aint(x, "axis", 0));
+    onnx_ex_attr_int(e, simple(e, x, op, 3), "axis", onnx_ex_aint(x, "axis", 0));
     return e->err;
 }
 
@@ -717,12 +636,13 @@ tg_status onnx_ex_op(ex *e, const exnode *x)
         for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
             if (!strcmp(op->onnx.op, writers[i].onnx))
                 return writers[i].write(e, x, op->onnx.op);
-    for (size_t i = 0; !op->onnx.op && i < sizeof composites / sizeof composites[0]; i++)
+    /* ops without an ONNX operator, or with one newer than the export opset */
+    bool none = !op->onnx.op || op->onnx.opset > ONNX_EXPORT_OPSET;
+    for (size_t i = 0; none && i < sizeof composites / sizeof composites[0]; i++)
         if (!strcmp(op->name, composites[i].op))
             return composites[i].write(e, x, NULL);
-    for (int i = 0; !op->onnx.op && i < (int)(sizeof chains / sizeof chains[0]); i++)
-        if (!strcmp(op->name, chains[i].op))
-            return ex_chain(e, x, i);
+    if (none && onnx_ex_composite(e, x))
+        return e->err;
     /* an op that names its ONNX operator and takes no attributes maps one
      * to one (the importer's direct ops): inputs and output as they are */
     if (op->onnx.op && op->onnx.opset <= ONNX_EXPORT_OPSET && !op->attrs.specs &&

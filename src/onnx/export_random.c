@@ -13,15 +13,10 @@
 
 bool onnx_ex_is_random(const tg_op_def *op) { return (op->flags & TG_OP_RANDOM) != 0; }
 
-static double afloat(const exnode *x, const char *name, double dflt)
-{
-    return tg_attr_float(x->n->attrs, x->n->n_attrs, name, dflt);
-}
-
 static void draw_attrs(ex *e, onnx_node *n, bool normal, const exnode *x, tg_dtype dt)
 {
-    onnx_ex_attr_float(e, n, normal ? "mean" : "low", afloat(x, "a", 0));
-    onnx_ex_attr_float(e, n, normal ? "scale" : "high", afloat(x, "b", 1));
+    onnx_ex_attr_float(e, n, normal ? "mean" : "low", onnx_ex_afloat(x, "a", 0));
+    onnx_ex_attr_float(e, n, normal ? "scale" : "high", onnx_ex_afloat(x, "b", 1));
     onnx_ex_attr_int(e, n, "dtype", onnx_dtype_from_tg(dt));
 }
 
@@ -55,7 +50,7 @@ static void write_draw(ex *e, const exnode *x, bool normal)
 static void write_bernoulli(ex *e, const exnode *x)
 {
     char *u = onnx_ex_aux_name(e, x->n->name);
-    char *p = onnx_ex_init_scalar(e, "p", TG_FLOAT64, afloat(x, "p", 0.5));
+    char *p = onnx_ex_init_scalar(e, "p", TG_FLOAT64, onnx_ex_afloat(x, "p", 0.5));
     onnx_node *n = onnx_ex_node(e, "RandomUniformLike", u);
     if (n) {
         onnx_ex_io(e, n, 1, &x->in[0], 1, (const char *const *)&u);

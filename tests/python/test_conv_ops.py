@@ -272,12 +272,14 @@ def test_conv_transpose_output_padding_below_dilation():
         if all(o < ss for o, ss in zip(op, s)):
             continue  # the plain case: test_conv_transpose*_matches_torch
         arrays = [rs.randn(2, 2, *rs.randint(1, 5, size=nd)), rs.randn(2, 3, *k), rs.randn(3)]
+        sizes = [(n - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1
+                 for n, ss, pp, dd, kk, oo in zip(arrays[0].shape[2:], s, p, d, k, op)]
+        if min(sizes) < 1:
+            continue  # padding leaves no output (not asked of torch: its C++ exception
+            # aborts under the sanitizers' preload)
         fn = f'conv_transpose{nd}d'
         ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-        try:
-            yt = getattr(torch.nn.functional, fn)(*ts, s, p, op, 1, d)
-        except RuntimeError:
-            continue  # padding leaves no output
+        yt = getattr(torch.nn.functional, fn)(*ts, s, p, op, 1, d)
         gs = [tg.tensor(a, requires_grad=True) for a in arrays]
         y = getattr(F, fn)(*gs, s, p, op, 1, d)
         np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), atol=1e-12)

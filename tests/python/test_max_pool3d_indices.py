@@ -70,10 +70,11 @@ def test_ceil_mode_every_rank():
         pool_t = getattr(torch.nn.functional, f'max_pool{nd}d')
         pool_g = getattr(F, f'max_pool{nd}d')
         xt, xg = torch.tensor(a, requires_grad=True), tg.tensor(a, requires_grad=True)
-        try:
-            vt, it = pool_t(xt, k, s, p, d, True, True)
-        except RuntimeError:
-            continue  # an output PyTorch refuses (too small)
+        spans = [n + 2 * pp - dd * (kk - 1) - 1 for n, pp, dd, kk in zip(shape[2:], p, d, k)]
+        if min(spans) < 0:
+            continue  # no output (not asked of torch: its C++ exception aborts under the
+            # sanitizers' preload)
+        vt, it = pool_t(xt, k, s, p, d, True, True)
         if not np.isfinite(vt.detach().numpy()).all():
             continue  # windows over the padding alone: test_window_over_padding_alone
         vg, ig = pool_g(xg, k, s, p, d, True, True)

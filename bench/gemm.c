@@ -247,9 +247,7 @@ int main(int argc, char **argv)
                                 .k = sh->k, .alpha = 1};
             const char *choice =
                 tg__gemm_skinny_fits(&sg) ? "skinny"
-                : tg__gemm_use_blas(TG_FLOAT32, sh->ta, sh->tb, sh->m, sh->n, sh->k,
-                                    tg__gemm_threads(sh->m, sh->n, sh->k))
-                    ? "openblas" : "built-in";
+                : tg__gemm_use_blas() ? "openblas" : "built-in";
             printf("{\"bench\":\"sgemm-summary\",\"shape\":\"%s\",\"threads\":%d,"
                    "\"chosen\":\"%s\",\"chosen_over_best\":%.3f}\n", sh->name, t,
                    choice, worst);

@@ -294,11 +294,11 @@ static void test_partial_panel_bits(void)
 static void test_modes_and_reports(void)
 {
     tg__gemm_set_mode(TG_GEMM_BUILTIN);
-    CHECK(!tg__gemm_use_blas(TG_FLOAT32, false, false, 64, 64, 64, 1));
+    CHECK(!tg__gemm_use_blas());
     CHECK(strcmp(tg_gemm_choice(TG_FLOAT32, false, false, 8, 8, 8), "built-in") == 0);
     tg__gemm_set_mode(TG_GEMM_BLAS);
     bool have_blas = strcmp(tg__gemm_backend(), "none") != 0;
-    CHECK(tg__gemm_use_blas(TG_FLOAT64, true, false, 64, 64, 64, 1) == have_blas);
+    CHECK(tg__gemm_use_blas() == have_blas);
     check_one(4, false, false, true, 37, 45, 29, 2.0, 0.0, 1);
     tg__gemm_set_mode(TG_GEMM_AUTO);
     /* the rule: built-in where it has vector kernels, the BLAS below them
@@ -309,7 +309,7 @@ static void test_modes_and_reports(void)
         bool blas = have_blas && level == TG_ISA_GENERIC;
         CHECK(strcmp(tg_gemm_choice(TG_FLOAT32, false, true, 33, 17, 40),
                      blas ? "blas" : "built-in") == 0);
-        CHECK(tg__gemm_use_blas(TG_FLOAT64, true, true, 1000, 7, 3, 2) == blas);
+        CHECK(tg__gemm_use_blas() == blas);
     }
     tg__cpu_force(top);
     CHECK(strcmp(tg_gemm_choice(TG_INT32, false, false, 4, 4, 4), "built-in") == 0);

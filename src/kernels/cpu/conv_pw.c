@@ -352,7 +352,7 @@ bool tg__conv_pw_forward_res(tg_dtype dt, const tg__conv_geom *g, const void *x,
     j.oblock_pad = (j.oblock + mr - 1) / mr * mr;
     j.blk_elems = j.oblock_pad * g->c;
     size_t pa_bytes = (size_t)(j.n_oblocks * j.blk_elems) * j.el;
-    j.blas = tg__gemm_use_blas(dt, false, false, j.oblock, j.panel, g->c, 1);
+    j.blas = tg__gemm_use_blas();
     /* at the baseline CBLAS (its own kernels for the CPU: OpenBLAS's
      * AVX-512 gemv here) beats the skinny products' SSE: 576 -> 144 4.8
      * against 5.9 us */

@@ -481,8 +481,7 @@ tg_status tg__gemm_exec(const tg__gemm_call *g, bool blas, int threads)
         if (tg__gemm_get_mode() == TG_GEMM_AUTO && tg__gemm_skinny_fits(&g))    \
             return tg__gemm_skinny(&g, tg__gemm_skinny_threads(&g));            \
         int threads = tg__gemm_threads(m, n, k);                                \
-        return tg__gemm_exec(&g, tg__gemm_use_blas(DT, ta, tb, m, n, k, threads), \
-                             threads);                                          \
+        return tg__gemm_exec(&g, tg__gemm_use_blas(), threads);                 \
     }
 ENTRY(float, f32, false, TG_FLOAT32)
 ENTRY(double, f64, true, TG_FLOAT64)

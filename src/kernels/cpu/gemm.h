@@ -74,12 +74,10 @@ tg_status tg__gemm_blas_f64(bool trans_a, bool trans_b, int64_t m, int64_t n,
 
 /* ---- choosing the implementation (gemm_select.c) -------------------------
  * The built-in kernel where it has vector kernels for the running
- * instruction set (AVX2, AVX-512), CBLAS below that: a rule, so that runs
- * give the same bits; TG_GEMM=builtin|blas forces one (read once).
- * Without CBLAS: always the built-in kernel. The shape's arguments are
- * kept for callers that ask per shape. */
-bool tg__gemm_use_blas(tg_dtype dt, bool trans_a, bool trans_b, int64_t m,
-                       int64_t n, int64_t k, int threads);
+ * instruction set (AVX2, AVX-512), CBLAS below that: a rule, the same for
+ * every shape, so that runs give the same bits; TG_GEMM=builtin|blas
+ * forces one (read once). Without CBLAS: always the built-in kernel. */
+bool tg__gemm_use_blas(void);
 /* threads a product of this size runs on when called from here */
 int tg__gemm_threads(int64_t m, int64_t n, int64_t k);
 /* one product, for running it with a given implementation */

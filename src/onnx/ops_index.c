@@ -106,7 +106,6 @@ static tg_tensor *tuple_positions(tg_tensor *i3, const int64_t *dims, int64_t k,
     return lin;
 }
 
-
 /* ---- ScatterND(reduction) ---------------------------------------------------------------
  * updates [indices.shape[:-1], data.shape[k:]] written (or added) at the
  * k-tuples of indices: the data as [P, S] rows (P the indexed dims'

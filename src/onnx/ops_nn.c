@@ -505,11 +505,10 @@ static tg_status n_avgpool(onnx_ictx *c)
 tg_status onnx_lp_order(onnx_ictx *c, double *p)
 {
     int64_t ip = 2;
-    *p = 2;
     tg_status s = oa_int(c, "p", 2, &ip);
+    *p = (double)ip;
     if (s == TG_OK && ip < 1)
         return onnx_err(c, TG_ERR_IO, "p must be positive, got %lld", (long long)ip);
-    *p = (double)ip;
     return s;
 }
 

@@ -706,7 +706,7 @@ static tg_tensor *transpose_call(const tg_op_def *op, int nd, tg_tensor *x, tg_t
                         TG_AINTS("output_padding", q.output_padding, nd),
                         TG_AINTS("dilation", q.dilation, nd), TG_AI("groups", q.groups)};
     tg_tensor *in[3] = {xe, w, b};
-    if (xe || !x)
+    if (xe || !x) /* a NULL x reaches the op, which names it; a failed pad has set the error */
         y = tg_op_call(op, b ? 3 : 2, in, attrs, 5);
     TG_LOCAL_RETURN(y);
 }

@@ -175,7 +175,12 @@ def _empty_window_index(dims, k, s, p, d, out):
 def _gather_windows(x, pos, dims, k, s, p, d, out):
     """the values and int64 indices of x [N, C, prod(dims)] at the
     windows' chosen positions pos [N, C, prod(out)] (float64, -1 where a
-    window covers the padding alone: -inf and PyTorch's index there)"""
+    window covers the padding alone: -inf and PyTorch's index there).
+    Only a dilated window can: with padding at most half the kernel every
+    undilated one, ceil_mode's last included, holds an input element"""
+    if all(dd == 1 for dd in d):
+        idx = pos.to(_C.int64)
+        return _C.gather(x, 2, idx), idx
     empty = pos < 0
     idx = _C.where(empty, zeros((), dtype=pos.dtype), pos).to(_C.int64)
     values = _C.gather(x, 2, idx)

@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "ops/op.h" /* ops by name, as graphs and ONNX import reach them */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -676,6 +677,52 @@ static void test_multi_output_and_nograd_views(void)
     CHECK_FAILS(tg_check_view_inplace(kv, true), TG_ERR_AUTOGRAD, "created in no_grad mode");
 }
 
+/* a front end's in-place op computed out of place and copied back: the
+ * result its node saved is the destination from then on, so changing
+ * the destination again fails backward (PyTorch's y.exp_(); y.mul_(2)) */
+static void test_saved_result_moves_to_the_destination(void)
+{
+    tg_tensor *x = tg_full(TG_FLOAT64, 1, (int64_t[]){3}, 0.5);
+    CHECK_OK(tg_set_requires_grad(x, true));
+    tg_tensor *y = tg_mul_scalar(x, 1);
+    tg_tensor *r = tg_exp(tg_clone(y));
+    CHECK_OK(tg_copy_(y, r));
+    CHECK_OK(tg_autograd_saved_result_is(r, y));
+    CHECK_OK(tg_mul_scalar_(y, 2));
+    CHECK_FAILS(tg_backward(tg_sum(y, 0, NULL, false), NULL, false), TG_ERR_AUTOGRAD,
+                "was modified by an in-place operation (it is at version 2, expected 1)");
+    /* unchanged since: backward runs, exp's gradient read from y */
+    tg_tensor *z = tg_mul_scalar(x, 1), *q = tg_exp(tg_clone(z));
+    CHECK_OK(tg_copy_(z, q));
+    CHECK_OK(tg_autograd_saved_result_is(q, z));
+    CHECK_OK(tg_backward(tg_sum(z, 0, NULL, false), NULL, false));
+    double g[3];
+    CHECK_OK(tg_copy_to(tg_grad(x), TG_FLOAT64, g));
+    CHECK_NEAR(g[0], exp(0.5), 1e-12);
+    /* no saved output, another shape: nothing to move */
+    tg_tensor *s = tg_sin(tg_mul_scalar(x, 1));
+    CHECK_OK(tg_autograd_saved_result_is(s, y));
+    CHECK_OK(tg_autograd_saved_result_is(tg_exp(x), tg_ones(TG_FLOAT64, 1, (int64_t[]){2})));
+    CHECK_FAILS(tg_autograd_saved_result_is(NULL, y), TG_ERR_ARG, "NULL tensor");
+}
+
+/* fill_ stores one value, so it may write an expanded tensor, each element
+ * once; an update that reads refuses; an empty expanded tensor is no
+ * overlap */
+static void test_fill_of_an_expanded_tensor(void)
+{
+    tg_tensor *b = tg_mul_scalar(tg_full(TG_FLOAT64, 2, (int64_t[]){2, 1}, 0.5), 1);
+    tg_tensor *e = tg_expand(b, 2, (int64_t[]){2, 3});
+    CHECK_OK(tg_fill_(e, 2));
+    double got[6];
+    CHECK_OK(tg_copy_to(e, TG_FLOAT64, got));
+    for (int i = 0; i < 6; i++)
+        CHECK(got[i] == 2);
+    CHECK_FAILS(tg_mul_scalar_(e, 2), TG_ERR_ARG, "refers to the same memory location");
+    tg_tensor *empty = tg_slice(e, 1, 0, 0, 1);
+    CHECK_OK(tg_mul_scalar_(empty, 2));
+}
+
 /* what a front end asks of views (PyTorch's _base, _is_view, requires_grad
  * of no-grad views), the grad_fn names it gives, its owner pointer */
 static void test_view_base_owner_and_names(void)
@@ -759,5 +806,7 @@ int main(void)
     RUN(test_view_fuzz);
     RUN(test_multi_output_and_nograd_views);
     RUN(test_view_base_owner_and_names);
+    RUN(test_saved_result_moves_to_the_destination);
+    RUN(test_fill_of_an_expanded_tensor);
     return tt_finish();
 }

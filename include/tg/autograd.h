@@ -277,6 +277,15 @@ tg_status tg_check_view_inplace(const tg_tensor *t, bool other_requires_grad);
  * view only if from was one) instead of being a no-grad view of from.
  * Nothing changes otherwise. */
 tg_status tg_view_rebind(tg_tensor *to, const tg_tensor *from);
+/* after a front end's in-place op computed its result out of place as
+ * `result` and copied it into `dst` (PyTorch's y.exp_() as
+ * y.copy_(exp(y))): if result's node saved result for its gradient, it
+ * now saves dst at dst's current version instead, so that changing dst
+ * again before backward fails there, as PyTorch's in-place ops that keep
+ * their result do (y.sigmoid_(); y.add_(1) has no sigmoid gradient).
+ * Nothing changes when that node saved no output, or result and dst
+ * differ in dtype or shape. TG_ERR_ARG: a NULL tensor. */
+tg_status tg_autograd_saved_result_is(tg_tensor *result, tg_tensor *dst);
 /* the tensor view t was made of, the root of its chain of views (made
  * with grad mode on or off; PyTorch's _base), borrowed; NULL when t is no
  * view (a copy, an op's result, a detached tensor) */

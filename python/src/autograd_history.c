@@ -123,6 +123,19 @@ static PyObject *check_view_inplace(PyObject *m, PyObject *t)
     Py_RETURN_NONE;
 }
 
+/* _saved_result_is(result, dst): tg_autograd_saved_result_is, after an
+ * in-place op copied its result into dst */
+static PyObject *saved_result_is(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *r, *d;
+    if (!PyArg_ParseTuple(args, "O!O!", &Tensor_Type, &r, &Tensor_Type, &d))
+        return NULL;
+    if (tg_autograd_saved_result_is(TENSOR(r), TENSOR(d)) != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef grad_fn_functions[] = {
     {"_grad_fn_name", grad_fn_name, METH_O, NULL},
     {"_mark_multi_output", mark_multi_output, METH_VARARGS, NULL},
@@ -132,6 +145,7 @@ static PyMethodDef grad_fn_functions[] = {
     {"_is_view", is_view, METH_O, NULL},
     {"_untrack_view", untrack_view, METH_O, NULL},
     {"_check_view_inplace", check_view_inplace, METH_O, NULL},
+    {"_saved_result_is", saved_result_is, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 int tgpy_init_autograd_history(PyObject *m)

@@ -273,6 +273,9 @@ def _setitem(x, idx, value):
         check_index_put_dtypes(x, given, entries)
         value = value.to(x.dtype)
     recording = _C.is_grad_enabled() and (x.requires_grad or value.requires_grad)
+    if basic:  # a write through the view x[idx], whose base's node is CopySlices
+        x[idx].copy_(value)
+        return
     prev = _C._set_grad_enabled(recording)
     try:
         flat = (x.clone() if recording else x).reshape(n)
@@ -281,4 +284,4 @@ def _setitem(x, idx, value):
     finally:
         _C._set_grad_enabled(prev)
     # PyTorch's node: a write through a view of x (basic indices) or index_put
-    _C._name_inplace(x, 'CopySlices' if basic else 'IndexPutBackward0')
+    _C._name_inplace(x, 'IndexPutBackward0')

@@ -1,6 +1,6 @@
 """Composed index-driven functions with PyTorch's names and gradients:
-Tensor.unfold (sliding windows along a dim as a new last dim, by one
-index_select), masked_scatter (a source's elements in order at a mask's
+Tensor.unfold (sliding windows along a dim as a new last dim: a strided
+view, or in a traced graph one index_select), masked_scatter (a source's elements in order at a mask's
 true positions, by one gather), split_with_sizes, and unique_consecutive
 (computed on the host with numpy: eager only), slice_scatter /
 select_scatter / diagonal_scatter (a clone with the view assigned, so
@@ -34,6 +34,14 @@ def unfold(input, dimension, size, step):
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     count = (n - size) // step + 1
+    if not x.is_symbolic:  # a view, as PyTorch's: writes to it reach input
+        shape = list(x.shape[:d]) + [count] + list(x.shape[d + 1:]) + [size]
+        strides = list(x.stride())
+        strides = strides[:d] + [strides[d] * step] + strides[d + 1:] + [strides[d]]
+        out = _C._as_strided(x, shape, strides, 0)
+        out = out.reshape(size) if input.ndim == 0 else out
+        return _C._set_grad_fn_name(out, 'UnfoldBackward0')
+    # a graph being traced has no strides: the windows gathered
     idx = (arange(count) * step).reshape(count, 1) + arange(size).reshape(1, size)
     win = _C.index_select(x, d, idx.reshape(-1))
     shape = list(x.shape[:d]) + [count, size] + list(x.shape[d + 1:])

@@ -256,9 +256,11 @@ def _update(self, op, args, kwargs, node=None):
     """self = op(self, ...) written into self, as PyTorch's in-place ops:
     recorded when autograd watches an operand (op runs on a clone of self,
     which its rule may save; copy_ then gives self the history op -> clone
-    -> self's old history), else computed without recording. A result
+    -> self's old history, and a result the rule saved is self from then
+    on, as in PyTorch), else computed without recording. A result
     self's dtype cannot hold raises, as in PyTorch."""
-    if _C.is_grad_enabled() and (self.requires_grad or _watched(args, kwargs)):
+    recorded = _C.is_grad_enabled() and (self.requires_grad or _watched(args, kwargs))
+    if recorded:
         r = op(self.clone(), *args, **kwargs)
     else:
         with _no_record():
@@ -267,6 +269,8 @@ def _update(self, op, args, kwargs, node=None):
         raise RuntimeError(f"result type {r.dtype} can't be cast to the desired output "
                            f"type {self.dtype}")
     self.copy_(r)
+    if recorded:  # a result op saved is self now: changing self again fails backward
+        _C._saved_result_is(r, self)
     if node is None:  # PyTorch names an in-place op's node as the op's
         node = _C._grad_fn_name(r)
         node = node and _grad_node._node_type(node).__name__

@@ -179,6 +179,25 @@ tg_status tg__record(tg_op_ctx *c)
     return TG_OK;
 }
 
+tg_status tg_autograd_saved_result_is(tg_tensor *result, tg_tensor *dst)
+{
+    if (!result || !dst)
+        return tg__error(TG_ERR_ARG, "tg_autograd_saved_result_is: NULL tensor");
+    tg_node *n = result->grad_fn;
+    int o = result->out_index;
+    if (!n || o < 0 || o >= n->n_out || !n->saved_out[o] || n->released ||
+        result->dtype != dst->dtype || !tg__shape_eq(result->ndim, result->shape, dst->ndim,
+                                                      dst->shape))
+        return TG_OK;
+    tg_tensor *now = tg__alias_whole(dst);
+    if (!now)
+        return TG_ERR_NOMEM;
+    tg_release(n->saved_out[o]);
+    n->saved_out[o] = now;
+    n->ver_out[o] = dst->storage->version;
+    return TG_OK;
+}
+
 void tg__node_free_saved(tg_node *n)
 {
     if (n->fn_ctx)

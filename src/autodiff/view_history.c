@@ -118,6 +118,8 @@ static tg_tensor *positions(const tg_tensor *v, const tg_tensor *b)
  * like; a view that fails it, such as a sliding window, is refused) */
 static bool may_overlap(const tg_tensor *v)
 {
+    if (!v->numel)
+        return false;
     int order[TG_MAX_DIMS], n = 0;
     for (int i = 0; i < v->ndim; i++)
         if (v->shape[i] > 1)
@@ -253,7 +255,8 @@ void tg_view_untrack_temporary(tg_tensor *t)
     *b = NULL;
 }
 
-tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad)
+tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad,
+                               bool one_value)
 {
     const tg_tensor *b = t->view_base;
     tg_status s = view_rules(t, src_requires_grad);
@@ -267,7 +270,7 @@ tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requ
                          "tg_no_grad_begin/end", op);
     if (!tg_is_contiguous(b))
         return unsupported_base(op);
-    return may_overlap(t) ? tg__error(TG_ERR_ARG, "%s: some elements of the view refer to "
+    return !one_value && may_overlap(t) ? tg__error(TG_ERR_ARG, "%s: some elements of the view refer to "
                                       "a single memory location; clone it before writing "
                                       "to it", op)
                           : TG_OK;
@@ -294,7 +297,11 @@ tg_status tg__view_rebase(tg_tensor *t)
     if (whole)
         take_history(b, whole);
     tg_scope_end();
+    if (!whole)
+        return tg_last_status();
+    /* PyTorch's name for a base written through a view */
+    tg_set_grad_fn_name(b, "CopySlices");
     /* b's other views saw the write bump the version: they take b's new
      * history when they are next read */
-    return whole ? TG_OK : tg_last_status();
+    return TG_OK;
 }

@@ -24,8 +24,11 @@ void tg__view_track(tg_tensor *y, tg_tensor *x);
 tg_status tg__view_refresh(int n, tg_tensor *const *in);
 /* may in-place op `op` write view t while grad mode records? (errors say
  * why not; src_requires_grad: does another input of the op require grad,
- * which PyTorch's refusal of writes to multi-output views looks at) */
-tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad);
+ * which PyTorch's refusal of writes to multi-output views looks at;
+ * one_value: the op stores one value everywhere, which a view whose
+ * elements share memory may take) */
+tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad,
+                               bool one_value);
 /* after a recorded in-place write to view t: t's base takes the history
  * of the write */
 tg_status tg__view_rebase(tg_tensor *t);

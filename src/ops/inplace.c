@@ -24,8 +24,10 @@
 
 /* ---- checks --------------------------------------------------------------- */
 /* may t (input 0 of in-place op `op`; src: its other input, or NULL) be
- * written? */
-static tg_status check_dst(const char *op, const tg_tensor *t, const tg_tensor *src)
+ * written? `one_value`: the op stores one value everywhere (fill_), which
+ * an expanded destination may take, as in PyTorch */
+static tg_status check_dst(const char *op, const tg_tensor *t, const tg_tensor *src,
+                           bool one_value)
 {
     if (!tg__check_concrete(op, t))
         return tg_last_status();
@@ -35,12 +37,13 @@ static tg_status check_dst(const char *op, const tg_tensor *t, const tg_tensor *
                          "parameter updates)", op);
     /* an expanded (stride-0) destination would write one element many
      * times: accumulating ops would add repeatedly, threads would race */
-    for (int i = 0; i < t->ndim; i++)
+    for (int i = 0; i < t->ndim && !one_value && t->numel; i++)
         if (t->shape[i] > 1 && t->strides[i] == 0)
             return tg__error(TG_ERR_ARG, "%s: more than one element of the destination "
                              "refers to the same memory location (axis %d is expanded); "
                              "clone it before writing to it", op, i);
-    return tg_grad_enabled() ? tg__view_check_write(op, t, src && src->requires_grad) : TG_OK;
+    return tg_grad_enabled() ? tg__view_check_write(op, t, src && src->requires_grad, one_value)
+                             : TG_OK;
 }
 
 /* the output is the destination itself */
@@ -55,7 +58,7 @@ static tg_status check_dst_src(tg_op_ctx *c)
 {
     const char *op = c->op->name;
     const tg_tensor *dst = c->in[0], *src = c->in[1];
-    tg_status s = check_dst(op, dst, src);
+    tg_status s = check_dst(op, dst, src, false);
     if (s != TG_OK)
         return s;
     if (!tg__check_concrete(op, src))
@@ -157,24 +160,37 @@ static const tg_attr_spec fill_specs[] = {TG_SPEC_FLOAT(fill_attrs, value, 0), {
 
 static tg_status fill_infer(tg_op_ctx *c)
 {
-    tg_status s = check_dst(c->op->name, c->in[0], NULL);
+    tg_status s = check_dst(c->op->name, c->in[0], NULL, true);
     return s == TG_OK ? same_as_dst(c) : s;
+}
+
+/* dst's distinct elements: its expanded (stride-0) axes cut to one, so
+ * that each element is written once. Internal reference */
+static tg_tensor *distinct_elements(const tg_tensor *dst)
+{
+    int64_t shape[TG_MAX_DIMS];
+    for (int i = 0; i < dst->ndim; i++)
+        shape[i] = dst->strides[i] == 0 && dst->numel ? 1 : dst->shape[i];
+    return tg__alias(dst, dst->ndim, shape, dst->strides, dst->offset);
 }
 
 static tg_status fill_write(tg_op_ctx *c)
 {
-    tg_tensor *dst = c->in[0];
+    tg_tensor *dst = distinct_elements(c->in[0]);
+    tg_tensor *v = dst && !tg_is_contiguous(dst) ? tg__alloc(dst->dtype, 0, NULL) : NULL;
+    if (!dst || (!v && !tg_is_contiguous(dst))) {
+        tg_release(dst);
+        return TG_ERR_NOMEM;
+    }
     double value = ((const fill_attrs *)c->attr)->value;
-    if (tg_is_contiguous(dst)) {
+    if (!v) {
         tg__fill_contiguous(dst->dtype, tg__base(dst), dst->numel, value);
     } else {
-        tg_tensor *v = tg__alloc(dst->dtype, 0, NULL);
-        if (!v)
-            return TG_ERR_NOMEM;
         tg__store(v->dtype, tg__base(v), value);
         tg__convert_into(dst, v);
         tg_release(v);
     }
+    tg_release(dst);
     return written(c);
 }
 
@@ -277,7 +293,7 @@ static const tg_iter_row_fn scale_rows[TG_NUM_DTYPES] = {scale_f32, scale_f64, s
 
 static tg_status scale_infer(tg_op_ctx *c)
 {
-    tg_status s = check_dst(c->op->name, c->in[0], NULL);
+    tg_status s = check_dst(c->op->name, c->in[0], NULL, false);
     if (s == TG_OK && c->in[0]->dtype == TG_BOOL)
         s = tg__error(TG_ERR_DTYPE, "mul_scalar_: bool tensor is not supported");
     return s == TG_OK ? same_as_dst(c) : s;

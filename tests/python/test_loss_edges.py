@@ -1,7 +1,7 @@
 """Loss edge cases against PyTorch: unbatched cross_entropy / nll_loss
 (logits [C], 0-d target), mse_loss broadcasting a target, every label
 ignored (NaN loss, zero gradient), binary_cross_entropy's gradient at
-probabilities of exactly 0 and 1."""
+probabilities of exactly 0 and 1, kl_div at targets of 0 and below."""
 import warnings
 
 import numpy as np
@@ -65,3 +65,15 @@ def test_bce_gradient_at_zero_and_one(reduction):
     w = np.linspace(0.1, 1, 6).astype(np.float32)
     _run(lambda L, p, t, w: L.nn.functional.binary_cross_entropy(p, t, w, reduction=reduction),
          x, y, w)
+
+
+@needs_torch
+@pytest.mark.parametrize('reduction', ['sum', 'none', 'batchmean'])
+def test_kl_div_with_zero_and_negative_targets(reduction):
+    """PyTorch's formula xlogy(t, t) - t x: 0 where t is 0, NaN where it is
+    negative, and the input's gradient -t everywhere"""
+    target = np.array([[0.0, -1.0, 0.5, 2.0], [0.25, 0.0, 1.0, 3.0]])
+    x = np.array([[0.3, 0.2, -0.1, 1.0], [1.5, -2.0, 0.0, 0.5]])
+    _run(lambda L, a, t: L.nn.functional.kl_div(a, t, reduction=reduction), x, target)
+    _run(lambda L, a, t: L.nn.functional.kl_div(a, t, reduction=reduction, log_target=True),
+         x, target, grad=(0, 1))

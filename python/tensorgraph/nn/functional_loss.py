@@ -8,6 +8,7 @@ import warnings
 
 from .. import _C
 from .._creation import zeros
+from .._ops_cover import xlogy
 from .._ops_shape import broadcast_tensors
 from .functional_act import pairwise_distance
 
@@ -220,8 +221,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_target=False):
-    """target * (log target - input) (0 where target is 0); 'batchmean'
-    divides the sum by the batch size"""
+    """target * (log target - input) (0 where target is 0, NaN where it
+    is negative); 'batchmean' divides the sum by the batch size"""
     reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction == 'mean':
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
@@ -232,9 +233,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction='mean', log_
     if log_target:
         loss = _C.exp(target) * (target - input)
     else:
-        pos = target > 0
-        safe = _C.where(pos, target, _C.add(zeros((), dtype=target.dtype), 1))
-        loss = _C.where(pos, target * (_C.log(safe) - input), zeros((), dtype=input.dtype))
+        # PyTorch's formula: NaN where a target is negative, and the
+        # input's gradient is -target everywhere
+        loss = xlogy(target, target) - target * input
     if reduction == 'batchmean':
         s = _C.sum(loss)
         return s / input.shape[0] if input.ndim else s

@@ -1,0 +1,129 @@
+"""PyTorch's rules for in-place updates that a differential fuzzer of views
+and in-place ops (fuzz/python/diff_views.py) found tensorgraph breaking:
+an in-place op that keeps its result for the gradient (sigmoid_, tanh_,
+exp_) fails backward when the result is changed again; fill_ and zero_
+may write an expanded tensor; an empty expanded tensor may be written;
+x[i] = v writes only the view x[i]; a base written through a view has
+the node CopySlices; Tensor.unfold is a view."""
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import close, needs_torch, torch
+
+X = [0.5, -1.0, 2.0]
+
+
+@pytest.mark.parametrize("op", ["sigmoid_", "tanh_", "exp_", "sqrt_"])
+def test_result_kept_by_an_in_place_op_then_changed_fails_backward(op):
+    x = tg.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    getattr(y, op)()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: "
+                                           r"\[torch.FloatTensor \[3\]\], which is output 0 "
+                                           r"of \w+Backward0, is at version 2; expected "
+                                           r"version 1 instead"):
+        y.sum().backward()
+
+
+def test_in_place_op_that_keeps_its_input_may_be_followed_by_another():
+    """sin_ keeps the old value (a copy), not its result"""
+    x = tg.tensor(X, requires_grad=True)
+    y = x * 1.0
+    y.sin_()
+    y.add_(1)
+    y.sum().backward()
+    close(x.grad, np.cos(np.float32(X)))
+
+
+@needs_torch
+@pytest.mark.parametrize("ops", [("sigmoid_", "mul_"), ("tanh_", "zero_"), ("exp_", "fill_"),
+                                 ("relu_", "add_"), ("sin_", "mul_"), ("abs_", "neg_")])
+def test_in_place_chains_refused_or_run_as_torch(ops):
+    def run(L):
+        x = L.tensor(X, requires_grad=True)
+        y = x * 1.0
+        getattr(y, ops[0])()
+        second = getattr(y, ops[1])
+        second(2.0) if ops[1] in ("mul_", "add_", "fill_") else second()
+        try:
+            (y * y).sum().backward()
+        except RuntimeError:
+            return None
+        return x.grad.numpy()
+    want, got = run(torch), run(tg)
+    assert (want is None) == (got is None)
+    if want is not None:
+        close(got, want, 1e-6)
+
+
+def test_fill_and_zero_may_write_an_expanded_tensor():
+    for requires_grad in (False, True):
+        b = tg.tensor([[0.5], [1.0]], requires_grad=requires_grad) * 1.0
+        e = b.expand(2, 3)
+        e.fill_(2.0)
+        assert b.tolist() == [[2.0], [2.0]] and e.tolist() == [[2.0] * 3] * 2
+        e.zero_()
+        assert b.tolist() == [[0.0], [0.0]]
+        with pytest.raises(RuntimeError, match="same memory location"):
+            e.mul_(2)
+        with pytest.raises(RuntimeError, match="same memory location"):
+            e.copy_(tg.ones(2, 3))
+
+
+def test_an_empty_expanded_tensor_may_be_written():
+    b = tg.tensor([0.5, 1.0], requires_grad=True) * 1.0
+    e = b.expand(2, 2).narrow(1, 0, 0)
+    e.mul_(2)
+    e.relu_()
+    assert b.tolist() == [0.5, 1.0]
+
+
+def test_item_assignment_writes_only_the_selected_view():
+    a = tg.tensor([0.5], requires_grad=True)
+    e = (a * 1.0).reshape(1, 1).unsqueeze(0).expand(2, 1, 1)
+    e[0] = tg.tensor([[3.0]])  # e[0] is one element, though e repeats it
+    assert e.tolist() == [[[3.0]], [[3.0]]]
+    with pytest.raises(RuntimeError, match="same memory location"):
+        e[:, 0] = tg.tensor([[1.0], [2.0]])
+
+
+def test_base_written_through_a_view_is_copy_slices():
+    x = tg.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    y[0:2].mul_(2)
+    assert type(y.grad_fn).__name__ == "CopySlices"
+    z = x * 1.0
+    z[1:] = tg.tensor([1.0, 5.0])
+    assert type(z.grad_fn).__name__ == "CopySlices"
+    (y.sum() + (z * tg.tensor([1.0, 2.0, 3.0])).sum()).backward()
+    close(x.grad, [3.0, 2.0, 1.0])
+
+
+def test_unfold_is_a_view():
+    x = tg.tensor([0.5, 1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 1.0
+    u = b.unfold(0, 2, 2)
+    assert u._base is b and u.stride() == (2, 1)
+    assert type(u.grad_fn).__name__ == "UnfoldBackward0"
+    u.mul_(2)
+    assert b.tolist() == [1.0, 2.0, 4.0, 6.0]
+    w = tg.tensor(X + [4.0]) * 1.0
+    assert w.unfold(0, 3, 1).tolist() == [[0.5, -1.0, 2.0], [-1.0, 2.0, 4.0]]
+
+
+@needs_torch
+@pytest.mark.parametrize("dim,size,step", [(0, 3, 1), (1, 2, 1), (1, 1, 2), (0, 2, 3)])
+def test_unfold_values_and_gradient_as_torch(dim, size, step):
+    data = np.arange(20, dtype=np.float64).reshape(4, 5) / 7
+    got, want = [], []
+    for L, out in ((tg, got), (torch, want)):
+        x = L.tensor(data, requires_grad=True)
+        u = x.t().unfold(dim, size, step)
+        g = L.tensor(np.linspace(-1, 1, int(np.prod(tuple(u.shape)))).reshape(tuple(u.shape)))
+        (u * g).sum().backward()
+        out += [u.detach().numpy(), x.grad.numpy(), u.stride()]
+    close(got[0], want[0])
+    close(got[1], want[1], 1e-12)
+    assert got[2] == want[2]

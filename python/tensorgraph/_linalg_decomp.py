@@ -406,10 +406,28 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
-    """X with A X = B given A's Cholesky factor (input2) and B (input)"""
+    """X with A X = B given A's Cholesky factor (input2) and B (input).
+    The values come from two triangular solves; the gradients are
+    PyTorch's, which treat the factor as a full matrix (A = L L^T with
+    every entry of L, so the factor's gradient is not triangular): those of
+    solve(L L^T, B), added as (g - g) with the second g unrecorded"""
     L = input2.transpose(-2, -1) if upper else input2
-    Y = solve_triangular(L, input, upper=False)
-    return solve_triangular(L.transpose(-2, -1), Y, upper=True)
+    prev = _C._set_grad_enabled(False)
+    try:
+        Y = solve_triangular(L, input, upper=False)
+        X = solve_triangular(L.transpose(-2, -1), Y, upper=True)
+    finally:
+        _C._set_grad_enabled(prev)
+    if not (prev and (input.requires_grad or input2.requires_grad)):
+        return X
+    from ._linalg_lu import solve
+    full = solve(L @ L.transpose(-2, -1), input)
+    prev = _C._set_grad_enabled(False)
+    try:
+        unrecorded = solve(L @ L.transpose(-2, -1), input)
+    finally:
+        _C._set_grad_enabled(prev)
+    return X + (full - unrecorded)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):

@@ -75,6 +75,24 @@ def test_values_and_gradients_match_torch(name, fn, a):
 
 
 @needs_torch
+@pytest.mark.parametrize('upper', [False, True])
+def test_cholesky_solve_and_inverse_gradients_as_torch(upper):
+    """PyTorch's gradients treat the factor as a full matrix: the factor's
+    gradient is not triangular"""
+    factor = np.linalg.cholesky(SPD)
+    factor = factor.T.copy() if upper else factor
+    b, g = MATS[(5, 3)], WEIGHTS[(5, 5)]
+
+    def run(L):
+        f, rhs = _f64(L, factor, True), _f64(L, b, True)
+        x, inv = L.cholesky_solve(rhs, f, upper=upper), L.cholesky_inverse(f, upper=upper)
+        ((x * _f64(L, WEIGHTS[(5, 3)])).sum() + (inv * _f64(L, g)).sum()).backward()
+        return [_np(x), _np(inv), _np(f.grad), _np(rhs.grad)]
+    for got, want in zip(run(tg), run(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+@needs_torch
 def test_torch_forms_and_methods_match_torch():
     def run(L):
         A, S = _f64(L, MATS[(5, 3)]), _f64(L, SPD)

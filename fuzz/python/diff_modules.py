@@ -88,6 +88,22 @@ def _rnn_case(r):
     return kind, (inp, hid), kw, [shape]
 
 
+def _cell_case(r):
+    kind = r.choice(["RNNCell", "LSTMCell", "GRUCell"])
+    inp, hid = r.randint(1, 5), r.randint(1, 5)
+    kw = dict(bias=r.random() < 0.7)
+    if kind == "RNNCell":
+        kw["nonlinearity"] = r.choice(["tanh", "relu"])
+    b = r.randint(1, 3)
+    shapes = [(b, inp) if r.random() < 0.8 else (inp,)]
+    if r.random() < 0.5:
+        h = (b, hid) if len(shapes[0]) == 2 else (hid,)
+        shapes.append(h)
+    if kind == "LSTMCell" and len(shapes) == 2:
+        return kind, (inp, hid), kw, [shapes[0], ("pair", shapes[1])]
+    return kind, (inp, hid), kw, shapes
+
+
 def _mha_case(r):
     heads = r.choice([1, 2])
     e = heads * r.randint(1, 3)
@@ -285,7 +301,7 @@ def _activation_case(r):
 FAMILIES = {
     "conv": lambda r: _conv_case(r, r.randint(1, 3)),
     "conv_transpose": lambda r: _conv_case(r, r.randint(1, 3), transpose=True),
-    "norm": _norm_case, "rnn": _rnn_case, "mha": _mha_case, "transformer": _transformer_case,
+    "norm": _norm_case, "rnn": _rnn_case, "cell": _cell_case, "mha": _mha_case, "transformer": _transformer_case,
     "pool": _pool_case, "embedding": _embedding_case, "loss": _loss_case,
     "activation": _activation_case,
 }
@@ -313,6 +329,8 @@ def _make_input(spec, nr):
             return nr.choice([-1.0, 1.0], size=shape), False
         if kind == "bits":
             return nr.integers(0, 2, size=shape).astype(np.float64), False
+        if kind == "pair":
+            return (nr.standard_normal(shape), nr.standard_normal(shape)), True
         return nr.standard_normal(shape), True
     return nr.standard_normal(spec), True
 
@@ -363,12 +381,17 @@ def run_case(r, family, dtype_name="float64"):
                 start = {k: v.detach().numpy().copy() for k, v in mod.state_dict().items()}
             else:
                 mod.load_state_dict({k: tg.tensor(v) for k, v in start.items()})
-            xs = []
+            xs, leaves = [], []
             for arr, diff in inputs:
-                t = _to(lib, arr, fdt if arr.dtype == np.float64 else idt)
-                if diff:
-                    t.requires_grad_(True)
-                xs.append(t)
+                parts = arr if isinstance(arr, tuple) else (arr,)
+                ts = []
+                for p in parts:
+                    t = _to(lib, p, fdt if p.dtype == np.float64 else idt)
+                    if diff:
+                        t.requires_grad_(True)
+                    ts.append(t)
+                leaves += ts
+                xs.append(tuple(ts) if isinstance(arr, tuple) else ts[0])
             if lib is torch:
                 torch.manual_seed(0)
             out = _flatten(mod(*xs))
@@ -380,7 +403,7 @@ def run_case(r, family, dtype_name="float64"):
                 gs = [_to(lib, g, fdt) for o, g in floats if o.requires_grad]
                 lib.autograd.backward(outs, gs)
             res = {"out": [o.detach().numpy() for o in out]}
-            res["xgrad"] = [None if x.grad is None else x.grad.numpy() for x in xs]
+            res["xgrad"] = [None if x.grad is None else x.grad.numpy() for x in leaves]
             res["pgrad"] = {k: (None if p.grad is None else p.grad.numpy())
                             for k, p in mod.named_parameters()}
             res["buf"] = {k: b.numpy() for k, b in mod.named_buffers()}
@@ -389,7 +412,9 @@ def run_case(r, family, dtype_name="float64"):
             errors[lib.__name__] = "%s: %s" % (type(e).__name__, str(e)[:200])
             if lib is torch:
                 break
-    desc = "%s(%s, %s) train=%s inputs=%s" % (name, args, {k: (v if not isinstance(v, np.ndarray) else "arr") for k, v in kw.items()}, train, [a.shape for a, _ in inputs])
+    desc = "%s(%s, %s) train=%s inputs=%s" % (
+        name, args, {k: (v if not isinstance(v, np.ndarray) else "arr") for k, v in kw.items()},
+        train, [getattr(a, "shape", "pair") for a, _ in inputs])
     if "torch" in errors:
         return "SKIP"
     if "tensorgraph" in errors:

@@ -10,8 +10,8 @@
  * split zmm operations in two (AMD's Zen 4) and as twice that elsewhere.
  * With frozen (packed) weights, a third shape runs its vectors over
  * output channels: 64 of them (4 vectors) x 7 positions of one output
- * row, 28 accumulators and 4 weight vectors, the image's values
- * broadcast from memory: no wide overhang, which on ResNet's 7x7 planes
+ * row, 28 accumulators, 3 weight vectors and the broadcast image value
+ * (the fourth weight vector read by its multiply-adds): no wide overhang, which on ResNet's 7x7 planes
  * (layer 4) is 1/8 of the wide tiles' work, and 7 divides every plane
  * width of ResNet and the MobileNets. */
 #if defined(__x86_64__)
@@ -124,28 +124,31 @@ static void dense_out_store_f32(const float *tile, int np, int mr, int64_t n, in
 /* the 64-channel x 7-position tile's tap loop (tapso's contract: out[j]
  * holds position j's 64 sums), written out because the template's needs
  * 33 vector registers (28 sums, 4 weight vectors, the broadcast image
- * value) and GCC kept one sum on the stack, a load and a store per tap;
- * here each multiply-add broadcasts its image value from memory
- * ({1to16}, folded into the instruction): 28 sums in zmm0-27 (position
- * j's four in 4j .. 4j + 3) + 4 weight vectors in zmm28-31. ResNet-18's
- * 3x3 layers: 1-3% faster (docs/BENCHMARKS.md) */
-#define O47_FMA(at, w, acc) "vfmadd231ps " #at "(%%rax)%{1to16%}, %%zmm" #w ", %%zmm" #acc "\n\t"
+ * value) and GCC kept one sum on the stack, a load and a store per tap.
+ * Here 28 sums sit in zmm0-27 (position j's four in 4j .. 4j + 3), three
+ * of the tap's weight vectors in zmm28-30, each image value is broadcast
+ * once into zmm31, and the fourth weight vector is the memory operand of
+ * its multiply-add. Folding the broadcast into every multiply-add
+ * instead ({1to16}: 28 broadcast loads a tap rather than 7) ran at 60-70%
+ * of this on Zen 5: ResNet-18's 7x7 layers 1.3x faster
+ * (docs/BENCHMARKS.md) */
+#define O47_FMA(w, acc) "vfmadd231ps %%zmm31, %%zmm" #w ", %%zmm" #acc "\n\t"
 #define O47_POS(at, a0, a1, a2, a3)                                                   \
-    O47_FMA(at, 28, a0) O47_FMA(at, 29, a1) O47_FMA(at, 30, a2) O47_FMA(at, 31, a3)
+    "vbroadcastss " #at "(%%rax), %%zmm31\n\t" O47_FMA(28, a0) O47_FMA(29, a1)          \
+        O47_FMA(30, a2) "vfmadd231ps 192(%[a]), %%zmm31, %%zmm" #a3 "\n\t"
 #define O47_ZERO(r) "vpxord %%zmm" #r ", %%zmm" #r ", %%zmm" #r "\n\t"
 #define O47_ZERO4(a0, a1, a2, a3) O47_ZERO(a0) O47_ZERO(a1) O47_ZERO(a2) O47_ZERO(a3)
 #define O47_PUT(r) "vmovaps %%zmm" #r ", 64*" #r "(%[out])\n\t"
 #define O47_PUT4(a0, a1, a2, a3) O47_PUT(a0) O47_PUT(a1) O47_PUT(a2) O47_PUT(a3)
 #define O47_GET(r) "vmovaps 64*" #r "(%[out]), %%zmm" #r "\n\t"
 #define O47_GET4(a0, a1, a2, a3) O47_GET(a0) O47_GET(a1) O47_GET(a2) O47_GET(a3)
-/* one tap: its 4 weight vectors (with PF's prefetches), 28 multiply-adds,
- * on to the next; the flags say whether taps are left */
+/* one tap: 3 of its 4 weight vectors (with PF's prefetches), 28
+ * multiply-adds, on to the next; the flags say whether taps are left */
 #define O47_TAP(PF)                                                                    \
     "mov (%[off]), %%rax\n\t"                                                          \
     "vmovups 0(%[a]), %%zmm28\n\t"                                                     \
     "vmovups 64(%[a]), %%zmm29\n\t"                                                    \
     "vmovups 128(%[a]), %%zmm30\n\t"                                                   \
-    "vmovups 192(%[a]), %%zmm31\n\t"                                                   \
     PF "lea (%[img], %%rax, 4), %%rax\n\t"                                             \
     O47_POS(0, 0, 1, 2, 3) O47_POS(4, 4, 5, 6, 7) O47_POS(8, 8, 9, 10, 11)             \
     O47_POS(12, 12, 13, 14, 15) O47_POS(16, 16, 17, 18, 19)                            \

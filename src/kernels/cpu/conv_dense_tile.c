@@ -31,16 +31,10 @@ static bool zmm_split(void) { return tg__cpu_amd_family() == 0x19; }
  * ResNet-18's layers on AVX-512 (Zen 4, one thread), where these tiles
  * lost 4% to the wide ones on the 7x7 stem (147 taps) and 16% on a 1x1
  * projection (64 taps), and won 1-3% on the 3x3 layers at 56 and 28 wide
- * and 12-25% at 14 and 7 wide, whose wide rows overhang by 1/15 and 1/8 */
+ * and 12-25% at 14 and 7 wide, whose wide rows overhang by 1/15 and 1/8;
+ * on Zen 5 the same once their tap loop broadcast each image value once
+ * (conv_dense_avx512.c; docs/BENCHMARKS.md) */
 #define OUT_STORE_COST 18.0
-/* the tiles over output channels' multiply-adds in the time of the wide
- * tiles': as fast on Zen 4 (the fit above); on Zen 5 (AMD family 1Ah)
- * slower, per bench_conv_resnet --tile on one thread: ResNet-18's 3x3
- * stride-2 layers 56 -> 28 and 28 -> 14 ran in 0.88 and 0.81 ms on 64
- * x 7, 0.69 and 0.69 on 8 x 3, though 64 x 7 computes 3% and 14% fewer
- * positions; 14 -> 7 in 0.84 against 0.86-0.87; layer 4's 3x3 (7x7
- * planes) in 1.46 against 12 x 2's 1.65. 1.2 ranks all four so */
-static double out_fma(void) { return tg__cpu_amd_family() == 0x1A ? 1.2 : 1.0; }
 
 /* accumulators a multiply-add's latency times the FMA units keep busy:
  * a tile with fewer (AVX2's 4 x 1 tail) runs at that fraction of the
@@ -86,7 +80,7 @@ static double tile_cost(const tg__conv_geom *g, int64_t k, int64_t p, const tg__
         if (!forced && !g->w_serial)
             return -1;
         return (double)cdiv(g->o, kn->mr) * (double)(g->oh * cdiv(g->ow, kn->nr)) * kn->nv *
-               kn->nr * (fma * out_fma() * (double)k + OUT_STORE_COST);
+               kn->nr * (fma * (double)k + OUT_STORE_COST);
     }
     int64_t tiles = cdiv(p, kn->nr);
     *tail = tail_of(a, f64, kn, p - (tiles - 1) * kn->nr);

@@ -114,7 +114,18 @@ def _mha_case(r):
     b, lq, lk = r.randint(1, 2), r.randint(1, 4), r.randint(1, 4)
     def s(length, d):
         return (b, length, d) if kw["batch_first"] else (length, b, d)
-    return "MultiheadAttention", (e, heads), kw, [s(lq, e), s(lk, kw.get("kdim", e)), s(lk, kw.get("vdim", e))]
+    shapes = [s(lq, e), s(lk, kw.get("kdim", e)), s(lk, kw.get("vdim", e))]
+    if r.random() < 0.6:
+        # key_padding_mask, need_weights, attn_mask, average_attn_weights
+        kpm = ("boolmask", (b, lk)) if r.random() < 0.5 else ("const", None)
+        extra = lk + (1 if kw["add_bias_kv"] else 0)
+        am = r.choice([("const", None), ("boolmask", (lq, lk)), ("x", (lq, lk)),
+                       ("boolmask", (b * heads, lq, lk))])
+        if kw["add_bias_kv"] or kw["add_zero_attn"]:
+            am, kpm = ("const", None), ("const", None)  # their masks grow by a column
+        del extra
+        shapes += [kpm, ("const", r.random() < 0.7), am, ("const", r.random() < 0.5)]
+    return "MultiheadAttention", (e, heads), kw, shapes
 
 
 def _transformer_case(r):
@@ -128,6 +139,15 @@ def _transformer_case(r):
     def s(length):
         return (b, length, d) if kw["batch_first"] else (length, b, d)
     shapes = [s(l1)] + ([s(l2)] if kind.endswith("DecoderLayer") else [])
+    if r.random() < 0.6:
+        def mask(lq, lk):
+            return r.choice([("const", None), ("boolmask", (lq, lk)), ("x", (lq, lk))])
+        def kpm(length):
+            return r.choice([("const", None), ("boolmask", (b, length))])
+        if kind == "TransformerEncoderLayer":
+            shapes += [mask(l1, l1), kpm(l1)]
+        else:
+            shapes += [mask(l1, l1), mask(l1, l2), kpm(l1), kpm(l2)]
     return kind, (d, heads), kw, shapes
 
 
@@ -329,6 +349,12 @@ def _make_input(spec, nr):
             return nr.choice([-1.0, 1.0], size=shape), False
         if kind == "bits":
             return nr.integers(0, 2, size=shape).astype(np.float64), False
+        if kind == "boolmask":
+            m = nr.random(shape) < 0.3
+            m[..., 0] = False  # a row all masked is NaN in both libraries
+            return m, False
+        if kind == "const":
+            return spec[1], False
         if kind == "pair":
             return (nr.standard_normal(shape), nr.standard_normal(shape)), True
         return nr.standard_normal(shape), True
@@ -383,10 +409,16 @@ def run_case(r, family, dtype_name="float64"):
                 mod.load_state_dict({k: tg.tensor(v) for k, v in start.items()})
             xs, leaves = [], []
             for arr, diff in inputs:
+                if not isinstance(arr, (tuple, np.ndarray)):  # a Python value
+                    xs.append(arr)
+                    continue
                 parts = arr if isinstance(arr, tuple) else (arr,)
                 ts = []
                 for p in parts:
-                    t = _to(lib, p, fdt if p.dtype == np.float64 else idt)
+                    dt = fdt if p.dtype == np.float64 else idt
+                    if p.dtype == np.bool_:
+                        dt = torch.bool if lib is torch else tg.bool
+                    t = _to(lib, p, dt)
                     if diff:
                         t.requires_grad_(True)
                     ts.append(t)
@@ -414,7 +446,7 @@ def run_case(r, family, dtype_name="float64"):
                 break
     desc = "%s(%s, %s) train=%s inputs=%s" % (
         name, args, {k: (v if not isinstance(v, np.ndarray) else "arr") for k, v in kw.items()},
-        train, [getattr(a, "shape", "pair") for a, _ in inputs])
+        train, [getattr(a, "shape", a if not isinstance(a, tuple) else "pair") for a, _ in inputs])
     if "torch" in errors:
         return "SKIP"
     if "tensorgraph" in errors:

@@ -344,15 +344,20 @@ static const char *kept_weights(dense_job *j, tg__pack_entry **entry)
 static int64_t fill_offsets(const dense_job *j, int64_t rows, int64_t *off)
 {
     const tg__conv_geom *g = &j->g;
-    const int64_t plane = rows * j->wq, chan = g->sh * g->sw * plane;
+    const int64_t plane = rows * j->wq, chan = g->sh * g->sw * plane, taps = g->kh * g->kw;
     int64_t reach = 0;
-    for (int64_t c = 0, p = 0; c < g->c; c++)
-        for (int64_t i = 0; i < g->kh; i++)
-            for (int64_t jj = 0; jj < g->kw; jj++, p++) {
-                int64_t Y = i * g->dh, X = jj * g->dw, in = (Y / g->sh) * j->wq + X / g->sw;
-                off[p] = c * chan + ((Y % g->sh) * g->sw + X % g->sw) * plane + in;
-                reach = max64(reach, in);
-            }
+    /* channel 0's taps, then every other channel's as those plus c chan
+     * (the divisions once per tap of the kernel, not per tap of the
+     * product: ResNet's 512-channel layers spent 20 us a call here) */
+    for (int64_t i = 0, p = 0; i < g->kh; i++)
+        for (int64_t jj = 0; jj < g->kw; jj++, p++) {
+            int64_t Y = i * g->dh, X = jj * g->dw, in = (Y / g->sh) * j->wq + X / g->sw;
+            off[p] = ((Y % g->sh) * g->sw + X % g->sw) * plane + in;
+            reach = max64(reach, in);
+        }
+    for (int64_t c = 1; c < g->c; c++)
+        for (int64_t p = 0; p < taps; p++)
+            off[c * taps + p] = c * chan + off[p];
     return reach;
 }
 

@@ -52,10 +52,13 @@ def _numpy_dtype(data):
 
 
 def _refuse_data(a, data):
-    """PyTorch's errors for data that holds no numbers: strings are a
-    TypeError, other objects (None, sets, dicts) a RuntimeError"""
+    """PyTorch's errors for data that holds no numbers: a string is a
+    TypeError, strings inside a sequence a ValueError, other objects
+    (None, sets, dicts) a RuntimeError"""
     if a.dtype.kind in 'USa':
-        raise TypeError(f"tensor(): invalid data type 'str' (in {type(data).__name__} data)")
+        if isinstance(data, (list, tuple)):
+            raise ValueError("too many dimensions 'str'")
+        raise TypeError(f"tensor(): invalid data type '{type(data).__name__}'")
     if a.dtype.kind == 'O':
         raise RuntimeError(f"tensor(): could not infer a dtype of {type(data).__name__} data "
                            "(numbers, bools, nested lists of them, arrays and tensors are)")

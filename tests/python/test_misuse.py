@@ -332,6 +332,7 @@ CASES = [
     # argument types
     ("new_tensor of a str", lambda m, nn, F: _t(m).new_tensor("a"), TypeError),
     ("as_tensor of a str", lambda m, nn, F: m.as_tensor("a"), TypeError),
+    ("tensor of a list of str", lambda m, nn, F: m.tensor(["a", "b"]), ValueError),
     ("tensor of None", lambda m, nn, F: m.tensor(None), RuntimeError),
     ("tensor of a set", lambda m, nn, F: m.tensor({1, 2}), RuntimeError),
     ("tensor of a dict", lambda m, nn, F: m.tensor({1: 2}), RuntimeError),

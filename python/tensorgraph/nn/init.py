@@ -26,13 +26,24 @@ def _fans(t):
     return t.shape[1] * receptive, t.shape[0] * receptive
 
 
+# PyTorch's private names for these, which custom initializers call
+_calculate_fan_in_and_fan_out = _fans
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    if mode not in ('fan_in', 'fan_out'):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    return _fans(tensor)[0 if mode == 'fan_in' else 1]
+
+
 _UNIT_GAIN = ('linear', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
               'conv_transpose3d', 'sigmoid')
 
 
 def calculate_gain(nonlinearity, param=None):
     if nonlinearity in _UNIT_GAIN:
-        return 1.0
+        return 1  # an int, as PyTorch's
     if nonlinearity == 'selu':
         return 3.0 / 4
     if nonlinearity == 'tanh':

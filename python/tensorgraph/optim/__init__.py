@@ -39,7 +39,7 @@ required = _Required()
 
 class Optimizer:
     _kind = None
-    _defaults = {}
+    _defaults = {}  # in PyTorch's order: param_groups and state_dict keep it
 
     def __init__(self, params, **options):
         params = param_list(params)
@@ -289,7 +289,7 @@ class Adam(Optimizer):
                ('betas', 'beta parameter', (0, 1, False)),
                ('weight_decay', 'weight_decay value', (0, None, True)))
     _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False,
-                     foreach=None, maximize=False, capturable=False, differentiable=False,
+                     maximize=False, foreach=None, capturable=False, differentiable=False,
                      fused=False)
     _flags = ('capturable', 'differentiable', 'fused')  # PyTorch's AdamW: capturable only
 
@@ -306,7 +306,7 @@ class Adam(Optimizer):
 class AdamW(Adam):
     _kind = 'adamw'
     _defaults = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
-                     maximize=False, foreach=None, capturable=False)
+                     foreach=None, maximize=False, capturable=False)
     _flags = ('capturable',)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
@@ -321,7 +321,7 @@ class Adadelta(Optimizer):
                ('rho', 'rho value', (0, 1, True)),
                ('eps', 'epsilon value', (0, None, True)),
                ('weight_decay', 'weight_decay value', (0, None, True)))
-    _defaults = dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, maximize=False)
+    _defaults = dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, maximize=False, foreach=None)
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  maximize=False):
@@ -336,8 +336,8 @@ class RMSprop(Optimizer):
                ('momentum', 'momentum value', (0, None, True)),
                ('weight_decay', 'weight_decay value', (0, None, True)),
                ('alpha', 'alpha value', (0, None, True)))
-    _defaults = dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                     centered=False, foreach=None, maximize=False, differentiable=False)
+    _defaults = dict(lr=1e-2, momentum=0, alpha=0.99, eps=1e-8, centered=False,
+                     weight_decay=0, foreach=None, maximize=False, differentiable=False)
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, foreach=None, maximize=False, differentiable=False):
@@ -350,8 +350,8 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """PyTorch's Adagrad (its update written with tensor ops in adagrad.py)"""
     _kind = 'adagrad'
-    _defaults = dict(lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                     eps=1e-10, foreach=None, maximize=False)
+    _defaults = dict(lr=1e-2, lr_decay=0, eps=1e-10, weight_decay=0,
+                     initial_accumulator_value=0, foreach=None, maximize=False)
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False):

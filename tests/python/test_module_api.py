@@ -93,3 +93,11 @@ def test_sequential_slice_keeps_names_as_pytorch():
     assert t[0] is s[1] and s[-1] is s[2] and len(s[0:0]) == 0
     with pytest.raises(IndexError, match="index 3 is out of range"):
         s[3]
+
+
+def test_half_and_bfloat16_are_refused_by_name():
+    """no float16 or bfloat16 dtype: a TypeError that says so, not an
+    AttributeError"""
+    for cast in ("half", "bfloat16"):
+        with pytest.raises(TypeError, match=f"Linear.{cast}\\(\\): tensorgraph has no"):
+            getattr(tg.nn.Linear(2, 2), cast)()

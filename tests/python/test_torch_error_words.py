@@ -132,6 +132,8 @@ CASES = [  # (case, f, exception, message)
      'Integers to negative integer powers are not allowed.'),
     ('int_requires_grad', lambda m: m.arange(3).requires_grad_(), RuntimeError,
      'only Tensors of floating point dtype can require gradients'),
+    ('int_parameter', lambda m: m.nn.Parameter(m.arange(3)), RuntimeError,
+     'Only Tensors of floating point and complex dtype can require gradients'),
     ('backward_twice', lambda m: _twice(m), RuntimeError,
      'Trying to backward through the graph a second time (or directly access saved tensors '
      'after they have already been freed). Saved intermediate values of the graph are freed '

@@ -336,6 +336,14 @@ class Module:
     def double(self):
         return self._cast(_C.float64)
 
+    def half(self):
+        raise TypeError(f"{type(self).__name__}.half(): tensorgraph has no float16 dtype (its "
+                        f"floating point dtypes are float32 and float64)")
+
+    def bfloat16(self):
+        raise TypeError(f"{type(self).__name__}.bfloat16(): tensorgraph has no bfloat16 dtype "
+                        f"(its floating point dtypes are float32 and float64)")
+
     def cpu(self):
         return self
 

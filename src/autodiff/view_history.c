@@ -270,10 +270,10 @@ tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requ
                          "tg_no_grad_begin/end", op);
     if (!tg_is_contiguous(b))
         return unsupported_base(op);
-    return !one_value && may_overlap(t) ? tg__error(TG_ERR_ARG, "%s: some elements of the view refer to "
-                                      "a single memory location; clone it before writing "
-                                      "to it", op)
-                          : TG_OK;
+    if (!one_value && may_overlap(t))
+        return tg__error(TG_ERR_ARG, "%s: some elements of the view refer to a single memory "
+                         "location; clone it before writing to it", op);
+    return TG_OK;
 }
 
 tg_status tg__view_rebase(tg_tensor *t)

@@ -11,9 +11,10 @@
  * With frozen (packed) weights, a third shape runs its vectors over
  * output channels: 64 of them (4 vectors) x 7 positions of one output
  * row, 28 accumulators, 3 weight vectors and the broadcast image value
- * (the fourth weight vector read by its multiply-adds): no wide overhang, which on ResNet's 7x7 planes
- * (layer 4) is 1/8 of the wide tiles' work, and 7 divides every plane
- * width of ResNet and the MobileNets. */
+ * (the fourth weight vector read by its multiply-adds): no wide
+ * overhang, which on ResNet's 7x7 planes (layer 4) is 1/8 of the wide
+ * tiles' work, and 7 divides every plane width of ResNet and the
+ * MobileNets. */
 #if defined(__x86_64__)
 #define DENSE_ISA avx512y
 #define VEC_BYTES 32

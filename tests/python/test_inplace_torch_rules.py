@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorgraph as tg
-from conftest import close, needs_torch, torch
+from conftest import SANITIZED, close, needs_torch, torch
 
 X = [0.5, -1.0, 2.0]
 
@@ -37,25 +37,34 @@ def test_in_place_op_that_keeps_its_input_may_be_followed_by_another():
     close(x.grad, np.cos(np.float32(X)))
 
 
-@needs_torch
-@pytest.mark.parametrize("ops", [("sigmoid_", "mul_"), ("tanh_", "zero_"), ("exp_", "fill_"),
-                                 ("relu_", "add_"), ("sin_", "mul_"), ("abs_", "neg_")])
-def test_in_place_chains_refused_or_run_as_torch(ops):
-    def run(L):
-        x = L.tensor(X, requires_grad=True)
-        y = x * 1.0
-        getattr(y, ops[0])()
-        second = getattr(y, ops[1])
-        second(2.0) if ops[1] in ("mul_", "add_", "fill_") else second()
-        try:
-            (y * y).sum().backward()
-        except RuntimeError:
-            return None
-        return x.grad.numpy()
-    want, got = run(torch), run(tg)
-    assert (want is None) == (got is None)
-    if want is not None:
-        close(got, want, 1e-6)
+# (first op, second op, does PyTorch refuse the backward?)
+CHAINS = [("sigmoid_", "mul_", True), ("tanh_", "zero_", True), ("exp_", "fill_", True),
+          ("relu_", "add_", True), ("sin_", "mul_", False), ("abs_", "neg_", False)]
+
+
+def _chain(L, first, second):
+    x = L.tensor(X, requires_grad=True)
+    y = x * 1.0
+    getattr(y, first)()
+    op = getattr(y, second)
+    op(2.0) if second in ("mul_", "add_", "fill_") else op()
+    try:
+        (y * y).sum().backward()
+    except RuntimeError:
+        return None
+    return x.grad.numpy()
+
+
+@pytest.mark.parametrize("first,second,refused", CHAINS, ids=[c[0] + c[1] for c in CHAINS])
+def test_in_place_chains_refused_or_run_as_torch(first, second, refused):
+    got = _chain(tg, first, second)
+    assert (got is None) == refused
+    # PyTorch's refusal is a C++ exception, which aborts under the ASan preload
+    if torch is not None and not (refused and SANITIZED):
+        want = _chain(torch, first, second)
+        assert (want is None) == refused
+        if want is not None:
+            close(got, want, 1e-6)
 
 
 def test_fill_and_zero_may_write_an_expanded_tensor():

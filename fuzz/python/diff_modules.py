@@ -361,21 +361,14 @@ def _make_input(spec, nr):
     return nr.standard_normal(spec), True
 
 
-def _resolve_kw(kw, nr, lib):
-    out = {}
-    for k, v in kw.items():
-        if isinstance(v, tuple) and v and v[0] == "param":
-            arr = nr.uniform(0.2, 2.0, size=v[1])
-            out[k] = arr
-        else:
-            out[k] = v
-    return out
+def _resolve_kw(kw, nr):
+    """the constructor's arguments, ("param", shape) drawn as an array"""
+    return {k: nr.uniform(0.2, 2.0, size=v[1]) if isinstance(v, tuple) and v and v[0] == "param"
+            else v for k, v in kw.items()}
 
 
 def _to(lib, arr, dtype):
-    if lib is torch:
-        return torch.tensor(arr, dtype=dtype)
-    return tg.tensor(arr, dtype=dtype)
+    return lib.tensor(arr, dtype=dtype)
 
 
 def _flatten(out):
@@ -387,13 +380,13 @@ def _flatten(out):
     return [] if out is None else [out]
 
 
-def run_case(r, family, dtype_name="float64"):
+def run_case(r, family):
     name, args, kw, specs = FAMILIES[family](r)
     seed = r.randrange(1 << 30)
     # RReLU draws its slopes at random in training mode
     train = r.random() < 0.6 and name != "RReLU"
     nr = np.random.default_rng(seed)
-    kw = _resolve_kw(kw, nr, None)
+    kw = _resolve_kw(kw, nr)
     inputs = [_make_input(s, nr) for s in specs]
     results, errors = {}, {}
     for lib in (torch, tg):

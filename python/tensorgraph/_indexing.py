@@ -242,9 +242,10 @@ def check_index_put_dtypes(x, value, entries):
 
 def _setitem(x, idx, value):
     """x[idx] = value for any index, as one recorded in-place update of x:
-    the positions that idx selects (indexing a tensor of positions), value
-    broadcast to the selection and written there by one scatter over the
-    flattened x, then copied into x. Of repeated positions the last write
+    basic indices write the view x[idx] (autograd's view history gives x
+    the write); the others find the positions that idx selects (indexing
+    a tensor of positions), and value, broadcast to the selection, is
+    written there by one scatter over the flattened x, then copied into x. Of repeated positions the last write
     wins (scatter writes in order), and gradients are PyTorch's
     index_put's: x's is zero at the written positions, value's element
     takes the gradient of the position it was written to, repeated or not
@@ -257,25 +258,30 @@ def _setitem(x, idx, value):
     if _C.is_grad_enabled() and x.requires_grad and x.is_leaf:  # PyTorch's refusal
         raise RuntimeError(f"a {'view of a ' if basic else ''}leaf Variable that requires grad "
                            f"is being used in an in-place operation.")
-    n = x.numel()
-    positions = _C.from_numpy(np.arange(n, dtype=np.int64).reshape(tuple(x.shape)))
-    sel = np.asarray(positions[idx])
+    if basic:  # a write through the view x[idx], whose base's node is CopySlices
+        view = x[idx]
+        shape = tuple(view.shape)
+    else:
+        n = x.numel()
+        positions = _C.from_numpy(np.arange(n, dtype=np.int64).reshape(tuple(x.shape)))
+        sel = np.asarray(positions[idx])
+        shape = sel.shape
     if not isinstance(value, Tensor):
         value = tensor(value, dtype=x.dtype)
     given = value
     try:
-        value = value.expand(sel.shape)
+        value = value.expand(shape)
     except RuntimeError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} "
                            f"cannot be broadcast to indexing result of shape "
-                           f"{list(sel.shape)}") from None
+                           f"{list(shape)}") from None
     if value.dtype != x.dtype:  # checked after the shape, as PyTorch
         check_index_put_dtypes(x, given, entries)
         value = value.to(x.dtype)
-    recording = _C.is_grad_enabled() and (x.requires_grad or value.requires_grad)
-    if basic:  # a write through the view x[idx], whose base's node is CopySlices
-        x[idx].copy_(value)
+    if basic:
+        view.copy_(value)
         return
+    recording = _C.is_grad_enabled() and (x.requires_grad or value.requires_grad)
     prev = _C._set_grad_enabled(recording)
     try:
         flat = (x.clone() if recording else x).reshape(n)
@@ -283,5 +289,4 @@ def _setitem(x, idx, value):
         x.copy_(written.reshape(tuple(x.shape)))
     finally:
         _C._set_grad_enabled(prev)
-    # PyTorch's node: a write through a view of x (basic indices) or index_put
-    _C._name_inplace(x, 'IndexPutBackward0')
+    _C._name_inplace(x, 'IndexPutBackward0')  # PyTorch's node for index_put

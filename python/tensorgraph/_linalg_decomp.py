@@ -13,6 +13,7 @@ positive-definite, no convergence) run in eager mode only."""
 from . import _C
 from ._creation import arange, ones_like, tensor, zeros
 from ._dtype_info import finfo
+from ._grad_mode import no_grad
 from ._linalg_lu import _check_square, _eye
 
 Tensor = _C.Tensor
@@ -410,24 +411,16 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     The values come from two triangular solves; the gradients are
     PyTorch's, which treat the factor as a full matrix (A = L L^T with
     every entry of L, so the factor's gradient is not triangular): those of
-    solve(L L^T, B), added as (g - g) with the second g unrecorded"""
+    solve(L L^T, B) (_ops_cover._with_gradient_of)"""
     L = input2.transpose(-2, -1) if upper else input2
-    prev = _C._set_grad_enabled(False)
-    try:
+    with no_grad():
         Y = solve_triangular(L, input, upper=False)
         X = solve_triangular(L.transpose(-2, -1), Y, upper=True)
-    finally:
-        _C._set_grad_enabled(prev)
-    if not (prev and (input.requires_grad or input2.requires_grad)):
+    if not (_C.is_grad_enabled() and (input.requires_grad or input2.requires_grad)):
         return X
     from ._linalg_lu import solve
-    full = solve(L @ L.transpose(-2, -1), input)
-    prev = _C._set_grad_enabled(False)
-    try:
-        unrecorded = solve(L @ L.transpose(-2, -1), input)
-    finally:
-        _C._set_grad_enabled(prev)
-    return X + (full - unrecorded)
+    from ._ops_cover import _with_gradient_of  # which imports this module
+    return _with_gradient_of(X, lambda f: solve(f @ f.transpose(-2, -1), input), L)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):

@@ -176,22 +176,20 @@ static tg_tensor *distinct_elements(const tg_tensor *dst)
 
 static tg_status fill_write(tg_op_ctx *c)
 {
-    tg_tensor *dst = distinct_elements(c->in[0]);
-    tg_tensor *v = dst && !tg_is_contiguous(dst) ? tg__alloc(dst->dtype, 0, NULL) : NULL;
-    if (!dst || (!v && !tg_is_contiguous(dst))) {
-        tg_release(dst);
-        return TG_ERR_NOMEM;
-    }
+    tg_tensor *dst = c->in[0];
     double value = ((const fill_attrs *)c->attr)->value;
-    if (!v) {
+    if (tg_is_contiguous(dst)) {
         tg__fill_contiguous(dst->dtype, tg__base(dst), dst->numel, value);
-    } else {
-        tg__store(v->dtype, tg__base(v), value);
-        tg__convert_into(dst, v);
-        tg_release(v);
+        return written(c);
     }
-    tg_release(dst);
-    return written(c);
+    tg_tensor *each = distinct_elements(dst), *v = tg__alloc(dst->dtype, 0, NULL);
+    if (each && v) {
+        tg__store(v->dtype, tg__base(v), value);
+        tg__convert_into(each, v);
+    }
+    tg_release(each);
+    tg_release(v);
+    return each && v ? written(c) : TG_ERR_NOMEM;
 }
 
 static tg_status fill_grad(tg_grad_ctx *g)

@@ -21,6 +21,15 @@ def _register(hooks, hook):
     return h
 
 
+def _no_dtype(name, dtype):
+    """Module.half / bfloat16: the casts to dtypes tensorgraph lacks refuse"""
+    def cast(self):
+        raise TypeError(f"{type(self).__name__}.{name}(): tensorgraph has no {dtype} dtype "
+                        f"(its floating point dtypes are float32 and float64)")
+    cast.__name__ = name
+    return cast
+
+
 class Module:
     training = True
     _backward_hooks = _backward_pre_hooks = None  # modules whose __init__ has not run
@@ -336,13 +345,8 @@ class Module:
     def double(self):
         return self._cast(_C.float64)
 
-    def half(self):
-        raise TypeError(f"{type(self).__name__}.half(): tensorgraph has no float16 dtype (its "
-                        f"floating point dtypes are float32 and float64)")
-
-    def bfloat16(self):
-        raise TypeError(f"{type(self).__name__}.bfloat16(): tensorgraph has no bfloat16 dtype "
-                        f"(its floating point dtypes are float32 and float64)")
+    half = _no_dtype('half', 'float16')
+    bfloat16 = _no_dtype('bfloat16', 'bfloat16')
 
     def cpu(self):
         return self

@@ -86,9 +86,9 @@ static void test_rounded_division(void)
     CHECK(got[0] == 3 && got[1] == -3 && got[2] == -3 && got[3] == 3 && got[5] == INT64_MIN);
     CHECK_TENSOR(tg_floor_divide(T1(TG_UINT8, 2, 7, 200), T1(TG_UINT8, 2, 2, 7)),
                  ((double[]){3, 28}), 0);
-    /* int32 with a float 0-d tensor computes in float32 */
+    /* int32 with a float64 0-d tensor computes in float64 */
     tg_tensor *m = tg_floor_divide(T1(TG_INT32, 2, 7, -7), tg_scalar(TG_FLOAT64, 2.5));
-    CHECK(m && tg_dtype_of(m) == TG_FLOAT32);
+    CHECK(m && tg_dtype_of(m) == TG_FLOAT64);
     CHECK_TENSOR(m, ((double[]){2, -3}), 0);
     /* an integer divisor of 0 is an error, as in PyTorch */
     CHECK_ERROR(tg_floor_divide(T1(TG_INT64, 2, 1, 2), T1(TG_INT64, 2, 1, 0)), TG_ERR_ARG,
@@ -120,9 +120,9 @@ static void test_fmod_remainder_integers(void)
     /* uint8: remainder([7, 200], [3, 7]) = [1, 4] */
     CHECK_TENSOR(tg_remainder(T1(TG_UINT8, 2, 7, 200), T1(TG_UINT8, 2, 3, 7)),
                  ((double[]){1, 4}), 0);
-    /* mixed: int32 with a float 0-d tensor computes in float32:
+    /* mixed: int32 with a float32 0-d tensor computes in float32:
      * fmod(int32 [7,-7], 2.5) = [2., -2.] */
-    tg_tensor *m = tg_fmod(T1(TG_INT32, 2, 7, -7), tg_scalar(TG_FLOAT64, 2.5));
+    tg_tensor *m = tg_fmod(T1(TG_INT32, 2, 7, -7), tg_scalar(TG_FLOAT32, 2.5));
     CHECK(m && tg_dtype_of(m) == TG_FLOAT32);
     CHECK_TENSOR(m, ((double[]){2, -2}), 0);
     /* broadcasting [2,1] with [3] */

@@ -703,9 +703,11 @@ static tg_dtype add_type(tg_dtype da, int na, tg_dtype db, int nb)
 
 static void test_result_types(void)
 {
-    /* a 0-d tensor only counts when its category is higher */
-    CHECK(add_type(TG_INT32, 1, TG_FLOAT64, 0) == TG_FLOAT32);
-    CHECK(add_type(TG_FLOAT64, 0, TG_INT32, 1) == TG_FLOAT32);
+    /* a 0-d tensor only counts when its category is higher (then its
+     * dtype does, as in PyTorch) */
+    CHECK(add_type(TG_INT32, 1, TG_FLOAT64, 0) == TG_FLOAT64);
+    CHECK(add_type(TG_FLOAT64, 0, TG_INT32, 1) == TG_FLOAT64);
+    CHECK(add_type(TG_INT32, 1, TG_FLOAT32, 0) == TG_FLOAT32);
     CHECK(add_type(TG_INT32, 0, TG_FLOAT64, 0) == TG_FLOAT64);
     CHECK(add_type(TG_FLOAT32, 1, TG_FLOAT64, 0) == TG_FLOAT32);
     CHECK(add_type(TG_FLOAT32, 1, TG_FLOAT64, 1) == TG_FLOAT64);
@@ -717,7 +719,7 @@ static void test_result_types(void)
     CHECK(add_type(TG_FLOAT64, 0, TG_FLOAT32, 0) == TG_FLOAT64);
     /* values of a mixed add */
     tg_tensor *y = tg_add(tt_tensor(TG_INT32, 1, (int64_t[]){2}, (double[]){1, 2}),
-                          tg_scalar(TG_FLOAT64, 0.5));
+                          tg_scalar(TG_FLOAT32, 0.5));
     CHECK(tg_dtype_of(y) == TG_FLOAT32);
     CHECK_TENSOR(y, ((double[]){1.5, 2.5}), 0);
     /* scalar helpers: the scalar takes x's dtype, fractions go float */
@@ -729,6 +731,24 @@ static void test_result_types(void)
     /* true division of integers */
     CHECK(tg_dtype_of(tg_div(tg_ones(TG_INT64, 1, (int64_t[]){2}),
                              tg_ones(TG_INT64, 1, (int64_t[]){2}))) == TG_FLOAT32);
+}
+
+/* the default float: what integers become in true division, math
+ * functions and fractional scalars; only float dtypes are accepted */
+static void test_default_float(void)
+{
+    tg_tensor *i = tg_ones(TG_INT64, 1, (int64_t[]){2});
+    CHECK(tg_default_float() == TG_FLOAT32);
+    CHECK(tg_set_default_float(TG_FLOAT64) == TG_OK && tg_default_float() == TG_FLOAT64);
+    CHECK(tg_dtype_of(tg_div(i, i)) == TG_FLOAT64);
+    CHECK(tg_dtype_of(tg_sqrt(i)) == TG_FLOAT64);
+    CHECK(tg_dtype_of(tg_add_scalar(i, 0.5)) == TG_FLOAT64);
+    CHECK(tg_dtype_of(tg_mean(tg_cast(i, TG_FLOAT32), 0, NULL, false)) == TG_FLOAT32);
+    CHECK_FAILS(tg_set_default_float(TG_INT64), TG_ERR_DTYPE, "float dtype");
+    CHECK_FAILS(tg_set_default_float((tg_dtype)99), TG_ERR_DTYPE, "float dtype");
+    CHECK(tg_default_float() == TG_FLOAT64); /* a refusal changes nothing */
+    CHECK(tg_set_default_float(TG_FLOAT32) == TG_OK);
+    CHECK(tg_dtype_of(tg_div(i, i)) == TG_FLOAT32);
 }
 
 /* ---- element access ---------------------------------------------------------------- */
@@ -804,6 +824,7 @@ int main(void)
     RUN(test_dtype_basics);
     RUN(test_promote_types_table);
     RUN(test_result_types);
+    RUN(test_default_float);
     RUN(test_item_get_copy_to);
     return tt_finish();
 }

@@ -8,6 +8,12 @@ A case PyTorch refuses must be refused by tensorgraph too (any exception);
 a case tensorgraph refuses that PyTorch runs is reported.
 
     /usr/bin/python3 fuzz/python/diff_modules.py [--cases N] [--seed S] [--only NAME]
+                                                 [--default-float64]
+
+--default-float64 sets both libraries' default dtype to float64
+(set_default_dtype) and builds the modules in it instead of converting
+them with .double(): their parameters, buffers and the Python numbers
+inside their computations must then come out float64 unasked.
 
 PYTHONPATH must hold the built package (build/python). Prints one line per
 disagreement and a summary; exit status 1 when any case disagrees."""
@@ -380,6 +386,17 @@ def _flatten(out):
     return [] if out is None else [out]
 
 
+DEFAULT64 = False
+
+
+def _check_default_dtypes(lib, mod):
+    """under set_default_dtype(float64), a module's floating parameters
+    and buffers are made in it"""
+    for k, v in mod.state_dict().items():
+        if v.dtype.is_floating_point and v.dtype != lib.float64:
+            raise AssertionError(f"{lib.__name__}: {k} is {v.dtype} under a float64 default")
+
+
 def run_case(r, family):
     name, args, kw, specs = FAMILIES[family](r)
     seed = r.randrange(1 << 30)
@@ -394,8 +411,11 @@ def run_case(r, family):
             fdt = torch.float64 if lib is torch else tg.float64
             idt = torch.int64 if lib is torch else tg.int64
             kwl = {k: (_to(lib, v, fdt) if isinstance(v, np.ndarray) else v) for k, v in kw.items()}
-            mod = getattr(lib.nn, name)(*args, **kwl).double()
+            mod = getattr(lib.nn, name)(*args, **kwl)
+            mod = mod if DEFAULT64 else mod.double()
             mod.train(train)
+            if DEFAULT64:
+                _check_default_dtypes(lib, mod)
             if lib is torch:
                 start = {k: v.detach().numpy().copy() for k, v in mod.state_dict().items()}
             else:
@@ -485,7 +505,13 @@ def main():
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only")
+    ap.add_argument("--default-float64", action="store_true")
     a = ap.parse_args()
+    if a.default_float64:
+        global DEFAULT64
+        DEFAULT64 = True
+        torch.set_default_dtype(torch.float64)
+        tg.set_default_dtype(tg.float64)
     import warnings
     warnings.simplefilter("ignore")
     r = random.Random(a.seed)

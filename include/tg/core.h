@@ -54,7 +54,9 @@ const char *tg_status_name(tg_status s);
  * the result is the larger of the two in that order, except that mixing
  * uint8 with a signed integer gives the signed type (int32/int64).
  * Comparisons and logical ops give bool. Integer division (tg_div) of
- * integer inputs promotes to float32, as true division in PyTorch. */
+ * integer inputs promotes to the default float type, as true division in
+ * PyTorch; so do math functions of integers (tg_sqrt, ...), means of them
+ * and a 0-d float tensor meeting an integer tensor. */
 typedef enum tg_dtype {
     TG_FLOAT32 = 0,
     TG_FLOAT64,
@@ -70,6 +72,14 @@ const char *tg_dtype_name(tg_dtype dt); /* "float32", ... */
 bool tg_dtype_is_float(tg_dtype dt);
 bool tg_dtype_is_valid(int dt);
 tg_dtype tg_promote_types(tg_dtype a, tg_dtype b);
+
+/* The default float type (torch.get_default_dtype): TG_FLOAT32 until
+ * tg_set_default_float changes it. One setting for the process, read when
+ * an op's output dtype is decided (eagerly, or when a graph node is
+ * built): set it before starting threads that build ops. Only the float
+ * dtypes are accepted (TG_ERR_DTYPE otherwise, the setting unchanged). */
+tg_dtype tg_default_float(void);
+tg_status tg_set_default_float(tg_dtype dt);
 
 /* ---- devices -----------------------------------------------------------
  * A device is a kind (the CPU only; a GPU stays on paper, see

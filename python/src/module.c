@@ -557,7 +557,7 @@ tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref)
         double v = PyFloat_AsDouble(o);
         if (v == -1.0 && PyErr_Occurred())
             return NULL;
-        t = tg_scalar(has_ref && tg_dtype_is_float(ref) ? ref : TG_FLOAT32, v);
+        t = tg_scalar(has_ref && tg_dtype_is_float(ref) ? ref : tg_default_float(), v);
     } else {
         PyErr_Format(PyExc_TypeError, "expected a Tensor or a number, got %.100s",
                      Py_TYPE(o)->tp_name);
@@ -646,6 +646,23 @@ static PyObject *promote_types(PyObject *m, PyObject *const *args, Py_ssize_t n)
         return NULL;
     return Py_NewRef(tgpy_dtype(tg_promote_types(a, b)));
 }
+/* torch.set_default_dtype: the core's one setting (tg_set_default_float) */
+static PyObject *set_default_dtype(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    tg_dtype dt;
+    if (tgpy_parse_dtype(arg, &dt) < 0)
+        return NULL;
+    if (!tg_dtype_is_float(dt))
+        return PyErr_Format(PyExc_TypeError,
+                            "only floating-point types are supported as the default type");
+    return tg_set_default_float(dt) == TG_OK ? Py_NewRef(Py_None) : tgpy_raise();
+}
+static PyObject *get_default_dtype(PyObject *m, PyObject *unused)
+{
+    (void)m; (void)unused;
+    return Py_NewRef(tgpy_dtype(tg_default_float()));
+}
 static PyObject *kernels_report(PyObject *m, PyObject *unused)
 {
     (void)m; (void)unused;
@@ -657,6 +674,9 @@ static PyMethodDef module_methods[] = {
     {"get_num_threads", get_num_threads, METH_NOARGS, "The size of the thread pool."},
     {"_kernels_report", kernels_report, METH_NOARGS,
      "How the kernels run here and why (tg_kernels_report)."},
+    {"_set_default_dtype", set_default_dtype, METH_O,
+     "Sets the default float dtype (float32 or float64)."},
+    {"_get_default_dtype", get_default_dtype, METH_NOARGS, "The default float dtype."},
     {"promote_types", (PyCFunction)(void (*)(void))promote_types, METH_FASTCALL,
      "The dtype two tensors of these dtypes promote to."},
     {NULL, NULL, 0, NULL}};

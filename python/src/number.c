@@ -40,7 +40,7 @@ tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b)
             return tg_logical_and(a, b);
         if (fn != tg_div)
             return fn(a, b); /* the op's own rule or error */
-        da = db = TG_FLOAT32;
+        da = db = tg_default_float();
     } else if (da == TG_BOOL) {
         da = db;
     } else {

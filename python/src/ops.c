@@ -385,7 +385,7 @@ static void set_default(const param *p, argval *v)
 /* numbers and data given for tensor parameters, typed after the tensors */
 static int convert_numbers(const OpObject *op, PyObject **slots, argval *v, call_state *cs)
 {
-    tg_dtype ref = TG_FLOAT32;
+    tg_dtype ref = tg_default_float();
     bool has_ref = false;
     for (int k = 0; k < op->n_params; k++) /* the first non-bool tensor decides */
         if (v[k].t && (!has_ref || ref == TG_BOOL)) {

@@ -54,16 +54,16 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             shape[0] = 0;
         for (Py_ssize_t i = 0; i < n; i++)
             shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(args, i));
-        return tgpy_wrap_as(type, tg_zeros(TG_FLOAT32, n ? (int)n : 1, shape));
+        return tgpy_wrap_as(type, tg_zeros(tg_default_float(), n ? (int)n : 1, shape));
     }
     if (n != 1) {
         PyErr_SetString(PyExc_TypeError, "Tensor(*sizes) or Tensor(data)");
         return NULL;
     }
-    tg_tensor *t = tgpy_as_tensor(PyTuple_GET_ITEM(args, 0), TG_FLOAT32, true);
+    tg_tensor *t = tgpy_as_tensor(PyTuple_GET_ITEM(args, 0), tg_default_float(), true);
     if (!t)
         return NULL;
-    tg_tensor *f = tg_cast(t, TG_FLOAT32);
+    tg_tensor *f = tg_cast(t, tg_default_float());
     tg_release(t);
     return tgpy_wrap_as(type, f);
 }

@@ -85,7 +85,7 @@ tg_generator *tgpy_generator(PyObject *o); /* None: the default one */
  * A Python number becomes a 0-d tensor typed as PyTorch types a scalar
  * next to a tensor of dtype `ref` (has_ref false: no tensor around):
  * bool -> bool; int -> ref unless ref is bool (then int64); float ->
- * ref when ref is floating point, else float32. Lists and arrays go
+ * ref when ref is floating point, else the default float. Lists and arrays go
  * through tensorgraph.tensor. Returns a new reference or NULL. */
 tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref);
 /* the dtype a Python number next to a tensor of dtype ref takes: ref's,
@@ -93,7 +93,7 @@ tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref);
  * (the quotient is computed in float: uint8 / -3 is -84, not 252 / 253) */
 static inline tg_dtype tgpy_number_ref(bool true_division, tg_dtype ref)
 {
-    return true_division && !tg_dtype_is_float(ref) ? TG_FLOAT32 : ref;
+    return true_division && !tg_dtype_is_float(ref) ? tg_default_float() : ref;
 }
 int tgpy_is_scalar(PyObject *o);
 /* fills shape from an int or a sequence of ints; -1 with an error */

@@ -27,8 +27,8 @@ def _finish(t, requires_grad):
 
 
 def _numpy_dtype(data):
-    """PyTorch's inference for Python data: floats -> float32 (the default
-    dtype), ints -> int64, bools -> bool; numpy arrays keep theirs"""
+    """PyTorch's inference for Python data: floats -> the default dtype
+    (float32 unless set_default_dtype changed it), ints -> int64, bools -> bool; numpy arrays keep theirs"""
     if isinstance(data, np.ndarray):
         return None
     first = data
@@ -42,7 +42,7 @@ def _numpy_dtype(data):
             return a.dtype if a.dtype in _NP_TO_TG or a.dtype.kind == 'f' else np.int64
     a = np.asarray(data)
     if a.dtype.kind == 'f':
-        return np.float32
+        return _TG_TO_NP[_C._get_default_dtype()]
     if a.dtype.kind in 'iu':
         return np.int64
     if a.dtype.kind == 'b':
@@ -108,14 +108,14 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype)
 
 
-def _dt(dtype, default=_C.float32):
-    return default if dtype is None else dtype
+def _dt(dtype):
+    return _C._get_default_dtype() if dtype is None else dtype
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = (_C.bool if isinstance(fill_value, builtins.bool) else
-                 _C.int64 if isinstance(fill_value, builtins.int) else _C.float32)
+                 _C.int64 if isinstance(fill_value, builtins.int) else _C._get_default_dtype())
     return _finish(_C._full(tuple(size), dtype, fill_value), requires_grad)
 
 
@@ -190,7 +190,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                         for v in (start, end, step))
     if dtype is None:
         ints = all(isinstance(v, builtins.int) for v in (start, end, step))
-        dtype = _C.int64 if ints else _C.float32
+        dtype = _C.int64 if ints else _C._get_default_dtype()
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (end - start) * step < 0:  # PyTorch refuses what ONNX Range makes empty
@@ -204,7 +204,7 @@ def _traced_arange(start, end, step, dtype):
     if dtype is None:
         ints = all(not v.is_floating_point() if isinstance(v, _C.Tensor)
                    else isinstance(v, builtins.int) for v in (start, end, step))
-        dtype = _C.int64 if ints else _C.float32
+        dtype = _C.int64 if ints else _C._get_default_dtype()
     b = []
     for v in (start, end, step):
         if isinstance(v, _C.Tensor):

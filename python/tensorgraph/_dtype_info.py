@@ -19,10 +19,10 @@ def _dtype_arg(name, dtype):
 
 class finfo:
     """bits eps max min tiny (smallest_normal) resolution dtype of a
-    floating-point dtype (default: the default dtype, float32)"""
+    floating-point dtype (default: the default dtype)"""
 
     def __init__(self, type=None):
-        dt = _C.float32 if type is None else _dtype_arg('finfo', type)
+        dt = _C._get_default_dtype() if type is None else _dtype_arg('finfo', type)
         if not dt.is_floating_point:
             raise TypeError("finfo() requires a floating point input type. Use iinfo to "
                             "handle 'finfo'")  # PyTorch's words

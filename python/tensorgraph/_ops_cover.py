@@ -58,7 +58,7 @@ def swapdims(input, dim0, dim1):
 def _float(x):
     """integer and bool inputs in the default float dtype (PyTorch's
     floating-point functions)"""
-    return x if x.dtype.is_floating_point else x.to(_C.float32)
+    return x if x.dtype.is_floating_point else x.to(_C._get_default_dtype())
 
 
 def _as_tensor(x, like=None):
@@ -306,7 +306,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError(f"number of steps must be non-negative, got {steps}")
     e = np.linspace(start, end, steps, dtype=np.float64)
-    return tensor(np.power(float(base), e), dtype=dtype or _C.float32,
+    return tensor(np.power(float(base), e), dtype=dtype or _C._get_default_dtype(),
                   requires_grad=requires_grad)
 
 
@@ -337,7 +337,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_gra
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         shape = tuple(size)
-        dt = dtype or _C.float32
+        dt = dtype or _C._get_default_dtype()
     else:
         if size is not None:
             raise TypeError("normal(): size is only taken when mean and std are numbers")

@@ -35,7 +35,7 @@ def _t(x, like=None):
 def _float(x):
     """integer and bool inputs computed in the default float dtype, as
     PyTorch's floating-point functions do"""
-    return x if x.dtype.is_floating_point else x.to(_C.float32)
+    return x if x.dtype.is_floating_point else x.to(_C._get_default_dtype())
 
 
 _CATEGORY = {_C.bool: 0, _C.uint8: 1, _C.int32: 1, _C.int64: 1, _C.float32: 2, _C.float64: 2}
@@ -68,7 +68,7 @@ def _float_pair(a, b, name=None):
                                 f"{i + 1}) must be Tensor, not {type(t).__name__}")
     dt = _result_dtype(a, b)
     if not dt.is_floating_point:
-        dt = _C.float32
+        dt = _C._get_default_dtype()
     return a.to(dt), b.to(dt)
 
 
@@ -378,7 +378,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     m = n if m is None else m
     if out is not None and dtype is None:
         dtype = out.dtype if isinstance(out, _C.Tensor) else None
-    e = (arange(n).unsqueeze(1) == arange(m).unsqueeze(0)).to(dtype or _C.float32)
+    e = (arange(n).unsqueeze(1) == arange(m).unsqueeze(0)).to(dtype or _C._get_default_dtype())
     if requires_grad:
         e.requires_grad_(True)
     if out is not None:
@@ -388,13 +388,17 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 def get_default_dtype():
-    return _C.float32
+    """the dtype Python floats, floating factories (zeros, rand, ...), new
+    modules' parameters and true division of integers take"""
+    return _C._get_default_dtype()
 
 
 def set_default_dtype(d):
-    if d != _C.float32:
-        raise NotImplementedError("set_default_dtype: tensorgraph's default dtype is "
-                                  "float32 and cannot be changed")
+    """float32 (the start) or float64, for the whole process, as PyTorch's;
+    tg.function traces made under the old default trace again"""
+    _C._set_default_dtype(d)
+    from . import _trace_guards
+    _trace_guards.changed()
 
 
 def deg2rad(input):

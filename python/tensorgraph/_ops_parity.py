@@ -328,7 +328,7 @@ def channel_shuffle(input, groups):
 def _window(name, window_length, periodic, dtype, requires_grad, values):
     """values(n, denom) for n = 0 .. length-1 (float64) as the window of
     window_length (periodic: the symmetric window one longer, cut)"""
-    dtype = _C.float32 if dtype is None else dtype
+    dtype = _C._get_default_dtype() if dtype is None else dtype
     if not dtype.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length < 0:
@@ -400,7 +400,7 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  #
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = builtins.int(math.floor((end - start) / step)) + 1
-    dtype = _C.float32 if dtype is None else dtype
+    dtype = _C._get_default_dtype() if dtype is None else dtype
     vals = start + step * np.arange(n, dtype=np.float64)
     if not dtype.is_floating_point:
         vals = np.asarray(start, dtype=np.int64) + np.asarray(step, dtype=np.int64) * \
@@ -506,7 +506,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
                            f"it's spacing and dim arguments to have the same length, but got "
                            f"a spacing argument of length {len(spacing)} and a dim argument "
                            f"of length {len(dims)}.")
-    x = input if input.dtype.is_floating_point else input.to(_C.float32)
+    x = input if input.dtype.is_floating_point else input.to(_C._get_default_dtype())
     return tuple(_gradient_1d(x, d, h, edge_order) for d, h in zip(dims, spacing))
 
 

@@ -25,7 +25,7 @@ def _prepare(input, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
-    out_dtype = input.dtype if input.dtype.is_floating_point else _C.float32
+    out_dtype = input.dtype if input.dtype.is_floating_point else _C._get_default_dtype()
     return input.to(_C.float64), out_dtype
 
 

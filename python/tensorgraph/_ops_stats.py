@@ -344,7 +344,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                          f"input with {input.ndim} dimensions")
     x = input if input.ndim == 2 else input.reshape(1, -1)
     if not x.dtype.is_floating_point:
-        x = x.to(_C.float32)
+        x = x.to(_C._get_default_dtype())
     n = x.shape[1]
     w = None
     if fweights is not None:

@@ -10,7 +10,8 @@ called while a trace runs is noted with its flag and the identity of its
 own parameters and buffers, and a traced graph is reused only while those
 hold (as torch.compile guards on them); otherwise the function traces
 again, once per combination; so does a parameter frozen or unfrozen
-(requires_grad_) since the trace. (Writes into the same tensors, an
+(requires_grad_) since the trace, and a change of the default dtype
+(set_default_dtype: Python floats in the trace took the old one). (Writes into the same tensors, an
 optimizer's step or load_state_dict, change nothing here: the graph reads
 them when it runs.)"""
 import weakref
@@ -21,7 +22,7 @@ stack = []  # per active trace (traces nest): id(module) -> module
 steps = []  # per active trace: the optimizer steps it compiled, (optimizer, group, lr)
 # bumped wherever a module's parameters, buffers or training flag may change
 # (Module's __setattr__, __delattr__, register_*, train/eval, dtype
-# conversions): while it stays, the flags and tensors a trace noted hold
+# conversions, set_default_dtype): while it stays, the flags and tensors a trace noted hold
 epoch = [0]
 
 
@@ -95,7 +96,7 @@ def _requires_grad(m):
 class Guards:
     """the modules a trace called: their flags, and their tensors as of
     epoch `seen`"""
-    __slots__ = ('flags', 'tensors', 'grads', 'seen', 'seen_grads', 'steps')
+    __slots__ = ('flags', 'tensors', 'grads', 'seen', 'seen_grads', 'steps', 'default_dtype')
 
     def __init__(self, modules, steps=()):
         self.steps = tuple(_Step(*s) for s in steps)
@@ -104,11 +105,14 @@ class Guards:
         self.grads = tuple(_requires_grad(m) for m in modules)
         self.seen = epoch[0]
         self.seen_grads = _C._requires_grad_epoch()
+        self.default_dtype = _C._get_default_dtype()
 
     def hold(self):
         """whether every module still has its flag and its tensors (a module
         gone since cannot be called again: it holds)"""
         if self.seen != epoch[0]:  # train()/eval() and assignments move the epoch
+            if self.default_dtype != _C._get_default_dtype():
+                return False
             for (ref, training), tensors in zip(self.flags, self.tensors):
                 m = ref()
                 if m is not None and (bool(m.training) != training or _tensors(m) != tensors):

@@ -34,7 +34,7 @@ def sinc(input):
 
 
 def _floating(x):
-    return x if x.dtype.is_floating_point else x.to(_C.float32)
+    return x if x.dtype.is_floating_point else x.to(_C._get_default_dtype())
 
 
 def ndtr(input):
@@ -47,7 +47,7 @@ def xlog1py(input, other):
     """input * log1p(other), 0 where input is 0 (unless other is NaN)"""
     if not isinstance(other, _C.Tensor):
         other = _C.add(zeros((), dtype=input.dtype if input.dtype.is_floating_point
-                             else _C.float32), other)
+                             else _C._get_default_dtype()), other)
     if not isinstance(input, _C.Tensor):
         input = _C.add(zeros((), dtype=other.dtype), input)
     from ._ops_math import _float_pair

@@ -180,7 +180,7 @@ static tg_status binary_infer(tg_op_ctx *c)
     tg_dtype dt = tg_result_type(a, b);
     if (!tg_dtype_is_float(dt) && c->op == &tg_op_div &&
         ((const div_attrs *)c->attr)->true_div)
-        dt = TG_FLOAT32;
+        dt = tg_default_float();
     return tg_infer_broadcast(c, dt);
 }
 
@@ -537,9 +537,10 @@ static tg_tensor *with_scalar(tg_tensor *(*op)(tg_tensor *, tg_tensor *),
     if (!x) /* usually an earlier failure: keep its message */
         return tg__error_is_set() ? NULL
                                   : tg__error_null(TG_ERR_ARG, "scalar op: input is NULL");
-    /* a fractional scalar with an integer tensor computes in float */
+    /* a fractional scalar with an integer tensor computes in the default
+     * float, as a Python float does in PyTorch */
     tg_dtype dt = tg_dtype_is_float(x->dtype) || (isfinite(s) && s == floor(s))
-                      ? x->dtype : TG_FLOAT64;
+                      ? x->dtype : tg_default_float();
     TG_LOCAL_BEGIN();
     tg_tensor *y = op(x, tg_scalar(dt, s));
     TG_LOCAL_RETURN(y);

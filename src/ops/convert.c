@@ -17,8 +17,6 @@ tg_dtype tg_result_type(const tg_tensor *a, const tg_tensor *b)
         const tg_tensor *dim = a0 ? b : a, *zero = a0 ? a : b;
         if (category(zero->dtype) <= category(dim->dtype))
             return dim->dtype;
-        if (category(zero->dtype) == 2)
-            return TG_FLOAT32; /* the default float type */
         return tg_promote_types(dim->dtype, zero->dtype);
     }
     return tg_promote_types(a->dtype, b->dtype);

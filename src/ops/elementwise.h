@@ -7,8 +7,9 @@
 #include "ops/op.h"
 
 /* PyTorch's result_type for two tensors: 0-d tensors take part only when
- * their category (bool < integer < float) is higher than the other's;
- * an integer tensor with a float 0-d tensor gives float32 */
+ * their category (bool < integer < float) is higher than the other's:
+ * an integer tensor with a float64 0-d tensor gives float64 (a Python
+ * float arrives as a 0-d tensor of the default float, tg_default_float) */
 tg_dtype tg_result_type(const tg_tensor *a, const tg_tensor *b);
 /* infers a broadcast binary op with output dtype dt */
 tg_status tg_infer_broadcast(tg_op_ctx *c, tg_dtype dt);

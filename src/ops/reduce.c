@@ -101,7 +101,7 @@ static tg_dtype out_dtype(tg_red_dtype rule, tg_dtype dt)
     bool is_int = !tg_dtype_is_float(dt);
     switch (rule) {
     case TG_RDT_INT64: return is_int ? TG_INT64 : dt;
-    case TG_RDT_TO_FLOAT: return is_int ? TG_FLOAT32 : dt;
+    case TG_RDT_TO_FLOAT: return is_int ? tg_default_float() : dt;
     case TG_RDT_INDEX: return TG_INT64;
     default: return dt;
     }

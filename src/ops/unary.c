@@ -91,12 +91,12 @@ tg_status tg__unary_infer(tg_op_ctx *c)
     const unary_def *u = (const unary_def *)c->op;
     tg_dtype dt = c->in[0]->dtype;
     /* math functions (input spec tg__unary_math_in) take bools as
-     * PyTorch's do, as 0 and 1 in float32; activations refuse them */
+     * PyTorch's do, as 0 and 1 in the default float; activations refuse them */
     if (dt == TG_BOOL && !(c->op->inputs[0].dtypes & TG_DTS_BOOL))
         return tg__error(TG_ERR_DTYPE, "%s: bool input is not supported; cast it "
                          "first", c->op->name);
     if (!tg_dtype_is_float(dt) && !is_int_row_table(u->rows))
-        dt = TG_FLOAT32;
+        dt = tg_default_float();
     return tg_infer_set(c, 0, dt, c->in[0]->ndim, c->in[0]->shape);
 }
 

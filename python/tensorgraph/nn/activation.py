@@ -117,7 +117,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype or _C.float32))
+        self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype or _C._get_default_dtype()))
 
     def reset_parameters(self):
         with _no_grad():

@@ -7,7 +7,7 @@ class Parameter(_C.Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            data = _C._full((0,), _C.float32, 0)
+            data = _C._full((0,), _C._get_default_dtype(), 0)
         if requires_grad and isinstance(data, _C.Tensor) and not data.dtype.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")  # PyTorch's words on this path

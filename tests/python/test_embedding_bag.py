@@ -49,3 +49,17 @@ def test_embedding_bag_module_and_errors():
         m(tg.tensor([[1]]), tg.tensor([0]))
     with pytest.raises(ValueError, match="mode"):
         tg.nn.functional.embedding_bag(tg.tensor([[1]]), m.weight, mode='median')
+
+
+@pytest.mark.parametrize('mode', ['sum', 'mean', 'max'])
+@pytest.mark.parametrize('inp,offsets', [([[1, 1]], None), ([1, 1], [0, 0, 2]), ([], [0])])
+def test_bags_of_only_padding_give_the_weight_a_zero_gradient(mode, inp, offsets):
+    """empty and all-padding bags are zeros that still reach the weight: its
+    gradient is zeros, not None (PyTorch's)"""
+    m = tg.nn.EmbeddingBag(5, 2, mode=mode, padding_idx=1)
+    x = tg.tensor(inp, dtype=tg.int64)
+    out = m(x, None if offsets is None else tg.tensor(offsets, dtype=tg.int64))
+    out.sum().backward()
+    assert out.shape == (1 if offsets is None else len(offsets), 2)
+    assert not out.detach().numpy().any()
+    assert m.weight.grad is not None and not m.weight.grad.numpy().any()

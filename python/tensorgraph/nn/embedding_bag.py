@@ -13,14 +13,14 @@ from .sparse import embedding
 __all__ = ['embedding_bag', 'EmbeddingBag']
 
 
-def _reduce(rows, keep, mode, dim_out):
-    """one bag: rows [n, D] of which keep [n] (bool) count; zeros when none"""
-    if rows.shape[0] == 0:
-        return zeros(dim_out, dtype=rows.dtype)
+def _reduce(rows, keep, mode):
+    """one bag: rows [n, D] of which keep [n] (bool) count; zeros when none
+    (a sum of no rows, so that the weight still gets its zero gradient, as
+    PyTorch's)"""
     if keep is not None:
-        if not bool(keep.any()):
-            return zeros(dim_out, dtype=rows.dtype)
-        rows = rows[keep]
+        rows = rows[keep] if bool(keep.any()) else rows[:0]
+    if rows.shape[0] == 0:
+        return rows.sum(0)
     if mode == 'sum':
         return rows.sum(0)
     if mode == 'mean':
@@ -81,10 +81,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     keep = None
     if padding_idx is not None:
         keep = flat != padding_idx % weight.shape[0]
-    bags = [_reduce(rows[s:e], keep[s:e] if keep is not None else None, mode, weight.shape[1])
+    bags = [_reduce(rows[s:e], keep[s:e] if keep is not None else None, mode)
             for s, e in bounds]
     if not bags:
-        return zeros(0, weight.shape[1], dtype=weight.dtype)
+        return rows[:0]  # [0, D], connected to the weight as the bags above
     from .. import stack
     return stack(bags, 0)
 

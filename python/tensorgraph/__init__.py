@@ -75,6 +75,9 @@ def show_config():
 from . import nn, optim, utils  # noqa: E402
 # torch.conv2d & co. take padding='same' | 'valid' as F.conv2d does
 from .nn.functional_conv import conv1d, conv2d, conv3d  # noqa: E402,F401,F811
+# unbatched inputs ([C, L], [C, H, W], ...) too, as PyTorch's top-level pools
+from .nn.functional import (max_pool1d, max_pool2d, max_pool3d,  # noqa: E402,F401,F811
+                            avg_pool1d)
 from .serialization import save, load  # noqa: E402
 from .function import function  # noqa: E402
 from ._device import device  # noqa: E402

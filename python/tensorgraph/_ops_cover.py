@@ -160,7 +160,12 @@ def copysign(input, other):
     b = _as_tensor(other, a)
     neg = signbit(b) if b.dtype.is_floating_point else b < 0
     a = _float_pair(a, b)[0]
-    return _C.where(neg, -a.abs(), a.abs())
+    out = _C.where(neg, -a.abs(), a.abs())
+    if b.requires_grad:
+        # other's gradient is zeros, not None (PyTorch's): subtract a zero
+        # that reaches b (x - 0 keeps the sign of a zero x)
+        out = out - _C.where(tensor(False), b, tensor(0.0, dtype=out.dtype))
+    return out
 
 
 def heaviside(input, values):

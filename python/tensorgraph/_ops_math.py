@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _C
 from ._creation import arange, tensor, zeros
+from ._grad_mode import no_grad as _no_grad
 
 Tensor = _C.Tensor
 
@@ -360,13 +361,26 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 def logit(input, eps=None):
     x = _float(input)
     if eps is not None:
-        x = x.clamp(eps, 1 - eps)
+        return _logit_eps(x, eps)
     # log x - log(1 - x): the slope 1/x + 1/(1 - x) is inf at 0 and 1, as
     # PyTorch's; outside [0, 1] the value and (x * NaN) the slope are NaN
     r = _C.log(x) - _C.log1p(-x)
     outside = (x < 0) | (x > 1)
     zero = zeros((), dtype=x.dtype)
     return _C.where(outside, x * _C.where(outside, zero + math.nan, zero), r)
+
+
+def _logit_eps(x, eps):
+    """PyTorch's kernel: x below eps reads eps, else above 1 - eps reads
+    1 - eps (in that order, which decides eps > 0.5); the slope is 0 where
+    x was moved (NaN stays NaN and keeps its slope)"""
+    lo, hi = tensor(eps, dtype=x.dtype), tensor(1 - eps, dtype=x.dtype)
+    moved = (x < lo) | (x > hi)
+    with _no_grad():
+        xc = _C.where(x < lo, lo, _C.where(x > hi, hi, x))
+        at_bound = _C.log(xc) - _C.log1p(-xc)
+    xs = _C.where(moved, tensor(0.5, dtype=x.dtype), x)  # a finite slope, masked below
+    return _C.where(moved, at_bound, _C.log(xs) - _C.log1p(-xs))
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):

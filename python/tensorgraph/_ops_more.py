@@ -192,15 +192,16 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 def kron(input, other):
     """the Kronecker product: out[i*m + k] = a[i] * b[k] per dim"""
     nd = builtins.max(input.ndim, other.ndim)
-    a = input.reshape(*([1] * (nd - input.ndim)), *input.shape)
-    b = other.reshape(*([1] * (nd - other.ndim)), *other.shape)
+    a = input.reshape((1,) * (nd - input.ndim) + tuple(input.shape))
+    b = other.reshape((1,) * (nd - other.ndim) + tuple(other.shape))
     a_shape, b_shape = a.shape, b.shape
     # interleave: a -> [a0, 1, a1, 1, ...], b -> [1, b0, 1, b1, ...]
-    ai = a.reshape(*[v for s in a_shape for v in (s, 1)])
-    bi = b.reshape(*[v for s in b_shape for v in (1, s)])
+    ai = a.reshape(tuple(v for s in a_shape for v in (s, 1)))
+    bi = b.reshape(tuple(v for s in b_shape for v in (1, s)))
     # a copy, as PyTorch's: no view of the product
     return _C._untrack_view(_C._set_grad_fn_name(
-        (ai * bi).reshape(*[x * y for x, y in zip(a_shape, b_shape)]), 'UnsafeViewBackward0'))
+        (ai * bi).reshape(tuple(x * y for x, y in zip(a_shape, b_shape))),
+        'UnsafeViewBackward0'))
 
 
 def block_diag(*tensors):

@@ -163,8 +163,9 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     j = arange(n).unsqueeze(0)
     # value for (i, j) on the diagonal: input[..., min(i, j)]
     k = _C.minimum(i, j).clamp(None, builtins.max(input.shape[-1] - 1, 0))
+    # an empty last dim: zeros that still reach input (its zero gradient)
     v = unflatten(_C.index_select(input, -1, k.flatten()), -1, (n, n)) if input.shape[-1] else \
-        zeros(*input.shape[:-1], n, n, dtype=input.dtype)
+        input.sum(-1, keepdim=True).unsqueeze(-1).expand(*input.shape[:-1], n, n)
     out = _C.where((j - i) == offset, v, _zero(input))
     nd = out.ndim
     r = movedim(out, (nd - 2, nd - 1), (_dim(dim1, nd), _dim(dim2, nd)))
@@ -298,7 +299,7 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_to(input, size):
-    return input.expand(*size)
+    return input.expand(*((size,) if isinstance(size, int) else size))
 
 
 def broadcast_tensors(*tensors):

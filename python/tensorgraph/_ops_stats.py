@@ -114,15 +114,18 @@ def _quantile(input, q, dim, keepdim, interpolation, nan_aware, name):
                            f"midpoint or nearest. Got {interpolation}")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
-    scalar_q = not isinstance(q, Tensor)
-    qt = tensor([float(q)], dtype=input.dtype) if scalar_q else q
-    if not scalar_q:
-        if qt.dtype != input.dtype:
+    # a number or a 0-d tensor: no q dim in the result, as PyTorch's
+    scalar_q = not isinstance(q, Tensor) or q.ndim == 0
+    if isinstance(q, Tensor):
+        if q.dtype != input.dtype:
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
-        if qt.ndim > 1:
+        if q.ndim > 1:
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        qt = q.reshape(-1)
+    else:
+        qt = tensor([float(q)], dtype=input.dtype)
     # checked on the host: q is a number or a concrete tensor (in a graph too)
-    qs = [float(q)] if scalar_q else ([] if qt.is_symbolic else qt.reshape(-1).tolist())
+    qs = [] if qt.is_symbolic else qt.tolist()
     if not all(0 <= v <= 1 for v in qs):
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     qv = qt.reshape(-1)
@@ -375,7 +378,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     xc = x - avg.unsqueeze(1)
     xw = xc if w is None else xc * w
     c = _C.matmul(xc, xw.t()) / norm
-    return c.reshape(()) if input.ndim < 2 else c
+    # one variable: a 0-d result, as PyTorch's
+    return c.reshape(()) if input.ndim < 2 or x.shape[0] == 1 else c
 
 
 def corrcoef(input):

@@ -83,7 +83,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if input.is_symbolic:
         raise RuntimeError("unique_consecutive: not available inside tg.function (computed "
                            "on the host)")
-    a = input.numpy()
+    a = input.detach().numpy()
     if dim is None:
         flat = a.reshape(-1)
         change = np.ones(flat.shape[0], dtype=bool)

@@ -226,15 +226,43 @@ def _host(self, name):
     return self.detach().numpy()
 
 
+def _frexp_function():
+    """the mantissa with PyTorch's gradient, grad / 2^exponent (inf where
+    2^-exponent overflows, for the smallest subnormals); built on first
+    use, as autograd imports this module's package"""
+    global _Frexp
+    from .autograd import Function
+
+    class FrexpBackward0(Function):  # the name PyTorch's grad_fn shows
+        @staticmethod
+        def forward(ctx, x, mantissa, scale):
+            ctx.scale = scale
+            return mantissa
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.scale, None, None
+    _Frexp = FrexpBackward0
+    return _Frexp
+
+
+_Frexp = None
+
+
 @_method
 def frexp(self):
     """mantissa in [0.5, 1) (sign kept) and int32 exponent with self =
-    mantissa * 2^exponent (not differentiable, as PyTorch's)"""
+    mantissa * 2^exponent; the mantissa's gradient is PyTorch's"""
     from .return_types import frexp as _frexp_type
     if not self.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(_host(self, 'frexp'))
-    return _frexp_type(tensor(m, dtype=self.dtype), tensor(e.astype(np.int32)))
+    mantissa = tensor(m, dtype=self.dtype)
+    if self.requires_grad and _C.is_grad_enabled():
+        with np.errstate(over='ignore'):  # exact powers of two, or inf
+            scale = tensor(np.ldexp(1.0, -e.astype(np.int64)), dtype=self.dtype)
+        mantissa = (_Frexp or _frexp_function()).apply(self, mantissa, scale)
+    return _frexp_type(mantissa, tensor(e.astype(np.int32)))
 
 
 @_method

@@ -1,0 +1,123 @@
+"""What fuzz/python/diff_ops.py found against PyTorch, each fixed: the
+expected values are written out (PyTorch 1.13's), and compared with
+PyTorch itself where it is installed."""
+import math
+
+import numpy as np
+import pytest
+
+import tensorgraph as tg
+from conftest import torch, needs_torch
+
+INF, NAN = math.inf, math.nan
+
+
+def _same(got, want):
+    np.testing.assert_array_equal(np.asarray(got, dtype=np.float64),
+                                  np.asarray(want, dtype=np.float64))
+
+
+@pytest.mark.parametrize('eps,value,slope', [
+    (None, [NAN, -INF, INF, NAN], [NAN, INF, INF, NAN]),
+    (0.0, [-INF, -INF, INF, INF], [0, INF, INF, 0]),
+    (1.0, [INF, INF, -INF, -INF], [0, 0, 0, 0]),  # PyTorch's kernel: below eps first
+    (2.0, [NAN, NAN, NAN, NAN], [0, 0, 0, 0]),
+    (0.25, [math.log(1 / 3), math.log(1 / 3), math.log(3), math.log(3)], [0, 0, 0, 0]),
+])
+def test_logit_eps_moves_x_as_pytorch_and_has_no_slope_where_it_moved(eps, value, slope):
+    x = tg.tensor([-1.0, 0.0, 1.0, 2.0], dtype=tg.float64, requires_grad=True)
+    y = tg.logit(x, eps)
+    y.sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), value, rtol=1e-15)
+    _same(x.grad.numpy(), slope)
+
+
+def test_logit_eps_inside_and_nan():
+    x = tg.tensor([0.3, NAN], dtype=tg.float64, requires_grad=True)
+    y = tg.logit(x, 0.1)
+    y.sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), [math.log(0.3 / 0.7), NAN], rtol=1e-15)
+    np.testing.assert_allclose(x.grad.numpy(), [1 / 0.21, NAN], rtol=1e-14)
+
+
+def test_frexp_mantissa_gradient():
+    x = tg.tensor([3.0, 5.0, 0.0, INF, NAN, -0.75, 5e-324], dtype=tg.float64,
+                  requires_grad=True)
+    m, e = tg.frexp(x)
+    assert type(m.grad_fn).__name__ == 'FrexpBackward0'
+    _same(e.numpy(), [2, 3, 0, 0, 0, 0, -1073])
+    m.backward(tg.ones(7, dtype=tg.float64))
+    _same(x.grad.numpy(), [0.25, 0.125, 1, 1, 1, 1, INF])  # grad / 2^e
+    with tg.no_grad():
+        assert not tg.frexp(x)[0].requires_grad
+
+
+def test_copysign_gives_other_a_zero_gradient():
+    a = tg.tensor([1.0, -2.0, 0.0], requires_grad=True)
+    b = tg.tensor([-1.0, -0.0, INF], requires_grad=True)
+    y = tg.copysign(a, b)
+    _same(y.detach().numpy(), [-1.0, -2.0, 0.0])
+    assert math.copysign(1, y[1].item()) == -1  # -0.0's sign read, -2 kept
+    y.sum().backward()
+    _same(a.grad.numpy(), [-1, 1, 0])
+    _same(b.grad.numpy(), [0, 0, 0])
+
+
+def test_cov_and_corrcoef_of_one_variable_are_0d():
+    x = tg.tensor([[1.0, 2.0, 4.0]])
+    assert tg.cov(x).shape == () and tg.corrcoef(x).shape == ()
+    np.testing.assert_allclose(tg.cov(x).item(), np.cov([1, 2, 4]), rtol=1e-6)
+    assert tg.cov(tg.ones(2, 3)).shape == (2, 2)
+
+
+def test_quantile_of_a_0d_q_has_no_q_dim():
+    x = tg.tensor([1.0, 2.0, 4.0])
+    assert tg.quantile(x, tg.tensor(0.5)).shape == ()
+    assert tg.nanquantile(tg.tensor(2.0), tg.tensor(0.3)).shape == ()
+    assert tg.quantile(x, tg.tensor([0.5])).shape == (1,)
+    with pytest.raises(RuntimeError, match='same dtype'):
+        tg.quantile(x, tg.tensor(0.5, dtype=tg.float64))
+
+
+def test_kron_of_0d_tensors():
+    _same(tg.kron(tg.tensor(2.0), tg.tensor(3.0)).numpy(), 6.0)
+    _same(tg.kron(tg.tensor(2.0), tg.tensor([3.0, 4.0])).numpy(), [6, 8])
+    assert tg.kron(tg.ones(2, 2), tg.tensor(3.0)).shape == (2, 2)
+
+
+def test_diag_embed_of_an_empty_last_dim_reaches_the_input():
+    x = tg.ones(1, 3, 0, requires_grad=True)
+    y = tg.diag_embed(x, 2, 2)
+    assert y.shape == (1, 3, 2, 2) and y.requires_grad and not y.detach().numpy().any()
+    y.sum().backward()
+    assert x.grad.shape == (1, 3, 0)
+
+
+def test_top_level_pools_take_unbatched_inputs():
+    x = tg.arange(8.0).reshape(2, 4)
+    _same(tg.avg_pool1d(x, 2).numpy(), [[0.5, 2.5], [4.5, 6.5]])
+    _same(tg.max_pool1d(x, 2).numpy(), [[1, 3], [5, 7]])
+    assert tg.max_pool2d(tg.ones(3, 4, 4), 2).shape == (3, 2, 2)
+    assert tg.max_pool3d(tg.ones(2, 4, 4, 4), 2).shape == (2, 2, 2, 2)
+
+
+def test_small_api_forms():
+    assert tg.ones(1).broadcast_to(2).shape == (2,)
+    x = tg.tensor([1.0, 1.0, 2.0], requires_grad=True)
+    _same(x.unique_consecutive().numpy(), [1, 2])
+
+
+@needs_torch
+def test_against_pytorch():
+    cases = [
+        lambda L: L.logit(L.tensor([-1.0, 0.0, 0.3, 1.0, 2.0], dtype=L.float64), 1.0),
+        lambda L: L.frexp(L.tensor([3.0, -0.75, 0.0], dtype=L.float64))[0],
+        lambda L: L.cov(L.tensor([[1.0, 2.0, 4.0]], dtype=L.float64)),
+        lambda L: L.quantile(L.tensor([1.0, 2.0, 4.0]), L.tensor(0.3)),
+        lambda L: L.kron(L.tensor(2.0), L.tensor([3.0, 4.0])),
+        lambda L: L.avg_pool1d(L.arange(8.0).reshape(2, 4), 2),
+    ]
+    for make in cases:
+        want, got = make(torch), make(tg)
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

@@ -11,8 +11,11 @@ _TG_TO_NP = {v: k for k, v in _NP_TO_TG.items()}
 
 
 def _size(size):
-    """zeros(2, 3) and zeros((2, 3)) alike"""
+    """zeros(2, 3) and zeros((2, 3)) alike (and zeros(tensor(3)), a 0-d
+    integer tensor as one size, as PyTorch's)"""
     if len(size) == 1 and not isinstance(size[0], builtins.int):
+        if isinstance(size[0], _C.Tensor) and size[0].ndim == 0:
+            return (size[0].__index__(),)
         return tuple(size[0])
     return tuple(size)
 

@@ -408,19 +408,24 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with A X = B given A's Cholesky factor (input2) and B (input).
-    The values come from two triangular solves; the gradients are
-    PyTorch's, which treat the factor as a full matrix (A = L L^T with
-    every entry of L, so the factor's gradient is not triangular): those of
-    solve(L L^T, B) (_ops_cover._with_gradient_of)"""
+    The values come from two triangular solves, which read the factor's
+    triangle; the gradients are PyTorch's: B's is A^-1 G, the factor's
+    -(S X^T + X S^T) L with S = A^-1 G and L the factor as given, every
+    entry of it (so not triangular, and the other triangle counts): the
+    derivative of A^-1 B - A^-1 L L^T X at fixed A^-1 and X
+    (_ops_cover._with_gradient_of)"""
     L = input2.transpose(-2, -1) if upper else input2
     with no_grad():
         Y = solve_triangular(L, input, upper=False)
         X = solve_triangular(L.transpose(-2, -1), Y, upper=True)
     if not (_C.is_grad_enabled() and (input.requires_grad or input2.requires_grad)):
         return X
-    from ._linalg_lu import solve
     from ._ops_cover import _with_gradient_of  # which imports this module
-    return _with_gradient_of(X, lambda f: solve(f @ f.transpose(-2, -1), input), L)
+    with no_grad():
+        eye = _eye(L.shape[-1], L).expand(*L.shape)
+        inv = solve_triangular(L.transpose(-2, -1), solve_triangular(L, eye, upper=False),
+                               upper=True)
+    return _with_gradient_of(X, lambda f: inv @ input - inv @ (f @ f.transpose(-2, -1)) @ X, L)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):

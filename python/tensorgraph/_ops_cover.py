@@ -188,8 +188,9 @@ def _cum_extreme(input, dim, pick, name):
     d = _dim(dim, input.ndim)
     if input.ndim == 0:
         return ValuesIndices(input.clone(), zeros((), dtype=_C.int64))
-    if input.dtype == _C.bool:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+    if input.dtype == _C.bool:  # as uint8 (PyTorch 1.13 takes bools)
+        v, i = _cum_extreme(input.to(_C.uint8), dim, pick, name)
+        return ValuesIndices(v.to(_C.bool), i)
     with _no_grad():
         running = _scan(input, d, pick)
         # the last position at or before i holding the running extreme

@@ -85,6 +85,8 @@ def nanmedian(input, dim=None, keepdim=False):
 
 def kthvalue(input, k, dim=-1, keepdim=False):
     """(values, indices) of the k-th smallest element (k from 1) along dim"""
+    if input.dtype == _C.bool:
+        raise RuntimeError("\"kthvalue_cpu\" not implemented for 'Bool'")
     n = input.shape[dim] if input.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")

@@ -152,10 +152,15 @@ def expand_as(self, other):
 
 
 def _bool_mask(mask):
-    if isinstance(mask, Tensor) and mask.dtype not in (_C.bool, _C.uint8):
+    """bool, or (PyTorch 1.13's legacy) an integer mask of 0s and 1s"""
+    if not isinstance(mask, Tensor) or mask.dtype in (_C.bool, _C.uint8):
+        return mask
+    if mask.dtype.is_floating_point:
         raise RuntimeError(f"masked_fill: expected a bool mask, got {mask.dtype} (compare it, "
                            "e.g. mask != 0)")
-    return mask
+    if not mask.is_symbolic and bool(((mask != 0) & (mask != 1)).any()):
+        raise RuntimeError("Mask tensor can take 0 and 1 values only")
+    return mask != 0
 
 
 def _fill_value(self, value):

@@ -121,3 +121,39 @@ def test_against_pytorch():
         want, got = make(torch), make(tg)
         assert tuple(got.shape) == tuple(want.shape)
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_cholesky_solve_gradients_read_the_whole_factor_as_pytorch():
+    """values from the factor's triangle; gradients PyTorch's, with the
+    factor as given (here not triangular): written out from PyTorch 1.13"""
+    f = tg.tensor([[3.0, 1.0], [0.5, 2.0]], dtype=tg.float64, requires_grad=True)
+    b = tg.tensor([[1.0], [2.0]], dtype=tg.float64, requires_grad=True)
+    x = tg.cholesky_solve(b, f)
+    x.sum().backward()
+    # A = L L^T with L = [[3, 0], [0.5, 2]]
+    L = np.array([[3.0, 0.0], [0.5, 2.0]])
+    inv = np.linalg.inv(L @ L.T)
+    xv = inv @ np.array([[1.0], [2.0]])
+    s = inv @ np.ones((2, 1))
+    np.testing.assert_allclose(x.detach().numpy(), xv, rtol=1e-14)
+    np.testing.assert_allclose(b.grad.numpy(), s, rtol=1e-14)
+    full = np.array([[3.0, 1.0], [0.5, 2.0]])
+    np.testing.assert_allclose(f.grad.numpy(), -(s @ xv.T + xv @ s.T) @ full, rtol=1e-13)
+
+
+def test_integer_masks_of_zeros_and_ones():
+    x = tg.zeros(3)
+    _same(x.masked_fill(tg.tensor([1, 0, 1]), 5.0).numpy(), [5, 0, 5])
+    with pytest.raises(RuntimeError, match='0 and 1 values only'):
+        x.masked_fill(tg.tensor([2, 0, 1]), 5.0)
+    with pytest.raises(RuntimeError, match='bool mask'):
+        x.masked_fill(tg.tensor([1.0, 0.0, 1.0]), 5.0)
+
+
+def test_bool_running_extremes_and_0d_sizes():
+    v, i = tg.cummax(tg.tensor([False, True, False]), 0)
+    assert v.dtype == tg.bool and v.tolist() == [False, True, True] and i.tolist() == [0, 1, 1]
+    assert tg.cummin(tg.tensor([True, False, True]), 0)[0].tolist() == [True, False, False]
+    with pytest.raises(RuntimeError, match='Bool'):
+        tg.kthvalue(tg.tensor([True, False]), 1)
+    assert tg.zeros(tg.tensor(3)).shape == (3,)

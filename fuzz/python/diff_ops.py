@@ -50,7 +50,8 @@ set_ resize_ resize_as_ share_memory_ pin_memory uniform_ normal_ random_ expone
 cauchy_ log_normal_ geometric_ bernoulli_ cuda cpu to numpy tolist item element_size
 register_hook retain_grad backward detach_ requires_grad_ new_empty new_tensor
 native_channel_shuffle channel_shuffle slice_copy slice_scatter binomial cholesky
-svd svd_lowrank pca_lowrank bucketize searchsorted trace
+svd svd_lowrank pca_lowrank bucketize searchsorted trace gumbel_softmax dropout1d
+dropout2d dropout3d
 """.split())
 
 SMALL_INTS = [0, 1, 2, -1, 3]
@@ -67,6 +68,11 @@ def _public_names():
         if n.startswith("_") or n in SKIP or not callable(getattr(torch.Tensor, n)):
             continue
         names.append(("method", n))
+    tf, gf = torch.nn.functional, tg.nn.functional
+    for n in sorted(set(dir(tf)) & set(dir(gf))):
+        if n.startswith("_") or n in SKIP or not n.islower() or not callable(getattr(tf, n)):
+            continue
+        names.append(("F", n))
     return names
 
 
@@ -112,7 +118,23 @@ def _pattern(r):
     nd = len(s)
     dim = r.randint(-max(nd, 1), max(nd, 1) - 1)
     kind = r.choice(["x", "x", "xy", "xy_b", "x_num", "x_dim", "x_dim_keep", "x_int", "xy_int",
-                     "x_int_dim", "num_x"])
+                     "x_int_dim", "num_x", "x_dims", "xy_dim", "list", "list_dim", "x_dim_kw",
+                     "x_float_kw", "xyz"])
+    if kind == "x_dims":
+        return [("t", s), ("v", tuple(sorted(set(r.randrange(max(nd, 1))
+                                                  for _ in range(r.randint(1, 2))))))]
+    if kind == "xy_dim":
+        return [("t", s), ("t", s), ("v", dim)]
+    if kind in ("list", "list_dim"):
+        return [("l", [s] * r.randint(1, 3))] + ([("v", dim)] if kind == "list_dim" else [])
+    if kind == "x_dim_kw":
+        return [("t", s), ("kw", "dim", dim)]
+    if kind == "x_float_kw":
+        return [("t", s), ("kw", r.choice(["p", "alpha", "beta", "eps", "negative_slope",
+                                           "lambd", "threshold", "min_val", "max_val"]),
+                           r.choice([0.5, 2.0, 1.0, 0.1]))]
+    if kind == "xyz":
+        return [("t", s), ("t", s), ("t", s)]
     if kind == "x":
         return [("t", s)]
     if kind == "xy":
@@ -144,6 +166,15 @@ def _build(lib, specs, arrays, grads):
                 t.requires_grad_(True)
             leaves.append(t)
             args.append(t)
+        elif spec[0] == "l":
+            ts = []
+            for part in a:
+                t = (torch.tensor if lib is torch else tg.tensor)(part)
+                if grads and part.dtype.kind == "f":
+                    t.requires_grad_(True)
+                leaves.append(t)
+                ts.append(t)
+            args.append(ts)
         elif spec[0] == "v":
             args.append(spec[1])
         else:
@@ -164,6 +195,8 @@ def _call(lib, kind, name, specs, arrays, grads):
     args, kw, leaves = _build(lib, specs, arrays, grads)
     if kind == "fn":
         out = getattr(lib, name)(*args, **kw)
+    elif kind == "F":
+        out = getattr(lib.nn.functional, name)(*args, **kw)
     else:
         if not args or not isinstance(args[0], (torch.Tensor, tg.Tensor)):
             raise TypeError("a method needs a tensor first")
@@ -189,7 +222,8 @@ def _values(o):
 
 def run_case(r, kind, name, verbose=False):
     specs = _pattern(r)
-    arrays = [_array(r, s[1]) if s[0] == "t" else None for s in specs]
+    arrays = [_array(r, s[1]) if s[0] == "t" else
+              [_array(r, shape) for shape in s[1]] if s[0] == "l" else None for s in specs]
     grads = r.random() < 0.7
     desc = "%s %s%s" % (kind, name, [(s[0], s[1]) if s[0] != "kw" else s[1:] for s in specs])
     if verbose:  # before the calls: a crash names its case

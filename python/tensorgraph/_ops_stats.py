@@ -318,9 +318,11 @@ def _pnorm(d, p, dim=None):
 
 
 def dist(input, other, p=2):
-    """the p-norm of input - other (broadcast)"""
+    """the p-norm of input - other (broadcast); a negative p is the
+    vector norm's (sum |d|^p)^(1/p), 0 when some d is 0, as PyTorch's"""
     if p < 0:
-        raise RuntimeError(f"dist only supports non-negative p, got {p}")
+        from .linalg import vector_norm
+        return vector_norm(input - other, float(p))
     return _pnorm(input - other, float(p))
 
 

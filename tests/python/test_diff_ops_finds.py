@@ -157,3 +157,10 @@ def test_bool_running_extremes_and_0d_sizes():
     with pytest.raises(RuntimeError, match='Bool'):
         tg.kthvalue(tg.tensor([True, False]), 1)
     assert tg.zeros(tg.tensor(3)).shape == (3,)
+
+
+def test_dist_with_a_negative_p_is_the_vector_norm():
+    a = tg.tensor([1.0, 2.0, 0.0], dtype=tg.float64)
+    assert tg.dist(a, tg.zeros(3, dtype=tg.float64), -2).item() == 0.0
+    np.testing.assert_allclose(tg.dist(a + 1, tg.zeros(3, dtype=tg.float64), -2).item(),
+                               (1 + 1 / 4 + 1 / 9) ** -0.5, rtol=1e-15)

@@ -721,6 +721,24 @@ static void test_fill_of_an_expanded_tensor(void)
     CHECK_FAILS(tg_mul_scalar_(e, 2), TG_ERR_ARG, "refers to the same memory location");
     tg_tensor *empty = tg_slice(e, 1, 0, 0, 1);
     CHECK_OK(tg_mul_scalar_(empty, 2));
+
+    /* with history the write runs, and a backward through it fails, from
+     * the base or from the view (PyTorch's refusal) */
+    tg_tensor *leaf = tg_ones(TG_FLOAT64, 2, (int64_t[]){2, 1});
+    CHECK_OK(tg_set_requires_grad(leaf, true));
+    for (int from_view = 0; from_view < 2; from_view++) {
+        tg_tensor *h = tg_mul_scalar(leaf, 1);
+        tg_tensor *he = tg_expand(h, 2, (int64_t[]){2, 3});
+        CHECK_OK(tg_fill_(he, 3));
+        CHECK_FAILS(tg_backward(tg_sum(from_view ? he : h, 0, NULL, false), NULL, false),
+                    TG_ERR_AUTOGRAD, "more than one element of the written-to tensor");
+    }
+    /* a front end's own write marks itself the same way */
+    tg_tensor *w = tg_mul_scalar(leaf, 2);
+    CHECK_OK(tg_autograd_mark_overlapping_write(w));
+    CHECK_FAILS(tg_backward(tg_sum(w, 0, NULL, false), NULL, false), TG_ERR_AUTOGRAD,
+                "single memory location");
+    CHECK_FAILS(tg_autograd_mark_overlapping_write(NULL), TG_ERR_ARG, "NULL tensor");
 }
 
 /* what a front end asks of views (PyTorch's _base, _is_view, requires_grad

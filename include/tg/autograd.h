@@ -286,6 +286,12 @@ tg_status tg_view_rebind(tg_tensor *to, const tg_tensor *from);
  * Nothing changes when that node saved no output, or result and dst
  * differ in dtype or shape. TG_ERR_ARG: a NULL tensor. */
 tg_status tg_autograd_saved_result_is(tg_tensor *result, tg_tensor *dst);
+/* after a front end wrote view t in place on behalf of a view whose
+ * elements share memory (PyTorch's masked_fill_ of an expanded tensor,
+ * done once per memory location): a backward that reaches the write (the
+ * node of t's base) fails, as PyTorch's does; tg's own writes through
+ * such views (tg_fill_) mark themselves. TG_ERR_ARG: t is NULL. */
+tg_status tg_autograd_mark_overlapping_write(tg_tensor *t);
 /* the tensor view t was made of, the root of its chain of views (made
  * with grad mode on or off; PyTorch's _base), borrowed; NULL when t is no
  * view (a copy, an op's result, a detached tensor) */

@@ -136,6 +136,17 @@ static PyObject *saved_result_is(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _overlapping_write(t): tg_autograd_mark_overlapping_write */
+static PyObject *overlapping_write(PyObject *m, PyObject *t)
+{
+    (void)m;
+    if (!Tensor_Check(t))
+        return PyErr_Format(PyExc_TypeError, "expected a Tensor");
+    if (tg_autograd_mark_overlapping_write(TENSOR(t)) != TG_OK)
+        return tgpy_raise();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef grad_fn_functions[] = {
     {"_grad_fn_name", grad_fn_name, METH_O, NULL},
     {"_mark_multi_output", mark_multi_output, METH_VARARGS, NULL},
@@ -146,6 +157,7 @@ static PyMethodDef grad_fn_functions[] = {
     {"_untrack_view", untrack_view, METH_O, NULL},
     {"_check_view_inplace", check_view_inplace, METH_O, NULL},
     {"_saved_result_is", saved_result_is, METH_VARARGS, NULL},
+    {"_overlapping_write", overlapping_write, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 
 int tgpy_init_autograd_history(PyObject *m)

@@ -2,6 +2,7 @@
 methods whose signatures need logic (max with dim, to(...)), in-place
 variants and grad_fn (_grad_node.py). They join the C type through _C._add_method."""
 import builtins
+import warnings
 
 import numpy as np
 
@@ -310,8 +311,32 @@ for _n in ('neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh', 's
 
 @method
 def masked_fill_(self, mask, value):
+    mask = _bool_mask(mask)
+    spread = [d for d in range(self.ndim) if self.stride(d) == 0 and self.shape[d] > 1]
+    if spread and isinstance(mask, Tensor) and not self.is_symbolic:
+        return _masked_fill_expanded(self, mask, value, spread)
     return _update(self, lambda s, m, v: _C.where(m, v, s),
-                   (_bool_mask(mask), _fill_value(self, value)), {}, 'MaskedFillBackward0')
+                   (mask, _fill_value(self, value)), {}, 'MaskedFillBackward0')
+
+
+def _masked_fill_expanded(self, mask, value, spread):
+    """PyTorch 1.13 (deprecated, with its warning) fills an expanded
+    tensor: a memory location takes the value when any position sharing it
+    is masked. So the mask is reduced by any() over the expanded dims and
+    written once per location, through the view without them; a backward
+    through the write fails, as PyTorch's"""
+    warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the "
+                  "tensor before performing this operation. This also applies to advanced "
+                  "indexing e.g. tensor[mask] = scalar", UserWarning, stacklevel=3)
+    mask = mask.expand(self.shape)
+    once = self
+    for d in spread:
+        mask = mask.any(d, keepdim=True)
+        once = once.narrow(d, 0, 1)
+    once.masked_fill_(mask, value)
+    if once.requires_grad:  # PyTorch refuses the gradient of such a write
+        _C._overlapping_write(once)
+    return self
 
 
 _methods['grad_fn'] = property(_grad_node.grad_fn, doc="the node that made the tensor "

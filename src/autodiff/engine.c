@@ -249,6 +249,8 @@ static tg_status check_needed(const run *r)
             continue;
         if (s->node->released)
             return released_error(s->node);
+        if (s->node->backward_error)
+            return tg__error(TG_ERR_AUTOGRAD, "%s", s->node->backward_error);
         tg_status st = tg__check_saved(s->node);
         if (st != TG_OK)
             return st;

@@ -42,6 +42,10 @@ typedef struct tg_node {
     void *attr;              /* op's struct, decoded from attrs */
     bool released;           /* saved tensors freed by backward */
     tg_node_hook *hooks;     /* owned; NULL: none */
+    /* set: a backward that needs this node fails with it before any rule
+     * runs (what PyTorch refuses only at backward: a write through a view
+     * whose elements share memory, view_history.c) */
+    const char *backward_error;
 } tg_node;
 
 /* records the op application in c (outputs already made) when grad mode

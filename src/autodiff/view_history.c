@@ -276,6 +276,32 @@ tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requ
     return TG_OK;
 }
 
+static void mark_node(tg_node *n)
+{
+    if (n)
+        n->backward_error = "unsupported operation: more than one element of the written-to "
+                            "tensor refers to a single memory location. Please clone() the "
+                            "tensor before performing the operation.";
+}
+
+/* the write's node in the view and in its base: a backward from either
+ * reaches one of them */
+static void mark_overlap(tg_tensor *t)
+{
+    tg_tensor *b = tg_view_base(t);
+    mark_node(t->grad_fn);
+    if (b)
+        mark_node(b->grad_fn);
+}
+
+tg_status tg_autograd_mark_overlapping_write(tg_tensor *t)
+{
+    if (!t)
+        return tg__error(TG_ERR_ARG, "tg_autograd_mark_overlapping_write: NULL tensor");
+    mark_overlap(t);
+    return TG_OK;
+}
+
 tg_status tg__view_rebase(tg_tensor *t)
 {
     tg_tensor *b = t->view_base;
@@ -301,6 +327,8 @@ tg_status tg__view_rebase(tg_tensor *t)
         return tg_last_status();
     /* PyTorch's name for a base written through a view */
     tg_set_grad_fn_name(b, "CopySlices");
+    if (may_overlap(t)) /* fill_ of an expanded view: its gradient is refused */
+        mark_overlap(t);
     /* b's other views saw the write bump the version: they take b's new
      * history when they are next read */
     return TG_OK;

@@ -136,3 +136,36 @@ def test_unfold_values_and_gradient_as_torch(dim, size, step):
     close(got[0], want[0])
     close(got[1], want[1], 1e-12)
     assert got[2] == want[2]
+
+
+def test_masked_fill_of_an_expanded_view_writes_each_location_once():
+    """PyTorch 1.13 (deprecated, with a warning): a location takes the value
+    when any position sharing it is masked; a backward through the write
+    fails, as PyTorch's"""
+    x0 = tg.tensor([1.0, 2.0], requires_grad=True)
+    x = x0.clone()
+    v = x.unsqueeze(0).expand(3, 2)
+    with pytest.warns(UserWarning, match='expanded tensors is deprecated'):
+        v.masked_fill_(tg.tensor([[True, False], [False, False], [True, False]]), 7.0)
+    assert x.tolist() == [7.0, 2.0] and v.tolist() == [[7.0, 2.0]] * 3
+    with pytest.raises(RuntimeError, match='more than one element of the written-to tensor'):
+        x.sum().backward()
+
+
+def test_fill_of_an_expanded_view_with_history_fails_at_backward():
+    for write in (lambda v: v.fill_(3.0), lambda v: v.zero_()):
+        x0 = tg.tensor([1.0, 2.0], requires_grad=True)
+        x = x0 * 1
+        v = x.unsqueeze(0).expand(3, 2)
+        write(v)  # forward as PyTorch's: every location written once
+        assert len(set(x.tolist())) == 1
+        with pytest.raises(RuntimeError, match='more than one element of the written-to tensor'):
+            v.sum().backward()
+
+
+def test_masked_fill_of_an_expanded_tensor_without_history():
+    base = tg.zeros(2)
+    v = base.expand(2, 2)
+    with pytest.warns(UserWarning):
+        v.masked_fill_(tg.tensor([[False, True], [False, False]]), 1.0)
+    assert base.tolist() == [0.0, 1.0]

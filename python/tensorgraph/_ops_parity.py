@@ -65,7 +65,7 @@ __all__ = list(_VIA_METHOD) + list(_COPIES) + list(_UNSAFE) + [f[0] for f in _DR
     'threshold_', 'selu_', 'celu_', 'rrelu', 'rrelu_', 'feature_dropout',
     'feature_dropout_', 'kl_div', 'bilinear', 'cosine_embedding_loss', 'hinge_embedding_loss',
     'margin_ranking_loss', 'triplet_margin_loss', 'poisson_nll_loss', 'ctc_loss',
-    'instance_norm', 'constant_pad_nd', 'channel_shuffle', 'hann_window', 'hamming_window',
+    'binary_cross_entropy_with_logits', 'instance_norm', 'constant_pad_nd', 'channel_shuffle', 'hann_window', 'hamming_window',
     'blackman_window', 'bartlett_window', 'kaiser_window', 'range', 'gradient', 'frombuffer',
     'asarray', 'empty_strided', 'poisson', 'binomial']
 
@@ -243,8 +243,14 @@ def feature_dropout_(input, p, train):
 
 
 # -- losses and layers with torch's top-level signatures ---------------------
+# The top-level losses take reduction as an at::Reduction int. Their
+# schema's default is Mean, but PyTorch 1.13's Python binding of them does
+# not reduce unless told (torch.kl_div(a, b) is elementwise, as is
+# torch.ctc_loss's per-sequence result): the oracle's behaviour is kept,
+# default 0. nn.functional's forms keep their 'mean'.
 
 _REDUCTIONS = {0: 'none', 1: 'mean', 2: 'sum'}  # at::Reduction
+_UNREDUCED = 0
 
 
 def _reduction(r):
@@ -255,9 +261,10 @@ def _reduction(r):
     return _REDUCTIONS[r]
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=_UNREDUCED, *, log_target=False):
     """the pointwise KL divergence; reduction 1 (mean) averages over every
-    element, as torch.kl_div (F.kl_div's 'batchmean' has no enum value)"""
+    element, as torch.kl_div (F.kl_div's 'batchmean' has no enum value);
+    elementwise by default (see above)"""
     with warnings.catch_warnings():  # F.kl_div's advice to use 'batchmean': not torch.kl_div's
         warnings.simplefilter('ignore', UserWarning)
         return _F().kl_div(input, target, reduction=_reduction(reduction),
@@ -268,22 +275,22 @@ def bilinear(input1, input2, weight, bias=None):
     return _F().bilinear(input1, input2, weight, bias)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=_UNREDUCED):
     return _F().cosine_embedding_loss(input1, input2, target, margin,
                                       reduction=_reduction(reduction))
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=_UNREDUCED):
     return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=_UNREDUCED):
     return _F().margin_ranking_loss(input1, input2, target, margin,
                                     reduction=_reduction(reduction))
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
-                        reduction=1):
+                        reduction=_UNREDUCED):
     return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                     reduction=_reduction(reduction))
 
@@ -293,10 +300,16 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
                                  reduction=_reduction(reduction))
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=_UNREDUCED,
              zero_infinity=False):
     return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                          reduction=_reduction(reduction), zero_infinity=zero_infinity)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
+                                     reduction=_UNREDUCED):
+    return _F().binary_cross_entropy_with_logits(input, target, weight, pos_weight=pos_weight,
+                                                 reduction=_reduction(reduction))
 
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,

@@ -187,6 +187,27 @@ def test_top_level_losses(reduction):
           torch.kl_div(t1, t2, reduction, log_target=True).detach().numpy(), 1e-10, 1e-12)
 
 
+def test_top_level_losses_do_not_reduce_by_default():
+    """PyTorch 1.13's top-level losses (its Python binding) return the
+    elementwise losses unless a reduction is given; F's forms take 'mean'"""
+    a, b = tg.randn(4, 3), tg.rand(4, 3)
+    y = tg.tensor([1.0, -1.0, 1.0, -1.0])
+    assert tg.kl_div(a, b).shape == (4, 3)
+    assert tg.hinge_embedding_loss(a, b).shape == (4, 3)
+    assert tg.binary_cross_entropy_with_logits(a, b).shape == (4, 3)
+    assert tg.binary_cross_entropy_with_logits(a, b, None, None, 1).shape == ()
+    assert tg.margin_ranking_loss(a[:, 0], b[:, 0], y).shape == (4,)
+    assert tg.cosine_embedding_loss(a, b, y).shape == (4,)
+    assert tg.triplet_margin_loss(a, b, b).shape == (4,)
+    assert tg.nn.functional.kl_div(a, b).shape == ()
+    if torch is not None:
+        ta, tb, ty = (torch.tensor(v.numpy()) for v in (a, b, y))
+        for name, args, targs in (('kl_div', (a, b), (ta, tb)),
+                                  ('binary_cross_entropy_with_logits', (a, b), (ta, tb)),
+                                  ('cosine_embedding_loss', (a, b, y), (ta, tb, ty))):
+            close(getattr(tg, name)(*args), getattr(torch, name)(*targs).numpy(), 1e-6, 1e-7)
+
+
 def test_reduction_enum_errors():
     x = tg.ones(3)
     with pytest.raises(TypeError, match="argument 'reduction' must be int"):

@@ -741,6 +741,33 @@ static void test_fill_of_an_expanded_tensor(void)
     CHECK_FAILS(tg_autograd_mark_overlapping_write(NULL), TG_ERR_ARG, "NULL tensor");
 }
 
+/* inference tensors: made in inference mode (and their views, made in it
+ * or not); outside it no in-place write, no requires_grad, no saving by a
+ * recorded op; an op that saves nothing of them records */
+static void test_inference_tensors(void)
+{
+    tg_tensor *w = tg_ones(TG_FLOAT64, 1, (int64_t[]){3});
+    CHECK_OK(tg_set_requires_grad(w, true));
+    CHECK(!tg_inference_mode());
+    tg_set_inference_mode(true);
+    tg_no_grad_begin();
+    tg_tensor *t = tg_mul_scalar(tg_ones(TG_FLOAT64, 1, (int64_t[]){3}), 2);
+    CHECK_OK(tg_mul_scalar_(t, 1.5)); /* inside: writes are allowed */
+    tg_no_grad_end();
+    tg_set_inference_mode(false);
+    tg_tensor *v = tg_slice(t, 0, 0, 2, 1);
+    CHECK(tg_is_inference(t) && tg_is_inference(v) && !tg_is_inference(w));
+    CHECK(!tg_is_inference(tg_ones(TG_FLOAT64, 0, NULL)) && !tg_is_inference(NULL));
+    CHECK_FAILS(tg_mul_scalar_(t, 1), TG_ERR_AUTOGRAD, "inference tensor outside InferenceMode");
+    CHECK_FAILS(tg_fill_(v, 0), TG_ERR_AUTOGRAD, "inference tensor outside InferenceMode");
+    CHECK_FAILS(tg_set_requires_grad(t, true), TG_ERR_AUTOGRAD, "requires_grad=True on inference");
+    CHECK_ERROR(tg_mul(t, w), TG_ERR_AUTOGRAD, "cannot be saved for backward");
+    tg_tensor *sum = tg_add(t, w); /* add saves neither input */
+    CHECK(sum && tg_requires_grad(sum) && !tg_is_inference(sum));
+    CHECK(tg_requires_grad(tg_mul(tg_clone(t), w)));
+    CHECK_NEAR(tg_item(tg_sum(t, 0, NULL, false)), 9, 0);
+}
+
 /* what a front end asks of views (PyTorch's _base, _is_view, requires_grad
  * of no-grad views), the grad_fn names it gives, its owner pointer */
 static void test_view_base_owner_and_names(void)
@@ -826,5 +853,6 @@ int main(void)
     RUN(test_view_base_owner_and_names);
     RUN(test_saved_result_moves_to_the_destination);
     RUN(test_fill_of_an_expanded_tensor);
+    RUN(test_inference_tensors);
     return tt_finish();
 }

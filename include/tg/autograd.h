@@ -154,6 +154,17 @@ void tg_no_grad_end(void);
 bool tg_grad_enabled(void);
 void tg_set_grad_enabled(bool on);
 
+/* ---- inference mode (PyTorch's torch.inference_mode) --------------------
+ * Per thread. A tensor made while it is on, or a view of such a tensor,
+ * is an inference tensor (tg_is_inference). Outside inference mode an
+ * inference tensor cannot be written in place, set to require grad, or
+ * saved by an op autograd records (each TG_ERR_AUTOGRAD, with PyTorch's
+ * words; clone it to get a normal tensor). Turning it on does not turn
+ * grad mode off: front ends do both, as PyTorch's does. */
+void tg_set_inference_mode(bool on);
+bool tg_inference_mode(void);
+bool tg_is_inference(const tg_tensor *t);
+
 /* ---- custom operators (PyTorch's autograd.Function) --------------------
  * forward runs with grad mode off inside a scope of its own and returns
  * its result made with tg ops (or one of its inputs); it may save tensors

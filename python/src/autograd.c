@@ -228,6 +228,29 @@ static PyObject *set_grad_enabled(PyObject *m, PyObject *arg)
     tg_set_grad_enabled(on);
     return PyBool_FromLong(was);
 }
+/* inference mode (tg_set_inference_mode): returns the old one */
+static PyObject *set_inference_mode(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    bool was = tg_inference_mode();
+    tg_set_inference_mode(on);
+    return PyBool_FromLong(was);
+}
+static PyObject *is_inference_mode(PyObject *m, PyObject *u)
+{
+    (void)m; (void)u;
+    return PyBool_FromLong(tg_inference_mode());
+}
+static PyObject *is_inference(PyObject *m, PyObject *t)
+{
+    (void)m;
+    if (!Tensor_Check(t))
+        return PyErr_Format(PyExc_TypeError, "expected a Tensor");
+    return PyBool_FromLong(tg_is_inference(TENSOR(t)));
+}
 static PyObject *is_grad_enabled(PyObject *m, PyObject *u)
 {
     (void)m; (void)u;
@@ -354,6 +377,10 @@ static PyMethodDef autograd_functions[] = {
     {"_grad", (PyCFunction)(void (*)(void))autograd_grad, METH_FASTCALL, NULL},
     {"_backward", (PyCFunction)(void (*)(void))autograd_backward, METH_FASTCALL, NULL},
     {"_set_grad_enabled", set_grad_enabled, METH_O, "Sets grad mode; returns the old one."},
+    {"_set_inference_mode", set_inference_mode, METH_O,
+     "Sets inference mode; returns the old one."},
+    {"_is_inference", is_inference, METH_O, "Whether a tensor is an inference tensor."},
+    {"_is_inference_mode", is_inference_mode, METH_NOARGS, "Whether inference mode is on."},
     {"is_grad_enabled", is_grad_enabled, METH_NOARGS, NULL},
     {"_dual_level_enter", dual_level_enter, METH_NOARGS, NULL},
     {"_dual_level_exit", dual_level_exit, METH_NOARGS, NULL},

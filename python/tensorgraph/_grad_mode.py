@@ -3,7 +3,6 @@ and decorators (per thread, like PyTorch)."""
 import functools
 import inspect
 import sys
-import threading
 
 from . import _C
 
@@ -66,31 +65,28 @@ class enable_grad(_GradMode):
     enabled = True
 
 
-_inference = threading.local()
-
-
 def is_inference_mode_enabled():
-    return getattr(_inference, 'on', False)
+    return _C._is_inference_mode()
 
 
 class inference_mode:
     """inference_mode(mode=True): grad mode off (on for mode=False, as
     PyTorch's) and is_inference_mode_enabled() == mode inside; a context
-    manager and a decorator. tensorgraph has no separate inference
-    tensors: the results are those of no_grad"""
+    manager and a decorator. Tensors made inside are inference tensors
+    (Tensor.is_inference(), the C core's tg_is_inference): outside, they
+    cannot be written in place, require grad or be saved for a backward"""
 
     def __init__(self, mode=True):
         self.mode = bool(mode)
 
     def __enter__(self):
-        self._prev_inference = is_inference_mode_enabled()
-        _inference.on = self.mode
+        self._prev_inference = _C._set_inference_mode(self.mode)
         self._prev = _C._set_grad_enabled(not self.mode)
         return self
 
     def __exit__(self, *exc):
         _C._set_grad_enabled(self._prev)
-        _inference.on = self._prev_inference
+        _C._set_inference_mode(self._prev_inference)
         return False
 
     def __call__(self, fn):

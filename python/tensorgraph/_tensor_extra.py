@@ -506,7 +506,7 @@ def get_device(self):
 
 @_method
 def is_inference(self):
-    return False
+    return _C._is_inference(self)
 
 
 for _name, _fn in _methods.items():

@@ -15,6 +15,9 @@ tg_status tg_set_requires_grad(tg_tensor *t, bool requires_grad)
                          "tg_set_requires_grad: only leaves can be changed; this "
                          "tensor was produced by '%s' (use tg_detach first)",
                          t->grad_fn->name);
+    if (requires_grad && t->inference && !tg_inference_mode())
+        return tg__error(TG_ERR_AUTOGRAD, "Setting requires_grad=True on inference tensor "
+                         "outside InferenceMode is not allowed.");
     if (requires_grad && !tg_dtype_is_float(t->dtype))
         return tg__error(TG_ERR_DTYPE,
                          "tg_set_requires_grad: only floating-point tensors can "

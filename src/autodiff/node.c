@@ -137,6 +137,11 @@ tg_status tg__record(tg_op_ctx *c)
     const tg_op_def *op = c->op;
     if (op->nondiff)
         return TG_OK;
+    for (int i = 0; i < c->n_in; i++)
+        if (c->in[i]->inference && keeps_input(op, c->in, c->n_in, i))
+            return tg__error(TG_ERR_AUTOGRAD, "Inference tensors cannot be saved for "
+                             "backward. To work around you can make a clone to get a "
+                             "normal tensor and use it in autograd.");
     tg_status s;
     tg_node *n = tg__node_new(c->n_in, c->n_out);
     if (!n)

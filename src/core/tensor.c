@@ -258,12 +258,19 @@ static void struct_free(tg_tensor *t)
         free(t);
 }
 
+static _Thread_local bool inference_on;
+
+void tg_set_inference_mode(bool on) { inference_on = on; }
+bool tg_inference_mode(void) { return inference_on; }
+bool tg_is_inference(const tg_tensor *t) { return t && t->inference; }
+
 tg_tensor *tg__tensor_struct(tg_dtype dt, int ndim, const int64_t *shape)
 {
     tg_tensor *t = struct_new();
     if (!t)
         return tg__error_null(TG_ERR_NOMEM, "out of memory");
     t->refcount = 1;
+    t->inference = inference_on;
     t->dtype = dt;
     t->ndim = ndim;
     if (ndim > 0)
@@ -295,6 +302,7 @@ tg_tensor *tg__alias(const tg_tensor *x, int ndim, const int64_t *shape,
     tg_tensor *t = tg__tensor_struct(x->dtype, ndim, shape);
     if (!t)
         return NULL;
+    t->inference |= x->inference; /* a view of an inference tensor is one */
     if (ndim > 0)
         memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
     t->offset = offset;

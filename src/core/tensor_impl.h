@@ -82,6 +82,8 @@ struct tg_tensor {
     struct tg_graph *graph;
     int value;
     void *owner; /* tg_set_owner: a front end's, not owned */
+    /* made in inference mode, or a view of such a tensor (tg/autograd.h) */
+    bool inference;
 };
 
 /* a tensor struct with shape and contiguous strides, no storage yet */

@@ -31,6 +31,11 @@ static tg_status check_dst(const char *op, const tg_tensor *t, const tg_tensor *
 {
     if (!tg__check_concrete(op, t))
         return tg_last_status();
+    if (t->inference && !tg_inference_mode())
+        return tg__error(TG_ERR_AUTOGRAD, "Inplace update to inference tensor outside "
+                         "InferenceMode is not allowed.You can make a clone to get a normal "
+                         "tensor before doing inplace update.See "
+                         "https://github.com/pytorch/rfcs/pull/17 for more details.");
     if (t->requires_grad && tg_grad_enabled() && !t->grad_fn)
         return tg__error(TG_ERR_AUTOGRAD, "%s: in-place update of a leaf tensor that "
                          "requires grad; do it inside tg_no_grad_begin/end (as for "
@@ -390,11 +395,12 @@ static tg_status run(const tg_op_def *op, int n, tg_tensor *const *in, const tg_
 }
 
 /* a destination the in-place ops' dispatch would only write and version:
- * contiguous, concrete, with no autograd, view or forward-mode state */
+ * contiguous, concrete, with no autograd, view, inference or forward-mode
+ * state */
 static bool plain_dst(const tg_tensor *dst)
 {
     return dst && dst->storage && !dst->requires_grad && !dst->grad_fn && !dst->view_base &&
-           !dst->nograd_base && !dst->tangent && tg_is_contiguous(dst);
+           !dst->nograd_base && !dst->tangent && !dst->inference && tg_is_contiguous(dst);
 }
 
 /* fill_'s effect on a plain destination (its values and version bump)

@@ -90,7 +90,8 @@ def split(tensor, split_size_or_sections, dim=0):
         if s < 0 or (s == 0 and n != 0):
             raise RuntimeError(f"split: split_size must be positive (0 only for a dimension of "
                                f"size 0), but got {s} for dimension {dim} of size {n}")
-        sizes = [s] * (n // s) + ([n % s] if n % s else [])
+        # an empty dim is one empty part, as PyTorch's
+        sizes = [0] if n == 0 else [s] * (n // s) + ([n % s] if n % s else [])
     else:
         sizes = list(split_size_or_sections)
         if builtins.sum(sizes) != n:

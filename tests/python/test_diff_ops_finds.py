@@ -164,3 +164,11 @@ def test_dist_with_a_negative_p_is_the_vector_norm():
     assert tg.dist(a, tg.zeros(3, dtype=tg.float64), -2).item() == 0.0
     np.testing.assert_allclose(tg.dist(a + 1, tg.zeros(3, dtype=tg.float64), -2).item(),
                                (1 + 1 / 4 + 1 / 9) ** -0.5, rtol=1e-15)
+
+
+def test_split_of_an_empty_dim_is_one_empty_part():
+    for size in (0, 2):
+        parts = tg.split(tg.zeros(0, 3), size)
+        assert [tuple(p.shape) for p in parts] == [(0, 3)]
+    with pytest.raises(RuntimeError, match='split_size'):
+        tg.split(tg.zeros(2, 3), 0)

@@ -217,27 +217,26 @@ static PyObject *autograd_backward(PyObject *m, PyObject *const *args, Py_ssize_
     Py_RETURN_NONE;
 }
 
-/* ---- grad mode --------------------------------------------------------------- */
+/* ---- grad mode, inference mode ------------------------------------------------ */
+/* a per-thread mode set to arg's truth; returns the old one */
+static PyObject *swap_mode(PyObject *arg, bool (*get)(void), void (*set)(bool))
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    bool was = get();
+    set(on);
+    return PyBool_FromLong(was);
+}
 static PyObject *set_grad_enabled(PyObject *m, PyObject *arg)
 {
     (void)m;
-    int on = PyObject_IsTrue(arg);
-    if (on < 0)
-        return NULL;
-    bool was = tg_grad_enabled();
-    tg_set_grad_enabled(on);
-    return PyBool_FromLong(was);
+    return swap_mode(arg, tg_grad_enabled, tg_set_grad_enabled);
 }
-/* inference mode (tg_set_inference_mode): returns the old one */
 static PyObject *set_inference_mode(PyObject *m, PyObject *arg)
 {
     (void)m;
-    int on = PyObject_IsTrue(arg);
-    if (on < 0)
-        return NULL;
-    bool was = tg_inference_mode();
-    tg_set_inference_mode(on);
-    return PyBool_FromLong(was);
+    return swap_mode(arg, tg_inference_mode, tg_set_inference_mode);
 }
 static PyObject *is_inference_mode(PyObject *m, PyObject *u)
 {

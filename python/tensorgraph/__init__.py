@@ -44,7 +44,7 @@ from . import _tensor_reinterpret  # noqa: F401,E402  (view(dtype), resize_)
 from ._size import Size  # noqa: F401,E402  (the type of Tensor.shape)
 from ._dtype_info import finfo, iinfo  # noqa: F401,E402
 from ._legacy_types import (FloatTensor, DoubleTensor, IntTensor, LongTensor,  # noqa: F401,E402
-                            ByteTensor, BoolTensor)
+                            ByteTensor, BoolTensor, set_default_tensor_type)
 from . import autograd
 from ._autograd_extra import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
 from . import linalg  # noqa: E402

@@ -7,7 +7,7 @@ from . import _C
 from ._creation import empty, tensor
 
 __all__ = ['FloatTensor', 'DoubleTensor', 'IntTensor', 'LongTensor', 'ByteTensor',
-           'BoolTensor']
+           'BoolTensor', 'set_default_tensor_type']
 
 
 class _TypedMeta(type):
@@ -44,3 +44,20 @@ IntTensor = _typed('IntTensor', _C.int32)
 LongTensor = _typed('LongTensor', _C.int64)
 ByteTensor = _typed('ByteTensor', _C.uint8)
 BoolTensor = _typed('BoolTensor', _C.bool)
+
+
+def set_default_tensor_type(t):
+    """PyTorch's legacy form of set_default_dtype: a typed class
+    (tg.DoubleTensor) or its name ('torch.DoubleTensor' or
+    'tensorgraph.DoubleTensor'); only the float types"""
+    if isinstance(t, str):
+        module, _, name = t.rpartition('.')
+        cls = globals().get(name) if module in ('torch', 'tensorgraph') else None
+        if cls is None:
+            raise TypeError(f"invalid type: '{t}'")
+        t = cls
+    if not (isinstance(t, type) and issubclass(t, _Typed)):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    from ._ops_math import set_default_dtype
+    set_default_dtype(t.dtype)

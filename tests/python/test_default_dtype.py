@@ -160,3 +160,21 @@ def test_function_traces_again_under_a_new_default():
     assert out.dtype == tg.float64 and len(calls) == 2
     np.testing.assert_allclose(out.numpy(), np.sqrt(np.arange(4)) + 0.5, rtol=1e-15)
     assert f(ints).dtype == tg.float32 and len(calls) == 2  # the first trace again
+
+
+def test_set_default_tensor_type_the_legacy_form():
+    try:
+        tg.set_default_tensor_type(tg.DoubleTensor)
+        assert tg.get_default_dtype() == tg.float64 and tg.Tensor(2).dtype == tg.float64
+        tg.set_default_tensor_type('torch.FloatTensor')
+        assert tg.get_default_dtype() == tg.float32
+        tg.set_default_tensor_type('tensorgraph.DoubleTensor')
+        assert tg.get_default_dtype() == tg.float64
+    finally:
+        tg.set_default_dtype(tg.float32)
+    for bad in (tg.LongTensor, 'torch.LongTensor', 3):
+        with pytest.raises(TypeError, match='only floating-point types'):
+            tg.set_default_tensor_type(bad)
+    with pytest.raises(TypeError, match='invalid type'):
+        tg.set_default_tensor_type('foo')
+    assert tg.get_default_dtype() == tg.float32

@@ -172,3 +172,18 @@ def test_split_of_an_empty_dim_is_one_empty_part():
         assert [tuple(p.shape) for p in parts] == [(0, 3)]
     with pytest.raises(RuntimeError, match='split_size'):
         tg.split(tg.zeros(2, 3), 0)
+
+
+def test_cosine_similarity_normalises_the_broadcast_vectors():
+    """a size-1 dim broadcast along the reduced dim counts with its
+    repeats in the norm, as PyTorch's"""
+    x = tg.tensor([[3.0, 4.0], [1.0, 0.0]], dtype=tg.float64)
+    for y in (tg.tensor(0.7, dtype=tg.float64), tg.full((1, 2), 0.7, dtype=tg.float64)):
+        np.testing.assert_allclose(tg.nn.functional.cosine_similarity(x, y).numpy(),
+                                   [7 / (5 * math.sqrt(2)), 1 / math.sqrt(2)], rtol=1e-14)
+    y = tg.tensor([[2.0], [-1.0]], dtype=tg.float64, requires_grad=True)
+    out = tg.nn.functional.cosine_similarity(x, y)
+    np.testing.assert_allclose(out.detach().numpy(), [7 / (5 * math.sqrt(2)), -1 / math.sqrt(2)],
+                               rtol=1e-14)
+    out.sum().backward()  # the cosine does not change with the scale of y
+    np.testing.assert_allclose(y.grad.numpy(), [[0.0], [0.0]], atol=1e-15)

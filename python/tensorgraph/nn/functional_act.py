@@ -171,6 +171,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         x1 = x1.reshape((1,) * (nd - x1.ndim) + tuple(x1.shape))
     if nd and x2.ndim < nd:
         x2 = x2.reshape((1,) * (nd - x2.ndim) + tuple(x2.shape))
+    if nd and x1.shape[d] != x2.shape[d]:  # norms of the broadcast vectors, as PyTorch's
+        n = max(x1.shape[d], x2.shape[d])
+        x1, x2 = (x.expand(*x.shape[:d], n, *x.shape[d + 1:]) for x in (x1, x2))
     return _C.sum(x1 / _clamped_norm(x1, d, eps) * (x2 / _clamped_norm(x2, d, eps)), d)
 
 

@@ -320,35 +320,49 @@ static PyObject *m_data_ptr(PyObject *o, PyObject *u)
     void *p = tg_data(TENSOR(o));
     return p || tg_numel(TENSOR(o)) == 0 ? PyLong_FromVoidPtr(p) : tgpy_raise();
 }
-static PyObject *m_size(PyObject *o, PyObject *const *args, Py_ssize_t n)
+/* size()/stride()'s one optional argument, positional or dim=: the dim
+ * wrapped into [0, ndim), -2 when none is given, -1 with an error set */
+static long dim_arg(const char *fn, tg_tensor *t, PyObject *const *args, Py_ssize_t n,
+                    PyObject *kwnames)
 {
-    if (n == 0)
-        return shape_tuple(TENSOR(o));
+    Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (n + nk > 1 ||
+        (nk == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "dim"))) {
+        PyErr_Format(PyExc_TypeError, "%s() takes one optional argument, dim", fn);
+        return -1;
+    }
+    if (n + nk == 0)
+        return -2;
     long d = PyLong_AsLong(args[0]);
     if (d == -1 && PyErr_Occurred())
-        return NULL;
-    int nd = tg_ndim(TENSOR(o));
-    if (d < -nd || d >= nd || nd == 0)
-        return PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in "
-                            "range of [%d, %d], but got %ld)", -nd, nd - 1, d);
-    return PyLong_FromLongLong(tg_shape(TENSOR(o))[d < 0 ? d + nd : d]);
+        return -1;
+    int nd = tg_ndim(t);
+    if (d < -nd || d >= nd || nd == 0) {
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of "
+                     "[%d, %d], but got %ld)", -nd, nd - 1, d);
+        return -1;
+    }
+    return d < 0 ? d + nd : d;
 }
-static PyObject *m_stride(PyObject *o, PyObject *const *args, Py_ssize_t n)
+
+static PyObject *m_size(PyObject *o, PyObject *const *args, Py_ssize_t n, PyObject *kwnames)
+{
+    long d = dim_arg("size", TENSOR(o), args, n, kwnames);
+    if (d == -2)
+        return shape_tuple(TENSOR(o));
+    return d < 0 ? NULL : PyLong_FromLongLong(tg_shape(TENSOR(o))[d]);
+}
+static PyObject *m_stride(PyObject *o, PyObject *const *args, Py_ssize_t n, PyObject *kwnames)
 {
     tg_tensor *t = TENSOR(o);
-    if (n == 0) {
+    long d = dim_arg("stride", t, args, n, kwnames);
+    if (d == -2) {
         PyObject *r = PyTuple_New(tg_ndim(t));
         for (int i = 0; r && i < tg_ndim(t); i++)
             PyTuple_SET_ITEM(r, i, PyLong_FromLongLong(tg_strides(t)[i]));
         return r;
     }
-    long d = PyLong_AsLong(args[0]);
-    if (d == -1 && PyErr_Occurred())
-        return NULL;
-    int nd = tg_ndim(t);
-    if (d < -nd || d >= nd)
-        return PyErr_Format(PyExc_IndexError, "Dimension out of range (got %ld)", d);
-    return PyLong_FromLongLong(tg_strides(t)[d < 0 ? d + nd : d]);
+    return d < 0 ? NULL : PyLong_FromLongLong(tg_strides(t)[d]);
 }
 
 static PyObject *m_item(PyObject *o, PyObject *u)
@@ -625,8 +639,10 @@ static PyMethodDef tensor_methods[] = {
     {"is_contiguous", m_is_contiguous, METH_NOARGS, NULL},
     {"storage_offset", m_storage_offset, METH_NOARGS, NULL},
     {"data_ptr", m_data_ptr, METH_NOARGS, NULL},
-    FAST("size", m_size, "size() -> tuple, size(dim) -> int"),
-    FAST("stride", m_stride, "strides in elements"),
+    {"size", (PyCFunction)(void (*)(void))m_size, METH_FASTCALL | METH_KEYWORDS,
+     "size() -> tuple, size(dim) -> int"},
+    {"stride", (PyCFunction)(void (*)(void))m_stride, METH_FASTCALL | METH_KEYWORDS,
+     "strides in elements"},
     {"item", m_item, METH_NOARGS, "The value of a one-element tensor as a Python number."},
     {"tolist", m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
     FAST("requires_grad_", m_requires_grad_, NULL),

@@ -187,3 +187,13 @@ def test_cosine_similarity_normalises_the_broadcast_vectors():
                                rtol=1e-14)
     out.sum().backward()  # the cosine does not change with the scale of y
     np.testing.assert_allclose(y.grad.numpy(), [[0.0], [0.0]], atol=1e-15)
+
+
+def test_stride_takes_dim_as_a_keyword():
+    t = tg.zeros(2, 3)
+    assert t.stride(dim=-1) == 1 and t.stride(0) == 3 and t.stride() == (3, 1)
+    assert t.size(dim=1) == 3
+    with pytest.raises(IndexError, match='Dimension out of range'):
+        t.stride(dim=2)
+    with pytest.raises(TypeError):
+        t.stride(dim=1, other=2)

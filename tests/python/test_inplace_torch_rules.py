@@ -169,3 +169,21 @@ def test_masked_fill_of_an_expanded_tensor_without_history():
     with pytest.warns(UserWarning):
         v.masked_fill_(tg.tensor([[False, True], [False, False]]), 1.0)
     assert base.tolist() == [0.0, 1.0]
+
+
+def test_only_expanded_overlaps_refuse_the_gradient():
+    """PyTorch refuses a gradient through a write only where it can tell the
+    view overlaps itself (a dim of stride 0 and size > 1): an empty
+    expanded view, or overlapping unfold windows, keep their gradient"""
+    x0 = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x = x0 * 1
+    w = x.unfold(0, 2, 1)  # windows [1, 2], [2, 3] share the 2
+    w.zero_()
+    (x * tg.tensor([1.0, 10.0, 100.0])).sum().backward()
+    assert x.tolist() == [0.0, 0.0, 0.0] and x0.grad.tolist() == [0.0, 0.0, 0.0]
+    y0 = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = y0 * 1
+    e = y.unsqueeze(0).expand(3, 2)[:, :0]  # empty
+    e.add_(1.0)
+    (y * 2).sum().backward()
+    assert y0.grad.tolist() == [2.0, 2.0]

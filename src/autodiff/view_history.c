@@ -276,17 +276,14 @@ tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requ
     return TG_OK;
 }
 
-/* a dim of stride 0 and more than one element: the overlap PyTorch
- * detects (has_internal_overlap's YES) and refuses a gradient through;
- * other overlaps (unfold's windows) it cannot tell, and lets through */
-static bool has_expanded_dim(const tg_tensor *t)
+int tg__expanded_axis(const tg_tensor *t)
 {
     if (!t->numel)
-        return false; /* an empty view overlaps nothing */
+        return -1; /* an empty view overlaps nothing */
     for (int i = 0; i < t->ndim; i++)
         if (t->shape[i] > 1 && t->strides[i] == 0)
-            return true;
-    return false;
+            return i;
+    return -1;
 }
 
 static void mark_node(tg_node *n)
@@ -340,7 +337,7 @@ tg_status tg__view_rebase(tg_tensor *t)
         return tg_last_status();
     /* PyTorch's name for a base written through a view */
     tg_set_grad_fn_name(b, "CopySlices");
-    if (has_expanded_dim(t)) /* fill_ of an expanded view: its gradient is refused */
+    if (tg__expanded_axis(t) >= 0) /* fill_ of an expanded view: its gradient is refused */
         mark_overlap(t);
     /* b's other views saw the write bump the version: they take b's new
      * history when they are next read */

@@ -29,6 +29,11 @@ tg_status tg__view_refresh(int n, tg_tensor *const *in);
  * elements share memory may take) */
 tg_status tg__view_check_write(const char *op, const tg_tensor *t, bool src_requires_grad,
                                bool one_value);
+/* the first axis of t with stride 0 and more than one element, or -1 (none,
+ * or t is empty): the overlap PyTorch detects (has_internal_overlap's YES),
+ * where in-place ops that read refuse to write and a gradient through a
+ * write is refused; other overlaps (unfold's windows) it cannot tell */
+int tg__expanded_axis(const tg_tensor *t);
 /* after a recorded in-place write to view t: t's base takes the history
  * of the write */
 tg_status tg__view_rebase(tg_tensor *t);

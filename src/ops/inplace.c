@@ -42,11 +42,11 @@ static tg_status check_dst(const char *op, const tg_tensor *t, const tg_tensor *
                          "parameter updates)", op);
     /* an expanded (stride-0) destination would write one element many
      * times: accumulating ops would add repeatedly, threads would race */
-    for (int i = 0; i < t->ndim && !one_value && t->numel; i++)
-        if (t->shape[i] > 1 && t->strides[i] == 0)
-            return tg__error(TG_ERR_ARG, "%s: more than one element of the destination "
-                             "refers to the same memory location (axis %d is expanded); "
-                             "clone it before writing to it", op, i);
+    int axis = one_value ? -1 : tg__expanded_axis(t);
+    if (axis >= 0)
+        return tg__error(TG_ERR_ARG, "%s: more than one element of the destination "
+                         "refers to the same memory location (axis %d is expanded); "
+                         "clone it before writing to it", op, axis);
     return tg_grad_enabled() ? tg__view_check_write(op, t, src && src->requires_grad, one_value)
                              : TG_OK;
 }

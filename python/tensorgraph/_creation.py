@@ -31,7 +31,8 @@ def _finish(t, requires_grad):
 
 def _numpy_dtype(data):
     """PyTorch's inference for Python data: floats -> the default dtype
-    (float32 unless set_default_dtype changed it), ints -> int64, bools -> bool; numpy arrays keep theirs"""
+    (float32 unless set_default_dtype changed it), ints -> int64, bools ->
+    bool; numpy arrays keep theirs"""
     if isinstance(data, np.ndarray):
         return None
     first = data

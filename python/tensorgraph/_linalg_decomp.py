@@ -406,6 +406,13 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     return namedtuple('triangular_solve', ['solution', 'cloned_coefficient'])(X, A.clone())
 
 
+def _factor_solve(L, B):
+    """A^-1 B for A = L L^T by two triangular solves, which read only L's
+    lower triangle"""
+    Y = solve_triangular(L, B, upper=False)
+    return solve_triangular(L.transpose(-2, -1), Y, upper=True)
+
+
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with A X = B given A's Cholesky factor (input2) and B (input).
     The values come from two triangular solves, which read the factor's
@@ -414,24 +421,25 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     entry of it (so not triangular, and the other triangle counts): the
     derivative of A^-1 B - A^-1 L L^T X at fixed A^-1 and X
     (_ops_cover._with_gradient_of)"""
+    return _cholesky_solve(input, input2, upper, False)
+
+
+def _cholesky_solve(input, input2, upper, input_is_identity):
     L = input2.transpose(-2, -1) if upper else input2
     with no_grad():
-        Y = solve_triangular(L, input, upper=False)
-        X = solve_triangular(L.transpose(-2, -1), Y, upper=True)
+        X = _factor_solve(L, input)
     if not (_C.is_grad_enabled() and (input.requires_grad or input2.requires_grad)):
         return X
     from ._ops_cover import _with_gradient_of  # which imports this module
-    with no_grad():
-        eye = _eye(L.shape[-1], L).expand(*L.shape)
-        inv = solve_triangular(L.transpose(-2, -1), solve_triangular(L, eye, upper=False),
-                               upper=True)
+    with no_grad():  # A^-1: X itself when B is the identity
+        inv = X if input_is_identity else _factor_solve(L, _eye(L.shape[-1], L).expand(*L.shape))
     return _with_gradient_of(X, lambda f: inv @ input - inv @ (f @ f.transpose(-2, -1)) @ X, L)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
     """A^-1 from A's Cholesky factor"""
     n = input.shape[-1]
-    return cholesky_solve(_eye(n, input).expand(*input.shape), input, upper)
+    return _cholesky_solve(_eye(n, input).expand(*input.shape), input, upper, True)
 
 
 def _take_out():

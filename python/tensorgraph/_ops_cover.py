@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from . import _C
-from ._creation import arange, randint, randn, tensor, zeros
-from ._ops_math import _float_pair, _result_dtype, _scan
+from ._creation import _dt, arange, randint, randn, tensor, zeros
+from ._ops_math import _float, _float_pair, _result_dtype, _scan
 
 Tensor = _C.Tensor
 
@@ -53,12 +53,6 @@ def ravel(input):
 
 def swapdims(input, dim0, dim1):
     return _C.transpose(input, dim0, dim1)
-
-
-def _float(x):
-    """integer and bool inputs in the default float dtype (PyTorch's
-    floating-point functions)"""
-    return x if x.dtype.is_floating_point else x.to(_C._get_default_dtype())
 
 
 def _as_tensor(x, like=None):
@@ -312,7 +306,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError(f"number of steps must be non-negative, got {steps}")
     e = np.linspace(start, end, steps, dtype=np.float64)
-    return tensor(np.power(float(base), e), dtype=dtype or _C._get_default_dtype(),
+    return tensor(np.power(float(base), e), dtype=_dt(dtype),
                   requires_grad=requires_grad)
 
 
@@ -343,7 +337,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_gra
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         shape = tuple(size)
-        dt = dtype or _C._get_default_dtype()
+        dt = _dt(dtype)
     else:
         if size is not None:
             raise TypeError("normal(): size is only taken when mean and std are numbers")

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from . import _C
-from ._creation import arange, tensor, zeros
+from ._creation import _dt, arange, tensor, zeros
 from ._grad_mode import no_grad as _no_grad
 
 Tensor = _C.Tensor
@@ -33,10 +33,15 @@ def _t(x, like=None):
     return tensor(x)
 
 
+def _float_dtype(dt):
+    """the dtype PyTorch's floating-point functions compute an input of
+    dtype dt in: dt when floating, else (integers, bools) the default float"""
+    return dt if dt.is_floating_point else _C._get_default_dtype()
+
+
 def _float(x):
-    """integer and bool inputs computed in the default float dtype, as
-    PyTorch's floating-point functions do"""
-    return x if x.dtype.is_floating_point else x.to(_C._get_default_dtype())
+    """x converted to _float_dtype (integer and bool inputs only)"""
+    return x if x.dtype.is_floating_point else x.to(_float_dtype(x.dtype))
 
 
 _CATEGORY = {_C.bool: 0, _C.uint8: 1, _C.int32: 1, _C.int64: 1, _C.float32: 2, _C.float64: 2}
@@ -67,9 +72,7 @@ def _float_pair(a, b, name=None):
             if not isinstance(t, Tensor):
                 raise TypeError(f"{name}(): argument '{('input', 'other')[i]}' (position "
                                 f"{i + 1}) must be Tensor, not {type(t).__name__}")
-    dt = _result_dtype(a, b)
-    if not dt.is_floating_point:
-        dt = _C._get_default_dtype()
+    dt = _float_dtype(_result_dtype(a, b))
     return a.to(dt), b.to(dt)
 
 
@@ -392,7 +395,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     m = n if m is None else m
     if out is not None and dtype is None:
         dtype = out.dtype if isinstance(out, _C.Tensor) else None
-    e = (arange(n).unsqueeze(1) == arange(m).unsqueeze(0)).to(dtype or _C._get_default_dtype())
+    e = (arange(n).unsqueeze(1) == arange(m).unsqueeze(0)).to(_dt(dtype))
     if requires_grad:
         e.requires_grad_(True)
     if out is not None:

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _C
 from ._creation import arange, tensor
+from ._ops_math import _float, _float_dtype
 from ._ops_shape import torch_type_name
 from ._ops_stats import _memory_bytes
 
@@ -41,7 +42,7 @@ def is_conj(input):
 
 def angle(input):
     """pi where input < 0, else 0 (NaN stays NaN), in a floating dtype"""
-    x = input if input.dtype.is_floating_point else input.to(_C._get_default_dtype())
+    x = _float(input)
     zero = tensor(0.0, dtype=x.dtype)
     return _C.where(x < 0, zero + math.pi, _C.where(x != x, x, zero))
 
@@ -51,9 +52,8 @@ def ldexp(input, other):
     from ._ops_math import _ranked_promotion
     # PyTorch's input * pow(2, other): the power is other's dtype when
     # floating, else the default float, and then takes part in the product
-    pdt = other.dtype if other.dtype.is_floating_point else _C._get_default_dtype()
-    dt = _ranked_promotion(input.dtype, input.ndim == 0, pdt, other.ndim == 0)
-    dt = dt if dt.is_floating_point else _C.float32
+    pdt = _float_dtype(other.dtype)
+    dt = _ranked_promotion(input.dtype, input.ndim == 0, pdt, other.ndim == 0)  # floating
     return input.to(dt) * _C.pow(tensor(2.0, dtype=dt), other.to(dt))
 
 
@@ -116,7 +116,7 @@ def mvlgamma(input, p):
         raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     # the halves j / 2 by the range op: a p too large fails there at once
     # instead of a Python list growing without bound
-    halves = arange(p, dtype=input.dtype if input.dtype.is_floating_point else _C._get_default_dtype()) / 2
+    halves = arange(p, dtype=_float_dtype(input.dtype)) / 2
     x = input.unsqueeze(-1) - halves
     return _C.sum(lgamma(x), -1) + p * (p - 1) / 4 * math.log(math.pi)
 
@@ -153,7 +153,7 @@ def lcm(input, other):
 
 
 def scalar_tensor(s, *, dtype=None, requires_grad=False):
-    return tensor(float(s), dtype=dtype or _C._get_default_dtype(), requires_grad=requires_grad)
+    return tensor(float(s), dtype=dtype, requires_grad=requires_grad)
 
 
 def result_type(tensor1, tensor2):

@@ -24,7 +24,8 @@ import warnings
 import numpy as np
 
 from . import _C
-from ._creation import _NP_TO_TG, _TG_TO_NP, _finish, tensor
+from ._creation import _NP_TO_TG, _TG_TO_NP, _dt, _finish, tensor
+from ._ops_math import _float
 from ._ops_shape import torch_type_name
 
 Tensor = _C.Tensor
@@ -65,7 +66,8 @@ __all__ = list(_VIA_METHOD) + list(_COPIES) + list(_UNSAFE) + [f[0] for f in _DR
     'threshold_', 'selu_', 'celu_', 'rrelu', 'rrelu_', 'feature_dropout',
     'feature_dropout_', 'kl_div', 'bilinear', 'cosine_embedding_loss', 'hinge_embedding_loss',
     'margin_ranking_loss', 'triplet_margin_loss', 'poisson_nll_loss', 'ctc_loss',
-    'binary_cross_entropy_with_logits', 'instance_norm', 'constant_pad_nd', 'channel_shuffle', 'hann_window', 'hamming_window',
+    'binary_cross_entropy_with_logits', 'instance_norm', 'constant_pad_nd', 'channel_shuffle',
+    'hann_window', 'hamming_window',
     'blackman_window', 'bartlett_window', 'kaiser_window', 'range', 'gradient', 'frombuffer',
     'asarray', 'empty_strided', 'poisson', 'binomial']
 
@@ -341,7 +343,7 @@ def channel_shuffle(input, groups):
 def _window(name, window_length, periodic, dtype, requires_grad, values):
     """values(n, denom) for n = 0 .. length-1 (float64) as the window of
     window_length (periodic: the symmetric window one longer, cut)"""
-    dtype = _C._get_default_dtype() if dtype is None else dtype
+    dtype = _dt(dtype)
     if not dtype.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length < 0:
@@ -413,7 +415,7 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  #
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = builtins.int(math.floor((end - start) / step)) + 1
-    dtype = _C._get_default_dtype() if dtype is None else dtype
+    dtype = _dt(dtype)
     vals = start + step * np.arange(n, dtype=np.float64)
     if not dtype.is_floating_point:
         vals = np.asarray(start, dtype=np.int64) + np.asarray(step, dtype=np.int64) * \
@@ -519,7 +521,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
                            f"it's spacing and dim arguments to have the same length, but got "
                            f"a spacing argument of length {len(spacing)} and a dim argument "
                            f"of length {len(dims)}.")
-    x = input if input.dtype.is_floating_point else input.to(_C._get_default_dtype())
+    x = _float(input)
     return tuple(_gradient_1d(x, d, h, edge_order) for d, h in zip(dims, spacing))
 
 

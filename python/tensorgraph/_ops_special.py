@@ -13,6 +13,7 @@ import math
 
 from . import _C
 from ._creation import tensor
+from ._ops_math import _float_dtype
 
 Tensor = _C.Tensor
 
@@ -25,8 +26,7 @@ def _prepare(input, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
-    out_dtype = input.dtype if input.dtype.is_floating_point else _C._get_default_dtype()
-    return input.to(_C.float64), out_dtype
+    return input.to(_C.float64), _float_dtype(input.dtype)
 
 
 def _split(x):

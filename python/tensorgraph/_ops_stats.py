@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _C
 from ._creation import arange, tensor, zeros
+from ._ops_math import _float
 
 Tensor = _C.Tensor
 
@@ -349,9 +350,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.ndim > 2:
         raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {input.ndim} dimensions")
-    x = input if input.ndim == 2 else input.reshape(1, -1)
-    if not x.dtype.is_floating_point:
-        x = x.to(_C._get_default_dtype())
+    x = _float(input if input.ndim == 2 else input.reshape(1, -1))
     n = x.shape[1]
     w = None
     if fweights is not None:

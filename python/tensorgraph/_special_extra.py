@@ -9,7 +9,7 @@ import math
 
 from . import _C
 from .autograd import Function
-from ._ops_math import get_default_dtype
+from ._ops_math import _float
 from ._creation import ones_like, tensor, zeros_like
 
 _SQRT2 = math.sqrt(2.0)
@@ -22,7 +22,7 @@ def _as_float(x):
     """x as a floating tensor (ints promote to the default dtype)"""
     if not isinstance(x, _C.Tensor):
         x = tensor(x) if isinstance(x, (bool, int, float)) else x
-    return x if x.dtype.is_floating_point else x.to(get_default_dtype())
+    return _float(x)
 
 
 def _const(value, like):

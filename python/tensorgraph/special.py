@@ -10,7 +10,7 @@ from . import _C
 from ._creation import zeros
 from ._ops import log_softmax, logsumexp, softmax  # noqa: F401
 from ._ops_cover import erfc, exp2, xlogy  # noqa: F401
-from ._ops_math import logit, round  # noqa: F401,A004
+from ._ops_math import _float, _float_dtype, logit, round  # noqa: F401,A004
 from ._ops_misc import mvlgamma as multigammaln  # noqa: F401
 from ._ops_special import digamma, erfinv, lgamma as gammaln  # noqa: F401
 from ._special_extra import erfcx, i0, i0e, i1, i1e, log_ndtr, ndtri  # noqa: F401
@@ -33,21 +33,16 @@ def sinc(input):
     return _sinc(input)
 
 
-def _floating(x):
-    return x if x.dtype.is_floating_point else x.to(_C._get_default_dtype())
-
-
 def ndtr(input):
     """the standard normal's CDF: erfc(-x / sqrt 2) / 2 (accurate in the
     lower tail, where 1 + erf would cancel)"""
-    return erfc(-_floating(input) * (1 / math.sqrt(2))) * 0.5
+    return erfc(-_float(input) * (1 / math.sqrt(2))) * 0.5
 
 
 def xlog1py(input, other):
     """input * log1p(other), 0 where input is 0 (unless other is NaN)"""
     if not isinstance(other, _C.Tensor):
-        other = _C.add(zeros((), dtype=input.dtype if input.dtype.is_floating_point
-                             else _C._get_default_dtype()), other)
+        other = _C.add(zeros((), dtype=_float_dtype(input.dtype)), other)
     if not isinstance(input, _C.Tensor):
         input = _C.add(zeros((), dtype=other.dtype), input)
     from ._ops_math import _float_pair
@@ -61,7 +56,7 @@ def xlog1py(input, other):
 
 def entr(input):
     """-x log x elementwise: 0 at 0, -inf below 0 (NaN stays NaN)"""
-    x = _floating(input)
+    x = _float(input)
     zero = zeros((), dtype=x.dtype)
     pos = x > 0
     inner = -x * _C.log(_C.where(pos, x, zero + 1))

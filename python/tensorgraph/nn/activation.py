@@ -1,7 +1,6 @@
 """Activation and simple layer modules over the composed functions
 (functional_act): PyTorch's constructor arguments, defaults, parameter
 names and extra_repr."""
-from .. import _C
 from .._creation import full
 from . import functional as F
 from .module import Module
@@ -117,7 +116,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype or _C._get_default_dtype()))
+        self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype))
 
     def reset_parameters(self):
         with _no_grad():

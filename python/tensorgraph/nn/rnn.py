@@ -9,7 +9,7 @@ matmul; the recurrence then runs step by step (h @ W_hh^T per step)."""
 import math
 
 from .. import _C
-from .._creation import arange, tensor, zeros
+from .._creation import _dt, arange, tensor, zeros
 from . import init
 from .module import Module
 from .parameter import Parameter
@@ -74,7 +74,7 @@ class RNNBase(Module):
         self.dropout, self.bidirectional = float(dropout), bidirectional
         self.proj_size = proj_size
         out = self._out_size = proj_size or hidden_size  # h's size (LSTM: projected)
-        dt = dtype or _C._get_default_dtype()
+        dt = _dt(dtype)
         gate = _GATES[mode] * hidden_size
         dirs = 2 if bidirectional else 1
         self._flat_weights_names = []
@@ -274,7 +274,7 @@ class RNNCellBase(Module):
     def __init__(self, input_size, hidden_size, bias, num_chunks, dtype=None):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        dt = dtype or _C._get_default_dtype()
+        dt = _dt(dtype)
         self.weight_ih = Parameter(zeros(num_chunks * hidden_size, input_size, dtype=dt))
         self.weight_hh = Parameter(zeros(num_chunks * hidden_size, hidden_size, dtype=dt))
         if bias:

@@ -8,7 +8,7 @@ import copy
 import math
 
 from .. import _C
-from .._creation import zeros
+from .._creation import _dt, zeros
 from . import functional as F, init
 from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
@@ -48,7 +48,7 @@ class MultiheadAttention(Module):
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        dt = dtype or _C._get_default_dtype()
+        dt = _dt(dtype)
         if self._qkv_same_embed_dim:
             self.in_proj_weight = Parameter(zeros(3 * embed_dim, embed_dim, dtype=dt))
             self.register_parameter('q_proj_weight', None)
@@ -330,7 +330,7 @@ def generate_square_subsequent_mask(sz, device=None, dtype=None):
     """float mask: -inf above the diagonal, 0 elsewhere"""
     from .._ops_shape import triu
     from .._creation import full
-    return triu(full((sz, sz), -math.inf, dtype=dtype or _C._get_default_dtype()), 1)
+    return triu(full((sz, sz), -math.inf, dtype=dtype), 1)
 
 
 class Transformer(Module):

@@ -1,9 +1,11 @@
 """Bit shifts on integer tensors (<< and >>, bitwise_left_shift /
 bitwise_right_shift) and index_put / index_put_. Shifts are products
-with / floor divisions by 2**k, which for integers are exactly PyTorch's
+with / floor divisions by powers of two, which for integers are exactly
 shifts (>> of a negative value rounds towards -inf, as an arithmetic
-shift does) while no bit leaves the type: an overflowing << and shift
-counts outside [0, bits) are not defined (nor are they in PyTorch 1.13)."""
+shift does; an overflowing << wraps). Shift counts outside [0, bits)
+behave as PyTorch 1.13's on x86, whose C++ shifts the hardware runs:
+uint8 and int32 values shift as 32-bit ints, int64 as 64-bit ones, and
+the count is taken modulo that width (a count of -1 is 31 or 63)."""
 import builtins
 
 from . import _C
@@ -31,24 +33,32 @@ def _shift_operands(input, other, name):
                            f"'{'Float' if dt == _C.float32 else 'Double'}'")
     if dt == _C.bool:
         dt = _C.int64
-    if not other.is_symbolic and other.numel() and bool((other < 0).any()):
-        raise RuntimeError(f"{name}: negative shift counts are not supported (PyTorch leaves "
-                           f"their result undefined)")
     return input.to(dt), other.to(dt), dt
 
 
-def _pow2(k, dt):
-    return _C.pow(tensor(2, dtype=dt), k)
+def _pow2(k):
+    return _C.pow(tensor(2, dtype=_C.int64), k)
+
+
+def _operands64(input, other, name):
+    """the value and count as int64 tensors, the count reduced modulo the
+    width the value shifts at (32 bits below int64), and the dtype"""
+    a, k, dt = _shift_operands(input, other, name)
+    width = 64 if dt == _C.int64 else 32
+    k = _C.remainder(k.to(_C.int64), tensor(width, dtype=_C.int64))
+    # two factors of at most 2**32 each: 2**63 is not an int64
+    half = _C.floor_divide(k, tensor(2, dtype=_C.int64))
+    return a.to(_C.int64), _pow2(half), _pow2(k - half), dt
 
 
 def bitwise_left_shift(input, other):
-    a, k, dt = _shift_operands(input, other, 'lshift')
-    return a * _pow2(k, dt)
+    a, p, q, dt = _operands64(input, other, 'lshift')
+    return (a * p * q).to(dt)
 
 
 def bitwise_right_shift(input, other):
-    a, k, dt = _shift_operands(input, other, 'rshift')
-    return _C.floor_divide(a, _pow2(k, dt))
+    a, p, q, dt = _operands64(input, other, 'rshift')
+    return _C.floor_divide(_C.floor_divide(a, p), q).to(dt)
 
 
 def _update(self, fn, *args, node=None):

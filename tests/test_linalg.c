@@ -513,6 +513,11 @@ static void test_linear_grad(void)
                         tt_rand(1, (int64_t[]){5}, -1, 1)};
     CHECK_GRADCHECK(f_linear, NULL, 3, in);
     CHECK_GRADCHECK(f_linear, NULL, 2, in);
+    /* a bias that broadcasts to the output, as PyTorch's addmm takes it */
+    in[2] = tt_rand(2, (int64_t[]){3, 1}, -1, 1);
+    CHECK_GRADCHECK(f_linear, NULL, 3, in);
+    in[2] = tt_rand(0, NULL, -1, 1);
+    CHECK_GRADCHECK(f_linear, NULL, 3, in);
     tg_tensor *in1[3] = {tt_rand(1, (int64_t[]){4}, -1, 1), in[1], in[2]};
     CHECK_GRADCHECK(f_linear, NULL, 3, in1);
     /* the weights' gradient through backward, against hand-derived sums */
@@ -618,7 +623,10 @@ static void test_errors(void)
                 "in_features");
     CHECK_ERROR(tg_linear(a, rnd(TG_FLOAT32, 2, (int64_t[]){4, 3}),
                           rnd(TG_FLOAT32, 1, (int64_t[]){3})),
-                TG_ERR_SHAPE, "bias");
+                TG_ERR_SHAPE, "bias [3] does not broadcast to the output [2, 4]");
+    CHECK_ERROR(tg_linear(a, rnd(TG_FLOAT32, 2, (int64_t[]){4, 3}),
+                          rnd(TG_FLOAT32, 3, (int64_t[]){2, 2, 4})),
+                TG_ERR_SHAPE, "bias [2, 2, 4]");
     CHECK_ERROR(tg_linear(NULL, a, NULL), TG_ERR_ARG, "NULL");
     CHECK(tg_op_find("matmul") && tg_op_find("gemm"));
 }

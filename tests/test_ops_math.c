@@ -372,6 +372,10 @@ static void test_topk_values(void)
     CHECK_SHAPE(v, 2, 0);
     CHECK_OK(tg_topk(tg_scalar(TG_FLOAT64, 2.5), 1, 0, true, true, &v, &i));
     CHECK(tg_ndim(v) == 0);
+    /* and with k = 0 too (PyTorch's: the output is 0-d, so it holds the element) */
+    CHECK_OK(tg_topk(tg_scalar(TG_FLOAT64, 2.5), 0, 0, true, true, &v, &i));
+    CHECK_TENSOR(v, ((double[]){2.5}), 0);
+    CHECK_TENSOR(i, ((double[]){0}), 0);
     /* errors */
     CHECK_FAILS(tg_topk(x, 6, 1, true, true, &v, &i), TG_ERR_ARG, "k (6) is larger");
     CHECK_FAILS(tg_topk(x, -1, 1, true, true, &v, &i), TG_ERR_ARG, "k (-1)");

@@ -133,8 +133,31 @@ static PyObject *arg_error(const OpObject *op, const param *p, const char *what,
                         op->row->name, p->name, what, Py_TYPE(got)->tp_name);
 }
 
+/* PyTorch's argument parser takes a 0-d tensor that does not require
+ * grad where a number is asked for (an integer tensor for an int): o's
+ * tensor if it is one of those, else NULL */
+static tg_tensor *number_tensor(PyObject *o, bool integral)
+{
+    if (!Tensor_Check(o))
+        return NULL;
+    tg_tensor *t = TENSOR(o);
+    tg_dtype dt = tg_dtype_of(t);
+    if (tg_ndim(t) != 0 || tg_requires_grad(t) || tg_is_symbolic(t) ||
+        (integral && (tg_dtype_is_float(dt) || dt == TG_BOOL)))
+        return NULL;
+    return t;
+}
+
 static int as_int(const OpObject *op, const param *p, PyObject *o, long long *out)
 {
+    tg_tensor *t = p->kind == 'b' ? NULL : number_tensor(o, true);
+    if (t) {
+        int64_t v;
+        if (tg_copy_to(t, TG_INT64, &v) != TG_OK)
+            return tgpy_raise(), -1;
+        *out = v;
+        return 0;
+    }
     if (!PyIndex_Check(o) || (PyBool_Check(o) && p->kind != 'b')) {
         arg_error(op, p, "int", o);
         return -1;
@@ -159,6 +182,12 @@ static int narrow(const OpObject *op, const param *p, long long v, int *out)
 
 static int as_double(const OpObject *op, const param *p, PyObject *o, double *out)
 {
+    tg_tensor *t = number_tensor(o, false);
+    if (t) {
+        if (tg_copy_to(t, TG_FLOAT64, out) != TG_OK)
+            return tgpy_raise(), -1;
+        return 0;
+    }
     if (Tensor_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o) || tgpy_is_scalar(o))) {
         arg_error(op, p, "a number", o);
         return -1;

@@ -572,6 +572,30 @@ tg_tensor *tg_gemm(tg_tensor *a, tg_tensor *b, tg_tensor *c, double alpha,
     return gemm_call(a, b, c, alpha, beta, trans_a, trans_b);
 }
 
+/* linear with a bias of another shape than [out]: PyTorch adds it to the
+ * product (addmm's broadcast), so it may be any shape that broadcasts to
+ * the product's without changing it ([N, out], [N, 1], a 0-d tensor) */
+static tg_tensor *linear_broadcast_bias(tg_tensor *x, tg_tensor *w, tg_tensor *b)
+{
+    int64_t shape[TG_MAX_DIMS];
+    memcpy(shape, x->shape, (size_t)x->ndim * sizeof *shape);
+    shape[x->ndim - 1] = w->shape[0];
+    bool fits = b->ndim <= x->ndim;
+    for (int i = 1; fits && i <= b->ndim; i++) {
+        int64_t d = b->shape[b->ndim - i];
+        fits = d == 1 || d == shape[x->ndim - i];
+    }
+    if (!fits) {
+        char sy[160], sb[160];
+        return tg__error_null(TG_ERR_SHAPE, "linear: bias %s does not broadcast to the "
+                              "output %s", tg_shape_str(b->ndim, b->shape, sb, sizeof sb),
+                              tg_shape_str(x->ndim, shape, sy, sizeof sy));
+    }
+    TG_LOCAL_BEGIN();
+    tg_tensor *y = tg_linear(x, w, NULL);
+    TG_LOCAL_RETURN(y ? tg_add(y, b) : NULL);
+}
+
 /* ---- linear: x [..., in] @ w[out, in]^T + b, as one gemm over the
  * flattened leading dims (a view when x is contiguous) ------------------- */
 tg_tensor *tg_linear(tg_tensor *x, tg_tensor *w, tg_tensor *b)
@@ -581,7 +605,7 @@ tg_tensor *tg_linear(tg_tensor *x, tg_tensor *w, tg_tensor *b)
             tg__error(TG_ERR_ARG, "linear: %s is NULL", x ? "weight" : "input");
         return NULL;
     }
-    char sx[160], sw[160], sb[160];
+    char sx[160], sw[160];
     if (w->ndim != 2)
         return tg__error_null(TG_ERR_SHAPE, "linear: weight must be 2-D "
                               "[out_features, in_features], got %s",
@@ -593,11 +617,7 @@ tg_tensor *tg_linear(tg_tensor *x, tg_tensor *w, tg_tensor *b)
                               (long long)w->shape[1],
                               tg_shape_str(2, w->shape, sw, sizeof sw));
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))
-        return tg__error_null(TG_ERR_SHAPE, "linear: bias %s should be [%lld] "
-                              "(out_features of weight %s)",
-                              tg_shape_str(b->ndim, b->shape, sb, sizeof sb),
-                              (long long)w->shape[0],
-                              tg_shape_str(2, w->shape, sw, sizeof sw));
+        return linear_broadcast_bias(x, w, b);
     int64_t in = w->shape[1], outf = w->shape[0];
     int64_t rows = tg__shape_numel(x->ndim - 1, x->shape);
     if (tg__shape_has_unknown(x->ndim, x->shape))

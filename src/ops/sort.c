@@ -139,7 +139,9 @@ static tg_status topk_kernel(tg_op_ctx *c)
     topk_task t = {.x = tg__base(x), .values = tg__base(c->out[0]),
                    .indices = (int64_t *)tg__base(c->out[1]), .n = x->ndim ? x->shape[ax] : 1,
                    .inner = tg__span(x->shape, ax + 1, x->ndim),
-                   .k = a->k < 0 ? (x->ndim ? x->shape[ax] : 1) : a->k,
+                   /* a 0-d output holds the element whatever k (0 or 1), as
+                    * PyTorch's */
+                   .k = !x->ndim ? 1 : a->k < 0 ? x->shape[ax] : a->k,
                    .largest = a->largest};
     atomic_init(&t.nomem, 0);
     int64_t cols = t.n ? x->numel / t.n : 0;

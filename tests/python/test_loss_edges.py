@@ -1,7 +1,8 @@
 """Loss edge cases against PyTorch: unbatched cross_entropy / nll_loss
 (logits [C], 0-d target), mse_loss broadcasting a target, every label
 ignored (NaN loss, zero gradient), binary_cross_entropy's gradient at
-probabilities of exactly 0 and 1, kl_div at targets of 0 and below."""
+probabilities of exactly 0 and 1, kl_div at targets of 0 and below,
+hinge_embedding_loss at targets other than 1 and -1."""
 import warnings
 
 import numpy as np
@@ -77,3 +78,16 @@ def test_kl_div_with_zero_and_negative_targets(reduction):
     _run(lambda L, a, t: L.nn.functional.kl_div(a, t, reduction=reduction), x, target)
     _run(lambda L, a, t: L.nn.functional.kl_div(a, t, reduction=reduction, log_target=True),
          x, target, grad=(0, 1))
+
+
+@needs_torch
+@pytest.mark.parametrize('reduction', ['mean', 'none'])
+def test_hinge_embedding_loss_targets_other_than_plus_minus_one(reduction):
+    """a target that is neither 1 nor -1 takes both of PyTorch's terms;
+    a 0-d input broadcast against the targets"""
+    target = np.array([1.0, -1.0, 0.47, 1.4, 0.0, -2.0])
+    x = np.array([-0.8, 0.3, -0.8, 0.5, 2.0, 0.9])
+    _run(lambda L, a, t: L.nn.functional.hinge_embedding_loss(a, t, reduction=reduction),
+         x, target)
+    _run(lambda L, a, t: L.nn.functional.hinge_embedding_loss(a, t, 0.5, reduction=reduction),
+         np.array(-0.81), target)

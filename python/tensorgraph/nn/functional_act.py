@@ -178,20 +178,14 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """the p-norm of x1 - x2 + eps over the last dim"""
+    """the p-norm of x1 - x2 + eps over the last dim (PyTorch's norm, so
+    every order vector_norm takes, with its gradients)"""
+    from ..linalg import vector_norm
     d = x1 - x2 + eps
     dim = -1 if max(x1.ndim, x2.ndim) > 0 else 0
     if d.ndim == 0:
         d = d.reshape(1)
-    if p == math.inf:
-        return _C.amax(d.abs(), dim, keepdim)
-    if p == 0:
-        return _C.sum((d != 0).to(d.dtype), dim, keepdim)
-    if p == 1:
-        return _C.sum(d.abs(), dim, keepdim)
-    if p == 2:
-        return _C.sqrt(_C.sum(d * d, dim, keepdim))
-    return _C.sum(d.abs() ** p, dim, keepdim) ** (1.0 / p)
+    return vector_norm(d, p, dim, keepdim)
 
 
 def _channel_dropout(input, p, training, inplace, batched_ndim, name):

@@ -256,7 +256,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction='mean'):
     reduction = _check_reduction(reduction, size_average, reduce)
     z = zeros((), dtype=input.dtype)
-    loss = _C.where(target == 1, input, z) + _C.where(target == -1,
+    # PyTorch's formula, which also defines targets other than 1 and -1:
+    # they take both terms
+    loss = _C.where(target != -1, input, z) + _C.where(target != 1,
                                                       (margin - input).clamp(min=0), z)
     return _reduce(loss, reduction)
 

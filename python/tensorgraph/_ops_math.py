@@ -363,7 +363,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 def logit(input, eps=None):
     x = _float(input)
-    if eps is not None:
+    if eps is not None and eps >= 0:  # PyTorch's kernels take a negative eps as none
         return _logit_eps(x, eps)
     # log x - log(1 - x): the slope 1/x + 1/(1 - x) is inf at 0 and 1, as
     # PyTorch's; outside [0, 1] the value and (x * NaN) the slope are NaN

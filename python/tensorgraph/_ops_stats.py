@@ -300,31 +300,12 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(input.narrow(d, a, b - a) for a, b in bounds)
 
 
-def _pnorm(d, p, dim=None):
-    """the p-norm of d over dim (all when None): PyTorch's cases"""
-    a = d.abs()
-    red = (lambda t: _C.sum(t, dim, False)) if dim is not None else (lambda t: _C.sum(t))
-    if p == math.inf:
-        return _C.amax(a, dim, False) if dim is not None else _C.amax(a)
-    if p == -math.inf:
-        return _C.amin(a, dim, False) if dim is not None else _C.amin(a)
-    if p == 0:
-        return red((a != 0).to(d.dtype))
-    if p == 1:
-        return red(a)
-    if p == 2:
-        from .linalg import vector_norm
-        return vector_norm(d, 2, dim)
-    return red(a ** p) ** (1.0 / p)
-
-
 def dist(input, other, p=2):
-    """the p-norm of input - other (broadcast); a negative p is the
-    vector norm's (sum |d|^p)^(1/p), 0 when some d is 0, as PyTorch's"""
-    if p < 0:
-        from .linalg import vector_norm
-        return vector_norm(input - other, float(p))
-    return _pnorm(input - other, float(p))
+    """the p-norm of input - other (broadcast): PyTorch's norm, so every
+    order vector_norm takes (a negative p: (sum |d|^p)^(1/p), 0 when some
+    d is 0), with its gradients"""
+    from .linalg import vector_norm
+    return vector_norm(input - other, float(p))
 
 
 def pdist(input, p=2):
@@ -340,7 +321,8 @@ def pdist(input, p=2):
     from ._ops_more import triu_indices
     ij = triu_indices(n, n, 1)
     d = _C.index_select(input, 0, ij[0]) - _C.index_select(input, 0, ij[1])
-    return _pnorm(d, float(p), 1)
+    from .linalg import vector_norm
+    return vector_norm(d, float(p), 1)
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):

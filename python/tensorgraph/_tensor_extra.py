@@ -90,10 +90,23 @@ def _inplace(fn):
 # in-place forms of the table's binary ops and comparisons (a comparison
 # writes 1/0 in self's dtype, as PyTorch's eq_ & co.)
 for _n in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'fmod', 'remainder', 'multiply', 'subtract',
-           'true_divide', 'logical_and', 'logical_or', 'logical_xor', 'logical_not', 'addmm',
-           'cumsum', 'negative'):
+           'true_divide', 'addmm', 'cumsum', 'negative'):
     if hasattr(_C, _n):
         _methods[_n + '_'] = _inplace(getattr(_C, _n))
+
+
+def _untracked_inplace(fn):
+    """PyTorch's logical_*_ record nothing: self gets the 1/0 values in its
+    dtype and keeps its history, also a leaf that requires grad"""
+    def f(self, *args, **kwargs):
+        with _no_record():
+            return self.copy_(fn(self, *args, **kwargs))
+    f.__name__ = fn.__name__ + '_'
+    return f
+
+
+for _n in ('logical_and', 'logical_or', 'logical_xor', 'logical_not'):
+    _methods[_n + '_'] = _untracked_inplace(getattr(_C, _n))
 _methods['absolute_'] = _inplace(_ops_math.absolute)
 _methods['arctan2_'] = _inplace(_ops_math.atan2)
 _methods['mvlgamma_'] = _inplace(_ops_misc.mvlgamma)

@@ -23,6 +23,7 @@ def _same(got, want):
     (1.0, [INF, INF, -INF, -INF], [0, 0, 0, 0]),  # PyTorch's kernel: below eps first
     (2.0, [NAN, NAN, NAN, NAN], [0, 0, 0, 0]),
     (0.25, [math.log(1 / 3), math.log(1 / 3), math.log(3), math.log(3)], [0, 0, 0, 0]),
+    (-1.0, [NAN, -INF, INF, NAN], [NAN, INF, INF, NAN]),  # a negative eps is none
 ])
 def test_logit_eps_moves_x_as_pytorch_and_has_no_slope_where_it_moved(eps, value, slope):
     x = tg.tensor([-1.0, 0.0, 1.0, 2.0], dtype=tg.float64, requires_grad=True)
@@ -197,3 +198,54 @@ def test_stride_takes_dim_as_a_keyword():
         t.stride(dim=2)
     with pytest.raises(TypeError):
         t.stride(dim=1, other=2)
+
+
+def test_multilabel_soft_margin_loss_divides_by_the_input_classes():
+    """a [1] input broadcast against [3] targets: the sum over the loss's
+    3 elements divided by the input's 1 class (PyTorch's)"""
+    x, t = np.array([-1.0]), np.array([0.8, -1.2, -1.1])
+    lsig = lambda v: -np.log1p(np.exp(-v))  # noqa: E731
+    want = -(t * lsig(x) + (1 - t) * lsig(-x)).sum()
+    got = tg.nn.functional.multilabel_soft_margin_loss(tg.tensor(x), tg.tensor(t))
+    np.testing.assert_allclose(got.item(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize('shape,fn,out', [((2, 1), 'adaptive_avg_pool2d', (1, 1)),
+                                          ((3, 4, 5), 'adaptive_avg_pool2d', (3, 1, 1)),
+                                          ((2, 1, 2), 'adaptive_avg_pool3d', (1, 1, 1)),
+                                          ((2, 3, 4, 5), 'adaptive_avg_pool3d', (2, 1, 1, 1))])
+def test_adaptive_avg_pool_to_ones_is_a_mean_of_any_rank(shape, fn, out):
+    """PyTorch's shortcut for an output of ones: the mean over the last
+    dims, kept, whatever the rank"""
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    y = getattr(tg.nn.functional, fn)(tg.tensor(a), 1)
+    nd = 2 if fn.endswith('2d') else 3
+    assert tuple(y.shape) == out
+    np.testing.assert_allclose(y.numpy(), a.mean(tuple(range(-nd, 0)), keepdims=True))
+
+
+@pytest.mark.parametrize('fn,arg,want', [('leaky_relu', 0.2, [-0.2, 2.0]),
+                                         ('elu', 0.5, [0.5 * (math.exp(-1) - 1), 2.0])])
+def test_leaky_relu_and_elu_take_inplace(fn, arg, want):
+    x = tg.tensor([-1.0, 2.0], dtype=tg.float64)
+    y = getattr(tg.nn.functional, fn)(x, arg, True)
+    assert y is x
+    np.testing.assert_allclose(x.numpy(), want, rtol=1e-15)
+
+
+def test_logical_inplace_on_a_leaf_that_requires_grad():
+    """PyTorch's logical_*_ record nothing: a leaf that requires grad
+    takes the 1/0 values and stays a leaf"""
+    x = tg.tensor([1.0, 0.0, 2.0], requires_grad=True)
+    assert x.logical_not_() is x
+    assert x.tolist() == [0.0, 1.0, 0.0] and x.requires_grad and x.grad_fn is None
+    x.logical_or_(tg.tensor([0.0, 0.0, 3.0]))
+    assert x.tolist() == [0.0, 1.0, 1.0]
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        x.gt_(0.5)  # comparisons do record, as PyTorch's
+
+
+def test_pdist_zero_norm_keeps_the_graph():
+    x = tg.tensor([[1.0, 2.0], [1.0, 3.0], [0.0, 0.0]], requires_grad=True)
+    y = tg.pdist(x, 0)
+    assert y.requires_grad and y.tolist() == [1.0, 2.0, 2.0]

@@ -43,8 +43,6 @@ def gelu(input, approximate='none'):
 
 
 softplus = _C.softplus
-leaky_relu = _C.leaky_relu
-elu = _C.elu
 
 
 def relu(input, inplace=False):
@@ -78,13 +76,6 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
         from .._tensor import _update
         return _update(input, lambda x: _C.dropout(x, p, training, False, generator), (), {})
     return _C.dropout(input, p, training, False, generator)
-
-
-def adaptive_avg_pool2d(input, output_size):
-    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    if size != (1, 1):
-        raise NotImplementedError("adaptive_avg_pool2d: only output_size 1 is supported")
-    return _C._global_avg_pool2d(input)
 
 
 def pad(input, pad, mode='constant', value=None):

@@ -19,7 +19,7 @@ __all__ = ['silu', 'mish', 'hardtanh', 'relu6', 'logsigmoid', 'softsign', 'glu',
            'scaled_dot_product_attention', 'pixel_shuffle', 'pixel_unshuffle',
            'adaptive_max_pool2d', 'adaptive_avg_pool2d', 'adaptive_avg_pool1d',
            'adaptive_max_pool1d', 'adaptive_max_pool1d_with_indices',
-           'adaptive_max_pool2d_with_indices', 'adaptive_max_pool3d_with_indices', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_', 'celu_',
+           'adaptive_max_pool2d_with_indices', 'adaptive_max_pool3d_with_indices', 'unfold', 'fold', 'hardtanh_', 'relu6_', 'silu_', 'celu_', 'leaky_relu', 'elu',
            'threshold_', 'embedding', 'softmax', 'log_softmax']
 
 
@@ -93,6 +93,14 @@ def prelu(input, weight):
     """x where x > 0, weight * x elsewhere; weight has 1 element or one per
     channel (dim 1): the C function tg_prelu"""
     return _C.prelu(input, weight)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _inplace(input, lambda x: _C.leaky_relu(x, negative_slope), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _inplace(input, lambda x: _C.elu(x, alpha), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -320,10 +328,21 @@ def _window_table(sizes, out, name):
     return pos, valid
 
 
+def _all_ones(input, output_size, nd):
+    """whether output_size (an int, a tuple, None entries taking the
+    input's size) is 1 in every one of the last nd dims"""
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * nd
+    sizes = list(input.shape[-nd:]) if input.ndim >= nd else [None] * nd
+    return all((s if o is None else o) == 1 for s, o in zip(sizes, output_size))
+
+
 def adaptive_avg_pool2d(input, output_size):
-    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    if size == (1, 1) and input.ndim == 4:
-        return _C._global_avg_pool2d(input)
+    if _all_ones(input, output_size, 2):
+        # PyTorch's shortcut: the mean over the last two dims of any rank
+        if input.ndim == 4:
+            return _C._global_avg_pool2d(input)
+        return _C.mean(input, (-1, -2), True)
     return _adaptive(input, output_size, 2, lambda x, d, k=False: _C.mean(x, d, k),
                      'adaptive_avg_pool2d')
 

@@ -332,7 +332,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     loss = -(target * -_C.softplus(-input) + (1 - target) * -_C.softplus(input))
     if weight is not None:
         loss = loss * weight
-    loss = _C.mean(loss, input.ndim - 1)
+    # PyTorch divides by the input's classes, also where a target broadcast it
+    class_dim = input.ndim - 1
+    loss = _C.sum(loss, class_dim) / (input.shape[class_dim] if input.ndim else 1)
     return _reduce(loss, reduction)
 
 

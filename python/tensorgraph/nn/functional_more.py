@@ -8,7 +8,7 @@ import math
 from .. import _C
 from .._creation import arange, rand, tensor, zeros
 from .._ops_stats import pdist
-from .functional_act import _adaptive, _inplace
+from .functional_act import _adaptive, _all_ones, _inplace, elu, leaky_relu
 
 __all__ = ['relu_', 'elu_', 'leaky_relu_', 'selu_', 'bilinear', 'local_response_norm',
            'gumbel_softmax', 'alpha_dropout', 'feature_alpha_dropout', 'adaptive_avg_pool3d',
@@ -22,11 +22,11 @@ def relu_(input):
 
 
 def elu_(input, alpha=1.0):
-    return _inplace(input, lambda x: _C.elu(x, alpha), True)
+    return elu(input, alpha, True)
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    return _inplace(input, lambda x: _C.leaky_relu(x, negative_slope), True)
+    return leaky_relu(input, negative_slope, True)
 
 
 def selu_(input):
@@ -136,6 +136,8 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    if _all_ones(input, output_size, 3):  # PyTorch's shortcut, as adaptive_avg_pool2d's
+        return _C.mean(input, (-1, -2, -3), True)
     return _adaptive(input, output_size, 3, lambda x, d, k=False: _C.mean(x, d, k),
                      'adaptive_avg_pool3d')
 

@@ -987,12 +987,14 @@ static void test_extremum_ties(void)
     CHECK_OK(tg_backward(tg_sum(tg_minimum(a, b), 0, NULL, false), NULL, false));
     CHECK_TENSOR(tg_grad(a), ((double[]){1, 0.5, 0}), 0);
     CHECK_TENSOR(tg_grad(b), ((double[]){0, 0.5, 1}), 0);
-    /* pow's exponent gradient is 0 where the base is 0 (not NaN) */
-    tg_tensor *base = tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){0, 2});
-    tg_tensor *ex = tt_tensor(TG_FLOAT64, 1, (int64_t[]){2}, (double[]){2, 3});
+    /* pow's exponent gradient is 0 where the base is 0 and the exponent
+     * >= 0 (not NaN), and a^b log a = inf * -inf where it is < 0
+     * (PyTorch's) */
+    tg_tensor *base = tt_tensor(TG_FLOAT64, 1, (int64_t[]){4}, (double[]){0, 2, 0, 0});
+    tg_tensor *ex = tt_tensor(TG_FLOAT64, 1, (int64_t[]){4}, (double[]){2, 3, 0, -0.5});
     tg_set_requires_grad(ex, true);
     CHECK_OK(tg_backward(tg_sum(tg_pow(base, ex), 0, NULL, false), NULL, false));
-    CHECK_TENSOR(tg_grad(ex), ((double[]){0, 8 * log(2.0)}), 1e-12);
+    CHECK_TENSOR(tg_grad(ex), ((double[]){0, 8 * log(2.0), 0, -INFINITY}), 1e-12);
 }
 
 /* ---- errors --------------------------------------------------------------------- */

@@ -295,17 +295,23 @@ static tg_tensor *pow_d_base(tg_tensor *a, tg_tensor *b)
     return tg_where(tg_eq(b, tg_zeros_like(b)), tg_zeros_like(d), d);
 }
 
+/* d(a^b)/db = a^b log(a) (y = a^b), taken as 0 where a == 0 and b >= 0
+ * (PyTorch's rule: where b < 0 it is inf * -inf = -inf) */
+static tg_tensor *pow_d_exp(tg_tensor *a, tg_tensor *b, tg_tensor *y)
+{
+    tg_tensor *zero = tg_eq(a, tg_zeros_like(a));
+    tg_tensor *at0 = tg_logical_and(zero, tg_ge(b, tg_zeros_like(b)));
+    tg_tensor *d = tg_mul(y, tg_log(tg_where(at0, tg_ones_like(a), a)));
+    return tg_where(at0, tg_zeros_like(d), d);
+}
+
 static tg_status pow_grad(tg_grad_ctx *g)
 {
     tg_tensor *a = g->in[0], *b = g->in[1], *dy = g->dy[0];
     if (g->needs_grad[0])
         g->dx[0] = unbroadcast(g, 0, tg_mul(dy, pow_d_base(a, b)));
-    if (g->needs_grad[1]) { /* dy * a^b * log(a), taken as 0 where a == 0 */
-        tg_tensor *zero = tg_zeros_like(a);
-        tg_tensor *safe = tg_where(tg_eq(a, zero), tg_ones_like(a), a);
-        tg_tensor *d = tg_mul(dy, tg_mul(tg_pow(a, b), tg_log(safe)));
-        g->dx[1] = unbroadcast(g, 1, tg_where(tg_eq(a, zero), tg_zeros_like(d), d));
-    }
+    if (g->needs_grad[1])
+        g->dx[1] = unbroadcast(g, 1, tg_mul(dy, pow_d_exp(a, b, tg_pow(a, b))));
     return TG_OK;
 }
 
@@ -406,19 +412,14 @@ static tg_status div_jvp(tg_jvp_ctx *c)
     return TG_OK;
 }
 
-/* ta b a^(b-1) + tb a^b log a, the second taken as 0 where a == 0 (as the
- * gradient rule does) */
+/* ta b a^(b-1) + tb a^b log a, each as the gradient rule takes it */
 static tg_status pow_jvp(tg_jvp_ctx *c)
 {
     tg_tensor *acc = NULL, *a = c->in[0], *b = c->in[1];
     if (TA)
         TG_JVP_TERM(c, acc, tg_mul(TA, pow_d_base(a, b)));
-    if (TB) {
-        tg_tensor *is0 = tg_eq(a, tg__jvp_scalar(c, 0.0));
-        tg_tensor *safe = tg_where(is0, tg__jvp_scalar(c, 1.0), a);
-        tg_tensor *d = tg_mul(TB, tg_mul(c->out[0], tg_log(safe)));
-        TG_JVP_TERM(c, acc, tg_where(is0, tg__jvp_scalar(c, 0.0), d));
-    }
+    if (TB)
+        TG_JVP_TERM(c, acc, tg_mul(TB, pow_d_exp(a, b, c->out[0])));
     c->dy[0] = acc;
     return TG_OK;
 }

@@ -51,7 +51,7 @@ cauchy_ log_normal_ geometric_ bernoulli_ cuda cpu to numpy tolist item element_
 register_hook retain_grad backward detach_ requires_grad_ new_empty new_tensor
 native_channel_shuffle channel_shuffle slice_copy slice_scatter binomial cholesky
 svd svd_lowrank pca_lowrank bucketize searchsorted trace gumbel_softmax dropout1d
-dropout2d dropout3d
+dropout2d dropout3d new
 """.split())
 
 SMALL_INTS = [0, 1, 2, -1, 3]

@@ -249,3 +249,20 @@ def test_pdist_zero_norm_keeps_the_graph():
     x = tg.tensor([[1.0, 2.0], [1.0, 3.0], [0.0, 0.0]], requires_grad=True)
     y = tg.pdist(x, 0)
     assert y.requires_grad and y.tolist() == [1.0, 2.0, 2.0]
+
+
+def test_mvlgamma_has_no_domain_check():
+    """PyTorch 1.13 sums the lgammas anywhere: log|gamma| below (p - 1) / 2,
+    inf at the poles"""
+    x = tg.tensor([0.1, -0.4, 0.0, 0.5], dtype=tg.float64)
+    want = [sum(math.lgamma(v - j / 2) if (v - j / 2) % 1 or v - j / 2 > 0 else INF
+                for j in range(2)) + 0.5 * math.log(math.pi) for v in [0.1, -0.4, 0.0, 0.5]]
+    np.testing.assert_allclose(tg.mvlgamma(x, 2).numpy(), want, rtol=1e-12)
+
+
+def test_cosine_similarity_of_integer_vectors():
+    """norms in floating point: a zero integer vector gives 0, not 0 / 0"""
+    a = tg.tensor([[1.0, 0.0], [0.5, 2.0]], dtype=tg.float64)
+    b = tg.tensor([[2, 0], [0, 0]])
+    np.testing.assert_allclose(tg.nn.functional.cosine_similarity(a, b, 0).numpy(),
+                               [2 / math.sqrt(5), 0.0], rtol=1e-12)

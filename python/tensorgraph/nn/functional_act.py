@@ -173,6 +173,8 @@ def _clamped_norm(x, dim, eps):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim
     (broadcasting x1 with x2), PyTorch 1.13's formula and gradients"""
+    from .._ops_math import _float_pair
+    x1, x2 = _float_pair(x1, x2)  # integer vectors: their norms in floating point
     nd = max(x1.ndim, x2.ndim)
     d = dim + nd if dim < 0 else dim
     if nd and x1.ndim < nd:

@@ -105,7 +105,10 @@ def norm_except_dim(v, pow=2, dim=0):
     if dim == -1:
         return v.norm(pow)
     others = [d for d in builtins.range(v.ndim) if d != dim % v.ndim]
-    return v.norm(pow, others, keepdim=True) if others else v.abs() if pow else v
+    if not others:  # each element its own row, as PyTorch's view(n, -1).norm(pow, 1)
+        from .linalg import vector_norm
+        return vector_norm(v.unsqueeze(-1), pow, -1)
+    return v.norm(pow, others, keepdim=True)
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):

@@ -266,3 +266,11 @@ def test_cosine_similarity_of_integer_vectors():
     b = tg.tensor([[2, 0], [0, 0]])
     np.testing.assert_allclose(tg.nn.functional.cosine_similarity(a, b, 0).numpy(),
                                [2 / math.sqrt(5), 0.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize('pow,want', [(0, [1.0, 0.0, 1.0]), (1, [1.5, 0.0, 2.0]),
+                                      (2, [1.5, 0.0, 2.0])])
+def test_norm_except_dim_of_a_vector(pow, want):
+    """each element is its own row (PyTorch's view(n, -1).norm(pow, 1))"""
+    got = tg.norm_except_dim(tg.tensor([-1.5, 0.0, 2.0], dtype=tg.float64), pow, 0)
+    _same(got.numpy(), want)

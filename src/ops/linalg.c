@@ -577,15 +577,12 @@ tg_tensor *tg_gemm(tg_tensor *a, tg_tensor *b, tg_tensor *c, double alpha,
  * the product's without changing it ([N, out], [N, 1], a 0-d tensor) */
 static tg_tensor *linear_broadcast_bias(tg_tensor *x, tg_tensor *w, tg_tensor *b)
 {
-    int64_t shape[TG_MAX_DIMS];
+    int64_t shape[TG_MAX_DIMS], joint[TG_MAX_DIMS];
     memcpy(shape, x->shape, (size_t)x->ndim * sizeof *shape);
     shape[x->ndim - 1] = w->shape[0];
-    bool fits = b->ndim <= x->ndim;
-    for (int i = 1; fits && i <= b->ndim; i++) {
-        int64_t d = b->shape[b->ndim - i];
-        fits = d == 1 || d == shape[x->ndim - i];
-    }
-    if (!fits) {
+    int nd;
+    if (tg_broadcast_shapes("linear", x->ndim, shape, b->ndim, b->shape, &nd, joint) != TG_OK ||
+        !tg__shape_eq(nd, joint, x->ndim, shape)) {
         char sy[160], sb[160];
         return tg__error_null(TG_ERR_SHAPE, "linear: bias %s does not broadcast to the "
                               "output %s", tg_shape_str(b->ndim, b->shape, sb, sizeof sb),

@@ -262,11 +262,18 @@ def pixel_unshuffle(input, downscale_factor):
     return _C.pixel_unshuffle(input, downscale_factor)
 
 
-def _adaptive(input, output_size, nd, reduce, name):
+def _output_sizes(input, output_size, nd):
+    """output_size (an int, a tuple) as nd sizes, None entries taking the
+    input's size (left None when the input has fewer than nd dims)"""
     if isinstance(output_size, int) or output_size is None:
         output_size = (output_size,) * nd
+    sizes = list(input.shape[-nd:]) if input.ndim >= nd else [None] * nd
+    return [s if o is None else o for s, o in zip(sizes, output_size)]
+
+
+def _adaptive(input, output_size, nd, reduce, name):
     sizes = list(input.shape[-nd:])
-    out = [s if o is None else o for s, o in zip(sizes, output_size)]
+    out = _output_sizes(input, output_size, nd)
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{input.ndim}D")
@@ -331,12 +338,8 @@ def _window_table(sizes, out, name):
 
 
 def _all_ones(input, output_size, nd):
-    """whether output_size (an int, a tuple, None entries taking the
-    input's size) is 1 in every one of the last nd dims"""
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size,) * nd
-    sizes = list(input.shape[-nd:]) if input.ndim >= nd else [None] * nd
-    return all((s if o is None else o) == 1 for s, o in zip(sizes, output_size))
+    """whether output_size is 1 in every one of the last nd dims"""
+    return all(o == 1 for o in _output_sizes(input, output_size, nd))
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -363,13 +366,11 @@ def _adaptive_max_with_indices(input, output_size, nd, name):
     whose key loses to every element."""
     import numpy as np
     from .._creation import tensor
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size,) * nd
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{input.ndim}D")
     sizes = list(input.shape[-nd:])
-    out = [s if o is None else o for s, o in zip(sizes, output_size)]
+    out = _output_sizes(input, output_size, nd)
     if any(o < 0 for o in out) or any(s == 0 for s in input.shape[-nd - 1:]):
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to "
                            f"0 and the input must be non-empty")

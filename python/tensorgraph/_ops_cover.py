@@ -116,14 +116,15 @@ def xlogy(input, other):
     # would not be finite, so 0 * log(...) is 0 and no gradient is NaN;
     # the gradients are PyTorch's: log(y) for x (0 where x == 0 and
     # y <= 0), x / y for y
-    fix = (x == 0) & ((y <= 0) | (y == math.inf))
+    x0 = x == 0
+    fix = x0 & ((y <= 0) | (y == math.inf))
     one = tensor(1.0, dtype=dt)
     value = x * _C.log(_C.where(fix, one, y))
     if y.requires_grad and _C.is_grad_enabled():
         # PyTorch's slope in y is x / y: NaN at x == y == 0. sqrt(s) -
         # sqrt(s) is 0 everywhere and its slope at s == 0 is inf - inf; s
         # takes y only there (1 elsewhere), so no other gradient changes
-        s = _C.where((x == 0) & (y == 0), y, one)
+        s = _C.where(x0 & (y == 0), y, one)
         value = value + (_C.sqrt(s) - _C.sqrt(s))
     if value.grad_fn is None:
         return value

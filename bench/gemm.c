@@ -55,6 +55,14 @@ static const shape shapes[] = {
     {"fc1000.b3", false, true, 3, 1000, 512}, {"fc1000.b4", false, true, 4, 1000, 512},
     {"fc1000.b5", false, true, 5, 1000, 512}, {"fc1000.b6", false, true, 6, 1000, 512},
     {"fc1000.b7", false, true, 7, 1000, 512}, {"fc1000.b8", false, true, 8, 1000, 512},
+    /* TransformerEncoderLayer(128, 4, 512) on 2048 tokens (bench/function_modes.py):
+     * each Linear's forward (NT), input gradient (NN) and weight gradient (TN) */
+    {"tr.qkv.fwd", false, true, 2048, 384, 128}, {"tr.qkv.dw", true, false, 384, 128, 2048},
+    {"tr.out.fwd", false, true, 2048, 128, 128}, {"tr.out.dx", false, false, 2048, 128, 128},
+    {"tr.out.dw", true, false, 128, 128, 2048},  {"tr.ff1.fwd", false, true, 2048, 512, 128},
+    {"tr.ff1.dx", false, false, 2048, 128, 512}, {"tr.ff1.dw", true, false, 512, 128, 2048},
+    {"tr.ff2.fwd", false, true, 2048, 128, 512}, {"tr.ff2.dx", false, false, 2048, 512, 128},
+    {"tr.ff2.dw", true, false, 128, 512, 2048},
 };
 #define N_SHAPES (int)(sizeof shapes / sizeof shapes[0])
 

@@ -25,6 +25,11 @@
 #define GA_STR2(x) #x
 #define GA_STR(x) GA_STR2(x)
 
+/* the first W elements of each of tmp's 8 rows to dst's rows (ldd apart) */
+#define GA_ROWS_COPY(T, dst, ldd, tmp, W)                                      \
+    _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)                        \
+        memcpy((dst) + q * (ldd), (tmp)[q], (W) * sizeof(T))
+
 /* dst[q * ldd + r] = alpha * src[r * lds + q] for r < width (8 at most),
  * q < 8: an 8 x 8 block transposed in vector registers (three rounds of
  * two-input shuffles), with rows r >= rows read as zero */
@@ -68,10 +73,23 @@
                 *(V8U *)(dst + q * ldd) = o[q];                                \
             return;                                                            \
         }                                                                      \
+        /* a narrower block (the last rows of a panel whose MR is not a    \
+         * multiple of 8): each row's first width elements in one copy of  \
+         * constant size, which compiles to a few vector stores instead of  \
+         * one extract and store per element */                           \
+        T tmp[8][8] __attribute__((aligned(64)));                              \
         _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)                    \
-            _Pragma("GCC unroll 8") for (int e = 0; e < 8; e++)                \
-                if (e < width)                                                 \
-                    dst[q * ldd + e] = o[q][e];                                \
+            *(V8 *)tmp[q] = o[q];                                              \
+        switch (width) {                                                       \
+        case 7: GA_ROWS_COPY(T, dst, ldd, tmp, 7); break;                      \
+        case 6: GA_ROWS_COPY(T, dst, ldd, tmp, 6); break;                      \
+        case 5: GA_ROWS_COPY(T, dst, ldd, tmp, 5); break;                      \
+        case 4: GA_ROWS_COPY(T, dst, ldd, tmp, 4); break;                      \
+        case 3: GA_ROWS_COPY(T, dst, ldd, tmp, 3); break;                      \
+        case 2: GA_ROWS_COPY(T, dst, ldd, tmp, 2); break;                      \
+        case 1: GA_ROWS_COPY(T, dst, ldd, tmp, 1); break;                      \
+        default: break;                                                        \
+        }                                                                      \
     }
 
 typedef int32_t GA_IDX_f32 __attribute__((vector_size(32)));
@@ -83,6 +101,16 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
                                                aligned(sizeof(T)), may_alias)); \
     enum { GA_NAME(L_##SUF) = VEC_BYTES / (int)sizeof(T),                      \
            GA_NAME(NR_##SUF) = NV * (VEC_BYTES / (int)sizeof(T)) };            \
+                                                                               \
+    /* d[i] = alpha * s[i] for i < MR: restrict and the constant count let    \
+     * the compiler use vectors (it wrote one scalar multiply and store per   \
+     * element when d and s might overlap) */                                 \
+    static inline void GA_NAME(scale_row_##SUF)(T *restrict d, const T *restrict s, \
+                                                T alpha)                       \
+    {                                                                          \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                  \
+            d[i] = alpha * s[i];                                               \
+    }                                                                          \
                                                                                \
     /* A(i, p) for i < mc, p < kc (a at A(0, 0)) into MR-row panels, each      \
      * [kc][MR], times alpha; rows past mc are zero */                         \
@@ -96,8 +124,7 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
                     const T *s = a + p * lda + ip;                             \
                     T *d = dst + p * MR;                                       \
                     if (mr == MR) {                                            \
-                        for (int i = 0; i < MR; i++)                           \
-                            d[i] = alpha * s[i];                               \
+                        GA_NAME(scale_row_##SUF)(d, s, alpha);                 \
                     } else {                                                   \
                         for (int i = 0; i < MR; i++)                           \
                             d[i] = i < mr ? alpha * s[i] : 0;                  \

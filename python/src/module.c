@@ -566,8 +566,15 @@ tg_tensor *tgpy_as_tensor(PyObject *o, tg_dtype ref, bool has_ref)
     return t ? t : (tg_tensor *)tgpy_raise();
 }
 
+/* a shape: an int, a sequence of ints or, as PyTorch's sizes, an integer
+ * tensor of one element (one size) */
 int tgpy_shape(PyObject *o, int64_t *shape, const char *what)
 {
+    if (Tensor_Check(o) && !tg_dtype_is_float(tg_dtype_of(TENSOR(o))) &&
+        tg_numel(TENSOR(o)) == 1) {
+        shape[0] = PyLong_AsLongLong(o);
+        return shape[0] == -1 && PyErr_Occurred() ? -1 : 1;
+    }
     return tgpy_ints(o, shape, TG_MAX_DIMS, " dims", what);
 }
 

@@ -392,9 +392,10 @@ static PyObject *nb_int(PyObject *a)
         return NULL;
     return tg_copy_to(TENSOR(a), TG_INT64, &v) == TG_OK ? PyLong_FromLongLong(v) : tgpy_raise();
 }
+/* PyTorch's: an integer or bool tensor of one element (of any rank) */
 static PyObject *nb_index(PyObject *a)
 {
-    if (tg_dtype_is_float(tg_dtype_of(TENSOR(a))) || tg_dtype_of(TENSOR(a)) == TG_BOOL) {
+    if (tg_dtype_is_float(tg_dtype_of(TENSOR(a))) || tg_numel(TENSOR(a)) != 1) {
         PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be "
                         "converted to an index");
         return NULL;

@@ -199,7 +199,7 @@ static int as_double(const OpObject *op, const param *p, PyObject *o, double *ou
 static int as_dims(const OpObject *op, const param *p, PyObject *o, argval *v)
 {
     int64_t dims[TG_MAX_DIMS];
-    int n = tgpy_shape(o, dims, p->name);
+    int n = tgpy_ints(o, dims, TG_MAX_DIMS, " dims", p->name); /* a tensor is no dim list */
     if (n < 0)
         return -1;
     if (n == 0 && !PyIndex_Check(o)) { /* an empty list means no dims: PyTorch's all */

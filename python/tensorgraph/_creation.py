@@ -10,13 +10,18 @@ _NP_TO_TG = {np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64,
 _TG_TO_NP = {v: k for k, v in _NP_TO_TG.items()}
 
 
+def _one_size(size):
+    """one size argument as a tuple: an int, a sequence of ints or, as
+    PyTorch's, an integer tensor of one element"""
+    if isinstance(size, _C.Tensor):
+        return (size.__index__(),)
+    return (size,) if isinstance(size, builtins.int) else tuple(size)
+
+
 def _size(size):
-    """zeros(2, 3) and zeros((2, 3)) alike (and zeros(tensor(3)), a 0-d
-    integer tensor as one size, as PyTorch's)"""
+    """zeros(2, 3) and zeros((2, 3)) alike (and zeros(tensor(3)))"""
     if len(size) == 1 and not isinstance(size[0], builtins.int):
-        if isinstance(size[0], _C.Tensor) and size[0].ndim == 0:
-            return (size[0].__index__(),)
-        return tuple(size[0])
+        return _one_size(size[0])
     return tuple(size)
 
 

@@ -13,7 +13,7 @@ import builtins
 import numpy as np
 
 from . import _C
-from ._creation import arange, full, tensor, zeros
+from ._creation import _one_size, arange, full, tensor, zeros
 
 Tensor = _C.Tensor
 
@@ -299,7 +299,7 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_to(input, size):
-    return input.expand(*((size,) if isinstance(size, int) else size))
+    return input.expand(*_one_size(size))
 
 
 def broadcast_tensors(*tensors):

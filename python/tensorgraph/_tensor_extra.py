@@ -159,7 +159,8 @@ def repeat(self, *sizes):
     """the tensor tiled sizes[i] times along dim i (more sizes than dims
     add leading dims)"""
     if len(sizes) == 1 and not isinstance(sizes[0], int):
-        sizes = tuple(sizes[0])
+        from ._creation import _one_size
+        sizes = _one_size(sizes[0])
     if len(sizes) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
                            "number of dimensions of tensor")

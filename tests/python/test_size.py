@@ -27,3 +27,23 @@ def test_shape_and_size_are_sizes_equal_to_tuples():
     if torch is not None:
         assert x.shape == torch.zeros(2, 3).shape
         assert tuple(x.shape[1:]) == tuple(torch.zeros(2, 3).shape[1:])
+
+
+def test_integer_tensor_of_one_element_is_one_size():
+    """PyTorch's sizes take an integer (or bool) tensor of one element as
+    one int, at any rank; dims do not take a tensor"""
+    for t in (tg.tensor(3), tg.tensor([3])):
+        assert tg.zeros(t).shape == (3,) and tg.ones(2).new_zeros(t).shape == (3,)
+        assert tg.ones(()).expand(t).shape == (3,) and tg.ones(()).broadcast_to(t).shape == (3,)
+        assert tg.ones(()).repeat(t).shape == (3,)
+        assert tg.ones(3).view(t).shape == (3,) and tg.ones(3).reshape(t).shape == (3,)
+    assert tg.ones(6).view(tg.tensor(2), 3).shape == (2, 3)
+    assert tg.ones(()).expand(tg.tensor(True)).shape == (1,)
+    assert tg.tensor(True).__index__() == 1 and tg.tensor([[4]]).__index__() == 4
+    for bad in (tg.tensor(3.0), tg.tensor([2, 3])):
+        with pytest.raises(TypeError, match="only integer tensors of a single element"):
+            bad.__index__()
+    with pytest.raises(TypeError):
+        tg.ones(()).expand(tg.tensor(3.0))
+    with pytest.raises(TypeError, match="dim must be an int or a sequence"):
+        tg.ones(2, 3).sum(tg.tensor(1))

@@ -87,7 +87,7 @@ int64_t tg__red_count(int ndim, const int64_t *shape, const bool *mask)
 static tg_status check_dtype(const tg_red_def *d, const tg_tensor *x)
 {
     const char *name = d->def.name;
-    if (x->dtype == TG_BOOL)
+    if (x->dtype == TG_BOOL && d->dtype_rule != TG_RDT_TO_FLOAT) /* bool: as 0 and 1 */
         return tg__error(TG_ERR_DTYPE, "%s: bool input is not supported; cast it "
                          "first", name);
     if (d->dtype_rule == TG_RDT_FLOAT && !tg_dtype_is_float(x->dtype))

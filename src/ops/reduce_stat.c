@@ -211,8 +211,9 @@ const tg_red_def tg_op_std = {
      .flags = TG_OP_PURE, .save_inputs = 1u, .save_outputs = 1u, .infer = tg__red_infer,
      .kernel = {[TG_CPU] = std_kernel}, .grad = std_grad, .jvp = std_jvp},
     TG_RDT_FLOAT, false};
+static const tg_arg_spec lse_in[] = {{"x", TG_DTS_ANY}, {0}}; /* bool too: 0 and 1 */
 const tg_red_def tg_op_logsumexp = {
-    {.name = "logsumexp", .n_in = 1, .n_out = 1, .inputs = tg_red_number_in,
+    {.name = "logsumexp", .n_in = 1, .n_out = 1, .inputs = lse_in,
      .outputs = tg_red_float_out, .attrs = {lse_specs, sizeof(tg_red_attrs)},
      .flags = TG_OP_PURE, .save_inputs = 1u, .save_outputs = 1u, .infer = tg__red_infer,
      .kernel = {[TG_CPU] = logsumexp_kernel}, .grad = logsumexp_grad, .jvp = logsumexp_jvp,

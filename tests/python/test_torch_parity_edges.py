@@ -770,3 +770,22 @@ def test_second_backward_through_nodes_without_saved_tensors():
         w.backward()
         with pytest.raises(RuntimeError, match="backward through the graph a second time"):
             w.backward()
+
+
+def test_logsumexp_of_bool_is_float():
+    x = tg.tensor([[True], [False], [True]])
+    np.testing.assert_allclose(tg.logsumexp(x, 0).numpy(), [np.log(2 * np.e + 1)], rtol=1e-6)
+    np.testing.assert_array_equal(tg.logsumexp(x, 1).numpy(), [1, 0, 1])
+    assert tg.logsumexp(x, 1).dtype == tg.float32
+
+
+def test_elu_in_place_takes_scales():
+    """torch.nn.functional.elu_(input, alpha, scale, input_scale)"""
+    x = tg.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    y = x.clone()
+    tg.nn.functional.elu_(y, 2, 1.5, 0.5)
+    np.testing.assert_allclose(y.detach().numpy(),
+                               [1.5 * 2 * np.expm1(-0.5), 0.75, 3.0], rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.5 * 2 * 0.5 * np.exp(-0.5), 1.5, 1.5],
+                               rtol=1e-6)

@@ -21,8 +21,13 @@ def relu_(input):
     return input.relu_()
 
 
-def elu_(input, alpha=1.0):
-    return elu(input, alpha, True)
+def elu_(input, alpha=1.0, scale=1.0, input_scale=1.0):
+    """PyTorch's elu_ (torch._C._nn.elu_) also takes selu's scales:
+    scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1)"""
+    if scale == 1 and input_scale == 1:
+        return elu(input, alpha, True)
+    out = _C.where(input > 0, input * scale, (input * input_scale).expm1() * (alpha * scale))
+    return input.copy_(out)
 
 
 def leaky_relu_(input, negative_slope=0.01):

@@ -13,6 +13,7 @@ import builtins
 import numpy as np
 
 from . import _C
+from ._size import Size
 from ._creation import _one_size, arange, full, tensor, zeros
 
 Tensor = _C.Tensor
@@ -295,7 +296,7 @@ def broadcast_shapes(*shapes):
                 raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single "
                                    f"shape.  Mismatch is between {a} and {b} at dim {i}")
             out[i] = b if a == 1 else a
-    return tuple(out)
+    return Size(out)
 
 
 def broadcast_to(input, size):

@@ -47,3 +47,9 @@ def test_integer_tensor_of_one_element_is_one_size():
         tg.ones(()).expand(tg.tensor(3.0))
     with pytest.raises(TypeError, match="dim must be an int or a sequence"):
         tg.ones(2, 3).sum(tg.tensor(1))
+
+
+def test_broadcast_shapes_gives_a_size():
+    for shapes, want in ((((2, 1), (3,)), (2, 3)), ((), ()), ((4,), (4,))):
+        s = tg.broadcast_shapes(*shapes)
+        assert type(s) is tg.Size and s == want

@@ -46,7 +46,11 @@ def _act(name, fn, *args, repr=None):
 
 SiLU = _act('SiLU', F.silu, ('inplace', False))
 Mish = _act('Mish', F.mish, ('inplace', False))
-Hardtanh = _act('Hardtanh', F.hardtanh, ('min_val', -1.0), ('max_val', 1.0), ('inplace', False))
+class Hardtanh(_act('Hardtanh', F.hardtanh, ('min_val', -1.0), ('max_val', 1.0),
+                    ('inplace', False))):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        assert self.max_val > self.min_val  # PyTorch's module check (F.hardtanh has none)
 ReLU6 = _act('ReLU6', F.relu6, ('inplace', False))
 LogSigmoid = _act('LogSigmoid', F.logsigmoid)
 Softsign = _act('Softsign', F.softsign)

@@ -50,8 +50,8 @@ def mish(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    if min_val > max_val:
-        raise ValueError("min_val cannot be greater than max_val")
+    if min_val > max_val:  # PyTorch's: max_val everywhere (NaN stays), no gradient
+        return _inplace(input, lambda x: x.clamp(min_val, max_val), inplace)
     # the op's gradient is PyTorch's: 0 at the bounds (clamp's is 1)
     return _inplace(input, lambda x: _C.hardtanh(x, min_val, max_val), inplace)
 

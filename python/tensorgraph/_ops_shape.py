@@ -166,7 +166,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     k = _C.minimum(i, j).clamp(None, builtins.max(input.shape[-1] - 1, 0))
     # an empty last dim: zeros that still reach input (its zero gradient)
     v = unflatten(_C.index_select(input, -1, k.flatten()), -1, (n, n)) if input.shape[-1] else \
-        input.sum(-1, keepdim=True).unsqueeze(-1).expand(*input.shape[:-1], n, n)
+        input.sum(-1, keepdim=True).to(input.dtype).unsqueeze(-1).expand(*input.shape[:-1], n, n)
     out = _C.where((j - i) == offset, v, _zero(input))
     nd = out.ndim
     r = movedim(out, (nd - 2, nd - 1), (_dim(dim1, nd), _dim(dim2, nd)))

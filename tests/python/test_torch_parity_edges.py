@@ -789,3 +789,26 @@ def test_elu_in_place_takes_scales():
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.5 * 2 * 0.5 * np.exp(-0.5), 1.5, 1.5],
                                rtol=1e-6)
+
+
+def test_loss_dtypes_with_mixed_float_operands():
+    """PyTorch 1.13's result dtypes: huber and soft margin take input's,
+    BCE with logits target's, the others promote"""
+    F = tg.nn.functional
+    f32, f64 = tg.tensor([0.3, -0.2]), tg.tensor([0.5, 1.0], dtype=tg.float64)
+    for a, b in ((f32, f64), (f64, f32)):
+        assert F.huber_loss(a, b).dtype == a.dtype
+        assert F.soft_margin_loss(a, b).dtype == a.dtype
+        assert F.binary_cross_entropy_with_logits(a, b).dtype == b.dtype
+        assert F.mse_loss(a, b).dtype == tg.float64
+    x = f32.clone().requires_grad_()
+    F.binary_cross_entropy_with_logits(x, f64).backward()
+    assert x.grad.dtype == tg.float32
+    np.testing.assert_allclose(F.huber_loss(f32, f64).item(),
+                               np.mean([0.5 * 0.2 ** 2, 1.2 - 0.5]), rtol=1e-6)
+
+
+def test_diag_of_an_empty_vector_keeps_its_dtype():
+    for dt in (tg.bool, tg.int32, tg.uint8, tg.float32):
+        assert tg.diag(tg.zeros(0, dtype=dt), 1).dtype == dt
+        assert tg.diagflat(tg.zeros(0, dtype=dt)).dtype == dt

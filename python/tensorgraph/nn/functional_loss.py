@@ -136,13 +136,21 @@ def _piecewise_quadratic(x, k, a, b):
     return _C.where(outside, linear, 0.5 * a * inner * inner)
 
 
+def _as_input_dtype(loss, input):
+    """the elementwise loss in input's float dtype, where PyTorch's output
+    takes it (huber_loss, soft_margin_loss) though a float64 target
+    promoted the arithmetic"""
+    return loss.to(input.dtype) if input.dtype.is_floating_point else loss
+
+
 def huber_loss(input, target, reduction='mean', delta=1.0):
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _broadcast_warn(input, target, 'huber_loss')
     return _C._set_grad_fn_name(
-        _reduce(_piecewise_quadratic(input - target, delta, 1.0, delta), reduction),
+        _reduce(_as_input_dtype(_piecewise_quadratic(input - target, delta, 1.0, delta), input),
+                reduction),
         'HuberLossBackward0')
 
 
@@ -214,6 +222,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if input.shape != target.shape:
         raise ValueError(f"Target size ({tuple(target.shape)}) must be the same as input size "
                          f"({tuple(input.shape)})")
+    if input.dtype != target.dtype and input.dtype.is_floating_point and \
+            target.dtype.is_floating_point:  # PyTorch 1.13 computes in target's dtype
+        input = input.to(target.dtype)
     if weight is None and pos_weight is None:
         return _C.binary_cross_entropy_with_logits(input, target, reduction)
     return _C._set_grad_fn_name(_reduce(_bce_logits_composed(input, target, weight, pos_weight),
@@ -265,7 +276,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     reduction = _check_reduction(reduction, size_average, reduce)
-    return _reduce(_C.softplus(-target * input), reduction)
+    return _reduce(_as_input_dtype(_C.softplus(-target * input), input), reduction)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,

@@ -334,6 +334,9 @@ const os_sample os_samples[] = {
 };
 
 const os_exempt os_exempt_ops[] = {
+    {"custom_function", "marks a custom autograd Function's output in a graph; its gradient "
+                        "rule is an error by design (the Function's backward cannot run "
+                        "there): tests/python/test_custom_function_graph.py"},
     {"as_strided", "a view defined on its input's strides, so the harness's strided copies of "
                    "an input are another function (refused with an error); "
                    "and it is refused in graphs (values there have no layout); "

@@ -221,8 +221,9 @@ static tg_status ensure_gradient(TracedObject *t, int k)
         xs[t->n_in + i] = t->cap[i];
     char name[32];
     snprintf(name, sizeof name, "grad_output_%d", k);
-    t->gy[k] = tg_placeholder(t->g, name, tg_dtype_of(t->out[k]), tg_ndim(t->out[k]),
-                              tg_shape(t->out[k]));
+    if (!t->gy[k]) /* kept from an attempt that failed: its error is reported again */
+        t->gy[k] = tg_placeholder(t->g, name, tg_dtype_of(t->out[k]), tg_ndim(t->out[k]),
+                                  tg_shape(t->out[k]));
     t->dx[k] = calloc((size_t)nx, sizeof(tg_tensor *));
     st = t->gy[k] && t->dx[k] ? tg_graph_gradients(t->g, 1, &t->out[k], &t->gy[k], nx, xs, t->dx[k])
                               : tg_last_status();
@@ -733,8 +734,16 @@ fail:
     return NULL;
 }
 
+/* _is_symbolic(t): a value of a graph being traced (no data) */
+static PyObject *is_symbolic(PyObject *m, PyObject *t)
+{
+    (void)m;
+    return PyBool_FromLong(Tensor_Check(t) && tg_is_symbolic(TENSOR(t)));
+}
+
 static PyMethodDef graph_functions[] = {
     {"_trace", (PyCFunction)(void (*)(void))trace, METH_FASTCALL, NULL},
+    {"_is_symbolic", is_symbolic, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 
 int tgpy_init_graph(PyObject *m)

@@ -11,6 +11,7 @@ out= takes it, with PyTorch's checks (_linalg_out.py)."""
 import math
 
 from . import _C
+from .autograd import Function
 from ._creation import ones_like, zeros_like
 from ._linalg_lu import det, inv, matrix_power, slogdet, solve  # noqa: F401
 from ._linalg_decomp import (LinAlgError, cholesky, cholesky_ex, eigh, eigvalsh,  # noqa: F401
@@ -29,6 +30,11 @@ def _dims(dim, ndim):
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """the ord-norm of x over dim (all elements when None): sum(|x|^ord)^(1/ord),
     inf / -inf the largest / smallest |x|, 0 the count of non-zeros"""
+    return _C._set_grad_fn_name(_vector_norm(x, ord, dim, keepdim, dtype),
+                                'LinalgVectorNormBackward0')
+
+
+def _vector_norm(x, ord, dim, keepdim, dtype):
     if dtype is not None:
         x = _C._cast(x, dtype)
     if not x.dtype.is_floating_point:
@@ -43,13 +49,26 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                                "tensor because the operation does not have an identity")
         a = x.abs()
         return a.amax(dims, keepdim) if ord > 0 else a.amin(dims, keepdim)
-    if ord == 0:  # |sign(x)|: 1 for non-zeros, with PyTorch's zero gradient (NaN counts)
-        nonzero = _C.where(x != x, ones_like(x), x.sign().abs())
-        return nonzero.sum(dims, keepdim)
+    if ord == 0:
+        if _C._is_symbolic(x):  # traced: a zero gradient (custom Functions have none there)
+            return _NonzeroCount.forward(None, x, dims, keepdim)
+        return _NonzeroCount.apply(x, dims, keepdim)
     # zeros (of x, or a whole sum) through ones, so that their gradient is
     # PyTorch's 0 rather than 0 * inf
     s = _pow_nonzero(x.abs(), float(ord)).sum(dims, keepdim)
     return _pow_nonzero(s, 1.0 / ord)
+
+
+class _NonzeroCount(Function):
+    """the 0-norm: the count of non-zeros (NaN counts). PyTorch's result
+    requires grad but its backward gives x no gradient (x.grad stays None)"""
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        return _C.where(x != x, ones_like(x), x.sign().abs()).sum(dims, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None, None
 
 
 def _pow_nonzero(a, p):

@@ -98,15 +98,24 @@ bool tg_ctx_needs_input_grad(const tg_function_ctx *ctx, int i)
     return ctx && i >= 0 && i < ctx->n_in && ctx->needs[i];
 }
 
+extern const tg_op_def tg_op_custom_function;
+
+/* a graph is being built, or an input is one of a graph's values */
+static bool in_graph(int n_in, tg_tensor *const *in)
+{
+    bool graph = tg_graph_current() != NULL;
+    for (int i = 0; i < n_in; i++)
+        graph |= tg_is_symbolic(in[i]);
+    return graph;
+}
+
 static tg_tensor *run_forward(const tg_function *fn, tg_function_ctx *ctx,
                               int n_in, tg_tensor *const *in, void *user)
 {
     /* eagerly the forward's ops are not recorded (the node records the
-     * function); in a graph they are the nodes gradients are built over,
-     * so they are built in the caller's grad mode (no_grad would cut them) */
-    bool graph = tg_graph_current() != NULL;
-    for (int i = 0; i < n_in; i++)
-        graph |= tg_is_symbolic(in[i]);
+     * function); in a graph they are its nodes, built in the caller's grad
+     * mode (no_grad would cut them) */
+    bool graph = in_graph(n_in, in);
     if (!graph)
         tg_no_grad_begin();
     tg_scope_begin();
@@ -161,7 +170,14 @@ tg_tensor *tg_function_apply_owned(const tg_function *fn, int n_in,
     ctx->name = fn->name ? fn->name : "custom";
     for (int i = 0; i < n_in; i++)
         ctx->needs[i] = in[i]->requires_grad && tg_grad_enabled();
+    bool graph = in_graph(n_in, in);
     tg_tensor *out = run_forward(fn, ctx, n_in, in, user);
+    if (out && graph) { /* the forward's nodes, marked: see tg_op_custom_function */
+        tg__function_ctx_free(ctx);
+        tg_tensor *marked = tg_op_call(&tg_op_custom_function, 1, &out, NULL, 0);
+        tg_release(out);
+        return marked;
+    }
     if (!out || !tg__should_record(n_in, in) || !tg_dtype_is_float(out->dtype)) {
         tg__function_ctx_free(ctx);
         return tg__publish(out);

@@ -2,6 +2,7 @@
  * freed iteratively so that long chains cannot overflow the C stack. */
 #include "autodiff/node.h"
 #include "autodiff/forward_ad.h"
+#include "graph/graph_impl.h"
 #include "util/grow.h"
 
 #include <ctype.h>
@@ -90,6 +91,8 @@ void tg__node_set_edge(tg_node *n, int i, tg_tensor *in)
 
 tg_tensor *tg__alias_whole(tg_tensor *t)
 {
+    if (t->graph) /* symbolic: no storage to share; a fresh tensor for its value */
+        return tg__graph_symbolic(t->graph, t->value);
     tg_tensor *a = tg__alias(t, t->ndim, t->shape, t->strides, t->offset);
     tg__dual_share(a, t);
     return a;

@@ -709,7 +709,26 @@ const tg_op_def tg_op_stop_gradient = {
     .flags = TG_OP_PURE | TG_OP_VIEW, .nondiff = true, .infer = clone_infer,
     .make_view = same_make, .onnx = {"Identity", 16}};
 
+/* ---- custom_function: a custom autograd function's output in a graph -------------
+ * The forward's ops are the graph's nodes; this view of their result marks
+ * where the function's own backward would apply. A graph's gradients are
+ * built from its nodes and cannot call that backward, so differentiating
+ * through the mark fails, naming it, instead of silently using the
+ * gradient of the forward's ops (wrong for a straight-through estimator) */
+static tg_status custom_function_grad(tg_grad_ctx *g)
+{
+    (void)g;
+    return tg__error(TG_ERR_UNSUPPORTED, "custom_function: a custom autograd Function's "
+                     "backward cannot run in graph mode (tg.function, a graph being built); "
+                     "call the function eagerly, or where no gradient flows through it");
+}
+
+const tg_op_def tg_op_custom_function = {
+    .name = "custom_function", .n_in = 1, .n_out = 1, .inputs = any_in, .outputs = any_out,
+    .flags = TG_OP_PURE | TG_OP_VIEW | TG_OP_NO_JVP, .infer = clone_infer,
+    .make_view = same_make, .grad = custom_function_grad, .onnx = {"Identity", 16}};
+
 const tg_op_def *const tg_ops_shape[] = {
     &tg_op_view, &tg_op_permute, &tg_op_slice, &tg_op_slice_grad,
-    &tg_op_expand, &tg_op_clone, &tg_op_stop_gradient, NULL,
+    &tg_op_expand, &tg_op_clone, &tg_op_stop_gradient, &tg_op_custom_function, NULL,
 };

@@ -195,7 +195,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     dim = -1 if max(x1.ndim, x2.ndim) > 0 else 0
     if d.ndim == 0:
         d = d.reshape(1)
-    return vector_norm(d, p, dim, keepdim)
+    return _C._set_grad_fn_name(vector_norm(d, p, dim, keepdim), 'NormBackward1')
 
 
 def _channel_dropout(input, p, training, inplace, batched_ndim, name):

@@ -661,6 +661,28 @@ static tg_status ck_bwd(tg_function_ctx *ctx, tg_tensor *dy, int n, tg_tensor **
     return TG_OK;
 }
 
+/* in a graph a custom function's forward is traced and its output marked;
+ * a graph's gradients cannot call its backward, so they fail, naming the
+ * mark (a symbolic input used to crash the alias of the output) */
+static void test_custom_function_in_a_graph(void)
+{
+    tg_graph *g = tg_graph_new("custom");
+    tg_tensor *x = tg_placeholder(g, "x", TG_FLOAT64, 1, (int64_t[]){2});
+    const tg_function ident = {"ident", ident_fwd, ident_bwd};
+    const tg_function square = {"square", square_fwd, square_bwd};
+    tg_tensor *y = tg_function_apply(&ident, 1, &x, NULL);
+    CHECK(y && tg_is_symbolic(y) && y != x);
+    CHECK(strcmp(tg_graph_node_name(y), "custom_function") == 0);
+    tg_tensor *s = sum_all(tg_mul(y, y)), *dx = NULL;
+    CHECK_FAILS(tg_graph_gradients(g, 1, &s, NULL, 1, &x, &dx), TG_ERR_UNSUPPORTED,
+                "custom_function");
+    CHECK(dx == NULL);
+    /* one that saves its input for backward is traced too */
+    tg_tensor *q = tg_function_apply(&square, 1, &x, NULL);
+    CHECK(q && tg_is_symbolic(q) && tg_last_status() == TG_OK);
+    tg_graph_free(g); /* the test's scope releases the tensors */
+}
+
 static void test_nested_backward(void)
 {
     const tg_function ck = {"checkpoint", ck_fwd, ck_bwd};
@@ -1064,6 +1086,7 @@ int main(void)
     RUN(test_version_counter);
     RUN(test_custom_function);
     RUN(test_custom_function_more);
+    RUN(test_custom_function_in_a_graph);
     RUN(test_nested_backward);
     RUN(test_functional_pruning);
     RUN(test_gradcheck_itself);

@@ -48,10 +48,10 @@ tg_status tg_ctx_save_for_backward(tg_function_ctx *ctx, int n,
     for (int i = 0; i < n; i++) {
         if (!tensors[i])
             return tg__error(TG_ERR_ARG, "tg_ctx_save_for_backward: tensor %d is NULL", i);
-        if (!tg__check_concrete("tg_ctx_save_for_backward", tensors[i]))
-            return tg_last_status();
+        /* a graph's value (the function traced): kept, though a graph never
+         * runs the backward that would read it (see tg_op_custom_function) */
         ctx->saved[ctx->n_saved] = tg_retain(tensors[i]);
-        ctx->versions[ctx->n_saved++] = tensors[i]->storage->version;
+        ctx->versions[ctx->n_saved++] = tensors[i]->storage ? tensors[i]->storage->version : 0;
     }
     return TG_OK;
 }

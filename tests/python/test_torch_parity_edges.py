@@ -812,3 +812,13 @@ def test_diag_of_an_empty_vector_keeps_its_dtype():
     for dt in (tg.bool, tg.int32, tg.uint8, tg.float32):
         assert tg.diag(tg.zeros(0, dtype=dt), 1).dtype == dt
         assert tg.diagflat(tg.zeros(0, dtype=dt)).dtype == dt
+
+
+def test_softplus_with_beta_zero():
+    """log(2) / 0 everywhere and PyTorch's slope sigmoid(0) = 0.5 (was NaN)"""
+    x = tg.tensor([-1.0, 0.0, 2.0], dtype=tg.float64, requires_grad=True)
+    y = tg.nn.functional.softplus(x, beta=0)
+    assert np.isposinf(y.detach().numpy()).all()
+    assert type(y.grad_fn).__name__ == 'SoftplusBackward0'
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.5, 0.5])

@@ -155,7 +155,11 @@ def softplus(input, beta=1.0, threshold=20.0):
     if beta == 1.0 and threshold >= 20.0:
         return _C.softplus(input)
     bx = input * beta
-    return _C.where(bx > threshold, input, _C.softplus(bx) / beta)
+    if beta == 0:  # log(2) / 0 everywhere, with PyTorch's slope sigmoid(0) = 0.5
+        y = (_C.softplus(bx) / beta).detach() + (input - input.detach()) * 0.5
+    else:
+        y = _C.where(bx > threshold, input, _C.softplus(bx) / beta)
+    return _C._set_grad_fn_name(y, 'SoftplusBackward0')
 
 
 def _norm(x, dim, keepdim=False):

@@ -380,8 +380,8 @@ def corrcoef(input):
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False):  # noqa: A002
     """(hist, bin_edges) as torch.histogram: bins equal-width bins over
-    range (the data's, widened by 0.5 each way when it is one value) or
-    the given edges; bin i holds [e_i, e_i+1), the last one closed; the
+    range (the data's, widened by 0.5 each way when it is one value; [0, 1]
+    for no data) or the given edges; bin i holds [e_i, e_i+1), the last one closed; the
     counts (or weights) in the input's float dtype; density divides by
     the total and the widths. Counted on the host (eager only)"""
     if not input.dtype.is_floating_point:
@@ -394,7 +394,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):  # no
         edges = bins.detach().numpy().astype(np_dt)
     else:
         lo, hi = (builtins.float(range[0]), builtins.float(range[1])) if range is not None \
-            else ((builtins.float(a.min()), builtins.float(a.max())) if a.size else (0., 0.))
+            else ((builtins.float(a.min()), builtins.float(a.max())) if a.size else (0., 1.))
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges = np.linspace(lo, hi, bins + 1).astype(np_dt)

@@ -822,3 +822,22 @@ def test_softplus_with_beta_zero():
     assert type(y.grad_fn).__name__ == 'SoftplusBackward0'
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.5, 0.5])
+
+
+def test_average_pooling_of_int64_truncates():
+    """PyTorch's integer average pooling (int64 only): integer division"""
+    F = tg.nn.functional
+    x = tg.arange(-6, 6).reshape(1, 2, 6)
+    y = F.avg_pool1d(x, 2, ceil_mode=True, padding=1, count_include_pad=False)
+    assert y.dtype == tg.int64 and y.tolist() == [[[-6, -4, -2, -1], [0, 1, 3, 5]]]
+    z = F.avg_pool2d(tg.arange(-8, 8).reshape(1, 1, 4, 4), 2, divisor_override=3)
+    assert z.tolist() == [[[[-7, -4], [3, 6]]]]
+    assert F.avg_pool3d(tg.arange(-8, 8).reshape(1, 1, 2, 2, 4), 2).tolist() == [[[[[-1, 0]]]]]
+    with pytest.raises(RuntimeError):
+        F.avg_pool1d(x.int(), 2)
+
+
+def test_histogram_of_no_data_spans_zero_to_one():
+    h, edges = tg.histogram(tg.zeros(0), bins=2)
+    np.testing.assert_array_equal(edges.numpy(), [0, 0.5, 1])
+    np.testing.assert_array_equal(h.numpy(), [0, 0])

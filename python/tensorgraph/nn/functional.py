@@ -306,6 +306,22 @@ max_pool2d, avg_pool2d = _unbatched(max_pool2d, 2), _unbatched(avg_pool2d, 2)
 max_pool3d, avg_pool3d = _unbatched(max_pool3d, 3), _unbatched(avg_pool3d, 3)
 
 
+def _int64_through_double(pool):
+    """PyTorch averages int64 inputs too (only those of the integer
+    dtypes), dividing as integers (truncating): computed in float64,
+    exact for sums below 2**53"""
+    def run(input, *args, **kwargs):
+        if isinstance(input, _C.Tensor) and input.dtype == _C.int64:
+            return pool(input.double(), *args, **kwargs).trunc().long()
+        return pool(input, *args, **kwargs)
+    run.__name__ = run.__qualname__ = pool.__name__
+    return run
+
+
+avg_pool1d, avg_pool2d, avg_pool3d = map(_int64_through_double,
+                                         (avg_pool1d, avg_pool2d, avg_pool3d))
+
+
 def multi_head_attention_forward(*args, **kwargs):
     """PyTorch's functional multi-head attention (nn/transformer.py: the
     MultiheadAttention module's forward with the weights as arguments)"""

@@ -841,3 +841,15 @@ def test_histogram_of_no_data_spans_zero_to_one():
     h, edges = tg.histogram(tg.zeros(0), bins=2)
     np.testing.assert_array_equal(edges.numpy(), [0, 0.5, 1])
     np.testing.assert_array_equal(h.numpy(), [0, 0])
+
+
+def test_multilabel_margin_loss_of_a_0d_input():
+    """one sample of one class, as PyTorch's"""
+    F = tg.nn.functional
+    x = tg.tensor(0.5, requires_grad=True)
+    for t in (tg.tensor(0), tg.tensor(-1)):
+        y = F.multilabel_margin_loss(x, t)
+        assert y.shape == () and y.item() == 0
+        assert type(y.grad_fn).__name__ == 'MultilabelMarginLossBackward0'
+    with pytest.raises(Exception):
+        F.multilabel_margin_loss(x, tg.tensor(1))

@@ -114,9 +114,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         m = m * weight.gather(0, y.reshape(-1)).reshape(-1, 1)
     m = _C.where(arange(c).reshape(1, c) == y, zeros(1, dtype=m.dtype), m)
     loss = m.sum(1) / c
-    if input.ndim == 1:
+    if input.ndim <= 1:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return _C._set_grad_fn_name(_reduce(loss, reduction), 'MultilabelMarginLossBackward0')
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
@@ -124,8 +124,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     over target classes j and other classes i of max(0, 1 - (x[j] - x[i])),
     over the number of classes"""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x = input.unsqueeze(0) if input.ndim == 1 else input
-    t = (target.unsqueeze(0) if target.ndim == 1 else target).long()
+    # one sample: [C], or a 0-d input as one class (PyTorch's)
+    x = input.reshape(1, -1) if input.ndim <= 1 else input
+    t = (target.reshape(1, -1) if target.ndim <= 1 else target).long()
     n, c = x.shape
     valid = (t != -1).long().cumprod(1) > 0                             # [N, C] before the -1
     cls = arange(c).reshape(1, 1, c)
@@ -135,6 +136,6 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     pair = _C.relu(1 - (xj.unsqueeze(2) - x.unsqueeze(1)))             # [N, j, i]; z > 0
     keep = valid.unsqueeze(2) & (~is_target).unsqueeze(1)
     loss = _C.where(keep, pair, zeros(1, dtype=pair.dtype)).sum((1, 2)) / c
-    if input.ndim == 1:
+    if input.ndim <= 1:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return _C._set_grad_fn_name(_reduce(loss, reduction), 'MultilabelMarginLossBackward0')

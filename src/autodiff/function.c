@@ -109,13 +109,12 @@ static bool in_graph(int n_in, tg_tensor *const *in)
     return graph;
 }
 
-static tg_tensor *run_forward(const tg_function *fn, tg_function_ctx *ctx,
+/* eagerly the forward's ops are not recorded (the node records the
+ * function); in a graph they are its nodes, built in the caller's grad
+ * mode (no_grad would cut them) */
+static tg_tensor *run_forward(const tg_function *fn, tg_function_ctx *ctx, bool graph,
                               int n_in, tg_tensor *const *in, void *user)
 {
-    /* eagerly the forward's ops are not recorded (the node records the
-     * function); in a graph they are its nodes, built in the caller's grad
-     * mode (no_grad would cut them) */
-    bool graph = in_graph(n_in, in);
     if (!graph)
         tg_no_grad_begin();
     tg_scope_begin();
@@ -171,7 +170,7 @@ tg_tensor *tg_function_apply_owned(const tg_function *fn, int n_in,
     for (int i = 0; i < n_in; i++)
         ctx->needs[i] = in[i]->requires_grad && tg_grad_enabled();
     bool graph = in_graph(n_in, in);
-    tg_tensor *out = run_forward(fn, ctx, n_in, in, user);
+    tg_tensor *out = run_forward(fn, ctx, graph, n_in, in, user);
     if (out && graph) { /* the forward's nodes, marked: see tg_op_custom_function */
         tg__function_ctx_free(ctx);
         tg_tensor *marked = tg_op_call(&tg_op_custom_function, 1, &out, NULL, 0);

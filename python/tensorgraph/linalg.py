@@ -49,22 +49,26 @@ def _vector_norm(x, ord, dim, keepdim, dtype):
                                "tensor because the operation does not have an identity")
         a = x.abs()
         return a.amax(dims, keepdim) if ord > 0 else a.amin(dims, keepdim)
-    if ord == 0:
-        if _C._is_symbolic(x):  # traced: a zero gradient (custom Functions have none there)
-            return _NonzeroCount.forward(None, x, dims, keepdim)
-        return _NonzeroCount.apply(x, dims, keepdim)
+    if ord == 0:  # traced: a zero gradient (custom Functions have no backward there)
+        return _count_nonzero(x, dims, keepdim) if _C._is_symbolic(x) else \
+            _NonzeroCount.apply(x, dims, keepdim)
     # zeros (of x, or a whole sum) through ones, so that their gradient is
     # PyTorch's 0 rather than 0 * inf
     s = _pow_nonzero(x.abs(), float(ord)).sum(dims, keepdim)
     return _pow_nonzero(s, 1.0 / ord)
 
 
+def _count_nonzero(x, dims, keepdim):
+    """the 0-norm: the count of non-zeros (NaN counts), as |sign(x)| summed"""
+    return _C.where(x != x, ones_like(x), x.sign().abs()).sum(dims, keepdim)
+
+
 class _NonzeroCount(Function):
-    """the 0-norm: the count of non-zeros (NaN counts). PyTorch's result
-    requires grad but its backward gives x no gradient (x.grad stays None)"""
+    """the 0-norm eagerly: PyTorch's result requires grad but its backward
+    gives x no gradient (x.grad stays None)"""
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        return _C.where(x != x, ones_like(x), x.sign().abs()).sum(dims, keepdim)
+        return _count_nonzero(x, dims, keepdim)
 
     @staticmethod
     def backward(ctx, grad):

@@ -853,3 +853,12 @@ def test_multilabel_margin_loss_of_a_0d_input():
         assert type(y.grad_fn).__name__ == 'MultilabelMarginLossBackward0'
     with pytest.raises(Exception):
         F.multilabel_margin_loss(x, tg.tensor(1))
+
+
+def test_multi_margin_loss_names_its_node_and_keeps_a_1d_sample_0d():
+    F = tg.nn.functional
+    x = tg.tensor([0.1, 0.5, 0.3], requires_grad=True)
+    for reduction in ('none', 'mean', 'sum'):
+        y = F.multi_margin_loss(x, tg.tensor(1), reduction=reduction)
+        assert y.shape == () and abs(y.item() - 0.4 * 3.5 / 3) < 1e-6
+        assert type(y.grad_fn).__name__ == 'MultiMarginLossBackward0'

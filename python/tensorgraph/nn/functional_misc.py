@@ -114,9 +114,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         m = m * weight.gather(0, y.reshape(-1)).reshape(-1, 1)
     m = _C.where(arange(c).reshape(1, c) == y, zeros(1, dtype=m.dtype), m)
     loss = m.sum(1) / c
-    if input.ndim <= 1:
+    if input.ndim == 1:
         loss = loss.reshape(())
-    return _C._set_grad_fn_name(_reduce(loss, reduction), 'MultilabelMarginLossBackward0')
+    return _C._set_grad_fn_name(_reduce(loss, reduction), 'MultiMarginLossBackward0')
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):

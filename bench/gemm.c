@@ -63,6 +63,11 @@ static const shape shapes[] = {
     {"tr.ff1.dx", false, false, 2048, 128, 512}, {"tr.ff1.dw", true, false, 512, 128, 2048},
     {"tr.ff2.fwd", false, true, 2048, 128, 512}, {"tr.ff2.dx", false, false, 2048, 512, 128},
     {"tr.ff2.dw", true, false, 128, 512, 2048},
+    /* its attention, one head of one sample (64 tokens, 32 features; 128 such
+     * products per batched matmul): scores (NT), probabilities @ values (NN),
+     * the values' gradient (TN) */
+    {"attn.qk", false, true, 64, 64, 32}, {"attn.av", false, false, 64, 32, 64},
+    {"attn.dv", true, false, 64, 32, 64},
 };
 #define N_SHAPES (int)(sizeof shapes / sizeof shapes[0])
 

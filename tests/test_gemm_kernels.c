@@ -106,13 +106,14 @@ static void check_one(int way, bool f64, bool ta, bool tb, int64_t m, int64_t n,
 }
 
 /* edges of every tile (6, 14 rows; 4..32 columns), of the 8 x 8
- * transposes in packing, of the cache blocks (KC 256, MC), and both
- * splits over threads (rows when m >= n, else columns) */
+ * transposes in packing, of the cache blocks (KC 256, MC), both splits
+ * over threads (rows when m >= n, else columns), and A read in place (n
+ * up to 512, alpha 1) or packed (n beyond, or alpha not 1) */
 static const int64_t sizes[][3] = {
     {1, 1, 1},    {5, 7, 3},     {6, 16, 8},    {14, 32, 9},   {15, 33, 17},
     {13, 31, 16}, {29, 47, 260}, {100, 20, 270}, {3, 200, 40},  {64, 10, 84},
     {64, 120, 400}, {230, 70, 33}, {0, 4, 4},   {4, 4, 0},     {130, 120, 70},
-    {20, 300, 150},
+    {20, 300, 150}, {31, 513, 21}, {45, 600, 270},
 };
 
 static void grid_for_isa(void)
@@ -291,6 +292,48 @@ static void test_partial_panel_bits(void)
     tg__cpu_force(top);
 }
 
+/* A read in place (products of up to 512 columns) and A packed (more)
+ * run the same multiply-adds in the same order: columns of a product of
+ * 600 columns have the bits of the same columns computed as a product of
+ * 300, A as is and transposed (42 rows: whole panels and a packed last
+ * one, 270 = two blocks of k), B as is and transposed, beta 0 and 1, at
+ * every instruction set, serial and on two threads */
+static void test_a_in_place_bits(void)
+{
+    enum { M = 42, N = 600, K = 270, H = 300 };
+    static float a[M * K], b[K * N], wide[M * N], half[M * H];
+    for (int i = 0; i < M * K; i++)
+        a[i] = (float)((i * 37) % 23 - 11) / 7.0f;
+    for (int i = 0; i < K * N; i++)
+        b[i] = (float)((i * 29) % 19 - 9) / 5.0f;
+    tg__isa top = tg__cpu_detected();
+    for (int isa = TG_ISA_GENERIC; isa <= (int)top; isa++) {
+        tg__cpu_force((tg__isa)isa);
+        for (int t = 0; t < 16; t++) {
+            bool ta = t & 1, tb = t & 2;
+            float beta = t & 4 ? 1.0f : 0.0f;
+            int threads = t & 8 ? 2 : 1;
+            int64_t lda = ta ? M : K, ldb = tb ? K : N;
+            for (int i = 0; i < M * N; i++)
+                wide[i] = beta == 0 ? NAN : (float)(i % 7);
+            tg__gemm_call g = {.ta = ta, .tb = tb, .m = M, .n = N, .k = K, .lda = lda,
+                               .ldb = ldb, .ldc = N, .alpha = 1, .beta = beta, .a = a,
+                               .b = b, .c = wide};
+            CHECK_OK(tg__gemm_exec(&g, false, threads));
+            for (int h = 0; h < N / H; h++) {
+                for (int i = 0; i < M * H; i++)
+                    half[i] = beta == 0 ? NAN : (float)((i / H * N + h * H + i % H) % 7);
+                g.n = H, g.c = half, g.ldc = H;
+                g.b = b + (tb ? h * H * ldb : h * H);
+                CHECK_OK(tg__gemm_exec(&g, false, threads));
+                for (int i = 0; i < M; i++)
+                    CHECK(memcmp(half + i * H, wide + i * N + h * H, sizeof(float) * H) == 0);
+            }
+        }
+    }
+    tg__cpu_force(top);
+}
+
 static void test_modes_and_reports(void)
 {
     tg__gemm_set_mode(TG_GEMM_BUILTIN);
@@ -326,6 +369,7 @@ int main(void)
     RUN(test_skinny);
     RUN(test_skinny_threads);
     RUN(test_partial_panel_bits);
+    RUN(test_a_in_place_bits);
     RUN(test_modes_and_reports);
     return tt_finish();
 }

@@ -149,6 +149,20 @@ static const char *kept_b(const tg__gemm_call *g, tg__pack_entry **entry)
     return buf;
 }
 
+/* whether the micro-kernel reads A where it is instead of from packed
+ * panels: a packed A block is reused once per NR columns of C, so for
+ * products of few columns its packing (a transpose, when A is not
+ * transposed) costs more than the strided reads it saves. bench_gemm on
+ * Zen 5, one thread: the transformer layer's products (n 128 to 512)
+ * +5-20% with either ISA's kernels, attention's 64 x 32 x 64 +25-40%;
+ * square 1024 level at AVX2, up to 10% slower at AVX-512, hence the bound.
+ * Alpha is folded into packed A only. */
+#define A_IN_PLACE_MAX_N 512
+static bool a_in_place(const tg__gemm_call *g)
+{
+    return g->alpha == 1 && g->n <= A_IN_PLACE_MAX_N;
+}
+
 /* Goto's loops on the calling thread: B in KC x NC blocks (L3), A in
  * MC x KC blocks (L2), the macro-kernel on each pair; kb: B packed whole
  * already (kept_b), else NULL */
@@ -164,6 +178,7 @@ static tg_status builtin_serial(const tg__gemm_call *g, const char *kb)
     void *pb = kb ? NULL : tg__scratch(TG_SCRATCH_GEMM_B, (size_t)(ncap * kcap) * z);
     if (!pa || (!kb && !pb))
         return TG_ERR_NOMEM;
+    bool direct = a_in_place(g);
     for (int64_t jc = 0; jc < g->n; jc += kn->nc) {
         int64_t nc = min64(g->n - jc, kn->nc);
         for (int64_t pc = 0; pc < g->k; pc += kn->kc) {
@@ -174,9 +189,14 @@ static tg_status builtin_serial(const tg__gemm_call *g, const char *kb)
                 kn->pack_b(g->tb, at_b(g, pc, jc), g->ldb, kc, nc, pb);
             for (int64_t ic = 0; ic < g->m; ic += kn->mc) {
                 int64_t mc = min64(g->m - ic, kn->mc);
+                double beta = pc == 0 ? g->beta : 1;
+                if (direct) {
+                    kn->macro_direct(mc, nc, kc, g->ta, at_a(g, ic, pc), g->lda, pb,
+                                     at_c(g, ic, jc), g->ldc, beta, pa);
+                    continue;
+                }
                 kn->pack_a(g->ta, at_a(g, ic, pc), g->lda, mc, kc, g->alpha, pa);
-                kn->macro(mc, nc, kc, pa, pb, at_c(g, ic, jc), g->ldc,
-                          pc == 0 ? g->beta : 1);
+                kn->macro(mc, nc, kc, pa, pb, at_c(g, ic, jc), g->ldc, beta);
             }
         }
     }
@@ -263,7 +283,10 @@ static void run_block(coop_job *j, int64_t t)
             int64_t kc = min64(g->k - pc, kn->kc);
             const char *slab = j->shared + pc * j->len_pad * z;
             double beta = pc == 0 ? g->beta : 1;
-            if (j->by_rows) {
+            if (j->by_rows && a_in_place(g)) {
+                kn->macro_direct(sn, g->n, kc, g->ta, at_a(g, s0, pc), g->lda, slab,
+                                 at_c(g, s0, 0), g->ldc, beta, own);
+            } else if (j->by_rows) {
                 kn->pack_a(g->ta, at_a(g, s0, pc), g->lda, sn, kc, g->alpha, own);
                 kn->macro(sn, g->n, kc, own, slab, at_c(g, s0, 0), g->ldc, beta);
             } else {

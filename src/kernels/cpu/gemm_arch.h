@@ -181,28 +181,15 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
         }                                                                      \
     }                                                                          \
                                                                                \
-    /* C tile (mr x nr of MR x NR) = beta * C + packed A panel @ B panel       \
-     * (beta 0: C is overwritten, NaNs in it do not propagate) */              \
-    static void GA_NAME(micro_##SUF)(int64_t kc, const T *restrict a,          \
-                                     const T *restrict b, T *restrict c,       \
-                                     int64_t ldc, int64_t mr, int64_t nr,      \
-                                     T beta)                                   \
+    /* C tile (mr x nr of MR x NR) = beta * C + acc (beta 0: C is          \
+     * overwritten, NaNs in it do not propagate) */                          \
+    static inline __attribute__((always_inline)) void GA_NAME(store_##SUF)(   \
+        GA_NAME(v_##SUF) acc[MR][NV], T *restrict c, int64_t ldc, int64_t mr, \
+        int64_t nr, T beta)                                                    \
     {                                                                          \
         typedef GA_NAME(v_##SUF) V;                                            \
         typedef GA_NAME(vu_##SUF) VU;                                          \
         enum { L = GA_NAME(L_##SUF), NR = GA_NAME(NR_##SUF) };                 \
-        V acc[MR][NV];                                                         \
-        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                  \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)               \
-                acc[i][v] = (V){0};                                            \
-        for (int64_t p = 0; p < kc; p++, a += MR, b += NR) {                   \
-            V bv[NV];                                                          \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)               \
-                bv[v] = *(const V *)(b + v * L);                               \
-            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)              \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)           \
-                    acc[i][v] += a[i] * bv[v];                                 \
-        }                                                                      \
         if (mr == MR && nr == NR) {                                            \
             _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)              \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {         \
@@ -227,6 +214,55 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
             }                                                                  \
     }                                                                          \
                                                                                \
+    /* C tile (mr x nr of MR x NR) = beta * C + A panel @ B panel, A(i, p)    \
+     * at a[i * rs + p * ks]: packed (rs 1, ks MR) or, for a whole panel of   \
+     * MR rows, read in place (A stored transposed: rs 1, ks lda; else rs    \
+     * lda, ks 1). Inlined with constant strides where they are constant;    \
+     * the same multiply-adds in the same order either way, so the same bits */ \
+    static inline __attribute__((always_inline)) void GA_NAME(tile_##SUF)(    \
+        int64_t kc, const T *restrict a, int64_t rs, int64_t ks,               \
+        const T *restrict b, T *restrict c, int64_t ldc, int64_t mr,           \
+        int64_t nr, T beta)                                                    \
+    {                                                                          \
+        typedef GA_NAME(v_##SUF) V;                                            \
+        enum { L = GA_NAME(L_##SUF), NR = GA_NAME(NR_##SUF) };                 \
+        V acc[MR][NV];                                                         \
+        _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                  \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)               \
+                acc[i][v] = (V){0};                                            \
+        for (int64_t p = 0; p < kc; p++, a += ks, b += NR) {                   \
+            V bv[NV];                                                          \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)               \
+                bv[v] = *(const V *)(b + v * L);                               \
+            _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)              \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)           \
+                    acc[i][v] += a[i * rs] * bv[v];                            \
+        }                                                                      \
+        GA_NAME(store_##SUF)(acc, c, ldc, mr, nr, beta);                       \
+    }                                                                          \
+                                                                               \
+    static void GA_NAME(micro_##SUF)(int64_t kc, const T *restrict a,          \
+                                     const T *restrict b, T *restrict c,       \
+                                     int64_t ldc, int64_t mr, int64_t nr,      \
+                                     T beta)                                   \
+    {                                                                          \
+        GA_NAME(tile_##SUF)(kc, a, 1, MR, b, c, ldc, mr, nr, beta);            \
+    }                                                                          \
+    static void GA_NAME(micro_rows_##SUF)(int64_t kc, const T *restrict a,     \
+                                          int64_t lda, const T *restrict b,    \
+                                          T *restrict c, int64_t ldc,          \
+                                          int64_t nr, T beta)                  \
+    {                                                                          \
+        GA_NAME(tile_##SUF)(kc, a, lda, 1, b, c, ldc, MR, nr, beta);           \
+    }                                                                          \
+    static void GA_NAME(micro_cols_##SUF)(int64_t kc, const T *restrict a,     \
+                                          int64_t lda, const T *restrict b,    \
+                                          T *restrict c, int64_t ldc,          \
+                                          int64_t nr, T beta)                  \
+    {                                                                          \
+        GA_NAME(tile_##SUF)(kc, a, 1, lda, b, c, ldc, MR, nr, beta);           \
+    }                                                                          \
+                                                                               \
     /* C block (mc x nc) = beta * C + packed A block @ packed B block: the  \
      * micro-kernel over B's column panels (each kept in L1 while the A       \
      * panels stream past it from L2) */                                     \
@@ -243,6 +279,39 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
                 GA_NAME(micro_##SUF)(kc, a + ir * kc, b + jr * kc,             \
                                      cc + ir * ldc + jr, ldc,                  \
                                      mc - ir < MR ? mc - ir : MR, nr, (T)beta); \
+        }                                                                      \
+    }                                                                          \
+                                                                               \
+    /* macro with A read in place (alpha 1): A(i, p) at a[i * lda + p] (ta: \
+     * a[p * lda + i]); a last panel of fewer than MR rows is packed into    \
+     * tmp (MR x kc elements), since a whole tile would read past A */        \
+    static void GA_NAME(macro_direct_##SUF)(int64_t mc, int64_t nc, int64_t kc, \
+                                            bool ta, const void *pa,           \
+                                            int64_t lda, const void *pb,       \
+                                            void *c, int64_t ldc, double beta, \
+                                            void *tmp)                         \
+    {                                                                          \
+        enum { NR = GA_NAME(NR_##SUF) };                                       \
+        const T *a = pa, *b = pb;                                              \
+        T *cc = c, *part = tmp;                                                \
+        int64_t whole = mc / MR * MR;                                          \
+        if (whole < mc)                                                        \
+            GA_NAME(pack_a_##SUF)(ta, ta ? a + whole : a + whole * lda, lda,   \
+                                  mc - whole, kc, 1, part);                    \
+        for (int64_t jr = 0; jr < nc; jr += NR) {                              \
+            int64_t nr = nc - jr < NR ? nc - jr : NR;                          \
+            for (int64_t ir = 0; ir < whole; ir += MR) {                       \
+                T *ct = cc + ir * ldc + jr;                                    \
+                if (ta)                                                        \
+                    GA_NAME(micro_cols_##SUF)(kc, a + ir, lda, b + jr * kc, ct, \
+                                              ldc, nr, (T)beta);               \
+                else                                                           \
+                    GA_NAME(micro_rows_##SUF)(kc, a + ir * lda, lda, b + jr * kc, \
+                                              ct, ldc, nr, (T)beta);           \
+            }                                                                  \
+            if (whole < mc)                                                    \
+                GA_NAME(micro_##SUF)(kc, part, b + jr * kc, cc + whole * ldc + jr, \
+                                     ldc, mc - whole, nr, (T)beta);            \
         }                                                                      \
     }                                                                          \
                                                                                \
@@ -270,7 +339,8 @@ GEMM_TEMPLATE(double, f64, MR_F64, NV_F64)
 #define GA_KERN(SUF, MR)                                                        \
     {.mr = MR, .nr = GA_NAME(NR_##SUF), .kc = KC, .mc = MC(MR), .nc = NC,       \
      .pack_a = GA_NAME(pack_a_any_##SUF), .pack_b = GA_NAME(pack_b_any_##SUF),  \
-     .macro = GA_NAME(macro_##SUF), .macro_ep = GA_NAME(ep_macro_##SUF),          \
+     .macro = GA_NAME(macro_##SUF), .macro_direct = GA_NAME(macro_direct_##SUF),  \
+     .macro_ep = GA_NAME(ep_macro_##SUF),                                        \
      .macro_ep_in_place = GA_NAME(ep_macro_in_place_##SUF),                      \
      .skinny = GA_NAME(skinny_##SUF)}
 

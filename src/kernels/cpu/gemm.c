@@ -153,14 +153,14 @@ static const char *kept_b(const tg__gemm_call *g, tg__pack_entry **entry)
  * panels: a packed A block is reused once per NR columns of C, so for
  * products of few columns its packing (a transpose, when A is not
  * transposed) costs more than the strided reads it saves. bench_gemm on
- * Zen 5, one thread: the transformer layer's products (n 128 to 512)
- * +5-20% with either ISA's kernels, attention's 64 x 32 x 64 +25-40%;
- * square 1024 level at AVX2, up to 10% slower at AVX-512, hence the bound.
- * Alpha is folded into packed A only. */
-#define A_IN_PLACE_MAX_N 512
+ * Zen 5, one thread (docs/BENCHMARKS.md): the transformer layer's
+ * products +5-20% with either ISA's kernels, attention's 64 x 32 x 64
+ * +15-35%; square 1024 level at AVX2 and up to 10% slower at AVX-512,
+ * and A transposed (a weight gradient) 4% slower at 512 columns, hence
+ * the bounds. Alpha is folded into packed A only. */
 static bool a_in_place(const tg__gemm_call *g)
 {
-    return g->alpha == 1 && g->n <= A_IN_PLACE_MAX_N;
+    return g->alpha == 1 && g->n <= (g->ta ? 256 : 512);
 }
 
 /* Goto's loops on the calling thread: B in KC x NC blocks (L3), A in

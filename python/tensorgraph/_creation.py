@@ -73,6 +73,41 @@ def _refuse_data(a, data):
                            "(numbers, bools, nested lists of them, arrays and tensors are)")
 
 
+def _first_leaf(data):
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return data
+
+
+def _tensors_as_scalars(data):
+    """nested data whose leaves include tensors, as PyTorch reads it: each
+    tensor of one element a number (detached; more elements are refused),
+    the dtype promoted over the leaves (a tensor's own, a Python float's
+    the default, an int's int64, a bool's bool). Returns (data, dtype)."""
+    dtype = None
+
+    def leaf(v):
+        nonlocal dtype
+        if isinstance(v, (list, tuple)):
+            return [leaf(x) for x in v]
+        if isinstance(v, Tensor):
+            if v.numel() != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            d, v = v.dtype, v.detach().reshape(()).item()
+        elif isinstance(v, builtins.bool):
+            d = _C.bool
+        elif isinstance(v, builtins.int):
+            d = _C.int64
+        elif isinstance(v, builtins.float):
+            d = _C._get_default_dtype()
+        else:
+            d = _NP_TO_TG.get(np.asarray(v).dtype)
+        if d is not None:
+            dtype = d if dtype is None else _C.promote_types(dtype, d)
+        return v
+    return leaf(data), dtype
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of data (nested lists, numbers, arrays, tensors)."""
     if isinstance(data, Tensor):
@@ -80,6 +115,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         if dtype is not None:
             t = t.to(dtype)
         return _finish(t, requires_grad)
+    if isinstance(data, (list, tuple)) and isinstance(_first_leaf(data), Tensor):
+        data, inferred = _tensors_as_scalars(data)
+        if dtype is None and inferred is not None:
+            dtype = inferred
     if dtype is not None:
         if not isinstance(dtype, _C.dtype):  # PyTorch: TypeError, not a lookup's KeyError
             raise TypeError(f"tensor(): argument 'dtype' must be a tensorgraph.dtype "

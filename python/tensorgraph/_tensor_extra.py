@@ -27,7 +27,7 @@ _SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal
           'diag_embed', 'trace', 'repeat_interleave', 'narrow', 'select', 'unbind', 'movedim',
           'moveaxis', 'unflatten', 'broadcast_to', 'outer', 'ger', 'dot', 'vdot', 'inner',
           'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
-          'argwhere', 'masked_select', 'count_nonzero')
+          'argwhere', 'masked_select')
 _MATH = ('isreal', 'lerp', 'addcmul',
          'addcdiv', 'square', 'trunc', 'fix', 'frac',
          'logaddexp', 'logaddexp2', 'hypot', 'atan2', 'arctan2', 'isclose', 'floor_divide',
@@ -152,6 +152,19 @@ def flip(self, *dims, **kwargs):
     if len(dims) == 1 and not isinstance(dims[0], int):
         dims = tuple(dims[0])
     return _ops_shape.flip(self, dims)
+
+
+@_method
+def count_nonzero(self, *dims, **kwargs):
+    """x.count_nonzero(), (dim), (dims tuple), (d0, d1, ...), (dim=...) or
+    numpy's (axis=...)"""
+    for name in ('dim', 'axis'):
+        if name in kwargs:
+            dims = (kwargs.pop(name),)
+    if kwargs:
+        raise TypeError(f"count_nonzero() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dim = dims[0] if len(dims) == 1 else tuple(dims) if dims else None
+    return _ops_shape.count_nonzero(self, dim)
 
 
 @_method

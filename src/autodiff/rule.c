@@ -101,6 +101,19 @@ static tg_status run_function(tg_node *n, tg_tensor **dy, tg_tensor **dx,
     return s;
 }
 
+/* no output of the node got a gradient (a custom function's backward
+ * gave None for every path here): as PyTorch's formulas, a built-in rule
+ * then gives none either, so that leaves below keep grad None rather
+ * than getting zeros (a custom function's backward is still called, with
+ * zeros, as PyTorch materializes them) */
+static bool no_gradient(tg_tensor *const *dy, int n_out)
+{
+    for (int o = 0; o < n_out; o++)
+        if (dy[o])
+            return false;
+    return true;
+}
+
 tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
                        const bool *needs, bool create_graph)
 {
@@ -113,6 +126,8 @@ tg_status tg__run_rule(tg_node *n, tg_tensor **dy, tg_tensor **dx,
     tg_status s = tg__check_saved(n);
     if (s != TG_OK)
         return s;
+    if (!n->fn && no_gradient(dy, n->n_out))
+        return TG_OK;
     return n->fn ? run_function(n, dy, dx, needs)
                  : run_op_rule(n, dy, dx, needs, create_graph);
 }

@@ -55,6 +55,43 @@ def test_unused_output_grad(materialize, used):
     same(f)
 
 
+def _none_back(T):
+    class NoneBack(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+    return NoneBack
+
+
+def test_none_from_backward_reaches_no_leaf():
+    """None from a backward is PyTorch's undefined gradient: the built-in
+    nodes below it give none either, so a leaf reached only through it
+    keeps grad None (not zeros), autograd.grad gives None with
+    allow_unused and refuses without; other paths still count"""
+    def f(T):
+        F = _none_back(T)
+        x = T.tensor([1., 2.], requires_grad=True)
+        F.apply(x * 2 + 1).sum().backward()
+        y = T.tensor([1., 2.], requires_grad=True)
+        (F.apply(y * 2) + y).sum().backward()
+        z = T.tensor([3., 1., 2.], requires_grad=True)
+        v, _ = z.sort()
+        (F.apply(v).sum() + v[0]).backward()
+        w = T.tensor([1., 2.], requires_grad=True)
+        g, = T.autograd.grad(F.apply(w.exp()).sum(), w, allow_unused=True)
+        return x.grad, y.grad, z.grad, g
+    same(f)
+
+    def refused(T):
+        w = T.tensor([1., 2.], requires_grad=True)
+        T.autograd.grad(_none_back(T).apply(w.exp()).sum(), w)
+    raises_same(refused, RuntimeError, 'appears to not have been used in the graph')
+
+
 def test_retained_graph_reaches_outputs_afresh():
     def f(T):
         x = T.tensor([1., 2.], requires_grad=True)

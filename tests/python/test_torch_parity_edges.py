@@ -862,3 +862,47 @@ def test_multi_margin_loss_names_its_node_and_keeps_a_1d_sample_0d():
         y = F.multi_margin_loss(x, tg.tensor(1), reduction=reduction)
         assert y.shape == () and abs(y.item() - 0.4 * 3.5 / 3) < 1e-6
         assert type(y.grad_fn).__name__ == 'MultiMarginLossBackward0'
+
+
+def test_tensor_of_tensors_reads_them_as_pytorch_does():
+    """one-element tensors inside nested data are numbers (detached, so
+    also when they require grad), their dtypes promoted with the other
+    leaves'; a tensor of more elements is refused"""
+    x = tg.tensor(1.5, requires_grad=True)
+    for data, dtype, values in (([x, x], tg.float32, [1.5, 1.5]),
+                                ([[x]], tg.float32, [[1.5]]),
+                                ([tg.tensor(1.5, dtype=tg.float64)], tg.float64, [1.5]),
+                                ([tg.tensor(2), 1.5], tg.float32, [2, 1.5]),
+                                ([tg.tensor([2])], tg.int64, [2]),
+                                ([tg.tensor(3), True], tg.int64, [3, 1]),
+                                ((tg.tensor(1, dtype=tg.uint8), 300), tg.int64, [1, 300])):
+        for make in (tg.tensor, tg.as_tensor):
+            t = make(data)
+            assert t.dtype == dtype and not t.requires_grad
+            np.testing.assert_array_equal(t.numpy(), values)
+    assert tg.tensor([tg.tensor(2)], dtype=tg.float64).dtype == tg.float64
+    with pytest.raises(ValueError, match='only one element tensors'):
+        tg.tensor([tg.ones(2)])
+
+
+def test_count_nonzero_method_takes_dims_as_arguments():
+    t = tg.tensor([[1., 0., 2.], [0., 0., 3.]])
+    assert t.count_nonzero(1, 0).item() == 3 and t.count_nonzero().item() == 3
+    np.testing.assert_array_equal(t.count_nonzero(1).numpy(), [2, 1])
+    np.testing.assert_array_equal(t.count_nonzero(dim=0).numpy(), [1, 0, 2])
+    assert t.count_nonzero((0, 1)).item() == 3
+    np.testing.assert_array_equal(t.count_nonzero(axis=1).numpy(), [2, 1])
+    with pytest.raises(TypeError):
+        t.count_nonzero(dims=0)
+
+
+def test_zero_norm_through_other_ops_leaves_no_gradient():
+    """the 0-norm's backward gives no gradient (PyTorch: None), also to a
+    leaf that reaches it through other ops (pairwise_distance's
+    difference, norm_except_dim's view)"""
+    x = tg.tensor(1.5, requires_grad=True)
+    tg.nn.functional.pairwise_distance(x, tg.tensor(0.5), 0).sum().backward()
+    assert x.grad is None
+    v = tg.tensor([1.5, -2.0], requires_grad=True)
+    tg.norm_except_dim(v, 0, 0).sum().backward()
+    assert v.grad is None

@@ -288,8 +288,9 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
                         "cannot both be given")
     d = _dim(dim, y.ndim)
     n = y.shape[d]
-    if n == 0:
-        return _C.sum(_float(y), d)
+    if n == 0:  # PyTorch: zeros of y's own dtype, also an integer one
+        shape = y.shape[:d] + y.shape[d + 1:]
+        return _C.sum(y, d) if y.dtype.is_floating_point else zeros(shape, dtype=y.dtype)
     pair = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
     if x is None:
         return _C.sum(pair, d) * ((1.0 if dx is None else dx) / 2)

@@ -906,3 +906,10 @@ def test_zero_norm_through_other_ops_leaves_no_gradient():
     v = tg.tensor([1.5, -2.0], requires_grad=True)
     tg.norm_except_dim(v, 0, 0).sum().backward()
     assert v.grad is None
+
+
+def test_trapezoid_over_no_samples_keeps_the_dtype():
+    for dt in (tg.int64, tg.bool, tg.float32):
+        r = tg.trapz(tg.zeros(2, 0, dtype=dt))
+        assert r.dtype == dt and r.shape == (2,) and not r.numpy().any()
+    assert tg.trapz(tg.zeros(0, 3, dtype=tg.int32)).dtype == tg.float32

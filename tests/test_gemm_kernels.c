@@ -108,8 +108,8 @@ static void check_one(int way, bool f64, bool ta, bool tb, int64_t m, int64_t n,
 /* edges of every tile (6, 14 rows; 4..32 columns), of the 8 x 8
  * transposes in packing, of the cache blocks (KC 256, MC), both splits
  * over threads (rows when m >= n, else columns), and A read in place (n
- * up to 512, 256 with A transposed; alpha 1) or packed (n beyond, or
- * alpha not 1) */
+ * up to 512, 256 with A transposed; alpha 1; B as is too for m up to
+ * 256) or packed (n beyond, or alpha not 1) */
 static const int64_t sizes[][3] = {
     {1, 1, 1},    {5, 7, 3},     {6, 16, 8},    {14, 32, 9},   {15, 33, 17},
     {13, 31, 16}, {29, 47, 260}, {100, 20, 270}, {3, 200, 40},  {64, 10, 84},
@@ -293,8 +293,9 @@ static void test_partial_panel_bits(void)
     tg__cpu_force(top);
 }
 
-/* A read in place (products of up to 512 columns, 256 with A transposed)
- * and A packed (more) run the same multiply-adds in the same order:
+/* A read in place (products of up to 512 columns, 256 with A transposed;
+ * B too when not transposed, up to 256 rows, a last partial panel of B
+ * packed) and A packed (more) run the same multiply-adds in the same order:
  * columns of a product of 600 columns have the bits of the same columns
  * computed as products of 200, A as is and transposed (42 rows: whole panels and a packed last
  * one, 270 = two blocks of k), B as is and transposed, beta 0 and 1, at

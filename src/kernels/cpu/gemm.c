@@ -163,6 +163,17 @@ static bool a_in_place(const tg__gemm_call *g)
     return g->alpha == 1 && g->n <= (g->ta ? 256 : 512);
 }
 
+/* with A in place, whether B is read in place too: a packed B panel is
+ * reused once per MR rows of C, so for products of few rows packing it
+ * costs more than it saves (bench_gemm, Zen 5, one thread: attention's
+ * probabilities @ values and LeNet's input gradients +5-15% at either
+ * ISA, 2048-row products level). B stored transposed stays packed (its
+ * rows are C's columns: no vector loads) */
+static bool b_in_place(const tg__gemm_call *g)
+{
+    return !g->tb && g->m <= 256;
+}
+
 /* Goto's loops on the calling thread: B in KC x NC blocks (L3), A in
  * MC x KC blocks (L2), the macro-kernel on each pair; kb: B packed whole
  * already (kept_b), else NULL */
@@ -179,20 +190,23 @@ static tg_status builtin_serial(const tg__gemm_call *g, const char *kb)
     if (!pa || (!kb && !pb))
         return TG_ERR_NOMEM;
     bool direct = a_in_place(g);
+    bool b_direct = direct && !kb && b_in_place(g);
     for (int64_t jc = 0; jc < g->n; jc += kn->nc) {
         int64_t nc = min64(g->n - jc, kn->nc);
         for (int64_t pc = 0; pc < g->k; pc += kn->kc) {
             int64_t kc = min64(g->k - pc, kn->kc);
             if (kb)
                 pb = (void *)b_whole_block(g, kn, kb, pc, jc, kc);
-            else
+            else if (!b_direct)
                 kn->pack_b(g->tb, at_b(g, pc, jc), g->ldb, kc, nc, pb);
             for (int64_t ic = 0; ic < g->m; ic += kn->mc) {
                 int64_t mc = min64(g->m - ic, kn->mc);
                 double beta = pc == 0 ? g->beta : 1;
                 if (direct) {
-                    kn->macro_direct(mc, nc, kc, g->ta, at_a(g, ic, pc), g->lda, pb,
-                                     at_c(g, ic, jc), g->ldc, beta, pa);
+                    const void *b = b_direct ? at_b(g, pc, jc) : pb;
+                    kn->macro_direct(mc, nc, kc, g->ta, at_a(g, ic, pc), g->lda, b,
+                                     b_direct ? g->ldb : 0, at_c(g, ic, jc), g->ldc, beta,
+                                     pa, pb);
                     continue;
                 }
                 kn->pack_a(g->ta, at_a(g, ic, pc), g->lda, mc, kc, g->alpha, pa);
@@ -284,8 +298,8 @@ static void run_block(coop_job *j, int64_t t)
             const char *slab = j->shared + pc * j->len_pad * z;
             double beta = pc == 0 ? g->beta : 1;
             if (j->by_rows && a_in_place(g)) {
-                kn->macro_direct(sn, g->n, kc, g->ta, at_a(g, s0, pc), g->lda, slab,
-                                 at_c(g, s0, 0), g->ldc, beta, own);
+                kn->macro_direct(sn, g->n, kc, g->ta, at_a(g, s0, pc), g->lda, slab, 0,
+                                 at_c(g, s0, 0), g->ldc, beta, own, NULL);
             } else if (j->by_rows) {
                 kn->pack_a(g->ta, at_a(g, s0, pc), g->lda, sn, kc, g->alpha, own);
                 kn->macro(sn, g->n, kc, own, slab, at_c(g, s0, 0), g->ldc, beta);

@@ -217,12 +217,14 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
     /* C tile (mr x nr of MR x NR) = beta * C + A panel @ B panel, A(i, p)    \
      * at a[i * rs + p * ks]: packed (rs 1, ks MR) or, for a whole panel of   \
      * MR rows, read in place (A stored transposed: rs 1, ks lda; else rs    \
-     * lda, ks 1). Inlined with constant strides where they are constant;    \
-     * the same multiply-adds in the same order either way, so the same bits */ \
+     * lda, ks 1); B's row p at b + p * bs (packed: bs NR; a whole panel of   \
+     * NR columns in place: ldb). Inlined with constant strides where they   \
+     * are constant; the same multiply-adds in the same order either way,    \
+     * so the same bits */                                                    \
     static inline __attribute__((always_inline)) void GA_NAME(tile_##SUF)(    \
         int64_t kc, const T *restrict a, int64_t rs, int64_t ks,               \
-        const T *restrict b, T *restrict c, int64_t ldc, int64_t mr,           \
-        int64_t nr, T beta)                                                    \
+        const T *restrict b, int64_t bs, T *restrict c, int64_t ldc,           \
+        int64_t mr, int64_t nr, T beta)                                        \
     {                                                                          \
         typedef GA_NAME(v_##SUF) V;                                            \
         enum { L = GA_NAME(L_##SUF), NR = GA_NAME(NR_##SUF) };                 \
@@ -230,10 +232,10 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
         _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)                  \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)               \
                 acc[i][v] = (V){0};                                            \
-        for (int64_t p = 0; p < kc; p++, a += ks, b += NR) {                   \
+        for (int64_t p = 0; p < kc; p++, a += ks, b += bs) {                   \
             V bv[NV];                                                          \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)               \
-                bv[v] = *(const V *)(b + v * L);                               \
+                bv[v] = *(const GA_NAME(vu_##SUF) *)(b + v * L);               \
             _Pragma("GCC unroll 16") for (int i = 0; i < MR; i++)              \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)           \
                     acc[i][v] += a[i * rs] * bv[v];                            \
@@ -246,21 +248,28 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
                                      int64_t ldc, int64_t mr, int64_t nr,      \
                                      T beta)                                   \
     {                                                                          \
-        GA_NAME(tile_##SUF)(kc, a, 1, MR, b, c, ldc, mr, nr, beta);            \
+        GA_NAME(tile_##SUF)(kc, a, 1, MR, b, GA_NAME(NR_##SUF), c, ldc, mr, nr, beta); \
+    }                                                                          \
+    static void GA_NAME(micro_b_##SUF)(int64_t kc, const T *restrict a,        \
+                                       const T *restrict b, int64_t bs,        \
+                                       T *restrict c, int64_t ldc, int64_t mr, \
+                                       T beta)                                 \
+    {                                                                          \
+        GA_NAME(tile_##SUF)(kc, a, 1, MR, b, bs, c, ldc, mr, GA_NAME(NR_##SUF), beta); \
     }                                                                          \
     static void GA_NAME(micro_rows_##SUF)(int64_t kc, const T *restrict a,     \
                                           int64_t lda, const T *restrict b,    \
-                                          T *restrict c, int64_t ldc,          \
-                                          int64_t nr, T beta)                  \
+                                          int64_t bs, T *restrict c,           \
+                                          int64_t ldc, int64_t nr, T beta)     \
     {                                                                          \
-        GA_NAME(tile_##SUF)(kc, a, lda, 1, b, c, ldc, MR, nr, beta);           \
+        GA_NAME(tile_##SUF)(kc, a, lda, 1, b, bs, c, ldc, MR, nr, beta);       \
     }                                                                          \
     static void GA_NAME(micro_cols_##SUF)(int64_t kc, const T *restrict a,     \
                                           int64_t lda, const T *restrict b,    \
-                                          T *restrict c, int64_t ldc,          \
-                                          int64_t nr, T beta)                  \
+                                          int64_t bs, T *restrict c,           \
+                                          int64_t ldc, int64_t nr, T beta)     \
     {                                                                          \
-        GA_NAME(tile_##SUF)(kc, a, 1, lda, b, c, ldc, MR, nr, beta);           \
+        GA_NAME(tile_##SUF)(kc, a, 1, lda, b, bs, c, ldc, MR, nr, beta);       \
     }                                                                          \
                                                                                \
     /* C block (mc x nc) = beta * C + packed A block @ packed B block: the  \
@@ -284,12 +293,14 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
                                                                                \
     /* macro with A read in place (alpha 1): A(i, p) at a[i * lda + p] (ta: \
      * a[p * lda + i]); a last panel of fewer than MR rows is packed into    \
-     * tmp (MR x kc elements), since a whole tile would read past A */        \
+     * tmp (MR x kc elements), since a whole tile would read past A. ldb 0:  \
+     * b is packed B; else B(p, j) at b[p * ldb + j], a last panel of fewer  \
+     * than NR columns packed into tmp_b (NR x kc) */                        \
     static void GA_NAME(macro_direct_##SUF)(int64_t mc, int64_t nc, int64_t kc, \
                                             bool ta, const void *pa,           \
                                             int64_t lda, const void *pb,       \
-                                            void *c, int64_t ldc, double beta, \
-                                            void *tmp)                         \
+                                            int64_t ldb, void *c, int64_t ldc, \
+                                            double beta, void *tmp, void *tmp_b) \
     {                                                                          \
         enum { NR = GA_NAME(NR_##SUF) };                                       \
         const T *a = pa, *b = pb;                                              \
@@ -300,18 +311,29 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
                                   mc - whole, kc, 1, part);                    \
         for (int64_t jr = 0; jr < nc; jr += NR) {                              \
             int64_t nr = nc - jr < NR ? nc - jr : NR;                          \
+            const T *bp = b + jr * kc;                                         \
+            int64_t bs = NR;                                                   \
+            if (ldb && nr == NR) {                                             \
+                bp = b + jr, bs = ldb;                                         \
+            } else if (ldb) {                                                  \
+                GA_NAME(pack_b_##SUF)(false, b + jr, ldb, kc, nr, tmp_b);      \
+                bp = tmp_b;                                                    \
+            }                                                                  \
             for (int64_t ir = 0; ir < whole; ir += MR) {                       \
                 T *ct = cc + ir * ldc + jr;                                    \
                 if (ta)                                                        \
-                    GA_NAME(micro_cols_##SUF)(kc, a + ir, lda, b + jr * kc, ct, \
-                                              ldc, nr, (T)beta);               \
+                    GA_NAME(micro_cols_##SUF)(kc, a + ir, lda, bp, bs, ct, ldc, \
+                                              nr, (T)beta);                    \
                 else                                                           \
-                    GA_NAME(micro_rows_##SUF)(kc, a + ir * lda, lda, b + jr * kc, \
-                                              ct, ldc, nr, (T)beta);           \
+                    GA_NAME(micro_rows_##SUF)(kc, a + ir * lda, lda, bp, bs, ct, \
+                                              ldc, nr, (T)beta);               \
             }                                                                  \
-            if (whole < mc)                                                    \
-                GA_NAME(micro_##SUF)(kc, part, b + jr * kc, cc + whole * ldc + jr, \
-                                     ldc, mc - whole, nr, (T)beta);            \
+            if (whole < mc && bs != NR)                                        \
+                GA_NAME(micro_b_##SUF)(kc, part, bp, bs, cc + whole * ldc + jr, \
+                                       ldc, mc - whole, (T)beta);              \
+            else if (whole < mc)                                               \
+                GA_NAME(micro_##SUF)(kc, part, bp, cc + whole * ldc + jr, ldc, \
+                                     mc - whole, nr, (T)beta);                 \
         }                                                                      \
     }                                                                          \
                                                                                \

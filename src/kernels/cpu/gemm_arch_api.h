@@ -38,12 +38,14 @@ typedef struct tg__gemm_kern {
                   const void *pb, void *c, int64_t ldc, double beta);
     /* macro with A not packed and alpha 1: A(i, p) at a[i * lda + p] (ta:
      * a[p * lda + i]); a last panel of fewer than mr rows is packed into
-     * tmp (mr x kc elements). The same bits as pack_a and macro: for
-     * products of few column panels, where packing A costs more than its
-     * reuse saves */
+     * tmp (mr x kc elements). ldb 0: b is packed B; else B is not packed
+     * either, B(p, j) at b[p * ldb + j], a last panel of fewer than nr
+     * columns packed into tmp_b (nr x kc). The same bits as pack_a, pack_b
+     * and macro: for products of few column panels (few row panels), where
+     * packing A (B) costs more than its reuse saves */
     void (*macro_direct)(int64_t mc, int64_t nc, int64_t kc, bool ta, const void *a,
-                         int64_t lda, const void *pb, void *c, int64_t ldc, double beta,
-                         void *tmp);
+                         int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
+                         double beta, void *tmp, void *tmp_b);
     /* C (mc x nc) = packed A @ packed B (+ C's old value when accumulate),
      * then ep (NULL: nothing more). mc may start anywhere in a packed A
      * block; partial tiles take kernels of fewer rows (down to 2) or one

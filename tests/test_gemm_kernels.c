@@ -258,6 +258,15 @@ static void test_skinny_threads(void)
     CHECK_OK(tg_set_num_threads(saved));
 }
 
+/* A and B of the bit-comparison tests: small exact fractions */
+static void fill_operands(float *a, int na, float *b, int nb)
+{
+    for (int i = 0; i < na; i++)
+        a[i] = (float)((i * 37) % 23 - 11) / 7.0f;
+    for (int i = 0; i < nb; i++)
+        b[i] = (float)((i * 29) % 19 - 9) / 5.0f;
+}
+
 /* a last panel of fewer rows than the tile's runs a tile of its own
  * height (gemm.c's run_macro): its rows must have the bits the same rows
  * get inside a product of whole panels (42 rows: whole panels of 6 and 14),
@@ -267,10 +276,7 @@ static void test_partial_panel_bits(void)
 {
     enum { M = 42, N = 70, K = 300 };
     float a[M * K], b[K * N], big[M * N], small[M * N];
-    for (int i = 0; i < M * K; i++)
-        a[i] = (float)((i * 37) % 23 - 11) / 7.0f;
-    for (int i = 0; i < K * N; i++)
-        b[i] = (float)((i * 29) % 19 - 9) / 5.0f;
+    fill_operands(a, M * K, b, K * N);
     tg__isa top = tg__cpu_detected();
     for (int isa = TG_ISA_GENERIC; isa <= (int)top; isa++) {
         tg__cpu_force((tg__isa)isa);
@@ -295,19 +301,17 @@ static void test_partial_panel_bits(void)
 
 /* A read in place (products of up to 512 columns, 256 with A transposed;
  * B too when not transposed, up to 256 rows, a last partial panel of B
- * packed) and A packed (more) run the same multiply-adds in the same order:
- * columns of a product of 600 columns have the bits of the same columns
- * computed as products of 200, A as is and transposed (42 rows: whole panels and a packed last
- * one, 270 = two blocks of k), B as is and transposed, beta 0 and 1, at
- * every instruction set, serial and on two threads */
+ * packed) and A packed (more) run the same multiply-adds in the same
+ * order: columns of a product of 600 columns have the bits of the same
+ * columns computed as products of 200, A as is and transposed (42 rows:
+ * whole panels and a packed last one; 270 = two blocks of k), B as is and
+ * transposed, beta 0 and 1, at every instruction set, serial and on two
+ * threads */
 static void test_a_in_place_bits(void)
 {
     enum { M = 42, N = 600, K = 270, H = 200 };
     static float a[M * K], b[K * N], wide[M * N], half[M * H];
-    for (int i = 0; i < M * K; i++)
-        a[i] = (float)((i * 37) % 23 - 11) / 7.0f;
-    for (int i = 0; i < K * N; i++)
-        b[i] = (float)((i * 29) % 19 - 9) / 5.0f;
+    fill_operands(a, M * K, b, K * N);
     tg__isa top = tg__cpu_detected();
     for (int isa = TG_ISA_GENERIC; isa <= (int)top; isa++) {
         tg__cpu_force((tg__isa)isa);

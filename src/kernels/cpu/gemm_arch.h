@@ -250,12 +250,13 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
     {                                                                          \
         GA_NAME(tile_##SUF)(kc, a, 1, MR, b, GA_NAME(NR_##SUF), c, ldc, mr, nr, beta); \
     }                                                                          \
+    /* micro with B's rows bs apart (packed: NR; in place: ldb) */           \
     static void GA_NAME(micro_b_##SUF)(int64_t kc, const T *restrict a,        \
                                        const T *restrict b, int64_t bs,        \
                                        T *restrict c, int64_t ldc, int64_t mr, \
-                                       T beta)                                 \
+                                       int64_t nr, T beta)                     \
     {                                                                          \
-        GA_NAME(tile_##SUF)(kc, a, 1, MR, b, bs, c, ldc, mr, GA_NAME(NR_##SUF), beta); \
+        GA_NAME(tile_##SUF)(kc, a, 1, MR, b, bs, c, ldc, mr, nr, beta);        \
     }                                                                          \
     static void GA_NAME(micro_rows_##SUF)(int64_t kc, const T *restrict a,     \
                                           int64_t lda, const T *restrict b,    \
@@ -328,12 +329,9 @@ typedef int64_t GA_IDX_f64 __attribute__((vector_size(64)));
                     GA_NAME(micro_rows_##SUF)(kc, a + ir * lda, lda, bp, bs, ct, \
                                               ldc, nr, (T)beta);               \
             }                                                                  \
-            if (whole < mc && bs != NR)                                        \
+            if (whole < mc)                                                    \
                 GA_NAME(micro_b_##SUF)(kc, part, bp, bs, cc + whole * ldc + jr, \
-                                       ldc, mc - whole, (T)beta);              \
-            else if (whole < mc)                                               \
-                GA_NAME(micro_##SUF)(kc, part, bp, cc + whole * ldc + jr, ldc, \
-                                     mc - whole, nr, (T)beta);                 \
+                                       ldc, mc - whole, nr, (T)beta);          \
         }                                                                      \
     }                                                                          \
                                                                                \

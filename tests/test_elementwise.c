@@ -1033,7 +1033,16 @@ static void test_errors(void)
         CHECK(v && tg_dtype_of(n) == TG_UINT8 && v[0] == 0 && v[1] == 255 && v[2] == 56 &&
               v[3] == 1);
     }
-    CHECK_ERROR(tg_clamp(a, 1, 0), TG_ERR_ARG, "clamp: lo 1 is greater than hi 0");
+    { /* lo > hi: hi everywhere (NaN passes), and no gradient, at the bounds
+       * too (PyTorch's clamp, NumPy's clip); integers as well */
+        tg_tensor *c = tt_tensor(TG_FLOAT64, 1, (int64_t[]){5}, (double[]){-1, 0, 1, 2, NAN});
+        CHECK_OK(tg_set_requires_grad(c, true));
+        tg_tensor *cy = tg_clamp(c, 1, -1);
+        CHECK_TENSOR(cy, ((double[]){-1, -1, -1, -1, NAN}), 0);
+        CHECK_OK(tg_backward(tg_sum(cy, 0, NULL, false), NULL, false));
+        CHECK_TENSOR(tg_grad(c), ((double[]){0, 0, 0, 0, 0}), 0);
+        CHECK_TENSOR(tg_clamp(tg_arange(TG_INT64, 0, 4, 1), 3, 1), ((double[]){1, 1, 1, 1}), 0);
+    }
     CHECK_ERROR(tg_add(NULL, a), TG_ERR_ARG, "add: input 0 is NULL");
     CHECK_ERROR(tg_exp(NULL), TG_ERR_ARG, "exp: input 0 is NULL");
     CHECK_ERROR(tg_leaky_relu(NULL, 0.1), TG_ERR_ARG, "leaky_relu");

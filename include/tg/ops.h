@@ -165,6 +165,8 @@ tg_tensor *tg_hardsigmoid(tg_tensor *x, double alpha, double beta);
 /* gamma (x > 0 ? x : alpha (exp(x) - 1)) with PyTorch's (and ONNX's)
  * alpha 1.6732632423543772, gamma 1.0507009873554805 */
 tg_tensor *tg_selu(tg_tensor *x);
+/* x within [lo, hi] (NaN passes through); lo > hi gives hi everywhere
+ * and no gradient, as PyTorch's clamp, NumPy's clip and ONNX Clip */
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi);
 /* float functions (integer and bool inputs give float32, as for exp, sin
  * and the other math functions above; activations refuse bools), values

@@ -644,8 +644,6 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
     case C_TD: return ((fn_td)f)(v[0].t, v[1].f);
     case C_TDD: {
         double lo = v[1].none ? -INFINITY : v[1].f, hi = v[2].none ? INFINITY : v[2].f;
-        if ((fn_tdd)f == tg_clamp && lo > hi) /* PyTorch: every element becomes max */
-            lo = hi;
         return ((fn_tdd)f)(v[0].t, lo, hi);
     }
     case C_TI: return ((fn_ti)f)(v[0].t, (int)v[1].f);

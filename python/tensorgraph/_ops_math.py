@@ -252,6 +252,7 @@ def clamp(input, min=None, max=None):  # noqa: A002  (PyTorch's names)
     so min > max gives max, as in PyTorch)"""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    min, max = _clamp_overload(min, max)
     if not isinstance(min, Tensor) and not isinstance(max, Tensor):
         # number bounds promote as in any op: an integer tensor clamped
         # to float bounds gives floats, a bool one clamped to ints int64
@@ -275,6 +276,24 @@ def clamp(input, min=None, max=None):  # noqa: A002  (PyTorch's names)
 
 
 clip = clamp
+
+
+def _clamp_overload(lo, hi):
+    """PyTorch's two forms: (Tensor min, Tensor max) or (Number min,
+    Number max). A tensor beside a number binds as a number when it is
+    0-d and does not require grad (its value: the number form's dtype
+    promotion) and is refused otherwise"""
+    if lo is None or hi is None or isinstance(lo, Tensor) == isinstance(hi, Tensor):
+        return lo, hi
+    t = lo if isinstance(lo, Tensor) else hi
+    if t.dim() != 0 or t.requires_grad:
+        names = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__
+                          for v in (lo, hi))
+        raise TypeError(f"clamp() received an invalid combination of arguments - got "
+                        f"(Tensor, {names}), but expected one of:\n"
+                        " * (Tensor input, Tensor min, Tensor max)\n"
+                        " * (Tensor input, Number min, Number max)")
+    return (lo.item() if lo is t else lo), (hi.item() if hi is t else hi)
 
 
 def clamp_min(input, min):  # noqa: A002

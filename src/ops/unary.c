@@ -317,8 +317,6 @@ tg_tensor *tg_selu(tg_tensor *x) { return unary(&tg_op_selu, x); }
 
 tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
 {
-    if (lo > hi)
-        return tg__error_null(TG_ERR_ARG, "clamp: lo %g is greater than hi %g", lo, hi);
     tg_attr a[2] = {TG_AF("a", lo), TG_AF("b", hi)};
     return tg_op_call(&tg_op_clamp.def, 1, &x, a, 2);
 }

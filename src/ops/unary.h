@@ -61,8 +61,9 @@ typedef struct unary_attrs {
         OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_u8, NULL};
 
 /* clamp(x, a, b) with comparisons, not fmin/fmax, so that NaN passes
- * through (clamp, hardtanh) */
-#define CLAMP_EXPR (V)(x < P->a ? P->a : x > P->b ? P->b : x)
+ * through (clamp, hardtanh); a > b gives b everywhere, as PyTorch's
+ * min(max(x, a), b) and NumPy's clip */
+#define CLAMP_EXPR (V)(x < P->a ? (P->a > P->b ? P->b : P->a) : x > P->b ? P->b : x)
 
 /* log(1 + exp(v)) without overflow for v >> 0 or underflow for v << 0
  * (softplus, mish, logsigmoid); inside rows (tgmath, V) */

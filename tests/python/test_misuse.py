@@ -663,6 +663,40 @@ def test_clamp_with_min_above_max_gives_max():
         assert torch.clamp(torch.tensor(x), 2, 1).tolist()[:2] == [1.0, 1.0]
 
 
+def test_clamp_with_min_above_max_has_no_gradient():
+    # PyTorch's mask is min <= x <= max, empty here: x == max gets none
+    def run(L):
+        x = L.tensor([-1.0, 1.0, 0.0, -2.0, 2.0], requires_grad=True)
+        L.clip(x, 1, -1).backward(L.ones(5))
+        return x.grad.tolist()
+    assert run(tg) == [0.0] * 5
+    if torch is not None and not SANITIZED:
+        assert run(torch) == [0.0] * 5
+
+
+def test_clamp_with_a_0d_tensor_beside_a_number_binds_both_as_numbers():
+    # PyTorch's overloads are (Tensor, Tensor) and (Number, Number): a 0-d
+    # tensor next to a number is read as a number (the number form's
+    # dtype); one of more dims, or that requires grad, is a TypeError
+    def run(L):
+        c, b = L.tensor([1, 2]), L.tensor(0.0, dtype=L.float64)
+        f = L.tensor(1.0)
+        dts = [str(L.clamp(*a).dtype).split('.')[-1] for a in
+               [(c, b, 1), (c, b), (c, b, L.tensor(1)), (f, b, 1), (c, 0.5, b)]]
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            L.clamp(c, L.tensor([0.0]), 1)
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            L.clamp(c, L.tensor(0.5, requires_grad=True), 1)
+        x = L.tensor([0.0, 1.0], requires_grad=True)
+        y = x.clamp(L.tensor(0.5), 2)
+        y.sum().backward()
+        return dts, y.tolist(), x.grad.tolist()
+    assert run(tg) == (['float32', 'float64', 'float64', 'float32', 'float32'],
+                       [0.5, 1.0], [0.0, 1.0])
+    if torch is not None and not SANITIZED:
+        assert run(torch) == run(tg)
+
+
 def test_clamp_with_number_bounds_promotes_as_torch():
     # an int tensor clamped to float bounds gives floats (torch 1.13 and 2);
     # clamp_ then cannot write them back into the ints

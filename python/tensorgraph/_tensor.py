@@ -313,7 +313,8 @@ for _n in ('neg', 'abs', 'exp', 'log', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh', 's
 def masked_fill_(self, mask, value):
     mask = _bool_mask(mask)
     spread = [d for d in range(self.ndim) if self.stride(d) == 0 and self.shape[d] > 1]
-    if spread and isinstance(mask, Tensor) and not self.is_symbolic:
+    # an empty tensor has no location two positions share
+    if spread and isinstance(mask, Tensor) and not self.is_symbolic and self.numel():
         return _masked_fill_expanded(self, mask, value, spread)
     return _update(self, lambda s, m, v: _C.where(m, v, s),
                    (mask, _fill_value(self, value)), {}, 'MaskedFillBackward0')

@@ -5,6 +5,8 @@ exp_) fails backward when the result is changed again; fill_ and zero_
 may write an expanded tensor; an empty expanded tensor may be written;
 x[i] = v writes only the view x[i]; a base written through a view has
 the node CopySlices; Tensor.unfold is a view."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -169,6 +171,18 @@ def test_masked_fill_of_an_expanded_tensor_without_history():
     with pytest.warns(UserWarning):
         v.masked_fill_(tg.tensor([[False, True], [False, False]]), 1.0)
     assert base.tolist() == [0.0, 1.0]
+
+
+def test_masked_fill_of_an_empty_expanded_view_keeps_its_gradient():
+    # no element, no shared location: no warning, and the backward runs
+    x0 = tg.tensor(0.3, dtype=tg.float64, requires_grad=True)
+    x = x0 * 1.0
+    v = x.unsqueeze(-1).narrow(0, 0, 0).unsqueeze(0).expand(2, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        v.masked_fill_(tg.zeros(2, 0, dtype=tg.bool), 0.25)
+    ((x * 2).sum() + (v * v).sum()).backward()
+    assert x0.grad.item() == 2.0
 
 
 def test_only_expanded_overlaps_refuse_the_gradient():

@@ -91,3 +91,18 @@ def test_hinge_embedding_loss_targets_other_than_plus_minus_one(reduction):
          x, target)
     _run(lambda L, a, t: L.nn.functional.hinge_embedding_loss(a, t, 0.5, reduction=reduction),
          np.array(-0.81), target)
+
+
+def test_hinge_embedding_loss_of_integers_stays_integer():
+    # PyTorch fills the margin into the input's dtype (truncated) and so
+    # computes in integers: its mean then refuses them, bools are refused
+    F = tg.nn.functional
+    t = tg.tensor([1.0, -1.0, -1.0, 1.0])
+    y = F.hinge_embedding_loss(tg.tensor([0, 1, 2, -3]), t, margin=2.7, reduction='none')
+    assert y.dtype == tg.int64 and y.tolist() == [0, 1, 0, -3]
+    y = F.hinge_embedding_loss(tg.tensor([-2]), tg.tensor([-1.0]), margin=-0.5, reduction='sum')
+    assert y.dtype == tg.int64 and y.item() == 2
+    with pytest.raises(RuntimeError, match='mean'):
+        F.hinge_embedding_loss(tg.tensor([0, 1]), tg.tensor([1.0, -1.0]))
+    with pytest.raises(RuntimeError, match='two bool tensors'):
+        F.hinge_embedding_loss(tg.tensor([True]), tg.tensor([-1.0]), reduction='none')

@@ -267,6 +267,11 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction='mean'):
     reduction = _check_reduction(reduction, size_average, reduce)
     z = zeros((), dtype=input.dtype)
+    if input.dtype == _C.bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if not input.dtype.is_floating_point:
+        margin = int(margin)  # PyTorch fills the margin into the input's dtype first
     # PyTorch's formula, which also defines targets other than 1 and -1:
     # they take both terms
     loss = _C.where(target != -1, input, z) + _C.where(target != 1,

@@ -3,6 +3,7 @@
  * hand), in float32 and float64; checkpoint resume bit for bit. */
 #include "harness.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -431,7 +432,10 @@ static void test_errors(void)
     CHECK_ERROR(tg_optim_rmsprop(1, &p, &r), TG_ERR_ARG, "momentum");
 
     tg_optimizer *o = tg_optim_sgd(1, &p, NULL);
-    CHECK_FAILS(tg_optim_set_lr(o, -0.5), TG_ERR_ARG, "learning rate");
+    CHECK_FAILS(tg_optim_set_lr(o, NAN), TG_ERR_ARG, "learning rate");
+    CHECK_FAILS(tg_optim_set_lr(o, INFINITY), TG_ERR_ARG, "learning rate");
+    CHECK_OK(tg_optim_set_lr(o, -0.5)); /* a schedule below 0: ascent, as PyTorch's */
+    CHECK_NEAR(tg_optim_get_lr(o), -0.5, 0);
     CHECK_OK(tg_optim_set_lr(o, 0.25));
     CHECK_NEAR(tg_optim_get_lr(o), 0.25, 0);
     CHECK(strcmp(tg_optim_name(o), "sgd") == 0);
@@ -701,6 +705,15 @@ static void test_state_dict_contents(void)
     CHECK_OK(tg_optim_load_state_dict(fresh, sd));
     CHECK_NEAR(tg_optim_get_lr(fresh), 0.125, 0);
     CHECK(tg_optim_param_steps(fresh, 0) == 1 && tg_optim_param_steps(fresh, 2) == 0);
+    /* a scheduled lr below 0 saves and loads; one that is not finite does not */
+    CHECK_OK(tg_optim_set_lr(opt, -0.25));
+    tg_state_dict_free(sd);
+    sd = tg_state_dict_new();
+    CHECK_OK(tg_optim_state_dict(opt, sd));
+    CHECK_OK(tg_optim_load_state_dict(fresh, sd));
+    CHECK_NEAR(tg_optim_get_lr(fresh), -0.25, 0);
+    tg_state_dict_set_meta(sd, "optim.lr", "nan");
+    CHECK_FAILS(tg_optim_load_state_dict(fresh, sd), TG_ERR_IO, "learning rate");
     tg_state_dict_free(sd);
     tg_optim_free(opt);
     tg_optim_free(sgd);

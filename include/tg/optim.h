@@ -88,6 +88,8 @@ const char *tg_optim_name(const tg_optimizer *o); /* "sgd", "adam", ... */
 int tg_optim_num_params(const tg_optimizer *o);
 tg_tensor *tg_optim_param(const tg_optimizer *o, int i); /* borrowed */
 double tg_optim_get_lr(const tg_optimizer *o);
+/* any finite lr (a constructor refuses one below 0; a schedule may pass
+ * there, as PyTorch's may) */
 tg_status tg_optim_set_lr(tg_optimizer *o, double lr);
 /* how many updates parameter i has had (0 before its first step) */
 int64_t tg_optim_param_steps(const tg_optimizer *o, int i);

@@ -6,6 +6,7 @@
 #include "optim/optim_impl.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,13 @@ static tg_status parse_hparams(const tg_optimizer *o, const tg_state_dict *sd,
             *(double *)field = d;
         }
     }
-    if (a->validate(out) != TG_OK) {
+    /* a scheduled lr may be below 0 (tg_optim_set_lr takes any finite
+     * one): the rest is checked as the constructor does; every options
+     * struct starts with its lr */
+    tg__optim_opts check = *out;
+    if (isfinite(check.sgd.lr) && check.sgd.lr < 0)
+        check.sgd.lr = 0;
+    if (a->validate(&check) != TG_OK) {
         char why[256]; /* the message buffer is about to be rewritten */
         snprintf(why, sizeof why, "%s", tg_last_error());
         return BAD("the hyper-parameters are invalid: %s", why);

@@ -7,6 +7,7 @@
 #include "optim/formula.h"
 #include "tg/autograd.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,9 +282,12 @@ tg_status tg_optim_set_lr(tg_optimizer *o, double lr)
 {
     if (!o)
         return tg__error(TG_ERR_ARG, "tg_optim_set_lr: the optimizer is NULL");
-    if (!(lr >= 0))
+    /* any finite value: as PyTorch, whose optimizers check lr >= 0 when
+     * built, not when a scheduler moves it (OneCycleLR's three phases can
+     * pass below 0, and the step then ascends) */
+    if (!isfinite(lr))
         return tg__error(TG_ERR_ARG, "tg_optim_set_lr: invalid learning rate %g "
-                         "(must be >= 0)", lr);
+                         "(must be finite)", lr);
     o->opts.sgd.lr = lr;
     return TG_OK;
 }

@@ -10,7 +10,7 @@ import pytest
 
 import tensorgraph as tg
 from tensorgraph.optim import lr_scheduler as tls
-from conftest import needs_torch, torch
+from conftest import SANITIZED, needs_torch, torch
 
 STEPS = 40
 
@@ -206,3 +206,26 @@ def test_errors_as_torch():
     s.step()
     with pytest.raises(ValueError, match="Tried to step"):
         s.step()
+
+
+def test_a_schedule_below_zero_ascends_as_torch():
+    """PyTorch checks lr >= 0 when an optimizer is built, not when a
+    schedule moves it: OneCycleLR's three phases can pass below 0, and
+    the step then ascends; a state_dict round trip keeps that lr"""
+    def run(L):
+        p = L.tensor([1.0, -2.0], requires_grad=True)
+        opt = L.optim.Adam([p], lr=0.1)
+        for lr in (0.1, -0.25, -0.5):
+            opt.param_groups[0]['lr'] = lr
+            p.grad = L.tensor([0.5, -1.5])
+            opt.step()
+        again = L.optim.Adam([p], lr=0.1)
+        again.load_state_dict(opt.state_dict())
+        p.grad = L.tensor([0.5, -1.5])
+        again.step()
+        return p.detach().tolist(), again.param_groups[0]['lr']
+    got = run(tg)
+    assert got[1] == -0.5 and got[0][0] > 1.0  # ascended past its start
+    if torch is not None and not SANITIZED:
+        want = run(torch)
+        assert np.allclose(got[0], want[0], rtol=1e-6) and got[1] == want[1]

@@ -5,14 +5,15 @@ JSON values, as state_dicts and checkpoints ({'model': ..., 'optimizer':
 ..., 'epoch': 3}) are: tensors are stored under their keys joined with
 '.', non-tensor leaves go to the file's metadata, and so does the
 object's skeleton, from which load gives back the same structure (a file
-without one, from elsewhere, loads as a flat dict of its tensors)."""
+without one, from elsewhere, loads as a flat dict of its tensors). load
+also reads what torch.save writes (_torch_checkpoint.py)."""
 import errno
 import json
 import os
 import tempfile
 from collections import OrderedDict
 
-from . import _C
+from . import _C, _torch_checkpoint
 
 _META_KEY = "tensorgraph.nonTensor"
 _STRUCT_KEY = "tensorgraph.structure"
@@ -92,9 +93,11 @@ def save(obj, f):
 
 def load(f, map_location=None, weights_only=True):
     """Reads a file written by save as the object saved (dicts as
-    OrderedDicts), or any other safetensors file as an OrderedDict name ->
-    tensor. f is a path, or a file object read from its position to the
-    end."""
+    OrderedDicts), any other safetensors file as an OrderedDict name ->
+    tensor, or a file written by torch.save (PyTorch 1.6 on) as the object
+    PyTorch saved, when it is made of tensors, parameters, dicts, lists and
+    numbers (_torch_checkpoint.py; nothing in it is run). f is a path, or a
+    file object read from its position to the end."""
     if hasattr(f, 'read') and not isinstance(f, (str, bytes, os.PathLike)):
         data = f.read()
         with tempfile.TemporaryDirectory() as d:
@@ -107,6 +110,16 @@ def load(f, map_location=None, weights_only=True):
         raise FileNotFoundError(errno.ENOENT, "load: no such file", path)
     if os.path.isdir(path):  # PyTorch's IsADirectoryError (open() fails)
         raise IsADirectoryError(errno.EISDIR, "load: a directory, not a file", path)
+    head = b""
+    if os.path.isfile(path):  # a regular file: a FIFO's open would block here
+        with open(path, 'rb') as fh:
+            head = fh.read(16)
+    if _torch_checkpoint.is_torch_zip(head):
+        return _torch_checkpoint.load(path)
+    if _torch_checkpoint.is_legacy_torch(head):
+        raise RuntimeError(f"load: '{path}' is a PyTorch file in the format before PyTorch 1.6, "
+                           "which tensorgraph does not read; save it again with torch.save "
+                           "(its zip format) or as safetensors")
     names, tensors, meta = _C._load_safetensors(path)
     out = OrderedDict(zip(names, tensors))
     try:  # the metadata is the file's, as hostile as the rest of it

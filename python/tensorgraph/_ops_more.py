@@ -146,12 +146,15 @@ def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)   # [.., P, R, M]
-    if p == 0:
-        return _C.sum((d != 0).to(d.dtype), -1)
-    # the vector norm's gradient is 0 at a zero difference (equal rows), as
-    # PyTorch's cdist, where sqrt(sum d^2) would give 0/0
-    from .linalg import vector_norm
-    return vector_norm(d, p, -1)
+    if p == 0:  # PyTorch's count: min(ceil |d|, 1), NaN through, a zero gradient
+        one = tensor(1, dtype=d.dtype)
+        r = _C.sum(_C.minimum(_C.ceil(_C.abs(d)), one), -1)
+    else:
+        # the vector norm's gradient is 0 at a zero difference (equal rows),
+        # as PyTorch's cdist, where sqrt(sum d^2) would give 0/0
+        from .linalg import vector_norm
+        r = vector_norm(d, p, -1)
+    return _C._set_grad_fn_name(r, 'CdistBackward0') if r.grad_fn is not None else r
 
 
 def mv(input, vec):

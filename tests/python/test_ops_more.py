@@ -56,6 +56,20 @@ def test_bucketize_cdist():
     check(tg.cdist, torch.cdist, a(2, 4, 3), a(2, 5, 3))
 
 
+def test_cdist_p0_counts_with_nan_and_a_zero_gradient():
+    # PyTorch's count is min(ceil |d|, 1): inf counts 1, NaN gives NaN; its
+    # node CdistBackward0 gives zeros to both inputs
+    x1 = tg.tensor([[1.0], [2.0]], requires_grad=True)
+    x2 = tg.tensor([[0.0], [2.0], [float('nan')]], requires_grad=True)
+    d = tg.cdist(x1, x2, 0)
+    assert d.grad_fn.name() == 'CdistBackward0'
+    assert d.tolist()[0][:2] == [1.0, 1.0] and d.tolist()[1][:2] == [1.0, 0.0]
+    assert all(r[2] != r[2] for r in d.tolist())
+    d.sum().backward()
+    assert x1.grad.tolist() == [[0.0], [0.0]] and x2.grad.tolist() == [[0.0]] * 3
+    assert tg.cdist(tg.tensor([[float('inf'), 0.5]]), tg.zeros(1, 2), 0).tolist() == [[2.0]]
+
+
 @pytest.mark.parametrize('name,args', [
     ('mv', (a(3, 4), a(4))), ('addmv', (a(3), a(3, 4), a(4))), ('addr', (a(3, 4), a(3), a(4))),
     ('baddbmm', (a(2, 3, 5), a(2, 3, 4), a(2, 4, 5))), ('addbmm', (a(3, 5), a(2, 3, 4), a(2, 4, 5))),

@@ -166,6 +166,40 @@ def optimizer_case(r, name):
             topt, gopt = _build(torch, name, tgroups, kw), _build(tg, name, ggroups, kw)
             topt.load_state_dict(tsd)
             gopt.load_state_dict(gsd)
+    return _check_state_dict(name, kw, topt.state_dict(), gopt.state_dict())
+
+
+def _plain(v):
+    """a state_dict value as numbers and lists, to compare across libraries"""
+    if hasattr(v, "detach"):
+        return np.asarray(v.detach().numpy(), dtype=np.float64).tolist()
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _check_state_dict(name, kw, tsd, gsd):
+    """the same param_groups and, per parameter, the same buffers"""
+    tgr, ggr = tsd["param_groups"], gsd["param_groups"]
+    if len(tgr) != len(ggr):
+        return "%s %s state_dict: %d groups vs %d" % (name, kw, len(tgr), len(ggr))
+    for a, b in zip(tgr, ggr):
+        if set(a) != set(b):
+            return "%s %s state_dict group keys: %s vs %s" % (name, kw, sorted(a), sorted(b))
+        for k in a:
+            if _plain(a[k]) != _plain(b[k]):
+                return "%s %s state_dict group %s: %r vs %r" % (name, kw, k, a[k], b[k])
+    if set(tsd["state"]) != set(gsd["state"]):
+        return "%s %s state_dict params: %s vs %s" % (name, kw, sorted(tsd["state"]),
+                                                      sorted(gsd["state"]))
+    for i, ts in tsd["state"].items():
+        gs = gsd["state"][i]
+        if set(ts) != set(gs):
+            return "%s %s state %d keys: %s vs %s" % (name, kw, i, sorted(ts), sorted(gs))
+        for k in ts:
+            tol = LOOSE.get(name, (RTOL, ATOL))
+            if not _same(_plain(ts[k]), _plain(gs[k]), (tol[0], max(tol[1], 1e-9))):
+                return "%s %s state %d %s: %r vs %r" % (name, kw, i, k, ts[k], gs[k])
     return None
 
 

@@ -97,9 +97,10 @@ def test_errors_and_skipped_params():
     q = tg.nn.Parameter(tg.ones(2))
     opt = tg.optim.Adagrad([p, q], lr=0.5)
     p.grad = tg.ones(2)
-    opt.step()  # q has no grad: untouched, no state
+    opt.step()  # q has no grad: untouched, its state as built (step 0)
     assert q.tolist() == [1.0, 1.0] and p.tolist() != [1.0, 1.0]
     state = opt.state_dict()['state']  # PyTorch's layout: by parameter index
-    assert set(state) == {0} and set(state[0]) == {'sum', 'step'}
+    assert set(state) == {0, 1} and set(state[0]) == {'sum', 'step'}
+    assert state[0]['step'].item() == 1.0 and state[1]['step'].item() == 0.0
     with pytest.raises((ValueError, OSError)):  # the C optimizer refuses another's state
         tg.optim.SGD([p]).load_state_dict(opt.state_dict())

@@ -72,9 +72,10 @@ class _GroupState:
     def state(self):
         tensors = {}
         for k, (s, n) in enumerate(zip(self.sums, self.steps)):
-            if n:  # PyTorch's state holds only parameters that have stepped
-                tensors[f'optim.state.{k}.sum'] = s.clone()
-                tensors[f'optim.state.{k}.step'] = tensor(float(n))
+            # every parameter, stepped or not: PyTorch's Adagrad fills its
+            # state (step 0, the initial sum) when it is built
+            tensors[f'optim.state.{k}.sum'] = s.clone()
+            tensors[f'optim.state.{k}.step'] = tensor(float(n))
         meta = {'optim.type': 'adagrad', 'optim.num_params': str(len(self.params)),
                 'optim.maximize': 'true' if self.opts['maximize'] else 'false'}
         meta.update({f'optim.{k}': repr(float(self.opts[k])) for k in self._META})

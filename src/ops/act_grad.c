@@ -56,6 +56,12 @@ static inline double gelu_tanh_slope_f64(double x)
             const T *d = (const T *)p[1], *x = (const T *)p[2];             \
             for (int64_t i = 0; i < n; i++)                                 \
                 o[i] = d[i] * SLOPE(x[i]);                                  \
+        } else if (s[0] == z && s[1] == 0 && s[2] == z) {                   \
+            /* dy broadcast (the backward of a sum): vectorized as above */ \
+            T *o = (T *)p[0];                                               \
+            const T d = *(const T *)p[1], *x = (const T *)p[2];             \
+            for (int64_t i = 0; i < n; i++)                                 \
+                o[i] = d * SLOPE(x[i]);                                     \
         } else {                                                            \
             for (int64_t i = 0; i < n; i++)                                 \
                 *(T *)(p[0] + i * s[0]) = *(const T *)(p[1] + i * s[1]) *   \

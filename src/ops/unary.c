@@ -337,6 +337,12 @@ tg_tensor *tg_clamp(tg_tensor *x, double lo, double hi)
                 T dv = d[i]; /* read always: a conditional read does not */ \
                 o[i] = y[i] <= 0 ? (T)0 : dv; /* vectorize without AVX */   \
             }                                                               \
+        } else if (s[0] == z && s[1] == 0 && s[2] == z) {                   \
+            /* dy broadcast (the backward of a sum): vectorized as above */ \
+            T *o = (T *)p[0];                                               \
+            const T dv = *(const T *)p[1], *y = (const T *)p[2];            \
+            for (int64_t i = 0; i < n; i++)                                 \
+                o[i] = y[i] <= 0 ? (T)0 : dv;                               \
         } else {                                                            \
             for (int64_t i = 0; i < n; i++)                                 \
                 *(T *)(p[0] + i * s[0]) = *(const T *)(p[2] + i * s[2]) <= 0 \

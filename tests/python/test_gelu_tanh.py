@@ -56,3 +56,21 @@ def test_against_torch(dtype):
     ya.sum().backward()
     yb.sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('act', ['gelu', 'gelu_tanh', 'relu'])
+def test_backward_of_a_sum_gives_the_bits_of_a_full_gradient(act, dtype):
+    """sum().backward() hands the activation's gradient a broadcast dy (stride
+    0): its vectorized path must give what a materialized dy gives"""
+    fn = {'gelu': F.gelu, 'gelu_tanh': lambda t: F.gelu(t, approximate='tanh'),
+          'relu': F.relu}[act]
+    x0 = np.random.default_rng(5).standard_normal(1000) * 4
+    x = tg.tensor(x0, dtype=getattr(tg, dtype), requires_grad=True)
+    fn(x).sum().backward()
+    full, = tg.autograd.grad(fn(x), x, tg.full((1000,), 1.0, dtype=x.dtype).clone())
+    assert np.array_equal(x.grad.numpy(), full.numpy())
+    x.grad = None
+    (fn(x).sum() * 2.5).backward()
+    full, = tg.autograd.grad(fn(x), x, tg.full((1000,), 2.5, dtype=x.dtype).clone())
+    assert np.array_equal(x.grad.numpy(), full.numpy())

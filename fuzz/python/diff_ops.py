@@ -14,6 +14,11 @@ gradients compared (None against None). Calls PyTorch refuses are
 skipped.
 
     /usr/bin/python3 fuzz/python/diff_ops.py [--cases N] [--seed S] [--only NAME] [-v]
+                                             [--second-order]
+
+--second-order takes the first-order gradients with create_graph and
+compares them, then the gradients of their random projection (every
+double-backward rule; an unused input's None and zeros count as equal).
 
 PYTHONPATH must hold the built package (build/python). Prints one line per
 disagreement and a summary; exit status 1 when any case disagrees."""
@@ -55,6 +60,7 @@ dropout2d dropout3d new
 """.split())
 
 SMALL_INTS = [0, 1, 2, -1, 3]
+SECOND_ORDER = False
 
 
 def _public_names():
@@ -252,7 +258,8 @@ def run_case(r, kind, name, verbose=False):
     if probs:
         return "MISMATCH %s: %s" % (desc, "; ".join(probs))
     if grads:
-        _compare_grads(desc, tf, gf, tleaves, gleaves, r, probs)
+        (_compare_second_order if SECOND_ORDER else _compare_grads)(desc, tf, gf, tleaves,
+                                                                     gleaves, r, probs)
     return ("MISMATCH %s: %s" % (desc, "; ".join(probs))) if probs else None
 
 
@@ -310,13 +317,72 @@ def _compare_grads(desc, tf, gf, tleaves, gleaves, r, probs):
             _compare("grad%d" % i, a.grad, b.grad, probs)
 
 
+def _compare_second_order(desc, tf, gf, tleaves, gleaves, r, probs):
+    """the first-order gradients taken with create_graph, then the
+    gradients of their random projection: every double-backward rule"""
+    pairs = [(a, b) for a, b in zip(tf, gf) if isinstance(a, torch.Tensor)
+             and a.dtype.is_floating_point and a.requires_grad]
+    tl = [a for a in tleaves if a.requires_grad]
+    gl = [b for b in gleaves if b.requires_grad]
+    if not pairs or not tl or len(tl) != len(gl):
+        return
+    nr = np.random.default_rng(r.randrange(1 << 30))
+    gs = [nr.standard_normal(tuple(a.shape)) for a, _ in pairs]
+    try:
+        t1 = torch.autograd.grad([a for a, _ in pairs], tl, [torch.tensor(g) for g in gs],
+                                 create_graph=True, allow_unused=True)
+    except Exception:  # noqa: BLE001 - PyTorch has no gradient here
+        return
+    if any(not b.requires_grad for _, b in pairs):
+        probs.append("an output does not require grad")
+        return
+    try:
+        g1 = tg.autograd.grad([b for _, b in pairs], gl, [tg.tensor(g) for g in gs],
+                              create_graph=True, allow_unused=True)
+    except Exception as e:  # noqa: BLE001 - reported
+        probs.append("grad refused: %s: %s" % (type(e).__name__, str(e)[:160]))
+        return
+    for i, (a, b) in enumerate(zip(t1, g1)):
+        if (a is None) != (b is None):
+            probs.append("grad%d: None mismatch (torch %s, tg %s)" % (i, a is None, b is None))
+        elif a is not None:
+            _compare("grad%d" % i, a, b, probs)
+    sel = [(a, b) for a, b in zip(t1, g1) if a is not None and b is not None and a.requires_grad]
+    if probs or not sel:
+        return
+    ws = [nr.standard_normal(tuple(a.shape)) for a, _ in sel]
+    try:
+        t2 = torch.autograd.grad(sum((a * torch.tensor(w)).sum() for (a, _), w in zip(sel, ws)),
+                                 tl, allow_unused=True)
+    except Exception:  # noqa: BLE001 - PyTorch has no second-order gradient here
+        return
+    if any(not b.requires_grad for _, b in sel):
+        probs.append("a first-order gradient does not require grad")
+        return
+    try:
+        g2 = tg.autograd.grad(sum((b * tg.tensor(w)).sum() for (_, b), w in zip(sel, ws)),
+                              gl, allow_unused=True)
+    except Exception as e:  # noqa: BLE001 - reported
+        probs.append("second-order grad refused: %s: %s" % (type(e).__name__, str(e)[:160]))
+        return
+    for i, (a, b) in enumerate(zip(t2, g2)):
+        # an unused input: None in one library, zeros in the other, is the same
+        a = torch.zeros(tuple(tl[i].shape), dtype=tl[i].dtype) if a is None else a
+        b = tg.zeros(tuple(gl[i].shape), dtype=gl[i].dtype) if b is None else b
+        _compare("grad2_%d" % i, a, b, probs)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only")
     ap.add_argument("-v", action="store_true")
+    ap.add_argument("--second-order", action="store_true",
+                    help="compare double-backward gradients instead of first-order ones")
     a = ap.parse_args()
+    global SECOND_ORDER
+    SECOND_ORDER = a.second_order
     torch.set_default_dtype(torch.float64)
     tg.set_default_dtype(tg.float64)
     r = random.Random(a.seed)

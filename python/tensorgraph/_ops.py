@@ -273,11 +273,24 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 
 def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
-    """torch.norm / Tensor.norm for vector norms: p 'fro' (the 2-norm over
-    dim, all elements when None), 1 or 2"""
-    from .linalg import vector_norm
+    """torch.norm / Tensor.norm: vector norms of any p over dim (all
+    elements when None), 'fro' (the 2-norm), 'nuc' (a matrix norm over the
+    last two dims or the two dims given). Over no elements every norm is
+    0, as PyTorch's legacy norm gives (linalg's refuses negative and
+    infinite p there)."""
+    from .linalg import matrix_norm, vector_norm
     if p == 'nuc':
-        raise NotImplementedError("norm: the nuclear norm is not supported")
+        if dim is None and input.ndim != 2:
+            raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with "
+                               f"{input.ndim} dimension{'s' if input.ndim != 1 else ''} instead.")
+        dims = (-2, -1) if dim is None else tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
+        if len(dims) != 2:
+            raise RuntimeError("nuclear norm requires a 'dim' argument of size 2")
+        return matrix_norm(input, 'nuc', dims, keepdim, dtype=dtype)
+    dims = builtins.range(input.ndim) if dim is None else \
+        dim if isinstance(dim, (list, tuple)) else [dim]
+    if input.numel() == 0 and builtins.any(input.shape[d] == 0 for d in dims):
+        p = 2  # every norm of no elements is 0 (and so is its gradient)
     return _C._set_grad_fn_name(vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim,
                                             dtype=dtype), 'NormBackward1')
 

@@ -34,6 +34,19 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                                 'LinalgVectorNormBackward0')
 
 
+def _check_identity(x, ord, dim, dims):
+    if x.numel() != 0:
+        return
+    if dim is None:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on an empty "
+                           "tensor because the operation does not have an identity")
+    for d in dims:
+        if x.shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on the "
+                               f"dimension {d} because this dimension is empty and the "
+                               "operation does not have an identity")
+
+
 def _vector_norm(x, ord, dim, keepdim, dtype):
     if dtype is not None:
         x = _C._cast(x, dtype)
@@ -43,10 +56,9 @@ def _vector_norm(x, ord, dim, keepdim, dtype):
     if ord in (1, 2):
         return _C._vector_norm(x, ord, dim, keepdim)
     dims = _dims(dim, x.ndim)
+    if ord < 0 or ord == math.inf:  # no identity: over no elements, refused as PyTorch
+        _check_identity(x, ord, dim, dims)
     if ord == math.inf or ord == -math.inf:
-        if x.numel() == 0:
-            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
-                               "tensor because the operation does not have an identity")
         a = x.abs()
         return a.amax(dims, keepdim) if ord > 0 else a.amin(dims, keepdim)
     if ord == 0:  # traced: a zero gradient (custom Functions have no backward there)

@@ -131,6 +131,27 @@ def test_norm_method_and_zero_gradient_against_torch():
         tg.linalg.vector_norm(tg.tensor([1, 2]))
 
 
+def test_legacy_norm_of_no_elements_is_zero_and_nuclear_norms():
+    # PyTorch's torch.norm gives 0 over no elements for every p (linalg's
+    # vector_norm refuses negative and infinite ones there)
+    for p in (-1, -2, 0.5, 2, float('inf'), float('-inf'), 0, 'fro', 'nuc'):
+        assert tg.zeros(0, 0).norm(p).tolist() == 0.0
+        assert tg.zeros(0, 0).norm(p, keepdim=True).tolist() == [[0.0]]
+    assert tg.zeros(0, 3).norm(-1, dim=0).tolist() == [0.0] * 3
+    assert tg.zeros(2, 0).norm(-1, dim=0).tolist() == []
+    with pytest.raises(RuntimeError, match="no elements|identity"):
+        tg.linalg.vector_norm(tg.zeros(0), -1)
+    a = np.array([[3.0, 0.0], [4.0, 5.0], [0.0, 1.0]])
+    want = np.linalg.norm(a, 'nuc')
+    assert abs(tg.tensor(a).norm('nuc').item() - want) < 1e-12
+    got = tg.norm(tg.tensor(np.stack([a, 2 * a])), 'nuc', dim=(1, 2), keepdim=True)
+    assert tuple(got.shape) == (2, 1, 1) and abs(got[1].item() - 2 * want) < 1e-12
+    with pytest.raises(RuntimeError, match="size 2"):
+        tg.norm(tg.tensor(a), 'nuc', dim=1)
+    with pytest.raises(RuntimeError, match="2 dimensions"):
+        tg.norm(tg.tensor(a[0]), 'nuc')
+
+
 @needs_torch
 @pytest.mark.parametrize("p,dim", [(2.0, 1), (1.0, 0), (2.0, -1)])
 def test_normalize_against_torch(p, dim):

@@ -288,8 +288,22 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         inv = inv.reshape(a.shape)
     else:
         from ._ops_shape import _dim
-        vals, inv, cnt = np.unique(a, return_inverse=True, return_counts=True,
-                                   axis=_dim(dim, a.ndim))
+        d = _dim(dim, a.ndim)
+        zero_dims = [k for k in range(a.ndim) if a.shape[k] == 0]
+        if len(zero_dims) > 1:
+            raise RuntimeError("Number of zero sized dimensions is more than one, so unique "
+                               "cannot be applied ")
+        if zero_dims and zero_dims != [d]:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                               "unique cannot be applied")
+        # the slices in PyTorch's order: lexicographic over each slice of
+        # transpose(0, dim), whose elements run in another order than
+        # numpy's moveaxis for 3 or more dims
+        t = np.swapaxes(a, 0, d)
+        rows = t.reshape(t.shape[0], int(np.prod(t.shape[1:], dtype=np.int64)))
+        _, first, inv, cnt = np.unique(rows, return_index=True, return_inverse=True,
+                                       return_counts=True, axis=0)
+        vals = np.take(a, first, axis=d)
         inv = inv.reshape(-1)
     out = [tensor(vals, dtype=input.dtype)]
     if return_inverse:

@@ -155,7 +155,7 @@ DERIV(leaky_relu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x)
                                      tg_full_like(x, a->a))))
 /* x > 0: 1, else alpha * exp(x) = y + alpha */
 DERIV(elu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
-                              tg_add_scalar(y, a->a))))
+                              tg_add_scalar(tg__below_zero(y, x), a->a))))
 /* 0 below -3, x/3 + 1/2 on [-3, 3], 1 above (PyTorch's one-sided values
  * at the kinks) */
 DERIV(hardswish, tg_mul(t, tg_where(tg_lt(x, tg_full_like(x, -3)), tg_zeros_like(x),
@@ -175,7 +175,7 @@ static tg_tensor *hardsigmoid_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, co
 /* x > 0: gamma, else gamma alpha exp(x) = y + gamma alpha (at 0 too, as
  * PyTorch) */
 DERIV(selu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_full_like(x, a->b),
-                               tg_add_scalar(y, a->a * a->b))))
+                               tg_add_scalar(tg__below_zero(y, x), a->a * a->b))))
 /* 1 on the closed interval [lo, hi], 0 outside */
 DERIV(clamp, tg_mul(t, tg_cast(tg_logical_and(tg_ge(x, tg_full_like(x, a->a)),
                                               tg_le(x, tg_full_like(x, a->b))), t->dtype)))

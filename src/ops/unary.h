@@ -8,6 +8,7 @@
 #include "kernels/cpu/isa_clone.h"
 #include "kernels/cpu/iter.h"
 #include "ops/op.h"
+#include "tg/autograd.h"
 
 #include <stdint.h>
 
@@ -109,6 +110,18 @@ extern const tg_arg_spec tg__unary_float_out[];  /* y: float32 or float64 */
         (void)x, (void)y, (void)a;                                          \
         return (EXPR);                                                      \
     }
+
+/* v where x < 0, elsewhere v's values cut from the graph: the exponential
+ * branch of elu, selu and celu then has PyTorch's second derivative, 0
+ * from x = 0 on (its double backward masks by x < 0), and an exp that
+ * overflowed above 0 meets no zero gradient (0 * inf). Built only when the
+ * derivative is itself recorded (create_graph): else v. */
+static inline tg_tensor *tg__below_zero(tg_tensor *v, tg_tensor *x)
+{
+    if (!tg_grad_enabled())
+        return v;
+    return tg_where(tg_lt(x, tg_zeros_like(x)), v, tg_detach(v));
+}
 
 /* dy * gelu'(x) (exact GELU) in one pass: the op gelu_grad (act_grad.c);
  * dy and x of one shape and float dtype */

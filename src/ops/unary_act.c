@@ -63,7 +63,7 @@ static tg_tensor *mish_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, const voi
 DERIV(logsigmoid, tg_mul(t, tg_sigmoid(tg_neg(x))))
 /* 1 above 0, exp(x / alpha) at and below (the two agree at 0) */
 DERIV(celu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
-                               tg_exp(tg_mul_scalar(x, 1 / a->a)))))
+                               tg_exp(tg_mul_scalar(tg__below_zero(x, x), 1 / a->a)))))
 /* 1 on the open (min_val, max_val), 0 at the bounds, beyond and at NaN
  * (PyTorch's hardtanh_backward; its scalar loop, which only tensors of
  * under 8 or 16 elements take, passes a NaN's gradient instead) */

@@ -1,6 +1,8 @@
 """Autograd from Python, with PyTorch's semantics and error cases: backward,
 accumulation, retain_graph errors, no_grad, in-place version errors,
 autograd.grad with create_graph, custom Functions."""
+import math
+
 import numpy as np
 import pytest
 
@@ -276,3 +278,22 @@ def test_backward_inputs_accumulates_only_into_inputs():
         (w * 2).sum().backward(inputs=[])
     with pytest.raises(RuntimeError, match="only for scalar outputs"):
         (w * tg.ones(2)).backward(inputs=[w])
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_second_derivative_of_the_exponential_units(dtype):
+    """elu, selu and celu: f'' is the exponential branch's below 0 and 0
+    from 0 on (PyTorch's double backward masks by x < 0); an exp that
+    overflows above 0 (celu with a small alpha) gives 0 there, not NaN"""
+    F = tg.nn.functional
+    xs = [-2.0, -1e-3, 0.0, 0.3, 800.0]
+    for f, second in [(lambda t: F.elu(t, 0.7), lambda v: 0.7 * math.exp(v)),
+                      (F.selu, lambda v: 1.0507009873554805 * 1.6732632423543772 * math.exp(v)),
+                      (lambda t: F.celu(t, 0.001), lambda v: math.exp(v / 0.001) / 0.001)]:
+        x = tg.tensor(xs, dtype=getattr(tg, dtype), requires_grad=True)
+        g, = tg.autograd.grad(f(x).sum(), x, create_graph=True)
+        first, = tg.autograd.grad(f(x).sum(), x)
+        assert np.array_equal(g.detach().numpy(), first.numpy())  # the same first order
+        h, = tg.autograd.grad(g.sum(), x)
+        want = [second(v) if v < 0 else 0.0 for v in xs]
+        assert np.allclose(h.numpy(), want, rtol=1e-5, atol=1e-6), (h.tolist(), want)

@@ -154,3 +154,21 @@ def test_nanmean_gradient_over_all_nan_slice_is_nan(traced):
         t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
         torch.nanmean(t, 1).sum().backward()
         np.testing.assert_array_equal(g, t.grad.numpy())
+
+
+def test_unique_along_a_dim_orders_slices_as_pytorch():
+    # PyTorch sorts the slices of transpose(0, dim) lexicographically: for 3
+    # or more dims their elements run in another order than numpy's moveaxis
+    a = np.array([[[1, 1], [0, 1], [-1, -1], [-2, 0]],
+                  [[2, 0], [0, 1], [2, -2], [1, -2]]], dtype=float)
+    vals, inv, cnt = tg.unique(tg.tensor(a), dim=2, return_inverse=True, return_counts=True)
+    assert vals.tolist() == a[:, :, ::-1].tolist()
+    assert inv.tolist() == [1, 0] and cnt.tolist() == [1, 1]
+    assert tuple(tg.unique(tg.zeros(2, 0, 3), dim=1).shape) == (2, 0, 3)
+    with pytest.raises(RuntimeError, match="aren't selected"):
+        tg.unique(tg.zeros(2, 0, 3), dim=0)
+    with pytest.raises(RuntimeError, match="more than one"):
+        tg.unique(tg.zeros(0, 0), dim=1)
+    if torch is not None:
+        want = torch.unique(torch.tensor(a), dim=2, return_inverse=True, return_counts=True)
+        assert [w.tolist() for w in want] == [vals.tolist(), inv.tolist(), cnt.tolist()]

@@ -116,8 +116,12 @@ def digamma(input):
     main = _psi_series(xr + _SHIFT) - recip
     # psi(1 - x) - psi(x) = pi / tan(pi x)
     r = _C.where(reflect, main - math.pi / _C.tan(xs * math.pi), main)
-    nan = tensor(math.nan, dtype=_C.float64)
-    r = _C.where((_nonpositive_integer(x) & (x != 0)) | (x == -math.inf), nan, r)
+    # NaN added, not selected: the slope stays the composition's, pi^2 /
+    # sin^2(pi x) of a rounded pi x at the poles, as PyTorch's trigamma
+    # gives (a huge finite number), not a selection's 0
+    pole = (_nonpositive_integer(x) & (x != 0)) | (x == -math.inf)
+    zero = tensor(0.0, dtype=_C.float64)
+    r = r + _C.where(pole, zero + math.nan, zero)
     return r.to(dt)
 
 

@@ -1,5 +1,7 @@
 """lgamma and digamma (composed, _ops_special.py): values at poles,
 infinities, NaN, tiny and huge arguments, and gradients, against PyTorch."""
+import math
+
 import numpy as np
 import pytest
 
@@ -54,6 +56,17 @@ def test_digamma_gradient_is_trigamma_to_float64():
     a = tg.tensor(x, dtype=tg.float64, requires_grad=True)
     tg.digamma(a).sum().backward()
     close(a.grad, [float(mpmath.polygamma(1, v)) for v in x], 2e-15, 0)
+
+
+def test_digamma_slope_at_its_poles_is_pytorchs_huge_finite_trigamma():
+    # PyTorch's trigamma at a negative integer is pi^2 / sin^2(pi x) of the
+    # rounded pi x: about 6.58e32 at -1, not 0 (a selection) nor inf
+    x = tg.tensor([-1.0, -2.0, -7.0], dtype=tg.float64, requires_grad=True)
+    y = tg.digamma(x)
+    y.sum().backward()
+    assert all(v != v for v in y.tolist())
+    want = [math.pi ** 2 / math.sin(math.pi * v) ** 2 for v in (-1.0, -2.0, -7.0)]
+    close(x.grad, want, 1e-6, 0)
 
 
 def test_lgamma_in_place_and_known_values():

@@ -10,6 +10,13 @@ a case tensorgraph refuses that PyTorch runs is reported.
     /usr/bin/python3 fuzz/python/diff_modules.py [--cases N] [--seed S] [--only NAME]
                                                  [--default-float64]
 
+--second-order backs a gradient penalty instead: the input gradients,
+taken with create_graph, times random weights (what WGAN-GP and Hessian
+products run); a gradient it does not reach counts as zeros either way.
+PyTorch 1.13's L1Loss and TripletMarginLoss and PairwiseDistance with
+p=1 give a non-zero second derivative of |x - y| there (theirs, not
+tensorgraph's, is off: it is 0).
+
 --default-float64 sets both libraries' default dtype to float64
 (set_default_dtype) and builds the modules in it instead of converting
 them with .double(): their parameters, buffers and the Python numbers
@@ -397,6 +404,9 @@ def _check_default_dtypes(lib, mod):
             raise AssertionError(f"{lib.__name__}: {k} is {v.dtype} under a float64 default")
 
 
+SECOND_ORDER = False
+
+
 def run_case(r, family):
     name, args, kw, specs = FAMILIES[family](r)
     seed = r.randrange(1 << 30)
@@ -443,11 +453,22 @@ def run_case(r, family):
             gnr = np.random.default_rng(seed + 1)
             gouts = [gnr.standard_normal(tuple(o.shape)) for o in out]
             floats = [(o, g) for o, g in zip(out, gouts) if o.dtype in (torch.float64, tg.float64)]
+            first = None
             if floats and any(o.requires_grad for o, _ in floats):
                 outs = [o for o, _ in floats if o.requires_grad]
                 gs = [_to(lib, g, fdt) for o, g in floats if o.requires_grad]
-                lib.autograd.backward(outs, gs)
-            res = {"out": [o.detach().numpy() for o in out]}
+                ls = [x for x in leaves if x.requires_grad]
+                if SECOND_ORDER and ls:  # a gradient penalty: the input gradients' own
+                    g1 = lib.autograd.grad(outs, ls, gs, create_graph=True, allow_unused=True)
+                    first = [None if g is None else g.detach().numpy() for g in g1]
+                    wnr = np.random.default_rng(seed + 2)
+                    pen = [(g * _to(lib, wnr.standard_normal(tuple(g.shape)), fdt)).sum()
+                           for g in g1 if g is not None and g.requires_grad]
+                    if pen:
+                        sum(pen).backward()
+                else:
+                    lib.autograd.backward(outs, gs)
+            res = {"out": [o.detach().numpy() for o in out], "first": first}
             res["xgrad"] = [None if x.grad is None else x.grad.numpy() for x in leaves]
             res["pgrad"] = {k: (None if p.grad is None else p.grad.numpy())
                             for k, p in mod.named_parameters()}
@@ -470,8 +491,11 @@ def run_case(r, family):
         if x is None and y is None:
             return
         if (x is None) != (y is None):
-            probs.append("%s: None mismatch (torch %s, tg %s)" % (what, x is None, y is None))
-            return
+            if SECOND_ORDER:  # a gradient the penalty does not reach: None or zeros
+                x, y = (np.zeros_like(y) if x is None else x), (np.zeros_like(x) if y is None else y)
+            else:
+                probs.append("%s: None mismatch (torch %s, tg %s)" % (what, x is None, y is None))
+                return
         x, y = np.asarray(x), np.asarray(y)
         if x.shape != y.shape:
             probs.append("%s: shape %s vs %s" % (what, x.shape, y.shape))
@@ -485,6 +509,8 @@ def run_case(r, family):
         probs.append("outputs: %d vs %d" % (len(a["out"]), len(b["out"])))
     for i, (x, y) in enumerate(zip(a["out"], b["out"])):
         cmp("out%d" % i, x, y)
+    for i, (x, y) in enumerate(zip(a["first"] or [], b["first"] or [])):
+        cmp("first-order xgrad%d" % i, x, y)
     for i, (x, y) in enumerate(zip(a["xgrad"], b["xgrad"])):
         cmp("xgrad%d" % i, x, y)
     if set(a["pgrad"]) != set(b["pgrad"]):
@@ -506,7 +532,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only")
     ap.add_argument("--default-float64", action="store_true")
+    ap.add_argument("--second-order", action="store_true",
+                    help="backward a gradient penalty: the input gradients (taken with "
+                         "create_graph) times random weights")
     a = ap.parse_args()
+    global SECOND_ORDER
+    SECOND_ORDER = a.second_order
     if a.default_float64:
         global DEFAULT64
         DEFAULT64 = True

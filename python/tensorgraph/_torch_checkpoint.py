@@ -4,7 +4,7 @@ data/<key> entries hold the storages' raw little-endian bytes.
 
 The pickle is read by an unpickler that builds only what checkpoints are
 made of: tensors and parameters (from their storages), OrderedDicts,
-torch.Size, dtypes and NumPy scalars, besides the builtin containers and
+torch.Size, dtypes, NumPy scalars and arrays, besides the builtin containers and
 numbers pickle makes itself. Any other class (a whole pickled nn.Module,
 an arbitrary object) is refused by name, never imported or called, so a
 hostile file cannot run code. Storage types tensorgraph lacks are widened
@@ -81,11 +81,44 @@ def _rebuild_from_type(func, new_type, args, state):
     return func(*args)  # a tensor subclass: its data, as a tensor
 
 
-def _numpy_scalar(dtype, data):
-    return np.frombuffer(data, dtype=dtype, count=1)[0]
+def _numpy_scalar(dtype, data=None):
+    """a NumPy scalar (numpy.core.multiarray.scalar): its dtype and bytes,
+    copied so that nothing keeps the pickle's buffer"""
+    if not isinstance(dtype, np.dtype) or dtype.hasobject or \
+            not isinstance(data, (bytes, bytearray)) or len(data) != dtype.itemsize:
+        raise CheckpointError("a damaged NumPy scalar")
+    return np.frombuffer(bytes(data), dtype=dtype, count=1)[0]
 
 
-class _Unpickler(pickle.Unpickler):
+def _numpy_array(subtype, shape, dtype):
+    """an empty NumPy array that pickle's BUILD then fills (its
+    __setstate__): plain ndarrays only"""
+    if subtype is not np.ndarray:
+        raise CheckpointError("a NumPy array subclass")
+    return np.ndarray.__new__(np.ndarray, shape, dtype)
+
+
+def _latin1_bytes(text, encoding="latin1"):
+    """_codecs.encode as protocol 2 pickles bytes (a NumPy scalar's)"""
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise CheckpointError("an encoded string other than latin-1 bytes")
+    return text.encode("latin1")
+
+
+def _refuse_opcode(self):
+    raise CheckpointError("a pickle opcode for mutable or out-of-band buffers")
+
+
+class _Unpickler(pickle._Unpickler):
+    """pickle's Python unpickler (whose opcode table can be changed): a
+    bytearray (BYTEARRAY8) under a NumPy array would leave the array on
+    freed memory once the pickle drops it, so the buffer opcodes of
+    protocol 5, which torch.save never writes, are refused"""
+    dispatch = dict(pickle._Unpickler.dispatch)
+    for _op in (pickle.BYTEARRAY8, pickle.NEXT_BUFFER, pickle.READONLY_BUFFER):
+        dispatch[_op[0]] = _refuse_opcode
+    del _op
+
     def __init__(self, data, read_storage):
         super().__init__(io.BytesIO(data))
         self._read_storage = read_storage
@@ -101,6 +134,9 @@ class _Unpickler(pickle.Unpickler):
             ("torch", "Size"): tuple,
             ("torch", "Tensor"): None, ("torch.nn.parameter", "Parameter"): None,
             ("numpy.core.multiarray", "scalar"): _numpy_scalar,
+            ("_codecs", "encode"): _latin1_bytes,
+            ("numpy.core.multiarray", "_reconstruct"): _numpy_array,
+            ("numpy", "ndarray"): np.ndarray,
             ("numpy", "dtype"): np.dtype,
             ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
             ("builtins", "slice"): slice, ("builtins", "complex"): complex,

@@ -100,7 +100,7 @@ def test_every_storage_type_is_read_or_widened_losslessly(tmp_path, kind, data, 
     (_dict(t=_tensor("0", numel=6, offset=4)), {"0": _floats(*range(6))}, "reads element"),
     (_dict(t=_tensor("0", size=(2, -3))), {"0": _floats(*range(6))}, "size (2, -3)"),
     (_dict(t=_tensor("0", kind="ComplexFloatStorage")), {"0": b"\0" * 48}, "ComplexFloatStorage"),
-    (_dict(t=_tensor("0"))[:40], {"0": _floats(*range(6))}, "damaged"),
+    (_dict(t=_tensor("0"))[:40], {"0": _floats(*range(6))}, "damaged|pickles a"),
     (b"\x80\x02ccollections\nOrderedDict\n)R(" + _s("x") + b"Q" + b"u.", {},
      "unknown persistent id"),
 ])
@@ -147,6 +147,19 @@ def test_torch_saved_checkpoint_loads_as_pytorch_reads_it(tmp_path):
 
 
 @needs_torch
+def test_numpy_values_in_a_checkpoint(tmp_path):
+    # what training scripts save beside the model: a best score as a NumPy
+    # scalar, NumPy's RNG state (an array in a tuple), arrays
+    obj = {"best": np.float64(0.25), "n": np.int64(7), "rng": np.random.get_state(),
+           "a": np.arange(6).reshape(2, 3), "every_other": np.ones(5, dtype=np.float32)[::2]}
+    torch.save(obj, tmp_path / "np.pt")
+    got = tg.load(tmp_path / "np.pt")
+    assert got["best"] == 0.25 and isinstance(got["best"], np.float64) and got["n"] == 7
+    assert got["rng"][0] == "MT19937" and np.array_equal(got["rng"][1], obj["rng"][1])
+    assert got["a"].tolist() == [[0, 1, 2], [3, 4, 5]] and got["every_other"].tolist() == [1.0] * 3
+
+
+@needs_torch
 def test_a_pickled_module_is_refused_by_name(tmp_path):
     torch.save(torch.nn.Linear(2, 2), tmp_path / "m.pt")
     with pytest.raises(RuntimeError, match="torch.nn.modules.linear.Linear'.*state_dict"):
@@ -179,3 +192,14 @@ def test_a_pytorch_run_resumes_in_tensorgraph(tmp_path):
         topt.step()
     for a, b in zip(m.parameters(), tm.parameters()):
         assert np.allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_buffer_opcodes_are_refused(tmp_path):
+    # a bytearray under a NumPy array would leave it on freed memory once
+    # the pickle drops it: protocol 5's buffer opcodes are refused
+    pkl = (b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n" + _tup(_i(0)) +
+           b"C\x01b\x87R" + _tup(_i(1), _tup(_i(4)), b"cnumpy\ndtype\n" + _s("u1") +
+                                 b"\x89\x88\x87R", b"\x89",
+                                 b"\x96" + struct.pack("<Q", 4) + b"abcd") + b"b.")
+    with pytest.raises(RuntimeError, match="buffers"):
+        tg.load(_write(tmp_path / "ba.pt", pkl, {}))

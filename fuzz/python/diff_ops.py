@@ -290,63 +290,62 @@ def _compare(what, a, b, probs):
         probs.append("%s: %r vs %r" % (what, a, b))
 
 
-def _compare_grads(desc, tf, gf, tleaves, gleaves, r, probs):
-    pairs = [(a, b) for a, b in zip(tf, gf) if isinstance(a, torch.Tensor)
-             and a.dtype.is_floating_point and a.requires_grad]
-    if not pairs:
-        return
+def _float_pairs(tf, gf):
+    """the (torch, tg) outputs a gradient flows from"""
+    return [(a, b) for a, b in zip(tf, gf) if isinstance(a, torch.Tensor)
+            and a.dtype.is_floating_point and a.requires_grad]
+
+
+def _compare_grad_list(prefix, ts, gs, probs):
+    for i, (a, b) in enumerate(zip(ts, gs)):
+        if (a is None) != (b is None):
+            probs.append("%s%d: None mismatch (torch %s, tg %s)" % (prefix, i, a is None,
+                                                                    b is None))
+        elif a is not None:
+            _compare("%s%d" % (prefix, i), a, b, probs)
+
+
+def _first_order(tf, gf, tleaves, gleaves, r, probs, create_graph):
+    """both libraries' gradients of the float outputs (random output
+    gradients) with respect to the leaves that require grad: (torch's
+    leaves, tg's, torch's gradients, tg's), or None when PyTorch has none
+    or tensorgraph disagrees already (reported in probs)"""
+    pairs = _float_pairs(tf, gf)
+    tl = [a for a in tleaves if a.requires_grad]
+    gl = [b for b in gleaves if b.requires_grad]
+    if not pairs or not tl or len(tl) != len(gl):
+        return None
     nr = np.random.default_rng(r.randrange(1 << 30))
     gs = [nr.standard_normal(tuple(a.shape)) for a, _ in pairs]
     try:
-        torch.autograd.backward([a for a, _ in pairs], [torch.tensor(g) for g in gs])
+        t1 = torch.autograd.grad([a for a, _ in pairs], tl, [torch.tensor(g) for g in gs],
+                                 create_graph=create_graph, allow_unused=True)
     except Exception:  # noqa: BLE001 - PyTorch has no gradient here
-        return
+        return None
     if any(not b.requires_grad for _, b in pairs):
         probs.append("an output does not require grad")
-        return
+        return None
     try:
-        tg.autograd.backward([b for _, b in pairs], [tg.tensor(g) for g in gs])
+        g1 = tg.autograd.grad([b for _, b in pairs], gl, [tg.tensor(g) for g in gs],
+                              create_graph=create_graph, allow_unused=True)
     except Exception as e:  # noqa: BLE001 - reported
-        probs.append("backward refused: %s: %s" % (type(e).__name__, str(e)[:160]))
-        return
-    for i, (a, b) in enumerate(zip(tleaves, gleaves)):
-        if (a.grad is None) != (b.grad is None):
-            probs.append("grad%d: None mismatch (torch %s, tg %s)" % (i, a.grad is None,
-                                                                      b.grad is None))
-        elif a.grad is not None:
-            _compare("grad%d" % i, a.grad, b.grad, probs)
+        probs.append("grad refused: %s: %s" % (type(e).__name__, str(e)[:160]))
+        return None
+    _compare_grad_list("grad", t1, g1, probs)
+    return tl, gl, t1, g1, nr
+
+
+def _compare_grads(desc, tf, gf, tleaves, gleaves, r, probs):
+    _first_order(tf, gf, tleaves, gleaves, r, probs, False)
 
 
 def _compare_second_order(desc, tf, gf, tleaves, gleaves, r, probs):
     """the first-order gradients taken with create_graph, then the
     gradients of their random projection: every double-backward rule"""
-    pairs = [(a, b) for a, b in zip(tf, gf) if isinstance(a, torch.Tensor)
-             and a.dtype.is_floating_point and a.requires_grad]
-    tl = [a for a in tleaves if a.requires_grad]
-    gl = [b for b in gleaves if b.requires_grad]
-    if not pairs or not tl or len(tl) != len(gl):
+    first = _first_order(tf, gf, tleaves, gleaves, r, probs, True)
+    if first is None:
         return
-    nr = np.random.default_rng(r.randrange(1 << 30))
-    gs = [nr.standard_normal(tuple(a.shape)) for a, _ in pairs]
-    try:
-        t1 = torch.autograd.grad([a for a, _ in pairs], tl, [torch.tensor(g) for g in gs],
-                                 create_graph=True, allow_unused=True)
-    except Exception:  # noqa: BLE001 - PyTorch has no gradient here
-        return
-    if any(not b.requires_grad for _, b in pairs):
-        probs.append("an output does not require grad")
-        return
-    try:
-        g1 = tg.autograd.grad([b for _, b in pairs], gl, [tg.tensor(g) for g in gs],
-                              create_graph=True, allow_unused=True)
-    except Exception as e:  # noqa: BLE001 - reported
-        probs.append("grad refused: %s: %s" % (type(e).__name__, str(e)[:160]))
-        return
-    for i, (a, b) in enumerate(zip(t1, g1)):
-        if (a is None) != (b is None):
-            probs.append("grad%d: None mismatch (torch %s, tg %s)" % (i, a is None, b is None))
-        elif a is not None:
-            _compare("grad%d" % i, a, b, probs)
+    tl, gl, t1, g1, nr = first
     sel = [(a, b) for a, b in zip(t1, g1) if a is not None and b is not None and a.requires_grad]
     if probs or not sel:
         return

@@ -106,3 +106,24 @@ def test_hinge_embedding_loss_of_integers_stays_integer():
         F.hinge_embedding_loss(tg.tensor([0, 1]), tg.tensor([1.0, -1.0]))
     with pytest.raises(RuntimeError, match='two bool tensors'):
         F.hinge_embedding_loss(tg.tensor([True]), tg.tensor([-1.0]), reduction='none')
+
+
+def test_regression_losses_take_integer_and_bool_targets():
+    # PyTorch's kernels promote a mixed pair (float predictions, integer or
+    # bool targets) to a float dtype; two integer operands are refused
+    F = tg.nn.functional
+    x = tg.tensor([1.5, 0.0, 1.0], dtype=tg.float64, requires_grad=True)
+    for target in (tg.tensor([0, 0, 1]), tg.tensor([False, False, True])):
+        for fn, want in ((F.mse_loss, 0.75), (F.smooth_l1_loss, 1.0 / 3),
+                         (F.huber_loss, 1.0 / 3)):
+            loss = fn(x, target)
+            assert loss.dtype == tg.float64 and abs(loss.item() - want) < 1e-12
+            g, = tg.autograd.grad(loss, x)
+            assert g.tolist()[1:] == [0.0, 0.0]
+    assert F.mse_loss(tg.tensor([1, 0]), tg.tensor([0.5, 0.0])).item() == 0.125
+    for fn, kernel in ((F.mse_loss, 'mse_cpu'), (F.smooth_l1_loss, 'smooth_l1_cpu'),
+                       (F.huber_loss, 'huber_cpu')):
+        with pytest.raises(RuntimeError, match=f'"{kernel}" not implemented for \'Long\''):
+            fn(tg.tensor([1, 0]), tg.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        F.huber_loss(tg.tensor([1, 0]), tg.tensor([0.5, 1.0], dtype=tg.float64))

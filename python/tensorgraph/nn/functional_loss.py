@@ -9,7 +9,7 @@ import warnings
 from .. import _C
 from .._creation import zeros
 from .._ops_cover import xlogy
-from .._ops_shape import broadcast_tensors
+from .._ops_shape import broadcast_tensors, torch_type_name
 from .functional_act import pairwise_distance
 
 __all__ = ['l1_loss', 'smooth_l1_loss', 'huber_loss', 'binary_cross_entropy', 'kl_div',
@@ -37,9 +37,20 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _C.nll_loss(input, target, weight, None, ignore_index, None, reduction)
 
 
+def _promoted_floats(input, target, kernel):
+    """both operands in their promoted dtype, which must be a float one, as
+    PyTorch's kernels take mixed operands (an integer or bool target with
+    float predictions)"""
+    dt = _C.promote_types(input.dtype, target.dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(f'"{kernel}" not implemented for \'{torch_type_name(dt)}\'')
+    return input.to(dt), target.to(dt)
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     """the C op; a target of another shape broadcasts (with PyTorch's warning)"""
     reduction = _check_reduction(reduction, size_average, reduce)
+    input, target = _promoted_floats(input, target, 'mse_cpu')
     if input.shape != target.shape:
         _broadcast_warn(input, target, 'mse_loss')
         input, target = broadcast_tensors(input, target)
@@ -102,6 +113,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction='mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _broadcast_warn(input, target, 'smooth_l1_loss')
+    input, target = _promoted_floats(input, target, 'smooth_l1_cpu')
     # PyTorch's branches on the signed difference, whose gradients are its
     # backward's: -1 for x <= -beta, 1 for x >= beta (so -1 at x = 0 when
     # beta is 0), x / beta between
@@ -148,6 +160,14 @@ def huber_loss(input, target, reduction='mean', delta=1.0):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _broadcast_warn(input, target, 'huber_loss')
+    if not input.dtype.is_floating_point:  # its output takes input's dtype
+        dt = _C.promote_types(input.dtype, target.dtype)
+        if not dt.is_floating_point:
+            raise RuntimeError(f'"huber_cpu" not implemented for \'{torch_type_name(dt)}\'')
+        raise RuntimeError(f"result type {torch_type_name(dt)} can't be cast to the desired "
+                           f"output type {torch_type_name(input.dtype)}")
+    if target.dtype == _C.bool:
+        target = target.to(input.dtype)
     return _C._set_grad_fn_name(
         _reduce(_as_input_dtype(_piecewise_quadratic(input - target, delta, 1.0, delta), input),
                 reduction),

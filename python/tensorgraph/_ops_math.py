@@ -153,10 +153,12 @@ def frac(input):
 
 
 def logaddexp(input, other):
-    """log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|))"""
+    """log(exp(a) + exp(b)) without overflow: the larger plus
+    log1p(exp(-|a - b|)), as the larger plus softplus of the difference in
+    each branch, so that both derivatives are smooth through a tie (the
+    second is sigmoid' there, as PyTorch's; max and |a - b| gave 0)"""
     a, b = _float_pair(input, other, 'logaddexp')
-    m = _C.maximum(a, b)
-    r = m + _C.log1p(_C.exp(-(a - b).abs()))
+    r = _C.where(a >= b, a + _C.softplus(b - a), b + _C.softplus(a - b))
     # equal infinities: a - b is NaN, the answer is that infinity
     return _C.where((a == b) & (a.abs() == math.inf), a, r)
 

@@ -297,3 +297,17 @@ def test_second_derivative_of_the_exponential_units(dtype):
         h, = tg.autograd.grad(g.sum(), x)
         want = [second(v) if v < 0 else 0.0 for v in xs]
         assert np.allclose(h.numpy(), want, rtol=1e-5, atol=1e-6), (h.tolist(), want)
+
+
+@pytest.mark.parametrize('fn', ['logaddexp', 'logaddexp2'])
+def test_logaddexp_second_derivative_at_a_tie(fn):
+    """d2/da2 log(e^a + e^b) = s (1 - s), s = sigmoid(a - b): 1/4 at a tie
+    (a max and |a - b| composition gave 0 there); ln 2 scales the base-2 form"""
+    x = tg.tensor([1.0, 0.0, 3.0], dtype=tg.float64, requires_grad=True)
+    y = tg.tensor([1.0, 0.0, 2.0], dtype=tg.float64, requires_grad=True)
+    gx, gy = tg.autograd.grad(getattr(tg, fn)(x, y).sum(), (x, y), create_graph=True)
+    assert gx.tolist()[:2] == [0.5, 0.5] and gy.tolist()[:2] == [0.5, 0.5]
+    hx, = tg.autograd.grad(gx.sum(), x)
+    scale = math.log(2.0) if fn == 'logaddexp2' else 1.0
+    s = 1 / (1 + math.exp(-scale * 1.0))
+    assert np.allclose(hx.numpy(), [0.25 * scale, 0.25 * scale, s * (1 - s) * scale], rtol=1e-12)

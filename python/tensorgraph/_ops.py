@@ -117,11 +117,38 @@ def chunk(input, chunks, dim=0):
     return split(input, size, dim)
 
 
-def einsum(equation, *operands):
-    """torch.einsum(equation, *operands) (or one list of operands)"""
+def einsum(*args):
+    """torch.einsum(equation, *operands) (or one list of operands), or
+    the sublist form einsum(op1, sublist1, op2, sublist2, ..., [out]):
+    subscripts 0-25 are 'A'-'Z', 26-51 'a'-'z', Ellipsis '...'"""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one "
+                         "operand, or at least one operand and its subscripts list")
+    if isinstance(args[0], _C.Tensor):
+        equation = ','.join(_sublist(s) for s in args[1::2])
+        if len(args) % 2 == 1:  # an output sublist last
+            equation += '->' + _sublist(args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+        return _C._einsum(equation, list(operands))
+    equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
     return _C._einsum(equation, list(operands))
+
+
+def _sublist(subscripts):
+    def letter(n):
+        if n is Ellipsis:
+            return '...'
+        if isinstance(n, int) and 0 <= n < 26:
+            return chr(ord('A') + n)
+        if isinstance(n, int) and 26 <= n < 52:
+            return chr(ord('a') + n - 26)
+        raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                         "range [0, 52)")
+    return ''.join(letter(n) for n in subscripts)
 
 
 def numel(input):

@@ -168,3 +168,18 @@ def test_einsum_list_and_errors():
         tg.einsum("ij,jk->ik", tg.tensor(a))
     with pytest.raises((RuntimeError, ValueError), match="invalid subscript"):
         tg.einsum("i#->i", tg.tensor(a))
+
+
+def test_einsum_sublist_form():
+    # torch.einsum(op1, sublist1, op2, sublist2, ..., [out]): 0-25 are 'A'-'Z',
+    # 26-51 'a'-'z', Ellipsis '...'
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    A, B = tg.tensor(a), tg.tensor(b)
+    np.testing.assert_allclose(tg.einsum(A, [0, 1], B, [1, 2], [0, 2]).numpy(), a @ b)
+    np.testing.assert_allclose(tg.einsum(A, [0, 30], B, [30, 51]).numpy(), a @ b)
+    np.testing.assert_allclose(tg.einsum(A, [Ellipsis, 1], [Ellipsis]).numpy(), a.sum(1))
+    np.testing.assert_allclose(tg.einsum(A, [0, 1], [1, 0]).numpy(), a.T)
+    with pytest.raises(ValueError, match=r"range \[0, 52\)"):
+        tg.einsum(A, [52])
+    with pytest.raises(ValueError, match="at least one operand"):
+        tg.einsum(A)

@@ -330,7 +330,8 @@ static PyObject *inplace_op(PyObject *a, PyObject *b, binary_fn fn, double add_s
         return NULL;
     }
     PyObject *r;
-    if (add_sign != 0 && tg_promote_types(tg_dtype_of(t), tg_dtype_of(s)) == tg_dtype_of(t)) {
+    if (add_sign != 0 && tg_dtype_of(t) != TG_BOOL && /* bools: a logical or, below */
+        tg_promote_types(tg_dtype_of(t), tg_dtype_of(s)) == tg_dtype_of(t)) {
         r = tg_add_(t, s, add_sign) == TG_OK ? Py_NewRef(a) : tgpy_raise();
         if (r && tgpy_name_inplace(t, add_sign < 0 ? "SubBackward0" : "AddBackward0") < 0)
             Py_CLEAR(r);

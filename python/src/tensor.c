@@ -519,6 +519,11 @@ static PyObject *add_scaled(PyObject *o, PyObject *const *args, Py_ssize_t npos,
         if (!(s = c))
             return tgpy_raise();
     }
+    if (dt == TG_BOOL) { /* PyTorch: bools add as a logical or (alpha 0: unchanged) */
+        PyObject *r = alpha == 0 ? (Py_INCREF(o), o) : tgpy_update(o, s, tg_add);
+        tg_release(s);
+        return r;
+    }
     tg_status st = tg_add_(TENSOR(o), s, sign * alpha);
     tg_release(s);
     return done_named(o, st, sign < 0 ? "SubBackward0" : "AddBackward0");

@@ -116,7 +116,9 @@ def test_zeta_of_a_huge_negative_q_is_immediate():
     lines = out.split("\n")
     assert lines[0] == str([[float("inf")] * 2] * 3)
     assert lines[1].startswith("[inf, 0.0307784") and lines[1].endswith("nan]")
-    assert lines[2] == "[inf]"
+    # a negative integer: PyTorch's trigamma reflection, pi^2 / sin^2 of the
+    # rounded float32 pi x, a finite number (PyTorch's too)
+    assert lines[2] == "[16.9527587890625]"
 
 
 def test_polygamma_of_a_huge_order_is_quick():

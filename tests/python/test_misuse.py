@@ -746,3 +746,28 @@ def test_save_to_missing_folder_writes_nothing():
         with pytest.raises(RuntimeError, match="does not exist"):
             tg.save({"a": tg.ones(2)}, os.path.join(d, "missing", "x.pt"))
         assert os.listdir(d) == []
+
+
+def test_bool_add_in_place_is_a_logical_or():
+    # PyTorch adds bools as a logical or (in place too, += as well); an
+    # integer source cannot be written into bools, and bools do not subtract
+    x = tg.tensor([True, False, False])
+    x.add_(tg.tensor([False, True, False]))
+    assert x.tolist() == [True, True, False] and x.dtype == tg.bool
+    x += tg.tensor([False, False, True])
+    assert x.tolist() == [True, True, True]
+    y = tg.tensor([False, False])
+    y.add_(tg.tensor([True, False]), alpha=0)
+    assert y.tolist() == [False, False]
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        tg.tensor([True]).add_(tg.tensor([1]))
+    with pytest.raises(RuntimeError, match="Subtraction"):
+        tg.tensor([True]).sub_(tg.tensor([True]))
+
+
+def test_glu_over_an_empty_dim():
+    x = tg.ones(1, 3, 0, requires_grad=True)
+    y = tg.nn.functional.glu(x)
+    assert tuple(y.shape) == (1, 3, 0)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (1, 3, 0)

@@ -69,6 +69,15 @@ def test_digamma_slope_at_its_poles_is_pytorchs_huge_finite_trigamma():
     close(x.grad, want, 1e-6, 0)
 
 
+def test_trigamma_at_the_poles_is_pytorchs_in_each_dtype():
+    # polygamma(1, x) at 0 and the negative integers: pi^2 / sin^2(pi x) of
+    # the rounded pi x in x's dtype, as PyTorch's trigamma reflects
+    for dt, want in ((tg.float64, [6.58079e32, 1.64520e32]), (tg.float32, [1.29137e15, 3.22842e14])):
+        got = tg.polygamma(1, tg.tensor([-1.0, -2.0, 0.0, 2.0], dtype=dt)).tolist()
+        close(tg.tensor(got[:2], dtype=tg.float64), want, 1e-5, 0)
+        assert got[2] == math.inf and abs(got[3] - (math.pi ** 2 / 6 - 1)) < 1e-6
+
+
 def test_lgamma_in_place_and_known_values():
     x = tg.tensor([5.0, 0.5], dtype=tg.float64)
     x.lgamma_()

@@ -77,7 +77,8 @@ def glu(input, dim=-1):
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} "
                            f"is size {n}")
-    a, b = input.split(n // 2, dim)
+    # narrow, not split: a dim of 0 splits into one empty piece, not two
+    a, b = input.narrow(dim, 0, n // 2), input.narrow(dim, n // 2, n // 2)
     return a * _C.sigmoid(b)
 
 

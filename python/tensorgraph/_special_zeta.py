@@ -133,8 +133,8 @@ def polygamma(n, input, *, out=None):
     r = _Polygamma.apply(x, n)
     if n == 1:  # at 0 and the negative integers PyTorch's trigamma reflects:
         # pi^2 / sin^2(pi x) of the rounded pi x, a huge finite number
-        pole = (x <= 0) & (x == _C.floor(x))
-        r = _C.where(pole, math.pi ** 2 / _C.sin(x * math.pi) ** 2, r)
+        from ._ops_special import _nonpositive_integer
+        r = _C.where(_nonpositive_integer(x), math.pi ** 2 / _C.sin(x * math.pi) ** 2, r)
     return r
 
 

@@ -105,6 +105,26 @@ def _latin1_bytes(text, encoding="latin1"):
     return text.encode("latin1")
 
 
+# every global a checkpoint's pickle may name, and what stands for it
+# (the tensor classes only as _rebuild_from_type's type, which it ignores)
+_ALLOWED = {
+    ("collections", "OrderedDict"): OrderedDict,
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+    ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type,
+    ("torch", "Size"): tuple,
+    ("torch", "Tensor"): None, ("torch.nn.parameter", "Parameter"): None,
+    ("numpy.core.multiarray", "scalar"): _numpy_scalar,
+    ("_codecs", "encode"): _latin1_bytes,
+    ("numpy.core.multiarray", "_reconstruct"): _numpy_array,
+    ("numpy", "ndarray"): np.ndarray,
+    ("numpy", "dtype"): np.dtype,
+    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
+    ("builtins", "slice"): slice, ("builtins", "complex"): complex,
+}
+
+
 def _refuse_opcode(self):
     raise CheckpointError("a pickle opcode for mutable or out-of-band buffers")
 
@@ -125,24 +145,8 @@ class _Unpickler(pickle._Unpickler):
         self._storages = {}
 
     def find_class(self, module, name):
-        allowed = {
-            ("collections", "OrderedDict"): OrderedDict,
-            ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
-            ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-            ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-            ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type,
-            ("torch", "Size"): tuple,
-            ("torch", "Tensor"): None, ("torch.nn.parameter", "Parameter"): None,
-            ("numpy.core.multiarray", "scalar"): _numpy_scalar,
-            ("_codecs", "encode"): _latin1_bytes,
-            ("numpy.core.multiarray", "_reconstruct"): _numpy_array,
-            ("numpy", "ndarray"): np.ndarray,
-            ("numpy", "dtype"): np.dtype,
-            ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
-            ("builtins", "slice"): slice, ("builtins", "complex"): complex,
-        }
-        if (module, name) in allowed:
-            return allowed[(module, name)]
+        if (module, name) in _ALLOWED:
+            return _ALLOWED[(module, name)]
         if module == "torch" and name in _STORAGES:
             return name
         if module == "torch" and name in _DTYPES:

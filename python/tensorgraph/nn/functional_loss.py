@@ -37,13 +37,19 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _C.nll_loss(input, target, weight, None, ignore_index, None, reduction)
 
 
-def _promoted_floats(input, target, kernel):
-    """both operands in their promoted dtype, which must be a float one, as
-    PyTorch's kernels take mixed operands (an integer or bool target with
-    float predictions)"""
+def _float_kernel_dtype(input, target, kernel):
+    """the operands' promoted dtype, which must be a float one: PyTorch's
+    kernels take mixed operands (an integer or bool target with float
+    predictions) but have no integer loop"""
     dt = _C.promote_types(input.dtype, target.dtype)
     if not dt.is_floating_point:
         raise RuntimeError(f'"{kernel}" not implemented for \'{torch_type_name(dt)}\'')
+    return dt
+
+
+def _promoted_floats(input, target, kernel):
+    """both operands in their promoted float dtype (_float_kernel_dtype)"""
+    dt = _float_kernel_dtype(input, target, kernel)
     return input.to(dt), target.to(dt)
 
 
@@ -161,9 +167,7 @@ def huber_loss(input, target, reduction='mean', delta=1.0):
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _broadcast_warn(input, target, 'huber_loss')
     if not input.dtype.is_floating_point:  # its output takes input's dtype
-        dt = _C.promote_types(input.dtype, target.dtype)
-        if not dt.is_floating_point:
-            raise RuntimeError(f'"huber_cpu" not implemented for \'{torch_type_name(dt)}\'')
+        dt = _float_kernel_dtype(input, target, 'huber_cpu')
         raise RuntimeError(f"result type {torch_type_name(dt)} can't be cast to the desired "
                            f"output type {torch_type_name(input.dtype)}")
     if target.dtype == _C.bool:

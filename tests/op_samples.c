@@ -151,6 +151,10 @@ const os_sample os_samples[] = {
     {"reshape_by", "[4,1] to -1", IN(X(-1, 1, 4, 1), VN(1, -1))},
     {"reshape_by", "[2,2] to 0,0 (copies)", IN(X(-1, 1, 2, 2), VN(2, 0))},
     {"reshape_like", "[2,3] as [3,1,2]", IN(X(-1, 1, 2, 3), K(-1, 1, 3, 1, 2))},
+    /* grad_link (grad_link.c): v, with a zero derivative in x; made by
+     * gradient rules under create_graph, never exported */
+    {"grad_link", "[2,3] tied to [2,3]", IN(X(-1, 1, 2, 3), X(-1, 1, 2, 3))},
+    {"grad_link", "[2,3] tied to [4]", IN(X(-1, 1, 2, 3), X(-1, 1, 4))},
     /* append_row (append_row.c): a row onto a list */
     {"append_row", "[3,2] and [2]", IN(X(-1, 1, 3, 2), X(-1, 1, 2)), .flags = OS_NO_ONNX},
     {"slice_grad", "axis 1, 1:4:2 of [2,5]", IN(X(-1, 1, 2, 2)),

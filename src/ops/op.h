@@ -436,6 +436,13 @@ extern const tg_op_def *const tg_ops_append_row[]; /* append_row.c: a list growi
 extern const tg_op_def *const tg_ops_expand_by[]; /* expand_by.c: expand_by, tile_by, gradients */
 extern const tg_op_def *const tg_ops_unique[]; /* unique.c: distinct slices, count at run time */
 extern const tg_op_def *const tg_ops_reshape_by[]; /* reshape_by.c: ONNX Reshape on a tensor target */
+extern const tg_op_def *const tg_ops_grad_link[]; /* grad_link.c: a gradient's zero-slope tie to x */
+/* v, tied to x (grad_link) when a gradient is being recorded, x requires
+ * grad and v does not: the rules of ops whose PyTorch backward is an op of
+ * the forward's input (hardtanh_backward(grad, self)) return their
+ * gradients through it, so that these require grad under create_graph as
+ * PyTorch's do and give x a zero second derivative (grad_link.c) */
+tg_tensor *tg__grad_of_input(tg_tensor *v, tg_tensor *x);
 extern const tg_op_def *const tg_ops_nms[]; /* nms.c: non_max_suppression, count at run time */
 extern const tg_op_def tg_op_non_max_suppression;
 extern const tg_op_def *const tg_ops_control[]; /* src/control/ops.c: cond, while_loop */

@@ -323,7 +323,8 @@ static tg_tensor *max_grad_call(tg_tensor *dy, tg_tensor *idx, int ndim, const i
 static tg_status max_pool_rule(tg_grad_ctx *g)
 {
     const tg_meta *m = &g->in_meta[0];
-    g->dx[0] = max_grad_call(g->dy[0], g->out[1], m->ndim, m->shape);
+    g->dx[0] = tg__grad_of_input(max_grad_call(g->dy[0], g->out[1], m->ndim, m->shape),
+                                 g->in[0]);
     return TG_OK;
 }
 
@@ -348,6 +349,7 @@ static const tg_arg_spec with_indices_in[] = {
 const tg_op_def tg_op_max_pool2d = {
     .name = "max_pool2d", .n_in = 1, .n_out = 2, .inputs = float_in, .outputs = max_out,
     .attrs = {max2_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_outputs = 2u,
+    .save_inputs = 1u,
     .infer = pool_infer, .kernel = {[TG_CPU] = max_pool_kernel}, .grad = max_pool_rule,
     .jvp = max_pool_jvp, .onnx = {"MaxPool", 12}};
 
@@ -363,6 +365,7 @@ const tg_op_def tg_op_max_pool2d_values = {
 const tg_op_def tg_op_max_pool3d = {
     .name = "max_pool3d", .n_in = 1, .n_out = 2, .inputs = float_in, .outputs = max_out,
     .attrs = {max3_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_outputs = 2u,
+    .save_inputs = 1u,
     .infer = pool_infer, .kernel = {[TG_CPU] = max_pool_kernel}, .grad = max_pool_rule,
     .jvp = max_pool_jvp, .onnx = {"MaxPool", 12}};
 
@@ -454,20 +457,23 @@ static tg_status avg_pool_rule(tg_grad_ctx *g)
     memcpy(p.input_size, g->in_meta[0].shape + 2, (size_t)nd * sizeof *p.input_size);
     tg_attr a[6];
     int n = tg__pool_attr_list_nd(nd, &p, true, true, a);
-    g->dx[0] = tg_op_call(nd == 2 ? &tg_op_avg_pool2d_grad : &tg_op_avg_pool3d_grad, 1,
-                          &g->dy[0], a, n);
+    g->dx[0] = tg__grad_of_input(
+        tg_op_call(nd == 2 ? &tg_op_avg_pool2d_grad : &tg_op_avg_pool3d_grad, 1, &g->dy[0], a, n),
+        g->in[0]);
     return TG_OK;
 }
 
 const tg_op_def tg_op_avg_pool2d = {
     .name = "avg_pool2d", .n_in = 1, .n_out = 1, .inputs = float_in, .outputs = float_out,
-    .attrs = {avg2_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .infer = pool_infer,
+    .attrs = {avg2_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_inputs = 1u,
+    .infer = pool_infer,
     .kernel = {[TG_CPU] = avg_pool_kernel}, .grad = avg_pool_rule,
     .jvp = tg__jvp_linear, .onnx = {"AveragePool", 11}};
 
 const tg_op_def tg_op_avg_pool3d = {
     .name = "avg_pool3d", .n_in = 1, .n_out = 1, .inputs = float_in, .outputs = float_out,
-    .attrs = {avg3_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .infer = pool_infer,
+    .attrs = {avg3_specs, sizeof(pool_attrs)}, .flags = TG_OP_PURE, .save_inputs = 1u,
+    .infer = pool_infer,
     .kernel = {[TG_CPU] = avg_pool_kernel}, .grad = avg_pool_rule,
     .jvp = tg__jvp_linear, .onnx = {"AveragePool", 11}};
 

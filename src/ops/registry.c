@@ -35,6 +35,7 @@ static const tg_op_def *const *const families[] = {
     tg_ops_expand_by,
     tg_ops_unique,
     tg_ops_reshape_by,
+    tg_ops_grad_link,
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -151,8 +151,9 @@ static tg_tensor *gelu_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, const voi
     return a && a->a != 0 ? tg__gelu_tanh_grad(t, xf) : tg__gelu_grad(t, xf);
 }
 DERIV(softplus, tg_mul(t, tg_sigmoid(x)))
-DERIV(leaky_relu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
-                                     tg_full_like(x, a->a))))
+DERIV(leaky_relu, tg__grad_of_input(tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)),
+                                                       tg_ones_like(x), tg_full_like(x, a->a))),
+                                     x))
 /* x > 0: 1, else alpha * exp(x) = y + alpha */
 DERIV(elu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
                               tg_add_scalar(tg__below_zero(y, x), a->a))))
@@ -170,7 +171,7 @@ static tg_tensor *hardsigmoid_deriv(tg_tensor *t, tg_tensor *x, tg_tensor *y, co
     const unary_attrs *a = attr;
     tg_tensor *v = tg_add_scalar(tg_mul_scalar(x, a->a), a->b);
     tg_tensor *inside = tg_logical_and(tg_gt(v, tg_zeros_like(v)), tg_lt(v, tg_ones_like(v)));
-    return tg_mul(t, tg_mul_scalar(tg_cast(inside, t->dtype), a->a));
+    return tg__grad_of_input(tg_mul(t, tg_mul_scalar(tg_cast(inside, t->dtype), a->a)), x);
 }
 /* x > 0: gamma, else gamma alpha exp(x) = y + gamma alpha (at 0 too, as
  * PyTorch) */

@@ -67,15 +67,20 @@ DERIV(celu, tg_mul(t, tg_where(tg_gt(x, tg_zeros_like(x)), tg_ones_like(x),
 /* 1 on the open (min_val, max_val), 0 at the bounds, beyond and at NaN
  * (PyTorch's hardtanh_backward; its scalar loop, which only tensors of
  * under 8 or 16 elements take, passes a NaN's gradient instead) */
-DERIV(hardtanh, t_where(tg_logical_and(tg_gt(x, tg_full_like(x, a->a)),
-                                       tg_lt(x, tg_full_like(x, a->b))), t))
+DERIV(hardtanh, tg__grad_of_input(t_where(tg_logical_and(tg_gt(x, tg_full_like(x, a->a)),
+                                                         tg_lt(x, tg_full_like(x, a->b))),
+                                          t),
+                                  x))
 /* 1 outside the closed [-lambd, lambd], 0 on it and at NaN (PyTorch's
  * softshrink and hardshrink backward, vectorised loop as for hardtanh) */
-DERIV(shrink, t_where(tg_logical_or(tg_lt(x, tg_full_like(x, -a->a)),
-                                    tg_gt(x, tg_full_like(x, a->a))), t))
+DERIV(shrink, tg__grad_of_input(t_where(tg_logical_or(tg_lt(x, tg_full_like(x, -a->a)),
+                                                      tg_gt(x, tg_full_like(x, a->a))),
+                                        t),
+                                x))
 /* 1 above the threshold and at NaN, 0 where x <= threshold (PyTorch's
  * threshold_backward, as relu's) */
-DERIV(threshold, t_where(tg_logical_not(tg_le(x, tg_full_like(x, a->a))), t))
+DERIV(threshold,
+      tg__grad_of_input(t_where(tg_logical_not(tg_le(x, tg_full_like(x, a->a))), t), x))
 
 /* hardtanh: PyTorch refuses uint8 with a negative bound */
 static tg_status hardtanh_infer(tg_op_ctx *c)

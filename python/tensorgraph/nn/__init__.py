@@ -37,6 +37,7 @@ from .layers_more import (ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, Rep
                           LocalResponseNorm, LazyLinear, AdaptiveAvgPool3d, AlphaDropout,
                           FeatureAlphaDropout)
 from . import functional, init, utils
+from .fractional_pool import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402,F401
 from .lazy import *  # noqa: E402,F401,F403  (LazyConv*, LazyConvTranspose*, LazyBatchNorm*, ...)
 from .layers_extra import (AdaptiveMaxPool3d, CrossMapLRN2d, MaxUnpool3d,  # noqa: E402,F401
                            TripletMarginWithDistanceLoss)

@@ -293,6 +293,9 @@ from .functional_more import *  # noqa: F401,F403,E402  (supersedes max_pool1d/2
 from .functional_grid import *  # noqa: F401,F403,E402  (affine_grid, grid_sample)
 from .embedding_bag import embedding_bag  # noqa: F401,E402
 from .functional_ctc import ctc_loss  # noqa: F401,E402
+from .fractional_pool import (fractional_max_pool2d, fractional_max_pool3d,  # noqa: F401,E402
+                              fractional_max_pool2d_with_indices,
+                              fractional_max_pool3d_with_indices)
 from .functional_misc import *  # noqa: F401,F403,E402  (lp_pool, channel_shuffle, rrelu, ...)
 from .layers_extra import (adaptive_max_pool3d, conv_tbc, max_unpool3d,  # noqa: F401,E402
                            native_channel_shuffle, rrelu_, triplet_margin_with_distance_loss)

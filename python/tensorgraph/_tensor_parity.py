@@ -397,5 +397,31 @@ def map_(self, tensor, callable):
     broadcast to self's shape), in place (host Python)"""
     return _host_map(self, 'map_', callable, (tensor,))
 
+# PyTorch's unsafe_ forms (pieces not tracked as views) and the LU/QR
+# helpers' method forms: the top-level functions (_ops_parity, _ops_aten)
+from ._ops_parity import unsafe_chunk, unsafe_split, unsafe_split_with_sizes  # noqa: E402
+
+_methods.update(unsafe_chunk=unsafe_chunk, unsafe_split=unsafe_split,
+                unsafe_split_with_sizes=unsafe_split_with_sizes)
+
+
+@_method
+def lu(self, pivot=True, get_infos=False):
+    from ._ops_aten import lu as _lu
+    return _lu(self, pivot, get_infos)
+
+
+@_method
+def lu_solve(self, LU_data, LU_pivots):
+    from ._ops_aten import lu_solve as _lu_solve
+    return _lu_solve(self, LU_data, LU_pivots)
+
+
+@_method
+def orgqr(self, input2):
+    from ._ops_aten import orgqr as _orgqr
+    return _orgqr(self, input2)
+
+
 for _name, _fn in _methods.items():
     _C._add_method(_name, _fn)

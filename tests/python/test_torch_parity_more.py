@@ -1043,3 +1043,18 @@ def test_names_and_settings():
         tg.set_deterministic_debug_mode('default')
     assert tg.get_deterministic_debug_mode() == 0
     assert tg.are_deterministic_algorithms_enabled() is False
+
+
+def test_method_forms_of_unsafe_splits_and_lu_helpers():
+    a = np.array([[4.0, 3.0, 2.0], [2.0, 1.0, 3.0], [3.0, 2.0, 1.0]])
+    x = tg.tensor(a)
+    assert [p.shape for p in x.unsafe_chunk(2, 1)] == [(3, 2), (3, 1)]
+    assert [p.shape for p in x.unsafe_split(2)] == [(2, 3), (1, 3)]
+    assert [p.shape for p in x.unsafe_split_with_sizes([1, 2], 1)] == [(3, 1), (3, 2)]
+    LU, piv = x.lu()
+    b = tg.tensor([[1.0], [2.0], [3.0]], dtype=tg.float64)
+    np.testing.assert_allclose(b.lu_solve(LU, piv).numpy(), np.linalg.solve(a, b.numpy()),
+                               rtol=1e-12)
+    # orgqr of Householder reflectors: a reflector with tau 0 is the identity
+    eye = tg.eye(3, dtype=tg.float64).orgqr(tg.zeros(3, dtype=tg.float64))
+    np.testing.assert_array_equal(eye.numpy(), np.eye(3))

@@ -2,8 +2,9 @@
 tensorgraph has (most are the top-level ones under another name), plus
 ndtr, xlog1py and entr composed here; the Bessel functions, erfcx,
 log_ndtr, ndtri (_special_extra.py), zeta, polygamma, gammainc/gammaincc
-(_special_zeta.py). Not yet: the Airy, Bessel J/Y/K and orthogonal
-polynomial functions."""
+(_special_zeta.py); the orthogonal polynomials, modified_bessel_i0/i1 and
+spherical_bessel_j0 (_special_poly.py). Not yet: the Airy function, the
+Bessel functions J, Y and K."""
 import math
 
 from . import _C
@@ -15,11 +16,13 @@ from ._ops_misc import mvlgamma as multigammaln  # noqa: F401
 from ._ops_special import digamma, erfinv, lgamma as gammaln  # noqa: F401
 from ._special_extra import erfcx, i0, i0e, i1, i1e, log_ndtr, ndtri  # noqa: F401
 from ._special_zeta import gammainc, gammaincc, polygamma, zeta  # noqa: F401
+from ._special_poly import *  # noqa: F401,F403  (orthogonal polynomials, i0/i1/j0 forms)
+from ._special_poly import __all__ as _poly_names
 
 __all__ = ['expit', 'logit', 'exp2', 'expm1', 'log1p', 'erf', 'erfc', 'erfinv', 'xlogy',
            'xlog1py', 'sinc', 'gammaln', 'digamma', 'psi', 'multigammaln', 'softmax',
            'log_softmax', 'round', 'logsumexp', 'ndtr', 'entr', 'erfcx', 'i0', 'i0e', 'i1',
-           'i1e', 'log_ndtr', 'ndtri', 'gammainc', 'gammaincc', 'polygamma', 'zeta']
+           'i1e', 'log_ndtr', 'ndtri', 'gammainc', 'gammaincc', 'polygamma', 'zeta'] + _poly_names
 
 expit = _C.sigmoid
 expm1 = _C.expm1

@@ -447,6 +447,23 @@ static int check_extremum_dims(const char *name, const tg_tensor *x, int n, cons
     return 0;
 }
 
+/* PyTorch has no argmax / argmin kernel for bools ("not implemented for
+ * 'Bool'") and answers without one only where none runs: along a dim of
+ * size 1 (zeros) or with no elements (dim NULL: over all elements) */
+static int check_arg_of_bool(const char *name, const tg_tensor *x, const int *dim)
+{
+    if (tg_dtype_of(x) != TG_BOOL)
+        return 0;
+    int nd = tg_ndim(x);
+    if (dim && nd > 0) {
+        int d = *dim < 0 ? *dim + nd : *dim;
+        if (d >= 0 && d < nd && (tg_shape(x)[d] == 1 || tg_numel(x) == 0))
+            return 0;
+    }
+    PyErr_Format(PyExc_RuntimeError, "\"%s_cpu\" not implemented for 'Bool'", name);
+    return -1;
+}
+
 int tgpy_op_validate(const OpObject *op, const argval *v)
 {
     if (row_checks(op, v) < 0)
@@ -483,7 +500,9 @@ int tgpy_op_validate(const OpObject *op, const argval *v)
         return 0;
     case C_ARG: { /* PyTorch's TORCH_CHECK_INDEX */
         int d = v[1].none ? 0 : (int)v[1].f;
-        return check_extremum_dims(op->row->name, v[0].t, v[1].none ? 0 : 1, &d, true);
+        if (check_extremum_dims(op->row->name, v[0].t, v[1].none ? 0 : 1, &d, true) < 0)
+            return -1;
+        return check_arg_of_bool(op->row->name, v[0].t, v[1].none ? NULL : &d);
     }
     case C_TAB:
         if (op->row->fn == F(tg_max) || op->row->fn == F(tg_min))
@@ -671,6 +690,12 @@ tg_tensor *tgpy_op_invoke(const OpObject *op, argval *v)
                 tg_release(r);
                 r = k;
             }
+            return r;
+        }
+        if (tg_dtype_of(v[0].t) == TG_BOOL) { /* checked: a dim of 1 or nothing to do */
+            tg_tensor *u = tg_cast(v[0].t, TG_UINT8);
+            tg_tensor *r = u ? ((fn_arg)f)(u, (int)v[1].f, v[2].f != 0) : NULL;
+            tg_release(u);
             return r;
         }
         return ((fn_arg)f)(v[0].t, (int)v[1].f, v[2].f != 0);

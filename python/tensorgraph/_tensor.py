@@ -350,14 +350,20 @@ _methods['is_contiguous'] = _memory_format.is_contiguous
 _methods['is_cuda'] = property(lambda self: False)
 
 
-def _mT(self):
-    if self.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self.ndim}-D tensor.")
-    return self.transpose(-2, -1)
+def _matrix_transpose(name):
+    """mT, mH, adjoint(): the last two dims swapped; a 0-d tensor is its
+    own (a view), as PyTorch's; 1-D is refused"""
+    def f(self):
+        if self.ndim == 0:
+            return self.view(())
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
+                               f"matrices. Got {self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+    return f
 
 
-_methods['mT'] = property(_mT)
+_methods['mT'] = property(_matrix_transpose('mT'))
 _methods['__array_priority__'] = 1000  # numpy defers to our reflected operators
 
 for _name, _fn in _methods.items():

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _C, _special_extra, _special_zeta
 from ._creation import _TG_TO_NP, tensor
-from ._tensor import _update
+from ._tensor import _matrix_transpose, _update
 from ._ops_shape import torch_type_name
 
 Tensor = _C.Tensor
@@ -35,15 +35,6 @@ def _H(self):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.{hint}")
     return self.transpose(0, 1)
-
-
-def _matrix_transpose(name):
-    def f(self):
-        if self.ndim < 2:
-            raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
-                               f"matrices. Got {self.ndim}-D tensor.")
-        return self.transpose(-2, -1)
-    return f
 
 
 _methods['H'] = property(_H)

@@ -274,3 +274,28 @@ def test_norm_except_dim_of_a_vector(pow, want):
     """each element is its own row (PyTorch's view(n, -1).norm(pow, 1))"""
     got = tg.norm_except_dim(tg.tensor([-1.5, 0.0, 2.0], dtype=tg.float64), pow, 0)
     _same(got.numpy(), want)
+
+
+@pytest.mark.parametrize('name', ['mT', 'mH', 'adjoint'])
+def test_matrix_transposes_of_a_0d_tensor_are_the_tensor(name):
+    x = tg.tensor(2.5, requires_grad=True)
+    y = getattr(x, name)
+    y = y() if name == 'adjoint' else y
+    assert y.shape == () and y.item() == 2.5
+    y.backward()
+    assert x.grad.item() == 1
+    with pytest.raises(RuntimeError, match="only supported on matrices or batches"):
+        r = getattr(tg.ones(2), name)
+        r() if name == 'adjoint' else r
+
+
+@pytest.mark.parametrize('f', ['argmax', 'argmin'])
+def test_argmax_of_bools_only_where_no_kernel_runs(f):
+    b = tg.tensor([[True], [False]])
+    assert getattr(tg, f)(b, dim=-1).tolist() == [0, 0]  # a dim of 1: zeros
+    assert getattr(tg, f)(b, -1, keepdim=True).tolist() == [[0], [0]]
+    assert getattr(tg, f)(tg.zeros(2, 0, dtype=tg.bool), 0).shape == (0,)
+    for call in (lambda: getattr(tg, f)(b), lambda: getattr(tg, f)(b, 0),
+                 lambda: getattr(tg, f)(tg.tensor(True), 0)):
+        with pytest.raises(RuntimeError, match=f"\"{f}_cpu\" not implemented for 'Bool'"):
+            call()

@@ -14,6 +14,8 @@ ARGS = {
     'AdaptiveAvgPool3d': [(2,), ((None, 2, 3),)],
     'AdaptiveMaxPool1d': [(3,), (3, True)],
     'AdaptiveMaxPool3d': [(2,), ((3, None, 4),)],
+    'FractionalMaxPool2d': [(2, 3), (3, None, 0.5)],
+    'FractionalMaxPool3d': [(2, 3), ((2, 3, 2), None, (0.5, 0.5, 0.7))],
     'AlphaDropout': [(), (0.3, True)],
     'BatchNorm3d': [(3,), (3, 1e-3, 0.2, False, False)],
     'Bilinear': [(3, 4, 5), (3, 4, 5, False)],

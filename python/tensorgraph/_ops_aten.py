@@ -15,7 +15,8 @@ from ._ops_parity import _F, _check_tensor
 Tensor = _C.Tensor
 
 __all__ = ['lu', 'lu_unpack', 'lu_solve', 'orgqr', 'frobenius_norm', 'nuclear_norm',
-    'norm_except_dim', 'native_layer_norm', 'native_dropout', 'native_channel_shuffle',
+    'norm_except_dim', 'native_layer_norm', 'native_batch_norm', 'native_group_norm',
+    'get_device', 'native_dropout', 'native_channel_shuffle',
     'conv_tbc', 'convolution', 'affine_grid_generator', 'grid_sampler', 'grid_sampler_2d',
     'grid_sampler_3d', 'typename', 'is_storage', 'get_float32_matmul_precision',
     'set_float32_matmul_precision', 'is_warn_always_enabled', 'set_warn_always',
@@ -126,6 +127,42 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     if bias is not None:
         out = out + bias
     return out, mean, rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                      eps):
+    """(output, save_mean, save_invstd) as torch.native_batch_norm: in
+    training the batch's mean and 1 / sqrt(biased var + eps) per channel
+    (the running statistics updated as F.batch_norm updates them), else
+    empty [0] tensors"""
+    _check_tensor('native_batch_norm', input)
+    from ._creation import empty
+    from .nn.functional import batch_norm
+    out = batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return out, empty(0, dtype=input.dtype), empty(0, dtype=input.dtype)
+    dims = (0,) + tuple(builtins.range(2, input.ndim))
+    x = input.detach()
+    mean = x.mean(dims)
+    invstd = (x.var(dims, unbiased=False) + eps).rsqrt()
+    return out, mean, invstd
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(output, mean, rstd) as torch.native_group_norm: mean and rstd per
+    image and group, [N, group]"""
+    _check_tensor('native_group_norm', input)
+    from .nn.functional import group_norm
+    out = group_norm(input, group, weight, bias, eps)
+    g = input.detach().reshape(N, group, -1)
+    return out, g.mean(-1), (g.var(-1, unbiased=False) + eps).rsqrt()
+
+
+def get_device(input):
+    """-1: every tensor lives on the CPU (torch.get_device's value for CPU
+    tensors)"""
+    _check_tensor('get_device', input)
+    return -1
 
 
 def native_dropout(input, p, train):

@@ -1058,3 +1058,25 @@ def test_method_forms_of_unsafe_splits_and_lu_helpers():
     # orgqr of Householder reflectors: a reflector with tau 0 is the identity
     eye = tg.eye(3, dtype=tg.float64).orgqr(tg.zeros(3, dtype=tg.float64))
     np.testing.assert_array_equal(eye.numpy(), np.eye(3))
+
+
+def test_native_batch_and_group_norm():
+    rng = np.random.default_rng(0)
+    x = tg.tensor(rng.standard_normal((4, 3, 5)))
+    rm, rv = tg.zeros(3, dtype=tg.float64), tg.ones(3, dtype=tg.float64)
+    out, mean, invstd = tg.native_batch_norm(x, None, None, rm, rv, True, 0.1, 1e-5)
+    xn = x.numpy()
+    np.testing.assert_allclose(mean.numpy(), xn.mean((0, 2)), rtol=1e-12)
+    np.testing.assert_allclose(invstd.numpy(), 1 / np.sqrt(xn.var((0, 2)) + 1e-5), rtol=1e-12)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * xn.mean((0, 2)), rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), (xn - xn.mean((0, 2), keepdims=True)[0][None]) *
+                               invstd.numpy()[None, :, None], rtol=1e-10)
+    out, mean, invstd = tg.native_batch_norm(x, None, None, rm, rv, False, 0.1, 1e-5)
+    assert mean.shape == invstd.shape == (0,)
+    y = tg.tensor(rng.standard_normal((2, 6, 4, 4)))
+    out, mean, rstd = tg.native_group_norm(y, None, None, 2, 6, 16, 3, 1e-5)
+    g = y.numpy().reshape(2, 3, -1)
+    np.testing.assert_allclose(mean.numpy(), g.mean(-1), rtol=1e-12)
+    np.testing.assert_allclose(rstd.numpy(), 1 / np.sqrt(g.var(-1) + 1e-5), rtol=1e-12)
+    assert out.shape == (2, 6, 4, 4)
+    assert tg.get_device(y) == -1

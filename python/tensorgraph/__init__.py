@@ -93,6 +93,7 @@ from . import distributions  # noqa: E402  (torch.distributions' names)
 from . import _tensor_parity  # noqa: E402,F401  (H, mH, new, samplers, frexp, ...)
 from ._ops_parity import *  # noqa: E402,F401,F403  (torch.relu_ & co., windows, losses)
 from ._ops_aten import *  # noqa: E402,F401,F403  (lu, convolution, typename, settings)
+from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
 
 from ._numpy_names import install as _install_numpy_names  # noqa: E402
 _install_numpy_names(globals())  # axis= / keepdims= as PyTorch's parser takes them

@@ -321,7 +321,28 @@ def _svd_parts(A, name):
         U = _C.cat([U, extra.narrow(-2, 0, m)], -1)
     if n > k:
         V = _C.cat([V, extra.narrow(-2, m, n)], -1)
-    return U, S, V
+    return _orthonormal(U), S, _orthonormal(V)
+
+
+def _orthonormal(U):
+    """U's columns made orthonormal where they are not: singular values of
+    0 (a rank-deficient A) share the eigenvalue 0 with the completing
+    vectors, so their eigenvectors need not split into (u, v) / sqrt 2
+    halves. Householder QR keeps the orthonormal columns (signs restored
+    from R's diagonal) and completes the others; values only, the
+    gradient stays the decomposition's (undefined at repeated singular
+    values anyway)"""
+    n = U.shape[-1]
+    if n == 0 or U.numel() == 0:
+        return U
+    if _concrete(U):  # eager: only where needed (a graph always takes the QR)
+        err = (_C.matmul(U.transpose(-2, -1), U) - _eye(n, U)).abs().max().item()
+        if not err > finfo(U.dtype).eps ** 0.5:  # NaN: left as it is
+            return U
+    Q, R = qr(U.detach())
+    d = R.diagonal(0, -2, -1)
+    sign = _C.where(d < 0, -ones_like(d), ones_like(d))
+    return U + (Q * sign.unsqueeze(-2) - U).detach()
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):

@@ -316,8 +316,8 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
-    if n < 2:
-        return zeros(0, dtype=input.dtype)
+    if n < 2:  # no pairs: empty, still a function of input (PyTorch's requires grad)
+        return input.reshape(-1).narrow(0, 0, 0).clone()
     from ._ops_more import triu_indices
     ij = triu_indices(n, n, 1)
     d = _C.index_select(input, 0, ij[0]) - _C.index_select(input, 0, ij[1])

@@ -299,3 +299,48 @@ def test_argmax_of_bools_only_where_no_kernel_runs(f):
                  lambda: getattr(tg, f)(tg.tensor(True), 0)):
         with pytest.raises(RuntimeError, match=f"\"{f}_cpu\" not implemented for 'Bool'"):
             call()
+
+
+def test_pdist_of_one_row_is_empty_and_a_function_of_input():
+    x = tg.ones(1, 3, requires_grad=True)
+    p = tg.pdist(x)
+    assert p.shape == (0,) and p.requires_grad
+    p.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize('f', ['cummax', 'cummin'])
+def test_cummax_of_a_0d_tensor_takes_any_dim(f):
+    v, i = getattr(tg.tensor(2.0), f)(3)
+    assert v.item() == 2.0 and i.item() == 0 and i.dtype == tg.int64
+
+
+def test_hardtanh_with_min_above_max_has_a_zero_tied_gradient():
+    x = tg.tensor([5.0, -5.0, 0.5], requires_grad=True)
+    y = tg.nn.functional.hardtanh(x, 1.0, 0.0)
+    assert y.tolist() == [0.0, 0.0, 0.0]
+    g, = tg.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.tolist() == [0.0, 0.0, 0.0] and g.requires_grad
+
+
+@pytest.mark.parametrize('name,shape,out,want', [
+    ('adaptive_max_pool2d', (0, 3, 4, 4), 2, (0, 3, 2, 2)),
+    ('adaptive_avg_pool2d', (2, 0, 4, 4), 2, (2, 0, 2, 2)),   # its spatial dims only
+    ('adaptive_avg_pool1d', (2, 0, 4), 2, (2, 0, 2)),
+    ('adaptive_avg_pool1d', (3, 0), 1, (3, 1)),                # the mean shortcut
+    ('adaptive_max_pool3d', (0, 1, 2, 2, 2), 1, (0, 1, 1, 1, 1)),
+])
+def test_adaptive_pools_of_empty_batches(name, shape, out, want):
+    assert getattr(tg.nn.functional, name)(tg.zeros(*shape), out).shape == want
+
+
+@pytest.mark.parametrize('name,shape,words', [
+    ('adaptive_max_pool1d', (2, 0, 4), "adaptive_max_pool2d(): Expected input to have non-zero "
+     "size for non-batch dimensions, but input has sizes [2, 0, 1, 4] with dimension 1"),
+    ('adaptive_avg_pool3d', (2, 0, 4, 4, 4), "sizes [2, 0, 4, 4, 4] with dimension 1"),
+    ('adaptive_max_pool2d', (3, 4, 0), "sizes [3, 4, 0] with dimension 2 being empty"),
+])
+def test_adaptive_pools_refuse_empty_non_batch_dims(name, shape, words):
+    with pytest.raises(RuntimeError) as e:
+        getattr(tg.nn.functional, name)(tg.zeros(*shape), 2)
+    assert words in str(e.value)

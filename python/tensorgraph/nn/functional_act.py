@@ -50,8 +50,8 @@ def mish(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    if min_val > max_val:  # PyTorch's: max_val everywhere (NaN stays), no gradient
-        return _inplace(input, lambda x: x.clamp(min_val, max_val), inplace)
+    if min_val > max_val:  # PyTorch's: max_val everywhere (NaN stays), a zero gradient
+        min_val = max_val     # (the same values and slopes; C's hardtanh refuses min > max)
     # the op's gradient is PyTorch's: 0 at the bounds (clamp's is 1)
     return _inplace(input, lambda x: _C.hardtanh(x, min_val, max_val), inplace)
 
@@ -276,16 +276,34 @@ def _output_sizes(input, output_size, nd):
     return [s if o is None else o for s, o in zip(sizes, output_size)]
 
 
-def _adaptive(input, output_size, nd, reduce, name):
-    sizes = list(input.shape[-nd:])
-    out = _output_sizes(input, output_size, nd)
+def _check_adaptive(input, out, nd, name):
+    """PyTorch's checks of the adaptive pools: nd + 1 or nd + 2 dims, no
+    negative output size, every dim but the first non-empty (the 2-D
+    average pool: its spatial dims only; the 1-D pools run as the 2-D ones
+    over [..., 1, L], and their messages say so)"""
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{input.ndim}D")
-    if any(o < 0 for o in out) or any(s == 0 for s in input.shape[-nd - 1:]):
+    if any(o < 0 for o in out):
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to "
-                           f"0 and the input must be non-empty")
-    if 0 in out:  # nothing to average: an empty result, as PyTorch's
+                           f"0, got {list(out)}")
+    sizes, as_name = list(input.shape), name
+    if nd == 1:
+        sizes.insert(len(sizes) - 1, 1)
+        as_name = name.replace('1d', '2d')
+    first = len(sizes) - 2 if as_name == 'adaptive_avg_pool2d' else 1
+    for i in range(first, len(sizes)):
+        if sizes[i] == 0:
+            raise RuntimeError(f"{as_name}(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {sizes} with "
+                               f"dimension {i} being empty")
+
+
+def _adaptive(input, output_size, nd, reduce, name):
+    sizes = list(input.shape[-nd:])
+    out = _output_sizes(input, output_size, nd)
+    _check_adaptive(input, out, nd, name)
+    if 0 in out or input.numel() == 0:  # nothing to reduce: an empty result, as PyTorch's
         return zeros(*input.shape[:-nd], *out, dtype=input.dtype) + input.sum() * 0
     is_max = name.startswith('adaptive_max')
     equal = all(s % o == 0 for s, o in zip(sizes, out))
@@ -350,14 +368,16 @@ def _all_ones(input, output_size, nd):
 def adaptive_avg_pool2d(input, output_size):
     if _all_ones(input, output_size, 2):
         # PyTorch's shortcut: the mean over the last two dims of any rank
-        if input.ndim == 4:
+        if input.ndim == 4 and input.shape[-1] and input.shape[-2]:
             return _C._global_avg_pool2d(input)
-        return _C.mean(input, (-1, -2), True)
+        return _C.mean(input, (-1, -2), True)  # (an empty plane: NaN, as PyTorch's)
     return _adaptive(input, output_size, 2, lambda x, d, k=False: _C.mean(x, d, k),
                      'adaptive_avg_pool2d')
 
 
 def adaptive_avg_pool1d(input, output_size):
+    if input.ndim in (2, 3) and _all_ones(input, output_size, 1):
+        return _C.mean(input, -1, True)  # PyTorch's 2-D shortcut (empty rows: NaN)
     return _adaptive(input, output_size, 1, lambda x, d, k=False: _C.mean(x, d, k),
                      'adaptive_avg_pool1d')
 
@@ -371,19 +391,15 @@ def _adaptive_max_with_indices(input, output_size, nd, name):
     whose key loses to every element."""
     import numpy as np
     from .._creation import tensor
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got "
-                           f"{input.ndim}D")
     sizes = list(input.shape[-nd:])
     out = _output_sizes(input, output_size, nd)
-    if any(o < 0 for o in out) or any(s == 0 for s in input.shape[-nd - 1:]):
-        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to "
-                           f"0 and the input must be non-empty")
+    _check_adaptive(input, out, nd, name)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}'")
     lead = list(input.shape[:-nd])
-    if 0 in out:
-        return (zeros(*lead, *out, dtype=input.dtype), zeros(*lead, *out, dtype=_C.int64))
+    if 0 in out or input.numel() == 0:
+        return (zeros(*lead, *out, dtype=input.dtype) + input.sum() * 0,
+                zeros(*lead, *out, dtype=_C.int64))
     pos, valid = _window_table(sizes, out, name)
     cells, win = pos.shape
     plane = int(np.prod(sizes))

@@ -98,6 +98,12 @@ static const char *torch_words(const char *msg, char *buf, size_t len)
     }
     if (op_len == 7 && !strncmp(msg, "flatten", 7) && !strncmp(p, "start axis ", 11))
         return "flatten() has invalid args: start_dim cannot come after end_dim";
+    int dims_had;
+    if (sscanf(p, "input tensor must have at least 2 dimensions, got %d", &dims_had) == 1 &&
+        op_len == 4 && (!strncmp(msg, "tril", 4) || !strncmp(msg, "triu", 4)))
+        return dims_had == 0 ? "Dimension specified as -2 but tensor has no dimensions"
+                             : "Dimension out of range (expected to be in range of [-1, 0], but "
+                               "got -2)";
     if (!strncmp(p, "integer division by zero (ZeroDivisionError in PyTorch)", 55))
         return "ZeroDivisionError";
     if (sscanf(p, "axis %d is out of range for a tensor of %d dims (expected %d to %d)", &axis,

@@ -430,7 +430,13 @@ def tensordot(a, b, dims=2, out=None):
         raise RuntimeError("both dimension lists should have same length")
     da, db = _dims(da, a.ndim) if da else [], _dims(db, b.ndim) if db else []
     for i, j in zip(da, db):
-        if a.shape[i] != b.shape[j]:
+        # a size 1 against another broadcasts: the other side summed over
+        # that dim first, as PyTorch's
+        if b.shape[j] == 1 and a.shape[i] != 1:
+            a = a.sum(i, keepdim=True)
+        elif a.shape[i] == 1 and b.shape[j] != 1:
+            b = b.sum(j, keepdim=True)
+        elif a.shape[i] != b.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
                                f"dim {j}")

@@ -22,7 +22,7 @@ static tg_status trilu_infer(tg_op_ctx *c)
 {
     const tg_tensor *x = c->in[0];
     if (x->ndim < 2)
-        return tg__error(TG_ERR_SHAPE, "%s: input tensor must have at least 2 dimensions, "
+        return tg__error(TG_ERR_INDEX, "%s: input tensor must have at least 2 dimensions, "
                          "got %d", trilu_name(c->attr), x->ndim);
     return tg_infer_set(c, 0, x->dtype, x->ndim, x->shape);
 }

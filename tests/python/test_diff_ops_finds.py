@@ -344,3 +344,15 @@ def test_adaptive_pools_refuse_empty_non_batch_dims(name, shape, words):
     with pytest.raises(RuntimeError) as e:
         getattr(tg.nn.functional, name)(tg.zeros(*shape), 2)
     assert words in str(e.value)
+
+
+def test_tensordot_broadcasts_contracted_dims_of_size_one():
+    a = tg.tensor([[1.0], [2.0]], requires_grad=True)        # [2, 1]
+    b = tg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])      # [3, 2]
+    # a's dim 1 (size 1) against b's dim 0 (size 3): b summed over it first
+    r = tg.tensordot(a, b, dims=([0, 1], [1, 0]))
+    assert r.item() == 1 * (1 + 3 + 5) + 2 * (2 + 4 + 6)
+    r.backward()
+    assert a.grad.tolist() == [[9.0], [12.0]]
+    with pytest.raises(RuntimeError, match="contracted dimensions need to match"):
+        tg.tensordot(tg.ones(2, 3), tg.ones(2, 2), dims=([1], [0]))

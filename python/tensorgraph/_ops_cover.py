@@ -190,8 +190,8 @@ def _cum_extreme(input, dim, pick, name):
     from ._ops_shape import _dim
     from . import return_types
     ValuesIndices = getattr(return_types, name)
-    if input.ndim == 0:  # any dim, as PyTorch's (it returns before checking)
-        return ValuesIndices(input.clone(), zeros((), dtype=_C.int64))
+    if input.ndim == 0 or input.numel() == 0:  # any dim, as PyTorch's (it returns first)
+        return ValuesIndices(input.clone(), zeros(*input.shape, dtype=_C.int64))
     d = _dim(dim, input.ndim)
     if input.dtype == _C.bool:  # as uint8 (PyTorch 1.13 takes bools)
         v, i = _cum_extreme(input.to(_C.uint8), dim, pick, name)

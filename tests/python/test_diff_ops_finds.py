@@ -356,3 +356,23 @@ def test_tensordot_broadcasts_contracted_dims_of_size_one():
     assert a.grad.tolist() == [[9.0], [12.0]]
     with pytest.raises(RuntimeError, match="contracted dimensions need to match"):
         tg.tensordot(tg.ones(2, 3), tg.ones(2, 2), dims=([1], [0]))
+
+
+def test_soft_margin_loss_takes_a_bool_target_as_0_and_1():
+    x = tg.tensor([[0.5, -1.0, 2.0]])
+    got = tg.nn.functional.soft_margin_loss(x, tg.tensor([[True, False, True]]))
+    want = np.mean(np.log1p(np.exp(-np.array([0.5, 0.0, 2.0]))))
+    np.testing.assert_allclose(got.item(), want, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Negation"):  # a bool input is still refused
+        tg.nn.functional.soft_margin_loss(tg.tensor([[True]]), x[:, :1])
+
+
+def test_cummax_of_an_empty_tensor_takes_any_dim_and_keeps_the_graph():
+    x = tg.zeros(0, 3, 2, requires_grad=True)
+    v, i = tg.cummin(x, 3)
+    assert v.shape == i.shape == (0, 3, 2) and v.requires_grad and i.dtype == tg.int64
+
+
+def test_empty_adaptive_pool_keeps_the_input_dtype():
+    b = tg.tensor([[True, False, True]] * 2)
+    assert tg.nn.functional.adaptive_avg_pool1d(b, 0).dtype == tg.bool

@@ -299,12 +299,18 @@ def _check_adaptive(input, out, nd, name):
                                f"dimension {i} being empty")
 
 
+def _empty_result(input, out, nd):
+    """an adaptive pool's result with no elements: input's dtype, and a
+    function of input (its gradient zeros), as PyTorch's"""
+    return input.reshape(-1).narrow(0, 0, 0).reshape(*input.shape[:-nd], *out).clone()
+
+
 def _adaptive(input, output_size, nd, reduce, name):
     sizes = list(input.shape[-nd:])
     out = _output_sizes(input, output_size, nd)
     _check_adaptive(input, out, nd, name)
     if 0 in out or input.numel() == 0:  # nothing to reduce: an empty result, as PyTorch's
-        return zeros(*input.shape[:-nd], *out, dtype=input.dtype) + input.sum() * 0
+        return _empty_result(input, out, nd)
     is_max = name.startswith('adaptive_max')
     equal = all(s % o == 0 for s, o in zip(sizes, out))
     # max pooling's gradient goes to each window's first maximum (PyTorch's
@@ -398,8 +404,7 @@ def _adaptive_max_with_indices(input, output_size, nd, name):
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}'")
     lead = list(input.shape[:-nd])
     if 0 in out or input.numel() == 0:
-        return (zeros(*lead, *out, dtype=input.dtype) + input.sum() * 0,
-                zeros(*lead, *out, dtype=_C.int64))
+        return _empty_result(input, out, nd), zeros(*lead, *out, dtype=_C.int64)
     pos, valid = _window_table(sizes, out, name)
     cells, win = pos.shape
     plane = int(np.prod(sizes))

@@ -305,7 +305,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     reduction = _check_reduction(reduction, size_average, reduce)
-    return _reduce(_as_input_dtype(_C.softplus(-target * input), input), reduction)
+    # -input * target, in PyTorch's order: a bool target counts as 0 and 1
+    return _reduce(_as_input_dtype(_C.softplus(-input * target), input), reduction)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,

@@ -330,13 +330,13 @@ static tg_status extremum_grad(tg_grad_ctx *g, bool is_max)
     return TG_OK;
 }
 /* the quotient a / b rounded toward zero (fmod) or down (remainder):
- * PyTorch's d/db of a - b * q, with q piecewise constant */
+ * PyTorch's d/db of a - b * q, with q piecewise constant. The rounded
+ * division ops, as PyTorch's div(rounding_mode=...): their gradients are
+ * zeros of their own, so a second derivative at b = 0 is 0, where one
+ * through a / b would be 0 * inf */
 static tg_tensor *mod_quotient(tg_tensor *a, tg_tensor *b, bool floor_q)
 {
-    tg_tensor *q = tg_div(a, b);
-    if (floor_q)
-        return tg_floor(q);
-    return tg_where(tg_lt(q, tg_zeros_like(q)), tg_ceil(q), tg_floor(q));
+    return floor_q ? tg_floor_divide(a, b) : tg_trunc_divide(a, b);
 }
 
 /* d/da = 1, d/db = -q */

@@ -376,3 +376,23 @@ def test_cummax_of_an_empty_tensor_takes_any_dim_and_keeps_the_graph():
 def test_empty_adaptive_pool_keeps_the_input_dtype():
     b = tg.tensor([[True, False, True]] * 2)
     assert tg.nn.functional.adaptive_avg_pool1d(b, 0).dtype == tg.bool
+
+
+@pytest.mark.parametrize('f', ['fmod', 'remainder'])
+def test_mod_second_derivative_at_a_zero_divisor_is_zero(f):
+    a = tg.tensor([2.5, -3.7], dtype=tg.float64, requires_grad=True)
+    b = tg.tensor(0.0, dtype=tg.float64, requires_grad=True)
+    ga, gb = tg.autograd.grad(getattr(tg, f)(a, b).sum(), (a, b), create_graph=True)
+    assert ga.tolist() == [1.0, 1.0]
+    assert math.isnan(gb.item())  # -sum of a // 0: PyTorch's NaN/inf mix
+    gga, ggb = tg.autograd.grad((ga * tg.tensor([0.3, 0.7], dtype=tg.float64)).sum() + gb * 0.5,
+                                (a, b), allow_unused=True)
+    assert (gga is None or gga.tolist() == [0.0, 0.0]) and ggb.item() == 0.0
+
+
+def test_remainder_slope_in_the_divisor_is_minus_pytorchs_floor_division():
+    # 1 // 0.1 is 9 in PyTorch (from fmod): the slope -9, not -floor(1 / 0.1) = -10
+    a = tg.tensor(1.0, dtype=tg.float64)
+    b = tg.tensor(0.1, dtype=tg.float64, requires_grad=True)
+    tg.remainder(a, b).backward()
+    assert b.grad.item() == -9.0

@@ -54,6 +54,22 @@ tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b)
     return r;
 }
 
+int tgpy_deprecated_alpha_first(const char *name, PyObject **alpha_pos, PyObject **other_pos)
+{
+    PyObject *alpha = *alpha_pos, *other = *other_pos;
+    if (!(PyLong_Check(alpha) || PyFloat_Check(alpha)) || !Tensor_Check(other))
+        return 0;
+    if (PyErr_WarnFormat(PyExc_UserWarning, 1,
+                         "This overload of %s is deprecated:\n\t%s(Tensor input, Number alpha, "
+                         "Tensor other, *, Tensor out)\nConsider using one of the following "
+                         "signatures instead:\n\t%s(Tensor input, Tensor other, *, Number "
+                         "alpha, Tensor out)", name, name, name) < 0)
+        return -1;
+    *alpha_pos = other;
+    *other_pos = alpha;
+    return 1;
+}
+
 int tgpy_check_bool_sub(const tg_tensor *a, const tg_tensor *b)
 {
     bool ba = tg_dtype_of(a) == TG_BOOL, bb = tg_dtype_of(b) == TG_BOOL;

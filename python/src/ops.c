@@ -472,6 +472,11 @@ static const char *numpy_alias(PyObject *key)
     return NULL;
 }
 
+static bool is_add_or_sub(const char *name)
+{
+    return !strcmp(name, "add") || !strcmp(name, "sub") || !strcmp(name, "subtract");
+}
+
 /* matches arguments to parameters; slots[k] borrowed, NULL when absent */
 static int bind(const OpObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                 PyObject **slots, Py_ssize_t *n_rest)
@@ -491,6 +496,9 @@ static int bind(const OpObject *op, PyObject *const *args, Py_ssize_t nargs, PyO
             break;
         }
     }
+    if (nargs == 3 && is_add_or_sub(op->row->name) &&
+        tgpy_deprecated_alpha_first(op->row->name, &slots[1], &slots[2]) < 0)
+        return -1;
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t j = 0; j < nkw; j++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, j);

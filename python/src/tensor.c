@@ -496,13 +496,16 @@ static PyObject *add_scaled(PyObject *o, PyObject *const *args, Py_ssize_t npos,
         return PyErr_Format(PyExc_TypeError, "expected (other, alpha=1)");
     if (nkw == 1)
         a = args[npos];
+    PyObject *other = args[0];
+    if (npos == 2 && tgpy_deprecated_alpha_first(sign > 0 ? "add_" : "sub_", &other, &a) < 0)
+        return NULL;
     if (a && ((alpha = PyFloat_AsDouble(a)) == -1.0 && PyErr_Occurred()))
         return NULL;
     tg_dtype dt = tg_dtype_of(TENSOR(o));
     if (a && !tg_dtype_is_float(dt) && PyFloat_Check(a))
         return PyErr_Format(PyExc_RuntimeError, "For integral input tensors, argument alpha "
                             "must not be a floating point number.");
-    tg_tensor *s = operand_for(o, args[0]);
+    tg_tensor *s = operand_for(o, other);
     if (!s)
         return NULL;
     if (sign < 0 && tgpy_check_bool_sub(TENSOR(o), s) < 0) {

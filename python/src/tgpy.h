@@ -39,6 +39,10 @@ int tgpy_name_inplace(tg_tensor *t, const char *name);
 const char *tgpy_matmul_grad_name(int a, int b);
 /* PyTorch's refusal of a subtraction with a bool operand: -1 with it */
 int tgpy_check_bool_sub(const tg_tensor *a, const tg_tensor *b);
+/* PyTorch's deprecated overload add/sub(input, Number alpha, Tensor other):
+ * when alpha_pos and other_pos hold a number and a tensor, swaps them into
+ * (other, alpha) order and warns as PyTorch does; 1 swapped, 0 not, -1 error */
+int tgpy_deprecated_alpha_first(const char *name, PyObject **alpha_pos, PyObject **other_pos);
 /* the same into a given Tensor subclass (nn.Parameter) */
 PyObject *tgpy_wrap_as(PyTypeObject *type, tg_tensor *t);
 /* the buffer protocol (buffer.c): Tensor's exporter, and from_numpy(obj) */

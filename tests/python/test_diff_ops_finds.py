@@ -396,3 +396,14 @@ def test_remainder_slope_in_the_divisor_is_minus_pytorchs_floor_division():
     b = tg.tensor(0.1, dtype=tg.float64, requires_grad=True)
     tg.remainder(a, b).backward()
     assert b.grad.item() == -9.0
+
+
+def test_add_and_sub_take_pytorchs_deprecated_alpha_first_overload():
+    a, b = tg.tensor([1.0, 2.0]), tg.tensor([3.0, 4.0])
+    with pytest.warns(UserWarning, match="This overload of add is deprecated"):
+        assert tg.add(a, 2, b).tolist() == [7.0, 10.0]
+    with pytest.warns(UserWarning, match="This overload of sub is deprecated"):
+        assert a.sub(2, b).tolist() == [-5.0, -6.0]
+    with pytest.warns(UserWarning, match="This overload of add_ is deprecated"):
+        assert a.clone().add_(2, b).tolist() == [7.0, 10.0]
+    assert tg.add(a, b, alpha=2).tolist() == [7.0, 10.0]

@@ -291,7 +291,8 @@ tg_status tg_sort(tg_tensor *x, int axis, bool descending, tg_tensor **values,
                   tg_tensor **indices);
 tg_tensor *tg_argsort(tg_tensor *x, int axis, bool descending);
 /* sums broadcast dims away so the result has `shape` (the gradient of a
- * broadcast); shape must broadcast to x's shape */
+ * broadcast); shape must broadcast to x's shape; bools sum as int64
+ * counts (x itself when nothing is summed) */
 tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape);
 
 /* the lower (tril: column - row <= diagonal) or upper (triu: column - row

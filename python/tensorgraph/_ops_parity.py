@@ -256,11 +256,11 @@ _UNREDUCED = 0
 
 
 def _reduction(r):
-    if isinstance(r, str):
-        raise TypeError("argument 'reduction' must be int, not str")
-    if r not in _REDUCTIONS:
-        raise ValueError(f"{r} is not a valid value for reduction")
-    return _REDUCTIONS[r]
+    """an at::Reduction value as F's name: any value but 1 (mean) and 2
+    (sum) leaves the loss unreduced, as ATen's apply_loss_reduction does"""
+    if isinstance(r, bool) or not isinstance(r, int):
+        raise TypeError(f"argument 'reduction' must be int, not {type(r).__name__}")
+    return _REDUCTIONS.get(r, 'none')
 
 
 def kl_div(input, target, reduction=_UNREDUCED, *, log_target=False):

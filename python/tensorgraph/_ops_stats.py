@@ -321,8 +321,10 @@ def pdist(input, p=2):
     from ._ops_more import triu_indices
     ij = triu_indices(n, n, 1)
     d = _C.index_select(input, 0, ij[0]) - _C.index_select(input, 0, ij[1])
-    from .linalg import vector_norm
-    return vector_norm(d, float(p), 1)
+    from .linalg import _count_nonzero, vector_norm
+    # p = 0: PyTorch's pdist gives zeros (its vector_norm no gradient)
+    r = _count_nonzero(d, [1], False) if p == 0 else vector_norm(d, float(p), 1)
+    return _C._set_grad_fn_name(r, 'PdistBackward0') if r.requires_grad else r
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):

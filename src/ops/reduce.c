@@ -380,7 +380,9 @@ tg_tensor *tg_sum_to(tg_tensor *x, int ndim, const int64_t *shape)
     if (n == 0 && x->ndim == ndim)
         return tg__publish(tg_retain(x));
     TG_LOCAL_BEGIN();
-    tg_tensor *y = tg_reshape(tg_sum(x, n, axes, true), ndim, shape);
+    /* bools sum as int64 counts, as PyTorch's sum_to_size (sum refuses them) */
+    tg_tensor *src = x->dtype == TG_BOOL ? tg_cast(x, TG_INT64) : x;
+    tg_tensor *y = tg_reshape(tg_sum(src, n, axes, true), ndim, shape);
     TG_LOCAL_RETURN(y);
 }
 

@@ -407,3 +407,19 @@ def test_add_and_sub_take_pytorchs_deprecated_alpha_first_overload():
     with pytest.warns(UserWarning, match="This overload of add_ is deprecated"):
         assert a.clone().add_(2, b).tolist() == [7.0, 10.0]
     assert tg.add(a, b, alpha=2).tolist() == [7.0, 10.0]
+
+
+def test_pdist_with_p_zero_gives_zero_gradients():
+    x = tg.tensor([[1.0], [2.0], [4.0]], dtype=tg.float64, requires_grad=True)
+    y = tg.pdist(x, 0)
+    assert y.tolist() == [1.0, 1.0, 1.0] and y.grad_fn.name() == 'PdistBackward0'
+    y.sum().backward()
+    assert x.grad.tolist() == [[0.0], [0.0], [0.0]]
+
+
+def test_sum_to_size_of_bools_counts_in_int64():
+    b = tg.tensor([[True, False], [True, True]])
+    r = b.sum_to_size(1, 2)
+    assert r.tolist() == [[2, 1]] and r.dtype == tg.int64
+    assert b.sum_to_size(2, 2).dtype == tg.bool  # nothing summed: itself
+    assert tg.zeros(2, 0, dtype=tg.bool).sum_to_size(1, 1).tolist() == [[0]]

@@ -173,11 +173,14 @@ def hypot(input, other):
     """sqrt(a^2 + b^2) scaled by the larger magnitude (no overflow or
     underflow in the squares)"""
     a, b = _float_pair(input, other, 'hypot')
-    a, b = a.abs(), b.abs()
-    m, n = _C.maximum(a, b), _C.minimum(a, b)
+    # m sqrt((a/m)^2 + (b/m)^2) is sqrt(a^2 + b^2) for any m > 0: m, the
+    # larger magnitude, is held constant, so the derivatives are those of
+    # sqrt(a^2 + b^2) (b / h, and 1 / |a| as the second at b = 0; NaN at
+    # the origin, as PyTorch's), not of the abs and max that chose m
+    m = _C.maximum(a.abs(), b.abs()).detach()
     safe = _C.where(m == 0, _C.add(zeros((), dtype=m.dtype), 1), m)
-    r = n / safe
-    h = m * _C.sqrt(1 + r * r)
+    ra, rb = a / safe, b / safe
+    h = safe * _C.sqrt(ra * ra + rb * rb)
     return _C.where(m == math.inf, m, h)
 
 

@@ -423,3 +423,17 @@ def test_sum_to_size_of_bools_counts_in_int64():
     assert r.tolist() == [[2, 1]] and r.dtype == tg.int64
     assert b.sum_to_size(2, 2).dtype == tg.bool  # nothing summed: itself
     assert tg.zeros(2, 0, dtype=tg.bool).sum_to_size(1, 1).tolist() == [[0]]
+
+
+def test_hypot_derivatives_are_those_of_the_root_of_squares():
+    a = tg.tensor([0.0, 1.0, -3.0], dtype=tg.float64, requires_grad=True)
+    b = tg.tensor([0.0, 0.0, 4.0], dtype=tg.float64, requires_grad=True)
+    ga, gb = tg.autograd.grad(tg.hypot(a, b).sum(), (a, b), create_graph=True)
+    assert math.isnan(ga[0].item()) and math.isnan(gb[0].item())  # PyTorch's 0 / 0
+    np.testing.assert_allclose(ga.detach().numpy()[1:], [1.0, -0.6])
+    np.testing.assert_allclose(gb.detach().numpy()[1:], [0.0, 0.8])
+    gga, ggb = tg.autograd.grad((ga[1:] * 1.3 + gb[1:] * 0.7).sum(), (a, b))
+    # d2h/db2 at b = 0 is 1 / |a|: 0.7 there (the composition through |b| gave 0)
+    np.testing.assert_allclose(ggb.numpy()[1:], [0.7, 1.3 * 12 / 125 + 0.7 * 9 / 125])
+    assert tg.hypot(tg.tensor(1e200, dtype=tg.float64), tg.tensor(1e200, dtype=tg.float64)).item() \
+        == pytest.approx(1.4142135623730951e200)

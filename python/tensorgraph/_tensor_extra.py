@@ -25,7 +25,7 @@ _methods = {}
 
 _SHAPE = ('tril', 'triu', 'fliplr', 'flipud', 'roll', 'rot90', 'diag', 'diagonal', 'as_strided',
           'diag_embed', 'trace', 'repeat_interleave', 'narrow', 'select', 'unbind', 'movedim',
-          'moveaxis', 'unflatten', 'broadcast_to', 'outer', 'ger', 'dot', 'vdot', 'inner',
+          'moveaxis', 'unflatten', 'outer', 'ger', 'dot', 'vdot', 'inner',
           'scatter', 'scatter_add', 'index_add', 'index_fill', 'index_copy', 'nonzero',
           'argwhere', 'masked_select')
 _MATH = ('isreal', 'lerp', 'addcmul',
@@ -40,6 +40,19 @@ _MORE = ('nan_to_num', 'nansum', 'nanmean', 'aminmax', 'mv', 'addmv', 'addr', 'b
 for _n in _MORE:
     _methods[_n] = getattr(_ops_more, _n)
 _methods['where'] = lambda self, condition, y: _ops_more.where(condition, self, y)
+
+
+def _broadcast_to(self, *size, **kwargs):
+    """the method takes the sizes as arguments too (x.broadcast_to(2, 3)),
+    as PyTorch's, or size="""
+    if kwargs:
+        if size or set(kwargs) != {'size'}:
+            raise TypeError(f"broadcast_to() got unexpected arguments {sorted(kwargs)}")
+        size = (kwargs['size'],)
+    return _ops_shape.broadcast_to(self, size if len(size) != 1 else size[0])
+
+
+_methods['broadcast_to'] = _broadcast_to
 
 _methods['equal'] = _ops.equal
 _methods['allclose'] = _ops.allclose

@@ -437,3 +437,12 @@ def test_hypot_derivatives_are_those_of_the_root_of_squares():
     np.testing.assert_allclose(ggb.numpy()[1:], [0.7, 1.3 * 12 / 125 + 0.7 * 9 / 125])
     assert tg.hypot(tg.tensor(1e200, dtype=tg.float64), tg.tensor(1e200, dtype=tg.float64)).item() \
         == pytest.approx(1.4142135623730951e200)
+
+
+def test_broadcast_to_method_takes_sizes_as_arguments():
+    x = tg.arange(3.0)
+    assert x.broadcast_to(1, -1).shape == (1, 3)
+    assert x.broadcast_to((2, 3)).shape == x.broadcast_to(size=[2, 3]).shape == (2, 3)
+    assert tg.tensor(1.0).broadcast_to(tg.tensor(2), 0).shape == (2, 0)
+    with pytest.raises(TypeError):
+        tg.broadcast_to(x, 2, 3)

@@ -88,7 +88,9 @@ def frobenius_norm(input, dim=None, keepdim=False, *, out=None):
     if dim is None:
         dim = tuple(builtins.range(input.ndim))
     dim = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
-    return (input * input).sum(dim, keepdim=keepdim).sqrt()
+    # linalg's 2-norm: a zero norm has a zero gradient (sqrt's would be NaN)
+    from .linalg import vector_norm
+    return vector_norm(input, 2, dim, keepdim)
 
 
 def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):

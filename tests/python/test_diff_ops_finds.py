@@ -446,3 +446,9 @@ def test_broadcast_to_method_takes_sizes_as_arguments():
     assert tg.tensor(1.0).broadcast_to(tg.tensor(2), 0).shape == (2, 0)
     with pytest.raises(TypeError):
         tg.broadcast_to(x, 2, 3)
+
+
+def test_frobenius_norm_of_zeros_has_a_zero_gradient():
+    x = tg.tensor([[0.0, 1.0, 0.0, 2.0]], dtype=tg.float64, requires_grad=True)
+    tg.frobenius_norm(x, -2).sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0, 1.0]]

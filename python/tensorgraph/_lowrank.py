@@ -31,14 +31,13 @@ def _basis(A, q, niter, M):
 
 
 def _float_matrix(A, name):
-    if not isinstance(A, _C.Tensor):
-        raise TypeError(f"{name}: expected a Tensor, got {type(A).__name__}")
-    if A.ndim < 2:
-        raise RuntimeError(f"{name}: expected a tensor of at least 2 dimensions, got "
-                           f"{A.ndim}")
-    if not A.dtype.is_floating_point:
+    """A as a float matrix (integers in the default dtype, as PyTorch's
+    low-rank functions compute them), with linalg's checks"""
+    from ._linalg_lu_factor import _check_matrix
+    if isinstance(A, _C.Tensor) and not A.dtype.is_floating_point:
         from ._ops_math import get_default_dtype
         A = A.to(get_default_dtype())
+    _check_matrix(A, name)
     return A
 
 

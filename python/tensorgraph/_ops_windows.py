@@ -154,8 +154,10 @@ def combinations(input, r=2, with_replacement=False):
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
     idx = list(pick(range(input.shape[0]), r))
-    if not idx or r == 0:
-        return input.new_zeros((0,) if r == 0 else (0, r))
+    if r == 0:
+        return input.new_zeros((0,))
+    if not idx:  # no r-subsets: empty, still a function of input (PyTorch's stack)
+        return input.narrow(0, 0, 0).unsqueeze(1).expand(0, r).clone()
     flat = tensor([i for c in idx for i in c])
     return _C.index_select(input, 0, flat).reshape(len(idx), r)
 

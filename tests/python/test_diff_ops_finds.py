@@ -452,3 +452,9 @@ def test_frobenius_norm_of_zeros_has_a_zero_gradient():
     x = tg.tensor([[0.0, 1.0, 0.0, 2.0]], dtype=tg.float64, requires_grad=True)
     tg.frobenius_norm(x, -2).sum().backward()
     assert x.grad.tolist() == [[0.0, 1.0, 0.0, 1.0]]
+
+
+def test_combinations_with_no_subsets_keep_the_graph():
+    y = tg.combinations(tg.tensor([1.0], requires_grad=True), 2)
+    assert y.shape == (0, 2) and y.requires_grad
+    assert not tg.combinations(tg.tensor([1.0, 2.0], requires_grad=True), 0).requires_grad

@@ -6,9 +6,9 @@ import tensorgraph as tg
 __all__ = ['Constraint', 'boolean', 'dependent', 'dependent_property', 'greater_than',
            'greater_than_eq', 'half_open_interval', 'independent', 'integer_interval',
            'interval', 'is_dependent', 'less_than', 'lower_cholesky', 'lower_triangular',
-           'nonnegative', 'nonnegative_integer', 'one_hot', 'positive', 'positive_definite',
-           'positive_integer', 'positive_semidefinite', 'real', 'real_vector', 'simplex',
-           'symmetric', 'unit_interval']
+           'multinomial', 'nonnegative', 'nonnegative_integer', 'one_hot', 'positive',
+           'positive_definite', 'positive_integer', 'positive_semidefinite', 'real',
+           'real_vector', 'simplex', 'symmetric', 'unit_interval']
 
 
 class Constraint:
@@ -189,6 +189,19 @@ class _HalfOpenInterval(_Interval):
         return f"HalfOpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
+class _Multinomial(Constraint):
+    """nonnegative counts summing to at most upper_bound (PyTorch checks
+    the sum with <=, not ==)"""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
+
+
 class _Simplex(Constraint):
     event_dim = 1
 
@@ -262,6 +275,7 @@ unit_interval = _Interval(0., 1.)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+multinomial = _Multinomial
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 symmetric = _Symmetric()

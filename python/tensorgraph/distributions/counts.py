@@ -121,13 +121,12 @@ class Geometric(Distribution):
             self.logits, self.probs, reduction='none') / self.probs
 
 
-class Binomial(Distribution):
-    """Binomial(total_count=1, probs=None, logits=None)"""
-    arg_constraints = {'total_count': constraints.nonnegative_integer,
-                       'probs': constraints.unit_interval, 'logits': constraints.real}
-    has_enumerate_support = True
+class _Trials(Distribution):
+    """total_count with probs or logits of one trial, broadcast together
+    (Binomial, NegativeBinomial): the constructor, expand and the two
+    views of the parameter"""
 
-    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
         _one_of(probs, logits)
         if probs is not None:
             self.total_count, self.probs = broadcast_all(total_count, probs)
@@ -140,13 +139,38 @@ class Binomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
+        # the public class: a subclass with its own __init__ must define
+        # expand, as PyTorch checks
+        family = next(c for c in type(self).__mro__ if _Trials in c.__bases__)
+        new = self._get_checked_instance(family, _instance)
         batch_shape = tg.Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
         _expand_params(self, new, batch_shape, batch_shape)
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+
+class Binomial(_Trials):
+    """Binomial(total_count=1, probs=None, logits=None)"""
+    arg_constraints = {'total_count': constraints.nonnegative_integer,
+                       'probs': constraints.unit_interval, 'logits': constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        super().__init__(total_count, probs, logits, validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -163,14 +187,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
@@ -243,7 +259,31 @@ class LogNormal(Distribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(Distribution):
+class _Folded:
+    """|x| of a distribution symmetric about 0 (base_dist): HalfNormal,
+    HalfCauchy. The density doubles on [0, inf), the cdf and icdf fold,
+    the entropy loses log 2"""
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = tg.as_tensor(value, dtype=self.base_dist.scale.dtype)
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return tg.where(value >= 0, lp, tg.full_like(lp, -math.inf))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded, Distribution):
     """HalfNormal(scale): |x| of a Normal(0, scale)"""
     arg_constraints = {'scale': constraints.positive}
     support = constraints.nonnegative
@@ -274,23 +314,6 @@ class HalfNormal(Distribution):
 
     def rsample(self, sample_shape=()):
         return self.base_dist.rsample(sample_shape).abs()
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return tg.where(value >= 0, lp, tg.full_like(lp, -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
 
 
 def _register_kl():

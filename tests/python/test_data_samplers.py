@@ -75,3 +75,7 @@ def test_loader_option_errors():
         D.RandomSampler(range(5), num_samples=0)
     with pytest.raises(AssertionError):
         D.ConcatDataset([])
+
+
+def test_get_worker_info_is_none_outside_workers():
+    assert tg.utils.data.get_worker_info() is None

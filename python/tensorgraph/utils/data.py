@@ -16,6 +16,13 @@ from .samplers import (BatchSampler, ChainDataset, ConcatDataset, IterableDatase
                        WeightedRandomSampler)
 
 
+def get_worker_info():
+    """None: batches are prepared by the loader's prefetch thread, never
+    in worker processes (num_workers sets how far ahead), so code asking
+    always runs where PyTorch's main process would"""
+    return None
+
+
 class Dataset:
     def __getitem__(self, index):
         raise NotImplementedError

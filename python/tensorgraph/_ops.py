@@ -261,7 +261,15 @@ def _reduce_bool(op):
 
 
 sum = _reduce_bool(_C.sum)  # noqa: A001
-prod = _reduce_bool(_C.prod)
+_prod = _reduce_bool(_C.prod)
+
+
+def prod(input, dim=None, keepdim=False, **kw):
+    """PyTorch's prod takes one int dim (not a list), so an integer 0-d
+    tensor serves as one (its __index__), as there"""
+    if isinstance(dim, _C.Tensor) and dim.ndim == 0 and not dim.dtype.is_floating_point:
+        dim = int(dim)
+    return _prod(input, dim, keepdim, **kw)
 
 
 # counts, so that an empty reduction gives PyTorch's answers (all: True,

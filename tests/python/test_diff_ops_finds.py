@@ -458,3 +458,9 @@ def test_combinations_with_no_subsets_keep_the_graph():
     y = tg.combinations(tg.tensor([1.0], requires_grad=True), 2)
     assert y.shape == (0, 2) and y.requires_grad
     assert not tg.combinations(tg.tensor([1.0, 2.0], requires_grad=True), 0).requires_grad
+
+
+def test_prod_takes_an_integer_0d_tensor_as_its_dim():
+    x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert x.prod(tg.tensor(1)).tolist() == [2.0, 12.0]
+    assert tg.prod(x, tg.tensor(0), keepdim=True).tolist() == [[3.0, 8.0]]

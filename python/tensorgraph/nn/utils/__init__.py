@@ -1,11 +1,11 @@
 """nn.utils: gradient clipping, parameters <-> one vector, weight_norm,
-and nn.utils.rnn.pad_sequence."""
+nn.utils.prune and nn.utils.rnn.pad_sequence."""
 import math
 
 from ... import _C
 from ..._grad_mode import no_grad
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
-from . import fusion, parametrizations, parametrize, stateless  # noqa: F401,E402
+from . import fusion, parametrizations, parametrize, prune, stateless  # noqa: F401,E402
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401,E402
 from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights,  # noqa: F401,E402
                      fuse_linear_bn_eval, fuse_linear_bn_weights)

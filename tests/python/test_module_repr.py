@@ -9,6 +9,7 @@ from conftest import needs_torch, torch
 
 E = {'embed_dim': 8, 'num_heads': 2}
 ARGS = {
+    'AdaptiveLogSoftmaxWithLoss': [(16, 20, [5, 10]), (16, 20, (5, 10, 15), 2.0, True)],
     'AdaptiveAvgPool1d': [(3,), ((None,),)],
     'AdaptiveAvgPool2d': [((2, 3),), (4,), ((None, 2),)],
     'AdaptiveAvgPool3d': [(2,), ((None, 2, 3),)],
@@ -131,6 +132,7 @@ ARGS = {
     'ReLU6': [(), (True,)],
     'SELU': [(), (True,)],
     'SiLU': [(), (True,)],
+    'SyncBatchNorm': [(3,), (3, 1e-3, 0.2, False, False)],
     'Sigmoid': [()],
     'SmoothL1Loss': [(), ({'beta': 0.5})],
     'SoftMarginLoss': [()],
@@ -177,7 +179,7 @@ def test_repr_equals_torch(name):
 def test_every_shared_module_is_listed():
     skip = {'Module', 'ModuleDict', 'ModuleList', 'Sequential', 'ParameterDict',
             'ParameterList', 'RNNBase', 'RNNCellBase', 'Transformer', 'TransformerEncoder',
-            'TransformerDecoder'}  # containers: their reprs are their children's
+            'TransformerDecoder', 'DataParallel'}  # containers: their reprs are their children's
     shared = {n for n in dir(tg.nn) if isinstance(getattr(tg.nn, n), type)
               and issubclass(getattr(tg.nn, n), tg.nn.Module) and hasattr(torch.nn, n)}
     assert shared - skip - set(ARGS) == set()

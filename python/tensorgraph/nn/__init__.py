@@ -27,7 +27,9 @@ from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCel
 from .transformer import (MultiheadAttention, TransformerEncoderLayer, TransformerDecoderLayer,
                           TransformerEncoder, TransformerDecoder, Transformer)
 from .param_containers import ParameterList, ParameterDict
-from . import parallel  # noqa: F401  (DistributedDataParallel)
+from . import parallel  # noqa: F401  (DistributedDataParallel, DataParallel)
+from .data_parallel import DataParallel, SyncBatchNorm  # noqa: E402
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 from .loss import (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss,
                    CrossEntropyLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss,
                    SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
@@ -67,4 +69,5 @@ __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'ConvTranspose2d', 'Conv1d
            'ParameterDict', 'ReflectionPad1d', 'ReflectionPad2d', 'ReflectionPad3d',
            'ReplicationPad1d', 'ReplicationPad2d', 'ReplicationPad3d', 'Softmax2d',
            'BatchNorm3d', 'Bilinear', 'LocalResponseNorm', 'LazyLinear', 'AdaptiveAvgPool3d',
-           'AlphaDropout', 'FeatureAlphaDropout']
+           'AlphaDropout', 'FeatureAlphaDropout', 'AdaptiveLogSoftmaxWithLoss', 'DataParallel',
+           'SyncBatchNorm']

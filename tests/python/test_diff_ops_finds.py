@@ -464,3 +464,12 @@ def test_prod_takes_an_integer_0d_tensor_as_its_dim():
     x = tg.tensor([[1.0, 2.0], [3.0, 4.0]])
     assert x.prod(tg.tensor(1)).tolist() == [2.0, 12.0]
     assert tg.prod(x, tg.tensor(0), keepdim=True).tolist() == [[3.0, 8.0]]
+
+
+def test_max_pool_with_indices_of_an_empty_batch():
+    v, i = tg.nn.functional.max_pool1d(tg.zeros(0, 2, 4), 2, return_indices=True)
+    assert v.shape == i.shape == (0, 2, 2) and i.dtype == tg.int64
+    v, i = tg.nn.functional.max_pool2d(tg.zeros(0, 2, 4, 4), 2, return_indices=True)
+    assert v.shape == (0, 2, 2, 2)
+    with pytest.raises(RuntimeError, match="with optional 0 dim batch size"):
+        tg.nn.functional.max_pool2d(tg.zeros(2, 0, 4, 4), 2, return_indices=True)

@@ -218,11 +218,17 @@ def _pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode,
     if nd == 1:
         x, k, s, p, dl = x.unsqueeze(2), (1,) + k, (1,) + s, (0,) + p, (1,) + dl
     n, c, h, w = x.shape
-    if x.numel() == 0:
-        raise RuntimeError(f"{name}: empty input is not supported")
-    planes = x.reshape(n * c, 1, h, w)  # only compared: no gradient flows through
+    seen = [n, c, h, w] if batched else [c, h, w]  # PyTorch's words: 1-D as 2-D
+    if 0 in seen[1:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{seen}")
     out_h = _pooled_length(h, k[0], s[0], p[0], dl[0], ceil_mode)
     out_w = _pooled_length(w, k[1], s[1], p[1], dl[1], ceil_mode)
+    if n == 0:  # an empty batch: empty values and indices
+        shape = (0, c) + ((out_w,) if nd == 1 else (out_h, out_w))
+        return (x.reshape(-1).narrow(0, 0, 0).reshape(shape).clone(),
+                zeros(*shape, dtype=_C.int64))
+    planes = x.reshape(n * c, 1, h, w)  # only compared: no gradient flows through
     pads = [0, 0, 0, 0, p[0], p[0] + _ceil_extra(h, k[0], s[0], p[0], dl[0], out_h),
             p[1], p[1] + _ceil_extra(w, k[1], s[1], p[1], dl[1], out_w)]
     # the comparison key: padding is -inf and loses to every element (a

@@ -1,6 +1,7 @@
 """torch.special's orthogonal polynomials of degree n at x (Chebyshev of
 the four kinds and their shifted forms, Hermite's two, Laguerre's,
-Legendre's) and the Bessel functions given by the ones tensorgraph has.
+Legendre's), the Bessel functions given by the ones tensorgraph has, and
+K0/K1 and their exp(x)-scaled forms.
 
 As PyTorch's: x or n may be a number; n is truncated to an integer, a
 negative degree gives 0; the special values at the ends of the
@@ -19,7 +20,8 @@ __all__ = ['chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polyno
            'shifted_chebyshev_polynomial_u', 'shifted_chebyshev_polynomial_v',
            'shifted_chebyshev_polynomial_w', 'hermite_polynomial_h', 'hermite_polynomial_he',
            'laguerre_polynomial_l', 'legendre_polynomial_p', 'modified_bessel_i0',
-           'modified_bessel_i1', 'spherical_bessel_j0']
+           'modified_bessel_i1', 'spherical_bessel_j0', 'modified_bessel_k0',
+           'modified_bessel_k1', 'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1']
 
 _TRIG_DEGREE = 6  # above it, inside (-1, 1): the Chebyshev forms' cos/sin
 
@@ -189,3 +191,87 @@ def spherical_bessel_j0(input, *, out=None):
     series = 1 - x2 / 6 * (1 - x2 / 20)  # 1 - x^2/6 + x^4/120: exact to rounding below 1e-4
     from ._creation import zeros_like
     return _C.where(tiny, series, _C.where(_C.isinf(x), zeros_like(x), _C.sin(safe) / safe))
+
+
+# ---------------------------------------------------------------------------
+# K0/K1 and their e^x-scaled forms, in float64 from representations derived
+# here (no coefficient tables): the power series to 2, beyond it the
+# trapezoidal rule on e^x K_nu(x) = int_0^inf exp(-2 x sinh^2(t/2)) cosh(nu t)
+# dt (the integrand is analytic in a strip, so the rule converges
+# geometrically: to rounding with 128 nodes). Like PyTorch's: inf at 0, NaN
+# below 0 and at NaN, 0 at inf; exp(-x) applied in the inputs' dtype.
+
+_EULER = 0.57721566490153286061
+
+
+def _bessel_operand(input):
+    """input as a float NumPy array (integers in the default float dtype),
+    its dtype and NumPy dtype"""
+    from ._ops_math import _float
+    x = _float(input).detach()
+    npdt = np.float64 if x.dtype == _C.float64 else np.float32
+    return np.asarray(x.numpy(), dtype=npdt), x.dtype, npdt
+
+
+def _k_integral(nu, x, nodes=128):
+    """e^x K_nu(x) for x > 0 (not too small): the trapezoidal rule on
+    int_0^inf exp(-2 x sinh^2(t/2)) cosh(nu t) dt, cut where the
+    integrand is below e^-46"""
+    tmax = np.arccosh(1 + 46.0 / x)
+    h = tmax / nodes
+    t = h[:, None] * np.arange(nodes + 1)[None, :]
+    s = np.sinh(t / 2)
+    w = np.exp(-2 * x[:, None] * s * s) * np.cosh(nu * t)
+    w[:, 0] *= 0.5
+    return h * w.sum(axis=1)
+
+
+def _k_series(order, x):
+    """K_0 or K_1 at 0 < x <= 2 by the power series"""
+    z = x * x / 4
+    term = np.ones_like(x) if order == 0 else x / 2   # (x/2)^(2k+n) / (k! (k+n)!)
+    psi1 = -_EULER                                     # psi(k + 1)
+    psin = -_EULER + (1.0 if order == 1 else 0.0)      # psi(k + n + 1)
+    i_sum, s_sum = np.zeros_like(x), np.zeros_like(x)
+    for k in range(40):
+        i_sum += term
+        s_sum += term * (psi1 + psin) / 2
+        psi1 += 1.0 / (k + 1)
+        psin += 1.0 / (k + 1 + order)
+        term = term * z / ((k + 1) * (k + 1 + order))
+    with np.errstate(divide='ignore', over='ignore'):
+        lg = np.log(x / 2)
+        if order == 0:
+            return -lg * i_sum + s_sum
+        return 1 / x + lg * i_sum - s_sum
+
+
+def _bessel_k(order, scaled, name):
+    def f(input, *, out=None):
+        x, dt, npdt = _bessel_operand(input)
+        flat = x.astype(np.float64).ravel()
+        r = np.full(flat.shape, np.nan)
+        r[flat == 0] = np.inf
+        r[flat == np.inf] = 0.0
+        lo = (flat > 0) & (flat <= 2)
+        hi = (flat > 2) & np.isfinite(flat)
+        with np.errstate(over='ignore', under='ignore'):
+            k = _k_series(order, flat[lo])
+            r[lo] = k * np.exp(flat[lo]) if scaled else k
+            xh = flat[hi]
+            g = _k_integral(float(order), xh) * np.sqrt(xh)
+            r[hi] = g / np.sqrt(xh) if scaled else np.exp(-xh) * g / np.sqrt(xh)
+            if not scaled and npdt is np.float32:
+                r[hi] = (np.exp(-xh.astype(np.float32)).astype(np.float64) * g / np.sqrt(xh))
+        return _result(r.reshape(x.shape).astype(npdt), dt)
+    f.__name__ = name
+    f.__doc__ = (f"the modified Bessel function of the second kind of order {order}"
+                 f"{' times exp(x)' if scaled else ''} (PyTorch's special.{name}; inf at 0, "
+                 f"NaN below, 0 at inf; not differentiable)")
+    return f
+
+
+modified_bessel_k0 = _bessel_k(0, False, 'modified_bessel_k0')
+modified_bessel_k1 = _bessel_k(1, False, 'modified_bessel_k1')
+scaled_modified_bessel_k0 = _bessel_k(0, True, 'scaled_modified_bessel_k0')
+scaled_modified_bessel_k1 = _bessel_k(1, True, 'scaled_modified_bessel_k1')

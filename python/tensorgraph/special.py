@@ -3,9 +3,8 @@ tensorgraph has (most are the top-level ones under another name), plus
 ndtr, xlog1py and entr composed here; the Bessel functions, erfcx,
 log_ndtr, ndtri (_special_extra.py), zeta, polygamma, gammainc/gammaincc
 (_special_zeta.py); the orthogonal polynomials, modified_bessel_i0/i1,
-spherical_bessel_j0, modified_bessel_k0/k1 and scaled_modified_bessel_k0/k1
-(_special_poly.py). Not yet: the Airy function, the Bessel functions J and
-Y."""
+spherical_bessel_j0, the Bessel functions J0/J1/Y0/Y1 and K0/K1 (also
+scaled) and the Airy function Ai (_special_poly.py)."""
 import math
 
 from . import _C

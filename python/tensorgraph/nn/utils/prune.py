@@ -251,8 +251,9 @@ def _slice_at(n_dims, dim, index):
     return tuple(slc)
 
 
-class RandomStructured(BasePruningMethod):
-    """prunes `amount` slices along `dim`, chosen at random"""
+class _Structured(BasePruningMethod):
+    """prunes `amount` slices along `dim` (a count or a fraction of them):
+    every slice but those _kept picks is zeroed, over the earlier mask"""
     PRUNING_TYPE = 'structured'
 
     def __init__(self, amount, dim=-1):
@@ -268,13 +269,19 @@ class RandomStructured(BasePruningMethod):
         _validate_pruning_amount(k, size)
         if k == 0:
             return default_mask
-        tg = _tg()
-        prob = tg.rand(size)
-        threshold = tg.kthvalue(prob, k=k).values
-        mask = tg.zeros_like(t)
-        mask[_slice_at(t.dim(), self.dim, prob > threshold)] = 1
+        mask = _tg().zeros_like(t)
+        mask[_slice_at(t.dim(), self.dim, self._kept(t, size, k))] = 1
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
+
+
+class RandomStructured(_Structured):
+    """prunes `amount` slices along `dim`, chosen at random"""
+
+    def _kept(self, t, size, k):
+        tg = _tg()
+        prob = tg.rand(size)
+        return prob > tg.kthvalue(prob, k=k).values
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
@@ -290,32 +297,17 @@ def _compute_norm(t, n, dim):
     return _tg().norm(t, p=n, dim=dims)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_Structured):
     """prunes the `amount` slices along `dim` of smallest n-norm"""
-    PRUNING_TYPE = 'structured'
 
     def __init__(self, amount, n, dim=-1):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
+        super().__init__(amount, dim)
         self.n = n
-        self.dim = dim
 
-    def compute_mask(self, t, default_mask):
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        size = t.shape[self.dim]
-        k = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(k, size)
-        if k == 0:
-            return default_mask
-        tg = _tg()
+    def _kept(self, t, size, k):
         with no_grad():
             norm = _compute_norm(t.detach(), self.n, self.dim)
-        keep = tg.topk(norm, k=size - k, largest=True).indices
-        mask = tg.zeros_like(t)
-        mask[_slice_at(t.dim(), self.dim, keep)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        return _tg().topk(norm, k=size - k, largest=True).indices
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):

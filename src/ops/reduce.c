@@ -250,19 +250,35 @@ static tg_status minmax_grad(tg_grad_ctx *g)
 /* The product of the others (x's shape), safe with zeros: with no zero in
  * a reduction it is y / x; with one zero, only the zero's entry is nonzero
  * (the product of the rest); with two or more, all are zero. The gradient
- * and the forward rule of prod both scale by it. */
+ * and the forward rule of prod both scale by it. Written so that its own
+ * derivatives are right too (a second derivative of prod): with one zero
+ * x_j, entry i != j is (p / x_i) x_j, and with two, x_j and x_l, entry j
+ * is x_l p (p: the product of the non-zeros); zs, the sum of the zero
+ * entries, is 0 but carries their derivative */
 static tg_tensor *prod_others(tg_tensor *x, int n, const int *axes)
 {
+    int64_t count = 1;
+    for (int i = 0; i < n; i++)
+        count *= x->shape[axes[i]];
+    if (count == 1) /* each its own product: no others, and no x / x rounding */
+        return tg__grad_of_input(tg_ones_like(x), x);
     tg_tensor *zero = tg_zeros_like(x), *one = tg_ones_like(x);
     tg_tensor *is_zero = tg_eq(x, zero);
     tg_tensor *safe = tg_where(is_zero, one, x);
     tg_tensor *p_safe = n ? tg_prod(safe, n, axes, true) : safe;
+    tg_tensor *zeros_of_x = tg_where(is_zero, x, zero);
+    tg_tensor *zs = n ? tg_sum(zeros_of_x, n, axes, true) : zeros_of_x;
     tg_tensor *nz = n ? tg_sum(tg_cast(is_zero, x->dtype), n, axes, true)
                       : tg_cast(is_zero, x->dtype);
     tg_tensor *none = tg_eq(nz, tg_zeros_like(nz));
-    tg_tensor *single = tg_logical_and(tg_eq(nz, tg_ones_like(nz)), is_zero);
-    return tg_where(none, tg_div(p_safe, safe),
-                    tg_where(single, tg_expand(p_safe, x->ndim, x->shape), zero));
+    tg_tensor *one_zero = tg_eq(nz, tg_ones_like(nz));
+    tg_tensor *two_zeros = tg_eq(nz, tg_full_like(nz, 2));
+    tg_tensor *rest = tg_div(p_safe, safe);
+    tg_tensor *with_one = tg_where(is_zero, tg_expand(p_safe, x->ndim, x->shape),
+                                   tg_mul(rest, zs));
+    tg_tensor *with_two = tg_where(is_zero, tg_mul(tg_sub(zs, x), p_safe), zero);
+    return tg_where(none, rest,
+                    tg_where(one_zero, with_one, tg_where(two_zeros, with_two, zero)));
 }
 
 static tg_status prod_grad(tg_grad_ctx *g)

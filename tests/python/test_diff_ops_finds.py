@@ -473,3 +473,15 @@ def test_max_pool_with_indices_of_an_empty_batch():
     assert v.shape == (0, 2, 2, 2)
     with pytest.raises(RuntimeError, match="with optional 0 dim batch size"):
         tg.nn.functional.max_pool2d(tg.zeros(2, 0, 4, 4), 2, return_indices=True)
+
+
+@pytest.mark.parametrize('col,want', [([1.0, 0.0, 4.0], [12.0, 9.0, 3.0]),   # one zero
+                                      ([0.0, 0.0, 4.0], [12.0, 4.0, 0.0]),   # two zeros
+                                      ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]),
+                                      ([1.0, 3.0, 4.0], [27.0, 9.0, 6.0])])
+def test_prod_second_derivative_with_zeros(col, want):
+    # S = sum_i w_i prod_(j != i) x_j, w = (1, 3, 5): dS/dx is the Hessian's rows
+    x = tg.tensor(col, dtype=tg.float64, requires_grad=True)
+    g, = tg.autograd.grad(tg.prod(x, 0), x, create_graph=True)
+    gg, = tg.autograd.grad((g * tg.tensor([1.0, 3.0, 5.0], dtype=tg.float64)).sum(), x)
+    np.testing.assert_allclose(gg.numpy(), want, rtol=1e-14)

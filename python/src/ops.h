@@ -16,6 +16,9 @@ typedef enum {
 } call_shape;
 
 typedef void (*any_fn)(void);
+/* a C function as the table stores it (rows name theirs with it, checks
+ * compare with it) */
+#define F(f) ((any_fn)(f))
 typedef tg_tensor *(*fn_t)(tg_tensor *);
 typedef tg_tensor *(*fn_tt)(tg_tensor *, tg_tensor *);
 typedef tg_tensor *(*fn_ttt)(tg_tensor *, tg_tensor *, tg_tensor *);

@@ -14,7 +14,7 @@ from . import _C
 from ._C import (Tensor, Generator, dtype, float32, float64, int32, int64, uint8,
                  promote_types, set_num_threads, get_num_threads, from_numpy,
                  default_generator, is_grad_enabled)
-from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, linspace,
+from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, linspace, logspace,
                         zeros_like, ones_like, full_like, empty_like, rand, randn, randint,
                         randperm, rand_like, randn_like, manual_seed, seed, initial_seed,
                         get_rng_state, set_rng_state,
@@ -99,3 +99,6 @@ from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
 from ._numpy_names import install as _install_numpy_names  # noqa: E402
 _install_numpy_names(globals())  # axis= / keepdims= as PyTorch's parser takes them
 del _install_numpy_names
+from ._factory import install as _install_factory_keywords  # noqa: E402
+_install_factory_keywords(globals())  # device=, layout=, pin_memory=, out= of the factories
+del _install_factory_keywords

@@ -186,9 +186,17 @@ def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     return _finish(_C._full(_size(size), _dt(dtype), 1), requires_grad)
 
 
-def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
-    """zeros: tensorgraph does not hand out uninitialised memory"""
-    return zeros(*_sizes(sizes, size, 'empty'), dtype=dtype, requires_grad=requires_grad)
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False,
+          memory_format=None):
+    """zeros: tensorgraph does not hand out uninitialised memory; in
+    memory_format's strides (channels_last ...)"""
+    r = zeros(*_sizes(sizes, size, 'empty'), dtype=dtype)
+    if memory_format is not None:
+        from ._memory_format import preserve_format
+        if memory_format is preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        r = r.contiguous(memory_format=memory_format)
+    return _finish(r, requires_grad)
 
 
 def _like(t, make, dtype, requires_grad, memory_format):
@@ -265,11 +273,33 @@ def _traced_arange(start, end, step, dtype):
     return _C._range_by(*b)
 
 
-def linspace(start, end, steps, *, dtype=None, requires_grad=False):
+def _spacing(name, start, end, steps, dtype):
+    """the numbers of linspace/logspace as Python numbers, steps checked,
+    the result's numpy dtype"""
+    start, end = (v.item() if isinstance(v, (_C.Tensor, np.generic)) else v
+                  for v in (start, end))
+    if isinstance(steps, _C.Tensor) or not isinstance(steps, (builtins.int, np.integer)) \
+            or isinstance(steps, builtins.bool):
+        raise TypeError(f"{name}(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:  # PyTorch's RuntimeError (numpy would say ValueError)
-        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
-    a = np.linspace(start, end, steps, dtype=np.float64)
-    return tensor(a, dtype=_dt(dtype), requires_grad=requires_grad)
+        raise RuntimeError("number of steps must be non-negative")
+    return start, end, builtins.int(steps), _TG_TO_NP[_dt(dtype)]
+
+
+def linspace(start, end, steps, *, dtype=None, requires_grad=False):
+    """steps values from start to end, PyTorch's to the bit (_spaced.py)"""
+    from ._spaced import linspace_values
+    start, end, steps, np_dt = _spacing('linspace', start, end, steps, dtype)
+    return _finish(tensor(linspace_values(start, end, steps, np_dt), dtype=_dt(dtype)),
+                   requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
+    """base ** linspace's exponents, PyTorch's to the bit (_spaced.py)"""
+    from ._spaced import logspace_values
+    start, end, steps, np_dt = _spacing('logspace', start, end, steps, dtype)
+    return _finish(tensor(logspace_values(start, end, steps, base, np_dt), dtype=_dt(dtype)),
+                   requires_grad)
 
 
 def _random(kind, size, dtype, a, b, generator, requires_grad):

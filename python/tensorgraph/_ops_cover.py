@@ -2,7 +2,7 @@
 gradients come from autograd: aliases (not_equal, greater, ravel, ...),
 elementwise math (erfc, exp2, xlogy, sinc, fmax/fmin, copysign,
 heaviside), scans (cummax/cummin, logcumsumexp), splits (h/v/dsplit),
-trapezoid, logspace, normal and randint_like, and the bitwise ops of
+trapezoid, normal and randint_like, and the bitwise ops of
 integer tensors (computed on the host, eager mode only: the C core has
 no bitwise kernels)."""
 import builtins
@@ -19,7 +19,7 @@ Tensor = _C.Tensor
 __all__ = ['masked_fill', 'not_equal', 'greater', 'greater_equal', 'less', 'less_equal',
            'ravel', 'swapdims', 'erfc', 'exp2', 'xlogy', 'sinc', 'fmax',
            'fmin', 'copysign', 'heaviside', 'cummax', 'cummin', 'logcumsumexp', 'msort',
-           'diagflat', 'hsplit', 'vsplit', 'dsplit', 'logspace', 'randint_like',
+           'diagflat', 'hsplit', 'vsplit', 'dsplit', 'randint_like',
            'is_nonzero', 'trapezoid', 'trapz', 'normal', 'bitwise_and', 'bitwise_or',
            'bitwise_xor', 'bitwise_not', 'det', 'logdet', 'slogdet', 'inverse', 'matrix_power',
            'cholesky', 'qr', 'svd', 'pinverse', 'triangular_solve', 'cholesky_solve',
@@ -313,19 +313,14 @@ def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
-    """base ** linspace(start, end, steps)"""
-    if steps < 0:
-        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
-    e = np.linspace(start, end, steps, dtype=np.float64)
-    return tensor(np.power(float(base), e), dtype=_dt(dtype),
-                  requires_grad=requires_grad)
-
-
-def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False):
+def randint_like(input, low=0, high=None, *, dtype=None, requires_grad=False,
+                 memory_format=None):
+    """randint in input's shape, dtype and (by default) strides"""
+    from ._creation import _like, _preserve
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return _like(input, lambda s, dt: randint(low, high, s, dtype=dt), dtype, requires_grad,
+                 memory_format or _preserve())
 
 
 def is_nonzero(input):

@@ -410,22 +410,16 @@ def _logit_eps(x, eps):
     return _C.where(moved, at_bound, _C.log(xs) - _C.log1p(-xs))
 
 
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(n, m=None, *, dtype=None, requires_grad=False):
+    """the n x m identity (out=, device & co.: _factory.py)"""
     for what, v in (('n', n), ('m', m)):
         if v is not None and not isinstance(v, (int, np.integer)):
             raise TypeError(f"eye(): argument '{what}' must be int, not {type(v).__name__}")
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
     m = n if m is None else m
-    if out is not None and dtype is None:
-        dtype = out.dtype if isinstance(out, _C.Tensor) else None
     e = (arange(n).unsqueeze(1) == arange(m).unsqueeze(0)).to(_dt(dtype))
-    if requires_grad:
-        e.requires_grad_(True)
-    if out is not None:
-        from ._out_arg import write_out
-        return write_out('eye', out, e)
-    return e
+    return e.requires_grad_(True) if requires_grad else e
 
 
 def get_default_dtype():

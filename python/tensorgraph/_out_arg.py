@@ -57,13 +57,14 @@ def takes_out(name):
     return wrap
 
 
-def resize_for(out, result, keep_history, stacklevel):
+def resize_for(out, result, keep_history, stacklevel, warn=True):
     """out made result's shape when it differs, as PyTorch's resize_output:
-    a warning unless out was empty (which takes new storage: result's values
-    in out's dtype; with its history when keep_history)"""
+    a warning (unless warn is False: PyTorch's factories) unless out was
+    empty (which takes new storage: result's values in out's dtype; with its
+    history when keep_history)"""
     if out.shape == result.shape:
         return
-    if out.numel():
+    if out.numel() and warn:
         warnings.warn(f"An output with one or more elements was resized since it had shape "
                       f"{list(out.shape)}, which does not match the required output shape "
                       f"{list(result.shape)}. This behavior is deprecated, and in a future "

@@ -113,7 +113,9 @@ def type_as(self, other):
 
 
 @method
-def cpu(self):
+def cpu(self, memory_format=None):
+    """self: every tensor is in host memory (PyTorch's to() returns self when
+    the device does not change, whatever memory_format says)"""
     return self
 
 

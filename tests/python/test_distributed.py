@@ -69,6 +69,14 @@ def test_sampler_like_torch(n, replicas, drop_last):
         assert list(ours) == list(theirs) and len(ours) == len(theirs)
 
 
+def test_sampler_in_pytorchs_module():
+    """torch.utils.data.distributed.DistributedSampler is the same class"""
+    import tensorgraph.utils.data.distributed as module
+    from tensorgraph.utils.data.distributed import DistributedSampler as by_import
+    assert by_import is DistributedSampler is module.DistributedSampler
+    assert tg.utils.data.distributed is module
+
+
 def test_sampler_shuffles_by_epoch():
     shares = [DistributedSampler(range(11), 2, r, seed=5) for r in range(2)]
     first = [list(s) for s in shares]

@@ -9,8 +9,8 @@ in Python, with batches prepared ahead on a Python thread."""
 import queue
 import threading
 
-from .. import _C
-from .._creation import randperm
+from ... import _C
+from ..._creation import randperm
 from .samplers import (BatchSampler, ChainDataset, ConcatDataset, IterableDataset,  # noqa: F401
                        RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                        WeightedRandomSampler)
@@ -86,8 +86,8 @@ def random_split(dataset, lengths, generator=None):
 
 
 def default_collate(batch):
-    from .._ops import stack
-    from .._creation import tensor
+    from ..._ops import stack
+    from ..._creation import tensor
     first = batch[0]
     if isinstance(first, _C.Tensor):
         return stack(list(batch))
@@ -112,7 +112,7 @@ def default_convert(data):
     """what a DataLoader with batch_size=None hands out for a sample, as
     PyTorch's: numpy arrays and numpy numbers as tensors, inside tuples
     (which become lists), lists, namedtuples and dicts; the rest as it is"""
-    from .._creation import tensor
+    from ..._creation import tensor
     if type(data).__module__ == 'numpy' and hasattr(data, 'shape') and \
             getattr(data.dtype, 'kind', 'O') not in 'USO':
         return tensor(data)
@@ -136,7 +136,7 @@ class DistributedSampler:
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None or rank is None:
-            from .. import distributed as dist
+            from ... import distributed as dist
             if not dist.is_initialized():
                 raise RuntimeError("DistributedSampler: pass num_replicas and rank, or call "
                                    "tensorgraph.distributed.init_process_group first")

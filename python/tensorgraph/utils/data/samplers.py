@@ -5,8 +5,8 @@ ConcatDataset, IterableDataset and ChainDataset. Random ones draw from a
 tensorgraph Generator (the default one unless given)."""
 import bisect
 
-from .. import _C
-from .._creation import randint, randperm
+from ... import _C
+from ..._creation import randint, randperm
 
 __all__ = ['Sampler', 'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler',
            'WeightedRandomSampler', 'BatchSampler', 'ConcatDataset', 'IterableDataset',
@@ -86,7 +86,7 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got "
                              f"replacement={replacement}")
-        from .._creation import tensor
+        from ..._creation import tensor
         self.weights = weights if isinstance(weights, _C.Tensor) else tensor(list(weights))
         self.weights = self.weights.double()
         if self.weights.ndim != 1:
@@ -95,7 +95,7 @@ class WeightedRandomSampler(Sampler):
         self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
 
     def __iter__(self):
-        from .._ops_more import multinomial
+        from ..._ops_more import multinomial
         draws = multinomial(self.weights, self.num_samples, self.replacement,
                             generator=self.generator)
         return iter(draws.tolist())

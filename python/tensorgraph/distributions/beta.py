@@ -9,14 +9,14 @@ import tensorgraph as tg
 
 from . import constraints
 from .continuous import _new_instance
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma
 from .utils import broadcast_all
 
 __all__ = ['Beta']
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     arg_constraints = {'concentration1': constraints.positive,
                        'concentration0': constraints.positive}
     support = constraints.unit_interval
@@ -59,18 +59,21 @@ class Beta(Distribution):
         eps = tg.finfo(x.dtype).eps
         return (x / (x + y)).clamp(min=eps, max=1 - eps)
 
-    def _log_normalizer(self):
-        a, b = self.concentration1, self.concentration0
-        return tg.lgamma(a) + tg.lgamma(b) - tg.lgamma(a + b)
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return tg.lgamma(x) + tg.lgamma(y) - tg.lgamma(x + y)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         a, b = self.concentration1, self.concentration0
-        return tg.xlogy(a - 1, value) + tg.xlogy(b - 1, 1 - value) - self._log_normalizer()
+        return tg.xlogy(a - 1, value) + tg.xlogy(b - 1, 1 - value) - self._log_normalizer(a, b)
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0
         total = a + b
-        return (self._log_normalizer() - (a - 1) * tg.digamma(a) - (b - 1) * tg.digamma(b)
+        return (self._log_normalizer(a, b) - (a - 1) * tg.digamma(a) - (b - 1) * tg.digamma(b)
                 + (total - 2) * tg.digamma(total))

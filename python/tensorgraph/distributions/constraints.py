@@ -3,12 +3,12 @@ names (torch.distributions.constraints): each has check(value), a bool
 tensor over the batch, and is_discrete / event_dim as PyTorch's."""
 import tensorgraph as tg
 
-__all__ = ['Constraint', 'boolean', 'dependent', 'dependent_property', 'greater_than',
-           'greater_than_eq', 'half_open_interval', 'independent', 'integer_interval',
-           'interval', 'is_dependent', 'less_than', 'lower_cholesky', 'lower_triangular',
-           'multinomial', 'nonnegative', 'nonnegative_integer', 'one_hot', 'positive',
-           'positive_definite', 'positive_integer', 'positive_semidefinite', 'real',
-           'real_vector', 'simplex', 'symmetric', 'unit_interval']
+__all__ = ['Constraint', 'boolean', 'cat', 'corr_cholesky', 'dependent', 'dependent_property',
+           'greater_than', 'greater_than_eq', 'half_open_interval', 'independent',
+           'integer_interval', 'interval', 'is_dependent', 'less_than', 'lower_cholesky',
+           'lower_triangular', 'multinomial', 'nonnegative', 'nonnegative_integer', 'one_hot',
+           'positive', 'positive_definite', 'positive_integer', 'positive_semidefinite', 'real',
+           'real_vector', 'simplex', 'square', 'stack', 'symmetric', 'unit_interval']
 
 
 class Constraint:
@@ -225,6 +225,77 @@ class _LowerCholesky(Constraint):
         return lower & positive_diagonal
 
 
+class _CorrCholesky(Constraint):
+    """the Cholesky factor of a correlation matrix: lower triangular with
+    a positive diagonal and rows of unit norm (within 10 eps per column)"""
+    event_dim = 2
+
+    def check(self, value):
+        tol = tg.finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = tg.linalg.norm(value.detach(), dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return tg.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
+                       dtype=tg.bool)
+
+
+class _Cat(Constraint):
+    """constraints applied to consecutive pieces (of the given lengths,
+    1 each by default) along dim"""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        assert all(isinstance(c, Constraint) for c in cseq)
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        assert len(self.lengths) == len(self.cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        assert -value.dim() <= self.dim < value.dim()
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return tg.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """one constraint per index of dim"""
+
+    def __init__(self, cseq, dim=0):
+        assert all(isinstance(c, Constraint) for c in cseq)
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        assert -value.dim() <= self.dim < value.dim()
+        parts = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return tg.stack([c.check(v) for v, c in zip(parts, self.cseq)], self.dim)
+
+
 def _is_square(value):
     return value.dim() >= 2 and value.shape[-1] == value.shape[-2]
 
@@ -278,6 +349,10 @@ simplex = _Simplex()
 multinomial = _Multinomial
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+cat = _Cat
+stack = _Stack
 symmetric = _Symmetric()
 positive_definite = _PositiveDefinite()
 positive_semidefinite = _PositiveSemidefinite()

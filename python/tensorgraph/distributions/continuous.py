@@ -8,6 +8,7 @@ import tensorgraph as tg
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ['Cauchy', 'Exponential', 'Laplace', 'Normal', 'Uniform']
@@ -56,7 +57,7 @@ class _LocScale(Distribution):
         return self.loc
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """Normal(loc, scale)"""
     _mean_carrier_measure = 0
 
@@ -94,6 +95,13 @@ class Normal(_LocScale):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + tg.log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * tg.log(-math.pi / y)
 
 
 class Laplace(_LocScale):
@@ -228,7 +236,7 @@ class Uniform(Distribution):
         return tg.log(self.high - self.low)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Exponential(rate)"""
     arg_constraints = {'rate': constraints.positive}
     support = constraints.nonnegative
@@ -279,3 +287,10 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - tg.log(self.rate)
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -tg.log(-x)

@@ -11,6 +11,7 @@ from . import constraints
 from .continuous import Normal, _new_instance
 from .discrete import _expand_params, _one_of
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ['Binomial', 'Geometric', 'HalfNormal', 'LogNormal', 'Poisson']
@@ -20,7 +21,7 @@ def _batch_shape(given, t):
     return tg.Size() if isinstance(given, numbers.Number) else t.size()
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Poisson(rate)"""
     arg_constraints = {'rate': constraints.nonnegative}
     support = constraints.nonnegative_integer
@@ -54,6 +55,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (tg.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return tg.exp(x)
 
 
 class Geometric(Distribution):

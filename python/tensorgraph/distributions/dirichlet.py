@@ -5,12 +5,13 @@ import tensorgraph as tg
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma
 
 __all__ = ['Dirichlet']
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     arg_constraints = {'concentration': constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
@@ -71,3 +72,10 @@ class Dirichlet(Distribution):
         a0 = a.sum(-1)
         return (tg.lgamma(a).sum(-1) - tg.lgamma(a0) - (k - a0) * tg.digamma(a0)
                 - ((a - 1.0) * tg.digamma(a)).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return tg.lgamma(x).sum(-1) - tg.lgamma(x.sum(-1))

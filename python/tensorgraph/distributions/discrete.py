@@ -1,6 +1,6 @@
 """The discrete distributions: Bernoulli, Categorical, OneHotCategorical
-(given probs or logits, exactly one, as PyTorch's; the other computed on
-first use)."""
+and its straight-through variant (given probs or logits, exactly one, as
+PyTorch's; the other computed on first use)."""
 import math
 import numbers
 
@@ -8,9 +8,10 @@ import tensorgraph as tg
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ['Bernoulli', 'Categorical', 'OneHotCategorical']
+__all__ = ['Bernoulli', 'Categorical', 'OneHotCategorical', 'OneHotCategoricalStraightThrough']
 
 
 def _one_of(probs, logits):
@@ -27,7 +28,7 @@ def _expand_params(dist, new, batch_shape, param_shape):
             new._param = value
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """Bernoulli(probs=None, logits=None): 1 with probability probs"""
     arg_constraints = {'probs': constraints.unit_interval, 'logits': constraints.real}
     support = constraints.boolean
@@ -102,6 +103,13 @@ class Bernoulli(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        return tg.log1p(tg.exp(x))
 
 
 class Categorical(Distribution):
@@ -262,3 +270,14 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample is the one-hot draw in the forward
+    pass with the gradient of probs (the straight-through estimator)"""
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

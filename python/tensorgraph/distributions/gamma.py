@@ -9,7 +9,7 @@ import tensorgraph as tg
 
 from . import constraints
 from .continuous import _new_instance
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ['Gamma']
@@ -63,7 +63,7 @@ def standard_gamma(alpha):
     return _StandardGamma.apply(alpha)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     arg_constraints = {'concentration': constraints.positive, 'rate': constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -106,3 +106,10 @@ class Gamma(Distribution):
     def entropy(self):
         return (self.concentration - tg.log(self.rate) + tg.lgamma(self.concentration)
                 + (1.0 - self.concentration) * tg.digamma(self.concentration))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return tg.lgamma(x + 1) + (x + 1) * tg.log(-y.reciprocal())

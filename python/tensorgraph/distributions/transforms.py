@@ -2,7 +2,9 @@
 names: a Transform knows its domain and codomain (constraints), its
 inverse, the log |det J| of its Jacobian, how it changes shapes, and may
 cache its last (x, y) pair so that a sample's log_prob inverts exactly.
-TransformedDistribution (transformed_distribution.py) is built on them."""
+TransformedDistribution (transformed_distribution.py) is built on them;
+the piecewise and matrix transforms are in structured_transforms.py,
+exported here at the end."""
 import functools
 import math
 import numbers
@@ -14,10 +16,11 @@ import tensorgraph as tg
 from . import constraints
 from .utils import broadcast_all, sum_rightmost
 
-__all__ = ['AbsTransform', 'AffineTransform', 'ComposeTransform', 'ExpTransform',
-           'IndependentTransform', 'PowerTransform', 'ReshapeTransform', 'SigmoidTransform',
-           'SoftmaxTransform', 'SoftplusTransform', 'StickBreakingTransform', 'TanhTransform',
-           'Transform',
+__all__ = ['AbsTransform', 'AffineTransform', 'CatTransform', 'ComposeTransform',
+           'CorrCholeskyTransform', 'CumulativeDistributionTransform', 'ExpTransform',
+           'IndependentTransform', 'LowerCholeskyTransform', 'PowerTransform',
+           'ReshapeTransform', 'SigmoidTransform', 'SoftmaxTransform', 'SoftplusTransform',
+           'StackTransform', 'StickBreakingTransform', 'TanhTransform', 'Transform',
            'identity_transform']
 
 
@@ -666,3 +669,9 @@ class StickBreakingTransform(_Stateless):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return tg.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+
+
+# the piecewise and matrix transforms, built on Transform above
+from .structured_transforms import (CatTransform, CorrCholeskyTransform,  # noqa: E402
+                                    CumulativeDistributionTransform, LowerCholeskyTransform,
+                                    StackTransform)

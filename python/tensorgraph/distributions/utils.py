@@ -5,7 +5,7 @@ import numbers
 import tensorgraph as tg
 
 __all__ = ['broadcast_all', 'clamp_probs', 'lazy_property', 'logits_to_probs',
-           'probs_to_logits', 'sum_rightmost']
+           'probs_to_logits', 'sum_rightmost', 'tril_matrix_to_vec', 'vec_to_tril_matrix']
 
 
 def broadcast_all(*values):
@@ -45,6 +45,35 @@ def probs_to_logits(probs, is_binary=False):
     if is_binary:
         return tg.log(ps_clamped) - tg.log1p(-ps_clamped)
     return tg.log(ps_clamped)
+
+
+def _tril_mask(n, diag):
+    """the (n, n) bool mask of the entries on or below diagonal `diag`"""
+    arange = tg.arange(n)
+    return arange < arange.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """the entries of the last two dims on or below diagonal `diag`, row
+    by row, as one last dim"""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f'diag ({diag}) provided is outside [{-n}, {n - 1}].')
+    return mat[..., _tril_mask(n, diag)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """tril_matrix_to_vec's inverse: an (n, n) matrix, zero above diagonal
+    `diag`, whose size n is solved from the vector's length"""
+    k = 1 + 2 * diag
+    n = (-k + (k ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > tg.finfo(vec.dtype).eps:
+        raise ValueError(f'The size of last dimension is {vec.shape[-1]} which cannot be '
+                         'expressed as the lower triangular part of a square D x D matrix.')
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    mat[..., _tril_mask(n, diag)] = vec
+    return mat
 
 
 class lazy_property:

@@ -11,6 +11,15 @@ refuses some in-place updates of views; tensorgraph must refuse the same).
 
     /usr/bin/python3 fuzz/python/diff_views.py [--cases N] [--seed S] [-v]
 
+A known difference is counted apart, not as a disagreement: an update
+through a view whose elements share memory (unfold's overlapping windows)
+of a tensor with history. PyTorch cannot tell such a view overlaps itself
+(only a dim of stride 0 and size > 1) and runs the write: its values then
+depend on the order the kernel visits the elements and its gradient on
+which copy of a location CopySlices writes last, both undefined by its
+own documentation; tensorgraph refuses the write ("some elements of the
+view refer to a single memory location; clone it before writing to it").
+
 PYTHONPATH must hold the built package (build/python). Exit status 1 when
 any case disagrees."""
 import argparse
@@ -148,7 +157,8 @@ def run_program(lib, seed, prog):
                 cur = base
             log.append("ok")
         except Exception as e:  # noqa: BLE001 - compared between the libraries
-            log.append("refused " + type(e).__name__)
+            overlap = "view refer to a single memory location" in str(e)
+            log.append("refused-overlap" if overlap else "refused " + type(e).__name__)
             break
     w = lib.tensor(nr.standard_normal(tuple(base.shape)))
     out = {"log": log}
@@ -194,13 +204,17 @@ def main():
     import warnings
     warnings.simplefilter("ignore")
     r = random.Random(a.seed)
-    bad = 0
+    bad = known = 0
     for i in range(a.cases):
         prog = make_program(r)
         seed = r.randrange(1 << 30)
         t = run_program(torch, seed, prog)
         g = run_program(tg, seed, prog)
         probs = []
+        j = len(g["log"]) - 1
+        if g["log"][-1:] == ["refused-overlap"] and t["log"][:j + 1] == ["ok"] * (j + 1):
+            known += 1  # tensorgraph's refusal of an overlapping write (see the docstring)
+            continue
         if [s.split()[0] for s in t["log"]] != [s.split()[0] for s in g["log"]]:
             probs.append("steps %s vs %s" % (t["log"], g["log"]))
         elif ("backward" in t) != ("backward" in g):
@@ -216,7 +230,8 @@ def main():
             print("[%d] %s %s: %s" % (i, prog["shape"], prog["steps"], "; ".join(probs)), flush=True)
         elif a.v:
             print("[%d] ok %s" % (i, t["log"]))
-    print("%d cases, %d disagreements" % (a.cases, bad))
+    print("%d cases (%d overlapping writes tensorgraph refuses), %d disagreements"
+          % (a.cases, known, bad))
     return 1 if bad else 0
 
 

@@ -116,12 +116,27 @@ class ModuleList(Module):
             self.append(m)
         return self
 
+    def _abs_index(self, idx):
+        """PyTorch's check of an integer index, and its key"""
+        import operator
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f'index {idx} is out of range')
+        return str(idx + len(self) if idx < 0 else idx)
+
     def __getitem__(self, idx):
-        mods = list(self._modules.values())
-        return ModuleList(mods[idx]) if isinstance(idx, slice) else mods[idx]
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[self._abs_index(idx)]
 
     def __setitem__(self, idx, module):
-        self.add_module(list(self._modules)[idx], module)
+        setattr(self, self._abs_index(idx), module)
+
+    def __add__(self, other):
+        combined = ModuleList()
+        for i, module in enumerate(list(self) + list(other)):
+            combined.add_module(str(i), module)
+        return combined
 
     def _renumber(self, mods):
         """the modules under the keys '0', '1', ... again, as PyTorch keeps them"""
@@ -136,7 +151,10 @@ class ModuleList(Module):
 
     def __delitem__(self, idx):
         mods = list(self._modules.values())
-        del mods[idx]
+        if isinstance(idx, slice):
+            del mods[idx]
+        else:
+            del mods[int(self._abs_index(idx))]
         self._renumber(mods)
 
     def pop(self, key):

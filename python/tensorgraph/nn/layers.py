@@ -112,6 +112,17 @@ def reset_affine(m):
 class NormStateMixin:
     """the batch and instance norms' reset_running_stats and reset_parameters,
     as PyTorch's _NormBase"""
+    _version = 2  # version 2 added num_batches_tracked
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        """a state_dict saved before version 2 (or without metadata) may lack
+        num_batches_tracked: it loads as 0, as PyTorch's"""
+        version = local_metadata.get('version', None)
+        if (version is None or version < 2) and self.track_running_stats:
+            state_dict.setdefault(prefix + 'num_batches_tracked', tensor(0))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
 
     def reset_running_stats(self):
         if self.track_running_stats:

@@ -115,6 +115,19 @@ class LazyLinear(Linear):
         if self.in_features:
             super().reset_parameters()
 
+    def _load_from_state_dict(self, state_dict, prefix, *rest):
+        """pending, it takes in_features from the checkpoint's weight
+        (PyTorch materializes its placeholders to the checkpoint's shapes)"""
+        w = state_dict.get(prefix + 'weight')
+        if self.weight is None and getattr(w, 'ndim', 0) == 2:
+            dt = self._lazy_dtype or w.dtype
+            self.in_features = w.shape[1]
+            self.weight = Parameter(empty(self.out_features, self.in_features, dtype=dt))
+            if self._lazy_bias:
+                self.bias = Parameter(empty(self.out_features, dtype=dt))
+            self.__class__ = Linear
+        Linear._load_from_state_dict(self, state_dict, prefix, *rest)
+
     def forward(self, x):
         if self.weight is None:
             if x.ndim == 0:

@@ -49,9 +49,45 @@ class LazyModuleMixin:
         if input.ndim < 2 or channels == 0:
             raise ValueError(f"{type(self).__name__}: cannot infer the number of input "
                              f"channels from an input of shape {tuple(input.shape)}")
+        self._build(channels, input.dtype)
+
+    def _channels_in(self, state_dict, prefix):
+        """the input channels a checkpoint's entries were saved with (None
+        when it has none for this module)"""
+        from .conv import _ConvTranspose, _ConvNd
+        for name in ('weight', 'bias', 'running_mean', 'running_var'):
+            t = state_dict.get(prefix + name)
+            if not hasattr(t, 'shape') or t.ndim == 0:
+                continue
+            if not isinstance(self, _ConvNd):
+                return t.shape[0]  # the norms: one entry per channel
+            if name == 'weight' and t.ndim >= 2:
+                return t.shape[0] if isinstance(self, _ConvTranspose) \
+                    else t.shape[1] * self.groups
+        return None
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        """a pending module loading a checkpoint takes its channels from it
+        (PyTorch materializes its placeholders to the checkpoint's shapes)"""
+        if self.has_uninitialized_params():
+            channels = self._channels_in(state_dict, prefix)
+            if channels:
+                self._build(channels)  # now of the real class: its loading
+                return self._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                                  missing_keys, unexpected_keys, error_msgs)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+    def _build(self, channels, dtype=None):
+        """the real module for this many input channels, in place"""
+        target, args, kwargs = self._lazy_args
         kept = {k: self.__dict__[k] for k in _KEPT}
-        if 'dtype' not in kwargs or kwargs['dtype'] is None:
-            kwargs = dict(kwargs, dtype=input.dtype)
+        kept.update((k, self.__dict__[k]) for k in ('_state_dict_hooks',
+                    '_load_state_dict_pre_hooks', '_load_state_dict_post_hooks')
+                    if k in self.__dict__)
+        if dtype is not None and kwargs.get('dtype') is None:
+            kwargs = dict(kwargs, dtype=dtype)
         del self.__dict__['_lazy_args']
         target.__init__(self, channels, *args, **kwargs)
         self.__dict__.update(kept)

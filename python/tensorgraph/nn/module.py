@@ -10,7 +10,35 @@ from .._tensor_extra import RemovableHandle
 from ._backward_hooks import BackwardHook
 from .parameter import Parameter
 
-_IncompatibleKeys = namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])
+_EXTRA_STATE_KEY_SUFFIX = '_extra_state'
+
+
+class _IncompatibleKeys(namedtuple('IncompatibleKeys', ['missing_keys', 'unexpected_keys'])):
+    """load_state_dict's result, printed as PyTorch's when nothing is off"""
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return '<All keys matched successfully>'
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _typename(obj):
+    """torch.typename's words for an object in messages"""
+    from .._ops_aten import typename
+    return typename(obj)
+
+
+def _hooks(module, name):
+    """one of the state-dict hook tables, made on first use (a module
+    unpickled from before they existed has none)"""
+    d = module.__dict__.get(name)
+    if d is None:
+        d = OrderedDict()
+        object.__setattr__(module, name, d)
+    return d
 
 
 def _register(hooks, hook):
@@ -113,36 +141,51 @@ class Module:
 
     # ---- registration ------------------------------------------------------------
     def __setattr__(self, name, value):
-        _trace_guards.changed()  # a parameter or buffer may be replaced
+        """PyTorch's rules: a Parameter or Module registers (before
+        __init__ an AttributeError), None or a tensor of the right kind
+        replaces a registered one, other values are plain attributes"""
+        _trace_guards.changed()  # a parameter or buffer may be replaced, a flag changed
         d = self.__dict__
-        if '_parameters' not in d:
-            raise AttributeError("cannot assign before Module.__init__() call")
-        if isinstance(value, Parameter) and name in d['_parameters'] or \
-                isinstance(value, Module) and name in d['_modules']:
-            # a replacement keeps its place in the order, as PyTorch's
-            (d['_parameters'] if isinstance(value, Parameter) else d['_modules'])[name] = value
-        elif isinstance(value, (Parameter, Module)):
-            for store in ('_parameters', '_buffers', '_modules'):
-                d[store].pop(name, None)
-            d.pop(name, None)
-            (self._parameters if isinstance(value, Parameter) else self._modules)[name] = value
-        elif name in self._parameters:
+        params = d.get('_parameters')
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            if name not in params:
+                for store in (d, d['_buffers'], d['_modules']):
+                    store.pop(name, None)
+                d['_non_persistent'].discard(name)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
-                                f"'{name}' (nn.Parameter or None expected)")
-            self._parameters[name] = None
-        elif name in self._buffers:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            params[name] = None
+            return
+        modules = d.get('_modules')
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            if name not in modules:  # a replacement keeps its place in the order
+                for store in (d, d['_parameters'], d['_buffers']):
+                    store.pop(name, None)
+                d['_non_persistent'].discard(name)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            modules[name] = None
+            return
+        buffers = d.get('_buffers')
+        if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, _C.Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                "(Tensor or None expected)")
-            self._buffers[name] = value
-        elif name in self._modules:
-            if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
-                                f"'{name}' (Module or None expected)")
-            self._modules[name] = None
-        else:
-            object.__setattr__(self, name, value)
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -156,57 +199,80 @@ class Module:
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]
+                self._non_persistent.discard(name)
                 return
         object.__delattr__(self, name)
 
     def _check_name(self, kind, name, table):
-        """PyTorch's checks of a new parameter's, buffer's or module's name"""
+        """PyTorch's checks of a new parameter's or buffer's name (in its order)"""
+        if table not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
         if not isinstance(name, str):
-            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
         if '.' in name:
-            raise KeyError(f"{kind} name can't contain \".\", got: {name}")
+            raise KeyError(f"{kind} name can't contain \".\"")
         if not name:
             raise KeyError(f"{kind} name can't be empty string \"\"")
-        if hasattr(self, name) and name not in table:
+        if hasattr(self, name) and name not in self.__dict__[table]:
             raise KeyError(f"attribute '{name}' already exists")
 
     def register_parameter(self, name, param):
-        self._check_name('parameter', name, self._parameters)
+        self._check_name('parameter', name, '_parameters')
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
-                            f"'{name}' (nn.Parameter or None required)")
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             f"parameters must be created explicitly. To express '{name}' "
+                             "as a function of another Tensor, compute the value in "
+                             "the forward() method.")
         self._parameters[name] = param
         _trace_guards.changed()
 
     def register_buffer(self, name, tensor, persistent=True):
-        self._check_name('buffer', name, self._buffers)
+        self._check_name('buffer', name, '_buffers')
         if tensor is not None and not isinstance(tensor, _C.Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
-                            f"'{name}' (Tensor or None required)")
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer "
+                            f"'{name}' (torch Tensor or None required)")
         self.__dict__.pop(name, None)
         self._buffers[name] = tensor
         _trace_guards.changed()
-        if not persistent:
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
             self._non_persistent.add(name)
 
     def add_module(self, name, module):
-        self._check_name('module', name, self._modules)
+        """PyTorch's checks, in its order (the module's type first)"""
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if '.' in name:
+            raise KeyError(f"module name can't contain \".\", got: {name}")
+        if not name:
+            raise KeyError("module name can't be empty string \"\"")
         self._modules[name] = module
 
     register_module = add_module
 
     # ---- walking ------------------------------------------------------------------
-    def named_modules(self, memo=None, prefix=''):
+    def named_modules(self, memo=None, prefix='', remove_duplicate=True):
+        """self and its descendants, depth first; a module reached twice is
+        yielded once unless remove_duplicate is False (memo: the modules
+        already seen)"""
         memo = set() if memo is None else memo
-        if id(self) in memo:
+        if self in memo:
             return
-        memo.add(id(self))
+        if remove_duplicate:
+            memo.add(self)
         yield prefix, self
         for name, m in self._modules.items():
             if m is not None:
-                yield from m.named_modules(memo, prefix + ('.' if prefix else '') + name)
+                yield from m.named_modules(memo, prefix + ('.' if prefix else '') + name,
+                                           remove_duplicate)
 
     def modules(self):
         for _, m in self.named_modules():
@@ -248,47 +314,170 @@ class Module:
             yield b
 
     # ---- state ----------------------------------------------------------------------
-    def state_dict(self, destination=None, prefix='', keep_vars=False):
-        """name -> tensor (sharing storage, detached unless keep_vars), in
-        PyTorch's order: own parameters, own buffers, then each child"""
-        out = OrderedDict() if destination is None else destination
+    _version = 1  # saved in state_dict()._metadata: loaders of older layouts read it
+
+    def get_extra_state(self):
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called.")
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """this module's own entries (not its children's)"""
         for name, p in self._parameters.items():
             if p is not None:
-                out[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
-                out[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def _register_state_dict_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) after the module's
+        entries are in; what it returns (not None) replaces the dict"""
+        return _register(_hooks(self, '_state_dict_hooks'), hook)
+
+    def state_dict(self, *args, destination=None, prefix='', keep_vars=False):
+        """name -> tensor (sharing storage, detached unless keep_vars), in
+        PyTorch's order: own parameters, own buffers, extra state, then each
+        child; the dict's _metadata holds each module's _version"""
+        if args:  # PyTorch's deprecated positional form
+            import warnings
+            destination = args[0] if destination is None else destination
+            if len(args) > 1 and prefix == '':
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
+            warnings.warn("Positional args are being deprecated, use kwargs instead.")
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, '_metadata'):
+            destination._metadata[prefix[:-1]] = local_metadata
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(out, prefix + name + '.', keep_vars)
-        return out
+                m.state_dict(destination=destination, prefix=prefix + name + '.',
+                             keep_vars=keep_vars)
+        for hook in _hooks(self, '_state_dict_hooks').values():
+            r = hook(self, destination, prefix, local_metadata)
+            if r is not None:
+                destination = r
+        return destination
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) before this module loads (the module
+        first when with_module)"""
+        if with_module:
+            import functools
+            import weakref
+            ref = weakref.ref(self)
+            hook = functools.partial(lambda h, *a: h(ref(), *a), hook)
+        return _register(_hooks(self, '_load_state_dict_pre_hooks'), hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) after the module and its children
+        loaded; it may edit the key lists in place (strict checks them after)"""
+        return _register(_hooks(self, '_load_state_dict_post_hooks'), hook)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        """copies this module's own entries from state_dict (PyTorch's
+        algorithm and messages: each entry copied when it can be, the
+        problems collected in error_msgs)"""
+        for hook in _hooks(self, '_load_state_dict_pre_hooks').values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
+        local_state = {k: v for k, v in self._parameters.items() if v is not None}
+        local_state.update((k, v) for k, v in self._buffers.items()
+                           if v is not None and k not in self._non_persistent)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, _C.Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                  'torch.Tensor or Tensor-like object from checkpoint but '
+                                  f'received {type(value)}')
+                continue
+            if param.ndim == 0 and value.ndim == 1:  # checkpoints from before 0-d tensors
+                value = value[0]
+            if tuple(value.shape) != tuple(param.shape):
+                error_msgs.append(f'size mismatch for {key}: copying a param with shape '
+                                  f'{value.shape} from checkpoint, the shape in current model '
+                                  f'is {param.shape}.')
+                continue
+            try:
+                with no_grad():
+                    param.copy_(value)
+            except Exception as ex:  # noqa: BLE001 - reported as PyTorch does
+                error_msgs.append(f'While copying the parameter named "{key}", whose '
+                                  f'dimensions in the model are {param.shape} and whose '
+                                  f'dimensions in the checkpoint are {value.shape}, an '
+                                  f'exception occurred : {ex.args}.')
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    first = key[len(prefix):].split('.', 1)[0]  # a child's, or an entry
+                    if first not in self._modules and first not in local_state:
+                        unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True):
+        """PyTorch's: each module's _load_from_state_dict (with its
+        _metadata entry), then its children's, then its post hooks; the
+        missing and unexpected keys raise when strict, with the other
+        problems, after everything that could be copied was"""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        if strict and (missing or unexpected):
-            errors.append(f"Missing key(s): {missing}. Unexpected key(s): {unexpected}.")
-        for k, t in own.items():
-            if k in state_dict:
-                v = state_dict[k]
-                if not isinstance(v, _C.Tensor):
-                    errors.append(f"While copying the parameter named \"{k}\", expected a "
-                                  f"Tensor from the checkpoint but received {type(v)}")
-                elif tuple(v.shape) != tuple(t.shape):
-                    errors.append(f"size mismatch for {k}: copying a param with shape "
-                                  f"{tuple(v.shape)}, the shape in current model is "
-                                  f"{tuple(t.shape)}.")
+        missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, '_metadata', None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local, prefix=''):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(local, prefix, local_metadata, True, missing,
+                                         unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    cp = prefix + name + '.'
+                    load(child, {k: v for k, v in local.items() if k.startswith(cp)}, cp)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in _hooks(module, '_load_state_dict_post_hooks').values():
+                if hook(module, keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are "
+                        "not expected to return new values, if incompatible_keys need to be "
+                        "modified, it should be done inplace.")
+
+        load(self, state_dict)
+        if strict:
+            if unexpected:
+                errors.insert(0, 'Unexpected key(s) in state_dict: {}. '.format(
+                    ', '.join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, 'Missing key(s) in state_dict: {}. '.format(
+                    ', '.join(f'"{k}"' for k in missing)))
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
-        with no_grad():
-            for k, t in own.items():
-                if k in state_dict:
-                    t.copy_(state_dict[k])
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- modes and bulk updates --------------------------------------------------------
@@ -335,9 +524,23 @@ class Module:
                 dtype = a
             check_eager_target(a, f'{type(self).__name__}.to()')
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
         return self._cast(dtype) if dtype is not None else self
+
+    def type(self, dst_type):
+        """every parameter and buffer cast to dst_type (a dtype or a type name),
+        integer buffers too, as PyTorch's"""
+        with no_grad():
+            for m in self.modules():
+                for name, p in m._parameters.items():
+                    if p is not None:
+                        m._parameters[name] = Parameter(p.type(dst_type), p.requires_grad)
+                for name, b in m._buffers.items():
+                    if b is not None:
+                        m._buffers[name] = b.type(dst_type)
+        _trace_guards.changed()
+        return self
 
     def float(self):
         return self._cast(_C.float32)
@@ -399,15 +602,22 @@ class Module:
         return ''
 
     def __repr__(self):
-        lines = []
+        """PyTorch's layout: a one-line extra_repr and no children inline,
+        otherwise each line of both indented by two"""
+        extra = self.extra_repr()
+        extra_lines = extra.split('\n') if extra else []
+        child_lines = []
         for name, m in self._modules.items():
             sub = repr(m).replace('\n', '\n  ')
-            lines.append(f'({name}): {sub}')
-        extra = self.extra_repr()
-        if not lines:
-            return f'{type(self).__name__}({extra})'
-        body = '\n  '.join(([extra] if extra else []) + lines)
-        return f'{type(self).__name__}(\n  {body}\n)'
+            child_lines.append(f'({name}): {sub}')
+        lines = extra_lines + child_lines
+        main = self._get_name() + '('
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += '\n  ' + '\n  '.join(lines) + '\n'
+        return main + ')'
 
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)

@@ -51,6 +51,31 @@ class _InstanceNorm(NormStateMixin, Module):
                               self.training or not track, self.momentum, self.eps)
         return out.squeeze(0) if unbatched else out
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        """running statistics in a state_dict without metadata for a module
+        that tracks none: PyTorch's error (saved before 0.4.0, when the
+        instance norms tracked them by default)"""
+        if local_metadata.get('version', None) is None and not self.track_running_stats:
+            keys = [prefix + n for n in ('running_mean', 'running_var')
+                    if prefix + n in state_dict]
+            if keys:
+                klass = type(self).__name__
+                error_msgs.append(
+                    'Unexpected running stats buffer(s) {names} for {klass} '
+                    'with track_running_stats=False. If state_dict is a '
+                    'checkpoint saved before 0.4.0, this may be expected '
+                    'because {klass} does not track running stats by default '
+                    'since 0.4.0. Please remove these keys from state_dict. If '
+                    'the running stats are actually needed, instead set '
+                    'track_running_stats=True in {klass} to enable them. See '
+                    'the documentation of {klass} for details.'
+                    .format(names=" and ".join(f'"{k}"' for k in keys), klass=klass))
+                for k in keys:
+                    state_dict.pop(k)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
     def extra_repr(self):
         return (f'{self.num_features}, eps={self.eps}, momentum={self.momentum}, '
                 f'affine={self.affine}, track_running_stats={self.track_running_stats}')

@@ -59,12 +59,20 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        lines = []
-        for i, p in enumerate(self):
-            if isinstance(p, _C.Tensor):
-                lines.append(f"  ({i}): Parameter containing: [{p.dtype} of size "
-                             f"{'x'.join(map(str, p.shape))}]")
-        return '\n'.join(lines)
+        return _entries_repr(enumerate(self), lambda p: p.dtype)
+
+
+def _entries_repr(items, kind):
+    """the containers' extra_repr: one line per entry, PyTorch's words"""
+    lines = []
+    for k, p in items:
+        if isinstance(p, _C.Tensor):
+            what = "Parameter" if isinstance(p, Parameter) else "Tensor"
+            lines.append(f"  ({k}): {what} containing: [{kind(p)} of size "
+                         f"{'x'.join(map(str, p.shape))}]")
+        else:
+            lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+    return '\n'.join(lines)
 
 
 class ParameterDict(Module):
@@ -119,6 +127,6 @@ class ParameterDict(Module):
             self[k] = v
 
     def extra_repr(self):
-        return '\n'.join(f"  ({k}): Parameter containing: [{p.dtype} of size "
-                         f"{'x'.join(map(str, p.shape))}]" for k, p in self.items()
-                         if p is not None)
+        # PyTorch 1.13 names the dict's entries by typename, the list's by dtype
+        from .._ops_aten import typename
+        return _entries_repr(self.items(), typename)

@@ -49,13 +49,19 @@ class Optimizer:
         self._c = []
         self._lrs = []  # the lr each C optimizer has
         self._hyper = []  # and its momentum/betas (cyclic schedulers change them)
-        self.state = {}
         for g in groups:
             self.add_param_group(g)
 
     def add_param_group(self, group):
+        if not isinstance(group, dict):
+            raise AssertionError("param group must be a dict")
         group = dict(group)
-        group['params'] = list(group['params'])
+        params = group['params']
+        if isinstance(params, set):
+            raise TypeError('optimizer parameters need to be organized in ordered collections, '
+                            'but the ordering of tensors in sets will change between runs. '
+                            'Please use a list instead.')
+        group['params'] = [params] if isinstance(params, _C.Tensor) else list(params)
         for k, v in self.defaults.items():
             if v is required and k not in group:
                 raise ValueError(f"parameter group didn't specify a value of required "
@@ -88,11 +94,12 @@ class Optimizer:
         seen = {id(p) for g in self.param_groups for p in g['params']}
         for p in group['params']:
             if not isinstance(p, _C.Tensor):
+                from .._ops_aten import typename
                 raise TypeError("optimizer can only optimize Tensors, but one of the params "
-                                f"is {type(p).__name__}")
+                                f"is {typename(p)}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
-            if id(p) in seen:
+            if id(p) in seen:  # within a group PyTorch 1.13 warns (a future error)
                 raise ValueError("some parameters appear in more than one parameter group")
             seen.add(id(p))
 
@@ -162,6 +169,18 @@ class Optimizer:
     def zero_grad(self, set_to_none=False):
         for group in self.param_groups:
             zero_grads(group['params'], set_to_none)
+
+    @property
+    def state(self):
+        """PyTorch's per-parameter state, parameter -> {'step': ..., buffer
+        name: tensor}, read from the groups' updates (a defaultdict(dict)
+        made at each access: edit it through load_state_dict)"""
+        from collections import defaultdict
+        params = [p for g in self.param_groups for p in g['params']]
+        out = defaultdict(dict)
+        for i, entry in self.state_dict()['state'].items():
+            out[params[i]] = entry
+        return out
 
     def state_dict(self):
         """PyTorch's layout: {'state': {parameter index (counted over all
@@ -243,6 +262,10 @@ class Optimizer:
                     continue
                 if name == 'step':  # PyTorch keeps a float tensor; the C state an int64
                     t = tensor(int(float(t.item() if isinstance(t, _C.Tensor) else t)))
+                elif isinstance(t, _C.Tensor) and t.dtype.is_floating_point:
+                    p = g['params'][k]  # PyTorch casts floating state to its parameter's dtype
+                    if p.dtype.is_floating_point and t.dtype != p.dtype:
+                        t = t.to(p.dtype)
                 tensors[f'optim.state.{k}.{name}'] = t
             if entry and meta.get('optim.type') == 'sgd' and 'step' not in entry:
                 tensors[f'optim.state.{k}.step'] = tensor(1)  # it has stepped

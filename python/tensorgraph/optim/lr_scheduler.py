@@ -15,6 +15,38 @@ _EPOCH_WARNING = ("The epoch parameter in `scheduler.step()` was not necessary a
                   "scheduler.")
 
 
+_ORDER_WARNING = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
+    "later, you should call them in the opposite order: `optimizer.step()` before "
+    "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+    "value of the learning rate schedule. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+_OVERRIDDEN_WARNING = (
+    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+    "initialization. Please, make sure to call `optimizer.step()` before "
+    "`lr_scheduler.step()`. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+
+
+def _with_counter(method):
+    """optimizer.step counting its calls in optimizer._step_count (what a
+    scheduler's first step checks, as PyTorch's); wrapped once"""
+    if getattr(method, '_with_counter', False) or not hasattr(method, '__self__'):
+        return method
+    import functools
+    import weakref
+    ref, func = weakref.ref(method.__self__), method.__func__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        instance = ref()
+        instance._step_count += 1
+        return func.__get__(instance, type(instance))(*args, **kwargs)
+
+    wrapper._with_counter = True
+    return wrapper
+
+
 class LRScheduler:
     def __init__(self, optimizer, last_epoch=-1, verbose=False):
         if not hasattr(optimizer, 'param_groups'):
@@ -30,10 +62,12 @@ class LRScheduler:
                                    "when resuming an optimizer")
         self.base_lrs = [g['initial_lr'] for g in optimizer.param_groups]
         self.last_epoch = last_epoch
+        optimizer.step = _with_counter(optimizer.step)
         self.verbose = verbose
         self._initial_step()
 
     def _initial_step(self):
+        self.optimizer._step_count = 0
         self._step_count = 0
         self.step()
 
@@ -51,6 +85,11 @@ class LRScheduler:
             print(f'Adjusting learning rate of group {group} to {lr:.4e}.')
 
     def step(self, epoch=None):
+        if self._step_count == 1:  # the first step after the constructor's
+            if not getattr(self.optimizer.step, '_with_counter', False):
+                warnings.warn(_OVERRIDDEN_WARNING, UserWarning)
+            elif self.optimizer._step_count < 1:
+                warnings.warn(_ORDER_WARNING, UserWarning)
         if epoch is not None:
             warnings.warn(_EPOCH_WARNING, UserWarning)
         self._step(epoch)

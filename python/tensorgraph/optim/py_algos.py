@@ -32,9 +32,9 @@ class _Group:
                 if g is None:
                     continue
                 g = -g if o.get('maximize') else g
-                if self.bufs[k] is None:
-                    self.bufs[k] = {n: zeros_like(p) for n in self.buffers}
-                    self.bufs[k].update({n: 1.0 for n in self.scalars})
+                if self.bufs[k] is None:  # PyTorch's order: the scalars first
+                    self.bufs[k] = {n: 1.0 for n in self.scalars}
+                    self.bufs[k].update({n: zeros_like(p) for n in self.buffers})
                 self.steps[k] += 1
                 if o.get('weight_decay', 0) != 0:
                     g = g + p * o['weight_decay']
@@ -80,15 +80,14 @@ class _Group:
         for k, p in enumerate(self.params):
             if f'optim.state.{k}.step' not in tensors:
                 continue
-            b = {}
+            b = {name: float(tensors[f'optim.state.{k}.{name}'].item())
+                 for name in self.scalars}
             for name in self.buffers:
                 t = tensors.get(f'optim.state.{k}.{name}')
                 if t is None or tuple(t.shape) != tuple(p.shape):
                     raise ValueError(f"optimizer state: '{name}' of parameter {k} is missing "
                                      f"or not shaped like it {tuple(p.shape)}")
                 b[name] = t.to(p.dtype).clone()
-            for name in self.scalars:
-                b[name] = float(tensors[f'optim.state.{k}.{name}'].item())
             self.bufs[k] = b
             self.steps[k] = int(float(tensors[f'optim.state.{k}.step'].item()))
         for key in self.meta_keys:

@@ -219,7 +219,15 @@ def _jacobi_round(S, V, mats):
     one = tensor(1.0, dtype=S.dtype)
     theta = (aqq - app) / (2 * _C.where(zero, one, apq))
     t = _C.where(theta >= 0, one, -one) / (theta.abs() + _C.sqrt(theta * theta + 1))
-    t = _C.where(zero, tensor(0.0, dtype=S.dtype), t)
+    # apq = 0: no rotation (t = 0), but t's slope there is not 0: t =
+    # apq / (aqq - app) + O(apq^3) for distinct diagonal entries, so that
+    # expression (0 here) keeps the first and second derivatives (an exact
+    # zero off the diagonal, a zero row or a block-diagonal matrix, used
+    # to give the eigenvectors no gradient across it). Equal entries:
+    # degenerate, no slope defined; 0 kept
+    gap = aqq - app
+    flat_t = apq / _C.where(gap == 0, one, gap)
+    t = _C.where(zero, _C.where(gap == 0, tensor(0.0, dtype=S.dtype), flat_t), t)
     c = 1 / _C.sqrt(t * t + 1)
     s = t * c
     c_rows = _C.matmul(c.unsqueeze(-2), P).transpose(-2, -1)      # [..., n, 1]
@@ -437,30 +445,39 @@ def _factor_solve(L, B):
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with A X = B given A's Cholesky factor (input2) and B (input).
     The values come from two triangular solves, which read the factor's
-    triangle; the gradients are PyTorch's: B's is A^-1 G, the factor's
-    -(S X^T + X S^T) L with S = A^-1 G and L the factor as given, every
-    entry of it (so not triangular, and the other triangle counts): the
-    derivative of A^-1 B - A^-1 L L^T X at fixed A^-1 and X
-    (_ops_cover._with_gradient_of)"""
-    return _cholesky_solve(input, input2, upper, False)
+    triangle; the gradients are PyTorch's at every order: B's is A^-1 G,
+    the factor's -(S X^T + X S^T) L with S = A^-1 G and L the factor as
+    given, every entry of it (so not triangular, and the other triangle
+    counts), S and X themselves differentiable in B and the factor: the
+    derivatives of (L L^T)^-1 B, at A from L's triangle"""
+    return _cholesky_solve(input, input2, upper)
 
 
-def _cholesky_solve(input, input2, upper, input_is_identity):
+def _cholesky_solve(input, input2, upper):
     L = input2.transpose(-2, -1) if upper else input2
     with no_grad():
         X = _factor_solve(L, input)
     if not (_C.is_grad_enabled() and (input.requires_grad or input2.requires_grad)):
         return X
-    from ._ops_cover import _with_gradient_of  # which imports this module
-    with no_grad():  # A^-1: X itself when B is the identity
-        inv = X if input_is_identity else _factor_solve(L, _eye(L.shape[-1], L).expand(*L.shape))
-    return _with_gradient_of(X, lambda f: inv @ input - inv @ (f @ f.transpose(-2, -1)) @ X, L)
+    from ._linalg_lu import solve
+    # M: the value A = tril(L) tril(L)^T, the derivatives of L L^T (every
+    # entry of L) at all orders; X + (E - E0) keeps the triangular solves'
+    # numbers (E - E0 is exactly 0) with E = M^-1 B's derivatives
+    # (no detach(): this also traces inside tg.function)
+    with no_grad():
+        T = _C.tril(L)
+        offset = _C.matmul(T, T.transpose(-2, -1)) - _C.matmul(L, L.transpose(-2, -1))
+    M = _C.matmul(L, L.transpose(-2, -1)) + offset
+    E = solve(M, input)
+    with no_grad():
+        E0 = solve(M, input)
+    return X + (E - E0)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
     """A^-1 from A's Cholesky factor"""
     n = input.shape[-1]
-    return _cholesky_solve(_eye(n, input).expand(*input.shape), input, upper, True)
+    return _cholesky_solve(_eye(n, input).expand(*input.shape), input, upper)
 
 
 def _take_out():

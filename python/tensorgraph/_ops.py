@@ -314,6 +314,8 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
     0, as PyTorch's legacy norm gives (linalg's refuses negative and
     infinite p there)."""
     from .linalg import matrix_norm, vector_norm
+    if isinstance(p, _C.Tensor):  # a one-element tensor is a number here, as in PyTorch
+        p = p.item()
     if p == 'nuc':
         if dim is None and input.ndim != 2:
             raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with "

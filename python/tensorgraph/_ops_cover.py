@@ -231,8 +231,12 @@ def logcumsumexp(input, dim):
     d = _dim(dim, input.ndim)
     if input.ndim == 0:
         return input.clone()
-    y = _scan(input, d, logaddexp, -math.inf)
-    return y if y is not input else input.clone()
+    if input.shape[d] <= 1:
+        # one element along dim: x itself, through logaddexp(x, -inf) so
+        # that the gradient (1) is a function of x, as PyTorch's
+        # (differentiable again, to 0) rather than a constant
+        return logaddexp(input, zeros((), dtype=input.dtype) - math.inf)
+    return _scan(input, d, logaddexp, -math.inf)
 
 
 def msort(input):

@@ -221,8 +221,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         from ._ops_shape import torch_type_name
         raise RuntimeError(f"{torch_type_name(input.dtype)} did not match "
                            f"{torch_type_name(other.dtype)}")
-    if input.dtype == _C.bool:
-        return input == other
+    # bool too: False and True are 1 apart, close under a tolerance of 1
+    # (PyTorch compares them as numbers, in the default dtype)
     a, b = input.to(_C.float64), other.to(_C.float64)
     eq = a == b
     close = (a - b).abs() <= atol + rtol * b.abs()
@@ -387,6 +387,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 def logit(input, eps=None):
     x = _float(input)
+    if isinstance(eps, Tensor):  # a one-element tensor is a number here, as in PyTorch
+        eps = float(eps)
     if eps is not None and eps >= 0:  # PyTorch's kernels take a negative eps as none
         return _logit_eps(x, eps)
     # log x - log(1 - x): the slope 1/x + 1/(1 - x) is inf at 0 and 1, as

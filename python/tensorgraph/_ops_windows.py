@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from . import _C
-from ._creation import arange, tensor
+from ._creation import arange, tensor, zeros
 from ._ops_stats import _memory_bytes
 
 __all__ = ['masked_scatter', 'split_with_sizes', 'unique_consecutive', 'slice_scatter',
@@ -55,7 +55,7 @@ def masked_scatter(input, mask, source):
     if mask.dtype != _C.bool:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
                            f"dtype {mask.dtype}")
-    m = mask.expand(*input.shape) if tuple(mask.shape) != tuple(input.shape) else mask
+    m = mask.expand(tuple(input.shape)) if tuple(mask.shape) != tuple(input.shape) else mask
     flat = m.reshape(-1)
     need = int(flat.sum().item()) if not flat.is_symbolic else None
     if need is not None and need > source.numel():
@@ -63,7 +63,10 @@ def masked_scatter(input, mask, source):
                            f"elements, got {source.numel()}")
     # each true position takes source element (its rank among the true ones)
     pos = (_C.cumsum(flat.long(), 0) - 1).clamp(0, max(source.numel() - 1, 0))
-    taken = _C.index_select(source.reshape(-1), 0, pos).reshape(*input.shape)
+    src = source.reshape(-1)
+    if src.numel() == 0:  # nothing taken (no true position): one stand-in to index
+        src = _C.cat([src, zeros(1, dtype=src.dtype)], 0)
+    taken = _C.index_select(src, 0, pos).reshape(tuple(input.shape))  # 0-d too
     return _C.where(m, taken.to(input.dtype), input)
 
 
@@ -135,6 +138,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     rows = arange(count) + max(0, -offset)
     cols = arange(count) + max(0, offset)
     moved = out.movedim((dim1, dim2), (0, 1))
+    src = src.to(input.dtype)  # copied in, as PyTorch's copy_: any dtype
     moved[rows, cols] = src.movedim(-1, 0) if src.ndim else src
     return out
 

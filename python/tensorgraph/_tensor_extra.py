@@ -190,8 +190,12 @@ def repeat(self, *sizes):
     if len(sizes) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
                            "number of dimensions of tensor")
-    if builtins.any(s < 0 for s in sizes):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    # the result's sizes are the products (a negative size of an empty dim
+    # gives 0, allowed, as PyTorch's)
+    shape = [1] * (len(sizes) - self.ndim) + list(self.shape)
+    if builtins.any(s * d < 0 for s, d in zip(sizes, shape)):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: "
+                           f"{[s * d for s, d in zip(sizes, shape)]}")
     return _C.tile(self, sizes)
 
 

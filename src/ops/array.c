@@ -287,6 +287,10 @@ static tg_status tile_geometry(const char *op, int ndim, const int64_t *shape,
         int xi = i - (g->nd - ndim), ri = i - (g->nd - n_reps);
         g->d[i] = xi >= 0 ? shape[xi] : 1;
         g->r[i] = ri >= 0 ? reps[ri] : 1;
+        /* a negative rep of an empty dim: PyTorch sizes the result by the
+         * product, 0 either way, and allows it */
+        if (g->r[i] < 0 && g->d[i] == 0)
+            g->r[i] = 0;
         if (g->r[i] < 0)
             return tg__error(TG_ERR_ARG, "%s: rep %lld at position %d is negative",
                              op, (long long)g->r[i], ri);

@@ -240,8 +240,11 @@ def test_clip_grad_norm_alias_and_skip_init():
         total = nn.utils.clip_grad_norm([p], 1.0)
     close(total, np.sqrt(48))
     close(p.grad, np.ones(3) * 4 / np.sqrt(48), rtol=1e-5)
+    # modules take device= now (as PyTorch's): skip_init builds them; a class
+    # without it is PyTorch's error
+    assert nn.utils.skip_init(nn.Linear, 3, 2).weight.shape == (2, 3)
     with pytest.raises(RuntimeError, match="'device'"):
-        nn.utils.skip_init(nn.Linear, 3, 2)
+        nn.utils.skip_init(nn.ReLU)
 
 
 @needs_torch

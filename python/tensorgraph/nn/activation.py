@@ -1,30 +1,30 @@
 """Activation and simple layer modules over the composed functions
 (functional_act): PyTorch's constructor arguments, defaults, parameter
 names and extra_repr."""
+import warnings
+
 from .._creation import full
 from . import functional as F
+from ._ctor_signature import REQUIRED, init_with_signature
+from ._factory_kwargs import factory_kwargs
 from .module import Module
 from .parameter import Parameter
 
 
 class _Act(Module):
-    """an activation with keyword-compatible constructor arguments stored
-    as attributes (PyTorch's names)"""
+    """an activation with PyTorch's constructor arguments (_args: (name,
+    default) pairs, REQUIRED for none) stored as attributes: each class
+    made with _args and no __init__ of its own gets an __init__ of that
+    signature"""
     _args = ()
 
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-        names = [n for n, _ in self._args]
-        vals = dict(self._args)
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}() takes at most {len(names)} positional "
-                            f"arguments")
-        vals.update(zip(names, args))
-        for k, v in kwargs.items():
-            if k not in vals:
-                raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument "
-                                f"'{k}'")
-            vals[k] = v
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if '_args' in cls.__dict__ and '__init__' not in cls.__dict__:
+            cls.__init__ = init_with_signature(cls._args, lambda self, vals: self._set(**vals))
+
+    def _set(self, **vals):
+        Module.__init__(self)
         for k, v in vals.items():
             object.__setattr__(self, k, v)
 
@@ -48,14 +48,22 @@ SiLU = _act('SiLU', F.silu, ('inplace', False))
 Mish = _act('Mish', F.mish, ('inplace', False))
 class Hardtanh(_act('Hardtanh', F.hardtanh, ('min_val', -1.0), ('max_val', 1.0),
                     ('inplace', False))):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
+                 max_value=None):
+        # PyTorch's deprecated spellings, with its warnings
+        if min_value is not None:
+            warnings.warn("keyword argument min_value is deprecated and rename to min_val")
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument max_value is deprecated and rename to max_val")
+            max_val = max_value
+        self._set(min_val=min_val, max_val=max_val, inplace=inplace)
         assert self.max_val > self.min_val  # PyTorch's module check (F.hardtanh has none)
 ReLU6 = _act('ReLU6', F.relu6, ('inplace', False))
 LogSigmoid = _act('LogSigmoid', F.logsigmoid)
 Softsign = _act('Softsign', F.softsign)
 GLU = _act('GLU', F.glu, ('dim', -1))
-Threshold = _act('Threshold', F.threshold, ('threshold', None), ('value', None),
+Threshold = _act('Threshold', F.threshold, ('threshold', REQUIRED), ('value', REQUIRED),
                  ('inplace', False))
 CELU = _act('CELU', F.celu, ('alpha', 1.0), ('inplace', False))
 Softmin = _act('Softmin', F.softmin, ('dim', None))
@@ -71,18 +79,20 @@ PairwiseDistance = _act('PairwiseDistance', None, ('p', 2.0), ('eps', 1e-6), ('k
                         repr=())
 PairwiseDistance.forward = lambda self, x1, x2: F.pairwise_distance(x1, x2, self.p, self.eps,
                                                                     self.keepdim)
-PixelShuffle = _act('PixelShuffle', F.pixel_shuffle, ('upscale_factor', None))
-PixelUnshuffle = _act('PixelUnshuffle', F.pixel_unshuffle, ('downscale_factor', None))
-AdaptiveMaxPool2d = _act('AdaptiveMaxPool2d', F.adaptive_max_pool2d, ('output_size', None),
-                         ('return_indices', False), repr=('output_size',))
-AdaptiveMaxPool1d = _act('AdaptiveMaxPool1d', F.adaptive_max_pool1d, ('output_size', None),
-                         ('return_indices', False), repr=('output_size',))
-AdaptiveAvgPool1d = _act('AdaptiveAvgPool1d', F.adaptive_avg_pool1d, ('output_size', None))
-AdaptiveAvgPool2d = _act('AdaptiveAvgPool2d', F.adaptive_avg_pool2d, ('output_size', None))
-Unfold = _act('Unfold', F.unfold, ('kernel_size', None), ('dilation', 1), ('padding', 0),
+PixelShuffle = _act('PixelShuffle', F.pixel_shuffle, ('upscale_factor', REQUIRED))
+PixelUnshuffle = _act('PixelUnshuffle', F.pixel_unshuffle, ('downscale_factor', REQUIRED))
+AdaptiveMaxPool2d = _act('AdaptiveMaxPool2d', F.adaptive_max_pool2d,
+                         ('output_size', REQUIRED), ('return_indices', False),
+                         repr=('output_size',))
+AdaptiveMaxPool1d = _act('AdaptiveMaxPool1d', F.adaptive_max_pool1d,
+                         ('output_size', REQUIRED), ('return_indices', False),
+                         repr=('output_size',))
+AdaptiveAvgPool1d = _act('AdaptiveAvgPool1d', F.adaptive_avg_pool1d, ('output_size', REQUIRED))
+AdaptiveAvgPool2d = _act('AdaptiveAvgPool2d', F.adaptive_avg_pool2d, ('output_size', REQUIRED))
+Unfold = _act('Unfold', F.unfold, ('kernel_size', REQUIRED), ('dilation', 1), ('padding', 0),
               ('stride', 1))
-Fold = _act('Fold', F.fold, ('output_size', None), ('kernel_size', None), ('dilation', 1),
-            ('padding', 0), ('stride', 1))
+Fold = _act('Fold', F.fold, ('output_size', REQUIRED), ('kernel_size', REQUIRED),
+            ('dilation', 1), ('padding', 0), ('stride', 1))
 
 
 class _DropoutNd(_Act):
@@ -91,10 +101,10 @@ class _DropoutNd(_Act):
     def extra_repr(self):
         return f'p={self.p}, inplace={self.inplace}'
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not 0 <= self.p <= 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {self.p}")
+    def __init__(self, p=0.5, inplace=False):
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self._set(p=p, inplace=inplace)
 
     def forward(self, x):
         return self._fn(x, self.p, self.training, self.inplace)
@@ -116,8 +126,9 @@ class PReLU(Module):
     """x where x > 0, weight * x elsewhere; weight: num_parameters values
     (1, or one per channel) initialised to init"""
 
-    def __init__(self, num_parameters=1, init=0.25, dtype=None):
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         self.num_parameters = num_parameters
         self.init = init
         self.weight = Parameter(full((num_parameters,), float(init), dtype=dtype))

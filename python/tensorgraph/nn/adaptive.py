@@ -10,6 +10,7 @@ from collections import namedtuple
 
 from .._ops import cat
 from . import functional as F
+from ._factory_kwargs import factory_kwargs
 from .containers import ModuleList, Sequential
 from .layers import Linear
 from .module import Module
@@ -23,6 +24,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     def __init__(self, in_features, n_classes, cutoffs, div_value=4.0, head_bias=False,
                  device=None, dtype=None):
         super().__init__()
+        fk = factory_kwargs(device, dtype)
         cutoffs = list(cutoffs)
         # the checks in PyTorch's order: min() of no cutoffs raises its own ValueError
         if (sorted(cutoffs) != cutoffs or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
@@ -36,13 +38,13 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         self.shortlist_size = self.cutoffs[0]
         self.n_clusters = len(self.cutoffs) - 1
         self.head_size = self.shortlist_size + self.n_clusters
-        self.head = Linear(in_features, self.head_size, bias=head_bias, dtype=dtype)
+        self.head = Linear(in_features, self.head_size, bias=head_bias, **fk)
         self.tail = ModuleList()
         for i in range(self.n_clusters):
             hidden = int(in_features // (div_value ** (i + 1)))
             classes = self.cutoffs[i + 1] - self.cutoffs[i]
-            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, dtype=dtype),
-                                        Linear(hidden, classes, bias=False, dtype=dtype)))
+            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, **fk),
+                                        Linear(hidden, classes, bias=False, **fk)))
 
     def reset_parameters(self):
         self.head.reset_parameters()

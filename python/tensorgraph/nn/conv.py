@@ -7,6 +7,7 @@ import math
 from .. import _C
 from .._creation import zeros
 from . import functional as F, init
+from ._factory_kwargs import factory_kwargs
 from ._padding import same_padding
 from .functional_conv import _ntuple
 from .module import Module
@@ -125,7 +126,8 @@ class _Conv(_ConvNd):
     _n, _fn = 0, None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode='zeros', dtype=None):
+                 groups=1, bias=True, padding_mode='zeros', device=None, dtype=None):
+        factory_kwargs(device, dtype)
         super().__init__(self._n, in_channels, out_channels, kernel_size, stride, padding,
                          dilation, groups, bias, padding_mode, dtype, False)
 
@@ -140,7 +142,8 @@ class _ConvTranspose(_ConvNd):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode='zeros',
-                 dtype=None):
+                 device=None, dtype=None):
+        factory_kwargs(device, dtype)
         super().__init__(self._n, in_channels, out_channels, kernel_size, stride, padding,
                          dilation, groups, bias, padding_mode, dtype, True, output_padding)
 
@@ -227,6 +230,10 @@ class MaxPool1d(_MaxPoolNd):
 
 class AvgPool1d(_AvgPoolNd):
     _fn = staticmethod(F.avg_pool1d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):  # PyTorch's: no divisor_override
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
 class MaxPool3d(_MaxPoolNd):

@@ -6,6 +6,7 @@ its count). Composed of ops, so gradients reach the weight; the offsets
 are read on the host."""
 from .._creation import zeros
 from . import init
+from ._factory_kwargs import factory_kwargs
 from .module import Module
 from .parameter import Parameter
 from .sparse import embedding
@@ -94,6 +95,7 @@ class EmbeddingBag(Module):
                  scale_grad_by_freq=False, mode='mean', sparse=False, _weight=None,
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.mode = max_norm, norm_type, mode
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse

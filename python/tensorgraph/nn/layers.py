@@ -5,6 +5,8 @@ import math
 from .. import _C
 from .._creation import zeros, ones, tensor
 from . import functional as F, init
+from ._ctor_signature import init_with_signature
+from ._factory_kwargs import factory_kwargs
 from .module import Module
 from .parameter import Parameter
 
@@ -22,8 +24,9 @@ class Identity(Module):
 
 
 class Linear(Module):
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(zeros(out_features, in_features, dtype=dtype))
         if bias:
@@ -153,8 +156,9 @@ def init_norm_state(m, num_features, eps, momentum, affine, track_running_stats,
 
 class _BatchNorm(NormStateMixin, Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, dtype=None):
+                 track_running_stats=True, device=None, dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         init_norm_state(self, num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, x):
@@ -188,8 +192,10 @@ class BatchNorm2d(_BatchNorm):
 
 
 class LayerNorm(Module):
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, device=None,
+                 dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.elementwise_affine = elementwise_affine
@@ -251,19 +257,12 @@ def _activation(name, fn, inplace=None, **defaults):
     """inplace: None when PyTorch's module has no inplace argument; else
     it is stored, and True writes the result into the input (recorded as
     in-place ops are), as F's inplace=True"""
-    def __init__(self, *args, **kwargs):
+    def body(self, vals):
         Module.__init__(self)
-        names = list(defaults) + ([] if inplace is None else ['inplace'])
-        vals = dict(defaults, **({} if inplace is None else {'inplace': False}))
-        if len(args) > len(names):
-            raise TypeError(f"{name}() takes at most {len(names)} positional arguments")
-        vals.update(zip(names, args))
-        for k in kwargs:
-            if k not in vals:
-                raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
-        vals.update(kwargs)
         self.__dict__.update(vals)
         self._args = tuple(vals[n] for n in defaults)
+    __init__ = init_with_signature(
+        list(defaults.items()) + ([] if inplace is None else [('inplace', False)]), body)
 
     def forward(self, x):
         y = fn(x, *self._args)

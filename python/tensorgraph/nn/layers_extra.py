@@ -3,6 +3,7 @@ CrossMapLRN2d, with their functional forms (triplet_margin_with_distance_
 loss, adaptive_max_pool3d, max_unpool3d), composed from tensor ops; and
 F.conv_tbc, F.rrelu_, F.native_channel_shuffle."""
 from .. import _C
+from ._ctor_signature import REQUIRED
 from .activation import PairwiseDistance, _act
 from .functional_act import _adaptive, pairwise_distance
 from .functional_loss import _reduce
@@ -63,7 +64,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
                      'adaptive_max_pool3d')
 
 
-AdaptiveMaxPool3d = _act('AdaptiveMaxPool3d', adaptive_max_pool3d, ('output_size', None),
+AdaptiveMaxPool3d = _act('AdaptiveMaxPool3d', adaptive_max_pool3d, ('output_size', REQUIRED),
                          ('return_indices', False), repr=('output_size',))
 
 

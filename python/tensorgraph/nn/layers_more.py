@@ -7,6 +7,8 @@ import math
 from .. import _C
 from .._creation import empty
 from . import functional as F, init
+from ._ctor_signature import REQUIRED
+from ._factory_kwargs import factory_kwargs
 from .activation import _act, _DropoutNd
 from .layers import Linear, _BatchNorm
 from .module import Module
@@ -62,8 +64,10 @@ class Bilinear(Module):
     """y = x1^T A x2 + b, weight [out, in1, in2] and bias [out] drawn from
     U(-1/sqrt(in1), 1/sqrt(in1)) as PyTorch's"""
 
-    def __init__(self, in1_features, in2_features, out_features, bias=True, dtype=None):
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
         self.weight = Parameter(empty(out_features, in1_features, in2_features, dtype=dtype))
@@ -104,8 +108,9 @@ class LazyLinear(Linear):
     has no parameters until then (PyTorch's are uninitialized placeholders),
     then becomes a Linear initialised as one"""
 
-    def __init__(self, out_features, bias=True, dtype=None):
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
         Module.__init__(self)
+        factory_kwargs(device, dtype)
         self.in_features, self.out_features = 0, out_features
         self._lazy_bias, self._lazy_dtype = bias, dtype
         self.register_parameter('weight', None)
@@ -128,17 +133,26 @@ class LazyLinear(Linear):
             self.__class__ = Linear
         Linear._load_from_state_dict(self, state_dict, prefix, *rest)
 
+    def has_uninitialized_params(self):
+        return self.weight is None
+
+    def initialize_parameters(self, x):
+        """the parameters for x's last dim, in the dtype given (else x's);
+        the module becomes a Linear, as PyTorch's cls_to_become"""
+        if self.weight is not None:
+            return
+        if x.ndim == 0:
+            raise RuntimeError("LazyLinear: the input needs at least one dimension")
+        dt = self._lazy_dtype or x.dtype
+        self.in_features = x.shape[-1]
+        self.weight = Parameter(empty(self.out_features, self.in_features, dtype=dt))
+        if self._lazy_bias:
+            self.bias = Parameter(empty(self.out_features, dtype=dt))
+        super().reset_parameters()
+        self.__class__ = Linear
+
     def forward(self, x):
-        if self.weight is None:
-            if x.ndim == 0:
-                raise RuntimeError("LazyLinear: the input needs at least one dimension")
-            dt = self._lazy_dtype or x.dtype
-            self.in_features = x.shape[-1]
-            self.weight = Parameter(empty(self.out_features, self.in_features, dtype=dt))
-            if self._lazy_bias:
-                self.bias = Parameter(empty(self.out_features, dtype=dt))
-            super().reset_parameters()
-            self.__class__ = Linear  # as PyTorch's cls_to_become
+        self.initialize_parameters(x)
         return _C.linear(x, self.weight, self.bias)
 
     def extra_repr(self):
@@ -146,7 +160,8 @@ class LazyLinear(Linear):
                 f'bias={self._lazy_bias}')
 
 
-AdaptiveAvgPool3d = _act('AdaptiveAvgPool3d', F.adaptive_avg_pool3d, ('output_size', None))
+AdaptiveAvgPool3d = _act('AdaptiveAvgPool3d', F.adaptive_avg_pool3d,
+                         ('output_size', REQUIRED))
 
 
 class AlphaDropout(_DropoutNd):

@@ -6,6 +6,7 @@ the eager module's constructor would, and the module becomes that class
 (PyTorch's cls_to_become). Hooks and train/eval mode set before then are
 kept. The instance norms track running statistics by default (PyTorch's
 Lazy default; the plain InstanceNorm's is not to)."""
+import inspect
 import warnings
 
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -120,6 +121,11 @@ class LazyModuleMixin:
 def _lazy_class(name, target, spatial_dims, signature_doc):
     def __init__(self, *args, **kwargs):
         self._lazy_init(target, args, kwargs)
+    # the target's signature without its first argument (in_channels or
+    # num_features, read from the first input), as PyTorch's Lazy classes'
+    sig = inspect.signature(target.__init__)
+    params = list(sig.parameters.values())
+    __init__.__signature__ = sig.replace(parameters=params[:1] + params[2:])
     cls = type(name, (LazyModuleMixin, target), {
         '__init__': __init__, 'cls_to_become': target, '_spatial_dims': spatial_dims,
         '__doc__': f"{target.__name__} with in_channels/num_features from the first input: "
@@ -145,8 +151,9 @@ def _tracked(plain):
     """plain with the Lazy instance norms' defaults (affine, running
     statistics)"""
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, dtype=None):
-        plain.__init__(self, num_features, eps, momentum, affine, track_running_stats, dtype)
+                 track_running_stats=True, device=None, dtype=None):
+        plain.__init__(self, num_features, eps, momentum, affine, track_running_stats,
+                       device, dtype)
     return type(plain.__name__, (plain,),
                 {'__init__': __init__, '__module__': plain.__module__,
                  '__doc__': plain.__doc__})

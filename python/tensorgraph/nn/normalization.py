@@ -2,13 +2,16 @@
 over F.group_norm / F.instance_norm; the instance norms may keep running
 statistics (track_running_stats) as PyTorch's."""
 from . import functional as F
+from ._factory_kwargs import factory_kwargs
 from .layers import NormStateMixin, init_affine, init_norm_state, reset_affine
 from .module import Module
 
 
 class GroupNorm(Module):
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
@@ -33,8 +36,9 @@ class _InstanceNorm(NormStateMixin, Module):
     _dims = 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, dtype=None):
+                 track_running_stats=False, device=None, dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         init_norm_state(self, num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, x):

@@ -11,6 +11,7 @@ import math
 from .. import _C
 from .._creation import _dt, arange, tensor, zeros
 from . import init
+from ._factory_kwargs import factory_kwargs
 from .module import Module
 from .parameter import Parameter
 
@@ -53,6 +54,7 @@ class RNNBase(Module):
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
                  device=None, dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         if not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1 or \
                 isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the "
@@ -250,7 +252,8 @@ class RNNBase(Module):
 
 
 class RNN(RNNBase):
-    def __init__(self, *args, nonlinearity='tanh', **kwargs):
+    def __init__(self, *args, **kwargs):  # PyTorch's signature; nonlinearity='tanh' in kwargs
+        nonlinearity = kwargs.pop('nonlinearity', 'tanh')
         if len(args) > 3:  # RNN(input, hidden, layers, nonlinearity, bias, ...)
             nonlinearity, args = args[3], args[:3] + args[4:]
         if nonlinearity not in ('tanh', 'relu'):
@@ -271,8 +274,9 @@ class GRU(RNNBase):
 
 
 class RNNCellBase(Module):
-    def __init__(self, input_size, hidden_size, bias, num_chunks, dtype=None):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         dt = _dt(dtype)
         self.weight_ih = Parameter(zeros(num_chunks * hidden_size, input_size, dtype=dt))
@@ -318,7 +322,7 @@ class RNNCell(RNNCellBase):
                  dtype=None):
         if nonlinearity not in ('tanh', 'relu'):
             raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
-        super().__init__(input_size, hidden_size, bias, 1, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
@@ -330,7 +334,7 @@ class RNNCell(RNNCellBase):
 
 class LSTMCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, 4, dtype)
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):
         batched, gi, (h, c) = self._prepare(input, hx, lstm=True)
@@ -340,7 +344,7 @@ class LSTMCell(RNNCellBase):
 
 class GRUCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, bias, 3, dtype)
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input, hx=None):
         batched, gi, h = self._prepare(input, hx)

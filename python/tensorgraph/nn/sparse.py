@@ -7,6 +7,7 @@ from .. import _C
 from .._creation import zeros
 from .._grad_mode import no_grad
 from . import init
+from ._factory_kwargs import factory_kwargs
 from .module import Module
 from .parameter import Parameter
 
@@ -68,8 +69,9 @@ def _arange_col(n):
 class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
-                 _freeze=False, device=None, dtype=None):
+                 device=None, dtype=None):
         super().__init__()
+        factory_kwargs(device, dtype)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
@@ -78,14 +80,13 @@ class Embedding(Module):
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype),
-                                    requires_grad=not _freeze)
+            self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype))
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
                 raise AssertionError("Shape of weight does not match num_embeddings and "
                                      "embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+            self.weight = Parameter(_weight)
 
     def reset_parameters(self):
         init.normal_(self.weight)
@@ -117,5 +118,8 @@ class Embedding(Module):
         if embeddings.ndim != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
-                   _weight=embeddings, _freeze=freeze)
+        # PyTorch 1.13's: built around the tensor, then frozen (no _freeze argument)
+        embedding = cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq,
+                        sparse, _weight=embeddings)
+        embedding.weight.requires_grad = not freeze
+        return embedding

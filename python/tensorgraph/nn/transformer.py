@@ -10,6 +10,7 @@ import math
 from .. import _C
 from .._creation import _dt, zeros
 from . import functional as F, init
+from ._factory_kwargs import factory_kwargs
 from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module
@@ -37,6 +38,7 @@ class MultiheadAttention(Module):
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
                  dtype=None):
         super().__init__()
+        fk = factory_kwargs(device, dtype)
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
                              f"embed_dim={embed_dim} and num_heads={num_heads} instead")
@@ -63,7 +65,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(zeros(3 * embed_dim, dtype=dt))
         else:
             self.register_parameter('in_proj_bias', None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dt)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **fk)
         if add_bias_kv:
             self.bias_k = Parameter(zeros(1, 1, embed_dim, dtype=dt))
             self.bias_v = Parameter(zeros(1, 1, embed_dim, dtype=dt))
@@ -204,18 +206,19 @@ def _activation(act):
 
 
 class TransformerEncoderLayer(Module):
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu',
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, device=None,
                  dtype=None):
         super().__init__()
+        fk = factory_kwargs(device, dtype)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                            batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, dtype=dtype)
+                                            batch_first=batch_first, **fk)
+        self.linear1 = Linear(d_model, dim_feedforward, **fk)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, **fk)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation)
@@ -241,21 +244,22 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu',
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
                  layer_norm_eps=1e-5, batch_first=False, norm_first=False, device=None,
                  dtype=None):
         super().__init__()
+        fk = factory_kwargs(device, dtype)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                            batch_first=batch_first, dtype=dtype)
+                                            batch_first=batch_first, **fk)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, dtype=dtype)
+                                                 batch_first=batch_first, **fk)
+        self.linear1 = Linear(d_model, dim_feedforward, **fk)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, dtype=dtype)
+        self.linear2 = Linear(dim_feedforward, d_model, **fk)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, **fk)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
@@ -328,6 +332,7 @@ class TransformerDecoder(Module):
 
 def generate_square_subsequent_mask(sz, device=None, dtype=None):
     """float mask: -inf above the diagonal, 0 elsewhere"""
+    factory_kwargs(device, dtype)
     from .._ops_shape import triu
     from .._creation import full
     return triu(full((sz, sz), -math.inf, dtype=dtype), 1)
@@ -335,24 +340,25 @@ def generate_square_subsequent_mask(sz, device=None, dtype=None):
 
 class Transformer(Module):
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
-                 dim_feedforward=2048, dropout=0.1, activation='relu', custom_encoder=None,
+                 dim_feedforward=2048, dropout=0.1, activation=F.relu, custom_encoder=None,
                  custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
                  device=None, dtype=None):
         super().__init__()
+        fk = factory_kwargs(device, dtype)
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
             layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                            layer_norm_eps, batch_first, norm_first, dtype=dtype)
+                                            layer_norm_eps, batch_first, norm_first, **fk)
             self.encoder = TransformerEncoder(layer, num_encoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps))
+                                              LayerNorm(d_model, eps=layer_norm_eps, **fk))
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                            layer_norm_eps, batch_first, norm_first, dtype=dtype)
+                                            layer_norm_eps, batch_first, norm_first, **fk)
             self.decoder = TransformerDecoder(layer, num_decoder_layers,
-                                              LayerNorm(d_model, eps=layer_norm_eps))
+                                              LayerNorm(d_model, eps=layer_norm_eps, **fk))
         for p in self.parameters():
             if p.ndim > 1:
                 init.xavier_uniform_(p)

@@ -16,12 +16,13 @@ def skip_init(module_cls, *args, **kwargs):
     """module_cls(*args, **kwargs) whose parameters are to be overwritten:
     PyTorch builds it on the meta device and leaves the memory
     uninitialized; here it is built normally (the values are unspecified
-    either way). PyTorch's check that the class takes `device` is kept."""
+    either way). PyTorch's check that the class takes `device` is kept, and
+    the final device (PyTorch's default 'cpu') is checked by the class."""
     import inspect
     from ..module import Module
     if not isinstance(module_cls, type) or not issubclass(module_cls, Module):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if 'device' not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
-    kwargs.pop('device', None)
-    return module_cls(*args, **kwargs)
+    final_device = kwargs.pop('device', 'cpu')
+    return module_cls(*args, device=final_device, **kwargs)

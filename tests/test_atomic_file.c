@@ -1,4 +1,4 @@
-/* Atomic file writes shared by checkpoints and ONNX export
+/* Atomic file writes shared by checkpoints, ONNX export and tg_write_file
  * (src/io/atomic_file.c): the new file's permissions come from the umask,
  * stale temporaries of dead writers are removed on the next save to the
  * same path (and nothing else is), failures leave no temporary behind. */
@@ -173,6 +173,26 @@ static void test_failures_leave_nothing(void)
     unlink(path_in("f"));
 }
 
+/* the public form (tg/io.h) front ends write their own formats with */
+static void test_public_write_file(void)
+{
+    CHECK_OK(tg_write_file(path_in("w"), "first", 5));
+    CHECK_OK(tg_write_file(path_in("w"), "2nd", 3));
+    char buf[8] = {0};
+    FILE *f = fopen(path_in("w"), "rb");
+    CHECK(f && fread(buf, 1, sizeof buf, f) == 3 && memcmp(buf, "2nd", 3) == 0);
+    if (f)
+        fclose(f);
+    CHECK_OK(tg_write_file(path_in("empty"), NULL, 0));
+    CHECK(exists(path_in("empty")));
+    CHECK_FAILS(tg_write_file(NULL, "x", 1), TG_ERR_ARG, "path is NULL");
+    CHECK_FAILS(tg_write_file(path_in("w"), NULL, 1), TG_ERR_ARG, "data is NULL");
+    CHECK_FAILS(tg_write_file(path_in("no/such/w"), "x", 1), TG_ERR_IO, "temporary file");
+    CHECK(count_files() == 2);
+    unlink(path_in("w"));
+    unlink(path_in("empty"));
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/tg_atomic_XXXXXX");
@@ -183,6 +203,7 @@ int main(void)
     RUN(test_permissions_follow_the_umask);
     RUN(test_stale_temporaries_are_removed);
     RUN(test_failures_leave_nothing);
+    RUN(test_public_write_file);
     rmdir(dir);
     return tt_finish();
 }

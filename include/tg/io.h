@@ -45,6 +45,15 @@ int tg_state_dict_meta_size(const tg_state_dict *sd);
 const char *tg_state_dict_meta_key(const tg_state_dict *sd, int i);
 const char *tg_state_dict_meta_value(const tg_state_dict *sd, int i);
 
+/* ---- files --------------------------------------------------------------------
+ * data[0, len) as path's whole new content, replaced atomically as every
+ * file tensorgraph writes (checkpoints, exported models, traces): readers
+ * and a crash see the old file or the new one; a symbolic link is
+ * followed, a device, FIFO or socket refused; on failure (TG_ERR_IO, naming
+ * path and why) the old file is unchanged and no temporary is left. For
+ * front ends writing their own formats (Python's Chrome traces). */
+tg_status tg_write_file(const char *path, const void *data, size_t len);
+
 /* ---- safetensors ------------------------------------------------------------
  * https://huggingface.co/docs/safetensors: an 8-byte little-endian header
  * length N, N bytes of JSON header {"name": {"dtype": "F32", "shape": [...],

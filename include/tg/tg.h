@@ -16,5 +16,6 @@
 #include "tg/optim.h"
 #include "tg/onnx.h"
 #include "tg/dist.h"
+#include "tg/profiler.h"
 
 #endif

@@ -682,7 +682,26 @@ static PyObject *kernels_report(PyObject *m, PyObject *unused)
     return PyUnicode_FromString(tg_kernels_report());
 }
 
+/* _write_file(path, data): data (bytes) as path's new content, replaced
+ * atomically as every file the library writes (tg_write_file) */
+static PyObject *write_file(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "sy*:_write_file", &path, &data))
+        return NULL;
+    tg_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = tg_write_file(path, data.buf, (size_t)data.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    return s == TG_OK ? Py_NewRef(Py_None) : tgpy_raise();
+}
+
 static PyMethodDef module_methods[] = {
+    {"_write_file", write_file, METH_VARARGS,
+     "_write_file(path, data): replace path's content atomically (tg_write_file)."},
     {"set_num_threads", set_num_threads, METH_O, "Sets the size of the thread pool."},
     {"get_num_threads", get_num_threads, METH_NOARGS, "The size of the thread pool."},
     {"_kernels_report", kernels_report, METH_NOARGS,
@@ -733,7 +752,7 @@ PyMODINIT_FUNC PyInit__C(void)
         tgpy_init_creation(m) < 0 ||
         tgpy_init_ops(m) < 0 || tgpy_init_index() < 0 || tgpy_init_autograd(m) < 0 ||
         tgpy_init_graph(m) < 0 || tgpy_init_device(m) < 0 || tgpy_init_train(m) < 0 || tgpy_init_data(m) < 0 || tgpy_init_dlpack(m) < 0 || tgpy_init_sort(m) < 0 || tgpy_init_dist(m) < 0 ||
-        tgpy_init_control(m) < 0 ||
+        tgpy_init_control(m) < 0 || tgpy_init_profiler(m) < 0 ||
         PyModule_AddStringConstant(m, "__version__", TG_VERSION) < 0) {
         Py_DECREF(m);
         return NULL;

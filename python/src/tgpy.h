@@ -132,6 +132,7 @@ int tgpy_init_dlpack(PyObject *m); /* after tgpy_init_tensor */
 int tgpy_init_sort(PyObject *m);
 int tgpy_init_dist(PyObject *m); /* tensorgraph.distributed (dist.c) */
 int tgpy_init_control(PyObject *m); /* _cond, _while_loop, _scan */
+int tgpy_init_profiler(PyObject *m); /* the eager op profiler (profiler.c) */
 
 /* self = fn(self, s) in place, recorded by autograd as PyTorch does
  * (number.c); returns a new reference to self or NULL */

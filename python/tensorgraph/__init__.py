@@ -83,6 +83,7 @@ from .function import function  # noqa: E402
 from ._device import device  # noqa: E402
 from . import cuda, backends  # noqa: E402,F401  (CPU-only answers, as PyTorch without CUDA)
 from . import testing  # noqa: E402,F401  (assert_close, make_tensor)
+from . import profiler  # noqa: E402,F401  (torch.profiler's names over the eager op profiler)
 from ._amp import autocast, is_autocast_enabled  # noqa: E402,F401
 from ._determinism import (use_deterministic_algorithms,  # noqa: E402,F401
                            are_deterministic_algorithms_enabled)

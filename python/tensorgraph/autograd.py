@@ -156,9 +156,11 @@ from . import autograd_functional as functional  # noqa: E402  (vjp, jvp, jacobi
 from ._autograd_extra import (Variable, detect_anomaly,  # noqa: E402,F401
                               gradgradcheck, set_detect_anomaly)
 from . import autograd_forward_ad as forward_ad  # noqa: E402  (dual tensors)
+from . import autograd_profiler as profiler  # noqa: E402  (the legacy profiler API)
 
 # `import tensorgraph.autograd.forward_ad as fwAD`, as PyTorch's spelling
 import sys as _sys  # noqa: E402
 _sys.modules[__name__ + '.forward_ad'] = forward_ad
+_sys.modules[__name__ + '.profiler'] = profiler
 _sys.modules.setdefault(__name__ + '.functional', functional)
 _sys.modules.setdefault(__name__ + '.function', function)

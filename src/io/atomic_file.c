@@ -2,6 +2,7 @@
  * the target, fsync, rename, fsync of the directory; stale temporaries of
  * dead writers are removed on the next save to the same path. */
 #include "io/atomic_file.h"
+#include "tg/io.h"
 #include "core/status_impl.h"
 
 #include <dirent.h>
@@ -205,4 +206,11 @@ tg_status tg__atomic_write(const char *path, const void *data, size_t len, const
         return s;
     bool ok = fwrite(data, 1, len, af.f) == len;
     return tg__atomic_end(&af, ok, ok ? 0 : errno, who);
+}
+
+tg_status tg_write_file(const char *path, const void *data, size_t len)
+{
+    if (!path || (!data && len))
+        return tg__error(TG_ERR_ARG, "tg_write_file: %s is NULL", path ? "data" : "path");
+    return tg__atomic_write(path, data, len, "tg_write_file");
 }

@@ -9,6 +9,7 @@
 #include "autodiff/view_history.h"
 #include "graph/hook.h"
 #include "ops/op.h"
+#include "ops/profiler.h"
 
 #include <string.h>
 
@@ -111,6 +112,8 @@ static tg_status allocate_outputs(tg_op_ctx *c)
     return TG_OK;
 }
 
+static tg_status run_eager(tg_op_ctx *c);
+
 tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
                     const tg_attr *attrs, int n_attrs, tg_tensor **out)
 {
@@ -153,28 +156,45 @@ tg_status tg_op_run(const tg_op_def *op, int n_in, tg_tensor *const *in,
             tg__publish(out[i]);
         return TG_OK;
     }
+    if (!tg__profiler_on())
+        return run_eager(&c);
+    tg__profile_span span;
+    tg__profile_begin(&span);
+    s = run_eager(&c);
+    tg__profile_end(&span, op, n_in, in);
+    return s;
+}
+
+/* the op run now: its view or kernel, its tangents, its autograd record */
+static tg_status run_eager(tg_op_ctx *c)
+{
+    const tg_op_def *op = c->op;
+    int n_in = c->n_in;
+    tg_tensor *const *in = c->in;
+    tg_tensor **out = c->out;
+    tg_status s;
     if ((s = tg__view_refresh(n_in, in)) != TG_OK)
         return s;
     if (op->make_view) {
         uint64_t errors = tg__error_count();
-        s = tg__said_why(op, op->make_view(&c), errors);
+        s = tg__said_why(op, op->make_view(c), errors);
         if (s == TG_OK && (op->flags & TG_OP_VIEW) && !(op->flags & TG_OP_INPLACE))
             tg__view_track(out[0], in[0]);
     } else {
-        if ((s = allocate_outputs(&c)) != TG_OK)
+        if ((s = allocate_outputs(c)) != TG_OK)
             return s;
-        s = tg_op_kernel_run(&c);
+        s = tg_op_kernel_run(c);
     }
     /* tangents first: the outputs autograd saves take theirs along */
     if (s == TG_OK && tg__dual_wanted(op, n_in, in))
-        s = tg__dual_propagate(&c);
+        s = tg__dual_propagate(c);
     if (s == TG_OK && tg__should_record(n_in, in))
-        s = tg__record(&c);
+        s = tg__record(c);
     if (s != TG_OK) {
-        release_outputs(&c);
+        release_outputs(c);
         return s;
     }
-    for (int i = 0; i < c.n_out; i++)
+    for (int i = 0; i < c->n_out; i++)
         tg__publish(out[i]);
     return TG_OK;
 }

@@ -208,26 +208,26 @@ def _like(t, make, dtype, requires_grad, memory_format):
     return _finish(r, requires_grad)
 
 
-def zeros_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    return _like(t, lambda s, dt: zeros(s, dtype=dt), dtype, requires_grad,
+    return _like(input, lambda s, dt: zeros(s, dtype=dt), dtype, requires_grad,
                  memory_format or _preserve())
 
 
-def ones_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like(t, lambda s, dt: ones(s, dtype=dt), dtype, requires_grad,
+    return _like(input, lambda s, dt: ones(s, dtype=dt), dtype, requires_grad,
                  memory_format or _preserve())
 
 
-def empty_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    return zeros_like(t, dtype=dtype, requires_grad=requires_grad, memory_format=memory_format)
+    return zeros_like(input, dtype=dtype, requires_grad=requires_grad, memory_format=memory_format)
 
 
-def full_like(t, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like(t, lambda s, dt: full(s, fill_value, dtype=dt), dtype, requires_grad,
+    return _like(input, lambda s, dt: full(s, fill_value, dtype=dt), dtype, requires_grad,
                  memory_format or _preserve())
 
 
@@ -316,15 +316,15 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     return _random("normal", size, dtype, 0.0, 1.0, generator, requires_grad)
 
 
-def rand_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    return _like(t, lambda s, dt: rand(s, dtype=dt), dtype, requires_grad,
+    return _like(input, lambda s, dt: rand(s, dtype=dt), dtype, requires_grad,
                  memory_format or _preserve())
 
 
-def randn_like(t, *, dtype=None, layout=None, device=None, requires_grad=False,
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    return _like(t, lambda s, dt: randn(s, dtype=dt), dtype, requires_grad,
+    return _like(input, lambda s, dt: randn(s, dtype=dt), dtype, requires_grad,
                  memory_format or _preserve())
 
 

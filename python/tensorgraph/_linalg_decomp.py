@@ -427,11 +427,11 @@ def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
-    """torch.triangular_solve: (X with op(A) X = b, a copy of A)"""
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """torch.triangular_solve: (X with op(A) X = input, a copy of A)"""
     from collections import namedtuple
     M = A.transpose(-2, -1) if transpose else A
-    X = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    X = solve_triangular(M, input, upper=upper != transpose, unitriangular=unitriangular)
     return namedtuple('triangular_solve', ['solution', 'cloned_coefficient'])(X, A.clone())
 
 

@@ -120,12 +120,12 @@ def in_layout(shape, order, make):
     return t.permute(*_inverse(order))
 
 
-def clone(self, *, memory_format=preserve_format):
+def clone(input, *, memory_format=preserve_format):
     """a copy in memory_format (by default the input's own dense layout)"""
-    order = layout_order(self, memory_format)
-    if order == tuple(range(self.ndim)):
-        return _c_clone(self)
-    return _c_clone(self.permute(*order)).permute(*_inverse(order))
+    order = layout_order(input, memory_format)
+    if order == tuple(range(input.ndim)):
+        return _c_clone(input)
+    return _c_clone(input.permute(*order)).permute(*_inverse(order))
 
 
 def contiguous(self, memory_format=contiguous_format):

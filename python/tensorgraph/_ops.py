@@ -163,21 +163,21 @@ def is_floating_point(input):
     return input.dtype.is_floating_point
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """isclose everywhere (its checks: one dtype, shapes that broadcast), as PyTorch's"""
     from ._ops_math import isclose
-    return bool(isclose(a.detach(), b.detach(), rtol, atol, equal_nan).all())
+    return bool(isclose(input.detach(), other.detach(), rtol, atol, equal_nan).all())
 
 
-def equal(a, b):
-    """True when a and b have the same shape and elements (NaN equals
-    nothing), as torch.equal; values of different dtypes compare after
-    promotion"""
-    for name, t in (('input', a), ('other', b)):
+def equal(input, other):
+    """True when input and other have the same shape and elements (NaN
+    equals nothing), as torch.equal; values of different dtypes compare
+    after promotion"""
+    for name, t in (('input', input), ('other', other)):
         if not isinstance(t, _C.Tensor):
             raise TypeError(f"equal(): argument '{name}' must be Tensor, not "
                             f"{type(t).__name__}")
-    return a.shape == b.shape and bool((a == b).all())
+    return input.shape == other.shape and bool((input == other).all())
 
 
 def _spread(op):

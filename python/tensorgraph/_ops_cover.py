@@ -25,15 +25,38 @@ __all__ = ['masked_fill', 'not_equal', 'greater', 'greater_equal', 'less', 'less
            'cholesky', 'qr', 'svd', 'pinverse', 'triangular_solve', 'cholesky_solve',
            'cholesky_inverse']
 
-from ._linalg_lu import det, inv as _inv, logdet, matrix_power as _matrix_power, slogdet  # noqa
+from ._linalg_lu import (det as _det, inv as _inv, logdet as _logdet,  # noqa: E402
+                         matrix_power as _matrix_power, slogdet as _slogdet)
 from ._linalg_out import with_out as _with_out  # noqa: E402
 
 from ._linalg_decomp import (cholesky_inverse, cholesky_solve, legacy_cholesky as cholesky,  # noqa: E402,E501
                              legacy_qr as qr, legacy_svd as svd, pinverse, triangular_solve)
 
+
+# torch.det & co. name their argument input where torch.linalg's say A
+def det(input):
+    return _det(input)
+
+
+def logdet(input):
+    return _logdet(input)
+
+
+def slogdet(input):
+    return _slogdet(input)
+
+
+def _inverse(input):
+    return _inv(input)
+
+
+def _matrix_power_of_input(input, n):
+    return _matrix_power(input, n)
+
+
 # out= with linalg's checks (_linalg_out.py), named as the torch.* functions
-inverse = _with_out(_inv, 'inv', None, 'inverse')
-matrix_power = _with_out(_matrix_power, 'matrix_power', None, 'matrix_power')
+inverse = _with_out(_inverse, 'inv', None, 'inverse')
+matrix_power = _with_out(_matrix_power_of_input, 'matrix_power', None, 'matrix_power')
 qr = _with_out(qr, 'qr', ('linalg_qr', 'exact', 2), 'qr')
 svd = _with_out(svd, 'svd', ('_linalg_svd', 'exact', 3), 'svd')
 triangular_solve = _with_out(triangular_solve, 'triangular_solve',

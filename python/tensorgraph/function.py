@@ -33,6 +33,7 @@ values stay Python (evaluated once while tracing, part of the signature).
 trace); `set_converter` replaces the converter. See docs/CONTROL_FLOW.md.
 """
 import functools
+import threading
 import warnings
 
 from . import _C, _trace_guards
@@ -91,6 +92,15 @@ def _rebuilder(kind, is_tensor, consts):
         items = [next(it) if t else c for t, c in zip(is_tensor, consts)]
         return kind(*items) if hasattr(kind, '_fields') else kind(items)
     return rebuild
+
+
+_tracing = threading.local()  # how many tg.function traces run on this thread
+
+
+def is_tracing():
+    """True while a tg.function traces its Python function on this thread
+    (torch.jit.is_tracing's question)"""
+    return getattr(_tracing, 'depth', 0) > 0
 
 
 class Function:
@@ -179,7 +189,11 @@ class Function:
                     a[p] = s
                 else:
                     kw[p] = s
-            return split_outputs(self.python_function(*a, **kw))
+            _tracing.depth = getattr(_tracing, 'depth', 0) + 1
+            try:
+                return split_outputs(self.python_function(*a, **kw))
+            finally:
+                _tracing.depth -= 1
 
         rebuild = []
 

@@ -431,9 +431,19 @@ static PyObject *m_tolist(PyObject *o, PyObject *u)
     return r;
 }
 
-static PyObject *m_requires_grad_(PyObject *o, PyObject *const *args, Py_ssize_t n)
+/* requires_grad_(requires_grad=True), positional or by keyword */
+static PyObject *m_requires_grad_(PyObject *o, PyObject *const *args, Py_ssize_t n,
+                                  PyObject *kwnames)
 {
-    PyObject *v = n > 0 ? args[0] : Py_True;
+    Py_ssize_t n_kw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (n + n_kw > 1)
+        return PyErr_Format(PyExc_TypeError, "requires_grad_() takes at most 1 argument "
+                            "(%zd given)", n + n_kw);
+    if (n_kw == 1 &&
+        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "requires_grad") != 0)
+        return PyErr_Format(PyExc_TypeError, "requires_grad_() got an unexpected keyword "
+                            "argument '%U'", PyTuple_GET_ITEM(kwnames, 0));
+    PyObject *v = n + n_kw > 0 ? args[0] : Py_True;
     if (set_requires_grad(o, v, NULL) < 0)
         return NULL;
     return Py_NewRef(o);
@@ -653,7 +663,7 @@ static PyMethodDef tensor_methods[] = {
      "strides in elements"},
     {"item", m_item, METH_NOARGS, "The value of a one-element tensor as a Python number."},
     {"tolist", m_tolist, METH_NOARGS, "Nested lists of Python numbers."},
-    FAST("requires_grad_", m_requires_grad_, NULL),
+    KWFAST("requires_grad_", m_requires_grad_),
     {"detach", m_detach, METH_NOARGS, "A tensor sharing the storage, cut off from the graph."},
     {"zero_", m_zero_, METH_NOARGS, NULL},
     {"fill_", m_fill_, METH_O, NULL},

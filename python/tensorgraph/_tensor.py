@@ -97,8 +97,14 @@ def to(self, *args, dtype=None, **kwargs):
 
 
 def _cast_method(dt):
-    def f(self):
-        return self.to(dt)
+    def f(self, memory_format=None):
+        """self in the dtype; in memory_format's strides when one is given
+        (PyTorch's preserve_format, the default, keeps the layout)"""
+        r = self.to(dt)
+        from ._memory_format import preserve_format
+        if memory_format is None or memory_format is preserve_format:
+            return r
+        return r.contiguous(memory_format=memory_format)
     return f
 
 

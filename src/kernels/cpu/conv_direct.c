@@ -677,24 +677,25 @@ static void wgt_body(void *ctx, int64_t begin, int64_t end)
 }
 
 #define REDUCE(T, SUF)                                                          \
-    /* dw = the parts' accumulators summed in order, then their lanes */        \
+    /* dw = the parts' accumulators summed in order (into part 0: each        \
+     * element's own order, so a plain loop over whole arrays, which the      \
+     * compiler vectorizes), then each weight's lanes in order */             \
     static void reduce_##SUF(const wplan *p, T *dw)                             \
     {                                                                           \
-        const T *acc = (const T *)p->acc;                                       \
+        T *acc = (T *)p->acc;                                                   \
         int64_t L = p->kn->lanes;                                               \
-        T lanes[64];                                                            \
+        for (int64_t part = 1; part < p->parts; part++) {                       \
+            const T *a = acc + part * p->acc_len;                               \
+            for (int64_t i = 0; i < p->acc_len; i++)                            \
+                acc[i] += a[i];                                                 \
+        }                                                                       \
         for (int64_t g = 0; g < p->groups; g++)                                 \
             for (int64_t o = 0; o < p->cout; o++)                               \
                 for (int64_t k = 0; k < p->kg; k++) {                           \
                     const T *a = acc + ((g * p->opad + o) * p->kgpad + k) * L;  \
-                    for (int64_t l = 0; l < L; l++)                             \
-                        lanes[l] = a[l];                                        \
-                    for (int64_t part = 1; part < p->parts; part++)             \
-                        for (int64_t l = 0; l < L; l++)                         \
-                            lanes[l] += a[part * p->acc_len + l];               \
                     T s = 0;                                                    \
                     for (int64_t l = 0; l < L; l++)                             \
-                        s += lanes[l];                                          \
+                        s += a[l];                                              \
                     dw[(g * p->cout + o) * p->kg + k] = s;                      \
                 }                                                               \
     }

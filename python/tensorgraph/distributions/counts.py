@@ -9,10 +9,10 @@ import tensorgraph as tg
 
 from . import constraints
 from .continuous import Normal, _new_instance
-from .discrete import _expand_params, _one_of
+from .discrete import _BinaryParameters, _expand_params, _one_of
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ['Binomial', 'Geometric', 'HalfNormal', 'LogNormal', 'Poisson']
 
@@ -64,7 +64,7 @@ class Poisson(ExponentialFamily):
         return tg.exp(x)
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryParameters, Distribution):
     """Geometric(probs=None, logits=None): the number of failures before
     the first success"""
     arg_constraints = {'probs': constraints.unit_interval, 'logits': constraints.real}
@@ -101,14 +101,6 @@ class Geometric(Distribution):
     def variance(self):
         return (1. / self.probs - 1.) / self.probs
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         tiny = tg.finfo(self.probs.dtype).tiny
@@ -129,7 +121,7 @@ class Geometric(Distribution):
             self.logits, self.probs, reduction='none') / self.probs
 
 
-class _Trials(Distribution):
+class _Trials(_BinaryParameters, Distribution):
     """total_count with probs or logits of one trial, broadcast together
     (Binomial, NegativeBinomial): the constructor, expand and the two
     views of the parameter"""
@@ -157,14 +149,6 @@ class _Trials(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

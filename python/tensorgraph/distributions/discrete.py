@@ -28,7 +28,21 @@ def _expand_params(dist, new, batch_shape, param_shape):
             new._param = value
 
 
-class Bernoulli(ExponentialFamily):
+class _BinaryParameters:
+    """probs and logits of one binary event, each made from the other on
+    first use (Bernoulli, Geometric, Binomial, NegativeBinomial,
+    LogitRelaxedBernoulli)"""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class Bernoulli(_BinaryParameters, ExponentialFamily):
     """Bernoulli(probs=None, logits=None): 1 with probability probs"""
     arg_constraints = {'probs': constraints.unit_interval, 'logits': constraints.real}
     support = constraints.boolean
@@ -68,14 +82,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -36,7 +36,22 @@ def _precision_to_scale_tril(P):
     return tg.linalg.solve_triangular(L_inv, eye, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class _ScaleTrilMatrices:
+    """scale_tril L and the covariance L L^T of a distribution holding its
+    unbroadcast L, both in the shape _matrix_shape() gives (the
+    multivariate normal's and Wishart's)"""
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        return (L @ L.mT).expand(self._matrix_shape())
+
+
+class MultivariateNormal(_ScaleTrilMatrices, Distribution):
     """a Gaussian over vectors of size loc.shape[-1]"""
     arg_constraints = {'loc': constraints.real_vector,
                        'covariance_matrix': constraints.positive_definite,
@@ -89,15 +104,6 @@ class MultivariateNormal(Distribution):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):

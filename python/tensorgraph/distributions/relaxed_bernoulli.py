@@ -7,16 +7,40 @@ import numbers
 import tensorgraph as tg
 
 from . import constraints
-from .discrete import _expand_params, _one_of
+from .discrete import _BinaryParameters, _expand_params, _one_of
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ['LogitRelaxedBernoulli', 'RelaxedBernoulli']
 
 
-class LogitRelaxedBernoulli(Distribution):
+class _Relaxed:
+    """a relaxed distribution as the transform of its base: the base's
+    temperature, logits and probs, and expand keeping the family (a
+    subclass with its own __init__ must define expand, as PyTorch checks;
+    RelaxedBernoulli, RelaxedOneHotCategorical)"""
+
+    def expand(self, batch_shape, _instance=None):
+        family = next(c for c in type(self).__mro__ if _Relaxed in c.__bases__)
+        new = self._get_checked_instance(family, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
+class LogitRelaxedBernoulli(_BinaryParameters, Distribution):
     """LogitRelaxedBernoulli(temperature, probs=None, logits=None): over
     the reals. has_rsample is False, as PyTorch 1.13's, though rsample
     is differentiable"""
@@ -45,14 +69,6 @@ class LogitRelaxedBernoulli(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
     @property
     def param_shape(self):
         return self._param.size()
@@ -71,7 +87,7 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_Relaxed, TransformedDistribution):
     """RelaxedBernoulli(temperature, probs=None, logits=None): the sigmoid
     of a LogitRelaxedBernoulli, on the unit interval"""
     arg_constraints = {'probs': constraints.unit_interval, 'logits': constraints.real}
@@ -82,18 +98,3 @@ class RelaxedBernoulli(TransformedDistribution):
         base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

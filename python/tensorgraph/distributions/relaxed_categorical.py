@@ -6,6 +6,7 @@ import tensorgraph as tg
 
 from . import constraints
 from .discrete import Categorical
+from .relaxed_bernoulli import _Relaxed
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
@@ -64,7 +65,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed, TransformedDistribution):
     """RelaxedOneHotCategorical(temperature, probs=None, logits=None): on
     the simplex"""
     arg_constraints = {'probs': constraints.simplex, 'logits': constraints.real_vector}
@@ -76,18 +77,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
                                           validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -13,7 +13,7 @@ import tensorgraph as tg
 from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma_family import Chi2
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _ScaleTrilMatrices, _precision_to_scale_tril
 from .utils import lazy_property
 
 __all__ = ['Wishart']
@@ -28,7 +28,7 @@ def _mvdigamma(x, p):
     return tg.digamma(x.unsqueeze(-1) - offsets.expand(tuple(x.shape) + (-1,))).sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_ScaleTrilMatrices, ExponentialFamily):
     arg_constraints = {'covariance_matrix': constraints.positive_definite,
                        'precision_matrix': constraints.positive_definite,
                        'scale_tril': constraints.lower_cholesky,
@@ -104,15 +104,6 @@ class Wishart(ExponentialFamily):
     def _df_matrix(self):
         """df with two trailing 1-dims, to scale the batch's matrices"""
         return self.df.view(tuple(self._batch_shape) + (1, 1))
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):

@@ -81,6 +81,7 @@ from .nn.functional import (max_pool1d, max_pool2d, max_pool3d,  # noqa: E402,F4
 from .serialization import save, load  # noqa: E402
 from .function import function  # noqa: E402
 from . import jit  # noqa: E402,F401  (torch.jit's names: script/trace as tg.function)
+from . import random  # noqa: E402,F401  (torch.random's names, fork_rng)
 from ._device import device  # noqa: E402
 from . import cuda, backends  # noqa: E402,F401  (CPU-only answers, as PyTorch without CUDA)
 from . import testing  # noqa: E402,F401  (assert_close, make_tensor)

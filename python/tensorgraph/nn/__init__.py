@@ -1,17 +1,15 @@
 """tensorgraph.nn: PyTorch's torch.nn (modules, layers, losses, init)."""
 from .parameter import Parameter
 from .module import Module
-from .layers import (Linear, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm1d,
-                     BatchNorm2d, LayerNorm, Dropout, Embedding, Identity, Flatten, ReLU,
-                     Tanh, Sigmoid, GELU, LeakyReLU, Hardswish, Hardsigmoid, SELU, ELU, Softplus, Softmax, LogSoftmax,
-                     MSELoss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss)
+from .layers import (Linear, MaxPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, LayerNorm,
+                     Dropout, Identity, Flatten, ReLU, Tanh, Sigmoid, GELU, LeakyReLU,
+                     Hardswish, Hardsigmoid, SELU, ELU, Softmax, LogSoftmax)
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .conv import (Conv2d, ConvTranspose2d, Conv1d, ConvTranspose1d, MaxPool1d, AvgPool1d, Conv3d,
                    ConvTranspose3d, MaxPool3d, AvgPool3d)
 from .containers import Sequential, ModuleList, ModuleDict
-# composed modules; Softplus, AdaptiveAvgPool2d, CrossEntropyLoss and
-# BCEWithLogitsLoss here supersede layers.py's (more of PyTorch's arguments)
+# composed modules
 from .activation import (SiLU, Mish, Hardtanh, ReLU6, LogSigmoid, Softsign, GLU, Threshold,
                          CELU, Softmin, Tanhshrink, Softshrink, Hardshrink, Softplus,
                          CosineSimilarity, PairwiseDistance, PixelShuffle, PixelUnshuffle,
@@ -19,7 +17,7 @@ from .activation import (SiLU, Mish, Hardtanh, ReLU6, LogSigmoid, Softsign, GLU,
                          AdaptiveAvgPool2d, Unfold, Fold, Dropout1d, Dropout2d, Dropout3d, PReLU,
                          Unflatten, ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d,
                          ZeroPad2d, ZeroPad3d)
-from .sparse import Embedding  # supersedes layers.Embedding (padding_idx, from_pretrained)
+from .sparse import Embedding
 from .embedding_bag import EmbeddingBag  # noqa: E402
 from .layers_misc import (LPPool1d, LPPool2d, ChannelShuffle, RReLU, MaxUnpool1d,  # noqa: E402
                           MaxUnpool2d, MultiMarginLoss, MultiLabelMarginLoss)
@@ -30,9 +28,9 @@ from .param_containers import ParameterList, ParameterDict
 from . import parallel  # noqa: F401  (DistributedDataParallel, DataParallel)
 from .data_parallel import DataParallel, SyncBatchNorm  # noqa: E402
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
-from .loss import (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss,
-                   CrossEntropyLoss, KLDivLoss, MarginRankingLoss, HingeEmbeddingLoss,
-                   SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
+from .loss import (MSELoss, NLLLoss, L1Loss, SmoothL1Loss, HuberLoss, BCELoss,
+                   BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, MarginRankingLoss,
+                   HingeEmbeddingLoss, SoftMarginLoss, CosineEmbeddingLoss, TripletMarginLoss, PoissonNLLLoss,
                    GaussianNLLLoss, MultiLabelSoftMarginLoss, CTCLoss)
 from .layers_more import (ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
                           ReplicationPad2d, ReplicationPad3d, Softmax2d, BatchNorm3d, Bilinear,
@@ -71,3 +69,5 @@ __all__ = ['Parameter', 'Module', 'Linear', 'Conv2d', 'ConvTranspose2d', 'Conv1d
            'BatchNorm3d', 'Bilinear', 'LocalResponseNorm', 'LazyLinear', 'AdaptiveAvgPool3d',
            'AlphaDropout', 'FeatureAlphaDropout', 'AdaptiveLogSoftmaxWithLoss', 'DataParallel',
            'SyncBatchNorm']
+
+from . import _modules_names  # noqa: E402,F401  (torch.nn.modules' layout: nn.modules.conv ...)

@@ -1,7 +1,7 @@
 """nn's deprecated NLLLoss2d and Container, with PyTorch's warnings."""
 import warnings
 
-from .layers import NLLLoss
+from .loss import NLLLoss
 from .module import Module
 
 __all__ = ['Container', 'NLLLoss2d']

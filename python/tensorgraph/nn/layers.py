@@ -82,15 +82,6 @@ class AvgPool2d(Module):
                 f'padding={self.padding}')
 
 
-class AdaptiveAvgPool2d(Module):
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, x):
-        return F.adaptive_avg_pool2d(x, self.output_size)
-
-
 def init_affine(m, shape, affine, dtype):
     """a normalization's weight (ones) and bias (zeros) of shape, or both
     None when it has no affine part, as PyTorch's norms register them"""
@@ -227,20 +218,6 @@ class Dropout(Module):
         return f'p={self.p}, inplace={self.inplace}'
 
 
-class Embedding(Module):
-    def __init__(self, num_embeddings, embedding_dim, dtype=None):
-        super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.weight = Parameter(zeros(num_embeddings, embedding_dim, dtype=dtype))
-        init.normal_(self.weight)
-
-    def forward(self, idx):
-        return _C.embedding(idx, self.weight)
-
-    def extra_repr(self):
-        return f'{self.num_embeddings}, {self.embedding_dim}'
-
-
 class Flatten(Module):
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
@@ -300,7 +277,6 @@ class GELU(Module):
         return f'approximate={self.approximate!r}'
 
 
-Softplus = _activation('Softplus', _C.softplus)
 LeakyReLU = _activation('LeakyReLU', _C.leaky_relu, inplace=True, negative_slope=0.01)
 ELU = _activation('ELU', _C.elu, inplace=True, alpha=1.0)
 # dim None: PyTorch's legacy implicit dim (F.softmax's, with its warning)
@@ -308,44 +284,3 @@ Softmax = _activation('Softmax', lambda x, dim: F.softmax(x, dim), dim=None)
 LogSoftmax = _activation('LogSoftmax', lambda x, dim: F.log_softmax(x, dim), dim=None)
 
 
-class _Loss(Module):
-    def __init__(self, size_average=None, reduce=None, reduction='mean'):
-        super().__init__()
-        from .functional_loss import legacy_reduction
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
-
-    def forward(self, input, target):
-        return self._fn(input, target, self.reduction)
-
-
-class MSELoss(_Loss):
-    def forward(self, input, target):
-        from .functional_loss import mse_loss
-        return mse_loss(input, target, reduction=self.reduction)
-
-
-class _WeightedLoss(_Loss):
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                 reduction='mean'):
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer('weight', weight)
-        self.ignore_index = ignore_index
-
-    def forward(self, input, target):
-        return self._fn(input, target, self.weight, None, self.ignore_index, None,
-                        self.reduction)
-
-
-class CrossEntropyLoss(_WeightedLoss):
-    _fn = staticmethod(_C.cross_entropy)
-
-
-class NLLLoss(_WeightedLoss):
-    def forward(self, input, target):
-        from .functional_loss import nll_loss
-        return nll_loss(input, target, self.weight, None, self.ignore_index, None,
-                        self.reduction)
-
-
-class BCEWithLogitsLoss(_Loss):
-    _fn = staticmethod(_C.binary_cross_entropy_with_logits)

@@ -2,7 +2,7 @@
 RReLU, MaxUnpool1d/2d, MultiMarginLoss, MultiLabelMarginLoss (PyTorch's
 constructors and reprs)."""
 from . import functional as F
-from .loss import _Loss
+from .loss import _Loss, _WeightedLoss
 from .module import Module
 
 
@@ -84,14 +84,13 @@ class MaxUnpool2d(_MaxUnpoolNd):
     _fn, _n = staticmethod(F.max_unpool2d), 2
 
 
-class MultiMarginLoss(_Loss):
+class MultiMarginLoss(_WeightedLoss):
     def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                  reduction='mean'):
-        super().__init__(size_average, reduce, reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         if p not in (1, 2):
             raise ValueError("only p == 1 and p == 2 supported")
         self.p, self.margin = p, margin
-        self.register_buffer('weight', weight)
 
     def forward(self, input, target):
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,

@@ -6,9 +6,36 @@ from .module import Module
 
 
 class _Loss(Module):
+    """every loss module's base: the reduction, from PyTorch's legacy
+    size_average/reduce too"""
+
     def __init__(self, size_average=None, reduce=None, reduction='mean'):
         super().__init__()
         self.reduction = legacy_reduction(size_average, reduce, reduction)
+
+
+class MSELoss(_Loss):
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class _WeightedLoss(_Loss):
+    """a loss with per-class weights (a buffer, as in PyTorch)"""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction='mean'):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer('weight', weight)
+
+
+class NLLLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction='mean'):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, None, self.ignore_index, None,
+                          self.reduction)
 
 
 class L1Loss(_Loss):
@@ -34,10 +61,7 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-class BCELoss(_Loss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction='mean'):
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer('weight', weight)
+class BCELoss(_WeightedLoss):
 
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, weight=self.weight,
@@ -57,11 +81,10 @@ class BCEWithLogitsLoss(_Loss):
                                                   pos_weight=self.pos_weight)
 
 
-class CrossEntropyLoss(_Loss):
+class CrossEntropyLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction='mean', label_smoothing=0.0):
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer('weight', weight)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
@@ -144,10 +167,7 @@ class GaussianNLLLoss(_Loss):
         return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
-class MultiLabelSoftMarginLoss(_Loss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction='mean'):
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer('weight', weight)
+class MultiLabelSoftMarginLoss(_WeightedLoss):
 
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(input, target, self.weight,

@@ -49,6 +49,31 @@ def _register(hooks, hook):
     return h
 
 
+# PyTorch's global module hooks (torch.nn.modules.module.register_module_*):
+# run for every module's call, before each module's own
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """hook(module, args) before every module's forward (and its own pre
+    hooks); what it returns (not None) replaces the positional arguments"""
+    return _register(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook):
+    """hook(module, args, output) after every module's forward, before its
+    own forward hooks; what it returns (not None) replaces the output"""
+    return _register(_global_forward_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """hook(module, grad_input, grad_output) for every module, before its
+    own full backward hooks"""
+    return _register(_global_backward_hooks, hook)
+
+
 def _no_dtype(name, dtype):
     """Module.half / bfloat16: the casts to dtypes tensorgraph lacks refuse"""
     def cast(self):
@@ -80,40 +105,40 @@ class Module:
     def __call__(self, *args, **kwargs):
         if _trace_guards.stack:  # a tg.function trace depends on self.training
             _trace_guards.note(self)
-        if self._backward_hooks or self._backward_pre_hooks:
+        if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks:
             return self._call_with_forward(self.forward, *args, **kwargs)
-        if self._forward_pre_hooks:
+        if self._forward_pre_hooks or _global_forward_pre_hooks:
             args = self._run_forward_pre_hooks(args)
         out = self.forward(*args, **kwargs)
-        if not self._forward_hooks:  # the common case: no loop, no iterator
+        if not (self._forward_hooks or _global_forward_hooks):  # the common case: no loop
             return out
         return self._run_forward_hooks(args, out)
 
     def _call_with_forward(self, forward, *args, **kwargs):
         """__call__ with another forward (tg.function's converted one)"""
         _trace_guards.note(self)
-        if self._forward_pre_hooks:
+        if self._forward_pre_hooks or _global_forward_pre_hooks:
             args = self._run_forward_pre_hooks(args)
-        bw = BackwardHook(self, list(self._backward_hooks.values()),
-                          list(self._backward_pre_hooks.values())) \
-            if self._backward_hooks or self._backward_pre_hooks else None
+        backward_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+        bw = BackwardHook(self, backward_hooks, list(self._backward_pre_hooks.values())) \
+            if backward_hooks or self._backward_pre_hooks else None
         if bw:
             args = bw.setup_input_hook(args)
         out = forward(*args, **kwargs)
-        if self._forward_hooks:
+        if self._forward_hooks or _global_forward_hooks:
             out = self._run_forward_hooks(args, out)
         return bw.setup_output_hook(out) if bw else out
 
     def _run_forward_pre_hooks(self, args):
         """each hook(module, args) may return new args (a tuple, or one value)"""
-        for hook in self._forward_pre_hooks.values():
+        for hook in (*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()):
             r = hook(self, args)
             if r is not None:
                 args = r if isinstance(r, tuple) else (r,)
         return args
 
     def _run_forward_hooks(self, args, out):
-        for hook in self._forward_hooks.values():
+        for hook in (*_global_forward_hooks.values(), *self._forward_hooks.values()):
             r = hook(self, args, out)
             if r is not None:
                 out = r

@@ -1,6 +1,6 @@
 """nn.Embedding with PyTorch's full constructor (padding_idx, max_norm,
 scale_grad_by_freq, sparse, from_pretrained, freeze) and F.embedding's options,
-over the embedding op (supersedes layers.Embedding). tensorgraph has no sparse
+over the embedding op. tensorgraph has no sparse
 tensors: sparse=True is accepted and the weight's gradient is dense (the same
 values)."""
 from .. import _C

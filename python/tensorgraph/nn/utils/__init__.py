@@ -9,7 +9,8 @@ from . import fusion, parametrizations, parametrize, prune, stateless  # noqa: F
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401,E402
 from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights,  # noqa: F401,E402
                      fuse_linear_bn_eval, fuse_linear_bn_weights)
-from ._extras import clip_grad_norm, skip_init  # noqa: F401,E402
+from ._extras import (clip_grad_norm, consume_prefix_in_state_dict_if_present,  # noqa: F401,E402
+                      skip_init)
 
 
 def _params(parameters):

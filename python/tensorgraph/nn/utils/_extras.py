@@ -1,7 +1,8 @@
-"""nn.utils' deprecated clip_grad_norm and skip_init."""
+"""nn.utils' deprecated clip_grad_norm, skip_init and
+consume_prefix_in_state_dict_if_present."""
 import warnings
 
-__all__ = ['clip_grad_norm', 'skip_init']
+__all__ = ['clip_grad_norm', 'skip_init', 'consume_prefix_in_state_dict_if_present']
 
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
@@ -26,3 +27,18 @@ def skip_init(module_cls, *args, **kwargs):
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
     final_device = kwargs.pop('device', 'cpu')
     return module_cls(*args, device=final_device, **kwargs)
+
+
+def consume_prefix_in_state_dict_if_present(state_dict, prefix):
+    """the keys starting with prefix (DistributedDataParallel's 'module.')
+    renamed without it, in place, in sorted order (as PyTorch's; its check
+    for metadata looks for a "_metadata" key, so the _metadata attribute
+    is left as it is, as in PyTorch 1.13)"""
+    for key in sorted(state_dict.keys()):
+        if key.startswith(prefix):
+            state_dict[key[len(prefix):]] = state_dict.pop(key)
+    if "_metadata" in state_dict:
+        metadata = state_dict._metadata
+        for key in list(metadata.keys()):
+            if key:
+                metadata[key[len(prefix):]] = metadata.pop(key)

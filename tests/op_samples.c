@@ -155,6 +155,9 @@ const os_sample os_samples[] = {
      * gradient rules under create_graph, never exported */
     {"grad_link", "[2,3] tied to [2,3]", IN(X(-1, 1, 2, 3), X(-1, 1, 2, 3))},
     {"grad_link", "[2,3] tied to [4]", IN(X(-1, 1, 2, 3), X(-1, 1, 4))},
+    /* grad_tie (grad_link.c): x, its gradient tied to x (tg_grad_tie) */
+    {"grad_tie", "[2,3]", IN(X(-1, 1, 2, 3))},
+    {"grad_tie", "[4]", IN(X(-1, 1, 4))},
     /* append_row (append_row.c): a row onto a list */
     {"append_row", "[3,2] and [2]", IN(X(-1, 1, 3, 2), X(-1, 1, 2)), .flags = OS_NO_ONNX},
     {"slice_grad", "axis 1, 1:4:2 of [2,5]", IN(X(-1, 1, 2, 2)),

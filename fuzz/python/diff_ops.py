@@ -11,14 +11,26 @@ call, tensorgraph must too, and the outputs must agree in structure,
 dtype, shape and values (NaN equal to NaN); float outputs are then
 differentiated from the same random output gradient and the inputs'
 gradients compared (None against None). Calls PyTorch refuses are
-skipped.
+skipped, unless --errors.
 
     /usr/bin/python3 fuzz/python/diff_ops.py [--cases N] [--seed S] [--only NAME] [-v]
-                                             [--second-order]
+                                             [--second-order | --errors]
 
 --second-order takes the first-order gradients with create_graph and
 compares them, then the gradients of their random projection (every
 double-backward rule; an unused input's None and zeros count as equal).
+
+--errors compares the calls PyTorch refuses instead (the ones it accepts
+are not compared): tensorgraph must refuse them too, with the same
+exception class, the builtin class PyTorch's exception is or derives from
+(RuntimeError for torch's LinAlgError; a tensorgraph subclass of it counts
+as the same). A call tensorgraph accepts, or refuses with another class,
+is a disagreement, printed with both messages, unless ALLOWED names it: a
+deliberate difference, each with its reason (then tensorgraph may accept
+the call or refuse it by its own rules). AttributeError, NameError and
+the like from tensorgraph (BUG_CLASSES) are always reported, as BUG;
+PyTorch's own AttributeError (its Python code asking a number for .size())
+stands for the TypeError its parser raises (ACCIDENTS).
 
 PYTHONPATH must hold the built package (build/python). Prints one line per
 disagreement and a summary; exit status 1 when any case disagrees."""
@@ -61,6 +73,32 @@ dropout2d dropout3d new
 
 SMALL_INTS = [0, 1, 2, -1, 3]
 SECOND_ORDER = False
+ERRORS = False
+
+# --errors: what tensorgraph raising is a bug in it whatever PyTorch
+# raises (a wrapper misusing an argument), never an allowed difference
+BUG_CLASSES = (AttributeError, NameError, KeyError, AssertionError, ZeroDivisionError,
+               SystemError)
+
+# --errors: PyTorch's classes that are accidents of its Python-level
+# functions, and the class its argument parser raises for the same misuse
+# (F.binary_cross_entropy(x, y, 0) asks the int 0 for .size())
+ACCIDENTS = {AttributeError: TypeError}
+
+# --errors: PyTorch refusals tensorgraph deliberately does not share, as
+# (names, a phrase of PyTorch's message, reason): tensorgraph may accept
+# the call, or refuse it by its own rules, but not with a BUG_CLASSES
+# class; "*" names every function
+ALLOWED = [
+    ("*", "must be Tensor, not int", "a Python number stands for a 0-d tensor (numpy-style)"),
+    ("*", "must be Tensor, not float", "a Python number stands for a 0-d tensor (numpy-style)"),
+    ("*", "must be Tensor, not bool", "a Python number stands for a 0-d tensor (numpy-style)"),
+    ("*", "must be Tensor, not tuple", "a sequence of numbers stands for a tensor (numpy-style)"),
+    ("*", "must be Tensor, not list", "a sequence of numbers stands for a tensor (numpy-style)"),
+    ("*", "not implemented for '", "kernels cover every dtype tensorgraph has (integers and "
+     "bools promote as in the other float functions) where PyTorch's skip some"),
+    ("kl_div", "Integral inputs not supported", "integer inputs promote to float, as above"),
+]
 
 
 def _public_names():
@@ -238,14 +276,12 @@ def run_case(r, kind, name, verbose=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tout, tleaves = _call(torch, kind, name, specs, arrays, grads)
-    except Exception:  # noqa: BLE001 - PyTorch refused: not compared
-        return "SKIP"
-    if isinstance(tout, torch.Tensor) and tout.is_complex():
+    except Exception as e:  # noqa: BLE001 - PyTorch refused: compared only with --errors
+        return _compare_refusal(desc, kind, name, specs, arrays, grads, e) if ERRORS else "SKIP"
+    if ERRORS or (isinstance(tout, torch.Tensor) and tout.is_complex()):
         return "SKIP"
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gout, gleaves = _call(tg, kind, name, specs, arrays, grads)
+        gout, gleaves = _call_tg(kind, name, specs, arrays, grads)
     except Exception as e:  # noqa: BLE001 - reported
         return "REFUSED %s: %s: %s" % (desc, type(e).__name__, str(e)[:160])
     tf, gf = _flatten(tout), _flatten(gout)
@@ -261,6 +297,47 @@ def run_case(r, kind, name, verbose=False):
         (_compare_second_order if SECOND_ORDER else _compare_grads)(desc, tf, gf, tleaves,
                                                                      gleaves, r, probs)
     return ("MISMATCH %s: %s" % (desc, "; ".join(probs))) if probs else None
+
+
+def _call_tg(kind, name, specs, arrays, grads):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _call(tg, kind, name, specs, arrays, grads)
+
+
+def _builtin_class(e):
+    """the builtin exception class e is or derives from (RuntimeError for
+    torch's LinAlgError): the class user code catches"""
+    return next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+
+
+def _allowed(name, tmsg):
+    """the reason tensorgraph may refuse this refusal of PyTorch's otherwise"""
+    return next((why for names, phrase, why in ALLOWED
+                 if (names == "*" or name in names.split()) and phrase in tmsg), None)
+
+
+def _brief(e):
+    return "%s: %s" % (type(e).__name__, " ".join(str(e).split())[:160])
+
+
+def _compare_refusal(desc, kind, name, specs, arrays, grads, te):
+    """--errors: PyTorch refused the call with te; tensorgraph must refuse it
+    with te's builtin class. "SKIP" when ALLOWED, None when it agrees"""
+    want = _builtin_class(te)
+    want = ACCIDENTS.get(want, want)
+    allowed = _allowed(name, str(te))
+    try:
+        _call_tg(kind, name, specs, arrays, grads)
+    except Exception as ge:  # noqa: BLE001 - compared
+        if isinstance(ge, BUG_CLASSES):
+            return "BUG %s: torch %s; tg %s" % (desc, _brief(te), _brief(ge))
+        if isinstance(ge, want):
+            return None
+        if allowed:
+            return "SKIP"
+        return "CLASS %s: torch %s; tg %s" % (desc, _brief(te), _brief(ge))
+    return "SKIP" if allowed else "ACCEPTED %s: torch %s" % (desc, _brief(te))
 
 
 def _compare(what, a, b, probs):
@@ -379,9 +456,11 @@ def main():
     ap.add_argument("-v", action="store_true")
     ap.add_argument("--second-order", action="store_true",
                     help="compare double-backward gradients instead of first-order ones")
+    ap.add_argument("--errors", action="store_true",
+                    help="compare the exception classes of the calls PyTorch refuses")
     a = ap.parse_args()
-    global SECOND_ORDER
-    SECOND_ORDER = a.second_order
+    global SECOND_ORDER, ERRORS
+    SECOND_ORDER, ERRORS = a.second_order, a.errors
     torch.set_default_dtype(torch.float64)
     tg.set_default_dtype(tg.float64)
     r = random.Random(a.seed)
@@ -397,8 +476,9 @@ def main():
         elif msg:
             bad += 1
             print("[%d] %s" % (i, msg), flush=True)
-    print("%d cases (%d PyTorch refused), %d disagreements over %d names"
-          % (a.cases, skipped, bad, len(names)))
+    print("%d cases (%d %s), %d disagreements over %d names"
+          % (a.cases, skipped, "not compared: PyTorch accepted or allowed" if a.errors else
+             "PyTorch refused", bad, len(names)))
     return 1 if bad else 0
 
 

@@ -346,6 +346,14 @@ typedef struct tg_pool2d_opts {
 tg_tensor *tg_max_pool2d(tg_tensor *x, const tg_pool2d_opts *opts);
 tg_tensor *tg_avg_pool2d(tg_tensor *x, const tg_pool2d_opts *opts);
 tg_tensor *tg_global_avg_pool2d(tg_tensor *x); /* [N,C,H,W] -> [N,C,1,1] */
+/* x itself, but when x requires grad (and grad mode is on) an identity
+ * whose gradient, while a gradient is being recorded (create_graph),
+ * is tied to x with a zero derivative: a function composed of ops whose
+ * gradients do not depend on x (gathers, means, maxima) applied to
+ * grad_tie(x) gets PyTorch's gradients for ops whose backward is an op of
+ * the input (adaptive_max_pool2d_backward(grad, self, indices)), which
+ * require grad under create_graph and give x zeros when differentiated */
+tg_tensor *tg_grad_tie(tg_tensor *x);
 
 /* 1-D convolution and pooling over x [N, C, L]: the 2-D ops on [N, C, 1, L]
  * views (PyTorch's conv1d, conv_transpose1d, max_pool1d, avg_pool1d);

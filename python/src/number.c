@@ -57,8 +57,22 @@ tg_tensor *tgpy_binary(binary_fn fn, tg_tensor *a, tg_tensor *b)
 int tgpy_deprecated_alpha_first(const char *name, PyObject **alpha_pos, PyObject **other_pos)
 {
     PyObject *alpha = *alpha_pos, *other = *other_pos;
-    if (!(PyLong_Check(alpha) || PyFloat_Check(alpha)) || !Tensor_Check(other))
+    if (Tensor_Check(alpha) && (Tensor_Check(other) || PyLong_Check(other) ||
+                                PyFloat_Check(other))) {
+        /* PyTorch's Number parameter takes a 0-d tensor that does not
+         * require grad; with three positional arguments only this overload
+         * matches, so any other tensor there is refused, not taken as
+         * `other` (sub(x, t, y) is x - t.item() * y, promoted with y; a
+         * Python number y is PyTorch's wrapped number there) */
+        tg_tensor *t = TENSOR(alpha);
+        if (tg_ndim(t) != 0 || tg_requires_grad(t) || tg_is_symbolic(t)) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'alpha' must be Number, not Tensor",
+                         name);
+            return -1;
+        }
+    } else if (!(PyLong_Check(alpha) || PyFloat_Check(alpha)) || !Tensor_Check(other)) {
         return 0;
+    }
     if (PyErr_WarnFormat(PyExc_UserWarning, 1,
                          "This overload of %s is deprecated:\n\t%s(Tensor input, Number alpha, "
                          "Tensor other, *, Tensor out)\nConsider using one of the following "

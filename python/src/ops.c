@@ -426,8 +426,16 @@ static int convert_numbers(const OpObject *op, PyObject **slots, argval *v, call
         char kind = op->params[k].kind;
         if ((kind == 'T' || kind == 'O') && !v[k].t && !v[k].none && slots[k]) {
             tg_tensor *t = tgpy_as_tensor(slots[k], ref, has_ref);
-            if (!t)
+            if (!t) {
+                /* data that is not a tensor's (a list of tensors of several
+                 * elements, a string): PyTorch's parser's TypeError */
+                if (PyErr_ExceptionMatches(PyExc_ValueError) ||
+                    PyErr_ExceptionMatches(PyExc_TypeError)) {
+                    PyErr_Clear();
+                    arg_error(op, &op->params[k], "Tensor", slots[k]);
+                }
                 return -1;
+            }
             v[k].t = cs->owned[cs->n_owned++] = t;
         }
     }

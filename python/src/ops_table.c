@@ -142,6 +142,7 @@ const op_row tgpy_op_rows[] = {
     {"avg_pool2d", "input:T kernel_size:P stride:p=None padding:P=0 ceil_mode:b=False "
      "count_include_pad:b=True divisor_override:d=None", C_POOL, F(tg_avg_pool2d), false},
     {"_global_avg_pool2d", "input:T", C_T, F(tg_global_avg_pool2d), false},
+    {"_grad_tie", "input:T", C_T, F(tg_grad_tie), false},
     {"conv1d", "input:T weight:T bias:O=None stride:U=1 padding:U=0 dilation:U=1 groups:i=1",
      C_CONV1, F(tg_conv1d), false},
     {"conv_transpose1d", "input:T weight:T bias:O=None stride:U=1 padding:U=0 "
@@ -336,13 +337,44 @@ static tg_tensor *nll(any_fn f, const argval *v)
     return ce ? tg_cross_entropy_ex(v[0].t, v[1].t, &o) : tg_nll_loss_ex(v[0].t, v[1].t, &o);
 }
 
+/* the dtype tgpy_binary(fn, a, b) gives (PyTorch's promotion, 0-d
+ * operands included), read off one-element stand-ins */
+static int binary_result_dtype(binary_fn fn, tg_tensor *a, tg_tensor *b, tg_dtype *out)
+{
+    static const int64_t one = 1;
+    tg_tensor *sa = tg_zeros(tg_dtype_of(a), tg_ndim(a) ? 1 : 0, &one);
+    tg_tensor *sb = tg_zeros(tg_dtype_of(b), tg_ndim(b) ? 1 : 0, &one);
+    tg_tensor *r = sa && sb ? tgpy_binary(fn, sa, sb) : NULL;
+    if (r)
+        *out = tg_dtype_of(r);
+    tg_release(sa);
+    tg_release(sb);
+    tg_release(r);
+    return r ? 0 : -1;
+}
+
 /* a binary op with PyTorch's rules (tgpy_binary); add and sub scale
- * other by their alpha first */
+ * other by their alpha first, in the result's dtype when that is a float
+ * one (PyTorch's input + alpha * other computed there: alpha 0.5 times an
+ * integer other next to a float input is not truncated, nor a float32
+ * other next to a float64 input rounded in float32) */
 static tg_tensor *call_tt(const OpObject *op, argval *v, any_fn f)
 {
     if (op->n_params < 3 || v[2].f == 1)
         return tgpy_binary((binary_fn)f, v[0].t, v[1].t);
-    tg_dtype dt = tg_dtype_of(v[1].t);
+    tg_dtype dt = tg_dtype_of(v[1].t), rt;
+    if (binary_result_dtype((binary_fn)f, v[0].t, v[1].t, &rt) < 0)
+        return NULL;
+    if (tg_dtype_is_float(rt) && rt != dt) {
+        tg_tensor *other = tg_cast(v[1].t, rt);
+        if (!other)
+            return NULL;
+        argval w[3] = {v[0], v[1], v[2]};
+        w[1].t = other;
+        tg_tensor *y = call_tt(op, w, f);
+        tg_release(other);
+        return y;
+    }
     tg_tensor *k = tg_scalar(tg_dtype_is_float(dt) ? dt : TG_INT64, v[2].f);
     tg_tensor *scaled = k ? tgpy_binary(tg_mul, v[1].t, k) : NULL;
     tg_tensor *y = scaled ? tgpy_binary((binary_fn)f, v[0].t, scaled) : NULL;

@@ -105,3 +105,7 @@ del _install_numpy_names
 from ._factory import install as _install_factory_keywords  # noqa: E402
 _install_factory_keywords(globals())  # device=, layout=, pin_memory=, out= of the factories
 del _install_factory_keywords
+from ._argcheck import install as _install_argcheck  # noqa: E402
+for _ns in (globals(), nn.functional.__dict__, linalg.__dict__, special.__dict__, Tensor):
+    _install_argcheck(_ns)  # PyTorch's TypeError for an argument of the wrong type
+del _install_argcheck, _ns

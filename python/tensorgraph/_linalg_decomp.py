@@ -476,6 +476,9 @@ def _cholesky_solve(input, input2, upper):
 
 def cholesky_inverse(input, upper=False, *, out=None):
     """A^-1 from A's Cholesky factor"""
+    if input.ndim < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
+                           "dimensions.")
     n = input.shape[-1]
     return _cholesky_solve(_eye(n, input).expand(*input.shape), input, upper)
 

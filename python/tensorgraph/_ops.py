@@ -3,6 +3,7 @@ plus the few whose Python signature needs a little logic on top."""
 import builtins
 
 from . import _C
+from ._argcheck import need_tensor as _need_tensor
 
 __all__ = []
 for _name, _sig, _is_method in _C._op_table():
@@ -139,12 +140,16 @@ def einsum(*args):
 
 
 def _sublist(subscripts):
+    # PyTorch's own comparisons and chr(): any subscript with __index__
+    # counts, also a one-element integer or bool tensor (the rows a tensor
+    # given as a sublist iterates into: einsum(t, u)); more elements fail
+    # in the comparison, as there
     def letter(n):
         if n is Ellipsis:
             return '...'
-        if isinstance(n, int) and 0 <= n < 26:
+        if n >= 0 and n < 26:
             return chr(ord('A') + n)
-        if isinstance(n, int) and 26 <= n < 52:
+        if n >= 26 and n < 52:
             return chr(ord('a') + n - 26)
         raise ValueError("einsum(): subscript in subscript list is not within the valid "
                          "range [0, 52)")
@@ -274,13 +279,23 @@ def prod(input, dim=None, keepdim=False, **kw):
 
 # counts, so that an empty reduction gives PyTorch's answers (all: True,
 # any: False) where a min or max would have nothing to reduce
+def _int_dim(dim):
+    """PyTorch's `int dim` takes an integer (not bool) 0-d tensor"""
+    if isinstance(dim, _C.Tensor) and dim.ndim == 0 and not dim.dtype.is_floating_point and \
+            dim.dtype != _C.bool:
+        return int(dim)
+    return dim
+
+
 def all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
+    _need_tensor("all", "input", 1, input)  # a list != 0 is a Python bool
+    dim, keepdim = _numpy_names(_int_dim(dim), keepdim, axis, keepdims)
     return sum(input == 0, dim, keepdim) == 0
 
 
 def any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
+    _need_tensor("any", "input", 1, input)  # a list != 0 is a Python bool
+    dim, keepdim = _numpy_names(_int_dim(dim), keepdim, axis, keepdims)
     return sum(input != 0, dim, keepdim) != 0
 
 
@@ -288,6 +303,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the k largest (smallest) along dim; ties keep
     the lower index first"""
     from .return_types import topk as _topk
+    if input.dtype == _C.bool and input.ndim == 0:
+        # PyTorch takes a 0-d bool (itself: no comparison); not bools with dims
+        v, i = _C._topk(_C._cast(input, _C.uint8), k, dim, largest, sorted)
+        return _topk(_C._cast(v, _C.bool), i)
     return _topk(*_C._topk(input, k, dim, largest, sorted))
 
 
@@ -326,8 +345,8 @@ def norm(input, p='fro', dim=None, keepdim=False, dtype=None):
         return matrix_norm(input, 'nuc', dims, keepdim, dtype=dtype)
     dims = builtins.range(input.ndim) if dim is None else \
         dim if isinstance(dim, (list, tuple)) else [dim]
-    if input.numel() == 0 and builtins.any(input.shape[d] == 0 for d in dims):
-        p = 2  # every norm of no elements is 0 (and so is its gradient)
+    if input.numel() == 0 and builtins.any(input.shape[d] == 0 for d in dims) and p != 0:
+        p = 2  # every norm of no elements is 0 (and so is its gradient; p 0's is None)
     return _C._set_grad_fn_name(vector_norm(input, 2 if p in ('fro', None) else p, dim, keepdim,
                                             dtype=dtype), 'NormBackward1')
 

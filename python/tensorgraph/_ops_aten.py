@@ -44,6 +44,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     from ._creation import empty
     from ._ops_math import eye
     from ._ops_shape import tril, triu
+    if LU_data.ndim < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
+                           f"size: {list(LU_data.shape)} instead")
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = builtins.min(m, n)
     if LU_pivots.dtype != _C.int32:
@@ -85,12 +88,23 @@ def orgqr(input, tau):
 def frobenius_norm(input, dim=None, keepdim=False, *, out=None):
     """sqrt of the sum of squares over dim (all dims by default)"""
     _check_tensor('frobenius_norm', input)
-    if dim is None:
-        dim = tuple(builtins.range(input.ndim))
+    if dim is None:  # PyTorch's norm(input): every dim, a zero gradient at a zero norm
+        dim = ()
     dim = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
-    # linalg's 2-norm: a zero norm has a zero gradient (sqrt's would be NaN)
+    if len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions "
+                           "instead.")
     from .linalg import vector_norm
-    return vector_norm(input, 2, dim, keepdim)
+    if len(dim) < 2:
+        # PyTorch's norm(input, 2, dim): a zero norm has a zero gradient
+        return vector_norm(input, 2, dim, keepdim)
+    from ._ops_shape import _dims
+    if len(set(d % builtins.max(input.ndim, 1) for d in dim)) < 2:
+        raise RuntimeError(f"Expected dims to be different, got {list(dim)} instead")
+    _dims(dim, input.ndim)  # out of range: IndexError
+    # two dims: PyTorch's sqrt(sum(input * input)), whose gradient at a
+    # zero norm is NaN (0 / 0) and whose second derivative rounds its way
+    return (input * input).sum(dim, keepdim=keepdim).sqrt()
 
 
 def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
@@ -98,7 +112,7 @@ def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
     if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
         dim, keepdim = (-2, -1), dim
     from . import linalg
-    return linalg.matrix_norm(input, 'nuc', tuple(dim), keepdim)
+    return linalg.matrix_norm(input, 'nuc', dim, keepdim)
 
 
 def norm_except_dim(v, pow=2, dim=0):

@@ -142,6 +142,12 @@ def xlogy(input, other):
     x0 = x == 0
     fix = x0 & ((y <= 0) | (y == math.inf))
     one = tensor(1.0, dtype=dt)
+    if (x.requires_grad or y.requires_grad) and _C.is_grad_enabled() and \
+            not (_C._is_symbolic(x) or _C._is_symbolic(y)):
+        # PyTorch's derivatives as they are written, so that their own
+        # derivatives (create_graph) are PyTorch's too: y's x / y is a
+        # function of x also where x == 0
+        return _C._set_grad_fn_name(_Xlogy().apply(x, y), 'XlogyBackward0')
     value = x * _C.log(_C.where(fix, one, y))
     if y.requires_grad and _C.is_grad_enabled():
         # PyTorch's slope in y is x / y: NaN at x == y == 0. sqrt(s) -
@@ -152,6 +158,45 @@ def xlogy(input, other):
     if value.grad_fn is None:
         return value
     return _C._set_grad_fn_name(value, 'XlogyBackward0')
+
+
+def _xlogy_value(x, y):
+    fix = (x == 0) & ((y <= 0) | (y == math.inf))
+    return x * _C.log(_C.where(fix, tensor(1.0, dtype=x.dtype), y))
+
+
+_XLOGY = []
+
+
+def _Xlogy():
+    """the Function below, made once (autograd imports this module)"""
+    if _XLOGY:
+        return _XLOGY[0]
+    from .autograd import Function
+
+    class Xlogy(Function):
+        """x * log(y), 0 where x == 0 (NaN where y is), with PyTorch's
+        derivatives: xlogy(grad, y).masked_fill((x == 0) & (y <= 0), 0) for
+        x, grad * x / y for y"""
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return _xlogy_value(x, y)
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, y = ctx.saved_tensors
+            gx = gy = None
+            if ctx.needs_input_grad[0]:
+                gx = xlogy(grad, y)
+                gx = _C.where((x == 0) & (y <= 0), zeros((), dtype=gx.dtype), gx)
+                gx = gx.sum_to_size(x.shape)
+            if ctx.needs_input_grad[1]:
+                gy = (grad * x / y).sum_to_size(y.shape)
+            return gx, gy
+
+    _XLOGY.append(Xlogy)
+    return Xlogy
 
 
 def sinc(input):
@@ -214,7 +259,14 @@ def _cum_extreme(input, dim, pick, name):
     from . import return_types
     ValuesIndices = getattr(return_types, name)
     if input.ndim == 0 or input.numel() == 0:  # any dim, as PyTorch's (it returns first)
-        return ValuesIndices(input.clone(), zeros(*input.shape, dtype=_C.int64))
+        values = input.clone()
+        if input.numel() == 0 and input.requires_grad:
+            # PyTorch's backward returns the (empty) input itself as its
+            # gradient: a function of input, which requires grad under
+            # create_graph. input * input is the same nothing, and so is
+            # its gradient, which depends on input
+            values = input * input
+        return ValuesIndices(values, zeros(*input.shape, dtype=_C.int64))
     d = _dim(dim, input.ndim)
     if input.dtype == _C.bool:  # as uint8 (PyTorch 1.13 takes bools)
         v, i = _cum_extreme(input.to(_C.uint8), dim, pick, name)
@@ -315,9 +367,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
                         "cannot both be given")
     d = _dim(dim, y.ndim)
     n = y.shape[d]
-    if n == 0:  # PyTorch: zeros of y's own dtype, also an integer one
-        shape = y.shape[:d] + y.shape[d + 1:]
-        return _C.sum(y, d) if y.dtype.is_floating_point else zeros(shape, dtype=y.dtype)
+    if n == 0:  # PyTorch: new zeros of y's own dtype (also an integer one), no gradient
+        return zeros(y.shape[:d] + y.shape[d + 1:], dtype=y.dtype)
     pair = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
     if x is None:
         return _C.sum(pair, d) * ((1.0 if dx is None else dx) / 2)
@@ -328,11 +379,13 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         shape = [1] * y.ndim
         shape[d] = n
         x = x.reshape(shape)
-        xd = d
-    else:
-        xd = _dim(dim, x.ndim)
-    m = x.shape[xd]
-    h = x.narrow(xd, 1, m - 1) - x.narrow(xd, 0, m - 1)
+    elif x.ndim < y.ndim:  # PyTorch: x padded with leading 1s, not broadcast to y
+        x = x.reshape((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    # the differences along y's dim d (also when x has more dims than y);
+    # x's extent there may be 1 or 0 (then no differences: a zero sum)
+    m = x.shape[d]
+    k = max(m - 1, 0)
+    h = x.narrow(d, min(1, m), k) - x.narrow(d, 0, k)
     return _C.sum(h * pair, d) / 2
 
 

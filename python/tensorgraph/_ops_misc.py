@@ -117,7 +117,9 @@ def mvlgamma(input, p):
     # the halves j / 2 by the range op: a p too large fails there at once
     # instead of a Python list growing without bound
     halves = arange(p, dtype=_float_dtype(input.dtype)) / 2
-    x = input.unsqueeze(-1) - halves
+    # + 0.0: PyTorch adds x to its arange (0 last), so at x = -0 the last
+    # term's argument is +0 (lgamma's slope there -inf, not -0's +inf)
+    x = input.unsqueeze(-1) - halves + 0.0
     return _C.sum(lgamma(x), -1) + p * (p - 1) / 4 * math.log(math.pi)
 
 

@@ -247,6 +247,9 @@ def cross(input, other, dim=None):
 
 def cartesian_prod(*tensors):
     from ._ops_shape import meshgrid
+    for t in tensors:
+        if isinstance(t, _C.Tensor) and t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing='ij')

@@ -257,7 +257,12 @@ _UNREDUCED = 0
 
 def _reduction(r):
     """an at::Reduction value as F's name: any value but 1 (mean) and 2
-    (sum) leaves the loss unreduced, as ATen's apply_loss_reduction does"""
+    (sum) leaves the loss unreduced, as ATen's apply_loss_reduction does;
+    a 0-d integer tensor that does not require grad is an int there too"""
+    from ._C import Tensor
+    if isinstance(r, Tensor) and r.ndim == 0 and not r.requires_grad and \
+            not r.dtype.is_floating_point and r.dtype != _C.bool:
+        r = int(r)
     if isinstance(r, bool) or not isinstance(r, int):
         raise TypeError(f"argument 'reduction' must be int, not {type(r).__name__}")
     return _REDUCTIONS.get(r, 'none')
@@ -310,6 +315,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
                                      reduction=_UNREDUCED):
+    # ATen's form broadcasts input and target (F's insists on one size)
+    if isinstance(input, _C.Tensor) and isinstance(target, _C.Tensor) and \
+            input.shape != target.shape:
+        from ._ops_shape import broadcast_tensors
+        input, target = broadcast_tensors(input, target)
     return _F().binary_cross_entropy_with_logits(input, target, weight, pos_weight=pos_weight,
                                                  reduction=_reduction(reduction))
 

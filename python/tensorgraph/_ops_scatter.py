@@ -150,7 +150,12 @@ def take_along_dim(input, indices, dim=None):
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{torch_type_name(indices.dtype)}")
     if dim is None:  # PyTorch: input.view(-1).gather(0, indices.view(-1)), flat
-        return take(input, indices.reshape(-1))
+        flat, n = indices.reshape(-1), input.numel()
+        bad = flat[(flat < 0) | (flat >= n)]
+        if bad.numel():  # gather's RuntimeError, not take's IndexError; no negative index
+            raise RuntimeError(f"index {bad[0].item()} is out of bounds for dimension 0 with "
+                               f"size {n}")
+        return take(input, flat)
     dim = _dim(dim, input.ndim)
     if indices.ndim != input.ndim:
         raise RuntimeError(f"take_along_dim(): input and indices should have the same number "

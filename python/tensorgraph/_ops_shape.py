@@ -421,7 +421,7 @@ def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+        da, db = _dims(range(-dims, 0), a.ndim), _dims(range(dims), b.ndim)
     else:
         da, db = dims
         da = [da] if isinstance(da, int) else list(da)
@@ -619,7 +619,15 @@ def masked_select(input, mask):
 
 
 def count_nonzero(input, dim=None):
+    from ._argcheck import need_tensor
+    need_tensor("count_nonzero", "input", 1, input)  # a list != 0 is a Python bool
     from ._ops import sum as _sum
+    if isinstance(dim, _C.Tensor):
+        # PyTorch's `int dim` takes a 0-d integer tensor (not a bool one)
+        if dim.ndim != 0 or dim.dtype.is_floating_point or dim.dtype == _C.bool:
+            raise TypeError("count_nonzero(): argument 'dim' must be int or tuple of ints, "
+                            "not Tensor")
+        dim = int(dim)
     return _sum((input != 0).to(_C.int64), dim)
 
 

@@ -189,10 +189,14 @@ def erfinv(input):
                     tensor(-math.inf, dtype=_C.float64))
     nan = tensor(math.nan, dtype=_C.float64)
     r = _C.where(inside, x, _C.where(y.abs() == 1, edge, nan))
-    # the slope sqrt(pi)/2 exp(erfinv(y)^2) is +inf at +-1, NaN beyond
+    # the slope sqrt(pi)/2 exp(erfinv(y)^2) is +inf at +-1, NaN beyond;
+    # its slope, 2 erfinv(y) times that squared, is +inf at 1 but -inf at
+    # -1: there +sqrt(y - floor(y)), of slope +inf and curvature -inf
     edges = y.abs() == 1
     beyond = ~inside & ~edges
-    return (r + _pole_slopes(y, edges, None, beyond)).to(dt)
+    zero = tensor(0.0, dtype=_C.float64)
+    rising = _C.sqrt(_C.where(y == -1, y - _C.floor(y), zero))
+    return (r + _pole_slopes(y, y == 1, None, beyond) + rising).to(dt)
 
 
 class _NoGrad:

@@ -137,7 +137,9 @@ def _quantile(input, q, dim, keepdim, interpolation, nan_aware, name):
     if dim is None:
         x, d = input.reshape(-1), 0
     else:
-        x, d = (input.reshape(1), 0) if input.ndim == 0 else (input, dim % input.ndim)
+        from ._ops_shape import _dim
+        d = _dim(dim, input.ndim)  # PyTorch's IndexError out of range
+        x = input.reshape(1) if input.ndim == 0 else input
     v, _, _ = _sorted_last(x, d)                      # [..., n]
     n = v.shape[-1]
     Q = qv.numel()
@@ -305,7 +307,14 @@ def dist(input, other, p=2):
     order vector_norm takes (a negative p: (sum |d|^p)^(1/p), 0 when some
     d is 0), with its gradients"""
     from .linalg import vector_norm
-    return vector_norm(input - other, float(p))
+    if isinstance(p, str) or p is None:
+        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not "
+                        f"{type(p).__name__}")
+    d = input - other
+    # PyTorch's norm is 0 over no elements for every p, also the negative
+    # and infinite ones that linalg.vector_norm refuses there (no identity)
+    # (p 0 has no gradient, as there, also over no elements)
+    return vector_norm(d, 2.0 if d.numel() == 0 and p != 0 else float(p))
 
 
 def pdist(input, p=2):

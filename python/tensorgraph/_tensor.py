@@ -266,6 +266,13 @@ def _watched(args, kwargs):
 _KIND = {_C.bool: 0, _C.uint8: 1, _C.int32: 1, _C.int64: 1, _C.float32: 2, _C.float64: 2}
 
 
+def check_leaf_inplace(self):
+    """PyTorch's refusal to change a leaf that requires grad in place"""
+    if _C.is_grad_enabled() and self.requires_grad and self.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+
+
 def _update(self, op, args, kwargs, node=None):
     """self = op(self, ...) written into self, as PyTorch's in-place ops:
     recorded when autograd watches an operand (op runs on a clone of self,

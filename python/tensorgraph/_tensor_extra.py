@@ -18,7 +18,7 @@ import weakref
 
 from . import (_C, _ops, _ops_bits, _ops_cover, _ops_math, _ops_misc, _ops_more, _ops_scatter,
                _ops_shape, _ops_special, _ops_stats, _ops_windows)
-from ._tensor import _update, _no_record
+from ._tensor import _update, _no_record, check_leaf_inplace
 
 Tensor = _C.Tensor
 _methods = {}
@@ -171,12 +171,18 @@ def flip(self, *dims, **kwargs):
 def count_nonzero(self, *dims, **kwargs):
     """x.count_nonzero(), (dim), (dims tuple), (d0, d1, ...), (dim=...) or
     numpy's (axis=...)"""
+    positional = not kwargs
     for name in ('dim', 'axis'):
         if name in kwargs:
             dims = (kwargs.pop(name),)
     if kwargs:
         raise TypeError(f"count_nonzero() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dim = dims[0] if len(dims) == 1 else tuple(dims) if dims else None
+    if positional and len(dims) == 1 and isinstance(dim, _C.Tensor):
+        # the method's positional `int? dim` takes whatever has __index__:
+        # a one-element integer or bool tensor of any shape
+        import operator
+        dim = operator.index(dim)
     return _ops_shape.count_nonzero(self, dim)
 
 
@@ -256,10 +262,8 @@ def _reshaping(name, make, node):
     a tensor with history keeps it (the view is recorded), as PyTorch's
     in-place view ops keep grad_fn; node(args): PyTorch's name for it"""
     def f(self, *args, **kwargs):
-        _C._check_view_inplace(self)
-        if _C.is_grad_enabled() and self.requires_grad and self.is_leaf:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+        # the view first (it changes nothing): PyTorch parses the arguments
+        # before refusing the operation (a TypeError before the leaf's error)
         if not _C.is_grad_enabled() and _C._grad_fn_name(self) is not None:
             prev = _C._set_grad_enabled(True)
             try:
@@ -268,6 +272,8 @@ def _reshaping(name, make, node):
                 _C._set_grad_enabled(prev)
         else:
             r = make(self, *args, **kwargs)
+        _C._check_view_inplace(self)
+        check_leaf_inplace(self)
         return _C._set_grad_fn_name(self._rebind_(r), node(args, kwargs))
     f.__name__ = name
     _methods[name] = f

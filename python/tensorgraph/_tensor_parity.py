@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _C, _special_extra, _special_zeta
 from ._creation import _TG_TO_NP, tensor
-from ._tensor import _matrix_transpose, _update
+from ._tensor import _matrix_transpose, _update, check_leaf_inplace
 from ._ops_shape import torch_type_name
 
 Tensor = _C.Tensor
@@ -64,6 +64,7 @@ def conj_physical(self):
 
 @_method
 def conj_physical_(self):
+    check_leaf_inplace(self)  # a no-op on a real tensor, refused as PyTorch refuses it
     return self
 
 

@@ -106,7 +106,12 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
     if A.ndim < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
                            f"dimensions.")
-    d0, d1 = (d % A.ndim for d in dim)
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(str(d) for d in dim)}")
+    from ._ops_shape import _dims
+    d0, d1 = _dims(dim, A.ndim)  # IndexError out of range; duplicates refused
     if ord == 'fro':
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ('nuc', 2, -2):  # of the singular values: their sum, largest, smallest

@@ -281,9 +281,9 @@ static tg_status div_grad(tg_grad_ctx *g)
     tg_tensor *a = g->in[0], *b = g->in[1];
     if (g->needs_grad[0])
         g->dx[0] = unbroadcast(g, 0, tg_div(g->dy[0], b));
-    if (g->needs_grad[1]) /* -dy * a / b^2 */
-        g->dx[1] = unbroadcast(g, 1, tg_neg(tg_div(tg_mul(g->dy[0], a),
-                                                   tg_mul(b, b))));
+    if (g->needs_grad[1]) /* PyTorch's -dy * ((a / b) / b): its rounding, and no b^2 to
+                             overflow or underflow where the quotients do not */
+        g->dx[1] = unbroadcast(g, 1, tg_mul(tg_neg(g->dy[0]), tg_div(tg_div(a, b), b)));
     return TG_OK;
 }
 

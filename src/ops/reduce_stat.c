@@ -123,8 +123,7 @@ static tg_status norm_kernel(tg_op_ctx *c)
     return tg__reduce(c->in[0], mask, &spec, c->out[0]);
 }
 
-/* ord 1: dy sign(x) (0 at x == 0, as PyTorch); ord 2: dy x / y, and 0
- * where the norm is 0 (PyTorch's masked_fill: no NaN) */
+/* t / y, and 0 where the norm y is 0 (PyTorch's masked_fill: no NaN) */
 static tg_tensor *norm_scale(tg_tensor *t, tg_tensor *y)
 {
     tg_tensor *zero = tg_zeros_like(y);
@@ -132,13 +131,23 @@ static tg_tensor *norm_scale(tg_tensor *t, tg_tensor *y)
     return tg_where(is0, zero, tg_div(t, tg_where(is0, tg_ones_like(y), y)));
 }
 
+/* ord 1: dy sign(x) (0 at x == 0, as PyTorch); ord 2: dy x / y, and 0
+ * where the norm is 0 */
 static tg_status norm_grad(tg_grad_ctx *g)
 {
     tg_tensor *x = g->in[0];
-    if (((const tg_red_attrs *)g->attr)->ord == 1)
+    if (((const tg_red_attrs *)g->attr)->ord == 1) {
         g->dx[0] = tg_mul(tg__red_keep(g, g->dy[0]), tg_sign(x));
-    else
-        g->dx[0] = tg_mul(x, tg__red_keep(g, norm_scale(g->dy[0], g->out[0])));
+    } else {
+        /* PyTorch's dy * (x / y).masked_fill_(y == 0, 0), in its order: the
+         * same rounding, and the same second derivative where y is 0 (the
+         * masked quotient's own gradient is 0 / 0 there: NaN, as PyTorch's,
+         * rather than a zero that a safe divisor would give) */
+        tg_tensor *y = tg__red_keep(g, g->out[0]);
+        tg_tensor *zero = tg_zeros_like(y);
+        g->dx[0] = tg_mul(tg__red_keep(g, g->dy[0]),
+                          tg_where(tg_eq(y, zero), zero, tg_div(x, y)));
+    }
     return TG_OK;
 }
 

@@ -132,7 +132,8 @@ def _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 
         values = planes.gather(2, table).reshape(N, C, -1, window)
         pick = _first_max(values.detach())
         flat = table.reshape(N, C, -1, window).gather(3, pick.unsqueeze(3)).squeeze(3)
-        y = planes.gather(2, flat).reshape(N, C, *out)
+        # PyTorch's backward is an op of the input: the gradient tied to it
+        y = _C._grad_tie(planes).gather(2, flat).reshape(N, C, *out)
         idx = flat.reshape(N, C, *out)
     if not batched:
         y, idx = y.squeeze(0), idx.squeeze(0)

@@ -151,15 +151,43 @@ def softshrink(input, lambd=0.5):
 hardshrink = _C.hardshrink
 
 
+def _scalar(v, fn, name, position):
+    """a Scalar argument as PyTorch's binding reads it: a number, or a 0-d
+    tensor that does not require grad taken as its value (so it neither
+    promotes the result's dtype nor receives a gradient)"""
+    if isinstance(v, _C.Tensor):
+        if v.ndim != 0 or v.requires_grad:
+            raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Number, "
+                            f"not Tensor")
+        return v.item()
+    return v
+
+
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, x itself where beta x > threshold"""
+    beta = _scalar(beta, 'softplus', 'beta', 2)
+    threshold = _scalar(threshold, 'softplus', 'threshold', 3)
     if beta == 1.0 and threshold >= 20.0:
         return _C.softplus(input)
     bx = input * beta
-    if beta == 0:  # log(2) / 0 everywhere, with PyTorch's slope sigmoid(0) = 0.5
-        y = (_C.softplus(bx) / beta).detach() + (input - input.detach()) * 0.5
+    if beta == 0 and threshold < 0:  # beta x = 0 > threshold: x itself everywhere
+        y = _C._grad_tie(input).clone()
+    elif beta == 0:
+        # log(2) / 0 everywhere, with PyTorch's slope sigmoid(0) = 0.5; its
+        # softplus_backward(grad, self, ...) is an op of the input, so the
+        # gradient is tied to it (grad_tie: requires grad under
+        # create_graph, a zero second derivative)
+        y = (_C.softplus(bx) / beta).detach() + (_C._grad_tie(input) - input.detach()) * 0.5
     else:
-        y = _C.where(bx > threshold, input, _C.softplus(bx) / beta)
+        soft = _C.softplus(bx) / beta
+        # at beta x == threshold PyTorch's slope is the softplus branch's,
+        # sigmoid(threshold), but its second derivative (softplus_double_
+        # backward's beta x < threshold) is 0: there the linear function of
+        # that value and slope, its slope tied to the input
+        t = float(threshold)
+        slope = 1 / (1 + math.exp(-t)) if t > -700 else 0.0
+        at = (soft.detach() + (_C._grad_tie(input) - input.detach()) * slope).to(soft.dtype)
+        y = _C.where(bx > threshold, input, _C.where(bx == threshold, at, soft))
     return _C._set_grad_fn_name(y, 'SoftplusBackward0')
 
 
@@ -310,13 +338,17 @@ def _adaptive(input, output_size, nd, reduce, name):
     out = _output_sizes(input, output_size, nd)
     _check_adaptive(input, out, nd, name)
     if 0 in out or input.numel() == 0:  # nothing to reduce: an empty result, as PyTorch's
-        return _empty_result(input, out, nd)
+        return _empty_result(_C._grad_tie(input), out, nd)  # (its gradient tied, below)
     is_max = name.startswith('adaptive_max')
     equal = all(s % o == 0 for s, o in zip(sizes, out))
     # max pooling's gradient goes to each window's first maximum (PyTorch's
     # indices), not shared among ties as amax shares it
     if is_max and (not equal or input.requires_grad):
         return _adaptive_max_with_indices(input, output_size, nd, name)[0]
+    # PyTorch's backward is an op of the input (adaptive_avg_pool2d_backward(
+    # grad, self)): under create_graph the gradient requires grad and gives
+    # the input zeros (grad_tie; the all-ones shortcuts are means, untied)
+    input = _C._grad_tie(input)
     if equal:
         # equal windows: one reshape and one reduction
         shape = list(input.shape[:-nd])
@@ -404,7 +436,7 @@ def _adaptive_max_with_indices(input, output_size, nd, name):
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype}'")
     lead = list(input.shape[:-nd])
     if 0 in out or input.numel() == 0:
-        return _empty_result(input, out, nd), zeros(*lead, *out, dtype=_C.int64)
+        return _empty_result(_C._grad_tie(input), out, nd), zeros(*lead, *out, dtype=_C.int64)
     pos, valid = _window_table(sizes, out, name)
     cells, win = pos.shape
     plane = int(np.prod(sizes))
@@ -421,7 +453,7 @@ def _adaptive_max_with_indices(input, output_size, nd, name):
     best = _C.argmax(cand, 2, True)                                  # [B, cells, 1]
     table = tensor(np.where(valid, pos, 0)).reshape(1, cells, win)
     idx = _C.gather(table.expand(x.shape[0], cells, win), 2, best).reshape(x.shape[0], cells)
-    values = _C.gather(x, 1, idx)
+    values = _C.gather(_C._grad_tie(x), 1, idx)  # the gradient tied to x, as PyTorch's
     return values.reshape(*lead, *out), idx.reshape(*lead, *out)
 
 

@@ -228,15 +228,28 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 
 def _bce_logits_composed(input, target, weight, pos_weight):
-    # log(1 + exp(-|x|)) + max(-x, 0) is log(1 + exp(-x)) without overflow
-    log_sig_neg = _C.softplus(-input)
+    """PyTorch 1.13's formula, in its order and dtypes: with m = max(-x, 0),
+    (1 - t) x + m + log(exp(-m) + exp(-x - m)) (with pos_weight the last
+    two terms scaled by 1 + (pos_weight - 1) t), the log term in the
+    input's dtype and the rest written in place into 1 - target, so the
+    loss, weighted or not, has the target's dtype (each in-place step
+    computed in the operands' common dtype, then stored in it)"""
+    out = target.dtype if target.dtype.is_floating_point else input.dtype
+    m = _C.clamp(-input, 0, None)
+    lse = _C.log(_C.exp(-m) + _C.exp(-input - m))      # input's dtype
+    # 1 - t in the wider dtype: the same float32 loss, and the input's
+    # gradient sigmoid(x) - t without 1 - t's float32 rounding, as
+    # PyTorch's backward (a formula of its own) gives it
+    wide = target.to(input.dtype) if input.dtype == _C.float64 and \
+        target.dtype == _C.float32 else target
+    loss = ((1 - wide) * input).to(out)
     if pos_weight is not None:
-        lw = 1 + (pos_weight - 1) * target
-        loss = (1 - target) * input + lw * log_sig_neg
+        lw = (pos_weight - 1) * target + 1
+        loss = (loss + (lw * (lse + m)).to(lw.dtype)).to(out)
     else:
-        loss = (1 - target) * input + log_sig_neg
+        loss = ((loss + m).to(out) + lse).to(out)
     if weight is not None:
-        loss = loss * weight
+        loss = (loss * weight).to(out)
     return loss
 
 
@@ -246,11 +259,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if input.shape != target.shape:
         raise ValueError(f"Target size ({tuple(target.shape)}) must be the same as input size "
                          f"({tuple(input.shape)})")
-    if input.dtype != target.dtype and input.dtype.is_floating_point and \
-            target.dtype.is_floating_point:  # PyTorch 1.13 computes in target's dtype
-        input = input.to(target.dtype)
-    if weight is None and pos_weight is None:
+    if weight is None and pos_weight is None and input.dtype == target.dtype:
         return _C.binary_cross_entropy_with_logits(input, target, reduction)
+    # mixed dtypes or weights: PyTorch's formula, whose result has the
+    # target's dtype and whose log term is taken in the input's
     return _C._set_grad_fn_name(_reduce(_bce_logits_composed(input, target, weight, pos_weight),
                                         reduction), 'BinaryCrossEntropyWithLogitsBackward0')
 
@@ -398,6 +410,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                            f"{label_smoothing}")
     cdim = 1 if input.ndim >= 2 else 0
     n_cls = input.shape[cdim]
+    # label_smoothing / n_cls as PyTorch's C++ double division: no classes
+    # (an empty input) give inf, multiplying only empty tensors
+    per_cls = label_smoothing / n_cls if n_cls else math.inf if label_smoothing else math.nan
     logp = _C.log_softmax(input, cdim)
     wshape = [1] * input.ndim
     wshape[cdim] = n_cls
@@ -406,11 +421,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if target.shape != input.shape:
             raise RuntimeError(f"Expected target size {list(input.shape)}, got "
                                f"{list(target.shape)}")
-        t = target * (1 - label_smoothing) + label_smoothing / n_cls if label_smoothing \
-            else target
+        t = target * (1 - label_smoothing) + per_cls if label_smoothing else target
         lw = logp * w if w is not None else logp
         loss = -_C.sum(lw * t, cdim)
         if reduction == 'mean':
+            if input.numel() == 0:  # PyTorch fills the empty sum with NaN
+                return _C.sum(loss) + math.nan
             return _C.sum(loss) / (input.numel() // n_cls if input.ndim else 1)
         return _reduce(loss, reduction)
     nll = _C_cross_entropy(input, target, weight, None, ignore_index, None, 'none')
@@ -418,7 +434,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     smooth = -_C.sum(lw, cdim)
     valid = target != ignore_index
     smooth = _C.where(valid, smooth, zeros((), dtype=smooth.dtype))
-    loss = (1 - label_smoothing) * nll + (label_smoothing / n_cls) * smooth
+    loss = (1 - label_smoothing) * nll + per_cls * smooth
     if reduction == 'none':
         return loss
     if reduction == 'sum':

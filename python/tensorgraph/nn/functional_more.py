@@ -184,7 +184,10 @@ def _gather_windows(x, pos, dims, k, s, p, d, out):
     windows' chosen positions pos [N, C, prod(out)] (float64, -1 where a
     window covers the padding alone: -inf and PyTorch's index there).
     Only a dilated window can: with padding at most half the kernel every
-    undilated one, ceil_mode's last included, holds an input element"""
+    undilated one, ceil_mode's last included, holds an input element.
+    The gradient is tied to x (grad_tie), as PyTorch's max_pool2d_with_
+    indices_backward(grad, self, indices) is an op of the input"""
+    x = _C._grad_tie(x)
     if all(dd == 1 for dd in d):
         idx = pos.to(_C.int64)
         return _C.gather(x, 2, idx), idx

@@ -204,7 +204,7 @@ tg_status tg__atomic_write(const char *path, const void *data, size_t len, const
     tg_status s = tg__atomic_begin(&af, path, who);
     if (s != TG_OK)
         return s;
-    bool ok = fwrite(data, 1, len, af.f) == len;
+    bool ok = len == 0 || fwrite(data, 1, len, af.f) == len; /* fwrite's data is never NULL */
     return tg__atomic_end(&af, ok, ok ? 0 : errno, who);
 }
 
